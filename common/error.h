@@ -1,0 +1,96 @@
+// Errors in rtsql come in two kinds. A SqlError is the user's: bad SQL, a wrong
+// option, an undecodable record. It carries a SQLSTATE, a position in the
+// statement text and a hint, and travels to the client as an ErrorResponse. An
+// InternalError is ours: a broken invariant. The server reports it as XX000 and
+// keeps the session alive; it is never the answer to bad input.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace rtsql {
+
+// SQLSTATE codes used across the project, named as PostgreSQL names them.
+namespace sqlstate {
+inline constexpr const char* kSyntaxError = "42601";
+inline constexpr const char* kUndefinedColumn = "42703";
+inline constexpr const char* kUndefinedTable = "42P01";
+inline constexpr const char* kUndefinedFunction = "42883";
+inline constexpr const char* kUndefinedObject = "42704";
+inline constexpr const char* kDatatypeMismatch = "42804";
+inline constexpr const char* kDuplicateObject = "42710";
+inline constexpr const char* kAmbiguousColumn = "42702";
+inline constexpr const char* kGroupingError = "42803";
+inline constexpr const char* kInvalidParameterValue = "22023";
+inline constexpr const char* kInvalidTextRepresentation = "22P02";
+inline constexpr const char* kDivisionByZero = "22012";
+inline constexpr const char* kNumericOutOfRange = "22003";
+inline constexpr const char* kDataException = "22000";
+inline constexpr const char* kFeatureNotSupported = "0A000";
+inline constexpr const char* kObjectInUse = "55006";
+inline constexpr const char* kObjectNotInPrerequisiteState = "55000";
+inline constexpr const char* kInsufficientResources = "53000";
+inline constexpr const char* kConnectionFailure = "08006";
+inline constexpr const char* kProtocolViolation = "08P01";
+inline constexpr const char* kInternalError = "XX000";
+inline constexpr const char* kIoError = "58030";
+}  // namespace sqlstate
+
+class SqlError : public std::runtime_error {
+ public:
+  // position: 0-based byte offset into the text that was parsed, or npos when the
+  // error has no place in the text.
+  static constexpr size_t npos = static_cast<size_t>(-1);
+
+  SqlError(std::string sqlstate, std::string message, size_t position = npos,
+           std::string hint = {})
+      : std::runtime_error(message),
+        sqlstate_(std::move(sqlstate)),
+        message_(std::move(message)),
+        position_(position),
+        hint_(std::move(hint)) {}
+
+  const std::string& sqlstate() const { return sqlstate_; }
+  const std::string& message() const { return message_; }
+  size_t position() const { return position_; }
+  bool hasPosition() const { return position_ != npos; }
+  const std::string& hint() const { return hint_; }
+  const std::string& detail() const { return detail_; }
+
+  SqlError& withDetail(std::string d) {
+    detail_ = std::move(d);
+    return *this;
+  }
+  SqlError& withHint(std::string h) {
+    hint_ = std::move(h);
+    return *this;
+  }
+  // Used when a statement is parsed alone but lives at an offset in a larger text.
+  void shiftPosition(size_t by) {
+    if (position_ != npos) position_ += by;
+  }
+  void setPosition(size_t p) { position_ = p; }
+
+ private:
+  std::string sqlstate_;
+  std::string message_;
+  size_t position_;
+  std::string hint_;
+  std::string detail_;
+};
+
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+template <typename... Args>
+[[noreturn]] void throwSql(const char* state, size_t pos, fmt::format_string<Args...> f,
+                           Args&&... args) {
+  throw SqlError(state, fmt::format(f, std::forward<Args>(args)...), pos);
+}
+
+}  // namespace rtsql

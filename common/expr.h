@@ -1,0 +1,78 @@
+// Bound expressions: the form in which the planner hands expressions to the
+// executor. The binder resolves names to column indexes and functions to
+// implementations once, at plan time; per record, eval() only walks this tree.
+// Everything here is immutable after construction and safe to evaluate from
+// many task threads at once (per-call scratch state lives on the stack).
+//
+// The binder builds trees with the make* factories below; they do the type
+// checking (implicit numeric widening, NULL literals adapting to their context)
+// and throw SqlError with the given position on a mismatch (42804) or an
+// unknown function (42883).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/value.h"
+
+namespace rtsql {
+
+class Expr {
+ public:
+  explicit Expr(DataTypePtr type) : type_(std::move(type)) {}
+  virtual ~Expr() = default;
+
+  virtual Value eval(const Row& row) const = 0;
+  // SQL-like text for EXPLAIN: `upper(url)`, `(amount * 2)`, `#3` for inputs.
+  virtual std::string toString() const = 0;
+  // True when the value does not depend on the row (literals and functions of them
+  // that are deterministic); lets the binder fold constants.
+  virtual bool isConstant() const { return false; }
+
+  const DataTypePtr& type() const { return type_; }
+
+ private:
+  DataTypePtr type_;
+};
+
+using ExprPtr = std::shared_ptr<const Expr>;
+
+// Factories. `pos` is the position reported in errors (SqlError::npos for none).
+ExprPtr makeColumnRef(int index, DataTypePtr type, std::string name);
+ExprPtr makeLiteral(Value value, DataTypePtr type);
+// Functions and operators by name. Operators use their symbol: + - * / % = <> < <=
+// > >= || and the unary "neg". Names are case-insensitive. Covers the function
+// list of SQL.md (abs ... array) plus coalesce, nullif, if, greatest, least.
+ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos);
+ExprPtr makeAnd(ExprPtr l, ExprPtr r, size_t pos);
+ExprPtr makeOr(ExprPtr l, ExprPtr r, size_t pos);
+ExprPtr makeNot(ExprPtr e, size_t pos);
+ExprPtr makeIsNull(ExprPtr e, bool negated);
+ExprPtr makeIn(ExprPtr e, std::vector<ExprPtr> list, bool negated, size_t pos);
+ExprPtr makeBetween(ExprPtr e, ExprPtr lo, ExprPtr hi, bool negated, size_t pos);
+ExprPtr makeLike(ExprPtr e, ExprPtr pattern, bool negated, size_t pos);
+// CASE [operand] WHEN .. THEN .. [ELSE ..] END; operand may be null.
+ExprPtr makeCase(ExprPtr operand, std::vector<std::pair<ExprPtr, ExprPtr>> whens,
+                 ExprPtr elseExpr, size_t pos);
+// Explicit CAST; throws 42804 for casts that can never succeed (e.g. ARRAY to INT).
+ExprPtr makeCast(ExprPtr e, DataTypePtr target, size_t pos);
+// Struct field access `e.name` (case-insensitive); 42703 when there is no such field.
+ExprPtr makeFieldAccess(ExprPtr e, const std::string& field, size_t pos);
+// Array subscript `e[i]`, 0-based as in Spark; NULL when out of range.
+ExprPtr makeSubscript(ExprPtr e, ExprPtr index, size_t pos);
+
+// True when `name` is an aggregate function (count sum min max avg); the
+// binder uses it to reject aggregates where they cannot run.
+bool isAggregateFunction(const std::string& name);
+
+// Casts a value at run time with Spark's non-ANSI semantics (a failed string
+// parse gives NULL). Used by CAST and by decoders.
+Value castValue(const Value& v, const DataType& target);
+
+// Parses interval text as SQL writes it: ('10', "SECOND"), ('10 seconds', ""),
+// ('1 minute 30 seconds', ""). Returns microseconds; throws SqlError 22P02.
+int64_t parseInterval(const std::string& text, const std::string& unit, size_t pos);
+
+}  // namespace rtsql

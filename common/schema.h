@@ -1,0 +1,33 @@
+// A Schema names and types the columns of a Row. Hidden columns (Kafka metadata
+// such as _key and _timestamp on a decoded source) are addressable by name but
+// are not part of `SELECT *`.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/types.h"
+
+namespace rtsql {
+
+struct Column {
+  std::string name;
+  DataTypePtr type;
+  bool hidden = false;
+};
+
+struct Schema {
+  std::vector<Column> columns;
+
+  // Index of the column with this case-insensitive name, or -1.
+  int find(std::string_view name) const;
+  size_t size() const { return columns.size(); }
+  std::string toString() const;  // "(a BIGINT, b STRING)"
+};
+
+bool iequals(std::string_view a, std::string_view b);
+std::string toLower(std::string_view s);
+std::string toUpper(std::string_view s);
+
+}  // namespace rtsql

@@ -1,0 +1,77 @@
+// A Value is one SQL datum: NULL or a value of a TypeId. Rows are vectors of
+// Values whose layout is given by a Schema. Integers, timestamps and intervals
+// share 64-bit storage; strings and binaries share std::string; arrays and structs
+// share an immutable vector so copying a row never deep-copies nested data.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/types.h"
+
+namespace rtsql {
+
+class Value;
+using ValueList = std::vector<Value>;
+
+class Value {
+ public:
+  Value() = default;  // NULL
+
+  static Value boolean(bool b) { return Value(TypeId::Boolean, b); }
+  static Value integer(int32_t v) { return Value(TypeId::Int, static_cast<int64_t>(v)); }
+  static Value bigint(int64_t v) { return Value(TypeId::BigInt, v); }
+  static Value float64(double v) { return Value(TypeId::Double, v); }
+  static Value string(std::string s) { return Value(TypeId::String, std::move(s)); }
+  static Value binary(std::string bytes) { return Value(TypeId::Binary, std::move(bytes)); }
+  static Value timestamp(int64_t micros) { return Value(TypeId::Timestamp, micros); }
+  static Value interval(int64_t micros) { return Value(TypeId::Interval, micros); }
+  static Value array(ValueList items) {
+    return Value(TypeId::Array, std::make_shared<const ValueList>(std::move(items)));
+  }
+  static Value structure(ValueList fields) {
+    return Value(TypeId::Struct, std::make_shared<const ValueList>(std::move(fields)));
+  }
+
+  TypeId type() const { return type_; }
+  bool isNull() const { return type_ == TypeId::Null; }
+
+  bool asBool() const { return std::get<bool>(data_); }
+  // Int, BigInt, Timestamp and Interval.
+  int64_t asInt() const { return std::get<int64_t>(data_); }
+  double asDouble() const { return std::get<double>(data_); }
+  // Numeric value of an Int, BigInt or Double as a double.
+  double toDouble() const {
+    return type_ == TypeId::Double ? std::get<double>(data_)
+                                   : static_cast<double>(std::get<int64_t>(data_));
+  }
+  // String and Binary.
+  const std::string& asString() const { return std::get<std::string>(data_); }
+  // Array items or struct fields.
+  const ValueList& asList() const { return *std::get<std::shared_ptr<const ValueList>>(data_); }
+
+  // Total order used by comparisons and tests; NULLs sort first. Numbers of
+  // different integral/double types compare by value.
+  int compare(const Value& other) const;
+  bool operator==(const Value& other) const { return compare(other) == 0; }
+  size_t hash() const;
+
+  // Human-readable text, as psql shows it (strings unquoted, NULL as "NULL").
+  std::string toString() const;
+
+ private:
+  using Storage =
+      std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<const ValueList>>;
+  template <typename T>
+  Value(TypeId t, T&& v) : type_(t), data_(std::forward<T>(v)) {}
+
+  TypeId type_ = TypeId::Null;
+  Storage data_;
+};
+
+using Row = std::vector<Value>;
+
+}  // namespace rtsql

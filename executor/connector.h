@@ -1,0 +1,76 @@
+// The executor's side of connectors: the interfaces a source task reads from and
+// a sink task writes to. Implementations live in connectors/ (Kafka, datagen,
+// files); the server hands the executor a ConnectorProvider that makes them, so
+// the executor never depends on a particular connector.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/value.h"
+#include "planner/physical_plan.h"
+
+namespace rtsql {
+
+struct SourceRecord {
+  Row row;                      // decoded, in ScanSpec::schema layout
+  int64_t timestampMicros = 0;  // the record's Kafka timestamp (datagen: creation time)
+  int64_t readMicros = 0;       // wall clock when the source task received it
+  int32_t partition = -1;
+  int64_t offset = -1;
+};
+
+struct PartitionProgress {
+  int32_t partition = -1;
+  int64_t startOffset = -1;   // first offset of the current epoch
+  int64_t endOffset = -1;     // next offset to read (last read + 1)
+  int64_t latestOffset = -1;  // the broker's high watermark, -1 when unknown
+};
+
+// One source task: reads a fixed set of partitions. Used from one thread only,
+// except progress()/decodeErrors()/description(), which any thread may call.
+class SourceTask {
+ public:
+  virtual ~SourceTask() = default;
+  // Appends the records that are ready to `out` (at most `maxRecords`), waiting
+  // up to `timeoutMs` when none is. A record that cannot be decoded is skipped
+  // and counted with on.error = 'skip', or raised as SqlError with 'fail'.
+  virtual void poll(std::vector<SourceRecord>& out, size_t maxRecords, int timeoutMs) = 0;
+  // Epoch end: makes the offsets of every record returned so far durable (Kafka:
+  // commits them for the source's consumer group) and starts a new epoch range.
+  virtual void commit() = 0;
+  virtual std::vector<PartitionProgress> progress() const = 0;
+  virtual int64_t decodeErrors() const = 0;
+  virtual std::string description() const = 0;  // "KafkaV2[Subscribe[clicks]]"
+};
+
+// One sink task's writer. Used from one thread.
+class SinkWriter {
+ public:
+  virtual ~SinkWriter() = default;
+  // Hands one row to the sink without waiting for the broker. `sourceTimestampMicros`
+  // is the timestamp of the input record that produced the row.
+  virtual void write(const Row& row, int64_t sourceTimestampMicros) = 0;
+  // Epoch end and shutdown: waits until every written row is acknowledged.
+  // Throws SqlError when delivery failed.
+  virtual void flush(int timeoutMs) = 0;
+  virtual int64_t deliveryErrors() const = 0;
+  virtual std::string description() const = 0;
+};
+
+class ConnectorProvider {
+ public:
+  virtual ~ConnectorProvider() = default;
+  // Partitions of the source (Kafka: of its topics together; datagen: 1 unless
+  // maxPartitions says otherwise). Throws SqlError when the source is unreachable.
+  virtual int sourcePartitions(const ScanSpec& scan) = 0;
+  // Opens source task `task` of `tasks`; it owns partitions p with p % tasks == task.
+  virtual std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flowName,
+                                                 int task, int tasks) = 0;
+  virtual std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flowName,
+                                               int task) = 0;
+};
+
+}  // namespace rtsql

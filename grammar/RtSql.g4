@@ -1,0 +1,3 @@
+grammar RtSql;
+script : EOF ;
+WS : [ \t\r\n]+ -> skip ;

@@ -1,0 +1,279 @@
+// The abstract syntax tree: a plain description of what the user wrote, built
+// from the ANTLR parse tree by parser/ast_builder.cpp. Nothing here is resolved:
+// names are strings, types are type names. Every node keeps `pos`, the 0-based
+// byte offset of its first character in the text given to parseStatements(), so
+// later errors can point at it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rtsql::ast {
+
+// ---------------------------------------------------------------- types
+
+struct TypeName {
+  std::string name;                                   // upper case: STRING, ARRAY, STRUCT, ...
+  std::vector<TypeName> params;                       // ARRAY<T>: one; MAP<K,V>: two
+  std::vector<std::pair<std::string, TypeName>> fields;  // STRUCT<a T, b U>
+  size_t pos = 0;
+};
+
+// ---------------------------------------------------------------- expressions
+
+enum class ExprKind {
+  Literal,    // literal
+  Column,     // parts: a, c.a, c.a.b (binder decides which part is the table)
+  Star,       // * or c.*  (parts holds the qualifier)
+  Unary,      // op: "-", "+", "NOT"; args[0]
+  Binary,     // op: + - * / % = <> < <= > >= || AND OR; args[0], args[1]
+  Call,       // name (lower case), args; star for count(*); distinct
+  Case,       // args[0] is the operand when hasOperand; whens; elseExpr
+  Cast,       // args[0], castType
+  In,         // args[0] IN (args[1..]); negated
+  Between,    // args[0] BETWEEN args[1] AND args[2]; negated
+  Like,       // args[0] LIKE args[1]; negated
+  IsNull,     // args[0] IS [NOT] NULL; negated
+  Field,      // args[0].name  (only after a non-name expression, e.g. f(x).a)
+  Subscript,  // args[0][args[1]]
+};
+
+enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp };
+
+struct Literal {
+  LiteralKind kind = LiteralKind::Null;
+  std::string text;  // Integer/Decimal digits, String contents (unescaped),
+                     // Interval value text ('10', '10 seconds'), Timestamp text
+  std::string unit;  // Interval unit in upper case (SECOND, MINUTE, ...) or empty
+  bool boolean = false;
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  ExprKind kind = ExprKind::Literal;
+  size_t pos = 0;
+  Literal literal;                 // Literal
+  std::vector<std::string> parts;  // Column / Star qualifier (identifiers as written, unquoted)
+  std::string op;                  // Unary / Binary
+  std::string name;                // Call (lower case) / Field
+  std::vector<ExprPtr> args;
+  bool negated = false;
+  bool star = false;      // count(*)
+  bool distinct = false;  // count(DISTINCT x)
+  bool hasOperand = false;
+  std::vector<std::pair<ExprPtr, ExprPtr>> whens;  // Case
+  ExprPtr elseExpr;                                // Case, may be null
+  TypeName castType;                               // Cast
+  size_t endPos = 0;  // offset just past the last character (for default column names)
+};
+
+// ---------------------------------------------------------------- queries
+
+struct Query;
+
+struct Hint {
+  std::string name;               // upper case: BROADCAST
+  std::vector<std::string> args;  // table names or aliases
+  size_t pos = 0;
+};
+
+struct SelectItem {
+  ExprPtr expr;       // may be a Star
+  std::string alias;  // empty when none
+  std::string text;   // the item's source text, for default column names
+};
+
+enum class JoinType { Inner, Left, Right, Full, Cross };
+
+struct TableRef;
+using TableRefPtr = std::unique_ptr<TableRef>;
+
+struct TableRef {
+  enum class Kind { Named, Subquery, Join } kind = Kind::Named;
+  size_t pos = 0;
+  std::string name;                 // Named
+  std::string alias;                // Named / Subquery
+  std::unique_ptr<Query> subquery;  // Subquery
+  JoinType joinType = JoinType::Inner;
+  TableRefPtr left, right;  // Join
+  ExprPtr on;               // Join (null for CROSS)
+};
+
+struct Select {
+  size_t pos = 0;
+  std::vector<Hint> hints;
+  bool distinct = false;             // SELECT DISTINCT
+  std::vector<ExprPtr> distinctOn;   // DISTINCT ON (...)
+  bool withinWatermark = false;      // DISTINCT ON (...) WITHIN WATERMARK
+  std::vector<SelectItem> items;
+  TableRefPtr from;  // may be null (SELECT 1+1)
+  ExprPtr where;
+  std::vector<ExprPtr> groupBy;
+  ExprPtr having;
+  bool emitOnWindowClose = false;
+};
+
+struct OrderItem {
+  ExprPtr expr;
+  bool descending = false;
+};
+
+struct Query {
+  size_t pos = 0;
+  std::vector<Select> terms;  // more than one: UNION ALL of the terms
+  std::vector<OrderItem> orderBy;
+  std::optional<int64_t> limit;
+};
+
+// ---------------------------------------------------------------- statements
+
+struct Option {
+  std::string key;    // as written, unquoted (e.g. kafka.bootstrap.servers)
+  std::string value;  // string value, unquoted
+  size_t keyPos = 0;
+  size_t valuePos = 0;
+};
+
+struct ColumnDef {
+  std::string name;
+  TypeName type;
+  bool notNull = false;
+  size_t pos = 0;
+};
+
+struct Watermark {
+  std::string column;
+  ExprPtr expr;  // e.g. ts - INTERVAL '10' SECOND
+  size_t pos = 0;
+};
+
+enum class StatementKind {
+  CreateSource,
+  CreateTable,
+  CreateSink,
+  CreateFlow,
+  Insert,
+  Drop,
+  StopFlow,
+  StartFlow,
+  Show,
+  Describe,
+  Explain,
+  Set,
+  Select,
+};
+
+enum class ObjectKind { Source, Sink, Table, Flow };
+
+enum class ShowKind { Sources, Sinks, Tables, Flows, Progress, Variable, Functions };
+
+struct Statement {
+  StatementKind kind;
+  size_t pos = 0;    // offset of the first token in the whole text
+  std::string text;  // the statement's own text, without the trailing ';'
+  explicit Statement(StatementKind k) : kind(k) {}
+  virtual ~Statement() = default;
+};
+using StatementPtr = std::unique_ptr<Statement>;
+
+struct CreateSource : Statement {
+  CreateSource() : Statement(StatementKind::CreateSource) {}
+  std::string name;
+  size_t namePos = 0;
+  bool ifNotExists = false;
+  bool hasColumnList = false;
+  std::vector<ColumnDef> columns;
+  std::optional<Watermark> watermark;
+  std::vector<Option> options;
+};
+
+struct CreateTable : Statement {
+  CreateTable() : Statement(StatementKind::CreateTable) {}
+  std::string name;
+  size_t namePos = 0;
+  bool ifNotExists = false;
+  std::vector<ColumnDef> columns;
+  std::vector<Option> options;
+};
+
+struct CreateSink : Statement {
+  CreateSink() : Statement(StatementKind::CreateSink) {}
+  std::string name;
+  size_t namePos = 0;
+  bool ifNotExists = false;
+  std::vector<Option> options;
+};
+
+struct CreateFlow : Statement {
+  CreateFlow() : Statement(StatementKind::CreateFlow) {}
+  std::string name;
+  size_t namePos = 0;
+  bool ifNotExists = false;
+  std::string sink;
+  size_t sinkPos = 0;
+  std::optional<std::string> checkpointInterval;  // text of CHECKPOINT INTERVAL '...'
+  size_t checkpointIntervalPos = 0;
+  std::vector<Option> options;
+  std::unique_ptr<Query> query;
+  std::string queryText;  // the SELECT's own text
+};
+
+struct Insert : Statement {
+  Insert() : Statement(StatementKind::Insert) {}
+  std::string table;
+  size_t tablePos = 0;
+  std::vector<std::string> columns;  // empty: all, in order
+  std::vector<std::vector<ExprPtr>> rows;
+};
+
+struct Drop : Statement {
+  Drop() : Statement(StatementKind::Drop) {}
+  ObjectKind object = ObjectKind::Source;
+  std::string name;
+  size_t namePos = 0;
+  bool ifExists = false;
+};
+
+struct FlowCommand : Statement {  // STOP FLOW f / START FLOW f
+  explicit FlowCommand(StatementKind k) : Statement(k) {}
+  std::string name;
+  size_t namePos = 0;
+};
+
+struct Show : Statement {
+  Show() : Statement(StatementKind::Show) {}
+  ShowKind what = ShowKind::Sources;
+  std::string name;  // Progress: flow name; Variable: variable name
+  size_t namePos = 0;
+};
+
+struct Describe : Statement {
+  Describe() : Statement(StatementKind::Describe) {}
+  std::string name;
+  size_t namePos = 0;
+};
+
+struct Explain : Statement {
+  Explain() : Statement(StatementKind::Explain) {}
+  StatementPtr inner;  // CreateFlow or Select
+};
+
+struct Set : Statement {
+  Set() : Statement(StatementKind::Set) {}
+  std::string key;
+  std::string value;
+  size_t keyPos = 0;
+};
+
+struct SelectStatement : Statement {
+  SelectStatement() : Statement(StatementKind::Select) {}
+  std::unique_ptr<Query> query;
+};
+
+}  // namespace rtsql::ast

@@ -1,0 +1,107 @@
+// The catalog: every source, sink, static table and flow the server knows, by
+// case-insensitive name in one namespace per kind (a source and a sink may not
+// share a name either: FROM and INTO must be unambiguous). Thread-safe; the
+// server's sessions share one catalog. Definitions are immutable once added.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/options.h"
+#include "common/schema.h"
+#include "common/value.h"
+
+namespace rtsql {
+
+struct WatermarkDef {
+  int column = -1;          // index in the source schema of the event-time column
+  int64_t delayMicros = 0;  // watermark = max event time - delay
+};
+
+struct SourceDef {
+  std::string name;
+  std::string connector;  // kafka | datagen
+  std::string format;     // json | csv | raw (datagen: none)
+  Schema schema;          // declared columns, then hidden metadata columns
+  std::optional<WatermarkDef> watermark;
+  Options options;
+  std::string sql;  // the CREATE statement, for SHOW and durability
+};
+
+struct SinkDef {
+  std::string name;
+  std::string connector;  // kafka | file
+  std::string format;     // json | raw
+  Options options;
+  std::string sql;
+};
+
+struct TableDef {
+  std::string name;
+  Schema schema;
+  Options options;
+  std::shared_ptr<const std::vector<Row>> rows;  // replaced as a whole on INSERT
+  std::string sql;
+};
+
+struct FlowDef {
+  std::string name;
+  std::string sink;
+  int64_t checkpointIntervalMicros = 5LL * 60 * 1000 * 1000;
+  Options options;
+  std::string sql;        // the whole CREATE FLOW statement
+  std::string queryText;  // its SELECT
+};
+
+class Catalog {
+ public:
+  using SourcePtr = std::shared_ptr<const SourceDef>;
+  using SinkPtr = std::shared_ptr<const SinkDef>;
+  using TablePtr = std::shared_ptr<const TableDef>;
+  using FlowPtr = std::shared_ptr<const FlowDef>;
+
+  // add* throw SqlError 42710 (duplicate object, at `pos`) unless ifNotExists, in
+  // which case they return false and leave the catalog unchanged.
+  bool addSource(SourceDef def, bool ifNotExists, size_t pos);
+  bool addSink(SinkDef def, bool ifNotExists, size_t pos);
+  bool addTable(TableDef def, bool ifNotExists, size_t pos);
+  bool addFlow(FlowDef def, bool ifNotExists, size_t pos);
+
+  SourcePtr findSource(const std::string& name) const;
+  SinkPtr findSink(const std::string& name) const;
+  TablePtr findTable(const std::string& name) const;
+  FlowPtr findFlow(const std::string& name) const;
+
+  // Replaces a table's rows (INSERT INTO ... VALUES appends by building a new vector).
+  void setTableRows(const std::string& name, std::shared_ptr<const std::vector<Row>> rows);
+
+  // Drop: 42P01/42704 when missing (unless ifExists); 55006 (object in use) when a
+  // flow still reads from or writes to the object.
+  bool dropSource(const std::string& name, bool ifExists, size_t pos);
+  bool dropSink(const std::string& name, bool ifExists, size_t pos);
+  bool dropTable(const std::string& name, bool ifExists, size_t pos);
+  bool dropFlow(const std::string& name, bool ifExists, size_t pos);
+  // Records which relations a flow reads (filled by the server after planning).
+  void setFlowInputs(const std::string& flow, std::vector<std::string> relations);
+
+  std::vector<SourcePtr> sources() const;
+  std::vector<SinkPtr> sinks() const;
+  std::vector<TablePtr> tables() const;
+  std::vector<FlowPtr> flows() const;
+
+ private:
+  void checkFree(const std::string& key, size_t pos) const;  // any kind
+
+  mutable std::mutex mu_;
+  std::map<std::string, SourcePtr> sources_;  // keys lower-cased
+  std::map<std::string, SinkPtr> sinks_;
+  std::map<std::string, TablePtr> tables_;
+  std::map<std::string, FlowPtr> flows_;
+  std::map<std::string, std::vector<std::string>> flowInputs_;
+};
+
+}  // namespace rtsql

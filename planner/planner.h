@@ -1,0 +1,43 @@
+// Binding and planning: an AST query plus the catalog becomes a PhysicalPlan.
+// Errors are SqlErrors at the position of the offending name or expression:
+// unknown relation 42P01, unknown column 42703, ambiguous column 42702, type
+// mismatch 42804, unknown function 42883, unsupported feature 0A000.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "parser/ast.h"
+#include "planner/catalog.h"
+#include "planner/physical_plan.h"
+
+namespace rtsql {
+
+struct PlanContext {
+  const Catalog* catalog = nullptr;
+  // Number of partitions of a source, asked when `maxPartitions` is not set
+  // (the server asks the connector; tests give a number).
+  std::function<int(const SourceDef&)> sourcePartitions;
+  // Session settings (SET 'shuffle.partitions' = '8').
+  Options session;
+};
+
+// Plans `CREATE FLOW`. Checks that the sink exists and that the query's
+// columns suit the sink's format (raw needs a `value` column).
+PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx);
+
+// Binds a source or table declaration's column list into a Schema (types
+// resolved; hidden Kafka metadata columns appended for kafka json/csv sources,
+// Spark's fixed Kafka schema for format 'raw').
+Schema bindSourceSchema(const ast::CreateSource& stmt, const std::string& connector,
+                        const std::string& format, bool includeHeaders);
+Schema bindTableSchema(const ast::CreateTable& stmt);
+DataTypePtr bindType(const ast::TypeName& type);
+
+// Evaluates a constant expression (INSERT VALUES); 42804 when not constant.
+Value evalConstant(const ast::Expr& expr, const DataTypePtr& target);
+
+// Binds an expression against a schema (used for watermark expressions and tests).
+ExprPtr bindExpression(const ast::Expr& expr, const Schema& schema);
+
+}  // namespace rtsql
