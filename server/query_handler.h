@@ -1,0 +1,70 @@
+// The seam between the wire protocol and the engine. A pgwire connection hands
+// each query string to a QueryHandler, which runs its statements in order and
+// reports results through a ResultWriter; the connection turns those calls into
+// RowDescription / DataRow / CommandComplete / ErrorResponse messages. Neither
+// side knows the other's internals, so the protocol can be tested with a fake
+// engine and the engine without sockets.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+
+namespace rtsql {
+
+// PostgreSQL type OIDs for the columns we return.
+namespace pgtype {
+inline constexpr uint32_t kBool = 16;
+inline constexpr uint32_t kBytea = 17;
+inline constexpr uint32_t kInt8 = 20;
+inline constexpr uint32_t kInt4 = 23;
+inline constexpr uint32_t kText = 25;
+inline constexpr uint32_t kJson = 114;
+inline constexpr uint32_t kFloat8 = 701;
+inline constexpr uint32_t kTimestamp = 1114;
+inline constexpr uint32_t kInterval = 1186;
+}  // namespace pgtype
+
+struct ResultColumn {
+  std::string name;
+  uint32_t typeOid = pgtype::kText;
+};
+
+// Receives one statement's results. Calls come in this order for a statement
+// that returns rows: columns(), row()*, complete(); for one that does not:
+// complete(); on failure: error() (possibly after some rows). Text format only.
+class ResultWriter {
+ public:
+  virtual ~ResultWriter() = default;
+  virtual void columns(const std::vector<ResultColumn>& cols) = 0;
+  virtual void row(const std::vector<std::optional<std::string>>& values) = 0;
+  virtual void complete(const std::string& commandTag) = 0;  // "CREATE SOURCE", "SELECT 3"
+  virtual void error(const SqlError& err) = 0;
+  virtual void notice(const std::string& message) = 0;
+  // True once the client has gone away or asked to cancel: long statements
+  // (live queries) stop early.
+  virtual bool cancelled() const { return false; }
+};
+
+// Per-connection state the engine keeps (session settings, user name).
+class Session {
+ public:
+  virtual ~Session() = default;
+};
+
+class QueryHandler {
+ public:
+  virtual ~QueryHandler() = default;
+  virtual std::unique_ptr<Session> openSession(const std::string& user,
+                                               const std::string& database) = 0;
+  // Runs every statement of `sql` in order; stops at the first error (which it
+  // reports through out.error()). An empty query string reports nothing: the
+  // caller answers EmptyQueryResponse. May block; never throws.
+  virtual void execute(Session& session, const std::string& sql, ResultWriter& out) = 0;
+};
+
+}  // namespace rtsql
