@@ -1,1 +1,104 @@
-int main() { return 0; }
+// rtsql: the command-line shell for rtsqld. Argument handling lives here; the
+// work is in shell.cpp (interactive), script.cpp (-f, -c) and printer.cpp.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+#include "client/connection.h"
+#include "client/script.h"
+#include "client/shell.h"
+
+#ifndef RTSQL_VERSION
+#define RTSQL_VERSION "0.0.0"
+#endif
+
+namespace {
+
+bool readAll(const std::string& path, std::string* text) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    *text = ss.str();
+    return !std::cin.bad();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace rtsql::client;
+
+  ConnectOptions connect;
+  RunOptions run;
+  std::string file;
+  std::string command;
+
+  CLI::App app{"rtsql: the shell for the rtsqld streaming SQL server.\n"
+               "Without -f or -c it reads statements interactively (or a script from a "
+               "non-terminal stdin).",
+               "rtsql"};
+  // -h is the host, as in psql; help is --help only.
+  app.set_help_flag("--help", "Show this help and exit");
+  app.set_version_flag("--version", std::string("rtsql ") + RTSQL_VERSION);
+  app.add_option("-h,--host", connect.host, "Server host (env RTSQL_HOST)")
+      ->envname("RTSQL_HOST")
+      ->capture_default_str();
+  app.add_option("-p,--port", connect.port, "Server port (env RTSQL_PORT)")
+      ->envname("RTSQL_PORT")
+      ->capture_default_str();
+  app.add_option("-U,--user", connect.user, "User name");
+  app.add_option("-d,--dbname", connect.dbname, "Database name");
+  auto* fileOpt = app.add_option(
+      "-f,--file", file, "Run the statements of FILE ('-' for stdin), stop at the first error");
+  auto* commandOpt =
+      app.add_option("-c,--command", command, "Run SQL as one query and exit");
+  fileOpt->excludes(commandOpt);
+  app.add_flag("-e,--echo", run.echo, "Print each statement before running it");
+  app.add_flag("-q,--quiet", run.print.quiet, "Leave out command tags and the banner");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  const bool interactive = file.empty() && commandOpt->count() == 0 && isatty(STDIN_FILENO);
+  std::string script;
+  std::string sourceName;
+  if (!file.empty()) {
+    if (!readAll(file, &script)) {
+      std::cerr << "rtsql: cannot read " << file << ": " << std::strerror(errno) << '\n';
+      return kExitSqlError;
+    }
+    sourceName = file == "-" ? "<stdin>" : file;
+  } else if (commandOpt->count() == 0 && !interactive) {
+    // Statements piped in without -f are a script read from stdin.
+    readAll("-", &script);
+    sourceName = "<stdin>";
+  }
+
+  std::string error;
+  auto conn = Connection::open(connect, &error);
+  if (!conn) {
+    std::cerr << "rtsql: could not connect to rtsqld at " << connect.host << ":"
+              << connect.port << ": " << error << '\n';
+    return kExitConnection;
+  }
+  installInterruptHandler();
+
+  if (commandOpt->count() > 0) return runCommand(*conn, command, run, std::cout, std::cerr);
+  if (!interactive) return runScript(*conn, script, sourceName, run, std::cout, std::cerr);
+  return runShell(*conn, run);
+}

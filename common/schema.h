@@ -11,6 +11,14 @@
 
 namespace rtsql {
 
+// Hidden Kafka metadata columns appended to declared json/csv Kafka source
+// schemas, in this order (the planner appends them; decoders fill them by name).
+inline constexpr const char* kMetaKey = "_key";              // BINARY
+inline constexpr const char* kMetaTimestamp = "_timestamp";  // TIMESTAMP
+inline constexpr const char* kMetaPartition = "_partition";  // INT
+inline constexpr const char* kMetaOffset = "_offset";        // BIGINT
+inline constexpr const char* kMetaHeaders = "_headers";  // ARRAY<STRUCT<key: STRING, value: BINARY>>
+
 struct Column {
   std::string name;
   DataTypePtr type;

@@ -23,6 +23,7 @@ struct SourceRecord {
 };
 
 struct PartitionProgress {
+  std::string topic;  // empty for sources without topics (datagen)
   int32_t partition = -1;
   int64_t startOffset = -1;   // first offset of the current epoch
   int64_t endOffset = -1;     // next offset to read (last read + 1)

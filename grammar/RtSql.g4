@@ -1,3 +1,510 @@
+// The rtsql SQL grammar: every statement the server and the shell accept.
+//
+// Keywords are case-insensitive through letter fragments, because the generator
+// we build with (antlr4 4.7.2) has no caseInsensitive option. Words that users
+// commonly pick as column names (timestamp, key, window, start, source, ...) are
+// either not keywords at all or listed in `nonReserved`, so they still work as
+// identifiers. After a '.', and after AS, any word is accepted, so `window.end`
+// and `AS end` work even though END is reserved.
+//
+// Optimizer hints `/*+ ... */` travel on their own channel: parser/ reads them
+// from the token stream right after SELECT, so a hint anywhere else is ignored
+// like a comment, as Spark does.
 grammar RtSql;
-script : EOF ;
-WS : [ \t\r\n]+ -> skip ;
+
+// ------------------------------------------------------------------ scripts
+
+script
+    : SEMI* (statement (SEMI+ statement)* SEMI*)? EOF
+    ;
+
+statement
+    : createSource
+    | createTable
+    | createSink
+    | createFlow
+    | insertStatement
+    | dropStatement
+    | flowCommand
+    | showStatement
+    | describeStatement
+    | explainStatement
+    | setStatement
+    | query
+    ;
+
+createSource
+    : CREATE SOURCE (IF NOT EXISTS)? name=identifier
+      (LPAREN sourceElement (COMMA sourceElement)* RPAREN)?
+      withOptions?
+    ;
+
+sourceElement
+    : watermarkDef
+    | columnDef
+    ;
+
+watermarkDef
+    : WATERMARK FOR column=identifier AS expr
+    ;
+
+createTable
+    : CREATE TABLE (IF NOT EXISTS)? name=identifier
+      (LPAREN columnDef (COMMA columnDef)* RPAREN)?
+      withOptions?
+    ;
+
+columnDef
+    : identifier dataType (NOT NULL_)?
+    ;
+
+createSink
+    : CREATE SINK (IF NOT EXISTS)? name=identifier withOptions?
+    ;
+
+createFlow
+    : CREATE FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
+      flowClause* AS query
+    ;
+
+flowClause
+    : TRIGGER REALTIME                        # triggerClause
+    | CHECKPOINT INTERVAL interval=STRING     # checkpointClause
+    | withOptions                             # flowOptionsClause
+    ;
+
+withOptions
+    : WITH LPAREN (option (COMMA option)*)? RPAREN
+    ;
+
+option
+    : optionKey EQ optionValue
+    ;
+
+optionKey
+    : STRING
+    | dottedWord
+    ;
+
+optionValue
+    : STRING
+    | MINUS? (INTEGER_VALUE | DECIMAL_VALUE)
+    | TRUE_
+    | FALSE_
+    | dottedWord
+    ;
+
+dottedWord
+    : anyWord (DOT anyWord)*
+    ;
+
+insertStatement
+    : INSERT INTO table=identifier
+      (LPAREN identifier (COMMA identifier)* RPAREN)?
+      VALUES valuesRow (COMMA valuesRow)*
+    ;
+
+valuesRow
+    : LPAREN expr (COMMA expr)* RPAREN
+    ;
+
+dropStatement
+    : DROP objectKind (IF EXISTS)? identifier
+    ;
+
+objectKind
+    : SOURCE
+    | SINK
+    | TABLE
+    | FLOW
+    ;
+
+flowCommand
+    : (STOP | START) FLOW identifier
+    ;
+
+showStatement
+    : SHOW SOURCES                  # showSources
+    | SHOW SINKS                    # showSinks
+    | SHOW TABLES                   # showTables
+    | SHOW FLOWS                    # showFlows
+    | SHOW FUNCTIONS                # showFunctions
+    | SHOW PROGRESS identifier      # showProgress
+    | SHOW (STRING | dottedWord)    # showVariable
+    ;
+
+describeStatement
+    : (DESCRIBE | DESC) objectKind? identifier
+    ;
+
+explainStatement
+    : EXPLAIN (createFlow | query)
+    ;
+
+setStatement
+    : SET (key=STRING | dottedWord) (EQ | TO) optionValue
+    ;
+
+// ------------------------------------------------------------------ queries
+
+query
+    : queryTerm (UNION ALL? queryTerm)*
+      (ORDER BY orderItem (COMMA orderItem)*)?
+      (LIMIT limit=INTEGER_VALUE)?
+    ;
+
+queryTerm
+    : selectCore
+    | LPAREN query RPAREN
+    ;
+
+selectCore
+    : SELECT setQuantifier? selectItem (COMMA selectItem)*
+      (FROM relation (COMMA relation)*)?
+      (WHERE where=expr)?
+      (GROUP BY expr (COMMA expr)*)?
+      (HAVING having=expr)?
+      (EMIT ON WINDOW CLOSE)?
+    ;
+
+setQuantifier
+    : DISTINCT (ON LPAREN expr (COMMA expr)* RPAREN (WITHIN WATERMARK)?)?
+    | ALL
+    ;
+
+selectItem
+    : expr (AS anyWord | identifier)?
+    ;
+
+orderItem
+    : expr (ASC | DESC)?
+    ;
+
+relation
+    : relationPrimary joinPart*
+    ;
+
+joinPart
+    : joinType JOIN relationPrimary ON expr
+    | CROSS JOIN relationPrimary
+    ;
+
+joinType
+    : INNER?
+    | LEFT OUTER?
+    | RIGHT OUTER?
+    | FULL OUTER?
+    ;
+
+relationPrimary
+    : identifier tableAlias?                 # namedRelation
+    | LPAREN query RPAREN tableAlias?        # subqueryRelation
+    | LPAREN relation RPAREN                 # nestedRelation
+    ;
+
+tableAlias
+    : AS anyWord
+    | identifier
+    ;
+
+// ------------------------------------------------------------------ expressions
+
+expr
+    : booleanExpr
+    ;
+
+booleanExpr
+    : NOT booleanExpr                                   # notExpr
+    | valueExpr predicate?                              # predicated
+    | booleanExpr AND booleanExpr                       # andExpr
+    | booleanExpr OR booleanExpr                        # orExpr
+    ;
+
+predicate
+    : NOT? BETWEEN lower=valueExpr AND upper=valueExpr  # betweenPredicate
+    | NOT? IN LPAREN expr (COMMA expr)* RPAREN          # inPredicate
+    | NOT? LIKE pattern=valueExpr                       # likePredicate
+    | IS NOT? NULL_                                      # nullPredicate
+    ;
+
+valueExpr
+    : primary                                                  # primaryValue
+    | op=(MINUS | PLUS) valueExpr                              # unaryValue
+    | valueExpr op=(STAR | SLASH | PERCENT) valueExpr          # binaryValue
+    | valueExpr op=(PLUS | MINUS) valueExpr                    # binaryValue
+    | valueExpr op=CONCAT valueExpr                            # binaryValue
+    | valueExpr op=(EQ | EQ2 | NEQ | NEQ2 | LT | LTE | GT | GTE) valueExpr   # binaryValue
+    ;
+
+primary
+    : literal                                                  # literalPrimary
+    | CASE operand=expr? whenClause+ (ELSE elseExpr=expr)? END # casePrimary
+    | CAST LPAREN expr AS dataType RPAREN                      # castPrimary
+    | functionName LPAREN functionArgs? RPAREN                 # callPrimary
+    | STAR                                                     # starPrimary
+    | identifier (DOT fieldName)* DOT STAR                     # qualifiedStarPrimary
+    | identifier (DOT fieldName)*                              # columnPrimary
+    | LPAREN expr RPAREN                                       # parenPrimary
+    | primary LBRACKET expr RBRACKET                           # subscriptPrimary
+    | primary DOT fieldName                                    # fieldPrimary
+    | primary DOUBLE_COLON dataType                            # pgCastPrimary
+    ;
+
+whenClause
+    : WHEN condition=expr THEN result=expr
+    ;
+
+functionName
+    : identifier
+    | LEFT
+    | RIGHT
+    ;
+
+functionArgs
+    : STAR
+    | setQuantifier? expr (COMMA expr)*
+    ;
+
+literal
+    : NULL_                                                     # nullLiteral
+    | TRUE_                                                     # trueLiteral
+    | FALSE_                                                    # falseLiteral
+    | INTEGER_VALUE                                            # integerLiteral
+    | DECIMAL_VALUE                                            # decimalLiteral
+    | STRING                                                   # stringLiteral
+    | INTERVAL (STRING | MINUS? INTEGER_VALUE | MINUS? DECIMAL_VALUE) intervalUnit?  # intervalLiteral
+    | TIMESTAMP STRING                                         # timestampLiteral
+    ;
+
+intervalUnit
+    : MICROSECOND | MICROSECONDS
+    | MILLISECOND | MILLISECONDS
+    | SECOND | SECONDS
+    | MINUTE | MINUTES
+    | HOUR | HOURS
+    | DAY | DAYS
+    ;
+
+// ------------------------------------------------------------------ types
+
+dataType
+    : ARRAY LT dataType GT                                     # arrayType
+    | MAP LT dataType COMMA dataType GT                        # mapType
+    | STRUCT LT (structField (COMMA structField)*)? GT         # structType
+    | identifier (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)? RPAREN)?   # simpleType
+    ;
+
+structField
+    : fieldName COLON? dataType
+    ;
+
+// ------------------------------------------------------------------ names
+
+identifier
+    : IDENTIFIER
+    | QUOTED_IDENTIFIER
+    | BACKQUOTED_IDENTIFIER
+    | nonReserved
+    ;
+
+// Any word at all: where the position leaves no doubt (after '.', after AS, in
+// option keys), reserved words are names too.
+fieldName
+    : identifier
+    | reserved
+    ;
+
+anyWord
+    : identifier
+    | reserved
+    ;
+
+nonReserved
+    : ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | DAY | DAYS | DESC | DESCRIBE | DROP
+    | EXPLAIN | FLOW | FLOWS | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL | MAP
+    | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES
+    | PROGRESS | REALTIME | SECOND | SECONDS | SET | SHOW | SINK | SINKS | SOURCE
+    | SOURCES | START | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
+    | VALUES | WATERMARK | WINDOW | WITHIN
+    ;
+
+reserved
+    : ALL | AND | AS | BETWEEN | BY | CASE | CAST | CROSS | DISTINCT | ELSE | EMIT | END
+    | EXISTS | FALSE_ | FOR | FROM | FULL | GROUP | HAVING | IN | INNER | INTO | IS | JOIN
+    | LEFT | LIKE | LIMIT | NOT | NULL_ | ON | OR | ORDER | OUTER | RIGHT | SELECT | THEN
+    | TRUE_ | UNION | WHEN | WHERE | WITH
+    ;
+
+// ------------------------------------------------------------------ lexer
+
+// Reserved keywords.
+ALL: A L L;
+AND: A N D;
+AS: A S;
+BETWEEN: B E T W E E N;
+BY: B Y;
+CASE: C A S E;
+CAST: C A S T;
+CROSS: C R O S S;
+DISTINCT: D I S T I N C T;
+ELSE: E L S E;
+EMIT: E M I T;
+END: E N D;
+EXISTS: E X I S T S;
+FALSE_: F A L S E;
+FOR: F O R;
+FROM: F R O M;
+FULL: F U L L;
+GROUP: G R O U P;
+HAVING: H A V I N G;
+IN: I N;
+INNER: I N N E R;
+INTO: I N T O;
+IS: I S;
+JOIN: J O I N;
+LEFT: L E F T;
+LIKE: L I K E;
+LIMIT: L I M I T;
+NOT: N O T;
+NULL_: N U L L;
+ON: O N;
+OR: O R;
+ORDER: O R D E R;
+OUTER: O U T E R;
+RIGHT: R I G H T;
+SELECT: S E L E C T;
+THEN: T H E N;
+TRUE_: T R U E;
+UNION: U N I O N;
+WHEN: W H E N;
+WHERE: W H E R E;
+WITH: W I T H;
+
+// Non-reserved keywords.
+ARRAY: A R R A Y;
+ASC: A S C;
+CHECKPOINT: C H E C K P O I N T;
+CLOSE: C L O S E;
+CREATE: C R E A T E;
+DAY: D A Y;
+DAYS: D A Y S;
+DESC: D E S C;
+DESCRIBE: D E S C R I B E;
+DROP: D R O P;
+EXPLAIN: E X P L A I N;
+FLOW: F L O W;
+FLOWS: F L O W S;
+FUNCTIONS: F U N C T I O N S;
+HOUR: H O U R;
+HOURS: H O U R S;
+IF: I F;
+INSERT: I N S E R T;
+INTERVAL: I N T E R V A L;
+MAP: M A P;
+MICROSECOND: M I C R O S E C O N D;
+MICROSECONDS: M I C R O S E C O N D S;
+MILLISECOND: M I L L I S E C O N D;
+MILLISECONDS: M I L L I S E C O N D S;
+MINUTE: M I N U T E;
+MINUTES: M I N U T E S;
+PROGRESS: P R O G R E S S;
+REALTIME: R E A L T I M E;
+SECOND: S E C O N D;
+SECONDS: S E C O N D S;
+SET: S E T;
+SHOW: S H O W;
+SINK: S I N K;
+SINKS: S I N K S;
+SOURCE: S O U R C E;
+SOURCES: S O U R C E S;
+START: S T A R T;
+STOP: S T O P;
+STRUCT: S T R U C T;
+TABLE: T A B L E;
+TABLES: T A B L E S;
+TIMESTAMP: T I M E S T A M P;
+TO: T O;
+TRIGGER: T R I G G E R;
+VALUES: V A L U E S;
+WATERMARK: W A T E R M A R K;
+WINDOW: W I N D O W;
+WITHIN: W I T H I N;
+
+// Punctuation and operators.
+SEMI: ';';
+COMMA: ',';
+DOT: '.';
+LPAREN: '(';
+RPAREN: ')';
+LBRACKET: '[';
+RBRACKET: ']';
+DOUBLE_COLON: '::';
+COLON: ':';
+EQ2: '==';
+EQ: '=';
+NEQ: '<>';
+NEQ2: '!=';
+LTE: '<=';
+GTE: '>=';
+LT: '<';
+GT: '>';
+PLUS: '+';
+MINUS: '-';
+STAR: '*';
+SLASH: '/';
+PERCENT: '%';
+CONCAT: '||';
+
+// Literals and names.
+STRING: '\'' ( ~'\'' | '\'\'' )* '\'';
+INTEGER_VALUE: DIGIT+;
+DECIMAL_VALUE
+    : DIGIT+ '.' DIGIT* EXPONENT?
+    | '.' DIGIT+ EXPONENT?
+    | DIGIT+ EXPONENT
+    ;
+IDENTIFIER: (LETTER | '_') (LETTER | DIGIT | '_' | '$')*;
+QUOTED_IDENTIFIER: '"' ( ~'"' | '""' )* '"';
+BACKQUOTED_IDENTIFIER: '`' ( ~'`' | '``' )* '`';
+
+// A hint must come before BLOCK_COMMENT: both match `/*+ ... */` with the same
+// length, and the first rule wins.
+HINT: '/*+' .*? '*/' -> channel(2);
+BLOCK_COMMENT: '/*' .*? '*/' -> skip;
+LINE_COMMENT: '--' ~[\r\n]* -> skip;
+WS: [ \t\r\n\f\u000B]+ -> skip;
+
+// Anything else becomes a token of its own, so the parser (not the lexer)
+// reports it with the usual "syntax error at or near" message.
+ERROR_CHAR: .;
+
+fragment EXPONENT: E [+-]? DIGIT+;
+fragment DIGIT: [0-9];
+fragment LETTER: [a-zA-Z] | [\u0080-\u{10FFFF}];
+
+fragment A: [aA];
+fragment B: [bB];
+fragment C: [cC];
+fragment D: [dD];
+fragment E: [eE];
+fragment F: [fF];
+fragment G: [gG];
+fragment H: [hH];
+fragment I: [iI];
+fragment J: [jJ];
+fragment K: [kK];
+fragment L: [lL];
+fragment M: [mM];
+fragment N: [nN];
+fragment O: [oO];
+fragment P: [pP];
+fragment Q: [qQ];
+fragment R: [rR];
+fragment S: [sS];
+fragment T: [tT];
+fragment U: [uU];
+fragment V: [vV];
+fragment W: [wW];
+fragment X: [xX];
+fragment Y: [yY];
+fragment Z: [zZ];

@@ -20,6 +20,7 @@ struct TypeName {
   std::string name;                                   // upper case: STRING, ARRAY, STRUCT, ...
   std::vector<TypeName> params;                       // ARRAY<T>: one; MAP<K,V>: two
   std::vector<std::pair<std::string, TypeName>> fields;  // STRUCT<a T, b U>
+  std::vector<int64_t> modifiers;                     // DECIMAL(10, 2), VARCHAR(20)
   size_t pos = 0;
 };
 

@@ -26,6 +26,7 @@ struct ScanSpec {
   Schema schema;  // the rows the connector produces (declared + hidden columns)
   int eventTimeColumn = -1;  // watermark column, -1 when none
   int64_t watermarkDelayMicros = 0;
+  int partitions = 0;  // source partitions known at plan time, 0 when unknown
 };
 
 enum class OperatorKind { Filter, Project };

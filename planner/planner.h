@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "parser/ast.h"
@@ -26,6 +27,11 @@ struct PlanContext {
 // columns suit the sink's format (raw needs a `value` column).
 PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx);
 
+// Plans a query the way a flow would run it, writing to the client instead of a
+// sink (sink.connector = "client"): used by EXPLAIN SELECT and live queries.
+// LIMIT is allowed here (the client stops after n rows); it is not in a flow.
+PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx);
+
 // Binds a source or table declaration's column list into a Schema (types
 // resolved; hidden Kafka metadata columns appended for kafka json/csv sources,
 // Spark's fixed Kafka schema for format 'raw').
@@ -33,6 +39,10 @@ Schema bindSourceSchema(const ast::CreateSource& stmt, const std::string& connec
                         const std::string& format, bool includeHeaders);
 Schema bindTableSchema(const ast::CreateTable& stmt);
 DataTypePtr bindType(const ast::TypeName& type);
+
+// Binds a source's `WATERMARK FOR col AS col - INTERVAL ...` against its bound
+// schema: the column must be a TIMESTAMP; std::nullopt when none is declared.
+std::optional<WatermarkDef> bindWatermark(const ast::CreateSource& stmt, const Schema& schema);
 
 // Evaluates a constant expression (INSERT VALUES); 42804 when not constant.
 Value evalConstant(const ast::Expr& expr, const DataTypePtr& target);

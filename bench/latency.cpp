@@ -1,0 +1,383 @@
+// rtsql_latency: the end-to-end latency collector of the benchmarks.
+//
+// A producer thread sends JSON records to an input topic at a fixed rate; each
+// record carries the wall-clock time it was sent (`ts_us`, microseconds). A flow
+// reads the input topic and writes to an output topic, passing `ts_us` through; a
+// consumer thread reads the output topic and takes receive time minus `ts_us` as
+// the record's latency. With --floor there is no flow: the consumer reads the
+// input topic itself, which measures what the broker and the client settings cost
+// on their own, the floor every flow's latency is compared with.
+//
+// Both clocks are the same machine's wall clock, so no clock skew enters. Records
+// sent during the warm-up are counted (sent, received, lost) but kept out of the
+// histogram. Every wait is bounded: the run takes warm-up + seconds + drain.
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace {
+
+struct Options {
+  std::string bootstrap = "127.0.0.1:9092";
+  std::string inTopic = "bench_in";
+  std::string outTopic = "bench_out";
+  double rate = 1000;
+  double seconds = 10;
+  double warmup = 2;
+  double drain = 5;
+  int size = 200;
+  int keys = 100;
+  bool json = false;
+  bool floor = false;
+};
+
+[[noreturn]] void usage(const char* why) {
+  if (why != nullptr) std::fprintf(stderr, "rtsql_latency: %s\n", why);
+  std::fprintf(stderr,
+               "usage: rtsql_latency --bootstrap HOST:PORT --in TOPIC [--out TOPIC]\n"
+               "       [--rate N] [--seconds S] [--warmup S] [--drain S] [--size BYTES]\n"
+               "       [--keys K] [--json] [--floor]\n"
+               "  --floor  consume the input topic itself (no flow): the broker's own\n"
+               "           produce-to-consume latency with the same client settings\n");
+  std::exit(2);
+}
+
+Options parseArgs(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage(("missing value for " + std::string(a)).c_str());
+      return argv[++i];
+    };
+    auto number = [&]() -> double {
+      const char* v = value();
+      char* end = nullptr;
+      double d = std::strtod(v, &end);
+      if (end == v || *end != '\0' || !(d >= 0)) {
+        usage(("bad number for " + std::string(a) + ": " + v).c_str());
+      }
+      return d;
+    };
+    if (a == "--bootstrap") o.bootstrap = value();
+    else if (a == "--in") o.inTopic = value();
+    else if (a == "--out") o.outTopic = value();
+    else if (a == "--rate") o.rate = number();
+    else if (a == "--seconds") o.seconds = number();
+    else if (a == "--warmup") o.warmup = number();
+    else if (a == "--drain") o.drain = number();
+    else if (a == "--size") o.size = static_cast<int>(number());
+    else if (a == "--keys") o.keys = std::max(1, static_cast<int>(number()));
+    else if (a == "--json") o.json = true;
+    else if (a == "--floor") o.floor = true;
+    else if (a == "--help" || a == "-h") usage(nullptr);
+    else usage(("unknown argument " + std::string(a)).c_str());
+  }
+  if (o.rate <= 0) usage("--rate must be positive");
+  if (o.seconds <= 0) usage("--seconds must be positive");
+  return o;
+}
+
+struct Shared {
+  std::mutex mu;
+  std::vector<int64_t> sentTs;  // strictly increasing, so sorted
+  std::atomic<bool> producing{true};
+  std::atomic<int64_t> sent{0};
+  std::atomic<int64_t> deliveryErrors{0};
+};
+
+void deliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    static_cast<Shared*>(opaque)->deliveryErrors.fetch_add(1);
+  }
+}
+
+// Client settings shared by the floor and the flow runs, so that the ratio to
+// the floor isolates what the flow adds. Both sides are tuned for latency: no
+// linger on the producer, no fetch wait on the consumer.
+bool setConf(rd_kafka_conf_t* conf, const char* key, const std::string& value) {
+  char err[512];
+  if (rd_kafka_conf_set(conf, key, value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+    std::fprintf(stderr, "rtsql_latency: %s=%s: %s\n", key, value.c_str(), err);
+    return false;
+  }
+  return true;
+}
+
+rd_kafka_t* makeClient(rd_kafka_type_t type, const Options& o, const std::string& group,
+                       void* opaque = nullptr) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  bool ok = setConf(conf, "bootstrap.servers", o.bootstrap) &&
+            setConf(conf, "client.id", "rtsql_latency") &&
+            setConf(conf, "topic.metadata.refresh.interval.ms", "500");
+  if (type == RD_KAFKA_PRODUCER) {
+    ok = ok && setConf(conf, "linger.ms", "0") && setConf(conf, "acks", "1") &&
+         setConf(conf, "enable.idempotence", "false") &&
+         setConf(conf, "queue.buffering.max.messages", "1000000");
+  } else {
+    ok = ok && setConf(conf, "group.id", group) &&
+         setConf(conf, "fetch.wait.max.ms", "1") && setConf(conf, "fetch.min.bytes", "1") &&
+         setConf(conf, "fetch.error.backoff.ms", "10") &&
+         setConf(conf, "enable.auto.commit", "false") &&
+         setConf(conf, "auto.offset.reset", "earliest") &&
+         setConf(conf, "enable.partition.eof", "false");
+  }
+  if (ok && opaque != nullptr) {
+    rd_kafka_conf_set_dr_msg_cb(conf, deliveryReport);
+    rd_kafka_conf_set_opaque(conf, opaque);
+  }
+  if (!ok) {
+    rd_kafka_conf_destroy(conf);
+    return nullptr;
+  }
+  char err[512];
+  rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
+  if (rk == nullptr) {
+    std::fprintf(stderr, "rtsql_latency: cannot create client: %s\n", err);
+    rd_kafka_conf_destroy(conf);
+  }
+  return rk;
+}
+
+// Pulls the integer after `"ts_us":` out of a JSON record, allowing whitespace;
+// the output's other fields are of no interest, so a full parse is not needed.
+bool extractTsUs(const char* data, size_t len, int64_t* out) {
+  std::string_view s(data, len);
+  size_t at = s.find("\"ts_us\"");
+  if (at == std::string_view::npos) return false;
+  at += 7;
+  while (at < s.size() && (s[at] == ' ' || s[at] == '\t')) ++at;
+  if (at >= s.size() || s[at] != ':') return false;
+  ++at;
+  while (at < s.size() && (s[at] == ' ' || s[at] == '\t' || s[at] == '"')) ++at;
+  int64_t v = 0;
+  bool any = false;
+  while (at < s.size() && s[at] >= '0' && s[at] <= '9') {
+    v = v * 10 + (s[at] - '0');
+    any = true;
+    ++at;
+  }
+  if (!any) return false;
+  *out = v;
+  return true;
+}
+
+std::string makeRecord(int64_t tsUs, int64_t seq, int keys, int size) {
+  char head[256];
+  int userId = static_cast<int>(seq % keys);
+  // Amounts are always above 10, so a flow filtering `amount > 10` keeps every
+  // record and the lost count stays exact.
+  double amount = 10.5 + static_cast<double>(seq % 1000) / 10.0;
+  int n = std::snprintf(head, sizeof head,
+                        "{\"ts_us\":%" PRId64 ",\"seq\":%" PRId64
+                        ",\"user_id\":\"user%d\",\"url\":\"https://example.com/p/%d\","
+                        "\"amount\":%.2f,\"pad\":\"",
+                        tsUs, seq, userId, static_cast<int>(seq % 97), amount);
+  std::string rec(head, static_cast<size_t>(n));
+  int pad = size - n - 2;
+  if (pad > 0) rec.append(static_cast<size_t>(pad), 'x');
+  rec += "\"}";
+  return rec;
+}
+
+double percentile(const std::vector<int64_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  // Nearest-rank: the smallest value with at least p% of the values at or below it.
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  if (rank == 0) rank = 1;
+  return static_cast<double>(sorted[std::min(rank, sorted.size()) - 1]) / 1000.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parseArgs(argc, argv);
+  const std::string readTopic = o.floor ? o.inTopic : o.outTopic;
+
+  Shared shared;
+  rd_kafka_t* consumer =
+      makeClient(RD_KAFKA_CONSUMER, o, "rtsql_latency_" + std::to_string(rtsql::nowMicros()));
+  if (consumer == nullptr) return 1;
+  rd_kafka_poll_set_consumer(consumer);
+
+  // A run ignores every record sent before it started, so the same topics can
+  // serve several runs in a row (1,000 rec/s, then 10,000 rec/s).
+  const int64_t runStartUs = rtsql::nowMicros();
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, readTopic.c_str(), RD_KAFKA_PARTITION_UA);
+  if (rd_kafka_resp_err_t e = rd_kafka_subscribe(consumer, topics); e) {
+    std::fprintf(stderr, "rtsql_latency: subscribe %s: %s\n", readTopic.c_str(),
+                 rd_kafka_err2str(e));
+    return 1;
+  }
+  rd_kafka_topic_partition_list_destroy(topics);
+
+  // Wait (bounded) for the group to hand over partitions, so the consumer is
+  // fetching before the first record is sent; a topic that does not exist yet
+  // is picked up later and read from the beginning.
+  {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 100)) {
+        rd_kafka_message_destroy(m);
+      }
+      rd_kafka_topic_partition_list_t* assigned = nullptr;
+      if (rd_kafka_assignment(consumer, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        int n = assigned->cnt;
+        rd_kafka_topic_partition_list_destroy(assigned);
+        if (n > 0) break;
+      }
+    }
+  }
+
+  std::vector<int64_t> latencies;
+  std::vector<int64_t> receivedTs;
+  int64_t foreign = 0;
+  // The warm-up is timed from the first record sent, not from the start of the
+  // program, so the wait for the consumer group does not eat into it.
+  std::atomic<int64_t> warmupEndUs{INT64_MAX};
+
+  std::thread producerThread([&] {
+    rd_kafka_t* producer = makeClient(RD_KAFKA_PRODUCER, o, "", &shared);
+    if (producer == nullptr) {
+      shared.producing = false;
+      return;
+    }
+    const auto total = static_cast<int64_t>((o.warmup + o.seconds) * o.rate);
+    const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / o.rate));
+    const auto start = std::chrono::steady_clock::now();
+    warmupEndUs = rtsql::nowMicros() + static_cast<int64_t>(o.warmup * 1e6);
+    int64_t lastTs = 0;
+    // Each record has an absolute due time start + i * period, so pacing does
+    // not drift with the time spent sending; a late record is sent at once.
+    for (int64_t i = 0; i < total; ++i) {
+      std::this_thread::sleep_until(start + i * period);
+      int64_t ts = std::max(rtsql::nowMicros(), lastTs + 1);
+      lastTs = ts;
+      std::string rec = makeRecord(ts, i, o.keys, o.size);
+      std::string key = "user" + std::to_string(i % o.keys);
+      rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+      for (int attempt = 0; attempt < 100; ++attempt) {
+        e = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(o.inTopic.c_str()),
+                              RD_KAFKA_V_KEY(key.data(), key.size()),
+                              RD_KAFKA_V_VALUE(rec.data(), rec.size()),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
+        rd_kafka_poll(producer, 10);
+      }
+      if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        std::lock_guard<std::mutex> lock(shared.mu);
+        shared.sentTs.push_back(ts);
+        shared.sent.fetch_add(1);
+      } else {
+        shared.deliveryErrors.fetch_add(1);
+      }
+      rd_kafka_poll(producer, 0);
+    }
+    rd_kafka_flush(producer, 10000);
+    rd_kafka_destroy(producer);
+    shared.producing = false;
+  });
+
+  // The consumer runs on this thread until the producer is done and then for at
+  // most --drain seconds more, or until every sent record came back.
+  std::chrono::steady_clock::time_point drainDeadline{};
+  bool draining = false;
+  for (;;) {
+    if (!shared.producing.load()) {
+      if (!draining) {
+        draining = true;
+        drainDeadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(o.drain * 1000));
+      }
+      if (static_cast<int64_t>(receivedTs.size()) >= shared.sent.load() ||
+          std::chrono::steady_clock::now() >= drainDeadline) {
+        break;
+      }
+    }
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 50);
+    if (m == nullptr) continue;
+    int64_t nowUs = rtsql::nowMicros();
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      int64_t ts = 0;
+      if (extractTsUs(static_cast<const char*>(m->payload), m->len, &ts) && ts >= runStartUs) {
+        receivedTs.push_back(ts);
+        if (ts >= warmupEndUs.load()) latencies.push_back(nowUs - ts);
+      } else {
+        ++foreign;
+      }
+    } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      std::fprintf(stderr, "rtsql_latency: consume: %s\n", rd_kafka_message_errstr(m));
+    }
+    rd_kafka_message_destroy(m);
+  }
+  producerThread.join();
+  rd_kafka_consumer_close(consumer);
+  rd_kafka_destroy(consumer);
+
+  // Received records are matched against sent ones by ts_us (unique per record),
+  // which separates the lost from the duplicated and from strangers.
+  std::sort(receivedTs.begin(), receivedTs.end());
+  int64_t matched = 0, duplicates = 0, unknown = 0;
+  for (size_t i = 0; i < receivedTs.size(); ++i) {
+    if (i > 0 && receivedTs[i] == receivedTs[i - 1]) {
+      ++duplicates;
+      continue;
+    }
+    if (std::binary_search(shared.sentTs.begin(), shared.sentTs.end(), receivedTs[i])) {
+      ++matched;
+    } else {
+      ++unknown;
+    }
+  }
+  const int64_t sent = shared.sent.load();
+  const int64_t lost = sent - matched;
+  std::sort(latencies.begin(), latencies.end());
+  const double ps[] = {0, 50, 90, 95, 99};
+  const char* names[] = {"P0", "P50", "P90", "P95", "P99"};
+  double values[5];
+  values[0] = latencies.empty() ? 0 : static_cast<double>(latencies.front()) / 1000.0;
+  for (int i = 1; i < 5; ++i) values[i] = percentile(latencies, ps[i]);
+  double maxMs = latencies.empty() ? 0 : static_cast<double>(latencies.back()) / 1000.0;
+
+  if (o.json) {
+    std::printf("{\"mode\":\"%s\",\"rate\":%.0f,\"seconds\":%.1f,\"warmup\":%.1f,\"size\":%d,"
+                "\"keys\":%d,\"sent\":%" PRId64 ",\"received\":%" PRId64 ",\"lost\":%" PRId64
+                ",\"duplicates\":%" PRId64 ",\"unknown\":%" PRId64 ",\"deliveryErrors\":%" PRId64
+                ",\"measured\":%zu,\"latencyMs\":{",
+                o.floor ? "floor" : "flow", o.rate, o.seconds, o.warmup, o.size, o.keys, sent,
+                matched, lost, duplicates, unknown, shared.deliveryErrors.load(),
+                latencies.size());
+    for (int i = 0; i < 5; ++i) std::printf("\"%s\":%.3f,", names[i], values[i]);
+    std::printf("\"max\":%.3f}}\n", maxMs);
+  } else {
+    std::printf("mode        %s\n", o.floor ? "floor (broker only)" : "flow");
+    std::printf("rate        %.0f rec/s for %.1f s after %.1f s warm-up, %d-byte records\n",
+                o.rate, o.seconds, o.warmup, o.size);
+    std::printf("sent        %" PRId64 "\nreceived    %" PRId64 "\nlost        %" PRId64
+                "\nduplicates  %" PRId64 "\n",
+                sent, matched, lost, duplicates);
+    if (unknown + foreign > 0) {
+      std::printf("ignored     %" PRId64 " (not sent by this run)\n", unknown + foreign);
+    }
+    std::printf("latency ms  (%zu measured)\n", latencies.size());
+    for (int i = 0; i < 5; ++i) std::printf("  %-4s %10.3f\n", names[i], values[i]);
+    std::printf("  %-4s %10.3f\n", "max", maxMs);
+  }
+  return matched > 0 ? 0 : 1;
+}

@@ -1,0 +1,940 @@
+// Expression factories and the node classes of operators and predicates.
+// Type checking and implicit conversions happen here, once per expression at
+// bind time; the nodes' eval() methods then do only per-record work with the
+// types already settled (no name lookups, no pattern compilation, no type
+// dispatch beyond one switch).
+//
+// Arithmetic follows Spark SQL without ANSI mode: INT op INT stays INT (wrapping
+// on overflow, like Spark), INT with BIGINT gives BIGINT, anything with DOUBLE
+// gives DOUBLE; `/` always divides as DOUBLE; a division or modulo by zero gives
+// NULL. Timestamps move by intervals and their difference is an interval.
+#include "common/expr.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "common/functions/internal.h"
+#include "common/json.h"
+#include "common/schema.h"
+
+namespace rtsql {
+
+using namespace expr_internal;
+
+namespace {
+
+const DataTypePtr& boolType() {
+  static const DataTypePtr t = DataType::of(TypeId::Boolean);
+  return t;
+}
+
+template <typename T>
+int cmp3(T a, T b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+// ---- literals -------------------------------------------------------------
+
+std::string quoteSql(std::string_view s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += '\'';
+    q += c;
+  }
+  q += '\'';
+  return q;
+}
+
+class LiteralExpr final : public Expr {
+ public:
+  LiteralExpr(Value v, DataTypePtr t) : Expr(std::move(t)), v_(std::move(v)) {}
+  Value eval(const Row&) const override { return v_; }
+  bool isConstant() const override { return true; }
+  std::string toString() const override {
+    switch (v_.type()) {
+      case TypeId::String: return quoteSql(v_.asString());
+      case TypeId::Binary: return "X'" + toHex(v_.asString()) + "'";
+      case TypeId::Timestamp: return "TIMESTAMP '" + formatTimestamp(v_.asInt()) + "'";
+      case TypeId::Interval: return "INTERVAL '" + formatInterval(v_.asInt()) + "'";
+      default: return v_.toString();
+    }
+  }
+
+ private:
+  Value v_;
+};
+
+// ---- arithmetic -------------------------------------------------------------
+
+enum class ArithOp { Add, Sub, Mul, Div, Mod };
+enum class ArithMode { Int32, Int64, Double, TsIv, IvTs, TsTs, IvIv, IvNum, NumIv };
+
+class ArithExpr final : public Expr {
+ public:
+  ArithExpr(DataTypePtr t, ArithOp op, ArithMode mode, ExprPtr l, ExprPtr r, std::string sym)
+      : Expr(std::move(t)), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {}
+
+  Value eval(const Row& row) const override {
+    Value a = l_->eval(row);
+    if (a.isNull()) return a;
+    Value b = r_->eval(row);
+    if (b.isNull()) return b;
+    switch (mode_) {
+      case ArithMode::Int32:
+      case ArithMode::Int64: {
+        // Unsigned arithmetic wraps without undefined behaviour, as Java's does.
+        auto x = static_cast<uint64_t>(a.asInt());
+        auto y = static_cast<uint64_t>(b.asInt());
+        uint64_t r;
+        switch (op_) {
+          case ArithOp::Add: r = x + y; break;
+          case ArithOp::Sub: r = x - y; break;
+          case ArithOp::Mul: r = x * y; break;
+          case ArithOp::Mod:
+            if (b.asInt() == 0) return {};
+            r = b.asInt() == -1 ? 0 : static_cast<uint64_t>(a.asInt() % b.asInt());
+            break;
+          default: return {};
+        }
+        if (mode_ == ArithMode::Int32)
+          return Value::integer(static_cast<int32_t>(static_cast<uint32_t>(r)));
+        return Value::bigint(static_cast<int64_t>(r));
+      }
+      case ArithMode::Double: {
+        double x = a.toDouble(), y = b.toDouble();
+        switch (op_) {
+          case ArithOp::Add: return Value::float64(x + y);
+          case ArithOp::Sub: return Value::float64(x - y);
+          case ArithOp::Mul: return Value::float64(x * y);
+          case ArithOp::Div: return y == 0 ? Value() : Value::float64(x / y);
+          case ArithOp::Mod: return y == 0 ? Value() : Value::float64(std::fmod(x, y));
+        }
+        return {};
+      }
+      case ArithMode::TsIv:
+        return Value::timestamp(op_ == ArithOp::Add ? a.asInt() + b.asInt() : a.asInt() - b.asInt());
+      case ArithMode::IvTs:
+        return Value::timestamp(a.asInt() + b.asInt());
+      case ArithMode::TsTs:
+        return Value::interval(a.asInt() - b.asInt());
+      case ArithMode::IvIv:
+        return Value::interval(op_ == ArithOp::Add ? a.asInt() + b.asInt() : a.asInt() - b.asInt());
+      case ArithMode::IvNum: {
+        double f = b.toDouble();
+        if (op_ == ArithOp::Div) {
+          if (f == 0) return {};
+          return Value::interval(static_cast<int64_t>(std::llround(static_cast<double>(a.asInt()) / f)));
+        }
+        return Value::interval(static_cast<int64_t>(std::llround(static_cast<double>(a.asInt()) * f)));
+      }
+      case ArithMode::NumIv:
+        return Value::interval(
+            static_cast<int64_t>(std::llround(a.toDouble() * static_cast<double>(b.asInt()))));
+    }
+    return {};
+  }
+  std::string toString() const override {
+    return "(" + l_->toString() + " " + sym_ + " " + r_->toString() + ")";
+  }
+  bool isConstant() const override { return l_->isConstant() && r_->isConstant(); }
+
+ private:
+  ArithOp op_;
+  ArithMode mode_;
+  ExprPtr l_, r_;
+  std::string sym_;
+};
+
+[[noreturn]] void operatorError(const std::string& sym, const ExprPtr& l, const ExprPtr& r, size_t pos) {
+  throw SqlError(sqlstate::kDatatypeMismatch,
+                 fmt::format("operator does not exist: {} {} {}", l->type()->toString(), sym,
+                             r->type()->toString()),
+                 pos, "use CAST(... AS <type>) to give the operands compatible types");
+}
+
+ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
+  ArithOp op = sym == "+" ? ArithOp::Add
+               : sym == "-" ? ArithOp::Sub
+               : sym == "*" ? ArithOp::Mul
+               : sym == "/" ? ArithOp::Div
+                            : ArithOp::Mod;
+  // A bare NULL takes the type of the other side (NULL + NULL stays NULL-typed
+  // INT arithmetic that always yields NULL).
+  if (isNullType(l->type()) && isNullType(r->type())) {
+    l = castTo(l, DataType::of(TypeId::Int));
+    r = castTo(r, DataType::of(TypeId::Int));
+  } else if (isNullType(l->type())) {
+    l = castTo(l, r->type()->id == TypeId::Timestamp && op == ArithOp::Sub ? DataType::of(TypeId::Timestamp) : r->type());
+  } else if (isNullType(r->type())) {
+    r = castTo(r, l->type()->id == TypeId::Timestamp ? DataType::of(TypeId::Interval) : l->type());
+  }
+  TypeId a = l->type()->id, b = r->type()->id;
+  auto mk = [&](TypeId t, ArithMode m) {
+    return std::make_shared<ArithExpr>(DataType::of(t), op, m, l, r, sym);
+  };
+  if (l->type()->isNumeric() && r->type()->isNumeric()) {
+    if (op == ArithOp::Div || a == TypeId::Double || b == TypeId::Double) {
+      l = castTo(l, DataType::of(TypeId::Double));
+      r = castTo(r, DataType::of(TypeId::Double));
+      return mk(TypeId::Double, ArithMode::Double);
+    }
+    if (a == TypeId::Int && b == TypeId::Int) return mk(TypeId::Int, ArithMode::Int32);
+    l = castTo(l, DataType::of(TypeId::BigInt));
+    r = castTo(r, DataType::of(TypeId::BigInt));
+    return mk(TypeId::BigInt, ArithMode::Int64);
+  }
+  // A string written where a timestamp belongs ("ts - '2024-01-01'") reads as one.
+  if (a == TypeId::Timestamp && b == TypeId::String && op == ArithOp::Sub) {
+    r = castTo(r, DataType::of(TypeId::Timestamp));
+    b = TypeId::Timestamp;
+  }
+  if (a == TypeId::Timestamp && b == TypeId::Interval && (op == ArithOp::Add || op == ArithOp::Sub))
+    return mk(TypeId::Timestamp, ArithMode::TsIv);
+  if (a == TypeId::Interval && b == TypeId::Timestamp && op == ArithOp::Add)
+    return mk(TypeId::Timestamp, ArithMode::IvTs);
+  if (a == TypeId::Timestamp && b == TypeId::Timestamp && op == ArithOp::Sub)
+    return mk(TypeId::Interval, ArithMode::TsTs);
+  if (a == TypeId::Interval && b == TypeId::Interval && (op == ArithOp::Add || op == ArithOp::Sub))
+    return mk(TypeId::Interval, ArithMode::IvIv);
+  if (a == TypeId::Interval && r->type()->isNumeric() && (op == ArithOp::Mul || op == ArithOp::Div))
+    return mk(TypeId::Interval, ArithMode::IvNum);
+  if (l->type()->isNumeric() && b == TypeId::Interval && op == ArithOp::Mul)
+    return mk(TypeId::Interval, ArithMode::NumIv);
+  operatorError(sym, l, r, pos);
+}
+
+class NegExpr final : public Expr {
+ public:
+  explicit NegExpr(ExprPtr e) : Expr(e->type()), e_(std::move(e)) {}
+  Value eval(const Row& row) const override {
+    Value v = e_->eval(row);
+    switch (v.type()) {
+      case TypeId::Int: return Value::integer(static_cast<int32_t>(0u - static_cast<uint32_t>(v.asInt())));
+      case TypeId::BigInt: return Value::bigint(static_cast<int64_t>(0ull - static_cast<uint64_t>(v.asInt())));
+      case TypeId::Double: return Value::float64(-v.asDouble());
+      case TypeId::Interval: return Value::interval(-v.asInt());
+      default: return {};
+    }
+  }
+  std::string toString() const override { return "(- " + e_->toString() + ")"; }
+  bool isConstant() const override { return e_->isConstant(); }
+
+ private:
+  ExprPtr e_;
+};
+
+// ---- comparison -------------------------------------------------------------
+
+enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge, NullSafeEq };
+enum class CmpMode { Int, Double, Bytes, Generic };
+
+int compareDoubles(double a, double b) {
+  bool an = std::isnan(a), bn = std::isnan(b);
+  if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
+  return cmp3(a, b);
+}
+
+class CompareExpr final : public Expr {
+ public:
+  CompareExpr(CmpOp op, CmpMode mode, ExprPtr l, ExprPtr r, std::string sym)
+      : Expr(boolType()), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {}
+  Value eval(const Row& row) const override {
+    Value a = l_->eval(row);
+    if (a.isNull() && op_ != CmpOp::NullSafeEq) return {};
+    Value b = r_->eval(row);
+    if (a.isNull() || b.isNull()) {
+      if (op_ == CmpOp::NullSafeEq) return Value::boolean(a.isNull() && b.isNull());
+      return {};
+    }
+    int c;
+    switch (mode_) {
+      case CmpMode::Int: c = cmp3(a.asInt(), b.asInt()); break;
+      case CmpMode::Double: c = compareDoubles(a.asDouble(), b.asDouble()); break;
+      case CmpMode::Bytes: c = a.asString().compare(b.asString()); break;
+      default: c = a.compare(b); break;
+    }
+    switch (op_) {
+      case CmpOp::Eq:
+      case CmpOp::NullSafeEq: return Value::boolean(c == 0);
+      case CmpOp::Ne: return Value::boolean(c != 0);
+      case CmpOp::Lt: return Value::boolean(c < 0);
+      case CmpOp::Le: return Value::boolean(c <= 0);
+      case CmpOp::Gt: return Value::boolean(c > 0);
+      case CmpOp::Ge: return Value::boolean(c >= 0);
+    }
+    return {};
+  }
+  std::string toString() const override {
+    return "(" + l_->toString() + " " + sym_ + " " + r_->toString() + ")";
+  }
+  bool isConstant() const override { return l_->isConstant() && r_->isConstant(); }
+
+ private:
+  CmpOp op_;
+  CmpMode mode_;
+  ExprPtr l_, r_;
+  std::string sym_;
+};
+
+// Brings two operands to one comparable type, or throws 42804 with a hint.
+DataTypePtr unifyForCompare(ExprPtr& l, ExprPtr& r, size_t pos, const char* what) {
+  DataTypePtr t = commonType(l->type(), r->type());
+  if (!t) {
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("cannot compare {} with {}{}", l->type()->toString(),
+                               r->type()->toString(), what),
+                   pos, "use CAST(... AS <type>) to compare values of different types");
+  }
+  l = castTo(l, t);
+  r = castTo(r, t);
+  return t;
+}
+
+CmpMode modeFor(const DataTypePtr& t) {
+  switch (t->id) {
+    case TypeId::Int:
+    case TypeId::BigInt:
+    case TypeId::Timestamp:
+    case TypeId::Interval: return CmpMode::Int;
+    case TypeId::Double: return CmpMode::Double;
+    case TypeId::String:
+    case TypeId::Binary: return CmpMode::Bytes;
+    default: return CmpMode::Generic;
+  }
+}
+
+ExprPtr makeCompare(const std::string& sym, CmpOp op, ExprPtr l, ExprPtr r, size_t pos) {
+  DataTypePtr t = unifyForCompare(l, r, pos, "");
+  return std::make_shared<CompareExpr>(op, modeFor(t), std::move(l), std::move(r), sym);
+}
+
+// ---- boolean logic ----------------------------------------------------------
+
+void requireBool(const char* op, ExprPtr& e, size_t pos) {
+  auto id = e->type()->id;
+  if (id == TypeId::Null) {
+    e = castTo(e, boolType());
+    return;
+  }
+  if (id != TypeId::Boolean)
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("argument of {} must be type BOOLEAN, not type {}", op, e->type()->toString()),
+                   pos);
+}
+
+class AndExpr final : public Expr {
+ public:
+  AndExpr(ExprPtr l, ExprPtr r) : Expr(boolType()), l_(std::move(l)), r_(std::move(r)) {}
+  Value eval(const Row& row) const override {
+    Value a = l_->eval(row);
+    if (!a.isNull() && !a.asBool()) return a;
+    Value b = r_->eval(row);
+    if (!b.isNull() && !b.asBool()) return b;
+    return a.isNull() ? a : b;  // NULL if either is NULL, else TRUE
+  }
+  std::string toString() const override { return "(" + l_->toString() + " AND " + r_->toString() + ")"; }
+  bool isConstant() const override { return l_->isConstant() && r_->isConstant(); }
+
+ private:
+  ExprPtr l_, r_;
+};
+
+class OrExpr final : public Expr {
+ public:
+  OrExpr(ExprPtr l, ExprPtr r) : Expr(boolType()), l_(std::move(l)), r_(std::move(r)) {}
+  Value eval(const Row& row) const override {
+    Value a = l_->eval(row);
+    if (!a.isNull() && a.asBool()) return a;
+    Value b = r_->eval(row);
+    if (!b.isNull() && b.asBool()) return b;
+    return a.isNull() ? a : b;  // NULL if either is NULL, else FALSE
+  }
+  std::string toString() const override { return "(" + l_->toString() + " OR " + r_->toString() + ")"; }
+  bool isConstant() const override { return l_->isConstant() && r_->isConstant(); }
+
+ private:
+  ExprPtr l_, r_;
+};
+
+class NotExpr final : public Expr {
+ public:
+  explicit NotExpr(ExprPtr e) : Expr(boolType()), e_(std::move(e)) {}
+  Value eval(const Row& row) const override {
+    Value v = e_->eval(row);
+    return v.isNull() ? v : Value::boolean(!v.asBool());
+  }
+  std::string toString() const override { return "(NOT " + e_->toString() + ")"; }
+  bool isConstant() const override { return e_->isConstant(); }
+
+ private:
+  ExprPtr e_;
+};
+
+class IsNullExpr final : public Expr {
+ public:
+  IsNullExpr(ExprPtr e, bool negated) : Expr(boolType()), e_(std::move(e)), negated_(negated) {}
+  Value eval(const Row& row) const override { return Value::boolean(e_->eval(row).isNull() != negated_); }
+  std::string toString() const override {
+    return "(" + e_->toString() + (negated_ ? " IS NOT NULL)" : " IS NULL)");
+  }
+  bool isConstant() const override { return e_->isConstant(); }
+
+ private:
+  ExprPtr e_;
+  bool negated_;
+};
+
+struct ValueHash {
+  size_t operator()(const Value& v) const { return v.hash(); }
+};
+
+class InExpr final : public Expr {
+ public:
+  InExpr(ExprPtr e, std::vector<ExprPtr> list, bool negated)
+      : Expr(boolType()), e_(std::move(e)), list_(std::move(list)), negated_(negated) {
+    allConstant_ = std::all_of(list_.begin(), list_.end(), [](const ExprPtr& x) { return x->isConstant(); });
+    if (allConstant_) {
+      for (const auto& x : list_) {
+        Value v = *constantValue(x);
+        if (v.isNull())
+          listHasNull_ = true;
+        else
+          set_.insert(std::move(v));
+      }
+    }
+  }
+  Value eval(const Row& row) const override {
+    Value v = e_->eval(row);
+    if (v.isNull()) return v;
+    bool sawNull = listHasNull_;
+    bool found = false;
+    if (allConstant_) {
+      found = set_.count(v) != 0;
+    } else {
+      for (const auto& x : list_) {
+        Value c = x->eval(row);
+        if (c.isNull()) {
+          sawNull = true;
+        } else if (c.compare(v) == 0) {
+          found = true;
+          break;
+        }
+      }
+    }
+    // x IN (..., NULL) is NULL, not FALSE, when nothing matched.
+    if (found) return Value::boolean(!negated_);
+    if (sawNull) return {};
+    return Value::boolean(negated_);
+  }
+  std::string toString() const override {
+    std::string s = "(" + e_->toString() + (negated_ ? " NOT IN (" : " IN (");
+    for (size_t i = 0; i < list_.size(); ++i) {
+      if (i) s += ", ";
+      s += list_[i]->toString();
+    }
+    return s + "))";
+  }
+  bool isConstant() const override { return e_->isConstant() && allConstant_; }
+
+ private:
+  ExprPtr e_;
+  std::vector<ExprPtr> list_;
+  bool negated_;
+  bool allConstant_ = false;
+  bool listHasNull_ = false;
+  std::unordered_set<Value, ValueHash> set_;
+};
+
+class BetweenExpr final : public Expr {
+ public:
+  BetweenExpr(ExprPtr e, ExprPtr lo, ExprPtr hi, bool negated)
+      : Expr(boolType()), e_(std::move(e)), lo_(std::move(lo)), hi_(std::move(hi)), negated_(negated) {}
+  Value eval(const Row& row) const override {
+    Value v = e_->eval(row);
+    if (v.isNull()) return v;
+    Value lo = lo_->eval(row);
+    Value hi = hi_->eval(row);
+    // Three-valued (v >= lo AND v <= hi).
+    int ge = lo.isNull() ? -1 : (v.compare(lo) >= 0 ? 1 : 0);
+    int le = hi.isNull() ? -1 : (v.compare(hi) <= 0 ? 1 : 0);
+    if (ge == 0 || le == 0) return Value::boolean(negated_);
+    if (ge < 0 || le < 0) return {};
+    return Value::boolean(!negated_);
+  }
+  std::string toString() const override {
+    return "(" + e_->toString() + (negated_ ? " NOT BETWEEN " : " BETWEEN ") + lo_->toString() +
+           " AND " + hi_->toString() + ")";
+  }
+  bool isConstant() const override { return e_->isConstant() && lo_->isConstant() && hi_->isConstant(); }
+
+ private:
+  ExprPtr e_, lo_, hi_;
+  bool negated_;
+};
+
+// ---- LIKE -------------------------------------------------------------------
+
+// A LIKE pattern compiled into segments split at '%': each segment is a run of
+// literal bytes and '_' (one UTF-8 character). Matching places the first segment
+// at the start, the last at the end and the others leftmost in between, which is
+// exact for this pattern language and linear in practice.
+class LikePattern {
+ public:
+  explicit LikePattern(std::string_view p) {
+    segments_.emplace_back();
+    for (size_t i = 0; i < p.size(); ++i) {
+      char c = p[i];
+      if (c == '\\' && i + 1 < p.size()) {
+        addLiteral(p[++i]);
+      } else if (c == '%') {
+        segments_.emplace_back();
+      } else if (c == '_') {
+        segments_.back().push_back(Piece{{}, true});
+      } else {
+        addLiteral(c);
+      }
+    }
+  }
+
+  bool matches(std::string_view s) const {
+    if (segments_.size() == 1) {
+      size_t end;
+      return matchAt(segments_[0], s, 0, &end) && end == s.size();
+    }
+    size_t pos = 0;
+    // First segment is anchored at the start.
+    if (!matchAt(segments_.front(), s, 0, &pos)) return false;
+    // Middle segments: leftmost occurrence.
+    for (size_t k = 1; k + 1 < segments_.size(); ++k) {
+      const auto& seg = segments_[k];
+      if (seg.empty()) continue;
+      bool found = false;
+      for (size_t start = pos; start <= s.size(); ++start) {
+        if (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) continue;
+        size_t end;
+        if (matchAt(seg, s, start, &end)) {
+          pos = end;
+          found = true;
+          break;
+        }
+      }
+      if (!found) return false;
+    }
+    // Last segment is anchored at the end.
+    const auto& last = segments_.back();
+    if (last.empty()) return true;
+    for (size_t start = s.size() + 1; start-- > pos;) {
+      if (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) continue;
+      size_t end;
+      if (matchAt(last, s, start, &end) && end == s.size()) return true;
+      if (!hasAny(last) && start + literalLen(last) < s.size()) return false;
+    }
+    return false;
+  }
+
+ private:
+  struct Piece {
+    std::string lit;
+    bool any;  // '_'
+  };
+  using Segment = std::vector<Piece>;
+
+  void addLiteral(char c) {
+    auto& seg = segments_.back();
+    if (seg.empty() || seg.back().any) seg.push_back(Piece{{}, false});
+    seg.back().lit += c;
+  }
+  static bool hasAny(const Segment& seg) {
+    return std::any_of(seg.begin(), seg.end(), [](const Piece& p) { return p.any; });
+  }
+  static size_t literalLen(const Segment& seg) {
+    size_t n = 0;
+    for (const auto& p : seg) n += p.lit.size();
+    return n;
+  }
+  static bool matchAt(const Segment& seg, std::string_view s, size_t pos, size_t* end) {
+    for (const auto& p : seg) {
+      if (p.any) {
+        if (pos >= s.size()) return false;
+        ++pos;
+        while (pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) ++pos;
+      } else {
+        if (s.size() - pos < p.lit.size() || s.compare(pos, p.lit.size(), p.lit) != 0) return false;
+        pos += p.lit.size();
+      }
+    }
+    *end = pos;
+    return true;
+  }
+
+  std::vector<Segment> segments_;
+};
+
+class LikeExpr final : public Expr {
+ public:
+  LikeExpr(ExprPtr e, ExprPtr pattern, bool negated)
+      : Expr(boolType()), e_(std::move(e)), pattern_(std::move(pattern)), negated_(negated) {
+    if (auto c = constantValue(pattern_)) {
+      constantNull_ = c->isNull();
+      if (!constantNull_) compiled_.emplace(c->asString());
+    }
+  }
+  Value eval(const Row& row) const override {
+    Value v = e_->eval(row);
+    if (v.isNull()) return v;
+    if (compiled_) return Value::boolean(compiled_->matches(v.asString()) != negated_);
+    if (constantNull_) return {};
+    Value p = pattern_->eval(row);
+    if (p.isNull()) return p;
+    return Value::boolean(LikePattern(p.asString()).matches(v.asString()) != negated_);
+  }
+  std::string toString() const override {
+    return "(" + e_->toString() + (negated_ ? " NOT LIKE " : " LIKE ") + pattern_->toString() + ")";
+  }
+  bool isConstant() const override { return e_->isConstant() && pattern_->isConstant(); }
+
+ private:
+  ExprPtr e_, pattern_;
+  bool negated_;
+  bool constantNull_ = false;
+  std::optional<LikePattern> compiled_;
+};
+
+// ---- CASE ---------------------------------------------------------------------
+
+class CaseExpr final : public Expr {
+ public:
+  CaseExpr(DataTypePtr t, ExprPtr operand, std::vector<std::pair<ExprPtr, ExprPtr>> whens, ExprPtr elseExpr)
+      : Expr(std::move(t)), operand_(std::move(operand)), whens_(std::move(whens)), else_(std::move(elseExpr)) {}
+  Value eval(const Row& row) const override {
+    if (operand_) {
+      Value v = operand_->eval(row);
+      if (!v.isNull()) {
+        for (const auto& [w, then] : whens_) {
+          Value c = w->eval(row);
+          if (!c.isNull() && c.compare(v) == 0) return then->eval(row);
+        }
+      }
+    } else {
+      for (const auto& [w, then] : whens_) {
+        Value c = w->eval(row);
+        if (!c.isNull() && c.asBool()) return then->eval(row);
+      }
+    }
+    return else_ ? else_->eval(row) : Value();
+  }
+  std::string toString() const override {
+    std::string s = "CASE";
+    if (operand_) s += " " + operand_->toString();
+    for (const auto& [w, then] : whens_) s += " WHEN " + w->toString() + " THEN " + then->toString();
+    if (else_) s += " ELSE " + else_->toString();
+    return s + " END";
+  }
+  bool isConstant() const override {
+    if (operand_ && !operand_->isConstant()) return false;
+    if (else_ && !else_->isConstant()) return false;
+    for (const auto& [w, then] : whens_)
+      if (!w->isConstant() || !then->isConstant()) return false;
+    return true;
+  }
+
+ private:
+  ExprPtr operand_;
+  std::vector<std::pair<ExprPtr, ExprPtr>> whens_;
+  ExprPtr else_;
+};
+
+// ---- subscript --------------------------------------------------------------
+
+class SubscriptExpr final : public Expr {
+ public:
+  SubscriptExpr(ExprPtr e, ExprPtr idx, DataTypePtr t) : Expr(std::move(t)), e_(std::move(e)), idx_(std::move(idx)) {}
+  Value eval(const Row& row) const override {
+    Value a = e_->eval(row);
+    if (a.isNull()) return a;
+    Value i = idx_->eval(row);
+    if (i.isNull()) return i;
+    const auto& items = a.asList();
+    int64_t k = i.asInt();
+    if (k < 0 || static_cast<uint64_t>(k) >= items.size()) return {};
+    return items[static_cast<size_t>(k)];
+  }
+  std::string toString() const override { return e_->toString() + "[" + idx_->toString() + "]"; }
+  bool isConstant() const override { return e_->isConstant() && idx_->isConstant(); }
+
+ private:
+  ExprPtr e_, idx_;
+};
+
+// ---- operator names -----------------------------------------------------------
+
+bool isAggregateName(const std::string& lname) {
+  return lname == "count" || lname == "sum" || lname == "min" || lname == "max" || lname == "avg";
+}
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+// ---- FieldAccessExpr / CallExpr (declared in internal.h) --------------------
+
+namespace expr_internal {
+
+Value FieldAccessExpr::eval(const Row& row) const {
+  Value s = base_->eval(row);
+  if (s.isNull()) return s;
+  const auto& f = s.asList();
+  return static_cast<size_t>(index_) < f.size() ? f[static_cast<size_t>(index_)] : Value();
+}
+
+std::string CallExpr::toString() const {
+  std::string s = name_ + "(";
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (i) s += ", ";
+    s += args_[i]->toString();
+  }
+  return s + ")";
+}
+
+const FunctionTable& functionTable() {
+  static const FunctionTable table = [] {
+    FunctionTable t;
+    registerMathFunctions(t);
+    registerStringFunctions(t);
+    registerRegexFunctions(t);
+    registerHashFunctions(t);
+    registerDatetimeFunctions(t);
+    registerJsonFunctions(t);
+    registerNestedFunctions(t);
+    registerConditionalFunctions(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace expr_internal
+
+// ---- factories ----------------------------------------------------------------
+
+ExprPtr makeColumnRef(int index, DataTypePtr type, std::string name) {
+  return std::make_shared<ColumnRefExpr>(index, std::move(type), std::move(name));
+}
+
+ExprPtr makeLiteral(Value value, DataTypePtr type) {
+  if (!type) type = DataType::of(value.type());
+  // Store the value in the declared type so eval() needs no conversion later.
+  if (!value.isNull() && value.type() != type->id && type->id != TypeId::Array && type->id != TypeId::Struct)
+    value = castValue(value, *type);
+  return std::make_shared<LiteralExpr>(std::move(value), std::move(type));
+}
+
+bool isAggregateFunction(const std::string& name) { return isAggregateName(toLower(name)); }
+
+ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos) {
+  std::string lname = toLower(name);
+  if (args.size() == 2) {
+    static const std::pair<const char*, CmpOp> kCmp[] = {
+        {"=", CmpOp::Eq}, {"==", CmpOp::Eq}, {"<>", CmpOp::Ne}, {"!=", CmpOp::Ne}, {"<", CmpOp::Lt},
+        {"<=", CmpOp::Le}, {">", CmpOp::Gt}, {">=", CmpOp::Ge}, {"<=>", CmpOp::NullSafeEq}};
+    for (const auto& [sym, op] : kCmp)
+      if (lname == sym) return makeCompare(lname, op, std::move(args[0]), std::move(args[1]), pos);
+    if (lname == "+" || lname == "-" || lname == "*" || lname == "/" || lname == "%")
+      return makeArith(lname, std::move(args[0]), std::move(args[1]), pos);
+    if (lname == "||") {
+      argString("||", args, 0, pos);
+      argString("||", args, 1, pos);
+      return fn2("||", DataType::of(TypeId::String), std::move(args), [](const Value& a, const Value& b) {
+        std::string s;
+        s.reserve(a.asString().size() + b.asString().size());
+        s += a.asString();
+        s += b.asString();
+        return Value::string(std::move(s));
+      });
+    }
+  }
+  if (lname == "neg" && args.size() == 1) {
+    auto id = args[0]->type()->id;
+    if (id == TypeId::Null) args[0] = castTo(args[0], DataType::of(TypeId::Int));
+    else if (!args[0]->type()->isNumeric() && id != TypeId::Interval)
+      throw SqlError(sqlstate::kDatatypeMismatch,
+                     fmt::format("operator does not exist: - {}", args[0]->type()->toString()), pos);
+    return std::make_shared<NegExpr>(std::move(args[0]));
+  }
+  if (isAggregateName(lname))
+    throw SqlError(sqlstate::kFeatureNotSupported, "aggregate functions are not supported in this context",
+                   pos);
+  const auto& table = functionTable();
+  auto it = table.find(lname);
+  if (it == table.end()) {
+    std::vector<std::string> close;
+    for (const auto& [n, def] : table)
+      if (editDistance(lname, n) <= (lname.size() > 4 ? 2u : 1u) ||
+          (lname.size() >= 3 && n.rfind(lname, 0) == 0))
+        close.push_back(n);
+    std::sort(close.begin(), close.end());
+    std::string hint;
+    if (!close.empty()) {
+      hint = "did you mean ";
+      for (size_t i = 0; i < close.size() && i < 5; ++i) {
+        if (i) hint += i + 1 == std::min<size_t>(close.size(), 5) ? " or " : ", ";
+        hint += close[i];
+      }
+      hint += "?";
+    }
+    throw SqlError(sqlstate::kUndefinedFunction,
+                   fmt::format("function {} does not exist", signature(lname, args)), pos, hint);
+  }
+  const FunctionDef& def = it->second;
+  auto n = static_cast<int>(args.size());
+  if (n < def.minArgs || (def.maxArgs >= 0 && n > def.maxArgs)) {
+    std::string expected = def.maxArgs < 0 ? fmt::format("at least {}", def.minArgs)
+                           : def.minArgs == def.maxArgs ? fmt::format("{}", def.minArgs)
+                                                        : fmt::format("{} to {}", def.minArgs, def.maxArgs);
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("function {} takes {} argument{}, got {}", lname, expected,
+                               expected == "1" ? "" : "s", n),
+                   pos);
+  }
+  return def.build(lname, args, pos);
+}
+
+ExprPtr makeAnd(ExprPtr l, ExprPtr r, size_t pos) {
+  requireBool("AND", l, pos);
+  requireBool("AND", r, pos);
+  return std::make_shared<AndExpr>(std::move(l), std::move(r));
+}
+
+ExprPtr makeOr(ExprPtr l, ExprPtr r, size_t pos) {
+  requireBool("OR", l, pos);
+  requireBool("OR", r, pos);
+  return std::make_shared<OrExpr>(std::move(l), std::move(r));
+}
+
+ExprPtr makeNot(ExprPtr e, size_t pos) {
+  requireBool("NOT", e, pos);
+  return std::make_shared<NotExpr>(std::move(e));
+}
+
+ExprPtr makeIsNull(ExprPtr e, bool negated) { return std::make_shared<IsNullExpr>(std::move(e), negated); }
+
+ExprPtr makeIn(ExprPtr e, std::vector<ExprPtr> list, bool negated, size_t pos) {
+  DataTypePtr t = e->type();
+  for (const auto& x : list) {
+    auto c = commonType(t, x->type());
+    if (!c)
+      throw SqlError(sqlstate::kDatatypeMismatch,
+                     fmt::format("cannot compare {} with {} in IN list", e->type()->toString(),
+                                 x->type()->toString()),
+                     pos, "use CAST(... AS <type>) to compare values of different types");
+    t = c;
+  }
+  e = castTo(e, t);
+  for (auto& x : list) x = castTo(x, t);
+  return std::make_shared<InExpr>(std::move(e), std::move(list), negated);
+}
+
+ExprPtr makeBetween(ExprPtr e, ExprPtr lo, ExprPtr hi, bool negated, size_t pos) {
+  DataTypePtr t = commonType(e->type(), lo->type());
+  if (t) t = commonType(t, hi->type());
+  if (!t)
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("cannot compare {} with {} and {} in BETWEEN", e->type()->toString(),
+                               lo->type()->toString(), hi->type()->toString()),
+                   pos, "use CAST(... AS <type>) to compare values of different types");
+  return std::make_shared<BetweenExpr>(castTo(std::move(e), t), castTo(std::move(lo), t),
+                                       castTo(std::move(hi), t), negated);
+}
+
+ExprPtr makeLike(ExprPtr e, ExprPtr pattern, bool negated, size_t pos) {
+  std::vector<ExprPtr> args{std::move(e), std::move(pattern)};
+  argString("like", args, 0, pos);
+  argString("like", args, 1, pos);
+  return std::make_shared<LikeExpr>(std::move(args[0]), std::move(args[1]), negated);
+}
+
+ExprPtr makeCase(ExprPtr operand, std::vector<std::pair<ExprPtr, ExprPtr>> whens, ExprPtr elseExpr,
+                 size_t pos) {
+  if (operand) {
+    DataTypePtr t = operand->type();
+    for (auto& w : whens) {
+      auto c = commonType(t, w.first->type());
+      if (!c)
+        throw SqlError(sqlstate::kDatatypeMismatch,
+                       fmt::format("CASE operand of type {} cannot be compared with WHEN value of type {}",
+                                   operand->type()->toString(), w.first->type()->toString()),
+                       pos, "use CAST(... AS <type>) to compare values of different types");
+      t = c;
+    }
+    operand = castTo(operand, t);
+    for (auto& w : whens) w.first = castTo(w.first, t);
+  } else {
+    for (auto& w : whens) requireBool("CASE/WHEN", w.first, pos);
+  }
+  DataTypePtr rt = nullType();
+  auto unify = [&](const ExprPtr& x) {
+    auto c = commonType(rt, x->type());
+    if (!c)
+      throw SqlError(sqlstate::kDatatypeMismatch,
+                     fmt::format("CASE types {} and {} cannot be matched", rt->toString(), x->type()->toString()),
+                     pos, "use CAST(... AS <type>) so that every branch has the same type");
+    rt = c;
+  };
+  for (const auto& w : whens) unify(w.second);
+  if (elseExpr) unify(elseExpr);
+  for (auto& w : whens) w.second = castTo(w.second, rt);
+  if (elseExpr) elseExpr = castTo(elseExpr, rt);
+  return std::make_shared<CaseExpr>(rt, std::move(operand), std::move(whens), std::move(elseExpr));
+}
+
+ExprPtr makeCast(ExprPtr e, DataTypePtr target, size_t pos) {
+  if (!canCast(*e->type(), *target))
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("cannot cast type {} to {}", e->type()->toString(), target->toString()), pos);
+  return castTo(std::move(e), target);
+}
+
+ExprPtr makeFieldAccess(ExprPtr e, const std::string& field, size_t pos) {
+  const auto& t = e->type();
+  if (t->id != TypeId::Struct)
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("cannot access field '{}' of {}: it is not a STRUCT", field, t->toString()), pos);
+  int idx = t->fieldIndex(field);
+  if (idx < 0) {
+    std::string names;
+    for (const auto& f : t->fields) names += (names.empty() ? "" : ", ") + f.name;
+    throw SqlError(sqlstate::kUndefinedColumn, fmt::format("field '{}' does not exist in {}", field, t->toString()),
+                   pos, "available fields: " + names);
+  }
+  auto ft = t->fields[static_cast<size_t>(idx)].type;
+  return std::make_shared<FieldAccessExpr>(std::move(e), idx, t->fields[static_cast<size_t>(idx)].name,
+                                           std::move(ft));
+}
+
+ExprPtr makeSubscript(ExprPtr e, ExprPtr index, size_t pos) {
+  const auto& t = e->type();
+  if (t->id != TypeId::Array)
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("cannot subscript type {}: it is not an ARRAY", t->toString()), pos);
+  if (!index->type()->isIntegral() && !isNullType(index->type()))
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("array subscript must be an integer, not {}", index->type()->toString()), pos,
+                   "use CAST(... AS INT)");
+  index = castTo(index, DataType::of(TypeId::BigInt));
+  auto et = t->element ? t->element : nullType();
+  return std::make_shared<SubscriptExpr>(std::move(e), std::move(index), std::move(et));
+}
+
+}  // namespace rtsql

@@ -1,0 +1,424 @@
+// CAST with Spark's non-ANSI semantics (a value that does not parse becomes
+// NULL instead of failing the record), and the implicit conversions the binder
+// inserts: NULL literals adapting to their context, INT -> BIGINT -> DOUBLE, and
+// scalars to STRING where a function wants text.
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/functions/internal.h"
+#include "common/json.h"
+#include "common/schema.h"
+
+namespace rtsql {
+
+using namespace expr_internal;
+
+namespace {
+
+std::string_view trimSpaces(std::string_view s) {
+  auto sp = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  while (!s.empty() && sp(s.front())) s.remove_prefix(1);
+  while (!s.empty() && sp(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Integer text as Spark's UTF8String.toLong reads it: optional sign, digits, and
+// an optional fractional part that is truncated ("1.9" -> 1).
+bool parseInteger(std::string_view s, int64_t* out) {
+  s = trimSpaces(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  bool intDigits = r.ec == std::errc();
+  if (r.ec != std::errc()) {
+    if (r.ec == std::errc::result_out_of_range) return false;
+    // "-.5" or ".5": no integer digits but a fraction.
+    if (s.front() != '.' && !(s.size() > 1 && s[0] == '-' && s[1] == '.')) return false;
+    *out = 0;
+    r.ptr = s.data() + (s.front() == '-' ? 1 : 0);
+  }
+  const char* p = r.ptr;
+  const char* end = s.data() + s.size();
+  if (p == end) return true;
+  if (*p != '.') return false;
+  ++p;
+  if (p == end && !intDigits) return false;
+  for (; p != end; ++p)
+    if (*p < '0' || *p > '9') return false;
+  return true;
+}
+
+bool parseDouble(std::string_view s, double* out) {
+  s = trimSpaces(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return false;
+  // Java spellings that from_chars does not know.
+  std::string_view body = s.front() == '-' ? s.substr(1) : s;
+  if (body == "Infinity" || iequals(body, "inf") || iequals(body, "infinity")) {
+    *out = s.front() == '-' ? -HUGE_VAL : HUGE_VAL;
+    return true;
+  }
+  if (iequals(body, "nan")) {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  // Java accepts a trailing d/f type suffix ("1.5d"); so does Spark.
+  if (s.size() > 1 && (s.back() == 'd' || s.back() == 'D' || s.back() == 'f' || s.back() == 'F'))
+    s.remove_suffix(1);
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+int64_t doubleToLong(double d) {
+  // Java's (long) cast: NaN -> 0, saturating at the ends.
+  if (std::isnan(d)) return 0;
+  if (d >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+  if (d <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(d);
+}
+
+int32_t doubleToInt(double d) {
+  if (std::isnan(d)) return 0;
+  if (d >= 2147483647.0) return std::numeric_limits<int32_t>::max();
+  if (d <= -2147483648.0) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(d);
+}
+
+// Java's (int) of a long: keeps the low 32 bits.
+int32_t wrapInt(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
+
+Value castToString(const Value& v) {
+  switch (v.type()) {
+    case TypeId::String:
+      return v;
+    case TypeId::Binary:
+      return Value::string(v.asString());
+    case TypeId::Double:
+      return Value::string(formatDouble(v.asDouble()));
+    default:
+      return Value::string(v.toString());
+  }
+}
+
+class CastExpr final : public Expr {
+ public:
+  CastExpr(ExprPtr e, DataTypePtr target) : Expr(std::move(target)), e_(std::move(e)) {}
+  Value eval(const Row& row) const override {
+    Value v = e_->eval(row);
+    if (v.isNull()) return v;
+    return castValue(v, *type());
+  }
+  std::string toString() const override {
+    return "CAST(" + e_->toString() + " AS " + type()->toString() + ")";
+  }
+  bool isConstant() const override { return e_->isConstant(); }
+
+ private:
+  ExprPtr e_;
+};
+
+}  // namespace
+
+Value castValue(const Value& v, const DataType& target) {
+  if (v.isNull()) return v;
+  TypeId from = v.type();
+  switch (target.id) {
+    case TypeId::Null:
+      return {};
+    case TypeId::String:
+      return castToString(v);
+    case TypeId::Boolean:
+      switch (from) {
+        case TypeId::Boolean: return v;
+        case TypeId::Int:
+        case TypeId::BigInt: return Value::boolean(v.asInt() != 0);
+        case TypeId::Double: return Value::boolean(v.asDouble() != 0);
+        case TypeId::String: {
+          std::string_view s = trimSpaces(v.asString());
+          if (iequals(s, "true") || iequals(s, "t") || iequals(s, "yes") || iequals(s, "y") || s == "1")
+            return Value::boolean(true);
+          if (iequals(s, "false") || iequals(s, "f") || iequals(s, "no") || iequals(s, "n") || s == "0")
+            return Value::boolean(false);
+          return {};
+        }
+        default: return {};
+      }
+    case TypeId::Int:
+    case TypeId::BigInt: {
+      bool toInt = target.id == TypeId::Int;
+      int64_t n;
+      switch (from) {
+        case TypeId::Boolean: n = v.asBool() ? 1 : 0; break;
+        case TypeId::Int:
+        case TypeId::BigInt: n = v.asInt(); break;
+        case TypeId::Double:
+          return toInt ? Value::integer(doubleToInt(v.asDouble())) : Value::bigint(doubleToLong(v.asDouble()));
+        case TypeId::String:
+          if (!parseInteger(v.asString(), &n)) return {};
+          if (toInt && (n < INT32_MIN || n > INT32_MAX)) return {};
+          return toInt ? Value::integer(static_cast<int32_t>(n)) : Value::bigint(n);
+        case TypeId::Timestamp:
+          // Seconds since the epoch, rounded down, as Spark does.
+          n = floorDiv(v.asInt(), kMicrosPerSecond);
+          break;
+        case TypeId::Interval:
+          n = v.asInt() / kMicrosPerSecond;
+          break;
+        default:
+          return {};
+      }
+      return toInt ? Value::integer(wrapInt(n)) : Value::bigint(n);
+    }
+    case TypeId::Double:
+      switch (from) {
+        case TypeId::Boolean: return Value::float64(v.asBool() ? 1 : 0);
+        case TypeId::Int:
+        case TypeId::BigInt: return Value::float64(static_cast<double>(v.asInt()));
+        case TypeId::Double: return v;
+        case TypeId::String: {
+          double d;
+          return parseDouble(v.asString(), &d) ? Value::float64(d) : Value();
+        }
+        case TypeId::Timestamp: return Value::float64(static_cast<double>(v.asInt()) / 1e6);
+        case TypeId::Interval: return Value::float64(static_cast<double>(v.asInt()) / 1e6);
+        default: return {};
+      }
+    case TypeId::Binary:
+      switch (from) {
+        case TypeId::String:
+        case TypeId::Binary: return Value::binary(v.asString());
+        case TypeId::Int: {
+          // Big-endian bytes, as Spark casts integers to BINARY.
+          auto u = static_cast<uint32_t>(v.asInt());
+          std::string b(4, '\0');
+          for (int i = 0; i < 4; ++i) b[static_cast<size_t>(i)] = static_cast<char>(u >> (24 - 8 * i));
+          return Value::binary(std::move(b));
+        }
+        case TypeId::BigInt: {
+          auto u = static_cast<uint64_t>(v.asInt());
+          std::string b(8, '\0');
+          for (int i = 0; i < 8; ++i) b[static_cast<size_t>(i)] = static_cast<char>(u >> (56 - 8 * i));
+          return Value::binary(std::move(b));
+        }
+        default: return {};
+      }
+    case TypeId::Timestamp:
+      switch (from) {
+        case TypeId::Timestamp: return v;
+        case TypeId::Int:
+        case TypeId::BigInt: {
+          int64_t s = v.asInt();
+          if (s > INT64_MAX / kMicrosPerSecond || s < INT64_MIN / kMicrosPerSecond) return {};
+          return Value::timestamp(s * kMicrosPerSecond);
+        }
+        case TypeId::Double: {
+          double d = v.asDouble() * 1e6;
+          if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) return {};
+          return Value::timestamp(static_cast<int64_t>(std::floor(d)));
+        }
+        case TypeId::String: {
+          int64_t us;
+          return parseTimestamp(v.asString(), &us) ? Value::timestamp(us) : Value();
+        }
+        default: return {};
+      }
+    case TypeId::Interval:
+      switch (from) {
+        case TypeId::Interval: return v;
+        case TypeId::String:
+          try {
+            return Value::interval(parseInterval(v.asString(), "", SqlError::npos));
+          } catch (const SqlError&) {
+            return {};
+          }
+        default: return {};
+      }
+    case TypeId::Array: {
+      if (from != TypeId::Array || !target.element) return {};
+      ValueList out;
+      out.reserve(v.asList().size());
+      for (const auto& item : v.asList()) out.push_back(castValue(item, *target.element));
+      return Value::array(std::move(out));
+    }
+    case TypeId::Struct: {
+      if (from != TypeId::Struct || v.asList().size() != target.fields.size()) return {};
+      ValueList out;
+      out.reserve(target.fields.size());
+      for (size_t i = 0; i < target.fields.size(); ++i)
+        out.push_back(castValue(v.asList()[i], *target.fields[i].type));
+      return Value::structure(std::move(out));
+    }
+  }
+  return {};
+}
+
+namespace expr_internal {
+
+bool canCast(const DataType& from, const DataType& to) {
+  if (from.id == TypeId::Null || from.equals(to)) return true;
+  switch (to.id) {
+    case TypeId::Null: return false;
+    case TypeId::String: return true;
+    case TypeId::Boolean:
+      return from.isNumeric() || from.id == TypeId::String;
+    case TypeId::Int:
+    case TypeId::BigInt:
+    case TypeId::Double:
+      return from.isNumeric() || from.id == TypeId::Boolean || from.id == TypeId::String ||
+             from.id == TypeId::Timestamp || from.id == TypeId::Interval;
+    case TypeId::Binary:
+      return from.id == TypeId::String || from.isIntegral();
+    case TypeId::Timestamp:
+      return from.isNumeric() || from.id == TypeId::String;
+    case TypeId::Interval:
+      return from.id == TypeId::String;
+    case TypeId::Array:
+      return from.id == TypeId::Array && from.element && to.element &&
+             canCast(*from.element, *to.element);
+    case TypeId::Struct:
+      if (from.id != TypeId::Struct || from.fields.size() != to.fields.size()) return false;
+      for (size_t i = 0; i < from.fields.size(); ++i)
+        if (!canCast(*from.fields[i].type, *to.fields[i].type)) return false;
+      return true;
+  }
+  return false;
+}
+
+DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
+  if (isNullType(a)) return b ? b : nullType();
+  if (isNullType(b)) return a;
+  if (a->equals(*b)) return a;
+  if (a->isNumeric() && b->isNumeric()) {
+    if (a->id == TypeId::Double || b->id == TypeId::Double) return DataType::of(TypeId::Double);
+    return DataType::of(TypeId::BigInt);
+  }
+  if ((a->id == TypeId::Timestamp && b->id == TypeId::String) ||
+      (a->id == TypeId::String && b->id == TypeId::Timestamp))
+    return DataType::of(TypeId::Timestamp);
+  if (a->id == TypeId::Array && b->id == TypeId::Array) {
+    auto e = commonType(a->element, b->element);
+    return e ? DataType::arrayOf(e) : nullptr;
+  }
+  return nullptr;
+}
+
+ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
+  if (e->type() == target || e->type()->equals(*target)) return e;
+  if (isNullType(e->type()) && e->isConstant()) return makeLiteral(Value(), target);
+  return std::make_shared<CastExpr>(std::move(e), target);
+}
+
+std::string signature(const std::string& name, const std::vector<ExprPtr>& args) {
+  std::string s = name + "(";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) s += ", ";
+    s += args[i]->type()->toString();
+  }
+  s += ")";
+  return s;
+}
+
+void throwArgError(const std::string& name, const std::vector<ExprPtr>& args, size_t pos,
+                   const std::string& what, std::string hint) {
+  throw SqlError(sqlstate::kDatatypeMismatch,
+                 fmt::format("invalid argument for {}: {}", signature(name, args), what), pos,
+                 std::move(hint));
+}
+
+namespace {
+
+const char* ordinal(size_t i) {
+  static const char* kOrd[] = {"first", "second", "third", "fourth", "fifth", "sixth"};
+  return i < 6 ? kOrd[i] : "an";
+}
+
+[[noreturn]] void wrongType(const std::string& fn, const std::vector<ExprPtr>& args, size_t i,
+                            size_t pos, const char* wanted, const char* castTo) {
+  throwArgError(fn, args, pos,
+                fmt::format("the {} argument must be {}, not {}", ordinal(i), wanted,
+                            args[i]->type()->toString()),
+                castTo ? fmt::format("use CAST(... AS {}) to convert it", castTo) : std::string());
+}
+
+bool isScalar(const DataTypePtr& t) { return t->id != TypeId::Array && t->id != TypeId::Struct; }
+
+}  // namespace
+
+void argString(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  // Any scalar converts to text implicitly, as Spark's string functions allow.
+  if (!isScalar(args[i]->type())) wrongType(fn, args, i, pos, "a STRING", nullptr);
+  args[i] = castTo(args[i], DataType::of(TypeId::String));
+}
+
+void argBinary(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  auto id = args[i]->type()->id;
+  if (id != TypeId::Binary && id != TypeId::String && id != TypeId::Null)
+    wrongType(fn, args, i, pos, "BINARY or STRING", "BINARY");
+  args[i] = castTo(args[i], DataType::of(TypeId::Binary));
+}
+
+void argDouble(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  if (!args[i]->type()->isNumeric() && !isNullType(args[i]->type()))
+    wrongType(fn, args, i, pos, "numeric", "DOUBLE");
+  args[i] = castTo(args[i], DataType::of(TypeId::Double));
+}
+
+void argBigInt(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  if (!args[i]->type()->isIntegral() && !isNullType(args[i]->type()))
+    wrongType(fn, args, i, pos, "an integer", "BIGINT");
+  args[i] = castTo(args[i], DataType::of(TypeId::BigInt));
+}
+
+void argInt(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  if (!args[i]->type()->isIntegral() && !isNullType(args[i]->type()))
+    wrongType(fn, args, i, pos, "an integer", "INT");
+  args[i] = castTo(args[i], DataType::of(TypeId::Int));
+}
+
+void argBoolean(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  auto id = args[i]->type()->id;
+  if (id != TypeId::Boolean && id != TypeId::Null)
+    wrongType(fn, args, i, pos, "BOOLEAN", "BOOLEAN");
+  args[i] = castTo(args[i], DataType::of(TypeId::Boolean));
+}
+
+void argTimestamp(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  auto id = args[i]->type()->id;
+  if (id != TypeId::Timestamp && id != TypeId::String && id != TypeId::Null)
+    wrongType(fn, args, i, pos, "a TIMESTAMP", "TIMESTAMP");
+  args[i] = castTo(args[i], DataType::of(TypeId::Timestamp));
+}
+
+void argNumeric(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  if (isNullType(args[i]->type())) {
+    args[i] = castTo(args[i], DataType::of(TypeId::Int));
+    return;
+  }
+  if (!args[i]->type()->isNumeric()) wrongType(fn, args, i, pos, "numeric", "DOUBLE");
+}
+
+DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t from, size_t pos) {
+  DataTypePtr t = nullType();
+  for (size_t i = from; i < args.size(); ++i) {
+    auto c = commonType(t, args[i]->type());
+    if (!c)
+      throwArgError(fn, args, pos,
+                    fmt::format("cannot mix {} and {}", t->toString(), args[i]->type()->toString()),
+                    "use CAST to give the arguments one type");
+    t = c;
+  }
+  for (size_t i = from; i < args.size(); ++i) args[i] = castTo(args[i], t);
+  return t;
+}
+
+std::optional<Value> constantValue(const ExprPtr& e) {
+  if (!e->isConstant()) return std::nullopt;
+  static const Row kEmpty;
+  return e->eval(kEmpty);
+}
+
+}  // namespace expr_internal
+}  // namespace rtsql

@@ -1,0 +1,251 @@
+// Building blocks shared by the expression factories (common/expr.cpp) and the
+// function implementations (common/functions/*.cpp). This header is private to
+// the common layer: other folders see expressions only through common/expr.h.
+//
+// A function is registered by name with its arity and a builder. The builder
+// runs once, at bind time: it checks and coerces the argument types, compiles
+// whatever can be compiled (regular expressions, LIKE patterns, date formats when
+// they are literals) and returns a node whose eval() does only the per-record
+// work. Most nodes are instances of the Fn1/Fn2/Fn3 templates below, which
+// implement "NULL in, NULL out" once and call a lambda with the non-null values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/expr.h"
+
+namespace rtsql::expr_internal {
+
+// ---- text helpers ---------------------------------------------------------
+
+// A double as Spark (Java) prints it: "1.0", "0.5", "1.0E20", "NaN", "Infinity".
+std::string formatDouble(double d);
+void appendDouble(std::string& out, double d);
+// An interval (microseconds) as PostgreSQL prints it: "00:00:10", "1 day 02:00:00.5".
+std::string formatInterval(int64_t micros);
+std::string toBase64(std::string_view bytes);
+bool fromBase64(std::string_view text, std::string* out);
+std::string toHex(std::string_view bytes);
+// Number of UTF-8 code points (continuation bytes are not counted).
+size_t utf8Length(std::string_view s);
+
+// ---- calendar helpers (proleptic Gregorian, UTC) --------------------------
+
+int64_t daysFromCivil(int64_t y, unsigned m, unsigned d);
+void civilFromDays(int64_t days, int64_t* y, unsigned* m, unsigned* d);
+inline int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
+constexpr int64_t kMicrosPerSecond = 1000000;
+constexpr int64_t kMicrosPerDay = 86400LL * kMicrosPerSecond;
+
+// ---- types and coercion ---------------------------------------------------
+
+inline const DataTypePtr& nullType() {
+  static const DataTypePtr t = DataType::of(TypeId::Null);
+  return t;
+}
+inline bool isNullType(const DataTypePtr& t) { return !t || t->id == TypeId::Null; }
+
+// Whether an explicit CAST from `from` to `to` can ever succeed.
+bool canCast(const DataType& from, const DataType& to);
+// The type both sides are implicitly converted to for comparison, CASE, IN,
+// COALESCE...: NULL adapts, INT widens to BIGINT to DOUBLE, a STRING meets a
+// TIMESTAMP as a TIMESTAMP. Returns nullptr when there is none.
+DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b);
+// Wraps `e` in a cast to `target` when its type differs; a NULL literal becomes a
+// typed NULL literal. No checking: callers decide what is allowed.
+ExprPtr castTo(ExprPtr e, const DataTypePtr& target);
+
+// "foo(STRING, INT)", for error messages.
+std::string signature(const std::string& name, const std::vector<ExprPtr>& args);
+// Throws 42804 "invalid argument for f(...): <what>" at pos.
+[[noreturn]] void throwArgError(const std::string& name, const std::vector<ExprPtr>& args,
+                                size_t pos, const std::string& what, std::string hint = {});
+
+// Argument coercions used by builders. Each replaces args[i] by a node of the
+// wanted type or throws 42804 naming the function and the argument.
+void argString(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+void argBinary(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+void argDouble(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+void argBigInt(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+void argInt(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+void argBoolean(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+void argTimestamp(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+// Numeric argument kept in its own type (NULL becomes INT).
+void argNumeric(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+// Converts all args to their common type; returns it.
+DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t from,
+                       size_t pos);
+
+// The value of a constant expression, computed once at bind time.
+std::optional<Value> constantValue(const ExprPtr& e);
+
+// ---- node classes -----------------------------------------------------------
+
+class ColumnRefExpr final : public Expr {
+ public:
+  ColumnRefExpr(int index, DataTypePtr type, std::string name)
+      : Expr(std::move(type)), index_(index), name_(std::move(name)) {}
+  Value eval(const Row& row) const override {
+    return static_cast<size_t>(index_) < row.size() ? row[static_cast<size_t>(index_)] : Value();
+  }
+  std::string toString() const override {
+    return name_.empty() ? "#" + std::to_string(index_) : name_;
+  }
+  int index() const { return index_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  int index_;
+  std::string name_;
+};
+
+class FieldAccessExpr final : public Expr {
+ public:
+  FieldAccessExpr(ExprPtr base, int index, std::string field, DataTypePtr type)
+      : Expr(std::move(type)), base_(std::move(base)), index_(index), field_(std::move(field)) {}
+  Value eval(const Row& row) const override;
+  std::string toString() const override { return base_->toString() + "." + field_; }
+  bool isConstant() const override { return base_->isConstant(); }
+  const std::string& field() const { return field_; }
+
+ private:
+  ExprPtr base_;
+  int index_;
+  std::string field_;
+};
+
+// A call of a named function with evaluated-once argument nodes.
+class CallExpr : public Expr {
+ public:
+  CallExpr(std::string name, DataTypePtr type, std::vector<ExprPtr> args, bool deterministic)
+      : Expr(std::move(type)), name_(std::move(name)), args_(std::move(args)) {
+    constant_ = deterministic;
+    for (const auto& a : args_) constant_ = constant_ && a->isConstant();
+  }
+  std::string toString() const override;
+  bool isConstant() const override { return constant_; }
+
+ protected:
+  std::string name_;
+  std::vector<ExprPtr> args_;
+  bool constant_;
+};
+
+template <typename F>
+class Fn1 final : public CallExpr {
+ public:
+  Fn1(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
+      : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
+  Value eval(const Row& row) const override {
+    Value a = args_[0]->eval(row);
+    if (a.isNull()) return {};
+    return f_(a);
+  }
+
+ private:
+  F f_;
+};
+
+template <typename F>
+class Fn2 final : public CallExpr {
+ public:
+  Fn2(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
+      : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
+  Value eval(const Row& row) const override {
+    Value a = args_[0]->eval(row);
+    if (a.isNull()) return {};
+    Value b = args_[1]->eval(row);
+    if (b.isNull()) return {};
+    return f_(a, b);
+  }
+
+ private:
+  F f_;
+};
+
+template <typename F>
+class Fn3 final : public CallExpr {
+ public:
+  Fn3(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
+      : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
+  Value eval(const Row& row) const override {
+    Value a = args_[0]->eval(row);
+    if (a.isNull()) return {};
+    Value b = args_[1]->eval(row);
+    if (b.isNull()) return {};
+    Value c = args_[2]->eval(row);
+    if (c.isNull()) return {};
+    return f_(a, b, c);
+  }
+
+ private:
+  F f_;
+};
+
+// Full control: f(row, args) evaluates what it needs (for NULL-skipping
+// functions such as coalesce and concat_ws, and for non-deterministic ones).
+template <typename F>
+class FnN final : public CallExpr {
+ public:
+  FnN(std::string n, DataTypePtr t, std::vector<ExprPtr> a, bool det, F f)
+      : CallExpr(std::move(n), std::move(t), std::move(a), det), f_(std::move(f)) {}
+  Value eval(const Row& row) const override { return f_(row, args_); }
+
+ private:
+  F f_;
+};
+
+template <typename F>
+ExprPtr fn1(std::string name, DataTypePtr type, std::vector<ExprPtr> args, F f) {
+  return std::make_shared<Fn1<F>>(std::move(name), std::move(type), std::move(args), std::move(f));
+}
+template <typename F>
+ExprPtr fn2(std::string name, DataTypePtr type, std::vector<ExprPtr> args, F f) {
+  return std::make_shared<Fn2<F>>(std::move(name), std::move(type), std::move(args), std::move(f));
+}
+template <typename F>
+ExprPtr fn3(std::string name, DataTypePtr type, std::vector<ExprPtr> args, F f) {
+  return std::make_shared<Fn3<F>>(std::move(name), std::move(type), std::move(args), std::move(f));
+}
+template <typename F>
+ExprPtr fnN(std::string name, DataTypePtr type, std::vector<ExprPtr> args, bool deterministic,
+            F f) {
+  return std::make_shared<FnN<F>>(std::move(name), std::move(type), std::move(args),
+                                  deterministic, std::move(f));
+}
+
+// ---- the function table -----------------------------------------------------
+
+using Builder = ExprPtr (*)(const std::string& name, std::vector<ExprPtr>& args, size_t pos);
+struct FunctionDef {
+  int minArgs;
+  int maxArgs;  // -1: any number
+  Builder build;
+};
+using FunctionTable = std::unordered_map<std::string, FunctionDef>;
+
+void registerMathFunctions(FunctionTable& t);
+void registerStringFunctions(FunctionTable& t);
+void registerRegexFunctions(FunctionTable& t);
+void registerHashFunctions(FunctionTable& t);
+void registerDatetimeFunctions(FunctionTable& t);
+void registerJsonFunctions(FunctionTable& t);
+void registerNestedFunctions(FunctionTable& t);
+void registerConditionalFunctions(FunctionTable& t);
+
+const FunctionTable& functionTable();
+
+// Spark's Murmur3_x86_32 hash of a value with a seed (see hash.cpp).
+int32_t sparkHash(const Value& v, int32_t seed);
+
+}  // namespace rtsql::expr_internal

@@ -1,0 +1,144 @@
+// SQL data types: scalar singletons, nested type construction and the SQL
+// spelling used in DDL, DESCRIBE and error messages.
+#include "common/types.h"
+
+#include <array>
+
+#include "common/schema.h"
+
+namespace rtsql {
+
+namespace {
+
+DataTypePtr makeScalar(TypeId id) {
+  auto t = std::make_shared<DataType>();
+  t->id = id;
+  return t;
+}
+
+}  // namespace
+
+DataTypePtr DataType::of(TypeId id) {
+  // Built once; every scalar type of the process is one of these, which lets hot
+  // paths compare type pointers before falling back to equals().
+  static const std::array<DataTypePtr, 11> kTypes = [] {
+    std::array<DataTypePtr, 11> a;
+    for (size_t i = 0; i < a.size(); ++i) a[i] = makeScalar(static_cast<TypeId>(i));
+    // A bare ARRAY or STRUCT has no element/fields; give them a usable shape.
+    auto arr = std::make_shared<DataType>();
+    arr->id = TypeId::Array;
+    arr->element = a[static_cast<size_t>(TypeId::Null)];
+    a[static_cast<size_t>(TypeId::Array)] = arr;
+    return a;
+  }();
+  auto i = static_cast<size_t>(id);
+  return i < kTypes.size() ? kTypes[i] : kTypes[0];
+}
+
+DataTypePtr DataType::arrayOf(DataTypePtr element) {
+  auto t = std::make_shared<DataType>();
+  t->id = TypeId::Array;
+  t->element = element ? std::move(element) : of(TypeId::Null);
+  return t;
+}
+
+DataTypePtr DataType::structOf(std::vector<StructField> fields) {
+  auto t = std::make_shared<DataType>();
+  t->id = TypeId::Struct;
+  t->fields = std::move(fields);
+  return t;
+}
+
+std::string DataType::toString() const {
+  switch (id) {
+    case TypeId::Array:
+      return "ARRAY<" + (element ? element->toString() : std::string("NULL")) + ">";
+    case TypeId::Struct: {
+      std::string s = "STRUCT<";
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (i) s += ", ";
+        s += fields[i].name;
+        s += ": ";
+        s += fields[i].type ? fields[i].type->toString() : std::string("NULL");
+      }
+      s += ">";
+      return s;
+    }
+    default:
+      return typeIdName(id);
+  }
+}
+
+bool DataType::equals(const DataType& other) const {
+  if (this == &other) return true;
+  if (id != other.id) return false;
+  if (id == TypeId::Array) {
+    if (!element || !other.element) return element == other.element;
+    return element->equals(*other.element);
+  }
+  if (id == TypeId::Struct) {
+    if (fields.size() != other.fields.size()) return false;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (!iequals(fields[i].name, other.fields[i].name)) return false;
+      const auto& a = fields[i].type;
+      const auto& b = other.fields[i].type;
+      if (!a || !b) {
+        if (a != b) return false;
+        continue;
+      }
+      if (!a->equals(*b)) return false;
+    }
+  }
+  return true;
+}
+
+int DataType::fieldIndex(std::string_view name) const {
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (iequals(fields[i].name, name)) return static_cast<int>(i);
+  return -1;
+}
+
+std::optional<TypeId> scalarTypeFromName(std::string_view name) {
+  struct Entry {
+    const char* name;
+    TypeId id;
+  };
+  // DATE is accepted as a TIMESTAMP at midnight: rtsql has no separate date type.
+  // DECIMAL/NUMERIC are approximated by DOUBLE for the same reason.
+  static constexpr Entry kNames[] = {
+      {"STRING", TypeId::String},      {"VARCHAR", TypeId::String},   {"TEXT", TypeId::String},
+      {"CHAR", TypeId::String},        {"INT", TypeId::Int},          {"INTEGER", TypeId::Int},
+      {"INT4", TypeId::Int},           {"SMALLINT", TypeId::Int},     {"TINYINT", TypeId::Int},
+      {"SHORT", TypeId::Int},          {"BYTE", TypeId::Int},         {"BIGINT", TypeId::BigInt},
+      {"LONG", TypeId::BigInt},        {"INT8", TypeId::BigInt},      {"DOUBLE", TypeId::Double},
+      {"FLOAT", TypeId::Double},       {"REAL", TypeId::Double},      {"FLOAT8", TypeId::Double},
+      {"FLOAT4", TypeId::Double},      {"DECIMAL", TypeId::Double},   {"NUMERIC", TypeId::Double},
+      {"BOOLEAN", TypeId::Boolean},    {"BOOL", TypeId::Boolean},     {"TIMESTAMP", TypeId::Timestamp},
+      {"TIMESTAMPTZ", TypeId::Timestamp}, {"TIMESTAMP_LTZ", TypeId::Timestamp},
+      {"TIMESTAMP_NTZ", TypeId::Timestamp}, {"DATE", TypeId::Timestamp},
+      {"BINARY", TypeId::Binary},      {"BYTES", TypeId::Binary},     {"BYTEA", TypeId::Binary},
+      {"VARBINARY", TypeId::Binary},   {"INTERVAL", TypeId::Interval},
+  };
+  for (const auto& e : kNames)
+    if (iequals(name, e.name)) return e.id;
+  return std::nullopt;
+}
+
+const char* typeIdName(TypeId id) {
+  switch (id) {
+    case TypeId::Null: return "NULL";
+    case TypeId::Boolean: return "BOOLEAN";
+    case TypeId::Int: return "INT";
+    case TypeId::BigInt: return "BIGINT";
+    case TypeId::Double: return "DOUBLE";
+    case TypeId::String: return "STRING";
+    case TypeId::Binary: return "BINARY";
+    case TypeId::Timestamp: return "TIMESTAMP";
+    case TypeId::Interval: return "INTERVAL";
+    case TypeId::Array: return "ARRAY";
+    case TypeId::Struct: return "STRUCT";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace rtsql

@@ -1,0 +1,187 @@
+// Value ordering, hashing and display. Ordering is total (NULLs first, NaN
+// after every other double, as Spark orders them) and numeric values of
+// different types compare by value; hash() agrees with it, so 1 (INT), 1
+// (BIGINT) and 1.0 (DOUBLE) hash alike.
+#include "common/value.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string_view>
+
+#include "common/functions/internal.h"
+#include "common/json.h"
+
+namespace rtsql {
+
+namespace {
+
+bool isNumericId(TypeId t) { return t == TypeId::Int || t == TypeId::BigInt || t == TypeId::Double; }
+
+template <typename T>
+int cmp3(T a, T b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+int compareDoubles(double a, double b) {
+  bool an = std::isnan(a), bn = std::isnan(b);
+  if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
+  return cmp3(a, b);  // -0.0 == 0.0
+}
+
+// Exact comparison of an integer with a double (no rounding of large integers).
+int compareIntDouble(int64_t i, double d) {
+  if (std::isnan(d)) return -1;
+  if (d >= 9223372036854775808.0) return -1;
+  if (d < -9223372036854775808.0) return 1;
+  double t = std::trunc(d);
+  auto ti = static_cast<int64_t>(t);
+  if (i != ti) return i < ti ? -1 : 1;
+  double frac = d - t;
+  return frac > 0 ? -1 : (frac < 0 ? 1 : 0);
+}
+
+inline size_t mix(size_t h, size_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+inline size_t hashInt(int64_t v) {
+  auto x = static_cast<uint64_t>(v);
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return static_cast<size_t>(x);
+}
+
+void appendValue(std::string& out, const Value& v, bool nested) {
+  switch (v.type()) {
+    case TypeId::Null:
+      out += nested ? "null" : "NULL";
+      return;
+    case TypeId::Boolean:
+      out += v.asBool() ? "true" : "false";
+      return;
+    case TypeId::Int:
+    case TypeId::BigInt:
+      out += std::to_string(v.asInt());
+      return;
+    case TypeId::Double:
+      expr_internal::appendDouble(out, v.asDouble());
+      return;
+    case TypeId::String:
+      out += v.asString();
+      return;
+    case TypeId::Binary:
+      out += "\\x";
+      out += expr_internal::toHex(v.asString());
+      return;
+    case TypeId::Timestamp:
+      out += formatTimestamp(v.asInt());
+      return;
+    case TypeId::Interval:
+      out += expr_internal::formatInterval(v.asInt());
+      return;
+    case TypeId::Array:
+    case TypeId::Struct: {
+      const auto& items = v.asList();
+      out += v.type() == TypeId::Array ? '[' : '{';
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        appendValue(out, items[i], true);
+      }
+      out += v.type() == TypeId::Array ? ']' : '}';
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+int Value::compare(const Value& o) const {
+  if (isNull() || o.isNull()) return isNull() == o.isNull() ? 0 : (isNull() ? -1 : 1);
+  if (type_ != o.type_) {
+    if (isNumericId(type_) && isNumericId(o.type_)) {
+      if (type_ == TypeId::Double && o.type_ == TypeId::Double)
+        return compareDoubles(asDouble(), o.asDouble());
+      if (type_ == TypeId::Double) return -compareIntDouble(o.asInt(), asDouble());
+      if (o.type_ == TypeId::Double) return compareIntDouble(asInt(), o.asDouble());
+      return cmp3(asInt(), o.asInt());
+    }
+    return type_ < o.type_ ? -1 : 1;
+  }
+  switch (type_) {
+    case TypeId::Null:
+      return 0;
+    case TypeId::Boolean:
+      return cmp3(asBool(), o.asBool());
+    case TypeId::Int:
+    case TypeId::BigInt:
+    case TypeId::Timestamp:
+    case TypeId::Interval:
+      return cmp3(asInt(), o.asInt());
+    case TypeId::Double:
+      return compareDoubles(asDouble(), o.asDouble());
+    case TypeId::String:
+    case TypeId::Binary: {
+      int c = asString().compare(o.asString());  // bytewise, unsigned: UTF-8 code point order
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    case TypeId::Array:
+    case TypeId::Struct: {
+      const auto& a = asList();
+      const auto& b = o.asList();
+      size_t n = std::min(a.size(), b.size());
+      for (size_t i = 0; i < n; ++i) {
+        int c = a[i].compare(b[i]);
+        if (c) return c;
+      }
+      return cmp3(a.size(), b.size());
+    }
+  }
+  return 0;
+}
+
+size_t Value::hash() const {
+  switch (type_) {
+    case TypeId::Null:
+      return 0x6e756c6cULL;
+    case TypeId::Boolean:
+      return asBool() ? 0x7472756531ULL : 0x66616c7365ULL;
+    case TypeId::Int:
+    case TypeId::BigInt:
+    case TypeId::Timestamp:
+    case TypeId::Interval:
+      return hashInt(asInt());
+    case TypeId::Double: {
+      double d = asDouble();
+      if (std::isnan(d)) return 0x7ff8000000000000ULL;
+      // Doubles equal to an integer hash as that integer, to agree with compare().
+      if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && std::trunc(d) == d)
+        return hashInt(static_cast<int64_t>(d));
+      uint64_t bits;
+      std::memcpy(&bits, &d, sizeof bits);
+      return hashInt(static_cast<int64_t>(bits));
+    }
+    case TypeId::String:
+    case TypeId::Binary:
+      return std::hash<std::string_view>()(asString());
+    case TypeId::Array:
+    case TypeId::Struct: {
+      size_t h = static_cast<size_t>(type_);
+      for (const auto& v : asList()) h = mix(h, v.hash());
+      return h;
+    }
+  }
+  return 0;
+}
+
+std::string Value::toString() const {
+  std::string s;
+  appendValue(s, *this, false);
+  return s;
+}
+
+}  // namespace rtsql

@@ -1,0 +1,140 @@
+#include "connectors/file/file_sink.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "connectors/format/decoders.h"
+
+namespace rtsql {
+
+namespace {
+
+const std::vector<std::string>& knownKeys() {
+  static const std::vector<std::string> keys = {"connector", "path", "format", "fsync", "buffer.bytes"};
+  return keys;
+}
+
+size_t pathPos(const Options& options, size_t stmtPos) {
+  const OptionEntry* e = options.find("path");
+  return e && e->valuePos != SqlError::npos ? e->valuePos : stmtPos;
+}
+
+// The directory of `path` must exist: rtsql does not create directories, so a
+// typo in the path is an error rather than a new tree somewhere.
+void checkDirectory(const std::string& path, size_t pos) {
+  std::filesystem::path p(path);
+  std::filesystem::path dir = p.parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("cannot write to \"{}\": directory \"{}\" does not exist", path, dir.string()),
+                   pos, "Create the directory first; the file itself is created when missing.");
+  }
+  if (std::filesystem::is_directory(p, ec)) {
+    throw SqlError(sqlstate::kIoError, fmt::format("cannot write to \"{}\": it is a directory", path), pos);
+  }
+}
+
+class FileSink final : public SinkWriter {
+ public:
+  FileSink(const SinkSpec& sink, int fd, std::string path, bool fsync, int64_t bufferBytes)
+      : encoder_(format::makeJsonEncoder(sink)),
+        fd_(fd),
+        path_(std::move(path)),
+        fsync_(fsync),
+        bufferBytes_(static_cast<size_t>(bufferBytes)) {}
+
+  ~FileSink() override {
+    // Rows written since the last flush are not lost on a normal shutdown.
+    if (!pending_.empty()) writeAll();
+    ::close(fd_);
+  }
+
+  void write(const Row& row, int64_t /*sourceTimestampMicros*/) override {
+    encoder_->encode(row, record_);
+    pending_ += record_.value;
+    pending_ += '\n';
+    if (pending_.size() > bufferBytes_) writeAll();
+  }
+
+  void flush(int /*timeoutMs*/) override {
+    writeAll();
+    if (fsync_ && error_.empty() && ::fsync(fd_) != 0) fail(errno);
+    if (!error_.empty()) {
+      std::string message = std::move(error_);
+      error_.clear();
+      throw SqlError(sqlstate::kIoError, message);
+    }
+  }
+
+  int64_t deliveryErrors() const override { return errors_; }
+
+  std::string description() const override { return fmt::format("FileSink[{}]", path_); }
+
+ private:
+  // Writes the pending lines. One write(2) per call on an O_APPEND file puts
+  // them at the end as a block; a short write (a full disk, a signal) continues
+  // with the rest, which can only split the block at the point of the failure.
+  void writeAll() {
+    size_t done = 0;
+    while (done < pending_.size()) {
+      ssize_t n = ::write(fd_, pending_.data() + done, pending_.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail(errno);
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+    pending_.clear();
+  }
+
+  void fail(int err) {
+    ++errors_;
+    if (error_.empty()) error_ = fmt::format("could not write to \"{}\": {}", path_, std::strerror(err));
+  }
+
+  std::unique_ptr<RecordEncoder> encoder_;
+  EncodedRecord record_;
+  int fd_;
+  std::string path_;
+  bool fsync_;
+  size_t bufferBytes_;
+  std::string pending_;
+  std::string error_;
+  int64_t errors_ = 0;
+};
+
+}  // namespace
+
+void validateFileSinkOptions(const Options& options, size_t stmtPos) {
+  options.checkKnown(knownKeys());
+  const OptionEntry& path = options.require("path", stmtPos);
+  if (path.value.empty()) {
+    throw SqlError(sqlstate::kInvalidParameterValue, "option 'path' is empty", path.valuePos);
+  }
+  options.getEnum("format", "json", {"json"});
+  options.getBool("fsync", false);
+  options.getInt("buffer.bytes", 0, 0, int64_t{1} << 30);
+  checkDirectory(path.value, pathPos(options, stmtPos));
+}
+
+std::unique_ptr<SinkWriter> makeFileSink(const SinkSpec& sink, int /*task*/) {
+  validateFileSinkOptions(sink.options, SqlError::npos);
+  std::string path = sink.options.getString("path");
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int err = errno;
+    throw SqlError(sqlstate::kIoError, fmt::format("could not open \"{}\": {}", path, std::strerror(err)),
+                   pathPos(sink.options, SqlError::npos));
+  }
+  return std::make_unique<FileSink>(sink, fd, std::move(path), sink.options.getBool("fsync", false),
+                                    sink.options.getInt("buffer.bytes", 0, 0, int64_t{1} << 30));
+}
+
+}  // namespace rtsql

@@ -1,0 +1,26 @@
+#include "connectors/format/codec.h"
+
+#include <fmt/format.h>
+
+#include "connectors/format/decoders.h"
+
+namespace rtsql {
+
+std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
+                                           const Options& options) {
+  if (iequals(format, "json")) return format::makeJsonDecoder(schema, options);
+  if (iequals(format, "csv")) return format::makeCsvDecoder(schema, options);
+  if (iequals(format, "raw")) return format::makeRawDecoder(schema);
+  throw SqlError(sqlstate::kFeatureNotSupported, fmt::format("source format '{}' is not supported", format),
+                 SqlError::npos, "Use format 'json', 'csv' or 'raw'.");
+}
+
+std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink) {
+  if (iequals(sink.format, "json")) return format::makeJsonEncoder(sink);
+  if (iequals(sink.format, "raw")) return format::makeRawEncoder(sink);
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("sink format '{}' is not supported", sink.format), SqlError::npos,
+                 "Use format 'json' or 'raw'.");
+}
+
+}  // namespace rtsql

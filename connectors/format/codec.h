@@ -1,0 +1,66 @@
+// Record codecs: how a source's bytes become a Row (json, csv, raw) and how a
+// sink's Row becomes bytes (json, raw). Kafka and file connectors share them.
+// A decoder is built once per task from the source's ScanSpec and reused for
+// every record; decode() must not allocate beyond the Values it produces.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/value.h"
+#include "planner/physical_plan.h"
+
+namespace rtsql {
+
+// The hidden Kafka metadata column names (kMetaKey ... kMetaHeaders) are in
+// common/schema.h: the planner appends them and decoders fill them by name.
+
+// A view of one Kafka record (or one line of a file: no key, partition 0).
+struct RecordView {
+  const char* key = nullptr;  // null: no key
+  size_t keyLen = 0;
+  const char* value = nullptr;  // null: tombstone
+  size_t valueLen = 0;
+  std::string_view topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int64_t timestampMicros = 0;
+  int32_t timestampType = 0;  // 0 create time, 1 log append time
+  const std::vector<std::pair<std::string, std::string>>* headers = nullptr;
+};
+
+class RecordDecoder {
+ public:
+  virtual ~RecordDecoder() = default;
+  // Fills `row` (resized to the schema) from `rec`. Returns false and sets `error`
+  // (a short reason, e.g. "field 'amount': expected DOUBLE, got \"abc\"" or
+  // "invalid JSON at byte 17") when the record cannot be decoded.
+  virtual bool decode(const RecordView& rec, Row& row, std::string& error) = 0;
+};
+// format json | csv | raw; options read: csv 'csv.delimiter' (default ','),
+// json 'json.ignore-missing' (missing fields become NULL: default true).
+std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
+                                           const Options& options);
+
+struct EncodedRecord {
+  bool hasKey = false;
+  std::string key;
+  bool hasValue = true;
+  std::string value;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string topic;  // empty: the sink's topic
+};
+
+class RecordEncoder {
+ public:
+  virtual ~RecordEncoder() = default;
+  // Reuses `out`'s buffers; never throws on any row of the sink's input schema.
+  virtual void encode(const Row& row, EncodedRecord& out) = 0;
+};
+std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink);
+
+}  // namespace rtsql

@@ -1,0 +1,21 @@
+// Internal factories behind makeDecoder/makeEncoder, one per format, so that each
+// format lives in its own file.
+#pragma once
+
+#include <memory>
+
+#include "connectors/format/codec.h"
+
+namespace rtsql::format {
+
+std::unique_ptr<RecordDecoder> makeJsonDecoder(const Schema& schema, const Options& options);
+std::unique_ptr<RecordDecoder> makeCsvDecoder(const Schema& schema, const Options& options);
+std::unique_ptr<RecordDecoder> makeRawDecoder(const Schema& schema);
+std::unique_ptr<RecordEncoder> makeJsonEncoder(const SinkSpec& sink);
+std::unique_ptr<RecordEncoder> makeRawEncoder(const SinkSpec& sink);
+
+// The 'csv.delimiter' option as one byte: a single character, or "\t" spelled
+// with a backslash. Throws SqlError 22023 at the value otherwise.
+char csvDelimiter(const Options& options);
+
+}  // namespace rtsql::format

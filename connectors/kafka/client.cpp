@@ -1,0 +1,205 @@
+#include "connectors/kafka/client.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/schema.h"
+#include "connectors/embedded/broker.h"
+
+namespace rtsql::kafka {
+
+namespace {
+
+constexpr std::string_view kBootstrapKey = "kafka.bootstrap.servers";
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\n' || s[b] == '\r')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\n' || s[e - 1] == '\r')) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// A broker that is down makes librdkafka report the same failure every few
+// hundred milliseconds; one line per kind of message every 10 s is enough to
+// tell the operator without burying everything else.
+bool shouldLog(const std::string& kind) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, int64_t> last;
+  constexpr int64_t kQuietMicros = 10'000'000;
+  int64_t now = monotonicMicros();
+  std::lock_guard lock(mutex);
+  auto [it, inserted] = last.try_emplace(kind, now);
+  if (inserted) return true;
+  if (now - it->second < kQuietMicros) return false;
+  it->second = now;
+  return true;
+}
+
+void logCallback(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  // Levels follow syslog: 0..3 are errors, 4 warnings; the rest is chatter.
+  if (level > 4) return;
+  // Sources and sinks pass the same 'kafka.<name>' options to producers and
+  // consumers, so the warnings about a property meant for the other kind are
+  // expected, not news.
+  // AUTOCREATE only says that an old broker (or the embedded one) may create
+  // topics on lookup; FAIL repeats what the error callback reports.
+  std::string_view f(fac);
+  if (f == "CONFWARN" || f == "AUTOCREATE" || f == "FAIL") return;
+  if (!shouldLog(std::string(rd_kafka_name(rk)) + fac)) return;
+  fmt::print(stderr, "rtsql: kafka {} {}: {}\n", rd_kafka_name(rk), fac, buf);
+}
+
+void errorCallback(rd_kafka_t* rk, int err, const char* reason, void*) {
+  if (!shouldLog(std::string(rd_kafka_name(rk)) + std::to_string(err))) return;
+  fmt::print(stderr, "rtsql: kafka {}: {} ({}); retrying\n", rd_kafka_name(rk), reason,
+             rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)));
+}
+
+}  // namespace
+
+std::string resolveBootstrap(const Options& options, const std::string& embeddedBootstrap) {
+  const OptionEntry* e = options.find(kBootstrapKey);
+  if (!e || trim(e->value).empty()) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   "option 'kafka.bootstrap.servers' is required", SqlError::npos,
+                   "set 'kafka.bootstrap.servers' = 'host:port' or 'embedded'");
+  }
+  std::string value = trim(e->value);
+  if (!iequals(value, "embedded")) return value;
+  if (embeddedBootstrap.empty()) {
+    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                   "'kafka.bootstrap.servers' = 'embedded' needs the embedded Kafka broker, "
+                   "which this server does not run",
+                   SqlError::npos, "start rtsqld with --embedded-kafka");
+  }
+  return embeddedBootstrap;
+}
+
+std::vector<std::string> splitTopics(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string t = trim(std::string_view(list).substr(start, comma - start));
+    if (!t.empty()) out.push_back(std::move(t));
+    start = comma + 1;
+  }
+  return out;
+}
+
+void setProperty(rd_kafka_conf_t* conf, const std::string& name, const std::string& value,
+                 size_t pos) {
+  char errstr[512];
+  if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), errstr, sizeof errstr) !=
+      RD_KAFKA_CONF_OK) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("invalid Kafka client option 'kafka.{}': {}", name, errstr), pos,
+                   "options 'kafka.<name>' are passed to the Kafka client (librdkafka) as "
+                   "'<name>'; see its CONFIGURATION.md");
+  }
+}
+
+void applyUserProperties(rd_kafka_conf_t* conf, const Options& options, bool withPositions) {
+  for (const OptionEntry& e : options.entries()) {
+    if (e.key.size() <= 6 || !iequals(std::string_view(e.key).substr(0, 6), "kafka.")) continue;
+    std::string name = e.key.substr(6);
+    if (iequals(name, "bootstrap.servers")) continue;
+    setProperty(conf, name, e.value, withPositions ? e.valuePos : SqlError::npos);
+  }
+}
+
+void installLogging(rd_kafka_conf_t* conf) {
+  rd_kafka_conf_set_log_cb(conf, logCallback);
+  rd_kafka_conf_set_error_cb(conf, errorCallback);
+}
+
+void HandleDeleter::operator()(rd_kafka_t* rk) const {
+  if (rk) rd_kafka_destroy(rk);
+}
+
+HandlePtr newHandle(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
+  char errstr[512];
+  rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof errstr);
+  if (!rk) {
+    rd_kafka_conf_destroy(conf);
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   std::string("cannot create the Kafka client: ") + errstr, SqlError::npos,
+                   "check the 'kafka.<name>' options");
+  }
+  return HandlePtr(rk);
+}
+
+std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>& topics,
+                                 const std::string& bootstrap, int timeoutMs) {
+  std::vector<int> counts;
+  const int64_t deadline = monotonicMicros() + int64_t(timeoutMs) * 1000;
+  for (const std::string& topic : topics) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+    if (!rkt) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("invalid topic name '{}': {}", topic,
+                                 rd_kafka_err2str(rd_kafka_last_error())));
+    }
+    int count = -1;
+    // A topic that was just created may have no leader yet: ask again until the
+    // deadline rather than failing on the first answer.
+    for (;;) {
+      int remainingMs = static_cast<int>((deadline - monotonicMicros()) / 1000);
+      const struct rd_kafka_metadata* md = nullptr;
+      rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, std::max(remainingMs, 1));
+      if (err) {
+        rd_kafka_topic_destroy(rkt);
+        throw SqlError(sqlstate::kConnectionFailure,
+                       fmt::format("cannot reach Kafka at {} within {} s: {}", bootstrap,
+                                   (timeoutMs + 999) / 1000, rd_kafka_err2str(err)),
+                       SqlError::npos,
+                       "check 'kafka.bootstrap.servers' and that the broker is running");
+      }
+      rd_kafka_resp_err_t terr = md->topic_cnt > 0 ? md->topics[0].err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+      int parts = md->topic_cnt > 0 ? md->topics[0].partition_cnt : 0;
+      rd_kafka_metadata_destroy(md);
+      if (terr == RD_KAFKA_RESP_ERR_NO_ERROR && parts > 0) {
+        count = parts;
+        break;
+      }
+      bool transient = terr == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+                       (terr == RD_KAFKA_RESP_ERR_NO_ERROR && parts == 0);
+      if (!transient || monotonicMicros() >= deadline) {
+        rd_kafka_topic_destroy(rkt);
+        if (terr == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || terr == RD_KAFKA_RESP_ERR_NO_ERROR) {
+          throw SqlError(sqlstate::kUndefinedObject,
+                         fmt::format("topic '{}' does not exist on {}", topic, bootstrap),
+                         SqlError::npos,
+                         "create the topic first (kafka-topics.sh --create), or use "
+                         "'kafka.bootstrap.servers' = 'embedded', where topics are created "
+                         "on demand");
+        }
+        throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                       fmt::format("topic '{}' on {} is not usable: {}", topic, bootstrap,
+                                   rd_kafka_err2str(terr)));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    rd_kafka_topic_destroy(rkt);
+    counts.push_back(count);
+  }
+  return counts;
+}
+
+bool ensureEmbeddedTopics(const std::string& bootstrap, const std::vector<std::string>& topics) {
+  EmbeddedKafka* broker = EmbeddedKafka::find(bootstrap);
+  if (!broker) return false;
+  for (const std::string& t : topics) broker->ensureTopic(t);
+  return true;
+}
+
+}  // namespace rtsql::kafka

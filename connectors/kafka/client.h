@@ -1,0 +1,57 @@
+// Plumbing shared by the Kafka source and sink: resolving the bootstrap servers
+// ('embedded' is the server's own broker), building librdkafka configurations
+// from our defaults plus the user's `kafka.<name>` options, looking up topic
+// partitions with a bounded wait, and routing librdkafka's logs to stderr
+// without flooding it while a broker is down.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/options.h"
+
+namespace rtsql::kafka {
+
+// How long a metadata lookup may take before the broker counts as unreachable.
+inline constexpr int kMetadataTimeoutMs = 5000;
+
+// The value of 'kafka.bootstrap.servers' with 'embedded' replaced by
+// `embeddedBootstrap`. Throws 55000 when 'embedded' is asked for and the server
+// runs without an embedded broker, 22023 when the option is missing.
+std::string resolveBootstrap(const Options& options, const std::string& embeddedBootstrap);
+
+// The topics of a comma list, trimmed, empty entries dropped.
+std::vector<std::string> splitTopics(const std::string& list);
+
+// Sets one librdkafka property; an unknown name or a bad value is a SqlError
+// 22023 at `pos` carrying librdkafka's own explanation.
+void setProperty(rd_kafka_conf_t* conf, const std::string& name, const std::string& value,
+                 size_t pos);
+// Applies every `kafka.<name>` option as `<name>`, except bootstrap.servers
+// (resolved separately). Positions are kept when `withPositions` (CREATE time).
+void applyUserProperties(rd_kafka_conf_t* conf, const Options& options, bool withPositions);
+// Routes librdkafka logs and client errors to stderr, rate limited per kind.
+void installLogging(rd_kafka_conf_t* conf);
+
+struct HandleDeleter {
+  void operator()(rd_kafka_t* rk) const;
+};
+using HandlePtr = std::unique_ptr<rd_kafka_t, HandleDeleter>;
+// Creates a client from `conf`, which it always consumes. A configuration
+// librdkafka refuses (conflicting properties) is a SqlError 22023.
+HandlePtr newHandle(rd_kafka_type_t type, rd_kafka_conf_t* conf);
+
+// Partition count of each of `topics`, in order. Throws 42704 for a topic the
+// broker does not have and 08006 when the broker cannot be reached within
+// `timeoutMs`.
+std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>& topics,
+                                 const std::string& bootstrap, int timeoutMs = kMetadataTimeoutMs);
+
+// When `bootstrap` is the embedded broker, creates the missing topics there
+// with its default partition count and returns true.
+bool ensureEmbeddedTopics(const std::string& bootstrap, const std::vector<std::string>& topics);
+
+}  // namespace rtsql::kafka

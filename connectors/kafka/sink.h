@@ -1,0 +1,20 @@
+// The Kafka sink: one producer per sink task, tuned for latency (no lingering,
+// Nagle off) and for safety (acks=all, idempotence). write() never waits for the
+// broker; a full producer queue is backpressure (the task waits for room), never
+// loss. flush() at epoch ends waits for every acknowledgement and reports
+// delivery failures as a SqlError.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "executor/connector.h"
+
+namespace rtsql {
+
+// `bootstrap` is resolved (never 'embedded'). On the embedded broker the sink's
+// topic is created at open when missing.
+std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::string& bootstrap,
+                                          const std::string& flowName, int task);
+
+}  // namespace rtsql

@@ -1,0 +1,447 @@
+#include "connectors/kafka/source.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/schema.h"
+#include "connectors/format/codec.h"
+#include "connectors/kafka/client.h"
+
+namespace rtsql {
+
+namespace {
+
+struct MessageDeleter {
+  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
+};
+using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
+
+struct ListDeleter {
+  void operator()(rd_kafka_topic_partition_list_t* l) const {
+    rd_kafka_topic_partition_list_destroy(l);
+  }
+};
+using ListPtr = std::unique_ptr<rd_kafka_topic_partition_list_t, ListDeleter>;
+
+struct PartitionState {
+  std::string topic;
+  int topicIndex = 0;
+  int32_t partition = 0;
+  int64_t startOffset = -1;
+  int64_t endOffset = -1;
+  int64_t committed = -1;
+};
+
+// Records handed over per consume call after the first: large enough to amortize
+// the queue lock, small enough to keep a batch's latency spread low.
+constexpr size_t kBatch = 256;
+
+// How long an epoch's offset commit may wait for the broker.
+constexpr int kCommitTimeoutMs = 10000;
+
+class KafkaSourceTask final : public SourceTask {
+ public:
+  KafkaSourceTask(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
+                  int task, int tasks)
+      : subscribe_(scan.options.getString("subscribe")),
+        topics_(kafka::splitTopics(subscribe_)),
+        bootstrap_(bootstrap) {
+    if (topics_.empty()) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     "option 'subscribe' of source '" + scan.name + "' names no topic");
+    }
+    failOnError_ = toLower(scan.options.getString("on.error", "fail")) != "skip";
+    const bool earliest = toLower(scan.options.getString("startingOffsets", "latest")) == "earliest";
+    needHeaders_ = scan.schema.find(kMetaHeaders) >= 0 ||
+                   (iequals(scan.format, "raw") && scan.schema.find("headers") >= 0);
+    decoder_ = makeDecoder(scan.format, scan.schema, scan.options);
+
+    kafka::ensureEmbeddedTopics(bootstrap_, topics_);
+    openConsumer(scan, flowName, task, earliest);
+    std::vector<int> counts = kafka::partitionCounts(rk_.get(), topics_, bootstrap_);
+
+    // Partitions are numbered over the topics in their order in `subscribe`, so
+    // that a list of several small topics still spreads over the tasks.
+    int index = 0;
+    for (size_t t = 0; t < topics_.size(); ++t) {
+      for (int p = 0; p < counts[t]; ++p, ++index) {
+        if (index % tasks != task) continue;
+        PartitionState s;
+        s.topic = topics_[t];
+        s.topicIndex = static_cast<int>(t);
+        s.partition = p;
+        byKey_[key(s.topicIndex, p)] = parts_.size();
+        parts_.push_back(std::move(s));
+      }
+    }
+    if (!parts_.empty()) assign(earliest);
+  }
+
+  ~KafkaSourceTask() override {
+    if (queue_) rd_kafka_queue_destroy(queue_);
+    // Nothing to leave or commit: the task never joined a group, and offsets
+    // are committed only at epoch ends. Skipping the consumer close also keeps
+    // an unanswered commit (broker down) from holding the task up.
+    if (rk_) rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  }
+
+  void poll(std::vector<SourceRecord>& out, size_t maxRecords, int timeoutMs) override {
+    if (parts_.empty()) {
+      // More tasks than partitions: this one has nothing to read, so it waits
+      // like an idle task instead of spinning.
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::max(timeoutMs, 0)));
+      return;
+    }
+    const int64_t deadline = monotonicMicros() + int64_t(std::max(timeoutMs, 0)) * 1000;
+    size_t added = 0;
+    std::vector<MessagePtr>& held = held_;
+    while (added < maxRecords) {
+      held.clear();
+      if (added == 0) {
+        // Wait for the first record; librdkafka's batch call would wait for a
+        // full batch, which is the opposite of what real-time mode wants.
+        int64_t remainingMs = std::max<int64_t>(0, (deadline - monotonicMicros()) / 1000);
+        rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), static_cast<int>(remainingMs));
+        if (!m) break;
+        held.emplace_back(m);
+      } else {
+        size_t want = std::min(maxRecords - added, kBatch);
+        ssize_t n = rd_kafka_consume_batch_queue(queue_, 0, batch_, want);
+        if (n <= 0) break;
+        for (ssize_t i = 0; i < n; ++i) held.emplace_back(batch_[i]);
+      }
+      const int64_t readMicros = nowMicros();
+      std::lock_guard lock(mutex_);
+      for (MessagePtr& m : held) added += process(m.get(), readMicros, out);
+      if (added == 0 && monotonicMicros() >= deadline) break;
+    }
+    held.clear();
+  }
+
+  void commit() override {
+    ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
+    {
+      std::lock_guard lock(mutex_);
+      for (const PartitionState& s : parts_) {
+        if (s.endOffset < 0 || s.endOffset == s.committed) continue;
+        rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset =
+            s.endOffset;
+      }
+    }
+    if (list->cnt > 0) {
+      rd_kafka_resp_err_t err = commitBounded(list.get());
+      if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+        throw SqlError(sqlstate::kConnectionFailure,
+                       fmt::format("cannot commit the offsets of {} on {}: {}", description(),
+                                   bootstrap_, rd_kafka_err2str(err)));
+      }
+    }
+    std::lock_guard lock(mutex_);
+    for (int i = 0; i < list->cnt; ++i) {
+      auto it = byKey_.find(key(topicIndexOf(list->elems[i].topic), list->elems[i].partition));
+      if (it != byKey_.end()) parts_[it->second].committed = list->elems[i].offset;
+    }
+    for (PartitionState& s : parts_) s.startOffset = s.endOffset;
+  }
+
+  std::vector<PartitionProgress> progress() const override {
+    std::vector<PartitionProgress> out;
+    std::lock_guard lock(mutex_);
+    out.reserve(parts_.size());
+    for (const PartitionState& s : parts_) {
+      PartitionProgress p;
+      p.partition = s.partition;
+      p.startOffset = s.startOffset;
+      p.endOffset = s.endOffset;
+      // The watermarks cached from the last fetch response: no broker round trip.
+      int64_t low = -1, high = -1;
+      if (rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high) ==
+              RD_KAFKA_RESP_ERR_NO_ERROR &&
+          high >= 0) {
+        p.latestOffset = high;
+      }
+      out.push_back(p);
+    }
+    return out;
+  }
+
+  int64_t decodeErrors() const override { return decodeErrors_.load(std::memory_order_relaxed); }
+
+  std::string description() const override {
+    std::string list;
+    for (const std::string& t : topics_) list += (list.empty() ? "" : ",") + t;
+    return "KafkaV2[Subscribe[" + list + "]]";
+  }
+
+ private:
+  static int64_t key(int topicIndex, int32_t partition) {
+    return (int64_t(topicIndex) << 32) | uint32_t(partition);
+  }
+
+  int topicIndexOf(const char* name) const {
+    for (size_t i = 0; i < topics_.size(); ++i) {
+      if (topics_[i] == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  int topicIndexOf(const rd_kafka_topic_t* rkt) {
+    for (const auto& [t, i] : topicCache_) {
+      if (t == rkt) return i;
+    }
+    int i = topicIndexOf(rd_kafka_topic_name(rkt));
+    topicCache_.emplace_back(rkt, i);
+    return i;
+  }
+
+  // librdkafka's synchronous commit waits for the group coordinator for as long
+  // as it takes (tens of seconds with the broker down); a checkpoint must not.
+  // The commit is sent asynchronously and its answer awaited for a bounded time.
+  rd_kafka_resp_err_t commitBounded(rd_kafka_topic_partition_list_t* list) {
+    rd_kafka_queue_t* replies = rd_kafka_queue_new(rk_.get());
+    rd_kafka_resp_err_t err = rd_kafka_commit_queue(rk_.get(), list, replies, nullptr, nullptr);
+    if (err) {
+      rd_kafka_queue_destroy(replies);
+      return err;
+    }
+    const int64_t deadline = monotonicMicros() + int64_t(kCommitTimeoutMs) * 1000;
+    err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+    for (;;) {
+      int64_t remainingMs = (deadline - monotonicMicros()) / 1000;
+      if (remainingMs <= 0) break;
+      rd_kafka_event_t* ev = rd_kafka_queue_poll(replies, static_cast<int>(remainingMs));
+      if (!ev) break;
+      if (rd_kafka_event_type(ev) != RD_KAFKA_EVENT_OFFSET_COMMIT) {
+        rd_kafka_event_destroy(ev);
+        continue;
+      }
+      err = rd_kafka_event_error(ev);
+      if (const rd_kafka_topic_partition_list_t* done = rd_kafka_event_topic_partition_list(ev)) {
+        for (int i = 0; !err && i < done->cnt; ++i) err = done->elems[i].err;
+      }
+      rd_kafka_event_destroy(ev);
+      break;
+    }
+    // A late answer goes to a queue nobody reads; librdkafka keeps it alive.
+    rd_kafka_queue_destroy(replies);
+    return err;
+  }
+
+  void openConsumer(const ScanSpec& scan, const std::string& flowName, int task, bool earliest) {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    try {
+      kafka::installLogging(conf);
+      // Latency first: the broker answers a fetch as soon as any data is there,
+      // and a failed fetch is retried almost at once.
+      kafka::setProperty(conf, "fetch.wait.max.ms", "1", SqlError::npos);
+      kafka::setProperty(conf, "fetch.min.bytes", "1", SqlError::npos);
+      kafka::setProperty(conf, "fetch.error.backoff.ms", "10", SqlError::npos);
+      kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
+      kafka::setProperty(conf, "queued.max.messages.kbytes", "16384", SqlError::npos);
+      // The task never joins its group, so the session timeout only bounds how
+      // long a commit waits for a group coordinator (broker down); the commit
+      // then fails before commitBounded() gives up on it, and nothing is left
+      // pending that would hold up the task's shutdown.
+      kafka::setProperty(conf, "session.timeout.ms", "6000", SqlError::npos);
+      kafka::setProperty(conf, "allow.auto.create.topics", "false", SqlError::npos);
+      kafka::setProperty(conf, "auto.offset.reset", earliest ? "earliest" : "latest",
+                         SqlError::npos);
+      kafka::setProperty(conf, "group.id", "rtsql-" + flowName, SqlError::npos);
+      kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-source-{}", flowName, task),
+                         SqlError::npos);
+      kafka::applyUserProperties(conf, scan.options, false);
+      // Offsets are the executor's to commit, at epoch ends only.
+      kafka::setProperty(conf, "enable.auto.commit", "false", SqlError::npos);
+      kafka::setProperty(conf, "enable.auto.offset.store", "false", SqlError::npos);
+      kafka::setProperty(conf, "bootstrap.servers", bootstrap_, SqlError::npos);
+    } catch (...) {
+      rd_kafka_conf_destroy(conf);
+      throw;
+    }
+    rk_ = kafka::newHandle(RD_KAFKA_CONSUMER, conf);
+    // Client errors and logs are then served by the same poll that reads records.
+    rd_kafka_poll_set_consumer(rk_.get());
+    queue_ = rd_kafka_queue_get_consumer(rk_.get());
+  }
+
+  void assign(bool earliest) {
+    ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
+    for (const PartitionState& s : parts_) {
+      rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition);
+    }
+    rd_kafka_resp_err_t err = rd_kafka_committed(rk_.get(), list.get(), kafka::kMetadataTimeoutMs);
+    if (err) {
+      throw SqlError(sqlstate::kConnectionFailure,
+                     fmt::format("cannot read the committed offsets of {} from {}: {}",
+                                 description(), bootstrap_, rd_kafka_err2str(err)));
+    }
+    for (int i = 0; i < list->cnt; ++i) {
+      rd_kafka_topic_partition_t& tp = list->elems[i];
+      PartitionState& s = parts_[byKey_.at(key(topicIndexOf(tp.topic), tp.partition))];
+      if (tp.offset >= 0) {
+        s.startOffset = s.endOffset = s.committed = tp.offset;
+        continue;
+      }
+      // No committed offset: resolve startingOffsets to a number now, so that
+      // progress shows real offsets from the first epoch on.
+      int64_t low = -1, high = -1;
+      if (rd_kafka_query_watermark_offsets(rk_.get(), tp.topic, tp.partition, &low, &high,
+                                           kafka::kMetadataTimeoutMs) ==
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+        tp.offset = earliest ? low : high;
+        s.startOffset = s.endOffset = tp.offset;
+      } else {
+        tp.offset = earliest ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
+      }
+    }
+    err = rd_kafka_assign(rk_.get(), list.get());
+    if (err) {
+      throw SqlError(sqlstate::kConnectionFailure,
+                     fmt::format("cannot assign the partitions of {}: {}", description(),
+                                 rd_kafka_err2str(err)));
+    }
+  }
+
+  // Decodes one message into `out`; returns the number of records added (0 or 1).
+  // Called with mutex_ held.
+  size_t process(rd_kafka_message_t* m, int64_t readMicros, std::vector<SourceRecord>& out) {
+    if (m->err) {
+      if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        // The client reconnects by itself; a dead broker must not kill the flow.
+        reportConsumerError(m);
+      }
+      return 0;
+    }
+    int ti = topicIndexOf(m->rkt);
+    auto it = byKey_.find(key(ti, m->partition));
+    if (it == byKey_.end()) return 0;  // not ours: cannot happen with assign()
+    PartitionState& s = parts_[it->second];
+
+    rd_kafka_timestamp_type_t tsType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    int64_t tsMs = rd_kafka_message_timestamp(m, &tsType);
+
+    RecordView view;
+    view.key = static_cast<const char*>(m->key);
+    view.keyLen = m->key_len;
+    view.value = static_cast<const char*>(m->payload);
+    view.valueLen = m->len;
+    view.topic = topics_[ti];
+    view.partition = m->partition;
+    view.offset = m->offset;
+    view.timestampMicros = tsMs >= 0 ? tsMs * 1000 : readMicros;
+    view.timestampType = tsType == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? 1 : 0;
+    if (needHeaders_) {
+      headers_.clear();
+      rd_kafka_headers_t* hdrs = nullptr;
+      if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* name;
+        const void* value;
+        size_t size;
+        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
+                           RD_KAFKA_RESP_ERR_NO_ERROR;
+             ++i) {
+          headers_.emplace_back(name, value ? std::string(static_cast<const char*>(value), size)
+                                            : std::string());
+        }
+      }
+      view.headers = &headers_;
+    }
+
+    s.endOffset = m->offset + 1;
+    SourceRecord& rec = out.emplace_back();
+    if (!decoder_->decode(view, rec.row, error_)) {
+      out.pop_back();
+      decodeErrors_.fetch_add(1, std::memory_order_relaxed);
+      if (failOnError_) {
+        throw SqlError(sqlstate::kInvalidTextRepresentation,
+                       fmt::format("cannot decode the record at topic '{}' partition {} offset "
+                                   "{}: {}",
+                                   view.topic, m->partition, m->offset, error_),
+                       SqlError::npos,
+                       "fix the record or the source's columns, or skip bad records with "
+                       "'on.error' = 'skip'");
+      }
+      return 0;
+    }
+    rec.timestampMicros = view.timestampMicros;
+    rec.readMicros = readMicros;
+    rec.partition = m->partition;
+    rec.offset = m->offset;
+    return 1;
+  }
+
+  void reportConsumerError(const rd_kafka_message_t* m) {
+    int64_t now = monotonicMicros();
+    if (now - lastErrorLogMicros_ < 10'000'000) return;
+    lastErrorLogMicros_ = now;
+    fmt::print(stderr, "rtsql: {}: {}; still polling\n", description(),
+               rd_kafka_message_errstr(m));
+  }
+
+  std::string subscribe_;
+  std::vector<std::string> topics_;
+  std::string bootstrap_;
+  bool failOnError_ = true;
+  bool needHeaders_ = false;
+  std::unique_ptr<RecordDecoder> decoder_;
+  kafka::HandlePtr rk_;
+  rd_kafka_queue_t* queue_ = nullptr;
+
+  mutable std::mutex mutex_;  // guards parts_' offsets against progress() readers
+  std::vector<PartitionState> parts_;
+  std::unordered_map<int64_t, size_t> byKey_;
+  std::vector<std::pair<const rd_kafka_topic_t*, int>> topicCache_;
+
+  std::vector<MessagePtr> held_;
+  rd_kafka_message_t* batch_[kBatch] = {};
+  std::vector<std::pair<std::string, std::string>> headers_;
+  std::string error_;
+  std::atomic<int64_t> decodeErrors_{0};
+  int64_t lastErrorLogMicros_ = 0;
+};
+
+}  // namespace
+
+int kafkaSourcePartitions(const ScanSpec& scan, const std::string& bootstrap) {
+  std::vector<std::string> topics = kafka::splitTopics(scan.options.getString("subscribe"));
+  if (topics.empty()) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   "option 'subscribe' of source '" + scan.name + "' names no topic");
+  }
+  kafka::ensureEmbeddedTopics(bootstrap, topics);
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  try {
+    kafka::installLogging(conf);
+    kafka::applyUserProperties(conf, scan.options, false);
+    // Looking a topic up must never create it on a broker that auto-creates.
+    kafka::setProperty(conf, "allow.auto.create.topics", "false", SqlError::npos);
+    kafka::setProperty(conf, "client.id", "rtsql-metadata", SqlError::npos);
+    kafka::setProperty(conf, "bootstrap.servers", bootstrap, SqlError::npos);
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  kafka::HandlePtr rk = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
+  int total = 0;
+  for (int n : kafka::partitionCounts(rk.get(), topics, bootstrap)) total += n;
+  return total;
+}
+
+std::unique_ptr<SourceTask> makeKafkaSource(const ScanSpec& scan, const std::string& bootstrap,
+                                            const std::string& flowName, int task, int tasks) {
+  if (tasks < 1 || task < 0 || task >= tasks) {
+    throw InternalError(fmt::format("source task {} of {}", task, tasks));
+  }
+  return std::make_unique<KafkaSourceTask>(scan, bootstrap, flowName, task, tasks);
+}
+
+}  // namespace rtsql

@@ -1,0 +1,122 @@
+#include "connectors/provider.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/schema.h"
+#include "connectors/datagen/datagen.h"
+#include "connectors/file/file_sink.h"
+#include "connectors/kafka/client.h"
+#include "connectors/kafka/sink.h"
+#include "connectors/kafka/source.h"
+
+namespace rtsql {
+
+namespace {
+
+const char* const kSourceConnectors = "kafka, datagen";
+const char* const kSinkConnectors = "kafka, file";
+
+size_t connectorPos(const Options& options, size_t stmtPos) {
+  const OptionEntry* e = options.find("connector");
+  return e && e->valuePos != SqlError::npos ? e->valuePos : stmtPos;
+}
+
+[[noreturn]] void unknownConnector(const std::string& connector, const Options& options,
+                                   size_t stmtPos, const char* kind, const char* allowed) {
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("unknown {} connector '{}'", kind, connector),
+                 connectorPos(options, stmtPos), fmt::format("available: {}", allowed));
+}
+
+// Checks the `kafka.<name>` options against the Kafka client's own table of
+// properties, so that a misspelt property fails at CREATE time.
+void validateKafkaProperties(const Options& options) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  try {
+    kafka::applyUserProperties(conf, options, true);
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  rd_kafka_conf_destroy(conf);
+}
+
+void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
+  const OptionEntry& e = options.require(key, stmtPos);
+  if (e.value.find_first_not_of(" \t,") == std::string::npos) {
+    throw SqlError(sqlstate::kInvalidParameterValue, fmt::format("option '{}' is empty", key),
+                   e.valuePos);
+  }
+}
+
+void validateKafkaSource(const Options& options, size_t stmtPos) {
+  options.checkKnown({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
+                      "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter"},
+                     {"kafka."});
+  requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
+  requireNonEmpty(options, "subscribe", stmtPos);
+  options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
+  if (options.has("maxPartitions")) options.getInt("maxPartitions", 1, 1, 1 << 20);
+  options.getEnum("format", "json", {"json", "csv", "raw"});
+  options.getEnum("on.error", "fail", {"fail", "skip"});
+  options.getBool("includeHeaders", false);
+  options.getBool("json.ignore-missing", true);
+  validateKafkaProperties(options);
+}
+
+void validateKafkaSink(const Options& options, size_t stmtPos) {
+  options.checkKnown({"connector", "topic", "format", "key"}, {"kafka."});
+  requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
+  requireNonEmpty(options, "topic", stmtPos);
+  options.getEnum("format", "json", {"json", "raw"});
+  validateKafkaProperties(options);
+}
+
+}  // namespace
+
+int DefaultConnectorProvider::sourcePartitions(const ScanSpec& scan) {
+  if (iequals(scan.connector, "kafka")) {
+    return kafkaSourcePartitions(scan, kafka::resolveBootstrap(scan.options, embeddedBootstrap_));
+  }
+  if (iequals(scan.connector, "datagen")) {
+    return static_cast<int>(scan.options.getInt("maxPartitions", 1, 1, 1 << 20));
+  }
+  unknownConnector(scan.connector, scan.options, SqlError::npos, "source", kSourceConnectors);
+}
+
+std::unique_ptr<SourceTask> DefaultConnectorProvider::openSource(const ScanSpec& scan,
+                                                                 const std::string& flowName,
+                                                                 int task, int tasks) {
+  if (iequals(scan.connector, "kafka")) {
+    return makeKafkaSource(scan, kafka::resolveBootstrap(scan.options, embeddedBootstrap_),
+                           flowName, task, tasks);
+  }
+  if (iequals(scan.connector, "datagen")) return makeDatagenSource(scan, task, tasks);
+  unknownConnector(scan.connector, scan.options, SqlError::npos, "source", kSourceConnectors);
+}
+
+std::unique_ptr<SinkWriter> DefaultConnectorProvider::openSink(const SinkSpec& sink,
+                                                               const std::string& flowName,
+                                                               int task) {
+  if (iequals(sink.connector, "kafka")) {
+    return makeKafkaSink(sink, kafka::resolveBootstrap(sink.options, embeddedBootstrap_),
+                         flowName, task);
+  }
+  if (iequals(sink.connector, "file")) return makeFileSink(sink, task);
+  unknownConnector(sink.connector, sink.options, SqlError::npos, "sink", kSinkConnectors);
+}
+
+void validateSourceOptions(const std::string& connector, const Options& options, size_t stmtPos) {
+  if (iequals(connector, "kafka")) return validateKafkaSource(options, stmtPos);
+  if (iequals(connector, "datagen")) return validateDatagenOptions(options, stmtPos);
+  unknownConnector(connector, options, stmtPos, "source", kSourceConnectors);
+}
+
+void validateSinkOptions(const std::string& connector, const Options& options, size_t stmtPos) {
+  if (iequals(connector, "kafka")) return validateKafkaSink(options, stmtPos);
+  if (iequals(connector, "file")) return validateFileSinkOptions(options, stmtPos);
+  unknownConnector(connector, options, stmtPos, "sink", kSinkConnectors);
+}
+
+}  // namespace rtsql

@@ -1,0 +1,42 @@
+// The connector provider the server hands to the executor: it turns a ScanSpec
+// or SinkSpec into a running source task or sink writer by connector name
+// (kafka, datagen, file), and checks connector options when a source or sink is
+// created, so that a typo fails the CREATE statement rather than the flow.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/options.h"
+#include "executor/connector.h"
+
+namespace rtsql {
+
+class DefaultConnectorProvider : public ConnectorProvider {
+ public:
+  // `embeddedBootstrap` is the address of the server's embedded broker, what
+  // 'kafka.bootstrap.servers' = 'embedded' means; empty when there is none.
+  explicit DefaultConnectorProvider(std::string embeddedBootstrap = {})
+      : embeddedBootstrap_(std::move(embeddedBootstrap)) {}
+
+  int sourcePartitions(const ScanSpec& scan) override;
+  std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flowName,
+                                         int task, int tasks) override;
+  std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flowName,
+                                       int task) override;
+
+  const std::string& embeddedBootstrap() const { return embeddedBootstrap_; }
+
+ private:
+  std::string embeddedBootstrap_;
+};
+
+// CREATE SOURCE / CREATE SINK checks of the WITH options. Errors are SqlError
+// 22023 at the offending key or value (at `stmtPos` for a missing option): an
+// unknown connector, a missing required option, a value out of its set, an
+// unknown key (with the closest known one suggested), or a `kafka.<name>` option
+// the Kafka client refuses.
+void validateSourceOptions(const std::string& connector, const Options& options, size_t stmtPos);
+void validateSinkOptions(const std::string& connector, const Options& options, size_t stmtPos);
+
+}  // namespace rtsql

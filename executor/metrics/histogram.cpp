@@ -1,0 +1,82 @@
+#include "executor/metrics/histogram.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace rtsql {
+
+// Values below kSub get one bucket each; above, each power of two [2^e, 2^(e+1))
+// is split into kSub equal sub-buckets.
+int LatencyHistogram::bucketOf(uint64_t v) {
+  if (v < static_cast<uint64_t>(kSub)) return static_cast<int>(v);
+  int e = 63 - std::countl_zero(v);  // e >= kSubBits
+  int shift = e - kSubBits;
+  int sub = static_cast<int>((v >> shift) & (kSub - 1));
+  int b = (e - kSubBits + 1) * kSub + sub;
+  return std::min(b, kBuckets - 1);
+}
+
+uint64_t LatencyHistogram::bucketLow(int b) {
+  if (b < kSub) return static_cast<uint64_t>(b);
+  int e = b / kSub + kSubBits - 1;
+  int sub = b % kSub;
+  return (uint64_t{1} << e) + (static_cast<uint64_t>(sub) << (e - kSubBits));
+}
+
+uint64_t LatencyHistogram::bucketHigh(int b) {
+  if (b < kSub) return static_cast<uint64_t>(b) + 1;
+  int e = b / kSub + kSubBits - 1;
+  return bucketLow(b) + (uint64_t{1} << (e - kSubBits));
+}
+
+void LatencyHistogram::reset() {
+  for (auto& b : buckets_) b.store(0, std::memory_order_relaxed);
+  count_.store(0, std::memory_order_relaxed);
+  min_.store(INT64_MAX, std::memory_order_relaxed);
+  max_.store(0, std::memory_order_relaxed);
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& other) {
+  uint64_t n = other.count();
+  if (n == 0) return;
+  for (int i = 0; i < kBuckets; ++i) {
+    uint64_t c = other.buckets_[i].load(std::memory_order_relaxed);
+    if (c) buckets_[i].fetch_add(c, std::memory_order_relaxed);
+  }
+  count_.fetch_add(n, std::memory_order_relaxed);
+  min_.store(std::min(min_.load(std::memory_order_relaxed), other.min_.load(std::memory_order_relaxed)),
+             std::memory_order_relaxed);
+  max_.store(std::max(max_.load(std::memory_order_relaxed), other.max_.load(std::memory_order_relaxed)),
+             std::memory_order_relaxed);
+}
+
+int64_t LatencyHistogram::min() const {
+  int64_t m = min_.load(std::memory_order_relaxed);
+  return m == INT64_MAX ? 0 : m;
+}
+
+int64_t LatencyHistogram::max() const { return max_.load(std::memory_order_relaxed); }
+
+int64_t LatencyHistogram::percentile(double q) const {
+  // Sum the buckets first: a concurrent writer may have bumped count_ before its
+  // bucket, and the walk below must not run past the counts it can see.
+  uint64_t total = 0;
+  for (const auto& b : buckets_) total += b.load(std::memory_order_relaxed);
+  if (total == 0) return 0;
+  if (q <= 0) return min();
+  if (q >= 1) return max();
+  auto rank = static_cast<uint64_t>(q * static_cast<double>(total) + 0.5);
+  rank = std::clamp<uint64_t>(rank, 1, total);
+  uint64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += buckets_[i].load(std::memory_order_relaxed);
+    if (seen >= rank) {
+      uint64_t lo = bucketLow(i), hi = bucketHigh(i);
+      auto mid = static_cast<int64_t>(lo + (hi - 1 - lo) / 2);
+      return std::clamp(mid, min(), max());
+    }
+  }
+  return max();
+}
+
+}  // namespace rtsql

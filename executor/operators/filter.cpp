@@ -1,0 +1,27 @@
+#include "executor/operators/filter.h"
+
+namespace rtsql {
+namespace {
+
+class FilterOperator final : public Operator {
+ public:
+  explicit FilterOperator(ExprPtr predicate) : predicate_(std::move(predicate)) {}
+
+  void push(Row& row, const RecordContext& ctx) override {
+    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    Value v = predicate_->eval(row);
+    if (!v.isNull() && v.asBool()) emit(row, ctx);
+  }
+  std::string name() const override { return "Filter"; }
+
+ private:
+  ExprPtr predicate_;
+};
+
+}  // namespace
+
+OperatorPtr makeFilter(ExprPtr predicate) {
+  return std::make_unique<FilterOperator>(std::move(predicate));
+}
+
+}  // namespace rtsql

@@ -1,0 +1,32 @@
+#include "executor/operators/project.h"
+
+namespace rtsql {
+namespace {
+
+class ProjectOperator final : public Operator {
+ public:
+  explicit ProjectOperator(std::vector<ExprPtr> exprs) : exprs_(std::move(exprs)) {
+    out_.resize(exprs_.size());
+  }
+
+  void push(Row& row, const RecordContext& ctx) override {
+    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    // The output row is a member reused for every record: after the first
+    // record its vector never reallocates.
+    for (size_t i = 0; i < exprs_.size(); ++i) out_[i] = exprs_[i]->eval(row);
+    emit(out_, ctx);
+  }
+  std::string name() const override { return "Project"; }
+
+ private:
+  std::vector<ExprPtr> exprs_;
+  Row out_;
+};
+
+}  // namespace
+
+OperatorPtr makeProject(std::vector<ExprPtr> exprs) {
+  return std::make_unique<ProjectOperator>(std::move(exprs));
+}
+
+}  // namespace rtsql

@@ -1,0 +1,18 @@
+#include "executor/operators/sink.h"
+
+#include "common/clock.h"
+
+namespace rtsql {
+
+void SinkOperator::push(Row& row, const RecordContext& ctx) {
+  stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+  writer_.write(row, ctx.sourceTimestampMicros);
+  int64_t now = nowMicros();
+  EpochMetrics& m = metrics_.current();
+  m.outputRows.fetch_add(1, std::memory_order_relaxed);
+  m.processingLatency.record(now - ctx.readMicros);
+  m.e2eLatency.record(now - ctx.sourceTimestampMicros);
+  stats_.rowsOut.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace rtsql

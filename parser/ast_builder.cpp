@@ -1,0 +1,921 @@
+// The parse tree -> AST walk. The grammar already decided the shape of every
+// statement; what happens here is unquoting, normalising spellings (== is =,
+// function and type names get one case), filling positions, and the few checks
+// the grammar cannot express (one WATERMARK, `*` only where it means something).
+#include "parser/ast_builder.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "common/error.h"
+
+namespace rtsql::parser {
+
+namespace {
+
+using P = grammar::RtSqlParser;
+
+// SQLSTATE 54001 (statement_too_complex), as PostgreSQL reports stack depth.
+constexpr const char* kStatementTooComplex = "54001";
+
+// Channel the lexer puts `/*+ ... */` hints on (see RtSql.g4).
+constexpr size_t kHintChannel = 2;
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// 'it''s' -> it's (also "a""b" and `a``b` for identifiers).
+std::string unquote(std::string_view quoted) {
+  std::string out;
+  if (quoted.size() < 2) return out;
+  const char q = quoted.front();
+  out.reserve(quoted.size() - 2);
+  for (size_t i = 1; i + 1 < quoted.size(); ++i) {
+    out.push_back(quoted[i]);
+    if (quoted[i] == q && i + 2 < quoted.size() && quoted[i + 1] == q) ++i;
+  }
+  return out;
+}
+
+// Interval units are stored singular and upper case: SECONDS -> SECOND.
+std::string intervalUnit(P::IntervalUnitContext* ctx) {
+  std::string u = upper(ctx->getText());
+  if (u.size() > 1 && u.back() == 'S') u.pop_back();
+  return u;
+}
+
+// The select item or call argument is nothing but `*` or `t.*`: the only places
+// a star means something.
+P::PrimaryContext* bareStar(P::ExprContext* e) {
+  auto* pred = dynamic_cast<P::PredicatedContext*>(e->booleanExpr());
+  if (pred == nullptr || pred->predicate() != nullptr) return nullptr;
+  auto* pv = dynamic_cast<P::PrimaryValueContext*>(pred->valueExpr());
+  if (pv == nullptr) return nullptr;
+  P::PrimaryContext* p = pv->primary();
+  if (dynamic_cast<P::StarPrimaryContext*>(p) || dynamic_cast<P::QualifiedStarPrimaryContext*>(p)) {
+    return p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// Counts recursion through expressions; see kMaxExprDepth.
+class DepthGuard {
+ public:
+  DepthGuard(AstBuilder& b, size_t pos) : b_(b) {
+    if (++b_.depth_ > kMaxExprDepth) {
+      throw SqlError(kStatementTooComplex, "statement too complex: expression nested too deeply",
+                     pos, "split the expression or the statement into smaller parts");
+    }
+  }
+  ~DepthGuard() { --b_.depth_; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+
+ private:
+  AstBuilder& b_;
+};
+
+// ---------------------------------------------------------------- text
+
+size_t AstBuilder::startOf(antlr4::Token* t) const {
+  size_t i = t->getStartIndex();
+  if (i >= byteOffset_.size()) return text_.size();
+  return byteOffset_[i];
+}
+
+size_t AstBuilder::endOf(antlr4::Token* t) const {
+  size_t i = t->getStopIndex() + 1;
+  if (t->getType() == antlr4::Token::EOF || i >= byteOffset_.size()) return text_.size();
+  return byteOffset_[i];
+}
+
+std::string_view AstBuilder::tokenText(antlr4::Token* t) const {
+  size_t b = startOf(t);
+  size_t e = endOf(t);
+  if (e < b) e = b;
+  return text_.substr(b, e - b);
+}
+
+std::string AstBuilder::sourceText(antlr4::ParserRuleContext* ctx) const {
+  size_t b = startOf(ctx);
+  size_t e = endOf(ctx);
+  if (e < b) e = b;
+  return std::string(text_.substr(b, e - b));
+}
+
+// ---------------------------------------------------------------- names
+
+std::string AstBuilder::unquoteIdentifier(antlr4::Token* t) {
+  std::string_view raw = tokenText(t);
+  std::string name = unquote(raw);
+  if (name.empty()) {
+    throw SqlError(sqlstate::kSyntaxError, "zero-length delimited identifier", startOf(t));
+  }
+  return name;
+}
+
+std::string AstBuilder::identifier(P::IdentifierContext* ctx) {
+  if (ctx->IDENTIFIER() != nullptr) return std::string(tokenText(ctx->IDENTIFIER()->getSymbol()));
+  if (ctx->QUOTED_IDENTIFIER() != nullptr) {
+    return unquoteIdentifier(ctx->QUOTED_IDENTIFIER()->getSymbol());
+  }
+  if (ctx->BACKQUOTED_IDENTIFIER() != nullptr) {
+    return unquoteIdentifier(ctx->BACKQUOTED_IDENTIFIER()->getSymbol());
+  }
+  return sourceText(ctx);  // a non-reserved keyword, as written
+}
+
+std::string AstBuilder::anyWord(antlr4::ParserRuleContext* ctx) {
+  P::IdentifierContext* id = nullptr;
+  if (auto* w = dynamic_cast<P::AnyWordContext*>(ctx)) id = w->identifier();
+  if (auto* f = dynamic_cast<P::FieldNameContext*>(ctx)) id = f->identifier();
+  if (id != nullptr) return identifier(id);
+  return sourceText(ctx);  // a reserved keyword, as written
+}
+
+std::string AstBuilder::dottedWord(P::DottedWordContext* ctx) {
+  std::string out;
+  for (auto* w : ctx->anyWord()) {
+    if (!out.empty()) out.push_back('.');
+    out += anyWord(w);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- script
+
+std::vector<ast::StatementPtr> AstBuilder::script(P::ScriptContext* ctx) {
+  std::vector<ast::StatementPtr> out;
+  for (auto* s : ctx->statement()) out.push_back(statement(s));
+  return out;
+}
+
+ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
+  ast::StatementPtr s;
+  if (auto* c = ctx->createSource()) s = createSource(c);
+  else if (auto* c = ctx->createTable()) s = createTable(c);
+  else if (auto* c = ctx->createSink()) s = createSink(c);
+  else if (auto* c = ctx->createFlow()) s = createFlow(c);
+  else if (auto* c = ctx->insertStatement()) s = insert(c);
+  else if (auto* c = ctx->dropStatement()) s = drop(c);
+  else if (auto* c = ctx->flowCommand()) s = flowCommand(c);
+  else if (auto* c = ctx->showStatement()) s = show(c);
+  else if (auto* c = ctx->describeStatement()) s = describe(c);
+  else if (auto* c = ctx->explainStatement()) s = explain(c);
+  else if (auto* c = ctx->setStatement()) s = set(c);
+  else if (auto* c = ctx->query()) s = selectStatement(c);
+  else throw InternalError("parser: unknown statement shape");
+  s->pos = startOf(ctx);
+  s->text = sourceText(ctx);
+  return s;
+}
+
+// ---------------------------------------------------------------- DDL
+
+std::vector<ast::Option> AstBuilder::withOptions(P::WithOptionsContext* ctx) {
+  std::vector<ast::Option> out;
+  if (ctx == nullptr) return out;
+  for (auto* o : ctx->option()) {
+    ast::Option opt;
+    auto* key = o->optionKey();
+    opt.key = key->STRING() != nullptr ? unquote(tokenText(key->STRING()->getSymbol()))
+                                       : dottedWord(key->dottedWord());
+    opt.keyPos = startOf(key);
+    opt.value = optionValue(o->optionValue());
+    opt.valuePos = startOf(o->optionValue());
+    out.push_back(std::move(opt));
+  }
+  return out;
+}
+
+std::string AstBuilder::optionValue(P::OptionValueContext* ctx) {
+  if (ctx->STRING() != nullptr) return unquote(tokenText(ctx->STRING()->getSymbol()));
+  if (ctx->TRUE_() != nullptr) return "true";
+  if (ctx->FALSE_() != nullptr) return "false";
+  if (ctx->dottedWord() != nullptr) return dottedWord(ctx->dottedWord());
+  antlr4::tree::TerminalNode* num =
+      ctx->INTEGER_VALUE() != nullptr ? ctx->INTEGER_VALUE() : ctx->DECIMAL_VALUE();
+  std::string out = ctx->MINUS() != nullptr ? "-" : "";
+  out += tokenText(num->getSymbol());
+  return out;
+}
+
+ast::TypeName AstBuilder::dataType(P::DataTypeContext* ctx) {
+  ast::TypeName t;
+  t.pos = startOf(ctx);
+  if (auto* a = dynamic_cast<P::ArrayTypeContext*>(ctx)) {
+    t.name = "ARRAY";
+    t.params.push_back(dataType(a->dataType()));
+  } else if (auto* m = dynamic_cast<P::MapTypeContext*>(ctx)) {
+    t.name = "MAP";
+    for (auto* p : m->dataType()) t.params.push_back(dataType(p));
+  } else if (auto* s = dynamic_cast<P::StructTypeContext*>(ctx)) {
+    t.name = "STRUCT";
+    for (auto* f : s->structField()) t.fields.emplace_back(anyWord(f->fieldName()), dataType(f->dataType()));
+  } else if (auto* simple = dynamic_cast<P::SimpleTypeContext*>(ctx)) {
+    t.name = upper(identifier(simple->identifier()));
+    for (auto* n : simple->INTEGER_VALUE()) {
+      int64_t v = 0;
+      std::string_view digits = tokenText(n->getSymbol());
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+      if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+        throw SqlError(sqlstate::kNumericOutOfRange, "type modifier is out of range",
+                       startOf(n->getSymbol()));
+      }
+      t.modifiers.push_back(v);
+    }
+  }
+  return t;
+}
+
+ast::ColumnDef AstBuilder::columnDef(P::ColumnDefContext* ctx) {
+  ast::ColumnDef c;
+  c.name = identifier(ctx->identifier());
+  c.pos = startOf(ctx);
+  c.type = dataType(ctx->dataType());
+  c.notNull = ctx->NOT() != nullptr;
+  return c;
+}
+
+ast::StatementPtr AstBuilder::createSource(P::CreateSourceContext* ctx) {
+  auto s = std::make_unique<ast::CreateSource>();
+  s->name = identifier(ctx->name);
+  s->namePos = startOf(ctx->name);
+  s->ifNotExists = ctx->EXISTS() != nullptr;
+  s->hasColumnList = ctx->LPAREN() != nullptr;
+  for (auto* e : ctx->sourceElement()) {
+    if (auto* w = e->watermarkDef()) {
+      if (s->watermark) {
+        throw SqlError(sqlstate::kSyntaxError, "a source can declare only one WATERMARK",
+                       startOf(w));
+      }
+      ast::Watermark wm;
+      wm.column = identifier(w->column);
+      wm.pos = startOf(w);
+      wm.expr = expr(w->expr());
+      s->watermark = std::move(wm);
+    } else {
+      s->columns.push_back(columnDef(e->columnDef()));
+    }
+  }
+  s->options = withOptions(ctx->withOptions());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::createTable(P::CreateTableContext* ctx) {
+  auto s = std::make_unique<ast::CreateTable>();
+  s->name = identifier(ctx->name);
+  s->namePos = startOf(ctx->name);
+  s->ifNotExists = ctx->EXISTS() != nullptr;
+  for (auto* c : ctx->columnDef()) s->columns.push_back(columnDef(c));
+  s->options = withOptions(ctx->withOptions());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::createSink(P::CreateSinkContext* ctx) {
+  auto s = std::make_unique<ast::CreateSink>();
+  s->name = identifier(ctx->name);
+  s->namePos = startOf(ctx->name);
+  s->ifNotExists = ctx->EXISTS() != nullptr;
+  s->options = withOptions(ctx->withOptions());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
+  auto s = std::make_unique<ast::CreateFlow>();
+  s->pos = startOf(ctx);
+  s->text = sourceText(ctx);
+  s->name = identifier(ctx->name);
+  s->namePos = startOf(ctx->name);
+  s->sink = identifier(ctx->sink);
+  s->sinkPos = startOf(ctx->sink);
+  s->ifNotExists = ctx->EXISTS() != nullptr;
+  bool trigger = false;
+  bool options = false;
+  for (auto* clause : ctx->flowClause()) {
+    auto twice = [&](const char* what) {
+      throw SqlError(sqlstate::kSyntaxError, fmt::format("{} is given twice", what),
+                     startOf(clause));
+    };
+    if (dynamic_cast<P::TriggerClauseContext*>(clause) != nullptr) {
+      if (trigger) twice("TRIGGER");
+      trigger = true;
+    } else if (auto* cp = dynamic_cast<P::CheckpointClauseContext*>(clause)) {
+      if (s->checkpointInterval) twice("CHECKPOINT INTERVAL");
+      s->checkpointInterval = unquote(tokenText(cp->interval));
+      s->checkpointIntervalPos = startOf(cp->interval);
+    } else if (auto* o = dynamic_cast<P::FlowOptionsClauseContext*>(clause)) {
+      if (options) twice("WITH (...)");
+      options = true;
+      s->options = withOptions(o->withOptions());
+    }
+  }
+  s->query = query(ctx->query());
+  s->queryText = sourceText(ctx->query());
+  return s;
+}
+
+// ---------------------------------------------------------------- other statements
+
+ast::StatementPtr AstBuilder::insert(P::InsertStatementContext* ctx) {
+  auto s = std::make_unique<ast::Insert>();
+  s->table = identifier(ctx->table);
+  s->tablePos = startOf(ctx->table);
+  for (auto* id : ctx->identifier()) {
+    if (id != ctx->table) s->columns.push_back(identifier(id));
+  }
+  for (auto* row : ctx->valuesRow()) {
+    std::vector<ast::ExprPtr> values;
+    for (auto* e : row->expr()) values.push_back(expr(e));
+    s->rows.push_back(std::move(values));
+  }
+  return s;
+}
+
+namespace {
+ast::ObjectKind objectKind(P::ObjectKindContext* ctx) {
+  if (ctx->SINK() != nullptr) return ast::ObjectKind::Sink;
+  if (ctx->TABLE() != nullptr) return ast::ObjectKind::Table;
+  if (ctx->FLOW() != nullptr) return ast::ObjectKind::Flow;
+  return ast::ObjectKind::Source;
+}
+}  // namespace
+
+ast::StatementPtr AstBuilder::drop(P::DropStatementContext* ctx) {
+  auto s = std::make_unique<ast::Drop>();
+  s->object = objectKind(ctx->objectKind());
+  s->name = identifier(ctx->identifier());
+  s->namePos = startOf(ctx->identifier());
+  s->ifExists = ctx->EXISTS() != nullptr;
+  return s;
+}
+
+ast::StatementPtr AstBuilder::flowCommand(P::FlowCommandContext* ctx) {
+  auto s = std::make_unique<ast::FlowCommand>(ctx->STOP() != nullptr ? ast::StatementKind::StopFlow
+                                                                     : ast::StatementKind::StartFlow);
+  s->name = identifier(ctx->identifier());
+  s->namePos = startOf(ctx->identifier());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
+  auto s = std::make_unique<ast::Show>();
+  if (dynamic_cast<P::ShowSourcesContext*>(ctx)) {
+    s->what = ast::ShowKind::Sources;
+  } else if (dynamic_cast<P::ShowSinksContext*>(ctx)) {
+    s->what = ast::ShowKind::Sinks;
+  } else if (dynamic_cast<P::ShowTablesContext*>(ctx)) {
+    s->what = ast::ShowKind::Tables;
+  } else if (dynamic_cast<P::ShowFlowsContext*>(ctx)) {
+    s->what = ast::ShowKind::Flows;
+  } else if (dynamic_cast<P::ShowFunctionsContext*>(ctx)) {
+    s->what = ast::ShowKind::Functions;
+  } else if (auto* p = dynamic_cast<P::ShowProgressContext*>(ctx)) {
+    s->what = ast::ShowKind::Progress;
+    s->name = identifier(p->identifier());
+    s->namePos = startOf(p->identifier());
+  } else if (auto* v = dynamic_cast<P::ShowVariableContext*>(ctx)) {
+    s->what = ast::ShowKind::Variable;
+    if (v->STRING() != nullptr) {
+      s->name = unquote(tokenText(v->STRING()->getSymbol()));
+      s->namePos = startOf(v->STRING()->getSymbol());
+    } else {
+      s->name = dottedWord(v->dottedWord());
+      s->namePos = startOf(v->dottedWord());
+    }
+  }
+  return s;
+}
+
+ast::StatementPtr AstBuilder::describe(P::DescribeStatementContext* ctx) {
+  auto s = std::make_unique<ast::Describe>();
+  s->name = identifier(ctx->identifier());
+  s->namePos = startOf(ctx->identifier());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::explain(P::ExplainStatementContext* ctx) {
+  auto s = std::make_unique<ast::Explain>();
+  if (auto* f = ctx->createFlow()) {
+    s->inner = createFlow(f);
+  } else {
+    s->inner = selectStatement(ctx->query());
+    s->inner->pos = startOf(ctx->query());
+    s->inner->text = sourceText(ctx->query());
+  }
+  return s;
+}
+
+ast::StatementPtr AstBuilder::set(P::SetStatementContext* ctx) {
+  auto s = std::make_unique<ast::Set>();
+  if (ctx->key != nullptr) {
+    s->key = unquote(tokenText(ctx->key));
+    s->keyPos = startOf(ctx->key);
+  } else {
+    s->key = dottedWord(ctx->dottedWord());
+    s->keyPos = startOf(ctx->dottedWord());
+  }
+  s->value = optionValue(ctx->optionValue());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::selectStatement(P::QueryContext* ctx) {
+  auto s = std::make_unique<ast::SelectStatement>();
+  s->query = query(ctx);
+  return s;
+}
+
+// ---------------------------------------------------------------- queries
+
+std::unique_ptr<ast::Query> AstBuilder::query(P::QueryContext* ctx) {
+  DepthGuard guard(*this, startOf(ctx));
+  auto q = std::make_unique<ast::Query>();
+  q->pos = startOf(ctx);
+  auto unions = ctx->UNION();
+  auto alls = ctx->ALL();
+  if (alls.size() < unions.size()) {
+    // Find the first UNION that lacks its ALL, for the position.
+    size_t pos = startOf(unions.front()->getSymbol());
+    for (auto* u : unions) {
+      antlr4::Token* next = tokens_.get(u->getSymbol()->getTokenIndex() + 1);
+      if (next->getType() != P::ALL) {
+        pos = startOf(u->getSymbol());
+        break;
+      }
+    }
+    throw SqlError(sqlstate::kFeatureNotSupported, "UNION without ALL is not supported", pos,
+                   "use UNION ALL: streams are merged, not deduplicated");
+  }
+  auto terms = ctx->queryTerm();
+  for (auto* t : terms) queryTerm(t, *q);
+  for (auto* o : ctx->orderItem()) {
+    ast::OrderItem item;
+    item.expr = expr(o->expr());
+    item.descending = o->DESC() != nullptr;
+    q->orderBy.push_back(std::move(item));
+  }
+  if (ctx->limit != nullptr) {
+    std::string_view digits = tokenText(ctx->limit);
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+      throw SqlError(sqlstate::kNumericOutOfRange, "LIMIT value is out of range",
+                     startOf(ctx->limit));
+    }
+    q->limit = v;
+  }
+  return q;
+}
+
+void AstBuilder::queryTerm(P::QueryTermContext* ctx, ast::Query& into) {
+  if (auto* core = ctx->selectCore()) {
+    into.terms.push_back(selectCore(core));
+    return;
+  }
+  // A parenthesised query: its terms join the outer union. Its own ORDER BY and
+  // LIMIT only make sense when it is the whole query, `(SELECT ... LIMIT 5)`.
+  auto* parent = dynamic_cast<P::QueryContext*>(ctx->parent);
+  std::unique_ptr<ast::Query> inner = query(ctx->query());
+  if (!inner->orderBy.empty() || inner->limit) {
+    bool alone = parent != nullptr && parent->queryTerm().size() == 1 &&
+                 parent->orderItem().empty() && parent->limit == nullptr;
+    if (!alone) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     "ORDER BY or LIMIT inside one branch of UNION ALL is not supported",
+                     startOf(ctx));
+    }
+    into.orderBy = std::move(inner->orderBy);
+    into.limit = inner->limit;
+  }
+  for (auto& t : inner->terms) into.terms.push_back(std::move(t));
+}
+
+std::vector<ast::Hint> AstBuilder::hints(antlr4::Token* selectToken) {
+  std::vector<ast::Hint> out;
+  for (antlr4::Token* t : tokens_.getHiddenTokensToRight(selectToken->getTokenIndex(), kHintChannel)) {
+    // The hint body is a comma-separated list of NAME or NAME(arg, ...), where
+    // an arg is a word or a quoted name. It is small enough to read by hand.
+    const std::string_view body = tokenText(t);
+    const size_t base = startOf(t);
+    size_t i = 3;                      // past "/*+"
+    const size_t end = body.size() - 2;  // before "*/"
+    auto bad = [&](size_t at) {
+      std::string near(body.substr(at, std::min<size_t>(20, end - std::min(at, end))));
+      throw SqlError(sqlstate::kSyntaxError,
+                     near.empty() ? std::string("syntax error in hint")
+                                  : fmt::format("syntax error in hint at or near \"{}\"", near),
+                     base + at);
+    };
+    auto skipSpace = [&] {
+      while (i < end && std::isspace(static_cast<unsigned char>(body[i]))) ++i;
+    };
+    auto word = [&]() -> std::string {
+      skipSpace();
+      if (i < end && (body[i] == '"' || body[i] == '`')) {
+        const char q = body[i];
+        size_t j = i + 1;
+        while (j < end && body[j] != q) ++j;
+        if (j >= end) bad(i);
+        std::string w(body.substr(i + 1, j - i - 1));
+        i = j + 1;
+        return w;
+      }
+      size_t j = i;
+      while (j < end && (std::isalnum(static_cast<unsigned char>(body[j])) || body[j] == '_' ||
+                         body[j] == '.' || static_cast<unsigned char>(body[j]) >= 0x80)) {
+        ++j;
+      }
+      if (j == i) bad(i);
+      std::string w(body.substr(i, j - i));
+      i = j;
+      return w;
+    };
+    skipSpace();
+    while (i < end) {
+      ast::Hint h;
+      skipSpace();
+      h.pos = base + i;
+      h.name = upper(word());
+      skipSpace();
+      if (i < end && body[i] == '(') {
+        ++i;
+        skipSpace();
+        if (i < end && body[i] == ')') {
+          ++i;
+        } else {
+          for (;;) {
+            h.args.push_back(word());
+            skipSpace();
+            if (i < end && body[i] == ',') {
+              ++i;
+              continue;
+            }
+            if (i < end && body[i] == ')') {
+              ++i;
+              break;
+            }
+            bad(i);
+          }
+        }
+      }
+      out.push_back(std::move(h));
+      skipSpace();
+      if (i < end && body[i] == ',') ++i;
+      skipSpace();
+    }
+  }
+  return out;
+}
+
+ast::Select AstBuilder::selectCore(P::SelectCoreContext* ctx) {
+  ast::Select s;
+  s.pos = startOf(ctx);
+  s.hints = hints(ctx->SELECT()->getSymbol());
+  if (auto* q = ctx->setQuantifier()) {
+    if (q->DISTINCT() != nullptr) {
+      if (q->ON() != nullptr) {
+        for (auto* e : q->expr()) s.distinctOn.push_back(expr(e));
+        s.withinWatermark = q->WITHIN() != nullptr;
+      } else {
+        s.distinct = true;
+      }
+    }
+  }
+  for (auto* item : ctx->selectItem()) {
+    ast::SelectItem si;
+    if (P::PrimaryContext* star = bareStar(item->expr())) {
+      si.expr = newExpr(ast::ExprKind::Star, star);
+      if (auto* qs = dynamic_cast<P::QualifiedStarPrimaryContext*>(star)) {
+        si.expr->parts.push_back(identifier(qs->identifier()));
+        for (auto* f : qs->fieldName()) si.expr->parts.push_back(anyWord(f));
+      }
+      if (item->anyWord() != nullptr || item->identifier() != nullptr) {
+        throw SqlError(sqlstate::kSyntaxError, "a * select item cannot have an alias",
+                       startOf(item));
+      }
+    } else {
+      si.expr = expr(item->expr());
+    }
+    if (item->anyWord() != nullptr) si.alias = anyWord(item->anyWord());
+    if (item->identifier() != nullptr) si.alias = identifier(item->identifier());
+    si.text = sourceText(item->expr());
+    s.items.push_back(std::move(si));
+  }
+  auto relations = ctx->relation();
+  for (auto* r : relations) {
+    ast::TableRefPtr next = relation(r);
+    if (!s.from) {
+      s.from = std::move(next);
+      continue;
+    }
+    // FROM a, b is a cross join.
+    auto join = std::make_unique<ast::TableRef>();
+    join->kind = ast::TableRef::Kind::Join;
+    join->joinType = ast::JoinType::Cross;
+    join->pos = next->pos;
+    join->left = std::move(s.from);
+    join->right = std::move(next);
+    s.from = std::move(join);
+  }
+  if (ctx->where != nullptr) s.where = expr(ctx->where);
+  if (ctx->GROUP() != nullptr) {
+    for (auto* e : ctx->expr()) {
+      if (e != ctx->where && e != ctx->having) s.groupBy.push_back(expr(e));
+    }
+  }
+  if (ctx->having != nullptr) s.having = expr(ctx->having);
+  s.emitOnWindowClose = ctx->EMIT() != nullptr;
+  return s;
+}
+
+ast::TableRefPtr AstBuilder::relation(P::RelationContext* ctx) {
+  DepthGuard guard(*this, startOf(ctx));
+  ast::TableRefPtr left = relationPrimary(ctx->relationPrimary());
+  for (auto* part : ctx->joinPart()) {
+    auto join = std::make_unique<ast::TableRef>();
+    join->kind = ast::TableRef::Kind::Join;
+    join->pos = startOf(part);
+    if (part->CROSS() != nullptr) {
+      join->joinType = ast::JoinType::Cross;
+    } else {
+      auto* jt = part->joinType();
+      if (jt->LEFT() != nullptr) join->joinType = ast::JoinType::Left;
+      else if (jt->RIGHT() != nullptr) join->joinType = ast::JoinType::Right;
+      else if (jt->FULL() != nullptr) join->joinType = ast::JoinType::Full;
+      else join->joinType = ast::JoinType::Inner;
+    }
+    join->left = std::move(left);
+    join->right = relationPrimary(part->relationPrimary());
+    if (part->expr() != nullptr) join->on = expr(part->expr());
+    left = std::move(join);
+  }
+  return left;
+}
+
+ast::TableRefPtr AstBuilder::relationPrimary(P::RelationPrimaryContext* ctx) {
+  auto aliasOf = [&](P::TableAliasContext* a) -> std::string {
+    if (a == nullptr) return {};
+    if (a->anyWord() != nullptr) return anyWord(a->anyWord());
+    return identifier(a->identifier());
+  };
+  if (auto* n = dynamic_cast<P::NamedRelationContext*>(ctx)) {
+    auto t = std::make_unique<ast::TableRef>();
+    t->kind = ast::TableRef::Kind::Named;
+    t->pos = startOf(ctx);
+    t->name = identifier(n->identifier());
+    t->alias = aliasOf(n->tableAlias());
+    return t;
+  }
+  if (auto* sq = dynamic_cast<P::SubqueryRelationContext*>(ctx)) {
+    auto t = std::make_unique<ast::TableRef>();
+    t->kind = ast::TableRef::Kind::Subquery;
+    t->pos = startOf(ctx);
+    t->subquery = query(sq->query());
+    t->alias = aliasOf(sq->tableAlias());
+    return t;
+  }
+  auto* nested = dynamic_cast<P::NestedRelationContext*>(ctx);
+  return relation(nested->relation());
+}
+
+// ---------------------------------------------------------------- expressions
+
+ast::ExprPtr AstBuilder::newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx) {
+  auto e = std::make_unique<ast::Expr>();
+  e->kind = kind;
+  e->pos = startOf(ctx);
+  e->endPos = endOf(ctx);
+  return e;
+}
+
+ast::ExprPtr AstBuilder::expr(P::ExprContext* ctx) { return booleanExpr(ctx->booleanExpr()); }
+
+ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
+  DepthGuard guard(*this, startOf(ctx));
+  if (auto* n = dynamic_cast<P::NotExprContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Unary, ctx);
+    e->op = "NOT";
+    e->args.push_back(booleanExpr(n->booleanExpr()));
+    return e;
+  }
+  if (auto* a = dynamic_cast<P::AndExprContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Binary, ctx);
+    e->op = "AND";
+    e->args.push_back(booleanExpr(a->booleanExpr(0)));
+    e->args.push_back(booleanExpr(a->booleanExpr(1)));
+    return e;
+  }
+  if (auto* o = dynamic_cast<P::OrExprContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Binary, ctx);
+    e->op = "OR";
+    e->args.push_back(booleanExpr(o->booleanExpr(0)));
+    e->args.push_back(booleanExpr(o->booleanExpr(1)));
+    return e;
+  }
+  auto* p = dynamic_cast<P::PredicatedContext*>(ctx);
+  ast::ExprPtr base = valueExpr(p->valueExpr());
+  P::PredicateContext* pred = p->predicate();
+  if (pred == nullptr) return base;
+  ast::ExprPtr e;
+  if (auto* b = dynamic_cast<P::BetweenPredicateContext*>(pred)) {
+    e = newExpr(ast::ExprKind::Between, ctx);
+    e->negated = b->NOT() != nullptr;
+    e->args.push_back(std::move(base));
+    e->args.push_back(valueExpr(b->lower));
+    e->args.push_back(valueExpr(b->upper));
+  } else if (auto* in = dynamic_cast<P::InPredicateContext*>(pred)) {
+    e = newExpr(ast::ExprKind::In, ctx);
+    e->negated = in->NOT() != nullptr;
+    e->args.push_back(std::move(base));
+    for (auto* x : in->expr()) e->args.push_back(expr(x));
+  } else if (auto* l = dynamic_cast<P::LikePredicateContext*>(pred)) {
+    e = newExpr(ast::ExprKind::Like, ctx);
+    e->negated = l->NOT() != nullptr;
+    e->args.push_back(std::move(base));
+    e->args.push_back(valueExpr(l->pattern));
+  } else {
+    auto* n = dynamic_cast<P::NullPredicateContext*>(pred);
+    e = newExpr(ast::ExprKind::IsNull, ctx);
+    e->negated = n->NOT() != nullptr;
+    e->args.push_back(std::move(base));
+  }
+  return e;
+}
+
+ast::ExprPtr AstBuilder::valueExpr(P::ValueExprContext* ctx) {
+  DepthGuard guard(*this, startOf(ctx));
+  if (auto* p = dynamic_cast<P::PrimaryValueContext*>(ctx)) return primary(p->primary());
+  if (auto* u = dynamic_cast<P::UnaryValueContext*>(ctx)) {
+    ast::ExprPtr operand = valueExpr(u->valueExpr());
+    const bool minus = u->op->getType() == P::MINUS;
+    // A minus sign directly on a number is part of the literal, so that
+    // -9223372036854775808 is one BIGINT and VALUES (-1) needs no folding.
+    if (minus && operand->kind == ast::ExprKind::Literal &&
+        (operand->literal.kind == ast::LiteralKind::Integer ||
+         operand->literal.kind == ast::LiteralKind::Decimal) &&
+        !operand->literal.text.starts_with('-')) {
+      operand->literal.text.insert(0, "-");
+      operand->pos = startOf(ctx);
+      operand->endPos = endOf(ctx);
+      return operand;
+    }
+    auto e = newExpr(ast::ExprKind::Unary, ctx);
+    e->op = minus ? "-" : "+";
+    e->args.push_back(std::move(operand));
+    return e;
+  }
+  auto* b = dynamic_cast<P::BinaryValueContext*>(ctx);
+  auto e = newExpr(ast::ExprKind::Binary, ctx);
+  switch (b->op->getType()) {
+    case P::EQ2: e->op = "="; break;
+    case P::NEQ2: e->op = "<>"; break;
+    default: e->op = std::string(tokenText(b->op)); break;
+  }
+  e->args.push_back(valueExpr(b->valueExpr(0)));
+  e->args.push_back(valueExpr(b->valueExpr(1)));
+  return e;
+}
+
+ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
+  DepthGuard guard(*this, startOf(ctx));
+  if (auto* l = dynamic_cast<P::LiteralPrimaryContext*>(ctx)) return literal(l->literal());
+  if (auto* c = dynamic_cast<P::ColumnPrimaryContext*>(ctx)) {
+    auto* id = c->identifier();
+    // CURRENT_TIMESTAMP and CURRENT_DATE are functions even without parentheses,
+    // as in Spark and the SQL standard (unless quoted, then they are names).
+    if (c->fieldName().empty() && id->IDENTIFIER() != nullptr) {
+      std::string name = lower(identifier(id));
+      if (name == "current_timestamp" || name == "current_date") {
+        auto e = newExpr(ast::ExprKind::Call, ctx);
+        e->name = std::move(name);
+        return e;
+      }
+    }
+    auto e = newExpr(ast::ExprKind::Column, ctx);
+    e->parts.push_back(identifier(id));
+    for (auto* f : c->fieldName()) e->parts.push_back(anyWord(f));
+    return e;
+  }
+  if (auto* call = dynamic_cast<P::CallPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Call, ctx);
+    auto* fn = call->functionName();
+    e->name = lower(fn->identifier() != nullptr ? identifier(fn->identifier()) : sourceText(fn));
+    if (auto* args = call->functionArgs()) {
+      if (args->STAR() != nullptr) {
+        e->star = true;
+      } else {
+        if (auto* q = args->setQuantifier()) {
+          if (q->ON() != nullptr) {
+            throw SqlError(sqlstate::kSyntaxError,
+                           "DISTINCT ON is only allowed right after SELECT", startOf(q));
+          }
+          e->distinct = q->DISTINCT() != nullptr;
+        }
+        for (auto* a : args->expr()) {
+          if (P::PrimaryContext* star = bareStar(a)) {
+            // struct(t.*) and the like: the binder expands the star.
+            auto s = newExpr(ast::ExprKind::Star, star);
+            if (auto* qs = dynamic_cast<P::QualifiedStarPrimaryContext*>(star)) {
+              s->parts.push_back(identifier(qs->identifier()));
+              for (auto* f : qs->fieldName()) s->parts.push_back(anyWord(f));
+            }
+            e->args.push_back(std::move(s));
+          } else {
+            e->args.push_back(expr(a));
+          }
+        }
+      }
+    }
+    return e;
+  }
+  if (auto* p = dynamic_cast<P::ParenPrimaryContext*>(ctx)) return expr(p->expr());
+  if (auto* cs = dynamic_cast<P::CasePrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Case, ctx);
+    if (cs->operand != nullptr) {
+      e->hasOperand = true;
+      e->args.push_back(expr(cs->operand));
+    }
+    for (auto* w : cs->whenClause()) e->whens.emplace_back(expr(w->condition), expr(w->result));
+    if (cs->elseExpr != nullptr) e->elseExpr = expr(cs->elseExpr);
+    return e;
+  }
+  if (auto* cast = dynamic_cast<P::CastPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Cast, ctx);
+    e->args.push_back(expr(cast->expr()));
+    e->castType = dataType(cast->dataType());
+    return e;
+  }
+  if (auto* pg = dynamic_cast<P::PgCastPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Cast, ctx);
+    e->args.push_back(primary(pg->primary()));
+    e->castType = dataType(pg->dataType());
+    return e;
+  }
+  if (auto* sub = dynamic_cast<P::SubscriptPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Subscript, ctx);
+    e->args.push_back(primary(sub->primary()));
+    e->args.push_back(expr(sub->expr()));
+    return e;
+  }
+  if (auto* f = dynamic_cast<P::FieldPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Field, ctx);
+    e->args.push_back(primary(f->primary()));
+    e->name = anyWord(f->fieldName());
+    return e;
+  }
+  // StarPrimary / QualifiedStarPrimary anywhere but a select item or a call
+  // argument.
+  throw SqlError(sqlstate::kSyntaxError,
+                 "\"*\" is only allowed as a select item or a function argument", startOf(ctx));
+}
+
+ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
+  auto e = newExpr(ast::ExprKind::Literal, ctx);
+  ast::Literal& lit = e->literal;
+  if (dynamic_cast<P::NullLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Null;
+  } else if (dynamic_cast<P::TrueLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Boolean;
+    lit.boolean = true;
+  } else if (dynamic_cast<P::FalseLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Boolean;
+    lit.boolean = false;
+  } else if (dynamic_cast<P::IntegerLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Integer;
+    lit.text = sourceText(ctx);
+  } else if (dynamic_cast<P::DecimalLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Decimal;
+    lit.text = sourceText(ctx);
+  } else if (dynamic_cast<P::StringLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::String;
+    lit.text = unquote(sourceText(ctx));
+  } else if (auto* iv = dynamic_cast<P::IntervalLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Interval;
+    if (iv->STRING() != nullptr) {
+      lit.text = unquote(tokenText(iv->STRING()->getSymbol()));
+    } else {
+      auto* num = iv->INTEGER_VALUE() != nullptr ? iv->INTEGER_VALUE() : iv->DECIMAL_VALUE();
+      lit.text = iv->MINUS() != nullptr ? "-" : "";
+      lit.text += tokenText(num->getSymbol());
+    }
+    if (iv->intervalUnit() != nullptr) lit.unit = intervalUnit(iv->intervalUnit());
+  } else if (auto* ts = dynamic_cast<P::TimestampLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Timestamp;
+    lit.text = unquote(tokenText(ts->STRING()->getSymbol()));
+  }
+  return e;
+}
+
+}  // namespace rtsql::parser

@@ -1,0 +1,93 @@
+// Turns the ANTLR parse tree of a script into the plain AST of parser/ast.h.
+// Internal to parser/: the rest of the project sees only parseStatements().
+//
+// Positions: ANTLR counts characters (code points), the AST counts bytes, so the
+// builder gets a table from code point index to byte offset and reads every
+// token's text straight from the original UTF-8.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "RtSqlParser.h"
+#include "parser/ast.h"
+
+namespace rtsql::parser {
+
+// Expressions nested deeper than this (counting every operator, call and
+// parenthesis on the way down) are rejected with 54001 before any recursion in
+// the builder or in later layers can exhaust the stack.
+inline constexpr int kMaxExprDepth = 1000;
+
+class AstBuilder {
+ public:
+  // `byteOffset[i]` is the byte offset of code point i; it has one extra entry
+  // for the end of the text.
+  AstBuilder(std::string_view text, const std::vector<size_t>& byteOffset,
+             antlr4::BufferedTokenStream& tokens)
+      : text_(text), byteOffset_(byteOffset), tokens_(tokens) {}
+
+  std::vector<ast::StatementPtr> script(grammar::RtSqlParser::ScriptContext* ctx);
+
+ private:
+  using P = grammar::RtSqlParser;
+
+  // Byte positions and text.
+  size_t startOf(antlr4::Token* t) const;
+  size_t endOf(antlr4::Token* t) const;
+  size_t startOf(antlr4::ParserRuleContext* ctx) const { return startOf(ctx->getStart()); }
+  size_t endOf(antlr4::ParserRuleContext* ctx) const { return endOf(ctx->getStop()); }
+  std::string_view tokenText(antlr4::Token* t) const;
+  std::string sourceText(antlr4::ParserRuleContext* ctx) const;
+
+  // Statements.
+  ast::StatementPtr statement(P::StatementContext* ctx);
+  ast::StatementPtr createSource(P::CreateSourceContext* ctx);
+  ast::StatementPtr createTable(P::CreateTableContext* ctx);
+  ast::StatementPtr createSink(P::CreateSinkContext* ctx);
+  ast::StatementPtr createFlow(P::CreateFlowContext* ctx);
+  ast::StatementPtr insert(P::InsertStatementContext* ctx);
+  ast::StatementPtr drop(P::DropStatementContext* ctx);
+  ast::StatementPtr flowCommand(P::FlowCommandContext* ctx);
+  ast::StatementPtr show(P::ShowStatementContext* ctx);
+  ast::StatementPtr describe(P::DescribeStatementContext* ctx);
+  ast::StatementPtr explain(P::ExplainStatementContext* ctx);
+  ast::StatementPtr set(P::SetStatementContext* ctx);
+  ast::StatementPtr selectStatement(P::QueryContext* ctx);
+
+  std::vector<ast::Option> withOptions(P::WithOptionsContext* ctx);
+  std::string optionValue(P::OptionValueContext* ctx);
+  std::string dottedWord(P::DottedWordContext* ctx);
+  ast::ColumnDef columnDef(P::ColumnDefContext* ctx);
+  ast::TypeName dataType(P::DataTypeContext* ctx);
+
+  // Queries.
+  std::unique_ptr<ast::Query> query(P::QueryContext* ctx);
+  void queryTerm(P::QueryTermContext* ctx, ast::Query& into);
+  ast::Select selectCore(P::SelectCoreContext* ctx);
+  std::vector<ast::Hint> hints(antlr4::Token* selectToken);
+  ast::TableRefPtr relation(P::RelationContext* ctx);
+  ast::TableRefPtr relationPrimary(P::RelationPrimaryContext* ctx);
+
+  // Expressions.
+  ast::ExprPtr expr(P::ExprContext* ctx);
+  ast::ExprPtr booleanExpr(P::BooleanExprContext* ctx);
+  ast::ExprPtr valueExpr(P::ValueExprContext* ctx);
+  ast::ExprPtr primary(P::PrimaryContext* ctx);
+  ast::ExprPtr literal(P::LiteralContext* ctx);
+  ast::ExprPtr newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx);
+
+  // Names.
+  std::string identifier(P::IdentifierContext* ctx);
+  std::string anyWord(antlr4::ParserRuleContext* ctx);  // AnyWord or FieldName
+  std::string unquoteIdentifier(antlr4::Token* t);
+
+  std::string_view text_;
+  const std::vector<size_t>& byteOffset_;
+  antlr4::BufferedTokenStream& tokens_;
+  int depth_ = 0;
+  friend class DepthGuard;
+};
+
+}  // namespace rtsql::parser

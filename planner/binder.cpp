@@ -1,0 +1,417 @@
+// The expression binder: AST expressions become bound common::Expr trees
+// through the make* factories, with names resolved against a Scope once, at
+// plan time. Also the two public entry points built on it: bindExpression()
+// and evalConstant() for INSERT ... VALUES.
+#include "planner/binder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstdlib>
+#include <limits>
+
+#include "common/json.h"
+#include "planner/planner.h"
+
+namespace rtsql {
+namespace planner_detail {
+
+bool Scope::hasQualifier(std::string_view q) const {
+  for (const auto& c : columns) {
+    if (!c.qualifier.empty() && iequals(c.qualifier, q)) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> Scope::visibleNames() const {
+  std::vector<std::string> out;
+  for (const auto& c : columns) {
+    if (!c.hidden) out.push_back(c.name);
+  }
+  return out;
+}
+
+Scope scopeFromSchema(const Schema& schema, const std::string& qualifier) {
+  Scope scope;
+  for (size_t i = 0; i < schema.columns.size(); ++i) {
+    const Column& col = schema.columns[i];
+    scope.columns.push_back(ScopeColumn{qualifier, col.name, col.type, col.hidden,
+                                        makeColumnRef(static_cast<int>(i), col.type, col.name)});
+  }
+  return scope;
+}
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::string x = toLower(a), y = toLower(b);
+  std::vector<size_t> prev(y.size() + 1), cur(y.size() + 1);
+  for (size_t j = 0; j <= y.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= x.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= y.size(); ++j) {
+      size_t subst = prev[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[y.size()];
+}
+
+std::string closestName(std::string_view name, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t bestDist = std::numeric_limits<size_t>::max();
+  for (const auto& c : candidates) {
+    size_t d = editDistance(name, c);
+    if (d < bestDist) {
+      bestDist = d;
+      best = c;
+    }
+  }
+  // A typo is a few edits away; anything further is a different name.
+  size_t limit = std::max<size_t>(1, (name.size() + 2) / 3);
+  return bestDist <= limit ? best : std::string();
+}
+
+namespace {
+
+// Rank of the numeric types in widening order (INT < BIGINT < DOUBLE).
+int numericRank(TypeId t) {
+  switch (t) {
+    case TypeId::Int: return 1;
+    case TypeId::BigInt: return 2;
+    case TypeId::Double: return 3;
+    default: return 0;
+  }
+}
+
+// A numeric constant next to a wider operand is converted here, once, so the
+// factories need no implicit CAST node: `amount > 10` on a DOUBLE column binds
+// (and EXPLAINs) as `(amount > 10.0)`.
+ExprPtr widenConstant(const ExprPtr& e, const ExprPtr& other) {
+  int from = numericRank(e->type()->id), to = numericRank(other->type()->id);
+  if (!e->isConstant() || from == 0 || to <= from) return e;
+  try {
+    Value v = e->eval(Row{});
+    if (v.isNull()) return e;
+    return makeLiteral(castValue(v, *other->type()), other->type());
+  } catch (const std::exception&) {
+    return e;
+  }
+}
+
+std::string joinParts(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += '.';
+    out += parts[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+void ExprBinder::throwUnknownColumn(const std::string& name, size_t pos) const {
+  SqlError err(sqlstate::kUndefinedColumn, fmt::format("column \"{}\" does not exist", name), pos);
+  std::vector<std::string> all;
+  for (const auto& c : scope_.columns) all.push_back(c.name);
+  std::string lastPart = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
+  std::string close = closestName(lastPart, all);
+  if (!close.empty()) {
+    err.withHint(fmt::format("perhaps you meant \"{}\"", close));
+  } else {
+    std::vector<std::string> visible = scope_.visibleNames();
+    if (visible.empty()) {
+      err.withHint("no columns are available here");
+    } else {
+      std::string list;
+      for (size_t i = 0; i < visible.size() && i < 5; ++i) {
+        if (i) list += ", ";
+        list += visible[i];
+      }
+      if (visible.size() > 5) list += ", ...";
+      err.withHint("available columns: " + list);
+    }
+  }
+  throw err;
+}
+
+ExprPtr ExprBinder::bindColumn(const ast::Expr& e) const {
+  const auto& parts = e.parts;
+  if (parts.empty()) throw InternalError("column reference without a name");
+
+  auto matching = [&](const std::string* qualifier, const std::string& name) {
+    std::vector<const ScopeColumn*> out;
+    for (const auto& c : scope_.columns) {
+      if (qualifier && !iequals(c.qualifier, *qualifier)) continue;
+      if (iequals(c.name, name)) out.push_back(&c);
+    }
+    return out;
+  };
+  auto ambiguous = [&](const std::string& name) {
+    throw SqlError(sqlstate::kAmbiguousColumn,
+                   fmt::format("column reference \"{}\" is ambiguous", name), e.pos)
+        .withHint("qualify it with the relation's name or alias");
+  };
+
+  ExprPtr base;
+  size_t next = 1;
+  // Spark's order: `t.a` is relation t's column a when t names a relation in
+  // scope; otherwise `a.b` is field b of struct column a.
+  if (parts.size() >= 2 && scope_.hasQualifier(parts[0])) {
+    auto found = matching(&parts[0], parts[1]);
+    if (found.size() > 1) ambiguous(parts[0] + "." + parts[1]);
+    if (found.size() == 1) {
+      base = found[0]->expr;
+      next = 2;
+    }
+  }
+  if (!base) {
+    auto found = matching(nullptr, parts[0]);
+    if (found.size() > 1) ambiguous(parts[0]);
+    if (found.empty()) throwUnknownColumn(parts.size() >= 2 && scope_.hasQualifier(parts[0])
+                                              ? parts[0] + "." + parts[1]
+                                              : joinParts(parts),
+                                          e.pos);
+    base = found[0]->expr;
+  }
+  for (size_t i = next; i < parts.size(); ++i) base = makeFieldAccess(base, parts[i], e.pos);
+  return base;
+}
+
+ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
+  const ast::Literal& lit = e.literal;
+  switch (lit.kind) {
+    case ast::LiteralKind::Null:
+      return makeLiteral(Value(), DataType::of(TypeId::Null));
+    case ast::LiteralKind::Boolean:
+      return makeLiteral(Value::boolean(lit.boolean), DataType::of(TypeId::Boolean));
+    case ast::LiteralKind::Integer: {
+      int64_t v = 0;
+      const char* begin = lit.text.data();
+      const char* end = begin + lit.text.size();
+      auto [ptr, ec] = std::from_chars(begin, end, v);
+      if (ec == std::errc() && ptr == end) {
+        if (v >= INT32_MIN && v <= INT32_MAX) {
+          return makeLiteral(Value::integer(static_cast<int32_t>(v)), DataType::of(TypeId::Int));
+        }
+        return makeLiteral(Value::bigint(v), DataType::of(TypeId::BigInt));
+      }
+      // Too large for BIGINT: keep the magnitude as a DOUBLE rather than fail.
+      return makeLiteral(Value::float64(std::strtod(lit.text.c_str(), nullptr)),
+                         DataType::of(TypeId::Double));
+    }
+    case ast::LiteralKind::Decimal:
+      return makeLiteral(Value::float64(std::strtod(lit.text.c_str(), nullptr)),
+                         DataType::of(TypeId::Double));
+    case ast::LiteralKind::String:
+      return makeLiteral(Value::string(lit.text), DataType::of(TypeId::String));
+    case ast::LiteralKind::Interval:
+      return makeLiteral(Value::interval(parseInterval(lit.text, lit.unit, e.pos)),
+                         DataType::of(TypeId::Interval));
+    case ast::LiteralKind::Timestamp: {
+      int64_t micros = 0;
+      if (!parseTimestamp(lit.text, &micros)) {
+        throw SqlError(kInvalidDatetimeFormat,
+                       fmt::format("invalid input syntax for type timestamp: \"{}\"", lit.text),
+                       e.pos)
+            .withHint("write TIMESTAMP '2024-05-01 10:00:00'");
+      }
+      return makeLiteral(Value::timestamp(micros), DataType::of(TypeId::Timestamp));
+    }
+  }
+  throw InternalError("unknown literal kind");
+}
+
+ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
+  std::string name = toLower(e.name);
+  if (e.star || isAggregateFunction(name)) {
+    if (context_ == ExprContext::Where) {
+      throw SqlError(sqlstate::kGroupingError,
+                     fmt::format("aggregate functions are not allowed in WHERE"), e.pos)
+          .withHint("filter groups with HAVING");
+    }
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("aggregate function {}() is not supported in flows yet", name),
+                   e.pos);
+  }
+  if (name == "window" || name == "session_window") {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("{}() is not supported in flows yet", name), e.pos)
+        .withHint("windows are grouping keys: they belong in GROUP BY");
+  }
+  if (e.distinct) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("DISTINCT is only meaningful in aggregate functions, not in {}()",
+                               name),
+                   e.pos);
+  }
+  std::vector<ExprPtr> args;
+  args.reserve(e.args.size());
+  for (const auto& a : e.args) args.push_back(bind(*a));
+  return makeCall(name, std::move(args), e.pos);
+}
+
+ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
+  switch (e.kind) {
+    case ast::ExprKind::Literal:
+      return bindLiteral(e);
+    case ast::ExprKind::Column:
+      return bindColumn(e);
+    case ast::ExprKind::Star:
+      throw SqlError(sqlstate::kSyntaxError, "* is only allowed in the select list or count(*)",
+                     e.pos);
+    case ast::ExprKind::Unary: {
+      ExprPtr arg = bind(*e.args.at(0));
+      std::string op = toUpper(e.op);
+      if (op == "NOT") return makeNot(arg, e.pos);
+      if (op == "-") return makeCall("neg", {arg}, e.pos);
+      if (op == "+") {
+        TypeId t = arg->type()->id;
+        if (!arg->type()->isNumeric() && t != TypeId::Interval && t != TypeId::Null) {
+          throw SqlError(sqlstate::kDatatypeMismatch,
+                         fmt::format("unary + needs a number, not {}", arg->type()->toString()),
+                         e.pos);
+        }
+        return arg;
+      }
+      throw InternalError("unknown unary operator " + e.op);
+    }
+    case ast::ExprKind::Binary: {
+      ExprPtr l = bind(*e.args.at(0));
+      ExprPtr r = bind(*e.args.at(1));
+      std::string op = toUpper(e.op);
+      if (op == "AND") return makeAnd(l, r, e.pos);
+      if (op == "OR") return makeOr(l, r, e.pos);
+      if (op != "/") {  // `/` divides as DOUBLE whatever its operands
+        ExprPtr wl = widenConstant(l, r);
+        r = widenConstant(r, l);
+        l = wl;
+      }
+      if (op == "!=") op = "<>";
+      if (op == "==") op = "=";
+      return makeCall(op, {l, r}, e.pos);
+    }
+    case ast::ExprKind::Call:
+      return bindCall(e);
+    case ast::ExprKind::Case: {
+      ExprPtr operand = e.hasOperand ? bind(*e.args.at(0)) : nullptr;
+      std::vector<std::pair<ExprPtr, ExprPtr>> whens;
+      for (const auto& [w, t] : e.whens) whens.emplace_back(bind(*w), bind(*t));
+      ExprPtr elseExpr = e.elseExpr ? bind(*e.elseExpr) : nullptr;
+      return makeCase(operand, std::move(whens), elseExpr, e.pos);
+    }
+    case ast::ExprKind::Cast:
+      return makeCast(bind(*e.args.at(0)), bindType(e.castType), e.pos);
+    case ast::ExprKind::In: {
+      ExprPtr v = bind(*e.args.at(0));
+      std::vector<ExprPtr> list;
+      for (size_t i = 1; i < e.args.size(); ++i) list.push_back(widenConstant(bind(*e.args[i]), v));
+      return makeIn(v, std::move(list), e.negated, e.pos);
+    }
+    case ast::ExprKind::Between: {
+      ExprPtr v = bind(*e.args.at(0));
+      return makeBetween(v, widenConstant(bind(*e.args.at(1)), v),
+                         widenConstant(bind(*e.args.at(2)), v), e.negated, e.pos);
+    }
+    case ast::ExprKind::Like:
+      return makeLike(bind(*e.args.at(0)), bind(*e.args.at(1)), e.negated, e.pos);
+    case ast::ExprKind::IsNull:
+      return makeIsNull(bind(*e.args.at(0)), e.negated);
+    case ast::ExprKind::Field:
+      return makeFieldAccess(bind(*e.args.at(0)), e.name, e.pos);
+    case ast::ExprKind::Subscript:
+      return makeSubscript(bind(*e.args.at(0)), bind(*e.args.at(1)), e.pos);
+  }
+  throw InternalError("unknown expression kind");
+}
+
+ExprPtr ExprBinder::bind(const ast::Expr& e) const {
+  ExprPtr bound = bindNode(e);
+  // Fold constant subtrees once here instead of once per record. A subtree
+  // that fails to evaluate (1/0 under a CASE that never reaches it) is left as
+  // it is: whether it fails is for run time to find out.
+  if (e.kind != ast::ExprKind::Literal && bound->isConstant()) {
+    try {
+      return makeLiteral(bound->eval(Row{}), bound->type());
+    } catch (const std::exception&) {
+      return bound;
+    }
+  }
+  return bound;
+}
+
+}  // namespace planner_detail
+
+using planner_detail::ExprBinder;
+using planner_detail::ExprContext;
+
+ExprPtr bindExpression(const ast::Expr& expr, const Schema& schema) {
+  planner_detail::Scope scope = planner_detail::scopeFromSchema(schema, "");
+  return ExprBinder(scope, ExprContext::General).bind(expr);
+}
+
+namespace {
+
+// Which value types may be stored in a column of another type by INSERT: the
+// numeric types among themselves, and text into the types that have a text form
+// (a timestamp is written as '2024-05-01 10:00:00').
+bool assignable(const DataType& from, const DataType& to) {
+  if (from.id == TypeId::Null || from.equals(to)) return true;
+  if (from.isNumeric() && to.isNumeric()) return true;
+  if (from.id == TypeId::String) {
+    return to.id == TypeId::Binary || to.id == TypeId::Timestamp || to.id == TypeId::String;
+  }
+  if (from.id == TypeId::Binary) return to.id == TypeId::String;
+  return false;
+}
+
+}  // namespace
+
+Value evalConstant(const ast::Expr& expr, const DataTypePtr& target) {
+  planner_detail::Scope scope;
+  ExprPtr bound = ExprBinder(scope, ExprContext::General).bind(expr);
+  if (!bound->isConstant()) {
+    throw SqlError(sqlstate::kDatatypeMismatch, "VALUES must be constants", expr.pos)
+        .withHint("functions such as rand() and now() are evaluated per row; write the value");
+  }
+  if (!assignable(*bound->type(), *target)) {
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("value of type {} cannot be stored in a column of type {}",
+                               bound->type()->toString(), target->toString()),
+                   expr.pos)
+        .withHint(fmt::format("write CAST(... AS {})", target->toString()));
+  }
+  Value v = bound->eval(Row{});
+  if (v.isNull()) return v;
+  if (bound->type()->equals(*target)) return v;
+  if (target->id == TypeId::Int && bound->type()->isNumeric()) {
+    double d = v.toDouble();
+    if (d < INT32_MIN || d > INT32_MAX) {
+      throw SqlError(sqlstate::kNumericOutOfRange,
+                     fmt::format("value {} is out of range for type INT", v.toString()), expr.pos);
+    }
+  }
+  if (target->id == TypeId::BigInt && bound->type()->id == TypeId::Double) {
+    double d = v.asDouble();
+    if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18)) {
+      throw SqlError(sqlstate::kNumericOutOfRange,
+                     fmt::format("value {} is out of range for type BIGINT", v.toString()),
+                     expr.pos);
+    }
+  }
+  Value cast = castValue(v, *target);
+  if (cast.isNull()) {
+    // Spark's lenient cast turns unreadable text into NULL; for a literal the
+    // user typed that is a mistake worth reporting.
+    const char* state = target->id == TypeId::Timestamp ? planner_detail::kInvalidDatetimeFormat
+                                                        : sqlstate::kInvalidTextRepresentation;
+    throw SqlError(state,
+                   fmt::format("invalid input syntax for type {}: \"{}\"", target->toString(),
+                               v.toString()),
+                   expr.pos);
+  }
+  return cast;
+}
+
+}  // namespace rtsql

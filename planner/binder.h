@@ -1,0 +1,71 @@
+// Internal to the planner: name scopes and the expression binder. A Scope lists
+// the columns a query can name, each with the qualifier it can be reached by
+// (the relation's alias or name) and the bound expression that computes it from
+// the scanned row. For a source that expression is a column reference; for a
+// column of a subquery in FROM it is the subquery's own projection, which is how
+// stateless subqueries are flattened into a single scan -> filter -> project.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expr.h"
+#include "common/schema.h"
+#include "parser/ast.h"
+
+namespace rtsql::planner_detail {
+
+struct ScopeColumn {
+  std::string qualifier;  // alias or relation name; empty when unnamed
+  std::string name;
+  DataTypePtr type;
+  bool hidden = false;  // reachable by name, not part of `*`
+  ExprPtr expr;         // computes the column from the scanned row
+};
+
+struct Scope {
+  std::vector<ScopeColumn> columns;
+
+  bool hasQualifier(std::string_view q) const;
+  // Names of the visible columns, for hints.
+  std::vector<std::string> visibleNames() const;
+};
+
+// Every column of `schema` as a column reference, reachable through `qualifier`.
+Scope scopeFromSchema(const Schema& schema, const std::string& qualifier);
+
+// Where an expression appears decides which errors apply: aggregates are a
+// grouping error in WHERE and a not-yet-supported feature in a flow's select list.
+enum class ExprContext { General, Where, SelectList };
+
+class ExprBinder {
+ public:
+  ExprBinder(const Scope& scope, ExprContext context) : scope_(scope), context_(context) {}
+
+  // Binds an expression (never a bare `*`), folding constant subtrees.
+  ExprPtr bind(const ast::Expr& e) const;
+
+ private:
+  ExprPtr bindNode(const ast::Expr& e) const;
+  ExprPtr bindColumn(const ast::Expr& e) const;
+  ExprPtr bindLiteral(const ast::Expr& e) const;
+  ExprPtr bindCall(const ast::Expr& e) const;
+  [[noreturn]] void throwUnknownColumn(const std::string& name, size_t pos) const;
+
+  const Scope& scope_;
+  ExprContext context_;
+};
+
+// Levenshtein distance, case-insensitive; used for "perhaps you meant" hints.
+size_t editDistance(std::string_view a, std::string_view b);
+// The candidate closest to `name` when it is close enough to be a likely typo,
+// else empty.
+std::string closestName(std::string_view name, const std::vector<std::string>& candidates);
+
+// 22007 invalid_datetime_format (not in common/error.h's list).
+inline constexpr const char* kInvalidDatetimeFormat = "22007";
+// 42701 duplicate_column.
+inline constexpr const char* kDuplicateColumn = "42701";
+
+}  // namespace rtsql::planner_detail

@@ -1,0 +1,251 @@
+// The catalog's bookkeeping: one map per kind of object, all keyed by the
+// lower-cased name, plus which relations each flow reads so that a DROP cannot
+// pull a source or table out from under a running flow.
+#include "planner/catalog.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace rtsql {
+
+namespace {
+
+// Relations (sources and tables) answer 42P01 when missing, as PostgreSQL does
+// for tables; sinks and flows are "objects" (42704).
+[[noreturn]] void throwMissing(const char* kind, const std::string& name, size_t pos,
+                               const std::string& otherKind) {
+  bool relation = std::string(kind) == "source" || std::string(kind) == "table";
+  SqlError err = relation
+                     ? SqlError(sqlstate::kUndefinedTable,
+                                fmt::format("relation \"{}\" does not exist", name), pos)
+                     : SqlError(sqlstate::kUndefinedObject,
+                                fmt::format("{} \"{}\" does not exist", kind, name), pos);
+  if (!otherKind.empty()) {
+    err.withHint(fmt::format("\"{}\" is a {}; use DROP {} {}", name, otherKind,
+                             toUpper(otherKind), name));
+  }
+  throw err;
+}
+
+}  // namespace
+
+void Catalog::checkFree(const std::string& key, size_t pos) const {
+  const char* kind = nullptr;
+  std::string name;
+  if (auto it = sources_.find(key); it != sources_.end()) {
+    kind = "source";
+    name = it->second->name;
+  } else if (auto it2 = sinks_.find(key); it2 != sinks_.end()) {
+    kind = "sink";
+    name = it2->second->name;
+  } else if (auto it3 = tables_.find(key); it3 != tables_.end()) {
+    kind = "table";
+    name = it3->second->name;
+  } else if (auto it4 = flows_.find(key); it4 != flows_.end()) {
+    kind = "flow";
+    name = it4->second->name;
+  }
+  if (kind) {
+    throw SqlError(sqlstate::kDuplicateObject, fmt::format("{} \"{}\" already exists", kind, name),
+                   pos)
+        .withHint("names are shared by sources, sinks, tables and flows; choose another name");
+  }
+}
+
+namespace {
+// IF NOT EXISTS only skips when an object of the same kind has the name: a
+// source named like an existing sink would silently not be created, and a later
+// FROM would find the wrong thing, so that stays an error. The caller holds the
+// catalog's lock.
+template <typename Def, typename CheckFree>
+bool addTo(std::map<std::string, std::shared_ptr<const Def>>& map, Def def, bool ifNotExists,
+           const CheckFree& checkFree) {
+  std::string key = toLower(def.name);
+  if (ifNotExists && map.count(key)) return false;
+  checkFree(key);
+  map.emplace(key, std::make_shared<const Def>(std::move(def)));
+  return true;
+}
+}  // namespace
+
+bool Catalog::addSource(SourceDef def, bool ifNotExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  return addTo(sources_, std::move(def), ifNotExists, [&](const auto& k) { checkFree(k, pos); });
+}
+bool Catalog::addSink(SinkDef def, bool ifNotExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  return addTo(sinks_, std::move(def), ifNotExists, [&](const auto& k) { checkFree(k, pos); });
+}
+bool Catalog::addTable(TableDef def, bool ifNotExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  return addTo(tables_, std::move(def), ifNotExists, [&](const auto& k) { checkFree(k, pos); });
+}
+bool Catalog::addFlow(FlowDef def, bool ifNotExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  return addTo(flows_, std::move(def), ifNotExists, [&](const auto& k) { checkFree(k, pos); });
+}
+
+namespace {
+template <typename Map>
+typename Map::mapped_type findIn(const Map& map, const std::string& name) {
+  auto it = map.find(toLower(name));
+  return it == map.end() ? nullptr : it->second;
+}
+}  // namespace
+
+Catalog::SourcePtr Catalog::findSource(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return findIn(sources_, name);
+}
+Catalog::SinkPtr Catalog::findSink(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return findIn(sinks_, name);
+}
+Catalog::TablePtr Catalog::findTable(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return findIn(tables_, name);
+}
+Catalog::FlowPtr Catalog::findFlow(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return findIn(flows_, name);
+}
+
+void Catalog::setTableRows(const std::string& name, std::shared_ptr<const std::vector<Row>> rows) {
+  std::lock_guard lock(mu_);
+  auto it = tables_.find(toLower(name));
+  if (it == tables_.end()) throwMissing("table", name, SqlError::npos, {});
+  auto copy = std::make_shared<TableDef>(*it->second);
+  copy->rows = std::move(rows);
+  it->second = std::move(copy);
+}
+
+namespace {
+// The kind of whatever else carries `key`, for the "use DROP SINK" hint.
+template <typename A, typename B, typename C>
+std::string otherKindOf(const std::string& key, const A& a, const char* an, const B& b,
+                        const char* bn, const C& c, const char* cn) {
+  if (a.count(key)) return an;
+  if (b.count(key)) return bn;
+  if (c.count(key)) return cn;
+  return {};
+}
+}  // namespace
+
+bool Catalog::dropSource(const std::string& name, bool ifExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  std::string key = toLower(name);
+  auto it = sources_.find(key);
+  if (it == sources_.end()) {
+    if (ifExists) return false;
+    throwMissing("source", name, pos,
+                 otherKindOf(key, sinks_, "sink", tables_, "table", flows_, "flow"));
+  }
+  for (const auto& [flow, inputs] : flowInputs_) {
+    for (const auto& in : inputs) {
+      if (in == key) {
+        std::string flowName = flows_.count(flow) ? flows_.at(flow)->name : flow;
+        throw SqlError(sqlstate::kObjectInUse,
+                       fmt::format("cannot drop source \"{}\": flow \"{}\" reads it",
+                                   it->second->name, flowName),
+                       pos, fmt::format("DROP FLOW {} first", flowName));
+      }
+    }
+  }
+  sources_.erase(it);
+  return true;
+}
+
+bool Catalog::dropTable(const std::string& name, bool ifExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  std::string key = toLower(name);
+  auto it = tables_.find(key);
+  if (it == tables_.end()) {
+    if (ifExists) return false;
+    throwMissing("table", name, pos,
+                 otherKindOf(key, sources_, "source", sinks_, "sink", flows_, "flow"));
+  }
+  for (const auto& [flow, inputs] : flowInputs_) {
+    for (const auto& in : inputs) {
+      if (in == key) {
+        std::string flowName = flows_.count(flow) ? flows_.at(flow)->name : flow;
+        throw SqlError(sqlstate::kObjectInUse,
+                       fmt::format("cannot drop table \"{}\": flow \"{}\" reads it",
+                                   it->second->name, flowName),
+                       pos, fmt::format("DROP FLOW {} first", flowName));
+      }
+    }
+  }
+  tables_.erase(it);
+  return true;
+}
+
+bool Catalog::dropSink(const std::string& name, bool ifExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  std::string key = toLower(name);
+  auto it = sinks_.find(key);
+  if (it == sinks_.end()) {
+    if (ifExists) return false;
+    throwMissing("sink", name, pos,
+                 otherKindOf(key, sources_, "source", tables_, "table", flows_, "flow"));
+  }
+  for (const auto& [flowKey, flow] : flows_) {
+    if (toLower(flow->sink) == key) {
+      throw SqlError(sqlstate::kObjectInUse,
+                     fmt::format("cannot drop sink \"{}\": flow \"{}\" writes to it",
+                                 it->second->name, flow->name),
+                     pos, fmt::format("DROP FLOW {} first", flow->name));
+    }
+  }
+  sinks_.erase(it);
+  return true;
+}
+
+bool Catalog::dropFlow(const std::string& name, bool ifExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  std::string key = toLower(name);
+  auto it = flows_.find(key);
+  if (it == flows_.end()) {
+    if (ifExists) return false;
+    throwMissing("flow", name, pos,
+                 otherKindOf(key, sources_, "source", sinks_, "sink", tables_, "table"));
+  }
+  flows_.erase(it);
+  flowInputs_.erase(key);
+  return true;
+}
+
+void Catalog::setFlowInputs(const std::string& flow, std::vector<std::string> relations) {
+  std::lock_guard lock(mu_);
+  for (auto& r : relations) r = toLower(r);
+  flowInputs_[toLower(flow)] = std::move(relations);
+}
+
+namespace {
+template <typename Map>
+std::vector<typename Map::mapped_type> valuesOf(const Map& map) {
+  std::vector<typename Map::mapped_type> out;
+  out.reserve(map.size());
+  for (const auto& [key, value] : map) out.push_back(value);
+  return out;
+}
+}  // namespace
+
+std::vector<Catalog::SourcePtr> Catalog::sources() const {
+  std::lock_guard lock(mu_);
+  return valuesOf(sources_);
+}
+std::vector<Catalog::SinkPtr> Catalog::sinks() const {
+  std::lock_guard lock(mu_);
+  return valuesOf(sinks_);
+}
+std::vector<Catalog::TablePtr> Catalog::tables() const {
+  std::lock_guard lock(mu_);
+  return valuesOf(tables_);
+}
+std::vector<Catalog::FlowPtr> Catalog::flows() const {
+  std::lock_guard lock(mu_);
+  return valuesOf(flows_);
+}
+
+}  // namespace rtsql

@@ -1,0 +1,249 @@
+// CREATE / DROP / INSERT and the lifecycle of flows.
+#include <fmt/format.h>
+
+#include "common/schema.h"
+#include "connectors/file/table_loader.h"
+#include "connectors/provider.h"
+#include "server/engine.h"
+
+namespace rtsql {
+
+namespace {
+
+Options toOptions(const std::vector<ast::Option>& opts) {
+  std::vector<OptionEntry> entries;
+  entries.reserve(opts.size());
+  for (const auto& o : opts) entries.push_back({o.key, o.value, o.keyPos, o.valuePos});
+  return Options(std::move(entries));
+}
+
+// A flow's id is stable across restarts and re-creations with the same name,
+// as a Spark query's id is stable across runs of the same checkpoint.
+std::string flowIdFor(const std::string& name) {
+  uint64_t h1 = 1469598103934665603ULL, h2 = 0x9e3779b97f4a7c15ULL;
+  for (char c : toLower(name)) {
+    h1 = (h1 ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    h2 = (h2 ^ static_cast<unsigned char>(c)) * 0xff51afd7ed558ccdULL;
+  }
+  h1 = (h1 & 0xffffffffffff0fffULL) | 0x0000000000005000ULL;
+  h2 = (h2 & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", h1 >> 32, (h1 >> 16) & 0xffff,
+                     h1 & 0xffff, h2 >> 48, h2 & 0xffffffffffffULL);
+}
+
+}  // namespace
+
+void Engine::createSource(const ast::CreateSource& stmt, ResultWriter& out) {
+  Options options = toOptions(stmt.options);
+  std::string connector = toLower(options.require("connector", stmt.pos).value);
+  validateSourceOptions(connector, options, stmt.pos);
+  std::string format = connector == "kafka" ? toLower(options.getString("format", "json")) : "";
+  SourceDef def;
+  def.name = stmt.name;
+  def.connector = connector;
+  def.format = format;
+  def.schema = bindSourceSchema(stmt, connector, format, options.getBool("includeHeaders", false));
+  if (auto wm = bindWatermark(stmt, def.schema)) def.watermark = *wm;
+  def.options = std::move(options);
+  def.sql = stmt.text;
+  std::lock_guard lock(ddlMu_);
+  if (!catalog_.addSource(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+    out.notice(fmt::format("source \"{}\" already exists, skipping", stmt.name));
+  }
+  out.complete("CREATE SOURCE");
+}
+
+void Engine::createSink(const ast::CreateSink& stmt, ResultWriter& out) {
+  Options options = toOptions(stmt.options);
+  std::string connector = toLower(options.require("connector", stmt.pos).value);
+  validateSinkOptions(connector, options, stmt.pos);
+  SinkDef def;
+  def.name = stmt.name;
+  def.connector = connector;
+  def.format = toLower(options.getString("format", "json"));
+  def.options = std::move(options);
+  def.sql = stmt.text;
+  std::lock_guard lock(ddlMu_);
+  if (!catalog_.addSink(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+    out.notice(fmt::format("sink \"{}\" already exists, skipping", stmt.name));
+  }
+  out.complete("CREATE SINK");
+}
+
+void Engine::createTable(const ast::CreateTable& stmt, ResultWriter& out) {
+  Options options = toOptions(stmt.options);
+  TableDef def;
+  def.name = stmt.name;
+  def.schema = bindTableSchema(stmt);
+  auto rows = std::make_shared<std::vector<Row>>();
+  if (options.has("connector")) {
+    std::string connector = toLower(options.getString("connector"));
+    if (connector != "file") {
+      const OptionEntry* e = options.find("connector");
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("invalid value '{}' for option 'connector' of a table", e->value),
+                     e->valuePos, "static tables are loaded with connector = 'file', or filled with INSERT");
+    }
+    validateTableOptions(options, stmt.pos);
+    *rows = loadTableFile(def.schema, options, stmt.pos);
+  }
+  def.rows = std::move(rows);
+  def.options = std::move(options);
+  def.sql = stmt.text;
+  size_t n = def.rows->size();
+  std::lock_guard lock(ddlMu_);
+  if (!catalog_.addTable(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+    out.notice(fmt::format("table \"{}\" already exists, skipping", stmt.name));
+  } else if (n > 0) {
+    out.notice(fmt::format("loaded {} rows into table \"{}\"", n, stmt.name));
+  }
+  out.complete("CREATE TABLE");
+}
+
+void Engine::insert(const ast::Insert& stmt, ResultWriter& out) {
+  std::lock_guard lock(ddlMu_);
+  Catalog::TablePtr table = catalog_.findTable(stmt.table);
+  if (!table) {
+    if (catalog_.findSource(stmt.table)) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     fmt::format("cannot INSERT into source \"{}\"", stmt.table), stmt.tablePos,
+                     "sources are read from Kafka; produce records to the topic instead");
+    }
+    throw SqlError(sqlstate::kUndefinedTable,
+                   fmt::format("relation \"{}\" does not exist", stmt.table), stmt.tablePos);
+  }
+  const Schema& schema = table->schema;
+  // Map the listed columns (or all, in order) to schema positions.
+  std::vector<int> targets;
+  if (stmt.columns.empty()) {
+    for (size_t i = 0; i < schema.size(); ++i) targets.push_back(static_cast<int>(i));
+  } else {
+    for (const auto& c : stmt.columns) {
+      int idx = schema.find(c);
+      if (idx < 0) {
+        throw SqlError(sqlstate::kUndefinedColumn,
+                       fmt::format("column \"{}\" of relation \"{}\" does not exist", c, stmt.table),
+                       stmt.tablePos);
+      }
+      targets.push_back(idx);
+    }
+  }
+  auto rows = std::make_shared<std::vector<Row>>(*table->rows);
+  for (const auto& values : stmt.rows) {
+    if (values.size() != targets.size()) {
+      size_t pos = values.empty() ? stmt.pos : values.front()->pos;
+      throw SqlError(sqlstate::kSyntaxError,
+                     fmt::format("INSERT has {} values but {} target columns", values.size(),
+                                 targets.size()),
+                     pos);
+    }
+    Row row(schema.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      row[targets[i]] = evalConstant(*values[i], schema.columns[targets[i]].type);
+    }
+    rows->push_back(std::move(row));
+  }
+  catalog_.setTableRows(table->name, std::move(rows));
+  out.complete(fmt::format("INSERT 0 {}", stmt.rows.size()));
+}
+
+void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
+  std::lock_guard lock(ddlMu_);
+  if (catalog_.findFlow(stmt.name) && stmt.ifNotExists) {
+    out.notice(fmt::format("flow \"{}\" already exists, skipping", stmt.name));
+    out.complete("CREATE FLOW");
+    return;
+  }
+  PhysicalPlan plan = planFlow(stmt, planContext(s));
+  FlowDef def;
+  def.name = stmt.name;
+  def.sink = stmt.sink;
+  def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
+  def.options = plan.flowOptions;
+  def.sql = stmt.text;
+  def.queryText = stmt.queryText;
+  std::string source = plan.scan.name;
+  catalog_.addFlow(std::move(def), false, stmt.namePos);
+
+  auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(stmt.name));
+  try {
+    runtime->start();
+  } catch (...) {
+    // Nothing half-starts: the flow is forgotten when it cannot run.
+    catalog_.dropFlow(stmt.name, true, stmt.namePos);
+    throw;
+  }
+  catalog_.setFlowInputs(stmt.name, {source, stmt.sink});
+  {
+    std::lock_guard flock(flowsMu_);
+    flows_[toLower(stmt.name)] = std::move(runtime);
+  }
+  out.complete("CREATE FLOW");
+}
+
+void Engine::drop(const ast::Drop& stmt, ResultWriter& out) {
+  std::lock_guard lock(ddlMu_);
+  bool dropped = false;
+  switch (stmt.object) {
+    case ast::ObjectKind::Flow: {
+      std::unique_ptr<FlowRuntime> rt;
+      {
+        std::lock_guard flock(flowsMu_);
+        auto it = flows_.find(toLower(stmt.name));
+        if (it != flows_.end()) {
+          rt = std::move(it->second);
+          flows_.erase(it);
+        }
+      }
+      if (rt) rt->stop();
+      dropped = catalog_.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
+      out.complete("DROP FLOW");
+      break;
+    }
+    case ast::ObjectKind::Source:
+      dropped = catalog_.dropSource(stmt.name, stmt.ifExists, stmt.namePos);
+      out.complete("DROP SOURCE");
+      break;
+    case ast::ObjectKind::Sink:
+      dropped = catalog_.dropSink(stmt.name, stmt.ifExists, stmt.namePos);
+      out.complete("DROP SINK");
+      break;
+    case ast::ObjectKind::Table:
+      dropped = catalog_.dropTable(stmt.name, stmt.ifExists, stmt.namePos);
+      out.complete("DROP TABLE");
+      break;
+  }
+  (void)dropped;
+}
+
+void Engine::stopFlow(const ast::FlowCommand& stmt, ResultWriter& out) {
+  std::lock_guard lock(ddlMu_);
+  FlowRuntime* rt = findRuntime(stmt.name);
+  if (!rt) {
+    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
+                   stmt.namePos);
+  }
+  if (rt->state() == FlowState::Stopped) {
+    out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
+  }
+  rt->stop();
+  out.complete("STOP FLOW");
+}
+
+void Engine::startFlow(const ast::FlowCommand& stmt, ResultWriter& out) {
+  std::lock_guard lock(ddlMu_);
+  FlowRuntime* rt = findRuntime(stmt.name);
+  if (!rt) {
+    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
+                   stmt.namePos);
+  }
+  if (rt->state() == FlowState::Running) {
+    out.notice(fmt::format("flow \"{}\" is already running", stmt.name));
+  } else {
+    rt->stop();  // a failed run leaves threads and slots to collect
+    rt->start();
+  }
+  out.complete("START FLOW");
+}
+
+}  // namespace rtsql

@@ -1,0 +1,169 @@
+#include "server/engine.h"
+
+#include <fmt/format.h>
+
+#include "common/expr.h"
+#include "common/schema.h"
+#include "parser/parser.h"
+
+namespace rtsql {
+
+// Settings a session may SET and SHOW, with their defaults. The PostgreSQL ones
+// are there because drivers set them on connect.
+namespace {
+const std::vector<std::pair<std::string, std::string>> kSettings = {
+    {"shuffle.partitions", "8"},
+    {"application_name", ""},
+    {"client_encoding", "UTF8"},
+    {"datestyle", "ISO, MDY"},
+    {"timezone", "UTC"},
+    {"extra_float_digits", "1"},
+    {"search_path", "public"},
+};
+
+const std::pair<std::string, std::string>* findSetting(const std::string& key) {
+  for (const auto& s : kSettings) {
+    if (iequals(s.first, key)) return &s;
+  }
+  return nullptr;
+}
+}  // namespace
+
+Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
+    : options_(std::move(options)), connectors_(connectors), slots_(options_.slots) {}
+
+Engine::~Engine() { shutdown(); }
+
+std::unique_ptr<Session> Engine::openSession(const std::string& user, const std::string&) {
+  auto s = std::make_unique<EngineSession>();
+  s->user = user;
+  return s;
+}
+
+void Engine::shutdown() {
+  std::map<std::string, std::unique_ptr<FlowRuntime>> flows;
+  {
+    std::lock_guard lock(flowsMu_);
+    flows.swap(flows_);
+  }
+  for (auto& [name, rt] : flows) rt->stop();
+}
+
+void Engine::execute(Session& session, const std::string& sql, ResultWriter& out) {
+  auto& s = static_cast<EngineSession&>(session);
+  try {
+    std::vector<ast::StatementPtr> stmts = parseStatements(sql);
+    for (const auto& stmt : stmts) {
+      if (out.cancelled()) return;
+      executeStatement(s, *stmt, out);
+    }
+  } catch (const SqlError& e) {
+    out.error(e);
+  } catch (const InternalError& e) {
+    out.error(SqlError(sqlstate::kInternalError, fmt::format("internal error: {}", e.what())));
+  } catch (const std::exception& e) {
+    out.error(SqlError(sqlstate::kInternalError, fmt::format("internal error: {}", e.what())));
+  }
+}
+
+void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, ResultWriter& out) {
+  using K = ast::StatementKind;
+  switch (stmt.kind) {
+    case K::CreateSource: return createSource(static_cast<const ast::CreateSource&>(stmt), out);
+    case K::CreateSink: return createSink(static_cast<const ast::CreateSink&>(stmt), out);
+    case K::CreateTable: return createTable(static_cast<const ast::CreateTable&>(stmt), out);
+    case K::Insert: return insert(static_cast<const ast::Insert&>(stmt), out);
+    case K::CreateFlow: return createFlow(s, static_cast<const ast::CreateFlow&>(stmt), out);
+    case K::Drop: return drop(static_cast<const ast::Drop&>(stmt), out);
+    case K::StopFlow: return stopFlow(static_cast<const ast::FlowCommand&>(stmt), out);
+    case K::StartFlow: return startFlow(static_cast<const ast::FlowCommand&>(stmt), out);
+    case K::Show: return show(s, static_cast<const ast::Show&>(stmt), out);
+    case K::Describe: return describe(static_cast<const ast::Describe&>(stmt), out);
+    case K::Explain: return explain(s, static_cast<const ast::Explain&>(stmt), out);
+    case K::Set: return set(s, static_cast<const ast::Set&>(stmt), out);
+    case K::Select: return select(s, static_cast<const ast::SelectStatement&>(stmt), out);
+  }
+  throw InternalError("unknown statement kind");
+}
+
+void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
+  const auto* setting = findSetting(stmt.key);
+  if (!setting) {
+    throw SqlError(sqlstate::kUndefinedObject,
+                   fmt::format("unrecognized configuration parameter \"{}\"", stmt.key), stmt.keyPos,
+                   "known parameters: shuffle.partitions");
+  }
+  if (iequals(setting->first, "shuffle.partitions")) {
+    Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
+    probe.getInt(setting->first, 8, 1, 4096);  // validates
+  }
+  s.settings.set(setting->first, stmt.value);
+  out.complete("SET");
+}
+
+void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWriter& out) {
+  const ast::Query& q = *stmt.query;
+  // A SELECT without FROM is evaluated at once, as PostgreSQL does (drivers and
+  // tools send `SELECT 1` to check a connection).
+  if (q.terms.size() == 1 && !q.terms[0].from && q.terms[0].groupBy.empty()) {
+    const ast::Select& sel = q.terms[0];
+    Schema empty;
+    std::vector<ResultColumn> cols;
+    std::vector<std::optional<std::string>> row;
+    for (const auto& item : sel.items) {
+      ExprPtr e = bindExpression(*item.expr, empty);
+      std::string name = !item.alias.empty() ? item.alias
+                         : item.expr->kind == ast::ExprKind::Call ? item.expr->name
+                                                                  : std::string("?column?");
+      cols.push_back({name, pgtype::kText});
+      Value v = e->eval(Row{});
+      row.push_back(v.isNull() ? std::nullopt : std::optional<std::string>(v.toString()));
+    }
+    if (sel.where) {
+      Value w = bindExpression(*sel.where, empty)->eval(Row{});
+      if (w.isNull() || !w.asBool()) {
+        sendRows(out, cols, {}, "SELECT 0");
+        return;
+      }
+    }
+    sendRows(out, cols, {row}, "SELECT 1");
+    return;
+  }
+  // Reject here with the planner's own checks first, so a wrong query gets the
+  // precise error rather than the generic one below.
+  planQuery(q, planContext(s));
+  throw SqlError(sqlstate::kFeatureNotSupported, "live queries on streams are not supported yet",
+                 stmt.pos,
+                 "deploy the query as a flow: CREATE FLOW f INTO some_sink TRIGGER REALTIME AS SELECT ...");
+}
+
+PlanContext Engine::planContext(const EngineSession& s) const {
+  PlanContext ctx;
+  ctx.catalog = &catalog_;
+  ctx.session = s.settings;
+  ctx.sourcePartitions = [this](const SourceDef& def) {
+    ScanSpec scan;
+    scan.name = def.name;
+    scan.connector = def.connector;
+    scan.format = def.format;
+    scan.options = def.options;
+    scan.schema = def.schema;
+    return connectors_.sourcePartitions(scan);
+  };
+  return ctx;
+}
+
+FlowRuntime* Engine::findRuntime(const std::string& name) {
+  std::lock_guard lock(flowsMu_);
+  auto it = flows_.find(toLower(name));
+  return it == flows_.end() ? nullptr : it->second.get();
+}
+
+void Engine::sendRows(ResultWriter& out, const std::vector<ResultColumn>& cols, const Rows& rows,
+                      const std::string& tag) {
+  out.columns(cols);
+  for (const auto& r : rows) out.row(r);
+  out.complete(tag);
+}
+
+}  // namespace rtsql

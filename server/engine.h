@@ -1,0 +1,90 @@
+// The engine: what rtsqld does with a statement. It owns the catalog, the slot
+// pool and the running flows, and implements the QueryHandler seam that the
+// PostgreSQL wire protocol calls. Statement handlers are split by family:
+// engine.cpp (dispatch, sessions, SET/SHOW settings, constant SELECT),
+// ddl.cpp (CREATE/DROP/INSERT, flows' lifecycle), show.cpp (SHOW, DESCRIBE,
+// EXPLAIN).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "executor/connector.h"
+#include "executor/flow_runtime.h"
+#include "executor/slot_pool.h"
+#include "parser/ast.h"
+#include "planner/catalog.h"
+#include "planner/planner.h"
+#include "server/query_handler.h"
+
+namespace rtsql {
+
+struct EngineOptions {
+  std::string dataDir;
+  int slots = 64;
+  std::string embeddedBootstrap;  // empty: no embedded broker
+};
+
+class Engine : public QueryHandler {
+ public:
+  Engine(EngineOptions options, ConnectorProvider& connectors);
+  ~Engine() override;
+
+  std::unique_ptr<Session> openSession(const std::string& user, const std::string& database) override;
+  void execute(Session& session, const std::string& sql, ResultWriter& out) override;
+
+  // Stops every flow (each ends its epoch: sinks flushed, offsets committed).
+  void shutdown();
+
+ private:
+  // Per-connection state: the user and the session's SET values.
+  class EngineSession : public Session {
+   public:
+    std::string user;
+    Options settings;
+  };
+  using Rows = std::vector<std::vector<std::optional<std::string>>>;
+
+  void executeStatement(EngineSession& s, const ast::Statement& stmt, ResultWriter& out);
+
+  // ddl.cpp
+  void createSource(const ast::CreateSource& stmt, ResultWriter& out);
+  void createSink(const ast::CreateSink& stmt, ResultWriter& out);
+  void createTable(const ast::CreateTable& stmt, ResultWriter& out);
+  void insert(const ast::Insert& stmt, ResultWriter& out);
+  void createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  void drop(const ast::Drop& stmt, ResultWriter& out);
+  void stopFlow(const ast::FlowCommand& stmt, ResultWriter& out);
+  void startFlow(const ast::FlowCommand& stmt, ResultWriter& out);
+
+  // show.cpp
+  void show(EngineSession& s, const ast::Show& stmt, ResultWriter& out);
+  void describe(const ast::Describe& stmt, ResultWriter& out);
+  void explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out);
+
+  // engine.cpp
+  void set(EngineSession& s, const ast::Set& stmt, ResultWriter& out);
+  void select(EngineSession& s, const ast::SelectStatement& stmt, ResultWriter& out);
+
+  PlanContext planContext(const EngineSession& s) const;
+  FlowRuntime* findRuntime(const std::string& name);
+  static void sendRows(ResultWriter& out, const std::vector<ResultColumn>& cols, const Rows& rows,
+                       const std::string& tag);
+
+  EngineOptions options_;
+  ConnectorProvider& connectors_;
+  Catalog catalog_;
+  SlotPool slots_;
+
+  // Serializes statements that change the catalog or the set of running flows,
+  // so a CREATE FLOW and a DROP SOURCE can never interleave. Reads (SHOW
+  // PROGRESS) do not take it.
+  std::mutex ddlMu_;
+  mutable std::mutex flowsMu_;
+  std::map<std::string, std::unique_ptr<FlowRuntime>> flows_;  // lower-cased names
+};
+
+}  // namespace rtsql

@@ -1,0 +1,675 @@
+#include "server/pgwire/connection.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <exception>
+#include <optional>
+
+#include "server/pgwire/protocol.h"
+
+namespace rtsql::pgwire {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+// A batch this large is written at once rather than waiting for the timer.
+constexpr size_t kFlushBytes = 64 * 1024;
+// A statement's writer blocks while this much output is waiting for the client.
+constexpr size_t kMaxPendingBytes = 4 * 1024 * 1024;
+// Output that is smaller than kFlushBytes leaves within this delay: long enough
+// to batch a burst of rows into one write, short enough to be unnoticeable.
+constexpr auto kFlushDelay = std::chrono::milliseconds(2);
+// Reading pauses while this much input is queued behind a running statement.
+constexpr size_t kMaxInboxBytes = 1024 * 1024;
+// Message bodies are read in pieces of this size, so a header that merely
+// claims a large body cannot make us allocate it all up front.
+constexpr size_t kReadChunkBytes = 256 * 1024;
+// Write buffers above this size are released after use rather than kept.
+constexpr size_t kRetainBytes = 1024 * 1024;
+// How long a closing connection waits for the client to close its side, so the
+// final error is not lost to a reset caused by unread input.
+constexpr auto kDrainTimeout = std::chrono::seconds(2);
+
+constexpr const char* kTooManyConnections = "53300";
+constexpr const char* kInvalidAuthorization = "28000";
+
+bool isExtendedQueryMessage(char type) {
+  switch (type) {
+    case frontend::kParse:
+    case frontend::kBind:
+    case frontend::kDescribe:
+    case frontend::kExecute:
+    case frontend::kClose:
+    case frontend::kFlush:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+// ---- ServerState ---------------------------------------------------------------
+
+ServerState::ServerState(QueryHandler& h, PgServerOptions o)
+    : handler(h), options(std::move(o)), pool(options.maxConnections + 16) {
+  std::random_device seed;
+  random_.seed(seed());
+}
+
+std::pair<int32_t, int32_t> ServerState::add(const std::shared_ptr<Connection>& conn,
+                                             bool counted) {
+  std::lock_guard lock(mu_);
+  while (connections_.count(nextPid_) != 0 || nextPid_ <= 0) {
+    nextPid_ = nextPid_ <= 0 ? 1000 : nextPid_ + 1;
+  }
+  const int32_t pid = nextPid_;
+  nextPid_ = pid == INT32_MAX ? 1000 : pid + 1;
+  const auto secret = static_cast<int32_t>(random_());
+  connections_[pid] = Entry{conn, secret};
+  if (counted) ++active;
+  return {pid, secret};
+}
+
+void ServerState::remove(int32_t pid, bool counted) {
+  std::lock_guard lock(mu_);
+  connections_.erase(pid);
+  if (counted) --active;
+}
+
+void ServerState::cancel(int32_t pid, int32_t secret) {
+  std::shared_ptr<Connection> target;
+  {
+    std::lock_guard lock(mu_);
+    auto it = connections_.find(pid);
+    if (it == connections_.end() || it->second.secret != secret) return;
+    target = it->second.conn.lock();
+  }
+  if (target) target->requestCancel();
+}
+
+void ServerState::abortAll() {
+  std::vector<std::shared_ptr<Connection>> all;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [pid, entry] : connections_) {
+      if (auto c = entry.conn.lock()) all.push_back(std::move(c));
+    }
+  }
+  for (auto& c : all) c->abort();
+}
+
+// ---- StatementWriter -------------------------------------------------------------
+
+// Turns one query's ResultWriter calls into protocol messages in the
+// connection's outbox. Runs on the worker thread that executes the query.
+class StatementWriter final : public ResultWriter {
+ public:
+  StatementWriter(Connection& conn, const std::string& sql) : conn_(conn), sql_(sql) {}
+
+  void columns(const std::vector<ResultColumn>& cols) override {
+    buf_.clear();
+    appendRowDescription(buf_, cols);
+    send();
+  }
+  void row(const std::vector<std::optional<std::string>>& values) override {
+    buf_.clear();
+    appendDataRow(buf_, values);
+    send();
+  }
+  void complete(const std::string& commandTag) override {
+    reported_ = true;
+    buf_.clear();
+    appendCommandComplete(buf_, commandTag);
+    send();
+  }
+  void error(const SqlError& err) override {
+    reported_ = true;
+    buf_.clear();
+    appendErrorResponse(buf_, err, sql_);
+    send();
+  }
+  void notice(const std::string& message) override {
+    buf_.clear();
+    appendNoticeResponse(buf_, message);
+    send();
+  }
+  bool cancelled() const override { return conn_.cancelled(); }
+
+  // Whether the handler reported any statement; if not, the query was empty.
+  bool reportedAnything() const { return reported_; }
+
+ private:
+  void send() {
+    conn_.enqueue(buf_, Connection::Flush::kSoon);
+    conn_.waitForRoom();
+  }
+
+  Connection& conn_;
+  const std::string& sql_;
+  std::string buf_;
+  bool reported_ = false;
+};
+
+// ---- Connection: lifetime -----------------------------------------------------
+
+Connection::Connection(asio::ip::tcp::socket socket, Strand strand,
+                       std::shared_ptr<ServerState> state)
+    : socket_(std::move(socket)),
+      strand_(std::move(strand)),
+      state_(std::move(state)),
+      flushTimer_(strand_),
+      deadline_(strand_) {}
+
+Connection::~Connection() {
+  // Normally closeNow() has unregistered us; this covers a connection dropped
+  // with the io_context, whose handlers never ran.
+  if (registered_) state_->remove(pid_, counted_);
+}
+
+void Connection::start(bool counted) {
+  // Registered here rather than on the strand so the slot is taken before the
+  // listener accepts the next client; nothing else runs on this connection yet.
+  counted_ = counted;
+  auto [pid, secret] = state_->add(shared_from_this(), counted);
+  pid_ = pid;
+  secret_ = secret;
+  registered_ = true;
+  asio::dispatch(strand_, [self = shared_from_this()] {
+    if (self->state_->stopping.load()) {
+      self->closeNow();
+      return;
+    }
+    error_code ignored;
+    self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+    self->socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+    self->deadline_.expires_after(self->state_->options.startupTimeout);
+    self->deadline_.async_wait(
+        asio::bind_executor(self->strand_, [self](const error_code& ec) {
+          if (!ec && !self->started_) self->closeNow();
+        }));
+    self->readStartupHeader();
+  });
+}
+
+void Connection::abort() {
+  closedFlag_.store(true);
+  {
+    std::lock_guard lock(outMu_);
+    outClosed_ = true;
+    pending_.clear();
+  }
+  outCv_.notify_all();
+  asio::post(strand_, [self = shared_from_this()] { self->closeNow(); });
+}
+
+void Connection::requestCancel() {
+  cancelRequested_.store(true);
+  // Wake a statement that waits for the client to read, so it can see the
+  // cancel and stop.
+  { std::lock_guard lock(outMu_); }
+  outCv_.notify_all();
+}
+
+void Connection::closeNow() {
+  if (closed_) return;
+  closed_ = true;
+  closing_ = true;
+  closedFlag_.store(true);
+  {
+    std::lock_guard lock(outMu_);
+    outClosed_ = true;
+    pending_.clear();
+  }
+  outCv_.notify_all();
+  error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  flushTimer_.cancel();
+  deadline_.cancel();
+  inbox_.clear();
+  if (registered_) {
+    state_->remove(pid_, counted_);
+    registered_ = false;
+  }
+  // A statement that is still running uses the session; statementDone()
+  // releases it when the statement returns.
+  if (!executing_) session_.reset();
+}
+
+void Connection::fail(const SqlError& err) {
+  std::string out;
+  appendErrorResponse(out, err, {}, Severity::kFatal);
+  enqueue(out, Flush::kNow);
+  // A statement still running would only write into a closing connection.
+  cancelRequested_.store(true);
+  closeAfterFlush();
+}
+
+void Connection::closeAfterFlush() {
+  closing_ = true;
+  inbox_.clear();
+  flush();
+}
+
+void Connection::drainAndClose() {
+  if (closed_) return;
+  if (!draining_) {
+    // Half-close, then read and discard until the client closes too: closing
+    // with unread input would reset the connection and could destroy the
+    // error we just sent before the client reads it.
+    draining_ = true;
+    error_code ignored;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+    deadline_.expires_after(kDrainTimeout);
+    deadline_.async_wait(
+        asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec) {
+          if (!ec) self->closeNow();
+        }));
+  }
+  if (!reading_) discardInput();
+}
+
+void Connection::discardInput() {
+  reading_ = true;
+  socket_.async_read_some(
+      asio::buffer(drainBuf_),
+      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
+        self->reading_ = false;
+        if (ec) return self->closeNow();
+        if (!self->closed_) self->discardInput();
+      }));
+}
+
+// ---- Connection: startup ------------------------------------------------------
+
+void Connection::readStartupHeader() {
+  reading_ = true;
+  asio::async_read(
+      socket_, asio::buffer(header_, 4),
+      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
+        self->reading_ = false;
+        if (ec) return self->closeNow();
+        if (self->closing_) return self->discardInput();
+        const uint32_t length = readBigEndian32(self->header_);
+        if (length < 8 || length > kMaxStartupPacketBytes) {
+          return self->fail(SqlError(sqlstate::kProtocolViolation,
+                                     fmt::format("invalid length of startup packet: {}", length)));
+        }
+        self->readStartupBody(length - 4);
+      }));
+}
+
+void Connection::readStartupBody(size_t length) {
+  reading_ = true;
+  readBody_.assign(length, '\0');
+  asio::async_read(
+      socket_, asio::buffer(readBody_),
+      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
+        self->reading_ = false;
+        if (ec) return self->closeNow();
+        if (self->closing_) return self->discardInput();
+        std::string body = std::move(self->readBody_);
+        self->readBody_.clear();
+        self->handleStartup(body);
+      }));
+}
+
+void Connection::handleStartup(std::string_view body) {
+  StartupPacket packet;
+  try {
+    packet = decodeStartupPacket(body);
+  } catch (const SqlError& e) {
+    return fail(e);
+  }
+  switch (packet.kind) {
+    case StartupPacket::Kind::kSslRequest:
+    case StartupPacket::Kind::kGssEncRequest:
+      // Encryption is not offered yet. 'N' tells the client to carry on in
+      // plain text with a real StartupMessage on the same connection.
+      enqueue("N", Flush::kNow);
+      return readStartupHeader();
+    case StartupPacket::Kind::kCancelRequest:
+      // A cancel request arrives on a connection of its own, which gets no
+      // answer and is closed.
+      state_->cancel(packet.cancelPid, packet.cancelSecret);
+      return closeNow();
+    case StartupPacket::Kind::kStartup:
+      break;
+  }
+
+  const uint32_t major = packet.protocolVersion >> 16;
+  const uint32_t minor = packet.protocolVersion & 0xFFFF;
+  if (major != 3) {
+    return fail(SqlError(
+        sqlstate::kFeatureNotSupported,
+        fmt::format("unsupported frontend protocol {}.{}: server supports 3.0 to 3.0", major,
+                    minor)));
+  }
+  if (!counted_) {
+    return fail(SqlError(kTooManyConnections, "sorry, too many clients already"));
+  }
+  auto user = packet.parameter("user");
+  if (!user || user->empty()) {
+    return fail(SqlError(kInvalidAuthorization, "no user name specified in startup packet"));
+  }
+  std::string database = packet.parameter("database").value_or("");
+  if (database.empty()) database = *user;
+  user_ = *user;
+  applicationName_ = packet.parameter("application_name").value_or("");
+
+  // Protocol options (_pq_.*) and minor versions above 3.0 are declined, and
+  // the client told so, before anything else is sent.
+  std::vector<std::string> unrecognized;
+  for (const auto& [name, value] : packet.parameters) {
+    if (name.rfind("_pq_.", 0) == 0) unrecognized.push_back(name);
+  }
+  if (minor > 0 || !unrecognized.empty()) {
+    std::string out;
+    appendNegotiateProtocolVersion(out, 0, unrecognized);
+    enqueue(out, Flush::kSoon);
+  }
+
+  executing_ = true;
+  const bool submitted =
+      state_->pool.submit([self = shared_from_this(), u = *user, d = std::move(database)] {
+        self->openSessionOnWorker(u, d);
+      });
+  if (!submitted) {
+    executing_ = false;
+    closeNow();
+  }
+}
+
+void Connection::openSessionOnWorker(std::string user, std::string database) {
+  std::optional<SqlError> failure;
+  try {
+    session_ = state_->handler.openSession(user, database);
+    if (!session_) failure = SqlError(sqlstate::kInternalError, "the engine opened no session");
+  } catch (const SqlError& e) {
+    failure = e;
+  } catch (const std::exception& e) {
+    failure = SqlError(sqlstate::kInternalError, e.what());
+  } catch (...) {
+    failure = SqlError(sqlstate::kInternalError, "unknown error while opening the session");
+  }
+  asio::post(strand_, [self = shared_from_this(), failure = std::move(failure)] {
+    self->executing_ = false;
+    if (self->closed_) {
+      self->session_.reset();
+      return;
+    }
+    if (failure) return self->fail(*failure);
+    self->sessionOpened();
+  });
+}
+
+void Connection::sessionOpened() {
+  started_ = true;
+  deadline_.cancel();
+  std::string out;
+  appendAuthenticationOk(out);
+  // The parameters PostgreSQL reports at startup. Drivers read several of them:
+  // integer_datetimes and standard_conforming_strings change how they encode
+  // values, and server_version gates features.
+  appendParameterStatus(out, "application_name", applicationName_);
+  appendParameterStatus(out, "client_encoding", "UTF8");
+  appendParameterStatus(out, "DateStyle", "ISO, MDY");
+  appendParameterStatus(out, "integer_datetimes", "on");
+  appendParameterStatus(out, "IntervalStyle", "postgres");
+  appendParameterStatus(out, "is_superuser", "off");
+  appendParameterStatus(out, "server_encoding", "UTF8");
+  appendParameterStatus(out, "server_version", state_->options.serverVersion);
+  appendParameterStatus(out, "session_authorization", user_);
+  appendParameterStatus(out, "standard_conforming_strings", "on");
+  appendParameterStatus(out, "TimeZone", "UTC");
+  appendBackendKeyData(out, pid_, secret_);
+  appendReadyForQuery(out, kTxIdle);
+  enqueue(out, Flush::kNow);
+  readMessageHeader();
+}
+
+// ---- Connection: reading messages ------------------------------------------------
+
+void Connection::readMessageHeader() {
+  reading_ = true;
+  asio::async_read(
+      socket_, asio::buffer(header_, 5),
+      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
+        self->reading_ = false;
+        if (ec) return self->closeNow();
+        if (self->closing_) return self->discardInput();
+        const char type = static_cast<char>(self->header_[0]);
+        const uint32_t length = readBigEndian32(self->header_ + 1);
+        if (length < 4) {
+          return self->fail(SqlError(sqlstate::kProtocolViolation,
+                                     fmt::format("invalid message length {}", length)));
+        }
+        const size_t bodyLength = length - 4;
+        if (bodyLength > self->state_->options.maxMessageBytes) {
+          return self->fail(SqlError(
+              sqlstate::kProtocolViolation,
+              fmt::format("message of {} bytes exceeds the limit of {} bytes", bodyLength,
+                          self->state_->options.maxMessageBytes)));
+        }
+        self->readBody_.clear();
+        if (bodyLength == 0) {
+          self->inbox_.push_back(Inbound{type, {}});
+          self->inboxBytes_ += 5;
+          return self->processInbox();
+        }
+        self->readMessageBody(type, bodyLength);
+      }));
+}
+
+void Connection::readMessageBody(char type, size_t remaining) {
+  reading_ = true;
+  const size_t chunk = std::min(remaining, kReadChunkBytes);
+  const size_t offset = readBody_.size();
+  readBody_.resize(offset + chunk);
+  asio::async_read(
+      socket_, asio::buffer(readBody_.data() + offset, chunk),
+      asio::bind_executor(strand_, [self = shared_from_this(), type, remaining, chunk](
+                                       const error_code& ec, size_t) {
+        self->reading_ = false;
+        if (ec) return self->closeNow();
+        if (self->closing_) return self->discardInput();
+        if (remaining > chunk) return self->readMessageBody(type, remaining - chunk);
+        self->inboxBytes_ += self->readBody_.size() + 5;
+        self->inbox_.push_back(Inbound{type, std::move(self->readBody_)});
+        self->readBody_ = std::string();
+        self->processInbox();
+      }));
+}
+
+void Connection::processInbox() {
+  while (!executing_ && !closing_ && !inbox_.empty()) {
+    Inbound msg = std::move(inbox_.front());
+    inbox_.pop_front();
+    inboxBytes_ -= msg.body.size() + 5;
+    handleMessage(msg);
+  }
+  if (!reading_ && !closing_ && inboxBytes_ < kMaxInboxBytes) readMessageHeader();
+}
+
+void Connection::handleMessage(Inbound& msg) {
+  if (msg.type == frontend::kTerminate) return closeAfterFlush();
+  if (msg.type == frontend::kSync) {
+    ignoreTillSync_ = false;
+    std::string out;
+    appendReadyForQuery(out, kTxIdle);
+    return enqueue(out, Flush::kNow);
+  }
+  // After an error in an extended-protocol exchange, everything up to the
+  // next Sync is skipped, as PostgreSQL does, so the client sees one error.
+  if (ignoreTillSync_) return;
+
+  switch (msg.type) {
+    case frontend::kQuery: {
+      std::string sql;
+      try {
+        sql = decodeQuery(msg.body);
+      } catch (const SqlError& e) {
+        return fail(e);
+      }
+      return startQuery(std::move(sql));
+    }
+    case frontend::kFunctionCall: {
+      std::string out;
+      appendErrorResponse(out, SqlError(sqlstate::kFeatureNotSupported,
+                                        "the function call protocol is not supported"));
+      appendReadyForQuery(out, kTxIdle);
+      return enqueue(out, Flush::kNow);
+    }
+    case frontend::kCopyData:
+    case frontend::kCopyDone:
+    case frontend::kCopyFail:
+      // Outside a COPY these are ignored, as PostgreSQL does.
+      return;
+    default:
+      break;
+  }
+  if (isExtendedQueryMessage(msg.type)) {
+    std::string out;
+    appendErrorResponse(out,
+                        SqlError(sqlstate::kFeatureNotSupported,
+                                 "extended query protocol is not supported yet",
+                                 SqlError::npos, "Use the simple query protocol."));
+    enqueue(out, Flush::kNow);
+    ignoreTillSync_ = true;
+    return;
+  }
+  fail(SqlError(sqlstate::kProtocolViolation,
+                fmt::format("invalid frontend message type {}",
+                            static_cast<int>(static_cast<unsigned char>(msg.type)))));
+}
+
+// ---- Connection: statements -------------------------------------------------------
+
+void Connection::startQuery(std::string sql) {
+  executing_ = true;
+  cancelRequested_.store(false);
+  const bool submitted =
+      state_->pool.submit([self = shared_from_this(), sql = std::move(sql)]() mutable {
+        self->runStatementOnWorker(std::move(sql));
+      });
+  if (!submitted) {
+    executing_ = false;
+    closeNow();
+  }
+}
+
+void Connection::runStatementOnWorker(std::string sql) {
+  StatementWriter writer(*this, sql);
+  // The handler promises not to throw; a stray exception still becomes an
+  // error for this query rather than a dead server.
+  try {
+    state_->handler.execute(*session_, sql, writer);
+  } catch (const SqlError& e) {
+    writer.error(e);
+  } catch (const std::exception& e) {
+    writer.error(SqlError(sqlstate::kInternalError, e.what()));
+  } catch (...) {
+    writer.error(SqlError(sqlstate::kInternalError, "unknown internal error"));
+  }
+  std::string tail;
+  if (!writer.reportedAnything()) appendEmptyQueryResponse(tail);
+  appendReadyForQuery(tail, kTxIdle);
+  enqueue(tail, Flush::kNow);
+  asio::post(strand_, [self = shared_from_this()] { self->statementDone(); });
+}
+
+void Connection::statementDone() {
+  executing_ = false;
+  if (closed_) {
+    session_.reset();
+    return;
+  }
+  processInbox();
+}
+
+// ---- Connection: writing ------------------------------------------------------------
+
+void Connection::enqueue(std::string_view bytes, Flush when) {
+  std::lock_guard lock(outMu_);
+  if (outClosed_) return;
+  pending_.append(bytes);
+  if (when == Flush::kNow || pending_.size() >= kFlushBytes) {
+    if (!flushPosted_) {
+      flushPosted_ = true;
+      asio::post(strand_, [self = shared_from_this()] { self->flush(); });
+    }
+  } else if (!timerArmed_ && !flushPosted_) {
+    timerArmed_ = true;
+    asio::post(strand_, [self = shared_from_this()] { self->armFlushTimer(); });
+  }
+}
+
+void Connection::waitForRoom() {
+  std::unique_lock lock(outMu_);
+  outCv_.wait(lock, [this] {
+    return outClosed_ || cancelRequested_.load() || pending_.size() < kMaxPendingBytes;
+  });
+}
+
+void Connection::armFlushTimer() {
+  if (closed_) return;
+  flushTimer_.expires_after(kFlushDelay);
+  flushTimer_.async_wait(
+      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec) {
+        {
+          std::lock_guard lock(self->outMu_);
+          self->timerArmed_ = false;
+        }
+        if (!ec) self->flush();
+      }));
+}
+
+void Connection::flush() {
+  {
+    std::lock_guard lock(outMu_);
+    flushPosted_ = false;
+  }
+  if (writing_ || closed_) return;
+  bool empty = false;
+  {
+    std::lock_guard lock(outMu_);
+    if (pending_.empty()) {
+      empty = true;
+    } else {
+      writeBuf_.swap(pending_);
+    }
+  }
+  if (empty) {
+    if (closing_) drainAndClose();
+    return;
+  }
+  outCv_.notify_all();
+  writing_ = true;
+  asio::async_write(
+      socket_, asio::buffer(writeBuf_),
+      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
+        self->onWritten(ec);
+      }));
+}
+
+void Connection::onWritten(const error_code& ec) {
+  writing_ = false;
+  if (writeBuf_.capacity() > kRetainBytes) {
+    std::string().swap(writeBuf_);
+  } else {
+    writeBuf_.clear();
+  }
+  if (ec) return closeNow();
+  flush();
+}
+
+}  // namespace rtsql::pgwire

@@ -1,0 +1,83 @@
+// The PostgreSQL v3 messages rtsqld speaks, one small function each: decoders
+// for what a client sends (startup.cpp, query.cpp) and encoders that append a
+// complete backend message to an output string (startup.cpp, query.cpp,
+// error_response.cpp). A connection batches many encoded messages into one
+// buffer and writes them with one system call.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/error.h"
+#include "server/query_handler.h"
+
+namespace rtsql::pgwire {
+
+// ---- Frontend: the first packet of a connection -----------------------------
+
+// The first packet has no type byte: a length, then a 32-bit code that is
+// either a protocol version (StartupMessage) or one of the request codes.
+struct StartupPacket {
+  enum class Kind { kStartup, kSslRequest, kGssEncRequest, kCancelRequest };
+  Kind kind = Kind::kStartup;
+  uint32_t protocolVersion = 0;                                  // kStartup
+  std::vector<std::pair<std::string, std::string>> parameters;  // kStartup, in order
+  int32_t cancelPid = 0;                                         // kCancelRequest
+  int32_t cancelSecret = 0;                                      // kCancelRequest
+
+  // The value of a startup parameter ("user", "database"), if sent.
+  std::optional<std::string> parameter(std::string_view name) const;
+};
+
+// Decodes the packet after its 4-byte length. Throws SqlError 08P01 when the
+// packet is malformed.
+StartupPacket decodeStartupPacket(std::string_view body);
+
+// ---- Frontend: after startup -------------------------------------------------
+
+// The SQL text of a simple Query message. Throws SqlError 08P01 when the body is
+// not exactly one NUL-terminated string.
+std::string decodeQuery(std::string_view body);
+
+// ---- Backend: startup --------------------------------------------------------
+
+void appendAuthenticationOk(std::string& out);
+void appendParameterStatus(std::string& out, std::string_view name, std::string_view value);
+void appendBackendKeyData(std::string& out, int32_t pid, int32_t secret);
+// Tells a client that asked for a newer 3.x minor version, or for protocol
+// options (_pq_.*), which minor version and options we actually support.
+void appendNegotiateProtocolVersion(std::string& out, int32_t newestMinor,
+                                    const std::vector<std::string>& unrecognizedOptions);
+void appendReadyForQuery(std::string& out, char transactionStatus);
+
+// ---- Backend: query results --------------------------------------------------
+
+// RowDescription for text-format columns. The type size comes from the OID
+// (-1 for variable-length types), as clients such as JDBC read it.
+void appendRowDescription(std::string& out, const std::vector<ResultColumn>& columns);
+// DataRow; a missing value is SQL NULL (length -1).
+void appendDataRow(std::string& out, const std::vector<std::optional<std::string>>& values);
+void appendCommandComplete(std::string& out, std::string_view commandTag);
+void appendEmptyQueryResponse(std::string& out);
+
+// ---- Backend: errors and notices ---------------------------------------------
+
+enum class Severity { kError, kFatal };
+
+// ErrorResponse with severity, SQLSTATE, message, and where present detail,
+// hint and position. `query` is the text the error's byte position refers to;
+// the wire carries a 1-based character position, so the byte offset is
+// converted by counting UTF-8 characters.
+void appendErrorResponse(std::string& out, const SqlError& err, std::string_view query = {},
+                         Severity severity = Severity::kError);
+void appendNoticeResponse(std::string& out, std::string_view message);
+
+// 1-based character position of `byteOffset` in UTF-8 `text` (an offset past the
+// end points just after the last character).
+size_t characterPosition(std::string_view text, size_t byteOffset);
+
+}  // namespace rtsql::pgwire

@@ -1,0 +1,73 @@
+// rtsqld's network front: a PostgreSQL v3 protocol server on Boost.Asio. It
+// accepts clients, runs one Connection per client, and hands each simple query
+// to a QueryHandler on a worker thread (statements may block), so any
+// PostgreSQL client - psql, libpq, JDBC - can talk to rtsql.
+//
+// Threading: the caller runs the io_context (one or more threads). Each
+// connection's socket work is serialised on its own strand; statements run on
+// a pool of worker threads that grows with the number of running statements.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "server/query_handler.h"
+
+namespace rtsql::pgwire {
+
+struct PgServerOptions {
+  // Without password authentication the server must not be reachable from
+  // other hosts, so it binds loopback unless told otherwise.
+  std::string host = "127.0.0.1";
+  uint16_t port = 5432;  // 0 picks a free port; port() tells which
+  size_t maxConnections = 1000;
+  size_t maxMessageBytes = 64 * 1024 * 1024;
+  // A client that has not finished its startup packet by then is dropped.
+  std::chrono::milliseconds startupTimeout = std::chrono::seconds(60);
+  // Reported as the server_version parameter; drivers parse it to pick
+  // features, so it must look like a PostgreSQL version.
+  std::string serverVersion = "15.0";
+};
+
+struct ServerState;
+class Listener;
+
+class PgServer {
+ public:
+  // `handler` must outlive the server and every statement it runs.
+  PgServer(boost::asio::io_context& io, QueryHandler& handler, PgServerOptions options = {});
+  ~PgServer();
+  PgServer(const PgServer&) = delete;
+  PgServer& operator=(const PgServer&) = delete;
+
+  // Binds and starts accepting. Throws std::runtime_error naming the address
+  // when it cannot listen there (for example, the port is taken).
+  void start();
+  // The bound port (the real one when options.port was 0); 0 before start().
+  uint16_t port() const { return port_; }
+  // Stops accepting and closes every connection; running statements see
+  // ResultWriter::cancelled(). Safe to call from any thread, more than once.
+  void stop();
+
+  // Number of open client connections (for tests and metrics).
+  size_t connectionCount() const;
+
+ private:
+  boost::asio::io_context& io_;
+  std::shared_ptr<ServerState> state_;
+  std::shared_ptr<Listener> listener_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace rtsql::pgwire
+
+namespace rtsql {
+// rtsqld has one network front; these names let the rest of the server say
+// rtsql::PgServer without the protocol namespace.
+using pgwire::PgServer;
+using pgwire::PgServerOptions;
+}  // namespace rtsql

@@ -1,0 +1,167 @@
+// SHOW, DESCRIBE and EXPLAIN: statements that only read.
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "common/schema.h"
+#include "server/engine.h"
+
+namespace rtsql {
+
+namespace {
+
+std::optional<std::string> text(std::string s) { return std::optional<std::string>(std::move(s)); }
+
+std::vector<std::optional<std::string>> lines(const std::string& s) {
+  std::vector<std::optional<std::string>> out;
+  std::istringstream in(s);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
+  Rows rows;
+  switch (stmt.what) {
+    case ast::ShowKind::Sources: {
+      for (const auto& src : catalog_.sources()) {
+        rows.push_back({src->name, src->connector, src->format.empty() ? std::nullopt : text(src->format),
+                        src->options.toString()});
+      }
+      sendRows(out, {{"name"}, {"connector"}, {"format"}, {"options"}}, rows,
+               fmt::format("SHOW {}", rows.size()));
+      return;
+    }
+    case ast::ShowKind::Sinks: {
+      for (const auto& sink : catalog_.sinks()) {
+        rows.push_back({sink->name, sink->connector, sink->format, sink->options.toString()});
+      }
+      sendRows(out, {{"name"}, {"connector"}, {"format"}, {"options"}}, rows,
+               fmt::format("SHOW {}", rows.size()));
+      return;
+    }
+    case ast::ShowKind::Tables: {
+      for (const auto& t : catalog_.tables()) {
+        rows.push_back({t->name, t->schema.toString(), std::to_string(t->rows->size())});
+      }
+      sendRows(out, {{"name"}, {"columns"}, {"rows", pgtype::kInt8}}, rows,
+               fmt::format("SHOW {}", rows.size()));
+      return;
+    }
+    case ast::ShowKind::Flows: {
+      for (const auto& f : catalog_.flows()) {
+        FlowRuntime* rt = findRuntime(f->name);
+        FlowState st = rt ? rt->state() : FlowState::Stopped;
+        std::optional<std::string> reason;
+        if (rt && st == FlowState::Failed) reason = rt->failureReason();
+        rows.push_back({f->name, f->sink, std::string(flowStateName(st)),
+                        rt ? text(std::to_string(rt->plan().slots())) : std::nullopt, reason});
+      }
+      sendRows(out, {{"name"}, {"sink"}, {"state"}, {"slots", pgtype::kInt4}, {"error"}}, rows,
+               fmt::format("SHOW {}", rows.size()));
+      return;
+    }
+    case ast::ShowKind::Progress: {
+      FlowRuntime* rt = findRuntime(stmt.name);
+      if (!rt) {
+        throw SqlError(sqlstate::kUndefinedObject,
+                       fmt::format("flow \"{}\" does not exist", stmt.name), stmt.namePos,
+                       "SHOW FLOWS lists the flows");
+      }
+      sendRows(out, {{"progress", pgtype::kJson}}, {{rt->progressJson()}}, "SHOW 1");
+      return;
+    }
+    case ast::ShowKind::Functions: {
+      static const char* kFunctions[] = {
+          "abs", "array", "base64", "ceil", "coalesce", "concat", "concat_ws", "current_timestamp",
+          "date_trunc", "floor", "from_unixtime", "get_json_object", "greatest", "hash", "if",
+          "least", "length", "lower", "md5", "mod", "named_struct", "now", "nullif", "pow", "rand",
+          "random", "regexp_extract", "regexp_replace", "replace", "round", "sha2", "split", "sqrt",
+          "struct", "substr", "substring", "timestamp_millis", "to_json", "to_timestamp", "trim",
+          "unbase64", "unix_millis", "unix_seconds", "upper"};
+      for (const char* f : kFunctions) rows.push_back({std::string(f)});
+      sendRows(out, {{"function"}}, rows, fmt::format("SHOW {}", rows.size()));
+      return;
+    }
+    case ast::ShowKind::Variable: {
+      std::string key = toLower(stmt.name);
+      std::string value;
+      if (key == "embedded_kafka") {
+        if (options_.embeddedBootstrap.empty()) {
+          throw SqlError(sqlstate::kObjectNotInPrerequisiteState, "the embedded Kafka broker is not running",
+                         stmt.namePos, "start rtsqld with --embedded-kafka");
+        }
+        value = options_.embeddedBootstrap;
+      } else if (key == "slots") {
+        value = fmt::format("{} used of {}", slots_.used(), slots_.total());
+      } else if (key == "server_version") {
+        value = "15.0 (rtsql " RTSQL_VERSION ")";
+      } else if (const OptionEntry* e = s.settings.find(key)) {
+        value = e->value;
+      } else if (key == "shuffle.partitions") {
+        value = "8";
+      } else {
+        throw SqlError(sqlstate::kUndefinedObject,
+                       fmt::format("unrecognized configuration parameter \"{}\"", stmt.name),
+                       stmt.namePos, "known: embedded_kafka, slots, shuffle.partitions");
+      }
+      sendRows(out, {{stmt.name}}, {{value}}, "SHOW");
+      return;
+    }
+  }
+}
+
+void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
+  Rows rows;
+  auto addOptions = [&](const Options& o) {
+    for (const auto& e : o.entries()) rows.push_back({e.key, e.value, std::string("option")});
+  };
+  if (auto src = catalog_.findSource(stmt.name)) {
+    for (size_t i = 0; i < src->schema.size(); ++i) {
+      const Column& c = src->schema.columns[i];
+      std::string kind = c.hidden ? "metadata" : "column";
+      if (src->watermark && src->watermark->column == static_cast<int>(i)) {
+        kind += fmt::format(", watermark delay {} ms", src->watermark->delayMicros / 1000);
+      }
+      rows.push_back({c.name, c.type->toString(), kind});
+    }
+    addOptions(src->options);
+  } else if (auto t = catalog_.findTable(stmt.name)) {
+    for (const auto& c : t->schema.columns) rows.push_back({c.name, c.type->toString(), std::string("column")});
+    addOptions(t->options);
+  } else if (auto sink = catalog_.findSink(stmt.name)) {
+    addOptions(sink->options);
+  } else if (auto f = catalog_.findFlow(stmt.name)) {
+    FlowRuntime* rt = findRuntime(f->name);
+    if (rt) {
+      for (const auto& c : rt->plan().sink.input.columns) {
+        rows.push_back({c.name, c.type->toString(), std::string("output column")});
+      }
+    }
+    rows.push_back({std::string("sink"), f->sink, std::string("flow")});
+    rows.push_back({std::string("query"), f->queryText, std::string("flow")});
+    addOptions(f->options);
+  } else {
+    throw SqlError(sqlstate::kUndefinedTable, fmt::format("relation \"{}\" does not exist", stmt.name),
+                   stmt.namePos, "SHOW SOURCES, SHOW SINKS, SHOW TABLES and SHOW FLOWS list what exists");
+  }
+  sendRows(out, {{"name"}, {"type"}, {"kind"}}, rows, fmt::format("DESCRIBE {}", rows.size()));
+}
+
+void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out) {
+  std::string plan;
+  if (stmt.inner->kind == ast::StatementKind::CreateFlow) {
+    plan = planFlow(static_cast<const ast::CreateFlow&>(*stmt.inner), planContext(s)).explain();
+  } else if (stmt.inner->kind == ast::StatementKind::Select) {
+    plan = planQuery(*static_cast<const ast::SelectStatement&>(*stmt.inner).query, planContext(s)).explain();
+  } else {
+    throw SqlError(sqlstate::kFeatureNotSupported, "EXPLAIN takes CREATE FLOW or SELECT", stmt.pos);
+  }
+  Rows rows;
+  for (auto& l : lines(plan)) rows.push_back({l});
+  sendRows(out, {{"QUERY PLAN"}}, rows, "EXPLAIN");
+}
+
+}  // namespace rtsql

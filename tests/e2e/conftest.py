@@ -1,0 +1,310 @@
+"""Fixtures and helpers of the end-to-end tests.
+
+Every test here runs the real binaries: `rtsqld` with its embedded Kafka broker,
+the `rtsql` shell, `psql`, psycopg, and a real Kafka client (confluent_kafka). When
+RTSQL_KAFKA_BOOTSTRAP names a real broker (scripts/kafka.sh start), every test
+that takes the `kafka` fixture runs twice: once with sources and sinks on the
+embedded broker, once on the real one.
+
+Every wait is bounded in time; topic names are unique per test so that runs and
+parametrizations never see each other's records.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+
+SOURCE_DIR = Path(os.environ.get("RTSQL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BIN_DIR = Path(os.environ.get("RTSQL_BIN_DIR", SOURCE_DIR / "build"))
+RTSQLD = BIN_DIR / "server" / "rtsqld"
+RTSQL = BIN_DIR / "client" / "rtsql"
+PSQL = shutil.which("psql") or "/usr/bin/psql"
+KCAT = shutil.which("kcat") or shutil.which("kafkacat")
+
+START_TIMEOUT_S = 30
+STOP_TIMEOUT_S = 10
+
+
+def unique(prefix):
+    """A name no other test or run uses: topics, sources, flows."""
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sql_str(s):
+    """A SQL string literal."""
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+class Server:
+    """One running rtsqld and the ways to talk to it."""
+
+    def __init__(self, tmp):
+        self.host = "127.0.0.1"
+        self.port = free_port()
+        self.tmp = Path(tmp)
+        self.data_dir = self.tmp / "data"
+        self.log_path = self.tmp / "rtsqld.log"
+        self.proc = None
+        self.embedded_bootstrap = None
+
+    # -- lifecycle -------------------------------------------------------
+    def start(self):
+        assert RTSQLD.exists(), f"{RTSQLD} is not built"
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [str(RTSQLD), "--host", self.host, "--port", str(self.port),
+             "--data-dir", str(self.data_dir), "--embedded-kafka"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        last_error = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(
+                    f"rtsqld exited with {self.proc.returncode} during start:\n{self.log_tail()}")
+            try:
+                with self.connect(connect_timeout=2) as conn:
+                    row = conn.execute("SHOW embedded_kafka").fetchone()
+                    self.embedded_bootstrap = row[0]
+                    return self
+            except psycopg.Error as e:
+                last_error = e
+                time.sleep(0.2)
+        self.kill()
+        raise AssertionError(
+            f"rtsqld did not accept connections within {START_TIMEOUT_S}s: {last_error}\n"
+            f"{self.log_tail()}")
+
+    def stop(self, timeout=STOP_TIMEOUT_S):
+        """SIGTERM and a bounded wait; returns the exit code (None: had to kill)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def log_tail(self, n=60):
+        try:
+            self.log.flush()
+            lines = self.log_path.read_text(errors="replace").splitlines()
+            return "\n".join(lines[-n:])
+        except OSError:
+            return "(no log)"
+
+    # -- clients ---------------------------------------------------------
+    def connect(self, connect_timeout=10):
+        """A psycopg connection in autocommit mode (every statement is its own)."""
+        return psycopg.connect(host=self.host, port=self.port, user="rtsql", dbname="rtsql",
+                               connect_timeout=connect_timeout, autocommit=True)
+
+    def query(self, sql):
+        """Rows of one statement through psycopg."""
+        with self.connect() as conn:
+            cur = conn.execute(sql)
+            return cur.fetchall() if cur.description else []
+
+    def psql(self, sql, check=True, timeout=60):
+        """psql -X -A -t -c SQL; returns the CompletedProcess."""
+        p = subprocess.run(
+            [PSQL, "-h", self.host, "-p", str(self.port), "-U", "rtsql", "-d", "rtsql",
+             "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
+            capture_output=True, text=True, timeout=timeout,
+            env={**os.environ, "PGCONNECT_TIMEOUT": "10"})
+        if check and p.returncode != 0:
+            raise AssertionError(f"psql failed ({p.returncode}) on {sql!r}:\n{p.stderr}")
+        return p
+
+    def rtsql(self, *args, check=True, timeout=60, cwd=None):
+        """The rtsql shell with the given arguments (-f FILE, -c SQL, ...)."""
+        p = subprocess.run(
+            [str(RTSQL), "-h", self.host, "-p", str(self.port), *args],
+            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=cwd)
+        if check and p.returncode != 0:
+            raise AssertionError(
+                f"rtsql {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+        return p
+
+    def run_script(self, sql_text, name="script.sql", check=True):
+        """Writes SQL_TEXT to a file and runs `rtsql -f` on it."""
+        path = self.tmp / f"{uuid.uuid4().hex[:8]}_{name}"
+        path.write_text(sql_text)
+        return self.rtsql("-f", str(path), check=check, cwd=str(path.parent))
+
+    def progress(self, flow):
+        """SHOW PROGRESS FLOW as a dict (one row, one column of JSON)."""
+        rows = self.query(f"SHOW PROGRESS {flow}")
+        assert len(rows) == 1 and len(rows[0]) == 1, rows
+        value = rows[0][0]
+        return value if isinstance(value, dict) else json.loads(value)
+
+    def wait_progress(self, flow, predicate, timeout=20):
+        """Polls SHOW PROGRESS until PREDICATE(progress) holds; returns the last one."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = self.progress(flow)
+            if predicate(last):
+                return last
+            time.sleep(0.3)
+        return last
+
+
+class Kafka:
+    """A broker the tests use: the SQL spelling of its address and the client's."""
+
+    def __init__(self, name, sql_bootstrap, bootstrap):
+        self.name = name
+        self.sql_bootstrap = sql_bootstrap  # what CREATE SOURCE/SINK says
+        self.bootstrap = bootstrap  # what a Kafka client connects to
+
+    def __repr__(self):
+        return f"Kafka({self.name})"
+
+    def options(self):
+        """The connector options of a Kafka source or sink on this broker."""
+        return f"connector = 'kafka', 'kafka.bootstrap.servers' = {sql_str(self.sql_bootstrap)}"
+
+    # -- producing -------------------------------------------------------
+    def produce(self, topic, records, key=None, headers=None, timeout=30):
+        """Sends RECORDS (dicts as JSON, str or bytes as they are) and waits for
+        every delivery report. KEY may be a function of the record."""
+        p = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5,
+                      "message.timeout.ms": timeout * 1000})
+        errors = []
+
+        def report(err, _msg):
+            if err is not None:
+                errors.append(err)
+
+        for r in records:
+            value = json.dumps(r) if isinstance(r, dict) else r
+            k = key(r) if callable(key) else key
+            while True:
+                try:
+                    p.produce(topic, value=value, key=k, headers=headers, on_delivery=report)
+                    break
+                except BufferError:
+                    p.poll(0.1)
+            p.poll(0)
+        left = p.flush(timeout)
+        assert left == 0, f"{left} records not delivered to {topic}"
+        assert not errors, f"delivery errors on {topic}: {errors[:3]}"
+
+    def create_topic(self, topic, timeout=30):
+        """Creates TOPIC with the broker's default partition count and waits until
+        its metadata lists partitions. A producer's metadata request for an
+        unknown topic makes a broker with auto-creation create it; that works on
+        the embedded broker (which has no CreateTopics) and on Apache Kafka alike."""
+        p = Producer({"bootstrap.servers": self.bootstrap})
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            md = p.list_topics(topic, timeout=5)
+            t = md.topics.get(topic)
+            if t is not None and t.error is None and t.partitions:
+                return len(t.partitions)
+            time.sleep(0.2)
+        raise AssertionError(f"topic {topic} was not created within {timeout}s")
+
+    # -- consuming -------------------------------------------------------
+    def consume(self, topic, n=None, timeout=30, grace=0.0):
+        """Reads TOPIC from the beginning (all partitions, assigned, no group
+        protocol) until N records arrived (or, with N None, until the deadline),
+        then for GRACE seconds more to catch extras. Returns confluent_kafka
+        Message objects in arrival order."""
+        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": unique("e2e"),
+                      "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                      "fetch.wait.max.ms": 10, "topic.metadata.refresh.interval.ms": 500})
+        out = []
+        try:
+            deadline = time.monotonic() + timeout
+            partitions = 0
+            while time.monotonic() < deadline:
+                md = c.list_topics(topic, timeout=5)
+                t = md.topics.get(topic)
+                if t is not None and t.error is None and t.partitions:
+                    partitions = len(t.partitions)
+                    break
+                time.sleep(0.2)
+            if partitions == 0:
+                return out
+            c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+            end = deadline
+            while time.monotonic() < end:
+                m = c.poll(0.1)
+                if m is None:
+                    continue
+                if m.error():
+                    continue
+                out.append(m)
+                if n is not None and len(out) >= n and end == deadline:
+                    end = min(deadline, time.monotonic() + grace)
+            return out
+        finally:
+            c.close()
+
+    def consume_json(self, topic, n=None, timeout=30, grace=0.0):
+        return [json.loads(m.value()) for m in self.consume(topic, n, timeout, grace)]
+
+
+# -- fixtures --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """An rtsqld with --embedded-kafka for the module's tests; stopping it with
+    SIGTERM must end it cleanly (exit code 0) within 10 s."""
+    s = Server(tmp_path_factory.mktemp("rtsqld"))
+    s.start()
+    yield s
+    code = s.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{s.log_tail()}"
+
+
+def _brokers():
+    params = ["embedded"]
+    if os.environ.get("RTSQL_KAFKA_BOOTSTRAP"):
+        params.append("real")
+    return params
+
+
+@pytest.fixture(scope="module", params=_brokers())
+def kafka(request, server):
+    """The broker sources and sinks use: the server's embedded one, and a real
+    Apache Kafka broker as well when RTSQL_KAFKA_BOOTSTRAP is set."""
+    if request.param == "embedded":
+        return Kafka("embedded", "embedded", server.embedded_bootstrap)
+    addr = os.environ["RTSQL_KAFKA_BOOTSTRAP"]
+    return Kafka("real", addr, addr)
+
+
+@pytest.fixture
+def tmp_sql(tmp_path):
+    """Writes a .sql file in the test's temporary directory."""
+    def write(text, name="script.sql"):
+        p = tmp_path / name
+        p.write_text(text)
+        return p
+    return write

@@ -1,0 +1,331 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "common/json.h"
+#include "expr_test_util.h"
+
+using namespace rtsql;
+using namespace rtsql::test;
+
+TEST_CASE("expr: column refs and literals") {
+  Row row{Value::bigint(5), Value::string("x")};
+  auto c = col(1, TypeId::String, "url");
+  CHECK(c->eval(row) == Value::string("x"));
+  CHECK(c->toString() == "url");
+  CHECK(col(0, TypeId::BigInt)->toString() == "#0");
+  CHECK_FALSE(c->isConstant());
+  auto l = litS("it's");
+  CHECK(l->isConstant());
+  CHECK(l->toString() == "'it''s'");
+  // A literal is stored in its declared type.
+  auto widened = makeLiteral(Value::integer(3), T(TypeId::BigInt));
+  CHECK(widened->eval({}).type() == TypeId::BigInt);
+}
+
+TEST_CASE("expr: arithmetic types and values") {
+  auto e = makeCall("+", {litI(2), litI(3)}, 0);
+  CHECK(e->type()->id == TypeId::Int);
+  CHECK(e->eval({}) == Value::integer(5));
+  CHECK(makeCall("+", {litI(2), litL(3)}, 0)->type()->id == TypeId::BigInt);
+  CHECK(makeCall("*", {litI(2), litD(1.5)}, 0)->eval({}) == Value::float64(3.0));
+  // Division is always DOUBLE, as in Spark.
+  auto d = makeCall("/", {litI(7), litI(2)}, 0);
+  CHECK(d->type()->id == TypeId::Double);
+  CHECK(d->eval({}) == Value::float64(3.5));
+  CHECK(call("/", {litI(1), litI(0)}).isNull());
+  CHECK(call("/", {litD(1), litD(0)}).isNull());
+  CHECK(call("%", {litI(7), litI(3)}) == Value::integer(1));
+  CHECK(call("%", {litI(-7), litI(3)}) == Value::integer(-1));
+  CHECK(call("%", {litI(7), litI(0)}).isNull());
+  CHECK(call("%", {litD(7.5), litI(2)}) == Value::float64(1.5));
+  CHECK(call("-", {litL(10), litI(3)}) == Value::bigint(7));
+  CHECK(call("neg", {litI(4)}) == Value::integer(-4));
+  CHECK(call("neg", {litD(1.5)}) == Value::float64(-1.5));
+  // INT overflow wraps as in Spark's non-ANSI mode.
+  CHECK(call("+", {litI(2147483647), litI(1)}) == Value::integer(-2147483647 - 1));
+  // NULL in, NULL out; a bare NULL adapts to the other side.
+  auto n = makeCall("+", {litI(1), nul()}, 0);
+  CHECK(n->type()->id == TypeId::Int);
+  CHECK(n->eval({}).isNull());
+  Row row{Value(), Value::bigint(4)};
+  CHECK(makeCall("*", {col(0, TypeId::BigInt), col(1, TypeId::BigInt)}, 0)->eval(row).isNull());
+  CHECK(makeCall("+", {litI(1), litI(2)}, 0)->toString() == "(1 + 2)");
+}
+
+TEST_CASE("expr: timestamp and interval arithmetic") {
+  int64_t t0;
+  REQUIRE(parseTimestamp("2024-05-01 10:00:00", &t0));
+  auto ts = lit(Value::timestamp(t0));
+  auto iv = lit(Value::interval(parseInterval("10", "SECOND", 0)));
+  auto plus = makeCall("+", {ts, iv}, 0);
+  CHECK(plus->type()->id == TypeId::Timestamp);
+  CHECK(formatTimestamp(plus->eval({}).asInt()) == "2024-05-01 10:00:10");
+  CHECK(formatTimestamp(call("-", {ts, iv}).asInt()) == "2024-05-01 09:59:50");
+  CHECK(formatTimestamp(call("+", {iv, ts}).asInt()) == "2024-05-01 10:00:10");
+  auto diff = makeCall("-", {plus, ts}, 0);
+  CHECK(diff->type()->id == TypeId::Interval);
+  CHECK(diff->eval({}) == Value::interval(10000000));
+  CHECK(call("*", {iv, litI(3)}) == Value::interval(30000000));
+  CHECK(call("+", {ts, nulOf(TypeId::Interval)}).isNull());
+}
+
+TEST_CASE("expr: type errors carry SQLSTATE, position and hint") {
+  auto e = sqlErrorOf([] { makeCall("=", {litS("a"), litI(1)}, 17); });
+  CHECK(e.sqlstate() == "42804");
+  CHECK(e.position() == 17);
+  CHECK(e.message() == "cannot compare STRING with INT");
+  CHECK(e.hint().find("CAST") != std::string::npos);
+  auto a = sqlErrorOf([] { makeCall("+", {litS("a"), litI(1)}, 4); });
+  CHECK(a.sqlstate() == "42804");
+  CHECK(a.position() == 4);
+  CHECK(a.message() == "operator does not exist: STRING + INT");
+  auto b = sqlErrorOf([] { makeAnd(litI(1), litB(true), 9); });
+  CHECK(b.sqlstate() == "42804");
+  CHECK(b.position() == 9);
+  auto c = sqlErrorOf([] { makeCast(makeLiteral(Value::array({Value::integer(1)}), DataType::arrayOf(T(TypeId::Int))), T(TypeId::Int), 2); });
+  CHECK(c.sqlstate() == "42804");
+  CHECK(c.message() == "cannot cast type ARRAY<INT> to INT");
+}
+
+TEST_CASE("expr: comparisons") {
+  CHECK(call("=", {litI(1), litL(1)}) == Value::boolean(true));
+  CHECK(call("<", {litI(1), litD(1.5)}) == Value::boolean(true));
+  CHECK(call(">=", {litS("b"), litS("a")}) == Value::boolean(true));
+  CHECK(call("<>", {litS("a"), litS("a")}) == Value::boolean(false));
+  CHECK(call("!=", {litD(2), litI(3)}) == Value::boolean(true));
+  CHECK(call("=", {litI(1), nul()}).isNull());
+  CHECK(call("<=>", {nul(), nul()}) == Value::boolean(true));
+  CHECK(call("<=>", {litI(1), nul()}) == Value::boolean(false));
+  // A string meets a timestamp as a timestamp.
+  int64_t t0;
+  REQUIRE(parseTimestamp("2024-05-01 10:00:00", &t0));
+  CHECK(call(">", {lit(Value::timestamp(t0)), litS("2024-05-01")}) == Value::boolean(true));
+  CHECK(call("=", {lit(Value::boolean(true)), litB(true)}) == Value::boolean(true));
+}
+
+TEST_CASE("expr: three-valued logic") {
+  auto T_ = litB(true), F_ = litB(false), N_ = nul();
+  auto And = [](ExprPtr a, ExprPtr b) { return makeAnd(a, b, 0)->eval({}); };
+  auto Or = [](ExprPtr a, ExprPtr b) { return makeOr(a, b, 0)->eval({}); };
+  CHECK(And(T_, T_) == Value::boolean(true));
+  CHECK(And(T_, F_) == Value::boolean(false));
+  CHECK(And(N_, F_) == Value::boolean(false));
+  CHECK(And(F_, N_) == Value::boolean(false));
+  CHECK(And(N_, T_).isNull());
+  CHECK(And(T_, N_).isNull());
+  CHECK(Or(N_, T_) == Value::boolean(true));
+  CHECK(Or(T_, N_) == Value::boolean(true));
+  CHECK(Or(N_, F_).isNull());
+  CHECK(Or(F_, F_) == Value::boolean(false));
+  CHECK(makeNot(T_, 0)->eval({}) == Value::boolean(false));
+  CHECK(makeNot(N_, 0)->eval({}).isNull());
+  CHECK(makeIsNull(N_, false)->eval({}) == Value::boolean(true));
+  CHECK(makeIsNull(litI(1), false)->eval({}) == Value::boolean(false));
+  CHECK(makeIsNull(litI(1), true)->eval({}) == Value::boolean(true));
+}
+
+TEST_CASE("expr: IN with NULL semantics") {
+  auto in = [](ExprPtr e, std::vector<ExprPtr> l, bool neg = false) { return makeIn(e, l, neg, 0)->eval({}); };
+  CHECK(in(litI(2), {litI(1), litL(2)}) == Value::boolean(true));
+  CHECK(in(litI(3), {litI(1), litI(2)}) == Value::boolean(false));
+  CHECK(in(litI(3), {litI(1), nul()}).isNull());
+  CHECK(in(litI(1), {litI(1), nul()}) == Value::boolean(true));
+  CHECK(in(nul(), {litI(1)}).isNull());
+  CHECK(in(litI(3), {litI(1), litI(2)}, true) == Value::boolean(true));
+  CHECK(in(litI(3), {litI(1), nul()}, true).isNull());
+  CHECK(in(litS("b"), {litS("a"), litS("b")}) == Value::boolean(true));
+  // Non-constant list members are evaluated per row.
+  Row row{Value::integer(5), Value::integer(5)};
+  CHECK(makeIn(col(0, TypeId::Int), {litI(1), col(1, TypeId::Int)}, false, 0)->eval(row) == Value::boolean(true));
+  auto e = sqlErrorOf([] { makeIn(litS("a"), {litI(1)}, false, 3); });
+  CHECK(e.sqlstate() == "42804");
+  CHECK(e.position() == 3);
+}
+
+TEST_CASE("expr: BETWEEN") {
+  auto b = [](ExprPtr e, ExprPtr lo, ExprPtr hi, bool neg = false) { return makeBetween(e, lo, hi, neg, 0)->eval({}); };
+  CHECK(b(litI(5), litI(1), litI(10)) == Value::boolean(true));
+  CHECK(b(litI(1), litI(1), litD(1.0)) == Value::boolean(true));
+  CHECK(b(litI(0), litI(1), litI(10)) == Value::boolean(false));
+  CHECK(b(litI(0), litI(1), litI(10), true) == Value::boolean(true));
+  CHECK(b(nul(), litI(1), litI(10)).isNull());
+  CHECK(b(litI(5), nul(), litI(10)).isNull());
+  CHECK(b(litI(50), nul(), litI(10)) == Value::boolean(false));
+}
+
+TEST_CASE("expr: LIKE") {
+  auto like = [](const std::string& s, const std::string& p) { return makeLike(litS(s), litS(p), false, 0)->eval({}); };
+  CHECK(like("hello", "hello") == Value::boolean(true));
+  CHECK(like("hello", "h%") == Value::boolean(true));
+  CHECK(like("hello", "%llo") == Value::boolean(true));
+  CHECK(like("hello", "%ll%") == Value::boolean(true));
+  CHECK(like("hello", "h_llo") == Value::boolean(true));
+  CHECK(like("hello", "h_lo") == Value::boolean(false));
+  CHECK(like("hello", "%x%") == Value::boolean(false));
+  CHECK(like("hello", "%") == Value::boolean(true));
+  CHECK(like("", "%") == Value::boolean(true));
+  CHECK(like("", "_") == Value::boolean(false));
+  CHECK(like("abcabc", "%b_c") == Value::boolean(false));
+  CHECK(like("abcabx", "a%b_") == Value::boolean(true));
+  CHECK(like("aaa", "a%a%a") == Value::boolean(true));
+  CHECK(like("aa", "a%a%a") == Value::boolean(false));
+  CHECK(like("caf\xc3\xa9", "caf_") == Value::boolean(true));  // _ is one character
+  CHECK(like("100%", "100\\%") == Value::boolean(true));
+  CHECK(like("1000", "100\\%") == Value::boolean(false));
+  CHECK(like("a_b", "a\\_b") == Value::boolean(true));
+  CHECK(like("axb", "a\\_b") == Value::boolean(false));
+  CHECK(makeLike(litS("x"), litS("x"), true, 0)->eval({}) == Value::boolean(false));
+  CHECK(makeLike(nul(), litS("x"), false, 0)->eval({}).isNull());
+  CHECK(makeLike(litS("x"), nul(), false, 0)->eval({}).isNull());
+  // A pattern computed per row.
+  Row row{Value::string("abc"), Value::string("a%")};
+  CHECK(makeLike(col(0, TypeId::String), col(1, TypeId::String), false, 0)->eval(row) == Value::boolean(true));
+}
+
+TEST_CASE("expr: CASE") {
+  auto searched = makeCase(nullptr, {{makeCall(">", {litI(1), litI(2)}, 0), litS("a")}, {litB(true), litS("b")}},
+                           litS("c"), 0);
+  CHECK(searched->eval({}) == Value::string("b"));
+  auto simple = makeCase(litI(2), {{litI(1), litI(10)}, {litL(2), litD(2.5)}}, nullptr, 0);
+  CHECK(simple->type()->id == TypeId::Double);
+  CHECK(simple->eval({}) == Value::float64(2.5));
+  CHECK(makeCase(litI(3), {{litI(1), litI(10)}}, nullptr, 0)->eval({}).isNull());
+  CHECK(makeCase(nul(), {{nul(), litI(10)}}, litI(0), 0)->eval({}) == Value::integer(0));
+  CHECK(makeCase(nullptr, {{nul(), litI(1)}}, litI(2), 0)->eval({}) == Value::integer(2));
+  auto e = sqlErrorOf([] { makeCase(nullptr, {{litB(true), litS("a")}}, litI(1), 12); });
+  CHECK(e.sqlstate() == "42804");
+  CHECK(e.position() == 12);
+}
+
+TEST_CASE("expr: CAST") {
+  auto cast = [](Value v, TypeId t) { return castValue(v, *DataType::of(t)); };
+  CHECK(cast(Value::string(" 42 "), TypeId::Int) == Value::integer(42));
+  CHECK(cast(Value::string("1.9"), TypeId::BigInt) == Value::bigint(1));
+  CHECK(cast(Value::string("abc"), TypeId::Int).isNull());
+  CHECK(cast(Value::string("99999999999"), TypeId::Int).isNull());
+  CHECK(cast(Value::string("99999999999"), TypeId::BigInt) == Value::bigint(99999999999LL));
+  CHECK(cast(Value::string("2.5e3"), TypeId::Double) == Value::float64(2500));
+  CHECK(cast(Value::string("NaN"), TypeId::Double).asDouble() != cast(Value::string("NaN"), TypeId::Double).asDouble());
+  CHECK(cast(Value::string("-Infinity"), TypeId::Double) == Value::float64(-HUGE_VAL));
+  CHECK(cast(Value::string("x1"), TypeId::Double).isNull());
+  CHECK(cast(Value::float64(3.99), TypeId::Int) == Value::integer(3));
+  CHECK(cast(Value::float64(-3.99), TypeId::BigInt) == Value::bigint(-3));
+  CHECK(cast(Value::float64(1e30), TypeId::Int) == Value::integer(2147483647));
+  CHECK(cast(Value::bigint(4294967297LL), TypeId::Int) == Value::integer(1));
+  CHECK(cast(Value::integer(7), TypeId::String) == Value::string("7"));
+  CHECK(cast(Value::float64(1), TypeId::String) == Value::string("1.0"));
+  CHECK(cast(Value::boolean(true), TypeId::String) == Value::string("true"));
+  CHECK(cast(Value::string("TRUE"), TypeId::Boolean) == Value::boolean(true));
+  CHECK(cast(Value::string("no"), TypeId::Boolean) == Value::boolean(false));
+  CHECK(cast(Value::string("maybe"), TypeId::Boolean).isNull());
+  CHECK(cast(Value::integer(0), TypeId::Boolean) == Value::boolean(false));
+  CHECK(cast(Value::boolean(true), TypeId::Int) == Value::integer(1));
+  int64_t t0;
+  REQUIRE(parseTimestamp("2024-05-01 10:00:00.5", &t0));
+  CHECK(cast(Value::string("2024-05-01 10:00:00.5"), TypeId::Timestamp) == Value::timestamp(t0));
+  CHECK(cast(Value::string("not a time"), TypeId::Timestamp).isNull());
+  CHECK(cast(Value::timestamp(t0), TypeId::BigInt) == Value::bigint(1714557600));
+  CHECK(cast(Value::timestamp(-1), TypeId::BigInt) == Value::bigint(-1));  // floor, as Spark
+  CHECK(cast(Value::bigint(1714557600), TypeId::Timestamp) == Value::timestamp(1714557600000000LL));
+  CHECK(cast(Value::float64(1.5), TypeId::Timestamp) == Value::timestamp(1500000));
+  CHECK(cast(Value::timestamp(t0), TypeId::String) == Value::string("2024-05-01 10:00:00.5"));
+  CHECK(cast(Value::timestamp(1500000), TypeId::Double) == Value::float64(1.5));
+  CHECK(cast(Value::string("hi"), TypeId::Binary) == Value::binary("hi"));
+  CHECK(cast(Value::binary("hi"), TypeId::String) == Value::string("hi"));
+  CHECK(cast(Value::integer(1), TypeId::Binary) == Value::binary(std::string("\0\0\0\1", 4)));
+  CHECK(cast(Value::string("1 minute"), TypeId::Interval) == Value::interval(60000000));
+  CHECK(cast(Value(), TypeId::Int).isNull());
+  // Arrays and structs cast element-wise.
+  auto arr = castValue(Value::array({Value::string("1"), Value::string("x")}), *DataType::arrayOf(T(TypeId::Int)));
+  CHECK(arr.toString() == "[1, null]");
+  CHECK(cast(Value::array({Value::integer(1)}), TypeId::String) == Value::string("[1]"));
+  // The CAST node.
+  auto c = makeCast(litS("12"), T(TypeId::BigInt), 0);
+  CHECK(c->type()->id == TypeId::BigInt);
+  CHECK(c->eval({}) == Value::bigint(12));
+  CHECK(c->toString() == "CAST('12' AS BIGINT)");
+  CHECK(makeCast(nul(), T(TypeId::String), 0)->eval({}).isNull());
+}
+
+TEST_CASE("expr: struct field access and array subscript") {
+  auto st = DataType::structOf({{"start", T(TypeId::Timestamp)}, {"end", T(TypeId::Timestamp)}});
+  Row row{Value::structure({Value::timestamp(1), Value::timestamp(2)}),
+          Value::array({Value::integer(10), Value::integer(20)}), Value()};
+  auto s = makeColumnRef(0, st, "window");
+  auto end = makeFieldAccess(s, "END", 0);
+  CHECK(end->type()->id == TypeId::Timestamp);
+  CHECK(end->eval(row) == Value::timestamp(2));
+  CHECK(end->toString() == "window.end");
+  auto missing = sqlErrorOf([&] { makeFieldAccess(s, "middle", 8); });
+  CHECK(missing.sqlstate() == "42703");
+  CHECK(missing.position() == 8);
+  CHECK(missing.hint() == "available fields: start, end");
+  CHECK(sqlErrorOf([] { makeFieldAccess(litI(1), "x", 0); }).sqlstate() == "42804");
+  auto arr = makeColumnRef(1, DataType::arrayOf(T(TypeId::Int)), "xs");
+  CHECK(makeSubscript(arr, litI(0), 0)->eval(row) == Value::integer(10));
+  CHECK(makeSubscript(arr, litI(1), 0)->eval(row) == Value::integer(20));
+  CHECK(makeSubscript(arr, litI(2), 0)->eval(row).isNull());
+  CHECK(makeSubscript(arr, litI(-1), 0)->eval(row).isNull());
+  CHECK(makeSubscript(arr, nul(), 0)->eval(row).isNull());
+  auto nullArr = makeColumnRef(2, DataType::arrayOf(T(TypeId::Int)), "n");
+  CHECK(makeSubscript(nullArr, litI(0), 0)->eval(row).isNull());
+  CHECK(sqlErrorOf([&] { makeSubscript(arr, litS("a"), 0); }).sqlstate() == "42804");
+}
+
+TEST_CASE("expr: intervals") {
+  CHECK(parseInterval("10", "SECOND", 0) == 10000000);
+  CHECK(parseInterval("10", "seconds", 0) == 10000000);
+  CHECK(parseInterval("10 seconds", "", 0) == 10000000);
+  CHECK(parseInterval("1 second", "", 0) == 1000000);
+  CHECK(parseInterval("1 minute 30 seconds", "", 0) == 90000000);
+  CHECK(parseInterval("500 milliseconds", "", 0) == 500000);
+  CHECK(parseInterval("500ms", "", 0) == 500000);
+  CHECK(parseInterval("2 h", "", 0) == 7200000000LL);
+  CHECK(parseInterval("5 m", "", 0) == 300000000LL);
+  CHECK(parseInterval("1d", "", 0) == 86400000000LL);
+  CHECK(parseInterval("3 s", "", 0) == 3000000);
+  CHECK(parseInterval("5 minutes", "", 0) == 300000000LL);
+  CHECK(parseInterval("1.5", "MINUTE", 0) == 90000000);
+  CHECK(parseInterval("-10", "SECOND", 0) == -10000000);
+  CHECK(parseInterval("1 hour", "", 0) == 3600000000LL);
+  for (const char* bad : {"", "abc", "10 fortnights", "10 20 seconds", "seconds"}) {
+    auto e = sqlErrorOf([&] { parseInterval(bad, "", 21); });
+    CHECK(e.sqlstate() == "22P02");
+    CHECK(e.position() == 21);
+  }
+  CHECK(sqlErrorOf([] { parseInterval("x", "SECOND", 0); }).sqlstate() == "22P02");
+}
+
+TEST_CASE("expr: unknown functions and aggregates") {
+  auto e = sqlErrorOf([] { makeCall("foo", {litS("a")}, 5); });
+  CHECK(e.sqlstate() == "42883");
+  CHECK(e.message() == "function foo(STRING) does not exist");
+  CHECK(e.position() == 5);
+  auto close = sqlErrorOf([] { makeCall("uper", {litS("a")}, 0); });
+  CHECK(close.hint().find("upper") != std::string::npos);
+  auto agg = sqlErrorOf([] { makeCall("SUM", {litI(1)}, 2); });
+  CHECK(agg.sqlstate() == "0A000");
+  CHECK(agg.message() == "aggregate functions are not supported in this context");
+  CHECK(isAggregateFunction("count"));
+  CHECK(isAggregateFunction("AVG"));
+  CHECK_FALSE(isAggregateFunction("abs"));
+  auto arity = sqlErrorOf([] { makeCall("substr", {litS("a")}, 6); });
+  CHECK(arity.sqlstate() == "42804");
+  CHECK(arity.position() == 6);
+  CHECK(arity.message() == "function substr takes 2 to 3 arguments, got 1");
+  auto type = sqlErrorOf([] { makeCall("sqrt", {litS("4")}, 7); });
+  CHECK(type.sqlstate() == "42804");
+  CHECK(type.position() == 7);
+  CHECK(type.hint() == "use CAST(... AS DOUBLE) to convert it");
+}
+
+TEST_CASE("expr: constness") {
+  CHECK(makeCall("upper", {litS("a")}, 0)->isConstant());
+  CHECK_FALSE(makeCall("upper", {col(0, TypeId::String)}, 0)->isConstant());
+  CHECK_FALSE(makeCall("rand", {}, 0)->isConstant());
+  CHECK_FALSE(makeCall("now", {}, 0)->isConstant());
+  CHECK_FALSE(makeCall("current_timestamp", {}, 0)->isConstant());
+  CHECK(makeCall("+", {litI(1), litI(2)}, 0)->isConstant());
+  CHECK(makeCall("upper", {col(0, TypeId::String, "url")}, 0)->toString() == "upper(url)");
+}

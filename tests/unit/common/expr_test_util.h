@@ -1,0 +1,46 @@
+// Small builders shared by the common layer's expression and function tests:
+// literals, column references and a one-call evaluator.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/expr.h"
+
+namespace rtsql::test {
+
+inline DataTypePtr T(TypeId id) { return DataType::of(id); }
+inline ExprPtr lit(Value v) { return makeLiteral(v, DataType::of(v.type())); }
+inline ExprPtr litS(const std::string& s) { return lit(Value::string(s)); }
+inline ExprPtr litI(int32_t v) { return lit(Value::integer(v)); }
+inline ExprPtr litL(int64_t v) { return lit(Value::bigint(v)); }
+inline ExprPtr litD(double v) { return lit(Value::float64(v)); }
+inline ExprPtr litB(bool v) { return lit(Value::boolean(v)); }
+inline ExprPtr nul() { return makeLiteral(Value(), T(TypeId::Null)); }
+inline ExprPtr nulOf(TypeId t) { return makeLiteral(Value(), T(t)); }
+inline ExprPtr col(int i, TypeId t, const std::string& name = "") { return makeColumnRef(i, T(t), name); }
+
+inline Value call(const std::string& fn, std::vector<ExprPtr> args, const Row& row = {}) {
+  return makeCall(fn, std::move(args), 0)->eval(row);
+}
+inline std::string callS(const std::string& fn, std::vector<ExprPtr> args, const Row& row = {}) {
+  Value v = call(fn, std::move(args), row);
+  REQUIRE_FALSE(v.isNull());
+  return v.asString();
+}
+
+// Runs f and returns the SqlError it throws (fails the test when none is thrown).
+template <typename F>
+SqlError sqlErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const SqlError& e) {
+    return e;
+  }
+  FAIL("expected a SqlError");
+  return SqlError("", "");
+}
+
+}  // namespace rtsql::test

@@ -1,0 +1,306 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+
+#include "common/json.h"
+#include "expr_test_util.h"
+
+using namespace rtsql;
+using namespace rtsql::test;
+
+namespace {
+// Every function below must give NULL for a NULL in this argument.
+void checkNullIn(const std::string& fn, std::vector<ExprPtr> args, size_t i) {
+  args[i] = nul();
+  INFO(fn << " with NULL argument " << i);
+  CHECK(call(fn, args).isNull());
+}
+ExprPtr tsLit(const char* s) {
+  int64_t us = 0;
+  REQUIRE(parseTimestamp(s, &us));
+  return lit(Value::timestamp(us));
+}
+std::string tsText(const Value& v) {
+  REQUIRE(v.type() == TypeId::Timestamp);
+  return formatTimestamp(v.asInt());
+}
+}  // namespace
+
+TEST_CASE("functions: math") {
+  CHECK(call("abs", {litI(-3)}) == Value::integer(3));
+  CHECK(call("abs", {litD(-2.5)}) == Value::float64(2.5));
+  CHECK(makeCall("abs", {litL(-3)}, 0)->type()->id == TypeId::BigInt);
+  CHECK(call("round", {litD(2.5)}) == Value::float64(3.0));
+  CHECK(call("round", {litD(-2.5)}) == Value::float64(-3.0));
+  CHECK(call("round", {litD(2.675), litI(2)}) == Value::float64(2.68));
+  CHECK(call("round", {litD(1234.5678), litI(-2)}) == Value::float64(1200.0));
+  CHECK(call("round", {litI(125), litI(-1)}) == Value::integer(130));
+  CHECK(call("round", {litL(-125), litI(-1)}) == Value::bigint(-130));
+  CHECK(call("round", {litD(0.0001), litI(2)}) == Value::float64(0.0));
+  CHECK(call("round", {litD(9.999), litI(2)}) == Value::float64(10.0));
+  CHECK(call("floor", {litD(-1.5)}) == Value::bigint(-2));
+  CHECK(makeCall("floor", {litD(1.5)}, 0)->type()->id == TypeId::BigInt);
+  CHECK(call("ceil", {litD(1.2)}) == Value::bigint(2));
+  CHECK(call("ceiling", {litI(4)}) == Value::bigint(4));
+  CHECK(call("sqrt", {litI(16)}) == Value::float64(4.0));
+  CHECK(std::isnan(call("sqrt", {litI(-1)}).asDouble()));
+  CHECK(call("pow", {litI(2), litI(10)}) == Value::float64(1024.0));
+  CHECK(call("power", {litD(4), litD(0.5)}) == Value::float64(2.0));
+  CHECK(call("mod", {litI(10), litI(3)}) == Value::integer(1));
+  CHECK(call("mod", {litI(10), litI(0)}).isNull());
+  CHECK(call("pmod", {litI(-7), litI(3)}) == Value::integer(2));
+  CHECK(call("ln", {litD(0)}).isNull());
+  CHECK(call("exp", {litI(0)}) == Value::float64(1.0));
+  CHECK(call("sign", {litD(-4)}) == Value::float64(-1.0));
+  checkNullIn("abs", {litI(1)}, 0);
+  checkNullIn("round", {litD(1), litI(1)}, 0);
+  checkNullIn("round", {litD(1), litI(1)}, 1);
+  checkNullIn("floor", {litD(1)}, 0);
+  checkNullIn("ceil", {litD(1)}, 0);
+  checkNullIn("sqrt", {litD(1)}, 0);
+  checkNullIn("pow", {litD(1), litD(1)}, 0);
+  checkNullIn("pow", {litD(1), litD(1)}, 1);
+  checkNullIn("mod", {litI(1), litI(1)}, 0);
+  checkNullIn("mod", {litI(1), litI(1)}, 1);
+}
+
+TEST_CASE("functions: strings") {
+  CHECK(callS("lower", {litS("HeLLo")}) == "hello");
+  CHECK(callS("upper", {litS("abc\xc3\xa9")}) == "ABC\xc3\x89");  // é -> É
+  CHECK(callS("lower", {litS("\xd0\x9f\xd0\xa0")}) == "\xd0\xbf\xd1\x80");  // Cyrillic
+  CHECK(callS("upper", {litI(12)}) == "12");  // numbers convert to text
+  CHECK(call("length", {litS("caf\xc3\xa9")}) == Value::integer(4));
+  CHECK(call("length", {lit(Value::binary("caf\xc3\xa9"))}) == Value::integer(5));
+  CHECK(call("length", {litS("")}) == Value::integer(0));
+  CHECK(callS("substring", {litS("Spark SQL"), litI(5)}) == "k SQL");
+  CHECK(callS("substring", {litS("Spark SQL"), litI(-3)}) == "SQL");
+  CHECK(callS("substring", {litS("Spark SQL"), litI(5), litI(1)}) == "k");
+  CHECK(callS("substr", {litS("Spark SQL"), litI(0), litI(2)}) == "Sp");
+  CHECK(callS("substr", {litS("Spark SQL"), litI(-100), litI(2)}) == "");
+  CHECK(callS("substr", {litS("Spark"), litI(-7), litI(4)}) == "Sp");
+  CHECK(callS("substr", {litS("Spark"), litI(2), litI(-1)}) == "");
+  CHECK(callS("substr", {litS("Spark"), litI(10)}) == "");
+  CHECK(callS("substr", {litS("h\xc3\xa9llo"), litI(2), litI(2)}) == "\xc3\xa9l");
+  CHECK(callS("concat", {litS("a"), litI(1), litS("b")}) == "a1b");
+  CHECK(call("concat", {litS("a"), nulOf(TypeId::String)}).isNull());
+  CHECK(callS("||", {litS("a"), litD(1.5)}) == "a1.5");
+  CHECK(callS("concat_ws", {litS(","), litS("a"), nul(), litS("b")}) == "a,b");
+  CHECK(callS("concat_ws", {litS("-"), lit(Value::array({Value::string("x"), Value::string("y")})), litS("z")}) ==
+        "x-y-z");
+  CHECK(call("concat_ws", {nulOf(TypeId::String), litS("a")}).isNull());
+  CHECK(callS("trim", {litS("  a b  ")}) == "a b");
+  CHECK(callS("ltrim", {litS("  a  ")}) == "a  ");
+  CHECK(callS("rtrim", {litS("  a  ")}) == "  a");
+  CHECK(callS("trim", {litS("xxaxx"), litS("x")}) == "a");
+  CHECK(callS("trim", {litS("\ta\t")}) == "\ta\t");  // only spaces, as Spark
+  CHECK(callS("replace", {litS("a-b-c"), litS("-"), litS("+")}) == "a+b+c");
+  CHECK(callS("replace", {litS("a-b-c"), litS("-")}) == "abc");
+  CHECK(callS("replace", {litS("abc"), litS("")}) == "abc");
+  CHECK(call("instr", {litS("hello"), litS("ll")}) == Value::integer(3));
+  CHECK(callS("left", {litS("hello"), litI(2)}) == "he");
+  CHECK(callS("right", {litS("hello"), litI(2)}) == "lo");
+  checkNullIn("lower", {litS("a")}, 0);
+  checkNullIn("upper", {litS("a")}, 0);
+  checkNullIn("length", {litS("a")}, 0);
+  checkNullIn("substring", {litS("a"), litI(1), litI(1)}, 0);
+  checkNullIn("substring", {litS("a"), litI(1), litI(1)}, 1);
+  checkNullIn("substring", {litS("a"), litI(1), litI(1)}, 2);
+  checkNullIn("trim", {litS("a")}, 0);
+  checkNullIn("ltrim", {litS("a")}, 0);
+  checkNullIn("rtrim", {litS("a")}, 0);
+  checkNullIn("replace", {litS("a"), litS("a"), litS("b")}, 0);
+  checkNullIn("replace", {litS("a"), litS("a"), litS("b")}, 1);
+  checkNullIn("replace", {litS("a"), litS("a"), litS("b")}, 2);
+  checkNullIn("||", {litS("a"), litS("b")}, 1);
+}
+
+TEST_CASE("functions: regular expressions") {
+  CHECK(callS("regexp_extract", {litS("100-200"), litS("(\\d+)-(\\d+)"), litI(1)}) == "100");
+  CHECK(callS("regexp_extract", {litS("100-200"), litS("(\\d+)-(\\d+)"), litI(2)}) == "200");
+  CHECK(callS("regexp_extract", {litS("100-200"), litS("(\\d+)-(\\d+)")}) == "100");
+  CHECK(callS("regexp_extract", {litS("100-200"), litS("(\\d+)-(\\d+)"), litI(0)}) == "100-200");
+  CHECK(callS("regexp_extract", {litS("abc"), litS("(\\d+)"), litI(1)}) == "");
+  CHECK(callS("regexp_replace", {litS("100-200"), litS("(\\d+)"), litS("num")}) == "num-num");
+  CHECK(callS("regexp_replace", {litS("a b"), litS("(\\w) (\\w)"), litS("$2 $1")}) == "b a");
+  auto parts = call("split", {litS("a,b,,c,"), litS(",")});
+  CHECK(parts.toString() == "[a, b, , c, ]");
+  CHECK(call("split", {litS("oneAtwoBthree"), litS("[AB]")}).toString() == "[one, two, three]");
+  CHECK(call("split", {litS("abc"), litS("")}).toString() == "[a, b, c]");
+  CHECK(call("split", {litS("a,b,c"), litS(","), litI(2)}).toString() == "[a, b,c]");
+  CHECK(makeCall("split", {litS("a"), litS(",")}, 0)->type()->toString() == "ARRAY<STRING>");
+  CHECK(call("rlike", {litS("abc123"), litS("\\d{3}$")}) == Value::boolean(true));
+  // A per-row pattern is compiled per row; a bad one gives NULL.
+  Row row{Value::string("a+b"), Value::string("(")};
+  CHECK(makeCall("regexp_replace", {litS("x"), col(1, TypeId::String), litS("y")}, 0)->eval(row).isNull());
+  auto bad = sqlErrorOf([] { makeCall("regexp_replace", {litS("x"), litS("("), litS("y")}, 14); });
+  CHECK(bad.sqlstate() == "2201B");
+  CHECK(bad.position() == 14);
+  CHECK(sqlErrorOf([] { makeCall("regexp_extract", {litS("x"), litS("(a)"), litI(2)}, 0); }).sqlstate() == "22023");
+  checkNullIn("regexp_extract", {litS("a"), litS("a"), litI(0)}, 0);
+  checkNullIn("regexp_extract", {litS("a"), litS("a"), litI(0)}, 1);
+  checkNullIn("regexp_replace", {litS("a"), litS("a"), litS("b")}, 0);
+  checkNullIn("regexp_replace", {litS("a"), litS("a"), litS("b")}, 2);
+  checkNullIn("split", {litS("a"), litS(",")}, 0);
+  checkNullIn("split", {litS("a"), litS(",")}, 1);
+}
+
+TEST_CASE("functions: encodings and digests") {
+  CHECK(callS("base64", {litS("Spark SQL")}) == "U3BhcmsgU1FM");
+  CHECK(callS("base64", {lit(Value::binary("a"))}) == "YQ==");
+  CHECK(call("unbase64", {litS("U3BhcmsgU1FM")}) == Value::binary("Spark SQL"));
+  CHECK(call("unbase64", {litS("YQ==")}) == Value::binary("a"));
+  CHECK(call("unbase64", {litS("!!")}).isNull());
+  CHECK(callS("md5", {litS("Spark")}) == "8cde774d6f7333752ed72cacddb05126");
+  CHECK(callS("sha2", {litS("Spark"), litI(256)}) ==
+        "529bc3b07127ecb7e53a4dcf1991d9152c24537d919178022b2c42657f79a26b");
+  CHECK(callS("sha2", {litS("Spark"), litI(0)}) == callS("sha2", {litS("Spark"), litI(256)}));
+  CHECK(callS("sha2", {litS(""), litI(224)}) == "d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f");
+  CHECK(callS("sha2", {litS("abc"), litI(384)}).size() == 96);
+  CHECK(callS("sha2", {litS("abc"), litI(512)}).substr(0, 16) == "ddaf35a193617aba");
+  CHECK(call("sha2", {litS("abc"), litI(100)}).isNull());
+  CHECK(callS("sha1", {litS("abc")}) == "a9993e364706816aba3e25717850c26c9cd0d89d");
+  CHECK(callS("hex", {litS("Spark SQL")}) == "537061726B2053514C");
+  CHECK(callS("hex", {litI(17)}) == "11");
+  checkNullIn("base64", {litS("a")}, 0);
+  checkNullIn("unbase64", {litS("YQ==")}, 0);
+  checkNullIn("md5", {litS("a")}, 0);
+  checkNullIn("sha2", {litS("a"), litI(256)}, 0);
+  checkNullIn("sha2", {litS("a"), litI(256)}, 1);
+}
+
+TEST_CASE("functions: hash is Spark's murmur3") {
+  // Values from Spark: SELECT hash('Spark', array(123), 2) = -1321691492.
+  CHECK(call("hash", {litS("Spark"), lit(Value::array({Value::integer(123)})), litI(2)}) ==
+        Value::integer(-1321691492));
+  CHECK(makeCall("hash", {litS("a")}, 0)->type()->id == TypeId::Int);
+  // NULL arguments are skipped: hash(NULL) is the seed, 42.
+  CHECK(call("hash", {nul()}) == Value::integer(42));
+  CHECK(call("hash", {litI(1), nul()}) == call("hash", {litI(1)}));
+  CHECK(call("hash", {litI(1)}) != call("hash", {litL(1)}));  // INT and BIGINT hash differently, as in Spark
+}
+
+TEST_CASE("functions: conditionals") {
+  CHECK(call("coalesce", {nul(), litI(2), litI(3)}) == Value::integer(2));
+  CHECK(call("coalesce", {nul(), nul()}).isNull());
+  CHECK(makeCall("coalesce", {litI(1), litD(2)}, 0)->type()->id == TypeId::Double);
+  CHECK(call("ifnull", {nul(), litS("d")}) == Value::string("d"));
+  CHECK(call("nullif", {litI(1), litI(1)}).isNull());
+  CHECK(call("nullif", {litI(1), litI(2)}) == Value::integer(1));
+  CHECK(call("nullif", {nul(), litI(2)}).isNull());
+  CHECK(call("nullif", {litI(1), nul()}) == Value::integer(1));
+  CHECK(call("if", {litB(true), litS("y"), litS("n")}) == Value::string("y"));
+  CHECK(call("if", {litB(false), litS("y"), litS("n")}) == Value::string("n"));
+  CHECK(call("if", {nul(), litS("y"), litS("n")}) == Value::string("n"));
+  CHECK(call("greatest", {litI(1), litD(2.5), nul()}) == Value::float64(2.5));
+  CHECK(call("least", {litI(3), nul(), litI(1)}) == Value::bigint(1));
+  CHECK(call("greatest", {nul(), nul()}).isNull());
+  CHECK(call("least", {litS("b"), litS("a")}) == Value::string("a"));
+  CHECK(sqlErrorOf([] { makeCall("if", {litI(1), litI(1), litI(2)}, 3); }).sqlstate() == "42804");
+  CHECK(sqlErrorOf([] { makeCall("coalesce", {litS("a"), litI(1)}, 3); }).sqlstate() == "42804");
+}
+
+TEST_CASE("functions: rand") {
+  std::set<double> seen;
+  auto r = makeCall("rand", {}, 0);
+  CHECK(r->type()->id == TypeId::Double);
+  for (int i = 0; i < 100; ++i) {
+    double d = r->eval({}).asDouble();
+    CHECK(d >= 0.0);
+    CHECK(d < 1.0);
+    seen.insert(d);
+  }
+  CHECK(seen.size() > 90);
+  // The same seed gives the same sequence.
+  auto a = makeCall("random", {litI(7)}, 0);
+  auto b = makeCall("rand", {litI(7)}, 0);
+  CHECK(a->eval({}) == b->eval({}));
+  CHECK(a->eval({}) == b->eval({}));
+}
+
+TEST_CASE("functions: timestamps") {
+  auto t = tsLit("2024-05-01 10:20:30.123456");
+  CHECK(call("unix_millis", {t}) == Value::bigint(1714558830123LL));
+  CHECK(call("unix_seconds", {t}) == Value::bigint(1714558830LL));
+  CHECK(call("unix_micros", {t}) == Value::bigint(1714558830123456LL));
+  CHECK(tsText(call("timestamp_millis", {litL(1714558830123LL)})) == "2024-05-01 10:20:30.123");
+  CHECK(tsText(call("timestamp_seconds", {litL(0)})) == "1970-01-01 00:00:00");
+  CHECK(tsText(call("to_timestamp", {litS("2024-05-01 10:00:00")})) == "2024-05-01 10:00:00");
+  CHECK(call("to_timestamp", {litS("garbage")}).isNull());
+  CHECK(tsText(call("to_timestamp", {litS("01/05/2024 10:00"), litS("dd/MM/yyyy HH:mm")})) == "2024-05-01 10:00:00");
+  CHECK(tsText(call("to_timestamp", {litS("2024-05-01T10:00:00.5+02:00"), litS("yyyy-MM-dd'T'HH:mm:ss.SXXX")})) ==
+        "2024-05-01 08:00:00.5");
+  CHECK(call("to_timestamp", {litS("2024-02-30"), litS("yyyy-MM-dd")}).isNull());
+  CHECK(callS("from_unixtime", {litL(0)}) == "1970-01-01 00:00:00");
+  CHECK(callS("from_unixtime", {litL(1714558830), litS("yyyy/MM/dd HH")}) == "2024/05/01 10");
+  CHECK(callS("date_format", {t, litS("EEE, d MMM yyyy hh:mm a")}) == "Wed, 1 May 2024 10:20 AM");
+  CHECK(callS("date_format", {t, litS("HH:mm:ss.SSS")}) == "10:20:30.123");
+  CHECK(call("unix_timestamp", {litS("2024-05-01 10:20:30")}) == Value::bigint(1714558830LL));
+  CHECK(tsText(call("date_trunc", {litS("HOUR"), t})) == "2024-05-01 10:00:00");
+  CHECK(tsText(call("date_trunc", {litS("minute"), t})) == "2024-05-01 10:20:00");
+  CHECK(tsText(call("date_trunc", {litS("DAY"), t})) == "2024-05-01 00:00:00");
+  CHECK(tsText(call("date_trunc", {litS("MONTH"), t})) == "2024-05-01 00:00:00");
+  CHECK(tsText(call("date_trunc", {litS("YEAR"), t})) == "2024-01-01 00:00:00");
+  CHECK(tsText(call("date_trunc", {litS("QUARTER"), t})) == "2024-04-01 00:00:00");
+  CHECK(tsText(call("date_trunc", {litS("WEEK"), t})) == "2024-04-29 00:00:00");  // Monday
+  CHECK(tsText(call("date_trunc", {litS("SECOND"), t})) == "2024-05-01 10:20:30");
+  CHECK(tsText(call("date_trunc", {litS("MILLISECOND"), t})) == "2024-05-01 10:20:30.123");
+  CHECK(sqlErrorOf([&] { makeCall("date_trunc", {litS("fortnight"), t}, 0); }).sqlstate() == "22023");
+  CHECK(call("year", {t}) == Value::integer(2024));
+  CHECK(call("hour", {t}) == Value::integer(10));
+  CHECK(call("dayofweek", {t}) == Value::integer(4));  // Wednesday
+  auto now = call("now", {});
+  REQUIRE(now.type() == TypeId::Timestamp);
+  CHECK(now.asInt() > 1700000000000000LL);
+  CHECK(call("current_timestamp", {}).type() == TypeId::Timestamp);
+  checkNullIn("unix_millis", {t}, 0);
+  checkNullIn("unix_seconds", {t}, 0);
+  checkNullIn("timestamp_millis", {litL(1)}, 0);
+  checkNullIn("to_timestamp", {litS("2024-01-01")}, 0);
+  checkNullIn("to_timestamp", {litS("2024-01-01"), litS("yyyy-MM-dd")}, 1);
+  checkNullIn("from_unixtime", {litL(1)}, 0);
+  checkNullIn("date_trunc", {litS("HOUR"), t}, 1);
+}
+
+TEST_CASE("functions: JSON") {
+  std::string doc = R"({"a":{"b":[10,{"c":"x"}],"s":"str","n":null},"k y":1.5})";
+  CHECK(callS("get_json_object", {litS(doc), litS("$.a.b[0]")}) == "10");
+  CHECK(callS("get_json_object", {litS(doc), litS("$.a.b[1].c")}) == "x");
+  CHECK(callS("get_json_object", {litS(doc), litS("$.a.s")}) == "str");
+  CHECK(callS("get_json_object", {litS(doc), litS("$.a.b")}) == "[10,{\"c\":\"x\"}]");
+  CHECK(callS("get_json_object", {litS(doc), litS("$['k y']")}) == "1.5");
+  CHECK(call("get_json_object", {litS(doc), litS("$.a.n")}).isNull());
+  CHECK(call("get_json_object", {litS(doc), litS("$.missing")}).isNull());
+  CHECK(call("get_json_object", {litS(doc), litS("$.a.b[5]")}).isNull());
+  CHECK(call("get_json_object", {litS("{not json"), litS("$.a")}).isNull());
+  CHECK(sqlErrorOf([&] { makeCall("get_json_object", {litS(doc), litS("a.b")}, 0); }).sqlstate() == "22023");
+  Row row{Value::string("$.a.s")};
+  CHECK(makeCall("get_json_object", {litS(doc), col(0, TypeId::String)}, 0)->eval(row) == Value::string("str"));
+  checkNullIn("get_json_object", {litS(doc), litS("$.a")}, 0);
+  checkNullIn("get_json_object", {litS(doc), litS("$.a")}, 1);
+
+  auto ns = makeCall("named_struct", {litS("id"), litI(1), litS("name"), litS("a\"b")}, 0);
+  CHECK(callS("to_json", {ns}) == R"({"id":1,"name":"a\"b"})");
+  CHECK(callS("to_json", {makeCall("array", {litI(1), litI(2)}, 0)}) == "[1,2]");
+  CHECK(sqlErrorOf([] { makeCall("to_json", {litI(1)}, 0); }).sqlstate() == "42804");
+}
+
+TEST_CASE("functions: nested constructors") {
+  auto ns = makeCall("named_struct", {litS("a"), litI(1), litS("b"), litS("x")}, 0);
+  CHECK(ns->type()->toString() == "STRUCT<a: INT, b: STRING>");
+  CHECK(ns->eval({}).toString() == "{1, x}");
+  CHECK(makeFieldAccess(ns, "b", 0)->eval({}) == Value::string("x"));
+  Row row{Value::string("u"), Value::bigint(5)};
+  auto st = makeCall("struct", {col(0, TypeId::String, "user_id"), litI(1)}, 0);
+  CHECK(st->type()->toString() == "STRUCT<user_id: STRING, col2: INT>");
+  CHECK(st->eval(row).toString() == "{u, 1}");
+  auto arr = makeCall("array", {litI(1), litL(2), nul()}, 0);
+  CHECK(arr->type()->toString() == "ARRAY<BIGINT>");
+  CHECK(arr->eval({}).toString() == "[1, 2, null]");
+  CHECK(call("size", {arr}) == Value::integer(3));
+  CHECK(call("array_contains", {arr, litI(2)}) == Value::boolean(true));
+  CHECK(call("array_contains", {arr, litI(9)}).isNull());  // NULL element: unknown
+  CHECK(call("element_at", {arr, litI(-3)}) == Value::bigint(1));
+  CHECK(sqlErrorOf([] { makeCall("named_struct", {litI(1), litI(1)}, 0); }).sqlstate() == "42804");
+  CHECK(sqlErrorOf([] { makeCall("array", {litI(1), litS("x")}, 0); }).sqlstate() == "42804");
+}

@@ -1,0 +1,463 @@
+#include <doctest/doctest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "connectors/embedded/broker.h"
+#include "connectors/kafka/client.h"
+#include "connectors/kafka/sink.h"
+#include "connectors/kafka/source.h"
+#include "connectors/provider.h"
+#include "tests/unit/connectors/kafka_test_util.h"
+
+using namespace rtsql;
+using testkafka::makeOptions;
+
+namespace {
+
+Schema clickSchema() {
+  Schema s;
+  s.columns.push_back({"id", DataType::of(TypeId::BigInt), false});
+  s.columns.push_back({"name", DataType::of(TypeId::String), false});
+  s.columns.push_back({kMetaKey, DataType::of(TypeId::Binary), true});
+  s.columns.push_back({kMetaTimestamp, DataType::of(TypeId::Timestamp), true});
+  s.columns.push_back({kMetaPartition, DataType::of(TypeId::Int), true});
+  s.columns.push_back({kMetaOffset, DataType::of(TypeId::BigInt), true});
+  return s;
+}
+
+ScanSpec jsonScan(const std::string& bootstrap, const std::string& topics,
+                  std::vector<std::pair<std::string, std::string>> extra = {}) {
+  ScanSpec scan;
+  scan.name = "clicks";
+  scan.connector = "kafka";
+  scan.format = "json";
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"connector", "kafka"}, {"kafka.bootstrap.servers", bootstrap}, {"subscribe", topics}};
+  kv.insert(kv.end(), extra.begin(), extra.end());
+  scan.options = makeOptions(kv);
+  scan.schema = clickSchema();
+  return scan;
+}
+
+testkafka::Message jsonMessage(const std::string& topic, int32_t partition, int64_t id,
+                               int64_t tsMs) {
+  testkafka::Message m;
+  m.topic = topic;
+  m.partition = partition;
+  m.hasKey = true;
+  m.key = "k" + std::to_string(id);
+  m.value = R"({"id": )" + std::to_string(id) + R"(, "name": "n)" + std::to_string(id) + R"("})";
+  m.timestampMs = tsMs;
+  return m;
+}
+
+// Polls until `want` records came or 10 s passed.
+std::vector<SourceRecord> pollFor(SourceTask& task, size_t want) {
+  std::vector<SourceRecord> out;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+    task.poll(out, want - out.size(), 100);
+  }
+  return out;
+}
+
+const PartitionProgress* findPartition(const std::vector<PartitionProgress>& ps, int32_t p) {
+  for (const auto& x : ps) {
+    if (x.partition == p) return &x;
+  }
+  return nullptr;
+}
+
+template <typename F>
+SqlError expectSqlError(F&& f) {
+  try {
+    f();
+  } catch (const SqlError& e) {
+    return e;
+  }
+  FAIL("expected a SqlError");
+  return SqlError("", "");
+}
+
+}  // namespace
+
+TEST_CASE("kafka source reads, decodes and tracks offsets of its partitions") {
+  EmbeddedKafka broker;
+  broker.createTopic("clicks", 2);
+  const int64_t ts = 1700000000000;
+  testkafka::produce(broker.bootstrap(),
+                     {jsonMessage("clicks", 0, 1, ts), jsonMessage("clicks", 0, 2, ts + 1),
+                      jsonMessage("clicks", 0, 3, ts + 2), jsonMessage("clicks", 1, 10, ts + 3),
+                      jsonMessage("clicks", 1, 11, ts + 4)});
+  ScanSpec scan = jsonScan(broker.bootstrap(), "clicks", {{"startingOffsets", "earliest"}});
+  CHECK(kafkaSourcePartitions(scan, broker.bootstrap()) == 2);
+
+  auto task = makeKafkaSource(scan, broker.bootstrap(), "f1", 0, 1);
+  CHECK(task->description() == "KafkaV2[Subscribe[clicks]]");
+  int64_t before = nowMicros();
+  auto recs = pollFor(*task, 5);
+  REQUIRE(recs.size() == 5);
+  std::sort(recs.begin(), recs.end(), [](const SourceRecord& a, const SourceRecord& b) {
+    return a.row[0].asInt() < b.row[0].asInt();
+  });
+  CHECK(recs[0].row[0].asInt() == 1);
+  CHECK(recs[0].row[1].asString() == "n1");
+  CHECK(recs[0].row[2].asString() == "k1");               // _key
+  CHECK(recs[0].row[3].asInt() == ts * 1000);             // _timestamp
+  CHECK(recs[0].partition == 0);
+  CHECK(recs[0].offset == 0);
+  CHECK(recs[0].timestampMicros == ts * 1000);
+  CHECK(recs[0].readMicros >= before);
+  CHECK(recs[0].readMicros <= nowMicros());
+  CHECK(recs[2].offset == 2);
+  CHECK(recs[3].row[0].asInt() == 10);
+  CHECK(recs[3].partition == 1);
+  CHECK(recs[3].row[4].asInt() == 1);  // _partition
+  CHECK(recs[4].offset == 1);
+  CHECK(recs[4].row[5].asInt() == 1);  // _offset
+  CHECK(recs[4].timestampMicros == (ts + 4) * 1000);
+
+  auto progress = task->progress();
+  REQUIRE(progress.size() == 2);
+  CHECK(findPartition(progress, 0)->startOffset == 0);
+  CHECK(findPartition(progress, 0)->endOffset == 3);
+  CHECK(findPartition(progress, 1)->endOffset == 2);
+  CHECK(findPartition(progress, 0)->latestOffset == 3);
+  CHECK(findPartition(progress, 1)->latestOffset == 2);
+
+  task->commit();
+  progress = task->progress();
+  CHECK(findPartition(progress, 0)->startOffset == 3);
+  CHECK(findPartition(progress, 1)->startOffset == 2);
+  task.reset();
+
+  // Reopened, the flow resumes after the committed offsets, whatever
+  // startingOffsets says.
+  testkafka::produce(broker.bootstrap(),
+                     {jsonMessage("clicks", 0, 4, ts + 5), jsonMessage("clicks", 1, 12, ts + 6)});
+  task = makeKafkaSource(scan, broker.bootstrap(), "f1", 0, 1);
+  progress = task->progress();
+  CHECK(findPartition(progress, 0)->startOffset == 3);
+  recs = pollFor(*task, 2);
+  task->poll(recs, 10, 100);
+  REQUIRE(recs.size() == 2);
+  std::set<int64_t> ids;
+  for (const auto& r : recs) ids.insert(r.row[0].asInt());
+  CHECK(ids == std::set<int64_t>{4, 12});
+
+  // Another flow without committed offsets starts at the end with 'latest'.
+  ScanSpec latest = jsonScan(broker.bootstrap(), "clicks");
+  auto other = makeKafkaSource(latest, broker.bootstrap(), "f2", 0, 1);
+  CHECK(findPartition(other->progress(), 0)->startOffset == 4);
+  std::vector<SourceRecord> none;
+  other->poll(none, 10, 200);
+  CHECK(none.empty());
+  testkafka::produce(broker.bootstrap(), {jsonMessage("clicks", 1, 13, ts + 7)});
+  recs = pollFor(*other, 1);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].row[0].asInt() == 13);
+  CHECK(recs[0].offset == 3);
+}
+
+TEST_CASE("kafka source tasks split the partitions of all subscribed topics") {
+  EmbeddedKafka broker;
+  broker.createTopic("a", 1);
+  broker.createTopic("b", 2);
+  ScanSpec scan = jsonScan(broker.bootstrap(), "a, b", {{"startingOffsets", "earliest"}});
+  CHECK(kafkaSourcePartitions(scan, broker.bootstrap()) == 3);
+  // Global partition order: a/0, b/0, b/1. Task 0 of 2 owns a/0 and b/1.
+  auto t0 = makeKafkaSource(scan, broker.bootstrap(), "split", 0, 2);
+  auto t1 = makeKafkaSource(scan, broker.bootstrap(), "split", 1, 2);
+  CHECK(t0->progress().size() == 2);
+  REQUIRE(t1->progress().size() == 1);
+  CHECK(t1->progress()[0].partition == 0);
+  CHECK(t0->description() == "KafkaV2[Subscribe[a,b]]");
+  testkafka::produce(broker.bootstrap(), {jsonMessage("a", 0, 1, 0), jsonMessage("b", 0, 2, 0),
+                                          jsonMessage("b", 1, 3, 0)});
+  auto r0 = pollFor(*t0, 2);
+  auto r1 = pollFor(*t1, 1);
+  REQUIRE(r0.size() == 2);
+  REQUIRE(r1.size() == 1);
+  std::set<int64_t> ids0{r0[0].row[0].asInt(), r0[1].row[0].asInt()};
+  CHECK(ids0 == std::set<int64_t>{1, 3});
+  CHECK(r1[0].row[0].asInt() == 2);
+  // A task beyond the partition count owns nothing and waits quietly.
+  auto idle = makeKafkaSource(scan, broker.bootstrap(), "split", 3, 4);
+  CHECK(idle->progress().empty());
+  std::vector<SourceRecord> none;
+  auto start = std::chrono::steady_clock::now();
+  idle->poll(none, 10, 50);
+  CHECK(none.empty());
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(40));
+}
+
+TEST_CASE("kafka source on.error: fail names the record, skip counts it") {
+  EmbeddedKafka broker;
+  broker.createTopic("bad", 1);
+  testkafka::Message broken = jsonMessage("bad", 0, 1, 0);
+  broken.value = "{not json";
+  testkafka::produce(broker.bootstrap(), {broken, jsonMessage("bad", 0, 2, 0)});
+
+  auto failing = makeKafkaSource(jsonScan(broker.bootstrap(), "bad", {{"startingOffsets", "earliest"}}),
+                                 broker.bootstrap(), "fail", 0, 1);
+  SqlError e = expectSqlError([&] { pollFor(*failing, 2); });
+  CHECK(e.sqlstate() == sqlstate::kInvalidTextRepresentation);
+  CHECK(e.message().find("topic 'bad' partition 0 offset 0") != std::string::npos);
+  CHECK(failing->decodeErrors() == 1);
+
+  auto skipping = makeKafkaSource(
+      jsonScan(broker.bootstrap(), "bad", {{"startingOffsets", "earliest"}, {"on.error", "skip"}}),
+      broker.bootstrap(), "skip", 0, 1);
+  auto recs = pollFor(*skipping, 1);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].row[0].asInt() == 2);
+  CHECK(skipping->decodeErrors() == 1);
+  CHECK(skipping->progress()[0].endOffset == 2);
+}
+
+TEST_CASE("kafka source survives its broker going away") {
+  auto broker = std::make_unique<EmbeddedKafka>();
+  broker->createTopic("gone", 1);
+  std::string bootstrap = broker->bootstrap();
+  testkafka::produce(bootstrap, {jsonMessage("gone", 0, 1, 0)});
+  auto task = makeKafkaSource(jsonScan(bootstrap, "gone", {{"startingOffsets", "earliest"}}),
+                              bootstrap, "gone", 0, 1);
+  REQUIRE(pollFor(*task, 1).size() == 1);
+  broker.reset();
+  // Polling goes on, empty-handed, for as long as the broker is away.
+  std::vector<SourceRecord> none;
+  for (int i = 0; i < 5; ++i) CHECK_NOTHROW(task->poll(none, 10, 100));
+  CHECK(none.empty());
+  CHECK(task->progress()[0].endOffset == 1);
+  auto start = std::chrono::steady_clock::now();
+  SqlError e = expectSqlError([&] { task->commit(); });
+  CHECK(e.sqlstate() == sqlstate::kConnectionFailure);
+  MESSAGE(e.message());
+  // Offsets stay uncommitted: the next epoch still starts where this one did.
+  CHECK(task->progress()[0].startOffset == 0);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(12));
+  start = std::chrono::steady_clock::now();
+  task.reset();
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+}
+
+TEST_CASE("kafka source passes kafka.<name> options to the client") {
+  EmbeddedKafka broker;
+  broker.createTopic("t", 1);
+  ScanSpec scan = jsonScan(broker.bootstrap(), "t", {{"kafka.no.such.property", "1"}});
+  SqlError e = expectSqlError([&] { makeKafkaSource(scan, broker.bootstrap(), "f", 0, 1); });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.message().find("no.such.property") != std::string::npos);
+  // A valid one is accepted.
+  ScanSpec ok = jsonScan(broker.bootstrap(), "t", {{"kafka.fetch.max.bytes", "1048576"}});
+  CHECK_NOTHROW(makeKafkaSource(ok, broker.bootstrap(), "f", 0, 1));
+}
+
+TEST_CASE("kafka sink writes json rows with keys and flushes") {
+  EmbeddedKafka broker;
+  SinkSpec sink;
+  sink.name = "alerts";
+  sink.connector = "kafka";
+  sink.format = "json";
+  sink.options = makeOptions({{"connector", "kafka"},
+                              {"kafka.bootstrap.servers", broker.bootstrap()},
+                              {"topic", "alerts"}});
+  sink.input.columns.push_back({"user", DataType::of(TypeId::String), false});
+  sink.input.columns.push_back({"total", DataType::of(TypeId::BigInt), false});
+  sink.keyColumn = 0;
+  auto writer = makeKafkaSink(sink, broker.bootstrap(), "f", 0);
+  CHECK(writer->description() == "KafkaSink[alerts]");
+  for (int i = 0; i < 100; ++i) {
+    writer->write({Value::string("u" + std::to_string(i % 3)), Value::bigint(i)}, nowMicros());
+  }
+  writer->flush(10000);
+  CHECK(writer->deliveryErrors() == 0);
+  // The topic was created with the embedded broker's default: one partition,
+  // so the order of the writes is the order of the log.
+  auto got = testkafka::consume(broker.bootstrap(), "alerts", 0, 100);
+  REQUIRE(got.size() == 100);
+  CHECK(got[0].value == R"({"user":"u0","total":0})");
+  CHECK(got[0].key == "u0");
+  CHECK(got[99].value == R"({"user":"u0","total":99})");
+  CHECK(got[5].key == "u2");
+}
+
+TEST_CASE("kafka sink raw format writes value, key, headers and per-row topics") {
+  EmbeddedKafka broker;
+  SinkSpec sink;
+  sink.name = "raw";
+  sink.connector = "kafka";
+  sink.format = "raw";
+  sink.options = makeOptions({{"connector", "kafka"},
+                              {"kafka.bootstrap.servers", broker.bootstrap()},
+                              {"topic", "raw-default"}});
+  auto header = DataType::structOf({{"key", DataType::of(TypeId::String)},
+                                    {"value", DataType::of(TypeId::Binary)}});
+  sink.input.columns.push_back({"value", DataType::of(TypeId::Binary), false});
+  sink.input.columns.push_back({"key", DataType::of(TypeId::Binary), false});
+  sink.input.columns.push_back({"headers", DataType::arrayOf(header), false});
+  sink.input.columns.push_back({"topic", DataType::of(TypeId::String), false});
+  sink.valueColumn = 0;
+  sink.headersColumn = 2;
+  sink.topicColumn = 3;
+  auto writer = makeKafkaSink(sink, broker.bootstrap(), "f", 0);
+  Value headers = Value::array({Value::structure({Value::string("trace"), Value::binary("abc")})});
+  writer->write({Value::binary(std::string("v\0x", 3)), Value::binary("key1"), headers, Value()},
+                0);
+  writer->write({Value::binary("routed"), Value(), Value(), Value::string("raw-other")}, 0);
+  writer->flush(10000);
+  auto got = testkafka::consume(broker.bootstrap(), "raw-default", 0, 1);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].value == std::string("v\0x", 3));
+  CHECK(got[0].key == "key1");
+  REQUIRE(got[0].headers.size() == 1);
+  CHECK(got[0].headers[0].first == "trace");
+  CHECK(got[0].headers[0].second == "abc");
+  auto routed = testkafka::consume(broker.bootstrap(), "raw-other", 0, 1);
+  REQUIRE(routed.size() == 1);
+  CHECK(routed[0].value == "routed");
+  CHECK_FALSE(routed[0].hasKey);
+}
+
+TEST_CASE("kafka sink flush reports records the broker never acknowledged") {
+  SinkSpec sink;
+  sink.name = "nowhere";
+  sink.connector = "kafka";
+  sink.format = "json";
+  sink.options = makeOptions({{"connector", "kafka"},
+                              {"kafka.bootstrap.servers", "127.0.0.1:1"},
+                              {"topic", "t"},
+                              {"kafka.message.timeout.ms", "300"}});
+  sink.input.columns.push_back({"x", DataType::of(TypeId::BigInt), false});
+  auto writer = makeKafkaSink(sink, "127.0.0.1:1", "f", 0);
+  writer->write({Value::bigint(1)}, 0);
+  SqlError e = expectSqlError([&] { writer->flush(5000); });
+  CHECK(e.message().find("could not be delivered") != std::string::npos);
+  CHECK(writer->deliveryErrors() == 1);
+  // The failure is reported once; the next flush has nothing new.
+  CHECK_NOTHROW(writer->flush(1000));
+}
+
+TEST_CASE("kafka bootstrap 'embedded' needs the server's embedded broker") {
+  DefaultConnectorProvider noBroker("");
+  ScanSpec scan = jsonScan("embedded", "t");
+  SqlError e = expectSqlError([&] { noBroker.sourcePartitions(scan); });
+  CHECK(e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState);
+  CHECK(e.hint().find("--embedded-kafka") != std::string::npos);
+
+  EmbeddedKafka broker;
+  DefaultConnectorProvider withBroker(broker.bootstrap());
+  // Missing topics on the embedded broker are created with one partition.
+  CHECK(withBroker.sourcePartitions(jsonScan("EMBEDDED", "auto-made")) == 1);
+  auto task = withBroker.openSource(jsonScan("embedded", "auto-made"), "f", 0, 1);
+  CHECK(task->progress().size() == 1);
+}
+
+TEST_CASE("kafka source on an unreachable broker fails within the bounded time") {
+  DefaultConnectorProvider provider("");
+  auto start = std::chrono::steady_clock::now();
+  SqlError e = expectSqlError([&] { provider.sourcePartitions(jsonScan("127.0.0.1:1", "t")); });
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(e.sqlstate() == sqlstate::kConnectionFailure);
+  CHECK(e.message().find("127.0.0.1:1") != std::string::npos);
+  CHECK(took < std::chrono::seconds(8));
+}
+
+TEST_CASE("kafka source on another broker: a missing topic is 42704") {
+  // A bare mock cluster stands for a broker rtsql does not own.
+  char errstr[256];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof errstr);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+  REQUIRE(rk);
+  rd_kafka_mock_cluster_t* mc = rd_kafka_mock_cluster_new(rk, 1);
+  std::string bootstrap = rd_kafka_mock_cluster_bootstraps(mc);
+  rd_kafka_mock_topic_set_error(mc, "ghost", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  DefaultConnectorProvider provider("");
+  SqlError e = expectSqlError([&] { provider.sourcePartitions(jsonScan(bootstrap, "ghost")); });
+  CHECK(e.sqlstate() == sqlstate::kUndefinedObject);
+  CHECK(e.message() == "topic 'ghost' does not exist on " + bootstrap);
+  CHECK_FALSE(e.hint().empty());
+  rd_kafka_mock_cluster_destroy(mc);
+  rd_kafka_destroy(rk);
+}
+
+TEST_CASE("source and sink option validation") {
+  auto base = [](std::vector<std::pair<std::string, std::string>> extra) {
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"connector", "kafka"}, {"kafka.bootstrap.servers", "embedded"}, {"subscribe", "c"}};
+    kv.insert(kv.end(), extra.begin(), extra.end());
+    return makeOptions(kv);
+  };
+  CHECK_NOTHROW(validateSourceOptions("kafka", base({{"startingOffsets", "earliest"},
+                                                     {"maxPartitions", "4"},
+                                                     {"format", "csv"},
+                                                     {"on.error", "skip"},
+                                                     {"kafka.fetch.wait.max.ms", "5"}}),
+                                      0));
+
+  // Option i (from 1) has its key at 100*i and its value at 100*i+50.
+  SqlError e = expectSqlError([&] { validateSourceOptions("kafka", base({{"startingOffsets", "first"}}), 7); });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.position() == 450);
+
+  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"maxPartitions", "0"}}), 7); });
+  CHECK(e.position() == 450);
+  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"format", "avro"}}), 7); });
+  CHECK(e.position() == 450);
+  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"on.error", "dead-letter"}}), 7); });
+  CHECK(e.position() == 450);
+
+  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"subscibe", "x"}}), 7); });
+  CHECK(e.position() == 400);
+  CHECK(e.hint().find("subscribe") != std::string::npos);
+
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.fetch.wait.max.ms", "soon"}}), 7);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.position() == 450);
+  CHECK(e.message().find("fetch.wait.max.ms") != std::string::npos);
+  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"kafka.bogus.thing", "1"}}), 7); });
+  CHECK(e.position() == 450);
+
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", makeOptions({{"connector", "kafka"}, {"subscribe", "c"}}), 7);
+  });
+  CHECK(e.position() == 7);
+  CHECK(e.message().find("kafka.bootstrap.servers") != std::string::npos);
+
+  e = expectSqlError([&] {
+    validateSourceOptions("kinesis", makeOptions({{"connector", "kinesis"}}), 7);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.position() == 150);
+  CHECK(e.hint().find("kafka") != std::string::npos);
+  CHECK(e.hint().find("datagen") != std::string::npos);
+
+  auto sinkOpts = [](std::vector<std::pair<std::string, std::string>> extra) {
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"connector", "kafka"}, {"kafka.bootstrap.servers", "127.0.0.1:9092"}, {"topic", "t"}};
+    kv.insert(kv.end(), extra.begin(), extra.end());
+    return makeOptions(kv);
+  };
+  CHECK_NOTHROW(validateSinkOptions("kafka", sinkOpts({{"format", "raw"}}), 0));
+  e = expectSqlError([&] { validateSinkOptions("kafka", sinkOpts({{"format", "csv"}}), 3); });
+  CHECK(e.position() == 450);
+  e = expectSqlError([&] { validateSinkOptions("kafka", sinkOpts({{"subscribe", "x"}}), 3); });
+  CHECK(e.position() == 400);
+  e = expectSqlError([&] {
+    validateSinkOptions("kafka",
+                        makeOptions({{"connector", "kafka"}, {"kafka.bootstrap.servers", "h:1"}}), 3);
+  });
+  CHECK(e.position() == 3);
+  CHECK(e.message().find("topic") != std::string::npos);
+  e = expectSqlError([&] { validateSinkOptions("s3", makeOptions({{"connector", "s3"}}), 3); });
+  CHECK(e.hint().find("file") != std::string::npos);
+}

@@ -1,0 +1,58 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "executor/metrics/histogram.h"
+
+using namespace rtsql;
+
+TEST_CASE("histogram buckets cover values contiguously") {
+  for (int b = 0; b < LatencyHistogram::kBuckets - 1; ++b) {
+    CHECK(LatencyHistogram::bucketHigh(b) == LatencyHistogram::bucketLow(b + 1));
+  }
+  for (uint64_t v : {0ULL, 1ULL, 31ULL, 32ULL, 33ULL, 1000ULL, 123456ULL, 987654321ULL}) {
+    int b = LatencyHistogram::bucketOf(v);
+    CHECK(LatencyHistogram::bucketLow(b) <= v);
+    CHECK(v < LatencyHistogram::bucketHigh(b));
+  }
+}
+
+TEST_CASE("histogram percentiles are within the bucket error of the exact ones") {
+  LatencyHistogram h;
+  std::vector<int64_t> values;
+  std::mt19937_64 gen(7);
+  std::lognormal_distribution<double> dist(6.0, 1.0);  // around 400 us, long tail
+  for (int i = 0; i < 100000; ++i) {
+    auto v = static_cast<int64_t>(dist(gen));
+    values.push_back(v);
+    h.record(v);
+  }
+  std::sort(values.begin(), values.end());
+  CHECK(h.count() == values.size());
+  CHECK(h.percentile(0) == values.front());
+  CHECK(h.percentile(1) == values.back());
+  for (double q : {0.5, 0.9, 0.95, 0.99}) {
+    auto exact = static_cast<double>(values[static_cast<size_t>(q * (values.size() - 1))]);
+    auto approx = static_cast<double>(h.percentile(q));
+    CHECK(std::abs(approx - exact) <= exact * 0.04 + 1);
+  }
+  CHECK(h.percentile(0.5) <= h.percentile(0.9));
+  CHECK(h.percentile(0.9) <= h.percentile(0.99));
+}
+
+TEST_CASE("empty, negative and merged histograms") {
+  LatencyHistogram a, b;
+  CHECK(a.percentile(0.5) == 0);
+  a.record(-5);  // clock skew between hosts: counted as zero, never dropped
+  CHECK(a.count() == 1);
+  CHECK(a.percentile(0.5) == 0);
+  for (int i = 1; i <= 100; ++i) b.record(i * 10);
+  a.merge(b);
+  CHECK(a.count() == 101);
+  CHECK(a.max() == 1000);
+  CHECK(a.min() == 0);
+  a.reset();
+  CHECK(a.count() == 0);
+}

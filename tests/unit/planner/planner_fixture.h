@@ -1,0 +1,124 @@
+// Test helpers for the planner: a catalog filled from DDL text the way the
+// server fills it, planning from SQL text, and catching SqlErrors to check their
+// SQLSTATE and position.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "parser/parser.h"
+#include "planner/planner.h"
+
+namespace rtsql::testing {
+
+template <typename F>
+SqlError sqlError(F&& f) {
+  try {
+    f();
+  } catch (const SqlError& e) {
+    return e;
+  }
+  FAIL_CHECK("expected a SqlError");
+  return SqlError("none", "none");
+}
+
+inline Options optionsOf(const std::vector<ast::Option>& options) {
+  std::vector<OptionEntry> entries;
+  for (const auto& o : options) entries.push_back(OptionEntry{o.key, o.value, o.keyPos, o.valuePos});
+  return Options(std::move(entries));
+}
+
+inline ast::StatementPtr parseOne(const std::string& sql) {
+  auto stmts = parseStatements(sql);
+  REQUIRE(stmts.size() == 1);
+  return std::move(stmts[0]);
+}
+
+inline SourceDef sourceFrom(const ast::CreateSource& s) {
+  SourceDef def;
+  def.name = s.name;
+  def.options = optionsOf(s.options);
+  def.connector = toLower(def.options.getString("connector"));
+  def.format = toLower(def.options.getString("format"));
+  def.schema = bindSourceSchema(s, def.connector, def.format,
+                                def.options.getBool("includeHeaders", false));
+  def.watermark = bindWatermark(s, def.schema);
+  def.sql = s.text;
+  return def;
+}
+
+struct PlannerFixture {
+  Catalog catalog;
+  PlanContext ctx;
+  int partitions = 2;
+
+  PlannerFixture() {
+    ctx.catalog = &catalog;
+    ctx.sourcePartitions = [this](const SourceDef&) { return partitions; };
+  }
+
+  // Runs CREATE SOURCE / SINK / TABLE statements into the catalog.
+  void ddl(const std::string& sql) {
+    for (auto& stmt : parseStatements(sql)) {
+      switch (stmt->kind) {
+        case ast::StatementKind::CreateSource: {
+          auto& s = static_cast<ast::CreateSource&>(*stmt);
+          catalog.addSource(sourceFrom(s), s.ifNotExists, s.namePos);
+          break;
+        }
+        case ast::StatementKind::CreateSink: {
+          auto& s = static_cast<ast::CreateSink&>(*stmt);
+          SinkDef def;
+          def.name = s.name;
+          def.options = optionsOf(s.options);
+          def.connector = toLower(def.options.getString("connector"));
+          def.format = toLower(def.options.getString("format", "json"));
+          catalog.addSink(std::move(def), s.ifNotExists, s.namePos);
+          break;
+        }
+        case ast::StatementKind::CreateTable: {
+          auto& s = static_cast<ast::CreateTable&>(*stmt);
+          TableDef def;
+          def.name = s.name;
+          def.schema = bindTableSchema(s);
+          def.options = optionsOf(s.options);
+          catalog.addTable(std::move(def), s.ifNotExists, s.namePos);
+          break;
+        }
+        default:
+          FAIL("ddl() takes CREATE SOURCE / SINK / TABLE only");
+      }
+    }
+  }
+
+  PhysicalPlan flow(const std::string& sql) {
+    auto stmt = parseOne(sql);
+    REQUIRE(stmt->kind == ast::StatementKind::CreateFlow);
+    return planFlow(static_cast<const ast::CreateFlow&>(*stmt), ctx);
+  }
+
+  PhysicalPlan query(const std::string& sql) {
+    auto stmt = parseOne(sql);
+    REQUIRE(stmt->kind == ast::StatementKind::Select);
+    return planQuery(*static_cast<const ast::SelectStatement&>(*stmt).query, ctx);
+  }
+};
+
+// The standard fixture of the planner tests: a clicks source, two sinks.
+inline void addClicksAndSinks(PlannerFixture& f) {
+  f.ddl(R"(
+    CREATE SOURCE clicks (
+      user_id STRING, url STRING, amount DOUBLE, ts TIMESTAMP,
+      info STRUCT<country STRING, zip INT>, tags ARRAY<STRING>,
+      WATERMARK FOR ts AS ts - INTERVAL '10' SECOND
+    ) WITH (connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded',
+            subscribe = 'clicks', format = 'json');
+    CREATE SINK alerts WITH (connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded',
+                             topic = 'alerts', format = 'json');
+    CREATE SINK rawout WITH (connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded',
+                             topic = 'out', format = 'raw');
+  )");
+}
+
+}  // namespace rtsql::testing
