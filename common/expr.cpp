@@ -511,6 +511,13 @@ class LikePattern {
     for (size_t k = 1; k + 1 < segments_.size(); ++k) {
       const auto& seg = segments_[k];
       if (seg.empty()) continue;
+      if (seg.size() == 1 && !seg[0].any) {
+        // A plain literal between two '%': a substring search.
+        size_t at = s.find(seg[0].lit, pos);
+        if (at == std::string_view::npos) return false;
+        pos = at + seg[0].lit.size();
+        continue;
+      }
       bool found = false;
       for (size_t start = pos; start <= s.size(); ++start) {
         if (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) continue;
@@ -526,6 +533,10 @@ class LikePattern {
     // Last segment is anchored at the end.
     const auto& last = segments_.back();
     if (last.empty()) return true;
+    if (last.size() == 1 && !last[0].any) {
+      const std::string& lit = last[0].lit;
+      return s.size() - pos >= lit.size() && s.compare(s.size() - lit.size(), lit.size(), lit) == 0;
+    }
     for (size_t start = s.size() + 1; start-- > pos;) {
       if (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) continue;
       size_t end;

@@ -19,16 +19,21 @@ ExprPtr buildNamedStruct(const std::string& name, std::vector<ExprPtr>& args, si
   if (args.empty() || args.size() % 2 != 0)
     throwArgError(name, args, pos, "expects name/value pairs: named_struct('a', x, 'b', y)");
   std::vector<StructField> fields;
-  std::vector<ExprPtr> values;
   for (size_t i = 0; i < args.size(); i += 2) {
     auto c = constantValue(args[i]);
     if (!c || c->type() != TypeId::String)
       throwArgError(name, args, pos, fmt::format("field name {} must be a string literal", i / 2 + 1));
     fields.push_back({c->asString(), args[i + 1]->type()});
-    values.push_back(args[i + 1]);
   }
-  return fnN(name, DataType::structOf(std::move(fields)), std::move(values), true,
-             [](const Row& row, const std::vector<ExprPtr>& a) { return evalAll(row, a, true); });
+  // The name literals stay among the arguments so that EXPLAIN shows them; only
+  // the values are evaluated.
+  return fnN(name, DataType::structOf(std::move(fields)), args, true,
+             [](const Row& row, const std::vector<ExprPtr>& a) {
+               ValueList items;
+               items.reserve(a.size() / 2);
+               for (size_t i = 1; i < a.size(); i += 2) items.push_back(a[i]->eval(row));
+               return Value::structure(std::move(items));
+             });
 }
 
 // struct(x, y): fields are named after the column or field they read, else colN.

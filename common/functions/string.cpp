@@ -65,6 +65,20 @@ uint32_t mapCase(uint32_t cp, bool upper) {
 template <bool Upper>
 Value changeCase(const Value& v) {
   const std::string& s = v.asString();
+  // Fast path: pure ASCII text is mapped in place in one pass.
+  {
+    std::string out = s;
+    bool ascii = true;
+    for (char& ch : out) {
+      auto c = static_cast<unsigned char>(ch);
+      if (c >= 0x80) {
+        ascii = false;
+        break;
+      }
+      if (Upper ? (c >= 'a' && c <= 'z') : (c >= 'A' && c <= 'Z')) ch = static_cast<char>(c ^ 0x20);
+    }
+    if (ascii) return Value::string(std::move(out));
+  }
   std::string out;
   out.reserve(s.size());
   size_t i = 0;

@@ -170,6 +170,11 @@ TEST_CASE("expr: LIKE") {
   CHECK(like("abcabx", "a%b_") == Value::boolean(true));
   CHECK(like("aaa", "a%a%a") == Value::boolean(true));
   CHECK(like("aa", "a%a%a") == Value::boolean(false));
+  CHECK(like("ab", "%abc") == Value::boolean(false));
+  CHECK(like("abc", "ab%bc") == Value::boolean(false));  // segments may not overlap
+  CHECK(like("abbc", "ab%bc") == Value::boolean(true));
+  CHECK(like("xcheckoutx", "%check%out%") == Value::boolean(true));
+  CHECK(like("xoutcheckx", "%check%out%") == Value::boolean(false));
   CHECK(like("caf\xc3\xa9", "caf_") == Value::boolean(true));  // _ is one character
   CHECK(like("100%", "100\\%") == Value::boolean(true));
   CHECK(like("1000", "100\\%") == Value::boolean(false));

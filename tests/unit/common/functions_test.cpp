@@ -289,6 +289,7 @@ TEST_CASE("functions: nested constructors") {
   auto ns = makeCall("named_struct", {litS("a"), litI(1), litS("b"), litS("x")}, 0);
   CHECK(ns->type()->toString() == "STRUCT<a: INT, b: STRING>");
   CHECK(ns->eval({}).toString() == "{1, x}");
+  CHECK(ns->toString() == "named_struct('a', 1, 'b', 'x')");
   CHECK(makeFieldAccess(ns, "b", 0)->eval({}) == Value::string("x"));
   Row row{Value::string("u"), Value::bigint(5)};
   auto st = makeCall("struct", {col(0, TypeId::String, "user_id"), litI(1)}, 0);
