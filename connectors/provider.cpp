@@ -107,6 +107,19 @@ std::unique_ptr<SinkWriter> DefaultConnectorProvider::openSink(const SinkSpec& s
   unknownConnector(sink.connector, sink.options, SqlError::npos, "sink", kSinkConnectors);
 }
 
+void DefaultConnectorProvider::checkBootstrap(const std::string& connector,
+                                              const Options& options) const {
+  if (!iequals(connector, "kafka")) return;
+  try {
+    kafka::resolveBootstrap(options, embeddedBootstrap_);
+  } catch (SqlError& e) {
+    if (const OptionEntry* entry = options.find("kafka.bootstrap.servers")) {
+      e.setPosition(entry->valuePos);
+    }
+    throw;
+  }
+}
+
 void validateSourceOptions(const std::string& connector, const Options& options, size_t stmtPos) {
   if (iequals(connector, "kafka")) return validateKafkaSource(options, stmtPos);
   if (iequals(connector, "datagen")) return validateDatagenOptions(options, stmtPos);

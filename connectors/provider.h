@@ -26,6 +26,13 @@ class DefaultConnectorProvider : public ConnectorProvider {
                                        int task) override;
 
   const std::string& embeddedBootstrap() const { return embeddedBootstrap_; }
+  // CREATE-time check that a Kafka source's or sink's 'kafka.bootstrap.servers'
+  // can be honoured here: 'embedded' on a server without the embedded broker is
+  // SqlError 55000 at the option's value. Other connectors pass.
+  void checkBootstrap(const std::string& connector, const Options& options) const;
+  void checkCreate(const std::string& connector, const Options& options) const override {
+    checkBootstrap(connector, options);
+  }
 
  private:
   std::string embeddedBootstrap_;

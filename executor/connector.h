@@ -42,6 +42,15 @@ class SourceTask {
   // Epoch end: makes the offsets of every record returned so far durable (Kafka:
   // commits them for the source's consumer group) and starts a new epoch range.
   virtual void commit() = 0;
+  // Commits the positions `upTo` (each partition's endOffset): the offsets a
+  // task had reached at an epoch's barrier, committed once every stage of the
+  // flow has flushed that epoch. Later records may already have been read; they
+  // stay uncommitted. The next epoch's startOffset becomes these positions.
+  // The default, for sources whose commit() has no external effect, is commit().
+  virtual void commit(const std::vector<PartitionProgress>& upTo) {
+    (void)upTo;
+    commit();
+  }
   virtual std::vector<PartitionProgress> progress() const = 0;
   virtual int64_t decodeErrors() const = 0;
   virtual std::string description() const = 0;  // "KafkaV2[Subscribe[clicks]]"
@@ -72,6 +81,12 @@ class ConnectorProvider {
                                                  int task, int tasks) = 0;
   virtual std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flowName,
                                                int task) = 0;
+  // CREATE-time checks that need the running server (e.g. 'embedded' names a
+  // broker only when the server runs one). Throws SqlError at the option.
+  virtual void checkCreate(const std::string& connector, const Options& options) const {
+    (void)connector;
+    (void)options;
+  }
 };
 
 }  // namespace rtsql

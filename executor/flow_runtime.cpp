@@ -3,6 +3,8 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <deque>
+#include <filesystem>
 #include <map>
 #include <random>
 
@@ -11,20 +13,24 @@
 #include "common/json.h"
 #include "executor/metrics/json_writer.h"
 #include "executor/metrics/task_metrics.h"
-#include "executor/operators/filter.h"
-#include "executor/operators/project.h"
+#include "executor/operators/factory.h"
 #include "executor/operators/sink.h"
+#include "executor/shuffle.h"
+#include "executor/state/state_store.h"
 
 namespace rtsql {
 
 namespace {
 
-// Records a source task hands over at most per poll, and how long a poll may
-// wait for the first one. The wait bounds how late a task notices an epoch end
-// or a stop; it never delays a record (poll returns as soon as one is there).
+// Records a source task hands over at most per poll, and how long a poll (or a
+// shuffle task's wait) may block. The wait bounds how late a task notices an
+// epoch end or a stop; it never delays a record, which is handed over as soon
+// as it is there.
 constexpr size_t kPollBatch = 512;
 constexpr int kPollTimeoutMs = 50;
 constexpr int kSinkFlushTimeoutMs = 30000;
+constexpr size_t kShuffleQueueCapacity = 8192;
+constexpr int64_t kStopTimeoutMicros = 60LL * 1000 * 1000;
 
 std::string randomUuid() {
   std::random_device rd;
@@ -46,6 +52,21 @@ void writeLatency(JsonWriter& w, const char* name, const LatencyHistogram& h) {
   w.endObject();
 }
 
+struct StateOpSnapshot {
+  std::string name;
+  uint64_t numRowsTotal = 0;
+  uint64_t numRowsUpdated = 0;
+  uint64_t numRowsDroppedByWatermark = 0;
+  int64_t memoryUsedBytes = 0;
+
+  void add(const OperatorStats& s) {
+    numRowsTotal += s.numRowsTotal.load(std::memory_order_relaxed);
+    numRowsUpdated += s.numRowsUpdated.load(std::memory_order_relaxed);
+    numRowsDroppedByWatermark += s.numRowsDroppedByWatermark.load(std::memory_order_relaxed);
+    memoryUsedBytes += s.memoryUsedBytes.load(std::memory_order_relaxed);
+  }
+};
+
 }  // namespace
 
 const char* flowStateName(FlowState s) {
@@ -58,30 +79,124 @@ const char* flowStateName(FlowState s) {
 }
 
 struct FlowRuntime::Task {
+  int stage = 0;
   int index = 0;
+  bool isSource = false;
+  bool outputsToSink = false;
+
+  // Source tasks.
+  int scanIndex = -1;
+  const ScanSpec* scan = nullptr;
   std::unique_ptr<SourceTask> source;
+  struct PartitionTime {
+    int64_t maxEventMicros = INT64_MIN;
+    int64_t lastSeenMonotonic = 0;
+  };
+  std::map<int32_t, PartitionTime> partitionTimes;
+  int64_t lastRecordMonotonic = 0;
+  bool idle = false;
+  std::deque<std::pair<uint64_t, std::vector<PartitionProgress>>> uncommitted;  // epoch -> offsets
+
+  // Shuffle tasks.
+  ShuffleQueue* queue = nullptr;
+  std::vector<int64_t> producerWatermark;
+  std::vector<bool> producerIdle;
+  std::vector<uint64_t> producerBarriers;  // epochs whose barrier arrived, per producer
+
   std::unique_ptr<SinkWriter> sink;
-  std::vector<OperatorPtr> operators;  // the fused chain; the last one writes the sink
+  std::vector<OperatorPtr> operators;  // the fused chain; the last one writes the sink or shuffle
+  ShuffleWriter* shuffleOut = nullptr;
+  std::vector<std::pair<int, const Operator*>> stateful;  // (operator id, operator)
   TaskMetricsSlot metrics;
+  std::atomic<int64_t> watermark{INT64_MIN};
   std::thread thread;
   uint64_t epochsDone = 0;
+  uint64_t commitsDone = 0;
+  bool finished = false;  // ended the final epoch
+
+  Operator* head() const { return operators.front().get(); }
 };
 
 struct FlowRuntime::EpochSummary {
   uint64_t id = 0;
   int64_t startMicros = 0;
-  int64_t endMicros = 0;  // 0 while the epoch runs
-  int64_t commitMicros = 0;  // time spent flushing sinks and committing offsets
+  int64_t endMicros = 0;     // 0 while the epoch runs
+  int64_t commitMicros = 0;  // longest epoch-end work of a task (flushes, barriers)
+  int64_t watermark = INT64_MIN;
   EpochMetrics metrics;
   std::vector<PartitionProgress> partitions;
   int64_t decodeErrors = 0;
+  std::map<int, StateOpSnapshot> stateOps;
+  std::map<int, uint64_t> inputRowsByScan;
 };
 
 FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotPool& slots,
-                         std::string flowId)
-    : plan_(std::move(plan)), connectors_(connectors), slotPool_(slots), flowId_(std::move(flowId)) {}
+                         std::string flowId, std::string stateDir)
+    : plan_(std::move(plan)),
+      connectors_(connectors),
+      slotPool_(slots),
+      flowId_(std::move(flowId)),
+      stateDir_(std::move(stateDir)) {
+  // Plans that predate multi-source plans name their one source in `scan`.
+  if (plan_.scans.empty()) plan_.scans.push_back(plan_.scan);
+  for (auto& stage : plan_.stages) {
+    if (stage.inputs == 0 && stage.scan < 0) stage.scan = 0;
+  }
+}
 
 FlowRuntime::~FlowRuntime() { stop(); }
+
+void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
+  t.stage = stage.id;
+  t.index = index;
+  t.isSource = stage.inputs == 0;
+  t.outputsToSink = stage.output.kind == StageOutput::Kind::Sink;
+  if (t.isSource) {
+    t.scanIndex = stage.scan;
+    t.scan = &plan_.scans.at(static_cast<size_t>(stage.scan));
+    t.source = connectors_.openSource(*t.scan, plan_.flowName, index, stage.tasks);
+  } else {
+    t.queue = queues_[static_cast<size_t>(queueBase_[stage.id] + index)].get();
+    int producers = 0;
+    for (const auto& s : plan_.stages) {
+      if (s.output.kind == StageOutput::Kind::Shuffle && s.output.targetStage == stage.id) {
+        producers += s.tasks;
+      }
+    }
+    t.producerWatermark.assign(static_cast<size_t>(producers), INT64_MIN);
+    t.producerIdle.assign(static_cast<size_t>(producers), false);
+    t.producerBarriers.assign(static_cast<size_t>(producers), 0);
+  }
+  for (const OperatorSpec& op : stage.operators) {
+    t.operators.push_back(makeOperator(op, stateStore_.get(), index));
+    if (isStateful(op)) t.stateful.emplace_back(op.id, t.operators.back().get());
+  }
+  if (t.outputsToSink) {
+    t.sink = connectors_.openSink(plan_.sink, plan_.flowName, stage.id * 10000 + index);
+    t.operators.push_back(std::make_unique<SinkOperator>(*t.sink, t.metrics));
+  } else {
+    const StageSpec& target = plan_.stages.at(static_cast<size_t>(stage.output.targetStage));
+    // This task's index among the producers of the target stage: stages feeding
+    // it are numbered in plan order.
+    int producer = 0;
+    for (const auto& s : plan_.stages) {
+      if (s.id == stage.id) break;
+      if (s.output.kind == StageOutput::Kind::Shuffle && s.output.targetStage == target.id) {
+        producer += s.tasks;
+      }
+    }
+    std::vector<ShuffleQueue*> targets;
+    for (int i = 0; i < target.tasks; ++i) {
+      targets.push_back(queues_[static_cast<size_t>(queueBase_[target.id] + i)].get());
+    }
+    auto writer = std::make_unique<ShuffleWriter>(stage.output.keys, std::move(targets),
+                                                  static_cast<uint8_t>(stage.output.targetInput),
+                                                  static_cast<uint16_t>(producer + index), stopping_);
+    t.shuffleOut = writer.get();
+    t.operators.push_back(std::move(writer));
+  }
+  for (size_t k = 0; k + 1 < t.operators.size(); ++k) t.operators[k]->setNext(t.operators[k + 1].get());
+}
 
 void FlowRuntime::start() {
   {
@@ -89,28 +204,43 @@ void FlowRuntime::start() {
     if (state_ == FlowState::Running) return;
   }
   joinAll();  // threads of an earlier, failed run
-
   if (plan_.stages.empty()) throw InternalError("flow plan without stages");
-  const StageSpec& stage = plan_.stages.front();
+
   SlotPool::Reservation reservation = slotPool_.reserve(plan_.slots(), plan_.flowName);
 
-  std::vector<std::unique_ptr<Task>> tasks;
-  for (int i = 0; i < stage.tasks; ++i) {
-    auto t = std::make_unique<Task>();
-    t->index = i;
-    t->source = connectors_.openSource(plan_.scan, plan_.flowName, i, stage.tasks);
-    t->sink = connectors_.openSink(plan_.sink, plan_.flowName, i);
-    for (const OperatorSpec& op : stage.operators) {
-      switch (op.kind) {
-        case OperatorKind::Filter: t->operators.push_back(makeFilter(op.predicate)); break;
-        case OperatorKind::Project: t->operators.push_back(makeProject(op.exprs)); break;
+  bool needsState = false;
+  for (const auto& stage : plan_.stages) {
+    for (const auto& op : stage.operators) needsState = needsState || isStateful(op);
+  }
+  if (needsState && !stateStore_) {
+    StateStoreOptions so;
+    so.path = stateDir_;
+    if (so.path.empty()) {
+      so.path = (std::filesystem::temp_directory_path() / ("rtsql-state-" + randomUuid())).string();
+      so.destroyOnClose = true;
+    }
+    stateStore_ = StateStore::open(so);
+  }
+
+  // One queue per task of every shuffle stage.
+  queues_.clear();
+  queueBase_.assign(plan_.stages.size(), 0);
+  for (const auto& stage : plan_.stages) {
+    queueBase_[static_cast<size_t>(stage.id)] = static_cast<int>(queues_.size());
+    if (stage.inputs > 0) {
+      for (int i = 0; i < stage.tasks; ++i) {
+        queues_.push_back(std::make_unique<ShuffleQueue>(kShuffleQueueCapacity));
       }
     }
-    t->operators.push_back(std::make_unique<SinkOperator>(*t->sink, t->metrics));
-    for (size_t k = 0; k + 1 < t->operators.size(); ++k) {
-      t->operators[k]->setNext(t->operators[k + 1].get());
+  }
+
+  std::vector<std::unique_ptr<Task>> tasks;
+  for (const auto& stage : plan_.stages) {
+    for (int i = 0; i < stage.tasks; ++i) {
+      auto t = std::make_unique<Task>();
+      buildTask(*t, stage, i);
+      tasks.push_back(std::move(t));
     }
-    tasks.push_back(std::move(t));
   }
 
   {
@@ -121,7 +251,9 @@ void FlowRuntime::start() {
     state_ = FlowState::Running;
     failure_.clear();
     stopping_ = false;
+    finalEpoch_ = false;
     epochsRequested_ = 0;
+    commitsRequested_ = 0;
     tasksReported_ = 0;
     epochStartMicros_ = nowMicros();
     pending_ = std::make_unique<EpochSummary>();
@@ -130,28 +262,47 @@ void FlowRuntime::start() {
   }
   for (auto& t : tasks_) {
     Task* task = t.get();
-    task->thread = std::thread([this, task] { runTask(*task); });
-    std::string name = fmt::format("{:.10}/{}", plan_.flowName, task->index);
+    task->thread = std::thread([this, task] {
+      if (task->isSource) {
+        runSourceTask(*task);
+      } else {
+        runShuffleTask(*task);
+      }
+    });
+    std::string name = fmt::format("{:.9}/{}.{}", plan_.flowName, task->stage, task->index);
     pthread_setname_np(task->thread.native_handle(), name.c_str());
   }
   coordinator_ = std::thread([this] { runCoordinator(); });
 }
 
-void FlowRuntime::runTask(Task& task) {
+void FlowRuntime::runSourceTask(Task& task) {
   std::vector<SourceRecord> batch;
   batch.reserve(kPollBatch);
-  Operator* head = task.operators.front().get();
-  const int eventTimeColumn = plan_.scan.eventTimeColumn;
+  Operator* head = task.head();
+  const int eventTimeColumn = task.scan->eventTimeColumn;
+  const int64_t delay = task.scan->watermarkDelayMicros;
+  const int64_t idleTimeout = plan_.idleTimeoutMicros;
+  task.lastRecordMonotonic = monotonicMicros();
   try {
     while (!stopping_.load(std::memory_order_relaxed)) {
+      if (task.finished) {
+        // The final epoch is ended; wait for the flow to commit it and stop.
+        commitIfRequested(task);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        continue;
+      }
       batch.clear();
       task.source->poll(batch, kPollBatch, kPollTimeoutMs);
+      int64_t now = monotonicMicros();
       EpochMetrics& m = task.metrics.current();
       for (SourceRecord& rec : batch) {
         m.inputRows.fetch_add(1, std::memory_order_relaxed);
         m.sourceQueuingLatency.record(rec.readMicros - rec.timestampMicros);
         if (eventTimeColumn >= 0) {
-          const Value& ts = rec.row[eventTimeColumn];
+          const Value& ts = rec.row[static_cast<size_t>(eventTimeColumn)];
+          auto& pt = task.partitionTimes[rec.partition];
+          pt.lastSeenMonotonic = now;
+          if (!ts.isNull() && ts.asInt() > pt.maxEventMicros) pt.maxEventMicros = ts.asInt();
           if (!ts.isNull() && ts.asInt() > m.maxEventTimeMicros.load(std::memory_order_relaxed)) {
             m.maxEventTimeMicros.store(ts.asInt(), std::memory_order_relaxed);
           }
@@ -159,34 +310,143 @@ void FlowRuntime::runTask(Task& task) {
         RecordContext ctx{rec.timestampMicros, rec.readMicros};
         head->push(rec.row, ctx);
       }
-      if (epochsRequested_.load(std::memory_order_acquire) > task.epochsDone) finishEpoch(task);
+      if (!batch.empty()) task.lastRecordMonotonic = now;
+
+      // Watermark: the slowest partition that is not idle.
+      if (eventTimeColumn >= 0) {
+        int64_t wm = INT64_MAX;
+        for (const auto& [p, pt] : task.partitionTimes) {
+          if (now - pt.lastSeenMonotonic <= idleTimeout && pt.maxEventMicros != INT64_MIN) {
+            wm = std::min(wm, pt.maxEventMicros - delay);
+          }
+        }
+        if (wm != INT64_MAX && (wm > task.watermark.load(std::memory_order_relaxed) || task.idle)) {
+          task.idle = false;
+          task.watermark.store(std::max(wm, task.watermark.load()), std::memory_order_relaxed);
+          head->onWatermark(task.watermark.load(std::memory_order_relaxed));
+        }
+      }
+      if (!task.idle && task.shuffleOut && now - task.lastRecordMonotonic > idleTimeout) {
+        // Nothing to read for a while: let the stages below go on without us.
+        task.idle = true;
+        task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
+      }
+
+      if (epochsRequested_.load(std::memory_order_acquire) > task.epochsDone) {
+        bool final = finalEpoch_.load(std::memory_order_acquire);
+        endTaskEpoch(task, true);
+        if (final) task.finished = true;
+      }
+      commitIfRequested(task);
     }
-    // A stop ends the epoch in progress: everything read so far is written and
-    // its offsets committed.
-    finishEpoch(task);
+    commitIfRequested(task);
   } catch (const SqlError& e) {
     fail(e.message());
   } catch (const std::exception& e) {
-    fail(fmt::format("internal error in task {}: {}", task.index, e.what()));
+    fail(fmt::format("internal error in task {}.{}: {}", task.stage, task.index, e.what()));
   }
 }
 
-void FlowRuntime::finishEpoch(Task& task) {
+void FlowRuntime::runShuffleTask(Task& task) {
+  std::deque<ShuffleMessage> inbox;
+  Operator* head = task.head();
+  const size_t producers = task.producerWatermark.size();
+  try {
+    while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
+      if (!task.queue->popAll(inbox, kPollTimeoutMs)) continue;
+      for (ShuffleMessage& msg : inbox) {
+        switch (msg.kind) {
+          case ShuffleMessage::Kind::Record:
+            if (msg.input == 0) {
+              head->push(msg.row, msg.ctx);
+            } else {
+              head->pushRight(msg.row, msg.ctx);
+            }
+            break;
+          case ShuffleMessage::Kind::Watermark:
+          case ShuffleMessage::Kind::Idle: {
+            if (msg.kind == ShuffleMessage::Kind::Watermark) {
+              task.producerWatermark[msg.producer] = std::max(task.producerWatermark[msg.producer], msg.value);
+              task.producerIdle[msg.producer] = false;
+            } else {
+              task.producerIdle[msg.producer] = true;
+            }
+            int64_t wm = INT64_MAX;
+            for (size_t p = 0; p < producers; ++p) {
+              if (!task.producerIdle[p]) wm = std::min(wm, task.producerWatermark[p]);
+            }
+            if (wm != INT64_MAX && wm != INT64_MIN &&
+                wm > task.watermark.load(std::memory_order_relaxed)) {
+              task.watermark.store(wm, std::memory_order_relaxed);
+              head->onWatermark(wm);
+            }
+            break;
+          }
+          case ShuffleMessage::Kind::Barrier: {
+            task.producerBarriers[msg.producer] = static_cast<uint64_t>(msg.value) + 1;
+            bool aligned = std::all_of(task.producerBarriers.begin(), task.producerBarriers.end(),
+                                       [&](uint64_t b) { return b > task.epochsDone; });
+            if (aligned) {
+              bool final = finalEpoch_.load(std::memory_order_acquire);
+              endTaskEpoch(task, false);
+              if (final) task.finished = true;
+            }
+            break;
+          }
+        }
+      }
+      inbox.clear();
+    }
+  } catch (const SqlError& e) {
+    fail(e.message());
+  } catch (const std::exception& e) {
+    fail(fmt::format("internal error in task {}.{}: {}", task.stage, task.index, e.what()));
+  }
+}
+
+void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   int64_t t0 = nowMicros();
-  task.sink->flush(kSinkFlushTimeoutMs);
-  std::vector<PartitionProgress> parts = task.source->progress();
-  task.source->commit();
+  uint64_t epoch = task.epochsDone;
+  std::vector<PartitionProgress> offsets;
+  if (isSource) {
+    offsets = task.source->progress();
+    task.uncommitted.emplace_back(epoch, offsets);
+  }
+  std::map<int, StateOpSnapshot> stateOps;
+  for (const auto& [id, op] : task.stateful) {
+    auto& snap = stateOps[id];
+    snap.name = op->name();
+    snap.add(op->stats());
+  }
+  // Operators flush their state; then the sink is flushed or the barrier sent,
+  // so everything before the barrier is durable below before it is reported.
+  task.head()->onEpochEnd();
+  if (task.sink) task.sink->flush(kSinkFlushTimeoutMs);
+  if (task.shuffleOut) task.shuffleOut->broadcast(ShuffleMessage::Kind::Barrier, static_cast<int64_t>(epoch));
   std::unique_ptr<EpochMetrics> finished = task.metrics.rotate();
-  int64_t commitMicros = nowMicros() - t0;
+  int64_t work = nowMicros() - t0;
   ++task.epochsDone;
 
   std::lock_guard lock(mu_);
   pending_->metrics.mergeFrom(*finished);
-  pending_->partitions.insert(pending_->partitions.end(), parts.begin(), parts.end());
-  pending_->decodeErrors += task.source->decodeErrors();
-  pending_->commitMicros = std::max(pending_->commitMicros, commitMicros);
+  pending_->partitions.insert(pending_->partitions.end(), offsets.begin(), offsets.end());
+  if (isSource) {
+    pending_->decodeErrors += task.source->decodeErrors();
+    pending_->inputRowsByScan[task.scanIndex] += finished->inputRows.load();
+  }
+  pending_->commitMicros = std::max(pending_->commitMicros, work);
+  for (auto& [id, snap] : stateOps) {
+    auto& into = pending_->stateOps[id];
+    into.name = snap.name;
+    into.numRowsTotal += snap.numRowsTotal;
+    into.numRowsUpdated += snap.numRowsUpdated;
+    into.numRowsDroppedByWatermark += snap.numRowsDroppedByWatermark;
+    into.memoryUsedBytes += snap.memoryUsedBytes;
+  }
   if (++tasksReported_ == static_cast<int>(tasks_.size())) {
+    // Every task has ended the epoch: it is complete.
     pending_->endMicros = nowMicros();
+    pending_->watermark = currentWatermark();
     last_ = std::move(pending_);
     ++batchId_;
     tasksReported_ = 0;
@@ -194,21 +454,39 @@ void FlowRuntime::finishEpoch(Task& task) {
     pending_ = std::make_unique<EpochSummary>();
     pending_->id = batchId_;
     pending_->startMicros = epochStartMicros_;
+    commitsRequested_.store(last_->id + 1, std::memory_order_release);
     cv_.notify_all();
   }
 }
 
+void FlowRuntime::commitIfRequested(Task& task) {
+  uint64_t complete = commitsRequested_.load(std::memory_order_acquire);
+  if (complete <= task.commitsDone) return;
+  // Commit the newest complete epoch's barrier offsets; older ones are covered.
+  const std::vector<PartitionProgress>* upTo = nullptr;
+  while (!task.uncommitted.empty() && task.uncommitted.front().first < complete) {
+    upTo = &task.uncommitted.front().second;
+    if (task.uncommitted.size() == 1 || task.uncommitted[1].first >= complete) break;
+    task.uncommitted.pop_front();
+  }
+  if (upTo) {
+    task.source->commit(*upTo);
+    task.uncommitted.pop_front();
+  }
+  task.commitsDone = complete;
+}
+
 void FlowRuntime::runCoordinator() {
   std::unique_lock lock(mu_);
-  while (!stopping_) {
+  while (!stopping_ && !finalEpoch_) {
     uint64_t epoch = batchId_;
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::microseconds(plan_.checkpointIntervalMicros);
-    cv_.wait_until(lock, deadline, [&] { return stopping_.load(); });
-    if (stopping_) break;
+    cv_.wait_until(lock, deadline, [&] { return stopping_.load() || finalEpoch_.load(); });
+    if (stopping_ || finalEpoch_) break;
     epochsRequested_.store(epoch + 1, std::memory_order_release);
-    // Tasks finish the epoch between polls; wait until the last one has.
-    cv_.wait(lock, [&] { return stopping_ || batchId_ > epoch; });
+    // Tasks end the epoch between polls; wait until the last one has.
+    cv_.wait(lock, [&] { return stopping_ || finalEpoch_ || batchId_ > epoch; });
   }
 }
 
@@ -222,6 +500,7 @@ void FlowRuntime::fail(const std::string& reason) {
   }
   stopping_ = true;
   cv_.notify_all();
+  for (auto& q : queues_) q->wakeAll();
 }
 
 void FlowRuntime::joinAll() {
@@ -232,13 +511,28 @@ void FlowRuntime::joinAll() {
 }
 
 void FlowRuntime::stop() {
+  {
+    std::unique_lock lock(mu_);
+    if (state_ == FlowState::Running && !stopping_) {
+      // End the epoch in progress as the final one: sources stop reading at
+      // their barrier, everything before it is flushed and committed.
+      uint64_t epoch = batchId_;
+      finalEpoch_ = true;
+      epochsRequested_.store(epoch + 1, std::memory_order_release);
+      cv_.notify_all();
+      cv_.wait_for(lock, std::chrono::microseconds(kStopTimeoutMicros),
+                   [&] { return stopping_.load() || batchId_ > epoch; });
+    }
+  }
   stopping_ = true;
   cv_.notify_all();
+  for (auto& q : queues_) q->wakeAll();
   joinAll();
   std::lock_guard lock(mu_);
   // Close connectors (consumers leave, producers are already flushed) and give
-  // the slots back.
+  // the slots back. The state store stays open for a restart.
   tasks_.clear();
+  queues_.clear();
   reservation_.release();
   if (state_ == FlowState::Running) state_ = FlowState::Stopped;
 }
@@ -253,9 +547,22 @@ std::string FlowRuntime::failureReason() const {
   return failure_;
 }
 
+int64_t FlowRuntime::currentWatermark() const {
+  // The flow's watermark is the one its last stages act on.
+  int64_t wm = INT64_MAX;
+  for (const auto& t : tasks_) {
+    int64_t w = t->watermark.load(std::memory_order_relaxed);
+    if (t->outputsToSink && w != INT64_MIN) wm = std::min(wm, w);
+  }
+  return wm == INT64_MAX ? INT64_MIN : wm;
+}
+
 std::string FlowRuntime::progressJson() const {
   std::lock_guard lock(mu_);
-  if (state_ != FlowState::Running || !pending_) {
+  // A failed flow keeps its tasks until it is stopped or restarted: report what
+  // its epoch got to (records read, decode errors, offsets), not an empty one.
+  bool failedWithTasks = state_ == FlowState::Failed && !tasks_.empty();
+  if ((state_ != FlowState::Running && !failedWithTasks) || !pending_) {
     if (last_) return buildJson(*last_, false);
     EpochSummary empty;
     empty.id = batchId_;
@@ -269,16 +576,25 @@ std::string FlowRuntime::progressJson() const {
   live.startMicros = pending_->startMicros;
   live.metrics.mergeFrom(pending_->metrics);
   live.decodeErrors = pending_->decodeErrors;
+  live.inputRowsByScan = pending_->inputRowsByScan;
+  live.watermark = currentWatermark();
   for (const auto& t : tasks_) {
-    t->metrics.withCurrent([&](const EpochMetrics& m) { live.metrics.mergeFrom(m); });
+    t->metrics.withCurrent([&](const EpochMetrics& m) {
+      live.metrics.mergeFrom(m);
+      if (t->isSource) live.inputRowsByScan[t->scanIndex] += m.inputRows.load();
+    });
     if (t->source) {
       auto parts = t->source->progress();
       live.partitions.insert(live.partitions.end(), parts.begin(), parts.end());
       live.decodeErrors += t->source->decodeErrors();
     }
+    for (const auto& [id, op] : t->stateful) {
+      auto& snap = live.stateOps[id];
+      snap.name = op->name();
+      snap.add(op->stats());
+    }
   }
-  std::string json = buildJson(live, true);
-  return json;
+  return buildJson(live, state_ == FlowState::Running);
 }
 
 std::string FlowRuntime::buildJson(const EpochSummary& e, bool live) const {
@@ -286,21 +602,6 @@ std::string FlowRuntime::buildJson(const EpochSummary& e, bool live) const {
   double seconds = std::max(1e-3, static_cast<double>(end - e.startMicros) / 1e6);
   uint64_t in = e.metrics.inputRows.load();
   uint64_t out = e.metrics.outputRows.load();
-
-  // Partitions grouped by topic, as Spark prints Kafka offsets.
-  auto offsets = [&](JsonWriter& w, const char* key, int64_t PartitionProgress::*field) {
-    std::map<std::string, std::map<int32_t, int64_t>> byTopic;
-    for (const auto& p : e.partitions) {
-      byTopic[p.topic.empty() ? plan_.scan.name : p.topic][p.partition] = p.*field;
-    }
-    w.key(key).beginObject();
-    for (const auto& [topic, parts] : byTopic) {
-      w.key(topic).beginObject();
-      for (const auto& [partition, offset] : parts) w.key(std::to_string(partition)).value(offset);
-      w.endObject();
-    }
-    w.endObject();
-  };
 
   JsonWriter w;
   w.beginObject();
@@ -319,28 +620,79 @@ std::string FlowRuntime::buildJson(const EpochSummary& e, bool live) const {
   w.endObject();
   w.key("eventTime").beginObject();
   int64_t maxEvent = e.metrics.maxEventTimeMicros.load();
-  if (plan_.scan.eventTimeColumn >= 0 && maxEvent != INT64_MIN) {
-    w.key("max").value(formatTimestamp(maxEvent, true));
-    w.key("watermark").value(formatTimestamp(maxEvent - plan_.scan.watermarkDelayMicros, true));
-  }
+  if (maxEvent != INT64_MIN) w.key("max").value(formatTimestamp(maxEvent, true));
+  if (e.watermark != INT64_MIN) w.key("watermark").value(formatTimestamp(e.watermark, true));
   w.endObject();
-  w.key("stateOperators").beginArray().endArray();
-  w.key("sources").beginArray().beginObject();
-  w.key("description").value(tasks_.empty() || !tasks_.front()->source
-                                  ? plan_.scan.name
-                                  : tasks_.front()->source->description());
-  offsets(w, "startOffset", &PartitionProgress::startOffset);
-  offsets(w, "endOffset", &PartitionProgress::endOffset);
-  offsets(w, "latestOffset", &PartitionProgress::latestOffset);
-  w.key("numInputRows").value(in);
-  w.key("inputRowsPerSecond").value(static_cast<double>(in) / seconds);
-  w.key("processedRowsPerSecond").value(static_cast<double>(in) / seconds);
-  w.key("numDecodeErrors").value(e.decodeErrors);
-  w.endObject().endArray();
+  w.key("stateOperators").beginArray();
+  for (const auto& [id, s] : e.stateOps) {
+    w.beginObject();
+    w.key("operatorName").value(s.name);
+    w.key("operatorId").value(id);
+    w.key("numRowsTotal").value(s.numRowsTotal);
+    w.key("numRowsUpdated").value(s.numRowsUpdated);
+    w.key("numRowsDroppedByWatermark").value(s.numRowsDroppedByWatermark);
+    w.key("memoryUsedBytes").value(s.memoryUsedBytes);
+    w.endObject();
+  }
+  w.endArray();
+
+  // One entry per source, its partitions grouped by topic as Spark prints Kafka offsets.
+  w.key("sources").beginArray();
+  for (size_t si = 0; si < plan_.scans.size(); ++si) {
+    const ScanSpec& scan = plan_.scans[si];
+    std::string description = scan.name;
+    for (const auto& t : tasks_) {
+      if (t->scan == &scan && t->source) {
+        description = t->source->description();
+        break;
+      }
+    }
+    // Partitions belong to this source when their topic is one of its topics;
+    // with a single source every partition is its own.
+    auto mine = [&](const PartitionProgress& p) {
+      if (plan_.scans.size() == 1) return true;
+      std::string topics = "," + scan.options.getString("subscribe") + ",";
+      return p.topic.empty() ? false : topics.find("," + p.topic + ",") != std::string::npos;
+    };
+    auto offsets = [&](const char* key, int64_t PartitionProgress::*field) {
+      std::map<std::string, std::map<int32_t, int64_t>> byTopic;
+      for (const auto& p : e.partitions) {
+        if (mine(p)) byTopic[p.topic.empty() ? scan.name : p.topic][p.partition] = p.*field;
+      }
+      w.key(key).beginObject();
+      for (const auto& [topic, parts] : byTopic) {
+        w.key(topic).beginObject();
+        for (const auto& [partition, offset] : parts) w.key(std::to_string(partition)).value(offset);
+        w.endObject();
+      }
+      w.endObject();
+    };
+    w.beginObject();
+    w.key("description").value(description);
+    offsets("startOffset", &PartitionProgress::startOffset);
+    offsets("endOffset", &PartitionProgress::endOffset);
+    offsets("latestOffset", &PartitionProgress::latestOffset);
+    auto it = e.inputRowsByScan.find(static_cast<int>(si));
+    uint64_t scanIn = it == e.inputRowsByScan.end() ? 0 : it->second;
+    w.key("numInputRows").value(scanIn);
+    w.key("inputRowsPerSecond").value(static_cast<double>(scanIn) / seconds);
+    w.key("processedRowsPerSecond").value(static_cast<double>(scanIn) / seconds);
+    // Decode errors are counted per flow; with one source they are its own.
+    if (plan_.scans.size() == 1) w.key("numDecodeErrors").value(e.decodeErrors);
+    w.endObject();
+  }
+  w.endArray();
+  if (plan_.scans.size() > 1) w.key("numDecodeErrors").value(e.decodeErrors);
+
   w.key("sink").beginObject();
-  w.key("description").value(tasks_.empty() || !tasks_.front()->sink
-                                  ? plan_.sink.name
-                                  : tasks_.front()->sink->description());
+  std::string sinkDescription = plan_.sink.name;
+  for (const auto& t : tasks_) {
+    if (t->sink) {
+      sinkDescription = t->sink->description();
+      break;
+    }
+  }
+  w.key("description").value(sinkDescription);
   w.key("numOutputRows").value(out);
   w.endObject();
   w.key("rtmMetrics").beginObject();

@@ -223,22 +223,41 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
   throw InternalError("unknown literal kind");
 }
 
+namespace {
+
+const char* clauseName(ExprContext context) {
+  switch (context) {
+    case ExprContext::Where: return "WHERE";
+    case ExprContext::GroupBy: return "GROUP BY";
+    case ExprContext::JoinOn: return "JOIN conditions";
+    case ExprContext::DistinctOn: return "DISTINCT ON";
+    case ExprContext::SelectList:
+    case ExprContext::General:
+    case ExprContext::AggregateArg: break;
+  }
+  return "this context";
+}
+
+}  // namespace
+
 ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
   std::string name = toLower(e.name);
   if (e.star || isAggregateFunction(name)) {
-    if (context_ == ExprContext::Where) {
-      throw SqlError(sqlstate::kGroupingError,
-                     fmt::format("aggregate functions are not allowed in WHERE"), e.pos)
-          .withHint("filter groups with HAVING");
+    if (context_ == ExprContext::AggregateArg) {
+      throw SqlError(sqlstate::kGroupingError, "aggregate function calls cannot be nested",
+                     e.pos);
     }
-    throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("aggregate function {}() is not supported in flows yet", name),
-                   e.pos);
+    SqlError err(sqlstate::kGroupingError,
+                 fmt::format("aggregate functions are not allowed in {}", clauseName(context_)),
+                 e.pos);
+    if (context_ == ExprContext::Where) err.withHint("filter groups with HAVING");
+    throw err;
   }
   if (name == "window" || name == "session_window") {
-    throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("{}() is not supported in flows yet", name), e.pos)
-        .withHint("windows are grouping keys: they belong in GROUP BY");
+    throw SqlError(sqlstate::kGroupingError,
+                   fmt::format("{}() is only allowed in GROUP BY", name), e.pos)
+        .withHint("windows are grouping keys: GROUP BY window(ts, '10 seconds'), then SELECT "
+                  "window.start, window.end");
   }
   if (e.distinct) {
     throw SqlError(sqlstate::kFeatureNotSupported,
@@ -327,6 +346,9 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
 }
 
 ExprPtr ExprBinder::bind(const ast::Expr& e) const {
+  if (hook_) {
+    if (ExprPtr replaced = hook_(e)) return replaced;
+  }
   ExprPtr bound = bindNode(e);
   // Fold constant subtrees once here instead of once per record. A subtree
   // that fails to evaluate (1/0 under a CASE that never reaches it) is left as
@@ -339,6 +361,31 @@ ExprPtr ExprBinder::bind(const ast::Expr& e) const {
     }
   }
   return bound;
+}
+
+bool containsAggregate(const ast::Expr& e) {
+  if (e.kind == ast::ExprKind::Call && (e.star || isAggregateFunction(e.name))) return true;
+  for (const auto& a : e.args) {
+    if (a && containsAggregate(*a)) return true;
+  }
+  for (const auto& [w, t] : e.whens) {
+    if (containsAggregate(*w) || containsAggregate(*t)) return true;
+  }
+  return e.elseExpr && containsAggregate(*e.elseExpr);
+}
+
+bool containsWindow(const ast::Expr& e) {
+  if (e.kind == ast::ExprKind::Call &&
+      (iequals(e.name, "window") || iequals(e.name, "session_window"))) {
+    return true;
+  }
+  for (const auto& a : e.args) {
+    if (a && containsWindow(*a)) return true;
+  }
+  for (const auto& [w, t] : e.whens) {
+    if (containsWindow(*w) || containsWindow(*t)) return true;
+  }
+  return e.elseExpr && containsWindow(*e.elseExpr);
 }
 
 }  // namespace planner_detail

@@ -6,6 +6,7 @@
 // stateless subqueries are flattened into a single scan -> filter -> project.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,13 +36,20 @@ struct Scope {
 // Every column of `schema` as a column reference, reachable through `qualifier`.
 Scope scopeFromSchema(const Schema& schema, const std::string& qualifier);
 
-// Where an expression appears decides which errors apply: aggregates are a
-// grouping error in WHERE and a not-yet-supported feature in a flow's select list.
-enum class ExprContext { General, Where, SelectList };
+// Where an expression appears decides the message of a misplaced aggregate
+// (a grouping error, 42803, that names the clause).
+enum class ExprContext { General, Where, SelectList, GroupBy, JoinOn, DistinctOn, AggregateArg };
+
+// Replaces the binding of a subtree before the binder looks at it: returns the
+// bound expression, or null to let the binder bind the node itself (and call the
+// hook again on its children). Grouped queries use it to turn aggregate calls and
+// grouping expressions into references to the aggregate's output columns.
+using BindHook = std::function<ExprPtr(const ast::Expr&)>;
 
 class ExprBinder {
  public:
-  ExprBinder(const Scope& scope, ExprContext context) : scope_(scope), context_(context) {}
+  ExprBinder(const Scope& scope, ExprContext context, BindHook hook = nullptr)
+      : scope_(scope), context_(context), hook_(std::move(hook)) {}
 
   // Binds an expression (never a bare `*`), folding constant subtrees.
   ExprPtr bind(const ast::Expr& e) const;
@@ -55,7 +63,13 @@ class ExprBinder {
 
   const Scope& scope_;
   ExprContext context_;
+  BindHook hook_;
 };
+
+// True when the expression contains an aggregate call (count(*), sum(x), ...).
+bool containsAggregate(const ast::Expr& e);
+// True when the expression contains window() or session_window().
+bool containsWindow(const ast::Expr& e);
 
 // Levenshtein distance, case-insensitive; used for "perhaps you meant" hints.
 size_t editDistance(std::string_view a, std::string_view b);
@@ -67,5 +81,8 @@ std::string closestName(std::string_view name, const std::vector<std::string>& c
 inline constexpr const char* kInvalidDatetimeFormat = "22007";
 // 42701 duplicate_column.
 inline constexpr const char* kDuplicateColumn = "42701";
+// 42P10 invalid_column_reference: an event-time operator on a relation whose
+// source declares no WATERMARK.
+inline constexpr const char* kInvalidColumnReference = "42P10";
 
 }  // namespace rtsql::planner_detail

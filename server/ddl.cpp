@@ -1,7 +1,10 @@
 // CREATE / DROP / INSERT and the lifecycle of flows.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "common/schema.h"
+#include "connectors/datagen/datagen.h"
 #include "connectors/file/table_loader.h"
 #include "connectors/provider.h"
 #include "server/engine.h"
@@ -33,10 +36,15 @@ std::string flowIdFor(const std::string& name) {
 
 }  // namespace
 
+std::string Engine::flowStateDir(const std::string& flow) const {
+  return (std::filesystem::path(options_.dataDir) / "flows" / toLower(flow) / "state").string();
+}
+
 void Engine::createSource(const ast::CreateSource& stmt, ResultWriter& out) {
   Options options = toOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   validateSourceOptions(connector, options, stmt.pos);
+  connectors_.checkCreate(connector, options);
   std::string format = connector == "kafka" ? toLower(options.getString("format", "json")) : "";
   SourceDef def;
   def.name = stmt.name;
@@ -44,6 +52,8 @@ void Engine::createSource(const ast::CreateSource& stmt, ResultWriter& out) {
   def.format = format;
   def.schema = bindSourceSchema(stmt, connector, format, options.getBool("includeHeaders", false));
   if (auto wm = bindWatermark(stmt, def.schema)) def.watermark = *wm;
+  // Generator options name columns: check them against the declared ones now.
+  if (connector == "datagen") validateDatagenOptions(options, def.schema, stmt.pos);
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);
@@ -57,6 +67,7 @@ void Engine::createSink(const ast::CreateSink& stmt, ResultWriter& out) {
   Options options = toOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   validateSinkOptions(connector, options, stmt.pos);
+  connectors_.checkCreate(connector, options);
   SinkDef def;
   def.name = stmt.name;
   def.connector = connector;
@@ -165,7 +176,13 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   std::string source = plan.scan.name;
   catalog_.addFlow(std::move(def), false, stmt.namePos);
 
-  auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(stmt.name));
+  // A new flow starts with empty state: whatever a dropped flow of the same
+  // name left behind is removed.
+  std::string stateDir = flowStateDir(stmt.name);
+  std::error_code ec;
+  std::filesystem::remove_all(stateDir, ec);
+  auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_,
+                                               flowIdFor(stmt.name), stateDir);
   try {
     runtime->start();
   } catch (...) {
@@ -197,6 +214,11 @@ void Engine::drop(const ast::Drop& stmt, ResultWriter& out) {
       }
       if (rt) rt->stop();
       dropped = catalog_.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
+      if (rt) {
+        rt.reset();  // closes the state store before its files go
+        std::error_code ec;
+        std::filesystem::remove_all(flowStateDir(stmt.name), ec);
+      }
       out.complete("DROP FLOW");
       break;
     }

@@ -70,6 +70,7 @@ class Engine : public QueryHandler {
   void select(EngineSession& s, const ast::SelectStatement& stmt, ResultWriter& out);
 
   PlanContext planContext(const EngineSession& s) const;
+  std::string flowStateDir(const std::string& flow) const;
   FlowRuntime* findRuntime(const std::string& name);
   static void sendRows(ResultWriter& out, const std::vector<ResultColumn>& cols, const Rows& rows,
                        const std::string& tag);

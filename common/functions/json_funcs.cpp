@@ -95,6 +95,36 @@ ExprPtr buildGetJsonObject(const std::string& name, std::vector<ExprPtr>& args, 
   });
 }
 
+// to_json writes structs as Spark does by default (ignoreNullFields): a NULL
+// field is left out of its object; NULL array elements stay as null.
+void appendJsonSkippingNullFields(std::string& out, const Value& v, const DataType& t) {
+  if (v.isNull() || (t.id != TypeId::Struct && t.id != TypeId::Array)) {
+    appendJsonValue(out, v, t);
+    return;
+  }
+  const ValueList& items = v.asList();
+  if (t.id == TypeId::Array) {
+    out += '[';
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i) out += ',';
+      appendJsonSkippingNullFields(out, items[i], *t.element);
+    }
+    out += ']';
+    return;
+  }
+  out += '{';
+  bool first = true;
+  for (size_t i = 0; i < items.size() && i < t.fields.size(); ++i) {
+    if (items[i].isNull()) continue;
+    if (!first) out += ',';
+    first = false;
+    appendJsonString(out, t.fields[i].name);
+    out += ':';
+    appendJsonSkippingNullFields(out, items[i], *t.fields[i].type);
+  }
+  out += '}';
+}
+
 ExprPtr buildToJson(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   auto id = args[0]->type()->id;
   if (id != TypeId::Struct && id != TypeId::Array)
@@ -103,7 +133,7 @@ ExprPtr buildToJson(const std::string& name, std::vector<ExprPtr>& args, size_t 
   DataTypePtr t = args[0]->type();
   return fn1(name, DataType::of(TypeId::String), args, [t](const Value& v) {
     std::string out;
-    appendJsonValue(out, v, *t);
+    appendJsonSkippingNullFields(out, v, *t);
     return Value::string(std::move(out));
   });
 }

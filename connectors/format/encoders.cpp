@@ -27,7 +27,9 @@ void appendAsBytes(std::string& out, const Value& v, const DataType& type) {
 
 class JsonEncoder final : public RecordEncoder {
  public:
-  explicit JsonEncoder(const SinkSpec& sink) : schema_(sink.input), keyColumn_(sink.keyColumn) {
+  explicit JsonEncoder(const SinkSpec& sink)
+      : schema_(sink.input), keyColumn_(sink.keyColumn), keyColumns_(sink.keyColumns) {
+    if (keyColumn_ >= 0) keyColumns_.clear();
     for (size_t i = 0; i < schema_.size(); ++i) {
       const Column& c = schema_.columns[i];
       if (c.hidden) continue;
@@ -64,12 +66,32 @@ class JsonEncoder final : public RecordEncoder {
       out.hasKey = true;
       appendAsBytes(out.key, row[static_cast<size_t>(keyColumn_)],
                     *schema_.columns[static_cast<size_t>(keyColumn_)].type);
+    } else if (keyColumns_.size() > 1) {
+      // Several group keys: the key is the JSON object of them, so a compacted
+      // topic keeps one (the latest) record per group.
+      out.hasKey = true;
+      out.key += '{';
+      for (size_t k = 0; k < keyColumns_.size(); ++k) {
+        auto index = static_cast<size_t>(keyColumns_[k]);
+        if (k) out.key += ',';
+        appendJsonString(out.key, schema_.columns[index].name);
+        out.key += ':';
+        appendJsonValue(out.key, index < row.size() ? row[index] : Value(), *schema_.columns[index].type);
+      }
+      out.key += '}';
+    } else if (keyColumns_.size() == 1) {
+      auto index = static_cast<size_t>(keyColumns_[0]);
+      if (index < row.size() && !row[index].isNull()) {
+        out.hasKey = true;
+        appendAsBytes(out.key, row[index], *schema_.columns[index].type);
+      }
     }
   }
 
  private:
   Schema schema_;
   int keyColumn_;
+  std::vector<int> keyColumns_;
   std::vector<std::pair<size_t, std::string>> columns_;
 };
 

@@ -87,6 +87,9 @@ class KafkaSourceTask final : public SourceTask {
   }
 
   ~KafkaSourceTask() override {
+    // The client cannot be destroyed while the application still holds any of
+    // its messages (a poll that threw leaves some here).
+    held_.clear();
     if (queue_) rd_kafka_queue_destroy(queue_);
     // Nothing to leave or commit: the task never joined a group, and offsets
     // are committed only at epoch ends. Skipping the consumer close also keeps
@@ -128,13 +131,33 @@ class KafkaSourceTask final : public SourceTask {
   }
 
   void commit() override {
-    ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
+    std::vector<PartitionProgress> upTo;
     {
       std::lock_guard lock(mutex_);
       for (const PartitionState& s : parts_) {
-        if (s.endOffset < 0 || s.endOffset == s.committed) continue;
+        PartitionProgress p;
+        p.topic = s.topic;
+        p.partition = s.partition;
+        p.endOffset = s.endOffset;
+        upTo.push_back(p);
+      }
+    }
+    commit(upTo);
+  }
+
+  // Commits the given positions, then makes them the next epoch's start. Records
+  // read since (after an epoch's barrier) stay uncommitted until a later epoch.
+  void commit(const std::vector<PartitionProgress>& upTo) override {
+    ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(upTo.size()) + 1));
+    {
+      std::lock_guard lock(mutex_);
+      for (const PartitionProgress& p : upTo) {
+        auto it = byKey_.find(key(topicIndexOf(p.topic.c_str()), p.partition));
+        if (it == byKey_.end()) continue;
+        const PartitionState& s = parts_[it->second];
+        if (p.endOffset < 0 || p.endOffset == s.committed) continue;
         rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset =
-            s.endOffset;
+            p.endOffset;
       }
     }
     if (list->cnt > 0) {
@@ -146,11 +169,13 @@ class KafkaSourceTask final : public SourceTask {
       }
     }
     std::lock_guard lock(mutex_);
-    for (int i = 0; i < list->cnt; ++i) {
-      auto it = byKey_.find(key(topicIndexOf(list->elems[i].topic), list->elems[i].partition));
-      if (it != byKey_.end()) parts_[it->second].committed = list->elems[i].offset;
+    for (const PartitionProgress& p : upTo) {
+      auto it = byKey_.find(key(topicIndexOf(p.topic.c_str()), p.partition));
+      if (it == byKey_.end() || p.endOffset < 0) continue;
+      PartitionState& s = parts_[it->second];
+      s.committed = p.endOffset;
+      s.startOffset = p.endOffset;
     }
-    for (PartitionState& s : parts_) s.startOffset = s.endOffset;
   }
 
   std::vector<PartitionProgress> progress() const override {
@@ -159,6 +184,7 @@ class KafkaSourceTask final : public SourceTask {
     out.reserve(parts_.size());
     for (const PartitionState& s : parts_) {
       PartitionProgress p;
+      p.topic = s.topic;
       p.partition = s.partition;
       p.startOffset = s.startOffset;
       p.endOffset = s.endOffset;

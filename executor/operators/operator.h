@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "common/value.h"
 
 namespace rtsql {
@@ -29,6 +30,11 @@ struct RecordContext {
 struct OperatorStats {
   std::atomic<uint64_t> rowsIn{0};
   std::atomic<uint64_t> rowsOut{0};
+  // Stateful operators only (progress JSON `stateOperators`).
+  std::atomic<uint64_t> numRowsTotal{0};    // keys/rows held in state now
+  std::atomic<uint64_t> numRowsUpdated{0};  // state rows written, since the epoch began
+  std::atomic<uint64_t> numRowsDroppedByWatermark{0};  // late input rows dropped
+  std::atomic<int64_t> memoryUsedBytes{0};  // state held in memory now
 };
 
 class Operator {
@@ -36,6 +42,21 @@ class Operator {
   virtual ~Operator() = default;
   // Takes one row; may modify it in place and pass it on.
   virtual void push(Row& row, const RecordContext& ctx) = 0;
+  // The second input of a two-input operator (the right side of a stream-stream
+  // join). Other operators never receive it.
+  virtual void pushRight(Row& row, const RecordContext& ctx);
+  // Event time advanced: `watermarkMicros` is the task's new watermark (the
+  // minimum over its inputs). Stateful operators emit what became final, drop
+  // what the watermark passed, then forward the call.
+  virtual void onWatermark(int64_t watermarkMicros) {
+    if (next_) next_->onWatermark(watermarkMicros);
+  }
+  // Epoch end: stateful operators make their state durable in the state store
+  // (StateTable::flush), then forward the call. numRowsUpdated restarts at 0.
+  virtual void onEpochEnd() {
+    if (next_) next_->onEpochEnd();
+  }
+  virtual bool stateful() const { return false; }
   virtual std::string name() const = 0;
 
   void setNext(Operator* next) { next_ = next; }
@@ -50,6 +71,10 @@ class Operator {
   Operator* next_ = nullptr;
   OperatorStats stats_;
 };
+
+inline void Operator::pushRight(Row&, const RecordContext&) {
+  throw InternalError(name() + " has no second input");
+}
 
 using OperatorPtr = std::unique_ptr<Operator>;
 

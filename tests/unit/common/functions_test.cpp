@@ -282,6 +282,9 @@ TEST_CASE("functions: JSON") {
   auto ns = makeCall("named_struct", {litS("id"), litI(1), litS("name"), litS("a\"b")}, 0);
   CHECK(callS("to_json", {ns}) == R"({"id":1,"name":"a\"b"})");
   CHECK(callS("to_json", {makeCall("array", {litI(1), litI(2)}, 0)}) == "[1,2]");
+  // Spark leaves NULL fields out of the object (ignoreNullFields), even nested ones.
+  auto withNull = makeCall("named_struct", {litS("a"), litI(1), litS("b"), makeLiteral(Value(), DataType::of(TypeId::Null))}, 0);
+  CHECK(callS("to_json", {withNull}) == R"({"a":1})");
   CHECK(sqlErrorOf([] { makeCall("to_json", {litI(1)}, 0); }).sqlstate() == "42804");
 }
 

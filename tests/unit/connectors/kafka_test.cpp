@@ -350,9 +350,15 @@ TEST_CASE("kafka bootstrap 'embedded' needs the server's embedded broker") {
   SqlError e = expectSqlError([&] { noBroker.sourcePartitions(scan); });
   CHECK(e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState);
   CHECK(e.hint().find("--embedded-kafka") != std::string::npos);
+  e = expectSqlError([&] { noBroker.checkBootstrap("kafka", scan.options); });
+  CHECK(e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState);
+  CHECK(e.position() == 250);  // the value of 'kafka.bootstrap.servers'
+  CHECK_NOTHROW(noBroker.checkBootstrap("kafka", jsonScan("127.0.0.1:9092", "t").options));
+  CHECK_NOTHROW(noBroker.checkBootstrap("datagen", scan.options));
 
   EmbeddedKafka broker;
   DefaultConnectorProvider withBroker(broker.bootstrap());
+  CHECK_NOTHROW(withBroker.checkBootstrap("kafka", scan.options));
   // Missing topics on the embedded broker are created with one partition.
   CHECK(withBroker.sourcePartitions(jsonScan("EMBEDDED", "auto-made")) == 1);
   auto task = withBroker.openSource(jsonScan("embedded", "auto-made"), "f", 0, 1);

@@ -1,0 +1,349 @@
+// Binary encodings of Values: an order-preserving key encoding for state keys
+// and a compact value encoding for state values and the shuffle.
+//
+// Key layout, one tag byte per value and then its payload:
+//   0x01 NULL (lowest tag, so NULL sorts first)
+//   0x10 BOOLEAN, 0x00 or 0x01
+//   0x20 INT and BIGINT (shared, so 1 and 1L encode alike), 8 bytes big-endian
+//        with the sign bit flipped
+//   0x28 DOUBLE, 8 bytes: the IEEE bits with the sign bit flipped for positive
+//        numbers and every bit flipped for negative ones; -0.0 is written as 0.0
+//        and every NaN as one canonical NaN, which sorts after +Infinity as
+//        Value::compare orders it
+//   0x30 STRING and 0x38 BINARY, the bytes with 0x00 escaped as 0x00 0xFF and
+//        terminated by 0x00 0x01, so a string sorts before its extensions
+//   0x40 TIMESTAMP and 0x48 INTERVAL, as integers
+//   0x50 ARRAY and 0x58 STRUCT, the elements' encodings and a 0x00 terminator;
+//        0x00 is below every tag, so a list sorts before its extensions
+// The tags follow TypeId order, so values of different types order as
+// Value::compare orders them, except that integers and doubles are not
+// interleaved (a key column has one type, so this never matters in practice).
+//
+// Value layout: one byte with the TypeId (0 for NULL), then integers as zigzag
+// varints, doubles as 8 little-endian bytes, booleans as one byte, strings as a
+// varint length and the bytes, arrays and structs as a varint count and the
+// elements. Writing the TypeId instead of a bare null flag costs nothing and
+// makes a decoded value exactly the encoded one (an INT stays an INT even when
+// read back as a BIGINT column).
+#include "common/row_codec.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "common/error.h"
+
+namespace rtsql {
+
+namespace {
+
+constexpr uint8_t kKeyListEnd = 0x00;
+constexpr uint8_t kKeyNull = 0x01;
+constexpr uint8_t kKeyBoolean = 0x10;
+constexpr uint8_t kKeyInteger = 0x20;
+constexpr uint8_t kKeyDouble = 0x28;
+constexpr uint8_t kKeyString = 0x30;
+constexpr uint8_t kKeyBinary = 0x38;
+constexpr uint8_t kKeyTimestamp = 0x40;
+constexpr uint8_t kKeyInterval = 0x48;
+constexpr uint8_t kKeyArray = 0x50;
+constexpr uint8_t kKeyStruct = 0x58;
+
+constexpr uint64_t kSignBit = 1ULL << 63;
+
+[[noreturn]] void truncated() {
+  throw InternalError("row codec: truncated or corrupt input");
+}
+
+void putBigEndian64(std::string& out, uint64_t v) {
+  char buf[8];
+  for (int i = 7; i >= 0; --i) {
+    buf[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+  out.append(buf, 8);
+}
+
+uint64_t getBigEndian64(std::string_view& in) {
+  if (in.size() < 8) truncated();
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  in.remove_prefix(8);
+  return v;
+}
+
+uint8_t getByte(std::string_view& in) {
+  if (in.empty()) truncated();
+  auto b = static_cast<uint8_t>(in[0]);
+  in.remove_prefix(1);
+  return b;
+}
+
+uint64_t doubleKeyBits(double d) {
+  if (std::isnan(d)) d = std::numeric_limits<double>::quiet_NaN();
+  if (d == 0.0) d = 0.0;  // folds -0.0 into 0.0, which compare() treats as equal
+  auto bits = std::bit_cast<uint64_t>(d);
+  if (std::isnan(d)) bits &= ~kSignBit;  // a positive NaN sorts after +Infinity
+  return (bits & kSignBit) ? ~bits : (bits | kSignBit);
+}
+
+double doubleFromKeyBits(uint64_t bits) {
+  bits = (bits & kSignBit) ? (bits & ~kSignBit) : ~bits;
+  return std::bit_cast<double>(bits);
+}
+
+void encodeKeyString(std::string& out, const std::string& s) {
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\0') {
+      out.append(s, start, i - start);
+      out += '\0';
+      out += '\xff';
+      start = i + 1;
+    }
+  }
+  out.append(s, start, s.size() - start);
+  out += '\0';
+  out += '\x01';
+}
+
+std::string decodeKeyString(std::string_view& in) {
+  std::string s;
+  for (;;) {
+    size_t zero = in.find('\0');
+    if (zero == std::string_view::npos || zero + 1 >= in.size()) truncated();
+    s.append(in.substr(0, zero));
+    auto marker = static_cast<uint8_t>(in[zero + 1]);
+    in.remove_prefix(zero + 2);
+    if (marker == 0x01) return s;
+    if (marker != 0xff) truncated();
+    s += '\0';
+  }
+}
+
+void putVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+
+uint64_t getVarint(std::string_view& in) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    uint8_t b = getByte(in);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  truncated();
+}
+
+uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+int64_t unzigzag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+const DataType& elementType(const DataType& type) {
+  return type.element ? *type.element : *DataType::of(TypeId::Null);
+}
+
+const DataType& fieldType(const DataType& type, size_t i) {
+  return i < type.fields.size() && type.fields[i].type ? *type.fields[i].type
+                                                       : *DataType::of(TypeId::Null);
+}
+
+}  // namespace
+
+void encodeKeyInt(std::string& out, int64_t v) {
+  putBigEndian64(out, static_cast<uint64_t>(v) ^ kSignBit);
+}
+
+int64_t decodeKeyInt(std::string_view& in) {
+  return static_cast<int64_t>(getBigEndian64(in) ^ kSignBit);
+}
+
+void encodeKey(std::string& out, const Value& v) {
+  switch (v.type()) {
+    case TypeId::Null:
+      out += static_cast<char>(kKeyNull);
+      return;
+    case TypeId::Boolean:
+      out += static_cast<char>(kKeyBoolean);
+      out += v.asBool() ? '\x01' : '\x00';
+      return;
+    case TypeId::Int:
+    case TypeId::BigInt:
+      out += static_cast<char>(kKeyInteger);
+      encodeKeyInt(out, v.asInt());
+      return;
+    case TypeId::Timestamp:
+      out += static_cast<char>(kKeyTimestamp);
+      encodeKeyInt(out, v.asInt());
+      return;
+    case TypeId::Interval:
+      out += static_cast<char>(kKeyInterval);
+      encodeKeyInt(out, v.asInt());
+      return;
+    case TypeId::Double:
+      out += static_cast<char>(kKeyDouble);
+      putBigEndian64(out, doubleKeyBits(v.asDouble()));
+      return;
+    case TypeId::String:
+    case TypeId::Binary:
+      out += static_cast<char>(v.type() == TypeId::String ? kKeyString : kKeyBinary);
+      encodeKeyString(out, v.asString());
+      return;
+    case TypeId::Array:
+    case TypeId::Struct:
+      out += static_cast<char>(v.type() == TypeId::Array ? kKeyArray : kKeyStruct);
+      for (const auto& item : v.asList()) encodeKey(out, item);
+      out += static_cast<char>(kKeyListEnd);
+      return;
+  }
+}
+
+Value decodeKey(std::string_view& in, const DataType& type) {
+  uint8_t tag = getByte(in);
+  switch (tag) {
+    case kKeyNull:
+      return Value();
+    case kKeyBoolean:
+      return Value::boolean(getByte(in) != 0);
+    case kKeyInteger: {
+      int64_t v = decodeKeyInt(in);
+      return type.id == TypeId::Int ? Value::integer(static_cast<int32_t>(v)) : Value::bigint(v);
+    }
+    case kKeyTimestamp:
+      return Value::timestamp(decodeKeyInt(in));
+    case kKeyInterval:
+      return Value::interval(decodeKeyInt(in));
+    case kKeyDouble:
+      return Value::float64(doubleFromKeyBits(getBigEndian64(in)));
+    case kKeyString:
+      return Value::string(decodeKeyString(in));
+    case kKeyBinary:
+      return Value::binary(decodeKeyString(in));
+    case kKeyArray:
+    case kKeyStruct: {
+      bool isArray = tag == kKeyArray;
+      ValueList items;
+      for (;;) {
+        if (in.empty()) truncated();
+        if (static_cast<uint8_t>(in[0]) == kKeyListEnd) {
+          in.remove_prefix(1);
+          break;
+        }
+        items.push_back(decodeKey(in, isArray ? elementType(type) : fieldType(type, items.size())));
+      }
+      return isArray ? Value::array(std::move(items)) : Value::structure(std::move(items));
+    }
+    default:
+      truncated();
+  }
+}
+
+void encodeValue(std::string& out, const Value& v) {
+  out += static_cast<char>(v.type());
+  switch (v.type()) {
+    case TypeId::Null:
+      return;
+    case TypeId::Boolean:
+      out += v.asBool() ? '\x01' : '\x00';
+      return;
+    case TypeId::Int:
+    case TypeId::BigInt:
+    case TypeId::Timestamp:
+    case TypeId::Interval:
+      putVarint(out, zigzag(v.asInt()));
+      return;
+    case TypeId::Double: {
+      auto bits = std::bit_cast<uint64_t>(v.asDouble());
+      char buf[8];
+      for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>((bits >> (8 * i)) & 0xff);
+      out.append(buf, 8);
+      return;
+    }
+    case TypeId::String:
+    case TypeId::Binary:
+      putVarint(out, v.asString().size());
+      out += v.asString();
+      return;
+    case TypeId::Array:
+    case TypeId::Struct:
+      putVarint(out, v.asList().size());
+      for (const auto& item : v.asList()) encodeValue(out, item);
+      return;
+  }
+}
+
+Value decodeValue(std::string_view& in, const DataType& type) {
+  auto tag = static_cast<TypeId>(getByte(in));
+  switch (tag) {
+    case TypeId::Null:
+      return Value();
+    case TypeId::Boolean:
+      return Value::boolean(getByte(in) != 0);
+    case TypeId::Int:
+      return Value::integer(static_cast<int32_t>(unzigzag(getVarint(in))));
+    case TypeId::BigInt:
+      return Value::bigint(unzigzag(getVarint(in)));
+    case TypeId::Timestamp:
+      return Value::timestamp(unzigzag(getVarint(in)));
+    case TypeId::Interval:
+      return Value::interval(unzigzag(getVarint(in)));
+    case TypeId::Double: {
+      if (in.size() < 8) truncated();
+      uint64_t bits = 0;
+      for (int i = 7; i >= 0; --i) bits = (bits << 8) | static_cast<uint8_t>(in[i]);
+      in.remove_prefix(8);
+      return Value::float64(std::bit_cast<double>(bits));
+    }
+    case TypeId::String:
+    case TypeId::Binary: {
+      uint64_t n = getVarint(in);
+      if (n > in.size()) truncated();
+      std::string s(in.substr(0, n));
+      in.remove_prefix(n);
+      return tag == TypeId::String ? Value::string(std::move(s)) : Value::binary(std::move(s));
+    }
+    case TypeId::Array:
+    case TypeId::Struct: {
+      uint64_t n = getVarint(in);
+      // Every element takes at least one byte, which bounds the reservation
+      // on corrupt input.
+      if (n > in.size()) truncated();
+      ValueList items;
+      items.reserve(n);
+      for (uint64_t i = 0; i < n; ++i)
+        items.push_back(
+            decodeValue(in, tag == TypeId::Array ? elementType(type) : fieldType(type, i)));
+      return tag == TypeId::Array ? Value::array(std::move(items))
+                                  : Value::structure(std::move(items));
+    }
+  }
+  truncated();
+}
+
+void encodeRow(std::string& out, const Row& row) {
+  putVarint(out, row.size());
+  for (const auto& v : row) encodeValue(out, v);
+}
+
+Row decodeRow(std::string_view in, const std::vector<DataTypePtr>& types) {
+  uint64_t n = getVarint(in);
+  if (n != types.size())
+    throw InternalError("row codec: encoded row has " + std::to_string(n) + " columns, expected " +
+                        std::to_string(types.size()));
+  Row row;
+  row.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    row.push_back(decodeValue(in, types[i] ? *types[i] : *DataType::of(TypeId::Null)));
+  if (!in.empty()) truncated();
+  return row;
+}
+
+}  // namespace rtsql

@@ -1,0 +1,40 @@
+// Aggregate: GROUP BY with count(*), count(x), sum, min, max and avg, without a
+// window or over tumbling, sliding or session windows on event time.
+//
+// Output mode is Spark's update mode: every input row updates the accumulators
+// of its group (of each of its windows) in the state table and the group's new
+// output row is emitted at once. With EMIT ON WINDOW CLOSE nothing is emitted on
+// input; each window emits its one final row when the watermark passes its end.
+// Output rows are laid out as the group key values, then the window struct
+// STRUCT<start: TIMESTAMP, end: TIMESTAMP> when windowed, then one value per
+// aggregate.
+//
+// State (one StateTable per operator and task) uses these keys, where `g` is the
+// order-preserving key encoding of the group key values:
+//   'G' g              non-windowed group -> accumulators
+//   'W' end g          tumbling/sliding window -> accumulators
+//   'S' g              the group's open sessions -> their bounds and accumulators
+//   'T' end g start    session time index -> empty
+// `end` and `start` are encodeKeyInt() times, so windows and the session time
+// index are ordered by window end: expiring what the watermark passed is one
+// ordered scan up to the watermark, never a full scan. A row costs one get and
+// one put per window it updates.
+//
+// Rows emitted when a window closes carry the RecordContext of the last input
+// row that updated that window (kept in its state value), so the latency of a
+// final row is measured from the input that last changed it.
+#pragma once
+
+#include <memory>
+
+#include "executor/operators/operator.h"
+#include "executor/state/state_store.h"
+#include "planner/physical_plan.h"
+
+namespace rtsql {
+
+// `spec.kind` is OperatorKind::Aggregate; `state` is the operator's own table.
+// Throws InternalError on a malformed spec (e.g. a window without a size).
+OperatorPtr makeAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
+
+}  // namespace rtsql

@@ -1,0 +1,311 @@
+#include "executor/operators/aggregate_common.h"
+
+#include <cstring>
+#include <utility>
+
+#include "common/error.h"
+#include "common/row_codec.h"
+
+namespace rtsql {
+
+void putFixed64(std::string& out, uint64_t v) {
+  char buf[8];
+  for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  out.append(buf, 8);
+}
+
+uint64_t getFixed64(std::string_view& in) {
+  if (in.size() < 8) throw InternalError("aggregate state value is truncated");
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(8);
+  return v;
+}
+
+int64_t keyTimeAt(std::string_view in) {
+  if (in.size() < 8) throw InternalError("aggregate state key is truncated");
+  std::string_view t = in.substr(0, 8);
+  return decodeKeyInt(t);
+}
+
+namespace {
+
+uint64_t doubleBits(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+double bitsDouble(uint64_t u) {
+  double d;
+  std::memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+// Integral sums wrap on overflow, as Spark's non-ANSI sum does; unsigned
+// arithmetic makes that well defined.
+int64_t wrappingAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+int64_t integralOf(const Value& v) {
+  return v.type() == TypeId::Double ? static_cast<int64_t>(v.asDouble()) : v.asInt();
+}
+
+}  // namespace
+
+AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls) {
+  calls_.reserve(calls.size());
+  for (const AggregateCall& c : calls) {
+    Call call{c.function, c.arg, c.arg ? c.arg->type() : nullptr, false};
+    if (c.function != AggregateFunction::CountStar && !c.arg)
+      throw InternalError("aggregate call without an argument");
+    if (c.function == AggregateFunction::Sum) {
+      call.doubleSum = c.resultType ? c.resultType->id == TypeId::Double
+                                    : call.argType->id == TypeId::Double;
+    }
+    calls_.push_back(std::move(call));
+  }
+}
+
+void AggregateCalls::evalArgs(const Row& row, Row& args) const {
+  args.resize(calls_.size());
+  for (size_t i = 0; i < calls_.size(); ++i)
+    args[i] = calls_[i].arg ? calls_[i].arg->eval(row) : Value();
+}
+
+void AggregateCalls::reset(std::vector<Accumulator>& accs) const {
+  accs.resize(calls_.size());
+  for (Accumulator& a : accs) {
+    a.count = 0;
+    a.isum = 0;
+    a.dsum = 0;
+    a.has = false;
+    a.value = Value();
+  }
+}
+
+void AggregateCalls::update(std::vector<Accumulator>& accs, const Row& args) const {
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const Call& c = calls_[i];
+    Accumulator& a = accs[i];
+    const Value& v = args[i];
+    if (c.function == AggregateFunction::CountStar) {
+      ++a.count;
+      continue;
+    }
+    if (v.isNull()) continue;  // every other aggregate ignores NULL inputs
+    switch (c.function) {
+      case AggregateFunction::CountStar:
+      case AggregateFunction::Count:
+        ++a.count;
+        break;
+      case AggregateFunction::Sum:
+        if (c.doubleSum)
+          a.dsum += v.toDouble();
+        else
+          a.isum = wrappingAdd(a.isum, integralOf(v));
+        a.has = true;
+        break;
+      case AggregateFunction::Avg:
+        a.dsum += v.toDouble();
+        ++a.count;
+        break;
+      case AggregateFunction::Min:
+        if (!a.has || v.compare(a.value) < 0) a.value = v;
+        a.has = true;
+        break;
+      case AggregateFunction::Max:
+        if (!a.has || v.compare(a.value) > 0) a.value = v;
+        a.has = true;
+        break;
+    }
+  }
+}
+
+void AggregateCalls::merge(std::vector<Accumulator>& into, const std::vector<Accumulator>& from) const {
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    Accumulator& a = into[i];
+    const Accumulator& b = from[i];
+    switch (calls_[i].function) {
+      case AggregateFunction::CountStar:
+      case AggregateFunction::Count:
+        a.count += b.count;
+        break;
+      case AggregateFunction::Sum:
+        a.isum = wrappingAdd(a.isum, b.isum);
+        a.dsum += b.dsum;
+        a.has = a.has || b.has;
+        break;
+      case AggregateFunction::Avg:
+        a.dsum += b.dsum;
+        a.count += b.count;
+        break;
+      case AggregateFunction::Min:
+        if (b.has && (!a.has || b.value.compare(a.value) < 0)) a.value = b.value;
+        a.has = a.has || b.has;
+        break;
+      case AggregateFunction::Max:
+        if (b.has && (!a.has || b.value.compare(a.value) > 0)) a.value = b.value;
+        a.has = a.has || b.has;
+        break;
+    }
+  }
+}
+
+void AggregateCalls::encode(std::string& out, const std::vector<Accumulator>& accs) const {
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const Accumulator& a = accs[i];
+    switch (calls_[i].function) {
+      case AggregateFunction::CountStar:
+      case AggregateFunction::Count:
+        putFixed64(out, static_cast<uint64_t>(a.count));
+        break;
+      case AggregateFunction::Sum:
+        out.push_back(a.has ? 1 : 0);
+        putFixed64(out, calls_[i].doubleSum ? doubleBits(a.dsum) : static_cast<uint64_t>(a.isum));
+        break;
+      case AggregateFunction::Avg:
+        putFixed64(out, static_cast<uint64_t>(a.count));
+        putFixed64(out, doubleBits(a.dsum));
+        break;
+      case AggregateFunction::Min:
+      case AggregateFunction::Max:
+        out.push_back(a.has ? 1 : 0);
+        if (a.has) encodeValue(out, a.value);
+        break;
+    }
+  }
+}
+
+void AggregateCalls::decode(std::string_view& in, std::vector<Accumulator>& accs) const {
+  reset(accs);
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    Accumulator& a = accs[i];
+    switch (calls_[i].function) {
+      case AggregateFunction::CountStar:
+      case AggregateFunction::Count:
+        a.count = static_cast<int64_t>(getFixed64(in));
+        break;
+      case AggregateFunction::Sum: {
+        if (in.empty()) throw InternalError("aggregate state value is truncated");
+        a.has = in[0] != 0;
+        in.remove_prefix(1);
+        uint64_t bits = getFixed64(in);
+        if (calls_[i].doubleSum)
+          a.dsum = bitsDouble(bits);
+        else
+          a.isum = static_cast<int64_t>(bits);
+        break;
+      }
+      case AggregateFunction::Avg:
+        a.count = static_cast<int64_t>(getFixed64(in));
+        a.dsum = bitsDouble(getFixed64(in));
+        break;
+      case AggregateFunction::Min:
+      case AggregateFunction::Max:
+        if (in.empty()) throw InternalError("aggregate state value is truncated");
+        a.has = in[0] != 0;
+        in.remove_prefix(1);
+        if (a.has) a.value = decodeValue(in, *calls_[i].argType);
+        break;
+    }
+  }
+}
+
+void AggregateCalls::appendResults(Row& out, const std::vector<Accumulator>& accs) const {
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const Accumulator& a = accs[i];
+    switch (calls_[i].function) {
+      case AggregateFunction::CountStar:
+      case AggregateFunction::Count:
+        out.push_back(Value::bigint(a.count));
+        break;
+      case AggregateFunction::Sum:
+        if (!a.has)
+          out.emplace_back();
+        else
+          out.push_back(calls_[i].doubleSum ? Value::float64(a.dsum) : Value::bigint(a.isum));
+        break;
+      case AggregateFunction::Avg:
+        if (a.count == 0)
+          out.emplace_back();
+        else
+          out.push_back(Value::float64(a.dsum / static_cast<double>(a.count)));
+        break;
+      case AggregateFunction::Min:
+      case AggregateFunction::Max:
+        out.push_back(a.has ? a.value : Value());
+        break;
+    }
+  }
+}
+
+AggregateOperatorBase::AggregateOperatorBase(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+    : groupKeys_(spec.groupKeys),
+      calls_(spec.aggregates),
+      state_(std::move(state)),
+      emitOnClose_(spec.emitOnWindowClose && spec.window.kind != WindowKind::None) {
+  if (!state_) throw InternalError("aggregate operator without a state table");
+  groupValues_.resize(groupKeys_.size());
+  calls_.reset(accs_);
+  AggregateOperatorBase::refreshStats();
+}
+
+void AggregateOperatorBase::onEpochEnd() {
+  state_->flush();
+  stats_.numRowsUpdated.store(0, std::memory_order_relaxed);
+  refreshStats();
+  if (next_) next_->onEpochEnd();
+}
+
+void AggregateOperatorBase::evalGroupKey(const Row& row) {
+  groupKey_.clear();
+  for (size_t i = 0; i < groupKeys_.size(); ++i) {
+    groupValues_[i] = groupKeys_[i]->eval(row);
+    encodeKey(groupKey_, groupValues_[i]);
+  }
+  if (emitOnClose_) {
+    groupValueBytes_.clear();
+    for (const Value& v : groupValues_) encodeValue(groupValueBytes_, v);
+  }
+}
+
+void AggregateOperatorBase::decodeGroupValues(std::string_view& in, Row& out) const {
+  out.resize(groupKeys_.size());
+  for (size_t i = 0; i < groupKeys_.size(); ++i) out[i] = decodeValue(in, *groupKeys_[i]->type());
+}
+
+void AggregateOperatorBase::buildOutput(Row& out, const Row& groupValues, bool windowed, int64_t start,
+                                        int64_t end, const std::vector<Accumulator>& accs) const {
+  out.clear();
+  out.reserve(groupValues.size() + (windowed ? 1 : 0) + calls_.size());
+  out.insert(out.end(), groupValues.begin(), groupValues.end());
+  if (windowed) out.push_back(Value::structure({Value::timestamp(start), Value::timestamp(end)}));
+  calls_.appendResults(out, accs);
+}
+
+void AggregateOperatorBase::refreshStats() {
+  stats_.numRowsTotal.store(state_->size(), std::memory_order_relaxed);
+  stats_.memoryUsedBytes.store(state_->memoryBytes(), std::memory_order_relaxed);
+}
+
+void AggregateOperatorBase::drain(const std::string& from, const std::string& to,
+                                  const std::function<void(const std::string&, const std::string&)>& fn) {
+  constexpr size_t kBatch = 4096;
+  std::vector<std::pair<std::string, std::string>> batch;
+  for (;;) {
+    batch.clear();
+    state_->scan(from, to, [&](std::string_view k, std::string_view v) {
+      batch.emplace_back(std::string(k), std::string(v));
+      return batch.size() < kBatch;
+    });
+    for (const auto& [k, v] : batch) {
+      fn(k, v);
+      state_->erase(k);
+    }
+    if (batch.size() < kBatch) break;
+  }
+}
+
+}  // namespace rtsql

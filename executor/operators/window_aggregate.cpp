@@ -1,0 +1,137 @@
+#include "executor/operators/window_aggregate.h"
+
+#include <limits>
+
+#include "common/error.h"
+#include "common/row_codec.h"
+#include "executor/operators/aggregate_common.h"
+
+namespace rtsql {
+namespace {
+
+// Floor division (rounds towards negative infinity), so that windows before
+// the epoch are aligned like the ones after it.
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// State entry: key 'W' end g; value [ctx (16 bytes) when emitting on close]
+// accumulators [group key values when emitting on close].
+class WindowAggregateOperator final : public AggregateOperatorBase {
+ public:
+  WindowAggregateOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+      : AggregateOperatorBase(spec, std::move(state)), time_(spec.window.time) {
+    sizeMicros_ = spec.window.sizeMicros;
+    slideMicros_ = spec.window.kind == WindowKind::Tumbling || spec.window.slideMicros <= 0
+                       ? sizeMicros_
+                       : spec.window.slideMicros;
+    if (!time_) throw InternalError("window aggregate without a time expression");
+    if (sizeMicros_ <= 0) throw InternalError("window aggregate with a non-positive size");
+  }
+
+  void push(Row& row, const RecordContext& ctx) override {
+    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    Value tv = time_->eval(row);
+    if (tv.isNull()) return;  // a row without event time belongs to no window
+    const int64_t t = tv.asInt();
+    // Windows [k*slide, k*slide + size) containing t: t - size < k*slide <= t.
+    const int64_t firstK = floorDiv(t - sizeMicros_, slideMicros_) + 1;
+    const int64_t lastK = floorDiv(t, slideMicros_);
+    if (firstK > lastK) return;  // a gap between hopping windows
+
+    bool evaluated = false;
+    bool anyOpen = false;
+    for (int64_t k = firstK; k <= lastK; ++k) {
+      const int64_t start = k * slideMicros_;
+      const int64_t end = start + sizeMicros_;
+      if (end <= watermark_) continue;  // this window is closed already
+      anyOpen = true;
+      if (!evaluated) {
+        // The group key is encoded once per row, however many windows it updates.
+        evalGroupKey(row);
+        calls_.evalArgs(row, args_);
+        evaluated = true;
+      }
+      updateWindow(start, end, ctx);
+    }
+    if (!anyOpen) countDropped();
+    refreshStats();
+  }
+
+  void onWatermark(int64_t watermarkMicros) override {
+    if (watermarkMicros > watermark_) {
+      watermark_ = watermarkMicros;
+      expire();
+      refreshStats();
+    }
+    if (next_) next_->onWatermark(watermarkMicros);
+  }
+
+  std::string name() const override { return "WindowAggregate"; }
+
+ private:
+  void updateWindow(int64_t start, int64_t end, const RecordContext& ctx) {
+    key_.assign(1, 'W');
+    encodeKeyInt(key_, end);
+    key_.append(groupKey_);
+    if (state_->get(key_, value_)) {
+      std::string_view in = value_;
+      if (emitOnClose_) in.remove_prefix(16);
+      calls_.decode(in, accs_);
+    } else {
+      calls_.reset(accs_);
+    }
+    calls_.update(accs_, args_);
+    value_.clear();
+    if (emitOnClose_) {
+      putFixed64(value_, static_cast<uint64_t>(ctx.sourceTimestampMicros));
+      putFixed64(value_, static_cast<uint64_t>(ctx.readMicros));
+    }
+    calls_.encode(value_, accs_);
+    if (emitOnClose_) value_.append(groupValueBytes_);
+    state_->put(key_, value_);
+    countUpdate();
+    if (!emitOnClose_) {
+      buildOutput(out_, groupValues_, true, start, end, accs_);
+      emit(out_, ctx);
+    }
+  }
+
+  // Drops every window with end <= watermark, in end order, emitting each
+  // final row first when emitting on close.
+  void expire() {
+    std::string from(1, 'W');
+    std::string to(1, 'W');
+    if (watermark_ == std::numeric_limits<int64_t>::max()) {
+      to.assign(1, 'W' + 1);
+    } else {
+      encodeKeyInt(to, watermark_ + 1);
+    }
+    drain(from, to, [this](const std::string& key, const std::string& value) {
+      if (!emitOnClose_) return;
+      const int64_t end = keyTimeAt(std::string_view(key).substr(1));
+      std::string_view in = value;
+      RecordContext ctx;
+      ctx.sourceTimestampMicros = static_cast<int64_t>(getFixed64(in));
+      ctx.readMicros = static_cast<int64_t>(getFixed64(in));
+      calls_.decode(in, accs_);
+      decodeGroupValues(in, groupValues_);
+      buildOutput(out_, groupValues_, true, end - sizeMicros_, end, accs_);
+      emit(out_, ctx);
+    });
+  }
+
+  ExprPtr time_;
+  int64_t sizeMicros_ = 0;
+  int64_t slideMicros_ = 0;
+};
+
+}  // namespace
+
+OperatorPtr makeWindowAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+  return std::make_unique<WindowAggregateOperator>(spec, std::move(state));
+}
+
+}  // namespace rtsql

@@ -1,0 +1,84 @@
+// The streaming shuffle between stages. Each task of a shuffle stage owns one
+// ShuffleQueue; every task of every stage that feeds it pushes into it. A
+// record crosses as soon as it is produced: no batching, no timer. The queue is
+// bounded: a producer that finds it full waits (backpressure up to the source,
+// which then stops polling), so memory stays bounded and nothing is dropped.
+// A consumer with nothing to do blocks on a condition variable; nobody spins.
+//
+// Besides records, producers send control messages in the same order as their
+// records: their watermark, that they went idle, and epoch barriers.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "common/expr.h"
+#include "common/value.h"
+#include "executor/operators/operator.h"
+
+namespace rtsql {
+
+struct ShuffleMessage {
+  enum class Kind : uint8_t { Record, Watermark, Idle, Barrier };
+  Kind kind = Kind::Record;
+  uint8_t input = 0;       // which input of the consuming stage (join: 0 left, 1 right)
+  uint16_t producer = 0;   // index of the producing task among the stage's producers
+  int64_t value = 0;       // Watermark: micros; Barrier: epoch number
+  Row row;
+  RecordContext ctx;
+};
+
+class ShuffleQueue {
+ public:
+  explicit ShuffleQueue(size_t capacity) : capacity_(capacity) {}
+
+  // Appends a message, waiting while the queue is full. Returns false without
+  // appending when `stopping` became true while waiting.
+  bool push(ShuffleMessage&& m, const std::atomic<bool>& stopping);
+  // Moves every queued message to `out` (appending), waiting up to `timeoutMs`
+  // for the first one. Returns false on timeout.
+  bool popAll(std::deque<ShuffleMessage>& out, int timeoutMs);
+  // Wakes every waiting producer and the consumer (used at stop).
+  void wakeAll();
+  size_t size() const;
+
+ private:
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable notEmpty_;
+  std::condition_variable notFull_;
+  std::deque<ShuffleMessage> items_;
+  bool consumerWaiting_ = false;
+  int producersWaiting_ = 0;
+};
+
+// The terminal operator of a stage whose output is a shuffle: hashes the output
+// row's keys to pick the target task and pushes a copy of the row there.
+// Watermarks go to every target task.
+class ShuffleWriter final : public Operator {
+ public:
+  ShuffleWriter(std::vector<ExprPtr> keys, std::vector<ShuffleQueue*> targets, uint8_t input,
+                uint16_t producer, const std::atomic<bool>& stopping)
+      : keys_(std::move(keys)), targets_(std::move(targets)), input_(input), producer_(producer),
+        stopping_(stopping) {}
+
+  void push(Row& row, const RecordContext& ctx) override;
+  void onWatermark(int64_t watermarkMicros) override;
+  std::string name() const override { return "ShuffleWriter"; }
+
+  // Control messages to every target, in order with the records already sent.
+  void broadcast(ShuffleMessage::Kind kind, int64_t value);
+
+ private:
+  std::vector<ExprPtr> keys_;
+  std::vector<ShuffleQueue*> targets_;
+  uint8_t input_;
+  uint16_t producer_;
+  const std::atomic<bool>& stopping_;
+};
+
+}  // namespace rtsql

@@ -1,0 +1,489 @@
+// The RocksDB-backed StateStore and its tables.
+//
+// One RocksDB database holds the state of a flow. A table's keys are prefixed
+// with its operator id and task index, each as 4 big-endian bytes; the prefix is
+// fixed-width, so the key spaces of two tables never overlap and a table's keys
+// are one contiguous range.
+//
+// Every table keeps a write-back cache: a hash map from key to entry, where an
+// entry is a value, a tombstone (the key is erased, or known to be absent) and a
+// dirty flag. Entries are linked in LRU order and, when dirty, also in a dirty
+// list, so that flush() costs the dirty entries only. The memory budget is
+// store-wide: all tables charge one atomic counter. A table is used by one task
+// thread and can only evict its own entries, so when the store is over budget a
+// table evicts its least recently used entries down to its fair share (budget /
+// open tables); a table under its share leaves the excess to the tables above
+// theirs, which evict on their next access or flush. Evicting a dirty entry
+// writes it, in one batch with the other dirty entries of that eviction.
+//
+// Durability: writes go to RocksDB with the write-ahead log disabled. The state
+// of a flow is only meaningful at an epoch barrier, and that is what snapshot()
+// captures: the checkpoint flushes the memtables into SST files. Between
+// snapshots there is nothing a WAL could usefully recover, so it would only cost
+// write bandwidth. RocksDB still flushes the memtables when the database closes.
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/error.h"
+#include "executor/state/state_store.h"
+
+namespace rtsql {
+
+namespace {
+
+// What an entry costs beyond its key and value bytes: the hash node, the list
+// links and the two std::string headers, rounded up.
+constexpr int64_t kEntryOverhead = 112;
+constexpr size_t kPrefixSize = 8;
+
+[[noreturn]] void throwIo(const std::string& path, std::string_view what,
+                          const rocksdb::Status& s) {
+  throw SqlError(sqlstate::kIoError,
+                 fmt::format("state store at '{}': {}: {}", path, what, s.ToString()));
+}
+
+rocksdb::Slice slice(std::string_view s) {
+  return rocksdb::Slice(s.data(), s.size());
+}
+std::string_view view(const rocksdb::Slice& s) {
+  return std::string_view(s.data(), s.size());
+}
+
+// What the tables of one store share. Tables hold it by shared_ptr, so the
+// database stays open until the store and all its tables are gone.
+struct StoreShared {
+  std::string path;
+  bool destroyOnClose = false;
+  int64_t budget = 0;
+  rocksdb::Options options;
+  rocksdb::DB* db = nullptr;
+  rocksdb::WriteOptions writeOptions;
+  rocksdb::ReadOptions readOptions;
+
+  std::atomic<int64_t> memoryBytes{0};
+  std::atomic<int> openTables{0};
+  std::mutex tablesMutex;
+  std::unordered_set<uint64_t> tableIds;  // (operatorId, task) of the open tables
+
+  ~StoreShared() {
+    if (db) {
+      // Close() flushes memtables (the WAL is off) unless the store is about to
+      // be destroyed; its status is moot in a destructor.
+      db->Close().PermitUncheckedError();
+      delete db;
+    }
+    if (destroyOnClose) {
+      rocksdb::DestroyDB(path, options).PermitUncheckedError();
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  }
+
+  void write(rocksdb::WriteBatch& batch) {
+    auto s = db->Write(writeOptions, &batch);
+    if (!s.ok()) throwIo(path, "write failed", s);
+  }
+};
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+class RocksTable final : public StateTable {
+ public:
+  RocksTable(std::shared_ptr<StoreShared> shared, uint64_t id)
+      : shared_(std::move(shared)), id_(id) {
+    for (int i = 7; i >= 0; --i) prefix_ += static_cast<char>((id >> (8 * i)) & 0xff);
+    // The first key after this table's range; an all-0xff prefix has none and
+    // relies on the prefix check in scan().
+    prefixEnd_ = prefix_;
+    while (!prefixEnd_.empty() && static_cast<uint8_t>(prefixEnd_.back()) == 0xff)
+      prefixEnd_.pop_back();
+    if (!prefixEnd_.empty())
+      prefixEnd_.back() = static_cast<char>(static_cast<uint8_t>(prefixEnd_.back()) + 1);
+    size_ = countStored();
+    complete_ = size_ == 0;
+    shared_->openTables.fetch_add(1);
+  }
+
+  ~RocksTable() override {
+    // Unflushed writes are dropped: state is only defined at epoch barriers,
+    // where the task flushes.
+    shared_->memoryBytes.fetch_sub(bytes_.load());
+    shared_->openTables.fetch_sub(1);
+    std::lock_guard lock(shared_->tablesMutex);
+    shared_->tableIds.erase(id_);
+  }
+
+  bool get(std::string_view key, std::string& value) override {
+    if (Entry* e = find(key)) {
+      touch(e);
+      if (e->erased) return false;
+      value = e->value;
+      return true;
+    }
+    bool found = readStored(key, &value);
+    // Misses are cached too, as tombstones: the usual next step is a put of the
+    // same key, which then knows without another read that the key is new.
+    insert(key, found ? std::string_view(value) : std::string_view(), /*dirty=*/false,
+           /*erased=*/!found);
+    maybeEvict();
+    return found;
+  }
+
+  void put(std::string_view key, std::string_view value) override {
+    if (Entry* e = find(key)) {
+      if (e->erased) size_.fetch_add(1);
+      charge(static_cast<int64_t>(value.size()) - static_cast<int64_t>(e->value.size()));
+      e->value.assign(value.data(), value.size());
+      e->erased = false;
+      markDirty(e);
+      touch(e);
+    } else {
+      if (!readStored(key, nullptr)) size_.fetch_add(1);
+      insert(key, value, /*dirty=*/true, /*erased=*/false);
+    }
+    maybeEvict();
+  }
+
+  void erase(std::string_view key) override {
+    if (Entry* e = find(key)) {
+      if (!e->erased) {
+        size_.fetch_sub(1);
+        charge(-static_cast<int64_t>(e->value.size()));
+        e->value.clear();
+        e->value.shrink_to_fit();
+        e->erased = true;
+        markDirty(e);
+      }
+      touch(e);
+    } else {
+      bool existed = readStored(key, nullptr);
+      if (existed) size_.fetch_sub(1);
+      // A clean tombstone for a key that was never stored saves a later read.
+      insert(key, {}, /*dirty=*/existed, /*erased=*/true);
+    }
+    maybeEvict();
+  }
+
+  void scan(std::string_view from, std::string_view to,
+            const std::function<bool(std::string_view key, std::string_view value)>& fn) override {
+    if (!to.empty() && from >= to) return;
+    // After a flush RocksDB holds exactly the table's contents, so one iterator
+    // sees the cached writes. The iterator reads a fixed view of the database,
+    // so `fn` may put and erase freely; each visited key is checked against
+    // the cache, so a key erased (or rewritten) by `fn` ahead of the scan is
+    // skipped (or shows its new value).
+    flush();
+    std::string lower = prefix_ + std::string(from);
+    std::string upper = to.empty() ? prefixEnd_ : prefix_ + std::string(to);
+    rocksdb::Slice upperSlice(upper);
+    rocksdb::ReadOptions ro = shared_->readOptions;
+    if (!upper.empty()) ro.iterate_upper_bound = &upperSlice;
+    std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(ro));
+    std::string current;  // a stable copy of a cached value while `fn` runs
+    for (it->Seek(lower); it->Valid(); it->Next()) {
+      std::string_view full = view(it->key());
+      if (full.size() < kPrefixSize || full.substr(0, kPrefixSize) != prefix_) break;
+      std::string_view key = full.substr(kPrefixSize);
+      bool more;
+      if (Entry* e = find(key)) {
+        if (e->erased) continue;
+        current = e->value;
+        more = fn(key, current);
+      } else {
+        more = fn(key, view(it->value()));
+      }
+      if (!more) break;
+    }
+    if (!it->status().ok()) throwIo(shared_->path, "scan failed", it->status());
+  }
+
+  void flush() override {
+    if (dirtyHead_) {
+      // Key order makes the memtable inserts walk the skip list nearly
+      // sequentially, which is several times faster than random order.
+      std::vector<Entry*> dirty;
+      for (Entry* e = dirtyHead_; e; e = e->dirtyNext) dirty.push_back(e);
+      std::sort(dirty.begin(), dirty.end(),
+                [](const Entry* a, const Entry* b) { return *a->key < *b->key; });
+      rocksdb::WriteBatch batch;
+      for (Entry* e : dirty) {
+        addToBatch(batch, e);
+        unmarkDirty(e);
+      }
+      shared_->write(batch);
+    }
+    maybeEvict();
+  }
+
+  uint64_t size() const override {
+    return static_cast<uint64_t>(std::max<int64_t>(0, size_.load()));
+  }
+  int64_t memoryBytes() const override { return bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Entry {
+    const std::string* key = nullptr;  // the map node's key
+    std::string value;
+    Entry* prev = nullptr;  // LRU order, most recent first
+    Entry* next = nullptr;
+    Entry* dirtyPrev = nullptr;
+    Entry* dirtyNext = nullptr;
+    bool dirty = false;
+    bool erased = false;  // a tombstone: a pending delete when dirty, a known absence when clean
+  };
+  using Map = std::unordered_map<std::string, Entry, StringHash, std::equal_to<>>;
+
+  static int64_t entryBytes(std::string_view key, size_t valueSize) {
+    return static_cast<int64_t>(key.size() + valueSize) + kEntryOverhead;
+  }
+
+  Entry* find(std::string_view key) {
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+
+  void charge(int64_t delta) {
+    bytes_.store(bytes_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+    shared_->memoryBytes.fetch_add(delta, std::memory_order_relaxed);
+  }
+
+  const std::string& storedKey(std::string_view key) {
+    keyBuf_.assign(prefix_);
+    keyBuf_.append(key);
+    return keyBuf_;
+  }
+
+  // Reads the key from RocksDB into `value` (or only tests presence when null).
+  bool readStored(std::string_view key, std::string* value) {
+    if (complete_) return false;
+    rocksdb::PinnableSlice pinned;
+    auto s = shared_->db->Get(shared_->readOptions, shared_->db->DefaultColumnFamily(),
+                              slice(storedKey(key)), &pinned);
+    if (s.IsNotFound()) return false;
+    if (!s.ok()) throwIo(shared_->path, "read failed", s);
+    if (value) value->assign(pinned.data(), pinned.size());
+    return true;
+  }
+
+  // The number of keys stored under the prefix: the exact size of a table
+  // opened on existing state (e.g. a restored snapshot).
+  int64_t countStored() {
+    rocksdb::ReadOptions ro = shared_->readOptions;
+    rocksdb::Slice upperSlice(prefixEnd_);
+    if (!prefixEnd_.empty()) ro.iterate_upper_bound = &upperSlice;
+    std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(ro));
+    int64_t n = 0;
+    for (it->Seek(prefix_); it->Valid() && it->key().starts_with(prefix_); it->Next()) ++n;
+    if (!it->status().ok()) throwIo(shared_->path, "scan failed", it->status());
+    return n;
+  }
+
+  void insert(std::string_view key, std::string_view value, bool dirty, bool erased) {
+    auto [it, inserted] = map_.try_emplace(std::string(key));
+    Entry* e = &it->second;
+    e->key = &it->first;
+    e->value.assign(value.data(), value.size());
+    e->erased = erased;
+    if (dirty) markDirty(e);
+    linkFront(e);
+    charge(entryBytes(key, value.size()));
+  }
+
+  void linkFront(Entry* e) {
+    e->prev = nullptr;
+    e->next = head_;
+    if (head_) head_->prev = e;
+    head_ = e;
+    if (!tail_) tail_ = e;
+  }
+
+  void unlink(Entry* e) {
+    (e->prev ? e->prev->next : head_) = e->next;
+    (e->next ? e->next->prev : tail_) = e->prev;
+    e->prev = e->next = nullptr;
+  }
+
+  void touch(Entry* e) {
+    if (head_ == e) return;
+    unlink(e);
+    linkFront(e);
+  }
+
+  void markDirty(Entry* e) {
+    if (e->dirty) return;
+    e->dirty = true;
+    e->dirtyPrev = nullptr;
+    e->dirtyNext = dirtyHead_;
+    if (dirtyHead_) dirtyHead_->dirtyPrev = e;
+    dirtyHead_ = e;
+  }
+
+  void unmarkDirty(Entry* e) {
+    if (!e->dirty) return;
+    e->dirty = false;
+    (e->dirtyPrev ? e->dirtyPrev->dirtyNext : dirtyHead_) = e->dirtyNext;
+    if (e->dirtyNext) e->dirtyNext->dirtyPrev = e->dirtyPrev;
+    e->dirtyPrev = e->dirtyNext = nullptr;
+  }
+
+  void addToBatch(rocksdb::WriteBatch& batch, const Entry* e) {
+    const std::string& k = storedKey(*e->key);
+    auto s = e->erased ? batch.Delete(k) : batch.Put(k, e->value);
+    if (!s.ok()) throwIo(shared_->path, "write failed", s);
+  }
+
+  // Evicts least recently used entries while the store is over its budget and
+  // this table holds more than its share. Evicting stops at 90% of the limit
+  // that triggered it, so that the next few inserts do not each evict again.
+  void maybeEvict() {
+    int64_t budget = shared_->budget;
+    int64_t total = shared_->memoryBytes.load(std::memory_order_relaxed);
+    if (total <= budget) return;
+    int64_t share = budget / std::max(1, shared_->openTables.load(std::memory_order_relaxed));
+    int64_t mine = bytes_.load(std::memory_order_relaxed);
+    if (mine <= share) return;
+    int64_t target = std::max(mine - (total - budget * 9 / 10), share * 9 / 10);
+    rocksdb::WriteBatch batch;
+    bool wrote = false;
+    while (tail_ && bytes_.load(std::memory_order_relaxed) > target) {
+      Entry* e = tail_;
+      if (e->dirty) {
+        addToBatch(batch, e);
+        unmarkDirty(e);
+        wrote = true;
+      }
+      unlink(e);
+      complete_ = false;
+      charge(-entryBytes(*e->key, e->value.size()));
+      map_.erase(map_.find(std::string_view(*e->key)));
+    }
+    if (wrote) shared_->write(batch);
+  }
+
+  std::shared_ptr<StoreShared> shared_;
+  uint64_t id_;
+  std::string prefix_;
+  std::string prefixEnd_;
+  std::string keyBuf_;
+  Map map_;
+  Entry* head_ = nullptr;
+  Entry* tail_ = nullptr;
+  Entry* dirtyHead_ = nullptr;
+  // True while the cache holds every entry of the table (it started empty and
+  // has never evicted), so a key missing from the cache is absent and needs no
+  // read. This is the common case of state that fits its budget.
+  bool complete_ = false;
+  // Written by the owning task only; atomic so that progress reporting may read
+  // them from another thread.
+  std::atomic<int64_t> bytes_{0};
+  std::atomic<int64_t> size_{0};
+};
+
+class RocksStateStore final : public StateStore {
+ public:
+  explicit RocksStateStore(std::shared_ptr<StoreShared> shared) : shared_(std::move(shared)) {}
+
+  std::unique_ptr<StateTable> table(int operatorId, int task) override {
+    uint64_t id = (static_cast<uint64_t>(static_cast<uint32_t>(operatorId)) << 32) |
+                  static_cast<uint32_t>(task);
+    {
+      // Two tables on one key space would have two incoherent caches.
+      std::lock_guard lock(shared_->tablesMutex);
+      if (!shared_->tableIds.insert(id).second)
+        throw InternalError(
+            fmt::format("state table of operator {} task {} is already open", operatorId, task));
+    }
+    try {
+      return std::make_unique<RocksTable>(shared_, id);
+    } catch (...) {
+      std::lock_guard lock(shared_->tablesMutex);
+      shared_->tableIds.erase(id);
+      throw;
+    }
+  }
+
+  void snapshot(const std::string& dir) override {
+    rocksdb::Checkpoint* raw = nullptr;
+    auto s = rocksdb::Checkpoint::Create(shared_->db, &raw);
+    std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+    // log_size_for_flush = 0 flushes the memtables first, which is what makes
+    // the checkpoint complete without a WAL.
+    if (s.ok()) s = checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0);
+    if (!s.ok()) throwIo(shared_->path, fmt::format("snapshot into '{}' failed", dir), s);
+  }
+
+  int64_t diskBytes() const override {
+    uint64_t sst = 0, mem = 0;
+    shared_->db->GetIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &sst);
+    shared_->db->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &mem);
+    return static_cast<int64_t>(sst + mem);
+  }
+
+ private:
+  std::shared_ptr<StoreShared> shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
+  auto shared = std::make_shared<StoreShared>();
+  shared->path = options.path;
+  shared->budget = std::max<int64_t>(0, options.cacheBytes);
+
+  std::error_code ec;
+  std::filesystem::create_directories(options.path, ec);
+  if (ec)
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("state store at '{}': cannot create the directory: {}", options.path,
+                               ec.message()));
+
+  rocksdb::Options& o = shared->options;
+  o.create_if_missing = true;
+  o.compression = rocksdb::kLZ4Compression;
+  o.max_background_jobs = 2;
+  o.write_buffer_size = 16 << 20;
+  o.max_write_buffer_number = 3;
+  o.max_open_files = 512;
+  o.keep_log_file_num = 2;
+  o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  // A store that is destroyed on close need not write its memtables first.
+  o.avoid_flush_during_shutdown = options.destroyOnClose;
+  rocksdb::BlockBasedTableOptions table;
+  // RocksDB's block cache holds the cold state read back from disk; it is
+  // separate from the tables' write-back budget and sized from it.
+  table.block_cache = rocksdb::NewLRUCache(
+      static_cast<size_t>(std::clamp<int64_t>(options.cacheBytes / 2, 1 << 20, 256LL << 20)));
+  // Bloom filters make the read behind a put of a new key (needed for an exact
+  // size()) cheap: it usually never touches an SST block.
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+  shared->writeOptions.disableWAL = true;
+  auto s = rocksdb::DB::Open(o, options.path, &shared->db);
+  if (!s.ok()) {
+    shared->db = nullptr;
+    throwIo(options.path, "cannot open", s);
+  }
+  // Set only once the database is ours: a failed open must never delete a
+  // directory that may hold another store's state.
+  shared->destroyOnClose = options.destroyOnClose;
+  return std::make_unique<RocksStateStore>(std::move(shared));
+}
+
+}  // namespace rtsql

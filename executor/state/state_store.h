@@ -1,0 +1,71 @@
+// Operator state. Every stateful operator keeps its state through this one
+// interface, backed by RocksDB: one database per flow (under the server's data
+// directory), one key space per operator and task (keys are prefixed with the
+// operator id and the task index), and a write-back cache of hot entries in
+// memory. State larger than the memory budget therefore works: cold entries
+// live on disk and are read back on demand.
+//
+// A StateTable is used by one task thread only; the StateStore is shared by the
+// tasks of a flow. snapshot() takes a consistent RocksDB checkpoint of what the
+// tables have flushed: a task flushes its tables at each epoch end, so the
+// snapshot after all tasks flushed epoch N is exactly the state at epoch N's
+// barrier (the basis for checkpoints and recovery).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace rtsql {
+
+struct StateStoreOptions {
+  std::string path;                         // the RocksDB directory (created when missing)
+  int64_t cacheBytes = 64LL * 1024 * 1024;  // in-memory budget over all tables of the store
+  bool destroyOnClose = false;              // remove the directory when the store closes
+};
+
+class StateTable;
+
+class StateStore {
+ public:
+  // Opens (creating when missing) the database at options.path. Throws SqlError
+  // 58030 naming the path when RocksDB cannot open it.
+  static std::unique_ptr<StateStore> open(const StateStoreOptions& options);
+  virtual ~StateStore() = default;
+
+  // The key space of operator `operatorId` in task `task`. One table per key
+  // space may be open at a time (InternalError otherwise); destroying a table
+  // drops its unflushed writes.
+  virtual std::unique_ptr<StateTable> table(int operatorId, int task) = 0;
+  // A RocksDB checkpoint of every flushed write into `dir` (which must not exist).
+  virtual void snapshot(const std::string& dir) = 0;
+  // Bytes of live data on disk (approximate).
+  virtual int64_t diskBytes() const = 0;
+};
+
+class StateTable {
+ public:
+  virtual ~StateTable() = default;
+
+  // Point access. Reads hit the cache first, then RocksDB; writes go to the
+  // cache and reach RocksDB at flush() or when the cache is over its budget.
+  virtual bool get(std::string_view key, std::string& value) = 0;
+  virtual void put(std::string_view key, std::string_view value) = 0;
+  virtual void erase(std::string_view key) = 0;
+  // Visits the entries with from <= key < to in key order (cached writes
+  // included) until `fn` returns false. Keys are this table's own keys (without
+  // the prefix). Entries may be erased by `fn` through erase(). An empty `to`
+  // means no upper bound (the rest of the table).
+  virtual void scan(std::string_view from, std::string_view to,
+                    const std::function<bool(std::string_view key, std::string_view value)>& fn) = 0;
+  // Writes every dirty cached entry to RocksDB in one batch.
+  virtual void flush() = 0;
+  // Live entries in this table (exact: maintained on put/erase of new/old keys).
+  virtual uint64_t size() const = 0;
+  // Bytes of this table's entries held in memory.
+  virtual int64_t memoryBytes() const = 0;
+};
+
+}  // namespace rtsql

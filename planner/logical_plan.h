@@ -1,0 +1,146 @@
+// Internal to the planner: the logical plan and the query binder that builds it.
+//
+// Binding turns the AST into a small tree of logical nodes: scans, stateless
+// operators (filter, project, broadcast join) and stateful ones (aggregate,
+// dedup, stream-stream join) that need their input shuffled by key, and unions.
+// Expressions are bound once, against the rows of a node. A relation in FROM
+// (or a bound subquery) is a node plus a scope that names its columns by
+// expressions over that node's rows; a stateless subquery is therefore
+// flattened into the enclosing query: its projection becomes the expressions
+// the outer query names, and no Project node is planned for it. Projects are
+// planned only where rows must take a fixed shape: before a shuffle, at the
+// right side of a stream-stream join, at each term of a UNION ALL and at the
+// end of the query.
+//
+// cutStages() (stages.cpp) then turns the tree into physical stages, cutting
+// at every stateful node.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "planner/binder.h"
+#include "planner/catalog.h"
+#include "planner/physical_plan.h"
+#include "planner/planner.h"
+
+namespace rtsql::planner_detail {
+
+enum class Mode { Flow, Query };
+
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct Node {
+  enum class Kind { Scan, Stateless, Stateful, Union } kind = Kind::Scan;
+  Catalog::SourcePtr source;     // Scan
+  OperatorSpec op;               // Stateless / Stateful; op.output == schema
+  std::vector<NodePtr> inputs;   // Stateless: 1; Stateful: 1 or 2 (join); Union: n
+  // Stateful: per input, the shuffle keys over that input's rows.
+  std::vector<std::vector<ExprPtr>> shuffleKeys;
+  Schema schema;  // the rows this node produces
+};
+
+NodePtr scanNode(Catalog::SourcePtr source);
+NodePtr statelessNode(NodePtr input, OperatorSpec op);
+NodePtr filterNode(NodePtr input, ExprPtr predicate);
+
+struct OutputColumn {
+  std::string name;
+  ExprPtr expr;  // over the node's rows
+  size_t pos = SqlError::npos;
+};
+
+// A Project node computing `outputs` over `input`.
+NodePtr projectNode(NodePtr input, const std::vector<OutputColumn>& outputs);
+
+// What a FROM item or a bound query gives the enclosing query.
+struct Relation {
+  NodePtr node;  // null for a static table
+  Scope scope;   // names -> expressions over node rows
+  // The source's watermark column as an expression over node rows; null when
+  // the rows carry no event time with a watermark.
+  ExprPtr eventTime;
+  std::string sourceName;  // the (first) source read, for messages
+  // The rows are an aggregation's updates (a changelog), which no other
+  // stateful operator may consume.
+  bool changelog = false;
+  // An aggregation's group key columns (window included) over node rows: the
+  // default Kafka key of the sink.
+  std::vector<ExprPtr> keyRefs;
+  // The scope is the node's columns in order (a scan, possibly filtered), so
+  // the rows need no Project to take the scope's shape.
+  bool identity = false;
+  Catalog::TablePtr table;  // a static table in FROM (node is null)
+  std::string name;         // alias or relation name
+  size_t pos = SqlError::npos;
+};
+
+struct BoundQuery {
+  NodePtr node;
+  std::vector<OutputColumn> outputs;  // over node rows
+  ExprPtr eventTime;
+  std::string sourceName;
+  bool changelog = false;
+  std::vector<ExprPtr> keyRefs;
+  // The outputs are exactly the node's columns (a UNION ALL), so the query's
+  // end needs no Project of its own.
+  bool shaped = false;
+};
+
+class QueryBinder {
+ public:
+  QueryBinder(const PlanContext& ctx, Mode mode) : ctx_(ctx), mode_(mode) {}
+
+  // `limitPos` is where the top-level LIMIT is written, if known.
+  BoundQuery bindQuery(const ast::Query& q, bool top, size_t limitPos) const;
+
+ private:
+  [[noreturn]] void unsupported(const std::string& what, size_t pos,
+                                const std::string& hint = {}) const;
+  BoundQuery bindSelect(const ast::Select& s, bool top) const;
+  BoundQuery bindUnion(const ast::Query& q, bool top) const;
+  std::vector<OutputColumn> bindItems(const ast::Select& s, const Scope& scope) const;
+  BoundQuery bindDedup(const ast::Select& s, Relation rel) const;
+  BoundQuery bindAggregate(const ast::Select& s, Relation rel) const;  // aggregate_binder.cpp
+  void checkHints(const ast::Select& s) const;
+
+  Relation bindFrom(const ast::TableRef& ref) const;
+  Relation bindNamed(const ast::TableRef& ref) const;
+  Relation bindJoin(const ast::TableRef& ref) const;  // join_binder.cpp
+  Relation bindBroadcastJoin(const ast::TableRef& ref, Relation left, Relation right) const;
+  Relation bindStreamJoin(const ast::TableRef& ref, Relation left, Relation right) const;
+
+  const PlanContext& ctx_;
+  Mode mode_;
+};
+
+// Shared helpers.
+std::string outputName(const ast::SelectItem& item, const Expr& bound);
+void expandStar(const Scope& scope, const ast::Expr& star, std::vector<OutputColumn>& out);
+void checkUniqueNames(const std::vector<OutputColumn>& outputs);
+Schema outputSchema(const std::vector<OutputColumn>& outputs);
+// A scope with the same names whose expressions are unique column references:
+// binding against it gives a text that identifies which columns an expression
+// reads, so two spellings of one expression (`c.user_id`, `user_id`) compare equal.
+Scope fingerprintScope(const Scope& scope);
+// A scope whose columns print as `qualifier.name`, for EXPLAIN labels.
+Scope displayScope(const Scope& scope);
+// The Relation whose rows are exactly its scope's columns (plus the event time
+// when the scope does not name it), adding a Project unless already so.
+Relation materialize(const Relation& rel);
+// Splits `a AND b AND c` into its conjuncts.
+void splitConjuncts(const ast::Expr& e, std::vector<const ast::Expr*>& out);
+// 42P10: an event-time operator over rows without a watermark.
+[[noreturn]] void throwNeedsWatermark(const std::string& what, const std::string& source,
+                                      size_t pos);
+
+// "10 seconds", "1 minute", "0 seconds": durations as EXPLAIN prints them.
+std::string formatDuration(int64_t micros);
+
+// Cuts the logical tree (ending in the final Project) into stages, filling
+// plan.scans, plan.stages and plan.scan.
+void cutStages(const NodePtr& root, const PlanContext& ctx, PhysicalPlan& plan);
+
+}  // namespace rtsql::planner_detail

@@ -1,0 +1,539 @@
+// The query binder: SELECT terms, UNION ALL, FROM items, DISTINCT and
+// DISTINCT ON, into logical nodes (see logical_plan.h). Aggregation is bound in
+// aggregate_binder.cpp and joins in join_binder.cpp.
+#include <fmt/format.h>
+
+#include "planner/logical_plan.h"
+
+namespace rtsql::planner_detail {
+
+// ---------------------------------------------------------------- nodes
+
+NodePtr scanNode(Catalog::SourcePtr source) {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Scan;
+  node->schema = source->schema;
+  node->source = std::move(source);
+  return node;
+}
+
+NodePtr statelessNode(NodePtr input, OperatorSpec op) {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Stateless;
+  node->schema = op.output;
+  node->op = std::move(op);
+  node->inputs.push_back(std::move(input));
+  return node;
+}
+
+NodePtr filterNode(NodePtr input, ExprPtr predicate) {
+  OperatorSpec op;
+  op.kind = OperatorKind::Filter;
+  op.predicate = std::move(predicate);
+  op.output = input->schema;
+  return statelessNode(std::move(input), std::move(op));
+}
+
+NodePtr projectNode(NodePtr input, const std::vector<OutputColumn>& outputs) {
+  OperatorSpec op;
+  op.kind = OperatorKind::Project;
+  for (const auto& o : outputs) op.exprs.push_back(o.expr);
+  op.output = outputSchema(outputs);
+  return statelessNode(std::move(input), std::move(op));
+}
+
+// ---------------------------------------------------------------- helpers
+
+Schema outputSchema(const std::vector<OutputColumn>& outputs) {
+  Schema schema;
+  for (const auto& o : outputs) schema.columns.push_back(Column{o.name, o.expr->type(), false});
+  return schema;
+}
+
+std::string outputName(const ast::SelectItem& item, const Expr& bound) {
+  if (!item.alias.empty()) return item.alias;
+  const ast::Expr& e = *item.expr;
+  if (e.kind == ast::ExprKind::Column && !e.parts.empty()) return e.parts.back();
+  if (e.kind == ast::ExprKind::Field) return e.name;
+  if (!item.text.empty()) return item.text;
+  return bound.toString();
+}
+
+void expandStar(const Scope& scope, const ast::Expr& star, std::vector<OutputColumn>& out) {
+  const std::string* qualifier = star.parts.empty() ? nullptr : &star.parts.back();
+  if (qualifier && !scope.hasQualifier(*qualifier)) {
+    throw SqlError(sqlstate::kUndefinedTable,
+                   fmt::format("missing FROM-clause entry for table \"{}\"", *qualifier),
+                   star.pos);
+  }
+  for (const ScopeColumn& c : scope.columns) {
+    if (c.hidden) continue;
+    if (qualifier && !iequals(c.qualifier, *qualifier)) continue;
+    out.push_back(OutputColumn{c.name, c.expr, star.pos});
+  }
+}
+
+// A flow's rows become JSON objects (or raw sink fields by name), so every
+// output column needs its own name.
+void checkUniqueNames(const std::vector<OutputColumn>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (iequals(outputs[i].name, outputs[j].name)) {
+        throw SqlError(kDuplicateColumn,
+                       fmt::format("column \"{}\" specified more than once", outputs[i].name),
+                       outputs[i].pos,
+                       fmt::format("give one of them another name: ... AS {}_2", outputs[i].name));
+      }
+    }
+  }
+}
+
+Scope fingerprintScope(const Scope& scope) {
+  Scope out = scope;
+  for (size_t i = 0; i < out.columns.size(); ++i) {
+    out.columns[i].expr =
+        makeColumnRef(static_cast<int>(i), out.columns[i].type, "$" + std::to_string(i));
+  }
+  return out;
+}
+
+Scope displayScope(const Scope& scope) {
+  Scope out = scope;
+  for (size_t i = 0; i < out.columns.size(); ++i) {
+    const ScopeColumn& c = out.columns[i];
+    std::string name = c.qualifier.empty() ? c.name : c.qualifier + "." + c.name;
+    out.columns[i].expr = makeColumnRef(static_cast<int>(i), c.type, std::move(name));
+  }
+  return out;
+}
+
+Relation materialize(const Relation& rel) {
+  if (rel.identity) return rel;
+  std::vector<OutputColumn> outputs;
+  int timeIndex = -1;
+  for (size_t i = 0; i < rel.scope.columns.size(); ++i) {
+    const ScopeColumn& c = rel.scope.columns[i];
+    if (rel.eventTime && c.expr == rel.eventTime && timeIndex < 0) timeIndex = static_cast<int>(i);
+    outputs.push_back(OutputColumn{c.name, c.expr, SqlError::npos});
+  }
+  if (rel.eventTime && timeIndex < 0) {
+    timeIndex = static_cast<int>(outputs.size());
+    outputs.push_back(OutputColumn{rel.eventTime->toString(), rel.eventTime, SqlError::npos});
+  }
+  Relation out = rel;
+  out.node = projectNode(rel.node, outputs);
+  out.keyRefs.clear();  // the sink's key only follows an aggregate's own columns
+  for (size_t i = 0; i < out.scope.columns.size(); ++i) {
+    ScopeColumn& c = out.scope.columns[i];
+    c.expr = makeColumnRef(static_cast<int>(i), c.type, c.name);
+  }
+  out.eventTime = nullptr;
+  if (timeIndex >= 0 && static_cast<size_t>(timeIndex) < out.scope.columns.size()) {
+    out.eventTime = out.scope.columns[static_cast<size_t>(timeIndex)].expr;
+  } else if (timeIndex >= 0) {
+    out.eventTime = makeColumnRef(timeIndex, rel.eventTime->type(),
+                                  outputs[static_cast<size_t>(timeIndex)].name);
+  }
+  out.identity = true;
+  return out;
+}
+
+void splitConjuncts(const ast::Expr& e, std::vector<const ast::Expr*>& out) {
+  if (e.kind == ast::ExprKind::Binary && iequals(e.op, "AND") && e.args.size() == 2) {
+    splitConjuncts(*e.args[0], out);
+    splitConjuncts(*e.args[1], out);
+    return;
+  }
+  out.push_back(&e);
+}
+
+void throwNeedsWatermark(const std::string& what, const std::string& source, size_t pos) {
+  throw SqlError(kInvalidColumnReference,
+                 fmt::format("{} on source \"{}\" needs a WATERMARK", what, source), pos)
+      .withHint(fmt::format("declare one on the source: CREATE SOURCE {} (..., WATERMARK FOR ts "
+                            "AS ts - INTERVAL '10' SECOND) ...; it is what lets rtsql drop old "
+                            "state",
+                            source));
+}
+
+// ---------------------------------------------------------------- queries
+
+void QueryBinder::unsupported(const std::string& what, size_t pos, const std::string& hint) const {
+  SqlError err(sqlstate::kFeatureNotSupported,
+               fmt::format("{} is not supported in {} yet", what,
+                           mode_ == Mode::Flow ? "flows" : "queries"),
+               pos);
+  if (!hint.empty()) err.withHint(hint);
+  throw err;
+}
+
+BoundQuery QueryBinder::bindQuery(const ast::Query& q, bool top, size_t limitPos) const {
+  if (q.terms.empty()) throw InternalError("query without a SELECT");
+  if (!q.orderBy.empty()) unsupported("ORDER BY", q.orderBy[0].expr->pos);
+  if (q.limit && (mode_ == Mode::Flow || !top)) {
+    SqlError err(sqlstate::kFeatureNotSupported,
+                 top ? "LIMIT is not allowed in a flow" : "LIMIT is not supported in a subquery",
+                 top ? limitPos : q.pos);
+    if (top) err.withHint("a flow runs until it is stopped; use LIMIT in a live SELECT");
+    throw err;
+  }
+  if (q.terms.size() > 1) return bindUnion(q, top);
+  return bindSelect(q.terms[0], top);
+}
+
+std::vector<OutputColumn> QueryBinder::bindItems(const ast::Select& s, const Scope& scope) const {
+  std::vector<OutputColumn> outputs;
+  ExprBinder binder(scope, ExprContext::SelectList);
+  for (const auto& item : s.items) {
+    const ast::Expr& e = *item.expr;
+    if (e.kind == ast::ExprKind::Star) {
+      expandStar(scope, e, outputs);
+      continue;
+    }
+    ExprPtr bound = binder.bind(e);
+    outputs.push_back(OutputColumn{outputName(item, *bound), bound, e.pos});
+  }
+  return outputs;
+}
+
+BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
+  if (!s.from) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   mode_ == Mode::Flow ? "a flow must read FROM a source"
+                                       : "a query without FROM cannot be planned as a stream",
+                   s.pos, "add FROM <source>");
+  }
+  checkHints(s);
+  Relation rel = bindFrom(*s.from);
+  if (rel.table) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("\"{}\" is a static table; a {} reads from a source",
+                               rel.table->name, mode_ == Mode::Flow ? "flow" : "live query"),
+                   rel.pos, "tables are joined to a source's rows: FROM s JOIN t ON ...");
+  }
+
+  if (s.where) {
+    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where).bind(*s.where);
+    TypeId t = pred->type()->id;
+    if (t != TypeId::Boolean && t != TypeId::Null) {
+      throw SqlError(sqlstate::kDatatypeMismatch,
+                     fmt::format("argument of WHERE must be type BOOLEAN, not type {}",
+                                 pred->type()->toString()),
+                     s.where->pos);
+    }
+    rel.node = filterNode(rel.node, std::move(pred));
+  }
+
+  bool aggregate = !s.groupBy.empty() || s.having != nullptr;
+  for (const auto& item : s.items) {
+    if (item.expr->kind != ast::ExprKind::Star && containsAggregate(*item.expr)) aggregate = true;
+  }
+  bool dedup = s.distinct || !s.distinctOn.empty();
+
+  BoundQuery out;
+  if (aggregate) {
+    if (dedup) {
+      unsupported("DISTINCT over an aggregation", s.distinctOn.empty() ? s.pos : s.distinctOn[0]->pos,
+                  "an aggregation already gives one row per group");
+    }
+    out = bindAggregate(s, std::move(rel));
+  } else {
+    if (s.emitOnWindowClose) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     "EMIT ON WINDOW CLOSE needs a windowed aggregation", s.pos)
+          .withHint("GROUP BY window(ts, '1 minute'), ... EMIT ON WINDOW CLOSE");
+    }
+    if (dedup) {
+      out = bindDedup(s, std::move(rel));
+    } else {
+      out.outputs = bindItems(s, rel.scope);
+      out.node = rel.node;
+      out.eventTime = rel.eventTime;
+      out.sourceName = rel.sourceName;
+      out.changelog = rel.changelog;
+      out.keyRefs = rel.keyRefs;
+    }
+  }
+  if (top && mode_ == Mode::Flow) checkUniqueNames(out.outputs);
+  return out;
+}
+
+// DISTINCT ON (keys): the source stage computes the select items, the keys not
+// among them and the event time into one row, shuffled by the keys; the dedup
+// stage passes the first row per key.
+BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
+  size_t pos = s.distinctOn.empty() ? s.pos : s.distinctOn[0]->pos;
+  if (rel.changelog) {
+    unsupported("DISTINCT over the result of an aggregation", pos);
+  }
+  if (s.withinWatermark && !rel.eventTime) {
+    throwNeedsWatermark("DISTINCT ON ... WITHIN WATERMARK", rel.sourceName, pos);
+  }
+  std::vector<OutputColumn> items = bindItems(s, rel.scope);
+  std::vector<OutputColumn> pre = items;
+  auto indexOf = [&](const ExprPtr& e) {
+    for (size_t i = 0; i < pre.size(); ++i) {
+      if (pre[i].expr == e) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  std::vector<int> keyIndexes;
+  if (s.distinctOn.empty()) {
+    for (size_t i = 0; i < items.size(); ++i) keyIndexes.push_back(static_cast<int>(i));
+  } else {
+    ExprBinder binder(rel.scope, ExprContext::DistinctOn);
+    for (const auto& k : s.distinctOn) {
+      ExprPtr key = binder.bind(*k);
+      int i = indexOf(key);
+      if (i < 0) {
+        i = static_cast<int>(pre.size());
+        std::string name = k->kind == ast::ExprKind::Column && !k->parts.empty() ? k->parts.back()
+                                                                                  : key->toString();
+        pre.push_back(OutputColumn{name, key, k->pos});
+      }
+      keyIndexes.push_back(i);
+    }
+  }
+  int timeIndex = -1;
+  if (rel.eventTime) {
+    timeIndex = indexOf(rel.eventTime);
+    if (timeIndex < 0) {
+      timeIndex = static_cast<int>(pre.size());
+      pre.push_back(OutputColumn{rel.eventTime->toString(), rel.eventTime, SqlError::npos});
+    }
+  }
+  NodePtr preNode = projectNode(rel.node, pre);
+  auto ref = [&](int i) {
+    const Column& c = preNode->schema.columns[static_cast<size_t>(i)];
+    return makeColumnRef(i, c.type, c.name);
+  };
+
+  OperatorSpec op;
+  op.kind = OperatorKind::Dedup;
+  for (int i : keyIndexes) op.dedupKeys.push_back(ref(i));
+  op.withinWatermark = s.withinWatermark;
+  if (s.withinWatermark) op.eventTime = ref(timeIndex);
+  op.output = preNode->schema;
+
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Stateful;
+  node->schema = op.output;
+  node->shuffleKeys.push_back(op.dedupKeys);
+  node->op = std::move(op);
+  node->inputs.push_back(preNode);
+
+  BoundQuery out;
+  out.node = node;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out.outputs.push_back(OutputColumn{items[i].name, ref(static_cast<int>(i)), items[i].pos});
+  }
+  if (timeIndex >= 0) out.eventTime = ref(timeIndex);
+  out.sourceName = rel.sourceName;
+  return out;
+}
+
+namespace {
+
+// The widest of two types a UNION ALL column can take, or null when none.
+DataTypePtr unionType(const DataTypePtr& a, const DataTypePtr& b) {
+  if (a->equals(*b) || b->id == TypeId::Null) return a;
+  if (a->id == TypeId::Null) return b;
+  auto rank = [](TypeId t) { return t == TypeId::Int ? 1 : t == TypeId::BigInt ? 2 : 3; };
+  if (a->isNumeric() && b->isNumeric()) return rank(a->id) >= rank(b->id) ? a : b;
+  return nullptr;
+}
+
+}  // namespace
+
+// UNION ALL: each term is planned as its own branch, reshaped to the common
+// column types; the branches meet at whatever follows (the sink, or the
+// shuffle into a stateful operator).
+BoundQuery QueryBinder::bindUnion(const ast::Query& q, bool top) const {
+  std::vector<BoundQuery> terms;
+  for (const auto& term : q.terms) terms.push_back(bindSelect(term, false));
+  const size_t width = terms[0].outputs.size();
+  for (size_t t = 1; t < terms.size(); ++t) {
+    if (terms[t].outputs.size() != width) {
+      throw SqlError(sqlstate::kSyntaxError,
+                     fmt::format("each UNION ALL query must have the same number of columns: "
+                                 "the first has {}, query {} has {}",
+                                 width, t + 1, terms[t].outputs.size()),
+                     q.terms[t].pos);
+    }
+  }
+  std::vector<DataTypePtr> types;
+  for (size_t c = 0; c < width; ++c) {
+    DataTypePtr type = terms[0].outputs[c].expr->type();
+    for (size_t t = 1; t < terms.size(); ++t) {
+      const OutputColumn& o = terms[t].outputs[c];
+      DataTypePtr next = unionType(type, o.expr->type());
+      if (!next) {
+        throw SqlError(sqlstate::kDatatypeMismatch,
+                       fmt::format("UNION ALL column {} (\"{}\") is {} in the first query and {} "
+                                   "in query {}",
+                                   c + 1, terms[0].outputs[c].name, type->toString(),
+                                   o.expr->type()->toString(), t + 1),
+                       o.pos, "CAST one of them to the other's type");
+      }
+      type = next;
+    }
+    types.push_back(type);
+  }
+
+  // The event time survives the union when every term selects its own
+  // watermark column at the same place.
+  int timeIndex = -1;
+  for (size_t c = 0; c < width && timeIndex < 0; ++c) {
+    bool all = true;
+    for (const auto& term : terms) {
+      all = all && term.eventTime && term.outputs[c].expr == term.eventTime &&
+            term.outputs[c].expr->type()->equals(*types[c]);
+    }
+    if (all) timeIndex = static_cast<int>(c);
+  }
+
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Union;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    std::vector<OutputColumn> shaped;
+    for (size_t c = 0; c < width; ++c) {
+      const OutputColumn& o = terms[t].outputs[c];
+      ExprPtr e = o.expr;
+      if (!e->type()->equals(*types[c])) e = makeCast(e, types[c], o.pos);
+      shaped.push_back(OutputColumn{terms[0].outputs[c].name, e, o.pos});
+    }
+    node->inputs.push_back(projectNode(terms[t].node, shaped));
+  }
+  node->schema = node->inputs[0]->schema;
+
+  BoundQuery out;
+  out.node = node;
+  for (size_t c = 0; c < width; ++c) {
+    out.outputs.push_back(OutputColumn{terms[0].outputs[c].name,
+                                       makeColumnRef(static_cast<int>(c), types[c],
+                                                     terms[0].outputs[c].name),
+                                       terms[0].outputs[c].pos});
+  }
+  if (timeIndex >= 0) out.eventTime = out.outputs[static_cast<size_t>(timeIndex)].expr;
+  out.sourceName = terms[0].sourceName;
+  for (const auto& t : terms) out.changelog = out.changelog || t.changelog;
+  out.shaped = true;
+  if (top && mode_ == Mode::Flow) checkUniqueNames(out.outputs);
+  return out;
+}
+
+namespace {
+
+void relationNames(const ast::TableRef& ref, std::vector<std::string>& out) {
+  switch (ref.kind) {
+    case ast::TableRef::Kind::Named:
+      out.push_back(ref.name);
+      if (!ref.alias.empty()) out.push_back(ref.alias);
+      break;
+    case ast::TableRef::Kind::Subquery:
+      if (!ref.alias.empty()) out.push_back(ref.alias);
+      break;
+    case ast::TableRef::Kind::Join:
+      if (ref.left) relationNames(*ref.left, out);
+      if (ref.right) relationNames(*ref.right, out);
+      break;
+  }
+}
+
+}  // namespace
+
+// /*+ BROADCAST(t) */ is accepted as Spark accepts it: every join with a
+// static table is a broadcast join anyway. A hint that names nothing in FROM
+// is a mistake worth reporting; hints rtsql does not know are ignored.
+void QueryBinder::checkHints(const ast::Select& s) const {
+  if (s.hints.empty() || !s.from) return;
+  std::vector<std::string> names;
+  relationNames(*s.from, names);
+  for (const auto& hint : s.hints) {
+    std::string name = toUpper(hint.name);
+    if (name != "BROADCAST" && name != "BROADCASTJOIN" && name != "MAPJOIN") continue;
+    for (const auto& arg : hint.args) {
+      bool found = false;
+      for (const auto& n : names) found = found || iequals(n, arg);
+      if (!found) {
+        SqlError err(sqlstate::kUndefinedTable,
+                     fmt::format("{} hint names \"{}\", which is not in FROM", name, arg),
+                     hint.pos);
+        std::string close = closestName(arg, names);
+        err.withHint(close.empty() ? std::string("name a table of the join by its name or alias")
+                                   : fmt::format("perhaps you meant \"{}\"", close));
+        throw err;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- FROM
+
+Relation QueryBinder::bindFrom(const ast::TableRef& ref) const {
+  switch (ref.kind) {
+    case ast::TableRef::Kind::Join:
+      return bindJoin(ref);
+    case ast::TableRef::Kind::Subquery: {
+      if (!ref.subquery) throw InternalError("subquery reference without a query");
+      // Flattening: the outer query's references to the subquery's columns
+      // become the subquery's own expressions over its rows. A
+      // non-deterministic expression (rand()) referenced twice outside is
+      // therefore evaluated twice.
+      BoundQuery inner = bindQuery(*ref.subquery, false, SqlError::npos);
+      Relation rel;
+      rel.node = inner.node;
+      for (auto& o : inner.outputs) {
+        rel.scope.columns.push_back(ScopeColumn{ref.alias, o.name, o.expr->type(), false, o.expr});
+      }
+      rel.eventTime = inner.eventTime;
+      rel.sourceName = inner.sourceName;
+      rel.changelog = inner.changelog;
+      rel.keyRefs = inner.keyRefs;
+      rel.name = ref.alias;
+      rel.pos = ref.pos;
+      return rel;
+    }
+    case ast::TableRef::Kind::Named:
+      break;
+  }
+  return bindNamed(ref);
+}
+
+Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
+  const Catalog& catalog = *ctx_.catalog;
+  const std::string qualifier = ref.alias.empty() ? ref.name : ref.alias;
+  Relation rel;
+  rel.name = qualifier;
+  rel.pos = ref.pos;
+  if (Catalog::SourcePtr source = catalog.findSource(ref.name)) {
+    rel.node = scanNode(source);
+    rel.scope = scopeFromSchema(source->schema, qualifier);
+    if (source->watermark && source->watermark->column >= 0 &&
+        static_cast<size_t>(source->watermark->column) < rel.scope.columns.size()) {
+      rel.eventTime = rel.scope.columns[static_cast<size_t>(source->watermark->column)].expr;
+    }
+    rel.sourceName = source->name;
+    rel.identity = true;
+    return rel;
+  }
+  if (Catalog::TablePtr table = catalog.findTable(ref.name)) {
+    rel.table = table;
+    rel.scope = scopeFromSchema(table->schema, qualifier);
+    return rel;
+  }
+  SqlError err(sqlstate::kUndefinedTable, fmt::format("relation \"{}\" does not exist", ref.name),
+               ref.pos);
+  if (catalog.findSink(ref.name)) {
+    err.withHint(fmt::format("\"{}\" is a sink: flows write INTO sinks", ref.name));
+  } else {
+    std::vector<std::string> names;
+    for (const auto& s : catalog.sources()) names.push_back(s->name);
+    for (const auto& t : catalog.tables()) names.push_back(t->name);
+    std::string close = closestName(ref.name, names);
+    if (!close.empty()) err.withHint(fmt::format("perhaps you meant \"{}\"", close));
+  }
+  throw err;
+}
+
+}  // namespace rtsql::planner_detail

@@ -1,0 +1,351 @@
+#include "common/row_codec.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/types.h"
+#include "common/value.h"
+
+using namespace rtsql;
+
+namespace {
+
+std::string key(const Value& v) {
+  std::string out;
+  encodeKey(out, v);
+  return out;
+}
+
+int sign(int c) {
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+// Same type at every level and equal by compare(); doubles also by sign bit so
+// -0.0 survives a value round trip.
+bool identical(const Value& a, const Value& b) {
+  if (a.type() != b.type()) return false;
+  if (a.type() == TypeId::Double) {
+    double x = a.asDouble(), y = b.asDouble();
+    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+    return x == y && std::signbit(x) == std::signbit(y);
+  }
+  if (a.type() == TypeId::Array || a.type() == TypeId::Struct) {
+    const auto& l = a.asList();
+    const auto& r = b.asList();
+    if (l.size() != r.size()) return false;
+    for (size_t i = 0; i < l.size(); ++i)
+      if (!identical(l[i], r[i])) return false;
+    return true;
+  }
+  return a.compare(b) == 0;
+}
+
+// Every pair orders the same by Value::compare as by its encoded bytes.
+void checkOrder(const std::vector<Value>& values) {
+  std::vector<std::string> keys;
+  for (const auto& v : values) keys.push_back(key(v));
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t j = 0; j < values.size(); ++j) {
+      int byValue = sign(values[i].compare(values[j]));
+      int byKey = sign(keys[i].compare(keys[j]));
+      if (byValue != byKey) {
+        FAIL_CHECK("order differs for " << values[i].toString() << " vs " << values[j].toString()
+                                        << ": " << byValue << " by value, " << byKey << " by key");
+        return;
+      }
+    }
+  }
+  // And sorting by bytes gives a compare()-sorted sequence.
+  std::vector<size_t> idx(values.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  for (size_t i = 1; i < idx.size(); ++i) CHECK(values[idx[i - 1]].compare(values[idx[i]]) <= 0);
+}
+
+std::string randomBytes(std::mt19937_64& rng, size_t maxLen) {
+  // A small alphabet including NUL and 0xFF makes prefixes, shared prefixes and
+  // escapes frequent.
+  static const char alphabet[] = {'\0', '\x01', 'a', 'b', '\xfe', '\xff'};
+  std::string s(rng() % (maxLen + 1), ' ');
+  for (auto& c : s) c = alphabet[rng() % sizeof(alphabet)];
+  return s;
+}
+
+int64_t randomInt(std::mt19937_64& rng) {
+  switch (rng() % 4) {
+    case 0:
+      return static_cast<int64_t>(rng());  // anywhere in the range
+    case 1:
+      return static_cast<int64_t>(rng() % 2001) - 1000;  // small, both signs
+    case 2:
+      return std::numeric_limits<int64_t>::min() + static_cast<int64_t>(rng() % 3);
+    default:
+      return std::numeric_limits<int64_t>::max() - static_cast<int64_t>(rng() % 3);
+  }
+}
+
+double randomDouble(std::mt19937_64& rng) {
+  static const double specials[] = {0.0,
+                                    -0.0,
+                                    std::numeric_limits<double>::infinity(),
+                                    -std::numeric_limits<double>::infinity(),
+                                    std::numeric_limits<double>::quiet_NaN(),
+                                    -std::numeric_limits<double>::quiet_NaN(),
+                                    std::numeric_limits<double>::denorm_min(),
+                                    -std::numeric_limits<double>::denorm_min(),
+                                    std::numeric_limits<double>::max(),
+                                    std::numeric_limits<double>::lowest(),
+                                    1.0,
+                                    -1.0};
+  switch (rng() % 3) {
+    case 0:
+      return specials[rng() % std::size(specials)];
+    case 1:
+      return std::uniform_real_distribution<double>(-10, 10)(rng);
+    default:
+      return std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng),
+                        static_cast<int>(rng() % 600) - 300);
+  }
+}
+
+Value randomScalar(std::mt19937_64& rng, TypeId t) {
+  if (rng() % 10 == 0) return Value();
+  switch (t) {
+    case TypeId::Boolean:
+      return Value::boolean(rng() % 2);
+    case TypeId::Int:
+      return Value::integer(static_cast<int32_t>(randomInt(rng)));
+    case TypeId::BigInt:
+      return Value::bigint(randomInt(rng));
+    case TypeId::Double:
+      return Value::float64(randomDouble(rng));
+    case TypeId::String:
+      return Value::string(randomBytes(rng, 4));
+    case TypeId::Binary:
+      return Value::binary(randomBytes(rng, 4));
+    case TypeId::Timestamp:
+      return Value::timestamp(randomInt(rng));
+    case TypeId::Interval:
+      return Value::interval(randomInt(rng));
+    default:
+      return Value();
+  }
+}
+
+Value randomNested(std::mt19937_64& rng, int depth) {
+  if (depth == 0 || rng() % 3 == 0)
+    return randomScalar(rng, rng() % 2 ? TypeId::BigInt : TypeId::String);
+  ValueList items(rng() % 4);
+  for (auto& item : items) item = randomNested(rng, depth - 1);
+  return rng() % 2 ? Value::array(std::move(items)) : Value::structure(std::move(items));
+}
+
+const TypeId kScalarTypes[] = {TypeId::Boolean,   TypeId::Int,     TypeId::BigInt,
+                               TypeId::Double,    TypeId::String,  TypeId::Binary,
+                               TypeId::Timestamp, TypeId::Interval};
+
+}  // namespace
+
+TEST_CASE("row codec: key order matches Value::compare for every scalar type") {
+  std::mt19937_64 rng(42);
+  for (TypeId t : kScalarTypes) {
+    CAPTURE(typeIdName(t));
+    std::vector<Value> values;
+    for (int i = 0; i < 300; ++i) values.push_back(randomScalar(rng, t));
+    checkOrder(values);
+  }
+}
+
+TEST_CASE("row codec: key order of edge cases") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  checkOrder({Value(), Value::float64(-inf), Value::float64(-1e300), Value::float64(-1.5),
+              Value::float64(-0.0), Value::float64(0.0), Value::float64(1e-310),
+              Value::float64(2.5), Value::float64(inf), Value::float64(nan), Value::float64(-nan)});
+  checkOrder({Value::string(""), Value::string(std::string("\0", 1)),
+              Value::string(std::string("\0\0", 2)), Value::string(std::string("\0\x01", 2)),
+              Value::string("\x01"), Value::string("a"), Value::string(std::string("a\0", 2)),
+              Value::string(std::string("a\0b", 3)), Value::string("ab"), Value::string("b"),
+              Value::string("\xff"), Value::string("\xff\xff"), Value()});
+  checkOrder({Value::bigint(std::numeric_limits<int64_t>::min()), Value::bigint(-1),
+              Value::integer(0), Value::bigint(0), Value::integer(1),
+              Value::bigint(std::numeric_limits<int64_t>::max())});
+  // Values of different types order by type, as compare() orders them (NULL first).
+  checkOrder({Value(), Value::boolean(false), Value::boolean(true), Value::integer(-5),
+              Value::bigint(7), Value::string(""), Value::binary(""), Value::timestamp(-1),
+              Value::interval(0), Value::array({}), Value::structure({})});
+  // A list sorts before its extensions, and NULL elements first.
+  checkOrder({Value::array({}), Value::array({Value()}), Value::array({Value::bigint(1)}),
+              Value::array({Value::bigint(1), Value()}),
+              Value::array({Value::bigint(1), Value::bigint(2)}), Value::array({Value::bigint(2)}),
+              Value::array({Value::string("")}), Value::array({Value::array({})})});
+}
+
+TEST_CASE("row codec: INT and BIGINT share an encoding; -0.0 and NaNs are normalised") {
+  CHECK(key(Value::integer(1)) == key(Value::bigint(1)));
+  CHECK(key(Value::integer(-7)) == key(Value::bigint(-7)));
+  CHECK(key(Value::float64(-0.0)) == key(Value::float64(0.0)));
+  CHECK(key(Value::float64(std::numeric_limits<double>::quiet_NaN())) ==
+        key(Value::float64(-std::numeric_limits<double>::quiet_NaN())));
+  CHECK(key(Value::timestamp(1)) != key(Value::bigint(1)));
+  CHECK(key(Value()).size() == 1);
+}
+
+TEST_CASE("row codec: nested keys order like compare()") {
+  std::mt19937_64 rng(7);
+  std::vector<Value> values;
+  for (int i = 0; i < 300; ++i) values.push_back(randomNested(rng, 3));
+  checkOrder(values);
+}
+
+TEST_CASE("row codec: concatenated keys order as tuples") {
+  // An operator's key is encodeKey(a) + encodeKey(b); a string prefix in `a`
+  // must not let `b` decide the order.
+  std::mt19937_64 rng(3);
+  std::vector<std::pair<Value, Value>> tuples;
+  for (int i = 0; i < 200; ++i)
+    tuples.emplace_back(randomScalar(rng, TypeId::String), randomScalar(rng, TypeId::BigInt));
+  for (const auto& [a1, b1] : tuples) {
+    for (const auto& [a2, b2] : tuples) {
+      int c = a1.compare(a2);
+      if (c == 0) c = b1.compare(b2);
+      std::string k1 = key(a1) + key(b1), k2 = key(a2) + key(b2);
+      REQUIRE(sign(c) == sign(k1.compare(k2)));
+    }
+  }
+}
+
+TEST_CASE("row codec: key ints and key round trips") {
+  const int64_t ints[] = {std::numeric_limits<int64_t>::min(), -1000000, -1, 0, 1, 1700000000000000,
+                          std::numeric_limits<int64_t>::max()};
+  std::string prev;
+  for (int64_t v : ints) {
+    std::string out;
+    encodeKeyInt(out, v);
+    CHECK(out.size() == 8);
+    CHECK(prev < out);  // ascending integers give ascending bytes
+    prev = out;
+    std::string_view in = out;
+    CHECK(decodeKeyInt(in) == v);
+    CHECK(in.empty());
+  }
+  std::string_view shortInput("abc");
+  CHECK_THROWS_AS(decodeKeyInt(shortInput), InternalError);
+
+  std::mt19937_64 rng(11);
+  for (TypeId t : kScalarTypes) {
+    for (int i = 0; i < 200; ++i) {
+      Value v = randomScalar(rng, t);
+      std::string k = key(v);
+      std::string_view in = k;
+      Value back = decodeKey(in, *DataType::of(t));
+      CHECK(in.empty());
+      if (v.type() == TypeId::Double && v.asDouble() == 0.0) {
+        CHECK(back.asDouble() == 0.0);  // -0.0 reads back as 0.0
+      } else {
+        CHECK_MESSAGE(identical(v, back), v.toString() << " read back as " << back.toString());
+      }
+    }
+  }
+  auto listType = DataType::arrayOf(DataType::of(TypeId::Int));
+  Value list = Value::array({Value::integer(3), Value(), Value::integer(-4)});
+  std::string k = key(list);
+  std::string_view in = k;
+  CHECK(identical(decodeKey(in, *listType), list));
+}
+
+TEST_CASE("row codec: value round trips for every type, nested and NULL") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<Value> values = {
+      Value(),
+      Value::boolean(true),
+      Value::boolean(false),
+      Value::integer(0),
+      Value::integer(std::numeric_limits<int32_t>::min()),
+      Value::integer(std::numeric_limits<int32_t>::max()),
+      Value::bigint(std::numeric_limits<int64_t>::min()),
+      Value::bigint(std::numeric_limits<int64_t>::max()),
+      Value::bigint(-1),
+      Value::float64(-0.0),
+      Value::float64(3.25),
+      Value::float64(nan),
+      Value::float64(-std::numeric_limits<double>::infinity()),
+      Value::string(""),
+      Value::string(std::string("a\0b", 3)),
+      Value::string(std::string(300, 'x')),
+      Value::binary(std::string("\xff\0\x01", 3)),
+      Value::timestamp(1700000000123456),
+      Value::timestamp(-5),
+      Value::interval(3600000000),
+      Value::array({}),
+      Value::array({Value::integer(1), Value(), Value::integer(3)}),
+      Value::structure({Value::string("k"), Value::binary("v")}),
+      Value::array({Value::structure({Value::string("key"), Value()}),
+                    Value::structure({Value::string("key2"), Value::binary("val")})}),
+  };
+  for (const auto& v : values) {
+    std::string out;
+    encodeValue(out, v);
+    std::string_view in = out;
+    Value back = decodeValue(in, *DataType::of(TypeId::Null));
+    CHECK_MESSAGE(identical(v, back), v.toString() << " read back as " << back.toString());
+    CHECK(in.empty());
+  }
+  // Small integers are compact.
+  std::string out;
+  encodeValue(out, Value::bigint(-3));
+  CHECK(out.size() == 2);
+
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 500; ++i) {
+    Value v = randomNested(rng, 4);
+    std::string enc;
+    encodeValue(enc, v);
+    std::string_view in = enc;
+    REQUIRE(identical(decodeValue(in, *DataType::of(TypeId::Null)), v));
+  }
+}
+
+TEST_CASE("row codec: rows round trip; truncated or mismatched input throws") {
+  auto headersType = DataType::arrayOf(DataType::structOf(
+      {{"key", DataType::of(TypeId::String)}, {"value", DataType::of(TypeId::Binary)}}));
+  std::vector<DataTypePtr> types = {DataType::of(TypeId::BigInt), DataType::of(TypeId::String),
+                                    DataType::of(TypeId::Double), headersType,
+                                    DataType::of(TypeId::Timestamp)};
+  Row row = {Value::bigint(42), Value(), Value::float64(-2.5),
+             Value::array({Value::structure({Value::string("h"), Value::binary("x")})}),
+             Value::timestamp(99)};
+  std::string enc;
+  encodeRow(enc, row);
+  Row back = decodeRow(enc, types);
+  REQUIRE(back.size() == row.size());
+  for (size_t i = 0; i < row.size(); ++i) CHECK(identical(back[i], row[i]));
+
+  Row empty;
+  std::string encEmpty;
+  encodeRow(encEmpty, empty);
+  CHECK(decodeRow(encEmpty, {}).empty());
+
+  CHECK_THROWS_AS(decodeRow(enc, {DataType::of(TypeId::BigInt)}), InternalError);
+  for (size_t n = 0; n < enc.size(); ++n)
+    CHECK_THROWS_AS(decodeRow(std::string_view(enc).substr(0, n), types), InternalError);
+  CHECK_THROWS_AS(decodeRow(enc + "x", types), InternalError);
+
+  std::string k;
+  encodeKey(k, Value::array({Value::string("abc"), Value::float64(1)}));
+  for (size_t n = 0; n < k.size(); ++n) {
+    std::string_view in = std::string_view(k).substr(0, n);
+    CHECK_THROWS_AS(decodeKey(in, *DataType::of(TypeId::Null)), InternalError);
+  }
+  std::string_view bad("\x7f");
+  CHECK_THROWS_AS(decodeKey(bad, *DataType::of(TypeId::Null)), InternalError);
+  std::string_view badValue("\x63");
+  CHECK_THROWS_AS(decodeValue(badValue, *DataType::of(TypeId::Null)), InternalError);
+}

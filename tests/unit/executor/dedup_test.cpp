@@ -1,0 +1,267 @@
+// Dedup (DISTINCT ON): the first row per key passes and later ones are dropped;
+// NULL keys are keys; WITHIN WATERMARK forgets keys as the watermark passes
+// their event time, admits the key again afterwards, and drops late rows.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/expr.h"
+#include "executor/operators/dedup.h"
+#include "executor/state/state_store.h"
+
+using namespace rtsql;
+
+namespace {
+
+// An in-memory StateTable over a std::map, shared by the tables made from the
+// same storage so a test can reopen the "same" state.
+struct MemStorage {
+  std::map<std::string, std::string, std::less<>> data;
+  int flushes = 0;
+};
+
+class MemStateTable : public StateTable {
+ public:
+  explicit MemStateTable(std::shared_ptr<MemStorage> s) : s_(std::move(s)) {}
+  bool get(std::string_view key, std::string& value) override {
+    auto it = s_->data.find(key);
+    if (it == s_->data.end()) return false;
+    value = it->second;
+    return true;
+  }
+  void put(std::string_view key, std::string_view value) override {
+    s_->data[std::string(key)] = std::string(value);
+  }
+  void erase(std::string_view key) override {
+    auto it = s_->data.find(key);
+    if (it != s_->data.end()) s_->data.erase(it);
+  }
+  void scan(std::string_view from, std::string_view to,
+            const std::function<bool(std::string_view, std::string_view)>& fn) override {
+    auto it = s_->data.lower_bound(from);
+    while (it != s_->data.end() && std::string_view(it->first) < to) {
+      std::string key = it->first;
+      if (!fn(key, it->second)) return;
+      it = s_->data.upper_bound(key);
+    }
+  }
+  void flush() override { ++s_->flushes; }
+  uint64_t size() const override { return s_->data.size(); }
+  int64_t memoryBytes() const override {
+    int64_t n = 0;
+    for (const auto& [k, v] : s_->data) n += static_cast<int64_t>(k.size() + v.size());
+    return n;
+  }
+
+ private:
+  std::shared_ptr<MemStorage> s_;
+};
+
+// The state backends every test runs on: the in-memory map, and the RocksDB
+// store with a cache far smaller than the state, so reads go to disk.
+struct MemBackend {
+  std::shared_ptr<MemStorage> storage = std::make_shared<MemStorage>();
+  std::unique_ptr<StateTable> table() { return std::make_unique<MemStateTable>(storage); }
+  int flushes() const { return storage->flushes; }
+};
+
+struct RocksBackend {
+  RocksBackend() {
+    static int counter = 0;
+    StateStoreOptions o;
+    o.path = (std::filesystem::temp_directory_path() /
+              ("rtsql-dedup-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
+                 .string();
+    o.cacheBytes = 256;
+    o.destroyOnClose = true;
+    store = StateStore::open(o);
+  }
+  std::unique_ptr<StateTable> table() { return store->table(3, 0); }
+  int flushes() const { return -1; }  // not observable; the restart test covers it
+  std::unique_ptr<StateStore> store;
+};
+
+class Capture : public Operator {
+ public:
+  void push(Row& row, const RecordContext&) override { rows.push_back(row); }
+  void onWatermark(int64_t wm) override { watermarks.push_back(wm); }
+  void onEpochEnd() override { ++epochs; }
+  std::string name() const override { return "Capture"; }
+  std::vector<Row> rows;
+  std::vector<int64_t> watermarks;
+  int epochs = 0;
+};
+
+DataTypePtr bigint() { return DataType::of(TypeId::BigInt); }
+DataTypePtr str() { return DataType::of(TypeId::String); }
+DataTypePtr ts() { return DataType::of(TypeId::Timestamp); }
+
+// Rows are (id BIGINT, s STRING, t TIMESTAMP).
+Row row(Value id, Value s, Value t = Value()) { return {std::move(id), std::move(s), std::move(t)}; }
+Value I(int64_t v) { return Value::bigint(v); }
+Value S(const char* v) { return Value::string(v); }
+Value T(int64_t v) { return Value::timestamp(v); }
+
+OperatorSpec spec(std::vector<ExprPtr> keys, bool withinWatermark) {
+  OperatorSpec s;
+  s.kind = OperatorKind::Dedup;
+  s.id = 3;
+  s.output.columns = {{"id", bigint()}, {"s", str()}, {"t", ts()}};
+  s.dedupKeys = std::move(keys);
+  s.withinWatermark = withinWatermark;
+  if (withinWatermark) s.eventTime = makeColumnRef(2, ts(), "t");
+  return s;
+}
+
+template <typename Backend>
+struct Fixture {
+  Fixture(std::vector<ExprPtr> keys, bool within)
+      : op(makeDedup(spec(std::move(keys), within), backend.table())) {
+    op->setNext(&out);
+  }
+  void push(Row r) { op->push(r, RecordContext{}); }
+  Backend backend;
+  OperatorPtr op;
+  Capture out;
+};
+
+}  // namespace
+
+#define BACKENDS MemBackend, RocksBackend
+
+TEST_CASE_TEMPLATE("dedup passes the first row per key and drops later ones", B, BACKENDS) {
+  Fixture<B> f({makeColumnRef(0, bigint(), "id")}, false);
+  CHECK(f.op->stateful());
+  f.push(row(I(1), S("a")));
+  f.push(row(I(2), S("b")));
+  f.push(row(I(1), S("c")));
+  f.push(row(I(2), S("d")));
+  f.push(row(I(3), S("e")));
+  REQUIRE(f.out.rows.size() == 3);
+  CHECK(f.out.rows[0] == row(I(1), S("a")));
+  CHECK(f.out.rows[1] == row(I(2), S("b")));
+  CHECK(f.out.rows[2] == row(I(3), S("e")));
+  const auto& st = f.op->stats();
+  CHECK(st.rowsIn == 5);
+  CHECK(st.rowsOut == 3);
+  CHECK(st.numRowsTotal == 3);
+  CHECK(st.numRowsUpdated == 3);
+  CHECK(st.memoryUsedBytes > 0);
+
+  // Without WITHIN WATERMARK keys are kept forever and no row is late.
+  f.op->onWatermark(1'000'000);
+  CHECK(f.out.watermarks == std::vector<int64_t>{1'000'000});
+  f.push(row(I(1), S("f"), T(5)));
+  CHECK(f.out.rows.size() == 3);
+  CHECK(st.numRowsTotal == 3);
+  CHECK(st.numRowsDroppedByWatermark == 0);
+
+  f.op->onEpochEnd();
+  if (f.backend.flushes() >= 0) CHECK(f.backend.flushes() == 1);
+  CHECK(f.out.epochs == 1);
+  CHECK(st.numRowsUpdated == 0);
+  f.push(row(I(4), S("g")));
+  CHECK(st.numRowsUpdated == 1);
+  CHECK(st.numRowsTotal == 4);
+}
+
+TEST_CASE_TEMPLATE("dedup treats NULL key values as equal to each other", B, BACKENDS) {
+  Fixture<B> f({makeColumnRef(0, bigint(), "id"), makeColumnRef(1, str(), "s")}, false);
+  f.push(row(Value(), S("a")));
+  f.push(row(Value(), S("a")));
+  f.push(row(Value(), Value()));
+  f.push(row(Value(), Value()));
+  f.push(row(I(1), Value()));
+  f.push(row(I(1), S("a")));
+  f.push(row(I(1), Value()));
+  REQUIRE(f.out.rows.size() == 4);
+  CHECK(f.out.rows[0] == row(Value(), S("a")));
+  CHECK(f.out.rows[1] == row(Value(), Value()));
+  CHECK(f.out.rows[2] == row(I(1), Value()));
+  CHECK(f.out.rows[3] == row(I(1), S("a")));
+  CHECK(f.op->stats().numRowsTotal == 4);
+}
+
+TEST_CASE_TEMPLATE("dedup keeps the state of a previous run (same state table)", B, BACKENDS) {
+  B backend;
+  Capture out1, out2;
+  auto s = spec({makeColumnRef(0, bigint(), "id")}, false);
+  {
+    auto op = makeDedup(s, backend.table());
+    op->setNext(&out1);
+    Row r = row(I(7), S("a"));
+    op->push(r, {});
+    op->onEpochEnd();
+  }
+  auto op = makeDedup(s, backend.table());
+  op->setNext(&out2);
+  CHECK(op->stats().numRowsTotal == 1);
+  Row r = row(I(7), S("b"));
+  op->push(r, {});
+  CHECK(out2.rows.empty());
+}
+
+TEST_CASE_TEMPLATE("dedup within watermark forgets keys once the watermark reaches their time", B, BACKENDS) {
+  Fixture<B> f({makeColumnRef(0, bigint(), "id")}, true);
+  const auto& st = f.op->stats();
+  f.push(row(I(1), S("a"), T(100)));
+  f.push(row(I(2), S("b"), T(200)));
+  f.push(row(I(1), S("c"), T(150)));  // duplicate, dropped (not late)
+  REQUIRE(f.out.rows.size() == 2);
+  CHECK(st.numRowsTotal == 2);
+  CHECK(st.numRowsDroppedByWatermark == 0);
+
+  f.op->onWatermark(99);  // below key 1's time: still remembered
+  CHECK(st.numRowsTotal == 2);
+  f.push(row(I(1), S("d"), T(120)));
+  CHECK(f.out.rows.size() == 2);
+
+  f.op->onWatermark(100);  // reaches key 1's time (100): forgotten
+  CHECK(st.numRowsTotal == 1);
+  CHECK(f.out.watermarks == std::vector<int64_t>{99, 100});
+  f.push(row(I(1), S("e"), T(130)));  // admitted again
+  REQUIRE(f.out.rows.size() == 3);
+  CHECK(f.out.rows[2] == row(I(1), S("e"), T(130)));
+  CHECK(st.numRowsTotal == 2);
+  f.push(row(I(2), S("f"), T(300)));  // key 2 (time 200) is still remembered
+  CHECK(f.out.rows.size() == 3);
+
+  // Late rows (time below the watermark) and rows without an event time.
+  f.push(row(I(9), S("g"), T(99)));
+  f.push(row(I(9), S("h"), Value()));
+  CHECK(f.out.rows.size() == 3);
+  CHECK(st.numRowsDroppedByWatermark == 2);
+  // A row exactly at the watermark is on time.
+  f.push(row(I(9), S("i"), T(100)));
+  CHECK(f.out.rows.size() == 4);
+
+  f.op->onWatermark(1000);
+  CHECK(st.numRowsTotal == 0);
+  // A lower watermark never brings keys back or moves it backwards.
+  f.op->onWatermark(500);
+  f.push(row(I(2), S("j"), T(600)));
+  CHECK(f.out.rows.size() == 4);
+  CHECK(st.numRowsDroppedByWatermark == 3);
+}
+
+TEST_CASE_TEMPLATE("dedup holds many keys (more than the RocksDB cache)", B, BACKENDS) {
+  Fixture<B> f({makeColumnRef(0, bigint(), "id")}, true);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 1000; ++i) f.push(row(I(i), S("x"), T(1000 + i)));
+    if (round == 0) f.op->onEpochEnd();
+  }
+  CHECK(f.out.rows.size() == 1000);
+  CHECK(f.op->stats().numRowsTotal == 1000);
+  f.op->onWatermark(1499);  // forgets the keys with times 1000..1499
+  CHECK(f.op->stats().numRowsTotal == 500);
+  for (int i = 0; i < 1000; ++i) f.push(row(I(i), S("y"), T(2000)));
+  CHECK(f.out.rows.size() == 1500);
+  CHECK(f.out.rows[1000] == row(I(0), S("y"), T(2000)));
+}

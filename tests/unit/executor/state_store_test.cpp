@@ -1,0 +1,407 @@
+#include "executor/state/state_store.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "common/row_codec.h"
+
+using namespace rtsql;
+
+namespace {
+
+// A fresh directory under /tmp, removed with everything in it at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = std::filesystem::path("/tmp") / ("rtsql_state_test_" + std::to_string(::getpid()) + "_" +
+                                            std::to_string(counter.fetch_add(1)));
+    std::filesystem::remove_all(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string sub(const std::string& name) const { return (path / name).string(); }
+};
+
+std::unique_ptr<StateStore> openStore(const std::string& path, int64_t cacheBytes = 64LL << 20) {
+  StateStoreOptions o;
+  o.path = path;
+  o.cacheBytes = cacheBytes;
+  return StateStore::open(o);
+}
+
+std::string intKey(int64_t i) {
+  std::string k;
+  encodeKeyInt(k, i);
+  return k;
+}
+
+std::map<std::string, std::string> contents(StateTable& t) {
+  std::map<std::string, std::string> out;
+  t.scan("", "", [&](std::string_view k, std::string_view v) {
+    out.emplace(k, v);
+    return true;
+  });
+  return out;
+}
+
+std::string valueFor(int i) {
+  return "value-" + std::to_string(i) + std::string(static_cast<size_t>(i % 7), 'x');
+}
+
+}  // namespace
+
+TEST_CASE("state store: put, get, erase and size") {
+  TempDir dir;
+  auto store = openStore(dir.sub("db"));
+  auto t = store->table(1, 0);
+  std::string v;
+  CHECK_FALSE(t->get("a", v));
+  CHECK(t->size() == 0);
+  t->put("a", "1");
+  t->put("b", "2");
+  CHECK(t->size() == 2);
+  REQUIRE(t->get("a", v));
+  CHECK(v == "1");
+  t->put("a", "11");  // overwrite: no new key
+  CHECK(t->size() == 2);
+  REQUIRE(t->get("a", v));
+  CHECK(v == "11");
+  t->erase("a");
+  CHECK(t->size() == 1);
+  CHECK_FALSE(t->get("a", v));
+  t->erase("a");  // erasing twice, or a key never stored, changes nothing
+  t->erase("zzz");
+  CHECK(t->size() == 1);
+  t->put("a", "again");
+  CHECK(t->size() == 2);
+  CHECK(t->memoryBytes() > 0);
+
+  // The same through RocksDB: flushed keys are known to exist when the cache
+  // no longer holds them (a fresh table has an empty cache).
+  t->put(std::string("k\0ey", 4), std::string("\0v", 2));
+  t->flush();
+  t.reset();
+  auto t2 = store->table(1, 0);
+  CHECK(t2->size() == 3);
+  CHECK(t2->memoryBytes() == 0);
+  REQUIRE(t2->get(std::string("k\0ey", 4), v));
+  CHECK(v == std::string("\0v", 2));
+  t2->put("b", "22");  // exists only on disk: still not a new key
+  CHECK(t2->size() == 3);
+  t2->erase("a");
+  CHECK(t2->size() == 2);
+  t2->erase("a");
+  CHECK(t2->size() == 2);
+  t2->put("c", "3");
+  CHECK(t2->size() == 3);
+  CHECK(contents(*t2) ==
+        std::map<std::string, std::string>{
+            {"b", "22"}, {"c", "3"}, {std::string("k\0ey", 4), std::string("\0v", 2)}});
+}
+
+TEST_CASE("state store: tables of different operators and tasks are isolated") {
+  TempDir dir;
+  auto store = openStore(dir.sub("db"));
+  // Neighbouring ids, and ids whose prefixes carry into the next byte.
+  std::vector<std::pair<int, int>> ids = {{1, 0},   {1, 1},   {2, 0},  {0, 1},
+                                          {1, 255}, {1, 256}, {3, -1}, {4, 0}};
+  std::vector<std::unique_ptr<StateTable>> tables;
+  for (auto [op, task] : ids) tables.push_back(store->table(op, task));
+  for (size_t i = 0; i < tables.size(); ++i) {
+    tables[i]->put("shared", "t" + std::to_string(i));
+    tables[i]->put("\xff\xff\xff\xff\xff\xff\xff\xff\xff", "high" + std::to_string(i));
+    tables[i]->put("", "empty" + std::to_string(i));
+    if (i % 2 == 0) tables[i]->flush();  // some on disk, some only cached
+  }
+  for (size_t i = 0; i < tables.size(); ++i) {
+    CAPTURE(i);
+    std::string v;
+    REQUIRE(tables[i]->get("shared", v));
+    CHECK(v == "t" + std::to_string(i));
+    auto all = contents(*tables[i]);
+    CHECK(all.size() == 3);
+    CHECK(all["shared"] == "t" + std::to_string(i));
+    CHECK(all[""] == "empty" + std::to_string(i));
+    CHECK(tables[i]->size() == 3);
+  }
+  tables[0]->erase("shared");
+  std::string v;
+  CHECK_FALSE(tables[0]->get("shared", v));
+  REQUIRE(tables[1]->get("shared", v));
+  CHECK(v == "t1");
+
+  // A key space is opened once at a time.
+  CHECK_THROWS_AS(store->table(1, 0), InternalError);
+  tables[0].reset();
+  CHECK_NOTHROW(store->table(1, 0));
+}
+
+TEST_CASE("state store: scan order and bounds with cached writes and erases") {
+  TempDir dir;
+  auto store = openStore(dir.sub("db"));
+  auto t = store->table(7, 3);
+  // Keys -50..49 as order-preserving integers, inserted out of order; half are
+  // flushed, then some flushed and some cached keys are rewritten or erased.
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < 100; ++i) {
+    int k = (i * 37) % 100 - 50;
+    t->put(intKey(k), "v" + std::to_string(k));
+    expected[intKey(k)] = "v" + std::to_string(k);
+    if (i == 50) t->flush();
+  }
+  for (int k = -50; k < 50; k += 5) {
+    t->erase(intKey(k));
+    expected.erase(intKey(k));
+  }
+  t->put(intKey(-49), "rewritten");
+  expected[intKey(-49)] = "rewritten";
+  CHECK(t->size() == expected.size());
+
+  std::vector<std::pair<std::string, std::string>> seen;
+  t->scan(intKey(-49), intKey(10), [&](std::string_view k, std::string_view v) {
+    seen.emplace_back(k, v);
+    return true;
+  });
+  std::vector<std::pair<std::string, std::string>> want(expected.lower_bound(intKey(-49)),
+                                                        expected.lower_bound(intKey(10)));
+  CHECK(seen == want);
+  CHECK(seen.front().second == "rewritten");
+
+  // An empty upper bound scans to the end of the table; `false` stops the scan.
+  int visited = 0;
+  t->scan(intKey(40), "", [&](std::string_view, std::string_view) { return ++visited < 3; });
+  CHECK(visited == 3);
+  visited = 0;
+  t->scan(intKey(40), "", [&](std::string_view, std::string_view) { return ++visited, true; });
+  CHECK(visited ==
+        static_cast<int>(std::distance(expected.lower_bound(intKey(40)), expected.end())));
+  // Empty and inverted ranges.
+  visited = 0;
+  t->scan(intKey(3), intKey(3),
+          [&](std::string_view, std::string_view) { return ++visited, true; });
+  t->scan(intKey(9), intKey(3),
+          [&](std::string_view, std::string_view) { return ++visited, true; });
+  CHECK(visited == 0);
+
+  // Erasing during a scan: each visited key, plus one key ahead of the scan,
+  // which must then not be visited.
+  t->put(intKey(100), "cached-only");
+  expected[intKey(100)] = "cached-only";
+  std::vector<std::string> erasedKeys;
+  t->scan("", "", [&](std::string_view k, std::string_view v) {
+    CHECK(expected.at(std::string(k)) == v);
+    erasedKeys.emplace_back(k);
+    t->erase(k);
+    if (k == intKey(-49)) t->erase(intKey(49));
+    return true;
+  });
+  CHECK(erasedKeys.size() == expected.size() - 1);
+  CHECK(std::find(erasedKeys.begin(), erasedKeys.end(), intKey(49)) == erasedKeys.end());
+  CHECK(t->size() == 0);
+  CHECK(contents(*t).empty());
+  t->flush();
+  CHECK(contents(*t).empty());
+}
+
+TEST_CASE("state store: state larger than the memory budget") {
+  TempDir dir;
+  const int64_t budget = 64 * 1024;
+  auto store = openStore(dir.sub("db"), budget);
+  auto t = store->table(1, 0);
+  const int n = 100000;
+  int64_t maxMemory = 0;
+  for (int i = 0; i < n; ++i) {
+    t->put(intKey(i), valueFor(i));
+    maxMemory = std::max(maxMemory, t->memoryBytes());
+  }
+  CHECK(t->size() == static_cast<uint64_t>(n));
+  // Within the budget, plus the one entry that pushed it over.
+  CHECK(maxMemory <= budget + 256);
+  CHECK(t->memoryBytes() > budget / 2);
+  std::string v;
+  int wrong = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!t->get(intKey(i), v) || v != valueFor(i)) ++wrong;
+    maxMemory = std::max(maxMemory, t->memoryBytes());
+  }
+  CHECK(wrong == 0);
+  CHECK(maxMemory <= budget + 256);
+  for (int i = 0; i < n; i += 2) t->erase(intKey(i));
+  CHECK(t->size() == static_cast<uint64_t>(n / 2));
+  CHECK_FALSE(t->get(intKey(0), v));
+  REQUIRE(t->get(intKey(1), v));
+  CHECK(v == valueFor(1));
+  int64_t count = 0;
+  bool ordered = true;
+  std::string prev;
+  t->scan("", "", [&](std::string_view k, std::string_view val) {
+    std::string_view kv = k;
+    int64_t i = decodeKeyInt(kv);
+    if (i % 2 == 0 || val != valueFor(static_cast<int>(i)) || (count && std::string(k) <= prev))
+      ordered = false;
+    prev = k;
+    ++count;
+    return true;
+  });
+  CHECK(ordered);
+  CHECK(count == n / 2);
+  CHECK(store->diskBytes() > 0);
+}
+
+TEST_CASE("state store: tables of several tasks share the budget from several threads") {
+  TempDir dir;
+  const int64_t budget = 128 * 1024;
+  auto store = openStore(dir.sub("db"), budget);
+  const int tasks = 2, n = 20000;
+  std::vector<std::unique_ptr<StateTable>> tables;
+  for (int i = 0; i < tasks; ++i) tables.push_back(store->table(5, i));
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int task = 0; task < tasks; ++task) {
+    threads.emplace_back([&, task] {
+      auto& t = *tables[task];
+      for (int i = 0; i < n; ++i) t.put(intKey(i), std::to_string(task) + ":" + valueFor(i));
+      t.flush();
+      std::string v;
+      for (int i = 0; i < n; ++i)
+        if (!t.get(intKey(i), v) || v != std::to_string(task) + ":" + valueFor(i))
+          wrong.fetch_add(1);
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong.load() == 0);
+  // A table evicts only its own entries, on its own access; at the epoch end
+  // every task flushes, which brings the store back within its budget.
+  for (auto& t : tables) t->flush();
+  int64_t total = 0;
+  for (auto& t : tables) {
+    CHECK(t->size() == static_cast<uint64_t>(n));
+    CHECK(t->memoryBytes() > 0);
+    total += t->memoryBytes();
+  }
+  CHECK(total <= budget);
+}
+
+TEST_CASE("state store: snapshot, reopen and destroy on close") {
+  TempDir dir;
+  std::string snap = dir.sub("snap-1");
+  {
+    auto store = openStore(dir.sub("db"), 16 * 1024);
+    auto t = store->table(2, 1);
+    for (int i = 0; i < 2000; ++i) t->put(intKey(i), valueFor(i));
+    t->erase(intKey(5));
+    t->flush();
+    store->snapshot(snap);
+    // Written after the snapshot: in the database, not in the snapshot.
+    t->put(intKey(5), "after");
+    t->erase(intKey(6));
+    t->flush();
+    CHECK_THROWS_AS(store->snapshot(snap), SqlError);  // the directory exists
+  }
+  {
+    auto restored = openStore(snap);
+    auto t = restored->table(2, 1);
+    CHECK(t->size() == 1999);
+    std::string v;
+    CHECK_FALSE(t->get(intKey(5), v));
+    REQUIRE(t->get(intKey(6), v));
+    CHECK(v == valueFor(6));
+    auto all = contents(*t);
+    CHECK(all.size() == 1999);
+    CHECK(all[intKey(1999)] == valueFor(1999));
+    CHECK(restored->table(2, 0)->size() == 0);
+  }
+  {
+    // The original store reopened after close has everything flushed.
+    auto store = openStore(dir.sub("db"));
+    auto t = store->table(2, 1);
+    CHECK(t->size() == 1999);
+    std::string v;
+    REQUIRE(t->get(intKey(5), v));
+    CHECK(v == "after");
+    CHECK_FALSE(t->get(intKey(6), v));
+    // Two stores on one directory: RocksDB's lock refuses the second.
+    try {
+      openStore(dir.sub("db"));
+      FAIL("a second open of a locked store succeeded");
+    } catch (const SqlError& e) {
+      CHECK(e.sqlstate() == "58030");
+    }
+  }
+  {
+    StateStoreOptions o;
+    o.path = dir.sub("scratch");
+    o.destroyOnClose = true;
+    auto store = StateStore::open(o);
+    auto t = store->table(1, 1);
+    t->put("k", "v");
+    t->flush();
+    CHECK(std::filesystem::exists(o.path));
+    t.reset();
+    store.reset();
+    CHECK_FALSE(std::filesystem::exists(o.path));
+  }
+}
+
+TEST_CASE("state store: an unusable path is SQLSTATE 58030 naming the path") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path);
+  std::string file = dir.sub("not-a-dir");
+  std::ofstream(file) << "x";
+  std::string path = file + "/state";
+  try {
+    openStore(path);
+    FAIL("opening a store under a regular file succeeded");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "58030");
+    CHECK(e.message().find(path) != std::string::npos);
+  }
+  try {
+    openStore(file);  // the path itself is a regular file
+    FAIL("opening a store on a regular file succeeded");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "58030");
+    CHECK(e.message().find(file) != std::string::npos);
+  }
+}
+
+TEST_CASE("state store: throughput (printed, not asserted)") {
+  TempDir dir;
+  const int n = 200000;
+  for (int64_t budget : {int64_t{256} << 20, int64_t{1} << 20}) {
+    auto store = openStore(dir.sub("db-" + std::to_string(budget)), budget);
+    auto t = store->table(1, 0);
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) t->put(intKey((i * 7919LL) % n), valueFor(i));
+    auto beforeFlush = std::chrono::steady_clock::now();
+    t->flush();
+    auto mid = std::chrono::steady_clock::now();
+    std::string v;
+    int found = 0;
+    for (int i = 0; i < n; ++i) found += t->get(intKey((i * 104729LL) % n), v);
+    auto end = std::chrono::steady_clock::now();
+    CHECK(found == n);
+    double putSec = std::chrono::duration<double>(mid - start).count();
+    double getSec = std::chrono::duration<double>(end - mid).count();
+    double flushSec = std::chrono::duration<double>(mid - beforeFlush).count();
+    MESSAGE("budget " << (budget >> 10) << " KiB, " << n
+                      << " keys: " << static_cast<int64_t>(n / putSec) << " puts/s (flush "
+                      << static_cast<int64_t>(flushSec * 1000) << " ms), "
+                      << static_cast<int64_t>(n / getSec) << " gets/s, memory "
+                      << (t->memoryBytes() >> 10) << " KiB, disk " << (store->diskBytes() >> 10)
+                      << " KiB");
+  }
+}

@@ -1,0 +1,365 @@
+// Stream-stream join: equality plus an inclusive time bound, arrival in either
+// order, several matches, inner and left outer, state dropped by the
+// watermark, the left-outer NULL row emitted exactly once when the bound has
+// passed (never for matched rows), late rows counted, and sequence numbers that
+// survive a restart on the same state.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/expr.h"
+#include "executor/operators/stream_join.h"
+#include "executor/state/state_store.h"
+
+using namespace rtsql;
+
+namespace {
+
+// An in-memory StateTable over a std::map, shared by the tables made from the
+// same storage so a test can reopen the "same" state.
+struct MemStorage {
+  std::map<std::string, std::string, std::less<>> data;
+  int flushes = 0;
+};
+
+class MemStateTable : public StateTable {
+ public:
+  explicit MemStateTable(std::shared_ptr<MemStorage> s) : s_(std::move(s)) {}
+  bool get(std::string_view key, std::string& value) override {
+    auto it = s_->data.find(key);
+    if (it == s_->data.end()) return false;
+    value = it->second;
+    return true;
+  }
+  void put(std::string_view key, std::string_view value) override {
+    s_->data[std::string(key)] = std::string(value);
+  }
+  void erase(std::string_view key) override {
+    auto it = s_->data.find(key);
+    if (it != s_->data.end()) s_->data.erase(it);
+  }
+  void scan(std::string_view from, std::string_view to,
+            const std::function<bool(std::string_view, std::string_view)>& fn) override {
+    auto it = s_->data.lower_bound(from);
+    while (it != s_->data.end() && std::string_view(it->first) < to) {
+      std::string key = it->first;
+      if (!fn(key, it->second)) return;
+      it = s_->data.upper_bound(key);
+    }
+  }
+  void flush() override { ++s_->flushes; }
+  uint64_t size() const override { return s_->data.size(); }
+  int64_t memoryBytes() const override {
+    int64_t n = 0;
+    for (const auto& [k, v] : s_->data) n += static_cast<int64_t>(k.size() + v.size());
+    return n;
+  }
+
+ private:
+  std::shared_ptr<MemStorage> s_;
+};
+
+// The state backends every test runs on: the in-memory map, and the RocksDB
+// store with a cache far smaller than the state, so reads go to disk.
+struct MemBackend {
+  std::shared_ptr<MemStorage> storage = std::make_shared<MemStorage>();
+  std::unique_ptr<StateTable> table() { return std::make_unique<MemStateTable>(storage); }
+  int flushes() const { return storage->flushes; }
+};
+
+struct RocksBackend {
+  RocksBackend() {
+    static int counter = 0;
+    StateStoreOptions o;
+    o.path = (std::filesystem::temp_directory_path() /
+              ("rtsql-join-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
+                 .string();
+    o.cacheBytes = 256;
+    o.destroyOnClose = true;
+    store = StateStore::open(o);
+  }
+  std::unique_ptr<StateTable> table() { return store->table(5, 0); }
+  int flushes() const { return -1; }  // not observable; the restart test covers it
+  std::unique_ptr<StateStore> store;
+};
+
+// Captures rows, then scribbles over them as an in-place downstream operator
+// may, to prove each output row is rebuilt.
+class Capture : public Operator {
+ public:
+  void push(Row& row, const RecordContext&) override {
+    rows.push_back(row);
+    for (auto& v : row) v = Value::string("scribbled");
+  }
+  void onWatermark(int64_t wm) override { watermarks.push_back(wm); }
+  void onEpochEnd() override { ++epochs; }
+  std::string name() const override { return "Capture"; }
+  std::vector<Row> rows;
+  std::vector<int64_t> watermarks;
+  int epochs = 0;
+};
+
+DataTypePtr bigint() { return DataType::of(TypeId::BigInt); }
+DataTypePtr str() { return DataType::of(TypeId::String); }
+DataTypePtr ts() { return DataType::of(TypeId::Timestamp); }
+Value I(int64_t v) { return Value::bigint(v); }
+Value S(const char* v) { return Value::string(v); }
+Value T(int64_t v) { return Value::timestamp(v); }
+Value N() { return Value(); }
+
+// Left rows: (k BIGINT, lt TIMESTAMP, lv STRING); right rows: (k BIGINT, rt
+// TIMESTAMP, rv STRING). A pair joins when the keys are equal and
+// lt - 10 <= rt <= lt + 20.
+OperatorSpec spec(bool leftOuter, ExprPtr residual = nullptr) {
+  OperatorSpec s;
+  s.kind = OperatorKind::StreamJoin;
+  s.id = 5;
+  s.output.columns = {{"k", bigint()}, {"lt", ts()},  {"lv", str()},
+                      {"k", bigint()}, {"rt", ts()}, {"rv", str()}};
+  s.leftKeys = {makeColumnRef(0, bigint(), "k")};
+  s.rightKeys = {makeColumnRef(0, bigint(), "k")};
+  s.leftTime = makeColumnRef(1, ts(), "lt");
+  s.rightTime = makeColumnRef(1, ts(), "rt");
+  s.lowerBoundMicros = -10;
+  s.upperBoundMicros = 20;
+  s.leftWidth = 3;
+  s.rightWidth = 3;
+  s.leftOuter = leftOuter;
+  s.residual = std::move(residual);
+  return s;
+}
+
+template <typename Backend>
+struct Fixture {
+  explicit Fixture(const OperatorSpec& s, Backend* shared = nullptr)
+      : backend(shared ? shared : &own), op(makeStreamJoin(s, backend->table())) {
+    op->setNext(&out);
+  }
+  void left(Value k, int64_t t, const char* v) {
+    Row r{std::move(k), T(t), S(v)};
+    op->push(r, RecordContext{});
+  }
+  void right(Value k, int64_t t, const char* v) {
+    Row r{std::move(k), T(t), S(v)};
+    op->pushRight(r, RecordContext{});
+  }
+  const OperatorStats& stats() const { return op->stats(); }
+  Backend own;
+  Backend* backend;
+  OperatorPtr op;
+  Capture out;
+};
+
+Row joined(int64_t k, int64_t lt, const char* lv, int64_t rt, const char* rv) {
+  return {I(k), T(lt), S(lv), I(k), T(rt), S(rv)};
+}
+Row leftOnly(Value k, int64_t lt, const char* lv) { return {std::move(k), T(lt), S(lv), N(), N(), N()}; }
+
+}  // namespace
+
+#define BACKENDS MemBackend, RocksBackend
+
+TEST_CASE_TEMPLATE("stream join matches equal keys within the inclusive time bound, either order", B, BACKENDS) {
+  Fixture<B> f(spec(false));
+  CHECK(f.op->stateful());
+  f.left(I(1), 100, "a");
+  f.right(I(1), 90, "lower edge");   // 100 - 10: inside
+  f.right(I(1), 120, "upper edge");  // 100 + 20: inside
+  f.right(I(1), 89, "below");
+  f.right(I(1), 121, "above");
+  f.right(I(2), 100, "other key");
+  REQUIRE(f.out.rows.size() == 2);
+  CHECK(f.out.rows[0] == joined(1, 100, "a", 90, "lower edge"));
+  CHECK(f.out.rows[1] == joined(1, 100, "a", 120, "upper edge"));
+
+  // A left row arriving after the right rows finds them: rt in [100, 130].
+  f.left(I(1), 110, "b");
+  REQUIRE(f.out.rows.size() == 4);
+  CHECK(f.out.rows[2] == joined(1, 110, "b", 120, "upper edge"));
+  CHECK(f.out.rows[3] == joined(1, 110, "b", 121, "above"));
+  f.left(I(2), 90, "c");  // rt in [80, 110]: the key-2 row at 100
+  REQUIRE(f.out.rows.size() == 5);
+  CHECK(f.out.rows[4] == Row{I(2), T(90), S("c"), I(2), T(100), S("other key")});
+
+  const auto& st = f.stats();
+  CHECK(st.numRowsTotal == 8);
+  CHECK(st.numRowsUpdated == 8);
+  CHECK(st.rowsIn == 8);
+  CHECK(st.rowsOut == 5);
+  CHECK(st.memoryUsedBytes > 0);
+}
+
+TEST_CASE_TEMPLATE("stream join emits every pair for duplicate rows", B, BACKENDS) {
+  Fixture<B> f(spec(false));
+  f.left(I(1), 100, "a");
+  f.left(I(1), 100, "a");  // same key and time: both kept
+  f.left(I(1), 105, "b");
+  f.right(I(1), 100, "x");
+  CHECK(f.out.rows.size() == 3);
+  f.right(I(1), 100, "x");
+  CHECK(f.out.rows.size() == 6);
+  CHECK(f.stats().numRowsTotal == 5);
+  // NULL keys never match and are not kept.
+  f.left(N(), 100, "n");
+  f.right(N(), 100, "n");
+  CHECK(f.out.rows.size() == 6);
+  CHECK(f.stats().numRowsTotal == 5);
+}
+
+TEST_CASE_TEMPLATE("stream join drops state the watermark makes useless and counts late rows", B, BACKENDS) {
+  Fixture<B> f(spec(false));
+  const auto& st = f.stats();
+  f.left(I(1), 100, "a");
+  f.left(I(1), 110, "b");
+  f.right(I(1), 89, "r89");
+  f.right(I(1), 111, "r111");
+  CHECK(st.numRowsTotal == 4);
+  CHECK(f.out.rows.size() == 2);  // a-r111 and b-r111
+
+  // wm 120: a left row is kept while lt + 20 >= 120 (both), a right row while
+  // rt >= 120 - 10 (r111 only).
+  f.op->onWatermark(120);
+  CHECK(st.numRowsTotal == 3);
+  CHECK(f.out.watermarks == std::vector<int64_t>{120});
+  // The left row at 100 can still meet a right row at 120, and does.
+  f.right(I(1), 120, "r120");
+  REQUIRE(f.out.rows.size() == 4);
+  CHECK(f.out.rows[2] == joined(1, 100, "a", 120, "r120"));
+  CHECK(f.out.rows[3] == joined(1, 110, "b", 120, "r120"));
+
+  // wm 121: the left row at 100 goes (100 + 20 < 121).
+  f.op->onWatermark(121);
+  CHECK(st.numRowsTotal == 3);
+
+  // Late rows on both sides.
+  f.left(I(1), 120, "late");
+  f.right(I(1), 100, "late");
+  CHECK(st.numRowsDroppedByWatermark == 2);
+  CHECK(f.out.rows.size() == 4);
+
+  f.op->onWatermark(1000);
+  CHECK(st.numRowsTotal == 0);
+
+  f.op->onEpochEnd();
+  if (f.backend->flushes() >= 0) CHECK(f.backend->flushes() == 1);
+  CHECK(f.out.epochs == 1);
+  CHECK(st.numRowsUpdated == 0);
+  CHECK(st.numRowsTotal == 0);  // the saved sequence number is no row
+}
+
+TEST_CASE_TEMPLATE("stream left outer join emits unmatched left rows once, when the bound has passed", B, BACKENDS) {
+  Fixture<B> f(spec(true));
+  f.left(I(1), 100, "lonely");
+  f.left(I(2), 100, "matched later");
+  f.right(I(3), 100, "x");
+  f.left(I(3), 100, "matched at once");
+  f.right(I(2), 105, "y");
+  REQUIRE(f.out.rows.size() == 2);
+  CHECK(f.out.rows[0] == joined(3, 100, "matched at once", 100, "x"));
+  CHECK(f.out.rows[1] == joined(2, 100, "matched later", 105, "y"));
+
+  f.op->onWatermark(120);  // 100 + 20 is not yet below the watermark
+  CHECK(f.out.rows.size() == 2);
+  f.op->onWatermark(121);
+  REQUIRE(f.out.rows.size() == 3);
+  CHECK(f.out.rows[2] == leftOnly(I(1), 100, "lonely"));
+  f.op->onWatermark(500);
+  f.op->onWatermark(1000);
+  CHECK(f.out.rows.size() == 3);
+  CHECK(f.stats().numRowsTotal == 0);
+
+  // A left row that can never match (NULL key or time) is emitted at once.
+  f.left(N(), 2000, "null key");
+  Row r{I(1), N(), S("null time")};
+  f.op->push(r, {});
+  REQUIRE(f.out.rows.size() == 5);
+  CHECK(f.out.rows[3] == leftOnly(N(), 2000, "null key"));
+  CHECK(f.out.rows[4] == Row{I(1), N(), S("null time"), N(), N(), N()});
+  CHECK(f.stats().numRowsTotal == 0);
+}
+
+TEST_CASE_TEMPLATE("stream join residual decides whether a pair matched", B, BACKENDS) {
+  // rv <> 'no'
+  auto residual = makeCall("<>", {makeColumnRef(5, str(), "rv"), makeLiteral(S("no"), str())},
+                           SqlError::npos);
+  SUBCASE("inner") {
+    Fixture<B> f(spec(false, residual));
+    f.left(I(1), 100, "a");
+    f.right(I(1), 100, "no");
+    f.right(I(1), 101, "yes");
+    REQUIRE(f.out.rows.size() == 1);
+    CHECK(f.out.rows[0] == joined(1, 100, "a", 101, "yes"));
+  }
+  SUBCASE("left outer: only failing pairs still get the NULL row") {
+    Fixture<B> f(spec(true, residual));
+    f.right(I(1), 100, "no");
+    f.left(I(1), 100, "a");
+    f.left(I(2), 100, "b");
+    f.right(I(2), 100, "no");
+    f.right(I(2), 101, "yes");
+    REQUIRE(f.out.rows.size() == 1);
+    f.op->onWatermark(10'000);
+    REQUIRE(f.out.rows.size() == 2);
+    CHECK(f.out.rows[0] == joined(2, 100, "b", 101, "yes"));
+    CHECK(f.out.rows[1] == leftOnly(I(1), 100, "a"));
+  }
+}
+
+TEST_CASE_TEMPLATE("stream join resumes from its state without reusing sequence numbers", B, BACKENDS) {
+  B backend;
+  auto s = spec(false);
+  {
+    Fixture<B> f(s, &backend);
+    f.left(I(1), 100, "a");
+    f.op->onEpochEnd();
+  }
+  Fixture<B> f(s, &backend);
+  CHECK(f.stats().numRowsTotal == 1);
+  f.left(I(1), 100, "a");  // same key, time and row: must not overwrite the first
+  CHECK(f.stats().numRowsTotal == 2);
+  f.right(I(1), 100, "x");
+  CHECK(f.out.rows.size() == 2);
+}
+
+TEST_CASE_TEMPLATE("stream join agrees with a nested loop on many rows", B, BACKENDS) {
+  Fixture<B> f(spec(true));
+  // Interleaved arrivals; the watermark trails the times by 30.
+  struct In {
+    int64_t key, time;
+  };
+  std::vector<In> lefts, rights;
+  for (int i = 0; i < 400; ++i) {
+    lefts.push_back({i % 7, 3 * i});
+    rights.push_back({i % 5, 3 * i + (i % 11) - 5});
+  }
+  for (size_t i = 0; i < lefts.size(); ++i) {
+    f.left(I(lefts[i].key), lefts[i].time, "l");
+    f.right(I(rights[i].key), rights[i].time, "r");
+    if (i % 10 == 9) f.op->onWatermark(lefts[i].time - 30);
+    if (i == 200) f.op->onEpochEnd();
+  }
+  f.op->onWatermark(100'000);
+  CHECK(f.stats().numRowsTotal == 0);
+  CHECK(f.stats().numRowsDroppedByWatermark == 0);
+
+  size_t pairs = 0, unmatched = 0;
+  for (const auto& l : lefts) {
+    bool any = false;
+    for (const auto& r : rights)
+      if (l.key == r.key && l.time - 10 <= r.time && r.time <= l.time + 20) ++pairs, any = true;
+    if (!any) ++unmatched;
+  }
+  REQUIRE(pairs > 100);
+  REQUIRE(unmatched > 10);
+  size_t gotPairs = 0, gotNull = 0;
+  for (const auto& r : f.out.rows) (r[3].isNull() ? gotNull : gotPairs)++;
+  CHECK(gotPairs == pairs);
+  CHECK(gotNull == unmatched);
+}
