@@ -308,6 +308,8 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
 ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
   if (e->type() == target || e->type()->equals(*target)) return e;
   if (isNullType(e->type()) && e->isConstant()) return makeLiteral(Value(), target);
+  // An implicit cast of a constant is done once, here, rather than per record.
+  if (e->isConstant()) return makeLiteral(castValue(e->eval(Row{}), *target), target);
   return std::make_shared<CastExpr>(std::move(e), target);
 }
 

@@ -249,7 +249,12 @@ TEST_CASE("expr: CAST") {
   auto c = makeCast(litS("12"), T(TypeId::BigInt), 0);
   CHECK(c->type()->id == TypeId::BigInt);
   CHECK(c->eval({}) == Value::bigint(12));
-  CHECK(c->toString() == "CAST('12' AS BIGINT)");
+  // A cast of a constant is done once, when the expression is built.
+  CHECK(c->isConstant());
+  CHECK(c->toString() == "12");
+  auto onColumn = makeCast(makeColumnRef(0, T(TypeId::String), "s"), T(TypeId::BigInt), 0);
+  CHECK(onColumn->toString().find("CAST(") == 0);
+  CHECK(onColumn->eval({Value::string("7")}) == Value::bigint(7));
   CHECK(makeCast(nul(), T(TypeId::String), 0)->eval({}).isNull());
 }
 
