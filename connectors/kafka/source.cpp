@@ -104,6 +104,9 @@ class KafkaSourceTask final : public SourceTask {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::max(timeoutMs, 0)));
       return;
     }
+    // A record that could not be decoded with on.error = 'fail' ends the flow,
+    // but only after the records before it were handed over.
+    if (pendingError_) throw *pendingError_;
     const int64_t deadline = monotonicMicros() + int64_t(std::max(timeoutMs, 0)) * 1000;
     size_t added = 0;
     std::vector<MessagePtr>& held = held_;
@@ -124,10 +127,14 @@ class KafkaSourceTask final : public SourceTask {
       }
       const int64_t readMicros = nowMicros();
       std::lock_guard lock(mutex_);
-      for (MessagePtr& m : held) added += process(m.get(), readMicros, out);
-      if (added == 0 && monotonicMicros() >= deadline) break;
+      for (MessagePtr& m : held) {
+        added += process(m.get(), readMicros, out);
+        if (pendingError_) break;
+      }
+      if (pendingError_ || (added == 0 && monotonicMicros() >= deadline)) break;
     }
     held.clear();
+    if (pendingError_ && added == 0) throw *pendingError_;
   }
 
   void commit() override {
@@ -388,13 +395,14 @@ class KafkaSourceTask final : public SourceTask {
       out.pop_back();
       decodeErrors_.fetch_add(1, std::memory_order_relaxed);
       if (failOnError_) {
-        throw SqlError(sqlstate::kInvalidTextRepresentation,
-                       fmt::format("cannot decode the record at topic '{}' partition {} offset "
-                                   "{}: {}",
-                                   view.topic, m->partition, m->offset, error_),
-                       SqlError::npos,
-                       "fix the record or the source's columns, or skip bad records with "
-                       "'on.error' = 'skip'");
+        s.endOffset = m->offset;  // the bad record is not consumed
+        pendingError_ = SqlError(sqlstate::kInvalidTextRepresentation,
+                                 fmt::format("cannot decode the record at topic '{}' partition {} "
+                                             "offset {}: {}",
+                                             view.topic, m->partition, m->offset, error_),
+                                 SqlError::npos,
+                                 "fix the record or the source's columns, or skip bad records with "
+                                 "'on.error' = 'skip'");
       }
       return 0;
     }
@@ -432,6 +440,7 @@ class KafkaSourceTask final : public SourceTask {
   std::vector<std::pair<std::string, std::string>> headers_;
   std::string error_;
   std::atomic<int64_t> decodeErrors_{0};
+  std::optional<SqlError> pendingError_;
   int64_t lastErrorLogMicros_ = 0;
 };
 
