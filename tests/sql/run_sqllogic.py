@@ -26,10 +26,12 @@ Records (separated by blank lines; `#` starts a comment line):
     ----
     A	2
 
-    produce TOPIC [keyed]               (each line one record value; keyed: KEY|VALUE)
+    produce TOPIC [keyed] [partition=N] (each line one record value; keyed: KEY|VALUE;
+                                         partition=N: every record to partition N)
     {"user_id":"u1","amount":12.5}
 
     expect TOPIC [ordered] [keyed]      (the topic holds exactly these records)
+    expect TOPIC latest                 (the last record of each key: KEY|VALUE lines)
     {"user_id":"u1","doubled":25.0}
 
     expect-empty TOPIC                  (no record arrives within the grace period)
@@ -46,7 +48,13 @@ whole line and a row of several columns is split on runs of spaces. `NULL` is a
 null, `(empty)` the empty string. JSON records compare as parsed JSON (key order
 and spacing do not matter, numbers compare numerically); other records compare
 as text. `${uid}` anywhere in the file is replaced by an id unique to the run,
-so topics on the broker never collide.
+so topics on the broker never collide. `${srcdir}` is replaced by the absolute
+path of the directory holding the runner (tests/sql), for data files under
+tests/sql/data/.
+
+A comment line `# rtsqld: FLAGS` before the first record adds FLAGS to the
+server's command line for that file, for instance
+`# rtsqld: --slots 30 --embedded-kafka-partitions 4`.
 
 Usage: run_sqllogic.py FILE.test [FILE.test ...]; RTSQL_BIN_DIR names the build
 directory (server/rtsqld under it).
@@ -158,8 +166,9 @@ def free_port():
 
 
 class Server:
-    def __init__(self, rtsqld, tmp):
+    def __init__(self, rtsqld, tmp, extra_args=()):
         self.rtsqld = rtsqld
+        self.extra_args = list(extra_args)
         self.port = free_port()
         self.tmp = Path(tmp)
         self.log_path = self.tmp / "rtsqld.log"
@@ -180,7 +189,7 @@ class Server:
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [str(self.rtsqld), "--host", "127.0.0.1", "--port", str(self.port),
-             "--data-dir", str(self.tmp / "data"), "--embedded-kafka"],
+             "--data-dir", str(self.tmp / "data"), "--embedded-kafka", *self.extra_args],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT_S
         last = None
@@ -419,6 +428,14 @@ class Runner:
         if not rec.args:
             self.fail(rec, "produce needs a topic")
         topic, keyed = rec.args[0], "keyed" in rec.args[1:]
+        partition = None
+        for a in rec.args[1:]:
+            if a.startswith("partition="):
+                if not a[len("partition="):].isdigit():
+                    self.fail(rec, f"bad partition: {a!r}")
+                partition = int(a[len("partition="):])
+            elif a != "keyed":
+                self.fail(rec, f"unknown produce option {a!r}")
         p = Producer({"bootstrap.servers": self.server.bootstrap, "linger.ms": 0,
                       "message.timeout.ms": 10000})
         errors = []
@@ -438,17 +455,19 @@ class Runner:
                     key = None
             # Records go one at a time and in order, each acknowledged before
             # the next, so a one-partition topic keeps the file's order.
+            kwargs = {} if partition is None else {"partition": partition}
             p.produce(topic, value=value.encode(), key=None if key is None else key.encode(),
-                      on_delivery=report)
+                      on_delivery=report, **kwargs)
             left = p.flush(10)
             if left:
                 self.fail(rec, f"record not delivered to {topic} within 10 s: {line!r}")
         if errors:
             self.fail(rec, f"delivery errors on {topic}: {errors[:3]}")
 
-    def consume(self, topic, want_count, timeout):
-        """Reads TOPIC from the beginning: until WANT_COUNT records arrived (then
-        GRACE_S more for extras) or until TIMEOUT. Returns (key, value) texts."""
+    def consume(self, topic, want_count, timeout, done=None):
+        """Reads TOPIC from the beginning: until WANT_COUNT records arrived (or,
+        with DONE, until DONE(records) holds), then GRACE_S more for extras, or
+        until TIMEOUT. Returns (key, value) texts."""
         c = Consumer({"bootstrap.servers": self.server.bootstrap,
                       "group.id": "sqllogic-" + uuid.uuid4().hex[:10],
                       "enable.auto.commit": False, "auto.offset.reset": "earliest",
@@ -468,7 +487,7 @@ class Runner:
                 return out
             c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
             end = deadline
-            if want_count == 0:
+            if want_count == 0 and done is None:
                 end = time.monotonic() + GRACE_S
             while time.monotonic() < end:
                 m = c.poll(0.05)
@@ -477,7 +496,8 @@ class Runner:
                 key = None if m.key() is None else m.key().decode("utf-8", errors="replace")
                 value = None if m.value() is None else m.value().decode("utf-8", errors="replace")
                 out.append((key, value))
-                if len(out) >= want_count and end == deadline:
+                reached = done(out) if done is not None else len(out) >= want_count
+                if reached and end == deadline:
                     end = min(deadline, time.monotonic() + GRACE_S)
             return out
         finally:
@@ -489,12 +509,27 @@ class Runner:
             self.fail(rec, "expect needs a topic")
         topic = rec.args[0]
         ordered, keyed = "ordered" in rec.args[1:], "keyed" in rec.args[1:]
+        latest = "latest" in rec.args[1:]
+        if latest:
+            keyed, ordered = True, False
         try:
             want = [parse_expected_record(l, keyed) for l in rec.expected]
         except TestFailure as e:
             self.fail(rec, str(e))
-        got_raw = self.consume(topic, len(want), EXPECT_TIMEOUT_S)
-        got = [canonical_record(k, v, keyed) for k, v in got_raw]
+        if latest:
+            # The last record of each Kafka key: an update-mode result's final
+            # rows, whatever the order of the updates before them.
+            def reduce(raw):
+                last = {}
+                for k, v in raw:
+                    last[k] = v
+                return sorted(canonical_record(k, v, True) for k, v in last.items())
+            got_raw = self.consume(topic, 0, EXPECT_TIMEOUT_S,
+                                   done=lambda raw: reduce(raw) == sorted(want))
+            got = reduce(got_raw)
+        else:
+            got_raw = self.consume(topic, len(want), EXPECT_TIMEOUT_S)
+            got = [canonical_record(k, v, keyed) for k, v in got_raw]
         ok = got == want if ordered else sorted(got) == sorted(want)
         if not ok:
             missing = multiset_minus(want, got)
@@ -628,13 +663,28 @@ def register_text_loaders(conn):
         conn.adapters.register_loader(info.oid, TextLoader)
 
 
+def server_flags(text):
+    """The flags of a `# rtsqld: FLAGS` comment line before the first record."""
+    for line in text.split("\n"):
+        s = line.strip()
+        if not s:
+            continue
+        if not s.startswith("#"):
+            break
+        body = s[1:].strip()
+        if body.startswith("rtsqld:"):
+            return body[len("rtsqld:"):].split()
+    return []
+
+
 def run_file(path, rtsqld):
     text = Path(path).read_text()
     uid = uuid.uuid4().hex[:10]
     text = text.replace("${uid}", uid)
+    text = text.replace("${srcdir}", str(Path(__file__).resolve().parent))
     records = parse(text, path)
     tmp = tempfile.mkdtemp(prefix="rtsql-sqllogic-")
-    server = Server(rtsqld, tmp)
+    server = Server(rtsqld, tmp, server_flags(text))
     ok = False
     try:
         server.start()
