@@ -470,7 +470,7 @@ void FlowRuntime::commitIfRequested(Task& task) {
     task.uncommitted.pop_front();
   }
   if (upTo) {
-    task.source->commit(*upTo);
+    if (plan_.commitOffsets) task.source->commit(*upTo);
     task.uncommitted.pop_front();
   }
   task.commitsDone = complete;

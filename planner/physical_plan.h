@@ -167,6 +167,9 @@ struct PhysicalPlan {
   Options flowOptions;
 
   int shufflePartitions = 8;   // tasks of each shuffle stage
+  // Whether source offsets are committed at epoch ends. Live queries read
+  // without leaving consumer-group offsets behind.
+  bool commitOffsets = true;
   int64_t idleTimeoutMicros = 10LL * 1000 * 1000;  // idle partitions stop holding the watermark
 
   int slots() const;           // total tasks over all stages

@@ -12,7 +12,7 @@ PACKAGES=(
   librdkafka-dev libboost-dev libboost-system-dev librocksdb-dev libfmt-dev
   doctest-dev libpq-dev libsimdjson-dev libcli11-dev libedit-dev libssl-dev
   # clients and tools used by the tests and the demo
-  postgresql-client kafkacat python3 python3-psycopg python3-pytest python3-confluent-kafka curl
+  openssl postgresql-client kafkacat python3 python3-psycopg python3-pytest python3-confluent-kafka curl
   # the real Apache Kafka broker for the end-to-end tests
   openjdk-17-jre-headless maven
 )

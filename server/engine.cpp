@@ -5,6 +5,9 @@
 #include "common/expr.h"
 #include "common/schema.h"
 #include "parser/parser.h"
+#include "server/live_query.h"
+
+#include <filesystem>
 
 namespace rtsql {
 
@@ -129,12 +132,10 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     sendRows(out, cols, {row}, "SELECT 1");
     return;
   }
-  // Reject here with the planner's own checks first, so a wrong query gets the
-  // precise error rather than the generic one below.
-  planQuery(q, planContext(s));
-  throw SqlError(sqlstate::kFeatureNotSupported, "live queries on streams are not supported yet",
-                 stmt.pos,
-                 "deploy the query as a flow: CREATE FLOW f INTO some_sink TRIGGER REALTIME AS SELECT ...");
+  // A query on a stream runs as a temporary flow whose rows stream to the client.
+  PhysicalPlan plan = planQuery(q, planContext(s));
+  runLiveQuery(std::move(plan), q.limit, connectors_, slots_,
+               (std::filesystem::path(options_.dataDir) / "live").string(), out);
 }
 
 PlanContext Engine::planContext(const EngineSession& s) const {

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,25 @@ class Engine : public QueryHandler {
 
   // Stops every flow (each ends its epoch: sinks flushed, offsets committed).
   void shutdown();
+
+  // Read-only views for the HTTP endpoint (server/http). They take the catalog
+  // lock, the flows lock and each flow's own lock only briefly, never the DDL
+  // lock, so a scrape neither waits for a statement nor holds up a flow.
+  struct FlowInfo {
+    std::string name;  // as declared
+    std::string sink;
+    FlowState state = FlowState::Stopped;
+    std::string failure;        // why it failed; empty unless state is Failed
+    std::optional<int> slots;   // the plan's slots; none before the flow has a runtime
+    std::string progressJson;   // SHOW PROGRESS's JSON, filled only when asked for
+  };
+  // Every flow of the catalog, in SHOW FLOWS order.
+  std::vector<FlowInfo> flowInfos(bool withProgress) const;
+  // SHOW PROGRESS's JSON of a flow (name matched as SQL matches identifiers);
+  // nullopt when there is no such flow.
+  std::optional<std::string> progress(const std::string& flow) const;
+  int slotsUsed() const { return slots_.used(); }
+  int slotsTotal() const { return slots_.total(); }
 
  private:
   // Per-connection state: the user and the session's SET values.

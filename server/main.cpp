@@ -6,13 +6,22 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <string>
+
+#include <termios.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/json.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/provider.h"
 #include "server/engine.h"
+#include "server/http/engine_source.h"
+#include "server/http/http_server.h"
+#include "server/pgwire/auth.h"
 #include "server/pgwire/server.h"
+#include "server/users.h"
 
 namespace {
 
@@ -27,6 +36,36 @@ bool isLoopback(const std::string& host) {
   return !ec && addr.is_loopback();
 }
 
+// rtsqld --hash-password: reads one password line from stdin (without echo on
+// a terminal) and prints its SCRAM-SHA-256 verifier, as a users-file line when
+// a user name is given.
+int hashPassword(const std::string& user) {
+  const bool tty = ::isatty(STDIN_FILENO) != 0;
+  termios saved{};
+  if (tty && ::tcgetattr(STDIN_FILENO, &saved) == 0) {
+    termios quiet = saved;
+    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+    std::cerr << "Password: " << std::flush;
+  }
+  std::string password;
+  const bool got = static_cast<bool>(std::getline(std::cin, password));
+  if (tty) {
+    ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+    std::cerr << std::endl;
+  }
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  if (!got || password.empty()) {
+    std::cerr << "rtsqld: --hash-password reads a non-empty password from standard input"
+              << std::endl;
+    return 2;
+  }
+  const std::string verifier =
+      rtsql::pgwire::formatScramVerifier(rtsql::pgwire::makeScramVerifier(password));
+  std::cout << (user.empty() ? verifier : user + ":" + verifier) << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -37,7 +76,9 @@ int main(int argc, char** argv) {
   bool embedded = false;
   int embeddedPartitions = 1;
   int slots = 64;
-  app.add_option("--host", host, "address to listen on (loopback only for now)")->capture_default_str();
+  app.add_option("--host", host,
+                 "address to listen on (other than loopback only with --users-file)")
+      ->capture_default_str();
   app.add_option("--port", port, "port to listen on (0: any free port)")->capture_default_str();
   app.add_option("--data-dir", dataDir, "directory for the server's files")->capture_default_str();
   app.add_flag("--embedded-kafka", embedded,
@@ -49,18 +90,61 @@ int main(int argc, char** argv) {
   app.add_option("--slots", slots, "task slots: the most tasks all flows together may run")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  std::string tlsCert;
+  std::string tlsKey;
+  bool tlsRequired = false;
+  std::string usersFile;
+  size_t maxConnections = 1000;
+  size_t maxStatementBytes = 4 * 1024 * 1024;
+  std::string hashUser;
+  auto* tlsCertOpt = app.add_option("--tls-cert", tlsCert,
+                                    "TLS certificate chain (PEM): clients may connect with TLS");
+  auto* tlsKeyOpt = app.add_option("--tls-key", tlsKey, "private key of --tls-cert (PEM)");
+  tlsCertOpt->needs(tlsKeyOpt);
+  tlsKeyOpt->needs(tlsCertOpt);
+  app.add_flag("--tls-required", tlsRequired, "refuse clients that do not use TLS")
+      ->needs(tlsCertOpt);
+  app.add_option("--users-file", usersFile,
+                 "users and passwords (name:password or name:SCRAM-SHA-256$...); "
+                 "without it every local client is trusted")
+      ->check(CLI::ExistingFile);
+  app.add_option("--max-connections", maxConnections, "most concurrent client connections")
+      ->check(CLI::Range(size_t{1}, size_t{100000}))
+      ->capture_default_str();
+  app.add_option("--max-statement-bytes", maxStatementBytes,
+                 "largest statement (and protocol message) a client may send")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 30))
+      ->capture_default_str();
+  auto* hashOpt = app.add_option("--hash-password", hashUser,
+                                 "read a password from stdin, print its SCRAM-SHA-256 verifier "
+                                 "(as a users-file line for USER if given) and exit")
+                      ->expected(0, 1)
+                      ->type_name("[USER]");
+  int httpPort = -1;
+  app.add_option("--http-port", httpPort,
+                 "port of the HTTP endpoint (/metrics, /flows, /healthz) on --host; "
+                 "0: any free port; off unless given")
+      ->check(CLI::Range(0, 65535));
   app.set_version_flag("--version", "rtsqld " RTSQL_VERSION);
   CLI11_PARSE(app, argc, argv);
 
-  if (!isLoopback(host)) {
-    log(fmt::format("refusing to listen on {}: rtsqld has no password authentication yet, so it "
-                    "only listens on loopback addresses (127.0.0.1, ::1)",
+  if (hashOpt->count() > 0) return hashPassword(hashUser);
+  if (!isLoopback(host) && usersFile.empty()) {
+    log(fmt::format("refusing to listen on {}: without --users-file every client is trusted, so "
+                    "rtsqld listens only on loopback addresses (127.0.0.1, ::1); give it a users "
+                    "file to listen elsewhere",
                     host));
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
 
   try {
+    std::shared_ptr<const rtsql::UserStore> users;
+    if (!usersFile.empty()) {
+      users = std::make_shared<const rtsql::UserStore>(rtsql::UserStore::loadFile(usersFile));
+      log(fmt::format("password authentication (SCRAM-SHA-256) for {} users from {}",
+                      users->size(), usersFile));
+    }
     std::filesystem::create_directories(dataDir);
 
     std::unique_ptr<rtsql::EmbeddedKafka> broker;
@@ -85,16 +169,38 @@ int main(int argc, char** argv) {
     rtsql::PgServerOptions po;
     po.host = host;
     po.port = port;
+    po.maxConnections = maxConnections;
+    po.maxMessageBytes = maxStatementBytes;
+    po.tlsCertFile = tlsCert;
+    po.tlsKeyFile = tlsKey;
+    po.tlsRequired = tlsRequired;
+    po.users = users;
     rtsql::PgServer server(io, engine, po);
     server.start();
-    log(fmt::format("listening on {}:{} (PostgreSQL protocol); data directory {}", host, server.port(),
+    log(fmt::format("listening on {}:{} (PostgreSQL protocol{}); data directory {}", host,
+                    server.port(),
+                    tlsCert.empty() ? "" : (tlsRequired ? ", TLS required" : ", TLS available"),
                     dataDir));
+
+    rtsql::http::EngineSource httpSource(engine);
+    std::unique_ptr<rtsql::http::HttpServer> http;
+    if (httpPort >= 0) {
+      rtsql::http::HttpServerOptions ho;
+      ho.host = host;
+      ho.port = static_cast<uint16_t>(httpPort);
+      http = std::make_unique<rtsql::http::HttpServer>(io, httpSource, ho);
+      http->start();
+      log(fmt::format("HTTP endpoint on {}:{} (/metrics, /flows, /flows/<name>/progress, /healthz){}",
+                      host, http->port(),
+                      isLoopback(host) ? "" : "; it is read-only and has no authentication"));
+    }
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       log(fmt::format("received {}, stopping flows", sig == SIGINT ? "SIGINT" : "SIGTERM"));
       server.stop();
+      if (http) http->stop();
       io.stop();
     });
     io.run();

@@ -36,7 +36,8 @@ struct ResultColumn {
 
 // Receives one statement's results. Calls come in this order for a statement
 // that returns rows: columns(), row()*, complete(); for one that does not:
-// complete(); on failure: error() (possibly after some rows). Text format only.
+// complete(); on failure: error() (possibly after some rows). Values are in text
+// format; the wire layer converts them when a client asks for binary.
 class ResultWriter {
  public:
   virtual ~ResultWriter() = default;
@@ -65,6 +66,15 @@ class QueryHandler {
   // reports through out.error()). An empty query string reports nothing: the
   // caller answers EmptyQueryResponse. May block; never throws.
   virtual void execute(Session& session, const std::string& sql, ResultWriter& out) = 0;
+  // The columns one statement would return, without running it: an empty
+  // vector for a statement that returns no rows, nullopt when the handler
+  // cannot tell. The extended query protocol asks this to answer Describe; on
+  // nullopt it finds the columns by running the statement instead. May throw
+  // SqlError when the statement is invalid (the client then gets that error).
+  virtual std::optional<std::vector<ResultColumn>> describe(Session& /*session*/,
+                                                            const std::string& /*sql*/) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace rtsql

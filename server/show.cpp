@@ -113,6 +113,37 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
   }
 }
 
+std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
+  auto defs = catalog_.flows();
+  std::vector<FlowInfo> infos;
+  infos.reserve(defs.size());
+  // The flows lock keeps every runtime alive while it is read (DROP FLOW takes
+  // a runtime out of the map under it before destroying it).
+  std::lock_guard lock(flowsMu_);
+  for (const auto& f : defs) {
+    FlowInfo info;
+    info.name = f->name;
+    info.sink = f->sink;
+    auto it = flows_.find(toLower(f->name));
+    if (it != flows_.end()) {
+      const FlowRuntime& rt = *it->second;
+      info.state = rt.state();
+      if (info.state == FlowState::Failed) info.failure = rt.failureReason();
+      info.slots = rt.plan().slots();
+      if (withProgress) info.progressJson = rt.progressJson();
+    }
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+std::optional<std::string> Engine::progress(const std::string& flow) const {
+  std::lock_guard lock(flowsMu_);
+  auto it = flows_.find(toLower(flow));
+  if (it == flows_.end()) return std::nullopt;
+  return it->second->progressJson();
+}
+
 void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
   Rows rows;
   auto addOptions = [&](const Options& o) {

@@ -23,7 +23,9 @@ class KafkaSinkWriter final : public SinkWriter {
  public:
   KafkaSinkWriter(const SinkSpec& sink, const std::string& bootstrap, const std::string& flowName,
                   int task)
-      : topic_(sink.options.getString("topic")), bootstrap_(bootstrap) {
+      : topic_(sink.options.getString("topic")),
+        bootstrap_(bootstrap),
+        keyed_(sink.keyColumn >= 0 || !sink.keyColumns.empty()) {
     if (topic_.empty() && sink.topicColumn < 0) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "option 'topic' of sink '" + sink.name + "' is required");
@@ -80,7 +82,7 @@ class KafkaSinkWriter final : public SinkWriter {
         rd_kafka_header_add(headers, k.data(), static_cast<ssize_t>(k.size()), v.data(), v.size());
       }
     }
-    rd_kafka_vu_t vus[5];
+    rd_kafka_vu_t vus[6];
     size_t n = 0;
     vus[n].vtype = RD_KAFKA_VTYPE_RKT;
     vus[n++].u.rkt = rkt;
@@ -93,6 +95,12 @@ class KafkaSinkWriter final : public SinkWriter {
       vus[n].vtype = RD_KAFKA_VTYPE_KEY;
       vus[n].u.mem.ptr = const_cast<char*>(rec_.key.data());
       vus[n++].u.mem.size = rec_.key.size();
+    } else if (keyed_) {
+      // Update-mode output keyed by group: the updates of a NULL group have no
+      // key, and Kafka would scatter keyless records over the partitions, so
+      // their order would be lost. They all go to partition 0 instead.
+      vus[n].vtype = RD_KAFKA_VTYPE_PARTITION;
+      vus[n++].u.i32 = 0;
     }
     if (headers) {
       vus[n].vtype = RD_KAFKA_VTYPE_HEADERS;
@@ -178,6 +186,7 @@ class KafkaSinkWriter final : public SinkWriter {
 
   std::string topic_;
   std::string bootstrap_;
+  bool keyed_ = false;  // output keyed by group: keyless updates keep one partition
   EmbeddedKafka* embedded_ = nullptr;
   std::unique_ptr<RecordEncoder> encoder_;
   kafka::HandlePtr rk_;

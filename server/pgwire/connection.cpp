@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "server/pgwire/protocol.h"
+#include "server/users.h"
 
 namespace rtsql::pgwire {
 
@@ -40,6 +41,12 @@ constexpr auto kDrainTimeout = std::chrono::seconds(2);
 
 constexpr const char* kTooManyConnections = "53300";
 constexpr const char* kInvalidAuthorization = "28000";
+constexpr const char* kInvalidPassword = "28P01";
+constexpr const char* kProgramLimitExceeded = "54000";
+// Password messages are small; PostgreSQL caps them at 64 kB as well.
+constexpr size_t kMaxAuthMessageBytes = 65535;
+// A too-large statement is read and thrown away in pieces of this size.
+constexpr size_t kSkipChunkBytes = 64 * 1024;
 
 bool isExtendedQueryMessage(char type) {
   switch (type) {
@@ -158,6 +165,28 @@ class StatementWriter final : public ResultWriter {
   std::string buf_;
   bool reported_ = false;
 };
+
+// ---- Connection: the byte stream ----------------------------------------------
+
+// One branch per operation: plain TCP keeps its direct path, and a TLS session
+// encrypts in the same composed read or write.
+template <typename Buffers, typename Handler>
+void Connection::asyncRead(const Buffers& buffers, Handler&& handler) {
+  if (tls_) {
+    asio::async_read(*tls_, buffers, std::forward<Handler>(handler));
+  } else {
+    asio::async_read(socket_, buffers, std::forward<Handler>(handler));
+  }
+}
+
+template <typename Buffers, typename Handler>
+void Connection::asyncWrite(const Buffers& buffers, Handler&& handler) {
+  if (tls_) {
+    asio::async_write(*tls_, buffers, std::forward<Handler>(handler));
+  } else {
+    asio::async_write(socket_, buffers, std::forward<Handler>(handler));
+  }
+}
 
 // ---- Connection: lifetime -----------------------------------------------------
 
@@ -280,6 +309,8 @@ void Connection::drainAndClose() {
 
 void Connection::discardInput() {
   reading_ = true;
+  // Raw socket reads even under TLS: the bytes are thrown away unread, and
+  // the TLS session may no longer be usable once our side is shut down.
   socket_.async_read_some(
       asio::buffer(drainBuf_),
       asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
@@ -293,8 +324,8 @@ void Connection::discardInput() {
 
 void Connection::readStartupHeader() {
   reading_ = true;
-  asio::async_read(
-      socket_, asio::buffer(header_, 4),
+  asyncRead(
+      asio::buffer(header_, 4),
       asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
         self->reading_ = false;
         if (ec) return self->closeNow();
@@ -311,8 +342,8 @@ void Connection::readStartupHeader() {
 void Connection::readStartupBody(size_t length) {
   reading_ = true;
   readBody_.assign(length, '\0');
-  asio::async_read(
-      socket_, asio::buffer(readBody_),
+  asyncRead(
+      asio::buffer(readBody_),
       asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
         self->reading_ = false;
         if (ec) return self->closeNow();
@@ -333,8 +364,20 @@ void Connection::handleStartup(std::string_view body) {
   switch (packet.kind) {
     case StartupPacket::Kind::kSslRequest:
     case StartupPacket::Kind::kGssEncRequest:
-      // Encryption is not offered yet. 'N' tells the client to carry on in
-      // plain text with a real StartupMessage on the same connection.
+      if (tls_) {
+        return fail(SqlError(sqlstate::kProtocolViolation,
+                             "encryption requested on a connection that is already encrypted"));
+      }
+      if (packet.kind == StartupPacket::Kind::kSslRequest && state_->tls) {
+        // 'S', then the TLS handshake once it is written; the real startup
+        // packet follows inside the TLS session.
+        enqueue("S", Flush::kNow);
+        tlsAfterFlush_ = true;
+        return;
+      }
+      // 'N' tells the client to carry on in plain text with a real
+      // StartupMessage on the same connection (GSSAPI encryption is never
+      // offered).
       enqueue("N", Flush::kNow);
       return readStartupHeader();
     case StartupPacket::Kind::kCancelRequest:
@@ -353,6 +396,10 @@ void Connection::handleStartup(std::string_view body) {
         sqlstate::kFeatureNotSupported,
         fmt::format("unsupported frontend protocol {}.{}: server supports 3.0 to 3.0", major,
                     minor)));
+  }
+  if (state_->options.tlsRequired && !tls_) {
+    return fail(SqlError(kInvalidAuthorization, "TLS is required", SqlError::npos,
+                         "Connect with sslmode=require."));
   }
   if (!counted_) {
     return fail(SqlError(kTooManyConnections, "sorry, too many clients already"));
@@ -378,9 +425,77 @@ void Connection::handleStartup(std::string_view body) {
     enqueue(out, Flush::kSoon);
   }
 
+  database_ = std::move(database);
+  if (state_->options.users) return beginAuthentication();
+  openSession();
+}
+
+void Connection::beginTls() {
+  tlsAfterFlush_ = false;
+  tls_ = std::make_unique<TlsStream>(socket_, *state_->tls);
+  tls_->async_handshake(
+      TlsStream::server,
+      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec) {
+        // A failed handshake cannot carry an error message the client could
+        // read; the startup deadline bounds a handshake that never ends.
+        if (ec || self->closing_) return self->closeNow();
+        self->readStartupHeader();
+      }));
+}
+
+void Connection::beginAuthentication() {
+  const UserStore& users = *state_->options.users;
+  const ScramVerifier* verifier = users.find(user_);
+  auth_ = std::make_unique<ScramExchange>(verifier ? *verifier : users.mockVerifier(user_),
+                                          verifier != nullptr);
+  // Channel binding needs the certificate the client saw, so it is offered
+  // only inside TLS.
+  if (tls_ && !state_->tlsEndPoint.empty()) auth_->offerChannelBinding(state_->tlsEndPoint);
+  std::string out;
+  appendAuthenticationSasl(out, auth_->offersChannelBinding());
+  enqueue(out, Flush::kNow);
+  processInbox();
+}
+
+void Connection::handleAuthMessage(Inbound& msg) {
+  if (msg.type == frontend::kTerminate) return closeAfterFlush();
+  if (msg.type != frontend::kPassword) {
+    return fail(SqlError(sqlstate::kProtocolViolation,
+                         fmt::format("expected SASL response, got message type {}",
+                                     static_cast<int>(static_cast<unsigned char>(msg.type)))));
+  }
+  std::string out;
+  try {
+    if (!authContinued_) {
+      const SaslInitialResponse initial = decodeSaslInitialResponse(msg.body);
+      if (initial.mechanism != kScramSha256 && initial.mechanism != kScramSha256Plus) {
+        return fail(SqlError(sqlstate::kProtocolViolation,
+                             "client selected an invalid SASL authentication mechanism"));
+      }
+      appendAuthenticationSaslContinue(out, auth_->serverFirst(initial.data, initial.mechanism));
+      authContinued_ = true;
+      return enqueue(out, Flush::kNow);
+    }
+    const auto serverFinal = auth_->serverFinal(msg.body);
+    if (!serverFinal) {
+      // The same answer for an unknown user and a wrong password.
+      return fail(SqlError(kInvalidPassword,
+                           fmt::format("password authentication failed for user \"{}\"", user_)));
+    }
+    appendAuthenticationSaslFinal(out, *serverFinal);
+  } catch (const SqlError& e) {
+    return fail(e);
+  }
+  auth_.reset();
+  // AuthenticationOk follows once the session is open.
+  enqueue(out, Flush::kSoon);
+  openSession();
+}
+
+void Connection::openSession() {
   executing_ = true;
   const bool submitted =
-      state_->pool.submit([self = shared_from_this(), u = *user, d = std::move(database)] {
+      state_->pool.submit([self = shared_from_this(), u = user_, d = database_] {
         self->openSessionOnWorker(u, d);
       });
   if (!submitted) {
@@ -434,15 +549,16 @@ void Connection::sessionOpened() {
   appendBackendKeyData(out, pid_, secret_);
   appendReadyForQuery(out, kTxIdle);
   enqueue(out, Flush::kNow);
-  readMessageHeader();
+  // Messages may have arrived during authentication; a read may be running.
+  processInbox();
 }
 
 // ---- Connection: reading messages ------------------------------------------------
 
 void Connection::readMessageHeader() {
   reading_ = true;
-  asio::async_read(
-      socket_, asio::buffer(header_, 5),
+  asyncRead(
+      asio::buffer(header_, 5),
       asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
         self->reading_ = false;
         if (ec) return self->closeNow();
@@ -454,6 +570,14 @@ void Connection::readMessageHeader() {
                                      fmt::format("invalid message length {}", length)));
         }
         const size_t bodyLength = length - 4;
+        if (self->auth_ && bodyLength > kMaxAuthMessageBytes) {
+          return self->fail(SqlError(sqlstate::kProtocolViolation,
+                                     fmt::format("invalid message length {}", length)));
+        }
+        if (bodyLength > self->state_->options.maxMessageBytes && !self->auth_ &&
+            (type == frontend::kQuery || type == frontend::kParse)) {
+          return self->skipMessageBody(type, bodyLength);
+        }
         if (bodyLength > self->state_->options.maxMessageBytes) {
           return self->fail(SqlError(
               sqlstate::kProtocolViolation,
@@ -475,8 +599,8 @@ void Connection::readMessageBody(char type, size_t remaining) {
   const size_t chunk = std::min(remaining, kReadChunkBytes);
   const size_t offset = readBody_.size();
   readBody_.resize(offset + chunk);
-  asio::async_read(
-      socket_, asio::buffer(readBody_.data() + offset, chunk),
+  asyncRead(
+      asio::buffer(readBody_.data() + offset, chunk),
       asio::bind_executor(strand_, [self = shared_from_this(), type, remaining, chunk](
                                        const error_code& ec, size_t) {
         self->reading_ = false;
@@ -490,6 +614,41 @@ void Connection::readMessageBody(char type, size_t remaining) {
       }));
 }
 
+void Connection::skipMessageBody(char type, size_t remaining) {
+  reading_ = true;
+  const size_t chunk = std::min(remaining, kSkipChunkBytes);
+  readBody_.resize(chunk);
+  asyncRead(
+      asio::buffer(readBody_.data(), chunk),
+      asio::bind_executor(strand_, [self = shared_from_this(), type, remaining, chunk](
+                                       const error_code& ec, size_t) {
+        self->reading_ = false;
+        if (ec) return self->closeNow();
+        if (self->closing_) return self->discardInput();
+        if (remaining > chunk) return self->skipMessageBody(type, remaining - chunk);
+        self->readBody_ = std::string();
+        self->inboxBytes_ += 5;
+        self->inbox_.push_back(Inbound{type, {}, true});
+        self->processInbox();
+      }));
+}
+
+void Connection::statementTooLarge(const Inbound& msg) {
+  const SqlError err(kProgramLimitExceeded, "statement too large", SqlError::npos,
+                     fmt::format("The server accepts statements of up to {} bytes "
+                                 "(rtsqld --max-statement-bytes).",
+                                 state_->options.maxMessageBytes));
+  std::string out;
+  appendErrorResponse(out, err);
+  if (msg.type == frontend::kQuery) {
+    appendReadyForQuery(out, kTxIdle);
+  } else {
+    // A failed Parse skips the rest of its extended-protocol exchange.
+    ignoreTillSync_ = true;
+  }
+  enqueue(out, Flush::kNow);
+}
+
 void Connection::processInbox() {
   while (!executing_ && !closing_ && !inbox_.empty()) {
     Inbound msg = std::move(inbox_.front());
@@ -501,9 +660,20 @@ void Connection::processInbox() {
 }
 
 void Connection::handleMessage(Inbound& msg) {
+  if (auth_) return handleAuthMessage(msg);
+  // A Describe deferred to see whether an Execute follows is answered before
+  // any other message; this one then waits at the front of the inbox.
+  if (ExtendedProtocol::settleDeferred(*this, msg.type, msg.body)) {
+    inboxBytes_ += msg.body.size() + 5;
+    inbox_.push_front(std::move(msg));
+    return;
+  }
+  if (msg.tooLarge && !ignoreTillSync_) return statementTooLarge(msg);
+  if (msg.tooLarge) return;
   if (msg.type == frontend::kTerminate) return closeAfterFlush();
   if (msg.type == frontend::kSync) {
     ignoreTillSync_ = false;
+    ExtendedProtocol::sync(*this);
     std::string out;
     appendReadyForQuery(out, kTxIdle);
     return enqueue(out, Flush::kNow);
@@ -520,6 +690,7 @@ void Connection::handleMessage(Inbound& msg) {
       } catch (const SqlError& e) {
         return fail(e);
       }
+      if (ExtendedProtocol::simpleQuery(*this, sql)) return;
       return startQuery(std::move(sql));
     }
     case frontend::kFunctionCall: {
@@ -537,16 +708,7 @@ void Connection::handleMessage(Inbound& msg) {
     default:
       break;
   }
-  if (isExtendedQueryMessage(msg.type)) {
-    std::string out;
-    appendErrorResponse(out,
-                        SqlError(sqlstate::kFeatureNotSupported,
-                                 "extended query protocol is not supported yet",
-                                 SqlError::npos, "Use the simple query protocol."));
-    enqueue(out, Flush::kNow);
-    ignoreTillSync_ = true;
-    return;
-  }
+  if (isExtendedQueryMessage(msg.type)) return ExtendedProtocol::handle(*this, msg.type, msg.body);
   fail(SqlError(sqlstate::kProtocolViolation,
                 fmt::format("invalid frontend message type {}",
                             static_cast<int>(static_cast<unsigned char>(msg.type)))));
@@ -649,13 +811,17 @@ void Connection::flush() {
     }
   }
   if (empty) {
-    if (closing_) drainAndClose();
+    if (closing_) {
+      drainAndClose();
+    } else if (tlsAfterFlush_) {
+      beginTls();
+    }
     return;
   }
   outCv_.notify_all();
   writing_ = true;
-  asio::async_write(
-      socket_, asio::buffer(writeBuf_),
+  asyncWrite(
+      asio::buffer(writeBuf_),
       asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
         self->onWritten(ec);
       }));

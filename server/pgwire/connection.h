@@ -29,8 +29,11 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "server/pgwire/auth.h"
+#include "server/pgwire/extended.h"
 #include "server/pgwire/messages.h"
 #include "server/pgwire/server.h"
+#include "server/pgwire/tls.h"
 #include "server/pgwire/worker_pool.h"
 #include "server/query_handler.h"
 
@@ -46,6 +49,10 @@ struct ServerState {
   QueryHandler& handler;
   const PgServerOptions options;
   WorkerPool pool;
+  // Set by PgServer::start() before the first client when TLS is configured,
+  // with the certificate's channel-binding data (empty: not offered).
+  std::shared_ptr<TlsContext> tls;
+  std::string tlsEndPoint;
 
   // Registers a connection under a fresh backend pid and returns the pid and
   // its cancel secret. `counted` is false for a connection that is refused
@@ -95,19 +102,29 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   friend class StatementWriter;
+  friend class ExtendedProtocol;
   enum class Flush { kSoon, kNow };
   struct Inbound {
     char type;
     std::string body;
+    // A Query or Parse above the size limit: its body was skipped unread and
+    // it is answered with "statement too large".
+    bool tooLarge = false;
   };
 
   // ---- strand only ----
   void readStartupHeader();
   void readStartupBody(size_t length);
   void handleStartup(std::string_view body);
+  void beginTls();
+  void beginAuthentication();
+  void handleAuthMessage(Inbound& msg);
+  void openSession();
   void sessionOpened();
   void readMessageHeader();
   void readMessageBody(char type, size_t length);
+  void skipMessageBody(char type, size_t remaining);
+  void statementTooLarge(const Inbound& msg);
   void processInbox();
   void handleMessage(Inbound& msg);
   void startQuery(std::string sql);
@@ -121,6 +138,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void drainAndClose();
   void discardInput();
   void closeNow();
+  // Reads and writes go through TLS once it is started, else to the socket.
+  template <typename Buffers, typename Handler>
+  void asyncRead(const Buffers& buffers, Handler&& handler);
+  template <typename Buffers, typename Handler>
+  void asyncWrite(const Buffers& buffers, Handler&& handler);
 
   // ---- worker threads ----
   void openSessionOnWorker(std::string user, std::string database);
@@ -133,6 +155,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void enqueue(std::string_view bytes, Flush when);
 
   boost::asio::ip::tcp::socket socket_;
+  // The TLS session over socket_, once the client asked for it; declared
+  // after socket_ so it is destroyed first.
+  std::unique_ptr<TlsStream> tls_;
   Strand strand_;
   std::shared_ptr<ServerState> state_;
   boost::asio::steady_timer flushTimer_;
@@ -159,8 +184,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string writeBuf_;
   char drainBuf_[512] = {};
   std::unique_ptr<Session> session_;
+  // Prepared statements and portals of the extended query protocol.
+  ExtendedState extended_;
   std::string user_;
+  std::string database_;
   std::string applicationName_;
+  bool tlsAfterFlush_ = false;  // 'S' is queued; the handshake starts once it is written
+  // The password exchange in progress (users are configured and the session
+  // is not yet authenticated).
+  std::unique_ptr<ScramExchange> auth_;
+  bool authContinued_ = false;  // the server-first-message was sent
 
   // Shared with worker threads.
   std::atomic<bool> closedFlag_{false};

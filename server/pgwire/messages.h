@@ -56,9 +56,11 @@ void appendReadyForQuery(std::string& out, char transactionStatus);
 
 // ---- Backend: query results --------------------------------------------------
 
-// RowDescription for text-format columns. The type size comes from the OID
-// (-1 for variable-length types), as clients such as JDBC read it.
-void appendRowDescription(std::string& out, const std::vector<ResultColumn>& columns);
+// RowDescription. The type size comes from the OID (-1 for variable-length
+// types), as clients such as JDBC read it. `formats` holds each column's format
+// code (0 text, 1 binary); empty means text for every column.
+void appendRowDescription(std::string& out, const std::vector<ResultColumn>& columns,
+                          const std::vector<int16_t>& formats = {});
 // DataRow; a missing value is SQL NULL (length -1).
 void appendDataRow(std::string& out, const std::vector<std::optional<std::string>>& values);
 void appendCommandComplete(std::string& out, std::string_view commandTag);

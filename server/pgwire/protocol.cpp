@@ -49,6 +49,13 @@ std::string_view MessageReader::cstring() {
   return s;
 }
 
+std::string_view MessageReader::bytes(size_t n) {
+  need(n);
+  std::string_view b = body_.substr(pos_, n);
+  pos_ += n;
+  return b;
+}
+
 void MessageReader::expectEnd() const {
   if (!atEnd()) {
     throw SqlError(sqlstate::kProtocolViolation,

@@ -84,6 +84,8 @@ class MessageReader {
   int32_t int32();
   uint32_t uint32() { return static_cast<uint32_t>(int32()); }
   std::string_view cstring();
+  // The next `n` bytes as they are.
+  std::string_view bytes(size_t n);
   bool atEnd() const { return pos_ >= body_.size(); }
   size_t remaining() const { return body_.size() - pos_; }
   // Throws unless the whole body was consumed: trailing bytes mean the client

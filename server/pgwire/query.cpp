@@ -35,17 +35,19 @@ std::string decodeQuery(std::string_view body) {
   return sql;
 }
 
-void appendRowDescription(std::string& out, const std::vector<ResultColumn>& columns) {
+void appendRowDescription(std::string& out, const std::vector<ResultColumn>& columns,
+                          const std::vector<int16_t>& formats) {
   MessageBuilder m(out, 'T');
   m.int16(static_cast<int16_t>(columns.size()));
-  for (const auto& col : columns) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const ResultColumn& col = columns[i];
     m.cstring(col.name);
     m.int32(0);  // not a table column
     m.int16(0);  // attribute number
     m.int32(static_cast<int32_t>(col.typeOid));
     m.int16(typeSize(col.typeOid));
     m.int32(-1);  // no type modifier
-    m.int16(0);   // text format
+    m.int16(i < formats.size() ? formats[i] : int16_t{0});
   }
   m.finish();
 }

@@ -114,6 +114,19 @@ PgServer::~PgServer() {
 
 void PgServer::start() {
   if (listener_) throw std::runtime_error("the PostgreSQL server is already started");
+  const auto& o = state_->options;
+  if (o.tlsCertFile.empty() != o.tlsKeyFile.empty()) {
+    throw std::runtime_error("TLS needs both a certificate file and a private key file");
+  }
+  if (o.tlsRequired && o.tlsCertFile.empty()) {
+    throw std::runtime_error("TLS is required but no certificate and key are configured");
+  }
+  // Loaded before listening, so a bad file stops the server at start rather
+  // than failing each client's handshake.
+  if (!o.tlsCertFile.empty()) {
+    state_->tls = makeServerTlsContext(o.tlsCertFile, o.tlsKeyFile);
+    state_->tlsEndPoint = tlsServerEndPoint(*state_->tls);
+  }
   auto listener = std::make_shared<Listener>(io_, state_);
   port_ = listener->listen(state_->options.host, state_->options.port);
   listener_ = std::move(listener);

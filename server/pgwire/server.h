@@ -17,6 +17,10 @@
 
 #include "server/query_handler.h"
 
+namespace rtsql {
+class UserStore;
+}  // namespace rtsql
+
 namespace rtsql::pgwire {
 
 struct PgServerOptions {
@@ -25,7 +29,20 @@ struct PgServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 5432;  // 0 picks a free port; port() tells which
   size_t maxConnections = 1000;
+  // The largest frontend message. A Query or Parse above it gets 54000
+  // "statement too large" and the session goes on; any other message above it
+  // ends the connection.
   size_t maxMessageBytes = 64 * 1024 * 1024;
+  // TLS: with a certificate and key (PEM files), an SSLRequest is answered 'S'
+  // and the session runs over TLS; without, it is answered 'N'.
+  std::string tlsCertFile;
+  std::string tlsKeyFile;
+  // Refuse sessions that did not start TLS (needs a certificate).
+  bool tlsRequired = false;
+  // Users and their SCRAM-SHA-256 verifiers. When set, every session must
+  // authenticate with a password; when null, every user is trusted (which is
+  // why the server then binds loopback only).
+  std::shared_ptr<const UserStore> users;
   // A client that has not finished its startup packet by then is dropped.
   std::chrono::milliseconds startupTimeout = std::chrono::seconds(60);
   // Reported as the server_version parameter; drivers parse it to pick
@@ -45,7 +62,8 @@ class PgServer {
   PgServer& operator=(const PgServer&) = delete;
 
   // Binds and starts accepting. Throws std::runtime_error naming the address
-  // when it cannot listen there (for example, the port is taken).
+  // when it cannot listen there (for example, the port is taken), or the file
+  // when the TLS certificate or key cannot be loaded.
   void start();
   // The bound port (the real one when options.port was 0); 0 before start().
   uint16_t port() const { return port_; }

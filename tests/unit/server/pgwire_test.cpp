@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/pgwire/extended.h"
 #include "server/pgwire/messages.h"
 #include "server/pgwire/protocol.h"
 #include "server/pgwire/server.h"
@@ -69,6 +70,31 @@ class FakeHandler : public QueryHandler {
   std::mutex mu;
   std::string lastUser;
   std::string lastDatabase;
+  std::string lastStatement;
+  // Statements run (each of a multi-statement query counts).
+  std::atomic<int> executions{0};
+  // When set, describe() tells the columns of "select rows" and "select echo"
+  // without running them, as the engine does.
+  std::atomic<bool> canDescribe{false};
+  std::atomic<int> describes{0};
+
+  std::optional<std::vector<ResultColumn>> describe(Session&, const std::string& sql) override {
+    if (!canDescribe.load()) return std::nullopt;
+    ++describes;
+    const std::string stmt = trim(sql);
+    if (stmt.rfind("select rows ", 0) == 0) {
+      return std::vector<ResultColumn>{{"n", pgtype::kInt8}, {"parity", pgtype::kText}};
+    }
+    if (stmt.rfind("select echo ", 0) == 0) {
+      return std::vector<ResultColumn>{{"echo", pgtype::kText}};
+    }
+    if (stmt.rfind("select nope", 0) == 0) {
+      throw SqlError(sqlstate::kUndefinedTable, "relation \"nope\" does not exist",
+                     sql.find("nope"));
+    }
+    if (stmt.rfind("select", 0) != 0) return std::vector<ResultColumn>{};
+    return std::nullopt;
+  }
 
   std::unique_ptr<Session> openSession(const std::string& user,
                                        const std::string& database) override {
@@ -93,7 +119,14 @@ class FakeHandler : public QueryHandler {
       const size_t lead = raw.find_first_not_of(" \t\r\n");
       const std::string stmt = trim(raw);
       const size_t stmtOffset = start + (lead == std::string::npos ? 0 : lead);
-      if (!stmt.empty() && !runOne(stmt, stmtOffset, out)) return;
+      if (!stmt.empty()) {
+        ++executions;
+        {
+          std::lock_guard lock(mu);
+          lastStatement = stmt;
+        }
+        if (!runOne(stmt, stmtOffset, out)) return;
+      }
       start = end + 1;
     }
   }
@@ -101,6 +134,26 @@ class FakeHandler : public QueryHandler {
  private:
   // Returns false after reporting an error (execution stops there).
   bool runOne(const std::string& stmt, size_t offset, ResultWriter& out) {
+    // "select echo TEXT" returns TEXT: what the statement became after its
+    // parameters were substituted.
+    if (stmt.rfind("select echo ", 0) == 0) {
+      out.columns({{"echo", pgtype::kText}});
+      out.row({stmt.substr(12)});
+      out.complete("SELECT 1");
+      return true;
+    }
+    if (stmt.rfind("select rows ", 0) == 0) return runOne(stmt.substr(7), offset + 7, out);
+    if (stmt == "select interval") {
+      out.columns({{"i", pgtype::kInterval}});
+      out.row({std::string("00:00:01")});
+      out.complete("SELECT 1");
+      return true;
+    }
+    // An error at the statement's last character, to check positions.
+    if (stmt.rfind("select errlast ", 0) == 0) {
+      out.error(SqlError(sqlstate::kSyntaxError, "error at the end", offset + stmt.size() - 1));
+      return false;
+    }
     if (stmt.rfind("select '", 0) == 0) {
       const size_t close = stmt.find('\'', 8);
       out.columns({{"?column?", pgtype::kText}});
@@ -109,7 +162,13 @@ class FakeHandler : public QueryHandler {
       return true;
     }
     if (stmt.rfind("rows ", 0) == 0) {
-      const long n = std::stol(stmt.substr(5));
+      // The count may arrive quoted ('3', from an untyped parameter) or as
+      // NULL (a statement described before its parameters are known).
+      std::string digits;
+      for (char ch : stmt.substr(5)) {
+        if (std::isdigit(static_cast<unsigned char>(ch))) digits.push_back(ch);
+      }
+      const long n = digits.empty() ? 0 : std::stol(digits);
       out.columns({{"n", pgtype::kInt8}, {"parity", pgtype::kText}});
       for (long i = 0; i < n; ++i) {
         std::optional<std::string> parity;
@@ -580,7 +639,7 @@ TEST_CASE("pgwire: errors carry SQLSTATE, character position, detail and hint") 
   CHECK(again.status() == PGRES_TUPLES_OK);
 }
 
-TEST_CASE("pgwire: empty queries, notices, and the unsupported extended protocol") {
+TEST_CASE("pgwire: empty queries and notices") {
   TestServer ts;
   PgConn conn(ts.conninfo());
   REQUIRE_MESSAGE(conn.ok(), conn.error());
@@ -603,17 +662,6 @@ TEST_CASE("pgwire: empty queries, notices, and the unsupported extended protocol
   REQUIRE(notices.size() == 1);
   CHECK(notices[0] == "hello notice");
 
-  // Extended protocol: a clean error, then the connection is usable again.
-  PgResult params(PQexecParams(conn.c, "select 'x'", 0, nullptr, nullptr, nullptr, nullptr, 0));
-  CHECK(params.status() == PGRES_FATAL_ERROR);
-  CHECK(params.field(PG_DIAG_SQLSTATE) == "0A000");
-  CHECK(params.field(PG_DIAG_MESSAGE_PRIMARY) == "extended query protocol is not supported yet");
-  PgResult prepared(PQprepare(conn.c, "s1", "select 'x'", 0, nullptr));
-  CHECK(prepared.status() == PGRES_FATAL_ERROR);
-  CHECK(prepared.field(PG_DIAG_SQLSTATE) == "0A000");
-  PgResult simple(PQexec(conn.c, "select 'back'"));
-  CHECK(simple.status() == PGRES_TUPLES_OK);
-  CHECK(simple.value(0, 0) == "back");
 }
 
 TEST_CASE("pgwire: a large result arrives complete and in order") {
@@ -824,7 +872,9 @@ TEST_CASE("pgwire: protocol violations get 08P01 and a closed connection") {
   SUBCASE("oversized message") {
     RawClient c(ts.port());
     REQUIRE(rawStartup(c));
-    c.send(std::string("Q") + be32(100000) + std::string(3000, 'x'));
+    // Bind: an oversized Query or Parse is skipped and answered with an error
+    // instead, but any other message ends the connection.
+    c.send(std::string("B") + be32(100000) + std::string(3000, 'x'));
     auto m = c.readMessage();
     REQUIRE(m);
     CHECK(m->type == 'E');
@@ -928,14 +978,20 @@ TEST_CASE("pgwire: raw protocol flows") {
   SUBCASE("extended protocol: one error, then messages are skipped until Sync") {
     RawClient c(ts.port());
     REQUIRE(rawStartup(c));
+    // The unknown fake statement fails at Execute; the second Execute is
+    // skipped, and Sync ends the exchange.
     c.send(frontendMessage('P', std::string("\0select 1\0\0\0", 12)) +
            frontendMessage('B', std::string("\0\0\0\0\0\0\0\0", 8)) +
+           frontendMessage('E', std::string("\0\0\0\0\0", 5)) +
            frontendMessage('E', std::string("\0\0\0\0\0", 5)) + frontendMessage('S', ""));
     auto msgs = c.readUntilReady();
-    REQUIRE(msgs.size() == 2);
-    CHECK(msgs[0].type == 'E');
-    CHECK(msgs[0].errorField('C') == "0A000");
-    CHECK(msgs[1].type == 'Z');
+    REQUIRE(msgs.size() == 4);
+    CHECK(msgs[0].type == '1');
+    CHECK(msgs[1].type == '2');
+    CHECK(msgs[2].type == 'E');
+    CHECK(msgs[2].errorField('C') == "42601");
+    CHECK(msgs[3].type == 'Z');
+    CHECK(msgs[3].body == "I");
     c.send(queryMessage("select 'fine'"));
     auto after = c.readUntilReady();
     REQUIRE(after.size() == 4);
@@ -996,4 +1052,448 @@ TEST_CASE("pgwire: psql works against the server") {
   CHECK(status != 0);
   CHECK(out.find("ERROR:  syntax error at or near \"oops\"") != std::string::npos);
   CHECK(out.find("HINT:  Check the spelling.") != std::string::npos);
+}
+
+// ---- Extended query protocol -----------------------------------------------------------
+
+namespace {
+
+std::string be16(uint16_t v) {
+  return std::string{static_cast<char>(v >> 8), static_cast<char>(v & 0xFF)};
+}
+
+std::string cstr(std::string_view s) { return std::string(s) + '\0'; }
+
+std::string parseMessage(std::string_view name, std::string_view sql,
+                         const std::vector<uint32_t>& types = {}) {
+  std::string body = cstr(name) + cstr(sql) + be16(static_cast<uint16_t>(types.size()));
+  for (uint32_t t : types) body += be32(t);
+  return frontendMessage('P', body);
+}
+
+std::string bindMessage(std::string_view portal, std::string_view stmt,
+                        const std::vector<std::optional<std::string>>& params = {},
+                        const std::vector<int16_t>& resultFormats = {}) {
+  std::string body = cstr(portal) + cstr(stmt) + be16(0) +
+                     be16(static_cast<uint16_t>(params.size()));
+  for (const auto& p : params) {
+    if (!p) {
+      body += be32(0xFFFFFFFF);
+    } else {
+      body += be32(static_cast<uint32_t>(p->size())) + *p;
+    }
+  }
+  body += be16(static_cast<uint16_t>(resultFormats.size()));
+  for (int16_t f : resultFormats) body += be16(static_cast<uint16_t>(f));
+  return frontendMessage('B', body);
+}
+
+std::string describeMessage(char kind, std::string_view name) {
+  return frontendMessage('D', std::string(1, kind) + cstr(name));
+}
+
+std::string executeMessage(std::string_view portal, uint32_t maxRows) {
+  return frontendMessage('E', cstr(portal) + be32(maxRows));
+}
+
+std::string syncMessage() { return frontendMessage('S', ""); }
+
+std::string types(const std::vector<RawMessage>& msgs) {
+  std::string t;
+  for (const auto& m : msgs) t.push_back(m.type);
+  return t;
+}
+
+// The values of a DataRow body (nullopt for NULL).
+std::vector<std::optional<std::string>> dataRowValues(const RawMessage& m) {
+  std::vector<std::optional<std::string>> out;
+  const auto* p = reinterpret_cast<const unsigned char*>(m.body.data());
+  const size_t n = static_cast<size_t>((p[0] << 8) | p[1]);
+  size_t at = 2;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t len = readBigEndian32(p + at);
+    at += 4;
+    if (len == 0xFFFFFFFF) {
+      out.emplace_back(std::nullopt);
+      continue;
+    }
+    out.emplace_back(m.body.substr(at, len));
+    at += len;
+  }
+  return out;
+}
+
+std::string bytesOf(std::initializer_list<int> bytes) {
+  std::string s;
+  for (int b : bytes) s.push_back(static_cast<char>(b));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("pgwire extended: parameters are found outside quotes, comments and names") {
+  CHECK(countParameters("select 1") == 0);
+  CHECK(countParameters("select $1 + $3, $2") == 3);
+  CHECK(countParameters("select '$1', \"$2\", `$3` -- $4\n /* $5 */ from t$6") == 0);
+  CHECK(countParameters("select $2::int") == 2);
+  try {
+    countParameters("select $0");
+    FAIL("expected an error");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "42P02");
+    CHECK(e.position() == 7);
+  }
+
+  BoundStatement b = substituteParameters("select $1 || $2 || 'x' from t where $1 = z",
+                                          {"'it''s'", "NULL"});
+  CHECK(b.text == "select 'it''s' || NULL || 'x' from t where 'it''s' = z");
+  // Offsets before, inside and after a literal map to the original text.
+  CHECK(b.originalOffset(0) == 0);
+  CHECK(b.originalOffset(7) == 7);    // the first literal -> its $1
+  CHECK(b.originalOffset(12) == 7);
+  CHECK(b.originalOffset(15) == 10);  // "||" after the literal
+  const std::string original = "select $1 || $2 || 'x' from t where $1 = z";
+  CHECK(b.originalOffset(b.text.find("= z") + 2) == original.find("= z") + 2);
+  CHECK_THROWS_AS(substituteParameters("select $2", {"1"}), SqlError);
+}
+
+TEST_CASE("pgwire extended: parameter values become SQL literals") {
+  CHECK(parameterLiteral(std::nullopt, pgtype::kInt4, kTextFormat) == "NULL");
+  CHECK(parameterLiteral(std::string("it's"), extype::kUnspecified, kTextFormat) == "'it''s'");
+  CHECK(parameterLiteral(std::string("a\\b"), pgtype::kText, kTextFormat) == "'a\\b'");
+  CHECK(parameterLiteral(std::string(" 42 "), pgtype::kInt4, kTextFormat) == "42");
+  CHECK(parameterLiteral(std::string("-5"), pgtype::kInt8, kTextFormat) == "(-5)");
+  CHECK(parameterLiteral(std::string("2.5"), pgtype::kFloat8, kTextFormat) ==
+        "CAST(2.5 AS DOUBLE)");
+  CHECK(parameterLiteral(std::string("NaN"), pgtype::kFloat8, kTextFormat) ==
+        "CAST('NaN' AS DOUBLE)");
+  CHECK(parameterLiteral(std::string("1.5e3"), extype::kNumeric, kTextFormat) == "1.5e3");
+  CHECK(parameterLiteral(std::string("yes"), pgtype::kBool, kTextFormat) == "TRUE");
+  CHECK(parameterLiteral(std::string("f"), pgtype::kBool, kTextFormat) == "FALSE");
+  CHECK(parameterLiteral(std::string("2024-01-02 03:04:05"), pgtype::kTimestamp, kTextFormat) ==
+        "TIMESTAMP '2024-01-02 03:04:05'");
+  // A value that does not fit its declared type is the client's error.
+  for (auto [value, type] : {std::pair{"4x", pgtype::kInt4}, std::pair{"1; drop", pgtype::kInt8},
+                             std::pair{"maybe", pgtype::kBool}, std::pair{"1e", pgtype::kFloat8}}) {
+    try {
+      parameterLiteral(std::string(value), type, kTextFormat);
+      FAIL("expected an error for " << value);
+    } catch (const SqlError& e) {
+      CHECK(e.sqlstate() == "22P02");
+    }
+  }
+
+  // Binary parameters, big-endian.
+  CHECK(parameterLiteral(bytesOf({0xFF, 0xF9}), extype::kInt2, kBinaryFormat) == "(-7)");
+  CHECK(parameterLiteral(bytesOf({0, 0, 0, 41}), pgtype::kInt4, kBinaryFormat) == "41");
+  CHECK(parameterLiteral(bytesOf({0, 0, 0, 1, 0, 0, 0, 0}), pgtype::kInt8, kBinaryFormat) ==
+        "4294967296");
+  CHECK(parameterLiteral(bytesOf({0x40, 0x04, 0, 0, 0, 0, 0, 0}), pgtype::kFloat8, kBinaryFormat) ==
+        "CAST(2.5 AS DOUBLE)");
+  CHECK(parameterLiteral(bytesOf({1}), pgtype::kBool, kBinaryFormat) == "TRUE");
+  CHECK(parameterLiteral(std::string("o'k"), pgtype::kText, kBinaryFormat) == "'o''k'");
+  try {
+    parameterLiteral(bytesOf({0, 1}), pgtype::kInt4, kBinaryFormat);
+    FAIL("expected an error");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "08P01");
+  }
+  try {
+    parameterLiteral(bytesOf({0, 1}), pgtype::kInterval, kBinaryFormat);
+    FAIL("expected an error");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "0A000");
+  }
+}
+
+TEST_CASE("pgwire extended: binary result values and statement kinds") {
+  CHECK(encodeBinaryValue("-2", pgtype::kInt4) == bytesOf({0xFF, 0xFF, 0xFF, 0xFE}));
+  CHECK(encodeBinaryValue("5", pgtype::kInt8) == bytesOf({0, 0, 0, 0, 0, 0, 0, 5}));
+  CHECK(encodeBinaryValue("2.5", pgtype::kFloat8) == bytesOf({0x40, 0x04, 0, 0, 0, 0, 0, 0}));
+  CHECK(encodeBinaryValue("t", pgtype::kBool) == bytesOf({1}));
+  CHECK(encodeBinaryValue("false", pgtype::kBool) == bytesOf({0}));
+  CHECK(encodeBinaryValue("h\xC3\xA9", pgtype::kText) == "h\xC3\xA9");
+  CHECK(encodeBinaryValue("\\x0aff", pgtype::kBytea) == bytesOf({0x0A, 0xFF}));
+  // 2000-01-02 00:00:01.5 is one day and 1.5 s after PostgreSQL's epoch.
+  const int64_t micros = 86400LL * 1000000 + 1500000;
+  std::string expected;
+  for (int i = 7; i >= 0; --i) expected.push_back(static_cast<char>((micros >> (8 * i)) & 0xFF));
+  CHECK(encodeBinaryValue("2000-01-02 00:00:01.5", pgtype::kTimestamp) == expected);
+  CHECK(encodeBinaryValue("1999-12-31 23:59:59", pgtype::kTimestamp) ==
+        bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}));  // -1 s
+  CHECK_THROWS_AS(encodeBinaryValue("x", pgtype::kInt4), SqlError);
+  CHECK_THROWS_AS(encodeBinaryValue("1 day", pgtype::kInterval), SqlError);
+
+  CHECK(returnsRows("SELECT 1"));
+  CHECK(returnsRows("  -- a comment\n /* another */ show flows"));
+  CHECK(returnsRows("(select 1)"));
+  CHECK(returnsRows("explain select 1"));
+  CHECK(returnsRows("DESCRIBE clicks"));
+  CHECK_FALSE(returnsRows("create source s with (x = 'y')"));
+  CHECK_FALSE(returnsRows("SET extra_float_digits = 3"));
+  CHECK_FALSE(returnsRows(""));
+
+  const std::vector<ResultColumn> cols{{"a", pgtype::kInt8}, {"b", pgtype::kInterval}};
+  CHECK(resultFormatsFor({}, cols) == std::vector<int16_t>{0, 0});
+  CHECK(resultFormatsFor({1, 0}, cols) == std::vector<int16_t>{1, 0});
+  CHECK_THROWS_AS(resultFormatsFor({1}, cols), SqlError);  // interval in binary
+  CHECK_THROWS_AS(resultFormatsFor({0, 0, 0}, cols), SqlError);
+}
+
+TEST_CASE("pgwire extended: libpq parameters, prepared statements and Describe") {
+  TestServer ts;
+  PgConn conn(ts.conninfo());
+  REQUIRE_MESSAGE(conn.ok(), conn.error());
+
+  SUBCASE("text parameters, NULL and types") {
+    const char* values[] = {"it's", "42", nullptr, "-3"};
+    const Oid oids[] = {0, 23, 25, 20};
+    PgResult res(PQexecParams(conn.c, "select echo $1, $2::int, $3, x-$4", 4, oids, values,
+                              nullptr, nullptr, 0));
+    REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+    CHECK(res.value(0, 0) == "'it''s', 42::int, NULL, x-(-3)");
+    CHECK(std::string(PQfname(res.r, 0)) == "echo");
+    CHECK(res.cmd() == "SELECT 1");
+    // libpq sent Parse/Bind/Describe/Execute/Sync: the statement ran once.
+    CHECK(ts.handler.executions.load() == 1);
+  }
+  SUBCASE("binary parameters") {
+    const char int4[] = {0, 0, 0, 41};
+    const char int8[] = {0, 0, 0, 0, 0, 0, 0, 7};
+    const char f8[] = {0x40, 0x04, 0, 0, 0, 0, 0, 0};
+    const char b[] = {0};
+    const char* values[] = {int4, int8, f8, b, "txt"};
+    const int lengths[] = {4, 8, 8, 1, 3};
+    const int formats[] = {1, 1, 1, 1, 1};
+    const Oid oids[] = {23, 20, 701, 16, 25};
+    PgResult res(PQexecParams(conn.c, "select echo $1 $2 $3 $4 $5", 5, oids, values, lengths,
+                              formats, 0));
+    REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+    CHECK(res.value(0, 0) == "41 7 CAST(2.5 AS DOUBLE) FALSE 'txt'");
+  }
+  SUBCASE("a bad parameter value is an error; the connection goes on") {
+    const char* values[] = {"4x"};
+    const Oid oids[] = {23};
+    PgResult bad(PQexecParams(conn.c, "select echo $1", 1, oids, values, nullptr, nullptr, 0));
+    CHECK(bad.status() == PGRES_FATAL_ERROR);
+    CHECK(bad.field(PG_DIAG_SQLSTATE) == "22P02");
+    CHECK(bad.field(PG_DIAG_MESSAGE_PRIMARY) == "invalid input syntax for type integer: \"4x\"");
+    CHECK(ts.handler.executions.load() == 0);
+    PgResult good(PQexec(conn.c, "select 'ok'"));
+    CHECK(good.status() == PGRES_TUPLES_OK);
+  }
+  SUBCASE("error positions refer to the text the client sent") {
+    const char* values[] = {"a much longer value"};
+    PgResult res(
+        PQexecParams(conn.c, "select errlast $1 x", 1, nullptr, values, nullptr, nullptr, 0));
+    REQUIRE(res.status() == PGRES_FATAL_ERROR);
+    CHECK(res.field(PG_DIAG_STATEMENT_POSITION) == "19");  // the final "x"
+    {
+      std::lock_guard lock(ts.handler.mu);
+      CHECK(ts.handler.lastStatement == "select errlast 'a much longer value' x");
+    }
+  }
+  SUBCASE("prepared statements run many times, each run once") {
+    PgResult prep(PQprepare(conn.c, "rows_stmt", "select rows $1", 1, nullptr));
+    REQUIRE_MESSAGE(prep.status() == PGRES_COMMAND_OK, PQresultErrorMessage(prep.r));
+    CHECK(ts.handler.executions.load() == 0);
+    for (int n : {3, 5}) {
+      const std::string v = std::to_string(n);
+      const char* values[] = {v.c_str()};
+      PgResult res(PQexecPrepared(conn.c, "rows_stmt", 1, values, nullptr, nullptr, 0));
+      REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+      CHECK(PQntuples(res.r) == n);
+      CHECK(PQnfields(res.r) == 2);
+      CHECK(PQftype(res.r, 0) == pgtype::kInt8);
+      CHECK(res.value(n - 1, 0) == std::to_string(n - 1));
+      CHECK(res.cmd() == "SELECT " + v);
+    }
+    CHECK(ts.handler.executions.load() == 2);
+
+    PgResult dup(PQprepare(conn.c, "rows_stmt", "select rows 1", 0, nullptr));
+    CHECK(dup.status() == PGRES_FATAL_ERROR);
+    CHECK(dup.field(PG_DIAG_SQLSTATE) == "42P05");
+    PgResult missing(PQexecPrepared(conn.c, "nope", 0, nullptr, nullptr, nullptr, 0));
+    CHECK(missing.status() == PGRES_FATAL_ERROR);
+    CHECK(missing.field(PG_DIAG_SQLSTATE) == "26000");
+    PgResult multi(PQprepare(conn.c, "m", "select 'a'; select 'b'", 0, nullptr));
+    CHECK(multi.status() == PGRES_FATAL_ERROR);
+    CHECK(multi.field(PG_DIAG_SQLSTATE) == "42601");
+    PgResult wrongCount(PQexecPrepared(conn.c, "rows_stmt", 0, nullptr, nullptr, nullptr, 0));
+    CHECK(wrongCount.status() == PGRES_FATAL_ERROR);
+    CHECK(wrongCount.field(PG_DIAG_SQLSTATE) == "08P01");
+    // Every error above was followed by Sync and recovery.
+    PgResult after(PQexec(conn.c, "select 'after'"));
+    CHECK(after.value(0, 0) == "after");
+  }
+  SUBCASE("Describe of a statement, by running it when the handler cannot tell") {
+    const Oid oids[] = {23};
+    PgResult prep(PQprepare(conn.c, "s", "select rows $1", 1, oids));
+    REQUIRE(prep.status() == PGRES_COMMAND_OK);
+    PgResult desc(PQdescribePrepared(conn.c, "s"));
+    REQUIRE_MESSAGE(desc.status() == PGRES_COMMAND_OK, PQresultErrorMessage(desc.r));
+    CHECK(PQnparams(desc.r) == 1);
+    CHECK(PQparamtype(desc.r, 0) == 23);
+    REQUIRE(PQnfields(desc.r) == 2);
+    CHECK(std::string(PQfname(desc.r, 0)) == "n");
+    CHECK(PQftype(desc.r, 0) == pgtype::kInt8);
+    CHECK(std::string(PQfname(desc.r, 1)) == "parity");
+
+    PgResult prep2(PQprepare(conn.c, "c", "create $1", 0, nullptr));
+    REQUIRE(prep2.status() == PGRES_COMMAND_OK);
+    const int before = ts.handler.executions.load();
+    PgResult desc2(PQdescribePrepared(conn.c, "c"));
+    REQUIRE(desc2.status() == PGRES_COMMAND_OK);
+    CHECK(PQnparams(desc2.r) == 1);
+    CHECK(PQparamtype(desc2.r, 0) == pgtype::kText);  // unspecified: text
+    CHECK(PQnfields(desc2.r) == 0);                     // NoData, without running it
+    CHECK(ts.handler.executions.load() == before);
+  }
+  SUBCASE("Describe from the handler's describe(), without running") {
+    ts.handler.canDescribe = true;
+    PgResult prep(PQprepare(conn.c, "s", "select rows $1", 0, nullptr));
+    REQUIRE(prep.status() == PGRES_COMMAND_OK);
+    PgResult desc(PQdescribePrepared(conn.c, "s"));
+    REQUIRE(desc.status() == PGRES_COMMAND_OK);
+    CHECK(PQnfields(desc.r) == 2);
+    CHECK(ts.handler.executions.load() == 0);
+    CHECK(ts.handler.describes.load() == 1);
+    const char* values[] = {"4"};
+    PgResult res(PQexecPrepared(conn.c, "s", 1, values, nullptr, nullptr, 0));
+    REQUIRE(res.status() == PGRES_TUPLES_OK);
+    CHECK(PQntuples(res.r) == 4);
+    CHECK(ts.handler.executions.load() == 1);
+
+    PgResult bad(PQprepare(conn.c, "b", "select nope", 0, nullptr));
+    REQUIRE(bad.status() == PGRES_COMMAND_OK);
+    PgResult badDesc(PQdescribePrepared(conn.c, "b"));
+    CHECK(badDesc.status() == PGRES_FATAL_ERROR);
+    CHECK(badDesc.field(PG_DIAG_SQLSTATE) == "42P01");
+    CHECK(badDesc.field(PG_DIAG_STATEMENT_POSITION) == "8");
+  }
+  SUBCASE("statements without rows and empty statements") {
+    PgResult res(PQexecParams(conn.c, "create", 0, nullptr, nullptr, nullptr, nullptr, 0));
+    CHECK(res.status() == PGRES_COMMAND_OK);
+    CHECK(res.cmd() == "CREATE SOURCE");
+    PgResult empty(PQexecParams(conn.c, "", 0, nullptr, nullptr, nullptr, nullptr, 0));
+    CHECK(empty.status() == PGRES_EMPTY_QUERY);
+  }
+  SUBCASE("binary results") {
+    const char* values[] = {"3"};
+    PgResult res(PQexecParams(conn.c, "select rows $1", 1, nullptr, values, nullptr, nullptr, 1));
+    REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+    CHECK(PQfformat(res.r, 0) == 1);
+    REQUIRE(PQgetlength(res.r, 2, 0) == 8);
+    CHECK(std::string(PQgetvalue(res.r, 2, 0), 8) == bytesOf({0, 0, 0, 0, 0, 0, 0, 2}));
+    CHECK(std::string(PQgetvalue(res.r, 0, 1)) == "even");
+    PgResult refused(
+        PQexecParams(conn.c, "select interval", 0, nullptr, nullptr, nullptr, nullptr, 1));
+    CHECK(refused.status() == PGRES_FATAL_ERROR);
+    CHECK(refused.field(PG_DIAG_SQLSTATE) == "0A000");
+    CHECK(refused.field(PG_DIAG_MESSAGE_PRIMARY).find("binary format") != std::string::npos);
+  }
+}
+
+TEST_CASE("pgwire extended: raw exchanges") {
+  TestServer ts;
+  RawClient c(ts.port());
+  REQUIRE(rawStartup(c));
+
+  SUBCASE("an Execute row limit suspends the portal until the next Execute") {
+    c.send(parseMessage("", "select rows 5") + bindMessage("p1", "") +
+           describeMessage('P', "p1") + executeMessage("p1", 2) + executeMessage("p1", 2) +
+           executeMessage("p1", 2) + syncMessage());
+    auto msgs = c.readUntilReady();
+    CHECK(types(msgs) == "12TDDsDDsDCZ");
+    REQUIRE(msgs.size() == 12);
+    CHECK(dataRowValues(msgs[3])[0] == "0");
+    CHECK(dataRowValues(msgs[6])[0] == "2");
+    CHECK(dataRowValues(msgs[9])[0] == "4");
+    CHECK(msgs[10].body == cstr("SELECT 5"));
+    CHECK(msgs[11].body == "I");
+    CHECK(ts.handler.executions.load() == 1);
+    // Sync ended the portal.
+    c.send(executeMessage("p1", 0) + syncMessage());
+    auto after = c.readUntilReady();
+    CHECK(types(after) == "EZ");
+    CHECK(after[0].errorField('C') == "34000");
+  }
+  SUBCASE("a Describe followed by Flush is answered before the Execute") {
+    c.send(parseMessage("s", "select rows 2") + bindMessage("", "s") + describeMessage('P', "") +
+           frontendMessage('H', ""));
+    std::string seen;
+    for (int i = 0; i < 3; ++i) {
+      auto m = c.readMessage();
+      REQUIRE(m);
+      seen.push_back(m->type);
+    }
+    CHECK(seen == "12T");
+    c.send(executeMessage("", 0) + syncMessage());
+    CHECK(types(c.readUntilReady()) == "DDCZ");
+    // The Describe ran the statement to learn its columns, then Execute again.
+    CHECK(ts.handler.executions.load() == 2);
+  }
+  SUBCASE("after an error every message up to Sync is skipped") {
+    c.send(parseMessage("a", "select rows 1") + bindMessage("", "missing") +
+           executeMessage("", 0) + parseMessage("b", "select rows 1") + syncMessage());
+    auto msgs = c.readUntilReady();
+    CHECK(types(msgs) == "1EZ");
+    CHECK(msgs[1].errorField('C') == "26000");
+    CHECK(msgs[1].errorField('M') == "prepared statement \"missing\" does not exist");
+    // "a" survived, "b" was never parsed.
+    c.send(bindMessage("", "a") + executeMessage("", 0) + bindMessage("", "b") + syncMessage());
+    auto next = c.readUntilReady();
+    CHECK(types(next) == "2DCEZ");
+  }
+  SUBCASE("Close and unknown portals") {
+    c.send(parseMessage("s", "select 'x'") + frontendMessage('C', "Ss" + std::string(1, '\0')) +
+           frontendMessage('C', "Pnever" + std::string(1, '\0')) + syncMessage());
+    CHECK(types(c.readUntilReady()) == "133Z");
+    c.send(describeMessage('S', "s") + syncMessage());
+    auto msgs = c.readUntilReady();
+    CHECK(types(msgs) == "EZ");
+    CHECK(msgs[0].errorField('C') == "26000");
+  }
+  SUBCASE("a malformed Bind is a protocol error that Sync recovers from") {
+    c.send(frontendMessage('B', std::string("\0\0\0", 3)) + syncMessage());
+    auto msgs = c.readUntilReady();
+    CHECK(types(msgs) == "EZ");
+    CHECK(msgs[0].errorField('C') == "08P01");
+    c.send(queryMessage("select 'fine'"));
+    CHECK(types(c.readUntilReady()) == "TDCZ");
+  }
+}
+
+TEST_CASE("pgwire extended: DEALLOCATE drops prepared statements in the protocol layer") {
+  CHECK(deallocateTarget("DEALLOCATE ALL") == std::string());
+  CHECK(deallocateTarget(" deallocate prepare _pg3_0 ;") == "_pg3_0");
+  CHECK(deallocateTarget("DEALLOCATE \"Mixed Case\"") == "Mixed Case");
+  CHECK(deallocateTarget("DEALLOCATE Foo") == "foo");
+  CHECK_FALSE(deallocateTarget("select 1"));
+  CHECK_FALSE(deallocateTarget("DEALLOCATE"));
+  CHECK_FALSE(deallocateTarget("DEALLOCATE a b"));
+
+  TestServer ts;
+  PgConn conn(ts.conninfo());
+  REQUIRE_MESSAGE(conn.ok(), conn.error());
+  PgResult a(PQprepare(conn.c, "a", "select 'a'", 0, nullptr));
+  PgResult b(PQprepare(conn.c, "b", "select 'b'", 0, nullptr));
+  REQUIRE(b.status() == PGRES_COMMAND_OK);
+  PgResult one(PQexec(conn.c, "DEALLOCATE a"));
+  CHECK(one.status() == PGRES_COMMAND_OK);
+  CHECK(one.cmd() == "DEALLOCATE");
+  PgResult goneA(PQexecPrepared(conn.c, "a", 0, nullptr, nullptr, nullptr, 0));
+  CHECK(goneA.field(PG_DIAG_SQLSTATE) == "26000");
+  PgResult stillB(PQexecPrepared(conn.c, "b", 0, nullptr, nullptr, nullptr, 0));
+  CHECK(stillB.value(0, 0) == "b");
+  // Through the extended protocol too, and ALL.
+  PgResult all(PQexecParams(conn.c, "DEALLOCATE ALL", 0, nullptr, nullptr, nullptr, nullptr, 0));
+  CHECK(all.status() == PGRES_COMMAND_OK);
+  CHECK(all.cmd() == "DEALLOCATE ALL");
+  PgResult goneB(PQexecPrepared(conn.c, "b", 0, nullptr, nullptr, nullptr, 0));
+  CHECK(goneB.field(PG_DIAG_SQLSTATE) == "26000");
+  PgResult missing(PQexec(conn.c, "DEALLOCATE nope"));
+  CHECK(missing.field(PG_DIAG_SQLSTATE) == "26000");
+  // The handler never saw any of it.
+  CHECK(ts.handler.executions.load() == 1);
 }

@@ -1,0 +1,23 @@
+// The HTTP endpoint's view of a running Engine: adapts the engine's read-only
+// flow and slot API to http::Source.
+#pragma once
+
+#include "server/engine.h"
+#include "server/http/source.h"
+
+namespace rtsql::http {
+
+class EngineSource : public Source {
+ public:
+  // `engine` must outlive this source and every HTTP request that reads it.
+  explicit EngineSource(const Engine& engine) : engine_(engine) {}
+
+  std::vector<FlowStatus> flows(bool withProgress) const override;
+  std::optional<std::string> progress(const std::string& flow) const override;
+  SlotUsage slots() const override;
+
+ private:
+  const Engine& engine_;
+};
+
+}  // namespace rtsql::http

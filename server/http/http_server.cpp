@@ -1,0 +1,277 @@
+// The HTTP endpoint's sockets: a listener and one Connection per client, on
+// Boost.Beast. A connection reads one request at a time (HTTP/1.1 keep-alive,
+// no pipelining of answers), hands the route to the worker thread and writes
+// the reply back on its strand.
+#include "server/http/http_server.h"
+
+#include <fmt/format.h>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "server/http/routes.h"
+
+namespace rtsql::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+class Connection;
+
+struct ServerState {
+  ServerState(const Source& s, HttpServerOptions o, asio::thread_pool* w)
+      : source(s), options(std::move(o)), workers(w) {}
+
+  const Source& source;
+  const HttpServerOptions options;
+  std::mutex mu;
+  // Once set (under mu), nothing is posted to `workers` any more, so the
+  // server may join and destroy them.
+  bool stopped = false;
+  asio::thread_pool* workers;
+  uint64_t nextId = 0;
+  std::map<uint64_t, std::weak_ptr<Connection>> connections;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id)
+      : stream_(std::move(socket)),
+        state_(std::move(state)),
+        id_(id),
+        buffer_(state_->options.maxRequestBytes) {}
+
+  ~Connection() {
+    std::lock_guard lock(state_->mu);
+    state_->connections.erase(id_);
+  }
+
+  void start() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
+  }
+
+  // From any thread: ends whatever the connection is doing.
+  void close() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->shutdown(); });
+  }
+
+ private:
+  void read() {
+    parser_.emplace();
+    const size_t limit = state_->options.maxRequestBytes;
+    parser_->header_limit(static_cast<std::uint32_t>(std::min<size_t>(limit, UINT32_MAX)));
+    parser_->body_limit(limit);
+    stream_.expires_after(state_->options.timeout);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
+  }
+
+  void onRead(beast::error_code ec) {
+    if (ec == bhttp::error::end_of_stream) return shutdown();
+    if (ec == bhttp::error::header_limit || ec == bhttp::error::body_limit ||
+        ec == bhttp::error::buffer_overflow) {
+      return writeError(413, "request too large");
+    }
+    if (ec) {
+      // A malformed request gets a 400; a timeout or a broken socket nothing.
+      if (&ec.category() == &bhttp::make_error_code(bhttp::error::bad_method).category()) {
+        return writeError(400, "malformed request");
+      }
+      return shutdown();
+    }
+    const auto& req = parser_->get();
+    std::string method(req.method_string());
+    std::string target(req.target());
+    const bool keepAlive = req.keep_alive();
+    const unsigned version = req.version();
+
+    std::lock_guard lock(state_->mu);
+    if (state_->stopped) return;
+    asio::post(*state_->workers, [self = shared_from_this(), method = std::move(method),
+                                  target = std::move(target), keepAlive, version]() mutable {
+      Reply reply = route(self->state_->source, method, target);
+      auto ex = self->stream_.get_executor();
+      asio::post(ex, [self = std::move(self), reply = std::move(reply), keepAlive, version]() mutable {
+        self->write(std::move(reply), keepAlive, version);
+      });
+    });
+  }
+
+  void writeError(unsigned status, const char* message) {
+    Reply r;
+    r.status = status;
+    r.contentType = kJsonContentType;
+    r.body = fmt::format("{{\"error\":\"{}\"}}\n", message);
+    write(std::move(r), false, 11);
+  }
+
+  void write(Reply reply, bool keepAlive, unsigned version) {
+    res_ = {};
+    res_.version(version);
+    res_.result(reply.status);
+    res_.set(bhttp::field::server, "rtsqld");
+    res_.set(bhttp::field::content_type, reply.contentType);
+    // Every answer is a snapshot of live state.
+    res_.set(bhttp::field::cache_control, "no-store");
+    for (const auto& [name, value] : reply.headers) res_.set(name, value);
+    res_.body() = std::move(reply.body);
+    res_.keep_alive(keepAlive);
+    res_.prepare_payload();
+    stream_.expires_after(state_->options.timeout);
+    bhttp::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec || !self->res_.keep_alive()) return self->shutdown();
+      self->read();
+    });
+  }
+
+  void shutdown() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<ServerState> state_;
+  uint64_t id_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  bhttp::response<bhttp::string_body> res_;
+};
+
+class Listener : public std::enable_shared_from_this<Listener> {
+ public:
+  Listener(asio::io_context& io, std::shared_ptr<ServerState> state)
+      : io_(io),
+        acceptor_(asio::make_strand(io)),
+        retry_(acceptor_.get_executor()),
+        state_(std::move(state)) {}
+
+  uint16_t open(const std::string& host, uint16_t port) {
+    beast::error_code ec;
+    tcp::resolver resolver(io_);
+    auto results = resolver.resolve(host, std::to_string(port), ec);
+    if (ec || results.empty()) {
+      throw std::runtime_error(
+          fmt::format("could not resolve HTTP listen address \"{}\": {}", host, ec.message()));
+    }
+    tcp::endpoint endpoint = results.begin()->endpoint();
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      throw std::runtime_error(fmt::format("cannot listen for HTTP on {}:{}: {}", host, port, ec.message()));
+    }
+    return acceptor_.local_endpoint().port();
+  }
+
+  void accept() {
+    acceptor_.async_accept(asio::make_strand(io_), [self = shared_from_this()](beast::error_code ec,
+                                                                               tcp::socket socket) {
+      self->onAccept(ec, std::move(socket));
+    });
+  }
+
+  void close() {
+    asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ec;
+      self->acceptor_.close(ec);
+      self->retry_.cancel();
+    });
+  }
+
+ private:
+  void onAccept(beast::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (ec) {
+      // Out of descriptors, most likely: try again shortly instead of spinning.
+      retry_.expires_after(std::chrono::milliseconds(100));
+      retry_.async_wait([self = shared_from_this()](beast::error_code e) {
+        if (!e) self->accept();
+      });
+      return;
+    }
+    std::optional<uint64_t> id;
+    {
+      std::lock_guard lock(state_->mu);
+      if (state_->stopped) return;
+      if (state_->connections.size() < state_->options.maxConnections) id = state_->nextId++;
+    }
+    if (!id) {
+      refuseBusy(socket);
+    } else {
+      auto conn = std::make_shared<Connection>(std::move(socket), state_, *id);
+      {
+        std::lock_guard lock(state_->mu);
+        state_->connections.emplace(*id, conn);
+      }
+      conn->start();
+    }
+    accept();
+  }
+
+  // Over the connection limit: a short 503 written without waiting (it fits in
+  // any socket buffer), then the socket is closed.
+  static void refuseBusy(tcp::socket& socket) {
+    static const std::string kBusy = [] {
+      const std::string body = "{\"error\":\"too many HTTP clients\"}\n";
+      return fmt::format(
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+          "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+          body.size(), body);
+    }();
+    beast::error_code ec;
+    socket.non_blocking(true, ec);
+    socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ec);
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+  }
+
+  asio::io_context& io_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer retry_;
+  std::shared_ptr<ServerState> state_;
+};
+
+HttpServer::HttpServer(asio::io_context& io, const Source& source, HttpServerOptions options)
+    : io_(io), workers_(std::make_unique<asio::thread_pool>(1)) {
+  state_ = std::make_shared<ServerState>(source, std::move(options), workers_.get());
+}
+
+HttpServer::~HttpServer() {
+  stop();
+  workers_->join();
+}
+
+void HttpServer::start() {
+  listener_ = std::make_shared<Listener>(io_, state_);
+  port_ = listener_->open(state_->options.host, state_->options.port);
+  listener_->accept();
+}
+
+void HttpServer::stop() {
+  std::vector<std::weak_ptr<Connection>> connections;
+  {
+    std::lock_guard lock(state_->mu);
+    state_->stopped = true;
+    for (const auto& [id, c] : state_->connections) connections.push_back(c);
+  }
+  if (listener_) listener_->close();
+  for (auto& weak : connections) {
+    if (auto c = weak.lock()) c->close();
+  }
+}
+
+}  // namespace rtsql::http

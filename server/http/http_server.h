@@ -1,0 +1,70 @@
+// rtsqld's HTTP endpoint: /healthz, /flows, /flows/<name>/progress and
+// /metrics (routes.h), an HTTP/1.1 server on Boost.Beast for monitoring tools
+// such as Prometheus and for scripts that want progress JSON without a
+// PostgreSQL driver.
+//
+// Threading: sockets are served on the caller's io_context (each connection on
+// its own strand), but routes run on the server's own worker thread: reading
+// progress takes each flow's lock, and a flow that is stopping may hold it for
+// a while, which must not stall the io_context the PostgreSQL listener shares.
+// Requests are bounded in size, every read and write has a deadline, and the
+// number of connections is capped, so a slow or hostile client costs little.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "server/http/source.h"
+
+namespace rtsql::http {
+
+struct HttpServerOptions {
+  // The endpoint has no authentication, so it listens on loopback unless told
+  // otherwise (rtsqld binds it to the PostgreSQL listener's host).
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;  // 0 picks a free port; port() tells which
+  size_t maxConnections = 64;
+  // The whole request (line, headers and any body) must fit; a larger one is
+  // answered 413 and the connection closed.
+  size_t maxRequestBytes = 16 * 1024;
+  // Deadline for reading one request (including waiting for it on a kept-alive
+  // connection) and for writing one response.
+  std::chrono::milliseconds timeout = std::chrono::seconds(10);
+};
+
+struct ServerState;
+class Listener;
+
+class HttpServer {
+ public:
+  // `source` must outlive the server.
+  HttpServer(boost::asio::io_context& io, const Source& source, HttpServerOptions options = {});
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts accepting. Throws std::runtime_error naming the address
+  // when it cannot listen there.
+  void start();
+  // The bound port (the real one when options.port was 0); 0 before start().
+  uint16_t port() const { return port_; }
+  // Stops accepting and closes every connection. Safe from any thread, more
+  // than once; the destructor calls it and waits for the worker thread.
+  void stop();
+
+ private:
+  boost::asio::io_context& io_;
+  std::shared_ptr<ServerState> state_;
+  std::shared_ptr<Listener> listener_;
+  // Owned here, not by the state the connections share, so that it is never
+  // destroyed on its own thread.
+  std::unique_ptr<boost::asio::thread_pool> workers_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace rtsql::http

@@ -1,0 +1,37 @@
+// The HTTP endpoint's routes, apart from any socket: a request's method and
+// target in, a reply out. http_server.cpp calls this on its worker thread.
+//
+//   GET /healthz                200 "ok"
+//   GET /flows                  200 JSON array of {name, sink, state, error, slots}
+//   GET /flows/<name>/progress  200 SHOW PROGRESS's JSON; 404 JSON error if no such flow
+//   GET /metrics                200 Prometheus text format 0.0.4 (metrics.h)
+//   any other path              404 JSON error; any other method on a known path 405
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "server/http/source.h"
+
+namespace rtsql::http {
+
+struct Reply {
+  unsigned status = 200;
+  std::string contentType;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
+};
+
+inline constexpr const char* kJsonContentType = "application/json";
+inline constexpr const char* kTextContentType = "text/plain; charset=utf-8";
+
+// Never throws: a failure reading `source` is a 500 with a JSON error.
+Reply route(const Source& source, std::string_view method, std::string_view target);
+
+// Decodes %XX escapes in one path segment; nullopt on a malformed escape.
+std::optional<std::string> percentDecode(std::string_view segment);
+
+}  // namespace rtsql::http

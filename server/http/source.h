@@ -1,0 +1,40 @@
+// What the HTTP endpoint reads: a small read-only interface over the server's
+// flows and slots. The endpoint is written against it, not against the engine,
+// so its routes, its metrics and its socket handling are tested with a fake;
+// EngineSource (engine_source.h) is the real one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rtsql::http {
+
+// One flow as SHOW FLOWS lists it, plus its progress JSON when asked for.
+struct FlowStatus {
+  std::string name;
+  std::string sink;
+  std::string state;  // "running", "stopped" or "failed"
+  std::string error;  // why it failed; empty otherwise
+  std::optional<int> slots;  // none when the flow has no runtime yet
+  std::string progressJson;  // SHOW PROGRESS's JSON; empty unless asked for
+};
+
+struct SlotUsage {
+  int used = 0;
+  int total = 0;
+};
+
+// Every call may come from any thread, concurrently with statements and with
+// the flows themselves; implementations only read snapshots and return quickly.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Every flow, in SHOW FLOWS order; with `withProgress`, each with its JSON.
+  virtual std::vector<FlowStatus> flows(bool withProgress) const = 0;
+  // SHOW PROGRESS <flow>'s JSON; nullopt when there is no such flow.
+  virtual std::optional<std::string> progress(const std::string& flow) const = 0;
+  virtual SlotUsage slots() const = 0;
+};
+
+}  // namespace rtsql::http

@@ -1,0 +1,159 @@
+#include "server/live_query.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <random>
+
+#include "common/json.h"
+#include "executor/flow_runtime.h"
+
+namespace rtsql {
+
+namespace {
+
+// Rows between the flow's tasks and the statement's thread. Bounded: a client
+// that reads slowly makes this flow's sink wait (backpressure to its own
+// source), and never any other flow.
+class RowChannel {
+ public:
+  explicit RowChannel(size_t capacity) : capacity_(capacity) {}
+
+  // Returns false once the channel is closed (the query ended).
+  bool push(const Row& row) {
+    std::unique_lock lock(mu_);
+    notFull_.wait(lock, [&] { return closed_ || rows_.size() < capacity_; });
+    if (closed_) return false;
+    rows_.push_back(row);
+    notEmpty_.notify_one();
+    return true;
+  }
+
+  void popAll(std::deque<Row>& out, int timeoutMs) {
+    std::unique_lock lock(mu_);
+    notEmpty_.wait_for(lock, std::chrono::milliseconds(timeoutMs), [&] { return !rows_.empty(); });
+    out.swap(rows_);
+    notFull_.notify_all();
+  }
+
+  void close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    notFull_.notify_all();
+    notEmpty_.notify_all();
+  }
+
+ private:
+  const size_t capacity_;
+  std::mutex mu_;
+  std::condition_variable notEmpty_, notFull_;
+  std::deque<Row> rows_;
+  bool closed_ = false;
+};
+
+class ClientSink final : public SinkWriter {
+ public:
+  explicit ClientSink(std::shared_ptr<RowChannel> channel) : channel_(std::move(channel)) {}
+  void write(const Row& row, int64_t) override { channel_->push(row); }
+  void flush(int) override {}
+  int64_t deliveryErrors() const override { return 0; }
+  std::string description() const override { return "Client"; }
+
+ private:
+  std::shared_ptr<RowChannel> channel_;
+};
+
+// The server's connectors, except that the "client" sink is the channel.
+class LiveProvider final : public ConnectorProvider {
+ public:
+  LiveProvider(ConnectorProvider& base, std::shared_ptr<RowChannel> channel)
+      : base_(base), channel_(std::move(channel)) {}
+  int sourcePartitions(const ScanSpec& scan) override { return base_.sourcePartitions(scan); }
+  std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flow, int task,
+                                         int tasks) override {
+    return base_.openSource(scan, flow, task, tasks);
+  }
+  std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flow,
+                                       int task) override {
+    if (sink.connector == "client") return std::make_unique<ClientSink>(channel_);
+    return base_.openSink(sink, flow, task);
+  }
+
+ private:
+  ConnectorProvider& base_;
+  std::shared_ptr<RowChannel> channel_;
+};
+
+std::string shortId() {
+  std::random_device rd;
+  return fmt::format("{:08x}", rd());
+}
+
+std::optional<std::string> textOf(const Value& v) {
+  if (v.isNull()) return std::nullopt;
+  if (v.type() == TypeId::Timestamp) return formatTimestamp(v.asInt());
+  return v.toString();
+}
+
+}  // namespace
+
+uint32_t pgTypeOf(const DataType& type) {
+  switch (type.id) {
+    case TypeId::Boolean: return pgtype::kBool;
+    case TypeId::Int: return pgtype::kInt4;
+    case TypeId::BigInt: return pgtype::kInt8;
+    case TypeId::Double: return pgtype::kFloat8;
+    case TypeId::Binary: return pgtype::kBytea;
+    case TypeId::Timestamp: return pgtype::kTimestamp;
+    case TypeId::Interval: return pgtype::kInterval;
+    default: return pgtype::kText;
+  }
+}
+
+void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProvider& connectors,
+                  SlotPool& slots, const std::string& stateDir, ResultWriter& out) {
+  std::vector<ResultColumn> cols;
+  for (const auto& c : plan.sink.input.columns) {
+    if (!c.hidden) cols.push_back({c.name, pgTypeOf(*c.type)});
+  }
+  std::string id = shortId();
+  plan.flowName = "live-" + id;
+  plan.commitOffsets = false;
+  std::string dir = (std::filesystem::path(stateDir) / id).string();
+
+  auto channel = std::make_shared<RowChannel>(4096);
+  LiveProvider provider(connectors, channel);
+  FlowRuntime runtime(std::move(plan), provider, slots, "live-" + id, dir);
+  runtime.start();
+
+  out.columns(cols);
+  int64_t sent = 0;
+  std::deque<Row> rows;
+  std::vector<std::optional<std::string>> text(cols.size());
+  std::string failure;
+  while (!out.cancelled() && (!limit || sent < *limit)) {
+    if (runtime.state() == FlowState::Failed) {
+      failure = runtime.failureReason();
+      break;
+    }
+    channel->popAll(rows, 50);
+    for (const Row& row : rows) {
+      for (size_t i = 0; i < text.size() && i < row.size(); ++i) text[i] = textOf(row[i]);
+      out.row(text);
+      if (limit && ++sent >= *limit) break;
+      if (!limit) ++sent;
+    }
+    rows.clear();
+  }
+  // Unblock the sink before stopping, so the final epoch never waits on us.
+  channel->close();
+  runtime.stop();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (!failure.empty()) throw SqlError(sqlstate::kDataException, "live query failed: " + failure);
+  out.complete(fmt::format("SELECT {}", sent));
+}
+
+}  // namespace rtsql

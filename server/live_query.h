@@ -1,0 +1,28 @@
+// Live queries: `SELECT ... FROM <source> [LIMIT n]` runs as a temporary flow
+// whose sink is the client's connection. Rows reach the client as they are
+// produced; LIMIT, a cancel request or a disconnect ends the flow and frees its
+// slots. The temporary flow commits no offsets, so it leaves no trace in the
+// source's consumer groups.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "executor/connector.h"
+#include "executor/slot_pool.h"
+#include "planner/physical_plan.h"
+#include "server/query_handler.h"
+
+namespace rtsql {
+
+// Runs `plan` (whose sink connector is "client") until `limit` rows were sent
+// (no limit when empty) or the client cancels. Streams the rows to `out` and
+// completes with "SELECT n". Throws SqlError when the flow cannot start or fails.
+void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProvider& connectors,
+                  SlotPool& slots, const std::string& stateDir, ResultWriter& out);
+
+// The PostgreSQL type a column of `type` is sent as (text format).
+uint32_t pgTypeOf(const DataType& type);
+
+}  // namespace rtsql

@@ -1,0 +1,654 @@
+// Extended-protocol messages and value conversions: decoding Parse, Bind,
+// Describe/Close and Execute; encoding their answers; turning parameters into
+// SQL literals; and sending result values in binary format.
+#include "server/pgwire/extended.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "common/error.h"
+#include "server/pgwire/messages.h"
+#include "server/pgwire/protocol.h"
+
+namespace rtsql::pgwire {
+
+namespace {
+
+constexpr const char* kUndefinedParameter = "42P02";
+constexpr const char* kCharacterNotInRepertoire = "22021";
+// PostgreSQL's limit on the number of parameters of one statement.
+constexpr size_t kMaxParameters = 65535;
+
+std::vector<int16_t> readFormats(MessageReader& in) {
+  const int16_t n = in.int16();
+  if (n < 0) throw SqlError(sqlstate::kProtocolViolation, "invalid message format: negative count");
+  std::vector<int16_t> formats;
+  formats.reserve(static_cast<size_t>(n));
+  for (int16_t i = 0; i < n; ++i) {
+    const int16_t f = in.int16();
+    if (f != kTextFormat && f != kBinaryFormat) {
+      throw SqlError(sqlstate::kProtocolViolation, fmt::format("unsupported format code: {}", f));
+    }
+    formats.push_back(f);
+  }
+  return formats;
+}
+
+bool isIdentChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' ||
+         (static_cast<unsigned char>(c) & 0x80) != 0;
+}
+
+// Calls visit(dollarAt, length, number) for every parameter reference in `sql`,
+// skipping quoted strings and names, comments, and identifiers that contain '$'.
+template <typename F>
+void scanParameters(std::string_view sql, F visit) {
+  size_t i = 0;
+  const size_t n = sql.size();
+  while (i < n) {
+    const char c = sql[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      // A doubled quote inside is an escaped quote; scanning on past it works
+      // the same as treating it as one, since both halves are quotes.
+      const size_t close = sql.find(c, i + 1);
+      i = close == std::string_view::npos ? n : close + 1;
+      continue;
+    }
+    if (c == '-' && i + 1 < n && sql[i + 1] == '-') {
+      const size_t eol = sql.find('\n', i);
+      i = eol == std::string_view::npos ? n : eol + 1;
+      continue;
+    }
+    if (c == '/' && i + 1 < n && sql[i + 1] == '*') {
+      const size_t close = sql.find("*/", i + 2);
+      i = close == std::string_view::npos ? n : close + 2;
+      continue;
+    }
+    if (isIdentChar(c) && c != '$') {
+      // A whole word: a '$' inside it belongs to the identifier.
+      while (i < n && isIdentChar(sql[i])) ++i;
+      continue;
+    }
+    if (c == '$' && i + 1 < n && std::isdigit(static_cast<unsigned char>(sql[i + 1])) != 0) {
+      size_t j = i + 1;
+      size_t number = 0;
+      while (j < n && std::isdigit(static_cast<unsigned char>(sql[j])) != 0) {
+        if (number <= kMaxParameters) number = number * 10 + static_cast<size_t>(sql[j] - '0');
+        ++j;
+      }
+      if (number == 0 || number > kMaxParameters) {
+        throw SqlError(kUndefinedParameter,
+                       fmt::format("there is no parameter {}", sql.substr(i, j - i)), i);
+      }
+      visit(i, j - i, number);
+      i = j;
+      continue;
+    }
+    ++i;
+  }
+}
+
+std::string quoted(std::string_view s) {
+  if (s.find('\0') != std::string_view::npos) {
+    throw SqlError(kCharacterNotInRepertoire,
+                   "invalid byte sequence for encoding \"UTF8\": 0x00 in a parameter");
+  }
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out.push_back('\'');
+    out.push_back(c);
+  }
+  out.push_back('\'');
+  return out;
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
+  return s;
+}
+
+bool iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool isInteger(std::string_view s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// A decimal number the SQL grammar reads as one literal (after an optional sign).
+bool isDecimal(std::string_view s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  size_t i = 0;
+  size_t digits = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    const size_t expStart = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0) ++i;
+    if (i == expStart) return false;
+  }
+  return i == s.size();
+}
+
+// A number as a literal: a leading '+' dropped, a negative one parenthesised
+// so that `x-$1` cannot become the comment `x--1`.
+std::string numberLiteral(std::string_view s) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  if (!s.empty() && s[0] == '-') return fmt::format("({})", s);
+  return std::string(s);
+}
+
+std::string doubleLiteral(double d) {
+  if (std::isnan(d)) return "CAST('NaN' AS DOUBLE)";
+  if (std::isinf(d)) return d > 0 ? "CAST('Infinity' AS DOUBLE)" : "CAST('-Infinity' AS DOUBLE)";
+  return fmt::format("CAST({} AS DOUBLE)", numberLiteral(fmt::format("{}", d)));
+}
+
+const char* typeName(uint32_t oid) {
+  switch (oid) {
+    case extype::kInt2: return "smallint";
+    case pgtype::kInt4: return "integer";
+    case pgtype::kInt8: return "bigint";
+    case extype::kOid: return "oid";
+    case extype::kFloat4: return "real";
+    case pgtype::kFloat8: return "double precision";
+    case extype::kNumeric: return "numeric";
+    case pgtype::kBool: return "boolean";
+    case pgtype::kTimestamp: return "timestamp";
+    default: return "the parameter's type";
+  }
+}
+
+[[noreturn]] void invalidInput(uint32_t oid, std::string_view value) {
+  throw SqlError(sqlstate::kInvalidTextRepresentation,
+                 fmt::format("invalid input syntax for type {}: \"{}\"", typeName(oid), value));
+}
+
+template <typename T>
+T readBinary(std::string_view bytes, uint32_t oid) {
+  if (bytes.size() != sizeof(T)) {
+    throw SqlError(sqlstate::kProtocolViolation,
+                   fmt::format("incorrect binary data format in a {} parameter: {} bytes",
+                               typeName(oid), bytes.size()));
+  }
+  uint64_t v = 0;
+  for (unsigned char b : bytes) v = (v << 8) | b;
+  if constexpr (std::is_same_v<T, double>) {
+    return std::bit_cast<double>(v);
+  } else if constexpr (std::is_same_v<T, float>) {
+    return std::bit_cast<float>(static_cast<uint32_t>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+void putBigEndian(std::string& out, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+template <typename T>
+T parseInteger(std::string_view text, uint32_t oid) {
+  std::string_view s = trimmed(text);
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  T v{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) invalidInput(oid, text);
+  return v;
+}
+
+double parseDouble(std::string_view text, uint32_t oid) {
+  std::string s(trimmed(text));
+  if (iequal(s, "NaN")) return std::nan("");
+  if (iequal(s, "Infinity") || iequal(s, "+Infinity") || iequal(s, "inf")) return INFINITY;
+  if (iequal(s, "-Infinity") || iequal(s, "-inf")) return -INFINITY;
+  if (!isDecimal(s)) invalidInput(oid, text);
+  return std::strtod(s.c_str(), nullptr);
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date.
+int64_t daysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// Microseconds since 2000-01-01 00:00:00 of "YYYY-MM-DD[ T]HH:MM:SS[.ffffff]",
+// as PostgreSQL sends a timestamp in binary.
+int64_t timestampMicros(std::string_view text) {
+  std::string_view s = trimmed(text);
+  if (!s.empty() && (s.back() == 'Z' || s.back() == 'z')) s.remove_suffix(1);
+  auto number = [&](size_t at, size_t len) -> int64_t {
+    if (at + len > s.size()) invalidInput(pgtype::kTimestamp, text);
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data() + at, s.data() + at + len, v);
+    if (ec != std::errc() || end != s.data() + at + len) invalidInput(pgtype::kTimestamp, text);
+    return v;
+  };
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
+      s[13] != ':' || s[16] != ':') {
+    invalidInput(pgtype::kTimestamp, text);
+  }
+  const int64_t days = daysFromCivil(number(0, 4), static_cast<unsigned>(number(5, 2)),
+                                     static_cast<unsigned>(number(8, 2)));
+  int64_t micros = ((number(11, 2) * 60 + number(14, 2)) * 60 + number(17, 2)) * 1000000;
+  if (s.size() > 19) {
+    if (s[19] != '.' || s.size() == 20) invalidInput(pgtype::kTimestamp, text);
+    const std::string_view frac = s.substr(20);
+    if (frac.size() > 9) invalidInput(pgtype::kTimestamp, text);
+    int64_t f = number(20, frac.size());
+    for (size_t i = frac.size(); i < 6; ++i) f *= 10;
+    for (size_t i = 6; i < frac.size(); ++i) f /= 10;
+    micros += f;
+  }
+  constexpr int64_t kEpoch2000Days = 10957;  // 1970-01-01 to 2000-01-01
+  return (days - kEpoch2000Days) * 86400LL * 1000000LL + micros;
+}
+
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+// ---- Frontend messages -------------------------------------------------------------
+
+ParseMessage decodeParse(std::string_view body) {
+  MessageReader in(body);
+  ParseMessage m;
+  m.statement = std::string(in.cstring());
+  m.query = std::string(in.cstring());
+  const int16_t n = in.int16();
+  if (n < 0) throw SqlError(sqlstate::kProtocolViolation, "invalid message format: negative count");
+  for (int16_t i = 0; i < n; ++i) m.paramTypes.push_back(in.uint32());
+  in.expectEnd();
+  return m;
+}
+
+BindMessage decodeBind(std::string_view body) {
+  MessageReader in(body);
+  BindMessage m;
+  m.portal = std::string(in.cstring());
+  m.statement = std::string(in.cstring());
+  m.paramFormats = readFormats(in);
+  const int16_t n = in.int16();
+  if (n < 0) throw SqlError(sqlstate::kProtocolViolation, "invalid message format: negative count");
+  for (int16_t i = 0; i < n; ++i) {
+    const int32_t len = in.int32();
+    if (len == -1) {
+      m.params.emplace_back(std::nullopt);
+      continue;
+    }
+    if (len < 0 || static_cast<size_t>(len) > in.remaining()) {
+      throw SqlError(sqlstate::kProtocolViolation,
+                     fmt::format("invalid message format: parameter length {}", len));
+    }
+    m.params.emplace_back(std::string(in.bytes(static_cast<size_t>(len))));
+  }
+  m.resultFormats = readFormats(in);
+  in.expectEnd();
+  return m;
+}
+
+TargetMessage decodeTarget(std::string_view body) {
+  MessageReader in(body);
+  TargetMessage m;
+  const std::string_view kind = in.bytes(1);
+  m.kind = kind[0];
+  if (m.kind != 'S' && m.kind != 'P') {
+    throw SqlError(sqlstate::kProtocolViolation,
+                   fmt::format("invalid DESCRIBE/CLOSE message subtype {}",
+                               static_cast<int>(static_cast<unsigned char>(m.kind))));
+  }
+  m.name = std::string(in.cstring());
+  in.expectEnd();
+  return m;
+}
+
+ExecuteMessage decodeExecute(std::string_view body) {
+  MessageReader in(body);
+  ExecuteMessage m;
+  m.portal = std::string(in.cstring());
+  m.maxRows = in.int32();
+  in.expectEnd();
+  return m;
+}
+
+// ---- Backend messages ---------------------------------------------------------------
+
+namespace {
+void appendEmpty(std::string& out, char type) {
+  MessageBuilder m(out, type);
+  m.finish();
+}
+}  // namespace
+
+void appendParseComplete(std::string& out) { appendEmpty(out, '1'); }
+void appendBindComplete(std::string& out) { appendEmpty(out, '2'); }
+void appendCloseComplete(std::string& out) { appendEmpty(out, '3'); }
+void appendNoData(std::string& out) { appendEmpty(out, 'n'); }
+void appendPortalSuspended(std::string& out) { appendEmpty(out, 's'); }
+
+void appendParameterDescription(std::string& out, const std::vector<uint32_t>& types) {
+  MessageBuilder m(out, 't');
+  m.int16(static_cast<int16_t>(types.size()));
+  for (uint32_t t : types) m.int32(static_cast<int32_t>(t));
+  m.finish();
+}
+
+void appendDataRowFormatted(std::string& out,
+                            const std::vector<std::optional<std::string>>& values,
+                            const std::vector<ResultColumn>& columns,
+                            const std::vector<int16_t>& formats) {
+  const bool anyBinary =
+      std::find(formats.begin(), formats.end(), kBinaryFormat) != formats.end();
+  if (!anyBinary) return appendDataRow(out, values);
+  // Converted before the message is started, so a failure leaves `out` as it was.
+  std::vector<std::optional<std::string>> converted(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i]) continue;
+    const bool binary = i < formats.size() && formats[i] == kBinaryFormat;
+    converted[i] = binary && i < columns.size() ? encodeBinaryValue(*values[i], columns[i].typeOid)
+                                                : *values[i];
+  }
+  appendDataRow(out, converted);
+}
+
+// ---- Statement text --------------------------------------------------------------------
+
+size_t countParameters(std::string_view sql) {
+  size_t highest = 0;
+  scanParameters(sql, [&](size_t, size_t, size_t number) { highest = std::max(highest, number); });
+  return highest;
+}
+
+size_t BoundStatement::originalOffset(size_t offset) const {
+  size_t original = offset;
+  for (const auto& r : replacements) {
+    if (offset < r.at) break;
+    if (offset < r.at + r.length) return r.originalAt;
+    original = r.originalAt + r.originalLength + (offset - (r.at + r.length));
+  }
+  return original;
+}
+
+BoundStatement substituteParameters(std::string_view sql,
+                                    const std::vector<std::string>& literals) {
+  BoundStatement out;
+  size_t copied = 0;
+  scanParameters(sql, [&](size_t at, size_t length, size_t number) {
+    if (number > literals.size()) {
+      throw SqlError(kUndefinedParameter, fmt::format("there is no parameter ${}", number), at);
+    }
+    out.text.append(sql.substr(copied, at - copied));
+    const std::string& literal = literals[number - 1];
+    out.replacements.push_back({out.text.size(), literal.size(), at, length});
+    out.text.append(literal);
+    copied = at + length;
+  });
+  out.text.append(sql.substr(copied));
+  return out;
+}
+
+std::string parameterLiteral(const std::optional<std::string>& value, uint32_t typeOid,
+                             int16_t format) {
+  if (!value) return "NULL";
+  const std::string& v = *value;
+  if (format == kBinaryFormat) {
+    switch (typeOid) {
+      case extype::kInt2: return numberLiteral(std::to_string(readBinary<int16_t>(v, typeOid)));
+      case pgtype::kInt4: return numberLiteral(std::to_string(readBinary<int32_t>(v, typeOid)));
+      case pgtype::kInt8: return numberLiteral(std::to_string(readBinary<int64_t>(v, typeOid)));
+      case extype::kOid: return std::to_string(readBinary<uint32_t>(v, typeOid));
+      case extype::kFloat4:
+        return doubleLiteral(static_cast<double>(readBinary<float>(v, typeOid)));
+      case pgtype::kFloat8: return doubleLiteral(readBinary<double>(v, typeOid));
+      case pgtype::kBool: return readBinary<uint8_t>(v, typeOid) != 0 ? "TRUE" : "FALSE";
+      case extype::kUnspecified:
+      case extype::kUnknown:
+      case extype::kName:
+      case pgtype::kText:
+      case extype::kVarchar:
+      case extype::kBpchar:
+      case pgtype::kJson:
+        return quoted(v);
+      case extype::kJsonb:
+        // Binary jsonb is a version byte (1) before the JSON text.
+        if (!v.empty() && v[0] == 1) return quoted(std::string_view(v).substr(1));
+        break;
+      default:
+        break;
+    }
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("binary format is not supported for parameters of type {}",
+                               typeOid),
+                   SqlError::npos, "Send the parameter in text format.");
+  }
+  switch (typeOid) {
+    case extype::kInt2:
+    case pgtype::kInt4:
+    case pgtype::kInt8:
+    case extype::kOid: {
+      const std::string_view s = trimmed(v);
+      if (!isInteger(s)) invalidInput(typeOid, v);
+      return numberLiteral(s);
+    }
+    case extype::kNumeric: {
+      const std::string_view s = trimmed(v);
+      if (iequal(s, "NaN")) return "CAST('NaN' AS DOUBLE)";
+      if (!isDecimal(s)) invalidInput(typeOid, v);
+      return numberLiteral(s);
+    }
+    case extype::kFloat4:
+    case pgtype::kFloat8: {
+      const std::string_view s = trimmed(v);
+      if (isDecimal(s)) return fmt::format("CAST({} AS DOUBLE)", numberLiteral(s));
+      return doubleLiteral(parseDouble(s, typeOid));
+    }
+    case pgtype::kBool: {
+      const std::string_view s = trimmed(v);
+      for (const char* t : {"t", "true", "y", "yes", "on", "1"}) {
+        if (iequal(s, t)) return "TRUE";
+      }
+      for (const char* f : {"f", "false", "n", "no", "off", "0"}) {
+        if (iequal(s, f)) return "FALSE";
+      }
+      invalidInput(typeOid, v);
+    }
+    case pgtype::kTimestamp:
+      return "TIMESTAMP " + quoted(v);
+    default:
+      return quoted(v);
+  }
+}
+
+bool binaryResultSupported(uint32_t typeOid) {
+  switch (typeOid) {
+    case pgtype::kBool:
+    case pgtype::kBytea:
+    case extype::kInt2:
+    case pgtype::kInt4:
+    case pgtype::kInt8:
+    case extype::kOid:
+    case extype::kFloat4:
+    case pgtype::kFloat8:
+    case pgtype::kText:
+    case extype::kName:
+    case extype::kVarchar:
+    case extype::kBpchar:
+    case extype::kUnknown:
+    case pgtype::kJson:
+    case pgtype::kTimestamp:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string encodeBinaryValue(std::string_view text, uint32_t typeOid) {
+  std::string out;
+  switch (typeOid) {
+    case pgtype::kBool: {
+      const std::string_view s = trimmed(text);
+      out.push_back(iequal(s, "t") || iequal(s, "true") || s == "1" ? 1 : 0);
+      return out;
+    }
+    case extype::kInt2:
+      putBigEndian(out, static_cast<uint16_t>(parseInteger<int16_t>(text, typeOid)), 2);
+      return out;
+    case pgtype::kInt4:
+      putBigEndian(out, static_cast<uint32_t>(parseInteger<int32_t>(text, typeOid)), 4);
+      return out;
+    case extype::kOid:
+      putBigEndian(out, parseInteger<uint32_t>(text, typeOid), 4);
+      return out;
+    case pgtype::kInt8:
+      putBigEndian(out, static_cast<uint64_t>(parseInteger<int64_t>(text, typeOid)), 8);
+      return out;
+    case extype::kFloat4:
+      putBigEndian(out, std::bit_cast<uint32_t>(static_cast<float>(parseDouble(text, typeOid))),
+                   4);
+      return out;
+    case pgtype::kFloat8:
+      putBigEndian(out, std::bit_cast<uint64_t>(parseDouble(text, typeOid)), 8);
+      return out;
+    case pgtype::kTimestamp:
+      putBigEndian(out, static_cast<uint64_t>(timestampMicros(text)), 8);
+      return out;
+    case pgtype::kBytea: {
+      // The text form is "\x" and two hex digits per byte.
+      if (text.size() < 2 || text[0] != '\\' || text[1] != 'x' || text.size() % 2 != 0) {
+        throw SqlError(sqlstate::kInvalidTextRepresentation,
+                       "invalid bytea value: expected \\x and hex digits");
+      }
+      for (size_t i = 2; i < text.size(); i += 2) {
+        const int hi = hexDigit(text[i]);
+        const int lo = hexDigit(text[i + 1]);
+        if (hi < 0 || lo < 0) {
+          throw SqlError(sqlstate::kInvalidTextRepresentation,
+                         "invalid bytea value: expected \\x and hex digits");
+        }
+        out.push_back(static_cast<char>(hi * 16 + lo));
+      }
+      return out;
+    }
+    default:
+      if (binaryResultSupported(typeOid)) return std::string(text);  // text-like types
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     fmt::format("binary format is not supported for result columns of type {}",
+                                 typeOid),
+                     SqlError::npos, "Request text format (format code 0) for this column.");
+  }
+}
+
+bool returnsRows(std::string_view sql) {
+  size_t i = 0;
+  // Skip blanks and comments before the first word.
+  for (;;) {
+    while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i])) != 0) ++i;
+    if (sql.substr(i, 2) == "--") {
+      const size_t eol = sql.find('\n', i);
+      i = eol == std::string_view::npos ? sql.size() : eol + 1;
+    } else if (sql.substr(i, 2) == "/*") {
+      const size_t close = sql.find("*/", i + 2);
+      i = close == std::string_view::npos ? sql.size() : close + 2;
+    } else {
+      break;
+    }
+  }
+  if (i < sql.size() && sql[i] == '(') return true;
+  size_t end = i;
+  while (end < sql.size() && std::isalpha(static_cast<unsigned char>(sql[end])) != 0) ++end;
+  const std::string_view word = sql.substr(i, end - i);
+  for (const char* k : {"select", "show", "describe", "desc", "explain", "values", "with",
+                        "table"}) {
+    if (iequal(word, k)) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> deallocateTarget(std::string_view sql) {
+  // Words separated by blanks; a trailing ';' is allowed.
+  std::string_view s = trimmed(sql);
+  if (!s.empty() && s.back() == ';') s = trimmed(s.substr(0, s.size() - 1));
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])) != 0) ++i;
+    if (i >= s.size()) break;
+    size_t end = i;
+    if (s[i] == '"') {
+      end = s.find('"', i + 1);
+      if (end == std::string_view::npos) return std::nullopt;
+      ++end;
+    } else {
+      while (end < s.size() && std::isspace(static_cast<unsigned char>(s[end])) == 0) ++end;
+    }
+    words.push_back(s.substr(i, end - i));
+    i = end;
+  }
+  if (words.empty() || !iequal(words[0], "deallocate")) return std::nullopt;
+  size_t at = 1;
+  if (at < words.size() && iequal(words[at], "prepare")) ++at;
+  if (at + 1 != words.size()) return std::nullopt;
+  const std::string_view name = words[at];
+  if (iequal(name, "all")) return std::string();
+  if (name.size() >= 2 && name.front() == '"') return std::string(name.substr(1, name.size() - 2));
+  if (!std::all_of(name.begin(), name.end(), isIdentChar)) return std::nullopt;
+  // An unquoted name folds to lower case, as in PostgreSQL.
+  std::string lower(name);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return lower;
+}
+
+std::vector<int16_t> resultFormatsFor(const std::vector<int16_t>& codes,
+                                      const std::vector<ResultColumn>& columns) {
+  std::vector<int16_t> formats(columns.size(), kTextFormat);
+  if (codes.size() == 1) {
+    std::fill(formats.begin(), formats.end(), codes[0]);
+  } else if (codes.size() == columns.size()) {
+    formats = codes;
+  } else if (!codes.empty()) {
+    throw SqlError(sqlstate::kProtocolViolation,
+                   fmt::format("bind message has {} result formats but query has {} columns",
+                               codes.size(), columns.size()));
+  }
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (formats[i] == kBinaryFormat && !binaryResultSupported(columns[i].typeOid)) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     fmt::format("binary format is not supported for result column \"{}\" "
+                                 "of type {}",
+                                 columns[i].name, columns[i].typeOid),
+                     SqlError::npos, "Request text format (format code 0) for this column.");
+    }
+  }
+  return formats;
+}
+
+}  // namespace rtsql::pgwire

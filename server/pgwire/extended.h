@@ -1,0 +1,225 @@
+// The extended query protocol (Parse, Bind, Describe, Execute, Close, Flush,
+// Sync): its messages, the per-connection state of prepared statements and
+// portals, and the value conversions it needs. Internal to the pgwire server.
+//
+// rtsql parses a statement each time it runs, so a bound parameter is not kept
+// apart from the text: Bind turns each `$n` into a SQL literal of its value
+// (text quoted with '' escaping, numbers as they are, NULL) and the portal runs
+// that text. Error positions the engine reports in the substituted text are
+// mapped back to the text the client sent.
+//
+// Everything here except ExtendedProtocol is plain data and byte work, tested
+// on strings; ExtendedProtocol (extended_connection.cpp) drives a Connection.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/error.h"
+#include "server/query_handler.h"
+
+namespace rtsql::pgwire {
+
+// Type OIDs the extended protocol converts besides those in pgtype.
+namespace extype {
+inline constexpr uint32_t kUnspecified = 0;
+inline constexpr uint32_t kName = 19;
+inline constexpr uint32_t kInt2 = 21;
+inline constexpr uint32_t kOid = 26;
+inline constexpr uint32_t kFloat4 = 700;
+inline constexpr uint32_t kUnknown = 705;
+inline constexpr uint32_t kBpchar = 1042;
+inline constexpr uint32_t kVarchar = 1043;
+inline constexpr uint32_t kNumeric = 1700;
+inline constexpr uint32_t kJsonb = 3802;
+}  // namespace extype
+
+inline constexpr int16_t kTextFormat = 0;
+inline constexpr int16_t kBinaryFormat = 1;
+
+// ---- Frontend messages ---------------------------------------------------------
+// Each decoder throws SqlError 08P01 when the body does not have the layout.
+
+struct ParseMessage {
+  std::string statement;
+  std::string query;
+  std::vector<uint32_t> paramTypes;  // 0 = unspecified
+};
+ParseMessage decodeParse(std::string_view body);
+
+struct BindMessage {
+  std::string portal;
+  std::string statement;
+  std::vector<int16_t> paramFormats;  // none: all text; one: applies to all
+  std::vector<std::optional<std::string>> params;  // nullopt = NULL
+  std::vector<int16_t> resultFormats;  // none: all text; one: applies to all
+};
+BindMessage decodeBind(std::string_view body);
+
+// Describe and Close name a prepared statement ('S') or a portal ('P').
+struct TargetMessage {
+  char kind = 'S';
+  std::string name;
+};
+TargetMessage decodeTarget(std::string_view body);
+
+struct ExecuteMessage {
+  std::string portal;
+  int32_t maxRows = 0;  // 0: no limit
+};
+ExecuteMessage decodeExecute(std::string_view body);
+
+// ---- Backend messages -------------------------------------------------------------
+
+void appendParseComplete(std::string& out);
+void appendBindComplete(std::string& out);
+void appendCloseComplete(std::string& out);
+void appendNoData(std::string& out);
+void appendPortalSuspended(std::string& out);
+void appendParameterDescription(std::string& out, const std::vector<uint32_t>& types);
+// DataRow with each value in its column's format (see encodeBinaryValue).
+// Throws SqlError when a value cannot be converted.
+void appendDataRowFormatted(std::string& out,
+                            const std::vector<std::optional<std::string>>& values,
+                            const std::vector<ResultColumn>& columns,
+                            const std::vector<int16_t>& formats);
+
+// ---- Statement text -----------------------------------------------------------------
+
+// The highest `$n` in `sql` (0 when there is none). `$` inside quotes, comments
+// and identifiers (a$1) is not a parameter. Throws SqlError 42P02 for `$0` or a
+// number above 65535, with the position of the `$`.
+size_t countParameters(std::string_view sql);
+
+// `sql` with every `$n` replaced by literals[n-1], and the map back to `sql`.
+struct BoundStatement {
+  struct Replacement {
+    size_t at = 0;           // in text
+    size_t length = 0;       // in text
+    size_t originalAt = 0;   // in the original statement
+    size_t originalLength = 0;
+  };
+  std::string text;
+  std::vector<Replacement> replacements;  // in text order
+
+  // The byte offset in the original statement that `offset` in `text` comes
+  // from; an offset inside a substituted literal maps to its `$n`.
+  size_t originalOffset(size_t offset) const;
+};
+BoundStatement substituteParameters(std::string_view sql, const std::vector<std::string>& literals);
+
+// The SQL literal for one parameter value of type `typeOid` sent in `format`:
+// NULL, a number, TRUE/FALSE or a quoted string. Throws SqlError 22P02 when a
+// value does not fit its declared type, 0A000 for a binary format we do not
+// decode, 08P01 for a binary value of the wrong size.
+std::string parameterLiteral(const std::optional<std::string>& value, uint32_t typeOid,
+                             int16_t format);
+
+// Whether a column of this type can be sent in binary format.
+bool binaryResultSupported(uint32_t typeOid);
+// The binary wire form of a text-format value of the given type. Throws
+// SqlError 0A000 for an unsupported type, 22P02 for a value that does not parse.
+std::string encodeBinaryValue(std::string_view text, uint32_t typeOid);
+
+// Whether the statement returns rows, judged by its first keyword (SELECT,
+// SHOW, DESCRIBE, EXPLAIN, VALUES, WITH, TABLE or a parenthesis): the others
+// answer Describe with NoData without being run.
+bool returnsRows(std::string_view sql);
+
+// For `DEALLOCATE [PREPARE] { name | ALL }` (PostgreSQL's SQL for dropping
+// prepared statements, which drivers such as psycopg send): the statement name,
+// or "" for ALL. nullopt for any other text. Prepared statements live in the
+// protocol layer, so the protocol layer answers this statement itself.
+std::optional<std::string> deallocateTarget(std::string_view sql);
+
+// The format of each of `columnCount` columns from Bind's result format codes.
+// Throws SqlError 08P01 when the count fits neither rule, 0A000 when a binary
+// column has a type we cannot send in binary (the message names the format).
+std::vector<int16_t> resultFormatsFor(const std::vector<int16_t>& codes,
+                                      const std::vector<ResultColumn>& columns);
+
+// ---- Per-connection state ---------------------------------------------------------
+
+struct PreparedStatement {
+  std::string sql;
+  std::vector<uint32_t> paramTypes;  // one per parameter; 0 = unspecified
+  bool returnsRows = false;
+  std::optional<std::vector<ResultColumn>> columns;  // once learned
+};
+
+struct Portal {
+  std::string name;
+  std::string sql;  // as the client wrote it, for error positions
+  BoundStatement bound;
+  bool returnsRows = false;
+  std::vector<int16_t> resultFormats;  // Bind's codes
+  std::optional<std::vector<ResultColumn>> columns;  // once learned
+  bool started = false;  // executed; what remains is below
+  // DataRow messages produced beyond an Execute's row limit, and the message
+  // that follows them (CommandComplete or ErrorResponse).
+  std::deque<std::string> buffered;
+  size_t bufferedBytes = 0;
+  std::string tail;
+  bool tailIsError = false;
+  std::string completedTag;  // the handler's CommandComplete tag, once done
+};
+
+struct ExtendedState {
+  std::unordered_map<std::string, std::shared_ptr<PreparedStatement>> statements;
+  std::unordered_map<std::string, std::shared_ptr<Portal>> portals;
+  // A Describe of a portal whose columns are unknown waits for the next
+  // message: when that is an Execute of the same portal, one run answers both.
+  std::optional<std::string> deferredDescribe;
+};
+
+class Connection;
+
+// The connection's handling of extended-protocol messages; strand only unless
+// marked. A friend of Connection.
+class ExtendedProtocol {
+ public:
+  // Parse, Bind, Describe, Execute, Close or Flush.
+  static void handle(Connection& c, char type, std::string_view body);
+  // Called for every message before it is handled: settles a deferred Describe
+  // unless `type`/`body` is the Execute it waited for. Returns true when the
+  // Describe now runs; the caller then puts the message back at the front of
+  // the inbox, to be handled once the Describe is answered.
+  static bool settleDeferred(Connection& c, char type, std::string_view body);
+  // Sync ends the implicit transaction, and with it every portal.
+  static void sync(Connection& c);
+  // A simple query the protocol layer answers itself (DEALLOCATE); returns
+  // false for everything else, which goes to the handler.
+  static bool simpleQuery(Connection& c, std::string_view sql);
+
+  // Worker threads: output of a running job, and whether it should stop.
+  static void sendFromWorker(Connection& c, std::string_view bytes);
+  static bool cancelled(const Connection& c);
+
+ private:
+  static void parse(Connection& c, std::string_view body);
+  static void bind(Connection& c, std::string_view body);
+  static void describe(Connection& c, std::string_view body);
+  static void execute(Connection& c, std::string_view body);
+  static void close(Connection& c, std::string_view body);
+  static void resume(Connection& c, Portal& portal, int32_t maxRows);
+  // Sends an ErrorResponse and skips messages until Sync.
+  static void fail(Connection& c, const SqlError& err, std::string_view sql);
+  // Runs `job` on a worker thread while the connection handles no other
+  // message; a job returns true when it sent an error.
+  static void submit(Connection& c, std::function<bool()> job);
+  // Worker thread: the columns of `bound`, from the handler's describe() or
+  // by running it; nullopt with `err` set when that fails.
+  static std::optional<std::vector<ResultColumn>> columnsOf(Connection& c,
+                                                            const BoundStatement& bound,
+                                                            std::optional<SqlError>& err);
+};
+
+}  // namespace rtsql::pgwire

@@ -1,0 +1,654 @@
+// The extended query protocol on a connection: prepared statements and portals,
+// Describe answered from QueryHandler::describe() or, when the handler cannot
+// tell, by running the statement, Execute with row limits, and the
+// skip-until-Sync rule after an error.
+//
+// Anything that calls the handler runs on a worker thread, like a simple
+// query: the connection is "executing" meanwhile, so no other message touches
+// the statement and portal maps until the job is done.
+#include <fmt/format.h>
+
+#include <boost/asio/post.hpp>
+#include <exception>
+
+#include "common/error.h"
+#include "common/sql_text.h"
+#include "server/pgwire/connection.h"
+#include "server/pgwire/extended.h"
+#include "server/pgwire/messages.h"
+#include "server/pgwire/protocol.h"
+
+namespace rtsql::pgwire {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Per-connection bounds, so one client cannot grow the server without limit.
+constexpr size_t kMaxPreparedStatements = 10000;
+constexpr size_t kMaxPortals = 10000;
+// Rows a portal holds beyond an Execute's row limit. A result larger than
+// this must be fetched without a limit (or in a live query, which streams).
+constexpr size_t kMaxBufferedBytes = 64 * 1024 * 1024;
+
+constexpr const char* kDuplicatePreparedStatement = "42P05";
+constexpr const char* kDuplicateCursor = "42P03";
+constexpr const char* kInvalidStatementName = "26000";
+constexpr const char* kInvalidCursorName = "34000";
+constexpr const char* kProgramLimitExceeded = "54000";
+
+// The error with its position moved from the substituted text to the text the
+// client wrote.
+SqlError mapped(SqlError err, const BoundStatement& bound) {
+  if (err.hasPosition()) err.setPosition(bound.originalOffset(err.position()));
+  return err;
+}
+
+std::string statementLabel(const std::string& name) {
+  return name.empty() ? std::string("unnamed prepared statement")
+                      : fmt::format("prepared statement \"{}\"", name);
+}
+
+// Runs DEALLOCATE; returns its error, if any.
+std::optional<SqlError> deallocate(ExtendedState& ext, const std::string& name) {
+  if (name.empty()) {
+    ext.statements.clear();
+    return std::nullopt;
+  }
+  if (ext.statements.erase(name) == 0) {
+    return SqlError(kInvalidStatementName,
+                    fmt::format("prepared statement \"{}\" does not exist", name));
+  }
+  return std::nullopt;
+}
+
+std::string deallocateTag(const std::string& name) {
+  return name.empty() ? "DEALLOCATE ALL" : "DEALLOCATE";
+}
+// Finds a statement's columns by running it and stopping as soon as the
+// columns are known, for a handler that cannot describe without running.
+// Statements that get here return rows (SELECT, SHOW, ...), so running them
+// has no effect beyond the work.
+class ProbeWriter final : public ResultWriter {
+ public:
+  explicit ProbeWriter(const std::atomic<bool>& connectionGone) : gone_(connectionGone) {}
+
+  void columns(const std::vector<ResultColumn>& cols) override {
+    if (!columns_ && !error_) columns_ = cols;
+  }
+  void row(const std::vector<std::optional<std::string>>&) override {}
+  void complete(const std::string&) override {}
+  void error(const SqlError& err) override {
+    // An error after the columns is the cancellation this probe asked for.
+    if (!columns_ && !error_) error_ = err;
+  }
+  void notice(const std::string&) override {}
+  bool cancelled() const override { return columns_.has_value() || gone_.load(); }
+
+  std::optional<std::vector<ResultColumn>> columns_;
+  std::optional<SqlError> error_;
+
+ private:
+  const std::atomic<bool>& gone_;
+};
+
+}  // namespace
+
+// Runs a portal for Execute: rows up to the row limit go to the client, the
+// rest wait in the portal for the next Execute. With `describe` it answers the
+// Describe that was deferred to this Execute too (RowDescription or NoData).
+class PortalWriter final : public ResultWriter {
+ public:
+  PortalWriter(Connection& c, Portal& p, int32_t maxRows, bool describe)
+      : conn_(c), portal_(p), limit_(maxRows > 0 ? static_cast<size_t>(maxRows) : 0),
+        describe_(describe) {}
+
+  void columns(const std::vector<ResultColumn>& cols) override {
+    if (stopped_) return;
+    sawColumns_ = true;
+    try {
+      formats_ = resultFormatsFor(portal_.resultFormats, cols);
+    } catch (const SqlError& e) {
+      return stop(e);
+    }
+    columns_ = cols;
+    portal_.columns = cols;
+    if (describe_) {
+      buf_.clear();
+      appendRowDescription(buf_, cols, formats_);
+      send();
+    }
+  }
+
+  void row(const std::vector<std::optional<std::string>>& values) override {
+    if (stopped_) return;
+    buf_.clear();
+    try {
+      appendDataRowFormatted(buf_, values, columns_, formats_);
+    } catch (const SqlError& e) {
+      return stop(e);
+    }
+    if (limit_ == 0 || sent_ < limit_) {
+      ++sent_;
+      return send();
+    }
+    portal_.bufferedBytes += buf_.size();
+    portal_.buffered.push_back(buf_);
+    if (portal_.bufferedBytes > kMaxBufferedBytes) {
+      stop(SqlError(kProgramLimitExceeded,
+                    fmt::format("the rows of portal \"{}\" beyond the Execute row limit exceed "
+                                "{} MiB",
+                                portal_.name, kMaxBufferedBytes / (1024 * 1024)),
+                    SqlError::npos, "Execute the portal without a row limit."));
+    }
+  }
+
+  void complete(const std::string& commandTag) override {
+    if (stopped_) return;
+    reported_ = true;
+    portal_.completedTag = commandTag;
+    buf_.clear();
+    if (describe_ && !sawColumns_) appendNoData(buf_);
+    if (portal_.buffered.empty()) {
+      appendCommandComplete(buf_, commandTag);
+    } else {
+      appendCommandComplete(portal_.tail, commandTag);
+    }
+    send();
+  }
+
+  void error(const SqlError& err) override {
+    if (stopped_) return;
+    stop(err);
+  }
+
+  void notice(const std::string& message) override {
+    buf_.clear();
+    appendNoticeResponse(buf_, message);
+    send();
+  }
+
+  bool cancelled() const override { return stopped_ || ExtendedProtocol::cancelled(conn_); }
+
+  // After the handler returned: what the run still owes the client. Returns
+  // true when an error was sent (the messages up to Sync are then skipped).
+  bool finish() {
+    buf_.clear();
+    if (!reported_) {
+      // An empty statement, as for a simple query.
+      if (describe_) appendNoData(buf_);
+      appendEmptyQueryResponse(buf_);
+    }
+    if (!portal_.buffered.empty()) appendPortalSuspended(buf_);
+    portal_.started = true;
+    send();
+    return failed_;
+  }
+
+ private:
+  // Ends the run with `err`: now, or after the rows already buffered.
+  void stop(const SqlError& err) {
+    stopped_ = true;
+    reported_ = true;
+    std::string& target = portal_.buffered.empty() ? buf_ : portal_.tail;
+    if (&target == &buf_) buf_.clear();
+    appendErrorResponse(target, mapped(err, portal_.bound), portal_.sql);
+    if (&target == &buf_) {
+      failed_ = true;
+      send();
+    } else {
+      portal_.tailIsError = true;
+    }
+  }
+
+  void send() {
+    if (buf_.empty()) return;
+    ExtendedProtocol::sendFromWorker(conn_, buf_);
+  }
+
+  Connection& conn_;
+  Portal& portal_;
+  const size_t limit_;
+  const bool describe_;
+  std::vector<ResultColumn> columns_;
+  std::vector<int16_t> formats_;
+  std::string buf_;
+  size_t sent_ = 0;
+  bool sawColumns_ = false;
+  bool reported_ = false;
+  bool stopped_ = false;
+  bool failed_ = false;
+};
+
+// ---- plumbing ---------------------------------------------------------------------
+
+bool ExtendedProtocol::cancelled(const Connection& c) { return c.cancelled(); }
+
+void ExtendedProtocol::sendFromWorker(Connection& c, std::string_view bytes) {
+  c.enqueue(bytes, Connection::Flush::kSoon);
+  c.waitForRoom();
+}
+
+void ExtendedProtocol::fail(Connection& c, const SqlError& err, std::string_view sql) {
+  std::string out;
+  appendErrorResponse(out, err, sql);
+  c.enqueue(out, Connection::Flush::kSoon);
+  c.ignoreTillSync_ = true;
+}
+
+void ExtendedProtocol::submit(Connection& c, std::function<bool()> job) {
+  c.executing_ = true;
+  c.cancelRequested_.store(false);
+  auto self = c.shared_from_this();
+  const bool submitted = c.state_->pool.submit([self, job = std::move(job)] {
+    bool failed = true;
+    // Jobs report their own errors; a stray exception still only fails this
+    // exchange.
+    try {
+      failed = job();
+    } catch (const std::exception& e) {
+      std::string out;
+      appendErrorResponse(out, SqlError(sqlstate::kInternalError, e.what()));
+      self->enqueue(out, Connection::Flush::kSoon);
+    } catch (...) {
+      std::string out;
+      appendErrorResponse(out, SqlError(sqlstate::kInternalError, "unknown internal error"));
+      self->enqueue(out, Connection::Flush::kSoon);
+    }
+    asio::post(self->strand_, [self, failed] {
+      if (failed) self->ignoreTillSync_ = true;
+      self->statementDone();
+    });
+  });
+  if (!submitted) {
+    c.executing_ = false;
+    c.closeNow();
+  }
+}
+
+std::optional<std::vector<ResultColumn>> ExtendedProtocol::columnsOf(Connection& c,
+                                                                     const BoundStatement& bound,
+                                                                     std::optional<SqlError>& err) {
+  try {
+    auto cols = c.state_->handler.describe(*c.session_, bound.text);
+    if (cols) return cols;
+  } catch (const SqlError& e) {
+    err = mapped(e, bound);
+    return std::nullopt;
+  }
+  ProbeWriter probe(c.closedFlag_);
+  try {
+    c.state_->handler.execute(*c.session_, bound.text, probe);
+  } catch (const SqlError& e) {
+    if (!probe.columns_) probe.error_ = e;
+  } catch (const std::exception& e) {
+    if (!probe.columns_) probe.error_ = SqlError(sqlstate::kInternalError, e.what());
+  }
+  if (probe.columns_) return probe.columns_;
+  if (probe.error_) {
+    err = mapped(*probe.error_, bound);
+    return std::nullopt;
+  }
+  return std::vector<ResultColumn>{};  // it ran without returning rows
+}
+
+// ---- messages ---------------------------------------------------------------------
+
+void ExtendedProtocol::handle(Connection& c, char type, std::string_view body) {
+  try {
+    switch (type) {
+      case frontend::kParse: return parse(c, body);
+      case frontend::kBind: return bind(c, body);
+      case frontend::kDescribe: return describe(c, body);
+      case frontend::kExecute: return execute(c, body);
+      case frontend::kClose: return close(c, body);
+      case frontend::kFlush: return c.enqueue({}, Connection::Flush::kNow);
+      default: break;
+    }
+  } catch (const SqlError& e) {
+    fail(c, e, {});
+  }
+}
+
+void ExtendedProtocol::parse(Connection& c, std::string_view body) {
+  ParseMessage m = decodeParse(body);
+  auto& statements = c.extended_.statements;
+  if (!m.statement.empty() && statements.count(m.statement) != 0) {
+    throw SqlError(kDuplicatePreparedStatement,
+                   fmt::format("prepared statement \"{}\" already exists", m.statement));
+  }
+  if (statements.count(m.statement) == 0 && statements.size() >= kMaxPreparedStatements) {
+    throw SqlError(kProgramLimitExceeded,
+                   fmt::format("too many prepared statements (at most {} per connection)",
+                               kMaxPreparedStatements),
+                   SqlError::npos, "Close prepared statements that are no longer needed.");
+  }
+  size_t count = 0;
+  try {
+    const auto pieces = splitStatements(m.query);
+    if (pieces.size() > 1) {
+      throw SqlError(sqlstate::kSyntaxError,
+                     "cannot insert multiple commands into a prepared statement",
+                     pieces[1].offset);
+    }
+    count = countParameters(m.query);
+  } catch (const SqlError& e) {
+    return fail(c, e, m.query);
+  }
+  auto stmt = std::make_shared<PreparedStatement>();
+  stmt->paramTypes = std::move(m.paramTypes);
+  if (stmt->paramTypes.size() < count) stmt->paramTypes.resize(count, extype::kUnspecified);
+  stmt->returnsRows = returnsRows(m.query);
+  stmt->sql = std::move(m.query);
+  statements[m.statement] = std::move(stmt);
+  std::string out;
+  appendParseComplete(out);
+  c.enqueue(out, Connection::Flush::kSoon);
+}
+
+void ExtendedProtocol::bind(Connection& c, std::string_view body) {
+  BindMessage m = decodeBind(body);
+  auto& ext = c.extended_;
+  auto it = ext.statements.find(m.statement);
+  if (it == ext.statements.end()) {
+    throw SqlError(kInvalidStatementName,
+                   fmt::format("{} does not exist", statementLabel(m.statement)));
+  }
+  const PreparedStatement& stmt = *it->second;
+  if (!m.portal.empty() && ext.portals.count(m.portal) != 0) {
+    throw SqlError(kDuplicateCursor, fmt::format("portal \"{}\" already exists", m.portal));
+  }
+  if (ext.portals.count(m.portal) == 0 && ext.portals.size() >= kMaxPortals) {
+    throw SqlError(kProgramLimitExceeded,
+                   fmt::format("too many portals (at most {} per connection)", kMaxPortals));
+  }
+  const size_t n = stmt.paramTypes.size();
+  if (m.params.size() != n) {
+    throw SqlError(sqlstate::kProtocolViolation,
+                   fmt::format("bind message supplies {} parameters, but {} requires {}",
+                               m.params.size(), statementLabel(m.statement), n));
+  }
+  if (m.paramFormats.size() > 1 && m.paramFormats.size() != n) {
+    throw SqlError(sqlstate::kProtocolViolation,
+                   fmt::format("bind message has {} parameter formats but {} parameters",
+                               m.paramFormats.size(), n));
+  }
+  std::vector<std::string> literals;
+  literals.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int16_t format = m.paramFormats.empty()       ? kTextFormat
+                           : m.paramFormats.size() == 1 ? m.paramFormats[0]
+                                                        : m.paramFormats[i];
+    try {
+      literals.push_back(parameterLiteral(m.params[i], stmt.paramTypes[i], format));
+    } catch (SqlError& e) {
+      // Say which parameter, as the message alone may not.
+      if (e.detail().empty()) e.withDetail(fmt::format("In parameter ${}.", i + 1));
+      throw;
+    }
+  }
+  auto portal = std::make_shared<Portal>();
+  portal->name = m.portal;
+  portal->sql = stmt.sql;
+  try {
+    portal->bound = substituteParameters(stmt.sql, literals);
+  } catch (const SqlError& e) {
+    return fail(c, e, stmt.sql);
+  }
+  portal->returnsRows = stmt.returnsRows;
+  portal->resultFormats = std::move(m.resultFormats);
+  if (!portal->returnsRows) {
+    portal->columns = std::vector<ResultColumn>{};
+    if (portal->resultFormats.size() > 1) {
+      throw SqlError(sqlstate::kProtocolViolation,
+                     fmt::format("bind message has {} result formats but query has 0 columns",
+                                 portal->resultFormats.size()));
+    }
+  }
+  ext.portals[m.portal] = std::move(portal);
+  std::string out;
+  appendBindComplete(out);
+  c.enqueue(out, Connection::Flush::kSoon);
+}
+
+void ExtendedProtocol::describe(Connection& c, std::string_view body) {
+  TargetMessage m = decodeTarget(body);
+  auto& ext = c.extended_;
+  if (m.kind == 'S') {
+    auto it = ext.statements.find(m.name);
+    if (it == ext.statements.end()) {
+      throw SqlError(kInvalidStatementName,
+                     fmt::format("{} does not exist", statementLabel(m.name)));
+    }
+    std::shared_ptr<PreparedStatement> stmt = it->second;
+    std::string out;
+    std::vector<uint32_t> types = stmt->paramTypes;
+    // A type the client left open is inferred as text: every value can be
+    // sent as text and the statement casts where it needs another type.
+    for (auto& t : types) {
+      if (t == extype::kUnspecified) t = pgtype::kText;
+    }
+    appendParameterDescription(out, types);
+    if (!stmt->returnsRows) stmt->columns = std::vector<ResultColumn>{};
+    if (stmt->columns) {
+      if (stmt->columns->empty()) {
+        appendNoData(out);
+      } else {
+        appendRowDescription(out, *stmt->columns);
+      }
+      return c.enqueue(out, Connection::Flush::kSoon);
+    }
+    // The parameters are unknown before Bind; NULL stands in for each.
+    BoundStatement bound;
+    try {
+      bound = substituteParameters(stmt->sql,
+                                   std::vector<std::string>(stmt->paramTypes.size(), "NULL"));
+    } catch (const SqlError& e) {
+      return fail(c, e, stmt->sql);
+    }
+    Connection* conn = &c;
+    submit(c, [conn, stmt, bound = std::move(bound), out = std::move(out)]() mutable {
+      std::optional<SqlError> err;
+      auto cols = columnsOf(*conn, bound, err);
+      if (!cols) {
+        out.clear();  // an error replaces the whole answer
+        appendErrorResponse(out, *err, stmt->sql);
+        sendFromWorker(*conn, out);
+        return true;
+      }
+      stmt->columns = cols;
+      if (cols->empty()) {
+        appendNoData(out);
+      } else {
+        appendRowDescription(out, *cols);
+      }
+      sendFromWorker(*conn, out);
+      return false;
+    });
+    return;
+  }
+
+  auto it = ext.portals.find(m.name);
+  if (it == ext.portals.end()) {
+    throw SqlError(kInvalidCursorName, fmt::format("portal \"{}\" does not exist", m.name));
+  }
+  const Portal& portal = *it->second;
+  if (portal.columns) {
+    std::string out;
+    if (portal.columns->empty()) {
+      appendNoData(out);
+    } else {
+      appendRowDescription(out, *portal.columns,
+                           resultFormatsFor(portal.resultFormats, *portal.columns));
+    }
+    return c.enqueue(out, Connection::Flush::kSoon);
+  }
+  // Unknown columns: wait for the next message. If it executes this portal,
+  // one run answers both; otherwise the columns are found first.
+  ext.deferredDescribe = m.name;
+}
+
+bool ExtendedProtocol::settleDeferred(Connection& c, char type, std::string_view body) {
+  auto& ext = c.extended_;
+  if (!ext.deferredDescribe) return false;
+  if (type == frontend::kExecute) {
+    try {
+      if (decodeExecute(body).portal == *ext.deferredDescribe) return false;
+    } catch (const SqlError&) {
+      // A malformed Execute is reported when it is handled, after the Describe.
+    }
+  }
+  const std::string name = std::move(*ext.deferredDescribe);
+  ext.deferredDescribe.reset();
+  auto it = ext.portals.find(name);
+  if (it == ext.portals.end()) return false;
+  std::shared_ptr<Portal> portal = it->second;
+  Connection* conn = &c;
+  submit(c, [conn, portal] {
+    std::optional<SqlError> err;
+    auto cols = columnsOf(*conn, portal->bound, err);
+    std::string out;
+    if (cols) {
+      try {
+        const auto formats = resultFormatsFor(portal->resultFormats, *cols);
+        portal->columns = cols;
+        if (cols->empty()) {
+          appendNoData(out);
+        } else {
+          appendRowDescription(out, *cols, formats);
+        }
+      } catch (const SqlError& e) {
+        err = e;
+      }
+    }
+    if (err) appendErrorResponse(out, *err, portal->sql);
+    sendFromWorker(*conn, out);
+    return err.has_value();
+  });
+  return true;
+}
+
+void ExtendedProtocol::execute(Connection& c, std::string_view body) {
+  ExecuteMessage m = decodeExecute(body);
+  auto& ext = c.extended_;
+  const bool describeToo = ext.deferredDescribe && *ext.deferredDescribe == m.portal;
+  ext.deferredDescribe.reset();
+  auto it = ext.portals.find(m.portal);
+  if (it == ext.portals.end()) {
+    throw SqlError(kInvalidCursorName, fmt::format("portal \"{}\" does not exist", m.portal));
+  }
+  std::shared_ptr<Portal> portal = it->second;
+  if (portal->started) return resume(c, *portal, m.maxRows);
+  if (auto target = deallocateTarget(portal->sql)) {
+    portal->started = true;
+    portal->completedTag = deallocateTag(*target);
+    if (auto err = deallocate(ext, *target)) throw *err;
+    std::string out;
+    appendCommandComplete(out, portal->completedTag);
+    return c.enqueue(out, Connection::Flush::kSoon);
+  }
+
+  Connection* conn = &c;
+  submit(c, [conn, portal, maxRows = m.maxRows, describeToo] {
+    bool describeByRunning = false;
+    if (describeToo) {
+      // The handler may know the columns without running; then the
+      // RowDescription goes out before the first row as usual.
+      std::optional<std::vector<ResultColumn>> cols;
+      try {
+        cols = conn->state_->handler.describe(*conn->session_, portal->bound.text);
+      } catch (const SqlError& e) {
+        std::string out;
+        appendErrorResponse(out, mapped(e, portal->bound), portal->sql);
+        sendFromWorker(*conn, out);
+        return true;
+      }
+      if (cols) {
+        std::string out;
+        try {
+          const auto formats = resultFormatsFor(portal->resultFormats, *cols);
+          if (cols->empty()) {
+            appendNoData(out);
+          } else {
+            appendRowDescription(out, *cols, formats);
+          }
+        } catch (const SqlError& e) {
+          appendErrorResponse(out, e, portal->sql);
+          sendFromWorker(*conn, out);
+          return true;
+        }
+        sendFromWorker(*conn, out);
+      } else {
+        describeByRunning = true;
+      }
+    }
+    PortalWriter writer(*conn, *portal, maxRows, describeByRunning);
+    try {
+      conn->state_->handler.execute(*conn->session_, portal->bound.text, writer);
+    } catch (const SqlError& e) {
+      writer.error(e);
+    } catch (const std::exception& e) {
+      writer.error(SqlError(sqlstate::kInternalError, e.what()));
+    } catch (...) {
+      writer.error(SqlError(sqlstate::kInternalError, "unknown internal error"));
+    }
+    return writer.finish();
+  });
+}
+
+void ExtendedProtocol::resume(Connection& c, Portal& portal, int32_t maxRows) {
+  std::string out;
+  size_t sent = 0;
+  while (!portal.buffered.empty() && (maxRows <= 0 || sent < static_cast<size_t>(maxRows))) {
+    out += portal.buffered.front();
+    portal.bufferedBytes -= portal.buffered.front().size();
+    portal.buffered.pop_front();
+    ++sent;
+  }
+  if (!portal.buffered.empty()) {
+    appendPortalSuspended(out);
+  } else if (!portal.tail.empty()) {
+    out += portal.tail;
+    portal.tail.clear();
+    if (portal.tailIsError) c.ignoreTillSync_ = true;
+  } else {
+    // Executing a finished portal again returns no more rows.
+    const std::string& tag = portal.completedTag;
+    appendCommandComplete(out, tag.rfind("SELECT", 0) == 0 ? std::string("SELECT 0") : tag);
+  }
+  c.enqueue(out, Connection::Flush::kSoon);
+}
+
+void ExtendedProtocol::close(Connection& c, std::string_view body) {
+  TargetMessage m = decodeTarget(body);
+  // Closing something that does not exist is not an error.
+  if (m.kind == 'S') {
+    c.extended_.statements.erase(m.name);
+  } else {
+    c.extended_.portals.erase(m.name);
+  }
+  std::string out;
+  appendCloseComplete(out);
+  c.enqueue(out, Connection::Flush::kSoon);
+}
+
+bool ExtendedProtocol::simpleQuery(Connection& c, std::string_view sql) {
+  auto target = deallocateTarget(sql);
+  if (!target) return false;
+  std::string out;
+  if (auto err = deallocate(c.extended_, *target)) {
+    appendErrorResponse(out, *err);
+  } else {
+    appendCommandComplete(out, deallocateTag(*target));
+  }
+  appendReadyForQuery(out, kTxIdle);
+  c.enqueue(out, Connection::Flush::kNow);
+  return true;
+}
+
+void ExtendedProtocol::sync(Connection& c) {
+  c.extended_.portals.clear();
+  c.extended_.deferredDescribe.reset();
+}
+
+}  // namespace rtsql::pgwire

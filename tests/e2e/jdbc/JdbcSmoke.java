@@ -1,0 +1,114 @@
+// An rtsql session through the PostgreSQL JDBC driver, which speaks only the
+// extended query protocol: server-side parameters, a prepared statement run
+// past the driver's prepare threshold (it then switches to a named server
+// statement and binary results), an error and recovery, and a source, a sink
+// and a flow whose SHOW PROGRESS is polled until the expected input arrived.
+//
+// Usage: JdbcSmoke URL KAFKA_OPTIONS IN_TOPIC OUT_TOPIC SOURCE SINK FLOW EXPECTED_INPUT
+// Prints "PROGRESS <json>" and then "OK"; exits 1 with a message on a failed check.
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+public final class JdbcSmoke {
+  private static void check(boolean ok, String what) {
+    if (!ok) {
+      System.err.println("check failed: " + what);
+      System.exit(1);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length != 8) {
+      System.err.println("usage: JdbcSmoke URL KAFKA_OPTIONS IN OUT SOURCE SINK FLOW EXPECTED");
+      System.exit(2);
+    }
+    final String url = args[0];
+    final String kafka = args[1];
+    final String inTopic = args[2];
+    final String outTopic = args[3];
+    final String source = args[4];
+    final String sink = args[5];
+    final String flow = args[6];
+    final int expected = Integer.parseInt(args[7]);
+
+    Properties props = new Properties();
+    props.setProperty("user", "rtsql");
+    props.setProperty("connectTimeout", "10");
+    props.setProperty("socketTimeout", "60");
+    try (Connection c = DriverManager.getConnection(url, props)) {
+      check(c.getAutoCommit(), "a new connection is in autocommit mode");
+
+      try (Statement st = c.createStatement();
+           ResultSet rs = st.executeQuery("SHOW embedded_kafka")) {
+        check(rs.next(), "SHOW embedded_kafka returns a row");
+        check(rs.getString(1) != null && !rs.getString(1).isEmpty(), "embedded_kafka is set");
+      }
+
+      // Seven runs: past the default prepareThreshold of 5.
+      try (PreparedStatement ps = c.prepareStatement("SELECT ?::int + 1 AS answer")) {
+        for (int i = 0; i < 7; i++) {
+          ps.setInt(1, 41 + i);
+          try (ResultSet rs = ps.executeQuery()) {
+            check(rs.next(), "the answer has a row");
+            check(rs.getInt("answer") == 42 + i, "?::int + 1 = " + (42 + i) + ", got "
+                + rs.getString(1));
+            check(!rs.next(), "one row only");
+          }
+        }
+      }
+      try (PreparedStatement ps = c.prepareStatement("SELECT ? || '!' AS shout, ? IS NULL AS n")) {
+        ps.setString(1, "it's");
+        ps.setNull(2, Types.VARCHAR);
+        try (ResultSet rs = ps.executeQuery()) {
+          check(rs.next(), "the shout has a row");
+          check("it's!".equals(rs.getString("shout")), "string parameter, got "
+              + rs.getString("shout"));
+          check(rs.getBoolean("n"), "a NULL parameter IS NULL");
+        }
+      }
+
+      try (Statement st = c.createStatement()) {
+        try {
+          st.executeQuery("SELEC 1");
+          check(false, "a syntax error raises SQLException");
+        } catch (SQLException e) {
+          check("42601".equals(e.getSQLState()), "syntax error SQLSTATE, got " + e.getSQLState());
+        }
+
+        st.execute("CREATE SOURCE " + source + " (user_id STRING, amount DOUBLE) WITH ("
+            + kafka + ", subscribe = '" + inTopic + "', startingOffsets = 'earliest', "
+            + "format = 'json')");
+        st.execute("CREATE SINK " + sink + " WITH (" + kafka + ", topic = '" + outTopic
+            + "', format = 'json')");
+        st.execute("CREATE FLOW " + flow + " INTO " + sink + " TRIGGER REALTIME AS SELECT "
+            + "user_id, amount * 2 AS doubled FROM " + source + " WHERE amount > 10");
+      }
+
+      Pattern inputRows = Pattern.compile("\"numInputRows\"\\s*:\\s*(\\d+)");
+      String progress = null;
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      try (PreparedStatement ps = c.prepareStatement("SHOW PROGRESS " + flow)) {
+        while (System.nanoTime() < deadline) {
+          try (ResultSet rs = ps.executeQuery()) {
+            check(rs.next(), "SHOW PROGRESS returns a row");
+            progress = rs.getString(1);
+          }
+          Matcher m = inputRows.matcher(progress);
+          if (m.find() && Integer.parseInt(m.group(1)) >= expected) break;
+          Thread.sleep(300);
+        }
+      }
+      check(progress != null, "SHOW PROGRESS answered");
+      System.out.println("PROGRESS " + progress);
+    }
+    System.out.println("OK");
+  }
+}

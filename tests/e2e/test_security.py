@@ -1,0 +1,228 @@
+"""TLS and passwords end to end: rtsqld with --tls-cert/--tls-key/--users-file
+and --tls-required, reached by psql (PGSSLMODE=require, PGPASSWORD) and psycopg
+(sslmode=require) which create a source, a sink and a flow, feed it and read
+SHOW PROGRESS; a wrong password, an unknown user and a plain-text client are
+refused; `rtsqld --hash-password` writes users-file lines; a non-loopback
+--host without a users file is refused."""
+
+import json
+import os
+import subprocess
+import time
+
+import psycopg
+import pytest
+
+from conftest import PSQL, RTSQLD, Kafka, Server, unique
+
+PASSWORD = "s3cret pass"  # a space on purpose: it is part of the password
+OTHER_PASSWORD = "bobs-password"
+
+
+def hash_password(password, user=None):
+    args = [str(RTSQLD), "--hash-password"] + ([user] if user else [])
+    p = subprocess.run(args, input=password + "\n", capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+class SecureServer(Server):
+    """An rtsqld that requires TLS and passwords; its clients use both."""
+
+    def __init__(self, tmp, user="rtsql", password=PASSWORD):
+        super().__init__(tmp)
+        self.user = user
+        self.password = password
+        self.cert = self.tmp / "server.crt"
+        self.key = self.tmp / "server.key"
+        self.users = self.tmp / "users"
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-nodes", "-days", "1", "-subj", "/CN=localhost",
+             "-keyout", str(self.key), "-out", str(self.cert)],
+            check=True, capture_output=True, timeout=60)
+        # One verifier made by rtsqld --hash-password, one plain password.
+        self.users.write_text("# rtsql users\n"
+                              + hash_password(password, user) + "\n"
+                              + f"bob:{OTHER_PASSWORD}\n")
+
+    def start(self):
+        assert RTSQLD.exists(), f"{RTSQLD} is not built"
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [str(RTSQLD), "--host", self.host, "--port", str(self.port),
+             "--data-dir", str(self.data_dir), "--embedded-kafka",
+             "--tls-cert", str(self.cert), "--tls-key", str(self.key), "--tls-required",
+             "--users-file", str(self.users)],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # The readiness loop of Server.start, with this server's connect().
+        deadline = time.monotonic() + 30
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"rtsqld exited with {self.proc.returncode}:\n"
+                                     f"{self.log_tail()}")
+            try:
+                with self.connect(connect_timeout=2) as conn:
+                    self.embedded_bootstrap = conn.execute("SHOW embedded_kafka").fetchone()[0]
+                    return self
+            except psycopg.Error as e:
+                last = e
+                time.sleep(0.2)
+        self.kill()
+        raise AssertionError(f"rtsqld did not start: {last}\n{self.log_tail()}")
+
+    def connect(self, connect_timeout=10, user=None, password=None, sslmode="require"):
+        # Over TLS the client insists on channel binding (SCRAM-SHA-256-PLUS),
+        # so these tests prove the server offers it and gets it right.
+        binding = "require" if sslmode == "require" else "prefer"
+        return psycopg.connect(host=self.host, port=self.port, user=user or self.user,
+                               password=self.password if password is None else password,
+                               dbname="rtsql", sslmode=sslmode, channel_binding=binding,
+                               connect_timeout=connect_timeout, autocommit=True)
+
+    def psql(self, sql, check=True, timeout=60, password=None, sslmode="require"):
+        env = {**os.environ, "PGCONNECT_TIMEOUT": "10", "PGSSLMODE": sslmode,
+               "PGCHANNELBINDING": "require" if sslmode == "require" else "prefer",
+               "PGPASSWORD": self.password if password is None else password}
+        p = subprocess.run(
+            [PSQL, "-h", self.host, "-p", str(self.port), "-U", self.user, "-d", "rtsql",
+             "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
+            capture_output=True, text=True, timeout=timeout, env=env)
+        if check and p.returncode != 0:
+            raise AssertionError(f"psql failed ({p.returncode}) on {sql!r}:\n{p.stderr}")
+        return p
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory):
+    s = SecureServer(tmp_path_factory.mktemp("rtsqld_secure"))
+    s.start()
+    yield s
+    code = s.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{s.log_tail()}"
+
+
+def deploy_sql(kafka, source, sink, flow, in_topic, out_topic):
+    k = kafka.options()
+    return [
+        f"CREATE SOURCE {source} (n BIGINT, tag STRING) WITH ({k}, subscribe = '{in_topic}', "
+        f"startingOffsets = 'earliest', format = 'json')",
+        f"CREATE SINK {sink} WITH ({k}, topic = '{out_topic}', format = 'json')",
+        f"CREATE FLOW {flow} INTO {sink} TRIGGER REALTIME AS "
+        f"SELECT n * 10 AS m, tag FROM {source} WHERE n % 2 = 0",
+    ]
+
+
+def check_flow(secure, kafka, flow, in_topic, out_topic, read_progress):
+    kafka.produce(in_topic, [{"n": i, "tag": "t"} for i in range(20)])
+    got = kafka.consume_json(out_topic, n=10, timeout=30)
+    assert sorted(r["m"] for r in got) == [i * 10 for i in range(0, 20, 2)]
+    prog = None
+    for _ in range(100):
+        prog = read_progress()
+        if prog.get("numInputRows") == 20:
+            break
+        time.sleep(0.3)
+    assert prog["numInputRows"] == 20, prog
+
+
+def test_psql_over_tls_with_a_password(secure):
+    kafka = Kafka("embedded", "embedded", secure.embedded_bootstrap)
+    source, sink, flow = unique("sec_src"), unique("sec_sink"), unique("sec_flow")
+    in_topic, out_topic = unique("sec_in"), unique("sec_out")
+    kafka.create_topic(in_topic)
+    for stmt in deploy_sql(kafka, source, sink, flow, in_topic, out_topic):
+        secure.psql(stmt)
+    assert flow in secure.psql("SHOW FLOWS").stdout
+
+    def progress():
+        out = secure.psql(f"SHOW PROGRESS {flow}").stdout.strip()
+        return json.loads(out)
+
+    check_flow(secure, kafka, flow, in_topic, out_topic, progress)
+    secure.psql(f"DROP FLOW {flow}; DROP SINK {sink}; DROP SOURCE {source}")
+
+
+def test_psycopg_over_tls_with_a_password(secure):
+    kafka = Kafka("embedded", "embedded", secure.embedded_bootstrap)
+    source, sink, flow = unique("sec_src"), unique("sec_sink"), unique("sec_flow")
+    in_topic, out_topic = unique("sec_in"), unique("sec_out")
+    kafka.create_topic(in_topic)
+    with secure.connect() as conn:
+        assert conn.pgconn.ssl_in_use
+        for stmt in deploy_sql(kafka, source, sink, flow, in_topic, out_topic):
+            conn.execute(stmt)
+
+        def progress():
+            value = conn.execute(f"SHOW PROGRESS {flow}").fetchone()[0]
+            return value if isinstance(value, dict) else json.loads(value)
+
+        check_flow(secure, kafka, flow, in_topic, out_topic, progress)
+        conn.execute(f"DROP FLOW {flow}")
+        conn.execute(f"DROP SINK {sink}")
+        conn.execute(f"DROP SOURCE {source}")
+
+
+def test_without_channel_binding(secure):
+    with psycopg.connect(host=secure.host, port=secure.port, user=secure.user,
+                         password=secure.password, dbname="rtsql", sslmode="require",
+                         channel_binding="disable", connect_timeout=10,
+                         autocommit=True) as conn:
+        assert conn.pgconn.ssl_in_use
+        conn.execute("SHOW FLOWS").fetchall()
+
+
+def test_plain_password_line_works(secure):
+    with secure.connect(user="bob", password=OTHER_PASSWORD) as conn:
+        assert conn.pgconn.ssl_in_use
+        conn.execute("SHOW FLOWS").fetchall()
+
+
+def test_wrong_password_and_unknown_user_are_refused(secure):
+    for user, password in [(secure.user, "wrong"), ("bob", PASSWORD), ("nobody", PASSWORD)]:
+        with pytest.raises(psycopg.OperationalError) as e:
+            secure.connect(user=user, password=password)
+        assert f'password authentication failed for user "{user}"' in str(e.value)
+    p = secure.psql("SHOW FLOWS", check=False, password="wrong")
+    assert p.returncode != 0
+    assert f'password authentication failed for user "{secure.user}"' in p.stderr
+
+
+def test_plain_text_is_refused_when_tls_is_required(secure):
+    with pytest.raises(psycopg.OperationalError) as e:
+        secure.connect(sslmode="disable")
+    assert "TLS is required" in str(e.value)
+    p = secure.psql("SHOW FLOWS", check=False, sslmode="disable")
+    assert p.returncode != 0
+    assert "TLS is required" in p.stderr
+
+
+def test_hash_password_prints_a_users_file_line():
+    line = hash_password("pencil", "alice")
+    name, verifier = line.split(":", 1)
+    assert name == "alice"
+    assert verifier.startswith("SCRAM-SHA-256$4096:")
+    # A fresh salt each time.
+    assert hash_password("pencil") != hash_password("pencil")
+    p = subprocess.run([str(RTSQLD), "--hash-password"], input="", capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode != 0
+
+
+def test_non_loopback_host_needs_a_users_file(tmp_path):
+    p = subprocess.run([str(RTSQLD), "--host", "0.0.0.0", "--port", "0",
+                        "--data-dir", str(tmp_path / "data")],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2
+    assert "--users-file" in p.stderr
+
+
+def test_bad_users_file_stops_the_server(tmp_path):
+    users = tmp_path / "users"
+    users.write_text("alice\n")
+    p = subprocess.run([str(RTSQLD), "--port", "0", "--data-dir", str(tmp_path / "data"),
+                        "--users-file", str(users)],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert p.returncode == 1
+    assert "line 1" in p.stderr
