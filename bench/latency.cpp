@@ -42,8 +42,10 @@ struct Options {
   double drain = 5;
   int size = 200;
   int keys = 100;
+  int merchants = 10000;
   bool json = false;
   bool floor = false;
+  std::string debug;  // librdkafka debug contexts, e.g. "cgrp,fetch"
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -51,7 +53,7 @@ struct Options {
   std::fprintf(stderr,
                "usage: rtsql_latency --bootstrap HOST:PORT --in TOPIC [--out TOPIC]\n"
                "       [--rate N] [--seconds S] [--warmup S] [--drain S] [--size BYTES]\n"
-               "       [--keys K] [--json] [--floor]\n"
+               "       [--keys K] [--merchants M] [--json] [--floor] [--debug CONTEXTS]\n"
                "  --floor  consume the input topic itself (no flow): the broker's own\n"
                "           produce-to-consume latency with the same client settings\n");
   std::exit(2);
@@ -83,8 +85,10 @@ Options parseArgs(int argc, char** argv) {
     else if (a == "--drain") o.drain = number();
     else if (a == "--size") o.size = static_cast<int>(number());
     else if (a == "--keys") o.keys = std::max(1, static_cast<int>(number()));
+    else if (a == "--merchants") o.merchants = std::max(1, static_cast<int>(number()));
     else if (a == "--json") o.json = true;
     else if (a == "--floor") o.floor = true;
+    else if (a == "--debug") o.debug = value();
     else if (a == "--help" || a == "-h") usage(nullptr);
     else usage(("unknown argument " + std::string(a)).c_str());
   }
@@ -124,7 +128,8 @@ rd_kafka_t* makeClient(rd_kafka_type_t type, const Options& o, const std::string
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   bool ok = setConf(conf, "bootstrap.servers", o.bootstrap) &&
             setConf(conf, "client.id", "rtsql_latency") &&
-            setConf(conf, "topic.metadata.refresh.interval.ms", "500");
+            setConf(conf, "topic.metadata.refresh.interval.ms", "500") &&
+            (o.debug.empty() || setConf(conf, "debug", o.debug));
   if (type == RD_KAFKA_PRODUCER) {
     ok = ok && setConf(conf, "linger.ms", "0") && setConf(conf, "acks", "1") &&
          setConf(conf, "enable.idempotence", "false") &&
@@ -177,17 +182,53 @@ bool extractTsUs(const char* data, size_t len, int64_t* out) {
   return true;
 }
 
-std::string makeRecord(int64_t tsUs, int64_t seq, int keys, int size) {
-  char head[256];
+// Assigns every partition of `topic` to the consumer, from the beginning.
+// Returns the number of partitions, 0 when the topic does not exist (yet), or
+// -1 on an error.
+int assignAll(rd_kafka_t* consumer, const std::string& topic) {
+  rd_kafka_topic_t* t = rd_kafka_topic_new(consumer, topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t e = rd_kafka_metadata(consumer, 0, t, &md, 5000);
+  rd_kafka_topic_destroy(t);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    std::fprintf(stderr, "rtsql_latency: metadata of %s: %s\n", topic.c_str(), rd_kafka_err2str(e));
+    return -1;
+  }
+  int n = 0;
+  if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    n = md->topics[0].partition_cnt;
+  }
+  rd_kafka_metadata_destroy(md);
+  if (n <= 0) return 0;
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(n);
+  for (int p = 0; p < n; ++p) {
+    rd_kafka_topic_partition_list_add(parts, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  }
+  e = rd_kafka_assign(consumer, parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    std::fprintf(stderr, "rtsql_latency: assign %s: %s\n", topic.c_str(), rd_kafka_err2str(e));
+    return -1;
+  }
+  return n;
+}
+
+std::string makeRecord(int64_t tsUs, int64_t seq, int keys, int merchants, int size) {
+  char head[320];
   int userId = static_cast<int>(seq % keys);
+  // merchant_id is the join key of the broadcast-join benchmark: always within
+  // 0..merchants-1, so every record finds its row in a table of that many
+  // merchants and an inner join keeps every record. Scattered with a prime
+  // stride so that consecutive records hit different rows.
+  int merchantId = static_cast<int>((seq * 7919) % merchants);
   // Amounts are always above 10, so a flow filtering `amount > 10` keeps every
   // record and the lost count stays exact.
   double amount = 10.5 + static_cast<double>(seq % 1000) / 10.0;
   int n = std::snprintf(head, sizeof head,
                         "{\"ts_us\":%" PRId64 ",\"seq\":%" PRId64
                         ",\"user_id\":\"user%d\",\"url\":\"https://example.com/p/%d\","
-                        "\"amount\":%.2f,\"pad\":\"",
-                        tsUs, seq, userId, static_cast<int>(seq % 97), amount);
+                        "\"amount\":%.2f,\"merchant_id\":%d,\"pad\":\"",
+                        tsUs, seq, userId, static_cast<int>(seq % 97), amount, merchantId);
   std::string rec(head, static_cast<size_t>(n));
   int pad = size - n - 2;
   if (pad > 0) rec.append(static_cast<size_t>(pad), 'x');
@@ -218,18 +259,27 @@ int main(int argc, char** argv) {
   // A run ignores every record sent before it started, so the same topics can
   // serve several runs in a row (1,000 rec/s, then 10,000 rec/s).
   const int64_t runStartUs = rtsql::nowMicros();
-  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(topics, readTopic.c_str(), RD_KAFKA_PARTITION_UA);
-  if (rd_kafka_resp_err_t e = rd_kafka_subscribe(consumer, topics); e) {
-    std::fprintf(stderr, "rtsql_latency: subscribe %s: %s\n", readTopic.c_str(),
-                 rd_kafka_err2str(e));
-    return 1;
+  // When the topic exists, the consumer assigns itself all its partitions from
+  // the beginning: no consumer group, so no rebalance to wait for (the embedded
+  // broker's group coordinator sometimes left a join unanswered for minutes),
+  // and nothing produced after this point can be skipped. A topic that does
+  // not exist yet is subscribed to instead and picked up once it appears.
+  const int assigned = assignAll(consumer, readTopic);
+  if (assigned < 0) return 1;
+  if (assigned == 0) {
+    rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(topics, readTopic.c_str(), RD_KAFKA_PARTITION_UA);
+    if (rd_kafka_resp_err_t e = rd_kafka_subscribe(consumer, topics); e) {
+      std::fprintf(stderr, "rtsql_latency: subscribe %s: %s\n", readTopic.c_str(),
+                   rd_kafka_err2str(e));
+      return 1;
+    }
+    rd_kafka_topic_partition_list_destroy(topics);
   }
-  rd_kafka_topic_partition_list_destroy(topics);
 
-  // Wait (bounded) for the group to hand over partitions, so the consumer is
-  // fetching before the first record is sent; a topic that does not exist yet
-  // is picked up later and read from the beginning.
+  // Wait (bounded) for the partitions to be assigned (at once after assign, by
+  // the group after subscribe), so the consumer is fetching before the first
+  // record is sent.
   {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -269,7 +319,7 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_until(start + i * period);
       int64_t ts = std::max(rtsql::nowMicros(), lastTs + 1);
       lastTs = ts;
-      std::string rec = makeRecord(ts, i, o.keys, o.size);
+      std::string rec = makeRecord(ts, i, o.keys, o.merchants, o.size);
       std::string key = "user" + std::to_string(i % o.keys);
       rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
       for (int attempt = 0; attempt < 100; ++attempt) {
@@ -357,12 +407,12 @@ int main(int argc, char** argv) {
 
   if (o.json) {
     std::printf("{\"mode\":\"%s\",\"rate\":%.0f,\"seconds\":%.1f,\"warmup\":%.1f,\"size\":%d,"
-                "\"keys\":%d,\"sent\":%" PRId64 ",\"received\":%" PRId64 ",\"lost\":%" PRId64
-                ",\"duplicates\":%" PRId64 ",\"unknown\":%" PRId64 ",\"deliveryErrors\":%" PRId64
-                ",\"measured\":%zu,\"latencyMs\":{",
-                o.floor ? "floor" : "flow", o.rate, o.seconds, o.warmup, o.size, o.keys, sent,
-                matched, lost, duplicates, unknown, shared.deliveryErrors.load(),
-                latencies.size());
+                "\"keys\":%d,\"merchants\":%d,\"sent\":%" PRId64 ",\"received\":%" PRId64
+                ",\"lost\":%" PRId64 ",\"duplicates\":%" PRId64 ",\"unknown\":%" PRId64
+                ",\"deliveryErrors\":%" PRId64 ",\"measured\":%zu,\"latencyMs\":{",
+                o.floor ? "floor" : "flow", o.rate, o.seconds, o.warmup, o.size, o.keys,
+                o.merchants, sent, matched, lost, duplicates, unknown,
+                shared.deliveryErrors.load(), latencies.size());
     for (int i = 0; i < 5; ++i) std::printf("\"%s\":%.3f,", names[i], values[i]);
     std::printf("\"max\":%.3f}}\n", maxMs);
   } else {

@@ -1,0 +1,125 @@
+# Common parts of the benchmark scripts, sourced by bench/scenario.sh and
+# bench/million_keys.sh: locating the binaries, starting a private rtsqld on a
+# free loopback port with its embedded broker, talking to it with psql, choosing
+# the broker the runs use, and stopping everything on exit. Every wait is bounded.
+#
+# Binaries come from ${RTSQL_BIN_DIR:-build}; the latency collector from
+# ${RTSQL_LATENCY:-$RTSQL_BIN_DIR/bench/rtsql_latency}.
+
+BIN="${RTSQL_BIN_DIR:-build}"
+RTSQLD="${BIN}/server/rtsqld"
+RTSQL="${BIN}/client/rtsql"
+LATENCY="${RTSQL_LATENCY:-${BIN}/bench/rtsql_latency}"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+WORK=""
+PORT=""
+RTSQLD_PID=""
+EMBEDDED=""
+# Background helpers (samplers) that bench_cleanup stops, by process id.
+BENCH_CHILDREN=""
+
+# bench_require NAME BINARY... : fails when a binary is missing.
+bench_require() {
+  local me="$1"
+  shift
+  local b
+  for b in "$@"; do
+    [ -x "$b" ] || { echo "$me: $b is not built (RTSQL_BIN_DIR=$BIN)" >&2; exit 1; }
+  done
+}
+
+bench_cleanup() {
+  local p
+  for p in $BENCH_CHILDREN; do
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  if [ -n "$RTSQLD_PID" ] && kill -0 "$RTSQLD_PID" 2>/dev/null; then
+    kill -TERM "$RTSQLD_PID" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+      kill -0 "$RTSQLD_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$RTSQLD_PID" 2>/dev/null || true
+  fi
+  if [ -n "$WORK" ]; then
+    if [ -n "${BENCH_KEEP:-}" ]; then
+      echo "work directory kept: $WORK" >&2
+    else
+      rm -rf "$WORK"
+    fi
+  fi
+}
+
+psql_q() {
+  PGCONNECT_TIMEOUT=5 psql -h 127.0.0.1 -p "$PORT" -U rtsql -d rtsql -X -A -t -c "$1"
+}
+
+# The 1-, 5- and 15-minute load averages, for the record of every run: the
+# machine is shared, and a busy machine shows in the upper percentiles.
+bench_load() {
+  cut -d' ' -f1-3 /proc/loadavg
+}
+
+# bench_start_rtsqld : makes $WORK, starts rtsqld --embedded-kafka with its data
+# in $WORK/data and waits (at most 30 s) until it answers; sets PORT,
+# RTSQLD_PID and EMBEDDED (the embedded broker's bootstrap address).
+bench_start_rtsqld() {
+  WORK="$(mktemp -d /tmp/rtsql-bench.XXXXXX)"
+  PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  # A signal ends the script through exit, so the EXIT trap stops rtsqld too.
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM HUP PIPE
+  "$RTSQLD" --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" --embedded-kafka \
+    >"$WORK/rtsqld.log" 2>&1 &
+  RTSQLD_PID=$!
+  for _ in $(seq 1 150); do
+    if EMBEDDED="$(psql_q 'SHOW embedded_kafka' 2>/dev/null)" && [ -n "$EMBEDDED" ]; then
+      return 0
+    fi
+    kill -0 "$RTSQLD_PID" 2>/dev/null || {
+      echo "rtsqld exited:" >&2
+      tail -n 30 "$WORK/rtsqld.log" >&2
+      exit 1
+    }
+    sleep 0.2
+  done
+  echo "rtsqld did not answer in 30 s" >&2
+  tail -n 30 "$WORK/rtsqld.log" >&2
+  exit 1
+}
+
+# bench_choose_broker BOOTSTRAP : with an address, the runs use that broker;
+# empty, rtsqld's embedded one. Sets CLIENT_BOOTSTRAP (for the collector and
+# kcat), SQL_BOOTSTRAP (for CREATE SOURCE/SINK) and BROKER (a description).
+bench_choose_broker() {
+  if [ -n "$1" ]; then
+    CLIENT_BOOTSTRAP="$1"
+    SQL_BOOTSTRAP="$1"
+    BROKER="Apache Kafka at $1"
+  else
+    CLIENT_BOOTSTRAP="$EMBEDDED"
+    SQL_BOOTSTRAP="embedded"
+    BROKER="rtsqld's embedded broker at $EMBEDDED"
+  fi
+}
+
+# bench_rss_sampler FILE : appends "seconds VmRSS_kB VmHWM_kB" for rtsqld to
+# FILE once a second until rtsqld exits or the sampler is stopped.
+bench_rss_sampler() {
+  local file="$1"
+  (
+    start=$(date +%s.%N)
+    while [ -r "/proc/$RTSQLD_PID/status" ]; do
+      line=$(awk -v t0="$start" -v t1="$(date +%s.%N)" \
+        '/^VmRSS:/{r=$2} /^VmHWM:/{h=$2} END{if (r != "") printf "%.1f %s %s", t1 - t0, r, h}' \
+        "/proc/$RTSQLD_PID/status" 2>/dev/null)
+      [ -n "$line" ] || break
+      echo "$line" >>"$file"
+      sleep 1
+    done
+  ) &
+  BENCH_CHILDREN="$BENCH_CHILDREN $!"
+}
