@@ -7,7 +7,6 @@
 #include <mutex>
 #include <random>
 
-#include "common/json.h"
 #include "executor/flow_runtime.h"
 
 namespace rtsql {
@@ -91,9 +90,11 @@ std::string shortId() {
   return fmt::format("{:08x}", rd());
 }
 
+// PostgreSQL's text format for the column types pgTypeOf() declares: booleans
+// are t/f; the rest read as Value::toString() writes them.
 std::optional<std::string> textOf(const Value& v) {
   if (v.isNull()) return std::nullopt;
-  if (v.type() == TypeId::Timestamp) return formatTimestamp(v.asInt());
+  if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
   return v.toString();
 }
 

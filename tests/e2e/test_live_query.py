@@ -42,6 +42,16 @@ def test_limit_returns_the_first_rows_and_frees_the_slots(server, kafka):
     assert len(out) == 2 and all(0 <= int(x) < 20 for x in out), out
 
 
+def test_column_types_reach_the_driver(server, kafka):
+    topic, src = unique("live_types_in"), unique("live_types_src")
+    kafka.create_topic(topic)
+    kafka.produce(topic, [{"id": 7, "user_id": "u", "amount": 2.5}])
+    declare_source(server, kafka, topic, src)
+    rows = server.query(f"SELECT id, amount, amount > 2 AS big, amount < 0 AS neg, "
+                        f"CAST(NULL AS STRING) AS nothing FROM {src} LIMIT 1")
+    assert [tuple(r) for r in rows] == [(7, 2.5, True, False, None)]
+
+
 def test_aggregating_live_query_streams_updates(server, kafka):
     topic, src = unique("live_agg_in"), unique("live_agg_src")
     kafka.create_topic(topic)
