@@ -91,6 +91,9 @@ def setup(server, kafka):
     src = unique("diff_src")
     names = {w: unique(f"diff_{w}") for w in ("agg", "win", "dedup")}
     sinks = {w: unique(f"diff_{w}_out") for w in names}
+    # A real broker has no topic before someone creates it; the embedded one
+    # creates topics on demand. Create it first either way.
+    kafka.create_topic(topic)
     stmts = [f"""CREATE SOURCE {src} (event_id STRING, k STRING, qty INT, amount DOUBLE, ts TIMESTAMP,
                  WATERMARK FOR ts AS ts - INTERVAL '{WATERMARK_DELAY_S}' SECOND)
                  WITH ({kafka.options()}, subscribe = '{topic}', startingOffsets = 'earliest',
@@ -110,7 +113,10 @@ def setup(server, kafka):
     with server.connect() as conn:
         for s in stmts:
             conn.execute(s)
-    kafka.produce(topic, [{f: v for f, v in r.items() if f != "_ms"} for r in records])
+    # Keyed by event_id: the copies of an event share a partition, so "the first
+    # one" is well defined however many partitions the topic has.
+    kafka.produce(topic, [{f: v for f, v in r.items() if f != "_ms"} for r in records],
+                  key=lambda r: r["event_id"])
     # Moves the watermark an hour past every window above; its own window stays
     # open, so it adds nothing to the window flow's output.
     end_ms = N_RECORDS * STEP_MS + 3_600_000
@@ -227,6 +233,8 @@ def test_stream_left_join_matches_sqlite(server, kafka):
     s_o, s_p, sink, flow = (unique("diff_o"), unique("diff_p"), unique("diff_join_out"),
                             unique("diff_join"))
     wm = f"WATERMARK FOR ts AS ts - INTERVAL '{WATERMARK_DELAY_S}' SECOND"
+    kafka.create_topic(t_o)
+    kafka.create_topic(t_p)
     with server.connect() as conn:
         conn.execute(f"CREATE SOURCE {s_o} (oid INT, id BIGINT, ts TIMESTAMP, {wm}) WITH "
                      f"({kafka.options()}, subscribe = '{t_o}', startingOffsets = 'earliest', "
