@@ -10,10 +10,12 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "client/connection.h"
 #include "client/script.h"
 #include "client/shell.h"
+#include "client/variables.h"
 
 #ifndef RTSQL_VERSION
 #define RTSQL_VERSION "0.0.0"
@@ -66,12 +68,29 @@ int main(int argc, char** argv) {
   fileOpt->excludes(commandOpt);
   app.add_flag("-e,--echo", run.echo, "Print each statement before running it");
   app.add_flag("-q,--quiet", run.print.quiet, "Leave out command tags and the banner");
+  std::vector<std::string> assignments;
+  app.add_option("-v,--set", assignments,
+                 "Set variable NAME to VALUE (repeatable); statements use it as :NAME, "
+                 ":'NAME' (quoted literal) or :\"NAME\" (quoted identifier)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  for (const auto& assignment : assignments) {
+    std::string name;
+    std::string value;
+    std::string error;
+    if (!parseVariableAssignment(assignment, &name, &value, &error)) {
+      std::cerr << "rtsql: -v: " << error << '\n';
+      return kExitUsage;
+    }
+    run.variables[name] = value;
   }
 
   const bool interactive = file.empty() && commandOpt->count() == 0 && isatty(STDIN_FILENO);

@@ -1,7 +1,9 @@
 // The interactive shell: reads statements with libedit (history kept in
 // ~/.rtsql_history), runs each one when its ';' arrives and prints the results.
 // A failed statement never ends the session; a dropped connection is reported
-// and re-established once on the next statement.
+// and re-established once on the next statement. Backslash commands (\flows,
+// \progress, \timing, \watch, ...), -v variables and Tab completion of
+// keywords and object names are handled here too.
 #pragma once
 
 #include <string>
