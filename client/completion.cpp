@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "client/backslash.h"
+#include "common/schema.h"
 
 namespace rtsql::client {
 
@@ -26,17 +27,9 @@ const std::vector<std::string>& allKeywords() {
   return words;
 }
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+// ASCII case mapping, shared with the rest of rtsql.
+std::string upper(std::string_view s) { return toUpper(s); }
+std::string lower(std::string_view s) { return toLower(s); }
 
 bool startsWithNoCase(std::string_view s, std::string_view prefix) {
   if (prefix.size() > s.size()) return false;

@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "common/error.h"
+#include "common/schema.h"
 
 namespace rtsql::parser {
 
@@ -22,17 +23,9 @@ constexpr const char* kStatementTooComplex = "54001";
 // Channel the lexer puts `/*+ ... */` hints on (see RtSql.g4).
 constexpr size_t kHintChannel = 2;
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+// ASCII case mapping, shared with the rest of rtsql.
+std::string upper(std::string_view s) { return toUpper(s); }
+std::string lower(std::string_view s) { return toLower(s); }
 
 // 'it''s' -> it's (also "a""b" and `a``b` for identifiers).
 std::string unquote(std::string_view quoted) {
