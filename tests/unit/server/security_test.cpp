@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "raw_client.h"
 #include "common/error.h"
 #include "server/pgwire/auth.h"
 #include "server/pgwire/protocol.h"
@@ -213,72 +214,8 @@ std::string frontendMessage(char type, const std::string& body) {
   return std::string(1, type) + be32(static_cast<uint32_t>(body.size() + 4)) + body;
 }
 
-struct RawMessage {
-  char type;
-  std::string body;
-  std::string errorField(char code) const {
-    size_t i = 0;
-    while (i < body.size() && body[i] != '\0') {
-      const char c = body[i++];
-      const size_t end = body.find('\0', i);
-      if (c == code) return body.substr(i, end - i);
-      i = end + 1;
-    }
-    return "";
-  }
-  int32_t authCode() const {
-    const auto* p = reinterpret_cast<const unsigned char*>(body.data());
-    return static_cast<int32_t>(readBigEndian32(p));
-  }
-};
-
-// A plain-TCP client that speaks just enough protocol to see exact answers.
-class RawClient {
- public:
-  explicit RawClient(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    timeval tv{5, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawClient() { ::close(fd_); }
-  bool connected() const { return connected_; }
-
-  void send(const std::string& bytes) {
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      done += static_cast<size_t>(n);
-    }
-  }
-  bool readExact(char* out, size_t n) {
-    size_t done = 0;
-    while (done < n) {
-      const ssize_t got = ::recv(fd_, out + done, n - done, 0);
-      if (got <= 0) return false;
-      done += static_cast<size_t>(got);
-    }
-    return true;
-  }
-  std::optional<RawMessage> readMessage() {
-    char header[5];
-    if (!readExact(header, 5)) return std::nullopt;
-    const uint32_t len = readBigEndian32(reinterpret_cast<unsigned char*>(header + 1));
-    if (len < 4 || len > 1'000'000) return std::nullopt;
-    RawMessage m{header[0], std::string(len - 4, '\0')};
-    if (len > 4 && !readExact(m.body.data(), len - 4)) return std::nullopt;
-    return m;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
+using testing::RawClient;
+using testing::RawMessage;
 
 PgServerOptions withUsers(const std::string& usersText) {
   PgServerOptions o;
