@@ -108,17 +108,14 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
   const ast::Query& q = *stmt.query;
   // A SELECT without FROM is evaluated at once, as PostgreSQL does (drivers and
   // tools send `SELECT 1` to check a connection).
-  if (q.terms.size() == 1 && !q.terms[0].from && q.terms[0].groupBy.empty()) {
+  if (isConstantQuery(q)) {
     const ast::Select& sel = q.terms[0];
     Schema empty;
     std::vector<ResultColumn> cols;
     std::vector<std::optional<std::string>> row;
     for (const auto& item : sel.items) {
       ExprPtr e = bindExpression(*item.expr, empty);
-      std::string name = !item.alias.empty() ? item.alias
-                         : item.expr->kind == ast::ExprKind::Call ? item.expr->name
-                                                                  : std::string("?column?");
-      cols.push_back({name, pgtype::kText});
+      cols.push_back({constantColumnName(item), pgtype::kText});
       Value v = e->eval(Row{});
       row.push_back(v.isNull() ? std::nullopt : std::optional<std::string>(v.toString()));
     }
@@ -136,6 +133,37 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
   PhysicalPlan plan = planQuery(q, planContext(s));
   runLiveQuery(std::move(plan), q.limit, connectors_, slots_,
                (std::filesystem::path(options_.dataDir) / "live").string(), out);
+}
+
+bool Engine::isConstantQuery(const ast::Query& q) {
+  return q.terms.size() == 1 && !q.terms[0].from && q.terms[0].groupBy.empty();
+}
+
+std::string Engine::constantColumnName(const ast::SelectItem& item) {
+  if (!item.alias.empty()) return item.alias;
+  return item.expr->kind == ast::ExprKind::Call ? item.expr->name : std::string("?column?");
+}
+
+std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, const std::string& sql) {
+  auto& s = static_cast<EngineSession&>(session);
+  std::vector<ast::StatementPtr> stmts = parseStatements(sql);
+  if (stmts.size() != 1) return std::nullopt;
+  const ast::Statement& stmt = *stmts.front();
+  switch (stmt.kind) {
+    case ast::StatementKind::Show: return showColumns(static_cast<const ast::Show&>(stmt));
+    case ast::StatementKind::Describe: return kDescribeColumns;
+    case ast::StatementKind::Explain: return kExplainColumns;
+    case ast::StatementKind::Select: {
+      const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
+      if (isConstantQuery(q)) {
+        std::vector<ResultColumn> cols;
+        for (const auto& item : q.terms[0].items) cols.push_back({constantColumnName(item), pgtype::kText});
+        return cols;
+      }
+      return liveQueryColumns(planQuery(q, planContext(s)));
+    }
+    default: return std::vector<ResultColumn>{};  // DDL and commands return no rows
+  }
 }
 
 PlanContext Engine::planContext(const EngineSession& s) const {

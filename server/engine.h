@@ -36,6 +36,8 @@ class Engine : public QueryHandler {
 
   std::unique_ptr<Session> openSession(const std::string& user, const std::string& database) override;
   void execute(Session& session, const std::string& sql, ResultWriter& out) override;
+  // Columns of one statement without running it (the extended protocol's Describe).
+  std::optional<std::vector<ResultColumn>> describe(Session& session, const std::string& sql) override;
 
   // Stops every flow (each ends its epoch: sinks flushed, offsets committed).
   void shutdown();
@@ -81,6 +83,9 @@ class Engine : public QueryHandler {
   void startFlow(const ast::FlowCommand& stmt, ResultWriter& out);
 
   // show.cpp
+  static std::vector<ResultColumn> showColumns(const ast::Show& stmt);
+  static const std::vector<ResultColumn> kDescribeColumns;
+  static const std::vector<ResultColumn> kExplainColumns;
   void show(EngineSession& s, const ast::Show& stmt, ResultWriter& out);
   void describe(const ast::Describe& stmt, ResultWriter& out);
   void explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out);
@@ -88,6 +93,9 @@ class Engine : public QueryHandler {
   // engine.cpp
   void set(EngineSession& s, const ast::Set& stmt, ResultWriter& out);
   void select(EngineSession& s, const ast::SelectStatement& stmt, ResultWriter& out);
+  // A SELECT without FROM: evaluated at once. Returns false for other queries.
+  static bool isConstantQuery(const ast::Query& q);
+  static std::string constantColumnName(const ast::SelectItem& item);
 
   PlanContext planContext(const EngineSession& s) const;
   std::string flowStateDir(const std::string& flow) const;

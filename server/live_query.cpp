@@ -113,12 +113,17 @@ uint32_t pgTypeOf(const DataType& type) {
   }
 }
 
-void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProvider& connectors,
-                  SlotPool& slots, const std::string& stateDir, ResultWriter& out) {
+std::vector<ResultColumn> liveQueryColumns(const PhysicalPlan& plan) {
   std::vector<ResultColumn> cols;
   for (const auto& c : plan.sink.input.columns) {
     if (!c.hidden) cols.push_back({c.name, pgTypeOf(*c.type)});
   }
+  return cols;
+}
+
+void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProvider& connectors,
+                  SlotPool& slots, const std::string& stateDir, ResultWriter& out) {
+  std::vector<ResultColumn> cols = liveQueryColumns(plan);
   std::string id = shortId();
   plan.flowName = "live-" + id;
   plan.commitOffsets = false;

@@ -22,6 +22,9 @@ namespace rtsql {
 void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProvider& connectors,
                   SlotPool& slots, const std::string& stateDir, ResultWriter& out);
 
+// The columns a live query of `plan` returns.
+std::vector<ResultColumn> liveQueryColumns(const PhysicalPlan& plan);
+
 // The PostgreSQL type a column of `type` is sent as (text format).
 uint32_t pgTypeOf(const DataType& type);
 

@@ -22,6 +22,23 @@ std::vector<std::optional<std::string>> lines(const std::string& s) {
 
 }  // namespace
 
+std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
+  switch (stmt.what) {
+    case ast::ShowKind::Sources:
+    case ast::ShowKind::Sinks: return {{"name"}, {"connector"}, {"format"}, {"options"}};
+    case ast::ShowKind::Tables: return {{"name"}, {"columns"}, {"rows", pgtype::kInt8}};
+    case ast::ShowKind::Flows:
+      return {{"name"}, {"sink"}, {"state"}, {"slots", pgtype::kInt4}, {"error"}};
+    case ast::ShowKind::Progress: return {{"progress", pgtype::kJson}};
+    case ast::ShowKind::Functions: return {{"function"}};
+    case ast::ShowKind::Variable: return {{stmt.name}};
+  }
+  return {};
+}
+
+const std::vector<ResultColumn> Engine::kDescribeColumns = {{"name"}, {"type"}, {"kind"}};
+const std::vector<ResultColumn> Engine::kExplainColumns = {{"QUERY PLAN"}};
+
 void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
   Rows rows;
   switch (stmt.what) {
@@ -30,7 +47,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
         rows.push_back({src->name, src->connector, src->format.empty() ? std::nullopt : text(src->format),
                         src->options.toString()});
       }
-      sendRows(out, {{"name"}, {"connector"}, {"format"}, {"options"}}, rows,
+      sendRows(out, showColumns(stmt), rows,
                fmt::format("SHOW {}", rows.size()));
       return;
     }
@@ -38,7 +55,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       for (const auto& sink : catalog_.sinks()) {
         rows.push_back({sink->name, sink->connector, sink->format, sink->options.toString()});
       }
-      sendRows(out, {{"name"}, {"connector"}, {"format"}, {"options"}}, rows,
+      sendRows(out, showColumns(stmt), rows,
                fmt::format("SHOW {}", rows.size()));
       return;
     }
@@ -46,7 +63,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       for (const auto& t : catalog_.tables()) {
         rows.push_back({t->name, t->schema.toString(), std::to_string(t->rows->size())});
       }
-      sendRows(out, {{"name"}, {"columns"}, {"rows", pgtype::kInt8}}, rows,
+      sendRows(out, showColumns(stmt), rows,
                fmt::format("SHOW {}", rows.size()));
       return;
     }
@@ -59,7 +76,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
         rows.push_back({f->name, f->sink, std::string(flowStateName(st)),
                         rt ? text(std::to_string(rt->plan().slots())) : std::nullopt, reason});
       }
-      sendRows(out, {{"name"}, {"sink"}, {"state"}, {"slots", pgtype::kInt4}, {"error"}}, rows,
+      sendRows(out, showColumns(stmt), rows,
                fmt::format("SHOW {}", rows.size()));
       return;
     }
@@ -70,7 +87,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
                        fmt::format("flow \"{}\" does not exist", stmt.name), stmt.namePos,
                        "SHOW FLOWS lists the flows");
       }
-      sendRows(out, {{"progress", pgtype::kJson}}, {{rt->progressJson()}}, "SHOW 1");
+      sendRows(out, showColumns(stmt), {{rt->progressJson()}}, "SHOW 1");
       return;
     }
     case ast::ShowKind::Functions: {
@@ -82,7 +99,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
           "struct", "substr", "substring", "timestamp_millis", "to_json", "to_timestamp", "trim",
           "unbase64", "unix_millis", "unix_seconds", "upper"};
       for (const char* f : kFunctions) rows.push_back({std::string(f)});
-      sendRows(out, {{"function"}}, rows, fmt::format("SHOW {}", rows.size()));
+      sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::ShowKind::Variable: {
@@ -107,7 +124,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
                        fmt::format("unrecognized configuration parameter \"{}\"", stmt.name),
                        stmt.namePos, "known: embedded_kafka, slots, shuffle.partitions");
       }
-      sendRows(out, {{stmt.name}}, {{value}}, "SHOW");
+      sendRows(out, showColumns(stmt), {{value}}, "SHOW");
       return;
     }
   }
@@ -178,7 +195,7 @@ void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
     throw SqlError(sqlstate::kUndefinedTable, fmt::format("relation \"{}\" does not exist", stmt.name),
                    stmt.namePos, "SHOW SOURCES, SHOW SINKS, SHOW TABLES and SHOW FLOWS list what exists");
   }
-  sendRows(out, {{"name"}, {"type"}, {"kind"}}, rows, fmt::format("DESCRIBE {}", rows.size()));
+  sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
 }
 
 void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out) {
@@ -192,7 +209,7 @@ void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& o
   }
   Rows rows;
   for (auto& l : lines(plan)) rows.push_back({l});
-  sendRows(out, {{"QUERY PLAN"}}, rows, "EXPLAIN");
+  sendRows(out, kExplainColumns, rows, "EXPLAIN");
 }
 
 }  // namespace rtsql

@@ -116,3 +116,22 @@ def test_disconnect_ends_the_query(server, kafka):
     while slots_used(server) != before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert slots_used(server) == before, "a dropped client left its live query running"
+
+
+def test_describe_tells_the_columns_without_running_the_query(server, kafka):
+    topic, src = unique("live_desc_in"), unique("live_desc_src")
+    kafka.create_topic(topic)
+    declare_source(server, kafka, topic, src)
+    before = slots_used(server)
+    with server.connect() as conn:
+        pg = conn.pgconn
+        res = pg.prepare(b"q", f"SELECT id, amount * 2 AS d FROM {src}".encode())
+        assert res.error_message == b"", res.error_message
+        desc = pg.describe_prepared(b"q")
+        assert [desc.fname(i) for i in range(desc.nfields)] == [b"id", b"d"]
+        assert [desc.ftype(i) for i in range(desc.nfields)] == [20, 701]  # int8, float8
+        # Describing it started nothing.
+        assert slots_used(server) == before
+        desc = pg.prepare(b"s", b"SHOW FLOWS")
+        desc = pg.describe_prepared(b"s")
+        assert [desc.fname(i) for i in range(desc.nfields)] == [b"name", b"sink", b"state", b"slots", b"error"]
