@@ -14,6 +14,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${RTSQL_BUILD_DIR:-${ROOT}/build}"
 JOBS="${RTSQL_JOBS:-2}"
 
+# Installs what a fresh machine lacks (a quick no-op once everything is there).
+bash "${ROOT}/scripts/setup.sh"
+
 if [ ! -f "${BUILD}/build.ninja" ] && [ ! -f "${BUILD}/Makefile" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja
 fi
