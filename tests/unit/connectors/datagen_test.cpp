@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "connector_test_util.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "connectors/datagen/datagen.h"
@@ -14,19 +15,8 @@ using namespace rtsql;
 
 namespace {
 
-DataTypePtr t(TypeId id) { return DataType::of(id); }
-
-// Options whose value positions are distinct and predictable: entry i has its
-// key at 100*i and its value at 100*i + 50.
-Options opts(std::vector<std::pair<std::string, std::string>> kv) {
-  std::vector<OptionEntry> entries;
-  size_t pos = 0;
-  for (auto& [k, v] : kv) {
-    entries.push_back({k, v, pos, pos + 50});
-    pos += 100;
-  }
-  return Options(std::move(entries));
-}
+using testing::opts;
+using testing::t;
 
 ScanSpec scanOf(Schema schema, std::vector<std::pair<std::string, std::string>> kv) {
   ScanSpec scan;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "connector_test_util.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "connectors/file/file_sink.h"
@@ -20,17 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-DataTypePtr t(TypeId id) { return DataType::of(id); }
-
-Options opts(std::vector<std::pair<std::string, std::string>> kv) {
-  std::vector<OptionEntry> entries;
-  size_t pos = 0;
-  for (auto& [k, v] : kv) {
-    entries.push_back({k, v, pos, pos + 50});
-    pos += 100;
-  }
-  return Options(std::move(entries));
-}
+using testing::opts;
+using testing::t;
 
 // A fresh directory under the system temp dir, removed at the end of the test.
 struct TempDir {
