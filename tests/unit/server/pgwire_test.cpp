@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "raw_client.h"
+#include "server_test_util.h"
 #include "server/pgwire/extended.h"
 #include "server/pgwire/messages.h"
 #include "server/pgwire/protocol.h"
@@ -237,52 +237,9 @@ class FakeHandler : public QueryHandler {
 };
 
 // Polls `cond` every few milliseconds for at most `timeout`.
-template <typename F>
-bool eventually(F cond, std::chrono::milliseconds timeout = 5000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return cond();
-}
+using testing::eventually;
 
-// A server on an ephemeral loopback port, its io_context run by two threads so
-// the per-connection strands are exercised.
-struct TestServer {
-  FakeHandler handler;
-  boost::asio::io_context io;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard;
-  std::unique_ptr<PgServer> server;
-  std::vector<std::thread> threads;
-
-  explicit TestServer(PgServerOptions options = {}) {
-    options.host = "127.0.0.1";
-    options.port = 0;
-    server = std::make_unique<PgServer>(io, handler, options);
-    server->start();
-    guard.emplace(io.get_executor());
-    for (int i = 0; i < 2; ++i) threads.emplace_back([this] { io.run(); });
-  }
-
-  ~TestServer() {
-    server->stop();
-    guard.reset();
-    // Closing every connection leaves the io_context without work; give it a
-    // bounded time to wind down, then force it.
-    eventually([this] { return io.stopped(); }, 3000ms);
-    io.stop();
-    for (auto& t : threads) t.join();
-    server.reset();
-  }
-
-  uint16_t port() const { return server->port(); }
-
-  std::string conninfo(const std::string& user = "alice", const std::string& extra = "") const {
-    return "host=127.0.0.1 port=" + std::to_string(port()) + " user=" + user +
-           " dbname=flows connect_timeout=5 gssencmode=disable " + extra;
-  }
-};
+using TestServer = testing::BasicTestServer<FakeHandler>;
 
 struct PgConn {
   PGconn* c;

@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "raw_client.h"
+#include "server_test_util.h"
 #include "common/error.h"
 #include "server/pgwire/auth.h"
 #include "server/pgwire/protocol.h"
@@ -92,15 +92,7 @@ class TinyHandler : public QueryHandler {
   }
 };
 
-template <typename F>
-bool eventually(F cond, std::chrono::milliseconds timeout = 5000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return cond();
-}
+using testing::eventually;
 
 // ---- A self-signed certificate --------------------------------------------------------
 
@@ -150,35 +142,7 @@ struct TestCertificate {
 
 // ---- Server and clients --------------------------------------------------------------
 
-struct TestServer {
-  TinyHandler handler;
-  boost::asio::io_context io;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard;
-  std::unique_ptr<PgServer> server;
-  std::vector<std::thread> threads;
-
-  explicit TestServer(PgServerOptions options) {
-    options.host = "127.0.0.1";
-    options.port = 0;
-    server = std::make_unique<PgServer>(io, handler, options);
-    server->start();
-    guard.emplace(io.get_executor());
-    for (int i = 0; i < 2; ++i) threads.emplace_back([this] { io.run(); });
-  }
-  ~TestServer() {
-    server->stop();
-    guard.reset();
-    eventually([this] { return io.stopped(); }, 3000ms);
-    io.stop();
-    for (auto& t : threads) t.join();
-    server.reset();
-  }
-
-  std::string conninfo(const std::string& user, const std::string& extra) const {
-    return "host=127.0.0.1 port=" + std::to_string(server->port()) + " user=" + user +
-           " dbname=flows connect_timeout=5 gssencmode=disable " + extra;
-  }
-};
+using TestServer = testing::BasicTestServer<TinyHandler>;
 
 struct PgConn {
   PGconn* c;

@@ -1,4 +1,5 @@
-// A plain-TCP PostgreSQL-protocol client for the server tests: it sends exact
+// What the server tests share: a server on an ephemeral loopback port, a
+// bounded wait, and a plain-TCP PostgreSQL-protocol client that sends exact
 // bytes and reads exact answers, for what libpq never sends (bad lengths,
 // half-finished startups) and for checking message-level details.
 #pragma once
@@ -14,11 +15,68 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include <boost/asio.hpp>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
 #include "server/pgwire/protocol.h"
+#include "server/pgwire/server.h"
 
 namespace rtsql::testing {
+
+// True once `cond` holds, checking every 5 ms until `timeout`.
+template <typename F>
+bool eventually(F cond, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return cond();
+}
+
+// A server with `Handler` as its engine on an ephemeral loopback port, its
+// io_context run by two threads so the per-connection strands are exercised.
+template <typename Handler>
+struct BasicTestServer {
+  Handler handler;
+  boost::asio::io_context io;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard;
+  std::unique_ptr<PgServer> server;
+  std::vector<std::thread> threads;
+
+  explicit BasicTestServer(PgServerOptions options = {}) {
+    options.host = "127.0.0.1";
+    options.port = 0;
+    server = std::make_unique<PgServer>(io, handler, options);
+    server->start();
+    guard.emplace(io.get_executor());
+    for (int i = 0; i < 2; ++i) threads.emplace_back([this] { io.run(); });
+  }
+
+  ~BasicTestServer() {
+    server->stop();
+    guard.reset();
+    // Closing every connection leaves the io_context without work; give it a
+    // bounded time to wind down, then force it.
+    eventually([this] { return io.stopped(); }, std::chrono::milliseconds(3000));
+    io.stop();
+    for (auto& t : threads) t.join();
+    server.reset();
+  }
+
+  uint16_t port() const { return server->port(); }
+
+  std::string conninfo(const std::string& user = "alice", const std::string& extra = "") const {
+    return "host=127.0.0.1 port=" + std::to_string(port()) + " user=" + user +
+           " dbname=flows connect_timeout=5 gssencmode=disable " + extra;
+  }
+};
 
 struct RawMessage {
   char type;
