@@ -6,6 +6,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "common/clock.h"
@@ -283,6 +284,8 @@ void FlowRuntime::runSourceTask(Task& task) {
   const int64_t delay = task.scan->watermarkDelayMicros;
   const int64_t idleTimeout = plan_.idleTimeoutMicros;
   task.lastRecordMonotonic = monotonicMicros();
+  int32_t lastPartition = -1;
+  Task::PartitionTime* lastTime = nullptr;
   try {
     while (!stopping_.load(std::memory_order_relaxed)) {
       if (task.finished) {
@@ -300,7 +303,13 @@ void FlowRuntime::runSourceTask(Task& task) {
         m.sourceQueuingLatency.record(rec.readMicros - rec.timestampMicros);
         if (eventTimeColumn >= 0) {
           const Value& ts = rec.row[static_cast<size_t>(eventTimeColumn)];
-          auto& pt = task.partitionTimes[rec.partition];
+          // Records of a batch mostly come from one partition: skip the map
+          // lookup while it stays the same (map nodes never move).
+          if (rec.partition != lastPartition || !lastTime) {
+            lastPartition = rec.partition;
+            lastTime = &task.partitionTimes[rec.partition];
+          }
+          auto& pt = *lastTime;
           pt.lastSeenMonotonic = now;
           if (!ts.isNull() && ts.asInt() > pt.maxEventMicros) pt.maxEventMicros = ts.asInt();
           if (!ts.isNull() && ts.asInt() > m.maxEventTimeMicros.load(std::memory_order_relaxed)) {
@@ -463,16 +472,12 @@ void FlowRuntime::commitIfRequested(Task& task) {
   uint64_t complete = commitsRequested_.load(std::memory_order_acquire);
   if (complete <= task.commitsDone) return;
   // Commit the newest complete epoch's barrier offsets; older ones are covered.
-  const std::vector<PartitionProgress>* upTo = nullptr;
+  std::optional<std::vector<PartitionProgress>> upTo;
   while (!task.uncommitted.empty() && task.uncommitted.front().first < complete) {
-    upTo = &task.uncommitted.front().second;
-    if (task.uncommitted.size() == 1 || task.uncommitted[1].first >= complete) break;
+    upTo = std::move(task.uncommitted.front().second);
     task.uncommitted.pop_front();
   }
-  if (upTo) {
-    if (plan_.commitOffsets) task.source->commit(*upTo);
-    task.uncommitted.pop_front();
-  }
+  if (upTo && plan_.commitOffsets) task.source->commit(*upTo);
   task.commitsDone = complete;
 }
 
