@@ -51,6 +51,10 @@ class SourceTask {
     (void)upTo;
     commit();
   }
+  // Recovery: reads each listed partition (of this task's) from its
+  // endOffset on, as if the records before it had been read and committed.
+  // Called before the first poll(). Sources that cannot seek (datagen) ignore it.
+  virtual void seek(const std::vector<PartitionProgress>& positions) { (void)positions; }
   virtual std::vector<PartitionProgress> progress() const = 0;
   virtual int64_t decodeErrors() const = 0;
   virtual std::string description() const = 0;  // "KafkaV2[Subscribe[clicks]]"

@@ -75,6 +75,7 @@ const char* flowStateName(FlowState s) {
     case FlowState::Stopped: return "stopped";
     case FlowState::Running: return "running";
     case FlowState::Failed: return "failed";
+    case FlowState::Recovering: return "recovering";
   }
   return "unknown";
 }
@@ -129,15 +130,21 @@ struct FlowRuntime::EpochSummary {
   int64_t decodeErrors = 0;
   std::map<int, StateOpSnapshot> stateOps;
   std::map<int, uint64_t> inputRowsByScan;
+  std::vector<CheckpointPosition> positions;         // source offsets at the barriers
+  std::vector<CheckpointTaskWatermark> taskWatermarks;  // task watermarks at the barriers
 };
 
 FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotPool& slots,
-                         std::string flowId, std::string stateDir)
+                         std::string flowId, std::string stateDir, std::string checkpointDir,
+                         int checkpointRetention)
     : plan_(std::move(plan)),
       connectors_(connectors),
       slotPool_(slots),
       flowId_(std::move(flowId)),
       stateDir_(std::move(stateDir)) {
+  if (!checkpointDir.empty()) {
+    checkpoints_ = std::make_unique<CheckpointDir>(std::move(checkpointDir), checkpointRetention);
+  }
   // Plans that predate multi-source plans name their one source in `scan`.
   if (plan_.scans.empty()) plan_.scans.push_back(plan_.scan);
   for (auto& stage : plan_.stages) {
@@ -213,6 +220,24 @@ void FlowRuntime::start() {
   for (const auto& stage : plan_.stages) {
     for (const auto& op : stage.operators) needsState = needsState || isStateful(op);
   }
+  // Recovery: the state and the source positions of the newest complete
+  // checkpoint. The state store is reopened from the snapshot on every start:
+  // what an earlier run wrote after its last checkpoint is no state at any
+  // barrier.
+  std::optional<CheckpointInfo> checkpoint;
+  const int64_t restoreStart = nowMicros();
+  if (checkpoints_) {
+    checkpoint = checkpoints_->latest();
+    stateStore_.reset();
+    if (needsState && !stateDir_.empty()) {
+      if (checkpoint) {
+        CheckpointDir::restoreState(*checkpoint, stateDir_);
+      } else {
+        std::error_code ec;
+        std::filesystem::remove_all(stateDir_, ec);
+      }
+    }
+  }
   if (needsState && !stateStore_) {
     StateStoreOptions so;
     so.path = stateDir_;
@@ -243,6 +268,24 @@ void FlowRuntime::start() {
       tasks.push_back(std::move(t));
     }
   }
+  if (checkpoint) {
+    for (auto& t : tasks) {
+      for (const auto& w : checkpoint->taskWatermarks) {
+        if (w.stage == t->stage && w.task == t->index) t->watermark.store(w.watermark);
+      }
+      if (!t->isSource) continue;
+      std::vector<PartitionProgress> at;
+      for (const auto& p : checkpoint->positions) {
+        if (p.scan != t->scanIndex) continue;
+        PartitionProgress pp;
+        pp.topic = p.topic;
+        pp.partition = p.partition;
+        pp.startOffset = pp.endOffset = p.offset;
+        at.push_back(std::move(pp));
+      }
+      if (!at.empty()) t->source->seek(at);
+    }
+  }
 
   {
     std::lock_guard lock(mu_);
@@ -253,9 +296,19 @@ void FlowRuntime::start() {
     failure_.clear();
     stopping_ = false;
     finalEpoch_ = false;
+    stopRequested_ = false;
+    coordinatorDone_ = false;
     epochsRequested_ = 0;
     commitsRequested_ = 0;
     tasksReported_ = 0;
+    if (checkpoint) {
+      batchId_ = checkpoint->epoch + 1;
+      lastCheckpoint_ = checkpoint;
+      ++recoveries_;
+      restoredMicros_ = nowMicros() - restoreStart;
+    }
+    restored_ = checkpoint;
+    runEpochBase_ = batchId_;
     epochStartMicros_ = nowMicros();
     pending_ = std::make_unique<EpochSummary>();
     pending_->id = batchId_;
@@ -287,6 +340,7 @@ void FlowRuntime::runSourceTask(Task& task) {
   int32_t lastPartition = -1;
   Task::PartitionTime* lastTime = nullptr;
   try {
+    if (task.watermark.load() != INT64_MIN) head->onWatermark(task.watermark.load());
     while (!stopping_.load(std::memory_order_relaxed)) {
       if (task.finished) {
         // The final epoch is ended; wait for the flow to commit it and stop.
@@ -350,7 +404,7 @@ void FlowRuntime::runSourceTask(Task& task) {
     }
     commitIfRequested(task);
   } catch (const SqlError& e) {
-    fail(e.message());
+    fail(e.message(), e.sqlstate());
   } catch (const std::exception& e) {
     fail(fmt::format("internal error in task {}.{}: {}", task.stage, task.index, e.what()));
   }
@@ -360,54 +414,73 @@ void FlowRuntime::runShuffleTask(Task& task) {
   std::deque<ShuffleMessage> inbox;
   Operator* head = task.head();
   const size_t producers = task.producerWatermark.size();
-  try {
-    while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
-      if (!task.queue->popAll(inbox, kPollTimeoutMs)) continue;
-      for (ShuffleMessage& msg : inbox) {
-        switch (msg.kind) {
-          case ShuffleMessage::Kind::Record:
-            if (msg.input == 0) {
-              head->push(msg.row, msg.ctx);
-            } else {
-              head->pushRight(msg.row, msg.ctx);
-            }
-            break;
-          case ShuffleMessage::Kind::Watermark:
-          case ShuffleMessage::Kind::Idle: {
-            if (msg.kind == ShuffleMessage::Kind::Watermark) {
-              task.producerWatermark[msg.producer] = std::max(task.producerWatermark[msg.producer], msg.value);
-              task.producerIdle[msg.producer] = false;
-            } else {
-              task.producerIdle[msg.producer] = true;
-            }
-            int64_t wm = INT64_MAX;
-            for (size_t p = 0; p < producers; ++p) {
-              if (!task.producerIdle[p]) wm = std::min(wm, task.producerWatermark[p]);
-            }
-            if (wm != INT64_MAX && wm != INT64_MIN &&
-                wm > task.watermark.load(std::memory_order_relaxed)) {
-              task.watermark.store(wm, std::memory_order_relaxed);
-              head->onWatermark(wm);
-            }
-            break;
-          }
-          case ShuffleMessage::Kind::Barrier: {
-            task.producerBarriers[msg.producer] = static_cast<uint64_t>(msg.value) + 1;
-            bool aligned = std::all_of(task.producerBarriers.begin(), task.producerBarriers.end(),
-                                       [&](uint64_t b) { return b > task.epochsDone; });
-            if (aligned) {
-              bool final = finalEpoch_.load(std::memory_order_acquire);
-              endTaskEpoch(task, false);
-              if (final) task.finished = true;
-            }
-            break;
-          }
+  // Barrier alignment: a producer whose barrier has arrived is blocked, and its
+  // messages wait in `stashed` until every producer's barrier is in.
+  std::vector<bool> blocked(producers, false);
+  std::deque<ShuffleMessage> stashed;
+
+  std::function<void(ShuffleMessage&)> handle = [&](ShuffleMessage& msg) {
+    if (blocked[msg.producer]) {
+      stashed.push_back(std::move(msg));
+      return;
+    }
+    switch (msg.kind) {
+      case ShuffleMessage::Kind::Record:
+        if (msg.input == 0) {
+          head->push(msg.row, msg.ctx);
+        } else {
+          head->pushRight(msg.row, msg.ctx);
         }
+        break;
+      case ShuffleMessage::Kind::Watermark:
+      case ShuffleMessage::Kind::Idle: {
+        if (msg.kind == ShuffleMessage::Kind::Watermark) {
+          task.producerWatermark[msg.producer] = std::max(task.producerWatermark[msg.producer], msg.value);
+          task.producerIdle[msg.producer] = false;
+        } else {
+          task.producerIdle[msg.producer] = true;
+        }
+        int64_t wm = INT64_MAX;
+        for (size_t p = 0; p < producers; ++p) {
+          if (!task.producerIdle[p]) wm = std::min(wm, task.producerWatermark[p]);
+        }
+        if (wm != INT64_MAX && wm != INT64_MIN && wm > task.watermark.load(std::memory_order_relaxed)) {
+          task.watermark.store(wm, std::memory_order_relaxed);
+          head->onWatermark(wm);
+        }
+        break;
       }
+      case ShuffleMessage::Kind::Barrier: {
+        task.producerBarriers[msg.producer] = static_cast<uint64_t>(msg.value) + 1;
+        bool aligned = std::all_of(task.producerBarriers.begin(), task.producerBarriers.end(),
+                                   [&](uint64_t b) { return b > task.epochsDone; });
+        if (!aligned) {
+          blocked[msg.producer] = true;
+          break;
+        }
+        bool final = finalEpoch_.load(std::memory_order_acquire);
+        endTaskEpoch(task, false);
+        if (final) task.finished = true;
+        std::fill(blocked.begin(), blocked.end(), false);
+        // What waited is processed now, in arrival order.
+        std::deque<ShuffleMessage> waiting;
+        waiting.swap(stashed);
+        for (ShuffleMessage& m : waiting) handle(m);
+        break;
+      }
+    }
+  };
+
+  try {
+    if (task.watermark.load() != INT64_MIN) head->onWatermark(task.watermark.load());
+    while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
+      commitIfRequested(task);
+      if (!task.queue->popAll(inbox, kPollTimeoutMs)) continue;
+      for (ShuffleMessage& msg : inbox) handle(msg);
       inbox.clear();
     }
   } catch (const SqlError& e) {
-    fail(e.message());
+    fail(e.message(), e.sqlstate());
   } catch (const std::exception& e) {
     fail(fmt::format("internal error in task {}.{}: {}", task.stage, task.index, e.what()));
   }
@@ -416,6 +489,7 @@ void FlowRuntime::runShuffleTask(Task& task) {
 void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   int64_t t0 = nowMicros();
   uint64_t epoch = task.epochsDone;
+  const int64_t watermarkAtBarrier = task.watermark.load(std::memory_order_relaxed);
   std::vector<PartitionProgress> offsets;
   if (isSource) {
     offsets = task.source->progress();
@@ -431,6 +505,11 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   // so everything before the barrier is durable below before it is reported.
   task.head()->onEpochEnd();
   if (task.sink) task.sink->flush(kSinkFlushTimeoutMs);
+  if (checkpoints_ && stateStore_) {
+    // RocksDB now holds this task's state at the barrier; keep it so until the
+    // checkpoint is taken.
+    for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, true);
+  }
   if (task.shuffleOut) task.shuffleOut->broadcast(ShuffleMessage::Kind::Barrier, static_cast<int64_t>(epoch));
   std::unique_ptr<EpochMetrics> finished = task.metrics.rotate();
   int64_t work = nowMicros() - t0;
@@ -439,6 +518,10 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   std::lock_guard lock(mu_);
   pending_->metrics.mergeFrom(*finished);
   pending_->partitions.insert(pending_->partitions.end(), offsets.begin(), offsets.end());
+  for (const auto& p : offsets) {
+    if (p.endOffset >= 0) pending_->positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset});
+  }
+  pending_->taskWatermarks.push_back({task.stage, task.index, watermarkAtBarrier});
   if (isSource) {
     pending_->decodeErrors += task.source->decodeErrors();
     pending_->inputRowsByScan[task.scanIndex] += finished->inputRows.load();
@@ -463,7 +546,7 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
     pending_ = std::make_unique<EpochSummary>();
     pending_->id = batchId_;
     pending_->startMicros = epochStartMicros_;
-    commitsRequested_.store(last_->id + 1, std::memory_order_release);
+    // The coordinator writes the checkpoint, then lets the tasks commit.
     cv_.notify_all();
   }
 }
@@ -479,28 +562,62 @@ void FlowRuntime::commitIfRequested(Task& task) {
   }
   if (upTo && plan_.commitOffsets) task.source->commit(*upTo);
   task.commitsDone = complete;
+  if (checkpoints_ && stateStore_) {
+    for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, false);
+  }
 }
 
 void FlowRuntime::runCoordinator() {
   std::unique_lock lock(mu_);
-  while (!stopping_ && !finalEpoch_) {
-    uint64_t epoch = batchId_;
+  while (!stopping_) {
+    const uint64_t epoch = batchId_;
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::microseconds(plan_.checkpointIntervalMicros);
-    cv_.wait_until(lock, deadline, [&] { return stopping_.load() || finalEpoch_.load(); });
-    if (stopping_ || finalEpoch_) break;
-    epochsRequested_.store(epoch + 1, std::memory_order_release);
+    cv_.wait_until(lock, deadline, [&] { return stopping_.load() || stopRequested_.load(); });
+    if (stopping_) break;
+    // Only the coordinator asks for epoch ends, one at a time: a stop during an
+    // epoch's end waits for it, then ends the next one as the final epoch.
+    const bool final = stopRequested_.load();
+    if (final) finalEpoch_.store(true, std::memory_order_release);
+    epochsRequested_.store(epoch - runEpochBase_ + 1, std::memory_order_release);
     // Tasks end the epoch between polls; wait until the last one has.
-    cv_.wait(lock, [&] { return stopping_ || finalEpoch_ || batchId_ > epoch; });
+    cv_.wait(lock, [&] { return stopping_ || batchId_ > epoch; });
+    if (stopping_) break;
+    if (checkpoints_) {
+      CheckpointInfo info;
+      info.epoch = last_->id;
+      info.epochEndMicros = last_->endMicros;
+      info.watermark = last_->watermark;
+      info.positions = last_->positions;
+      info.taskWatermarks = last_->taskWatermarks;
+      info.hasState = stateStore_ != nullptr;
+      lock.unlock();
+      try {
+        checkpoints_->write(info, [&](const std::string& dir) { stateStore_->snapshot(dir); });
+      } catch (const SqlError& e) {
+        fail(fmt::format("cannot write the checkpoint of epoch {}: {}", info.epoch, e.message()),
+             e.sqlstate());
+        lock.lock();
+        break;
+      }
+      lock.lock();
+      lastCheckpoint_ = std::move(info);
+    }
+    // Everything before the barriers is durable: sources may commit them.
+    commitsRequested_.store(epoch - runEpochBase_ + 1, std::memory_order_release);
+    if (final) break;
   }
+  coordinatorDone_ = true;
+  cv_.notify_all();
 }
 
-void FlowRuntime::fail(const std::string& reason) {
+void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
   {
     std::lock_guard lock(mu_);
     if (state_ != FlowState::Failed) {
       state_ = FlowState::Failed;
       failure_ = reason;
+      failureCode_ = sqlstate;
     }
   }
   stopping_ = true;
@@ -519,14 +636,13 @@ void FlowRuntime::stop() {
   {
     std::unique_lock lock(mu_);
     if (state_ == FlowState::Running && !stopping_) {
-      // End the epoch in progress as the final one: sources stop reading at
-      // their barrier, everything before it is flushed and committed.
-      uint64_t epoch = batchId_;
-      finalEpoch_ = true;
-      epochsRequested_.store(epoch + 1, std::memory_order_release);
+      // The coordinator ends the epoch in progress as the final one: sources
+      // stop reading at their barrier, everything before it is flushed,
+      // checkpointed and committed.
+      stopRequested_ = true;
       cv_.notify_all();
       cv_.wait_for(lock, std::chrono::microseconds(kStopTimeoutMicros),
-                   [&] { return stopping_.load() || batchId_ > epoch; });
+                   [&] { return stopping_.load() || coordinatorDone_; });
     }
   }
   stopping_ = true;
@@ -535,16 +651,33 @@ void FlowRuntime::stop() {
   joinAll();
   std::lock_guard lock(mu_);
   // Close connectors (consumers leave, producers are already flushed) and give
-  // the slots back. The state store stays open for a restart.
+  // the slots back. Without checkpoints the state store stays open for a
+  // restart; with them, the next start reopens it from the last checkpoint.
   tasks_.clear();
   queues_.clear();
   reservation_.release();
+  if (checkpoints_) stateStore_.reset();
   if (state_ == FlowState::Running) state_ = FlowState::Stopped;
 }
 
 FlowState FlowRuntime::state() const {
   std::lock_guard lock(mu_);
   return state_;
+}
+
+std::optional<CheckpointInfo> FlowRuntime::lastCheckpoint() const {
+  std::lock_guard lock(mu_);
+  return lastCheckpoint_;
+}
+
+int FlowRuntime::recoveries() const {
+  std::lock_guard lock(mu_);
+  return recoveries_;
+}
+
+std::string FlowRuntime::failureCode() const {
+  std::lock_guard lock(mu_);
+  return failureCode_;
 }
 
 std::string FlowRuntime::failureReason() const {
@@ -602,7 +735,7 @@ std::string FlowRuntime::progressJson() const {
   return buildJson(live, state_ == FlowState::Running);
 }
 
-std::string FlowRuntime::buildJson(const EpochSummary& e, bool live) const {
+std::string FlowRuntime::buildJson(const EpochSummary& e, bool live, bool nested) const {
   int64_t end = e.endMicros ? e.endMicros : nowMicros();
   double seconds = std::max(1e-3, static_cast<double>(end - e.startMicros) / 1e6);
   uint64_t in = e.metrics.inputRows.load();
@@ -705,10 +838,35 @@ std::string FlowRuntime::buildJson(const EpochSummary& e, bool live) const {
   writeLatency(w, "sourceQueuingLatencyMs", e.metrics.sourceQueuingLatency);
   writeLatency(w, "e2eLatencyMs", e.metrics.e2eLatency);
   w.endObject();
+  if (!nested) {
+    // Durability: the newest complete checkpoint and the last recovery.
+    w.key("checkpoint");
+    if (lastCheckpoint_) {
+      const CheckpointInfo& c = *lastCheckpoint_;
+      w.beginObject();
+      w.key("epoch").value(c.epoch);
+      w.key("timestamp").value(formatTimestamp(c.writtenMicros, true));
+      w.key("durationMs").value(static_cast<double>(c.durationMicros) / 1000.0);
+      w.key("stateBytes").value(c.stateBytes);
+      w.endObject();
+    } else {
+      w.null();
+    }
+    w.key("recovery");
+    if (restored_) {
+      w.beginObject();
+      w.key("fromEpoch").value(restored_->epoch);
+      w.key("restoreMs").value(static_cast<double>(restoredMicros_) / 1000.0);
+      w.key("recoveries").value(recoveries_);
+      w.endObject();
+    } else {
+      w.null();
+    }
+  }
   if (live) {
     w.key("lastEpoch");
     if (last_) {
-      w.raw(buildJson(*last_, false));
+      w.raw(buildJson(*last_, false, true));
     } else {
       w.null();
     }

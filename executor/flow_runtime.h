@@ -14,34 +14,49 @@
 // watermark is the minimum over its producing tasks that are not idle.
 // Operators get onWatermark() whenever their task's watermark advances.
 //
-// Epochs: at each checkpoint interval the coordinator asks the source tasks to
-// end the epoch. A source task records its offsets (the barrier position),
-// ends the epoch of its own operators, flushes its sink or sends a barrier down
-// the shuffle, and reports. A shuffle task ends its epoch once the barrier has
-// arrived from every producer: its operators flush their state, its sink is
-// flushed, barriers go further down. When every task has reported, the epoch is
-// complete: every row derived from records before the barriers is acknowledged
-// by the sink, so the source tasks commit the barrier offsets, and the epoch's
-// progress is published. Processing never pauses for any of it. Delivery is
-// at-least-once: after a failure, the flow resumes from the last committed
-// offsets, with the state its operators flushed at that epoch.
+// Epochs and checkpoints: at each checkpoint interval the coordinator asks the
+// source tasks to end the epoch. A source task records its offsets (the
+// barrier position), ends the epoch of its own operators, flushes its sink or
+// sends a barrier down the shuffle, and reports. A shuffle task aligns the
+// barriers: once a producer's barrier has arrived, that producer's later
+// messages wait in the task until the barrier has arrived from every producer,
+// so the task's state at the barrier holds exactly the records before it. Then
+// its operators flush their state, its sink is flushed, barriers go further
+// down. After flushing, a task holds back its other state writes until the
+// checkpoint is taken (StateStore::holdWrites), and goes on processing. When
+// every task has reported, the coordinator writes the checkpoint (a RocksDB
+// snapshot of the state, the barrier offsets and the watermark;
+// executor/checkpoint.h), and only then do the source tasks commit the barrier
+// offsets to Kafka and the tasks release their writes. Processing never pauses
+// for any of it.
+//
+// Recovery: every start() restores the newest complete checkpoint: the state
+// is replaced by its snapshot, every source partition is read again from its
+// barrier offset, and the watermark starts where it was. Delivery is
+// at-least-once: rows derived from records after the checkpoint may be
+// written again; state is exact, so the values they carry are right.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/error.h"
+#include "executor/checkpoint.h"
 #include "executor/connector.h"
 #include "executor/slot_pool.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
 
-enum class FlowState { Stopped, Running, Failed };
+// Recovering is never a runtime's own state: the server reports it for a flow
+// that should run and is being brought back (restart, retry after a failure).
+enum class FlowState { Stopped, Running, Failed, Recovering };
 const char* flowStateName(FlowState s);
 
 class StateStore;
@@ -50,9 +65,12 @@ class ShuffleQueue;
 class FlowRuntime {
  public:
   // `flowId` is the flow's stable id (the progress JSON's `id`); `stateDir` is
-  // where stateful operators keep their RocksDB state (kept across STOP/START).
+  // where stateful operators keep their RocksDB state; `checkpointDir`, when
+  // set, where checkpoints go (and recovery reads them). Without it the flow
+  // keeps no checkpoints and starts from its committed offsets and fresh state.
   FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotPool& slots,
-              std::string flowId, std::string stateDir = {});
+              std::string flowId, std::string stateDir = {}, std::string checkpointDir = {},
+              int checkpointRetention = 3);
   ~FlowRuntime();
   FlowRuntime(const FlowRuntime&) = delete;
   FlowRuntime& operator=(const FlowRuntime&) = delete;
@@ -66,10 +84,15 @@ class FlowRuntime {
 
   FlowState state() const;
   std::string failureReason() const;
+  std::string failureCode() const;  // the SQLSTATE of the failure
   // The progress JSON: the live epoch so far (with the last finished one under
   // "lastEpoch") while running; the last finished epoch once stopped.
   std::string progressJson() const;
   const PhysicalPlan& plan() const { return plan_; }
+  // The newest complete checkpoint, if any was written or restored.
+  std::optional<CheckpointInfo> lastCheckpoint() const;
+  // How many times start() restored a checkpoint.
+  int recoveries() const;
 
  private:
   struct Task;
@@ -81,9 +104,10 @@ class FlowRuntime {
   void endTaskEpoch(Task& task, bool isSource);
   void commitIfRequested(Task& task);
   void runCoordinator();
-  void fail(const std::string& reason);
+  void writeCheckpoint(uint64_t epoch);
+  void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
   void joinAll();
-  std::string buildJson(const EpochSummary& e, bool live) const;
+  std::string buildJson(const EpochSummary& e, bool live, bool nested = false) const;
   int64_t currentWatermark() const;
 
   PhysicalPlan plan_;
@@ -92,6 +116,7 @@ class FlowRuntime {
   std::string flowId_;
   std::string stateDir_;
   std::string runId_;
+  std::unique_ptr<CheckpointDir> checkpoints_;
 
   SlotPool::Reservation reservation_;
   std::unique_ptr<StateStore> stateStore_;
@@ -102,6 +127,7 @@ class FlowRuntime {
 
   std::atomic<bool> stopping_{false};        // tasks leave at once (stop done or failure)
   std::atomic<bool> finalEpoch_{false};      // the epoch being ended is the last one
+  std::atomic<bool> stopRequested_{false};   // stop(): the coordinator ends a final epoch
   std::atomic<uint64_t> epochsRequested_{0};  // epochs the coordinator asked sources to end
   std::atomic<uint64_t> commitsRequested_{0};  // epochs complete: sources may commit them
 
@@ -109,12 +135,19 @@ class FlowRuntime {
   std::condition_variable cv_;
   FlowState state_ = FlowState::Stopped;
   std::string failure_;
+  std::string failureCode_;
   uint64_t batchId_ = 0;           // the epoch in progress
+  uint64_t runEpochBase_ = 0;      // batchId_ when this run started (tasks count epochs from it)
   int64_t epochStartMicros_ = 0;   // wall clock when it began
   int tasksReported_ = 0;          // tasks done with epoch batchId_
   int sourcesCommitted_ = 0;       // source tasks that committed the last complete epoch
   std::unique_ptr<EpochSummary> pending_;  // epoch batchId_ being assembled
   std::unique_ptr<EpochSummary> last_;     // the last finished epoch
+  bool coordinatorDone_ = false;           // the final epoch is checkpointed (or the flow failed)
+  std::optional<CheckpointInfo> lastCheckpoint_;
+  std::optional<CheckpointInfo> restored_;  // what the current run started from
+  int64_t restoredMicros_ = 0;             // how long the restore took
+  int recoveries_ = 0;
 };
 
 }  // namespace rtsql

@@ -186,6 +186,33 @@ class KafkaSourceTask final : public SourceTask {
     }
   }
 
+  // Recovery from a checkpoint: the partitions are assigned again, at the
+  // checkpoint's positions. Records fetched for the earlier assignment are
+  // discarded by librdkafka (they belong to an outdated assignment version).
+  void seek(const std::vector<PartitionProgress>& positions) override {
+    if (parts_.empty()) return;
+    ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
+    {
+      std::lock_guard lock(mutex_);
+      for (const PartitionProgress& p : positions) {
+        auto it = byKey_.find(key(topicIndexOf(p.topic.c_str()), p.partition));
+        if (it == byKey_.end() || p.endOffset < 0) continue;
+        PartitionState& s = parts_[it->second];
+        s.startOffset = s.endOffset = p.endOffset;
+      }
+      for (const PartitionState& s : parts_) {
+        rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset =
+            s.endOffset >= 0 ? s.endOffset : RD_KAFKA_OFFSET_INVALID;
+      }
+    }
+    rd_kafka_resp_err_t err = rd_kafka_assign(rk_.get(), list.get());
+    if (err) {
+      throw SqlError(sqlstate::kConnectionFailure,
+                     fmt::format("cannot assign the partitions of {} at their checkpointed offsets: {}",
+                                 description(), rd_kafka_err2str(err)));
+    }
+  }
+
   std::vector<PartitionProgress> progress() const override {
     std::vector<PartitionProgress> out;
     std::lock_guard lock(mutex_);

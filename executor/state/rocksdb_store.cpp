@@ -76,7 +76,7 @@ struct StoreShared {
   std::atomic<int64_t> memoryBytes{0};
   std::atomic<int> openTables{0};
   std::mutex tablesMutex;
-  std::unordered_set<uint64_t> tableIds;  // (operatorId, task) of the open tables
+  std::unordered_map<uint64_t, StateTable*> tables;  // the open tables by (operatorId, task)
 
   ~StoreShared() {
     if (db) {
@@ -126,7 +126,12 @@ class RocksTable final : public StateTable {
     shared_->memoryBytes.fetch_sub(bytes_.load());
     shared_->openTables.fetch_sub(1);
     std::lock_guard lock(shared_->tablesMutex);
-    shared_->tableIds.erase(id_);
+    shared_->tables.erase(id_);
+  }
+
+  void setHold(bool hold) {
+    held_ = hold;
+    if (!hold) maybeEvict();
   }
 
   bool get(std::string_view key, std::string& value) override {
@@ -183,6 +188,7 @@ class RocksTable final : public StateTable {
   void scan(std::string_view from, std::string_view to,
             const std::function<bool(std::string_view key, std::string_view value)>& fn) override {
     if (!to.empty() && from >= to) return;
+    if (held_) return scanHeld(from, to, fn);
     // After a flush RocksDB holds exactly the table's contents, so one iterator
     // sees the cached writes. The iterator reads a fixed view of the database,
     // so `fn` may put and erase freely; each visited key is checked against
@@ -237,6 +243,60 @@ class RocksTable final : public StateTable {
   int64_t memoryBytes() const override { return bytes_.load(std::memory_order_relaxed); }
 
  private:
+  // scan() while writes are held: RocksDB lacks the dirty entries, so they are
+  // merged in key order with the iterator. Each key is looked up in the cache
+  // when visited, as in scan(), so `fn` may put and erase.
+  void scanHeld(std::string_view from, std::string_view to,
+                const std::function<bool(std::string_view, std::string_view)>& fn) {
+    std::vector<std::string> pending;  // dirty keys in range, sorted
+    for (Entry* e = dirtyHead_; e; e = e->dirtyNext) {
+      std::string_view k = *e->key;
+      if (k >= from && (to.empty() || k < to)) pending.emplace_back(k);
+    }
+    std::sort(pending.begin(), pending.end());
+    std::string lower = prefix_ + std::string(from);
+    std::string upper = to.empty() ? prefixEnd_ : prefix_ + std::string(to);
+    rocksdb::Slice upperSlice(upper);
+    rocksdb::ReadOptions ro = shared_->readOptions;
+    if (!upper.empty()) ro.iterate_upper_bound = &upperSlice;
+    std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(ro));
+    it->Seek(lower);
+    size_t next = 0;
+    std::string key, current;
+    for (;;) {
+      bool stored = it->Valid() && view(it->key()).size() >= kPrefixSize &&
+                    view(it->key()).substr(0, kPrefixSize) == prefix_;
+      std::string_view storedKey = stored ? view(it->key()).substr(kPrefixSize) : std::string_view();
+      bool fromCache;
+      if (next < pending.size() && (!stored || pending[next] <= storedKey)) {
+        key = pending[next];
+        fromCache = true;
+        if (stored && pending[next] == storedKey) it->Next();
+        ++next;
+      } else if (stored) {
+        key.assign(storedKey);
+        fromCache = false;
+      } else {
+        break;
+      }
+      bool more;
+      if (Entry* e = find(key)) {
+        if (!fromCache) it->Next();
+        if (e->erased) continue;
+        current = e->value;
+        more = fn(key, current);
+      } else if (fromCache) {
+        continue;  // erased from the cache and never stored: gone
+      } else {
+        current.assign(view(it->value()));
+        it->Next();
+        more = fn(key, current);
+      }
+      if (!more) break;
+    }
+    if (!it->status().ok()) throwIo(shared_->path, "scan failed", it->status());
+  }
+
   struct Entry {
     const std::string* key = nullptr;  // the map node's key
     std::string value;
@@ -361,19 +421,26 @@ class RocksTable final : public StateTable {
     int64_t target = std::max(mine - (total - budget * 9 / 10), share * 9 / 10);
     rocksdb::WriteBatch batch;
     bool wrote = false;
-    while (tail_ && bytes_.load(std::memory_order_relaxed) > target) {
-      Entry* e = tail_;
-      if (e->dirty) {
-        addToBatch(batch, e);
-        unmarkDirty(e);
+    Entry* e = tail_;
+    while (e && bytes_.load(std::memory_order_relaxed) > target) {
+      Entry* victim = e;
+      e = e->prev;
+      if (victim->dirty && held_) continue;  // stays until the hold ends
+      if (victim->dirty) {
+        addToBatch(batch, victim);
+        unmarkDirty(victim);
         wrote = true;
       }
-      unlink(e);
-      complete_ = false;
-      charge(-entryBytes(*e->key, e->value.size()));
-      map_.erase(map_.find(std::string_view(*e->key)));
+      evict(victim);
     }
     if (wrote) shared_->write(batch);
+  }
+
+  void evict(Entry* e) {
+    unlink(e);
+    complete_ = false;
+    charge(-entryBytes(*e->key, e->value.size()));
+    map_.erase(map_.find(std::string_view(*e->key)));
   }
 
   std::shared_ptr<StoreShared> shared_;
@@ -389,33 +456,52 @@ class RocksTable final : public StateTable {
   // has never evicted), so a key missing from the cache is absent and needs no
   // read. This is the common case of state that fits its budget.
   bool complete_ = false;
+  bool held_ = false;  // see StateStore::holdWrites
   // Written by the owning task only; atomic so that progress reporting may read
   // them from another thread.
   std::atomic<int64_t> bytes_{0};
   std::atomic<int64_t> size_{0};
 };
 
+uint64_t tableId(int operatorId, int task) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(operatorId)) << 32) |
+         static_cast<uint32_t>(task);
+}
+
 class RocksStateStore final : public StateStore {
  public:
   explicit RocksStateStore(std::shared_ptr<StoreShared> shared) : shared_(std::move(shared)) {}
 
   std::unique_ptr<StateTable> table(int operatorId, int task) override {
-    uint64_t id = (static_cast<uint64_t>(static_cast<uint32_t>(operatorId)) << 32) |
-                  static_cast<uint32_t>(task);
+    uint64_t id = tableId(operatorId, task);
     {
       // Two tables on one key space would have two incoherent caches.
       std::lock_guard lock(shared_->tablesMutex);
-      if (!shared_->tableIds.insert(id).second)
+      if (!shared_->tables.emplace(id, nullptr).second)
         throw InternalError(
             fmt::format("state table of operator {} task {} is already open", operatorId, task));
     }
     try {
-      return std::make_unique<RocksTable>(shared_, id);
+      auto table = std::make_unique<RocksTable>(shared_, id);
+      std::lock_guard lock(shared_->tablesMutex);
+      shared_->tables[id] = table.get();
+      return table;
     } catch (...) {
       std::lock_guard lock(shared_->tablesMutex);
-      shared_->tableIds.erase(id);
+      shared_->tables.erase(id);
       throw;
     }
+  }
+
+  void holdWrites(int operatorId, int task, bool hold) override {
+    RocksTable* table = nullptr;
+    {
+      std::lock_guard lock(shared_->tablesMutex);
+      auto it = shared_->tables.find(tableId(operatorId, task));
+      if (it != shared_->tables.end()) table = static_cast<RocksTable*>(it->second);
+    }
+    // The table belongs to the calling task's thread, so it is used unlocked.
+    if (table) table->setHold(hold);
   }
 
   void snapshot(const std::string& dir) override {

@@ -41,6 +41,14 @@ class StateStore {
   virtual std::unique_ptr<StateTable> table(int operatorId, int task) = 0;
   // A RocksDB checkpoint of every flushed write into `dir` (which must not exist).
   virtual void snapshot(const std::string& dir) = 0;
+  // Holds back the writes of table (operatorId, task) that are not flush()es:
+  // while held, the table neither evicts dirty entries nor writes them for a
+  // scan, so RocksDB keeps exactly what its last flush() wrote. A task holds its
+  // tables from its epoch barrier until the flow's checkpoint of that epoch is
+  // taken, which is what makes the snapshot the state at the barrier while the
+  // task goes on processing. Memory may exceed the budget meanwhile. Called by
+  // the table's task thread only; a table that is not open is ignored.
+  virtual void holdWrites(int operatorId, int task, bool hold) = 0;
   // Bytes of live data on disk (approximate).
   virtual int64_t diskBytes() const = 0;
 };

@@ -1,0 +1,192 @@
+#include "executor/checkpoint.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/error.h"
+#include "executor/state/state_store.h"
+
+using namespace rtsql;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = fs::path("/tmp") / ("rtsql_ckpt_test_" + std::to_string(::getpid()) + "_" +
+                               std::to_string(counter.fetch_add(1)));
+    fs::remove_all(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string sub(const std::string& name) const { return (path / name).string(); }
+};
+
+CheckpointInfo sample(uint64_t epoch) {
+  CheckpointInfo info;
+  info.epoch = epoch;
+  info.epochEndMicros = 1000;
+  info.watermark = 123456789;
+  info.positions.push_back({0, "clicks", 0, 17 + static_cast<int64_t>(epoch)});
+  info.positions.push_back({0, "clicks", 1, 4});
+  info.positions.push_back({1, "", 3, 99});
+  info.taskWatermarks.push_back({1, 2, -5});
+  return info;
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void writeFile(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+}  // namespace
+
+TEST_CASE("crc32 matches the standard check value") {
+  const std::string check = "123456789";
+  CHECK(crc32(check.data(), check.size()) == 0xCBF43926u);
+  CHECK(crc32("", 0) == 0u);
+}
+
+TEST_CASE("checkpoint metadata round-trips and rejects damage") {
+  CheckpointInfo info = sample(7);
+  info.hasState = true;
+  info.stateBytes = 4096;
+  std::string text = formatCheckpointMeta(info);
+  auto back = parseCheckpointMeta(text);
+  REQUIRE(back);
+  CHECK(back->epoch == 7);
+  CHECK(back->watermark == 123456789);
+  CHECK(back->hasState);
+  CHECK(back->stateBytes == 4096);
+  REQUIRE(back->positions.size() == 3);
+  CHECK(back->positions[0].topic == "clicks");
+  CHECK(back->positions[0].offset == 24);
+  CHECK(back->positions[1].partition == 1);
+  CHECK(back->positions[2].scan == 1);
+  CHECK(back->positions[2].topic.empty());
+  CHECK(back->positions[2].offset == 99);
+  REQUIRE(back->taskWatermarks.size() == 1);
+  CHECK(back->taskWatermarks[0].stage == 1);
+  CHECK(back->taskWatermarks[0].task == 2);
+  CHECK(back->taskWatermarks[0].watermark == -5);
+
+  SUBCASE("every truncation is detected") {
+    for (size_t n = 0; n < text.size(); ++n) {
+      CHECK_MESSAGE(!parseCheckpointMeta(text.substr(0, n)), "prefix of ", n, " bytes parsed");
+    }
+  }
+  SUBCASE("a flipped byte in the body is detected") {
+    std::string bad = text;
+    bad[bad.size() - 3] = bad[bad.size() - 3] == '1' ? '2' : '1';
+    CHECK(!parseCheckpointMeta(bad));
+  }
+  SUBCASE("trailing garbage is detected") { CHECK(!parseCheckpointMeta(text + "x")); }
+  SUBCASE("other files are not checkpoints") {
+    CHECK(!parseCheckpointMeta(""));
+    CHECK(!parseCheckpointMeta("hello\nworld\n"));
+  }
+}
+
+TEST_CASE("checkpoints are written atomically, found newest first, and retained") {
+  TempDir tmp;
+  CheckpointDir dir(tmp.sub("ckpt"), 2);
+  CHECK(!dir.latest());
+
+  for (uint64_t e = 1; e <= 4; ++e) {
+    CheckpointInfo info = sample(e);
+    dir.write(info, {});
+    CHECK(fs::exists(fs::path(info.dir) / "checkpoint.meta"));
+    CHECK(info.durationMicros >= 0);
+  }
+  // Retention keeps the newest two.
+  CHECK(dir.epochs() == std::vector<uint64_t>{3, 4});
+  auto latest = dir.latest();
+  REQUIRE(latest);
+  CHECK(latest->epoch == 4);
+  CHECK(latest->positions[0].offset == 21);
+
+  SUBCASE("an interrupted write leaves nothing that counts, and is cleaned") {
+    fs::create_directories(tmp.sub("ckpt") + "/00000000000000000005.tmp/state");
+    writeFile(tmp.sub("ckpt") + "/00000000000000000005.tmp/checkpoint.meta", "rtsql-checkpoint 1 9");
+    auto l = dir.latest();
+    REQUIRE(l);
+    CHECK(l->epoch == 4);
+    CHECK(!fs::exists(tmp.sub("ckpt") + "/00000000000000000005.tmp"));
+  }
+  SUBCASE("a torn metadata file falls back to the previous checkpoint") {
+    fs::path meta = fs::path(latest->dir) / "checkpoint.meta";
+    std::string text = readFile(meta);
+    writeFile(meta, text.substr(0, text.size() / 2));
+    auto l = dir.latest();
+    REQUIRE(l);
+    CHECK(l->epoch == 3);
+  }
+  SUBCASE("a missing state directory makes a stateful checkpoint unusable") {
+    CheckpointInfo info = sample(5);
+    info.hasState = true;
+    dir.write(info, [](const std::string& d) {
+      fs::create_directories(d);
+      writeFile(fs::path(d) / "000001.sst", "sst bytes");
+    });
+    CHECK(dir.latest()->epoch == 5);
+    fs::remove_all(fs::path(info.dir) / "state");
+    CHECK(dir.latest()->epoch == 4);
+  }
+}
+
+TEST_CASE("a state snapshot restores exactly the state at the barrier") {
+  TempDir tmp;
+  std::string stateDir = tmp.sub("state");
+  CheckpointDir dir(tmp.sub("ckpt"), 3);
+  CheckpointInfo info = sample(1);
+  info.hasState = true;
+  {
+    StateStoreOptions o;
+    o.path = stateDir;
+    auto store = StateStore::open(o);
+    auto table = store->table(1, 0);
+    table->put("a", "1");
+    table->put("b", "2");
+    table->flush();
+    // The task reached its barrier: writes after it are held back from RocksDB
+    // until the snapshot, even when a scan runs or the cache evicts.
+    store->holdWrites(1, 0, true);
+    table->put("c", "3");
+    table->erase("a");
+    std::vector<std::string> seen;
+    table->scan("", "", [&](std::string_view k, std::string_view v) {
+      seen.push_back(std::string(k) + "=" + std::string(v));
+      return true;
+    });
+    CHECK(seen == std::vector<std::string>{"b=2", "c=3"});
+    dir.write(info, [&](const std::string& d) { store->snapshot(d); });
+    store->holdWrites(1, 0, false);
+    table->flush();
+  }
+  CHECK(info.stateBytes > 0);
+  CheckpointDir::restoreState(*dir.latest(), stateDir);
+  StateStoreOptions o;
+  o.path = stateDir;
+  auto store = StateStore::open(o);
+  auto table = store->table(1, 0);
+  std::string v;
+  CHECK(table->get("a", v));
+  CHECK(v == "1");
+  CHECK(table->get("b", v));
+  CHECK(!table->get("c", v));
+  CHECK(table->size() == 2);
+}
