@@ -30,6 +30,7 @@ statement
     | describeStatement
     | explainStatement
     | setStatement
+    | userStatement
     | query
     ;
 
@@ -130,7 +131,16 @@ showStatement
     | SHOW FLOWS                    # showFlows
     | SHOW FUNCTIONS                # showFunctions
     | SHOW PROGRESS identifier      # showProgress
+    | SHOW USERS                    # showUsers
     | SHOW (STRING | dottedWord)    # showVariable
+    ;
+
+// Users of the --users-file, PostgreSQL's spelling. The password is always a
+// string literal, so it is one token the parser never echoes in an error.
+userStatement
+    : CREATE USER (IF NOT EXISTS)? name=identifier WITH? PASSWORD password=STRING  # createUser
+    | ALTER USER name=identifier WITH? PASSWORD password=STRING                     # alterUser
+    | DROP USER (IF EXISTS)? name=identifier                                         # dropUser
     ;
 
 describeStatement
@@ -320,12 +330,12 @@ anyWord
     ;
 
 nonReserved
-    : ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | DAY | DAYS | DESC | DESCRIBE | DROP
+    : ALTER | ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | DAY | DAYS | DESC | DESCRIBE | DROP
     | EXPLAIN | FLOW | FLOWS | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL | MAP
     | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES
-    | PROGRESS | REALTIME | SECOND | SECONDS | SET | SHOW | SINK | SINKS | SOURCE
+    | PASSWORD | PROGRESS | REALTIME | SECOND | SECONDS | SET | SHOW | SINK | SINKS | SOURCE
     | SOURCES | START | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
-    | VALUES | WATERMARK | WINDOW | WITHIN
+    | USER | USERS | VALUES | WATERMARK | WINDOW | WITHIN
     ;
 
 reserved
@@ -381,6 +391,7 @@ WHERE: W H E R E;
 WITH: W I T H;
 
 // Non-reserved keywords.
+ALTER: A L T E R;
 ARRAY: A R R A Y;
 ASC: A S C;
 CHECKPOINT: C H E C K P O I N T;
@@ -407,6 +418,7 @@ MILLISECOND: M I L L I S E C O N D;
 MILLISECONDS: M I L L I S E C O N D S;
 MINUTE: M I N U T E;
 MINUTES: M I N U T E S;
+PASSWORD: P A S S W O R D;
 PROGRESS: P R O G R E S S;
 REALTIME: R E A L T I M E;
 SECOND: S E C O N D;
@@ -425,6 +437,8 @@ TABLES: T A B L E S;
 TIMESTAMP: T I M E S T A M P;
 TO: T O;
 TRIGGER: T R I G G E R;
+USER: U S E R;
+USERS: U S E R S;
 VALUES: V A L U E S;
 WATERMARK: W A T E R M A R K;
 WINDOW: W I N D O W;

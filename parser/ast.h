@@ -168,6 +168,7 @@ enum class StatementKind {
   Explain,
   Set,
   Select,
+  User,  // CREATE / ALTER / DROP USER, SHOW USERS
 };
 
 enum class ObjectKind { Source, Sink, Table, Flow };
@@ -270,6 +271,22 @@ struct Set : Statement {
   std::string key;
   std::string value;
   size_t keyPos = 0;
+};
+
+// The users of the --users-file. For Create and Alter, `password` holds the
+// password as written; nothing may print it, so `text` of this statement
+// (which other statements keep for SHOW and logs) is left empty.
+enum class UserAction { Create, Alter, Drop, Show };
+
+struct UserStatement : Statement {
+  UserStatement() : Statement(StatementKind::User) {}
+  UserAction action = UserAction::Show;
+  std::string name;  // empty for Show
+  size_t namePos = 0;
+  bool ifNotExists = false;  // CREATE USER IF NOT EXISTS
+  bool ifExists = false;     // DROP USER IF EXISTS
+  std::string password;      // Create / Alter
+  size_t passwordPos = 0;
 };
 
 struct SelectStatement : Statement {

@@ -168,10 +168,12 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->describeStatement()) s = describe(c);
   else if (auto* c = ctx->explainStatement()) s = explain(c);
   else if (auto* c = ctx->setStatement()) s = set(c);
+  else if (auto* c = ctx->userStatement()) s = user(c);
   else if (auto* c = ctx->query()) s = selectStatement(c);
   else throw InternalError("parser: unknown statement shape");
   s->pos = startOf(ctx);
-  s->text = sourceText(ctx);
+  // A user statement's text holds a password: it is not kept (see ast.h).
+  if (s->kind != ast::StatementKind::User) s->text = sourceText(ctx);
   return s;
 }
 
@@ -364,6 +366,11 @@ ast::StatementPtr AstBuilder::flowCommand(P::FlowCommandContext* ctx) {
 }
 
 ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
+  if (dynamic_cast<P::ShowUsersContext*>(ctx)) {
+    auto u = std::make_unique<ast::UserStatement>();
+    u->action = ast::UserAction::Show;
+    return u;
+  }
   auto s = std::make_unique<ast::Show>();
   if (dynamic_cast<P::ShowSourcesContext*>(ctx)) {
     s->what = ast::ShowKind::Sources;
@@ -388,6 +395,35 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
       s->name = dottedWord(v->dottedWord());
       s->namePos = startOf(v->dottedWord());
     }
+  }
+  return s;
+}
+
+ast::StatementPtr AstBuilder::user(P::UserStatementContext* ctx) {
+  auto s = std::make_unique<ast::UserStatement>();
+  P::IdentifierContext* name = nullptr;
+  antlr4::Token* password = nullptr;
+  if (auto* c = dynamic_cast<P::CreateUserContext*>(ctx)) {
+    s->action = ast::UserAction::Create;
+    s->ifNotExists = c->EXISTS() != nullptr;
+    name = c->name;
+    password = c->password;
+  } else if (auto* a = dynamic_cast<P::AlterUserContext*>(ctx)) {
+    s->action = ast::UserAction::Alter;
+    name = a->name;
+    password = a->password;
+  } else if (auto* d = dynamic_cast<P::DropUserContext*>(ctx)) {
+    s->action = ast::UserAction::Drop;
+    s->ifExists = d->EXISTS() != nullptr;
+    name = d->name;
+  } else {
+    throw InternalError("parser: unknown user statement shape");
+  }
+  s->name = identifier(name);
+  s->namePos = startOf(name);
+  if (password != nullptr) {
+    s->password = unquote(tokenText(password));
+    s->passwordPos = startOf(password);
   }
   return s;
 }

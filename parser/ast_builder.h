@@ -54,6 +54,7 @@ class AstBuilder {
   ast::StatementPtr describe(P::DescribeStatementContext* ctx);
   ast::StatementPtr explain(P::ExplainStatementContext* ctx);
   ast::StatementPtr set(P::SetStatementContext* ctx);
+  ast::StatementPtr user(P::UserStatementContext* ctx);
   ast::StatementPtr selectStatement(P::QueryContext* ctx);
 
   std::vector<ast::Option> withOptions(P::WithOptionsContext* ctx);

@@ -147,6 +147,17 @@ class ErrorReporter {
   const std::vector<size_t>& byteOffset_;
 };
 
+// True when the token at `index` comes right after the keyword PASSWORD: it is
+// then (or was meant to be) a password, which no error message may echo.
+bool followsPassword(antlr4::BufferedTokenStream& tokens, size_t index) {
+  for (size_t i = index; i-- > 0;) {
+    antlr4::Token* t = tokens.get(i);
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    return t->getType() == RtSqlParser::PASSWORD;
+  }
+  return false;
+}
+
 // Throws on the first error the lexer reports. With the catch-all ERROR_CHAR
 // token in the grammar the lexer has no reason to fail; this is a safety net.
 class LexerErrorListener : public antlr4::BaseErrorListener {
@@ -238,6 +249,15 @@ class ParserErrorListener : public antlr4::BaseErrorListener {
       r_.fail(sqlstate::kSyntaxError, "syntax error at end of input", r_.text().size(), expected);
     }
     size_t pos = r_.byteStart(offending);
+    auto* stream = parser != nullptr
+                       ? dynamic_cast<antlr4::BufferedTokenStream*>(parser->getTokenStream())
+                       : nullptr;
+    if (stream != nullptr && followsPassword(*stream, offending->getTokenIndex())) {
+      // No position: clients print the statement's line beside one.
+      throw SqlError(sqlstate::kSyntaxError,
+                     fmt::format("syntax error in the password after PASSWORD {}", r_.where(pos)),
+                     SqlError::npos, "A password is a string literal in single quotes.");
+    }
     r_.fail(sqlstate::kSyntaxError,
             fmt::format("syntax error at or near \"{}\"", r_.excerpt(pos, r_.byteEnd(offending))),
             pos, expected);
@@ -339,6 +359,10 @@ void checkTokens(antlr4::BufferedTokenStream& tokens, const ErrorReporter& r) {
     if (type == RtSqlParser::ERROR_CHAR) {
       // A quote the lexer could not pair: the string or name runs to the end.
       const char c = r.text()[pos];
+      if (c == '\'' && followsPassword(tokens, i)) {
+        throw SqlError(sqlstate::kSyntaxError,
+                       fmt::format("unterminated quoted string after PASSWORD {}", r.where(pos)));
+      }
       if (c == '\'') {
         r.fail(sqlstate::kSyntaxError,
                fmt::format("unterminated quoted string at or near \"{}\"",

@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <functional>
+
+#include "common/clock.h"
 
 #include "common/schema.h"
 #include "connectors/datagen/datagen.h"
@@ -36,8 +39,36 @@ std::string flowIdFor(const std::string& name) {
 
 }  // namespace
 
+void Engine::persistOrUndo(const std::function<void()>& undo) {
+  try {
+    persistCatalog();
+  } catch (...) {
+    undo();
+    throw;
+  }
+}
+
+void Engine::setWantRunning(const std::string& flow, bool run) {
+  std::lock_guard lock(flowsMu_);
+  FlowControl& c = control_[toLower(flow)];
+  c.wantRunning = run;
+  c.attempts = 0;
+  c.nextAttemptMicros = 0;
+  c.failureSeen = false;
+  c.lastError.clear();
+}
+
 std::string Engine::flowStateDir(const std::string& flow) const {
-  return (std::filesystem::path(options_.dataDir) / "flows" / toLower(flow) / "state").string();
+  return (std::filesystem::path(flowDir(flow)) / "state").string();
+}
+
+std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::string& flow) {
+  // Checkpoints need a data directory to live in; a server without one (some
+  // tests) runs flows without them.
+  std::string checkpoints =
+      options_.dataDir.empty() ? std::string() : (std::filesystem::path(flowDir(flow)) / "checkpoints").string();
+  return std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(flow),
+                                       flowStateDir(flow), checkpoints);
 }
 
 void Engine::createSource(const ast::CreateSource& stmt, ResultWriter& out) {
@@ -59,6 +90,8 @@ void Engine::createSource(const ast::CreateSource& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
   if (!catalog_.addSource(std::move(def), stmt.ifNotExists, stmt.namePos)) {
     out.notice(fmt::format("source \"{}\" already exists, skipping", stmt.name));
+  } else {
+    persistOrUndo([&] { catalog_.dropSource(stmt.name, true, stmt.namePos); });
   }
   out.complete("CREATE SOURCE");
 }
@@ -77,6 +110,8 @@ void Engine::createSink(const ast::CreateSink& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
   if (!catalog_.addSink(std::move(def), stmt.ifNotExists, stmt.namePos)) {
     out.notice(fmt::format("sink \"{}\" already exists, skipping", stmt.name));
+  } else {
+    persistOrUndo([&] { catalog_.dropSink(stmt.name, true, stmt.namePos); });
   }
   out.complete("CREATE SINK");
 }
@@ -105,8 +140,10 @@ void Engine::createTable(const ast::CreateTable& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
   if (!catalog_.addTable(std::move(def), stmt.ifNotExists, stmt.namePos)) {
     out.notice(fmt::format("table \"{}\" already exists, skipping", stmt.name));
-  } else if (n > 0) {
-    out.notice(fmt::format("loaded {} rows into table \"{}\"", n, stmt.name));
+  } else {
+    tableInserts_.erase(toLower(stmt.name));
+    persistOrUndo([&] { catalog_.dropTable(stmt.name, true, stmt.namePos); });
+    if (n > 0) out.notice(fmt::format("loaded {} rows into table \"{}\"", n, stmt.name));
   }
   out.complete("CREATE TABLE");
 }
@@ -155,6 +192,12 @@ void Engine::insert(const ast::Insert& stmt, ResultWriter& out) {
     rows->push_back(std::move(row));
   }
   catalog_.setTableRows(table->name, std::move(rows));
+  auto& inserts = tableInserts_[toLower(table->name)];
+  inserts.push_back(stmt.text);
+  persistOrUndo([&] {
+    inserts.pop_back();
+    catalog_.setTableRows(table->name, table->rows);
+  });
   out.complete(fmt::format("INSERT 0 {}", stmt.rows.size()));
 }
 
@@ -176,13 +219,11 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   std::string source = plan.scan.name;
   catalog_.addFlow(std::move(def), false, stmt.namePos);
 
-  // A new flow starts with empty state: whatever a dropped flow of the same
-  // name left behind is removed.
-  std::string stateDir = flowStateDir(stmt.name);
+  // A new flow starts with empty state and no checkpoints: whatever a dropped
+  // flow of the same name left behind is removed.
   std::error_code ec;
-  std::filesystem::remove_all(stateDir, ec);
-  auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_,
-                                               flowIdFor(stmt.name), stateDir);
+  std::filesystem::remove_all(flowDir(stmt.name), ec);
+  auto runtime = makeRuntime(std::move(plan), stmt.name);
   try {
     runtime->start();
   } catch (...) {
@@ -194,7 +235,22 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   {
     std::lock_guard flock(flowsMu_);
     flows_[toLower(stmt.name)] = std::move(runtime);
+    FlowControl control;
+    control.settings = settingsOf(s);
+    control.runningSinceMicros = monotonicMicros();
+    control_[toLower(stmt.name)] = std::move(control);
   }
+  persistOrUndo([&] {
+    std::unique_ptr<FlowRuntime> rt;
+    {
+      std::lock_guard flock(flowsMu_);
+      rt = std::move(flows_[toLower(stmt.name)]);
+      flows_.erase(toLower(stmt.name));
+      control_.erase(toLower(stmt.name));
+    }
+    rt->stop();
+    catalog_.dropFlow(stmt.name, true, stmt.namePos);
+  });
   out.complete("CREATE FLOW");
 }
 
@@ -211,13 +267,14 @@ void Engine::drop(const ast::Drop& stmt, ResultWriter& out) {
           rt = std::move(it->second);
           flows_.erase(it);
         }
+        control_.erase(toLower(stmt.name));
       }
       if (rt) rt->stop();
       dropped = catalog_.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
-      if (rt) {
+      if (dropped) {
         rt.reset();  // closes the state store before its files go
         std::error_code ec;
-        std::filesystem::remove_all(flowStateDir(stmt.name), ec);
+        std::filesystem::remove_all(flowDir(stmt.name), ec);
       }
       out.complete("DROP FLOW");
       break;
@@ -232,39 +289,53 @@ void Engine::drop(const ast::Drop& stmt, ResultWriter& out) {
       break;
     case ast::ObjectKind::Table:
       dropped = catalog_.dropTable(stmt.name, stmt.ifExists, stmt.namePos);
+      if (dropped) tableInserts_.erase(toLower(stmt.name));
       out.complete("DROP TABLE");
       break;
   }
-  (void)dropped;
+  // A drop that the file does not record would come back at the next start;
+  // the object is gone here already, so the error says so.
+  if (dropped) persistCatalog();
 }
 
 void Engine::stopFlow(const ast::FlowCommand& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
-  if (!rt) {
+  if (!catalog_.findFlow(stmt.name)) {
     throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
                    stmt.namePos);
   }
-  if (rt->state() == FlowState::Stopped) {
+  if (!rt || rt->state() == FlowState::Stopped) {
     out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
   }
-  rt->stop();
+  if (rt) rt->stop();
+  setWantRunning(stmt.name, false);
+  persistCatalog();
   out.complete("STOP FLOW");
 }
 
 void Engine::startFlow(const ast::FlowCommand& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
-  if (!rt) {
+  if (!catalog_.findFlow(stmt.name)) {
     throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
                    stmt.namePos);
   }
+  // A START that fails changes nothing: a stopped flow stays stopped, and one
+  // the supervisor is bringing back stays in its hands.
+  if (!rt) rt = planRestoredFlow(stmt.name);
   if (rt->state() == FlowState::Running) {
     out.notice(fmt::format("flow \"{}\" is already running", stmt.name));
   } else {
     rt->stop();  // a failed run leaves threads and slots to collect
     rt->start();
   }
+  setWantRunning(stmt.name, true);
+  {
+    std::lock_guard flock(flowsMu_);
+    control_[toLower(stmt.name)].runningSinceMicros = monotonicMicros();
+  }
+  persistCatalog();
   out.complete("START FLOW");
 }
 

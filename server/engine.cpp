@@ -30,6 +30,15 @@ const std::pair<std::string, std::string>* findSetting(const std::string& key) {
   }
   return nullptr;
 }
+
+// PostgreSQL's text form of a constant SELECT's value, for the type pgTypeOf()
+// declared: booleans are t/f, the rest as Value::toString() writes them (as a
+// live query sends them).
+std::optional<std::string> constantText(const Value& v) {
+  if (v.isNull()) return std::nullopt;
+  if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
+  return v.toString();
+}
 }  // namespace
 
 Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
@@ -44,6 +53,12 @@ std::unique_ptr<Session> Engine::openSession(const std::string& user, const std:
 }
 
 void Engine::shutdown() {
+  {
+    std::lock_guard lock(supervisorMu_);
+    supervisorStop_ = true;
+  }
+  supervisorCv_.notify_all();
+  if (supervisor_.joinable()) supervisor_.join();
   std::map<std::string, std::unique_ptr<FlowRuntime>> flows;
   {
     std::lock_guard lock(flowsMu_);
@@ -85,6 +100,7 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::Explain: return explain(s, static_cast<const ast::Explain&>(stmt), out);
     case K::Set: return set(s, static_cast<const ast::Set&>(stmt), out);
     case K::Select: return select(s, static_cast<const ast::SelectStatement&>(stmt), out);
+    case K::User: return userStatement(s, static_cast<const ast::UserStatement&>(stmt), out);
   }
   throw InternalError("unknown statement kind");
 }
@@ -115,9 +131,10 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     std::vector<std::optional<std::string>> row;
     for (const auto& item : sel.items) {
       ExprPtr e = bindExpression(*item.expr, empty);
-      cols.push_back({constantColumnName(item), pgtype::kText});
-      Value v = e->eval(Row{});
-      row.push_back(v.isNull() ? std::nullopt : std::optional<std::string>(v.toString()));
+      // Typed as a live query's columns are, so drivers get ints, floats and
+      // booleans rather than text.
+      cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
+      row.push_back(constantText(e->eval(Row{})));
     }
     if (sel.where) {
       Value w = bindExpression(*sel.where, empty)->eval(Row{});
@@ -153,11 +170,16 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
     case ast::StatementKind::Show: return showColumns(static_cast<const ast::Show&>(stmt));
     case ast::StatementKind::Describe: return kDescribeColumns;
     case ast::StatementKind::Explain: return kExplainColumns;
+    case ast::StatementKind::User: return userColumns(static_cast<const ast::UserStatement&>(stmt));
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
       if (isConstantQuery(q)) {
         std::vector<ResultColumn> cols;
-        for (const auto& item : q.terms[0].items) cols.push_back({constantColumnName(item), pgtype::kText});
+        Schema empty;
+        for (const auto& item : q.terms[0].items) {
+          ExprPtr e = bindExpression(*item.expr, empty);
+          cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
+        }
         return cols;
       }
       return liveQueryColumns(planQuery(q, planContext(s)));

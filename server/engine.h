@@ -6,9 +6,12 @@
 // EXPLAIN).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,14 +22,20 @@
 #include "parser/ast.h"
 #include "planner/catalog.h"
 #include "planner/planner.h"
+#include "server/catalog_file.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
+
+class UserStore;
 
 struct EngineOptions {
   std::string dataDir;
   int slots = 64;
   std::string embeddedBootstrap;  // empty: no embedded broker
+  // The --users-file users, shared with the protocol server; CREATE / ALTER /
+  // DROP USER change them. Null without a users file.
+  std::shared_ptr<UserStore> users;
 };
 
 class Engine : public QueryHandler {
@@ -39,7 +48,16 @@ class Engine : public QueryHandler {
   // Columns of one statement without running it (the extended protocol's Describe).
   std::optional<std::vector<ResultColumn>> describe(Session& session, const std::string& sql) override;
 
-  // Stops every flow (each ends its epoch: sinks flushed, offsets committed).
+  // Brings back what the data directory's catalog file holds (sources, sinks,
+  // tables with their rows, flows) and starts the flow supervisor, which
+  // starts the flows that were running, from their last checkpoints, and
+  // restarts failed flows with backoff. Call once, before serving. Throws
+  // SqlError when the catalog file is damaged.
+  void restore();
+
+  // Stops every flow (each ends its epoch: sinks flushed, offsets committed,
+  // a final checkpoint written). What the catalog file says is unchanged, so
+  // a restart brings the same flows back.
   void shutdown();
 
   // Read-only views for the HTTP endpoint (server/http). They take the catalog
@@ -49,7 +67,7 @@ class Engine : public QueryHandler {
     std::string name;  // as declared
     std::string sink;
     FlowState state = FlowState::Stopped;
-    std::string failure;        // why it failed; empty unless state is Failed
+    std::string failure;        // why it failed (Failed) or is not running yet (Recovering)
     std::optional<int> slots;   // the plan's slots; none before the flow has a runtime
     std::string progressJson;   // SHOW PROGRESS's JSON, filled only when asked for
   };
@@ -82,6 +100,10 @@ class Engine : public QueryHandler {
   void stopFlow(const ast::FlowCommand& stmt, ResultWriter& out);
   void startFlow(const ast::FlowCommand& stmt, ResultWriter& out);
 
+  // user_ddl.cpp: CREATE / ALTER / DROP USER, SHOW USERS
+  void userStatement(EngineSession& s, const ast::UserStatement& stmt, ResultWriter& out);
+  static std::vector<ResultColumn> userColumns(const ast::UserStatement& stmt);
+
   // show.cpp
   static std::vector<ResultColumn> showColumns(const ast::Show& stmt);
   static const std::vector<ResultColumn> kDescribeColumns;
@@ -98,7 +120,37 @@ class Engine : public QueryHandler {
   static std::string constantColumnName(const ast::SelectItem& item);
 
   PlanContext planContext(const EngineSession& s) const;
+  std::string flowDir(const std::string& flow) const;
   std::string flowStateDir(const std::string& flow) const;
+  std::unique_ptr<FlowRuntime> makeRuntime(PhysicalPlan plan, const std::string& flow);
+
+  // Durability (durability.cpp). What the engine keeps about a flow beyond
+  // its definition: whether it should run, how it was planned, and how the
+  // supervisor is doing at bringing it back. Guarded by flowsMu_ (written
+  // with ddlMu_ held too).
+  struct FlowControl {
+    bool wantRunning = true;
+    std::vector<std::pair<std::string, std::string>> settings;  // session SETs at CREATE
+    std::string lastError;         // why the last start failed
+    int attempts = 0;              // failed starts since the flow last ran steadily
+    int64_t nextAttemptMicros = 0; // monotonic; 0: at once
+    int64_t runningSinceMicros = 0;
+    bool failureSeen = false;      // the runtime's current failure is accounted for
+  };
+  // The status SHOW FLOWS and /flows report, and its reason.
+  std::pair<FlowState, std::string> flowStatus(const std::string& name, const FlowRuntime* rt) const;
+  void persistCatalog();  // with ddlMu_ held; throws SqlError 58030
+  // persistCatalog(), and `undo` of the change it was to record when that fails.
+  void persistOrUndo(const std::function<void()>& undo);
+  void setWantRunning(const std::string& flow, bool run);
+  void restoreFlow(const struct CatalogRecord& record);
+  // Plans a catalog flow that has no runtime yet (its planning failed at
+  // restore) and registers its runtime. With ddlMu_ held.
+  FlowRuntime* planRestoredFlow(const std::string& name);
+  void supervise();
+  void superviseOnce();
+  static bool retryable(const std::string& sqlstate);
+  static std::vector<std::pair<std::string, std::string>> settingsOf(const EngineSession& s);
   FlowRuntime* findRuntime(const std::string& name);
   static void sendRows(ResultWriter& out, const std::vector<ResultColumn>& cols, const Rows& rows,
                        const std::string& tag);
@@ -114,6 +166,15 @@ class Engine : public QueryHandler {
   std::mutex ddlMu_;
   mutable std::mutex flowsMu_;
   std::map<std::string, std::unique_ptr<FlowRuntime>> flows_;  // lower-cased names
+  std::map<std::string, FlowControl> control_;                 // lower-cased names
+  std::map<std::string, std::vector<std::string>> tableInserts_;  // INSERTs per table, under ddlMu_
+  std::vector<struct CatalogRecord> unrestored_;  // records a restart could not apply, kept as they were
+  bool restoring_ = false;
+
+  std::mutex supervisorMu_;
+  std::condition_variable supervisorCv_;
+  bool supervisorStop_ = false;
+  std::thread supervisor_;
 };
 
 }  // namespace rtsql

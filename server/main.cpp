@@ -139,9 +139,11 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   try {
-    std::shared_ptr<const rtsql::UserStore> users;
+    // One store for both the protocol server and the engine: CREATE / ALTER /
+    // DROP USER change what the next connection is checked against.
+    std::shared_ptr<rtsql::UserStore> users;
     if (!usersFile.empty()) {
-      users = std::make_shared<const rtsql::UserStore>(rtsql::UserStore::loadFile(usersFile));
+      users = std::make_shared<rtsql::UserStore>(rtsql::UserStore::loadFile(usersFile));
       log(fmt::format("password authentication (SCRAM-SHA-256) for {} users from {}",
                       users->size(), usersFile));
     }
@@ -163,7 +165,11 @@ int main(int argc, char** argv) {
     eo.dataDir = dataDir;
     eo.slots = slots;
     eo.embeddedBootstrap = bootstrap;
+    eo.users = users;
     rtsql::Engine engine(eo, connectors);
+    // The catalog of the data directory comes back before the first client:
+    // sources, sinks, tables, and flows, which the supervisor then resumes.
+    engine.restore();
 
     boost::asio::io_context io;
     rtsql::PgServerOptions po;

@@ -68,13 +68,11 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       return;
     }
     case ast::ShowKind::Flows: {
-      for (const auto& f : catalog_.flows()) {
-        FlowRuntime* rt = findRuntime(f->name);
-        FlowState st = rt ? rt->state() : FlowState::Stopped;
+      for (const auto& info : flowInfos(false)) {
         std::optional<std::string> reason;
-        if (rt && st == FlowState::Failed) reason = rt->failureReason();
-        rows.push_back({f->name, f->sink, std::string(flowStateName(st)),
-                        rt ? text(std::to_string(rt->plan().slots())) : std::nullopt, reason});
+        if (!info.failure.empty()) reason = info.failure;
+        rows.push_back({info.name, info.sink, std::string(flowStateName(info.state)),
+                        info.slots ? text(std::to_string(*info.slots)) : std::nullopt, reason});
       }
       sendRows(out, showColumns(stmt), rows,
                fmt::format("SHOW {}", rows.size()));
@@ -142,12 +140,11 @@ std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
     info.name = f->name;
     info.sink = f->sink;
     auto it = flows_.find(toLower(f->name));
-    if (it != flows_.end()) {
-      const FlowRuntime& rt = *it->second;
-      info.state = rt.state();
-      if (info.state == FlowState::Failed) info.failure = rt.failureReason();
-      info.slots = rt.plan().slots();
-      if (withProgress) info.progressJson = rt.progressJson();
+    const FlowRuntime* rt = it != flows_.end() ? it->second.get() : nullptr;
+    std::tie(info.state, info.failure) = flowStatus(f->name, rt);
+    if (rt) {
+      info.slots = rt->plan().slots();
+      if (withProgress) info.progressJson = rt->progressJson();
     }
     infos.push_back(std::move(info));
   }

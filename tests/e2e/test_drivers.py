@@ -1,8 +1,11 @@
 """PostgreSQL drivers against the real rtsqld: psycopg 3 with server-side
 parameters and prepared statements (the extended query protocol), and the
-PostgreSQL JDBC driver from a small Java program (tests/e2e/jdbc). Each creates
-a source, a sink and a flow, feeds it through Kafka and reads SHOW PROGRESS."""
+PostgreSQL JDBC driver from a small Java program (tests/e2e/jdbc), in plain
+text and over TLS with a verified certificate and a SCRAM password. Each
+creates a source, a sink and a flow, feeds it through Kafka and reads SHOW
+PROGRESS; constant SELECTs come back typed."""
 
+import datetime
 import json
 import time
 import os
@@ -13,7 +16,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import unique
+from conftest import Kafka, unique
+from test_security import SecureServer
 
 JDBC_DIR = Path(__file__).resolve().parent / "jdbc"
 
@@ -28,8 +32,7 @@ def expected_output(recs):
 
 
 def one(cur):
-    """The single value of a one-row, one-column result. Constant SELECTs may
-    answer in text, so numbers are compared through int()."""
+    """The single value of a one-row, one-column result."""
     rows = cur.fetchall()
     assert len(rows) == 1 and len(rows[0]) == 1, rows
     return rows[0][0]
@@ -76,6 +79,31 @@ def test_psycopg_binary_results(server):
         a, b = cur.execute("SELECT %s::int + 1, %s || 'b'", (41, "a")).fetchone()
         assert (int(a), b) == (42, "ab")
         assert all(col.type_code for col in cur.description)
+
+
+def test_psycopg_typed_constants(server):
+    """A SELECT without FROM answers each column with its expression's type,
+    so drivers hand out ints, floats, booleans and timestamps, not strings; in
+    text and in binary, and in the extended protocol's Describe."""
+    sql = ("SELECT 1 AS i, 'a' AS s, 1.5 AS d, true AS b, 2147483648 AS big, NULL AS n, "
+           "1 + 2 AS sum, 7 / 2 AS half, 1 < 2 AS lt, CAST('2024-05-06 07:08:09' AS TIMESTAMP) AS ts")
+    want = (1, "a", 1.5, True, 2147483648, None, 3, 3.5, True,
+            datetime.datetime(2024, 5, 6, 7, 8, 9))
+    with server.connect() as conn:
+        for binary in (False, True):
+            cur = conn.cursor(binary=binary)
+            row = cur.execute(sql).fetchone()
+            assert row == want, (binary, row)
+            assert [type(v) for v in row] == [type(v) for v in want], (binary, row)
+            types = [conn.adapters.types.get(d.type_code).name for d in cur.description]
+            assert types == ["int4", "text", "float8", "bool", "int8", "text", "int4",
+                             "float8", "bool", "timestamp"], types
+        # Parameters keep their types too.
+        row = conn.execute("SELECT %s::int + 1, %s::bigint * 2, %s IS NULL",
+                           (41, 2**40, None)).fetchone()
+        assert row == (42, 2**41, True) and type(row[0]) is int
+        # The simple query protocol (psql) answers the same.
+        assert server.psql("SELECT 1, 1.5, true, 'x'").stdout.strip() == "1|1.5|t|x"
 
 
 def test_psycopg_errors_then_recovery(server):
@@ -140,21 +168,23 @@ def jdbc_classpath(tmp_path_factory):
     return f"{jar}{os.pathsep}{out}"
 
 
-def test_jdbc_driver(server, kafka, jdbc_classpath):
+def run_jdbc(server, kafka, jdbc_classpath, url, java_props=()):
+    """Runs JdbcSmoke against URL and checks what it reports and what the flow
+    wrote to Kafka."""
     tag = unique("jdbc")
     in_topic, out_topic = unique("in"), unique("out")
     source, sink, flow = unique("src"), unique("snk"), unique("f")
     recs = records(tag)
     kafka.create_topic(in_topic)
     kafka.produce(in_topic, recs)
-    url = f"jdbc:postgresql://{server.host}:{server.port}/rtsql"
     p = subprocess.run(
-        ["java", "-cp", jdbc_classpath, "JdbcSmoke", url, kafka.options(), in_topic, out_topic,
-         source, sink, flow, str(len(recs))],
+        ["java", *java_props, "-cp", jdbc_classpath, "JdbcSmoke", url, kafka.options(), in_topic,
+         out_topic, source, sink, flow, str(len(recs))],
         capture_output=True, text=True, timeout=180)
     assert p.returncode == 0, f"JdbcSmoke failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
     lines = p.stdout.strip().splitlines()
     assert lines[-1] == "OK", p.stdout
+    assert "LIVE 5" in lines, p.stdout
     progress = json.loads(next(line for line in lines if line.startswith("PROGRESS "))[9:])
     assert progress["name"] == flow
     assert progress["numInputRows"] == len(recs), progress
@@ -162,3 +192,45 @@ def test_jdbc_driver(server, kafka, jdbc_classpath):
     got = output_rows(kafka.consume_json(out_topic, n=len(want), timeout=30, grace=1.0))
     assert got == want
     server.query(f"DROP FLOW {flow}")
+
+
+def test_jdbc_driver(server, kafka, jdbc_classpath):
+    run_jdbc(server, kafka, jdbc_classpath,
+             f"jdbc:postgresql://{server.host}:{server.port}/rtsql")
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory):
+    """An rtsqld that requires TLS (a self-signed certificate for localhost)
+    and SCRAM passwords."""
+    s = SecureServer(tmp_path_factory.mktemp("rtsqld_jdbc_tls"))
+    s.start()
+    yield s
+    code = s.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{s.log_tail()}"
+
+
+def test_jdbc_over_tls_with_a_password(secure, jdbc_classpath):
+    """The JDBC driver verifies the server's certificate against the test's
+    self-signed one (sslmode=verify-full checks the name too: localhost) and
+    logs in with SCRAM-SHA-256; --tls-required refuses anything else."""
+    kafka = Kafka("embedded", "embedded", secure.embedded_bootstrap)
+    # The certificate names localhost, which verify-full compares with the host.
+    url = (f"jdbc:postgresql://localhost:{secure.port}/rtsql?ssl=true&sslmode=verify-full"
+           f"&sslrootcert={secure.cert}")
+    props = [f"-Drtsql.user={secure.user}", f"-Drtsql.password={secure.password}"]
+    run_jdbc(secure, kafka, jdbc_classpath, url, props)
+
+    # A wrong password, and a certificate the client does not trust, are refused.
+    p = subprocess.run(
+        ["java", f"-Drtsql.user={secure.user}", "-Drtsql.password=wrong", "-cp", jdbc_classpath,
+         "JdbcSmoke", url, kafka.options(), "t", "t", "s", "k", "f", "1"],
+        capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0
+    assert "password authentication failed" in p.stderr + p.stdout
+    p = subprocess.run(
+        ["java", *props, "-cp", jdbc_classpath, "JdbcSmoke",
+         f"jdbc:postgresql://localhost:{secure.port}/rtsql?ssl=true&sslmode=verify-full",
+         kafka.options(), "t", "t", "s", "k", "f", "1"],
+        capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0

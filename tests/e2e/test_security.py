@@ -3,7 +3,8 @@ and --tls-required, reached by psql (PGSSLMODE=require, PGPASSWORD) and psycopg
 (sslmode=require) which create a source, a sink and a flow, feed it and read
 SHOW PROGRESS; a wrong password, an unknown user and a plain-text client are
 refused; `rtsqld --hash-password` writes users-file lines; a non-loopback
---host without a users file is refused."""
+--host without a users file is refused; CREATE / ALTER / DROP USER change who
+may log in, at once, and rewrite the users file."""
 
 import json
 import os
@@ -13,7 +14,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import PSQL, RTSQLD, Kafka, Server, unique
+from conftest import PSQL, RTSQLD, Kafka, Server, sql_str, unique
 
 PASSWORD = "s3cret pass"  # a space on purpose: it is part of the password
 OTHER_PASSWORD = "bobs-password"
@@ -81,17 +82,20 @@ class SecureServer(Server):
                                dbname="rtsql", sslmode=sslmode, channel_binding=binding,
                                connect_timeout=connect_timeout, autocommit=True)
 
-    def psql(self, sql, check=True, timeout=60, password=None, sslmode="require"):
+    def psql(self, sql, check=True, timeout=60, password=None, sslmode="require", user=None):
         env = {**os.environ, "PGCONNECT_TIMEOUT": "10", "PGSSLMODE": sslmode,
                "PGCHANNELBINDING": "require" if sslmode == "require" else "prefer",
                "PGPASSWORD": self.password if password is None else password}
         p = subprocess.run(
-            [PSQL, "-h", self.host, "-p", str(self.port), "-U", self.user, "-d", "rtsql",
+            [PSQL, "-h", self.host, "-p", str(self.port), "-U", user or self.user, "-d", "rtsql",
              "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
             capture_output=True, text=True, timeout=timeout, env=env)
         if check and p.returncode != 0:
             raise AssertionError(f"psql failed ({p.returncode}) on {sql!r}:\n{p.stderr}")
         return p
+
+    def psql_as(self, user, password, sql, check=True):
+        return self.psql(sql, check=check, password=password, user=user)
 
 
 @pytest.fixture(scope="module")
@@ -226,3 +230,82 @@ def test_bad_users_file_stops_the_server(tmp_path):
                        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert p.returncode == 1
     assert "line 1" in p.stderr
+
+
+# -- CREATE / ALTER / DROP USER ---------------------------------------------
+
+def test_create_alter_drop_user(secure):
+    """A user created with SQL logs in over TLS with SCRAM at once (psycopg and
+    psql); after ALTER USER only the new password works; after DROP USER
+    neither does. The users file follows every change and never holds a
+    password; neither does the server's log."""
+    name = unique("u")
+    first, second = "first p4ss'word", "second-p4ss"
+    with secure.connect() as admin:
+        admin.execute(f"CREATE USER {name} WITH PASSWORD {sql_str(first)}")
+        names = [r[0] for r in admin.execute("SHOW USERS").fetchall()]
+        assert name in names and secure.user in names
+        assert names == sorted(names)
+
+        with secure.connect(user=name, password=first) as conn:
+            assert conn.pgconn.ssl_in_use
+            assert conn.execute("SELECT 41 + 1").fetchone()[0] == 42
+        p = secure.psql_as(name, first, "SHOW USERS")
+        assert name in p.stdout.split()
+
+        text = secure.users.read_text()
+        assert f"\n{name}:SCRAM-SHA-256$4096:" in text
+        assert first not in text
+        # bob's plain password line became a verifier on the first rewrite.
+        assert OTHER_PASSWORD not in text and "\nbob:SCRAM-SHA-256$" in text
+        assert text.startswith("# rtsql users\n")
+
+        # A user may change its own password.
+        with secure.connect(user=name, password=first) as conn:
+            conn.execute(f"ALTER USER {name} WITH PASSWORD {sql_str(second)}")
+        with pytest.raises(psycopg.OperationalError) as e:
+            secure.connect(user=name, password=first)
+        assert f'password authentication failed for user "{name}"' in str(e.value)
+        assert secure.psql_as(name, first, "SHOW USERS", check=False).returncode != 0
+        with secure.connect(user=name, password=second) as conn:
+            conn.execute("SHOW FLOWS").fetchall()
+
+        admin.execute(f"DROP USER {name}")
+        with pytest.raises(psycopg.OperationalError) as e:
+            secure.connect(user=name, password=second)
+        assert f'password authentication failed for user "{name}"' in str(e.value)
+        assert name not in secure.users.read_text()
+        assert name not in [r[0] for r in admin.execute("SHOW USERS").fetchall()]
+        admin.execute(f"DROP USER IF EXISTS {name}")
+
+    log = secure.log_path.read_bytes().decode(errors="replace")
+    assert first not in log and second not in log
+
+
+def test_user_statement_errors_hide_the_password(secure):
+    with secure.connect() as conn:
+        with pytest.raises(psycopg.errors.DuplicateObject) as e:
+            conn.execute("CREATE USER bob WITH PASSWORD 'hunter2-secret'")
+        assert "hunter2" not in str(e.value)
+        with pytest.raises(psycopg.errors.SyntaxError) as e:
+            conn.execute("CREATE USER carl WITH PASSWORD hunter2-secret")
+        assert "hunter2" not in str(e.value)
+        with pytest.raises(psycopg.errors.UndefinedObject):
+            conn.execute("ALTER USER nobody_here PASSWORD 'hunter2-secret'")
+        with pytest.raises(psycopg.errors.ObjectInUse):
+            conn.execute(f"DROP USER {secure.user}")
+    # psql prints the statement's line beside an error with a position; these
+    # errors have none, so the password does not show up on the terminal.
+    p = secure.psql("CREATE USER bob PASSWORD 'hunter2-secret'", check=False)
+    assert p.returncode != 0 and "already exists" in p.stderr
+    assert "hunter2" not in p.stderr
+
+
+def test_user_statements_need_a_users_file(server):
+    with server.connect() as conn:
+        with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState) as e:
+            conn.execute("CREATE USER someone WITH PASSWORD 'hunter2-secret'")
+        assert "--users-file" in (e.value.diag.message_hint or "")
+        assert "hunter2" not in str(e.value)
+        with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState):
+            conn.execute("SHOW USERS")

@@ -85,6 +85,7 @@ GRACE_S = 0.3                # how long `expect` watches for extra records
 PROGRESS_TIMEOUT_S = 10
 QUERY_WAIT_S = 10           # how long `query ... wait` retries
 MAX_SLEEP_MS = 10000
+BOOL_OID = 16               # PostgreSQL's bool type
 
 
 class TestFailure(Exception):
@@ -342,6 +343,13 @@ class Runner:
         try:
             cur = self.conn.execute(sql)
             rows = cur.fetchall() if cur.description else None
+            if rows:
+                # Booleans arrive in PostgreSQL's text form (t/f); the files
+                # spell them true/false, as Spark does.
+                bools = {i for i, d in enumerate(cur.description) if d.type_code == BOOL_OID}
+                if bools:
+                    rows = [tuple({"t": "true", "f": "false"}.get(v, v) if i in bools else v
+                                  for i, v in enumerate(r)) for r in rows]
             return cur, rows
         finally:
             timer.cancel()

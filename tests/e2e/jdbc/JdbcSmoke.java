@@ -2,14 +2,20 @@
 // extended query protocol: server-side parameters, a prepared statement run
 // past the driver's prepare threshold (it then switches to a named server
 // statement and binary results), an error and recovery, and a source, a sink
-// and a flow whose SHOW PROGRESS is polled until the expected input arrived.
+// and a flow whose SHOW PROGRESS is polled until the expected input arrived,
+// typed constant columns, and a live query on the source.
 //
 // Usage: JdbcSmoke URL KAFKA_OPTIONS IN_TOPIC OUT_TOPIC SOURCE SINK FLOW EXPECTED_INPUT
-// Prints "PROGRESS <json>" and then "OK"; exits 1 with a message on a failed check.
+// The user is the system property rtsql.user (default rtsql); with
+// rtsql.password set, the driver logs in with it (SCRAM-SHA-256). TLS is asked
+// for in the URL (ssl=true&sslmode=verify-full&sslrootcert=...).
+// Prints "PROGRESS <json>", "LIVE <rows>" and then "OK"; exits 1 with a
+// message on a failed check.
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
@@ -40,7 +46,9 @@ public final class JdbcSmoke {
     final int expected = Integer.parseInt(args[7]);
 
     Properties props = new Properties();
-    props.setProperty("user", "rtsql");
+    props.setProperty("user", System.getProperty("rtsql.user", "rtsql"));
+    final String password = System.getProperty("rtsql.password");
+    if (password != null) props.setProperty("password", password);
     props.setProperty("connectTimeout", "10");
     props.setProperty("socketTimeout", "60");
     try (Connection c = DriverManager.getConnection(url, props)) {
@@ -73,6 +81,22 @@ public final class JdbcSmoke {
               + rs.getString("shout"));
           check(rs.getBoolean("n"), "a NULL parameter IS NULL");
         }
+      }
+
+      // Constant columns arrive with their own types.
+      try (Statement st = c.createStatement();
+           ResultSet rs = st.executeQuery("SELECT 1 AS i, 'a' AS s, 1.5 AS d, true AS b")) {
+        ResultSetMetaData md = rs.getMetaData();
+        check(md.getColumnType(1) == Types.INTEGER, "1 is an integer, got "
+            + md.getColumnTypeName(1));
+        check(md.getColumnType(2) == Types.VARCHAR, "'a' is text, got " + md.getColumnTypeName(2));
+        check(md.getColumnType(3) == Types.DOUBLE, "1.5 is a double, got "
+            + md.getColumnTypeName(3));
+        check(md.getColumnType(4) == Types.BIT || md.getColumnType(4) == Types.BOOLEAN,
+            "true is a boolean, got " + md.getColumnTypeName(4));
+        check(rs.next(), "the constants have a row");
+        check(rs.getInt(1) == 1 && "a".equals(rs.getString(2)) && rs.getDouble(3) == 1.5
+            && rs.getBoolean(4), "constant values");
       }
 
       try (Statement st = c.createStatement()) {
@@ -108,6 +132,24 @@ public final class JdbcSmoke {
       }
       check(progress != null, "SHOW PROGRESS answered");
       System.out.println("PROGRESS " + progress);
+
+      // A live query: a temporary flow on the source whose rows stream to
+      // this connection; LIMIT ends it.
+      int live = 0;
+      try (Statement st = c.createStatement();
+           ResultSet rs = st.executeQuery("SELECT user_id, amount FROM " + source
+               + " WHERE amount > 10 LIMIT 5")) {
+        ResultSetMetaData md = rs.getMetaData();
+        check(md.getColumnType(2) == Types.DOUBLE, "amount is a double, got "
+            + md.getColumnTypeName(2));
+        while (rs.next()) {
+          check(rs.getDouble("amount") > 10, "the live query's filter holds");
+          check(rs.getString("user_id") != null, "user_id is set");
+          live++;
+        }
+      }
+      check(live == 5, "the live query returned LIMIT rows, got " + live);
+      System.out.println("LIVE " + live);
     }
     System.out.println("OK");
   }

@@ -1,0 +1,39 @@
+// The catalog on disk: what a restarted rtsqld needs to bring back every
+// source, sink, table and flow.
+//
+// The file (<data-dir>/catalog) holds the statements that built the catalog,
+// in an order that replays: sources, sinks, tables each followed by the
+// INSERTs into it, then flows with the session settings they were planned
+// with and whether they should run. It is rewritten whole after every
+// successful CREATE, DROP, INSERT, STOP and START: written to a temporary
+// file, fsync'ed, renamed over the old one, and the directory fsync'ed, so a
+// crash leaves the old catalog or the new one, never a mix. A length and a
+// CRC-32 in the header detect a damaged file; rtsqld then refuses to start
+// rather than come back with flows missing.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rtsql {
+
+struct CatalogRecord {
+  std::string kind;  // source | sink | table | insert | flow
+  std::string name;  // the object's name (insert: the table's)
+  std::string sql;   // the statement
+  bool running = true;  // flows: whether the flow should run
+  std::vector<std::pair<std::string, std::string>> settings;  // flows: session SET values
+};
+
+std::string formatCatalogFile(const std::vector<CatalogRecord>& records);
+// Throws SqlError 58030 when `text` is not an intact catalog file.
+std::vector<CatalogRecord> parseCatalogFile(const std::string& text);
+
+// Atomic replace of `path` (see above). Throws SqlError 58030.
+void writeCatalogFile(const std::string& path, const std::vector<CatalogRecord>& records);
+// The records of `path`; none when the file does not exist. Throws SqlError
+// 58030 (naming the path) when it is damaged.
+std::vector<CatalogRecord> readCatalogFile(const std::string& path);
+
+}  // namespace rtsql

@@ -1,0 +1,292 @@
+// What makes the catalog and the flows outlive the process: the catalog file
+// (server/catalog_file.h), its replay at start, and the flow supervisor that
+// starts restored flows and restarts failed ones with backoff.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "parser/parser.h"
+#include "server/engine.h"
+
+namespace rtsql {
+
+namespace {
+
+// How often the supervisor looks at the flows, and the bounds of its backoff.
+constexpr int kSuperviseEveryMs = 200;
+constexpr int64_t kFirstRetryMicros = 500'000;
+constexpr int64_t kMaxRetryMicros = 60'000'000;
+// A flow that has run this long without failing has recovered: its backoff
+// starts over.
+constexpr int64_t kSteadyMicros = 60'000'000;
+
+void logLine(const std::string& msg) {
+  std::cerr << formatTimestamp(nowMicros(), true) << " rtsqld: " << msg << std::endl;
+}
+
+// A ResultWriter for replayed statements: results are dropped, errors thrown
+// by the handlers reach the caller as exceptions.
+class DiscardWriter final : public ResultWriter {
+ public:
+  void columns(const std::vector<ResultColumn>&) override {}
+  void row(const std::vector<std::optional<std::string>>&) override {}
+  void complete(const std::string&) override {}
+  void error(const SqlError& err) override { throw err; }
+  void notice(const std::string&) override {}
+};
+
+int64_t backoffMicros(int attempts) {
+  int64_t d = kFirstRetryMicros;
+  for (int i = 1; i < attempts && d < kMaxRetryMicros; ++i) d *= 2;
+  return std::min(d, kMaxRetryMicros);
+}
+
+}  // namespace
+
+std::string Engine::flowDir(const std::string& flow) const {
+  return (std::filesystem::path(options_.dataDir) / "flows" / toLower(flow)).string();
+}
+
+bool Engine::retryable(const std::string& sqlstate) {
+  // Bad data (class 22), a plan that no longer binds (42) or a feature that
+  // is not there (0A) fail the same way on every retry: the user must act.
+  // The rest (a broker away, a full disk, no free slots, an internal error)
+  // may pass.
+  return !(sqlstate.starts_with("22") || sqlstate.starts_with("42") || sqlstate.starts_with("0A"));
+}
+
+std::vector<std::pair<std::string, std::string>> Engine::settingsOf(const EngineSession& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : s.settings.entries()) out.emplace_back(e.key, e.value);
+  return out;
+}
+
+void Engine::persistCatalog() {
+  if (restoring_ || options_.dataDir.empty()) return;
+  std::vector<CatalogRecord> records;
+  for (const auto& src : catalog_.sources()) records.push_back({"source", src->name, src->sql, true, {}});
+  for (const auto& sink : catalog_.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}});
+  for (const auto& t : catalog_.tables()) {
+    records.push_back({"table", t->name, t->sql, true, {}});
+    auto it = tableInserts_.find(toLower(t->name));
+    if (it == tableInserts_.end()) continue;
+    for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}});
+  }
+  {
+    std::lock_guard lock(flowsMu_);
+    for (const auto& f : catalog_.flows()) {
+      CatalogRecord r{"flow", f->name, f->sql, true, {}};
+      auto it = control_.find(toLower(f->name));
+      if (it != control_.end()) {
+        r.running = it->second.wantRunning;
+        r.settings = it->second.settings;
+      }
+      records.push_back(std::move(r));
+    }
+  }
+  // What a restart could not bring back stays in the file as it was.
+  records.insert(records.end(), unrestored_.begin(), unrestored_.end());
+  writeCatalogFile((std::filesystem::path(options_.dataDir) / "catalog").string(), records);
+}
+
+void Engine::restore() {
+  if (!options_.dataDir.empty()) {
+    std::vector<CatalogRecord> records =
+        readCatalogFile((std::filesystem::path(options_.dataDir) / "catalog").string());
+    // Nothing else runs yet (no sessions, no supervisor), and the statement
+    // handlers take ddlMu_ themselves.
+    restoring_ = true;
+    DiscardWriter discard;
+    EngineSession session;
+    int restored = 0;
+    for (const CatalogRecord& r : records) {
+      try {
+        if (r.kind == "flow") {
+          restoreFlow(r);
+        } else {
+          std::vector<ast::StatementPtr> stmts = parseStatements(r.sql);
+          if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "not one statement");
+          executeStatement(session, *stmts.front(), discard);
+        }
+        ++restored;
+      } catch (const std::exception& e) {
+        const auto* sqlError = dynamic_cast<const SqlError*>(&e);
+        logLine(fmt::format("cannot restore {} \"{}\": {}; it is kept in the catalog file", r.kind,
+                            r.name, sqlError ? sqlError->message() : e.what()));
+        unrestored_.push_back(r);
+      }
+    }
+    restoring_ = false;
+    if (!records.empty()) {
+      logLine(fmt::format("restored {} of {} catalog entries from {}", restored, records.size(),
+                          options_.dataDir));
+    }
+  }
+  supervisor_ = std::thread([this] { supervise(); });
+}
+
+void Engine::restoreFlow(const CatalogRecord& record) {
+  std::vector<ast::StatementPtr> stmts = parseStatements(record.sql);
+  if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::CreateFlow) {
+    throw SqlError(sqlstate::kIoError, "not a CREATE FLOW statement");
+  }
+  const auto& stmt = static_cast<const ast::CreateFlow&>(*stmts.front());
+  FlowControl control;
+  control.wantRunning = record.running;
+  control.settings = record.settings;
+  EngineSession session;
+  for (const auto& [k, v] : record.settings) session.settings.set(k, v);
+
+  FlowDef def;
+  def.name = stmt.name;
+  def.sink = stmt.sink;
+  def.sql = stmt.text;
+  def.queryText = stmt.queryText;
+  std::unique_ptr<FlowRuntime> runtime;
+  std::vector<std::string> inputs;
+  try {
+    PhysicalPlan plan = planFlow(stmt, planContext(session));
+    def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
+    def.options = plan.flowOptions;
+    for (const auto& scan : plan.scans) inputs.push_back(scan.name);
+    if (plan.scans.empty()) inputs.push_back(plan.scan.name);
+    runtime = makeRuntime(std::move(plan), stmt.name);
+  } catch (const SqlError& e) {
+    // The plan needs the sources' partition counts: with a broker away, the
+    // flow is restored without a runtime and the supervisor plans it later.
+    control.lastError = e.message();
+    if (!retryable(e.sqlstate())) throw;
+  }
+  catalog_.addFlow(std::move(def), false, stmt.namePos);
+  if (runtime) {
+    inputs.push_back(stmt.sink);
+    catalog_.setFlowInputs(stmt.name, inputs);
+  }
+  std::lock_guard lock(flowsMu_);
+  if (runtime) flows_[toLower(stmt.name)] = std::move(runtime);
+  control_[toLower(stmt.name)] = std::move(control);
+}
+
+FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
+  Catalog::FlowPtr def = catalog_.findFlow(name);
+  if (!def) return nullptr;
+  std::vector<ast::StatementPtr> stmts = parseStatements(def->sql);
+  const auto& stmt = static_cast<const ast::CreateFlow&>(*stmts.front());
+  EngineSession session;
+  {
+    std::lock_guard lock(flowsMu_);
+    for (const auto& [k, v] : control_[toLower(name)].settings) session.settings.set(k, v);
+  }
+  PhysicalPlan plan = planFlow(stmt, planContext(session));
+  std::vector<std::string> inputs;
+  for (const auto& scan : plan.scans) inputs.push_back(scan.name);
+  if (plan.scans.empty()) inputs.push_back(plan.scan.name);
+  inputs.push_back(stmt.sink);
+  catalog_.setFlowInputs(stmt.name, inputs);
+  auto runtime = makeRuntime(std::move(plan), stmt.name);
+  FlowRuntime* rt = runtime.get();
+  std::lock_guard lock(flowsMu_);
+  flows_[toLower(name)] = std::move(runtime);
+  return rt;
+}
+
+void Engine::supervise() {
+  std::unique_lock lock(supervisorMu_);
+  while (!supervisorStop_) {
+    supervisorCv_.wait_for(lock, std::chrono::milliseconds(kSuperviseEveryMs),
+                           [&] { return supervisorStop_; });
+    if (supervisorStop_) break;
+    lock.unlock();
+    try {
+      superviseOnce();
+    } catch (const std::exception& e) {
+      logLine(fmt::format("flow supervisor: {}", e.what()));
+    }
+    lock.lock();
+  }
+}
+
+void Engine::superviseOnce() {
+  std::unique_lock ddl(ddlMu_, std::try_to_lock);
+  if (!ddl.owns_lock()) return;  // a statement is changing flows: look again later
+  const int64_t now = monotonicMicros();
+  std::vector<std::string> names;
+  {
+    std::lock_guard lock(flowsMu_);
+    for (const auto& [name, c] : control_) {
+      if (c.wantRunning) names.push_back(name);
+    }
+  }
+  for (const std::string& name : names) {
+    {
+      std::lock_guard lock(supervisorMu_);
+      if (supervisorStop_) return;
+    }
+    FlowRuntime* rt = findRuntime(name);
+    FlowState state = rt ? rt->state() : FlowState::Stopped;
+    std::unique_lock lock(flowsMu_);
+    FlowControl& c = control_[name];
+    if (state == FlowState::Running) {
+      if (c.attempts > 0 && now - c.runningSinceMicros > kSteadyMicros) c.attempts = 0;
+      continue;
+    }
+    if (state == FlowState::Failed) {
+      if (!retryable(rt->failureCode())) continue;  // reported as failed until START FLOW
+      if (!c.failureSeen) {
+        c.failureSeen = true;
+        c.lastError = rt->failureReason();
+        ++c.attempts;
+        c.nextAttemptMicros = now + backoffMicros(c.attempts);
+        logLine(fmt::format("flow \"{}\" failed: {}; restarting it in {:.1f} s", name, c.lastError,
+                            static_cast<double>(c.nextAttemptMicros - now) / 1e6));
+        continue;
+      }
+    }
+    if (now < c.nextAttemptMicros) continue;
+    lock.unlock();
+    try {
+      if (!rt) rt = planRestoredFlow(name);
+      if (!rt) continue;
+      rt->stop();  // collects the threads and slots of a failed run
+      rt->start();
+      lock.lock();
+      c.failureSeen = false;
+      c.lastError.clear();
+      c.runningSinceMicros = now;
+      lock.unlock();
+      logLine(fmt::format("flow \"{}\" is running", name));
+    } catch (const SqlError& e) {
+      lock.lock();
+      c.lastError = e.message();
+      c.failureSeen = true;
+      ++c.attempts;
+      c.nextAttemptMicros = monotonicMicros() + backoffMicros(c.attempts);
+      lock.unlock();
+      logLine(fmt::format("flow \"{}\" cannot start: {}; next attempt in {:.1f} s", name, e.message(),
+                          static_cast<double>(backoffMicros(c.attempts)) / 1e6));
+    }
+  }
+}
+
+std::pair<FlowState, std::string> Engine::flowStatus(const std::string& name, const FlowRuntime* rt) const {
+  // Called with flowsMu_ held.
+  FlowState state = rt ? rt->state() : FlowState::Stopped;
+  if (state == FlowState::Running) return {state, {}};
+  auto it = control_.find(toLower(name));
+  if (it == control_.end() || !it->second.wantRunning) {
+    if (state == FlowState::Failed) return {state, rt->failureReason()};
+    return {FlowState::Stopped, {}};
+  }
+  const FlowControl& c = it->second;
+  if (state == FlowState::Failed && !retryable(rt->failureCode())) return {state, rt->failureReason()};
+  std::string why = state == FlowState::Failed && !c.failureSeen ? rt->failureReason() : c.lastError;
+  if (why.empty()) return {FlowState::Recovering, "starting"};
+  int64_t wait = std::max<int64_t>(0, c.nextAttemptMicros - monotonicMicros());
+  return {FlowState::Recovering,
+          fmt::format("{} (attempt {} in {:.1f} s)", why, c.attempts + 1, static_cast<double>(wait) / 1e6)};
+}
+
+}  // namespace rtsql

@@ -1,0 +1,172 @@
+"""Crash recovery: rtsqld is killed with SIGKILL at random moments while keyed
+input streams in, restarted on the same data directory without any statement,
+and every flow must end with exactly the results of the input.
+
+Three flows read the same input: a GROUP BY count, a tumbling-window count, and
+a DISTINCT ON dedup. Delivery is at-least-once, so a flow may write a row again
+after a crash, but its state is restored exactly from the last checkpoint: the
+highest count written for each key (and window) must equal the true count, no
+more (double counting) and no less (loss); the dedup flow must have written
+every distinct id and no other.
+
+The broker must outlive the killed server: on the "embedded" run it is the
+embedded broker of a second rtsqld that is never killed; on the "real" run
+(RTSQL_KAFKA_BOOTSTRAP) an Apache Kafka broker.
+"""
+
+import os
+import random
+import threading
+import time
+from collections import defaultdict
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from conftest import Kafka, Server, unique
+
+KEYS = 40
+EVENTS = 4000          # records produced in all
+RATE = 500             # records per second
+KILLS = 3
+CONVERGE_TIMEOUT_S = 120
+
+
+def _brokers():
+    params = ["embedded"]
+    if os.environ.get("RTSQL_KAFKA_BOOTSTRAP"):
+        params.append("real")
+    return params
+
+
+@pytest.fixture(scope="module", params=_brokers())
+def broker(request, tmp_path_factory):
+    if request.param == "embedded":
+        host = Server(tmp_path_factory.mktemp("broker_host"))
+        host.start()
+        yield Kafka("embedded", host.embedded_bootstrap, host.embedded_bootstrap)
+        host.stop()
+    else:
+        addr = os.environ["RTSQL_KAFKA_BOOTSTRAP"]
+        yield Kafka("real", addr, addr)
+
+
+def start_server(tmp, run):
+    s = Server(tmp)
+    s.log_path = tmp / f"rtsqld.{run}.log"
+    return s.start()
+
+
+def event(i, base):
+    ts = base + timedelta(milliseconds=10 * i)
+    return {"k": f"k{i % KEYS}", "id": i // 2,
+            "ts": ts.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]}
+
+
+def window_of(ts_text):
+    t = datetime.strptime(ts_text, "%Y-%m-%d %H:%M:%S.%f")
+    return t.replace(microsecond=0).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
+    uid = unique("crash")
+    topic_in, t_counts, t_windows, t_dedup = (f"{uid}_in", f"{uid}_counts",
+                                              f"{uid}_windows", f"{uid}_dedup")
+    for t in (topic_in, t_counts, t_windows, t_dedup):
+        broker.create_topic(t)
+
+    server = start_server(tmp_path, 0)
+    opts = broker.options()
+    server.run_script(f"""
+        CREATE SOURCE ev (k STRING, id BIGINT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
+            WITH ({opts}, subscribe = '{topic_in}', startingOffsets = 'earliest', format = 'json');
+        CREATE SINK counts WITH ({opts}, topic = '{t_counts}', format = 'json');
+        CREATE SINK windows WITH ({opts}, topic = '{t_windows}', format = 'json');
+        CREATE SINK dedup WITH ({opts}, topic = '{t_dedup}', format = 'json');
+        CREATE FLOW c INTO counts CHECKPOINT INTERVAL '1 second' WITH ('shuffle.partitions' = '2')
+            AS SELECT k, count(*) AS n FROM ev GROUP BY k;
+        CREATE FLOW w INTO windows CHECKPOINT INTERVAL '1 second' WITH ('shuffle.partitions' = '2')
+            AS SELECT window.start AS ws, k, count(*) AS n FROM ev GROUP BY window(ts, '1 second'), k;
+        CREATE FLOW d INTO dedup CHECKPOINT INTERVAL '1 second' WITH ('shuffle.partitions' = '2')
+            AS SELECT DISTINCT ON (id) id, k FROM ev;
+    """)
+
+    base = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    records = [event(i, base) for i in range(EVENTS)]
+    done = threading.Event()
+    errors = []
+
+    def produce():
+        try:
+            chunk = RATE // 10
+            for start in range(0, EVENTS, chunk):
+                t0 = time.monotonic()
+                broker.produce(topic_in, records[start:start + chunk])
+                time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
+        except Exception as e:  # reported by the test thread
+            errors.append(e)
+        finally:
+            done.set()
+
+    producer = threading.Thread(target=produce)
+    producer.start()
+    rng = random.Random(os.getpid())
+    restarts = []
+    try:
+        for run in range(1, KILLS + 1):
+            time.sleep(rng.uniform(1.5, 2.5))
+            server.proc.kill()  # SIGKILL: no epoch end, no flush, no final checkpoint
+            server.proc.wait(timeout=10)
+            t0 = time.monotonic()
+            server = start_server(tmp_path, run)
+            restarts.append(time.monotonic() - t0)
+        producer.join(timeout=EVENTS / RATE + 60)
+        assert done.is_set(), "the producer did not finish"
+        assert not errors, errors
+
+        # The truth.
+        true_counts = defaultdict(int)
+        true_windows = defaultdict(int)
+        for r in records:
+            true_counts[r["k"]] += 1
+            true_windows[(window_of(r["ts"]), r["k"])] += 1
+        true_ids = {r["id"] for r in records}
+
+        # Rows keep coming until every flow has caught up; wait for the truth.
+        deadline = time.monotonic() + CONVERGE_TIMEOUT_S
+        while True:
+            counts = defaultdict(int)
+            for r in broker.consume_json(t_counts, timeout=3):
+                counts[r["k"]] = max(counts[r["k"]], r["n"])
+            windows = defaultdict(int)
+            for r in broker.consume_json(t_windows, timeout=3):
+                key = (r["ws"][:19].replace("T", " "), r["k"])
+                windows[key] = max(windows[key], r["n"])
+            ids = {r["id"] for r in broker.consume_json(t_dedup, timeout=3)}
+            # Overcounting never heals: fail on it at once.
+            over = {k: (n, true_counts[k]) for k, n in counts.items() if n > true_counts[k]}
+            assert not over, f"GROUP BY counted records twice: {over}"
+            over_w = {k: (n, true_windows.get(k)) for k, n in windows.items()
+                      if n > true_windows.get(k, 0)}
+            assert not over_w, f"window counts too high: {list(over_w.items())[:5]}"
+            assert ids <= true_ids, f"dedup wrote ids never produced: {sorted(ids - true_ids)[:5]}"
+            if counts == true_counts and windows == true_windows and ids == true_ids:
+                break
+            if time.monotonic() > deadline:
+                missing = {k: (counts.get(k), n) for k, n in true_counts.items() if counts.get(k) != n}
+                raise AssertionError(
+                    f"flows did not reach the true results within {CONVERGE_TIMEOUT_S}s: "
+                    f"counts off for {len(missing)} keys {list(missing.items())[:5]}; "
+                    f"windows {len(windows)} of {len(true_windows)}; "
+                    f"dedup ids {len(ids)} of {len(true_ids)}\n{server.log_tail()}")
+            time.sleep(1)
+
+        # The restarted server says where it recovered from.
+        progress = server.progress("c")
+        assert progress["recovery"] is not None and progress["recovery"]["fromEpoch"] >= 0
+        assert progress["checkpoint"] is not None
+        flows = {r[0]: r[2] for r in server.query("SHOW FLOWS")}
+        assert flows == {"c": "running", "w": "running", "d": "running"}
+    finally:
+        code = server.stop()
+        assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
