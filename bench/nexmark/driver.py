@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""The Nexmark runs of bench/nexmark.sh, against an rtsqld it already started.
+
+For each query: creates the three sources (sources.sql) and the query's
+statements (qN.sql) with the placeholders substituted, feeds the events, waits
+(bounded) until every input record is read and the sink's output count has
+settled, reads SHOW PROGRESS, optionally checks the sink's records against
+reference.py, and drops what it created. Prints one table row per query.
+
+Feeding: with --rate 0 the events are generated once, as fast as possible,
+before the first query, and each query replays them from the beginning of the
+topics: throughput = input records / (time from CREATE FLOW until the last
+input record is read). With --rate R the same events are generated again for
+each query, after it is deployed, paced at R events/s into fresh topics, so
+the latencies are those of a live stream.
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import reference
+
+HERE = Path(__file__).resolve().parent
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+class Rtsql:
+    def __init__(self, args):
+        self.args = args
+
+    def psql(self, sql, check=True):
+        p = subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-p", str(self.args.port), "-U", "rtsql", "-d", "rtsql",
+             "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
+            capture_output=True, text=True, timeout=60, env={**os.environ, "PGCONNECT_TIMEOUT": "10"})
+        if check and p.returncode != 0:
+            raise RuntimeError(f"{sql}: {p.stderr.strip()}")
+        return p.stdout.strip()
+
+    def script(self, path):
+        p = subprocess.run([self.args.rtsql, "-h", "127.0.0.1", "-p", str(self.args.port), "-q",
+                            "-f", str(path)], capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+        if p.returncode != 0:
+            raise RuntimeError(f"rtsql -f {path} failed:\n{p.stdout}\n{p.stderr}")
+
+    def progress(self, flow):
+        out = self.psql(f"SHOW PROGRESS {flow}", check=False)
+        try:
+            return json.loads(out)
+        except json.JSONDecodeError:
+            return {}
+
+
+def substitute(text, values):
+    return re.sub(r"\$\{(\w+)\}", lambda m: str(values[m.group(1)]), text)
+
+
+def created(text):
+    """(kind, name) of every CREATE in a script, in order."""
+    return [(m.group(1).upper(), m.group(2)) for m in
+            re.finditer(r"(?im)^\s*CREATE\s+(SOURCE|SINK|TABLE|FLOW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)",
+                        text)]
+
+
+def generate(args, prefix, files, base_time, rate):
+    cmd = [args.gen, "--bootstrap", args.client_bootstrap, "--prefix", prefix,
+           "--events", str(args.events), "--rate", str(rate), "--event-rate", str(args.event_rate),
+           "--seed", str(args.seed), "--base-time", str(base_time), "--files", str(files)]
+    if args.partitions:
+        cmd += ["--partitions", str(args.partitions)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+
+
+def create_topics(bootstrap, topics):
+    """Creates the sink topics first: q7 reads its q7_max sink back as a source,
+    and a real broker's source needs its topic to exist. Brokers without
+    CreateTopics (the embedded one creates topics on demand) are fine."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+    try:
+        admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the results
+        futures = admin.create_topics([NewTopic(t, 1) for t in topics], request_timeout=10)
+        for f in futures.values():
+            try:
+                f.result(timeout=15)
+            except Exception:  # exists already, or CreateTopics unsupported
+                pass
+    except Exception:
+        pass
+
+
+def input_read(prog, topics):
+    """Records read so far from the given topics, and whether the source caught
+    up with the latest offsets it knows of."""
+    n = 0
+    caught_up = True
+    for s in prog.get("sources", []):
+        end = s.get("endOffset") or {}
+        latest = s.get("latestOffset") or {}
+        for topic, parts in end.items():
+            if topic not in topics:
+                continue
+            n += sum(int(v) for v in parts.values())
+            for p, v in (latest.get(topic) or {}).items():
+                if int(parts.get(p, 0)) < int(v):
+                    caught_up = False
+    return n, caught_up
+
+
+def consume(bootstrap, topic, n, timeout):
+    """The JSON records of TOPIC (every partition, from the beginning), read
+    until N arrived (then 1 s more, to see extras) or the timeout passed."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"nexmark-check-{time.time_ns()}",
+                  "enable.auto.commit": False, "fetch.wait.max.ms": 10})
+    out = collections.defaultdict(list)
+    try:
+        md = c.list_topics(topic, timeout=10)
+        t = md.topics.get(topic)
+        if t is None or t.error is not None or not t.partitions:
+            return []
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in t.partitions])
+        deadline = time.monotonic() + timeout
+        count = 0
+        while time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is None or m.error():
+                continue
+            out[m.partition()].append(json.loads(m.value()))
+            count += 1
+            if count >= n:
+                deadline = min(deadline, time.monotonic() + 1.0)
+    finally:
+        c.close()
+    # Partitions one after another: a key's updates are in one partition, in order.
+    return [r for p in sorted(out) for r in out[p]]
+
+
+def dropped(bootstrap, topic):
+    """Records the broker no longer has at the start of TOPIC (the first offset
+    still in its log, summed over partitions): rtsqld's embedded broker keeps
+    only the last few megabytes of each partition."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"nexmark-low-{time.time_ns()}"})
+    try:
+        md = c.list_topics(topic, timeout=10)
+        t = md.topics.get(topic)
+        if t is None or t.error is not None:
+            return 0
+        return sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[0]
+                   for p in t.partitions)
+    finally:
+        c.close()
+
+
+def pct(rtm, name, p):
+    v = (rtm.get(name) or {}).get(p)
+    return "n/a" if v is None else f"{v:.2f}"
+
+
+def run_query(args, db, q, prefix, files, base_time, counts, results):
+    text = substitute((HERE / "sources.sql").read_text() + "\n" + (HERE / f"{q}.sql").read_text(), {
+        "BOOTSTRAP": args.sql_bootstrap, "PREFIX": prefix, "DELAY": args.delay,
+        "JOIN_DELAY": args.join_delay, "SIDE_INPUT": args.work / "side_input.csv"})
+    script = args.work / f"{prefix}{q}.sql"
+    script.write_text(text)
+    objs = created(text)
+    flows = [n for k, n in objs if k == "FLOW"]
+    main_flow = flows[-1]
+    kinds = reference.INPUTS.get(q, ["bid"])
+    topics = {prefix + k for k in kinds}
+    want = sum(counts[k] for k in kinds)
+    row = {"query": q, "inputRecords": want}
+    gen = None
+    try:
+        create_topics(args.client_bootstrap, re.findall(r"topic\s*=\s*'([^']+)'", text))
+        t0 = time.monotonic()
+        db.script(script)
+        if args.rate > 0:
+            gen = generate(args, prefix, files, base_time, args.rate)
+        deadline = t0 + args.timeout
+        t_input = None
+        last_out, t_out = -1, time.monotonic()
+        prog = {}
+        while time.monotonic() < deadline:
+            progs = {f: db.progress(f) for f in flows}
+            prog = progs[main_flow]
+            read_ok = True
+            for f in flows:
+                n, up = input_read(progs[f], topics)
+                if n < want or not up:
+                    read_ok = False
+            if read_ok and t_input is None:
+                t_input = time.monotonic()
+            out = (prog.get("sink") or {}).get("numOutputRows", 0)
+            if out != last_out:
+                last_out, t_out = out, time.monotonic()
+            # Done once every input record is read and the output settled.
+            if t_input is not None and time.monotonic() - t_out >= args.settle:
+                break
+            time.sleep(0.1)
+        if gen is not None:
+            gen.wait(timeout=max(1, deadline - time.monotonic()))
+        state = db.psql("SHOW FLOWS", check=False)
+        row["state"] = ",".join(line.split("|")[2] for line in state.splitlines()
+                                if line.split("|")[0] in flows)
+        row["complete"] = t_input is not None
+        # The end: every input record read and the last output row written
+        # (a source reads ahead of processing, so reading alone is not the end).
+        secs = (max(t_input, t_out) if t_input else time.monotonic()) - t0
+        row["seconds"] = secs
+        row["eventsPerSecond"] = want / secs if t_input and secs > 0 else None
+        row["outputRows"] = last_out
+        row["rtm"] = prog.get("rtmMetrics") or {}
+        row["watermark"] = (prog.get("eventTime") or {}).get("watermark")
+        if args.check:
+            wm = None
+            wflow = reference.WATERMARK_FLOW.get(q)
+            if wflow:
+                w = (db.progress(wflow).get("eventTime") or {}).get("watermark")
+                wm = reference.ts_ms(w) if w else None
+            records = consume(args.client_bootstrap, f"{prefix}{q}_out", max(last_out, 0), 30)
+            ok, msg = reference.compare(q, results["events"], records, wm)
+            lost = sum(dropped(args.client_bootstrap, t) for t in topics | {f"{prefix}{q}_out"})
+            if lost:
+                ok, msg = False, (f"the broker dropped {lost} records from the start of the "
+                                  "input or output topics before they were read; " + msg)
+            if not row["complete"]:
+                ok, msg = False, f"input not read within {args.timeout} s; " + msg
+            row["check"] = "PASS" if ok else "FAIL"
+            row["checkMessage"] = msg
+            log(f"{q}: {row['check']}: {msg}")
+    finally:
+        if gen is not None and gen.poll() is None:
+            gen.kill()
+            gen.wait(timeout=10)
+        for kind, name in reversed(objs):
+            db.psql(f"DROP {kind} IF EXISTS {name}", check=False)
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--sql-bootstrap", required=True)
+    ap.add_argument("--client-bootstrap", required=True)
+    ap.add_argument("--gen", required=True)
+    ap.add_argument("--rtsql", required=True)
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--queries", default=" ".join(reference.QUERIES))
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--rate", type=float, default=0)
+    ap.add_argument("--event-rate", type=float, default=0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--partitions", type=int, default=0)
+    ap.add_argument("--delay", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--settle", type=float, default=2.0)
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--results", help="append the rows as JSON lines to this file")
+    args = ap.parse_args()
+    if args.event_rate <= 0:
+        args.event_rate = args.rate if args.rate > 0 else 10_000
+    # More than the run's event-time span: nothing is ever late in q7's and q8's joins.
+    args.join_delay = int(args.events / args.event_rate) + 60
+    queries = args.queries.split()
+    for q in queries:
+        if q not in reference.QUERIES:
+            log(f"nexmark: unknown query {q} (known: {' '.join(reference.QUERIES)})")
+            return 2
+    reference.write_side_input(args.work / "side_input.csv")
+    db = Rtsql(args)
+    run_id = int(time.time())
+    base_time = run_id * 1000
+    files = args.work / "events"
+    shared_prefix = f"nx{run_id}_"
+    if args.rate <= 0:
+        log(f"generating {args.events} events")
+        g = generate(args, shared_prefix, files, base_time, 0)
+        out, _ = g.communicate(timeout=600)
+        if g.returncode != 0:
+            log("nexmark: the generator failed")
+            return 1
+        log(f"generator: {out.strip()}")
+    else:
+        # The events (identical for every query) for the counts and the reference.
+        g = subprocess.run([args.gen, "--no-kafka", "--files", str(files), "--events",
+                            str(args.events), "--event-rate", str(args.event_rate), "--seed",
+                            str(args.seed), "--base-time", str(base_time)],
+                           capture_output=True, text=True, timeout=600)
+        if g.returncode != 0:
+            log(f"nexmark: the generator failed: {g.stderr}")
+            return 1
+    summary = json.loads(g.stdout if isinstance(g, subprocess.CompletedProcess) else out)
+    counts = {"person": summary["persons"], "auction": summary["auctions"], "bid": summary["bids"]}
+    results = {"events": reference.load_events(files) if args.check else None}
+    rows = []
+    for q in queries:
+        prefix = shared_prefix if args.rate <= 0 else f"nx{run_id}_{q}_"
+        log(f"{q}: running")
+        try:
+            row = run_query(args, db, q, prefix, files, base_time, counts, results)
+        except Exception as e:  # a broken query is a row of the table, not the end of the run
+            row = {"query": q, "error": str(e), "check": "FAIL" if args.check else None}
+            log(f"{q}: {e}")
+        rows.append(row)
+        if args.results:
+            with open(args.results, "a") as f:
+                f.write(json.dumps({**row, "events": args.events, "rate": args.rate,
+                                    "eventRate": args.event_rate}) + "\n")
+
+    hdr = ["query", "input records", "seconds", "events/s", "output rows",
+           "proc P50", "proc P99", "e2e P50", "e2e P99", "state"]
+    if args.check:
+        hdr.append("check")
+    print(f"Nexmark, {args.events} events ({counts['person']} persons, {counts['auction']} "
+          f"auctions, {counts['bid']} bids), rate {'max' if args.rate <= 0 else args.rate}, "
+          f"event rate {args.event_rate:g}/s; latencies in ms (SHOW PROGRESS rtmMetrics)")
+    print("| " + " | ".join(hdr) + " |")
+    print("|" + "|".join(" --- " for _ in hdr) + "|")
+    failed = False
+    for r in rows:
+        if "error" in r:
+            cells = [r["query"], "error: " + r["error"].splitlines()[0]] + [""] * (len(hdr) - 2)
+            failed = failed or args.check
+        else:
+            rtm = r["rtm"]
+            eps = r["eventsPerSecond"]
+            cells = [r["query"], str(r["inputRecords"]), f"{r['seconds']:.2f}",
+                     "incomplete" if eps is None else f"{eps:,.0f}", str(r["outputRows"]),
+                     pct(rtm, "processingLatencyMs", "P50"), pct(rtm, "processingLatencyMs", "P99"),
+                     pct(rtm, "e2eLatencyMs", "P50"), pct(rtm, "e2eLatencyMs", "P99"), r["state"]]
+            if args.check:
+                cells.append(r["check"])
+                failed = failed or r["check"] != "PASS"
+        print("| " + " | ".join(cells) + " |")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
