@@ -14,6 +14,7 @@ embedded broker of a second rtsqld that is never killed; on the "real" run
 (RTSQL_KAFKA_BOOTSTRAP) an Apache Kafka broker.
 """
 
+import json
 import os
 import random
 import threading
@@ -167,6 +168,71 @@ def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
         assert progress["checkpoint"] is not None
         flows = {r[0]: r[2] for r in server.query("SHOW FLOWS")}
         assert flows == {"c": "running", "w": "running", "d": "running"}
+    finally:
+        code = server.stop()
+        assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
+
+
+def test_flow_that_cannot_start_is_retried_and_resumes_without_loss(broker, tmp_path):
+    """A restored flow whose sink cannot be opened (its directory is gone)
+    shows as recovering with the cause, is retried with backoff, and once the
+    directory is back writes every record that arrived meanwhile."""
+    uid = unique("retry")
+    topic = f"{uid}_in"
+    broker.create_topic(topic)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out_file = out_dir / "rows.jsonl"
+
+    server = start_server(tmp_path, 0)
+    server.run_script(f"""
+        CREATE SOURCE ev (id BIGINT)
+            WITH ({broker.options()}, subscribe = '{topic}', startingOffsets = 'earliest', format = 'json');
+        CREATE SINK rows WITH (connector = 'file', path = '{out_file}', format = 'json');
+        CREATE FLOW f INTO rows CHECKPOINT INTERVAL '1 second' AS SELECT id FROM ev;
+    """)
+    try:
+        broker.produce(topic, [{"id": i} for i in range(20)])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if out_file.exists() and len(out_file.read_text().splitlines()) >= 20:
+                break
+            time.sleep(0.2)
+        # A checkpoint after the first rows, so the restart resumes after them.
+        server.wait_progress("f", lambda p: p["checkpoint"] is not None
+                             and p["checkpoint"]["epoch"] >= 1, timeout=20)
+        server.proc.kill()
+        server.proc.wait(timeout=10)
+        for p in out_dir.iterdir():
+            p.unlink()
+        out_dir.rmdir()
+
+        server = start_server(tmp_path, 1)
+        broker.produce(topic, [{"id": i} for i in range(20, 50)])
+        deadline = time.monotonic() + 20
+        status = None
+        while time.monotonic() < deadline:
+            rows = {r[0]: r for r in server.query("SHOW FLOWS")}
+            status = rows.get("f")
+            if status and status[2] == "recovering" and status[4] and "attempt" in status[4]:
+                break
+            time.sleep(0.2)
+        assert status is not None and status[2] == "recovering", status
+        assert str(out_file) in status[4], status
+
+        out_dir.mkdir()
+        deadline = time.monotonic() + 60
+        ids = set()
+        while time.monotonic() < deadline:
+            if out_file.exists():
+                ids = {json.loads(line)["id"] for line in out_file.read_text().splitlines() if line}
+                if set(range(20, 50)) <= ids:
+                    break
+            time.sleep(0.3)
+        assert set(range(20, 50)) <= ids, f"missing after recovery: {sorted(set(range(20, 50)) - ids)}"
+        assert ids <= set(range(50)), ids
+        rows = {r[0]: r for r in server.query("SHOW FLOWS")}
+        assert rows["f"][2] == "running", rows["f"]
     finally:
         code = server.stop()
         assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
