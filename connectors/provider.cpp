@@ -107,6 +107,24 @@ std::unique_ptr<SinkWriter> DefaultConnectorProvider::openSink(const SinkSpec& s
   unknownConnector(sink.connector, sink.options, SqlError::npos, "sink", kSinkConnectors);
 }
 
+std::unique_ptr<SinkTransaction> DefaultConnectorProvider::openSinkTransaction(
+    const SinkSpec& sink, const std::string& flowName, int64_t timeoutMs) {
+  if (!iequals(sink.connector, "kafka")) {
+    return ConnectorProvider::openSinkTransaction(sink, flowName, timeoutMs);
+  }
+  return makeKafkaSinkTransaction(sink, kafka::resolveBootstrap(sink.options, embeddedBootstrap_),
+                                  flowName, timeoutMs);
+}
+
+std::unique_ptr<SinkWriter> DefaultConnectorProvider::openTransactionalSink(
+    const SinkSpec& sink, const std::string& flowName, int task, SinkTransaction& transaction) {
+  if (!iequals(sink.connector, "kafka")) {
+    return ConnectorProvider::openTransactionalSink(sink, flowName, task, transaction);
+  }
+  return makeKafkaTransactionalSink(sink, kafka::resolveBootstrap(sink.options, embeddedBootstrap_),
+                                    flowName, task, transaction);
+}
+
 void DefaultConnectorProvider::checkBootstrap(const std::string& connector,
                                               const Options& options) const {
   if (!iequals(connector, "kafka")) return;

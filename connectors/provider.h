@@ -24,6 +24,11 @@ class DefaultConnectorProvider : public ConnectorProvider {
                                          int task, int tasks) override;
   std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flowName,
                                        int task) override;
+  std::unique_ptr<SinkTransaction> openSinkTransaction(const SinkSpec& sink,
+                                                       const std::string& flowName,
+                                                       int64_t timeoutMs) override;
+  std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec& sink, const std::string& flowName,
+                                                    int task, SinkTransaction& transaction) override;
 
   const std::string& embeddedBootstrap() const { return embeddedBootstrap_; }
   // CREATE-time check that a Kafka source's or sink's 'kafka.bootstrap.servers'

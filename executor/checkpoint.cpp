@@ -227,7 +227,7 @@ std::vector<uint64_t> CheckpointDir::epochs() const {
   return out;
 }
 
-std::optional<CheckpointInfo> CheckpointDir::latest() {
+std::optional<CheckpointInfo> CheckpointDir::latest(uint64_t maxEpoch) {
   std::error_code ec;
   if (!fs::is_directory(root_, ec)) return std::nullopt;
   // Leftovers of a write that a crash interrupted.
@@ -240,6 +240,7 @@ std::optional<CheckpointInfo> CheckpointDir::latest() {
 
   std::vector<uint64_t> all = epochs();
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (*it > maxEpoch) continue;
     fs::path dir = pathOf(*it);
     std::ifstream in(dir / kMetaFile, std::ios::binary);
     if (!in) continue;

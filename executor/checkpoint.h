@@ -75,7 +75,9 @@ class CheckpointDir {
 
   // The newest complete, intact checkpoint, or nullopt. Removes the leftovers
   // of interrupted writes; skips (and keeps, for inspection) damaged ones.
-  std::optional<CheckpointInfo> latest();
+  // With `maxEpoch`, the newest one of an epoch at most that (exactly-once
+  // recovery: the newest checkpoint whose output transaction committed).
+  std::optional<CheckpointInfo> latest(uint64_t maxEpoch = UINT64_MAX);
   // Epochs of the complete checkpoints, oldest first.
   std::vector<uint64_t> epochs() const;
 

@@ -72,6 +72,27 @@ class SinkWriter {
   virtual void flush(int timeoutMs) = 0;
   virtual int64_t deliveryErrors() const = 0;
   virtual std::string description() const = 0;
+  // Exactly-once writers (see SinkTransaction): after the barrier's flush the
+  // epoch's transaction is about to commit, so rows written from then on are
+  // held back; resume() sends them into the next transaction.
+  virtual void pause() {}
+  virtual void resume() {}
+};
+
+// Exactly-once output: one transaction per epoch over every sink task of a
+// flow run, committed by the flow's coordinator once the epoch's checkpoint is
+// complete. The transaction also records the epoch, atomically with the rows,
+// so recovery knows which checkpoint the sink's output agrees with.
+class SinkTransaction {
+ public:
+  virtual ~SinkTransaction() = default;
+  // Fences the flow's earlier writers (their open transaction is aborted) and
+  // returns the last epoch whose transaction committed, or -1 for none.
+  virtual int64_t recover() = 0;
+  virtual void begin() = 0;
+  // Commits the open transaction as epoch `epoch`'s. Throws SqlError (the
+  // transaction is then aborted).
+  virtual void commit(uint64_t epoch) = 0;
 };
 
 class ConnectorProvider {
@@ -85,6 +106,15 @@ class ConnectorProvider {
                                                  int task, int tasks) = 0;
   virtual std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flowName,
                                                int task) = 0;
+  // Exactly-once sinks (PhysicalPlan::exactlyOnce). `timeoutMs` bounds how long
+  // a transaction may stay open (a checkpoint interval and then some). The
+  // defaults refuse: only Kafka sinks have transactions.
+  virtual std::unique_ptr<SinkTransaction> openSinkTransaction(const SinkSpec& sink,
+                                                               const std::string& flowName,
+                                                               int64_t timeoutMs);
+  virtual std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec& sink,
+                                                            const std::string& flowName, int task,
+                                                            SinkTransaction& transaction);
   // CREATE-time checks that need the running server (e.g. 'embedded' names a
   // broker only when the server runs one). Throws SqlError at the option.
   virtual void checkCreate(const std::string& connector, const Options& options) const {

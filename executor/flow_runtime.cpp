@@ -180,7 +180,9 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     if (isStateful(op)) t.stateful.emplace_back(op.id, t.operators.back().get());
   }
   if (t.outputsToSink) {
-    t.sink = connectors_.openSink(plan_.sink, plan_.flowName, stage.id * 10000 + index);
+    t.sink = transaction_ ? connectors_.openTransactionalSink(plan_.sink, plan_.flowName,
+                                                              stage.id * 10000 + index, *transaction_)
+                          : connectors_.openSink(plan_.sink, plan_.flowName, stage.id * 10000 + index);
     t.operators.push_back(std::make_unique<SinkOperator>(*t.sink, t.metrics));
   } else {
     const StageSpec& target = plan_.stages.at(static_cast<size_t>(stage.output.targetStage));
@@ -226,8 +228,26 @@ void FlowRuntime::start() {
   // barrier.
   std::optional<CheckpointInfo> checkpoint;
   const int64_t restoreStart = nowMicros();
+  transaction_.reset();
+  if (plan_.exactlyOnce) {
+    if (!checkpoints_) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     "'delivery' = 'exactly-once' needs checkpoints: start rtsqld with --data-dir");
+    }
+    // The transaction may stay open for a whole epoch, and then the checkpoint.
+    int64_t timeoutMs = std::min<int64_t>(900'000, plan_.checkpointIntervalMicros / 1000 * 2 + 60'000);
+    transaction_ = connectors_.openSinkTransaction(plan_.sink, plan_.flowName, timeoutMs);
+  }
   if (checkpoints_) {
-    checkpoint = checkpoints_->latest();
+    if (transaction_) {
+      // The output agrees with the newest checkpoint whose transaction
+      // committed; a newer checkpoint's rows were aborted with its transaction,
+      // so its epoch is processed (and written) again.
+      int64_t committed = transaction_->recover();
+      if (committed >= 0) checkpoint = checkpoints_->latest(static_cast<uint64_t>(committed));
+    } else {
+      checkpoint = checkpoints_->latest();
+    }
     stateStore_.reset();
     if (needsState && !stateDir_.empty()) {
       if (checkpoint) {
@@ -268,6 +288,7 @@ void FlowRuntime::start() {
       tasks.push_back(std::move(t));
     }
   }
+  if (transaction_) transaction_->begin();
   if (checkpoint) {
     for (auto& t : tasks) {
       for (const auto& w : checkpoint->taskWatermarks) {
@@ -504,7 +525,11 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   // Operators flush their state; then the sink is flushed or the barrier sent,
   // so everything before the barrier is durable below before it is reported.
   task.head()->onEpochEnd();
-  if (task.sink) task.sink->flush(kSinkFlushTimeoutMs);
+  if (task.sink) {
+    task.sink->flush(kSinkFlushTimeoutMs);
+    // The epoch's transaction closes once every task is here: later rows wait.
+    if (transaction_) task.sink->pause();
+  }
   if (checkpoints_ && stateStore_) {
     // RocksDB now holds this task's state at the barrier; keep it so until the
     // checkpoint is taken.
@@ -565,6 +590,7 @@ void FlowRuntime::commitIfRequested(Task& task) {
   if (checkpoints_ && stateStore_) {
     for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, false);
   }
+  if (transaction_ && task.sink && !task.finished) task.sink->resume();
 }
 
 void FlowRuntime::runCoordinator() {
@@ -599,6 +625,19 @@ void FlowRuntime::runCoordinator() {
              e.sqlstate());
         lock.lock();
         break;
+      }
+      if (transaction_) {
+        // The epoch's rows become visible to read_committed consumers, with the
+        // epoch recorded in the same transaction; the next epoch's opens at once.
+        try {
+          transaction_->commit(info.epoch);
+          if (!final) transaction_->begin();
+        } catch (const SqlError& e) {
+          fail(fmt::format("cannot commit the output of epoch {}: {}", info.epoch, e.message()),
+               e.sqlstate());
+          lock.lock();
+          break;
+        }
       }
       lock.lock();
       lastCheckpoint_ = std::move(info);
@@ -655,6 +694,7 @@ void FlowRuntime::stop() {
   // restart; with them, the next start reopens it from the last checkpoint.
   tasks_.clear();
   queues_.clear();
+  transaction_.reset();  // after the writers that use it
   reservation_.release();
   if (checkpoints_) stateStore_.reset();
   if (state_ == FlowState::Running) state_ = FlowState::Stopped;

@@ -117,6 +117,7 @@ class FlowRuntime {
   std::string stateDir_;
   std::string runId_;
   std::unique_ptr<CheckpointDir> checkpoints_;
+  std::unique_ptr<SinkTransaction> transaction_;  // exactly-once runs only
 
   SlotPool::Reservation reservation_;
   std::unique_ptr<StateStore> stateStore_;

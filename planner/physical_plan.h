@@ -170,6 +170,9 @@ struct PhysicalPlan {
   // Whether source offsets are committed at epoch ends. Live queries read
   // without leaving consumer-group offsets behind.
   bool commitOffsets = true;
+  // 'delivery' = 'exactly-once': the sink writes each epoch in a Kafka
+  // transaction committed with the epoch's checkpoint.
+  bool exactlyOnce = false;
   int64_t idleTimeoutMicros = 10LL * 1000 * 1000;  // idle partitions stop holding the watermark
 
   int slots() const;           // total tasks over all stages

@@ -132,15 +132,28 @@ Options toOptions(const std::vector<ast::Option>& options) {
 void checkFlowOptions(const Options& options) {
   options.checkKnown({"shuffle.partitions", "delivery"});
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
-  std::string delivery =
-      options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
-  if (iequals(delivery, "exactly-once")) {
+  options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
+}
+
+// 'delivery' = 'exactly-once' writes each epoch's rows in one Kafka
+// transaction, committed with the epoch's checkpoint: it needs a Kafka sink
+// with a fixed topic (the transaction also records the epoch there).
+bool exactlyOnce(const Options& flowOptions, const SinkDef& sink) {
+  if (!iequals(flowOptions.getString("delivery", "at-least-once"), "exactly-once")) return false;
+  size_t pos = flowOptions.find("delivery")->valuePos;
+  if (!iequals(sink.connector, "kafka")) {
     throw SqlError(sqlstate::kFeatureNotSupported,
-                   "'delivery' = 'exactly-once' is not supported yet",
-                   options.find("delivery")->valuePos,
-                   "use 'at-least-once': rows since the last checkpoint are replayed after a "
-                   "failure");
+                   fmt::format("'delivery' = 'exactly-once' needs a Kafka sink; sink \"{}\" is '{}'",
+                               sink.name, sink.connector),
+                   pos, "file sinks are at-least-once: rows since the last checkpoint are written again after a failure");
   }
+  if (sink.options.getString("topic").empty()) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("'delivery' = 'exactly-once' needs the 'topic' option on sink \"{}\"",
+                               sink.name),
+                   pos);
+  }
+  return true;
 }
 
 void requireCatalog(const PlanContext& ctx) {
@@ -212,6 +225,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   plan.flowName = stmt.name;
   bindSink(plan.sink, *sink, bound, stmt.query->pos);
   plan.checkpointIntervalMicros = checkpoint;
+  plan.exactlyOnce = exactlyOnce(flowOptions, *sink);
   plan.flowOptions = std::move(flowOptions);
   return plan;
 }

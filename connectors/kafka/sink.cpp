@@ -5,6 +5,8 @@
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "connectors/embedded/broker.h"
@@ -19,13 +21,170 @@ namespace {
 // wait is short so that delivery reports keep being served meanwhile.
 constexpr int kQueueFullWaitMs = 5;
 
+// How long the transaction calls may wait for the broker.
+constexpr int kTransactionTimeoutMs = 30000;
+
+void setProducerSafety(rd_kafka_conf_t* conf) {
+  // Latency: send each record at once, without Nagle holding small packets.
+  // Safety: every replica acknowledges, and retries never duplicate.
+  kafka::setProperty(conf, "linger.ms", "0", SqlError::npos);
+  kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
+  kafka::setProperty(conf, "acks", "all", SqlError::npos);
+  kafka::setProperty(conf, "enable.idempotence", "true", SqlError::npos);
+  kafka::setProperty(conf, "batch.num.messages", "1000", SqlError::npos);
+}
+
+// The transactional producer of an exactly-once flow run, shared by its sink
+// tasks. The transactional id is the flow's, so a new run (or a new server
+// after a crash) fences the old one. Each commit also commits an "offset" of
+// epoch + 1 for the sink topic's partition 0 in the consumer group
+// rtsql-<flow>-epochs: Kafka makes it visible exactly when the rows are, so
+// recover() learns which epoch's output is the last one written.
+class KafkaSinkTransaction final : public SinkTransaction {
+ public:
+  KafkaSinkTransaction(const SinkSpec& sink, const std::string& bootstrap,
+                       const std::string& flowName, int64_t timeoutMs)
+      : topic_(sink.options.getString("topic")),
+        bootstrap_(bootstrap),
+        flowName_(flowName),
+        markerGroup_("rtsql-" + flowName + "-epochs") {
+    EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap_);
+    if (embedded) embedded->ensureTopic(topic_);
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    try {
+      kafka::installLogging(conf);
+      rd_kafka_conf_set_dr_msg_cb(conf, &KafkaSinkTransaction::onDelivery);
+      rd_kafka_conf_set_opaque(conf, this);
+      setProducerSafety(conf);
+      kafka::setProperty(conf, "client.id", "rtsql-" + flowName + "-sink", SqlError::npos);
+      kafka::applyUserProperties(conf, sink.options, false);
+      kafka::setProperty(conf, "transactional.id", "rtsql-" + flowName, SqlError::npos);
+      kafka::setProperty(conf, "transaction.timeout.ms", std::to_string(timeoutMs), SqlError::npos);
+      kafka::setProperty(conf, "bootstrap.servers", bootstrap_, SqlError::npos);
+    } catch (...) {
+      rd_kafka_conf_destroy(conf);
+      throw;
+    }
+    rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
+  }
+
+  rd_kafka_t* handle() const { return rk_.get(); }
+
+  int64_t recover() override {
+    // The embedded broker (librdkafka's mock cluster, in this process or
+    // another) accepts transactions but shows aborted rows to read_committed
+    // consumers and keeps no transactional offsets: exactly-once would be a
+    // promise it cannot keep.
+    if (char* id = rd_kafka_clusterid(rk_.get(), kTransactionTimeoutMs)) {
+      bool mock = std::string_view(id).starts_with("mockCluster");
+      rd_kafka_mem_free(rk_.get(), id);
+      if (mock) {
+        throw SqlError(sqlstate::kFeatureNotSupported,
+                       fmt::format("'delivery' = 'exactly-once' needs Apache Kafka; {} is rtsql's "
+                                   "embedded broker, which has no transactions",
+                                   bootstrap_),
+                       SqlError::npos, "use 'at-least-once' on the embedded broker");
+      }
+    }
+    check(rd_kafka_init_transactions(rk_.get(), kTransactionTimeoutMs), "initialize the transactions");
+
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    try {
+      kafka::installLogging(conf);
+      kafka::setProperty(conf, "group.id", markerGroup_, SqlError::npos);
+      kafka::setProperty(conf, "enable.auto.commit", "false", SqlError::npos);
+      kafka::setProperty(conf, "isolation.level", "read_committed", SqlError::npos);
+      kafka::setProperty(conf, "bootstrap.servers", bootstrap_, SqlError::npos);
+    } catch (...) {
+      rd_kafka_conf_destroy(conf);
+      throw;
+    }
+    kafka::HandlePtr consumer = kafka::newHandle(RD_KAFKA_CONSUMER, conf);
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(list, topic_.c_str(), 0);
+    rd_kafka_resp_err_t err = rd_kafka_committed(consumer.get(), list, kTransactionTimeoutMs);
+    int64_t offset = err ? -1 : list->elems[0].offset;
+    rd_kafka_resp_err_t partErr = err ? err : list->elems[0].err;
+    rd_kafka_topic_partition_list_destroy(list);
+    rd_kafka_destroy_flags(consumer.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    if (partErr) {
+      throw SqlError(sqlstate::kConnectionFailure,
+                     fmt::format("cannot read the last committed epoch of flow \"{}\" from {}: {}",
+                                 flowName_, bootstrap_, rd_kafka_err2str(partErr)));
+    }
+    return offset >= 1 ? offset - 1 : -1;
+  }
+
+  void begin() override {
+    failed_ = 0;
+    check(rd_kafka_begin_transaction(rk_.get()), "begin a transaction");
+  }
+
+  void commit(uint64_t epoch) override {
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(list, topic_.c_str(), 0)->offset = static_cast<int64_t>(epoch) + 1;
+    rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata_new(markerGroup_.c_str());
+    rd_kafka_error_t* error =
+        rd_kafka_send_offsets_to_transaction(rk_.get(), list, group, kTransactionTimeoutMs);
+    rd_kafka_consumer_group_metadata_destroy(group);
+    rd_kafka_topic_partition_list_destroy(list);
+    check(error, "record the epoch in the transaction");
+    check(rd_kafka_commit_transaction(rk_.get(), kTransactionTimeoutMs), "commit the transaction");
+  }
+
+  // Rows that could not be delivered since the transaction began; the commit
+  // fails then too.
+  int64_t failed() const { return failed_.load(); }
+  std::string lastError() const {
+    std::lock_guard lock(mutex_);
+    return lastError_;
+  }
+
+ private:
+  static void onDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+    if (!m->err) return;
+    auto* self = static_cast<KafkaSinkTransaction*>(opaque);
+    self->failed_.fetch_add(1);
+    std::lock_guard lock(self->mutex_);
+    self->lastError_ = fmt::format("topic '{}': {}", rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
+  }
+
+  // Turns a transaction error into a SqlError, aborting the transaction first
+  // when it can still be aborted (the rows are then never visible).
+  void check(rd_kafka_error_t* error, const char* what) {
+    if (!error) return;
+    std::string message = rd_kafka_error_string(error);
+    bool abortable = rd_kafka_error_txn_requires_abort(error);
+    rd_kafka_error_destroy(error);
+    if (abortable) {
+      if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_.get(), kTransactionTimeoutMs)) {
+        rd_kafka_error_destroy(e);
+      }
+    }
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("sink {} of flow \"{}\": cannot {} on {}: {}", topic_, flowName_, what,
+                               bootstrap_, message),
+                   SqlError::npos, "the flow restarts from its last committed checkpoint");
+  }
+
+  std::string topic_;
+  std::string bootstrap_;
+  std::string flowName_;
+  std::string markerGroup_;
+  kafka::HandlePtr rk_;
+  std::atomic<int64_t> failed_{0};
+  mutable std::mutex mutex_;
+  std::string lastError_;
+};
+
 class KafkaSinkWriter final : public SinkWriter {
  public:
   KafkaSinkWriter(const SinkSpec& sink, const std::string& bootstrap, const std::string& flowName,
-                  int task)
+                  int task, KafkaSinkTransaction* transaction = nullptr)
       : topic_(sink.options.getString("topic")),
         bootstrap_(bootstrap),
-        keyed_(sink.keyColumn >= 0 || !sink.keyColumns.empty()) {
+        keyed_(sink.keyColumn >= 0 || !sink.keyColumns.empty()),
+        transaction_(transaction) {
     if (topic_.empty() && sink.topicColumn < 0) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "option 'topic' of sink '" + sink.name + "' is required");
@@ -33,19 +192,19 @@ class KafkaSinkWriter final : public SinkWriter {
     embedded_ = EmbeddedKafka::find(bootstrap_);
     if (embedded_ && !topic_.empty()) embedded_->ensureTopic(topic_);
     encoder_ = makeEncoder(sink);
+    if (transaction_) {
+      // The flow's transactional producer writes for every sink task.
+      rk_ = transaction_->handle();
+      if (!topic_.empty()) defaultTopic_ = topicHandle(topic_);
+      return;
+    }
 
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
       kafka::installLogging(conf);
       rd_kafka_conf_set_dr_msg_cb(conf, &KafkaSinkWriter::onDelivery);
       rd_kafka_conf_set_opaque(conf, this);
-      // Latency: send each record at once, without Nagle holding small packets.
-      // Safety: every replica acknowledges, and retries never duplicate.
-      kafka::setProperty(conf, "linger.ms", "0", SqlError::npos);
-      kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
-      kafka::setProperty(conf, "acks", "all", SqlError::npos);
-      kafka::setProperty(conf, "enable.idempotence", "true", SqlError::npos);
-      kafka::setProperty(conf, "batch.num.messages", "1000", SqlError::npos);
+      setProducerSafety(conf);
       kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-sink-{}", flowName, task),
                          SqlError::npos);
       kafka::applyUserProperties(conf, sink.options, false);
@@ -54,20 +213,37 @@ class KafkaSinkWriter final : public SinkWriter {
       rd_kafka_conf_destroy(conf);
       throw;
     }
-    rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
+    owned_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
+    rk_ = owned_.get();
     if (!topic_.empty()) defaultTopic_ = topicHandle(topic_);
   }
 
   ~KafkaSinkWriter() override {
-    // The executor flushes before closing; whatever is still queued here belongs
-    // to a failed or cancelled flow and is replayed from the last checkpoint.
-    rd_kafka_flush(rk_.get(), 1000);
-    rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    rd_kafka_poll(rk_.get(), 0);
+    if (owned_) {
+      // The executor flushes before closing; whatever is still queued here
+      // belongs to a failed or cancelled flow and is replayed from the last
+      // checkpoint.
+      rd_kafka_flush(rk_, 1000);
+      rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      rd_kafka_poll(rk_, 0);
+    }
     for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
   }
 
+  void pause() override { paused_ = true; }
+
+  void resume() override {
+    paused_ = false;
+    std::vector<std::pair<Row, int64_t>> held;
+    held.swap(held_);
+    for (const auto& [row, ts] : held) write(row, ts);
+  }
+
   void write(const Row& row, int64_t sourceTimestampMicros) override {
+    if (paused_) {
+      held_.emplace_back(row, sourceTimestampMicros);
+      return;
+    }
     encoder_->encode(row, rec_);
     rd_kafka_topic_t* rkt = rec_.topic.empty() ? defaultTopic_ : topicHandle(rec_.topic);
     if (!rkt) {
@@ -107,14 +283,14 @@ class KafkaSinkWriter final : public SinkWriter {
       vus[n++].u.headers = headers;
     }
     for (;;) {
-      rd_kafka_error_t* error = rd_kafka_produceva(rk_.get(), vus, n);
+      rd_kafka_error_t* error = rd_kafka_produceva(rk_, vus, n);
       if (!error) break;  // the headers now belong to the message
       rd_kafka_resp_err_t code = rd_kafka_error_code(error);
       std::string reason = rd_kafka_error_string(error);
       rd_kafka_error_destroy(error);
       if (code == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         // Backpressure: wait for acknowledgements to make room, never drop.
-        rd_kafka_poll(rk_.get(), kQueueFullWaitMs);
+        rd_kafka_poll(rk_, kQueueFullWaitMs);
         continue;
       }
       if (headers) rd_kafka_headers_destroy(headers);
@@ -122,17 +298,22 @@ class KafkaSinkWriter final : public SinkWriter {
       break;
     }
     // Serves delivery reports without waiting.
-    rd_kafka_poll(rk_.get(), 0);
+    rd_kafka_poll(rk_, 0);
   }
 
   void flush(int timeoutMs) override {
-    rd_kafka_resp_err_t err = rd_kafka_flush(rk_.get(), timeoutMs);
+    rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeoutMs);
     if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
       throw SqlError(sqlstate::kConnectionFailure,
                      fmt::format("{}: {} records not acknowledged by {} within {} ms",
-                                 description(), rd_kafka_outq_len(rk_.get()), bootstrap_,
+                                 description(), rd_kafka_outq_len(rk_), bootstrap_,
                                  timeoutMs),
                      SqlError::npos, "check that the Kafka broker is running and reachable");
+    }
+    if (transaction_ && transaction_->failed() > 0) {
+      throw SqlError(sqlstate::kIoError,
+                     fmt::format("{}: {} records could not be delivered: {}", description(),
+                                 transaction_->failed(), transaction_->lastError()));
     }
     int64_t failed = failedSinceFlush_.exchange(0);
     if (failed > 0) {
@@ -174,7 +355,7 @@ class KafkaSinkWriter final : public SinkWriter {
     // Rows may name their own topic (raw format); on the embedded broker each
     // new one gets the default partition count rather than the mock's own.
     if (embedded_) embedded_->ensureTopic(name);
-    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_.get(), name.c_str(), nullptr);
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, name.c_str(), nullptr);
     if (!rkt) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      fmt::format("invalid topic name '{}': {}", name,
@@ -189,7 +370,11 @@ class KafkaSinkWriter final : public SinkWriter {
   bool keyed_ = false;  // output keyed by group: keyless updates keep one partition
   EmbeddedKafka* embedded_ = nullptr;
   std::unique_ptr<RecordEncoder> encoder_;
-  kafka::HandlePtr rk_;
+  KafkaSinkTransaction* transaction_ = nullptr;  // exactly-once: the shared producer's owner
+  kafka::HandlePtr owned_;                      // the task's own producer otherwise
+  rd_kafka_t* rk_ = nullptr;
+  bool paused_ = false;
+  std::vector<std::pair<Row, int64_t>> held_;  // rows written while paused
   rd_kafka_topic_t* defaultTopic_ = nullptr;
   std::unordered_map<std::string, rd_kafka_topic_t*> topics_;
   EncodedRecord rec_;
@@ -205,6 +390,22 @@ class KafkaSinkWriter final : public SinkWriter {
 std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::string& bootstrap,
                                           const std::string& flowName, int task) {
   return std::make_unique<KafkaSinkWriter>(sink, bootstrap, flowName, task);
+}
+
+std::unique_ptr<SinkTransaction> makeKafkaSinkTransaction(const SinkSpec& sink,
+                                                          const std::string& bootstrap,
+                                                          const std::string& flowName,
+                                                          int64_t timeoutMs) {
+  return std::make_unique<KafkaSinkTransaction>(sink, bootstrap, flowName, timeoutMs);
+}
+
+std::unique_ptr<SinkWriter> makeKafkaTransactionalSink(const SinkSpec& sink,
+                                                       const std::string& bootstrap,
+                                                       const std::string& flowName, int task,
+                                                       SinkTransaction& transaction) {
+  auto* kafkaTransaction = dynamic_cast<KafkaSinkTransaction*>(&transaction);
+  if (!kafkaTransaction) throw InternalError("a Kafka sink given another sink's transaction");
+  return std::make_unique<KafkaSinkWriter>(sink, bootstrap, flowName, task, kafkaTransaction);
 }
 
 }  // namespace rtsql

@@ -17,4 +17,15 @@ namespace rtsql {
 std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::string& bootstrap,
                                           const std::string& flowName, int task);
 
+// Exactly-once: the flow run's transactional producer (transactional.id
+// rtsql-<flow>), and sink tasks that write through it. See SinkTransaction.
+std::unique_ptr<SinkTransaction> makeKafkaSinkTransaction(const SinkSpec& sink,
+                                                          const std::string& bootstrap,
+                                                          const std::string& flowName,
+                                                          int64_t timeoutMs);
+std::unique_ptr<SinkWriter> makeKafkaTransactionalSink(const SinkSpec& sink,
+                                                       const std::string& bootstrap,
+                                                       const std::string& flowName, int task,
+                                                       SinkTransaction& transaction);
+
 }  // namespace rtsql

@@ -236,3 +236,100 @@ def test_flow_that_cannot_start_is_retried_and_resumes_without_loss(broker, tmp_
     finally:
         code = server.stop()
         assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
+
+
+def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
+    """With 'delivery' = 'exactly-once' each epoch's rows are one Kafka
+    transaction committed with the checkpoint: after the same kill -9 storm a
+    read_committed consumer sees every count of every key exactly once
+    (1, 2, ..., n, no value twice) and every distinct id exactly once."""
+    uid = unique("eos")
+    topic_in, t_counts, t_dedup = f"{uid}_in", f"{uid}_counts", f"{uid}_dedup"
+    for t in (topic_in, t_counts, t_dedup):
+        broker.create_topic(t)
+    server = start_server(tmp_path, 0)
+    opts = broker.options()
+    if broker.name == "embedded":
+        # The embedded broker has no real transactions: the flow is refused.
+        try:
+            server.run_script(f"""
+                CREATE SINK counts WITH ({opts}, topic = '{t_counts}', format = 'json');
+                CREATE SOURCE ev (k STRING) WITH ({opts}, subscribe = '{topic_in}', format = 'json');
+            """)
+            p = server.psql("CREATE FLOW c INTO counts WITH ('delivery' = 'exactly-once') "
+                            "AS SELECT k, count(*) AS n FROM ev GROUP BY k", check=False)
+            assert p.returncode != 0 and "needs Apache Kafka" in p.stderr, p.stderr
+            assert server.query("SHOW FLOWS") == []
+        finally:
+            assert server.stop() == 0
+        return
+    server.run_script(f"""
+        CREATE SOURCE ev (k STRING, id BIGINT, ts TIMESTAMP)
+            WITH ({opts}, subscribe = '{topic_in}', startingOffsets = 'earliest', format = 'json');
+        CREATE SINK counts WITH ({opts}, topic = '{t_counts}', format = 'json');
+        CREATE SINK dedup WITH ({opts}, topic = '{t_dedup}', format = 'json');
+        CREATE FLOW c INTO counts CHECKPOINT INTERVAL '1 second'
+            WITH ('shuffle.partitions' = '2', 'delivery' = 'exactly-once')
+            AS SELECT k, count(*) AS n FROM ev GROUP BY k;
+        CREATE FLOW d INTO dedup CHECKPOINT INTERVAL '1 second'
+            WITH ('shuffle.partitions' = '2', 'delivery' = 'exactly-once')
+            AS SELECT DISTINCT ON (id) id, k FROM ev;
+    """)
+    base = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    records = [event(i, base) for i in range(EVENTS)]
+    true_counts = defaultdict(int)
+    for r in records:
+        true_counts[r["k"]] += 1
+    true_ids = {r["id"] for r in records}
+
+    done = threading.Event()
+    errors = []
+
+    def produce():
+        try:
+            chunk = RATE // 10
+            for start in range(0, EVENTS, chunk):
+                t0 = time.monotonic()
+                broker.produce(topic_in, records[start:start + chunk])
+                time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
+        except Exception as e:
+            errors.append(e)
+        finally:
+            done.set()
+
+    producer = threading.Thread(target=produce)
+    producer.start()
+    rng = random.Random(os.getpid() + 1)
+    try:
+        for run in range(1, KILLS + 1):
+            time.sleep(rng.uniform(1.5, 2.5))
+            server.proc.kill()
+            server.proc.wait(timeout=10)
+            server = start_server(tmp_path, run)
+        producer.join(timeout=EVENTS / RATE + 60)
+        assert done.is_set() and not errors, errors
+
+        deadline = time.monotonic() + CONVERGE_TIMEOUT_S
+        while True:
+            seen = defaultdict(list)
+            for r in broker.consume_json(t_counts, timeout=3):
+                seen[r["k"]].append(r["n"])
+            ids = [r["id"] for r in broker.consume_json(t_dedup, timeout=3)]
+            dup = {k: v for k, v in seen.items() if len(v) != len(set(v))}
+            assert not dup, f"a read_committed consumer saw counts twice: {list(dup.items())[:3]}"
+            dup_ids = sorted(i for i in set(ids) if ids.count(i) > 1)
+            assert not dup_ids, f"dedup ids written twice: {dup_ids[:5]}"
+            counts = {k: max(v) for k, v in seen.items()}
+            if counts == dict(true_counts) and set(ids) == true_ids:
+                for k, v in seen.items():
+                    assert sorted(v) == list(range(1, true_counts[k] + 1)), (k, sorted(v)[:10])
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"exactly-once flows did not reach the true results within "
+                    f"{CONVERGE_TIMEOUT_S}s: {len(counts)} keys, ids {len(set(ids))} of "
+                    f"{len(true_ids)}\n{server.log_tail()}")
+            time.sleep(1)
+    finally:
+        code = server.stop()
+        assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"

@@ -118,6 +118,9 @@ TEST_CASE("checkpoints are written atomically, found newest first, and retained"
   REQUIRE(latest);
   CHECK(latest->epoch == 4);
   CHECK(latest->positions[0].offset == 21);
+  // Bounded by an epoch (exactly-once recovery).
+  CHECK(dir.latest(3)->epoch == 3);
+  CHECK(!dir.latest(2));
 
   SUBCASE("an interrupted write leaves nothing that counts, and is cleaned") {
     fs::create_directories(tmp.sub("ckpt") + "/00000000000000000005.tmp/state");

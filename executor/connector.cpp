@@ -1,0 +1,24 @@
+#include "executor/connector.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace rtsql {
+
+std::unique_ptr<SinkTransaction> ConnectorProvider::openSinkTransaction(const SinkSpec& sink,
+                                                                        const std::string&, int64_t) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("sink \"{}\" ({}) has no transactions for 'delivery' = 'exactly-once'",
+                             sink.name, sink.connector));
+}
+
+std::unique_ptr<SinkWriter> ConnectorProvider::openTransactionalSink(const SinkSpec& sink,
+                                                                     const std::string&, int,
+                                                                     SinkTransaction&) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("sink \"{}\" ({}) has no transactions for 'delivery' = 'exactly-once'",
+                             sink.name, sink.connector));
+}
+
+}  // namespace rtsql
