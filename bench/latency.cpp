@@ -11,6 +11,18 @@
 // Both clocks are the same machine's wall clock, so no clock skew enters. Records
 // sent during the warm-up are counted (sent, received, lost) but kept out of the
 // histogram. Every wait is bounded: the run takes warm-up + seconds + drain.
+//
+// Two options shape the input for the stateful benchmarks:
+//   --dup-ratio R  a fraction R of the records repeat an earlier record's event
+//                  (same event_id, event time and fields, a new ts_us), as a
+//                  producer's retries do. A deduplicating flow should pass only
+//                  the originals: they are what is expected back, and a repeat
+//                  that comes out is counted as `repeatsPassed`.
+//   --in2 TOPIC    every record slot also sends a second record with the same
+//                  event_id to TOPIC just before the one to --in (an impression,
+//                  then its click), for a stream-stream join. The pair's output
+//                  is expected to carry the later stamp, the click's ts_us: the
+//                  moment the match became possible.
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
@@ -26,6 +38,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -43,6 +56,9 @@ struct Options {
   int size = 200;
   int keys = 100;
   int merchants = 10000;
+  double dupRatio = 0;
+  int dupDistance = 100;  // a repeat copies one of the last this-many originals
+  std::string in2Topic;   // empty: one input topic
   bool json = false;
   bool floor = false;
   std::string debug;  // librdkafka debug contexts, e.g. "cgrp,fetch"
@@ -53,9 +69,14 @@ struct Options {
   std::fprintf(stderr,
                "usage: rtsql_latency --bootstrap HOST:PORT --in TOPIC [--out TOPIC]\n"
                "       [--rate N] [--seconds S] [--warmup S] [--drain S] [--size BYTES]\n"
-               "       [--keys K] [--merchants M] [--json] [--floor] [--debug CONTEXTS]\n"
-               "  --floor  consume the input topic itself (no flow): the broker's own\n"
-               "           produce-to-consume latency with the same client settings\n");
+               "       [--keys K] [--merchants M] [--dup-ratio R] [--dup-distance N]\n"
+               "       [--in2 TOPIC] [--json] [--floor] [--debug CONTEXTS]\n"
+               "  --floor         consume the input topic itself (no flow): the broker's own\n"
+               "                  produce-to-consume latency with the same client settings\n"
+               "  --dup-ratio R   fraction of records repeating one of the last N originals\n"
+               "                  (--dup-distance, default 100); only originals are expected\n"
+               "  --in2 TOPIC     also send each record's partner (same event_id) to TOPIC,\n"
+               "                  just before it: the second stream of a join\n");
   std::exit(2);
 }
 
@@ -86,6 +107,9 @@ Options parseArgs(int argc, char** argv) {
     else if (a == "--size") o.size = static_cast<int>(number());
     else if (a == "--keys") o.keys = std::max(1, static_cast<int>(number()));
     else if (a == "--merchants") o.merchants = std::max(1, static_cast<int>(number()));
+    else if (a == "--dup-ratio") o.dupRatio = number();
+    else if (a == "--dup-distance") o.dupDistance = std::max(1, static_cast<int>(number()));
+    else if (a == "--in2") o.in2Topic = value();
     else if (a == "--json") o.json = true;
     else if (a == "--floor") o.floor = true;
     else if (a == "--debug") o.debug = value();
@@ -94,14 +118,20 @@ Options parseArgs(int argc, char** argv) {
   }
   if (o.rate <= 0) usage("--rate must be positive");
   if (o.seconds <= 0) usage("--seconds must be positive");
+  if (o.dupRatio >= 1) usage("--dup-ratio must be below 1");
+  // A repeated event would have a repeated partner too, and a join would match
+  // each copy with each: the expected output is then no longer one per event.
+  if (o.dupRatio > 0 && !o.in2Topic.empty()) usage("--dup-ratio and --in2 do not combine");
   return o;
 }
 
 struct Shared {
   std::mutex mu;
-  std::vector<int64_t> sentTs;  // strictly increasing, so sorted
+  std::vector<int64_t> sentTs;  // expected back; strictly increasing, so sorted
+  std::vector<int64_t> dupTs;   // repeats a deduplicating flow should drop; sorted
   std::atomic<bool> producing{true};
   std::atomic<int64_t> sent{0};
+  std::atomic<int64_t> expected{0};  // sentTs.size(), readable without the lock
   std::atomic<int64_t> deliveryErrors{0};
 };
 
@@ -213,27 +243,44 @@ int assignAll(rd_kafka_t* consumer, const std::string& topic) {
   return n;
 }
 
-std::string makeRecord(int64_t tsUs, int64_t seq, int keys, int merchants, int size) {
-  char head[320];
-  int userId = static_cast<int>(seq % keys);
+// The fields of one record are functions of its event: the event id decides the
+// user, url, amount and merchant, so a repeat of an event is the same record
+// apart from its stamp ts_us and its position seq. `ts` is the event time in
+// epoch milliseconds with a fraction (microsecond exact), which a source reads
+// as a TIMESTAMP for windows, watermarks and time-bounded joins.
+std::string makeRecord(int64_t tsUs, int64_t seq, int64_t eventId, int64_t eventTsUs, int keys,
+                       int merchants, int size) {
+  char head[400];
+  int userId = static_cast<int>(eventId % keys);
   // merchant_id is the join key of the broadcast-join benchmark: always within
   // 0..merchants-1, so every record finds its row in a table of that many
   // merchants and an inner join keeps every record. Scattered with a prime
   // stride so that consecutive records hit different rows.
-  int merchantId = static_cast<int>((seq * 7919) % merchants);
+  int merchantId = static_cast<int>((eventId * 7919) % merchants);
   // Amounts are always above 10, so a flow filtering `amount > 10` keeps every
   // record and the lost count stays exact.
-  double amount = 10.5 + static_cast<double>(seq % 1000) / 10.0;
+  double amount = 10.5 + static_cast<double>(eventId % 1000) / 10.0;
   int n = std::snprintf(head, sizeof head,
-                        "{\"ts_us\":%" PRId64 ",\"seq\":%" PRId64
+                        "{\"ts_us\":%" PRId64 ",\"ts\":%" PRId64 ".%03d,\"seq\":%" PRId64
+                        ",\"event_id\":%" PRId64
                         ",\"user_id\":\"user%d\",\"url\":\"https://example.com/p/%d\","
                         "\"amount\":%.2f,\"merchant_id\":%d,\"pad\":\"",
-                        tsUs, seq, userId, static_cast<int>(seq % 97), amount, merchantId);
+                        tsUs, eventTsUs / 1000, static_cast<int>(eventTsUs % 1000), seq, eventId,
+                        userId, static_cast<int>(eventId % 97), amount, merchantId);
   std::string rec(head, static_cast<size_t>(n));
   int pad = size - n - 2;
   if (pad > 0) rec.append(static_cast<size_t>(pad), 'x');
   rec += "\"}";
   return rec;
+}
+
+// A fixed, well-mixed function of the record index (splitmix64's finaliser), so
+// that which records are repeats, and of what, is the same in every run.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
 double percentile(const std::vector<int64_t>& sorted, double p) {
@@ -296,7 +343,8 @@ int main(int argc, char** argv) {
   }
 
   std::vector<int64_t> latencies;
-  std::vector<int64_t> receivedTs;
+  // (ts_us, receive time) of every record of this run that came back.
+  std::vector<std::pair<int64_t, int64_t>> received;
   int64_t foreign = 0;
   // The warm-up is timed from the first record sent, not from the start of the
   // program, so the wait for the consumer group does not eat into it.
@@ -313,26 +361,68 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     warmupEndUs = rtsql::nowMicros() + static_cast<int64_t>(o.warmup * 1e6);
     int64_t lastTs = 0;
-    // Each record has an absolute due time start + i * period, so pacing does
-    // not drift with the time spent sending; a late record is sent at once.
-    for (int64_t i = 0; i < total; ++i) {
-      std::this_thread::sleep_until(start + i * period);
-      int64_t ts = std::max(rtsql::nowMicros(), lastTs + 1);
-      lastTs = ts;
-      std::string rec = makeRecord(ts, i, o.keys, o.merchants, o.size);
-      std::string key = "user" + std::to_string(i % o.keys);
+    // The last originals (event id, event time), for repeats to copy.
+    std::vector<std::pair<int64_t, int64_t>> recent(static_cast<size_t>(o.dupDistance));
+    int64_t originals = 0;
+    const bool pairs = !o.in2Topic.empty() && !o.floor;
+    auto send = [&](const std::string& topic, const std::string& key, const std::string& rec) {
       rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
       for (int attempt = 0; attempt < 100; ++attempt) {
-        e = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(o.inTopic.c_str()),
+        e = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic.c_str()),
                               RD_KAFKA_V_KEY(key.data(), key.size()),
-                              RD_KAFKA_V_VALUE(rec.data(), rec.size()),
+                              // F_COPY: librdkafka copies the bytes and never writes them.
+                              RD_KAFKA_V_VALUE(const_cast<char*>(rec.data()), rec.size()),
                               RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
         rd_kafka_poll(producer, 10);
       }
-      if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return e == RD_KAFKA_RESP_ERR_NO_ERROR;
+    };
+    auto stamp = [&] {
+      lastTs = std::max(rtsql::nowMicros(), lastTs + 1);
+      return lastTs;
+    };
+    // Each record has an absolute due time start + i * period, so pacing does
+    // not drift with the time spent sending; a late record is sent at once.
+    for (int64_t i = 0; i < total; ++i) {
+      std::this_thread::sleep_until(start + i * period);
+      const uint64_t h = mix(static_cast<uint64_t>(i));
+      const bool repeat = originals > 0 && o.dupRatio > 0 &&
+                          static_cast<double>(h >> 11) * 0x1.0p-53 < o.dupRatio;
+      int64_t eventId = i;
+      int64_t eventTs = 0;
+      if (repeat) {
+        const int64_t back =
+            1 + static_cast<int64_t>(mix(h) % static_cast<uint64_t>(
+                                                  std::min<int64_t>(originals, o.dupDistance)));
+        const auto& ev = recent[static_cast<size_t>((originals - back) % o.dupDistance)];
+        eventId = ev.first;
+        eventTs = ev.second;
+      }
+      const std::string key = "user" + std::to_string(eventId % o.keys);
+      if (pairs) {
+        const int64_t ts2 = stamp();
+        if (!send(o.in2Topic, key,
+                  makeRecord(ts2, i, eventId, repeat ? eventTs : ts2, o.keys, o.merchants,
+                             o.size))) {
+          shared.deliveryErrors.fetch_add(1);
+        }
+      }
+      const int64_t ts = stamp();
+      if (!repeat) {
+        eventTs = ts;
+        recent[static_cast<size_t>(originals % o.dupDistance)] = {eventId, eventTs};
+        ++originals;
+      }
+      if (send(o.inTopic, key, makeRecord(ts, i, eventId, eventTs, o.keys, o.merchants, o.size))) {
         std::lock_guard<std::mutex> lock(shared.mu);
-        shared.sentTs.push_back(ts);
+        // Without a flow (the floor) every record comes back, repeats included.
+        if (repeat && !o.floor) {
+          shared.dupTs.push_back(ts);
+        } else {
+          shared.sentTs.push_back(ts);
+          shared.expected.fetch_add(1);
+        }
         shared.sent.fetch_add(1);
       } else {
         shared.deliveryErrors.fetch_add(1);
@@ -355,7 +445,7 @@ int main(int argc, char** argv) {
         drainDeadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(o.drain * 1000));
       }
-      if (static_cast<int64_t>(receivedTs.size()) >= shared.sent.load() ||
+      if (static_cast<int64_t>(received.size()) >= shared.expected.load() ||
           std::chrono::steady_clock::now() >= drainDeadline) {
         break;
       }
@@ -366,8 +456,7 @@ int main(int argc, char** argv) {
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       int64_t ts = 0;
       if (extractTsUs(static_cast<const char*>(m->payload), m->len, &ts) && ts >= runStartUs) {
-        receivedTs.push_back(ts);
-        if (ts >= warmupEndUs.load()) latencies.push_back(nowUs - ts);
+        received.emplace_back(ts, nowUs);
       } else {
         ++foreign;
       }
@@ -381,22 +470,31 @@ int main(int argc, char** argv) {
   rd_kafka_destroy(consumer);
 
   // Received records are matched against sent ones by ts_us (unique per record),
-  // which separates the lost from the duplicated and from strangers.
-  std::sort(receivedTs.begin(), receivedTs.end());
-  int64_t matched = 0, duplicates = 0, unknown = 0;
-  for (size_t i = 0; i < receivedTs.size(); ++i) {
-    if (i > 0 && receivedTs[i] == receivedTs[i - 1]) {
+  // which separates the lost from the duplicated, from repeats a deduplicating
+  // flow let through and from strangers. Only the first receipt of an expected
+  // record enters the histogram.
+  std::sort(received.begin(), received.end());
+  int64_t matched = 0, duplicates = 0, unknown = 0, dupPassed = 0;
+  const int64_t warmupEnd = warmupEndUs.load();
+  for (size_t i = 0; i < received.size(); ++i) {
+    const int64_t ts = received[i].first;
+    if (i > 0 && ts == received[i - 1].first) {
       ++duplicates;
       continue;
     }
-    if (std::binary_search(shared.sentTs.begin(), shared.sentTs.end(), receivedTs[i])) {
+    if (std::binary_search(shared.sentTs.begin(), shared.sentTs.end(), ts)) {
       ++matched;
+      if (ts >= warmupEnd) latencies.push_back(received[i].second - ts);
+    } else if (std::binary_search(shared.dupTs.begin(), shared.dupTs.end(), ts)) {
+      ++dupPassed;
     } else {
       ++unknown;
     }
   }
   const int64_t sent = shared.sent.load();
-  const int64_t lost = sent - matched;
+  const auto expected = static_cast<int64_t>(shared.sentTs.size());
+  const auto dupSent = static_cast<int64_t>(shared.dupTs.size());
+  const int64_t lost = expected - matched;
   std::sort(latencies.begin(), latencies.end());
   const double ps[] = {0, 50, 90, 95, 99};
   const char* names[] = {"P0", "P50", "P90", "P95", "P99"};
@@ -407,11 +505,14 @@ int main(int argc, char** argv) {
 
   if (o.json) {
     std::printf("{\"mode\":\"%s\",\"rate\":%.0f,\"seconds\":%.1f,\"warmup\":%.1f,\"size\":%d,"
-                "\"keys\":%d,\"merchants\":%d,\"sent\":%" PRId64 ",\"received\":%" PRId64
-                ",\"lost\":%" PRId64 ",\"duplicates\":%" PRId64 ",\"unknown\":%" PRId64
+                "\"keys\":%d,\"merchants\":%d,\"dupRatio\":%.3f,\"pairs\":%s,\"sent\":%" PRId64
+                ",\"expected\":%" PRId64 ",\"received\":%" PRId64 ",\"lost\":%" PRId64
+                ",\"duplicates\":%" PRId64 ",\"repeatsSent\":%" PRId64
+                ",\"repeatsPassed\":%" PRId64 ",\"unknown\":%" PRId64
                 ",\"deliveryErrors\":%" PRId64 ",\"measured\":%zu,\"latencyMs\":{",
                 o.floor ? "floor" : "flow", o.rate, o.seconds, o.warmup, o.size, o.keys,
-                o.merchants, sent, matched, lost, duplicates, unknown,
+                o.merchants, o.dupRatio, o.in2Topic.empty() || o.floor ? "false" : "true", sent,
+                expected, matched, lost, duplicates, dupSent, dupPassed, unknown,
                 shared.deliveryErrors.load(), latencies.size());
     for (int i = 0; i < 5; ++i) std::printf("\"%s\":%.3f,", names[i], values[i]);
     std::printf("\"max\":%.3f}}\n", maxMs);
@@ -419,9 +520,12 @@ int main(int argc, char** argv) {
     std::printf("mode        %s\n", o.floor ? "floor (broker only)" : "flow");
     std::printf("rate        %.0f rec/s for %.1f s after %.1f s warm-up, %d-byte records\n",
                 o.rate, o.seconds, o.warmup, o.size);
-    std::printf("sent        %" PRId64 "\nreceived    %" PRId64 "\nlost        %" PRId64
-                "\nduplicates  %" PRId64 "\n",
-                sent, matched, lost, duplicates);
+    std::printf("sent        %" PRId64 "\nexpected    %" PRId64 "\nreceived    %" PRId64
+                "\nlost        %" PRId64 "\nduplicates  %" PRId64 "\n",
+                sent, expected, matched, lost, duplicates);
+    if (dupSent > 0) {
+      std::printf("repeats     %" PRId64 " sent, %" PRId64 " passed\n", dupSent, dupPassed);
+    }
     if (unknown + foreign > 0) {
       std::printf("ignored     %" PRId64 " (not sent by this run)\n", unknown + foreign);
     }

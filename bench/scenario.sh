@@ -5,13 +5,27 @@
 #
 #   bench/scenario.sh NAME [--rate N | --rates "1000 10000"] [--seconds S]
 #                     [--warmup S] [--bootstrap HOST:PORT] [--size BYTES]
-#                     [--keys K] [--results FILE]
+#                     [--keys K] [--dup-ratio R] [--results FILE]
+#   bench/scenario.sh NAME --find-max [--start-rate N] [--max-rate N]
+#                     [--max-steps N] [--p99-ms MS] [--step-seconds S]
+#                     [--step-warmup S] [--bootstrap ...] [--results FILE]
 #
 # NAME is one of
 #   stateless       SELECT ts_us, user_id, upper(url), amount * 2 ... WHERE amount > 10
 #   groupby         SELECT user_id, count(*) AS n, max(ts_us) AS ts_us ... GROUP BY user_id
 #   broadcast_join  SELECT c.ts_us, c.user_id, m.name FROM clicks c
 #                   JOIN merchants m ON c.merchant_id = m.id   (10,000-row csv table)
+#   window          count, sum, max(ts_us) per user per 1-second tumbling window (updates)
+#   dedup           SELECT DISTINCT ON (event_id) WITHIN WATERMARK ... (--dup-ratio 0.2
+#                   of the input repeats an earlier event)
+#   stream_join     clicks JOIN impressions ON event_id, impression within 5 s before
+#                   the click (each rate is clicks/s; as many impressions/s again)
+#
+# --find-max searches the highest rate at which the flow's end-to-end P99 stays
+# under --p99-ms (default 10) with nothing lost: doubling from --start-rate
+# (default 1000) until a step fails, then bisection, at most --max-steps
+# (default 9) short runs of --step-seconds (default 3) after --step-warmup
+# (default 1), each on fresh topics and a fresh flow. No floor runs then.
 #
 # Without --bootstrap the flow and the collector use rtsqld's embedded broker;
 # with it (e.g. scripts/kafka.sh start) they use that broker. --results appends
@@ -19,15 +33,16 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,18p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,32p' "$0"; exit "${1:-0}"; }
 
+SCENARIOS="stateless groupby broadcast_join window dedup stream_join"
 [ $# -ge 1 ] || usage 2
 SCENARIO="$1"
 shift
 case "$SCENARIO" in
-  stateless|groupby|broadcast_join) ;;
+  stateless|groupby|broadcast_join|window|dedup|stream_join) ;;
   -h|--help) usage 0 ;;
-  *) echo "scenario.sh: unknown scenario '$SCENARIO' (stateless, groupby, broadcast_join)" >&2; exit 2 ;;
+  *) echo "scenario.sh: unknown scenario '$SCENARIO' (${SCENARIOS// /, })" >&2; exit 2 ;;
 esac
 
 BOOTSTRAP=""
@@ -37,7 +52,15 @@ WARMUP=3
 SIZE=200
 KEYS=1000
 MERCHANTS=10000
+DUP_RATIO=""
 RESULTS_OUT=""
+FIND_MAX=""
+START_RATE=1000
+MAX_RATE=200000
+MAX_STEPS=9
+P99_MS=10
+STEP_SECONDS=3
+STEP_WARMUP=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --bootstrap) BOOTSTRAP="$2"; shift 2 ;;
@@ -47,17 +70,34 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP="$2"; shift 2 ;;
     --size) SIZE="$2"; shift 2 ;;
     --keys) KEYS="$2"; shift 2 ;;
+    --dup-ratio) DUP_RATIO="$2"; shift 2 ;;
     --results) RESULTS_OUT="$2"; shift 2 ;;
+    --find-max) FIND_MAX=1; shift ;;
+    --start-rate) START_RATE="$2"; shift 2 ;;
+    --max-rate) MAX_RATE="$2"; shift 2 ;;
+    --max-steps) MAX_STEPS="$2"; shift 2 ;;
+    --p99-ms) P99_MS="$2"; shift 2 ;;
+    --step-seconds) STEP_SECONDS="$2"; shift 2 ;;
+    --step-warmup) STEP_WARMUP="$2"; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "scenario.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+# Only the dedup scenario repeats records unless asked otherwise; a repeat
+# would give the other flows a second output row for the same event.
+if [ -z "$DUP_RATIO" ]; then
+  if [ "$SCENARIO" = dedup ]; then DUP_RATIO=0.2; else DUP_RATIO=0; fi
+fi
+if [ "$SCENARIO" = stream_join ] && [ "$DUP_RATIO" != 0 ]; then
+  echo "scenario.sh: stream_join takes no --dup-ratio" >&2
+  exit 2
+fi
 
 bench_require scenario.sh "$RTSQLD" "$RTSQL" "$LATENCY"
 bench_start_rtsqld
 bench_choose_broker "$BOOTSTRAP"
-echo "$SCENARIO on $BROKER; ${SECONDS_RUN} s per run after ${WARMUP} s warm-up," \
-  "${SIZE}-byte records, ${KEYS} keys; load average $(bench_load)" >&2
+echo "$SCENARIO on $BROKER; ${SIZE}-byte records, ${KEYS} keys, repeat ratio ${DUP_RATIO};" \
+  "load average $(bench_load)" >&2
 
 # The static side of the broadcast join: MERCHANTS rows, ids 0..MERCHANTS-1,
 # which are exactly the merchant_id values rtsql_latency generates, so the
@@ -76,7 +116,8 @@ EOF
   "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/table.sql" >&2
 fi
 
-# flow_query RATE : the SELECT of the scenario's flow over the source clicks_RATE.
+# flow_query TAG : the SELECT of the scenario's flow over the source clicks_TAG
+# (and impressions_TAG for stream_join).
 flow_query() {
   case "$SCENARIO" in
     stateless)
@@ -93,90 +134,206 @@ FROM clicks_$1 GROUP BY user_id" ;;
     broadcast_join)
       echo "SELECT c.ts_us, c.user_id, m.name
 FROM clicks_$1 c JOIN merchants m ON c.merchant_id = m.id" ;;
+    # Updates, not EMIT ON WINDOW CLOSE: a final row per window would come a
+    # window length plus the watermark delay after the window's first record,
+    # which measures the window, not the flow. As for groupby, each record
+    # updates its (window, user) group once, and max(ts_us) of the update is
+    # the stamp of that record: what is measured is the time from a record's
+    # send to the window result that includes it.
+    window)
+      echo "SELECT window.start AS window_start, user_id, count(*) AS n, sum(amount) AS total,
+       max(ts_us) AS ts_us
+FROM clicks_$1 GROUP BY window(ts, '1 second'), user_id" ;;
+    # A repeat carries its original's event time, within the watermark delay,
+    # so it is dropped; only the first row of an event (the original, which
+    # is earlier in the same partition) comes out.
+    dedup)
+      echo "SELECT DISTINCT ON (event_id) WITHIN WATERMARK ts_us, event_id, user_id, amount
+FROM clicks_$1" ;;
+    # Each click has exactly one impression (same event_id), sent just before
+    # it; the joined row carries the later of the two stamps, the moment the
+    # match became possible, whichever side reaches the join stage last.
+    stream_join)
+      echo "SELECT greatest(c.ts_us, i.ts_us) AS ts_us, c.event_id, c.user_id, i.url AS imp_url
+FROM clicks_$1 c JOIN impressions_$1 i
+  ON c.event_id = i.event_id AND i.ts BETWEEN c.ts - INTERVAL '5' SECOND AND c.ts" ;;
   esac
+}
+
+# source_sql NAME TOPIC : a CREATE SOURCE over the generator's records. The
+# stateful scenarios read the event time `ts` with a 1-second watermark delay;
+# the others keep the columns of the first benchmarks.
+source_sql() {
+  local extra="" wm=""
+  case "$SCENARIO" in
+    window|dedup|stream_join)
+      extra="
+    ts          TIMESTAMP,
+    event_id    BIGINT,"
+      wm=",
+    WATERMARK FOR ts AS ts - INTERVAL '1' SECOND" ;;
+  esac
+  cat <<EOF
+CREATE SOURCE $1 (
+    ts_us       BIGINT,${extra}
+    seq         BIGINT,
+    user_id     STRING,
+    url         STRING,
+    amount      DOUBLE,
+    merchant_id BIGINT,
+    pad         STRING${wm}
+) WITH (
+    connector = 'kafka',
+    'kafka.bootstrap.servers' = '${SQL_BOOTSTRAP}',
+    subscribe = '$2',
+    startingOffsets = 'earliest',
+    format = 'json'
+);
+EOF
 }
 
 RUN_ID="$(date +%s)"
 RESULTS="$WORK/results.jsonl"
 : >"$RESULTS"
 
-for RATE in $RATES; do
-  IN="bench_in_${RUN_ID}_${RATE}"
-  OUT="bench_out_${RUN_ID}_${RATE}"
-  FLOOR="bench_floor_${RUN_ID}_${RATE}"
-  FLOW="${SCENARIO}_${RATE}"
+# deploy TAG : creates the topics bench_{in,in2,out,floor}_RUN_TAG and the flow
+# SCENARIO_TAG; sets IN, IN2 (empty unless stream_join), OUT, FLOOR, FLOW.
+deploy() {
+  local tag="$1" t
+  IN="bench_in_${RUN_ID}_${tag}"
+  IN2=""
+  [ "$SCENARIO" != stream_join ] || IN2="bench_in2_${RUN_ID}_${tag}"
+  OUT="bench_out_${RUN_ID}_${tag}"
+  FLOOR="bench_floor_${RUN_ID}_${tag}"
+  FLOW="${SCENARIO}_${tag}"
   # Every topic exists before the flow and the collector start (so the
   # collector can assign itself its partitions): one record each that the
-  # collector ignores (its ts_us is older than any run).
-  for T in "$IN" "$OUT" "$FLOOR"; do
-    echo '{"ts_us":1,"seq":-1,"user_id":"warm","url":"u","amount":11.0,"merchant_id":0,"pad":""}' \
-      | kcat -b "$CLIENT_BOOTSTRAP" -t "$T" -P 2>/dev/null
+  # collector ignores (its ts_us is older than any run, its event time too,
+  # so it closes no window and matches no event).
+  for t in "$IN" $IN2 "$OUT" "$FLOOR"; do
+    echo '{"ts_us":1,"ts":1,"seq":-1,"event_id":-1,"user_id":"warm","url":"u","amount":11.0,"merchant_id":0,"pad":""}' \
+      | kcat -b "$CLIENT_BOOTSTRAP" -t "$t" -P 2>/dev/null
   done
-  cat >"$WORK/flow_${RATE}.sql" <<EOF
-CREATE SOURCE clicks_${RATE} (
-    ts_us       BIGINT,
-    seq         BIGINT,
-    user_id     STRING,
-    url         STRING,
-    amount      DOUBLE,
-    merchant_id BIGINT,
-    pad         STRING
-) WITH (
-    connector = 'kafka',
-    'kafka.bootstrap.servers' = '${SQL_BOOTSTRAP}',
-    subscribe = '${IN}',
-    startingOffsets = 'earliest',
-    format = 'json'
-);
-CREATE SINK out_${RATE} WITH (
+  {
+    source_sql "clicks_${tag}" "$IN"
+    [ -z "$IN2" ] || source_sql "impressions_${tag}" "$IN2"
+    cat <<EOF
+CREATE SINK out_${tag} WITH (
     connector = 'kafka',
     'kafka.bootstrap.servers' = '${SQL_BOOTSTRAP}',
     topic = '${OUT}',
     format = 'json'
 );
-CREATE FLOW ${FLOW} INTO out_${RATE} TRIGGER REALTIME AS
-$(flow_query "$RATE");
+CREATE FLOW ${FLOW} INTO out_${tag} TRIGGER REALTIME AS
+$(flow_query "$tag");
 EOF
-  "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/flow_${RATE}.sql" >&2
+  } >"$WORK/flow_${tag}.sql"
+  "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/flow_${tag}.sql" >&2
+}
 
-  LOAD_BEFORE="$(bench_load)"
-  echo "rate ${RATE}: floor (load average ${LOAD_BEFORE})" >&2
-  FLOOR_JSON="$("$LATENCY" --bootstrap "$CLIENT_BOOTSTRAP" --in "$FLOOR" --floor \
-    --rate "$RATE" --seconds "$SECONDS_RUN" --warmup "$WARMUP" --size "$SIZE" --keys "$KEYS" \
-    --merchants "$MERCHANTS" --json)" || echo "rtsql_latency (floor) failed" >&2
-  echo "rate ${RATE}: flow" >&2
-  FLOW_JSON="$("$LATENCY" --bootstrap "$CLIENT_BOOTSTRAP" --in "$IN" --out "$OUT" \
-    --rate "$RATE" --seconds "$SECONDS_RUN" --warmup "$WARMUP" --size "$SIZE" --keys "$KEYS" \
-    --merchants "$MERCHANTS" --json)" || echo "rtsql_latency (flow) failed" >&2
-  PROGRESS="$(psql_q "SHOW PROGRESS ${FLOW}" 2>/dev/null || echo '{}')"
-  STATE="$(psql_q "SHOW FLOWS" 2>/dev/null | grep "^${FLOW}|" || true)"
-  LOAD_AFTER="$(bench_load)"
+# collect RATE SECONDS WARMUP [--floor] : one collector run; prints its JSON.
+collect() {
+  local rate="$1" secs="$2" warm="$3"
+  shift 3
+  local args=(--bootstrap "$CLIENT_BOOTSTRAP" --rate "$rate" --seconds "$secs" --warmup "$warm"
+    --size "$SIZE" --keys "$KEYS" --merchants "$MERCHANTS" --dup-ratio "$DUP_RATIO" --json)
+  if [ "${1:-}" = --floor ]; then
+    args+=(--in "$FLOOR" --floor)
+  else
+    args+=(--in "$IN" --out "$OUT")
+    [ -z "$IN2" ] || args+=(--in2 "$IN2")
+  fi
+  "$LATENCY" "${args[@]}" || echo "rtsql_latency failed (rate $rate${1:+, floor})" >&2
+}
+
+# record RATE LOAD_BEFORE FLOOR_JSON FLOW_JSON [STEP] : reads the flow's
+# progress and state, stops it, and appends one result line to $RESULTS.
+record() {
+  local progress state load_after
+  progress="$(psql_q "SHOW PROGRESS ${FLOW}" 2>/dev/null || echo '{}')"
+  state="$(psql_q "SHOW FLOWS" 2>/dev/null | grep "^${FLOW}|" || true)"
+  load_after="$(bench_load)"
   psql_q "STOP FLOW ${FLOW}" >/dev/null 2>&1 || true
   "$PY" -c 'import json,sys
 a = sys.argv
+def j(s):
+    try:
+        return json.loads(s or "{}")
+    except ValueError:
+        return {}
 print(json.dumps({"scenario": a[1], "broker": a[2], "rate": int(a[3]),
                   "load": [a[4], a[5]], "flowState": a[6],
-                  "floor": json.loads(a[7] or "{}"), "flow": json.loads(a[8] or "{}"),
-                  "progress": json.loads(a[9] or "{}")}))' \
-    "$SCENARIO" "$BROKER" "$RATE" "$LOAD_BEFORE" "$LOAD_AFTER" "$STATE" \
-    "${FLOOR_JSON:-}" "${FLOW_JSON:-}" "${PROGRESS:-}" >>"$RESULTS"
-done
+                  "floor": j(a[7]), "flow": j(a[8]), "progress": j(a[9]),
+                  "step": int(a[10]) if a[10] else None}))' \
+    "$SCENARIO" "$BROKER" "$1" "$2" "$load_after" "$state" "$3" "$4" "$progress" "${5:-}" \
+    >>"$RESULTS"
+}
+
+# passes : whether the last result line meets the find-max criterion.
+passes() {
+  "$PY" - "$RESULTS" "$P99_MS" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+f = r["flow"]
+ok = (f.get("received", 0) > 0 and f.get("lost", 1) == 0 and f.get("repeatsPassed", 0) == 0
+      and f.get("latencyMs", {}).get("P99", 1e18) < float(sys.argv[2]))
+sys.exit(0 if ok else 1)
+EOF
+}
+
+if [ -z "$FIND_MAX" ]; then
+  echo "${SECONDS_RUN} s per run after ${WARMUP} s warm-up" >&2
+  for RATE in $RATES; do
+    deploy "$RATE"
+    LOAD_BEFORE="$(bench_load)"
+    echo "rate ${RATE}: floor (load average ${LOAD_BEFORE})" >&2
+    FLOOR_JSON="$(collect "$RATE" "$SECONDS_RUN" "$WARMUP" --floor)"
+    echo "rate ${RATE}: flow" >&2
+    FLOW_JSON="$(collect "$RATE" "$SECONDS_RUN" "$WARMUP")"
+    record "$RATE" "$LOAD_BEFORE" "$FLOOR_JSON" "$FLOW_JSON"
+  done
+else
+  # Doubling until the first failing step, then bisection between the highest
+  # passing and the lowest failing rate (or halving when the start fails),
+  # until they are within 10% or the steps run out. Rates are rounded to 100.
+  echo "find-max: P99 < ${P99_MS} ms and nothing lost; ${STEP_SECONDS} s per step after" \
+    "${STEP_WARMUP} s warm-up, at most ${MAX_STEPS} steps" >&2
+  LO=0
+  HI=0
+  RATE="$START_RATE"
+  for STEP in $(seq 1 "$MAX_STEPS"); do
+    deploy "s${STEP}_${RATE}"
+    LOAD_BEFORE="$(bench_load)"
+    FLOW_JSON="$(collect "$RATE" "$STEP_SECONDS" "$STEP_WARMUP")"
+    record "$RATE" "$LOAD_BEFORE" "" "$FLOW_JSON" "$STEP"
+    if passes; then LO="$RATE"; VERDICT=pass; else HI="$RATE"; VERDICT=fail; fi
+    echo "step ${STEP}: ${RATE} rec/s ${VERDICT} (load average ${LOAD_BEFORE})" >&2
+    if [ "$HI" = 0 ]; then
+      [ "$RATE" -lt "$MAX_RATE" ] || break
+      RATE=$((RATE * 2 < MAX_RATE ? RATE * 2 : MAX_RATE))
+    elif [ "$LO" = 0 ]; then
+      RATE=$((RATE / 2 / 100 * 100))
+      [ "$RATE" -ge 100 ] || break
+    else
+      [ $((HI - LO)) -gt $((LO / 10)) ] || break
+      NEXT=$(((LO + HI) / 2 / 100 * 100))
+      { [ "$NEXT" -gt "$LO" ] && [ "$NEXT" -lt "$HI" ]; } || break
+      RATE="$NEXT"
+    fi
+  done
+fi
 
 [ -z "$RESULTS_OUT" ] || cat "$RESULTS" >>"$RESULTS_OUT"
 
-"$PY" - "$RESULTS" <<'EOF'
+"$PY" - "$RESULTS" "${FIND_MAX:-}" "$P99_MS" <<'EOF'
 import json, sys
 
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+find_max = bool(sys.argv[2])
 if rows:
     print(f"{rows[0]['scenario']}, {rows[0]['broker']}")
 print("latency in ms, measured by the client: receive time - ts_us in the record;")
 print("srv columns: the flow's own rtmMetrics from SHOW PROGRESS")
-hdr = ("rate/s", "load before/after", "floor P50", "floor P99", "flow P50", "flow P99",
-       "x P50", "x P99", "flow max", "sent", "lost", "dup", "floor lost",
-       "srv proc P50/P99", "srv e2e P50/P99", "flow state")
-print(" | ".join(hdr))
-print(" | ".join("-" * len(h) for h in hdr))
 
 
 def lat(d, p):
@@ -191,24 +348,78 @@ def ratio(a, b):
     return "n/a" if a is None or b is None or b <= 0 else f"{a / b:.1f}"
 
 
-for r in rows:
-    fl, fw = r["floor"], r["flow"]
+def srv(r):
     rtm = r["progress"].get("rtmMetrics", {})
     proc = rtm.get("processingLatencyMs", {})
     e2e = rtm.get("e2eLatencyMs", {})
-    state = r["flowState"].split("|")[2] if r["flowState"].count("|") >= 2 else "?"
-    print(" | ".join([
-        str(r["rate"]), f"{r['load'][0].split()[0]}/{r['load'][1].split()[0]}",
-        fmt(lat(fl, "P50")), fmt(lat(fl, "P99")),
-        fmt(lat(fw, "P50")), fmt(lat(fw, "P99")),
-        ratio(lat(fw, "P50"), lat(fl, "P50")), ratio(lat(fw, "P99"), lat(fl, "P99")),
-        fmt(lat(fw, "max")), str(fw.get("sent", "n/a")), str(fw.get("lost", "n/a")),
-        str(fw.get("duplicates", "n/a")), str(fl.get("lost", "n/a")),
-        f"{fmt(proc.get('P50'))}/{fmt(proc.get('P99'))}",
-        f"{fmt(e2e.get('P50'))}/{fmt(e2e.get('P99'))}", state,
-    ]))
+    return (f"{fmt(proc.get('P50'))}/{fmt(proc.get('P99'))}",
+            f"{fmt(e2e.get('P50'))}/{fmt(e2e.get('P99'))}")
+
+
+def state(r):
+    return r["flowState"].split("|")[2] if r["flowState"].count("|") >= 2 else "?"
+
+
+def repeats(fw):
+    n = fw.get("repeatsSent", 0)
+    return f"{fw.get('repeatsPassed', 0)} of {n}" if n else "-"
+
+
+def table(hdr, lines):
+    print(" | ".join(hdr))
+    print(" | ".join("-" * len(h) for h in hdr))
+    for l in lines:
+        print(" | ".join(l))
+
+
+if not find_max:
+    hdr = ("rate/s", "load before/after", "floor P50", "floor P99", "flow P50", "flow P99",
+           "x P50", "x P99", "flow max", "expected", "lost", "dup", "repeats passed",
+           "floor lost", "srv proc P50/P99", "srv e2e P50/P99", "flow state")
+    lines = []
+    for r in rows:
+        fl, fw = r["floor"], r["flow"]
+        lines.append([
+            str(r["rate"]), f"{r['load'][0].split()[0]}/{r['load'][1].split()[0]}",
+            fmt(lat(fl, "P50")), fmt(lat(fl, "P99")),
+            fmt(lat(fw, "P50")), fmt(lat(fw, "P99")),
+            ratio(lat(fw, "P50"), lat(fl, "P50")), ratio(lat(fw, "P99"), lat(fl, "P99")),
+            fmt(lat(fw, "max")), str(fw.get("expected", fw.get("sent", "n/a"))),
+            str(fw.get("lost", "n/a")), str(fw.get("duplicates", "n/a")), repeats(fw),
+            str(fl.get("lost", "n/a")), *srv(r), state(r)])
+    table(hdr, lines)
+else:
+    limit = float(sys.argv[3])
+    hdr = ("step", "rate/s", "load before/after", "flow P50", "flow P99", "flow max",
+           "expected", "lost", "dup", "repeats passed", "srv proc P50/P99",
+           "srv e2e P50/P99", "verdict")
+    lines, best, worst = [], None, None
+    for r in rows:
+        fw = r["flow"]
+        ok = (fw.get("received", 0) > 0 and fw.get("lost", 1) == 0
+              and fw.get("repeatsPassed", 0) == 0 and (lat(fw, "P99") or 1e18) < limit)
+        if ok:
+            best = max(best or 0, r["rate"])
+        else:
+            worst = min(worst or r["rate"], r["rate"])
+        lines.append([
+            str(r["step"]), str(r["rate"]),
+            f"{r['load'][0].split()[0]}/{r['load'][1].split()[0]}",
+            fmt(lat(fw, "P50")), fmt(lat(fw, "P99")), fmt(lat(fw, "max")),
+            str(fw.get("expected", "n/a")), str(fw.get("lost", "n/a")),
+            str(fw.get("duplicates", "n/a")), repeats(fw), *srv(r),
+            "pass" if ok else "fail"])
+    table(hdr, lines)
+    print()
+    if best is None:
+        print(f"result: no tried rate kept P99 < {limit:g} ms with nothing lost")
+    else:
+        above = f" (lowest failing: {worst:,} rec/s)" if worst else " (no tried rate failed)"
+        print(f"result: highest rate with P99 < {limit:g} ms and nothing lost: "
+              f"{best:,} rec/s{above}")
 print()
 print("raw results (JSON lines):")
 for r in rows:
-    print(json.dumps({"rate": r["rate"], "floor": r["floor"], "flow": r["flow"]}))
+    print(json.dumps({"rate": r["rate"], "step": r.get("step"), "floor": r["floor"],
+                      "flow": r["flow"]}))
 EOF
