@@ -114,9 +114,10 @@ def setup(server, kafka):
         for s in stmts:
             conn.execute(s)
     # Keyed by event_id: the copies of an event share a partition, so "the first
-    # one" is well defined however many partitions the topic has.
+    # one" is well defined however many partitions the topic has. Records
+    # without an event_id share one key too (a missing key would scatter them).
     kafka.produce(topic, [{f: v for f, v in r.items() if f != "_ms"} for r in records],
-                  key=lambda r: r["event_id"])
+                  key=lambda r: r["event_id"] if r["event_id"] is not None else "no-event-id")
     # Moves the watermark an hour past every window above; its own window stays
     # open, so it adds nothing to the window flow's output.
     end_ms = N_RECORDS * STEP_MS + 3_600_000
