@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "common/json.h"
 #include "common/schema.h"
 #include "server/engine.h"
 
@@ -79,13 +80,13 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       return;
     }
     case ast::ShowKind::Progress: {
-      FlowRuntime* rt = findRuntime(stmt.name);
-      if (!rt) {
+      std::optional<std::string> json = progress(stmt.name);
+      if (!json) {
         throw SqlError(sqlstate::kUndefinedObject,
                        fmt::format("flow \"{}\" does not exist", stmt.name), stmt.namePos,
                        "SHOW FLOWS lists the flows");
       }
-      sendRows(out, showColumns(stmt), {{rt->progressJson()}}, "SHOW 1");
+      sendRows(out, showColumns(stmt), {{*json}}, "SHOW 1");
       return;
     }
     case ast::ShowKind::Functions: {
@@ -152,10 +153,32 @@ std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
 }
 
 std::optional<std::string> Engine::progress(const std::string& flow) const {
+  Catalog::FlowPtr def = catalog_.findFlow(flow);
+  if (!def) return std::nullopt;
   std::lock_guard lock(flowsMu_);
   auto it = flows_.find(toLower(flow));
-  if (it == flows_.end()) return std::nullopt;
-  return it->second->progressJson();
+  const FlowRuntime* rt = it == flows_.end() ? nullptr : it->second.get();
+  // What SHOW FLOWS says, first: a flow being retried reports why here too.
+  auto [state, reason] = flowStatus(def->name, rt);
+  std::string json = "{\"status\":{\"state\":";
+  appendJsonString(json, flowStateName(state));
+  json += ",\"reason\":";
+  if (reason.empty()) {
+    json += "null";
+  } else {
+    appendJsonString(json, reason);
+  }
+  json += "},";
+  if (rt) {
+    std::string body = rt->progressJson();
+    json.append(body, 1, std::string::npos);  // the runtime's object without its '{'
+  } else {
+    // Restored but never planned (its sources were unreachable): no epochs yet.
+    json += "\"name\":";
+    appendJsonString(json, def->name);
+    json += "}";
+  }
+  return json;
 }
 
 void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {

@@ -219,6 +219,8 @@ def test_flow_that_cannot_start_is_retried_and_resumes_without_loss(broker, tmp_
             time.sleep(0.2)
         assert status is not None and status[2] == "recovering", status
         assert str(out_file) in status[4], status
+        p = server.progress("f")
+        assert p["status"]["state"] == "recovering" and str(out_file) in p["status"]["reason"], p
 
         out_dir.mkdir()
         deadline = time.monotonic() + 60
@@ -233,6 +235,7 @@ def test_flow_that_cannot_start_is_retried_and_resumes_without_loss(broker, tmp_
         assert ids <= set(range(50)), ids
         rows = {r[0]: r for r in server.query("SHOW FLOWS")}
         assert rows["f"][2] == "running", rows["f"]
+        assert server.progress("f")["status"] == {"state": "running", "reason": None}
     finally:
         code = server.stop()
         assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
