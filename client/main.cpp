@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
   auto* commandOpt =
       app.add_option("-c,--command", command, "Run SQL as one query and exit");
   fileOpt->excludes(commandOpt);
+  bool dryRun = false;
+  app.add_flag("--dry-run", dryRun,
+               "With -f or -c: parse, bind and plan every statement against the server's "
+               "catalog, create and start nothing");
   app.add_flag("-e,--echo", run.echo, "Print each statement before running it");
   app.add_flag("-q,--quiet", run.print.quiet, "Leave out command tags and the banner");
   std::vector<std::string> assignments;
@@ -117,7 +121,31 @@ int main(int argc, char** argv) {
   }
   installInterruptHandler();
 
-  if (commandOpt->count() > 0) return runCommand(*conn, command, run, std::cout, std::cerr);
-  if (!interactive) return runScript(*conn, script, sourceName, run, std::cout, std::cerr);
-  return runShell(*conn, run);
+  if (dryRun) {
+    if (interactive) {
+      std::cerr << "rtsql: --dry-run needs -f or -c\n";
+      return kExitUsage;
+    }
+    // The session validates from now on: definitions go to a copy of the
+    // catalog that only this session sees, flows are planned and not started.
+    const Outcome outcome = conn->execute("SET rtsql.dry_run = 'on'");
+    if (outcome.error || outcome.connectionLost) {
+      std::cerr << "rtsql: the server refused the dry run: "
+                << (outcome.error ? outcome.error->message : conn->lastError()) << '\n';
+      return outcome.connectionLost ? kExitConnection : kExitSqlError;
+    }
+  }
+  int code = kExitOk;
+  if (commandOpt->count() > 0) {
+    code = runCommand(*conn, command, run, std::cout, std::cerr);
+  } else if (!interactive) {
+    code = runScript(*conn, script, sourceName, run, std::cout, std::cerr);
+  } else {
+    return runShell(*conn, run);
+  }
+  if (dryRun && code == kExitOk && !run.print.quiet) {
+    std::cout << "dry run: every statement is valid; nothing was created\n";
+  }
+  return code;
+
 }

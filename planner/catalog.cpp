@@ -9,6 +9,15 @@
 
 namespace rtsql {
 
+Catalog::Catalog(const Catalog& other) {
+  std::lock_guard lock(other.mu_);
+  sources_ = other.sources_;
+  sinks_ = other.sinks_;
+  tables_ = other.tables_;
+  flows_ = other.flows_;
+  flowInputs_ = other.flowInputs_;
+}
+
 namespace {
 
 // Relations (sources and tables) answer 42P01 when missing, as PostgreSQL does

@@ -64,6 +64,11 @@ class Catalog {
   using TablePtr = std::shared_ptr<const TableDef>;
   using FlowPtr = std::shared_ptr<const FlowDef>;
 
+  Catalog() = default;
+  // A copy that changes independently (definitions are immutable and shared).
+  Catalog(const Catalog& other);
+  Catalog& operator=(const Catalog&) = delete;
+
   // add* throw SqlError 42710 (duplicate object, at `pos`) unless ifNotExists, in
   // which case they return false and leave the catalog unchanged.
   bool addSource(SourceDef def, bool ifNotExists, size_t pos);

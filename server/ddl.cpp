@@ -71,7 +71,10 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
                                        flowStateDir(flow), checkpoints);
 }
 
-void Engine::createSource(const ast::CreateSource& stmt, ResultWriter& out) {
+void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
+  // A dry-run session works on its own copy of the catalog and records nothing.
+  Catalog& catalog = catalogOf(s);
+  const bool dry = s.shadow != nullptr;
   Options options = toOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   // A restored definition was checked when it was created; what it names
@@ -93,15 +96,18 @@ void Engine::createSource(const ast::CreateSource& stmt, ResultWriter& out) {
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);
-  if (!catalog_.addSource(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+  if (!catalog.addSource(std::move(def), stmt.ifNotExists, stmt.namePos)) {
     out.notice(fmt::format("source \"{}\" already exists, skipping", stmt.name));
   } else {
-    persistOrUndo([&] { catalog_.dropSource(stmt.name, true, stmt.namePos); });
+    if (!dry) persistOrUndo([&] { catalog.dropSource(stmt.name, true, stmt.namePos); });
   }
   out.complete("CREATE SOURCE");
 }
 
-void Engine::createSink(const ast::CreateSink& stmt, ResultWriter& out) {
+void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out) {
+  // A dry-run session works on its own copy of the catalog and records nothing.
+  Catalog& catalog = catalogOf(s);
+  const bool dry = s.shadow != nullptr;
   Options options = toOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   if (!restoring_) {
@@ -115,15 +121,18 @@ void Engine::createSink(const ast::CreateSink& stmt, ResultWriter& out) {
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);
-  if (!catalog_.addSink(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+  if (!catalog.addSink(std::move(def), stmt.ifNotExists, stmt.namePos)) {
     out.notice(fmt::format("sink \"{}\" already exists, skipping", stmt.name));
   } else {
-    persistOrUndo([&] { catalog_.dropSink(stmt.name, true, stmt.namePos); });
+    if (!dry) persistOrUndo([&] { catalog.dropSink(stmt.name, true, stmt.namePos); });
   }
   out.complete("CREATE SINK");
 }
 
-void Engine::createTable(const ast::CreateTable& stmt, ResultWriter& out) {
+void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out) {
+  // A dry-run session works on its own copy of the catalog and records nothing.
+  Catalog& catalog = catalogOf(s);
+  const bool dry = s.shadow != nullptr;
   Options options = toOptions(stmt.options);
   TableDef def;
   def.name = stmt.name;
@@ -145,21 +154,26 @@ void Engine::createTable(const ast::CreateTable& stmt, ResultWriter& out) {
   def.sql = stmt.text;
   size_t n = def.rows->size();
   std::lock_guard lock(ddlMu_);
-  if (!catalog_.addTable(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+  if (!catalog.addTable(std::move(def), stmt.ifNotExists, stmt.namePos)) {
     out.notice(fmt::format("table \"{}\" already exists, skipping", stmt.name));
   } else {
-    tableInserts_.erase(toLower(stmt.name));
-    persistOrUndo([&] { catalog_.dropTable(stmt.name, true, stmt.namePos); });
+    if (!dry) {
+      tableInserts_.erase(toLower(stmt.name));
+      persistOrUndo([&] { catalog.dropTable(stmt.name, true, stmt.namePos); });
+    }
     if (n > 0) out.notice(fmt::format("loaded {} rows into table \"{}\"", n, stmt.name));
   }
   out.complete("CREATE TABLE");
 }
 
-void Engine::insert(const ast::Insert& stmt, ResultWriter& out) {
+void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out) {
+  // A dry-run session works on its own copy of the catalog and records nothing.
+  Catalog& catalog = catalogOf(s);
+  const bool dry = s.shadow != nullptr;
   std::lock_guard lock(ddlMu_);
-  Catalog::TablePtr table = catalog_.findTable(stmt.table);
+  Catalog::TablePtr table = catalog.findTable(stmt.table);
   if (!table) {
-    if (catalog_.findSource(stmt.table)) {
+    if (catalog.findSource(stmt.table)) {
       throw SqlError(sqlstate::kFeatureNotSupported,
                      fmt::format("cannot INSERT into source \"{}\"", stmt.table), stmt.tablePos,
                      "sources are read from Kafka; produce records to the topic instead");
@@ -198,24 +212,44 @@ void Engine::insert(const ast::Insert& stmt, ResultWriter& out) {
     }
     rows->push_back(std::move(row));
   }
-  catalog_.setTableRows(table->name, std::move(rows));
-  auto& inserts = tableInserts_[toLower(table->name)];
-  inserts.push_back(stmt.text);
-  persistOrUndo([&] {
-    inserts.pop_back();
-    catalog_.setTableRows(table->name, table->rows);
-  });
+  catalog.setTableRows(table->name, std::move(rows));
+  if (!dry) {
+    auto& inserts = tableInserts_[toLower(table->name)];
+    inserts.push_back(stmt.text);
+    persistOrUndo([&] {
+      inserts.pop_back();
+      catalog.setTableRows(table->name, table->rows);
+    });
+  }
   out.complete(fmt::format("INSERT 0 {}", stmt.rows.size()));
 }
 
 void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
-  if (catalog_.findFlow(stmt.name) && stmt.ifNotExists) {
+  if (catalogOf(s).findFlow(stmt.name) && stmt.ifNotExists) {
     out.notice(fmt::format("flow \"{}\" already exists, skipping", stmt.name));
     out.complete("CREATE FLOW");
     return;
   }
   PhysicalPlan plan = planFlow(stmt, planContext(s));
+  if (s.shadow) {
+    // Planned and checked against the free slots; nothing starts.
+    if (plan.slots() > slots_.total() - slots_.used()) {
+      throw SqlError(sqlstate::kInsufficientResources,
+                     fmt::format("flow \"{}\" needs {} task slots but only {} of {} are free",
+                                 stmt.name, plan.slots(), slots_.total() - slots_.used(),
+                                 slots_.total()),
+                     stmt.namePos);
+    }
+    FlowDef def;
+    def.name = stmt.name;
+    def.sink = stmt.sink;
+    def.sql = stmt.text;
+    def.queryText = stmt.queryText;
+    s.shadow->addFlow(std::move(def), false, stmt.namePos);
+    out.complete("CREATE FLOW");
+    return;
+  }
   FlowDef def;
   def.name = stmt.name;
   def.sink = stmt.sink;
@@ -261,8 +295,23 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   out.complete("CREATE FLOW");
 }
 
-void Engine::drop(const ast::Drop& stmt, ResultWriter& out) {
+void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
+  if (s.shadow) {
+    static const char* kTags[] = {"DROP FLOW", "DROP SOURCE", "DROP SINK", "DROP TABLE"};
+    switch (stmt.object) {
+      case ast::ObjectKind::Flow: s.shadow->dropFlow(stmt.name, stmt.ifExists, stmt.namePos); break;
+      case ast::ObjectKind::Source: s.shadow->dropSource(stmt.name, stmt.ifExists, stmt.namePos); break;
+      case ast::ObjectKind::Sink: s.shadow->dropSink(stmt.name, stmt.ifExists, stmt.namePos); break;
+      case ast::ObjectKind::Table: s.shadow->dropTable(stmt.name, stmt.ifExists, stmt.namePos); break;
+    }
+    int kind = stmt.object == ast::ObjectKind::Flow     ? 0
+               : stmt.object == ast::ObjectKind::Source ? 1
+               : stmt.object == ast::ObjectKind::Sink   ? 2
+                                                        : 3;
+    out.complete(kTags[kind]);
+    return;
+  }
   bool dropped = false;
   switch (stmt.object) {
     case ast::ObjectKind::Flow: {
@@ -305,7 +354,15 @@ void Engine::drop(const ast::Drop& stmt, ResultWriter& out) {
   if (dropped) persistCatalog();
 }
 
-void Engine::stopFlow(const ast::FlowCommand& stmt, ResultWriter& out) {
+void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
+  if (s.shadow) {
+    if (!s.shadow->findFlow(stmt.name)) {
+      throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
+                     stmt.namePos);
+    }
+    out.complete("STOP FLOW");
+    return;
+  }
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
   if (!catalog_.findFlow(stmt.name)) {
@@ -321,7 +378,15 @@ void Engine::stopFlow(const ast::FlowCommand& stmt, ResultWriter& out) {
   out.complete("STOP FLOW");
 }
 
-void Engine::startFlow(const ast::FlowCommand& stmt, ResultWriter& out) {
+void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
+  if (s.shadow) {
+    if (!s.shadow->findFlow(stmt.name)) {
+      throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
+                     stmt.namePos);
+    }
+    out.complete("START FLOW");
+    return;
+  }
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
   if (!catalog_.findFlow(stmt.name)) {

@@ -22,6 +22,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"timezone", "UTC"},
     {"extra_float_digits", "1"},
     {"search_path", "public"},
+    {"rtsql.dry_run", "off"},
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -87,14 +88,14 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
 void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, ResultWriter& out) {
   using K = ast::StatementKind;
   switch (stmt.kind) {
-    case K::CreateSource: return createSource(static_cast<const ast::CreateSource&>(stmt), out);
-    case K::CreateSink: return createSink(static_cast<const ast::CreateSink&>(stmt), out);
-    case K::CreateTable: return createTable(static_cast<const ast::CreateTable&>(stmt), out);
-    case K::Insert: return insert(static_cast<const ast::Insert&>(stmt), out);
+    case K::CreateSource: return createSource(s, static_cast<const ast::CreateSource&>(stmt), out);
+    case K::CreateSink: return createSink(s, static_cast<const ast::CreateSink&>(stmt), out);
+    case K::CreateTable: return createTable(s, static_cast<const ast::CreateTable&>(stmt), out);
+    case K::Insert: return insert(s, static_cast<const ast::Insert&>(stmt), out);
     case K::CreateFlow: return createFlow(s, static_cast<const ast::CreateFlow&>(stmt), out);
-    case K::Drop: return drop(static_cast<const ast::Drop&>(stmt), out);
-    case K::StopFlow: return stopFlow(static_cast<const ast::FlowCommand&>(stmt), out);
-    case K::StartFlow: return startFlow(static_cast<const ast::FlowCommand&>(stmt), out);
+    case K::Drop: return drop(s, static_cast<const ast::Drop&>(stmt), out);
+    case K::StopFlow: return stopFlow(s, static_cast<const ast::FlowCommand&>(stmt), out);
+    case K::StartFlow: return startFlow(s, static_cast<const ast::FlowCommand&>(stmt), out);
     case K::Show: return show(s, static_cast<const ast::Show&>(stmt), out);
     case K::Describe: return describe(static_cast<const ast::Describe&>(stmt), out);
     case K::Explain: return explain(s, static_cast<const ast::Explain&>(stmt), out);
@@ -115,6 +116,18 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
   if (iequals(setting->first, "shuffle.partitions")) {
     Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->first, 8, 1, 4096);  // validates
+  }
+  if (iequals(setting->first, "rtsql.dry_run")) {
+    std::string v = toLower(stmt.value);
+    bool on = v == "on" || v == "true" || v == "1";
+    if (!on && v != "off" && v != "false" && v != "0") {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("invalid value '{}' for rtsql.dry_run", stmt.value), stmt.keyPos,
+                     "on or off");
+    }
+    // Turning it on copies the catalog as it is now; off drops the copy.
+    if (on && !s.shadow) s.shadow = std::make_unique<Catalog>(catalog_);
+    if (!on) s.shadow.reset();
   }
   s.settings.set(setting->first, stmt.value);
   out.complete("SET");
@@ -148,6 +161,12 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
   }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
   PhysicalPlan plan = planQuery(q, planContext(s));
+  if (s.shadow) {
+    // Dry run: planned, its columns sent, nothing read.
+    out.columns(liveQueryColumns(plan));
+    out.complete("SELECT 0");
+    return;
+  }
   runLiveQuery(std::move(plan), q.limit, connectors_, slots_,
                (std::filesystem::path(options_.dataDir) / "live").string(), out);
 }
@@ -190,7 +209,7 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
 
 PlanContext Engine::planContext(const EngineSession& s) const {
   PlanContext ctx;
-  ctx.catalog = &catalog_;
+  ctx.catalog = &catalogOf(s);
   ctx.session = s.settings;
   ctx.sourcePartitions = [this](const SourceDef& def) {
     ScanSpec scan;

@@ -85,20 +85,25 @@ class Engine : public QueryHandler {
    public:
     std::string user;
     Options settings;
+    // SET rtsql.dry_run = on: this session's own copy of the catalog, which
+    // its statements change instead of the server's; flows are only planned.
+    std::unique_ptr<Catalog> shadow;
   };
+  Catalog& catalogOf(EngineSession& s) { return s.shadow ? *s.shadow : catalog_; }
+  const Catalog& catalogOf(const EngineSession& s) const { return s.shadow ? *s.shadow : catalog_; }
   using Rows = std::vector<std::vector<std::optional<std::string>>>;
 
   void executeStatement(EngineSession& s, const ast::Statement& stmt, ResultWriter& out);
 
   // ddl.cpp
-  void createSource(const ast::CreateSource& stmt, ResultWriter& out);
-  void createSink(const ast::CreateSink& stmt, ResultWriter& out);
-  void createTable(const ast::CreateTable& stmt, ResultWriter& out);
-  void insert(const ast::Insert& stmt, ResultWriter& out);
+  void createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out);
+  void createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out);
+  void createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out);
+  void insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out);
   void createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
-  void drop(const ast::Drop& stmt, ResultWriter& out);
-  void stopFlow(const ast::FlowCommand& stmt, ResultWriter& out);
-  void startFlow(const ast::FlowCommand& stmt, ResultWriter& out);
+  void drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out);
+  void stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
+  void startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
 
   // user_ddl.cpp: CREATE / ALTER / DROP USER, SHOW USERS
   void userStatement(EngineSession& s, const ast::UserStatement& stmt, ResultWriter& out);
