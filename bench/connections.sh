@@ -64,21 +64,7 @@ fi
 
 # rtsqld as bench_start_rtsqld starts it, with room for the sessions and for
 # the live queries' tasks (each is a temporary flow with tasks of its own).
-WORK="$(mktemp -d /tmp/rtsql-bench.XXXXXX)"
-PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-trap bench_cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP PIPE
-"$RTSQLD" --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" --embedded-kafka \
-  --max-connections $(( IDLE + LIVE + 50 )) --slots $(( 4 * LIVE + 64 )) \
-  >"$WORK/rtsqld.log" 2>&1 &
-RTSQLD_PID=$!
-for _ in $(seq 1 150); do
-  if EMBEDDED="$(psql_q 'SHOW embedded_kafka' 2>/dev/null)" && [ -n "$EMBEDDED" ]; then break; fi
-  kill -0 "$RTSQLD_PID" 2>/dev/null || { tail -n 30 "$WORK/rtsqld.log" >&2; exit 1; }
-  sleep 0.2
-done
-[ -n "$EMBEDDED" ] || { echo "rtsqld did not answer in 30 s" >&2; exit 1; }
+bench_start_rtsqld --max-connections $(( IDLE + LIVE + 50 )) --slots $(( 4 * LIVE + 64 ))
 bench_choose_broker "$BOOTSTRAP"
 
 RUN_ID="$(date +%s)"

@@ -62,33 +62,42 @@ bench_load() {
   cut -d' ' -f1-3 /proc/loadavg
 }
 
-# bench_start_rtsqld : makes $WORK, starts rtsqld --embedded-kafka with its data
-# in $WORK/data and waits (at most 30 s) until it answers; sets PORT,
+# bench_launch_rtsqld DATA_DIR LOG [RTSQLD FLAGS...] : starts rtsqld
+# --embedded-kafka on a new loopback port with its data in DATA_DIR, its output
+# appended to LOG, and waits (at most 30 s) until it answers; sets PORT,
 # RTSQLD_PID and EMBEDDED (the embedded broker's bootstrap address).
-bench_start_rtsqld() {
-  WORK="$(mktemp -d /tmp/rtsql-bench.XXXXXX)"
+bench_launch_rtsqld() {
+  local data="$1" log="$2"
+  shift 2
   PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-  # A signal ends the script through exit, so the EXIT trap stops rtsqld too.
-  trap bench_cleanup EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM HUP PIPE
-  "$RTSQLD" --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" --embedded-kafka \
-    >"$WORK/rtsqld.log" 2>&1 &
+  "$RTSQLD" --host 127.0.0.1 --port "$PORT" --data-dir "$data" --embedded-kafka "$@" \
+    >>"$log" 2>&1 &
   RTSQLD_PID=$!
-  for _ in $(seq 1 150); do
+  for _ in $(seq 1 300); do
     if EMBEDDED="$(psql_q 'SHOW embedded_kafka' 2>/dev/null)" && [ -n "$EMBEDDED" ]; then
       return 0
     fi
     kill -0 "$RTSQLD_PID" 2>/dev/null || {
       echo "rtsqld exited:" >&2
-      tail -n 30 "$WORK/rtsqld.log" >&2
+      tail -n 30 "$log" >&2
       exit 1
     }
-    sleep 0.2
+    sleep 0.1
   done
   echo "rtsqld did not answer in 30 s" >&2
-  tail -n 30 "$WORK/rtsqld.log" >&2
+  tail -n 30 "$log" >&2
   exit 1
+}
+
+# bench_start_rtsqld [RTSQLD FLAGS...] : makes $WORK and starts rtsqld with its
+# data in $WORK/data (bench_launch_rtsqld); the script's exit stops it.
+bench_start_rtsqld() {
+  WORK="$(mktemp -d /tmp/rtsql-bench.XXXXXX)"
+  # A signal ends the script through exit, so the EXIT trap stops rtsqld too.
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM HUP PIPE
+  bench_launch_rtsqld "$WORK/data" "$WORK/rtsqld.log" "$@"
 }
 
 # bench_choose_broker BOOTSTRAP : with an address, the runs use that broker;

@@ -269,24 +269,10 @@ elif cmd == "table":
     table(sys.argv[2])
 EOF
 
-# start_rtsqld : starts rtsqld on $WORK/data (a new loopback port each time)
-# and waits at most 60 s until it answers; sets PORT and RTSQLD_PID.
+# start_rtsqld : starts rtsqld on $DATA (a new loopback port each time) and
+# waits until it answers; sets PORT and RTSQLD_PID.
 start_rtsqld() {
-  PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-  "$RTSQLD" --host 127.0.0.1 --port "$PORT" --data-dir "$DATA" --embedded-kafka \
-    >>"$RUNDIR/rtsqld.log" 2>&1 &
-  RTSQLD_PID=$!
-  for _ in $(seq 1 600); do
-    psql_q 'SELECT 1' >/dev/null 2>&1 && return 0
-    kill -0 "$RTSQLD_PID" 2>/dev/null || {
-      echo "rtsqld exited:" >&2
-      tail -n 30 "$RUNDIR/rtsqld.log" >&2
-      exit 1
-    }
-    sleep 0.1
-  done
-  echo "rtsqld did not answer in 60 s" >&2
-  exit 1
+  bench_launch_rtsqld "$DATA" "$RUNDIR/rtsqld.log"
 }
 
 # stop_rtsqld : SIGTERM, at most 10 s, then SIGKILL.

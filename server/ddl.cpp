@@ -37,6 +37,13 @@ std::string flowIdFor(const std::string& name) {
                      h1 & 0xffff, h2 >> 48, h2 & 0xffffffffffffULL);
 }
 
+void requireFlow(const Catalog& catalog, const ast::FlowCommand& stmt) {
+  if (!catalog.findFlow(stmt.name)) {
+    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
+                   stmt.namePos);
+  }
+}
+
 }  // namespace
 
 void Engine::persistOrUndo(const std::function<void()>& undo) {
@@ -356,19 +363,13 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
 
 void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
   if (s.shadow) {
-    if (!s.shadow->findFlow(stmt.name)) {
-      throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
-                     stmt.namePos);
-    }
+    requireFlow(*s.shadow, stmt);  // a dry run only checks the flow is there
     out.complete("STOP FLOW");
     return;
   }
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
-  if (!catalog_.findFlow(stmt.name)) {
-    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
-                   stmt.namePos);
-  }
+  requireFlow(catalog_, stmt);
   if (!rt || rt->state() == FlowState::Stopped) {
     out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
   }
@@ -380,19 +381,13 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
 
 void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
   if (s.shadow) {
-    if (!s.shadow->findFlow(stmt.name)) {
-      throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
-                     stmt.namePos);
-    }
+    requireFlow(*s.shadow, stmt);  // a dry run only checks the flow is there
     out.complete("START FLOW");
     return;
   }
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
-  if (!catalog_.findFlow(stmt.name)) {
-    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
-                   stmt.namePos);
-  }
+  requireFlow(catalog_, stmt);
   // A START that fails changes nothing: a stopped flow stays stopped, and one
   // the supervisor is bringing back stays in its hands.
   if (!rt) rt = planRestoredFlow(stmt.name);

@@ -195,14 +195,10 @@ class RocksTable final : public StateTable {
     // the cache, so a key erased (or rewritten) by `fn` ahead of the scan is
     // skipped (or shows its new value).
     flush();
-    std::string lower = prefix_ + std::string(from);
-    std::string upper = to.empty() ? prefixEnd_ : prefix_ + std::string(to);
-    rocksdb::Slice upperSlice(upper);
-    rocksdb::ReadOptions ro = shared_->readOptions;
-    if (!upper.empty()) ro.iterate_upper_bound = &upperSlice;
-    std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(ro));
+    RangeIterator range(*this, from, to);
+    rocksdb::Iterator* it = range.it.get();
     std::string current;  // a stable copy of a cached value while `fn` runs
-    for (it->Seek(lower); it->Valid(); it->Next()) {
+    for (; it->Valid(); it->Next()) {
       std::string_view full = view(it->key());
       if (full.size() < kPrefixSize || full.substr(0, kPrefixSize) != prefix_) break;
       std::string_view key = full.substr(kPrefixSize);
@@ -243,6 +239,21 @@ class RocksTable final : public StateTable {
   int64_t memoryBytes() const override { return bytes_.load(std::memory_order_relaxed); }
 
  private:
+  // A RocksDB iterator over this table's keys in [from, to) (to empty: to the
+  // table's end), positioned at the first; it owns the bound it refers to.
+  struct RangeIterator {
+    std::string upper;
+    rocksdb::Slice upperSlice;
+    std::unique_ptr<rocksdb::Iterator> it;
+    RangeIterator(const RocksTable& t, std::string_view from, std::string_view to)
+        : upper(to.empty() ? t.prefixEnd_ : t.prefix_ + std::string(to)), upperSlice(upper) {
+      rocksdb::ReadOptions ro = t.shared_->readOptions;
+      if (!upper.empty()) ro.iterate_upper_bound = &upperSlice;
+      it.reset(t.shared_->db->NewIterator(ro));
+      it->Seek(t.prefix_ + std::string(from));
+    }
+  };
+
   // scan() while writes are held: RocksDB lacks the dirty entries, so they are
   // merged in key order with the iterator. Each key is looked up in the cache
   // when visited, as in scan(), so `fn` may put and erase.
@@ -254,13 +265,8 @@ class RocksTable final : public StateTable {
       if (k >= from && (to.empty() || k < to)) pending.emplace_back(k);
     }
     std::sort(pending.begin(), pending.end());
-    std::string lower = prefix_ + std::string(from);
-    std::string upper = to.empty() ? prefixEnd_ : prefix_ + std::string(to);
-    rocksdb::Slice upperSlice(upper);
-    rocksdb::ReadOptions ro = shared_->readOptions;
-    if (!upper.empty()) ro.iterate_upper_bound = &upperSlice;
-    std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(ro));
-    it->Seek(lower);
+    RangeIterator range(*this, from, to);
+    rocksdb::Iterator* it = range.it.get();
     size_t next = 0;
     std::string key, current;
     for (;;) {

@@ -24,20 +24,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import Kafka, Server, unique
+from conftest import Kafka, Server, _brokers, unique
 
 KEYS = 40
 EVENTS = 4000          # records produced in all
 RATE = 500             # records per second
 KILLS = 3
 CONVERGE_TIMEOUT_S = 120
-
-
-def _brokers():
-    params = ["embedded"]
-    if os.environ.get("RTSQL_KAFKA_BOOTSTRAP"):
-        params.append("real")
-    return params
 
 
 @pytest.fixture(scope="module", params=_brokers())
@@ -50,6 +43,33 @@ def broker(request, tmp_path_factory):
     else:
         addr = os.environ["RTSQL_KAFKA_BOOTSTRAP"]
         yield Kafka("real", addr, addr)
+
+
+class SteadyProducer:
+    """Sends RECORDS to TOPIC at RATE per second from a thread of its own."""
+
+    def __init__(self, broker, topic, records):
+        self.errors = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(broker, topic, records))
+        self.thread.start()
+
+    def _run(self, broker, topic, records):
+        try:
+            chunk = RATE // 10
+            for start in range(0, len(records), chunk):
+                t0 = time.monotonic()
+                broker.produce(topic, records[start:start + chunk])
+                time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
+        except Exception as e:  # reported by finish(), in the test's thread
+            self.errors.append(e)
+        finally:
+            self.done.set()
+
+    def finish(self):
+        self.thread.join(timeout=EVENTS / RATE + 60)
+        assert self.done.is_set(), "the producer did not finish"
+        assert not self.errors, self.errors
 
 
 def start_server(tmp, run):
@@ -94,23 +114,7 @@ def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
 
     base = datetime(2026, 1, 1, tzinfo=timezone.utc)
     records = [event(i, base) for i in range(EVENTS)]
-    done = threading.Event()
-    errors = []
-
-    def produce():
-        try:
-            chunk = RATE // 10
-            for start in range(0, EVENTS, chunk):
-                t0 = time.monotonic()
-                broker.produce(topic_in, records[start:start + chunk])
-                time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
-        except Exception as e:  # reported by the test thread
-            errors.append(e)
-        finally:
-            done.set()
-
-    producer = threading.Thread(target=produce)
-    producer.start()
+    producer = SteadyProducer(broker, topic_in, records)
     rng = random.Random(os.getpid())
     restarts = []
     try:
@@ -121,9 +125,7 @@ def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
             t0 = time.monotonic()
             server = start_server(tmp_path, run)
             restarts.append(time.monotonic() - t0)
-        producer.join(timeout=EVENTS / RATE + 60)
-        assert done.is_set(), "the producer did not finish"
-        assert not errors, errors
+        producer.finish()
 
         # The truth.
         true_counts = defaultdict(int)
@@ -285,23 +287,7 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
         true_counts[r["k"]] += 1
     true_ids = {r["id"] for r in records}
 
-    done = threading.Event()
-    errors = []
-
-    def produce():
-        try:
-            chunk = RATE // 10
-            for start in range(0, EVENTS, chunk):
-                t0 = time.monotonic()
-                broker.produce(topic_in, records[start:start + chunk])
-                time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
-        except Exception as e:
-            errors.append(e)
-        finally:
-            done.set()
-
-    producer = threading.Thread(target=produce)
-    producer.start()
+    producer = SteadyProducer(broker, topic_in, records)
     rng = random.Random(os.getpid() + 1)
     try:
         for run in range(1, KILLS + 1):
@@ -309,8 +295,7 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
             server.proc.kill()
             server.proc.wait(timeout=10)
             server = start_server(tmp_path, run)
-        producer.join(timeout=EVENTS / RATE + 60)
-        assert done.is_set() and not errors, errors
+        producer.finish()
 
         deadline = time.monotonic() + CONVERGE_TIMEOUT_S
         while True:
