@@ -30,6 +30,9 @@
 # Without --bootstrap the flow and the collector use rtsqld's embedded broker;
 # with it (e.g. scripts/kafka.sh start) they use that broker. --results appends
 # the raw results (JSON lines) to FILE. Everything listens on 127.0.0.1 only.
+# SOURCE_OPTIONS and SINK_OPTIONS (environment) add options to the source's and
+# the sink's WITH clause, e.g. SINK_OPTIONS="'kafka.linger.ms' = '2'", for
+# comparing client settings.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -187,7 +190,8 @@ CREATE SOURCE $1 (
     'kafka.bootstrap.servers' = '${SQL_BOOTSTRAP}',
     subscribe = '$2',
     startingOffsets = 'earliest',
-    format = 'json'
+    format = 'json'${SOURCE_OPTIONS:+,
+    ${SOURCE_OPTIONS}}
 );
 EOF
 }
@@ -222,7 +226,8 @@ CREATE SINK out_${tag} WITH (
     connector = 'kafka',
     'kafka.bootstrap.servers' = '${SQL_BOOTSTRAP}',
     topic = '${OUT}',
-    format = 'json'
+    format = 'json'${SINK_OPTIONS:+,
+    ${SINK_OPTIONS}}
 );
 CREATE FLOW ${FLOW} INTO out_${tag} TRIGGER REALTIME AS
 $(flow_query "$tag");

@@ -25,9 +25,15 @@ constexpr int kQueueFullWaitMs = 5;
 constexpr int kTransactionTimeoutMs = 30000;
 
 void setProducerSafety(rd_kafka_conf_t* conf) {
-  // Latency: send each record at once, without Nagle holding small packets.
+  // Latency: rows wait at most half a millisecond for others to share their
+  // request, and Nagle never holds small packets. Sending every row at once
+  // (linger.ms 0) saves about a millisecond at a few hundred rows per second,
+  // but costs a wakeup of the client's thread and a broker request per row:
+  // at 10,000 rows/s on a machine shared with the broker, that load made
+  // every latency hundreds of times worse (docs/benchmarks.md, "Sink
+  // batching"). 'kafka.linger.ms' = '0' on a sink chooses it anyway.
   // Safety: every replica acknowledges, and retries never duplicate.
-  kafka::setProperty(conf, "linger.ms", "0", SqlError::npos);
+  kafka::setProperty(conf, "linger.ms", "0.5", SqlError::npos);
   kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
   kafka::setProperty(conf, "acks", "all", SqlError::npos);
   kafka::setProperty(conf, "enable.idempotence", "true", SqlError::npos);
