@@ -1,5 +1,5 @@
-// The Kafka sink: one producer per sink task, tuned for latency (no lingering,
-// Nagle off) and for safety (acks=all, idempotence). write() never waits for the
+// The Kafka sink: one producer per sink task, tuned for latency (linger.ms
+// 0.5, Nagle off) and for safety (acks=all, idempotence). write() never waits for the
 // broker; a full producer queue is backpressure (the task waits for room), never
 // loss. flush() at epoch ends waits for every acknowledgement and reports
 // delivery failures as a SqlError.
