@@ -32,7 +32,8 @@
 # the raw results (JSON lines) to FILE. Everything listens on 127.0.0.1 only.
 # SOURCE_OPTIONS and SINK_OPTIONS (environment) add options to the source's and
 # the sink's WITH clause, e.g. SINK_OPTIONS="'kafka.linger.ms' = '2'", for
-# comparing client settings.
+# comparing client settings; FLOW_OPTIONS gives the flow a WITH clause, e.g.
+# FLOW_OPTIONS="'shuffle.partitions' = '2'".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -229,7 +230,7 @@ CREATE SINK out_${tag} WITH (
     format = 'json'${SINK_OPTIONS:+,
     ${SINK_OPTIONS}}
 );
-CREATE FLOW ${FLOW} INTO out_${tag} TRIGGER REALTIME AS
+CREATE FLOW ${FLOW} INTO out_${tag} TRIGGER REALTIME${FLOW_OPTIONS:+ WITH (${FLOW_OPTIONS})} AS
 $(flow_query "$tag");
 EOF
   } >"$WORK/flow_${tag}.sql"

@@ -246,11 +246,13 @@ def test_flow_that_cannot_start_is_retried_and_resumes_without_loss(broker, tmp_
 def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
     """With 'delivery' = 'exactly-once' each epoch's rows are one Kafka
     transaction committed with the checkpoint: after the same kill -9 storm a
-    read_committed consumer sees every count of every key exactly once
-    (1, 2, ..., n, no value twice) and every distinct id exactly once."""
+    read_committed consumer sees every count of every key and of every
+    (window, key) exactly once (1, 2, ..., n, no value twice) and every
+    distinct id exactly once."""
     uid = unique("eos")
-    topic_in, t_counts, t_dedup = f"{uid}_in", f"{uid}_counts", f"{uid}_dedup"
-    for t in (topic_in, t_counts, t_dedup):
+    topic_in, t_counts, t_windows, t_dedup = (f"{uid}_in", f"{uid}_counts", f"{uid}_windows",
+                                              f"{uid}_dedup")
+    for t in (topic_in, t_counts, t_windows, t_dedup):
         broker.create_topic(t)
     server = start_server(tmp_path, 0)
     opts = broker.options()
@@ -269,13 +271,17 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
             assert server.stop() == 0
         return
     server.run_script(f"""
-        CREATE SOURCE ev (k STRING, id BIGINT, ts TIMESTAMP)
+        CREATE SOURCE ev (k STRING, id BIGINT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
             WITH ({opts}, subscribe = '{topic_in}', startingOffsets = 'earliest', format = 'json');
         CREATE SINK counts WITH ({opts}, topic = '{t_counts}', format = 'json');
+        CREATE SINK windows WITH ({opts}, topic = '{t_windows}', format = 'json');
         CREATE SINK dedup WITH ({opts}, topic = '{t_dedup}', format = 'json');
         CREATE FLOW c INTO counts CHECKPOINT INTERVAL '1 second'
             WITH ('shuffle.partitions' = '2', 'delivery' = 'exactly-once')
             AS SELECT k, count(*) AS n FROM ev GROUP BY k;
+        CREATE FLOW w INTO windows CHECKPOINT INTERVAL '1 second'
+            WITH ('shuffle.partitions' = '2', 'delivery' = 'exactly-once')
+            AS SELECT window.start AS ws, k, count(*) AS n FROM ev GROUP BY window(ts, '1 second'), k;
         CREATE FLOW d INTO dedup CHECKPOINT INTERVAL '1 second'
             WITH ('shuffle.partitions' = '2', 'delivery' = 'exactly-once')
             AS SELECT DISTINCT ON (id) id, k FROM ev;
@@ -283,8 +289,10 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
     base = datetime(2026, 1, 1, tzinfo=timezone.utc)
     records = [event(i, base) for i in range(EVENTS)]
     true_counts = defaultdict(int)
+    true_windows = defaultdict(int)
     for r in records:
         true_counts[r["k"]] += 1
+        true_windows[(window_of(r["ts"]), r["k"])] += 1
     true_ids = {r["id"] for r in records}
 
     producer = SteadyProducer(broker, topic_in, records)
@@ -302,20 +310,28 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
             seen = defaultdict(list)
             for r in broker.consume_json(t_counts, timeout=3):
                 seen[r["k"]].append(r["n"])
+            seen_w = defaultdict(list)
+            for r in broker.consume_json(t_windows, timeout=3):
+                seen_w[(r["ws"][:19].replace("T", " "), r["k"])].append(r["n"])
             ids = [r["id"] for r in broker.consume_json(t_dedup, timeout=3)]
-            dup = {k: v for k, v in seen.items() if len(v) != len(set(v))}
-            assert not dup, f"a read_committed consumer saw counts twice: {list(dup.items())[:3]}"
+            for name, got in (("counts", seen), ("window counts", seen_w)):
+                dup = {k: v for k, v in got.items() if len(v) != len(set(v))}
+                assert not dup, f"a read_committed consumer saw {name} twice: {list(dup.items())[:3]}"
             dup_ids = sorted(i for i in set(ids) if ids.count(i) > 1)
             assert not dup_ids, f"dedup ids written twice: {dup_ids[:5]}"
             counts = {k: max(v) for k, v in seen.items()}
-            if counts == dict(true_counts) and set(ids) == true_ids:
+            windows = {k: max(v) for k, v in seen_w.items()}
+            if counts == dict(true_counts) and windows == dict(true_windows) and set(ids) == true_ids:
                 for k, v in seen.items():
                     assert sorted(v) == list(range(1, true_counts[k] + 1)), (k, sorted(v)[:10])
+                for k, v in seen_w.items():
+                    assert sorted(v) == list(range(1, true_windows[k] + 1)), (k, sorted(v)[:10])
                 break
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"exactly-once flows did not reach the true results within "
-                    f"{CONVERGE_TIMEOUT_S}s: {len(counts)} keys, ids {len(set(ids))} of "
+                    f"{CONVERGE_TIMEOUT_S}s: {len(counts)} keys, {len(windows)} of "
+                    f"{len(true_windows)} windows, ids {len(set(ids))} of "
                     f"{len(true_ids)}\n{server.log_tail()}")
             time.sleep(1)
     finally:
