@@ -66,8 +66,8 @@ class KafkaSourceTask final : public SourceTask {
                    (iequals(scan.format, "raw") && scan.schema.find("headers") >= 0);
     decoder_ = makeDecoder(scan.format, scan.schema, scan.options);
 
-    kafka::ensureEmbeddedTopics(bootstrap_, topics_);
-    openConsumer(scan, flowName, task, earliest);
+    const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
+    openConsumer(scan, flowName, task, earliest, embedded);
     std::vector<int> counts = kafka::partitionCounts(rk_.get(), topics_, bootstrap_);
 
     // Partitions are numbered over the topics in their order in `subscribe`, so
@@ -297,13 +297,19 @@ class KafkaSourceTask final : public SourceTask {
     return err;
   }
 
-  void openConsumer(const ScanSpec& scan, const std::string& flowName, int task, bool earliest) {
+  void openConsumer(const ScanSpec& scan, const std::string& flowName, int task, bool earliest,
+                    bool embedded) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
       kafka::installLogging(conf);
-      // Latency first: the broker answers a fetch as soon as any data is there,
-      // and a failed fetch is retried almost at once.
-      kafka::setProperty(conf, "fetch.wait.max.ms", "1", SqlError::npos);
+      // Latency first: the broker answers a fetch as soon as any data is
+      // there (fetch.min.bytes 1), and a failed fetch is retried almost at
+      // once. Kafka holds a fetch that finds nothing until data arrives or
+      // fetch.wait.max.ms passes, so a long wait costs no latency and spares
+      // the broker a request per millisecond per idle consumer (fifty live
+      // queries made that a broker's whole CPU). The embedded broker answers
+      // a held fetch only when the wait ends, so there it stays 1 ms.
+      kafka::setProperty(conf, "fetch.wait.max.ms", embedded ? "1" : "100", SqlError::npos);
       kafka::setProperty(conf, "fetch.min.bytes", "1", SqlError::npos);
       kafka::setProperty(conf, "fetch.error.backoff.ms", "10", SqlError::npos);
       kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
