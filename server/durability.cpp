@@ -181,6 +181,15 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
     for (const auto& [k, v] : control_[toLower(name)].settings) session.settings.set(k, v);
   }
   PhysicalPlan plan = planFlow(stmt, planContext(session));
+  {
+    // Restored before it could be planned: the definition gets what only the
+    // plan knows (its checkpoint interval and options).
+    FlowDef planned = *def;
+    planned.checkpointIntervalMicros = plan.checkpointIntervalMicros;
+    planned.options = plan.flowOptions;
+    catalog_.dropFlow(name, true, SqlError::npos);
+    catalog_.addFlow(std::move(planned), false, SqlError::npos);
+  }
   std::vector<std::string> inputs;
   for (const auto& scan : plan.scans) inputs.push_back(scan.name);
   if (plan.scans.empty()) inputs.push_back(plan.scan.name);
