@@ -30,12 +30,10 @@ bench_require() {
   done
 }
 
-bench_cleanup() {
-  local p
-  for p in $BENCH_CHILDREN; do
-    kill -TERM "$p" 2>/dev/null || true
-  done
-  if [ -n "$RTSQLD_PID" ] && kill -0 "$RTSQLD_PID" 2>/dev/null; then
+# bench_stop_rtsqld : SIGTERM to $RTSQLD_PID, at most 10 s, then SIGKILL.
+bench_stop_rtsqld() {
+  [ -n "$RTSQLD_PID" ] || return 0
+  if kill -0 "$RTSQLD_PID" 2>/dev/null; then
     kill -TERM "$RTSQLD_PID" 2>/dev/null || true
     for _ in $(seq 1 100); do
       kill -0 "$RTSQLD_PID" 2>/dev/null || break
@@ -43,6 +41,16 @@ bench_cleanup() {
     done
     kill -KILL "$RTSQLD_PID" 2>/dev/null || true
   fi
+  wait "$RTSQLD_PID" 2>/dev/null || true
+  RTSQLD_PID=""
+}
+
+bench_cleanup() {
+  local p
+  for p in $BENCH_CHILDREN; do
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  bench_stop_rtsqld
   if [ -n "$WORK" ]; then
     if [ -n "${BENCH_KEEP:-}" ]; then
       echo "work directory kept: $WORK" >&2

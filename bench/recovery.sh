@@ -275,18 +275,6 @@ start_rtsqld() {
   bench_launch_rtsqld "$DATA" "$RUNDIR/rtsqld.log"
 }
 
-# stop_rtsqld : SIGTERM, at most 10 s, then SIGKILL.
-stop_rtsqld() {
-  kill -TERM "$RTSQLD_PID" 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "$RTSQLD_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL "$RTSQLD_PID" 2>/dev/null || true
-  wait "$RTSQLD_PID" 2>/dev/null || true
-  RTSQLD_PID=""
-}
-
 # prog FLOW : "rows batchId cpEpoch cpDurationMs cpStateBytes fromEpoch restoreMs recoveries"
 prog() {
   psql_q "SHOW PROGRESS $1" 2>/dev/null | "$PY" "$HELPER" progress
@@ -462,7 +450,7 @@ print(json.dumps({"keys": int(a[0]), "loadSeconds": float(a[1]), "stateSeconds":
                   "loadRecovery": a[10].split()[0], "floor": floor,
                   "cost": json.loads(a[12])}))
 PYEOF
-  stop_rtsqld
+  bench_stop_rtsqld
   echo "done with ${N} keys; load average $(bench_load)" >&2
 done
 

@@ -104,6 +104,8 @@ struct FlowRuntime::Task {
   std::vector<int64_t> producerWatermark;
   std::vector<bool> producerIdle;
   std::vector<uint64_t> producerBarriers;  // epochs whose barrier arrived, per producer
+  std::vector<bool> blocked;               // producers whose barrier came before the others'
+  std::deque<ShuffleMessage> stashed;      // their messages since, in arrival order
 
   std::unique_ptr<SinkWriter> sink;
   std::vector<OperatorPtr> operators;  // the fused chain; the last one writes the sink or shuffle
@@ -433,77 +435,74 @@ void FlowRuntime::runSourceTask(Task& task) {
 
 void FlowRuntime::runShuffleTask(Task& task) {
   std::deque<ShuffleMessage> inbox;
-  Operator* head = task.head();
-  const size_t producers = task.producerWatermark.size();
-  // Barrier alignment: a producer whose barrier has arrived is blocked, and its
-  // messages wait in `stashed` until every producer's barrier is in.
-  std::vector<bool> blocked(producers, false);
-  std::deque<ShuffleMessage> stashed;
-
-  std::function<void(ShuffleMessage&)> handle = [&](ShuffleMessage& msg) {
-    if (blocked[msg.producer]) {
-      stashed.push_back(std::move(msg));
-      return;
-    }
-    switch (msg.kind) {
-      case ShuffleMessage::Kind::Record:
-        if (msg.input == 0) {
-          head->push(msg.row, msg.ctx);
-        } else {
-          head->pushRight(msg.row, msg.ctx);
-        }
-        break;
-      case ShuffleMessage::Kind::Watermark:
-      case ShuffleMessage::Kind::Idle: {
-        if (msg.kind == ShuffleMessage::Kind::Watermark) {
-          task.producerWatermark[msg.producer] = std::max(task.producerWatermark[msg.producer], msg.value);
-          task.producerIdle[msg.producer] = false;
-        } else {
-          task.producerIdle[msg.producer] = true;
-        }
-        int64_t wm = INT64_MAX;
-        for (size_t p = 0; p < producers; ++p) {
-          if (!task.producerIdle[p]) wm = std::min(wm, task.producerWatermark[p]);
-        }
-        if (wm != INT64_MAX && wm != INT64_MIN && wm > task.watermark.load(std::memory_order_relaxed)) {
-          task.watermark.store(wm, std::memory_order_relaxed);
-          head->onWatermark(wm);
-        }
-        break;
-      }
-      case ShuffleMessage::Kind::Barrier: {
-        task.producerBarriers[msg.producer] = static_cast<uint64_t>(msg.value) + 1;
-        bool aligned = std::all_of(task.producerBarriers.begin(), task.producerBarriers.end(),
-                                   [&](uint64_t b) { return b > task.epochsDone; });
-        if (!aligned) {
-          blocked[msg.producer] = true;
-          break;
-        }
-        bool final = finalEpoch_.load(std::memory_order_acquire);
-        endTaskEpoch(task, false);
-        if (final) task.finished = true;
-        std::fill(blocked.begin(), blocked.end(), false);
-        // What waited is processed now, in arrival order.
-        std::deque<ShuffleMessage> waiting;
-        waiting.swap(stashed);
-        for (ShuffleMessage& m : waiting) handle(m);
-        break;
-      }
-    }
-  };
-
+  task.blocked.assign(task.producerWatermark.size(), false);
   try {
-    if (task.watermark.load() != INT64_MIN) head->onWatermark(task.watermark.load());
+    if (task.watermark.load() != INT64_MIN) task.head()->onWatermark(task.watermark.load());
     while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
       commitIfRequested(task);
       if (!task.queue->popAll(inbox, kPollTimeoutMs)) continue;
-      for (ShuffleMessage& msg : inbox) handle(msg);
+      for (ShuffleMessage& msg : inbox) handleShuffleMessage(task, msg);
       inbox.clear();
     }
   } catch (const SqlError& e) {
     fail(e.message(), e.sqlstate());
   } catch (const std::exception& e) {
     fail(fmt::format("internal error in task {}.{}: {}", task.stage, task.index, e.what()));
+  }
+}
+
+void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
+  // Barrier alignment: a producer whose barrier has arrived is blocked, and its
+  // messages wait in `stashed` until every producer's barrier is in.
+  if (task.blocked[msg.producer]) {
+    task.stashed.push_back(std::move(msg));
+    return;
+  }
+  Operator* head = task.head();
+  switch (msg.kind) {
+    case ShuffleMessage::Kind::Record:
+      if (msg.input == 0) {
+        head->push(msg.row, msg.ctx);
+      } else {
+        head->pushRight(msg.row, msg.ctx);
+      }
+      return;
+    case ShuffleMessage::Kind::Watermark:
+    case ShuffleMessage::Kind::Idle: {
+      if (msg.kind == ShuffleMessage::Kind::Watermark) {
+        task.producerWatermark[msg.producer] = std::max(task.producerWatermark[msg.producer], msg.value);
+        task.producerIdle[msg.producer] = false;
+      } else {
+        task.producerIdle[msg.producer] = true;
+      }
+      int64_t wm = INT64_MAX;
+      for (size_t p = 0; p < task.producerWatermark.size(); ++p) {
+        if (!task.producerIdle[p]) wm = std::min(wm, task.producerWatermark[p]);
+      }
+      if (wm != INT64_MAX && wm != INT64_MIN && wm > task.watermark.load(std::memory_order_relaxed)) {
+        task.watermark.store(wm, std::memory_order_relaxed);
+        head->onWatermark(wm);
+      }
+      return;
+    }
+    case ShuffleMessage::Kind::Barrier: {
+      task.producerBarriers[msg.producer] = static_cast<uint64_t>(msg.value) + 1;
+      bool aligned = std::all_of(task.producerBarriers.begin(), task.producerBarriers.end(),
+                                 [&](uint64_t b) { return b > task.epochsDone; });
+      if (!aligned) {
+        task.blocked[msg.producer] = true;
+        return;
+      }
+      bool final = finalEpoch_.load(std::memory_order_acquire);
+      endTaskEpoch(task, false);
+      if (final) task.finished = true;
+      std::fill(task.blocked.begin(), task.blocked.end(), false);
+      // What waited is processed now, in arrival order.
+      std::deque<ShuffleMessage> waiting;
+      waiting.swap(task.stashed);
+      for (ShuffleMessage& m : waiting) handleShuffleMessage(task, m);
+      return;
+    }
   }
 }
 

@@ -61,6 +61,7 @@ const char* flowStateName(FlowState s);
 
 class StateStore;
 class ShuffleQueue;
+struct ShuffleMessage;
 
 class FlowRuntime {
  public:
@@ -101,6 +102,7 @@ class FlowRuntime {
   void buildTask(Task& t, const StageSpec& stage, int index);
   void runSourceTask(Task& task);
   void runShuffleTask(Task& task);
+  void handleShuffleMessage(Task& task, ShuffleMessage& msg);
   void endTaskEpoch(Task& task, bool isSource);
   void commitIfRequested(Task& task);
   void runCoordinator();

@@ -65,12 +65,18 @@ class Server:
         self.embedded_bootstrap = None
 
     # -- lifecycle -------------------------------------------------------
+    def extra_args(self):
+        """Flags a kind of server adds to rtsqld's command line (TLS, HTTP...)."""
+        return []
+
     def start(self):
+        """Starts rtsqld and waits until it answers through this server's own
+        connect() (which subclasses may make use TLS or a password)."""
         assert RTSQLD.exists(), f"{RTSQLD} is not built"
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [str(RTSQLD), "--host", self.host, "--port", str(self.port),
-             "--data-dir", str(self.data_dir), "--embedded-kafka"],
+             "--data-dir", str(self.data_dir), "--embedded-kafka", *self.extra_args()],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT_S
         last_error = None

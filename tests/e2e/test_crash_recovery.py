@@ -78,6 +78,19 @@ def start_server(tmp, run):
     return s.start()
 
 
+def kill_storm(server, tmp, seed):
+    """KILLS times: wait 1.5-2.5 s, SIGKILL rtsqld (no epoch end, no flush, no
+    final checkpoint) and start it again on the same data directory, with no
+    statement. Returns the last server."""
+    rng = random.Random(seed)
+    for run in range(1, KILLS + 1):
+        time.sleep(rng.uniform(1.5, 2.5))
+        server.proc.kill()
+        server.proc.wait(timeout=10)
+        server = start_server(tmp, run)
+    return server
+
+
 def event(i, base):
     ts = base + timedelta(milliseconds=10 * i)
     return {"k": f"k{i % KEYS}", "id": i // 2,
@@ -115,16 +128,8 @@ def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
     base = datetime(2026, 1, 1, tzinfo=timezone.utc)
     records = [event(i, base) for i in range(EVENTS)]
     producer = SteadyProducer(broker, topic_in, records)
-    rng = random.Random(os.getpid())
-    restarts = []
     try:
-        for run in range(1, KILLS + 1):
-            time.sleep(rng.uniform(1.5, 2.5))
-            server.proc.kill()  # SIGKILL: no epoch end, no flush, no final checkpoint
-            server.proc.wait(timeout=10)
-            t0 = time.monotonic()
-            server = start_server(tmp_path, run)
-            restarts.append(time.monotonic() - t0)
+        server = kill_storm(server, tmp_path, seed=os.getpid())
         producer.finish()
 
         # The truth.
@@ -296,13 +301,8 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
     true_ids = {r["id"] for r in records}
 
     producer = SteadyProducer(broker, topic_in, records)
-    rng = random.Random(os.getpid() + 1)
     try:
-        for run in range(1, KILLS + 1):
-            time.sleep(rng.uniform(1.5, 2.5))
-            server.proc.kill()
-            server.proc.wait(timeout=10)
-            server = start_server(tmp_path, run)
+        server = kill_storm(server, tmp_path, seed=os.getpid() + 1)
         producer.finish()
 
         deadline = time.monotonic() + CONVERGE_TIMEOUT_S

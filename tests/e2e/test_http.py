@@ -6,15 +6,13 @@ against what the PostgreSQL side (psycopg) says about the same flow."""
 import json
 import math
 import re
-import subprocess
-import time
 import urllib.error
 import urllib.request
 
 import psycopg
 import pytest
 
-from conftest import RTSQLD, START_TIMEOUT_S, Kafka, Server, free_port, unique
+from conftest import Kafka, Server, free_port, unique
 
 HTTP_TIMEOUT_S = 10
 
@@ -26,29 +24,8 @@ class HttpServer(Server):
         super().__init__(tmp)
         self.http_port = free_port()
 
-    def start(self):
-        assert RTSQLD.exists(), f"{RTSQLD} is not built"
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [str(RTSQLD), "--host", self.host, "--port", str(self.port),
-             "--data-dir", str(self.data_dir), "--embedded-kafka",
-             "--http-port", str(self.http_port)],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        last_error = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(
-                    f"rtsqld exited with {self.proc.returncode} during start:\n{self.log_tail()}")
-            try:
-                with self.connect(connect_timeout=2) as conn:
-                    self.embedded_bootstrap = conn.execute("SHOW embedded_kafka").fetchone()[0]
-                return self
-            except psycopg.Error as e:
-                last_error = e
-                time.sleep(0.2)
-        self.kill()
-        raise AssertionError(f"rtsqld did not start: {last_error}\n{self.log_tail()}")
+    def extra_args(self):
+        return ["--http-port", str(self.http_port)]
 
     def http(self, path, method="GET"):
         """(status, content type, body text) of one request."""

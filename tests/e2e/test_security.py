@@ -47,31 +47,9 @@ class SecureServer(Server):
                               + hash_password(password, user) + "\n"
                               + f"bob:{OTHER_PASSWORD}\n")
 
-    def start(self):
-        assert RTSQLD.exists(), f"{RTSQLD} is not built"
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [str(RTSQLD), "--host", self.host, "--port", str(self.port),
-             "--data-dir", str(self.data_dir), "--embedded-kafka",
-             "--tls-cert", str(self.cert), "--tls-key", str(self.key), "--tls-required",
-             "--users-file", str(self.users)],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        # The readiness loop of Server.start, with this server's connect().
-        deadline = time.monotonic() + 30
-        last = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"rtsqld exited with {self.proc.returncode}:\n"
-                                     f"{self.log_tail()}")
-            try:
-                with self.connect(connect_timeout=2) as conn:
-                    self.embedded_bootstrap = conn.execute("SHOW embedded_kafka").fetchone()[0]
-                    return self
-            except psycopg.Error as e:
-                last = e
-                time.sleep(0.2)
-        self.kill()
-        raise AssertionError(f"rtsqld did not start: {last}\n{self.log_tail()}")
+    def extra_args(self):
+        return ["--tls-cert", str(self.cert), "--tls-key", str(self.key), "--tls-required",
+                "--users-file", str(self.users)]
 
     def connect(self, connect_timeout=10, user=None, password=None, sslmode="require"):
         # Over TLS the client insists on channel binding (SCRAM-SHA-256-PLUS),
