@@ -274,8 +274,17 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   auto runtime = makeRuntime(std::move(plan), stmt.name);
   try {
     runtime->start();
+  } catch (SqlError& e) {
+    // Nothing half-starts: the flow is forgotten when it cannot run. A broker
+    // without real transactions refuses exactly-once: point at that option.
+    catalog_.dropFlow(stmt.name, true, stmt.namePos);
+    if (e.position() == SqlError::npos && e.sqlstate() == sqlstate::kFeatureNotSupported) {
+      for (const auto& o : stmt.options) {
+        if (iequals(o.key, "delivery")) e.setPosition(o.valuePos);
+      }
+    }
+    throw;
   } catch (...) {
-    // Nothing half-starts: the flow is forgotten when it cannot run.
     catalog_.dropFlow(stmt.name, true, stmt.namePos);
     throw;
   }
