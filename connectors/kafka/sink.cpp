@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -40,6 +42,107 @@ void setProducerSafety(rd_kafka_conf_t* conf) {
   kafka::setProperty(conf, "batch.num.messages", "1000", SqlError::npos);
 }
 
+// What one sink task has handed to a shared producer and what became of it.
+// Delivery reports find it through the message's opaque, so it lives as long
+// as the producer: a report that arrives after its task is gone still lands
+// somewhere valid.
+struct DeliveryTally {
+  std::atomic<int64_t> outstanding{0};  // produced, not yet acknowledged or failed
+  std::atomic<int64_t> errors{0};
+  std::atomic<int64_t> failedSinceFlush{0};
+  std::mutex mutex;
+  std::string lastError;
+
+  void fail(std::string reason) {
+    errors.fetch_add(1);
+    failedSinceFlush.fetch_add(1);
+    std::lock_guard lock(mutex);
+    lastError = std::move(reason);
+  }
+};
+
+// One producer for every sink task of a flow. Each producer has its own
+// threads and its own requests to the broker: eight GROUP BY sink tasks with
+// eight producers sent eight small requests where one would do, and at 10,000
+// rows/s their threads' wakeups and the broker's request handling took the
+// CPU the flow needed (docs/benchmarks.md, "Sink batching"). Shared, the
+// tasks' rows for a partition go out together.
+std::atomic<int> openProducers{0};
+
+class KafkaProducer {
+ public:
+  // Takes `conf` (destroyed on failure too).
+  explicit KafkaProducer(rd_kafka_conf_t* conf) {
+    rd_kafka_conf_set_dr_msg_cb(conf, &KafkaProducer::onDelivery);
+    rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
+    openProducers.fetch_add(1);
+  }
+
+  ~KafkaProducer() {
+    openProducers.fetch_sub(1);
+    // Tasks flush before they close; whatever is still queued here belongs
+    // to a failed or cancelled flow and is replayed from the last checkpoint.
+    rd_kafka_flush(rk_.get(), 1000);
+    rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(rk_.get(), 0);
+  }
+
+  KafkaProducer(const KafkaProducer&) = delete;
+  KafkaProducer& operator=(const KafkaProducer&) = delete;
+
+  rd_kafka_t* handle() const { return rk_.get(); }
+
+  // A new sink task's tally.
+  DeliveryTally* newTally() {
+    std::lock_guard lock(mutex_);
+    tallies_.push_back(std::make_unique<DeliveryTally>());
+    return tallies_.back().get();
+  }
+
+ private:
+  static void onDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+    auto* tally = static_cast<DeliveryTally*>(m->_private);
+    if (!tally) return;
+    if (m->err) {
+      tally->fail(fmt::format("topic '{}': {}", rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err)));
+    }
+    tally->outstanding.fetch_sub(1, std::memory_order_release);
+  }
+
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<DeliveryTally>> tallies_;  // declared first: outlives rk_
+  kafka::HandlePtr rk_;
+};
+
+// The producer of a flow's sink, shared by its tasks while any of them is
+// open. Keyed by everything its configuration comes from.
+std::shared_ptr<KafkaProducer> sharedProducer(const SinkSpec& sink, const std::string& bootstrap,
+                                              const std::string& flowName) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<KafkaProducer>> producers;
+  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", flowName, bootstrap, sink.name,
+                                sink.options.toString());
+  std::lock_guard lock(mutex);
+  for (auto it = producers.begin(); it != producers.end();) {
+    it = it->second.expired() ? producers.erase(it) : std::next(it);
+  }
+  if (auto existing = producers[key].lock()) return existing;
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  try {
+    kafka::installLogging(conf);
+    setProducerSafety(conf);
+    kafka::setProperty(conf, "client.id", "rtsql-" + flowName + "-sink", SqlError::npos);
+    kafka::applyUserProperties(conf, sink.options, false);
+    kafka::setProperty(conf, "bootstrap.servers", bootstrap, SqlError::npos);
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  auto producer = std::make_shared<KafkaProducer>(conf);
+  producers[key] = producer;
+  return producer;
+}
+
 // The transactional producer of an exactly-once flow run, shared by its sink
 // tasks. The transactional id is the flow's, so a new run (or a new server
 // after a crash) fences the old one. Each commit also commits an "offset" of
@@ -59,8 +162,6 @@ class KafkaSinkTransaction final : public SinkTransaction {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
       kafka::installLogging(conf);
-      rd_kafka_conf_set_dr_msg_cb(conf, &KafkaSinkTransaction::onDelivery);
-      rd_kafka_conf_set_opaque(conf, this);
       setProducerSafety(conf);
       kafka::setProperty(conf, "client.id", "rtsql-" + flowName + "-sink", SqlError::npos);
       kafka::applyUserProperties(conf, sink.options, false);
@@ -71,19 +172,20 @@ class KafkaSinkTransaction final : public SinkTransaction {
       rd_kafka_conf_destroy(conf);
       throw;
     }
-    rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
+    producer_ = std::make_shared<KafkaProducer>(conf);
+    rk_ = producer_->handle();
   }
 
-  rd_kafka_t* handle() const { return rk_.get(); }
+  const std::shared_ptr<KafkaProducer>& producer() const { return producer_; }
 
   int64_t recover() override {
     // The embedded broker (librdkafka's mock cluster, in this process or
     // another) accepts transactions but shows aborted rows to read_committed
     // consumers and keeps no transactional offsets: exactly-once would be a
     // promise it cannot keep.
-    if (char* id = rd_kafka_clusterid(rk_.get(), kTransactionTimeoutMs)) {
+    if (char* id = rd_kafka_clusterid(rk_, kTransactionTimeoutMs)) {
       bool mock = std::string_view(id).starts_with("mockCluster");
-      rd_kafka_mem_free(rk_.get(), id);
+      rd_kafka_mem_free(rk_, id);
       if (mock) {
         throw SqlError(sqlstate::kFeatureNotSupported,
                        fmt::format("'delivery' = 'exactly-once' needs Apache Kafka; {} is rtsql's "
@@ -92,7 +194,7 @@ class KafkaSinkTransaction final : public SinkTransaction {
                        SqlError::npos, "use 'at-least-once' on the embedded broker");
       }
     }
-    check(rd_kafka_init_transactions(rk_.get(), kTransactionTimeoutMs), "initialize the transactions");
+    check(rd_kafka_init_transactions(rk_, kTransactionTimeoutMs), "initialize the transactions");
 
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
@@ -122,8 +224,7 @@ class KafkaSinkTransaction final : public SinkTransaction {
   }
 
   void begin() override {
-    failed_ = 0;
-    check(rd_kafka_begin_transaction(rk_.get()), "begin a transaction");
+    check(rd_kafka_begin_transaction(rk_), "begin a transaction");
   }
 
   void commit(uint64_t epoch) override {
@@ -131,30 +232,14 @@ class KafkaSinkTransaction final : public SinkTransaction {
     rd_kafka_topic_partition_list_add(list, topic_.c_str(), 0)->offset = static_cast<int64_t>(epoch) + 1;
     rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata_new(markerGroup_.c_str());
     rd_kafka_error_t* error =
-        rd_kafka_send_offsets_to_transaction(rk_.get(), list, group, kTransactionTimeoutMs);
+        rd_kafka_send_offsets_to_transaction(rk_, list, group, kTransactionTimeoutMs);
     rd_kafka_consumer_group_metadata_destroy(group);
     rd_kafka_topic_partition_list_destroy(list);
     check(error, "record the epoch in the transaction");
-    check(rd_kafka_commit_transaction(rk_.get(), kTransactionTimeoutMs), "commit the transaction");
-  }
-
-  // Rows that could not be delivered since the transaction began; the commit
-  // fails then too.
-  int64_t failed() const { return failed_.load(); }
-  std::string lastError() const {
-    std::lock_guard lock(mutex_);
-    return lastError_;
+    check(rd_kafka_commit_transaction(rk_, kTransactionTimeoutMs), "commit the transaction");
   }
 
  private:
-  static void onDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-    if (!m->err) return;
-    auto* self = static_cast<KafkaSinkTransaction*>(opaque);
-    self->failed_.fetch_add(1);
-    std::lock_guard lock(self->mutex_);
-    self->lastError_ = fmt::format("topic '{}': {}", rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
-  }
-
   // Turns a transaction error into a SqlError, aborting the transaction first
   // when it can still be aborted (the rows are then never visible).
   void check(rd_kafka_error_t* error, const char* what) {
@@ -163,7 +248,7 @@ class KafkaSinkTransaction final : public SinkTransaction {
     bool abortable = rd_kafka_error_txn_requires_abort(error);
     rd_kafka_error_destroy(error);
     if (abortable) {
-      if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_.get(), kTransactionTimeoutMs)) {
+      if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, kTransactionTimeoutMs)) {
         rd_kafka_error_destroy(e);
       }
     }
@@ -177,10 +262,8 @@ class KafkaSinkTransaction final : public SinkTransaction {
   std::string bootstrap_;
   std::string flowName_;
   std::string markerGroup_;
-  kafka::HandlePtr rk_;
-  std::atomic<int64_t> failed_{0};
-  mutable std::mutex mutex_;
-  std::string lastError_;
+  std::shared_ptr<KafkaProducer> producer_;
+  rd_kafka_t* rk_ = nullptr;
 };
 
 class KafkaSinkWriter final : public SinkWriter {
@@ -198,41 +281,17 @@ class KafkaSinkWriter final : public SinkWriter {
     embedded_ = EmbeddedKafka::find(bootstrap_);
     if (embedded_ && !topic_.empty()) embedded_->ensureTopic(topic_);
     encoder_ = makeEncoder(sink);
-    if (transaction_) {
-      // The flow's transactional producer writes for every sink task.
-      rk_ = transaction_->handle();
-      if (!topic_.empty()) defaultTopic_ = topicHandle(topic_);
-      return;
-    }
-
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    try {
-      kafka::installLogging(conf);
-      rd_kafka_conf_set_dr_msg_cb(conf, &KafkaSinkWriter::onDelivery);
-      rd_kafka_conf_set_opaque(conf, this);
-      setProducerSafety(conf);
-      kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-sink-{}", flowName, task),
-                         SqlError::npos);
-      kafka::applyUserProperties(conf, sink.options, false);
-      kafka::setProperty(conf, "bootstrap.servers", bootstrap_, SqlError::npos);
-    } catch (...) {
-      rd_kafka_conf_destroy(conf);
-      throw;
-    }
-    owned_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
-    rk_ = owned_.get();
+    // Exactly-once: the flow run's transactional producer; otherwise the
+    // flow's shared one.
+    producer_ = transaction_ ? transaction_->producer() : sharedProducer(sink, bootstrap_, flowName);
+    rk_ = producer_->handle();
+    tally_ = producer_->newTally();
     if (!topic_.empty()) defaultTopic_ = topicHandle(topic_);
   }
 
   ~KafkaSinkWriter() override {
-    if (owned_) {
-      // The executor flushes before closing; whatever is still queued here
-      // belongs to a failed or cancelled flow and is replayed from the last
-      // checkpoint.
-      rd_kafka_flush(rk_, 1000);
-      rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-      rd_kafka_poll(rk_, 0);
-    }
+    // Topic handles are reference counted by the producer; the producer itself
+    // closes when its last task does.
     for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
   }
 
@@ -254,7 +313,7 @@ class KafkaSinkWriter final : public SinkWriter {
     rd_kafka_topic_t* rkt = rec_.topic.empty() ? defaultTopic_ : topicHandle(rec_.topic);
     if (!rkt) {
       // A raw sink without a 'topic' option and a row without a topic.
-      failDelivery("a row has no topic and the sink has no 'topic' option");
+      tally_->fail("a row has no topic and the sink has no 'topic' option");
       return;
     }
     rd_kafka_headers_t* headers = nullptr;
@@ -264,12 +323,14 @@ class KafkaSinkWriter final : public SinkWriter {
         rd_kafka_header_add(headers, k.data(), static_cast<ssize_t>(k.size()), v.data(), v.size());
       }
     }
-    rd_kafka_vu_t vus[6];
+    rd_kafka_vu_t vus[7];
     size_t n = 0;
     vus[n].vtype = RD_KAFKA_VTYPE_RKT;
     vus[n++].u.rkt = rkt;
     vus[n].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
     vus[n++].u.i = RD_KAFKA_MSG_F_COPY;
+    vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
+    vus[n++].u.ptr = tally_;
     vus[n].vtype = RD_KAFKA_VTYPE_VALUE;
     vus[n].u.mem.ptr = rec_.hasValue ? const_cast<char*>(rec_.value.data()) : nullptr;
     vus[n++].u.mem.size = rec_.hasValue ? rec_.value.size() : 0;
@@ -288,6 +349,7 @@ class KafkaSinkWriter final : public SinkWriter {
       vus[n].vtype = RD_KAFKA_VTYPE_HEADERS;
       vus[n++].u.headers = headers;
     }
+    tally_->outstanding.fetch_add(1, std::memory_order_relaxed);
     for (;;) {
       rd_kafka_error_t* error = rd_kafka_produceva(rk_, vus, n);
       if (!error) break;  // the headers now belong to the message
@@ -300,7 +362,8 @@ class KafkaSinkWriter final : public SinkWriter {
         continue;
       }
       if (headers) rd_kafka_headers_destroy(headers);
-      failDelivery(reason);
+      tally_->outstanding.fetch_sub(1, std::memory_order_relaxed);
+      tally_->fail(std::move(reason));
       break;
     }
     // Serves delivery reports without waiting.
@@ -308,25 +371,25 @@ class KafkaSinkWriter final : public SinkWriter {
   }
 
   void flush(int timeoutMs) override {
-    rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeoutMs);
-    if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
-      throw SqlError(sqlstate::kConnectionFailure,
-                     fmt::format("{}: {} records not acknowledged by {} within {} ms",
-                                 description(), rd_kafka_outq_len(rk_), bootstrap_,
-                                 timeoutMs),
-                     SqlError::npos, "check that the Kafka broker is running and reachable");
+    // Waits for this task's rows only: the other tasks keep writing through
+    // the shared producer meanwhile, so its queue as a whole may never be empty.
+    // Polling serves the delivery reports, whichever task's they are.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    while (tally_->outstanding.load(std::memory_order_acquire) > 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw SqlError(sqlstate::kConnectionFailure,
+                       fmt::format("{}: {} records not acknowledged by {} within {} ms",
+                                   description(), tally_->outstanding.load(), bootstrap_, timeoutMs),
+                       SqlError::npos, "check that the Kafka broker is running and reachable");
+      }
+      rd_kafka_poll(rk_, 1);
     }
-    if (transaction_ && transaction_->failed() > 0) {
-      throw SqlError(sqlstate::kIoError,
-                     fmt::format("{}: {} records could not be delivered: {}", description(),
-                                 transaction_->failed(), transaction_->lastError()));
-    }
-    int64_t failed = failedSinceFlush_.exchange(0);
+    int64_t failed = tally_->failedSinceFlush.exchange(0);
     if (failed > 0) {
       std::string reason;
       {
-        std::lock_guard lock(errorMutex_);
-        reason = lastError_;
+        std::lock_guard lock(tally_->mutex);
+        reason = tally_->lastError;
       }
       throw SqlError(sqlstate::kIoError,
                      fmt::format("{}: {} records could not be delivered: {}", description(), failed,
@@ -334,27 +397,13 @@ class KafkaSinkWriter final : public SinkWriter {
     }
   }
 
-  int64_t deliveryErrors() const override { return deliveryErrors_.load(); }
+  int64_t deliveryErrors() const override { return tally_->errors.load(); }
 
   std::string description() const override {
     return "KafkaSink[" + (topic_.empty() ? std::string("<topic column>") : topic_) + "]";
   }
 
  private:
-  static void onDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-    if (!m->err) return;
-    auto* self = static_cast<KafkaSinkWriter*>(opaque);
-    self->failDelivery(fmt::format("topic '{}': {}", rd_kafka_topic_name(m->rkt),
-                                   rd_kafka_err2str(m->err)));
-  }
-
-  void failDelivery(std::string reason) {
-    deliveryErrors_.fetch_add(1);
-    failedSinceFlush_.fetch_add(1);
-    std::lock_guard lock(errorMutex_);
-    lastError_ = std::move(reason);
-  }
-
   rd_kafka_topic_t* topicHandle(const std::string& name) {
     auto it = topics_.find(name);
     if (it != topics_.end()) return it->second;
@@ -376,22 +425,20 @@ class KafkaSinkWriter final : public SinkWriter {
   bool keyed_ = false;  // output keyed by group: keyless updates keep one partition
   EmbeddedKafka* embedded_ = nullptr;
   std::unique_ptr<RecordEncoder> encoder_;
-  KafkaSinkTransaction* transaction_ = nullptr;  // exactly-once: the shared producer's owner
-  kafka::HandlePtr owned_;                      // the task's own producer otherwise
+  KafkaSinkTransaction* transaction_ = nullptr;  // exactly-once runs
+  std::shared_ptr<KafkaProducer> producer_;
   rd_kafka_t* rk_ = nullptr;
+  DeliveryTally* tally_ = nullptr;  // owned by the producer
   bool paused_ = false;
   std::vector<std::pair<Row, int64_t>> held_;  // rows written while paused
   rd_kafka_topic_t* defaultTopic_ = nullptr;
   std::unordered_map<std::string, rd_kafka_topic_t*> topics_;
   EncodedRecord rec_;
-
-  std::atomic<int64_t> deliveryErrors_{0};
-  std::atomic<int64_t> failedSinceFlush_{0};
-  std::mutex errorMutex_;  // delivery reports may be served inside rd_kafka_flush
-  std::string lastError_;
 };
 
 }  // namespace
+
+int kafkaSinkProducers() { return openProducers.load(); }
 
 std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::string& bootstrap,
                                           const std::string& flowName, int task) {

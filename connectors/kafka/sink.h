@@ -1,8 +1,9 @@
-// The Kafka sink: one producer per sink task, tuned for latency (linger.ms
-// 0.5, Nagle off) and for safety (acks=all, idempotence). write() never waits for the
-// broker; a full producer queue is backpressure (the task waits for room), never
-// loss. flush() at epoch ends waits for every acknowledgement and reports
-// delivery failures as a SqlError.
+// The Kafka sink: one producer per flow, shared by its sink tasks, tuned for
+// latency (linger.ms 0.5, Nagle off) and for safety (acks=all, idempotence).
+// write() never waits for the broker; a full producer queue is backpressure
+// (the task waits for room), never loss. flush() at epoch ends waits for the
+// acknowledgement of every row the task wrote and reports delivery failures as
+// a SqlError.
 #pragma once
 
 #include <memory>
@@ -16,6 +17,9 @@ namespace rtsql {
 // topic is created at open when missing.
 std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::string& bootstrap,
                                           const std::string& flowName, int task);
+
+// How many Kafka producers sinks have open now (one per flow with a Kafka sink).
+int kafkaSinkProducers();
 
 // Exactly-once: the flow run's transactional producer (transactional.id
 // rtsql-<flow>), and sink tasks that write through it. See SinkTransaction.

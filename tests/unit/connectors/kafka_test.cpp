@@ -344,6 +344,54 @@ TEST_CASE("kafka sink flush reports records the broker never acknowledged") {
   CHECK_NOTHROW(writer->flush(1000));
 }
 
+TEST_CASE("kafka sink tasks of a flow share one producer; each flush is the task's own") {
+  EmbeddedKafka broker;
+  auto sinkOn = [](const std::string& bootstrap, const std::string& topic) {
+    SinkSpec sink;
+    sink.name = "out";
+    sink.connector = "kafka";
+    sink.format = "json";
+    sink.options = makeOptions({{"connector", "kafka"},
+                                {"kafka.bootstrap.servers", bootstrap},
+                                {"topic", topic},
+                                {"kafka.message.timeout.ms", "300"}});
+    sink.input.columns.push_back({"x", DataType::of(TypeId::BigInt), false});
+    return sink;
+  };
+  const int before = kafkaSinkProducers();
+  {
+    SinkSpec sink = sinkOn(broker.bootstrap(), "shared");
+    auto a = makeKafkaSink(sink, broker.bootstrap(), "f", 0);
+    auto b = makeKafkaSink(sink, broker.bootstrap(), "f", 1);
+    CHECK(kafkaSinkProducers() == before + 1);
+    auto other = makeKafkaSink(sink, broker.bootstrap(), "g", 0);
+    CHECK(kafkaSinkProducers() == before + 2);
+    for (int i = 0; i < 50; ++i) {
+      a->write({Value::bigint(i)}, 0);
+      b->write({Value::bigint(100 + i)}, 0);
+    }
+    a->flush(10000);
+    b->flush(10000);
+    auto got = testkafka::consume(broker.bootstrap(), "shared", 0, 100);
+    CHECK(got.size() == 100);
+    b.reset();
+    CHECK(kafkaSinkProducers() == before + 2);  // a still writes through it
+  }
+  CHECK(kafkaSinkProducers() == before);
+
+  // Delivery failures are the failing task's: its neighbour's flush is clean.
+  SinkSpec dead = sinkOn("127.0.0.1:1", "t");
+  auto failing = makeKafkaSink(dead, "127.0.0.1:1", "h", 0);
+  auto idle = makeKafkaSink(dead, "127.0.0.1:1", "h", 1);
+  CHECK(kafkaSinkProducers() == before + 1);
+  failing->write({Value::bigint(1)}, 0);
+  SqlError e = expectSqlError([&] { failing->flush(5000); });
+  CHECK(e.message().find("1 records could not be delivered") != std::string::npos);
+  CHECK(failing->deliveryErrors() == 1);
+  CHECK_NOTHROW(idle->flush(1000));
+  CHECK(idle->deliveryErrors() == 0);
+}
+
 TEST_CASE("kafka bootstrap 'embedded' needs the server's embedded broker") {
   DefaultConnectorProvider noBroker("");
   ScanSpec scan = jsonScan("embedded", "t");
