@@ -33,6 +33,7 @@ inline constexpr const char* kFeatureNotSupported = "0A000";
 inline constexpr const char* kObjectInUse = "55006";
 inline constexpr const char* kObjectNotInPrerequisiteState = "55000";
 inline constexpr const char* kInsufficientResources = "53000";
+inline constexpr const char* kConfigurationLimitExceeded = "53400";
 inline constexpr const char* kConnectionFailure = "08006";
 inline constexpr const char* kProtocolViolation = "08P01";
 inline constexpr const char* kInternalError = "XX000";

@@ -4,6 +4,7 @@
 
 #include "common/expr.h"
 #include "common/schema.h"
+#include "connectors/kafka/tap.h"
 #include "parser/parser.h"
 #include "server/live_query.h"
 
@@ -43,7 +44,10 @@ std::optional<std::string> constantText(const Value& v) {
 }  // namespace
 
 Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
-    : options_(std::move(options)), connectors_(connectors), slots_(options_.slots) {}
+    : options_(std::move(options)),
+      connectors_(connectors),
+      slots_(options_.slots),
+      liveTaps_(std::make_unique<KafkaTaps>(options_.embeddedBootstrap)) {}
 
 Engine::~Engine() { shutdown(); }
 
@@ -167,7 +171,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     out.complete("SELECT 0");
     return;
   }
-  runLiveQuery(std::move(plan), q.limit, connectors_, slots_,
+  runLiveQuery(std::move(plan), q.limit, connectors_, *liveTaps_, slots_,
                (std::filesystem::path(options_.dataDir) / "live").string(), out);
 }
 

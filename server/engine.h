@@ -27,6 +27,7 @@
 
 namespace rtsql {
 
+class KafkaTaps;
 class UserStore;
 
 struct EngineOptions {
@@ -164,6 +165,8 @@ class Engine : public QueryHandler {
   ConnectorProvider& connectors_;
   Catalog catalog_;
   SlotPool slots_;
+  // The Kafka consumers live queries share (SHOW live_taps).
+  std::unique_ptr<KafkaTaps> liveTaps_;
 
   // Serializes statements that change the catalog or the set of running flows,
   // so a CREATE FLOW and a DROP SOURCE can never interleave. Reads (SHOW

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 
+#include "connectors/kafka/tap.h"
 #include "executor/flow_runtime.h"
 
 namespace rtsql {
@@ -64,11 +65,12 @@ class ClientSink final : public SinkWriter {
   std::shared_ptr<RowChannel> channel_;
 };
 
-// The server's connectors, except that the "client" sink is the channel.
+// The server's connectors, except that the "client" sink is the channel and
+// that Kafka sources read from the latest offsets share the server's taps.
 class LiveProvider final : public ConnectorProvider {
  public:
-  LiveProvider(ConnectorProvider& base, std::shared_ptr<RowChannel> channel)
-      : base_(base), channel_(std::move(channel)) {}
+  LiveProvider(ConnectorProvider& base, KafkaTaps& taps, std::shared_ptr<RowChannel> channel)
+      : base_(base), taps_(taps), channel_(std::move(channel)) {}
   int sourcePartitions(const ScanSpec& scan) override { return base_.sourcePartitions(scan); }
   std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flow, int task,
                                          int tasks) override {
@@ -81,6 +83,12 @@ class LiveProvider final : public ConnectorProvider {
     ScanSpec relaxed = scan;
     if (!relaxed.options.has("kafka.fetch.min.bytes")) relaxed.options.set("kafka.fetch.min.bytes", "65536");
     if (!relaxed.options.has("kafka.fetch.wait.max.ms")) relaxed.options.set("kafka.fetch.wait.max.ms", "100");
+    // A query that starts at the latest offsets wants what arrives from now
+    // on, which one consumer can give every such query of the source. One
+    // that reads from the earliest offsets needs a consumer of its own.
+    if (toLower(relaxed.options.getString("startingOffsets", "latest")) == "latest") {
+      return taps_.subscribe(relaxed, flow, task, tasks);
+    }
     return base_.openSource(relaxed, flow, task, tasks);
   }
   std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flow,
@@ -91,6 +99,7 @@ class LiveProvider final : public ConnectorProvider {
 
  private:
   ConnectorProvider& base_;
+  KafkaTaps& taps_;
   std::shared_ptr<RowChannel> channel_;
 };
 
@@ -131,7 +140,8 @@ std::vector<ResultColumn> liveQueryColumns(const PhysicalPlan& plan) {
 }
 
 void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProvider& connectors,
-                  SlotPool& slots, const std::string& stateDir, ResultWriter& out) {
+                  KafkaTaps& taps, SlotPool& slots, const std::string& stateDir,
+                  ResultWriter& out) {
   std::vector<ResultColumn> cols = liveQueryColumns(plan);
   std::string id = shortId();
   plan.flowName = "live-" + id;
@@ -139,7 +149,7 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
   std::string dir = (std::filesystem::path(stateDir) / id).string();
 
   auto channel = std::make_shared<RowChannel>(4096);
-  LiveProvider provider(connectors, channel);
+  LiveProvider provider(connectors, taps, channel);
   FlowRuntime runtime(std::move(plan), provider, slots, "live-" + id, dir);
   runtime.start();
 
@@ -147,13 +157,16 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
   int64_t sent = 0;
   std::deque<Row> rows;
   std::vector<std::optional<std::string>> text(cols.size());
-  std::string failure;
+  std::string failure, failureCode;
   while (!out.cancelled() && (!limit || sent < *limit)) {
-    if (runtime.state() == FlowState::Failed) {
+    // The rows a failed flow produced before its failure are still sent: the
+    // client gets all of them, then the error.
+    const bool failed = runtime.state() == FlowState::Failed;
+    if (failed) {
       failure = runtime.failureReason();
-      break;
+      failureCode = runtime.failureCode();
     }
-    channel->popAll(rows, 50);
+    channel->popAll(rows, failed ? 0 : 50);
     for (const Row& row : rows) {
       for (size_t i = 0; i < text.size() && i < row.size(); ++i) text[i] = textOf(row[i]);
       out.row(text);
@@ -161,13 +174,20 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
       if (!limit) ++sent;
     }
     rows.clear();
+    if (failed) {
+      if (limit && sent >= *limit) failure.clear();  // it had every row it asked for
+      break;
+    }
   }
   // Unblock the sink before stopping, so the final epoch never waits on us.
   channel->close();
   runtime.stop();
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
-  if (!failure.empty()) throw SqlError(sqlstate::kDataException, "live query failed: " + failure);
+  if (!failure.empty()) {
+    throw SqlError(failureCode.empty() ? sqlstate::kDataException : failureCode,
+                   "live query failed: " + failure);
+  }
   out.complete(fmt::format("SELECT {}", sent));
 }
 

@@ -1,10 +1,12 @@
 // SHOW, DESCRIBE and EXPLAIN: statements that only read.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/json.h"
 #include "common/schema.h"
+#include "connectors/kafka/tap.h"
 #include "server/engine.h"
 
 namespace rtsql {
@@ -32,7 +34,13 @@ std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
       return {{"name"}, {"sink"}, {"state"}, {"slots", pgtype::kInt4}, {"error"}};
     case ast::ShowKind::Progress: return {{"progress", pgtype::kJson}};
     case ast::ShowKind::Functions: return {{"function"}};
-    case ast::ShowKind::Variable: return {{stmt.name}};
+    case ast::ShowKind::Variable:
+      // Like PostgreSQL's SHOW ALL, one name shows a table rather than a value.
+      if (iequals(stmt.name, "live_taps")) {
+        return {{"bootstrap"}, {"topics"}, {"live_queries", pgtype::kInt8},
+                {"tasks", pgtype::kInt8}, {"records", pgtype::kInt8}};
+      }
+      return {{stmt.name}};
   }
   return {};
 }
@@ -104,6 +112,15 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
     case ast::ShowKind::Variable: {
       std::string key = toLower(stmt.name);
       std::string value;
+      if (key == "live_taps") {
+        for (const KafkaTapInfo& t : liveTaps_->list()) {
+          rows.push_back({t.bootstrap, t.topics, std::to_string(t.liveQueries),
+                          std::to_string(t.tasks), std::to_string(t.records)});
+        }
+        std::sort(rows.begin(), rows.end());
+        sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
+        return;
+      }
       if (key == "embedded_kafka") {
         if (options_.embeddedBootstrap.empty()) {
           throw SqlError(sqlstate::kObjectNotInPrerequisiteState, "the embedded Kafka broker is not running",
@@ -121,7 +138,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       } else {
         throw SqlError(sqlstate::kUndefinedObject,
                        fmt::format("unrecognized configuration parameter \"{}\"", stmt.name),
-                       stmt.namePos, "known: embedded_kafka, slots, shuffle.partitions");
+                       stmt.namePos, "known: embedded_kafka, slots, shuffle.partitions, live_taps");
       }
       sendRows(out, showColumns(stmt), {{value}}, "SHOW");
       return;

@@ -138,6 +138,22 @@ HandlePtr newHandle(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
   return HandlePtr(rk);
 }
 
+HandlePtr newClient(rd_kafka_type_t type, const std::string& bootstrap, const Options& options,
+                    Settings defaults, Settings fixed) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  try {
+    installLogging(conf);
+    for (const auto& [name, value] : defaults) setProperty(conf, name, value, SqlError::npos);
+    applyUserProperties(conf, options, false);
+    for (const auto& [name, value] : fixed) setProperty(conf, name, value, SqlError::npos);
+    setProperty(conf, "bootstrap.servers", bootstrap, SqlError::npos);
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  return newHandle(type, conf);
+}
+
 std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>& topics,
                                  const std::string& bootstrap, int timeoutMs) {
   std::vector<int> counts;

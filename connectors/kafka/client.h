@@ -7,8 +7,10 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/options.h"
@@ -43,6 +45,14 @@ using HandlePtr = std::unique_ptr<rd_kafka_t, HandleDeleter>;
 // Creates a client from `conf`, which it always consumes. A configuration
 // librdkafka refuses (conflicting properties) is a SqlError 22023.
 HandlePtr newHandle(rd_kafka_type_t type, rd_kafka_conf_t* conf);
+
+using Settings = std::initializer_list<std::pair<const char*, const char*>>;
+// A client of `type` for `bootstrap`, with logging installed and, in this
+// order: `defaults` (ours), the user's `kafka.<name>` options from `options`
+// (so they win over ours), then `fixed` (what no option may change). An
+// option the client refuses is a SqlError 22023.
+HandlePtr newClient(rd_kafka_type_t type, const std::string& bootstrap, const Options& options,
+                    Settings defaults, Settings fixed);
 
 // Partition count of each of `topics`, in order. Throws 42704 for a topic the
 // broker does not have and 08006 when the broker cannot be reached within

@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
-#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -16,6 +14,7 @@
 #include "common/schema.h"
 #include "connectors/format/codec.h"
 #include "connectors/kafka/client.h"
+#include "connectors/kafka/decode.h"
 
 namespace rtsql {
 
@@ -55,16 +54,13 @@ class KafkaSourceTask final : public SourceTask {
                   int task, int tasks)
       : subscribe_(scan.options.getString("subscribe")),
         topics_(kafka::splitTopics(subscribe_)),
-        bootstrap_(bootstrap) {
+        bootstrap_(bootstrap),
+        decoder_(scan) {
     if (topics_.empty()) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "option 'subscribe' of source '" + scan.name + "' names no topic");
     }
-    failOnError_ = toLower(scan.options.getString("on.error", "fail")) != "skip";
     const bool earliest = toLower(scan.options.getString("startingOffsets", "latest")) == "earliest";
-    needHeaders_ = scan.schema.find(kMetaHeaders) >= 0 ||
-                   (iequals(scan.format, "raw") && scan.schema.find("headers") >= 0);
-    decoder_ = makeDecoder(scan.format, scan.schema, scan.options);
 
     const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
     openConsumer(scan, flowName, task, earliest, embedded);
@@ -107,7 +103,7 @@ class KafkaSourceTask final : public SourceTask {
     }
     // A record that could not be decoded with on.error = 'fail' ends the flow,
     // but only after the records before it were handed over.
-    if (pendingError_) throw *pendingError_;
+    if (decoder_.failure()) throw *decoder_.failure();
     const int64_t deadline = monotonicMicros() + int64_t(std::max(timeoutMs, 0)) * 1000;
     size_t added = 0;
     std::vector<MessagePtr>& held = held_;
@@ -130,12 +126,12 @@ class KafkaSourceTask final : public SourceTask {
       std::lock_guard lock(mutex_);
       for (MessagePtr& m : held) {
         added += process(m.get(), readMicros, out);
-        if (pendingError_) break;
+        if (decoder_.failure()) break;
       }
-      if (pendingError_ || (added == 0 && monotonicMicros() >= deadline)) break;
+      if (decoder_.failure() || (added == 0 && monotonicMicros() >= deadline)) break;
     }
     held.clear();
-    if (pendingError_ && added == 0) throw *pendingError_;
+    if (decoder_.failure() && added == 0) throw *decoder_.failure();
   }
 
   void commit() override {
@@ -235,7 +231,7 @@ class KafkaSourceTask final : public SourceTask {
     return out;
   }
 
-  int64_t decodeErrors() const override { return decodeErrors_.load(std::memory_order_relaxed); }
+  int64_t decodeErrors() const override { return decoder_.errors(); }
 
   std::string description() const override {
     std::string list;
@@ -404,47 +400,17 @@ class KafkaSourceTask final : public SourceTask {
     view.topic = topics_[ti];
     view.partition = m->partition;
     view.offset = m->offset;
-    view.timestampMicros = tsMs >= 0 ? tsMs * 1000 : readMicros;
+    view.timestampMicros = kafka::recordMicros(tsMs, readMicros);
     view.timestampType = tsType == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? 1 : 0;
-    if (needHeaders_) {
-      headers_.clear();
-      rd_kafka_headers_t* hdrs = nullptr;
-      if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        const char* name;
-        const void* value;
-        size_t size;
-        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                           RD_KAFKA_RESP_ERR_NO_ERROR;
-             ++i) {
-          headers_.emplace_back(name, value ? std::string(static_cast<const char*>(value), size)
-                                            : std::string());
-        }
-      }
+    if (decoder_.needsHeaders()) {
+      kafka::readHeaders(m, headers_);
       view.headers = &headers_;
     }
 
     s.endOffset = m->offset + 1;
-    SourceRecord& rec = out.emplace_back();
-    if (!decoder_->decode(view, rec.row, error_)) {
-      out.pop_back();
-      decodeErrors_.fetch_add(1, std::memory_order_relaxed);
-      if (failOnError_) {
-        s.endOffset = m->offset;  // the bad record is not consumed
-        pendingError_ = SqlError(sqlstate::kInvalidTextRepresentation,
-                                 fmt::format("cannot decode the record at topic '{}' partition {} "
-                                             "offset {}: {}",
-                                             view.topic, m->partition, m->offset, error_),
-                                 SqlError::npos,
-                                 "fix the record or the source's columns, or skip bad records with "
-                                 "'on.error' = 'skip'");
-      }
-      return 0;
-    }
-    rec.timestampMicros = view.timestampMicros;
-    rec.readMicros = readMicros;
-    rec.partition = m->partition;
-    rec.offset = m->offset;
-    return 1;
+    if (decoder_.decode(view, readMicros, out)) return 1;
+    if (decoder_.failure()) s.endOffset = m->offset;  // the bad record is not consumed
+    return 0;
   }
 
   void reportConsumerError(const rd_kafka_message_t* m) {
@@ -458,9 +424,7 @@ class KafkaSourceTask final : public SourceTask {
   std::string subscribe_;
   std::vector<std::string> topics_;
   std::string bootstrap_;
-  bool failOnError_ = true;
-  bool needHeaders_ = false;
-  std::unique_ptr<RecordDecoder> decoder_;
+  kafka::SourceDecoder decoder_;
   kafka::HandlePtr rk_;
   rd_kafka_queue_t* queue_ = nullptr;
 
@@ -471,10 +435,7 @@ class KafkaSourceTask final : public SourceTask {
 
   std::vector<MessagePtr> held_;
   rd_kafka_message_t* batch_[kBatch] = {};
-  std::vector<std::pair<std::string, std::string>> headers_;
-  std::string error_;
-  std::atomic<int64_t> decodeErrors_{0};
-  std::optional<SqlError> pendingError_;
+  kafka::Headers headers_;
   int64_t lastErrorLogMicros_ = 0;
 };
 

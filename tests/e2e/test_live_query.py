@@ -1,11 +1,13 @@
 """Live queries: SELECT on a stream runs as a temporary flow whose rows stream to
 the client. LIMIT ends it, a cancel or a disconnect ends it, and every way it
-ends gives its task slots back; it commits no offsets."""
+ends gives its task slots back; it commits no offsets. Live queries on a source
+read from the latest offsets share one Kafka consumer (SHOW live_taps)."""
 
 import threading
 import time
 
 import psycopg
+import pytest
 
 from conftest import unique
 
@@ -135,3 +137,117 @@ def test_describe_tells_the_columns_without_running_the_query(server, kafka):
         desc = pg.prepare(b"s", b"SHOW FLOWS")
         desc = pg.describe_prepared(b"s")
         assert [desc.fname(i) for i in range(desc.nfields)] == [b"name", b"sink", b"state", b"slots", b"error"]
+
+
+# -- live queries on a source read from the latest offsets share one consumer --
+
+def live_taps(server, topic):
+    """SHOW live_taps rows of TOPIC: (bootstrap, topics, live_queries, tasks, records)."""
+    return [tuple(r) for r in server.query("SHOW live_taps") if r[1] == topic]
+
+
+def wait_for(predicate, timeout=20, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not reached within {timeout}s")
+
+
+class LiveQuery(threading.Thread):
+    """A live query on its own connection; its rows, or its error, once it ends."""
+
+    def __init__(self, server, sql):
+        super().__init__(daemon=True)
+        self.conn = server.connect()
+        self.sql = sql
+        self.rows = None
+        self.error = None
+
+    def run(self):
+        try:
+            self.rows = self.conn.execute(self.sql).fetchall()
+        except psycopg.Error as e:
+            self.error = e
+
+    def finish(self, timeout=30):
+        self.join(timeout)
+        alive = self.is_alive()
+        if alive:
+            self.conn.cancel()
+            self.join(10)
+        self.conn.close()
+        assert not alive, f"{self.sql!r} did not end within {timeout}s"
+
+
+def test_live_queries_on_a_latest_source_share_one_consumer(server, kafka):
+    topic, src = unique("live_tap_in"), unique("live_tap_src")
+    partitions = kafka.create_topic(topic)
+    server.query(
+        f"CREATE SOURCE {src} (id BIGINT, user_id STRING, amount DOUBLE) "
+        f"WITH ({kafka.options()}, subscribe = '{topic}', format = 'json')")  # 'latest'
+    kafka.produce(topic, [{"id": 1000 + i, "user_id": "old", "amount": 0.0} for i in range(5)])
+    assert live_taps(server, topic) == []
+
+    n = 12
+    queries = [LiveQuery(server, f"SELECT id FROM {src} LIMIT {n}"),
+               LiveQuery(server, f"SELECT id, amount * 2 AS d FROM {src} LIMIT {n}"),
+               LiveQuery(server, f"SELECT id FROM {src} WHERE amount >= 0 LIMIT {n}")]
+    for q in queries:
+        q.start()
+    # All three have subscribed once the one tap of the topic counts them.
+    wait_for(lambda: any(t[2] == 3 for t in live_taps(server, topic)),
+             what="three live queries on one tap")
+    taps = live_taps(server, topic)
+    assert len(taps) == 1, taps
+    assert taps[0][3] == 3 * partitions, taps  # every source task of the three
+
+    kafka.produce(topic, [{"id": i, "user_id": "new", "amount": float(i)} for i in range(n)])
+    for q in queries:
+        q.finish()
+        assert q.error is None, q.error
+        # Every row produced after the query started, none from before.
+        assert sorted(r[0] for r in q.rows) == list(range(n)), q.rows
+    # The last query to end closed the tap.
+    wait_for(lambda: live_taps(server, topic) == [], what="the tap closing")
+
+
+def test_live_query_from_the_earliest_offsets_reads_on_its_own(server, kafka):
+    topic, src = unique("live_own_in"), unique("live_own_src")
+    kafka.create_topic(topic)
+    declare_source(server, kafka, topic, src)  # startingOffsets = 'earliest'
+    kafka.produce(topic, [{"id": i, "user_id": "x", "amount": 1.0} for i in range(3)])
+    before = slots_used(server)
+    q = LiveQuery(server, f"SELECT id FROM {src} LIMIT 4")
+    q.start()
+    wait_for(lambda: slots_used(server) > before, what="the live query starting")
+    assert live_taps(server, topic) == []
+    kafka.produce(topic, [{"id": 3, "user_id": "x", "amount": 1.0}])
+    q.finish()
+    assert q.error is None, q.error
+    assert sorted(r[0] for r in q.rows) == [0, 1, 2, 3]
+
+
+def test_a_deleted_topic_ends_the_live_queries_on_its_tap(server, kafka):
+    if kafka.name == "embedded":
+        pytest.skip("the embedded broker cannot delete topics")
+    from confluent_kafka.admin import AdminClient
+    topic, src = unique("live_gone_in"), unique("live_gone_src")
+    kafka.create_topic(topic)
+    server.query(
+        f"CREATE SOURCE {src} (id BIGINT, user_id STRING, amount DOUBLE) "
+        f"WITH ({kafka.options()}, subscribe = '{topic}', format = 'json')")
+    queries = [LiveQuery(server, f"SELECT id FROM {src}") for _ in range(2)]
+    for q in queries:
+        q.start()
+    wait_for(lambda: any(t[2] == 2 for t in live_taps(server, topic)),
+             what="two live queries on one tap")
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    admin.delete_topics([topic])[topic].result(30)
+    for q in queries:
+        q.finish(timeout=40)
+        assert q.error is not None, "the live query outlived its topic"
+        assert q.error.sqlstate == "42704", q.error
+        assert f"topic '{topic}' does not exist" in str(q.error), q.error
+    wait_for(lambda: live_taps(server, topic) == [], what="the tap closing")

@@ -424,22 +424,14 @@ TEST_CASE("kafka source on an unreachable broker fails within the bounded time")
 }
 
 TEST_CASE("kafka source on another broker: a missing topic is 42704") {
-  // A bare mock cluster stands for a broker rtsql does not own.
-  char errstr[256];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof errstr);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
-  REQUIRE(rk);
-  rd_kafka_mock_cluster_t* mc = rd_kafka_mock_cluster_new(rk, 1);
-  std::string bootstrap = rd_kafka_mock_cluster_bootstraps(mc);
-  rd_kafka_mock_topic_set_error(mc, "ghost", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  testkafka::MockCluster cluster;
+  const std::string& bootstrap = cluster.bootstrap();
+  rd_kafka_mock_topic_set_error(cluster.get(), "ghost", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
   DefaultConnectorProvider provider("");
   SqlError e = expectSqlError([&] { provider.sourcePartitions(jsonScan(bootstrap, "ghost")); });
   CHECK(e.sqlstate() == sqlstate::kUndefinedObject);
   CHECK(e.message() == "topic 'ghost' does not exist on " + bootstrap);
   CHECK_FALSE(e.hint().empty());
-  rd_kafka_mock_cluster_destroy(mc);
-  rd_kafka_destroy(rk);
 }
 
 TEST_CASE("source and sink option validation") {

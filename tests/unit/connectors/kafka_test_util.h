@@ -3,6 +3,7 @@
 #pragma once
 
 #include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #include <chrono>
 #include <stdexcept>
@@ -108,6 +109,35 @@ inline std::vector<Message> consume(const std::string& bootstrap, const std::str
   rd_kafka_destroy(rk);
   return out;
 }
+
+// A bare librdkafka mock cluster of one broker: a broker rtsql does not own
+// (unlike EmbeddedKafka), on which a test may make topics fail.
+class MockCluster {
+ public:
+  MockCluster() {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    char errstr[256];
+    rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof errstr);
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+    if (!rk_) throw std::runtime_error(errstr);
+    mc_ = rd_kafka_mock_cluster_new(rk_, 1);
+    bootstrap_ = rd_kafka_mock_cluster_bootstraps(mc_);
+  }
+  ~MockCluster() {
+    rd_kafka_mock_cluster_destroy(mc_);
+    rd_kafka_destroy(rk_);
+  }
+  MockCluster(const MockCluster&) = delete;
+  MockCluster& operator=(const MockCluster&) = delete;
+
+  const std::string& bootstrap() const { return bootstrap_; }
+  rd_kafka_mock_cluster_t* get() const { return mc_; }
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+  rd_kafka_mock_cluster_t* mc_ = nullptr;
+  std::string bootstrap_;
+};
 
 // Options with made-up statement positions: key i at 100*i, its value at 100*i+50.
 inline Options makeOptions(const std::vector<std::pair<std::string, std::string>>& kv) {

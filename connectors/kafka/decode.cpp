@@ -1,0 +1,54 @@
+#include "connectors/kafka/decode.h"
+
+#include <fmt/format.h>
+
+#include "common/schema.h"
+
+namespace rtsql::kafka {
+
+void readHeaders(const rd_kafka_message_t* m, Headers& out) {
+  out.clear();
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  const char* name;
+  const void* value;
+  size_t size;
+  for (size_t i = 0;
+       rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+    out.emplace_back(name, value ? std::string(static_cast<const char*>(value), size)
+                                 : std::string());
+  }
+}
+
+SourceDecoder::SourceDecoder(const ScanSpec& scan) {
+  failOnError_ = toLower(scan.options.getString("on.error", "fail")) != "skip";
+  needHeaders_ = scan.schema.find(kMetaHeaders) >= 0 ||
+                 (iequals(scan.format, "raw") && scan.schema.find("headers") >= 0);
+  decoder_ = makeDecoder(scan.format, scan.schema, scan.options);
+}
+
+bool SourceDecoder::decode(const RecordView& view, int64_t readMicros,
+                           std::vector<SourceRecord>& out) {
+  SourceRecord& rec = out.emplace_back();
+  if (!decoder_->decode(view, rec.row, error_)) {
+    out.pop_back();
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    if (failOnError_) {
+      failure_ = SqlError(sqlstate::kInvalidTextRepresentation,
+                          fmt::format("cannot decode the record at topic '{}' partition {} "
+                                      "offset {}: {}",
+                                      view.topic, view.partition, view.offset, error_),
+                          SqlError::npos,
+                          "fix the record or the source's columns, or skip bad records with "
+                          "'on.error' = 'skip'");
+    }
+    return false;
+  }
+  rec.timestampMicros = view.timestampMicros;
+  rec.readMicros = readMicros;
+  rec.partition = view.partition;
+  rec.offset = view.offset;
+  return true;
+}
+
+}  // namespace rtsql::kafka
