@@ -7,11 +7,15 @@
 # client reading the backlog (`kcat -C -e`, decoding nothing): what the broker
 # and the client library give on their own.
 #
-#   bench/throughput.sh [--bootstrap HOST:PORT] [--records N] [--size BYTES]
+#   bench/throughput.sh --bootstrap HOST:PORT [--records N] [--size BYTES]
 #                       [--runs N] [--timeout S]
 #
-# Without --bootstrap the flow uses rtsqld's embedded broker. SINK_OPTIONS and
-# SOURCE_OPTIONS add options to the sink's and the source's WITH clause. Every
+# --bootstrap is required: rtsqld's embedded broker keeps only the newest 5 MB
+# of each partition, too little for a backlog worth measuring. SINK_OPTIONS and
+# SOURCE_OPTIONS add options to the sink's and the source's WITH clause;
+# FLOW_FILTER replaces the flow's WHERE condition (`amount < 0` writes nothing,
+# which measures the source side alone). rtsqld's peak RSS so far is printed
+# after each run. Every
 # wait is bounded by --timeout (default 120 s) per run. Loopback only.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +39,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+if [ -z "$BOOTSTRAP" ]; then
+  echo "throughput.sh: --bootstrap HOST:PORT is required (scripts/kafka.sh start); the embedded" \
+    "broker keeps only the newest 5 MB of each partition, too little for a backlog" >&2
+  exit 2
+fi
 bench_require throughput.sh "$RTSQLD" "$RTSQL" "$LATENCY"
 command -v kcat >/dev/null || { echo "throughput.sh: kcat is not installed" >&2; exit 1; }
 bench_start_rtsqld
@@ -52,8 +61,14 @@ echo '{"ts_us":1,"seq":-1,"user_id":"warm","url":"u","amount":11.0,"merchant_id"
   | kcat -b "$CLIENT_BOOTSTRAP" -t "$IN" -P 2>/dev/null
 "$LATENCY" --bootstrap "$CLIENT_BOOTSTRAP" --in "$IN" --floor --rate $((RECORDS / 4)) \
   --seconds 4 --warmup 1 --drain 2 --size "$SIZE" --keys 1000 --json >/dev/null
-TOTAL="$(kcat -b "$CLIENT_BOOTSTRAP" -Q -t "$IN:0:-1" 2>/dev/null | awk '{print $NF}')"
-echo "backlog: ${TOTAL} records in ${IN}" >&2
+# The backlog over every partition (the embedded broker makes several).
+PARTITIONS="$(kcat -b "$CLIENT_BOOTSTRAP" -L -t "$IN" 2>/dev/null | grep -c 'partition [0-9]*,' || true)"
+TOTAL=0
+for p in $(seq 0 $((PARTITIONS - 1))); do
+  n="$(kcat -b "$CLIENT_BOOTSTRAP" -Q -t "$IN:$p:-1" 2>/dev/null | awk '{print $NF}')"
+  TOTAL=$((TOTAL + ${n:-0}))
+done
+echo "backlog: ${TOTAL} records in ${IN} (${PARTITIONS} partitions)" >&2
 [ "${TOTAL:-0}" -gt "$RECORDS" ] || { echo "throughput.sh: the backlog is short" >&2; exit 1; }
 
 # kcat_rate : records/s of a plain consumer reading RECORDS of the backlog.
@@ -120,10 +135,11 @@ RESULTS=()
 for run in $(seq 1 "$RUNS"); do
   LOAD="$(bench_load)"
   BASE="$(kcat_rate)"
-  FLOW="$(flow_rate "$run")"
-  RESULTS+=("$run | ${LOAD%% *} | $FLOW | $BASE | $("$PY" -c "print(f'{$FLOW / $BASE:.2f}')")")
+  FLOW="$(flow_rate "$run")" || { echo "throughput.sh: run $run failed" >&2; exit 1; }
+  HWM="$(awk '/^VmHWM:/{printf "%.0f", $2 / 1024}' "/proc/$RTSQLD_PID/status" 2>/dev/null || echo n/a)"
+  RESULTS+=("$run | ${LOAD%% *} | $FLOW | $BASE | $("$PY" -c "print(f'{$FLOW / $BASE:.2f}')") | $HWM")
 done
 echo "stateless throughput, $BROKER, ${RECORDS} records of ${SIZE} bytes"
-echo "run | load | flow rows/s | kcat records/s | flow / kcat"
-echo "--- | ---- | ----------- | -------------- | -----------"
+echo "run | load | flow rows/s | kcat records/s | flow / kcat | rtsqld peak RSS MiB"
+echo "--- | ---- | ----------- | -------------- | ----------- | -------------------"
 printf '%s\n' "${RESULTS[@]}"

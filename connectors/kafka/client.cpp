@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/schema.h"
 #include "connectors/embedded/broker.h"
 
@@ -44,7 +45,14 @@ bool shouldLog(const std::string& kind) {
 }
 
 void logCallback(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
-  // Levels follow syslog: 0..3 are errors, 4 warnings; the rest is chatter.
+  // Levels follow syslog: 0..3 are errors, 4 warnings, 5 and 6 chatter. 7 is
+  // the client's debug output, which it writes only for the contexts a
+  // 'kafka.debug' option asked for: all of it is shown.
+  if (level == 7) {
+    fmt::print(stderr, "{} rtsql: kafka {} {}: {}\n", formatTimestamp(nowMicros(), true),
+               rd_kafka_name(rk), fac, buf);
+    return;
+  }
   if (level > 4) return;
   // Sources and sinks pass the same 'kafka.<name>' options to producers and
   // consumers, so the warnings about a property meant for the other kind are
