@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/json.h"
+#include "common/thread_priority.h"
 #include "executor/metrics/json_writer.h"
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/factory.h"
@@ -340,6 +341,7 @@ void FlowRuntime::start() {
   for (auto& t : tasks_) {
     Task* task = t.get();
     task->thread = std::thread([this, task] {
+      if (threadNice_ != 0) lowerCurrentThreadPriority(threadNice_);
       if (task->isSource) {
         runSourceTask(*task);
       } else {
@@ -349,7 +351,10 @@ void FlowRuntime::start() {
     std::string name = fmt::format("{:.9}/{}.{}", plan_.flowName, task->stage, task->index);
     pthread_setname_np(task->thread.native_handle(), name.c_str());
   }
-  coordinator_ = std::thread([this] { runCoordinator(); });
+  coordinator_ = std::thread([this] {
+    if (threadNice_ != 0) lowerCurrentThreadPriority(threadNice_);
+    runCoordinator();
+  });
 }
 
 void FlowRuntime::runSourceTask(Task& task) {

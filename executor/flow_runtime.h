@@ -76,6 +76,11 @@ class FlowRuntime {
   FlowRuntime(const FlowRuntime&) = delete;
   FlowRuntime& operator=(const FlowRuntime&) = delete;
 
+  // How much nicer than the process the flow's threads run
+  // (common/thread_priority.h); set before start(). 0, the default, is a
+  // flow's; live queries run nicer.
+  void setThreadNice(int by) { threadNice_ = by; }
+
   // Reserves the slots, opens every source, sink and state table, and starts
   // the tasks. Throws SqlError (and holds nothing) when any of that fails.
   void start();
@@ -151,6 +156,7 @@ class FlowRuntime {
   std::optional<CheckpointInfo> restored_;  // what the current run started from
   int64_t restoredMicros_ = 0;             // how long the restore took
   int recoveries_ = 0;
+  int threadNice_ = 0;
 };
 
 }  // namespace rtsql

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "connectors/kafka/tap.h"
+#include "common/thread_priority.h"
 #include "executor/flow_runtime.h"
 
 namespace rtsql {
@@ -76,13 +77,15 @@ class LiveProvider final : public ConnectorProvider {
                                          int tasks) override {
     if (!iequals(scan.connector, "kafka")) return base_.openSource(scan, flow, task, tasks);
     // A person reading rows does not need them within a millisecond: the
-    // broker may gather up to 64 KB or 100 ms per fetch. With fifty live
-    // queries each answered per record, the broker and the clients' threads
-    // otherwise spend the CPU that running flows need (docs/benchmarks.md,
-    // "Connections"). Options the source sets itself win.
+    // broker may gather up to 64 KB or 10 ms per fetch, so the live queries
+    // of a source wake together once per fetch rather than once per record.
+    // Not longer: the work a fetch brings runs as a burst in every live query
+    // at once, and 100 ms bursts cost running flows 1 ms at P99 where 10 ms
+    // ones cost 0.2 (docs/benchmarks.md, "Connections"). Options the source
+    // sets itself win.
     ScanSpec relaxed = scan;
     if (!relaxed.options.has("kafka.fetch.min.bytes")) relaxed.options.set("kafka.fetch.min.bytes", "65536");
-    if (!relaxed.options.has("kafka.fetch.wait.max.ms")) relaxed.options.set("kafka.fetch.wait.max.ms", "100");
+    if (!relaxed.options.has("kafka.fetch.wait.max.ms")) relaxed.options.set("kafka.fetch.wait.max.ms", "10");
     // A query that starts at the latest offsets wants what arrives from now
     // on, which one consumer can give every such query of the source. One
     // that reads from the earliest offsets needs a consumer of its own.
@@ -151,6 +154,8 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
   auto channel = std::make_shared<RowChannel>(4096);
   LiveProvider provider(connectors, taps, channel);
   FlowRuntime runtime(std::move(plan), provider, slots, "live-" + id, dir);
+  // A person reading rows does not notice a millisecond; a flow's P99 does.
+  runtime.setThreadNice(kLiveQueryNice);
   runtime.start();
 
   out.columns(cols);

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <future>
 #include <optional>
 #include <set>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/schema.h"
+#include "common/thread_priority.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/decode.h"
 
@@ -128,24 +130,29 @@ class KafkaTaps::Tap {
                      "option 'subscribe' of source '" + scan.name + "' names no topic");
     }
     kafka::ensureEmbeddedTopics(bootstrap_, topics_);
-    openConsumer(scan);
-    try {
-      std::vector<int> counts = kafka::partitionCounts(rk_.get(), topics_, bootstrap_);
-      for (size_t t = 0; t < topics_.size(); ++t) {
-        base_.push_back(static_cast<int>(topicOf_.size()));
-        for (int p = 0; p < counts[t]; ++p) {
-          topicOf_.push_back(static_cast<int>(t));
-          partitionOf_.push_back(p);
-        }
+    // The consumer is opened on the tap's own thread, which lowers its
+    // priority first: the client's threads inherit it. The tap serves live
+    // queries only, and flows come first.
+    std::promise<void> opened;
+    std::future<void> result = opened.get_future();
+    thread_ = std::thread([this, &scan, &opened] {
+      lowerCurrentThreadPriority(kLiveQueryNice);
+      try {
+        open(scan);
+      } catch (...) {
+        opened.set_exception(std::current_exception());
+        return;
       }
-      startAtEnd();
+      opened.set_value();
+      run();
+    });
+    pthread_setname_np(thread_.native_handle(), "live-tap");
+    try {
+      result.get();
     } catch (...) {
-      closeConsumer();
+      thread_.join();
       throw;
     }
-    lastCheckMicros_ = monotonicMicros();
-    thread_ = std::thread([this] { run(); });
-    pthread_setname_np(thread_.native_handle(), "live-tap");
   }
 
   ~Tap() {
@@ -294,6 +301,25 @@ class KafkaTaps::Tap {
       }
       started_ = g + 1;
     }
+  }
+
+  void open(const ScanSpec& scan) {
+    openConsumer(scan);
+    try {
+      std::vector<int> counts = kafka::partitionCounts(rk_.get(), topics_, bootstrap_);
+      for (size_t t = 0; t < topics_.size(); ++t) {
+        base_.push_back(static_cast<int>(topicOf_.size()));
+        for (int p = 0; p < counts[t]; ++p) {
+          topicOf_.push_back(static_cast<int>(t));
+          partitionOf_.push_back(p);
+        }
+      }
+      startAtEnd();
+    } catch (...) {
+      closeConsumer();
+      throw;
+    }
+    lastCheckMicros_ = monotonicMicros();
   }
 
   void run() {

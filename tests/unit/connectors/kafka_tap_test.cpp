@@ -12,9 +12,13 @@
 #include "common/schema.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/kafka/tap.h"
+#include "common/thread_priority.h"
+#include "tests/unit/proc_threads.h"
 #include "tests/unit/connectors/kafka_test_util.h"
 
 using namespace rtsql;
+using rtsql::testing::threadNices;
+using rtsql::testing::threadsNamed;
 
 namespace {
 
@@ -79,17 +83,6 @@ SqlError failureOf(SourceTask& task, std::vector<int64_t>& before, int ms = 1500
   return SqlError("", "");
 }
 
-// Threads of this process named `name` (the tap names its thread "live-tap").
-int threadsNamed(const std::string& name) {
-  int n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string s;
-    if (std::getline(comm, s) && s == name) ++n;
-  }
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("live tap: subscribers share one consumer and each gets every later record") {
@@ -112,6 +105,12 @@ TEST_CASE("live tap: subscribers share one consumer and each gets every later re
   CHECK(open[0].liveQueries == 3);
   CHECK(open[0].tasks == 3);
   CHECK(threadsNamed("live-tap") == threadsBefore + 1);
+  // The tap and its client's threads run below flows' priority.
+  const int nicer = std::min(19, currentThreadNice() + kLiveQueryNice);
+  CHECK(threadNices("live-tap") == std::vector<int>{nicer});
+  int niceClientThreads = 0;
+  for (int n : threadNices("rdk:")) niceClientThreads += n == nicer;
+  CHECK(niceClientThreads >= 2);  // its main thread and a broker thread at least
   CHECK(a->progress().size() == 2);
   CHECK(a->progress()[0].startOffset == 3);  // partition 0 starts at its end
   REQUIRE(c1->progress().size() == 1);

@@ -11,7 +11,9 @@
 
 #include "common/clock.h"
 #include "common/expr.h"
+#include "common/thread_priority.h"
 #include "executor/flow_runtime.h"
+#include "tests/unit/proc_threads.h"
 
 using namespace rtsql;
 
@@ -164,6 +166,35 @@ TEST_CASE("a stateless flow filters, projects and writes every record") {
   REQUIRE(!s.commits.empty());
   CHECK(s.commits.back() == 100);
   CHECK(s.flushedRows == 89);
+}
+
+TEST_CASE("a flow's threads run at the nice value it was given") {
+  Shared s;
+  for (int i = 0; i < 100; ++i) s.input.push_back(i);
+  MemoryProvider provider(s);
+  SlotPool slots(4);
+  FlowRuntime rt(doublingPlan(60'000'000), provider, slots, "id-nice");
+  rt.setThreadNice(kLiveQueryNice);
+  rt.start();
+  // Once rows come out, the task has set its priority.
+  REQUIRE(waitFor([&] {
+    std::lock_guard lock(s.mu);
+    return s.written.size() == 89;
+  }));
+  // The task thread is named after the flow ("f/0.0").
+  std::vector<int> nices = rtsql::testing::threadNices("f/");
+  REQUIRE(!nices.empty());
+  const int base = currentThreadNice();
+  for (int n : nices) CHECK(n == std::min(19, base + kLiveQueryNice));
+  rt.stop();
+
+  // A flow's own default leaves its threads where the process is.
+  FlowRuntime plain(doublingPlan(60'000'000), provider, slots, "id-plain");
+  plain.start();
+  nices = rtsql::testing::threadNices("f/");
+  REQUIRE(!nices.empty());
+  for (int n : nices) CHECK(n == base);
+  plain.stop();
 }
 
 TEST_CASE("epochs end at the checkpoint interval and publish their progress") {

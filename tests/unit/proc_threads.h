@@ -1,0 +1,46 @@
+// What /proc tells about this process's threads, for tests of which threads a
+// component starts and at what priority.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace rtsql::testing {
+
+// The threads of this process whose name starts with `prefix`, as their nice
+// values (field 19 of /proc/self/task/<tid>/stat).
+inline std::vector<int> threadNices(const std::string& prefix) {
+  std::vector<int> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name.rfind(prefix, 0) != 0) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // After "pid (comm) ": state is field 3, nice field 19.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i < 19 && rest >> field; ++i) {
+    }
+    int nice = 0;
+    if (rest >> nice) out.push_back(nice);
+  }
+  return out;
+}
+
+// How many threads of this process are named exactly `name`.
+inline int threadsNamed(const std::string& name) {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string s;
+    if (std::getline(comm, s) && s == name) ++n;
+  }
+  return n;
+}
+
+}  // namespace rtsql::testing
