@@ -105,7 +105,8 @@ FROM clicks_${tag} WHERE ${FLOW_FILTER:-amount > 10};
 EOF
   "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/flow_${tag}.sql" >&2
   # Samples of (time, rows read) every 0.1 s until RECORDS are read.
-  "$PY" - "$PORT" "tp_${tag}" "$RECORDS" "$TIMEOUT" <<'EOF'
+  local status=0
+  "$PY" - "$PORT" "tp_${tag}" "$RECORDS" "$TIMEOUT" <<'EOF' || status=$?
 import json, subprocess, sys, time
 port, flow, want, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 def rows():
@@ -129,6 +130,7 @@ while time.monotonic() < deadline:
 sys.exit(f"flow {flow} read fewer than {want} records in {limit} s")
 EOF
   psql_q "STOP FLOW tp_${tag}" >/dev/null 2>&1 || true
+  return "$status"
 }
 
 RESULTS=()

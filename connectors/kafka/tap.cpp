@@ -133,17 +133,19 @@ class KafkaTaps::Tap {
     // The consumer is opened on the tap's own thread, which lowers its
     // priority first: the client's threads inherit it. The tap serves live
     // queries only, and flows come first.
-    std::promise<void> opened;
-    std::future<void> result = opened.get_future();
-    thread_ = std::thread([this, &scan, &opened] {
+    // The thread owns the promise too: this constructor may return (and
+    // drop its future) while set_value() is still waking it.
+    auto opened = std::make_shared<std::promise<void>>();
+    std::future<void> result = opened->get_future();
+    thread_ = std::thread([this, &scan, opened] {
       lowerCurrentThreadPriority(kLiveQueryNice);
       try {
-        open(scan);
+        open(scan);  // `scan` is used only until the constructor is answered
       } catch (...) {
-        opened.set_exception(std::current_exception());
+        opened->set_exception(std::current_exception());
         return;
       }
-      opened.set_value();
+      opened->set_value();
       run();
     });
     pthread_setname_np(thread_.native_handle(), "live-tap");
