@@ -7,8 +7,8 @@
 #include <mutex>
 #include <random>
 
-#include "connectors/kafka/tap.h"
 #include "common/thread_priority.h"
+#include "connectors/kafka/tap.h"
 #include "executor/flow_runtime.h"
 
 namespace rtsql {

@@ -42,6 +42,9 @@ void setProducerSafety(rd_kafka_conf_t* conf) {
   kafka::setProperty(conf, "batch.num.messages", "1000", SqlError::npos);
 }
 
+// Producers open now, for kafkaSinkProducers().
+std::atomic<int> openProducers{0};
+
 // What one sink task has handed to a shared producer and what became of it.
 // Delivery reports find it through the message's opaque, so it lives as long
 // as the producer: a report that arrives after its task is gone still lands
@@ -67,8 +70,6 @@ struct DeliveryTally {
 // rows/s their threads' wakeups and the broker's request handling took the
 // CPU the flow needed (docs/benchmarks.md, "Sink batching"). Shared, the
 // tasks' rows for a partition go out together.
-std::atomic<int> openProducers{0};
-
 class KafkaProducer {
  public:
   // Takes `conf` (destroyed on failure too).

@@ -10,11 +10,11 @@
 
 #include "common/error.h"
 #include "common/schema.h"
+#include "common/thread_priority.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/kafka/tap.h"
-#include "common/thread_priority.h"
-#include "tests/unit/proc_threads.h"
 #include "tests/unit/connectors/kafka_test_util.h"
+#include "tests/unit/proc_threads.h"
 
 using namespace rtsql;
 using rtsql::testing::threadNices;
