@@ -72,9 +72,23 @@ struct DeliveryTally {
 // tasks' rows for a partition go out together.
 class KafkaProducer {
  public:
-  // Takes `conf` (destroyed on failure too).
-  explicit KafkaProducer(rd_kafka_conf_t* conf) {
-    rd_kafka_conf_set_dr_msg_cb(conf, &KafkaProducer::onDelivery);
+  // The producer of `flowName`'s sink: rtsql's settings, then the sink's
+  // `kafka.<name>` options, then `fixed` (the transactional ones).
+  KafkaProducer(const SinkSpec& sink, const std::string& bootstrap, const std::string& flowName,
+                const std::vector<std::pair<std::string, std::string>>& fixed = {}) {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    try {
+      kafka::installLogging(conf);
+      rd_kafka_conf_set_dr_msg_cb(conf, &KafkaProducer::onDelivery);
+      setProducerSafety(conf);
+      kafka::setProperty(conf, "client.id", "rtsql-" + flowName + "-sink", SqlError::npos);
+      kafka::applyUserProperties(conf, sink.options, false);
+      for (const auto& [name, value] : fixed) kafka::setProperty(conf, name, value, SqlError::npos);
+      kafka::setProperty(conf, "bootstrap.servers", bootstrap, SqlError::npos);
+    } catch (...) {
+      rd_kafka_conf_destroy(conf);
+      throw;
+    }
     rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
     openProducers.fetch_add(1);
   }
@@ -128,18 +142,7 @@ std::shared_ptr<KafkaProducer> sharedProducer(const SinkSpec& sink, const std::s
     it = it->second.expired() ? producers.erase(it) : std::next(it);
   }
   if (auto existing = producers[key].lock()) return existing;
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  try {
-    kafka::installLogging(conf);
-    setProducerSafety(conf);
-    kafka::setProperty(conf, "client.id", "rtsql-" + flowName + "-sink", SqlError::npos);
-    kafka::applyUserProperties(conf, sink.options, false);
-    kafka::setProperty(conf, "bootstrap.servers", bootstrap, SqlError::npos);
-  } catch (...) {
-    rd_kafka_conf_destroy(conf);
-    throw;
-  }
-  auto producer = std::make_shared<KafkaProducer>(conf);
+  auto producer = std::make_shared<KafkaProducer>(sink, bootstrap, flowName);
   producers[key] = producer;
   return producer;
 }
@@ -160,20 +163,10 @@ class KafkaSinkTransaction final : public SinkTransaction {
         markerGroup_("rtsql-" + flowName + "-epochs") {
     EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap_);
     if (embedded) embedded->ensureTopic(topic_);
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    try {
-      kafka::installLogging(conf);
-      setProducerSafety(conf);
-      kafka::setProperty(conf, "client.id", "rtsql-" + flowName + "-sink", SqlError::npos);
-      kafka::applyUserProperties(conf, sink.options, false);
-      kafka::setProperty(conf, "transactional.id", "rtsql-" + flowName, SqlError::npos);
-      kafka::setProperty(conf, "transaction.timeout.ms", std::to_string(timeoutMs), SqlError::npos);
-      kafka::setProperty(conf, "bootstrap.servers", bootstrap_, SqlError::npos);
-    } catch (...) {
-      rd_kafka_conf_destroy(conf);
-      throw;
-    }
-    producer_ = std::make_shared<KafkaProducer>(conf);
+    producer_ = std::make_shared<KafkaProducer>(
+        sink, bootstrap_, flowName,
+        std::vector<std::pair<std::string, std::string>>{{"transactional.id", "rtsql-" + flowName},
+                                                         {"transaction.timeout.ms", std::to_string(timeoutMs)}});
     rk_ = producer_->handle();
   }
 

@@ -54,11 +54,11 @@ struct TapRecord {
   std::string key;
   std::string value;
   kafka::Headers headers;
+  size_t bytes = 0;  // what it counts against a subscription's queue
 
-  size_t bytes() const {
-    size_t n = kRecordOverhead + key.size() + value.size();
-    for (const auto& [k, v] : headers) n += k.size() + v.size();
-    return n;
+  void countBytes() {
+    bytes = kRecordOverhead + key.size() + value.size();
+    for (const auto& [k, v] : headers) bytes += k.size() + v.size();
   }
 };
 using TapRecordPtr = std::shared_ptr<const TapRecord>;
@@ -377,6 +377,7 @@ class KafkaTaps::Tap {
       r->value.assign(static_cast<const char*>(m->payload), m->len);
     }
     kafka::readHeaders(m, r->headers);
+    r->countBytes();
     return r;
   }
 
@@ -398,7 +399,7 @@ class KafkaTaps::Tap {
         std::lock_guard subLock(s.mu);
         for (const TapRecordPtr& r : batch) {
           if (!s.owns[r->global]) continue;
-          size_t bytes = r->bytes();
+          size_t bytes = r->bytes;
           // A record larger than the whole queue still goes to an empty one.
           if (!s.queue.empty() && s.bytes + bytes > options_.queueBytes) {
             s.failure = tooSlow();
@@ -553,7 +554,7 @@ class TapSourceTask final : public SourceTask {
       sub_.cv.wait_for(lock, std::chrono::milliseconds(std::max(timeoutMs, 0)),
                        [&] { return !sub_.queue.empty() || sub_.failure; });
       while (!sub_.queue.empty() && taken_.size() < maxRecords) {
-        sub_.bytes -= sub_.queue.front()->bytes();
+        sub_.bytes -= sub_.queue.front()->bytes;
         taken_.push_back(std::move(sub_.queue.front()));
         sub_.queue.pop_front();
       }
