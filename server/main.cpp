@@ -2,6 +2,7 @@
 // broker when asked, the engine and the PostgreSQL-protocol listener, and stops
 // every flow cleanly on SIGINT/SIGTERM.
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 #include <boost/asio.hpp>
 #include <csignal>
 #include <filesystem>
@@ -195,6 +196,11 @@ int main(int argc, char** argv) {
         }
       }
     }
+    // What statements may touch on this machine, so an operator sees it once.
+    log(filesDirs.empty()
+            ? std::string(users ? "server files: only superusers may name them"
+                                : "server files: every session may name them (no users file)")
+            : fmt::format("server files: only inside {}", fmt::join(filesDirs, ", ")));
     rtsql::Engine engine(eo, connectors);
     // The catalog of the data directory comes back before the first client:
     // sources, sinks, tables, and flows, which the supervisor then resumes.
