@@ -30,6 +30,7 @@ inline constexpr const char* kDivisionByZero = "22012";
 inline constexpr const char* kNumericOutOfRange = "22003";
 inline constexpr const char* kDataException = "22000";
 inline constexpr const char* kFeatureNotSupported = "0A000";
+inline constexpr const char* kInsufficientPrivilege = "42501";
 inline constexpr const char* kObjectInUse = "55006";
 inline constexpr const char* kObjectNotInPrerequisiteState = "55000";
 inline constexpr const char* kInsufficientResources = "53000";

@@ -150,4 +150,33 @@ void validateSinkOptions(const std::string& connector, const Options& options, s
   unknownConnector(connector, options, stmtPos, "sink", kSinkConnectors);
 }
 
+ServerSideOptions serverSideOptions(const std::string& connector, const Options& options) {
+  // librdkafka's properties (CONFIGURATION.md) that hold a path the client
+  // opens, and those that name a library it loads or a command it runs.
+  static const char* const kKafkaFiles[] = {
+      "kafka.ssl.key.location",      "kafka.ssl.certificate.location", "kafka.ssl.ca.location",
+      "kafka.ssl.crl.location",      "kafka.ssl.keystore.location",    "kafka.sasl.kerberos.keytab",
+      "kafka.offset.store.path"};
+  static const char* const kKafkaPrograms[] = {"kafka.plugin.library.paths",
+                                               "kafka.ssl.engine.location",
+                                               "kafka.sasl.kerberos.kinit.cmd"};
+  ServerSideOptions out;
+  if (iequals(connector, "file")) {
+    if (const OptionEntry* e = options.find("path")) out.files.push_back(e);
+  } else if (iequals(connector, "kafka")) {
+    for (const char* key : kKafkaFiles) {
+      const OptionEntry* e = options.find(key);
+      // 'probe' asks the client to look in the system's usual CA locations,
+      // which every user may rely on.
+      if (e && !(iequals(key, "kafka.ssl.ca.location") && iequals(e->value, "probe"))) {
+        out.files.push_back(e);
+      }
+    }
+    for (const char* key : kKafkaPrograms) {
+      if (const OptionEntry* e = options.find(key)) out.programs.push_back(e);
+    }
+  }
+  return out;
+}
+
 }  // namespace rtsql

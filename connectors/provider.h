@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/options.h"
 #include "executor/connector.h"
@@ -50,5 +51,18 @@ class DefaultConnectorProvider : public ConnectorProvider {
 // the Kafka client refuses.
 void validateSourceOptions(const std::string& connector, const Options& options, size_t stmtPos);
 void validateSinkOptions(const std::string& connector, const Options& options, size_t stmtPos);
+
+// The options of a source, sink or table that reach into the server's own
+// machine rather than the catalog: `files` name a file the server reads or
+// writes (the file connector's 'path'; the Kafka client's certificate, key,
+// CRL, keystore, keytab and offset-file locations), `programs` make it load a
+// library or run a command (the Kafka client's plugin.library.paths,
+// ssl.engine.location and sasl.kerberos.kinit.cmd). Who may set them is the
+// engine's decision (server/privileges.h); this only says which they are.
+struct ServerSideOptions {
+  std::vector<const OptionEntry*> files;
+  std::vector<const OptionEntry*> programs;
+};
+ServerSideOptions serverSideOptions(const std::string& connector, const Options& options);
 
 }  // namespace rtsql

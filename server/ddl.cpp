@@ -11,6 +11,7 @@
 #include "connectors/file/table_loader.h"
 #include "connectors/provider.h"
 #include "server/engine.h"
+#include "server/privileges.h"
 
 namespace rtsql {
 
@@ -88,6 +89,7 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
   // outside (a directory, a broker) may be away now, and the flows using it
   // then report that while they are retried.
   if (!restoring_) {
+    privileges_->checkOptions(s.user, connector, options);
     validateSourceOptions(connector, options, stmt.pos);
     connectors_.checkCreate(connector, options);
   }
@@ -118,6 +120,7 @@ void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWri
   Options options = toOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   if (!restoring_) {
+    privileges_->checkOptions(s.user, connector, options);
     validateSinkOptions(connector, options, stmt.pos);
     connectors_.checkCreate(connector, options);
   }
@@ -153,6 +156,7 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
                      fmt::format("invalid value '{}' for option 'connector' of a table", e->value),
                      e->valuePos, "static tables are loaded with connector = 'file', or filled with INSERT");
     }
+    if (!restoring_) privileges_->checkOptions(s.user, connector, options);
     validateTableOptions(options, stmt.pos);
     *rows = loadTableFile(def.schema, options, stmt.pos);
   }

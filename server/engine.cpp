@@ -7,6 +7,9 @@
 #include "connectors/kafka/tap.h"
 #include "parser/parser.h"
 #include "server/live_query.h"
+#include "server/live_query_quota.h"
+#include "server/privileges.h"
+#include "server/users.h"
 
 #include <filesystem>
 
@@ -47,7 +50,14 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
     : options_(std::move(options)),
       connectors_(connectors),
       slots_(options_.slots),
-      liveTaps_(std::make_unique<KafkaTaps>(options_.embeddedBootstrap)) {}
+      liveTaps_(std::make_unique<KafkaTaps>(options_.embeddedBootstrap)),
+      privileges_(std::make_unique<Privileges>(
+          options_.users, options_.superusers, options_.filesDirs,
+          std::vector<std::string>{options_.dataDir,
+                                   options_.users ? options_.users->path() : std::string()})),
+      liveQuota_(std::make_unique<LiveQueryQuota>(options_.maxLiveQuerySlotsPerUser > 0
+                                                      ? options_.maxLiveQuerySlotsPerUser
+                                                      : options_.slots / 2)) {}
 
 Engine::~Engine() { shutdown(); }
 
@@ -171,6 +181,9 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     out.complete("SELECT 0");
     return;
   }
+  // Superusers are not bound by the per-user quota (server/live_query_quota.h).
+  std::optional<LiveQueryQuota::Hold> hold;
+  if (!privileges_->isSuperuser(s.user)) hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
   runLiveQuery(std::move(plan), q.limit, connectors_, *liveTaps_, slots_,
                (std::filesystem::path(options_.dataDir) / "live").string(), out);
 }

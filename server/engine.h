@@ -28,6 +28,8 @@
 namespace rtsql {
 
 class KafkaTaps;
+class LiveQueryQuota;
+class Privileges;
 class UserStore;
 
 struct EngineOptions {
@@ -37,6 +39,13 @@ struct EngineOptions {
   // The --users-file users, shared with the protocol server; CREATE / ALTER /
   // DROP USER change them. Null without a users file.
   std::shared_ptr<UserStore> users;
+  // Who may do what (server/privileges.h): the superusers besides the users
+  // file's first user (--superuser), the directories statements may name files
+  // in (--files-dir), and the task slots one user's live queries may hold
+  // (--max-live-query-slots-per-user; 0: half of `slots`, at least 1).
+  std::vector<std::string> superusers;
+  std::vector<std::string> filesDirs;
+  int maxLiveQuerySlotsPerUser = 0;
 };
 
 class Engine : public QueryHandler {
@@ -167,6 +176,8 @@ class Engine : public QueryHandler {
   SlotPool slots_;
   // The Kafka consumers live queries share (SHOW live_taps).
   std::unique_ptr<KafkaTaps> liveTaps_;
+  std::unique_ptr<Privileges> privileges_;
+  std::unique_ptr<LiveQueryQuota> liveQuota_;
 
   // Serializes statements that change the catalog or the set of running flows,
   // so a CREATE FLOW and a DROP SOURCE can never interleave. Reads (SHOW

@@ -2,12 +2,14 @@
 // broker when asked, the engine and the PostgreSQL-protocol listener, and stops
 // every flow cleanly on SIGINT/SIGTERM.
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 #include <boost/asio.hpp>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <termios.h>
 #include <unistd.h>
@@ -104,10 +106,28 @@ int main(int argc, char** argv) {
   tlsKeyOpt->needs(tlsCertOpt);
   app.add_flag("--tls-required", tlsRequired, "refuse clients that do not use TLS")
       ->needs(tlsCertOpt);
-  app.add_option("--users-file", usersFile,
-                 "users and passwords (name:password or name:SCRAM-SHA-256$...); "
-                 "without it every local client is trusted")
-      ->check(CLI::ExistingFile);
+  auto* usersFileOpt =
+      app.add_option("--users-file", usersFile,
+                     "users and passwords (name:password or name:SCRAM-SHA-256$...); "
+                     "without it every local client is trusted")
+          ->check(CLI::ExistingFile);
+  std::vector<std::string> superusers;
+  std::vector<std::string> filesDirs;
+  int liveSlotsPerUser = 0;
+  app.add_option("--superuser", superusers,
+                 "a user who may manage users and name files on the server (repeatable); "
+                 "the users file's first user always is one")
+      ->needs(usersFileOpt)
+      ->allow_extra_args(false);
+  app.add_option("--files-dir", filesDirs,
+                 "a directory whose files statements may read and write (repeatable); "
+                 "without it only superusers may name server files")
+      ->check(CLI::ExistingDirectory)
+      ->allow_extra_args(false);
+  app.add_option("--max-live-query-slots-per-user", liveSlotsPerUser,
+                 "task slots one user's live queries may hold (superusers: no bound); "
+                 "default half of --slots")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--max-connections", maxConnections, "most concurrent client connections")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
       ->capture_default_str();
@@ -166,6 +186,21 @@ int main(int argc, char** argv) {
     eo.slots = slots;
     eo.embeddedBootstrap = bootstrap;
     eo.users = users;
+    eo.superusers = superusers;
+    eo.filesDirs = filesDirs;
+    eo.maxLiveQuerySlotsPerUser = liveSlotsPerUser;
+    if (users) {
+      for (const auto& name : superusers) {
+        if (users->find(name) == nullptr) {
+          log(fmt::format("--superuser {}: no such user in {} yet", name, usersFile));
+        }
+      }
+    }
+    // What statements may touch on this machine, so an operator sees it once.
+    log(filesDirs.empty()
+            ? std::string(users ? "server files: only superusers may name them"
+                                : "server files: every session may name them (no users file)")
+            : fmt::format("server files: only inside {}", fmt::join(filesDirs, ", ")));
     rtsql::Engine engine(eo, connectors);
     // The catalog of the data directory comes back before the first client:
     // sources, sinks, tables, and flows, which the supervisor then resumes.

@@ -1,11 +1,11 @@
 // CREATE USER, ALTER USER, DROP USER and SHOW USERS: the users of the
 // --users-file, changed while rtsqld runs.
 //
-// Who may run them: any authenticated user. rtsql has no privileges yet (any
-// user may already create and drop flows, sources and sinks), so managing
-// users is no different; what keeps strangers out is the password itself.
-// Without --users-file every local client is trusted and there are no users
-// to manage, so the statements fail.
+// Who may run them (server/privileges.h): superusers create, alter and drop
+// users; every user may change their own password and list the users, with
+// who among them is a superuser. The users file's first user cannot be
+// dropped: it owns the server. Without --users-file every local client is
+// trusted and there are no users to manage, so the statements fail.
 //
 // The password is in the statement only: it is hashed into a SCRAM-SHA-256
 // verifier here and never logged, kept or put in a message. Errors of these
@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "server/engine.h"
+#include "server/privileges.h"
 #include "server/users.h"
 
 namespace rtsql {
@@ -29,10 +30,13 @@ SqlError noUsersFile() {
                   "local client is trusted and there are no users.");
 }
 
+const char* const kAskASuperuser =
+    "Connect as a superuser: the users file's first user, or a user named by rtsqld --superuser.";
+
 }  // namespace
 
 std::vector<ResultColumn> Engine::userColumns(const ast::UserStatement& stmt) {
-  if (stmt.action == ast::UserAction::Show) return {{"name"}};
+  if (stmt.action == ast::UserAction::Show) return {{"name"}, {"superuser", pgtype::kBool}};
   return {};
 }
 
@@ -43,11 +47,15 @@ void Engine::userStatement(EngineSession& s, const ast::UserStatement& stmt, Res
   switch (stmt.action) {
     case ast::UserAction::Show: {
       Rows rows;
-      for (auto& name : users->names()) rows.push_back({std::move(name)});
+      for (auto& name : users->names()) {
+        std::string super = privileges_->isSuperuser(name) ? "t" : "f";
+        rows.push_back({std::move(name), std::move(super)});
+      }
       sendRows(out, userColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::UserAction::Create: {
+      privileges_->requireSuperuser(s.user, "create users", kAskASuperuser);
       const bool created = users->create(stmt.name, stmt.password, stmt.ifNotExists);
       if (!created) out.notice(fmt::format("user \"{}\" already exists, skipping", stmt.name));
       // PostgreSQL's command tags, which drivers may look at.
@@ -55,15 +63,33 @@ void Engine::userStatement(EngineSession& s, const ast::UserStatement& stmt, Res
       return;
     }
     case ast::UserAction::Alter:
+      // Every user may change their own password, as in PostgreSQL.
+      if (stmt.name != s.user) {
+        privileges_->requireSuperuser(
+            s.user, fmt::format("change the password of user \"{}\"", stmt.name),
+            "A user may change only their own password; a superuser may change anyone's.");
+      }
       users->alter(stmt.name, stmt.password);
       out.complete("ALTER ROLE");
       return;
     case ast::UserAction::Drop: {
+      privileges_->requireSuperuser(s.user, "drop users", kAskASuperuser);
       if (stmt.name == s.user) {
         // As PostgreSQL refuses to drop the current user: it would lock the
         // session's own user out the moment it disconnects.
         throw SqlError(sqlstate::kObjectInUse, "current user cannot be dropped", SqlError::npos,
                        "Connect as another user to drop this one.");
+      }
+      if (stmt.name == users->firstUser()) {
+        // As PostgreSQL keeps its bootstrap superuser: were the first user
+        // dropped, the next one in the file would become a superuser at the
+        // next start, which no one decided.
+        throw SqlError(sqlstate::kObjectInUse,
+                       fmt::format("cannot drop \"{}\", the first user of the users file",
+                                   stmt.name),
+                       SqlError::npos,
+                       "The first user of the users file owns the server; to change who that is, "
+                       "edit the file while rtsqld is stopped.");
       }
       const bool dropped = users->drop(stmt.name, stmt.ifExists);
       if (!dropped) out.notice(fmt::format("user \"{}\" does not exist, skipping", stmt.name));

@@ -143,6 +143,14 @@ std::vector<std::string> UserStore::names() const {
   return out;
 }
 
+std::string UserStore::firstUser() const {
+  std::shared_lock lock(mu_);
+  for (const Line& l : lines_) {
+    if (!l.user.empty()) return l.user;
+  }
+  return {};
+}
+
 // ---- changes ------------------------------------------------------------------------
 
 void UserStore::checkName(const std::string& user) {

@@ -58,6 +58,10 @@ class UserStore {
   size_t size() const;
   // Every user name, sorted.
   std::vector<std::string> names() const;
+  // The user of the file's first user line: the owner of the server, a
+  // superuser (server/privileges.h). CREATE USER appends and DROP USER refuses
+  // to drop this user, so only editing the file changes who it is.
+  std::string firstUser() const;
   // The file changes are written to; empty for a store made by parse().
   const std::string& path() const { return path_; }
 

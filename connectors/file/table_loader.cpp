@@ -104,6 +104,8 @@ std::vector<Row> loadTableFile(const Schema& schema, const Options& options, siz
   if (view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);  // a UTF-8 byte order mark
 
   std::unique_ptr<RecordDecoder> decoder = makeDecoder(fmt, schema, options);
+  // The file is the server's: an error names the line and the field only.
+  decoder->setQuoteValues(false);
   std::vector<Line> lines = splitRecords(view, csv);
   bool skipHeader = csv && options.getBool("header", false);
   std::vector<Row> rows;

@@ -27,7 +27,8 @@ void validateTableOptions(const Options& options, size_t stmtPos);
 
 // Reads the whole file. Throws SqlError 58030 naming the path when it cannot be
 // read, and 22P02 on the first bad line, e.g.
-// `data/merchants.csv:7: field 'risk': expected DOUBLE, got "x"`.
+// `data/merchants.csv:7: field 'risk': expected DOUBLE`; the message never
+// quotes the file's text (who may name which file: server/privileges.h).
 std::vector<Row> loadTableFile(const Schema& schema, const Options& options, size_t stmtPos);
 
 }  // namespace rtsql

@@ -40,6 +40,14 @@ class RecordDecoder {
   // (a short reason, e.g. "field 'amount': expected DOUBLE, got \"abc\"" or
   // "invalid JSON at byte 17") when the record cannot be decoded.
   virtual bool decode(const RecordView& rec, Row& row, std::string& error) = 0;
+
+  // Whether an error quotes the value that did not convert (`got "abc"`). A
+  // record is its sender's; a table file is the server's, whose text an error
+  // must not reveal beyond its line and field, so the table loader turns this off.
+  void setQuoteValues(bool on) { quoteValues_ = on; }
+
+ protected:
+  bool quoteValues_ = true;
 };
 // format json | csv | raw; options read: csv 'csv.delimiter' (default ','),
 // json 'json.ignore-missing' (missing fields become NULL: default true).

@@ -69,7 +69,8 @@ class CsvDecoder final : public RecordDecoder {
         return false;
       }
       if (!textToValue(field.text, type, out, /*binaryIsBase64=*/false)) {
-        error = mismatchError(names_[f], type, "\"" + field.text + "\"");
+        error = mismatchError(names_[f], type,
+                              quoteValues_ ? "\"" + field.text + "\"" : std::string());
         return false;
       }
     }

@@ -152,6 +152,7 @@ std::string shortText(std::string_view text) {
 }
 
 std::string mismatchError(std::string_view field, const DataType& type, std::string_view got) {
+  if (got.empty()) return fmt::format("field '{}': expected {}", field, type.toString());
   return fmt::format("field '{}': expected {}, got {}", field, type.toString(), shortText(got));
 }
 

@@ -25,7 +25,8 @@ bool decodeBase64(std::string_view in, std::string& out);
 
 // `text` shortened for an error message: at most 40 bytes, then "...".
 std::string shortText(std::string_view text);
-// "field 'amount': expected DOUBLE, got \"abc\"" with `got` shortened.
+// "field 'amount': expected DOUBLE, got \"abc\"" with `got` shortened;
+// "field 'amount': expected DOUBLE" when `got` is empty.
 std::string mismatchError(std::string_view field, const DataType& type, std::string_view got);
 
 // Hidden metadata columns a decoder fills from the RecordView rather than from

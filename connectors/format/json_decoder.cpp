@@ -165,7 +165,7 @@ class JsonDecoder final : public RecordDecoder {
 
   bool mismatch(const FieldPath& path, const DataType& type, std::string_view got,
                 std::string& error) {
-    error = mismatchError(path.toString(), type, got);
+    error = mismatchError(path.toString(), type, quoteValues_ ? got : std::string_view());
     return false;
   }
 

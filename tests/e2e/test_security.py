@@ -4,11 +4,14 @@ and --tls-required, reached by psql (PGSSLMODE=require, PGPASSWORD) and psycopg
 SHOW PROGRESS; a wrong password, an unknown user and a plain-text client are
 refused; `rtsqld --hash-password` writes users-file lines; a non-loopback
 --host without a users file is refused; CREATE / ALTER / DROP USER change who
-may log in, at once, and rewrite the users file."""
+may log in, at once, and rewrite the users file; on a server shared by several
+users only superusers manage users, files are confined to --files-dir, and one
+user's live queries cannot take every task slot."""
 
 import json
 import os
 import subprocess
+import threading
 import time
 
 import psycopg
@@ -229,7 +232,7 @@ def test_create_alter_drop_user(secure):
             assert conn.pgconn.ssl_in_use
             assert conn.execute("SELECT 41 + 1").fetchone()[0] == 42
         p = secure.psql_as(name, first, "SHOW USERS")
-        assert name in p.stdout.split()
+        assert f"{name}|f" in p.stdout.split()
 
         text = secure.users.read_text()
         assert f"\n{name}:SCRAM-SHA-256$4096:" in text
@@ -287,3 +290,141 @@ def test_user_statements_need_a_users_file(server):
         assert "hunter2" not in str(e.value)
         with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState):
             conn.execute("SHOW USERS")
+
+
+# -- Privileges on a shared server -------------------------------------------
+
+class SharedServer(Server):
+    """An rtsqld with a users file (owner first, then bob and carol), files
+    confined to one directory, and one live-query slot per user."""
+
+    PASSWORDS = {"owner": "owner-pw", "bob": "bob-pw", "carol": "carol-pw"}
+
+    def __init__(self, tmp):
+        super().__init__(tmp)
+        self.users = self.tmp / "users"
+        self.users.write_text("".join(f"{u}:{p}\n" for u, p in self.PASSWORDS.items()))
+        self.files = self.tmp / "files"
+        (self.files / "sub").mkdir(parents=True)
+        (self.files / "codes.csv").write_text("A\nB\nC\n")
+        (self.files / "env.csv").symlink_to("/proc/self/environ")
+
+    def extra_args(self):
+        return ["--users-file", str(self.users), "--files-dir", str(self.files),
+                "--max-live-query-slots-per-user", "1", "--slots", "8"]
+
+    def connect(self, connect_timeout=10, user="owner", password=None):
+        return psycopg.connect(host=self.host, port=self.port, user=user,
+                               password=password or self.PASSWORDS[user], dbname="rtsql",
+                               connect_timeout=connect_timeout, autocommit=True)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    s = SharedServer(tmp_path_factory.mktemp("rtsqld_shared"))
+    s.start()
+    yield s
+    code = s.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{s.log_tail()}"
+
+
+def table_sql(name, path):
+    return f"CREATE TABLE {name} (a STRING) WITH (connector = 'file', path = {sql_str(path)})"
+
+
+def test_server_files_only_inside_files_dir(shared):
+    """/proc/self/environ cannot be loaded by anyone: not by name, not through
+    '..' out of the allowed directory, not through a link inside it; a file
+    inside loads."""
+    escapes = ["/proc/self/environ",
+               str(shared.files / "sub" / "..") + "/.." * 12 + "/proc/self/environ",
+               str(shared.files / "env.csv")]
+    for user in ("bob", "owner"):
+        with shared.connect(user=user) as conn:
+            for path in escapes:
+                name = unique("t")
+                with pytest.raises(psycopg.errors.InsufficientPrivilege) as e:
+                    conn.execute(table_sql(name, path))
+                assert "outside the directories rtsqld allows" in str(e.value)
+                assert str(shared.files) in (e.value.diag.message_hint or "")
+                assert "PATH=" not in str(e.value)
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"CREATE SINK {unique('s')} WITH (connector = 'file', "
+                             f"path = {sql_str(shared.tmp / 'out.jsonl')})")
+    with shared.connect(user="bob") as conn:
+        notices = []
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+        name = unique("codes")
+        conn.execute(table_sql(name, shared.files / "sub" / ".." / "codes.csv"))
+        assert any("loaded 3 rows" in n for n in notices), notices
+        conn.execute(f"DROP TABLE {name}")
+
+
+def test_only_superusers_change_other_passwords(shared):
+    with shared.connect(user="bob") as bob:
+        rows = bob.execute("SHOW USERS").fetchall()
+        assert rows == [("bob", False), ("carol", False), ("owner", True)]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege) as e:
+            bob.execute("ALTER USER carol PASSWORD 'taken-over'")
+        assert 'user "bob" is not a superuser' in str(e.value)
+        assert "taken-over" not in str(e.value)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            bob.execute("CREATE USER mallory PASSWORD 'm'")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            bob.execute("DROP USER carol")
+        bob.execute("ALTER USER bob PASSWORD 'bob-pw-2'")
+    with shared.connect(user="carol") as conn:
+        assert conn.execute("SELECT 1").fetchone()[0] == 1
+    with shared.connect(user="bob", password="bob-pw-2") as conn:
+        assert conn.execute("SELECT 1").fetchone()[0] == 1
+    with shared.connect(user="owner") as owner:
+        owner.execute("ALTER USER bob PASSWORD 'bob-pw'")
+    with shared.connect(user="bob") as conn:
+        assert conn.execute("SELECT 1").fetchone()[0] == 1
+
+
+def slots_used(server):
+    with server.connect() as conn:
+        return int(conn.execute("SHOW slots").fetchone()[0].split()[0])
+
+
+def test_live_query_slots_are_bounded_per_user(shared):
+    """bob's live query holds his one slot: his second is refused with 53400
+    while carol still runs hers; the slot comes back when his query ends."""
+    src = unique("gen")
+    with shared.connect() as owner:
+        owner.execute(f"CREATE SOURCE {src} (a BIGINT) WITH (connector = 'datagen', "
+                      f"rowsPerSecond = '100')")
+    before = slots_used(shared)
+    conn = shared.connect(user="bob")
+    failure = []
+
+    def run():
+        try:
+            conn.execute(f"SELECT a FROM {src}").fetchall()  # no LIMIT: until cancelled
+        except psycopg.Error as e:
+            failure.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    try:
+        deadline = time.monotonic() + 30
+        while slots_used(shared) == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert slots_used(shared) > before, "bob's live query did not start"
+
+        with shared.connect(user="bob") as bob:
+            with pytest.raises(psycopg.errors.ConfigurationLimitExceeded) as e:
+                bob.execute(f"SELECT a FROM {src} LIMIT 1")
+            assert 'user "bob"' in str(e.value)
+            assert "--max-live-query-slots-per-user" in (e.value.diag.message_hint or "")
+        with shared.connect(user="carol") as carol:
+            assert len(carol.execute(f"SELECT a FROM {src} LIMIT 1").fetchall()) == 1
+    finally:
+        conn.cancel()
+        t.join(timeout=30)
+        conn.close()
+    assert not t.is_alive(), "cancel did not end bob's live query"
+    with shared.connect(user="bob") as bob:
+        assert len(bob.execute(f"SELECT a FROM {src} LIMIT 1").fetchall()) == 1
+        bob.execute(f"DROP SOURCE {src}")

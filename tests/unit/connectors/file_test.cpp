@@ -190,7 +190,7 @@ TEST_CASE("table loader: csv with header, quotes and NULLs") {
 
   // Without header = 'true' the header line is data, and a bad one.
   expectError([&]() { loadTableFile(merchantSchema(), opts({{"path", path}, {"format", "csv"}}), 0); }, "22P02",
-              50, path + ":1: field 'id': expected BIGINT, got \"id\"");
+              50, path + ":1: field 'id': expected BIGINT");
 }
 
 TEST_CASE("table loader: bad csv lines name the file and line") {
@@ -200,10 +200,31 @@ TEST_CASE("table loader: bad csv lines name the file and line") {
       [&]() {
         loadTableFile(merchantSchema(), opts({{"path", path}, {"format", "csv"}, {"header", "true"}}), 9);
       },
-      "22P02", 50, path + ":5: field 'risk': expected DOUBLE, got \"x\"");
+      "22P02", 50, path + ":5: field 'risk': expected DOUBLE");
   std::string shortLine = dir.file("s.csv", "1,a,0.1\n2,b\n");
   expectError([&]() { loadTableFile(merchantSchema(), opts({{"path", shortLine}}), 9); }, "22P02", 50,
               shortLine + ":2: expected 3 fields, got 2");
+}
+
+TEST_CASE("table loader: errors name the line and field, never the file's text") {
+  // The file is the server's: what it holds must not reach the client through
+  // an error, only where the error is.
+  TempDir dir;
+  Schema one;
+  one.columns.push_back({"id", t(TypeId::BigInt), false});
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"env.csv", "1\nSECRET=hunter2\n"}, {"env.jsonl", "{\"id\": 1}\n{\"id\": \"SECRET=hunter2\"}\n"}}) {
+    CAPTURE(name);
+    const std::string path = dir.file(name, text);
+    try {
+      loadTableFile(one, opts({{"path", path}}), 0);
+      FAIL("the bad line loaded");
+    } catch (const SqlError& e) {
+      CHECK(e.sqlstate() == "22P02");
+      CHECK(e.message() == path + ":2: field 'id': expected BIGINT");
+      CHECK(e.message().find("SECRET") == std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("table loader: json lines, format from the extension") {
@@ -219,7 +240,7 @@ TEST_CASE("table loader: json lines, format from the extension") {
 
   std::string bad = dir.file("bad.txt", "{\"id\": 1}\n{\"id\": \"one\"}\n");
   expectError([&]() { loadTableFile(merchantSchema(), opts({{"path", bad}, {"format", "json"}}), 0); }, "22P02",
-              50, bad + ":2: field 'id': expected BIGINT, got \"one\"");
+              50, bad + ":2: field 'id': expected BIGINT");
   std::string broken = dir.file("broken.json", "{\"id\": 1\n");
   expectError([&]() { loadTableFile(merchantSchema(), opts({{"path", broken}}), 0); }, "22P02", 50,
               broken + ":1: invalid JSON at byte ");

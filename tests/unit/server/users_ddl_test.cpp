@@ -270,8 +270,9 @@ TEST_CASE("users: CREATE / ALTER / DROP USER take effect for the next login") {
   CHECK(es.login("bob", "builder").empty());
 
   r = es.run("SHOW USERS");
-  REQUIRE(r.cols.size() == 1);
+  REQUIRE(r.cols.size() == 2);
   CHECK(r.cols[0].name == "name");
+  CHECK(r.cols[1].name == "superuser");
   REQUIRE(r.rows.size() == 2);
   CHECK(r.rows[0][0] == "alice");
   CHECK(r.rows[1][0] == "bob");
@@ -282,7 +283,11 @@ TEST_CASE("users: CREATE / ALTER / DROP USER take effect for the next login") {
   CHECK_FALSE(es.login("bob", "builder").empty());
   CHECK(es.login("bob", "architect").empty());
 
+  // bob is no superuser; alice, the first user, is one but cannot drop herself.
   r = es.run("DROP USER bob", "bob");
+  REQUIRE(r.err);
+  CHECK(r.err->sqlstate() == sqlstate::kInsufficientPrivilege);
+  r = es.run("DROP USER alice");
   REQUIRE(r.err);
   CHECK(r.err->sqlstate() == sqlstate::kObjectInUse);
   r = es.run("DROP USER bob");
@@ -307,8 +312,9 @@ TEST_CASE("users: CREATE / ALTER / DROP USER take effect for the next login") {
   auto session = es.engine->openSession("alice", "rtsql");
   auto cols = es.engine->describe(*session, "SHOW USERS");
   REQUIRE(cols);
-  REQUIRE(cols->size() == 1);
+  REQUIRE(cols->size() == 2);
   CHECK((*cols)[0].name == "name");
+  CHECK((*cols)[1].name == "superuser");
   CHECK(es.engine->describe(*session, "DROP USER x")->empty());
 }
 

@@ -1,0 +1,137 @@
+#include "server/privileges.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <system_error>
+
+#include "common/error.h"
+#include "connectors/provider.h"
+#include "server/users.h"
+
+namespace rtsql {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The path as the operating system will reach it, or nullopt when that cannot
+// be told (a component that cannot be read, or a link that points nowhere).
+std::optional<fs::path> resolve(const std::string& text) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(fs::path(text), ec);
+  if (ec) return std::nullopt;
+  const fs::path p = fs::weakly_canonical(absolute, ec);
+  if (ec) return std::nullopt;
+  // weakly_canonical follows the links of the part that exists; a link whose
+  // target is missing ends that part and stays in the result as a name. The
+  // file created through it would be elsewhere, so such a path is refused.
+  fs::path prefix;
+  for (const auto& part : p) {
+    prefix /= part;
+    if (fs::is_symlink(fs::symlink_status(prefix, ec))) return std::nullopt;
+  }
+  return p;
+}
+
+// True when `path` is `dir` or below it; both are resolved.
+bool inside(const fs::path& path, const fs::path& dir) {
+  auto d = dir.begin();
+  auto p = path.begin();
+  for (; d != dir.end(); ++d, ++p) {
+    if (p == path.end() || *p != *d) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Privileges::Privileges(std::shared_ptr<const UserStore> users, std::vector<std::string> superusers,
+                       const std::vector<std::string>& filesDirs,
+                       const std::vector<std::string>& ownPaths)
+    : users_(std::move(users)), superusers_(std::move(superusers)) {
+  for (const std::string& dir : filesDirs) {
+    std::error_code ec;
+    fs::path resolved = fs::canonical(dir, ec);
+    if (ec || !fs::is_directory(resolved, ec)) {
+      throw SqlError(sqlstate::kIoError,
+                     fmt::format("--files-dir \"{}\" is not a directory rtsqld can reach", dir));
+    }
+    // A file sink could otherwise append to the catalog, a flow's state or
+    // the users file.
+    for (const std::string& own : ownPaths) {
+      if (own.empty()) continue;
+      const std::optional<fs::path> ownResolved = resolve(own);
+      if (ownResolved && (inside(*ownResolved, resolved) || inside(resolved, *ownResolved))) {
+        throw SqlError(sqlstate::kInvalidParameterValue,
+                       fmt::format("--files-dir \"{}\" overlaps rtsqld's own \"{}\"", dir, own),
+                       SqlError::npos,
+                       "Statements may write files in --files-dir; give it a directory apart "
+                       "from --data-dir and the users file.");
+      }
+    }
+    filesDirs_.push_back(resolved.string());
+  }
+}
+
+bool Privileges::isSuperuser(std::string_view user) const {
+  if (!users_) return true;  // trust mode: whoever connects runs the server
+  if (std::find(superusers_.begin(), superusers_.end(), user) != superusers_.end()) return true;
+  return !user.empty() && users_->firstUser() == user;
+}
+
+void Privileges::requireSuperuser(std::string_view user, std::string_view action,
+                                  const std::string& hint) const {
+  if (isSuperuser(user)) return;
+  throw SqlError(sqlstate::kInsufficientPrivilege,
+                 fmt::format("permission denied to {}: user \"{}\" is not a superuser", action, user),
+                 SqlError::npos, hint);
+}
+
+void Privileges::checkFile(std::string_view user, const OptionEntry& option) const {
+  if (filesDirs_.empty()) {
+    if (isSuperuser(user)) return;
+    throw SqlError(sqlstate::kInsufficientPrivilege,
+                   fmt::format("permission denied to use the server's file \"{}\" (option '{}'): "
+                               "user \"{}\" is not a superuser",
+                               option.value, option.key, user),
+                   option.valuePos,
+                   "Only superusers may name files on the server unless its operator allows a "
+                   "directory with rtsqld --files-dir DIR (see docs/security.md, \"Privileges\").");
+  }
+  if (auto path = resolve(option.value)) {
+    for (const std::string& dir : filesDirs_) {
+      if (inside(*path, fs::path(dir))) return;
+    }
+  }
+  std::string dirs;
+  for (const std::string& dir : filesDirs_) dirs += (dirs.empty() ? "" : ", ") + dir;
+  throw SqlError(sqlstate::kInsufficientPrivilege,
+                 fmt::format("permission denied to use the server's file \"{}\" (option '{}'): it "
+                             "is outside the directories rtsqld allows",
+                             option.value, option.key),
+                 option.valuePos,
+                 fmt::format("Name a file inside {} (links and '..' are followed before the "
+                             "check); rtsqld --files-dir sets the directories.",
+                             dirs));
+}
+
+void Privileges::checkProgram(std::string_view user, const OptionEntry& option) const {
+  if (isSuperuser(user)) return;
+  throw SqlError(sqlstate::kInsufficientPrivilege,
+                 fmt::format("permission denied to set option '{}': it makes the server load a "
+                             "library or run a command, and user \"{}\" is not a superuser",
+                             option.key, user),
+                 option.valuePos, "Ask a superuser to create this source or sink.");
+}
+
+void Privileges::checkOptions(std::string_view user, const std::string& connector,
+                              const Options& options) const {
+  const ServerSideOptions found = serverSideOptions(connector, options);
+  for (const OptionEntry* e : found.programs) checkProgram(user, *e);
+  for (const OptionEntry* e : found.files) checkFile(user, *e);
+}
+
+}  // namespace rtsql

@@ -1,0 +1,79 @@
+// Who may do what on an rtsqld shared by several users.
+//
+// There are two kinds of user. A superuser is the first user of the users
+// file, or one named by `--superuser NAME`; without a users file every client
+// is trusted and so every session is a superuser's. Every other user may
+// create and run sources, sinks, tables, flows and live queries, and change
+// their own password, but not:
+//   - create, drop or alter other users (42501);
+//   - name a file of the server's machine (a file table's or file sink's
+//     'path', the Kafka client's certificate and key locations) unless it
+//     resolves inside a `--files-dir` directory (42501);
+//   - make the server load a library or run a command (the Kafka client's
+//     plugin.library.paths, ssl.engine.location, sasl.kerberos.kinit.cmd),
+//     which is for superusers only (42501).
+// With `--files-dir` given, superusers are confined to those directories too:
+// the operator's list is the whole of what SQL may touch. Without it, only
+// superusers may name files, and they may name any file rtsqld can open.
+//
+// A path is resolved before it is compared: made absolute against rtsqld's
+// working directory, its symbolic links followed and its `..` taken out
+// (std::filesystem::weakly_canonical), so neither `dir/../x` nor a link inside
+// a directory pointing out of it escapes. A path through a link that points
+// nowhere is refused, since the file it would create is not where it seems.
+//
+// These checks run when a statement names the file. Definitions restored from
+// the catalog at start were checked when they were created and are not checked
+// again; an operator who narrows --files-dir drops what should no longer be.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/options.h"
+
+namespace rtsql {
+
+class UserStore;
+
+class Privileges {
+ public:
+  // `users` is null without a users file (every session a superuser's).
+  // `filesDirs` must name existing directories: throws SqlError 58030 naming
+  // the one that does not resolve, and 22023 for one that holds or lies
+  // inside one of `ownPaths` (the data directory, the users file), which
+  // statements must never write to.
+  Privileges(std::shared_ptr<const UserStore> users, std::vector<std::string> superusers,
+             const std::vector<std::string>& filesDirs,
+             const std::vector<std::string>& ownPaths = {});
+
+  bool isSuperuser(std::string_view user) const;
+
+  // Throws SqlError 42501 unless `user` is a superuser. `action` says what was
+  // refused ("create users"), `hint` what to do instead.
+  void requireSuperuser(std::string_view user, std::string_view action,
+                        const std::string& hint) const;
+
+  // Throws SqlError 42501 at the option's value unless `user` may have the
+  // server open the file `option` names (see the header comment).
+  void checkFile(std::string_view user, const OptionEntry& option) const;
+  // Throws SqlError 42501 at the option's value unless `user` is a superuser:
+  // the option makes the server load a library or run a command.
+  void checkProgram(std::string_view user, const OptionEntry& option) const;
+  // checkFile() and checkProgram() for every option of a source, sink or table
+  // of `connector` that names a file or a program (connectors/provider.h).
+  void checkOptions(std::string_view user, const std::string& connector,
+                    const Options& options) const;
+
+  // The --files-dir directories, resolved.
+  const std::vector<std::string>& filesDirs() const { return filesDirs_; }
+
+ private:
+  std::shared_ptr<const UserStore> users_;
+  std::vector<std::string> superusers_;
+  std::vector<std::string> filesDirs_;
+};
+
+}  // namespace rtsql

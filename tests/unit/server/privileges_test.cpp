@@ -1,0 +1,425 @@
+// Who may do what (server/privileges.h): superusers, paths confined to
+// --files-dir (through '..' and symbolic links), passwords only a superuser or
+// their own user may change, the per-user bound on live-query slots, and a
+// catalog restored at start without its file paths being refused again.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "connectors/provider.h"
+#include "server/engine.h"
+#include "server/live_query_quota.h"
+#include "server/privileges.h"
+#include "server/users.h"
+#include "server_test_util.h"
+
+using namespace rtsql;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "rtsql-privileges-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = fs::canonical(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void writeFile(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// Collects one execute()'s results; a live query ends once `cancel` is set.
+class Collect : public ResultWriter {
+ public:
+  std::vector<ResultColumn> cols;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  std::string tag;
+  std::optional<SqlError> err;
+  std::vector<std::string> notices;
+  std::atomic<bool> cancel{false};
+  std::atomic<int> rowCount{0};
+
+  void columns(const std::vector<ResultColumn>& c) override { cols = c; }
+  void row(const std::vector<std::optional<std::string>>& v) override {
+    rows.push_back(v);
+    ++rowCount;
+  }
+  void complete(const std::string& t) override { tag = t; }
+  void error(const SqlError& e) override { err = e; }
+  void notice(const std::string& m) override { notices.push_back(m); }
+  bool cancelled() const override { return cancel; }
+};
+
+// An engine whose users file lists alice (the first user, a superuser), bob,
+// carol and dave; dave is a superuser by --superuser.
+struct Server {
+  TempDir dir;
+  DefaultConnectorProvider connectors;
+  std::shared_ptr<UserStore> users;
+  std::unique_ptr<Engine> engine;
+
+  explicit Server(std::vector<std::string> filesDirs = {}, int liveSlotsPerUser = 0) {
+    writeFile(dir.path / "users", "alice:a\nbob:b\ncarol:c\ndave:d\n");
+    users = std::make_shared<UserStore>(UserStore::loadFile((dir.path / "users").string()));
+    EngineOptions eo;
+    eo.dataDir = (dir.path / "data").string();
+    fs::create_directories(eo.dataDir);
+    eo.slots = 8;
+    eo.users = users;
+    eo.superusers = {"dave"};
+    eo.filesDirs = std::move(filesDirs);
+    eo.maxLiveQuerySlotsPerUser = liveSlotsPerUser;
+    engine = std::make_unique<Engine>(eo, connectors);
+  }
+
+  void run(const std::string& sql, const std::string& user, Collect& out) {
+    auto session = engine->openSession(user, "rtsql");
+    engine->execute(*session, sql, out);
+  }
+  std::unique_ptr<Collect> run(const std::string& sql, const std::string& user) {
+    auto out = std::make_unique<Collect>();
+    run(sql, user, *out);
+    return out;
+  }
+};
+
+void requireOk(const Collect& c, const std::string& sql) {
+  REQUIRE_MESSAGE(!c.err, sql, ": ", c.err ? c.err->message() : "");
+}
+
+void requireDenied(const Collect& c, const std::string& what) {
+  REQUIRE_MESSAGE(c.err, what, " was allowed");
+  CHECK(c.err->sqlstate() == sqlstate::kInsufficientPrivilege);
+  CHECK_FALSE(c.err->hint().empty());
+}
+
+std::string tableFrom(const std::string& path, const std::string& name = "t") {
+  return "CREATE TABLE " + name + " (a STRING) WITH (connector = 'file', path = '" + path +
+         "', format = 'csv')";
+}
+
+}  // namespace
+
+TEST_CASE("privileges: superusers are the first user, --superuser names, and everyone in trust mode") {
+  auto users = std::make_shared<UserStore>(UserStore::parse("# x\nalice:a\nbob:b\n", "test"));
+  Privileges p(users, {"carol"}, {});
+  CHECK(p.isSuperuser("alice"));
+  CHECK_FALSE(p.isSuperuser("bob"));
+  CHECK(p.isSuperuser("carol"));
+  CHECK_FALSE(p.isSuperuser(""));
+  Privileges trusted(nullptr, {}, {});
+  CHECK(trusted.isSuperuser("anyone"));
+
+  try {
+    p.requireSuperuser("bob", "create users", "ask alice");
+    FAIL("bob is no superuser");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == sqlstate::kInsufficientPrivilege);
+    CHECK(e.message() == "permission denied to create users: user \"bob\" is not a superuser");
+    CHECK(e.hint() == "ask alice");
+  }
+}
+
+TEST_CASE("privileges: file paths resolve inside --files-dir or are refused") {
+  TempDir tmp;
+  const fs::path allowed = tmp.path / "files";
+  const fs::path secret = tmp.path / "secret";
+  fs::create_directories(allowed / "sub");
+  fs::create_directories(secret);
+  writeFile(allowed / "ok.csv", "x\n");
+  writeFile(secret / "key.pem", "private\n");
+  fs::create_symlink(secret / "key.pem", allowed / "link.csv");
+  fs::create_symlink(secret, allowed / "dirlink");
+  fs::create_symlink(secret / "missing.jsonl", allowed / "dangling.jsonl");
+  fs::create_directories(tmp.path / "files-other");  // shares a prefix with "files"
+
+  auto users = std::make_shared<UserStore>(UserStore::parse("alice:a\nbob:b\n", "test"));
+  Privileges p(users, {}, {(tmp.path / "files" / "sub" / "..").string()});
+  REQUIRE(p.filesDirs() == std::vector<std::string>{allowed.string()});
+
+  auto check = [&](const std::string& user, const std::string& path) {
+    OptionEntry e{"path", path, 10, 20};
+    try {
+      p.checkFile(user, e);
+      return std::string();
+    } catch (const SqlError& err) {
+      CHECK(err.position() == 20);
+      CHECK(err.hint().find(allowed.string()) != std::string::npos);
+      return err.sqlstate();
+    }
+  };
+  for (const std::string user : {"alice", "bob"}) {
+    CAPTURE(user);
+    CHECK(check(user, (allowed / "ok.csv").string()).empty());
+    CHECK(check(user, (allowed / "sub" / "new.jsonl").string()).empty());  // a sink's new file
+    CHECK(check(user, (allowed / "sub" / ".." / "ok.csv").string()).empty());
+    CHECK(check(user, "/proc/self/environ") == sqlstate::kInsufficientPrivilege);
+    CHECK(check(user, (secret / "key.pem").string()) == sqlstate::kInsufficientPrivilege);
+    CHECK(check(user, (allowed / ".." / "secret" / "key.pem").string()) ==
+          sqlstate::kInsufficientPrivilege);
+    CHECK(check(user, (allowed / "nope" / ".." / ".." / "secret" / "key.pem").string()) ==
+          sqlstate::kInsufficientPrivilege);
+    CHECK(check(user, (allowed / "link.csv").string()) == sqlstate::kInsufficientPrivilege);
+    CHECK(check(user, (allowed / "dirlink" / "key.pem").string()) ==
+          sqlstate::kInsufficientPrivilege);
+    CHECK(check(user, (allowed / "dangling.jsonl").string()) == sqlstate::kInsufficientPrivilege);
+    CHECK(check(user, (tmp.path / "files-other" / "x.csv").string()) ==
+          sqlstate::kInsufficientPrivilege);
+  }
+
+  // A relative path is relative to rtsqld's working directory.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(allowed);
+  CHECK(check("bob", "ok.csv").empty());
+  CHECK(check("bob", "../secret/key.pem") == sqlstate::kInsufficientPrivilege);
+  fs::current_path(cwd);
+
+  // Without --files-dir only superusers may name files, any file.
+  Privileges open(users, {}, {});
+  OptionEntry environ{"path", "/proc/self/environ", 0, 5};
+  CHECK_NOTHROW(open.checkFile("alice", environ));
+  try {
+    open.checkFile("bob", environ);
+    FAIL("bob may not name files");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == sqlstate::kInsufficientPrivilege);
+    CHECK(e.message().find("user \"bob\" is not a superuser") != std::string::npos);
+    CHECK(e.hint().find("--files-dir") != std::string::npos);
+  }
+
+  CHECK_THROWS_AS(Privileges(users, {}, {(tmp.path / "absent").string()}), SqlError);
+  // A files directory must keep clear of the data directory and the users
+  // file, either way round, or a file sink could write into them.
+  for (const auto& [files, own] : std::vector<std::pair<fs::path, fs::path>>{
+           {tmp.path, allowed / "data"}, {allowed, tmp.path}, {allowed, allowed / "users"}}) {
+    CAPTURE(files);
+    CAPTURE(own);
+    try {
+      Privileges(users, {}, {files.string()}, {own.string()});
+      FAIL("overlap accepted");
+    } catch (const SqlError& e) {
+      CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+      CHECK(e.message().find("overlaps") != std::string::npos);
+    }
+  }
+  CHECK_NOTHROW(Privileges(users, {}, {allowed.string()}, {(tmp.path / "data").string(), ""}));
+}
+
+TEST_CASE("privileges: a non-superuser cannot load a server file into a table") {
+  TempDir files;
+  writeFile(files.path / "codes.csv", "A\nB\n");
+  fs::create_directories(files.path / "sub");
+  fs::create_symlink("/proc/self/environ", files.path / "env.csv");
+  Server s({files.path.string()});
+
+  // The file that holds the server's environment, directly, through '..' and
+  // through a link inside the allowed directory.
+  const std::string viaDots = (files.path / "sub" / ".." / ".." / ".." / ".." / ".." / ".." / ".." /
+                               ".." / "proc" / "self" / "environ")
+                                  .string();
+  for (const std::string& path :
+       {std::string("/proc/self/environ"), viaDots, (files.path / "env.csv").string()}) {
+    for (const std::string user : {"bob", "alice"}) {
+      CAPTURE(path);
+      CAPTURE(user);
+      const std::string sql = tableFrom(path);
+      auto c = s.run(sql, user);
+      requireDenied(*c, sql);
+      CHECK(c->err->position() == sql.find("'" + path + "'"));
+      CHECK(c->err->message().find("PATH=") == std::string::npos);
+    }
+  }
+  // Nothing was created.
+  auto c = s.run("DESCRIBE t", "alice");
+  CHECK(c->err);
+
+  // A file inside is loaded, for any user.
+  const std::string ok = tableFrom((files.path / "sub" / ".." / "codes.csv").string());
+  c = s.run(ok, "bob");
+  requireOk(*c, ok);
+  REQUIRE(c->notices.size() == 1);
+  CHECK(c->notices[0].find("loaded 2 rows") != std::string::npos);
+
+  // The same goes for file sinks and for the Kafka client's files.
+  c = s.run("CREATE SINK out WITH (connector = 'file', path = '/tmp/rtsql-out.jsonl')", "bob");
+  requireDenied(*c, "a file sink outside --files-dir");
+  c = s.run("CREATE SINK out WITH (connector = 'file', path = '" +
+                (files.path / "out.jsonl").string() + "')",
+            "bob");
+  requireOk(*c, "a file sink inside --files-dir");
+  const std::string kafka = "CREATE SOURCE k (a BIGINT) WITH (connector = 'kafka', "
+                            "kafka.bootstrap.servers = '127.0.0.1:1', subscribe = 't', ";
+  c = s.run(kafka + "kafka.ssl.ca.location = '/etc/ssl/private/key.pem')", "bob");
+  requireDenied(*c, "a Kafka CA file outside --files-dir");
+  c = s.run(kafka + "kafka.ssl.ca.location = 'probe')", "bob");
+  requireOk(*c, "the system's CA files");
+  c = s.run(kafka + "kafka.plugin.library.paths = '/tmp/evil.so')", "bob");
+  requireDenied(*c, "a Kafka plugin library");
+  CHECK(c->err->message().find("load a library or run a command") != std::string::npos);
+}
+
+TEST_CASE("privileges: without --files-dir only superusers name files") {
+  TempDir files;
+  writeFile(files.path / "codes.csv", "A\nB\n");
+  Server s;
+  const std::string sql = tableFrom((files.path / "codes.csv").string());
+  auto c = s.run(sql, "bob");
+  requireDenied(*c, "bob naming a file");
+  CHECK(c->err->message().find("\"bob\" is not a superuser") != std::string::npos);
+  requireOk(*s.run(sql, "alice"), sql);
+  requireOk(*s.run(tableFrom((files.path / "codes.csv").string(), "t2"), "dave"), sql);
+  // A superuser may load any file the server can read, as PostgreSQL's may.
+  requireOk(*s.run(tableFrom("/proc/self/environ", "env"), "alice"), "environ");
+  c = s.run("CREATE SOURCE k (a BIGINT) WITH (connector = 'kafka', kafka.bootstrap.servers = "
+            "'127.0.0.1:1', subscribe = 't', kafka.sasl.kerberos.kinit.cmd = 'touch /tmp/x')",
+            "bob");
+  requireDenied(*c, "a Kafka kinit command");
+}
+
+TEST_CASE("privileges: users change their own password; superusers manage users") {
+  Server s;
+  // bob may change his own password, not carol's, and may not manage users.
+  requireOk(*s.run("ALTER USER bob PASSWORD 'bob2'", "bob"), "own password");
+  auto c = s.run("ALTER USER carol PASSWORD 'mine now'", "bob");
+  requireDenied(*c, "bob changing carol's password");
+  CHECK(c->err->message() ==
+        "permission denied to change the password of user \"carol\": user \"bob\" is not a "
+        "superuser");
+  CHECK(c->err->message().find("mine now") == std::string::npos);
+  c = s.run("ALTER USER alice PASSWORD 'x'", "bob");
+  requireDenied(*c, "bob changing the superuser's password");
+  c = s.run("ALTER USER nobody PASSWORD 'x'", "bob");
+  requireDenied(*c, "bob probing for users");
+  requireDenied(*s.run("CREATE USER eve PASSWORD 'x'", "bob"), "bob creating a user");
+  requireDenied(*s.run("DROP USER carol", "bob"), "bob dropping a user");
+  CHECK(s.users->find("carol") != nullptr);
+
+  // The first user and a --superuser may do all of it.
+  requireOk(*s.run("ALTER USER carol PASSWORD 'c2'", "alice"), "alice altering carol");
+  requireOk(*s.run("ALTER USER bob PASSWORD 'b3'", "dave"), "dave altering bob");
+  requireOk(*s.run("CREATE USER eve PASSWORD 'e'", "dave"), "dave creating eve");
+  requireOk(*s.run("DROP USER eve", "alice"), "alice dropping eve");
+  // The first user owns the server and cannot be dropped.
+  c = s.run("DROP USER alice", "dave");
+  REQUIRE(c->err);
+  CHECK(c->err->sqlstate() == sqlstate::kObjectInUse);
+  CHECK(s.users->find("alice") != nullptr);
+
+  c = s.run("SHOW USERS", "bob");
+  requireOk(*c, "SHOW USERS");
+  REQUIRE(c->cols.size() == 2);
+  CHECK(c->cols[1].name == "superuser");
+  std::vector<std::vector<std::optional<std::string>>> expected = {
+      {"alice", "t"}, {"bob", "f"}, {"carol", "f"}, {"dave", "t"}};
+  CHECK(c->rows == expected);
+}
+
+TEST_CASE("privileges: the live-query slot bound counts per user, and releases") {
+  LiveQueryQuota quota(2);
+  {
+    auto a = quota.acquire("bob", 2);
+    CHECK(quota.held("bob") == 2);
+    try {
+      quota.acquire("bob", 1);
+      FAIL("bob is over his bound");
+    } catch (const SqlError& e) {
+      CHECK(e.sqlstate() == sqlstate::kConfigurationLimitExceeded);
+      CHECK(e.message().find("\"bob\"") != std::string::npos);
+      CHECK(e.hint().find("--max-live-query-slots-per-user") != std::string::npos);
+    }
+    auto c = quota.acquire("carol", 1);
+    CHECK(quota.held("carol") == 1);
+    CHECK_THROWS_AS(quota.acquire("carol", 2), SqlError);
+  }
+  CHECK(quota.held("bob") == 0);
+  CHECK(quota.held("carol") == 0);
+  auto again = quota.acquire("bob", 2);
+  CHECK(quota.held("bob") == 2);
+}
+
+TEST_CASE("privileges: one user's live queries cannot take every slot") {
+  Server s({}, /*liveSlotsPerUser=*/1);
+  requireOk(*s.run("CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', "
+                   "rowsPerSecond = '200')",
+                   "alice"),
+            "CREATE SOURCE");
+  // bob's and alice's queries run until cancelled.
+  Collect bobs, alices;
+  std::thread bob([&] { s.run("SELECT a FROM gen", "bob", bobs); });
+  std::thread alice([&] { s.run("SELECT a FROM gen", "alice", alices); });
+  const bool running = testing::eventually(
+      [&] { return bobs.rowCount > 0 && alices.rowCount > 0; }, std::chrono::seconds(30));
+  CHECK(running);
+
+  auto c = s.run("SELECT a FROM gen LIMIT 1", "bob");
+  REQUIRE_MESSAGE(c->err, "bob's second live query ran");
+  CHECK(c->err->sqlstate() == sqlstate::kConfigurationLimitExceeded);
+  CHECK(c->err->message().find("\"bob\"") != std::string::npos);
+  // Another user still gets one, and a superuser is not bound.
+  c = s.run("SELECT a FROM gen LIMIT 1", "carol");
+  requireOk(*c, "carol's live query");
+  CHECK(c->rows.size() == 1);
+  c = s.run("SELECT a FROM gen LIMIT 1", "alice");
+  requireOk(*c, "alice's second live query");
+
+  bobs.cancel = true;
+  alices.cancel = true;
+  bob.join();
+  alice.join();
+  CHECK_FALSE(bobs.err);
+  // bob's slot came back with his query's end.
+  requireOk(*s.run("SELECT a FROM gen LIMIT 1", "bob"), "bob's next live query");
+}
+
+TEST_CASE("privileges: a restored catalog keeps definitions whose paths a new start would refuse") {
+  TempDir tmp;
+  writeFile(tmp.path / "codes.csv", "A\nB\n");
+  DefaultConnectorProvider connectors;
+  EngineOptions eo;
+  eo.dataDir = (tmp.path / "data").string();
+  eo.slots = 4;
+  fs::create_directories(eo.dataDir);
+  {
+    // Trust mode: everyone is a superuser and may name any file.
+    Engine engine(eo, connectors);
+    engine.restore();
+    auto session = engine.openSession("rtsql", "rtsql");
+    Collect c;
+    engine.execute(*session, tableFrom((tmp.path / "codes.csv").string()), c);
+    requireOk(c, "CREATE TABLE");
+    engine.shutdown();
+  }
+  // The next start confines files to a directory the table's file is not in.
+  fs::create_directories(tmp.path / "files");
+  writeFile(tmp.path / "users", "alice:a\nbob:b\n");
+  eo.users = std::make_shared<UserStore>(UserStore::loadFile((tmp.path / "users").string()));
+  eo.filesDirs = {(tmp.path / "files").string()};
+  Engine engine(eo, connectors);
+  engine.restore();
+  auto session = engine.openSession("bob", "rtsql");
+  Collect c;
+  engine.execute(*session, "DESCRIBE t", c);
+  requireOk(c, "DESCRIBE t");
+  // A new definition naming the same file is refused, even to a superuser.
+  Collect again;
+  auto admin = engine.openSession("alice", "rtsql");
+  engine.execute(*admin, tableFrom((tmp.path / "codes.csv").string(), "t2"), again);
+  requireDenied(again, "a file outside --files-dir");
+}
