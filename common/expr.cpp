@@ -768,6 +768,7 @@ ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos)
       argString("||", args, 0, pos);
       argString("||", args, 1, pos);
       return fn2("||", DataType::of(TypeId::String), std::move(args), [](const Value& a, const Value& b) {
+        expr_internal::checkValueSize("||", a.asString().size() + b.asString().size());
         std::string s;
         s.reserve(a.asString().size() + b.asString().size());
         s += a.asString();

@@ -161,6 +161,7 @@ ExprPtr buildConcat(const std::string& name, std::vector<ExprPtr>& args, size_t 
     for (const auto& e : a) {
       Value v = e->eval(row);
       if (v.isNull()) return Value();
+      checkValueSize("concat", out.size() + v.asString().size());
       out += v.asString();
     }
     return Value::string(std::move(out));
@@ -183,6 +184,7 @@ ExprPtr buildConcatWs(const std::string& name, std::vector<ExprPtr>& args, size_
     bool first = true;
     auto add = [&](const Value& v) {
       if (v.isNull()) return;
+      checkValueSize("concat_ws", out.size() + sep.asString().size() + v.asString().size());
       if (!first) out += sep.asString();
       first = false;
       out += v.asString();
@@ -229,6 +231,7 @@ ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t
     while (true) {
       size_t k = s.find(f, i);
       if (k == std::string::npos) break;
+      checkValueSize("replace", out.size() + (k - i) + rv.asString().size() + (s.size() - k - f.size()));
       out.append(s, i, k - i);
       out += rv.asString();
       i = k + f.size();
