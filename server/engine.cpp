@@ -7,6 +7,7 @@
 #include "connectors/kafka/tap.h"
 #include "parser/parser.h"
 #include "server/live_query.h"
+#include "server/statement_timeout.h"
 
 #include <filesystem>
 
@@ -24,6 +25,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"extra_float_digits", "1"},
     {"search_path", "public"},
     {"rtsql.dry_run", "off"},
+    {"statement_timeout", "0"},
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -78,7 +80,12 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
     std::vector<ast::StatementPtr> stmts = parseStatements(sql);
     for (const auto& stmt : stmts) {
       if (out.cancelled()) return;
-      executeStatement(s, *stmt, out);
+      // Each statement gets the session's statement_timeout from its start.
+      const OptionEntry* timeout = s.settings.find("statement_timeout");
+      DeadlineWriter writer(out, timeout ? parseStatementTimeoutMs(timeout->value, SqlError::npos) : 0);
+      executeStatement(s, *stmt, writer);
+      // The statement ended early without completing; the rest do not run.
+      if (writer.expired()) return;
     }
   } catch (const SqlError& e) {
     out.error(e);
@@ -121,6 +128,7 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->first, 8, 1, 4096);  // validates
   }
+  if (iequals(setting->first, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";

@@ -1,0 +1,158 @@
+"""What a client or a record sends cannot crash rtsqld or keep it busy without
+bound: regular expressions match in linear time on long inputs (in a constant
+SELECT and in a flow), a pattern RE2 cannot run is an error with a SQLSTATE,
+statement_timeout ends a long statement with 57014, and a cancel request ends
+one within a bound."""
+
+import threading
+import time
+
+import psycopg
+import pytest
+
+from conftest import unique
+
+# Generous: CI machines are loaded. Each bound is far above what the statement
+# needs and far below what the old matcher took (minutes, or a crash).
+BOUND_S = 30
+
+
+def wait_for(predicate, timeout=BOUND_S, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not reached within {timeout}s")
+
+
+def query_within(server, sql, timeout=BOUND_S):
+    """Rows of SQL on a connection whose client gives up after TIMEOUT."""
+    with psycopg.connect(host=server.host, port=server.port, user="rtsql", dbname="rtsql",
+                         autocommit=True, connect_timeout=10,
+                         options=None) as conn:
+        result = {}
+
+        def run():
+            try:
+                result["rows"] = conn.execute(sql).fetchall()
+            except psycopg.Error as e:
+                result["error"] = e
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        t.join(timeout)
+        assert not t.is_alive(), f"{sql[:80]!r}... did not end within {timeout}s"
+        if "error" in result:
+            raise result["error"]
+        return result["rows"]
+
+
+def test_regex_on_a_long_literal_neither_crashes_nor_hangs(server):
+    long_a = "a" * 20000
+    assert query_within(server, f"SELECT regexp_like('{long_a}', '(a|b)*')") == [(True,)]
+    evil = "a" * 32 + "!"
+    assert query_within(server, f"SELECT regexp_like('{evil}', '(a+)+$')") == [(False,)]
+    assert server.proc.poll() is None, "rtsqld died"
+    assert server.query("SELECT 1") == [(1,)]
+
+
+def test_a_pattern_re2_cannot_run_is_2201B_with_a_hint(server):
+    for pattern, says in [(r"(a)\1", "backreference"), ("(?=a)", "lookahead")]:
+        with pytest.raises(psycopg.Error) as err:
+            server.query(f"SELECT regexp_like('aa', '{pattern}')")
+        diag = err.value.diag
+        assert diag.sqlstate == "2201B", diag.message_primary
+        assert says in diag.message_primary
+        assert "RE2" in (diag.message_hint or "")
+        assert diag.statement_position is not None
+
+
+def test_flow_matches_a_50_kb_record_and_keeps_running(server, kafka):
+    src, sink, flow = unique("rx_src"), unique("rx_sink"), unique("rx_flow")
+    in_topic, out_topic = unique("rx_in"), unique("rx_out")
+    kafka.create_topic(in_topic)
+    kafka.create_topic(out_topic)
+    server.query(f"CREATE SOURCE {src} (id BIGINT, s STRING) WITH ({kafka.options()}, "
+                 f"subscribe = '{in_topic}', startingOffsets = 'earliest', format = 'json')")
+    server.query(f"CREATE SINK {sink} WITH ({kafka.options()}, topic = '{out_topic}', format = 'json')")
+    server.query(f"CREATE FLOW {flow} INTO {sink} TRIGGER REALTIME AS "
+                 f"SELECT id, length(s) AS n FROM {src} WHERE regexp_like(s, '^(ab|cd)*$')")
+    kafka.produce(in_topic, [{"id": 1, "s": "ab" * 25000}, {"id": 2, "s": "ab" * 24999 + "x"}])
+    got = kafka.consume_json(out_topic, n=1, timeout=BOUND_S)
+    assert got == [{"id": 1, "n": 50000}], got
+    assert server.proc.poll() is None, "rtsqld died"
+
+    # The flow goes on with the records after the long ones.
+    kafka.produce(in_topic, [{"id": 3, "s": "cdab"}])
+    got = kafka.consume_json(out_topic, n=2, timeout=BOUND_S)
+    assert sorted(r["id"] for r in got) == [1, 3], got
+    flows = {r[0]: r[2] for r in server.query("SHOW FLOWS")}
+    assert flows[flow] == "running", flows
+
+    # STOP FLOW ends it within a bound.
+    start = time.monotonic()
+    server.query(f"STOP FLOW {flow}")
+    assert time.monotonic() - start < BOUND_S
+    flows = {r[0]: r[2] for r in server.query("SHOW FLOWS")}
+    assert flows[flow] == "stopped", flows
+    # Left running: the server fixture's SIGTERM must end it cleanly in time.
+    server.query(f"START FLOW {flow}")
+
+
+def declare_idle_source(server, kafka):
+    """A source on a topic nobody writes to: a live query on it runs until ended."""
+    topic, src = unique("idle_in"), unique("idle_src")
+    kafka.create_topic(topic)
+    server.query(f"CREATE SOURCE {src} (id BIGINT) WITH ({kafka.options()}, "
+                 f"subscribe = '{topic}', format = 'json')")
+    return src
+
+
+def test_statement_timeout_ends_a_long_statement_with_57014(server, kafka):
+    src = declare_idle_source(server, kafka)
+    with server.connect() as conn:
+        assert conn.execute("SHOW statement_timeout").fetchone() == ("0",)
+        conn.execute("SET statement_timeout = '1s'")
+        assert conn.execute("SHOW statement_timeout").fetchone() == ("1s",)
+        start = time.monotonic()
+        with pytest.raises(psycopg.Error) as err:
+            conn.execute(f"SELECT id FROM {src}").fetchall()
+        assert time.monotonic() - start < BOUND_S
+        assert err.value.diag.sqlstate == "57014"
+        assert err.value.diag.message_primary == "canceling statement due to statement timeout"
+        # The session goes on, and statements that finish in time are unaffected.
+        assert conn.execute("SELECT 2").fetchone() == (2,)
+        conn.execute("SET statement_timeout = 0")
+        assert conn.execute("SELECT 3").fetchone() == (3,)
+        with pytest.raises(psycopg.Error) as err:
+            conn.execute("SET statement_timeout = 'soon'")
+        assert err.value.diag.sqlstate == "22023"
+
+
+def test_cancel_request_ends_a_long_statement(server, kafka):
+    src = declare_idle_source(server, kafka)
+    conn = server.connect()
+    done = threading.Event()
+
+    def run():
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"SELECT id FROM {src}")
+                cur.fetchall()
+        except psycopg.Error:
+            pass
+        done.set()
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    # Cancel until the statement has ended: a cancel that arrives before the
+    # statement starts applies to nothing, as in PostgreSQL.
+    deadline = time.monotonic() + BOUND_S
+    while not done.is_set() and time.monotonic() < deadline:
+        conn.cancel()
+        done.wait(0.5)
+    assert done.is_set(), "the cancel request did not end the statement"
+    t.join(BOUND_S)
+    assert conn.execute("SELECT 4").fetchone() == (4,)
+    conn.close()
