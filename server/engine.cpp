@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/expr.h"
+#include "common/interrupt.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
 #include "parser/parser.h"
@@ -83,7 +84,15 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       // Each statement gets the session's statement_timeout from its start.
       const OptionEntry* timeout = s.settings.find("statement_timeout");
       DeadlineWriter writer(out, timeout ? parseStatementTimeoutMs(timeout->value, SqlError::npos) : 0);
-      executeStatement(s, *stmt, writer);
+      // A function that loops long on one value polls the same flag.
+      InterruptScope interrupt([](const void* w) { return static_cast<const ResultWriter*>(w)->cancelled(); },
+                               &writer);
+      try {
+        executeStatement(s, *stmt, writer);
+      } catch (const Interrupted&) {
+        if (writer.expired()) throw DeadlineWriter::timeoutError();
+        throw;
+      }
       // The statement ended early without completing; the rest do not run.
       if (writer.expired()) return;
     }

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "common/functions/internal.h"
+#include "common/interrupt.h"
 
 namespace rtsql::expr_internal {
 
@@ -163,11 +164,16 @@ size_t utf8Step(std::string_view text, size_t i) {
 
 // Calls f(groups) for each successive match as Java's Matcher.find() finds
 // them: a match may be empty, and after an empty match the search goes on one
-// character further. groups[0] is the whole match.
+// character further. groups[0] is the whole match. Each search is linear in
+// the text, but a pattern that must look far ahead for each of many matches
+// costs their product: every few matches the thread's interrupt check runs.
 template <typename F>
 void forEachMatch(const RE2& re, std::string_view text, Groups& groups, F&& f) {
+  constexpr unsigned kMatchesPerCheck = 32;
+  unsigned matches = 0;
   size_t pos = 0;
   while (pos <= text.size()) {
+    if (++matches % kMatchesPerCheck == 0) throwIfInterrupted();
     if (!re.Match(text, pos, text.size(), RE2::UNANCHORED, groups.data(), groups.size())) return;
     const size_t start = offsetIn(text, groups.data()[0]);
     const size_t end = start + groups.data()[0].size();

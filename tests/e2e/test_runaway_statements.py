@@ -130,18 +130,38 @@ def test_statement_timeout_ends_a_long_statement_with_57014(server, kafka):
         assert err.value.diag.sqlstate == "22023"
 
 
-def test_cancel_request_ends_a_long_statement(server, kafka):
-    src = declare_idle_source(server, kafka)
+def test_statement_timeout_ends_a_function_looping_over_a_long_value(server):
+    # Each search for 'a(.*z)?' looks to the end of the text: replacing its
+    # 300,000 matches takes minutes, and the timeout ends it between two.
+    long_a = "a" * 300000
+    with server.connect() as conn:
+        conn.execute("SET statement_timeout = '1s'")
+        start = time.monotonic()
+        with pytest.raises(psycopg.Error) as err:
+            conn.execute(f"SELECT length(regexp_replace('{long_a}', 'a(.*z)?', 'x'))").fetchall()
+        assert time.monotonic() - start < BOUND_S
+        assert err.value.diag.sqlstate == "57014"
+        assert err.value.diag.message_primary == "canceling statement due to statement timeout"
+        assert conn.execute("SELECT 5").fetchone() == (5,)
+
+
+@pytest.mark.parametrize("statement", ["live query", "function on a long value"])
+def test_cancel_request_ends_a_long_statement(server, kafka, statement):
+    if statement == "live query":
+        sql = f"SELECT id FROM {declare_idle_source(server, kafka)}"
+    else:
+        sql = f"SELECT length(regexp_replace('{'a' * 300000}', 'a(.*z)?', 'x'))"
     conn = server.connect()
     done = threading.Event()
+    errors = []
 
     def run():
         try:
             with conn.cursor() as cur:
-                cur.execute(f"SELECT id FROM {src}")
+                cur.execute(sql)
                 cur.fetchall()
-        except psycopg.Error:
-            pass
+        except psycopg.Error as e:
+            errors.append(e)
         done.set()
 
     t = threading.Thread(target=run, daemon=True)
@@ -154,5 +174,8 @@ def test_cancel_request_ends_a_long_statement(server, kafka):
         done.wait(0.5)
     assert done.is_set(), "the cancel request did not end the statement"
     t.join(BOUND_S)
+    if statement != "live query":
+        # A live query ends with the rows it had; a computation has none.
+        assert errors and errors[0].diag.sqlstate == "57014", errors
     assert conn.execute("SELECT 4").fetchone() == (4,)
     conn.close()

@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <set>
 
+#include "common/interrupt.h"
 #include "common/json.h"
 #include "expr_test_util.h"
 
@@ -162,6 +164,25 @@ TEST_CASE("functions: regular expressions match in linear time without deep recu
   // A per-record pattern goes through the same engine.
   Row both{Value::string(std::string(10000, 'a') + "!"), Value::string("(a|aa)+$")};
   CHECK(makeCall("rlike", {s, col(1, TypeId::String)}, 0)->eval(both) == Value::boolean(false));
+}
+
+TEST_CASE("functions: a loop over many matches stops when its thread is interrupted") {
+  // Each search for 'a(.*z)?' looks to the end of the text, so replacing every
+  // match of a long text costs the square of its length: without a check
+  // between matches a cancel would wait for all of them.
+  Row row{Value::string(std::string(200000, 'a'))};
+  auto s = col(0, TypeId::String);
+  std::atomic<bool> stop{true};
+  InterruptScope scope([](const void* flag) { return static_cast<const std::atomic<bool>*>(flag)->load(); }, &stop);
+  for (auto& e : {makeCall("regexp_replace", {s, litS("a(.*z)?"), litS("x")}, 0), makeCall("split", {s, litS("a(.*z)?")}, 0)}) {
+    INFO(e->toString());
+    auto err = sqlErrorOf([&] { e->eval(row); });
+    CHECK(err.sqlstate() == "57014");
+  }
+  // Without a request the same functions run to the end.
+  stop = false;
+  Row small{Value::string(std::string(100, 'a'))};
+  CHECK(makeCall("regexp_replace", {s, litS("a(.*z)?"), litS("x")}, 0)->eval(small).asString() == std::string(100, 'x'));
 }
 
 TEST_CASE("functions: regular-expression constructs RE2 lacks are errors with a hint") {
