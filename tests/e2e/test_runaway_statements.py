@@ -59,13 +59,15 @@ def test_regex_on_a_long_literal_neither_crashes_nor_hangs(server):
 
 def test_a_pattern_re2_cannot_run_is_2201B_with_a_hint(server):
     for pattern, says in [(r"(a)\1", "backreference"), ("(?=a)", "lookahead")]:
+        sql = f"SELECT regexp_like('aa', '{pattern}')"
         with pytest.raises(psycopg.Error) as err:
-            server.query(f"SELECT regexp_like('aa', '{pattern}')")
+            server.query(sql)
         diag = err.value.diag
         assert diag.sqlstate == "2201B", diag.message_primary
         assert says in diag.message_primary
         assert "RE2" in (diag.message_hint or "")
-        assert diag.statement_position is not None
+        # At the pattern (1-based, as PostgreSQL counts).
+        assert diag.statement_position == str(sql.index(f"'{pattern}'") + 1), diag.statement_position
 
 
 def test_flow_matches_a_50_kb_record_and_keeps_running(server, kafka):
