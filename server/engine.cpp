@@ -80,7 +80,9 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
   try {
     std::vector<ast::StatementPtr> stmts = parseStatements(sql);
     for (const auto& stmt : stmts) {
-      if (out.cancelled()) return;
+      // A cancel that came while the text was parsed, or during the statement
+      // before, cancels what has not started, as in PostgreSQL.
+      if (out.cancelled()) throw Interrupted();
       // Each statement gets the session's statement_timeout from its start.
       const OptionEntry* timeout = s.settings.find("statement_timeout");
       DeadlineWriter writer(out, timeout ? parseStatementTimeoutMs(timeout->value, SqlError::npos) : 0);

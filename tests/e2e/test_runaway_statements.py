@@ -4,17 +4,30 @@ SELECT and in a flow), a pattern RE2 cannot run is an error with a SQLSTATE,
 statement_timeout ends a long statement with 57014, and a cancel request ends
 one within a bound."""
 
+import os
 import threading
 import time
 
 import psycopg
 import pytest
 
-from conftest import unique
+from conftest import Server, unique
 
 # Generous: CI machines are loaded. Each bound is far above what the statement
 # needs and far below what the old matcher took (minutes, or a crash).
 BOUND_S = 30
+
+
+# A constant SELECT that computes for minutes: each search for 'a(.*z)?' looks
+# to the end of the text, once for each of its 300,000 matches.
+LONG_COMPUTATION = f"SELECT length(regexp_replace('{'a' * 300000}', 'a(.*z)?', 'x'))"
+
+
+def cpu_seconds(pid):
+    """User plus system CPU time of process PID."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_for(predicate, timeout=BOUND_S, what="condition"):
@@ -133,14 +146,12 @@ def test_statement_timeout_ends_a_long_statement_with_57014(server, kafka):
 
 
 def test_statement_timeout_ends_a_function_looping_over_a_long_value(server):
-    # Each search for 'a(.*z)?' looks to the end of the text: replacing its
-    # 300,000 matches takes minutes, and the timeout ends it between two.
-    long_a = "a" * 300000
+    # The timeout ends it between two matches.
     with server.connect() as conn:
         conn.execute("SET statement_timeout = '1s'")
         start = time.monotonic()
         with pytest.raises(psycopg.Error) as err:
-            conn.execute(f"SELECT length(regexp_replace('{long_a}', 'a(.*z)?', 'x'))").fetchall()
+            conn.execute(LONG_COMPUTATION).fetchall()
         assert time.monotonic() - start < BOUND_S
         assert err.value.diag.sqlstate == "57014"
         assert err.value.diag.message_primary == "canceling statement due to statement timeout"
@@ -152,7 +163,7 @@ def test_cancel_request_ends_a_long_statement(server, kafka, statement):
     if statement == "live query":
         sql = f"SELECT id FROM {declare_idle_source(server, kafka)}"
     else:
-        sql = f"SELECT length(regexp_replace('{'a' * 300000}', 'a(.*z)?', 'x'))"
+        sql = LONG_COMPUTATION
     conn = server.connect()
     done = threading.Event()
     errors = []
@@ -181,3 +192,26 @@ def test_cancel_request_ends_a_long_statement(server, kafka, statement):
         assert errors and errors[0].diag.sqlstate == "57014", errors
     assert conn.execute("SELECT 4").fetchone() == (4,)
     conn.close()
+
+
+def test_sigterm_ends_a_running_computation_in_time(tmp_path):
+    s = Server(tmp_path)
+    s.start()
+    try:
+        conn = s.connect()
+        before = cpu_seconds(s.proc.pid)
+
+        def run():
+            try:
+                conn.execute(LONG_COMPUTATION)
+            except psycopg.Error:
+                pass
+
+        threading.Thread(target=run, daemon=True).start()
+        wait_for(lambda: cpu_seconds(s.proc.pid) - before > 1.0, what="rtsqld computing")
+        start = time.monotonic()
+        code = s.stop(timeout=BOUND_S)
+        assert code == 0, f"exit code {code} (None: still running after {BOUND_S}s)\n{s.log_tail()}"
+        assert time.monotonic() - start < BOUND_S
+    finally:
+        s.kill()
