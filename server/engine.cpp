@@ -88,7 +88,7 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       DeadlineWriter writer(out, timeout ? parseStatementTimeoutMs(timeout->value, SqlError::npos) : 0);
       // A function that loops long on one value polls the same flag.
       InterruptScope interrupt([](const void* w) { return static_cast<const ResultWriter*>(w)->cancelled(); },
-                               &writer);
+                               static_cast<const ResultWriter*>(&writer));
       try {
         executeStatement(s, *stmt, writer);
       } catch (const Interrupted&) {
