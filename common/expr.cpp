@@ -513,7 +513,7 @@ class LikePattern {
       if (seg.empty()) continue;
       if (seg.size() == 1 && !seg[0].any) {
         // A plain literal between two '%': a substring search.
-        size_t at = s.find(seg[0].lit, pos);
+        size_t at = findSubstring(s, seg[0].lit, pos);
         if (at == std::string_view::npos) return false;
         pos = at + seg[0].lit.size();
         continue;

@@ -34,6 +34,11 @@ bool fromBase64(std::string_view text, std::string* out);
 std::string toHex(std::string_view bytes);
 // Number of UTF-8 code points (continuation bytes are not counted).
 size_t utf8Length(std::string_view s);
+// The first occurrence of `needle` in `text` at or after `from`, or npos, in
+// time linear in both lengths (glibc's memmem, the two-way algorithm), where
+// std::string::find can take their product: a record of 'aaa...' and a long
+// 'aaa...b' would keep a core busy for minutes.
+size_t findSubstring(std::string_view text, std::string_view needle, size_t from = 0);
 
 // ---- value size -------------------------------------------------------------
 

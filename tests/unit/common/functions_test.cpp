@@ -237,6 +237,25 @@ TEST_CASE("functions: regular expressions keep Java's syntax and semantics") {
   CHECK(makeCall("regexp_replace", {litS("a"), litS("a"), col(0, TypeId::String)}, 0)->eval(row).isNull());
 }
 
+TEST_CASE("functions: substring searches take time linear in both lengths") {
+  // 'aaa...a' searched for 'aaa...ab': a search that compares the needle at
+  // each position costs the product of the lengths, minutes here.
+  Row row{Value::string(std::string(4 << 20, 'a')), Value::string(std::string(1 << 20, 'a') + "b"),
+          Value::string(std::string(2 << 20, 'b') + "a")};
+  auto hay = col(0, TypeId::String);
+  auto needle = col(1, TypeId::String);
+  CHECK(makeCall("replace", {hay, needle, litS("x")}, 0)->eval(row).asString().size() == 4u << 20);
+  CHECK(makeCall("instr", {hay, needle}, 0)->eval(row) == Value::integer(0));
+  CHECK(makeLike(hay, makeCall("concat", {litS("%"), needle, litS("%")}, 0), false, 0)->eval(row) ==
+        Value::boolean(false));
+  // trim(s, chars) with a long list of characters.
+  CHECK(makeCall("trim", {hay, col(2, TypeId::String)}, 0)->eval(row).asString().empty());
+  // The same functions on ordinary inputs.
+  CHECK(callS("replace", {litS("a.b.c"), litS("."), litS("--")}) == "a--b--c");
+  CHECK(call("instr", {litS("hello"), litS("ll")}) == Value::integer(3));
+  CHECK(callS("trim", {litS("xyhixy"), litS("yxzwv")}) == "hi");
+}
+
 TEST_CASE("functions: a value a function builds is capped") {
   // Each call doubles its input: without a cap a short statement would ask
   // for gigabytes.
