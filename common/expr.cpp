@@ -513,7 +513,7 @@ class LikePattern {
       if (seg.empty()) continue;
       if (seg.size() == 1 && !seg[0].any) {
         // A plain literal between two '%': a substring search.
-        size_t at = s.find(seg[0].lit, pos);
+        size_t at = findSubstring(s, seg[0].lit, pos);
         if (at == std::string_view::npos) return false;
         pos = at + seg[0].lit.size();
         continue;
@@ -768,6 +768,7 @@ ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos)
       argString("||", args, 0, pos);
       argString("||", args, 1, pos);
       return fn2("||", DataType::of(TypeId::String), std::move(args), [](const Value& a, const Value& b) {
+        expr_internal::checkValueSize("||", a.asString().size() + b.asString().size());
         std::string s;
         s.reserve(a.asString().size() + b.asString().size());
         s += a.asString();

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/json.h"
 #include "common/thread_priority.h"
 #include "executor/metrics/json_writer.h"
@@ -342,6 +343,10 @@ void FlowRuntime::start() {
     Task* task = t.get();
     task->thread = std::thread([this, task] {
       if (threadNice_ != 0) lowerCurrentThreadPriority(threadNice_);
+      // A function looping long on one value leaves when the flow stops.
+      InterruptScope interrupt(
+          [](const void* rt) { return static_cast<const FlowRuntime*>(rt)->stopping_.load(std::memory_order_relaxed); },
+          this);
       if (task->isSource) {
         runSourceTask(*task);
       } else {
@@ -431,6 +436,8 @@ void FlowRuntime::runSourceTask(Task& task) {
       commitIfRequested(task);
     }
     commitIfRequested(task);
+  } catch (const Interrupted&) {
+    // The flow is stopping and a function saw it: nothing failed.
   } catch (const SqlError& e) {
     fail(e.message(), e.sqlstate());
   } catch (const std::exception& e) {
@@ -449,6 +456,8 @@ void FlowRuntime::runShuffleTask(Task& task) {
       for (ShuffleMessage& msg : inbox) handleShuffleMessage(task, msg);
       inbox.clear();
     }
+  } catch (const Interrupted&) {
+    // The flow is stopping and a function saw it: nothing failed.
   } catch (const SqlError& e) {
     fail(e.message(), e.sqlstate());
   } catch (const std::exception& e) {

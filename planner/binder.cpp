@@ -268,7 +268,15 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
   std::vector<ExprPtr> args;
   args.reserve(e.args.size());
   for (const auto& a : e.args) args.push_back(bind(*a));
-  return makeCall(name, std::move(args), e.pos);
+  try {
+    return makeCall(name, std::move(args), e.pos);
+  } catch (SqlError& err) {
+    // An invalid regular expression (2201B) is the pattern's fault, and the
+    // pattern is the second argument of every regular-expression function:
+    // point there rather than at the call.
+    if (err.sqlstate() == "2201B" && e.args.size() >= 2 && err.position() == e.pos) err.setPosition(e.args[1]->pos);
+    throw;
+  }
 }
 
 ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {

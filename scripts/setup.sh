@@ -11,6 +11,7 @@ PACKAGES=(
   # libraries
   librdkafka-dev libboost-dev libboost-system-dev librocksdb-dev libfmt-dev
   doctest-dev libpq-dev libsimdjson-dev libcli11-dev libedit-dev libssl-dev
+  libre2-dev
   # clients and tools used by the tests and the demo
   openssl postgresql-client kafkacat python3 python3-psycopg python3-pytest python3-confluent-kafka curl
   # the real Apache Kafka broker for the end-to-end tests

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include "common/expr.h"
+#include "common/interrupt.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
 #include "parser/parser.h"
 #include "server/live_query.h"
 #include "server/live_query_quota.h"
 #include "server/privileges.h"
+#include "server/statement_timeout.h"
 #include "server/users.h"
 
 #include <filesystem>
@@ -27,6 +29,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"extra_float_digits", "1"},
     {"search_path", "public"},
     {"rtsql.dry_run", "off"},
+    {"statement_timeout", "0"},
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -87,8 +90,23 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
   try {
     std::vector<ast::StatementPtr> stmts = parseStatements(sql);
     for (const auto& stmt : stmts) {
-      if (out.cancelled()) return;
-      executeStatement(s, *stmt, out);
+      // A cancel that came while the text was parsed, or during the statement
+      // before, cancels what has not started, as in PostgreSQL.
+      if (out.cancelled()) throw Interrupted();
+      // Each statement gets the session's statement_timeout from its start.
+      const OptionEntry* timeout = s.settings.find("statement_timeout");
+      DeadlineWriter writer(out, timeout ? parseStatementTimeoutMs(timeout->value, SqlError::npos) : 0);
+      // A function that loops long on one value polls the same flag.
+      InterruptScope interrupt([](const void* w) { return static_cast<const ResultWriter*>(w)->cancelled(); },
+                               static_cast<const ResultWriter*>(&writer));
+      try {
+        executeStatement(s, *stmt, writer);
+      } catch (const Interrupted&) {
+        if (writer.expired()) throw DeadlineWriter::timeoutError();
+        throw;
+      }
+      // The statement ended early without completing; the rest do not run.
+      if (writer.expired()) return;
     }
   } catch (const SqlError& e) {
     out.error(e);
@@ -131,6 +149,7 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->first, 8, 1, 4096);  // validates
   }
+  if (iequals(setting->first, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";

@@ -135,6 +135,8 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
         value = e->value;
       } else if (key == "shuffle.partitions") {
         value = "8";
+      } else if (key == "statement_timeout") {
+        value = "0";
       } else {
         throw SqlError(sqlstate::kUndefinedObject,
                        fmt::format("unrecognized configuration parameter \"{}\"", stmt.name),

@@ -75,7 +75,10 @@ std::string digest(const EVP_MD* md, std::string_view data) {
 
 ExprPtr buildBase64(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBinary(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) { return Value::string(toBase64(v.asString())); });
+  return fn1(name, str(), args, [](const Value& v) {
+    checkValueSize("base64", (v.asString().size() + 2) / 3 * 4);
+    return Value::string(toBase64(v.asString()));
+  });
 }
 
 ExprPtr buildUnbase64(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -95,6 +98,7 @@ ExprPtr buildHex(const std::string& name, std::vector<ExprPtr>& args, size_t pos
   }
   argBinary(name, args, 0, pos);
   return fn1(name, str(), args, [](const Value& v) {
+    checkValueSize("hex", v.asString().size() * 2);
     std::string h = toHex(v.asString());
     for (auto& c : h) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return Value::string(std::move(h));

@@ -34,6 +34,22 @@ bool fromBase64(std::string_view text, std::string* out);
 std::string toHex(std::string_view bytes);
 // Number of UTF-8 code points (continuation bytes are not counted).
 size_t utf8Length(std::string_view s);
+// The first occurrence of `needle` in `text` at or after `from`, or npos, in
+// time linear in both lengths (glibc's memmem, the two-way algorithm), where
+// std::string::find can take their product: a record of 'aaa...' and a long
+// 'aaa...b' would keep a core busy for minutes.
+size_t findSubstring(std::string_view text, std::string_view needle, size_t from = 0);
+
+// ---- value size -------------------------------------------------------------
+
+// The largest string, binary or array value a function builds, in bytes. A
+// function whose result grows with its arguments (concat, replace, hex...)
+// checks it before it allocates, so no record and no nesting of calls can make
+// one evaluation allocate without bound. docs/sql.md states the limit.
+inline constexpr size_t kMaxValueBytes = size_t{64} << 20;
+// Throws 54000 (program_limit_exceeded) naming `fn` when `bytes` is over
+// kMaxValueBytes.
+void checkValueSize(std::string_view fn, size_t bytes);
 
 // ---- calendar helpers (proleptic Gregorian, UTC) --------------------------
 

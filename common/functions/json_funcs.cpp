@@ -134,6 +134,8 @@ ExprPtr buildToJson(const std::string& name, std::vector<ExprPtr>& args, size_t 
   return fn1(name, DataType::of(TypeId::String), args, [t](const Value& v) {
     std::string out;
     appendJsonSkippingNullFields(out, v, *t);
+    // Escaping can multiply a string's size; nested calls would compound it.
+    checkValueSize("to_json", out.size());
     return Value::string(std::move(out));
   });
 }

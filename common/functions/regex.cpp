@@ -1,13 +1,23 @@
 // Regular-expression functions (regexp_extract, regexp_replace, split, rlike)
-// on std::regex with the ECMAScript grammar, which agrees with Java's for the
-// patterns people write in practice. A literal pattern is compiled once at bind
-// time, and a bad literal pattern is reported there with its position; a
-// pattern computed per record is compiled per record and yields NULL if bad.
-#include <regex>
+// on RE2, which matches in time linear in the input and uses no recursion per
+// input character: no record and no pattern can exhaust the stack or keep a
+// core busy without bound. RE2's syntax is Java's for the patterns people write
+// in practice; what it lacks (backreferences, lookaround, possessive quantifiers,
+// atomic groups) is reported as 2201B with a hint naming the construct.
+//
+// A literal pattern is compiled once at bind time, and a bad literal pattern is
+// reported there; a pattern computed per record is compiled per record and
+// yields NULL if bad. Replacement strings use Java's syntax ($1, ${name}, \$).
+#include <re2/re2.h>
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cctype>
+#include <string_view>
+
 #include "common/functions/internal.h"
+#include "common/interrupt.h"
 
 namespace rtsql::expr_internal {
 
@@ -15,29 +25,276 @@ namespace {
 
 constexpr const char* kInvalidRegex = "2201B";
 
-using RegexPtr = std::shared_ptr<const std::regex>;
+// RE2 stops compiling a pattern whose program would need more, and its DFA
+// falls back to the (slower, still linear) NFA when its cache is full: no
+// pattern and no input can make one evaluation use more memory than this.
+constexpr int64_t kPatternMaxMem = 8 << 20;
+
+constexpr const char* kUnsupportedHint =
+    "regular expressions use RE2 syntax, which matches in linear time: backreferences, "
+    "lookahead, lookbehind, atomic groups and possessive quantifiers are not available";
+
+using RegexPtr = std::shared_ptr<const RE2>;
+
+const RE2::Options& regexOptions() {
+  static const RE2::Options options = [] {
+    RE2::Options o;
+    o.set_log_errors(false);
+    o.set_max_mem(kPatternMaxMem);
+    return o;
+  }();
+  return options;
+}
+
+// Java's pattern syntax in RE2's: a named group `(?<name>...)` is `(?P<name>...)`
+// there. Everything else is passed as written; RE2 rejects what it lacks.
+std::string toRe2Syntax(const std::string& pattern) {
+  if (pattern.find("(?<") == std::string::npos) return pattern;
+  std::string out;
+  out.reserve(pattern.size() + 4);
+  bool inClass = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      out += c;
+      out += pattern[++i];
+      continue;
+    }
+    if (inClass) {
+      if (c == ']') inClass = false;
+    } else if (c == '[') {
+      inClass = true;
+      out += c;
+      // A ']' right after '[' or '[^' is a literal member.
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
+      continue;
+    } else if (pattern.compare(i, 3, "(?<") == 0 && i + 3 < pattern.size() &&
+               std::isalpha(static_cast<unsigned char>(pattern[i + 3]))) {
+      out += "(?P<";
+      i += 2;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// What a construct RE2 rejects is, in words, when it is one of Java's that RE2
+// lacks by design; empty otherwise.
+std::string unsupportedConstruct(const std::string& arg) {
+  if (arg.size() >= 2 && arg[0] == '\\' && arg[1] >= '1' && arg[1] <= '9') return "backreference " + arg;
+  if (arg.rfind("\\k", 0) == 0) return "named backreference \\k<...>";
+  if (arg.rfind("(?=", 0) == 0 || arg.rfind("(?!", 0) == 0) return "lookahead " + arg;
+  if (arg.rfind("(?<", 0) == 0) return "lookbehind (?<= or (?<!";
+  if (arg.rfind("(?>", 0) == 0) return "atomic group (?>";
+  if (arg.size() >= 2 && arg.back() == '+' && std::string_view("*+?}").find(arg[arg.size() - 2]) != std::string_view::npos)
+    return "possessive quantifier " + arg;
+  if (arg == "\\Z") return "\\Z (use \\z or $)";
+  if (arg == "\\G") return "\\G";
+  return {};
+}
+
+// A compiled pattern, or a 2201B naming what is wrong with it and where.
+RegexPtr compileOrThrow(const std::string& fn, const std::string& pattern, size_t pos) {
+  auto re = std::make_shared<const RE2>(toRe2Syntax(pattern), regexOptions());
+  if (re->ok()) return re;
+  const std::string& arg = re->error_arg();
+  size_t at = arg.empty() ? std::string::npos : pattern.find(arg);
+  std::string where = at == std::string::npos ? "" : fmt::format(" at character {}", at + 1);
+  std::string construct = unsupportedConstruct(arg);
+  if (!construct.empty()) {
+    throw SqlError(kInvalidRegex,
+                   fmt::format("invalid regular expression '{}' in {}: {}{} is not supported", pattern, fn,
+                               construct, where),
+                   pos, kUnsupportedHint);
+  }
+  if (re->error_code() == RE2::ErrorPatternTooLarge) {
+    throw SqlError(kInvalidRegex,
+                   fmt::format("invalid regular expression in {}: the pattern is too large "
+                               "(its compiled form would need more than {} MB)",
+                               fn, kPatternMaxMem >> 20),
+                   pos, "use smaller repetition counts or split the pattern");
+  }
+  throw SqlError(kInvalidRegex,
+                 fmt::format("invalid regular expression '{}' in {}: {}{}", pattern, fn, re->error(), where), pos,
+                 arg.rfind("\\p", 0) == 0 ? "POSIX classes are written [[:alpha:]], [[:punct:]]... in RE2 syntax"
+                                          : std::string());
+}
 
 RegexPtr compileConstant(const std::string& fn, const ExprPtr& e, size_t pos) {
   auto c = constantValue(e);
   if (!c || c->isNull()) return nullptr;
-  try {
-    return std::make_shared<const std::regex>(c->asString(), std::regex::ECMAScript);
-  } catch (const std::regex_error& ex) {
-    throw SqlError(kInvalidRegex,
-                   fmt::format("invalid regular expression '{}' in {}: {}", c->asString(), fn, ex.what()), pos);
-  }
+  return compileOrThrow(fn, c->asString(), pos);
 }
 
 // The compiled pattern to use for one evaluation: the bind-time one, or a fresh
 // compile of this record's pattern (nullptr when it does not compile).
-const std::regex* pick(const RegexPtr& fixed, const Value& pattern, std::optional<std::regex>& local) {
+const RE2* pick(const RegexPtr& fixed, const Value& pattern, std::optional<RE2>& local) {
   if (fixed) return fixed.get();
-  try {
-    local.emplace(pattern.asString(), std::regex::ECMAScript);
-    return &*local;
-  } catch (const std::regex_error&) {
-    return nullptr;
+  local.emplace(toRe2Syntax(pattern.asString()), regexOptions());
+  return local->ok() ? &*local : nullptr;
+}
+
+// Room for the submatches of one match: on the stack for the patterns people
+// write, so matching a record allocates nothing.
+class Groups {
+ public:
+  explicit Groups(int n) : n_(n) {
+    if (n > static_cast<int>(inline_.size())) heap_.resize(static_cast<size_t>(n));
   }
+  re2::StringPiece* data() { return heap_.empty() ? inline_.data() : heap_.data(); }
+  int size() const { return n_; }
+
+ private:
+  int n_;
+  std::array<re2::StringPiece, 10> inline_{};
+  std::vector<re2::StringPiece> heap_;
+};
+
+size_t offsetIn(std::string_view text, const re2::StringPiece& piece) {
+  return static_cast<size_t>(piece.data() - text.data());
+}
+
+size_t utf8Step(std::string_view text, size_t i) {
+  auto c = static_cast<unsigned char>(text[i]);
+  size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+  return std::min(n, text.size() - i);
+}
+
+// Calls f(groups) for each successive match as Java's Matcher.find() finds
+// them: a match may be empty, and after an empty match the search goes on one
+// character further. groups[0] is the whole match. Each search is linear in
+// the text, but a pattern that must look far ahead for each of many matches
+// costs their product: every few matches the thread's interrupt check runs.
+template <typename F>
+void forEachMatch(const RE2& re, std::string_view text, Groups& groups, F&& f) {
+  constexpr unsigned kMatchesPerCheck = 32;
+  unsigned matches = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    if (++matches % kMatchesPerCheck == 0) throwIfInterrupted();
+    if (!re.Match(text, pos, text.size(), RE2::UNANCHORED, groups.data(), groups.size())) return;
+    const size_t start = offsetIn(text, groups.data()[0]);
+    const size_t end = start + groups.data()[0].size();
+    if (!f(groups.data())) return;
+    if (end > start) {
+      pos = end;
+    } else {
+      if (end >= text.size()) return;
+      pos = end + utf8Step(text, end);
+    }
+  }
+}
+
+// A replacement string in Java's syntax, parsed once: `$n` and `${name}` insert
+// a group (the longest run of digits that names an existing group, as Java
+// reads it), `\x` is a literal x.
+struct Replacement {
+  struct Piece {
+    std::string literal;
+    int group = -1;  // >= 0: insert this group instead
+  };
+  std::vector<Piece> pieces;
+  int maxGroup = 0;
+};
+
+// Returns false (and the reason) when the replacement is not valid for `re`.
+bool parseReplacement(const std::string& r, const RE2& re, Replacement& out, std::string* why) {
+  const int groups = re.NumberOfCapturingGroups();
+  auto literal = [&out]() -> std::string& {
+    if (out.pieces.empty() || out.pieces.back().group >= 0) out.pieces.emplace_back();
+    return out.pieces.back().literal;
+  };
+  for (size_t i = 0; i < r.size(); ++i) {
+    char c = r[i];
+    if (c == '\\') {
+      if (i + 1 >= r.size()) {
+        *why = "character to be escaped is missing at its end";
+        return false;
+      }
+      literal() += r[++i];
+      continue;
+    }
+    if (c != '$') {
+      literal() += c;
+      continue;
+    }
+    if (i + 1 >= r.size()) {
+      *why = "a group reference is missing after the last '$'";
+      return false;
+    }
+    int g = -1;
+    if (r[i + 1] == '{') {
+      size_t close = r.find('}', i + 2);
+      if (close == std::string::npos || close == i + 2) {
+        *why = "a named group reference ${name} is not closed";
+        return false;
+      }
+      std::string name = r.substr(i + 2, close - i - 2);
+      const auto& named = re.NamedCapturingGroups();
+      auto it = named.find(name);
+      if (it == named.end()) {
+        *why = fmt::format("the pattern has no group named '{}'", name);
+        return false;
+      }
+      g = it->second;
+      i = close;
+    } else if (r[i + 1] >= '0' && r[i + 1] <= '9') {
+      g = r[++i] - '0';
+      if (g > groups) {
+        *why = fmt::format("there is no group {}: the pattern has {}", g, groups);
+        return false;
+      }
+      while (i + 1 < r.size() && r[i + 1] >= '0' && r[i + 1] <= '9' && g * 10 + (r[i + 1] - '0') <= groups) {
+        g = g * 10 + (r[++i] - '0');
+      }
+    } else {
+      *why = "'$' must be followed by a group number or ${name}; write \\$ for a dollar sign";
+      return false;
+    }
+    out.pieces.push_back({{}, g});
+    out.maxGroup = std::max(out.maxGroup, g);
+  }
+  return true;
+}
+
+using ReplacementPtr = std::shared_ptr<const Replacement>;
+
+ReplacementPtr parseConstantReplacement(const std::string& fn, const ExprPtr& e, const RE2& re, size_t pos) {
+  auto c = constantValue(e);
+  if (!c || c->isNull()) return nullptr;
+  auto r = std::make_shared<Replacement>();
+  std::string why;
+  if (!parseReplacement(c->asString(), re, *r, &why)) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("invalid replacement '{}' in {}: {}", c->asString(), fn, why), pos,
+                   "refer to groups as $1 or ${name}; write \\$ for a dollar sign and \\\\ for a backslash");
+  }
+  return r;
+}
+
+Value replaceAll(const std::string& fn, const std::string& text, const RE2& re, const Replacement& rep) {
+  std::string out;
+  size_t copied = 0;
+  Groups groups(rep.maxGroup + 1);
+  forEachMatch(re, text, groups, [&](const re2::StringPiece* g) {
+    const size_t start = offsetIn(text, g[0]);
+    out.append(text, copied, start - copied);
+    for (const auto& piece : rep.pieces) {
+      if (piece.group < 0) {
+        out += piece.literal;
+      } else if (g[piece.group].data() != nullptr) {
+        out.append(g[piece.group].data(), g[piece.group].size());
+      }
+    }
+    copied = start + g[0].size();
+    checkValueSize(fn, out.size() + (text.size() - copied));
+    return true;
+  });
+  if (copied == 0 && out.empty()) return Value::string(text);
+  out.append(text, copied, std::string::npos);
+  return Value::string(std::move(out));
 }
 
 ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -48,24 +305,27 @@ ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t
   RegexPtr fixed = compileConstant(name, args[1], pos);
   if (fixed) {
     if (auto idx = constantValue(args[2]); idx && !idx->isNull()) {
-      if (idx->asInt() < 0 || static_cast<size_t>(idx->asInt()) > fixed->mark_count())
+      const int groups = fixed->NumberOfCapturingGroups();
+      if (idx->asInt() < 0 || idx->asInt() > groups)
         throw SqlError(sqlstate::kInvalidParameterValue,
                        fmt::format("regexp_extract group index {} is out of range: the pattern has {} group{}",
-                                   idx->asInt(), fixed->mark_count(), fixed->mark_count() == 1 ? "" : "s"),
+                                   idx->asInt(), groups, groups == 1 ? "" : "s"),
                        pos);
     }
   }
   return fn3(name, DataType::of(TypeId::String), args, [fixed](const Value& s, const Value& p, const Value& i) {
-    std::optional<std::regex> local;
-    const std::regex* re = pick(fixed, p, local);
+    std::optional<RE2> local;
+    const RE2* re = pick(fixed, p, local);
     if (!re) return Value();
     int64_t idx = i.asInt();
-    if (idx < 0 || static_cast<size_t>(idx) > re->mark_count()) return Value();
-    std::smatch m;
+    if (idx < 0 || idx > re->NumberOfCapturingGroups()) return Value();
+    Groups groups(static_cast<int>(idx) + 1);
     const std::string& text = s.asString();
-    if (!std::regex_search(text, m, *re)) return Value::string({});
+    if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, groups.data(), groups.size()))
+      return Value::string({});
     // A group that did not take part in the match gives '' as in Spark.
-    return Value::string(m[static_cast<size_t>(idx)].matched ? m[static_cast<size_t>(idx)].str() : std::string());
+    const re2::StringPiece& g = groups.data()[idx];
+    return Value::string(g.data() ? std::string(g.data(), g.size()) : std::string());
   });
 }
 
@@ -74,29 +334,42 @@ ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t
   argString(name, args, 1, pos);
   argString(name, args, 2, pos);
   RegexPtr fixed = compileConstant(name, args[1], pos);
-  return fn3(name, DataType::of(TypeId::String), args, [fixed](const Value& s, const Value& p, const Value& r) {
-    std::optional<std::regex> local;
-    const std::regex* re = pick(fixed, p, local);
-    if (!re) return Value();
-    return Value::string(std::regex_replace(s.asString(), *re, r.asString()));
-  });
+  ReplacementPtr fixedRep = fixed ? parseConstantReplacement(name, args[2], *fixed, pos) : nullptr;
+  return fn3(name, DataType::of(TypeId::String), args,
+             [fixed, fixedRep, name](const Value& s, const Value& p, const Value& r) {
+               std::optional<RE2> local;
+               const RE2* re = pick(fixed, p, local);
+               if (!re) return Value();
+               if (fixedRep) return replaceAll(name, s.asString(), *re, *fixedRep);
+               Replacement rep;
+               std::string why;
+               if (!parseReplacement(r.asString(), *re, rep, &why)) return Value();
+               return replaceAll(name, s.asString(), *re, rep);
+             });
 }
 
-Value splitValue(const std::string& s, const std::regex& re, int64_t limit) {
+Value splitValue(const std::string& s, const RE2& re, int64_t limit) {
   ValueList parts;
   size_t last = 0;
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) {
-    auto ms = static_cast<size_t>(it->position());
-    auto ml = static_cast<size_t>(it->length());
+  size_t bytes = 0;
+  Groups groups(1);
+  forEachMatch(re, s, groups, [&](const re2::StringPiece* g) {
+    const size_t ms = offsetIn(s, g[0]);
+    const size_t ml = g[0].size();
     if (ml == 0) {
       // An empty match splits between characters, never at the ends or inside
       // a multi-byte character.
-      if (ms == 0 || ms >= s.size() || (static_cast<unsigned char>(s[ms]) & 0xC0) == 0x80) continue;
+      if (ms == 0 || ms >= s.size() || (static_cast<unsigned char>(s[ms]) & 0xC0) == 0x80) return true;
     }
-    if (limit > 0 && static_cast<int64_t>(parts.size()) == limit - 1) break;
+    if (limit > 0 && static_cast<int64_t>(parts.size()) == limit - 1) return false;
+    // Each part costs its Value besides its bytes: many tiny parts of a large
+    // input would otherwise grow far beyond the input's size.
+    bytes += sizeof(Value) + (ms - last);
+    checkValueSize("split", bytes);
     parts.push_back(Value::string(s.substr(last, ms - last)));
     last = ms + ml;
-  }
+    return true;
+  });
   parts.push_back(Value::string(s.substr(last)));
   return Value::array(std::move(parts));
 }
@@ -109,8 +382,8 @@ ExprPtr buildSplit(const std::string& name, std::vector<ExprPtr>& args, size_t p
   RegexPtr fixed = compileConstant(name, args[1], pos);
   return fn3(name, DataType::arrayOf(DataType::of(TypeId::String)), args,
              [fixed](const Value& s, const Value& p, const Value& l) {
-               std::optional<std::regex> local;
-               const std::regex* re = pick(fixed, p, local);
+               std::optional<RE2> local;
+               const RE2* re = pick(fixed, p, local);
                if (!re) return Value();
                return splitValue(s.asString(), *re, l.asInt());
              });
@@ -121,10 +394,11 @@ ExprPtr buildRlike(const std::string& name, std::vector<ExprPtr>& args, size_t p
   argString(name, args, 1, pos);
   RegexPtr fixed = compileConstant(name, args[1], pos);
   return fn2(name, DataType::of(TypeId::Boolean), args, [fixed](const Value& s, const Value& p) {
-    std::optional<std::regex> local;
-    const std::regex* re = pick(fixed, p, local);
+    std::optional<RE2> local;
+    const RE2* re = pick(fixed, p, local);
     if (!re) return Value();
-    return Value::boolean(std::regex_search(s.asString(), *re));
+    const std::string& text = s.asString();
+    return Value::boolean(re->Match(text, 0, text.size(), RE2::UNANCHORED, nullptr, 0));
   });
 }
 

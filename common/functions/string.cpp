@@ -2,6 +2,7 @@
 // characters, substring is 1-based with negative starts counting from the end,
 // concat is NULL when any argument is, concat_ws skips NULLs.
 #include <algorithm>
+#include <array>
 
 #include "common/functions/internal.h"
 
@@ -161,6 +162,7 @@ ExprPtr buildConcat(const std::string& name, std::vector<ExprPtr>& args, size_t 
     for (const auto& e : a) {
       Value v = e->eval(row);
       if (v.isNull()) return Value();
+      checkValueSize("concat", out.size() + v.asString().size());
       out += v.asString();
     }
     return Value::string(std::move(out));
@@ -183,6 +185,7 @@ ExprPtr buildConcatWs(const std::string& name, std::vector<ExprPtr>& args, size_
     bool first = true;
     auto add = [&](const Value& v) {
       if (v.isNull()) return;
+      checkValueSize("concat_ws", out.size() + sep.asString().size() + v.asString().size());
       if (!first) out += sep.asString();
       first = false;
       out += v.asString();
@@ -203,10 +206,21 @@ ExprPtr buildTrim(const std::string& name, std::vector<ExprPtr>& args, size_t po
   argString(name, args, 0, pos);
   auto trim = [](const std::string& s, std::string_view chars) {
     size_t b = 0, e = s.size();
+    if (chars.size() <= 4) {
+      if (Left)
+        while (b < e && chars.find(s[b]) != std::string_view::npos) ++b;
+      if (Right)
+        while (e > b && chars.find(s[e - 1]) != std::string_view::npos) --e;
+      return Value::string(s.substr(b, e - b));
+    }
+    // A table of the bytes to remove: one lookup per byte of s, however long
+    // `chars` is (a search of `chars` per byte would cost their product).
+    std::array<bool, 256> drop{};
+    for (char c : chars) drop[static_cast<unsigned char>(c)] = true;
     if (Left)
-      while (b < e && chars.find(s[b]) != std::string_view::npos) ++b;
+      while (b < e && drop[static_cast<unsigned char>(s[b])]) ++b;
     if (Right)
-      while (e > b && chars.find(s[e - 1]) != std::string_view::npos) --e;
+      while (e > b && drop[static_cast<unsigned char>(s[e - 1])]) --e;
     return Value::string(s.substr(b, e - b));
   };
   if (args.size() == 1)
@@ -227,8 +241,9 @@ ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t
     out.reserve(s.size());
     size_t i = 0;
     while (true) {
-      size_t k = s.find(f, i);
+      size_t k = findSubstring(s, f, i);
       if (k == std::string::npos) break;
+      checkValueSize("replace", out.size() + (k - i) + rv.asString().size() + (s.size() - k - f.size()));
       out.append(s, i, k - i);
       out += rv.asString();
       i = k + f.size();
@@ -242,7 +257,7 @@ ExprPtr buildInstr(const std::string& name, std::vector<ExprPtr>& args, size_t p
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
   return fn2(name, DataType::of(TypeId::Int), args, [](const Value& s, const Value& sub) {
-    size_t k = s.asString().find(sub.asString());
+    size_t k = findSubstring(s.asString(), sub.asString());
     if (k == std::string::npos) return Value::integer(0);
     return Value::integer(static_cast<int32_t>(utf8Length(std::string_view(s.asString()).substr(0, k)) + 1));
   });

@@ -166,6 +166,13 @@ bool fromBase64(std::string_view in, std::string* out) {
   return pad <= 2;
 }
 
+size_t findSubstring(std::string_view text, std::string_view needle, size_t from) {
+  if (from > text.size()) return std::string_view::npos;
+  if (needle.empty()) return from;
+  const void* at = memmem(text.data() + from, text.size() - from, needle.data(), needle.size());
+  return at ? static_cast<size_t>(static_cast<const char*>(at) - text.data()) : std::string_view::npos;
+}
+
 std::string toHex(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string s;

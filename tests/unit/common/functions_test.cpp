@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <set>
 
+#include "common/interrupt.h"
 #include "common/json.h"
 #include "expr_test_util.h"
 
@@ -143,6 +145,132 @@ TEST_CASE("functions: regular expressions") {
   checkNullIn("regexp_replace", {litS("a"), litS("a"), litS("b")}, 2);
   checkNullIn("split", {litS("a"), litS(",")}, 0);
   checkNullIn("split", {litS("a"), litS(",")}, 1);
+}
+
+TEST_CASE("functions: regular expressions match in linear time without deep recursion") {
+  // A backtracking matcher recurses once per character here (a crash on a
+  // long record) or takes time exponential in the input (a core kept busy).
+  const std::string longAb(1 << 20, 'a');
+  Row row{Value::string(longAb)};
+  auto s = col(0, TypeId::String);
+  CHECK(makeCall("regexp_like", {s, litS("(a|b)*")}, 0)->eval(row) == Value::boolean(true));
+  CHECK(makeCall("regexp_like", {s, litS("^(ab|cd)*$")}, 0)->eval(row) == Value::boolean(false));
+  CHECK(makeCall("regexp_extract", {s, litS("((a|b)*)"), litI(1)}, 0)->eval(row).asString().size() == longAb.size());
+  CHECK(makeCall("regexp_replace", {s, litS("(a|b)*"), litS("x")}, 0)->eval(row).asString() == "xx");
+  CHECK(makeCall("split", {s, litS("(a|b)*b")}, 0)->eval(row).asList().size() == 1);
+  Row evil{Value::string(std::string(10000, 'a') + "!")};
+  CHECK(makeCall("regexp_like", {s, litS("(a+)+$")}, 0)->eval(evil) == Value::boolean(false));
+  CHECK(makeCall("regexp_like", {s, litS("(a+)+!$")}, 0)->eval(evil) == Value::boolean(true));
+  // A per-record pattern goes through the same engine.
+  Row both{Value::string(std::string(10000, 'a') + "!"), Value::string("(a|aa)+$")};
+  CHECK(makeCall("rlike", {s, col(1, TypeId::String)}, 0)->eval(both) == Value::boolean(false));
+}
+
+TEST_CASE("functions: a loop over many matches stops when its thread is interrupted") {
+  // Each search for 'a(.*z)?' looks to the end of the text, so replacing every
+  // match of a long text costs the square of its length: without a check
+  // between matches a cancel would wait for all of them.
+  Row row{Value::string(std::string(200000, 'a'))};
+  auto s = col(0, TypeId::String);
+  std::atomic<bool> stop{true};
+  InterruptScope scope([](const void* flag) { return static_cast<const std::atomic<bool>*>(flag)->load(); }, &stop);
+  for (auto& e : {makeCall("regexp_replace", {s, litS("a(.*z)?"), litS("x")}, 0), makeCall("split", {s, litS("a(.*z)?")}, 0)}) {
+    INFO(e->toString());
+    auto err = sqlErrorOf([&] { e->eval(row); });
+    CHECK(err.sqlstate() == "57014");
+  }
+  // Without a request the same functions run to the end.
+  stop = false;
+  Row small{Value::string(std::string(100, 'a'))};
+  CHECK(makeCall("regexp_replace", {s, litS("a(.*z)?"), litS("x")}, 0)->eval(small).asString() == std::string(100, 'x'));
+}
+
+TEST_CASE("functions: regular-expression constructs RE2 lacks are errors with a hint") {
+  struct Case {
+    const char* pattern;
+    const char* says;
+  };
+  for (const Case& c : {Case{"(a)\\1", "backreference \\1"}, Case{"(?=a)", "lookahead (?="},
+                        Case{"x(?!a)", "lookahead (?!"}, Case{"(?<=a)b", "lookbehind"},
+                        Case{"(?<!a)b", "lookbehind"}, Case{"(?>a)", "atomic group"},
+                        Case{"a*+", "possessive quantifier *+"}, Case{"(?<n>a)\\k<n>", "named backreference"}}) {
+    INFO(c.pattern);
+    auto e = sqlErrorOf([&] { makeCall("regexp_like", {litS("aa"), litS(c.pattern)}, 7); });
+    CHECK(e.sqlstate() == "2201B");
+    CHECK(e.position() == 7);
+    CHECK(e.message().find(c.says) != std::string::npos);
+    CHECK(e.message().find("is not supported") != std::string::npos);
+    CHECK(e.hint().find("RE2") != std::string::npos);
+  }
+  auto e = sqlErrorOf([] { makeCall("regexp_replace", {litS("aa"), litS("(a)\\1"), litS("x")}, 0); });
+  CHECK(e.message().find("at character 4") != std::string::npos);
+  // A per-record pattern RE2 cannot compile gives NULL, as any bad one does.
+  Row row{Value::string("aa"), Value::string("(a)\\1")};
+  CHECK(makeCall("regexp_like", {col(0, TypeId::String), col(1, TypeId::String)}, 0)->eval(row).isNull());
+}
+
+TEST_CASE("functions: regular expressions keep Java's syntax and semantics") {
+  // Java's named groups, and its replacement syntax: $n, ${name}, \$.
+  CHECK(callS("regexp_extract", {litS("key=v1"), litS("(?<k>\\w+)=(?<v>\\w+)"), litI(2)}) == "v1");
+  CHECK(callS("regexp_replace", {litS("key=v1"), litS("(?<k>\\w+)=(?<v>\\w+)"), litS("${v}:${k}")}) == "v1:key");
+  CHECK(callS("regexp_replace", {litS("a1"), litS("(\\d)"), litS("\\$$1\\\\")}) == "a$1\\");
+  // $12 is group 1 then '2' when there is no group 12, as Java reads it.
+  CHECK(callS("regexp_replace", {litS("ab"), litS("(a)"), litS("$12")}) == "a2b");
+  // Java's empty-match rule: after a non-empty match an empty one may follow.
+  CHECK(callS("regexp_replace", {litS("abc"), litS("b*"), litS("-")}) == "-a--c-");
+  CHECK(callS("regexp_replace", {litS("héllo"), litS(""), litS("|")}) == "|h|é|l|l|o|");
+  // A group that took no part in the match inserts nothing.
+  CHECK(callS("regexp_replace", {litS("b"), litS("(a)?b"), litS("[$1]")}) == "[]");
+  CHECK(callS("regexp_extract", {litS("b"), litS("(a)?b"), litI(1)}) == "");
+  CHECK(call("rlike", {litS("ABC"), litS("(?i)abc")}) == Value::boolean(true));
+  CHECK(call("rlike", {litS("a.b"), litS("\\Qa.b\\E")}) == Value::boolean(true));
+  CHECK(call("split", {litS("a1b22c"), litS("\\d+")}).toString() == "[a, b, c]");
+  for (const char* bad : {"$2", "$x", "${nope}", "x\\", "a$"}) {
+    INFO(bad);
+    auto e = sqlErrorOf([&] { makeCall("regexp_replace", {litS("a"), litS("(a)"), litS(bad)}, 3); });
+    CHECK(e.sqlstate() == "22023");
+    CHECK(e.position() == 3);
+    CHECK_FALSE(e.hint().empty());
+  }
+  // A per-record replacement that is not valid gives NULL.
+  Row row{Value::string("$9")};
+  CHECK(makeCall("regexp_replace", {litS("a"), litS("a"), col(0, TypeId::String)}, 0)->eval(row).isNull());
+}
+
+TEST_CASE("functions: substring searches take time linear in both lengths") {
+  // 'aaa...a' searched for 'aaa...ab': a search that compares the needle at
+  // each position costs the product of the lengths, minutes here.
+  Row row{Value::string(std::string(4 << 20, 'a')), Value::string(std::string(1 << 20, 'a') + "b"),
+          Value::string(std::string(2 << 20, 'b') + "a")};
+  auto hay = col(0, TypeId::String);
+  auto needle = col(1, TypeId::String);
+  CHECK(makeCall("replace", {hay, needle, litS("x")}, 0)->eval(row).asString().size() == 4u << 20);
+  CHECK(makeCall("instr", {hay, needle}, 0)->eval(row) == Value::integer(0));
+  CHECK(makeLike(hay, makeCall("concat", {litS("%"), needle, litS("%")}, 0), false, 0)->eval(row) ==
+        Value::boolean(false));
+  // trim(s, chars) with a long list of characters.
+  CHECK(makeCall("trim", {hay, col(2, TypeId::String)}, 0)->eval(row).asString().empty());
+  // The same functions on ordinary inputs.
+  CHECK(callS("replace", {litS("a.b.c"), litS("."), litS("--")}) == "a--b--c");
+  CHECK(call("instr", {litS("hello"), litS("ll")}) == Value::integer(3));
+  CHECK(callS("trim", {litS("xyhixy"), litS("yxzwv")}) == "hi");
+}
+
+TEST_CASE("functions: a value a function builds is capped") {
+  // Each call doubles its input: without a cap a short statement would ask
+  // for gigabytes.
+  Row row{Value::string(std::string(40 << 20, 'x'))};
+  auto s = col(0, TypeId::String);
+  for (auto& e : {makeCall("concat", {s, s}, 0), makeCall("||", {s, s}, 0), makeCall("concat_ws", {litS(","), s, s}, 0),
+                  makeCall("replace", {s, litS("x"), litS("yy")}, 0), makeCall("regexp_replace", {s, litS("x"), litS("yy")}, 0),
+                  makeCall("hex", {s}, 0)}) {
+    INFO(e->toString());
+    auto err = sqlErrorOf([&] { e->eval(row); });
+    CHECK(err.sqlstate() == "54000");
+    CHECK(err.message().find("64 MiB") != std::string::npos);
+  }
+  Row small{Value::string(std::string(1 << 20, 'x'))};
+  CHECK(makeCall("concat", {s, s}, 0)->eval(small).asString().size() == 2u << 20);
 }
 
 TEST_CASE("functions: encodings and digests") {
