@@ -17,8 +17,10 @@ import pytest
 from conftest import unique
 
 ROWS = 200                  # per partition
-IDLE_TIMEOUT_S = 1
-LULL_S = 3                  # longer than the idle timeout: the input pauses
+# Short, but well above what the partitions read after the first wait while it
+# delivers (each counts as at most a tenth of the timeout plus its delivery).
+IDLE_TIMEOUT_S = 3
+LULL_S = 4                  # longer than the idle timeout: the input pauses
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 WAIT_S = 60                 # bound on every wait for the flow
 
@@ -39,7 +41,7 @@ def test_lull_then_burst_counts_every_row(server, kafka, order):
                          WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
                          WITH ({kafka.options()}, subscribe = '{topic}',
                                startingOffsets = 'earliest', format = 'json',
-                               'watermark.idle.timeout' = '{IDLE_TIMEOUT_S} second')""")
+                               'watermark.idle.timeout' = '{IDLE_TIMEOUT_S} seconds')""")
         conn.execute(f"CREATE SINK {sink}_s WITH ({kafka.options()}, topic = '{sink}', format = 'json')")
         conn.execute(f"""CREATE FLOW {flow} INTO {sink}_s WITH ('shuffle.partitions' = '2') AS
             SELECT window.start AS ws, k, count(*) AS n FROM {src}
