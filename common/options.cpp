@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/expr.h"
 #include "common/schema.h"
 
 namespace rtsql {
@@ -107,6 +108,31 @@ int64_t Options::getInt(std::string_view key, int64_t def, int64_t min, int64_t 
                    e->valuePos);
   }
   return n;
+}
+
+int64_t Options::getInterval(std::string_view key, int64_t def, int64_t min, int64_t max) const {
+  const OptionEntry* e = find(key);
+  if (!e) return def;
+  int64_t micros = 0;
+  try {
+    micros = parseInterval(e->value, "", e->valuePos);
+  } catch (const SqlError&) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("invalid value '{}' for option '{}': expected an interval", e->value,
+                               e->key),
+                   e->valuePos, "write an interval such as '10 seconds' or '500 milliseconds'");
+  }
+  if (micros < min || micros > max) {
+    auto shown = [](int64_t us) {
+      return us % 1000000 == 0 ? fmt::format("{} seconds", us / 1000000)
+                               : fmt::format("{} milliseconds", us / 1000);
+    };
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("invalid value '{}' for option '{}': must be between {} and {}",
+                               e->value, e->key, shown(min), shown(max)),
+                   e->valuePos);
+  }
+  return micros;
 }
 
 bool Options::getBool(std::string_view key, bool def) const {

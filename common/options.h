@@ -33,6 +33,9 @@ class Options {
   int64_t getInt(std::string_view key, int64_t def, int64_t min = INT64_MIN,
                  int64_t max = INT64_MAX) const;
   bool getBool(std::string_view key, bool def) const;
+  // An interval option ('10 seconds', '500 ms') in microseconds; 22023 at the
+  // value when it is not an interval or is outside [min, max].
+  int64_t getInterval(std::string_view key, int64_t def, int64_t min, int64_t max) const;
   // Required string option; 22023 naming the key when missing (at `stmtPos`).
   const OptionEntry& require(std::string_view key, size_t stmtPos) const;
   // Throws 22023 when the value is not one of `allowed`, listing them in the hint.

@@ -52,7 +52,8 @@ void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
 
 void validateKafkaSource(const Options& options, size_t stmtPos) {
   options.checkKnown({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
-                      "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter"},
+                      "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
+                      kIdleTimeoutOption},
                      {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "subscribe", stmtPos);
@@ -62,6 +63,7 @@ void validateKafkaSource(const Options& options, size_t stmtPos) {
   options.getEnum("on.error", "fail", {"fail", "skip"});
   options.getBool("includeHeaders", false);
   options.getBool("json.ignore-missing", true);
+  sourceIdleTimeoutMicros(options);
   validateKafkaProperties(options);
 }
 

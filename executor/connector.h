@@ -56,6 +56,15 @@ class SourceTask {
   // Called before the first poll(). Sources that cannot seek (datagen) ignore it.
   virtual void seek(const std::vector<PartitionProgress>& positions) { (void)positions; }
   virtual std::vector<PartitionProgress> progress() const = 0;
+  // Whether `partition` has been read to the end of what the source holds now
+  // (Kafka: up to the broker's end offset). A partition with records left to
+  // read is never idle for the watermark (executor/watermark_tracker.h).
+  // Called by the task's thread between polls. Sources that generate records
+  // (datagen) have nothing waiting: the default says yes.
+  virtual bool caughtUp(int32_t partition) const {
+    (void)partition;
+    return true;
+  }
   virtual int64_t decodeErrors() const = 0;
   virtual std::string description() const = 0;  // "KafkaV2[Subscribe[clicks]]"
 };

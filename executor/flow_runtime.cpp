@@ -20,6 +20,7 @@
 #include "executor/operators/sink.h"
 #include "executor/shuffle.h"
 #include "executor/state/state_store.h"
+#include "executor/watermark_tracker.h"
 
 namespace rtsql {
 
@@ -92,13 +93,8 @@ struct FlowRuntime::Task {
   int scanIndex = -1;
   const ScanSpec* scan = nullptr;
   std::unique_ptr<SourceTask> source;
-  struct PartitionTime {
-    int64_t maxEventMicros = INT64_MIN;
-    int64_t lastSeenMonotonic = 0;
-  };
-  std::map<int32_t, PartitionTime> partitionTimes;
-  int64_t lastRecordMonotonic = 0;
-  bool idle = false;
+  std::optional<PartitionWatermarks> partitionTimes;
+  bool idle = false;  // told the stages below that every partition is idle
   std::deque<std::pair<uint64_t, std::vector<PartitionProgress>>> uncommitted;  // epoch -> offsets
 
   // Shuffle tasks.
@@ -284,6 +280,12 @@ void FlowRuntime::start() {
     }
   }
 
+  // A pause in deliveries counts as delivery time up to a tenth of the
+  // shortest idle timeout: a lull is never long enough to make a partition idle.
+  int64_t idleTimeout = INT64_MAX;
+  for (const ScanSpec& scan : plan_.scans) idleTimeout = std::min(idleTimeout, scan.idleTimeoutMicros);
+  activity_ = std::make_unique<ActivityClock>(std::max<int64_t>(idleTimeout / 10, 1));
+
   std::vector<std::unique_ptr<Task>> tasks;
   for (const auto& stage : plan_.stages) {
     for (int i = 0; i < stage.tasks; ++i) {
@@ -367,12 +369,16 @@ void FlowRuntime::runSourceTask(Task& task) {
   batch.reserve(kPollBatch);
   Operator* head = task.head();
   const int eventTimeColumn = task.scan->eventTimeColumn;
-  const int64_t delay = task.scan->watermarkDelayMicros;
-  const int64_t idleTimeout = plan_.idleTimeoutMicros;
-  task.lastRecordMonotonic = monotonicMicros();
+  ActivityClock& activity = *activity_;
+  PartitionWatermarks& times =
+      task.partitionTimes.emplace(task.scan->watermarkDelayMicros, task.scan->idleTimeoutMicros);
   int32_t lastPartition = -1;
-  Task::PartitionTime* lastTime = nullptr;
+  PartitionWatermarks::Partition* lastTime = nullptr;
   try {
+    // Every partition the task reads holds the watermark from the start, not
+    // only from its first record: the first partition to deliver must not
+    // move the watermark past the records the others are about to deliver.
+    for (const PartitionProgress& p : task.source->progress()) times.at(p.partition, activity.now());
     if (task.watermark.load() != INT64_MIN) head->onWatermark(task.watermark.load());
     while (!stopping_.load(std::memory_order_relaxed)) {
       if (task.finished) {
@@ -388,44 +394,51 @@ void FlowRuntime::runSourceTask(Task& task) {
       for (SourceRecord& rec : batch) {
         m.inputRows.fetch_add(1, std::memory_order_relaxed);
         m.sourceQueuingLatency.record(rec.readMicros - rec.timestampMicros);
+        // Records of a batch mostly come from one partition: skip the map
+        // lookup while it stays the same (map nodes never move).
+        if (rec.partition != lastPartition || !lastTime) {
+          lastPartition = rec.partition;
+          lastTime = &times.at(rec.partition, activity.now());
+        }
         if (eventTimeColumn >= 0) {
           const Value& ts = rec.row[static_cast<size_t>(eventTimeColumn)];
-          // Records of a batch mostly come from one partition: skip the map
-          // lookup while it stays the same (map nodes never move).
-          if (rec.partition != lastPartition || !lastTime) {
-            lastPartition = rec.partition;
-            lastTime = &task.partitionTimes[rec.partition];
+          if (ts.isNull()) {
+            PartitionWatermarks::record(*lastTime);
+          } else {
+            PartitionWatermarks::record(*lastTime, ts.asInt());
+            if (ts.asInt() > m.maxEventTimeMicros.load(std::memory_order_relaxed)) {
+              m.maxEventTimeMicros.store(ts.asInt(), std::memory_order_relaxed);
+            }
           }
-          auto& pt = *lastTime;
-          pt.lastSeenMonotonic = now;
-          if (!ts.isNull() && ts.asInt() > pt.maxEventMicros) pt.maxEventMicros = ts.asInt();
-          if (!ts.isNull() && ts.asInt() > m.maxEventTimeMicros.load(std::memory_order_relaxed)) {
-            m.maxEventTimeMicros.store(ts.asInt(), std::memory_order_relaxed);
-          }
+        } else {
+          PartitionWatermarks::record(*lastTime);
         }
         RecordContext ctx{rec.timestampMicros, rec.readMicros};
         head->push(rec.row, ctx);
       }
-      if (!batch.empty()) task.lastRecordMonotonic = now;
+      if (!batch.empty()) activity.delivered(now);
 
-      // Watermark: the slowest partition that is not idle.
-      if (eventTimeColumn >= 0) {
-        int64_t wm = INT64_MAX;
-        for (const auto& [p, pt] : task.partitionTimes) {
-          if (now - pt.lastSeenMonotonic <= idleTimeout && pt.maxEventMicros != INT64_MIN) {
-            wm = std::min(wm, pt.maxEventMicros - delay);
-          }
+      // Watermark: the slowest partition that is not idle; none at all moves
+      // it while every partition is idle.
+      PartitionWatermarks::Result r =
+          times.update(activity.now(), [&](int32_t p) { return task.source->caughtUp(p); });
+      if (r.allIdle) {
+        if (!task.idle && task.shuffleOut) {
+          // Nothing left to read while the flow's other partitions delivered:
+          // let the stages below go on without this task.
+          task.idle = true;
+          task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
         }
-        if (wm != INT64_MAX && (wm > task.watermark.load(std::memory_order_relaxed) || task.idle)) {
+      } else {
+        const int64_t current = task.watermark.load(std::memory_order_relaxed);
+        const bool advance = eventTimeColumn >= 0 && r.watermark != INT64_MIN && r.watermark > current;
+        if (advance) task.watermark.store(r.watermark, std::memory_order_relaxed);
+        if (advance || task.idle) {
+          // Back from idle, the task's watermark (even with none yet) tells the
+          // stages below to wait for it again.
           task.idle = false;
-          task.watermark.store(std::max(wm, task.watermark.load()), std::memory_order_relaxed);
           head->onWatermark(task.watermark.load(std::memory_order_relaxed));
         }
-      }
-      if (!task.idle && task.shuffleOut && now - task.lastRecordMonotonic > idleTimeout) {
-        // Nothing to read for a while: let the stages below go on without us.
-        task.idle = true;
-        task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
       }
 
       if (epochsRequested_.load(std::memory_order_acquire) > task.epochsDone) {

@@ -8,8 +8,11 @@
 // at once (executor/shuffle.h).
 //
 // Event time: a source task's watermark is the minimum over its partitions of
-// (max event time seen - the source's delay), ignoring partitions idle for
-// longer than the plan's idle timeout; a task that is idle altogether tells the
+// (max event time seen - the source's delay), leaving out idle partitions: a
+// partition is idle only when it is caught up and has had no record for the
+// source's idle timeout of time in which the flow's sources delivered records
+// (executor/watermark_tracker.h), so the watermark never depends on how fast
+// the partitions were read. A task whose partitions are all idle tells the
 // stages below, so it does not hold their watermark back. A shuffle task's
 // watermark is the minimum over its producing tasks that are not idle.
 // Operators get onWatermark() whenever their task's watermark advances.
@@ -59,6 +62,7 @@ namespace rtsql {
 enum class FlowState { Stopped, Running, Failed, Recovering };
 const char* flowStateName(FlowState s);
 
+class ActivityClock;
 class StateStore;
 class ShuffleQueue;
 struct ShuffleMessage;
@@ -131,6 +135,7 @@ class FlowRuntime {
   std::vector<std::unique_ptr<ShuffleQueue>> queues_;  // by stage, then task
   std::vector<int> queueBase_;                          // first queue of each stage
   std::vector<std::unique_ptr<Task>> tasks_;
+  std::unique_ptr<ActivityClock> activity_;  // the sources' delivery time (idle partitions)
   std::thread coordinator_;
 
   std::atomic<bool> stopping_{false};        // tasks leave at once (stop done or failure)

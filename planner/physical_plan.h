@@ -25,6 +25,15 @@
 
 namespace rtsql {
 
+// A source's 'watermark.idle.timeout' option (executor/watermark_tracker.h):
+// 10 seconds unless set, between 100 milliseconds and a day.
+inline constexpr int64_t kDefaultIdleTimeoutMicros = 10LL * 1000 * 1000;
+inline constexpr const char* kIdleTimeoutOption = "watermark.idle.timeout";
+inline int64_t sourceIdleTimeoutMicros(const Options& sourceOptions) {
+  return sourceOptions.getInterval(kIdleTimeoutOption, kDefaultIdleTimeoutMicros, 100'000,
+                                   86'400LL * 1000 * 1000);
+}
+
 struct ScanSpec {
   std::string name;       // source name in the catalog
   std::string connector;  // kafka | datagen
@@ -33,6 +42,10 @@ struct ScanSpec {
   Schema schema;  // the rows the connector produces (declared + hidden columns)
   int eventTimeColumn = -1;  // watermark column, -1 when none
   int64_t watermarkDelayMicros = 0;
+  // 'watermark.idle.timeout': how long a caught-up partition must stay without
+  // records while the flow's others deliver before the watermark goes on
+  // without it (executor/watermark_tracker.h).
+  int64_t idleTimeoutMicros = kDefaultIdleTimeoutMicros;
   int partitions = 0;  // source partitions known at plan time, 0 when unknown
 };
 
@@ -173,7 +186,6 @@ struct PhysicalPlan {
   // 'delivery' = 'exactly-once': the sink writes each epoch in a Kafka
   // transaction committed with the epoch's checkpoint.
   bool exactlyOnce = false;
-  int64_t idleTimeoutMicros = 10LL * 1000 * 1000;  // idle partitions stop holding the watermark
 
   int slots() const;           // total tasks over all stages
   std::string explain() const;  // the text EXPLAIN prints

@@ -82,6 +82,7 @@ class StageCutter {
       scan.eventTimeColumn = src.watermark->column;
       scan.watermarkDelayMicros = src.watermark->delayMicros;
     }
+    scan.idleTimeoutMicros = sourceIdleTimeoutMicros(src.options);
     StageSpec stage;
     stage.id = static_cast<int>(plan_.stages.size());
     stage.tasks = sourceTasks(src, ctx_, &scan.partitions);

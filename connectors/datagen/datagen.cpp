@@ -25,7 +25,7 @@ const std::vector<std::string>& knownKeys() {
   static const std::vector<std::string> keys = {
       "connector",      "format",       "rows-per-second", "rowsPerSecond", "number-of-rows",
       "numberOfRows",   "seed",         "maxPartitions",   "numPartitions", "on.error",
-      "dead.letter.sink"};
+      "dead.letter.sink", kIdleTimeoutOption};
   return keys;
 }
 
@@ -113,6 +113,7 @@ const OptionEntry* firstOf(const Options& options, const char* a, const char* b)
 
 ParsedOptions parseOptions(const Options& options, size_t stmtPos) {
   options.checkKnown(knownKeys(), {"fields."});
+  sourceIdleTimeoutMicros(options);
   ParsedOptions p;
   if (const OptionEntry* e = firstOf(options, "rows-per-second", "rowsPerSecond")) {
     p.rowsPerSecond = parseInteger(*e, 1, 1'000'000'000);

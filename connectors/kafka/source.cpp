@@ -39,6 +39,9 @@ struct PartitionState {
   int64_t startOffset = -1;
   int64_t endOffset = -1;
   int64_t committed = -1;
+  // The end of the log as of the last end-of-partition event since the
+  // partition's last record, -1 when there was none: caughtUp().
+  int64_t eofOffset = -1;
 };
 
 // Records handed over per consume call after the first: large enough to amortize
@@ -196,6 +199,8 @@ class KafkaSourceTask final : public SourceTask {
         PartitionState& s = parts_[it->second];
         s.startOffset = s.endOffset = p.endOffset;
       }
+      // Ends of partitions seen before the new assignment say nothing of it.
+      for (PartitionState& s : parts_) s.eofOffset = -1;
       for (const PartitionState& s : parts_) {
         rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset =
             s.endOffset >= 0 ? s.endOffset : RD_KAFKA_OFFSET_INVALID;
@@ -229,6 +234,25 @@ class KafkaSourceTask final : public SourceTask {
       out.push_back(p);
     }
     return out;
+  }
+
+  // Caught up: the client reported the end of the partition after its last
+  // record (the fetch position reached the broker's end offset, transaction
+  // markers included), and the high watermark of the newest fetch response
+  // shows nothing beyond it. With several topics, every partition of that
+  // number must be caught up.
+  bool caughtUp(int32_t partition) const override {
+    for (const PartitionState& s : parts_) {
+      if (s.partition != partition) continue;
+      if (s.eofOffset < 0) return false;
+      int64_t low = -1, high = -1;
+      if (rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high) ==
+              RD_KAFKA_RESP_ERR_NO_ERROR &&
+          high > s.eofOffset) {
+        return false;
+      }
+    }
+    return true;
   }
 
   int64_t decodeErrors() const override { return decoder_.errors(); }
@@ -330,6 +354,9 @@ class KafkaSourceTask final : public SourceTask {
       kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-source-{}", flowName, task),
                          SqlError::npos);
       kafka::applyUserProperties(conf, scan.options, false);
+      // End-of-partition events tell the watermark that a partition is caught
+      // up (caughtUp()); they are consumed by poll() and never reach a flow.
+      kafka::setProperty(conf, "enable.partition.eof", "true", SqlError::npos);
       // Offsets are the executor's to commit, at epoch ends only.
       kafka::setProperty(conf, "enable.auto.commit", "false", SqlError::npos);
       kafka::setProperty(conf, "enable.auto.offset.store", "false", SqlError::npos);
@@ -386,7 +413,12 @@ class KafkaSourceTask final : public SourceTask {
   // Called with mutex_ held.
   size_t process(rd_kafka_message_t* m, int64_t readMicros, std::vector<SourceRecord>& out) {
     if (m->err) {
-      if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        if (m->rkt) {
+          auto eof = byKey_.find(key(topicIndexOf(m->rkt), m->partition));
+          if (eof != byKey_.end()) parts_[eof->second].eofOffset = m->offset;
+        }
+      } else {
         // The client reconnects by itself; a dead broker must not kill the flow.
         reportConsumerError(m);
       }
@@ -416,6 +448,7 @@ class KafkaSourceTask final : public SourceTask {
     }
 
     s.endOffset = m->offset + 1;
+    s.eofOffset = -1;
     if (decoder_.decode(view, readMicros, out)) return 1;
     if (decoder_.failure()) s.endOffset = m->offset;  // the bad record is not consumed
     return 0;

@@ -36,14 +36,20 @@ class DedupOperator final : public Operator {
     int64_t time = 0;
     if (withinWatermark_) {
       Value t = eventTime_->eval(row);
-      // A row without an event time could never be forgotten, and one below the
-      // watermark belongs to keys that may already have been forgotten: both
-      // would break the "within watermark" guarantee, so they are dropped.
-      if (t.isNull() || t.asInt() < watermark_) {
+      // A row below the watermark belongs to keys that may already have been
+      // forgotten: it would break the "within watermark" guarantee, so it is
+      // dropped. A row without an event time is never late (as in Spark, whose
+      // late-row filter lets NULL through); its key is deduplicated as usual
+      // and remembered until the watermark next moves (Spark stores it as
+      // expiring at the epoch plus the delay, which the next cleanup forgets).
+      if (t.isNull()) {
+        time = std::numeric_limits<int64_t>::min();
+      } else if (t.asInt() < watermark_) {
         stats_.numRowsDroppedByWatermark.fetch_add(1, std::memory_order_relaxed);
         return;
+      } else {
+        time = t.asInt();
       }
-      time = t.asInt();
     }
 
     key_.clear();

@@ -195,9 +195,10 @@ class Kafka:
         return f"connector = 'kafka', 'kafka.bootstrap.servers' = {sql_str(self.sql_bootstrap)}"
 
     # -- producing -------------------------------------------------------
-    def produce(self, topic, records, key=None, headers=None, timeout=30):
+    def produce(self, topic, records, key=None, headers=None, timeout=30, partition=None):
         """Sends RECORDS (dicts as JSON, str or bytes as they are) and waits for
-        every delivery report. KEY may be a function of the record."""
+        every delivery report. KEY and PARTITION may be functions of the record;
+        without PARTITION the producer's partitioner picks one."""
         p = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5,
                       "message.timeout.ms": timeout * 1000})
         errors = []
@@ -209,9 +210,12 @@ class Kafka:
         for r in records:
             value = json.dumps(r) if isinstance(r, dict) else r
             k = key(r) if callable(key) else key
+            part = {}
+            if partition is not None:
+                part["partition"] = partition(r) if callable(partition) else partition
             while True:
                 try:
-                    p.produce(topic, value=value, key=k, headers=headers, on_delivery=report)
+                    p.produce(topic, value=value, key=k, headers=headers, on_delivery=report, **part)
                     break
                 except BufferError:
                     p.poll(0.1)

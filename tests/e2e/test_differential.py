@@ -8,10 +8,13 @@ BY with every aggregate (update mode: the last update of each key is its final
 value), a tumbling window count with EMIT ON WINDOW CLOSE (each window once,
 after a last record moves the watermark past every window), and DISTINCT ON
 (the first record of each id). A fourth test joins two random streams with a
-time bound (LEFT JOIN). SQLite (in memory) runs the equivalent batch queries
-over the same records; per key, per window and per id the results must
-be equal (floating-point sums and averages within a relative 1e-9, since the
-order of additions differs).
+time bound (LEFT JOIN). A fifth sends records to the partitions of a topic in
+seeded random chunks, with random pauses between them, lulls longer than the
+source's idle timeout and large bursts, so that partitions are read in every
+order and at every speed: no record may be dropped as late. SQLite (in memory)
+runs the equivalent batch queries over the same records; per key, per window
+and per id the results must be equal (floating-point sums and averages within a
+relative 1e-9, since the order of additions differs).
 """
 
 import json
@@ -93,7 +96,7 @@ def setup(server, kafka):
     sinks = {w: unique(f"diff_{w}_out") for w in names}
     # A real broker has no topic before someone creates it; the embedded one
     # creates topics on demand. Create it first either way.
-    kafka.create_topic(topic)
+    partitions = kafka.create_topic(topic)
     stmts = [f"""CREATE SOURCE {src} (event_id STRING, k STRING, qty INT, amount DOUBLE, ts TIMESTAMP,
                  WATERMARK FOR ts AS ts - INTERVAL '{WATERMARK_DELAY_S}' SECOND)
                  WITH ({kafka.options()}, subscribe = '{topic}', startingOffsets = 'earliest',
@@ -119,10 +122,15 @@ def setup(server, kafka):
     kafka.produce(topic, [{f: v for f, v in r.items() if f != "_ms"} for r in records],
                   key=lambda r: r["event_id"] if r["event_id"] is not None else "no-event-id")
     # Moves the watermark an hour past every window above; its own window stays
-    # open, so it adds nothing to the window flow's output.
+    # open, so it adds nothing to the window flow's output. Every partition
+    # gets one: a partition that stops with everything else is not idle, and
+    # its last event time holds the watermark.
     end_ms = N_RECORDS * STEP_MS + 3_600_000
-    kafka.produce(topic, [{"event_id": "end", "k": "zz_end", "qty": 0, "amount": 0.0, "ts": iso(end_ms)}])
-    yield {"records": records, "db": sqlite_db(records), "names": names, "sinks": sinks}
+    for p in range(partitions):
+        kafka.produce(topic, [{"event_id": "end", "k": "zz_end", "qty": 0, "amount": 0.0,
+                               "ts": iso(end_ms)}], partition=p)
+    yield {"records": records, "db": sqlite_db(records), "names": names, "sinks": sinks,
+           "partitions": partitions}
     with server.connect() as conn:
         for f in names.values():
             conn.execute(f"DROP FLOW IF EXISTS {f}")
@@ -130,10 +138,12 @@ def setup(server, kafka):
 
 def test_group_by_final_values_match_sqlite(server, kafka, setup):
     db, flow, topic = setup["db"], setup["names"]["agg"], setup["sinks"]["agg"]
-    # Every record changes its group's count(*), so each one, the last included, emits one update.
-    wait_output_rows(server, flow, N_RECORDS + 1)
-    msgs = kafka.consume(topic, n=N_RECORDS + 1, timeout=WAIT_S, grace=0.5)
-    assert len(msgs) == N_RECORDS + 1
+    # Every record changes its group's count(*), so each one, the last ones
+    # (one per partition) included, emits one update.
+    n_out = N_RECORDS + setup["partitions"]
+    wait_output_rows(server, flow, n_out)
+    msgs = kafka.consume(topic, n=n_out, timeout=WAIT_S, grace=0.5)
+    assert len(msgs) == n_out
     final = {}
     for m in msgs:
         row = json.loads(m.value())
@@ -234,8 +244,8 @@ def test_stream_left_join_matches_sqlite(server, kafka):
     s_o, s_p, sink, flow = (unique("diff_o"), unique("diff_p"), unique("diff_join_out"),
                             unique("diff_join"))
     wm = f"WATERMARK FOR ts AS ts - INTERVAL '{WATERMARK_DELAY_S}' SECOND"
-    kafka.create_topic(t_o)
-    kafka.create_topic(t_p)
+    parts_o = kafka.create_topic(t_o)
+    parts_p = kafka.create_topic(t_p)
     with server.connect() as conn:
         conn.execute(f"CREATE SOURCE {s_o} (oid INT, id BIGINT, ts TIMESTAMP, {wm}) WITH "
                      f"({kafka.options()}, subscribe = '{t_o}', startingOffsets = 'earliest', "
@@ -253,10 +263,13 @@ def test_stream_left_join_matches_sqlite(server, kafka):
 
     kafka.produce(t_o, strip(orders))
     kafka.produce(t_p, strip(payments))
-    # Both watermarks an hour past every bound above; ids that match nothing.
+    # Both watermarks an hour past every bound above, on every partition; ids
+    # that match nothing.
     end = iso(400 * 1500 + 3_600_000)
-    kafka.produce(t_o, [{"oid": 100000, "id": 999999, "ts": end}])
-    kafka.produce(t_p, [{"pid": 100000, "order_id": 888888, "ts": end}])
+    for p in range(parts_o):
+        kafka.produce(t_o, [{"oid": 100000 + p, "id": 999999, "ts": end}], partition=p)
+    for p in range(parts_p):
+        kafka.produce(t_p, [{"pid": 100000 + p, "order_id": 888888, "ts": end}], partition=p)
     try:
         wait_output_rows(server, flow, len(want))
         rows = kafka.consume_json(sink, n=len(want), timeout=WAIT_S, grace=1.0)
@@ -268,6 +281,77 @@ def test_stream_left_join_matches_sqlite(server, kafka):
                         f"unexpected {extra[:5]}")
         st = server.progress(flow)["stateOperators"][0]
         assert st["numRowsDroppedByWatermark"] == 0
+    finally:
+        with server.connect() as conn:
+            conn.execute(f"DROP FLOW IF EXISTS {flow}")
+
+
+def test_pauses_and_bursts_between_partitions_match_sqlite(server, kafka):
+    """Whatever the pauses between the partitions' records, a window counts
+    every record: the watermark never lets one partition run ahead of another
+    that has records to come. Each partition's event times are in order within
+    a jitter well below the delay, so no record is late against its own
+    partition; lulls are longer than the idle timeout; within a round every
+    partition gets a chunk, in random order, so none is quiet for the idle
+    timeout while the others deliver."""
+    rng = random.Random(SEED + 2)
+    # A partition waits at most for the other partitions' chunks of two rounds;
+    # each counts as at most a tenth of the idle timeout plus its delivery, far
+    # below the timeout even on a loaded machine.
+    idle_timeout_s, delay_s, window_ms = 8, 5, 10_000
+    topic, src, sink, flow = (unique("diff_burst_in"), unique("diff_burst_src"),
+                              unique("diff_burst_out"), unique("diff_burst"))
+    partitions = kafka.create_topic(topic)
+    with server.connect() as conn:
+        conn.execute(f"""CREATE SOURCE {src} (k STRING, v INT, ts TIMESTAMP,
+                         WATERMARK FOR ts AS ts - INTERVAL '{delay_s}' SECOND)
+                         WITH ({kafka.options()}, subscribe = '{topic}', startingOffsets = 'earliest',
+                               format = 'json', 'watermark.idle.timeout' = '{idle_timeout_s} seconds')""")
+        conn.execute(f"CREATE SINK {sink}_s WITH ({kafka.options()}, topic = '{sink}', format = 'json')")
+        conn.execute(f"""CREATE FLOW {flow} INTO {sink}_s WITH ('shuffle.partitions' = '3') AS
+            SELECT window.start AS ws, k, count(*) AS n, sum(v) AS sv FROM {src}
+            GROUP BY window(ts, '10 seconds'), k EMIT ON WINDOW CLOSE""")
+
+    clock = [0] * partitions  # each partition's event time, ms after T0
+    sent = []
+
+    def chunk(p, n):
+        rows = []
+        for _ in range(n):
+            clock[p] += rng.randint(0, 400)
+            ms = max(0, clock[p] + rng.randint(-1000, 1000))  # jitter well below the delay
+            rows.append({"k": f"k{rng.randrange(5)}", "v": rng.randint(-10, 10), "ts": iso(ms), "_ms": ms})
+        kafka.produce(topic, [{f: v for f, v in r.items() if f != "_ms"} for r in rows], partition=p)
+        sent.extend(rows)
+
+    try:
+        for rnd in range(12):
+            order = list(range(partitions))
+            rng.shuffle(order)
+            for p in order:
+                # Mostly small chunks; now and then a burst (a backfill).
+                chunk(p, rng.randint(150, 300) if rng.random() < 0.15 else rng.randint(1, 40))
+                time.sleep(rng.uniform(0, 0.25))
+            if rng.random() < 0.25:
+                time.sleep(idle_timeout_s + 1)  # a lull: nothing at all arrives
+        end = iso(max(clock) + 3_600_000)
+        for p in range(partitions):
+            kafka.produce(topic, [{"k": "zz_end", "v": 0, "ts": end}], partition=p)
+
+        db = sqlite3.connect(":memory:")
+        db.execute("CREATE TABLE t (k TEXT, v INTEGER, ms INTEGER)")
+        db.executemany("INSERT INTO t VALUES (?, ?, ?)", [(r["k"], r["v"], r["_ms"]) for r in sent])
+        want = {(iso(ws), k): (n, sv) for ws, k, n, sv in db.execute(
+            f"SELECT (ms / {window_ms}) * {window_ms}, k, count(*), sum(v) FROM t GROUP BY 1, 2")}
+        wait_output_rows(server, flow, len(want))
+        rows = kafka.consume_json(sink, n=len(want), timeout=WAIT_S, grace=0.5)
+        got = {(r["ws"], r["k"]): (r["n"], r["sv"]) for r in rows}
+        st = server.progress(flow)["stateOperators"][0]
+        assert st["numRowsDroppedByWatermark"] == 0, \
+            f"{st['numRowsDroppedByWatermark']} of {len(sent)} rows dropped as late"
+        diff = [(k, got.get(k), w) for k, w in want.items() if got.get(k) != w]
+        assert not diff and len(got) == len(want), \
+            f"{len(diff)} windows differ (got, want): {diff[:3]}; {len(got)} windows, want {len(want)}"
     finally:
         with server.connect() as conn:
             conn.execute(f"DROP FLOW IF EXISTS {flow}")

@@ -105,3 +105,29 @@ TEST_CASE("options: set and text") {
   o.set("kafka.acks", "it's");
   CHECK(o.toString() == "path = 'b.csv', header = 'true', 'kafka.acks' = 'it''s'");
 }
+
+TEST_CASE("options: intervals, reported at the value when bad or out of range") {
+  Options o({{"watermark.idle.timeout", "2 seconds", 10, 36},
+             {"short", "5 ms", 40, 50},
+             {"bad", "soon", 60, 70}});
+  CHECK(o.getInterval("watermark.idle.timeout", 0, 0, INT64_MAX) == 2'000'000);
+  CHECK(o.getInterval("absent", 7, 0, 10) == 7);
+  try {
+    o.getInterval("bad", 0, 0, INT64_MAX);
+    FAIL("expected an error");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "22023");
+    CHECK(e.message() == "invalid value 'soon' for option 'bad': expected an interval");
+    CHECK(e.position() == 70);
+    CHECK_FALSE(e.hint().empty());
+  }
+  try {
+    o.getInterval("short", 0, 100'000, 86'400'000'000LL);
+    FAIL("expected an error");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "22023");
+    CHECK(e.message() ==
+          "invalid value '5 ms' for option 'short': must be between 100 milliseconds and 86400 seconds");
+    CHECK(e.position() == 50);
+  }
+}

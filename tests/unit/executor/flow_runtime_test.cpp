@@ -254,3 +254,120 @@ TEST_CASE("a sink failure fails the flow with its reason and commits nothing aft
   CHECK(s.commits.empty());
   CHECK(slots.used() == 0);
 }
+
+namespace {
+
+// Two source tasks under one shuffle stage. Task 0 reads partition 0, which
+// delivers a record (event time: its sequence number in seconds) every 2 ms;
+// task 1 reads partition 1, which never delivers, or no partition at all.
+struct TwoTasks {
+  std::atomic<bool> secondHasPartition{true};
+  std::atomic<bool> secondCaughtUp{false};
+  std::atomic<int64_t> delivered{0};
+  Shared sink;
+};
+
+class PacedSource : public SourceTask {
+ public:
+  PacedSource(TwoTasks& s, int task) : s_(s), task_(task) {}
+  void poll(std::vector<SourceRecord>& out, size_t, int timeoutMs) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(task_ == 0 ? 2 : std::min(timeoutMs, 5)));
+    if (task_ != 0) return;
+    SourceRecord r;
+    int64_t n = s_.delivered.load();
+    r.row = {Value::timestamp(n * 1'000'000)};
+    r.timestampMicros = r.readMicros = nowMicros();
+    r.partition = 0;
+    r.offset = n;
+    out.push_back(std::move(r));
+    s_.delivered.fetch_add(1);
+  }
+  void commit() override {}
+  std::vector<PartitionProgress> progress() const override {
+    if (task_ == 0) return {PartitionProgress{"t", 0, 0, s_.delivered.load(), -1}};
+    if (!s_.secondHasPartition) return {};
+    return {PartitionProgress{"t", 1, 0, 0, -1}};
+  }
+  bool caughtUp(int32_t) const override { return task_ == 0 || s_.secondCaughtUp; }
+  int64_t decodeErrors() const override { return 0; }
+  std::string description() const override { return "Paced[t]"; }
+
+ private:
+  TwoTasks& s_;
+  int task_;
+};
+
+class TwoTaskProvider : public ConnectorProvider {
+ public:
+  explicit TwoTaskProvider(TwoTasks& s) : s_(s) {}
+  int sourcePartitions(const ScanSpec&) override { return 2; }
+  std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int task, int) override {
+    return std::make_unique<PacedSource>(s_, task);
+  }
+  std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
+    return std::make_unique<MemorySink>(s_.sink);
+  }
+
+ private:
+  TwoTasks& s_;
+};
+
+// Source (2 tasks, watermark on ts, no delay, 100 ms idle timeout) -> shuffle -> sink.
+PhysicalPlan shuffledPlan() {
+  PhysicalPlan plan;
+  plan.flowName = "wm";
+  plan.scan.name = "paced";
+  plan.scan.schema.columns = {{"ts", DataType::of(TypeId::Timestamp)}};
+  plan.scan.eventTimeColumn = 0;
+  plan.scan.idleTimeoutMicros = 100'000;
+  plan.sink.name = "out";
+  plan.checkpointIntervalMicros = 600'000'000;
+  StageSpec source;
+  source.id = 0;
+  source.tasks = 2;
+  source.scan = 0;
+  source.output.kind = StageOutput::Kind::Shuffle;
+  source.output.targetStage = 1;
+  source.output.keys = {makeColumnRef(0, DataType::of(TypeId::Timestamp), "ts")};
+  source.outputSchema = plan.scan.schema;
+  StageSpec below;
+  below.id = 1;
+  below.tasks = 1;
+  below.inputs = 1;
+  below.outputSchema = plan.scan.schema;
+  plan.stages = {source, below};
+  return plan;
+}
+
+bool hasWatermark(const FlowRuntime& rt) {
+  return rt.progressJson().find("\"watermark\":") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a source task without partitions does not hold back the stage below") {
+  TwoTasks s;
+  s.secondHasPartition = false;
+  TwoTaskProvider provider(s);
+  SlotPool slots(4);
+  FlowRuntime rt(shuffledPlan(), provider, slots, "id-wm-1");
+  rt.start();
+  CHECK(waitFor([&] { return hasWatermark(rt); }, 20'000));
+  rt.stop();
+}
+
+TEST_CASE("a partition with records left to read holds the watermark while the others deliver") {
+  TwoTasks s;
+  TwoTaskProvider provider(s);
+  SlotPool slots(4);
+  FlowRuntime rt(shuffledPlan(), provider, slots, "id-wm-2");
+  rt.start();
+  // Partition 1 has delivered nothing and is not caught up: slow, not idle,
+  // through many idle timeouts of partition 0 delivering.
+  REQUIRE(waitFor([&] { return s.delivered.load() >= 500; }, 60'000));
+  CHECK_FALSE(hasWatermark(rt));
+  // Caught up, it is idle once partition 0 has delivered for 100 ms more.
+  s.secondCaughtUp = true;
+  CHECK(waitFor([&] { return hasWatermark(rt); }, 20'000));
+  rt.stop();
+}

@@ -1,0 +1,23 @@
+#include "executor/watermark_tracker.h"
+
+#include <algorithm>
+
+namespace rtsql {
+
+void ActivityClock::delivered(int64_t monotonicMicros) {
+  std::lock_guard lock(mu_);
+  if (lastDelivery_ != INT64_MIN && monotonicMicros > lastDelivery_) {
+    int64_t gap = std::min(monotonicMicros - lastDelivery_, maxGap_);
+    clock_.store(clock_.load(std::memory_order_relaxed) + gap, std::memory_order_release);
+  }
+  lastDelivery_ = std::max(lastDelivery_, monotonicMicros);
+}
+
+PartitionWatermarks::Partition& PartitionWatermarks::at(int32_t partition, int64_t clockNow) {
+  auto [it, inserted] = partitions_.try_emplace(partition);
+  // A partition's quiet time starts when the task first knows of it.
+  if (inserted) it->second.lastDelivery = clockNow;
+  return it->second;
+}
+
+}  // namespace rtsql
