@@ -346,6 +346,23 @@ TEST_CASE("pgwire: backend messages have the documented layout") {
   CHECK(out == std::string("C\0\0\0\x0bSELECT\0", 12));
 }
 
+TEST_CASE("pgwire: a result too wide for the protocol is refused, not wrapped") {
+  std::vector<ResultColumn> cols(40000, ResultColumn{"c", pgtype::kInt4});
+  std::string out = "kept";
+  try {
+    appendRowDescription(out, cols);
+    FAIL("expected a SqlError");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "54011");
+  }
+  std::vector<std::optional<std::string>> values(40000, std::string("1"));
+  CHECK_THROWS_AS(appendDataRow(out, values), SqlError);
+  CHECK(out == "kept");
+  cols.resize(32767);
+  appendRowDescription(out, cols);
+  CHECK(out.size() > 4);
+}
+
 TEST_CASE("pgwire: frontend decoding rejects malformed bodies with 08P01") {
   auto startup = startupPacket(kProtocolV3, {{"user", "u"}, {"application_name", "app"}});
   auto packet = decodeStartupPacket(std::string_view(startup).substr(4));
