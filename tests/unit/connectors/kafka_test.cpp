@@ -483,6 +483,50 @@ TEST_CASE("source and sink option validation") {
   e = expectSqlError([&] { validateSourceOptions("kafka", base({{"kafka.bogus.thing", "1"}}), 7); });
   CHECK(e.position() == 450);
 
+  // The client takes any SASL mechanism name and would fail only when a flow
+  // starts; CREATE names the valid ones.
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.security.protocol", "sasl_plaintext"},
+                                         {"kafka.sasl.mechanism", "BOGUS"}}),
+                          7);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.position() == 550);
+  CHECK(e.message() == "invalid value 'BOGUS' for option 'kafka.sasl.mechanism'");
+  CHECK(e.hint() == "valid values: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI, OAUTHBEARER");
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.sasl.mechanism", "BOGUS"}}), 7);
+  });
+  CHECK(e.position() == 450);
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.security.protocol", "tls"}}), 7);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.position() == 450);
+  CHECK(e.hint().find("sasl_ssl") != std::string::npos);
+  CHECK_NOTHROW(validateSourceOptions("kafka",
+                                      base({{"kafka.security.protocol", "SASL_PLAINTEXT"},
+                                            {"kafka.sasl.mechanism", "SCRAM-SHA-256"},
+                                            {"kafka.sasl.username", "u"},
+                                            {"kafka.sasl.password", "p"}}),
+                                      7));
+  // The whole configuration is checked as a client would be made from it.
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.security.protocol", "ssl"},
+                                         {"kafka.ssl.ca.location", "/nonexistent/ca.pem"}}),
+                          7);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.message().find("refuses") != std::string::npos);
+  e = expectSqlError([&] {
+    validateSinkOptions("kafka", makeOptions({{"connector", "kafka"},
+                                              {"kafka.bootstrap.servers", "h:1"},
+                                              {"topic", "t"},
+                                              {"kafka.sasl.mechanisms", "scram-sha-256"}}),
+                        3);
+  });
+  CHECK(e.position() == 450);
+
   e = expectSqlError([&] {
     validateSourceOptions("kafka", makeOptions({{"connector", "kafka"}, {"subscribe", "c"}}), 7);
   });
