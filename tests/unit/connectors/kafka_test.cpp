@@ -169,7 +169,8 @@ TEST_CASE("kafka source counts the offsets it never read: records the broker's r
   EmbeddedKafka broker;
   broker.createTopic("kept", 1);
   const int64_t ts = 1700000000000;
-  testkafka::produce(broker.bootstrap(), {jsonMessage("kept", 0, 1, ts), jsonMessage("kept", 0, 2, ts),
+  testkafka::produce(broker.bootstrap(), {jsonMessage("kept", 0, 1, ts),
+                                          jsonMessage("kept", 0, 2, ts),
                                           jsonMessage("kept", 0, 3, ts)});
   ScanSpec scan = jsonScan(broker.bootstrap(), "kept", {{"startingOffsets", "earliest"}});
   auto task = makeKafkaSource(scan, broker.bootstrap(), "fkept", 0, 1);
