@@ -29,19 +29,6 @@ size_t connectorPos(const Options& options, size_t stmtPos) {
                  connectorPos(options, stmtPos), fmt::format("available: {}", allowed));
 }
 
-// Checks the `kafka.<name>` options against the Kafka client's own table of
-// properties, so that a misspelt property fails at CREATE time.
-void validateKafkaProperties(const Options& options) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  try {
-    kafka::applyUserProperties(conf, options, true);
-  } catch (...) {
-    rd_kafka_conf_destroy(conf);
-    throw;
-  }
-  rd_kafka_conf_destroy(conf);
-}
-
 void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
   const OptionEntry& e = options.require(key, stmtPos);
   if (e.value.find_first_not_of(" \t,") == std::string::npos) {
@@ -64,7 +51,7 @@ void validateKafkaSource(const Options& options, size_t stmtPos) {
   options.getBool("includeHeaders", false);
   options.getBool("json.ignore-missing", true);
   sourceIdleTimeoutMicros(options);
-  validateKafkaProperties(options);
+  kafka::validateUserProperties(options);
 }
 
 void validateKafkaSink(const Options& options, size_t stmtPos) {
@@ -72,7 +59,7 @@ void validateKafkaSink(const Options& options, size_t stmtPos) {
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "topic", stmtPos);
   options.getEnum("format", "json", {"json", "raw"});
-  validateKafkaProperties(options);
+  kafka::validateUserProperties(options);
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ struct PartitionProgress {
   int64_t startOffset = -1;   // first offset of the current epoch
   int64_t endOffset = -1;     // next offset to read (last read + 1)
   int64_t latestOffset = -1;  // the broker's high watermark, -1 when unknown
+  // Offsets passed over without a record (removed by retention before they
+  // were read) since the task opened.
+  int64_t offsetsSkipped = 0;
 };
 
 // One source task: reads a fixed set of partitions. Used from one thread only,

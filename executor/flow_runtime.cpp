@@ -876,6 +876,7 @@ std::string FlowRuntime::buildJson(const EpochSummary& e, bool live, bool nested
     offsets("startOffset", &PartitionProgress::startOffset);
     offsets("endOffset", &PartitionProgress::endOffset);
     offsets("latestOffset", &PartitionProgress::latestOffset);
+    offsets("offsetsSkipped", &PartitionProgress::offsetsSkipped);
     auto it = e.inputRowsByScan.find(static_cast<int>(si));
     uint64_t scanIn = it == e.inputRowsByScan.end() ? 0 : it->second;
     w.key("numInputRows").value(scanIn);

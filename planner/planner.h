@@ -47,6 +47,16 @@ std::optional<WatermarkDef> bindWatermark(const ast::CreateSource& stmt, const S
 // Evaluates a constant expression (INSERT VALUES); 42804 when not constant.
 Value evalConstant(const ast::Expr& expr, const DataTypePtr& target);
 
+// The most entries a select list may have once `*` is expanded. PostgreSQL's
+// limit, so a result keeps to what clients are built for and its column count
+// stays well inside the 16 bits the wire protocol gives it.
+inline constexpr size_t kMaxSelectListEntries = 1664;
+
+// Throws SqlError 54011 (too_many_columns) when a select list has `count`
+// entries, more than kMaxSelectListEntries; `firstExtraPos` is where the first
+// entry beyond the limit is written.
+void checkSelectListLength(size_t count, size_t firstExtraPos);
+
 // Binds an expression against a schema (used for watermark expressions and tests).
 ExprPtr bindExpression(const ast::Expr& expr, const Schema& schema);
 

@@ -186,8 +186,12 @@ std::vector<OutputColumn> QueryBinder::bindItems(const ast::Select& s, const Sco
   ExprBinder binder(scope, ExprContext::SelectList);
   for (const auto& item : s.items) {
     const ast::Expr& e = *item.expr;
+    // Checked as the list grows, so an overlong list is refused before all of
+    // it is bound.
+    checkSelectListLength(outputs.size() + 1, e.pos);
     if (e.kind == ast::ExprKind::Star) {
       expandStar(scope, e, outputs);
+      checkSelectListLength(outputs.size(), e.pos);
       continue;
     }
     ExprPtr bound = binder.bind(e);
@@ -253,6 +257,10 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
       out.changelog = rel.changelog;
       out.keyRefs = rel.keyRefs;
     }
+  }
+  // The grouped and DISTINCT paths bind the list themselves.
+  if (out.outputs.size() > kMaxSelectListEntries) {
+    checkSelectListLength(out.outputs.size(), out.outputs[kMaxSelectListEntries].pos);
   }
   if (top && mode_ == Mode::Flow) checkUniqueNames(out.outputs);
   return out;
@@ -418,6 +426,10 @@ BoundQuery QueryBinder::bindUnion(const ast::Query& q, bool top) const {
   out.sourceName = terms[0].sourceName;
   for (const auto& t : terms) out.changelog = out.changelog || t.changelog;
   out.shaped = true;
+  // The grouped and DISTINCT paths bind the list themselves.
+  if (out.outputs.size() > kMaxSelectListEntries) {
+    checkSelectListLength(out.outputs.size(), out.outputs[kMaxSelectListEntries].pos);
+  }
   if (top && mode_ == Mode::Flow) checkUniqueNames(out.outputs);
   return out;
 }
@@ -537,3 +549,18 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
 }
 
 }  // namespace rtsql::planner_detail
+
+namespace rtsql {
+
+// 54011 too_many_columns (not in common/error.h's list).
+constexpr const char* kTooManyColumns = "54011";
+
+void checkSelectListLength(size_t count, size_t firstExtraPos) {
+  if (count <= kMaxSelectListEntries) return;
+  throw SqlError(kTooManyColumns,
+                 fmt::format("target lists can have at most {} entries", kMaxSelectListEntries),
+                 firstExtraPos,
+                 "Select fewer columns.");
+}
+
+}  // namespace rtsql

@@ -164,6 +164,13 @@ void writeCatalogFile(const std::string& path, const std::vector<CatalogRecord>&
 std::vector<CatalogRecord> readCatalogFile(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {};
+  // A directory opens as a stream and fails only on the first read, with a
+  // message that names no file.
+  if (!fs::is_regular_file(path, ec)) {
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("cannot read the catalog '{}': it is not a regular file", path),
+                   SqlError::npos, "move it away; rtsqld writes its catalog there");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SqlError(sqlstate::kIoError, fmt::format("cannot read '{}'", path));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

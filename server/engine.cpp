@@ -176,6 +176,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     std::vector<ResultColumn> cols;
     std::vector<std::optional<std::string>> row;
     for (const auto& item : sel.items) {
+      checkSelectListLength(cols.size() + 1, item.expr->pos);
       ExprPtr e = bindExpression(*item.expr, empty);
       // Typed as a live query's columns are, so drivers get ints, floats and
       // booleans rather than text.
@@ -232,6 +233,7 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
         std::vector<ResultColumn> cols;
         Schema empty;
         for (const auto& item : q.terms[0].items) {
+          checkSelectListLength(cols.size() + 1, item.expr->pos);
           ExprPtr e = bindExpression(*item.expr, empty);
           cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
         }

@@ -163,7 +163,9 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
   std::deque<Row> rows;
   std::vector<std::optional<std::string>> text(cols.size());
   std::string failure, failureCode;
-  while (!out.cancelled() && (!limit || sent < *limit)) {
+  // The LIMIT is checked first: a query that has all its rows ends without
+  // asking the client whether to go on.
+  while ((!limit || sent < *limit) && !out.cancelled()) {
     // The rows a failed flow produced before its failure are still sent: the
     // client gets all of them, then the error.
     const bool failed = runtime.state() == FlowState::Failed;

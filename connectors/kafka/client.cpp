@@ -125,6 +125,65 @@ void applyUserProperties(rd_kafka_conf_t* conf, const Options& options, bool wit
   }
 }
 
+namespace {
+
+// The values librdkafka takes; SASL mechanism names are case-sensitive, the
+// protocol is not.
+constexpr std::string_view kSaslMechanisms[] = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
+                                                "GSSAPI", "OAUTHBEARER"};
+constexpr std::string_view kSecurityProtocols[] = {"plaintext", "ssl", "sasl_plaintext",
+                                                   "sasl_ssl"};
+
+template <size_t N>
+void requireOneOf(const OptionEntry& e, const std::string_view (&valid)[N], bool caseSensitive) {
+  for (std::string_view v : valid) {
+    if (caseSensitive ? e.value == v : iequals(e.value, v)) return;
+  }
+  std::string list;
+  for (std::string_view v : valid) list += fmt::format("{}{}", list.empty() ? "" : ", ", v);
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("invalid value '{}' for option '{}'", e.value, e.key), e.valuePos,
+                 fmt::format("valid values: {}", list));
+}
+
+void quietLog(const rd_kafka_t*, int, const char*, const char*) {}
+
+}  // namespace
+
+void validateUserProperties(const Options& options) {
+  for (const OptionEntry& e : options.entries()) {
+    if (iequals(e.key, "kafka.sasl.mechanism") || iequals(e.key, "kafka.sasl.mechanisms")) {
+      requireOneOf(e, kSaslMechanisms, true);
+    } else if (iequals(e.key, "kafka.security.protocol")) {
+      requireOneOf(e, kSecurityProtocols, false);
+    }
+  }
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  try {
+    applyUserProperties(conf, options, true);
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  // The check client must not run the Kerberos login command, and its
+  // warnings (no bootstrap servers, properties of the other client kind) are
+  // expected. Without bootstrap servers it never connects.
+  char ignored[256];
+  rd_kafka_conf_set(conf, "sasl.kerberos.min.time.before.relogin", "0", ignored, sizeof ignored);
+  rd_kafka_conf_set_log_cb(conf, quietLog);
+  char errstr[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+  if (!rk) {
+    rd_kafka_conf_destroy(conf);
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("the Kafka client refuses these 'kafka.<name>' options: {}", errstr),
+                   SqlError::npos,
+                   "options 'kafka.<name>' are passed to the Kafka client (librdkafka) as "
+                   "'<name>'; see its CONFIGURATION.md");
+  }
+  rd_kafka_destroy(rk);
+}
+
 void installLogging(rd_kafka_conf_t* conf) {
   rd_kafka_conf_set_log_cb(conf, logCallback);
   rd_kafka_conf_set_error_cb(conf, errorCallback);

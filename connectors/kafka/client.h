@@ -35,6 +35,14 @@ void setProperty(rd_kafka_conf_t* conf, const std::string& name, const std::stri
 // Applies every `kafka.<name>` option as `<name>`, except bootstrap.servers
 // (resolved separately). Positions are kept when `withPositions` (CREATE time).
 void applyUserProperties(rd_kafka_conf_t* conf, const Options& options, bool withPositions);
+// Checks the `kafka.<name>` options of a CREATE SOURCE or CREATE SINK as a
+// client would take them, without connecting anywhere: sasl.mechanism and
+// security.protocol against the values the client knows (it accepts any
+// mechanism name and fails only when a client is made), every property
+// against its table (setProperty), then the whole configuration by making a
+// client that has no broker to reach (certificate files, mechanisms this
+// build lacks). Throws SqlError 22023 at the option's value, with a hint.
+void validateUserProperties(const Options& options);
 // Routes librdkafka logs and client errors to stderr, rate limited per kind.
 void installLogging(rd_kafka_conf_t* conf);
 

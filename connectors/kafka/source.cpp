@@ -42,6 +42,10 @@ struct PartitionState {
   // The end of the log as of the last end-of-partition event since the
   // partition's last record, -1 when there was none: caughtUp().
   int64_t eofOffset = -1;
+  // Offsets passed over without a record since the task opened: the next
+  // record's offset was beyond the last one read + 1.
+  int64_t skipped = 0;
+  bool skipLogged = false;
 };
 
 // Records handed over per consume call after the first: large enough to amortize
@@ -224,6 +228,7 @@ class KafkaSourceTask final : public SourceTask {
       p.partition = s.partition;
       p.startOffset = s.startOffset;
       p.endOffset = s.endOffset;
+      p.offsetsSkipped = s.skipped;
       // The watermarks cached from the last fetch response: no broker round trip.
       int64_t low = -1, high = -1;
       if (rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high) ==
@@ -447,11 +452,26 @@ class KafkaSourceTask final : public SourceTask {
       view.headers = &headers_;
     }
 
+    if (s.endOffset >= 0 && m->offset > s.endOffset) countSkipped(s, m->offset);
     s.endOffset = m->offset + 1;
     s.eofOffset = -1;
     if (decoder_.decode(view, readMicros, out)) return 1;
     if (decoder_.failure()) s.endOffset = m->offset;  // the bad record is not consumed
     return 0;
+  }
+
+  // Records between the last one read and `next` are gone: the broker removed
+  // them (retention, compaction) before they were read, or they were
+  // transaction markers. Counted for the progress; said once per partition.
+  void countSkipped(PartitionState& s, int64_t next) {
+    s.skipped += next - s.endOffset;
+    if (s.skipLogged) return;
+    s.skipLogged = true;
+    fmt::print(stderr,
+               "rtsql: {}: partition {}-{} went on at offset {} after offset {}: {} offsets were "
+               "never read (removed by the broker's retention or by compaction, or transaction "
+               "markers); the progress counts them in offsetsSkipped\n",
+               description(), s.topic, s.partition, next, s.endOffset - 1, next - s.endOffset);
   }
 
   void reportConsumerError(const rd_kafka_message_t* m) {

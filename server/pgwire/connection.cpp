@@ -269,9 +269,10 @@ void Connection::closeNow() {
     state_->remove(pid_, counted_);
     registered_ = false;
   }
-  // A statement that is still running uses the session; statementDone()
-  // releases it when the statement returns.
-  if (!executing_) session_.reset();
+  // A statement that is still running, or suspended at an Execute's row
+  // limit, uses the session; statementDone() releases it when the statement
+  // returns.
+  if (!executing_ && !extended_.suspended) session_.reset();
 }
 
 void Connection::fail(const SqlError& err) {
@@ -661,9 +662,11 @@ void Connection::processInbox() {
 
 void Connection::handleMessage(Inbound& msg) {
   if (auth_) return handleAuthMessage(msg);
-  // A Describe deferred to see whether an Execute follows is answered before
-  // any other message; this one then waits at the front of the inbox.
-  if (ExtendedProtocol::settleDeferred(*this, msg.type, msg.body)) {
+  // A portal run suspended at a row limit ends, and a Describe deferred to see
+  // whether an Execute follows is answered, before any other message; this
+  // one then waits at the front of the inbox.
+  if (ExtendedProtocol::settleSuspended(*this, msg.type, msg.body) ||
+      ExtendedProtocol::settleDeferred(*this, msg.type, msg.body)) {
     inboxBytes_ += msg.body.size() + 5;
     inbox_.push_front(std::move(msg));
     return;

@@ -172,9 +172,25 @@ struct Portal {
   std::string completedTag;  // the handler's CommandComplete tag, once done
 };
 
+// A portal's run stopped at an Execute's row limit while its statement goes on
+// producing rows (a live query). Its worker waits inside the statement, which
+// keeps the statement's state; the connection tells it, under its output lock,
+// to go on with the next Execute's row limit or to end.
+struct SuspendedRun {
+  enum class Next { kWait, kResume, kEnd };
+  std::shared_ptr<Portal> portal;
+  Next next = Next::kWait;
+  int32_t maxRows = 0;  // with kResume; 0: no limit
+};
+
 struct ExtendedState {
   std::unordered_map<std::string, std::shared_ptr<PreparedStatement>> statements;
   std::unordered_map<std::string, std::shared_ptr<Portal>> portals;
+  // The suspended run, if any. While it waits no other statement runs, so
+  // the session is never used by two statements at once: Execute and
+  // Describe of its portal, and Flush, leave it waiting; any other message
+  // ends it first.
+  std::shared_ptr<SuspendedRun> suspended;
   // A Describe of a portal whose columns are unknown waits for the next
   // message: when that is an Execute of the same portal, one run answers both.
   std::optional<std::string> deferredDescribe;
@@ -193,6 +209,11 @@ class ExtendedProtocol {
   // Describe now runs; the caller then puts the message back at the front of
   // the inbox, to be handled once the Describe is answered.
   static bool settleDeferred(Connection& c, char type, std::string_view body);
+  // Called for every message before it is handled, like settleDeferred: ends
+  // the suspended run unless `type`/`body` may leave it waiting. Returns true
+  // when the run is ending; the caller then puts the message back at the
+  // front of the inbox, to be handled once the run has ended.
+  static bool settleSuspended(Connection& c, char type, std::string_view body);
   // Sync ends the implicit transaction, and with it every portal.
   static void sync(Connection& c);
   // A simple query the protocol layer answers itself (DEALLOCATE); returns
@@ -202,6 +223,10 @@ class ExtendedProtocol {
   // Worker threads: output of a running job, and whether it should stop.
   static void sendFromWorker(Connection& c, std::string_view bytes);
   static bool cancelled(const Connection& c);
+  // After PortalSuspended was sent: gives the connection back and waits for
+  // the next Execute of `portal` (true, with its row limit in `maxRows`) or
+  // for the run's end (false).
+  static bool suspend(Connection& c, const std::shared_ptr<Portal>& portal, int32_t& maxRows);
 
  private:
   static void parse(Connection& c, std::string_view body);
@@ -210,6 +235,8 @@ class ExtendedProtocol {
   static void execute(Connection& c, std::string_view body);
   static void close(Connection& c, std::string_view body);
   static void resume(Connection& c, Portal& portal, int32_t maxRows);
+  // Hands the connection to the suspended run's worker with `next`.
+  static void wakeSuspended(Connection& c, SuspendedRun::Next next, int32_t maxRows);
   // Sends an ErrorResponse and skips messages until Sync.
   static void fail(Connection& c, const SqlError& err, std::string_view sql);
   // Runs `job` on a worker thread while the connection handles no other

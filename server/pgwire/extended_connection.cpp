@@ -94,14 +94,36 @@ class ProbeWriter final : public ResultWriter {
 
 }  // namespace
 
+namespace {
+
+// Moves up to `maxRows` (0: all) of the rows a portal holds beyond earlier row
+// limits into `out`; returns how many.
+size_t takeBuffered(Portal& portal, std::string& out, int32_t maxRows) {
+  size_t taken = 0;
+  while (!portal.buffered.empty() && (maxRows <= 0 || taken < static_cast<size_t>(maxRows))) {
+    out += portal.buffered.front();
+    portal.bufferedBytes -= portal.buffered.front().size();
+    portal.buffered.pop_front();
+    ++taken;
+  }
+  return taken;
+}
+
+}  // namespace
+
 // Runs a portal for Execute: rows up to the row limit go to the client, the
-// rest wait in the portal for the next Execute. With `describe` it answers the
-// Describe that was deferred to this Execute too (RowDescription or NoData).
+// rest wait in the portal for the next Execute. A statement that ends by
+// itself runs to its end, and the next Execute takes its rows from the portal.
+// A statement that goes on producing rows (a live query) asks cancelled()
+// between rows: once the limit is reached the run is suspended there, keeping
+// the statement's state, and the next Execute of the portal lets it go on.
+// With `describe` it answers the Describe that was deferred to this Execute
+// too (RowDescription or NoData).
 class PortalWriter final : public ResultWriter {
  public:
-  PortalWriter(Connection& c, Portal& p, int32_t maxRows, bool describe)
-      : conn_(c), portal_(p), limit_(maxRows > 0 ? static_cast<size_t>(maxRows) : 0),
-        describe_(describe) {}
+  PortalWriter(Connection& c, std::shared_ptr<Portal> p, int32_t maxRows, bool describe)
+      : conn_(c), portalRef_(std::move(p)), portal_(*portalRef_), describe_(describe),
+        limit_(maxRows > 0 ? static_cast<size_t>(maxRows) : 0) {}
 
   void columns(const std::vector<ResultColumn>& cols) override {
     if (stopped_) return;
@@ -115,7 +137,11 @@ class PortalWriter final : public ResultWriter {
     portal_.columns = cols;
     if (describe_) {
       buf_.clear();
-      appendRowDescription(buf_, cols, formats_);
+      try {
+        appendRowDescription(buf_, cols, formats_);
+      } catch (const SqlError& e) {
+        return stop(e);
+      }
       send();
     }
   }
@@ -144,9 +170,9 @@ class PortalWriter final : public ResultWriter {
   }
 
   void complete(const std::string& commandTag) override {
+    portal_.completedTag = commandTag;
     if (stopped_) return;
     reported_ = true;
-    portal_.completedTag = commandTag;
     buf_.clear();
     if (describe_ && !sawColumns_) appendNoData(buf_);
     if (portal_.buffered.empty()) {
@@ -163,16 +189,31 @@ class PortalWriter final : public ResultWriter {
   }
 
   void notice(const std::string& message) override {
+    if (ended_) return;
     buf_.clear();
     appendNoticeResponse(buf_, message);
     send();
   }
 
-  bool cancelled() const override { return stopped_ || ExtendedProtocol::cancelled(conn_); }
+  bool cancelled() const override {
+    if (stopped_ || ExtendedProtocol::cancelled(conn_)) return true;
+    if (limit_ != 0 && sent_ >= limit_) return !waitForNextExecute();
+    return false;
+  }
 
   // After the handler returned: what the run still owes the client. Returns
   // true when an error was sent (the messages up to Sync are then skipped).
   bool finish() {
+    portal_.started = true;
+    if (ended_) {
+      // The run was ended while suspended; what it produced since is dropped,
+      // and a later Execute of the portal returns no more rows.
+      portal_.buffered.clear();
+      portal_.bufferedBytes = 0;
+      portal_.tail.clear();
+      portal_.tailIsError = false;
+      return false;
+    }
     buf_.clear();
     if (!reported_) {
       // An empty statement, as for a simple query.
@@ -180,12 +221,33 @@ class PortalWriter final : public ResultWriter {
       appendEmptyQueryResponse(buf_);
     }
     if (!portal_.buffered.empty()) appendPortalSuspended(buf_);
-    portal_.started = true;
     send();
     return failed_;
   }
 
  private:
+  // Suspends the run at the row limit until the next Execute of the portal,
+  // which first takes the rows the portal holds. Returns false when the run
+  // is to end instead (Sync, another statement, the client gone).
+  bool waitForNextExecute() const {
+    for (;;) {
+      buf_.clear();
+      appendPortalSuspended(buf_);
+      send();
+      int32_t maxRows = 0;
+      if (!ExtendedProtocol::suspend(conn_, portalRef_, maxRows)) {
+        ended_ = true;
+        stopped_ = true;
+        return false;
+      }
+      limit_ = maxRows > 0 ? static_cast<size_t>(maxRows) : 0;
+      buf_.clear();
+      sent_ = takeBuffered(portal_, buf_, maxRows);
+      send();
+      if (limit_ == 0 || sent_ < limit_) return true;
+    }
+  }
+
   // Ends the run with `err`: now, or after the rows already buffered.
   void stop(const SqlError& err) {
     stopped_ = true;
@@ -201,22 +263,26 @@ class PortalWriter final : public ResultWriter {
     }
   }
 
-  void send() {
+  void send() const {
     if (buf_.empty()) return;
     ExtendedProtocol::sendFromWorker(conn_, buf_);
   }
 
   Connection& conn_;
+  const std::shared_ptr<Portal> portalRef_;
   Portal& portal_;
-  const size_t limit_;
   const bool describe_;
   std::vector<ResultColumn> columns_;
   std::vector<int16_t> formats_;
-  std::string buf_;
-  size_t sent_ = 0;
+  // cancelled() is where a suspended run waits, and a resumed one takes up
+  // the next Execute's limit, so what the wait changes is mutable.
+  mutable size_t limit_;
+  mutable size_t sent_ = 0;
+  mutable std::string buf_;
+  mutable bool stopped_ = false;
+  mutable bool ended_ = false;  // ended while suspended: nothing more is sent
   bool sawColumns_ = false;
   bool reported_ = false;
-  bool stopped_ = false;
   bool failed_ = false;
 };
 
@@ -264,6 +330,56 @@ void ExtendedProtocol::submit(Connection& c, std::function<bool()> job) {
     c.executing_ = false;
     c.closeNow();
   }
+}
+
+bool ExtendedProtocol::suspend(Connection& c, const std::shared_ptr<Portal>& portal,
+                               int32_t& maxRows) {
+  auto run = std::make_shared<SuspendedRun>();
+  run->portal = portal;
+  // The connection is still this worker's until the strand runs the post
+  // below, so the strand state may be set here.
+  c.extended_.suspended = run;
+  auto self = c.shared_from_this();
+  asio::post(c.strand_, [self] {
+    self->executing_ = false;
+    if (!self->closed_) self->processInbox();
+  });
+  std::unique_lock lock(c.outMu_);
+  c.outCv_.wait(lock, [&] { return c.outClosed_ || run->next != SuspendedRun::Next::kWait; });
+  if (c.outClosed_ || run->next != SuspendedRun::Next::kResume) return false;
+  maxRows = run->maxRows;
+  return true;
+}
+
+void ExtendedProtocol::wakeSuspended(Connection& c, SuspendedRun::Next next, int32_t maxRows) {
+  std::shared_ptr<SuspendedRun> run = std::move(c.extended_.suspended);
+  c.extended_.suspended.reset();
+  // The run's worker has the connection again until it suspends or ends.
+  c.executing_ = true;
+  c.cancelRequested_.store(false);
+  {
+    std::lock_guard lock(c.outMu_);
+    run->maxRows = maxRows;
+    run->next = next;
+  }
+  c.outCv_.notify_all();
+}
+
+bool ExtendedProtocol::settleSuspended(Connection& c, char type, std::string_view body) {
+  if (!c.extended_.suspended) return false;
+  const std::string& name = c.extended_.suspended->portal->name;
+  if (type == frontend::kFlush) return false;
+  try {
+    if (type == frontend::kExecute && decodeExecute(body).portal == name) return false;
+    if (type == frontend::kDescribe) {
+      const TargetMessage target = decodeTarget(body);
+      if (target.kind == 'P' && target.name == name) return false;
+    }
+  } catch (const SqlError&) {
+    // A malformed message is reported when it is handled, after the run ended.
+  }
+  wakeSuspended(c, SuspendedRun::Next::kEnd, 0);
+  return true;
 }
 
 std::optional<std::vector<ResultColumn>> ExtendedProtocol::columnsOf(Connection& c,
@@ -538,6 +654,9 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
     throw SqlError(kInvalidCursorName, fmt::format("portal \"{}\" does not exist", m.portal));
   }
   std::shared_ptr<Portal> portal = it->second;
+  // settleSuspended() let only an Execute of the suspended run's portal
+  // through.
+  if (ext.suspended) return wakeSuspended(c, SuspendedRun::Next::kResume, m.maxRows);
   if (portal->started) return resume(c, *portal, m.maxRows);
   if (auto target = deallocateTarget(portal->sql)) {
     portal->started = true;
@@ -582,7 +701,7 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
         describeByRunning = true;
       }
     }
-    PortalWriter writer(*conn, *portal, maxRows, describeByRunning);
+    PortalWriter writer(*conn, portal, maxRows, describeByRunning);
     try {
       conn->state_->handler.execute(*conn->session_, portal->bound.text, writer);
     } catch (const SqlError& e) {
@@ -598,13 +717,7 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
 
 void ExtendedProtocol::resume(Connection& c, Portal& portal, int32_t maxRows) {
   std::string out;
-  size_t sent = 0;
-  while (!portal.buffered.empty() && (maxRows <= 0 || sent < static_cast<size_t>(maxRows))) {
-    out += portal.buffered.front();
-    portal.bufferedBytes -= portal.buffered.front().size();
-    portal.buffered.pop_front();
-    ++sent;
-  }
+  takeBuffered(portal, out, maxRows);
   if (!portal.buffered.empty()) {
     appendPortalSuspended(out);
   } else if (!portal.tail.empty()) {

@@ -58,7 +58,9 @@ void appendReadyForQuery(std::string& out, char transactionStatus);
 
 // RowDescription. The type size comes from the OID (-1 for variable-length
 // types), as clients such as JDBC read it. `formats` holds each column's format
-// code (0 text, 1 binary); empty means text for every column.
+// code (0 text, 1 binary); empty means text for every column. Throws SqlError
+// 54011, leaving `out` as it was, for more columns than the message can count;
+// so does appendDataRow.
 void appendRowDescription(std::string& out, const std::vector<ResultColumn>& columns,
                           const std::vector<int16_t>& formats = {});
 // DataRow; a missing value is SQL NULL (length -1).

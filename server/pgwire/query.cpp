@@ -1,5 +1,7 @@
 // The simple query cycle: Query in; RowDescription, DataRow, CommandComplete and
 // EmptyQueryResponse out.
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "server/pgwire/messages.h"
 #include "server/pgwire/protocol.h"
@@ -26,6 +28,18 @@ int16_t typeSize(uint32_t oid) {
   }
 }
 
+// RowDescription and DataRow count their columns in a signed 16-bit field.
+// The binder allows far fewer columns (planner.h, kMaxSelectListEntries); this
+// guard keeps any other producer of a wide result from breaking the framing.
+void checkColumnCount(size_t count) {
+  constexpr size_t kMaxWireColumns = 32767;
+  constexpr const char* kTooManyColumns = "54011";
+  if (count <= kMaxWireColumns) return;
+  throw SqlError(kTooManyColumns,
+                 fmt::format("a result of {} columns does not fit the protocol (at most {})",
+                             count, kMaxWireColumns));
+}
+
 }  // namespace
 
 std::string decodeQuery(std::string_view body) {
@@ -37,6 +51,7 @@ std::string decodeQuery(std::string_view body) {
 
 void appendRowDescription(std::string& out, const std::vector<ResultColumn>& columns,
                           const std::vector<int16_t>& formats) {
+  checkColumnCount(columns.size());
   MessageBuilder m(out, 'T');
   m.int16(static_cast<int16_t>(columns.size()));
   for (size_t i = 0; i < columns.size(); ++i) {
@@ -53,6 +68,7 @@ void appendRowDescription(std::string& out, const std::vector<ResultColumn>& col
 }
 
 void appendDataRow(std::string& out, const std::vector<std::optional<std::string>>& values) {
+  checkColumnCount(values.size());
   MessageBuilder m(out, 'D');
   m.int16(static_cast<int16_t>(values.size()));
   for (const auto& v : values) {

@@ -127,3 +127,25 @@ def test_rtsql_command_error_exit_code(server):
     p = server.rtsql("-c", "SHOW PROGRESS no_such_flow_here", check=False)
     assert p.returncode != 0
     assert "no_such_flow_here" in p.stdout + p.stderr
+
+
+def test_too_many_result_columns(server, objects):
+    """A select list longer than PostgreSQL's 1664 entries is refused with 54011 at
+    the first entry beyond the limit, on a constant SELECT and on a live query,
+    and the session goes on. 40,000 columns would overflow the wire's 16-bit
+    column count."""
+    constant = "SELECT " + ", ".join(["1"] * 40000)
+    live = "SELECT " + ", ".join(["amount"] * 2000) + f" FROM {objects['source']}"
+    with server.connect() as conn:
+        for sql, item in ((constant, "1"), (live, "amount")):
+            with pytest.raises(psycopg.Error) as info:
+                conn.execute(sql)
+            err = info.value
+            assert err.sqlstate == "54011", f"{err.sqlstate} {err}"
+            assert "at most 1664 entries" in str(err)
+            # The 1665th entry: "SELECT " then 1664 entries of `item, `.
+            assert int(err.diag.statement_position) == len("SELECT ") + 1664 * len(item + ", ") + 1
+        assert conn.execute("SELECT 2").fetchone() == (2,)
+        # 1664 columns are fine.
+        row = conn.execute("SELECT " + ", ".join(["3"] * 1664)).fetchone()
+        assert len(row) == 1664

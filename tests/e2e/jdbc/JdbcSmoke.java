@@ -3,7 +3,8 @@
 // past the driver's prepare threshold (it then switches to a named server
 // statement and binary results), an error and recovery, and a source, a sink
 // and a flow whose SHOW PROGRESS is polled until the expected input arrived,
-// typed constant columns, and a live query on the source.
+// typed constant columns, and a live query on the source, also with a row
+// limit (setMaxRows).
 //
 // Usage: JdbcSmoke URL KAFKA_OPTIONS IN_TOPIC OUT_TOPIC SOURCE SINK FLOW EXPECTED_INPUT
 // The user is the system property rtsql.user (default rtsql); with
@@ -150,6 +151,23 @@ public final class JdbcSmoke {
       }
       check(live == 5, "the live query returned LIMIT rows, got " + live);
       System.out.println("LIVE " + live);
+
+      // A row limit on a live query without LIMIT: the driver's Execute asks
+      // for two rows, the portal is suspended after them, and the Sync that
+      // follows ends the query; the session then goes on.
+      int limited = 0;
+      try (Statement st = c.createStatement()) {
+        st.setMaxRows(2);
+        try (ResultSet rs = st.executeQuery("SELECT user_id, amount FROM " + source
+            + " WHERE amount > 10")) {
+          while (rs.next()) limited++;
+        }
+      }
+      check(limited == 2, "setMaxRows(2) on a live query returned 2 rows, got " + limited);
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT 7")) {
+        check(rs.next() && rs.getInt(1) == 7, "the session goes on after a row-limited live query");
+      }
+      System.out.println("MAXROWS " + limited);
     }
     System.out.println("OK");
   }

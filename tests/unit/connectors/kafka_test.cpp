@@ -165,6 +165,47 @@ TEST_CASE("kafka source reads, decodes and tracks offsets of its partitions") {
   CHECK(recs[0].offset == 3);
 }
 
+TEST_CASE("kafka source counts the offsets it never read: records the broker's retention removed") {
+  EmbeddedKafka broker;
+  broker.createTopic("kept", 1);
+  const int64_t ts = 1700000000000;
+  testkafka::produce(broker.bootstrap(), {jsonMessage("kept", 0, 1, ts),
+                                          jsonMessage("kept", 0, 2, ts),
+                                          jsonMessage("kept", 0, 3, ts)});
+  ScanSpec scan = jsonScan(broker.bootstrap(), "kept", {{"startingOffsets", "earliest"}});
+  auto task = makeKafkaSource(scan, broker.bootstrap(), "fkept", 0, 1);
+  REQUIRE(pollFor(*task, 3).size() == 3);
+  task->commit();
+  CHECK(task->progress().at(0).endOffset == 3);
+  CHECK(task->progress().at(0).offsetsSkipped == 0);
+  task.reset();
+
+  // While the flow is away, more arrives than the embedded broker keeps per
+  // partition (5 MB): the oldest records, from offset 3 on, are gone.
+  const std::string filler(100 * 1024, 'x');
+  for (int batch = 0; batch < 8; ++batch) {
+    std::vector<testkafka::Message> big;
+    for (int i = 0; i < 10; ++i) {
+      testkafka::Message m = jsonMessage("kept", 0, 100 + batch * 10 + i, ts);
+      m.value = R"({"id": )" + std::to_string(100 + batch * 10 + i) + R"(, "name": ")" + filler +
+                R"("})";
+      big.push_back(std::move(m));
+    }
+    testkafka::produce(broker.bootstrap(), big);
+  }
+
+  // Reopened at its committed offset 3, the task goes on at the oldest record
+  // the broker still has, and counts what it passed over.
+  task = makeKafkaSource(scan, broker.bootstrap(), "fkept", 0, 1);
+  auto recs = pollFor(*task, 1);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].offset > 3);
+  CHECK(task->progress().at(0).offsetsSkipped == recs[0].offset - 3);
+  // Reading on without gaps adds nothing.
+  task->poll(recs, 5, 100);
+  CHECK(task->progress().at(0).offsetsSkipped == recs[0].offset - 3);
+}
+
 TEST_CASE("kafka source tasks split the partitions of all subscribed topics") {
   EmbeddedKafka broker;
   broker.createTopic("a", 1);
@@ -481,6 +522,50 @@ TEST_CASE("source and sink option validation") {
   CHECK(e.position() == 450);
   CHECK(e.message().find("fetch.wait.max.ms") != std::string::npos);
   e = expectSqlError([&] { validateSourceOptions("kafka", base({{"kafka.bogus.thing", "1"}}), 7); });
+  CHECK(e.position() == 450);
+
+  // The client takes any SASL mechanism name and would fail only when a flow
+  // starts; CREATE names the valid ones.
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.security.protocol", "sasl_plaintext"},
+                                         {"kafka.sasl.mechanism", "BOGUS"}}),
+                          7);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.position() == 550);
+  CHECK(e.message() == "invalid value 'BOGUS' for option 'kafka.sasl.mechanism'");
+  CHECK(e.hint() == "valid values: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI, OAUTHBEARER");
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.sasl.mechanism", "BOGUS"}}), 7);
+  });
+  CHECK(e.position() == 450);
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.security.protocol", "tls"}}), 7);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.position() == 450);
+  CHECK(e.hint().find("sasl_ssl") != std::string::npos);
+  CHECK_NOTHROW(validateSourceOptions("kafka",
+                                      base({{"kafka.security.protocol", "SASL_PLAINTEXT"},
+                                            {"kafka.sasl.mechanism", "SCRAM-SHA-256"},
+                                            {"kafka.sasl.username", "u"},
+                                            {"kafka.sasl.password", "p"}}),
+                                      7));
+  // The whole configuration is checked as a client would be made from it.
+  e = expectSqlError([&] {
+    validateSourceOptions("kafka", base({{"kafka.security.protocol", "ssl"},
+                                         {"kafka.ssl.ca.location", "/nonexistent/ca.pem"}}),
+                          7);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.message().find("refuses") != std::string::npos);
+  e = expectSqlError([&] {
+    validateSinkOptions("kafka", makeOptions({{"connector", "kafka"},
+                                              {"kafka.bootstrap.servers", "h:1"},
+                                              {"topic", "t"},
+                                              {"kafka.sasl.mechanisms", "scram-sha-256"}}),
+                        3);
+  });
   CHECK(e.position() == 450);
 
   e = expectSqlError([&] {

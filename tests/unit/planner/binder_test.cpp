@@ -342,6 +342,37 @@ TEST_CASE("star expansion leaves hidden columns out") {
   CHECK(e.position() == sql.find("x.*"));
 }
 
+TEST_CASE("a select list is limited to 1664 entries, as in PostgreSQL") {
+  ExprFixture f;
+  // Entries separated by ", ": the n-th (0-based) starts at prefix + n * stride.
+  auto selectList = [](size_t n, const std::string& item) {
+    std::string list;
+    for (size_t i = 0; i < n; ++i) list += (i == 0 ? "" : ", ") + item;
+    return list;
+  };
+  CHECK(f.query("SELECT " + selectList(kMaxSelectListEntries, "amount") + " FROM clicks")
+            .sink.input.size() == kMaxSelectListEntries);
+
+  const std::string sql = "SELECT " + selectList(40000, "amount") + " FROM clicks";
+  SqlError e = sqlError([&] { f.query(sql); });
+  CHECK(e.sqlstate() == "54011");
+  CHECK(e.message() == "target lists can have at most 1664 entries");
+  CHECK(e.position() == 7 + kMaxSelectListEntries * 8);  // "amount, " per entry
+
+  // `*` counts every column it expands to; grouped lists are limited too.
+  e = sqlError([&] { f.query("SELECT " + selectList(278, "*") + " FROM clicks"); });
+  CHECK(e.sqlstate() == "54011");
+  e = sqlError([&] {
+    f.query("SELECT " + selectList(1700, "count(*)") + " FROM clicks GROUP BY user_id");
+  });
+  CHECK(e.sqlstate() == "54011");
+  e = sqlError([&] {
+    f.flow("CREATE FLOW w INTO alerts TRIGGER REALTIME AS SELECT " + selectList(2000, "amount") +
+           " FROM clicks");
+  });
+  CHECK(e.sqlstate() == "54011");
+}
+
 TEST_CASE("evalConstant for INSERT VALUES") {
   auto value = [](const std::string& sqlValue, TypeId target) {
     auto stmt = parseOne("INSERT INTO t VALUES (" + sqlValue + ")");

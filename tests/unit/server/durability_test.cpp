@@ -195,3 +195,22 @@ TEST_CASE("a damaged catalog file stops the engine from starting") {
   }
   engine.shutdown();
 }
+
+TEST_CASE("a catalog path that is a directory stops the engine with an error naming it") {
+  TempDir tmp;
+  FlakyProvider provider;
+  EngineOptions options;
+  options.dataDir = (tmp.path / "data").string();
+  const fs::path catalog = fs::path(options.dataDir) / "catalog";
+  fs::create_directories(catalog);
+  Engine engine(options, provider);
+  try {
+    engine.restore();
+    FAIL("restore() accepted a directory as the catalog file");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "58030");
+    CHECK(e.message().find(catalog.string()) != std::string::npos);
+    CHECK(e.message().find("not a regular file") != std::string::npos);
+  }
+  engine.shutdown();
+}

@@ -68,6 +68,7 @@ class FakeHandler : public QueryHandler {
   std::atomic<int> sessionsOpened{0};
   std::atomic<int> running{0};
   std::atomic<int> cancelObserved{0};
+  std::atomic<int> liveRunning{0};
   std::mutex mu;
   std::string lastUser;
   std::string lastDatabase;
@@ -204,6 +205,7 @@ class FakeHandler : public QueryHandler {
     }
     if (stmt == "throw") throw std::runtime_error("boom");
     if (stmt == "sleep") return sleepUntilCancelled(out);
+    if (stmt == "select live") return liveUntilCancelled(out);
     if (stmt == "stream") {
       // One row, a pause, another row: the first must reach the client
       // before the statement ends.
@@ -216,6 +218,22 @@ class FakeHandler : public QueryHandler {
     }
     out.error(SqlError(sqlstate::kSyntaxError, "unknown fake statement", offset));
     return false;
+  }
+
+  // Rows 0, 1, 2, ... with a cancelled() check after each, as a live query
+  // streams them, until the writer says stop.
+  bool liveUntilCancelled(ResultWriter& out) {
+    ++liveRunning;
+    out.columns({{"n", pgtype::kInt8}});
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    long n = 0;
+    while (std::chrono::steady_clock::now() < deadline && !out.cancelled()) {
+      out.row({std::to_string(n++)});
+      std::this_thread::sleep_for(1ms);
+    }
+    out.complete("SELECT " + std::to_string(n));
+    --liveRunning;
+    return true;
   }
 
   bool sleepUntilCancelled(ResultWriter& out) {
@@ -344,6 +362,23 @@ TEST_CASE("pgwire: backend messages have the documented layout") {
   out.clear();
   appendCommandComplete(out, std::string("SEL\0ECT", 7));
   CHECK(out == std::string("C\0\0\0\x0bSELECT\0", 12));
+}
+
+TEST_CASE("pgwire: a result too wide for the protocol is refused, not wrapped") {
+  std::vector<ResultColumn> cols(40000, ResultColumn{"c", pgtype::kInt4});
+  std::string out = "kept";
+  try {
+    appendRowDescription(out, cols);
+    FAIL("expected a SqlError");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == "54011");
+  }
+  std::vector<std::optional<std::string>> values(40000, std::string("1"));
+  CHECK_THROWS_AS(appendDataRow(out, values), SqlError);
+  CHECK(out == "kept");
+  cols.resize(32767);
+  appendRowDescription(out, cols);
+  CHECK(out.size() > 4);
 }
 
 TEST_CASE("pgwire: frontend decoding rejects malformed bodies with 08P01") {
@@ -1284,6 +1319,67 @@ TEST_CASE("pgwire extended: raw exchanges") {
     auto after = c.readUntilReady();
     CHECK(types(after) == "EZ");
     CHECK(after[0].errorField('C') == "34000");
+  }
+  SUBCASE("a row limit suspends a live query; the next Execute goes on, Sync ends it") {
+    c.send(parseMessage("", "select live") + bindMessage("p", "") + describeMessage('P', "p") +
+           executeMessage("p", 1) + frontendMessage('H', ""));
+    std::vector<RawMessage> first;
+    for (int i = 0; i < 5; ++i) {
+      auto m = c.readMessage();
+      REQUIRE(m);
+      first.push_back(*m);
+      if (m->type == 's') break;
+    }
+    CHECK(types(first) == "12TDs");
+    CHECK(dataRowValues(first[3])[0] == "0");
+    CHECK(ts.handler.liveRunning.load() == 1);
+    // The live query waits for the next Execute, which takes up where it was.
+    c.send(executeMessage("p", 2) + frontendMessage('H', ""));
+    std::vector<RawMessage> next;
+    for (int i = 0; i < 3; ++i) {
+      auto m = c.readMessage();
+      REQUIRE(m);
+      next.push_back(*m);
+    }
+    CHECK(types(next) == "DDs");
+    CHECK(dataRowValues(next[0])[0] == "1");
+    CHECK(dataRowValues(next[1])[0] == "2");
+    // A Describe of the portal leaves it suspended.
+    c.send(describeMessage('P', "p") + executeMessage("p", 1) + syncMessage());
+    auto last = c.readUntilReady();
+    CHECK(types(last) == "TDsZ");
+    CHECK(dataRowValues(last[1])[0] == "3");
+    CHECK(eventually([&] { return ts.handler.liveRunning.load() == 0; }));
+    // The connection goes on as usual.
+    c.send(queryMessage("select 'after'"));
+    CHECK(types(c.readUntilReady()) == "TDCZ");
+  }
+  SUBCASE("any other statement ends a suspended live query first; so does a disconnect") {
+    c.send(parseMessage("", "select live") + bindMessage("p", "") + executeMessage("p", 2) +
+           frontendMessage('H', ""));
+    std::vector<RawMessage> first;
+    for (int i = 0; i < 5; ++i) {
+      auto m = c.readMessage();
+      REQUIRE(m);
+      first.push_back(*m);
+    }
+    CHECK(types(first) == "12DDs");
+    c.send(queryMessage("select 'other'"));
+    CHECK(types(c.readUntilReady()) == "TDCZ");
+    CHECK(ts.handler.liveRunning.load() == 0);
+    // The portal has ended: Executing it again returns no more rows.
+    c.send(executeMessage("p", 0) + syncMessage());
+    auto again = c.readUntilReady();
+    CHECK(types(again) == "CZ");
+    CHECK(again[0].body == cstr("SELECT 0"));
+
+    c.send(parseMessage("", "select live") + bindMessage("q", "") + executeMessage("q", 1) +
+           frontendMessage('H', ""));
+    for (int i = 0; i < 4; ++i) REQUIRE(c.readMessage());
+    CHECK(ts.handler.liveRunning.load() == 1);
+    c.close();
+    CHECK(eventually([&] { return ts.handler.liveRunning.load() == 0; }));
+    CHECK(eventually([&] { return ts.handler.openSessions.load() == 0; }));
   }
   SUBCASE("a Describe followed by Flush is answered before the Execute") {
     c.send(parseMessage("s", "select rows 2") + bindMessage("", "s") + describeMessage('P', "") +
