@@ -4,8 +4,9 @@
 // The file (<data-dir>/catalog) holds the statements that built the catalog,
 // in an order that replays: sources, sinks, tables each followed by the
 // INSERTs into it, then flows with the session settings they were planned
-// with and whether they should run. It is rewritten whole after every
-// successful CREATE, DROP, INSERT, STOP and START: written to a temporary
+// with and whether they should run. It is rewritten whole by every CREATE,
+// DROP, INSERT, STOP and START before the statement changes the server's
+// catalog (a statement it cannot record changes nothing): written to a temporary
 // file, fsync'ed, renamed over the old one, and the directory fsync'ed, so a
 // crash leaves the old catalog or the new one, never a mix. A length and a
 // CRC-32 in the header detect a damaged file; rtsqld then refuses to start

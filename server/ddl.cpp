@@ -47,13 +47,20 @@ void requireFlow(const Catalog& catalog, const ast::FlowCommand& stmt) {
 
 }  // namespace
 
-void Engine::persistOrUndo(const std::function<void()>& undo) {
-  try {
-    persistCatalog();
-  } catch (...) {
-    undo();
-    throw;
-  }
+bool Engine::changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change,
+                           CatalogChange extra) {
+  // A dry run's own catalog, and the statements a restart replays, are not
+  // written to the file.
+  if (&catalog != &catalog_ || restoring_ || options_.dataDir.empty()) return change(catalog);
+  Catalog next(catalog);
+  if (!change(next)) return false;
+  extra.catalog = &next;
+  persistCatalog(extra);
+  return change(catalog);
+}
+
+bool Engine::changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change) {
+  return changeCatalog(catalog, change, CatalogChange());
 }
 
 void Engine::setWantRunning(const std::string& flow, bool run) {
@@ -82,7 +89,6 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
 void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
-  const bool dry = s.shadow != nullptr;
   Options options = toOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   // A restored definition was checked when it was created; what it names
@@ -105,10 +111,8 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);
-  if (!catalog.addSource(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+  if (!changeCatalog(catalog, [&](Catalog& c) { return c.addSource(def, stmt.ifNotExists, stmt.namePos); })) {
     out.notice(fmt::format("source \"{}\" already exists, skipping", stmt.name));
-  } else {
-    if (!dry) persistOrUndo([&] { catalog.dropSource(stmt.name, true, stmt.namePos); });
   }
   out.complete("CREATE SOURCE");
 }
@@ -116,7 +120,6 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
 void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out) {
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
-  const bool dry = s.shadow != nullptr;
   Options options = toOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   if (!restoring_) {
@@ -131,10 +134,8 @@ void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWri
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);
-  if (!catalog.addSink(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+  if (!changeCatalog(catalog, [&](Catalog& c) { return c.addSink(def, stmt.ifNotExists, stmt.namePos); })) {
     out.notice(fmt::format("sink \"{}\" already exists, skipping", stmt.name));
-  } else {
-    if (!dry) persistOrUndo([&] { catalog.dropSink(stmt.name, true, stmt.namePos); });
   }
   out.complete("CREATE SINK");
 }
@@ -165,13 +166,16 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
   def.sql = stmt.text;
   size_t n = def.rows->size();
   std::lock_guard lock(ddlMu_);
-  if (!catalog.addTable(std::move(def), stmt.ifNotExists, stmt.namePos)) {
+  // A new table has no INSERTs yet: none of a dropped table of its name count.
+  auto inserts = tableInserts_;
+  inserts.erase(toLower(stmt.name));
+  CatalogChange change;
+  change.inserts = &inserts;
+  if (!changeCatalog(catalog, [&](Catalog& c) { return c.addTable(def, stmt.ifNotExists, stmt.namePos); },
+                     change)) {
     out.notice(fmt::format("table \"{}\" already exists, skipping", stmt.name));
   } else {
-    if (!dry) {
-      tableInserts_.erase(toLower(stmt.name));
-      persistOrUndo([&] { catalog.dropTable(stmt.name, true, stmt.namePos); });
-    }
+    if (!dry) tableInserts_ = std::move(inserts);
     if (n > 0) out.notice(fmt::format("loaded {} rows into table \"{}\"", n, stmt.name));
   }
   out.complete("CREATE TABLE");
@@ -223,15 +227,15 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
     }
     rows->push_back(std::move(row));
   }
-  catalog.setTableRows(table->name, std::move(rows));
-  if (!dry) {
-    auto& inserts = tableInserts_[toLower(table->name)];
-    inserts.push_back(stmt.text);
-    persistOrUndo([&] {
-      inserts.pop_back();
-      catalog.setTableRows(table->name, table->rows);
-    });
-  }
+  auto inserts = tableInserts_;
+  inserts[toLower(table->name)].push_back(stmt.text);
+  CatalogChange change;
+  change.inserts = &inserts;
+  changeCatalog(catalog, [&](Catalog& c) {
+    c.setTableRows(table->name, rows);
+    return true;
+  }, change);
+  if (!dry) tableInserts_ = std::move(inserts);
   out.complete(fmt::format("INSERT 0 {}", stmt.rows.size()));
 }
 
@@ -269,7 +273,11 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   def.sql = stmt.text;
   def.queryText = stmt.queryText;
   std::string source = plan.scan.name;
-  catalog_.addFlow(std::move(def), false, stmt.namePos);
+  // The name must be free before anything starts.
+  Catalog next(catalog_);
+  next.addFlow(def, false, stmt.namePos);
+  FlowControl control;
+  control.settings = settingsOf(s);
 
   // A new flow starts with empty state and no checkpoints: whatever a dropped
   // flow of the same name left behind is removed.
@@ -281,37 +289,34 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   } catch (SqlError& e) {
     // Nothing half-starts: the flow is forgotten when it cannot run. A broker
     // without real transactions refuses exactly-once: point at that option.
-    catalog_.dropFlow(stmt.name, true, stmt.namePos);
     if (e.position() == SqlError::npos && e.sqlstate() == sqlstate::kFeatureNotSupported) {
       for (const auto& o : stmt.options) {
         if (iequals(o.key, "delivery")) e.setPosition(o.valuePos);
       }
     }
     throw;
+  }
+  // The catalog file records the flow before the server shows it; a flow the
+  // file cannot record is stopped and forgotten.
+  try {
+    CatalogChange change;
+    change.catalog = &next;
+    change.flow = toLower(stmt.name);
+    change.control = &control;
+    persistCatalog(change);
   } catch (...) {
-    catalog_.dropFlow(stmt.name, true, stmt.namePos);
+    runtime.reset();  // stops it and closes its state store before its files go
+    std::filesystem::remove_all(flowDir(stmt.name), ec);
     throw;
   }
+  catalog_.addFlow(std::move(def), false, stmt.namePos);
   catalog_.setFlowInputs(stmt.name, {source, stmt.sink});
   {
     std::lock_guard flock(flowsMu_);
     flows_[toLower(stmt.name)] = std::move(runtime);
-    FlowControl control;
-    control.settings = settingsOf(s);
     control.runningSinceMicros = monotonicMicros();
     control_[toLower(stmt.name)] = std::move(control);
   }
-  persistOrUndo([&] {
-    std::unique_ptr<FlowRuntime> rt;
-    {
-      std::lock_guard flock(flowsMu_);
-      rt = std::move(flows_[toLower(stmt.name)]);
-      flows_.erase(toLower(stmt.name));
-      control_.erase(toLower(stmt.name));
-    }
-    rt->stop();
-    catalog_.dropFlow(stmt.name, true, stmt.namePos);
-  });
   out.complete("CREATE FLOW");
 }
 
@@ -332,23 +337,32 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     out.complete(kTags[kind]);
     return;
   }
-  bool dropped = false;
+  // The catalog file is written as the drop leaves it before anything is
+  // dropped: a drop the file cannot record changes nothing and answers only
+  // the error.
+  bool dropped = changeCatalog(catalog_, [&](Catalog& c) {
+    switch (stmt.object) {
+      case ast::ObjectKind::Flow: return c.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
+      case ast::ObjectKind::Source: return c.dropSource(stmt.name, stmt.ifExists, stmt.namePos);
+      case ast::ObjectKind::Sink: return c.dropSink(stmt.name, stmt.ifExists, stmt.namePos);
+      case ast::ObjectKind::Table: return c.dropTable(stmt.name, stmt.ifExists, stmt.namePos);
+    }
+    return false;
+  });
   switch (stmt.object) {
     case ast::ObjectKind::Flow: {
-      std::unique_ptr<FlowRuntime> rt;
-      {
-        std::lock_guard flock(flowsMu_);
-        auto it = flows_.find(toLower(stmt.name));
-        if (it != flows_.end()) {
-          rt = std::move(it->second);
-          flows_.erase(it);
-        }
-        control_.erase(toLower(stmt.name));
-      }
-      if (rt) rt->stop();
-      dropped = catalog_.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
       if (dropped) {
-        rt.reset();  // closes the state store before its files go
+        std::unique_ptr<FlowRuntime> rt;
+        {
+          std::lock_guard flock(flowsMu_);
+          auto it = flows_.find(toLower(stmt.name));
+          if (it != flows_.end()) {
+            rt = std::move(it->second);
+            flows_.erase(it);
+          }
+          control_.erase(toLower(stmt.name));
+        }
+        rt.reset();  // stops it and closes the state store before its files go
         std::error_code ec;
         std::filesystem::remove_all(flowDir(stmt.name), ec);
       }
@@ -356,22 +370,16 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
       break;
     }
     case ast::ObjectKind::Source:
-      dropped = catalog_.dropSource(stmt.name, stmt.ifExists, stmt.namePos);
       out.complete("DROP SOURCE");
       break;
     case ast::ObjectKind::Sink:
-      dropped = catalog_.dropSink(stmt.name, stmt.ifExists, stmt.namePos);
       out.complete("DROP SINK");
       break;
     case ast::ObjectKind::Table:
-      dropped = catalog_.dropTable(stmt.name, stmt.ifExists, stmt.namePos);
       if (dropped) tableInserts_.erase(toLower(stmt.name));
       out.complete("DROP TABLE");
       break;
   }
-  // A drop that the file does not record would come back at the next start;
-  // the object is gone here already, so the error says so.
-  if (dropped) persistCatalog();
 }
 
 void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
@@ -386,9 +394,20 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
   if (!rt || rt->state() == FlowState::Stopped) {
     out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
   }
+  // Recorded first: a flow the file still says runs would start again at the
+  // next restart.
+  CatalogChange change;
+  FlowControl control;
+  change.flow = toLower(stmt.name);
+  {
+    std::lock_guard flock(flowsMu_);
+    control = control_[change.flow];
+  }
+  control.wantRunning = false;
+  change.control = &control;
+  persistCatalog(change);
   if (rt) rt->stop();
   setWantRunning(stmt.name, false);
-  persistCatalog();
   out.complete("STOP FLOW");
 }
 
@@ -404,18 +423,33 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   // A START that fails changes nothing: a stopped flow stays stopped, and one
   // the supervisor is bringing back stays in its hands.
   if (!rt) rt = planRestoredFlow(stmt.name);
-  if (rt->state() == FlowState::Running) {
-    out.notice(fmt::format("flow \"{}\" is already running", stmt.name));
-  } else {
+  const bool wasRunning = rt->state() == FlowState::Running;
+  if (!wasRunning) {
     rt->stop();  // a failed run leaves threads and slots to collect
     rt->start();
   }
+  CatalogChange change;
+  FlowControl control;
+  change.flow = toLower(stmt.name);
+  {
+    std::lock_guard flock(flowsMu_);
+    control = control_[change.flow];
+  }
+  control.wantRunning = true;
+  change.control = &control;
+  try {
+    persistCatalog(change);
+  } catch (...) {
+    // The file still says what it said: the flow runs only if it ran before.
+    if (!wasRunning) rt->stop();
+    throw;
+  }
+  if (wasRunning) out.notice(fmt::format("flow \"{}\" is already running", stmt.name));
   setWantRunning(stmt.name, true);
   {
     std::lock_guard flock(flowsMu_);
     control_[toLower(stmt.name)].runningSinceMicros = monotonicMicros();
   }
-  persistCatalog();
   out.complete("START FLOW");
 }
 

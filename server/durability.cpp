@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "common/clock.h"
+#include "common/file_name.h"
 #include "common/json.h"
 #include "parser/parser.h"
 #include "server/engine.h"
@@ -47,7 +48,40 @@ int64_t backoffMicros(int attempts) {
 }  // namespace
 
 std::string Engine::flowDir(const std::string& flow) const {
-  return (std::filesystem::path(options_.dataDir) / "flows" / toLower(flow)).string();
+  // Flow names match without regard to case, so the directory is that of the
+  // lower-cased name; fileNameOf keeps any name inside "flows".
+  return childPath((std::filesystem::path(options_.dataDir) / "flows").string(),
+                   fileNameOf(toLower(flow)));
+}
+
+void Engine::adoptLegacyFlowDir(const std::string& flow) {
+  // Data directories of earlier versions kept a flow's files under its
+  // lower-cased name as it was. For names of [a-z0-9_-] that is the same
+  // directory; any other name's directory is renamed to its encoded name,
+  // provided the old name was one plain path component that stayed inside
+  // "flows" (a name such as ".." or "a/b" never had a directory of its own
+  // to bring back).
+  if (options_.dataDir.empty()) return;
+  const std::string legacy = toLower(flow);
+  const std::string encoded = fileNameOf(legacy);
+  if (legacy == encoded || legacy == "." || legacy == ".." || legacy.size() > 255 ||
+      legacy.find('/') != std::string::npos || legacy.find('\0') != std::string::npos) {
+    return;
+  }
+  namespace fs = std::filesystem;
+  const fs::path flows = fs::path(options_.dataDir) / "flows";
+  const fs::path from = flows / legacy;
+  const fs::path to = flowDir(flow);
+  std::error_code ec;
+  if (!fs::is_directory(from, ec) || fs::exists(to, ec)) return;
+  fs::rename(from, to, ec);
+  if (ec) {
+    logLine(fmt::format("cannot move the files of flow \"{}\" from {} to {}: {}", flow,
+                        from.string(), to.string(), ec.message()));
+  } else {
+    logLine(fmt::format("moved the files of flow \"{}\" from {} to {}", flow, from.string(),
+                        to.string()));
+  }
 }
 
 bool Engine::retryable(const std::string& sqlstate) {
@@ -64,25 +98,33 @@ std::vector<std::pair<std::string, std::string>> Engine::settingsOf(const Engine
   return out;
 }
 
-void Engine::persistCatalog() {
+void Engine::persistCatalog(const CatalogChange& change) {
   if (restoring_ || options_.dataDir.empty()) return;
+  const Catalog& catalog = change.catalog ? *change.catalog : catalog_;
+  const auto& inserts = change.inserts ? *change.inserts : tableInserts_;
   std::vector<CatalogRecord> records;
-  for (const auto& src : catalog_.sources()) records.push_back({"source", src->name, src->sql, true, {}});
-  for (const auto& sink : catalog_.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}});
-  for (const auto& t : catalog_.tables()) {
+  for (const auto& src : catalog.sources()) records.push_back({"source", src->name, src->sql, true, {}});
+  for (const auto& sink : catalog.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}});
+  for (const auto& t : catalog.tables()) {
     records.push_back({"table", t->name, t->sql, true, {}});
-    auto it = tableInserts_.find(toLower(t->name));
-    if (it == tableInserts_.end()) continue;
+    auto it = inserts.find(toLower(t->name));
+    if (it == inserts.end()) continue;
     for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}});
   }
   {
     std::lock_guard lock(flowsMu_);
-    for (const auto& f : catalog_.flows()) {
+    for (const auto& f : catalog.flows()) {
       CatalogRecord r{"flow", f->name, f->sql, true, {}};
-      auto it = control_.find(toLower(f->name));
-      if (it != control_.end()) {
-        r.running = it->second.wantRunning;
-        r.settings = it->second.settings;
+      const std::string key = toLower(f->name);
+      const FlowControl* control = nullptr;
+      if (change.control && key == change.flow) {
+        control = change.control;
+      } else if (auto it = control_.find(key); it != control_.end()) {
+        control = &it->second;
+      }
+      if (control) {
+        r.running = control->wantRunning;
+        r.settings = control->settings;
       }
       records.push_back(std::move(r));
     }
@@ -139,6 +181,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   control.settings = record.settings;
   EngineSession session;
   for (const auto& [k, v] : record.settings) session.settings.set(k, v);
+  adoptLegacyFlowDir(stmt.name);
 
   FlowDef def;
   def.name = stmt.name;

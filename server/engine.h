@@ -136,6 +136,9 @@ class Engine : public QueryHandler {
 
   PlanContext planContext(const EngineSession& s) const;
   std::string flowDir(const std::string& flow) const;
+  // Moves a flow's directory of the earlier layout (its plain lower-cased
+  // name) to flowDir(). At restore, before the flow is planned.
+  void adoptLegacyFlowDir(const std::string& flow);
   std::string flowStateDir(const std::string& flow) const;
   std::unique_ptr<FlowRuntime> makeRuntime(PhysicalPlan plan, const std::string& flow);
 
@@ -154,9 +157,26 @@ class Engine : public QueryHandler {
   };
   // The status SHOW FLOWS and /flows report, and its reason.
   std::pair<FlowState, std::string> flowStatus(const std::string& name, const FlowRuntime* rt) const;
-  void persistCatalog();  // with ddlMu_ held; throws SqlError 58030
-  // persistCatalog(), and `undo` of the change it was to record when that fails.
-  void persistOrUndo(const std::function<void()>& undo);
+  // What a statement is about to make of the catalog, for persistCatalog to
+  // write before the statement changes anything in memory. Unset members
+  // stand for the server's own: catalog_, tableInserts_, control_.
+  struct CatalogChange {
+    const Catalog* catalog = nullptr;
+    const std::map<std::string, std::vector<std::string>>* inserts = nullptr;
+    std::string flow;                    // lower-cased name of a flow whose control changes
+    const FlowControl* control = nullptr;  // its control as it will be
+  };
+  // Writes the catalog file as `change` describes it. With ddlMu_ held;
+  // throws SqlError 58030, and then the caller changes nothing.
+  void persistCatalog(const CatalogChange& change);
+  // Makes `change` to `catalog` durably: when it is the server's catalog, the
+  // change is first made to a copy, the catalog file is written as the copy
+  // then is (with `extra`), and only then is `catalog` changed, so a change
+  // the file cannot record changes nothing. Returns what `change` returned;
+  // false (nothing to do, as for IF [NOT] EXISTS) writes nothing.
+  bool changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change,
+                     CatalogChange extra);
+  bool changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change);
   void setWantRunning(const std::string& flow, bool run);
   void restoreFlow(const struct CatalogRecord& record);
   // Plans a catalog flow that has no runtime yet (its planning failed at

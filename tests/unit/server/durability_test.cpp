@@ -9,6 +9,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "common/error.h"
@@ -64,10 +66,14 @@ class Capture final : public ResultWriter {
  public:
   std::vector<std::vector<std::optional<std::string>>> rows;
   std::optional<SqlError> err;
+  int results = 0;  // completions and errors: a statement answers exactly one
   void columns(const std::vector<ResultColumn>&) override {}
   void row(const std::vector<std::optional<std::string>>& values) override { rows.push_back(values); }
-  void complete(const std::string&) override {}
-  void error(const SqlError& e) override { err = e; }
+  void complete(const std::string&) override { ++results; }
+  void error(const SqlError& e) override {
+    err = e;
+    ++results;
+  }
   void notice(const std::string&) override {}
 };
 
@@ -213,4 +219,187 @@ TEST_CASE("a catalog path that is a directory stops the engine with an error nam
     CHECK(e.message().find("not a regular file") != std::string::npos);
   }
   engine.shutdown();
+}
+
+namespace {
+
+// The files under `root`, relative to it, with their sizes: what a test
+// compares to see that nothing outside a data directory was touched.
+std::map<std::string, uintmax_t> filesUnder(const fs::path& root) {
+  std::map<std::string, uintmax_t> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    out[fs::relative(it->path(), root).string()] = it->is_regular_file() ? it->file_size() : 0;
+  }
+  return out;
+}
+
+void writeFile(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("a flow's name never leads its files out of the data directory") {
+  TempDir tmp;
+  FlakyProvider provider;
+  EngineOptions options;
+  const fs::path data = tmp.path / "data";
+  options.dataDir = data.string();
+  options.slots = 16;
+  fs::create_directories(data);
+  // Sentinels where the names would lead if they were paths: the data
+  // directory itself (".."), a directory outside it (an absolute name), and
+  // the data directory's "b" ("a/../../b" from flows/).
+  const fs::path outside = tmp.path / "outside";
+  writeFile(outside / "sentinel", "outside");
+  writeFile(data / "b" / "sentinel", "b");
+  writeFile(data / "keep", "keep");
+  const auto before = filesUnder(tmp.path);
+
+  const std::vector<std::string> names = {"..", outside.string(), "a/../../b", ".",
+                                          std::string(3000, 'n'), "Quoted Name"};
+  Engine engine(options, provider);
+  engine.restore();
+  auto session = engine.openSession("rtsql", "rtsql");
+  REQUIRE(!run(engine, *session, "CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '100')").err);
+  REQUIRE(!run(engine, *session, "CREATE SINK out WITH (connector = 'file', path = '" + (tmp.path / "out.jsonl").string() + "')").err);
+  auto quoted = [](const std::string& name) {
+    std::string q = "\"";
+    for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const std::string& name : names) {
+    Capture c = run(engine, *session,
+                    "CREATE FLOW " + quoted(name) +
+                        " INTO out CHECKPOINT INTERVAL '1 second' WITH ('shuffle.partitions' = '1') AS SELECT a, count(*) AS n FROM gen GROUP BY a");
+    REQUIRE_MESSAGE(!c.err, name, ": ", c.err ? c.err->message() : "");
+  }
+  // Every flow has written a checkpoint: its files exist.
+  for (const std::string& name : names) {
+    CHECK_MESSAGE(rtsql::testing::eventually(
+                      [&] {
+                        auto p = engine.progress(name);
+                        return p && p->find("\"checkpoint\":{") != std::string::npos;
+                      },
+                      std::chrono::milliseconds(20000)),
+                  name);
+  }
+  // Nothing outside data/flows changed but the catalog and the sink's file,
+  // and each flow's files are in one directory of its own under data/flows.
+  auto now = filesUnder(tmp.path);
+  for (const auto& [path, size] : before) CHECK_MESSAGE(now.count(path) == 1, path);
+  std::set<std::string> flowDirs;
+  for (const auto& [path, size] : now) {
+    if (before.count(path) || path == "data/catalog" || path == "out.jsonl" || path == "data/flows") continue;
+    REQUIRE_MESSAGE(path.starts_with("data/flows/"), path);
+    std::string rest = path.substr(std::string("data/flows/").size());
+    flowDirs.insert(rest.substr(0, rest.find('/')));
+  }
+  CHECK(flowDirs.size() == names.size());
+  for (const std::string& dir : flowDirs) CHECK_MESSAGE(dir.size() <= 255, dir);
+
+  // Each DROP FLOW removes its own directory and nothing else.
+  for (size_t i = 0; i < names.size(); ++i) {
+    Capture c = run(engine, *session, "DROP FLOW " + quoted(names[i]));
+    REQUIRE_MESSAGE(!c.err, names[i], ": ", c.err ? c.err->message() : "");
+    now = filesUnder(tmp.path);
+    for (const auto& [path, size] : before) CHECK_MESSAGE(now.count(path) == 1, path);
+    std::set<std::string> left;
+    for (const auto& [path, size] : now) {
+      if (!path.starts_with("data/flows/")) continue;
+      std::string rest = path.substr(std::string("data/flows/").size());
+      left.insert(rest.substr(0, rest.find('/')));
+    }
+    CHECK(left.size() == names.size() - i - 1);
+  }
+  CHECK(!run(engine, *session, "SHOW TABLES").err);  // the catalog is still there
+  CHECK(fs::exists(data / "catalog"));
+  engine.shutdown();
+}
+
+TEST_CASE("a statement the catalog file cannot record changes nothing and answers only its error") {
+  TempDir tmp;
+  FlakyProvider provider;
+  EngineOptions options;
+  const fs::path data = tmp.path / "data";
+  options.dataDir = data.string();
+  options.slots = 16;
+  fs::create_directories(data);
+  const std::string out = (tmp.path / "out.jsonl").string();
+  Engine engine(options, provider);
+  engine.restore();
+  auto session = engine.openSession("rtsql", "rtsql");
+  for (const std::string& sql :
+       {std::string("CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')"),
+        "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
+        std::string("CREATE TABLE t (code STRING)"), std::string("INSERT INTO t VALUES ('A'), ('B')"),
+        std::string("CREATE FLOW f INTO out AS SELECT a FROM gen"),
+        std::string("CREATE FLOW g INTO out AS SELECT a FROM gen"), std::string("STOP FLOW g")}) {
+    Capture c = run(engine, *session, sql);
+    REQUIRE_MESSAGE(!c.err, sql, ": ", c.err ? c.err->message() : "");
+  }
+  auto stateOf = [&](const std::string& name) -> std::optional<FlowState> {
+    for (const auto& info : engine.flowInfos(false)) {
+      if (info.name == name) return info.state;
+    }
+    return std::nullopt;
+  };
+  auto tableRows = [&]() -> std::optional<std::string> {
+    Capture c = run(engine, *session, "SHOW TABLES");
+    if (c.rows.empty()) return std::nullopt;
+    return c.rows[0][2];
+  };
+  auto relations = [&](const std::string& what) {
+    return run(engine, *session, "SHOW " + what).rows.size();
+  };
+  REQUIRE(tableRows() == "2");
+  REQUIRE(stateOf("f") == FlowState::Running);
+
+  // A directory where the catalog file goes: every write of it fails.
+  const fs::path catalog = data / "catalog";
+  fs::rename(catalog, data / "catalog.saved");
+  fs::create_directory(catalog);
+  for (const std::string& sql :
+       {std::string("DROP TABLE t"), std::string("CREATE TABLE u (a INT)"),
+        std::string("INSERT INTO t VALUES ('C')"),
+        std::string("CREATE SOURCE gen2 (a BIGINT) WITH (connector = 'datagen')"),
+        "CREATE SINK out2 WITH (connector = 'file', path = '" + out + "2')",
+        std::string("CREATE FLOW h INTO out AS SELECT a FROM gen"), std::string("DROP FLOW f"),
+        std::string("STOP FLOW f"), std::string("START FLOW g"), std::string("DROP FLOW g"),
+        std::string("DROP SINK out2"), std::string("DROP TABLE IF EXISTS nothing")}) {
+    Capture c = run(engine, *session, sql);
+    if (sql == "DROP SINK out2" || sql == "DROP TABLE IF EXISTS nothing") {
+      // Nothing to change: nothing to write. (out2 was never created.)
+      CHECK(c.results == 1);
+      continue;
+    }
+    REQUIRE_MESSAGE(c.err, sql);
+    CHECK_MESSAGE(c.err->sqlstate() == "58030", sql);
+    CHECK_MESSAGE(c.results == 1, sql);
+  }
+  // Everything is as it was, and queryable.
+  CHECK(tableRows() == "2");
+  CHECK(relations("TABLES") == 1);
+  CHECK(relations("SOURCES") == 1);
+  CHECK(relations("SINKS") == 1);
+  CHECK(relations("FLOWS") == 2);
+  CHECK(stateOf("f") == FlowState::Running);
+  CHECK(stateOf("g") == FlowState::Stopped);
+  CHECK(!stateOf("h"));
+  CHECK(!fs::exists(data / "flows" / "h"));
+
+  // Once the file can be written again, the same statements work, and a
+  // restart sees what they did.
+  fs::remove(catalog);
+  fs::rename(data / "catalog.saved", catalog);
+  Capture drop = run(engine, *session, "DROP TABLE t");
+  CHECK(!drop.err);
+  CHECK(drop.results == 1);
+  CHECK(relations("TABLES") == 0);
+  engine.shutdown();
+  auto records = readCatalogFile(catalog.string());
+  for (const auto& r : records) CHECK(r.name != "t");
 }
