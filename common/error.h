@@ -39,6 +39,7 @@ inline constexpr const char* kConnectionFailure = "08006";
 inline constexpr const char* kProtocolViolation = "08P01";
 inline constexpr const char* kInternalError = "XX000";
 inline constexpr const char* kIoError = "58030";
+inline constexpr const char* kDataCorrupted = "XX001";
 }  // namespace sqlstate
 
 class SqlError : public std::runtime_error {

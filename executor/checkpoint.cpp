@@ -26,6 +26,7 @@ constexpr const char* kStateDir = "state";
 constexpr const char* kMagic = "rtsql-checkpoint";
 constexpr int kVersion = 1;
 constexpr const char* kTmpSuffix = ".tmp";
+constexpr const char* kResetFile = "RESET";
 
 [[noreturn]] void throwIo(const std::string& what, const std::string& path, const std::string& why) {
   throw SqlError(sqlstate::kIoError, fmt::format("checkpoint: {} '{}': {}", what, path, why));
@@ -228,8 +229,13 @@ std::vector<uint64_t> CheckpointDir::epochs() const {
 }
 
 std::optional<CheckpointInfo> CheckpointDir::latest(uint64_t maxEpoch) {
+  return search(maxEpoch).found;
+}
+
+CheckpointSearch CheckpointDir::search(uint64_t maxEpoch) {
+  CheckpointSearch out;
   std::error_code ec;
-  if (!fs::is_directory(root_, ec)) return std::nullopt;
+  if (!fs::is_directory(root_, ec)) return out;
   // Leftovers of a write that a crash interrupted.
   std::vector<fs::path> partial;
   for (const auto& entry : fs::directory_iterator(root_, ec)) {
@@ -242,16 +248,69 @@ std::optional<CheckpointInfo> CheckpointDir::latest(uint64_t maxEpoch) {
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     if (*it > maxEpoch) continue;
     fs::path dir = pathOf(*it);
+    auto skip = [&](std::string why) { out.skipped.push_back({*it, std::move(why)}); };
     std::ifstream in(dir / kMetaFile, std::ios::binary);
-    if (!in) continue;
+    if (!in) {
+      skip(fmt::format("{} is missing or unreadable", kMetaFile));
+      continue;
+    }
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::optional<CheckpointInfo> info = parseCheckpointMeta(text);
-    if (!info || info->epoch != *it) continue;
-    if (info->hasState && !fs::is_directory(dir / kStateDir, ec)) continue;
+    if (!info) {
+      skip(fmt::format("{} is damaged (length or checksum mismatch)", kMetaFile));
+      continue;
+    }
+    if (info->epoch != *it) {
+      skip(fmt::format("{} is of epoch {}", kMetaFile, info->epoch));
+      continue;
+    }
+    if (info->hasState && !fs::is_directory(dir / kStateDir, ec)) {
+      skip("its state snapshot is missing");
+      continue;
+    }
     info->dir = dir.string();
-    return info;
+    out.found = std::move(info);
+    break;
   }
-  return std::nullopt;
+  return out;
+}
+
+void CheckpointDir::markReset(uint64_t nextEpoch) {
+  std::error_code ec;
+  fs::create_directories(root_, ec);
+  if (ec) throwIo("cannot create", root_, ec.message());
+  // The marker first: a crash in between leaves a reset that is still pending
+  // and checkpoints it ignores, never checkpoints without the marker.
+  const fs::path marker = fs::path(root_) / kResetFile;
+  const fs::path tmp = marker.string() + kTmpSuffix;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << nextEpoch << '\n';
+    out.flush();
+    if (!out) throwIo("cannot write", tmp.string(), "write failed");
+  }
+  syncPath(tmp.string(), false);
+  fs::rename(tmp, marker, ec);
+  if (ec) throwIo("cannot rename", tmp.string(), ec.message());
+  syncPath(root_, true);
+  for (uint64_t epoch : epochs()) {
+    fs::remove_all(pathOf(epoch), ec);
+    if (ec) throwIo("cannot remove", pathOf(epoch), ec.message());
+  }
+  syncPath(root_, true);
+}
+
+std::optional<uint64_t> CheckpointDir::pendingReset() const {
+  std::ifstream in(fs::path(root_) / kResetFile);
+  if (!in) return std::nullopt;
+  uint64_t epoch = 0;
+  if (!(in >> epoch)) epoch = 0;  // a torn marker still marks a reset
+  return epoch;
+}
+
+void CheckpointDir::clearReset() {
+  std::error_code ec;
+  if (fs::remove(fs::path(root_) / kResetFile, ec)) syncPath(root_, true);
 }
 
 void CheckpointDir::restoreState(const CheckpointInfo& info, const std::string& stateDir) {

@@ -13,8 +13,14 @@
 // is fsync'ed, and only then is it renamed to its final name (and the root
 // fsync'ed): a crash at any instant leaves either no trace of it or a complete
 // one. The metadata carries a length and a CRC-32 of its body, so a torn or
-// damaged file is detected and that checkpoint skipped for an older one.
-// Directories left as ".tmp" by a crash are removed when the root is read.
+// damaged file is detected and that checkpoint skipped for an older one, and
+// the skip is reported (CheckpointSearch), never silent. Directories left as
+// ".tmp" by a crash are removed when the root is read.
+//
+// A reset (START FLOW f RESET STATE) removes every checkpoint and leaves a
+// marker file, "<root>/RESET", holding the epoch the flow goes on from: until
+// the first checkpoint after it is durable, a start begins with empty state at
+// the sources' startingOffsets again.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +57,18 @@ struct CheckpointInfo {
   std::string dir;  // where it is (filled when read or written)
 };
 
+// What a search for the checkpoint to restore found.
+struct CheckpointSearch {
+  std::optional<CheckpointInfo> found;  // the newest intact one in range
+  // Checkpoints in range that could not be read, newest first, with why: the
+  // ones newer than `found`, or all of them when none was found.
+  struct Skipped {
+    uint64_t epoch = 0;
+    std::string reason;
+  };
+  std::vector<Skipped> skipped;
+};
+
 // CRC-32 (IEEE 802.3, as zlib computes it) of `data`.
 uint32_t crc32(const void* data, size_t size);
 
@@ -78,6 +96,17 @@ class CheckpointDir {
   // With `maxEpoch`, the newest one of an epoch at most that (exactly-once
   // recovery: the newest checkpoint whose output transaction committed).
   std::optional<CheckpointInfo> latest(uint64_t maxEpoch = UINT64_MAX);
+  // latest(), with the damaged checkpoints it passed over.
+  CheckpointSearch search(uint64_t maxEpoch = UINT64_MAX);
+
+  // Removes every checkpoint and marks the flow reset, to go on from epoch
+  // `nextEpoch` (see above). Throws SqlError 58030.
+  void markReset(uint64_t nextEpoch);
+  // The epoch a reset flow goes on from, while the reset is pending.
+  std::optional<uint64_t> pendingReset() const;
+  // The first checkpoint after a reset is durable (and committed): the
+  // reset is done. Cheap when none is pending.
+  void clearReset();
   // Epochs of the complete checkpoints, oldest first.
   std::vector<uint64_t> epochs() const;
 

@@ -58,6 +58,11 @@ class SourceTask {
   // endOffset on, as if the records before it had been read and committed.
   // Called before the first poll(). Sources that cannot seek (datagen) ignore it.
   virtual void seek(const std::vector<PartitionProgress>& positions) { (void)positions; }
+  // A reset flow (START FLOW ... RESET STATE): reads every partition from the
+  // source's startingOffsets, as a new flow would, whatever offsets an earlier
+  // run committed. Called before the first poll(). Sources without committed
+  // positions ignore it.
+  virtual void startFromStartingOffsets() {}
   virtual std::vector<PartitionProgress> progress() const = 0;
   // Whether `partition` has been read to the end of what the source holds now
   // (Kafka: up to the broker's end offset). A partition with records left to

@@ -71,6 +71,18 @@ struct StateOpSnapshot {
   }
 };
 
+// The progress's recovery.skipped: the checkpoints a start passed over.
+void writeSkipped(JsonWriter& w, const std::vector<CheckpointSearch::Skipped>& skipped) {
+  w.key("skipped").beginArray();
+  for (const auto& sk : skipped) {
+    w.beginObject();
+    w.key("epoch").value(sk.epoch);
+    w.key("reason").value(sk.reason);
+    w.endObject();
+  }
+  w.endArray();
+}
+
 }  // namespace
 
 const char* flowStateName(FlowState s) {
@@ -227,6 +239,10 @@ void FlowRuntime::start() {
   // what an earlier run wrote after its last checkpoint is no state at any
   // barrier.
   std::optional<CheckpointInfo> checkpoint;
+  std::vector<CheckpointSearch::Skipped> skipped;
+  // A reset run starts with empty state at the sources' startingOffsets.
+  bool reset = resetRequested_;
+  std::optional<uint64_t> resetEpoch;
   const int64_t restoreStart = nowMicros();
   transaction_.reset();
   if (plan_.exactlyOnce) {
@@ -239,14 +255,59 @@ void FlowRuntime::start() {
     transaction_ = connectors_.openSinkTransaction(plan_.sink, plan_.flowName, timeoutMs);
   }
   if (checkpoints_) {
-    if (transaction_) {
-      // The output agrees with the newest checkpoint whose transaction
-      // committed; a newer checkpoint's rows were aborted with its transaction,
-      // so its epoch is processed (and written) again.
-      int64_t committed = transaction_->recover();
-      if (committed >= 0) checkpoint = checkpoints_->latest(static_cast<uint64_t>(committed));
-    } else {
-      checkpoint = checkpoints_->latest();
+    std::error_code ec;
+    // The root exists once the flow has written a checkpoint (a new flow's
+    // directory is removed by CREATE FLOW).
+    const bool hadCheckpoints = std::filesystem::is_directory(checkpoints_->root(), ec);
+    resetEpoch = checkpoints_->pendingReset();
+    reset = reset || resetEpoch.has_value();
+    // The output agrees with the newest checkpoint whose transaction
+    // committed; a newer checkpoint's rows were aborted with its transaction,
+    // so its epoch is processed (and written) again.
+    const int64_t committed = transaction_ ? transaction_->recover() : -1;
+    if (reset) {
+      // Checkpoints of a run after the reset that never finished its first
+      // epoch are no state to go on from.
+      if (!checkpoints_->epochs().empty()) checkpoints_->markReset(resetEpoch.value_or(batchId_));
+      if (transaction_ && committed >= 0) {
+        resetEpoch = std::max<uint64_t>(resetEpoch.value_or(0), static_cast<uint64_t>(committed) + 1);
+      }
+    } else if (!transaction_ || committed >= 0) {
+      CheckpointSearch found =
+          checkpoints_->search(transaction_ ? static_cast<uint64_t>(committed) : UINT64_MAX);
+      checkpoint = std::move(found.found);
+      skipped = std::move(found.skipped);
+      // State without the checkpoint its committed offsets (or its committed
+      // output) belong to cannot be rebuilt: starting empty from those offsets
+      // would run on with wrong results. A stateless flow has no state to
+      // lose and goes on from its committed offsets.
+      if (!checkpoint && hadCheckpoints && (needsState || transaction_)) {
+        std::string why;
+        for (const auto& sk : skipped) {
+          why += fmt::format("{}epoch {}: {}", why.empty() ? "" : "; ", sk.epoch, sk.reason);
+        }
+        std::string what =
+            skipped.empty()
+                ? fmt::format("no checkpoint is left in {}", checkpoints_->root())
+                : fmt::format("no checkpoint in {} can be read ({})", checkpoints_->root(), why);
+        if (transaction_) what += fmt::format(", and its output committed epoch {}", committed);
+        std::string message = fmt::format(
+            "flow \"{}\" cannot restore its state: {}; its committed offsets belong to that state, "
+            "so it does not run on without it. START FLOW {} RESET STATE discards the state and reads "
+            "the sources again from their startingOffsets",
+            plan_.flowName, what, plan_.flowName);
+        {
+          std::lock_guard lock(mu_);
+          state_ = FlowState::Failed;
+          failure_ = message;
+          failureCode_ = sqlstate::kDataCorrupted;
+          skipped_ = skipped;
+        }
+        transaction_.reset();
+        throw SqlError(sqlstate::kDataCorrupted, message, SqlError::npos,
+                       "restore the flow's checkpoints from a backup, or run START FLOW " +
+                           plan_.flowName + " RESET STATE to start it again from empty state");
+      }
     }
     stateStore_.reset();
     if (needsState && !stateDir_.empty()) {
@@ -295,6 +356,11 @@ void FlowRuntime::start() {
     }
   }
   if (transaction_) transaction_->begin();
+  if (reset) {
+    for (auto& t : tasks) {
+      if (t->isSource) t->source->startFromStartingOffsets();
+    }
+  }
   if (checkpoint) {
     for (auto& t : tasks) {
       for (const auto& w : checkpoint->taskWatermarks) {
@@ -334,7 +400,22 @@ void FlowRuntime::start() {
       ++recoveries_;
       restoredMicros_ = nowMicros() - restoreStart;
     }
+    if (reset) {
+      // Epochs go on from where the reset flow was, so that the progress's
+      // batchId and an exactly-once sink's committed epoch only grow.
+      batchId_ = std::max(batchId_, resetEpoch.value_or(0));
+      lastCheckpoint_.reset();
+      resetRequested_ = false;
+    }
     restored_ = checkpoint;
+    for (const auto& sk : skipped) {
+      fmt::print(stderr, "{} rtsqld: flow \"{}\": skipped the checkpoint of epoch {}: {}; {}\n",
+                 formatTimestamp(nowMicros(), true), plan_.flowName, sk.epoch, sk.reason,
+                 checkpoint ? fmt::format("restoring the one of epoch {}", checkpoint->epoch)
+                            : std::string("no state to restore: going on from the committed offsets"));
+    }
+    skipped_ = std::move(skipped);
+    resetRun_ = reset;
     runEpochBase_ = batchId_;
     epochStartMicros_ = nowMicros();
     pending_ = std::make_unique<EpochSummary>();
@@ -665,6 +746,7 @@ void FlowRuntime::runCoordinator() {
           break;
         }
       }
+      checkpoints_->clearReset();  // a reset is done once a checkpoint after it is
       lock.lock();
       lastCheckpoint_ = std::move(info);
     }
@@ -739,6 +821,36 @@ std::optional<CheckpointInfo> FlowRuntime::lastCheckpoint() const {
 int FlowRuntime::recoveries() const {
   std::lock_guard lock(mu_);
   return recoveries_;
+}
+
+std::vector<CheckpointSearch::Skipped> FlowRuntime::skippedCheckpoints() const {
+  std::lock_guard lock(mu_);
+  return skipped_;
+}
+
+void FlowRuntime::resetState() {
+  stop();
+  std::lock_guard lock(mu_);
+  if (checkpoints_) {
+    // Epochs go on after the newest one the flow ever reached.
+    uint64_t next = batchId_;
+    std::vector<uint64_t> epochs = checkpoints_->epochs();
+    if (!epochs.empty()) next = std::max(next, epochs.back() + 1);
+    checkpoints_->markReset(next);
+  }
+  // Without checkpoints the state store stays open between runs: it goes too.
+  stateStore_.reset();
+  if (!stateDir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(stateDir_, ec);
+  }
+  lastCheckpoint_.reset();
+  resetRequested_ = true;
+  // A failure to restore is no failure of the reset flow: it is stopped, and
+  // a start that fails for another reason (a broker away) is retried.
+  if (state_ == FlowState::Failed) state_ = FlowState::Stopped;
+  failure_.clear();
+  failureCode_.clear();
 }
 
 std::string FlowRuntime::failureCode() const {
@@ -925,6 +1037,19 @@ std::string FlowRuntime::buildJson(const EpochSummary& e, bool live, bool nested
       w.key("fromEpoch").value(restored_->epoch);
       w.key("restoreMs").value(static_cast<double>(restoredMicros_) / 1000.0);
       w.key("recoveries").value(recoveries_);
+      writeSkipped(w, skipped_);
+      w.key("reset").value(false);
+      w.endObject();
+    } else if (!skipped_.empty() || resetRun_) {
+      // No checkpoint was restored, and that is worth saying: damaged ones
+      // were passed over (a stateless flow going on from its committed
+      // offsets), or the state was reset.
+      w.beginObject();
+      w.key("fromEpoch").null();
+      w.key("restoreMs").null();
+      w.key("recoveries").value(recoveries_);
+      writeSkipped(w, skipped_);
+      w.key("reset").value(resetRun_);
       w.endObject();
     } else {
       w.null();

@@ -35,9 +35,14 @@
 //
 // Recovery: every start() restores the newest complete checkpoint: the state
 // is replaced by its snapshot, every source partition is read again from its
-// barrier offset, and the watermark starts where it was. Delivery is
-// at-least-once: rows derived from records after the checkpoint may be
-// written again; state is exact, so the values they carry are right.
+// barrier offset, and the watermark starts where it was. Damaged checkpoints
+// are passed over for older ones (skippedCheckpoints(), and the progress's
+// recovery.skipped). A flow that has checkpointed but has no readable
+// checkpoint left does not start when it keeps state (or writes exactly
+// once): its committed offsets belong to the lost state, so it fails with
+// SQLSTATE XX001 until resetState(). Delivery is at-least-once: rows derived
+// from records after the checkpoint may be written again; state is exact, so
+// the values they carry are right.
 #pragma once
 
 #include <atomic>
@@ -103,6 +108,13 @@ class FlowRuntime {
   std::optional<CheckpointInfo> lastCheckpoint() const;
   // How many times start() restored a checkpoint.
   int recoveries() const;
+  // The damaged checkpoints the last start() passed over, newest first.
+  std::vector<CheckpointSearch::Skipped> skippedCheckpoints() const;
+  // Stops the flow and discards its state and checkpoints: the next start()
+  // begins with empty state and reads every source from its startingOffsets,
+  // as a new flow would (a crash before its first checkpoint does that
+  // again). Throws SqlError 58030 when the checkpoints cannot be removed.
+  void resetState();
 
  private:
   struct Task;
@@ -161,6 +173,9 @@ class FlowRuntime {
   std::optional<CheckpointInfo> restored_;  // what the current run started from
   int64_t restoredMicros_ = 0;             // how long the restore took
   int recoveries_ = 0;
+  std::vector<CheckpointSearch::Skipped> skipped_;  // damaged checkpoints the current run passed over
+  bool resetRun_ = false;        // the current run started from a reset
+  bool resetRequested_ = false;  // resetState() was called; the next start() honours it
   int threadNice_ = 0;
 };
 

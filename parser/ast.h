@@ -242,10 +242,11 @@ struct Drop : Statement {
   bool ifExists = false;
 };
 
-struct FlowCommand : Statement {  // STOP FLOW f / START FLOW f
+struct FlowCommand : Statement {  // STOP FLOW f / START FLOW f [RESET STATE]
   explicit FlowCommand(StatementKind k) : Statement(k) {}
   std::string name;
   size_t namePos = 0;
+  bool resetState = false;  // START only: discard state, read from startingOffsets
 };
 
 struct Show : Statement {

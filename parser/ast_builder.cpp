@@ -362,6 +362,7 @@ ast::StatementPtr AstBuilder::flowCommand(P::FlowCommandContext* ctx) {
                                                                      : ast::StatementKind::StartFlow);
   s->name = identifier(ctx->identifier());
   s->namePos = startOf(ctx->identifier());
+  s->resetState = ctx->RESET() != nullptr;
   return s;
 }
 

@@ -423,6 +423,9 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   // A START that fails changes nothing: a stopped flow stays stopped, and one
   // the supervisor is bringing back stays in its hands.
   if (!rt) rt = planRestoredFlow(stmt.name);
+  // RESET STATE: the flow starts again as a new one would, with empty state
+  // and every source at its startingOffsets.
+  if (stmt.resetState) rt->resetState();
   const bool wasRunning = rt->state() == FlowState::Running;
   if (!wasRunning) {
     rt->stop();  // a failed run leaves threads and slots to collect

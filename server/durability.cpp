@@ -85,11 +85,12 @@ void Engine::adoptLegacyFlowDir(const std::string& flow) {
 }
 
 bool Engine::retryable(const std::string& sqlstate) {
-  // Bad data (class 22), a plan that no longer binds (42) or a feature that
-  // is not there (0A) fail the same way on every retry: the user must act.
-  // The rest (a broker away, a full disk, no free slots, an internal error)
-  // may pass.
-  return !(sqlstate.starts_with("22") || sqlstate.starts_with("42") || sqlstate.starts_with("0A"));
+  // Bad data (class 22), a plan that no longer binds (42), a feature that
+  // is not there (0A) or checkpoints that cannot be read (XX001) fail the same
+  // way on every retry: the user must act. The rest (a broker away, a full
+  // disk, no free slots, an internal error) may pass.
+  return !(sqlstate.starts_with("22") || sqlstate.starts_with("42") || sqlstate.starts_with("0A") ||
+           sqlstate == sqlstate::kDataCorrupted);
 }
 
 std::vector<std::pair<std::string, std::string>> Engine::settingsOf(const EngineSession& s) {
@@ -311,6 +312,11 @@ void Engine::superviseOnce() {
       lock.unlock();
       logLine(fmt::format("flow \"{}\" is running", name));
     } catch (const SqlError& e) {
+      if (!retryable(e.sqlstate())) {
+        // The runtime reports itself failed; it stays so until START FLOW.
+        logLine(fmt::format("flow \"{}\" cannot start: {}", name, e.message()));
+        continue;
+      }
       lock.lock();
       c.lastError = e.message();
       c.failureSeen = true;

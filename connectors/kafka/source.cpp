@@ -68,6 +68,7 @@ class KafkaSourceTask final : public SourceTask {
                      "option 'subscribe' of source '" + scan.name + "' names no topic");
     }
     const bool earliest = toLower(scan.options.getString("startingOffsets", "latest")) == "earliest";
+    earliest_ = earliest;
 
     const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
     openConsumer(scan, flowName, task, earliest, embedded);
@@ -87,7 +88,7 @@ class KafkaSourceTask final : public SourceTask {
         parts_.push_back(std::move(s));
       }
     }
-    if (!parts_.empty()) assign(earliest);
+    if (!parts_.empty()) assign(earliest, true);
   }
 
   ~KafkaSourceTask() override {
@@ -216,6 +217,13 @@ class KafkaSourceTask final : public SourceTask {
                      fmt::format("cannot assign the partitions of {} at their checkpointed offsets: {}",
                                  description(), rd_kafka_err2str(err)));
     }
+  }
+
+  void startFromStartingOffsets() override {
+    if (parts_.empty()) return;
+    std::lock_guard lock(mutex_);
+    for (PartitionState& s : parts_) s.startOffset = s.endOffset = s.committed = -1;
+    assign(earliest_, false);
   }
 
   std::vector<PartitionProgress> progress() const override {
@@ -376,12 +384,17 @@ class KafkaSourceTask final : public SourceTask {
     queue_ = rd_kafka_queue_get_consumer(rk_.get());
   }
 
-  void assign(bool earliest) {
+  // Assigns the task's partitions at their committed offsets (with
+  // `useCommitted`) or else at startingOffsets.
+  void assign(bool earliest, bool useCommitted) {
     ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
     for (const PartitionState& s : parts_) {
-      rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition);
+      rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset =
+          RD_KAFKA_OFFSET_INVALID;
     }
-    rd_kafka_resp_err_t err = rd_kafka_committed(rk_.get(), list.get(), kafka::kMetadataTimeoutMs);
+    rd_kafka_resp_err_t err = useCommitted
+                                  ? rd_kafka_committed(rk_.get(), list.get(), kafka::kMetadataTimeoutMs)
+                                  : RD_KAFKA_RESP_ERR_NO_ERROR;
     if (err) {
       throw SqlError(sqlstate::kConnectionFailure,
                      fmt::format("cannot read the committed offsets of {} from {}: {}",
@@ -483,6 +496,7 @@ class KafkaSourceTask final : public SourceTask {
   }
 
   std::string subscribe_;
+  bool earliest_ = false;  // startingOffsets = 'earliest'
   std::vector<std::string> topics_;
   std::string bootstrap_;
   kafka::SourceDecoder decoder_;

@@ -342,3 +342,127 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
     finally:
         code = server.stop()
         assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
+
+
+# -- damaged checkpoints ------------------------------------------------------
+
+def wait_for(cond, timeout, what):
+    """Polls COND until it returns something true; fails after TIMEOUT seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"{what} within {timeout}s")
+
+
+def count_flow_at_100(broker, tmp_path, name):
+    """A GROUP BY count over 100 records of one key, checkpointed and stopped
+    with SIGTERM (final checkpoint, offsets committed). Returns the input and
+    output topics and the flow's checkpoint directories."""
+    uid = unique(name)
+    topic_in, topic_out = f"{uid}_in", f"{uid}_out"
+    for t in (topic_in, topic_out):
+        broker.create_topic(t)
+    server = start_server(tmp_path, 0)
+    opts = broker.options()
+    server.run_script(f"""
+        CREATE SOURCE ev (k STRING) WITH ({opts}, subscribe = '{topic_in}',
+            startingOffsets = 'earliest', format = 'json');
+        CREATE SINK out WITH ({opts}, topic = '{topic_out}', format = 'json');
+        CREATE FLOW c INTO out CHECKPOINT INTERVAL '1 second' WITH ('shuffle.partitions' = '1')
+            AS SELECT k, count(*) AS n FROM ev GROUP BY k;
+    """)
+    broker.produce(topic_in, [{"k": "a"}] * 100)
+    wait_for(lambda: any(r["n"] == 100 for r in broker.consume_json(topic_out, timeout=2)),
+             60, "the count did not reach 100")
+    # At least two checkpoints, so that one can be damaged and another used.
+    wait_for(lambda: (server.progress("c")["checkpoint"] or {}).get("epoch", -1) >= 2,
+             60, "the flow did not checkpoint")
+    assert server.stop() == 0, server.log_tail()
+    root = tmp_path / "data" / "flows" / "c" / "checkpoints"
+    epochs = sorted(p for p in root.iterdir() if p.name.isdigit())
+    assert len(epochs) >= 2, epochs
+    return topic_in, topic_out, epochs
+
+
+def flow_status(server, flow):
+    """What SHOW FLOWS says of FLOW: (state, reason)."""
+    status = server.progress(flow)["status"]
+    return status["state"], status["reason"]
+
+
+def test_every_checkpoint_damaged_fails_the_flow_until_reset(broker, tmp_path):
+    topic_in, topic_out, epochs = count_flow_at_100(broker, tmp_path, "damaged")
+    for e in epochs:
+        (e / "checkpoint.meta").write_text("rtsql-checkpoint 1 12 00000000\nnot a checkpoint\n")
+    written = len(broker.consume(topic_out, timeout=3))
+
+    server = start_server(tmp_path, 1)
+    try:
+        broker.produce(topic_in, [{"k": "a"}] * 10)
+        state, reason = wait_for(lambda: (lambda s: s if s[0] == "failed" else None)(
+            flow_status(server, "c")), 60, "the flow was not failed")
+        assert "cannot restore its state" in reason, reason
+        assert "RESET STATE" in reason, reason
+        # It stays failed (no retry runs it on from the committed offsets) and
+        # writes nothing: in particular never a count of 10.
+        assert len(broker.consume(topic_out, timeout=3)) == written
+        assert flow_status(server, "c")[0] == "failed"
+        assert "cannot restore" in server.log_path.read_text(errors="replace")
+        # START FLOW alone cannot cure it, and says how.
+        with pytest.raises(psycopg.Error) as err:
+            server.query("START FLOW c")
+        assert err.value.sqlstate == "XX001"
+        assert "RESET STATE" in (err.value.diag.message_hint or ""), err.value.diag.message_hint
+
+        # The reset discards the state and reads the topic from the start
+        # again: the count is 110, never 10.
+        try:
+            server.query("START FLOW c RESET STATE")
+        except psycopg.errors.ConnectionFailure:
+            pass  # the broker was slow to answer: the reset stays, the supervisor retries
+        rows = wait_for(lambda: (lambda rs: rs if any(r["n"] == 110 for r in rs) else None)(
+            broker.consume_json(topic_out, timeout=2)[written:]), 60,
+            "the reset flow did not count 110")
+        assert max(r["n"] for r in rows) == 110
+        assert flow_status(server, "c")[0] == "running"
+        progress = server.progress("c")
+        assert progress["recovery"]["reset"] is True
+    finally:
+        code = server.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
+    # After a restart the reset is done: the flow restores its new checkpoints.
+    server = start_server(tmp_path, 2)
+    try:
+        progress = server.wait_progress("c", lambda p: p["recovery"] is not None
+                                        and p["recovery"]["fromEpoch"] is not None)
+        assert progress["recovery"]["reset"] is False, progress["recovery"]
+        assert progress["batchId"] > int(epochs[-1].name)  # epochs went on after the reset
+    finally:
+        code = server.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
+
+
+def test_a_damaged_newest_checkpoint_falls_back_visibly(broker, tmp_path):
+    topic_in, topic_out, epochs = count_flow_at_100(broker, tmp_path, "fallback")
+    newest = epochs[-1]
+    (newest / "checkpoint.meta").write_text("torn")
+
+    server = start_server(tmp_path, 1)
+    try:
+        broker.produce(topic_in, [{"k": "a"}] * 10)
+        wait_for(lambda: any(r["n"] == 110 for r in broker.consume_json(topic_out, timeout=2)),
+                 60, "the count did not reach 110")
+        over = [r["n"] for r in broker.consume_json(topic_out, timeout=2) if r["n"] > 110]
+        assert not over, over
+        recovery = server.progress("c")["recovery"]
+        assert recovery["fromEpoch"] < int(newest.name), recovery
+        assert recovery["skipped"][0]["epoch"] == int(newest.name), recovery
+        assert "damaged" in recovery["skipped"][0]["reason"], recovery
+        assert f"skipped the checkpoint of epoch {int(newest.name)}" in \
+            server.log_path.read_text(errors="replace")
+    finally:
+        code = server.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"

@@ -1,6 +1,7 @@
 #include "executor/checkpoint.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -137,6 +138,23 @@ TEST_CASE("checkpoints are written atomically, found newest first, and retained"
     auto l = dir.latest();
     REQUIRE(l);
     CHECK(l->epoch == 3);
+    // The search says which checkpoint it passed over, and why.
+    CheckpointSearch found = dir.search();
+    REQUIRE(found.found);
+    CHECK(found.found->epoch == 3);
+    REQUIRE(found.skipped.size() == 1);
+    CHECK(found.skipped[0].epoch == 4);
+    CHECK(found.skipped[0].reason.find("damaged") != std::string::npos);
+  }
+  SUBCASE("with every metadata file damaged nothing is found, and every one is reported") {
+    for (uint64_t e : dir.epochs()) {
+      writeFile(fs::path(tmp.sub("ckpt")) / fmt::format("{:020}", e) / "checkpoint.meta", "garbage");
+    }
+    CheckpointSearch found = dir.search();
+    CHECK(!found.found);
+    REQUIRE(found.skipped.size() == 2);
+    CHECK(found.skipped[0].epoch == 4);
+    CHECK(found.skipped[1].epoch == 3);
   }
   SUBCASE("a missing state directory makes a stateful checkpoint unusable") {
     CheckpointInfo info = sample(5);
@@ -149,6 +167,30 @@ TEST_CASE("checkpoints are written atomically, found newest first, and retained"
     fs::remove_all(fs::path(info.dir) / "state");
     CHECK(dir.latest()->epoch == 4);
   }
+}
+
+TEST_CASE("a reset removes every checkpoint and stays pending until a checkpoint after it") {
+  TempDir tmp;
+  CheckpointDir dir(tmp.sub("ckpt"), 3);
+  CHECK(!dir.pendingReset());
+  for (uint64_t e = 1; e <= 3; ++e) {
+    CheckpointInfo info = sample(e);
+    dir.write(info, {});
+  }
+  dir.markReset(4);
+  CHECK(dir.epochs().empty());
+  CHECK(!dir.latest());
+  REQUIRE(dir.pendingReset());
+  CHECK(*dir.pendingReset() == 4);
+  // A checkpoint is written, but the reset is done only when the runtime says
+  // so (after an exactly-once sink committed that epoch).
+  CheckpointInfo info = sample(4);
+  dir.write(info, {});
+  CHECK(dir.pendingReset());
+  dir.clearReset();
+  CHECK(!dir.pendingReset());
+  CHECK(dir.latest()->epoch == 4);
+  dir.clearReset();  // nothing pending: nothing happens
 }
 
 TEST_CASE("a state snapshot restores exactly the state at the barrier") {

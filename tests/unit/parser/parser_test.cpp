@@ -338,6 +338,16 @@ TEST_CASE("DROP, STOP, START, DESCRIBE") {
   auto start = parseOne("start flow f2");
   CHECK(start->kind == StatementKind::StartFlow);
   CHECK(dynamic_cast<FlowCommand&>(*start).namePos == 11);
+  CHECK_FALSE(dynamic_cast<FlowCommand&>(*start).resetState);
+  auto reset = parseOne("START FLOW f RESET STATE");
+  CHECK(reset->kind == StatementKind::StartFlow);
+  CHECK(dynamic_cast<FlowCommand&>(*reset).resetState);
+  CHECK(dynamic_cast<FlowCommand&>(*reset).name == "f");
+  CHECK_THROWS_AS(parseOne("STOP FLOW f RESET STATE"), SqlError);
+  CHECK_THROWS_AS(parseOne("START FLOW f RESET"), SqlError);
+  // The new words stay names.
+  CHECK(dynamic_cast<FlowCommand&>(*parseOne("START FLOW state")).name == "state");
+  CHECK(dynamic_cast<FlowCommand&>(*parseOne("START FLOW reset RESET STATE")).name == "reset");
 
   CHECK(parseAs<Describe>("DESCRIBE clicks")->name == "clicks");
   CHECK(parseAs<Describe>("desc source clicks")->name == "clicks");

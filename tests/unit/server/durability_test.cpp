@@ -403,3 +403,43 @@ TEST_CASE("a statement the catalog file cannot record changes nothing and answer
   auto records = readCatalogFile(catalog.string());
   for (const auto& r : records) CHECK(r.name != "t");
 }
+
+TEST_CASE("a flow directory of the earlier layout is moved to the encoded name and restored") {
+  TempDir tmp;
+  FlakyProvider provider;
+  EngineOptions options;
+  const fs::path data = tmp.path / "data";
+  options.dataDir = data.string();
+  options.slots = 16;
+  fs::create_directories(data);
+  {
+    Engine engine(options, provider);
+    engine.restore();
+    auto session = engine.openSession("rtsql", "rtsql");
+    for (const std::string& sql :
+         {std::string("CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '10')"),
+          "CREATE SINK out WITH (connector = 'file', path = '" + (tmp.path / "out.jsonl").string() + "')",
+          std::string("CREATE FLOW \"My.Flow\" INTO out CHECKPOINT INTERVAL '1 second' "
+                      "WITH ('shuffle.partitions' = '1') AS SELECT a FROM gen")}) {
+      Capture c = run(engine, *session, sql);
+      REQUIRE_MESSAGE(!c.err, sql, ": ", c.err ? c.err->message() : "");
+    }
+    engine.shutdown();  // a final checkpoint
+  }
+  // The earlier layout: the lower-cased name as it was.
+  REQUIRE(fs::is_directory(data / "flows" / "my%2Eflow" / "checkpoints"));
+  fs::rename(data / "flows" / "my%2Eflow", data / "flows" / "my.flow");
+
+  Engine engine(options, provider);
+  engine.restore();
+  CHECK(fs::is_directory(data / "flows" / "my%2Eflow" / "checkpoints"));
+  CHECK(!fs::exists(data / "flows" / "my.flow"));
+  CHECK(rtsql::testing::eventually(
+      [&] {
+        auto p = engine.progress("my.flow");
+        return p && p->find("\"recovery\":{\"fromEpoch\":") != std::string::npos &&
+               p->find("\"fromEpoch\":null") == std::string::npos;
+      },
+      std::chrono::milliseconds(20000)));
+  engine.shutdown();
+}
