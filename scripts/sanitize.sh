@@ -8,8 +8,9 @@
 #          tests: they measure real processes at full speed.
 #   fuzz   each fuzz target of build-asan for RTSQL_FUZZ_SECONDS (default 60) or
 #          RTSQL_FUZZ_RUNS executions (default 100000), whichever comes first,
-#          from its seed corpus. A crash fails the step; the input that caused it
-#          is kept in RTSQL_FUZZ_ARTIFACTS (default build-asan/fuzz-artifacts).
+#          from its seed corpus, RTSQL_JOBS targets at a time. A crash fails the
+#          step; the input that caused it is kept in RTSQL_FUZZ_ARTIFACTS
+#          (default build-asan/fuzz-artifacts).
 #   tsan   clang build with ThreadSanitizer (build-tsan) of the executor and
 #          server unit tests only, and runs them.
 #
@@ -52,27 +53,41 @@ asan() {
   ctest --test-dir "$ASAN_BUILD" --output-on-failure -j "$JOBS" -R '^(unit|sql|fuzz)\.'
 }
 
+fuzz_one() {  # fuzz target binary; returns non-zero on a crash
+  local bin="$1" name work log status=0
+  name="$(basename "$bin" _fuzz)"
+  log="${FUZZ_ARTIFACTS}/${name}.log"
+  # New inputs go to a scratch directory, never into the seed corpus.
+  work="$(mktemp -d)"
+  if "$bin" -max_total_time="$FUZZ_SECONDS" -runs="$FUZZ_RUNS" -print_final_stats=1 \
+      -artifact_prefix="${FUZZ_ARTIFACTS}/${name}-" "$work" "${ROOT}/tests/fuzz/corpus/${name}" \
+      >"$log" 2>&1; then
+    echo "sanitize: fuzz ${name}: $(awk '/^stat::number_of_executed_units/ {print $2}' "$log") runs, no crash"
+  else
+    echo "sanitize: fuzz ${name} FAILED; the log and the input are in ${FUZZ_ARTIFACTS}:"
+    tail -n 60 "$log"
+    status=1
+  fi
+  rm -rf "$work"
+  return "$status"
+}
+
 fuzz() {
-  echo "sanitize: fuzz pass, ${FUZZ_SECONDS} s or ${FUZZ_RUNS} runs per target"
+  echo "sanitize: fuzz pass, ${FUZZ_SECONDS} s or ${FUZZ_RUNS} runs per target, ${JOBS} at a time"
   configure "$ASAN_BUILD" -DRTSQL_FUZZ=ON
   cmake --build "$ASAN_BUILD" -j "$JOBS"
   mkdir -p "$FUZZ_ARTIFACTS"
-  local failed=0 bin name work
+  local failed=0 bin pid
+  local -a batch=()
   for bin in "$ASAN_BUILD"/tests/fuzz/*_fuzz; do
-    name="$(basename "$bin" _fuzz)"
-    # New inputs go to a scratch directory, never into the seed corpus.
-    work="$(mktemp -d)"
-    if "$bin" -max_total_time="$FUZZ_SECONDS" -runs="$FUZZ_RUNS" -print_final_stats=1 \
-        -artifact_prefix="${FUZZ_ARTIFACTS}/${name}-" "$work" "${ROOT}/tests/fuzz/corpus/${name}" \
-        >"${FUZZ_ARTIFACTS}/${name}.log" 2>&1; then
-      echo "sanitize: fuzz ${name}: $(grep -E '^stat::number_of_executed_units' "${FUZZ_ARTIFACTS}/${name}.log" | awk '{print $2}') runs, no crash"
-    else
-      echo "sanitize: fuzz ${name} FAILED; log and input in ${FUZZ_ARTIFACTS}:"
-      tail -n 60 "${FUZZ_ARTIFACTS}/${name}.log"
-      failed=1
+    fuzz_one "$bin" &
+    batch+=("$!")
+    if [ ${#batch[@]} -ge "$JOBS" ]; then
+      for pid in "${batch[@]}"; do wait "$pid" || failed=1; done
+      batch=()
     fi
-    rm -rf "$work"
   done
+  for pid in "${batch[@]}"; do wait "$pid" || failed=1; done
   return "$failed"
 }
 
