@@ -17,12 +17,18 @@ namespace rtsql::ast {
 // ---------------------------------------------------------------- types
 
 struct TypeName {
+  // Declared here and defaulted below the class: with an implicit one, clang
+  // instantiates std::pair<std::string, TypeName> (in `fields`) while TypeName
+  // is still incomplete, which libstdc++'s pair rejects.
+  TypeName();
+
   std::string name;                                   // upper case: STRING, ARRAY, STRUCT, ...
   std::vector<TypeName> params;                       // ARRAY<T>: one; MAP<K,V>: two
   std::vector<std::pair<std::string, TypeName>> fields;  // STRUCT<a T, b U>
   std::vector<int64_t> modifiers;                     // DECIMAL(10, 2), VARCHAR(20)
   size_t pos = 0;
 };
+inline TypeName::TypeName() = default;
 
 // ---------------------------------------------------------------- expressions
 

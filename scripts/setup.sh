@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build make pkg-config git ca-certificates
+  # sanitizer builds and fuzz targets (scripts/sanitize.sh): clang with libFuzzer
+  clang-14 libclang-rt-14-dev
   # grammar: the ANTLR tool (Java) and its C++ runtime
   antlr4 libantlr4-runtime-dev default-jre-headless
   # libraries

@@ -1,0 +1,38 @@
+SELECT 1 + 2, 7 - 10, 6 * 7, 7 % 3, -7 % 3, -(3);
+SELECT 7 / 2, 1 / 0, 1.0 / 3, 6 / 3;
+SELECT 2 * 3.5, 1 + 0.5, 10000000000 + 1;
+SELECT 0.1 + 0.2, 1e3;
+SELECT 1 + NULL, NULL * 2;
+SELECT 1 = 1, 1 <> 2, 1 != 1, 2 < 3, 3 <= 3, 4 > 5, 5 >= 5, 'a' < 'b';
+SELECT 1 = 1.0, 10000000000 > 1, NULL = 1, NULL <> NULL;
+SELECT true AND NULL, false AND NULL, true OR NULL, false OR NULL, NOT NULL, NOT true;
+SELECT true AND true, true AND false, false OR false, NOT false;
+SELECT true OR false AND false, NOT false AND false;
+SELECT 2 IN (1, 2, 3), 5 IN (1, 2), 'b' IN ('a', 'b'), 1 NOT IN (2, 3);
+SELECT NULL IN (1), 1 IN (2, NULL), 1 IN (1, NULL), 1 NOT IN (2, NULL);
+SELECT 5 BETWEEN 1 AND 10, 1 BETWEEN 1 AND 1, 11 BETWEEN 1 AND 10, 5 NOT BETWEEN 1 AND 3, 2.5 BETWEEN 2 AND 3;
+SELECT NULL BETWEEN 1 AND 2, 5 BETWEEN NULL AND 1;
+SELECT 'abc' LIKE 'a%', 'abc' LIKE '_b_', 'abc' LIKE 'abc', 'abc' LIKE 'b%', 'abc' NOT LIKE 'b%', 'a%c' LIKE 'a%';
+SELECT NULL LIKE 'a', 'a' LIKE NULL;
+SELECT NULL IS NULL, 1 IS NULL, 1 IS NOT NULL, NULL IS NOT NULL;
+SELECT (1 / 0) IS NULL;
+SELECT CASE WHEN 1 > 2 THEN 'a' WHEN 2 > 1 THEN 'b' END,
+       CASE 3 WHEN 1 THEN 'one' WHEN 3 THEN 'three' ELSE 'other' END,
+       CASE 3 WHEN 1 THEN 'one' ELSE 'other' END;
+SELECT CASE WHEN false THEN 1 END, CASE WHEN NULL THEN 'x' ELSE 'y' END;
+SELECT CAST('12' AS INT), CAST(3.7 AS INT), CAST(12 AS BIGINT), CAST(1 AS DOUBLE), CAST(1 AS STRING);
+SELECT CAST('x' AS INT), CAST('abc' AS DOUBLE), CAST(NULL AS STRING);
+SELECT CAST('2024-05-01 10:00:00' AS TIMESTAMP), CAST('true' AS BOOLEAN), CAST(CAST('hi' AS BINARY) AS STRING);
+SELECT CAST('1' AS INTEGER), CAST('2' AS LONG), CAST('1.5' AS FLOAT), CAST('2.5' AS DECIMAL(10, 2)), CAST(1 AS VARCHAR), CAST(2 AS TEXT);
+SELECT 'it''s', '', TRUE, FALSE, NULL;
+SELECT TIMESTAMP '2024-05-01 10:00:00', TIMESTAMP '2024-05-01 10:00:00' + INTERVAL '1' MINUTE;
+SELECT TIMESTAMP '2024-05-01 10:00:00' + INTERVAL '1 minute 30 seconds';
+SELECT 2147483648 + 0;
+SELECT 'a' || 'b', 'a' || NULL, 1 || 'a';
+SELECT 1 /* a block comment */ + 1 -- a line comment;
+SELECT "upper"('a'), `lower`('B');
+SELECT array(1, 2, 3)[0], array(1, 2, 3)[2], array(1, 2)[5], array('a', 'b')[1];
+SELECT named_struct('a', 1, 'b', 'x').b, named_struct('s', named_struct('t', 5)).s.t, struct(1, 'x').col2;
+SELECT array(named_struct('q', 7))[0].q;
+SELECT CAST(NULL AS ARRAY<INT>)[0];
+select 1 + 1, Upper('x');

@@ -1,0 +1,1 @@
+INSERT INTO codes VALUES ('A', 'alpha'), ('B', 'beta'), ('B', 'beta2'), (NULL, 'none')

@@ -1,0 +1,2 @@
+CREATE SINK out WITH (connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded',
+      topic = 'err_out_x1', format = 'json')

@@ -1,0 +1,3 @@
+SELECT user_id
+FROM clicks
+WHERE amount > > 1

@@ -1,0 +1,1 @@
+SELECT true AND NULL, false AND NULL, true OR NULL, false OR NULL, NOT NULL, NOT true

@@ -1,0 +1,1 @@
+SELECT NULL IN (1), 1 IN (2, NULL), 1 IN (1, NULL), 1 NOT IN (2, NULL)

@@ -1,0 +1,3 @@
+CREATE SOURCE clicks (user_id STRING, amount DOUBLE)
+WITH (connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded',
+      subscribe = 'lc_clicks_x1', startingOffsets = 'earliest', format = 'json')

@@ -1,0 +1,1 @@
+CREATE FLOW f INTO out AS SELECT user_id, amount * 10 AS amount10 FROM clicks WHERE amount > 0

@@ -1,0 +1,1 @@
+CREATE FLOW csv_flow INTO csv_out AS SELECT user_id, amount + n AS total, n FROM csv_in

@@ -1,0 +1,1 @@
+SELECT abs(-3), abs(-2.5), round(2.567, 2), round(2.5), floor(2.7), ceil(2.1), ceiling(2.1)

@@ -1,0 +1,1 @@
+SELECT round(-2.5), sqrt(16), exp(0), sign(-2), signum(3.5), ln(1), log10(100), log2(8)

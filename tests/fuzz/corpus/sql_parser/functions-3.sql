@@ -1,0 +1,1 @@
+SELECT pow(2, 10), power(2, 0.5), mod(7, 3), mod(-7, 3), pmod(-7, 3)

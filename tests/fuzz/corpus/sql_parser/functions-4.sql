@@ -1,0 +1,1 @@
+SELECT sqrt(-1), ln(0), mod(5, 0), pmod(5, 0)

@@ -1,0 +1,2 @@
+SELECT abs(NULL), round(NULL), floor(NULL), ceil(NULL), sqrt(NULL), exp(NULL), sign(NULL),
+       signum(NULL), ln(NULL), log10(NULL), log2(NULL), pow(NULL, 2), power(2, NULL), mod(NULL, 3), pmod(7, NULL)

@@ -1,0 +1,1 @@
+SELECT ceiling(NULL), round(NULL, 2)

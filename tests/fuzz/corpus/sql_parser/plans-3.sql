@@ -1,0 +1,1 @@
+EXPLAIN CREATE FLOW plain INTO alerts AS SELECT user_id, event_id FROM events WHERE user_id <> 'x'

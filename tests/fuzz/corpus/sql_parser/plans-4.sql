@@ -1,0 +1,1 @@
+SET 'shuffle.partitions' = '5'

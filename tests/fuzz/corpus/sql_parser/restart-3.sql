@@ -1,0 +1,1 @@
+CREATE TABLE codes (code STRING, label STRING)

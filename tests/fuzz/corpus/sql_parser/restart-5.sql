@@ -1,0 +1,1 @@
+CREATE FLOW f INTO out AS SELECT user_id, amount + 1 AS plus FROM clicks WHERE amount > 0

@@ -1,0 +1,1 @@
+DROP FLOW copy_all

@@ -1,0 +1,11 @@
+// Fuzz target: a Kafka record through the csv decoder (see record_decoder_fuzz.h).
+#include "record_decoder_fuzz.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static auto decoder = rtsql::fuzz::decoderFor(R"(
+    CREATE SOURCE s (i INT, b BIGINT, d DOUBLE, s STRING, flag BOOLEAN, ts TIMESTAMP,
+                     bin BINARY, tags ARRAY<STRING>, info STRUCT<country STRING, zip INT>)
+    WITH (connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded', subscribe = 'clicks',
+          format = 'csv', includeHeaders = 'true'))");
+  return rtsql::fuzz::decodeRecord(*decoder, data, size);
+}
