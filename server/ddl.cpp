@@ -63,6 +63,19 @@ bool Engine::changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>
   return changeCatalog(catalog, change, CatalogChange());
 }
 
+void Engine::persistWantRunning(const std::string& flow, bool run) {
+  CatalogChange change;
+  FlowControl control;
+  change.flow = toLower(flow);
+  {
+    std::lock_guard lock(flowsMu_);
+    control = control_[change.flow];
+  }
+  control.wantRunning = run;
+  change.control = &control;
+  persistCatalog(change);
+}
+
 void Engine::setWantRunning(const std::string& flow, bool run) {
   std::lock_guard lock(flowsMu_);
   FlowControl& c = control_[toLower(flow)];
@@ -396,16 +409,7 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
   }
   // Recorded first: a flow the file still says runs would start again at the
   // next restart.
-  CatalogChange change;
-  FlowControl control;
-  change.flow = toLower(stmt.name);
-  {
-    std::lock_guard flock(flowsMu_);
-    control = control_[change.flow];
-  }
-  control.wantRunning = false;
-  change.control = &control;
-  persistCatalog(change);
+  persistWantRunning(stmt.name, false);
   if (rt) rt->stop();
   setWantRunning(stmt.name, false);
   out.complete("STOP FLOW");
@@ -431,17 +435,8 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
     rt->stop();  // a failed run leaves threads and slots to collect
     rt->start();
   }
-  CatalogChange change;
-  FlowControl control;
-  change.flow = toLower(stmt.name);
-  {
-    std::lock_guard flock(flowsMu_);
-    control = control_[change.flow];
-  }
-  control.wantRunning = true;
-  change.control = &control;
   try {
-    persistCatalog(change);
+    persistWantRunning(stmt.name, true);
   } catch (...) {
     // The file still says what it said: the flow runs only if it ran before.
     if (!wasRunning) rt->stop();

@@ -177,6 +177,10 @@ class Engine : public QueryHandler {
   bool changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change,
                      CatalogChange extra);
   bool changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change);
+  // Writes the catalog file with `flow` wanted running or stopped, before
+  // setWantRunning() says so in memory. With ddlMu_ held; throws as
+  // persistCatalog does.
+  void persistWantRunning(const std::string& flow, bool run);
   void setWantRunning(const std::string& flow, bool run);
   void restoreFlow(const struct CatalogRecord& record);
   // Plans a catalog flow that has no runtime yet (its planning failed at
