@@ -212,10 +212,10 @@ TEST_CASE("table loader: errors name the line and field, never the file's text")
   TempDir dir;
   Schema one;
   one.columns.push_back({"id", t(TypeId::BigInt), false});
-  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& file : std::vector<std::pair<std::string, std::string>>{
            {"env.csv", "1\nSECRET=hunter2\n"}, {"env.jsonl", "{\"id\": 1}\n{\"id\": \"SECRET=hunter2\"}\n"}}) {
-    CAPTURE(name);
-    const std::string path = dir.file(name, text);
+    CAPTURE(file.first);
+    const std::string path = dir.file(file.first, file.second);
     try {
       loadTableFile(one, opts({{"path", path}}), 0);
       FAIL("the bad line loaded");

@@ -290,9 +290,10 @@ TEST_CASE("a flow's name never leads its files out of the data directory") {
   // Nothing outside data/flows changed but the catalog and the sink's file,
   // and each flow's files are in one directory of its own under data/flows.
   auto now = filesUnder(tmp.path);
-  for (const auto& [path, size] : before) CHECK_MESSAGE(now.count(path) == 1, path);
+  for (const auto& entry : before) CHECK_MESSAGE(now.count(entry.first) == 1, entry.first);
   std::set<std::string> flowDirs;
-  for (const auto& [path, size] : now) {
+  for (const auto& entry : now) {
+    const std::string& path = entry.first;
     if (before.count(path) || path == "data/catalog" || path == "out.jsonl" || path == "data/flows") continue;
     REQUIRE_MESSAGE(path.starts_with("data/flows/"), path);
     std::string rest = path.substr(std::string("data/flows/").size());
@@ -306,7 +307,7 @@ TEST_CASE("a flow's name never leads its files out of the data directory") {
     Capture c = run(engine, *session, "DROP FLOW " + quoted(names[i]));
     REQUIRE_MESSAGE(!c.err, names[i], ": ", c.err ? c.err->message() : "");
     now = filesUnder(tmp.path);
-    for (const auto& [path, size] : before) CHECK_MESSAGE(now.count(path) == 1, path);
+    for (const auto& entry : before) CHECK_MESSAGE(now.count(entry.first) == 1, entry.first);
     std::set<std::string> left;
     for (const auto& [path, size] : now) {
       if (!path.starts_with("data/flows/")) continue;

@@ -207,8 +207,10 @@ TEST_CASE("privileges: file paths resolve inside --files-dir or are refused") {
   CHECK_THROWS_AS(Privileges(users, {}, {(tmp.path / "absent").string()}), SqlError);
   // A files directory must keep clear of the data directory and the users
   // file, either way round, or a file sink could write into them.
-  for (const auto& [files, own] : std::vector<std::pair<fs::path, fs::path>>{
+  for (const auto& pair : std::vector<std::pair<fs::path, fs::path>>{
            {tmp.path, allowed / "data"}, {allowed, tmp.path}, {allowed, allowed / "users"}}) {
+    const fs::path& files = pair.first;
+    const fs::path& own = pair.second;
     CAPTURE(files);
     CAPTURE(own);
     try {
