@@ -13,7 +13,8 @@
 
 namespace rtsql {
 
-// SQLSTATE codes used across the project, named as PostgreSQL names them.
+// Every SQLSTATE code rtsql raises, named as PostgreSQL names them. Code that
+// raises an error names its code here rather than spelling the digits.
 namespace sqlstate {
 inline constexpr const char* kSyntaxError = "42601";
 inline constexpr const char* kUndefinedColumn = "42703";
@@ -40,6 +41,25 @@ inline constexpr const char* kProtocolViolation = "08P01";
 inline constexpr const char* kInternalError = "XX000";
 inline constexpr const char* kIoError = "58030";
 inline constexpr const char* kDataCorrupted = "XX001";
+inline constexpr const char* kInvalidDatetimeFormat = "22007";
+inline constexpr const char* kCharacterNotInRepertoire = "22021";  // bad UTF-8
+inline constexpr const char* kInvalidRegex = "2201B";
+inline constexpr const char* kDuplicateColumn = "42701";
+// An event-time operator on a relation whose source declares no WATERMARK.
+inline constexpr const char* kInvalidColumnReference = "42P10";
+inline constexpr const char* kUndefinedParameter = "42P02";
+inline constexpr const char* kDuplicateCursor = "42P03";
+inline constexpr const char* kDuplicatePreparedStatement = "42P05";
+inline constexpr const char* kInvalidStatementName = "26000";
+inline constexpr const char* kInvalidCursorName = "34000";
+inline constexpr const char* kInvalidAuthorization = "28000";
+inline constexpr const char* kInvalidPassword = "28P01";
+inline constexpr const char* kTooManyConnections = "53300";
+inline constexpr const char* kProgramLimitExceeded = "54000";
+inline constexpr const char* kStatementTooComplex = "54001";  // nesting too deep
+inline constexpr const char* kTooManyColumns = "54011";
+inline constexpr const char* kQueryCanceled = "57014";
+inline constexpr const char* kConfigFileError = "F0000";
 }  // namespace sqlstate
 
 class SqlError : public std::runtime_error {

@@ -18,7 +18,8 @@ InterruptScope::~InterruptScope() {
   tContext = previousContext_;
 }
 
-Interrupted::Interrupted() : SqlError("57014", "canceling statement due to user request") {}
+Interrupted::Interrupted()
+    : SqlError(sqlstate::kQueryCanceled, "canceling statement due to user request") {}
 
 void throwIfInterrupted() {
   if (tCheck != nullptr && tCheck(tContext)) throw Interrupted();

@@ -17,9 +17,6 @@ namespace {
 
 using P = grammar::RtSqlParser;
 
-// SQLSTATE 54001 (statement_too_complex), as PostgreSQL reports stack depth.
-constexpr const char* kStatementTooComplex = "54001";
-
 // Channel the lexer puts `/*+ ... */` hints on (see RtSql.g4).
 constexpr size_t kHintChannel = 2;
 
@@ -68,8 +65,9 @@ class DepthGuard {
  public:
   DepthGuard(AstBuilder& b, size_t pos) : b_(b) {
     if (++b_.depth_ > kMaxExprDepth) {
-      throw SqlError(kStatementTooComplex, "statement too complex: expression nested too deeply",
-                     pos, "split the expression or the statement into smaller parts");
+      throw SqlError(sqlstate::kStatementTooComplex,
+                     "statement too complex: expression nested too deeply", pos,
+                     "split the expression or the statement into smaller parts");
     }
   }
   ~DepthGuard() { --b_.depth_; }

@@ -26,11 +26,6 @@ namespace {
 using grammar::RtSqlLexer;
 using grammar::RtSqlParser;
 
-// SQLSTATE 22021 (character_not_in_repertoire), as PostgreSQL reports bad UTF-8.
-constexpr const char* kCharacterNotInRepertoire = "22021";
-// SQLSTATE 54001 (statement_too_complex).
-constexpr const char* kStatementTooComplex = "54001";
-
 // Parentheses, brackets, CASEs and runs of prefix operators deeper than this are
 // refused before parsing.
 constexpr int kMaxNesting = 200;
@@ -77,7 +72,7 @@ DecodedText decodeUtf8(std::string_view text) {
     }
     if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
     if (!ok) {
-      throw SqlError(kCharacterNotInRepertoire,
+      throw SqlError(sqlstate::kCharacterNotInRepertoire,
                      fmt::format("invalid byte sequence for encoding \"UTF8\": 0x{:02x}", b0), i);
     }
     out.codePoints.push_back(cp);
@@ -401,8 +396,8 @@ void checkTokens(antlr4::BufferedTokenStream& tokens, const ErrorReporter& r) {
       prefixRun = 0;
     }
     if (nesting + caseNesting + prefixRun > kMaxNesting) {
-      throw SqlError(kStatementTooComplex, "statement too complex: nested too deeply", pos,
-                     fmt::format("at most {} levels of nesting are allowed", kMaxNesting));
+      throw SqlError(sqlstate::kStatementTooComplex, "statement too complex: nested too deeply",
+                     pos, fmt::format("at most {} levels of nesting are allowed", kMaxNesting));
     }
   }
 }

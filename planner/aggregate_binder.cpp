@@ -159,7 +159,7 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
       }
       if (ordinal < 1 || ordinal > s.items.size() ||
           s.items[ordinal - 1].expr->kind == ast::ExprKind::Star) {
-        throw SqlError(kInvalidColumnReference,
+        throw SqlError(sqlstate::kInvalidColumnReference,
                        fmt::format("GROUP BY position {} is not in select list", e->literal.text),
                        e->pos);
       }

@@ -212,7 +212,7 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
     case ast::LiteralKind::Timestamp: {
       int64_t micros = 0;
       if (!parseTimestamp(lit.text, &micros)) {
-        throw SqlError(kInvalidDatetimeFormat,
+        throw SqlError(sqlstate::kInvalidDatetimeFormat,
                        fmt::format("invalid input syntax for type timestamp: \"{}\"", lit.text),
                        e.pos)
             .withHint("write TIMESTAMP '2024-05-01 10:00:00'");
@@ -274,7 +274,8 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
     // An invalid regular expression (2201B) is the pattern's fault, and the
     // pattern is the second argument of every regular-expression function:
     // point there rather than at the call.
-    if (err.sqlstate() == "2201B" && e.args.size() >= 2 && err.position() == e.pos) err.setPosition(e.args[1]->pos);
+    if (err.sqlstate() == sqlstate::kInvalidRegex && e.args.size() >= 2 && err.position() == e.pos)
+      err.setPosition(e.args[1]->pos);
     throw;
   }
 }
@@ -459,7 +460,7 @@ Value evalConstant(const ast::Expr& expr, const DataTypePtr& target) {
   if (cast.isNull()) {
     // Spark's lenient cast turns unreadable text into NULL; for a literal the
     // user typed that is a mistake worth reporting.
-    const char* state = target->id == TypeId::Timestamp ? planner_detail::kInvalidDatetimeFormat
+    const char* state = target->id == TypeId::Timestamp ? sqlstate::kInvalidDatetimeFormat
                                                         : sqlstate::kInvalidTextRepresentation;
     throw SqlError(state,
                    fmt::format("invalid input syntax for type {}: \"{}\"", target->toString(),

@@ -77,12 +77,4 @@ size_t editDistance(std::string_view a, std::string_view b);
 // else empty.
 std::string closestName(std::string_view name, const std::vector<std::string>& candidates);
 
-// 22007 invalid_datetime_format (not in common/error.h's list).
-inline constexpr const char* kInvalidDatetimeFormat = "22007";
-// 42701 duplicate_column.
-inline constexpr const char* kDuplicateColumn = "42701";
-// 42P10 invalid_column_reference: an event-time operator on a relation whose
-// source declares no WATERMARK.
-inline constexpr const char* kInvalidColumnReference = "42P10";
-
 }  // namespace rtsql::planner_detail

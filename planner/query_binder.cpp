@@ -79,7 +79,7 @@ void checkUniqueNames(const std::vector<OutputColumn>& outputs) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (iequals(outputs[i].name, outputs[j].name)) {
-        throw SqlError(kDuplicateColumn,
+        throw SqlError(sqlstate::kDuplicateColumn,
                        fmt::format("column \"{}\" specified more than once", outputs[i].name),
                        outputs[i].pos,
                        fmt::format("give one of them another name: ... AS {}_2", outputs[i].name));
@@ -148,7 +148,7 @@ void splitConjuncts(const ast::Expr& e, std::vector<const ast::Expr*>& out) {
 }
 
 void throwNeedsWatermark(const std::string& what, const std::string& source, size_t pos) {
-  throw SqlError(kInvalidColumnReference,
+  throw SqlError(sqlstate::kInvalidColumnReference,
                  fmt::format("{} on source \"{}\" needs a WATERMARK", what, source), pos)
       .withHint(fmt::format("declare one on the source: CREATE SOURCE {} (..., WATERMARK FOR ts "
                             "AS ts - INTERVAL '10' SECOND) ...; it is what lets rtsql drop old "
@@ -552,15 +552,11 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
 
 namespace rtsql {
 
-// 54011 too_many_columns (not in common/error.h's list).
-constexpr const char* kTooManyColumns = "54011";
-
 void checkSelectListLength(size_t count, size_t firstExtraPos) {
   if (count <= kMaxSelectListEntries) return;
-  throw SqlError(kTooManyColumns,
+  throw SqlError(sqlstate::kTooManyColumns,
                  fmt::format("target lists can have at most {} entries", kMaxSelectListEntries),
-                 firstExtraPos,
-                 "Select fewer columns.");
+                 firstExtraPos, "Select fewer columns.");
 }
 
 }  // namespace rtsql

@@ -8,7 +8,7 @@
 
 namespace rtsql {
 
-using planner_detail::kDuplicateColumn;
+using sqlstate::kDuplicateColumn;
 
 DataTypePtr bindType(const ast::TypeName& type) {
   std::string name = toUpper(type.name);
@@ -24,7 +24,7 @@ DataTypePtr bindType(const ast::TypeName& type) {
     for (const auto& [fieldName, fieldType] : type.fields) {
       for (const auto& f : fields) {
         if (iequals(f.name, fieldName)) {
-          throw SqlError(kDuplicateColumn,
+          throw SqlError(sqlstate::kDuplicateColumn,
                          fmt::format("field \"{}\" appears twice in STRUCT", fieldName),
                          fieldType.pos);
         }
@@ -64,8 +64,8 @@ size_t valuePosOf(const std::vector<ast::Option>& options, std::string_view key,
 void addDeclared(Schema& schema, const std::vector<ast::ColumnDef>& columns) {
   for (const auto& col : columns) {
     if (schema.find(col.name) >= 0) {
-      SqlError err(kDuplicateColumn, fmt::format("column \"{}\" specified more than once", col.name),
-                   col.pos);
+      SqlError err(sqlstate::kDuplicateColumn,
+                   fmt::format("column \"{}\" specified more than once", col.name), col.pos);
       if (!col.name.empty() && col.name[0] == '_') {
         err.withHint("names starting with _ may be hidden Kafka metadata columns");
       }
@@ -148,12 +148,12 @@ Schema bindSourceSchema(const ast::CreateSource& stmt, const std::string& connec
   for (auto& [name, type] : meta) {
     int clash = schema.find(name);
     if (clash >= 0) {
-      throw SqlError(kDuplicateColumn,
-                     fmt::format("column \"{}\" clashes with the hidden Kafka metadata column",
-                                 name),
-                     stmt.columns[static_cast<size_t>(clash)].pos,
-                     "rename the column: _key, _timestamp, _partition, _offset and _headers are "
-                     "reserved");
+      throw SqlError(
+          sqlstate::kDuplicateColumn,
+          fmt::format("column \"{}\" clashes with the hidden Kafka metadata column", name),
+          stmt.columns[static_cast<size_t>(clash)].pos,
+          "rename the column: _key, _timestamp, _partition, _offset and _headers are "
+          "reserved");
     }
     schema.columns.push_back(Column{name, std::move(type), true});
   }

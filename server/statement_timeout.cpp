@@ -9,10 +9,6 @@
 
 namespace rtsql {
 
-namespace {
-constexpr const char* kQueryCanceled = "57014";
-}  // namespace
-
 int64_t parseStatementTimeoutMs(const std::string& text, size_t pos) {
   auto bad = [&] {
     return SqlError(sqlstate::kInvalidParameterValue,
@@ -61,8 +57,8 @@ void DeadlineWriter::complete(const std::string& commandTag) {
 }
 
 SqlError DeadlineWriter::timeoutError() {
-  return SqlError(kQueryCanceled, "canceling statement due to statement timeout", SqlError::npos,
-                  "SET statement_timeout = 0 lets statements run without a limit");
+  return SqlError(sqlstate::kQueryCanceled, "canceling statement due to statement timeout",
+                  SqlError::npos, "SET statement_timeout = 0 lets statements run without a limit");
 }
 
 }  // namespace rtsql

@@ -19,8 +19,6 @@ namespace rtsql {
 
 namespace {
 
-// PostgreSQL's SQLSTATE for a malformed configuration file.
-constexpr const char* kConfigFileError = "F0000";
 // PostgreSQL's longest role name (NAMEDATALEN - 1).
 constexpr size_t kMaxNameBytes = 63;
 
@@ -74,7 +72,7 @@ UserStore UserStore::parse(std::string_view text, std::string_view source) {
     }
 
     auto fail = [&](const std::string& why) {
-      return SqlError(kConfigFileError,
+      return SqlError(sqlstate::kConfigFileError,
                       fmt::format("users file \"{}\" line {}: {}", source, lineNo, why),
                       SqlError::npos, "Each line reads name:password or name:SCRAM-SHA-256$...");
     };
@@ -107,7 +105,8 @@ UserStore UserStore::parse(std::string_view text, std::string_view source) {
   if (store.users_.empty()) {
     // An empty file would lock everyone out; that is more likely a mistake
     // (a wrong path, a file not yet written) than the intent.
-    throw SqlError(kConfigFileError, fmt::format("users file \"{}\" lists no users", source));
+    throw SqlError(sqlstate::kConfigFileError,
+                   fmt::format("users file \"{}\" lists no users", source));
   }
   return store;
 }

@@ -23,8 +23,6 @@ namespace rtsql::expr_internal {
 
 namespace {
 
-constexpr const char* kInvalidRegex = "2201B";
-
 // RE2 stops compiling a pattern whose program would need more, and its DFA
 // falls back to the (slower, still linear) NFA when its cache is full: no
 // pattern and no input can make one evaluation use more memory than this.
@@ -104,22 +102,25 @@ RegexPtr compileOrThrow(const std::string& fn, const std::string& pattern, size_
   std::string where = at == std::string::npos ? "" : fmt::format(" at character {}", at + 1);
   std::string construct = unsupportedConstruct(arg);
   if (!construct.empty()) {
-    throw SqlError(kInvalidRegex,
-                   fmt::format("invalid regular expression '{}' in {}: {}{} is not supported", pattern, fn,
-                               construct, where),
+    throw SqlError(sqlstate::kInvalidRegex,
+                   fmt::format("invalid regular expression '{}' in {}: {}{} is not supported",
+                               pattern, fn, construct, where),
                    pos, kUnsupportedHint);
   }
   if (re->error_code() == RE2::ErrorPatternTooLarge) {
-    throw SqlError(kInvalidRegex,
+    throw SqlError(sqlstate::kInvalidRegex,
                    fmt::format("invalid regular expression in {}: the pattern is too large "
                                "(its compiled form would need more than {} MB)",
                                fn, kPatternMaxMem >> 20),
                    pos, "use smaller repetition counts or split the pattern");
   }
-  throw SqlError(kInvalidRegex,
-                 fmt::format("invalid regular expression '{}' in {}: {}{}", pattern, fn, re->error(), where), pos,
-                 arg.rfind("\\p", 0) == 0 ? "POSIX classes are written [[:alpha:]], [[:punct:]]... in RE2 syntax"
-                                          : std::string());
+  throw SqlError(
+      sqlstate::kInvalidRegex,
+      fmt::format("invalid regular expression '{}' in {}: {}{}", pattern, fn, re->error(), where),
+      pos,
+      arg.rfind("\\p", 0) == 0
+          ? "POSIX classes are written [[:alpha:]], [[:punct:]]... in RE2 syntax"
+          : std::string());
 }
 
 RegexPtr compileConstant(const std::string& fn, const ExprPtr& e, size_t pos) {

@@ -5,16 +5,13 @@
 
 namespace rtsql::expr_internal {
 
-namespace {
-constexpr const char* kProgramLimitExceeded = "54000";
-}  // namespace
-
 void checkValueSize(std::string_view fn, size_t bytes) {
   if (bytes <= kMaxValueBytes) return;
-  throw SqlError(kProgramLimitExceeded,
-                 fmt::format("{} would build a value of {} bytes, over the limit of {} MiB per value", fn,
-                             bytes, kMaxValueBytes >> 20),
-                 SqlError::npos, "a string, binary or array value holds at most 64 MiB");
+  throw SqlError(
+      sqlstate::kProgramLimitExceeded,
+      fmt::format("{} would build a value of {} bytes, over the limit of {} MiB per value", fn,
+                  bytes, kMaxValueBytes >> 20),
+      SqlError::npos, "a string, binary or array value holds at most 64 MiB");
 }
 
 }  // namespace rtsql::expr_internal

@@ -39,10 +39,6 @@ constexpr size_t kRetainBytes = 1024 * 1024;
 // final error is not lost to a reset caused by unread input.
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
 
-constexpr const char* kTooManyConnections = "53300";
-constexpr const char* kInvalidAuthorization = "28000";
-constexpr const char* kInvalidPassword = "28P01";
-constexpr const char* kProgramLimitExceeded = "54000";
 // Password messages are small; PostgreSQL caps them at 64 kB as well.
 constexpr size_t kMaxAuthMessageBytes = 65535;
 // A too-large statement is read and thrown away in pieces of this size.
@@ -399,15 +395,16 @@ void Connection::handleStartup(std::string_view body) {
                     minor)));
   }
   if (state_->options.tlsRequired && !tls_) {
-    return fail(SqlError(kInvalidAuthorization, "TLS is required", SqlError::npos,
+    return fail(SqlError(sqlstate::kInvalidAuthorization, "TLS is required", SqlError::npos,
                          "Connect with sslmode=require."));
   }
   if (!counted_) {
-    return fail(SqlError(kTooManyConnections, "sorry, too many clients already"));
+    return fail(SqlError(sqlstate::kTooManyConnections, "sorry, too many clients already"));
   }
   auto user = packet.parameter("user");
   if (!user || user->empty()) {
-    return fail(SqlError(kInvalidAuthorization, "no user name specified in startup packet"));
+    return fail(
+        SqlError(sqlstate::kInvalidAuthorization, "no user name specified in startup packet"));
   }
   std::string database = packet.parameter("database").value_or("");
   if (database.empty()) database = *user;
@@ -480,7 +477,7 @@ void Connection::handleAuthMessage(Inbound& msg) {
     const auto serverFinal = auth_->serverFinal(msg.body);
     if (!serverFinal) {
       // The same answer for an unknown user and a wrong password.
-      return fail(SqlError(kInvalidPassword,
+      return fail(SqlError(sqlstate::kInvalidPassword,
                            fmt::format("password authentication failed for user \"{}\"", user_)));
     }
     appendAuthenticationSaslFinal(out, *serverFinal);
@@ -635,7 +632,7 @@ void Connection::skipMessageBody(char type, size_t remaining) {
 }
 
 void Connection::statementTooLarge(const Inbound& msg) {
-  const SqlError err(kProgramLimitExceeded, "statement too large", SqlError::npos,
+  const SqlError err(sqlstate::kProgramLimitExceeded, "statement too large", SqlError::npos,
                      fmt::format("The server accepts statements of up to {} bytes "
                                  "(rtsqld --max-statement-bytes).",
                                  state_->options.maxMessageBytes));

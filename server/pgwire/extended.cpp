@@ -21,8 +21,6 @@ namespace rtsql::pgwire {
 
 namespace {
 
-constexpr const char* kUndefinedParameter = "42P02";
-constexpr const char* kCharacterNotInRepertoire = "22021";
 // PostgreSQL's limit on the number of parameters of one statement.
 constexpr size_t kMaxParameters = 65535;
 
@@ -84,7 +82,7 @@ void scanParameters(std::string_view sql, F visit) {
         ++j;
       }
       if (number == 0 || number > kMaxParameters) {
-        throw SqlError(kUndefinedParameter,
+        throw SqlError(sqlstate::kUndefinedParameter,
                        fmt::format("there is no parameter {}", sql.substr(i, j - i)), i);
       }
       visit(i, j - i, number);
@@ -97,7 +95,7 @@ void scanParameters(std::string_view sql, F visit) {
 
 std::string quoted(std::string_view s) {
   if (s.find('\0') != std::string_view::npos) {
-    throw SqlError(kCharacterNotInRepertoire,
+    throw SqlError(sqlstate::kCharacterNotInRepertoire,
                    "invalid byte sequence for encoding \"UTF8\": 0x00 in a parameter");
   }
   std::string out = "'";
@@ -404,7 +402,8 @@ BoundStatement substituteParameters(std::string_view sql,
   size_t copied = 0;
   scanParameters(sql, [&](size_t at, size_t length, size_t number) {
     if (number > literals.size()) {
-      throw SqlError(kUndefinedParameter, fmt::format("there is no parameter ${}", number), at);
+      throw SqlError(sqlstate::kUndefinedParameter,
+                     fmt::format("there is no parameter ${}", number), at);
     }
     out.text.append(sql.substr(copied, at - copied));
     const std::string& literal = literals[number - 1];

@@ -31,12 +31,6 @@ constexpr size_t kMaxPortals = 10000;
 // this must be fetched without a limit (or in a live query, which streams).
 constexpr size_t kMaxBufferedBytes = 64 * 1024 * 1024;
 
-constexpr const char* kDuplicatePreparedStatement = "42P05";
-constexpr const char* kDuplicateCursor = "42P03";
-constexpr const char* kInvalidStatementName = "26000";
-constexpr const char* kInvalidCursorName = "34000";
-constexpr const char* kProgramLimitExceeded = "54000";
-
 // The error with its position moved from the substituted text to the text the
 // client wrote.
 SqlError mapped(SqlError err, const BoundStatement& bound) {
@@ -56,7 +50,7 @@ std::optional<SqlError> deallocate(ExtendedState& ext, const std::string& name) 
     return std::nullopt;
   }
   if (ext.statements.erase(name) == 0) {
-    return SqlError(kInvalidStatementName,
+    return SqlError(sqlstate::kInvalidStatementName,
                     fmt::format("prepared statement \"{}\" does not exist", name));
   }
   return std::nullopt;
@@ -161,7 +155,7 @@ class PortalWriter final : public ResultWriter {
     portal_.bufferedBytes += buf_.size();
     portal_.buffered.push_back(buf_);
     if (portal_.bufferedBytes > kMaxBufferedBytes) {
-      stop(SqlError(kProgramLimitExceeded,
+      stop(SqlError(sqlstate::kProgramLimitExceeded,
                     fmt::format("the rows of portal \"{}\" beyond the Execute row limit exceed "
                                 "{} MiB",
                                 portal_.name, kMaxBufferedBytes / (1024 * 1024)),
@@ -430,11 +424,11 @@ void ExtendedProtocol::parse(Connection& c, std::string_view body) {
   ParseMessage m = decodeParse(body);
   auto& statements = c.extended_.statements;
   if (!m.statement.empty() && statements.count(m.statement) != 0) {
-    throw SqlError(kDuplicatePreparedStatement,
+    throw SqlError(sqlstate::kDuplicatePreparedStatement,
                    fmt::format("prepared statement \"{}\" already exists", m.statement));
   }
   if (statements.count(m.statement) == 0 && statements.size() >= kMaxPreparedStatements) {
-    throw SqlError(kProgramLimitExceeded,
+    throw SqlError(sqlstate::kProgramLimitExceeded,
                    fmt::format("too many prepared statements (at most {} per connection)",
                                kMaxPreparedStatements),
                    SqlError::npos, "Close prepared statements that are no longer needed.");
@@ -467,15 +461,16 @@ void ExtendedProtocol::bind(Connection& c, std::string_view body) {
   auto& ext = c.extended_;
   auto it = ext.statements.find(m.statement);
   if (it == ext.statements.end()) {
-    throw SqlError(kInvalidStatementName,
+    throw SqlError(sqlstate::kInvalidStatementName,
                    fmt::format("{} does not exist", statementLabel(m.statement)));
   }
   const PreparedStatement& stmt = *it->second;
   if (!m.portal.empty() && ext.portals.count(m.portal) != 0) {
-    throw SqlError(kDuplicateCursor, fmt::format("portal \"{}\" already exists", m.portal));
+    throw SqlError(sqlstate::kDuplicateCursor,
+                   fmt::format("portal \"{}\" already exists", m.portal));
   }
   if (ext.portals.count(m.portal) == 0 && ext.portals.size() >= kMaxPortals) {
-    throw SqlError(kProgramLimitExceeded,
+    throw SqlError(sqlstate::kProgramLimitExceeded,
                    fmt::format("too many portals (at most {} per connection)", kMaxPortals));
   }
   const size_t n = stmt.paramTypes.size();
@@ -533,7 +528,7 @@ void ExtendedProtocol::describe(Connection& c, std::string_view body) {
   if (m.kind == 'S') {
     auto it = ext.statements.find(m.name);
     if (it == ext.statements.end()) {
-      throw SqlError(kInvalidStatementName,
+      throw SqlError(sqlstate::kInvalidStatementName,
                      fmt::format("{} does not exist", statementLabel(m.name)));
     }
     std::shared_ptr<PreparedStatement> stmt = it->second;
@@ -586,7 +581,8 @@ void ExtendedProtocol::describe(Connection& c, std::string_view body) {
 
   auto it = ext.portals.find(m.name);
   if (it == ext.portals.end()) {
-    throw SqlError(kInvalidCursorName, fmt::format("portal \"{}\" does not exist", m.name));
+    throw SqlError(sqlstate::kInvalidCursorName,
+                   fmt::format("portal \"{}\" does not exist", m.name));
   }
   const Portal& portal = *it->second;
   if (portal.columns) {
@@ -651,7 +647,8 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
   ext.deferredDescribe.reset();
   auto it = ext.portals.find(m.portal);
   if (it == ext.portals.end()) {
-    throw SqlError(kInvalidCursorName, fmt::format("portal \"{}\" does not exist", m.portal));
+    throw SqlError(sqlstate::kInvalidCursorName,
+                   fmt::format("portal \"{}\" does not exist", m.portal));
   }
   std::shared_ptr<Portal> portal = it->second;
   // settleSuspended() let only an Execute of the suspended run's portal

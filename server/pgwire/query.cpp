@@ -33,11 +33,10 @@ int16_t typeSize(uint32_t oid) {
 // guard keeps any other producer of a wide result from breaking the framing.
 void checkColumnCount(size_t count) {
   constexpr size_t kMaxWireColumns = 32767;
-  constexpr const char* kTooManyColumns = "54011";
   if (count <= kMaxWireColumns) return;
-  throw SqlError(kTooManyColumns,
-                 fmt::format("a result of {} columns does not fit the protocol (at most {})",
-                             count, kMaxWireColumns));
+  throw SqlError(sqlstate::kTooManyColumns,
+                 fmt::format("a result of {} columns does not fit the protocol (at most {})", count,
+                             kMaxWireColumns));
 }
 
 }  // namespace
