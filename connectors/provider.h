@@ -1,14 +1,15 @@
-// The connector provider the server hands to the executor: it turns a ScanSpec
-// or SinkSpec into a running source task or sink writer by connector name
-// (kafka, datagen, file), and checks connector options when a source or sink is
-// created, so that a typo fails the CREATE statement rather than the flow.
+// The connector provider the server hands to the executor: the executor's view
+// of connectors (executor/connector.h), which opens source tasks and sink
+// writers for a ScanSpec or SinkSpec. It holds what the running server adds
+// (its embedded broker's address) and passes each call to the connector the
+// spec names, found in the ConnectorRegistry (connectors/registry.h).
 #pragma once
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "common/options.h"
+#include "connectors/registry.h"
 #include "executor/connector.h"
 
 namespace rtsql {
@@ -18,7 +19,7 @@ class DefaultConnectorProvider : public ConnectorProvider {
   // `embeddedBootstrap` is the address of the server's embedded broker, what
   // 'kafka.bootstrap.servers' = 'embedded' means; empty when there is none.
   explicit DefaultConnectorProvider(std::string embeddedBootstrap = {})
-      : embeddedBootstrap_(std::move(embeddedBootstrap)) {}
+      : env_{std::move(embeddedBootstrap)} {}
 
   int sourcePartitions(const ScanSpec& scan) override;
   std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flowName,
@@ -31,38 +32,20 @@ class DefaultConnectorProvider : public ConnectorProvider {
   std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec& sink, const std::string& flowName,
                                                     int task, SinkTransaction& transaction) override;
 
-  const std::string& embeddedBootstrap() const { return embeddedBootstrap_; }
-  // CREATE-time check that a Kafka source's or sink's 'kafka.bootstrap.servers'
-  // can be honoured here: 'embedded' on a server without the embedded broker is
-  // SqlError 55000 at the option's value. Other connectors pass.
-  void checkBootstrap(const std::string& connector, const Options& options) const;
-  void checkCreate(const std::string& connector, const Options& options) const override {
-    checkBootstrap(connector, options);
-  }
+  const std::string& embeddedBootstrap() const { return env_.embeddedBootstrap; }
+  // Connector::checkCreate of the named connector (Kafka: 'embedded' on a
+  // server without the embedded broker is SqlError 55000 at the option's
+  // value). Unknown connectors pass: validation reports them.
+  void checkCreate(const std::string& connector, const Options& options) const override;
 
  private:
-  std::string embeddedBootstrap_;
-};
+  const Connector& source(const ScanSpec& scan) const;
+  const Connector& sink(const SinkSpec& sink) const;
 
-// CREATE SOURCE / CREATE SINK checks of the WITH options. Errors are SqlError
-// 22023 at the offending key or value (at `stmtPos` for a missing option): an
-// unknown connector, a missing required option, a value out of its set, an
-// unknown key (with the closest known one suggested), or a `kafka.<name>` option
-// the Kafka client refuses.
-void validateSourceOptions(const std::string& connector, const Options& options, size_t stmtPos);
-void validateSinkOptions(const std::string& connector, const Options& options, size_t stmtPos);
-
-// The options of a source, sink or table that reach into the server's own
-// machine rather than the catalog: `files` name a file the server reads or
-// writes (the file connector's 'path'; the Kafka client's certificate, key,
-// CRL, keystore, keytab and offset-file locations), `programs` make it load a
-// library or run a command (the Kafka client's plugin.library.paths,
-// ssl.engine.location and sasl.kerberos.kinit.cmd). Who may set them is the
-// engine's decision (server/privileges.h); this only says which they are.
-struct ServerSideOptions {
-  std::vector<const OptionEntry*> files;
-  std::vector<const OptionEntry*> programs;
+  ConnectorEnv env_;
+  // The server's one registry: CREATE-time validation (registry.h) asks the
+  // same one.
+  const ConnectorRegistry& registry_ = ConnectorRegistry::builtin();
 };
-ServerSideOptions serverSideOptions(const std::string& connector, const Options& options);
 
 }  // namespace rtsql

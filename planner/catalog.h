@@ -36,6 +36,10 @@ struct SinkDef {
   std::string name;
   std::string connector;  // kafka | file
   std::string format;     // json | raw
+  // Whether the connector can write an epoch's rows in one transaction
+  // ('delivery' = 'exactly-once'): Connector::exactlyOnce(), recorded at
+  // CREATE SINK so that planning needs no connector.
+  bool exactlyOnce = false;
   Options options;
   std::string sql;
 };

@@ -141,7 +141,7 @@ void checkFlowOptions(const Options& options) {
 bool exactlyOnce(const Options& flowOptions, const SinkDef& sink) {
   if (!iequals(flowOptions.getString("delivery", "at-least-once"), "exactly-once")) return false;
   size_t pos = flowOptions.find("delivery")->valuePos;
-  if (!iequals(sink.connector, "kafka")) {
+  if (!sink.exactlyOnce) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("'delivery' = 'exactly-once' needs a Kafka sink; sink \"{}\" is '{}'",
                                sink.name, sink.connector),

@@ -32,11 +32,16 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx);
 // LIMIT is allowed here (the client stops after n rows); it is not in a flow.
 PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx);
 
-// Binds a source or table declaration's column list into a Schema (types
-// resolved; hidden Kafka metadata columns appended for kafka json/csv sources,
-// Spark's fixed Kafka schema for format 'raw').
-Schema bindSourceSchema(const ast::CreateSource& stmt, const std::string& connector,
-                        const std::string& format, bool includeHeaders);
+// Binds a declared column list into a Schema (types resolved; 42701 for a
+// name given twice). A source's connector picks its schema
+// (Connector::bindSourceSchema): the declared columns alone, or a Kafka
+// record's, below.
+Schema bindColumns(const std::vector<ast::ColumnDef>& columns);
+// A Kafka record's columns: for format 'json' or 'csv' the declared ones (a
+// list is required) then the hidden metadata columns (_key, _timestamp,
+// _partition, _offset, _headers); for 'raw' Spark's fixed Kafka schema.
+Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& format,
+                             bool includeHeaders);
 Schema bindTableSchema(const ast::CreateTable& stmt);
 DataTypePtr bindType(const ast::TypeName& type);
 

@@ -1,6 +1,8 @@
 // Binding of DDL: type names to DataTypes, a source's or table's column list
 // to a Schema (with the Kafka metadata columns the connector fills), and a
-// source's WATERMARK clause to a WatermarkDef.
+// source's WATERMARK clause to a WatermarkDef. Which schema a source gets is
+// its connector's choice (connectors/connector.h): these are the shapes it
+// chooses from.
 #include <fmt/format.h>
 
 #include "planner/binder.h"
@@ -82,27 +84,17 @@ DataTypePtr headersType() {
 
 }  // namespace
 
-Schema bindSourceSchema(const ast::CreateSource& stmt, const std::string& connectorIn,
-                        const std::string& formatIn, bool includeHeaders) {
-  std::string connector = toLower(connectorIn);
+Schema bindColumns(const std::vector<ast::ColumnDef>& columns) {
+  Schema schema;
+  addDeclared(schema, columns);
+  return schema;
+}
+
+Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& formatIn,
+                             bool includeHeaders) {
   std::string format = toLower(formatIn);
   size_t formatPos = valuePosOf(stmt.options, "format", stmt.namePos);
   Schema schema;
-
-  if (connector == "datagen") {
-    if (stmt.columns.empty()) {
-      throw SqlError(sqlstate::kInvalidParameterValue, "a datagen source needs a column list",
-                     stmt.namePos, "datagen fills each declared column by its type");
-    }
-    addDeclared(schema, stmt.columns);
-    return schema;
-  }
-  if (connector != "kafka") {
-    throw SqlError(sqlstate::kInvalidParameterValue,
-                   fmt::format("unknown source connector '{}'", connectorIn),
-                   valuePosOf(stmt.options, "connector", stmt.namePos),
-                   "sources use connector 'kafka' or 'datagen'");
-  }
 
   if (format == "raw") {
     if (!stmt.columns.empty()) {
@@ -164,9 +156,7 @@ Schema bindTableSchema(const ast::CreateTable& stmt) {
   if (stmt.columns.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue, "a table needs a column list", stmt.namePos);
   }
-  Schema schema;
-  addDeclared(schema, stmt.columns);
-  return schema;
+  return bindColumns(stmt.columns);
 }
 
 std::optional<WatermarkDef> bindWatermark(const ast::CreateSource& stmt, const Schema& schema) {

@@ -7,9 +7,8 @@
 #include "common/clock.h"
 
 #include "common/schema.h"
-#include "connectors/datagen/datagen.h"
-#include "connectors/file/table_loader.h"
 #include "connectors/provider.h"
+#include "connectors/registry.h"
 #include "server/engine.h"
 #include "server/privileges.h"
 
@@ -112,15 +111,17 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
     validateSourceOptions(connector, options, stmt.pos);
     connectors_.checkCreate(connector, options);
   }
-  std::string format = connector == "kafka" ? toLower(options.getString("format", "json")) : "";
+  const Connector& source =
+      ConnectorRegistry::builtin().require(connector, ConnectorRole::Source, options, stmt.pos);
   SourceDef def;
   def.name = stmt.name;
   def.connector = connector;
-  def.format = format;
-  def.schema = bindSourceSchema(stmt, connector, format, options.getBool("includeHeaders", false));
+  def.format = source.sourceFormat(options);
+  def.schema = source.bindSourceSchema(stmt, options);
   if (auto wm = bindWatermark(stmt, def.schema)) def.watermark = *wm;
-  // Generator options name columns: check them against the declared ones now.
-  if (connector == "datagen") validateDatagenOptions(options, def.schema, stmt.pos);
+  // Options may name columns (datagen's generators): check them against the
+  // declared ones now.
+  source.validateSourceColumns(options, def.schema, stmt.pos);
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);
@@ -144,6 +145,8 @@ void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWri
   def.name = stmt.name;
   def.connector = connector;
   def.format = toLower(options.getString("format", "json"));
+  const Connector* sink = ConnectorRegistry::builtin().find(connector);
+  def.exactlyOnce = sink && sink->exactlyOnce();
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);
@@ -164,15 +167,11 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
   auto rows = std::make_shared<std::vector<Row>>();
   if (options.has("connector")) {
     std::string connector = toLower(options.getString("connector"));
-    if (connector != "file") {
-      const OptionEntry* e = options.find("connector");
-      throw SqlError(sqlstate::kInvalidParameterValue,
-                     fmt::format("invalid value '{}' for option 'connector' of a table", e->value),
-                     e->valuePos, "static tables are loaded with connector = 'file', or filled with INSERT");
-    }
+    const Connector& table =
+        ConnectorRegistry::builtin().require(connector, ConnectorRole::Table, options, stmt.pos);
     if (!restoring_) privileges_->checkOptions(s.user, connector, options);
-    validateTableOptions(options, stmt.pos);
-    *rows = loadTableFile(def.schema, options, stmt.pos);
+    table.validateTable(options, stmt.pos);
+    *rows = table.loadTable(def.schema, options, stmt.pos);
   }
   def.rows = std::move(rows);
   def.options = std::move(options);

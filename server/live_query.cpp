@@ -75,7 +75,7 @@ class LiveProvider final : public ConnectorProvider {
   int sourcePartitions(const ScanSpec& scan) override { return base_.sourcePartitions(scan); }
   std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flow, int task,
                                          int tasks) override {
-    if (!iequals(scan.connector, "kafka")) return base_.openSource(scan, flow, task, tasks);
+    if (!KafkaTaps::serves(scan)) return base_.openSource(scan, flow, task, tasks);
     // A person reading rows does not need them within a millisecond: the
     // broker may gather up to 64 KB or 10 ms per fetch, so the live queries
     // of a source wake together once per fetch rather than once per record.

@@ -21,6 +21,7 @@
 #include "common/thread_priority.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/decode.h"
+#include "connectors/kafka/kafka_connector.h"
 
 namespace rtsql {
 
@@ -641,6 +642,8 @@ KafkaTaps::KafkaTaps(std::string embeddedBootstrap, KafkaTapOptions options)
     : embeddedBootstrap_(std::move(embeddedBootstrap)), options_(options) {}
 
 KafkaTaps::~KafkaTaps() = default;
+
+bool KafkaTaps::serves(const ScanSpec& scan) { return iequals(scan.connector, KafkaConnector::kName); }
 
 std::unique_ptr<SourceTask> KafkaTaps::subscribe(const ScanSpec& scan, const std::string& flowName,
                                                  int task, int tasks) {

@@ -68,6 +68,9 @@ class KafkaTaps {
   KafkaTaps(const KafkaTaps&) = delete;
   KafkaTaps& operator=(const KafkaTaps&) = delete;
 
+  // Whether `scan` is a source a tap can read: one of the Kafka connector's.
+  static bool serves(const ScanSpec& scan);
+
   // Source task `task` of `tasks` of live query `flowName`, reading the Kafka
   // source `scan` through its tap, which is opened when there is none (or
   // only a failed one). The task owns partitions p with p % tasks == task,

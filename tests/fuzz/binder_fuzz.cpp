@@ -31,8 +31,10 @@ SourceDef sourceDef(const ast::CreateSource& s) {
   def.options = toOptions(s.options);
   def.connector = toLower(def.options.getString("connector"));
   def.format = toLower(def.options.getString("format", "json"));
-  def.schema = bindSourceSchema(s, def.connector, def.format,
-                                def.options.getBool("includeHeaders", false));
+  // Stands in for the connector registry, which sits above the planner.
+  def.schema = def.connector == "datagen"
+                   ? bindColumns(s.columns)
+                   : bindKafkaRecordSchema(s, def.format, def.options.getBool("includeHeaders", false));
   if (auto wm = bindWatermark(s, def.schema)) def.watermark = *wm;
   def.sql = s.text;
   return def;
@@ -53,6 +55,7 @@ void bindStatement(const ast::Statement& stmt, Catalog& catalog, const PlanConte
       def.options = toOptions(s.options);
       def.connector = toLower(def.options.getString("connector"));
       def.format = toLower(def.options.getString("format", "json"));
+      def.exactlyOnce = def.connector == "kafka";
       catalog.addSink(std::move(def), s.ifNotExists, s.namePos);
       break;
     }

@@ -29,7 +29,7 @@ inline std::unique_ptr<RecordDecoder> decoderFor(const std::string& createSource
   for (const auto& o : s.options) entries.push_back(OptionEntry{o.key, o.value, o.keyPos, o.valuePos});
   Options options(std::move(entries));
   const std::string format = toLower(options.getString("format"));
-  Schema schema = bindSourceSchema(s, "kafka", format, options.getBool("includeHeaders", false));
+  Schema schema = bindKafkaRecordSchema(s, format, options.getBool("includeHeaders", false));
   return makeDecoder(format, schema, options);
 }
 

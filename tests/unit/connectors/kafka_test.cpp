@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "connector_test_util.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink.h"
@@ -74,16 +75,7 @@ const PartitionProgress* findPartition(const std::vector<PartitionProgress>& ps,
   return nullptr;
 }
 
-template <typename F>
-SqlError expectSqlError(F&& f) {
-  try {
-    f();
-  } catch (const SqlError& e) {
-    return e;
-  }
-  FAIL("expected a SqlError");
-  return SqlError("", "");
-}
+using testing::expectSqlError;
 
 }  // namespace
 
@@ -449,15 +441,15 @@ TEST_CASE("kafka bootstrap 'embedded' needs the server's embedded broker") {
   SqlError e = expectSqlError([&] { noBroker.sourcePartitions(scan); });
   CHECK(e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState);
   CHECK(e.hint().find("--embedded-kafka") != std::string::npos);
-  e = expectSqlError([&] { noBroker.checkBootstrap("kafka", scan.options); });
+  e = expectSqlError([&] { noBroker.checkCreate("kafka", scan.options); });
   CHECK(e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState);
   CHECK(e.position() == 250);  // the value of 'kafka.bootstrap.servers'
-  CHECK_NOTHROW(noBroker.checkBootstrap("kafka", jsonScan("127.0.0.1:9092", "t").options));
-  CHECK_NOTHROW(noBroker.checkBootstrap("datagen", scan.options));
+  CHECK_NOTHROW(noBroker.checkCreate("kafka", jsonScan("127.0.0.1:9092", "t").options));
+  CHECK_NOTHROW(noBroker.checkCreate("datagen", scan.options));
 
   EmbeddedKafka broker;
   DefaultConnectorProvider withBroker(broker.bootstrap());
-  CHECK_NOTHROW(withBroker.checkBootstrap("kafka", scan.options));
+  CHECK_NOTHROW(withBroker.checkCreate("kafka", scan.options));
   // Missing topics on the embedded broker are created with one partition.
   CHECK(withBroker.sourcePartitions(jsonScan("EMBEDDED", "auto-made")) == 1);
   auto task = withBroker.openSource(jsonScan("embedded", "auto-made"), "f", 0, 1);

@@ -41,8 +41,11 @@ inline SourceDef sourceFrom(const ast::CreateSource& s) {
   def.options = optionsOf(s.options);
   def.connector = toLower(def.options.getString("connector"));
   def.format = toLower(def.options.getString("format"));
-  def.schema = bindSourceSchema(s, def.connector, def.format,
-                                def.options.getBool("includeHeaders", false));
+  // Stands in for the connector registry, which sits above the planner:
+  // datagen sources have their declared columns, Kafka sources a record's.
+  def.schema = def.connector == "datagen"
+                   ? bindColumns(s.columns)
+                   : bindKafkaRecordSchema(s, def.format, def.options.getBool("includeHeaders", false));
   def.watermark = bindWatermark(s, def.schema);
   def.sql = s.text;
   return def;
@@ -74,6 +77,7 @@ struct PlannerFixture {
           def.options = optionsOf(s.options);
           def.connector = toLower(def.options.getString("connector"));
           def.format = toLower(def.options.getString("format", "json"));
+          def.exactlyOnce = def.connector == "kafka";  // as KafkaConnector says
           catalog.addSink(std::move(def), s.ifNotExists, s.namePos);
           break;
         }

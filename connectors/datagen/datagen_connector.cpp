@@ -1,0 +1,37 @@
+// DatagenConnector (see datagen_connector.h).
+#include "connectors/datagen/datagen_connector.h"
+
+#include "common/error.h"
+#include "connectors/datagen/datagen.h"
+#include "planner/planner.h"
+
+namespace rtsql {
+
+void DatagenConnector::validateSource(const Options& options, size_t stmtPos) const {
+  validateDatagenOptions(options, stmtPos);
+}
+
+Schema DatagenConnector::bindSourceSchema(const ast::CreateSource& stmt, const Options&) const {
+  if (stmt.columns.empty()) {
+    throw SqlError(sqlstate::kInvalidParameterValue, "a datagen source needs a column list",
+                   stmt.namePos, "datagen fills each declared column by its type");
+  }
+  return bindColumns(stmt.columns);
+}
+
+void DatagenConnector::validateSourceColumns(const Options& options, const Schema& schema,
+                                             size_t stmtPos) const {
+  validateDatagenOptions(options, schema, stmtPos);
+}
+
+int DatagenConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv&) const {
+  return static_cast<int>(scan.options.getInt("maxPartitions", 1, 1, 1 << 20));
+}
+
+std::unique_ptr<SourceTask> DatagenConnector::openSource(const ScanSpec& scan, const ConnectorEnv&,
+                                                         const std::string&, int task,
+                                                         int tasks) const {
+  return makeDatagenSource(scan, task, tasks);
+}
+
+}  // namespace rtsql

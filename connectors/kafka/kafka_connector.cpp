@@ -1,0 +1,129 @@
+// KafkaConnector (see kafka_connector.h): the Kafka source's and sink's option
+// checks, schema and task factories.
+#include "connectors/kafka/kafka_connector.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "connectors/kafka/client.h"
+#include "connectors/kafka/sink.h"
+#include "connectors/kafka/source.h"
+#include "planner/planner.h"
+
+namespace rtsql {
+
+namespace {
+
+void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
+  const OptionEntry& e = options.require(key, stmtPos);
+  if (e.value.find_first_not_of(" \t,") == std::string::npos) {
+    throw SqlError(sqlstate::kInvalidParameterValue, fmt::format("option '{}' is empty", key),
+                   e.valuePos);
+  }
+}
+
+}  // namespace
+
+void KafkaConnector::validateSource(const Options& options, size_t stmtPos) const {
+  options.checkKnown({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
+                      "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
+                      kIdleTimeoutOption},
+                     {"kafka."});
+  requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
+  requireNonEmpty(options, "subscribe", stmtPos);
+  options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
+  if (options.has("maxPartitions")) options.getInt("maxPartitions", 1, 1, 1 << 20);
+  options.getEnum("format", "json", {"json", "csv", "raw"});
+  options.getEnum("on.error", "fail", {"fail", "skip"});
+  options.getBool("includeHeaders", false);
+  options.getBool("json.ignore-missing", true);
+  sourceIdleTimeoutMicros(options);
+  kafka::validateUserProperties(options);
+}
+
+void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const {
+  options.checkKnown({"connector", "topic", "format", "key"}, {"kafka."});
+  requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
+  requireNonEmpty(options, "topic", stmtPos);
+  options.getEnum("format", "json", {"json", "raw"});
+  kafka::validateUserProperties(options);
+}
+
+void KafkaConnector::checkCreate(const Options& options, const ConnectorEnv& env) const {
+  try {
+    kafka::resolveBootstrap(options, env.embeddedBootstrap);
+  } catch (SqlError& e) {
+    if (const OptionEntry* entry = options.find("kafka.bootstrap.servers")) {
+      e.setPosition(entry->valuePos);
+    }
+    throw;
+  }
+}
+
+ServerSideOptions KafkaConnector::serverSideOptions(const Options& options) const {
+  // librdkafka's properties (CONFIGURATION.md) that hold a path the client
+  // opens, and those that name a library it loads or a command it runs.
+  static const char* const kFiles[] = {
+      "kafka.ssl.key.location",      "kafka.ssl.certificate.location", "kafka.ssl.ca.location",
+      "kafka.ssl.crl.location",      "kafka.ssl.keystore.location",    "kafka.sasl.kerberos.keytab",
+      "kafka.offset.store.path"};
+  static const char* const kPrograms[] = {"kafka.plugin.library.paths", "kafka.ssl.engine.location",
+                                          "kafka.sasl.kerberos.kinit.cmd"};
+  ServerSideOptions out;
+  for (const char* key : kFiles) {
+    const OptionEntry* e = options.find(key);
+    // 'probe' asks the client to look in the system's usual CA locations,
+    // which every user may rely on.
+    if (e && !(iequals(key, "kafka.ssl.ca.location") && iequals(e->value, "probe"))) {
+      out.files.push_back(e);
+    }
+  }
+  for (const char* key : kPrograms) {
+    if (const OptionEntry* e = options.find(key)) out.programs.push_back(e);
+  }
+  return out;
+}
+
+std::string KafkaConnector::sourceFormat(const Options& options) const {
+  return toLower(options.getString("format", "json"));
+}
+
+Schema KafkaConnector::bindSourceSchema(const ast::CreateSource& stmt, const Options& options) const {
+  return bindKafkaRecordSchema(stmt, sourceFormat(options), options.getBool("includeHeaders", false));
+}
+
+int KafkaConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv& env) const {
+  return kafkaSourcePartitions(scan, kafka::resolveBootstrap(scan.options, env.embeddedBootstrap));
+}
+
+std::unique_ptr<SourceTask> KafkaConnector::openSource(const ScanSpec& scan, const ConnectorEnv& env,
+                                                       const std::string& flowName, int task,
+                                                       int tasks) const {
+  return makeKafkaSource(scan, kafka::resolveBootstrap(scan.options, env.embeddedBootstrap),
+                         flowName, task, tasks);
+}
+
+std::unique_ptr<SinkWriter> KafkaConnector::openSink(const SinkSpec& sink, const ConnectorEnv& env,
+                                                     const std::string& flowName, int task) const {
+  return makeKafkaSink(sink, kafka::resolveBootstrap(sink.options, env.embeddedBootstrap), flowName,
+                       task);
+}
+
+std::unique_ptr<SinkTransaction> KafkaConnector::openSinkTransaction(const SinkSpec& sink,
+                                                                     const ConnectorEnv& env,
+                                                                     const std::string& flowName,
+                                                                     int64_t timeoutMs) const {
+  return makeKafkaSinkTransaction(sink, kafka::resolveBootstrap(sink.options, env.embeddedBootstrap),
+                                  flowName, timeoutMs);
+}
+
+std::unique_ptr<SinkWriter> KafkaConnector::openTransactionalSink(const SinkSpec& sink,
+                                                                  const ConnectorEnv& env,
+                                                                  const std::string& flowName,
+                                                                  int task,
+                                                                  SinkTransaction& transaction) const {
+  return makeKafkaTransactionalSink(sink, kafka::resolveBootstrap(sink.options, env.embeddedBootstrap),
+                                    flowName, task, transaction);
+}
+
+}  // namespace rtsql

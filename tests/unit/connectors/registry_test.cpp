@@ -1,0 +1,213 @@
+// The connector registry and the provider that dispatches through it: lookup
+// by name, the roles each builtin connector serves, the one error for an
+// unknown connector, and that a registered connector is all it takes to be
+// found.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "connector_test_util.h"
+#include "common/error.h"
+#include "connectors/datagen/datagen_connector.h"
+#include "connectors/file/file_connector.h"
+#include "connectors/kafka/kafka_connector.h"
+#include "connectors/provider.h"
+#include "connectors/registry.h"
+#include "parser/parser.h"
+
+using namespace rtsql;
+
+namespace {
+
+using testing::expectSqlError;
+using testing::opts;
+
+std::vector<std::string> namesOf(const ConnectorRegistry& r, ConnectorRole role) {
+  std::vector<std::string> out;
+  for (std::string_view n : r.names(role)) out.emplace_back(n);
+  return out;
+}
+
+// A connector that is only a source, standing in for the next one added.
+class TestConnector final : public Connector {
+ public:
+  TestConnector() : Connector("test", {ConnectorRole::Source}) {}
+  void validateSource(const Options& options, size_t stmtPos) const override {
+    options.require("needed", stmtPos);
+  }
+};
+
+std::unique_ptr<ast::Statement> parseOne(const std::string& sql) {
+  auto stmts = parseStatements(sql);
+  REQUIRE(stmts.size() == 1);
+  return std::move(stmts[0]);
+}
+
+}  // namespace
+
+TEST_CASE("registry: builtin connectors are found by name in any case") {
+  const ConnectorRegistry& r = ConnectorRegistry::builtin();
+  REQUIRE(r.find("kafka") != nullptr);
+  CHECK(r.find("KAFKA") == r.find("kafka"));
+  CHECK(r.find("kafka")->name() == "kafka");
+  CHECK(r.find("Datagen")->name() == "datagen");
+  CHECK(r.find("file")->name() == "file");
+  CHECK(r.find("kinesis") == nullptr);
+  CHECK(r.find("") == nullptr);
+}
+
+TEST_CASE("registry: the roles each builtin connector serves") {
+  const ConnectorRegistry& r = ConnectorRegistry::builtin();
+  CHECK(namesOf(r, ConnectorRole::Source) == std::vector<std::string>{"kafka", "datagen"});
+  CHECK(namesOf(r, ConnectorRole::Sink) == std::vector<std::string>{"kafka", "file"});
+  CHECK(namesOf(r, ConnectorRole::Table) == std::vector<std::string>{"file"});
+  CHECK(r.find("kafka")->exactlyOnce());
+  CHECK_FALSE(r.find("file")->exactlyOnce());
+  CHECK_FALSE(r.find("datagen")->exactlyOnce());
+}
+
+TEST_CASE("registry: an unknown connector is 22023 at the option's value with the choices") {
+  const ConnectorRegistry& r = ConnectorRegistry::builtin();
+  Options o = opts({{"format", "json"}, {"connector", "kinesis"}});
+  SqlError e = expectSqlError([&] { r.require("kinesis", ConnectorRole::Source, o, 7); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.message() == "unknown source connector 'kinesis'");
+  CHECK(e.position() == 150);
+  CHECK(e.hint() == "available: kafka, datagen");
+
+  e = expectSqlError([&] { r.require("s3", ConnectorRole::Sink, opts({{"connector", "s3"}}), 7); });
+  CHECK(e.message() == "unknown sink connector 's3'");
+  CHECK(e.position() == 50);
+  CHECK(e.hint() == "available: kafka, file");
+
+  // Without a 'connector' option the error is at the statement.
+  e = expectSqlError([&] { r.require("x", ConnectorRole::Source, Options(), 7); });
+  CHECK(e.position() == 7);
+}
+
+TEST_CASE("registry: a known connector in a role it does not serve is the same error") {
+  const ConnectorRegistry& r = ConnectorRegistry::builtin();
+  SqlError e = expectSqlError([&] { r.require("datagen", ConnectorRole::Sink, opts({{"connector", "datagen"}}), 3); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.message() == "unknown sink connector 'datagen'");
+  e = expectSqlError([&] { r.require("file", ConnectorRole::Source, opts({{"connector", "file"}}), 3); });
+  CHECK(e.message() == "unknown source connector 'file'");
+  CHECK(e.hint() == "available: kafka, datagen");
+
+  e = expectSqlError([&] { r.require("kafka", ConnectorRole::Table, opts({{"connector", "Kafka"}}), 3); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.message() == "invalid value 'Kafka' for option 'connector' of a table");
+  CHECK(e.position() == 50);
+  CHECK(e.hint() == "static tables are loaded with connector = 'file', or filled with INSERT");
+
+  CHECK(&r.require("KAFKA", ConnectorRole::Sink, Options(), 0) == r.find("kafka"));
+  CHECK(&r.require("file", ConnectorRole::Table, Options(), 0) == r.find("file"));
+}
+
+TEST_CASE("registry: a registered connector is found, validated and listed") {
+  ConnectorRegistry r;
+  r.add(std::make_unique<TestConnector>());
+  CHECK_THROWS_AS(r.add(std::make_unique<TestConnector>()), InternalError);
+  const Connector& c = r.require("TEST", ConnectorRole::Source, Options(), 0);
+  CHECK(c.name() == "test");
+  CHECK(namesOf(r, ConnectorRole::Source) == std::vector<std::string>{"test"});
+  CHECK(namesOf(r, ConnectorRole::Sink).empty());
+  SqlError e = expectSqlError([&] { c.validateSource(opts({{"connector", "test"}}), 9); });
+  CHECK(e.position() == 9);
+  CHECK(e.message().find("needed") != std::string::npos);
+  // A role's method it does not implement is a bug, not a user error.
+  CHECK_THROWS_AS(c.validateSink(Options(), 0), InternalError);
+  CHECK_THROWS_AS(c.openSink(SinkSpec(), ConnectorEnv(), "f", 0), InternalError);
+  CHECK_FALSE(c.exactlyOnce());
+}
+
+TEST_CASE("validateSourceOptions and validateSinkOptions go through the registry") {
+  SqlError e = expectSqlError([&] { validateSourceOptions("file", opts({{"connector", "file"}}), 4); });
+  CHECK(e.message() == "unknown source connector 'file'");
+  // datagen's own check: an unknown option key.
+  e = expectSqlError([&] { validateSourceOptions("datagen", opts({{"connector", "datagen"}, {"rate", "1"}}), 4); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 100);
+  CHECK_NOTHROW(validateSourceOptions("DATAGEN", opts({{"connector", "datagen"}}), 4));
+  e = expectSqlError([&] { validateSinkOptions("file", opts({{"connector", "file"}}), 4); });
+  CHECK(e.message().find("path") != std::string::npos);
+}
+
+TEST_CASE("serverSideOptions: each connector names its own") {
+  Options file = opts({{"connector", "file"}, {"path", "/tmp/x"}});
+  ServerSideOptions s = serverSideOptions("file", file);
+  REQUIRE(s.files.size() == 1);
+  CHECK(s.files[0]->key == "path");
+  CHECK(s.programs.empty());
+
+  Options kafka = opts({{"connector", "kafka"},
+                        {"kafka.ssl.ca.location", "probe"},
+                        {"kafka.ssl.key.location", "/k"},
+                        {"kafka.plugin.library.paths", "/p.so"}});
+  s = serverSideOptions("kafka", kafka);
+  REQUIRE(s.files.size() == 1);
+  CHECK(s.files[0]->key == "kafka.ssl.key.location");
+  REQUIRE(s.programs.size() == 1);
+  CHECK(s.programs[0]->key == "kafka.plugin.library.paths");
+
+  CHECK(serverSideOptions("datagen", file).files.empty());
+  CHECK(serverSideOptions("unknown", file).files.empty());
+}
+
+TEST_CASE("connectors bind their sources' schemas") {
+  const ConnectorRegistry& r = ConnectorRegistry::builtin();
+  auto stmt = parseOne("CREATE SOURCE s (a INT) WITH (connector = 'kafka')");
+  const auto& kafkaSource = static_cast<const ast::CreateSource&>(*stmt);
+  Options none = opts({{"connector", "kafka"}});
+  CHECK(r.find("kafka")->sourceFormat(none) == "json");
+  CHECK(r.find("kafka")->sourceFormat(opts({{"format", "CSV"}})) == "csv");
+  Schema kafka = r.find("kafka")->bindSourceSchema(kafkaSource, none);
+  CHECK(kafka.size() == 6);  // a, then the five hidden metadata columns
+  CHECK(kafka.columns[1].hidden);
+
+  CHECK(r.find("datagen")->sourceFormat(none).empty());
+  CHECK(r.find("datagen")->bindSourceSchema(kafkaSource, none).size() == 1);
+  auto empty = parseOne("CREATE SOURCE g WITH (connector = 'datagen')");
+  SqlError e = expectSqlError([&] {
+    r.find("datagen")->bindSourceSchema(static_cast<const ast::CreateSource&>(*empty), none);
+  });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.message() == "a datagen source needs a column list");
+  CHECK(e.position() == std::string("CREATE SOURCE ").size());
+  CHECK(e.hint() == "datagen fills each declared column by its type");
+}
+
+TEST_CASE("DefaultConnectorProvider dispatches to the connector the spec names") {
+  DefaultConnectorProvider provider("");
+  ScanSpec scan;
+  scan.name = "gen";
+  scan.connector = "datagen";
+  scan.options = opts({{"connector", "datagen"}, {"maxPartitions", "3"}});
+  scan.schema.columns.push_back(Column{"id", DataType::of(TypeId::BigInt), false});
+  CHECK(provider.sourcePartitions(scan) == 3);
+  CHECK(provider.openSource(scan, "f", 0, 3)->description().find("Datagen") == 0);
+
+  scan.connector = "kinesis";
+  SqlError e = expectSqlError([&] { provider.sourcePartitions(scan); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.message() == "unknown source connector 'kinesis'");
+
+  SinkSpec sink;
+  sink.name = "audit";
+  sink.connector = "file";
+  e = expectSqlError([&] { provider.openSinkTransaction(sink, "f", 1000); });
+  CHECK(e.sqlstate() == "0A000");
+  CHECK(e.message() == "sink \"audit\" (file) has no transactions for 'delivery' = 'exactly-once'");
+  sink.connector = "datagen";
+  e = expectSqlError([&] { provider.openSink(sink, "f", 0); });
+  CHECK(e.message() == "unknown sink connector 'datagen'");
+
+  // checkCreate asks only the named connector; unknown ones are left to validation.
+  Options embedded = opts({{"connector", "kafka"}, {"kafka.bootstrap.servers", "embedded"}});
+  CHECK_THROWS_AS(provider.checkCreate("kafka", embedded), SqlError);
+  CHECK_NOTHROW(provider.checkCreate("datagen", embedded));
+  CHECK_NOTHROW(provider.checkCreate("kinesis", embedded));
+}
