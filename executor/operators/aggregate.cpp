@@ -16,7 +16,7 @@ class AggregateOperator final : public AggregateOperatorBase {
       : AggregateOperatorBase(spec, std::move(state)) {}
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     evalGroupKey(row);
     calls_.evalArgs(row, args_);
     key_.assign(1, 'G');

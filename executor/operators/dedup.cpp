@@ -32,7 +32,7 @@ class DedupOperator final : public Operator {
   }
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     int64_t time = 0;
     if (withinWatermark_) {
       Value t = eventTime_->eval(row);

@@ -46,7 +46,7 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
   }
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value tv = time_->eval(row);
     if (tv.isNull()) return;  // a row without event time belongs to no session
     const int64_t t = tv.asInt();

@@ -88,7 +88,7 @@ class StreamJoinOperator final : public Operator {
   // A left row: join it with the right rows in state, then keep it for the
   // right rows still to come.
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value t = leftTime_->eval(row);
     if (!t.isNull() && t.asInt() < watermark_) {
       stats_.numRowsDroppedByWatermark.fetch_add(1, std::memory_order_relaxed);
@@ -126,7 +126,7 @@ class StreamJoinOperator final : public Operator {
   // A right row: join it with the left rows in state (marking them matched),
   // then keep it for the left rows still to come.
   void pushRight(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value t = rightTime_->eval(row);
     if (!t.isNull() && t.asInt() < watermark_) {
       stats_.numRowsDroppedByWatermark.fetch_add(1, std::memory_order_relaxed);

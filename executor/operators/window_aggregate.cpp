@@ -33,7 +33,7 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
   }
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value tv = time_->eval(row);
     if (tv.isNull()) return;  // a row without event time belongs to no window
     const int64_t t = tv.asInt();
