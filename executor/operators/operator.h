@@ -65,6 +65,9 @@ class Operator {
   virtual void onEpochEnd() {
     if (next_) next_->onEpochEnd();
   }
+  // True for the operators that keep state across records, which are exactly
+  // the subclasses of StatefulOperator (stateful_operator.h, which owns the
+  // watermark and epoch-end steps above for them).
   virtual bool stateful() const { return false; }
   virtual std::string name() const = 0;
 
