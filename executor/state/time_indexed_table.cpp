@@ -8,8 +8,7 @@
 namespace rtsql {
 namespace {
 
-constexpr size_t kTimeBytes = 8;       // encodeKeyInt()
-constexpr size_t kExpireBatch = 4096;  // entries read per expiry scan
+constexpr size_t kTimeBytes = 8;  // encodeKeyInt()
 
 int64_t timeAt(std::string_view bytes) {
   if (bytes.size() < kTimeBytes) throw InternalError("state key is truncated");
@@ -19,7 +18,8 @@ int64_t timeAt(std::string_view bytes) {
 
 }  // namespace
 
-TimeIndexedTable::TimeIndexedTable(std::unique_ptr<StateTable> table) : table_(std::move(table)) {
+TimeIndexedTable::TimeIndexedTable(std::unique_ptr<StateTable> table, size_t expireBatch)
+    : table_(std::move(table)), expireBatch_(expireBatch == 0 ? 1 : expireBatch) {
   if (!table_) throw InternalError("stateful operator without a state table");
 }
 
@@ -152,14 +152,14 @@ void TimeIndexedTable::drain(const Visitor& fn) {
   // Each round reads what is left of the range from its start: the previous
   // round erased what it read.
   for (;;) {
-    const size_t n = collect(batch_, kExpireBatch);
+    const size_t n = collect(batch_, expireBatch_);
     for (size_t i = 0; i < n; ++i) {
       const std::string& key = batch_[i].first;
       std::string_view afterTag = std::string_view(key).substr(1);
       fn(timeAt(afterTag), afterTag.substr(kTimeBytes), batch_[i].second);
       table_->erase(key);
     }
-    if (n < kExpireBatch) break;
+    if (n < expireBatch_) break;
   }
 }
 

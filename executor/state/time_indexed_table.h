@@ -49,8 +49,14 @@ class TimeIndexedTable {
   // key bytes after the time (`rest`) and its value.
   using Visitor = std::function<void(int64_t time, std::string_view rest, std::string_view value)>;
 
+  // Expiry reads at most this many entries per scan. Every scan writes the
+  // table's cached writes to RocksDB and opens an iterator, so a batch should
+  // hold what one watermark advance usually expires; the bound keeps a large
+  // expiry from copying its whole range into memory.
+  static constexpr size_t kExpireBatch = 65536;
+
   // Throws InternalError when `table` is null.
-  explicit TimeIndexedTable(std::unique_ptr<StateTable> table);
+  explicit TimeIndexedTable(std::unique_ptr<StateTable> table, size_t expireBatch = kExpireBatch);
 
   // Keyed entries: tag + key.
   bool get(char tag, std::string_view key, std::string& value);
@@ -104,6 +110,7 @@ class TimeIndexedTable {
   size_t collect(std::vector<std::pair<std::string, std::string>>& into, size_t limit);
 
   std::unique_ptr<StateTable> table_;
+  size_t expireBatch_;
   // Buffers reused by every call: keys, scan bounds, the entries of an
   // expiry batch and those of a key scan (apart, as expiry may look up keys).
   std::string key_, from_, to_;

@@ -113,8 +113,8 @@ TEST_CASE_TEMPLATE(
     "time-indexed table: expiry beyond one batch reaches every entry, and the visitor may write", B,
     BACKENDS) {
   B b;
-  TimeIndexedTable table(b.table());
-  constexpr int kEntries = 10000;  // more than one expiry batch
+  TimeIndexedTable table(b.table(), 64);
+  constexpr int kEntries = 1000;  // more than one expiry batch
   for (int i = 0; i < kEntries; ++i) {
     const std::string key = std::to_string(i);
     table.putAt('T', i, key, "");
