@@ -18,7 +18,8 @@ namespace {
 // The 'T' entries are a time index: expiring up to the watermark is one ordered
 // scan over the times up to the watermark, without looking at live keys.
 // Because the key encoding is self-delimiting, an index entry's rest is exactly
-// the key of the 'K' entry to erase.
+// the key of the 'K' entry to erase. Checkpoints hold these bytes;
+// state_layout_test.cpp pins them.
 constexpr char kKeyTag = 'K';
 constexpr char kTimeTag = 'T';
 

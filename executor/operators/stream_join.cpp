@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -14,11 +15,11 @@ namespace {
 // State (TimeIndexedTable families). `jk` is the join key, encodeKey() of
 // each key value in turn; `seq` is encodeKeyInt() of a sequence number.
 //
-//   'L' key-then-time: key = jk, time, rest = seq -> matched flag ('0' | '1') + encodeRow(left row)
-//   'l' time-ordered:  time, rest = seq + jk      -> empty   (expiry index of the left rows)
-//   'R' key-then-time: key = jk, time, rest = seq -> encodeRow(right row)
-//   'r' time-ordered:  time, rest = seq + jk      -> empty   (expiry index of the right rows)
-//   'S' keyed: empty key                          -> encodeKeyInt(next sequence number)
+//   'L' key-then-time: key jk, time, rest seq -> matched flag ('0' | '1') + encodeRow(left row)
+//   'l' time-ordered:  time, rest seq + jk    -> empty   (expiry index of the left rows)
+//   'R' key-then-time: key jk, time, rest seq -> encodeRow(right row)
+//   'r' time-ordered:  time, rest seq + jk    -> empty   (expiry index of the right rows)
+//   'S' keyed:         empty key              -> encodeKeyInt(next sequence number)
 //
 // Probes use the key-then-time entries: the rows of one join key within a time
 // range are one contiguous scan. Expiry uses the time-ordered index:
@@ -26,7 +27,8 @@ namespace {
 // holds the same parts as the row entry, so the row is found from it without a
 // read. The sequence number makes rows with equal key and time distinct; it is
 // saved at every epoch end so that, after restoring a snapshot, new rows never
-// reuse a number of a restored row.
+// reuse a number of a restored row. Checkpoints hold these bytes; the layout
+// case of stream_join_test.cpp pins them.
 constexpr char kLeftTag = 'L';
 constexpr char kLeftIndexTag = 'l';
 constexpr char kRightTag = 'R';
