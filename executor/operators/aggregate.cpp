@@ -8,20 +8,20 @@
 namespace rtsql {
 namespace {
 
-// GROUP BY without a window: one state entry per group ('G' + group key),
-// never expired; every input row emits its group's new row.
+constexpr char kGroupTag = 'G';  // keyed: group key -> accumulators
+
+// GROUP BY without a window: one state entry per group, never expired; every
+// input row emits its group's new row.
 class AggregateOperator final : public AggregateOperatorBase {
  public:
   AggregateOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
       : AggregateOperatorBase(spec, std::move(state)) {}
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     evalGroupKey(row);
     calls_.evalArgs(row, args_);
-    key_.assign(1, 'G');
-    key_.append(groupKey_);
-    if (state_->get(key_, value_)) {
+    if (state_.get(kGroupTag, groupKey_, value_)) {
       std::string_view in = value_;
       calls_.decode(in, accs_);
     } else {
@@ -30,13 +30,17 @@ class AggregateOperator final : public AggregateOperatorBase {
     calls_.update(accs_, args_);
     value_.clear();
     calls_.encode(value_, accs_);
-    state_->put(key_, value_);
+    state_.put(kGroupTag, groupKey_, value_);
     countUpdate();
     refreshStats();
     buildOutput(out_, groupValues_, false, 0, 0, accs_);
     emit(out_, ctx);
   }
   std::string name() const override { return "Aggregate"; }
+
+ private:
+  // A group's state never expires: without a window no watermark closes it.
+  void expire(int64_t) override {}
 };
 
 }  // namespace

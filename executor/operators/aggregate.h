@@ -9,16 +9,21 @@
 // STRUCT<start: TIMESTAMP, end: TIMESTAMP> when windowed, then one value per
 // aggregate.
 //
-// State (one StateTable per operator and task) uses these keys, where `g` is the
-// order-preserving key encoding of the group key values:
-//   'G' g              non-windowed group -> accumulators
-//   'W' end g          tumbling/sliding window -> accumulators
-//   'S' g              the group's open sessions -> their bounds and accumulators
-//   'T' end g start    session time index -> empty
-// `end` and `start` are encodeKeyInt() times, so windows and the session time
-// index are ordered by window end: expiring what the watermark passed is one
-// ordered scan up to the watermark, never a full scan. A row costs one get and
-// one put per window it updates.
+// State (one TimeIndexedTable per operator and task, time_indexed_table.h)
+// uses these families, where `g` is the order-preserving key encoding of the
+// group key values:
+//   'G' keyed         g                  non-windowed group -> accumulators
+//   'W' time-ordered  end, g             tumbling/sliding window -> accumulators
+//   'S' keyed         g                  the group's open sessions -> their
+//                                        bounds and accumulators
+//   'T' time-ordered  end, g + start     session time index -> empty
+// so the bytes of a key are the tag, then encodeKeyInt(end) for the
+// time-ordered families, then the rest ('T': g, then encodeKeyInt(start)).
+// Windows and the session time index are ordered by window end: expiring what
+// the watermark passed is one ordered scan up to the watermark, never a full
+// scan. A row costs one get and one put per window it updates. The value
+// layouts are described in window_aggregate.cpp and
+// session_window_aggregate.cpp; state_layout_test.cpp pins all of it.
 //
 // Rows emitted when a window closes carry the RecordContext of the last input
 // row that updated that window (kept in its state value), so the latency of a

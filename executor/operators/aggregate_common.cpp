@@ -242,21 +242,13 @@ void AggregateCalls::appendResults(Row& out, const std::vector<Accumulator>& acc
 }
 
 AggregateOperatorBase::AggregateOperatorBase(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
-    : groupKeys_(spec.groupKeys),
+    : StatefulOperator(std::move(state)),
+      groupKeys_(spec.groupKeys),
       calls_(spec.aggregates),
-      state_(std::move(state)),
       emitOnClose_(spec.emitOnWindowClose && spec.window.kind != WindowKind::None) {
-  if (!state_) throw InternalError("aggregate operator without a state table");
   groupValues_.resize(groupKeys_.size());
   calls_.reset(accs_);
-  AggregateOperatorBase::refreshStats();
-}
-
-void AggregateOperatorBase::onEpochEnd() {
-  state_->flush();
-  stats_.numRowsUpdated.store(0, std::memory_order_relaxed);
   refreshStats();
-  if (next_) next_->onEpochEnd();
 }
 
 void AggregateOperatorBase::evalGroupKey(const Row& row) {
@@ -283,29 +275,6 @@ void AggregateOperatorBase::buildOutput(Row& out, const Row& groupValues, bool w
   out.insert(out.end(), groupValues.begin(), groupValues.end());
   if (windowed) out.push_back(Value::structure({Value::timestamp(start), Value::timestamp(end)}));
   calls_.appendResults(out, accs);
-}
-
-void AggregateOperatorBase::refreshStats() {
-  stats_.numRowsTotal.store(state_->size(), std::memory_order_relaxed);
-  stats_.memoryUsedBytes.store(state_->memoryBytes(), std::memory_order_relaxed);
-}
-
-void AggregateOperatorBase::drain(const std::string& from, const std::string& to,
-                                  const std::function<void(const std::string&, const std::string&)>& fn) {
-  constexpr size_t kBatch = 4096;
-  std::vector<std::pair<std::string, std::string>> batch;
-  for (;;) {
-    batch.clear();
-    state_->scan(from, to, [&](std::string_view k, std::string_view v) {
-      batch.emplace_back(std::string(k), std::string(v));
-      return batch.size() < kBatch;
-    });
-    for (const auto& [k, v] : batch) {
-      fn(k, v);
-      state_->erase(k);
-    }
-    if (batch.size() < kBatch) break;
-  }
 }
 
 }  // namespace rtsql

@@ -1,7 +1,8 @@
 // What the three aggregation operators (aggregate.cpp, window_aggregate.cpp,
 // session_window_aggregate.cpp) share: the accumulators of the aggregate calls
-// with their compact state encoding, and a base operator that owns the state
-// table, encodes group keys and keeps the state statistics.
+// with their compact state encoding, and a base operator that encodes group
+// keys and builds output rows (StatefulOperator owns the state table, the
+// watermark and epoch-end steps and the state statistics).
 //
 // Every accumulator is mergeable (count and sum add, min/max compare, avg keeps
 // sum and count), which is what lets session windows merge when a row bridges
@@ -9,14 +10,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "executor/operators/operator.h"
+#include "executor/operators/stateful_operator.h"
 #include "executor/state/state_store.h"
 #include "planner/physical_plan.h"
 
@@ -69,12 +68,7 @@ uint64_t getFixed64(std::string_view& in);  // consumes 8 bytes; InternalError w
 // Decodes an order-preserving encodeKeyInt() time from the first 8 bytes of `in`.
 int64_t keyTimeAt(std::string_view in);
 
-class AggregateOperatorBase : public Operator {
- public:
-  bool stateful() const override { return true; }
-  // Makes the state durable, restarts numRowsUpdated and forwards the call.
-  void onEpochEnd() override;
-
+class AggregateOperatorBase : public StatefulOperator {
  protected:
   AggregateOperatorBase(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
 
@@ -88,24 +82,10 @@ class AggregateOperatorBase : public Operator {
   // aggregate results.
   void buildOutput(Row& out, const Row& groupValues, bool windowed, int64_t start, int64_t end,
                    const std::vector<Accumulator>& accs) const;
-  // Updates numRowsTotal and memoryUsedBytes; by default numRowsTotal is the
-  // table's entry count (one entry per group and window).
-  virtual void refreshStats();
-  void countUpdate() { stats_.numRowsUpdated.fetch_add(1, std::memory_order_relaxed); }
-  void countDropped() { stats_.numRowsDroppedByWatermark.fetch_add(1, std::memory_order_relaxed); }
-
-  // Visits, in key order, the entries with from <= key < to and erases each
-  // after `fn` saw it. Entries are collected in bounded batches, so expiring
-  // many windows at once does not copy the whole range, and `fn` is free to use
-  // the table (it runs outside the scan).
-  void drain(const std::string& from, const std::string& to,
-             const std::function<void(const std::string& key, const std::string& value)>& fn);
 
   std::vector<ExprPtr> groupKeys_;
   AggregateCalls calls_;
-  std::unique_ptr<StateTable> state_;
   bool emitOnClose_ = false;
-  int64_t watermark_ = std::numeric_limits<int64_t>::min();
 
   // Per-row scratch, reused so that the hot path does not allocate.
   std::string groupKey_;
@@ -113,7 +93,6 @@ class AggregateOperatorBase : public Operator {
   Row groupValues_;
   Row args_;
   std::vector<Accumulator> accs_;
-  std::string key_;
   std::string value_;
   Row out_;
 };

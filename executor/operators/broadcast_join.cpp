@@ -55,7 +55,7 @@ class BroadcastJoinOperator final : public Operator {
   }
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     for (size_t k = 0; k < probeKeys_.size(); ++k) probe_[k] = probeKeys_[k]->eval(row);
     bool matched = false;
     if (!hasNull(probe_)) {

@@ -5,34 +5,38 @@
 #include <vector>
 
 #include "common/row_codec.h"
+#include "executor/operators/stateful_operator.h"
 
 namespace rtsql {
 namespace {
 
-// State layout (keys of this operator's StateTable):
-//   'K' + encodeKey(key values...)              -> encodeKeyInt(eventTime), or empty
-//   'T' + encodeKeyInt(eventTime) + encoded key -> empty      (WITHIN WATERMARK only)
+// State (TimeIndexedTable families):
+//   'K' keyed: encodeKey(key values...) -> encodeKeyInt(eventTime), or empty
+//                                          without WITHIN WATERMARK
+//   'T' time-ordered: time = eventTime, rest = the 'K' key   (WITHIN WATERMARK only)
+//       -> empty
 // The 'T' entries are a time index: expiring up to the watermark is one ordered
-// scan over 'T' + [min, watermark], without looking at live keys. Because the
-// key encoding is self-delimiting, the encoded key after the 8 time bytes is
-// exactly the suffix of the 'K' entry to erase.
+// scan over the times up to the watermark, without looking at live keys.
+// Because the key encoding is self-delimiting, an index entry's rest is exactly
+// the key of the 'K' entry to erase. Checkpoints hold these bytes;
+// state_layout_test.cpp pins them.
 constexpr char kKeyTag = 'K';
 constexpr char kTimeTag = 'T';
 
-class DedupOperator final : public Operator {
+class DedupOperator final : public StatefulOperator {
  public:
   DedupOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
-      : keys_(spec.dedupKeys),
+      : StatefulOperator(std::move(state)),
+        keys_(spec.dedupKeys),
         withinWatermark_(spec.withinWatermark),
-        eventTime_(spec.eventTime),
-        state_(std::move(state)) {
-    if (!state_) throw InternalError("Dedup needs a state table");
-    if (withinWatermark_ && !eventTime_) throw InternalError("Dedup WITHIN WATERMARK needs an event time");
-    updateStateStats();
+        eventTime_(spec.eventTime) {
+    if (withinWatermark_ && !eventTime_)
+      throw InternalError("Dedup WITHIN WATERMARK needs an event time");
+    refreshStats();
   }
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     int64_t time = 0;
     if (withinWatermark_) {
       Value t = eventTime_->eval(row);
@@ -45,7 +49,7 @@ class DedupOperator final : public Operator {
       if (t.isNull()) {
         time = std::numeric_limits<int64_t>::min();
       } else if (t.asInt() < watermark_) {
-        stats_.numRowsDroppedByWatermark.fetch_add(1, std::memory_order_relaxed);
+        countDropped();
         return;
       } else {
         time = t.asInt();
@@ -53,84 +57,47 @@ class DedupOperator final : public Operator {
     }
 
     key_.clear();
-    key_ += kKeyTag;
     for (const auto& k : keys_) encodeKey(key_, k->eval(row));
-    if (state_->get(key_, scratch_)) return;  // a duplicate
+    if (state_.get(kKeyTag, key_, scratch_)) return;  // a duplicate
 
     if (withinWatermark_) {
       value_.clear();
       encodeKeyInt(value_, time);
-      state_->put(key_, value_);
-      index_.clear();
-      index_ += kTimeTag;
-      encodeKeyInt(index_, time);
-      index_.append(key_, 1, std::string::npos);
-      state_->put(index_, {});
+      state_.put(kKeyTag, key_, value_);
+      state_.putAt(kTimeTag, time, key_, {});
     } else {
-      state_->put(key_, {});
+      state_.put(kKeyTag, key_, {});
     }
-    stats_.numRowsUpdated.fetch_add(1, std::memory_order_relaxed);
-    updateStateStats();
+    countUpdate();
+    refreshStats();
     emit(row, ctx);
   }
 
-  void onWatermark(int64_t watermarkMicros) override {
-    if (watermarkMicros > watermark_) {
-      watermark_ = watermarkMicros;
-      if (withinWatermark_) expire();
-    }
-    if (next_) next_->onWatermark(watermarkMicros);
-  }
-
-  void onEpochEnd() override {
-    state_->flush();
-    stats_.numRowsUpdated.store(0, std::memory_order_relaxed);
-    updateStateStats();
-    if (next_) next_->onEpochEnd();
-  }
-
-  bool stateful() const override { return true; }
   std::string name() const override { return "Dedup"; }
 
  private:
   // Forgets every key whose event time is <= the watermark: the watermark
   // already includes the source's delay, so no row of that key can still be
   // on time.
-  void expire() {
-    std::string from(1, kTimeTag);
-    std::string to(1, kTimeTag);
-    if (watermark_ == std::numeric_limits<int64_t>::max()) {
-      to = std::string(1, kTimeTag + 1);
-    } else {
-      encodeKeyInt(to, watermark_ + 1);
-    }
-    std::vector<std::string> expired;
-    state_->scan(from, to, [&](std::string_view key, std::string_view) {
-      expired.emplace_back(key);
-      return true;
-    });
-    for (const auto& index : expired) {
-      state_->erase(index);
-      std::string key(1, kKeyTag);
-      key.append(index, 1 + 8, std::string::npos);
-      state_->erase(key);
-    }
-    if (!expired.empty()) updateStateStats();
+  void expire(int64_t watermark) override {
+    if (!withinWatermark_) return;  // keys are remembered forever
+    auto forget = [this](int64_t, std::string_view key, std::string_view) {
+      state_.erase(kKeyTag, key);
+    };
+    state_.expireThrough(kTimeTag, watermark, forget);
   }
 
-  void updateStateStats() {
-    uint64_t entries = state_->size();
-    stats_.numRowsTotal.store(withinWatermark_ ? entries / 2 : entries, std::memory_order_relaxed);
-    stats_.memoryUsedBytes.store(state_->memoryBytes(), std::memory_order_relaxed);
+  // A key WITHIN WATERMARK takes two entries, its 'K' entry and its index entry.
+  uint64_t stateRows() const override {
+    const uint64_t entries = state_.size();
+    return withinWatermark_ ? entries / 2 : entries;
   }
 
   std::vector<ExprPtr> keys_;
   bool withinWatermark_;
   ExprPtr eventTime_;
-  std::unique_ptr<StateTable> state_;
-  int64_t watermark_ = std::numeric_limits<int64_t>::min();
   // Buffers reused for every row, so a row costs no allocation once they grew.
-  std::string key_, index_, value_, scratch_;
+  std::string key_, value_, scratch_;
 };
 
 }  // namespace

@@ -8,7 +8,7 @@ class FilterOperator final : public Operator {
   explicit FilterOperator(ExprPtr predicate) : predicate_(std::move(predicate)) {}
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value v = predicate_->eval(row);
     if (!v.isNull() && v.asBool()) emit(row, ctx);
   }

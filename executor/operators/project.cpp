@@ -10,7 +10,7 @@ class ProjectOperator final : public Operator {
   }
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     // The output row is a member reused for every record: after the first
     // record its vector never reallocates.
     for (size_t i = 0; i < exprs_.size(); ++i) out_[i] = exprs_[i]->eval(row);

@@ -1,7 +1,6 @@
 #include "executor/operators/session_window_aggregate.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "common/error.h"
 #include "common/row_codec.h"
@@ -22,15 +21,19 @@ uint32_t getFixed32(std::string_view& in) {
   return v;
 }
 
-// State entries:
-//   'S' g           -> the group's open sessions, ordered by start:
-//                      count (4 bytes), then per session start (8), end (8),
-//                      payload length (4) and payload = [ctx (16)] accumulators;
-//                      then [group key values]
-//   'T' end g start -> empty, one per session: the time index the watermark scans
+// State (TimeIndexedTable families, see aggregate.h for the whole layout):
+//   'S' keyed: g -> the group's open sessions, ordered by start:
+//                   count (4 bytes), then per session start (8), end (8),
+//                   payload length (4) and payload = [ctx (16)] accumulators;
+//                   then [group key values]
+//   'T' time-ordered: time = session end, rest = g + encodeKeyInt(start)
+//                   -> empty, one per session: the index the watermark scans
 // The bracketed parts are kept only when emitting on close. Keeping all
 // sessions of a group in one entry makes a row one get and one put, however
 // the sessions overlap; a group rarely has more than one or two open sessions.
+constexpr char kSessionsTag = 'S';
+constexpr char kEndIndexTag = 'T';
+
 class SessionWindowAggregateOperator final : public AggregateOperatorBase {
  public:
   SessionWindowAggregateOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
@@ -38,15 +41,13 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
     if (!time_) throw InternalError("session window aggregate without a time expression");
     if (gap_ <= 0) throw InternalError("session window aggregate with a non-positive gap");
     // Sessions restored with the table are counted once, from the time index.
-    state_->scan("T", "U", [this](std::string_view, std::string_view) {
-      ++sessions_;
-      return true;
-    });
+    auto count = [this](int64_t, std::string_view, std::string_view) { ++sessions_; };
+    state_.forEachAt(kEndIndexTag, count);
     refreshStats();
   }
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value tv = time_->eval(row);
     if (tv.isNull()) return;  // a row without event time belongs to no session
     const int64_t t = tv.asInt();
@@ -57,9 +58,7 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
     evalGroupKey(row);
     calls_.evalArgs(row, args_);
 
-    key_.assign(1, 'S');
-    key_.append(groupKey_);
-    sessionsOf(key_);
+    sessionsOf(groupKey_);
 
     // The row's interval [t, t + gap) absorbs every session it overlaps.
     int64_t newStart = t;
@@ -98,8 +97,7 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
         if (s.start == newStart && s.end == newEnd) {
           indexUnchanged = true;
         } else {
-          indexKey(indexKey_, s.end, groupKey_, s.start);
-          state_->erase(indexKey_);
+          state_.eraseAt(kEndIndexTag, s.end, indexRest(groupKey_, s.start));
         }
         continue;
       }
@@ -111,27 +109,15 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
     }
     if (!written) appendSession(newStart, newEnd, payload_);
     if (emitOnClose_) value_.append(groupValueBytes_);
-    state_->put(key_, value_);
+    state_.put(kSessionsTag, groupKey_, value_);
     countUpdate();
-    if (!indexUnchanged) {
-      indexKey(indexKey_, newEnd, groupKey_, newStart);
-      state_->put(indexKey_, std::string_view());
-    }
+    if (!indexUnchanged) state_.putAt(kEndIndexTag, newEnd, indexRest(groupKey_, newStart), {});
     sessions_ = sessions_ + 1 - overlapped;
     refreshStats();
     if (!emitOnClose_) {
       buildOutput(out_, groupValues_, true, newStart, newEnd, accs_);
       emit(out_, ctx);
     }
-  }
-
-  void onWatermark(int64_t watermarkMicros) override {
-    if (watermarkMicros > watermark_) {
-      watermark_ = watermarkMicros;
-      expire();
-      refreshStats();
-    }
-    if (next_) next_->onWatermark(watermarkMicros);
   }
 
   std::string name() const override { return "SessionWindowAggregate"; }
@@ -144,12 +130,12 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
     bool merged;
   };
 
-  // Loads the sessions of the group stored under `key` into list_ (empty
-  // when the group has none); the payloads point into listValue_.
-  void sessionsOf(const std::string& key) {
+  // Loads the sessions of the group `g` into list_ (empty when the group has
+  // none); the payloads point into listValue_.
+  void sessionsOf(std::string_view g) {
     list_.clear();
     listTail_ = std::string_view();
-    if (!state_->get(key, listValue_)) return;
+    if (!state_.get(kSessionsTag, g, listValue_)) return;
     std::string_view in = listValue_;
     const uint32_t n = getFixed32(in);
     for (uint32_t i = 0; i < n; ++i) {
@@ -175,23 +161,15 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
   // Sessions whose end <= watermark close, in end order: each final row is
   // emitted (when emitting on close), then the session leaves its group's
   // entry and its index entry is dropped.
-  void expire() {
-    std::string to(1, 'T');
-    if (watermark_ == std::numeric_limits<int64_t>::max()) {
-      to.assign(1, 'T' + 1);
-    } else {
-      encodeKeyInt(to, watermark_ + 1);
-    }
-    drain("T", to, [this](const std::string& key, const std::string&) {
-      std::string_view k(key);
-      if (k.size() < 17) throw InternalError("session index key is truncated");
-      const int64_t end = keyTimeAt(k.substr(1, 8));
-      const int64_t start = keyTimeAt(k.substr(k.size() - 8));
-      closeKey_.assign(1, 'S');
-      closeKey_.append(k.substr(9, k.size() - 17));
-      sessionsOf(closeKey_);
+  void expire(int64_t watermark) override {
+    auto close = [this](int64_t end, std::string_view rest, std::string_view) {
+      if (rest.size() < 8) throw InternalError("session index key is truncated");
+      const int64_t start = keyTimeAt(rest.substr(rest.size() - 8));
+      const std::string_view g = rest.substr(0, rest.size() - 8);
+      sessionsOf(g);
       if (sessions_ > 0) --sessions_;
-      auto it = std::find_if(list_.begin(), list_.end(), [&](const Session& s) { return s.start == start; });
+      auto it = std::find_if(list_.begin(), list_.end(),
+                             [&](const Session& s) { return s.start == start; });
       if (it == list_.end()) return;  // nothing left to close
       if (emitOnClose_) {
         std::string_view in = it->payload;
@@ -205,7 +183,7 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
         emit(out_, ctx);
       }
       if (list_.size() == 1) {
-        state_->erase(closeKey_);
+        state_.erase(kSessionsTag, g);
         return;
       }
       value_.clear();
@@ -213,23 +191,21 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
       for (const Session& s : list_)
         if (s.start != start) appendSession(s.start, s.end, s.payload);
       value_.append(listTail_);
-      state_->put(closeKey_, value_);
-    });
+      state_.put(kSessionsTag, g, value_);
+    };
+    state_.expireThrough(kEndIndexTag, watermark, close);
   }
 
-  static void indexKey(std::string& out, int64_t end, std::string_view g, int64_t start) {
-    out.assign(1, 'T');
-    encodeKeyInt(out, end);
-    out.append(g);
-    encodeKeyInt(out, start);
+  // The index entry's bytes after its time: the group key, then the start.
+  const std::string& indexRest(std::string_view g, int64_t start) {
+    indexRest_.assign(g);
+    encodeKeyInt(indexRest_, start);
+    return indexRest_;
   }
 
   // numRowsTotal counts sessions, not state entries (a group's entry holds
   // all of its sessions).
-  void refreshStats() override {
-    stats_.numRowsTotal.store(sessions_, std::memory_order_relaxed);
-    stats_.memoryUsedBytes.store(state_->memoryBytes(), std::memory_order_relaxed);
-  }
+  uint64_t stateRows() const override { return sessions_; }
 
   ExprPtr time_;
   int64_t gap_ = 0;
@@ -238,8 +214,7 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
   std::string listValue_;
   std::string_view listTail_;  // the group key values after the sessions
   std::string payload_;
-  std::string indexKey_;
-  std::string closeKey_;
+  std::string indexRest_;
   std::vector<Accumulator> mergeAccs_;
 };
 

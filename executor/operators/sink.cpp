@@ -5,14 +5,14 @@
 namespace rtsql {
 
 void SinkOperator::push(Row& row, const RecordContext& ctx) {
-  stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+  countIn();
   writer_.write(row, ctx.sourceTimestampMicros);
   int64_t now = nowMicros();
   EpochMetrics& m = metrics_.current();
   m.outputRows.fetch_add(1, std::memory_order_relaxed);
   m.processingLatency.record(now - ctx.readMicros);
   m.e2eLatency.record(now - ctx.sourceTimestampMicros);
-  stats_.rowsOut.fetch_add(1, std::memory_order_relaxed);
+  countOut();
 }
 
 }  // namespace rtsql

@@ -7,32 +7,33 @@
 
 #include "common/clock.h"
 #include "common/row_codec.h"
+#include "executor/operators/stateful_operator.h"
 
 namespace rtsql {
 namespace {
 
-// State layout (keys of this operator's StateTable). `jk` is the join key,
-// encodeKey() of each key value in turn; times and sequence numbers are
-// encodeKeyInt(), so byte order is numeric order.
+// State (TimeIndexedTable families). `jk` is the join key, encodeKey() of
+// each key value in turn; `seq` is encodeKeyInt() of a sequence number.
 //
-//   'L' + jk + time + seq  -> matched flag ('0' | '1') + encodeRow(left row)
-//   'l' + time + seq + jk  -> empty   (expiry index of the left rows)
-//   'R' + jk + time + seq  -> encodeRow(right row)
-//   'r' + time + seq + jk  -> empty   (expiry index of the right rows)
-//   'S'                    -> encodeKeyInt(next sequence number)
+//   'L' key-then-time: key jk, time, rest seq -> matched flag ('0' | '1') + encodeRow(left row)
+//   'l' time-ordered:  time, rest seq + jk    -> empty   (expiry index of the left rows)
+//   'R' key-then-time: key jk, time, rest seq -> encodeRow(right row)
+//   'r' time-ordered:  time, rest seq + jk    -> empty   (expiry index of the right rows)
+//   'S' keyed:         empty key              -> encodeKeyInt(next sequence number)
 //
-// Probes use the key-first entries: the rows of one join key within a time
-// range are one contiguous scan. Expiry uses the time-first index: everything
-// the watermark passed is one scan from the start. The index key holds the
-// same parts as the row key, so the row key is rebuilt from it without a read.
-// The sequence number makes rows with equal key and time distinct; it is saved
-// at every epoch end so that, after restoring a snapshot, new rows never reuse
-// a number of a restored row.
+// Probes use the key-then-time entries: the rows of one join key within a time
+// range are one contiguous scan. Expiry uses the time-ordered index:
+// everything the watermark passed is one scan from the start. The index entry
+// holds the same parts as the row entry, so the row is found from it without a
+// read. The sequence number makes rows with equal key and time distinct; it is
+// saved at every epoch end so that, after restoring a snapshot, new rows never
+// reuse a number of a restored row. Checkpoints hold these bytes; the layout
+// case of stream_join_test.cpp pins them.
 constexpr char kLeftTag = 'L';
 constexpr char kLeftIndexTag = 'l';
 constexpr char kRightTag = 'R';
 constexpr char kRightIndexTag = 'r';
-constexpr char kSeqKey[] = "S";
+constexpr char kSeqTag = 'S';
 constexpr size_t kIntBytes = 8;
 
 int64_t saturatingAdd(int64_t a, int64_t b) {
@@ -51,10 +52,11 @@ int64_t saturatingSub(int64_t a, int64_t b) {
 
 bool isTrue(const Value& v) { return !v.isNull() && v.asBool(); }
 
-class StreamJoinOperator final : public Operator {
+class StreamJoinOperator final : public StatefulOperator {
  public:
   StreamJoinOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
-      : leftKeys_(spec.leftKeys),
+      : StatefulOperator(std::move(state)),
+        leftKeys_(spec.leftKeys),
         rightKeys_(spec.rightKeys),
         leftTime_(spec.leftTime),
         rightTime_(spec.rightTime),
@@ -63,9 +65,7 @@ class StreamJoinOperator final : public Operator {
         residual_(spec.residual),
         leftOuter_(spec.leftOuter),
         leftWidth_(static_cast<size_t>(spec.leftWidth)),
-        rightWidth_(static_cast<size_t>(spec.rightWidth)),
-        state_(std::move(state)) {
-    if (!state_) throw InternalError("StreamJoin needs a state table");
+        rightWidth_(static_cast<size_t>(spec.rightWidth)) {
     if (!leftTime_ || !rightTime_) throw InternalError("StreamJoin needs both event times");
     if (leftKeys_.size() != rightKeys_.size())
       throw InternalError("StreamJoin: left and right key counts differ");
@@ -76,22 +76,22 @@ class StreamJoinOperator final : public Operator {
     for (size_t i = 0; i < rightWidth_; ++i)
       rightTypes_.push_back(spec.output.columns[leftWidth_ + i].type);
     std::string v;
-    if (state_->get(kSeqKey, v)) {
+    if (state_.get(kSeqTag, {}, v)) {
       std::string_view in(v);
       seq_ = decodeKeyInt(in);
       seqStored_ = true;
     }
     out_.resize(leftWidth_ + rightWidth_);
-    updateStateStats();
+    refreshStats();
   }
 
   // A left row: join it with the right rows in state, then keep it for the
   // right rows still to come.
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value t = leftTime_->eval(row);
     if (!t.isNull() && t.asInt() < watermark_) {
-      stats_.numRowsDroppedByWatermark.fetch_add(1, std::memory_order_relaxed);
+      countDropped();
       return;
     }
     if (t.isNull() || !encodeJoinKey(leftKeys_, row)) {
@@ -100,92 +100,49 @@ class StreamJoinOperator final : public Operator {
     }
     int64_t time = t.asInt();
 
-    rangeKeys(kRightTag, saturatingAdd(time, lower_), saturatingAdd(time, upper_));
-    collect();
     bool matched = false;
-    for (const auto& [key, value] : found_) {
-      Row right = decodeRow(value, rightTypes_);
-      if (emitJoined(row, &right, ctx)) matched = true;
-    }
+    state_.scanKey(kRightTag, jk_, saturatingAdd(time, lower_), saturatingAdd(time, upper_),
+                   [&](int64_t, std::string_view, std::string_view value) {
+                     Row right = decodeRow(value, rightTypes_);
+                     if (emitJoined(row, &right, ctx)) matched = true;
+                   });
 
-    key_.clear();
-    key_ += kLeftTag;
-    key_ += jk_;
-    encodeKeyInt(key_, time);
-    encodeKeyInt(key_, seq_);
     value_.clear();
     value_ += matched ? '1' : '0';
     encodeRow(value_, row);
-    state_->put(key_, value_);
-    putIndex(kLeftIndexTag, time);
-    ++seq_;
-    stats_.numRowsUpdated.fetch_add(1, std::memory_order_relaxed);
-    updateStateStats();
+    keep(kLeftTag, kLeftIndexTag, time);
   }
 
   // A right row: join it with the left rows in state (marking them matched),
   // then keep it for the left rows still to come.
   void pushRight(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value t = rightTime_->eval(row);
     if (!t.isNull() && t.asInt() < watermark_) {
-      stats_.numRowsDroppedByWatermark.fetch_add(1, std::memory_order_relaxed);
+      countDropped();
       return;
     }
     if (t.isNull() || !encodeJoinKey(rightKeys_, row)) return;
     int64_t time = t.asInt();
 
-    rangeKeys(kLeftTag, saturatingSub(time, upper_), saturatingSub(time, lower_));
-    collect();
-    for (auto& [key, value] : found_) {
-      Row left = decodeRow(std::string_view(value).substr(1), leftTypes_);
-      if (emitJoined(left, &row, ctx) && leftOuter_ && value[0] == '0') {
-        // Only a left outer join needs to know that a left row matched; an
-        // inner join skips the write.
-        value[0] = '1';
-        state_->put(key, value);
-        stats_.numRowsUpdated.fetch_add(1, std::memory_order_relaxed);
-      }
-    }
+    state_.scanKey(kLeftTag, jk_, saturatingSub(time, upper_), saturatingSub(time, lower_),
+                   [&](int64_t leftTime, std::string_view seq, std::string_view value) {
+                     Row left = decodeRow(value.substr(1), leftTypes_);
+                     if (emitJoined(left, &row, ctx) && leftOuter_ && value[0] == '0') {
+                       // Only a left outer join needs to know that a left row
+                       // matched; an inner join skips the write.
+                       value_.assign(value);
+                       value_[0] = '1';
+                       state_.putKeyAt(kLeftTag, jk_, leftTime, seq, value_);
+                       countUpdate();
+                     }
+                   });
 
-    key_.clear();
-    key_ += kRightTag;
-    key_ += jk_;
-    encodeKeyInt(key_, time);
-    encodeKeyInt(key_, seq_);
     value_.clear();
     encodeRow(value_, row);
-    state_->put(key_, value_);
-    putIndex(kRightIndexTag, time);
-    ++seq_;
-    stats_.numRowsUpdated.fetch_add(1, std::memory_order_relaxed);
-    updateStateStats();
+    keep(kRightTag, kRightIndexTag, time);
   }
 
-  void onWatermark(int64_t watermarkMicros) override {
-    if (watermarkMicros > watermark_) {
-      watermark_ = watermarkMicros;
-      // Left rows that no right row at or above the watermark can reach.
-      expire(kLeftIndexTag, kLeftTag, saturatingSub(watermark_, upper_));
-      // Right rows that no left row at or above the watermark can reach.
-      expire(kRightIndexTag, kRightTag, saturatingAdd(watermark_, lower_));
-      updateStateStats();
-    }
-    if (next_) next_->onWatermark(watermarkMicros);
-  }
-
-  void onEpochEnd() override {
-    std::string v;
-    encodeKeyInt(v, seq_);
-    state_->put(kSeqKey, v);
-    seqStored_ = true;
-    state_->flush();
-    stats_.numRowsUpdated.store(0, std::memory_order_relaxed);
-    updateStateStats();
-    if (next_) next_->onEpochEnd();
-  }
-
-  bool stateful() const override { return true; }
   std::string name() const override { return "StreamJoin"; }
 
  private:
@@ -201,72 +158,61 @@ class StreamJoinOperator final : public Operator {
     return true;
   }
 
-  // from_/to_ := the keys `tag + jk_ + time + seq` with lo <= time <= hi. The
-  // upper end is hi followed by bytes above any sequence number, so that the
-  // inclusive bound needs no hi + 1 (which could overflow).
-  void rangeKeys(char tag, int64_t lo, int64_t hi) {
-    from_.clear();
-    from_ += tag;
-    from_ += jk_;
-    encodeKeyInt(from_, lo);
-    to_.clear();
-    to_ += tag;
-    to_ += jk_;
-    encodeKeyInt(to_, hi);
-    to_.append(kIntBytes + 1, '\xff');
+  // Keeps the row encoded in value_ (key jk_, `time`, the next sequence
+  // number) with its expiry index entry.
+  void keep(char rowTag, char indexTag, int64_t time) {
+    seqBytes_.clear();
+    encodeKeyInt(seqBytes_, seq_);
+    state_.putKeyAt(rowTag, jk_, time, seqBytes_, value_);
+    seqBytes_.append(jk_);
+    state_.putAt(indexTag, time, seqBytes_, {});
+    ++seq_;
+    countUpdate();
+    refreshStats();
   }
 
-  // Reads the entries in [from_, to_) into found_ first and works on them
-  // afterwards, so that no state write happens while the scan is open.
-  void collect() {
-    found_.clear();
-    if (from_ >= to_) return;
-    state_->scan(from_, to_, [&](std::string_view key, std::string_view value) {
-      found_.emplace_back(std::string(key), std::string(value));
-      return true;
-    });
-  }
-
-  void putIndex(char tag, int64_t time) {
-    key_.clear();
-    key_ += tag;
-    encodeKeyInt(key_, time);
-    encodeKeyInt(key_, seq_);
-    key_ += jk_;
-    state_->put(key_, {});
+  void expire(int64_t watermark) override {
+    // Left rows that no right row at or above the watermark can reach.
+    expireSide(kLeftIndexTag, kLeftTag, saturatingSub(watermark, upper_));
+    // Right rows that no left row at or above the watermark can reach.
+    expireSide(kRightIndexTag, kRightTag, saturatingAdd(watermark, lower_));
   }
 
   // Drops the rows of one side whose time is < bound. For the left side of a
   // left outer join, rows that never matched are emitted with NULLs first, in
   // time order.
-  void expire(char indexTag, char rowTag, int64_t bound) {
-    from_.assign(1, indexTag);
-    to_.assign(1, indexTag);
-    encodeKeyInt(to_, bound);
-    found_.clear();
-    state_->scan(from_, to_, [&](std::string_view key, std::string_view) {
-      found_.emplace_back(std::string(key), std::string());
-      return true;
-    });
-    bool emitNulls = leftOuter_ && rowTag == kLeftTag;
-    std::string rowKey, value;
-    for (const auto& entry : found_) {
-      std::string_view index(entry.first);
-      std::string_view timeSeq = index.substr(1, 2 * kIntBytes);
-      std::string_view jk = index.substr(1 + 2 * kIntBytes);
-      rowKey.assign(1, rowTag);
-      rowKey.append(jk);
-      rowKey.append(timeSeq);
-      if (emitNulls && state_->get(rowKey, value) && !value.empty() && value[0] == '0') {
-        Row left = decodeRow(std::string_view(value).substr(1), leftTypes_);
+  void expireSide(char indexTag, char rowTag, int64_t bound) {
+    const bool emitNulls = leftOuter_ && rowTag == kLeftTag;
+    auto drop = [&](int64_t time, std::string_view rest, std::string_view) {
+      if (rest.size() < kIntBytes) throw InternalError("stream join index key is truncated");
+      std::string_view seq = rest.substr(0, kIntBytes);
+      std::string_view jk = rest.substr(kIntBytes);
+      if (emitNulls && state_.getKeyAt(rowTag, jk, time, seq, value_) && !value_.empty() &&
+          value_[0] == '0') {
+        Row left = decodeRow(std::string_view(value_).substr(1), leftTypes_);
         // The row is produced now, by the watermark, not by an input record,
         // so its latency is measured from this moment.
         int64_t now = nowMicros();
         emitJoined(left, nullptr, RecordContext{now, now});
       }
-      state_->erase(rowKey);
-      state_->erase(index);
-    }
+      state_.eraseKeyAt(rowTag, jk, time, seq);
+    };
+    state_.expireBefore(indexTag, bound, drop);
+  }
+
+  // Saves the next sequence number with the epoch's state.
+  void beforeFlush() override {
+    value_.clear();
+    encodeKeyInt(value_, seq_);
+    state_.put(kSeqTag, {}, value_);
+    seqStored_ = true;
+  }
+
+  // A row takes two entries (row and index); the saved sequence number is no row.
+  uint64_t stateRows() const override {
+    uint64_t entries = state_.size();
+    if (seqStored_ && entries > 0) --entries;
+    return entries / 2;
   }
 
   // Builds left + right (NULLs when right is null) in out_ and emits it when
@@ -283,13 +229,6 @@ class StreamJoinOperator final : public Operator {
     return true;
   }
 
-  void updateStateStats() {
-    uint64_t entries = state_->size();
-    if (seqStored_ && entries > 0) --entries;
-    stats_.numRowsTotal.store(entries / 2, std::memory_order_relaxed);
-    stats_.memoryUsedBytes.store(state_->memoryBytes(), std::memory_order_relaxed);
-  }
-
   std::vector<ExprPtr> leftKeys_, rightKeys_;
   ExprPtr leftTime_, rightTime_;
   int64_t lower_, upper_;
@@ -297,13 +236,10 @@ class StreamJoinOperator final : public Operator {
   bool leftOuter_;
   size_t leftWidth_, rightWidth_;
   std::vector<DataTypePtr> leftTypes_, rightTypes_;
-  std::unique_ptr<StateTable> state_;
-  int64_t watermark_ = std::numeric_limits<int64_t>::min();
   int64_t seq_ = 0;
   bool seqStored_ = false;
   // Buffers reused for every row.
-  std::string jk_, key_, value_, from_, to_;
-  std::vector<std::pair<std::string, std::string>> found_;
+  std::string jk_, seqBytes_, value_;
   Row out_;
 };
 

@@ -1,6 +1,5 @@
 #include "executor/operators/window_aggregate.h"
 
-#include <limits>
 #include <set>
 
 #include "common/error.h"
@@ -18,8 +17,12 @@ int64_t floorDiv(int64_t a, int64_t b) {
   return q;
 }
 
-// State entry: key 'W' end g; value [ctx (16 bytes) when emitting on close]
-// accumulators [group key values when emitting on close].
+// State (TimeIndexedTable families, see aggregate.h for the whole layout):
+//   'W' time-ordered: time = window end, rest = g (the group key encoding)
+//       -> [ctx (16 bytes)] accumulators [group key values]
+// The bracketed parts are kept only when emitting on close.
+constexpr char kWindowTag = 'W';
+
 class WindowAggregateOperator final : public AggregateOperatorBase {
  public:
   WindowAggregateOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
@@ -33,7 +36,7 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
   }
 
   void push(Row& row, const RecordContext& ctx) override {
-    stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+    countIn();
     Value tv = time_->eval(row);
     if (tv.isNull()) return;  // a row without event time belongs to no window
     const int64_t t = tv.asInt();
@@ -61,23 +64,11 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
     refreshStats();
   }
 
-  void onWatermark(int64_t watermarkMicros) override {
-    if (watermarkMicros > watermark_) {
-      watermark_ = watermarkMicros;
-      expire();
-      refreshStats();
-    }
-    if (next_) next_->onWatermark(watermarkMicros);
-  }
-
   std::string name() const override { return "WindowAggregate"; }
 
  private:
   void updateWindow(int64_t start, int64_t end, const RecordContext& ctx) {
-    key_.assign(1, 'W');
-    encodeKeyInt(key_, end);
-    key_.append(groupKey_);
-    if (state_->get(key_, value_)) {
+    if (state_.getAt(kWindowTag, end, groupKey_, value_)) {
       std::string_view in = value_;
       if (emitOnClose_) in.remove_prefix(16);
       calls_.decode(in, accs_);
@@ -93,7 +84,7 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
     }
     calls_.encode(value_, accs_);
     if (emitOnClose_) value_.append(groupValueBytes_);
-    state_->put(key_, value_);
+    state_.putAt(kWindowTag, end, groupKey_, value_);
     countUpdate();
     if (!emitOnClose_) {
       buildOutput(out_, groupValues_, true, start, end, accs_);
@@ -106,23 +97,17 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
   // nearly every poll of the source, and a state scan flushes the task's
   // cached writes to RocksDB and opens an iterator: at 10,000 records/s that
   // was most of the flow's time. So the scan runs only when a window closes.
-  void expire() {
+  void expire(int64_t watermark) override {
     if (!endsKnown_) {
       // The state may come from a checkpoint: learn its windows once.
-      scanEnds();
+      state_.forEachAt(kWindowTag, [this](int64_t end, std::string_view, std::string_view) {
+        ends_.insert(end);
+      });
       endsKnown_ = true;
     }
-    if (ends_.empty() || *ends_.begin() > watermark_) return;
-    std::string from(1, 'W');
-    std::string to(1, 'W');
-    if (watermark_ == std::numeric_limits<int64_t>::max()) {
-      to.assign(1, 'W' + 1);
-    } else {
-      encodeKeyInt(to, watermark_ + 1);
-    }
-    drain(from, to, [this](const std::string& key, const std::string& value) {
+    if (ends_.empty() || *ends_.begin() > watermark) return;
+    auto close = [this](int64_t end, std::string_view, std::string_view value) {
       if (!emitOnClose_) return;
-      const int64_t end = keyTimeAt(std::string_view(key).substr(1));
       std::string_view in = value;
       RecordContext ctx;
       ctx.sourceTimestampMicros = static_cast<int64_t>(getFixed64(in));
@@ -131,16 +116,9 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
       decodeGroupValues(in, groupValues_);
       buildOutput(out_, groupValues_, true, end - sizeMicros_, end, accs_);
       emit(out_, ctx);
-    });
-    ends_.erase(ends_.begin(), ends_.upper_bound(watermark_));
-  }
-
-  void scanEnds() {
-    state_->scan(std::string(1, 'W'), std::string(1, 'W' + 1),
-                 [this](std::string_view key, std::string_view) {
-                   ends_.insert(keyTimeAt(key.substr(1)));
-                   return true;
-                 });
+    };
+    state_.expireThrough(kWindowTag, watermark, close);
+    ends_.erase(ends_.begin(), ends_.upper_bound(watermark));
   }
 
   ExprPtr time_;

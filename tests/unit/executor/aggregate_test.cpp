@@ -15,10 +15,13 @@
 
 #include "common/expr.h"
 #include "executor/operators/aggregate.h"
+#include "capture_operator.h"
 
 using namespace rtsql;
 
 namespace {
+
+using testing::Capture;
 
 constexpr int64_t kSec = 1000 * 1000;
 
@@ -66,23 +69,6 @@ class MemoryTable final : public StateTable {
  private:
   std::map<std::string, std::string> map_;
   int64_t bytes_ = 0;
-};
-
-// The next operator: records what the aggregate emits and forwards.
-class Capture final : public Operator {
- public:
-  void push(Row& row, const RecordContext& ctx) override {
-    rows.push_back(row);
-    contexts.push_back(ctx);
-  }
-  void onWatermark(int64_t wm) override { watermarks.push_back(wm); }
-  void onEpochEnd() override { ++epochs; }
-  std::string name() const override { return "Capture"; }
-
-  std::vector<Row> rows;
-  std::vector<RecordContext> contexts;
-  std::vector<int64_t> watermarks;
-  int epochs = 0;
 };
 
 // Input rows: k STRING, v INT, ts TIMESTAMP, d DOUBLE.

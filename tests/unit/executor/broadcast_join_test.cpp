@@ -9,22 +9,13 @@
 
 #include "common/expr.h"
 #include "executor/operators/broadcast_join.h"
+#include "capture_operator.h"
 
 using namespace rtsql;
 
 namespace {
 
-// Captures the rows it gets, then scribbles over them as a downstream
-// operator that works in place may, to prove each output is rebuilt.
-class Capture : public Operator {
- public:
-  void push(Row& row, const RecordContext&) override {
-    rows.push_back(row);
-    for (auto& v : row) v = Value::string("scribbled");
-  }
-  std::string name() const override { return "Capture"; }
-  std::vector<Row> rows;
-};
+using testing::Capture;
 
 DataTypePtr bigint() { return DataType::of(TypeId::BigInt); }
 DataTypePtr integer() { return DataType::of(TypeId::Int); }

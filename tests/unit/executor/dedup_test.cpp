@@ -17,24 +17,16 @@
 #include "executor/operators/dedup.h"
 #include "executor/state/state_store.h"
 #include "state_test_util.h"
+#include "capture_operator.h"
 
 using namespace rtsql;
 
 namespace {
 
+using testing::Capture;
+
 using testing::MemBackend;
 using RocksBackend = testing::RocksBackend<3>;
-
-class Capture : public Operator {
- public:
-  void push(Row& row, const RecordContext&) override { rows.push_back(row); }
-  void onWatermark(int64_t wm) override { watermarks.push_back(wm); }
-  void onEpochEnd() override { ++epochs; }
-  std::string name() const override { return "Capture"; }
-  std::vector<Row> rows;
-  std::vector<int64_t> watermarks;
-  int epochs = 0;
-};
 
 DataTypePtr bigint() { return DataType::of(TypeId::BigInt); }
 DataTypePtr str() { return DataType::of(TypeId::String); }

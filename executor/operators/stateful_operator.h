@@ -1,0 +1,68 @@
+// StatefulOperator: the base of every operator that keeps state across
+// records (aggregates, dedup, the stream-stream join). It owns what they all
+// do the same way, so that each operator holds only its own logic:
+//
+// - the state, a TimeIndexedTable over the operator's StateTable, whose key
+//   layout each operator documents at its top;
+// - the watermark step: when the task's watermark advances, the operator's
+//   expire() hook emits what became final and drops what the watermark
+//   passed, then the state statistics are refreshed and the watermark is
+//   forwarded;
+// - the epoch-end step: beforeFlush() lets the operator write what it keeps
+//   outside the table, the table is made durable (StateTable::flush),
+//   numRowsUpdated restarts at 0 and the call is forwarded;
+// - the state statistics of the progress JSON (`stateOperators`): rows held
+//   (numRowsTotal, from stateRows()), rows updated and dropped as late, and
+//   the memory the table holds.
+//
+// Being a StatefulOperator is what makes an operator stateful(): the flow
+// runtime asks the operator, never a list of kinds.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "executor/operators/operator.h"
+#include "executor/state/state_store.h"
+#include "executor/state/time_indexed_table.h"
+
+namespace rtsql {
+
+class StatefulOperator : public Operator {
+ public:
+  bool stateful() const final { return true; }
+  // Advances the watermark (a watermark at or below the current one only is
+  // forwarded), expires, refreshes the statistics, forwards.
+  void onWatermark(int64_t watermarkMicros) final;
+  // Flushes the state, restarts numRowsUpdated, forwards.
+  void onEpochEnd() final;
+
+ protected:
+  // Throws InternalError when `state` is null.
+  explicit StatefulOperator(std::unique_ptr<StateTable> state);
+
+  // Called when the watermark advanced to `watermark` (watermark_ is set
+  // already): emits what became final and drops what no later row can reach.
+  virtual void expire(int64_t watermark) = 0;
+  // Called at epoch end before the flush, to store what the operator keeps in
+  // memory only (the stream join's next sequence number). Default: nothing.
+  virtual void beforeFlush() {}
+  // The rows the operator holds (numRowsTotal): by default the table's
+  // entries. An operator whose rows take several entries, or one entry for
+  // several rows, says how many rows it holds.
+  virtual uint64_t stateRows() const { return state_.size(); }
+
+  // Stores numRowsTotal and memoryUsedBytes.
+  void refreshStats();
+  // Counts one state row written (numRowsUpdated).
+  void countUpdate() { OperatorStats::count(stats_.numRowsUpdated); }
+  // Counts one input row dropped as late (numRowsDroppedByWatermark).
+  void countDropped() { OperatorStats::count(stats_.numRowsDroppedByWatermark); }
+
+  TimeIndexedTable state_;
+  // The task's watermark as last seen by onWatermark().
+  int64_t watermark_ = std::numeric_limits<int64_t>::min();
+};
+
+}  // namespace rtsql

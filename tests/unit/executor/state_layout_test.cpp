@@ -1,0 +1,229 @@
+// The state key layouts of the stateful operators, pinned byte for byte.
+// Checkpoints hold these bytes, so they are a file format: a checkpoint
+// written by an earlier build must restore after a change to the operators.
+// Each case builds the keys (and values where their layout is fixed-width)
+// by hand from the layout documented at the top of the operator, compares
+// them with what the operator wrote, and then has a new operator restore the
+// same state and act on it. Runs on the in-memory table, whose map is the
+// bytes RocksDB would hold under the operator's prefix. The stream join's
+// layout is pinned the same way in stream_join_test.cpp, next to its spec.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "capture_operator.h"
+#include "common/expr.h"
+#include "common/row_codec.h"
+#include "executor/operators/aggregate.h"
+#include "executor/operators/dedup.h"
+#include "state_test_util.h"
+
+using namespace rtsql;
+
+namespace {
+
+using testing::Capture;
+using testing::MemBackend;
+
+constexpr int64_t kSec = 1000 * 1000;
+
+DataTypePtr bigint() {
+  return DataType::of(TypeId::BigInt);
+}
+DataTypePtr str() {
+  return DataType::of(TypeId::String);
+}
+DataTypePtr ts() {
+  return DataType::of(TypeId::Timestamp);
+}
+
+std::string tag(char c) {
+  return std::string(1, c);
+}
+std::string k(const Value& v) {
+  std::string out;
+  encodeKey(out, v);
+  return out;
+}
+std::string t(int64_t v) {
+  std::string out;
+  encodeKeyInt(out, v);
+  return out;
+}
+// Little-endian fixed-width integers, as the aggregates' values hold them.
+std::string le(uint64_t v, int bytes) {
+  std::string out;
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return out;
+}
+
+// Aggregates: rows (k STRING, ts TIMESTAMP), GROUP BY k, count(*).
+OperatorSpec aggregate(WindowSpec window = {}) {
+  OperatorSpec s;
+  s.kind = OperatorKind::Aggregate;
+  s.id = 7;
+  s.groupKeys = {makeColumnRef(0, str(), "k")};
+  AggregateCall c;
+  c.function = AggregateFunction::CountStar;
+  c.resultType = bigint();
+  s.aggregates = {c};
+  s.window = std::move(window);
+  return s;
+}
+void pushAt(Operator& op, const char* key, int64_t time) {
+  Row r{Value::string(key), Value::timestamp(time)};
+  op.push(r, RecordContext{});
+}
+// A window of `kind` on the rows' time column.
+WindowSpec window(WindowKind kind) {
+  WindowSpec w;
+  w.kind = kind;
+  w.time = makeColumnRef(1, ts(), "ts");
+  return w;
+}
+// An aggregate over the backend's table that has taken rows (key, time).
+OperatorPtr aggregateAfter(const OperatorSpec& s, MemBackend& b, Capture& out,
+                           const std::vector<std::pair<const char*, int64_t>>& rows) {
+  auto op = makeAggregate(s, b.table());
+  op->setNext(&out);
+  for (const auto& r : rows) pushAt(*op, r.first, r.second);
+  return op;
+}
+
+}  // namespace
+
+TEST_CASE("state layout: GROUP BY without a window keeps 'G' + group key -> accumulators") {
+  MemBackend b;
+  Capture first;
+  aggregateAfter(aggregate(), b, first, {{"a", 0}, {"a", 0}, {"b", 0}});
+  const std::map<std::string, std::string, std::less<>> want{
+      {tag('G') + k(Value::string("a")), le(2, 8)},
+      {tag('G') + k(Value::string("b")), le(1, 8)},
+  };
+  CHECK(b.storage->data == want);
+
+  Capture out;
+  aggregateAfter(aggregate(), b, out, {{"a", 0}});
+  REQUIRE(out.rows.size() == 1);
+  CHECK(out.rows[0][1] == Value::bigint(3));
+}
+
+TEST_CASE("state layout: tumbling windows keep 'W' + end + group key -> accumulators") {
+  WindowSpec w = window(WindowKind::Tumbling);
+  w.sizeMicros = 10 * kSec;
+  w.slideMicros = 10 * kSec;
+  MemBackend b;
+  Capture first;
+  aggregateAfter(aggregate(w), b, first, {{"a", 1 * kSec}, {"a", 2 * kSec}, {"a", 12 * kSec}});
+  const std::map<std::string, std::string, std::less<>> want{
+      {tag('W') + t(10 * kSec) + k(Value::string("a")), le(2, 8)},
+      {tag('W') + t(20 * kSec) + k(Value::string("a")), le(1, 8)},
+  };
+  CHECK(b.storage->data == want);
+
+  // A new operator on the state closes the restored window [0, 10s) and keeps
+  // counting in [10s, 20s).
+  Capture out;
+  auto op = aggregateAfter(aggregate(w), b, out, {});
+  op->onWatermark(10 * kSec);
+  CHECK(b.storage->data.size() == 1);
+  pushAt(*op, "a", 15 * kSec);
+  REQUIRE(out.rows.size() == 1);
+  CHECK(out.rows[0][2] == Value::bigint(2));
+}
+
+TEST_CASE(
+    "state layout: session windows keep 'S' + group key -> sessions and 'T' + end + group key + "
+    "start") {
+  WindowSpec w = window(WindowKind::Session);
+  w.gapMicros = 5 * kSec;
+  MemBackend b;
+  Capture first;
+  aggregateAfter(aggregate(w), b, first, {{"a", 1 * kSec}, {"a", 20 * kSec}});
+  const std::string a = k(Value::string("a"));
+  // count (4), then per session start (8), end (8), payload length (4), payload.
+  const std::string sessions = le(2, 4) + le(1 * kSec, 8) + le(6 * kSec, 8) + le(8, 4) + le(1, 8) +
+                               le(20 * kSec, 8) + le(25 * kSec, 8) + le(8, 4) + le(1, 8);
+  const std::map<std::string, std::string, std::less<>> want{
+      {tag('S') + a, sessions},
+      {tag('T') + t(6 * kSec) + a + t(1 * kSec), ""},
+      {tag('T') + t(25 * kSec) + a + t(20 * kSec), ""},
+  };
+  CHECK(b.storage->data == want);
+
+  // A new operator counts the restored sessions, closes the first and merges
+  // a row into the second.
+  Capture out;
+  auto op = aggregateAfter(aggregate(w), b, out, {});
+  CHECK(op->stats().numRowsTotal.load() == 2);
+  op->onWatermark(10 * kSec);
+  CHECK(op->stats().numRowsTotal.load() == 1);
+  pushAt(*op, "a", 22 * kSec);
+  REQUIRE(out.rows.size() == 1);
+  CHECK(out.rows[0][1] ==
+        Value::structure({Value::timestamp(20 * kSec), Value::timestamp(27 * kSec)}));
+  CHECK(out.rows[0][2] == Value::bigint(2));
+}
+
+namespace {
+
+// Dedup: rows (id BIGINT, t TIMESTAMP), DISTINCT ON (id).
+OperatorSpec dedup(bool withinWatermark) {
+  OperatorSpec s;
+  s.kind = OperatorKind::Dedup;
+  s.id = 3;
+  s.output.columns = {{"id", bigint()}, {"t", ts()}};
+  s.dedupKeys = {makeColumnRef(0, bigint(), "id")};
+  s.withinWatermark = withinWatermark;
+  if (withinWatermark) s.eventTime = makeColumnRef(1, ts(), "t");
+  return s;
+}
+void pushId(Operator& op, int64_t id, int64_t time) {
+  Row r{Value::bigint(id), Value::timestamp(time)};
+  op.push(r, RecordContext{});
+}
+
+}  // namespace
+
+TEST_CASE("state layout: dedup keeps 'K' + key, and 'T' + time + key WITHIN WATERMARK") {
+  MemBackend plain, within;
+  {
+    Capture out;
+    auto p = makeDedup(dedup(false), plain.table());
+    auto w = makeDedup(dedup(true), within.table());
+    p->setNext(&out);
+    w->setNext(&out);
+    for (Operator* op : {p.get(), w.get()}) {
+      pushId(*op, 1, 5);
+      pushId(*op, 2, 7);
+      pushId(*op, 1, 8);
+    }
+  }
+  const std::string one = k(Value::bigint(1)), two = k(Value::bigint(2));
+  const std::map<std::string, std::string, std::less<>> wantPlain{
+      {tag('K') + one, ""},
+      {tag('K') + two, ""},
+  };
+  CHECK(plain.storage->data == wantPlain);
+  const std::map<std::string, std::string, std::less<>> wantWithin{
+      {tag('K') + one, t(5)},
+      {tag('K') + two, t(7)},
+      {tag('T') + t(5) + one, ""},
+      {tag('T') + t(7) + two, ""},
+  };
+  CHECK(within.storage->data == wantWithin);
+
+  // Restored: key 2 is still a duplicate; after the watermark passes 5, key 1
+  // is forgotten and passes again.
+  auto op = makeDedup(dedup(true), within.table());
+  Capture out;
+  op->setNext(&out);
+  pushId(*op, 2, 9);
+  CHECK(out.rows.empty());
+  op->onWatermark(5);
+  CHECK(within.storage->data.size() == 2);
+  pushId(*op, 1, 6);
+  CHECK(out.rows.size() == 1);
+}
