@@ -14,6 +14,7 @@
 #include "common/interrupt.h"
 #include "common/json.h"
 #include "common/thread_priority.h"
+#include "executor/barrier_aligner.h"
 #include "executor/metrics/json_writer.h"
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/factory.h"
@@ -106,16 +107,13 @@ struct FlowRuntime::Task {
   const ScanSpec* scan = nullptr;
   std::unique_ptr<SourceTask> source;
   std::optional<PartitionWatermarks> partitionTimes;
-  bool idle = false;  // told the stages below that every partition is idle
   std::deque<std::pair<uint64_t, std::vector<PartitionProgress>>> uncommitted;  // epoch -> offsets
 
   // Shuffle tasks.
   ShuffleQueue* queue = nullptr;
-  std::vector<int64_t> producerWatermark;
-  std::vector<bool> producerIdle;
-  std::vector<uint64_t> producerBarriers;  // epochs whose barrier arrived, per producer
-  std::vector<bool> blocked;               // producers whose barrier came before the others'
-  std::deque<ShuffleMessage> stashed;      // their messages since, in arrival order
+  int producers = 0;  // the tasks that feed this one's queue
+  std::optional<InputWatermarks> inputTimes;
+  BarrierAligner aligner;
 
   std::unique_ptr<SinkWriter> sink;
   std::vector<OperatorPtr> operators;  // the fused chain; the last one writes the sink or shuffle
@@ -183,9 +181,8 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
         producers += s.tasks;
       }
     }
-    t.producerWatermark.assign(static_cast<size_t>(producers), INT64_MIN);
-    t.producerIdle.assign(static_cast<size_t>(producers), false);
-    t.producerBarriers.assign(static_cast<size_t>(producers), 0);
+    t.producers = producers;
+    t.aligner = BarrierAligner(static_cast<size_t>(producers));
   }
   for (const OperatorSpec& op : stage.operators) {
     t.operators.push_back(makeOperator(op, stateStore_.get(), index));
@@ -451,8 +448,8 @@ void FlowRuntime::runSourceTask(Task& task) {
   Operator* head = task.head();
   const int eventTimeColumn = task.scan->eventTimeColumn;
   ActivityClock& activity = *activity_;
-  PartitionWatermarks& times =
-      task.partitionTimes.emplace(task.scan->watermarkDelayMicros, task.scan->idleTimeoutMicros);
+  PartitionWatermarks& times = task.partitionTimes.emplace(
+      task.scan->watermarkDelayMicros, task.scan->idleTimeoutMicros, task.watermark.load());
   int32_t lastPartition = -1;
   PartitionWatermarks::Partition* lastTime = nullptr;
   try {
@@ -499,27 +496,15 @@ void FlowRuntime::runSourceTask(Task& task) {
       }
       if (!batch.empty()) activity.delivered(now);
 
-      // Watermark: the slowest partition that is not idle; none at all moves
-      // it while every partition is idle.
-      PartitionWatermarks::Result r =
-          times.update(activity.now(), [&](int32_t p) { return task.source->caughtUp(p); });
-      if (r.allIdle) {
-        if (!task.idle && task.shuffleOut) {
-          // Nothing left to read while the flow's other partitions delivered:
-          // let the stages below go on without this task.
-          task.idle = true;
-          task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
-        }
-      } else {
-        const int64_t current = task.watermark.load(std::memory_order_relaxed);
-        const bool advance = eventTimeColumn >= 0 && r.watermark != INT64_MIN && r.watermark > current;
-        if (advance) task.watermark.store(r.watermark, std::memory_order_relaxed);
-        if (advance || task.idle) {
-          // Back from idle, the task's watermark (even with none yet) tells the
-          // stages below to wait for it again.
-          task.idle = false;
-          head->onWatermark(task.watermark.load(std::memory_order_relaxed));
-        }
+      // Watermark: the slowest partition that is not idle
+      // (executor/watermark_tracker.h).
+      const PartitionWatermarks::Step step = times.step(
+          activity.now(), task.shuffleOut != nullptr, [&](int32_t p) { return task.source->caughtUp(p); });
+      if (step.kind == PartitionWatermarks::Step::Kind::Idle) {
+        task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
+      } else if (step.kind == PartitionWatermarks::Step::Kind::Watermark) {
+        task.watermark.store(step.watermark, std::memory_order_relaxed);
+        head->onWatermark(step.watermark);
       }
 
       if (epochsRequested_.load(std::memory_order_acquire) > task.epochsDone) {
@@ -541,7 +526,7 @@ void FlowRuntime::runSourceTask(Task& task) {
 
 void FlowRuntime::runShuffleTask(Task& task) {
   std::deque<ShuffleMessage> inbox;
-  task.blocked.assign(task.producerWatermark.size(), false);
+  task.inputTimes.emplace(static_cast<size_t>(task.producers), task.watermark.load());
   try {
     if (task.watermark.load() != INT64_MIN) task.head()->onWatermark(task.watermark.load());
     while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
@@ -561,11 +546,8 @@ void FlowRuntime::runShuffleTask(Task& task) {
 
 void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
   // Barrier alignment: a producer whose barrier has arrived is blocked, and its
-  // messages wait in `stashed` until every producer's barrier is in.
-  if (task.blocked[msg.producer]) {
-    task.stashed.push_back(std::move(msg));
-    return;
-  }
+  // messages wait until every producer's barrier is in.
+  if (task.aligner.hold(msg)) return;
   Operator* head = task.head();
   switch (msg.kind) {
     case ShuffleMessage::Kind::Record:
@@ -577,37 +559,25 @@ void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
       return;
     case ShuffleMessage::Kind::Watermark:
     case ShuffleMessage::Kind::Idle: {
-      if (msg.kind == ShuffleMessage::Kind::Watermark) {
-        task.producerWatermark[msg.producer] = std::max(task.producerWatermark[msg.producer], msg.value);
-        task.producerIdle[msg.producer] = false;
-      } else {
-        task.producerIdle[msg.producer] = true;
-      }
-      int64_t wm = INT64_MAX;
-      for (size_t p = 0; p < task.producerWatermark.size(); ++p) {
-        if (!task.producerIdle[p]) wm = std::min(wm, task.producerWatermark[p]);
-      }
-      if (wm != INT64_MAX && wm != INT64_MIN && wm > task.watermark.load(std::memory_order_relaxed)) {
+      // The minimum over the producers that are not idle.
+      const bool advanced = msg.kind == ShuffleMessage::Kind::Watermark
+                                ? task.inputTimes->watermark(msg.producer, msg.value)
+                                : task.inputTimes->idle(msg.producer);
+      if (advanced) {
+        const int64_t wm = task.inputTimes->current();
         task.watermark.store(wm, std::memory_order_relaxed);
         head->onWatermark(wm);
       }
       return;
     }
     case ShuffleMessage::Kind::Barrier: {
-      task.producerBarriers[msg.producer] = static_cast<uint64_t>(msg.value) + 1;
-      bool aligned = std::all_of(task.producerBarriers.begin(), task.producerBarriers.end(),
-                                 [&](uint64_t b) { return b > task.epochsDone; });
-      if (!aligned) {
-        task.blocked[msg.producer] = true;
-        return;
-      }
+      if (!task.aligner.barrier(msg.producer, static_cast<uint64_t>(msg.value))) return;
       bool final = finalEpoch_.load(std::memory_order_acquire);
       endTaskEpoch(task, false);
       if (final) task.finished = true;
-      std::fill(task.blocked.begin(), task.blocked.end(), false);
       // What waited is processed now, in arrival order.
       std::deque<ShuffleMessage> waiting;
-      waiting.swap(task.stashed);
+      task.aligner.release(waiting);
       for (ShuffleMessage& m : waiting) handleShuffleMessage(task, m);
       return;
     }
