@@ -15,7 +15,8 @@
 #include "common/json.h"
 #include "common/thread_priority.h"
 #include "executor/barrier_aligner.h"
-#include "executor/metrics/json_writer.h"
+#include "executor/metrics/epoch_summary.h"
+#include "executor/metrics/progress_json.h"
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/factory.h"
 #include "executor/operators/sink.h"
@@ -45,43 +46,6 @@ std::string randomUuid() {
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 1
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xffff,
                      b >> 48, b & 0xffffffffffffULL);
-}
-
-void writeLatency(JsonWriter& w, const char* name, const LatencyHistogram& h) {
-  w.key(name).beginObject();
-  static constexpr std::pair<const char*, double> kQuantiles[] = {
-      {"P0", 0.0}, {"P50", 0.5}, {"P90", 0.9}, {"P95", 0.95}, {"P99", 0.99}};
-  for (const auto& [label, q] : kQuantiles) {
-    w.key(label).value(static_cast<double>(h.percentile(q)) / 1000.0);
-  }
-  w.endObject();
-}
-
-struct StateOpSnapshot {
-  std::string name;
-  uint64_t numRowsTotal = 0;
-  uint64_t numRowsUpdated = 0;
-  uint64_t numRowsDroppedByWatermark = 0;
-  int64_t memoryUsedBytes = 0;
-
-  void add(const OperatorStats& s) {
-    numRowsTotal += s.numRowsTotal.load(std::memory_order_relaxed);
-    numRowsUpdated += s.numRowsUpdated.load(std::memory_order_relaxed);
-    numRowsDroppedByWatermark += s.numRowsDroppedByWatermark.load(std::memory_order_relaxed);
-    memoryUsedBytes += s.memoryUsedBytes.load(std::memory_order_relaxed);
-  }
-};
-
-// The progress's recovery.skipped: the checkpoints a start passed over.
-void writeSkipped(JsonWriter& w, const std::vector<CheckpointSearch::Skipped>& skipped) {
-  w.key("skipped").beginArray();
-  for (const auto& sk : skipped) {
-    w.beginObject();
-    w.key("epoch").value(sk.epoch);
-    w.key("reason").value(sk.reason);
-    w.endObject();
-  }
-  w.endArray();
 }
 
 }  // namespace
@@ -119,6 +83,7 @@ struct FlowRuntime::Task {
   std::vector<OperatorPtr> operators;  // the fused chain; the last one writes the sink or shuffle
   ShuffleWriter* shuffleOut = nullptr;
   std::vector<std::pair<int, const Operator*>> stateful;  // (operator id, operator)
+  std::vector<std::pair<int, const Operator*>> counted;   // the stage's plan operators, in order
   TaskMetricsSlot metrics;
   std::atomic<int64_t> watermark{INT64_MIN};
   std::thread thread;
@@ -127,21 +92,6 @@ struct FlowRuntime::Task {
   bool finished = false;  // ended the final epoch
 
   Operator* head() const { return operators.front().get(); }
-};
-
-struct FlowRuntime::EpochSummary {
-  uint64_t id = 0;
-  int64_t startMicros = 0;
-  int64_t endMicros = 0;     // 0 while the epoch runs
-  int64_t commitMicros = 0;  // longest epoch-end work of a task (flushes, barriers)
-  int64_t watermark = INT64_MIN;
-  EpochMetrics metrics;
-  std::vector<PartitionProgress> partitions;
-  int64_t decodeErrors = 0;
-  std::map<int, StateOpSnapshot> stateOps;
-  std::map<int, uint64_t> inputRowsByScan;
-  std::vector<CheckpointPosition> positions;         // source offsets at the barriers
-  std::vector<CheckpointTaskWatermark> taskWatermarks;  // task watermarks at the barriers
 };
 
 FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotPool& slots,
@@ -186,6 +136,7 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
   }
   for (const OperatorSpec& op : stage.operators) {
     t.operators.push_back(makeOperator(op, stateStore_.get(), index));
+    t.counted.emplace_back(op.id, t.operators.back().get());
     if (isStateful(op)) t.stateful.emplace_back(op.id, t.operators.back().get());
   }
   if (t.outputsToSink) {
@@ -587,18 +538,18 @@ void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
 void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   int64_t t0 = nowMicros();
   uint64_t epoch = task.epochsDone;
-  const int64_t watermarkAtBarrier = task.watermark.load(std::memory_order_relaxed);
-  std::vector<PartitionProgress> offsets;
+  // What this task reports for the epoch, as a summary of its own.
+  EpochSummary mine;
+  mine.taskWatermarks.push_back({task.stage, task.index, task.watermark.load(std::memory_order_relaxed)});
   if (isSource) {
-    offsets = task.source->progress();
-    task.uncommitted.emplace_back(epoch, offsets);
+    mine.partitions = task.source->progress();
+    task.uncommitted.emplace_back(epoch, mine.partitions);
+    for (const auto& p : mine.partitions) {
+      if (p.endOffset >= 0) mine.positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset});
+    }
   }
-  std::map<int, StateOpSnapshot> stateOps;
-  for (const auto& [id, op] : task.stateful) {
-    auto& snap = stateOps[id];
-    snap.name = op->name();
-    snap.add(op->stats());
-  }
+  // State figures before the flush, which restarts numRowsUpdated.
+  mine.addStateOperators(task.stateful);
   // Operators flush their state; then the sink is flushed or the barrier sent,
   // so everything before the barrier is durable below before it is reported.
   task.head()->onEpochEnd();
@@ -613,30 +564,19 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
     for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, true);
   }
   if (task.shuffleOut) task.shuffleOut->broadcast(ShuffleMessage::Kind::Barrier, static_cast<int64_t>(epoch));
-  std::unique_ptr<EpochMetrics> finished = task.metrics.rotate();
-  int64_t work = nowMicros() - t0;
+  std::vector<RowCounts> rows = operatorRows(task);
+  std::unique_ptr<EpochMetrics> finished = task.metrics.rotate(rows);
+  mine.addOperatorRows(task.stage, task.counted, rows);
+  mine.metrics.mergeFrom(*finished);
+  if (isSource) {
+    mine.decodeErrors = task.source->decodeErrors();
+    mine.inputRowsByScan[task.scanIndex] = finished->inputRows.load();
+  }
+  mine.commitMicros = nowMicros() - t0;
   ++task.epochsDone;
 
   std::lock_guard lock(mu_);
-  pending_->metrics.mergeFrom(*finished);
-  pending_->partitions.insert(pending_->partitions.end(), offsets.begin(), offsets.end());
-  for (const auto& p : offsets) {
-    if (p.endOffset >= 0) pending_->positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset});
-  }
-  pending_->taskWatermarks.push_back({task.stage, task.index, watermarkAtBarrier});
-  if (isSource) {
-    pending_->decodeErrors += task.source->decodeErrors();
-    pending_->inputRowsByScan[task.scanIndex] += finished->inputRows.load();
-  }
-  pending_->commitMicros = std::max(pending_->commitMicros, work);
-  for (auto& [id, snap] : stateOps) {
-    auto& into = pending_->stateOps[id];
-    into.name = snap.name;
-    into.numRowsTotal += snap.numRowsTotal;
-    into.numRowsUpdated += snap.numRowsUpdated;
-    into.numRowsDroppedByWatermark += snap.numRowsDroppedByWatermark;
-    into.memoryUsedBytes += snap.memoryUsedBytes;
-  }
+  pending_->add(mine);
   if (++tasksReported_ == static_cast<int>(tasks_.size())) {
     // Every task has ended the epoch: it is complete.
     pending_->endMicros = nowMicros();
@@ -845,16 +785,35 @@ int64_t FlowRuntime::currentWatermark() const {
 
 std::string FlowRuntime::progressJson() const {
   std::lock_guard lock(mu_);
+  ProgressContext c{flowId_, runId_, plan_, {}, {}, lastCheckpoint_, restored_, restoredMicros_,
+                    recoveries_, skipped_, resetRun_};
+  for (size_t si = 0; si < plan_.scans.size(); ++si) {
+    std::string description = plan_.scans[si].name;
+    for (const auto& t : tasks_) {
+      if (t->scan == &plan_.scans[si] && t->source) {
+        description = t->source->description();
+        break;
+      }
+    }
+    c.sourceDescriptions.push_back(std::move(description));
+  }
+  c.sinkDescription = plan_.sink.name;
+  for (const auto& t : tasks_) {
+    if (t->sink) {
+      c.sinkDescription = t->sink->description();
+      break;
+    }
+  }
   // A failed flow keeps its tasks until it is stopped or restarted: report what
   // its epoch got to (records read, decode errors, offsets), not an empty one.
   bool failedWithTasks = state_ == FlowState::Failed && !tasks_.empty();
   if ((state_ != FlowState::Running && !failedWithTasks) || !pending_) {
-    if (last_) return buildJson(*last_, false);
+    if (last_) return rtsql::progressJson(c, *last_, false, nullptr);
     EpochSummary empty;
     empty.id = batchId_;
     empty.startMicros = epochStartMicros_;
     empty.endMicros = epochStartMicros_;
-    return buildJson(empty, false);
+    return rtsql::progressJson(c, empty, false, nullptr);
   }
   // The live epoch: what the tasks have finished of it plus what they are doing now.
   EpochSummary live;
@@ -863,178 +822,36 @@ std::string FlowRuntime::progressJson() const {
   live.metrics.mergeFrom(pending_->metrics);
   live.decodeErrors = pending_->decodeErrors;
   live.inputRowsByScan = pending_->inputRowsByScan;
+  live.operatorRows = pending_->operatorRows;
   live.watermark = currentWatermark();
   for (const auto& t : tasks_) {
-    t->metrics.withCurrent([&](const EpochMetrics& m) {
+    std::vector<RowCounts> rows = operatorRows(*t);
+    t->metrics.withCurrent([&](const EpochMetrics& m, const std::vector<RowCounts>& atStart) {
       live.metrics.mergeFrom(m);
       if (t->isSource) live.inputRowsByScan[t->scanIndex] += m.inputRows.load();
+      for (size_t k = 0; k < rows.size() && k < atStart.size(); ++k) {
+        rows[k] = {rows[k].in - atStart[k].in, rows[k].out - atStart[k].out};
+      }
     });
+    live.addOperatorRows(t->stage, t->counted, rows);
     if (t->source) {
       auto parts = t->source->progress();
       live.partitions.insert(live.partitions.end(), parts.begin(), parts.end());
       live.decodeErrors += t->source->decodeErrors();
     }
-    for (const auto& [id, op] : t->stateful) {
-      auto& snap = live.stateOps[id];
-      snap.name = op->name();
-      snap.add(op->stats());
-    }
+    live.addStateOperators(t->stateful);
   }
-  return buildJson(live, state_ == FlowState::Running);
+  return rtsql::progressJson(c, live, state_ == FlowState::Running, last_.get());
 }
 
-std::string FlowRuntime::buildJson(const EpochSummary& e, bool live, bool nested) const {
-  int64_t end = e.endMicros ? e.endMicros : nowMicros();
-  double seconds = std::max(1e-3, static_cast<double>(end - e.startMicros) / 1e6);
-  uint64_t in = e.metrics.inputRows.load();
-  uint64_t out = e.metrics.outputRows.load();
-
-  JsonWriter w;
-  w.beginObject();
-  w.key("id").value(flowId_);
-  w.key("runId").value(runId_);
-  w.key("name").value(plan_.flowName);
-  w.key("timestamp").value(formatTimestamp(e.startMicros, true));
-  w.key("batchId").value(e.id);
-  w.key("live").value(live);
-  w.key("numInputRows").value(in);
-  w.key("inputRowsPerSecond").value(static_cast<double>(in) / seconds);
-  w.key("processedRowsPerSecond").value(static_cast<double>(in) / seconds);
-  w.key("durationMs").beginObject();
-  w.key("triggerExecution").value((end - e.startMicros) / 1000);
-  w.key("commitOffsets").value(e.commitMicros / 1000);
-  w.endObject();
-  w.key("eventTime").beginObject();
-  int64_t maxEvent = e.metrics.maxEventTimeMicros.load();
-  if (maxEvent != INT64_MIN) w.key("max").value(formatTimestamp(maxEvent, true));
-  if (e.watermark != INT64_MIN) w.key("watermark").value(formatTimestamp(e.watermark, true));
-  w.endObject();
-  w.key("stateOperators").beginArray();
-  for (const auto& [id, s] : e.stateOps) {
-    w.beginObject();
-    w.key("operatorName").value(s.name);
-    w.key("operatorId").value(id);
-    w.key("numRowsTotal").value(s.numRowsTotal);
-    w.key("numRowsUpdated").value(s.numRowsUpdated);
-    w.key("numRowsDroppedByWatermark").value(s.numRowsDroppedByWatermark);
-    w.key("memoryUsedBytes").value(s.memoryUsedBytes);
-    w.endObject();
+std::vector<RowCounts> FlowRuntime::operatorRows(const Task& task) {
+  std::vector<RowCounts> rows;
+  rows.reserve(task.counted.size());
+  for (const auto& [id, op] : task.counted) {
+    rows.push_back({op->stats().rowsIn.load(std::memory_order_relaxed),
+                    op->stats().rowsOut.load(std::memory_order_relaxed)});
   }
-  w.endArray();
-
-  // One entry per source, its partitions grouped by topic as Spark prints Kafka offsets.
-  w.key("sources").beginArray();
-  for (size_t si = 0; si < plan_.scans.size(); ++si) {
-    const ScanSpec& scan = plan_.scans[si];
-    std::string description = scan.name;
-    for (const auto& t : tasks_) {
-      if (t->scan == &scan && t->source) {
-        description = t->source->description();
-        break;
-      }
-    }
-    // Partitions belong to this source when their topic is one of its topics;
-    // with a single source every partition is its own.
-    auto mine = [&](const PartitionProgress& p) {
-      if (plan_.scans.size() == 1) return true;
-      std::string topics = "," + scan.options.getString("subscribe") + ",";
-      return p.topic.empty() ? false : topics.find("," + p.topic + ",") != std::string::npos;
-    };
-    auto offsets = [&](const char* key, int64_t PartitionProgress::*field) {
-      std::map<std::string, std::map<int32_t, int64_t>> byTopic;
-      for (const auto& p : e.partitions) {
-        if (mine(p)) byTopic[p.topic.empty() ? scan.name : p.topic][p.partition] = p.*field;
-      }
-      w.key(key).beginObject();
-      for (const auto& [topic, parts] : byTopic) {
-        w.key(topic).beginObject();
-        for (const auto& [partition, offset] : parts) w.key(std::to_string(partition)).value(offset);
-        w.endObject();
-      }
-      w.endObject();
-    };
-    w.beginObject();
-    w.key("description").value(description);
-    offsets("startOffset", &PartitionProgress::startOffset);
-    offsets("endOffset", &PartitionProgress::endOffset);
-    offsets("latestOffset", &PartitionProgress::latestOffset);
-    offsets("offsetsSkipped", &PartitionProgress::offsetsSkipped);
-    auto it = e.inputRowsByScan.find(static_cast<int>(si));
-    uint64_t scanIn = it == e.inputRowsByScan.end() ? 0 : it->second;
-    w.key("numInputRows").value(scanIn);
-    w.key("inputRowsPerSecond").value(static_cast<double>(scanIn) / seconds);
-    w.key("processedRowsPerSecond").value(static_cast<double>(scanIn) / seconds);
-    // Decode errors are counted per flow; with one source they are its own.
-    if (plan_.scans.size() == 1) w.key("numDecodeErrors").value(e.decodeErrors);
-    w.endObject();
-  }
-  w.endArray();
-  if (plan_.scans.size() > 1) w.key("numDecodeErrors").value(e.decodeErrors);
-
-  w.key("sink").beginObject();
-  std::string sinkDescription = plan_.sink.name;
-  for (const auto& t : tasks_) {
-    if (t->sink) {
-      sinkDescription = t->sink->description();
-      break;
-    }
-  }
-  w.key("description").value(sinkDescription);
-  w.key("numOutputRows").value(out);
-  w.endObject();
-  w.key("rtmMetrics").beginObject();
-  writeLatency(w, "processingLatencyMs", e.metrics.processingLatency);
-  writeLatency(w, "sourceQueuingLatencyMs", e.metrics.sourceQueuingLatency);
-  writeLatency(w, "e2eLatencyMs", e.metrics.e2eLatency);
-  w.endObject();
-  if (!nested) {
-    // Durability: the newest complete checkpoint and the last recovery.
-    w.key("checkpoint");
-    if (lastCheckpoint_) {
-      const CheckpointInfo& c = *lastCheckpoint_;
-      w.beginObject();
-      w.key("epoch").value(c.epoch);
-      w.key("timestamp").value(formatTimestamp(c.writtenMicros, true));
-      w.key("durationMs").value(static_cast<double>(c.durationMicros) / 1000.0);
-      w.key("stateBytes").value(c.stateBytes);
-      w.endObject();
-    } else {
-      w.null();
-    }
-    w.key("recovery");
-    if (restored_) {
-      w.beginObject();
-      w.key("fromEpoch").value(restored_->epoch);
-      w.key("restoreMs").value(static_cast<double>(restoredMicros_) / 1000.0);
-      w.key("recoveries").value(recoveries_);
-      writeSkipped(w, skipped_);
-      w.key("reset").value(false);
-      w.endObject();
-    } else if (!skipped_.empty() || resetRun_) {
-      // No checkpoint was restored, and that is worth saying: damaged ones
-      // were passed over (a stateless flow going on from its committed
-      // offsets), or the state was reset.
-      w.beginObject();
-      w.key("fromEpoch").null();
-      w.key("restoreMs").null();
-      w.key("recoveries").value(recoveries_);
-      writeSkipped(w, skipped_);
-      w.key("reset").value(resetRun_);
-      w.endObject();
-    } else {
-      w.null();
-    }
-  }
-  if (live) {
-    w.key("lastEpoch");
-    if (last_) {
-      w.raw(buildJson(*last_, false, true));
-    } else {
-      w.null();
-    }
-  }
-  w.endObject();
-  return w.take();
+  return rows;
 }
 
 }  // namespace rtsql

@@ -68,6 +68,8 @@ enum class FlowState { Stopped, Running, Failed, Recovering };
 const char* flowStateName(FlowState s);
 
 class ActivityClock;
+struct EpochSummary;
+struct RowCounts;
 class StateStore;
 class ShuffleQueue;
 struct ShuffleMessage;
@@ -118,7 +120,6 @@ class FlowRuntime {
 
  private:
   struct Task;
-  struct EpochSummary;
 
   void buildTask(Task& t, const StageSpec& stage, int index);
   void runSourceTask(Task& task);
@@ -130,7 +131,8 @@ class FlowRuntime {
   void writeCheckpoint(uint64_t epoch);
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
   void joinAll();
-  std::string buildJson(const EpochSummary& e, bool live, bool nested = false) const;
+  // Each of the task's plan operators' rowsIn/rowsOut since the task started.
+  static std::vector<RowCounts> operatorRows(const Task& task);
   int64_t currentWatermark() const;
 
   PhysicalPlan plan_;
