@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/thread_priority.h"
 #include "executor/barrier_aligner.h"
+#include "executor/epoch_coordinator.h"
 #include "executor/metrics/epoch_summary.h"
 #include "executor/metrics/progress_json.h"
 #include "executor/metrics/task_metrics.h"
@@ -71,7 +72,7 @@ struct FlowRuntime::Task {
   const ScanSpec* scan = nullptr;
   std::unique_ptr<SourceTask> source;
   std::optional<PartitionWatermarks> partitionTimes;
-  std::deque<std::pair<uint64_t, std::vector<PartitionProgress>>> uncommitted;  // epoch -> offsets
+  PendingOffsets uncommitted;  // barrier offsets of epochs not durable yet
 
   // Shuffle tasks.
   ShuffleQueue* queue = nullptr;
@@ -101,7 +102,10 @@ FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotP
       connectors_(connectors),
       slotPool_(slots),
       flowId_(std::move(flowId)),
-      stateDir_(std::move(stateDir)) {
+      stateDir_(std::move(stateDir)),
+      epochs_(stopping_, [this](const std::string& reason, const std::string& sqlstate) {
+        fail(reason, sqlstate);
+      }) {
   if (!checkpointDir.empty()) {
     checkpoints_ = std::make_unique<CheckpointDir>(std::move(checkpointDir), checkpointRetention);
   }
@@ -216,7 +220,7 @@ void FlowRuntime::start() {
     if (reset) {
       // Checkpoints of a run after the reset that never finished its first
       // epoch are no state to go on from.
-      if (!checkpoints_->epochs().empty()) checkpoints_->markReset(resetEpoch.value_or(batchId_));
+      if (!checkpoints_->epochs().empty()) checkpoints_->markReset(resetEpoch.value_or(epochs_.epoch()));
       if (transaction_ && committed >= 0) {
         resetEpoch = std::max<uint64_t>(resetEpoch.value_or(0), static_cast<uint64_t>(committed) + 1);
       }
@@ -336,23 +340,14 @@ void FlowRuntime::start() {
     state_ = FlowState::Running;
     failure_.clear();
     stopping_ = false;
-    finalEpoch_ = false;
-    stopRequested_ = false;
-    coordinatorDone_ = false;
-    epochsRequested_ = 0;
-    commitsRequested_ = 0;
-    tasksReported_ = 0;
     if (checkpoint) {
-      batchId_ = checkpoint->epoch + 1;
-      lastCheckpoint_ = checkpoint;
+      epochs_.restored(*checkpoint);
       ++recoveries_;
       restoredMicros_ = nowMicros() - restoreStart;
     }
     if (reset) {
-      // Epochs go on from where the reset flow was, so that the progress's
-      // batchId and an exactly-once sink's committed epoch only grow.
-      batchId_ = std::max(batchId_, resetEpoch.value_or(0));
-      lastCheckpoint_.reset();
+      // Epochs go on from where the reset flow was.
+      epochs_.reset(resetEpoch.value_or(0));
       resetRequested_ = false;
     }
     restored_ = checkpoint;
@@ -364,11 +359,9 @@ void FlowRuntime::start() {
     }
     skipped_ = std::move(skipped);
     resetRun_ = reset;
-    runEpochBase_ = batchId_;
-    epochStartMicros_ = nowMicros();
-    pending_ = std::make_unique<EpochSummary>();
-    pending_->id = batchId_;
-    pending_->startMicros = epochStartMicros_;
+    epochs_.beginRun(static_cast<int>(tasks_.size()), plan_.checkpointIntervalMicros,
+                     {checkpoints_.get(), stateStore_.get(), transaction_.get()},
+                     [this] { return currentWatermark(); });
   }
   for (auto& t : tasks_) {
     Task* task = t.get();
@@ -389,7 +382,7 @@ void FlowRuntime::start() {
   }
   coordinator_ = std::thread([this] {
     if (threadNice_ != 0) lowerCurrentThreadPriority(threadNice_);
-    runCoordinator();
+    epochs_.run();
   });
 }
 
@@ -458,8 +451,8 @@ void FlowRuntime::runSourceTask(Task& task) {
         head->onWatermark(step.watermark);
       }
 
-      if (epochsRequested_.load(std::memory_order_acquire) > task.epochsDone) {
-        bool final = finalEpoch_.load(std::memory_order_acquire);
+      if (epochs_.endRequested(task.epochsDone)) {
+        bool final = epochs_.finalEpoch();
         endTaskEpoch(task, true);
         if (final) task.finished = true;
       }
@@ -523,7 +516,7 @@ void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
     }
     case ShuffleMessage::Kind::Barrier: {
       if (!task.aligner.barrier(msg.producer, static_cast<uint64_t>(msg.value))) return;
-      bool final = finalEpoch_.load(std::memory_order_acquire);
+      bool final = epochs_.finalEpoch();
       endTaskEpoch(task, false);
       if (final) task.finished = true;
       // What waited is processed now, in arrival order.
@@ -543,7 +536,7 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   mine.taskWatermarks.push_back({task.stage, task.index, task.watermark.load(std::memory_order_relaxed)});
   if (isSource) {
     mine.partitions = task.source->progress();
-    task.uncommitted.emplace_back(epoch, mine.partitions);
+    task.uncommitted.add(epoch, mine.partitions);
     for (const auto& p : mine.partitions) {
       if (p.endOffset >= 0) mine.positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset});
     }
@@ -575,97 +568,20 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   mine.commitMicros = nowMicros() - t0;
   ++task.epochsDone;
 
-  std::lock_guard lock(mu_);
-  pending_->add(mine);
-  if (++tasksReported_ == static_cast<int>(tasks_.size())) {
-    // Every task has ended the epoch: it is complete.
-    pending_->endMicros = nowMicros();
-    pending_->watermark = currentWatermark();
-    last_ = std::move(pending_);
-    ++batchId_;
-    tasksReported_ = 0;
-    epochStartMicros_ = last_->endMicros;
-    pending_ = std::make_unique<EpochSummary>();
-    pending_->id = batchId_;
-    pending_->startMicros = epochStartMicros_;
-    // The coordinator writes the checkpoint, then lets the tasks commit.
-    cv_.notify_all();
-  }
+  epochs_.report(mine);
 }
 
 void FlowRuntime::commitIfRequested(Task& task) {
-  uint64_t complete = commitsRequested_.load(std::memory_order_acquire);
+  uint64_t complete = epochs_.committable();
   if (complete <= task.commitsDone) return;
   // Commit the newest complete epoch's barrier offsets; older ones are covered.
-  std::optional<std::vector<PartitionProgress>> upTo;
-  while (!task.uncommitted.empty() && task.uncommitted.front().first < complete) {
-    upTo = std::move(task.uncommitted.front().second);
-    task.uncommitted.pop_front();
-  }
+  std::optional<std::vector<PartitionProgress>> upTo = task.uncommitted.take(complete);
   if (upTo && plan_.commitOffsets) task.source->commit(*upTo);
   task.commitsDone = complete;
   if (checkpoints_ && stateStore_) {
     for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, false);
   }
   if (transaction_ && task.sink && !task.finished) task.sink->resume();
-}
-
-void FlowRuntime::runCoordinator() {
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    const uint64_t epoch = batchId_;
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::microseconds(plan_.checkpointIntervalMicros);
-    cv_.wait_until(lock, deadline, [&] { return stopping_.load() || stopRequested_.load(); });
-    if (stopping_) break;
-    // Only the coordinator asks for epoch ends, one at a time: a stop during an
-    // epoch's end waits for it, then ends the next one as the final epoch.
-    const bool final = stopRequested_.load();
-    if (final) finalEpoch_.store(true, std::memory_order_release);
-    epochsRequested_.store(epoch - runEpochBase_ + 1, std::memory_order_release);
-    // Tasks end the epoch between polls; wait until the last one has.
-    cv_.wait(lock, [&] { return stopping_ || batchId_ > epoch; });
-    if (stopping_) break;
-    if (checkpoints_) {
-      CheckpointInfo info;
-      info.epoch = last_->id;
-      info.epochEndMicros = last_->endMicros;
-      info.watermark = last_->watermark;
-      info.positions = last_->positions;
-      info.taskWatermarks = last_->taskWatermarks;
-      info.hasState = stateStore_ != nullptr;
-      lock.unlock();
-      try {
-        checkpoints_->write(info, [&](const std::string& dir) { stateStore_->snapshot(dir); });
-      } catch (const SqlError& e) {
-        fail(fmt::format("cannot write the checkpoint of epoch {}: {}", info.epoch, e.message()),
-             e.sqlstate());
-        lock.lock();
-        break;
-      }
-      if (transaction_) {
-        // The epoch's rows become visible to read_committed consumers, with the
-        // epoch recorded in the same transaction; the next epoch's opens at once.
-        try {
-          transaction_->commit(info.epoch);
-          if (!final) transaction_->begin();
-        } catch (const SqlError& e) {
-          fail(fmt::format("cannot commit the output of epoch {}: {}", info.epoch, e.message()),
-               e.sqlstate());
-          lock.lock();
-          break;
-        }
-      }
-      checkpoints_->clearReset();  // a reset is done once a checkpoint after it is
-      lock.lock();
-      lastCheckpoint_ = std::move(info);
-    }
-    // Everything before the barriers is durable: sources may commit them.
-    commitsRequested_.store(epoch - runEpochBase_ + 1, std::memory_order_release);
-    if (final) break;
-  }
-  coordinatorDone_ = true;
-  cv_.notify_all();
 }
 
 void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
@@ -678,7 +594,7 @@ void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
     }
   }
   stopping_ = true;
-  cv_.notify_all();
+  epochs_.wake();
   for (auto& q : queues_) q->wakeAll();
 }
 
@@ -690,20 +606,17 @@ void FlowRuntime::joinAll() {
 }
 
 void FlowRuntime::stop() {
+  bool running;
   {
-    std::unique_lock lock(mu_);
-    if (state_ == FlowState::Running && !stopping_) {
-      // The coordinator ends the epoch in progress as the final one: sources
-      // stop reading at their barrier, everything before it is flushed,
-      // checkpointed and committed.
-      stopRequested_ = true;
-      cv_.notify_all();
-      cv_.wait_for(lock, std::chrono::microseconds(kStopTimeoutMicros),
-                   [&] { return stopping_.load() || coordinatorDone_; });
-    }
+    std::lock_guard lock(mu_);
+    running = state_ == FlowState::Running && !stopping_;
   }
+  // The final epoch: sources stop reading at their barrier, everything before
+  // it is flushed, checkpointed and committed. Waited for without the lock,
+  // which a failure meanwhile takes.
+  if (running) epochs_.finish(kStopTimeoutMicros);
   stopping_ = true;
-  cv_.notify_all();
+  epochs_.wake();
   for (auto& q : queues_) q->wakeAll();
   joinAll();
   std::lock_guard lock(mu_);
@@ -723,10 +636,7 @@ FlowState FlowRuntime::state() const {
   return state_;
 }
 
-std::optional<CheckpointInfo> FlowRuntime::lastCheckpoint() const {
-  std::lock_guard lock(mu_);
-  return lastCheckpoint_;
-}
+std::optional<CheckpointInfo> FlowRuntime::lastCheckpoint() const { return epochs_.lastCheckpoint(); }
 
 int FlowRuntime::recoveries() const {
   std::lock_guard lock(mu_);
@@ -743,7 +653,7 @@ void FlowRuntime::resetState() {
   std::lock_guard lock(mu_);
   if (checkpoints_) {
     // Epochs go on after the newest one the flow ever reached.
-    uint64_t next = batchId_;
+    uint64_t next = epochs_.epoch();
     std::vector<uint64_t> epochs = checkpoints_->epochs();
     if (!epochs.empty()) next = std::max(next, epochs.back() + 1);
     checkpoints_->markReset(next);
@@ -754,7 +664,7 @@ void FlowRuntime::resetState() {
     std::error_code ec;
     std::filesystem::remove_all(stateDir_, ec);
   }
-  lastCheckpoint_.reset();
+  epochs_.forgetCheckpoint();
   resetRequested_ = true;
   // A failure to restore is no failure of the reset flow: it is stopped, and
   // a start that fails for another reason (a broker away) is retried.
@@ -785,63 +695,67 @@ int64_t FlowRuntime::currentWatermark() const {
 
 std::string FlowRuntime::progressJson() const {
   std::lock_guard lock(mu_);
-  ProgressContext c{flowId_, runId_, plan_, {}, {}, lastCheckpoint_, restored_, restoredMicros_,
-                    recoveries_, skipped_, resetRun_};
-  for (size_t si = 0; si < plan_.scans.size(); ++si) {
-    std::string description = plan_.scans[si].name;
+  return epochs_.read([&](const EpochCoordinator::View& epochs) {
+    ProgressContext c{flowId_, runId_, plan_, {}, {}, epochs.lastCheckpoint, restored_, restoredMicros_,
+                      recoveries_, skipped_, resetRun_};
+    for (size_t si = 0; si < plan_.scans.size(); ++si) {
+      std::string description = plan_.scans[si].name;
+      for (const auto& t : tasks_) {
+        if (t->scan == &plan_.scans[si] && t->source) {
+          description = t->source->description();
+          break;
+        }
+      }
+      c.sourceDescriptions.push_back(std::move(description));
+    }
+    c.sinkDescription = plan_.sink.name;
     for (const auto& t : tasks_) {
-      if (t->scan == &plan_.scans[si] && t->source) {
-        description = t->source->description();
+      if (t->sink) {
+        c.sinkDescription = t->sink->description();
         break;
       }
     }
-    c.sourceDescriptions.push_back(std::move(description));
-  }
-  c.sinkDescription = plan_.sink.name;
-  for (const auto& t : tasks_) {
-    if (t->sink) {
-      c.sinkDescription = t->sink->description();
-      break;
+    // A failed flow keeps its tasks until it is stopped or restarted: report
+    // what its epoch got to (records read, decode errors, offsets), not an
+    // empty one.
+    bool failedWithTasks = state_ == FlowState::Failed && !tasks_.empty();
+    if ((state_ != FlowState::Running && !failedWithTasks) || !epochs.pending) {
+      if (epochs.last) return rtsql::progressJson(c, *epochs.last, false, nullptr);
+      EpochSummary empty;
+      empty.id = epochs.epoch;
+      empty.startMicros = epochs.epochStartMicros;
+      empty.endMicros = epochs.epochStartMicros;
+      return rtsql::progressJson(c, empty, false, nullptr);
     }
-  }
-  // A failed flow keeps its tasks until it is stopped or restarted: report what
-  // its epoch got to (records read, decode errors, offsets), not an empty one.
-  bool failedWithTasks = state_ == FlowState::Failed && !tasks_.empty();
-  if ((state_ != FlowState::Running && !failedWithTasks) || !pending_) {
-    if (last_) return rtsql::progressJson(c, *last_, false, nullptr);
-    EpochSummary empty;
-    empty.id = batchId_;
-    empty.startMicros = epochStartMicros_;
-    empty.endMicros = epochStartMicros_;
-    return rtsql::progressJson(c, empty, false, nullptr);
-  }
-  // The live epoch: what the tasks have finished of it plus what they are doing now.
-  EpochSummary live;
-  live.id = pending_->id;
-  live.startMicros = pending_->startMicros;
-  live.metrics.mergeFrom(pending_->metrics);
-  live.decodeErrors = pending_->decodeErrors;
-  live.inputRowsByScan = pending_->inputRowsByScan;
-  live.operatorRows = pending_->operatorRows;
-  live.watermark = currentWatermark();
-  for (const auto& t : tasks_) {
-    std::vector<RowCounts> rows = operatorRows(*t);
-    t->metrics.withCurrent([&](const EpochMetrics& m, const std::vector<RowCounts>& atStart) {
-      live.metrics.mergeFrom(m);
-      if (t->isSource) live.inputRowsByScan[t->scanIndex] += m.inputRows.load();
-      for (size_t k = 0; k < rows.size() && k < atStart.size(); ++k) {
-        rows[k] = {rows[k].in - atStart[k].in, rows[k].out - atStart[k].out};
+    // The live epoch: what the tasks have finished of it plus what they are doing now.
+    const EpochSummary& pending = *epochs.pending;
+    EpochSummary live;
+    live.id = pending.id;
+    live.startMicros = pending.startMicros;
+    live.metrics.mergeFrom(pending.metrics);
+    live.decodeErrors = pending.decodeErrors;
+    live.inputRowsByScan = pending.inputRowsByScan;
+    live.operatorRows = pending.operatorRows;
+    live.watermark = currentWatermark();
+    for (const auto& t : tasks_) {
+      std::vector<RowCounts> rows = operatorRows(*t);
+      t->metrics.withCurrent([&](const EpochMetrics& m, const std::vector<RowCounts>& atStart) {
+        live.metrics.mergeFrom(m);
+        if (t->isSource) live.inputRowsByScan[t->scanIndex] += m.inputRows.load();
+        for (size_t k = 0; k < rows.size() && k < atStart.size(); ++k) {
+          rows[k] = {rows[k].in - atStart[k].in, rows[k].out - atStart[k].out};
+        }
+      });
+      live.addOperatorRows(t->stage, t->counted, rows);
+      if (t->source) {
+        auto parts = t->source->progress();
+        live.partitions.insert(live.partitions.end(), parts.begin(), parts.end());
+        live.decodeErrors += t->source->decodeErrors();
       }
-    });
-    live.addOperatorRows(t->stage, t->counted, rows);
-    if (t->source) {
-      auto parts = t->source->progress();
-      live.partitions.insert(live.partitions.end(), parts.begin(), parts.end());
-      live.decodeErrors += t->source->decodeErrors();
+      live.addStateOperators(t->stateful);
     }
-    live.addStateOperators(t->stateful);
-  }
-  return rtsql::progressJson(c, live, state_ == FlowState::Running, last_.get());
+    return rtsql::progressJson(c, live, state_ == FlowState::Running, epochs.last);
+  });
 }
 
 std::vector<RowCounts> FlowRuntime::operatorRows(const Task& task) {

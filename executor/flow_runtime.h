@@ -46,7 +46,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -57,6 +56,7 @@
 #include "common/error.h"
 #include "executor/checkpoint.h"
 #include "executor/connector.h"
+#include "executor/epoch_coordinator.h"
 #include "executor/slot_pool.h"
 #include "planner/physical_plan.h"
 
@@ -68,8 +68,6 @@ enum class FlowState { Stopped, Running, Failed, Recovering };
 const char* flowStateName(FlowState s);
 
 class ActivityClock;
-struct EpochSummary;
-struct RowCounts;
 class StateStore;
 class ShuffleQueue;
 struct ShuffleMessage;
@@ -127,8 +125,6 @@ class FlowRuntime {
   void handleShuffleMessage(Task& task, ShuffleMessage& msg);
   void endTaskEpoch(Task& task, bool isSource);
   void commitIfRequested(Task& task);
-  void runCoordinator();
-  void writeCheckpoint(uint64_t epoch);
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
   void joinAll();
   // Each of the task's plan operators' rowsIn/rowsOut since the task started.
@@ -152,26 +148,15 @@ class FlowRuntime {
   std::unique_ptr<ActivityClock> activity_;  // the sources' delivery time (idle partitions)
   std::thread coordinator_;
 
-  std::atomic<bool> stopping_{false};        // tasks leave at once (stop done or failure)
-  std::atomic<bool> finalEpoch_{false};      // the epoch being ended is the last one
-  std::atomic<bool> stopRequested_{false};   // stop(): the coordinator ends a final epoch
-  std::atomic<uint64_t> epochsRequested_{0};  // epochs the coordinator asked sources to end
-  std::atomic<uint64_t> commitsRequested_{0};  // epochs complete: sources may commit them
+  std::atomic<bool> stopping_{false};  // tasks leave at once (stop done or failure)
+  // Epoch ends, checkpoints and commits (executor/epoch_coordinator.h), run by
+  // the coordinator_ thread; it has its own lock, taken after mu_ when both are.
+  EpochCoordinator epochs_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   FlowState state_ = FlowState::Stopped;
   std::string failure_;
   std::string failureCode_;
-  uint64_t batchId_ = 0;           // the epoch in progress
-  uint64_t runEpochBase_ = 0;      // batchId_ when this run started (tasks count epochs from it)
-  int64_t epochStartMicros_ = 0;   // wall clock when it began
-  int tasksReported_ = 0;          // tasks done with epoch batchId_
-  int sourcesCommitted_ = 0;       // source tasks that committed the last complete epoch
-  std::unique_ptr<EpochSummary> pending_;  // epoch batchId_ being assembled
-  std::unique_ptr<EpochSummary> last_;     // the last finished epoch
-  bool coordinatorDone_ = false;           // the final epoch is checkpointed (or the flow failed)
-  std::optional<CheckpointInfo> lastCheckpoint_;
   std::optional<CheckpointInfo> restored_;  // what the current run started from
   int64_t restoredMicros_ = 0;             // how long the restore took
   int recoveries_ = 0;
