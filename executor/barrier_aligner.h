@@ -56,8 +56,8 @@ class BarrierAligner {
   size_t held() const { return held_.size(); }
 
  private:
-  std::vector<uint64_t> barriers_;  // per producer: epochs whose barrier arrived
-  std::vector<bool> blocked_;       // producers whose barrier came before the others'
+  std::vector<uint64_t> barriers_;   // per producer: epochs whose barrier arrived
+  std::vector<bool> blocked_;        // producers whose barrier came before the others'
   std::deque<ShuffleMessage> held_;  // their messages since, in arrival order
   uint64_t aligned_ = 0;
 };

@@ -135,7 +135,8 @@ void EpochCoordinator::finish(int64_t timeoutMicros) {
   // and committed.
   stopRequested_ = true;
   cv_.notify_all();
-  cv_.wait_for(lock, std::chrono::microseconds(timeoutMicros), [&] { return stopping_.load() || done_; });
+  cv_.wait_for(lock, std::chrono::microseconds(timeoutMicros),
+               [&] { return stopping_.load() || done_; });
 }
 
 void EpochCoordinator::wake() {

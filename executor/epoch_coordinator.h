@@ -48,8 +48,8 @@ class EpochCoordinator {
   // epoch is durable once complete.
   struct Durability {
     CheckpointDir* checkpoints = nullptr;
-    StateStore* state = nullptr;              // snapshotted into each checkpoint, when set
-    SinkTransaction* transaction = nullptr;   // exactly-once sinks: committed per epoch
+    StateStore* state = nullptr;             // snapshotted into each checkpoint, when set
+    SinkTransaction* transaction = nullptr;  // exactly-once sinks: committed per epoch
   };
   // How the flow fails (the coordinator stops at once after it).
   using FailFn = std::function<void(const std::string& reason, const std::string& sqlstate)>;
@@ -75,7 +75,9 @@ class EpochCoordinator {
   void run();
 
   // Task threads. `done` is how many epochs the task ended in this run.
-  bool endRequested(uint64_t done) const { return requested_.load(std::memory_order_acquire) > done; }
+  bool endRequested(uint64_t done) const {
+    return requested_.load(std::memory_order_acquire) > done;
+  }
   // The epoch being ended is the flow's last (read before ending it).
   bool finalEpoch() const { return final_.load(std::memory_order_acquire); }
   // A task ended the epoch; `mine` is what it did in it.
@@ -123,10 +125,10 @@ class EpochCoordinator {
   int64_t intervalMicros_ = 0;
   Durability durability_;
   std::function<int64_t()> flowWatermark_;
-  uint64_t epoch_ = 0;          // the epoch in progress
-  uint64_t runBase_ = 0;        // epoch_ when this run started (tasks count epochs from it)
+  uint64_t epoch_ = 0;    // the epoch in progress
+  uint64_t runBase_ = 0;  // epoch_ when this run started (tasks count epochs from it)
   int64_t epochStartMicros_ = 0;
-  int reported_ = 0;            // tasks done with epoch_
+  int reported_ = 0;                       // tasks done with epoch_
   std::unique_ptr<EpochSummary> pending_;  // epoch_ being assembled
   std::unique_ptr<EpochSummary> last_;     // the last finished epoch
   std::optional<CheckpointInfo> lastCheckpoint_;

@@ -1,4 +1,9 @@
-// FlowRuntime runs one flow's physical plan in real-time mode.
+// FlowRuntime runs one flow's physical plan in real-time mode: it wires the
+// tasks (sources, fused operators, shuffle queues, sinks), runs their loops,
+// and hands each rule to its own home: watermarks to executor/
+// watermark_tracker.h, barrier alignment to executor/barrier_aligner.h, epochs,
+// checkpoints and commits to executor/epoch_coordinator.h, and the progress
+// document to executor/metrics/progress_json.h.
 //
 // Every task of every stage gets a thread and a reserved slot when the flow
 // starts, and keeps both until it stops: all stages run at once, and there is
@@ -14,16 +19,17 @@
 // (executor/watermark_tracker.h), so the watermark never depends on how fast
 // the partitions were read. A task whose partitions are all idle tells the
 // stages below, so it does not hold their watermark back. A shuffle task's
-// watermark is the minimum over its producing tasks that are not idle.
-// Operators get onWatermark() whenever their task's watermark advances.
+// watermark is the minimum over its producing tasks that are not idle
+// (InputWatermarks). Operators get onWatermark() whenever their task's
+// watermark advances.
 //
 // Epochs and checkpoints: at each checkpoint interval the coordinator asks the
 // source tasks to end the epoch. A source task records its offsets (the
 // barrier position), ends the epoch of its own operators, flushes its sink or
 // sends a barrier down the shuffle, and reports. A shuffle task aligns the
-// barriers: once a producer's barrier has arrived, that producer's later
-// messages wait in the task until the barrier has arrived from every producer,
-// so the task's state at the barrier holds exactly the records before it. Then
+// barriers (BarrierAligner): once a producer's barrier has arrived, that
+// producer's later messages wait in the task until the barrier has arrived
+// from every producer, so the task's state at the barrier holds exactly the records before it. Then
 // its operators flush their state, its sink is flushed, barriers go further
 // down. After flushing, a task holds back its other state writes until the
 // checkpoint is taken (StateStore::holdWrites), and goes on processing. When

@@ -28,7 +28,8 @@ void EpochSummary::addStateOperators(const std::vector<std::pair<int, const Oper
   }
 }
 
-void EpochSummary::addOperatorRows(int stage, const std::vector<std::pair<int, const Operator*>>& counted,
+void EpochSummary::addOperatorRows(int stage,
+                                   const std::vector<std::pair<int, const Operator*>>& counted,
                                    const std::vector<RowCounts>& rows) {
   for (size_t k = 0; k < counted.size() && k < rows.size(); ++k) {
     OperatorRows& r = operatorRows[{stage, static_cast<int>(k)}];
@@ -43,7 +44,8 @@ void EpochSummary::add(const EpochSummary& task) {
   metrics.mergeFrom(task.metrics);
   partitions.insert(partitions.end(), task.partitions.begin(), task.partitions.end());
   positions.insert(positions.end(), task.positions.begin(), task.positions.end());
-  taskWatermarks.insert(taskWatermarks.end(), task.taskWatermarks.begin(), task.taskWatermarks.end());
+  taskWatermarks.insert(taskWatermarks.end(), task.taskWatermarks.begin(),
+                        task.taskWatermarks.end());
   decodeErrors += task.decodeErrors;
   for (const auto& [scan, rows] : task.inputRowsByScan) inputRowsByScan[scan] += rows;
   commitMicros = std::max(commitMicros, task.commitMicros);

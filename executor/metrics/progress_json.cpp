@@ -35,8 +35,8 @@ void writeSkipped(JsonWriter& w, const std::vector<CheckpointSearch::Skipped>& s
 
 // One epoch's object; `nested` leaves out what belongs to the flow, not the
 // epoch (checkpoint, recovery), for lastEpoch.
-void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, bool live, bool nested,
-                const EpochSummary* last) {
+void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, bool live,
+                bool nested, const EpochSummary* last) {
   const PhysicalPlan& plan = c.plan;
   int64_t end = e.endMicros ? e.endMicros : nowMicros();
   double seconds = std::max(1e-3, static_cast<double>(end - e.startMicros) / 1e6);
@@ -91,7 +91,8 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   w.key("sources").beginArray();
   for (size_t si = 0; si < plan.scans.size(); ++si) {
     const ScanSpec& scan = plan.scans[si];
-    const std::string& description = si < c.sourceDescriptions.size() ? c.sourceDescriptions[si] : scan.name;
+    const std::string& description =
+        si < c.sourceDescriptions.size() ? c.sourceDescriptions[si] : scan.name;
     // Partitions belong to this source when their topic is one of its topics;
     // with a single source every partition is its own.
     auto mine = [&](const PartitionProgress& p) {
@@ -107,7 +108,8 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
       w.key(key).beginObject();
       for (const auto& [topic, parts] : byTopic) {
         w.key(topic).beginObject();
-        for (const auto& [partition, offset] : parts) w.key(std::to_string(partition)).value(offset);
+        for (const auto& [partition, offset] : parts)
+          w.key(std::to_string(partition)).value(offset);
         w.endObject();
       }
       w.endObject();

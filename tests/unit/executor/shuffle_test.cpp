@@ -1,6 +1,8 @@
 // The shuffle between stages: a key always goes to the same task, control
 // messages reach every task in order with the records, and a full queue holds
 // its producer back (or lets it go when the flow stops).
+#include "executor/shuffle.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "common/expr.h"
-#include "executor/shuffle.h"
 
 using namespace rtsql;
 
@@ -27,8 +28,8 @@ struct Fanout {
 
   // A writer keyed on column 0, as producer `producer` of input `input`.
   ShuffleWriter writer(uint8_t input = 0, uint16_t producer = 0) {
-    return ShuffleWriter({makeColumnRef(0, DataType::of(TypeId::String), "k")}, targets, input, producer,
-                         stopping);
+    return ShuffleWriter({makeColumnRef(0, DataType::of(TypeId::String), "k")}, targets, input,
+                         producer, stopping);
   }
 
   std::vector<std::deque<ShuffleMessage>> drain() {
