@@ -64,26 +64,18 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   w.endObject();
   w.key("stateOperators").beginArray();
   for (const auto& [id, s] : e.stateOps) {
-    w.beginObject();
-    w.key("operatorName").value(s.name);
-    w.key("operatorId").value(id);
-    w.key("numRowsTotal").value(s.numRowsTotal);
-    w.key("numRowsUpdated").value(s.numRowsUpdated);
+    w.beginObject().key("operatorName").value(s.name).key("operatorId").value(id);
+    w.key("numRowsTotal").value(s.numRowsTotal).key("numRowsUpdated").value(s.numRowsUpdated);
     w.key("numRowsDroppedByWatermark").value(s.numRowsDroppedByWatermark);
-    w.key("memoryUsedBytes").value(s.memoryUsedBytes);
-    w.endObject();
+    w.key("memoryUsedBytes").value(s.memoryUsedBytes).endObject();
   }
   w.endArray();
   // Every operator of the plan, per stage in plan order: its rows in the epoch.
   w.key("operators").beginArray();
   for (const auto& [at, r] : e.operatorRows) {
-    w.beginObject();
-    w.key("stage").value(at.first);
-    w.key("operatorId").value(r.operatorId);
-    w.key("operatorName").value(r.name);
-    w.key("rowsIn").value(r.rowsIn);
-    w.key("rowsOut").value(r.rowsOut);
-    w.endObject();
+    w.beginObject().key("stage").value(at.first).key("operatorId").value(r.operatorId);
+    w.key("operatorName").value(r.name).key("rowsIn").value(r.rowsIn);
+    w.key("rowsOut").value(r.rowsOut).endObject();
   }
   w.endArray();
 

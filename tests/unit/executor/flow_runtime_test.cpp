@@ -303,19 +303,22 @@ class PacedSource : public SourceTask {
   int task_;
 };
 
+// Two source tasks of `Source` over the test's `State`, whose `sink` the
+// flow writes.
+template <typename Source, typename State>
 class TwoTaskProvider : public ConnectorProvider {
  public:
-  explicit TwoTaskProvider(TwoTasks& s) : s_(s) {}
+  explicit TwoTaskProvider(State& s) : s_(s) {}
   int sourcePartitions(const ScanSpec&) override { return 2; }
   std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int task, int) override {
-    return std::make_unique<PacedSource>(s_, task);
+    return std::make_unique<Source>(s_, task);
   }
   std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
     return std::make_unique<MemorySink>(s_.sink);
   }
 
  private:
-  TwoTasks& s_;
+  State& s_;
 };
 
 // Source (2 tasks, watermark on ts, no delay, 100 ms idle timeout) -> shuffle -> sink.
@@ -354,7 +357,7 @@ bool hasWatermark(const FlowRuntime& rt) {
 TEST_CASE("a source task without partitions does not hold back the stage below") {
   TwoTasks s;
   s.secondHasPartition = false;
-  TwoTaskProvider provider(s);
+  TwoTaskProvider<PacedSource, TwoTasks> provider(s);
   SlotPool slots(4);
   FlowRuntime rt(shuffledPlan(), provider, slots, "id-wm-1");
   rt.start();
@@ -364,7 +367,7 @@ TEST_CASE("a source task without partitions does not hold back the stage below")
 
 TEST_CASE("a partition with records left to read holds the watermark while the others deliver") {
   TwoTasks s;
-  TwoTaskProvider provider(s);
+  TwoTaskProvider<PacedSource, TwoTasks> provider(s);
   SlotPool slots(4);
   FlowRuntime rt(shuffledPlan(), provider, slots, "id-wm-2");
   rt.start();
@@ -385,9 +388,7 @@ namespace {
 // commit is checked against what the sink had flushed: alignment must make a
 // committed offset never pass a record whose row was not flushed.
 struct Aligned {
-  std::mutex mu;
-  std::vector<std::pair<int32_t, int64_t>> written;  // (partition, offset) of each row
-  size_t flushed = 0;                                 // rows written before the last flush
+  Shared sink;  // rows (partition, offset)
   std::atomic<int> commits{0};
   std::atomic<int> violations{0};
   std::atomic<int64_t> read[2] = {0, 0};
@@ -411,12 +412,13 @@ class AlignedSource : public SourceTask {
   }
   void commit() override {}
   void commit(const std::vector<PartitionProgress>& upTo) override {
-    std::lock_guard lock(s_.mu);
+    std::lock_guard lock(s_.sink.mu);
     for (const PartitionProgress& p : upTo) {
       std::vector<bool> seen(static_cast<size_t>(p.endOffset), false);
-      for (size_t i = 0; i < s_.flushed; ++i) {
-        const auto& [partition, offset] = s_.written[i];
-        if (partition == p.partition && offset < p.endOffset) seen[static_cast<size_t>(offset)] = true;
+      for (size_t i = 0; i < s_.sink.flushedRows; ++i) {
+        const Row& row = s_.sink.written[i];
+        const int64_t offset = row[1].asInt();
+        if (row[0].asInt() == p.partition && offset < p.endOffset) seen[static_cast<size_t>(offset)] = true;
       }
       if (std::find(seen.begin(), seen.end(), false) != seen.end()) ++s_.violations;
     }
@@ -436,44 +438,11 @@ class AlignedSource : public SourceTask {
   int64_t next_ = 0;
 };
 
-class AlignedSink : public SinkWriter {
- public:
-  explicit AlignedSink(Aligned& s) : s_(s) {}
-  void write(const Row& row, int64_t) override {
-    std::lock_guard lock(s_.mu);
-    s_.written.emplace_back(static_cast<int32_t>(row[0].asInt()), row[1].asInt());
-  }
-  void flush(int) override {
-    std::lock_guard lock(s_.mu);
-    s_.flushed = s_.written.size();
-  }
-  int64_t deliveryErrors() const override { return 0; }
-  std::string description() const override { return "Aligned[out]"; }
-
- private:
-  Aligned& s_;
-};
-
-class AlignedProvider : public ConnectorProvider {
- public:
-  explicit AlignedProvider(Aligned& s) : s_(s) {}
-  int sourcePartitions(const ScanSpec&) override { return 2; }
-  std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int task, int) override {
-    return std::make_unique<AlignedSource>(s_, task);
-  }
-  std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
-    return std::make_unique<AlignedSink>(s_);
-  }
-
- private:
-  Aligned& s_;
-};
-
 }  // namespace
 
 TEST_CASE("a shuffle task aligns its producers' barriers: no commit passes an unflushed row") {
   Aligned s;
-  AlignedProvider provider(s);
+  TwoTaskProvider<AlignedSource, Aligned> provider(s);
   SlotPool slots(4);
   PhysicalPlan plan = shuffledPlan();
   plan.scan.eventTimeColumn = -1;
@@ -488,7 +457,7 @@ TEST_CASE("a shuffle task aligns its producers' barriers: no commit passes an un
   rt.stop();
   CHECK(s.commits.load() >= 4);
   CHECK(s.violations.load() == 0);
-  std::lock_guard lock(s.mu);
-  CHECK(s.written.size() == 2 * AlignedSource::kRecords);
-  CHECK(s.flushed == s.written.size());
+  std::lock_guard lock(s.sink.mu);
+  CHECK(s.sink.written.size() == 2 * AlignedSource::kRecords);
+  CHECK(s.sink.flushedRows == s.sink.written.size());
 }
