@@ -58,11 +58,12 @@ class EpochCoordinator {
   EpochCoordinator(const std::atomic<bool>& stopping, FailFn fail)
       : stopping_(stopping), fail_(std::move(fail)) {}
 
-  // Between runs, no task thread running.
-  // A restored checkpoint: the next epoch is the one after it.
+  // Between runs, while no task thread is running:
+  // a restored checkpoint: the next epoch is the one after it.
   void restored(const CheckpointInfo& checkpoint);
   // A reset: no checkpoint is current, and epochs go on from at least `epoch`.
   void reset(uint64_t epoch);
+  // The checkpoints were removed (a reset is pending); epoch numbers stay.
   void forgetCheckpoint();
   // A run starts: `tasks` tasks report each epoch, an epoch ends every
   // `intervalMicros`; `flowWatermark` gives the flow's watermark when an epoch
