@@ -685,12 +685,11 @@ std::string FlowRuntime::failureReason() const {
 
 int64_t FlowRuntime::currentWatermark() const {
   // The flow's watermark is the one its last stages act on.
-  int64_t wm = INT64_MAX;
+  FlowWatermark wm;
   for (const auto& t : tasks_) {
-    int64_t w = t->watermark.load(std::memory_order_relaxed);
-    if (t->outputsToSink && w != INT64_MIN) wm = std::min(wm, w);
+    if (t->outputsToSink) wm.add(t->watermark.load(std::memory_order_relaxed));
   }
-  return wm == INT64_MAX ? INT64_MIN : wm;
+  return wm.value();
 }
 
 std::string FlowRuntime::progressJson() const {

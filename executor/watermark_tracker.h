@@ -1,8 +1,8 @@
 // Event time: the watermark of a source task and when a partition is idle
-// (PartitionWatermarks), and the watermark of a shuffle task over its
-// producing tasks (InputWatermarks). The flow runtime only feeds them and
-// passes on what they decide, so every rule about when a watermark moves lives
-// here.
+// (PartitionWatermarks), the watermark of a shuffle task over its producing
+// tasks (InputWatermarks), and the flow's over its last tasks (FlowWatermark).
+// The flow runtime only feeds them and passes on what they decide, so every
+// rule about when a watermark moves lives here.
 //
 // A source task's watermark is the minimum over its partitions of (largest
 // event time read - the source's delay). A partition that has delivered nothing
@@ -196,6 +196,21 @@ class InputWatermarks {
 
   std::vector<Input> inputs_;
   int64_t current_;
+};
+
+// The flow's watermark, as progress and checkpoints report it: the one its
+// last stages act on, the minimum over the tasks that write the sink. A task
+// without a watermark yet is left out (it has seen no event time), and the
+// flow has none while no task has one.
+class FlowWatermark {
+ public:
+  void add(int64_t taskWatermark) {
+    if (taskWatermark != INT64_MIN) min_ = std::min(min_, taskWatermark);
+  }
+  int64_t value() const { return min_ == INT64_MAX ? INT64_MIN : min_; }
+
+ private:
+  int64_t min_ = INT64_MAX;
 };
 
 }  // namespace rtsql

@@ -304,3 +304,15 @@ TEST_CASE("with every producer idle a shuffle task's watermark does not move") {
   CHECK(in.watermark(1, 90));  // producer 0 stays idle
   CHECK(in.current() == 90);
 }
+
+TEST_CASE("the flow's watermark is the minimum over its last tasks that have one") {
+  FlowWatermark none;
+  CHECK(none.value() == INT64_MIN);
+  FlowWatermark wm;
+  wm.add(INT64_MIN);  // a task that has seen no event time yet
+  CHECK(wm.value() == INT64_MIN);
+  wm.add(300);
+  wm.add(INT64_MIN);
+  wm.add(200);
+  CHECK(wm.value() == 200);
+}
