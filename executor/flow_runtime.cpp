@@ -14,7 +14,10 @@
 #include "common/interrupt.h"
 #include "common/json.h"
 #include "common/thread_priority.h"
-#include "executor/metrics/json_writer.h"
+#include "executor/barrier_aligner.h"
+#include "executor/epoch_coordinator.h"
+#include "executor/metrics/epoch_summary.h"
+#include "executor/metrics/progress_json.h"
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/factory.h"
 #include "executor/operators/sink.h"
@@ -46,43 +49,6 @@ std::string randomUuid() {
                      b >> 48, b & 0xffffffffffffULL);
 }
 
-void writeLatency(JsonWriter& w, const char* name, const LatencyHistogram& h) {
-  w.key(name).beginObject();
-  static constexpr std::pair<const char*, double> kQuantiles[] = {
-      {"P0", 0.0}, {"P50", 0.5}, {"P90", 0.9}, {"P95", 0.95}, {"P99", 0.99}};
-  for (const auto& [label, q] : kQuantiles) {
-    w.key(label).value(static_cast<double>(h.percentile(q)) / 1000.0);
-  }
-  w.endObject();
-}
-
-struct StateOpSnapshot {
-  std::string name;
-  uint64_t numRowsTotal = 0;
-  uint64_t numRowsUpdated = 0;
-  uint64_t numRowsDroppedByWatermark = 0;
-  int64_t memoryUsedBytes = 0;
-
-  void add(const OperatorStats& s) {
-    numRowsTotal += s.numRowsTotal.load(std::memory_order_relaxed);
-    numRowsUpdated += s.numRowsUpdated.load(std::memory_order_relaxed);
-    numRowsDroppedByWatermark += s.numRowsDroppedByWatermark.load(std::memory_order_relaxed);
-    memoryUsedBytes += s.memoryUsedBytes.load(std::memory_order_relaxed);
-  }
-};
-
-// The progress's recovery.skipped: the checkpoints a start passed over.
-void writeSkipped(JsonWriter& w, const std::vector<CheckpointSearch::Skipped>& skipped) {
-  w.key("skipped").beginArray();
-  for (const auto& sk : skipped) {
-    w.beginObject();
-    w.key("epoch").value(sk.epoch);
-    w.key("reason").value(sk.reason);
-    w.endObject();
-  }
-  w.endArray();
-}
-
 }  // namespace
 
 const char* flowStateName(FlowState s) {
@@ -106,21 +72,19 @@ struct FlowRuntime::Task {
   const ScanSpec* scan = nullptr;
   std::unique_ptr<SourceTask> source;
   std::optional<PartitionWatermarks> partitionTimes;
-  bool idle = false;  // told the stages below that every partition is idle
-  std::deque<std::pair<uint64_t, std::vector<PartitionProgress>>> uncommitted;  // epoch -> offsets
+  PendingOffsets uncommitted;  // barrier offsets of epochs not durable yet
 
   // Shuffle tasks.
   ShuffleQueue* queue = nullptr;
-  std::vector<int64_t> producerWatermark;
-  std::vector<bool> producerIdle;
-  std::vector<uint64_t> producerBarriers;  // epochs whose barrier arrived, per producer
-  std::vector<bool> blocked;               // producers whose barrier came before the others'
-  std::deque<ShuffleMessage> stashed;      // their messages since, in arrival order
+  int producers = 0;  // the tasks that feed this one's queue
+  std::optional<InputWatermarks> inputTimes;
+  BarrierAligner aligner;
 
   std::unique_ptr<SinkWriter> sink;
   std::vector<OperatorPtr> operators;  // the fused chain; the last one writes the sink or shuffle
   ShuffleWriter* shuffleOut = nullptr;
   std::vector<std::pair<int, const Operator*>> stateful;  // (operator id, operator)
+  std::vector<std::pair<int, const Operator*>> counted;   // the stage's plan operators, in order
   TaskMetricsSlot metrics;
   std::atomic<int64_t> watermark{INT64_MIN};
   std::thread thread;
@@ -131,21 +95,6 @@ struct FlowRuntime::Task {
   Operator* head() const { return operators.front().get(); }
 };
 
-struct FlowRuntime::EpochSummary {
-  uint64_t id = 0;
-  int64_t startMicros = 0;
-  int64_t endMicros = 0;     // 0 while the epoch runs
-  int64_t commitMicros = 0;  // longest epoch-end work of a task (flushes, barriers)
-  int64_t watermark = INT64_MIN;
-  EpochMetrics metrics;
-  std::vector<PartitionProgress> partitions;
-  int64_t decodeErrors = 0;
-  std::map<int, StateOpSnapshot> stateOps;
-  std::map<int, uint64_t> inputRowsByScan;
-  std::vector<CheckpointPosition> positions;         // source offsets at the barriers
-  std::vector<CheckpointTaskWatermark> taskWatermarks;  // task watermarks at the barriers
-};
-
 FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotPool& slots,
                          std::string flowId, std::string stateDir, std::string checkpointDir,
                          int checkpointRetention)
@@ -153,7 +102,10 @@ FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotP
       connectors_(connectors),
       slotPool_(slots),
       flowId_(std::move(flowId)),
-      stateDir_(std::move(stateDir)) {
+      stateDir_(std::move(stateDir)),
+      epochs_(stopping_, [this](const std::string& reason, const std::string& sqlstate) {
+        fail(reason, sqlstate);
+      }) {
   if (!checkpointDir.empty()) {
     checkpoints_ = std::make_unique<CheckpointDir>(std::move(checkpointDir), checkpointRetention);
   }
@@ -183,12 +135,12 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
         producers += s.tasks;
       }
     }
-    t.producerWatermark.assign(static_cast<size_t>(producers), INT64_MIN);
-    t.producerIdle.assign(static_cast<size_t>(producers), false);
-    t.producerBarriers.assign(static_cast<size_t>(producers), 0);
+    t.producers = producers;
+    t.aligner = BarrierAligner(static_cast<size_t>(producers));
   }
   for (const OperatorSpec& op : stage.operators) {
     t.operators.push_back(makeOperator(op, stateStore_.get(), index));
+    t.counted.emplace_back(op.id, t.operators.back().get());
     if (isStateful(op)) t.stateful.emplace_back(op.id, t.operators.back().get());
   }
   if (t.outputsToSink) {
@@ -268,7 +220,7 @@ void FlowRuntime::start() {
     if (reset) {
       // Checkpoints of a run after the reset that never finished its first
       // epoch are no state to go on from.
-      if (!checkpoints_->epochs().empty()) checkpoints_->markReset(resetEpoch.value_or(batchId_));
+      if (!checkpoints_->epochs().empty()) checkpoints_->markReset(resetEpoch.value_or(epochs_.epoch()));
       if (transaction_ && committed >= 0) {
         resetEpoch = std::max<uint64_t>(resetEpoch.value_or(0), static_cast<uint64_t>(committed) + 1);
       }
@@ -388,23 +340,14 @@ void FlowRuntime::start() {
     state_ = FlowState::Running;
     failure_.clear();
     stopping_ = false;
-    finalEpoch_ = false;
-    stopRequested_ = false;
-    coordinatorDone_ = false;
-    epochsRequested_ = 0;
-    commitsRequested_ = 0;
-    tasksReported_ = 0;
     if (checkpoint) {
-      batchId_ = checkpoint->epoch + 1;
-      lastCheckpoint_ = checkpoint;
+      epochs_.restored(*checkpoint);
       ++recoveries_;
       restoredMicros_ = nowMicros() - restoreStart;
     }
     if (reset) {
-      // Epochs go on from where the reset flow was, so that the progress's
-      // batchId and an exactly-once sink's committed epoch only grow.
-      batchId_ = std::max(batchId_, resetEpoch.value_or(0));
-      lastCheckpoint_.reset();
+      // Epochs go on from where the reset flow was.
+      epochs_.reset(resetEpoch.value_or(0));
       resetRequested_ = false;
     }
     restored_ = checkpoint;
@@ -416,11 +359,9 @@ void FlowRuntime::start() {
     }
     skipped_ = std::move(skipped);
     resetRun_ = reset;
-    runEpochBase_ = batchId_;
-    epochStartMicros_ = nowMicros();
-    pending_ = std::make_unique<EpochSummary>();
-    pending_->id = batchId_;
-    pending_->startMicros = epochStartMicros_;
+    epochs_.beginRun(static_cast<int>(tasks_.size()), plan_.checkpointIntervalMicros,
+                     {checkpoints_.get(), stateStore_.get(), transaction_.get()},
+                     [this] { return currentWatermark(); });
   }
   for (auto& t : tasks_) {
     Task* task = t.get();
@@ -441,7 +382,7 @@ void FlowRuntime::start() {
   }
   coordinator_ = std::thread([this] {
     if (threadNice_ != 0) lowerCurrentThreadPriority(threadNice_);
-    runCoordinator();
+    epochs_.run();
   });
 }
 
@@ -451,8 +392,8 @@ void FlowRuntime::runSourceTask(Task& task) {
   Operator* head = task.head();
   const int eventTimeColumn = task.scan->eventTimeColumn;
   ActivityClock& activity = *activity_;
-  PartitionWatermarks& times =
-      task.partitionTimes.emplace(task.scan->watermarkDelayMicros, task.scan->idleTimeoutMicros);
+  PartitionWatermarks& times = task.partitionTimes.emplace(
+      task.scan->watermarkDelayMicros, task.scan->idleTimeoutMicros, task.watermark.load());
   int32_t lastPartition = -1;
   PartitionWatermarks::Partition* lastTime = nullptr;
   try {
@@ -499,31 +440,19 @@ void FlowRuntime::runSourceTask(Task& task) {
       }
       if (!batch.empty()) activity.delivered(now);
 
-      // Watermark: the slowest partition that is not idle; none at all moves
-      // it while every partition is idle.
-      PartitionWatermarks::Result r =
-          times.update(activity.now(), [&](int32_t p) { return task.source->caughtUp(p); });
-      if (r.allIdle) {
-        if (!task.idle && task.shuffleOut) {
-          // Nothing left to read while the flow's other partitions delivered:
-          // let the stages below go on without this task.
-          task.idle = true;
-          task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
-        }
-      } else {
-        const int64_t current = task.watermark.load(std::memory_order_relaxed);
-        const bool advance = eventTimeColumn >= 0 && r.watermark != INT64_MIN && r.watermark > current;
-        if (advance) task.watermark.store(r.watermark, std::memory_order_relaxed);
-        if (advance || task.idle) {
-          // Back from idle, the task's watermark (even with none yet) tells the
-          // stages below to wait for it again.
-          task.idle = false;
-          head->onWatermark(task.watermark.load(std::memory_order_relaxed));
-        }
+      // Watermark: the slowest partition that is not idle
+      // (executor/watermark_tracker.h).
+      const PartitionWatermarks::Step step = times.step(
+          activity.now(), task.shuffleOut != nullptr, [&](int32_t p) { return task.source->caughtUp(p); });
+      if (step.kind == PartitionWatermarks::Step::Kind::Idle) {
+        task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
+      } else if (step.kind == PartitionWatermarks::Step::Kind::Watermark) {
+        task.watermark.store(step.watermark, std::memory_order_relaxed);
+        head->onWatermark(step.watermark);
       }
 
-      if (epochsRequested_.load(std::memory_order_acquire) > task.epochsDone) {
-        bool final = finalEpoch_.load(std::memory_order_acquire);
+      if (epochs_.endRequested(task.epochsDone)) {
+        bool final = epochs_.finalEpoch();
         endTaskEpoch(task, true);
         if (final) task.finished = true;
       }
@@ -541,7 +470,7 @@ void FlowRuntime::runSourceTask(Task& task) {
 
 void FlowRuntime::runShuffleTask(Task& task) {
   std::deque<ShuffleMessage> inbox;
-  task.blocked.assign(task.producerWatermark.size(), false);
+  task.inputTimes.emplace(static_cast<size_t>(task.producers), task.watermark.load());
   try {
     if (task.watermark.load() != INT64_MIN) task.head()->onWatermark(task.watermark.load());
     while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
@@ -561,11 +490,8 @@ void FlowRuntime::runShuffleTask(Task& task) {
 
 void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
   // Barrier alignment: a producer whose barrier has arrived is blocked, and its
-  // messages wait in `stashed` until every producer's barrier is in.
-  if (task.blocked[msg.producer]) {
-    task.stashed.push_back(std::move(msg));
-    return;
-  }
+  // messages wait until every producer's barrier is in.
+  if (task.aligner.hold(msg)) return;
   Operator* head = task.head();
   switch (msg.kind) {
     case ShuffleMessage::Kind::Record:
@@ -577,37 +503,25 @@ void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
       return;
     case ShuffleMessage::Kind::Watermark:
     case ShuffleMessage::Kind::Idle: {
-      if (msg.kind == ShuffleMessage::Kind::Watermark) {
-        task.producerWatermark[msg.producer] = std::max(task.producerWatermark[msg.producer], msg.value);
-        task.producerIdle[msg.producer] = false;
-      } else {
-        task.producerIdle[msg.producer] = true;
-      }
-      int64_t wm = INT64_MAX;
-      for (size_t p = 0; p < task.producerWatermark.size(); ++p) {
-        if (!task.producerIdle[p]) wm = std::min(wm, task.producerWatermark[p]);
-      }
-      if (wm != INT64_MAX && wm != INT64_MIN && wm > task.watermark.load(std::memory_order_relaxed)) {
+      // The minimum over the producers that are not idle.
+      const bool advanced = msg.kind == ShuffleMessage::Kind::Watermark
+                                ? task.inputTimes->watermark(msg.producer, msg.value)
+                                : task.inputTimes->idle(msg.producer);
+      if (advanced) {
+        const int64_t wm = task.inputTimes->current();
         task.watermark.store(wm, std::memory_order_relaxed);
         head->onWatermark(wm);
       }
       return;
     }
     case ShuffleMessage::Kind::Barrier: {
-      task.producerBarriers[msg.producer] = static_cast<uint64_t>(msg.value) + 1;
-      bool aligned = std::all_of(task.producerBarriers.begin(), task.producerBarriers.end(),
-                                 [&](uint64_t b) { return b > task.epochsDone; });
-      if (!aligned) {
-        task.blocked[msg.producer] = true;
-        return;
-      }
-      bool final = finalEpoch_.load(std::memory_order_acquire);
+      if (!task.aligner.barrier(msg.producer, static_cast<uint64_t>(msg.value))) return;
+      bool final = epochs_.finalEpoch();
       endTaskEpoch(task, false);
       if (final) task.finished = true;
-      std::fill(task.blocked.begin(), task.blocked.end(), false);
       // What waited is processed now, in arrival order.
       std::deque<ShuffleMessage> waiting;
-      waiting.swap(task.stashed);
+      task.aligner.release(waiting);
       for (ShuffleMessage& m : waiting) handleShuffleMessage(task, m);
       return;
     }
@@ -617,18 +531,18 @@ void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
 void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   int64_t t0 = nowMicros();
   uint64_t epoch = task.epochsDone;
-  const int64_t watermarkAtBarrier = task.watermark.load(std::memory_order_relaxed);
-  std::vector<PartitionProgress> offsets;
+  // What this task reports for the epoch, as a summary of its own.
+  EpochSummary mine;
+  mine.taskWatermarks.push_back({task.stage, task.index, task.watermark.load(std::memory_order_relaxed)});
   if (isSource) {
-    offsets = task.source->progress();
-    task.uncommitted.emplace_back(epoch, offsets);
+    mine.partitions = task.source->progress();
+    task.uncommitted.add(epoch, mine.partitions);
+    for (const auto& p : mine.partitions) {
+      if (p.endOffset >= 0) mine.positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset});
+    }
   }
-  std::map<int, StateOpSnapshot> stateOps;
-  for (const auto& [id, op] : task.stateful) {
-    auto& snap = stateOps[id];
-    snap.name = op->name();
-    snap.add(op->stats());
-  }
+  // State figures before the flush, which restarts numRowsUpdated.
+  mine.addStateOperators(task.stateful);
   // Operators flush their state; then the sink is flushed or the barrier sent,
   // so everything before the barrier is durable below before it is reported.
   task.head()->onEpochEnd();
@@ -643,119 +557,31 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
     for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, true);
   }
   if (task.shuffleOut) task.shuffleOut->broadcast(ShuffleMessage::Kind::Barrier, static_cast<int64_t>(epoch));
-  std::unique_ptr<EpochMetrics> finished = task.metrics.rotate();
-  int64_t work = nowMicros() - t0;
+  std::vector<RowCounts> rows = operatorRows(task);
+  std::unique_ptr<EpochMetrics> finished = task.metrics.rotate(rows);
+  mine.addOperatorRows(task.stage, task.counted, rows);
+  mine.metrics.mergeFrom(*finished);
+  if (isSource) {
+    mine.decodeErrors = task.source->decodeErrors();
+    mine.inputRowsByScan[task.scanIndex] = finished->inputRows.load();
+  }
+  mine.commitMicros = nowMicros() - t0;
   ++task.epochsDone;
 
-  std::lock_guard lock(mu_);
-  pending_->metrics.mergeFrom(*finished);
-  pending_->partitions.insert(pending_->partitions.end(), offsets.begin(), offsets.end());
-  for (const auto& p : offsets) {
-    if (p.endOffset >= 0) pending_->positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset});
-  }
-  pending_->taskWatermarks.push_back({task.stage, task.index, watermarkAtBarrier});
-  if (isSource) {
-    pending_->decodeErrors += task.source->decodeErrors();
-    pending_->inputRowsByScan[task.scanIndex] += finished->inputRows.load();
-  }
-  pending_->commitMicros = std::max(pending_->commitMicros, work);
-  for (auto& [id, snap] : stateOps) {
-    auto& into = pending_->stateOps[id];
-    into.name = snap.name;
-    into.numRowsTotal += snap.numRowsTotal;
-    into.numRowsUpdated += snap.numRowsUpdated;
-    into.numRowsDroppedByWatermark += snap.numRowsDroppedByWatermark;
-    into.memoryUsedBytes += snap.memoryUsedBytes;
-  }
-  if (++tasksReported_ == static_cast<int>(tasks_.size())) {
-    // Every task has ended the epoch: it is complete.
-    pending_->endMicros = nowMicros();
-    pending_->watermark = currentWatermark();
-    last_ = std::move(pending_);
-    ++batchId_;
-    tasksReported_ = 0;
-    epochStartMicros_ = last_->endMicros;
-    pending_ = std::make_unique<EpochSummary>();
-    pending_->id = batchId_;
-    pending_->startMicros = epochStartMicros_;
-    // The coordinator writes the checkpoint, then lets the tasks commit.
-    cv_.notify_all();
-  }
+  epochs_.report(mine);
 }
 
 void FlowRuntime::commitIfRequested(Task& task) {
-  uint64_t complete = commitsRequested_.load(std::memory_order_acquire);
+  uint64_t complete = epochs_.committable();
   if (complete <= task.commitsDone) return;
   // Commit the newest complete epoch's barrier offsets; older ones are covered.
-  std::optional<std::vector<PartitionProgress>> upTo;
-  while (!task.uncommitted.empty() && task.uncommitted.front().first < complete) {
-    upTo = std::move(task.uncommitted.front().second);
-    task.uncommitted.pop_front();
-  }
+  std::optional<std::vector<PartitionProgress>> upTo = task.uncommitted.take(complete);
   if (upTo && plan_.commitOffsets) task.source->commit(*upTo);
   task.commitsDone = complete;
   if (checkpoints_ && stateStore_) {
     for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, false);
   }
   if (transaction_ && task.sink && !task.finished) task.sink->resume();
-}
-
-void FlowRuntime::runCoordinator() {
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    const uint64_t epoch = batchId_;
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::microseconds(plan_.checkpointIntervalMicros);
-    cv_.wait_until(lock, deadline, [&] { return stopping_.load() || stopRequested_.load(); });
-    if (stopping_) break;
-    // Only the coordinator asks for epoch ends, one at a time: a stop during an
-    // epoch's end waits for it, then ends the next one as the final epoch.
-    const bool final = stopRequested_.load();
-    if (final) finalEpoch_.store(true, std::memory_order_release);
-    epochsRequested_.store(epoch - runEpochBase_ + 1, std::memory_order_release);
-    // Tasks end the epoch between polls; wait until the last one has.
-    cv_.wait(lock, [&] { return stopping_ || batchId_ > epoch; });
-    if (stopping_) break;
-    if (checkpoints_) {
-      CheckpointInfo info;
-      info.epoch = last_->id;
-      info.epochEndMicros = last_->endMicros;
-      info.watermark = last_->watermark;
-      info.positions = last_->positions;
-      info.taskWatermarks = last_->taskWatermarks;
-      info.hasState = stateStore_ != nullptr;
-      lock.unlock();
-      try {
-        checkpoints_->write(info, [&](const std::string& dir) { stateStore_->snapshot(dir); });
-      } catch (const SqlError& e) {
-        fail(fmt::format("cannot write the checkpoint of epoch {}: {}", info.epoch, e.message()),
-             e.sqlstate());
-        lock.lock();
-        break;
-      }
-      if (transaction_) {
-        // The epoch's rows become visible to read_committed consumers, with the
-        // epoch recorded in the same transaction; the next epoch's opens at once.
-        try {
-          transaction_->commit(info.epoch);
-          if (!final) transaction_->begin();
-        } catch (const SqlError& e) {
-          fail(fmt::format("cannot commit the output of epoch {}: {}", info.epoch, e.message()),
-               e.sqlstate());
-          lock.lock();
-          break;
-        }
-      }
-      checkpoints_->clearReset();  // a reset is done once a checkpoint after it is
-      lock.lock();
-      lastCheckpoint_ = std::move(info);
-    }
-    // Everything before the barriers is durable: sources may commit them.
-    commitsRequested_.store(epoch - runEpochBase_ + 1, std::memory_order_release);
-    if (final) break;
-  }
-  coordinatorDone_ = true;
-  cv_.notify_all();
 }
 
 void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
@@ -768,7 +594,7 @@ void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
     }
   }
   stopping_ = true;
-  cv_.notify_all();
+  epochs_.wake();
   for (auto& q : queues_) q->wakeAll();
 }
 
@@ -780,20 +606,17 @@ void FlowRuntime::joinAll() {
 }
 
 void FlowRuntime::stop() {
+  bool running;
   {
-    std::unique_lock lock(mu_);
-    if (state_ == FlowState::Running && !stopping_) {
-      // The coordinator ends the epoch in progress as the final one: sources
-      // stop reading at their barrier, everything before it is flushed,
-      // checkpointed and committed.
-      stopRequested_ = true;
-      cv_.notify_all();
-      cv_.wait_for(lock, std::chrono::microseconds(kStopTimeoutMicros),
-                   [&] { return stopping_.load() || coordinatorDone_; });
-    }
+    std::lock_guard lock(mu_);
+    running = state_ == FlowState::Running && !stopping_;
   }
+  // The final epoch: sources stop reading at their barrier, everything before
+  // it is flushed, checkpointed and committed. Waited for without the lock,
+  // which a failure meanwhile takes.
+  if (running) epochs_.finish(kStopTimeoutMicros);
   stopping_ = true;
-  cv_.notify_all();
+  epochs_.wake();
   for (auto& q : queues_) q->wakeAll();
   joinAll();
   std::lock_guard lock(mu_);
@@ -813,10 +636,7 @@ FlowState FlowRuntime::state() const {
   return state_;
 }
 
-std::optional<CheckpointInfo> FlowRuntime::lastCheckpoint() const {
-  std::lock_guard lock(mu_);
-  return lastCheckpoint_;
-}
+std::optional<CheckpointInfo> FlowRuntime::lastCheckpoint() const { return epochs_.lastCheckpoint(); }
 
 int FlowRuntime::recoveries() const {
   std::lock_guard lock(mu_);
@@ -833,7 +653,7 @@ void FlowRuntime::resetState() {
   std::lock_guard lock(mu_);
   if (checkpoints_) {
     // Epochs go on after the newest one the flow ever reached.
-    uint64_t next = batchId_;
+    uint64_t next = epochs_.epoch();
     std::vector<uint64_t> epochs = checkpoints_->epochs();
     if (!epochs.empty()) next = std::max(next, epochs.back() + 1);
     checkpoints_->markReset(next);
@@ -844,7 +664,7 @@ void FlowRuntime::resetState() {
     std::error_code ec;
     std::filesystem::remove_all(stateDir_, ec);
   }
-  lastCheckpoint_.reset();
+  epochs_.forgetCheckpoint();
   resetRequested_ = true;
   // A failure to restore is no failure of the reset flow: it is stopped, and
   // a start that fails for another reason (a broker away) is retried.
@@ -865,206 +685,86 @@ std::string FlowRuntime::failureReason() const {
 
 int64_t FlowRuntime::currentWatermark() const {
   // The flow's watermark is the one its last stages act on.
-  int64_t wm = INT64_MAX;
+  FlowWatermark wm;
   for (const auto& t : tasks_) {
-    int64_t w = t->watermark.load(std::memory_order_relaxed);
-    if (t->outputsToSink && w != INT64_MIN) wm = std::min(wm, w);
+    if (t->outputsToSink) wm.add(t->watermark.load(std::memory_order_relaxed));
   }
-  return wm == INT64_MAX ? INT64_MIN : wm;
+  return wm.value();
 }
 
 std::string FlowRuntime::progressJson() const {
   std::lock_guard lock(mu_);
-  // A failed flow keeps its tasks until it is stopped or restarted: report what
-  // its epoch got to (records read, decode errors, offsets), not an empty one.
-  bool failedWithTasks = state_ == FlowState::Failed && !tasks_.empty();
-  if ((state_ != FlowState::Running && !failedWithTasks) || !pending_) {
-    if (last_) return buildJson(*last_, false);
-    EpochSummary empty;
-    empty.id = batchId_;
-    empty.startMicros = epochStartMicros_;
-    empty.endMicros = epochStartMicros_;
-    return buildJson(empty, false);
-  }
-  // The live epoch: what the tasks have finished of it plus what they are doing now.
-  EpochSummary live;
-  live.id = pending_->id;
-  live.startMicros = pending_->startMicros;
-  live.metrics.mergeFrom(pending_->metrics);
-  live.decodeErrors = pending_->decodeErrors;
-  live.inputRowsByScan = pending_->inputRowsByScan;
-  live.watermark = currentWatermark();
-  for (const auto& t : tasks_) {
-    t->metrics.withCurrent([&](const EpochMetrics& m) {
-      live.metrics.mergeFrom(m);
-      if (t->isSource) live.inputRowsByScan[t->scanIndex] += m.inputRows.load();
-    });
-    if (t->source) {
-      auto parts = t->source->progress();
-      live.partitions.insert(live.partitions.end(), parts.begin(), parts.end());
-      live.decodeErrors += t->source->decodeErrors();
+  return epochs_.read([&](const EpochCoordinator::View& epochs) {
+    ProgressContext c{flowId_, runId_, plan_, {}, {}, epochs.lastCheckpoint, restored_, restoredMicros_,
+                      recoveries_, skipped_, resetRun_};
+    for (size_t si = 0; si < plan_.scans.size(); ++si) {
+      std::string description = plan_.scans[si].name;
+      for (const auto& t : tasks_) {
+        if (t->scan == &plan_.scans[si] && t->source) {
+          description = t->source->description();
+          break;
+        }
+      }
+      c.sourceDescriptions.push_back(std::move(description));
     }
-    for (const auto& [id, op] : t->stateful) {
-      auto& snap = live.stateOps[id];
-      snap.name = op->name();
-      snap.add(op->stats());
-    }
-  }
-  return buildJson(live, state_ == FlowState::Running);
-}
-
-std::string FlowRuntime::buildJson(const EpochSummary& e, bool live, bool nested) const {
-  int64_t end = e.endMicros ? e.endMicros : nowMicros();
-  double seconds = std::max(1e-3, static_cast<double>(end - e.startMicros) / 1e6);
-  uint64_t in = e.metrics.inputRows.load();
-  uint64_t out = e.metrics.outputRows.load();
-
-  JsonWriter w;
-  w.beginObject();
-  w.key("id").value(flowId_);
-  w.key("runId").value(runId_);
-  w.key("name").value(plan_.flowName);
-  w.key("timestamp").value(formatTimestamp(e.startMicros, true));
-  w.key("batchId").value(e.id);
-  w.key("live").value(live);
-  w.key("numInputRows").value(in);
-  w.key("inputRowsPerSecond").value(static_cast<double>(in) / seconds);
-  w.key("processedRowsPerSecond").value(static_cast<double>(in) / seconds);
-  w.key("durationMs").beginObject();
-  w.key("triggerExecution").value((end - e.startMicros) / 1000);
-  w.key("commitOffsets").value(e.commitMicros / 1000);
-  w.endObject();
-  w.key("eventTime").beginObject();
-  int64_t maxEvent = e.metrics.maxEventTimeMicros.load();
-  if (maxEvent != INT64_MIN) w.key("max").value(formatTimestamp(maxEvent, true));
-  if (e.watermark != INT64_MIN) w.key("watermark").value(formatTimestamp(e.watermark, true));
-  w.endObject();
-  w.key("stateOperators").beginArray();
-  for (const auto& [id, s] : e.stateOps) {
-    w.beginObject();
-    w.key("operatorName").value(s.name);
-    w.key("operatorId").value(id);
-    w.key("numRowsTotal").value(s.numRowsTotal);
-    w.key("numRowsUpdated").value(s.numRowsUpdated);
-    w.key("numRowsDroppedByWatermark").value(s.numRowsDroppedByWatermark);
-    w.key("memoryUsedBytes").value(s.memoryUsedBytes);
-    w.endObject();
-  }
-  w.endArray();
-
-  // One entry per source, its partitions grouped by topic as Spark prints Kafka offsets.
-  w.key("sources").beginArray();
-  for (size_t si = 0; si < plan_.scans.size(); ++si) {
-    const ScanSpec& scan = plan_.scans[si];
-    std::string description = scan.name;
+    c.sinkDescription = plan_.sink.name;
     for (const auto& t : tasks_) {
-      if (t->scan == &scan && t->source) {
-        description = t->source->description();
+      if (t->sink) {
+        c.sinkDescription = t->sink->description();
         break;
       }
     }
-    // Partitions belong to this source when their topic is one of its topics;
-    // with a single source every partition is its own.
-    auto mine = [&](const PartitionProgress& p) {
-      if (plan_.scans.size() == 1) return true;
-      std::string topics = "," + scan.options.getString("subscribe") + ",";
-      return p.topic.empty() ? false : topics.find("," + p.topic + ",") != std::string::npos;
-    };
-    auto offsets = [&](const char* key, int64_t PartitionProgress::*field) {
-      std::map<std::string, std::map<int32_t, int64_t>> byTopic;
-      for (const auto& p : e.partitions) {
-        if (mine(p)) byTopic[p.topic.empty() ? scan.name : p.topic][p.partition] = p.*field;
+    // A failed flow keeps its tasks until it is stopped or restarted: report
+    // what its epoch got to (records read, decode errors, offsets), not an
+    // empty one.
+    bool failedWithTasks = state_ == FlowState::Failed && !tasks_.empty();
+    if ((state_ != FlowState::Running && !failedWithTasks) || !epochs.pending) {
+      if (epochs.last) return rtsql::progressJson(c, *epochs.last, false, nullptr);
+      EpochSummary empty;
+      empty.id = epochs.epoch;
+      empty.startMicros = epochs.epochStartMicros;
+      empty.endMicros = epochs.epochStartMicros;
+      return rtsql::progressJson(c, empty, false, nullptr);
+    }
+    // The live epoch: what the tasks have finished of it plus what they are doing now.
+    const EpochSummary& pending = *epochs.pending;
+    EpochSummary live;
+    live.id = pending.id;
+    live.startMicros = pending.startMicros;
+    live.metrics.mergeFrom(pending.metrics);
+    live.decodeErrors = pending.decodeErrors;
+    live.inputRowsByScan = pending.inputRowsByScan;
+    live.operatorRows = pending.operatorRows;
+    live.watermark = currentWatermark();
+    for (const auto& t : tasks_) {
+      std::vector<RowCounts> rows = operatorRows(*t);
+      t->metrics.withCurrent([&](const EpochMetrics& m, const std::vector<RowCounts>& atStart) {
+        live.metrics.mergeFrom(m);
+        if (t->isSource) live.inputRowsByScan[t->scanIndex] += m.inputRows.load();
+        for (size_t k = 0; k < rows.size() && k < atStart.size(); ++k) {
+          rows[k] = {rows[k].in - atStart[k].in, rows[k].out - atStart[k].out};
+        }
+      });
+      live.addOperatorRows(t->stage, t->counted, rows);
+      if (t->source) {
+        auto parts = t->source->progress();
+        live.partitions.insert(live.partitions.end(), parts.begin(), parts.end());
+        live.decodeErrors += t->source->decodeErrors();
       }
-      w.key(key).beginObject();
-      for (const auto& [topic, parts] : byTopic) {
-        w.key(topic).beginObject();
-        for (const auto& [partition, offset] : parts) w.key(std::to_string(partition)).value(offset);
-        w.endObject();
-      }
-      w.endObject();
-    };
-    w.beginObject();
-    w.key("description").value(description);
-    offsets("startOffset", &PartitionProgress::startOffset);
-    offsets("endOffset", &PartitionProgress::endOffset);
-    offsets("latestOffset", &PartitionProgress::latestOffset);
-    offsets("offsetsSkipped", &PartitionProgress::offsetsSkipped);
-    auto it = e.inputRowsByScan.find(static_cast<int>(si));
-    uint64_t scanIn = it == e.inputRowsByScan.end() ? 0 : it->second;
-    w.key("numInputRows").value(scanIn);
-    w.key("inputRowsPerSecond").value(static_cast<double>(scanIn) / seconds);
-    w.key("processedRowsPerSecond").value(static_cast<double>(scanIn) / seconds);
-    // Decode errors are counted per flow; with one source they are its own.
-    if (plan_.scans.size() == 1) w.key("numDecodeErrors").value(e.decodeErrors);
-    w.endObject();
-  }
-  w.endArray();
-  if (plan_.scans.size() > 1) w.key("numDecodeErrors").value(e.decodeErrors);
+      live.addStateOperators(t->stateful);
+    }
+    return rtsql::progressJson(c, live, state_ == FlowState::Running, epochs.last);
+  });
+}
 
-  w.key("sink").beginObject();
-  std::string sinkDescription = plan_.sink.name;
-  for (const auto& t : tasks_) {
-    if (t->sink) {
-      sinkDescription = t->sink->description();
-      break;
-    }
+std::vector<RowCounts> FlowRuntime::operatorRows(const Task& task) {
+  std::vector<RowCounts> rows;
+  rows.reserve(task.counted.size());
+  for (const auto& [id, op] : task.counted) {
+    rows.push_back({op->stats().rowsIn.load(std::memory_order_relaxed),
+                    op->stats().rowsOut.load(std::memory_order_relaxed)});
   }
-  w.key("description").value(sinkDescription);
-  w.key("numOutputRows").value(out);
-  w.endObject();
-  w.key("rtmMetrics").beginObject();
-  writeLatency(w, "processingLatencyMs", e.metrics.processingLatency);
-  writeLatency(w, "sourceQueuingLatencyMs", e.metrics.sourceQueuingLatency);
-  writeLatency(w, "e2eLatencyMs", e.metrics.e2eLatency);
-  w.endObject();
-  if (!nested) {
-    // Durability: the newest complete checkpoint and the last recovery.
-    w.key("checkpoint");
-    if (lastCheckpoint_) {
-      const CheckpointInfo& c = *lastCheckpoint_;
-      w.beginObject();
-      w.key("epoch").value(c.epoch);
-      w.key("timestamp").value(formatTimestamp(c.writtenMicros, true));
-      w.key("durationMs").value(static_cast<double>(c.durationMicros) / 1000.0);
-      w.key("stateBytes").value(c.stateBytes);
-      w.endObject();
-    } else {
-      w.null();
-    }
-    w.key("recovery");
-    if (restored_) {
-      w.beginObject();
-      w.key("fromEpoch").value(restored_->epoch);
-      w.key("restoreMs").value(static_cast<double>(restoredMicros_) / 1000.0);
-      w.key("recoveries").value(recoveries_);
-      writeSkipped(w, skipped_);
-      w.key("reset").value(false);
-      w.endObject();
-    } else if (!skipped_.empty() || resetRun_) {
-      // No checkpoint was restored, and that is worth saying: damaged ones
-      // were passed over (a stateless flow going on from its committed
-      // offsets), or the state was reset.
-      w.beginObject();
-      w.key("fromEpoch").null();
-      w.key("restoreMs").null();
-      w.key("recoveries").value(recoveries_);
-      writeSkipped(w, skipped_);
-      w.key("reset").value(resetRun_);
-      w.endObject();
-    } else {
-      w.null();
-    }
-  }
-  if (live) {
-    w.key("lastEpoch");
-    if (last_) {
-      w.raw(buildJson(*last_, false, true));
-    } else {
-      w.null();
-    }
-  }
-  w.endObject();
-  return w.take();
+  return rows;
 }
 
 }  // namespace rtsql

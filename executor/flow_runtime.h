@@ -1,4 +1,9 @@
-// FlowRuntime runs one flow's physical plan in real-time mode.
+// FlowRuntime runs one flow's physical plan in real-time mode: it wires the
+// tasks (sources, fused operators, shuffle queues, sinks), runs their loops,
+// and hands each rule to its own home: watermarks to executor/
+// watermark_tracker.h, barrier alignment to executor/barrier_aligner.h, epochs,
+// checkpoints and commits to executor/epoch_coordinator.h, and the progress
+// document to executor/metrics/progress_json.h.
 //
 // Every task of every stage gets a thread and a reserved slot when the flow
 // starts, and keeps both until it stops: all stages run at once, and there is
@@ -14,16 +19,17 @@
 // (executor/watermark_tracker.h), so the watermark never depends on how fast
 // the partitions were read. A task whose partitions are all idle tells the
 // stages below, so it does not hold their watermark back. A shuffle task's
-// watermark is the minimum over its producing tasks that are not idle.
-// Operators get onWatermark() whenever their task's watermark advances.
+// watermark is the minimum over its producing tasks that are not idle
+// (InputWatermarks). Operators get onWatermark() whenever their task's
+// watermark advances.
 //
 // Epochs and checkpoints: at each checkpoint interval the coordinator asks the
 // source tasks to end the epoch. A source task records its offsets (the
 // barrier position), ends the epoch of its own operators, flushes its sink or
 // sends a barrier down the shuffle, and reports. A shuffle task aligns the
-// barriers: once a producer's barrier has arrived, that producer's later
-// messages wait in the task until the barrier has arrived from every producer,
-// so the task's state at the barrier holds exactly the records before it. Then
+// barriers (BarrierAligner): once a producer's barrier has arrived, that
+// producer's later messages wait in the task until the barrier has arrived
+// from every producer, so the task's state at the barrier holds exactly the records before it. Then
 // its operators flush their state, its sink is flushed, barriers go further
 // down. After flushing, a task holds back its other state writes until the
 // checkpoint is taken (StateStore::holdWrites), and goes on processing. When
@@ -46,7 +52,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -57,6 +62,7 @@
 #include "common/error.h"
 #include "executor/checkpoint.h"
 #include "executor/connector.h"
+#include "executor/epoch_coordinator.h"
 #include "executor/slot_pool.h"
 #include "planner/physical_plan.h"
 
@@ -118,7 +124,6 @@ class FlowRuntime {
 
  private:
   struct Task;
-  struct EpochSummary;
 
   void buildTask(Task& t, const StageSpec& stage, int index);
   void runSourceTask(Task& task);
@@ -126,11 +131,10 @@ class FlowRuntime {
   void handleShuffleMessage(Task& task, ShuffleMessage& msg);
   void endTaskEpoch(Task& task, bool isSource);
   void commitIfRequested(Task& task);
-  void runCoordinator();
-  void writeCheckpoint(uint64_t epoch);
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
   void joinAll();
-  std::string buildJson(const EpochSummary& e, bool live, bool nested = false) const;
+  // Each of the task's plan operators' rowsIn/rowsOut since the task started.
+  static std::vector<RowCounts> operatorRows(const Task& task);
   int64_t currentWatermark() const;
 
   PhysicalPlan plan_;
@@ -150,26 +154,15 @@ class FlowRuntime {
   std::unique_ptr<ActivityClock> activity_;  // the sources' delivery time (idle partitions)
   std::thread coordinator_;
 
-  std::atomic<bool> stopping_{false};        // tasks leave at once (stop done or failure)
-  std::atomic<bool> finalEpoch_{false};      // the epoch being ended is the last one
-  std::atomic<bool> stopRequested_{false};   // stop(): the coordinator ends a final epoch
-  std::atomic<uint64_t> epochsRequested_{0};  // epochs the coordinator asked sources to end
-  std::atomic<uint64_t> commitsRequested_{0};  // epochs complete: sources may commit them
+  std::atomic<bool> stopping_{false};  // tasks leave at once (stop done or failure)
+  // Epoch ends, checkpoints and commits (executor/epoch_coordinator.h), run by
+  // the coordinator_ thread; it has its own lock, taken after mu_ when both are.
+  EpochCoordinator epochs_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   FlowState state_ = FlowState::Stopped;
   std::string failure_;
   std::string failureCode_;
-  uint64_t batchId_ = 0;           // the epoch in progress
-  uint64_t runEpochBase_ = 0;      // batchId_ when this run started (tasks count epochs from it)
-  int64_t epochStartMicros_ = 0;   // wall clock when it began
-  int tasksReported_ = 0;          // tasks done with epoch batchId_
-  int sourcesCommitted_ = 0;       // source tasks that committed the last complete epoch
-  std::unique_ptr<EpochSummary> pending_;  // epoch batchId_ being assembled
-  std::unique_ptr<EpochSummary> last_;     // the last finished epoch
-  bool coordinatorDone_ = false;           // the final epoch is checkpointed (or the flow failed)
-  std::optional<CheckpointInfo> lastCheckpoint_;
   std::optional<CheckpointInfo> restored_;  // what the current run started from
   int64_t restoredMicros_ = 0;             // how long the restore took
   int recoveries_ = 0;

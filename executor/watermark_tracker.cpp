@@ -20,4 +20,27 @@ PartitionWatermarks::Partition& PartitionWatermarks::at(int32_t partition, int64
   return it->second;
 }
 
+bool InputWatermarks::watermark(uint16_t producer, int64_t micros) {
+  Input& in = inputs_[producer];
+  in.watermark = std::max(in.watermark, micros);
+  in.idle = false;
+  return advance();
+}
+
+bool InputWatermarks::idle(uint16_t producer) {
+  inputs_[producer].idle = true;
+  return advance();
+}
+
+bool InputWatermarks::advance() {
+  int64_t wm = INT64_MAX;
+  for (const Input& in : inputs_) {
+    if (!in.idle) wm = std::min(wm, in.watermark);
+  }
+  // INT64_MAX: every producer is idle; INT64_MIN: one has no watermark yet.
+  if (wm == INT64_MAX || wm == INT64_MIN || wm <= current_) return false;
+  current_ = wm;
+  return true;
+}
+
 }  // namespace rtsql

@@ -1,5 +1,8 @@
-// Event time at the sources: the watermark of a source task and when a
-// partition is idle.
+// Event time: the watermark of a source task and when a partition is idle
+// (PartitionWatermarks), the watermark of a shuffle task over its producing
+// tasks (InputWatermarks), and the flow's over its last tasks (FlowWatermark).
+// The flow runtime only feeds them and passes on what they decide, so every
+// rule about when a watermark moves lives here.
 //
 // A source task's watermark is the minimum over its partitions of (largest
 // event time read - the source's delay). A partition that has delivered nothing
@@ -32,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace rtsql {
 
@@ -73,8 +77,17 @@ class PartitionWatermarks {
     bool allIdle = false;  // every partition (or none at all) is idle
   };
 
-  PartitionWatermarks(int64_t delayMicros, int64_t idleTimeoutMicros)
-      : delay_(delayMicros), idleTimeout_(idleTimeoutMicros) {}
+  // What the task tells the operators below after a poll (step()).
+  struct Step {
+    enum class Kind : uint8_t { None, Idle, Watermark };
+    Kind kind = Kind::None;
+    int64_t watermark = INT64_MIN;  // Watermark: the task's watermark, INT64_MIN for none yet
+  };
+
+  // `startMicros` is the task's watermark when it starts: the one of the
+  // restored checkpoint, else none.
+  PartitionWatermarks(int64_t delayMicros, int64_t idleTimeoutMicros, int64_t startMicros = INT64_MIN)
+      : delay_(delayMicros), idleTimeout_(idleTimeoutMicros), current_(startMicros) {}
 
   // The partition's entry, added when unknown; the reference stays valid.
   // A task adds the partitions it reads before any delivers, so that each
@@ -121,13 +134,83 @@ class PartitionWatermarks {
     return r;
   }
 
+  // After each poll: update(), then what the task tells the operators below.
+  //  - Idle, once, when every partition has gone idle and `announcesIdle` (the
+  //    task feeds a shuffle, whose tasks then go on without it; a task that
+  //    writes the sink has nobody to tell). The watermark does not move.
+  //  - Watermark when the watermark advanced, and when the task is back from
+  //    idle: then its watermark, even none yet, tells the stages below to wait
+  //    for it again.
+  template <typename CaughtUp>
+  Step step(int64_t clockNow, bool announcesIdle, CaughtUp&& caughtUp) {
+    const Result r = update(clockNow, caughtUp);
+    if (r.allIdle) {
+      if (idle_ || !announcesIdle) return {};
+      idle_ = true;
+      return {Step::Kind::Idle, current_};
+    }
+    const bool advanced = r.watermark != INT64_MIN && r.watermark > current_;
+    if (advanced) current_ = r.watermark;
+    if (!advanced && !idle_) return {};
+    idle_ = false;
+    return {Step::Kind::Watermark, current_};
+  }
+
+  // The task's watermark: it only grows.
+  int64_t current() const { return current_; }
   const std::map<int32_t, Partition>& partitions() const { return partitions_; }
 
  private:
   const int64_t delay_;
   const int64_t idleTimeout_;
+  int64_t current_;
+  bool idle_ = false;  // told the stages below that every partition is idle
   // A map: entries never move, so the task may keep a reference per record.
   std::map<int32_t, Partition> partitions_;
+};
+
+// A shuffle task's watermark: the minimum over its producing tasks that are
+// not idle, with none while one of those has none yet. A producer is idle from
+// its Idle message until its next watermark (which it sends when it is back).
+// With every producer idle the watermark does not move. It only grows: a
+// producer's watermark never goes back, and the task's starts at the restored
+// checkpoint's. Used by the task's thread only.
+class InputWatermarks {
+ public:
+  explicit InputWatermarks(size_t producers = 0, int64_t startMicros = INT64_MIN)
+      : inputs_(producers), current_(startMicros) {}
+
+  // A producer's watermark, or that it went idle. True when the task's
+  // watermark advanced: current() is the new one.
+  bool watermark(uint16_t producer, int64_t micros);
+  bool idle(uint16_t producer);
+
+  int64_t current() const { return current_; }
+
+ private:
+  struct Input {
+    int64_t watermark = INT64_MIN;
+    bool idle = false;
+  };
+  bool advance();
+
+  std::vector<Input> inputs_;
+  int64_t current_;
+};
+
+// The flow's watermark, as progress and checkpoints report it: the one its
+// last stages act on, the minimum over the tasks that write the sink. A task
+// without a watermark yet is left out (it has seen no event time), and the
+// flow has none while no task has one.
+class FlowWatermark {
+ public:
+  void add(int64_t taskWatermark) {
+    if (taskWatermark != INT64_MIN) min_ = std::min(min_, taskWatermark);
+  }
+  int64_t value() const { return min_ == INT64_MAX ? INT64_MIN : min_; }
+
+ private:
+  int64_t min_ = INT64_MAX;
 };
 
 }  // namespace rtsql

@@ -157,10 +157,16 @@ TEST_CASE("a stateless flow filters, projects and writes every record") {
   CHECK(live.find("\"numOutputRows\":89") != std::string::npos);
   CHECK(live.find("\"processingLatencyMs\":{\"P0\":") != std::string::npos);
   CHECK(live.find("\"live\":true") != std::string::npos);
+  // Each operator's rows: the filter passes 89 of 100, the projection all it gets.
+  const std::string operators =
+      R"("operators":[{"stage":0,"operatorId":0,"operatorName":"Filter","rowsIn":100,"rowsOut":89},)"
+      R"({"stage":0,"operatorId":0,"operatorName":"Project","rowsIn":89,"rowsOut":89}])";
+  CHECK(live.find(operators) != std::string::npos);
 
   rt.stop();
   CHECK(rt.state() == FlowState::Stopped);
   CHECK(slots.used() == 0);
+  CHECK(rt.progressJson().find(operators) != std::string::npos);  // the final epoch's
   std::lock_guard lock(s.mu);
   // Stopping ends the epoch: the sink was flushed and then the offsets committed.
   REQUIRE(!s.commits.empty());
@@ -297,19 +303,22 @@ class PacedSource : public SourceTask {
   int task_;
 };
 
+// Two source tasks of `Source` over the test's `State`, whose `sink` the
+// flow writes.
+template <typename Source, typename State>
 class TwoTaskProvider : public ConnectorProvider {
  public:
-  explicit TwoTaskProvider(TwoTasks& s) : s_(s) {}
+  explicit TwoTaskProvider(State& s) : s_(s) {}
   int sourcePartitions(const ScanSpec&) override { return 2; }
   std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int task, int) override {
-    return std::make_unique<PacedSource>(s_, task);
+    return std::make_unique<Source>(s_, task);
   }
   std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
     return std::make_unique<MemorySink>(s_.sink);
   }
 
  private:
-  TwoTasks& s_;
+  State& s_;
 };
 
 // Source (2 tasks, watermark on ts, no delay, 100 ms idle timeout) -> shuffle -> sink.
@@ -348,7 +357,7 @@ bool hasWatermark(const FlowRuntime& rt) {
 TEST_CASE("a source task without partitions does not hold back the stage below") {
   TwoTasks s;
   s.secondHasPartition = false;
-  TwoTaskProvider provider(s);
+  TwoTaskProvider<PacedSource, TwoTasks> provider(s);
   SlotPool slots(4);
   FlowRuntime rt(shuffledPlan(), provider, slots, "id-wm-1");
   rt.start();
@@ -358,7 +367,7 @@ TEST_CASE("a source task without partitions does not hold back the stage below")
 
 TEST_CASE("a partition with records left to read holds the watermark while the others deliver") {
   TwoTasks s;
-  TwoTaskProvider provider(s);
+  TwoTaskProvider<PacedSource, TwoTasks> provider(s);
   SlotPool slots(4);
   FlowRuntime rt(shuffledPlan(), provider, slots, "id-wm-2");
   rt.start();
@@ -370,4 +379,85 @@ TEST_CASE("a partition with records left to read holds the watermark while the o
   s.secondCaughtUp = true;
   CHECK(waitFor([&] { return hasWatermark(rt); }, 20'000));
   rt.stop();
+}
+
+namespace {
+
+// Two source tasks, each reading its own partition at its own pace, into one
+// shuffle task (so it aligns two producers) that writes the sink. Every offset
+// commit is checked against what the sink had flushed: alignment must make a
+// committed offset never pass a record whose row was not flushed.
+struct Aligned {
+  Shared sink;  // rows (partition, offset)
+  std::atomic<int> commits{0};
+  std::atomic<int> violations{0};
+  std::atomic<int64_t> read[2] = {0, 0};
+};
+
+class AlignedSource : public SourceTask {
+ public:
+  AlignedSource(Aligned& s, int task) : s_(s), task_(task) {}
+  void poll(std::vector<SourceRecord>& out, size_t, int) override {
+    // Task 1 is the slow producer: its barriers come later than task 0's.
+    std::this_thread::sleep_for(std::chrono::milliseconds(task_ == 0 ? 1 : 3));
+    for (int i = 0; i < 4 && next_ < kRecords; ++i, ++next_) {
+      SourceRecord r;
+      r.row = {Value::bigint(task_), Value::bigint(next_)};
+      r.timestampMicros = r.readMicros = nowMicros();
+      r.partition = task_;
+      r.offset = next_;
+      out.push_back(std::move(r));
+    }
+    s_.read[task_] = next_;
+  }
+  void commit() override {}
+  void commit(const std::vector<PartitionProgress>& upTo) override {
+    std::lock_guard lock(s_.sink.mu);
+    for (const PartitionProgress& p : upTo) {
+      std::vector<bool> seen(static_cast<size_t>(p.endOffset), false);
+      for (size_t i = 0; i < s_.sink.flushedRows; ++i) {
+        const Row& row = s_.sink.written[i];
+        const int64_t offset = row[1].asInt();
+        if (row[0].asInt() == p.partition && offset < p.endOffset) seen[static_cast<size_t>(offset)] = true;
+      }
+      if (std::find(seen.begin(), seen.end(), false) != seen.end()) ++s_.violations;
+    }
+    ++s_.commits;
+  }
+  std::vector<PartitionProgress> progress() const override {
+    return {PartitionProgress{"t", task_, 0, next_, kRecords}};
+  }
+  int64_t decodeErrors() const override { return 0; }
+  std::string description() const override { return "Aligned[t]"; }
+
+  static constexpr int64_t kRecords = 2000;
+
+ private:
+  Aligned& s_;
+  int task_;
+  int64_t next_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a shuffle task aligns its producers' barriers: no commit passes an unflushed row") {
+  Aligned s;
+  TwoTaskProvider<AlignedSource, Aligned> provider(s);
+  SlotPool slots(4);
+  PhysicalPlan plan = shuffledPlan();
+  plan.scan.eventTimeColumn = -1;
+  plan.scan.schema.columns = {{"p", DataType::of(TypeId::BigInt)}, {"n", DataType::of(TypeId::BigInt)}};
+  plan.stages[0].output.keys = {makeColumnRef(1, DataType::of(TypeId::BigInt), "n")};
+  plan.stages[0].outputSchema = plan.stages[1].outputSchema = plan.scan.schema;
+  plan.checkpointIntervalMicros = 20'000;  // many epochs while both tasks read
+  FlowRuntime rt(plan, provider, slots, "id-align");
+  rt.start();
+  REQUIRE(waitFor([&] { return s.read[0] == AlignedSource::kRecords && s.read[1] == AlignedSource::kRecords; },
+                  60'000));
+  rt.stop();
+  CHECK(s.commits.load() >= 4);
+  CHECK(s.violations.load() == 0);
+  std::lock_guard lock(s.sink.mu);
+  CHECK(s.sink.written.size() == 2 * AlignedSource::kRecords);
+  CHECK(s.sink.flushedRows == s.sink.written.size());
 }

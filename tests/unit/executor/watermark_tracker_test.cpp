@@ -228,3 +228,91 @@ TEST_CASE("partitions going quiet and resuming in every order never drop an on-t
   } while (std::next_permutation(order.begin(), order.end()));
   CHECK(scenarios == 6 * 7 * 3);
 }
+
+TEST_CASE("a source task's step: the watermark only grows, idle is said once, and back from idle says the watermark") {
+  Task t({0});
+  PartitionWatermarks times(kDelay, kTimeout, 5 * kSecond);  // restored at 5 s
+  times.at(0, t.clock.now());
+  auto caughtUp = [](int32_t) { return true; };
+  using Kind = PartitionWatermarks::Step::Kind;
+
+  // Below the restored watermark: nothing to say.
+  PartitionWatermarks::record(times.at(0, t.clock.now()), 6 * kSecond);
+  t.clock.delivered(1 * kSecond);
+  CHECK(times.step(t.clock.now(), true, caughtUp).kind == Kind::None);
+  CHECK(times.current() == 5 * kSecond);
+
+  PartitionWatermarks::record(times.at(0, t.clock.now()), 9 * kSecond);
+  t.clock.delivered(1 * kSecond + 1000);
+  PartitionWatermarks::Step s = times.step(t.clock.now(), true, caughtUp);
+  CHECK(s.kind == Kind::Watermark);
+  CHECK(s.watermark == 7 * kSecond);
+  CHECK(times.step(t.clock.now(), true, caughtUp).kind == Kind::None);
+
+  // Quiet for the idle timeout of delivery time (another task delivers).
+  for (int i = 1; i <= 12; ++i) t.clock.delivered(1 * kSecond + 1000 + i * kSecond);
+  s = times.step(t.clock.now(), true, caughtUp);
+  CHECK(s.kind == Kind::Idle);
+  CHECK(times.step(t.clock.now(), true, caughtUp).kind == Kind::None);  // said once
+  CHECK(times.current() == 7 * kSecond);
+
+  // Back with an older record: the watermark stays, but is said again.
+  PartitionWatermarks::record(times.at(0, t.clock.now()), 8 * kSecond);
+  s = times.step(t.clock.now(), true, caughtUp);
+  CHECK(s.kind == Kind::Watermark);
+  CHECK(s.watermark == 7 * kSecond);
+}
+
+TEST_CASE("a task that writes the sink never says it is idle") {
+  Task t({0});
+  PartitionWatermarks times(kDelay, kTimeout);
+  times.at(0, t.clock.now());
+  for (int i = 0; i <= 12; ++i) t.clock.delivered(i * kSecond);
+  CHECK(times.step(t.clock.now(), false, [](int32_t) { return true; }).kind ==
+        PartitionWatermarks::Step::Kind::None);
+}
+
+TEST_CASE("a shuffle task's watermark is the minimum over its producers that are not idle") {
+  InputWatermarks in(3);
+  CHECK_FALSE(in.watermark(0, 100));
+  CHECK_FALSE(in.watermark(1, 50));  // producer 2 has none yet
+  CHECK(in.current() == INT64_MIN);
+  CHECK(in.watermark(2, 70));
+  CHECK(in.current() == 50);
+  CHECK_FALSE(in.watermark(1, 40));  // a producer never goes back
+  CHECK(in.watermark(1, 80));
+  CHECK(in.current() == 70);
+  // Producer 2 idle: the others decide.
+  CHECK(in.idle(2));
+  CHECK(in.current() == 80);
+  // Back from idle with an older watermark: the task's stays.
+  CHECK_FALSE(in.watermark(2, 75));
+  CHECK(in.current() == 80);
+  CHECK_FALSE(in.watermark(2, 200));  // producer 1 holds it at 80
+  CHECK(in.watermark(1, 150));
+  CHECK(in.current() == 100);
+}
+
+TEST_CASE("with every producer idle a shuffle task's watermark does not move") {
+  InputWatermarks in(2, 30);  // restored at 30
+  CHECK_FALSE(in.watermark(0, 20));
+  CHECK_FALSE(in.idle(1));
+  CHECK(in.watermark(0, 60));
+  CHECK(in.current() == 60);
+  CHECK_FALSE(in.idle(0));
+  CHECK(in.current() == 60);
+  CHECK(in.watermark(1, 90));  // producer 0 stays idle
+  CHECK(in.current() == 90);
+}
+
+TEST_CASE("the flow's watermark is the minimum over its last tasks that have one") {
+  FlowWatermark none;
+  CHECK(none.value() == INT64_MIN);
+  FlowWatermark wm;
+  wm.add(INT64_MIN);  // a task that has seen no event time yet
+  CHECK(wm.value() == INT64_MIN);
+  wm.add(300);
+  wm.add(INT64_MIN);
+  wm.add(200);
+  CHECK(wm.value() == 200);
+}

@@ -1,0 +1,159 @@
+// The progress JSON written from plain data: field names and shape (which
+// SHOW PROGRESS users, the HTTP endpoint and the SQL tests read), the per
+// operator rows, the live epoch with the last one nested, and the per-epoch
+// operator rows that TaskMetricsSlot derives from the operators' counters.
+#include "executor/metrics/progress_json.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "executor/metrics/task_metrics.h"
+
+using namespace rtsql;
+
+namespace {
+
+class Named : public Operator {
+ public:
+  explicit Named(std::string name) : name_(std::move(name)) {}
+  void push(Row&, const RecordContext&) override {}
+  std::string name() const override { return name_; }
+
+ private:
+  std::string name_;
+};
+
+struct Fixture {
+  Fixture() {
+    plan.flowName = "f";
+    ScanSpec scan;
+    scan.name = "clicks";
+    plan.scans = {scan};
+    plan.sink.name = "out";
+  }
+  ProgressContext context() const {
+    return ProgressContext{flowId,   runId, plan, {"Kafka[clicks]"}, "",   lastCheckpoint,
+                           restored, 0,     0,    skipped,           false};
+  }
+
+  std::string flowId = "id-1";
+  std::string runId = "run-1";
+  PhysicalPlan plan;
+  std::optional<CheckpointInfo> lastCheckpoint;
+  std::optional<CheckpointInfo> restored;
+  std::vector<CheckpointSearch::Skipped> skipped;
+};
+
+bool has(const std::string& json, const std::string& part) {
+  return json.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a finished epoch's progress: counts, sources by topic, operators, no checkpoint yet") {
+  Fixture fx;
+  EpochSummary e;
+  e.id = 3;
+  e.startMicros = 1'000'000;
+  e.endMicros = 3'000'000;
+  e.metrics.inputRows = 8;
+  e.metrics.outputRows = 4;
+  e.partitions = {PartitionProgress{"clicks", 1, 5, 9, 12},
+                  PartitionProgress{"clicks", 0, 0, 4, 4}};
+  e.inputRowsByScan[0] = 8;
+  Named filter("Filter"), project("Project");
+  e.addOperatorRows(0, {{2, &filter}, {3, &project}}, {{8, 4}, {4, 4}});
+  const std::string json = progressJson(fx.context(), e, false, nullptr);
+  CHECK(has(json, R"({"id":"id-1","runId":"run-1","name":"f",)"));
+  CHECK(has(json, R"("batchId":3,"live":false,"numInputRows":8,"inputRowsPerSecond":4,)"));
+  CHECK(has(json, R"("durationMs":{"triggerExecution":2000,"commitOffsets":0})"));
+  CHECK(has(json, R"("eventTime":{},"stateOperators":[],)"));
+  CHECK(has(
+      json,
+      R"("operators":[{"stage":0,"operatorId":2,"operatorName":"Filter","rowsIn":8,"rowsOut":4},)"
+      R"({"stage":0,"operatorId":3,"operatorName":"Project","rowsIn":4,"rowsOut":4}],)"));
+  CHECK(has(json,
+            R"("sources":[{"description":"Kafka[clicks]","startOffset":{"clicks":{"0":0,"1":5}},)"
+            R"("endOffset":{"clicks":{"0":4,"1":9}},)"));
+  CHECK(has(
+      json,
+      R"("numInputRows":8,"inputRowsPerSecond":4,"processedRowsPerSecond":4,"numDecodeErrors":0}])"));
+  // Without a sink task the sink is described by its name.
+  CHECK(has(json, R"("sink":{"description":"out","numOutputRows":4})"));
+  CHECK(has(json, R"("checkpoint":null,"recovery":null})"));
+  CHECK_FALSE(has(json, "lastEpoch"));
+}
+
+TEST_CASE(
+    "the live epoch nests the last finished one, without the flow's checkpoint and recovery") {
+  Fixture fx;
+  CheckpointInfo cp;
+  cp.epoch = 4;
+  fx.lastCheckpoint = cp;
+  fx.restored = cp;
+  fx.skipped = {{5, "damaged"}};
+  EpochSummary live, last;
+  live.id = 6;
+  live.startMicros = 1;
+  last.id = 5;
+  last.startMicros = 1;
+  last.endMicros = 2;
+  const std::string json = progressJson(fx.context(), live, true, &last);
+  CHECK(has(json, R"("batchId":6,"live":true)"));
+  CHECK(has(json, R"("checkpoint":{"epoch":4,)"));
+  CHECK(has(json, R"("recovery":{"fromEpoch":4,"restoreMs":0,"recoveries":0,)"
+                  R"("skipped":[{"epoch":5,"reason":"damaged"}],"reset":false})"));
+  const size_t nested = json.find(R"("lastEpoch":{)");
+  REQUIRE(nested != std::string::npos);
+  const std::string inner = json.substr(nested);
+  CHECK(has(inner, R"("batchId":5,"live":false)"));
+  CHECK_FALSE(has(inner, "checkpoint"));
+  CHECK_FALSE(has(inner, "recovery"));
+  CHECK(json.back() == '}');
+}
+
+TEST_CASE("tasks' reports add up: figures summed, offsets appended, the longest epoch-end work") {
+  Named agg("Aggregate");
+  EpochSummary a, b, all;
+  a.metrics.inputRows = 3;
+  a.commitMicros = 50;
+  a.inputRowsByScan[0] = 3;
+  a.positions.push_back({0, "t", 0, 3});
+  a.addOperatorRows(1, {{7, &agg}}, {{3, 2}});
+  b.metrics.inputRows = 4;
+  b.commitMicros = 20;
+  b.inputRowsByScan[0] = 4;
+  b.positions.push_back({0, "t", 1, 4});
+  b.addOperatorRows(1, {{7, &agg}}, {{4, 1}});
+  all.add(a);
+  all.add(b);
+  CHECK(all.metrics.inputRows.load() == 7);
+  CHECK(all.commitMicros == 50);
+  CHECK(all.inputRowsByScan[0] == 7);
+  CHECK(all.positions.size() == 2);
+  REQUIRE(all.operatorRows.size() == 1);
+  const OperatorRows& r = all.operatorRows.begin()->second;
+  CHECK(r.operatorId == 7);
+  CHECK(r.name == "Aggregate");
+  CHECK(r.rowsIn == 7);
+  CHECK(r.rowsOut == 3);
+}
+
+TEST_CASE("an epoch's operator rows are the counters at its end minus those at its start") {
+  TaskMetricsSlot slot;
+  std::vector<RowCounts> rows{{10, 4}, {4, 4}};
+  slot.rotate(rows);  // the first epoch: from zero
+  CHECK(rows[0].in == 10);
+  CHECK(rows[0].out == 4);
+  rows = {{25, 9}, {9, 9}};
+  slot.rotate(rows);
+  CHECK(rows[0].in == 15);
+  CHECK(rows[0].out == 5);
+  CHECK(rows[1].in == 5);
+  slot.withCurrent([](const EpochMetrics&, const std::vector<RowCounts>& atStart) {
+    REQUIRE(atStart.size() == 2);
+    CHECK(atStart[0].in == 25);  // where the live epoch began
+  });
+}
