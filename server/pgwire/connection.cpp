@@ -11,6 +11,7 @@
 #include <exception>
 #include <optional>
 
+#include "server/handler_error.h"
 #include "server/pgwire/protocol.h"
 #include "server/users.h"
 
@@ -503,17 +504,10 @@ void Connection::openSession() {
 }
 
 void Connection::openSessionOnWorker(std::string user, std::string database) {
-  std::optional<SqlError> failure;
-  try {
+  std::optional<SqlError> failure = callHandler([&] {
     session_ = state_->handler.openSession(user, database);
-    if (!session_) failure = SqlError(sqlstate::kInternalError, "the engine opened no session");
-  } catch (const SqlError& e) {
-    failure = e;
-  } catch (const std::exception& e) {
-    failure = SqlError(sqlstate::kInternalError, e.what());
-  } catch (...) {
-    failure = SqlError(sqlstate::kInternalError, "unknown error while opening the session");
-  }
+    if (!session_) throw InternalError("the engine opened no session");
+  });
   asio::post(strand_, [self = shared_from_this(), failure = std::move(failure)] {
     self->executing_ = false;
     if (self->closed_) {
@@ -733,14 +727,8 @@ void Connection::runStatementOnWorker(std::string sql) {
   StatementWriter writer(*this, sql);
   // The handler promises not to throw; a stray exception still becomes an
   // error for this query rather than a dead server.
-  try {
-    state_->handler.execute(*session_, sql, writer);
-  } catch (const SqlError& e) {
-    writer.error(e);
-  } catch (const std::exception& e) {
-    writer.error(SqlError(sqlstate::kInternalError, e.what()));
-  } catch (...) {
-    writer.error(SqlError(sqlstate::kInternalError, "unknown internal error"));
+  if (auto err = callHandler([&] { state_->handler.execute(*session_, sql, writer); })) {
+    writer.error(*err);
   }
   std::string tail;
   if (!writer.reportedAnything()) appendEmptyQueryResponse(tail);
