@@ -396,6 +396,11 @@ size_t BoundStatement::originalOffset(size_t offset) const {
   return original;
 }
 
+SqlError BoundStatement::mapError(SqlError err) const {
+  if (err.hasPosition()) err.setPosition(originalOffset(err.position()));
+  return err;
+}
+
 BoundStatement substituteParameters(std::string_view sql,
                                     const std::vector<std::string>& literals) {
   BoundStatement out;

@@ -113,6 +113,8 @@ struct BoundStatement {
   // The byte offset in the original statement that `offset` in `text` comes
   // from; an offset inside a substituted literal maps to its `$n`.
   size_t originalOffset(size_t offset) const;
+  // `err` with its position moved from `text` to the text the client wrote.
+  SqlError mapError(SqlError err) const;
 };
 BoundStatement substituteParameters(std::string_view sql, const std::vector<std::string>& literals);
 
@@ -197,6 +199,7 @@ struct ExtendedState {
 };
 
 class Connection;
+struct Description;
 
 // The connection's handling of extended-protocol messages; strand only unless
 // marked. A friend of Connection.
@@ -242,11 +245,8 @@ class ExtendedProtocol {
   // Runs `job` on a worker thread while the connection handles no other
   // message; a job returns true when it sent an error.
   static void submit(Connection& c, std::function<bool()> job);
-  // Worker thread: the columns of `bound`, from the handler's describe() or
-  // by running it; nullopt with `err` set when that fails.
-  static std::optional<std::vector<ResultColumn>> columnsOf(Connection& c,
-                                                            const BoundStatement& bound,
-                                                            std::optional<SqlError>& err);
+  // Worker thread: the columns of `bound` (see describeStatement in describe.h).
+  static Description describeOnWorker(Connection& c, const BoundStatement& bound);
 };
 
 }  // namespace rtsql::pgwire
