@@ -1,7 +1,7 @@
 #include "server/pgwire/describe.h"
 
 #include "server/handler_error.h"
-#include "server/pgwire/messages.h"
+#include "server/pgwire/codec.h"
 
 namespace rtsql::pgwire {
 

@@ -14,11 +14,11 @@
 #include "common/error.h"
 #include "common/sql_text.h"
 #include "server/handler_error.h"
+#include "server/pgwire/codec.h"
 #include "server/pgwire/connection.h"
 #include "server/pgwire/describe.h"
 #include "server/pgwire/extended.h"
-#include "server/pgwire/messages.h"
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/framing.h"
 
 namespace rtsql::pgwire {
 

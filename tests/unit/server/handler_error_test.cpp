@@ -7,7 +7,7 @@
 #include <string>
 
 #include "server/handler_error.h"
-#include "server/pgwire/messages.h"
+#include "server/pgwire/codec.h"
 #include "server_test_util.h"
 
 using namespace rtsql;

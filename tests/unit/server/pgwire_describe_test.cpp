@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "server/pgwire/codec.h"
 #include "server/pgwire/describe.h"
 #include "server/pgwire/extended.h"
-#include "server/pgwire/messages.h"
 #include "server/query_handler.h"
 
 using namespace rtsql;

@@ -24,13 +24,13 @@
 #include <thread>
 #include <vector>
 
-#include "server_test_util.h"
+#include "server/pgwire/codec.h"
 #include "server/pgwire/extended.h"
-#include "server/pgwire/messages.h"
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/framing.h"
 #include "server/pgwire/server.h"
 #include "server/pgwire/worker_pool.h"
 #include "server/query_handler.h"
+#include "server_test_util.h"
 
 using namespace rtsql;
 using namespace rtsql::pgwire;
