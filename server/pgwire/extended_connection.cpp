@@ -78,7 +78,9 @@ size_t takeBuffered(Portal& portal, std::string& out, int32_t maxRows) {
 // between rows: once the limit is reached the run is suspended there, keeping
 // the statement's state, and the next Execute of the portal lets it go on.
 // With `describe` it answers the Describe that was deferred to this Execute
-// too (RowDescription or NoData).
+// too, when the handler could not describe the statement without running it
+// (describe.h): the answer then follows the run, RowDescription when the
+// statement announces its columns and NoData when it completes without any.
 class PortalWriter final : public ResultWriter {
  public:
   PortalWriter(Connection& c, std::shared_ptr<Portal> p, int32_t maxRows, bool describe)
