@@ -7,6 +7,7 @@
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
 #include "parser/parser.h"
+#include "server/handler_error.h"
 #include "server/live_query.h"
 #include "server/live_query_quota.h"
 #include "server/privileges.h"
@@ -108,12 +109,9 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       // The statement ended early without completing; the rest do not run.
       if (writer.expired()) return;
     }
-  } catch (const SqlError& e) {
-    out.error(e);
-  } catch (const InternalError& e) {
-    out.error(SqlError(sqlstate::kInternalError, fmt::format("internal error: {}", e.what())));
-  } catch (const std::exception& e) {
-    out.error(SqlError(sqlstate::kInternalError, fmt::format("internal error: {}", e.what())));
+  } catch (...) {
+    // QueryHandler::execute reports every failure and never throws.
+    out.error(handlerError(std::current_exception()));
   }
 }
 

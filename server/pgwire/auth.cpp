@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/framing.h"
 
 namespace rtsql::pgwire {
 

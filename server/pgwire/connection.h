@@ -1,6 +1,9 @@
 // One client connection: reads frontend messages, answers startup, hands each
 // simple query to the QueryHandler on a worker thread, and streams the results
-// back. Internal to the pgwire server.
+// back. Internal to the pgwire server. The class is defined in three files:
+// connection.cpp (the socket, frames, outbox and closing), state_machine.cpp
+// (startup, authentication and the simple query cycle: what each message
+// means when) and extended_connection.cpp (the extended query protocol).
 //
 // Reading and writing happen on the connection's strand. A running statement
 // writes into an outbox from its worker thread; the strand drains the outbox
@@ -30,8 +33,8 @@
 
 #include "common/error.h"
 #include "server/pgwire/auth.h"
+#include "server/pgwire/codec.h"
 #include "server/pgwire/extended.h"
-#include "server/pgwire/messages.h"
 #include "server/pgwire/server.h"
 #include "server/pgwire/tls.h"
 #include "server/pgwire/worker_pool.h"

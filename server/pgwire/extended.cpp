@@ -1,6 +1,6 @@
-// Extended-protocol messages and value conversions: decoding Parse, Bind,
-// Describe/Close and Execute; encoding their answers; turning parameters into
-// SQL literals; and sending result values in binary format.
+// Extended-protocol value conversions: finding parameters in statement text,
+// turning parameter values into SQL literals, and sending result values in
+// binary format.
 #include "server/pgwire/extended.h"
 
 #include <fmt/format.h>
@@ -14,8 +14,8 @@
 #include <cstring>
 
 #include "common/error.h"
-#include "server/pgwire/messages.h"
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/codec.h"
+#include "server/pgwire/framing.h"
 
 namespace rtsql::pgwire {
 
@@ -23,21 +23,6 @@ namespace {
 
 // PostgreSQL's limit on the number of parameters of one statement.
 constexpr size_t kMaxParameters = 65535;
-
-std::vector<int16_t> readFormats(MessageReader& in) {
-  const int16_t n = in.int16();
-  if (n < 0) throw SqlError(sqlstate::kProtocolViolation, "invalid message format: negative count");
-  std::vector<int16_t> formats;
-  formats.reserve(static_cast<size_t>(n));
-  for (int16_t i = 0; i < n; ++i) {
-    const int16_t f = in.int16();
-    if (f != kTextFormat && f != kBinaryFormat) {
-      throw SqlError(sqlstate::kProtocolViolation, fmt::format("unsupported format code: {}", f));
-    }
-    formats.push_back(f);
-  }
-  return formats;
-}
 
 bool isIdentChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' ||
@@ -275,109 +260,6 @@ int hexDigit(char c) {
 
 }  // namespace
 
-// ---- Frontend messages -------------------------------------------------------------
-
-ParseMessage decodeParse(std::string_view body) {
-  MessageReader in(body);
-  ParseMessage m;
-  m.statement = std::string(in.cstring());
-  m.query = std::string(in.cstring());
-  const int16_t n = in.int16();
-  if (n < 0) throw SqlError(sqlstate::kProtocolViolation, "invalid message format: negative count");
-  for (int16_t i = 0; i < n; ++i) m.paramTypes.push_back(in.uint32());
-  in.expectEnd();
-  return m;
-}
-
-BindMessage decodeBind(std::string_view body) {
-  MessageReader in(body);
-  BindMessage m;
-  m.portal = std::string(in.cstring());
-  m.statement = std::string(in.cstring());
-  m.paramFormats = readFormats(in);
-  const int16_t n = in.int16();
-  if (n < 0) throw SqlError(sqlstate::kProtocolViolation, "invalid message format: negative count");
-  for (int16_t i = 0; i < n; ++i) {
-    const int32_t len = in.int32();
-    if (len == -1) {
-      m.params.emplace_back(std::nullopt);
-      continue;
-    }
-    if (len < 0 || static_cast<size_t>(len) > in.remaining()) {
-      throw SqlError(sqlstate::kProtocolViolation,
-                     fmt::format("invalid message format: parameter length {}", len));
-    }
-    m.params.emplace_back(std::string(in.bytes(static_cast<size_t>(len))));
-  }
-  m.resultFormats = readFormats(in);
-  in.expectEnd();
-  return m;
-}
-
-TargetMessage decodeTarget(std::string_view body) {
-  MessageReader in(body);
-  TargetMessage m;
-  const std::string_view kind = in.bytes(1);
-  m.kind = kind[0];
-  if (m.kind != 'S' && m.kind != 'P') {
-    throw SqlError(sqlstate::kProtocolViolation,
-                   fmt::format("invalid DESCRIBE/CLOSE message subtype {}",
-                               static_cast<int>(static_cast<unsigned char>(m.kind))));
-  }
-  m.name = std::string(in.cstring());
-  in.expectEnd();
-  return m;
-}
-
-ExecuteMessage decodeExecute(std::string_view body) {
-  MessageReader in(body);
-  ExecuteMessage m;
-  m.portal = std::string(in.cstring());
-  m.maxRows = in.int32();
-  in.expectEnd();
-  return m;
-}
-
-// ---- Backend messages ---------------------------------------------------------------
-
-namespace {
-void appendEmpty(std::string& out, char type) {
-  MessageBuilder m(out, type);
-  m.finish();
-}
-}  // namespace
-
-void appendParseComplete(std::string& out) { appendEmpty(out, '1'); }
-void appendBindComplete(std::string& out) { appendEmpty(out, '2'); }
-void appendCloseComplete(std::string& out) { appendEmpty(out, '3'); }
-void appendNoData(std::string& out) { appendEmpty(out, 'n'); }
-void appendPortalSuspended(std::string& out) { appendEmpty(out, 's'); }
-
-void appendParameterDescription(std::string& out, const std::vector<uint32_t>& types) {
-  MessageBuilder m(out, 't');
-  m.int16(static_cast<int16_t>(types.size()));
-  for (uint32_t t : types) m.int32(static_cast<int32_t>(t));
-  m.finish();
-}
-
-void appendDataRowFormatted(std::string& out,
-                            const std::vector<std::optional<std::string>>& values,
-                            const std::vector<ResultColumn>& columns,
-                            const std::vector<int16_t>& formats) {
-  const bool anyBinary =
-      std::find(formats.begin(), formats.end(), kBinaryFormat) != formats.end();
-  if (!anyBinary) return appendDataRow(out, values);
-  // Converted before the message is started, so a failure leaves `out` as it was.
-  std::vector<std::optional<std::string>> converted(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!values[i]) continue;
-    const bool binary = i < formats.size() && formats[i] == kBinaryFormat;
-    converted[i] = binary && i < columns.size() ? encodeBinaryValue(*values[i], columns[i].typeOid)
-                                                : *values[i];
-  }
-  appendDataRow(out, converted);
-}
-
 // ---- Statement text --------------------------------------------------------------------
 
 size_t countParameters(std::string_view sql) {
@@ -394,6 +276,11 @@ size_t BoundStatement::originalOffset(size_t offset) const {
     original = r.originalAt + r.originalLength + (offset - (r.at + r.length));
   }
   return original;
+}
+
+SqlError BoundStatement::mapError(SqlError err) const {
+  if (err.hasPosition()) err.setPosition(originalOffset(err.position()));
+  return err;
 }
 
 BoundStatement substituteParameters(std::string_view sql,

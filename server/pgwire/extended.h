@@ -1,6 +1,7 @@
 // The extended query protocol (Parse, Bind, Describe, Execute, Close, Flush,
-// Sync): its messages, the per-connection state of prepared statements and
-// portals, and the value conversions it needs. Internal to the pgwire server.
+// Sync): the per-connection state of prepared statements and portals, and the
+// value conversions it needs. Its messages are encoded and decoded in
+// codec.h. Internal to the pgwire server.
 //
 // rtsql parses a statement each time it runs, so a bound parameter is not kept
 // apart from the text: Bind turns each `$n` into a SQL literal of its value
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "server/pgwire/codec.h"
 #include "server/query_handler.h"
 
 namespace rtsql::pgwire {
@@ -41,56 +43,6 @@ inline constexpr uint32_t kVarchar = 1043;
 inline constexpr uint32_t kNumeric = 1700;
 inline constexpr uint32_t kJsonb = 3802;
 }  // namespace extype
-
-inline constexpr int16_t kTextFormat = 0;
-inline constexpr int16_t kBinaryFormat = 1;
-
-// ---- Frontend messages ---------------------------------------------------------
-// Each decoder throws SqlError 08P01 when the body does not have the layout.
-
-struct ParseMessage {
-  std::string statement;
-  std::string query;
-  std::vector<uint32_t> paramTypes;  // 0 = unspecified
-};
-ParseMessage decodeParse(std::string_view body);
-
-struct BindMessage {
-  std::string portal;
-  std::string statement;
-  std::vector<int16_t> paramFormats;  // none: all text; one: applies to all
-  std::vector<std::optional<std::string>> params;  // nullopt = NULL
-  std::vector<int16_t> resultFormats;  // none: all text; one: applies to all
-};
-BindMessage decodeBind(std::string_view body);
-
-// Describe and Close name a prepared statement ('S') or a portal ('P').
-struct TargetMessage {
-  char kind = 'S';
-  std::string name;
-};
-TargetMessage decodeTarget(std::string_view body);
-
-struct ExecuteMessage {
-  std::string portal;
-  int32_t maxRows = 0;  // 0: no limit
-};
-ExecuteMessage decodeExecute(std::string_view body);
-
-// ---- Backend messages -------------------------------------------------------------
-
-void appendParseComplete(std::string& out);
-void appendBindComplete(std::string& out);
-void appendCloseComplete(std::string& out);
-void appendNoData(std::string& out);
-void appendPortalSuspended(std::string& out);
-void appendParameterDescription(std::string& out, const std::vector<uint32_t>& types);
-// DataRow with each value in its column's format (see encodeBinaryValue).
-// Throws SqlError when a value cannot be converted.
-void appendDataRowFormatted(std::string& out,
-                            const std::vector<std::optional<std::string>>& values,
-                            const std::vector<ResultColumn>& columns,
-                            const std::vector<int16_t>& formats);
 
 // ---- Statement text -----------------------------------------------------------------
 
@@ -113,6 +65,8 @@ struct BoundStatement {
   // The byte offset in the original statement that `offset` in `text` comes
   // from; an offset inside a substituted literal maps to its `$n`.
   size_t originalOffset(size_t offset) const;
+  // `err` with its position moved from `text` to the text the client wrote.
+  SqlError mapError(SqlError err) const;
 };
 BoundStatement substituteParameters(std::string_view sql, const std::vector<std::string>& literals);
 
@@ -197,6 +151,7 @@ struct ExtendedState {
 };
 
 class Connection;
+struct Description;
 
 // The connection's handling of extended-protocol messages; strand only unless
 // marked. A friend of Connection.
@@ -242,11 +197,8 @@ class ExtendedProtocol {
   // Runs `job` on a worker thread while the connection handles no other
   // message; a job returns true when it sent an error.
   static void submit(Connection& c, std::function<bool()> job);
-  // Worker thread: the columns of `bound`, from the handler's describe() or
-  // by running it; nullopt with `err` set when that fails.
-  static std::optional<std::vector<ResultColumn>> columnsOf(Connection& c,
-                                                            const BoundStatement& bound,
-                                                            std::optional<SqlError>& err);
+  // Worker thread: the columns of `bound` (see describeStatement in describe.h).
+  static Description describeOnWorker(Connection& c, const BoundStatement& bound);
 };
 
 }  // namespace rtsql::pgwire

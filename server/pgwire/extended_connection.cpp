@@ -13,10 +13,12 @@
 
 #include "common/error.h"
 #include "common/sql_text.h"
+#include "server/handler_error.h"
+#include "server/pgwire/codec.h"
 #include "server/pgwire/connection.h"
+#include "server/pgwire/describe.h"
 #include "server/pgwire/extended.h"
-#include "server/pgwire/messages.h"
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/framing.h"
 
 namespace rtsql::pgwire {
 
@@ -30,13 +32,6 @@ constexpr size_t kMaxPortals = 10000;
 // Rows a portal holds beyond an Execute's row limit. A result larger than
 // this must be fetched without a limit (or in a live query, which streams).
 constexpr size_t kMaxBufferedBytes = 64 * 1024 * 1024;
-
-// The error with its position moved from the substituted text to the text the
-// client wrote.
-SqlError mapped(SqlError err, const BoundStatement& bound) {
-  if (err.hasPosition()) err.setPosition(bound.originalOffset(err.position()));
-  return err;
-}
 
 std::string statementLabel(const std::string& name) {
   return name.empty() ? std::string("unnamed prepared statement")
@@ -59,36 +54,7 @@ std::optional<SqlError> deallocate(ExtendedState& ext, const std::string& name) 
 std::string deallocateTag(const std::string& name) {
   return name.empty() ? "DEALLOCATE ALL" : "DEALLOCATE";
 }
-// Finds a statement's columns by running it and stopping as soon as the
-// columns are known, for a handler that cannot describe without running.
-// Statements that get here return rows (SELECT, SHOW, ...), so running them
-// has no effect beyond the work.
-class ProbeWriter final : public ResultWriter {
- public:
-  explicit ProbeWriter(const std::atomic<bool>& connectionGone) : gone_(connectionGone) {}
 
-  void columns(const std::vector<ResultColumn>& cols) override {
-    if (!columns_ && !error_) columns_ = cols;
-  }
-  void row(const std::vector<std::optional<std::string>>&) override {}
-  void complete(const std::string&) override {}
-  void error(const SqlError& err) override {
-    // An error after the columns is the cancellation this probe asked for.
-    if (!columns_ && !error_) error_ = err;
-  }
-  void notice(const std::string&) override {}
-  bool cancelled() const override { return columns_.has_value() || gone_.load(); }
-
-  std::optional<std::vector<ResultColumn>> columns_;
-  std::optional<SqlError> error_;
-
- private:
-  const std::atomic<bool>& gone_;
-};
-
-}  // namespace
-
-namespace {
 
 // Moves up to `maxRows` (0: all) of the rows a portal holds beyond earlier row
 // limits into `out`; returns how many.
@@ -112,7 +78,9 @@ size_t takeBuffered(Portal& portal, std::string& out, int32_t maxRows) {
 // between rows: once the limit is reached the run is suspended there, keeping
 // the statement's state, and the next Execute of the portal lets it go on.
 // With `describe` it answers the Describe that was deferred to this Execute
-// too (RowDescription or NoData).
+// too, when the handler could not describe the statement without running it
+// (describe.h): the answer then follows the run, RowDescription when the
+// statement announces its columns and NoData when it completes without any.
 class PortalWriter final : public ResultWriter {
  public:
   PortalWriter(Connection& c, std::shared_ptr<Portal> p, int32_t maxRows, bool describe)
@@ -248,7 +216,7 @@ class PortalWriter final : public ResultWriter {
     reported_ = true;
     std::string& target = portal_.buffered.empty() ? buf_ : portal_.tail;
     if (&target == &buf_) buf_.clear();
-    appendErrorResponse(target, mapped(err, portal_.bound), portal_.sql);
+    appendErrorResponse(target, portal_.bound.mapError(err), portal_.sql);
     if (&target == &buf_) {
       failed_ = true;
       send();
@@ -304,15 +272,9 @@ void ExtendedProtocol::submit(Connection& c, std::function<bool()> job) {
     bool failed = true;
     // Jobs report their own errors; a stray exception still only fails this
     // exchange.
-    try {
-      failed = job();
-    } catch (const std::exception& e) {
+    if (auto err = callHandler([&] { failed = job(); })) {
       std::string out;
-      appendErrorResponse(out, SqlError(sqlstate::kInternalError, e.what()));
-      self->enqueue(out, Connection::Flush::kSoon);
-    } catch (...) {
-      std::string out;
-      appendErrorResponse(out, SqlError(sqlstate::kInternalError, "unknown internal error"));
+      appendErrorResponse(out, *err);
       self->enqueue(out, Connection::Flush::kSoon);
     }
     asio::post(self->strand_, [self, failed] {
@@ -376,30 +338,8 @@ bool ExtendedProtocol::settleSuspended(Connection& c, char type, std::string_vie
   return true;
 }
 
-std::optional<std::vector<ResultColumn>> ExtendedProtocol::columnsOf(Connection& c,
-                                                                     const BoundStatement& bound,
-                                                                     std::optional<SqlError>& err) {
-  try {
-    auto cols = c.state_->handler.describe(*c.session_, bound.text);
-    if (cols) return cols;
-  } catch (const SqlError& e) {
-    err = mapped(e, bound);
-    return std::nullopt;
-  }
-  ProbeWriter probe(c.closedFlag_);
-  try {
-    c.state_->handler.execute(*c.session_, bound.text, probe);
-  } catch (const SqlError& e) {
-    if (!probe.columns_) probe.error_ = e;
-  } catch (const std::exception& e) {
-    if (!probe.columns_) probe.error_ = SqlError(sqlstate::kInternalError, e.what());
-  }
-  if (probe.columns_) return probe.columns_;
-  if (probe.error_) {
-    err = mapped(*probe.error_, bound);
-    return std::nullopt;
-  }
-  return std::vector<ResultColumn>{};  // it ran without returning rows
+Description ExtendedProtocol::describeOnWorker(Connection& c, const BoundStatement& bound) {
+  return describeStatement(c.state_->handler, *c.session_, bound, c.closedFlag_);
 }
 
 // ---- messages ---------------------------------------------------------------------
@@ -542,11 +482,7 @@ void ExtendedProtocol::describe(Connection& c, std::string_view body) {
     appendParameterDescription(out, types);
     if (!stmt->returnsRows) stmt->columns = std::vector<ResultColumn>{};
     if (stmt->columns) {
-      if (stmt->columns->empty()) {
-        appendNoData(out);
-      } else {
-        appendRowDescription(out, *stmt->columns);
-      }
+      appendDescription(out, *stmt->columns);
       return c.enqueue(out, Connection::Flush::kSoon);
     }
     // The parameters are unknown before Bind; NULL stands in for each.
@@ -559,20 +495,15 @@ void ExtendedProtocol::describe(Connection& c, std::string_view body) {
     }
     Connection* conn = &c;
     submit(c, [conn, stmt, bound = std::move(bound), out = std::move(out)]() mutable {
-      std::optional<SqlError> err;
-      auto cols = columnsOf(*conn, bound, err);
-      if (!cols) {
+      Description d = describeOnWorker(*conn, bound);
+      if (d.error) {
         out.clear();  // an error replaces the whole answer
-        appendErrorResponse(out, *err, stmt->sql);
+        appendErrorResponse(out, *d.error, stmt->sql);
         sendFromWorker(*conn, out);
         return true;
       }
-      stmt->columns = cols;
-      if (cols->empty()) {
-        appendNoData(out);
-      } else {
-        appendRowDescription(out, *cols);
-      }
+      stmt->columns = d.columns;
+      appendDescription(out, *d.columns);
       sendFromWorker(*conn, out);
       return false;
     });
@@ -587,12 +518,7 @@ void ExtendedProtocol::describe(Connection& c, std::string_view body) {
   const Portal& portal = *it->second;
   if (portal.columns) {
     std::string out;
-    if (portal.columns->empty()) {
-      appendNoData(out);
-    } else {
-      appendRowDescription(out, *portal.columns,
-                           resultFormatsFor(portal.resultFormats, *portal.columns));
-    }
+    appendPortalDescription(out, portal.resultFormats, *portal.columns);
     return c.enqueue(out, Connection::Flush::kSoon);
   }
   // Unknown columns: wait for the next message. If it executes this portal,
@@ -617,25 +543,19 @@ bool ExtendedProtocol::settleDeferred(Connection& c, char type, std::string_view
   std::shared_ptr<Portal> portal = it->second;
   Connection* conn = &c;
   submit(c, [conn, portal] {
-    std::optional<SqlError> err;
-    auto cols = columnsOf(*conn, portal->bound, err);
+    Description d = describeOnWorker(*conn, portal->bound);
     std::string out;
-    if (cols) {
+    if (d.columns) {
       try {
-        const auto formats = resultFormatsFor(portal->resultFormats, *cols);
-        portal->columns = cols;
-        if (cols->empty()) {
-          appendNoData(out);
-        } else {
-          appendRowDescription(out, *cols, formats);
-        }
+        appendPortalDescription(out, portal->resultFormats, *d.columns);
+        portal->columns = std::move(d.columns);
       } catch (const SqlError& e) {
-        err = e;
+        d.error = e;
       }
     }
-    if (err) appendErrorResponse(out, *err, portal->sql);
+    if (d.error) appendErrorResponse(out, *d.error, portal->sql);
     sendFromWorker(*conn, out);
-    return err.has_value();
+    return d.error.has_value();
   });
   return true;
 }
@@ -670,43 +590,31 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
     if (describeToo) {
       // The handler may know the columns without running; then the
       // RowDescription goes out before the first row as usual.
-      std::optional<std::vector<ResultColumn>> cols;
-      try {
-        cols = conn->state_->handler.describe(*conn->session_, portal->bound.text);
-      } catch (const SqlError& e) {
-        std::string out;
-        appendErrorResponse(out, mapped(e, portal->bound), portal->sql);
+      Description d = askHandler(conn->state_->handler, *conn->session_, portal->bound);
+      std::string out;
+      if (d.columns) {
+        try {
+          appendPortalDescription(out, portal->resultFormats, *d.columns);
+        } catch (const SqlError& e) {
+          d.error = e;
+        }
+      }
+      if (d.error) {
+        appendErrorResponse(out, *d.error, portal->sql);
         sendFromWorker(*conn, out);
         return true;
       }
-      if (cols) {
-        std::string out;
-        try {
-          const auto formats = resultFormatsFor(portal->resultFormats, *cols);
-          if (cols->empty()) {
-            appendNoData(out);
-          } else {
-            appendRowDescription(out, *cols, formats);
-          }
-        } catch (const SqlError& e) {
-          appendErrorResponse(out, e, portal->sql);
-          sendFromWorker(*conn, out);
-          return true;
-        }
+      if (d.columns) {
         sendFromWorker(*conn, out);
       } else {
         describeByRunning = true;
       }
     }
     PortalWriter writer(*conn, portal, maxRows, describeByRunning);
-    try {
-      conn->state_->handler.execute(*conn->session_, portal->bound.text, writer);
-    } catch (const SqlError& e) {
-      writer.error(e);
-    } catch (const std::exception& e) {
-      writer.error(SqlError(sqlstate::kInternalError, e.what()));
-    } catch (...) {
-      writer.error(SqlError(sqlstate::kInternalError, "unknown internal error"));
+    if (auto e = callHandler([&] {
+          conn->state_->handler.execute(*conn->session_, portal->bound.text, writer);
+        })) {
+      writer.error(*e);
     }
     return writer.finish();
   });

@@ -6,6 +6,23 @@
 // Threading: the caller runs the io_context (one or more threads). Each
 // connection's socket work is serialised on its own strand; statements run on
 // a pool of worker threads that grows with the number of running statements.
+//
+// Where each part lives:
+//   server.*               the listener and the connection limit
+//   connection.*           one client's transport: socket, TLS, frames, outbox
+//   state_machine.cpp      what each message means when: startup,
+//                          authentication, the simple query cycle, skip to Sync
+//   extended_connection.cpp  the extended query protocol (Parse, Bind,
+//                          Describe, Execute, Close) and portal row limits
+//   describe.*             a statement's columns, and NoData or RowDescription
+//   codec.*, startup.cpp   message encoders and decoders
+//   framing.*              the byte-level message builder and reader
+//   extended.*             parameters as SQL literals, binary values, and the
+//                          per-connection prepared statements and portals
+//   auth.*, tls.*          SCRAM-SHA-256 and TLS
+//   worker_pool.*          the threads statements run on
+// An exception from the QueryHandler becomes the client's error through
+// server/handler_error.h, the same way on every path.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

@@ -1,8 +1,8 @@
 // StartupMessage, SSLRequest, GSSENCRequest and CancelRequest decoding, and the
 // messages the server sends while a session starts.
 #include "common/error.h"
-#include "server/pgwire/messages.h"
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/codec.h"
+#include "server/pgwire/framing.h"
 
 namespace rtsql::pgwire {
 

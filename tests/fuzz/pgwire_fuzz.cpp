@@ -19,8 +19,8 @@
 #include "common/error.h"
 #include "common/sql_text.h"
 #include "server/pgwire/auth.h"
+#include "server/pgwire/codec.h"
 #include "server/pgwire/extended.h"
-#include "server/pgwire/messages.h"
 
 using namespace rtsql;
 using namespace rtsql::pgwire;

@@ -24,13 +24,13 @@
 #include <thread>
 #include <vector>
 
-#include "server_test_util.h"
+#include "server/pgwire/codec.h"
 #include "server/pgwire/extended.h"
-#include "server/pgwire/messages.h"
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/framing.h"
 #include "server/pgwire/server.h"
 #include "server/pgwire/worker_pool.h"
 #include "server/query_handler.h"
+#include "server_test_util.h"
 
 using namespace rtsql;
 using namespace rtsql::pgwire;
@@ -90,6 +90,7 @@ class FakeHandler : public QueryHandler {
     if (stmt.rfind("select echo ", 0) == 0) {
       return std::vector<ResultColumn>{{"echo", pgtype::kText}};
     }
+    if (stmt == "select describe boom") throw std::runtime_error("describe boom");
     if (stmt.rfind("select nope", 0) == 0) {
       throw SqlError(sqlstate::kUndefinedTable, "relation \"nope\" does not exist",
                      sql.find("nope"));
@@ -204,6 +205,11 @@ class FakeHandler : public QueryHandler {
       return false;
     }
     if (stmt == "throw") throw std::runtime_error("boom");
+    if (stmt == "throw internal") throw InternalError("invariant broken");
+    if (stmt == "throw other") throw 42;
+    // The throwing statements again, with a SELECT's first keyword, so that
+    // the extended protocol runs them to describe them.
+    if (stmt.rfind("select throw", 0) == 0) return runOne(stmt.substr(7), offset + 7, out);
     if (stmt == "sleep") return sleepUntilCancelled(out);
     if (stmt == "select live") return liveUntilCancelled(out);
     if (stmt == "stream") {
@@ -1459,4 +1465,55 @@ TEST_CASE("pgwire extended: DEALLOCATE drops prepared statements in the protocol
   CHECK(missing.field(PG_DIAG_SQLSTATE) == "26000");
   // The handler never saw any of it.
   CHECK(ts.handler.executions.load() == 1);
+}
+
+TEST_CASE("pgwire: an exception from the handler is the same XX000 error on every path") {
+  TestServer ts;
+  RawClient c(ts.port());
+  REQUIRE(rawStartup(c));
+  struct Thrown {
+    const char* sql;
+    const char* message;
+  };
+  for (const Thrown& k : {Thrown{"select throw", "boom"},
+                          Thrown{"select throw internal", "invariant broken"},
+                          Thrown{"select throw other", "unknown internal error"}}) {
+    CAPTURE(k.sql);
+    // A simple query.
+    c.send(queryMessage(k.sql));
+    const auto simple = c.readUntilReady();
+    REQUIRE(types(simple) == "EZ");
+    CHECK(simple[0].errorField('S') == "ERROR");
+    CHECK(simple[0].errorField('C') == "XX000");
+    CHECK(simple[0].errorField('M') == k.message);
+    // Execute of a portal, whose deferred Describe runs with it.
+    c.send(parseMessage("", k.sql) + bindMessage("", "") + describeMessage('P', "") +
+           executeMessage("", 0) + syncMessage());
+    const auto executed = c.readUntilReady();
+    REQUIRE(types(executed) == "12EZ");
+    CHECK(executed[2].errorField('C') == "XX000");
+    CHECK(executed[2].errorField('M') == k.message);
+    // Describe of a prepared statement the handler cannot describe: it runs.
+    c.send(parseMessage("", k.sql) + describeMessage('S', "") + syncMessage());
+    const auto described = c.readUntilReady();
+    REQUIRE(types(described) == "1EZ");
+    CHECK(described[1].errorField('C') == "XX000");
+    CHECK(described[1].errorField('M') == k.message);
+  }
+  // A handler whose describe() throws, for a statement and for a portal.
+  ts.handler.canDescribe = true;
+  c.send(parseMessage("", "select describe boom") + describeMessage('S', "") + syncMessage());
+  const auto statement = c.readUntilReady();
+  REQUIRE(types(statement) == "1EZ");
+  CHECK(statement[1].errorField('C') == "XX000");
+  CHECK(statement[1].errorField('M') == "describe boom");
+  c.send(parseMessage("", "select describe boom") + bindMessage("", "") +
+         describeMessage('P', "") + executeMessage("", 0) + syncMessage());
+  const auto portal = c.readUntilReady();
+  REQUIRE(types(portal) == "12EZ");
+  CHECK(portal[2].errorField('C') == "XX000");
+  CHECK(portal[2].errorField('M') == "describe boom");
+  // The session lives on.
+  c.send(queryMessage("select 'alive'"));
+  CHECK(types(c.readUntilReady()) == "TDCZ");
 }

@@ -30,13 +30,13 @@
 #include <thread>
 #include <vector>
 
-#include "server_test_util.h"
 #include "common/error.h"
 #include "server/pgwire/auth.h"
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/framing.h"
 #include "server/pgwire/server.h"
 #include "server/query_handler.h"
 #include "server/users.h"
+#include "server_test_util.h"
 
 using namespace rtsql;
 using namespace rtsql::pgwire;

@@ -24,7 +24,7 @@
 #include <memory>
 #include <thread>
 
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/framing.h"
 #include "server/pgwire/server.h"
 
 namespace rtsql::testing {

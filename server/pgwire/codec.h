@@ -1,8 +1,11 @@
-// The PostgreSQL v3 messages rtsqld speaks, one small function each: decoders
-// for what a client sends (startup.cpp, query.cpp) and encoders that append a
-// complete backend message to an output string (startup.cpp, query.cpp,
-// error_response.cpp). A connection batches many encoded messages into one
-// buffer and writes them with one system call.
+// The codec of the PostgreSQL v3 messages rtsqld speaks, one small function
+// each: decoders from a frontend message body to a struct, and encoders that
+// append a complete backend message to an output string. Nothing here knows
+// which message may come when: that is the state machine (state_machine.cpp,
+// extended_connection.cpp). The startup-phase messages are in startup.cpp,
+// the rest in codec.cpp; framing.h holds the byte-level builder and reader
+// they use. A connection batches many encoded messages into one buffer and
+// writes them with one system call.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,10 @@
 #include "server/query_handler.h"
 
 namespace rtsql::pgwire {
+
+// Format codes of parameter and result values.
+inline constexpr int16_t kTextFormat = 0;
+inline constexpr int16_t kBinaryFormat = 1;
 
 // ---- Frontend: the first packet of a connection -----------------------------
 
@@ -83,5 +90,53 @@ void appendNoticeResponse(std::string& out, std::string_view message);
 // 1-based character position of `byteOffset` in UTF-8 `text` (an offset past the
 // end points just after the last character).
 size_t characterPosition(std::string_view text, size_t byteOffset);
+
+// ---- Frontend: the extended query protocol -------------------------------------
+// Each decoder throws SqlError 08P01 when the body does not have the layout.
+
+struct ParseMessage {
+  std::string statement;
+  std::string query;
+  std::vector<uint32_t> paramTypes;  // 0 = unspecified
+};
+ParseMessage decodeParse(std::string_view body);
+
+struct BindMessage {
+  std::string portal;
+  std::string statement;
+  std::vector<int16_t> paramFormats;  // none: all text; one: applies to all
+  std::vector<std::optional<std::string>> params;  // nullopt = NULL
+  std::vector<int16_t> resultFormats;  // none: all text; one: applies to all
+};
+BindMessage decodeBind(std::string_view body);
+
+// Describe and Close name a prepared statement ('S') or a portal ('P').
+struct TargetMessage {
+  char kind = 'S';
+  std::string name;
+};
+TargetMessage decodeTarget(std::string_view body);
+
+struct ExecuteMessage {
+  std::string portal;
+  int32_t maxRows = 0;  // 0: no limit
+};
+ExecuteMessage decodeExecute(std::string_view body);
+
+// ---- Backend: the extended query protocol --------------------------------------
+
+void appendParseComplete(std::string& out);
+void appendBindComplete(std::string& out);
+void appendCloseComplete(std::string& out);
+void appendNoData(std::string& out);
+void appendPortalSuspended(std::string& out);
+void appendParameterDescription(std::string& out, const std::vector<uint32_t>& types);
+// DataRow with each value in its column's format (see encodeBinaryValue in
+// extended.h).
+// Throws SqlError when a value cannot be converted.
+void appendDataRowFormatted(std::string& out,
+                            const std::vector<std::optional<std::string>>& values,
+                            const std::vector<ResultColumn>& columns,
+                            const std::vector<int16_t>& formats);
 
 }  // namespace rtsql::pgwire

@@ -1,4 +1,4 @@
-#include "server/pgwire/protocol.h"
+#include "server/pgwire/framing.h"
 
 #include "common/error.h"
 
