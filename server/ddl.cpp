@@ -69,7 +69,7 @@ void Engine::persistWantRunning(const std::string& flow, bool run) {
   change.flow = toLower(flow);
   {
     std::lock_guard lock(flowsMu_);
-    control = control_[change.flow];
+    control = flows_[change.flow].control;
   }
   control.wantRunning = run;
   change.control = &control;
@@ -78,7 +78,7 @@ void Engine::persistWantRunning(const std::string& flow, bool run) {
 
 void Engine::setWantRunning(const std::string& flow, bool run) {
   std::lock_guard lock(flowsMu_);
-  FlowControl& c = control_[toLower(flow)];
+  FlowControl& c = flows_[toLower(flow)].control;
   c.wantRunning = run;
   c.attempts = 0;
   c.nextAttemptMicros = 0;
@@ -326,9 +326,8 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   catalog_.setFlowInputs(stmt.name, {source, stmt.sink});
   {
     std::lock_guard flock(flowsMu_);
-    flows_[toLower(stmt.name)] = std::move(runtime);
     control.runningSinceMicros = monotonicMicros();
-    control_[toLower(stmt.name)] = std::move(control);
+    flows_[toLower(stmt.name)] = FlowEntry{std::move(runtime), std::move(control)};
   }
   out.complete("CREATE FLOW");
 }
@@ -370,10 +369,9 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
           std::lock_guard flock(flowsMu_);
           auto it = flows_.find(toLower(stmt.name));
           if (it != flows_.end()) {
-            rt = std::move(it->second);
+            rt = std::move(it->second.runtime);
             flows_.erase(it);
           }
-          control_.erase(toLower(stmt.name));
         }
         rt.reset();  // stops it and closes the state store before its files go
         std::error_code ec;
@@ -446,7 +444,7 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   setWantRunning(stmt.name, true);
   {
     std::lock_guard flock(flowsMu_);
-    control_[toLower(stmt.name)].runningSinceMicros = monotonicMicros();
+    flows_[toLower(stmt.name)].control.runningSinceMicros = monotonicMicros();
   }
   out.complete("START FLOW");
 }

@@ -77,12 +77,16 @@ void Engine::shutdown() {
   }
   supervisorCv_.notify_all();
   if (supervisor_.joinable()) supervisor_.join();
-  std::map<std::string, std::unique_ptr<FlowRuntime>> flows;
+  // The runtimes are stopped outside the flows lock; the entries stay, so
+  // what is reported of each flow afterwards is what it was.
+  std::vector<std::unique_ptr<FlowRuntime>> runtimes;
   {
     std::lock_guard lock(flowsMu_);
-    flows.swap(flows_);
+    for (auto& [name, entry] : flows_) {
+      if (entry.runtime) runtimes.push_back(std::move(entry.runtime));
+    }
   }
-  for (auto& [name, rt] : flows) rt->stop();
+  for (auto& rt : runtimes) rt->stop();
 }
 
 void Engine::execute(Session& session, const std::string& sql, ResultWriter& out) {
@@ -261,10 +265,15 @@ PlanContext Engine::planContext(const EngineSession& s) const {
   return ctx;
 }
 
+const Engine::FlowEntry* Engine::findEntry(const std::string& name) const {
+  auto it = flows_.find(toLower(name));
+  return it == flows_.end() ? nullptr : &it->second;
+}
+
 FlowRuntime* Engine::findRuntime(const std::string& name) {
   std::lock_guard lock(flowsMu_);
-  auto it = flows_.find(toLower(name));
-  return it == flows_.end() ? nullptr : it->second.get();
+  const FlowEntry* entry = findEntry(name);
+  return entry ? entry->runtime.get() : nullptr;
 }
 
 void Engine::sendRows(ResultWriter& out, const std::vector<ResultColumn>& cols, const Rows& rows,
