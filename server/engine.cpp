@@ -9,6 +9,7 @@
 #include "parser/parser.h"
 #include "server/live_query.h"
 #include "server/live_query_quota.h"
+#include "server/pg_values.h"
 #include "server/privileges.h"
 #include "server/statement_timeout.h"
 #include "server/users.h"
@@ -39,14 +40,6 @@ const std::pair<std::string, std::string>* findSetting(const std::string& key) {
   return nullptr;
 }
 
-// PostgreSQL's text form of a constant SELECT's value, for the type pgTypeOf()
-// declared: booleans are t/f, the rest as Value::toString() writes them (as a
-// live query sends them).
-std::optional<std::string> constantText(const Value& v) {
-  if (v.isNull()) return std::nullopt;
-  if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
-  return v.toString();
-}
 }  // namespace
 
 Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
@@ -185,7 +178,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
       // Typed as a live query's columns are, so drivers get ints, floats and
       // booleans rather than text.
       cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
-      row.push_back(constantText(e->eval(Row{})));
+      row.push_back(pgTextOf(e->eval(Row{})));
     }
     if (sel.where) {
       Value w = bindExpression(*sel.where, empty)->eval(Row{});
