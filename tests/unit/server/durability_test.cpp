@@ -20,6 +20,7 @@
 using namespace rtsql;
 using rtsql::testing::RestoredEngine;
 using rtsql::testing::ResultCapture;
+using rtsql::testing::requireOk;
 namespace fs = std::filesystem;
 
 namespace {
@@ -361,4 +362,36 @@ TEST_CASE_FIXTURE(Fixture, "a flow directory of the earlier layout is moved to t
       },
       std::chrono::milliseconds(20000)));
   engine.shutdown();
+}
+
+TEST_CASE_FIXTURE(Fixture, "a dry-run DROP drops from the session's copy only, and answers each kind's tag") {
+  RestoredEngine server(options, connectors);
+  server.runAll({"CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+                 "CREATE SINK out WITH (connector = 'file', path = '" + (tmp.path / "out.jsonl").string() + "')",
+                 "CREATE TABLE t (a INT)", "CREATE FLOW f INTO out AS SELECT a FROM gen"});
+  const std::string catalogBefore = [&] {
+    std::ifstream in(dataDir() / "catalog", std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }();
+  server.runAll({"SET rtsql.dry_run = on"});
+  // The session's copy loses each object; the dry run answers as a real drop.
+  for (const auto& [sql, tag] : std::vector<std::pair<std::string, std::string>>{
+           {"DROP FLOW f", "DROP FLOW"},
+           {"DROP TABLE t", "DROP TABLE"},
+           {"DROP SINK out", "DROP SINK"},
+           {"DROP SOURCE gen", "DROP SOURCE"},
+           {"DROP TABLE IF EXISTS t", "DROP TABLE"}}) {
+    ResultCapture c = server.run(sql);
+    requireOk(c, sql);
+    CHECK_MESSAGE(c.tag == tag, sql);
+  }
+  ResultCapture again = server.run("DROP FLOW f");
+  REQUIRE(again.err);
+  CHECK(again.err->sqlstate() == "42704");
+  // The server's catalog, its file and the flow are as they were.
+  CHECK(server.engine.flowInfos(false).size() == 1);
+  CHECK(server.engine.progress("f"));
+  std::ifstream in(dataDir() / "catalog", std::ios::binary);
+  CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == catalogBefore);
+  server.engine.shutdown();
 }
