@@ -1,3 +1,4 @@
+// The PostgreSQL type and text form of rtsql values (see pg_values.h).
 #include "server/pg_values.h"
 
 #include "server/query_handler.h"
