@@ -68,7 +68,7 @@ void Engine::persistWantRunning(const std::string& flow, bool run) {
   change.flow = toLower(flow);
   {
     std::lock_guard lock(flowsMu_);
-    control = control_[change.flow];
+    control = flows_[change.flow].control;
   }
   control.wantRunning = run;
   change.control = &control;
@@ -77,7 +77,7 @@ void Engine::persistWantRunning(const std::string& flow, bool run) {
 
 void Engine::setWantRunning(const std::string& flow, bool run) {
   std::lock_guard lock(flowsMu_);
-  FlowControl& c = control_[toLower(flow)];
+  FlowControl& c = flows_[toLower(flow)].control;
   c.wantRunning = run;
   c.attempts = 0;
   c.nextAttemptMicros = 0;
@@ -325,34 +325,18 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   catalog_.setFlowInputs(stmt.name, {source, stmt.sink});
   {
     std::lock_guard flock(flowsMu_);
-    flows_[toLower(stmt.name)] = std::move(runtime);
     control.runningSinceMicros = monotonicMicros();
-    control_[toLower(stmt.name)] = std::move(control);
+    flows_[toLower(stmt.name)] = FlowEntry{std::move(runtime), std::move(control)};
   }
   out.complete("CREATE FLOW");
 }
 
 void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
-  if (s.shadow) {
-    static const char* kTags[] = {"DROP FLOW", "DROP SOURCE", "DROP SINK", "DROP TABLE"};
-    switch (stmt.object) {
-      case ast::ObjectKind::Flow: s.shadow->dropFlow(stmt.name, stmt.ifExists, stmt.namePos); break;
-      case ast::ObjectKind::Source: s.shadow->dropSource(stmt.name, stmt.ifExists, stmt.namePos); break;
-      case ast::ObjectKind::Sink: s.shadow->dropSink(stmt.name, stmt.ifExists, stmt.namePos); break;
-      case ast::ObjectKind::Table: s.shadow->dropTable(stmt.name, stmt.ifExists, stmt.namePos); break;
-    }
-    int kind = stmt.object == ast::ObjectKind::Flow     ? 0
-               : stmt.object == ast::ObjectKind::Source ? 1
-               : stmt.object == ast::ObjectKind::Sink   ? 2
-                                                        : 3;
-    out.complete(kTags[kind]);
-    return;
-  }
   // The catalog file is written as the drop leaves it before anything is
   // dropped: a drop the file cannot record changes nothing and answers only
-  // the error.
-  bool dropped = changeCatalog(catalog_, [&](Catalog& c) {
+  // the error. A dry-run session drops from its own copy of the catalog.
+  bool dropped = changeCatalog(catalogOf(s), [&](Catalog& c) {
     switch (stmt.object) {
       case ast::ObjectKind::Flow: return c.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
       case ast::ObjectKind::Source: return c.dropSource(stmt.name, stmt.ifExists, stmt.namePos);
@@ -361,36 +345,28 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     }
     return false;
   });
-  switch (stmt.object) {
-    case ast::ObjectKind::Flow: {
-      if (dropped) {
-        std::unique_ptr<FlowRuntime> rt;
-        {
-          std::lock_guard flock(flowsMu_);
-          auto it = flows_.find(toLower(stmt.name));
-          if (it != flows_.end()) {
-            rt = std::move(it->second);
-            flows_.erase(it);
-          }
-          control_.erase(toLower(stmt.name));
-        }
-        rt.reset();  // stops it and closes the state store before its files go
-        std::error_code ec;
-        std::filesystem::remove_all(flowDir(stmt.name), ec);
+  // What the server keeps beside the catalog goes with the object.
+  if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Flow) {
+    std::unique_ptr<FlowRuntime> rt;
+    {
+      std::lock_guard flock(flowsMu_);
+      auto it = flows_.find(toLower(stmt.name));
+      if (it != flows_.end()) {
+        rt = std::move(it->second.runtime);
+        flows_.erase(it);
       }
-      out.complete("DROP FLOW");
-      break;
     }
-    case ast::ObjectKind::Source:
-      out.complete("DROP SOURCE");
-      break;
-    case ast::ObjectKind::Sink:
-      out.complete("DROP SINK");
-      break;
-    case ast::ObjectKind::Table:
-      if (dropped) tableInserts_.erase(toLower(stmt.name));
-      out.complete("DROP TABLE");
-      break;
+    rt.reset();  // stops it and closes the state store before its files go
+    std::error_code ec;
+    std::filesystem::remove_all(flowDir(stmt.name), ec);
+  } else if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Table) {
+    tableInserts_.erase(toLower(stmt.name));
+  }
+  switch (stmt.object) {
+    case ast::ObjectKind::Flow: return out.complete("DROP FLOW");
+    case ast::ObjectKind::Source: return out.complete("DROP SOURCE");
+    case ast::ObjectKind::Sink: return out.complete("DROP SINK");
+    case ast::ObjectKind::Table: return out.complete("DROP TABLE");
   }
 }
 
@@ -445,7 +421,7 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   setWantRunning(stmt.name, true);
   {
     std::lock_guard flock(flowsMu_);
-    control_[toLower(stmt.name)].runningSinceMicros = monotonicMicros();
+    flows_[toLower(stmt.name)].control.runningSinceMicros = monotonicMicros();
   }
   out.complete("START FLOW");
 }

@@ -120,8 +120,8 @@ void Engine::persistCatalog(const CatalogChange& change) {
       const FlowControl* control = nullptr;
       if (change.control && key == change.flow) {
         control = change.control;
-      } else if (auto it = control_.find(key); it != control_.end()) {
-        control = &it->second;
+      } else if (auto it = flows_.find(key); it != flows_.end()) {
+        control = &it->second.control;
       }
       if (control) {
         r.running = control->wantRunning;
@@ -210,8 +210,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
     catalog_.setFlowInputs(stmt.name, inputs);
   }
   std::lock_guard lock(flowsMu_);
-  if (runtime) flows_[toLower(stmt.name)] = std::move(runtime);
-  control_[toLower(stmt.name)] = std::move(control);
+  flows_[toLower(stmt.name)] = FlowEntry{std::move(runtime), std::move(control)};
 }
 
 FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
@@ -222,7 +221,7 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
   EngineSession session;
   {
     std::lock_guard lock(flowsMu_);
-    for (const auto& [k, v] : control_[toLower(name)].settings) session.settings.set(k, v);
+    for (const auto& [k, v] : flows_[toLower(name)].control.settings) session.settings.set(k, v);
   }
   PhysicalPlan plan = planFlow(stmt, planContext(session));
   {
@@ -242,7 +241,7 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
   auto runtime = makeRuntime(std::move(plan), stmt.name);
   FlowRuntime* rt = runtime.get();
   std::lock_guard lock(flowsMu_);
-  flows_[toLower(name)] = std::move(runtime);
+  flows_[toLower(name)].runtime = std::move(runtime);
   return rt;
 }
 
@@ -269,8 +268,8 @@ void Engine::superviseOnce() {
   std::vector<std::string> names;
   {
     std::lock_guard lock(flowsMu_);
-    for (const auto& [name, c] : control_) {
-      if (c.wantRunning) names.push_back(name);
+    for (const auto& [name, entry] : flows_) {
+      if (entry.control.wantRunning) names.push_back(name);
     }
   }
   for (const std::string& name : names) {
@@ -281,7 +280,7 @@ void Engine::superviseOnce() {
     FlowRuntime* rt = findRuntime(name);
     FlowState state = rt ? rt->state() : FlowState::Stopped;
     std::unique_lock lock(flowsMu_);
-    FlowControl& c = control_[name];
+    FlowControl& c = flows_[name].control;
     if (state == FlowState::Running) {
       if (c.attempts > 0 && now - c.runningSinceMicros > kSteadyMicros) c.attempts = 0;
       continue;
@@ -329,16 +328,15 @@ void Engine::superviseOnce() {
   }
 }
 
-std::pair<FlowState, std::string> Engine::flowStatus(const std::string& name, const FlowRuntime* rt) const {
-  // Called with flowsMu_ held.
+std::pair<FlowState, std::string> Engine::flowStatus(const FlowEntry* entry) {
+  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
   FlowState state = rt ? rt->state() : FlowState::Stopped;
   if (state == FlowState::Running) return {state, {}};
-  auto it = control_.find(toLower(name));
-  if (it == control_.end() || !it->second.wantRunning) {
+  if (!entry || !entry->control.wantRunning) {
     if (state == FlowState::Failed) return {state, rt->failureReason()};
     return {FlowState::Stopped, {}};
   }
-  const FlowControl& c = it->second;
+  const FlowControl& c = entry->control;
   if (state == FlowState::Failed && !retryable(rt->failureCode())) return {state, rt->failureReason()};
   std::string why = state == FlowState::Failed && !c.failureSeen ? rt->failureReason() : c.lastError;
   if (why.empty()) return {FlowState::Recovering, "starting"};

@@ -10,6 +10,7 @@
 #include "server/handler_error.h"
 #include "server/live_query.h"
 #include "server/live_query_quota.h"
+#include "server/pg_values.h"
 #include "server/privileges.h"
 #include "server/statement_timeout.h"
 #include "server/users.h"
@@ -40,14 +41,6 @@ const std::pair<std::string, std::string>* findSetting(const std::string& key) {
   return nullptr;
 }
 
-// PostgreSQL's text form of a constant SELECT's value, for the type pgTypeOf()
-// declared: booleans are t/f, the rest as Value::toString() writes them (as a
-// live query sends them).
-std::optional<std::string> constantText(const Value& v) {
-  if (v.isNull()) return std::nullopt;
-  if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
-  return v.toString();
-}
 }  // namespace
 
 Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
@@ -78,12 +71,16 @@ void Engine::shutdown() {
   }
   supervisorCv_.notify_all();
   if (supervisor_.joinable()) supervisor_.join();
-  std::map<std::string, std::unique_ptr<FlowRuntime>> flows;
+  // The runtimes are stopped outside the flows lock; the entries stay, so
+  // what is reported of each flow afterwards is what it was.
+  std::vector<std::unique_ptr<FlowRuntime>> runtimes;
   {
     std::lock_guard lock(flowsMu_);
-    flows.swap(flows_);
+    for (auto& [name, entry] : flows_) {
+      if (entry.runtime) runtimes.push_back(std::move(entry.runtime));
+    }
   }
-  for (auto& [name, rt] : flows) rt->stop();
+  for (auto& rt : runtimes) rt->stop();
 }
 
 void Engine::execute(Session& session, const std::string& sql, ResultWriter& out) {
@@ -179,7 +176,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
       // Typed as a live query's columns are, so drivers get ints, floats and
       // booleans rather than text.
       cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
-      row.push_back(constantText(e->eval(Row{})));
+      row.push_back(pgTextOf(e->eval(Row{})));
     }
     if (sel.where) {
       Value w = bindExpression(*sel.where, empty)->eval(Row{});
@@ -259,10 +256,15 @@ PlanContext Engine::planContext(const EngineSession& s) const {
   return ctx;
 }
 
+const Engine::FlowEntry* Engine::findEntry(const std::string& name) const {
+  auto it = flows_.find(toLower(name));
+  return it == flows_.end() ? nullptr : &it->second;
+}
+
 FlowRuntime* Engine::findRuntime(const std::string& name) {
   std::lock_guard lock(flowsMu_);
-  auto it = flows_.find(toLower(name));
-  return it == flows_.end() ? nullptr : it->second.get();
+  const FlowEntry* entry = findEntry(name);
+  return entry ? entry->runtime.get() : nullptr;
 }
 
 void Engine::sendRows(ResultWriter& out, const std::vector<ResultColumn>& cols, const Rows& rows,

@@ -144,8 +144,7 @@ class Engine : public QueryHandler {
 
   // Durability (durability.cpp). What the engine keeps about a flow beyond
   // its definition: whether it should run, how it was planned, and how the
-  // supervisor is doing at bringing it back. Guarded by flowsMu_ (written
-  // with ddlMu_ held too).
+  // supervisor is doing at bringing it back.
   struct FlowControl {
     bool wantRunning = true;
     std::vector<std::pair<std::string, std::string>> settings;  // session SETs at CREATE
@@ -155,11 +154,29 @@ class Engine : public QueryHandler {
     int64_t runningSinceMicros = 0;
     bool failureSeen = false;      // the runtime's current failure is accounted for
   };
-  // The status SHOW FLOWS and /flows report, and its reason.
-  std::pair<FlowState, std::string> flowStatus(const std::string& name, const FlowRuntime* rt) const;
+  // One flow of the server's catalog as it runs: flows_ holds one entry per
+  // flow of catalog_, under its lower-cased name, from CREATE FLOW (or its
+  // restore) until DROP FLOW, which takes the entry out whole. The control is
+  // always there; the runtime is null only while the flow has no plan (its
+  // planning failed at restore, and the supervisor or START FLOW plans it
+  // later) and after shutdown() has taken the runtimes away to stop them.
+  // Guarded by flowsMu_, and written with ddlMu_ held too (but by restore(),
+  // before anything else runs, and by shutdown()): a holder of ddlMu_ may
+  // keep a reference to an entry across releases of flowsMu_.
+  struct FlowEntry {
+    std::unique_ptr<FlowRuntime> runtime;
+    FlowControl control;
+  };
+  // The entry of a flow (name matched as SQL matches identifiers), or null.
+  // With flowsMu_ held.
+  const FlowEntry* findEntry(const std::string& name) const;
+  // The status SHOW FLOWS and /flows report of a flow with entry `entry`
+  // (null: none), and its reason. With flowsMu_ held.
+  static std::pair<FlowState, std::string> flowStatus(const FlowEntry* entry);
   // What a statement is about to make of the catalog, for persistCatalog to
   // write before the statement changes anything in memory. Unset members
-  // stand for the server's own: catalog_, tableInserts_, control_.
+  // stand for the server's own: catalog_, tableInserts_, the controls in
+  // flows_.
   struct CatalogChange {
     const Catalog* catalog = nullptr;
     const std::map<std::string, std::vector<std::string>>* inserts = nullptr;
@@ -208,8 +225,7 @@ class Engine : public QueryHandler {
   // PROGRESS) do not take it.
   std::mutex ddlMu_;
   mutable std::mutex flowsMu_;
-  std::map<std::string, std::unique_ptr<FlowRuntime>> flows_;  // lower-cased names
-  std::map<std::string, FlowControl> control_;                 // lower-cased names
+  std::map<std::string, FlowEntry> flows_;  // lower-cased names; see FlowEntry
   std::map<std::string, std::vector<std::string>> tableInserts_;  // INSERTs per table, under ddlMu_
   std::vector<struct CatalogRecord> unrestored_;  // records a restart could not apply, kept as they were
   bool restoring_ = false;

@@ -10,6 +10,7 @@
 #include "common/thread_priority.h"
 #include "connectors/kafka/tap.h"
 #include "executor/flow_runtime.h"
+#include "server/pg_values.h"
 
 namespace rtsql {
 
@@ -111,28 +112,7 @@ std::string shortId() {
   return fmt::format("{:08x}", rd());
 }
 
-// PostgreSQL's text format for the column types pgTypeOf() declares: booleans
-// are t/f; the rest read as Value::toString() writes them.
-std::optional<std::string> textOf(const Value& v) {
-  if (v.isNull()) return std::nullopt;
-  if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
-  return v.toString();
-}
-
 }  // namespace
-
-uint32_t pgTypeOf(const DataType& type) {
-  switch (type.id) {
-    case TypeId::Boolean: return pgtype::kBool;
-    case TypeId::Int: return pgtype::kInt4;
-    case TypeId::BigInt: return pgtype::kInt8;
-    case TypeId::Double: return pgtype::kFloat8;
-    case TypeId::Binary: return pgtype::kBytea;
-    case TypeId::Timestamp: return pgtype::kTimestamp;
-    case TypeId::Interval: return pgtype::kInterval;
-    default: return pgtype::kText;
-  }
-}
 
 std::vector<ResultColumn> liveQueryColumns(const PhysicalPlan& plan) {
   std::vector<ResultColumn> cols;
@@ -175,7 +155,7 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
     }
     channel->popAll(rows, failed ? 0 : 50);
     for (const Row& row : rows) {
-      for (size_t i = 0; i < text.size() && i < row.size(); ++i) text[i] = textOf(row[i]);
+      for (size_t i = 0; i < text.size() && i < row.size(); ++i) text[i] = pgTextOf(row[i]);
       out.row(text);
       if (limit && ++sent >= *limit) break;
       if (!limit) ++sent;

@@ -31,7 +31,4 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
 // The columns a live query of `plan` returns.
 std::vector<ResultColumn> liveQueryColumns(const PhysicalPlan& plan);
 
-// The PostgreSQL type a column of `type` is sent as (text format).
-uint32_t pgTypeOf(const DataType& type);
-
 }  // namespace rtsql

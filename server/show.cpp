@@ -159,9 +159,9 @@ std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
     FlowInfo info;
     info.name = f->name;
     info.sink = f->sink;
-    auto it = flows_.find(toLower(f->name));
-    const FlowRuntime* rt = it != flows_.end() ? it->second.get() : nullptr;
-    std::tie(info.state, info.failure) = flowStatus(f->name, rt);
+    const FlowEntry* entry = findEntry(f->name);
+    const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
+    std::tie(info.state, info.failure) = flowStatus(entry);
     if (rt) {
       info.slots = rt->plan().slots();
       if (withProgress) info.progressJson = rt->progressJson();
@@ -175,10 +175,10 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
   Catalog::FlowPtr def = catalog_.findFlow(flow);
   if (!def) return std::nullopt;
   std::lock_guard lock(flowsMu_);
-  auto it = flows_.find(toLower(flow));
-  const FlowRuntime* rt = it == flows_.end() ? nullptr : it->second.get();
+  const FlowEntry* entry = findEntry(flow);
+  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
   // What SHOW FLOWS says, first: a flow being retried reports why here too.
-  auto [state, reason] = flowStatus(def->name, rt);
+  auto [state, reason] = flowStatus(entry);
   std::string json = "{\"status\":{\"state\":";
   appendJsonString(json, flowStateName(state));
   json += ",\"reason\":";

@@ -187,69 +187,66 @@ bool UserStore::create(const std::string& user, std::string_view secret, bool if
   checkName(user);
   // Hashing takes milliseconds; it is done before any lock is taken.
   auto verifier = std::make_shared<const pgwire::ScramVerifier>(verifierOf(user, secret));
-  std::lock_guard write(writeMu_);
-  Verifiers users;
-  std::vector<Line> lines;
-  {
-    std::shared_lock lock(mu_);
-    if (users_.count(user) != 0) {
-      if (ifNotExists) return false;
-      throw userError(sqlstate::kDuplicateObject, fmt::format("user \"{}\" already exists", user),
-                      "ALTER USER changes the password of an existing user.");
-    }
-    users = users_;
-    lines = lines_;
-  }
-  users.emplace(user, std::move(verifier));
-  lines.push_back({user, std::string()});
-  writeFile(renderLocked(lines, users));
-  commit(std::move(users), std::move(lines));
-  return true;
+  return change(
+      [&] {
+        if (users_.count(user) == 0) return true;
+        if (ifNotExists) return false;
+        throw userError(sqlstate::kDuplicateObject, fmt::format("user \"{}\" already exists", user),
+                        "ALTER USER changes the password of an existing user.");
+      },
+      [&](Verifiers& users, std::vector<Line>& lines) {
+        users.emplace(user, std::move(verifier));
+        lines.push_back({user, std::string()});
+      });
 }
 
 void UserStore::alter(const std::string& user, std::string_view secret) {
   auto verifier = std::make_shared<const pgwire::ScramVerifier>(verifierOf(user, secret));
-  std::lock_guard write(writeMu_);
-  Verifiers users;
-  std::vector<Line> lines;
-  {
-    std::shared_lock lock(mu_);
-    if (users_.count(user) == 0) {
-      throw userError(sqlstate::kUndefinedObject, fmt::format("user \"{}\" does not exist", user),
-                      "SHOW USERS lists the users; CREATE USER adds one.");
-    }
-    users = users_;
-    lines = lines_;
-  }
-  users[user] = std::move(verifier);
-  writeFile(renderLocked(lines, users));
-  commit(std::move(users), std::move(lines));
+  change(
+      [&] {
+        if (users_.count(user) != 0) return true;
+        throw userError(sqlstate::kUndefinedObject, fmt::format("user \"{}\" does not exist", user),
+                        "SHOW USERS lists the users; CREATE USER adds one.");
+      },
+      [&](Verifiers& users, std::vector<Line>&) { users[user] = std::move(verifier); });
 }
 
 bool UserStore::drop(const std::string& user, bool ifExists) {
+  return change(
+      [&] {
+        if (users_.count(user) == 0) {
+          if (ifExists) return false;
+          throw userError(sqlstate::kUndefinedObject, fmt::format("user \"{}\" does not exist", user),
+                          "SHOW USERS lists the users.");
+        }
+        if (users_.size() == 1) {
+          // The server would refuse to start on a file without users.
+          throw userError(sqlstate::kObjectNotInPrerequisiteState,
+                          fmt::format("cannot drop \"{}\", the last user", user),
+                          "Create another user first.");
+        }
+        return true;
+      },
+      [&](Verifiers& users, std::vector<Line>& lines) {
+        users.erase(user);
+        lines.erase(std::remove_if(lines.begin(), lines.end(),
+                                   [&](const Line& l) { return l.user == user; }),
+                    lines.end());
+      });
+}
+
+bool UserStore::change(const std::function<bool()>& check,
+                       const std::function<void(Verifiers&, std::vector<Line>&)>& apply) {
   std::lock_guard write(writeMu_);
   Verifiers users;
   std::vector<Line> lines;
   {
     std::shared_lock lock(mu_);
-    if (users_.count(user) == 0) {
-      if (ifExists) return false;
-      throw userError(sqlstate::kUndefinedObject, fmt::format("user \"{}\" does not exist", user),
-                      "SHOW USERS lists the users.");
-    }
-    if (users_.size() == 1) {
-      // The server would refuse to start on a file without users.
-      throw userError(sqlstate::kObjectNotInPrerequisiteState,
-                      fmt::format("cannot drop \"{}\", the last user", user),
-                      "Create another user first.");
-    }
+    if (!check()) return false;
     users = users_;
     lines = lines_;
   }
-  users.erase(user);
-  lines.erase(std::remove_if(lines.begin(), lines.end(),
-                             [&](const Line& l) { return l.user == user; }),
-              lines.end());
+  apply(users, lines);
   writeFile(renderLocked(lines, users));
   commit(std::move(users), std::move(lines));
   return true;

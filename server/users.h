@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -103,6 +104,14 @@ class UserStore {
   void writeFile(const std::string& text) const;
   // Makes `users`/`lines` the store's content, keeping replaced verifiers.
   void commit(Verifiers users, std::vector<Line> lines);
+  // One change, made durably: with writeMu_ held, `check` looks at the users
+  // as they are (under a read lock of mu_) and returns false when there is
+  // nothing to do, or throws; `apply` then changes a copy of the users and
+  // lines, the file is written as the copy is, and only then does the copy
+  // become the store's, so a change the file cannot record changes nothing.
+  // Returns what `check` returned.
+  bool change(const std::function<bool()>& check,
+              const std::function<void(Verifiers&, std::vector<Line>&)>& apply);
 
   // Serialises changes (which hold it while the file is written), so lookups
   // under `mu_` never wait for a disk.

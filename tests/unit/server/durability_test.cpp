@@ -3,7 +3,6 @@
 // reached at that moment is restored anyway, reported as recovering with the
 // cause, and started by the supervisor once the source answers.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +18,9 @@
 #include "server_test_util.h"
 
 using namespace rtsql;
+using rtsql::testing::RestoredEngine;
+using rtsql::testing::ResultCapture;
+using rtsql::testing::requireOk;
 namespace fs = std::filesystem;
 
 namespace {
@@ -61,78 +63,36 @@ class FlakyProvider final : public ConnectorProvider {
   };
 };
 
-// Collects what a statement answers.
-class Capture final : public ResultWriter {
- public:
-  std::vector<std::vector<std::optional<std::string>>> rows;
-  std::optional<SqlError> err;
-  int results = 0;  // completions and errors: a statement answers exactly one
-  void columns(const std::vector<ResultColumn>&) override {}
-  void row(const std::vector<std::optional<std::string>>& values) override { rows.push_back(values); }
-  void complete(const std::string&) override { ++results; }
-  void error(const SqlError& e) override {
-    err = e;
-    ++results;
-  }
-  void notice(const std::string&) override {}
-};
-
-Capture run(Engine& engine, Session& session, const std::string& sql) {
-  Capture c;
-  engine.execute(session, sql, c);
-  return c;
-}
-
-struct TempDir {
-  fs::path path = fs::path("/tmp") / ("rtsql_durability_test_" + std::to_string(::getpid()));
-  TempDir() { fs::remove_all(path); }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+// An engine's data directory, with connectors that can be made unreachable.
+using Fixture = rtsql::testing::EngineFixture<FlakyProvider>;
 
 }  // namespace
 
-TEST_CASE("a restarted engine restores the catalog, and a flow whose source is away recovers later") {
-  TempDir tmp;
-  FlakyProvider provider;
-  EngineOptions options;
-  options.dataDir = (tmp.path / "data").string();
-  options.slots = 16;
-  fs::create_directories(options.dataDir);
+TEST_CASE_FIXTURE(Fixture, "a restarted engine restores the catalog, and a flow whose source is away recovers later") {
   const std::string out = (tmp.path / "out.jsonl").string();
   {
-    Engine engine(options, provider);
-    engine.restore();
-    auto session = engine.openSession("rtsql", "rtsql");
-    for (const std::string& sql :
-         {std::string("CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')"),
-          "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
-          std::string("CREATE TABLE codes (code STRING, label STRING)"),
-          std::string("INSERT INTO codes VALUES ('A', 'alpha'), ('B', 'beta')"),
-          std::string("CREATE FLOW f INTO out CHECKPOINT INTERVAL '7 seconds' "
-                      "WITH ('shuffle.partitions' = '3') AS SELECT a FROM gen"),
-          std::string("CREATE FLOW g INTO out AS SELECT a + 1 AS b FROM gen"),
-          std::string("STOP FLOW g")}) {
-      Capture c = run(engine, *session, sql);
-      REQUIRE_MESSAGE(!c.err, sql, ": ", c.err ? c.err->message() : "");
-    }
-    engine.shutdown();
+    RestoredEngine first(options, connectors);
+    first.runAll({"CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+                  "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
+                  "CREATE TABLE codes (code STRING, label STRING)",
+                  "INSERT INTO codes VALUES ('A', 'alpha'), ('B', 'beta')",
+                  "CREATE FLOW f INTO out CHECKPOINT INTERVAL '7 seconds' "
+                  "WITH ('shuffle.partitions' = '3') AS SELECT a FROM gen",
+                  "CREATE FLOW g INTO out AS SELECT a + 1 AS b FROM gen", "STOP FLOW g"});
+    first.engine.shutdown();
   }
   // The file is intact and lists what was created, in an order that replays.
-  auto records = readCatalogFile((fs::path(options.dataDir) / "catalog").string());
+  auto records = readCatalogFile((dataDir() / "catalog").string());
   REQUIRE(records.size() == 6);
   CHECK(records[0].kind == "source");
   CHECK(records[3].kind == "insert");
   CHECK(records[4].kind == "flow");
   CHECK(records[5].running == false);
 
-  provider.down = true;
-  Engine engine(options, provider);
-  engine.restore();
-  auto session = engine.openSession("rtsql", "rtsql");
-  Capture tables = run(engine, *session, "SHOW TABLES");
+  connectors.down = true;
+  RestoredEngine restarted(options, connectors);
+  Engine& engine = restarted.engine;
+  ResultCapture tables = restarted.run("SHOW TABLES");
   REQUIRE(tables.rows.size() == 1);
   CHECK(tables.rows[0][2] == "2");  // the inserted rows came back
 
@@ -154,12 +114,12 @@ TEST_CASE("a restarted engine restores the catalog, and a flow whose source is a
   CHECK(progress->find("\"state\":\"recovering\"") != std::string::npos);
 
   // Once the source answers, the supervisor plans and starts it.
-  provider.down = false;
+  connectors.down = false;
   CHECK(rtsql::testing::eventually([&] { return stateOf("f").first == FlowState::Running; },
                                    std::chrono::milliseconds(10000)));
   CHECK(stateOf("g").first == FlowState::Stopped);
   // The definition learned what only the plan knows: its WITH options.
-  Capture describe = run(engine, *session, "DESCRIBE f");
+  ResultCapture describe = restarted.run("DESCRIBE f");
   bool sawOption = false;
   for (const auto& r : describe.rows) {
     sawOption = sawOption || (r[0] == "shuffle.partitions" && r[1] == "3");
@@ -168,20 +128,13 @@ TEST_CASE("a restarted engine restores the catalog, and a flow whose source is a
   engine.shutdown();
 }
 
-TEST_CASE("a damaged catalog file stops the engine from starting") {
-  TempDir tmp;
-  FlakyProvider provider;
-  EngineOptions options;
-  options.dataDir = (tmp.path / "data").string();
-  fs::create_directories(options.dataDir);
+TEST_CASE_FIXTURE(Fixture, "a damaged catalog file stops the engine from starting") {
   {
-    Engine engine(options, provider);
-    engine.restore();
-    auto session = engine.openSession("rtsql", "rtsql");
-    REQUIRE(!run(engine, *session, "CREATE TABLE t (a INT)").err);
-    engine.shutdown();
+    RestoredEngine first(options, connectors);
+    first.runAll({"CREATE TABLE t (a INT)"});
+    first.engine.shutdown();
   }
-  fs::path file = fs::path(options.dataDir) / "catalog";
+  fs::path file = dataDir() / "catalog";
   std::string text;
   {
     std::ifstream in(file, std::ios::binary);
@@ -191,7 +144,7 @@ TEST_CASE("a damaged catalog file stops the engine from starting") {
     std::ofstream o(file, std::ios::binary | std::ios::trunc);
     o << text.substr(0, text.size() - 3);
   }
-  Engine engine(options, provider);
+  Engine engine(options, connectors);
   try {
     engine.restore();
     FAIL("restore() accepted a torn catalog file");
@@ -202,14 +155,10 @@ TEST_CASE("a damaged catalog file stops the engine from starting") {
   engine.shutdown();
 }
 
-TEST_CASE("a catalog path that is a directory stops the engine with an error naming it") {
-  TempDir tmp;
-  FlakyProvider provider;
-  EngineOptions options;
-  options.dataDir = (tmp.path / "data").string();
-  const fs::path catalog = fs::path(options.dataDir) / "catalog";
+TEST_CASE_FIXTURE(Fixture, "a catalog path that is a directory stops the engine with an error naming it") {
+  const fs::path catalog = dataDir() / "catalog";
   fs::create_directories(catalog);
-  Engine engine(options, provider);
+  Engine engine(options, connectors);
   try {
     engine.restore();
     FAIL("restore() accepted a directory as the catalog file");
@@ -242,14 +191,8 @@ void writeFile(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("a flow's name never leads its files out of the data directory") {
-  TempDir tmp;
-  FlakyProvider provider;
-  EngineOptions options;
-  const fs::path data = tmp.path / "data";
-  options.dataDir = data.string();
-  options.slots = 16;
-  fs::create_directories(data);
+TEST_CASE_FIXTURE(Fixture, "a flow's name never leads its files out of the data directory") {
+  const fs::path data = dataDir();
   // Sentinels where the names would lead if they were paths: the data
   // directory itself (".."), a directory outside it (an absolute name), and
   // the data directory's "b" ("a/../../b" from flows/).
@@ -261,20 +204,19 @@ TEST_CASE("a flow's name never leads its files out of the data directory") {
 
   const std::vector<std::string> names = {"..", outside.string(), "a/../../b", ".",
                                           std::string(3000, 'n'), "Quoted Name"};
-  Engine engine(options, provider);
-  engine.restore();
-  auto session = engine.openSession("rtsql", "rtsql");
-  REQUIRE(!run(engine, *session, "CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '100')").err);
-  REQUIRE(!run(engine, *session, "CREATE SINK out WITH (connector = 'file', path = '" + (tmp.path / "out.jsonl").string() + "')").err);
+  RestoredEngine server(options, connectors);
+  Engine& engine = server.engine;
+  server.runAll({"CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '100')",
+                 "CREATE SINK out WITH (connector = 'file', path = '" + (tmp.path / "out.jsonl").string() + "')"});
   auto quoted = [](const std::string& name) {
     std::string q = "\"";
     for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
   for (const std::string& name : names) {
-    Capture c = run(engine, *session,
-                    "CREATE FLOW " + quoted(name) +
-                        " INTO out CHECKPOINT INTERVAL '1 second' WITH ('shuffle.partitions' = '1') AS SELECT a, count(*) AS n FROM gen GROUP BY a");
+    ResultCapture c = server.run(
+        "CREATE FLOW " + quoted(name) +
+        " INTO out CHECKPOINT INTERVAL '1 second' WITH ('shuffle.partitions' = '1') AS SELECT a, count(*) AS n FROM gen GROUP BY a");
     REQUIRE_MESSAGE(!c.err, name, ": ", c.err ? c.err->message() : "");
   }
   // Every flow has written a checkpoint: its files exist.
@@ -304,7 +246,7 @@ TEST_CASE("a flow's name never leads its files out of the data directory") {
 
   // Each DROP FLOW removes its own directory and nothing else.
   for (size_t i = 0; i < names.size(); ++i) {
-    Capture c = run(engine, *session, "DROP FLOW " + quoted(names[i]));
+    ResultCapture c = server.run("DROP FLOW " + quoted(names[i]));
     REQUIRE_MESSAGE(!c.err, names[i], ": ", c.err ? c.err->message() : "");
     now = filesUnder(tmp.path);
     for (const auto& entry : before) CHECK_MESSAGE(now.count(entry.first) == 1, entry.first);
@@ -316,32 +258,21 @@ TEST_CASE("a flow's name never leads its files out of the data directory") {
     }
     CHECK(left.size() == names.size() - i - 1);
   }
-  CHECK(!run(engine, *session, "SHOW TABLES").err);  // the catalog is still there
+  CHECK(!server.run("SHOW TABLES").err);  // the catalog is still there
   CHECK(fs::exists(data / "catalog"));
   engine.shutdown();
 }
 
-TEST_CASE("a statement the catalog file cannot record changes nothing and answers only its error") {
-  TempDir tmp;
-  FlakyProvider provider;
-  EngineOptions options;
-  const fs::path data = tmp.path / "data";
-  options.dataDir = data.string();
-  options.slots = 16;
-  fs::create_directories(data);
+TEST_CASE_FIXTURE(Fixture, "a statement the catalog file cannot record changes nothing and answers only its error") {
+  const fs::path data = dataDir();
   const std::string out = (tmp.path / "out.jsonl").string();
-  Engine engine(options, provider);
-  engine.restore();
-  auto session = engine.openSession("rtsql", "rtsql");
-  for (const std::string& sql :
-       {std::string("CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')"),
-        "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
-        std::string("CREATE TABLE t (code STRING)"), std::string("INSERT INTO t VALUES ('A'), ('B')"),
-        std::string("CREATE FLOW f INTO out AS SELECT a FROM gen"),
-        std::string("CREATE FLOW g INTO out AS SELECT a FROM gen"), std::string("STOP FLOW g")}) {
-    Capture c = run(engine, *session, sql);
-    REQUIRE_MESSAGE(!c.err, sql, ": ", c.err ? c.err->message() : "");
-  }
+  RestoredEngine server(options, connectors);
+  Engine& engine = server.engine;
+  server.runAll({"CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+                 "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
+                 "CREATE TABLE t (code STRING)", "INSERT INTO t VALUES ('A'), ('B')",
+                 "CREATE FLOW f INTO out AS SELECT a FROM gen",
+                 "CREATE FLOW g INTO out AS SELECT a FROM gen", "STOP FLOW g"});
   auto stateOf = [&](const std::string& name) -> std::optional<FlowState> {
     for (const auto& info : engine.flowInfos(false)) {
       if (info.name == name) return info.state;
@@ -349,12 +280,12 @@ TEST_CASE("a statement the catalog file cannot record changes nothing and answer
     return std::nullopt;
   };
   auto tableRows = [&]() -> std::optional<std::string> {
-    Capture c = run(engine, *session, "SHOW TABLES");
+    ResultCapture c = server.run("SHOW TABLES");
     if (c.rows.empty()) return std::nullopt;
     return c.rows[0][2];
   };
   auto relations = [&](const std::string& what) {
-    return run(engine, *session, "SHOW " + what).rows.size();
+    return server.run("SHOW " + what).rows.size();
   };
   REQUIRE(tableRows() == "2");
   REQUIRE(stateOf("f") == FlowState::Running);
@@ -371,7 +302,7 @@ TEST_CASE("a statement the catalog file cannot record changes nothing and answer
         std::string("CREATE FLOW h INTO out AS SELECT a FROM gen"), std::string("DROP FLOW f"),
         std::string("STOP FLOW f"), std::string("START FLOW g"), std::string("DROP FLOW g"),
         std::string("DROP SINK out2"), std::string("DROP TABLE IF EXISTS nothing")}) {
-    Capture c = run(engine, *session, sql);
+    ResultCapture c = server.run(sql);
     if (sql == "DROP SINK out2" || sql == "DROP TABLE IF EXISTS nothing") {
       // Nothing to change: nothing to write. (out2 was never created.)
       CHECK(c.results == 1);
@@ -396,7 +327,7 @@ TEST_CASE("a statement the catalog file cannot record changes nothing and answer
   // restart sees what they did.
   fs::remove(catalog);
   fs::rename(data / "catalog.saved", catalog);
-  Capture drop = run(engine, *session, "DROP TABLE t");
+  ResultCapture drop = server.run("DROP TABLE t");
   CHECK(!drop.err);
   CHECK(drop.results == 1);
   CHECK(relations("TABLES") == 0);
@@ -405,33 +336,21 @@ TEST_CASE("a statement the catalog file cannot record changes nothing and answer
   for (const auto& r : records) CHECK(r.name != "t");
 }
 
-TEST_CASE("a flow directory of the earlier layout is moved to the encoded name and restored") {
-  TempDir tmp;
-  FlakyProvider provider;
-  EngineOptions options;
-  const fs::path data = tmp.path / "data";
-  options.dataDir = data.string();
-  options.slots = 16;
-  fs::create_directories(data);
+TEST_CASE_FIXTURE(Fixture, "a flow directory of the earlier layout is moved to the encoded name and restored") {
+  const fs::path data = dataDir();
   {
-    Engine engine(options, provider);
-    engine.restore();
-    auto session = engine.openSession("rtsql", "rtsql");
-    for (const std::string& sql :
-         {std::string("CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '10')"),
-          "CREATE SINK out WITH (connector = 'file', path = '" + (tmp.path / "out.jsonl").string() + "')",
-          std::string("CREATE FLOW \"My.Flow\" INTO out CHECKPOINT INTERVAL '1 second' "
-                      "WITH ('shuffle.partitions' = '1') AS SELECT a FROM gen")}) {
-      Capture c = run(engine, *session, sql);
-      REQUIRE_MESSAGE(!c.err, sql, ": ", c.err ? c.err->message() : "");
-    }
-    engine.shutdown();  // a final checkpoint
+    RestoredEngine first(options, connectors);
+    first.runAll({"CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '10')",
+                  "CREATE SINK out WITH (connector = 'file', path = '" + (tmp.path / "out.jsonl").string() + "')",
+                  "CREATE FLOW \"My.Flow\" INTO out CHECKPOINT INTERVAL '1 second' "
+                  "WITH ('shuffle.partitions' = '1') AS SELECT a FROM gen"});
+    first.engine.shutdown();  // a final checkpoint
   }
   // The earlier layout: the lower-cased name as it was.
   REQUIRE(fs::is_directory(data / "flows" / "my%2Eflow" / "checkpoints"));
   fs::rename(data / "flows" / "my%2Eflow", data / "flows" / "my.flow");
 
-  Engine engine(options, provider);
+  Engine engine(options, connectors);
   engine.restore();
   CHECK(fs::is_directory(data / "flows" / "my%2Eflow" / "checkpoints"));
   CHECK(!fs::exists(data / "flows" / "my.flow"));
@@ -443,4 +362,36 @@ TEST_CASE("a flow directory of the earlier layout is moved to the encoded name a
       },
       std::chrono::milliseconds(20000)));
   engine.shutdown();
+}
+
+TEST_CASE_FIXTURE(Fixture, "a dry-run DROP drops from the session's copy only, and answers each kind's tag") {
+  RestoredEngine server(options, connectors);
+  server.runAll({"CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+                 "CREATE SINK out WITH (connector = 'file', path = '" + (tmp.path / "out.jsonl").string() + "')",
+                 "CREATE TABLE t (a INT)", "CREATE FLOW f INTO out AS SELECT a FROM gen"});
+  const std::string catalogBefore = [&] {
+    std::ifstream in(dataDir() / "catalog", std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }();
+  server.runAll({"SET rtsql.dry_run = on"});
+  // The session's copy loses each object; the dry run answers as a real drop.
+  for (const auto& [sql, tag] : std::vector<std::pair<std::string, std::string>>{
+           {"DROP FLOW f", "DROP FLOW"},
+           {"DROP TABLE t", "DROP TABLE"},
+           {"DROP SINK out", "DROP SINK"},
+           {"DROP SOURCE gen", "DROP SOURCE"},
+           {"DROP TABLE IF EXISTS t", "DROP TABLE"}}) {
+    ResultCapture c = server.run(sql);
+    requireOk(c, sql);
+    CHECK_MESSAGE(c.tag == tag, sql);
+  }
+  ResultCapture again = server.run("DROP FLOW f");
+  REQUIRE(again.err);
+  CHECK(again.err->sqlstate() == "42704");
+  // The server's catalog, its file and the flow are as they were.
+  CHECK(server.engine.flowInfos(false).size() == 1);
+  CHECK(server.engine.progress("f"));
+  std::ifstream in(dataDir() / "catalog", std::ios::binary);
+  CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == catalogBefore);
+  server.engine.shutdown();
 }

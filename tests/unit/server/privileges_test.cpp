@@ -3,7 +3,6 @@
 // their own user may change, the per-user bound on live-query slots, and a
 // catalog restored at start without its file paths being refused again.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -24,46 +23,27 @@
 #include "server_test_util.h"
 
 using namespace rtsql;
+using rtsql::testing::TempDir;
+using rtsql::testing::requireOk;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "rtsql-privileges-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = fs::canonical(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void writeFile(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-// Collects one execute()'s results; a live query ends once `cancel` is set.
-class Collect : public ResultWriter {
+// What one execute() answered, as it runs: a live query ends once `cancel`
+// is set, and another thread may watch its rows arrive through `rowCount`.
+class LiveCapture : public testing::ResultCapture {
  public:
-  std::vector<ResultColumn> cols;
-  std::vector<std::vector<std::optional<std::string>>> rows;
-  std::string tag;
-  std::optional<SqlError> err;
-  std::vector<std::string> notices;
   std::atomic<bool> cancel{false};
   std::atomic<int> rowCount{0};
 
-  void columns(const std::vector<ResultColumn>& c) override { cols = c; }
   void row(const std::vector<std::optional<std::string>>& v) override {
-    rows.push_back(v);
+    ResultCapture::row(v);
     ++rowCount;
   }
-  void complete(const std::string& t) override { tag = t; }
-  void error(const SqlError& e) override { err = e; }
-  void notice(const std::string& m) override { notices.push_back(m); }
   bool cancelled() const override { return cancel; }
 };
 
@@ -89,22 +69,18 @@ struct Server {
     engine = std::make_unique<Engine>(eo, connectors);
   }
 
-  void run(const std::string& sql, const std::string& user, Collect& out) {
+  void run(const std::string& sql, const std::string& user, LiveCapture& out) {
     auto session = engine->openSession(user, "rtsql");
     engine->execute(*session, sql, out);
   }
-  std::unique_ptr<Collect> run(const std::string& sql, const std::string& user) {
-    auto out = std::make_unique<Collect>();
+  std::unique_ptr<LiveCapture> run(const std::string& sql, const std::string& user) {
+    auto out = std::make_unique<LiveCapture>();
     run(sql, user, *out);
     return out;
   }
 };
 
-void requireOk(const Collect& c, const std::string& sql) {
-  REQUIRE_MESSAGE(!c.err, sql, ": ", c.err ? c.err->message() : "");
-}
-
-void requireDenied(const Collect& c, const std::string& what) {
+void requireDenied(const testing::ResultCapture& c, const std::string& what) {
   REQUIRE_MESSAGE(c.err, what, " was allowed");
   CHECK(c.err->sqlstate() == sqlstate::kInsufficientPrivilege);
   CHECK_FALSE(c.err->hint().empty());
@@ -363,7 +339,7 @@ TEST_CASE("privileges: one user's live queries cannot take every slot") {
                    "alice"),
             "CREATE SOURCE");
   // bob's and alice's queries run until cancelled.
-  Collect bobs, alices;
+  LiveCapture bobs, alices;
   std::thread bob([&] { s.run("SELECT a FROM gen", "bob", bobs); });
   std::thread alice([&] { s.run("SELECT a FROM gen", "alice", alices); });
   const bool running = testing::eventually(
@@ -391,37 +367,25 @@ TEST_CASE("privileges: one user's live queries cannot take every slot") {
 }
 
 TEST_CASE("privileges: a restored catalog keeps definitions whose paths a new start would refuse") {
-  TempDir tmp;
-  writeFile(tmp.path / "codes.csv", "A\nB\n");
-  DefaultConnectorProvider connectors;
-  EngineOptions eo;
-  eo.dataDir = (tmp.path / "data").string();
-  eo.slots = 4;
-  fs::create_directories(eo.dataDir);
+  testing::EngineFixture<> f(4);
+  const fs::path& tmp = f.tmp.path;
+  writeFile(tmp / "codes.csv", "A\nB\n");
   {
     // Trust mode: everyone is a superuser and may name any file.
-    Engine engine(eo, connectors);
-    engine.restore();
-    auto session = engine.openSession("rtsql", "rtsql");
-    Collect c;
-    engine.execute(*session, tableFrom((tmp.path / "codes.csv").string()), c);
-    requireOk(c, "CREATE TABLE");
-    engine.shutdown();
+    testing::RestoredEngine first(f.options, f.connectors);
+    first.runAll({tableFrom((tmp / "codes.csv").string())});
+    first.engine.shutdown();
   }
   // The next start confines files to a directory the table's file is not in.
-  fs::create_directories(tmp.path / "files");
-  writeFile(tmp.path / "users", "alice:a\nbob:b\n");
-  eo.users = std::make_shared<UserStore>(UserStore::loadFile((tmp.path / "users").string()));
-  eo.filesDirs = {(tmp.path / "files").string()};
-  Engine engine(eo, connectors);
-  engine.restore();
-  auto session = engine.openSession("bob", "rtsql");
-  Collect c;
-  engine.execute(*session, "DESCRIBE t", c);
-  requireOk(c, "DESCRIBE t");
+  fs::create_directories(tmp / "files");
+  writeFile(tmp / "users", "alice:a\nbob:b\n");
+  f.options.users = std::make_shared<UserStore>(UserStore::loadFile((tmp / "users").string()));
+  f.options.filesDirs = {(tmp / "files").string()};
+  testing::RestoredEngine restarted(f.options, f.connectors, "bob");
+  requireOk(restarted.run("DESCRIBE t"), "DESCRIBE t");
   // A new definition naming the same file is refused, even to a superuser.
-  Collect again;
-  auto admin = engine.openSession("alice", "rtsql");
-  engine.execute(*admin, tableFrom((tmp.path / "codes.csv").string(), "t2"), again);
+  testing::ResultCapture again;
+  auto admin = restarted.engine.openSession("alice", "rtsql");
+  restarted.engine.execute(*admin, tableFrom((tmp / "codes.csv").string(), "t2"), again);
   requireDenied(again, "a file outside --files-dir");
 }

@@ -1,8 +1,13 @@
-// What the server tests share: a server on an ephemeral loopback port, a
-// bounded wait, and a plain-TCP PostgreSQL-protocol client that sends exact
-// bytes and reads exact answers, for what libpq never sends (bad lengths,
-// half-finished startups) and for checking message-level details.
+// What the server tests share: a temporary directory, an engine on a data
+// directory of its own with what its statements answer captured, a server on
+// an ephemeral loopback port, a bounded wait, and a plain-TCP
+// PostgreSQL-protocol client that sends exact bytes and reads exact answers,
+// for what libpq never sends (bad lengths, half-finished startups) and for
+// checking message-level details.
 #pragma once
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -21,9 +26,13 @@
 #include <boost/asio.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
+#include "common/error.h"
+#include "connectors/provider.h"
+#include "server/engine.h"
 #include "server/pgwire/framing.h"
 #include "server/pgwire/server.h"
 
@@ -39,6 +48,93 @@ bool eventually(F cond, std::chrono::milliseconds timeout = std::chrono::millise
   }
   return cond();
 }
+
+// A directory of its own under the system's temporary directory (its
+// canonical path, links resolved), removed with all it holds at the end.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& prefix = "rtsql-test") {
+    std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = std::filesystem::canonical(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+// What one execute() answered: the columns, rows, completion tag, notices,
+// and the error, if any.
+class ResultCapture : public ResultWriter {
+ public:
+  std::vector<ResultColumn> cols;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  std::string tag;
+  std::optional<SqlError> err;
+  std::vector<std::string> notices;
+  int results = 0;  // completions and errors: a statement answers exactly one
+
+  void columns(const std::vector<ResultColumn>& c) override { cols = c; }
+  void row(const std::vector<std::optional<std::string>>& v) override { rows.push_back(v); }
+  void complete(const std::string& t) override {
+    tag = t;
+    ++results;
+  }
+  void error(const SqlError& e) override {
+    err = e;
+    ++results;
+  }
+  void notice(const std::string& m) override { notices.push_back(m); }
+};
+
+// Requires that a statement answered no error, naming it and the error.
+inline void requireOk(const ResultCapture& c, const std::string& sql) {
+  REQUIRE_MESSAGE(!c.err, sql, ": ", c.err ? c.err->message() : "");
+}
+
+// A data directory ("data") in a temporary directory of its own, the
+// connectors an engine on it uses, and the options of that engine.
+template <typename Connectors = DefaultConnectorProvider>
+struct EngineFixture {
+  TempDir tmp;
+  Connectors connectors;
+  EngineOptions options;
+
+  explicit EngineFixture(int slots = 16, const std::string& prefix = "rtsql-engine") : tmp(prefix) {
+    options.dataDir = dataDir().string();
+    options.slots = slots;
+    std::filesystem::create_directories(options.dataDir);
+  }
+  std::filesystem::path dataDir() const { return tmp.path / "data"; }
+};
+
+// An engine started as rtsqld starts it (its catalog restored from the data
+// directory) with one session of `user`.
+class RestoredEngine {
+ public:
+  RestoredEngine(const EngineOptions& options, ConnectorProvider& connectors,
+                 const std::string& user = "rtsql")
+      : engine(options, connectors) {
+    engine.restore();
+    session = engine.openSession(user, "rtsql");
+  }
+
+  ResultCapture run(const std::string& sql) {
+    ResultCapture c;
+    engine.execute(*session, sql, c);
+    return c;
+  }
+  // Runs each statement in turn, requiring that each succeeds.
+  void runAll(const std::vector<std::string>& sqls) {
+    for (const std::string& sql : sqls) requireOk(run(sql), sql);
+  }
+
+  Engine engine;
+  std::unique_ptr<Session> session;
+};
 
 // A server with `Handler` as its engine on an ephemeral loopback port, its
 // io_context run by two threads so the per-connection strands are exercised.

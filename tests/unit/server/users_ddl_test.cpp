@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 #include <libpq-fe.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -30,23 +29,13 @@
 #include "server_test_util.h"
 
 using namespace rtsql;
+using rtsql::testing::TempDir;
 using namespace rtsql::pgwire;
+using rtsql::testing::ResultCapture;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "rtsql-users-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::string readFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -76,21 +65,6 @@ std::string sqlstateOf(const std::function<void()>& f, std::string* message = nu
   return "";
 }
 
-// Collects one execute()'s results.
-class Collect : public ResultWriter {
- public:
-  std::vector<ResultColumn> cols;
-  std::vector<std::vector<std::optional<std::string>>> rows;
-  std::string tag;
-  std::optional<SqlError> err;
-  std::vector<std::string> notices;
-
-  void columns(const std::vector<ResultColumn>& c) override { cols = c; }
-  void row(const std::vector<std::optional<std::string>>& v) override { rows.push_back(v); }
-  void complete(const std::string& t) override { tag = t; }
-  void error(const SqlError& e) override { err = e; }
-  void notice(const std::string& m) override { notices.push_back(m); }
-};
 
 }  // namespace
 
@@ -236,9 +210,9 @@ struct EngineServer {
   }
 
   // A session of `user` (no password check: the engine is called directly).
-  Collect run(const std::string& sql, const std::string& user = "alice") {
+  ResultCapture run(const std::string& sql, const std::string& user = "alice") {
     auto session = engine->openSession(user, "rtsql");
-    Collect out;
+    ResultCapture out;
     engine->execute(*session, sql, out);
     return out;
   }
@@ -264,7 +238,7 @@ TEST_CASE("users: CREATE / ALTER / DROP USER take effect for the next login") {
   EngineServer es(std::make_shared<UserStore>(UserStore::loadFile(file.string())));
 
   CHECK(es.login("bob", "builder").find("password authentication failed") != std::string::npos);
-  Collect r = es.run("CREATE USER bob WITH PASSWORD 'builder'");
+  ResultCapture r = es.run("CREATE USER bob WITH PASSWORD 'builder'");
   REQUIRE_MESSAGE(!r.err, r.err->message());
   CHECK(r.tag == "CREATE ROLE");
   CHECK(es.login("bob", "builder").empty());
@@ -329,7 +303,7 @@ TEST_CASE("users: without a users file the statements explain what is missing") 
   for (const char* sql : {"CREATE USER bob PASSWORD 'hunter2'", "ALTER USER bob PASSWORD 'x'",
                           "DROP USER bob", "SHOW USERS"}) {
     CAPTURE(sql);
-    Collect out;
+    ResultCapture out;
     engine.execute(*session, sql, out);
     REQUIRE(out.err);
     CHECK(out.err->sqlstate() == sqlstate::kObjectNotInPrerequisiteState);

@@ -1,0 +1,24 @@
+// How rtsql's values reach a PostgreSQL client in a result: the type a column
+// is declared as, and a value's text form. The constant SELECT (engine.cpp)
+// and live queries (live_query.cpp) both answer with rows, and a client reads
+// a value by the type its column declared, so the two halves of the mapping
+// live together here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/types.h"
+#include "common/value.h"
+
+namespace rtsql {
+
+// The PostgreSQL type a column of `type` is sent as (text format).
+uint32_t pgTypeOf(const DataType& type);
+
+// A value's text form for a column of pgTypeOf() its type: booleans are t/f,
+// the rest as Value::toString() writes them; null for NULL.
+std::optional<std::string> pgTextOf(const Value& v);
+
+}  // namespace rtsql

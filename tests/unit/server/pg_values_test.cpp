@@ -1,0 +1,31 @@
+// How values reach a PostgreSQL client (server/pg_values.h): the type each
+// column type is declared as, and the text a client reads back by that type.
+#include <doctest/doctest.h>
+
+#include "server/pg_values.h"
+#include "server/query_handler.h"
+
+using namespace rtsql;
+
+TEST_CASE("pg values: each column type is declared as the PostgreSQL type its text parses as") {
+  CHECK(pgTypeOf(*DataType::of(TypeId::Boolean)) == pgtype::kBool);
+  CHECK(pgTypeOf(*DataType::of(TypeId::Int)) == pgtype::kInt4);
+  CHECK(pgTypeOf(*DataType::of(TypeId::BigInt)) == pgtype::kInt8);
+  CHECK(pgTypeOf(*DataType::of(TypeId::Double)) == pgtype::kFloat8);
+  CHECK(pgTypeOf(*DataType::of(TypeId::Binary)) == pgtype::kBytea);
+  CHECK(pgTypeOf(*DataType::of(TypeId::Timestamp)) == pgtype::kTimestamp);
+  CHECK(pgTypeOf(*DataType::of(TypeId::Interval)) == pgtype::kInterval);
+  // What has no PostgreSQL type of its own is sent as text.
+  CHECK(pgTypeOf(*DataType::of(TypeId::String)) == pgtype::kText);
+  CHECK(pgTypeOf(*DataType::arrayOf(DataType::of(TypeId::Int))) == pgtype::kText);
+}
+
+TEST_CASE("pg values: booleans are t/f, NULL is no text, the rest as rtsql writes them") {
+  CHECK(pgTextOf(Value::boolean(true)) == "t");
+  CHECK(pgTextOf(Value::boolean(false)) == "f");
+  CHECK(!pgTextOf(Value()).has_value());
+  CHECK(pgTextOf(Value::bigint(-42)) == "-42");
+  CHECK(pgTextOf(Value::string("a b")) == "a b");
+  CHECK(pgTextOf(Value::integer(7)) == Value::integer(7).toString());
+  CHECK(pgTextOf(Value::timestamp(0)) == Value::timestamp(0).toString());
+}
