@@ -157,11 +157,6 @@ FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotP
   if (!checkpointDir.empty()) {
     checkpoints_ = std::make_unique<CheckpointDir>(std::move(checkpointDir), checkpointRetention);
   }
-  // Plans that predate multi-source plans name their one source in `scan`.
-  if (plan_.scans.empty()) plan_.scans.push_back(plan_.scan);
-  for (auto& stage : plan_.stages) {
-    if (stage.inputs == 0 && stage.scan < 0) stage.scan = 0;
-  }
 }
 
 FlowRuntime::~FlowRuntime() { stop(); }

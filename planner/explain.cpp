@@ -163,8 +163,7 @@ std::string PhysicalPlan::explain() const {
     if (!flowOptions.entries().empty()) out += "  with " + flowOptions.toString();
   }
   out += '\n';
-  for (size_t i = 0; i < stages.size(); ++i) {
-    const StageSpec& stage = stages[i];
+  for (const StageSpec& stage : stages) {
     // Where a shuffle stage's rows come from: every stage that shuffles into
     // it, grouped when they shuffle by the same keys (the branches of a union).
     std::vector<std::pair<std::string, std::vector<int>>> groups;
@@ -191,13 +190,8 @@ std::string PhysicalPlan::explain() const {
     }
     out += fmt::format("Stage {}: {}{}\n", stage.id, plural(stage.tasks, "task"),
                        from.empty() ? std::string() : " (" + from + ")");
-    const ScanSpec* s = nullptr;
     if (stage.scan >= 0 && static_cast<size_t>(stage.scan) < scans.size()) {
-      s = &scans[static_cast<size_t>(stage.scan)];
-    } else if (scans.empty() && i == 0) {
-      s = &scan;  // a plan built by hand with the single `scan`
-    }
-    if (s) {
+      const ScanSpec* s = &scans[static_cast<size_t>(stage.scan)];
       std::string details =
           connectorDetails(s->connector, s->format, s->options, {"subscribe", "rowsPerSecond"});
       if (s->partitions == 1) details += ", partition 0";

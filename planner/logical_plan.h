@@ -140,7 +140,7 @@ void splitConjuncts(const ast::Expr& e, std::vector<const ast::Expr*>& out);
 std::string formatDuration(int64_t micros);
 
 // Cuts the logical tree (ending in the final Project) into stages, filling
-// plan.scans, plan.stages and plan.scan.
+// plan.scans and plan.stages.
 void cutStages(const NodePtr& root, const PlanContext& ctx, PhysicalPlan& plan);
 
 }  // namespace rtsql::planner_detail

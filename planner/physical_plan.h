@@ -172,8 +172,7 @@ struct SinkSpec {
 
 struct PhysicalPlan {
   std::string flowName;
-  ScanSpec scan;               // the first source (same as scans[0])
-  std::vector<ScanSpec> scans;  // every source the flow reads
+  std::vector<ScanSpec> scans;  // every source the flow reads; StageSpec::scan indexes it
   std::vector<StageSpec> stages;
   SinkSpec sink;
   int64_t checkpointIntervalMicros = 5LL * 60 * 1000 * 1000;

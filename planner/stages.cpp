@@ -134,7 +134,6 @@ void cutStages(const NodePtr& root, const PlanContext& ctx, PhysicalPlan& plan) 
     plan.stages[static_cast<size_t>(s)].output = StageOutput{};  // Sink
   }
   if (plan.scans.empty()) throw InternalError("a plan without a scan");
-  plan.scan = plan.scans[0];
   plan.sink.input = root->schema;
 }
 

@@ -103,12 +103,14 @@ class MemoryProvider : public ConnectorProvider {
 PhysicalPlan doublingPlan(int64_t checkpointMicros) {
   PhysicalPlan plan;
   plan.flowName = "f";
-  plan.scan.name = "mem";
-  plan.scan.schema.columns = {{"x", DataType::of(TypeId::BigInt)}};
+  ScanSpec& scan = plan.scans.emplace_back();
+  scan.name = "mem";
+  scan.schema.columns = {{"x", DataType::of(TypeId::BigInt)}};
   plan.sink.name = "out";
   plan.checkpointIntervalMicros = checkpointMicros;
   StageSpec stage;
   stage.tasks = 1;
+  stage.scan = 0;
   auto x = makeColumnRef(0, DataType::of(TypeId::BigInt), "x");
   OperatorSpec filter;
   filter.kind = OperatorKind::Filter;
@@ -316,10 +318,11 @@ class TwoTaskProvider : public ConnectorProvider {
 PhysicalPlan shuffledPlan() {
   PhysicalPlan plan;
   plan.flowName = "wm";
-  plan.scan.name = "paced";
-  plan.scan.schema.columns = {{"ts", DataType::of(TypeId::Timestamp)}};
-  plan.scan.eventTimeColumn = 0;
-  plan.scan.idleTimeoutMicros = 100'000;
+  ScanSpec& scan = plan.scans.emplace_back();
+  scan.name = "paced";
+  scan.schema.columns = {{"ts", DataType::of(TypeId::Timestamp)}};
+  scan.eventTimeColumn = 0;
+  scan.idleTimeoutMicros = 100'000;
   plan.sink.name = "out";
   plan.checkpointIntervalMicros = 600'000'000;
   StageSpec source;
@@ -329,12 +332,12 @@ PhysicalPlan shuffledPlan() {
   source.output.kind = StageOutput::Kind::Shuffle;
   source.output.targetStage = 1;
   source.output.keys = {makeColumnRef(0, DataType::of(TypeId::Timestamp), "ts")};
-  source.outputSchema = plan.scan.schema;
+  source.outputSchema = scan.schema;
   StageSpec below;
   below.id = 1;
   below.tasks = 1;
   below.inputs = 1;
-  below.outputSchema = plan.scan.schema;
+  below.outputSchema = scan.schema;
   plan.stages = {source, below};
   return plan;
 }

@@ -49,12 +49,12 @@ TEST_CASE("the acceptance flow: plan shape and evaluation on sample rows") {
   FlowFixture f;
   PhysicalPlan p = f.flow(kAcceptance);
   CHECK(p.flowName == "f");
-  CHECK(p.scan.name == "clicks");
-  CHECK(p.scan.connector == "kafka");
-  CHECK(p.scan.format == "json");
-  CHECK(p.scan.schema.size() == 11);
-  CHECK(p.scan.eventTimeColumn == 3);
-  CHECK(p.scan.watermarkDelayMicros == 10 * 1000 * 1000);
+  CHECK(p.scans.at(0).name == "clicks");
+  CHECK(p.scans.at(0).connector == "kafka");
+  CHECK(p.scans.at(0).format == "json");
+  CHECK(p.scans.at(0).schema.size() == 11);
+  CHECK(p.scans.at(0).eventTimeColumn == 3);
+  CHECK(p.scans.at(0).watermarkDelayMicros == 10 * 1000 * 1000);
   REQUIRE(p.stages.size() == 1);
   const StageSpec& stage = p.stages[0];
   CHECK(stage.tasks == 2);
@@ -154,7 +154,7 @@ TEST_CASE("subqueries in FROM are flattened into one scan") {
       "WHERE big > 100");
   REQUIRE(p.stages.size() == 1);
   REQUIRE(p.stages[0].operators.size() == 3);  // inner filter, outer filter, project
-  CHECK(p.scan.name == "clicks");
+  CHECK(p.scans.at(0).name == "clicks");
   CHECK(p.sink.input.toString() == "(u STRING, big DOUBLE)");
   auto out = runStage(p.stages[0], clicksRow("ab", "x", 12.0));
   REQUIRE(out);
@@ -181,7 +181,7 @@ TEST_CASE("task counts follow maxPartitions and the partition count") {
   PhysicalPlan few = f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM few");
   CHECK(few.stages[0].tasks == 3);
   CHECK(few.slots() == 3);
-  CHECK(few.scan.partitions == 8);
+  CHECK(few.scans.at(0).partitions == 8);
   CHECK(f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM many").slots() == 8);
 }
 

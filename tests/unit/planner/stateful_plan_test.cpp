@@ -85,7 +85,7 @@ TEST_CASE("GROUP BY: two stages, pre-projection, aggregate, HAVING, select list,
   CHECK(p.shufflePartitions == 20);
   REQUIRE(p.stages.size() == 2);
   REQUIRE(p.scans.size() == 1);
-  CHECK(p.scan.name == "clicks");
+  CHECK(p.scans.at(0).name == "clicks");
   const StageSpec& src = p.stages[0];
   const StageSpec& agg = p.stages[1];
   CHECK(src.scan == 0);
