@@ -184,7 +184,7 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
   }
   for (const OperatorSpec& op : stage.operators) {
     t.operators.push_back(makeOperator(op, stateStore_.get(), index));
-    if (isStateful(op)) t.stateful.emplace_back(op.id, t.operators.back().get());
+    if (op.stateful()) t.stateful.emplace_back(op.id(), t.operators.back().get());
   }
   if (t.outputsToSink) {
     t.sink = transaction_ ? connectors_.openTransactionalSink(plan_.sink, plan_.flowName,
@@ -227,7 +227,7 @@ void FlowRuntime::start() {
 
   bool needsState = false;
   for (const auto& stage : plan_.stages) {
-    for (const auto& op : stage.operators) needsState = needsState || isStateful(op);
+    for (const auto& op : stage.operators) needsState = needsState || op.stateful();
   }
   // Recovery: the state and the source positions of the newest complete
   // checkpoint. The state store is reopened from the snapshot on every start:

@@ -405,8 +405,7 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
     return makeColumnRef(i, c.type, c.name);
   };
 
-  OperatorSpec op;
-  op.kind = OperatorKind::Aggregate;
+  AggregateSpec op;
   for (int i = 0; i < keyCount; ++i) {
     op.groupKeys.push_back(inputRef(i));
     op.output.columns.push_back(

@@ -176,8 +176,7 @@ Relation QueryBinder::bindBroadcastJoin(const ast::TableRef& ref, Relation left,
 
   std::vector<const ast::Expr*> conjuncts;
   splitConjuncts(*ref.on, conjuncts);
-  OperatorSpec op;
-  op.kind = OperatorKind::BroadcastJoin;
+  BroadcastJoinSpec op;
   std::vector<ExprPtr> residuals;
   std::vector<std::string> keyLabels, residualLabels;
   for (const ast::Expr* c : conjuncts) {
@@ -333,8 +332,7 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
     }
   };
 
-  OperatorSpec op;
-  op.kind = OperatorKind::StreamJoin;
+  StreamJoinSpec op;
   std::vector<ExprPtr> residuals;
   std::vector<std::string> keyLabels, residualLabels;
   std::vector<const ast::Expr*> conjuncts;

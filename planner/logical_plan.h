@@ -138,6 +138,10 @@ void splitConjuncts(const ast::Expr& e, std::vector<const ast::Expr*>& out);
 
 // "10 seconds", "1 minute", "0 seconds": durations as EXPLAIN prints them.
 std::string formatDuration(int64_t micros);
+// "1 row", "3 rows": a count with its unit, plural unless 1.
+std::string plural(int64_t n, const char* unit);
+// "a, b + 1": expressions as EXPLAIN prints a list of them.
+std::string exprList(const std::vector<ExprPtr>& exprs);
 
 // Cuts the logical tree (ending in the final Project) into stages, filling
 // plan.scans and plan.stages.

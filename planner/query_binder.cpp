@@ -20,23 +20,21 @@ NodePtr scanNode(Catalog::SourcePtr source) {
 NodePtr statelessNode(NodePtr input, OperatorSpec op) {
   auto node = std::make_shared<Node>();
   node->kind = Node::Kind::Stateless;
-  node->schema = op.output;
+  node->schema = op.output();
   node->op = std::move(op);
   node->inputs.push_back(std::move(input));
   return node;
 }
 
 NodePtr filterNode(NodePtr input, ExprPtr predicate) {
-  OperatorSpec op;
-  op.kind = OperatorKind::Filter;
+  FilterSpec op;
   op.predicate = std::move(predicate);
   op.output = input->schema;
   return statelessNode(std::move(input), std::move(op));
 }
 
 NodePtr projectNode(NodePtr input, const std::vector<OutputColumn>& outputs) {
-  OperatorSpec op;
-  op.kind = OperatorKind::Project;
+  ProjectSpec op;
   for (const auto& o : outputs) op.exprs.push_back(o.expr);
   op.output = outputSchema(outputs);
   return statelessNode(std::move(input), std::move(op));
@@ -316,8 +314,7 @@ BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
     return makeColumnRef(i, c.type, c.name);
   };
 
-  OperatorSpec op;
-  op.kind = OperatorKind::Dedup;
+  DedupSpec op;
   for (int i : keyIndexes) op.dedupKeys.push_back(ref(i));
   op.withinWatermark = s.withinWatermark;
   if (s.withinWatermark) op.eventTime = ref(timeIndex);

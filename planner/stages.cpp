@@ -49,7 +49,7 @@ class StageCutter {
         for (int s : open) {
           StageSpec& stage = plan_.stages[static_cast<size_t>(s)];
           OperatorSpec op = node->op;
-          op.id = nextOperatorId_++;
+          op.base().id = nextOperatorId_++;
           stage.operators.push_back(std::move(op));
           stage.outputSchema = node->schema;
         }
@@ -105,7 +105,7 @@ class StageCutter {
     for (const auto& keys : node.shuffleKeys) keyed = keyed || !keys.empty();
     stage.tasks = keyed ? plan_.shufflePartitions : 1;
     OperatorSpec op = node.op;
-    op.id = nextOperatorId_++;
+    op.base().id = nextOperatorId_++;
     stage.operators.push_back(std::move(op));
     stage.outputSchema = node.schema;
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -76,7 +76,7 @@ class AggregateOperatorBase : public Operator {
   void onEpochEnd() override;
 
  protected:
-  AggregateOperatorBase(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
+  AggregateOperatorBase(const AggregateSpec& spec, std::unique_ptr<StateTable> state);
 
   // Evaluates the group key values of `row` into groupValues_ and their key
   // encoding into groupKey_; with emitOnWindowClose also their value encoding

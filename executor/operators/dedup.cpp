@@ -21,7 +21,7 @@ constexpr char kTimeTag = 'T';
 
 class DedupOperator final : public Operator {
  public:
-  DedupOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+  DedupOperator(const DedupSpec& spec, std::unique_ptr<StateTable> state)
       : keys_(spec.dedupKeys),
         withinWatermark_(spec.withinWatermark),
         eventTime_(spec.eventTime),
@@ -135,7 +135,7 @@ class DedupOperator final : public Operator {
 
 }  // namespace
 
-OperatorPtr makeDedup(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+OperatorPtr makeDedup(const DedupSpec& spec, std::unique_ptr<StateTable> state) {
   return std::make_unique<DedupOperator>(spec, std::move(state));
 }
 

@@ -33,7 +33,7 @@ uint32_t getFixed32(std::string_view& in) {
 // the sessions overlap; a group rarely has more than one or two open sessions.
 class SessionWindowAggregateOperator final : public AggregateOperatorBase {
  public:
-  SessionWindowAggregateOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+  SessionWindowAggregateOperator(const AggregateSpec& spec, std::unique_ptr<StateTable> state)
       : AggregateOperatorBase(spec, std::move(state)), time_(spec.window.time), gap_(spec.window.gapMicros) {
     if (!time_) throw InternalError("session window aggregate without a time expression");
     if (gap_ <= 0) throw InternalError("session window aggregate with a non-positive gap");
@@ -245,7 +245,7 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
 
 }  // namespace
 
-OperatorPtr makeSessionWindowAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+OperatorPtr makeSessionWindowAggregate(const AggregateSpec& spec, std::unique_ptr<StateTable> state) {
   return std::make_unique<SessionWindowAggregateOperator>(spec, std::move(state));
 }
 

@@ -53,7 +53,7 @@ bool isTrue(const Value& v) { return !v.isNull() && v.asBool(); }
 
 class StreamJoinOperator final : public Operator {
  public:
-  StreamJoinOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+  StreamJoinOperator(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state)
       : leftKeys_(spec.leftKeys),
         rightKeys_(spec.rightKeys),
         leftTime_(spec.leftTime),
@@ -309,7 +309,7 @@ class StreamJoinOperator final : public Operator {
 
 }  // namespace
 
-OperatorPtr makeStreamJoin(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+OperatorPtr makeStreamJoin(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state) {
   return std::make_unique<StreamJoinOperator>(spec, std::move(state));
 }
 

@@ -112,11 +112,9 @@ PhysicalPlan doublingPlan(int64_t checkpointMicros) {
   stage.tasks = 1;
   stage.scan = 0;
   auto x = makeColumnRef(0, DataType::of(TypeId::BigInt), "x");
-  OperatorSpec filter;
-  filter.kind = OperatorKind::Filter;
+  FilterSpec filter;
   filter.predicate = makeCall(">", {x, makeLiteral(Value::bigint(10), DataType::of(TypeId::BigInt))}, 0);
-  OperatorSpec project;
-  project.kind = OperatorKind::Project;
+  ProjectSpec project;
   project.exprs = {x, makeCall("*", {x, makeLiteral(Value::bigint(2), DataType::of(TypeId::BigInt))}, 0)};
   stage.operators = {filter, project};
   plan.stages = {stage};

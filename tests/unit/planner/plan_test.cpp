@@ -27,12 +27,12 @@ Row clicksRow(const std::string& user, const std::string& url, double amount) {
 // nullopt when a filter drops it.
 std::optional<Row> runStage(const StageSpec& stage, Row row) {
   for (const auto& op : stage.operators) {
-    if (op.kind == OperatorKind::Filter) {
-      Value keep = op.predicate->eval(row);
+    if (op.is<FilterSpec>()) {
+      Value keep = op.as<FilterSpec>().predicate->eval(row);
       if (keep.isNull() || !keep.asBool()) return std::nullopt;
     } else {
       Row out;
-      for (const auto& e : op.exprs) out.push_back(e->eval(row));
+      for (const auto& e : op.as<ProjectSpec>().exprs) out.push_back(e->eval(row));
       row = std::move(out);
     }
   }
@@ -59,8 +59,8 @@ TEST_CASE("the acceptance flow: plan shape and evaluation on sample rows") {
   const StageSpec& stage = p.stages[0];
   CHECK(stage.tasks == 2);
   REQUIRE(stage.operators.size() == 2);
-  CHECK(stage.operators[0].kind == OperatorKind::Filter);
-  CHECK(stage.operators[1].kind == OperatorKind::Project);
+  CHECK(stage.operators[0].is<FilterSpec>());
+  CHECK(stage.operators[1].is<ProjectSpec>());
   CHECK(p.sink.name == "alerts");
   CHECK(p.sink.connector == "kafka");
   CHECK(p.sink.format == "json");
@@ -120,13 +120,13 @@ TEST_CASE("EXPLAIN of a datagen flow with a qualifier-first struct") {
         "  Sink out (file json, path=/tmp/out.jsonl)\n"
         "Task slots: 1\n");
   Row row{Value::bigint(5), Value::structure({Value::integer(9)})};
-  CHECK(p.stages[0].operators[0].exprs[0]->eval(row).asInt() == 5);
-  CHECK(p.stages[0].operators[0].exprs[1]->eval(row).asInt() == 9);
+  CHECK(p.stages[0].operators[0].as<ProjectSpec>().exprs[0]->eval(row).asInt() == 5);
+  CHECK(p.stages[0].operators[0].as<ProjectSpec>().exprs[1]->eval(row).asInt() == 9);
 
   // When the alias and a struct column share a name, the relation wins (Spark).
   PhysicalPlan q = f.query("SELECT info.id FROM gen info");
   CHECK(q.sink.input.columns[0].type->id == TypeId::BigInt);
-  CHECK(q.stages[0].operators[0].exprs[0]->eval(row).asInt() == 5);
+  CHECK(q.stages[0].operators[0].as<ProjectSpec>().exprs[0]->eval(row).asInt() == 5);
 }
 
 TEST_CASE("output column names") {
