@@ -424,15 +424,11 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
     op.output.columns.push_back(Column{aggregates[a].name, call.resultType, false});
   }
 
-  auto node = std::make_shared<Node>();
-  node->kind = Node::Kind::Stateful;
-  node->schema = op.output;
-  node->shuffleKeys.push_back(op.groupKeys);
-  node->op = std::move(op);
-  node->inputs.push_back(preNode);
+  std::vector<ExprPtr> shuffleKeys = op.groupKeys;
+  NodePtr node = operatorNode({preNode}, std::move(op), {std::move(shuffleKeys)});
 
   BoundQuery out;
-  out.node = having ? filterNode(node, having) : NodePtr(node);
+  out.node = having ? filterNode(node, having) : node;
   out.outputs = std::move(outputs);
   out.sourceName = rel.sourceName;
   // Final rows of closed windows are an append-only stream; updates are not.

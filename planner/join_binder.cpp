@@ -223,7 +223,7 @@ Relation QueryBinder::bindBroadcastJoin(const ast::TableRef& ref, Relation left,
   if (!residualLabels.empty()) op.label += " and " + joinText(residualLabels, " AND ");
 
   Relation out;
-  out.node = statelessNode(stream.node, std::move(op));
+  out.node = operatorNode({stream.node}, std::move(op));
   out.scope = std::move(joined);
   out.eventTime = stream.eventTime;
   out.sourceName = stream.sourceName;
@@ -429,12 +429,8 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
                          offset(*lower), offset(*upper));
   if (!residualLabels.empty()) op.label += " and " + joinText(residualLabels, " AND ");
 
-  auto node = std::make_shared<Node>();
-  node->kind = Node::Kind::Stateful;
-  node->schema = op.output;
-  node->shuffleKeys = {op.leftKeys, op.rightKeys};
-  node->op = std::move(op);
-  node->inputs = {left.node, right.node};
+  std::vector<std::vector<ExprPtr>> keys = {op.leftKeys, op.rightKeys};
+  NodePtr node = operatorNode({left.node, right.node}, std::move(op), std::move(keys));
 
   Relation out;
   out.node = node;

@@ -12,6 +12,9 @@
 // A UNION ALL of two sources is two source stages that both end at the sink; a
 // stream-stream join is two source stages shuffling into the join stage's inputs
 // 0 (left) and 1 (right).
+//
+// Each operator of a stage is an OperatorSpec (operator_spec.h): one spec type
+// per kind, which says how EXPLAIN prints it and whether it keeps state.
 #pragma once
 
 #include <cstdint>

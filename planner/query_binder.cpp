@@ -17,12 +17,17 @@ NodePtr scanNode(Catalog::SourcePtr source) {
   return node;
 }
 
-NodePtr statelessNode(NodePtr input, OperatorSpec op) {
+NodePtr operatorNode(std::vector<NodePtr> inputs, OperatorSpec op,
+                     std::vector<std::vector<ExprPtr>> shuffleKeys) {
+  if (op.stateful() ? shuffleKeys.size() != inputs.size() : !shuffleKeys.empty()) {
+    throw InternalError("shuffle keys that do not match the inputs of " + op.describe());
+  }
   auto node = std::make_shared<Node>();
-  node->kind = Node::Kind::Stateless;
+  node->kind = Node::Kind::Operator;
   node->schema = op.output();
   node->op = std::move(op);
-  node->inputs.push_back(std::move(input));
+  node->inputs = std::move(inputs);
+  node->shuffleKeys = std::move(shuffleKeys);
   return node;
 }
 
@@ -30,14 +35,14 @@ NodePtr filterNode(NodePtr input, ExprPtr predicate) {
   FilterSpec op;
   op.predicate = std::move(predicate);
   op.output = input->schema;
-  return statelessNode(std::move(input), std::move(op));
+  return operatorNode({std::move(input)}, std::move(op));
 }
 
 NodePtr projectNode(NodePtr input, const std::vector<OutputColumn>& outputs) {
   ProjectSpec op;
   for (const auto& o : outputs) op.exprs.push_back(o.expr);
   op.output = outputSchema(outputs);
-  return statelessNode(std::move(input), std::move(op));
+  return operatorNode({std::move(input)}, std::move(op));
 }
 
 // ---------------------------------------------------------------- helpers
@@ -320,12 +325,8 @@ BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
   if (s.withinWatermark) op.eventTime = ref(timeIndex);
   op.output = preNode->schema;
 
-  auto node = std::make_shared<Node>();
-  node->kind = Node::Kind::Stateful;
-  node->schema = op.output;
-  node->shuffleKeys.push_back(op.dedupKeys);
-  node->op = std::move(op);
-  node->inputs.push_back(preNode);
+  std::vector<ExprPtr> keys = op.dedupKeys;
+  NodePtr node = operatorNode({preNode}, std::move(op), {std::move(keys)});
 
   BoundQuery out;
   out.node = node;

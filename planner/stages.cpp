@@ -44,7 +44,8 @@ class StageCutter {
     switch (node->kind) {
       case Node::Kind::Scan:
         return {scanStage(*node)};
-      case Node::Kind::Stateless: {
+      case Node::Kind::Operator: {
+        if (node->op.stateful()) return {shuffleStage(*node)};
         std::vector<int> open = cut(node->inputs.at(0));
         for (int s : open) {
           StageSpec& stage = plan_.stages[static_cast<size_t>(s)];
@@ -63,8 +64,6 @@ class StageCutter {
         }
         return open;
       }
-      case Node::Kind::Stateful:
-        return {shuffleStage(*node)};
     }
     throw InternalError("unknown logical node");
   }
