@@ -109,11 +109,6 @@ FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotP
   if (!checkpointDir.empty()) {
     checkpoints_ = std::make_unique<CheckpointDir>(std::move(checkpointDir), checkpointRetention);
   }
-  // Plans that predate multi-source plans name their one source in `scan`.
-  if (plan_.scans.empty()) plan_.scans.push_back(plan_.scan);
-  for (auto& stage : plan_.stages) {
-    if (stage.inputs == 0 && stage.scan < 0) stage.scan = 0;
-  }
 }
 
 FlowRuntime::~FlowRuntime() { stop(); }
@@ -140,8 +135,8 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
   }
   for (const OperatorSpec& op : stage.operators) {
     t.operators.push_back(makeOperator(op, stateStore_.get(), index));
-    t.counted.emplace_back(op.id, t.operators.back().get());
-    if (isStateful(op)) t.stateful.emplace_back(op.id, t.operators.back().get());
+    t.counted.emplace_back(op.id(), t.operators.back().get());
+    if (op.stateful()) t.stateful.emplace_back(op.id(), t.operators.back().get());
   }
   if (t.outputsToSink) {
     t.sink = transaction_ ? connectors_.openTransactionalSink(plan_.sink, plan_.flowName,
@@ -184,7 +179,7 @@ void FlowRuntime::start() {
 
   bool needsState = false;
   for (const auto& stage : plan_.stages) {
-    for (const auto& op : stage.operators) needsState = needsState || isStateful(op);
+    for (const auto& op : stage.operators) needsState = needsState || op.stateful();
   }
   // Recovery: the state and the source positions of the newest complete
   // checkpoint. The state store is reopened from the snapshot on every start:

@@ -405,8 +405,7 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
     return makeColumnRef(i, c.type, c.name);
   };
 
-  OperatorSpec op;
-  op.kind = OperatorKind::Aggregate;
+  AggregateSpec op;
   for (int i = 0; i < keyCount; ++i) {
     op.groupKeys.push_back(inputRef(i));
     op.output.columns.push_back(
@@ -425,15 +424,11 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
     op.output.columns.push_back(Column{aggregates[a].name, call.resultType, false});
   }
 
-  auto node = std::make_shared<Node>();
-  node->kind = Node::Kind::Stateful;
-  node->schema = op.output;
-  node->shuffleKeys.push_back(op.groupKeys);
-  node->op = std::move(op);
-  node->inputs.push_back(preNode);
+  std::vector<ExprPtr> shuffleKeys = op.groupKeys;
+  NodePtr node = operatorNode({preNode}, std::move(op), {std::move(shuffleKeys)});
 
   BoundQuery out;
-  out.node = having ? filterNode(node, having) : NodePtr(node);
+  out.node = having ? filterNode(node, having) : node;
   out.outputs = std::move(outputs);
   out.sourceName = rel.sourceName;
   // Final rows of closed windows are an append-only stream; updates are not.

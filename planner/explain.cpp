@@ -9,15 +9,11 @@
 
 namespace rtsql {
 
-namespace {
+namespace planner_detail {
 
 std::string plural(int64_t n, const char* unit) {
   return fmt::format("{} {}{}", n, unit, n == 1 ? "" : "s");
 }
-
-}  // namespace
-
-namespace planner_detail {
 
 std::string formatDuration(int64_t micros) {
   constexpr int64_t kSecond = 1000 * 1000;
@@ -29,12 +25,6 @@ std::string formatDuration(int64_t micros) {
   return plural(micros, "microsecond");
 }
 
-}  // namespace planner_detail
-
-namespace {
-
-using planner_detail::formatDuration;
-
 std::string exprList(const std::vector<ExprPtr>& exprs) {
   std::string out;
   for (size_t i = 0; i < exprs.size(); ++i) {
@@ -44,40 +34,13 @@ std::string exprList(const std::vector<ExprPtr>& exprs) {
   return out;
 }
 
-std::string aggregateText(const AggregateCall& call) {
-  const char* name = "count";
-  switch (call.function) {
-    case AggregateFunction::CountStar: return "count(*)";
-    case AggregateFunction::Count: name = "count"; break;
-    case AggregateFunction::Sum: name = "sum"; break;
-    case AggregateFunction::Min: name = "min"; break;
-    case AggregateFunction::Max: name = "max"; break;
-    case AggregateFunction::Avg: name = "avg"; break;
-  }
-  return fmt::format("{}({})", name, call.arg ? call.arg->toString() : std::string("?"));
-}
+}  // namespace planner_detail
 
-std::string windowText(const WindowSpec& w) {
-  std::string time = w.time ? " on " + w.time->toString() : std::string();
-  switch (w.kind) {
-    case WindowKind::Tumbling: return "tumbling " + formatDuration(w.sizeMicros) + time;
-    case WindowKind::Sliding:
-      return fmt::format("sliding {} every {}{}", formatDuration(w.sizeMicros),
-                         formatDuration(w.slideMicros), time);
-    case WindowKind::Session: return "session gap " + formatDuration(w.gapMicros) + time;
-    case WindowKind::None: break;
-  }
-  return "none";
-}
+namespace {
 
-std::string joinKeys(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
-  std::string out = "on [";
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    if (i) out += ", ";
-    out += a[i]->toString() + " = " + b[i]->toString();
-  }
-  return out + "]";
-}
+using planner_detail::exprList;
+using planner_detail::formatDuration;
+using planner_detail::plural;
 
 // "kafka json" or "datagen", then the options that say what is read or written.
 std::string connectorDetails(const std::string& connector, const std::string& format,
@@ -91,61 +54,6 @@ std::string connectorDetails(const std::string& connector, const std::string& fo
 }
 
 }  // namespace
-
-std::string OperatorSpec::describe() const {
-  switch (kind) {
-    case OperatorKind::Filter:
-      return "Filter " + (predicate ? predicate->toString() : std::string("?"));
-    case OperatorKind::Project: {
-      if (exprs.empty()) return "Project (no columns)";
-      std::string out = "Project ";
-      for (size_t i = 0; i < exprs.size(); ++i) {
-        if (i) out += ", ";
-        std::string text = exprs[i]->toString();
-        out += text;
-        if (i < output.columns.size() && output.columns[i].name != text) {
-          out += " AS " + output.columns[i].name;
-        }
-      }
-      return out;
-    }
-    case OperatorKind::Aggregate: {
-      std::vector<std::string> aggs;
-      for (const auto& a : aggregates) aggs.push_back(aggregateText(a));
-      std::string aggText;
-      for (size_t i = 0; i < aggs.size(); ++i) aggText += (i ? ", " : "") + aggs[i];
-      if (window.kind == WindowKind::None) {
-        return fmt::format("Aggregate keys=[{}] aggs=[{}]", exprList(groupKeys), aggText);
-      }
-      return fmt::format("WindowAggregate window={} keys=[{}] aggs=[{}]{}", windowText(window),
-                         exprList(groupKeys), aggText,
-                         emitOnWindowClose ? " emit on window close" : "");
-    }
-    case OperatorKind::Dedup:
-      return fmt::format("Dedup keys=[{}]{}", exprList(dedupKeys),
-                         withinWatermark ? " within watermark" : "");
-    case OperatorKind::BroadcastJoin: {
-      std::string out = fmt::format("BroadcastJoin {} table={}", leftOuter ? "left" : "inner",
-                                    tableName.empty() ? std::string("?") : tableName);
-      if (tableRows) out += fmt::format(" ({})", plural(static_cast<int64_t>(tableRows->size()), "row"));
-      if (!label.empty()) return out + " " + label;
-      out += " " + joinKeys(probeKeys, buildKeys);
-      if (residual) out += " and " + residual->toString();
-      return out;
-    }
-    case OperatorKind::StreamJoin: {
-      std::string out = fmt::format("StreamJoin {}", leftOuter ? "left" : "inner");
-      if (!label.empty()) return out + " " + label;
-      out += " " + joinKeys(leftKeys, rightKeys);
-      out += fmt::format(" {} in [{} + {}, {} + {}]", rightTime ? rightTime->toString() : "?",
-                         leftTime ? leftTime->toString() : "?", lowerBoundMicros,
-                         leftTime ? leftTime->toString() : "?", upperBoundMicros);
-      if (residual) out += " and " + residual->toString();
-      return out;
-    }
-  }
-  return "?";
-}
 
 int PhysicalPlan::slots() const {
   int total = 0;
@@ -163,8 +71,7 @@ std::string PhysicalPlan::explain() const {
     if (!flowOptions.entries().empty()) out += "  with " + flowOptions.toString();
   }
   out += '\n';
-  for (size_t i = 0; i < stages.size(); ++i) {
-    const StageSpec& stage = stages[i];
+  for (const StageSpec& stage : stages) {
     // Where a shuffle stage's rows come from: every stage that shuffles into
     // it, grouped when they shuffle by the same keys (the branches of a union).
     std::vector<std::pair<std::string, std::vector<int>>> groups;
@@ -191,13 +98,8 @@ std::string PhysicalPlan::explain() const {
     }
     out += fmt::format("Stage {}: {}{}\n", stage.id, plural(stage.tasks, "task"),
                        from.empty() ? std::string() : " (" + from + ")");
-    const ScanSpec* s = nullptr;
     if (stage.scan >= 0 && static_cast<size_t>(stage.scan) < scans.size()) {
-      s = &scans[static_cast<size_t>(stage.scan)];
-    } else if (scans.empty() && i == 0) {
-      s = &scan;  // a plan built by hand with the single `scan`
-    }
-    if (s) {
+      const ScanSpec* s = &scans[static_cast<size_t>(stage.scan)];
       std::string details =
           connectorDetails(s->connector, s->format, s->options, {"subscribe", "rowsPerSecond"});
       if (s->partitions == 1) details += ", partition 0";

@@ -176,8 +176,7 @@ Relation QueryBinder::bindBroadcastJoin(const ast::TableRef& ref, Relation left,
 
   std::vector<const ast::Expr*> conjuncts;
   splitConjuncts(*ref.on, conjuncts);
-  OperatorSpec op;
-  op.kind = OperatorKind::BroadcastJoin;
+  BroadcastJoinSpec op;
   std::vector<ExprPtr> residuals;
   std::vector<std::string> keyLabels, residualLabels;
   for (const ast::Expr* c : conjuncts) {
@@ -224,7 +223,7 @@ Relation QueryBinder::bindBroadcastJoin(const ast::TableRef& ref, Relation left,
   if (!residualLabels.empty()) op.label += " and " + joinText(residualLabels, " AND ");
 
   Relation out;
-  out.node = statelessNode(stream.node, std::move(op));
+  out.node = operatorNode({stream.node}, std::move(op));
   out.scope = std::move(joined);
   out.eventTime = stream.eventTime;
   out.sourceName = stream.sourceName;
@@ -333,8 +332,7 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
     }
   };
 
-  OperatorSpec op;
-  op.kind = OperatorKind::StreamJoin;
+  StreamJoinSpec op;
   std::vector<ExprPtr> residuals;
   std::vector<std::string> keyLabels, residualLabels;
   std::vector<const ast::Expr*> conjuncts;
@@ -431,12 +429,8 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
                          offset(*lower), offset(*upper));
   if (!residualLabels.empty()) op.label += " and " + joinText(residualLabels, " AND ");
 
-  auto node = std::make_shared<Node>();
-  node->kind = Node::Kind::Stateful;
-  node->schema = op.output;
-  node->shuffleKeys = {op.leftKeys, op.rightKeys};
-  node->op = std::move(op);
-  node->inputs = {left.node, right.node};
+  std::vector<std::vector<ExprPtr>> keys = {op.leftKeys, op.rightKeys};
+  NodePtr node = operatorNode({left.node, right.node}, std::move(op), std::move(keys));
 
   Relation out;
   out.node = node;

@@ -1,8 +1,9 @@
 // Internal to the planner: the logical plan and the query binder that builds it.
 //
-// Binding turns the AST into a small tree of logical nodes: scans, stateless
-// operators (filter, project, broadcast join) and stateful ones (aggregate,
-// dedup, stream-stream join) that need their input shuffled by key, and unions.
+// Binding turns the AST into a small tree of logical nodes: scans, operators
+// and unions. An operator node is stateless (filter, project, broadcast join)
+// or stateful (aggregate, dedup, stream-stream join), as its spec says; a
+// stateful one needs its inputs shuffled by key.
 // Expressions are bound once, against the rows of a node. A relation in FROM
 // (or a bound subquery) is a node plus a scope that names its columns by
 // expressions over that node's rows; a stateless subquery is therefore
@@ -33,17 +34,21 @@ struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 
 struct Node {
-  enum class Kind { Scan, Stateless, Stateful, Union } kind = Kind::Scan;
+  enum class Kind { Scan, Operator, Union } kind = Kind::Scan;
   Catalog::SourcePtr source;     // Scan
-  OperatorSpec op;               // Stateless / Stateful; op.output == schema
-  std::vector<NodePtr> inputs;   // Stateless: 1; Stateful: 1 or 2 (join); Union: n
-  // Stateful: per input, the shuffle keys over that input's rows.
+  OperatorSpec op;               // Operator; op.output() == schema
+  // Operator: 1, or 2 for a stream-stream join; Union: n.
+  std::vector<NodePtr> inputs;
+  // A stateful operator: per input, the shuffle keys over that input's rows.
   std::vector<std::vector<ExprPtr>> shuffleKeys;
   Schema schema;  // the rows this node produces
 };
 
 NodePtr scanNode(Catalog::SourcePtr source);
-NodePtr statelessNode(NodePtr input, OperatorSpec op);
+// A node running `op` over `inputs`. When op.stateful(), `shuffleKeys` has one
+// list of keys per input, by which that input's rows are shuffled.
+NodePtr operatorNode(std::vector<NodePtr> inputs, OperatorSpec op,
+                     std::vector<std::vector<ExprPtr>> shuffleKeys = {});
 NodePtr filterNode(NodePtr input, ExprPtr predicate);
 
 struct OutputColumn {
@@ -138,9 +143,13 @@ void splitConjuncts(const ast::Expr& e, std::vector<const ast::Expr*>& out);
 
 // "10 seconds", "1 minute", "0 seconds": durations as EXPLAIN prints them.
 std::string formatDuration(int64_t micros);
+// "1 row", "3 rows": a count with its unit, plural unless 1.
+std::string plural(int64_t n, const char* unit);
+// "a, b + 1": expressions as EXPLAIN prints a list of them.
+std::string exprList(const std::vector<ExprPtr>& exprs);
 
 // Cuts the logical tree (ending in the final Project) into stages, filling
-// plan.scans, plan.stages and plan.scan.
+// plan.scans and plan.stages.
 void cutStages(const NodePtr& root, const PlanContext& ctx, PhysicalPlan& plan);
 
 }  // namespace rtsql::planner_detail

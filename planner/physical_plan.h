@@ -12,6 +12,9 @@
 // A UNION ALL of two sources is two source stages that both end at the sink; a
 // stream-stream join is two source stages shuffling into the join stage's inputs
 // 0 (left) and 1 (right).
+//
+// Each operator of a stage is an OperatorSpec (operator_spec.h): one spec type
+// per kind, which says how EXPLAIN prints it and whether it keeps state.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,7 @@
 #include "common/expr.h"
 #include "common/options.h"
 #include "common/schema.h"
+#include "planner/operator_spec.h"
 
 namespace rtsql {
 
@@ -47,90 +51,6 @@ struct ScanSpec {
   // without it (executor/watermark_tracker.h).
   int64_t idleTimeoutMicros = kDefaultIdleTimeoutMicros;
   int partitions = 0;  // source partitions known at plan time, 0 when unknown
-};
-
-enum class OperatorKind {
-  Filter,
-  Project,
-  BroadcastJoin,    // stream row x static table rows, hash on equality keys
-  Aggregate,        // GROUP BY (optionally windowed), update or emit-on-close output
-  Dedup,            // DISTINCT ON (keys) [WITHIN WATERMARK]
-  StreamJoin,       // two inputs, equality keys + event-time bound
-};
-
-enum class AggregateFunction { CountStar, Count, Sum, Min, Max, Avg };
-
-struct AggregateCall {
-  AggregateFunction function = AggregateFunction::CountStar;
-  ExprPtr arg;  // on the operator's input row; null for count(*)
-  DataTypePtr resultType;  // count: BIGINT; sum: BIGINT or DOUBLE; avg: DOUBLE; min/max: arg's
-};
-
-enum class WindowKind { None, Tumbling, Sliding, Session };
-
-struct WindowSpec {
-  WindowKind kind = WindowKind::None;
-  ExprPtr time;  // TIMESTAMP expression on the input row
-  int64_t sizeMicros = 0;   // tumbling/sliding size
-  int64_t slideMicros = 0;  // sliding slide (== size for tumbling)
-  int64_t gapMicros = 0;    // session gap
-};
-
-struct OperatorSpec {
-  OperatorKind kind = OperatorKind::Filter;
-  int id = 0;  // unique within the flow: prefixes this operator's state keys
-  ExprPtr predicate;           // Filter
-  std::vector<ExprPtr> exprs;  // Project
-  Schema output;               // the schema after this operator
-  std::string describe() const;  // one line for EXPLAIN
-
-  // Aggregate. Output row layout: group keys, then the window struct
-  // STRUCT<start: TIMESTAMP, end: TIMESTAMP> when windowed, then one column
-  // per aggregate. Update mode emits the key's new row on every change;
-  // emitOnWindowClose emits each window once, when the watermark passes its end.
-  std::vector<ExprPtr> groupKeys;
-  std::vector<AggregateCall> aggregates;
-  WindowSpec window;
-  bool emitOnWindowClose = false;
-
-  // Dedup: the first row per key passes, later ones are dropped. With
-  // withinWatermark, a key is forgotten once the watermark passes its event
-  // time (eventTime evaluated on the row).
-  std::vector<ExprPtr> dedupKeys;
-  bool withinWatermark = false;
-  ExprPtr eventTime;
-
-  // BroadcastJoin: output = stream row columns then table columns. Table rows
-  // whose buildKeys equal the row's probeKeys (NULL never matches) and pass
-  // `residual` (on the joined row, may be null) are emitted; with leftOuter a
-  // row without a match is emitted once with NULL table columns.
-  std::shared_ptr<const std::vector<Row>> tableRows;
-  Schema tableSchema;
-  std::string tableName;  // for EXPLAIN and progress
-  std::vector<ExprPtr> probeKeys;  // on the stream row
-  std::vector<ExprPtr> buildKeys;  // on a table row
-  bool leftOuter = false;
-  ExprPtr residual;
-
-  // StreamJoin: input 0 is the left stream, input 1 the right; output = left
-  // columns then right columns. A pair joins when the keys are equal and
-  // leftTime + lowerBound <= rightTime <= leftTime + upperBound (and `residual`
-  // holds). State of either side is dropped once the watermark makes a match
-  // impossible; with leftOuter, a left row that never matched is emitted with
-  // NULL right columns at that moment.
-  std::vector<ExprPtr> leftKeys;   // on a left row
-  std::vector<ExprPtr> rightKeys;  // on a right row
-  ExprPtr leftTime;                // TIMESTAMP on a left row
-  ExprPtr rightTime;               // TIMESTAMP on a right row
-  int64_t lowerBoundMicros = 0;
-  int64_t upperBoundMicros = 0;
-  int leftWidth = 0;
-  int rightWidth = 0;
-
-  // Joins: the join condition as the query names it (`on [c.id = m.id]`,
-  // qualified by the relations' aliases), which describe() prints; the bound
-  // keys print without qualifiers.
-  std::string label;
 };
 
 // Where a stage's rows go.
@@ -172,8 +92,7 @@ struct SinkSpec {
 
 struct PhysicalPlan {
   std::string flowName;
-  ScanSpec scan;               // the first source (same as scans[0])
-  std::vector<ScanSpec> scans;  // every source the flow reads
+  std::vector<ScanSpec> scans;  // every source the flow reads; StageSpec::scan indexes it
   std::vector<StageSpec> stages;
   SinkSpec sink;
   int64_t checkpointIntervalMicros = 5LL * 60 * 1000 * 1000;

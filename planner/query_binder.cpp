@@ -17,29 +17,32 @@ NodePtr scanNode(Catalog::SourcePtr source) {
   return node;
 }
 
-NodePtr statelessNode(NodePtr input, OperatorSpec op) {
+NodePtr operatorNode(std::vector<NodePtr> inputs, OperatorSpec op,
+                     std::vector<std::vector<ExprPtr>> shuffleKeys) {
+  if (op.stateful() ? shuffleKeys.size() != inputs.size() : !shuffleKeys.empty()) {
+    throw InternalError("shuffle keys that do not match the inputs of " + op.describe());
+  }
   auto node = std::make_shared<Node>();
-  node->kind = Node::Kind::Stateless;
-  node->schema = op.output;
+  node->kind = Node::Kind::Operator;
+  node->schema = op.output();
   node->op = std::move(op);
-  node->inputs.push_back(std::move(input));
+  node->inputs = std::move(inputs);
+  node->shuffleKeys = std::move(shuffleKeys);
   return node;
 }
 
 NodePtr filterNode(NodePtr input, ExprPtr predicate) {
-  OperatorSpec op;
-  op.kind = OperatorKind::Filter;
+  FilterSpec op;
   op.predicate = std::move(predicate);
   op.output = input->schema;
-  return statelessNode(std::move(input), std::move(op));
+  return operatorNode({std::move(input)}, std::move(op));
 }
 
 NodePtr projectNode(NodePtr input, const std::vector<OutputColumn>& outputs) {
-  OperatorSpec op;
-  op.kind = OperatorKind::Project;
+  ProjectSpec op;
   for (const auto& o : outputs) op.exprs.push_back(o.expr);
   op.output = outputSchema(outputs);
-  return statelessNode(std::move(input), std::move(op));
+  return operatorNode({std::move(input)}, std::move(op));
 }
 
 // ---------------------------------------------------------------- helpers
@@ -316,19 +319,14 @@ BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
     return makeColumnRef(i, c.type, c.name);
   };
 
-  OperatorSpec op;
-  op.kind = OperatorKind::Dedup;
+  DedupSpec op;
   for (int i : keyIndexes) op.dedupKeys.push_back(ref(i));
   op.withinWatermark = s.withinWatermark;
   if (s.withinWatermark) op.eventTime = ref(timeIndex);
   op.output = preNode->schema;
 
-  auto node = std::make_shared<Node>();
-  node->kind = Node::Kind::Stateful;
-  node->schema = op.output;
-  node->shuffleKeys.push_back(op.dedupKeys);
-  node->op = std::move(op);
-  node->inputs.push_back(preNode);
+  std::vector<ExprPtr> keys = op.dedupKeys;
+  NodePtr node = operatorNode({preNode}, std::move(op), {std::move(keys)});
 
   BoundQuery out;
   out.node = node;

@@ -44,12 +44,13 @@ class StageCutter {
     switch (node->kind) {
       case Node::Kind::Scan:
         return {scanStage(*node)};
-      case Node::Kind::Stateless: {
+      case Node::Kind::Operator: {
+        if (node->op.stateful()) return {shuffleStage(*node)};
         std::vector<int> open = cut(node->inputs.at(0));
         for (int s : open) {
           StageSpec& stage = plan_.stages[static_cast<size_t>(s)];
           OperatorSpec op = node->op;
-          op.id = nextOperatorId_++;
+          op.base().id = nextOperatorId_++;
           stage.operators.push_back(std::move(op));
           stage.outputSchema = node->schema;
         }
@@ -63,8 +64,6 @@ class StageCutter {
         }
         return open;
       }
-      case Node::Kind::Stateful:
-        return {shuffleStage(*node)};
     }
     throw InternalError("unknown logical node");
   }
@@ -105,7 +104,7 @@ class StageCutter {
     for (const auto& keys : node.shuffleKeys) keyed = keyed || !keys.empty();
     stage.tasks = keyed ? plan_.shufflePartitions : 1;
     OperatorSpec op = node.op;
-    op.id = nextOperatorId_++;
+    op.base().id = nextOperatorId_++;
     stage.operators.push_back(std::move(op));
     stage.outputSchema = node.schema;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -134,7 +133,6 @@ void cutStages(const NodePtr& root, const PlanContext& ctx, PhysicalPlan& plan) 
     plan.stages[static_cast<size_t>(s)].output = StageOutput{};  // Sink
   }
   if (plan.scans.empty()) throw InternalError("a plan without a scan");
-  plan.scan = plan.scans[0];
   plan.sink.input = root->schema;
 }
 

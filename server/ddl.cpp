@@ -284,7 +284,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   def.options = plan.flowOptions;
   def.sql = stmt.text;
   def.queryText = stmt.queryText;
-  std::string source = plan.scan.name;
+  std::string source = plan.scans.at(0).name;
   // The name must be free before anything starts.
   Catalog next(catalog_);
   next.addFlow(def, false, stmt.namePos);

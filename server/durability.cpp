@@ -196,7 +196,6 @@ void Engine::restoreFlow(const CatalogRecord& record) {
     def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
     def.options = plan.flowOptions;
     for (const auto& scan : plan.scans) inputs.push_back(scan.name);
-    if (plan.scans.empty()) inputs.push_back(plan.scan.name);
     runtime = makeRuntime(std::move(plan), stmt.name);
   } catch (const SqlError& e) {
     // The plan needs the sources' partition counts: with a broker away, the
@@ -235,7 +234,6 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
   }
   std::vector<std::string> inputs;
   for (const auto& scan : plan.scans) inputs.push_back(scan.name);
-  if (plan.scans.empty()) inputs.push_back(plan.scan.name);
   inputs.push_back(stmt.sink);
   catalog_.setFlowInputs(stmt.name, inputs);
   auto runtime = makeRuntime(std::move(plan), stmt.name);

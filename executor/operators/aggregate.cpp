@@ -14,7 +14,7 @@ constexpr char kGroupTag = 'G';  // keyed: group key -> accumulators
 // input row emits its group's new row.
 class AggregateOperator final : public AggregateOperatorBase {
  public:
-  AggregateOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+  AggregateOperator(const AggregateSpec& spec, std::unique_ptr<StateTable> state)
       : AggregateOperatorBase(spec, std::move(state)) {}
 
   void push(Row& row, const RecordContext& ctx) override {
@@ -45,7 +45,7 @@ class AggregateOperator final : public AggregateOperatorBase {
 
 }  // namespace
 
-OperatorPtr makeAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+OperatorPtr makeAggregate(const AggregateSpec& spec, std::unique_ptr<StateTable> state) {
   switch (spec.window.kind) {
     case WindowKind::None:
       return std::make_unique<AggregateOperator>(spec, std::move(state));

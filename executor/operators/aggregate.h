@@ -38,8 +38,8 @@
 
 namespace rtsql {
 
-// `spec.kind` is OperatorKind::Aggregate; `state` is the operator's own table.
+// `state` is the operator's own table; the window kind picks the operator.
 // Throws InternalError on a malformed spec (e.g. a window without a size).
-OperatorPtr makeAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
+OperatorPtr makeAggregate(const AggregateSpec& spec, std::unique_ptr<StateTable> state);
 
 }  // namespace rtsql

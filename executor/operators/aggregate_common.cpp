@@ -241,7 +241,7 @@ void AggregateCalls::appendResults(Row& out, const std::vector<Accumulator>& acc
   }
 }
 
-AggregateOperatorBase::AggregateOperatorBase(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+AggregateOperatorBase::AggregateOperatorBase(const AggregateSpec& spec, std::unique_ptr<StateTable> state)
     : StatefulOperator(std::move(state)),
       groupKeys_(spec.groupKeys),
       calls_(spec.aggregates),

@@ -70,7 +70,7 @@ int64_t keyTimeAt(std::string_view in);
 
 class AggregateOperatorBase : public StatefulOperator {
  protected:
-  AggregateOperatorBase(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
+  AggregateOperatorBase(const AggregateSpec& spec, std::unique_ptr<StateTable> state);
 
   // Evaluates the group key values of `row` into groupValues_ and their key
   // encoding into groupKey_; with emitOnWindowClose also their value encoding

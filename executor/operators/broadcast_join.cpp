@@ -33,7 +33,7 @@ bool hasNull(const std::vector<Value>& key) {
 
 class BroadcastJoinOperator final : public Operator {
  public:
-  explicit BroadcastJoinOperator(const OperatorSpec& spec)
+  explicit BroadcastJoinOperator(const BroadcastJoinSpec& spec)
       : rows_(spec.tableRows),
         tableWidth_(spec.tableSchema.size()),
         probeKeys_(spec.probeKeys),
@@ -105,7 +105,7 @@ class BroadcastJoinOperator final : public Operator {
 
 }  // namespace
 
-OperatorPtr makeBroadcastJoin(const OperatorSpec& spec) {
+OperatorPtr makeBroadcastJoin(const BroadcastJoinSpec& spec) {
   return std::make_unique<BroadcastJoinOperator>(spec);
 }
 

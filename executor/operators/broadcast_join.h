@@ -12,6 +12,6 @@
 namespace rtsql {
 
 // Uses spec.tableRows, tableSchema, probeKeys, buildKeys, leftOuter, residual.
-OperatorPtr makeBroadcastJoin(const OperatorSpec& spec);
+OperatorPtr makeBroadcastJoin(const BroadcastJoinSpec& spec);
 
 }  // namespace rtsql

@@ -25,7 +25,7 @@ constexpr char kTimeTag = 'T';
 
 class DedupOperator final : public StatefulOperator {
  public:
-  DedupOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+  DedupOperator(const DedupSpec& spec, std::unique_ptr<StateTable> state)
       : StatefulOperator(std::move(state)),
         keys_(spec.dedupKeys),
         withinWatermark_(spec.withinWatermark),
@@ -102,7 +102,7 @@ class DedupOperator final : public StatefulOperator {
 
 }  // namespace
 
-OperatorPtr makeDedup(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+OperatorPtr makeDedup(const DedupSpec& spec, std::unique_ptr<StateTable> state) {
   return std::make_unique<DedupOperator>(spec, std::move(state));
 }
 

@@ -18,6 +18,6 @@
 namespace rtsql {
 
 // Uses spec.dedupKeys, spec.withinWatermark and spec.eventTime.
-OperatorPtr makeDedup(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
+OperatorPtr makeDedup(const DedupSpec& spec, std::unique_ptr<StateTable> state);
 
 }  // namespace rtsql

@@ -10,25 +10,41 @@
 
 namespace rtsql {
 
-bool isStateful(const OperatorSpec& spec) {
-  return spec.kind == OperatorKind::Aggregate || spec.kind == OperatorKind::Dedup ||
-         spec.kind == OperatorKind::StreamJoin;
-}
+namespace {
+
+// One callable made of several lambdas, for std::visit.
+template <typename... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <typename... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+}  // namespace
 
 OperatorPtr makeOperator(const OperatorSpec& spec, StateStore* store, int task) {
   auto table = [&] {
     if (!store) throw InternalError("stateful operator without a state store");
-    return store->table(spec.id, task);
+    return store->table(spec.id(), task);
   };
-  switch (spec.kind) {
-    case OperatorKind::Filter: return makeFilter(spec.predicate);
-    case OperatorKind::Project: return makeProject(spec.exprs);
-    case OperatorKind::BroadcastJoin: return makeBroadcastJoin(spec);
-    case OperatorKind::Aggregate: return makeAggregate(spec, table());
-    case OperatorKind::Dedup: return makeDedup(spec, table());
-    case OperatorKind::StreamJoin: return makeStreamJoin(spec, table());
+  // One line per kind, and no catch-all: a kind without a line here does not
+  // compile.
+  OperatorPtr op = std::visit(
+      Overloaded{
+          [](const FilterSpec& s) { return makeFilter(s); },
+          [](const ProjectSpec& s) { return makeProject(s); },
+          [](const BroadcastJoinSpec& s) { return makeBroadcastJoin(s); },
+          [&](const AggregateSpec& s) { return makeAggregate(s, table()); },
+          [&](const DedupSpec& s) { return makeDedup(s, table()); },
+          [&](const StreamJoinSpec& s) { return makeStreamJoin(s, table()); },
+      },
+      spec.kind());
+  // The plan decides from the spec which operators get state and checkpoint
+  // barriers; an operator that is built otherwise would lose its state.
+  if (op->stateful() != spec.stateful()) {
+    throw InternalError(op->name() + ": the operator and its spec disagree about keeping state");
   }
-  throw InternalError("unknown operator kind");
+  return op;
 }
 
 }  // namespace rtsql

@@ -20,8 +20,8 @@ class FilterOperator final : public Operator {
 
 }  // namespace
 
-OperatorPtr makeFilter(ExprPtr predicate) {
-  return std::make_unique<FilterOperator>(std::move(predicate));
+OperatorPtr makeFilter(const FilterSpec& spec) {
+  return std::make_unique<FilterOperator>(spec.predicate);
 }
 
 }  // namespace rtsql

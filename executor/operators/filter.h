@@ -2,11 +2,11 @@
 // drop the row, as in SQL's WHERE).
 #pragma once
 
-#include "common/expr.h"
 #include "executor/operators/operator.h"
+#include "planner/operator_spec.h"
 
 namespace rtsql {
 
-OperatorPtr makeFilter(ExprPtr predicate);
+OperatorPtr makeFilter(const FilterSpec& spec);
 
 }  // namespace rtsql

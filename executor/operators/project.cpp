@@ -25,8 +25,8 @@ class ProjectOperator final : public Operator {
 
 }  // namespace
 
-OperatorPtr makeProject(std::vector<ExprPtr> exprs) {
-  return std::make_unique<ProjectOperator>(std::move(exprs));
+OperatorPtr makeProject(const ProjectSpec& spec) {
+  return std::make_unique<ProjectOperator>(spec.exprs);
 }
 
 }  // namespace rtsql

@@ -2,13 +2,11 @@
 // output column.
 #pragma once
 
-#include <vector>
-
-#include "common/expr.h"
 #include "executor/operators/operator.h"
+#include "planner/operator_spec.h"
 
 namespace rtsql {
 
-OperatorPtr makeProject(std::vector<ExprPtr> exprs);
+OperatorPtr makeProject(const ProjectSpec& spec);
 
 }  // namespace rtsql

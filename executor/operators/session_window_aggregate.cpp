@@ -36,7 +36,7 @@ constexpr char kEndIndexTag = 'T';
 
 class SessionWindowAggregateOperator final : public AggregateOperatorBase {
  public:
-  SessionWindowAggregateOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+  SessionWindowAggregateOperator(const AggregateSpec& spec, std::unique_ptr<StateTable> state)
       : AggregateOperatorBase(spec, std::move(state)), time_(spec.window.time), gap_(spec.window.gapMicros) {
     if (!time_) throw InternalError("session window aggregate without a time expression");
     if (gap_ <= 0) throw InternalError("session window aggregate with a non-positive gap");
@@ -220,7 +220,7 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
 
 }  // namespace
 
-OperatorPtr makeSessionWindowAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+OperatorPtr makeSessionWindowAggregate(const AggregateSpec& spec, std::unique_ptr<StateTable> state) {
   return std::make_unique<SessionWindowAggregateOperator>(spec, std::move(state));
 }
 

@@ -17,6 +17,6 @@
 
 namespace rtsql {
 
-OperatorPtr makeSessionWindowAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
+OperatorPtr makeSessionWindowAggregate(const AggregateSpec& spec, std::unique_ptr<StateTable> state);
 
 }  // namespace rtsql

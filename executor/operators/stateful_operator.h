@@ -15,8 +15,9 @@
 //   (numRowsTotal, from stateRows()), rows updated and dropped as late, and
 //   the memory the table holds.
 //
-// Being a StatefulOperator is what makes an operator stateful(): the flow
-// runtime asks the operator, never a list of kinds.
+// Being a StatefulOperator is what makes an operator stateful(). The plan's
+// answer is its spec's (planner/operator_spec.h), which the flow runtime uses;
+// the factory checks, when it builds an operator, that the two agree.
 #pragma once
 
 #include <cstdint>

@@ -54,7 +54,7 @@ bool isTrue(const Value& v) { return !v.isNull() && v.asBool(); }
 
 class StreamJoinOperator final : public StatefulOperator {
  public:
-  StreamJoinOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+  StreamJoinOperator(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state)
       : StatefulOperator(std::move(state)),
         leftKeys_(spec.leftKeys),
         rightKeys_(spec.rightKeys),
@@ -245,7 +245,7 @@ class StreamJoinOperator final : public StatefulOperator {
 
 }  // namespace
 
-OperatorPtr makeStreamJoin(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+OperatorPtr makeStreamJoin(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state) {
   return std::make_unique<StreamJoinOperator>(spec, std::move(state));
 }
 

@@ -28,6 +28,6 @@ namespace rtsql {
 // Uses spec.leftKeys, rightKeys, leftTime, rightTime, lowerBoundMicros,
 // upperBoundMicros, residual, leftOuter, leftWidth, rightWidth, and the column
 // types of spec.output (left columns then right columns) to decode stored rows.
-OperatorPtr makeStreamJoin(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
+OperatorPtr makeStreamJoin(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state);
 
 }  // namespace rtsql

@@ -25,7 +25,7 @@ constexpr char kWindowTag = 'W';
 
 class WindowAggregateOperator final : public AggregateOperatorBase {
  public:
-  WindowAggregateOperator(const OperatorSpec& spec, std::unique_ptr<StateTable> state)
+  WindowAggregateOperator(const AggregateSpec& spec, std::unique_ptr<StateTable> state)
       : AggregateOperatorBase(spec, std::move(state)), time_(spec.window.time) {
     sizeMicros_ = spec.window.sizeMicros;
     slideMicros_ = spec.window.kind == WindowKind::Tumbling || spec.window.slideMicros <= 0
@@ -130,7 +130,7 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
 
 }  // namespace
 
-OperatorPtr makeWindowAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state) {
+OperatorPtr makeWindowAggregate(const AggregateSpec& spec, std::unique_ptr<StateTable> state) {
   return std::make_unique<WindowAggregateOperator>(spec, std::move(state));
 }
 

@@ -18,6 +18,6 @@
 
 namespace rtsql {
 
-OperatorPtr makeWindowAggregate(const OperatorSpec& spec, std::unique_ptr<StateTable> state);
+OperatorPtr makeWindowAggregate(const AggregateSpec& spec, std::unique_ptr<StateTable> state);
 
 }  // namespace rtsql

@@ -96,9 +96,8 @@ AggregateCall call(AggregateFunction f, ExprPtr arg, TypeId result) {
 }
 AggregateCall countStar() { return call(AggregateFunction::CountStar, nullptr, TypeId::BigInt); }
 
-OperatorSpec spec(std::vector<AggregateCall> calls, WindowSpec window = {}, bool emitOnClose = false) {
-  OperatorSpec s;
-  s.kind = OperatorKind::Aggregate;
+AggregateSpec spec(std::vector<AggregateCall> calls, WindowSpec window = {}, bool emitOnClose = false) {
+  AggregateSpec s;
   s.id = 7;
   s.groupKeys = {colK()};
   s.aggregates = std::move(calls);
@@ -150,7 +149,7 @@ struct TempDir {
 
 // An aggregate wired to a Capture, with its state table kept visible.
 struct Harness {
-  Harness(const OperatorSpec& s, MemoryBackend = {}) {
+  Harness(const AggregateSpec& s, MemoryBackend = {}) {
     auto t = std::make_unique<MemoryTable>();
     table = t.get();
     anyTable = t.get();
@@ -158,7 +157,7 @@ struct Harness {
     op->setNext(&out);
   }
   // A small cache budget (256 KiB) makes large tests evict to RocksDB.
-  Harness(const OperatorSpec& s, RocksBackend, int64_t cacheBytes = 256 * 1024) {
+  Harness(const AggregateSpec& s, RocksBackend, int64_t cacheBytes = 256 * 1024) {
     dir = std::make_unique<TempDir>();
     StateStoreOptions o;
     o.path = dir->path.string();
@@ -241,7 +240,7 @@ TEST_CASE("aggregate: update rows carry the input record's context") {
 }
 
 TEST_CASE("aggregate: sum and avg of doubles, min and max of strings, no group keys") {
-  OperatorSpec s = spec({call(AggregateFunction::Sum, colD(), TypeId::Double),
+  AggregateSpec s = spec({call(AggregateFunction::Sum, colD(), TypeId::Double),
                          call(AggregateFunction::Avg, colD(), TypeId::Double),
                          call(AggregateFunction::Min, colK(), TypeId::String),
                          call(AggregateFunction::Max, colK(), TypeId::String)});
@@ -450,7 +449,7 @@ TEST_CASE("aggregate: a watermark that closes no window does not scan the state"
 
 TEST_CASE("aggregate: windows in restored state close although this operator never saw them open") {
   MemoryTable restored;
-  const OperatorSpec windowed = spec({countStar()}, tumbling(10 * kSec));
+  const AggregateSpec windowed = spec({countStar()}, tumbling(10 * kSec));
   Capture out;
   RecordContext ctx;
   {
@@ -616,8 +615,8 @@ TEST_CASE("aggregate: state flushed at an epoch end is what a new operator on th
   StateStoreOptions o;
   o.path = dir.path.string();
   auto store = StateStore::open(o);
-  const OperatorSpec plain = spec({countStar()});
-  OperatorSpec sessions = spec({countStar()}, session(5 * kSec), true);
+  const AggregateSpec plain = spec({countStar()});
+  AggregateSpec sessions = spec({countStar()}, session(5 * kSec), true);
   sessions.id = 8;
   Capture out;
   RecordContext ctx;

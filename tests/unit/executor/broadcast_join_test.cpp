@@ -25,9 +25,8 @@ Value S(const char* v) { return Value::string(v); }
 Value N() { return Value(); }
 
 // Stream rows: (id BIGINT, v STRING). Table rows: (k INT, name STRING).
-OperatorSpec spec(bool leftOuter, ExprPtr residual = nullptr) {
-  OperatorSpec s;
-  s.kind = OperatorKind::BroadcastJoin;
+BroadcastJoinSpec spec(bool leftOuter, ExprPtr residual = nullptr) {
+  BroadcastJoinSpec s;
   s.tableSchema.columns = {{"k", integer()}, {"name", str()}};
   s.output.columns = {{"id", bigint()}, {"v", str()}, {"k", integer()}, {"name", str()}};
   s.tableRows = std::make_shared<const std::vector<Row>>(std::vector<Row>{
@@ -44,7 +43,7 @@ OperatorSpec spec(bool leftOuter, ExprPtr residual = nullptr) {
 }
 
 struct Fixture {
-  explicit Fixture(const OperatorSpec& s) : op(makeBroadcastJoin(s)) { op->setNext(&out); }
+  explicit Fixture(const BroadcastJoinSpec& s) : op(makeBroadcastJoin(s)) { op->setNext(&out); }
   void push(Row r) { op->push(r, RecordContext{}); }
   OperatorPtr op;
   Capture out;
@@ -109,7 +108,7 @@ TEST_CASE("broadcast join applies the residual condition to the joined row") {
 }
 
 TEST_CASE("broadcast join on a compound key and on an empty table") {
-  OperatorSpec s = spec(false);
+  BroadcastJoinSpec s = spec(false);
   s.probeKeys = {makeColumnRef(0, bigint(), "id"), makeColumnRef(1, str(), "v")};
   s.buildKeys = {makeColumnRef(0, integer(), "k"), makeColumnRef(1, str(), "name")};
   Fixture f(s);
@@ -120,7 +119,7 @@ TEST_CASE("broadcast join on a compound key and on an empty table") {
   CHECK(f.out.rows[0] == Row{I(2), S("deux"), Value::integer(2), S("deux")});
   CHECK(f.out.rows[1] == Row{I(1), S("one"), Value::integer(1), S("one")});
 
-  OperatorSpec empty = spec(true);
+  BroadcastJoinSpec empty = spec(true);
   empty.tableRows = std::make_shared<const std::vector<Row>>();
   Fixture g(empty);
   g.push({I(1), S("x")});

@@ -38,9 +38,8 @@ Value I(int64_t v) { return Value::bigint(v); }
 Value S(const char* v) { return Value::string(v); }
 Value T(int64_t v) { return Value::timestamp(v); }
 
-OperatorSpec spec(std::vector<ExprPtr> keys, bool withinWatermark) {
-  OperatorSpec s;
-  s.kind = OperatorKind::Dedup;
+DedupSpec spec(std::vector<ExprPtr> keys, bool withinWatermark) {
+  DedupSpec s;
   s.id = 3;
   s.output.columns = {{"id", bigint()}, {"s", str()}, {"t", ts()}};
   s.dedupKeys = std::move(keys);

@@ -103,18 +103,18 @@ class MemoryProvider : public ConnectorProvider {
 PhysicalPlan doublingPlan(int64_t checkpointMicros) {
   PhysicalPlan plan;
   plan.flowName = "f";
-  plan.scan.name = "mem";
-  plan.scan.schema.columns = {{"x", DataType::of(TypeId::BigInt)}};
+  ScanSpec& scan = plan.scans.emplace_back();
+  scan.name = "mem";
+  scan.schema.columns = {{"x", DataType::of(TypeId::BigInt)}};
   plan.sink.name = "out";
   plan.checkpointIntervalMicros = checkpointMicros;
   StageSpec stage;
   stage.tasks = 1;
+  stage.scan = 0;
   auto x = makeColumnRef(0, DataType::of(TypeId::BigInt), "x");
-  OperatorSpec filter;
-  filter.kind = OperatorKind::Filter;
+  FilterSpec filter;
   filter.predicate = makeCall(">", {x, makeLiteral(Value::bigint(10), DataType::of(TypeId::BigInt))}, 0);
-  OperatorSpec project;
-  project.kind = OperatorKind::Project;
+  ProjectSpec project;
   project.exprs = {x, makeCall("*", {x, makeLiteral(Value::bigint(2), DataType::of(TypeId::BigInt))}, 0)};
   stage.operators = {filter, project};
   plan.stages = {stage};
@@ -325,10 +325,11 @@ class TwoTaskProvider : public ConnectorProvider {
 PhysicalPlan shuffledPlan() {
   PhysicalPlan plan;
   plan.flowName = "wm";
-  plan.scan.name = "paced";
-  plan.scan.schema.columns = {{"ts", DataType::of(TypeId::Timestamp)}};
-  plan.scan.eventTimeColumn = 0;
-  plan.scan.idleTimeoutMicros = 100'000;
+  ScanSpec& scan = plan.scans.emplace_back();
+  scan.name = "paced";
+  scan.schema.columns = {{"ts", DataType::of(TypeId::Timestamp)}};
+  scan.eventTimeColumn = 0;
+  scan.idleTimeoutMicros = 100'000;
   plan.sink.name = "out";
   plan.checkpointIntervalMicros = 600'000'000;
   StageSpec source;
@@ -338,12 +339,12 @@ PhysicalPlan shuffledPlan() {
   source.output.kind = StageOutput::Kind::Shuffle;
   source.output.targetStage = 1;
   source.output.keys = {makeColumnRef(0, DataType::of(TypeId::Timestamp), "ts")};
-  source.outputSchema = plan.scan.schema;
+  source.outputSchema = scan.schema;
   StageSpec below;
   below.id = 1;
   below.tasks = 1;
   below.inputs = 1;
-  below.outputSchema = plan.scan.schema;
+  below.outputSchema = scan.schema;
   plan.stages = {source, below};
   return plan;
 }
@@ -445,10 +446,10 @@ TEST_CASE("a shuffle task aligns its producers' barriers: no commit passes an un
   TwoTaskProvider<AlignedSource, Aligned> provider(s);
   SlotPool slots(4);
   PhysicalPlan plan = shuffledPlan();
-  plan.scan.eventTimeColumn = -1;
-  plan.scan.schema.columns = {{"p", DataType::of(TypeId::BigInt)}, {"n", DataType::of(TypeId::BigInt)}};
+  plan.scans[0].eventTimeColumn = -1;
+  plan.scans[0].schema.columns = {{"p", DataType::of(TypeId::BigInt)}, {"n", DataType::of(TypeId::BigInt)}};
   plan.stages[0].output.keys = {makeColumnRef(1, DataType::of(TypeId::BigInt), "n")};
-  plan.stages[0].outputSchema = plan.stages[1].outputSchema = plan.scan.schema;
+  plan.stages[0].outputSchema = plan.stages[1].outputSchema = plan.scans[0].schema;
   plan.checkpointIntervalMicros = 20'000;  // many epochs while both tasks read
   FlowRuntime rt(plan, provider, slots, "id-align");
   rt.start();

@@ -16,7 +16,9 @@ using namespace rtsql;
 TEST_CASE("operator stats: rowsIn and rowsOut count what an operator took and emitted") {
   // v IS NOT NULL over rows (v BIGINT) where v is NULL for even i.
   auto v = makeColumnRef(0, DataType::of(TypeId::BigInt), "v");
-  auto op = makeFilter(makeIsNull(v, true));
+  FilterSpec spec;
+  spec.predicate = makeIsNull(v, true);
+  auto op = makeFilter(spec);
   testing::Capture out;
   op->setNext(&out);
   for (int64_t i = 0; i < 5; ++i) {

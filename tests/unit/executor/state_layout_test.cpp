@@ -60,9 +60,8 @@ std::string le(uint64_t v, int bytes) {
 }
 
 // Aggregates: rows (k STRING, ts TIMESTAMP), GROUP BY k, count(*).
-OperatorSpec aggregate(WindowSpec window = {}) {
-  OperatorSpec s;
-  s.kind = OperatorKind::Aggregate;
+AggregateSpec aggregate(WindowSpec window = {}) {
+  AggregateSpec s;
   s.id = 7;
   s.groupKeys = {makeColumnRef(0, str(), "k")};
   AggregateCall c;
@@ -84,7 +83,7 @@ WindowSpec window(WindowKind kind) {
   return w;
 }
 // An aggregate over the backend's table that has taken rows (key, time).
-OperatorPtr aggregateAfter(const OperatorSpec& s, MemBackend& b, Capture& out,
+OperatorPtr aggregateAfter(const AggregateSpec& s, MemBackend& b, Capture& out,
                            const std::vector<std::pair<const char*, int64_t>>& rows) {
   auto op = makeAggregate(s, b.table());
   op->setNext(&out);
@@ -170,9 +169,8 @@ TEST_CASE(
 namespace {
 
 // Dedup: rows (id BIGINT, t TIMESTAMP), DISTINCT ON (id).
-OperatorSpec dedup(bool withinWatermark) {
-  OperatorSpec s;
-  s.kind = OperatorKind::Dedup;
+DedupSpec dedup(bool withinWatermark) {
+  DedupSpec s;
   s.id = 3;
   s.output.columns = {{"id", bigint()}, {"t", ts()}};
   s.dedupKeys = {makeColumnRef(0, bigint(), "id")};

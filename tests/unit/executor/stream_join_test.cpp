@@ -41,9 +41,8 @@ Value N() { return Value(); }
 // Left rows: (k BIGINT, lt TIMESTAMP, lv STRING); right rows: (k BIGINT, rt
 // TIMESTAMP, rv STRING). A pair joins when the keys are equal and
 // lt - 10 <= rt <= lt + 20.
-OperatorSpec spec(bool leftOuter, ExprPtr residual = nullptr) {
-  OperatorSpec s;
-  s.kind = OperatorKind::StreamJoin;
+StreamJoinSpec spec(bool leftOuter, ExprPtr residual = nullptr) {
+  StreamJoinSpec s;
   s.id = 5;
   s.output.columns = {{"k", bigint()}, {"lt", ts()},  {"lv", str()},
                       {"k", bigint()}, {"rt", ts()}, {"rv", str()}};
@@ -62,7 +61,7 @@ OperatorSpec spec(bool leftOuter, ExprPtr residual = nullptr) {
 
 template <typename Backend>
 struct Fixture {
-  explicit Fixture(const OperatorSpec& s, Backend* shared = nullptr)
+  explicit Fixture(const StreamJoinSpec& s, Backend* shared = nullptr)
       : backend(shared ? shared : &own), op(makeStreamJoin(s, backend->table())) {
     op->setNext(&out);
   }

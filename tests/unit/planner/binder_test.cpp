@@ -38,8 +38,8 @@ struct ExprFixture : PlannerFixture {
 
   ExprPtr bound(const std::string& expr) {
     PhysicalPlan plan = query("SELECT " + expr + " FROM clicks");
-    const OperatorSpec& project = plan.stages.at(0).operators.back();
-    REQUIRE(project.kind == OperatorKind::Project);
+    REQUIRE(plan.stages.at(0).operators.back().is<ProjectSpec>());
+    const ProjectSpec& project = plan.stages.at(0).operators.back().as<ProjectSpec>();
     REQUIRE(project.exprs.size() == 1);
     return project.exprs[0];
   }
@@ -334,7 +334,7 @@ TEST_CASE("star expansion leaves hidden columns out") {
   p = f.query("SELECT c.*, _key FROM clicks c");
   REQUIRE(p.sink.input.size() == 7);
   CHECK(p.sink.input.columns[6].name == "_key");
-  CHECK(p.stages[0].operators.back().exprs[6]->eval(clicksRow()).asString() == "k1");
+  CHECK(p.stages[0].operators.back().as<ProjectSpec>().exprs[6]->eval(clicksRow()).asString() == "k1");
 
   std::string sql = "SELECT x.* FROM clicks c";
   SqlError e = sqlError([&] { f.query(sql); });

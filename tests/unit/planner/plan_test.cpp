@@ -27,12 +27,12 @@ Row clicksRow(const std::string& user, const std::string& url, double amount) {
 // nullopt when a filter drops it.
 std::optional<Row> runStage(const StageSpec& stage, Row row) {
   for (const auto& op : stage.operators) {
-    if (op.kind == OperatorKind::Filter) {
-      Value keep = op.predicate->eval(row);
+    if (op.is<FilterSpec>()) {
+      Value keep = op.as<FilterSpec>().predicate->eval(row);
       if (keep.isNull() || !keep.asBool()) return std::nullopt;
     } else {
       Row out;
-      for (const auto& e : op.exprs) out.push_back(e->eval(row));
+      for (const auto& e : op.as<ProjectSpec>().exprs) out.push_back(e->eval(row));
       row = std::move(out);
     }
   }
@@ -49,18 +49,18 @@ TEST_CASE("the acceptance flow: plan shape and evaluation on sample rows") {
   FlowFixture f;
   PhysicalPlan p = f.flow(kAcceptance);
   CHECK(p.flowName == "f");
-  CHECK(p.scan.name == "clicks");
-  CHECK(p.scan.connector == "kafka");
-  CHECK(p.scan.format == "json");
-  CHECK(p.scan.schema.size() == 11);
-  CHECK(p.scan.eventTimeColumn == 3);
-  CHECK(p.scan.watermarkDelayMicros == 10 * 1000 * 1000);
+  CHECK(p.scans.at(0).name == "clicks");
+  CHECK(p.scans.at(0).connector == "kafka");
+  CHECK(p.scans.at(0).format == "json");
+  CHECK(p.scans.at(0).schema.size() == 11);
+  CHECK(p.scans.at(0).eventTimeColumn == 3);
+  CHECK(p.scans.at(0).watermarkDelayMicros == 10 * 1000 * 1000);
   REQUIRE(p.stages.size() == 1);
   const StageSpec& stage = p.stages[0];
   CHECK(stage.tasks == 2);
   REQUIRE(stage.operators.size() == 2);
-  CHECK(stage.operators[0].kind == OperatorKind::Filter);
-  CHECK(stage.operators[1].kind == OperatorKind::Project);
+  CHECK(stage.operators[0].is<FilterSpec>());
+  CHECK(stage.operators[1].is<ProjectSpec>());
   CHECK(p.sink.name == "alerts");
   CHECK(p.sink.connector == "kafka");
   CHECK(p.sink.format == "json");
@@ -120,13 +120,13 @@ TEST_CASE("EXPLAIN of a datagen flow with a qualifier-first struct") {
         "  Sink out (file json, path=/tmp/out.jsonl)\n"
         "Task slots: 1\n");
   Row row{Value::bigint(5), Value::structure({Value::integer(9)})};
-  CHECK(p.stages[0].operators[0].exprs[0]->eval(row).asInt() == 5);
-  CHECK(p.stages[0].operators[0].exprs[1]->eval(row).asInt() == 9);
+  CHECK(p.stages[0].operators[0].as<ProjectSpec>().exprs[0]->eval(row).asInt() == 5);
+  CHECK(p.stages[0].operators[0].as<ProjectSpec>().exprs[1]->eval(row).asInt() == 9);
 
   // When the alias and a struct column share a name, the relation wins (Spark).
   PhysicalPlan q = f.query("SELECT info.id FROM gen info");
   CHECK(q.sink.input.columns[0].type->id == TypeId::BigInt);
-  CHECK(q.stages[0].operators[0].exprs[0]->eval(row).asInt() == 5);
+  CHECK(q.stages[0].operators[0].as<ProjectSpec>().exprs[0]->eval(row).asInt() == 5);
 }
 
 TEST_CASE("output column names") {
@@ -154,7 +154,7 @@ TEST_CASE("subqueries in FROM are flattened into one scan") {
       "WHERE big > 100");
   REQUIRE(p.stages.size() == 1);
   REQUIRE(p.stages[0].operators.size() == 3);  // inner filter, outer filter, project
-  CHECK(p.scan.name == "clicks");
+  CHECK(p.scans.at(0).name == "clicks");
   CHECK(p.sink.input.toString() == "(u STRING, big DOUBLE)");
   auto out = runStage(p.stages[0], clicksRow("ab", "x", 12.0));
   REQUIRE(out);
@@ -181,7 +181,7 @@ TEST_CASE("task counts follow maxPartitions and the partition count") {
   PhysicalPlan few = f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM few");
   CHECK(few.stages[0].tasks == 3);
   CHECK(few.slots() == 3);
-  CHECK(few.scan.partitions == 8);
+  CHECK(few.scans.at(0).partitions == 8);
   CHECK(f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM many").slots() == 8);
 }
 

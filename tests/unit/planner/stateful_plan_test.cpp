@@ -59,9 +59,9 @@ Row order(int64_t id, double total, int64_t ts) {
 }
 
 Row applyProject(const OperatorSpec& op, const Row& row) {
-  REQUIRE(op.kind == OperatorKind::Project);
+  REQUIRE(op.is<ProjectSpec>());
   Row out;
-  for (const auto& e : op.exprs) out.push_back(e->eval(row));
+  for (const auto& e : op.as<ProjectSpec>().exprs) out.push_back(e->eval(row));
   return out;
 }
 
@@ -85,7 +85,7 @@ TEST_CASE("GROUP BY: two stages, pre-projection, aggregate, HAVING, select list,
   CHECK(p.shufflePartitions == 20);
   REQUIRE(p.stages.size() == 2);
   REQUIRE(p.scans.size() == 1);
-  CHECK(p.scan.name == "clicks");
+  CHECK(p.scans.at(0).name == "clicks");
   const StageSpec& src = p.stages[0];
   const StageSpec& agg = p.stages[1];
   CHECK(src.scan == 0);
@@ -94,7 +94,7 @@ TEST_CASE("GROUP BY: two stages, pre-projection, aggregate, HAVING, select list,
   CHECK(src.output.targetStage == 1);
   CHECK(src.output.targetInput == 0);
   REQUIRE(src.operators.size() == 2);
-  CHECK(src.operators[0].kind == OperatorKind::Filter);
+  CHECK(src.operators[0].is<FilterSpec>());
   CHECK(src.outputSchema.toString() == "(user_id STRING, amount DOUBLE, url STRING)");
   Row shuffled = applyProject(src.operators[1], click("u1", "b", 4.5));
   CHECK(shuffled == Row{Value::string("u1"), Value::float64(4.5), Value::string("b")});
@@ -106,8 +106,8 @@ TEST_CASE("GROUP BY: two stages, pre-projection, aggregate, HAVING, select list,
   CHECK(agg.tasks == 20);
   CHECK(agg.output.kind == StageOutput::Kind::Sink);
   REQUIRE(agg.operators.size() == 3);
-  const OperatorSpec& a = agg.operators[0];
-  CHECK(a.kind == OperatorKind::Aggregate);
+  CHECK(agg.operators[0].is<AggregateSpec>());
+  const AggregateSpec& a = agg.operators[0].as<AggregateSpec>();
   CHECK(a.window.kind == WindowKind::None);
   REQUIRE(a.groupKeys.size() == 1);
   CHECK(a.groupKeys[0]->eval(shuffled).asString() == "u1");
@@ -123,10 +123,10 @@ TEST_CASE("GROUP BY: two stages, pre-projection, aggregate, HAVING, select list,
 
   // HAVING and the select list read the aggregate's output row.
   Row aggRow{Value::string("u1"), Value::bigint(3), Value::float64(9.0), Value::string("z")};
-  CHECK(agg.operators[1].kind == OperatorKind::Filter);
-  CHECK(agg.operators[1].predicate->eval(aggRow).asBool());
+  CHECK(agg.operators[1].is<FilterSpec>());
+  CHECK(agg.operators[1].as<FilterSpec>().predicate->eval(aggRow).asBool());
   Row small{Value::string("u1"), Value::bigint(2), Value::float64(9.0), Value::string("z")};
-  CHECK_FALSE(agg.operators[1].predicate->eval(small).asBool());
+  CHECK_FALSE(agg.operators[1].as<FilterSpec>().predicate->eval(small).asBool());
   CHECK(applyProject(agg.operators[2], aggRow) ==
         Row{Value::string("u1"), Value::bigint(3), Value::float64(9.0), Value::string("z")});
   CHECK(p.sink.input.toString() == "(user_id STRING, n BIGINT, total DOUBLE, top STRING)");
@@ -137,7 +137,7 @@ TEST_CASE("GROUP BY: two stages, pre-projection, aggregate, HAVING, select list,
   // Operator ids are unique in the flow.
   std::vector<int> ids;
   for (const auto& s : p.stages) {
-    for (const auto& op : s.operators) ids.push_back(op.id);
+    for (const auto& op : s.operators) ids.push_back(op.id());
   }
   std::sort(ids.begin(), ids.end());
   CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
@@ -150,7 +150,7 @@ TEST_CASE("aggregate result types and argument errors") {
                           "max(ts) AS hi, sum(v * 1.5) AS d FROM ev GROUP BY k");
   CHECK(p.sink.input.toString() ==
         "(k STRING, c BIGINT, s BIGINT, a DOUBLE, lo INT, hi TIMESTAMP, d DOUBLE)");
-  const OperatorSpec& a = p.stages[1].operators[0];
+  const AggregateSpec& a = p.stages[1].operators[0].as<AggregateSpec>();
   REQUIRE(a.aggregates.size() == 6);
   CHECK(a.aggregates[0].resultType->id == TypeId::BigInt);
   CHECK(a.aggregates[1].resultType->id == TypeId::BigInt);
@@ -204,10 +204,10 @@ TEST_CASE("the grouping rule: 42803 at the column, Spark's message") {
   CHECK(p.sink.keyColumns.empty());
 
   p = f.flow(head() + "SELECT upper(url) AS u, count(*) AS n FROM clicks GROUP BY u");
-  CHECK(p.stages[0].operators.back().exprs[0]->eval(click("a", "x/y", 1)).asString() == "X/Y");
+  CHECK(p.stages[0].operators.back().as<ProjectSpec>().exprs[0]->eval(click("a", "x/y", 1)).asString() == "X/Y");
   CHECK(p.sink.keyColumn == 0);
   p = f.flow(head() + "SELECT upper(url) AS u, count(*) AS n FROM clicks GROUP BY 1");
-  CHECK(p.stages[0].operators.back().exprs[0]->eval(click("a", "x/y", 1)).asString() == "X/Y");
+  CHECK(p.stages[0].operators.back().as<ProjectSpec>().exprs[0]->eval(click("a", "x/y", 1)).asString() == "X/Y");
   sql = head() + "SELECT upper(url) AS u, count(*) AS n FROM clicks GROUP BY 3";
   e = sqlError([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P10");
@@ -220,7 +220,7 @@ TEST_CASE("a global aggregate runs in one task") {
   REQUIRE(p.stages.size() == 2);
   CHECK(p.stages[1].tasks == 1);
   CHECK(p.stages[0].output.keys.empty());
-  CHECK(p.stages[1].operators[0].groupKeys.empty());
+  CHECK(p.stages[1].operators[0].as<AggregateSpec>().groupKeys.empty());
   CHECK(p.slots() == 9);
   CHECK(p.sink.input.toString() == "(n BIGINT, a DOUBLE)");
 }
@@ -231,8 +231,8 @@ TEST_CASE("windows: tumbling, sliding, session, the window struct, EMIT ON WINDO
                           "SELECT window.start, window.end, user_id, count(*) AS n FROM clicks "
                           "GROUP BY window(ts, '10 seconds'), user_id");
   REQUIRE(p.stages.size() == 2);
-  const OperatorSpec& w = p.stages[1].operators[0];
-  CHECK(w.kind == OperatorKind::Aggregate);
+  CHECK(p.stages[1].operators[0].is<AggregateSpec>());
+  const AggregateSpec& w = p.stages[1].operators[0].as<AggregateSpec>();
   CHECK(w.window.kind == WindowKind::Tumbling);
   CHECK(w.window.sizeMicros == 10 * kSecond);
   CHECK(w.window.slideMicros == 10 * kSecond);
@@ -257,7 +257,7 @@ TEST_CASE("windows: tumbling, sliding, session, the window struct, EMIT ON WINDO
   p = f.flow(head() +
              "SELECT window, user_id, sum(amount) AS s FROM clicks "
              "GROUP BY window(ts, '1 minute', '10 seconds'), user_id EMIT ON WINDOW CLOSE");
-  const OperatorSpec& s = p.stages[1].operators[0];
+  const AggregateSpec& s = p.stages[1].operators[0].as<AggregateSpec>();
   CHECK(s.window.kind == WindowKind::Sliding);
   CHECK(s.window.sizeMicros == 60 * kSecond);
   CHECK(s.window.slideMicros == 10 * kSecond);
@@ -269,15 +269,15 @@ TEST_CASE("windows: tumbling, sliding, session, the window struct, EMIT ON WINDO
   p = f.flow(head() +
              "SELECT session_window(ts, '5 minutes') AS session, user_id, count(*) AS n "
              "FROM clicks GROUP BY user_id, session_window(ts, INTERVAL '5' MINUTE)");
-  CHECK(p.stages[1].operators[0].window.kind == WindowKind::Session);
-  CHECK(p.stages[1].operators[0].window.gapMicros == 5 * 60 * kSecond);
+  CHECK(p.stages[1].operators[0].as<AggregateSpec>().window.kind == WindowKind::Session);
+  CHECK(p.stages[1].operators[0].as<AggregateSpec>().window.gapMicros == 5 * 60 * kSecond);
   CHECK(p.sink.keyColumns == std::vector<int>{1, 0});
 
   // HAVING may test the window's fields too.
   p = f.flow(head() + "SELECT window, count(*) AS n FROM clicks GROUP BY window(ts, '10 seconds') "
                       "HAVING window.start >= TIMESTAMP '2024-05-01 10:00:00' AND count(*) > 1");
-  const OperatorSpec& having = p.stages[1].operators[1];
-  REQUIRE(having.kind == OperatorKind::Filter);
+  REQUIRE(p.stages[1].operators[1].is<FilterSpec>());
+  const FilterSpec& having = p.stages[1].operators[1].as<FilterSpec>();
   Row early{Value::structure({Value::timestamp(kT0 - kSecond), Value::timestamp(kT0)}),
             Value::bigint(2)};
   Row late{Value::structure({Value::timestamp(kT0), Value::timestamp(kT0 + 10 * kSecond)}),
@@ -330,8 +330,8 @@ TEST_CASE("DISTINCT ON, WITHIN WATERMARK and plain DISTINCT") {
          Value::array({})};
   Row shuffled = applyProject(p.stages[0].operators[0], ev);
   CHECK(evalAll(p.stages[0].output.keys, shuffled) == Row{Value::string("e1")});
-  const OperatorSpec& d = p.stages[1].operators[0];
-  CHECK(d.kind == OperatorKind::Dedup);
+  CHECK(p.stages[1].operators[0].is<DedupSpec>());
+  const DedupSpec& d = p.stages[1].operators[0].as<DedupSpec>();
   CHECK(d.withinWatermark);
   CHECK(evalAll(d.dedupKeys, shuffled) == Row{Value::string("e1")});
   REQUIRE(d.eventTime);
@@ -342,7 +342,7 @@ TEST_CASE("DISTINCT ON, WITHIN WATERMARK and plain DISTINCT") {
   CHECK(p.stages[1].operators[0].describe() == "Dedup keys=[event_id] within watermark");
 
   p = f.flow(head() + "SELECT DISTINCT user_id, url FROM clicks");
-  const OperatorSpec& plain = p.stages[1].operators[0];
+  const DedupSpec& plain = p.stages[1].operators[0].as<DedupSpec>();
   CHECK_FALSE(plain.withinWatermark);
   shuffled = applyProject(p.stages[0].operators[0], click("u", "x", 1));
   CHECK(evalAll(plain.dedupKeys, shuffled) == Row{Value::string("u"), Value::string("x")});
@@ -364,8 +364,8 @@ TEST_CASE("broadcast join with a static table") {
   const StageSpec& st = p.stages[0];
   CHECK(st.tasks == 4);
   REQUIRE(st.operators.size() == 3);
-  const OperatorSpec& j = st.operators[0];
-  CHECK(j.kind == OperatorKind::BroadcastJoin);
+  CHECK(st.operators[0].is<BroadcastJoinSpec>());
+  const BroadcastJoinSpec& j = st.operators[0].as<BroadcastJoinSpec>();
   CHECK_FALSE(j.leftOuter);
   REQUIRE(j.tableRows);
   CHECK(j.tableRows->size() == 2);
@@ -379,8 +379,8 @@ TEST_CASE("broadcast join with a static table") {
   REQUIRE(j.residual);
   CHECK(j.residual->eval(joined).asBool());
   CHECK(j.output.size() == 12);
-  CHECK(st.operators[1].kind == OperatorKind::Filter);
-  CHECK(st.operators[1].predicate->eval(joined).asBool());
+  CHECK(st.operators[1].is<FilterSpec>());
+  CHECK(st.operators[1].as<FilterSpec>().predicate->eval(joined).asBool());
   CHECK(applyProject(st.operators[2], joined) ==
         Row{Value::bigint(1), Value::string("acme"), Value::float64(50)});
   CHECK(j.describe() == "BroadcastJoin inner table=merchants (2 rows) on [o.id = m.id] and "
@@ -388,10 +388,10 @@ TEST_CASE("broadcast join with a static table") {
 
   // LEFT JOIN, table written first with a RIGHT JOIN, `*` in the written order.
   p = f.flow(head() + "SELECT o.id, name FROM orders o LEFT JOIN merchants m ON m.id = o.id");
-  CHECK(p.stages[0].operators[0].leftOuter);
-  CHECK(p.stages[0].operators[0].probeKeys[0]->eval(o).asInt() == 1);
+  CHECK(p.stages[0].operators[0].as<BroadcastJoinSpec>().leftOuter);
+  CHECK(p.stages[0].operators[0].as<BroadcastJoinSpec>().probeKeys[0]->eval(o).asInt() == 1);
   p = f.query("SELECT * FROM merchants m RIGHT JOIN orders o ON m.id = o.id");
-  CHECK(p.stages[0].operators[0].leftOuter);
+  CHECK(p.stages[0].operators[0].as<BroadcastJoinSpec>().leftOuter);
   CHECK(p.sink.input.toString() ==
         "(id BIGINT, name STRING, risk DOUBLE, id BIGINT, user_id STRING, total DOUBLE, "
         "ots TIMESTAMP)");
@@ -444,8 +444,8 @@ TEST_CASE("stream-stream join: stages, keys, time bounds") {
   CHECK(p.stages[2].inputs == 2);
   CHECK(p.stages[2].tasks == 8);
   CHECK(p.slots() == 16);
-  const OperatorSpec& j = p.stages[2].operators[0];
-  CHECK(j.kind == OperatorKind::StreamJoin);
+  CHECK(p.stages[2].operators[0].is<StreamJoinSpec>());
+  const StreamJoinSpec& j = p.stages[2].operators[0].as<StreamJoinSpec>();
   CHECK(j.leftOuter);
   CHECK(j.lowerBoundMicros == 0);
   CHECK(j.upperBoundMicros == 60 * kSecond);
@@ -463,7 +463,7 @@ TEST_CASE("stream-stream join: stages, keys, time bounds") {
   CHECK_FALSE(j.residual);
   Row joined = o;
   joined.insert(joined.end(), pay.begin(), pay.end());
-  CHECK(p.stages[2].operators[1].predicate->eval(joined).asBool());
+  CHECK(p.stages[2].operators[1].as<FilterSpec>().predicate->eval(joined).asBool());
   CHECK(applyProject(p.stages[2].operators[2], joined) ==
         Row{Value::bigint(7), Value::float64(3)});
   CHECK(j.describe() ==
@@ -474,7 +474,7 @@ TEST_CASE("stream-stream join: stages, keys, time bounds") {
              "SELECT o.id FROM orders o JOIN pays p ON p.order_id = o.id "
              "AND p.pts + INTERVAL '10' SECOND >= o.ots AND o.ots + INTERVAL '2' MINUTE >= p.pts "
              "AND p.paid > o.total");
-  const OperatorSpec& k = p.stages[2].operators[0];
+  const StreamJoinSpec& k = p.stages[2].operators[0].as<StreamJoinSpec>();
   CHECK_FALSE(k.leftOuter);
   CHECK(k.lowerBoundMicros == -10 * kSecond);
   CHECK(k.upperBoundMicros == 120 * kSecond);
@@ -567,7 +567,7 @@ TEST_CASE("subqueries under stateful operators") {
   REQUIRE(p.stages.size() == 2);
   const StageSpec& src = p.stages[0];
   REQUIRE(src.operators.size() == 2);
-  CHECK(src.operators[0].kind == OperatorKind::Filter);
+  CHECK(src.operators[0].is<FilterSpec>());
   CHECK(applyProject(src.operators[1], click("ab", "x", 2)) == Row{Value::string("AB")});
   CHECK(p.sink.keyColumn == 0);
 
@@ -584,7 +584,7 @@ TEST_CASE("subqueries under stateful operators") {
   p = f.flow(head() + "SELECT user_id FROM (SELECT user_id, count(*) AS n FROM clicks "
                       "GROUP BY user_id) WHERE n > 3");
   REQUIRE(p.stages.size() == 2);
-  CHECK(p.stages[1].operators[1].kind == OperatorKind::Filter);
+  CHECK(p.stages[1].operators[1].is<FilterSpec>());
   CHECK(p.sink.keyColumn == 0);
 }
 
@@ -619,9 +619,9 @@ TEST_CASE("task slots: 8, 28 and 48") {
                           "(SELECT DISTINCT ON (event_id) * FROM events) GROUP BY user_id");
   CHECK(c.slots() == 48);
   REQUIRE(c.stages.size() == 3);
-  CHECK(c.stages[1].operators[0].kind == OperatorKind::Dedup);
+  CHECK(c.stages[1].operators[0].is<DedupSpec>());
   CHECK(c.stages[1].output.targetStage == 2);
-  CHECK(c.stages[2].operators[0].kind == OperatorKind::Aggregate);
+  CHECK(c.stages[2].operators[0].is<AggregateSpec>());
   CHECK(c.explain() ==
         "Flow f INTO alerts (kafka, json)  checkpoint every 5 minutes  with "
         "'shuffle.partitions' = '20'\n"

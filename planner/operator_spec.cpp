@@ -1,0 +1,110 @@
+// What each operator spec prints as its line of EXPLAIN (describe()), next to
+// the other kinds' so that the operator lines read alike; the plan around them
+// (stages, scans, shuffles, the sink) is printed by explain.cpp.
+#include <fmt/format.h>
+
+#include "planner/logical_plan.h"
+#include "planner/operator_spec.h"
+
+namespace rtsql {
+
+namespace {
+
+using planner_detail::exprList;
+using planner_detail::formatDuration;
+using planner_detail::plural;
+
+std::string aggregateText(const AggregateCall& call) {
+  const char* name = "count";
+  switch (call.function) {
+    case AggregateFunction::CountStar: return "count(*)";
+    case AggregateFunction::Count: name = "count"; break;
+    case AggregateFunction::Sum: name = "sum"; break;
+    case AggregateFunction::Min: name = "min"; break;
+    case AggregateFunction::Max: name = "max"; break;
+    case AggregateFunction::Avg: name = "avg"; break;
+  }
+  return fmt::format("{}({})", name, call.arg ? call.arg->toString() : std::string("?"));
+}
+
+std::string windowText(const WindowSpec& w) {
+  std::string time = w.time ? " on " + w.time->toString() : std::string();
+  switch (w.kind) {
+    case WindowKind::Tumbling: return "tumbling " + formatDuration(w.sizeMicros) + time;
+    case WindowKind::Sliding:
+      return fmt::format("sliding {} every {}{}", formatDuration(w.sizeMicros),
+                         formatDuration(w.slideMicros), time);
+    case WindowKind::Session: return "session gap " + formatDuration(w.gapMicros) + time;
+    case WindowKind::None: break;
+  }
+  return "none";
+}
+
+std::string joinKeys(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
+  std::string out = "on [";
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (i) out += ", ";
+    out += a[i]->toString() + " = " + b[i]->toString();
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string FilterSpec::describe() const {
+  return "Filter " + (predicate ? predicate->toString() : std::string("?"));
+}
+
+std::string ProjectSpec::describe() const {
+  if (exprs.empty()) return "Project (no columns)";
+  std::string out = "Project ";
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (i) out += ", ";
+    std::string text = exprs[i]->toString();
+    out += text;
+    if (i < output.columns.size() && output.columns[i].name != text) {
+      out += " AS " + output.columns[i].name;
+    }
+  }
+  return out;
+}
+
+std::string BroadcastJoinSpec::describe() const {
+  std::string out = fmt::format("BroadcastJoin {} table={}", leftOuter ? "left" : "inner",
+                                tableName.empty() ? std::string("?") : tableName);
+  if (tableRows) out += fmt::format(" ({})", plural(static_cast<int64_t>(tableRows->size()), "row"));
+  if (!label.empty()) return out + " " + label;
+  out += " " + joinKeys(probeKeys, buildKeys);
+  if (residual) out += " and " + residual->toString();
+  return out;
+}
+
+std::string AggregateSpec::describe() const {
+  std::vector<std::string> aggs;
+  for (const auto& a : aggregates) aggs.push_back(aggregateText(a));
+  std::string aggText;
+  for (size_t i = 0; i < aggs.size(); ++i) aggText += (i ? ", " : "") + aggs[i];
+  if (window.kind == WindowKind::None) {
+    return fmt::format("Aggregate keys=[{}] aggs=[{}]", exprList(groupKeys), aggText);
+  }
+  return fmt::format("WindowAggregate window={} keys=[{}] aggs=[{}]{}", windowText(window),
+                     exprList(groupKeys), aggText, emitOnWindowClose ? " emit on window close" : "");
+}
+
+std::string DedupSpec::describe() const {
+  return fmt::format("Dedup keys=[{}]{}", exprList(dedupKeys),
+                     withinWatermark ? " within watermark" : "");
+}
+
+std::string StreamJoinSpec::describe() const {
+  std::string out = fmt::format("StreamJoin {}", leftOuter ? "left" : "inner");
+  if (!label.empty()) return out + " " + label;
+  out += " " + joinKeys(leftKeys, rightKeys);
+  out += fmt::format(" {} in [{} + {}, {} + {}]", rightTime ? rightTime->toString() : "?",
+                     leftTime ? leftTime->toString() : "?", lowerBoundMicros,
+                     leftTime ? leftTime->toString() : "?", upperBoundMicros);
+  if (residual) out += " and " + residual->toString();
+  return out;
+}
+
+}  // namespace rtsql

@@ -1,0 +1,190 @@
+// The operators of a physical plan, one spec type per kind. Each spec holds
+// only its own fields, says how EXPLAIN prints it (describe(), in
+// operator_spec.cpp) and whether it keeps state across records (stateful()):
+// the flow runtime gives a state table to, and aligns barriers for, exactly
+// the operators whose spec says so. The executor builds each kind from its own
+// spec (executor/operators/factory.cpp, one line per kind).
+//
+// OperatorSpec is a closed std::variant of the kinds rather than a class
+// hierarchy: a plan is plain data that the planner copies (an operator above a
+// UNION ALL runs in every branch), so value types copy without clone(); and
+// std::visit over every kind without a catch-all makes a kind missing from the
+// factory a compile error rather than a runtime one. A new operator is a
+// struct here with its describe(), added to OperatorSpec::Kind, plus its
+// operator file and its factory line.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "common/error.h"
+#include "common/expr.h"
+#include "common/schema.h"
+
+namespace rtsql {
+
+// What every operator has, whatever its kind.
+struct OperatorSpecBase {
+  int id = 0;     // unique within the flow: prefixes this operator's state keys
+  Schema output;  // the schema after this operator
+};
+
+// Passes the rows for which `predicate` is TRUE.
+struct FilterSpec : OperatorSpecBase {
+  ExprPtr predicate;
+
+  std::string describe() const;
+  bool stateful() const { return false; }
+};
+
+// Computes one output column per expression.
+struct ProjectSpec : OperatorSpecBase {
+  std::vector<ExprPtr> exprs;
+
+  std::string describe() const;
+  bool stateful() const { return false; }
+};
+
+// A stream row joined with a static table's rows, hashed on equality keys.
+// Output = stream row columns then table columns. Table rows whose buildKeys
+// equal the row's probeKeys (NULL never matches) and pass `residual` (on the
+// joined row, may be null) are emitted; with leftOuter a row without a match is
+// emitted once with NULL table columns.
+struct BroadcastJoinSpec : OperatorSpecBase {
+  std::shared_ptr<const std::vector<Row>> tableRows;
+  Schema tableSchema;
+  std::string tableName;  // for EXPLAIN and progress
+  std::vector<ExprPtr> probeKeys;  // on the stream row
+  std::vector<ExprPtr> buildKeys;  // on a table row
+  bool leftOuter = false;
+  ExprPtr residual;
+  // The join condition as the query names it (`on [c.id = m.id]`, qualified by
+  // the relations' aliases), which describe() prints; the bound keys print
+  // without qualifiers.
+  std::string label;
+
+  std::string describe() const;
+  bool stateful() const { return false; }
+};
+
+enum class AggregateFunction { CountStar, Count, Sum, Min, Max, Avg };
+
+struct AggregateCall {
+  AggregateFunction function = AggregateFunction::CountStar;
+  ExprPtr arg;  // on the operator's input row; null for count(*)
+  DataTypePtr resultType;  // count: BIGINT; sum: BIGINT or DOUBLE; avg: DOUBLE; min/max: arg's
+};
+
+enum class WindowKind { None, Tumbling, Sliding, Session };
+
+struct WindowSpec {
+  WindowKind kind = WindowKind::None;
+  ExprPtr time;  // TIMESTAMP expression on the input row
+  int64_t sizeMicros = 0;   // tumbling/sliding size
+  int64_t slideMicros = 0;  // sliding slide (== size for tumbling)
+  int64_t gapMicros = 0;    // session gap
+};
+
+// GROUP BY, optionally windowed. Output row layout: group keys, then the
+// window struct STRUCT<start: TIMESTAMP, end: TIMESTAMP> when windowed, then
+// one column per aggregate. Update mode emits the key's new row on every
+// change; emitOnWindowClose emits each window once, when the watermark passes
+// its end.
+struct AggregateSpec : OperatorSpecBase {
+  std::vector<ExprPtr> groupKeys;
+  std::vector<AggregateCall> aggregates;
+  WindowSpec window;
+  bool emitOnWindowClose = false;
+
+  std::string describe() const;
+  bool stateful() const { return true; }
+};
+
+// DISTINCT ON (keys) [WITHIN WATERMARK]: the first row per key passes, later
+// ones are dropped. With withinWatermark, a key is forgotten once the
+// watermark passes its event time (eventTime evaluated on the row).
+struct DedupSpec : OperatorSpecBase {
+  std::vector<ExprPtr> dedupKeys;
+  bool withinWatermark = false;
+  ExprPtr eventTime;
+
+  std::string describe() const;
+  bool stateful() const { return true; }
+};
+
+// Stream-stream join. Input 0 is the left stream, input 1 the right; output =
+// left columns then right columns. A pair joins when the keys are equal and
+// leftTime + lowerBound <= rightTime <= leftTime + upperBound (and `residual`
+// holds). State of either side is dropped once the watermark makes a match
+// impossible; with leftOuter, a left row that never matched is emitted with
+// NULL right columns at that moment.
+struct StreamJoinSpec : OperatorSpecBase {
+  std::vector<ExprPtr> leftKeys;   // on a left row
+  std::vector<ExprPtr> rightKeys;  // on a right row
+  ExprPtr leftTime;                // TIMESTAMP on a left row
+  ExprPtr rightTime;               // TIMESTAMP on a right row
+  int64_t lowerBoundMicros = 0;
+  int64_t upperBoundMicros = 0;
+  int leftWidth = 0;
+  int rightWidth = 0;
+  bool leftOuter = false;
+  ExprPtr residual;
+  // The join condition as the query names it, as for BroadcastJoinSpec.
+  std::string label;
+
+  std::string describe() const;
+  bool stateful() const { return true; }
+};
+
+// One operator of a stage: any one of the kinds above.
+class OperatorSpec {
+ public:
+  using Kind = std::variant<FilterSpec, ProjectSpec, BroadcastJoinSpec, AggregateSpec, DedupSpec,
+                            StreamJoinSpec>;
+
+  OperatorSpec() = default;
+  // Any kind's spec is an OperatorSpec.
+  template <typename Spec>
+    requires(!std::is_same_v<std::remove_cvref_t<Spec>, OperatorSpec>)
+  OperatorSpec(Spec&& spec) : kind_(std::forward<Spec>(spec)) {}  // NOLINT: implicit on purpose
+
+  const OperatorSpecBase& base() const {
+    return std::visit([](const auto& s) -> const OperatorSpecBase& { return s; }, kind_);
+  }
+  OperatorSpecBase& base() {
+    return std::visit([](auto& s) -> OperatorSpecBase& { return s; }, kind_);
+  }
+  int id() const { return base().id; }
+  const Schema& output() const { return base().output; }
+
+  // One line for EXPLAIN.
+  std::string describe() const {
+    return std::visit([](const auto& s) { return s.describe(); }, kind_);
+  }
+  // Whether the operator keeps state across records (and so gets a state
+  // table and takes part in checkpoints).
+  bool stateful() const {
+    return std::visit([](const auto& s) { return s.stateful(); }, kind_);
+  }
+
+  template <typename Spec>
+  bool is() const {
+    return std::holds_alternative<Spec>(kind_);
+  }
+  // The spec as its kind; InternalError when it is another kind.
+  template <typename Spec>
+  const Spec& as() const {
+    if (const Spec* s = std::get_if<Spec>(&kind_)) return *s;
+    throw InternalError("operator spec of another kind: " + describe());
+  }
+  const Kind& kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+}  // namespace rtsql
