@@ -48,7 +48,7 @@ size_t ShuffleQueue::size() const {
 }
 
 void ShuffleWriter::push(Row& row, const RecordContext& ctx) {
-  stats_.rowsIn.fetch_add(1, std::memory_order_relaxed);
+  countIn();
   size_t h = 0x9e3779b97f4a7c15ULL;
   for (const auto& k : keys_) {
     h ^= k->eval(row).hash() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -60,7 +60,7 @@ void ShuffleWriter::push(Row& row, const RecordContext& ctx) {
   m.row = row;  // a copy: upstream operators reuse their output rows
   m.ctx = ctx;
   if (targets_[h % targets_.size()]->push(std::move(m), stopping_)) {
-    stats_.rowsOut.fetch_add(1, std::memory_order_relaxed);
+    countOut();
   }
 }
 
