@@ -284,7 +284,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   def.options = plan.flowOptions;
   def.sql = stmt.text;
   def.queryText = stmt.queryText;
-  std::string source = plan.scans.at(0).name;
+  std::vector<std::string> inputs = flowInputs(plan, stmt.sink);
   // The name must be free before anything starts.
   Catalog next(catalog_);
   next.addFlow(def, false, stmt.namePos);
@@ -322,7 +322,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     throw;
   }
   catalog_.addFlow(std::move(def), false, stmt.namePos);
-  catalog_.setFlowInputs(stmt.name, {source, stmt.sink});
+  catalog_.setFlowInputs(stmt.name, std::move(inputs));
   {
     std::lock_guard flock(flowsMu_);
     control.runningSinceMicros = monotonicMicros();

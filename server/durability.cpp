@@ -84,6 +84,13 @@ void Engine::adoptLegacyFlowDir(const std::string& flow) {
   }
 }
 
+std::vector<std::string> Engine::flowInputs(const PhysicalPlan& plan, const std::string& sink) {
+  std::vector<std::string> inputs;
+  for (const auto& scan : plan.scans) inputs.push_back(scan.name);
+  inputs.push_back(sink);
+  return inputs;
+}
+
 bool Engine::retryable(const std::string& sqlstate) {
   // Bad data (class 22), a plan that no longer binds (42), a feature that
   // is not there (0A) or checkpoints that cannot be read (XX001) fail the same
@@ -195,7 +202,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
     PhysicalPlan plan = planFlow(stmt, planContext(session));
     def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
     def.options = plan.flowOptions;
-    for (const auto& scan : plan.scans) inputs.push_back(scan.name);
+    inputs = flowInputs(plan, stmt.sink);
     runtime = makeRuntime(std::move(plan), stmt.name);
   } catch (const SqlError& e) {
     // The plan needs the sources' partition counts: with a broker away, the
@@ -204,10 +211,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
     if (!retryable(e.sqlstate())) throw;
   }
   catalog_.addFlow(std::move(def), false, stmt.namePos);
-  if (runtime) {
-    inputs.push_back(stmt.sink);
-    catalog_.setFlowInputs(stmt.name, inputs);
-  }
+  if (runtime) catalog_.setFlowInputs(stmt.name, inputs);
   std::lock_guard lock(flowsMu_);
   flows_[toLower(stmt.name)] = FlowEntry{std::move(runtime), std::move(control)};
 }
@@ -232,10 +236,7 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
     catalog_.dropFlow(name, true, SqlError::npos);
     catalog_.addFlow(std::move(planned), false, SqlError::npos);
   }
-  std::vector<std::string> inputs;
-  for (const auto& scan : plan.scans) inputs.push_back(scan.name);
-  inputs.push_back(stmt.sink);
-  catalog_.setFlowInputs(stmt.name, inputs);
+  catalog_.setFlowInputs(stmt.name, flowInputs(plan, stmt.sink));
   auto runtime = makeRuntime(std::move(plan), stmt.name);
   FlowRuntime* rt = runtime.get();
   std::lock_guard lock(flowsMu_);
