@@ -375,12 +375,15 @@ TEST_CASE_FIXTURE(Fixture, "a dry-run DROP drops from the session's copy only, a
   }();
   server.runAll({"SET rtsql.dry_run = on"});
   // The session's copy loses each object; the dry run answers as a real drop.
-  for (const auto& [sql, tag] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& step : std::vector<std::pair<std::string, std::string>>{
            {"DROP FLOW f", "DROP FLOW"},
            {"DROP TABLE t", "DROP TABLE"},
            {"DROP SINK out", "DROP SINK"},
            {"DROP SOURCE gen", "DROP SOURCE"},
            {"DROP TABLE IF EXISTS t", "DROP TABLE"}}) {
+    // Plain names, not structured bindings: doctest's macros capture them.
+    const std::string& sql = step.first;
+    const std::string& tag = step.second;
     ResultCapture c = server.run(sql);
     requireOk(c, sql);
     CHECK_MESSAGE(c.tag == tag, sql);
