@@ -87,6 +87,12 @@ void Engine::adoptLegacyFlowDir(const std::string& flow) {
 std::vector<std::string> Engine::flowInputs(const PhysicalPlan& plan, const std::string& sink) {
   std::vector<std::string> inputs;
   for (const auto& scan : plan.scans) inputs.push_back(scan.name);
+  // A joined static table is read again when the flow is planned at restart.
+  for (const auto& stage : plan.stages) {
+    for (const auto& op : stage.operators) {
+      if (op.is<BroadcastJoinSpec>()) inputs.push_back(op.as<BroadcastJoinSpec>().tableName);
+    }
+  }
   inputs.push_back(sink);
   return inputs;
 }

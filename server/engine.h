@@ -206,8 +206,8 @@ class Engine : public QueryHandler {
   void supervise();
   void superviseOnce();
   static bool retryable(const std::string& sqlstate);
-  // The relations a flow's plan reads and writes: every source it scans and
-  // its sink. The catalog refuses to drop them while the flow exists (55006).
+  // The relations a flow's plan reads and writes: every source it scans, every
+  // static table it joins, and its sink. The catalog refuses to drop them while the flow exists (55006).
   static std::vector<std::string> flowInputs(const PhysicalPlan& plan, const std::string& sink);
   static std::vector<std::pair<std::string, std::string>> settingsOf(const EngineSession& s);
   FlowRuntime* findRuntime(const std::string& name);
