@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/expr.h"
+#include "../sql_error_of.h"
 
 namespace rtsql::test {
 
@@ -31,16 +32,6 @@ inline std::string callS(const std::string& fn, std::vector<ExprPtr> args, const
   return v.asString();
 }
 
-// Runs f and returns the SqlError it throws (fails the test when none is thrown).
-template <typename F>
-SqlError sqlErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const SqlError& e) {
-    return e;
-  }
-  FAIL("expected a SqlError");
-  return SqlError("", "");
-}
+using testing::sqlErrorOf;
 
 }  // namespace rtsql::test

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/options.h"
 #include "common/types.h"
+#include "../sql_error_of.h"
 
 namespace rtsql::testing {
 
@@ -25,18 +26,6 @@ inline Options opts(std::vector<std::pair<std::string, std::string>> kv) {
     pos += 100;
   }
   return Options(std::move(entries));
-}
-
-// The SqlError `f` throws; fails the test when it throws none.
-template <typename F>
-SqlError expectSqlError(F&& f) {
-  try {
-    f();
-  } catch (const SqlError& e) {
-    return e;
-  }
-  FAIL("expected a SqlError");
-  return SqlError("", "");
 }
 
 }  // namespace rtsql::testing

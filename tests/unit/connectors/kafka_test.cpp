@@ -75,7 +75,7 @@ const PartitionProgress* findPartition(const std::vector<PartitionProgress>& ps,
   return nullptr;
 }
 
-using testing::expectSqlError;
+using testing::sqlErrorOf;
 
 }  // namespace
 
@@ -239,7 +239,7 @@ TEST_CASE("kafka source on.error: fail names the record, skip counts it") {
 
   auto failing = makeKafkaSource(jsonScan(broker.bootstrap(), "bad", {{"startingOffsets", "earliest"}}),
                                  broker.bootstrap(), "fail", 0, 1);
-  SqlError e = expectSqlError([&] { pollFor(*failing, 2); });
+  SqlError e = sqlErrorOf([&] { pollFor(*failing, 2); });
   CHECK(e.sqlstate() == sqlstate::kInvalidTextRepresentation);
   CHECK(e.message().find("topic 'bad' partition 0 offset 0") != std::string::npos);
   CHECK(failing->decodeErrors() == 1);
@@ -269,7 +269,7 @@ TEST_CASE("kafka source survives its broker going away") {
   CHECK(none.empty());
   CHECK(task->progress()[0].endOffset == 1);
   auto start = std::chrono::steady_clock::now();
-  SqlError e = expectSqlError([&] { task->commit(); });
+  SqlError e = sqlErrorOf([&] { task->commit(); });
   CHECK(e.sqlstate() == sqlstate::kConnectionFailure);
   MESSAGE(e.message());
   // Offsets stay uncommitted: the next epoch still starts where this one did.
@@ -284,7 +284,7 @@ TEST_CASE("kafka source passes kafka.<name> options to the client") {
   EmbeddedKafka broker;
   broker.createTopic("t", 1);
   ScanSpec scan = jsonScan(broker.bootstrap(), "t", {{"kafka.no.such.property", "1"}});
-  SqlError e = expectSqlError([&] { makeKafkaSource(scan, broker.bootstrap(), "f", 0, 1); });
+  SqlError e = sqlErrorOf([&] { makeKafkaSource(scan, broker.bootstrap(), "f", 0, 1); });
   CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
   CHECK(e.message().find("no.such.property") != std::string::npos);
   // A valid one is accepted.
@@ -370,7 +370,7 @@ TEST_CASE("kafka sink flush reports records the broker never acknowledged") {
   sink.input.columns.push_back({"x", DataType::of(TypeId::BigInt), false});
   auto writer = makeKafkaSink(sink, "127.0.0.1:1", "f", 0);
   writer->write({Value::bigint(1)}, 0);
-  SqlError e = expectSqlError([&] { writer->flush(5000); });
+  SqlError e = sqlErrorOf([&] { writer->flush(5000); });
   CHECK(e.message().find("could not be delivered") != std::string::npos);
   CHECK(writer->deliveryErrors() == 1);
   // The failure is reported once; the next flush has nothing new.
@@ -428,7 +428,7 @@ TEST_CASE("kafka sink tasks of a flow share one producer; each flush is the task
   const auto t0 = std::chrono::steady_clock::now();
   CHECK_NOTHROW(idle->flush(1000));
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
-  SqlError e = expectSqlError([&] { failing->flush(10000); });
+  SqlError e = sqlErrorOf([&] { failing->flush(10000); });
   CHECK(e.message().find("1 records could not be delivered") != std::string::npos);
   CHECK(failing->deliveryErrors() == 1);
   CHECK_NOTHROW(idle->flush(1000));
@@ -438,10 +438,10 @@ TEST_CASE("kafka sink tasks of a flow share one producer; each flush is the task
 TEST_CASE("kafka bootstrap 'embedded' needs the server's embedded broker") {
   DefaultConnectorProvider noBroker("");
   ScanSpec scan = jsonScan("embedded", "t");
-  SqlError e = expectSqlError([&] { noBroker.sourcePartitions(scan); });
+  SqlError e = sqlErrorOf([&] { noBroker.sourcePartitions(scan); });
   CHECK(e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState);
   CHECK(e.hint().find("--embedded-kafka") != std::string::npos);
-  e = expectSqlError([&] { noBroker.checkCreate("kafka", scan.options); });
+  e = sqlErrorOf([&] { noBroker.checkCreate("kafka", scan.options); });
   CHECK(e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState);
   CHECK(e.position() == 250);  // the value of 'kafka.bootstrap.servers'
   CHECK_NOTHROW(noBroker.checkCreate("kafka", jsonScan("127.0.0.1:9092", "t").options));
@@ -459,7 +459,7 @@ TEST_CASE("kafka bootstrap 'embedded' needs the server's embedded broker") {
 TEST_CASE("kafka source on an unreachable broker fails within the bounded time") {
   DefaultConnectorProvider provider("");
   auto start = std::chrono::steady_clock::now();
-  SqlError e = expectSqlError([&] { provider.sourcePartitions(jsonScan("127.0.0.1:1", "t")); });
+  SqlError e = sqlErrorOf([&] { provider.sourcePartitions(jsonScan("127.0.0.1:1", "t")); });
   auto took = std::chrono::steady_clock::now() - start;
   CHECK(e.sqlstate() == sqlstate::kConnectionFailure);
   CHECK(e.message().find("127.0.0.1:1") != std::string::npos);
@@ -471,7 +471,7 @@ TEST_CASE("kafka source on another broker: a missing topic is 42704") {
   const std::string& bootstrap = cluster.bootstrap();
   rd_kafka_mock_topic_set_error(cluster.get(), "ghost", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
   DefaultConnectorProvider provider("");
-  SqlError e = expectSqlError([&] { provider.sourcePartitions(jsonScan(bootstrap, "ghost")); });
+  SqlError e = sqlErrorOf([&] { provider.sourcePartitions(jsonScan(bootstrap, "ghost")); });
   CHECK(e.sqlstate() == sqlstate::kUndefinedObject);
   CHECK(e.message() == "topic 'ghost' does not exist on " + bootstrap);
   CHECK_FALSE(e.hint().empty());
@@ -492,33 +492,33 @@ TEST_CASE("source and sink option validation") {
                                       0));
 
   // Option i (from 1) has its key at 100*i and its value at 100*i+50.
-  SqlError e = expectSqlError([&] { validateSourceOptions("kafka", base({{"startingOffsets", "first"}}), 7); });
+  SqlError e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"startingOffsets", "first"}}), 7); });
   CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
   CHECK(e.position() == 450);
 
-  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"maxPartitions", "0"}}), 7); });
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"maxPartitions", "0"}}), 7); });
   CHECK(e.position() == 450);
-  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"format", "avro"}}), 7); });
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"format", "avro"}}), 7); });
   CHECK(e.position() == 450);
-  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"on.error", "dead-letter"}}), 7); });
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"on.error", "dead-letter"}}), 7); });
   CHECK(e.position() == 450);
 
-  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"subscibe", "x"}}), 7); });
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"subscibe", "x"}}), 7); });
   CHECK(e.position() == 400);
   CHECK(e.hint().find("subscribe") != std::string::npos);
 
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSourceOptions("kafka", base({{"kafka.fetch.wait.max.ms", "soon"}}), 7);
   });
   CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
   CHECK(e.position() == 450);
   CHECK(e.message().find("fetch.wait.max.ms") != std::string::npos);
-  e = expectSqlError([&] { validateSourceOptions("kafka", base({{"kafka.bogus.thing", "1"}}), 7); });
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"kafka.bogus.thing", "1"}}), 7); });
   CHECK(e.position() == 450);
 
   // The client takes any SASL mechanism name and would fail only when a flow
   // starts; CREATE names the valid ones.
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSourceOptions("kafka", base({{"kafka.security.protocol", "sasl_plaintext"},
                                          {"kafka.sasl.mechanism", "BOGUS"}}),
                           7);
@@ -527,11 +527,11 @@ TEST_CASE("source and sink option validation") {
   CHECK(e.position() == 550);
   CHECK(e.message() == "invalid value 'BOGUS' for option 'kafka.sasl.mechanism'");
   CHECK(e.hint() == "valid values: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI, OAUTHBEARER");
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSourceOptions("kafka", base({{"kafka.sasl.mechanism", "BOGUS"}}), 7);
   });
   CHECK(e.position() == 450);
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSourceOptions("kafka", base({{"kafka.security.protocol", "tls"}}), 7);
   });
   CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
@@ -544,14 +544,14 @@ TEST_CASE("source and sink option validation") {
                                             {"kafka.sasl.password", "p"}}),
                                       7));
   // The whole configuration is checked as a client would be made from it.
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSourceOptions("kafka", base({{"kafka.security.protocol", "ssl"},
                                          {"kafka.ssl.ca.location", "/nonexistent/ca.pem"}}),
                           7);
   });
   CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
   CHECK(e.message().find("refuses") != std::string::npos);
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSinkOptions("kafka", makeOptions({{"connector", "kafka"},
                                               {"kafka.bootstrap.servers", "h:1"},
                                               {"topic", "t"},
@@ -560,13 +560,13 @@ TEST_CASE("source and sink option validation") {
   });
   CHECK(e.position() == 450);
 
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSourceOptions("kafka", makeOptions({{"connector", "kafka"}, {"subscribe", "c"}}), 7);
   });
   CHECK(e.position() == 7);
   CHECK(e.message().find("kafka.bootstrap.servers") != std::string::npos);
 
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSourceOptions("kinesis", makeOptions({{"connector", "kinesis"}}), 7);
   });
   CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
@@ -581,16 +581,16 @@ TEST_CASE("source and sink option validation") {
     return makeOptions(kv);
   };
   CHECK_NOTHROW(validateSinkOptions("kafka", sinkOpts({{"format", "raw"}}), 0));
-  e = expectSqlError([&] { validateSinkOptions("kafka", sinkOpts({{"format", "csv"}}), 3); });
+  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"format", "csv"}}), 3); });
   CHECK(e.position() == 450);
-  e = expectSqlError([&] { validateSinkOptions("kafka", sinkOpts({{"subscribe", "x"}}), 3); });
+  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"subscribe", "x"}}), 3); });
   CHECK(e.position() == 400);
-  e = expectSqlError([&] {
+  e = sqlErrorOf([&] {
     validateSinkOptions("kafka",
                         makeOptions({{"connector", "kafka"}, {"kafka.bootstrap.servers", "h:1"}}), 3);
   });
   CHECK(e.position() == 3);
   CHECK(e.message().find("topic") != std::string::npos);
-  e = expectSqlError([&] { validateSinkOptions("s3", makeOptions({{"connector", "s3"}}), 3); });
+  e = sqlErrorOf([&] { validateSinkOptions("s3", makeOptions({{"connector", "s3"}}), 3); });
   CHECK(e.hint().find("file") != std::string::npos);
 }

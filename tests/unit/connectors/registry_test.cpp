@@ -22,7 +22,7 @@ using namespace rtsql;
 
 namespace {
 
-using testing::expectSqlError;
+using testing::sqlErrorOf;
 using testing::opts;
 
 std::vector<std::string> namesOf(const ConnectorRegistry& r, ConnectorRole role) {
@@ -72,32 +72,32 @@ TEST_CASE("registry: the roles each builtin connector serves") {
 TEST_CASE("registry: an unknown connector is 22023 at the option's value with the choices") {
   const ConnectorRegistry& r = ConnectorRegistry::builtin();
   Options o = opts({{"format", "json"}, {"connector", "kinesis"}});
-  SqlError e = expectSqlError([&] { r.require("kinesis", ConnectorRole::Source, o, 7); });
+  SqlError e = sqlErrorOf([&] { r.require("kinesis", ConnectorRole::Source, o, 7); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.message() == "unknown source connector 'kinesis'");
   CHECK(e.position() == 150);
   CHECK(e.hint() == "available: kafka, datagen");
 
-  e = expectSqlError([&] { r.require("s3", ConnectorRole::Sink, opts({{"connector", "s3"}}), 7); });
+  e = sqlErrorOf([&] { r.require("s3", ConnectorRole::Sink, opts({{"connector", "s3"}}), 7); });
   CHECK(e.message() == "unknown sink connector 's3'");
   CHECK(e.position() == 50);
   CHECK(e.hint() == "available: kafka, file");
 
   // Without a 'connector' option the error is at the statement.
-  e = expectSqlError([&] { r.require("x", ConnectorRole::Source, Options(), 7); });
+  e = sqlErrorOf([&] { r.require("x", ConnectorRole::Source, Options(), 7); });
   CHECK(e.position() == 7);
 }
 
 TEST_CASE("registry: a known connector in a role it does not serve is the same error") {
   const ConnectorRegistry& r = ConnectorRegistry::builtin();
-  SqlError e = expectSqlError([&] { r.require("datagen", ConnectorRole::Sink, opts({{"connector", "datagen"}}), 3); });
+  SqlError e = sqlErrorOf([&] { r.require("datagen", ConnectorRole::Sink, opts({{"connector", "datagen"}}), 3); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.message() == "unknown sink connector 'datagen'");
-  e = expectSqlError([&] { r.require("file", ConnectorRole::Source, opts({{"connector", "file"}}), 3); });
+  e = sqlErrorOf([&] { r.require("file", ConnectorRole::Source, opts({{"connector", "file"}}), 3); });
   CHECK(e.message() == "unknown source connector 'file'");
   CHECK(e.hint() == "available: kafka, datagen");
 
-  e = expectSqlError([&] { r.require("kafka", ConnectorRole::Table, opts({{"connector", "Kafka"}}), 3); });
+  e = sqlErrorOf([&] { r.require("kafka", ConnectorRole::Table, opts({{"connector", "Kafka"}}), 3); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.message() == "invalid value 'Kafka' for option 'connector' of a table");
   CHECK(e.position() == 50);
@@ -115,7 +115,7 @@ TEST_CASE("registry: a registered connector is found, validated and listed") {
   CHECK(c.name() == "test");
   CHECK(namesOf(r, ConnectorRole::Source) == std::vector<std::string>{"test"});
   CHECK(namesOf(r, ConnectorRole::Sink).empty());
-  SqlError e = expectSqlError([&] { c.validateSource(opts({{"connector", "test"}}), 9); });
+  SqlError e = sqlErrorOf([&] { c.validateSource(opts({{"connector", "test"}}), 9); });
   CHECK(e.position() == 9);
   CHECK(e.message().find("needed") != std::string::npos);
   // A role's method it does not implement is a bug, not a user error.
@@ -125,14 +125,14 @@ TEST_CASE("registry: a registered connector is found, validated and listed") {
 }
 
 TEST_CASE("validateSourceOptions and validateSinkOptions go through the registry") {
-  SqlError e = expectSqlError([&] { validateSourceOptions("file", opts({{"connector", "file"}}), 4); });
+  SqlError e = sqlErrorOf([&] { validateSourceOptions("file", opts({{"connector", "file"}}), 4); });
   CHECK(e.message() == "unknown source connector 'file'");
   // datagen's own check: an unknown option key.
-  e = expectSqlError([&] { validateSourceOptions("datagen", opts({{"connector", "datagen"}, {"rate", "1"}}), 4); });
+  e = sqlErrorOf([&] { validateSourceOptions("datagen", opts({{"connector", "datagen"}, {"rate", "1"}}), 4); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.position() == 100);
   CHECK_NOTHROW(validateSourceOptions("DATAGEN", opts({{"connector", "datagen"}}), 4));
-  e = expectSqlError([&] { validateSinkOptions("file", opts({{"connector", "file"}}), 4); });
+  e = sqlErrorOf([&] { validateSinkOptions("file", opts({{"connector", "file"}}), 4); });
   CHECK(e.message().find("path") != std::string::npos);
 }
 
@@ -171,7 +171,7 @@ TEST_CASE("connectors bind their sources' schemas") {
   CHECK(r.find("datagen")->sourceFormat(none).empty());
   CHECK(r.find("datagen")->bindSourceSchema(kafkaSource, none).size() == 1);
   auto empty = parseOne("CREATE SOURCE g WITH (connector = 'datagen')");
-  SqlError e = expectSqlError([&] {
+  SqlError e = sqlErrorOf([&] {
     r.find("datagen")->bindSourceSchema(static_cast<const ast::CreateSource&>(*empty), none);
   });
   CHECK(e.sqlstate() == "22023");
@@ -191,18 +191,18 @@ TEST_CASE("DefaultConnectorProvider dispatches to the connector the spec names")
   CHECK(provider.openSource(scan, "f", 0, 3)->description().find("Datagen") == 0);
 
   scan.connector = "kinesis";
-  SqlError e = expectSqlError([&] { provider.sourcePartitions(scan); });
+  SqlError e = sqlErrorOf([&] { provider.sourcePartitions(scan); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.message() == "unknown source connector 'kinesis'");
 
   SinkSpec sink;
   sink.name = "audit";
   sink.connector = "file";
-  e = expectSqlError([&] { provider.openSinkTransaction(sink, "f", 1000); });
+  e = sqlErrorOf([&] { provider.openSinkTransaction(sink, "f", 1000); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.message() == "sink \"audit\" (file) has no transactions for 'delivery' = 'exactly-once'");
   sink.connector = "datagen";
-  e = expectSqlError([&] { provider.openSink(sink, "f", 0); });
+  e = sqlErrorOf([&] { provider.openSink(sink, "f", 0); });
   CHECK(e.message() == "unknown sink connector 'datagen'");
 
   // checkCreate asks only the named connector; unknown ones are left to validation.

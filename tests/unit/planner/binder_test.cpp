@@ -71,12 +71,12 @@ TEST_CASE("bindType: scalars, arrays, structs, DECIMAL, MAP and unknown names") 
   ast::TypeName map = typeName("MAP", 17);
   map.params.push_back(typeName("STRING"));
   map.params.push_back(typeName("INT"));
-  SqlError e = sqlError([&] { bindType(map); });
+  SqlError e = sqlErrorOf([&] { bindType(map); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == 17);
   CHECK(e.hint().find("ARRAY<STRUCT<key, value>>") != std::string::npos);
 
-  e = sqlError([&] { bindType(typeName("FOO", 9)); });
+  e = sqlErrorOf([&] { bindType(typeName("FOO", 9)); });
   CHECK(e.sqlstate() == "42704");
   CHECK(e.message() == "type \"foo\" does not exist");
   CHECK(e.position() == 9);
@@ -119,33 +119,33 @@ TEST_CASE("bindSourceSchema: raw has Spark's fixed Kafka schema") {
 TEST_CASE("bindSourceSchema: errors") {
   PlannerFixture f;
   std::string sql = "CREATE SOURCE r (a INT) WITH (connector = 'kafka', format = 'raw')";
-  SqlError e = sqlError([&] { f.ddl(sql); });
+  SqlError e = sqlErrorOf([&] { f.ddl(sql); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.message() == "format 'raw' has a fixed schema");
   CHECK(e.position() == sql.find("a INT"));
 
-  e = sqlError([&] { f.ddl("CREATE SOURCE j WITH (connector = 'kafka', format = 'json')"); });
+  e = sqlErrorOf([&] { f.ddl("CREATE SOURCE j WITH (connector = 'kafka', format = 'json')"); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.message() == "format 'json' needs a column list");
 
   sql = "CREATE SOURCE d (a INT, b STRING, A BIGINT) WITH (connector = 'datagen')";
-  e = sqlError([&] { f.ddl(sql); });
+  e = sqlErrorOf([&] { f.ddl(sql); });
   CHECK(e.sqlstate() == "42701");
   CHECK(e.position() == sql.find("A BIGINT"));
 
   sql = "CREATE SOURCE m (a MAP<STRING, INT>) WITH (connector = 'datagen')";
-  e = sqlError([&] { f.ddl(sql); });
+  e = sqlErrorOf([&] { f.ddl(sql); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == sql.find("MAP"));
 
   sql = "CREATE SOURCE m (a VARCHAR, b FOO) WITH (connector = 'datagen')";
-  e = sqlError([&] { f.ddl(sql); });
+  e = sqlErrorOf([&] { f.ddl(sql); });
   CHECK(e.sqlstate() == "42704");
   CHECK(e.message() == "type \"foo\" does not exist");
   CHECK(e.position() == sql.find("FOO"));
 
   sql = "CREATE SOURCE k (_key STRING) WITH (connector = 'kafka', format = 'json')";
-  e = sqlError([&] { f.ddl(sql); });
+  e = sqlErrorOf([&] { f.ddl(sql); });
   CHECK(e.sqlstate() == "42701");
 
   // datagen: declared columns only, nothing hidden.
@@ -173,16 +173,16 @@ TEST_CASE("bindWatermark") {
   std::string sql =
       "CREATE SOURCE bad (n BIGINT, WATERMARK FOR n AS n - INTERVAL '1' SECOND) "
       "WITH (connector = 'datagen')";
-  SqlError e = sqlError([&] { f.ddl(sql); });
+  SqlError e = sqlErrorOf([&] { f.ddl(sql); });
   CHECK(e.sqlstate() == "42804");
 
   sql = "CREATE SOURCE bad (ts TIMESTAMP, WATERMARK FOR nope AS nope) WITH (connector = 'datagen')";
-  e = sqlError([&] { f.ddl(sql); });
+  e = sqlErrorOf([&] { f.ddl(sql); });
   CHECK(e.sqlstate() == "42703");
 
   sql = "CREATE SOURCE bad (ts TIMESTAMP, WATERMARK FOR ts AS ts + INTERVAL '1' SECOND) "
         "WITH (connector = 'datagen')";
-  e = sqlError([&] { f.ddl(sql); });
+  e = sqlErrorOf([&] { f.ddl(sql); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == sql.find("ts + INTERVAL"));
 }
@@ -257,7 +257,7 @@ TEST_CASE("bindExpression: hand-built AST against a schema") {
   missing.kind = ast::ExprKind::Column;
   missing.parts = {"zz"};
   missing.pos = 33;
-  SqlError err = sqlError([&] { bindExpression(missing, schema); });
+  SqlError err = sqlErrorOf([&] { bindExpression(missing, schema); });
   CHECK(err.sqlstate() == "42703");
   CHECK(err.position() == 33);
   CHECK(err.hint() == "available columns: a, b");
@@ -266,60 +266,60 @@ TEST_CASE("bindExpression: hand-built AST against a schema") {
 TEST_CASE("bindExpression: name errors point at the name") {
   ExprFixture f;
   std::string sql = "SELECT user_id, amout FROM clicks";
-  SqlError e = sqlError([&] { f.query(sql); });
+  SqlError e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42703");
   CHECK(e.message() == "column \"amout\" does not exist");
   CHECK(e.position() == sql.find("amout"));
   CHECK(e.hint() == "perhaps you meant \"amount\"");
 
   sql = "SELECT xyzzy FROM clicks";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42703");
   CHECK(e.hint() == "available columns: user_id, url, amount, ts, info, ...");
 
   sql = "SELECT c.nope FROM clicks c";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42703");
   CHECK(e.message() == "column \"c.nope\" does not exist");
   CHECK(e.position() == sql.find("c.nope"));
 
   sql = "SELECT info.nope FROM clicks";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42703");
 
   sql = "SELECT user_id FROM clickz";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42P01");
   CHECK(e.message() == "relation \"clickz\" does not exist");
   CHECK(e.position() == sql.find("clickz"));
   CHECK(e.hint() == "perhaps you meant \"clicks\"");
 
   sql = "SELECT user_id, nosuch(url) FROM clicks";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42883");
   CHECK(e.position() == sql.find("nosuch"));
 
   sql = "SELECT user_id FROM clicks WHERE amount AND true";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42804");
 
   sql = "SELECT user_id FROM clicks WHERE amount + 1";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42804");
   CHECK(e.message() == "argument of WHERE must be type BOOLEAN, not type DOUBLE");
   CHECK(e.position() == sql.find("amount + 1"));
 
   sql = "SELECT CAST(amount AS FOO) FROM clicks";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42704");
   CHECK(e.position() == sql.find("FOO"));
 
   sql = "SELECT TIMESTAMP 'not a time' FROM clicks";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "22007");
 
   sql = "SELECT a FROM (SELECT user_id AS a, url AS a FROM clicks) s";
-  e = sqlError([&] { f.query(sql); });
+  e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42702");
 }
 
@@ -337,7 +337,7 @@ TEST_CASE("star expansion leaves hidden columns out") {
   CHECK(p.stages[0].operators.back().as<ProjectSpec>().exprs[6]->eval(clicksRow()).asString() == "k1");
 
   std::string sql = "SELECT x.* FROM clicks c";
-  SqlError e = sqlError([&] { f.query(sql); });
+  SqlError e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "42P01");
   CHECK(e.position() == sql.find("x.*"));
 }
@@ -354,19 +354,19 @@ TEST_CASE("a select list is limited to 1664 entries, as in PostgreSQL") {
             .sink.input.size() == kMaxSelectListEntries);
 
   const std::string sql = "SELECT " + selectList(40000, "amount") + " FROM clicks";
-  SqlError e = sqlError([&] { f.query(sql); });
+  SqlError e = sqlErrorOf([&] { f.query(sql); });
   CHECK(e.sqlstate() == "54011");
   CHECK(e.message() == "target lists can have at most 1664 entries");
   CHECK(e.position() == 7 + kMaxSelectListEntries * 8);  // "amount, " per entry
 
   // `*` counts every column it expands to; grouped lists are limited too.
-  e = sqlError([&] { f.query("SELECT " + selectList(278, "*") + " FROM clicks"); });
+  e = sqlErrorOf([&] { f.query("SELECT " + selectList(278, "*") + " FROM clicks"); });
   CHECK(e.sqlstate() == "54011");
-  e = sqlError([&] {
+  e = sqlErrorOf([&] {
     f.query("SELECT " + selectList(1700, "count(*)") + " FROM clicks GROUP BY user_id");
   });
   CHECK(e.sqlstate() == "54011");
-  e = sqlError([&] {
+  e = sqlErrorOf([&] {
     f.flow("CREATE FLOW w INTO alerts TRIGGER REALTIME AS SELECT " + selectList(2000, "amount") +
            " FROM clicks");
   });
@@ -391,16 +391,16 @@ TEST_CASE("evalConstant for INSERT VALUES") {
   std::string sql = "INSERT INTO t VALUES (1, 'x')";
   auto stmt = parseOne(sql);
   auto& ins = static_cast<ast::Insert&>(*stmt);
-  SqlError e = sqlError([&] { evalConstant(*ins.rows[0][1], DataType::of(TypeId::Int)); });
+  SqlError e = sqlErrorOf([&] { evalConstant(*ins.rows[0][1], DataType::of(TypeId::Int)); });
   CHECK(e.sqlstate() == "42804");
   CHECK(e.position() == sql.find("'x'"));
 
-  e = sqlError([&] { value("x", TypeId::Int); });
+  e = sqlErrorOf([&] { value("x", TypeId::Int); });
   CHECK(e.sqlstate() == "42703");
-  e = sqlError([&] { value("rand()", TypeId::Double); });
+  e = sqlErrorOf([&] { value("rand()", TypeId::Double); });
   CHECK(e.sqlstate() == "42804");
-  e = sqlError([&] { value("3000000000", TypeId::Int); });
+  e = sqlErrorOf([&] { value("3000000000", TypeId::Int); });
   CHECK(e.sqlstate() == "22003");
-  e = sqlError([&] { value("'yesterday'", TypeId::Timestamp); });
+  e = sqlErrorOf([&] { value("'yesterday'", TypeId::Timestamp); });
   CHECK(e.sqlstate() == "22007");
 }

@@ -3,21 +3,13 @@
 #include <doctest/doctest.h>
 
 #include "planner/catalog.h"
+#include "../sql_error_of.h"
 
 using namespace rtsql;
 
 namespace {
 
-template <typename F>
-SqlError catalogError(F&& f) {
-  try {
-    f();
-  } catch (const SqlError& e) {
-    return e;
-  }
-  FAIL_CHECK("expected a SqlError");
-  return SqlError("none", "none");
-}
+using testing::sqlErrorOf;
 
 SourceDef source(const std::string& name) {
   SourceDef d;
@@ -66,17 +58,17 @@ TEST_CASE("catalog: add and find, case-insensitively") {
 TEST_CASE("catalog: duplicate names across kinds are 42710 naming the existing kind") {
   Catalog c;
   c.addSource(source("clicks"), false, 0);
-  SqlError e = catalogError([&] { c.addSink(sink("CLICKS"), false, 12); });
+  SqlError e = sqlErrorOf([&] { c.addSink(sink("CLICKS"), false, 12); });
   CHECK(e.sqlstate() == "42710");
   CHECK(e.message() == "source \"clicks\" already exists");
   CHECK(e.position() == 12);
 
-  e = catalogError([&] { c.addSource(source("clicks"), false, 7); });
+  e = sqlErrorOf([&] { c.addSource(source("clicks"), false, 7); });
   CHECK(e.sqlstate() == "42710");
   CHECK(e.position() == 7);
 
   c.addSink(sink("alerts"), false, 0);
-  e = catalogError([&] { c.addFlow(flow("alerts", "alerts"), false, 3); });
+  e = sqlErrorOf([&] { c.addFlow(flow("alerts", "alerts"), false, 3); });
   CHECK(e.message() == "sink \"alerts\" already exists");
 }
 
@@ -85,24 +77,24 @@ TEST_CASE("catalog: IF NOT EXISTS skips the same kind only") {
   c.addSource(source("clicks"), false, 0);
   CHECK_FALSE(c.addSource(source("clicks"), true, 0));
   // A sink of that name would be a different object than the one asked for.
-  SqlError e = catalogError([&] { c.addSink(sink("clicks"), true, 4); });
+  SqlError e = sqlErrorOf([&] { c.addSink(sink("clicks"), true, 4); });
   CHECK(e.sqlstate() == "42710");
   CHECK(c.sinks().empty());
 }
 
 TEST_CASE("catalog: dropping missing objects") {
   Catalog c;
-  SqlError e = catalogError([&] { c.dropSource("nope", false, 11); });
+  SqlError e = sqlErrorOf([&] { c.dropSource("nope", false, 11); });
   CHECK(e.sqlstate() == "42P01");
   CHECK(e.message() == "relation \"nope\" does not exist");
   CHECK(e.position() == 11);
-  e = catalogError([&] { c.dropTable("nope", false, 0); });
+  e = sqlErrorOf([&] { c.dropTable("nope", false, 0); });
   CHECK(e.sqlstate() == "42P01");
-  e = catalogError([&] { c.dropSink("nope", false, 5); });
+  e = sqlErrorOf([&] { c.dropSink("nope", false, 5); });
   CHECK(e.sqlstate() == "42704");
   CHECK(e.message() == "sink \"nope\" does not exist");
   CHECK(e.position() == 5);
-  e = catalogError([&] { c.dropFlow("nope", false, 0); });
+  e = sqlErrorOf([&] { c.dropFlow("nope", false, 0); });
   CHECK(e.sqlstate() == "42704");
   CHECK(e.message() == "flow \"nope\" does not exist");
   CHECK_FALSE(c.dropSource("nope", true, 0));
@@ -110,7 +102,7 @@ TEST_CASE("catalog: dropping missing objects") {
 
   // Dropping with the wrong kind says what the name is.
   c.addSink(sink("alerts"), false, 0);
-  e = catalogError([&] { c.dropSource("alerts", false, 0); });
+  e = sqlErrorOf([&] { c.dropSource("alerts", false, 0); });
   CHECK(e.sqlstate() == "42P01");
   CHECK(e.hint().find("is a sink") != std::string::npos);
   CHECK(c.findSink("alerts"));
@@ -124,17 +116,17 @@ TEST_CASE("catalog: objects a flow uses cannot be dropped until the flow is") {
   c.addFlow(flow("f", "alerts"), false, 0);
   c.setFlowInputs("f", {"Clicks", "merchants"});
 
-  SqlError e = catalogError([&] { c.dropSource("clicks", false, 11); });
+  SqlError e = sqlErrorOf([&] { c.dropSource("clicks", false, 11); });
   CHECK(e.sqlstate() == "55006");
   CHECK(e.message() == "cannot drop source \"clicks\": flow \"f\" reads it");
   CHECK(e.hint() == "DROP FLOW f first");
   CHECK(e.position() == 11);
 
-  e = catalogError([&] { c.dropTable("merchants", false, 0); });
+  e = sqlErrorOf([&] { c.dropTable("merchants", false, 0); });
   CHECK(e.sqlstate() == "55006");
   CHECK(e.message() == "cannot drop table \"merchants\": flow \"f\" reads it");
 
-  e = catalogError([&] { c.dropSink("alerts", false, 0); });
+  e = sqlErrorOf([&] { c.dropSink("alerts", false, 0); });
   CHECK(e.sqlstate() == "55006");
   CHECK(e.message() == "cannot drop sink \"alerts\": flow \"f\" writes to it");
   CHECK(e.hint() == "DROP FLOW f first");

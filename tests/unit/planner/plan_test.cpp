@@ -138,7 +138,7 @@ TEST_CASE("output column names") {
         "(user_id STRING, country STRING, upper(url) STRING, a1 DOUBLE, _offset BIGINT)");
 
   std::string sql = "CREATE FLOW f INTO alerts AS SELECT user_id, url AS user_id FROM clicks";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42701");
   CHECK(e.position() == sql.find("url AS"));
   CHECK_FALSE(e.hint().empty());
@@ -165,7 +165,7 @@ TEST_CASE("subqueries in FROM are flattened into one scan") {
 
   // Hidden columns do not leak through a subquery's *.
   std::string sql = "CREATE FLOW f INTO alerts AS SELECT _key FROM (SELECT * FROM clicks) s";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42703");
   CHECK(e.position() == sql.find("_key"));
 }
@@ -188,12 +188,12 @@ TEST_CASE("task counts follow maxPartitions and the partition count") {
 TEST_CASE("sink checks: raw needs value; json key option") {
   FlowFixture f;
   std::string sql = "CREATE FLOW f INTO rawout AS SELECT user_id FROM clicks";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42703");
   CHECK(e.message().find("\"value\"") != std::string::npos);
 
   sql = "CREATE FLOW f INTO rawout AS SELECT amount AS value FROM clicks";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42804");
   CHECK(e.position() == sql.find("amount AS value"));
 
@@ -207,7 +207,7 @@ TEST_CASE("sink checks: raw needs value; json key option") {
   CHECK(p.sink.headersColumn == 3);
 
   sql = "CREATE FLOW f INTO rawout AS SELECT url AS value, amount AS key FROM clicks";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42804");
   CHECK(e.position() == sql.find("amount AS key"));
 
@@ -216,25 +216,25 @@ TEST_CASE("sink checks: raw needs value; json key option") {
   p = f.flow("CREATE FLOW f INTO keyed AS SELECT url, user_id FROM clicks");
   CHECK(p.sink.keyColumn == 1);
   CHECK(p.explain().find("Sink keyed (kafka json, topic=k, key=user_id)") != std::string::npos);
-  e = sqlError([&] { f.flow("CREATE FLOW f INTO keyed AS SELECT url FROM clicks"); });
+  e = sqlErrorOf([&] { f.flow("CREATE FLOW f INTO keyed AS SELECT url FROM clicks"); });
   CHECK(e.sqlstate() == "42703");
 }
 
 TEST_CASE("missing sink and relation") {
   FlowFixture f;
   std::string sql = "CREATE FLOW f INTO nowhere AS SELECT * FROM clicks";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42704");
   CHECK(e.message() == "sink \"nowhere\" does not exist");
   CHECK(e.position() == sql.find("nowhere"));
 
   sql = "CREATE FLOW f INTO alerts AS SELECT * FROM nothing";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P01");
   CHECK(e.position() == sql.find("nothing"));
 
   sql = "CREATE FLOW f INTO alerts AS SELECT * FROM alerts";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P01");
   CHECK(e.hint().find("is a sink") != std::string::npos);
 }
@@ -250,7 +250,7 @@ TEST_CASE("checkpoint interval and flow options") {
 
   std::string sql =
       "CREATE FLOW f INTO alerts CHECKPOINT INTERVAL '100 milliseconds' AS SELECT * FROM clicks";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.position() == sql.find("'100 milliseconds'"));
 
@@ -260,18 +260,18 @@ TEST_CASE("checkpoint interval and flow options") {
   CHECK(!f.flow("CREATE FLOW f INTO alerts AS SELECT * FROM clicks").exactlyOnce);
   f.ddl("CREATE SINK files WITH (connector = 'file', path = '/tmp/out.jsonl', format = 'json')");
   sql = "CREATE FLOW f INTO files WITH ('delivery' = 'exactly-once') AS SELECT * FROM clicks";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == sql.find("'exactly-once'"));
 
   sql = "CREATE FLOW f INTO alerts WITH ('shufle.partitions' = '8') AS SELECT * FROM clicks";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.position() == sql.find("'shufle.partitions'"));
   CHECK(e.hint().find("shuffle.partitions") != std::string::npos);
 
   sql = "CREATE FLOW f INTO alerts WITH ('shuffle.partitions' = '0') AS SELECT * FROM clicks";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "22023");
 }
 
@@ -302,19 +302,19 @@ TEST_CASE("constructs that are still refused are 0A000 at their position") {
       expected = sql.find(c.at);
     }
     CAPTURE(sql);
-    SqlError e = sqlError([&] { f.flow(sql); });
+    SqlError e = sqlErrorOf([&] { f.flow(sql); });
     CHECK(e.sqlstate() == "0A000");
     CHECK(e.message().find(c.message) != std::string::npos);
     CHECK(e.position() == expected);
   }
   // Aggregates in WHERE are a grouping error, as in PostgreSQL.
   std::string sql = head + "SELECT user_id FROM clicks WHERE sum(amount) > 1";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
   CHECK(e.position() == sql.find("sum("));
   // A window outside GROUP BY is a grouping error too.
   sql = head + "SELECT window(ts, '10 seconds') AS w FROM clicks";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
   CHECK(e.position() == sql.find("window("));
 }

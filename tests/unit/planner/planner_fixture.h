@@ -9,19 +9,9 @@
 
 #include "parser/parser.h"
 #include "planner/planner.h"
+#include "../sql_error_of.h"
 
 namespace rtsql::testing {
-
-template <typename F>
-SqlError sqlError(F&& f) {
-  try {
-    f();
-  } catch (const SqlError& e) {
-    return e;
-  }
-  FAIL_CHECK("expected a SqlError");
-  return SqlError("none", "none");
-}
 
 inline Options optionsOf(const std::vector<ast::Option>& options) {
   std::vector<OptionEntry> entries;

@@ -160,14 +160,14 @@ TEST_CASE("aggregate result types and argument errors") {
   CHECK(p.stages[0].outputSchema.toString() == "(k STRING, v INT, ts TIMESTAMP, (CAST(v AS DOUBLE) * 1.5) DOUBLE)");
 
   std::string sql = head() + "SELECT k, sum(event_id) FROM ev GROUP BY k";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42804");
   CHECK(e.position() == sql.find("event_id)"));
   sql = head() + "SELECT k, avg(ts) FROM ev GROUP BY k";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42804");
   sql = head() + "SELECT k, sum(count(*)) FROM ev GROUP BY k";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
   CHECK(e.position() == sql.find("count(*)"));
 }
@@ -175,19 +175,19 @@ TEST_CASE("aggregate result types and argument errors") {
 TEST_CASE("the grouping rule: 42803 at the column, Spark's message") {
   Fixture f;
   std::string sql = head() + "SELECT user_id, url, count(*) FROM clicks GROUP BY user_id";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
   CHECK(e.message() == "expression \"url\" is neither in GROUP BY nor an aggregate");
   CHECK(e.position() == sql.find("url,"));
   CHECK_FALSE(e.hint().empty());
 
   sql = head() + "SELECT user_id, count(*) FROM clicks GROUP BY user_id HAVING amount > 1";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
   CHECK(e.position() == sql.find("amount >"));
 
   sql = head() + "SELECT *, count(*) AS n FROM clicks GROUP BY user_id";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
 
   // Expressions over keys, qualified spellings, struct fields of a grouped
@@ -209,7 +209,7 @@ TEST_CASE("the grouping rule: 42803 at the column, Spark's message") {
   p = f.flow(head() + "SELECT upper(url) AS u, count(*) AS n FROM clicks GROUP BY 1");
   CHECK(p.stages[0].operators.back().as<ProjectSpec>().exprs[0]->eval(click("a", "x/y", 1)).asString() == "X/Y");
   sql = head() + "SELECT upper(url) AS u, count(*) AS n FROM clicks GROUP BY 3";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P10");
   CHECK(e.position() == sql.find("3"));
 }
@@ -289,34 +289,34 @@ TEST_CASE("windows: tumbling, sliding, session, the window struct, EMIT ON WINDO
 TEST_CASE("window errors") {
   Fixture f;
   std::string sql = head() + "SELECT count(*) FROM clicks GROUP BY window(url, '10 seconds')";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42804");
   CHECK(e.position() == sql.find("url,"));
 
   sql = head() + "SELECT count(*) FROM nowm GROUP BY window(ts, '10 seconds')";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P10");
   CHECK(e.message() == "windowed aggregation on source \"nowm\" needs a WATERMARK");
   CHECK(e.position() == sql.find("window("));
   CHECK(e.hint().find("WATERMARK FOR") != std::string::npos);
 
   sql = head() + "SELECT count(*) FROM clicks GROUP BY window(ts, '10 seconds', '1 minute')";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.position() == sql.find("'1 minute'"));
 
   sql = head() + "SELECT count(*) FROM clicks GROUP BY window(ts, 'ten')";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "22P02");
 
   sql = head() + "SELECT user_id, count(*) FROM clicks GROUP BY user_id EMIT ON WINDOW CLOSE";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.message().find("EMIT ON WINDOW CLOSE") != std::string::npos);
 
   sql = head() + "SELECT window(ts, '1 minute') AS w, count(*) FROM clicks "
                  "GROUP BY window(ts, '10 seconds')";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
   CHECK(e.position() == sql.find("window(ts, '1 minute')"));
 }
@@ -348,7 +348,7 @@ TEST_CASE("DISTINCT ON, WITHIN WATERMARK and plain DISTINCT") {
   CHECK(evalAll(plain.dedupKeys, shuffled) == Row{Value::string("u"), Value::string("x")});
 
   std::string sql = head() + "SELECT DISTINCT ON (id) WITHIN WATERMARK * FROM nowm";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P10");
   CHECK(e.position() == sql.find("id)"));
   // Without WITHIN WATERMARK keys are kept forever: no watermark needed.
@@ -397,7 +397,7 @@ TEST_CASE("broadcast join with a static table") {
         "ots TIMESTAMP)");
   // (a live query may repeat names; a flow may not)
   std::string sql = head() + "SELECT * FROM orders o JOIN merchants m ON m.id = o.id";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42701");
 }
 
@@ -405,22 +405,22 @@ TEST_CASE("broadcast join errors") {
   Fixture f;
   std::string sql = head() + "SELECT /*+ BROADCAST(x) */ o.id FROM orders o JOIN merchants m "
                              "ON o.id = m.id";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P01");
   CHECK(e.position() == sql.find("BROADCAST"));
 
   sql = head() + "SELECT m.name FROM merchants m LEFT JOIN orders o ON m.id = o.id";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == sql.find("orders o"));
 
   sql = head() + "SELECT o.id FROM orders o JOIN merchants m ON m.risk > o.total";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == sql.find("m.risk"));
 
   sql = head() + "SELECT id FROM orders o JOIN merchants m ON o.id = m.id";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42702");
   CHECK(e.position() == sql.find("id FROM"));
 }
@@ -490,35 +490,35 @@ TEST_CASE("stream-stream join: stages, keys, time bounds") {
 TEST_CASE("stream-stream join errors") {
   Fixture f;
   std::string sql = head() + "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == sql.find("o.id ="));
   CHECK(e.hint().find("BETWEEN") != std::string::npos);
 
   sql = head() + "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id AND p.pts >= o.ots";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.message().find("on both sides") != std::string::npos);
 
   sql = head() + "SELECT o.id FROM orders o RIGHT JOIN pays p ON o.id = p.order_id AND "
                  "p.pts BETWEEN o.ots AND o.ots + INTERVAL '1' MINUTE";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   sql = head() + "SELECT o.id FROM orders o FULL JOIN pays p ON o.id = p.order_id AND "
                  "p.pts BETWEEN o.ots AND o.ots + INTERVAL '1' MINUTE";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
 
   sql = head() + "SELECT o.id FROM orders o JOIN nowm n ON o.id = n.id AND "
                  "n.ts BETWEEN o.ots AND o.ots + INTERVAL '1' MINUTE";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P10");
   CHECK(e.message().find("\"nowm\" needs a WATERMARK") != std::string::npos);
   CHECK(e.position() == sql.find("nowm n"));
 
   sql = head() + "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id AND "
                  "p.pts BETWEEN o.ots + INTERVAL '1' MINUTE AND o.ots";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "22023");
 }
 
@@ -541,12 +541,12 @@ TEST_CASE("UNION ALL: one source stage per term, widened types, errors") {
   CHECK(p.slots() == 16);
 
   std::string sql = head() + "SELECT user_id, amount FROM clicks UNION ALL SELECT k FROM ev";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42601");
   CHECK(e.position() == sql.find("SELECT k"));
 
   sql = head() + "SELECT user_id, amount FROM clicks UNION ALL SELECT k, ts FROM ev";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42804");
   CHECK(e.position() == sql.find("ts FROM"));
 
@@ -574,11 +574,11 @@ TEST_CASE("subqueries under stateful operators") {
   // An aggregation feeding another stateful operator is refused.
   std::string sql = head() + "SELECT n, count(*) FROM (SELECT user_id, count(*) AS n FROM clicks "
                              "GROUP BY user_id) GROUP BY n";
-  SqlError e = sqlError([&] { f.flow(sql); });
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   sql = head() + "SELECT DISTINCT ON (n) * FROM (SELECT user_id, count(*) AS n FROM clicks "
                  "GROUP BY user_id)";
-  e = sqlError([&] { f.flow(sql); });
+  e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
   // A stateless query over an aggregation stays in its stage.
   p = f.flow(head() + "SELECT user_id FROM (SELECT user_id, count(*) AS n FROM clicks "
@@ -651,7 +651,7 @@ TEST_CASE("shuffle.partitions: flow option, else the session, else 8") {
   CHECK(f.flow(head("WITH ('shuffle.partitions' = '5')") + q).stages[1].tasks == 5);
   CHECK(f.query(q).stages[1].tasks == 3);
   f.ctx.session = Options({OptionEntry{"shuffle.partitions", "zero", 0, 0}});
-  SqlError e = sqlError([&] { f.flow(head() + q); });
+  SqlError e = sqlErrorOf([&] { f.flow(head() + q); });
   CHECK(e.sqlstate() == "22023");
 }
 
