@@ -123,12 +123,6 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
   if (!sink.options.find("key")) defaultKey(spec, bound);
 }
 
-Options toOptions(const std::vector<ast::Option>& options) {
-  std::vector<OptionEntry> entries;
-  for (const auto& o : options) entries.push_back(OptionEntry{o.key, o.value, o.keyPos, o.valuePos});
-  return Options(std::move(entries));
-}
-
 void checkFlowOptions(const Options& options) {
   options.checkKnown({"shuffle.partitions", "delivery"});
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
@@ -205,7 +199,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   }
   if (!stmt.query) throw InternalError("CREATE FLOW without a query");
 
-  Options flowOptions = toOptions(stmt.options);
+  Options flowOptions = bindOptions(stmt.options);
   checkFlowOptions(flowOptions);
   int64_t checkpoint = 5LL * 60 * 1000 * 1000;
   if (stmt.checkpointInterval) {
@@ -239,6 +233,13 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
   plan.sink.name = "client";
   plan.sink.connector = "client";
   return plan;
+}
+
+Options bindOptions(const std::vector<ast::Option>& options) {
+  std::vector<OptionEntry> entries;
+  entries.reserve(options.size());
+  for (const auto& o : options) entries.push_back(OptionEntry{o.key, o.value, o.keyPos, o.valuePos});
+  return Options(std::move(entries));
 }
 
 }  // namespace rtsql

@@ -37,6 +37,9 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx);
 // (Connector::bindSourceSchema): the declared columns alone, or a Kafka
 // record's, below.
 Schema bindColumns(const std::vector<ast::ColumnDef>& columns);
+// A statement's WITH (...) options, each with the positions of its key and
+// value for errors.
+Options bindOptions(const std::vector<ast::Option>& options);
 // A Kafka record's columns: for format 'json' or 'csv' the declared ones (a
 // list is required) then the hidden metadata columns (_key, _timestamp,
 // _partition, _offset, _headers); for 'raw' Spark's fixed Kafka schema.

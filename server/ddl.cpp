@@ -16,13 +16,6 @@ namespace rtsql {
 
 namespace {
 
-Options toOptions(const std::vector<ast::Option>& opts) {
-  std::vector<OptionEntry> entries;
-  entries.reserve(opts.size());
-  for (const auto& o : opts) entries.push_back({o.key, o.value, o.keyPos, o.valuePos});
-  return Options(std::move(entries));
-}
-
 // A flow's id is stable across restarts and re-creations with the same name,
 // as a Spark query's id is stable across runs of the same checkpoint.
 std::string flowIdFor(const std::string& name) {
@@ -101,7 +94,7 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
 void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
-  Options options = toOptions(stmt.options);
+  Options options = bindOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   // A restored definition was checked when it was created; what it names
   // outside (a directory, a broker) may be away now, and the flows using it
@@ -134,7 +127,7 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
 void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out) {
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
-  Options options = toOptions(stmt.options);
+  Options options = bindOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   if (!restoring_) {
     privileges_->checkOptions(s.user, connector, options);
@@ -160,7 +153,7 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
   const bool dry = s.shadow != nullptr;
-  Options options = toOptions(stmt.options);
+  Options options = bindOptions(stmt.options);
   TableDef def;
   def.name = stmt.name;
   def.schema = bindTableSchema(stmt);

@@ -19,16 +19,10 @@ using namespace rtsql;
 
 namespace {
 
-Options toOptions(const std::vector<ast::Option>& options) {
-  std::vector<OptionEntry> entries;
-  for (const auto& o : options) entries.push_back(OptionEntry{o.key, o.value, o.keyPos, o.valuePos});
-  return Options(std::move(entries));
-}
-
 SourceDef sourceDef(const ast::CreateSource& s) {
   SourceDef def;
   def.name = s.name;
-  def.options = toOptions(s.options);
+  def.options = bindOptions(s.options);
   def.connector = toLower(def.options.getString("connector"));
   def.format = toLower(def.options.getString("format", "json"));
   // Stands in for the connector registry, which sits above the planner.
@@ -52,7 +46,7 @@ void bindStatement(const ast::Statement& stmt, Catalog& catalog, const PlanConte
       const auto& s = static_cast<const ast::CreateSink&>(stmt);
       SinkDef def;
       def.name = s.name;
-      def.options = toOptions(s.options);
+      def.options = bindOptions(s.options);
       def.connector = toLower(def.options.getString("connector"));
       def.format = toLower(def.options.getString("format", "json"));
       def.exactlyOnce = def.connector == "kafka";
@@ -64,7 +58,7 @@ void bindStatement(const ast::Statement& stmt, Catalog& catalog, const PlanConte
       TableDef def;
       def.name = s.name;
       def.schema = bindTableSchema(s);
-      def.options = toOptions(s.options);
+      def.options = bindOptions(s.options);
       catalog.addTable(std::move(def), s.ifNotExists, s.namePos);
       break;
     }

@@ -25,9 +25,7 @@ namespace rtsql::fuzz {
 inline std::unique_ptr<RecordDecoder> decoderFor(const std::string& createSource) {
   auto stmts = parseStatements(createSource);
   const auto& s = static_cast<const ast::CreateSource&>(*stmts.at(0));
-  std::vector<OptionEntry> entries;
-  for (const auto& o : s.options) entries.push_back(OptionEntry{o.key, o.value, o.keyPos, o.valuePos});
-  Options options(std::move(entries));
+  Options options = bindOptions(s.options);
   const std::string format = toLower(options.getString("format"));
   Schema schema = bindKafkaRecordSchema(s, format, options.getBool("includeHeaders", false));
   return makeDecoder(format, schema, options);

@@ -13,12 +13,6 @@
 
 namespace rtsql::testing {
 
-inline Options optionsOf(const std::vector<ast::Option>& options) {
-  std::vector<OptionEntry> entries;
-  for (const auto& o : options) entries.push_back(OptionEntry{o.key, o.value, o.keyPos, o.valuePos});
-  return Options(std::move(entries));
-}
-
 inline ast::StatementPtr parseOne(const std::string& sql) {
   auto stmts = parseStatements(sql);
   REQUIRE(stmts.size() == 1);
@@ -28,7 +22,7 @@ inline ast::StatementPtr parseOne(const std::string& sql) {
 inline SourceDef sourceFrom(const ast::CreateSource& s) {
   SourceDef def;
   def.name = s.name;
-  def.options = optionsOf(s.options);
+  def.options = bindOptions(s.options);
   def.connector = toLower(def.options.getString("connector"));
   def.format = toLower(def.options.getString("format"));
   // Stands in for the connector registry, which sits above the planner:
@@ -64,7 +58,7 @@ struct PlannerFixture {
           auto& s = static_cast<ast::CreateSink&>(*stmt);
           SinkDef def;
           def.name = s.name;
-          def.options = optionsOf(s.options);
+          def.options = bindOptions(s.options);
           def.connector = toLower(def.options.getString("connector"));
           def.format = toLower(def.options.getString("format", "json"));
           def.exactlyOnce = def.connector == "kafka";  // as KafkaConnector says
@@ -76,7 +70,7 @@ struct PlannerFixture {
           TableDef def;
           def.name = s.name;
           def.schema = bindTableSchema(s);
-          def.options = optionsOf(s.options);
+          def.options = bindOptions(s.options);
           catalog.addTable(std::move(def), s.ifNotExists, s.namePos);
           break;
         }
