@@ -19,13 +19,14 @@
 # side. Without --bootstrap the flows use rtsqld's embedded broker (librdkafka's
 # mock cluster, running inside rtsqld: its threads are counted apart as
 # "embedded broker"); with it they use that broker (e.g. scripts/kafka.sh
-# start) and rtsqld runs without --embedded-kafka. --threads N prints the N
-# busiest thread names of each run (default 8). Everything listens on
+# start) and rtsqld runs without --embedded-kafka; the topics, fresh for each
+# run, are created there with Python's confluent_kafka. --threads N prints the
+# N busiest thread names of each run (default 8). Everything listens on
 # 127.0.0.1 only; every wait is bounded.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,24p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,25p' "$0"; exit "${1:-0}"; }
 
 SAMPLE_SECONDS=30
 SETTLE=5
