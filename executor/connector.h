@@ -34,14 +34,25 @@ struct PartitionProgress {
 };
 
 // One source task: reads a fixed set of partitions. Used from one thread only,
-// except progress()/decodeErrors()/description(), which any thread may call.
+// except progress()/decodeErrors()/description()/wake(), which any thread may
+// call.
 class SourceTask {
  public:
   virtual ~SourceTask() = default;
   // Appends the records that are ready to `out` (at most `maxRecords`), waiting
-  // up to `timeoutMs` when none is. A record that cannot be decoded is skipped
-  // and counted with on.error = 'skip', or raised as SqlError with 'fail'.
+  // up to `timeoutMs` when none is: it returns as soon as a record is ready,
+  // so a long timeout costs no latency. A record that cannot be decoded is
+  // skipped and counted with on.error = 'skip', or raised as SqlError with
+  // 'fail'.
   virtual void poll(std::vector<SourceRecord>& out, size_t maxRecords, int timeoutMs) = 0;
+  // Makes the poll() in progress return at once, with what it has, or the
+  // next poll() if none is in progress: the flow has something else for the
+  // task to do (end an epoch, commit, stop). Wakes are not counted; several
+  // may end one wait. Only sources whose wakes() says so implement it; the
+  // others are polled with a short timeout, so that the task still gets to
+  // its other work in time.
+  virtual void wake() {}
+  virtual bool wakes() const { return false; }
   // Epoch end: makes the offsets of every record returned so far durable (Kafka:
   // commits them for the source's consumer group) and starts a new epoch range.
   virtual void commit() = 0;

@@ -32,12 +32,14 @@ void EpochCoordinator::forgetCheckpoint() {
 }
 
 void EpochCoordinator::beginRun(int tasks, int64_t intervalMicros, Durability durability,
-                                std::function<int64_t()> flowWatermark) {
+                                std::function<int64_t()> flowWatermark,
+                                std::function<void()> wakeTasks) {
   std::lock_guard lock(mu_);
   tasks_ = tasks;
   intervalMicros_ = intervalMicros;
   durability_ = durability;
   flowWatermark_ = std::move(flowWatermark);
+  wakeTasks_ = std::move(wakeTasks);
   requested_ = 0;
   committable_ = 0;
   final_ = false;
@@ -82,6 +84,7 @@ void EpochCoordinator::run() {
     const bool final = stopRequested_.load();
     if (final) final_.store(true, std::memory_order_release);
     requested_.store(epoch - runBase_ + 1, std::memory_order_release);
+    if (wakeTasks_) wakeTasks_();
     // Tasks end the epoch between records; wait until the last one has.
     cv_.wait(lock, [&] { return stopping_ || epoch_ > epoch; });
     if (stopping_) break;
@@ -122,6 +125,7 @@ void EpochCoordinator::run() {
     }
     // Everything before the barriers is durable: sources may commit them.
     committable_.store(epoch - runBase_ + 1, std::memory_order_release);
+    if (wakeTasks_) wakeTasks_();
     if (final) break;
   }
   done_ = true;

@@ -67,9 +67,12 @@ class EpochCoordinator {
   void forgetCheckpoint();
   // A run starts: `tasks` tasks report each epoch, an epoch ends every
   // `intervalMicros`; `flowWatermark` gives the flow's watermark when an epoch
-  // completes (called on the reporting task's thread).
+  // completes (called on the reporting task's thread). `wakeTasks`, when set,
+  // is called on the coordinator's thread each time endRequested() or
+  // committable() has changed, so that tasks can wait for records without a
+  // timeout and still act on them at once.
   void beginRun(int tasks, int64_t intervalMicros, Durability durability,
-                std::function<int64_t()> flowWatermark);
+                std::function<int64_t()> flowWatermark, std::function<void()> wakeTasks = {});
 
   // The coordinator thread: returns after the final epoch is durable, or when
   // the flow stops or fails.
@@ -126,6 +129,7 @@ class EpochCoordinator {
   int64_t intervalMicros_ = 0;
   Durability durability_;
   std::function<int64_t()> flowWatermark_;
+  std::function<void()> wakeTasks_;
   uint64_t epoch_ = 0;    // the epoch in progress
   uint64_t runBase_ = 0;  // epoch_ when this run started (tasks count epochs from it)
   int64_t epochStartMicros_ = 0;

@@ -30,11 +30,17 @@ namespace rtsql {
 namespace {
 
 // Records a source task hands over at most per poll, and how long a poll (or a
-// shuffle task's wait) may block. The wait bounds how late a task notices an
-// epoch end or a stop; it never delays a record, which is handed over as soon
-// as it is there.
+// shuffle task's wait) may block. A wait never delays a record, which is
+// handed over as soon as it is there. A source that can be woken
+// (SourceTask::wakes()) is woken for epoch ends, commits and stops, so it waits
+// kIdleWaitMs whenever nothing but its own records can change what the task
+// does: then an idle flow costs a wakeup a second. Otherwise (a source that
+// cannot be woken; a shuffle task; a source task whose partitions may turn
+// idle as the flow's other source tasks deliver) the wait is kPollTimeoutMs,
+// which bounds how late the task notices any of that.
 constexpr size_t kPollBatch = 512;
 constexpr int kPollTimeoutMs = 50;
+constexpr int kIdleWaitMs = 1000;
 constexpr int kSinkFlushTimeoutMs = 30000;
 constexpr size_t kShuffleQueueCapacity = 8192;
 constexpr int64_t kStopTimeoutMicros = 60LL * 1000 * 1000;
@@ -354,9 +360,12 @@ void FlowRuntime::start() {
     }
     skipped_ = std::move(skipped);
     resetRun_ = reset;
-    epochs_.beginRun(static_cast<int>(tasks_.size()), plan_.checkpointIntervalMicros,
-                     {checkpoints_.get(), stateStore_.get(), transaction_.get()},
-                     [this] { return currentWatermark(); });
+    sourceTasks_ = 0;
+    for (const auto& t : tasks_) sourceTasks_ += t->isSource ? 1 : 0;
+    epochs_.beginRun(
+        static_cast<int>(tasks_.size()), plan_.checkpointIntervalMicros,
+        {checkpoints_.get(), stateStore_.get(), transaction_.get()},
+        [this] { return currentWatermark(); }, [this] { wakeSources(); });
   }
   for (auto& t : tasks_) {
     Task* task = t.get();
@@ -379,6 +388,8 @@ void FlowRuntime::start() {
     if (threadNice_ != 0) lowerCurrentThreadPriority(threadNice_);
     epochs_.run();
   });
+  pthread_setname_np(coordinator_.native_handle(),
+                     fmt::format("{:.9}:epochs", plan_.flowName).c_str());
 }
 
 void FlowRuntime::runSourceTask(Task& task) {
@@ -397,15 +408,25 @@ void FlowRuntime::runSourceTask(Task& task) {
     // move the watermark past the records the others are about to deliver.
     for (const PartitionProgress& p : task.source->progress()) times.at(p.partition, activity.now());
     if (task.watermark.load() != INT64_MIN) head->onWatermark(task.watermark.load());
+    // Whether the task's partitions can turn idle while it waits: only when
+    // another source task delivers (the delivery clock moves) and one of its
+    // own partitions is not idle yet.
+    const bool othersMoveTheClock = sourceTasks_ > 1;
+    bool allIdle = false;
     while (!stopping_.load(std::memory_order_relaxed)) {
       if (task.finished) {
-        // The final epoch is ended; wait for the flow to commit it and stop.
+        // The final epoch is ended; wait for the flow to commit it and stop
+        // (the coordinator and stop() wake the task).
         commitIfRequested(task);
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        std::unique_lock lock(wakeMu_);
+        wakeCv_.wait_for(lock, std::chrono::milliseconds(kIdleWaitMs), [&] {
+          return stopping_.load() || epochs_.committable() > task.commitsDone;
+        });
         continue;
       }
       batch.clear();
-      task.source->poll(batch, kPollBatch, kPollTimeoutMs);
+      const bool longWait = task.source->wakes() && (!othersMoveTheClock || allIdle);
+      task.source->poll(batch, kPollBatch, longWait ? kIdleWaitMs : kPollTimeoutMs);
       int64_t now = monotonicMicros();
       EpochMetrics& m = task.metrics.current();
       for (SourceRecord& rec : batch) {
@@ -439,6 +460,8 @@ void FlowRuntime::runSourceTask(Task& task) {
       // (executor/watermark_tracker.h).
       const PartitionWatermarks::Step step = times.step(
           activity.now(), task.shuffleOut != nullptr, [&](int32_t p) { return task.source->caughtUp(p); });
+      allIdle = std::all_of(times.partitions().begin(), times.partitions().end(),
+                            [](const auto& p) { return p.second.idle; });
       if (step.kind == PartitionWatermarks::Step::Kind::Idle) {
         task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
       } else if (step.kind == PartitionWatermarks::Step::Kind::Watermark) {
@@ -579,6 +602,16 @@ void FlowRuntime::commitIfRequested(Task& task) {
   if (transaction_ && task.sink && !task.finished) task.sink->resume();
 }
 
+void FlowRuntime::wakeSources() {
+  for (auto& t : tasks_) {
+    if (t->isSource) t->source->wake();
+  }
+  // Under the lock, so that a task that has just found nothing to do is
+  // waiting already and gets the notification.
+  std::lock_guard lock(wakeMu_);
+  wakeCv_.notify_all();
+}
+
 void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
   {
     std::lock_guard lock(mu_);
@@ -590,6 +623,7 @@ void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
   }
   stopping_ = true;
   epochs_.wake();
+  wakeSources();
   for (auto& q : queues_) q->wakeAll();
 }
 
@@ -612,6 +646,7 @@ void FlowRuntime::stop() {
   if (running) epochs_.finish(kStopTimeoutMicros);
   stopping_ = true;
   epochs_.wake();
+  wakeSources();
   for (auto& q : queues_) q->wakeAll();
   joinAll();
   std::lock_guard lock(mu_);

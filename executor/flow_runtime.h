@@ -52,6 +52,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -131,6 +132,9 @@ class FlowRuntime {
   void handleShuffleMessage(Task& task, ShuffleMessage& msg);
   void endTaskEpoch(Task& task, bool isSource);
   void commitIfRequested(Task& task);
+  // Something other than records needs the source tasks (an epoch end, a
+  // commit, a stop): their waits end at once. Any thread, while tasks_ exists.
+  void wakeSources();
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
   void joinAll();
   // Each of the task's plan operators' rowsIn/rowsOut since the task started.
@@ -155,6 +159,11 @@ class FlowRuntime {
   std::thread coordinator_;
 
   std::atomic<bool> stopping_{false};  // tasks leave at once (stop done or failure)
+  int sourceTasks_ = 0;                // source tasks of the current run
+  // A source task that has ended its final epoch waits here for the commit
+  // and the stop (wakeSources()).
+  std::mutex wakeMu_;
+  std::condition_variable wakeCv_;
   // Epoch ends, checkpoints and commits (executor/epoch_coordinator.h), run by
   // the coordinator_ thread; it has its own lock, taken after mu_ when both are.
   EpochCoordinator epochs_;

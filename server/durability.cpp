@@ -2,6 +2,7 @@
 // (server/catalog_file.h), its replay at start, and the flow supervisor that
 // starts restored flows and restarts failed ones with backoff.
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <filesystem>
 #include <iostream>
@@ -182,6 +183,7 @@ void Engine::restore() {
     }
   }
   supervisor_ = std::thread([this] { supervise(); });
+  pthread_setname_np(supervisor_.native_handle(), "flow-supervisor");
 }
 
 void Engine::restoreFlow(const CatalogRecord& record) {

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
@@ -275,14 +277,30 @@ class DatagenSource final : public SourceTask {
         return;
       }
       if (now >= deadline) return;
-      // Sleep until the next row is due (or the timeout); a finished or idle
-      // task sleeps the whole timeout so its caller does not spin.
+      // Sleep until the next row is due (or the timeout, or a wake()); a
+      // finished or idle task sleeps the whole timeout so its caller does not
+      // spin.
       int64_t wakeAt = deadline;
       if (!finished()) wakeAt = std::min(deadline, nextDueMicros());
-      std::this_thread::sleep_for(std::chrono::microseconds(std::max<int64_t>(wakeAt - now, 1)));
+      {
+        std::unique_lock lock(wakeMutex_);
+        const bool woken =
+            wakeCv_.wait_for(lock, std::chrono::microseconds(std::max<int64_t>(wakeAt - now, 1)),
+                             [&] { return woken_; });
+        woken_ = false;
+        if (woken) return;
+      }
       now = monotonicMicros();
     }
   }
+
+  void wake() override {
+    std::lock_guard lock(wakeMutex_);
+    woken_ = true;
+    wakeCv_.notify_all();
+  }
+
+  bool wakes() const override { return true; }
 
   void commit() override { startOffset_.store(nextOffset_.load()); }
 
@@ -454,6 +472,9 @@ class DatagenSource final : public SourceTask {
   std::atomic<int64_t> startMono_{0};
   std::atomic<int64_t> nextOffset_{0};
   std::atomic<int64_t> startOffset_{0};
+  std::mutex wakeMutex_;
+  std::condition_variable wakeCv_;
+  bool woken_ = false;  // a wake() the poll has not seen yet
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -105,8 +106,11 @@ class KafkaSourceTask final : public SourceTask {
   void poll(std::vector<SourceRecord>& out, size_t maxRecords, int timeoutMs) override {
     if (parts_.empty()) {
       // More tasks than partitions: this one has nothing to read, so it waits
-      // like an idle task instead of spinning.
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::max(timeoutMs, 0)));
+      // like an idle task instead of spinning, until the timeout or a wake().
+      std::unique_lock lock(wakeMutex_);
+      wakeCv_.wait_for(lock, std::chrono::milliseconds(std::max(timeoutMs, 0)),
+                       [&] { return woken_; });
+      woken_ = false;
       return;
     }
     // A record that could not be decoded with on.error = 'fail' ends the flow,
@@ -121,6 +125,9 @@ class KafkaSourceTask final : public SourceTask {
         // Wait for the first record; librdkafka's batch call would wait for a
         // full batch, which is the opposite of what real-time mode wants.
         int64_t remainingMs = std::max<int64_t>(0, (deadline - monotonicMicros()) / 1000);
+        // Returns at the first record or event, at the timeout, or at once
+        // after a wake() (rd_kafka_queue_yield: it also holds for the next
+        // call when none is waiting, so a wake is never lost).
         rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), static_cast<int>(remainingMs));
         if (!m) break;
         held.emplace_back(m);
@@ -132,15 +139,31 @@ class KafkaSourceTask final : public SourceTask {
       }
       const int64_t readMicros = nowMicros();
       std::lock_guard lock(mutex_);
+      bool reachedEnd = false;
       for (MessagePtr& m : held) {
         added += process(m.get(), readMicros, out);
+        reachedEnd = reachedEnd || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF;
         if (decoder_.failure()) break;
       }
-      if (decoder_.failure() || (added == 0 && monotonicMicros() >= deadline)) break;
+      // The end of a partition changes caughtUp(): the task looks at its
+      // watermark again without waiting for the next record.
+      if (decoder_.failure() || reachedEnd || (added == 0 && monotonicMicros() >= deadline)) break;
     }
     held.clear();
     if (decoder_.failure() && added == 0) throw *decoder_.failure();
   }
+
+  void wake() override {
+    if (parts_.empty()) {
+      std::lock_guard lock(wakeMutex_);
+      woken_ = true;
+      wakeCv_.notify_all();
+      return;
+    }
+    rd_kafka_queue_yield(queue_);
+  }
+
+  bool wakes() const override { return true; }
 
   void commit() override {
     std::vector<PartitionProgress> upTo;
@@ -339,10 +362,15 @@ class KafkaSourceTask final : public SourceTask {
       // there (fetch.min.bytes 1), and a failed fetch is retried almost at
       // once. Kafka holds a fetch that finds nothing until data arrives or
       // fetch.wait.max.ms passes, so a long wait costs no latency and spares
-      // the broker a request per millisecond per idle consumer (fifty live
-      // queries made that a broker's whole CPU). The embedded broker answers
-      // a held fetch only when the wait ends, so there it stays 1 ms.
-      kafka::setProperty(conf, "fetch.wait.max.ms", embedded ? "1" : "100", SqlError::npos);
+      // both sides a request per wait per idle consumer (fifty live queries
+      // fetching every millisecond made that a broker's whole CPU): 500 ms,
+      // Kafka's own default, makes an idle consumer two requests a second.
+      // The embedded broker (librdkafka's mock cluster) answers a fetch that
+      // found nothing only when the wait ends, however soon data arrives, so
+      // there it stays 1 ms: a thousand requests a second per consumer, the
+      // embedded broker's idle cost (docs/benchmarks.md, "Idle and trickle
+      // cost").
+      kafka::setProperty(conf, "fetch.wait.max.ms", embedded ? "1" : "500", SqlError::npos);
       kafka::setProperty(conf, "fetch.min.bytes", "1", SqlError::npos);
       kafka::setProperty(conf, "fetch.error.backoff.ms", "10", SqlError::npos);
       kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
@@ -502,6 +530,10 @@ class KafkaSourceTask final : public SourceTask {
   kafka::SourceDecoder decoder_;
   kafka::HandlePtr rk_;
   rd_kafka_queue_t* queue_ = nullptr;
+  // wake() for a task without partitions, which waits on no queue.
+  std::mutex wakeMutex_;
+  std::condition_variable wakeCv_;
+  bool woken_ = false;
 
   mutable std::mutex mutex_;  // guards parts_' offsets against progress() readers
   std::vector<PartitionState> parts_;

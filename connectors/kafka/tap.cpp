@@ -74,6 +74,7 @@ struct Subscription {
   std::deque<TapRecordPtr> queue;
   size_t bytes = 0;
   std::optional<SqlError> failure;  // raised once the queued records are taken
+  bool woken = false;               // SourceTask::wake(): the task's poll returns
 };
 
 struct TapPartition {
@@ -553,7 +554,8 @@ class TapSourceTask final : public SourceTask {
     {
       std::unique_lock lock(sub_.mu);
       sub_.cv.wait_for(lock, std::chrono::milliseconds(std::max(timeoutMs, 0)),
-                       [&] { return !sub_.queue.empty() || sub_.failure; });
+                       [&] { return !sub_.queue.empty() || sub_.failure || sub_.woken; });
+      sub_.woken = false;
       while (!sub_.queue.empty() && taken_.size() < maxRecords) {
         sub_.bytes -= sub_.queue.front()->bytes;
         taken_.push_back(std::move(sub_.queue.front()));
@@ -591,6 +593,14 @@ class TapSourceTask final : public SourceTask {
     taken_.clear();
     if (decoder_.failure() && added == 0) throw *decoder_.failure();
   }
+
+  void wake() override {
+    std::lock_guard lock(sub_.mu);
+    sub_.woken = true;
+    sub_.cv.notify_all();
+  }
+
+  bool wakes() const override { return true; }
 
   // A live query commits no offsets; an epoch's end only moves the start.
   void commit() override {

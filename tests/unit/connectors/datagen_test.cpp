@@ -1,15 +1,17 @@
+#include "connectors/datagen/datagen.h"
+
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "connector_test_util.h"
 #include "common/clock.h"
 #include "common/error.h"
-#include "connectors/datagen/datagen.h"
+#include "connector_test_util.h"
 
 using namespace rtsql;
 
@@ -295,4 +297,26 @@ TEST_CASE("datagen: option errors") {
   // makeDatagenSource checks the schema too.
   expectError([&]() { makeDatagenSource(scanOf(s, {{"fields.zz.kind", "random"}}), 0, 1); }, "42703", 0,
               "zz");
+}
+
+// A finished generator waits out the poll's timeout (so that its task does not
+// spin) unless woken; the 60 s bound only keeps a broken build from hanging.
+TEST_CASE("datagen: a wake ends the wait of a finished generator") {
+  Schema s;
+  s.columns.push_back({"id", t(TypeId::BigInt), false});
+  auto task = makeDatagenSource(
+      scanOf(s, {{"connector", "datagen"}, {"rows-per-second", "1000"}, {"number-of-rows", "1"}}),
+      0, 1);
+  CHECK(task->wakes());
+  std::vector<SourceRecord> out;
+  task->poll(out, 10, 1000);
+  REQUIRE(out.size() == 1);
+  auto polled = std::async(std::launch::async, [&] { task->poll(out, 10, 120'000); });
+  bool returned = false;
+  for (int i = 0; i < 600 && !returned; ++i) {
+    task->wake();
+    returned = polled.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready;
+  }
+  CHECK(returned);
+  CHECK(out.size() == 1);
 }

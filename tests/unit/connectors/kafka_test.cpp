@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <set>
 
 #include "common/clock.h"
@@ -155,6 +156,54 @@ TEST_CASE("kafka source reads, decodes and tracks offsets of its partitions") {
   REQUIRE(recs.size() == 1);
   CHECK(recs[0].row[0].asInt() == 13);
   CHECK(recs[0].offset == 3);
+}
+
+// The task's thread waits in poll() for as long as it is told: a record, or a
+// wake() from another thread, ends the wait, never a timer. The 60 s bounds
+// only keep a broken build from hanging the test run.
+TEST_CASE("kafka source poll waits for a record or a wake") {
+  constexpr int kForever = 120'000;  // longer than any bound below
+  EmbeddedKafka broker;
+  broker.createTopic("quiet", 1);
+  ScanSpec scan = jsonScan(broker.bootstrap(), "quiet", {{"startingOffsets", "earliest"}});
+  auto task = makeKafkaSource(scan, broker.bootstrap(), "f1", 0, 1);
+  auto spare = makeKafkaSource(scan, broker.bootstrap(), "f1", 1, 2);  // no partition
+  CHECK(task->wakes());
+  CHECK(spare->wakes());
+  // Polls in another thread until a record came (`untilRecord`) or once.
+  auto pollAsync = [&](SourceTask& t, bool untilRecord) {
+    return std::async(std::launch::async, [&t, untilRecord] {
+      std::vector<SourceRecord> got;
+      do {
+        t.poll(got, 10, kForever);
+      } while (untilRecord && got.empty());
+      return got;
+    });
+  };
+  auto returns = [](std::future<std::vector<SourceRecord>>& f, SourceTask& t, bool wake) {
+    for (int i = 0; i < 600; ++i) {
+      if (wake) t.wake();
+      if (f.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) return true;
+    }
+    return false;
+  };
+
+  // A wake before the poll is kept for it; one during the poll ends it.
+  for (SourceTask* t : {task.get(), spare.get()}) {
+    t->wake();
+    auto before = pollAsync(*t, false);
+    CHECK(returns(before, *t, false));
+    auto during = pollAsync(*t, false);
+    CHECK(returns(during, *t, true));
+  }
+
+  // A record ends the wait.
+  auto polled = pollAsync(*task, true);
+  testkafka::produce(broker.bootstrap(), {jsonMessage("quiet", 0, 7, 1700000000000)});
+  REQUIRE(returns(polled, *task, false));
+  std::vector<SourceRecord> got = polled.get();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].row[0].asInt() == 7);
 }
 
 TEST_CASE("kafka source counts the offsets it never read: records the broker's retention removed") {

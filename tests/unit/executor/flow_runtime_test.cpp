@@ -1,10 +1,13 @@
 // FlowRuntime against in-memory connectors: every record goes through the
 // fused operators into the sink, epochs commit offsets after the sink flushed,
 // stop commits what was read, and progress counts match.
+#include "executor/flow_runtime.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <regex>
 #include <thread>
@@ -12,7 +15,6 @@
 #include "common/clock.h"
 #include "common/expr.h"
 #include "common/thread_priority.h"
-#include "executor/flow_runtime.h"
 #include "tests/unit/proc_threads.h"
 
 using namespace rtsql;
@@ -129,6 +131,92 @@ bool waitFor(F pred, int ms = 5000) {
   }
   return pred();
 }
+
+// A source whose poll() returns only for a record or a wake(), however long
+// its timeout: a flow over it must still end epochs, commit and stop.
+struct WakeShared {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int64_t> input;
+  bool woken = false;
+  int wakes = 0;
+  int timedOut = 0;  // polls that ended by the safety bound, not by a wake or a record
+  std::vector<int64_t> commits;
+  std::vector<Row> written;
+};
+
+class WakeableSource : public SourceTask {
+ public:
+  explicit WakeableSource(WakeShared& s) : s_(s) {}
+  void poll(std::vector<SourceRecord>& out, size_t, int) override {
+    std::unique_lock lock(s_.mu);
+    if (!s_.cv.wait_for(lock, std::chrono::seconds(120), [&] {
+          return s_.woken || next_ < static_cast<int64_t>(s_.input.size());
+        })) {
+      ++s_.timedOut;
+    }
+    s_.woken = false;
+    while (next_ < static_cast<int64_t>(s_.input.size())) {
+      SourceRecord r;
+      r.row = {Value::bigint(s_.input[next_])};
+      r.timestampMicros = r.readMicros = nowMicros();
+      r.partition = 0;
+      r.offset = next_++;
+      out.push_back(std::move(r));
+    }
+  }
+  void wake() override {
+    std::lock_guard lock(s_.mu);
+    s_.woken = true;
+    ++s_.wakes;
+    s_.cv.notify_all();
+  }
+  bool wakes() const override { return true; }
+  void commit() override {
+    std::lock_guard lock(s_.mu);
+    s_.commits.push_back(next_);
+  }
+  std::vector<PartitionProgress> progress() const override {
+    std::lock_guard lock(s_.mu);
+    return {PartitionProgress{"mem", 0, 0, next_, static_cast<int64_t>(s_.input.size())}};
+  }
+  int64_t decodeErrors() const override { return 0; }
+  std::string description() const override { return "Wakeable[mem]"; }
+
+ private:
+  WakeShared& s_;
+  int64_t next_ = 0;
+};
+
+class WakeableSink : public SinkWriter {
+ public:
+  explicit WakeableSink(WakeShared& s) : s_(s) {}
+  void write(const Row& row, int64_t) override {
+    std::lock_guard lock(s_.mu);
+    s_.written.push_back(row);
+  }
+  void flush(int) override {}
+  int64_t deliveryErrors() const override { return 0; }
+  std::string description() const override { return "Memory[out]"; }
+
+ private:
+  WakeShared& s_;
+};
+
+class WakeableProvider : public ConnectorProvider {
+ public:
+  explicit WakeableProvider(WakeShared& s) : s_(s) {}
+  int sourcePartitions(const ScanSpec&) override { return 1; }
+  std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int, int) override {
+    return std::make_unique<WakeableSource>(s_);
+  }
+  std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
+    return std::make_unique<WakeableSink>(s_);
+  }
+
+ private:
+  WakeShared& s_;
+};
 
 }  // namespace
 
@@ -461,4 +549,39 @@ TEST_CASE("a shuffle task aligns its producers' barriers: no commit passes an un
   std::lock_guard lock(s.sink.mu);
   CHECK(s.sink.written.size() == 2 * AlignedSource::kRecords);
   CHECK(s.sink.flushedRows == s.sink.written.size());
+}
+
+TEST_CASE(
+    "a source task that can be woken waits for records; epoch ends, commits and the stop wake it") {
+  WakeShared s;
+  WakeableProvider provider(s);
+  SlotPool slots(4);
+  FlowRuntime rt(doublingPlan(20'000), provider, slots, "id-wake");  // an epoch every 20 ms
+  rt.start();
+  // Epochs end and commit although the source never returns by itself.
+  CHECK(waitFor(
+      [&] {
+        std::lock_guard lock(s.mu);
+        return s.commits.size() >= 3;
+      },
+      60000));
+  // A record is handed over as soon as it is there.
+  {
+    std::lock_guard lock(s.mu);
+    s.input.push_back(21);
+    s.cv.notify_all();
+  }
+  CHECK(waitFor(
+      [&] {
+        std::lock_guard lock(s.mu);
+        return s.written.size() == 1;
+      },
+      60000));
+  rt.stop();
+  CHECK(rt.state() == FlowState::Stopped);
+  std::lock_guard lock(s.mu);
+  CHECK(s.timedOut == 0);
+  REQUIRE(s.written.size() == 1);
+  CHECK(s.written[0][1].asInt() == 42);
+  CHECK(s.commits.back() == 1);  // the final epoch committed the record's offset
 }
