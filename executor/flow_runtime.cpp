@@ -429,6 +429,9 @@ void FlowRuntime::runSourceTask(Task& task) {
       task.source->poll(batch, kPollBatch, longWait ? kIdleWaitMs : kPollTimeoutMs);
       int64_t now = monotonicMicros();
       EpochMetrics& m = task.metrics.current();
+      // The records of a poll arrived together: the shuffle hands them over
+      // together once the task is through them (shuffle.h).
+      if (task.shuffleOut) task.shuffleOut->beginBatch();
       for (SourceRecord& rec : batch) {
         m.inputRows.fetch_add(1, std::memory_order_relaxed);
         m.sourceQueuingLatency.record(rec.readMicros - rec.timestampMicros);
@@ -454,6 +457,7 @@ void FlowRuntime::runSourceTask(Task& task) {
         RecordContext ctx{rec.timestampMicros, rec.readMicros};
         head->push(rec.row, ctx);
       }
+      if (task.shuffleOut) task.shuffleOut->endBatch();
       if (!batch.empty()) activity.delivered(now);
 
       // Watermark: the slowest partition that is not idle
@@ -494,7 +498,9 @@ void FlowRuntime::runShuffleTask(Task& task) {
     while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
       commitIfRequested(task);
       if (!task.queue->popAll(inbox, kPollTimeoutMs)) continue;
+      if (task.shuffleOut) task.shuffleOut->beginBatch();
       for (ShuffleMessage& msg : inbox) handleShuffleMessage(task, msg);
+      if (task.shuffleOut) task.shuffleOut->endBatch();
       inbox.clear();
     }
   } catch (const Interrupted&) {

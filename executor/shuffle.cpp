@@ -4,24 +4,57 @@
 
 namespace rtsql {
 
-bool ShuffleQueue::push(ShuffleMessage&& m, const std::atomic<bool>& stopping) {
-  std::unique_lock lock(mu_);
+bool ShuffleQueue::waitForRoom(std::unique_lock<std::mutex>& lock,
+                               const std::atomic<bool>& stopping) {
   while (items_.size() >= capacity_) {
     if (stopping.load(std::memory_order_relaxed)) return false;
+    // The consumer must be running to make room.
+    wakeConsumer();
     ++producersWaiting_;
     // The timeout only bounds how late a stop is noticed; a pop wakes us at once.
     notFull_.wait_for(lock, std::chrono::milliseconds(50));
     --producersWaiting_;
   }
-  items_.push_back(std::move(m));
-  if (consumerWaiting_) notEmpty_.notify_one();
   return true;
+}
+
+void ShuffleQueue::wakeConsumer() {
+  if (consumerWaiting_ && !consumerNotified_) {
+    consumerNotified_ = true;
+    notEmpty_.notify_one();
+  }
+}
+
+bool ShuffleQueue::push(ShuffleMessage&& m, const std::atomic<bool>& stopping) {
+  std::unique_lock lock(mu_);
+  if (!waitForRoom(lock, stopping)) return false;
+  items_.push_back(std::move(m));
+  wakeConsumer();
+  return true;
+}
+
+bool ShuffleQueue::pushAll(std::vector<ShuffleMessage>& ms, const std::atomic<bool>& stopping) {
+  bool ok = true;
+  {
+    std::unique_lock lock(mu_);
+    for (ShuffleMessage& m : ms) {
+      if (!waitForRoom(lock, stopping)) {
+        ok = false;
+        break;
+      }
+      items_.push_back(std::move(m));
+    }
+    wakeConsumer();
+  }
+  ms.clear();
+  return ok;
 }
 
 bool ShuffleQueue::popAll(std::deque<ShuffleMessage>& out, int timeoutMs) {
   std::unique_lock lock(mu_);
   if (items_.empty()) {
     consumerWaiting_ = true;
+    consumerNotified_ = false;
     notEmpty_.wait_for(lock, std::chrono::milliseconds(timeoutMs), [&] { return !items_.empty(); });
     consumerWaiting_ = false;
     if (items_.empty()) return false;
@@ -53,15 +86,48 @@ void ShuffleWriter::push(Row& row, const RecordContext& ctx) {
   for (const auto& k : keys_) {
     h ^= k->eval(row).hash() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   }
+  const size_t target = h % targets_.size();
   ShuffleMessage m;
   m.kind = ShuffleMessage::Kind::Record;
   m.input = input_;
   m.producer = producer_;
-  m.row = row;  // a copy: upstream operators reuse their output rows
+  // The row moves instead of being copied (its strings are not duplicated);
+  // upstream operators reuse their output rows, so the producer keeps a row
+  // of the same width.
+  const size_t width = row.size();
+  m.row = std::move(row);
+  row.clear();
+  row.resize(width);
   m.ctx = ctx;
-  if (targets_[h % targets_.size()]->push(std::move(m), stopping_)) {
+  if (batching_) {
+    std::vector<ShuffleMessage>& kept = pending_[target];
+    kept.push_back(std::move(m));
+    ++pendingCount_;
+    if (kept.size() >= kMaxBatch) {
+      pendingCount_ -= kept.size();
+      const size_t n = kept.size();
+      if (targets_[target]->pushAll(kept, stopping_)) {
+        for (size_t i = 0; i < n; ++i) countOut();
+      }
+    }
+    return;
+  }
+  if (targets_[target]->push(std::move(m), stopping_)) {
     countOut();
   }
+}
+
+void ShuffleWriter::handOver() {
+  if (pendingCount_ == 0) return;
+  for (size_t t = 0; t < targets_.size(); ++t) {
+    std::vector<ShuffleMessage>& kept = pending_[t];
+    if (kept.empty()) continue;
+    const size_t n = kept.size();
+    if (targets_[t]->pushAll(kept, stopping_)) {
+      for (size_t i = 0; i < n; ++i) countOut();
+    }
+  }
+  pendingCount_ = 0;
 }
 
 void ShuffleWriter::onWatermark(int64_t watermarkMicros) {
@@ -69,6 +135,8 @@ void ShuffleWriter::onWatermark(int64_t watermarkMicros) {
 }
 
 void ShuffleWriter::broadcast(ShuffleMessage::Kind kind, int64_t value) {
+  // Control messages follow the records produced before them.
+  handOver();
   for (ShuffleQueue* q : targets_) {
     ShuffleMessage m;
     m.kind = kind;

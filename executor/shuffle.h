@@ -39,6 +39,10 @@ class ShuffleQueue {
   // Appends a message, waiting while the queue is full. Returns false without
   // appending when `stopping` became true while waiting.
   bool push(ShuffleMessage&& m, const std::atomic<bool>& stopping);
+  // Appends every message of `ms` in order (as push() would, one by one) and
+  // clears it. Returns false when `stopping` became true while waiting for
+  // room; the messages not yet appended are dropped then.
+  bool pushAll(std::vector<ShuffleMessage>& ms, const std::atomic<bool>& stopping);
   // Moves every queued message to `out` (appending), waiting up to `timeoutMs`
   // for the first one. Returns false on timeout.
   bool popAll(std::deque<ShuffleMessage>& out, int timeoutMs);
@@ -52,19 +56,35 @@ class ShuffleQueue {
   std::condition_variable notEmpty_;
   std::condition_variable notFull_;
   std::deque<ShuffleMessage> items_;
+  // Waits while the queue is full; false when `stopping` became true.
+  bool waitForRoom(std::unique_lock<std::mutex>& lock, const std::atomic<bool>& stopping);
+  // Wakes the consumer when it waits and nobody woke it yet.
+  void wakeConsumer();
+
   bool consumerWaiting_ = false;
+  bool consumerNotified_ = false;  // woken since it began to wait
   int producersWaiting_ = 0;
 };
 
 // The terminal operator of a stage whose output is a shuffle: hashes the output
-// row's keys to pick the target task and pushes a copy of the row there.
-// Watermarks go to every target task.
+// row's keys to pick the target task and moves the row there (the producer's
+// row is left with as many NULL columns, so an operator that reuses its output
+// row still finds its columns). Watermarks go to every target task.
+//
+// Between beginBatch() and endBatch() the records are kept per target and
+// handed over together at endBatch(), before any control message, or when a
+// target has kMaxBatch of them; outside a batch each record is handed over at
+// once.
 class ShuffleWriter final : public Operator {
  public:
   ShuffleWriter(std::vector<ExprPtr> keys, std::vector<ShuffleQueue*> targets, uint8_t input,
                 uint16_t producer, const std::atomic<bool>& stopping)
-      : keys_(std::move(keys)), targets_(std::move(targets)), input_(input), producer_(producer),
-        stopping_(stopping) {}
+      : keys_(std::move(keys)),
+        targets_(std::move(targets)),
+        input_(input),
+        producer_(producer),
+        stopping_(stopping),
+        pending_(targets_.size()) {}
 
   void push(Row& row, const RecordContext& ctx) override;
   void onWatermark(int64_t watermarkMicros) override;
@@ -73,12 +93,30 @@ class ShuffleWriter final : public Operator {
   // Control messages to every target, in order with the records already sent.
   void broadcast(ShuffleMessage::Kind kind, int64_t value);
 
+  // The producer starts working through records that arrived together.
+  void beginBatch() { batching_ = true; }
+  // It is done with them: the records kept since beginBatch() go now.
+  void endBatch() {
+    batching_ = false;
+    handOver();
+  }
+
+  // Records a target's batch holds at most: bounds how long the first of
+  // them waits for the producer to finish the others.
+  static constexpr size_t kMaxBatch = 64;
+
  private:
+  // Hands every target's kept records over.
+  void handOver();
+
   std::vector<ExprPtr> keys_;
   std::vector<ShuffleQueue*> targets_;
   uint8_t input_;
   uint16_t producer_;
   const std::atomic<bool>& stopping_;
+  bool batching_ = false;
+  std::vector<std::vector<ShuffleMessage>> pending_;  // by target, while batching
+  size_t pendingCount_ = 0;
 };
 
 }  // namespace rtsql

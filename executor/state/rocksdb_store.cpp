@@ -8,7 +8,16 @@
 // Every table keeps a write-back cache: a hash map from key to entry, where an
 // entry is a value, a tombstone (the key is erased, or known to be absent) and a
 // dirty flag. Entries are linked in LRU order and, when dirty, also in a dirty
-// list, so that flush() costs the dirty entries only. The memory budget is
+// list, so that flush() costs the dirty entries only.
+//
+// A range scan merges RocksDB, which holds what the table last wrote, with the
+// dirty entries, which a scan finds through an ordered index of the dirty
+// keys. The index is brought up to date by the scans themselves (new dirty
+// entries are at the front of the dirty list), so a table that never scans
+// never pays for it. A scan thus writes nothing, and the RocksDB iterator it
+// reads is kept and only re-positioned until the table writes again (at
+// flush() or an eviction): a per-record probe of the stream join is an
+// ordered-set lookup and a seek, not a write batch and a new iterator. The memory budget is
 // store-wide: all tables charge one atomic counter. A table is used by one task
 // thread and can only evict its own entries, so when the store is over budget a
 // table evicts its least recently used entries down to its fair share (budget /
@@ -33,6 +42,8 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -188,27 +199,70 @@ class RocksTable final : public StateTable {
   void scan(std::string_view from, std::string_view to,
             const std::function<bool(std::string_view key, std::string_view value)>& fn) override {
     if (!to.empty() && from >= to) return;
-    if (held_) return scanHeld(from, to, fn);
-    // After a flush RocksDB holds exactly the table's contents, so one iterator
-    // sees the cached writes. The iterator reads a fixed view of the database,
-    // so `fn` may put and erase freely; each visited key is checked against
-    // the cache, so a key erased (or rewritten) by `fn` ahead of the scan is
-    // skipped (or shows its new value).
-    flush();
-    RangeIterator range(*this, from, to);
-    rocksdb::Iterator* it = range.it.get();
-    std::string current;  // a stable copy of a cached value while `fn` runs
-    for (; it->Valid(); it->Next()) {
-      std::string_view full = view(it->key());
-      if (full.size() < kPrefixSize || full.substr(0, kPrefixSize) != prefix_) break;
-      std::string_view key = full.substr(kPrefixSize);
+    indexDirty();
+    // The dirty keys in range, copied: `fn` may put and erase, which changes
+    // the index.
+    std::vector<std::string> pending;
+    for (auto i = dirtyIndex_.lower_bound(from); i != dirtyIndex_.end() && (to.empty() || *i < to);
+         ++i)
+      pending.emplace_back(*i);
+    // A scan started by `fn` (none of the operators does) gets an iterator of
+    // its own; so does a table without a first key after its range.
+    std::optional<RangeIterator> own;
+    rocksdb::Iterator* it;
+    if (scanning_ || prefixEnd_.empty()) {
+      own.emplace(*this, from, to);
+      it = own->it.get();
+    } else {
+      it = seek(from, to);
+    }
+    struct Scanning {
+      bool &flag, was;
+      explicit Scanning(bool& f) : flag(f), was(f) { flag = true; }
+      ~Scanning() { flag = was; }
+    } scanning(scanning_);
+    // Merges RocksDB with the dirty keys in key order. Each key is looked up
+    // in the cache when visited, so a key that `fn` erased (or rewrote) ahead
+    // of the scan is skipped (or shows its new value). The iterator reads a
+    // fixed view of the database, so writes by `fn` do not disturb it.
+    size_t next = 0;
+    std::string key, current;
+    for (;;) {
+      std::string_view storedKey;
+      bool stored = it->Valid();
+      if (stored) {
+        std::string_view full = view(it->key());
+        stored = full.size() >= kPrefixSize && full.substr(0, kPrefixSize) == prefix_;
+        if (stored) storedKey = full.substr(kPrefixSize);
+        stored = stored && (to.empty() || storedKey < to);
+      }
+      bool fromCache;
+      if (next < pending.size() && (!stored || pending[next] <= storedKey)) {
+        key = pending[next];
+        fromCache = true;
+        if (stored && pending[next] == storedKey) it->Next();
+        ++next;
+      } else if (stored) {
+        key.assign(storedKey);
+        fromCache = false;
+      } else {
+        break;
+      }
       bool more;
       if (Entry* e = find(key)) {
+        if (!fromCache) it->Next();
         if (e->erased) continue;
         current = e->value;
         more = fn(key, current);
+      } else if (fromCache) {
+        // The dirty entry left the cache during the scan: it was evicted, so
+        // written to RocksDB (after this iterator was made).
+        if (!readStored(key, &current)) continue;
+        more = fn(key, current);
       } else {
-        more = fn(key, view(it->value()));
+        current.assign(view(it->value()));
+        it->Next();
+        more = fn(key, current);
       }
       if (!more) break;
     }
@@ -224,12 +278,27 @@ class RocksTable final : public StateTable {
       std::sort(dirty.begin(), dirty.end(),
                 [](const Entry* a, const Entry* b) { return *a->key < *b->key; });
       rocksdb::WriteBatch batch;
+      dirtyIndex_.clear();
       for (Entry* e : dirty) {
         addToBatch(batch, e);
+        e->indexed = false;
         unmarkDirty(e);
       }
-      shared_->write(batch);
+      write(batch);
+      // While the cache holds the whole table, a tombstone tells nothing a
+      // missing entry does not: the deletions just written leave the cache.
+      // Otherwise state that keeps erasing keys it will never see again (the
+      // expiry of dedup and the stream join) would fill the cache with
+      // tombstones until it evicts, and from then on every new key would
+      // cost a RocksDB read.
+      if (complete_) {
+        for (Entry* e : dirty)
+          if (e->erased) forget(e);
+      }
     }
+    // An epoch ends: let go of the old view of the database.
+    iterStale_ = true;
+    if (!scanning_) iter_.reset();
     maybeEvict();
   }
 
@@ -254,53 +323,49 @@ class RocksTable final : public StateTable {
     }
   };
 
-  // scan() while writes are held: RocksDB lacks the dirty entries, so they are
-  // merged in key order with the iterator. Each key is looked up in the cache
-  // when visited, as in scan(), so `fn` may put and erase.
-  void scanHeld(std::string_view from, std::string_view to,
-                const std::function<bool(std::string_view, std::string_view)>& fn) {
-    std::vector<std::string> pending;  // dirty keys in range, sorted
-    for (Entry* e = dirtyHead_; e; e = e->dirtyNext) {
-      std::string_view k = *e->key;
-      if (k >= from && (to.empty() || k < to)) pending.emplace_back(k);
+  // The table's kept iterator, positioned at the first stored key >= from
+  // with an upper bound of `to` (empty: the table's end). It is made anew
+  // after the table wrote to RocksDB, and released at every flush(), so that
+  // it does not pin old memtables and files for long.
+  rocksdb::Iterator* seek(std::string_view from, std::string_view to) {
+    upper_.assign(prefix_);
+    if (to.empty()) {
+      upper_.assign(prefixEnd_);
+    } else {
+      upper_.append(to);
     }
-    std::sort(pending.begin(), pending.end());
-    RangeIterator range(*this, from, to);
-    rocksdb::Iterator* it = range.it.get();
-    size_t next = 0;
-    std::string key, current;
-    for (;;) {
-      bool stored = it->Valid() && view(it->key()).size() >= kPrefixSize &&
-                    view(it->key()).substr(0, kPrefixSize) == prefix_;
-      std::string_view storedKey = stored ? view(it->key()).substr(kPrefixSize) : std::string_view();
-      bool fromCache;
-      if (next < pending.size() && (!stored || pending[next] <= storedKey)) {
-        key = pending[next];
-        fromCache = true;
-        if (stored && pending[next] == storedKey) it->Next();
-        ++next;
-      } else if (stored) {
-        key.assign(storedKey);
-        fromCache = false;
-      } else {
-        break;
-      }
-      bool more;
-      if (Entry* e = find(key)) {
-        if (!fromCache) it->Next();
-        if (e->erased) continue;
-        current = e->value;
-        more = fn(key, current);
-      } else if (fromCache) {
-        continue;  // erased from the cache and never stored: gone
-      } else {
-        current.assign(view(it->value()));
-        it->Next();
-        more = fn(key, current);
-      }
-      if (!more) break;
+    // The bound is read through the pointer the iterator was made with, so
+    // changing it before a seek re-bounds the kept iterator.
+    upperSlice_ = rocksdb::Slice(upper_);
+    if (iterStale_) {
+      iter_.reset();
+      iterStale_ = false;
     }
-    if (!it->status().ok()) throwIo(shared_->path, "scan failed", it->status());
+    if (!iter_) {
+      rocksdb::ReadOptions ro = shared_->readOptions;
+      ro.iterate_upper_bound = &upperSlice_;
+      iter_.reset(shared_->db->NewIterator(ro));
+    }
+    seekKey_.assign(prefix_);
+    seekKey_.append(from);
+    iter_->Seek(seekKey_);
+    return iter_.get();
+  }
+
+  // Adds the entries that became dirty since the last scan to dirtyIndex_:
+  // markDirty() puts them at the front of the dirty list.
+  void indexDirty() {
+    for (Entry* e = dirtyHead_; e && !e->indexed; e = e->dirtyNext) {
+      dirtyIndex_.insert(std::string_view(*e->key));
+      e->indexed = true;
+    }
+  }
+
+  // Writes a batch of this table's entries; the kept iterator no longer
+  // sees RocksDB as it is.
+  void write(rocksdb::WriteBatch& batch) {
+    shared_->write(batch);
+    iterStale_ = true;
   }
 
   struct Entry {
@@ -312,6 +377,7 @@ class RocksTable final : public StateTable {
     Entry* dirtyNext = nullptr;
     bool dirty = false;
     bool erased = false;  // a tombstone: a pending delete when dirty, a known absence when clean
+    bool indexed = false;  // dirty and in dirtyIndex_
   };
   using Map = std::unordered_map<std::string, Entry, StringHash, std::equal_to<>>;
 
@@ -403,6 +469,10 @@ class RocksTable final : public StateTable {
   void unmarkDirty(Entry* e) {
     if (!e->dirty) return;
     e->dirty = false;
+    if (e->indexed) {
+      dirtyIndex_.erase(std::string_view(*e->key));
+      e->indexed = false;
+    }
     (e->dirtyPrev ? e->dirtyPrev->dirtyNext : dirtyHead_) = e->dirtyNext;
     if (e->dirtyNext) e->dirtyNext->dirtyPrev = e->dirtyPrev;
     e->dirtyPrev = e->dirtyNext = nullptr;
@@ -439,12 +509,17 @@ class RocksTable final : public StateTable {
       }
       evict(victim);
     }
-    if (wrote) shared_->write(batch);
+    if (wrote) write(batch);
   }
 
   void evict(Entry* e) {
-    unlink(e);
     complete_ = false;
+    forget(e);
+  }
+
+  // Removes a clean entry from the cache.
+  void forget(Entry* e) {
+    unlink(e);
     charge(-entryBytes(*e->key, e->value.size()));
     map_.erase(map_.find(std::string_view(*e->key)));
   }
@@ -463,6 +538,16 @@ class RocksTable final : public StateTable {
   // read. This is the common case of state that fits its budget.
   bool complete_ = false;
   bool held_ = false;  // see StateStore::holdWrites
+  // The dirty keys a scan has seen (Entry::indexed), in key order; the views
+  // point at the map's keys.
+  std::set<std::string_view> dirtyIndex_;
+  // The iterator scans re-use (seek()), its upper bound and seek key, and
+  // whether the table wrote since it was made.
+  std::unique_ptr<rocksdb::Iterator> iter_;
+  bool iterStale_ = false;
+  std::string upper_, seekKey_;
+  rocksdb::Slice upperSlice_;
+  bool scanning_ = false;
   // Written by the owning task only; atomic so that progress reporting may read
   // them from another thread.
   std::atomic<int64_t> bytes_{0};

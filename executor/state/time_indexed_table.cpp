@@ -1,5 +1,6 @@
 #include "executor/state/time_indexed_table.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/error.h"
@@ -21,6 +22,7 @@ int64_t timeAt(std::string_view bytes) {
 TimeIndexedTable::TimeIndexedTable(std::unique_ptr<StateTable> table, size_t expireBatch)
     : table_(std::move(table)), expireBatch_(expireBatch == 0 ? 1 : expireBatch) {
   if (!table_) throw InternalError("stateful operator without a state table");
+  expiredBelow_.fill(std::numeric_limits<int64_t>::min());
 }
 
 bool TimeIndexedTable::get(char tag, std::string_view key, std::string& value) {
@@ -54,6 +56,8 @@ bool TimeIndexedTable::getAt(char tag, int64_t time, std::string_view rest, std:
 
 void TimeIndexedTable::putAt(char tag, int64_t time, std::string_view rest,
                              std::string_view value) {
+  int64_t& below = expiredBelow_[static_cast<uint8_t>(tag)];
+  if (time < below) below = time;
   table_->put(timeKey(tag, time, rest), value);
 }
 
@@ -65,19 +69,14 @@ void TimeIndexedTable::expireThrough(char tag, int64_t watermark, const Visitor&
   // time <= watermark is time < watermark + 1, except that at the largest
   // time there is no + 1: then the whole family expires, up to the next tag.
   if (watermark == std::numeric_limits<int64_t>::max()) {
-    from_.assign(1, tag);
-    to_.assign(1, static_cast<char>(tag + 1));
-    drain(fn);
+    drain(tag, std::nullopt, fn);
     return;
   }
   expireBefore(tag, watermark + 1, fn);
 }
 
 void TimeIndexedTable::expireBefore(char tag, int64_t bound, const Visitor& fn) {
-  from_.assign(1, tag);
-  to_.assign(1, tag);
-  encodeKeyInt(to_, bound);
-  drain(fn);
+  drain(tag, bound, fn);
 }
 
 void TimeIndexedTable::forEachAt(char tag, const Visitor& fn) {
@@ -148,7 +147,17 @@ size_t TimeIndexedTable::collect(std::vector<std::pair<std::string, std::string>
   return n;
 }
 
-void TimeIndexedTable::drain(const Visitor& fn) {
+void TimeIndexedTable::drain(char tag, std::optional<int64_t> bound, const Visitor& fn) {
+  int64_t& below = expiredBelow_[static_cast<uint8_t>(tag)];
+  if (bound && *bound <= below) return;  // nothing is that old
+  from_.assign(1, tag);
+  if (below != std::numeric_limits<int64_t>::min()) encodeKeyInt(from_, below);
+  if (bound) {
+    to_.assign(1, tag);
+    encodeKeyInt(to_, *bound);
+  } else {
+    to_.assign(1, static_cast<char>(tag + 1));
+  }
   // Each round reads what is left of the range from its start: the previous
   // round erased what it read.
   for (;;) {
@@ -161,6 +170,8 @@ void TimeIndexedTable::drain(const Visitor& fn) {
     }
     if (n < expireBatch_) break;
   }
+  // `fn` adds no entry to the range: the family now starts at `bound`.
+  below = bound ? std::max(below, *bound) : std::numeric_limits<int64_t>::max();
 }
 
 }  // namespace rtsql

@@ -31,9 +31,12 @@
 // adds no allocation and no state lookup by going through it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,10 +52,9 @@ class TimeIndexedTable {
   // key bytes after the time (`rest`) and its value.
   using Visitor = std::function<void(int64_t time, std::string_view rest, std::string_view value)>;
 
-  // Expiry reads at most this many entries per scan. Every scan writes the
-  // table's cached writes to RocksDB and opens an iterator, so a batch should
-  // hold what one watermark advance usually expires; the bound keeps a large
-  // expiry from copying its whole range into memory.
+  // Expiry reads at most this many entries per scan. A batch should hold what
+  // one watermark advance usually expires; the bound keeps a large expiry
+  // from copying its whole range into memory.
   static constexpr size_t kExpireBatch = 65536;
 
   // Throws InternalError when `table` is null.
@@ -102,8 +104,10 @@ class TimeIndexedTable {
   // key_ := tag + key + encodeKeyInt(time) + rest.
   const std::string& keyTimeKey(char tag, std::string_view key, int64_t time,
                                 std::string_view rest);
-  // Expires the time-ordered entries in [from_, to_).
-  void drain(const Visitor& fn);
+  // Expires the time-ordered entries of `tag` in [from_, to_), where to_ is
+  // tag + encodeKeyInt(bound), or the next tag when `bound` is absent (the
+  // whole family).
+  void drain(char tag, std::optional<int64_t> bound, const Visitor& fn);
   // Reads up to `limit` entries of [from_, to_) into `into`; returns how many.
   // The strings of `into` are reused, so a read allocates only where an entry
   // is longer than any read into its slot before.
@@ -111,6 +115,11 @@ class TimeIndexedTable {
 
   std::unique_ptr<StateTable> table_;
   size_t expireBatch_;
+  // Per tag, a time no entry of the time-ordered family is below: what expiry
+  // already passed, lowered by putAt(). Expiry starts its scan there rather
+  // than at the family's first key, so it does not walk over the deletions
+  // that earlier expiries left in RocksDB. INT64_MIN: nothing known.
+  std::array<int64_t, 256> expiredBelow_;
   // Buffers reused by every call: keys, scan bounds, the entries of an
   // expiry batch and those of a key scan (apart, as expiry may look up keys).
   std::string key_, from_, to_;

@@ -179,3 +179,39 @@ TEST_CASE("time-indexed table: forEachAt visits a family without erasing it") {
   CHECK(b.flushes() == 1);
   CHECK(table.memoryBytes() > 0);
 }
+
+TEST_CASE_TEMPLATE(
+    "time-indexed table: expiry after expiry starts where the last one ended, and an entry put "
+    "below it still expires",
+    B, BACKENDS) {
+  B b;
+  TimeIndexedTable table(b.table());
+  for (int64_t i = 0; i < 20; ++i) table.putAt('T', i, "a", "");
+  Seen seen;
+  table.expireThrough('T', 9, record(seen));
+  CHECK(seen.size() == 10);
+  table.flush();
+  // Nothing is older than the last expiry: nothing to visit.
+  seen.clear();
+  table.expireBefore('T', 10, record(seen));
+  table.expireThrough('T', 5, record(seen));
+  CHECK(seen.empty());
+  // An entry older than what expiry passed (a late put) is found again.
+  table.putAt('T', 3, "late", "");
+  table.putAt('T', std::numeric_limits<int64_t>::min(), "no time", "");
+  table.expireThrough('T', 12, record(seen));
+  CHECK(seen == Seen{{std::numeric_limits<int64_t>::min(), "no time", ""},
+                     {3, "late", ""},
+                     {10, "a", ""},
+                     {11, "a", ""},
+                     {12, "a", ""}});
+  // Expiring the whole family, then an entry at any time.
+  seen.clear();
+  table.expireThrough('T', std::numeric_limits<int64_t>::max(), record(seen));
+  CHECK(seen.size() == 7);
+  table.putAt('T', -5, "again", "");
+  seen.clear();
+  table.expireThrough('T', 0, record(seen));
+  CHECK(seen == Seen{{-5, "again", ""}});
+  CHECK(table.size() == 0);
+}
