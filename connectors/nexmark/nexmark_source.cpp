@@ -150,6 +150,7 @@ NexmarkOptions parseOptions(const Options& options, size_t stmtPos) {
 struct PartitionState {
   int32_t partition = 0;
   int64_t end = -1;  // offsets in the partition, -1 for no end
+  int64_t origin = 0;  // the offset this run started at: pacing counts from it
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> start{0};
 };
@@ -215,6 +216,7 @@ class NexmarkSource final : public SourceTask {
       const int64_t at = s->end >= 0 ? std::min(p.endOffset, s->end) : p.endOffset;
       s->next.store(at);
       s->start.store(at);
+      s->origin = at;
     }
   }
 
@@ -278,7 +280,7 @@ class NexmarkSource final : public SourceTask {
     if (partitionRate_ <= 0) return s.end >= 0 ? s.end : INT64_MAX;
     const int64_t start = startMono_.load(std::memory_order_relaxed);
     const double elapsed = static_cast<double>(now - start);
-    int64_t n = static_cast<int64_t>(std::floor(elapsed * partitionRate_ / 1e6)) + 1;
+    int64_t n = s.origin + static_cast<int64_t>(std::floor(elapsed * partitionRate_ / 1e6)) + 1;
     return s.end >= 0 ? std::min(n, s.end) : n;
   }
 
@@ -289,9 +291,9 @@ class NexmarkSource final : public SourceTask {
     for (const PartitionState& s : parts_) {
       const int64_t k = s.next.load(std::memory_order_relaxed);
       if (s.end >= 0 && k >= s.end) continue;
-      at = std::min(
-          at, startMono_.load(std::memory_order_relaxed) +
-                  static_cast<int64_t>(std::ceil(static_cast<double>(k) * 1e6 / partitionRate_)));
+      at = std::min(at, startMono_.load(std::memory_order_relaxed) +
+                            static_cast<int64_t>(std::ceil(static_cast<double>(k - s.origin) * 1e6 /
+                                                           partitionRate_)));
     }
     return at;
   }

@@ -309,6 +309,19 @@ TEST_CASE("nexmark source: events-per-second paces the generator") {
   const auto p = src->progress();
   CHECK(p[0].latestOffset >= p[0].endOffset);
   CHECK(src->description() == "Nexmark[bid, eventsPerSecond=200]");
+
+  // Restored at offset 100,000, pacing counts from there: the next events are
+  // due at once, not after the 500 s that 100,000 events take at 200/s.
+  auto resumed = makeNexmarkSource(scan, 0, 1);
+  PartitionProgress at;
+  at.partition = 0;
+  at.endOffset = 100'000;
+  resumed->seek({at});
+  std::vector<SourceRecord> more;
+  const int64_t limit = monotonicMicros() + 30'000'000;
+  while (more.empty() && monotonicMicros() < limit) resumed->poll(more, 512, 100);
+  REQUIRE_FALSE(more.empty());
+  CHECK(more.front().offset >= 100'000);
 }
 
 TEST_CASE("blackhole sink: counts every task's rows, no options but connector") {
