@@ -5,9 +5,11 @@
 #include <fmt/ranges.h>
 
 #include "common/error.h"
+#include "connectors/blackhole/blackhole_connector.h"
 #include "connectors/datagen/datagen_connector.h"
 #include "connectors/file/file_connector.h"
 #include "connectors/kafka/kafka_connector.h"
+#include "connectors/nexmark/nexmark_connector.h"
 
 namespace rtsql {
 
@@ -17,6 +19,8 @@ const ConnectorRegistry& ConnectorRegistry::builtin() {
     r.add(std::make_unique<KafkaConnector>());
     r.add(std::make_unique<DatagenConnector>());
     r.add(std::make_unique<FileConnector>());
+    r.add(std::make_unique<NexmarkConnector>());
+    r.add(std::make_unique<BlackholeConnector>());
     return r;
   }();
   return registry;

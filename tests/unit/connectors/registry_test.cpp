@@ -55,18 +55,22 @@ TEST_CASE("registry: builtin connectors are found by name in any case") {
   CHECK(r.find("kafka")->name() == "kafka");
   CHECK(r.find("Datagen")->name() == "datagen");
   CHECK(r.find("file")->name() == "file");
+  CHECK(r.find("Nexmark")->name() == "nexmark");
+  CHECK(r.find("blackhole")->name() == "blackhole");
   CHECK(r.find("kinesis") == nullptr);
   CHECK(r.find("") == nullptr);
 }
 
 TEST_CASE("registry: the roles each builtin connector serves") {
   const ConnectorRegistry& r = ConnectorRegistry::builtin();
-  CHECK(namesOf(r, ConnectorRole::Source) == std::vector<std::string>{"kafka", "datagen"});
-  CHECK(namesOf(r, ConnectorRole::Sink) == std::vector<std::string>{"kafka", "file"});
+  CHECK(namesOf(r, ConnectorRole::Source) ==
+        std::vector<std::string>{"kafka", "datagen", "nexmark"});
+  CHECK(namesOf(r, ConnectorRole::Sink) == std::vector<std::string>{"kafka", "file", "blackhole"});
   CHECK(namesOf(r, ConnectorRole::Table) == std::vector<std::string>{"file"});
   CHECK(r.find("kafka")->exactlyOnce());
   CHECK_FALSE(r.find("file")->exactlyOnce());
   CHECK_FALSE(r.find("datagen")->exactlyOnce());
+  CHECK_FALSE(r.find("blackhole")->exactlyOnce());
 }
 
 TEST_CASE("registry: an unknown connector is 22023 at the option's value with the choices") {
@@ -76,12 +80,12 @@ TEST_CASE("registry: an unknown connector is 22023 at the option's value with th
   CHECK(e.sqlstate() == "22023");
   CHECK(e.message() == "unknown source connector 'kinesis'");
   CHECK(e.position() == 150);
-  CHECK(e.hint() == "available: kafka, datagen");
+  CHECK(e.hint() == "available: kafka, datagen, nexmark");
 
   e = sqlErrorOf([&] { r.require("s3", ConnectorRole::Sink, opts({{"connector", "s3"}}), 7); });
   CHECK(e.message() == "unknown sink connector 's3'");
   CHECK(e.position() == 50);
-  CHECK(e.hint() == "available: kafka, file");
+  CHECK(e.hint() == "available: kafka, file, blackhole");
 
   // Without a 'connector' option the error is at the statement.
   e = sqlErrorOf([&] { r.require("x", ConnectorRole::Source, Options(), 7); });
@@ -95,7 +99,7 @@ TEST_CASE("registry: a known connector in a role it does not serve is the same e
   CHECK(e.message() == "unknown sink connector 'datagen'");
   e = sqlErrorOf([&] { r.require("file", ConnectorRole::Source, opts({{"connector", "file"}}), 3); });
   CHECK(e.message() == "unknown source connector 'file'");
-  CHECK(e.hint() == "available: kafka, datagen");
+  CHECK(e.hint() == "available: kafka, datagen, nexmark");
 
   e = sqlErrorOf([&] { r.require("kafka", ConnectorRole::Table, opts({{"connector", "Kafka"}}), 3); });
   CHECK(e.sqlstate() == "22023");
