@@ -38,8 +38,9 @@ mkdir -p "$DIR/jars/spark" "$DIR/jars/flink"
 # venv NAME PACKAGE==VERSION : a virtualenv DIR/NAME with that package.
 venv() {
   local name="$1" req="$2" v="$DIR/$1"
-  if [ -x "$v/bin/python" ] && "$v/bin/python" -m pip show "${req%%==*}" 2>/dev/null \
-      | grep -qx "Version: ${req##*==}"; then
+  local have=""
+  [ -x "$v/bin/python" ] && have="$("$v/bin/python" -m pip show "${req%%==*}" 2>/dev/null || true)"
+  if grep -qx "Version: ${req##*==}" <<<"$have"; then
     echo "found   $req in $v"
     return 0
   fi
