@@ -276,7 +276,10 @@ run_peer() {
       --jars "$(ls "$DEPS"/jars/spark/*.jar | paste -sd, -)" \
       --merchants "$WORK/merchants.csv" >"$log" 2>&1 &
   else
-    "$DEPS/flink/bin/python" "$HERE/flink_flow.py" "$sc" --bootstrap "$BOOTSTRAP" --in "$in" \
+    # Flink unpacks jars into java.io.tmpdir: into the work directory, so that
+    # they go with it.
+    mkdir -p "$WORK/tmp"
+    JVM_ARGS="-Djava.io.tmpdir=$WORK/tmp" "$DEPS/flink/bin/python" "$HERE/flink_flow.py" "$sc" --bootstrap "$BOOTSTRAP" --in "$in" \
       ${in2:+--in2 "$in2"} --out "$out" --jar "$(ls "$DEPS"/jars/flink/*.jar | head -n 1)" \
       --merchants "$WORK/merchants.csv" >"$log" 2>&1 &
   fi
@@ -301,7 +304,6 @@ run_peer() {
   if [ -n "$refused" ]; then
     echo "$sys $sc: $refused" >&2
     stop_peer
-    cp "$log" "$WORK/../rtsql-peers-${tag}.log" 2>/dev/null || true
     record "$sys" "$sc" "$rate" "$(bench_load)" "" "" "" "$refused"
     return 0
   fi
