@@ -140,3 +140,55 @@ bench_rss_sampler() {
   ) &
   BENCH_CHILDREN="$BENCH_CHILDREN $!"
 }
+
+# bench_cpu_ticks PID : CPU time (user + system, clock ticks) of PID and every
+# process below it, from /proc/*/stat: a JVM engine's figure includes the
+# Python driver that started it, rtsqld's whatever it runs. Prints 0 for a PID
+# that is gone.
+bench_cpu_ticks() {
+  ps -e -o pid=,ppid= | awk -v root="$1" '
+    { parent[$1] = $2; pids[NR] = $1 }
+    END {
+      for (i = 1; i <= NR; i++) {
+        p = pids[i]; q = p; hops = 0
+        while (q != "" && q != root && q > 1 && hops++ < 64) q = parent[q]
+        if (q == root) print p
+      }
+    }' | while read -r p; do
+    # Fields after the command name (which may hold spaces): utime is the
+    # 12th after ")", stime the 13th.
+    sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}'
+  done | awk '{s += $1} END {print s + 0}'
+}
+
+# bench_cpu_window PID DELAY SECONDS FILE : in the background, waits DELAY
+# seconds, then writes to FILE "TICKS WALL_SECONDS HZ": the CPU ticks PID's
+# process tree used over the next SECONDS and the wall time that took. Started
+# with the collector and given its warm-up and run time, it covers the window
+# whose records the latency figures describe. Sets CPU_WINDOW_PID.
+bench_cpu_window() {
+  local pid="$1" delay="$2" secs="$3" file="$4"
+  (
+    sleep "$delay"
+    c0=$(bench_cpu_ticks "$pid")
+    t0=$(date +%s.%N)
+    sleep "$secs"
+    c1=$(bench_cpu_ticks "$pid")
+    t1=$(date +%s.%N)
+    echo "$((c1 - c0)) $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}') $(getconf CLK_TCK)" >"$file"
+  ) &
+  CPU_WINDOW_PID=$!
+  BENCH_CHILDREN="$BENCH_CHILDREN $CPU_WINDOW_PID"
+}
+
+# bench_cpu_json FILE RATE : the window FILE (bench_cpu_window) as JSON: CPU
+# seconds, wall seconds, % of one core, and microseconds of CPU per input
+# record at RATE records/s. "{}" when there is no window.
+bench_cpu_json() {
+  [ -s "$1" ] || { echo '{}'; return 0; }
+  awk -v rate="$2" '{
+    cpu = $1 / $3; wall = $2
+    printf "{\"cpuSeconds\":%.3f,\"wallSeconds\":%.3f,\"cpuPct\":%.1f,\"usPerRecord\":%.1f}\n",
+      cpu, wall, 100 * cpu / wall, 1e6 * cpu / (rate * wall)
+  }' "$1"
+}

@@ -252,8 +252,8 @@ collect() {
   "$LATENCY" "${args[@]}" || echo "rtsql_latency failed (rate $rate${1:+, floor})" >&2
 }
 
-# record RATE LOAD_BEFORE FLOOR_JSON FLOW_JSON [STEP] : reads the flow's
-# progress and state, stops it, and appends one result line to $RESULTS.
+# record RATE LOAD_BEFORE FLOOR_JSON FLOW_JSON [STEP [CPU_JSON]] : reads the
+# flow's progress and state, stops it, and appends one result line to $RESULTS.
 record() {
   local progress state load_after
   progress="$(psql_q "SHOW PROGRESS ${FLOW}" 2>/dev/null || echo '{}')"
@@ -270,8 +270,9 @@ def j(s):
 print(json.dumps({"scenario": a[1], "broker": a[2], "rate": int(a[3]),
                   "load": [a[4], a[5]], "flowState": a[6],
                   "floor": j(a[7]), "flow": j(a[8]), "progress": j(a[9]),
-                  "step": int(a[10]) if a[10] else None}))' \
+                  "step": int(a[10]) if a[10] else None, "cpu": j(a[11])}))' \
     "$SCENARIO" "$BROKER" "$1" "$2" "$load_after" "$state" "$3" "$4" "$progress" "${5:-}" \
+    "${6:-}" \
     >>"$RESULTS"
 }
 
@@ -295,8 +296,11 @@ if [ -z "$FIND_MAX" ]; then
     echo "rate ${RATE}: floor (load average ${LOAD_BEFORE})" >&2
     FLOOR_JSON="$(collect "$RATE" "$SECONDS_RUN" "$WARMUP" --floor)"
     echo "rate ${RATE}: flow" >&2
+    # rtsqld's CPU over the collector's measured window (after its warm-up).
+    bench_cpu_window "$RTSQLD_PID" "$WARMUP" "$SECONDS_RUN" "$WORK/cpu_${RATE}"
     FLOW_JSON="$(collect "$RATE" "$SECONDS_RUN" "$WARMUP")"
-    record "$RATE" "$LOAD_BEFORE" "$FLOOR_JSON" "$FLOW_JSON"
+    wait "$CPU_WINDOW_PID" 2>/dev/null || true
+    record "$RATE" "$LOAD_BEFORE" "$FLOOR_JSON" "$FLOW_JSON" "" "$(bench_cpu_json "$WORK/cpu_${RATE}" "$RATE")"
   done
 else
   # Doubling until the first failing step, then bisection between the highest
@@ -339,7 +343,8 @@ find_max = bool(sys.argv[2])
 if rows:
     print(f"{rows[0]['scenario']}, {rows[0]['broker']}")
 print("latency in ms, measured by the client: receive time - ts_us in the record;")
-print("srv columns: the flow's own rtmMetrics from SHOW PROGRESS")
+print("srv columns: the flow's own rtmMetrics from SHOW PROGRESS; cpu: rtsqld's CPU time")
+print("(/proc/PID/stat) over the measured window, as % of a core and us per input record")
 
 
 def lat(d, p):
@@ -362,6 +367,11 @@ def srv(r):
             f"{fmt(e2e.get('P50'))}/{fmt(e2e.get('P99'))}")
 
 
+def cpu(r, k):
+    v = r.get("cpu", {}).get(k)
+    return "n/a" if v is None else f"{v:.1f}"
+
+
 def state(r):
     return r["flowState"].split("|")[2] if r["flowState"].count("|") >= 2 else "?"
 
@@ -381,7 +391,8 @@ def table(hdr, lines):
 if not find_max:
     hdr = ("rate/s", "load before/after", "floor P50", "floor P99", "flow P50", "flow P99",
            "x P50", "x P99", "flow max", "expected", "lost", "dup", "repeats passed",
-           "floor lost", "srv proc P50/P99", "srv e2e P50/P99", "flow state")
+           "floor lost", "srv proc P50/P99", "srv e2e P50/P99", "cpu %", "cpu us/rec",
+           "flow state")
     lines = []
     for r in rows:
         fl, fw = r["floor"], r["flow"]
@@ -392,7 +403,8 @@ if not find_max:
             ratio(lat(fw, "P50"), lat(fl, "P50")), ratio(lat(fw, "P99"), lat(fl, "P99")),
             fmt(lat(fw, "max")), str(fw.get("expected", fw.get("sent", "n/a"))),
             str(fw.get("lost", "n/a")), str(fw.get("duplicates", "n/a")), repeats(fw),
-            str(fl.get("lost", "n/a")), *srv(r), state(r)])
+            str(fl.get("lost", "n/a")), *srv(r), cpu(r, "cpuPct"), cpu(r, "usPerRecord"),
+            state(r)])
     table(hdr, lines)
 else:
     limit = float(sys.argv[3])
@@ -427,5 +439,5 @@ print()
 print("raw results (JSON lines):")
 for r in rows:
     print(json.dumps({"rate": r["rate"], "step": r.get("step"), "floor": r["floor"],
-                      "flow": r["flow"]}))
+                      "flow": r["flow"], "cpu": r.get("cpu", {})}))
 EOF
