@@ -731,6 +731,8 @@ const FunctionTable& functionTable() {
     registerJsonFunctions(t);
     registerNestedFunctions(t);
     registerConditionalFunctions(t);
+    registerConversionFunctions(t);
+    registerUrlFunctions(t);
     return t;
   }();
   return table;

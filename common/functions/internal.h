@@ -258,6 +258,8 @@ void registerDatetimeFunctions(FunctionTable& t);
 void registerJsonFunctions(FunctionTable& t);
 void registerNestedFunctions(FunctionTable& t);
 void registerConditionalFunctions(FunctionTable& t);
+void registerConversionFunctions(FunctionTable& t);
+void registerUrlFunctions(FunctionTable& t);
 
 const FunctionTable& functionTable();
 
