@@ -733,6 +733,8 @@ const FunctionTable& functionTable() {
     registerConditionalFunctions(t);
     registerConversionFunctions(t);
     registerUrlFunctions(t);
+    registerCsvFunctions(t);
+    registerEncryptionFunctions(t);
     return t;
   }();
   return table;

@@ -270,6 +270,7 @@ functionName
     : identifier
     | LEFT
     | RIGHT
+    | LIKE
     ;
 
 functionArgs

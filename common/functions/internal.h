@@ -260,6 +260,8 @@ void registerNestedFunctions(FunctionTable& t);
 void registerConditionalFunctions(FunctionTable& t);
 void registerConversionFunctions(FunctionTable& t);
 void registerUrlFunctions(FunctionTable& t);
+void registerCsvFunctions(FunctionTable& t);
+void registerEncryptionFunctions(FunctionTable& t);
 
 const FunctionTable& functionTable();
 

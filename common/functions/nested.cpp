@@ -572,7 +572,7 @@ ExprPtr buildArrayInsert(const std::string& name, std::vector<ExprPtr>& args, si
     out.reserve(static_cast<size_t>(total));
     if (at < 0) {
       out.push_back(x);
-      out.resize(static_cast<size_t>(-at));
+      out.resize(static_cast<size_t>(1 - at));  // -at NULLs between x and the array
       out.insert(out.end(), items.begin(), items.end());
     } else if (at >= n) {
       out = items;

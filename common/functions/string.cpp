@@ -1015,9 +1015,6 @@ ExprPtr buildFormatNumber(const std::string& name, std::vector<ExprPtr>& args, s
       num = std::to_string(x.asInt());
       if (d > 0) num += "." + std::string(static_cast<size_t>(d), '0');
     }
-    if (num == "-0" || num.find_first_not_of("-0.") == std::string::npos) {
-      if (num[0] == '-') num.erase(0, 1);
-    }
     return Value::string(groupDigits(num));
   });
 }

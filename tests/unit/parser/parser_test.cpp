@@ -658,6 +658,7 @@ TEST_CASE("predicates") {
   CHECK(expr("url not regexp 'b' AND c") == "(AND (NOT rlike(url 'b')) c)");
   CHECK(expr("rlike(a, 'x') OR regexp(a, 'y')") == "(OR rlike(a 'x') regexp(a 'y'))");
   CHECK(expr("rlike RLIKE regexp") == "rlike(rlike regexp)");
+  CHECK(expr("like(a, 'x%') AND a LIKE ('y')") == "(AND like(a 'x%') (LIKE a 'y'))");
   CHECK(expr("a IS NULL") == "(IS NULL a)");
   CHECK(expr("a.b IS NOT NULL OR c") == "(OR (IS NOT NULL a.b) c)");
 }
