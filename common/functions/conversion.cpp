@@ -72,14 +72,15 @@ ExprPtr buildToBinary(const std::string& name, std::vector<ExprPtr>& args, size_
   });
 }
 
-enum class Charset { Invalid, Utf8, Latin1, Ascii, Utf16Be, Utf16Le };
+enum class Charset { Invalid, Utf8, Latin1, Ascii, Utf16, Utf16Be, Utf16Le };
 
 Charset charsetOf(std::string_view name) {
   std::string n = toUpper(name);
   if (n == "UTF-8" || n == "UTF8") return Charset::Utf8;
   if (n == "ISO-8859-1" || n == "LATIN1") return Charset::Latin1;
   if (n == "US-ASCII" || n == "ASCII") return Charset::Ascii;
-  if (n == "UTF-16BE" || n == "UTF-16") return Charset::Utf16Be;
+  if (n == "UTF-16") return Charset::Utf16;
+  if (n == "UTF-16BE") return Charset::Utf16Be;
   if (n == "UTF-16LE") return Charset::Utf16Le;
   return Charset::Invalid;
 }
@@ -130,6 +131,11 @@ void appendUtf8Cp(std::string& out, uint32_t cp) {
 std::string encode(const std::string& s, Charset cs) {
   if (cs == Charset::Utf8) return s;
   std::string out;
+  // Java writes UTF-16 big-endian after a byte order mark.
+  if (cs == Charset::Utf16) {
+    out = "\xFE\xFF";
+    cs = Charset::Utf16Be;
+  }
   for (uint32_t cp : decodeUtf8(s)) {
     if (cs == Charset::Latin1 || cs == Charset::Ascii) {
       out += cp < (cs == Charset::Ascii ? 0x80u : 0x100u) ? static_cast<char>(cp) : '?';
@@ -165,7 +171,15 @@ std::string decode(const std::string& b, Charset cs) {
     }
     return out;
   }
-  for (size_t i = 0; i + 1 < b.size(); i += 2) {
+  size_t start = 0;
+  if (cs == Charset::Utf16) {
+    // A byte order mark says which; big-endian without one, as in Java.
+    cs = Charset::Utf16Be;
+    if (b.size() >= 2 && b.compare(0, 2, "\xFF\xFE") == 0) cs = Charset::Utf16Le;
+    if (b.size() >= 2 && (b.compare(0, 2, "\xFF\xFE") == 0 || b.compare(0, 2, "\xFE\xFF") == 0))
+      start = 2;
+  }
+  for (size_t i = start; i + 1 < b.size(); i += 2) {
     auto h = static_cast<unsigned char>(b[i]), l = static_cast<unsigned char>(b[i + 1]);
     uint32_t u = cs == Charset::Utf16Be ? (h << 8 | l) : (l << 8 | h);
     if (u >= 0xD800 && u < 0xDC00 && i + 3 < b.size()) {
@@ -179,7 +193,7 @@ std::string decode(const std::string& b, Charset cs) {
     }
     appendUtf8Cp(out, u >= 0xD800 && u < 0xE000 ? 0xFFFD : u);
   }
-  if (b.size() % 2 == 1) appendUtf8Cp(out, 0xFFFD);
+  if ((b.size() - start) % 2 == 1) appendUtf8Cp(out, 0xFFFD);
   return out;
 }
 

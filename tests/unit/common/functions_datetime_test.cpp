@@ -1,6 +1,9 @@
 // Date functions on TIMESTAMP values: leap years, the Gregorian rules of
 // centuries, and days before 1970 (negative epoch values).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
 
 #include "common/json.h"
 #include "expr_test_util.h"
@@ -72,4 +75,46 @@ TEST_CASE("functions: months_between and make_timestamp follow Spark") {
   CHECK(
       call("make_timestamp", {litI(2024), litI(1), litI(1), litI(0), litI(0), litD(-1)}).isNull());
   CHECK(call("make_date", {litI(1900), litI(2), litI(29)}).isNull());
+}
+
+TEST_CASE("functions: date functions agree with a day-by-day calendar walk from 1899 to 2101") {
+  // The reference counts days one at a time with the Gregorian rules, so it
+  // shares no arithmetic with the functions it checks.
+  auto leap = [](int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; };
+  auto monthDays = [&](int y, int m) {
+    static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && leap(y) ? 29 : kDays[m - 1];
+  };
+  auto dayCol = col(0, TypeId::Int);
+  auto date = makeCall("date_from_unix_date", {dayCol}, 0);
+  auto doy = makeCall("dayofyear", {date}, 0);
+  auto wd = makeCall("weekday", {date}, 0);
+  auto last = makeCall("unix_date", {makeCall("last_day", {date}, 0)}, 0);
+  auto next = makeCall("unix_date", {makeCall("add_months", {date, litI(1)}, 0)}, 0);
+  auto back = makeCall("unix_date", {date}, 0);
+  int y = 1899, m = 12, d = 25, yday = 359;
+  int64_t k = -25574;  // 1899-12-25
+  for (; y < 2101; ++k) {
+    Row row{Value::integer(static_cast<int32_t>(k))};
+    INFO(y << "-" << m << "-" << d);
+    REQUIRE(formatTimestamp(date->eval(row).asInt()).substr(0, 10) ==
+            fmt::format("{:04}-{:02}-{:02}", y, m, d));
+    CHECK(doy->eval(row).asInt() == yday);
+    CHECK(wd->eval(row).asInt() == ((k + 3) % 7 + 7) % 7);
+    CHECK(last->eval(row).asInt() == k + (monthDays(y, m) - d));
+    CHECK(back->eval(row).asInt() == k);
+    // add_months(1): the same day next month, clamped to its end.
+    int ny = m == 12 ? y + 1 : y, nm = m == 12 ? 1 : m + 1;
+    int nd = std::min(d, monthDays(ny, nm));
+    CHECK(next->eval(row).asInt() == k + (monthDays(y, m) - d) + nd);
+    if (++d > monthDays(y, m)) {
+      d = 1;
+      if (++m > 12) {
+        m = 1;
+        ++y;
+        yday = 0;
+      }
+    }
+    ++yday;
+  }
 }
