@@ -23,7 +23,7 @@ const std::vector<std::string>& allKeywords() {
       "SOURCE",   "SOURCES",  "START",   "STOP",      "STRING",    "TABLE",    "TABLES",
       "THEN",     "TIMESTAMP", "TRIGGER", "TRUE",     "UNION",     "WATERMARK", "WHEN",
       "WHERE",    "WITH",     "WITHIN",  "INT",       "SUM",       "MIN",      "MAX",
-      "AVG",      "TUMBLE",   "HOP",     "SESSION"};
+      "AVG",      "TUMBLE",   "HOP",     "SESSION",   "RLIKE",     "REGEXP"};
   return words;
 }
 

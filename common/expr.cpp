@@ -731,6 +731,10 @@ const FunctionTable& functionTable() {
     registerJsonFunctions(t);
     registerNestedFunctions(t);
     registerConditionalFunctions(t);
+    registerConversionFunctions(t);
+    registerUrlFunctions(t);
+    registerCsvFunctions(t);
+    registerEncryptionFunctions(t);
     return t;
   }();
   return table;

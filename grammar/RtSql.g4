@@ -235,6 +235,7 @@ predicate
     : NOT? BETWEEN lower=valueExpr AND upper=valueExpr  # betweenPredicate
     | NOT? IN LPAREN expr (COMMA expr)* RPAREN          # inPredicate
     | NOT? LIKE pattern=valueExpr                       # likePredicate
+    | NOT? (RLIKE | REGEXP) pattern=valueExpr           # rlikePredicate
     | IS NOT? NULL_                                      # nullPredicate
     ;
 
@@ -269,6 +270,7 @@ functionName
     : identifier
     | LEFT
     | RIGHT
+    | LIKE
     ;
 
 functionArgs
@@ -334,8 +336,8 @@ nonReserved
     : ALTER | ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | DAY | DAYS | DESC | DESCRIBE | DROP
     | EXPLAIN | FLOW | FLOWS | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL | MAP
     | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES
-    | PASSWORD | PROGRESS | REALTIME | RESET | SECOND | SECONDS | SET | SHOW | SINK | SINKS | SOURCE
-    | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
+    | PASSWORD | PROGRESS | REALTIME | REGEXP | RESET | RLIKE | SECOND | SECONDS | SET | SHOW
+    | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | USER | USERS | VALUES | WATERMARK | WINDOW | WITHIN
     ;
 
@@ -422,7 +424,9 @@ MINUTES: M I N U T E S;
 PASSWORD: P A S S W O R D;
 PROGRESS: P R O G R E S S;
 REALTIME: R E A L T I M E;
+REGEXP: R E G E X P;
 RESET: R E S E T;
+RLIKE: R L I K E;
 SECOND: S E C O N D;
 SECONDS: S E C O N D S;
 SET: S E T;

@@ -773,6 +773,18 @@ ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
     e->negated = l->NOT() != nullptr;
     e->args.push_back(std::move(base));
     e->args.push_back(valueExpr(l->pattern));
+  } else if (auto* r = dynamic_cast<P::RlikePredicateContext*>(pred)) {
+    // x RLIKE p is rlike(x, p), as in Spark; NOT RLIKE negates the call.
+    e = newExpr(ast::ExprKind::Call, ctx);
+    e->name = "rlike";
+    e->args.push_back(std::move(base));
+    e->args.push_back(valueExpr(r->pattern));
+    if (r->NOT() != nullptr) {
+      auto n = newExpr(ast::ExprKind::Unary, ctx);
+      n->op = "NOT";
+      n->args.push_back(std::move(e));
+      e = std::move(n);
+    }
   } else {
     auto* n = dynamic_cast<P::NullPredicateContext*>(pred);
     e = newExpr(ast::ExprKind::IsNull, ctx);

@@ -1,6 +1,9 @@
-// Conditional and miscellaneous functions: coalesce, ifnull/nvl, nullif, if,
-// greatest, least, and the non-deterministic rand/random.
+// Conditional and miscellaneous functions: coalesce, ifnull/nvl, nvl2, nullif,
+// if, isnull, equal_null, greatest, least, typeof, and the non-deterministic
+// rand/random/randn and uuid.
 #include <atomic>
+#include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "common/functions/internal.h"
@@ -96,6 +99,167 @@ ExprPtr buildRand(const std::string& name, std::vector<ExprPtr>& args, size_t po
   return std::make_shared<RandExpr>(name, args, seed);
 }
 
+// nvl2(x, a, b): a when x is not NULL, else b.
+ExprPtr buildNvl2(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  DataTypePtr t = argsCommon(name, args, 1, pos);
+  return fnN(name, t, args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    return a[0]->eval(row).isNull() ? a[2]->eval(row) : a[1]->eval(row);
+  });
+}
+
+template <bool Negated>
+ExprPtr buildIsNullFn(const std::string&, std::vector<ExprPtr>& args, size_t) {
+  return makeIsNull(args[0], Negated);
+}
+
+// equal_null(a, b): a <=> b, TRUE when both are NULL.
+ExprPtr buildEqualNull(const std::string&, std::vector<ExprPtr>& args, size_t pos) {
+  return makeCall("<=>", {args[0], args[1]}, pos);
+}
+
+// zeroifnull(x): 0 for NULL; nullifzero(x): NULL for 0.
+ExprPtr buildZeroIfNull(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argNumeric(name, args, 0, pos);
+  args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
+  return buildCoalesce(name, args, pos);
+}
+
+ExprPtr buildNullIfZero(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argNumeric(name, args, 0, pos);
+  args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
+  return buildNullif(name, args, pos);
+}
+
+// The type as Spark's typeof() spells it: int, bigint, array<string>,
+// struct<a:int,b:string>.
+std::string sparkTypeName(const DataType& t) {
+  switch (t.id) {
+    case TypeId::Null:
+      return "void";
+    case TypeId::Boolean:
+      return "boolean";
+    case TypeId::Int:
+      return "int";
+    case TypeId::BigInt:
+      return "bigint";
+    case TypeId::Double:
+      return "double";
+    case TypeId::String:
+      return "string";
+    case TypeId::Binary:
+      return "binary";
+    case TypeId::Timestamp:
+      return "timestamp";
+    case TypeId::Interval:
+      return "interval day to second";
+    case TypeId::Array:
+      return "array<" + (t.element ? sparkTypeName(*t.element) : std::string("void")) + ">";
+    case TypeId::Struct: {
+      std::string s = "struct<";
+      for (size_t i = 0; i < t.fields.size(); ++i) {
+        if (i) s += ',';
+        s += t.fields[i].name + ':' + sparkTypeName(*t.fields[i].type);
+      }
+      return s + '>';
+    }
+  }
+  return "void";
+}
+
+// typeof(x): known when the statement is planned, so it is a constant.
+ExprPtr buildTypeof(const std::string&, std::vector<ExprPtr>& args, size_t) {
+  return makeLiteral(Value::string(sparkTypeName(*args[0]->type())), DataType::of(TypeId::String));
+}
+
+// uuid(): a random (version 4) UUID per call; non-deterministic, as in Spark.
+ExprPtr buildUuid(const std::string& name, std::vector<ExprPtr>& args, size_t) {
+  return fnN(
+      name, DataType::of(TypeId::String), args, false, [](const Row&, const std::vector<ExprPtr>&) {
+        thread_local std::mt19937_64 gen{(static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                                         std::random_device{}()};
+        uint64_t hi = gen(), lo = gen();
+        hi = (hi & ~0xF000ULL) | 0x4000ULL;                  // version 4
+        lo = (lo & ~(0xC000ULL << 48)) | (0x8000ULL << 48);  // IETF variant
+        char buf[37];
+        std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx",
+                      static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xFFFF),
+                      static_cast<unsigned>(hi & 0xFFFF), static_cast<unsigned>(lo >> 48),
+                      static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
+        return Value::string(buf);
+      });
+}
+
+// randn([seed]): a standard normal DOUBLE (Box-Muller over two rand() draws).
+class RandnExpr final : public CallExpr {
+ public:
+  RandnExpr(std::string name, std::vector<ExprPtr> args, uint64_t seed)
+      : CallExpr(std::move(name), DataType::of(TypeId::Double), std::move(args), false),
+        seed_(seed) {}
+  Value eval(const Row&) const override {
+    uint64_t n = counter_.fetch_add(1, std::memory_order_relaxed);
+    double u1 = (static_cast<double>(splitmix64(seed_ ^ splitmix64(2 * n)) >> 11) + 1.0) *
+                (1.0 / 9007199254740993.0);
+    double u2 = static_cast<double>(splitmix64(seed_ ^ splitmix64(2 * n + 1)) >> 11) *
+                (1.0 / 9007199254740992.0);
+    return Value::float64(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+  }
+
+ private:
+  uint64_t seed_;
+  mutable std::atomic<uint64_t> counter_{0};
+};
+
+ExprPtr buildRandn(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  uint64_t seed;
+  if (args.empty()) {
+    std::random_device rd;
+    seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  } else {
+    argBigInt(name, args, 0, pos);
+    auto c = constantValue(args[0]);
+    if (!c) throwArgError(name, args, pos, "the seed must be a constant");
+    seed = c->isNull() ? 0 : static_cast<uint64_t>(c->asInt());
+  }
+  return std::make_shared<RandnExpr>(name, args, seed);
+}
+
+// raise_error(msg) fails the evaluation with SQLSTATE P0001 (as Spark's
+// USER_RAISED_EXCEPTION); assert_true(cond[, msg]) is NULL when cond is TRUE
+// and raises otherwise. In a flow, the error stops the flow.
+[[noreturn]] void raise(const std::string& msg) {
+  throw SqlError("P0001", msg);
+}
+
+ExprPtr buildRaiseError(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fnN(name, nullType(), args, false,
+             [](const Row& row, const std::vector<ExprPtr>& a) -> Value {
+               Value m = a[0]->eval(row);
+               raise(m.isNull() ? std::string("null") : m.asString());
+             });
+}
+
+ExprPtr buildAssertTrue(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  std::string text = args[0]->toString();
+  argBoolean(name, args, 0, pos);
+  if (args.size() == 2) argString(name, args, 1, pos);
+  return fnN(name, nullType(), args, false,
+             [text](const Row& row, const std::vector<ExprPtr>& a) -> Value {
+               Value c = a[0]->eval(row);
+               if (!c.isNull() && c.asBool()) return Value();
+               if (a.size() == 2) {
+                 Value m = a[1]->eval(row);
+                 raise(m.isNull() ? std::string("null") : m.asString());
+               }
+               raise("'" + text + "' is not true!");
+             });
+}
+
+// version(): rtsql's version (Spark gives its own).
+ExprPtr buildVersion(const std::string&, std::vector<ExprPtr>&, size_t) {
+  return makeLiteral(Value::string(RTSQL_VERSION), DataType::of(TypeId::String));
+}
+
 }  // namespace
 
 void registerConditionalFunctions(FunctionTable& t) {
@@ -109,6 +273,18 @@ void registerConditionalFunctions(FunctionTable& t) {
   t["least"] = {1, -1, buildExtreme<false>};
   t["rand"] = {0, 1, buildRand};
   t["random"] = {0, 1, buildRand};
+  t["nvl2"] = {3, 3, buildNvl2};
+  t["isnull"] = {1, 1, buildIsNullFn<false>};
+  t["isnotnull"] = {1, 1, buildIsNullFn<true>};
+  t["equal_null"] = {2, 2, buildEqualNull};
+  t["zeroifnull"] = {1, 1, buildZeroIfNull};
+  t["nullifzero"] = {1, 1, buildNullIfZero};
+  t["typeof"] = {1, 1, buildTypeof};
+  t["uuid"] = {0, 0, buildUuid};
+  t["randn"] = {0, 1, buildRandn};
+  t["raise_error"] = {1, 1, buildRaiseError};
+  t["assert_true"] = {1, 2, buildAssertTrue};
+  t["version"] = {0, 0, buildVersion};
 }
 
 }  // namespace rtsql::expr_internal

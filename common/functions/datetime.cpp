@@ -1,8 +1,13 @@
 // Timestamp functions: now/current_timestamp, unix_* and timestamp_* epoch
 // conversions, to_timestamp, from_unixtime, date_format, date_trunc and field
-// extraction. Datetime patterns follow Spark's (yyyy-MM-dd HH:mm:ss.SSS); a
-// literal pattern is compiled once at bind time. All times are UTC.
+// extraction, and the date functions (datediff, date_add, add_months, ...).
+// Datetime patterns follow Spark's (yyyy-MM-dd HH:mm:ss.SSS); a literal
+// pattern is compiled once at bind time. All times are UTC, and a date is a
+// TIMESTAMP at midnight UTC (there is no DATE type).
 #include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
 
 #include "common/clock.h"
 #include "common/functions/internal.h"
@@ -422,6 +427,330 @@ ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t
   });
 }
 
+// ---- date functions ---------------------------------------------------------
+// rtsql has no DATE type: a date is a TIMESTAMP at midnight UTC. Functions that
+// take a date accept any TIMESTAMP (or text that casts to one) and use its day.
+
+int64_t dayOf(const Value& v) {
+  return floorDiv(v.asInt(), kMicrosPerDay);
+}
+Value midnight(int64_t days) {
+  // Days far outside any calendar would overflow the microseconds.
+  if (days > INT64_MAX / kMicrosPerDay || days < INT64_MIN / kMicrosPerDay) return {};
+  return Value::timestamp(days * kMicrosPerDay);
+}
+const DataTypePtr& int32() {
+  static const DataTypePtr t = DataType::of(TypeId::Int);
+  return t;
+}
+bool isLeap(int64_t y) {
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+unsigned daysInMonth(int64_t y, unsigned m) {
+  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && isLeap(y) ? 29 : kDays[m - 1];
+}
+
+// datediff(end, start): whole days from start to end.
+ExprPtr buildDateDiff(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  argTimestamp(name, args, 1, pos);
+  return fn2(name, int32(), args, [](const Value& e, const Value& s) {
+    return Value::integer(static_cast<int32_t>(dayOf(e) - dayOf(s)));
+  });
+}
+
+// date_add(start, n) / date_sub(start, n): the date n days after (before).
+template <int Sign>
+ExprPtr buildDateAdd(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  argInt(name, args, 1, pos);
+  return fn2(name, ts(), args,
+             [](const Value& s, const Value& n) { return midnight(dayOf(s) + Sign * n.asInt()); });
+}
+
+Value addMonths(int64_t days, int64_t months) {
+  int64_t y;
+  unsigned m, d;
+  civilFromDays(days, &y, &m, &d);
+  int64_t total = y * 12 + (m - 1) + months;
+  int64_t ny = floorDiv(total, 12);
+  auto nm = static_cast<unsigned>(floorMod(total, 12) + 1);
+  return midnight(daysFromCivil(ny, nm, std::min(d, daysInMonth(ny, nm))));
+}
+
+// add_months(start, n): the same day n months later, clamped to the month's
+// last day (2024-01-31 + 1 month is 2024-02-29).
+ExprPtr buildAddMonths(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  argInt(name, args, 1, pos);
+  return fn2(name, ts(), args,
+             [](const Value& s, const Value& n) { return addMonths(dayOf(s), n.asInt()); });
+}
+
+// months_between(t1, t2[, roundOff]): Spark's: whole months when both days of
+// month are equal or both are month ends, else the difference in seconds over
+// 31-day months, rounded to 8 digits unless roundOff is false.
+double monthsBetween(int64_t t1, int64_t t2, bool roundOff) {
+  Fields a = split(t1), b = split(t2);
+  int64_t monthDiff = (a.year * 12 + a.month) - (b.year * 12 + b.month);
+  bool lastA = a.day == daysInMonth(a.year, a.month), lastB = b.day == daysInMonth(b.year, b.month);
+  if (a.day == b.day || (lastA && lastB)) return static_cast<double>(monthDiff);
+  int64_t secA = floorMod(t1, kMicrosPerDay) / kMicrosPerSecond;
+  int64_t secB = floorMod(t2, kMicrosPerDay) / kMicrosPerSecond;
+  int64_t secondsDiff =
+      (static_cast<int64_t>(a.day) - static_cast<int64_t>(b.day)) * 86400 + secA - secB;
+  double diff = static_cast<double>(monthDiff) + static_cast<double>(secondsDiff) / (31.0 * 86400);
+  if (!roundOff) return diff;
+  return std::floor(diff * 1e8 + 0.5) / 1e8;
+}
+
+ExprPtr buildMonthsBetween(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  argTimestamp(name, args, 1, pos);
+  if (args.size() == 2)
+    args.push_back(makeLiteral(Value::boolean(true), DataType::of(TypeId::Boolean)));
+  argBoolean(name, args, 2, pos);
+  return fn3(name, DataType::of(TypeId::Double), args,
+             [](const Value& a, const Value& b, const Value& r) {
+               return Value::float64(monthsBetween(a.asInt(), b.asInt(), r.asBool()));
+             });
+}
+
+ExprPtr buildLastDay(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  return fn1(name, ts(), args, [](const Value& v) {
+    Fields f = split(v.asInt());
+    return midnight(daysFromCivil(f.year, f.month, daysInMonth(f.year, f.month)));
+  });
+}
+
+// A day-of-week name as Spark reads it ("MO", "MON", "MONDAY", any case):
+// 0 = Monday, -1 when unknown.
+int weekdayOf(std::string_view s) {
+  std::string u = toUpper(s);
+  for (int i = 0; i < 7; ++i) {
+    std::string full = toUpper(kDays[i]);
+    if (u == full || u == full.substr(0, 3) || u == full.substr(0, 2)) return i;
+  }
+  return -1;
+}
+
+// next_day(start, 'TU'): the first such weekday after start; NULL for an
+// unknown name (Spark without ANSI mode).
+ExprPtr buildNextDay(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  return fn2(name, ts(), args, [](const Value& s, const Value& d) {
+    int want = weekdayOf(d.asString());
+    if (want < 0) return Value();
+    int64_t days = dayOf(s);
+    auto have = static_cast<int>(floorMod(days + 3, 7));
+    int step = (want - have + 7) % 7;
+    return midnight(days + (step == 0 ? 7 : step));
+  });
+}
+
+// ISO 8601 week number: weeks start on Monday, week 1 holds the year's first
+// Thursday.
+int isoWeek(int64_t days) {
+  int64_t wd = floorMod(days + 3, 7);  // 0 = Monday
+  int64_t thursday = days - wd + 3;
+  int64_t y;
+  unsigned m, d;
+  civilFromDays(thursday, &y, &m, &d);
+  return static_cast<int>((thursday - daysFromCivil(y, 1, 1)) / 7 + 1);
+}
+
+template <int Field>  // 0 dayofyear, 1 weekofyear, 2 weekday, 3 quarter
+ExprPtr buildDateField(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  return fn1(name, int32(), args, [](const Value& v) {
+    int64_t days = dayOf(v);
+    if (Field == 1) return Value::integer(isoWeek(days));
+    if (Field == 2) return Value::integer(static_cast<int32_t>(floorMod(days + 3, 7)));
+    Fields f = split(v.asInt());
+    if (Field == 3) return Value::integer(static_cast<int32_t>((f.month - 1) / 3 + 1));
+    return Value::integer(static_cast<int32_t>(days - daysFromCivil(f.year, 1, 1) + 1));
+  });
+}
+
+template <bool Month>
+ExprPtr buildDayMonthName(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::String), args, [](const Value& v) {
+    Fields f = split(v.asInt());
+    return Value::string(std::string(Month ? kMonths[f.month - 1] : kDays[f.weekday], 3));
+  });
+}
+
+// A valid civil date's day number, or nullopt (2023-02-29, month 13...).
+std::optional<int64_t> civilDay(int64_t y, int64_t m, int64_t d) {
+  if (y < -290000 || y > 290000 || m < 1 || m > 12 || d < 1) return std::nullopt;
+  if (d > daysInMonth(y, static_cast<unsigned>(m))) return std::nullopt;
+  return daysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
+}
+
+// make_date(y, m, d): NULL for a date that does not exist.
+ExprPtr buildMakeDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  for (size_t i = 0; i < 3; ++i) argInt(name, args, i, pos);
+  return fn3(name, ts(), args, [](const Value& y, const Value& m, const Value& d) {
+    auto day = civilDay(y.asInt(), m.asInt(), d.asInt());
+    return day ? midnight(*day) : Value();
+  });
+}
+
+// make_timestamp(y, mo, d, h, mi, sec): sec may carry a fraction; 60 is the
+// next minute when it has none (Spark's rule); anything invalid is NULL.
+ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  for (size_t i = 0; i < 5; ++i) argInt(name, args, i, pos);
+  argDouble(name, args, 5, pos);
+  return fnN(name, ts(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    int64_t f[5];
+    for (size_t i = 0; i < 5; ++i) {
+      Value v = a[i]->eval(row);
+      if (v.isNull()) return Value();
+      f[i] = v.asInt();
+    }
+    Value sv = a[5]->eval(row);
+    if (sv.isNull()) return Value();
+    double sec = sv.asDouble();
+    if (!(sec >= 0 && sec <= 60) || f[3] < 0 || f[3] > 23 || f[4] < 0 || f[4] > 59) return Value();
+    auto micros = static_cast<int64_t>(std::llround(sec * 1e6));
+    if (micros > 60 * kMicrosPerSecond ||
+        (micros >= 60 * kMicrosPerSecond && micros % kMicrosPerSecond != 0))
+      return Value();
+    auto day = civilDay(f[0], f[1], f[2]);
+    if (!day) return Value();
+    return Value::timestamp(*day * kMicrosPerDay + (f[3] * 3600 + f[4] * 60) * kMicrosPerSecond +
+                            micros);
+  });
+}
+
+// to_date(x[, fmt]): the date of a timestamp or of text (parsed with fmt when
+// given); NULL when the text does not parse.
+ExprPtr buildToDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  ExprPtr parsed = args.size() == 2 ? buildToTimestamp("to_timestamp", args, pos) : nullptr;
+  if (!parsed) {
+    argTimestamp(name, args, 0, pos);
+    parsed = args[0];
+  }
+  std::vector<ExprPtr> a{parsed};
+  return fn1(name, ts(), a, [](const Value& v) { return midnight(dayOf(v)); });
+}
+
+ExprPtr buildDateFromUnixDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argInt(name, args, 0, pos);
+  return fn1(name, ts(), args, [](const Value& v) { return midnight(v.asInt()); });
+}
+
+ExprPtr buildUnixDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  return fn1(name, int32(), args,
+             [](const Value& v) { return Value::integer(static_cast<int32_t>(dayOf(v))); });
+}
+
+// trunc(date, fmt): the date cut to its year, quarter, month or week; NULL for
+// any other unit, as in Spark.
+ExprPtr buildTrunc(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  return fn2(name, ts(), args, [](const Value& t, const Value& unit) {
+    TruncUnit u = truncUnit(unit.asString());
+    if (u != TruncUnit::Year && u != TruncUnit::Quarter && u != TruncUnit::Month &&
+        u != TruncUnit::Week)
+      return Value();
+    return truncate(u, t.asInt());
+  });
+}
+
+// current_date(): today's date, read per record in a flow (Spark reads it once
+// per query).
+ExprPtr buildCurrentDate(const std::string& name, std::vector<ExprPtr>& args, size_t) {
+  return fnN(name, ts(), args, false, [](const Row&, const std::vector<ExprPtr>&) {
+    return midnight(floorDiv(nowMicros(), kMicrosPerDay));
+  });
+}
+
+// date_part(field, source) / datepart: a field named by a literal string.
+ExprPtr buildDatePart(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  auto c = constantValue(args[0]);
+  if (!c || c->isNull()) throwArgError(name, args, pos, "the field must be a string literal");
+  std::string f = toUpper(c->asString());
+  std::vector<ExprPtr> a{args[1]};
+  auto field = [&](const char* fn) { return makeCall(fn, a, pos); };
+  if (f == "YEAR" || f == "Y" || f == "YEARS" || f == "YR" || f == "YRS") return field("year");
+  if (f == "QUARTER" || f == "QTR") return field("quarter");
+  if (f == "MONTH" || f == "MON" || f == "MONS" || f == "MONTHS") return field("month");
+  if (f == "WEEK" || f == "W" || f == "WEEKS") return field("weekofyear");
+  if (f == "DAY" || f == "D" || f == "DAYS") return field("day");
+  if (f == "DAYOFWEEK" || f == "DOW") return field("dayofweek");
+  if (f == "DAYOFWEEK_ISO" || f == "DOW_ISO") {
+    argTimestamp(name, a, 0, pos);
+    return fn1(name, int32(), a, [](const Value& v) {
+      return Value::integer(static_cast<int32_t>(floorMod(dayOf(v) + 3, 7) + 1));
+    });
+  }
+  if (f == "DOY") return field("dayofyear");
+  if (f == "HOUR" || f == "H" || f == "HOURS" || f == "HR" || f == "HRS") return field("hour");
+  if (f == "MINUTE" || f == "M" || f == "MIN" || f == "MINS" || f == "MINUTES")
+    return field("minute");
+  if (f == "SECOND" || f == "S" || f == "SEC" || f == "SECONDS" || f == "SECS") {
+    // Seconds with their fraction (Spark gives DECIMAL(8,6); here DOUBLE).
+    argTimestamp(name, a, 0, pos);
+    return fn1(name, DataType::of(TypeId::Double), a, [](const Value& v) {
+      return Value::float64(static_cast<double>(floorMod(v.asInt(), 60 * kMicrosPerSecond)) / 1e6);
+    });
+  }
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("unknown date_part field '{}'", c->asString()), pos,
+                 "fields: YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFWEEK, DAYOFWEEK_ISO, DOY, HOUR, "
+                 "MINUTE, SECOND");
+}
+
+// make_dt_interval(days, hours, mins, secs): an INTERVAL.
+ExprPtr buildMakeDtInterval(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  while (args.size() < 4)
+    args.push_back(makeLiteral(args.size() < 3 ? Value::integer(0) : Value::float64(0),
+                               args.size() < 3 ? int32() : DataType::of(TypeId::Double)));
+  for (size_t i = 0; i < 3; ++i) argBigInt(name, args, i, pos);
+  argDouble(name, args, 3, pos);
+  return fnN(name, DataType::of(TypeId::Interval), args, true,
+             [](const Row& row, const std::vector<ExprPtr>& a) {
+               Value v[4];
+               for (size_t i = 0; i < 4; ++i) {
+                 v[i] = a[i]->eval(row);
+                 if (v[i].isNull()) return Value();
+               }
+               double us = (static_cast<double>(v[0].asInt()) * 86400.0 +
+                            static_cast<double>(v[1].asInt()) * 3600.0 +
+                            static_cast<double>(v[2].asInt()) * 60.0 + v[3].asDouble()) *
+                           1e6;
+               if (!(std::fabs(us) < 9.2e18)) return Value();
+               return Value::interval(std::llround(us));
+             });
+}
+
+// current_timezone(): rtsql computes in UTC.
+ExprPtr buildCurrentTimezone(const std::string&, std::vector<ExprPtr>&, size_t) {
+  return makeLiteral(Value::string("UTC"), DataType::of(TypeId::String));
+}
+
+// window_time(window): the last instant of a time window (its end minus one
+// microsecond), the event time of a windowed aggregate's row.
+ExprPtr buildWindowTime(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  const auto& t = args[0]->type();
+  int end = t->id == TypeId::Struct ? t->fieldIndex("end") : -1;
+  if (end < 0 || t->fields[static_cast<size_t>(end)].type->id != TypeId::Timestamp)
+    throwArgError(name, args, pos,
+                  "the argument must be a window (a STRUCT with a TIMESTAMP field end)");
+  return fn1(name, ts(), args, [end](const Value& w) {
+    const Value& e = w.asList()[static_cast<size_t>(end)];
+    return e.isNull() ? Value() : Value::timestamp(e.asInt() - 1);
+  });
+}
+
 }  // namespace
 
 void registerDatetimeFunctions(FunctionTable& t) {
@@ -447,6 +776,41 @@ void registerDatetimeFunctions(FunctionTable& t) {
   t["minute"] = {1, 1, buildExtract<4>};
   t["second"] = {1, 1, buildExtract<5>};
   t["dayofweek"] = {1, 1, buildExtract<6>};
+  t["datediff"] = {2, 2, buildDateDiff};
+  t["date_diff"] = {2, 2, buildDateDiff};
+  t["date_add"] = {2, 2, buildDateAdd<1>};
+  t["dateadd"] = {2, 2, buildDateAdd<1>};
+  t["date_sub"] = {2, 2, buildDateAdd<-1>};
+  t["add_months"] = {2, 2, buildAddMonths};
+  t["months_between"] = {2, 3, buildMonthsBetween};
+  t["last_day"] = {1, 1, buildLastDay};
+  t["next_day"] = {2, 2, buildNextDay};
+  t["dayofyear"] = {1, 1, buildDateField<0>};
+  t["weekofyear"] = {1, 1, buildDateField<1>};
+  t["weekday"] = {1, 1, buildDateField<2>};
+  t["quarter"] = {1, 1, buildDateField<3>};
+  t["dayname"] = {1, 1, buildDayMonthName<false>};
+  t["monthname"] = {1, 1, buildDayMonthName<true>};
+  t["make_date"] = {3, 3, buildMakeDate};
+  t["make_timestamp"] = {6, 6, buildMakeTimestamp};
+  t["to_date"] = {1, 2, buildToDate};
+  t["date"] = {1, 1, buildToDate};
+  t["to_unix_timestamp"] = {1, 2, buildUnixTimestamp};
+  t["try_to_timestamp"] = {1, 2, buildToTimestamp};
+  t["to_timestamp_ntz"] = {1, 2, buildToTimestamp};
+  t["to_timestamp_ltz"] = {1, 2, buildToTimestamp};
+  t["date_from_unix_date"] = {1, 1, buildDateFromUnixDate};
+  t["unix_date"] = {1, 1, buildUnixDate};
+  t["trunc"] = {2, 2, buildTrunc};
+  t["current_date"] = {0, 0, buildCurrentDate};
+  t["curdate"] = {0, 0, buildCurrentDate};
+  t["date_part"] = {2, 2, buildDatePart};
+  t["datepart"] = {2, 2, buildDatePart};
+  t["make_dt_interval"] = {0, 4, buildMakeDtInterval};
+  t["make_timestamp_ntz"] = {6, 6, buildMakeTimestamp};
+  t["make_timestamp_ltz"] = {6, 6, buildMakeTimestamp};
+  t["current_timezone"] = {0, 0, buildCurrentTimezone};
+  t["window_time"] = {1, 1, buildWindowTime};
 }
 
 }  // namespace rtsql::expr_internal

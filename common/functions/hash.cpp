@@ -1,10 +1,13 @@
-// Encoding and hashing functions: base64 unbase64 hex md5 sha1 sha2 hash.
+// Encoding and hashing functions: base64 unbase64 hex unhex md5 sha1 sha2
+// crc32 hash xxhash64.
 // Digests use OpenSSL's EVP API. hash() is Spark's: Murmur3_x86_32 with seed 42,
 // chained over the arguments, with Spark's treatment of each type (including its
 // byte-at-a-time tail for strings), so hash('Spark', array(123), 2) gives the
-// same INT here as in Spark.
+// same INT here as in Spark; xxhash64() is Spark's XXH64 with seed 42 under the
+// same rules.
 #include <openssl/evp.h>
 
+#include <array>
 #include <cctype>
 #include <cstring>
 
@@ -140,6 +143,186 @@ ExprPtr buildHash(const std::string& name, std::vector<ExprPtr>& args, size_t po
   });
 }
 
+// ---- xxhash64, Spark's XXH64 with seed 42 -----------------------------------
+
+constexpr uint64_t kP1 = 0x9E3779B185EBCA87ULL;
+constexpr uint64_t kP2 = 0xC2B2AE3D27D4EB4FULL;
+constexpr uint64_t kP3 = 0x165667B19E3779F9ULL;
+constexpr uint64_t kP4 = 0x85EBCA77C2B2AE63ULL;
+constexpr uint64_t kP5 = 0x27D4EB2F165667C5ULL;
+
+inline uint64_t rotl64(uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
+inline uint64_t xxFmix(uint64_t h) {
+  h ^= h >> 33;
+  h *= kP2;
+  h ^= h >> 29;
+  h *= kP3;
+  h ^= h >> 32;
+  return h;
+}
+inline uint64_t xxRound(uint64_t acc, uint64_t lane) {
+  return rotl64(acc + lane * kP2, 31) * kP1;
+}
+inline uint64_t xxMerge(uint64_t h, uint64_t v) {
+  return (h ^ xxRound(0, v)) * kP1 + kP4;
+}
+
+uint64_t xxInt(uint32_t v, uint64_t seed) {
+  uint64_t h = seed + kP5 + 4;
+  h ^= static_cast<uint64_t>(v) * kP1;
+  h = rotl64(h, 23) * kP2 + kP3;
+  return xxFmix(h);
+}
+
+uint64_t xxLong(uint64_t v, uint64_t seed) {
+  uint64_t h = seed + kP5 + 8;
+  h ^= rotl64(v * kP2, 31) * kP1;
+  h = rotl64(h, 27) * kP1 + kP4;
+  return xxFmix(h);
+}
+
+uint64_t load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+uint32_t load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// XXH64 of a byte string (little-endian lanes, as Spark reads them on x86).
+uint64_t xxBytes(std::string_view b, uint64_t seed) {
+  const char* p = b.data();
+  const char* end = p + b.size();
+  uint64_t h;
+  if (b.size() >= 32) {
+    uint64_t v1 = seed + kP1 + kP2, v2 = seed + kP2, v3 = seed, v4 = seed - kP1;
+    const char* limit = end - 32;
+    do {
+      v1 = xxRound(v1, load64(p));
+      v2 = xxRound(v2, load64(p + 8));
+      v3 = xxRound(v3, load64(p + 16));
+      v4 = xxRound(v4, load64(p + 24));
+      p += 32;
+    } while (p <= limit);
+    h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+    h = xxMerge(h, v1);
+    h = xxMerge(h, v2);
+    h = xxMerge(h, v3);
+    h = xxMerge(h, v4);
+  } else {
+    h = seed + kP5;
+  }
+  h += b.size();
+  for (; p + 8 <= end; p += 8) h = rotl64(h ^ xxRound(0, load64(p)), 27) * kP1 + kP4;
+  if (p + 4 <= end) {
+    h = rotl64(h ^ (static_cast<uint64_t>(load32(p)) * kP1), 23) * kP2 + kP3;
+    p += 4;
+  }
+  for (; p < end; ++p)
+    h = rotl64(h ^ (static_cast<uint64_t>(static_cast<unsigned char>(*p)) * kP5), 11) * kP1;
+  return xxFmix(h);
+}
+
+// A value hashed as Spark's XxHash64Function does: the same type rules as
+// hash() (see sparkHash), with 64-bit state.
+uint64_t sparkXxHash(const Value& v, uint64_t seed) {
+  switch (v.type()) {
+    case TypeId::Null:
+      return seed;
+    case TypeId::Boolean:
+      return xxInt(v.asBool() ? 1 : 0, seed);
+    case TypeId::Int:
+      return xxInt(static_cast<uint32_t>(v.asInt()), seed);
+    case TypeId::BigInt:
+    case TypeId::Timestamp:
+    case TypeId::Interval:
+      return xxLong(static_cast<uint64_t>(v.asInt()), seed);
+    case TypeId::Double: {
+      double d = v.asDouble();
+      if (d == 0) d = 0.0;
+      uint64_t bits;
+      if (d != d)
+        bits = 0x7ff8000000000000ULL;
+      else
+        std::memcpy(&bits, &d, sizeof bits);
+      return xxLong(bits, seed);
+    }
+    case TypeId::String:
+    case TypeId::Binary:
+      return xxBytes(v.asString(), seed);
+    case TypeId::Array:
+    case TypeId::Struct: {
+      uint64_t h = seed;
+      for (const auto& item : v.asList()) h = sparkXxHash(item, h);
+      return h;
+    }
+  }
+  return seed;
+}
+
+ExprPtr buildXxHash64(const std::string& name, std::vector<ExprPtr>& args, size_t) {
+  return fnN(name, DataType::of(TypeId::BigInt), args, true,
+             [](const Row& row, const std::vector<ExprPtr>& a) {
+               uint64_t h = 42;
+               for (const auto& e : a) h = sparkXxHash(e->eval(row), h);
+               return Value::bigint(static_cast<int64_t>(h));
+             });
+}
+
+// crc32(bytes): the CRC-32 (IEEE, as java.util.zip.CRC32) as a BIGINT.
+ExprPtr buildCrc32(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argBinary(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::BigInt), args, [](const Value& v) {
+    static const auto table = [] {
+      std::array<uint32_t, 256> t{};
+      for (uint32_t i = 0; i < 256; ++i) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        t[i] = c;
+      }
+      return t;
+    }();
+    uint32_t c = 0xFFFFFFFFu;
+    for (char ch : v.asString()) c = table[(c ^ static_cast<unsigned char>(ch)) & 0xFF] ^ (c >> 8);
+    return Value::bigint(static_cast<int64_t>(c ^ 0xFFFFFFFFu));
+  });
+}
+
+// unhex(text): the bytes of a hexadecimal string (an odd length gets a leading
+// 0); NULL when a character is not a hex digit.
+ExprPtr buildUnhex(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::Binary), args, [](const Value& v) {
+    const std::string& s = v.asString();
+    auto digit = [](char c) {
+      return c >= '0' && c <= '9'   ? c - '0'
+             : c >= 'a' && c <= 'f' ? c - 'a' + 10
+             : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                    : -1;
+    };
+    std::string out;
+    out.reserve(s.size() / 2 + 1);
+    size_t i = 0;
+    if (s.size() % 2 == 1) {
+      int d = digit(s[0]);
+      if (d < 0) return Value();
+      out += static_cast<char>(d);
+      i = 1;
+    }
+    for (; i < s.size(); i += 2) {
+      int hi = digit(s[i]), lo = digit(s[i + 1]);
+      if (hi < 0 || lo < 0) return Value();
+      out += static_cast<char>(hi * 16 + lo);
+    }
+    return Value::binary(std::move(out));
+  });
+}
+
 }  // namespace
 
 int32_t sparkHash(const Value& v, int32_t seed) {
@@ -194,6 +377,9 @@ void registerHashFunctions(FunctionTable& t) {
   t["sha"] = {1, 1, buildSha1};
   t["sha2"] = {2, 2, buildSha2};
   t["hash"] = {1, -1, buildHash};
+  t["xxhash64"] = {1, -1, buildXxHash64};
+  t["crc32"] = {1, 1, buildCrc32};
+  t["unhex"] = {1, 1, buildUnhex};
 }
 
 }  // namespace rtsql::expr_internal

@@ -258,6 +258,10 @@ void registerDatetimeFunctions(FunctionTable& t);
 void registerJsonFunctions(FunctionTable& t);
 void registerNestedFunctions(FunctionTable& t);
 void registerConditionalFunctions(FunctionTable& t);
+void registerConversionFunctions(FunctionTable& t);
+void registerUrlFunctions(FunctionTable& t);
+void registerCsvFunctions(FunctionTable& t);
+void registerEncryptionFunctions(FunctionTable& t);
 
 const FunctionTable& functionTable();
 

@@ -1,12 +1,18 @@
 // JSON functions: get_json_object(json, '$.a.b[0]') with Spark's path syntax
 // (simdjson's DOM parser, one per thread and reused, so a record costs no
-// parser allocation) and to_json(struct or array).
+// parser allocation), to_json(struct or array), from_json(json, schema) to a
+// struct or array, json_array_length, json_object_keys and schema_of_json.
+#include <fmt/format.h>
 #include <simdjson.h>
 
-#include <fmt/format.h>
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 
 #include "common/functions/internal.h"
+#include "common/functions/schema_string.h"
 #include "common/json.h"
+#include "common/schema.h"
 
 namespace rtsql::expr_internal {
 
@@ -140,12 +146,208 @@ ExprPtr buildToJson(const std::string& name, std::vector<ExprPtr>& args, size_t 
   });
 }
 
+// ---- from_json and friends ----------------------------------------------------
+
+// A parsed JSON element converted to `type`; NULL where it does not fit.
+Value fromJsonElement(simdjson::dom::element el, const DataType& type) {
+  using simdjson::dom::element_type;
+  element_type k = el.type();
+  if (k == element_type::NULL_VALUE) return {};
+  switch (type.id) {
+    case TypeId::Boolean:
+      return k == element_type::BOOL ? Value::boolean(el.get_bool().value_unsafe()) : Value();
+    case TypeId::Int:
+    case TypeId::BigInt: {
+      int64_t v;
+      if (k == element_type::INT64)
+        v = el.get_int64().value_unsafe();
+      else if (k == element_type::UINT64)
+        return {};
+      else
+        return {};
+      if (type.id == TypeId::Int) {
+        if (v < INT32_MIN || v > INT32_MAX) return {};
+        return Value::integer(static_cast<int32_t>(v));
+      }
+      return Value::bigint(v);
+    }
+    case TypeId::Double:
+      if (k == element_type::DOUBLE || k == element_type::INT64 || k == element_type::UINT64)
+        return Value::float64(el.get_double().value_unsafe());
+      if (k == element_type::STRING) {
+        std::string_view sv = el.get_string().value_unsafe();
+        if (sv == "NaN") return Value::float64(std::nan(""));
+        if (sv == "Infinity") return Value::float64(HUGE_VAL);
+        if (sv == "-Infinity") return Value::float64(-HUGE_VAL);
+      }
+      return {};
+    case TypeId::String:
+      // A non-string value becomes its JSON text, as in Spark.
+      if (k == element_type::STRING)
+        return Value::string(std::string(el.get_string().value_unsafe()));
+      return Value::string(simdjson::to_string(el));
+    case TypeId::Binary: {
+      if (k != element_type::STRING) return {};
+      std::string out;
+      return fromBase64(el.get_string().value_unsafe(), &out) ? Value::binary(std::move(out))
+                                                              : Value();
+    }
+    case TypeId::Timestamp: {
+      if (k != element_type::STRING) return {};
+      int64_t us;
+      return parseTimestamp(el.get_string().value_unsafe(), &us) ? Value::timestamp(us) : Value();
+    }
+    case TypeId::Array: {
+      if (k != element_type::ARRAY) return {};
+      ValueList items;
+      simdjson::dom::array arr = el.get_array().value_unsafe();
+      for (simdjson::dom::element e : arr) items.push_back(fromJsonElement(e, *type.element));
+      return Value::array(std::move(items));
+    }
+    case TypeId::Struct: {
+      if (k != element_type::OBJECT) return {};
+      ValueList fields(type.fields.size());
+      simdjson::dom::object obj = el.get_object().value_unsafe();
+      for (auto [key, value] : obj) {
+        for (size_t i = 0; i < type.fields.size(); ++i)
+          if (type.fields[i].name == key) {
+            fields[i] = fromJsonElement(value, *type.fields[i].type);
+            break;
+          }
+      }
+      return Value::structure(std::move(fields));
+    }
+    default:
+      return {};
+  }
+}
+
+// from_json(json, schema): the schema is a literal, read once. Text that is not
+// JSON gives a struct of NULLs for a struct schema (Spark's PERMISSIVE mode)
+// and NULL for an array schema.
+ExprPtr buildFromJson(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  auto c = constantValue(args[1]);
+  if (!c || c->type() != TypeId::String)
+    throwArgError(name, args, pos, "the schema must be a string literal");
+  DataTypePtr t;
+  try {
+    t = readSchemaString(c->asString(), name);
+  } catch (SqlError& e) {
+    throw SqlError(e.sqlstate(), e.message(), pos, e.hint());
+  }
+  return fn2(name, t, args, [t](const Value& j, const Value&) {
+    thread_local simdjson::dom::parser parser;
+    simdjson::dom::element el;
+    if (parser.parse(j.asString()).get(el) != simdjson::SUCCESS) {
+      if (t->id != TypeId::Struct) return Value();
+      return Value::structure(ValueList(t->fields.size()));
+    }
+    Value v = fromJsonElement(el, *t);
+    if (v.isNull() && t->id == TypeId::Struct) return Value::structure(ValueList(t->fields.size()));
+    return v;
+  });
+}
+
+// json_array_length(json): elements of the outer array; NULL if it is not one.
+ExprPtr buildJsonArrayLength(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::Int), args, [](const Value& j) {
+    thread_local simdjson::dom::parser parser;
+    simdjson::dom::element el;
+    if (parser.parse(j.asString()).get(el) != simdjson::SUCCESS) return Value();
+    simdjson::dom::array arr;
+    if (el.get_array().get(arr) != simdjson::SUCCESS) return Value();
+    return Value::integer(static_cast<int32_t>(arr.size()));
+  });
+}
+
+// json_object_keys(json): the outer object's keys; NULL if it is not one.
+ExprPtr buildJsonObjectKeys(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, DataType::arrayOf(DataType::of(TypeId::String)), args, [](const Value& j) {
+    thread_local simdjson::dom::parser parser;
+    simdjson::dom::element el;
+    if (parser.parse(j.asString()).get(el) != simdjson::SUCCESS) return Value();
+    simdjson::dom::object obj;
+    if (el.get_object().get(obj) != simdjson::SUCCESS) return Value();
+    ValueList keys;
+    for (auto [key, value] : obj) keys.push_back(Value::string(std::string(key)));
+    return Value::array(std::move(keys));
+  });
+}
+
+// The type Spark infers for a JSON value: integers BIGINT, other numbers
+// DOUBLE, objects STRUCT with fields sorted by name; types that disagree
+// merge to DOUBLE (numbers) or STRING.
+std::string inferJson(simdjson::dom::element el);
+std::string mergeInferred(const std::string& a, const std::string& b) {
+  if (a.empty() || a == b) return b;
+  if (b.empty()) return a;
+  if ((a == "BIGINT" || a == "DOUBLE") && (b == "BIGINT" || b == "DOUBLE")) return "DOUBLE";
+  return "STRING";
+}
+std::string inferJson(simdjson::dom::element el) {
+  using simdjson::dom::element_type;
+  switch (el.type()) {
+    case element_type::INT64:
+    case element_type::UINT64:
+      return "BIGINT";
+    case element_type::DOUBLE:
+      return "DOUBLE";
+    case element_type::BOOL:
+      return "BOOLEAN";
+    case element_type::NULL_VALUE:
+      return {};
+    case element_type::STRING:
+      return "STRING";
+    case element_type::ARRAY: {
+      std::string e;
+      simdjson::dom::array arr = el.get_array().value_unsafe();
+      for (simdjson::dom::element x : arr) e = mergeInferred(e, inferJson(x));
+      return "ARRAY<" + (e.empty() ? std::string("STRING") : e) + ">";
+    }
+    case element_type::OBJECT: {
+      std::vector<std::pair<std::string, std::string>> fs;
+      simdjson::dom::object obj = el.get_object().value_unsafe();
+      for (auto [key, value] : obj) {
+        std::string t = inferJson(value);
+        fs.emplace_back(std::string(key), t.empty() ? "STRING" : t);
+      }
+      std::stable_sort(fs.begin(), fs.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::string s = "STRUCT<";
+      for (size_t i = 0; i < fs.size(); ++i) {
+        if (i) s += ", ";
+        s += fs[i].first + ": " + fs[i].second;
+      }
+      return s + ">";
+    }
+  }
+  return "STRING";
+}
+
+ExprPtr buildSchemaOfJson(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::String), args, [](const Value& j) {
+    thread_local simdjson::dom::parser parser;
+    simdjson::dom::element el;
+    if (parser.parse(j.asString()).get(el) != simdjson::SUCCESS) return Value::string("STRING");
+    std::string t = inferJson(el);
+    return Value::string(t.empty() ? "STRING" : t);
+  });
+}
+
 }  // namespace
 
 void registerJsonFunctions(FunctionTable& t) {
   t["get_json_object"] = {2, 2, buildGetJsonObject};
   t["json_extract"] = {2, 2, buildGetJsonObject};
   t["to_json"] = {1, 1, buildToJson};
+  t["from_json"] = {2, 2, buildFromJson};
+  t["json_array_length"] = {1, 1, buildJsonArrayLength};
+  t["json_object_keys"] = {1, 1, buildJsonObjectKeys};
+  t["schema_of_json"] = {1, 1, buildSchemaOfJson};
 }
 
 }  // namespace rtsql::expr_internal

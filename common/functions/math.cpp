@@ -1,6 +1,8 @@
-// Numeric functions: abs round floor ceil sqrt pow mod pmod exp ln log10 log2
-// sign, with Spark's result types (floor/ceil give BIGINT, round keeps the
-// argument's type and rounds half up on the decimal value as printed).
+// Numeric functions: rounding, powers and logarithms, trigonometry, bases
+// and bits, and the try_* arithmetic that gives NULL on overflow, with
+// Spark's result types (floor/ceil give BIGINT, round keeps the argument's
+// type and rounds half up on the decimal value as printed, bround half even).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -29,7 +31,7 @@ int64_t saturatingLong(double d) {
 
 // Rounds half up at `scale` decimal places, working on the shortest decimal
 // form of the double (so round(2.675, 2) is 2.68, as in Spark, not 2.67).
-double roundDouble(double x, int scale) {
+double roundDouble(double x, int scale, bool halfEven = false) {
   if (!std::isfinite(x) || x == 0) return x;
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
@@ -48,7 +50,16 @@ double roundDouble(double x, int scale) {
   if (keep >= static_cast<long>(digits.size())) return x;
   if (keep < 0) return neg ? -0.0 : 0.0;
   std::string kept = digits.substr(0, static_cast<size_t>(keep));
-  if (digits[static_cast<size_t>(keep)] >= '5') {
+  bool up = digits[static_cast<size_t>(keep)] > '5';
+  if (digits[static_cast<size_t>(keep)] == '5') {
+    // Exactly half (nothing but zeros after the 5) goes to the even neighbour
+    // under half-even rounding; anything more goes up.
+    bool exactHalf =
+        digits.find_first_not_of('0', static_cast<size_t>(keep) + 1) == std::string::npos;
+    int lastKept = keep == 0 ? 0 : digits[static_cast<size_t>(keep) - 1] - '0';
+    up = !halfEven || !exactHalf || lastKept % 2 == 1;
+  }
+  if (up) {
     // Add one at the last kept digit, carrying left.
     long i = static_cast<long>(kept.size()) - 1;
     while (i >= 0 && kept[static_cast<size_t>(i)] == '9') kept[static_cast<size_t>(i--)] = '0';
@@ -64,14 +75,16 @@ double roundDouble(double x, int scale) {
   return out;
 }
 
-int64_t roundInteger(int64_t x, int scale) {
+int64_t roundInteger(int64_t x, int scale, bool halfEven = false) {
   if (scale >= 0) return x;
   if (scale < -18) return 0;
   int64_t p = 1;
   for (int i = 0; i < -scale; ++i) p *= 10;
   int64_t q = x / p * p;
   int64_t rem = x - q;
-  if (rem >= 0 ? rem * 2 >= p : -rem * 2 >= p) q += x >= 0 ? p : -p;
+  int64_t twice = rem >= 0 ? rem * 2 : -rem * 2;
+  bool odd = (q / p) % 2 != 0;
+  if (twice > p || (twice == p && (!halfEven || odd))) q += x >= 0 ? p : -p;
   return q;
 }
 
@@ -175,6 +188,402 @@ ExprPtr buildPmod(const std::string& name, std::vector<ExprPtr>& args, size_t po
   });
 }
 
+// glibc's cbrt may miss a perfect cube by an ulp (cbrt(27) = 3.0000000000000004);
+// Java's gives the exact root, so an integral root that cubes back is taken.
+double dcbrt(double x) {
+  double r = std::cbrt(x);
+  double k = std::nearbyint(r);
+  return k * k * k == x ? k : r;
+}
+double ddegrees(double x) {
+  return x * (180.0 / M_PI);
+}
+double dradians(double x) {
+  return x * (M_PI / 180.0);
+}
+double dsin(double x) {
+  return std::sin(x);
+}
+double dcos(double x) {
+  return std::cos(x);
+}
+double dtan(double x) {
+  return std::tan(x);
+}
+double dasin(double x) {
+  return std::asin(x);
+}
+double dacos(double x) {
+  return std::acos(x);
+}
+double datan(double x) {
+  return std::atan(x);
+}
+double dsinh(double x) {
+  return std::sinh(x);
+}
+double dcosh(double x) {
+  return std::cosh(x);
+}
+double dtanh(double x) {
+  return std::tanh(x);
+}
+double dasinh(double x) {
+  return std::asinh(x);
+}
+double dacosh(double x) {
+  return std::acosh(x);
+}
+double datanh(double x) {
+  return std::atanh(x);
+}
+double dcot(double x) {
+  return 1.0 / std::tan(x);
+}
+double dsec(double x) {
+  return 1.0 / std::cos(x);
+}
+double dcsc(double x) {
+  return 1.0 / std::sin(x);
+}
+double dexpm1(double x) {
+  return std::expm1(x);
+}
+// rint rounds half to even, as Java's Math.rint.
+double drint(double x) {
+  return std::nearbyint(x);
+}
+
+// log1p gives NULL at or below -1, as Spark's.
+ExprPtr buildLog1p(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argDouble(name, args, 0, pos);
+  return fn1(name, dbl(), args, [](const Value& v) {
+    double x = v.asDouble();
+    return x <= -1 ? Value() : Value::float64(std::log1p(x));
+  });
+}
+
+template <double (*F)(double, double)>
+ExprPtr buildBinaryDouble(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argDouble(name, args, 0, pos);
+  argDouble(name, args, 1, pos);
+  return fn2(name, dbl(), args, [](const Value& a, const Value& b) {
+    return Value::float64(F(a.asDouble(), b.asDouble()));
+  });
+}
+double datan2(double y, double x) {
+  return std::atan2(y + 0.0, x + 0.0);
+}
+double dhypot(double a, double b) {
+  return std::hypot(a, b);
+}
+
+template <int Which>  // 0: e, 1: pi
+ExprPtr buildConstant(const std::string& name, std::vector<ExprPtr>& args, size_t) {
+  return fnN(name, dbl(), args, true, [](const Row&, const std::vector<ExprPtr>&) {
+    return Value::float64(Which == 0 ? M_E : M_PI);
+  });
+}
+
+// log(x) is ln(x); log(base, x) is ln(x) / ln(base); NULL when either is <= 0.
+ExprPtr buildLogBase(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args.size() == 1) return buildLog<dln>(name, args, pos);
+  argDouble(name, args, 0, pos);
+  argDouble(name, args, 1, pos);
+  return fn2(name, dbl(), args, [](const Value& b, const Value& x) {
+    if (b.asDouble() <= 0 || x.asDouble() <= 0) return Value();
+    return Value::float64(std::log(x.asDouble()) / std::log(b.asDouble()));
+  });
+}
+
+// bround: round half to even at `scale` decimal places.
+ExprPtr buildBround(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argNumeric(name, args, 0, pos);
+  if (args.size() == 1) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
+  argInt(name, args, 1, pos);
+  auto t = args[0]->type();
+  return fn2(name, t, args, [](const Value& v, const Value& s) {
+    int scale = static_cast<int>(s.asInt());
+    switch (v.type()) {
+      case TypeId::Int:
+        return Value::integer(static_cast<int32_t>(roundInteger(v.asInt(), scale, true)));
+      case TypeId::BigInt:
+        return Value::bigint(roundInteger(v.asInt(), scale, true));
+      default:
+        return Value::float64(roundDouble(v.asDouble(), scale, true));
+    }
+  });
+}
+
+ExprPtr buildFactorial(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argInt(name, args, 0, pos);
+  return fn1(name, bigint(), args, [](const Value& v) {
+    int64_t n = v.asInt();
+    if (n < 0 || n > 20) return Value();
+    int64_t r = 1;
+    for (int64_t i = 2; i <= n; ++i) r *= i;
+    return Value::bigint(r);
+  });
+}
+
+// bin(x): the two's complement bits of a BIGINT, as Java's Long.toBinaryString.
+ExprPtr buildBin(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argBigInt(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::String), args, [](const Value& v) {
+    auto u = static_cast<uint64_t>(v.asInt());
+    if (u == 0) return Value::string("0");
+    std::string s;
+    while (u) {
+      s += static_cast<char>('0' + (u & 1));
+      u >>= 1;
+    }
+    std::reverse(s.begin(), s.end());
+    return Value::string(std::move(s));
+  });
+}
+
+// conv(num, from_base, to_base): Spark's NumberConverter. Digits are read up
+// to the first one invalid in from_base; the value is unsigned 64-bit (an
+// overflow gives all ones); a negative to_base prints it signed.
+Value convert(const std::string& text, int64_t fromBase, int64_t toBase) {
+  if (fromBase < 2 || fromBase > 36 || std::abs(toBase) < 2 || std::abs(toBase) > 36) return {};
+  std::string_view s = text;
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  bool negative = !s.empty() && s.front() == '-';
+  if (negative) s.remove_prefix(1);
+  if (s.empty()) return {};
+  uint64_t v = 0;
+  bool overflow = false;
+  size_t digits = 0;
+  for (char c : s) {
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 10
+            : c >= 'A' && c <= 'Z' ? c - 'A' + 10
+                                   : 99;
+    if (d >= fromBase) break;
+    ++digits;
+    if (v > (UINT64_MAX - static_cast<uint64_t>(d)) / static_cast<uint64_t>(fromBase))
+      overflow = true;
+    v = v * static_cast<uint64_t>(fromBase) + static_cast<uint64_t>(d);
+  }
+  if (digits == 0) return Value::string("0");
+  if (overflow) v = UINT64_MAX;
+  if (negative) v = overflow ? UINT64_MAX : 0 - v;
+  bool signedOut = toBase < 0;
+  uint64_t base = static_cast<uint64_t>(std::abs(toBase));
+  bool minus = signedOut && static_cast<int64_t>(v) < 0;
+  if (minus) v = 0 - v;
+  std::string out;
+  do {
+    auto d = static_cast<int>(v % base);
+    out += static_cast<char>(d < 10 ? '0' + d : 'A' + d - 10);
+    v /= base;
+  } while (v);
+  if (minus) out += '-';
+  std::reverse(out.begin(), out.end());
+  return Value::string(std::move(out));
+}
+
+ExprPtr buildConv(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argBigInt(name, args, 1, pos);
+  argBigInt(name, args, 2, pos);
+  return fn3(name, DataType::of(TypeId::String), args,
+             [](const Value& n, const Value& f, const Value& t) {
+               return convert(n.asString(), f.asInt(), t.asInt());
+             });
+}
+
+// shiftleft/shiftright/shiftrightunsigned(x, n) on INT or BIGINT, with Java's
+// shift semantics (the count is taken modulo the width).
+template <int Kind>  // 0: <<, 1: >>, 2: >>>
+ExprPtr buildShift(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argNumeric(name, args, 0, pos);
+  if (args[0]->type()->id == TypeId::Double) argBigInt(name, args, 0, pos);
+  argInt(name, args, 1, pos);
+  auto t = args[0]->type();
+  return fn2(name, t, args, [](const Value& v, const Value& nv) {
+    if (v.type() == TypeId::Int) {
+      auto x = static_cast<int32_t>(v.asInt());
+      int n = static_cast<int>(nv.asInt() & 31);
+      int32_t r = Kind == 0   ? static_cast<int32_t>(static_cast<uint32_t>(x) << n)
+                  : Kind == 1 ? (x >> n)
+                              : static_cast<int32_t>(static_cast<uint32_t>(x) >> n);
+      return Value::integer(r);
+    }
+    int64_t x = v.asInt();
+    int n = static_cast<int>(nv.asInt() & 63);
+    int64_t r = Kind == 0   ? static_cast<int64_t>(static_cast<uint64_t>(x) << n)
+                : Kind == 1 ? (x >> n)
+                            : static_cast<int64_t>(static_cast<uint64_t>(x) >> n);
+    return Value::bigint(r);
+  });
+}
+
+ExprPtr buildBitCount(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Boolean)
+    return fn1(name, DataType::of(TypeId::Int), args,
+               [](const Value& v) { return Value::integer(v.asBool() ? 1 : 0); });
+  argNumeric(name, args, 0, pos);
+  if (args[0]->type()->id == TypeId::Double)
+    throwArgError(name, args, pos, "the argument must be an integer");
+  return fn1(name, DataType::of(TypeId::Int), args, [](const Value& v) {
+    uint64_t u = v.type() == TypeId::Int ? static_cast<uint32_t>(v.asInt())
+                                         : static_cast<uint64_t>(v.asInt());
+    return Value::integer(__builtin_popcountll(u));
+  });
+}
+
+// bit_get(x, pos): the bit at pos (0 is the lowest); a position outside the
+// type's width is 22023, as in Spark.
+ExprPtr buildBitGet(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argNumeric(name, args, 0, pos);
+  if (args[0]->type()->id == TypeId::Double)
+    throwArgError(name, args, pos, "the argument must be an integer");
+  argInt(name, args, 1, pos);
+  return fn2(name, DataType::of(TypeId::Int), args, [](const Value& v, const Value& p) {
+    int width = v.type() == TypeId::Int ? 32 : 64;
+    int64_t k = p.asInt();
+    if (k < 0 || k >= width)
+      throw SqlError(sqlstate::kInvalidParameterValue, "bit_get: the bit position " +
+                                                           std::to_string(k) + " is outside 0.." +
+                                                           std::to_string(width - 1));
+    return Value::integer(static_cast<int32_t>((static_cast<uint64_t>(v.asInt()) >> k) & 1));
+  });
+}
+
+template <bool Negate>
+ExprPtr buildSignOp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id != TypeId::Interval) argNumeric(name, args, 0, pos);
+  if (!Negate) return args[0];
+  std::vector<ExprPtr> a{args[0]};
+  return makeCall("neg", std::move(a), pos);
+}
+
+// isnan(x): TRUE for NaN, FALSE otherwise, also for NULL.
+ExprPtr buildIsnan(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argDouble(name, args, 0, pos);
+  return fnN(name, DataType::of(TypeId::Boolean), args, true,
+             [](const Row& row, const std::vector<ExprPtr>& a) {
+               Value v = a[0]->eval(row);
+               return Value::boolean(!v.isNull() && std::isnan(v.asDouble()));
+             });
+}
+
+// nanvl(a, b): b when a is NaN, else a.
+ExprPtr buildNanvl(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argDouble(name, args, 0, pos);
+  argDouble(name, args, 1, pos);
+  return fnN(name, dbl(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    Value v = a[0]->eval(row);
+    if (v.isNull() || !std::isnan(v.asDouble())) return v;
+    return a[1]->eval(row);
+  });
+}
+
+// width_bucket(v, min, max, n): the bucket of v among n equal ones, 0 below
+// and n + 1 above; NULL for n <= 0, min = max or a non-finite bound.
+ExprPtr buildWidthBucket(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  for (size_t i = 0; i < 3; ++i) argDouble(name, args, i, pos);
+  argBigInt(name, args, 3, pos);
+  return fnN(name, bigint(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    Value vs[4];
+    for (size_t i = 0; i < 4; ++i) {
+      vs[i] = a[i]->eval(row);
+      if (vs[i].isNull()) return Value();
+    }
+    double v = vs[0].asDouble(), lo = vs[1].asDouble(), hi = vs[2].asDouble();
+    int64_t n = vs[3].asInt();
+    if (n <= 0 || n == INT64_MAX || std::isnan(v) || !std::isfinite(lo) || !std::isfinite(hi) ||
+        lo == hi)
+      return Value();
+    if (lo < hi) {
+      if (v < lo) return Value::bigint(0);
+      if (v >= hi) return Value::bigint(n + 1);
+      return Value::bigint(static_cast<int64_t>(static_cast<double>(n) * (v - lo) / (hi - lo)) + 1);
+    }
+    if (v > lo) return Value::bigint(0);
+    if (v <= hi) return Value::bigint(n + 1);
+    return Value::bigint(static_cast<int64_t>(static_cast<double>(n) * (lo - v) / (lo - hi)) + 1);
+  });
+}
+
+// try_add, try_subtract, try_multiply, try_divide: NULL instead of an
+// overflow or a division by zero.
+template <char Op>
+ExprPtr buildTryArith(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argNumeric(name, args, 0, pos);
+  argNumeric(name, args, 1, pos);
+  if (Op == '/') {
+    argDouble(name, args, 0, pos);
+    argDouble(name, args, 1, pos);
+  }
+  auto t = argsCommon(name, args, 0, pos);
+  return fn2(name, t, args, [](const Value& a, const Value& b) {
+    if (a.type() == TypeId::Double) {
+      double x = a.asDouble(), y = b.asDouble();
+      if (Op == '/') return y == 0 ? Value() : Value::float64(x / y);
+      return Value::float64(Op == '+' ? x + y : Op == '-' ? x - y : x * y);
+    }
+    int64_t x = a.asInt(), y = b.asInt(), r;
+    if (a.type() == TypeId::Int) {
+      int32_t r32;
+      auto x32 = static_cast<int32_t>(x), y32 = static_cast<int32_t>(y);
+      bool over = Op == '+'   ? __builtin_add_overflow(x32, y32, &r32)
+                  : Op == '-' ? __builtin_sub_overflow(x32, y32, &r32)
+                              : __builtin_mul_overflow(x32, y32, &r32);
+      return over ? Value() : Value::integer(r32);
+    }
+    bool over = Op == '+'   ? __builtin_add_overflow(x, y, &r)
+                : Op == '-' ? __builtin_sub_overflow(x, y, &r)
+                            : __builtin_mul_overflow(x, y, &r);
+    return over ? Value() : Value::bigint(r);
+  });
+}
+
+// div: integral division, NULL for a zero divisor.
+ExprPtr buildDiv(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argNumeric(name, args, 0, pos);
+  argNumeric(name, args, 1, pos);
+  argsCommon(name, args, 0, pos);
+  return fn2(name, bigint(), args, [](const Value& a, const Value& b) {
+    if (a.type() == TypeId::Double) {
+      double y = b.asDouble();
+      if (y == 0) return Value();
+      return Value::bigint(saturatingLong(std::trunc(a.asDouble() / y)));
+    }
+    int64_t y = b.asInt();
+    if (y == 0) return Value();
+    if (y == -1)
+      return Value::bigint(static_cast<int64_t>(0ull - static_cast<uint64_t>(a.asInt())));
+    return Value::bigint(a.asInt() / y);
+  });
+}
+
+// Spark's bitmap position functions: a value's bucket of 32768 bits and its
+// bit within the bucket; bitmap_count counts the set bits of a bitmap.
+constexpr int64_t kBitmapBits = 32768;
+template <bool Bucket>
+ExprPtr buildBitmapPosition(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argBigInt(name, args, 0, pos);
+  return fn1(name, bigint(), args, [](const Value& v) {
+    int64_t x = v.asInt();
+    if (Bucket) return Value::bigint(x > 0 ? 1 + (x - 1) / kBitmapBits : x / kBitmapBits);
+    return Value::bigint(x > 0
+                             ? (x - 1) % kBitmapBits
+                             : static_cast<int64_t>(0ull - static_cast<uint64_t>(x)) % kBitmapBits);
+  });
+}
+
+ExprPtr buildBitmapCount(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argBinary(name, args, 0, pos);
+  return fn1(name, bigint(), args, [](const Value& v) {
+    int64_t n = 0;
+    for (char c : v.asString()) n += __builtin_popcount(static_cast<unsigned char>(c));
+    return Value::bigint(n);
+  });
+}
+
 }  // namespace
 
 void registerMathFunctions(FunctionTable& t) {
@@ -194,6 +603,55 @@ void registerMathFunctions(FunctionTable& t) {
   t["power"] = {2, 2, buildPow};
   t["mod"] = {2, 2, buildMod};
   t["pmod"] = {2, 2, buildPmod};
+  t["cbrt"] = {1, 1, buildUnaryDouble<dcbrt>};
+  t["degrees"] = {1, 1, buildUnaryDouble<ddegrees>};
+  t["radians"] = {1, 1, buildUnaryDouble<dradians>};
+  t["sin"] = {1, 1, buildUnaryDouble<dsin>};
+  t["cos"] = {1, 1, buildUnaryDouble<dcos>};
+  t["tan"] = {1, 1, buildUnaryDouble<dtan>};
+  t["asin"] = {1, 1, buildUnaryDouble<dasin>};
+  t["acos"] = {1, 1, buildUnaryDouble<dacos>};
+  t["atan"] = {1, 1, buildUnaryDouble<datan>};
+  t["sinh"] = {1, 1, buildUnaryDouble<dsinh>};
+  t["cosh"] = {1, 1, buildUnaryDouble<dcosh>};
+  t["tanh"] = {1, 1, buildUnaryDouble<dtanh>};
+  t["asinh"] = {1, 1, buildUnaryDouble<dasinh>};
+  t["acosh"] = {1, 1, buildUnaryDouble<dacosh>};
+  t["atanh"] = {1, 1, buildUnaryDouble<datanh>};
+  t["cot"] = {1, 1, buildUnaryDouble<dcot>};
+  t["sec"] = {1, 1, buildUnaryDouble<dsec>};
+  t["csc"] = {1, 1, buildUnaryDouble<dcsc>};
+  t["expm1"] = {1, 1, buildUnaryDouble<dexpm1>};
+  t["rint"] = {1, 1, buildUnaryDouble<drint>};
+  t["log1p"] = {1, 1, buildLog1p};
+  t["atan2"] = {2, 2, buildBinaryDouble<datan2>};
+  t["hypot"] = {2, 2, buildBinaryDouble<dhypot>};
+  t["e"] = {0, 0, buildConstant<0>};
+  t["pi"] = {0, 0, buildConstant<1>};
+  t["log"] = {1, 2, buildLogBase};
+  t["bround"] = {1, 2, buildBround};
+  t["factorial"] = {1, 1, buildFactorial};
+  t["bin"] = {1, 1, buildBin};
+  t["conv"] = {3, 3, buildConv};
+  t["shiftleft"] = {2, 2, buildShift<0>};
+  t["shiftright"] = {2, 2, buildShift<1>};
+  t["shiftrightunsigned"] = {2, 2, buildShift<2>};
+  t["bit_count"] = {1, 1, buildBitCount};
+  t["bit_get"] = {2, 2, buildBitGet};
+  t["getbit"] = {2, 2, buildBitGet};
+  t["negative"] = {1, 1, buildSignOp<true>};
+  t["positive"] = {1, 1, buildSignOp<false>};
+  t["isnan"] = {1, 1, buildIsnan};
+  t["nanvl"] = {2, 2, buildNanvl};
+  t["width_bucket"] = {4, 4, buildWidthBucket};
+  t["try_add"] = {2, 2, buildTryArith<'+'>};
+  t["try_subtract"] = {2, 2, buildTryArith<'-'>};
+  t["try_multiply"] = {2, 2, buildTryArith<'*'>};
+  t["try_divide"] = {2, 2, buildTryArith<'/'>};
+  t["div"] = {2, 2, buildDiv};
+  t["bitmap_bucket_number"] = {1, 1, buildBitmapPosition<true>};
+  t["bitmap_bit_position"] = {1, 1, buildBitmapPosition<false>};
+  t["bitmap_count"] = {1, 1, buildBitmapCount};
 }
 
 }  // namespace rtsql::expr_internal

@@ -1,5 +1,6 @@
-// Regular-expression functions (regexp_extract, regexp_replace, split, rlike)
-// on RE2, which matches in time linear in the input and uses no recursion per
+// Regular-expression functions (regexp_extract, regexp_extract_all,
+// regexp_replace, regexp_count, regexp_substr, regexp_instr, split, rlike) on
+// RE2, which matches in time linear in the input and uses no recursion per
 // input character: no record and no pattern can exhaust the stack or keep a
 // core busy without bound. RE2's syntax is Java's for the patterns people write
 // in practice; what it lacks (backreferences, lookaround, possessive quantifiers,
@@ -403,6 +404,108 @@ ExprPtr buildRlike(const std::string& name, std::vector<ExprPtr>& args, size_t p
   });
 }
 
+// regexp_count(str, regexp): how many times the pattern matches (Java's find
+// loop, empty matches included).
+ExprPtr buildCount(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  RegexPtr fixed = compileConstant(name, args[1], pos);
+  return fn2(name, DataType::of(TypeId::Int), args, [fixed](const Value& s, const Value& p) {
+    std::optional<RE2> local;
+    const RE2* re = pick(fixed, p, local);
+    if (!re) return Value();
+    int32_t n = 0;
+    Groups groups(1);
+    forEachMatch(*re, s.asString(), groups, [&](const re2::StringPiece*) {
+      ++n;
+      return true;
+    });
+    return Value::integer(n);
+  });
+}
+
+// regexp_extract_all(str, regexp[, idx]): group idx (1 by default) of every
+// match; a group that took no part gives ''.
+ExprPtr buildExtractAll(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  if (args.size() == 2) args.push_back(makeLiteral(Value::integer(1), DataType::of(TypeId::Int)));
+  argBigInt(name, args, 2, pos);
+  RegexPtr fixed = compileConstant(name, args[1], pos);
+  if (fixed) {
+    if (auto idx = constantValue(args[2]); idx && !idx->isNull()) {
+      const int groups = fixed->NumberOfCapturingGroups();
+      if (idx->asInt() < 0 || idx->asInt() > groups)
+        throw SqlError(sqlstate::kInvalidParameterValue,
+                       fmt::format("{} group index {} is out of range: the pattern has {} group{}",
+                                   name, idx->asInt(), groups, groups == 1 ? "" : "s"),
+                       pos);
+    }
+  }
+  return fn3(name, DataType::arrayOf(DataType::of(TypeId::String)), args,
+             [fixed](const Value& s, const Value& p, const Value& i) {
+               std::optional<RE2> local;
+               const RE2* re = pick(fixed, p, local);
+               if (!re) return Value();
+               int64_t idx = i.asInt();
+               if (idx < 0 || idx > re->NumberOfCapturingGroups()) return Value();
+               ValueList out;
+               size_t bytes = 0;
+               Groups groups(static_cast<int>(idx) + 1);
+               forEachMatch(*re, s.asString(), groups, [&](const re2::StringPiece* g) {
+                 const re2::StringPiece& piece = g[idx];
+                 bytes += sizeof(Value) + piece.size();
+                 checkValueSize("regexp_extract_all", bytes);
+                 out.push_back(Value::string(piece.data() ? std::string(piece.data(), piece.size())
+                                                          : std::string()));
+                 return true;
+               });
+               return Value::array(std::move(out));
+             });
+}
+
+// regexp_substr(str, regexp): the first match, NULL when there is none.
+ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  RegexPtr fixed = compileConstant(name, args[1], pos);
+  return fn2(name, DataType::of(TypeId::String), args, [fixed](const Value& s, const Value& p) {
+    std::optional<RE2> local;
+    const RE2* re = pick(fixed, p, local);
+    if (!re) return Value();
+    const std::string& text = s.asString();
+    re2::StringPiece m;
+    if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &m, 1)) return Value();
+    return Value::string(std::string(m.data(), m.size()));
+  });
+}
+
+// regexp_instr(str, regexp[, idx]): the 1-based character position where the
+// first match (or its group idx) starts, 0 when there is none.
+ExprPtr buildInstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  if (args.size() == 2) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
+  argBigInt(name, args, 2, pos);
+  RegexPtr fixed = compileConstant(name, args[1], pos);
+  return fn3(name, DataType::of(TypeId::Int), args,
+             [fixed](const Value& s, const Value& p, const Value& i) {
+               std::optional<RE2> local;
+               const RE2* re = pick(fixed, p, local);
+               if (!re) return Value();
+               int64_t idx = i.asInt();
+               if (idx < 0 || idx > re->NumberOfCapturingGroups()) return Value();
+               const std::string& text = s.asString();
+               Groups groups(static_cast<int>(idx) + 1);
+               if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, groups.data(), groups.size()))
+                 return Value::integer(0);
+               const re2::StringPiece& g = groups.data()[idx];
+               if (!g.data()) return Value::integer(0);
+               return Value::integer(static_cast<int32_t>(
+                   utf8Length(std::string_view(text).substr(0, offsetIn(text, g))) + 1));
+             });
+}
+
 }  // namespace
 
 void registerRegexFunctions(FunctionTable& t) {
@@ -412,6 +515,10 @@ void registerRegexFunctions(FunctionTable& t) {
   t["rlike"] = {2, 2, buildRlike};
   t["regexp_like"] = {2, 2, buildRlike};
   t["regexp"] = {2, 2, buildRlike};
+  t["regexp_count"] = {2, 2, buildCount};
+  t["regexp_extract_all"] = {2, 3, buildExtractAll};
+  t["regexp_substr"] = {2, 2, buildSubstr};
+  t["regexp_instr"] = {2, 3, buildInstr};
 }
 
 }  // namespace rtsql::expr_internal

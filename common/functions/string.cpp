@@ -1,10 +1,20 @@
 // String functions with Spark's semantics: lengths and positions count UTF-8
 // characters, substring is 1-based with negative starts counting from the end,
-// concat is NULL when any argument is, concat_ws skips NULLs.
+// concat is NULL when any argument is, concat_ws skips NULLs. Functions whose
+// result grows with an argument (lpad, repeat, space, format_string) check the
+// size before they build it; loops over matches poll the interrupt check.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
 
 #include "common/functions/internal.h"
+#include "common/interrupt.h"
+#include "common/schema.h"
 
 namespace rtsql::expr_internal {
 
@@ -155,7 +165,25 @@ ExprPtr buildSubstring(const std::string& name, std::vector<ExprPtr>& args, size
   });
 }
 
+// concat of arrays joins them (NULL when any is NULL), as Spark's concat does.
+ExprPtr buildArrayConcat(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  DataTypePtr t = argsCommon(name, args, 0, pos);
+  if (t->id != TypeId::Array)
+    throwArgError(name, args, pos, "the arguments must all be ARRAYs or all be strings");
+  return fnN(name, t, args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    ValueList out;
+    for (const auto& e : a) {
+      Value v = e->eval(row);
+      if (v.isNull()) return Value();
+      checkValueSize("concat", (out.size() + v.asList().size()) * sizeof(Value));
+      out.insert(out.end(), v.asList().begin(), v.asList().end());
+    }
+    return Value::array(std::move(out));
+  });
+}
+
 ExprPtr buildConcat(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Array) return buildArrayConcat(name, args, pos);
   for (size_t i = 0; i < args.size(); ++i) argString(name, args, i, pos);
   return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     std::string out;
@@ -287,6 +315,747 @@ ExprPtr buildStartsEnds(const std::string& name, std::vector<ExprPtr>& args, siz
   });
 }
 
+// Length in bytes of the UTF-8 character starting at s[i] (1 for a stray byte).
+size_t charLen(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80             ? 1
+             : (c & 0xE0) == 0xC0 ? 2
+             : (c & 0xF0) == 0xE0 ? 3
+             : (c & 0xF8) == 0xF0 ? 4
+                                  : 1;
+  return std::min(n, s.size() - i);
+}
+
+// The code point of the character at s[i..i+n); a stray byte stands for itself.
+uint32_t decodeAt(std::string_view s, size_t i, size_t n) {
+  auto c = static_cast<unsigned char>(s[i]);
+  if (n == 1) return c;
+  uint32_t cp = n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return cp;
+}
+
+std::vector<uint32_t> codePoints(std::string_view s) {
+  std::vector<uint32_t> out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = charLen(s, i);
+    out.push_back(decodeAt(s, i, n));
+    i += n;
+  }
+  return out;
+}
+
+// lpad/rpad(str, len[, pad]): Spark's UTF8String.lpad/rpad. The result has
+// `len` characters: str cut to len, or str padded with repeats of pad; an
+// empty pad leaves a shorter str as it is.
+template <bool Left>
+Value pad(const std::string& s, int64_t len, const std::string& p) {
+  if (len <= 0) return Value::string({});
+  auto n = static_cast<int64_t>(utf8Length(s));
+  int64_t spaces = len - n;
+  if (spaces <= 0 || p.empty()) return substringSql(s, 1, len);
+  auto padChars = static_cast<int64_t>(utf8Length(p));
+  int64_t full = spaces / padChars;
+  size_t tail = byteOffset(p, static_cast<size_t>(spaces % padChars));
+  // Checked before anything is built: len may ask for gigabytes.
+  if (static_cast<uint64_t>(full) > kMaxValueBytes / p.size())
+    checkValueSize(Left ? "lpad" : "rpad", kMaxValueBytes + 1);
+  checkValueSize(Left ? "lpad" : "rpad", s.size() + static_cast<size_t>(full) * p.size() + tail);
+  std::string out;
+  out.reserve(s.size() + static_cast<size_t>(full) * p.size() + tail);
+  if (!Left) out += s;
+  for (int64_t i = 0; i < full; ++i) out += p;
+  out.append(p, 0, tail);
+  if (Left) out += s;
+  return Value::string(std::move(out));
+}
+
+template <bool Left>
+ExprPtr buildPad(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argBigInt(name, args, 1, pos);
+  if (args.size() == 2) args.push_back(makeLiteral(Value::string(" "), str()));
+  argString(name, args, 2, pos);
+  return fn3(name, str(), args, [](const Value& s, const Value& l, const Value& p) {
+    return pad<Left>(s.asString(), l.asInt(), p.asString());
+  });
+}
+
+ExprPtr buildRepeat(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argBigInt(name, args, 1, pos);
+  return fn2(name, str(), args, [](const Value& sv, const Value& nv) {
+    const std::string& s = sv.asString();
+    int64_t n = nv.asInt();
+    if (n <= 0 || s.empty()) return Value::string({});
+    if (static_cast<uint64_t>(n) > kMaxValueBytes / s.size())
+      checkValueSize("repeat", kMaxValueBytes + 1);
+    checkValueSize("repeat", s.size() * static_cast<size_t>(n));
+    std::string out;
+    out.reserve(s.size() * static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) out += s;
+    return Value::string(std::move(out));
+  });
+}
+
+// reverse(str) reverses characters (not bytes); reverse(array) its elements.
+ExprPtr buildReverse(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Array)
+    return fn1(name, args[0]->type(), args, [](const Value& v) {
+      ValueList items(v.asList().rbegin(), v.asList().rend());
+      return Value::array(std::move(items));
+    });
+  argString(name, args, 0, pos);
+  return fn1(name, str(), args, [](const Value& v) {
+    const std::string& s = v.asString();
+    std::string out(s.size(), '\0');
+    size_t w = s.size();
+    for (size_t i = 0; i < s.size();) {
+      size_t n = charLen(s, i);
+      w -= n;
+      std::memcpy(out.data() + w, s.data() + i, n);
+      i += n;
+    }
+    return Value::string(std::move(out));
+  });
+}
+
+// initcap: Spark lower-cases the string, then upper-cases each character that
+// follows a space (or starts the string).
+ExprPtr buildInitcap(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, str(), args, [](const Value& v) {
+    const std::string& s = v.asString();
+    std::string out;
+    out.reserve(s.size());
+    bool start = true;
+    for (size_t i = 0; i < s.size();) {
+      size_t n = charLen(s, i);
+      uint32_t cp = decodeAt(s, i, n);
+      bool valid = n > 1 || cp < 0x80;
+      uint32_t m = valid ? mapCase(cp, start) : cp;
+      if (m == cp)
+        out.append(s, i, n);
+      else
+        appendUtf8(out, m);
+      start = cp == ' ';
+      i += n;
+    }
+    return Value::string(std::move(out));
+  });
+}
+
+// translate(src, from, to): each character of `from` becomes the character at
+// the same place in `to`, or is removed when `to` is shorter. The first
+// occurrence of a character in `from` wins.
+ExprPtr buildTranslate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  for (size_t i = 0; i < 3; ++i) argString(name, args, i, pos);
+  return fn3(name, str(), args, [](const Value& sv, const Value& fv, const Value& tv) {
+    std::vector<uint32_t> from = codePoints(fv.asString());
+    std::vector<uint32_t> to = codePoints(tv.asString());
+    std::unordered_map<uint32_t, int64_t> dict;  // -1: remove
+    for (size_t k = 0; k < from.size(); ++k)
+      dict.emplace(from[k], k < to.size() ? static_cast<int64_t>(to[k]) : -1);
+    const std::string& s = sv.asString();
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+      size_t n = charLen(s, i);
+      auto it = dict.find(decodeAt(s, i, n));
+      if (it == dict.end())
+        out.append(s, i, n);
+      else if (it->second >= 0)
+        appendUtf8(out, static_cast<uint32_t>(it->second));
+      i += n;
+    }
+    // A one-byte character may become a four-byte one.
+    checkValueSize("translate", out.size());
+    return Value::string(std::move(out));
+  });
+}
+
+// 1-based character position of `sub` in `s` at or after character `from`
+// (1-based), 0 when absent.
+int32_t locateFrom(const std::string& sub, const std::string& s, int64_t from) {
+  if (from < 1) return 0;
+  if (sub.empty()) return 1;  // Spark: an empty substring is found at once
+  auto n = static_cast<int64_t>(utf8Length(s));
+  if (from - 1 > n) return 0;
+  size_t k = findSubstring(s, sub, byteOffset(s, static_cast<size_t>(from - 1)));
+  if (k == std::string::npos) return 0;
+  return static_cast<int32_t>(utf8Length(std::string_view(s).substr(0, k)) + 1);
+}
+
+// locate(substr, str[, pos]) and position(substr, str[, pos]).
+ExprPtr buildLocate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  if (args.size() == 2) args.push_back(makeLiteral(Value::integer(1), DataType::of(TypeId::Int)));
+  argBigInt(name, args, 2, pos);
+  return fn3(name, DataType::of(TypeId::Int), args,
+             [](const Value& sub, const Value& s, const Value& p) {
+               return Value::integer(locateFrom(sub.asString(), s.asString(), p.asInt()));
+             });
+}
+
+ExprPtr buildAscii(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::Int), args, [](const Value& v) {
+    const std::string& s = v.asString();
+    if (s.empty()) return Value::integer(0);
+    return Value::integer(static_cast<int32_t>(decodeAt(s, 0, charLen(s, 0))));
+  });
+}
+
+// chr(n): the character with code (n mod 256), '' for a negative n, as Spark.
+ExprPtr buildChr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argBigInt(name, args, 0, pos);
+  return fn1(name, str(), args, [](const Value& v) {
+    int64_t n = v.asInt();
+    if (n < 0) return Value::string({});
+    std::string out;
+    appendUtf8(out, static_cast<uint32_t>(n & 0xFF));
+    return Value::string(std::move(out));
+  });
+}
+
+ExprPtr buildSpace(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argBigInt(name, args, 0, pos);
+  return fn1(name, str(), args, [](const Value& v) {
+    int64_t n = v.asInt();
+    if (n <= 0) return Value::string({});
+    checkValueSize("space", static_cast<uint64_t>(n) > kMaxValueBytes ? kMaxValueBytes + 1
+                                                                      : static_cast<size_t>(n));
+    return Value::string(std::string(static_cast<size_t>(n), ' '));
+  });
+}
+
+template <int BitsPerByte>
+ExprPtr buildByteLength(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id != TypeId::Binary) argString(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::Int), args, [](const Value& v) {
+    return Value::integer(static_cast<int32_t>(v.asString().size() * BitsPerByte));
+  });
+}
+
+// The byte offsets of the pieces of s between occurrences of delim.
+std::vector<std::pair<size_t, size_t>> splitOn(const std::string& s, const std::string& delim) {
+  std::vector<std::pair<size_t, size_t>> parts;
+  size_t i = 0;
+  unsigned n = 0;
+  while (true) {
+    if (++n % 256 == 0) throwIfInterrupted();
+    size_t k = findSubstring(s, delim, i);
+    if (k == std::string::npos) break;
+    parts.emplace_back(i, k);
+    i = k + delim.size();
+  }
+  parts.emplace_back(i, s.size());
+  return parts;
+}
+
+// split_part(str, delim, n): the n-th piece (negative counts from the end), ''
+// when there is none; n = 0 is an error, as in Spark.
+ExprPtr buildSplitPart(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  argBigInt(name, args, 2, pos);
+  return fn3(name, str(), args, [](const Value& sv, const Value& dv, const Value& nv) {
+    int64_t n = nv.asInt();
+    if (n == 0)
+      throw SqlError(sqlstate::kInvalidParameterValue, "split_part: the part number must not be 0",
+                     SqlError::npos, "parts count from 1; a negative number counts from the end");
+    const std::string& s = sv.asString();
+    const std::string& d = dv.asString();
+    if (d.empty()) return Value::string(n == 1 || n == -1 ? s : std::string());
+    auto parts = splitOn(s, d);
+    auto count = static_cast<int64_t>(parts.size());
+    if (n > count || n < -count) return Value::string({});
+    auto [b, e] = parts[static_cast<size_t>(n > 0 ? n - 1 : count + n)];
+    return Value::string(s.substr(b, e - b));
+  });
+}
+
+// substring_index(str, delim, count): the text before the count-th occurrence
+// of delim (after the count-th from the end when count < 0). Occurrences may
+// overlap, as Spark finds them.
+ExprPtr buildSubstringIndex(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  argBigInt(name, args, 2, pos);
+  return fn3(name, str(), args, [](const Value& sv, const Value& dv, const Value& cv) {
+    const std::string& s = sv.asString();
+    const std::string& d = dv.asString();
+    int64_t count = cv.asInt();
+    if (count == 0 || d.empty() || s.empty()) return Value::string({});
+    // Searching the reversed text from the left finds occurrences from the right.
+    std::string rs, rd;
+    if (count < 0) {
+      rs.assign(s.rbegin(), s.rend());
+      rd.assign(d.rbegin(), d.rend());
+    }
+    const std::string& text = count > 0 ? s : rs;
+    const std::string& needle = count > 0 ? d : rd;
+    int64_t want = count > 0 ? count : -count;
+    size_t at = std::string::npos;
+    size_t from = 0;
+    for (int64_t i = 0; i < want; ++i) {
+      if ((i + 1) % 256 == 0) throwIfInterrupted();
+      at = findSubstring(text, needle, from);
+      if (at == std::string::npos) return sv;
+      from = at + 1;
+    }
+    if (count > 0) return Value::string(s.substr(0, at));
+    return Value::string(s.substr(s.size() - at));
+  });
+}
+
+// overlay(input, replace, pos[, len]): input with len characters from pos
+// replaced (len defaults to replace's length).
+ExprPtr buildOverlay(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  argBigInt(name, args, 2, pos);
+  if (args.size() == 4) argBigInt(name, args, 3, pos);
+  return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    Value in = a[0]->eval(row);
+    if (in.isNull()) return Value();
+    Value rep = a[1]->eval(row);
+    if (rep.isNull()) return Value();
+    Value p = a[2]->eval(row);
+    if (p.isNull()) return Value();
+    int64_t len;
+    if (a.size() == 4) {
+      Value l = a[3]->eval(row);
+      if (l.isNull()) return Value();
+      len = l.asInt();
+    } else {
+      len = static_cast<int64_t>(utf8Length(rep.asString()));
+    }
+    constexpr int64_t kLimit = int64_t{1} << 40;
+    int64_t start = std::clamp(p.asInt(), -kLimit, kLimit);
+    len = std::clamp(len, -kLimit, kLimit);
+    std::string out = substringSql(in.asString(), 1, start - 1).asString();
+    checkValueSize("overlay", out.size() + rep.asString().size() + in.asString().size());
+    out += rep.asString();
+    out += substringSql(in.asString(), start + len, kLimit).asString();
+    return Value::string(std::move(out));
+  });
+}
+
+// soundex: Spark's (American Soundex, H and W ignored between letters); a
+// string that does not start with an ASCII letter is returned as it is.
+ExprPtr buildSoundex(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, str(), args, [](const Value& v) {
+    static constexpr char kCodes[] = "01230127022455012623017202";
+    const std::string& s = v.asString();
+    if (s.empty()) return v;
+    char b = s[0];
+    if (b >= 'a' && b <= 'z')
+      b = static_cast<char>(b - 32);
+    else if (b < 'A' || b > 'Z')
+      return v;
+    std::string sx = "0000";
+    sx[0] = b;
+    size_t k = 1;
+    char last = kCodes[b - 'A'];
+    for (size_t i = 1; i < s.size() && k < 4; ++i) {
+      char c = s[i];
+      if (c >= 'a' && c <= 'z')
+        c = static_cast<char>(c - 32);
+      else if (c < 'A' || c > 'Z') {
+        last = '0';
+        continue;
+      }
+      char code = kCodes[c - 'A'];
+      if (code == '7') continue;
+      if (code != '0' && code != last) sx[k++] = code;
+      last = code;
+    }
+    return Value::string(std::move(sx));
+  });
+}
+
+// The edit distance between two strings in characters. Two rows of the
+// table; the interrupt check runs between rows, since two long values cost
+// the product of their lengths.
+int64_t levenshtein(const std::string& as, const std::string& bs) {
+  std::vector<uint32_t> a = codePoints(as), b = codePoints(bs);
+  if (a.size() < b.size()) std::swap(a, b);
+  if (b.empty()) return static_cast<int64_t>(a.size());
+  std::vector<int64_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int64_t>(j);
+  size_t work = 0;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    work += b.size();
+    if (work >= (1u << 20)) {
+      work = 0;
+      throwIfInterrupted();
+    }
+    cur[0] = static_cast<int64_t>(i);
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// levenshtein(a, b[, threshold]): -1 when the distance is over the threshold.
+ExprPtr buildLevenshtein(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  if (args.size() == 2)
+    return fn2(name, DataType::of(TypeId::Int), args, [](const Value& a, const Value& b) {
+      return Value::integer(static_cast<int32_t>(levenshtein(a.asString(), b.asString())));
+    });
+  argInt(name, args, 2, pos);
+  return fn3(name, DataType::of(TypeId::Int), args,
+             [](const Value& a, const Value& b, const Value& t) {
+               int64_t d = levenshtein(a.asString(), b.asString());
+               return Value::integer(d > t.asInt() ? -1 : static_cast<int32_t>(d));
+             });
+}
+
+ExprPtr buildContains(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  return fn2(name, DataType::of(TypeId::Boolean), args, [](const Value& s, const Value& sub) {
+    return Value::boolean(findSubstring(s.asString(), sub.asString()) != std::string::npos);
+  });
+}
+
+// find_in_set(str, 'a,b,c'): 1-based index of str in the list, 0 when absent
+// or when str holds a comma.
+ExprPtr buildFindInSet(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  return fn2(name, DataType::of(TypeId::Int), args, [](const Value& sv, const Value& lv) {
+    const std::string& s = sv.asString();
+    const std::string& list = lv.asString();
+    if (s.find(',') != std::string::npos) return Value::integer(0);
+    int32_t index = 1;
+    size_t i = 0;
+    while (true) {
+      size_t k = list.find(',', i);
+      size_t e = k == std::string::npos ? list.size() : k;
+      if (list.compare(i, e - i, s) == 0) return Value::integer(index);
+      if (k == std::string::npos) return Value::integer(0);
+      i = k + 1;
+      ++index;
+    }
+  });
+}
+
+// elt(n, a, b, ...): the n-th argument (1-based), NULL when out of range.
+ExprPtr buildElt(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args.size() < 2) throwArgError(name, args, pos, "expects an index and at least one value");
+  argBigInt(name, args, 0, pos);
+  DataTypePtr t = argsCommon(name, args, 1, pos);
+  return fnN(name, t, args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    Value n = a[0]->eval(row);
+    if (n.isNull()) return Value();
+    int64_t k = n.asInt();
+    if (k < 1 || k >= static_cast<int64_t>(a.size())) return Value();
+    return a[static_cast<size_t>(k)]->eval(row);
+  });
+}
+
+// luhn_check(digits): whether a string of digits passes the Luhn checksum.
+ExprPtr buildLuhnCheck(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, DataType::of(TypeId::Boolean), args, [](const Value& v) {
+    const std::string& s = v.asString();
+    if (s.empty()) return Value::boolean(false);
+    int sum = 0;
+    bool twice = false;
+    for (size_t i = s.size(); i-- > 0;) {
+      char c = s[i];
+      if (c < '0' || c > '9') return Value::boolean(false);
+      int d = c - '0';
+      if (twice) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+      sum += d;
+      twice = !twice;
+    }
+    return Value::boolean(sum % 10 == 0);
+  });
+}
+
+// Inserts Java's grouping commas into the integer digits of a formatted number.
+std::string groupDigits(const std::string& num) {
+  size_t b = 0;
+  while (b < num.size() && (num[b] < '0' || num[b] > '9')) ++b;
+  size_t e = b;
+  while (e < num.size() && num[e] >= '0' && num[e] <= '9') ++e;
+  std::string out = num.substr(0, b);
+  for (size_t i = b; i < e; ++i) {
+    out += num[i];
+    size_t left = e - i - 1;
+    if (left > 0 && left % 3 == 0) out += ',';
+  }
+  out += num.substr(e);
+  return out;
+}
+
+[[noreturn]] void formatError(const std::string& what) {
+  throw SqlError(sqlstate::kInvalidParameterValue, "format_string: " + what, SqlError::npos,
+                 "conversions: %s %d %x %o %f %e %g %c %b %%, with flags - + 0 , and space, width "
+                 "and .precision");
+}
+
+// format_string(fmt, args...) / printf: Java's Formatter for the common
+// conversions. A NULL argument prints as "null", as in Java; a width or
+// precision is capped by the value size limit.
+std::string javaFormat(const std::string& f, const std::vector<Value>& args) {
+  std::string out;
+  size_t next = 0;
+  for (size_t i = 0; i < f.size();) {
+    if (f[i] != '%') {
+      out += f[i++];
+      continue;
+    }
+    size_t j = i + 1;
+    // argument_index$
+    size_t argIndex = 0;
+    {
+      size_t k = j;
+      uint64_t n = 0;
+      while (k < f.size() && f[k] >= '0' && f[k] <= '9' && n < 1000000)
+        n = n * 10 + static_cast<uint64_t>(f[k++] - '0');
+      if (k > j && k < f.size() && f[k] == '$') {
+        if (n == 0) formatError("argument index 0");
+        argIndex = static_cast<size_t>(n);
+        j = k + 1;
+      }
+    }
+    std::string flags;
+    while (j < f.size() && std::string_view("-+ 0,#").find(f[j]) != std::string_view::npos)
+      flags += f[j++];
+    uint64_t width = 0;
+    while (j < f.size() && f[j] >= '0' && f[j] <= '9' && width < kMaxValueBytes)
+      width = width * 10 + static_cast<uint64_t>(f[j++] - '0');
+    int64_t precision = -1;
+    if (j < f.size() && f[j] == '.') {
+      ++j;
+      precision = 0;
+      while (j < f.size() && f[j] >= '0' && f[j] <= '9' && precision < 1000)
+        precision = precision * 10 + (f[j++] - '0');
+    }
+    if (j >= f.size()) formatError("the format ends inside a conversion");
+    char conv = f[j++];
+    i = j;
+    checkValueSize("format_string", out.size() + width);
+    if (conv == '%') {
+      out += '%';
+      continue;
+    }
+    if (conv == 'n') {
+      out += '\n';
+      continue;
+    }
+    size_t ai = argIndex > 0 ? argIndex - 1 : next++;
+    if (ai >= args.size()) formatError("too few arguments for the format");
+    const Value& v = args[ai];
+    std::string piece;
+    bool left = flags.find('-') != std::string::npos;
+    bool zero = flags.find('0') != std::string::npos;
+    bool upper = conv >= 'A' && conv <= 'Z';
+    char lc = static_cast<char>(upper ? conv + 32 : conv);
+    if (v.isNull() && lc != 'b') {
+      piece = "null";
+      zero = false;
+    } else {
+      switch (lc) {
+        case 's':
+          piece = v.type() == TypeId::String || v.type() == TypeId::Binary ? v.asString()
+                  : v.type() == TypeId::Double ? formatDouble(v.asDouble())
+                                               : v.toString();
+          if (precision >= 0) piece = substringSql(piece, 1, precision).asString();
+          break;
+        case 'b':
+          piece = v.isNull()                    ? "false"
+                  : v.type() == TypeId::Boolean ? (v.asBool() ? "true" : "false")
+                                                : "true";
+          break;
+        case 'c': {
+          if (v.type() == TypeId::String && utf8Length(v.asString()) == 1) {
+            piece = v.asString();
+          } else if (v.type() == TypeId::Int || v.type() == TypeId::BigInt) {
+            appendUtf8(piece, static_cast<uint32_t>(v.asInt()) & 0x1FFFFF);
+          } else {
+            formatError("%c needs a character or an integer");
+          }
+          break;
+        }
+        case 'd':
+        case 'x':
+        case 'o': {
+          if (v.type() != TypeId::Int && v.type() != TypeId::BigInt)
+            formatError(std::string("%") + conv + " needs an integer argument, got " +
+                        typeIdName(v.type()));
+          int64_t n = v.asInt();
+          if (lc == 'd') {
+            std::string digits = std::to_string(n);
+            if (flags.find(',') != std::string::npos) digits = groupDigits(digits);
+            if (n >= 0 && flags.find('+') != std::string::npos)
+              digits.insert(0, "+");
+            else if (n >= 0 && flags.find(' ') != std::string::npos)
+              digits.insert(0, " ");
+            piece = digits;
+          } else {
+            // Java prints a negative number in two's complement of its width.
+            uint64_t u =
+                v.type() == TypeId::Int ? static_cast<uint32_t>(n) : static_cast<uint64_t>(n);
+            piece = lc == 'x' ? fmt::format("{:x}", u) : fmt::format("{:o}", u);
+            if (flags.find('#') != std::string::npos) piece.insert(0, lc == 'x' ? "0x" : "0");
+          }
+          break;
+        }
+        case 'f':
+        case 'e':
+        case 'g': {
+          if (v.type() != TypeId::Double)
+            formatError(std::string("%") + conv + " needs a DOUBLE argument, got " +
+                        typeIdName(v.type()));
+          double d = v.asDouble();
+          if (std::isnan(d) || std::isinf(d)) {
+            piece = std::isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity";
+            zero = false;
+          } else {
+            int p = static_cast<int>(precision < 0 ? 6 : precision);
+            char spec[16];
+            std::snprintf(spec, sizeof spec, "%%%s.%d%c",
+                          flags.find('+') != std::string::npos   ? "+"
+                          : flags.find(' ') != std::string::npos ? " "
+                                                                 : "",
+                          p, lc);
+            char buf[512];
+            int len = std::snprintf(buf, sizeof buf, spec, d);
+            if (len < 0 || static_cast<size_t>(len) >= sizeof buf) {
+              std::string big(static_cast<size_t>(std::max(len, 0)) + 1, '\0');
+              std::snprintf(big.data(), big.size(), spec, d);
+              big.pop_back();
+              piece = big;
+            } else {
+              piece.assign(buf, static_cast<size_t>(len));
+            }
+            if (lc == 'f' && flags.find(',') != std::string::npos) piece = groupDigits(piece);
+          }
+          break;
+        }
+        default:
+          formatError(std::string("unknown conversion %") + conv);
+      }
+    }
+    if (upper) piece = toUpper(piece);
+    size_t chars = utf8Length(piece);
+    if (width > chars) {
+      size_t fill = static_cast<size_t>(width) - chars;
+      if (left) {
+        piece.append(fill, ' ');
+      } else if (zero) {
+        size_t at =
+            !piece.empty() && (piece[0] == '-' || piece[0] == '+' || piece[0] == ' ') ? 1 : 0;
+        if (piece.compare(at, 2, "0x") == 0) at += 2;
+        piece.insert(at, fill, '0');
+      } else {
+        piece.insert(0, fill, ' ');
+      }
+    }
+    checkValueSize("format_string", out.size() + piece.size());
+    out += piece;
+  }
+  return out;
+}
+
+ExprPtr buildFormatString(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    Value f = a[0]->eval(row);
+    if (f.isNull()) return Value();
+    std::vector<Value> vals;
+    vals.reserve(a.size() - 1);
+    for (size_t i = 1; i < a.size(); ++i) vals.push_back(a[i]->eval(row));
+    return Value::string(javaFormat(f.asString(), vals));
+  });
+}
+
+// like(str, pattern) is str LIKE pattern; ilike compares lower-cased.
+template <bool IgnoreCase>
+ExprPtr buildLikeFn(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  if (IgnoreCase) {
+    for (size_t i = 0; i < 2; ++i) {
+      std::vector<ExprPtr> a{args[i]};
+      args[i] = buildCase<false>("lower", a, pos);
+    }
+  }
+  return makeLike(args[0], args[1], false, pos);
+}
+
+// format_number(x, d): x with d decimals (rounded half even) and grouping
+// commas, as Java's DecimalFormat('#,##0.00'); NULL for a negative d.
+ExprPtr buildFormatNumber(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argNumeric(name, args, 0, pos);
+  argInt(name, args, 1, pos);
+  return fn2(name, str(), args, [](const Value& x, const Value& dv) {
+    int64_t d = dv.asInt();
+    if (d < 0) return Value();
+    d = std::min<int64_t>(d, 340);
+    std::string num;
+    if (x.type() == TypeId::Double) {
+      double v = x.asDouble();
+      if (std::isnan(v)) return Value::string("NaN");
+      if (std::isinf(v)) return Value::string(v > 0 ? "∞" : "-∞");
+      num = fmt::format("{:.{}f}", v, d);
+    } else {
+      num = std::to_string(x.asInt());
+      if (d > 0) num += "." + std::string(static_cast<size_t>(d), '0');
+    }
+    return Value::string(groupDigits(num));
+  });
+}
+
+// mask(str[, upper, lower, digit, other]): upper-case letters become 'X',
+// lower-case 'x', digits 'n', other characters stay; a NULL replacement leaves
+// its class as it is.
+ExprPtr buildMask(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  static const char* kDefaults[] = {"X", "x", "n"};
+  for (size_t i = args.size(); i < 5; ++i)
+    args.push_back(i < 4 ? makeLiteral(Value::string(kDefaults[i - 1]), str())
+                         : makeLiteral(Value(), str()));
+  for (size_t i = 0; i < 5; ++i) argString(name, args, i, pos);
+  return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+    Value s = a[0]->eval(row);
+    if (s.isNull()) return Value();
+    Value rep[4];
+    for (size_t i = 0; i < 4; ++i) rep[i] = a[i + 1]->eval(row);
+    const std::string& text = s.asString();
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+      size_t n = charLen(text, i);
+      uint32_t cp = decodeAt(text, i, n);
+      bool letter = n > 1 || cp < 0x80;
+      int cls = cp >= '0' && cp <= '9'               ? 2
+                : letter && mapCase(cp, false) != cp ? 0
+                : letter && mapCase(cp, true) != cp  ? 1
+                                                     : 3;
+      const Value& r = rep[cls];
+      if (r.isNull() || r.asString().empty())
+        out.append(text, i, n);
+      else
+        out.append(r.asString(), 0, byteOffset(r.asString(), 1));
+      i += n;
+    }
+    checkValueSize("mask", out.size());
+    return Value::string(std::move(out));
+  });
+}
+
 }  // namespace
 
 void registerStringFunctions(FunctionTable& t) {
@@ -311,6 +1080,36 @@ void registerStringFunctions(FunctionTable& t) {
   t["right"] = {2, 2, buildLeftRight<false>};
   t["startswith"] = {2, 2, buildStartsEnds};
   t["endswith"] = {2, 2, buildStartsEnds};
+  t["lpad"] = {2, 3, buildPad<true>};
+  t["rpad"] = {2, 3, buildPad<false>};
+  t["repeat"] = {2, 2, buildRepeat};
+  t["reverse"] = {1, 1, buildReverse};
+  t["initcap"] = {1, 1, buildInitcap};
+  t["translate"] = {3, 3, buildTranslate};
+  t["locate"] = {2, 3, buildLocate};
+  t["position"] = {2, 3, buildLocate};
+  t["ascii"] = {1, 1, buildAscii};
+  t["chr"] = {1, 1, buildChr};
+  t["char"] = {1, 1, buildChr};
+  t["space"] = {1, 1, buildSpace};
+  t["octet_length"] = {1, 1, buildByteLength<1>};
+  t["bit_length"] = {1, 1, buildByteLength<8>};
+  t["len"] = {1, 1, buildLength};
+  t["split_part"] = {3, 3, buildSplitPart};
+  t["substring_index"] = {3, 3, buildSubstringIndex};
+  t["overlay"] = {3, 4, buildOverlay};
+  t["soundex"] = {1, 1, buildSoundex};
+  t["levenshtein"] = {2, 3, buildLevenshtein};
+  t["contains"] = {2, 2, buildContains};
+  t["find_in_set"] = {2, 2, buildFindInSet};
+  t["elt"] = {2, -1, buildElt};
+  t["luhn_check"] = {1, 1, buildLuhnCheck};
+  t["format_string"] = {1, -1, buildFormatString};
+  t["printf"] = {1, -1, buildFormatString};
+  t["like"] = {2, 2, buildLikeFn<false>};
+  t["ilike"] = {2, 2, buildLikeFn<true>};
+  t["format_number"] = {2, 2, buildFormatNumber};
+  t["mask"] = {1, 5, buildMask};
 }
 
 }  // namespace rtsql::expr_internal

@@ -653,6 +653,12 @@ TEST_CASE("predicates") {
   CHECK(expr("a NOT BETWEEN 1 AND 2 AND b") == "(AND (NOT BETWEEN a 1 2) b)");
   CHECK(expr("url LIKE '%x%'") == "(LIKE url '%x%')");
   CHECK(expr("url NOT LIKE 'a_'") == "(NOT LIKE url 'a_')");
+  // x RLIKE p and x REGEXP p are rlike(x, p); the words stay usable as names.
+  CHECK(expr("url RLIKE '^a.*'") == "rlike(url '^a.*')");
+  CHECK(expr("url not regexp 'b' AND c") == "(AND (NOT rlike(url 'b')) c)");
+  CHECK(expr("rlike(a, 'x') OR regexp(a, 'y')") == "(OR rlike(a 'x') regexp(a 'y'))");
+  CHECK(expr("rlike RLIKE regexp") == "rlike(rlike regexp)");
+  CHECK(expr("like(a, 'x%') AND a LIKE ('y')") == "(AND like(a 'x%') (LIKE a 'y'))");
   CHECK(expr("a IS NULL") == "(IS NULL a)");
   CHECK(expr("a.b IS NOT NULL OR c") == "(OR (IS NOT NULL a.b) c)");
 }
