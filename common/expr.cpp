@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "common/column_ref.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "common/schema.h"
@@ -743,6 +744,11 @@ const FunctionTable& functionTable() {
 }  // namespace expr_internal
 
 // ---- factories ----------------------------------------------------------------
+
+int columnRefIndex(const Expr& e) {
+  const auto* ref = dynamic_cast<const ColumnRefExpr*>(&e);
+  return ref ? ref->index() : -1;
+}
 
 ExprPtr makeColumnRef(int index, DataTypePtr type, std::string name) {
   return std::make_shared<ColumnRefExpr>(index, std::move(type), std::move(name));

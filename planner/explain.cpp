@@ -112,7 +112,11 @@ std::string PhysicalPlan::explain() const {
       }
       out += fmt::format("  Scan {} ({})\n", s->name, details);
     }
-    for (const auto& op : stage.operators) out += "  " + op.describe() + "\n";
+    for (const auto& op : stage.operators) {
+      const Changelog& c = op.base().changelog;
+      out += fmt::format("  {}  [{}{}]\n", op.describe(), c.describe(op.output()),
+                         c.state.empty() ? std::string() : "; state: " + c.state);
+    }
     if (stage.output.kind == StageOutput::Kind::Shuffle) {
       out += fmt::format("  Shuffle by [{}] to stage {}{}\n", exprList(stage.output.keys),
                          stage.output.targetStage,

@@ -24,6 +24,7 @@
 #include "common/error.h"
 #include "common/expr.h"
 #include "common/schema.h"
+#include "planner/changelog.h"
 
 namespace rtsql {
 
@@ -31,6 +32,9 @@ namespace rtsql {
 struct OperatorSpecBase {
   int id = 0;     // unique within the flow: prefixes this operator's state keys
   Schema output;  // the schema after this operator
+  // What the output rows mean to what follows (changelog.h); filled by
+  // deriveChangelog() once the plan is built.
+  Changelog changelog;
 };
 
 // Passes the rows for which `predicate` is TRUE.

@@ -95,6 +95,8 @@ struct PhysicalPlan {
   std::vector<ScanSpec> scans;  // every source the flow reads; StageSpec::scan indexes it
   std::vector<StageSpec> stages;
   SinkSpec sink;
+  // The changelog the flow writes into its sink (deriveChangelog()).
+  Changelog output;
   int64_t checkpointIntervalMicros = 5LL * 60 * 1000 * 1000;
   Options flowOptions;
 

@@ -87,8 +87,8 @@ TEST_CASE("EXPLAIN text") {
         "Flow f INTO alerts (kafka, json)  checkpoint every 5 minutes\n"
         "Stage 0: 2 tasks\n"
         "  Scan clicks (kafka json, subscribe=clicks, partitions 0..1, watermark ts - 10 seconds)\n"
-        "  Filter (amount > 10.0)\n"
-        "  Project user_id, upper(url) AS url, (amount * 2.0) AS doubled\n"
+        "  Filter (amount > 10.0)  [append]\n"
+        "  Project user_id, upper(url) AS url, (amount * 2.0) AS doubled  [append]\n"
         "  Sink alerts (kafka json, topic=alerts)\n"
         "Task slots: 2\n");
 
@@ -98,7 +98,7 @@ TEST_CASE("EXPLAIN text") {
         "Query (rows stream to the client)\n"
         "Stage 0: 2 tasks\n"
         "  Scan clicks (kafka json, subscribe=clicks, partitions 0..1, watermark ts - 10 seconds)\n"
-        "  Project user_id\n"
+        "  Project user_id  [append]\n"
         "  Sink client\n"
         "Task slots: 2\n");
 }
@@ -116,7 +116,7 @@ TEST_CASE("EXPLAIN of a datagen flow with a qualifier-first struct") {
         "Flow g INTO out (file, json)  checkpoint every 90 seconds\n"
         "Stage 0: 1 task\n"
         "  Scan gen (datagen, rowsPerSecond=100, partition 0)\n"
-        "  Project id, info.id AS inner_id\n"
+        "  Project id, info.id AS inner_id  [append]\n"
         "  Sink out (file json, path=/tmp/out.jsonl)\n"
         "Task slots: 1\n");
   Row row{Value::bigint(5), Value::structure({Value::integer(9)})};

@@ -1,0 +1,178 @@
+// Derives each operator's changelog (changelog.h) from its input's: one rule
+// per operator kind, applied stage by stage.
+#include "planner/changelog.h"
+
+#include <fmt/format.h>
+
+#include <type_traits>
+
+#include "common/column_ref.h"
+#include "common/expr.h"
+#include "planner/physical_plan.h"
+
+namespace rtsql {
+
+namespace {
+
+// Key columns of `in` followed through expressions that read the input row:
+// position j of the output holds input column k when exprs[j] is a plain
+// reference to k. Nullopt unless every key column is still there.
+std::optional<std::vector<int>> followKey(const std::optional<std::vector<int>>& key,
+                                          const std::vector<ExprPtr>& exprs) {
+  if (!key) return std::nullopt;
+  std::vector<int> out;
+  for (int k : *key) {
+    int found = -1;
+    for (size_t j = 0; j < exprs.size() && found < 0; ++j) {
+      if (exprs[j] && columnRefIndex(*exprs[j]) == k) found = static_cast<int>(j);
+    }
+    if (found < 0) return std::nullopt;
+    out.push_back(found);
+  }
+  return out;
+}
+
+// Output columns 0..n-1: the group keys an aggregation lays out first.
+std::vector<int> leading(size_t n) {
+  std::vector<int> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+Changelog ofAggregate(const AggregateSpec& spec) {
+  Changelog out;
+  const size_t keys = spec.groupKeys.size();
+  switch (spec.window.kind) {
+    case WindowKind::None:
+      out.mode = ChangelogMode::Updates;
+      out.uniqueKey = leading(keys);
+      if (keys == 0) {
+        out.state = "one row for the whole stream";
+      } else {
+        out.state = "a row per key, kept without bound";
+        out.stateUnbounded = true;
+      }
+      break;
+    case WindowKind::Tumbling:
+    case WindowKind::Sliding:
+      // The window column follows the group keys.
+      out.mode = spec.emitOnWindowClose ? ChangelogMode::Append : ChangelogMode::Updates;
+      out.uniqueKey = leading(keys + 1);
+      out.state = "a row per key and window, dropped when the watermark passes the window's end";
+      break;
+    case WindowKind::Session:
+      if (spec.emitOnWindowClose) {
+        out.mode = ChangelogMode::Append;
+        out.uniqueKey = leading(keys + 1);
+      } else {
+        // A session's window grows with its rows and sessions merge: an
+        // update does not name the row it replaces.
+        out.mode = ChangelogMode::Updates;
+      }
+      out.state = "the open sessions per key, dropped when the watermark passes a session's end";
+      break;
+  }
+  return out;
+}
+
+Changelog ofDedup(const DedupSpec& spec) {
+  Changelog out;  // append: the first row of each key passes unchanged
+  std::vector<int> key;
+  bool plain = true;
+  for (const ExprPtr& e : spec.dedupKeys) {
+    int k = e ? columnRefIndex(*e) : -1;
+    if (k < 0) plain = false;
+    key.push_back(k);
+  }
+  // Unique only while a key is remembered: WITHIN WATERMARK lets it pass again.
+  if (plain && !spec.withinWatermark) out.uniqueKey = key;
+  if (spec.withinWatermark) {
+    out.state = "a key per first row, forgotten when the watermark passes its event time";
+  } else {
+    out.state = "every key seen, kept without bound";
+    out.stateUnbounded = true;
+  }
+  return out;
+}
+
+Changelog next(const Changelog& in, const OperatorSpec& op) {
+  return std::visit(
+      [&](const auto& spec) -> Changelog {
+        using Spec = std::decay_t<decltype(spec)>;
+        Changelog out;
+        if constexpr (std::is_same_v<Spec, FilterSpec>) {
+          out.mode = in.mode;
+          out.uniqueKey = in.uniqueKey;
+        } else if constexpr (std::is_same_v<Spec, ProjectSpec>) {
+          out.mode = in.mode;
+          out.uniqueKey = followKey(in.uniqueKey, spec.exprs);
+        } else if constexpr (std::is_same_v<Spec, BroadcastJoinSpec>) {
+          // A stream row may match several table rows: no key survives.
+          out.mode = in.mode;
+        } else if constexpr (std::is_same_v<Spec, AggregateSpec>) {
+          out = ofAggregate(spec);
+        } else if constexpr (std::is_same_v<Spec, DedupSpec>) {
+          out = ofDedup(spec);
+        } else if constexpr (std::is_same_v<Spec, StreamJoinSpec>) {
+          out.mode = in.mode;
+          out.state = "the rows of both sides, dropped when the watermark passes their time bound";
+        }
+        return out;
+      },
+      op.kind());
+}
+
+// Several streams into one input (the branches of a UNION ALL): rows of
+// different branches may share a key, so only a single stream keeps one.
+Changelog merge(const std::vector<Changelog>& inputs) {
+  if (inputs.size() == 1) return Changelog{inputs[0].mode, inputs[0].uniqueKey, {}, false};
+  Changelog out;
+  for (const Changelog& c : inputs) {
+    if (c.mode == ChangelogMode::Updates) out.mode = ChangelogMode::Updates;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Changelog::describe(const Schema& schema) const {
+  std::string out = mode == ChangelogMode::Append ? "append" : "updates";
+  if (!uniqueKey) return out + (mode == ChangelogMode::Updates ? ", no key" : "");
+  std::string names;
+  for (int k : *uniqueKey) {
+    if (!names.empty()) names += ", ";
+    names += k >= 0 && static_cast<size_t>(k) < schema.columns.size()
+                 ? schema.columns[static_cast<size_t>(k)].name
+                 : "#" + std::to_string(k);
+  }
+  return out + (mode == ChangelogMode::Append ? ", unique (" : " by (") + names + ")";
+}
+
+void deriveChangelog(PhysicalPlan& plan) {
+  std::vector<Changelog> stageOut(plan.stages.size());
+  std::vector<Changelog> toSink;
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    StageSpec& stage = plan.stages[s];
+    Changelog in;  // a source stage reads an append stream
+    if (stage.scan < 0) {
+      std::vector<Changelog> inputs;
+      for (size_t p = 0; p < s; ++p) {
+        const StageSpec& producer = plan.stages[p];
+        if (producer.output.kind == StageOutput::Kind::Shuffle &&
+            producer.output.targetStage == stage.id) {
+          inputs.push_back(stageOut[p]);
+        }
+      }
+      if (!inputs.empty()) in = merge(inputs);
+    }
+    for (OperatorSpec& op : stage.operators) {
+      in = next(in, op);
+      op.base().changelog = in;
+    }
+    stageOut[s] = in;
+    if (stage.output.kind == StageOutput::Kind::Sink) toSink.push_back(in);
+  }
+  plan.output = toSink.empty() ? Changelog{} : merge(toSink);
+}
+
+}  // namespace rtsql

@@ -1,0 +1,58 @@
+// The changelog of a stream: what an operator's output rows mean to the
+// operators and the sink after it, derived by the planner for every operator of
+// a physical plan and printed by EXPLAIN.
+//
+// A stream is one of:
+//   append   every row is a new fact; nothing before it changes (a scan, a
+//            filter or projection of one, a join with a static table, dedup,
+//            an interval join, a window emitted when it closes);
+//   updates  a row is the new value of an earlier row: the one with the same
+//            unique key, which it replaces (Spark's update mode: an aggregation
+//            emits its group's new row on every change). Without a unique key
+//            the reader cannot tell which row a row replaces.
+// The unique key is a set of output columns no two rows of an append stream
+// share, and under which an update replaces its predecessor. A projection
+// keeps it when it keeps those columns as they are; anything that may repeat
+// or merge rows loses it.
+//
+// Beside the mode, each stateful operator says what state it keeps and what
+// bounds it: the watermark (windows, interval joins, dedup WITHIN WATERMARK)
+// or nothing, in which case the state grows with the number of keys. EXPLAIN
+// calls the unbounded ones out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rtsql {
+
+struct PhysicalPlan;
+struct Schema;
+
+enum class ChangelogMode {
+  Append,
+  Updates,
+};
+
+struct Changelog {
+  ChangelogMode mode = ChangelogMode::Append;
+  // Output columns that identify a row; std::nullopt when none is known.
+  // An empty key (a global aggregate's single row) is a key too.
+  std::optional<std::vector<int>> uniqueKey;
+  // Stateful operators only: what the state holds and what drops it, e.g.
+  // "a row per key, kept without bound". Empty for stateless operators.
+  std::string state;
+  bool stateUnbounded = false;
+
+  // "append", "append, unique (event_id)", "updates by (user_id)",
+  // "updates, no key", over the columns of `schema`.
+  std::string describe(const Schema& schema) const;
+};
+
+// Fills OperatorSpecBase::changelog of every operator of `plan`, and
+// PhysicalPlan::output, in stage order (a stage's input is the output of the
+// stages that shuffle into it).
+void deriveChangelog(PhysicalPlan& plan);
+
+}  // namespace rtsql
