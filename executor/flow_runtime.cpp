@@ -34,10 +34,11 @@ namespace {
 // handed over as soon as it is there. A source that can be woken
 // (SourceTask::wakes()) is woken for epoch ends, commits and stops, so it waits
 // kIdleWaitMs whenever nothing but its own records can change what the task
-// does: then an idle flow costs a wakeup a second. Otherwise (a source that
-// cannot be woken; a shuffle task; a source task whose partitions may turn
-// idle as the flow's other source tasks deliver) the wait is kPollTimeoutMs,
-// which bounds how late the task notices any of that.
+// does: then an idle flow costs a wakeup a second. Shuffle tasks wait as long:
+// everything they act on comes through their queue or wakes it. Otherwise (a
+// source that cannot be woken; a source task whose partitions may turn idle
+// as the flow's other source tasks deliver) the wait is kPollTimeoutMs, which
+// bounds how late the task notices any of that.
 constexpr size_t kPollBatch = 512;
 constexpr int kPollTimeoutMs = 50;
 constexpr int kIdleWaitMs = 1000;
@@ -365,7 +366,7 @@ void FlowRuntime::start() {
     epochs_.beginRun(
         static_cast<int>(tasks_.size()), plan_.checkpointIntervalMicros,
         {checkpoints_.get(), stateStore_.get(), transaction_.get()},
-        [this] { return currentWatermark(); }, [this] { wakeSources(); });
+        [this] { return currentWatermark(); }, [this] { wakeTasks(); });
   }
   for (auto& t : tasks_) {
     Task* task = t.get();
@@ -497,7 +498,9 @@ void FlowRuntime::runShuffleTask(Task& task) {
     if (task.watermark.load() != INT64_MIN) task.head()->onWatermark(task.watermark.load());
     while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
       commitIfRequested(task);
-      if (!task.queue->popAll(inbox, kPollTimeoutMs)) continue;
+      // Records, barriers and watermarks arrive through the queue, and commit
+      // requests and the stop wake it: nothing else needs a short wait.
+      if (!task.queue->popAll(inbox, kIdleWaitMs)) continue;
       if (task.shuffleOut) task.shuffleOut->beginBatch();
       for (ShuffleMessage& msg : inbox) handleShuffleMessage(task, msg);
       if (task.shuffleOut) task.shuffleOut->endBatch();
@@ -608,10 +611,12 @@ void FlowRuntime::commitIfRequested(Task& task) {
   if (transaction_ && task.sink && !task.finished) task.sink->resume();
 }
 
-void FlowRuntime::wakeSources() {
+void FlowRuntime::wakeTasks() {
   for (auto& t : tasks_) {
     if (t->isSource) t->source->wake();
   }
+  // Shuffle tasks have commits to make too.
+  for (auto& q : queues_) q->wakeAll();
   // Under the lock, so that a task that has just found nothing to do is
   // waiting already and gets the notification.
   std::lock_guard lock(wakeMu_);
@@ -629,8 +634,7 @@ void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
   }
   stopping_ = true;
   epochs_.wake();
-  wakeSources();
-  for (auto& q : queues_) q->wakeAll();
+  wakeTasks();
 }
 
 void FlowRuntime::joinAll() {
@@ -652,8 +656,7 @@ void FlowRuntime::stop() {
   if (running) epochs_.finish(kStopTimeoutMicros);
   stopping_ = true;
   epochs_.wake();
-  wakeSources();
-  for (auto& q : queues_) q->wakeAll();
+  wakeTasks();
   joinAll();
   std::lock_guard lock(mu_);
   // Close connectors (consumers leave, producers are already flushed) and give

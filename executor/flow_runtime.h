@@ -132,9 +132,10 @@ class FlowRuntime {
   void handleShuffleMessage(Task& task, ShuffleMessage& msg);
   void endTaskEpoch(Task& task, bool isSource);
   void commitIfRequested(Task& task);
-  // Something other than records needs the source tasks (an epoch end, a
-  // commit, a stop): their waits end at once. Any thread, while tasks_ exists.
-  void wakeSources();
+  // Something other than records needs the tasks (an epoch end, a commit, a
+  // stop): the waits of source and shuffle tasks end at once. Any thread,
+  // while tasks_ exists.
+  void wakeTasks();
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
   void joinAll();
   // Each of the task's plan operators' rowsIn/rowsOut since the task started.
@@ -161,7 +162,7 @@ class FlowRuntime {
   std::atomic<bool> stopping_{false};  // tasks leave at once (stop done or failure)
   int sourceTasks_ = 0;                // source tasks of the current run
   // A source task that has ended its final epoch waits here for the commit
-  // and the stop (wakeSources()).
+  // and the stop (wakeTasks()).
   std::mutex wakeMu_;
   std::condition_variable wakeCv_;
   // Epoch ends, checkpoints and commits (executor/epoch_coordinator.h), run by

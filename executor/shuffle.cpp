@@ -55,10 +55,13 @@ bool ShuffleQueue::popAll(std::deque<ShuffleMessage>& out, int timeoutMs) {
   if (items_.empty()) {
     consumerWaiting_ = true;
     consumerNotified_ = false;
-    notEmpty_.wait_for(lock, std::chrono::milliseconds(timeoutMs), [&] { return !items_.empty(); });
+    notEmpty_.wait_for(lock, std::chrono::milliseconds(timeoutMs),
+                       [&] { return !items_.empty() || woken_; });
     consumerWaiting_ = false;
+    woken_ = false;
     if (items_.empty()) return false;
   }
+  woken_ = false;
   if (out.empty()) {
     out.swap(items_);
   } else {
@@ -71,6 +74,7 @@ bool ShuffleQueue::popAll(std::deque<ShuffleMessage>& out, int timeoutMs) {
 
 void ShuffleQueue::wakeAll() {
   std::lock_guard lock(mu_);
+  woken_ = true;
   notEmpty_.notify_all();
   notFull_.notify_all();
 }

@@ -44,9 +44,12 @@ class ShuffleQueue {
   // room; the messages not yet appended are dropped then.
   bool pushAll(std::vector<ShuffleMessage>& ms, const std::atomic<bool>& stopping);
   // Moves every queued message to `out` (appending), waiting up to `timeoutMs`
-  // for the first one. Returns false on timeout.
+  // for the first one. Returns false on timeout, or at once when wakeAll()
+  // came before any message: the consumer then has something else to do.
   bool popAll(std::deque<ShuffleMessage>& out, int timeoutMs);
-  // Wakes every waiting producer and the consumer (used at stop).
+  // Wakes every waiting producer and the consumer: at stop, and when the
+  // consumer task has a commit to make. A wake that comes while the consumer
+  // is not waiting ends its next wait.
   void wakeAll();
   size_t size() const;
 
@@ -63,6 +66,7 @@ class ShuffleQueue {
 
   bool consumerWaiting_ = false;
   bool consumerNotified_ = false;  // woken since it began to wait
+  bool woken_ = false;             // wakeAll() since the consumer last returned
   int producersWaiting_ = 0;
 };
 

@@ -6,7 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
 #include <thread>
@@ -257,4 +259,37 @@ TEST_CASE("a batch larger than the queue waits for the consumer, which it wakes"
   }
   producer.join();
   for (int k = 0; k < n; ++k) CHECK(got[static_cast<size_t>(k)] == k);
+}
+
+TEST_CASE("a wake ends the consumer's wait, and a wake before the wait ends the next one") {
+  ShuffleQueue q(16);
+  std::deque<ShuffleMessage> out;
+  // Woken while it waits: a wait of a minute returns without messages.
+  auto waiting = std::async(std::launch::async, [&] { return q.popAll(out, 60'000); });
+  // Wake until the wait has returned: whether the first wake comes before or
+  // during the wait, it must end it.
+  std::future_status status = std::future_status::timeout;
+  for (int i = 0; i < 600 && status != std::future_status::ready; ++i) {
+    q.wakeAll();
+    status = waiting.wait_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(status == std::future_status::ready);
+  CHECK_FALSE(waiting.get());
+  CHECK(out.empty());
+  // A wake that comes while nobody waits is kept for the next wait.
+  q.wakeAll();
+  CHECK_FALSE(q.popAll(out, 60'000));
+  // ...once: the wait after that runs its course (a short one here).
+  CHECK_FALSE(q.popAll(out, 1));
+  // A wake does not hide messages: they are returned, and the wake is spent.
+  std::atomic<bool> stopping{false};
+  ShuffleMessage m;
+  m.kind = ShuffleMessage::Kind::Watermark;
+  m.value = 7;
+  q.wakeAll();
+  REQUIRE(q.push(std::move(m), stopping));
+  CHECK(q.popAll(out, 60'000));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].value == 7);
+  CHECK_FALSE(q.popAll(out, 1));
 }
