@@ -409,7 +409,7 @@ void FlowRuntime::runSourceTask(Task& task) {
       int64_t now = monotonicMicros();
       EpochMetrics& m = task.metrics.current();
       for (SourceRecord& rec : batch) {
-        m.inputRows.fetch_add(1, std::memory_order_relaxed);
+        addOwned<uint64_t>(m.inputRows);
         m.sourceQueuingLatency.record(rec.readMicros - rec.timestampMicros);
         // Records of a batch mostly come from one partition: skip the map
         // lookup while it stays the same (map nodes never move).
