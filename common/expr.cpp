@@ -53,6 +53,7 @@ class LiteralExpr final : public Expr {
  public:
   LiteralExpr(Value v, DataTypePtr t) : Expr(std::move(t)), v_(std::move(v)) {}
   Value eval(const Row&) const override { return v_; }
+  const Value& evalRef(const Row&, Value&) const override { return v_; }
   bool isConstant() const override { return true; }
   std::string toString() const override {
     switch (v_.type()) {
@@ -79,10 +80,11 @@ class ArithExpr final : public Expr {
       : Expr(std::move(t)), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {}
 
   Value eval(const Row& row) const override {
-    Value a = l_->eval(row);
-    if (a.isNull()) return a;
-    Value b = r_->eval(row);
-    if (b.isNull()) return b;
+    Value sa, sb;
+    const Value& a = l_->evalRef(row, sa);
+    if (a.isNull()) return {};
+    const Value& b = r_->evalRef(row, sb);
+    if (b.isNull()) return {};
     switch (mode_) {
       case ArithMode::Int32:
       case ArithMode::Int64: {
@@ -211,7 +213,8 @@ class NegExpr final : public Expr {
  public:
   explicit NegExpr(ExprPtr e) : Expr(e->type()), e_(std::move(e)) {}
   Value eval(const Row& row) const override {
-    Value v = e_->eval(row);
+    Value sv;
+    const Value& v = e_->evalRef(row, sv);
     switch (v.type()) {
       case TypeId::Int: return Value::integer(static_cast<int32_t>(0u - static_cast<uint32_t>(v.asInt())));
       case TypeId::BigInt: return Value::bigint(static_cast<int64_t>(0ull - static_cast<uint64_t>(v.asInt())));
@@ -243,9 +246,10 @@ class CompareExpr final : public Expr {
   CompareExpr(CmpOp op, CmpMode mode, ExprPtr l, ExprPtr r, std::string sym)
       : Expr(boolType()), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {}
   Value eval(const Row& row) const override {
-    Value a = l_->eval(row);
+    Value sa, sb;
+    const Value& a = l_->evalRef(row, sa);
     if (a.isNull() && op_ != CmpOp::NullSafeEq) return {};
-    Value b = r_->eval(row);
+    const Value& b = r_->evalRef(row, sb);
     if (a.isNull() || b.isNull()) {
       if (op_ == CmpOp::NullSafeEq) return Value::boolean(a.isNull() && b.isNull());
       return {};
@@ -330,9 +334,10 @@ class AndExpr final : public Expr {
  public:
   AndExpr(ExprPtr l, ExprPtr r) : Expr(boolType()), l_(std::move(l)), r_(std::move(r)) {}
   Value eval(const Row& row) const override {
-    Value a = l_->eval(row);
+    Value sa, sb;
+    const Value& a = l_->evalRef(row, sa);
     if (!a.isNull() && !a.asBool()) return a;
-    Value b = r_->eval(row);
+    const Value& b = r_->evalRef(row, sb);
     if (!b.isNull() && !b.asBool()) return b;
     return a.isNull() ? a : b;  // NULL if either is NULL, else TRUE
   }
@@ -347,9 +352,10 @@ class OrExpr final : public Expr {
  public:
   OrExpr(ExprPtr l, ExprPtr r) : Expr(boolType()), l_(std::move(l)), r_(std::move(r)) {}
   Value eval(const Row& row) const override {
-    Value a = l_->eval(row);
+    Value sa, sb;
+    const Value& a = l_->evalRef(row, sa);
     if (!a.isNull() && a.asBool()) return a;
-    Value b = r_->eval(row);
+    const Value& b = r_->evalRef(row, sb);
     if (!b.isNull() && b.asBool()) return b;
     return a.isNull() ? a : b;  // NULL if either is NULL, else FALSE
   }
@@ -364,8 +370,9 @@ class NotExpr final : public Expr {
  public:
   explicit NotExpr(ExprPtr e) : Expr(boolType()), e_(std::move(e)) {}
   Value eval(const Row& row) const override {
-    Value v = e_->eval(row);
-    return v.isNull() ? v : Value::boolean(!v.asBool());
+    Value sv;
+    const Value& v = e_->evalRef(row, sv);
+    return v.isNull() ? Value() : Value::boolean(!v.asBool());
   }
   std::string toString() const override { return "(NOT " + e_->toString() + ")"; }
   bool isConstant() const override { return e_->isConstant(); }
@@ -377,7 +384,10 @@ class NotExpr final : public Expr {
 class IsNullExpr final : public Expr {
  public:
   IsNullExpr(ExprPtr e, bool negated) : Expr(boolType()), e_(std::move(e)), negated_(negated) {}
-  Value eval(const Row& row) const override { return Value::boolean(e_->eval(row).isNull() != negated_); }
+  Value eval(const Row& row) const override {
+    Value sv;
+    return Value::boolean(e_->evalRef(row, sv).isNull() != negated_);
+  }
   std::string toString() const override {
     return "(" + e_->toString() + (negated_ ? " IS NOT NULL)" : " IS NULL)");
   }
@@ -408,15 +418,17 @@ class InExpr final : public Expr {
     }
   }
   Value eval(const Row& row) const override {
-    Value v = e_->eval(row);
-    if (v.isNull()) return v;
+    Value sv;
+    const Value& v = e_->evalRef(row, sv);
+    if (v.isNull()) return {};
     bool sawNull = listHasNull_;
     bool found = false;
     if (allConstant_) {
       found = set_.count(v) != 0;
     } else {
+      Value sc;
       for (const auto& x : list_) {
-        Value c = x->eval(row);
+        const Value& c = x->evalRef(row, sc);
         if (c.isNull()) {
           sawNull = true;
         } else if (c.compare(v) == 0) {
@@ -454,10 +466,11 @@ class BetweenExpr final : public Expr {
   BetweenExpr(ExprPtr e, ExprPtr lo, ExprPtr hi, bool negated)
       : Expr(boolType()), e_(std::move(e)), lo_(std::move(lo)), hi_(std::move(hi)), negated_(negated) {}
   Value eval(const Row& row) const override {
-    Value v = e_->eval(row);
-    if (v.isNull()) return v;
-    Value lo = lo_->eval(row);
-    Value hi = hi_->eval(row);
+    Value sv, slo, shi;
+    const Value& v = e_->evalRef(row, sv);
+    if (v.isNull()) return {};
+    const Value& lo = lo_->evalRef(row, slo);
+    const Value& hi = hi_->evalRef(row, shi);
     // Three-valued (v >= lo AND v <= hi).
     int ge = lo.isNull() ? -1 : (v.compare(lo) >= 0 ? 1 : 0);
     int le = hi.isNull() ? -1 : (v.compare(hi) <= 0 ? 1 : 0);
@@ -595,12 +608,13 @@ class LikeExpr final : public Expr {
     }
   }
   Value eval(const Row& row) const override {
-    Value v = e_->eval(row);
-    if (v.isNull()) return v;
+    Value sv, sp;
+    const Value& v = e_->evalRef(row, sv);
+    if (v.isNull()) return {};
     if (compiled_) return Value::boolean(compiled_->matches(v.asString()) != negated_);
     if (constantNull_) return {};
-    Value p = pattern_->eval(row);
-    if (p.isNull()) return p;
+    const Value& p = pattern_->evalRef(row, sp);
+    if (p.isNull()) return {};
     return Value::boolean(LikePattern(p.asString()).matches(v.asString()) != negated_);
   }
   std::string toString() const override {
@@ -622,21 +636,12 @@ class CaseExpr final : public Expr {
   CaseExpr(DataTypePtr t, ExprPtr operand, std::vector<std::pair<ExprPtr, ExprPtr>> whens, ExprPtr elseExpr)
       : Expr(std::move(t)), operand_(std::move(operand)), whens_(std::move(whens)), else_(std::move(elseExpr)) {}
   Value eval(const Row& row) const override {
-    if (operand_) {
-      Value v = operand_->eval(row);
-      if (!v.isNull()) {
-        for (const auto& [w, then] : whens_) {
-          Value c = w->eval(row);
-          if (!c.isNull() && c.compare(v) == 0) return then->eval(row);
-        }
-      }
-    } else {
-      for (const auto& [w, then] : whens_) {
-        Value c = w->eval(row);
-        if (!c.isNull() && c.asBool()) return then->eval(row);
-      }
-    }
-    return else_ ? else_->eval(row) : Value();
+    const Expr* branch = choose(row);
+    return branch ? branch->eval(row) : Value();
+  }
+  const Value& evalRef(const Row& row, Value& scratch) const override {
+    const Expr* branch = choose(row);
+    return branch ? branch->evalRef(row, scratch) : Value::null();
   }
   std::string toString() const override {
     std::string s = "CASE";
@@ -654,6 +659,27 @@ class CaseExpr final : public Expr {
   }
 
  private:
+  // The THEN (or ELSE) expression whose value the CASE takes for `row`; null
+  // when there is no ELSE and nothing matched.
+  const Expr* choose(const Row& row) const {
+    Value sv, sc;
+    if (operand_) {
+      const Value& v = operand_->evalRef(row, sv);
+      if (!v.isNull()) {
+        for (const auto& [w, then] : whens_) {
+          const Value& c = w->evalRef(row, sc);
+          if (!c.isNull() && c.compare(v) == 0) return then.get();
+        }
+      }
+    } else {
+      for (const auto& [w, then] : whens_) {
+        const Value& c = w->evalRef(row, sc);
+        if (!c.isNull() && c.asBool()) return then.get();
+      }
+    }
+    return else_.get();
+  }
+
   ExprPtr operand_;
   std::vector<std::pair<ExprPtr, ExprPtr>> whens_;
   ExprPtr else_;
@@ -665,13 +691,20 @@ class SubscriptExpr final : public Expr {
  public:
   SubscriptExpr(ExprPtr e, ExprPtr idx, DataTypePtr t) : Expr(std::move(t)), e_(std::move(e)), idx_(std::move(idx)) {}
   Value eval(const Row& row) const override {
-    Value a = e_->eval(row);
-    if (a.isNull()) return a;
-    Value i = idx_->eval(row);
-    if (i.isNull()) return i;
+    Value scratch;
+    return evalRef(row, scratch);
+  }
+  // The item inside the array: when the array is computed it is held by
+  // `scratch`, which keeps the item alive for the caller.
+  const Value& evalRef(const Row& row, Value& scratch) const override {
+    const Value& a = e_->evalRef(row, scratch);
+    if (a.isNull()) return Value::null();
+    Value si;
+    const Value& i = idx_->evalRef(row, si);
+    if (i.isNull()) return Value::null();
     const auto& items = a.asList();
     int64_t k = i.asInt();
-    if (k < 0 || static_cast<uint64_t>(k) >= items.size()) return {};
+    if (k < 0 || static_cast<uint64_t>(k) >= items.size()) return Value::null();
     return items[static_cast<size_t>(k)];
   }
   std::string toString() const override { return e_->toString() + "[" + idx_->toString() + "]"; }
@@ -706,10 +739,17 @@ size_t editDistance(std::string_view a, std::string_view b) {
 namespace expr_internal {
 
 Value FieldAccessExpr::eval(const Row& row) const {
-  Value s = base_->eval(row);
-  if (s.isNull()) return s;
+  Value scratch;
+  return evalRef(row, scratch);
+}
+
+// The field inside the struct: a computed struct is held by `scratch`, which
+// keeps the field alive for the caller.
+const Value& FieldAccessExpr::evalRef(const Row& row, Value& scratch) const {
+  const Value& s = base_->evalRef(row, scratch);
+  if (s.isNull()) return Value::null();
   const auto& f = s.asList();
-  return static_cast<size_t>(index_) < f.size() ? f[static_cast<size_t>(index_)] : Value();
+  return static_cast<size_t>(index_) < f.size() ? f[static_cast<size_t>(index_)] : Value::null();
 }
 
 std::string CallExpr::toString() const {

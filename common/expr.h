@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -25,6 +26,29 @@ class Expr {
   virtual ~Expr() = default;
 
   virtual Value eval(const Row& row) const = 0;
+  // The same value as eval(), without a copy where the value already exists: a
+  // column reference returns the row's own Value, a literal its constant, a
+  // field or element access the item inside its struct or array. Any other node
+  // computes into `scratch` and returns it. The reference is valid while `row`,
+  // `scratch` and this expression are unchanged. Filters, projections, join keys,
+  // comparisons and function arguments read through it, so a string column they
+  // look at is not copied per record.
+  virtual const Value& evalRef(const Row& row, Value& scratch) const {
+    scratch = eval(row);
+    return scratch;
+  }
+  // eval() into `out`, reusing its storage: a string column's text is copied
+  // into `out`'s buffer rather than into a new one. `out` must not be part of
+  // `row`.
+  void evalInto(const Row& row, Value& out) const {
+    Value scratch;
+    const Value& v = evalRef(row, scratch);
+    if (&v == &scratch) {
+      out = std::move(scratch);
+    } else {
+      out = v;
+    }
+  }
   // SQL-like text for EXPLAIN: `upper(url)`, `(amount * 2)`, `#3` for inputs.
   virtual std::string toString() const = 0;
   // True when the value does not depend on the row (literals and functions of them

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -59,14 +60,35 @@ class Value {
   bool operator==(const Value& other) const { return compare(other) == 0; }
   size_t hash() const;
 
+  // Makes this a STRING (or BINARY) of `s`, reusing the string buffer this Value
+  // already holds, if any: a decoder refilling a reused row costs no allocation
+  // for a text that fits the previous one's buffer.
+  void setString(std::string_view s) { setBytes(TypeId::String, s); }
+  void setBinary(std::string_view s) { setBytes(TypeId::Binary, s); }
+
   // Human-readable text, as psql shows it (strings unquoted, NULL as "NULL").
   std::string toString() const;
+
+  // The NULL that reference-returning code (Expr::evalRef) hands out when there
+  // is no value to point at.
+  static const Value& null() {
+    static const Value kNull;
+    return kNull;
+  }
 
  private:
   using Storage =
       std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<const ValueList>>;
   template <typename T>
   Value(TypeId t, T&& v) : type_(t), data_(std::forward<T>(v)) {}
+  void setBytes(TypeId t, std::string_view s) {
+    if (auto* held = std::get_if<std::string>(&data_)) {
+      held->assign(s.data(), s.size());
+    } else {
+      data_.emplace<std::string>(s);
+    }
+    type_ = t;
+  }
 
   TypeId type_ = TypeId::Null;
   Storage data_;

@@ -434,7 +434,7 @@ void FlowRuntime::runSourceTask(Task& task) {
       // together once the task is through them (shuffle.h).
       if (task.shuffleOut) task.shuffleOut->beginBatch();
       for (SourceRecord& rec : batch) {
-        m.inputRows.fetch_add(1, std::memory_order_relaxed);
+        addOwned<uint64_t>(m.inputRows);
         m.sourceQueuingLatency.record(rec.readMicros - rec.timestampMicros);
         // Records of a batch mostly come from one partition: skip the map
         // lookup while it stays the same (map nodes never move).

@@ -8,6 +8,8 @@
 // they are literals) and returns a node whose eval() does only the per-record
 // work. Most nodes are instances of the Fn1/Fn2/Fn3 templates below, which
 // implement "NULL in, NULL out" once and call a lambda with the non-null values.
+// They read their arguments through Expr::evalRef, so the lambda sees a column's
+// own Value, never a copy of it.
 #pragma once
 
 #include <cstdint>
@@ -114,6 +116,10 @@ class ColumnRefExpr final : public Expr {
   Value eval(const Row& row) const override {
     return static_cast<size_t>(index_) < row.size() ? row[static_cast<size_t>(index_)] : Value();
   }
+  const Value& evalRef(const Row& row, Value&) const override {
+    return static_cast<size_t>(index_) < row.size() ? row[static_cast<size_t>(index_)]
+                                                    : Value::null();
+  }
   std::string toString() const override {
     return name_.empty() ? "#" + std::to_string(index_) : name_;
   }
@@ -130,6 +136,7 @@ class FieldAccessExpr final : public Expr {
   FieldAccessExpr(ExprPtr base, int index, std::string field, DataTypePtr type)
       : Expr(std::move(type)), base_(std::move(base)), index_(index), field_(std::move(field)) {}
   Value eval(const Row& row) const override;
+  const Value& evalRef(const Row& row, Value& scratch) const override;
   std::string toString() const override { return base_->toString() + "." + field_; }
   bool isConstant() const override { return base_->isConstant(); }
   const std::string& field() const { return field_; }
@@ -163,7 +170,8 @@ class Fn1 final : public CallExpr {
   Fn1(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
       : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
   Value eval(const Row& row) const override {
-    Value a = args_[0]->eval(row);
+    Value sa;
+    const Value& a = args_[0]->evalRef(row, sa);
     if (a.isNull()) return {};
     return f_(a);
   }
@@ -178,9 +186,10 @@ class Fn2 final : public CallExpr {
   Fn2(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
       : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
   Value eval(const Row& row) const override {
-    Value a = args_[0]->eval(row);
+    Value sa, sb;
+    const Value& a = args_[0]->evalRef(row, sa);
     if (a.isNull()) return {};
-    Value b = args_[1]->eval(row);
+    const Value& b = args_[1]->evalRef(row, sb);
     if (b.isNull()) return {};
     return f_(a, b);
   }
@@ -195,11 +204,12 @@ class Fn3 final : public CallExpr {
   Fn3(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
       : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
   Value eval(const Row& row) const override {
-    Value a = args_[0]->eval(row);
+    Value sa, sb, sc;
+    const Value& a = args_[0]->evalRef(row, sa);
     if (a.isNull()) return {};
-    Value b = args_[1]->eval(row);
+    const Value& b = args_[1]->evalRef(row, sb);
     if (b.isNull()) return {};
-    Value c = args_[2]->eval(row);
+    const Value& c = args_[2]->evalRef(row, sc);
     if (c.isNull()) return {};
     return f_(a, b, c);
   }

@@ -81,11 +81,11 @@ bool decodeBase64(std::string_view in, std::string& out) {
 bool textToValue(std::string_view text, const DataType& type, Value& out, bool binaryIsBase64) {
   switch (type.id) {
     case TypeId::String:
-      out = Value::string(std::string(text));
+      out.setString(text);
       return true;
     case TypeId::Binary: {
       if (!binaryIsBase64) {
-        out = Value::binary(std::string(text));
+        out.setBinary(text);
         return true;
       }
       std::string bytes;

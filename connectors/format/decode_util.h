@@ -40,10 +40,13 @@ Value metaValue(MetaKind kind, const RecordView& rec);
 // Kafka headers as ARRAY<STRUCT<key STRING, value BINARY>>.
 Value headersToValue(const std::vector<std::pair<std::string, std::string>>& headers);
 
-// Resets `row` to `size` NULLs, keeping its allocation.
+// Resets `row` to `size` NULLs, keeping its allocation. A fresh (empty) row is
+// only sized: its Values are NULL already.
 inline void resetRow(Row& row, size_t size) {
+  if (row.size() > size) row.resize(size);
+  for (auto& v : row)
+    if (!v.isNull()) v = Value();
   row.resize(size);
-  for (auto& v : row) v = Value();
 }
 
 }  // namespace rtsql::format

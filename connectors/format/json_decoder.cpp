@@ -4,7 +4,13 @@
 // and converts each field that names a column straight into the row; fields that
 // name no column are skipped without being materialized. The parser and a padded
 // copy buffer live as long as the decoder, so a record costs no allocation beyond
-// the Values it produces.
+// the Values it produces; a row the caller reuses is refilled in place (a string
+// column's buffer is reused), and every column the record does not set is
+// made NULL, so nothing of the previous record stays in it.
+//
+// Producers write every record with the same keys in the same order, so the
+// column of the n-th key is remembered by the key's text and position: a
+// record like the previous one costs one comparison per key to map.
 #include <simdjson.h>
 
 #include <cmath>
@@ -47,13 +53,16 @@ class JsonDecoder final : public RecordDecoder {
         meta_.push_back({static_cast<int>(i), kind});
       } else if (!c.hidden) {
         columns_.push_back({static_cast<int>(i), c.name, c.type});
+      } else {
+        unread_.push_back(static_cast<int>(i));
       }
     }
     seen_.resize(columns_.size());
   }
 
+  // On failure the row's contents are unspecified (callers drop it).
   bool decode(const RecordView& rec, Row& row, std::string& error) override {
-    resetRow(row, width_);
+    if (row.size() != width_) resetRow(row, width_);
     if (rec.value == nullptr) {
       error = "null value";
       return false;
@@ -80,12 +89,12 @@ class JsonDecoder final : public RecordDecoder {
     if (auto err = doc.get_object().get(obj)) return jsonError(&doc, err, error);
     std::fill(seen_.begin(), seen_.end(), 0);
     size_t hint = 0;
+    size_t ordinal = 0;
     for (auto fieldResult : obj) {
       od::field field;
       if (auto err = std::move(fieldResult).get(field)) return jsonError(&doc, err, error);
-      std::string_view key;
-      if (auto err = field.unescaped_key().get(key)) return jsonError(&doc, err, error);
-      int c = lookup(key, hint);
+      int c = columnOf(field, ordinal++, hint, &doc, error);
+      if (c == kKeyError) return false;
       if (c < 0) continue;
       hint = static_cast<size_t>(c) + 1;
       const ColumnInfo& col = columns_[static_cast<size_t>(c)];
@@ -100,14 +109,15 @@ class JsonDecoder final : public RecordDecoder {
       error = "invalid JSON at byte " + std::to_string(rest - base_) + ": trailing content";
       return false;
     }
-    if (!ignoreMissing_) {
-      for (size_t c = 0; c < columns_.size(); ++c) {
-        if (!seen_[c]) {
-          error = "field '" + columns_[c].name + "' is missing";
-          return false;
-        }
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      if (seen_[c]) continue;
+      if (!ignoreMissing_) {
+        error = "field '" + columns_[c].name + "' is missing";
+        return false;
       }
+      row[static_cast<size_t>(columns_[c].index)] = Value();
     }
+    for (int index : unread_) row[static_cast<size_t>(index)] = Value();
     for (const auto& [index, kind] : meta_) row[static_cast<size_t>(index)] = metaValue(kind, rec);
     return true;
   }
@@ -141,6 +151,36 @@ class JsonDecoder final : public RecordDecoder {
     for (size_t i = 0; i < columns_.size(); ++i)
       if (iequals(columns_[i].name, key)) return static_cast<int>(i);
     return -1;
+  }
+
+  static constexpr int kKeyError = -2;
+
+  // The column a field's key names (-1: none; kKeyError: bad JSON, `error`
+  // set). The cache entry for the key's position answers when the key is
+  // written exactly as the one seen there before; keys with escapes are never
+  // cached, so a cached text compares byte for byte with the raw key.
+  int columnOf(od::field& field, size_t ordinal, size_t hint, od::document* doc,
+               std::string& error) {
+    od::raw_json_string raw = field.key();
+    if (ordinal < keyCache_.size()) {
+      const CachedKey& k = keyCache_[ordinal];
+      if (k.plain && raw.unsafe_is_equal(k.text)) return k.column;
+    }
+    std::string_view key;
+    if (auto err = field.unescaped_key().get(key)) {
+      jsonError(doc, err, error);
+      return kKeyError;
+    }
+    int c = lookup(key, hint);
+    if (ordinal < kMaxCachedKeys) {
+      if (keyCache_.size() <= ordinal) keyCache_.resize(ordinal + 1);
+      CachedKey& k = keyCache_[ordinal];
+      k.text.assign(key.data(), key.size());
+      k.column = c;
+      // Unescaping never lengthens a key, so the raw text has key.size() bytes to compare.
+      k.plain = std::memcmp(raw.raw(), key.data(), key.size()) == 0 && raw.raw()[key.size()] == '"';
+    }
+    return c;
   }
 
   bool jsonError(od::document* doc, simdjson::error_code err, std::string& error) {
@@ -319,7 +359,17 @@ class JsonDecoder final : public RecordDecoder {
   bool ignoreMissing_ = true;
   std::vector<ColumnInfo> columns_;
   std::vector<std::pair<int, MetaKind>> meta_;
+  std::vector<int> unread_;  // hidden columns no record sets: always NULL
   std::vector<char> seen_;
+  // Key text and column (-1 for none) by position in the object, from the
+  // records before; bounded so that objects with many keys cost no memory.
+  struct CachedKey {
+    std::string text;
+    int column = -1;
+    bool plain = false;  // written without escapes
+  };
+  static constexpr size_t kMaxCachedKeys = 256;
+  std::vector<CachedKey> keyCache_;
   od::parser parser_;
   std::string buffer_;
   const char* base_ = nullptr;

@@ -42,13 +42,22 @@ class RawDecoder final : public RecordDecoder {
       Value& out = row[i];
       switch (fields_[i]) {
         case RawField::Key:
-          out = rec.key ? Value::binary(std::string(rec.key, rec.keyLen)) : Value();
+          // setBinary/setString refill a reused row's buffers in place.
+          if (rec.key) {
+            out.setBinary({rec.key, rec.keyLen});
+          } else {
+            out = Value();
+          }
           break;
         case RawField::Value:
-          out = rec.value ? Value::binary(std::string(rec.value, rec.valueLen)) : Value();
+          if (rec.value) {
+            out.setBinary({rec.value, rec.valueLen});
+          } else {
+            out = Value();
+          }
           break;
         case RawField::Topic:
-          out = Value::string(std::string(rec.topic));
+          out.setString(rec.topic);
           break;
         case RawField::Partition:
           out = Value::integer(rec.partition);

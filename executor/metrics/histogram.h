@@ -1,14 +1,17 @@
 // A latency histogram in microseconds with log-linear buckets (32 sub-buckets
 // per power of two: about 3% relative error), lock-free to record from one task
 // thread while any thread reads percentiles. Fixed size, no allocation after
-// construction: recording is a few arithmetic operations and one relaxed
-// atomic increment, cheap enough for every record.
+// construction: recording is a few arithmetic operations and relaxed loads and
+// stores (owned_counter.h: one thread records into a histogram, so no locked
+// increment), cheap enough for every record.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <vector>
+
+#include "executor/metrics/owned_counter.h"
 
 namespace rtsql {
 
@@ -23,14 +26,15 @@ class LatencyHistogram {
 
   void record(int64_t micros) {
     if (micros < 0) micros = 0;
-    buckets_[bucketOf(static_cast<uint64_t>(micros))].fetch_add(1, std::memory_order_relaxed);
-    count_.fetch_add(1, std::memory_order_relaxed);
+    addOwned<uint64_t>(buckets_[bucketOf(static_cast<uint64_t>(micros))]);
+    addOwned<uint64_t>(count_);
     // min/max are advisory under concurrent readers; the recording thread is the only writer.
     if (micros < min_.load(std::memory_order_relaxed)) min_.store(micros, std::memory_order_relaxed);
     if (micros > max_.load(std::memory_order_relaxed)) max_.store(micros, std::memory_order_relaxed);
   }
   void reset();
-  // Adds another histogram's counts to this one (used to merge tasks).
+  // Adds another histogram's counts to this one (used to merge tasks). Not
+  // for a histogram that a task thread is recording into.
   void merge(const LatencyHistogram& other);
 
   uint64_t count() const { return count_.load(std::memory_order_relaxed); }

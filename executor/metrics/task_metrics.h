@@ -12,9 +12,12 @@
 #include <vector>
 
 #include "executor/metrics/histogram.h"
+#include "executor/metrics/owned_counter.h"
 
 namespace rtsql {
 
+// The counters are written by the owning task thread only (addOwned) and
+// read by any thread.
 struct EpochMetrics {
   std::atomic<uint64_t> inputRows{0};
   std::atomic<uint64_t> outputRows{0};

@@ -9,7 +9,9 @@ class FilterOperator final : public Operator {
 
   void push(Row& row, const RecordContext& ctx) override {
     countIn();
-    Value v = predicate_->eval(row);
+    // Read through evalRef: a predicate that is a boolean column costs no copy.
+    Value scratch;
+    const Value& v = predicate_->evalRef(row, scratch);
     if (!v.isNull() && v.asBool()) emit(row, ctx);
   }
   std::string name() const override { return "Filter"; }

@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "common/value.h"
+#include "executor/metrics/owned_counter.h"
 
 namespace rtsql {
 
@@ -33,9 +34,7 @@ struct OperatorStats {
   // Adds one to a stat that only the owning task thread writes. Other threads
   // may read it at any time (a relaxed load sees a recent value), but a second
   // writer would lose counts.
-  static void count(std::atomic<uint64_t>& stat) {
-    stat.store(stat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  static void count(std::atomic<uint64_t>& stat) { addOwned<uint64_t>(stat); }
 
   std::atomic<uint64_t> rowsIn{0};
   std::atomic<uint64_t> rowsOut{0};

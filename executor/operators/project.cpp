@@ -12,8 +12,9 @@ class ProjectOperator final : public Operator {
   void push(Row& row, const RecordContext& ctx) override {
     countIn();
     // The output row is a member reused for every record: after the first
-    // record its vector never reallocates.
-    for (size_t i = 0; i < exprs_.size(); ++i) out_[i] = exprs_[i]->eval(row);
+    // record its vector never reallocates, and evalInto copies a column into
+    // the slot's existing string buffer instead of allocating a new one.
+    for (size_t i = 0; i < exprs_.size(); ++i) exprs_[i]->evalInto(row, out_[i]);
     emit(out_, ctx);
   }
   std::string name() const override { return "Project"; }

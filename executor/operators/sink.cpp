@@ -9,7 +9,7 @@ void SinkOperator::push(Row& row, const RecordContext& ctx) {
   writer_.write(row, ctx.sourceTimestampMicros);
   int64_t now = nowMicros();
   EpochMetrics& m = metrics_.current();
-  m.outputRows.fetch_add(1, std::memory_order_relaxed);
+  addOwned<uint64_t>(m.outputRows);
   m.processingLatency.record(now - ctx.readMicros);
   m.e2eLatency.record(now - ctx.sourceTimestampMicros);
   countOut();

@@ -339,3 +339,64 @@ TEST_CASE("expr: constness") {
   CHECK(makeCall("+", {litI(1), litI(2)}, 0)->isConstant());
   CHECK(makeCall("upper", {col(0, TypeId::String, "url")}, 0)->toString() == "upper(url)");
 }
+
+TEST_CASE("expr: evalRef and evalInto give eval's value for every node kind") {
+  auto inner = DataType::structOf({{"name", T(TypeId::String)}, {"n", T(TypeId::Int)}});
+  auto outer =
+      DataType::structOf({{"inner", inner}, {"tags", DataType::arrayOf(T(TypeId::String))}});
+  Row row{Value::string("https://example.com/a/rather/long/path"),
+          Value(),
+          Value::bigint(7),
+          Value::float64(2.5),
+          Value::boolean(true),
+          Value::structure(
+              {Value::structure({Value::string("inner-name-longer-than-sso"), Value::integer(3)}),
+               Value::array({Value::string("x"), Value(), Value::string("zzz")})}),
+          Value::array({Value::structure({Value::string("first"), Value::integer(1)}), Value()})};
+  auto s = col(0, TypeId::String, "s");
+  auto sNull = col(1, TypeId::String, "n");
+  auto i = col(2, TypeId::BigInt, "i");
+  auto d = col(3, TypeId::Double, "d");
+  auto b = col(4, TypeId::Boolean, "b");
+  auto o = makeColumnRef(5, outer, "o");
+  auto arr = makeColumnRef(6, DataType::arrayOf(inner), "arr");
+  auto oNull = makeColumnRef(1, outer, "onull");
+  std::vector<ExprPtr> exprs{
+      s, sNull, i, d, b, o, arr, col(99, TypeId::String, "past_the_end"), litS("literal"), nul(),
+      makeCall("+", {i, litI(1)}, 0), makeCall("*", {d, litI(2)}, 0),
+      makeCall("-", {i, nulOf(TypeId::BigInt)}, 0), makeCall("neg", {i}, 0),
+      makeCall("=", {s, litS("x")}, 0), makeCall("<", {s, sNull}, 0),
+      makeCall(">", {d, litI(1)}, 0), makeAnd(b, makeCall(">", {i, litI(100)}, 0), 0),
+      makeOr(b, makeIsNull(sNull, false), 0), makeNot(b, 0), makeIsNull(s, true),
+      makeIsNull(sNull, false), makeIn(s, {litS("a"), s}, false, 0),
+      makeIn(i, {litI(1), nul()}, true, 0), makeBetween(i, litI(1), litI(10), false, 0),
+      makeBetween(i, nul(), litI(10), true, 0), makeLike(s, litS("https://%"), false, 0),
+      makeLike(sNull, litS("%"), false, 0),
+      makeCase(nullptr, {{makeCall(">", {i, litI(5)}, 0), s}}, litS("else"), 0),
+      makeCase(i, {{litI(7), makeFieldAccess(makeFieldAccess(o, "inner", 0), "name", 0)}}, nullptr,
+               0),
+      makeCase(i, {{litI(8), s}}, nullptr, 0), makeCast(i, T(TypeId::String), 0),
+      makeFieldAccess(o, "inner", 0), makeFieldAccess(makeFieldAccess(o, "inner", 0), "name", 0),
+      makeFieldAccess(oNull, "tags", 0), makeFieldAccess(makeSubscript(arr, litI(0), 0), "name", 0),
+      makeFieldAccess(makeSubscript(arr, litI(1), 0), "name", 0),
+      makeSubscript(makeFieldAccess(o, "tags", 0), litI(2), 0),
+      makeSubscript(makeFieldAccess(o, "tags", 0), litI(1), 0),
+      makeSubscript(makeFieldAccess(o, "tags", 0), nul(), 0),
+      // Fields of computed (not row-held) structs and arrays.
+      makeFieldAccess(makeCall("named_struct", {litS("k"), makeCall("upper", {s}, 0)}, 0), "k", 0),
+      makeSubscript(makeCall("array", {makeCall("upper", {s}, 0), s}, 0), litI(0), 0),
+      makeCall("upper", {s}, 0), makeCall("upper", {sNull}, 0),
+      makeCall("concat", {s, litS("!")}, 0), makeCall("substring", {s, litI(2), litI(3)}, 0),
+      makeCall("coalesce", {sNull, s}, 0)};
+  for (const auto& e : exprs) evalAll(e, row);
+
+  // Reads that need no copy point into the row or the expression.
+  Value scratch;
+  CHECK(&s->evalRef(row, scratch) == &row[0]);
+  const Value& name =
+      makeFieldAccess(makeFieldAccess(o, "inner", 0), "name", 0)->evalRef(row, scratch);
+  CHECK(&name == &row[5].asList()[0].asList()[0]);
+  auto literal = litS("constant");
+  CHECK(&literal->evalRef(row, scratch) == &literal->evalRef({}, scratch));
+  CHECK(scratch.isNull());
+}

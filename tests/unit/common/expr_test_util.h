@@ -23,8 +23,26 @@ inline ExprPtr nul() { return makeLiteral(Value(), T(TypeId::Null)); }
 inline ExprPtr nulOf(TypeId t) { return makeLiteral(Value(), T(t)); }
 inline ExprPtr col(int i, TypeId t, const std::string& name = "") { return makeColumnRef(i, T(t), name); }
 
+// Same type and value (NULL equals NULL here).
+inline bool sameValue(const Value& a, const Value& b) {
+  return a.type() == b.type() && a.compare(b) == 0;
+}
+
+// e->eval(row), after checking that the other ways of evaluating give the same
+// value: evalRef, and evalInto over a slot holding another record's string.
+inline Value evalAll(const ExprPtr& e, const Row& row) {
+  Value v = e->eval(row);
+  Value scratch;
+  const Value& ref = e->evalRef(row, scratch);
+  CHECK_MESSAGE(sameValue(ref, v), e->toString());
+  Value slot = Value::string("a previous record's text, longer than a short string");
+  e->evalInto(row, slot);
+  CHECK_MESSAGE(sameValue(slot, v), e->toString());
+  return v;
+}
+
 inline Value call(const std::string& fn, std::vector<ExprPtr> args, const Row& row = {}) {
-  return makeCall(fn, std::move(args), 0)->eval(row);
+  return evalAll(makeCall(fn, std::move(args), 0), row);
 }
 inline std::string callS(const std::string& fn, std::vector<ExprPtr> args, const Row& row = {}) {
   Value v = call(fn, std::move(args), row);

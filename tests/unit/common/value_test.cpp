@@ -99,3 +99,18 @@ TEST_CASE("value: text as shown to users") {
   CHECK(Value::array({Value::integer(1), Value()}).toString() == "[1, null]");
   CHECK(Value::structure({Value::string("a"), Value::integer(2)}).toString() == "{a, 2}");
 }
+
+TEST_CASE("value: setString and setBinary replace any value, reusing a held string") {
+  Value v = Value::bigint(3);
+  v.setString("a text longer than the short-string buffer");
+  CHECK(v == Value::string("a text longer than the short-string buffer"));
+  v.setBinary("bytes");
+  CHECK(v.type() == TypeId::Binary);
+  CHECK(v.asString() == "bytes");
+  v.setString(v.asString());  // its own text
+  CHECK(v == Value::string("bytes"));
+  Value list = Value::array({Value::integer(1)});
+  list.setString("");
+  CHECK(list == Value::string(""));
+  CHECK(Value::null().isNull());
+}

@@ -103,6 +103,72 @@ TEST_CASE("json decoder: an exact name wins over a case-insensitive one") {
   CHECK(r.row[0] == Value::integer(2));
 }
 
+TEST_CASE("json decoder: a reused row never keeps a previous record's values") {
+  Schema s;
+  s.columns.push_back({"id", t(TypeId::BigInt), false});
+  s.columns.push_back({"url", t(TypeId::String), false});
+  s.columns.push_back({"tags", DataType::arrayOf(t(TypeId::String)), false});
+  s.columns.push_back({"hidden", t(TypeId::String), true});
+  s = withMeta(s);
+  auto d = makeDecoder("json", s, Options());
+  Row row;
+  std::string error;
+  const std::string first =
+      R"({"id": 1, "url": "https://example.com/a/long/enough/path", "tags": ["a"], "hidden": "h"})";
+  RecordView v1 = view(first);
+  v1.offset = 10;
+  REQUIRE(d->decode(v1, row, error));
+  REQUIRE(row.size() == s.size());
+  CHECK(row[1] == Value::string("https://example.com/a/long/enough/path"));
+  CHECK(row[3].isNull());  // a hidden column is not read from the payload
+  CHECK(row[7] == Value::bigint(10));
+
+  // The same keys in another order, one missing, one null: the key cache by
+  // position must not map them to the previous record's columns.
+  const std::string second = R"({"url": "u2", "id": null})";
+  RecordView v2 = view(second);
+  v2.offset = 11;
+  REQUIRE(d->decode(v2, row, error));
+  CHECK(row[0].isNull());
+  CHECK(row[1] == Value::string("u2"));
+  CHECK(row[2].isNull());
+  CHECK(row[7] == Value::bigint(11));
+
+  // A key written with an escape, then the plain spelling at the same place.
+  REQUIRE(d->decode(view(R"({"\u0069d": 3, "url": "x"})"), row, error));
+  CHECK(row[0] == Value::bigint(3));
+  REQUIRE(d->decode(view(R"({"id": 4})"), row, error));
+  CHECK(row[0] == Value::bigint(4));
+  CHECK(row[1].isNull());
+
+  // A record that fails leaves a row the next good record fully refills.
+  CHECK_FALSE(d->decode(view(R"({"id": "not a number", "url": "bad"})"), row, error));
+  REQUIRE(d->decode(view(R"({"tags": ["b", "c"]})"), row, error));
+  CHECK(row[0].isNull());
+  CHECK(row[1].isNull());
+  CHECK(row[2] == Value::array({Value::string("b"), Value::string("c")}));
+
+  // A row the caller sized for another schema is resized.
+  Row wide(20, Value::string("stale"));
+  REQUIRE(d->decode(view(R"({"id": 5})"), wide, error));
+  CHECK(wide.size() == s.size());
+  CHECK(wide[1].isNull());
+}
+
+TEST_CASE("csv decoder: a reused row never keeps a previous record's values") {
+  Schema s;
+  s.columns.push_back({"id", t(TypeId::BigInt), false});
+  s.columns.push_back({"url", t(TypeId::String), false});
+  auto d = makeDecoder("csv", s, Options());
+  Row row;
+  std::string error;
+  REQUIRE(d->decode(view("1,https://example.com/a/long/enough/path"), row, error));
+  CHECK(row[1] == Value::string("https://example.com/a/long/enough/path"));
+  REQUIRE(d->decode(view("2,"), row, error));
+  CHECK(row[0] == Value::bigint(2));
+  CHECK(row[1].isNull());
+}
+
 TEST_CASE("json decoder: timestamps from epoch millis, strings from other JSON values") {
   Schema s;
   s.columns.push_back({"ts", t(TypeId::Timestamp), false});
@@ -388,6 +454,19 @@ TEST_CASE("raw decoder: Spark's Kafka schema") {
   CHECK(row[0].isNull());
   CHECK(row[1].isNull());
   CHECK(row[2] == Value::string("clicks"));
+
+  // The reused row is refilled: nothing of the records before stays in it.
+  std::string shortValue = "w";
+  RecordView again;
+  again.value = shortValue.data();
+  again.valueLen = shortValue.size();
+  again.topic = "c";
+  REQUIRE(d->decode(again, row, error));
+  CHECK(row[0].isNull());
+  CHECK(row[1] == Value::binary("w"));
+  CHECK(row[1].type() == TypeId::Binary);
+  CHECK(row[2] == Value::string("c"));
+  CHECK(row[7].isNull());
 }
 
 TEST_CASE("unknown formats are refused") {

@@ -126,3 +126,37 @@ TEST_CASE("broadcast join on a compound key and on an empty table") {
   REQUIRE(g.out.rows.size() == 1);
   CHECK(g.out.rows[0] == Row{I(1), S("x"), N(), N()});
 }
+
+TEST_CASE(
+    "broadcast join on one string key, and on an integer key with negative and large values") {
+  BroadcastJoinSpec s;
+  s.tableSchema.columns = {{"code", str()}, {"n", bigint()}};
+  s.output.columns = {{"code", str()}, {"code", str()}, {"n", bigint()}};
+  s.tableRows = std::make_shared<const std::vector<Row>>(
+      std::vector<Row>{{S("https://example.com/a/long/key"), I(1)}, {S("b"), I(2)}, {N(), I(3)}});
+  s.probeKeys = {makeColumnRef(0, str(), "code")};
+  s.buildKeys = {makeColumnRef(0, str(), "code")};
+  Fixture f(s);
+  f.push({S("https://example.com/a/long/key")});
+  f.push({S("B")});  // string keys compare exactly
+  f.push({N()});
+  REQUIRE(f.out.rows.size() == 1);
+  CHECK(f.out.rows[0] ==
+        Row{S("https://example.com/a/long/key"), S("https://example.com/a/long/key"), I(1)});
+
+  BroadcastJoinSpec ints;
+  ints.tableSchema.columns = {{"k", bigint()}, {"name", str()}};
+  ints.output.columns = {{"id", integer()}, {"k", bigint()}, {"name", str()}};
+  ints.tableRows = std::make_shared<const std::vector<Row>>(std::vector<Row>{
+      {I(-5), S("minus five")}, {I(int64_t{1} << 40), S("big")}, {I(7), S("seven")}});
+  ints.probeKeys = {makeColumnRef(0, integer(), "id")};
+  ints.buildKeys = {makeColumnRef(0, bigint(), "k")};
+  Fixture g(ints);
+  g.push({Value::integer(-5)});
+  g.push({Value::integer(7)});
+  g.push({Value::integer(8)});
+  g.push({N()});
+  REQUIRE(g.out.rows.size() == 2);
+  CHECK(g.out.rows[0] == Row{Value::integer(-5), I(-5), S("minus five")});
+  CHECK(g.out.rows[1] == Row{Value::integer(7), I(7), S("seven")});
+}

@@ -1,10 +1,12 @@
+#include "executor/metrics/histogram.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
-
-#include "executor/metrics/histogram.h"
+#include <thread>
 
 using namespace rtsql;
 
@@ -55,4 +57,29 @@ TEST_CASE("empty, negative and merged histograms") {
   CHECK(a.min() == 0);
   a.reset();
   CHECK(a.count() == 0);
+}
+
+TEST_CASE("a histogram read on another thread while its owner records stays consistent") {
+  LatencyHistogram h;
+  constexpr int64_t kCount = 100000;
+  std::atomic<bool> done{false};
+  bool ordered = true;
+  uint64_t lastCount = 0;
+  std::thread reader([&] {
+    // Bounded by the owner finishing; every read sees values the owner wrote.
+    while (!done.load(std::memory_order_acquire)) {
+      uint64_t n = h.count();
+      if (n < lastCount) ordered = false;
+      lastCount = n;
+      int64_t p50 = h.percentile(0.5), p99 = h.percentile(0.99);
+      if (p50 > p99 || p99 > 1000) ordered = false;
+    }
+  });
+  for (int64_t i = 0; i < kCount; ++i) h.record(i % 1000 + 1);
+  done.store(true, std::memory_order_release);
+  reader.join();
+  CHECK(ordered);
+  CHECK(h.count() == static_cast<uint64_t>(kCount));
+  CHECK(h.min() == 1);
+  CHECK(h.max() == 1000);
 }
