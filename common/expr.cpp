@@ -10,13 +10,13 @@
 // NULL. Timestamps move by intervals and their difference is an interval.
 #include "common/expr.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <unordered_set>
 
-#include <fmt/format.h>
-
-#include "common/column_ref.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "common/schema.h"
@@ -803,6 +803,16 @@ ExprPtr makeLiteral(Value value, DataTypePtr type) {
 }
 
 bool isAggregateFunction(const std::string& name) { return isAggregateName(toLower(name)); }
+
+std::vector<std::string> functionNames() {
+  std::vector<std::string> names = {"avg", "count", "max", "min", "sum"};
+  for (const auto& [name, def] : functionTable()) {
+    if (!name.empty() && std::isalpha(static_cast<unsigned char>(name[0]))) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
 
 ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos) {
   std::string lname = toLower(name);

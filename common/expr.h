@@ -91,6 +91,15 @@ ExprPtr makeSubscript(ExprPtr e, ExprPtr index, size_t pos);
 // binder uses it to reject aggregates where they cannot run.
 bool isAggregateFunction(const std::string& name);
 
+// Every function a query can call by name: the scalar functions makeCall()
+// knows, aliases included, and the aggregates; sorted, lower case, without
+// operators. SHOW FUNCTIONS lists them.
+std::vector<std::string> functionNames();
+
+// The input column `e` reads unchanged when it is a plain column reference,
+// else -1: lets the planner follow a column through projections.
+int columnRefIndex(const Expr& e);
+
 // Casts a value at run time with Spark's non-ANSI semantics (a failed string
 // parse gives NULL). Used by CAST and by decoders.
 Value castValue(const Value& v, const DataType& target);

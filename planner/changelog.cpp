@@ -6,7 +6,6 @@
 
 #include <type_traits>
 
-#include "common/column_ref.h"
 #include "common/expr.h"
 #include "planner/physical_plan.h"
 

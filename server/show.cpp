@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/expr.h"
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
@@ -98,14 +99,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       return;
     }
     case ast::ShowKind::Functions: {
-      static const char* kFunctions[] = {
-          "abs", "array", "base64", "ceil", "coalesce", "concat", "concat_ws", "current_timestamp",
-          "date_trunc", "floor", "from_unixtime", "get_json_object", "greatest", "hash", "if",
-          "least", "length", "lower", "md5", "mod", "named_struct", "now", "nullif", "pow", "rand",
-          "random", "regexp_extract", "regexp_replace", "replace", "round", "sha2", "split", "sqrt",
-          "struct", "substr", "substring", "timestamp_millis", "to_json", "to_timestamp", "trim",
-          "unbase64", "unix_millis", "unix_seconds", "upper"};
-      for (const char* f : kFunctions) rows.push_back({std::string(f)});
+      for (std::string& f : functionNames()) rows.push_back({std::move(f)});
       sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }

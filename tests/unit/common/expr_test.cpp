@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "common/json.h"
@@ -399,4 +401,33 @@ TEST_CASE("expr: evalRef and evalInto give eval's value for every node kind") {
   auto literal = litS("constant");
   CHECK(&literal->evalRef(row, scratch) == &literal->evalRef({}, scratch));
   CHECK(scratch.isNull());
+}
+
+TEST_CASE("functionNames: every callable name once, sorted, no operators") {
+  std::vector<std::string> names = functionNames();
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
+  for (const char* expected : {"upper", "lpad", "datediff", "regexp_replace", "count", "avg"}) {
+    CHECK(std::find(names.begin(), names.end(), expected) != names.end());
+  }
+  for (const std::string& n : names) {
+    CHECK(std::isalpha(static_cast<unsigned char>(n[0])));
+    // Each scalar name is one makeCall() resolves (the aggregates are refused
+    // outside GROUP BY with 0A000, not 42883).
+    if (isAggregateFunction(n)) continue;
+    std::string state;
+    try {
+      makeCall(n, {}, 0);
+    } catch (const SqlError& e) {
+      state = e.sqlstate();
+    }
+    CHECK_MESSAGE(state != "42883", n);
+  }
+}
+
+TEST_CASE("columnRefIndex: plain column references only") {
+  ExprPtr c = makeColumnRef(3, DataType::of(TypeId::BigInt), "x");
+  CHECK(columnRefIndex(*c) == 3);
+  CHECK(columnRefIndex(*makeLiteral(Value::bigint(1), DataType::of(TypeId::BigInt))) == -1);
+  CHECK(columnRefIndex(*makeCall("abs", {c}, 0)) == -1);
 }
