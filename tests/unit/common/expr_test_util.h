@@ -30,14 +30,19 @@ inline bool sameValue(const Value& a, const Value& b) {
 
 // e->eval(row), after checking that the other ways of evaluating give the same
 // value: evalRef, and evalInto over a slot holding another record's string.
+// A function of the clock or of chance (now(), rand()) may give another value
+// on each call: when a second eval() differs from the first, only the types
+// are compared. Clock functions never go back, so when the two evals agree
+// the calls between them saw the same value.
 inline Value evalAll(const ExprPtr& e, const Row& row) {
   Value v = e->eval(row);
   Value scratch;
-  const Value& ref = e->evalRef(row, scratch);
-  CHECK_MESSAGE(sameValue(ref, v), e->toString());
+  Value ref = e->evalRef(row, scratch);
   Value slot = Value::string("a previous record's text, longer than a short string");
   e->evalInto(row, slot);
-  CHECK_MESSAGE(sameValue(slot, v), e->toString());
+  const bool repeatable = sameValue(e->eval(row), v);
+  CHECK_MESSAGE(repeatable ? sameValue(ref, v) : ref.type() == v.type(), e->toString());
+  CHECK_MESSAGE(repeatable ? sameValue(slot, v) : slot.type() == v.type(), e->toString());
   return v;
 }
 
