@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/crc32.h"
 #include "common/error.h"
 
 namespace fs = std::filesystem;
@@ -68,22 +69,6 @@ std::optional<uint64_t> epochOfName(const std::string& name) {
 }
 
 }  // namespace
-
-uint32_t crc32(const void* data, size_t size) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t c = 0xFFFFFFFFu;
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < size; ++i) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
 
 std::string formatCheckpointMeta(const CheckpointInfo& info) {
   std::string body;

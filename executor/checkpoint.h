@@ -69,9 +69,6 @@ struct CheckpointSearch {
   std::vector<Skipped> skipped;
 };
 
-// CRC-32 (IEEE 802.3, as zlib computes it) of `data`.
-uint32_t crc32(const void* data, size_t size);
-
 // The metadata file's text, and back. parseCheckpointMeta returns nullopt for
 // text that is truncated, damaged, or not a checkpoint.
 std::string formatCheckpointMeta(const CheckpointInfo& info);

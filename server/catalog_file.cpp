@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/crc32.h"
 #include "common/error.h"
-#include "executor/checkpoint.h"
 
 namespace fs = std::filesystem;
 

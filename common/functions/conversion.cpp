@@ -108,24 +108,6 @@ std::vector<uint32_t> decodeUtf8(std::string_view s) {
   return cps;
 }
 
-void appendUtf8Cp(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // encode(str, charset): the string's bytes in the charset; a character the
 // charset lacks becomes '?', as Java's String.getBytes does.
 std::string encode(const std::string& s, Charset cs) {
@@ -160,14 +142,14 @@ std::string encode(const std::string& s, Charset cs) {
 std::string decode(const std::string& b, Charset cs) {
   if (cs == Charset::Utf8) {
     std::string out;
-    for (uint32_t cp : decodeUtf8(b)) appendUtf8Cp(out, cp);
+    for (uint32_t cp : decodeUtf8(b)) appendUtf8(out, cp);
     return out;
   }
   std::string out;
   if (cs == Charset::Latin1 || cs == Charset::Ascii) {
     for (char c : b) {
       auto u = static_cast<unsigned char>(c);
-      appendUtf8Cp(out, cs == Charset::Ascii && u >= 0x80 ? 0xFFFD : u);
+      appendUtf8(out, cs == Charset::Ascii && u >= 0x80 ? 0xFFFD : u);
     }
     return out;
   }
@@ -186,14 +168,14 @@ std::string decode(const std::string& b, Charset cs) {
       auto h2 = static_cast<unsigned char>(b[i + 2]), l2 = static_cast<unsigned char>(b[i + 3]);
       uint32_t u2 = cs == Charset::Utf16Be ? (h2 << 8 | l2) : (l2 << 8 | h2);
       if (u2 >= 0xDC00 && u2 < 0xE000) {
-        appendUtf8Cp(out, 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00));
+        appendUtf8(out, 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00));
         i += 2;
         continue;
       }
     }
-    appendUtf8Cp(out, u >= 0xD800 && u < 0xE000 ? 0xFFFD : u);
+    appendUtf8(out, u >= 0xD800 && u < 0xE000 ? 0xFFFD : u);
   }
-  if ((b.size() - start) % 2 == 1) appendUtf8Cp(out, 0xFFFD);
+  if ((b.size() - start) % 2 == 1) appendUtf8(out, 0xFFFD);
   return out;
 }
 

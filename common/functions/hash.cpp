@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "common/crc32.h"
 #include "common/functions/internal.h"
 
 namespace rtsql::expr_internal {
@@ -278,18 +279,8 @@ ExprPtr buildXxHash64(const std::string& name, std::vector<ExprPtr>& args, size_
 ExprPtr buildCrc32(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBinary(name, args, 0, pos);
   return fn1(name, DataType::of(TypeId::BigInt), args, [](const Value& v) {
-    static const auto table = [] {
-      std::array<uint32_t, 256> t{};
-      for (uint32_t i = 0; i < 256; ++i) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        t[i] = c;
-      }
-      return t;
-    }();
-    uint32_t c = 0xFFFFFFFFu;
-    for (char ch : v.asString()) c = table[(c ^ static_cast<unsigned char>(ch)) & 0xFF] ^ (c >> 8);
-    return Value::bigint(static_cast<int64_t>(c ^ 0xFFFFFFFFu));
+    const std::string& bytes = v.asString();
+    return Value::bigint(static_cast<int64_t>(crc32(bytes.data(), bytes.size())));
   });
 }
 

@@ -36,6 +36,8 @@ bool fromBase64(std::string_view text, std::string* out);
 std::string toHex(std::string_view bytes);
 // Number of UTF-8 code points (continuation bytes are not counted).
 size_t utf8Length(std::string_view s);
+// Appends code point `cp` encoded as UTF-8 (1 to 4 bytes).
+void appendUtf8(std::string& out, uint32_t cp);
 // The first occurrence of `needle` in `text` at or after `from`, or npos, in
 // time linear in both lengths (glibc's memmem, the two-way algorithm), where
 // std::string::find can take their product: a record of 'aaa...' and a long

@@ -3,14 +3,14 @@
 // input is read twice: as it is (mostly stopped by the header's length and
 // checksum), and as the body of a file whose header is made to match, so the
 // record parser behind the checksum sees every input too.
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include <fmt/format.h>
-
+#include "common/crc32.h"
 #include "common/error.h"
-#include "executor/checkpoint.h"
 #include "server/catalog_file.h"
 
 namespace {

@@ -2,12 +2,13 @@
 // flow recovers. A damaged file must be skipped (nullopt), never crash the
 // server. Each input is read as it is, and as the body of a file whose header
 // is made to match, so the parser behind the checksum sees every input too.
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include <fmt/format.h>
-
+#include "common/crc32.h"
 #include "executor/checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

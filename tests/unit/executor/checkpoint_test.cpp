@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/crc32.h"
 #include "common/error.h"
 #include "executor/state/state_store.h"
 
