@@ -299,22 +299,28 @@ Value replaceAll(const std::string& fn, const std::string& text, const RE2& re, 
   return Value::string(std::move(out));
 }
 
+// A constant group index checked once, at plan time, against a constant
+// pattern's groups (22023), as Spark does; otherwise it is checked per record.
+void checkConstantGroup(const std::string& fn, const RegexPtr& fixed, const ExprPtr& index,
+                        size_t pos) {
+  if (!fixed) return;
+  auto idx = constantValue(index);
+  if (!idx || idx->isNull()) return;
+  const int groups = fixed->NumberOfCapturingGroups();
+  if (idx->asInt() < 0 || idx->asInt() > groups)
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("{} group index {} is out of range: the pattern has {} group{}", fn,
+                               idx->asInt(), groups, groups == 1 ? "" : "s"),
+                   pos);
+}
+
 ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
   if (args.size() == 2) args.push_back(makeLiteral(Value::integer(1), DataType::of(TypeId::Int)));
   argBigInt(name, args, 2, pos);
   RegexPtr fixed = compileConstant(name, args[1], pos);
-  if (fixed) {
-    if (auto idx = constantValue(args[2]); idx && !idx->isNull()) {
-      const int groups = fixed->NumberOfCapturingGroups();
-      if (idx->asInt() < 0 || idx->asInt() > groups)
-        throw SqlError(sqlstate::kInvalidParameterValue,
-                       fmt::format("regexp_extract group index {} is out of range: the pattern has {} group{}",
-                                   idx->asInt(), groups, groups == 1 ? "" : "s"),
-                       pos);
-    }
-  }
+  checkConstantGroup(name, fixed, args[2], pos);
   return fn3(name, DataType::of(TypeId::String), args, [fixed](const Value& s, const Value& p, const Value& i) {
     std::optional<RE2> local;
     const RE2* re = pick(fixed, p, local);
@@ -432,16 +438,7 @@ ExprPtr buildExtractAll(const std::string& name, std::vector<ExprPtr>& args, siz
   if (args.size() == 2) args.push_back(makeLiteral(Value::integer(1), DataType::of(TypeId::Int)));
   argBigInt(name, args, 2, pos);
   RegexPtr fixed = compileConstant(name, args[1], pos);
-  if (fixed) {
-    if (auto idx = constantValue(args[2]); idx && !idx->isNull()) {
-      const int groups = fixed->NumberOfCapturingGroups();
-      if (idx->asInt() < 0 || idx->asInt() > groups)
-        throw SqlError(sqlstate::kInvalidParameterValue,
-                       fmt::format("{} group index {} is out of range: the pattern has {} group{}",
-                                   name, idx->asInt(), groups, groups == 1 ? "" : "s"),
-                       pos);
-    }
-  }
+  checkConstantGroup(name, fixed, args[2], pos);
   return fn3(name, DataType::arrayOf(DataType::of(TypeId::String)), args,
              [fixed](const Value& s, const Value& p, const Value& i) {
                std::optional<RE2> local;
