@@ -436,3 +436,19 @@ TEST_CASE("functions: nested constructors") {
   CHECK(sqlErrorOf([] { makeCall("named_struct", {litI(1), litI(1)}, 0); }).sqlstate() == "42804");
   CHECK(sqlErrorOf([] { makeCall("array", {litI(1), litS("x")}, 0); }).sqlstate() == "42804");
 }
+
+TEST_CASE(
+    "regexp_extract and regexp_extract_all: a constant group beyond the pattern's is 22023 at plan "
+    "time") {
+  for (const char* fn : {"regexp_extract", "regexp_extract_all"}) {
+    SqlError e = sqlErrorOf([&] {
+      makeCall(fn, {col(0, TypeId::String), litS("(a)(b)"), litI(3)}, 7);
+    });
+    CHECK(e.sqlstate() == "22023");
+    CHECK(e.message().find(fn) != std::string::npos);
+    CHECK(e.message().find("2 groups") != std::string::npos);
+    // Within range, and a non-constant pattern, plan.
+    CHECK(makeCall(fn, {col(0, TypeId::String), litS("(a)(b)"), litI(2)}, 7) != nullptr);
+    CHECK(makeCall(fn, {col(0, TypeId::String), col(1, TypeId::String), litI(3)}, 7) != nullptr);
+  }
+}
