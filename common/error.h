@@ -25,6 +25,7 @@ inline constexpr const char* kDatatypeMismatch = "42804";
 inline constexpr const char* kDuplicateObject = "42710";
 inline constexpr const char* kAmbiguousColumn = "42702";
 inline constexpr const char* kGroupingError = "42803";
+inline constexpr const char* kWrongObjectType = "42809";
 inline constexpr const char* kInvalidParameterValue = "22023";
 inline constexpr const char* kInvalidTextRepresentation = "22P02";
 inline constexpr const char* kDivisionByZero = "22012";

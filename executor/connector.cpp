@@ -21,4 +21,17 @@ std::unique_ptr<SinkWriter> ConnectorProvider::openTransactionalSink(const SinkS
                              sink.name, sink.connector));
 }
 
+void SinkWriter::writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) {
+  switch (kind) {
+    case RowKind::Insert:
+    case RowKind::UpdateAfter:
+      write(row, sourceTimestampMicros);
+      return;
+    case RowKind::UpdateBefore:
+      return;
+    case RowKind::Delete:
+      throw InternalError(description() + " cannot write a delete");
+  }
+}
+
 }  // namespace rtsql

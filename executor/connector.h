@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/row_kind.h"
 #include "common/value.h"
 #include "planner/physical_plan.h"
 
@@ -95,6 +96,12 @@ class SinkWriter {
   // Hands one row to the sink without waiting for the broker. `sourceTimestampMicros`
   // is the timestamp of the input record that produced the row.
   virtual void write(const Row& row, int64_t sourceTimestampMicros) = 0;
+  // A row of a stream that is not append-only (common/row_kind.h). By default
+  // a sink keeps each key's latest row, as Spark's update mode does: an
+  // UpdateAfter is written like an insert and an UpdateBefore is dropped. A
+  // Delete reaches only sinks that can write it (the planner refuses the
+  // flow otherwise), so the default treats it as an internal error.
+  virtual void writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind);
   // Epoch end and shutdown: waits until every written row is acknowledged.
   // Throws SqlError when delivery failed.
   virtual void flush(int timeoutMs) = 0;

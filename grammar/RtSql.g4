@@ -252,7 +252,7 @@ primary
     : literal                                                  # literalPrimary
     | CASE operand=expr? whenClause+ (ELSE elseExpr=expr)? END # casePrimary
     | CAST LPAREN expr AS dataType RPAREN                      # castPrimary
-    | functionName LPAREN functionArgs? RPAREN                 # callPrimary
+    | functionName LPAREN functionArgs? RPAREN filterClause? overClause?  # callPrimary
     | STAR                                                     # starPrimary
     | identifier (DOT fieldName)* DOT STAR                     # qualifiedStarPrimary
     | identifier (DOT fieldName)*                              # columnPrimary
@@ -271,6 +271,28 @@ functionName
     | LEFT
     | RIGHT
     | LIKE
+    ;
+
+// count(x) FILTER (WHERE cond): the aggregate reads only the rows where cond is TRUE.
+filterClause
+    : FILTER LPAREN WHERE expr RPAREN
+    ;
+
+// f(...) OVER (PARTITION BY ... ORDER BY ... [ROWS BETWEEN n PRECEDING AND CURRENT ROW]).
+overClause
+    : OVER LPAREN (PARTITION BY partition+=expr (COMMA partition+=expr)*)?
+      (ORDER BY orderItem (COMMA orderItem)*)? windowFrame? RPAREN
+    ;
+
+windowFrame
+    : ROWS BETWEEN frameStart AND CURRENT ROW
+    | ROWS frameStart
+    ;
+
+frameStart
+    : UNBOUNDED PRECEDING
+    | INTEGER_VALUE PRECEDING
+    | CURRENT ROW
     ;
 
 functionArgs
@@ -333,10 +355,11 @@ anyWord
     ;
 
 nonReserved
-    : ALTER | ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | DAY | DAYS | DESC | DESCRIBE | DROP
-    | EXPLAIN | FLOW | FLOWS | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL | MAP
-    | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES
-    | PASSWORD | PROGRESS | REALTIME | REGEXP | RESET | RLIKE | SECOND | SECONDS | SET | SHOW
+    : ALTER | ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
+    | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
+    | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
+    | PARTITION | PASSWORD | PRECEDING | PROGRESS | REALTIME | REGEXP | RESET | RLIKE | ROW | ROWS
+    | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | USER | USERS | VALUES | WATERMARK | WINDOW | WITHIN
     ;
@@ -450,6 +473,14 @@ VALUES: V A L U E S;
 WATERMARK: W A T E R M A R K;
 WINDOW: W I N D O W;
 WITHIN: W I T H I N;
+CURRENT: C U R R E N T;
+FILTER: F I L T E R;
+OVER: O V E R;
+PARTITION: P A R T I T I O N;
+PRECEDING: P R E C E D I N G;
+ROW: R O W;
+ROWS: R O W S;
+UNBOUNDED: U N B O U N D E D;
 
 // Punctuation and operators.
 SEMI: ';';

@@ -61,6 +61,7 @@ struct Literal {
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
+struct Over;
 
 struct Expr {
   ExprKind kind = ExprKind::Literal;
@@ -77,6 +78,9 @@ struct Expr {
   std::vector<std::pair<ExprPtr, ExprPtr>> whens;  // Case
   ExprPtr elseExpr;                                // Case, may be null
   TypeName castType;                               // Cast
+  ExprPtr filter;                                  // Call: FILTER (WHERE filter), may be null
+  size_t filterPos = 0;                            // Call: where FILTER is written
+  std::shared_ptr<Over> over;                      // Call: OVER (...), may be null
   size_t endPos = 0;  // offset just past the last character (for default column names)
 };
 
@@ -129,6 +133,18 @@ struct Select {
 struct OrderItem {
   ExprPtr expr;
   bool descending = false;
+};
+
+// A call's OVER (PARTITION BY ... ORDER BY ... [ROWS ...]) clause.
+struct Over {
+  size_t pos = 0;
+  std::vector<ExprPtr> partitionBy;
+  std::vector<OrderItem> orderBy;
+  // ROWS BETWEEN n PRECEDING AND CURRENT ROW: n rows before the current one.
+  // -1 without a frame or with UNBOUNDED PRECEDING; 0 for CURRENT ROW.
+  int64_t precedingRows = -1;
+  bool hasFrame = false;
+  size_t framePos = 0;
 };
 
 struct Query {

@@ -730,6 +730,38 @@ ast::ExprPtr AstBuilder::newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* 
 
 ast::ExprPtr AstBuilder::expr(P::ExprContext* ctx) { return booleanExpr(ctx->booleanExpr()); }
 
+std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
+  auto o = std::make_shared<ast::Over>();
+  o->pos = startOf(ctx);
+  for (auto* p : ctx->partition) o->partitionBy.push_back(expr(p));
+  for (auto* item : ctx->orderItem()) {
+    ast::OrderItem oi;
+    oi.expr = expr(item->expr());
+    oi.descending = item->DESC() != nullptr;
+    o->orderBy.push_back(std::move(oi));
+  }
+  if (auto* frame = ctx->windowFrame()) {
+    o->hasFrame = true;
+    o->framePos = startOf(frame);
+    auto* start = frame->frameStart();
+    if (start->INTEGER_VALUE() != nullptr) {
+      std::string_view digits = tokenText(start->INTEGER_VALUE()->getSymbol());
+      int64_t v = 0;
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+      if (ec != std::errc() || ptr != digits.data() + digits.size() || v > 1'000'000) {
+        throw SqlError(
+            sqlstate::kInvalidParameterValue, "ROWS ... PRECEDING takes at most 1000000 rows",
+            startOf(start),
+            "a window of more rows keeps them all in state; aggregate over time instead");
+      }
+      o->precedingRows = v;
+    } else if (start->CURRENT() != nullptr) {
+      o->precedingRows = 0;
+    }
+  }
+  return o;
+}
+
 ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
   DepthGuard guard(*this, startOf(ctx));
   if (auto* n = dynamic_cast<P::NotExprContext*>(ctx)) {
@@ -878,6 +910,11 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
         }
       }
     }
+    if (auto* f = call->filterClause()) {
+      e->filter = expr(f->expr());
+      e->filterPos = startOf(f);
+    }
+    if (auto* o = call->overClause()) e->over = over(o);
     return e;
   }
   if (auto* p = dynamic_cast<P::ParenPrimaryContext*>(ctx)) return expr(p->expr());

@@ -78,6 +78,7 @@ class AstBuilder {
   ast::ExprPtr primary(P::PrimaryContext* ctx);
   ast::ExprPtr literal(P::LiteralContext* ctx);
   ast::ExprPtr newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx);
+  std::shared_ptr<ast::Over> over(P::OverClauseContext* ctx);
 
   // Names.
   std::string identifier(P::IdentifierContext* ctx);

@@ -214,6 +214,10 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
   std::vector<BoundAggregate> aggregates;
   auto aggregateRef = [&](const ast::Expr& e) -> ExprPtr {
     std::string fname = toLower(e.name);
+    if (e.filter) {
+      unsupported(fmt::format("{}(...) FILTER (WHERE ...)", fname), e.filterPos,
+                  "aggregate CASE WHEN cond THEN x END instead");
+    }
     if (e.distinct) {
       unsupported(fmt::format("{}(DISTINCT ...)", fname), e.pos,
                   "deduplicate first: SELECT k, count(*) FROM (SELECT DISTINCT ON (k, x) * FROM "

@@ -242,6 +242,18 @@ const char* clauseName(ExprContext context) {
 
 ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
   std::string name = toLower(e.name);
+  if (e.over) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("{}() OVER (...) is not supported here", name), e.over->pos)
+        .withHint(
+            "a flow ranks rows per key with SELECT * FROM (SELECT ..., ROW_NUMBER() OVER "
+            "(PARTITION BY k ORDER BY x DESC) AS rn FROM s) WHERE rn <= 3");
+  }
+  if (e.filter && !(e.star || isAggregateFunction(name))) {
+    throw SqlError(sqlstate::kWrongObjectType,
+                   fmt::format("FILTER is only allowed on aggregate functions, not on {}()", name),
+                   e.filterPos);
+  }
   if (e.star || isAggregateFunction(name)) {
     if (context_ == ExprContext::AggregateArg) {
       throw SqlError(sqlstate::kGroupingError, "aggregate function calls cannot be nested",
@@ -373,7 +385,9 @@ ExprPtr ExprBinder::bind(const ast::Expr& e) const {
 }
 
 bool containsAggregate(const ast::Expr& e) {
-  if (e.kind == ast::ExprKind::Call && (e.star || isAggregateFunction(e.name))) return true;
+  // count(*) OVER (...) is a window function, computed per row.
+  if (e.kind == ast::ExprKind::Call && !e.over && (e.star || isAggregateFunction(e.name)))
+    return true;
   for (const auto& a : e.args) {
     if (a && containsAggregate(*a)) return true;
   }

@@ -94,7 +94,8 @@ Changelog ofDedup(const DedupSpec& spec) {
   return out;
 }
 
-Changelog next(const Changelog& in, const OperatorSpec& op) {
+// `retract`: aggregations spell out their changes (see deriveChangelog()).
+Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
   return std::visit(
       [&](const auto& spec) -> Changelog {
         using Spec = std::decay_t<decltype(spec)>;
@@ -110,6 +111,9 @@ Changelog next(const Changelog& in, const OperatorSpec& op) {
           out.mode = in.mode;
         } else if constexpr (std::is_same_v<Spec, AggregateSpec>) {
           out = ofAggregate(spec);
+          // Rows retracted from a group may empty it, which only a delete can say.
+          if (out.mode == ChangelogMode::Updates && (retract || in.mode != ChangelogMode::Append))
+            out.mode = ChangelogMode::Retract;
         } else if constexpr (std::is_same_v<Spec, DedupSpec>) {
           out = ofDedup(spec);
         } else if constexpr (std::is_same_v<Spec, StreamJoinSpec>) {
@@ -127,27 +131,16 @@ Changelog merge(const std::vector<Changelog>& inputs) {
   if (inputs.size() == 1) return Changelog{inputs[0].mode, inputs[0].uniqueKey, {}, false};
   Changelog out;
   for (const Changelog& c : inputs) {
-    if (c.mode == ChangelogMode::Updates) out.mode = ChangelogMode::Updates;
+    if (c.mode > out.mode) out.mode = c.mode;
   }
   return out;
 }
 
-}  // namespace
-
-std::string Changelog::describe(const Schema& schema) const {
-  std::string out = mode == ChangelogMode::Append ? "append" : "updates";
-  if (!uniqueKey) return out + (mode == ChangelogMode::Updates ? ", no key" : "");
-  std::string names;
-  for (int k : *uniqueKey) {
-    if (!names.empty()) names += ", ";
-    names += k >= 0 && static_cast<size_t>(k) < schema.columns.size()
-                 ? schema.columns[static_cast<size_t>(k)].name
-                 : "#" + std::to_string(k);
-  }
-  return out + (mode == ChangelogMode::Append ? ", unique (" : " by (") + names + ")";
-}
-
-void deriveChangelog(PhysicalPlan& plan) {
+// One forward pass over the stages; false when a stateful operator or the sink
+// would read updates it cannot use (they lack the old row), so that the pass
+// must run again with aggregations emitting retractions.
+bool derive(PhysicalPlan& plan, bool retract) {
+  bool enough = true;
   std::vector<Changelog> stageOut(plan.stages.size());
   std::vector<Changelog> toSink;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
@@ -165,13 +158,52 @@ void deriveChangelog(PhysicalPlan& plan) {
       if (!inputs.empty()) in = merge(inputs);
     }
     for (OperatorSpec& op : stage.operators) {
-      in = next(in, op);
+      if (in.mode == ChangelogMode::Updates && op.stateful()) enough = false;
+      op.base().input = in.mode;
+      in = next(in, op, retract);
       op.base().changelog = in;
     }
     stageOut[s] = in;
     if (stage.output.kind == StageOutput::Kind::Sink) toSink.push_back(in);
   }
   plan.output = toSink.empty() ? Changelog{} : merge(toSink);
+  if (plan.output.mode == ChangelogMode::Updates && sinkTakesRetractions(plan)) enough = false;
+  return enough;
+}
+
+}  // namespace
+
+const char* changelogModeName(ChangelogMode mode) {
+  switch (mode) {
+    case ChangelogMode::Append:
+      return "append";
+    case ChangelogMode::Updates:
+      return "updates";
+    case ChangelogMode::Retract:
+      return "retract";
+  }
+  return "?";
+}
+
+bool sinkTakesRetractions(const PhysicalPlan& plan) {
+  return plan.sink.format == "debezium-json";
+}
+
+std::string Changelog::describe(const Schema& schema) const {
+  std::string out = changelogModeName(mode);
+  if (!uniqueKey) return out + (mode != ChangelogMode::Append ? ", no key" : "");
+  std::string names;
+  for (int k : *uniqueKey) {
+    if (!names.empty()) names += ", ";
+    names += k >= 0 && static_cast<size_t>(k) < schema.columns.size()
+                 ? schema.columns[static_cast<size_t>(k)].name
+                 : "#" + std::to_string(k);
+  }
+  return out + (mode == ChangelogMode::Append ? ", unique (" : " by (") + names + ")";
+}
+
+void deriveChangelog(PhysicalPlan& plan) {
+  if (!derive(plan, false)) derive(plan, true);
 }
 
 }  // namespace rtsql

@@ -9,7 +9,16 @@
 //   updates  a row is the new value of an earlier row: the one with the same
 //            unique key, which it replaces (Spark's update mode: an aggregation
 //            emits its group's new row on every change). Without a unique key
-//            the reader cannot tell which row a row replaces.
+//            the reader cannot tell which row a row replaces. Nothing is ever
+//            deleted, and the old value is not sent;
+//   retract  every change is spelled out (common/row_kind.h): an insert, a
+//            delete, or an update as the old row (UpdateBefore) then the new
+//            one (UpdateAfter). This is what a stateful operator needs from
+//            its input when that input is not append-only, so that it can take
+//            the old row out of what it keeps before it puts the new one in.
+// The planner picks the cheapest mode that serves every reader: an
+// aggregation emits updates unless a stateful operator or a sink that writes
+// retractions reads its rows; an append-only flow pays for nothing.
 // The unique key is a set of output columns no two rows of an append stream
 // share, and under which an update replaces its predecessor. A projection
 // keeps it when it keeps those columns as they are; anything that may repeat
@@ -33,7 +42,11 @@ struct Schema;
 enum class ChangelogMode {
   Append,
   Updates,
+  Retract,
 };
+
+// "append", "updates", "retract".
+const char* changelogModeName(ChangelogMode mode);
 
 struct Changelog {
   ChangelogMode mode = ChangelogMode::Append;
@@ -46,13 +59,19 @@ struct Changelog {
   bool stateUnbounded = false;
 
   // "append", "append, unique (event_id)", "updates by (user_id)",
-  // "updates, no key", over the columns of `schema`.
+  // "updates, no key", "retract by (user_id)", over the columns of `schema`.
   std::string describe(const Schema& schema) const;
 };
 
-// Fills OperatorSpecBase::changelog of every operator of `plan`, and
-// PhysicalPlan::output, in stage order (a stage's input is the output of the
-// stages that shuffle into it).
+// Fills OperatorSpecBase::changelog and ::input of every operator of `plan`,
+// and PhysicalPlan::output, in stage order (a stage's input is the output of
+// the stages that shuffle into it). Aggregations emit retractions when a
+// stateful operator reads their rows or the sink takes retractions
+// (sinkTakesRetractions()), updates otherwise.
 void deriveChangelog(PhysicalPlan& plan);
+
+// Whether the flow's sink writes every change (UpdateBefore and Delete
+// included) rather than only each key's latest row.
+bool sinkTakesRetractions(const PhysicalPlan& plan);
 
 }  // namespace rtsql

@@ -35,6 +35,10 @@ struct OperatorSpecBase {
   // What the output rows mean to what follows (changelog.h); filled by
   // deriveChangelog() once the plan is built.
   Changelog changelog;
+  // The mode of the rows this operator reads (of either input, for a join):
+  // an operator whose input retracts must take retracted rows out of what
+  // it keeps. Filled by deriveChangelog().
+  ChangelogMode input = ChangelogMode::Append;
 };
 
 // Passes the rows for which `predicate` is TRUE.

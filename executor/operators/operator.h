@@ -18,16 +18,19 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/row_kind.h"
 #include "common/value.h"
 #include "executor/metrics/owned_counter.h"
 
 namespace rtsql {
 
 // What travels with a row through the operators of a stage: the timestamps that
-// latency metrics are computed from.
+// latency metrics are computed from, and what the row means to the operator
+// that takes it (an insert unless the stream carries retractions).
 struct RecordContext {
   int64_t sourceTimestampMicros = 0;  // the input record's Kafka timestamp
   int64_t readMicros = 0;             // when the source task received it
+  RowKind kind = RowKind::Insert;
 };
 
 struct OperatorStats {

@@ -6,7 +6,10 @@ namespace rtsql {
 
 void SinkOperator::push(Row& row, const RecordContext& ctx) {
   countIn();
-  writer_.write(row, ctx.sourceTimestampMicros);
+  if (ctx.kind == RowKind::Insert)
+    writer_.write(row, ctx.sourceTimestampMicros);
+  else
+    writer_.writeChange(row, ctx.sourceTimestampMicros, ctx.kind);
   int64_t now = nowMicros();
   EpochMetrics& m = metrics_.current();
   addOwned<uint64_t>(m.outputRows);
