@@ -2,6 +2,8 @@
 // (logical_plan.h: query_binder.cpp, aggregate_binder.cpp, join_binder.cpp),
 // cut into stages (stages.cpp) and given its sink, which is checked against
 // what the sink's format needs.
+#include "planner/planner.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -9,7 +11,7 @@
 #include <cctype>
 
 #include "planner/logical_plan.h"
-#include "planner/planner.h"
+#include "planner/sink_changelog.h"
 
 namespace rtsql {
 
@@ -71,8 +73,19 @@ void defaultKey(SinkSpec& spec, const BoundQuery& bound) {
   if (columns.size() == 1) spec.keyColumn = columns[0];
 }
 
+// A sink that writes updates by key (upsert, debezium-json) keys each row by
+// the flow's unique key (Changelog::uniqueKey), so that every change of a row
+// lands under the key of the row it changes.
+void uniqueKeyOf(SinkSpec& spec, const Changelog& output) {
+  if (!output.uniqueKey) return;
+  spec.keyColumns = *output.uniqueKey;
+  if (spec.keyColumns.size() == 1) spec.keyColumn = spec.keyColumns[0];
+}
+
 // Fills the sink spec and checks that the query's columns suit the sink's format.
-void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size_t queryPos) {
+// `output` is the flow's changelog.
+void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size_t queryPos,
+              const Changelog& output) {
   const std::vector<OutputColumn>& outputs = bound.outputs;
   spec.name = sink.name;
   spec.connector = sink.connector;
@@ -120,7 +133,12 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
                                    : fmt::format("perhaps you meant \"{}\"", close));
     }
   }
-  if (!sink.options.find("key")) defaultKey(spec, bound);
+  if (sink.options.find("key")) return;
+  if (sink.format == "debezium-json" || sinkMode(sink.options) == SinkMode::Upsert) {
+    uniqueKeyOf(spec, output);
+  } else {
+    defaultKey(spec, bound);
+  }
 }
 
 void checkFlowOptions(const Options& options) {
@@ -172,9 +190,17 @@ int shufflePartitions(const Options& flowOptions, const PlanContext& ctx) {
   return 8;
 }
 
-PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int partitions) {
+// `sink`: a flow's sink, whose format decides whether aggregations emit
+// retractions (sinkTakesRetractions()); null for a live query.
+PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int partitions,
+                       const SinkDef* sink = nullptr) {
   PhysicalPlan plan;
   plan.shufflePartitions = partitions;
+  if (sink) {
+    plan.sink.connector = sink->connector;
+    plan.sink.format = sink->format;
+    plan.sink.options = sink->options;
+  }
   planner_detail::NodePtr root =
       bound.shaped ? bound.node : planner_detail::projectNode(bound.node, bound.outputs);
   planner_detail::cutStages(root, ctx, plan);
@@ -216,9 +242,10 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   QueryBinder binder(ctx, Mode::Flow);
   BoundQuery bound =
       binder.bindQuery(*stmt.query, true, findLimitPos(stmt.queryText, stmt.query->pos));
-  PhysicalPlan plan = buildPlan(bound, ctx, partitions);
+  PhysicalPlan plan = buildPlan(bound, ctx, partitions, sink.get());
   plan.flowName = stmt.name;
-  bindSink(plan.sink, *sink, bound, stmt.query->pos);
+  bindSink(plan.sink, *sink, bound, stmt.query->pos, plan.output);
+  checkSinkChangelog(plan, stmt.query->pos);
   plan.checkpointIntervalMicros = checkpoint;
   plan.exactlyOnce = exactlyOnce(flowOptions, *sink);
   plan.flowOptions = std::move(flowOptions);

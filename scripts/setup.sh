@@ -16,6 +16,8 @@ PACKAGES=(
   libre2-dev
   # clients and tools used by the tests and the demo
   openssl postgresql-client kafkacat python3 python3-psycopg python3-pytest python3-confluent-kafka curl
+  # pip, for the Python packages Debian does not ship (below)
+  python3-pip
   # the real Apache Kafka broker for the end-to-end tests
   openjdk-17-jre-headless maven
 )
@@ -25,15 +27,24 @@ for p in "${PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PACKAGES[@]} packages already installed"
-  exit 0
-fi
-
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+else
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# DuckDB, the batch reference of the differential end-to-end tests: Debian 12
+# has no package for it, so pip installs it for the system's python3.
+if /usr/bin/python3 -c "import duckdb" >/dev/null 2>&1; then
+  echo "setup: python duckdb already installed"
+else
+  echo "setup: installing python duckdb"
+  $SUDO /usr/bin/python3 -m pip install --quiet --break-system-packages duckdb
+fi
 echo "setup: done"

@@ -55,24 +55,51 @@ class RowChannel {
   bool closed_ = false;
 };
 
+// A query that retracts rows (its changelog is retract) shows each change with
+// its kind in a first column "op" ("+I", "-U", "+U", "-D"), as a changelog;
+// any other query shows its rows as they are, each update as the new row.
+bool showsChanges(const PhysicalPlan& plan) {
+  return plan.output.mode == ChangelogMode::Retract;
+}
+
 class ClientSink final : public SinkWriter {
  public:
-  explicit ClientSink(std::shared_ptr<RowChannel> channel) : channel_(std::move(channel)) {}
-  void write(const Row& row, int64_t) override { channel_->push(row); }
+  ClientSink(std::shared_ptr<RowChannel> channel, bool changes)
+      : channel_(std::move(channel)), changes_(changes) {}
+  void write(const Row& row, int64_t ts) override {
+    if (changes_) {
+      writeChange(row, ts, RowKind::Insert);
+      return;
+    }
+    channel_->push(row);
+  }
+  void writeChange(const Row& row, int64_t ts, RowKind kind) override {
+    if (!changes_) {
+      SinkWriter::writeChange(row, ts, kind);
+      return;
+    }
+    Row withKind;
+    withKind.reserve(row.size() + 1);
+    withKind.push_back(Value::string(rowKindSymbol(kind)));
+    withKind.insert(withKind.end(), row.begin(), row.end());
+    channel_->push(withKind);
+  }
   void flush(int) override {}
   int64_t deliveryErrors() const override { return 0; }
   std::string description() const override { return "Client"; }
 
  private:
   std::shared_ptr<RowChannel> channel_;
+  bool changes_;
 };
 
 // The server's connectors, except that the "client" sink is the channel and
 // that Kafka sources read from the latest offsets share the server's taps.
 class LiveProvider final : public ConnectorProvider {
  public:
-  LiveProvider(ConnectorProvider& base, KafkaTaps& taps, std::shared_ptr<RowChannel> channel)
-      : base_(base), taps_(taps), channel_(std::move(channel)) {}
+  LiveProvider(ConnectorProvider& base, KafkaTaps& taps, std::shared_ptr<RowChannel> channel,
+               bool changes)
+      : base_(base), taps_(taps), channel_(std::move(channel)), changes_(changes) {}
   int sourcePartitions(const ScanSpec& scan) override { return base_.sourcePartitions(scan); }
   std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flow, int task,
                                          int tasks) override {
@@ -97,7 +124,7 @@ class LiveProvider final : public ConnectorProvider {
   }
   std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flow,
                                        int task) override {
-    if (sink.connector == "client") return std::make_unique<ClientSink>(channel_);
+    if (sink.connector == "client") return std::make_unique<ClientSink>(channel_, changes_);
     return base_.openSink(sink, flow, task);
   }
 
@@ -105,6 +132,7 @@ class LiveProvider final : public ConnectorProvider {
   ConnectorProvider& base_;
   KafkaTaps& taps_;
   std::shared_ptr<RowChannel> channel_;
+  bool changes_;
 };
 
 std::string shortId() {
@@ -116,6 +144,7 @@ std::string shortId() {
 
 std::vector<ResultColumn> liveQueryColumns(const PhysicalPlan& plan) {
   std::vector<ResultColumn> cols;
+  if (showsChanges(plan)) cols.push_back({"op", pgTypeOf(*DataType::of(TypeId::String))});
   for (const auto& c : plan.sink.input.columns) {
     if (!c.hidden) cols.push_back({c.name, pgTypeOf(*c.type)});
   }
@@ -132,7 +161,7 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
   std::string dir = (std::filesystem::path(stateDir) / id).string();
 
   auto channel = std::make_shared<RowChannel>(4096);
-  LiveProvider provider(connectors, taps, channel);
+  LiveProvider provider(connectors, taps, channel, showsChanges(plan));
   FlowRuntime runtime(std::move(plan), provider, slots, "live-" + id, dir);
   // A person reading rows does not notice a millisecond; a flow's P99 does.
   runtime.setThreadNice(kLiveQueryNice);

@@ -28,7 +28,9 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
                   KafkaTaps& taps, SlotPool& slots, const std::string& stateDir,
                   ResultWriter& out);
 
-// The columns a live query of `plan` returns.
+// The columns a live query of `plan` returns: the query's own, after a first
+// column "op" ("+I", "-U", "+U", "-D": each row's change) when its changelog
+// retracts rows (PhysicalPlan::output is retract).
 std::vector<ResultColumn> liveQueryColumns(const PhysicalPlan& plan);
 
 }  // namespace rtsql

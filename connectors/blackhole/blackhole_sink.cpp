@@ -68,6 +68,8 @@ class BlackholeSink final : public SinkWriter {
     // One writer thread: a plain store, not an atomic increment.
     rows_.store(rows_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  // Every change counts as a row written, retractions included.
+  void writeChange(const Row& row, int64_t ts, RowKind) override { write(row, ts); }
   void flush(int) override {}
   int64_t deliveryErrors() const override { return 0; }
   std::string description() const override {

@@ -8,14 +8,17 @@
 #include <cstring>
 #include <filesystem>
 
+#include "connectors/format/changes.h"
 #include "connectors/format/decoders.h"
+#include "planner/sink_changelog.h"
 
 namespace rtsql {
 
 namespace {
 
 const std::vector<std::string>& knownKeys() {
-  static const std::vector<std::string> keys = {"connector", "path", "format", "fsync", "buffer.bytes"};
+  static const std::vector<std::string> keys = {"connector", "path",  "format",
+                                                "mode",      "fsync", "buffer.bytes"};
   return keys;
 }
 
@@ -44,6 +47,7 @@ class FileSink final : public SinkWriter {
  public:
   FileSink(const SinkSpec& sink, int fd, std::string path, bool fsync, int64_t bufferBytes)
       : encoder_(format::makeJsonEncoder(sink)),
+        changes_(ChangeEncoder::make(sink)),
         fd_(fd),
         path_(std::move(path)),
         fsync_(fsync),
@@ -55,14 +59,25 @@ class FileSink final : public SinkWriter {
     ::close(fd_);
   }
 
-  void write(const Row& row, int64_t /*sourceTimestampMicros*/) override {
+  void write(const Row& row, int64_t sourceTimestampMicros) override {
+    if (changes_) {
+      writeChange(row, sourceTimestampMicros, RowKind::Insert);
+      return;
+    }
     encoder_->encode(row, record_);
-    pending_ += record_.value;
-    pending_ += '\n';
-    if (pending_.size() > bufferBytes_) writeAll();
+    line(record_);
+  }
+
+  void writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) override {
+    if (!changes_) {
+      SinkWriter::writeChange(row, sourceTimestampMicros, kind);
+      return;
+    }
+    changes_->add(row, kind, emit_);
   }
 
   void flush(int /*timeoutMs*/) override {
+    if (changes_) changes_->finish(emit_);
     writeAll();
     if (fsync_ && error_.empty() && ::fsync(fd_) != 0) fail(errno);
     if (!error_.empty()) {
@@ -77,6 +92,12 @@ class FileSink final : public SinkWriter {
   std::string description() const override { return fmt::format("FileSink[{}]", path_); }
 
  private:
+  void line(const EncodedRecord& record) {
+    pending_ += record.value;
+    pending_ += '\n';
+    if (pending_.size() > bufferBytes_) writeAll();
+  }
+
   // Writes the pending lines. One write(2) per call on an O_APPEND file puts
   // them at the end as a block; a short write (a full disk, a signal) continues
   // with the rest, which can only split the block at the point of the failure.
@@ -100,6 +121,8 @@ class FileSink final : public SinkWriter {
   }
 
   std::unique_ptr<RecordEncoder> encoder_;
+  std::unique_ptr<ChangeEncoder> changes_;  // debezium-json: one line per change
+  ChangeEncoder::Emit emit_ = [this](const EncodedRecord& record) { line(record); };
   EncodedRecord record_;
   int fd_;
   std::string path_;
@@ -118,7 +141,14 @@ void validateFileSinkOptions(const Options& options, size_t stmtPos) {
   if (path.value.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue, "option 'path' is empty", path.valuePos);
   }
-  options.getEnum("format", "json", {"json"});
+  options.getEnum("format", "json", {"json", "debezium-json"});
+  if (const OptionEntry* mode = options.find("mode"); mode && iequals(mode->value, "upsert")) {
+    // A file has no keys to replace a row under, nor a tombstone to remove one.
+    throw SqlError(sqlstate::kFeatureNotSupported, "file sinks cannot write 'mode' = 'upsert'",
+                   mode->valuePos,
+                   "use format = 'debezium-json': each change as a line with its old and new row");
+  }
+  options.getEnum("mode", "update", {"append", "update"});
   options.getBool("fsync", false);
   options.getInt("buffer.bytes", 0, 0, int64_t{1} << 30);
   checkDirectory(path.value, pathPos(options, stmtPos));

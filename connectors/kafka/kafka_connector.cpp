@@ -42,10 +42,27 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
 }
 
 void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const {
-  options.checkKnown({"connector", "topic", "format", "key"}, {"kafka."});
+  options.checkKnown({"connector", "topic", "format", "key", "mode"}, {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "topic", stmtPos);
-  options.getEnum("format", "json", {"json", "raw"});
+  std::string format = toLower(options.getEnum("format", "json", {"json", "raw", "debezium-json"}));
+  std::string mode = toLower(options.getEnum("mode", "update", {"append", "update", "upsert"}));
+  if (mode == "upsert") {
+    // Upsert keys each row by the flow's unique key and writes json values.
+    size_t pos = options.find("mode")->valuePos;
+    if (format != "json") {
+      throw SqlError(
+          sqlstate::kFeatureNotSupported,
+          fmt::format("'mode' = 'upsert' writes json rows; this sink has format '{}'", format), pos,
+          format == "raw" ? "a raw sink writes the key and value its query gives"
+                          : "debezium-json already writes every change: drop 'mode'");
+    }
+    if (const OptionEntry* key = options.find("key")) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     "'mode' = 'upsert' keys each row by the flow's unique key; it takes no 'key'",
+                     key->keyPos, "drop the 'key' option");
+    }
+  }
   kafka::validateUserProperties(options);
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "connectors/embedded/broker.h"
+#include "connectors/format/changes.h"
 #include "connectors/format/codec.h"
 #include "connectors/kafka/client.h"
 
@@ -267,14 +268,18 @@ class KafkaSinkWriter final : public SinkWriter {
       : topic_(sink.options.getString("topic")),
         bootstrap_(bootstrap),
         keyed_(sink.keyColumn >= 0 || !sink.keyColumns.empty()),
-        transaction_(transaction) {
+        transaction_(transaction),
+        changes_(ChangeEncoder::make(sink)) {
+    // Changes without a key (upsert, debezium-json) keep their order only
+    // within one partition.
+    if (changes_) keyed_ = true;
     if (topic_.empty() && sink.topicColumn < 0) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "option 'topic' of sink '" + sink.name + "' is required");
     }
     embedded_ = EmbeddedKafka::find(bootstrap_);
     if (embedded_ && !topic_.empty()) embedded_->ensureTopic(topic_);
-    encoder_ = makeEncoder(sink);
+    if (!changes_) encoder_ = makeEncoder(sink);
     // Exactly-once: the flow run's transactional producer; otherwise the
     // flow's shared one.
     producer_ = transaction_ ? transaction_->producer() : sharedProducer(sink, bootstrap_, flowName);
@@ -293,27 +298,44 @@ class KafkaSinkWriter final : public SinkWriter {
 
   void resume() override {
     paused_ = false;
-    std::vector<std::pair<Row, int64_t>> held;
+    std::vector<HeldRow> held;
     held.swap(held_);
-    for (const auto& [row, ts] : held) write(row, ts);
+    for (const HeldRow& h : held) writeChange(h.row, h.ts, h.kind);
   }
 
   void write(const Row& row, int64_t sourceTimestampMicros) override {
-    if (paused_) {
-      held_.emplace_back(row, sourceTimestampMicros);
+    if (paused_ || changes_) {
+      writeChange(row, sourceTimestampMicros, RowKind::Insert);
       return;
     }
     encoder_->encode(row, rec_);
-    rd_kafka_topic_t* rkt = rec_.topic.empty() ? defaultTopic_ : topicHandle(rec_.topic);
+    produce(rec_);
+  }
+
+  void writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) override {
+    if (paused_) {
+      held_.push_back({row, sourceTimestampMicros, kind});
+      return;
+    }
+    if (!changes_) {
+      SinkWriter::writeChange(row, sourceTimestampMicros, kind);
+      return;
+    }
+    changes_->add(row, kind, emit_);
+  }
+
+ private:
+  void produce(const EncodedRecord& rec) {
+    rd_kafka_topic_t* rkt = rec.topic.empty() ? defaultTopic_ : topicHandle(rec.topic);
     if (!rkt) {
       // A raw sink without a 'topic' option and a row without a topic.
       tally_->fail("a row has no topic and the sink has no 'topic' option");
       return;
     }
     rd_kafka_headers_t* headers = nullptr;
-    if (!rec_.headers.empty()) {
-      headers = rd_kafka_headers_new(rec_.headers.size());
-      for (const auto& [k, v] : rec_.headers) {
+    if (!rec.headers.empty()) {
+      headers = rd_kafka_headers_new(rec.headers.size());
+      for (const auto& [k, v] : rec.headers) {
         rd_kafka_header_add(headers, k.data(), static_cast<ssize_t>(k.size()), v.data(), v.size());
       }
     }
@@ -326,12 +348,12 @@ class KafkaSinkWriter final : public SinkWriter {
     vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
     vus[n++].u.ptr = tally_;
     vus[n].vtype = RD_KAFKA_VTYPE_VALUE;
-    vus[n].u.mem.ptr = rec_.hasValue ? const_cast<char*>(rec_.value.data()) : nullptr;
-    vus[n++].u.mem.size = rec_.hasValue ? rec_.value.size() : 0;
-    if (rec_.hasKey) {
+    vus[n].u.mem.ptr = rec.hasValue ? const_cast<char*>(rec.value.data()) : nullptr;
+    vus[n++].u.mem.size = rec.hasValue ? rec.value.size() : 0;
+    if (rec.hasKey) {
       vus[n].vtype = RD_KAFKA_VTYPE_KEY;
-      vus[n].u.mem.ptr = const_cast<char*>(rec_.key.data());
-      vus[n++].u.mem.size = rec_.key.size();
+      vus[n].u.mem.ptr = const_cast<char*>(rec.key.data());
+      vus[n++].u.mem.size = rec.key.size();
     } else if (keyed_) {
       // Update-mode output keyed by group: the updates of a NULL group have no
       // key, and Kafka would scatter keyless records over the partitions, so
@@ -364,7 +386,9 @@ class KafkaSinkWriter final : public SinkWriter {
     rd_kafka_poll(rk_, 0);
   }
 
+ public:
   void flush(int timeoutMs) override {
+    if (changes_ && !paused_) changes_->finish(emit_);
     // Waits for this task's rows only: the other tasks keep writing through
     // the shared producer meanwhile, so its queue as a whole may never be empty.
     // Polling serves the delivery reports, whichever task's they are.
@@ -420,11 +444,18 @@ class KafkaSinkWriter final : public SinkWriter {
   EmbeddedKafka* embedded_ = nullptr;
   std::unique_ptr<RecordEncoder> encoder_;
   KafkaSinkTransaction* transaction_ = nullptr;  // exactly-once runs
+  std::unique_ptr<ChangeEncoder> changes_;       // upsert and debezium-json sinks
+  ChangeEncoder::Emit emit_ = [this](const EncodedRecord& rec) { produce(rec); };
   std::shared_ptr<KafkaProducer> producer_;
   rd_kafka_t* rk_ = nullptr;
   DeliveryTally* tally_ = nullptr;  // owned by the producer
   bool paused_ = false;
-  std::vector<std::pair<Row, int64_t>> held_;  // rows written while paused
+  struct HeldRow {
+    Row row;
+    int64_t ts;
+    RowKind kind;
+  };
+  std::vector<HeldRow> held_;  // rows written while paused
   rd_kafka_topic_t* defaultTopic_ = nullptr;
   std::unordered_map<std::string, rd_kafka_topic_t*> topics_;
   EncodedRecord rec_;
