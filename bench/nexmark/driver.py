@@ -117,9 +117,11 @@ def input_read(prog, topics):
     return n, caught_up
 
 
-def consume(bootstrap, topic, n, timeout):
+def consume(bootstrap, topic, timeout):
     """The JSON records of TOPIC (every partition, from the beginning), read
-    until N arrived (then 1 s more, to see extras) or the timeout passed."""
+    until each partition's position reaches the end offset it had when the
+    reading began (the flow's output has settled by then), or the timeout
+    passed."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"nexmark-check-{time.time_ns()}",
                   "enable.auto.commit": False, "fetch.wait.max.ms": 10})
@@ -129,17 +131,18 @@ def consume(bootstrap, topic, n, timeout):
         t = md.topics.get(topic)
         if t is None or t.error is not None or not t.partitions:
             return []
+        ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                for p in t.partitions}
+        pos = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[0]
+               for p in t.partitions}
         c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in t.partitions])
         deadline = time.monotonic() + timeout
-        count = 0
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and any(pos[p] < ends[p] for p in ends):
             m = c.poll(0.2)
             if m is None or m.error():
                 continue
             out[m.partition()].append(json.loads(m.value()))
-            count += 1
-            if count >= n:
-                deadline = min(deadline, time.monotonic() + 1.0)
+            pos[m.partition()] = m.offset() + 1
     finally:
         c.close()
     # Partitions one after another: a key's updates are in one partition, in order.
@@ -163,15 +166,38 @@ def dropped(bootstrap, topic):
         c.close()
 
 
+def read_file_output(path):
+    """The JSON lines a file sink wrote."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def refusal(message):
+    """The reason this build refuses a query's statements, when it is a
+    refusal of something not supported yet (0A000), or a sink format this build
+    does not have; None for any other error."""
+    m = re.search(r"ERROR \[0A000\]: (.*)", message)
+    if m:
+        return "0A000: " + m.group(1).strip()
+    m = re.search(r"ERROR \[22023\]: invalid value '([\w-]+)' for option 'format'", message)
+    if m:
+        return f"22023: no sink format '{m.group(1)}' on this build"
+    return None
+
+
 def pct(rtm, name, p):
     v = (rtm.get(name) or {}).get(p)
     return "n/a" if v is None else f"{v:.2f}"
 
 
 def run_query(args, db, q, prefix, files, base_time, counts, results):
+    out_dir = args.work / f"{prefix}{q}_files"
+    out_dir.mkdir(parents=True, exist_ok=True)
     text = substitute((HERE / "sources.sql").read_text() + "\n" + (HERE / f"{q}.sql").read_text(), {
         "BOOTSTRAP": args.sql_bootstrap, "PREFIX": prefix, "DELAY": args.delay,
-        "JOIN_DELAY": args.join_delay, "SIDE_INPUT": args.work / "side_input.csv"})
+        "JOIN_DELAY": args.join_delay, "SIDE_INPUT": args.work / "side_input.csv",
+        "OUTPUT_DIR": out_dir})
     script = args.work / f"{prefix}{q}.sql"
     script.write_text(text)
     objs = created(text)
@@ -183,9 +209,20 @@ def run_query(args, db, q, prefix, files, base_time, counts, results):
     row = {"query": q, "inputRecords": want}
     gen = None
     try:
-        create_topics(args.client_bootstrap, re.findall(r"topic\s*=\s*'([^']+)'", text))
+        if args.sql_bootstrap != "embedded":  # the embedded broker creates topics on demand
+            create_topics(args.client_bootstrap, re.findall(r"topic\s*=\s*'([^']+)'", text))
         t0 = time.monotonic()
-        db.script(script)
+        try:
+            db.script(script)
+        except RuntimeError as e:
+            why = refusal(str(e))
+            if why is None:
+                raise
+            if "no sink format" in why:
+                why += "; the flow itself: " + flow_verdict(db, script, text, objs)
+            row["refused"] = why
+            log(f"{q}: refused: {why}")
+            return row
         if args.rate > 0:
             gen = generate(args, prefix, files, base_time, args.rate)
         deadline = t0 + args.timeout
@@ -229,9 +266,14 @@ def run_query(args, db, q, prefix, files, base_time, counts, results):
             if wflow:
                 w = (db.progress(wflow).get("eventTime") or {}).get("watermark")
                 wm = reference.ts_ms(w) if w else None
-            records = consume(args.client_bootstrap, f"{prefix}{q}_out", max(last_out, 0), 30)
+            if q in reference.FILE_OUTPUT:
+                records = read_file_output(out_dir / reference.FILE_OUTPUT[q])
+                out_topics = set()
+            else:
+                records = consume(args.client_bootstrap, f"{prefix}{q}_out", 60)
+                out_topics = {f"{prefix}{q}_out"}
             ok, msg = reference.compare(q, results["events"], records, wm)
-            lost = sum(dropped(args.client_bootstrap, t) for t in topics | {f"{prefix}{q}_out"})
+            lost = sum(dropped(args.client_bootstrap, t) for t in topics | out_topics)
             if lost:
                 ok, msg = False, (f"the broker dropped {lost} records from the start of the "
                                   "input or output topics before they were read; " + msg)
@@ -247,6 +289,22 @@ def run_query(args, db, q, prefix, files, base_time, counts, results):
         for kind, name in reversed(objs):
             db.psql(f"DROP {kind} IF EXISTS {name}", check=False)
     return row
+
+
+def flow_verdict(db, script, text, objs):
+    """What this build says of a query's flow when its sink's format is
+    missing: the same statements with a plain json sink, dropped again."""
+    for kind, name in reversed(objs):
+        db.psql(f"DROP {kind} IF EXISTS {name}", check=False)
+    plain = re.sub(r"format\s*=\s*'debezium-json'", "format = 'json'", text)
+    probe = script.with_name(script.stem + "_probe.sql")
+    probe.write_text(plain)
+    try:
+        db.script(probe)
+        return "accepted into a json sink"
+    except RuntimeError as e:
+        first = re.search(r"ERROR \[\w+\]: .*", str(e))
+        return refusal(str(e)) or (first.group(0) if first else str(e).strip())
 
 
 def main():
@@ -333,6 +391,11 @@ def main():
         if "error" in r:
             cells = [r["query"], "error: " + r["error"].splitlines()[0]] + [""] * (len(hdr) - 2)
             failed = failed or args.check
+        elif "refused" in r:
+            cells = [r["query"], str(r["inputRecords"]), "refused: " + r["refused"]]
+            cells += [""] * (len(hdr) - 3)
+            if args.check:
+                cells[-1] = "REFUSED"
         else:
             rtm = r["rtm"]
             eps = r["eventsPerSecond"]
