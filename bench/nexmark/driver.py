@@ -175,11 +175,19 @@ def read_file_output(path):
 
 def refusal(message):
     """The reason this build refuses a query's statements, when it is a
-    refusal of something not supported yet (0A000), or a sink format this build
-    does not have; None for any other error."""
+    refusal of something not supported yet (0A000, or q7's and q8's join of a
+    windowed aggregation, which such builds refuse for want of a watermark on
+    the aggregation's output), or a sink format this build does not have; None
+    for any other error."""
     m = re.search(r"ERROR \[0A000\]: (.*)", message)
     if m:
         return "0A000: " + m.group(1).strip()
+    # A join of an aggregation's result is refused this way by builds without
+    # joins of aggregations: the aggregation's output has no watermark.
+    m = re.search(r"ERROR \[42P10\]: (stream-stream join on source \"\w+\" needs a WATERMARK)",
+                  message)
+    if m:
+        return "42P10: " + m.group(1) + " (a join with an aggregation's result)"
     m = re.search(r"ERROR \[22023\]: invalid value '([\w-]+)' for option 'format'", message)
     if m:
         return f"22023: no sink format '{m.group(1)}' on this build"
