@@ -5,7 +5,9 @@ For each query: creates the three sources (sources.sql) and the query's
 statements (qN.sql) with the placeholders substituted, feeds the events, waits
 (bounded) until every input record is read and the sink's output count has
 settled, reads SHOW PROGRESS, optionally checks the sink's records against
-reference.py, and drops what it created. Prints one table row per query.
+reference.py (the query run in DuckDB), and drops what it created. Prints one
+table row per query. A query whose statements the build refuses as not
+supported yet, or whose sink format it lacks (refusal()), is a "refused" row.
 
 Feeding: with --rate 0 the events are generated once, as fast as possible,
 before the first query, and each query replays them from the beginning of the
@@ -278,7 +280,8 @@ def run_query(args, db, q, prefix, files, base_time, counts, results):
                 records = read_file_output(out_dir / reference.FILE_OUTPUT[q])
                 out_topics = set()
             else:
-                records = consume(args.client_bootstrap, f"{prefix}{q}_out", 60)
+                records = consume(args.client_bootstrap, f"{prefix}{q}_out",
+                                  max(60, args.timeout))
                 out_topics = {f"{prefix}{q}_out"}
             ok, msg = reference.compare(q, results["events"], records, wm)
             lost = sum(dropped(args.client_bootstrap, t) for t in topics | out_topics)

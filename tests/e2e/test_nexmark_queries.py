@@ -29,7 +29,6 @@ import datetime
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
