@@ -206,7 +206,7 @@ def run_query(args, db, q, prefix, files, base_time, counts, results):
     out_dir.mkdir(parents=True, exist_ok=True)
     text = substitute((HERE / "sources.sql").read_text() + "\n" + (HERE / f"{q}.sql").read_text(), {
         "BOOTSTRAP": args.sql_bootstrap, "PREFIX": prefix, "DELAY": args.delay,
-        "JOIN_DELAY": args.join_delay, "SIDE_INPUT": args.work / "side_input.csv",
+        "SIDE_INPUT": args.work / "side_input.csv",
         "OUTPUT_DIR": out_dir})
     script = args.work / f"{prefix}{q}.sql"
     script.write_text(text)
@@ -340,8 +340,6 @@ def main():
     args = ap.parse_args()
     if args.event_rate <= 0:
         args.event_rate = args.rate if args.rate > 0 else 10_000
-    # More than the run's event-time span: nothing is ever late in q7's and q8's joins.
-    args.join_delay = int(args.events / args.event_rate) + 60
     queries = args.queries.split()
     for q in queries:
         if q not in reference.QUERIES:

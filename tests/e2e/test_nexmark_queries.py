@@ -56,7 +56,7 @@ def nexmark(server, tmp_path_factory):
         port=server.port, sql_bootstrap="embedded", client_bootstrap=server.embedded_bootstrap,
         gen=str(GEN), rtsql=str(RTSQL), work=work, events=EVENTS, rate=0,
         event_rate=EVENT_RATE, seed=SEED, partitions=0, delay=2, timeout=120, settle=2.0,
-        check=True, join_delay=int(EVENTS / EVENT_RATE) + 60)
+        check=True)
     prefix = unique("nx") + "_"
     reference.write_side_input(work / "side_input.csv")
     g = driver.generate(args, prefix, work / "events", BASE_TIME, 0)
