@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Nexmark: the standard streaming benchmark's queries (bench/nexmark/q*.sql) on
-# events from rtsql_nexmark_gen, with their throughput, their latency from
-# SHOW PROGRESS and, with --check, their output compared with a batch reference
-# (bench/nexmark/reference.py). See docs/benchmarks.md.
+# Nexmark: the standard streaming benchmark's queries q0 to q22 as written for
+# Flink SQL (bench/nexmark/q*.sql, docs/nexmark.md) on events from
+# rtsql_nexmark_gen, with their throughput, their latency from SHOW PROGRESS
+# and, with --check, their output compared with the same query run in DuckDB
+# (bench/nexmark/reference.py). A query this build refuses as not supported
+# yet (0A000) or whose sink format it lacks is a "refused" row of the table,
+# not a failure. See docs/benchmarks.md.
 #
-#   bench/nexmark.sh [--queries "q0 q1 q2 q5 q7 q8 q11 q13 q14"] [--events N]
+#   bench/nexmark.sh [--queries "q0 q1 ... q22"] [--events N]
 #                    [--rate R] [--event-rate E] [--seed S] [--partitions P]
 #                    [--bootstrap HOST:PORT] [--check] [--timeout S] [--results FILE]
 #
@@ -17,9 +20,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,17p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,19p' "$0"; exit "${1:-0}"; }
 
-QUERIES="q0 q1 q2 q5 q7 q8 q11 q13 q14"
+QUERIES="$(echo q{0..22})"
 EVENTS=100000
 RATE=0
 EVENT_RATE=0

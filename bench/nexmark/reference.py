@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
-"""Batch reference of the Nexmark queries of bench/nexmark/*.sql.
+"""Batch reference of the Nexmark queries of bench/nexmark/*.sql, in DuckDB.
 
-Computes each query's expected output from the events the generator wrote
-(rtsql_nexmark_gen --files DIR: person.jsonl, auction.jsonl, bid.jsonl) and
-compares it with what the flow wrote to its sink:
+Each query runs in DuckDB over the events the generator wrote
+(rtsql_nexmark_gen --files DIR: person.jsonl, auction.jsonl, bid.jsonl), with
+its text adapted to DuckDB's dialect (REFERENCE_SQL below: windows as
+arithmetic on epoch milliseconds, DATE_FORMAT as strftime, ...), and its
+result is compared with what the flow wrote to its sink. How depends on the
+flow's output (OUTPUT below):
 
-- append flows (q0 q1 q2 q7 q8 q11 q13 q14): the rows as a multiset, so a lost,
-  duplicated or wrong row fails;
-- update flows (q5): the last row written for each group key (window and
-  auction) must be the final count of that group, and every group must be there.
+- append: the sink's rows as a multiset, so a lost, duplicated or wrong row
+  fails;
+- update (Spark's update mode: one row per change of a group, no old rows):
+  the last row written for each group key must be the group's final row, and
+  every group must be there;
+- debezium (format 'debezium-json': {"before", "after", "op"} with op c, u, d
+  or r): the changes applied to a multiset (c and r add `after`, u removes
+  `before` and adds `after`, d removes `before`) must give the final table.
 
-Queries whose output depends on which windows the watermark closed (q7: the
-windows of q7_max; q11: the sessions) take the flow's final watermark as an
-argument (SHOW PROGRESS eventTime.watermark): a window or session is closed
-when its end is at or before the watermark.
+Rows compare column by column in select-list order: timestamps as epoch
+milliseconds (rtsql's json sink writes ISO-8601 text), doubles with a
+relative tolerance (REL_TOL), everything else exactly.
+
+Windows emitted when they close (EMIT ON WINDOW CLOSE, as Flink's window
+table functions do) depend on how far the watermark went: those queries
+(WATERMARK_FLOW) take the flow's final watermark (SHOW PROGRESS
+eventTime.watermark) and keep the windows and sessions whose end is at or
+before it. Without a watermark every window counts as closed (the end of the
+input).
 
 Usage as a program:
   reference.py expected --files DIR --query q5 [--watermark ISO]   (JSON lines out)
@@ -24,18 +37,227 @@ import argparse
 import collections
 import datetime
 import json
+import math
 import sys
 from pathlib import Path
 
 GAP_MS = 10_000  # q11's session gap
 SIDE_INPUT_ROWS = 10_000  # q13's static table
+REL_TOL = 1e-9
 
-QUERIES = ["q0", "q1", "q2", "q5", "q7", "q8", "q11", "q13", "q14"]
-# The input streams each query reads, for its throughput.
-INPUTS = {"q8": ["person", "auction"]}
-UPDATE_KEYS = {"q5": ("auction", "starttime", "endtime")}
+QUERIES = [f"q{n}" for n in range(23)]
+# The input streams each query reads (its throughput counts their records).
+INPUTS = {"q3": ["auction", "person"], "q4": ["auction", "bid"], "q6": ["auction", "bid"],
+          "q8": ["person", "auction"], "q9": ["auction", "bid"], "q20": ["bid", "auction"]}
+# How each flow writes its output: "append", "debezium", or ("update", key
+# column positions in the select list).
+OUTPUT = {q: "append" for q in QUERIES}
+OUTPUT.update({q: "debezium" for q in ("q4", "q5", "q6", "q7", "q8", "q9", "q18", "q19")})
+OUTPUT.update({"q15": ("update", (0,)), "q16": ("update", (0, 1)), "q17": ("update", (0, 1))})
 # The flow whose final watermark decides which windows are closed.
-WATERMARK_FLOW = {"q7": "q7_max", "q11": "q11"}
+WATERMARK_FLOW = {q: q for q in ("q5", "q7", "q8", "q11", "q12")}
+# Queries whose sink is a file (the others write to Kafka).
+FILE_OUTPUT = {"q10": "q10.jsonl"}
+
+# The events as tables; ${WM} is the watermark as epoch milliseconds.
+_TABLES = {
+    "person": "id BIGINT, name VARCHAR, email_address VARCHAR, credit_card VARCHAR, "
+              "city VARCHAR, state VARCHAR, date_time TIMESTAMP, extra VARCHAR",
+    "auction": "id BIGINT, item_name VARCHAR, description VARCHAR, initial_bid BIGINT, "
+               "reserve BIGINT, date_time TIMESTAMP, expires TIMESTAMP, seller BIGINT, "
+               "category BIGINT, extra VARCHAR",
+    "bid": "auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, "
+           "date_time TIMESTAMP, extra VARCHAR",
+}
+
+# Tumbling and sliding windows as rows: the window starts (epoch ms) of each
+# row, aligned on the epoch as rtsql's window() aligns them.
+_TUMBLE10 = """(SELECT *, epoch_ms((epoch_ms(date_time) // 10000) * 10000) AS window_start,
+                   epoch_ms((epoch_ms(date_time) // 10000) * 10000 + 10000) AS window_end
+            FROM {t})"""
+_HOP10_2 = """(SELECT bid.*, epoch_ms((epoch_ms(date_time) // 2000 - k) * 2000) AS window_start,
+                  epoch_ms((epoch_ms(date_time) // 2000 - k) * 2000 + 10000) AS window_end
+           FROM bid, range(0, 5) AS r(k))"""
+_CLOSED = "epoch_ms(window_end) <= ${WM}"
+
+_FILTERED_COUNTS = """
+     count(*) AS total_bids,
+     count(*) filter (where price < 10000) AS rank1_bids,
+     count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+     count(*) filter (where price >= 1000000) AS rank3_bids,
+     count(distinct bidder) AS total_bidders,
+     count(distinct bidder) filter (where price < 10000) AS rank1_bidders,
+     count(distinct bidder) filter (where price >= 10000 and price < 1000000) AS rank2_bidders,
+     count(distinct bidder) filter (where price >= 1000000) AS rank3_bidders,
+     count(distinct auction) AS total_auctions,
+     count(distinct auction) filter (where price < 10000) AS rank1_auctions,
+     count(distinct auction) filter (where price >= 10000 and price < 1000000) AS rank2_auctions,
+     count(distinct auction) filter (where price >= 1000000) AS rank3_auctions"""
+
+REFERENCE_SQL = {
+    "q0": "SELECT auction, bidder, price, date_time, extra FROM bid",
+    "q1": "SELECT auction, bidder, CAST(0.908 * price AS DOUBLE) AS price, date_time, extra "
+          "FROM bid",
+    "q2": "SELECT auction, price FROM bid WHERE auction % 123 = 0",
+    "q3": """SELECT P.name, P.city, P.state, A.id
+             FROM auction AS A INNER JOIN person AS P on A.seller = P.id
+             WHERE A.category = 10 and (P.state = 'OR' OR P.state = 'ID' OR P.state = 'CA')""",
+    "q4": """SELECT Q.category, AVG(Q.final)
+             FROM (
+                 SELECT MAX(B.price) AS final, A.category
+                 FROM auction A, bid B
+                 WHERE A.id = B.auction AND B.date_time BETWEEN A.date_time AND A.expires
+                 GROUP BY A.id, A.category
+             ) Q
+             GROUP BY Q.category""",
+    "q5": f"""SELECT AuctionBids.auction, AuctionBids.num
+              FROM (
+                SELECT auction, count(*) AS num, window_start AS starttime,
+                       window_end AS endtime
+                FROM {_HOP10_2} WHERE {_CLOSED}
+                GROUP BY auction, window_start, window_end
+              ) AS AuctionBids
+              JOIN (
+                SELECT max(CountBids.num) AS maxn, CountBids.starttime, CountBids.endtime
+                FROM (
+                  SELECT count(*) AS num, window_start AS starttime, window_end AS endtime
+                  FROM {_HOP10_2} WHERE {_CLOSED}
+                  GROUP BY auction, window_start, window_end
+                ) AS CountBids
+                GROUP BY CountBids.starttime, CountBids.endtime
+              ) AS MaxBids
+              ON AuctionBids.starttime = MaxBids.starttime AND
+                 AuctionBids.endtime = MaxBids.endtime AND
+                 AuctionBids.num >= MaxBids.maxn""",
+    "q6": """SELECT Q.seller,
+                    AVG(Q.price) OVER (PARTITION BY Q.seller ORDER BY Q.date_time
+                                       ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) AS avg_price
+             FROM (
+               SELECT * FROM (
+                 SELECT *, ROW_NUMBER() OVER (PARTITION BY J.id, J.seller ORDER BY J.price DESC)
+                     AS rownum
+                 FROM (SELECT A.id, A.seller, B.price, B.date_time
+                       FROM auction AS A, bid AS B
+                       WHERE A.id = B.auction
+                         AND B.date_time BETWEEN A.date_time AND A.expires) J
+               ) R
+               WHERE rownum <= 1
+             ) AS Q""",
+    "q7": f"""SELECT B.auction, B.price, B.bidder, B.date_time, B.extra
+              FROM bid B
+              JOIN (
+                SELECT MAX(price) AS maxprice, window_end AS date_time
+                FROM {_TUMBLE10.format(t="bid")} WHERE {_CLOSED}
+                GROUP BY window_start, window_end
+              ) B1
+              ON B.price = B1.maxprice
+              WHERE B.date_time BETWEEN B1.date_time - INTERVAL 10 SECOND AND B1.date_time""",
+    "q8": f"""SELECT P.id, P.name, P.starttime
+              FROM (
+                SELECT id, name, window_start AS starttime, window_end AS endtime
+                FROM {_TUMBLE10.format(t="person")} WHERE {_CLOSED}
+                GROUP BY id, name, window_start, window_end
+              ) P
+              JOIN (
+                SELECT seller, window_start AS starttime, window_end AS endtime
+                FROM {_TUMBLE10.format(t="auction")} WHERE {_CLOSED}
+                GROUP BY seller, window_start, window_end
+              ) A
+              ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = A.endtime""",
+    "q9": """SELECT id, item_name, description, initial_bid, reserve, date_time, expires, seller,
+                    category, extra, auction, bidder, price, bid_dateTime, bid_extra
+             FROM (
+               SELECT A.*, B.auction, B.bidder, B.price, B.date_time AS bid_dateTime,
+                      B.extra AS bid_extra,
+                      ROW_NUMBER() OVER (PARTITION BY A.id ORDER BY B.price DESC,
+                                         B.date_time ASC) AS rownum
+               FROM auction A, bid B
+               WHERE A.id = B.auction AND B.date_time BETWEEN A.date_time AND A.expires
+             ) W
+             WHERE rownum <= 1""",
+    "q10": """SELECT auction, bidder, price, date_time, extra, strftime(date_time, '%Y-%m-%d') AS dt,
+                     strftime(date_time, '%H:%M') AS hm
+              FROM bid""",
+    # Sessions: a bid at or after the previous one plus the gap starts a new
+    # session, which ends at its last bid plus the gap.
+    "q11": f"""WITH s AS (
+                 SELECT bidder, date_time,
+                        CASE WHEN lag(date_time) OVER w IS NULL
+                               OR epoch_ms(date_time) - epoch_ms(lag(date_time) OVER w) >= {GAP_MS}
+                             THEN 1 ELSE 0 END AS new_session
+                 FROM bid WINDOW w AS (PARTITION BY bidder ORDER BY date_time)),
+               g AS (
+                 SELECT *, sum(new_session) OVER (PARTITION BY bidder ORDER BY date_time
+                                                  ROWS UNBOUNDED PRECEDING) AS session
+                 FROM s)
+               SELECT * FROM (
+                 SELECT bidder, count(*) AS bid_count, min(date_time) AS starttime,
+                        epoch_ms(epoch_ms(max(date_time)) + {GAP_MS}) AS endtime
+                 FROM g GROUP BY bidder, session)
+               WHERE epoch_ms(endtime) <= ${{WM}}""",
+    "q12": f"""SELECT bidder, count(*) AS bid_count, window_start AS starttime,
+                      window_end AS endtime
+               FROM {_TUMBLE10.format(t="bid")} WHERE {_CLOSED}
+               GROUP BY bidder, window_start, window_end""",
+    "q13": """SELECT B.auction, B.bidder, B.price, B.date_time, S.value
+              FROM bid B JOIN side_input S ON B.auction % 10000 = S.key""",
+    "q14": """SELECT auction, bidder, CAST(0.908 * price AS DOUBLE) AS price,
+                     CASE
+                         WHEN hour(date_time) >= 8 AND hour(date_time) <= 18 THEN 'dayTime'
+                         WHEN hour(date_time) <= 6 OR hour(date_time) >= 20 THEN 'nightTime'
+                         ELSE 'otherTime'
+                     END AS bidTimeType,
+                     date_time, extra,
+                     length(extra) - length(replace(extra, 'c', '')) AS c_counts
+              FROM bid
+              WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000""",
+    "q15": f"""SELECT strftime(date_time, '%Y-%m-%d') AS day, {_FILTERED_COUNTS}
+               FROM bid GROUP BY strftime(date_time, '%Y-%m-%d')""",
+    "q16": f"""SELECT channel, strftime(date_time, '%Y-%m-%d') AS day,
+                      max(strftime(date_time, '%H:%M')) AS minute, {_FILTERED_COUNTS}
+               FROM bid GROUP BY channel, strftime(date_time, '%Y-%m-%d')""",
+    "q17": """SELECT auction, strftime(date_time, '%Y-%m-%d') AS day,
+                     count(*) AS total_bids,
+                     count(*) filter (where price < 10000) AS rank1_bids,
+                     count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+                     count(*) filter (where price >= 1000000) AS rank3_bids,
+                     min(price) AS min_price, max(price) AS max_price,
+                     avg(price) AS avg_price, sum(price) AS sum_price
+              FROM bid GROUP BY auction, strftime(date_time, '%Y-%m-%d')""",
+    "q18": """SELECT auction, bidder, price, channel, url, date_time, extra
+              FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction
+                                                 ORDER BY date_time DESC) AS rank_number
+                    FROM bid) R
+              WHERE rank_number <= 1""",
+    "q19": """SELECT * FROM
+              (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)
+                   AS rank_number FROM bid) R
+              WHERE rank_number <= 10""",
+    "q20": """SELECT auction, bidder, price, channel, url, B.date_time AS bid_dateTime,
+                     B.extra AS bid_extra, item_name, description, initial_bid, reserve,
+                     A.date_time AS auction_dateTime, expires, seller, category,
+                     A.extra AS auction_extra
+              FROM bid AS B INNER JOIN auction AS A on B.auction = A.id
+              WHERE A.category = 10""",
+    # DuckDB's regexp_extract, like Spark's, gives '' when nothing matches.
+    "q21": """SELECT auction, bidder, price, channel,
+                     CASE
+                         WHEN lower(channel) = 'apple' THEN '0'
+                         WHEN lower(channel) = 'google' THEN '1'
+                         WHEN lower(channel) = 'facebook' THEN '2'
+                         WHEN lower(channel) = 'baidu' THEN '3'
+                         ELSE regexp_extract(url, '(&|^)channel_id=([^&]*)', 2)
+                     END AS channel_id
+              FROM bid
+              WHERE regexp_extract(url, '(&|^)channel_id=([^&]*)', 2) IS NOT NULL
+                 OR lower(channel) IN ('apple', 'google', 'facebook', 'baidu')""",
+    # SPLIT_INDEX(url, '/', i) is 0-based; DuckDB's lists are 1-based.
+    "q22": """SELECT auction, bidder, price, channel,
+                     string_split(url, '/')[4] AS dir1,
+                     string_split(url, '/')[5] AS dir2,
+                     string_split(url, '/')[6] AS dir3
+              FROM bid""",
+}
 
 
 def ts_ms(v):
@@ -43,6 +265,9 @@ def ts_ms(v):
     10:00:00.123') or rtsql's json sink ('2024-05-01T10:00:00.123Z') writes it."""
     if isinstance(v, (int, float)):
         return int(v)
+    if isinstance(v, datetime.datetime):
+        d = v if v.tzinfo else v.replace(tzinfo=datetime.timezone.utc)
+        return round(d.timestamp() * 1000)
     s = v.strip().replace(" ", "T")
     if s.endswith("Z"):
         s = s[:-1] + "+00:00"
@@ -50,11 +275,6 @@ def ts_ms(v):
     if d.tzinfo is None:
         d = d.replace(tzinfo=datetime.timezone.utc)
     return round(d.timestamp() * 1000)
-
-
-def price_eur(cents):
-    # 0.908 * price as a DOUBLE, compared to the micro-cent.
-    return round(0.908 * cents, 6)
 
 
 def side_value(key):
@@ -69,178 +289,199 @@ def write_side_input(path):
             f.write(f"{k},{side_value(k)}\n")
 
 
-def load_events(files):
-    ev = {}
-    for kind in ("person", "auction", "bid"):
+class Events:
+    """The generator's files, opened once in an in-memory DuckDB."""
+
+    def __init__(self, files):
+        import duckdb
+        self.files = Path(files)
+        self.db = duckdb.connect(":memory:")
+        self.db.execute("SET TimeZone = 'UTC'")
+        for kind, cols in _TABLES.items():
+            spec = ", ".join(f"'{c.split()[0]}': '{c.split()[1]}'" for c in cols.split(", "))
+            path = str(self.files / f"{kind}.jsonl").replace("'", "''")
+            self.db.execute(f"CREATE TABLE {kind} AS SELECT * FROM read_json('{path}', "
+                            f"format = 'newline_delimited', columns = {{{spec}}}, "
+                            f"timestampformat = '%Y-%m-%d %H:%M:%S.%g')")
+        self.db.execute(f"CREATE TABLE side_input AS SELECT range AS key, 'value-' || range AS value "
+                        f"FROM range({SIDE_INPUT_ROWS})")
+
+    def __getitem__(self, kind):
+        """The events of one kind as the generator wrote them (dicts), with
+        date_time as epoch milliseconds."""
         rows = []
-        p = Path(files) / f"{kind}.jsonl"
-        with open(p) as f:
+        with open(self.files / f"{kind}.jsonl") as f:
             for line in f:
                 if line.strip():
                     r = json.loads(line)
                     r["date_time"] = ts_ms(r["date_time"])
                     rows.append(r)
-        ev[kind] = rows
-    return ev
+        return rows
+
+    def run(self, query, watermark_ms=None):
+        """(column kinds, rows) of the query's reference text; kinds are
+        'ts', 'double' or 'value'."""
+        wm = watermark_ms if watermark_ms is not None else 2 ** 62
+        sql = REFERENCE_SQL[query].replace("${WM}", str(int(wm)))
+        cur = self.db.execute(sql)
+        kinds = []
+        for _name, typ, *_ in cur.description:
+            t = str(typ).upper()
+            kinds.append("ts" if t.startswith("TIMESTAMP") else
+                         "double" if t in ("DOUBLE", "FLOAT") or t.startswith("DECIMAL") else
+                         "value")
+        rows = [tuple(_norm(k, v) for k, v in zip(kinds, r)) for r in cur.fetchall()]
+        return kinds, rows
 
 
-def hour_utc(ms):
-    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).hour
+def load_events(files):
+    return Events(files)
 
 
-def closed(end_ms, watermark_ms):
-    return watermark_ms is not None and end_ms <= watermark_ms
+def _norm(kind, v):
+    if v is None:
+        return None
+    if kind == "ts":
+        return ts_ms(v)
+    if kind == "double":
+        return float(v)
+    return v
 
 
 def expected(query, ev, watermark_ms=None):
-    """The expected rows: a list of tuples (append) or a dict key -> row (update)."""
-    bids = ev["bid"]
-    if query == "q0":
-        return [(b["auction"], b["bidder"], b["price"], b["date_time"], b["extra"]) for b in bids]
-    if query == "q1":
-        return [(b["auction"], b["bidder"], price_eur(b["price"]), b["date_time"], b["extra"])
-                for b in bids]
-    if query == "q2":
-        return [(b["auction"], b["price"]) for b in bids if b["auction"] % 123 == 0]
-    if query == "q5":
-        # Sliding windows of 10 s every 2 s, aligned on the epoch: a bid is in
-        # the 5 windows whose start is a multiple of 2 s in (t - 10 s, t].
-        counts = collections.Counter()
-        for b in bids:
-            t = b["date_time"]
-            last = t - t % 2000
-            for start in range(last, t - 10_000, -2000):
-                counts[(b["auction"], start, start + 10_000)] += 1
-        return {k: (k[0], n, k[1], k[2]) for k, n in counts.items()}
-    if query == "q7":
-        # The maximum of each closed tumbling 10 s window, then the bids of
-        # that price whose time is in [end - 10 s, end] (both ends included).
-        maxima = {}
-        for b in bids:
-            end = b["date_time"] - b["date_time"] % 10_000 + 10_000
-            maxima[end] = max(maxima.get(end, b["price"]), b["price"])
-        by_price = collections.defaultdict(list)
-        for end, price in maxima.items():
-            if closed(end, watermark_ms):
-                by_price[price].append(end)
-        out = []
-        for b in bids:
-            for end in by_price.get(b["price"], ()):
-                if b["date_time"] <= end <= b["date_time"] + 10_000:
-                    out.append((b["auction"], b["price"], b["bidder"], b["date_time"],
-                                b["extra"]))
-        return out
-    if query == "q8":
-        # Persons who opened an auction in the 10 s tumbling window in which
-        # they registered: one row per person and window.
-        windows = collections.defaultdict(set)
-        for a in ev["auction"]:
-            windows[a["seller"]].add(a["date_time"] // 10_000)
-        out = set()
-        for p in ev["person"]:
-            w = p["date_time"] // 10_000
-            if w in windows.get(p["id"], ()):
-                out.add((p["id"], p["name"], w * 10_000))
-        return sorted(out)
-    if query == "q11":
-        # Per bidder, sessions closed by a 10 s gap: a bid at or after the
-        # session's end (last bid + gap) starts a new one.
-        times = collections.defaultdict(list)
-        for b in bids:
-            times[b["bidder"]].append(b["date_time"])
-        out = []
-        for bidder, ts in times.items():
-            ts.sort()
-            start, last, n = ts[0], ts[0], 1
-            for t in ts[1:]:
-                if t >= last + GAP_MS:
-                    out.append((bidder, n, start, last + GAP_MS))
-                    start, n = t, 0
-                last = max(last, t)
-                n += 1
-            out.append((bidder, n, start, last + GAP_MS))
-        return [r for r in out if closed(r[3], watermark_ms)]
-    if query == "q13":
-        return [(b["auction"], b["bidder"], b["price"], b["date_time"],
-                 side_value(b["auction"] % 10_000)) for b in bids]
-    if query == "q14":
-        out = []
-        for b in bids:
-            eur = 0.908 * b["price"]
-            if not (eur > 1_000_000 and eur < 50_000_000):
-                continue
-            h = hour_utc(b["date_time"])
-            kind = ("dayTime" if 8 <= h <= 18 else
-                    "nightTime" if h <= 6 or h >= 20 else "otherTime")
-            out.append((b["auction"], b["bidder"], round(eur, 6), kind, b["date_time"],
-                        b["extra"], b["extra"].count("c")))
-        return out
-    raise ValueError(f"unknown query {query}")
+    """The expected rows: a list of tuples in select-list order (for update
+    flows: a dict group key -> row)."""
+    _kinds, rows = ev.run(query, watermark_ms)
+    out = OUTPUT[query]
+    if isinstance(out, tuple):
+        return {tuple(r[i] for i in out[1]): r for r in rows}
+    return rows
 
 
-def actual_row(query, r):
-    """One sink record (a dict) as the tuple expected() makes."""
-    if query == "q0":
-        return (r["auction"], r["bidder"], r["price"], ts_ms(r["date_time"]), r["extra"])
-    if query == "q1":
-        return (r["auction"], r["bidder"], round(float(r["price"]), 6), ts_ms(r["date_time"]),
-                r["extra"])
-    if query == "q2":
-        return (r["auction"], r["price"])
-    if query == "q5":
-        return (r["auction"], r["num"], ts_ms(r["starttime"]), ts_ms(r["endtime"]))
-    if query == "q7":
-        return (r["auction"], r["price"], r["bidder"], ts_ms(r["date_time"]), r["extra"])
-    if query == "q8":
-        return (r["id"], r["name"], ts_ms(r["starttime"]))
-    if query == "q11":
-        return (r["bidder"], r["bid_count"], ts_ms(r["starttime"]), ts_ms(r["endtime"]))
-    if query == "q13":
-        return (r["auction"], r["bidder"], r["price"], ts_ms(r["date_time"]), r["value"])
-    if query == "q14":
-        return (r["auction"], r["bidder"], round(float(r["price"]), 6), r["bidTimeType"],
-                ts_ms(r["date_time"]), r["extra"], r["c_counts"])
-    raise ValueError(f"unknown query {query}")
+def actual_row(kinds, r):
+    """One sink record (a JSON object, columns in select-list order) as the
+    tuple the reference makes."""
+    vals = list(r.values())
+    if len(vals) != len(kinds):
+        raise ValueError(f"{len(vals)} columns, expected {len(kinds)}: {r}")
+    return tuple(_norm(k, v) for k, v in zip(kinds, vals))
+
+
+def _split(kinds, row):
+    """A row as (exact part, doubles): the exact part is a multiset key."""
+    exact = tuple(v for k, v in zip(kinds, row) if k != "double")
+    dbl = tuple(v for k, v in zip(kinds, row) if k == "double")
+    return exact, dbl
+
+
+def _close(a, b):
+    return all((x is None and y is None) or
+               (x is not None and y is not None and
+                math.isclose(x, y, rel_tol=REL_TOL, abs_tol=1e-12)) for x, y in zip(a, b))
+
+
+def _sort_key(d):
+    return tuple((x is None, x or 0.0) for x in d)
+
+
+def multiset_diff(kinds, want, got):
+    """(missing, unexpected) rows of two multisets of rows, doubles matched
+    with a relative tolerance."""
+    groups = collections.defaultdict(lambda: ([], []))
+    for r in want:
+        e, d = _split(kinds, r)
+        groups[e][0].append((d, r))
+    for r in got:
+        e, d = _split(kinds, r)
+        groups[e][1].append((d, r))
+    missing, extra = [], []
+    for w, g in groups.values():
+        w.sort(key=lambda x: _sort_key(x[0]))
+        g.sort(key=lambda x: _sort_key(x[0]))
+        i = j = 0
+        while i < len(w) and j < len(g):
+            if _close(w[i][0], g[j][0]):
+                i += 1
+                j += 1
+            elif _sort_key(w[i][0]) < _sort_key(g[j][0]):
+                missing.append(w[i][1])
+                i += 1
+            else:
+                extra.append(g[j][1])
+                j += 1
+        missing += [x[1] for x in w[i:]]
+        extra += [x[1] for x in g[j:]]
+    return missing, extra
+
+
+def _debezium(kinds, records):
+    """The table a debezium-json changelog leaves: rows with a positive count."""
+    table = collections.Counter()
+    for rec in records:
+        rec = rec.get("payload", rec) if isinstance(rec, dict) else rec
+        op = rec.get("op")
+        before, after = rec.get("before"), rec.get("after")
+        if op in ("c", "r"):
+            table[actual_row(kinds, after)] += 1
+        elif op == "u":
+            if before is not None:
+                table[actual_row(kinds, before)] -= 1
+            table[actual_row(kinds, after)] += 1
+        elif op == "d":
+            table[actual_row(kinds, before)] -= 1
+        else:
+            raise ValueError(f"unknown debezium op {op!r}: {rec}")
+    negative = [r for r, n in table.items() if n < 0]
+    if negative:
+        raise ValueError(f"{len(negative)} rows deleted more often than inserted, "
+                         f"e.g. {negative[0]}")
+    return [r for r, n in table.items() for _ in range(n)]
 
 
 def compare(query, ev, records, watermark_ms=None):
     """Compares the sink records (dicts, in the order read; for update flows
     the order within a key must be the write order) with the reference.
     Returns (ok, message)."""
-    exp = expected(query, ev, watermark_ms)
+    kinds, exp = ev.run(query, watermark_ms)
+    out = OUTPUT[query]
     try:
-        rows = [actual_row(query, r) for r in records]
-    except (KeyError, TypeError, ValueError) as e:
-        return False, f"unreadable output row: {e!r}"
-    if query in UPDATE_KEYS:
+        if out == "debezium":
+            rows = _debezium(kinds, records)
+            what = f"{len(records)} changes leave {len(rows)} rows"
+        else:
+            rows = [actual_row(kinds, r) for r in records]
+            what = f"{len(rows)} received"
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        return False, f"unreadable output: {e}"
+    if isinstance(out, tuple):
+        keys = out[1]
         latest = {}
         for row in rows:
-            latest[(row[0], row[2], row[3])] = row
-        missing = [k for k in exp if k not in latest]
-        extra = [k for k in latest if k not in exp]
-        wrong = [k for k in exp if k in latest and latest[k] != exp[k]]
+            latest[tuple(row[i] for i in keys)] = row
+        want = {tuple(r[i] for i in keys): r for r in exp}
+        missing = [k for k in want if k not in latest]
+        extra = [k for k in latest if k not in want]
+        wrong = [k for k in want if k in latest and (multiset_diff(kinds, [want[k]],
+                                                                   [latest[k]]) != ([], []))]
         ok = not (missing or extra or wrong)
-        msg = (f"{len(exp)} keys expected, {len(latest)} keys in {len(rows)} updates; "
+        msg = (f"{len(want)} keys expected, {len(latest)} keys in {len(rows)} updates; "
                f"missing {len(missing)}, unexpected {len(extra)}, wrong final value {len(wrong)}")
         if wrong:
             k = wrong[0]
-            msg += f"; e.g. {k}: got {latest[k]}, expected {exp[k]}"
+            msg += f"; e.g. {k}: got {latest[k]}, expected {want[k]}"
         elif missing:
-            msg += f"; e.g. missing {exp[missing[0]]}"
+            msg += f"; e.g. missing {want[missing[0]]}"
         elif extra:
             msg += f"; e.g. unexpected {latest[extra[0]]}"
         return ok, msg
-    want = collections.Counter(exp)
-    got = collections.Counter(rows)
-    missing = want - got
-    extra = got - want
+    missing, extra = multiset_diff(kinds, exp, rows)
     ok = not missing and not extra
-    msg = (f"{sum(want.values())} rows expected, {len(rows)} received; "
-           f"missing {sum(missing.values())}, unexpected {sum(extra.values())}")
+    msg = (f"{len(exp)} rows expected, {what}; "
+           f"missing {len(missing)}, unexpected {len(extra)}")
     if missing:
-        msg += f"; e.g. missing {next(iter(missing))}"
+        msg += f"; e.g. missing {missing[0]}"
     if extra:
-        msg += f"; e.g. unexpected {next(iter(extra))}"
+        msg += f"; e.g. unexpected {extra[0]}"
     return ok, msg
 
 

@@ -21,7 +21,9 @@ from conftest import BIN_DIR, SOURCE_DIR
 
 GEN = Path(os.environ.get("RTSQL_NEXMARK_GEN", BIN_DIR / "bench" / "rtsql_nexmark_gen"))
 RUNNER = SOURCE_DIR / "bench" / "nexmark.sh"
-QUERIES = ["q0", "q1", "q2", "q5", "q7", "q8", "q11", "q13", "q14"]
+# Queries that run as one flow on every build (tests/e2e/test_nexmark_queries.py
+# runs all 23 and skips those a build refuses).
+QUERIES = ["q0", "q1", "q2", "q11", "q13", "q14"]
 
 sys.path.insert(0, str(SOURCE_DIR / "bench" / "nexmark"))
 import reference  # noqa: E402
@@ -70,7 +72,7 @@ def _records(query, ev, wm):
     raise ValueError(query)
 
 
-@pytest.mark.parametrize("query", ["q0", "q5"])
+@pytest.mark.parametrize("query", ["q0"])
 def test_comparison_detects_differences(tmp_path, query):
     subprocess.run([str(GEN), "--no-kafka", "--files", str(tmp_path), "--events", "3000",
                     "--event-rate", "100", "--base-time", "1700000000000"],
