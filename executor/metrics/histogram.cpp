@@ -1,6 +1,7 @@
 #include "executor/metrics/histogram.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 
 namespace rtsql {
@@ -58,10 +59,15 @@ int64_t LatencyHistogram::min() const {
 int64_t LatencyHistogram::max() const { return max_.load(std::memory_order_relaxed); }
 
 int64_t LatencyHistogram::percentile(double q) const {
-  // Sum the buckets first: a concurrent writer may have bumped count_ before its
-  // bucket, and the walk below must not run past the counts it can see.
+  // Read every bucket once into a snapshot and rank within it: a writer on
+  // another thread keeps adding to the buckets, and ranking against a total
+  // taken earlier than the walk would stop short at buckets that grew since.
+  std::array<uint64_t, kBuckets> snapshot;
   uint64_t total = 0;
-  for (const auto& b : buckets_) total += b.load(std::memory_order_relaxed);
+  for (int i = 0; i < kBuckets; ++i) {
+    snapshot[static_cast<size_t>(i)] = buckets_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
+    total += snapshot[static_cast<size_t>(i)];
+  }
   if (total == 0) return 0;
   if (q <= 0) return min();
   if (q >= 1) return max();
@@ -69,7 +75,7 @@ int64_t LatencyHistogram::percentile(double q) const {
   rank = std::clamp<uint64_t>(rank, 1, total);
   uint64_t seen = 0;
   for (int i = 0; i < kBuckets; ++i) {
-    seen += buckets_[i].load(std::memory_order_relaxed);
+    seen += snapshot[static_cast<size_t>(i)];
     if (seen >= rank) {
       uint64_t lo = bucketLow(i), hi = bucketHigh(i);
       auto mid = static_cast<int64_t>(lo + (hi - 1 - lo) / 2);
