@@ -658,6 +658,14 @@ ast::Select AstBuilder::selectCore(P::SelectCoreContext* ctx) {
     s.from = std::move(join);
   }
   if (ctx->where != nullptr) s.where = expr(ctx->where);
+  // FROM a, b WHERE cond is the inner join a JOIN b ON cond: for an inner join
+  // a condition means the same in ON as in WHERE, and the join's planning
+  // finds its keys and time bounds in ON.
+  if (relations.size() == 2 && s.where && s.from->kind == ast::TableRef::Kind::Join &&
+      s.from->joinType == ast::JoinType::Cross) {
+    s.from->joinType = ast::JoinType::Inner;
+    s.from->on = std::move(s.where);
+  }
   if (ctx->GROUP() != nullptr) {
     for (auto* e : ctx->expr()) {
       if (e != ctx->where && e != ctx->having) s.groupBy.push_back(expr(e));
