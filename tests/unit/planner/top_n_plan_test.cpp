@@ -159,3 +159,64 @@ TEST_CASE("top-N refusals") {
   sql = "SELECT * FROM clicks WHERE ROW_NUMBER() OVER (ORDER BY ts) <= 3";
   CHECK(err(sql).sqlstate() == "0A000");
 }
+
+namespace {
+
+struct Nexmark : PlannerFixture {
+  Nexmark() {
+    partitions = 4;
+    ddl(R"(
+      CREATE SOURCE auction (id BIGINT, item_name STRING, description STRING,
+          initial_bid BIGINT, reserve BIGINT, date_time TIMESTAMP, expires TIMESTAMP,
+          seller BIGINT, category BIGINT, extra STRING,
+          WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND)
+        WITH (connector = 'kafka', subscribe = 'auction', format = 'json');
+      CREATE SOURCE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING,
+          url STRING, date_time TIMESTAMP, extra STRING,
+          WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND)
+        WITH (connector = 'kafka', subscribe = 'bid', format = 'json');
+    )");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Nexmark q18 and q19 as Flink SQL writes them; q9's ranking over a stream join") {
+  Nexmark f;
+  // q19: the 10 highest bids of each auction.
+  PhysicalPlan p = f.query(
+      "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS "
+      "rank_number FROM bid) WHERE rank_number <= 10");
+  CHECK(topN(p).limit == 10);
+  CHECK(topN(p).rankColumn);
+  CHECK(p.sink.input.toString() ==
+        "(auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, date_time "
+        "TIMESTAMP, extra STRING, rank_number BIGINT)");
+
+  // q18: the last bid of each bidder on each auction.
+  p = f.query(
+      "SELECT auction, bidder, price, channel, url, date_time, extra FROM (SELECT *, ROW_NUMBER() "
+      "OVER (PARTITION BY bidder, auction ORDER BY date_time DESC) AS rank_number FROM bid) WHERE "
+      "rank_number <= 1");
+  CHECK(topN(p).limit == 1);
+  CHECK_FALSE(topN(p).rankColumn);
+  CHECK(topN(p).describe() == "TopN keys=[bidder, auction] order=[date_time DESC] limit=1");
+  CHECK(topN(p).changelog.describe(topN(p).output) == "retract by (bidder, auction)");
+
+  // q9 ranks the bids joined to their auction; here with a constant time
+  // bound, as rtsql's interval join needs one.
+  p = f.query(
+      "SELECT id, item_name, auction, bidder, price, bid_date_time FROM ("
+      "SELECT A.*, B.auction, B.bidder, B.price, B.date_time AS bid_date_time, B.extra AS "
+      "bid_extra, ROW_NUMBER() OVER (PARTITION BY A.id ORDER BY B.price DESC, B.date_time ASC) "
+      "AS rownum FROM auction A JOIN bid B ON A.id = B.auction AND B.date_time BETWEEN "
+      "A.date_time AND A.date_time + INTERVAL '10' SECOND) WHERE rownum <= 1");
+  REQUIRE(p.stages.size() == 4);
+  CHECK(p.stages[2].operators[0].is<StreamJoinSpec>());
+  const TopNSpec& t = p.stages[3].operators[0].as<TopNSpec>();
+  CHECK(t.limit == 1);
+  CHECK(t.descending == std::vector<bool>{true, false});
+  CHECK(p.sink.input.toString() ==
+        "(id BIGINT, item_name STRING, auction BIGINT, bidder BIGINT, price BIGINT, "
+        "bid_date_time TIMESTAMP)");
+}
