@@ -94,6 +94,39 @@ Changelog ofDedup(const DedupSpec& spec) {
   return out;
 }
 
+// Top-N: a row entering or leaving the top, or changing rank, is a change
+// to rows already emitted, so the output always retracts.
+Changelog ofTopN(const TopNSpec& spec, ChangelogMode input) {
+  Changelog out;
+  out.mode = ChangelogMode::Retract;
+  std::vector<int> key;
+  bool plain = true;
+  for (const ExprPtr& e : spec.partitionKeys) {
+    int k = e ? columnRefIndex(*e) : -1;
+    if (k < 0) plain = false;
+    key.push_back(k);
+  }
+  // (partition, rank) names one row; without the rank only a top-1 does.
+  if (plain && spec.rankColumn) {
+    key.push_back(static_cast<int>(spec.output.columns.size()) - 1);
+    out.uniqueKey = key;
+  } else if (plain && spec.limit == 1) {
+    out.uniqueKey = key;
+  }
+  if (input != ChangelogMode::Append) {
+    out.state = "every row per key (to refill the top when a row is retracted), kept without bound";
+    out.stateUnbounded = true;
+  } else if (spec.partitionKeys.empty()) {
+    out.state = fmt::format("the top {} {} for the whole stream", spec.limit,
+                            spec.limit == 1 ? "row" : "rows");
+  } else {
+    out.state = fmt::format("the top {} {} per key, kept without bound", spec.limit,
+                            spec.limit == 1 ? "row" : "rows");
+    out.stateUnbounded = true;
+  }
+  return out;
+}
+
 // `retract`: aggregations spell out their changes (see deriveChangelog()).
 Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
   return std::visit(
@@ -119,6 +152,8 @@ Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
         } else if constexpr (std::is_same_v<Spec, StreamJoinSpec>) {
           out.mode = in.mode;
           out.state = "the rows of both sides, dropped when the watermark passes their time bound";
+        } else if constexpr (std::is_same_v<Spec, TopNSpec>) {
+          out = ofTopN(spec, in.mode);
         }
         return out;
       },

@@ -110,6 +110,13 @@ class QueryBinder {
   BoundQuery bindDedup(const ast::Select& s, Relation rel) const;
   BoundQuery bindAggregate(const ast::Select& s, Relation rel) const;  // aggregate_binder.cpp
   void checkHints(const ast::Select& s) const;
+  // window_function_binder.cpp: whether FROM of `s` is a subquery that ranks
+  // its rows with a function OVER (...); that subquery bound as a top-N whose
+  // limit the WHERE conjuncts of `s` on the rank give (`rest` receives the
+  // others); the refusal of ROW_NUMBER() where no query filters its rank.
+  bool ranksRows(const ast::Select& s) const;
+  Relation bindTopN(const ast::Select& s, std::vector<const ast::Expr*>& rest) const;
+  void checkWindowFunctions(const ast::Select& s) const;
 
   Relation bindFrom(const ast::TableRef& ref) const;
   Relation bindNamed(const ast::TableRef& ref) const;

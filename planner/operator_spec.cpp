@@ -107,4 +107,15 @@ std::string StreamJoinSpec::describe() const {
   return out;
 }
 
+std::string TopNSpec::describe() const {
+  std::string order;
+  for (size_t i = 0; i < orderKeys.size(); ++i) {
+    if (i) order += ", ";
+    order += orderKeys[i] ? orderKeys[i]->toString() : std::string("?");
+    if (i < descending.size() && descending[i]) order += " DESC";
+  }
+  return fmt::format("TopN keys=[{}] order=[{}] limit={}{}", exprList(partitionKeys), order, limit,
+                     rankColumn ? " with rank" : "");
+}
+
 }  // namespace rtsql

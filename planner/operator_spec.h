@@ -148,11 +148,28 @@ struct StreamJoinSpec : OperatorSpecBase {
   bool stateful() const { return true; }
 };
 
+// ROW_NUMBER() OVER (PARTITION BY partitionKeys ORDER BY orderKeys) filtered
+// to rank <= limit: per partition key, the rows ranked 1..limit. Rows with
+// equal order keys rank by arrival (a later row ranks after). Output = the
+// input row, then the rank (BIGINT) when rankColumn. Emits retractions: a row
+// entering the top is inserted, one falling out is deleted, and with
+// rankColumn every row whose rank changed is updated.
+struct TopNSpec : OperatorSpecBase {
+  std::vector<ExprPtr> partitionKeys;  // on the input row
+  std::vector<ExprPtr> orderKeys;      // on the input row
+  std::vector<bool> descending;        // one per order key
+  int64_t limit = 1;
+  bool rankColumn = false;
+
+  std::string describe() const;
+  bool stateful() const { return true; }
+};
+
 // One operator of a stage: any one of the kinds above.
 class OperatorSpec {
  public:
   using Kind = std::variant<FilterSpec, ProjectSpec, BroadcastJoinSpec, AggregateSpec, DedupSpec,
-                            StreamJoinSpec>;
+                            StreamJoinSpec, TopNSpec>;
 
   OperatorSpec() = default;
   // Any kind's spec is an OperatorSpec.

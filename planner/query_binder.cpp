@@ -211,7 +211,13 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
                    s.pos, "add FROM <source>");
   }
   checkHints(s);
-  Relation rel = bindFrom(*s.from);
+  checkWindowFunctions(s);
+  // A FROM subquery ranking its rows binds with the WHERE conjuncts on the
+  // rank; `where` keeps the others.
+  std::vector<const ast::Expr*> where;
+  const bool ranked = ranksRows(s);
+  Relation rel = ranked ? bindTopN(s, where) : bindFrom(*s.from);
+  if (!ranked && s.where) where.push_back(s.where.get());
   if (rel.table) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("\"{}\" is a static table; a {} reads from a source",
@@ -219,14 +225,14 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
                    rel.pos, "tables are joined to a source's rows: FROM s JOIN t ON ...");
   }
 
-  if (s.where) {
-    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where).bind(*s.where);
+  for (const ast::Expr* w : where) {
+    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where).bind(*w);
     TypeId t = pred->type()->id;
     if (t != TypeId::Boolean && t != TypeId::Null) {
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("argument of WHERE must be type BOOLEAN, not type {}",
                                  pred->type()->toString()),
-                     s.where->pos);
+                     w->pos);
     }
     rel.node = filterNode(rel.node, std::move(pred));
   }

@@ -6,6 +6,7 @@
 #include "executor/operators/filter.h"
 #include "executor/operators/project.h"
 #include "executor/operators/stream_join.h"
+#include "executor/operators/top_n.h"
 #include "executor/state/state_store.h"
 
 namespace rtsql {
@@ -37,6 +38,7 @@ OperatorPtr makeOperator(const OperatorSpec& spec, StateStore* store, int task) 
           [&](const AggregateSpec& s) { return makeAggregate(s, table()); },
           [&](const DedupSpec& s) { return makeDedup(s, table()); },
           [&](const StreamJoinSpec& s) { return makeStreamJoin(s, table()); },
+          [&](const TopNSpec& s) { return makeTopN(s, table()); },
       },
       spec.kind());
   // The plan decides from the spec which operators get state and checkpoint

@@ -18,6 +18,7 @@
 #include "common/row_codec.h"
 #include "executor/operators/aggregate.h"
 #include "executor/operators/dedup.h"
+#include "executor/operators/top_n.h"
 #include "state_test_util.h"
 
 using namespace rtsql;
@@ -224,4 +225,64 @@ TEST_CASE("state layout: dedup keeps 'K' + key, and 'T' + time + key WITHIN WATE
   CHECK(within.storage->data.size() == 2);
   pushId(*op, 1, 6);
   CHECK(out.rows.size() == 1);
+}
+
+namespace {
+
+// TopN: rows (k BIGINT, p BIGINT), PARTITION BY k ORDER BY p DESC, top 2.
+TopNSpec topN() {
+  TopNSpec s;
+  s.id = 4;
+  s.output.columns = {{"k", bigint()}, {"p", bigint()}};
+  s.partitionKeys = {makeColumnRef(0, bigint(), "k")};
+  s.orderKeys = {makeColumnRef(1, bigint(), "p")};
+  s.descending = {true};
+  s.limit = 2;
+  return s;
+}
+std::string inverted(std::string bytes) {
+  for (char& c : bytes) c = static_cast<char>(~static_cast<unsigned char>(c));
+  return bytes;
+}
+std::string rowBytes(const Row& row) {
+  std::string out;
+  encodeRow(out, row);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("state layout: top-N keeps 'R' + key + time 0 + order bytes + seq, and 'S' + seq") {
+  MemBackend backend;
+  {
+    Capture out;
+    auto op = makeTopN(topN(), backend.table());
+    op->setNext(&out);
+    for (int64_t p : {10, 30, 20}) {  // 20 pushes 10 out of the top 2
+      Row r{Value::bigint(1), Value::bigint(p)};
+      op->push(r, RecordContext{});
+    }
+    op->onEpochEnd();
+  }
+  const std::string key = k(Value::bigint(1));
+  const std::map<std::string, std::string, std::less<>> want{
+      {tag('R') + key + t(0) + inverted(k(Value::bigint(30))) + t(1),
+       rowBytes({Value::bigint(1), Value::bigint(30)})},
+      {tag('R') + key + t(0) + inverted(k(Value::bigint(20))) + t(2),
+       rowBytes({Value::bigint(1), Value::bigint(20)})},
+      {tag('S'), t(3)},
+  };
+  CHECK(backend.storage->data == want);
+
+  // Restored: 25 ranks between 30 and 20 and pushes 20 out.
+  auto op = makeTopN(topN(), backend.table());
+  Capture out;
+  op->setNext(&out);
+  Row r{Value::bigint(1), Value::bigint(25)};
+  op->push(r, RecordContext{});
+  REQUIRE(out.rows.size() == 2);
+  CHECK(out.contexts[0].kind == RowKind::Delete);
+  CHECK(out.rows[0] == Row{Value::bigint(1), Value::bigint(20)});
+  CHECK(out.contexts[1].kind == RowKind::Insert);
+  CHECK(out.rows[1] == Row{Value::bigint(1), Value::bigint(25)});
 }
