@@ -429,19 +429,10 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
     op.leftOuter = ref.joinType == ast::JoinType::Left || ref.joinType == ast::JoinType::Full;
     op.rightOuter = ref.joinType == ast::JoinType::Right || ref.joinType == ast::JoinType::Full;
     changelog = left.changelog || right.changelog || op.leftOuter || op.rightOuter;
-    // The output's event time is a column that every output row fills.
-    if (op.rightOuter) {
-      eventTime = nullptr;
-      if (!op.leftOuter && right.eventTime) {
-        int at = columnRefIndex(*right.eventTime);
-        if (at >= 0 && static_cast<size_t>(at) < rightInJoin.columns.size()) {
-          eventTime = rightInJoin.columns[static_cast<size_t>(at)].expr;
-        } else if (at >= 0) {
-          eventTime =
-              makeColumnRef(leftWidth + at, right.eventTime->type(), right.eventTime->toString());
-        }
-      }
-    }
+    // A row may pair with one of the other side that arrives any time
+    // later, far behind the watermark: the output has no event time that a
+    // watermark could bound (a window over it is refused, not fed late rows).
+    eventTime = nullptr;
     op.residual = conjunction(residuals);
     op.label = fmt::format("on [{}]", joinText(keyLabels, ", "));
     if (!residualLabels.empty()) op.label += " and " + joinText(residualLabels, " AND ");

@@ -809,6 +809,14 @@ TEST_CASE("regular stream-stream join: 'state.ttl' and the errors") {
   CHECK(e.sqlstate() == "22023");
   CHECK(e.message().find("without a time bound") != std::string::npos);
 
+  // A regular join's rows have no event time a watermark bounds: no window
+  // over them.
+  sql = head() +
+        "SELECT count(*) FROM (SELECT o.ots FROM orders o JOIN pays p "
+        "ON o.id = p.order_id) j GROUP BY window(ots, '1 minute')";
+  e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "42P10");
+
   // An interval join reads append-only streams.
   sql = head() +
         "SELECT o.id FROM orders o JOIN (SELECT order_id, max(pts) AS pts FROM pays "
