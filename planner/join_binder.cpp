@@ -451,8 +451,24 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
                               ref.joinType == ast::JoinType::Right ? "RIGHT" : "FULL"),
                   pos, "swap the sides and use LEFT JOIN");
     }
-    if (!left.eventTime) throwNeedsWatermark("stream-stream join", left.sourceName, ref.left->pos);
-    if (!right.eventTime) throwNeedsWatermark("stream-stream join", right.sourceName, pos);
+    auto needTime = [&](const Relation& side, size_t at) {
+      if (side.eventTime) return;
+      Catalog::SourcePtr source =
+          ctx_.catalog ? ctx_.catalog->findSource(side.sourceName) : nullptr;
+      if (!source || !source->watermark)
+        throwNeedsWatermark("stream-stream join", side.sourceName, at);
+      // The source has a watermark, but these rows do not carry its column.
+      throw SqlError(sqlstate::kInvalidColumnReference,
+                     fmt::format("a join with a time bound needs the event time of both sides, "
+                                 "and the rows of \"{}\" have none",
+                                 side.name.empty() ? side.sourceName : side.name),
+                     at)
+          .withHint(
+              "an aggregation's or a regular join's rows have no event time: move the "
+              "time condition from ON to WHERE to join without a bound");
+    };
+    needTime(left, ref.left->pos);
+    needTime(right, pos);
     if (*lower > *upper) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "the join's time bound is empty: no pair of rows can match", ref.on->pos);

@@ -817,6 +817,17 @@ TEST_CASE("regular stream-stream join: 'state.ttl' and the errors") {
   e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P10");
 
+  // The final rows of windows are append-only but have no event time: a time
+  // bound on them cannot be an interval join.
+  sql = head() +
+        "SELECT o.id FROM orders o JOIN (SELECT max(total) AS m, window.end AS wend "
+        "FROM orders GROUP BY window(ots, '10 seconds') EMIT ON WINDOW CLOSE) w "
+        "ON o.total = w.m AND o.ots BETWEEN w.wend - INTERVAL '10' SECOND AND w.wend";
+  e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "42P10");
+  CHECK(e.message().find("the rows of \"w\" have none") != std::string::npos);
+  CHECK(e.hint().find("from ON to WHERE") != std::string::npos);
+
   // An interval join reads append-only streams.
   sql = head() +
         "SELECT o.id FROM orders o JOIN (SELECT order_id, max(pts) AS pts FROM pays "
