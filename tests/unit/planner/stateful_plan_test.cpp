@@ -754,6 +754,23 @@ TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog
   CHECK(join->base().changelog.mode == ChangelogMode::Retract);
   CHECK(join->as<StreamJoinSpec>().unbounded);
 
+  // A regular join reads another one's retractions.
+  p = f.flow(head() +
+             "SELECT j.id, n.ts FROM (SELECT o.id, p.paid FROM orders o LEFT JOIN pays p "
+             "ON o.id = p.order_id) j JOIN nowm n ON j.id = n.id");
+  std::vector<const OperatorSpec*> joins;
+  for (const StageSpec& s : p.stages) {
+    for (const OperatorSpec& op : s.operators) {
+      if (op.is<StreamJoinSpec>()) joins.push_back(&op);
+    }
+  }
+  REQUIRE(joins.size() == 2);
+  CHECK(joins[0]->base().input == ChangelogMode::Append);
+  CHECK(joins[0]->base().changelog.mode == ChangelogMode::Retract);
+  CHECK(joins[1]->base().input == ChangelogMode::Retract);
+  CHECK(joins[1]->base().changelog.mode == ChangelogMode::Retract);
+  CHECK_FALSE(joins[1]->as<StreamJoinSpec>().leftOuter);
+
   // The final rows of closed windows are append: so is the join of them.
   p = f.flow(head() +
              "SELECT o.id, w.m FROM orders o JOIN (SELECT max(total) AS m, "
