@@ -1,6 +1,7 @@
-// Stream-stream join: two streams joined on equal keys within an event-time
-// bound, `leftTime + lowerBound <= rightTime <= leftTime + upperBound`, plus an
-// optional residual condition on the joined row. Inner and left outer.
+// Stream-stream join: two streams joined on equal keys, plus an optional
+// residual condition on the joined row. An interval join also bounds the
+// event times, `leftTime + lowerBound <= rightTime <= leftTime + upperBound`,
+// and is inner or left outer; a regular join (below) has no bound.
 //
 // Both sides are kept in operator state until the watermark makes a future
 // match impossible: a left row can still meet a right row while
