@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "common/expr.h"
+#include "planner/logical_plan.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
@@ -151,7 +152,24 @@ Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
           out = ofDedup(spec);
         } else if constexpr (std::is_same_v<Spec, StreamJoinSpec>) {
           out.mode = in.mode;
-          out.state = "the rows of both sides, dropped when the watermark passes their time bound";
+          if (!spec.unbounded) {
+            out.state =
+                "the rows of both sides, dropped when the watermark passes their time bound";
+          } else {
+            // A row of an outer side is first emitted with NULLs and replaced
+            // when it finds a match; a retracted input row retracts its pairs.
+            if (spec.leftOuter || spec.rightOuter || in.mode != ChangelogMode::Append)
+              out.mode = ChangelogMode::Retract;
+            if (spec.stateTtlMicros > 0) {
+              out.state =
+                  "the rows of both sides per key, dropped when the watermark passes "
+                  "their event time + " +
+                  planner_detail::formatDuration(spec.stateTtlMicros);
+            } else {
+              out.state = "the rows of both sides per key, kept without bound";
+              out.stateUnbounded = true;
+            }
+          }
         } else if constexpr (std::is_same_v<Spec, TopNSpec>) {
           out = ofTopN(spec, in.mode);
         }

@@ -1,9 +1,13 @@
 // Binding of joins. A stream joined with a static table is a broadcast hash
 // join that runs in the stream's stage: the table's rows travel with the plan.
-// Two streams join in a stage of their own, each shuffled by its join keys,
-// and must bound the time between matching rows so that state can be dropped
-// by the watermark: `ON a.id = b.id AND b.ts BETWEEN a.ts AND a.ts + INTERVAL
-// '1' MINUTE` (or the same with >= / <=, offsets on either side).
+// Two streams join in a stage of their own, each shuffled by its join keys.
+// When the ON condition bounds the time between matching rows, `ON a.id = b.id
+// AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' MINUTE` (or the same with >= /
+// <=, offsets on either side), it is an interval join whose state the
+// watermark drops; without a bound on both sides it is a regular join that
+// keeps every row of both sides (or drops them by the flow's 'state.ttl'),
+// which may be an outer join of any kind and may read a changelog (the
+// result of an aggregation or of another regular join).
 //
 // The ON condition is split into conjuncts. An equality between an expression
 // of one side and one of the other is a key; for two streams, a comparison
@@ -123,8 +127,8 @@ Relation QueryBinder::bindJoin(const ast::TableRef& ref) const {
   if (left.table && right.table) {
     unsupported("a join of two static tables", pos, "a flow joins a source's rows with a table");
   }
-  if (left.changelog || right.changelog) {
-    unsupported("a join with the result of an aggregation", pos,
+  if ((left.table || right.table) && (left.changelog || right.changelog)) {
+    unsupported("a join of a static table with the result of an aggregation", pos,
                 "join the sources first, then aggregate");
   }
   if (left.table || right.table) return bindBroadcastJoin(ref, std::move(left), std::move(right));
@@ -235,13 +239,6 @@ Relation QueryBinder::bindBroadcastJoin(const ast::TableRef& ref, Relation left,
 Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
                                      Relation rightIn) const {
   size_t pos = ref.right->pos;
-  if (ref.joinType == ast::JoinType::Right || ref.joinType == ast::JoinType::Full) {
-    unsupported(fmt::format("{} JOIN of two streams",
-                            ref.joinType == ast::JoinType::Right ? "RIGHT" : "FULL"),
-                pos, "swap the sides and use LEFT JOIN");
-  }
-  if (!left.eventTime) throwNeedsWatermark("stream-stream join", left.sourceName, ref.left->pos);
-  if (!rightIn.eventTime) throwNeedsWatermark("stream-stream join", rightIn.sourceName, pos);
   // The right side's rows take its scope's shape, so that its columns can be
   // named by position after the left row's.
   const Relation right = materialize(rightIn);
@@ -335,6 +332,14 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
   StreamJoinSpec op;
   std::vector<ExprPtr> residuals;
   std::vector<std::string> keyLabels, residualLabels;
+  // The conjuncts taken as time bounds: residuals after all when the bound
+  // is not closed on both sides (the join is then a regular one).
+  std::vector<ExprPtr> boundParts;
+  std::vector<std::string> boundLabels;
+  auto bounded = [&](const ExprPtr& whole, const ast::Expr& c) {
+    boundParts.push_back(whole);
+    boundLabels.push_back(shown(display, c));
+  };
   std::vector<const ast::Expr*> conjuncts;
   splitConjuncts(*ref.on, conjuncts);
   for (const ast::Expr* c : conjuncts) {
@@ -347,6 +352,7 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
       auto y = timeTerm(*c->args[1]);
       if (x && y && (x->offset != 0 || y->offset != 0) && canBound(*x, *y)) {
         addBound(*x, "=", *y);
+        bounded(whole, *c);
         continue;
       }
       Side a = sideOf(*c->args[0], left.scope, right.scope);
@@ -369,6 +375,7 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
       auto y = timeTerm(*c->args[1]);
       if (x && y && canBound(*x, *y)) {
         addBound(*x, c->op, *y);
+        bounded(whole, *c);
         continue;
       }
     }
@@ -379,6 +386,7 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
       if (v && lo && hi && canBound(*v, *lo) && canBound(*v, *hi)) {
         addBound(*v, ">=", *lo);
         addBound(*v, "<=", *hi);
+        bounded(whole, *c);
         continue;
       }
     }
@@ -388,46 +396,98 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
 
   const std::string l = left.name.empty() ? "a" : left.name;
   const std::string r = right.name.empty() ? "b" : right.name;
-  const std::string lt = left.eventTime->toString();
-  const std::string rt = right.eventTime->toString();
   const std::string example =
-      fmt::format("ON {0}.id = {1}.id AND {1}.{3} BETWEEN {0}.{2} AND {0}.{2} + INTERVAL '1' MINUTE",
-                  l, r, lt, rt);
+      left.eventTime && right.eventTime
+          ? fmt::format(
+                "ON {0}.id = {1}.id AND {1}.{3} BETWEEN {0}.{2} AND {0}.{2} + INTERVAL "
+                "'1' MINUTE",
+                l, r, left.eventTime->toString(), right.eventTime->toString())
+          : fmt::format("ON {0}.id = {1}.id", l, r);
   if (op.leftKeys.empty()) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    "a join of two streams needs an equality between a column of each", ref.on->pos)
         .withHint(example);
   }
-  if (!lower || !upper) {
-    throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("a join of two streams needs a time bound{}: without one, every "
-                               "row would be kept forever",
-                               lower || upper ? " on both sides" : ""),
-                   ref.on->pos)
-        .withHint(example);
-  }
-  if (*lower > *upper) {
-    throw SqlError(sqlstate::kInvalidParameterValue,
-                   "the join's time bound is empty: no pair of rows can match", ref.on->pos);
-  }
-
-  op.leftTime = ExprBinder(left.scope, ExprContext::JoinOn).bind(*leftTime);
-  op.rightTime = ExprBinder(right.scope, ExprContext::JoinOn).bind(*rightTime);
-  op.lowerBoundMicros = *lower;
-  op.upperBoundMicros = *upper;
   op.leftWidth = leftWidth;
   op.rightWidth = rightWidth;
-  op.leftOuter = ref.joinType == ast::JoinType::Left;
-  op.residual = conjunction(residuals);
   op.output = left.node->schema;
   for (const Column& c : right.node->schema.columns) op.output.columns.push_back(c);
-  auto offset = [&](int64_t micros) {
-    return fmt::format("{} {} {}", leftTimeText, micros < 0 ? "-" : "+",
-                       formatDuration(micros < 0 ? -micros : micros));
-  };
-  op.label = fmt::format("on [{}] {} in [{}, {}]", joinText(keyLabels, ", "), rightTimeText,
-                         offset(*lower), offset(*upper));
-  if (!residualLabels.empty()) op.label += " and " + joinText(residualLabels, " AND ");
+  // The rows of the output: a changelog when an outer side's NULL row may be
+  // replaced or an input row retracted.
+  bool changelog = false;
+  ExprPtr eventTime = left.eventTime;
+
+  if (!lower || !upper) {
+    // A regular join: no bound closes on both sides, so a condition on the
+    // times only filters the pairs.
+    residuals.insert(residuals.end(), boundParts.begin(), boundParts.end());
+    residualLabels.insert(residualLabels.end(), boundLabels.begin(), boundLabels.end());
+    op.unbounded = true;
+    // The watermark columns, for 'state.ttl'.
+    op.leftTime = left.eventTime;
+    op.rightTime = right.eventTime;
+    op.leftOuter = ref.joinType == ast::JoinType::Left || ref.joinType == ast::JoinType::Full;
+    op.rightOuter = ref.joinType == ast::JoinType::Right || ref.joinType == ast::JoinType::Full;
+    changelog = left.changelog || right.changelog || op.leftOuter || op.rightOuter;
+    // A row may pair with one of the other side that arrives any time
+    // later, far behind the watermark: the output has no event time that a
+    // watermark could bound (a window over it is refused, not fed late rows).
+    eventTime = nullptr;
+    op.residual = conjunction(residuals);
+    op.label = fmt::format("on [{}]", joinText(keyLabels, ", "));
+    if (!residualLabels.empty()) op.label += " and " + joinText(residualLabels, " AND ");
+  } else {
+    if (left.changelog || right.changelog) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     "a join with a time bound cannot read the result of an aggregation that "
+                     "updates its rows",
+                     left.changelog ? ref.left->pos : pos)
+          .withHint(
+              "aggregate with EMIT ON WINDOW CLOSE (its rows are final), or move the "
+              "time condition from ON to WHERE to join without a bound");
+    }
+    if (ref.joinType == ast::JoinType::Right || ref.joinType == ast::JoinType::Full) {
+      unsupported(fmt::format("{} JOIN of two streams with a time bound",
+                              ref.joinType == ast::JoinType::Right ? "RIGHT" : "FULL"),
+                  pos, "swap the sides and use LEFT JOIN");
+    }
+    auto needTime = [&](const Relation& side, size_t at) {
+      if (side.eventTime) return;
+      Catalog::SourcePtr source =
+          ctx_.catalog ? ctx_.catalog->findSource(side.sourceName) : nullptr;
+      if (!source || !source->watermark)
+        throwNeedsWatermark("stream-stream join", side.sourceName, at);
+      // The source has a watermark, but these rows do not carry its column.
+      throw SqlError(sqlstate::kInvalidColumnReference,
+                     fmt::format("a join with a time bound needs the event time of both sides, "
+                                 "and the rows of \"{}\" have none",
+                                 side.name.empty() ? side.sourceName : side.name),
+                     at)
+          .withHint(
+              "an aggregation's or a regular join's rows have no event time: move the "
+              "time condition from ON to WHERE to join without a bound");
+    };
+    needTime(left, ref.left->pos);
+    needTime(right, pos);
+    if (*lower > *upper) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     "the join's time bound is empty: no pair of rows can match", ref.on->pos);
+    }
+
+    op.leftTime = ExprBinder(left.scope, ExprContext::JoinOn).bind(*leftTime);
+    op.rightTime = ExprBinder(right.scope, ExprContext::JoinOn).bind(*rightTime);
+    op.lowerBoundMicros = *lower;
+    op.upperBoundMicros = *upper;
+    op.leftOuter = ref.joinType == ast::JoinType::Left;
+    op.residual = conjunction(residuals);
+    auto offset = [&](int64_t micros) {
+      return fmt::format("{} {} {}", leftTimeText, micros < 0 ? "-" : "+",
+                         formatDuration(micros < 0 ? -micros : micros));
+    };
+    op.label = fmt::format("on [{}] {} in [{}, {}]", joinText(keyLabels, ", "), rightTimeText,
+                           offset(*lower), offset(*upper));
+    if (!residualLabels.empty()) op.label += " and " + joinText(residualLabels, " AND ");
+  }
 
   std::vector<std::vector<ExprPtr>> keys = {op.leftKeys, op.rightKeys};
   NodePtr node = operatorNode({left.node, right.node}, std::move(op), std::move(keys));
@@ -435,7 +495,8 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
   Relation out;
   out.node = node;
   out.scope = std::move(joined);
-  out.eventTime = left.eventTime;
+  out.eventTime = eventTime;
+  out.changelog = changelog;
   out.sourceName = left.sourceName;
   out.identity = left.identity;
   out.pos = left.pos;

@@ -97,9 +97,14 @@ std::string DedupSpec::describe() const {
 }
 
 std::string StreamJoinSpec::describe() const {
-  std::string out = fmt::format("StreamJoin {}", leftOuter ? "left" : "inner");
+  const char* type = leftOuter && rightOuter ? "full"
+                     : leftOuter             ? "left"
+                     : rightOuter            ? "right"
+                                             : "inner";
+  std::string out = fmt::format("StreamJoin {}", type);
   if (!label.empty()) return out + " " + label;
   out += " " + joinKeys(leftKeys, rightKeys);
+  if (unbounded) return residual ? out + " and " + residual->toString() : out;
   out += fmt::format(" {} in [{} + {}, {} + {}]", rightTime ? rightTime->toString() : "?",
                      leftTime ? leftTime->toString() : "?", lowerBoundMicros,
                      leftTime ? leftTime->toString() : "?", upperBoundMicros);

@@ -130,6 +130,13 @@ struct DedupSpec : OperatorSpecBase {
 // holds). State of either side is dropped once the watermark makes a match
 // impossible; with leftOuter, a left row that never matched is emitted with
 // NULL right columns at that moment.
+//
+// With `unbounded` there is no time bound: a pair joins on equal keys (and
+// `residual`), each side's rows are kept per key until they are retracted,
+// or, with stateTtlMicros, until the watermark passes their event time
+// (leftTime / rightTime, the sides' watermark columns) plus the TTL. An outer
+// side's row without a match is emitted at once with NULLs, and retracted
+// when its first match arrives.
 struct StreamJoinSpec : OperatorSpecBase {
   std::vector<ExprPtr> leftKeys;   // on a left row
   std::vector<ExprPtr> rightKeys;  // on a right row
@@ -143,6 +150,9 @@ struct StreamJoinSpec : OperatorSpecBase {
   ExprPtr residual;
   // The join condition as the query names it, as for BroadcastJoinSpec.
   std::string label;
+  bool unbounded = false;
+  bool rightOuter = false;     // unbounded only: RIGHT and FULL joins
+  int64_t stateTtlMicros = 0;  // unbounded only: the 'state.ttl' flow option, 0 when unset
 
   std::string describe() const;
   bool stateful() const { return true; }
@@ -204,6 +214,11 @@ class OperatorSpec {
   template <typename Spec>
   const Spec& as() const {
     if (const Spec* s = std::get_if<Spec>(&kind_)) return *s;
+    throw InternalError("operator spec of another kind: " + describe());
+  }
+  template <typename Spec>
+  Spec& as() {
+    if (Spec* s = std::get_if<Spec>(&kind_)) return *s;
     throw InternalError("operator spec of another kind: " + describe());
   }
   const Kind& kind() const { return kind_; }

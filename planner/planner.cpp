@@ -141,10 +141,55 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
   }
 }
 
+// 'state.ttl': at least a second; a year at most keeps time + TTL far from overflow.
+constexpr int64_t kMinStateTtlMicros = 1000LL * 1000;
+constexpr int64_t kMaxStateTtlMicros = 366LL * 86'400 * 1000 * 1000;
+
 void checkFlowOptions(const Options& options) {
-  options.checkKnown({"shuffle.partitions", "delivery"});
+  options.checkKnown({"shuffle.partitions", "delivery", "state.ttl"});
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
   options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
+  if (options.has("state.ttl"))
+    options.getInterval("state.ttl", 0, kMinStateTtlMicros, kMaxStateTtlMicros);
+}
+
+// 'state.ttl' bounds the state of the flow's joins without a time bound: a
+// row is dropped once the watermark passes its event time plus the TTL, so
+// both sides of such a join need a watermark. Re-derives the changelog, whose
+// state line names the TTL.
+void applyStateTtl(PhysicalPlan& plan, const Options& options) {
+  const OptionEntry* ttl = options.find("state.ttl");
+  if (!ttl) return;
+  int64_t micros = options.getInterval("state.ttl", 0, kMinStateTtlMicros, kMaxStateTtlMicros);
+  bool applied = false;
+  for (StageSpec& stage : plan.stages) {
+    for (OperatorSpec& op : stage.operators) {
+      if (!op.is<StreamJoinSpec>()) continue;
+      auto& join = op.as<StreamJoinSpec>();
+      if (!join.unbounded) continue;
+      if (!join.leftTime || !join.rightTime) {
+        throw SqlError(sqlstate::kInvalidColumnReference,
+                       "'state.ttl' drops a joined row when the watermark passes its event "
+                       "time: both sides of the join need a WATERMARK",
+                       ttl->valuePos)
+            .withHint(
+                "declare one on each source: CREATE SOURCE s (..., WATERMARK FOR ts AS "
+                "ts - INTERVAL '10' SECOND) ...; or remove 'state.ttl' to keep every row");
+      }
+      join.stateTtlMicros = micros;
+      applied = true;
+    }
+  }
+  if (!applied) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   "'state.ttl' applies to a join of two streams without a time bound, and this "
+                   "flow has none",
+                   ttl->valuePos)
+        .withHint(
+            "remove 'state.ttl'; a time bound or a window already lets the watermark drop "
+            "old state");
+  }
+  deriveChangelog(plan);
 }
 
 // 'delivery' = 'exactly-once' writes each epoch's rows in one Kafka
@@ -243,6 +288,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   BoundQuery bound =
       binder.bindQuery(*stmt.query, true, findLimitPos(stmt.queryText, stmt.query->pos));
   PhysicalPlan plan = buildPlan(bound, ctx, partitions, sink.get());
+  applyStateTtl(plan, flowOptions);
   plan.flowName = stmt.name;
   bindSink(plan.sink, *sink, bound, stmt.query->pos, plan.output);
   checkSinkChangelog(plan, stmt.query->pos);

@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/row_codec.h"
+#include "common/row_kind.h"
 #include "executor/operators/stateful_operator.h"
 
 namespace rtsql {
@@ -243,9 +244,266 @@ class StreamJoinOperator final : public StatefulOperator {
   Row out_;
 };
 
+// State of a regular join (`unbounded`), in families of its own; the same
+// 'S' entry holds the next sequence number.
+//
+//   'J' key-then-time: key jk, time, rest seq -> [encodeKeyInt(matches)] + encodeRow(left row)
+//   'K' key-then-time: key jk, time, rest seq -> [encodeKeyInt(matches)] + encodeRow(right row)
+//   'j' time-ordered:  time, rest seq + jk    -> empty   (left expiry index, with a TTL only)
+//   'k' time-ordered:  time, rest seq + jk    -> empty   (right expiry index, with a TTL only)
+//
+// `time` is the row's event time (the side's watermark column), INT64_MIN when
+// the side has none or it is NULL. The match count leads the value only on an
+// outer side: it is the number of the other side's rows the row pairs with,
+// and a row's NULL-padded output is live exactly while it is 0. An inner
+// join's sides, and every side without a TTL, pay for neither.
+constexpr char kRegularLeftTag = 'J';
+constexpr char kRegularRightTag = 'K';
+constexpr char kRegularLeftIndexTag = 'j';
+constexpr char kRegularRightIndexTag = 'k';
+
+class RegularJoinOperator final : public StatefulOperator {
+ public:
+  RegularJoinOperator(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state)
+      : StatefulOperator(std::move(state)),
+        residual_(spec.residual),
+        ttl_(spec.stateTtlMicros),
+        leftWidth_(static_cast<size_t>(spec.leftWidth)),
+        rightWidth_(static_cast<size_t>(spec.rightWidth)) {
+    if (spec.leftKeys.size() != spec.rightKeys.size())
+      throw InternalError("StreamJoin: left and right key counts differ");
+    if (spec.leftWidth < 0 || spec.rightWidth < 0 || spec.output.size() < leftWidth_ + rightWidth_)
+      throw InternalError("StreamJoin: output schema narrower than leftWidth + rightWidth");
+    if (ttl_ > 0 && (!spec.leftTime || !spec.rightTime))
+      throw InternalError("StreamJoin: a state TTL needs both sides' event times");
+    left_ = Side{kRegularLeftTag,
+                 kRegularLeftIndexTag,
+                 spec.leftKeys,
+                 spec.leftTime,
+                 spec.leftOuter,
+                 true,
+                 {}};
+    right_ = Side{kRegularRightTag,
+                  kRegularRightIndexTag,
+                  spec.rightKeys,
+                  spec.rightTime,
+                  spec.rightOuter,
+                  false,
+                  {}};
+    for (size_t i = 0; i < leftWidth_; ++i) left_.types.push_back(spec.output.columns[i].type);
+    for (size_t i = 0; i < rightWidth_; ++i)
+      right_.types.push_back(spec.output.columns[leftWidth_ + i].type);
+    std::string v;
+    if (state_.get(kSeqTag, {}, v)) {
+      std::string_view in(v);
+      seq_ = decodeKeyInt(in);
+      seqStored_ = true;
+    }
+    out_.resize(leftWidth_ + rightWidth_);
+    refreshStats();
+  }
+
+  void push(Row& row, const RecordContext& ctx) override {
+    countIn();
+    arrive(left_, right_, row, ctx);
+  }
+
+  void pushRight(Row& row, const RecordContext& ctx) override {
+    countIn();
+    arrive(right_, left_, row, ctx);
+  }
+
+  std::string name() const override { return "StreamJoin"; }
+
+ private:
+  struct Side {
+    char tag, indexTag;
+    std::vector<ExprPtr> keys;
+    ExprPtr time;
+    bool outer;
+    bool isLeft;
+    std::vector<DataTypePtr> types;
+  };
+
+  // An input row of side `me`: an added row pairs with the other side's rows
+  // of its key and is kept; a retracted one takes the first equal kept row
+  // out and retracts the pairs it has.
+  void arrive(Side& me, Side& other, Row& row, const RecordContext& ctx) {
+    const bool retract = retractsRow(ctx.kind);
+    const RowKind kind = retract ? RowKind::Delete : RowKind::Insert;
+    if (!encodeJoinKey(me.keys, row)) {
+      // A NULL key never matches: an outer side's row stands alone.
+      if (me.outer) emitRow(me, &row, nullptr, kind, ctx);
+      return;
+    }
+    const int64_t time = rowTime(me, row);
+    rowBytes_.clear();
+    encodeRow(rowBytes_, row);
+    int64_t myMatches = 0;
+    if (retract) {
+      bool found = false;
+      const size_t skip = me.outer ? kIntBytes : 0;
+      state_.scanKey(me.tag, jk_, time, time,
+                     [&](int64_t, std::string_view seq, std::string_view value) {
+                       if (found || value.size() < skip || value.substr(skip) != rowBytes_) return;
+                       found = true;
+                       seqBytes_.assign(seq);
+                       if (me.outer) myMatches = decodeKeyInt(value);
+                     });
+      // A row never kept (or dropped by the TTL) has no pairs to retract.
+      if (!found) return;
+      state_.eraseKeyAt(me.tag, jk_, time, seqBytes_);
+      if (ttl_ > 0) {
+        seqBytes_.append(jk_);
+        state_.eraseAt(me.indexTag, time, seqBytes_);
+      }
+      countUpdate();
+    }
+
+    int64_t matches = 0;
+    const size_t otherSkip = other.outer ? kIntBytes : 0;
+    state_.scanKey(other.tag, jk_, std::numeric_limits<int64_t>::min(),
+                   std::numeric_limits<int64_t>::max(),
+                   [&](int64_t otherTime, std::string_view seq, std::string_view value) {
+                     if (value.size() < otherSkip)
+                       throw InternalError("stream join row is truncated");
+                     Row o = decodeRow(value.substr(otherSkip), other.types);
+                     const Row* l = me.isLeft ? &row : &o;
+                     const Row* r = me.isLeft ? &o : &row;
+                     if (!pairs(*l, *r)) return;
+                     ++matches;
+                     if (!other.outer) {
+                       emit(out_, withKind(ctx, kind));
+                       return;
+                     }
+                     std::string_view in = value;
+                     int64_t count = decodeKeyInt(in);
+                     // The other row's NULL-padded output is live while it has no pair.
+                     if (!retract && count == 0) emitRow(other, &o, nullptr, RowKind::Delete, ctx);
+                     emitRow(me, &row, &o, kind, ctx);
+                     if (retract && count == 1) emitRow(other, &o, nullptr, RowKind::Insert, ctx);
+                     value_.clear();
+                     encodeKeyInt(value_, retract ? count - 1 : count + 1);
+                     value_.append(value.substr(kIntBytes));
+                     state_.putKeyAt(other.tag, jk_, otherTime, seq, value_);
+                     countUpdate();
+                   });
+
+    if (retract) {
+      if (me.outer && myMatches == 0) emitRow(me, &row, nullptr, RowKind::Delete, ctx);
+      refreshStats();
+      return;
+    }
+    if (me.outer && matches == 0) emitRow(me, &row, nullptr, RowKind::Insert, ctx);
+    // A row the TTL would drop at once is not kept.
+    if (ttl_ > 0 && saturatingAdd(time, ttl_) < watermark_) return;
+    value_.clear();
+    if (me.outer) encodeKeyInt(value_, matches);
+    value_.append(rowBytes_);
+    seqBytes_.clear();
+    encodeKeyInt(seqBytes_, seq_);
+    state_.putKeyAt(me.tag, jk_, time, seqBytes_, value_);
+    if (ttl_ > 0) {
+      seqBytes_.append(jk_);
+      state_.putAt(me.indexTag, time, seqBytes_, {});
+    }
+    ++seq_;
+    countUpdate();
+    refreshStats();
+  }
+
+  bool encodeJoinKey(const std::vector<ExprPtr>& keys, const Row& row) {
+    jk_.clear();
+    for (const auto& k : keys) {
+      Value v = k->eval(row);
+      if (v.isNull()) return false;
+      encodeKey(jk_, v);
+    }
+    return true;
+  }
+
+  static int64_t rowTime(const Side& side, const Row& row) {
+    if (!side.time) return std::numeric_limits<int64_t>::min();
+    Value t = side.time->eval(row);
+    return t.isNull() ? std::numeric_limits<int64_t>::min() : t.asInt();
+  }
+
+  static RecordContext withKind(const RecordContext& ctx, RowKind kind) {
+    RecordContext out = ctx;
+    out.kind = kind;
+    return out;
+  }
+
+  // Builds left + right in out_; whether the residual holds on it.
+  bool pairs(const Row& left, const Row& right) {
+    fill(&left, &right);
+    return !residual_ || isTrue(residual_->eval(out_));
+  }
+
+  void fill(const Row* left, const Row* right) {
+    // out_ is rebuilt for every output: downstream operators may modify it.
+    out_.resize(leftWidth_ + rightWidth_);
+    for (size_t i = 0; i < leftWidth_; ++i)
+      out_[i] = left && i < left->size() ? (*left)[i] : Value();
+    for (size_t i = 0; i < rightWidth_; ++i)
+      out_[leftWidth_ + i] = right && i < right->size() ? (*right)[i] : Value();
+  }
+
+  // Emits `mine` of side `me` joined with `others` (NULLs when null), in
+  // left-then-right order.
+  void emitRow(const Side& me, const Row* mine, const Row* others, RowKind kind,
+               const RecordContext& ctx) {
+    if (me.isLeft) {
+      fill(mine, others);
+    } else {
+      fill(others, mine);
+    }
+    emit(out_, withKind(ctx, kind));
+  }
+
+  void expire(int64_t watermark) override {
+    if (ttl_ <= 0) return;
+    const int64_t bound = saturatingSub(watermark, ttl_);
+    for (const Side* side : {&left_, &right_}) {
+      const char tag = side->tag;
+      state_.expireBefore(
+          side->indexTag, bound, [&](int64_t time, std::string_view rest, std::string_view) {
+            if (rest.size() < kIntBytes) throw InternalError("stream join index key is truncated");
+            state_.eraseKeyAt(tag, rest.substr(kIntBytes), time, rest.substr(0, kIntBytes));
+          });
+    }
+  }
+
+  void beforeFlush() override {
+    value_.clear();
+    encodeKeyInt(value_, seq_);
+    state_.put(kSeqTag, {}, value_);
+    seqStored_ = true;
+  }
+
+  // A row takes one entry, two with a TTL (row and index); the saved sequence
+  // number is no row.
+  uint64_t stateRows() const override {
+    uint64_t entries = state_.size();
+    if (seqStored_ && entries > 0) --entries;
+    return ttl_ > 0 ? entries / 2 : entries;
+  }
+
+  ExprPtr residual_;
+  int64_t ttl_;
+  size_t leftWidth_, rightWidth_;
+  Side left_, right_;
+  int64_t seq_ = 0;
+  bool seqStored_ = false;
+  // Buffers reused for every row.
+  std::string jk_, seqBytes_, value_, rowBytes_;
+  Row out_;
+};
+
 }  // namespace
 
 OperatorPtr makeStreamJoin(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state) {
+  if (spec.unbounded) return std::make_unique<RegularJoinOperator>(spec, std::move(state));
   return std::make_unique<StreamJoinOperator>(spec, std::move(state));
 }
 

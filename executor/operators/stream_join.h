@@ -1,6 +1,7 @@
-// Stream-stream join: two streams joined on equal keys within an event-time
-// bound, `leftTime + lowerBound <= rightTime <= leftTime + upperBound`, plus an
-// optional residual condition on the joined row. Inner and left outer.
+// Stream-stream join: two streams joined on equal keys, plus an optional
+// residual condition on the joined row. An interval join also bounds the
+// event times, `leftTime + lowerBound <= rightTime <= leftTime + upperBound`,
+// and is inner or left outer; a regular join (below) has no bound.
 //
 // Both sides are kept in operator state until the watermark makes a future
 // match impossible: a left row can still meet a right row while
@@ -13,8 +14,21 @@
 // a left one is emitted at once with NULLs by a left outer join, otherwise they
 // are dropped.
 //
+// Without a time bound (spec.unbounded) it is a regular join: every row of
+// both sides is kept per join key, and each arriving row pairs with the other
+// side's rows of its key. Nothing expires unless the flow sets 'state.ttl':
+// then a row is dropped once the watermark passes its event time plus the TTL,
+// and pairs that would have needed it are missed. A row of an outer side (left
+// for LEFT, right for RIGHT, both for FULL) that has no pair is emitted at once
+// with NULLs (Insert); its first pair retracts that row (Delete) before it is
+// emitted, and when its last pair is retracted the NULL row is emitted again.
+// An input row that retracts (UpdateBefore or Delete, from a changelog input)
+// takes one equal kept row of its side out and retracts every pair it had
+// (Delete); added rows emit Insert.
+//
 // push() takes left rows, pushRight() right rows; output rows are the left
-// columns followed by the right columns.
+// columns followed by the right columns. Both layouts of the state are at the
+// top of stream_join.cpp.
 #pragma once
 
 #include <memory>
@@ -27,7 +41,8 @@ namespace rtsql {
 
 // Uses spec.leftKeys, rightKeys, leftTime, rightTime, lowerBoundMicros,
 // upperBoundMicros, residual, leftOuter, leftWidth, rightWidth, and the column
-// types of spec.output (left columns then right columns) to decode stored rows.
+// types of spec.output (left columns then right columns) to decode stored rows;
+// with spec.unbounded, rightOuter and stateTtlMicros instead of the bounds.
 OperatorPtr makeStreamJoin(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state);
 
 }  // namespace rtsql

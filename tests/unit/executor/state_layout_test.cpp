@@ -6,7 +6,8 @@
 // them with what the operator wrote, and then has a new operator restore the
 // same state and act on it. Runs on the in-memory table, whose map is the
 // bytes RocksDB would hold under the operator's prefix. The stream join's
-// layout is pinned the same way in stream_join_test.cpp, next to its spec.
+// layouts are pinned the same way in stream_join_test.cpp (interval join) and
+// regular_join_test.cpp (regular join), next to their specs.
 #include <doctest/doctest.h>
 
 #include <map>

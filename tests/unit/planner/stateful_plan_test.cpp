@@ -489,16 +489,12 @@ TEST_CASE("stream-stream join: stages, keys, time bounds") {
 
 TEST_CASE("stream-stream join errors") {
   Fixture f;
-  std::string sql = head() + "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id";
+  std::string sql = head() + "SELECT o.id FROM orders o JOIN pays p ON o.total > p.paid";
   SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "0A000");
-  CHECK(e.position() == sql.find("o.id ="));
+  CHECK(e.message().find("needs an equality") != std::string::npos);
+  CHECK(e.position() == sql.find("o.total >"));
   CHECK(e.hint().find("BETWEEN") != std::string::npos);
-
-  sql = head() + "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id AND p.pts >= o.ots";
-  e = sqlErrorOf([&] { f.flow(sql); });
-  CHECK(e.sqlstate() == "0A000");
-  CHECK(e.message().find("on both sides") != std::string::npos);
 
   sql = head() + "SELECT o.id FROM orders o RIGHT JOIN pays p ON o.id = p.order_id AND "
                  "p.pts BETWEEN o.ots AND o.ots + INTERVAL '1' MINUTE";
@@ -676,4 +672,187 @@ TEST_CASE("EXPLAIN SELECT of a windowed aggregation") {
         "  Project window.start AS start, user_id, count(*) AS n  [append]\n"
         "  Sink client\n"
         "Task slots: 16\n");
+}
+
+TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog it reads") {
+  Fixture f;
+  // Without a time bound: keys only, no watermark needed, the rows kept
+  // without bound, append output.
+  PhysicalPlan p = f.flow(head() + "SELECT o.id, n.ts FROM orders o JOIN nowm n ON o.id = n.id");
+  REQUIRE(p.stages.size() == 3);
+  const StreamJoinSpec& j = p.stages[2].operators[0].as<StreamJoinSpec>();
+  CHECK(j.unbounded);
+  CHECK_FALSE(j.leftOuter);
+  CHECK_FALSE(j.rightOuter);
+  CHECK(j.stateTtlMicros == 0);
+  CHECK(j.describe() == "StreamJoin inner on [o.id = n.id]");
+  CHECK(j.changelog.mode == ChangelogMode::Append);
+  CHECK(j.changelog.stateUnbounded);
+  CHECK(j.changelog.state == "the rows of both sides per key, kept without bound");
+  CHECK(p.output.mode == ChangelogMode::Append);
+  REQUIRE(j.leftTime);
+  CHECK_FALSE(j.rightTime);  // nowm has no watermark
+  Row o = order(7, 10, kT0);
+  CHECK(evalAll(j.leftKeys, o) == Row{Value::bigint(7)});
+
+  // A bound on one side only filters the pairs: the join is a regular one
+  // with the condition as its residual.
+  p = f.flow(head() +
+             "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id AND "
+             "p.pts >= o.ots");
+  const StreamJoinSpec& h = p.stages[2].operators[0].as<StreamJoinSpec>();
+  CHECK(h.unbounded);
+  CHECK(h.describe() == "StreamJoin inner on [o.id = p.order_id] and (p.pts >= o.ots)");
+  REQUIRE(h.residual);
+  Row pay{Value::bigint(7),      Value::float64(3), Value::timestamp(kT0 + 5), Value::binary(""),
+          Value::timestamp(kT0), Value::integer(0), Value::bigint(0),          Value::array({})};
+  Row joined = o;
+  joined.insert(joined.end(), pay.begin(), pay.end());
+  CHECK(h.residual->eval(joined).asBool());
+  pay[2] = Value::timestamp(kT0 - 5);
+  joined = o;
+  joined.insert(joined.end(), pay.begin(), pay.end());
+  CHECK_FALSE(h.residual->eval(joined).asBool());
+
+  // Outer joins of every kind retract.
+  struct Case {
+    const char* join;
+    bool left, right;
+    const char* text;
+  };
+  for (const Case& c : {Case{"LEFT", true, false, "left"}, Case{"RIGHT", false, true, "right"},
+                        Case{"FULL", true, true, "full"}}) {
+    CAPTURE(c.join);
+    p = f.flow(head() + "SELECT o.id, p.paid FROM orders o " + c.join +
+               " JOIN pays p ON o.id = p.order_id");
+    const StreamJoinSpec& k = p.stages[2].operators[0].as<StreamJoinSpec>();
+    CHECK(k.unbounded);
+    CHECK(k.leftOuter == c.left);
+    CHECK(k.rightOuter == c.right);
+    CHECK(k.describe() == std::string("StreamJoin ") + c.text + " on [o.id = p.order_id]");
+    CHECK(k.changelog.mode == ChangelogMode::Retract);
+    CHECK(p.output.mode == ChangelogMode::Retract);
+  }
+
+  // A join reads an aggregation's changelog: the aggregation retracts, so
+  // does the join.
+  p = f.flow(head() +
+             "SELECT o.id, s.n FROM orders o JOIN (SELECT order_id, count(*) AS n "
+             "FROM pays GROUP BY order_id) s ON o.id = s.order_id");
+  const OperatorSpec* agg = nullptr;
+  const OperatorSpec* join = nullptr;
+  for (const StageSpec& s : p.stages) {
+    for (const OperatorSpec& op : s.operators) {
+      if (op.is<AggregateSpec>()) agg = &op;
+      if (op.is<StreamJoinSpec>()) join = &op;
+    }
+  }
+  REQUIRE(agg);
+  REQUIRE(join);
+  CHECK(agg->base().changelog.mode == ChangelogMode::Retract);
+  CHECK(join->base().input == ChangelogMode::Retract);
+  CHECK(join->base().changelog.mode == ChangelogMode::Retract);
+  CHECK(join->as<StreamJoinSpec>().unbounded);
+
+  // A regular join reads another one's retractions.
+  p = f.flow(head() +
+             "SELECT j.id, n.ts FROM (SELECT o.id, p.paid FROM orders o LEFT JOIN pays p "
+             "ON o.id = p.order_id) j JOIN nowm n ON j.id = n.id");
+  std::vector<const OperatorSpec*> joins;
+  for (const StageSpec& s : p.stages) {
+    for (const OperatorSpec& op : s.operators) {
+      if (op.is<StreamJoinSpec>()) joins.push_back(&op);
+    }
+  }
+  REQUIRE(joins.size() == 2);
+  CHECK(joins[0]->base().input == ChangelogMode::Append);
+  CHECK(joins[0]->base().changelog.mode == ChangelogMode::Retract);
+  CHECK(joins[1]->base().input == ChangelogMode::Retract);
+  CHECK(joins[1]->base().changelog.mode == ChangelogMode::Retract);
+  CHECK_FALSE(joins[1]->as<StreamJoinSpec>().leftOuter);
+
+  // The final rows of closed windows are append: so is the join of them.
+  p = f.flow(head() +
+             "SELECT o.id, w.m FROM orders o JOIN (SELECT max(total) AS m, "
+             "window.end AS wend FROM orders GROUP BY window(ots, '10 seconds') "
+             "EMIT ON WINDOW CLOSE) w ON o.total = w.m "
+             "WHERE o.ots BETWEEN w.wend - INTERVAL '10' SECOND AND w.wend");
+  for (const StageSpec& s : p.stages) {
+    for (const OperatorSpec& op : s.operators) {
+      if (op.is<StreamJoinSpec>()) join = &op;
+    }
+  }
+  CHECK(join->base().input == ChangelogMode::Append);
+  CHECK(join->base().changelog.mode == ChangelogMode::Append);
+  CHECK(p.output.mode == ChangelogMode::Append);
+}
+
+TEST_CASE("regular stream-stream join: 'state.ttl' and the errors") {
+  Fixture f;
+  PhysicalPlan p = f.flow(head("WITH ('state.ttl' = '1 hour')") +
+                          "SELECT o.id FROM orders o LEFT JOIN pays p ON o.id = p.order_id");
+  const StreamJoinSpec& j = p.stages[2].operators[0].as<StreamJoinSpec>();
+  CHECK(j.stateTtlMicros == 3600 * kSecond);
+  CHECK_FALSE(j.changelog.stateUnbounded);
+  CHECK(j.changelog.state ==
+        "the rows of both sides per key, dropped when the watermark passes their event time + 1 "
+        "hour");
+  CHECK(p.explain().find("with 'state.ttl' = '1 hour'") != std::string::npos);
+
+  // The TTL needs a watermark on both sides.
+  std::string sql = head("WITH ('state.ttl' = '1 hour')") +
+                    "SELECT o.id FROM orders o JOIN nowm n ON o.id = n.id";
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "42P10");
+  CHECK(e.position() == sql.find("'1 hour'"));
+  CHECK(e.hint().find("WATERMARK FOR") != std::string::npos);
+
+  sql = head("WITH ('state.ttl' = '10 milliseconds')") +
+        "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id";
+  e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == sql.find("'10 milliseconds'"));
+
+  sql = head("WITH ('state.ttl' = 'soon')") +
+        "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id";
+  e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() != "");
+
+  // Nothing for the TTL to bound.
+  sql = head("WITH ('state.ttl' = '1 hour')") +
+        "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id AND "
+        "p.pts BETWEEN o.ots AND o.ots + INTERVAL '1' MINUTE";
+  e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.message().find("without a time bound") != std::string::npos);
+
+  // A regular join's rows have no event time a watermark bounds: no window
+  // over them.
+  sql = head() +
+        "SELECT count(*) FROM (SELECT o.ots FROM orders o JOIN pays p "
+        "ON o.id = p.order_id) j GROUP BY window(ots, '1 minute')";
+  e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "42P10");
+
+  // The final rows of windows are append-only but have no event time: a time
+  // bound on them cannot be an interval join.
+  sql = head() +
+        "SELECT o.id FROM orders o JOIN (SELECT max(total) AS m, window.end AS wend "
+        "FROM orders GROUP BY window(ots, '10 seconds') EMIT ON WINDOW CLOSE) w "
+        "ON o.total = w.m AND o.ots BETWEEN w.wend - INTERVAL '10' SECOND AND w.wend";
+  e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "42P10");
+  CHECK(e.message().find("the rows of \"w\" have none") != std::string::npos);
+  CHECK(e.hint().find("from ON to WHERE") != std::string::npos);
+
+  // An interval join reads append-only streams.
+  sql = head() +
+        "SELECT o.id FROM orders o JOIN (SELECT order_id, max(pts) AS pts FROM pays "
+        "GROUP BY order_id) p ON o.id = p.order_id AND "
+        "p.pts BETWEEN o.ots AND o.ots + INTERVAL '1' MINUTE";
+  e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "0A000");
+  CHECK(e.message().find("time bound") != std::string::npos);
+  CHECK(e.hint().find("EMIT ON WINDOW CLOSE") != std::string::npos);
+  CHECK(e.position() == sql.find("(SELECT order_id"));
 }
