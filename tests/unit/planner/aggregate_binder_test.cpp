@@ -137,3 +137,28 @@ TEST_CASE("aggregate binder: what is still refused over an aggregation") {
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == sql.find("count("));
 }
+
+TEST_CASE(
+    "aggregate binder: an aggregation over a windowed aggregation's updates groups by its window") {
+  Fixture f;
+  // The shape of Nexmark q5's inner max: the outer groups by the inner's
+  // window column, a plain key (no window of its own).
+  PhysicalPlan p = f.plan(
+      "SELECT window, max(n) AS top FROM (SELECT window, user_id, count(*) AS n FROM clicks "
+      "GROUP BY window(ts, '10 seconds'), user_id) GROUP BY window");
+  auto aggs = f.aggregates(p);
+  REQUIRE(aggs.size() == 2);
+  CHECK(aggs[0]->window.kind == WindowKind::Tumbling);
+  CHECK(aggs[0]->changelog.mode == ChangelogMode::Retract);
+  CHECK(aggs[1]->window.kind == WindowKind::None);
+  CHECK(aggs[1]->input == ChangelogMode::Retract);
+  CHECK(aggs[1]->describe() == "Aggregate keys=[window] aggs=[max(n)]");
+  // With EMIT ON WINDOW CLOSE the inner rows are final: the outer reads appends.
+  p = f.plan(
+      "SELECT window, max(n) AS top FROM (SELECT window, user_id, count(*) AS n FROM clicks "
+      "GROUP BY window(ts, '10 seconds'), user_id EMIT ON WINDOW CLOSE) GROUP BY window");
+  aggs = f.aggregates(p);
+  REQUIRE(aggs.size() == 2);
+  CHECK(aggs[1]->input == ChangelogMode::Append);
+  CHECK(aggs[1]->changelog.mode == ChangelogMode::Updates);
+}
