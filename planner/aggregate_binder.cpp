@@ -123,22 +123,48 @@ struct GroupKey {
 };
 
 struct BoundAggregate {
-  AggregateCall call;  // arg over the input relation's rows
+  AggregateCall call;  // arg and filter over the input relation's rows
   std::string fingerprint;
   std::string argFingerprint;
+  std::string filterFingerprint;    // empty without FILTER
+  std::string argText, filterText;  // how EXPLAIN names the argument and the filter
   std::string name;
   ExprPtr ref;  // the column of the aggregate's output
 };
+
+// Whether `node`'s rows come from a session-window aggregation that emits
+// updates: a session's row changes its window as the session grows or merges,
+// so no key says which earlier row an update replaces.
+bool readsSessionUpdates(const NodePtr& node) {
+  if (!node) return false;
+  if (node->kind == Node::Kind::Operator && node->op.is<AggregateSpec>()) {
+    const AggregateSpec& a = node->op.as<AggregateSpec>();
+    if (a.window.kind == WindowKind::Session && !a.emitOnWindowClose) return true;
+  }
+  for (const NodePtr& in : node->inputs) {
+    if (readsSessionUpdates(in)) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
 BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const {
   size_t groupPos = s.groupBy.empty() ? s.pos : s.groupBy[0]->pos;
-  if (rel.changelog) {
-    unsupported("an aggregation over the result of another aggregation", groupPos,
-                "aggregate the source's rows directly");
+  if (rel.changelog && readsSessionUpdates(rel.node)) {
+    unsupported("an aggregation over the updates of a session-window aggregation", groupPos,
+                "add EMIT ON WINDOW CLOSE to the session-window aggregation, so that it emits "
+                "each session once");
   }
   const Scope fpScope = fingerprintScope(rel.scope);
+  // Over an aggregation's result, the columns of the relation are references
+  // to the inner aggregation's output, whose text is the inner call
+  // (`count(*)`): calls print their arguments by the relation's names instead.
+  const Scope shownScope = displayScope(rel.scope);
+  auto shown = [&](const ast::Expr& e, const ExprPtr& bound) {
+    return rel.changelog ? ExprBinder(shownScope, ExprContext::AggregateArg).bind(e)->toString()
+                         : bound->toString();
+  };
   auto fingerprint = [&](const ast::Expr& e) {
     return ExprBinder(fpScope, ExprContext::General).bind(e)->toString();
   };
@@ -192,6 +218,11 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
                                                                              : key->toString();
     keys.push_back(GroupKey{name, key, fp});
   }
+  if (window && rel.changelog) {
+    unsupported("a windowed aggregation over the result of another aggregation", window->pos,
+                "window the inner aggregation with EMIT ON WINDOW CLOSE, so that its rows are "
+                "final, or drop the outer window");
+  }
   if (window && !rel.eventTime) {
     throwNeedsWatermark("windowed aggregation", rel.sourceName, window->pos);
   }
@@ -214,16 +245,12 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
   std::vector<BoundAggregate> aggregates;
   auto aggregateRef = [&](const ast::Expr& e) -> ExprPtr {
     std::string fname = toLower(e.name);
-    if (e.filter) {
-      unsupported(fmt::format("{}(...) FILTER (WHERE ...)", fname), e.filterPos,
-                  "aggregate CASE WHEN cond THEN x END instead");
-    }
-    if (e.distinct) {
-      unsupported(fmt::format("{}(DISTINCT ...)", fname), e.pos,
-                  "deduplicate first: SELECT k, count(*) FROM (SELECT DISTINCT ON (k, x) * FROM "
-                  "...) GROUP BY k");
-    }
     BoundAggregate agg;
+    if (e.distinct && window) {
+      unsupported(fmt::format("{}(DISTINCT ...) in a windowed aggregation", fname), e.pos,
+                  "deduplicate first: SELECT window, k, count(*) FROM (SELECT DISTINCT ON (k, x) "
+                  "* FROM ...) GROUP BY window(...), k");
+    }
     if (e.star) {
       if (fname != "count") {
         throw SqlError(sqlstate::kSyntaxError, fmt::format("{}(*) is not allowed", fname), e.pos,
@@ -268,9 +295,29 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
         call.resultType = t;
       }
       call.arg = arg;
+      // min/max of the distinct values are those of all values.
+      call.distinct = e.distinct && call.function != AggregateFunction::Min &&
+                      call.function != AggregateFunction::Max;
+      const char* distinct = call.distinct ? "DISTINCT " : "";
       agg.argFingerprint = fingerprint(*e.args[0]);
-      agg.fingerprint = fname + "(" + agg.argFingerprint + ")";
-      agg.name = fname + "(" + arg->toString() + ")";
+      agg.fingerprint = fname + "(" + distinct + agg.argFingerprint + ")";
+      agg.argText = shown(*e.args[0], arg);
+      agg.name = fname + "(" + distinct + agg.argText + ")";
+    }
+    if (e.filter) {
+      ExprPtr filter = ExprBinder(rel.scope, ExprContext::AggregateArg).bind(*e.filter);
+      TypeId t = filter->type()->id;
+      if (t != TypeId::Boolean && t != TypeId::Null) {
+        throw SqlError(sqlstate::kDatatypeMismatch,
+                       fmt::format("argument of FILTER must be type BOOLEAN, not type {}",
+                                   filter->type()->toString()),
+                       e.filter->pos);
+      }
+      agg.call.filter = filter;
+      agg.filterFingerprint = fingerprint(*e.filter);
+      agg.fingerprint += " FILTER (WHERE " + agg.filterFingerprint + ")";
+      agg.filterText = shown(*e.filter, filter);
+      agg.name += " FILTER (WHERE " + filterConditionText(agg.filterText) + ")";
     }
     for (const auto& a : aggregates) {
       if (a.fingerprint == agg.fingerprint) return a.ref;
@@ -397,11 +444,29 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
       }
       if (column < 0) {
         column = static_cast<int>(pre.size());
-        pre.push_back(OutputColumn{aggregates[a].call.arg->toString(), aggregates[a].call.arg,
-                                   SqlError::npos});
+        pre.push_back(OutputColumn{aggregates[a].argText, aggregates[a].call.arg, SqlError::npos});
       }
     }
     argColumn.push_back(column);
+  }
+  // Each distinct FILTER condition once, after the arguments.
+  std::vector<int> filterColumn;
+  for (size_t a = 0; a < aggregates.size(); ++a) {
+    int column = -1;
+    if (aggregates[a].call.filter) {
+      for (size_t b = 0; b < a && column < 0; ++b) {
+        if (aggregates[b].call.filter &&
+            aggregates[b].filterFingerprint == aggregates[a].filterFingerprint) {
+          column = filterColumn[b];
+        }
+      }
+      if (column < 0) {
+        column = static_cast<int>(pre.size());
+        pre.push_back(
+            OutputColumn{aggregates[a].filterText, aggregates[a].call.filter, SqlError::npos});
+      }
+    }
+    filterColumn.push_back(column);
   }
   NodePtr preNode = projectNode(rel.node, pre);
   auto inputRef = [&](int i) {
@@ -424,6 +489,7 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
   for (size_t a = 0; a < aggregates.size(); ++a) {
     AggregateCall call = aggregates[a].call;
     if (call.arg) call.arg = inputRef(argColumn[a]);
+    if (call.filter) call.filter = inputRef(filterColumn[a]);
     op.aggregates.push_back(call);
     op.output.columns.push_back(Column{aggregates[a].name, call.resultType, false});
   }

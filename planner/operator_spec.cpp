@@ -8,6 +8,17 @@
 
 namespace rtsql {
 
+std::string filterConditionText(const std::string& condition) {
+  const std::string& t = condition;
+  if (t.size() < 2 || t.front() != '(' || t.back() != ')') return t;
+  int depth = 0;
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0;
+    if (depth == 0) return t;  // the first '(' closes before the end
+  }
+  return t.substr(1, t.size() - 2);
+}
+
 namespace {
 
 using planner_detail::exprList;
@@ -17,14 +28,21 @@ using planner_detail::plural;
 std::string aggregateText(const AggregateCall& call) {
   const char* name = "count";
   switch (call.function) {
-    case AggregateFunction::CountStar: return "count(*)";
+    case AggregateFunction::CountStar:
     case AggregateFunction::Count: name = "count"; break;
     case AggregateFunction::Sum: name = "sum"; break;
     case AggregateFunction::Min: name = "min"; break;
     case AggregateFunction::Max: name = "max"; break;
     case AggregateFunction::Avg: name = "avg"; break;
   }
-  return fmt::format("{}({})", name, call.arg ? call.arg->toString() : std::string("?"));
+  std::string out = call.function == AggregateFunction::CountStar
+                        ? std::string("count(*)")
+                        : fmt::format("{}({}{})", name, call.distinct ? "DISTINCT " : "",
+                                      call.arg ? call.arg->toString() : std::string("?"));
+  if (call.filter) {
+    out += fmt::format(" FILTER (WHERE {})", filterConditionText(call.filter->toString()));
+  }
+  return out;
 }
 
 std::string windowText(const WindowSpec& w) {

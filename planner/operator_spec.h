@@ -85,7 +85,16 @@ struct AggregateCall {
   AggregateFunction function = AggregateFunction::CountStar;
   ExprPtr arg;  // on the operator's input row; null for count(*)
   DataTypePtr resultType;  // count: BIGINT; sum: BIGINT or DOUBLE; avg: DOUBLE; min/max: arg's
+  // count/sum/avg(DISTINCT arg): each distinct non-NULL value counts once.
+  bool distinct = false;
+  // FILTER (WHERE filter): a BOOLEAN on the input row; only rows for which it
+  // is TRUE reach this call. Null when the call has no FILTER.
+  ExprPtr filter;
 };
+
+// How EXPLAIN and column names print a FILTER condition: its text without the
+// parentheses around a whole comparison, as FILTER (WHERE ...) has its own.
+std::string filterConditionText(const std::string& condition);
 
 enum class WindowKind { None, Tumbling, Sliding, Session };
 

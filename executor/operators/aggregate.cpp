@@ -8,39 +8,73 @@
 namespace rtsql {
 namespace {
 
-constexpr char kGroupTag = 'G';  // keyed: group key -> accumulators
+constexpr char kGroupTag = 'G';  // keyed: group key -> accumulators [row count]
 
 // GROUP BY without a window: one state entry per group, never expired; every
-// input row emits its group's new row.
+// input row emits its group's change.
+//
+// Over a retracting input the value also ends with the group's row count
+// (fixed64), which says when the group empties; an append input's value is
+// the accumulators only.
 class AggregateOperator final : public AggregateOperatorBase {
  public:
   AggregateOperator(const AggregateSpec& spec, std::unique_ptr<StateTable> state)
-      : AggregateOperatorBase(spec, std::move(state)) {}
+      : AggregateOperatorBase(spec, std::move(state)),
+        retractIn_(spec.input != ChangelogMode::Append) {}
 
   void push(Row& row, const RecordContext& ctx) override {
     countIn();
     evalGroupKey(row);
     calls_.evalArgs(row, args_);
+    const bool retract = retractIn_ && retractsRow(ctx.kind);
+    bool existed = false;
+    int64_t rows = 0;
     if (state_.get(kGroupTag, groupKey_, value_)) {
       std::string_view in = value_;
       calls_.decode(in, accs_);
+      if (retractIn_) rows = static_cast<int64_t>(getFixed64(in));
+      existed = true;
     } else {
+      if (retract) return;  // nothing to take the row out of
       calls_.reset(accs_);
     }
-    calls_.update(accs_, args_);
+    if ((retractOut_ || retractIn_) && existed) buildOutput(old_, groupValues_, false, 0, 0, accs_);
+    if (retractIn_ || calls_.keyed())
+      calls_.apply(accs_, args_, retract, state_, groupKey_);
+    else
+      calls_.update(accs_, args_);
+    countUpdate();
+    if (retractIn_) {
+      rows += retract ? -1 : 1;
+      if (rows <= 0) {  // the group's last row left: so does the group
+        state_.erase(kGroupTag, groupKey_);
+        refreshStats();
+        emitAs(old_, ctx, RowKind::Delete);
+        return;
+      }
+    }
     value_.clear();
     calls_.encode(value_, accs_);
+    if (retractIn_) putFixed64(value_, static_cast<uint64_t>(rows));
     state_.put(kGroupTag, groupKey_, value_);
-    countUpdate();
     refreshStats();
     buildOutput(out_, groupValues_, false, 0, 0, accs_);
-    emit(out_, ctx);
+    if (!retractOut_) {
+      emit(out_, ctx);
+    } else if (!existed) {
+      emitAs(out_, ctx, RowKind::Insert);
+    } else if (!(old_ == out_)) {
+      emitAs(old_, ctx, RowKind::UpdateBefore);
+      emitAs(out_, ctx, RowKind::UpdateAfter);
+    }
   }
   std::string name() const override { return "Aggregate"; }
 
  private:
   // A group's state never expires: without a window no watermark closes it.
   void expire(int64_t) override {}
+
+  const bool retractIn_;
 };
 
 }  // namespace

@@ -54,10 +54,18 @@ int64_t integralOf(const Value& v) {
 
 }  // namespace
 
-AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls) {
+AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls, bool retracting)
+    : retracting_(retracting) {
   calls_.reserve(calls.size());
   for (const AggregateCall& c : calls) {
-    Call call{c.function, c.arg, c.arg ? c.arg->type() : nullptr, false};
+    Call call{c.function, c.arg, c.arg ? c.arg->type() : nullptr, false, false, c.filter};
+    // min/max of the distinct values are those of all values.
+    call.distinct = c.distinct && c.function != AggregateFunction::Min &&
+                    c.function != AggregateFunction::Max &&
+                    c.function != AggregateFunction::CountStar;
+    if (call.distinct || (retracting && (c.function == AggregateFunction::Min ||
+                                         c.function == AggregateFunction::Max)))
+      keyed_ = true;
     if (c.function != AggregateFunction::CountStar && !c.arg)
       throw InternalError("aggregate call without an argument");
     if (c.function == AggregateFunction::Sum) {
@@ -70,8 +78,21 @@ AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls) {
 
 void AggregateCalls::evalArgs(const Row& row, Row& args) const {
   args.resize(calls_.size());
-  for (size_t i = 0; i < calls_.size(); ++i)
-    args[i] = calls_[i].arg ? calls_[i].arg->eval(row) : Value();
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const Call& c = calls_[i];
+    if (c.filter) {
+      Value keep = c.filter->eval(row);
+      if (keep.isNull() || !keep.asBool()) {
+        args[i] = Value();
+        continue;
+      }
+      if (!c.arg) {
+        args[i] = Value::boolean(true);
+        continue;
+      }
+    }
+    args[i] = c.arg ? c.arg->eval(row) : Value();
+  }
 }
 
 void AggregateCalls::reset(std::vector<Accumulator>& accs) const {
@@ -91,7 +112,7 @@ void AggregateCalls::update(std::vector<Accumulator>& accs, const Row& args) con
     Accumulator& a = accs[i];
     const Value& v = args[i];
     if (c.function == AggregateFunction::CountStar) {
-      ++a.count;
+      if (!c.filter || !v.isNull()) ++a.count;
       continue;
     }
     if (v.isNull()) continue;  // every other aggregate ignores NULL inputs
@@ -119,6 +140,113 @@ void AggregateCalls::update(std::vector<Accumulator>& accs, const Row& args) con
         if (!a.has || v.compare(a.value) > 0) a.value = v;
         a.has = true;
         break;
+    }
+  }
+}
+
+int64_t AggregateCalls::bumpValue(TimeIndexedTable& state, char tag, std::string_view group,
+                                  size_t i, const Value& v, int64_t delta) const {
+  rest_.clear();
+  encodeKey(rest_, v);
+  const auto index = static_cast<int64_t>(i);
+  int64_t before = 0;
+  if (state.getKeyAt(tag, group, index, rest_, value_)) {
+    std::string_view in = value_;
+    before = static_cast<int64_t>(getFixed64(in));
+  }
+  const int64_t after = before + delta;
+  if (after <= 0) {
+    if (before > 0) state.eraseKeyAt(tag, group, index, rest_);
+    return before;
+  }
+  value_.clear();
+  putFixed64(value_, static_cast<uint64_t>(after));
+  if (tag == 'M') encodeValue(value_, v);
+  state.putKeyAt(tag, group, index, rest_, value_);
+  return before;
+}
+
+void AggregateCalls::apply(std::vector<Accumulator>& accs, const Row& args, bool retract,
+                           TimeIndexedTable& state, std::string_view group) const {
+  const int64_t d = retract ? -1 : 1;
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const Call& c = calls_[i];
+    Accumulator& a = accs[i];
+    const Value& v = args[i];
+    if (c.function == AggregateFunction::CountStar) {
+      if (!c.filter || !v.isNull()) a.count += d;
+      continue;
+    }
+    if (v.isNull()) continue;
+    if (c.distinct) {
+      // Only a value's first row in, or its last row out, changes the result.
+      const int64_t before = bumpValue(state, 'D', group, i, v, d);
+      if (retract ? before != 1 : before != 0) continue;
+    }
+    switch (c.function) {
+      case AggregateFunction::CountStar:
+      case AggregateFunction::Count:
+        a.count += d;
+        break;
+      case AggregateFunction::Sum:
+        if (c.doubleSum)
+          a.dsum += retract ? -v.toDouble() : v.toDouble();
+        else
+          a.isum = wrappingAdd(
+              a.isum, retract ? static_cast<int64_t>(0 - static_cast<uint64_t>(integralOf(v)))
+                              : integralOf(v));
+        if (retracting_) {
+          a.count += d;
+          a.has = a.count > 0;
+          if (!a.has) {  // no rounding residue survives an empty sum
+            a.isum = 0;
+            a.dsum = 0;
+          }
+        } else {
+          a.has = true;
+        }
+        break;
+      case AggregateFunction::Avg:
+        a.dsum += retract ? -v.toDouble() : v.toDouble();
+        a.count += d;
+        if (a.count <= 0) {
+          a.count = 0;
+          a.dsum = 0;
+        }
+        break;
+      case AggregateFunction::Min:
+      case AggregateFunction::Max: {
+        const bool isMin = c.function == AggregateFunction::Min;
+        if (retracting_) {
+          const int64_t before = bumpValue(state, 'M', group, i, v, d);
+          if (retract && (before != 1 || !a.has || v.compare(a.value) != 0)) break;
+        }
+        if (!retract) {
+          const int cmp = a.has ? v.compare(a.value) : 0;
+          if (!a.has || (isMin ? cmp < 0 : cmp > 0)) a.value = v;
+          a.has = true;
+          break;
+        }
+        // The extreme left the group: the multiset's first (min) or last
+        // (max) value replaces it.
+        a.has = false;
+        a.value = Value();
+        std::string last;
+        bool first = true;
+        state.scanKey('M', group, static_cast<int64_t>(i), static_cast<int64_t>(i),
+                      [&](int64_t, std::string_view, std::string_view value) {
+                        if (isMin && !first) return;
+                        last.assign(value);
+                        first = false;
+                      });
+        if (!first) {
+          std::string_view in = last;
+          getFixed64(in);
+          a.value = decodeValue(in, *c.argType);
+          a.has = true;
+        }
+        break;
+      }
     }
   }
 }
@@ -164,6 +292,7 @@ void AggregateCalls::encode(std::string& out, const std::vector<Accumulator>& ac
       case AggregateFunction::Sum:
         out.push_back(a.has ? 1 : 0);
         putFixed64(out, calls_[i].doubleSum ? doubleBits(a.dsum) : static_cast<uint64_t>(a.isum));
+        if (retracting_) putFixed64(out, static_cast<uint64_t>(a.count));
         break;
       case AggregateFunction::Avg:
         putFixed64(out, static_cast<uint64_t>(a.count));
@@ -196,6 +325,7 @@ void AggregateCalls::decode(std::string_view& in, std::vector<Accumulator>& accs
           a.dsum = bitsDouble(bits);
         else
           a.isum = static_cast<int64_t>(bits);
+        if (retracting_) a.count = static_cast<int64_t>(getFixed64(in));
         break;
       }
       case AggregateFunction::Avg:
@@ -241,11 +371,13 @@ void AggregateCalls::appendResults(Row& out, const std::vector<Accumulator>& acc
   }
 }
 
-AggregateOperatorBase::AggregateOperatorBase(const AggregateSpec& spec, std::unique_ptr<StateTable> state)
+AggregateOperatorBase::AggregateOperatorBase(const AggregateSpec& spec,
+                                             std::unique_ptr<StateTable> state)
     : StatefulOperator(std::move(state)),
       groupKeys_(spec.groupKeys),
-      calls_(spec.aggregates),
-      emitOnClose_(spec.emitOnWindowClose && spec.window.kind != WindowKind::None) {
+      calls_(spec.aggregates, spec.input != ChangelogMode::Append),
+      emitOnClose_(spec.emitOnWindowClose && spec.window.kind != WindowKind::None),
+      retractOut_(spec.changelog.mode == ChangelogMode::Retract) {
   groupValues_.resize(groupKeys_.size());
   calls_.reset(accs_);
   refreshStats();

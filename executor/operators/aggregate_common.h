@@ -17,6 +17,7 @@
 
 #include "executor/operators/stateful_operator.h"
 #include "executor/state/state_store.h"
+#include "executor/state/time_indexed_table.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
@@ -34,16 +35,40 @@ struct Accumulator {
 
 // The aggregate calls of one operator: evaluates their arguments, updates,
 // merges, encodes and finalizes accumulators.
+//
+// Most accumulators live in the group's state value. Two kinds of call need
+// state per distinct value as well, in keyed families of the operator's table
+// (key-then-time entries whose `time` is the call's index, see
+// time_indexed_table.h):
+//   'D'  g, call index, encodeKey(value) -> fixed64 count
+//        count/sum/avg(DISTINCT x): how many rows of the group hold the value;
+//        the accumulator changes only when a count goes 0 -> 1 or 1 -> 0.
+//   'M'  g, call index, encodeKey(value) -> fixed64 count, encodeValue(value)
+//        min/max over a retracting input: the multiset of the group's values,
+//        whose first or last entry is the new extreme once the current one is
+//        taken out. Kept only when the input retracts.
 class AggregateCalls {
  public:
-  explicit AggregateCalls(const std::vector<AggregateCall>& calls);
+  // `retracting`: the input retracts rows (apply() with retract = true), so a
+  // sum also keeps its count of non-NULL values in its state value (a sum of
+  // no values is NULL) and min/max keep their multiset.
+  explicit AggregateCalls(const std::vector<AggregateCall>& calls, bool retracting = false);
 
   size_t size() const { return calls_.size(); }
+  // Some call keeps state per value ('D' or 'M'): apply() must be used.
+  bool keyed() const { return keyed_; }
   // Evaluates every call's argument on `row` once, so that a row that updates
-  // several windows evaluates its arguments only once.
+  // several windows evaluates its arguments only once. A call whose FILTER is
+  // not TRUE for the row gets NULL, which every call but count(*) ignores;
+  // count(*) with a FILTER gets TRUE or NULL.
   void evalArgs(const Row& row, Row& args) const;
   void reset(std::vector<Accumulator>& accs) const;
   void update(std::vector<Accumulator>& accs, const Row& args) const;
+  // Adds the row whose arguments are `args` to the accumulators of the group
+  // whose key encoding is `group`, or takes it out when `retract`; keeps the
+  // per-value families in `state`.
+  void apply(std::vector<Accumulator>& accs, const Row& args, bool retract, TimeIndexedTable& state,
+             std::string_view group) const;
   void merge(std::vector<Accumulator>& into, const std::vector<Accumulator>& from) const;
   void encode(std::string& out, const std::vector<Accumulator>& accs) const;
   // Consumes the accumulators' bytes from `in`.
@@ -57,8 +82,18 @@ class AggregateCalls {
     ExprPtr arg;
     DataTypePtr argType;
     bool doubleSum = false;  // sum accumulates in DOUBLE (else BIGINT)
+    bool distinct = false;
+    ExprPtr filter;
   };
+  // Moves the per-value count of `v` for call `i` in family `tag` by `delta`;
+  // returns the count before.
+  int64_t bumpValue(TimeIndexedTable& state, char tag, std::string_view group, size_t i,
+                    const Value& v, int64_t delta) const;
   std::vector<Call> calls_;
+  bool retracting_ = false;
+  bool keyed_ = false;
+  // Scratch for the per-value families.
+  mutable std::string rest_, value_;
 };
 
 // Fixed-width little-endian integers inside state values (values need no order).
@@ -84,8 +119,19 @@ class AggregateOperatorBase : public StatefulOperator {
                    const std::vector<Accumulator>& accs) const;
 
   std::vector<ExprPtr> groupKeys_;
+  // Pushes `row` downstream as a change of kind `kind` (the rest of the
+  // context is the input row's).
+  void emitAs(Row& row, const RecordContext& ctx, RowKind kind) {
+    RecordContext c = ctx;
+    c.kind = kind;
+    emit(row, c);
+  }
+
   AggregateCalls calls_;
   bool emitOnClose_ = false;
+  // Changes are spelled out: insert, update-before + update-after, delete
+  // (planner/changelog.h); else each change is the group's new row.
+  bool retractOut_ = false;
 
   // Per-row scratch, reused so that the hot path does not allocate.
   std::string groupKey_;
@@ -95,6 +141,7 @@ class AggregateOperatorBase : public StatefulOperator {
   std::vector<Accumulator> accs_;
   std::string value_;
   Row out_;
+  Row old_;  // the group's row before the change, when retracting
 };
 
 }  // namespace rtsql

@@ -68,10 +68,13 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
 
  private:
   void updateWindow(int64_t start, int64_t end, const RecordContext& ctx) {
+    bool existed = false;
     if (state_.getAt(kWindowTag, end, groupKey_, value_)) {
       std::string_view in = value_;
       if (emitOnClose_) in.remove_prefix(16);
       calls_.decode(in, accs_);
+      existed = true;
+      if (retractOut_) buildOutput(old_, groupValues_, true, start, end, accs_);
     } else {
       calls_.reset(accs_);
       ends_.insert(end);
@@ -88,7 +91,14 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
     countUpdate();
     if (!emitOnClose_) {
       buildOutput(out_, groupValues_, true, start, end, accs_);
-      emit(out_, ctx);
+      if (!retractOut_) {
+        emit(out_, ctx);
+      } else if (!existed) {
+        emitAs(out_, ctx, RowKind::Insert);
+      } else if (!(old_ == out_)) {
+        emitAs(old_, ctx, RowKind::UpdateBefore);
+        emitAs(out_, ctx, RowKind::UpdateAfter);
+      }
     }
   }
 

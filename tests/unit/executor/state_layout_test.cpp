@@ -287,3 +287,67 @@ TEST_CASE("state layout: top-N keeps 'R' + key + time 0 + order bytes + seq, and
   CHECK(out.contexts[1].kind == RowKind::Insert);
   CHECK(out.rows[1] == Row{Value::bigint(1), Value::bigint(25)});
 }
+
+// Over a retracting input: rows (k STRING, ts TIMESTAMP, v BIGINT), GROUP BY k,
+// count(*), sum(v), max(v), count(DISTINCT v).
+TEST_CASE("state layout: a retracting GROUP BY adds the row count, 'M' and 'D' per value") {
+  AggregateSpec s = aggregate();
+  ExprPtr v = makeColumnRef(2, bigint(), "v");
+  AggregateCall sum;
+  sum.function = AggregateFunction::Sum;
+  sum.arg = v;
+  sum.resultType = bigint();
+  AggregateCall max = sum;
+  max.function = AggregateFunction::Max;
+  AggregateCall distinct = sum;
+  distinct.function = AggregateFunction::Count;
+  distinct.distinct = true;
+  s.aggregates.push_back(sum);
+  s.aggregates.push_back(max);
+  s.aggregates.push_back(distinct);
+  s.input = ChangelogMode::Retract;
+  s.changelog.mode = ChangelogMode::Retract;
+  auto push = [](Operator& op, int64_t value, RowKind kind) {
+    Row r{Value::string("a"), Value::timestamp(0), Value::bigint(value)};
+    RecordContext ctx;
+    ctx.kind = kind;
+    op.push(r, ctx);
+  };
+  MemBackend b;
+  Capture first;
+  {
+    auto op = makeAggregate(s, b.table());
+    op->setNext(&first);
+    push(*op, 7, RowKind::Insert);
+    push(*op, 7, RowKind::Insert);
+    push(*op, 9, RowKind::Insert);
+    push(*op, 3, RowKind::Insert);
+    push(*op, 3, RowKind::Delete);
+  }
+  const std::string g = k(Value::string("a"));
+  auto encoded = [](int64_t x) {
+    std::string out;
+    encodeValue(out, Value::bigint(x));
+    return out;
+  };
+  const std::map<std::string, std::string, std::less<>> want{
+      // count(*) 3; sum: has, 23, 3 values; max: has, 9; count(DISTINCT): 2; rows: 3.
+      {tag('G') + g, le(3, 8) + std::string(1, '\1') + le(23, 8) + le(3, 8) + std::string(1, '\1') +
+                         encoded(9) + le(2, 8) + le(3, 8)},
+      {tag('M') + g + t(2) + k(Value::bigint(7)), le(2, 8) + encoded(7)},
+      {tag('M') + g + t(2) + k(Value::bigint(9)), le(1, 8) + encoded(9)},
+      {tag('D') + g + t(3) + k(Value::bigint(7)), le(2, 8)},
+      {tag('D') + g + t(3) + k(Value::bigint(9)), le(1, 8)},
+  };
+  CHECK(b.storage->data == want);
+
+  // A new operator on the same state takes out the max and finds the next one.
+  Capture out;
+  auto op = makeAggregate(s, b.table());
+  op->setNext(&out);
+  push(*op, 9, RowKind::Delete);
+  REQUIRE(out.rows.size() == 2);
+  CHECK(out.contexts[1].kind == RowKind::UpdateAfter);
+  CHECK(out.rows[1] == Row{Value::string("a"), Value::bigint(2), Value::bigint(14),
+                           Value::bigint(7), Value::bigint(1)});
+}

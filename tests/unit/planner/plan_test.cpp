@@ -288,8 +288,9 @@ TEST_CASE("constructs that are still refused are 0A000 at their position") {
       {"SELECT user_id FROM clicks ORDER BY user_id", "user_id\n", "ORDER BY"},
       {"SELECT user_id FROM clicks LIMIT 10", "LIMIT", "LIMIT"},
       {"SELECT * FROM merchants", "merchants", "static table"},
-      {"SELECT user_id, count(DISTINCT url) AS n FROM clicks GROUP BY user_id", "count(DISTINCT",
-       "count(DISTINCT ...)"},
+      {"SELECT user_id, count(DISTINCT url) AS n FROM clicks GROUP BY window(ts, '1 minute'), "
+       "user_id",
+       "count(DISTINCT", "count(DISTINCT ...) in a windowed aggregation"},
   };
   for (auto& c : cases) {
     // Anchors ending with a newline marker are found from the end of the text.

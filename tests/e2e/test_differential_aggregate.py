@@ -1,0 +1,166 @@
+"""Differential tests of retracting aggregation against DuckDB: an aggregation
+over the retractions of another aggregation, and count/sum/avg(DISTINCT x)
+with FILTER (WHERE ...), on the same seeded random records.
+
+The records (k, g, h, x, y) have 12 keys k in 4 classes g (3 keys each), a key
+h that is NULL for some records, and NULLs among x and y. One flow counts per
+(g, k) and aggregates those counts per g: every change of an inner group
+reaches the outer one as an update-before (the old row taken out) and an
+update-after (the new row put in), which the outer sum, max, min over its
+multiset and count(DISTINCT) must follow exactly. The default Kafka sink
+writes each group's new row (an update-before is not written), and a group
+that empties would need a delete it cannot write: so one record per key goes
+first, and once the outer flow has written all 12 of their changes, every
+class holds 3 inner rows, and taking one out never empties it. The other flow
+is a single GROUP BY h in update mode with DISTINCT and FILTER calls.
+
+The final row of each group (the last record the sink wrote for it) must
+equal DuckDB's answer on the same records (doubles within a relative 1e-9).
+"""
+
+import json
+import math
+import random
+
+import duckdb
+import pytest
+
+from conftest import unique
+
+SEED = 20261201
+N_RECORDS = 2000
+N_KEYS = 12
+N_CLASSES = 4
+WAIT_S = 60  # bound on every wait for a flow's output
+
+
+def key_of(i):
+    return f"k{i:02d}"
+
+
+def class_of(i):
+    return f"g{i % N_CLASSES}"
+
+
+def make_records(rng):
+    def record(i):
+        return {"k": key_of(i), "g": class_of(i),
+                "h": None if rng.random() < 0.05 else f"h{rng.randrange(5)}",
+                "x": None if rng.random() < 0.1 else rng.randint(-20, 40),
+                "y": None if rng.random() < 0.1 else rng.randint(-5, 5)}
+    first = [record(i) for i in range(N_KEYS)]
+    rest = [record(rng.randrange(N_KEYS)) for _ in range(N_RECORDS - N_KEYS)]
+    return first, rest
+
+
+def close(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
+
+
+def final_rows(kafka, topic, key, done, what):
+    """Reads TOPIC until the last row per KEY satisfies DONE (bounded by
+    WAIT_S); returns that final state."""
+    final = {}
+    msgs = []
+    for _ in range(int(WAIT_S / 2)):
+        msgs = kafka.consume(topic, timeout=2)
+        final = {}
+        for m in msgs:
+            row = json.loads(m.value())
+            final[row[key]] = row
+        if done(final):
+            return final
+    raise AssertionError(f"{what}: after {len(msgs)} records the final rows are {final}")
+
+
+@pytest.fixture(scope="module")
+def setup(server, kafka):
+    rng = random.Random(SEED)
+    first, rest = make_records(rng)
+    topic = unique("dagg_in")
+    src = unique("dagg_src")
+    names = {w: unique(f"dagg_{w}") for w in ("nested", "distinct")}
+    sinks = {w: unique(f"dagg_{w}_out") for w in names}
+    kafka.create_topic(topic)
+    stmts = [f"""CREATE SOURCE {src} (k STRING, g STRING, h STRING, x BIGINT, y INT)
+                 WITH ({kafka.options()}, subscribe = '{topic}', startingOffsets = 'earliest',
+                       format = 'json')"""]
+    for w in names:
+        stmts.append(f"CREATE SINK {sinks[w]}_s WITH ({kafka.options()}, topic = '{sinks[w]}', "
+                     f"format = 'json')")
+    stmts.append(f"""CREATE FLOW {names['nested']} INTO {sinks['nested']}_s
+        WITH ('shuffle.partitions' = '3') AS
+        SELECT g, count(*) AS c, sum(n) AS s, max(n) AS m, min(mx) AS mn, max(sx) AS msx,
+               count(DISTINCT n) AS dn, sum(sx) FILTER (WHERE mx > 0) AS fs
+        FROM (SELECT g, k, count(*) AS n, sum(x) AS sx, min(x) AS mx FROM {src} GROUP BY g, k)
+        GROUP BY g""")
+    stmts.append(f"""CREATE FLOW {names['distinct']} INTO {sinks['distinct']}_s
+        WITH ('shuffle.partitions' = '3') AS
+        SELECT h, count(DISTINCT x) FILTER (WHERE y > 0) AS d, sum(DISTINCT x) AS sd,
+               avg(DISTINCT x) FILTER (WHERE y < 0) AS ad, count(*) FILTER (WHERE x IS NULL) AS cn,
+               count(*) AS n
+        FROM {src} GROUP BY h""")
+    with server.connect() as conn:
+        for s in stmts:
+            conn.execute(s)
+    # One record per key first; every class then holds all its inner rows
+    # before any of them is updated.
+    kafka.produce(topic, first, key=lambda r: r["k"])
+    got = kafka.consume(sinks["nested"], n=N_KEYS, timeout=WAIT_S)
+    assert len(got) >= N_KEYS, f"the nested flow wrote {len(got)} of {N_KEYS} first changes"
+    kafka.produce(topic, rest, key=lambda r: r["k"])
+    db = duckdb.connect()
+    db.execute("CREATE TABLE t (k VARCHAR, g VARCHAR, h VARCHAR, x BIGINT, y INTEGER)")
+    db.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)",
+                   [(r["k"], r["g"], r["h"], r["x"], r["y"]) for r in first + rest])
+    yield {"db": db, "names": names, "sinks": sinks}
+    with server.connect() as conn:
+        for f in names.values():
+            conn.execute(f"DROP FLOW IF EXISTS {f}")
+
+
+def test_aggregate_over_aggregate_matches_duckdb(server, kafka, setup):
+    db = setup["db"]
+    want = {}
+    for g, c, s, m, mn, msx, dn, fs in db.execute(
+            "SELECT g, count(*), sum(n), max(n), min(mx), max(sx), count(DISTINCT n), "
+            "sum(sx) FILTER (WHERE mx > 0) "
+            "FROM (SELECT g, k, count(*) AS n, sum(x) AS sx, min(x) AS mx FROM t GROUP BY g, k) "
+            "GROUP BY g").fetchall():
+        want[g] = {"g": g, "c": c, "s": int(s), "m": m, "mn": mn,
+                   "msx": None if msx is None else int(msx), "dn": dn,
+                   "fs": None if fs is None else int(fs)}
+    assert len(want) == N_CLASSES
+
+    def done(final):
+        return final == want
+
+    final = final_rows(kafka, setup["sinks"]["nested"], "g", done, "aggregate over aggregate")
+    assert final == want
+
+
+def test_distinct_and_filter_match_duckdb(server, kafka, setup):
+    db = setup["db"]
+    want = {}
+    for h, d, sd, ad, cn, n in db.execute(
+            "SELECT h, count(DISTINCT x) FILTER (WHERE y > 0), sum(DISTINCT x), "
+            "avg(DISTINCT x) FILTER (WHERE y < 0), count(*) FILTER (WHERE x IS NULL), count(*) "
+            "FROM t GROUP BY h").fetchall():
+        want[h] = (d, None if sd is None else int(sd), ad, cn, n)
+
+    def same(final):
+        if set(final) != set(want):
+            return False
+        for h, (d, sd, ad, cn, n) in want.items():
+            r = final[h]
+            if not (r["d"] == d and r["sd"] == sd and close(r["ad"], ad) and r["cn"] == cn
+                    and r["n"] == n):
+                return False
+        return True
+
+    final = final_rows(kafka, setup["sinks"]["distinct"], "h", same, "DISTINCT and FILTER")
+    assert same(final)
+    # Every record emitted its group's new row (update mode): n adds up.
+    assert sum(r["n"] for r in final.values()) == N_RECORDS
