@@ -383,7 +383,13 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
       auto v = timeTerm(*c->args[0]);
       auto lo = timeTerm(*c->args[1]);
       auto hi = timeTerm(*c->args[2]);
-      if (v && lo && hi && canBound(*v, *lo) && canBound(*v, *hi)) {
+      // Both ends must name the same time: `b.ts BETWEEN a.ts AND a.expires`
+      // bounds b.ts by two different columns of a, which is no interval.
+      auto timeText = [&](const TimeTerm& t) {
+        return shown(t.side == Side::Left ? leftDisplay : rightDisplay, *t.time);
+      };
+      if (v && lo && hi && canBound(*v, *lo) && canBound(*v, *hi) &&
+          (lo->side != hi->side || timeText(*lo) == timeText(*hi))) {
         addBound(*v, ">=", *lo);
         addBound(*v, "<=", *hi);
         bounded(whole, *c);

@@ -78,10 +78,6 @@ def test_upsert_topic_applies_to_duckdb_group_by(kafka, setup):
     assert rows_multiset(table.values(), COLUMNS) == want
 
 
-@pytest.mark.xfail(strict=False,
-                   reason="a GROUP BY's updates reach the sink as UpdateBefore/UpdateAfter "
-                          "pairs only where the aggregation emits retractions "
-                          "(executor/operators/aggregate.cpp)")
 def test_debezium_topic_applies_to_duckdb_group_by(kafka, setup):
     want = duckdb_groups(setup["records"])
     # One record per input row: an insert for a group's first row, one update
