@@ -106,6 +106,8 @@ inline void addClicksAndSinks(PlannerFixture& f) {
                              topic = 'alerts', format = 'json');
     CREATE SINK rawout WITH (connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded',
                              topic = 'out', format = 'raw');
+    CREATE SINK changes WITH (connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded',
+                              topic = 'changes', format = 'debezium-json');
   )");
 }
 

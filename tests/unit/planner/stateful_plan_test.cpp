@@ -75,6 +75,11 @@ std::string head(const std::string& options = "") {
   return "CREATE FLOW f INTO alerts " + options + " AS ";
 }
 
+// Into a sink that writes every change, for flows that retract rows.
+std::string changesHead(const std::string& options = "") {
+  return "CREATE FLOW f INTO changes " + options + " AS ";
+}
+
 }  // namespace
 
 TEST_CASE("GROUP BY: two stages, pre-projection, aggregate, HAVING, select list, sink key") {
@@ -676,7 +681,7 @@ TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog
   Fixture f;
   // Without a time bound: keys only, no watermark needed, the rows kept
   // without bound, append output.
-  PhysicalPlan p = f.flow(head() + "SELECT o.id, n.ts FROM orders o JOIN nowm n ON o.id = n.id");
+  PhysicalPlan p = f.flow(changesHead() + "SELECT o.id, n.ts FROM orders o JOIN nowm n ON o.id = n.id");
   REQUIRE(p.stages.size() == 3);
   const StreamJoinSpec& j = p.stages[2].operators[0].as<StreamJoinSpec>();
   CHECK(j.unbounded);
@@ -695,7 +700,7 @@ TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog
 
   // A bound on one side only filters the pairs: the join is a regular one
   // with the condition as its residual.
-  p = f.flow(head() +
+  p = f.flow(changesHead() +
              "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id AND "
              "p.pts >= o.ots");
   const StreamJoinSpec& h = p.stages[2].operators[0].as<StreamJoinSpec>();
@@ -721,7 +726,7 @@ TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog
   for (const Case& c : {Case{"LEFT", true, false, "left"}, Case{"RIGHT", false, true, "right"},
                         Case{"FULL", true, true, "full"}}) {
     CAPTURE(c.join);
-    p = f.flow(head() + "SELECT o.id, p.paid FROM orders o " + c.join +
+    p = f.flow(changesHead() + "SELECT o.id, p.paid FROM orders o " + c.join +
                " JOIN pays p ON o.id = p.order_id");
     const StreamJoinSpec& k = p.stages[2].operators[0].as<StreamJoinSpec>();
     CHECK(k.unbounded);
@@ -734,7 +739,7 @@ TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog
 
   // A join reads an aggregation's changelog: the aggregation retracts, so
   // does the join.
-  p = f.flow(head() +
+  p = f.flow(changesHead() +
              "SELECT o.id, s.n FROM orders o JOIN (SELECT order_id, count(*) AS n "
              "FROM pays GROUP BY order_id) s ON o.id = s.order_id");
   const OperatorSpec* agg = nullptr;
@@ -753,7 +758,7 @@ TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog
   CHECK(join->as<StreamJoinSpec>().unbounded);
 
   // A regular join reads another one's retractions.
-  p = f.flow(head() +
+  p = f.flow(changesHead() +
              "SELECT j.id, n.ts FROM (SELECT o.id, p.paid FROM orders o LEFT JOIN pays p "
              "ON o.id = p.order_id) j JOIN nowm n ON j.id = n.id");
   std::vector<const OperatorSpec*> joins;
@@ -770,7 +775,7 @@ TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog
   CHECK_FALSE(joins[1]->as<StreamJoinSpec>().leftOuter);
 
   // The final rows of closed windows are append: so is the join of them.
-  p = f.flow(head() +
+  p = f.flow(changesHead() +
              "SELECT o.id, w.m FROM orders o JOIN (SELECT max(total) AS m, "
              "window.end AS wend FROM orders GROUP BY window(ots, '10 seconds') "
              "EMIT ON WINDOW CLOSE) w ON o.total = w.m "
@@ -787,7 +792,7 @@ TEST_CASE("regular stream-stream join: no time bound, outer kinds, the changelog
 
 TEST_CASE("regular stream-stream join: 'state.ttl' and the errors") {
   Fixture f;
-  PhysicalPlan p = f.flow(head("WITH ('state.ttl' = '1 hour')") +
+  PhysicalPlan p = f.flow(changesHead("WITH ('state.ttl' = '1 hour')") +
                           "SELECT o.id FROM orders o LEFT JOIN pays p ON o.id = p.order_id");
   const StreamJoinSpec& j = p.stages[2].operators[0].as<StreamJoinSpec>();
   CHECK(j.stateTtlMicros == 3600 * kSecond);
@@ -798,26 +803,26 @@ TEST_CASE("regular stream-stream join: 'state.ttl' and the errors") {
   CHECK(p.explain().find("with 'state.ttl' = '1 hour'") != std::string::npos);
 
   // The TTL needs a watermark on both sides.
-  std::string sql = head("WITH ('state.ttl' = '1 hour')") +
+  std::string sql = changesHead("WITH ('state.ttl' = '1 hour')") +
                     "SELECT o.id FROM orders o JOIN nowm n ON o.id = n.id";
   SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42P10");
   CHECK(e.position() == sql.find("'1 hour'"));
   CHECK(e.hint().find("WATERMARK FOR") != std::string::npos);
 
-  sql = head("WITH ('state.ttl' = '10 milliseconds')") +
+  sql = changesHead("WITH ('state.ttl' = '10 milliseconds')") +
         "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id";
   e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.position() == sql.find("'10 milliseconds'"));
 
-  sql = head("WITH ('state.ttl' = 'soon')") +
+  sql = changesHead("WITH ('state.ttl' = 'soon')") +
         "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id";
   e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() != "");
 
   // Nothing for the TTL to bound.
-  sql = head("WITH ('state.ttl' = '1 hour')") +
+  sql = changesHead("WITH ('state.ttl' = '1 hour')") +
         "SELECT o.id FROM orders o JOIN pays p ON o.id = p.order_id AND "
         "p.pts BETWEEN o.ots AND o.ots + INTERVAL '1' MINUTE";
   e = sqlErrorOf([&] { f.flow(sql); });
@@ -826,7 +831,7 @@ TEST_CASE("regular stream-stream join: 'state.ttl' and the errors") {
 
   // A regular join's rows have no event time a watermark bounds: no window
   // over them.
-  sql = head() +
+  sql = changesHead() +
         "SELECT count(*) FROM (SELECT o.ots FROM orders o JOIN pays p "
         "ON o.id = p.order_id) j GROUP BY window(ots, '1 minute')";
   e = sqlErrorOf([&] { f.flow(sql); });
@@ -834,7 +839,7 @@ TEST_CASE("regular stream-stream join: 'state.ttl' and the errors") {
 
   // The final rows of windows are append-only but have no event time: a time
   // bound on them cannot be an interval join.
-  sql = head() +
+  sql = changesHead() +
         "SELECT o.id FROM orders o JOIN (SELECT max(total) AS m, window.end AS wend "
         "FROM orders GROUP BY window(ots, '10 seconds') EMIT ON WINDOW CLOSE) w "
         "ON o.total = w.m AND o.ots BETWEEN w.wend - INTERVAL '10' SECOND AND w.wend";
@@ -844,7 +849,7 @@ TEST_CASE("regular stream-stream join: 'state.ttl' and the errors") {
   CHECK(e.hint().find("from ON to WHERE") != std::string::npos);
 
   // An interval join reads append-only streams.
-  sql = head() +
+  sql = changesHead() +
         "SELECT o.id FROM orders o JOIN (SELECT order_id, max(pts) AS pts FROM pays "
         "GROUP BY order_id) p ON o.id = p.order_id AND "
         "p.pts BETWEEN o.ots AND o.ots + INTERVAL '1' MINUTE";

@@ -21,8 +21,9 @@ struct Fixture : PlannerFixture {
   }
 };
 
+// Into a sink that writes every change: a top-N retracts the rows it pushes out.
 std::string head() {
-  return "CREATE FLOW f INTO alerts AS ";
+  return "CREATE FLOW f INTO changes AS ";
 }
 
 const TopNSpec& topN(const PhysicalPlan& p) {
