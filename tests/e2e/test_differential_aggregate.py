@@ -66,10 +66,12 @@ def final_rows(kafka, topic, key, done, what):
     msgs = []
     for _ in range(int(WAIT_S / 2)):
         msgs = kafka.consume(topic, timeout=2)
-        final = {}
+        # An upsert topic: the last record of each Kafka key, a tombstone
+        # (no value) deleting it.
+        latest = {}
         for m in msgs:
-            row = json.loads(m.value())
-            final[row[key]] = row
+            latest[m.key()] = None if m.value() is None else json.loads(m.value())
+        final = {row[key]: row for row in latest.values() if row is not None}
         if done(final):
             return final
     raise AssertionError(f"{what}: after {len(msgs)} records the final rows are {final}")
@@ -87,9 +89,12 @@ def setup(server, kafka):
     stmts = [f"""CREATE SOURCE {src} (k STRING, g STRING, h STRING, x BIGINT, y INT)
                  WITH ({kafka.options()}, subscribe = '{topic}', startingOffsets = 'earliest',
                        format = 'json')"""]
+    # The nested flow retracts rows (its outer groups lose inner rows): an
+    # upsert sink writes each group's latest row under its key.
+    modes = {"nested": ", 'mode' = 'upsert'", "distinct": ""}
     for w in names:
         stmts.append(f"CREATE SINK {sinks[w]}_s WITH ({kafka.options()}, topic = '{sinks[w]}', "
-                     f"format = 'json')")
+                     f"format = 'json'{modes[w]})")
     stmts.append(f"""CREATE FLOW {names['nested']} INTO {sinks['nested']}_s
         WITH ('shuffle.partitions' = '3') AS
         SELECT g, count(*) AS c, sum(n) AS s, max(n) AS m, min(mx) AS mn, max(sx) AS msx,
