@@ -9,6 +9,7 @@
 #include "common/row_codec.h"
 #include "common/row_kind.h"
 #include "executor/operators/stateful_operator.h"
+#include "executor/state/stored_sequence.h"
 
 namespace rtsql {
 namespace {
@@ -76,12 +77,6 @@ class StreamJoinOperator final : public StatefulOperator {
     for (size_t i = 0; i < leftWidth_; ++i) leftTypes_.push_back(spec.output.columns[i].type);
     for (size_t i = 0; i < rightWidth_; ++i)
       rightTypes_.push_back(spec.output.columns[leftWidth_ + i].type);
-    std::string v;
-    if (state_.get(kSeqTag, {}, v)) {
-      std::string_view in(v);
-      seq_ = decodeKeyInt(in);
-      seqStored_ = true;
-    }
     out_.resize(leftWidth_ + rightWidth_);
     refreshStats();
   }
@@ -163,11 +158,11 @@ class StreamJoinOperator final : public StatefulOperator {
   // number) with its expiry index entry.
   void keep(char rowTag, char indexTag, int64_t time) {
     seqBytes_.clear();
-    encodeKeyInt(seqBytes_, seq_);
+    encodeKeyInt(seqBytes_, seq_.current());
     state_.putKeyAt(rowTag, jk_, time, seqBytes_, value_);
     seqBytes_.append(jk_);
     state_.putAt(indexTag, time, seqBytes_, {});
-    ++seq_;
+    seq_.advance();
     countUpdate();
     refreshStats();
   }
@@ -202,17 +197,11 @@ class StreamJoinOperator final : public StatefulOperator {
   }
 
   // Saves the next sequence number with the epoch's state.
-  void beforeFlush() override {
-    value_.clear();
-    encodeKeyInt(value_, seq_);
-    state_.put(kSeqTag, {}, value_);
-    seqStored_ = true;
-  }
+  void beforeFlush() override { seq_.save(); }
 
   // A row takes two entries (row and index); the saved sequence number is no row.
   uint64_t stateRows() const override {
-    uint64_t entries = state_.size();
-    if (seqStored_ && entries > 0) --entries;
+    uint64_t entries = seq_.rowEntries(state_.size());
     return entries / 2;
   }
 
@@ -237,8 +226,7 @@ class StreamJoinOperator final : public StatefulOperator {
   bool leftOuter_;
   size_t leftWidth_, rightWidth_;
   std::vector<DataTypePtr> leftTypes_, rightTypes_;
-  int64_t seq_ = 0;
-  bool seqStored_ = false;
+  StoredSequence seq_{state_, kSeqTag};
   // Buffers reused for every row.
   std::string jk_, seqBytes_, value_;
   Row out_;
@@ -293,12 +281,6 @@ class RegularJoinOperator final : public StatefulOperator {
     for (size_t i = 0; i < leftWidth_; ++i) left_.types.push_back(spec.output.columns[i].type);
     for (size_t i = 0; i < rightWidth_; ++i)
       right_.types.push_back(spec.output.columns[leftWidth_ + i].type);
-    std::string v;
-    if (state_.get(kSeqTag, {}, v)) {
-      std::string_view in(v);
-      seq_ = decodeKeyInt(in);
-      seqStored_ = true;
-    }
     out_.resize(leftWidth_ + rightWidth_);
     refreshStats();
   }
@@ -401,13 +383,13 @@ class RegularJoinOperator final : public StatefulOperator {
     if (me.outer) encodeKeyInt(value_, matches);
     value_.append(rowBytes_);
     seqBytes_.clear();
-    encodeKeyInt(seqBytes_, seq_);
+    encodeKeyInt(seqBytes_, seq_.current());
     state_.putKeyAt(me.tag, jk_, time, seqBytes_, value_);
     if (ttl_ > 0) {
       seqBytes_.append(jk_);
       state_.putAt(me.indexTag, time, seqBytes_, {});
     }
-    ++seq_;
+    seq_.advance();
     countUpdate();
     refreshStats();
   }
@@ -474,18 +456,12 @@ class RegularJoinOperator final : public StatefulOperator {
     }
   }
 
-  void beforeFlush() override {
-    value_.clear();
-    encodeKeyInt(value_, seq_);
-    state_.put(kSeqTag, {}, value_);
-    seqStored_ = true;
-  }
+  void beforeFlush() override { seq_.save(); }
 
   // A row takes one entry, two with a TTL (row and index); the saved sequence
   // number is no row.
   uint64_t stateRows() const override {
-    uint64_t entries = state_.size();
-    if (seqStored_ && entries > 0) --entries;
+    uint64_t entries = seq_.rowEntries(state_.size());
     return ttl_ > 0 ? entries / 2 : entries;
   }
 
@@ -493,8 +469,7 @@ class RegularJoinOperator final : public StatefulOperator {
   int64_t ttl_;
   size_t leftWidth_, rightWidth_;
   Side left_, right_;
-  int64_t seq_ = 0;
-  bool seqStored_ = false;
+  StoredSequence seq_{state_, kSeqTag};
   // Buffers reused for every row.
   std::string jk_, seqBytes_, value_, rowBytes_;
   Row out_;

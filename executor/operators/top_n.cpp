@@ -6,6 +6,7 @@
 
 #include "common/row_codec.h"
 #include "executor/operators/stateful_operator.h"
+#include "executor/state/stored_sequence.h"
 
 namespace rtsql {
 namespace {
@@ -32,12 +33,6 @@ class TopNOperator final : public StatefulOperator {
     if (rank_ && width == 0) throw InternalError("TopN: a rank column in an empty schema");
     for (size_t i = 0; i < width - (rank_ ? 1 : 0); ++i)
       types_.push_back(spec.output.columns[i].type);
-    std::string v;
-    if (state_.get(kSeqTag, {}, v)) {
-      std::string_view in(v);
-      seq_ = decodeKeyInt(in);
-      seqStored_ = true;
-    }
     refreshStats();
   }
 
@@ -85,7 +80,7 @@ class TopNOperator final : public StatefulOperator {
 
   void insert(Row& row, const RecordContext& ctx) {
     rest_ = order_bytes_;
-    encodeKeyInt(rest_, seq_);
+    encodeKeyInt(rest_, seq_.current());
     // The new row has the highest sequence number, so it ranks after every
     // row with equal order keys.
     size_t pos = 0;
@@ -94,7 +89,7 @@ class TopNOperator final : public StatefulOperator {
     value_.clear();
     encodeRow(value_, row);
     state_.putKeyAt(kRowTag, key_, kNoTime, rest_, value_);
-    ++seq_;
+    seq_.advance();
     countUpdate();
     if (pos >= limit_) return;  // kept to refill the top after a retraction
 
@@ -156,17 +151,11 @@ class TopNOperator final : public StatefulOperator {
 
   void expire(int64_t) override {}  // ranks never expire
 
-  void beforeFlush() override {
-    value_.clear();
-    encodeKeyInt(value_, seq_);
-    state_.put(kSeqTag, {}, value_);
-    seqStored_ = true;
-  }
+  void beforeFlush() override { seq_.save(); }
 
   // The saved sequence number is no row.
   uint64_t stateRows() const override {
-    uint64_t entries = state_.size();
-    if (seqStored_ && entries > 0) --entries;
+    uint64_t entries = seq_.rowEntries(state_.size());
     return entries;
   }
 
@@ -177,8 +166,7 @@ class TopNOperator final : public StatefulOperator {
   bool rank_;
   bool keepAll_;
   std::vector<DataTypePtr> types_;
-  int64_t seq_ = 0;
-  bool seqStored_ = false;
+  StoredSequence seq_{state_, kSeqTag};
   // Buffers reused for every row.
   std::string key_, order_bytes_, rest_, value_;
   std::vector<Entry> entries_;
