@@ -40,11 +40,12 @@ else
 fi
 
 # DuckDB, the batch reference of the differential end-to-end tests: Debian 12
-# has no package for it, so pip installs it for the system's python3.
+# has no package for it, so pip installs it (a fixed version, for the same
+# results on every machine) for the system's python3.
 if /usr/bin/python3 -c "import duckdb" >/dev/null 2>&1; then
   echo "setup: python duckdb already installed"
 else
   echo "setup: installing python duckdb"
-  $SUDO /usr/bin/python3 -m pip install --quiet --break-system-packages duckdb
+  $SUDO /usr/bin/python3 -m pip install --quiet --break-system-packages "duckdb==2.0.1"
 fi
 echo "setup: done"
