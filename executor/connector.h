@@ -102,6 +102,10 @@ class SinkWriter {
   // Delete reaches only sinks that can write it (the planner refuses the
   // flow otherwise), so the default treats it as an internal error.
   virtual void writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind);
+  // The changes of the rows the task took together are all written: a sink
+  // that holds an UpdateBefore for the UpdateAfter that may follow writes it
+  // now as a delete (connectors/format/changes.h).
+  virtual void endOfChanges() {}
   // Epoch end and shutdown: waits until every written row is acknowledged.
   // Throws SqlError when delivery failed.
   virtual void flush(int timeoutMs) = 0;

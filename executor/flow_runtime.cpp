@@ -458,6 +458,7 @@ void FlowRuntime::runSourceTask(Task& task) {
         RecordContext ctx{rec.timestampMicros, rec.readMicros};
         head->push(rec.row, ctx);
       }
+      if (!batch.empty()) head->onBatchEnd();
       if (task.shuffleOut) task.shuffleOut->endBatch();
       if (!batch.empty()) activity.delivered(now);
 
@@ -503,6 +504,7 @@ void FlowRuntime::runShuffleTask(Task& task) {
       if (!task.queue->popAll(inbox, kIdleWaitMs)) continue;
       if (task.shuffleOut) task.shuffleOut->beginBatch();
       for (ShuffleMessage& msg : inbox) handleShuffleMessage(task, msg);
+      task.head()->onBatchEnd();
       if (task.shuffleOut) task.shuffleOut->endBatch();
       inbox.clear();
     }

@@ -9,6 +9,7 @@
 #include "common/expr.h"
 #include "planner/logical_plan.h"
 #include "planner/physical_plan.h"
+#include "planner/sink_changelog.h"
 
 namespace rtsql {
 
@@ -194,6 +195,7 @@ Changelog merge(const std::vector<Changelog>& inputs) {
 // must run again with aggregations emitting retractions.
 bool derive(PhysicalPlan& plan, bool retract) {
   bool enough = true;
+  const bool upsert = sinkMode(plan.sink.options) == SinkMode::Upsert;
   std::vector<Changelog> stageOut(plan.stages.size());
   std::vector<Changelog> toSink;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
@@ -212,6 +214,12 @@ bool derive(PhysicalPlan& plan, bool retract) {
     }
     for (OperatorSpec& op : stage.operators) {
       if (in.mode == ChangelogMode::Updates && op.stateful()) enough = false;
+      // A filter may drop a key's new row: only a delete can then take the
+      // key's earlier row out of an upsert sink, and a filter can tell that
+      // only from the old row (filter.cpp).
+      if (in.mode == ChangelogMode::Updates && std::holds_alternative<FilterSpec>(op.kind()) &&
+          upsert)
+        enough = false;
       op.base().input = in.mode;
       in = next(in, op, retract);
       op.base().changelog = in;

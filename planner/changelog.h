@@ -18,7 +18,9 @@
 //            the old row out of what it keeps before it puts the new one in.
 // The planner picks the cheapest mode that serves every reader: an
 // aggregation emits updates unless a stateful operator or a sink that writes
-// retractions reads its rows; an append-only flow pays for nothing.
+// retractions reads its rows, or a filter stands between it and an upsert
+// sink (a filter can drop a key's new row, and only a delete then takes the
+// old one out); an append-only flow pays for nothing.
 // The unique key is a set of output columns no two rows of an append stream
 // share, and under which an update replaces its predecessor. A projection
 // keeps it when it keeps those columns as they are; anything that may repeat

@@ -76,8 +76,12 @@ class FileSink final : public SinkWriter {
     changes_->add(row, kind, emit_);
   }
 
-  void flush(int /*timeoutMs*/) override {
+  void endOfChanges() override {
     if (changes_) changes_->finish(emit_);
+  }
+
+  void flush(int /*timeoutMs*/) override {
+    endOfChanges();
     writeAll();
     if (fsync_ && error_.empty() && ::fsync(fd_) != 0) fail(errno);
     if (!error_.empty()) {

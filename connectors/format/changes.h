@@ -39,7 +39,8 @@ class ChangeEncoder {
   // Encodes one change. An UpdateBefore may be held until the next call.
   virtual void add(const Row& row, RowKind kind, const Emit& emit) = 0;
   // Writes what is held (an UpdateBefore no UpdateAfter followed, as a delete):
-  // at an epoch's end, before the sink flushes.
+  // when the task is through a batch of rows (SinkWriter::endOfChanges) and at
+  // an epoch's end, before the sink flushes.
   virtual void finish(const Emit& emit) = 0;
 };
 

@@ -387,8 +387,12 @@ class KafkaSinkWriter final : public SinkWriter {
   }
 
  public:
-  void flush(int timeoutMs) override {
+  void endOfChanges() override {
     if (changes_ && !paused_) changes_->finish(emit_);
+  }
+
+  void flush(int timeoutMs) override {
+    endOfChanges();
     // Waits for this task's rows only: the other tasks keep writing through
     // the shared producer meanwhile, so its queue as a whole may never be empty.
     // Polling serves the delivery reports, whichever task's they are.

@@ -62,6 +62,13 @@ class Operator {
   virtual void onWatermark(int64_t watermarkMicros) {
     if (next_) next_->onWatermark(watermarkMicros);
   }
+  // The task is through the records it took together (a poll's records, or
+  // a shuffle inbox): an operator that holds a change to pair it with the
+  // next one (filter.cpp, the sink's change encoders) releases it now, so
+  // that nothing waits for a record that may not come. Called once per batch.
+  virtual void onBatchEnd() {
+    if (next_) next_->onBatchEnd();
+  }
   // Epoch end: stateful operators make their state durable in the state store
   // (StateTable::flush), then forward the call. numRowsUpdated restarts at 0.
   virtual void onEpochEnd() {

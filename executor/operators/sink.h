@@ -15,6 +15,7 @@ class SinkOperator final : public Operator {
   SinkOperator(SinkWriter& writer, TaskMetricsSlot& metrics) : writer_(writer), metrics_(metrics) {}
 
   void push(Row& row, const RecordContext& ctx) override;
+  void onBatchEnd() override { writer_.endOfChanges(); }
   std::string name() const override { return "Sink"; }
 
  private:

@@ -31,7 +31,8 @@ Records (separated by blank lines; `#` starts a comment line):
     {"user_id":"u1","amount":12.5}
 
     expect TOPIC [ordered] [keyed]      (the topic holds exactly these records)
-    expect TOPIC latest                 (the last record of each key: KEY|VALUE lines)
+    expect TOPIC latest                 (the last record of each key: KEY|VALUE lines;
+                                         KEY|<tombstone> is a record with no value)
     {"user_id":"u1","doubled":25.0}
 
     expect-empty TOPIC                  (no record arrives within the grace period)
@@ -314,7 +315,8 @@ def parse_expected_record(line, keyed):
         if "|" not in line:
             raise TestFailure(f"keyed record without 'KEY|VALUE': {line!r}")
         k, v = line.split("|", 1)
-        return canonical_record(None if k == "NULL" else k, v, True)
+        return canonical_record(None if k == "NULL" else k, None if v == "<tombstone>" else v,
+                                True)
     return canonical_record(None, line, False)
 
 

@@ -77,6 +77,22 @@ TEST_CASE("upsert keys by the flow's unique key and needs no retractions") {
   CHECK(global.sink.keyColumn == -1);
 }
 
+TEST_CASE("a filter over a GROUP BY into upsert makes the aggregation retract") {
+  Fixture f;
+  // HAVING may drop a key's new row: only a delete takes its old row out.
+  const std::string having = std::string(kGroupBy) + " HAVING count(*) < 3";
+  PhysicalPlan p = f.flow("CREATE FLOW g INTO latest AS " + having);
+  CHECK(p.output.mode == ChangelogMode::Retract);
+  CHECK(p.sink.keyColumn == 0);
+  // The same filter over a subquery's GROUP BY.
+  PhysicalPlan sub = f.flow("CREATE FLOW g INTO latest AS SELECT * FROM (" + std::string(kGroupBy) +
+                            ") WHERE n > 1");
+  CHECK(sub.output.mode == ChangelogMode::Retract);
+  // Into a sink that keeps Spark's update mode nothing changes.
+  PhysicalPlan spark = f.flow("CREATE FLOW g INTO alerts AS " + having);
+  CHECK(spark.output.mode == ChangelogMode::Updates);
+}
+
 TEST_CASE("upsert refuses a flow without a unique key") {
   Fixture f;
   std::string sql = "CREATE FLOW a INTO latest AS SELECT user_id, url FROM clicks";
