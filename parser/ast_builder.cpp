@@ -803,6 +803,11 @@ ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
     e->args.push_back(std::move(base));
     e->args.push_back(valueExpr(b->lower));
     e->args.push_back(valueExpr(b->upper));
+  } else if (auto* sq = dynamic_cast<P::InSubqueryPredicateContext*>(pred)) {
+    e = newExpr(ast::ExprKind::InSubquery, ctx);
+    e->negated = sq->NOT() != nullptr;
+    e->args.push_back(std::move(base));
+    e->subquery = query(sq->query());
   } else if (auto* in = dynamic_cast<P::InPredicateContext*>(pred)) {
     e = newExpr(ast::ExprKind::In, ctx);
     e->negated = in->NOT() != nullptr;
@@ -926,6 +931,16 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
     return e;
   }
   if (auto* p = dynamic_cast<P::ParenPrimaryContext*>(ctx)) return expr(p->expr());
+  if (auto* sq = dynamic_cast<P::SubqueryPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Subquery, ctx);
+    e->subquery = query(sq->query());
+    return e;
+  }
+  if (auto* ex = dynamic_cast<P::ExistsPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Exists, ctx);
+    e->subquery = query(ex->query());
+    return e;
+  }
   if (auto* cs = dynamic_cast<P::CasePrimaryContext*>(ctx)) {
     auto e = newExpr(ast::ExprKind::Case, ctx);
     if (cs->operand != nullptr) {

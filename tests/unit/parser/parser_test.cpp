@@ -91,6 +91,12 @@ std::string dump(const Expr& e) {
       return std::string(e.negated ? "(IS NOT NULL" : "(IS NULL") + dumpArgs(e) + ")";
     case ExprKind::Field: return "(. " + dump(*e.args[0]) + " " + e.name + ")";
     case ExprKind::Subscript: return "([]" + dumpArgs(e) + ")";
+    case ExprKind::Subquery:
+      return "(SUBQUERY)";
+    case ExprKind::InSubquery:
+      return std::string(e.negated ? "(NOT IN SUBQUERY" : "(IN SUBQUERY") + dumpArgs(e) + ")";
+    case ExprKind::Exists:
+      return "(EXISTS)";
   }
   return "?";
 }
