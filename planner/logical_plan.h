@@ -130,6 +130,9 @@ class QueryBinder {
                                std::vector<ast::ExprPtr>& rewritten) const;
   BoundQuery bindSubquery(const ast::Expr& e, const Scope& outer) const;
   Relation bindInSubquery(const ast::Expr& in, Relation rel, int n) const;
+  Catalog::TablePtr staticSubqueryTable(const ast::Query& q) const;
+  Relation bindStaticInSubquery(const ast::Expr& in, Relation rel, int n,
+                                const Catalog::TablePtr& table) const;
   Relation bindScalarSubquery(const ast::Expr& e, Relation rel, const std::string& qualifier,
                               std::string& name) const;
 

@@ -23,6 +23,8 @@
 // flow's output is a changelog.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "planner/logical_plan.h"
 
 namespace rtsql::planner_detail {
@@ -174,31 +176,40 @@ const char* kRewriteIn =
                  e.pos, hint);
 }
 
+namespace {
+
+// `err`, raised binding subquery `q`, as the refusal of a correlated
+// subquery when the name it could not find is one of the enclosing query's.
+void throwIfCorrelated(const SqlError& err, const ast::Query& q, const Scope& outer) {
+  if (err.sqlstate() != sqlstate::kUndefinedColumn || !err.hasPosition()) return;
+  const ast::Expr* column = nullptr;
+  forEachExpr(q, [&](const ast::Expr& n) {
+    if (n.kind == ast::ExprKind::Column && n.pos == err.position()) column = &n;
+  });
+  if (column == nullptr) return;
+  try {
+    ExprBinder(outer, ExprContext::Where).bind(*column);
+  } catch (const SqlError&) {
+    return;
+  }
+  std::string name;
+  for (const auto& p : column->parts) name += (name.empty() ? "" : ".") + p;
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("a correlated subquery (it reads \"{}\" of the enclosing query) is "
+                             "not supported",
+                             name),
+                 column->pos,
+                 "join instead: FROM a JOIN (SELECT k, ... FROM b GROUP BY k) AS s ON a.k = s.k");
+}
+
+}  // namespace
+
 BoundQuery QueryBinder::bindSubquery(const ast::Expr& e, const Scope& outer) const {
   try {
     return bindQuery(*e.subquery, false, SqlError::npos);
   } catch (const SqlError& err) {
-    if (err.sqlstate() != sqlstate::kUndefinedColumn || !err.hasPosition()) throw;
-    // A name the subquery does not know but the enclosing query does: the
-    // subquery is correlated.
-    const ast::Expr* column = nullptr;
-    forEachExpr(*e.subquery, [&](const ast::Expr& n) {
-      if (n.kind == ast::ExprKind::Column && n.pos == err.position()) column = &n;
-    });
-    if (column == nullptr) throw;
-    try {
-      ExprBinder(outer, ExprContext::Where).bind(*column);
-    } catch (const SqlError&) {
-      throw err;
-    }
-    std::string name;
-    for (const auto& p : column->parts) name += (name.empty() ? "" : ".") + p;
-    throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("a correlated subquery (it reads \"{}\" of the enclosing query) is "
-                               "not supported",
-                               name),
-                   column->pos,
-                   "join instead: FROM a JOIN (SELECT k, ... FROM b GROUP BY k) AS s ON a.k = s.k");
+    throwIfCorrelated(err, *e.subquery, outer);
+    throw;
   }
 }
 
@@ -293,9 +304,10 @@ ast::TableRef joinRef(size_t leftPos, size_t rightPos, ast::ExprPtr leftKey,
 }
 
 // `rel` with the join's EXPLAIN label replaced.
+template <typename Spec>
 void relabel(Relation& rel, std::string label) {
   auto node = std::make_shared<Node>(*rel.node);
-  node->op.as<StreamJoinSpec>().label = std::move(label);
+  node->op.as<Spec>().label = std::move(label);
   rel.node = node;
 }
 
@@ -311,6 +323,8 @@ Relation QueryBinder::bindInSubquery(const ast::Expr& in, Relation rel, int n) c
       }
     }
   }
+  if (Catalog::TablePtr table = staticSubqueryTable(q))
+    return bindStaticInSubquery(in, std::move(rel), n, table);
   BoundQuery inner = bindSubquery(in, rel.scope);
   if (inner.outputs.size() != 1) {
     throw SqlError(sqlstate::kSyntaxError,
@@ -358,11 +372,92 @@ Relation QueryBinder::bindInSubquery(const ast::Expr& in, Relation rel, int n) c
   const std::string keyText =
       ExprBinder(displayScope(rel.scope), ExprContext::Where).bind(*in.args[0])->toString();
   rel.scope.columns.push_back(ScopeColumn{outerQualifier, "$key", key->type(), true, key});
+  rel.identity = false;
   ast::TableRef ref = joinRef(in.args[0]->pos, q.pos, columnExpr(outerQualifier, "$key", in.pos),
                               columnExpr(qualifier, value, q.pos));
   Relation out = bindStreamJoin(ref, std::move(rel), std::move(right));
-  relabel(out, fmt::format("on [{} = {}] for IN (SELECT DISTINCT {} ...)", keyText, innerName,
-                           innerName));
+  relabel<StreamJoinSpec>(out, fmt::format("on [{} = {}] for IN (SELECT DISTINCT {} ...)", keyText,
+                                           innerName, innerName));
+  return out;
+}
+
+// A subquery that reads one static table without aggregating: its values
+// are known when the flow is planned, as a join with a static table's rows is.
+Catalog::TablePtr QueryBinder::staticSubqueryTable(const ast::Query& q) const {
+  if (q.terms.size() != 1 || q.limit || !q.orderBy.empty() || !ctx_.catalog) return nullptr;
+  const ast::Select& s = q.terms[0];
+  if (!s.from || s.from->kind != ast::TableRef::Kind::Named || !s.groupBy.empty() || s.having ||
+      !s.distinctOn.empty() || s.items.size() != 1 ||
+      s.items[0].expr->kind == ast::ExprKind::Star || containsAggregate(*s.items[0].expr)) {
+    return nullptr;
+  }
+  if (ctx_.catalog->findSource(s.from->name)) return nullptr;
+  return ctx_.catalog->findTable(s.from->name);
+}
+
+// `x IN (SELECT y FROM t WHERE ...)` over a static table t: the distinct
+// non-NULL values of y are computed now and the outer rows probe them in a
+// broadcast join, which keeps no state and emits no retraction.
+Relation QueryBinder::bindStaticInSubquery(const ast::Expr& in, Relation rel, int n,
+                                           const Catalog::TablePtr& table) const {
+  const ast::Query& q = *in.subquery;
+  const ast::Select& s = q.terms[0];
+  const std::string alias = s.from->alias.empty() ? s.from->name : s.from->alias;
+  const Scope scope = scopeFromSchema(table->schema, alias);
+  ExprPtr value, cond;
+  try {
+    value = ExprBinder(scope, ExprContext::SelectList).bind(*s.items[0].expr);
+    if (s.where) cond = ExprBinder(scope, ExprContext::Where).bind(*s.where);
+  } catch (const SqlError& err) {
+    throwIfCorrelated(err, q, rel.scope);
+    throw;
+  }
+  if (cond && cond->type()->id != TypeId::Boolean && cond->type()->id != TypeId::Null) {
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("argument of WHERE must be type BOOLEAN, not type {}",
+                               cond->type()->toString()),
+                   s.where->pos);
+  }
+  auto rows = std::make_shared<std::vector<Row>>();
+  if (table->rows) {
+    for (const Row& r : *table->rows) {
+      if (cond) {
+        Value c = cond->eval(r);
+        if (c.isNull() || !c.asBool()) continue;
+      }
+      Value v = value->eval(r);
+      if (!v.isNull()) rows->push_back(Row{std::move(v)});  // NULL matches nothing
+    }
+  }
+  std::sort(rows->begin(), rows->end(),
+            [](const Row& a, const Row& b) { return a[0].compare(b[0]) < 0; });
+  rows->erase(std::unique(rows->begin(), rows->end(),
+                          [](const Row& a, const Row& b) { return a[0] == b[0]; }),
+              rows->end());
+
+  const std::string qualifier = fmt::format("$subquery{}", n);
+  auto values = std::make_shared<TableDef>();
+  values->name = table->name;
+  values->schema.columns.push_back(Column{"$in", value->type(), true});
+  values->rows = rows;
+  Relation right;
+  right.table = values;
+  right.scope = scopeFromSchema(values->schema, qualifier);
+  right.name = alias;
+  right.pos = q.pos;
+
+  const std::string outerQualifier = fmt::format("$outer{}", n);
+  ExprPtr key = ExprBinder(rel.scope, ExprContext::Where).bind(*in.args[0]);
+  const std::string keyText =
+      ExprBinder(displayScope(rel.scope), ExprContext::Where).bind(*in.args[0])->toString();
+  rel.scope.columns.push_back(ScopeColumn{outerQualifier, "$key", key->type(), true, key});
+  rel.identity = false;
+  ast::TableRef ref = joinRef(in.args[0]->pos, q.pos, columnExpr(outerQualifier, "$key", in.pos),
+                              columnExpr(qualifier, "$in", q.pos));
+  Relation out = bindBroadcastJoin(ref, std::move(rel), std::move(right));
+  const std::string shown = s.items[0].alias.empty() ? s.items[0].text : s.items[0].alias;
+  relabel<BroadcastJoinSpec>(
+      out, fmt::format("on [{} = {}] for IN (SELECT DISTINCT {} ...)", keyText, shown, shown));
   return out;
 }
 
@@ -400,11 +495,12 @@ Relation QueryBinder::bindScalarSubquery(const ast::Expr& e, Relation rel,
 
   const std::string outerQualifier = "$outer" + qualifier.substr(std::string("$subquery").size());
   rel.scope.columns.push_back(ScopeColumn{outerQualifier, "$key", one->type(), true, one});
+  rel.identity = false;
   ast::TableRef ref =
       joinRef(rel.pos == SqlError::npos ? e.pos : rel.pos, e.pos,
               columnExpr(outerQualifier, "$key", e.pos), columnExpr(qualifier, "$key", e.pos));
   Relation out = bindStreamJoin(ref, std::move(rel), std::move(right));
-  relabel(out, fmt::format("with the one row of {}", name));
+  relabel<StreamJoinSpec>(out, fmt::format("with the one row of {}", name));
   return out;
 }
 
