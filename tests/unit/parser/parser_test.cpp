@@ -712,6 +712,21 @@ TEST_CASE("subqueries in expressions") {
   CHECK(scalar.kind == ExprKind::Subquery);
   CHECK(scalar.pos == 65);  // the opening parenthesis
 
+  // FROM a, b WHERE ...: the conditions with a subquery stay in WHERE, the
+  // others are the join's ON.
+  q = parseQuery("SELECT * FROM a, b WHERE a.k = b.k AND a.x IN (SELECT y FROM t) AND a.v > 1");
+  REQUIRE(q->terms[0].from != nullptr);
+  REQUIRE(q->terms[0].from->on != nullptr);
+  CHECK(q->terms[0].from->joinType == JoinType::Inner);
+  CHECK(dump(*q->terms[0].from->on) == "(AND (= a.k b.k) (> a.v 1))");
+  REQUIRE(q->terms[0].where != nullptr);
+  CHECK(dump(*q->terms[0].where) == "(IN a.x (SUBQUERY y))");
+  q = parseQuery("SELECT * FROM a, b WHERE a.x IN (SELECT y FROM t)");
+  CHECK(q->terms[0].from->joinType == JoinType::Cross);
+  CHECK(q->terms[0].from->on == nullptr);
+  REQUIRE(q->terms[0].where != nullptr);
+  CHECK(dump(*q->terms[0].where) == "(IN a.x (SUBQUERY y))");
+
   // A subquery must be a query: a bare expression list is not one.
   CHECK_THROWS_AS(parseQuery("SELECT a IN (SELECT) FROM t"), SqlError);
   CHECK_THROWS_AS(parseQuery("SELECT EXISTS (1) FROM t"), SqlError);
