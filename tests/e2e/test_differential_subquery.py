@@ -1,8 +1,11 @@
 """Differential tests of subqueries in WHERE against DuckDB: orders filtered
 by `cust IN (SELECT cust FROM pays WHERE ...)` and by a comparison with a
-scalar subquery `(SELECT avg(paid) FROM pays WHERE ...)`.
+scalar subquery `(SELECT avg(paid) FROM pays WHERE ...)`, and by an IN whose
+subquery's values come and go (`GROUP BY cust HAVING sum(paid) > 1000 AND
+sum(paid) < 2500`), so that orders already written
+are retracted when their customer leaves it.
 
-rtsql plans both as regular joins with an aggregation over the payments
+rtsql plans each as a regular join with an aggregation over the payments
 (docs/sql.md, "Subqueries"): the IN form joins each order with the distinct
 customers that paid, so that an order is written once however many payments
 its customer made; the scalar form joins each order with the one row of the
@@ -41,6 +44,10 @@ WAIT_S = 90  # bound on the wait for the flow's final result
 COLUMNS = ("oid", "cust", "amount")
 
 IN_WHERE = "amount > 100 AND cust IN (SELECT cust FROM {pays} WHERE paid > 20)"
+# The subquery's values come and go: a customer is in it while its total
+# is between 1000 and 2500, which most totals pass through.
+IN_HAVING_WHERE = ("cust IN (SELECT cust FROM {pays} GROUP BY cust "
+                   "HAVING sum(paid) > 1000 AND sum(paid) < 2500)")
 SCALAR_WHERE = "amount > (SELECT avg(paid) FROM {pays} WHERE cust <> 'c00') + 50"
 
 
@@ -188,6 +195,13 @@ def test_in_subquery_matches_duckdb(server, kafka):
     assert all(c == 1 for c in want.values())
     assert all(r.get("op") == "c" for r in records), "an append-only IN wrote a retraction"
     assert len(records) == sum(want.values())
+
+
+def test_in_subquery_with_retractions_matches_duckdb(server, kafka):
+    want, records = run_flow(server, kafka, IN_HAVING_WHERE, SEED + 2, "dsh", 300, 400)
+    assert all(c == 1 for c in want.values())
+    # Customers left the subquery's result and took their orders with them.
+    assert any(r.get("op") == "d" for r in records)
 
 
 def test_scalar_subquery_matches_duckdb(server, kafka):
