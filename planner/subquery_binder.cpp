@@ -501,6 +501,12 @@ Relation QueryBinder::bindScalarSubquery(const ast::Expr& e, Relation rel,
               columnExpr(outerQualifier, "$key", e.pos), columnExpr(qualifier, "$key", e.pos));
   Relation out = bindStreamJoin(ref, std::move(rel), std::move(right));
   relabel<StreamJoinSpec>(out, fmt::format("with the one row of {}", name));
+  // Every row has the one key: both sides go to a single task, as a global
+  // aggregate's rows do, rather than to one of several tasks that would only
+  // hold slots.
+  auto single = std::make_shared<Node>(*out.node);
+  for (auto& keys : single->shuffleKeys) keys.clear();
+  out.node = single;
   return out;
 }
 
