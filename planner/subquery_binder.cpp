@@ -303,6 +303,18 @@ ast::TableRef joinRef(size_t leftPos, size_t rightPos, ast::ExprPtr leftKey,
   return ref;
 }
 
+// IN compares like `=`: equal types, or numbers (widened by the join).
+void checkComparable(const DataTypePtr& outer, const DataTypePtr& inner, const ast::Expr& in) {
+  if (outer->equals(*inner) || outer->id == TypeId::Null || inner->id == TypeId::Null ||
+      (outer->isNumeric() && inner->isNumeric())) {
+    return;
+  }
+  throw SqlError(
+      sqlstate::kDatatypeMismatch,
+      fmt::format("IN compares {} with a subquery of {}", outer->toString(), inner->toString()),
+      in.pos, "CAST one side to the other's type");
+}
+
 // `rel` with the join's EXPLAIN label replaced.
 template <typename Spec>
 void relabel(Relation& rel, std::string label) {
@@ -369,6 +381,7 @@ Relation QueryBinder::bindInSubquery(const ast::Expr& in, Relation rel, int n) c
   // condition names both sides by column.
   const std::string outerQualifier = fmt::format("$outer{}", n);
   ExprPtr key = ExprBinder(rel.scope, ExprContext::Where).bind(*in.args[0]);
+  checkComparable(key->type(), inner.outputs[0].expr->type(), in);
   const std::string keyText =
       ExprBinder(displayScope(rel.scope), ExprContext::Where).bind(*in.args[0])->toString();
   rel.scope.columns.push_back(ScopeColumn{outerQualifier, "$key", key->type(), true, key});
@@ -448,6 +461,7 @@ Relation QueryBinder::bindStaticInSubquery(const ast::Expr& in, Relation rel, in
 
   const std::string outerQualifier = fmt::format("$outer{}", n);
   ExprPtr key = ExprBinder(rel.scope, ExprContext::Where).bind(*in.args[0]);
+  checkComparable(key->type(), value->type(), in);
   const std::string keyText =
       ExprBinder(displayScope(rel.scope), ExprContext::Where).bind(*in.args[0])->toString();
   rel.scope.columns.push_back(ScopeColumn{outerQualifier, "$key", key->type(), true, key});
