@@ -233,6 +233,7 @@ booleanExpr
 
 predicate
     : NOT? BETWEEN lower=valueExpr AND upper=valueExpr  # betweenPredicate
+    | NOT? IN LPAREN query RPAREN                       # inSubqueryPredicate
     | NOT? IN LPAREN expr (COMMA expr)* RPAREN          # inPredicate
     | NOT? LIKE pattern=valueExpr                       # likePredicate
     | NOT? (RLIKE | REGEXP) pattern=valueExpr           # rlikePredicate
@@ -256,6 +257,8 @@ primary
     | STAR                                                     # starPrimary
     | identifier (DOT fieldName)* DOT STAR                     # qualifiedStarPrimary
     | identifier (DOT fieldName)*                              # columnPrimary
+    | LPAREN query RPAREN                                      # subqueryPrimary
+    | EXISTS LPAREN query RPAREN                               # existsPrimary
     | LPAREN expr RPAREN                                       # parenPrimary
     | primary LBRACKET expr RBRACKET                           # subscriptPrimary
     | primary DOT fieldName                                    # fieldPrimary

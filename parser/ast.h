@@ -47,6 +47,11 @@ enum class ExprKind {
   IsNull,     // args[0] IS [NOT] NULL; negated
   Field,      // args[0].name  (only after a non-name expression, e.g. f(x).a)
   Subscript,  // args[0][args[1]]
+
+  // A query inside an expression: the binder plans it only in WHERE.
+  Subquery,    // (SELECT ...) as a value; subquery
+  InSubquery,  // args[0] [NOT] IN (SELECT ...); negated; subquery
+  Exists,      // EXISTS (SELECT ...); subquery (NOT EXISTS is a Unary NOT over it)
 };
 
 enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp };
@@ -62,6 +67,7 @@ struct Literal {
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 struct Over;
+struct Query;
 
 struct Expr {
   ExprKind kind = ExprKind::Literal;
@@ -81,6 +87,7 @@ struct Expr {
   ExprPtr filter;                                  // Call: FILTER (WHERE filter), may be null
   size_t filterPos = 0;                            // Call: where FILTER is written
   std::shared_ptr<Over> over;                      // Call: OVER (...), may be null
+  std::shared_ptr<Query> subquery;                 // Subquery / InSubquery / Exists
   size_t endPos = 0;  // offset just past the last character (for default column names)
 };
 

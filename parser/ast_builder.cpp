@@ -58,6 +58,45 @@ P::PrimaryContext* bareStar(P::ExprContext* e) {
   return nullptr;
 }
 
+bool hasSubquery(const ast::Expr& e) {
+  if (e.subquery) return true;
+  for (const auto& a : e.args) {
+    if (a && hasSubquery(*a)) return true;
+  }
+  for (const auto& [w, t] : e.whens) {
+    if (hasSubquery(*w) || hasSubquery(*t)) return true;
+  }
+  return (e.elseExpr && hasSubquery(*e.elseExpr)) || (e.filter && hasSubquery(*e.filter));
+}
+
+// `to AND more`, or `more` alone when `to` is null.
+void addConjunct(ast::ExprPtr& to, ast::ExprPtr more) {
+  if (!to) {
+    to = std::move(more);
+    return;
+  }
+  auto e = std::make_unique<ast::Expr>();
+  e->kind = ast::ExprKind::Binary;
+  e->op = "AND";
+  e->pos = to->pos;
+  e->endPos = more->endPos;
+  e->args.push_back(std::move(to));
+  e->args.push_back(std::move(more));
+  to = std::move(e);
+}
+
+// The conjuncts of `e` without a subquery into `plain`, the others into
+// `withSubquery`, in their order.
+void splitSubqueryConjuncts(ast::ExprPtr e, ast::ExprPtr& plain, ast::ExprPtr& withSubquery) {
+  if (e->kind == ast::ExprKind::Binary && e->op == "AND" && e->args.size() == 2) {
+    splitSubqueryConjuncts(std::move(e->args[0]), plain, withSubquery);
+    splitSubqueryConjuncts(std::move(e->args[1]), plain, withSubquery);
+    return;
+  }
+  ast::ExprPtr& to = hasSubquery(*e) ? withSubquery : plain;
+  addConjunct(to, std::move(e));
+}
+
 }  // namespace
 
 // Counts recursion through expressions; see kMaxExprDepth.
@@ -661,10 +700,16 @@ ast::Select AstBuilder::selectCore(P::SelectCoreContext* ctx) {
   // FROM a, b WHERE cond is the inner join a JOIN b ON cond: for an inner join
   // a condition means the same in ON as in WHERE, and the join's planning
   // finds its keys and time bounds in ON.
+  // Conditions with a subquery stay in WHERE, where subqueries are planned.
   if (relations.size() == 2 && s.where && s.from->kind == ast::TableRef::Kind::Join &&
       s.from->joinType == ast::JoinType::Cross) {
-    s.from->joinType = ast::JoinType::Inner;
-    s.from->on = std::move(s.where);
+    ast::ExprPtr keep;
+    if (hasSubquery(*s.where)) splitSubqueryConjuncts(std::move(s.where), s.where, keep);
+    if (s.where) {
+      s.from->joinType = ast::JoinType::Inner;
+      s.from->on = std::move(s.where);
+    }
+    s.where = std::move(keep);
   }
   if (ctx->GROUP() != nullptr) {
     for (auto* e : ctx->expr()) {
@@ -803,6 +848,11 @@ ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
     e->args.push_back(std::move(base));
     e->args.push_back(valueExpr(b->lower));
     e->args.push_back(valueExpr(b->upper));
+  } else if (auto* sq = dynamic_cast<P::InSubqueryPredicateContext*>(pred)) {
+    e = newExpr(ast::ExprKind::InSubquery, ctx);
+    e->negated = sq->NOT() != nullptr;
+    e->args.push_back(std::move(base));
+    e->subquery = query(sq->query());
   } else if (auto* in = dynamic_cast<P::InPredicateContext*>(pred)) {
     e = newExpr(ast::ExprKind::In, ctx);
     e->negated = in->NOT() != nullptr;
@@ -926,6 +976,16 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
     return e;
   }
   if (auto* p = dynamic_cast<P::ParenPrimaryContext*>(ctx)) return expr(p->expr());
+  if (auto* sq = dynamic_cast<P::SubqueryPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Subquery, ctx);
+    e->subquery = query(sq->query());
+    return e;
+  }
+  if (auto* ex = dynamic_cast<P::ExistsPrimaryContext*>(ctx)) {
+    auto e = newExpr(ast::ExprKind::Exists, ctx);
+    e->subquery = query(ex->query());
+    return e;
+  }
   if (auto* cs = dynamic_cast<P::CasePrimaryContext*>(ctx)) {
     auto e = newExpr(ast::ExprKind::Case, ctx);
     if (cs->operand != nullptr) {

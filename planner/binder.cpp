@@ -362,6 +362,10 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
       return makeFieldAccess(bind(*e.args.at(0)), e.name, e.pos);
     case ast::ExprKind::Subscript:
       return makeSubscript(bind(*e.args.at(0)), bind(*e.args.at(1)), e.pos);
+    case ast::ExprKind::Subquery:
+    case ast::ExprKind::InSubquery:
+    case ast::ExprKind::Exists:
+      refuseSubquery(e, context_);
   }
   throw InternalError("unknown expression kind");
 }

@@ -66,6 +66,9 @@ class ExprBinder {
   BindHook hook_;
 };
 
+// 0A000 for a subquery where none is planned (subquery_binder.cpp).
+[[noreturn]] void refuseSubquery(const ast::Expr& e, ExprContext context);
+
 // True when the expression contains an aggregate call (count(*), sum(x), ...).
 bool containsAggregate(const ast::Expr& e);
 // True when the expression contains window() or session_window().

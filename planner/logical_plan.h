@@ -123,6 +123,18 @@ class QueryBinder {
   Relation bindJoin(const ast::TableRef& ref) const;  // join_binder.cpp
   Relation bindBroadcastJoin(const ast::TableRef& ref, Relation left, Relation right) const;
   Relation bindStreamJoin(const ast::TableRef& ref, Relation left, Relation right) const;
+  // subquery_binder.cpp: the subqueries among the WHERE conditions `where` of
+  // a query over `rel`, joined to it; `where` is left with the conditions
+  // still to check on the result (`rewritten` owns those it rewrote).
+  Relation bindWhereSubqueries(Relation rel, std::vector<const ast::Expr*>& where,
+                               std::vector<ast::ExprPtr>& rewritten) const;
+  BoundQuery bindSubquery(const ast::Expr& e, const Scope& outer) const;
+  Relation bindInSubquery(const ast::Expr& in, Relation rel, int n) const;
+  Catalog::TablePtr staticSubqueryTable(const ast::Query& q) const;
+  Relation bindStaticInSubquery(const ast::Expr& in, Relation rel, int n,
+                                const Catalog::TablePtr& table) const;
+  Relation bindScalarSubquery(const ast::Expr& e, Relation rel, const std::string& qualifier,
+                              std::string& name) const;
 
   const PlanContext& ctx_;
   Mode mode_;

@@ -224,6 +224,8 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
                                rel.table->name, mode_ == Mode::Flow ? "flow" : "live query"),
                    rel.pos, "tables are joined to a source's rows: FROM s JOIN t ON ...");
   }
+  std::vector<ast::ExprPtr> rewritten;  // WHERE conditions whose subqueries became columns
+  rel = bindWhereSubqueries(std::move(rel), where, rewritten);
 
   for (const ast::Expr* w : where) {
     ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where).bind(*w);

@@ -37,6 +37,16 @@ std::string dump(const TypeName& t) {
 
 std::string dump(const Expr& e);
 
+// A subquery: its terms' select items, `|` between UNION ALL terms.
+std::string dump(const Query& q) {
+  std::string s;
+  for (size_t t = 0; t < q.terms.size(); ++t) {
+    if (t) s += " |";
+    for (const auto& item : q.terms[t].items) s += (s.empty() ? "" : " ") + dump(*item.expr);
+  }
+  return s;
+}
+
 std::string dumpArgs(const Expr& e, size_t from = 0) {
   std::string s;
   for (size_t i = from; i < e.args.size(); ++i) s += " " + dump(*e.args[i]);
@@ -91,6 +101,13 @@ std::string dump(const Expr& e) {
       return std::string(e.negated ? "(IS NOT NULL" : "(IS NULL") + dumpArgs(e) + ")";
     case ExprKind::Field: return "(. " + dump(*e.args[0]) + " " + e.name + ")";
     case ExprKind::Subscript: return "([]" + dumpArgs(e) + ")";
+    case ExprKind::Subquery:
+      return "(SUBQUERY " + dump(*e.subquery) + ")";
+    case ExprKind::InSubquery:
+      return std::string(e.negated ? "(NOT IN" : "(IN") + dumpArgs(e) + " (SUBQUERY " +
+             dump(*e.subquery) + "))";
+    case ExprKind::Exists:
+      return "(EXISTS " + dump(*e.subquery) + ")";
   }
   return "?";
 }
@@ -661,6 +678,58 @@ TEST_CASE("predicates") {
   CHECK(expr("like(a, 'x%') AND a LIKE ('y')") == "(AND like(a 'x%') (LIKE a 'y'))");
   CHECK(expr("a IS NULL") == "(IS NULL a)");
   CHECK(expr("a.b IS NOT NULL OR c") == "(OR (IS NOT NULL a.b) c)");
+}
+
+TEST_CASE("subqueries in expressions") {
+  CHECK(expr("a IN (SELECT b FROM t)") == "(IN a (SUBQUERY b))");
+  CHECK(expr("a NOT IN (SELECT b FROM t WHERE c > 1)") == "(NOT IN a (SUBQUERY b))");
+  CHECK(expr("a IN (SELECT b FROM t UNION ALL SELECT c FROM u)") == "(IN a (SUBQUERY b | c))");
+  CHECK(expr("(SELECT max(b) FROM t)") == "(SUBQUERY max(b))");
+  CHECK(expr("a > (SELECT max(b) FROM t) + 1") == "(> a (+ (SUBQUERY max(b)) 1))");
+  CHECK(expr("EXISTS (SELECT 1 FROM t)") == "(EXISTS 1)");
+  CHECK(expr("NOT EXISTS (SELECT b FROM t)") == "(NOT (EXISTS b))");
+  // A parenthesised query inside the parentheses is still the subquery.
+  CHECK(expr("a IN ((SELECT b FROM t))") == "(IN a (SUBQUERY b))");
+  // What parsed before still parses the same: lists and parenthesised values.
+  CHECK(expr("a IN (1, 2)") == "(IN a 1 2)");
+  CHECK(expr("a IN ((1), (2 + 3))") == "(IN a 1 (+ 2 3))");
+  CHECK(expr("(a + 1) * 2") == "(* (+ a 1) 2)");
+  CHECK(expr("((a))") == "a");
+
+  auto q = parseQuery(
+      "SELECT * FROM s WHERE x IN (SELECT y FROM t WHERE z = 1) AND v > (SELECT "
+      "avg(w) FROM u)");
+  const Select& s = q->terms[0];
+  REQUIRE(s.where != nullptr);
+  CHECK(dump(*s.where) == "(AND (IN x (SUBQUERY y)) (> v (SUBQUERY avg(w))))");
+  const Expr& in = *s.where->args[0];
+  REQUIRE(in.subquery != nullptr);
+  CHECK(in.pos == 22);  // the IN predicate starts at its left operand
+  CHECK(in.subquery->pos == 28);
+  REQUIRE(in.subquery->terms.size() == 1);
+  CHECK(in.subquery->terms[0].where != nullptr);
+  const Expr& scalar = *s.where->args[1]->args[1];
+  CHECK(scalar.kind == ExprKind::Subquery);
+  CHECK(scalar.pos == 65);  // the opening parenthesis
+
+  // FROM a, b WHERE ...: the conditions with a subquery stay in WHERE, the
+  // others are the join's ON.
+  q = parseQuery("SELECT * FROM a, b WHERE a.k = b.k AND a.x IN (SELECT y FROM t) AND a.v > 1");
+  REQUIRE(q->terms[0].from != nullptr);
+  REQUIRE(q->terms[0].from->on != nullptr);
+  CHECK(q->terms[0].from->joinType == JoinType::Inner);
+  CHECK(dump(*q->terms[0].from->on) == "(AND (= a.k b.k) (> a.v 1))");
+  REQUIRE(q->terms[0].where != nullptr);
+  CHECK(dump(*q->terms[0].where) == "(IN a.x (SUBQUERY y))");
+  q = parseQuery("SELECT * FROM a, b WHERE a.x IN (SELECT y FROM t)");
+  CHECK(q->terms[0].from->joinType == JoinType::Cross);
+  CHECK(q->terms[0].from->on == nullptr);
+  REQUIRE(q->terms[0].where != nullptr);
+  CHECK(dump(*q->terms[0].where) == "(IN a.x (SUBQUERY y))");
+
+  // A subquery must be a query: a bare expression list is not one.
+  CHECK_THROWS_AS(parseQuery("SELECT a IN (SELECT) FROM t"), SqlError);
+  CHECK_THROWS_AS(parseQuery("SELECT EXISTS (1) FROM t"), SqlError);
 }
 
 TEST_CASE("CASE, CAST, calls, field access and subscripts") {
