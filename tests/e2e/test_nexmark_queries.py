@@ -197,14 +197,6 @@ def test_row_number_orders_have_no_ties_in_the_test_events(small_events):
                  SELECT count(*) FROM (SELECT j.auction FROM j JOIN m
                  ON j.auction = m.auction AND j.price = m.price
                  GROUP BY j.auction HAVING count(*) > 1)""",
-        # q6's frames: the winning bids of one seller in date_time order.
-        "q6 frames": """WITH j AS (SELECT A.id, A.seller, B.price, B.date_time
-                          FROM auction A JOIN bid B ON A.id = B.auction
-                          AND B.date_time BETWEEN A.date_time AND A.expires),
-                      w AS (SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY id, seller
-                                ORDER BY price DESC) AS rn FROM j) WHERE rn = 1)
-                 SELECT count(*) FROM (SELECT seller, date_time FROM w
-                 GROUP BY ALL HAVING count(*) > 1)""",
     }
     for q, sql in ties.items():
         assert small_events.db.execute(sql).fetchone()[0] == 0, q
