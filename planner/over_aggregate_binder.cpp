@@ -117,13 +117,6 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   }
   if (!window) throw InternalError("an OVER aggregation without an OVER aggregate");
 
-  if (rel.table) {
-    throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("\"{}\" is a static table; a {} reads from a source",
-                               rel.table->name, mode_ == Mode::Flow ? "flow" : "live query"),
-                   rel.pos, "tables are joined to a source's rows: FROM s JOIN t ON ...");
-  }
-
   // One row per input row: the items but the OVER aggregates, then the
   // partition keys, order keys and arguments.
   std::vector<OutputColumn> pre;
