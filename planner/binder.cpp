@@ -245,9 +245,12 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
   if (e.over) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("{}() OVER (...) is not supported here", name), e.over->pos)
-        .withHint(
-            "a flow ranks rows per key with SELECT * FROM (SELECT ..., ROW_NUMBER() OVER "
-            "(PARTITION BY k ORDER BY x DESC) AS rn FROM s) WHERE rn <= 3");
+        .withHint(e.star || isAggregateFunction(name)
+                      ? "an aggregate OVER (...) is a select item: SELECT * FROM (SELECT ..., "
+                        "avg(x) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 10 PRECEDING AND "
+                        "CURRENT ROW) AS a FROM s) WHERE a > 1"
+                      : "a flow ranks rows per key with SELECT * FROM (SELECT ..., ROW_NUMBER() "
+                        "OVER (PARTITION BY k ORDER BY x DESC) AS rn FROM s) WHERE rn <= 3");
   }
   if (e.filter && !(e.star || isAggregateFunction(name))) {
     throw SqlError(sqlstate::kWrongObjectType,

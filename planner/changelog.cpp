@@ -173,6 +173,13 @@ Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
           }
         } else if constexpr (std::is_same_v<Spec, TopNSpec>) {
           out = ofTopN(spec, in.mode);
+        } else if constexpr (std::is_same_v<Spec, OverAggregateSpec>) {
+          // A row that lands before others (out of order, or retracted) changes
+          // the aggregates of the rows after it: the output always retracts.
+          out.mode = ChangelogMode::Retract;
+          out.state = spec.partitionKeys.empty() ? "every row of the stream, kept without bound"
+                                                 : "every row per key, kept without bound";
+          out.stateUnbounded = true;
         }
         return out;
       },

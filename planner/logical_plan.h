@@ -117,6 +117,10 @@ class QueryBinder {
   bool ranksRows(const ast::Select& s) const;
   Relation bindTopN(const ast::Select& s, std::vector<const ast::Expr*>& rest) const;
   void checkWindowFunctions(const ast::Select& s) const;
+  // over_aggregate_binder.cpp: whether a select item of `s` calls an
+  // aggregate function OVER (...); `s` bound as an OverAggregate over `rel`.
+  bool hasOverAggregate(const ast::Select& s) const;
+  BoundQuery bindOverAggregate(const ast::Select& s, Relation rel) const;
 
   Relation bindFrom(const ast::TableRef& ref) const;
   Relation bindNamed(const ast::TableRef& ref) const;

@@ -141,4 +141,19 @@ std::string TopNSpec::describe() const {
                      rankColumn ? " with rank" : "");
 }
 
+std::string OverAggregateSpec::describe() const {
+  std::string order;
+  for (size_t i = 0; i < orderKeys.size(); ++i) {
+    if (i) order += ", ";
+    order += orderKeys[i] ? orderKeys[i]->toString() : std::string("?");
+    if (i < descending.size() && descending[i]) order += " DESC";
+  }
+  std::string aggText;
+  for (size_t i = 0; i < aggregates.size(); ++i)
+    aggText += (i ? ", " : "") + aggregateText(aggregates[i]);
+  std::string frame = precedingRows < 0 ? std::string("unbounded") : std::to_string(precedingRows);
+  return fmt::format("OverAggregate keys=[{}] order=[{}] rows={} preceding aggs=[{}]",
+                     exprList(partitionKeys), order, frame, aggText);
+}
+
 }  // namespace rtsql

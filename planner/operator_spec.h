@@ -184,11 +184,29 @@ struct TopNSpec : OperatorSpecBase {
   bool stateful() const { return true; }
 };
 
+// agg(x) OVER (PARTITION BY partitionKeys ORDER BY orderKeys ROWS BETWEEN
+// precedingRows PRECEDING AND CURRENT ROW): per input row, the aggregates over
+// the frame of its partition = the rows ordered by the order keys (equal keys
+// by arrival), from precedingRows rows before the row to the row itself;
+// precedingRows < 0 is UNBOUNDED PRECEDING. Output = the input row, then one
+// column per aggregate. A row added or taken out changes the outputs of the
+// rows after it whose frames hold it, which are updated: the output retracts.
+struct OverAggregateSpec : OperatorSpecBase {
+  std::vector<ExprPtr> partitionKeys;  // on the input row
+  std::vector<ExprPtr> orderKeys;      // on the input row
+  std::vector<bool> descending;        // one per order key
+  int64_t precedingRows = -1;
+  std::vector<AggregateCall> aggregates;  // args on the input row; no DISTINCT, no FILTER
+
+  std::string describe() const;
+  bool stateful() const { return true; }
+};
+
 // One operator of a stage: any one of the kinds above.
 class OperatorSpec {
  public:
   using Kind = std::variant<FilterSpec, ProjectSpec, BroadcastJoinSpec, AggregateSpec, DedupSpec,
-                            StreamJoinSpec, TopNSpec>;
+                            StreamJoinSpec, TopNSpec, OverAggregateSpec>;
 
   OperatorSpec() = default;
   // Any kind's spec is an OperatorSpec.

@@ -246,7 +246,25 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
   bool dedup = s.distinct || !s.distinctOn.empty();
 
   BoundQuery out;
-  if (aggregate) {
+  if (hasOverAggregate(s)) {
+    if (aggregate) {
+      unsupported("an OVER aggregate with GROUP BY or another aggregate in the same SELECT",
+                  s.groupBy.empty() ? s.pos : s.groupBy[0]->pos,
+                  "aggregate in a subquery and compute the OVER aggregate over its rows in the "
+                  "enclosing query");
+    }
+    if (dedup) {
+      unsupported("DISTINCT with an OVER aggregate",
+                  s.distinctOn.empty() ? s.pos : s.distinctOn[0]->pos,
+                  "deduplicate the rows in a subquery first");
+    }
+    if (s.emitOnWindowClose) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     "EMIT ON WINDOW CLOSE needs a windowed aggregation", s.pos)
+          .withHint("GROUP BY window(ts, '1 minute'), ... EMIT ON WINDOW CLOSE");
+    }
+    out = bindOverAggregate(s, std::move(rel));
+  } else if (aggregate) {
     if (dedup) {
       unsupported("DISTINCT over an aggregation", s.distinctOn.empty() ? s.pos : s.distinctOn[0]->pos,
                   "an aggregation already gives one row per group");

@@ -31,11 +31,13 @@ const char* kRankHint =
     "filter the rank in an enclosing query: SELECT * FROM (SELECT *, ROW_NUMBER() OVER "
     "(PARTITION BY k ORDER BY x DESC) AS rn FROM s) WHERE rn <= 3";
 
-// The select item of `s` that calls a function OVER (...), or -1.
+// The select item of `s` that calls a function OVER (...) other than an
+// aggregate (which over_aggregate_binder.cpp binds), or -1.
 int overItem(const ast::Select& s) {
   for (size_t i = 0; i < s.items.size(); ++i) {
     const ast::Expr& e = *s.items[i].expr;
-    if (e.kind == ast::ExprKind::Call && e.over) return static_cast<int>(i);
+    if (e.kind == ast::ExprKind::Call && e.over && !e.star && !isAggregateFunction(e.name))
+      return static_cast<int>(i);
   }
   return -1;
 }

@@ -130,7 +130,7 @@ REFERENCE_SQL = {
                  AuctionBids.endtime = MaxBids.endtime AND
                  AuctionBids.num >= MaxBids.maxn""",
     "q6": """SELECT Q.seller,
-                    AVG(Q.price) OVER (PARTITION BY Q.seller ORDER BY Q.date_time
+                    AVG(Q.price) OVER (PARTITION BY Q.seller ORDER BY Q.date_time, Q.id
                                        ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) AS avg_price
              FROM (
                SELECT * FROM (

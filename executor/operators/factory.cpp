@@ -4,6 +4,7 @@
 #include "executor/operators/broadcast_join.h"
 #include "executor/operators/dedup.h"
 #include "executor/operators/filter.h"
+#include "executor/operators/over_aggregate.h"
 #include "executor/operators/project.h"
 #include "executor/operators/stream_join.h"
 #include "executor/operators/top_n.h"
@@ -39,6 +40,7 @@ OperatorPtr makeOperator(const OperatorSpec& spec, StateStore* store, int task) 
           [&](const DedupSpec& s) { return makeDedup(s, table()); },
           [&](const StreamJoinSpec& s) { return makeStreamJoin(s, table()); },
           [&](const TopNSpec& s) { return makeTopN(s, table()); },
+          [&](const OverAggregateSpec& s) { return makeOverAggregate(s, table()); },
       },
       spec.kind());
   // The plan decides from the spec which operators get state and checkpoint

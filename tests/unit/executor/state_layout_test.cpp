@@ -19,6 +19,7 @@
 #include "common/row_codec.h"
 #include "executor/operators/aggregate.h"
 #include "executor/operators/dedup.h"
+#include "executor/operators/over_aggregate.h"
 #include "executor/operators/top_n.h"
 #include "state_test_util.h"
 
@@ -350,4 +351,69 @@ TEST_CASE("state layout: a retracting GROUP BY adds the row count, 'M' and 'D' p
   CHECK(out.contexts[1].kind == RowKind::UpdateAfter);
   CHECK(out.rows[1] == Row{Value::string("a"), Value::bigint(2), Value::bigint(14),
                            Value::bigint(7), Value::bigint(1)});
+}
+
+namespace {
+
+// OverAggregate: rows (k BIGINT, p BIGINT, v BIGINT), PARTITION BY k ORDER BY
+// p, sum(v) over 1 preceding row.
+OverAggregateSpec overAggregate() {
+  OverAggregateSpec s;
+  s.id = 5;
+  s.output.columns = {{"k", bigint()}, {"p", bigint()}, {"v", bigint()}, {"s", bigint()}};
+  s.partitionKeys = {makeColumnRef(0, bigint(), "k")};
+  s.orderKeys = {makeColumnRef(1, bigint(), "p")};
+  s.descending = {false};
+  s.precedingRows = 1;
+  AggregateCall sum;
+  sum.function = AggregateFunction::Sum;
+  sum.arg = makeColumnRef(2, bigint(), "v");
+  sum.resultType = bigint();
+  s.aggregates = {sum};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "state layout: an OVER aggregate keeps 'R' + key + time 0 + order bytes + seq, 'S' + seq") {
+  MemBackend backend;
+  {
+    Capture out;
+    auto op = makeOverAggregate(overAggregate(), backend.table());
+    op->setNext(&out);
+    for (int64_t p : {10, 30, 20}) {
+      Row r{Value::bigint(1), Value::bigint(p), Value::bigint(p / 10)};
+      op->push(r, RecordContext{});
+    }
+    op->onEpochEnd();
+  }
+  const std::string key = k(Value::bigint(1));
+  const std::map<std::string, std::string, std::less<>> want{
+      {tag('R') + key + t(0) + k(Value::bigint(10)) + t(0),
+       rowBytes({Value::bigint(1), Value::bigint(10), Value::bigint(1)})},
+      {tag('R') + key + t(0) + k(Value::bigint(30)) + t(1),
+       rowBytes({Value::bigint(1), Value::bigint(30), Value::bigint(3)})},
+      {tag('R') + key + t(0) + k(Value::bigint(20)) + t(2),
+       rowBytes({Value::bigint(1), Value::bigint(20), Value::bigint(2)})},
+      {tag('S'), t(3)},
+  };
+  CHECK(backend.storage->data == want);
+
+  // Restored: 25 lands between 20 and 30, whose frame becomes 25, 30.
+  auto op = makeOverAggregate(overAggregate(), backend.table());
+  Capture out;
+  op->setNext(&out);
+  Row r{Value::bigint(1), Value::bigint(25), Value::bigint(7)};
+  op->push(r, RecordContext{});
+  REQUIRE(out.rows.size() == 3);
+  CHECK(out.contexts[0].kind == RowKind::UpdateBefore);
+  CHECK(out.rows[0] ==
+        Row{Value::bigint(1), Value::bigint(30), Value::bigint(3), Value::bigint(5)});
+  CHECK(out.contexts[1].kind == RowKind::UpdateAfter);
+  CHECK(out.rows[1] ==
+        Row{Value::bigint(1), Value::bigint(30), Value::bigint(3), Value::bigint(10)});
+  CHECK(out.contexts[2].kind == RowKind::Insert);
+  CHECK(out.rows[2] ==
+        Row{Value::bigint(1), Value::bigint(25), Value::bigint(7), Value::bigint(9)});
 }

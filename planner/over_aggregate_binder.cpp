@@ -1,0 +1,270 @@
+// Aggregate functions OVER a window of rows in a SELECT list, bound as an
+// OverAggregate operator:
+//
+//   SELECT seller, avg(price) OVER (PARTITION BY seller ORDER BY date_time
+//                                   ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) AS a
+//   FROM s
+//
+// The SELECT's FROM and WHERE bind as usual; its other items, the partition
+// keys, the order keys and the aggregates' arguments are computed into one
+// row before the shuffle by the partition keys; the OverAggregate stage adds
+// one column per aggregate; a Project puts the items in their order. Every
+// OVER aggregate of a SELECT shares one window (one operator), is a whole
+// select item, and has an ORDER BY and a ROWS frame: the default frame
+// (RANGE ... CURRENT ROW) also takes the rows with equal order keys, which
+// rtsql does not compute.
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "planner/logical_plan.h"
+
+namespace rtsql::planner_detail {
+
+namespace {
+
+const char* kFrameHint =
+    "write OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 10 PRECEDING AND CURRENT ROW), or "
+    "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW for a running aggregate";
+
+bool isOverAggregateCall(const ast::Expr& e) {
+  return e.kind == ast::ExprKind::Call && e.over && (e.star || isAggregateFunction(e.name));
+}
+
+// The first call with OVER inside `e` (e itself included), or null.
+const ast::Expr* findOver(const ast::Expr& e) {
+  if (e.kind == ast::ExprKind::Call && e.over) return &e;
+  for (const auto& a : e.args) {
+    if (const ast::Expr* f = a ? findOver(*a) : nullptr) return f;
+  }
+  for (const auto& [w, t] : e.whens) {
+    if (const ast::Expr* f = w ? findOver(*w) : nullptr) return f;
+    if (const ast::Expr* f = t ? findOver(*t) : nullptr) return f;
+  }
+  if (e.elseExpr) return findOver(*e.elseExpr);
+  return nullptr;
+}
+
+// The window of an OVER clause as text, to tell two windows apart.
+std::string windowText(const ast::Over& over, const Scope& scope) {
+  ExprBinder binder(scope, ExprContext::General);
+  std::string out = "partition";
+  for (const auto& k : over.partitionBy) out += "|" + binder.bind(*k)->toString();
+  out += "|order";
+  for (const auto& o : over.orderBy)
+    out += "|" + binder.bind(*o.expr)->toString() + (o.descending ? " DESC" : "");
+  return out + "|rows " + std::to_string(over.precedingRows);
+}
+
+}  // namespace
+
+bool QueryBinder::hasOverAggregate(const ast::Select& s) const {
+  for (const auto& item : s.items) {
+    if (item.expr->kind == ast::ExprKind::Star) continue;
+    const ast::Expr* f = findOver(*item.expr);
+    if (f && (f->star || isAggregateFunction(f->name))) return true;
+  }
+  return false;
+}
+
+BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) const {
+  // The OVER aggregates, each a whole select item, all over one window.
+  const ast::Over* window = nullptr;
+  std::string windowKey;
+  std::vector<bool> isOver(s.items.size(), false);
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    const ast::Expr& e = *s.items[i].expr;
+    if (e.kind == ast::ExprKind::Star) continue;
+    if (!isOverAggregateCall(e)) {
+      if (const ast::Expr* f = findOver(e)) {
+        unsupported("a function OVER (...) inside an expression", f->pos,
+                    "compute it as a select item of a subquery and use it in the enclosing query: "
+                    "SELECT x - a FROM (SELECT x, avg(x) OVER (...) AS a FROM s)");
+      }
+      continue;
+    }
+    isOver[i] = true;
+    const ast::Over& over = *e.over;
+    const std::string fname = toLower(e.name);
+    if (e.distinct) {
+      unsupported(fmt::format("{}(DISTINCT ...) OVER (...)", fname), e.pos,
+                  "deduplicate the rows in a subquery first: SELECT DISTINCT ON (k, x) * FROM s");
+    }
+    if (e.filter) {
+      unsupported(fmt::format("FILTER with {}() OVER (...)", fname), e.filterPos,
+                  "filter the rows in WHERE, or aggregate a CASE expression");
+    }
+    if (over.orderBy.empty()) {
+      unsupported(fmt::format("{}() OVER (...) without ORDER BY", fname), over.pos,
+                  "a window of rows needs an order: " + std::string(kFrameHint));
+    }
+    if (!over.hasFrame) {
+      unsupported(fmt::format("{}() OVER (...) without a ROWS frame", fname), over.pos,
+                  "the default frame also takes the rows whose order keys equal the current "
+                  "row's; " +
+                      std::string(kFrameHint));
+    }
+    std::string key = windowText(over, rel.scope);
+    if (!window) {
+      window = &over;
+      windowKey = key;
+    } else if (key != windowKey) {
+      unsupported("a second window in one SELECT", over.pos,
+                  "give every OVER (...) of a SELECT the same PARTITION BY, ORDER BY and frame, "
+                  "or compute the other window in a subquery");
+    }
+  }
+  if (!window) throw InternalError("an OVER aggregation without an OVER aggregate");
+
+  // One row per input row: the items but the OVER aggregates, then the
+  // partition keys, order keys and arguments.
+  std::vector<OutputColumn> pre;
+  std::vector<int> itemColumn(s.items.size(), -1);
+  std::vector<std::vector<int>> starColumns(s.items.size());
+  {
+    ExprBinder binder(rel.scope, ExprContext::SelectList);
+    for (size_t i = 0; i < s.items.size(); ++i) {
+      if (isOver[i]) continue;
+      const ast::Expr& e = *s.items[i].expr;
+      checkSelectListLength(pre.size() + 1, e.pos);
+      if (e.kind == ast::ExprKind::Star) {
+        const size_t from = pre.size();
+        expandStar(rel.scope, e, pre);
+        checkSelectListLength(pre.size(), e.pos);
+        for (size_t c = from; c < pre.size(); ++c) starColumns[i].push_back(static_cast<int>(c));
+        continue;
+      }
+      ExprPtr bound = binder.bind(e);
+      itemColumn[i] = static_cast<int>(pre.size());
+      pre.push_back(OutputColumn{outputName(s.items[i], *bound), bound, e.pos});
+    }
+  }
+  auto add = [&](const ExprPtr& e, const ast::Expr& k) {
+    std::string name =
+        k.kind == ast::ExprKind::Column && !k.parts.empty() ? k.parts.back() : e->toString();
+    pre.push_back(OutputColumn{name, e, k.pos});
+    return static_cast<int>(pre.size() - 1);
+  };
+  std::vector<int> partitionCols, orderCols;
+  std::vector<bool> descending;
+  {
+    ExprBinder binder(rel.scope, ExprContext::General);
+    for (const auto& k : window->partitionBy) partitionCols.push_back(add(binder.bind(*k), *k));
+    for (const auto& o : window->orderBy) {
+      orderCols.push_back(add(binder.bind(*o.expr), *o.expr));
+      descending.push_back(o.descending);
+    }
+  }
+  // The aggregate calls, their arguments as columns of the row.
+  std::vector<AggregateCall> calls;
+  std::vector<int> argCols;
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    if (!isOver[i]) continue;
+    const ast::Expr& e = *s.items[i].expr;
+    const std::string fname = toLower(e.name);
+    AggregateCall call;
+    int argCol = -1;
+    if (e.star) {
+      if (fname != "count") {
+        throw SqlError(sqlstate::kSyntaxError, fmt::format("{}(*) is not allowed", fname), e.pos,
+                       "only count(*) takes *");
+      }
+      call.function = AggregateFunction::CountStar;
+      call.resultType = DataType::of(TypeId::BigInt);
+    } else {
+      if (e.args.size() != 1) {
+        throw SqlError(sqlstate::kUndefinedFunction,
+                       fmt::format("{}() takes exactly one argument", fname), e.pos);
+      }
+      ExprPtr arg = ExprBinder(rel.scope, ExprContext::AggregateArg).bind(*e.args[0]);
+      const DataTypePtr& t = arg->type();
+      auto mismatch = [&](const char* wanted) {
+        return SqlError(sqlstate::kDatatypeMismatch,
+                        fmt::format("function {}() needs {}, not {}", fname, wanted, t->toString()),
+                        e.args[0]->pos);
+      };
+      if (fname == "count") {
+        call.function = AggregateFunction::Count;
+        call.resultType = DataType::of(TypeId::BigInt);
+      } else if (fname == "sum") {
+        call.function = AggregateFunction::Sum;
+        if (t->isIntegral() || t->id == TypeId::Null) {
+          call.resultType = DataType::of(TypeId::BigInt);
+        } else if (t->id == TypeId::Double) {
+          call.resultType = DataType::of(TypeId::Double);
+        } else {
+          throw mismatch("a number");
+        }
+      } else if (fname == "avg") {
+        call.function = AggregateFunction::Avg;
+        if (!t->isNumeric() && t->id != TypeId::Null) throw mismatch("a number");
+        call.resultType = DataType::of(TypeId::Double);
+      } else {
+        call.function = fname == "min" ? AggregateFunction::Min : AggregateFunction::Max;
+        if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a comparable value");
+        call.resultType = t;
+      }
+      argCol = add(arg, *e.args[0]);
+    }
+    calls.push_back(call);
+    argCols.push_back(argCol);
+  }
+
+  NodePtr preNode = projectNode(rel.node, pre);
+  auto ref = [&](int i) {
+    const Column& c = preNode->schema.columns[static_cast<size_t>(i)];
+    return makeColumnRef(i, c.type, c.name);
+  };
+  OverAggregateSpec op;
+  for (int i : partitionCols) op.partitionKeys.push_back(ref(i));
+  for (int i : orderCols) op.orderKeys.push_back(ref(i));
+  op.descending = descending;
+  op.precedingRows = window->precedingRows;
+  for (size_t a = 0; a < calls.size(); ++a) {
+    if (argCols[a] >= 0) calls[a].arg = ref(argCols[a]);
+    op.aggregates.push_back(calls[a]);
+  }
+  op.output = preNode->schema;
+  const size_t aggBase = op.output.columns.size();
+  std::vector<std::string> aggNames;
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    if (!isOver[i]) continue;
+    const ast::SelectItem& item = s.items[i];
+    std::string name = !item.alias.empty()  ? item.alias
+                       : !item.text.empty() ? item.text
+                                            : toLower(item.expr->name);
+    aggNames.push_back(name);
+    op.output.columns.push_back(Column{name, op.aggregates[aggNames.size() - 1].resultType});
+  }
+  std::vector<ExprPtr> keys = op.partitionKeys;
+  NodePtr node = operatorNode({preNode}, std::move(op), {std::move(keys)});
+
+  // The items in their order over the operator's rows.
+  BoundQuery out;
+  size_t nextAgg = 0;
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    if (isOver[i]) {
+      const Column& c = node->schema.columns[aggBase + nextAgg];
+      out.outputs.push_back(OutputColumn{
+          aggNames[nextAgg], makeColumnRef(static_cast<int>(aggBase + nextAgg), c.type, c.name),
+          s.items[i].expr->pos});
+      ++nextAgg;
+    } else if (itemColumn[i] >= 0) {
+      const OutputColumn& p = pre[static_cast<size_t>(itemColumn[i])];
+      out.outputs.push_back(OutputColumn{p.name, ref(itemColumn[i]), p.pos});
+    } else {
+      for (int c : starColumns[i]) {
+        const OutputColumn& p = pre[static_cast<size_t>(c)];
+        out.outputs.push_back(OutputColumn{p.name, ref(c), p.pos});
+      }
+    }
+  }
+  out.node = node;
+  out.sourceName = rel.sourceName;
+  // A row landing before others updates their aggregates: the rows retract.
+  out.changelog = true;
+  return out;
+}
+
+}  // namespace rtsql::planner_detail
