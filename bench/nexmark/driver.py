@@ -84,14 +84,16 @@ def generate(args, prefix, files, base_time, rate):
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
 
 
-def create_topics(bootstrap, topics):
+def create_topics(bootstrap, topics, partitions=1):
     """Creates the sink topics first: q7 reads its q7_max sink back as a source,
-    and a real broker's source needs its topic to exist. Brokers without
-    CreateTopics (the embedded one creates topics on demand) are fine."""
+    and a real broker's source needs its topic to exist (with --rate, the
+    input topics too: the events are sent after the flow starts). Brokers
+    without CreateTopics (the embedded one creates topics on demand) are fine."""
     from confluent_kafka.admin import AdminClient, NewTopic
     try:
         admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the results
-        futures = admin.create_topics([NewTopic(t, 1) for t in topics], request_timeout=10)
+        futures = admin.create_topics([NewTopic(t, partitions) for t in topics],
+                                      request_timeout=10)
         for f in futures.values():
             try:
                 f.result(timeout=15)
@@ -225,6 +227,10 @@ def run_query(args, db, q, prefix, files, base_time, counts, results):
     try:
         if args.sql_bootstrap != "embedded":  # the embedded broker creates topics on demand
             create_topics(args.client_bootstrap, re.findall(r"topic\s*=\s*'([^']+)'", text))
+            if args.rate > 0:
+                create_topics(args.client_bootstrap,
+                              [prefix + k for k in ("person", "auction", "bid")],
+                              max(args.partitions, 1))
         t0 = time.monotonic()
         try:
             db.script(script)
@@ -238,6 +244,18 @@ def run_query(args, db, q, prefix, files, base_time, counts, results):
             log(f"{q}: refused: {why}")
             return row
         if args.rate > 0:
+            # A live stream meets a flow that is already reading: wait until
+            # each source knows its topics' offsets, so that the first events
+            # are not measured waiting for the flow to start.
+            ready_by = time.monotonic() + min(args.timeout, 30)
+            while time.monotonic() < ready_by:
+                known = set()
+                for f in flows:
+                    for src in db.progress(f).get("sources", []):
+                        known |= set((src.get("latestOffset") or {}).keys())
+                if topics <= known:
+                    break
+                time.sleep(0.1)
             gen = generate(args, prefix, files, base_time, args.rate)
         deadline = t0 + args.timeout
         t_input = None
