@@ -7,7 +7,7 @@
 #include "common/row_codec.h"
 #include "executor/operators/aggregate_common.h"
 #include "executor/operators/stateful_operator.h"
-#include "executor/state/stored_sequence.h"
+#include "executor/state/ordered_partition.h"
 
 namespace rtsql {
 namespace {
@@ -15,20 +15,15 @@ namespace {
 // The layout is documented at the top of over_aggregate.h.
 constexpr char kRowTag = 'R';
 constexpr char kSeqTag = 'S';
-constexpr int64_t kNoTime = 0;
 
 class OverAggregateOperator final : public StatefulOperator {
  public:
   OverAggregateOperator(const OverAggregateSpec& spec, std::unique_ptr<StateTable> state)
       : StatefulOperator(std::move(state)),
-        partition_(spec.partitionKeys),
-        order_(spec.orderKeys),
-        descending_(spec.descending),
+        rows_(state_, kRowTag, kSeqTag, spec.partitionKeys, spec.orderKeys, spec.descending),
         unbounded_(spec.precedingRows < 0),
         preceding_(spec.precedingRows < 0 ? 0 : static_cast<size_t>(spec.precedingRows)),
         calls_(spec.aggregates) {
-    if (descending_.size() != order_.size())
-      throw InternalError("OverAggregate: one DESC flag per order key expected");
     if (spec.aggregates.empty()) throw InternalError("OverAggregate: no aggregate");
     const size_t width = spec.output.columns.size();
     if (width < spec.aggregates.size())
@@ -40,18 +35,11 @@ class OverAggregateOperator final : public StatefulOperator {
 
   void push(Row& row, const RecordContext& ctx) override {
     countIn();
-    key_.clear();
-    for (const auto& k : partition_) encodeKey(key_, k->eval(row));
-    order_bytes_.clear();
-    for (size_t i = 0; i < order_.size(); ++i) {
-      const size_t from = order_bytes_.size();
-      encodeKey(order_bytes_, order_[i]->eval(row));
-      if (descending_[i]) {
-        for (size_t b = from; b < order_bytes_.size(); ++b)
-          order_bytes_[b] = static_cast<char>(~static_cast<unsigned char>(order_bytes_[b]));
-      }
-    }
-    load();
+    rows_.load(row);
+    count_ = rows_.size();
+    // Slot count_ is the row being added.
+    args_.resize(count_ + 1);
+    argsValid_.assign(count_ + 1, 0);
     if (retractsRow(ctx.kind)) {
       retract(row, ctx);
     } else {
@@ -63,29 +51,9 @@ class OverAggregateOperator final : public StatefulOperator {
   std::string name() const override { return "OverAggregate"; }
 
  private:
-  struct Entry {
-    std::string rest;
-    std::string value;
-  };
-
-  // Reads the rows of key_ in frame order into entries_[0, count_).
-  void load() {
-    count_ = 0;
-    state_.scanKey(kRowTag, key_, kNoTime, kNoTime,
-                   [this](int64_t, std::string_view rest, std::string_view value) {
-                     if (count_ == entries_.size()) entries_.emplace_back();
-                     entries_[count_].rest.assign(rest);
-                     entries_[count_].value.assign(value);
-                     ++count_;
-                   });
-    // Slot count_ is the row being added.
-    args_.resize(count_ + 1);
-    argsValid_.assign(count_ + 1, 0);
-  }
-
   // The input row in slot `slot`: a kept row, or (slot count_) the new one.
   Row rowAt(size_t slot) const {
-    return slot == count_ ? newRow_ : decodeRow(entries_[slot].value, types_);
+    return slot == count_ ? newRow_ : decodeRow(rows_[slot].value, types_);
   }
 
   const Row& argsAt(size_t slot) {
@@ -123,16 +91,9 @@ class OverAggregateOperator final : public StatefulOperator {
   }
 
   void insert(const Row& row, const RecordContext& ctx) {
-    rest_ = order_bytes_;
-    encodeKeyInt(rest_, seq_.current());
-    // The new row has the highest sequence number, so it comes after every
-    // row with equal order keys.
-    size_t pos = 0;
-    while (pos < count_ && entries_[pos].rest < rest_) ++pos;
-    value_.clear();
-    encodeRow(value_, row);
-    state_.putKeyAt(kRowTag, key_, kNoTime, rest_, value_);
-    seq_.advance();
+    // The new row comes after every row with equal order keys.
+    const size_t pos = rows_.insertPosition();
+    rows_.put(row);
     countUpdate();
     newRow_ = row;
 
@@ -154,18 +115,9 @@ class OverAggregateOperator final : public StatefulOperator {
   }
 
   void retract(const Row& row, const RecordContext& ctx) {
-    value_.clear();
-    encodeRow(value_, row);
-    const size_t restSize = order_bytes_.size() + 8;
-    size_t pos = 0;
-    while (pos < count_ &&
-           !(entries_[pos].rest.size() == restSize &&
-             entries_[pos].rest.compare(0, order_bytes_.size(), order_bytes_) == 0 &&
-             entries_[pos].value == value_)) {
-      ++pos;
-    }
+    const size_t pos = rows_.find(row);
     if (pos == count_) return;  // never kept: nothing was emitted for it
-    state_.eraseKeyAt(kRowTag, key_, kNoTime, entries_[pos].rest);
+    rows_.erase(pos);
     countUpdate();
 
     // The rows after it whose frames reached it: old positions pos+1..last,
@@ -204,23 +156,19 @@ class OverAggregateOperator final : public StatefulOperator {
 
   void expire(int64_t) override {}  // frames never expire
 
-  void beforeFlush() override { seq_.save(); }
+  void beforeFlush() override { rows_.save(); }
 
   // The saved sequence number is no row.
-  uint64_t stateRows() const override { return seq_.rowEntries(state_.size()); }
+  uint64_t stateRows() const override { return rows_.rowEntries(state_.size()); }
 
-  std::vector<ExprPtr> partition_;
-  std::vector<ExprPtr> order_;
-  std::vector<bool> descending_;
+  OrderedPartition rows_;
   bool unbounded_;
   size_t preceding_;
   AggregateCalls calls_;
   std::vector<DataTypePtr> types_;
-  StoredSequence seq_{state_, kSeqTag};
   // Buffers reused for every row.
-  std::string key_, order_bytes_, rest_, value_, a_, b_;
-  std::vector<Entry> entries_;
-  size_t count_ = 0;
+  std::string a_, b_;
+  size_t count_ = 0;  // the loaded partition's rows
   Row newRow_;
   std::vector<Row> args_;
   std::vector<char> argsValid_;

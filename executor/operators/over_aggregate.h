@@ -20,7 +20,8 @@
 // rows, in frame order, each time they are needed; none is stored, so an
 // update's old aggregates are exactly the ones emitted before.
 //
-// State (TimeIndexedTable families), the layout of top_n.h:
+// State (TimeIndexedTable families, kept by executor/state/ordered_partition.h),
+// the layout of top_n.h:
 //   'R' key-then-time: key = encodeKey(partition values...), time = 0,
 //       rest = order bytes + encodeKeyInt(seq)  -> encodeRow(input row)
 //   'S' keyed: empty key -> encodeKeyInt(next sequence number)

@@ -18,7 +18,7 @@
 // N + 1 enters the top. UpdateBefore/Delete input retracts, Insert/UpdateAfter
 // input adds.
 //
-// State (TimeIndexedTable families):
+// State (TimeIndexedTable families, kept by executor/state/ordered_partition.h):
 //   'R' key-then-time: key = encodeKey(partition values...), time = 0,
 //       rest = order bytes + encodeKeyInt(seq)  -> encodeRow(input row)
 //   'S' keyed: empty key -> encodeKeyInt(next sequence number)
