@@ -149,6 +149,52 @@ bool readsSessionUpdates(const NodePtr& node) {
 
 }  // namespace
 
+void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope& scope,
+                       AggregateCall& call) {
+  if (e.star) {
+    if (fname != "count") {
+      throw SqlError(sqlstate::kSyntaxError, fmt::format("{}(*) is not allowed", fname), e.pos,
+                     "only count(*) takes *");
+    }
+    call.function = AggregateFunction::CountStar;
+    call.resultType = DataType::of(TypeId::BigInt);
+    return;
+  }
+  if (e.args.size() != 1) {
+    throw SqlError(sqlstate::kUndefinedFunction,
+                   fmt::format("{}() takes exactly one argument", fname), e.pos);
+  }
+  ExprPtr arg = ExprBinder(scope, ExprContext::AggregateArg).bind(*e.args[0]);
+  const DataTypePtr& t = arg->type();
+  auto mismatch = [&](const char* wanted) {
+    return SqlError(sqlstate::kDatatypeMismatch,
+                    fmt::format("function {}() needs {}, not {}", fname, wanted, t->toString()),
+                    e.args[0]->pos);
+  };
+  if (fname == "count") {
+    call.function = AggregateFunction::Count;
+    call.resultType = DataType::of(TypeId::BigInt);
+  } else if (fname == "sum") {
+    call.function = AggregateFunction::Sum;
+    if (t->isIntegral() || t->id == TypeId::Null) {
+      call.resultType = DataType::of(TypeId::BigInt);
+    } else if (t->id == TypeId::Double) {
+      call.resultType = DataType::of(TypeId::Double);
+    } else {
+      throw mismatch("a number");
+    }
+  } else if (fname == "avg") {
+    call.function = AggregateFunction::Avg;
+    if (!t->isNumeric() && t->id != TypeId::Null) throw mismatch("a number");
+    call.resultType = DataType::of(TypeId::Double);
+  } else {
+    call.function = fname == "min" ? AggregateFunction::Min : AggregateFunction::Max;
+    if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a comparable value");
+    call.resultType = t;
+  }
+  call.arg = std::move(arg);
+}
+
 BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const {
   size_t groupPos = s.groupBy.empty() ? s.pos : s.groupBy[0]->pos;
   if (rel.changelog && readsSessionUpdates(rel.node)) {
@@ -251,50 +297,13 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
                   "deduplicate first: SELECT window, k, count(*) FROM (SELECT DISTINCT ON (k, x) "
                   "* FROM ...) GROUP BY window(...), k");
     }
+    bindAggregateCall(e, fname, rel.scope, agg.call);
     if (e.star) {
-      if (fname != "count") {
-        throw SqlError(sqlstate::kSyntaxError, fmt::format("{}(*) is not allowed", fname), e.pos,
-                       "only count(*) takes *");
-      }
-      agg.call.function = AggregateFunction::CountStar;
-      agg.call.resultType = DataType::of(TypeId::BigInt);
       agg.fingerprint = "count(*)";
       agg.name = "count(*)";
     } else {
-      if (e.args.size() != 1) {
-        throw SqlError(sqlstate::kUndefinedFunction,
-                       fmt::format("{}() takes exactly one argument", fname), e.pos);
-      }
-      ExprPtr arg = ExprBinder(rel.scope, ExprContext::AggregateArg).bind(*e.args[0]);
-      const DataTypePtr& t = arg->type();
-      auto mismatch = [&](const char* wanted) {
-        return SqlError(sqlstate::kDatatypeMismatch,
-                        fmt::format("function {}() needs {}, not {}", fname, wanted, t->toString()),
-                        e.args[0]->pos);
-      };
       AggregateCall& call = agg.call;
-      if (fname == "count") {
-        call.function = AggregateFunction::Count;
-        call.resultType = DataType::of(TypeId::BigInt);
-      } else if (fname == "sum") {
-        call.function = AggregateFunction::Sum;
-        if (t->isIntegral() || t->id == TypeId::Null) {
-          call.resultType = DataType::of(TypeId::BigInt);
-        } else if (t->id == TypeId::Double) {
-          call.resultType = DataType::of(TypeId::Double);
-        } else {
-          throw mismatch("a number");
-        }
-      } else if (fname == "avg") {
-        call.function = AggregateFunction::Avg;
-        if (!t->isNumeric() && t->id != TypeId::Null) throw mismatch("a number");
-        call.resultType = DataType::of(TypeId::Double);
-      } else {
-        call.function = fname == "min" ? AggregateFunction::Min : AggregateFunction::Max;
-        if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a comparable value");
-        call.resultType = t;
-      }
-      call.arg = arg;
+      const ExprPtr& arg = call.arg;
       // min/max of the distinct values are those of all values.
       call.distinct = e.distinct && call.function != AggregateFunction::Min &&
                       call.function != AggregateFunction::Max;

@@ -144,6 +144,13 @@ class QueryBinder {
   Mode mode_;
 };
 
+// Binds an aggregate call `fname`(arg) or count(*) of `e` over `scope`: its
+// function, argument and result type (count and sum of integers BIGINT, sum of
+// doubles and avg DOUBLE, min/max the argument's type), or the SQLSTATE error
+// of a wrong call. DISTINCT and FILTER are the caller's (aggregate_binder.cpp).
+void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope& scope,
+                       AggregateCall& call);
+
 // Shared helpers.
 std::string outputName(const ast::SelectItem& item, const Expr& bound);
 void expandStar(const Scope& scope, const ast::Expr& star, std::vector<OutputColumn>& out);

@@ -164,49 +164,8 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
     const ast::Expr& e = *s.items[i].expr;
     const std::string fname = toLower(e.name);
     AggregateCall call;
-    int argCol = -1;
-    if (e.star) {
-      if (fname != "count") {
-        throw SqlError(sqlstate::kSyntaxError, fmt::format("{}(*) is not allowed", fname), e.pos,
-                       "only count(*) takes *");
-      }
-      call.function = AggregateFunction::CountStar;
-      call.resultType = DataType::of(TypeId::BigInt);
-    } else {
-      if (e.args.size() != 1) {
-        throw SqlError(sqlstate::kUndefinedFunction,
-                       fmt::format("{}() takes exactly one argument", fname), e.pos);
-      }
-      ExprPtr arg = ExprBinder(rel.scope, ExprContext::AggregateArg).bind(*e.args[0]);
-      const DataTypePtr& t = arg->type();
-      auto mismatch = [&](const char* wanted) {
-        return SqlError(sqlstate::kDatatypeMismatch,
-                        fmt::format("function {}() needs {}, not {}", fname, wanted, t->toString()),
-                        e.args[0]->pos);
-      };
-      if (fname == "count") {
-        call.function = AggregateFunction::Count;
-        call.resultType = DataType::of(TypeId::BigInt);
-      } else if (fname == "sum") {
-        call.function = AggregateFunction::Sum;
-        if (t->isIntegral() || t->id == TypeId::Null) {
-          call.resultType = DataType::of(TypeId::BigInt);
-        } else if (t->id == TypeId::Double) {
-          call.resultType = DataType::of(TypeId::Double);
-        } else {
-          throw mismatch("a number");
-        }
-      } else if (fname == "avg") {
-        call.function = AggregateFunction::Avg;
-        if (!t->isNumeric() && t->id != TypeId::Null) throw mismatch("a number");
-        call.resultType = DataType::of(TypeId::Double);
-      } else {
-        call.function = fname == "min" ? AggregateFunction::Min : AggregateFunction::Max;
-        if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a comparable value");
-        call.resultType = t;
-      }
-      argCol = add(arg, *e.args[0]);
-    }
+    bindAggregateCall(e, fname, rel.scope, call);
+    const int argCol = e.star ? -1 : add(call.arg, *e.args[0]);
     calls.push_back(call);
     argCols.push_back(argCol);
   }
