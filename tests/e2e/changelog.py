@@ -26,6 +26,7 @@ partition in order (rtsql writes a key's changes to one partition).
 """
 
 import json
+import time
 from collections import Counter
 
 
@@ -152,3 +153,31 @@ def apply_upsert(records):
         else:
             table[key] = _json(value)
     return table
+
+
+def wait_for_debezium(server, kafka, flow, topic, want, convert, timeout):
+    """Reads the debezium-json TOPIC that FLOW writes, from the start, until
+    CONVERT(apply_debezium(records)) equals WANT or TIMEOUT seconds pass (the
+    flow's sink count says how many records to wait for). Returns (got,
+    records, error, progress): error is the ChangelogError of the last read
+    when its records did not apply, progress the flow's last SHOW PROGRESS."""
+    deadline = time.monotonic() + timeout
+    got, records, error, progress = None, [], None, None
+    while time.monotonic() < deadline:
+        progress = server.progress(flow)
+        n_out = progress.get("sink", {}).get("numOutputRows")
+        left = max(1.0, deadline - time.monotonic())
+        if n_out:
+            records = kafka.consume_json(topic, n=n_out, timeout=min(10.0, left), grace=0.3)
+        else:
+            records = kafka.consume_json(topic, timeout=min(2.0, left))
+        try:
+            got = convert(apply_debezium(records))
+            error = None
+        except ChangelogError as e:
+            error = e
+            got = None
+        if got == want:
+            break
+        time.sleep(0.5)
+    return got, records, error, progress

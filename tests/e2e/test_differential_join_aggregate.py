@@ -24,13 +24,12 @@ same rows.
 
 import json
 import random
-import time
 from collections import Counter
 
 import duckdb
 import pytest
 
-from changelog import ChangelogError, apply_debezium
+from changelog import wait_for_debezium
 from conftest import unique
 
 SEED = 20261202
@@ -156,25 +155,8 @@ def run_join(server, kafka, join, seed, tag):
 
         # Poll the sink topic until its changelog leaves DuckDB's answer or
         # the deadline passes.
-        deadline = time.monotonic() + WAIT_S
-        got, records, error, progress = None, [], None, None
-        while time.monotonic() < deadline:
-            progress = server.progress(flow)
-            n_out = progress.get("sink", {}).get("numOutputRows")
-            left = max(1.0, deadline - time.monotonic())
-            if n_out:
-                records = kafka.consume_json(sink, n=n_out, timeout=min(10.0, left), grace=0.3)
-            else:
-                records = kafka.consume_json(sink, timeout=min(2.0, left))
-            try:
-                got = as_tuples(apply_debezium(records))
-                error = None
-            except ChangelogError as e:
-                error = e
-                got = None
-            if got == want:
-                break
-            time.sleep(0.5)
+        got, records, error, progress = wait_for_debezium(server, kafka, flow, sink, want,
+                                                          as_tuples, WAIT_S)
         if error is not None:
             pytest.fail(f"the changelog of {len(records)} records does not apply: {error}")
         if got != want:
