@@ -119,6 +119,18 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
                              "STRING");
     return;
   }
+  if (iequals(sink.format, "csv")) {
+    // A csv field is a scalar; the csv decoder reads no nested values either.
+    for (const OutputColumn& o : outputs) {
+      const DataType& type = *o.expr->type();
+      if (type.id != TypeId::Array && type.id != TypeId::Struct) continue;
+      throw SqlError(
+          sqlstate::kFeatureNotSupported,
+          fmt::format("column \"{}\" is {}: a csv sink writes scalar columns only", o.name,
+                      type.toString()),
+          o.pos, fmt::format("write it as text: to_json(...) AS {}, or use format 'json'", o.name));
+    }
+  }
   if (const OptionEntry* key = sink.options.find("key")) {
     spec.keyColumn = findOutput(outputs, key->value);
     if (spec.keyColumn < 0) {

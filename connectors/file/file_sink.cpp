@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,8 +19,9 @@ namespace rtsql {
 namespace {
 
 const std::vector<std::string>& knownKeys() {
-  static const std::vector<std::string> keys = {"connector", "path",  "format",
-                                                "mode",      "fsync", "buffer.bytes"};
+  static const std::vector<std::string> keys = {"connector",     "path",      "format",
+                                                "mode",          "fsync",     "buffer.bytes",
+                                                "csv.delimiter", "csv.header"};
   return keys;
 }
 
@@ -46,7 +49,8 @@ void checkDirectory(const std::string& path, size_t pos) {
 class FileSink final : public SinkWriter {
  public:
   FileSink(const SinkSpec& sink, int fd, std::string path, bool fsync, int64_t bufferBytes)
-      : encoder_(format::makeJsonEncoder(sink)),
+      : encoder_(iequals(sink.format, "csv") ? format::makeCsvEncoder(sink)
+                                             : format::makeJsonEncoder(sink)),
         changes_(ChangeEncoder::make(sink)),
         fd_(fd),
         path_(std::move(path)),
@@ -137,6 +141,46 @@ class FileSink final : public SinkWriter {
   int64_t errors_ = 0;
 };
 
+// 'csv.header': the column names as the file's first line. Every task of the
+// flow opens the file; the lock makes exactly one of them find it empty, and
+// each task checks before it writes a row, so the header stays first.
+void writeCsvHeader(const SinkSpec& sink, int fd, const std::string& path) {
+  std::string line;
+  char delimiter = format::csvDelimiter(sink.options);
+  bool first = true;
+  for (const Column& c : sink.input.columns) {
+    if (c.hidden) continue;
+    if (!first) line += delimiter;
+    first = false;
+    format::appendCsvText(line, c.name, delimiter);
+  }
+  line += '\n';
+  ::flock(fd, LOCK_EX);
+  struct stat st {};
+  int err = 0;
+  if (::fstat(fd, &st) != 0) {
+    err = errno;
+  } else if (st.st_size == 0) {
+    size_t done = 0;
+    while (done < line.size()) {
+      ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        err = errno;
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  ::flock(fd, LOCK_UN);
+  if (err != 0) {
+    ::close(fd);
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("could not write to \"{}\": {}", path, std::strerror(err)),
+                   pathPos(sink.options, SqlError::npos));
+  }
+}
+
 }  // namespace
 
 void validateFileSinkOptions(const Options& options, size_t stmtPos) {
@@ -145,7 +189,17 @@ void validateFileSinkOptions(const Options& options, size_t stmtPos) {
   if (path.value.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue, "option 'path' is empty", path.valuePos);
   }
-  options.getEnum("format", "json", {"json", "debezium-json"});
+  std::string format = toLower(options.getEnum("format", "json", {"json", "csv", "debezium-json"}));
+  format::csvDelimiter(options);
+  if (const OptionEntry* header = options.find("csv.header")) {
+    options.getBool("csv.header", false);
+    if (format != "csv") {
+      throw SqlError(
+          sqlstate::kInvalidParameterValue,
+          fmt::format("'csv.header' applies to format 'csv'; this sink has format '{}'", format),
+          header->keyPos, "drop 'csv.header', or write format = 'csv'");
+    }
+  }
   if (const OptionEntry* mode = options.find("mode"); mode && iequals(mode->value, "upsert")) {
     // A file has no keys to replace a row under, nor a tombstone to remove one.
     throw SqlError(sqlstate::kFeatureNotSupported, "file sinks cannot write 'mode' = 'upsert'",
@@ -166,6 +220,9 @@ std::unique_ptr<SinkWriter> makeFileSink(const SinkSpec& sink, int /*task*/) {
     int err = errno;
     throw SqlError(sqlstate::kIoError, fmt::format("could not open \"{}\": {}", path, std::strerror(err)),
                    pathPos(sink.options, SqlError::npos));
+  }
+  if (iequals(sink.format, "csv") && sink.options.getBool("csv.header", false)) {
+    writeCsvHeader(sink, fd, path);
   }
   return std::make_unique<FileSink>(sink, fd, std::move(path), sink.options.getBool("fsync", false),
                                     sink.options.getInt("buffer.bytes", 0, 0, int64_t{1} << 30));

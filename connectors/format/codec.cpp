@@ -17,10 +17,11 @@ std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Sche
 
 std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink) {
   if (iequals(sink.format, "json")) return format::makeJsonEncoder(sink);
+  if (iequals(sink.format, "csv")) return format::makeCsvEncoder(sink);
   if (iequals(sink.format, "raw")) return format::makeRawEncoder(sink);
   throw SqlError(sqlstate::kFeatureNotSupported,
                  fmt::format("sink format '{}' is not supported", sink.format), SqlError::npos,
-                 "Use format 'json' or 'raw'.");
+                 "Use format 'json', 'csv' or 'raw'.");
 }
 
 }  // namespace rtsql

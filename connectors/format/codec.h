@@ -1,5 +1,5 @@
 // Record codecs: how a source's bytes become a Row (json, csv, raw) and how a
-// sink's Row becomes bytes (json, raw). Kafka and file connectors share them.
+// sink's Row becomes bytes (json, csv, raw). Kafka and file connectors share them.
 // A decoder is built once per task from the source's ScanSpec and reused for
 // every record; decode() must not allocate beyond the Values it produces.
 #pragma once

@@ -13,6 +13,14 @@ std::unique_ptr<RecordDecoder> makeCsvDecoder(const Schema& schema, const Option
 std::unique_ptr<RecordDecoder> makeRawDecoder(const Schema& schema);
 std::unique_ptr<RecordEncoder> makeJsonEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeRawEncoder(const SinkSpec& sink);
+std::unique_ptr<RecordEncoder> makeCsvEncoder(const SinkSpec& sink);
+
+// One csv field as a csv sink writes it (RFC 4180): NULL is an empty field, an
+// empty string is "", and a text holding the delimiter, a quote, CR or LF is
+// quoted with its quotes doubled. Booleans are true/false, timestamps ISO-8601
+// as in json, doubles as the json encoder writes them.
+void appendCsvField(std::string& out, const Value& v, char delimiter);
+void appendCsvText(std::string& out, std::string_view text, char delimiter);
 
 // The 'csv.delimiter' option as one byte: a single character, or "\t" spelled
 // with a backslash. Throws SqlError 22023 at the value otherwise.

@@ -1,7 +1,9 @@
 // Sink encoders. json writes the row as one JSON object (visible columns, in
-// schema order) with an optional key column; raw takes value, key, headers and
-// topic from the columns the query named, as Spark's Kafka sink does. Both write
-// into the caller's EncodedRecord so its string buffers are reused per record.
+// schema order) with an optional key column; csv writes the same columns as one
+// RFC 4180 line with the same key; raw takes value, key, headers and topic from
+// the columns the query named, as Spark's Kafka sink does. All write into the
+// caller's EncodedRecord so its string buffers are reused per record.
+#include "common/functions/internal.h"
 #include "common/json.h"
 #include "connectors/format/decoders.h"
 
@@ -22,6 +24,40 @@ void appendAsBytes(std::string& out, const Value& v, const DataType& type) {
       return;
     default:
       appendJsonValue(out, v, type);
+  }
+}
+
+// The Kafka key of a json or csv row: the chosen key column's bytes, else the
+// group keys (one as its bytes, several as a JSON object), else no key.
+void encodeKey(const Row& row, const Schema& schema, int keyColumn,
+               const std::vector<int>& keyColumns, EncodedRecord& out) {
+  out.key.clear();
+  out.hasKey = false;
+  if (keyColumn >= 0 && static_cast<size_t>(keyColumn) < row.size() &&
+      !row[static_cast<size_t>(keyColumn)].isNull()) {
+    out.hasKey = true;
+    appendAsBytes(out.key, row[static_cast<size_t>(keyColumn)],
+                  *schema.columns[static_cast<size_t>(keyColumn)].type);
+  } else if (keyColumns.size() > 1) {
+    // Several group keys: the key is the JSON object of them, so a compacted
+    // topic keeps one (the latest) record per group.
+    out.hasKey = true;
+    out.key += '{';
+    for (size_t k = 0; k < keyColumns.size(); ++k) {
+      auto index = static_cast<size_t>(keyColumns[k]);
+      if (k) out.key += ',';
+      appendJsonString(out.key, schema.columns[index].name);
+      out.key += ':';
+      appendJsonValue(out.key, index < row.size() ? row[index] : Value(),
+                      *schema.columns[index].type);
+    }
+    out.key += '}';
+  } else if (keyColumns.size() == 1) {
+    auto index = static_cast<size_t>(keyColumns[0]);
+    if (index < row.size() && !row[index].isNull()) {
+      out.hasKey = true;
+      appendAsBytes(out.key, row[index], *schema.columns[index].type);
+    }
   }
 }
 
@@ -59,33 +95,7 @@ class JsonEncoder final : public RecordEncoder {
       }
     }
     s += '}';
-    out.key.clear();
-    out.hasKey = false;
-    if (keyColumn_ >= 0 && static_cast<size_t>(keyColumn_) < row.size() &&
-        !row[static_cast<size_t>(keyColumn_)].isNull()) {
-      out.hasKey = true;
-      appendAsBytes(out.key, row[static_cast<size_t>(keyColumn_)],
-                    *schema_.columns[static_cast<size_t>(keyColumn_)].type);
-    } else if (keyColumns_.size() > 1) {
-      // Several group keys: the key is the JSON object of them, so a compacted
-      // topic keeps one (the latest) record per group.
-      out.hasKey = true;
-      out.key += '{';
-      for (size_t k = 0; k < keyColumns_.size(); ++k) {
-        auto index = static_cast<size_t>(keyColumns_[k]);
-        if (k) out.key += ',';
-        appendJsonString(out.key, schema_.columns[index].name);
-        out.key += ':';
-        appendJsonValue(out.key, index < row.size() ? row[index] : Value(), *schema_.columns[index].type);
-      }
-      out.key += '}';
-    } else if (keyColumns_.size() == 1) {
-      auto index = static_cast<size_t>(keyColumns_[0]);
-      if (index < row.size() && !row[index].isNull()) {
-        out.hasKey = true;
-        appendAsBytes(out.key, row[index], *schema_.columns[index].type);
-      }
-    }
+    encodeKey(row, schema_, keyColumn_, keyColumns_, out);
   }
 
  private:
@@ -93,6 +103,42 @@ class JsonEncoder final : public RecordEncoder {
   int keyColumn_;
   std::vector<int> keyColumns_;
   std::vector<std::pair<size_t, std::string>> columns_;
+};
+
+class CsvEncoder final : public RecordEncoder {
+ public:
+  explicit CsvEncoder(const SinkSpec& sink)
+      : schema_(sink.input),
+        keyColumn_(sink.keyColumn),
+        keyColumns_(sink.keyColumns),
+        delimiter_(csvDelimiter(sink.options)) {
+    if (keyColumn_ >= 0) keyColumns_.clear();
+    for (size_t i = 0; i < schema_.size(); ++i) {
+      if (!schema_.columns[i].hidden) columns_.push_back(i);
+    }
+  }
+
+  void encode(const Row& row, EncodedRecord& out) override {
+    out.headers.clear();
+    out.topic.clear();
+    out.hasValue = true;
+    std::string& s = out.value;
+    s.clear();
+    bool first = true;
+    for (size_t index : columns_) {
+      if (!first) s += delimiter_;
+      first = false;
+      if (index < row.size()) appendCsvField(s, row[index], delimiter_);
+    }
+    encodeKey(row, schema_, keyColumn_, keyColumns_, out);
+  }
+
+ private:
+  Schema schema_;
+  int keyColumn_;
+  std::vector<int> keyColumns_;
+  char delimiter_;
+  std::vector<size_t> columns_;
 };
 
 class RawEncoder final : public RecordEncoder {
@@ -149,6 +195,67 @@ class RawEncoder final : public RecordEncoder {
 
 }  // namespace
 
+void appendCsvText(std::string& out, std::string_view text, char delimiter) {
+  bool quote = text.empty();
+  for (char c : text) {
+    if (c == delimiter || c == '"' || c == '\n' || c == '\r') {
+      quote = true;
+      break;
+    }
+  }
+  if (!quote) {
+    out += text;
+    return;
+  }
+  out += '"';
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+void appendCsvField(std::string& out, const Value& v, char delimiter) {
+  // Every field goes through appendCsvText: even a number is quoted when the
+  // delimiter is one of its characters ('.', '-', 'e').
+  std::string text;
+  switch (v.type()) {
+    case TypeId::Null:
+      return;  // an empty unquoted field
+    case TypeId::Boolean:
+      text = v.asBool() ? "true" : "false";
+      break;
+    case TypeId::Int:
+    case TypeId::BigInt:
+      text = std::to_string(v.asInt());
+      break;
+    case TypeId::Double:
+      expr_internal::appendDouble(text, v.asDouble());
+      break;
+    case TypeId::String:
+    case TypeId::Binary:
+      // Binary as its bytes, as the csv decoder reads it.
+      appendCsvText(out, v.asString(), delimiter);
+      return;
+    case TypeId::Timestamp:
+      text = formatTimestamp(v.asInt(), true);
+      break;
+    case TypeId::Interval:
+      text = expr_internal::formatInterval(v.asInt());
+      break;
+    case TypeId::Array:
+    case TypeId::Struct:
+      // The planner refuses these columns for csv sinks; written as their JSON
+      // text should one reach here, so that encode() never throws.
+      appendJsonValue(text, v, DataType{});
+      break;
+  }
+  appendCsvText(out, text, delimiter);
+}
+
+std::unique_ptr<RecordEncoder> makeCsvEncoder(const SinkSpec& sink) {
+  return std::make_unique<CsvEncoder>(sink);
+}
 std::unique_ptr<RecordEncoder> makeJsonEncoder(const SinkSpec& sink) {
   return std::make_unique<JsonEncoder>(sink);
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "connectors/format/decoders.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink.h"
 #include "connectors/kafka/source.h"
@@ -42,10 +43,20 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
 }
 
 void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const {
-  options.checkKnown({"connector", "topic", "format", "key", "mode"}, {"kafka."});
+  options.checkKnown({"connector", "topic", "format", "key", "mode", "csv.delimiter", "csv.header"},
+                     {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "topic", stmtPos);
-  std::string format = toLower(options.getEnum("format", "json", {"json", "raw", "debezium-json"}));
+  std::string format =
+      toLower(options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json"}));
+  format::csvDelimiter(options);
+  if (const OptionEntry* header = options.find("csv.header")) {
+    // A topic has no beginning a header could stand at: each record is a row.
+    throw SqlError(
+        sqlstate::kFeatureNotSupported,
+        "'csv.header' applies to file sinks; a Kafka record is one row", header->keyPos,
+        "drop 'csv.header': each record's value is one csv line of the columns in order");
+  }
   std::string mode = toLower(options.getEnum("mode", "update", {"append", "update", "upsert"}));
   if (mode == "upsert") {
     // Upsert keys each row by the flow's unique key and writes json values.
@@ -54,8 +65,10 @@ void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const 
       throw SqlError(
           sqlstate::kFeatureNotSupported,
           fmt::format("'mode' = 'upsert' writes json rows; this sink has format '{}'", format), pos,
-          format == "raw" ? "a raw sink writes the key and value its query gives"
-                          : "debezium-json already writes every change: drop 'mode'");
+          format == "raw"   ? "a raw sink writes the key and value its query gives"
+          : format == "csv" ? "use format = 'json' for upserts, or drop 'mode' to write each "
+                              "row's latest values as csv lines"
+                            : "debezium-json already writes every change: drop 'mode'");
     }
     if (const OptionEntry* key = options.find("key")) {
       throw SqlError(sqlstate::kFeatureNotSupported,

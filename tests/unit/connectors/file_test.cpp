@@ -160,8 +160,11 @@ TEST_CASE("file sink: option and path errors") {
   expectError([&]() { validateFileSinkOptions(opts({{"connector", "file"}, {"path", missingDir}}), 3); },
               "58030", 150, "does not exist");
   expectError([&]() { validateFileSinkOptions(opts({{"connector", "file"}}), 3); }, "22023", 3, "path");
-  expectError([&]() { validateFileSinkOptions(opts({{"path", dir.file("a")}, {"format", "csv"}}), 3); },
-              "22023", 150, "format");
+  expectError(
+      [&]() {
+        validateFileSinkOptions(opts({{"path", dir.file("a")}, {"format", "avro"}}), 3);
+      },
+      "22023", 150, "format");
   expectError([&]() { validateFileSinkOptions(opts({{"path", dir.file("a")}, {"fsync", "maybe"}}), 3); },
               "22023", 150, "fsync");
   expectError([&]() { validateFileSinkOptions(opts({{"path", dir.file("a")}, {"pathh", "x"}}), 3); },
@@ -171,6 +174,61 @@ TEST_CASE("file sink: option and path errors") {
   CHECK_NOTHROW(validateFileSinkOptions(opts({{"connector", "file"}, {"path", dir.file("ok.jsonl")},
                                               {"format", "json"}}),
                                         3));
+}
+
+TEST_CASE("file sink: csv lines, a header once when the file starts empty") {
+  TempDir dir;
+  std::string path = dir.file("out.csv");
+  SinkSpec spec =
+      fileSink(path, {{"format", "csv"}, {"csv.header", "true"}, {"csv.delimiter", ";"}});
+  spec.format = "csv";
+  spec.input.columns.push_back({"note;s", t(TypeId::String), false});
+  spec.input.columns.push_back({"hidden", t(TypeId::String), true});
+  {
+    // Two tasks open the empty file: one header between them.
+    auto first = makeFileSink(spec, 0);
+    auto second = makeFileSink(spec, 1);
+    first->write(
+        {Value::bigint(1), Value::string("a;b"), Value::float64(0.5), Value(), Value::string("h")},
+        0);
+    second->write({Value::bigint(2), Value::string(""), Value(), Value::string("x\"y"), Value()},
+                  0);
+    first->flush(1000);
+    second->flush(1000);
+  }
+  // A file that already has lines gets no second header.
+  makeFileSink(spec, 0)->write({Value::bigint(3), Value(), Value(), Value(), Value()}, 0);
+  auto lines = readLines(path);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "id;name;risk;\"note;s\"");
+  CHECK(lines[1] == "1;\"a;b\";0.5;");
+  CHECK(lines[2] == "2;\"\";;\"x\"\"y\"");
+  CHECK(lines[3] == "3;;;");
+
+  // Without csv.header, no header.
+  std::string plain = dir.file("plain.csv");
+  SinkSpec noHeader = fileSink(plain, {{"format", "csv"}});
+  noHeader.format = "csv";
+  makeFileSink(noHeader, 0)->write({Value::bigint(1), Value::string("a,b"), Value::float64(2)}, 0);
+  CHECK(readLines(plain) == std::vector<std::string>{"1,\"a,b\",2.0"});
+
+  expectError(
+      [&]() {
+        validateFileSinkOptions(opts({{"path", dir.file("a")}, {"csv.header", "true"}}), 3);
+      },
+      "22023", 100, "'csv.header' applies to format 'csv'");
+  expectError(
+      [&]() {
+        validateFileSinkOptions(
+            opts({{"path", dir.file("a")}, {"format", "csv"}, {"csv.header", "maybe"}}), 3);
+      },
+      "22023", 250, "csv.header");
+  expectError(
+      [&]() {
+        validateFileSinkOptions(
+            opts({{"path", dir.file("a")}, {"format", "csv"}, {"csv.delimiter", "ab"}}), 3);
+      },
+      "22023", 250, "csv.delimiter");
 }
 
 TEST_CASE("table loader: csv with header, quotes and NULLs") {

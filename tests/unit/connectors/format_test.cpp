@@ -472,7 +472,7 @@ TEST_CASE("raw decoder: Spark's Kafka schema") {
 TEST_CASE("unknown formats are refused") {
   CHECK_THROWS_AS(makeDecoder("avro", Schema{}, Options()), SqlError);
   SinkSpec sink;
-  sink.format = "csv";
+  sink.format = "avro";
   CHECK_THROWS_AS(makeEncoder(sink), SqlError);
 }
 

@@ -630,8 +630,20 @@ TEST_CASE("source and sink option validation") {
     return makeOptions(kv);
   };
   CHECK_NOTHROW(validateSinkOptions("kafka", sinkOpts({{"format", "raw"}}), 0));
-  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"format", "csv"}}), 3); });
+  CHECK_NOTHROW(
+      validateSinkOptions("kafka", sinkOpts({{"format", "csv"}, {"csv.delimiter", ";"}}), 0));
+  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"format", "avro"}}), 3); });
   CHECK(e.position() == 450);
+  e = sqlErrorOf([&] {
+    validateSinkOptions("kafka", sinkOpts({{"format", "csv"}, {"csv.delimiter", "ab"}}), 3);
+  });
+  CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
+  CHECK(e.position() == 550);
+  e = sqlErrorOf([&] {
+    validateSinkOptions("kafka", sinkOpts({{"format", "csv"}, {"csv.header", "true"}}), 3);
+  });
+  CHECK(e.sqlstate() == sqlstate::kFeatureNotSupported);
+  CHECK(e.position() == 500);
   e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"subscribe", "x"}}), 3); });
   CHECK(e.position() == 400);
   e = sqlErrorOf([&] {
