@@ -96,11 +96,13 @@ def flow(server):
     kafka = Kafka("embedded", "embedded", server.embedded_bootstrap)
     topic, out_topic = unique("events"), unique("counts")
     src, snk, name = unique("src"), unique("snk"), unique("f")
-    kafka.create_topic(topic)
+    partitions = kafka.create_topic(topic)
     base = int(time.time()) - 60
-    records = [{"k": f"k{i % 3}", "ts": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(base + i))}
-               for i in range(N_RECORDS)]
-    kafka.produce(topic, records)
+    records = [{"k": f"k{i % 3}", "ts": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(base + i)),
+                "i": i} for i in range(N_RECORDS)]
+    # Records in every partition: the watermark is the smallest over them, and
+    # one without records would hold it back.
+    kafka.produce(topic, records, partition=lambda r: r["i"] % partitions)
     opts = "connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded'"
     with server.connect() as conn:
         conn.execute(
