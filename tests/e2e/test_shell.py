@@ -123,9 +123,12 @@ def test_include_at_the_prompt_reports_and_goes_on(server, tmp_path):
     out = run_interactive(
         ["\\i part.sql",
          f"CREATE SINK {after} WITH ({KAFKA}, topic = '{unique('t')}', format = 'json');",
-         "SELECT 'still here' AS mark;"], tmp_path, server)
+         "SELECT 'still here' AS mark;",
+         f"\\d {made}"], tmp_path, server)
     assert "part.sql:2:" in out, out
     assert "still here" in out, out
+    # \d at the prompt describes the sink the file created.
+    assert any(r[:2] == ["format", "json"] for r in table_rows(out, 3)), out
     sinks = names_in(server, "SHOW SINKS")
     assert made in sinks and after in sinks, out
     assert skipped not in sinks, out
