@@ -37,9 +37,10 @@ BackslashCommand invalid(std::string message) {
   return c;
 }
 
-// A flow name as SHOW PROGRESS takes it: a bare identifier or a "quoted" one.
+// An object name as SHOW PROGRESS and DESCRIBE take it: a bare identifier or a
+// "quoted" one.
 // Anything else (a ';' above all) is refused rather than pasted into SQL.
-bool isFlowName(std::string_view s) {
+bool isObjectName(std::string_view s) {
   if (s.size() >= 2 && s.front() == '"' && s.back() == '"') {
     const std::string_view inner = s.substr(1, s.size() - 2);
     if (inner.empty()) return false;
@@ -86,10 +87,36 @@ BackslashCommand parseBackslash(std::string_view line) {
   if (name == "\\tables") return noArgs(BackslashKind::kTables);
   if (name == "\\progress") {
     if (args != 1) return invalid("\\progress needs one flow name, e.g. \\progress my_flow");
-    if (!isFlowName(parts[1])) return invalid("\\progress: not a flow name: " + parts[1]);
+    if (!isObjectName(parts[1])) return invalid("\\progress: not a flow name: " + parts[1]);
     BackslashCommand c;
     c.kind = BackslashKind::kProgress;
     c.argument = parts[1];
+    return c;
+  }
+  if (name == "\\d") {
+    if (args > 1) return invalid("\\d takes at most one name, e.g. \\d my_source");
+    BackslashCommand c;
+    c.kind = BackslashKind::kDescribe;
+    if (args == 1) {
+      if (!isObjectName(parts[1])) return invalid("\\d: not a name: " + parts[1]);
+      c.argument = parts[1];
+    }
+    return c;
+  }
+  if (name == "\\i") {
+    // The file name is the rest of the line, so names with blanks work; psql's
+    // quotes around it are taken off.
+    const size_t at = line.find("\\i");
+    std::string_view rest = line.substr(at + 2);
+    while (!rest.empty() && isBlank(rest.front())) rest.remove_prefix(1);
+    while (!rest.empty() && isBlank(rest.back())) rest.remove_suffix(1);
+    if (rest.size() >= 2 && rest.front() == '\'' && rest.back() == '\'') {
+      rest = rest.substr(1, rest.size() - 2);
+    }
+    if (rest.empty()) return invalid("\\i needs a file name, e.g. \\i setup.sql");
+    BackslashCommand c;
+    c.kind = BackslashKind::kInclude;
+    c.argument = std::string(rest);
     return c;
   }
   if (name == "\\timing") {
@@ -141,15 +168,17 @@ std::string backslashSql(const BackslashCommand& command) {
       return "SHOW TABLES";
     case BackslashKind::kProgress:
       return "SHOW PROGRESS " + command.argument;
+    case BackslashKind::kDescribe:
+      return command.argument.empty() ? std::string() : "DESCRIBE " + command.argument;
     default:
       return {};
   }
 }
 
 const std::vector<std::string>& backslashCommandNames() {
-  static const std::vector<std::string> names = {
-      "\\?",     "\\flows", "\\progress", "\\q",     "\\r",
-      "\\sinks", "\\sources", "\\tables", "\\timing", "\\watch"};
+  static const std::vector<std::string> names = {"\\?",        "\\d",      "\\flows",  "\\i",
+                                                 "\\progress", "\\q",      "\\r",      "\\sinks",
+                                                 "\\sources",  "\\tables", "\\timing", "\\watch"};
   return names;
 }
 

@@ -18,6 +18,8 @@ enum class BackslashKind {
   kSinks,     // \sinks
   kTables,    // \tables
   kProgress,  // \progress FLOW
+  kDescribe,  // \d [NAME]
+  kInclude,   // \i FILE
   kTiming,    // \timing [on|off]
   kWatch,     // \watch [SECONDS]
   kInvalid,   // unknown command or bad argument; `error` says which
@@ -28,7 +30,9 @@ enum class TimingMode { kToggle, kOn, kOff };
 
 struct BackslashCommand {
   BackslashKind kind = BackslashKind::kInvalid;
-  // The flow name of \progress, as typed (a quoted name keeps its quotes).
+  // The flow name of \progress or the object name of \d, as typed (a quoted
+  // name keeps its quotes; empty for \d alone), or the file of \i (its quotes
+  // taken off).
   std::string argument;
   TimingMode timing = TimingMode::kToggle;
   // The interval of \watch.
@@ -45,8 +49,9 @@ inline constexpr double kWatchMaxSeconds = 86400.0;
 // Parses one line that starts with '\' (surrounding blanks allowed).
 BackslashCommand parseBackslash(std::string_view line);
 
-// The statement a listing command runs (\flows -> "SHOW FLOWS"), or "" for
-// commands that are not statements.
+// The statement a listing command runs (\flows -> "SHOW FLOWS", \d NAME ->
+// "DESCRIBE NAME"), or "" for commands that are not one statement (\d alone
+// lists every kind of object; see script.h).
 std::string backslashSql(const BackslashCommand& command);
 
 // The names of all backslash commands, with their leading '\', for completion.

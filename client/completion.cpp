@@ -12,18 +12,17 @@ namespace {
 
 // Keywords offered when nothing more specific fits.
 const std::vector<std::string>& allKeywords() {
+  // Function names are not here: they come from the server (SHOW FUNCTIONS).
   static const std::vector<std::string> words = {
-      "ALL",      "AND",      "AS",      "ASC",       "BETWEEN",   "BIGINT",   "BOOLEAN",
-      "BY",       "CASE",     "CAST",    "COUNT",     "CREATE",    "DESC",     "DESCRIBE",
-      "DISTINCT", "DOUBLE",   "DROP",    "ELSE",      "END",       "EXISTS",   "EXPLAIN",
-      "FALSE",    "FLOW",     "FLOWS",   "FROM",      "GROUP",     "HAVING",   "IF",
-      "IN",       "INNER",    "INTERVAL", "INTO",     "IS",        "JOIN",     "LEFT",
-      "LIKE",     "LIMIT",    "NOT",     "NULL",      "ON",        "OR",       "ORDER",
-      "PROGRESS", "REALTIME", "SELECT",  "SET",       "SHOW",      "SINK",     "SINKS",
-      "SOURCE",   "SOURCES",  "START",   "STOP",      "STRING",    "TABLE",    "TABLES",
-      "THEN",     "TIMESTAMP", "TRIGGER", "TRUE",     "UNION",     "WATERMARK", "WHEN",
-      "WHERE",    "WITH",     "WITHIN",  "INT",       "SUM",       "MIN",      "MAX",
-      "AVG",      "TUMBLE",   "HOP",     "SESSION",   "RLIKE",     "REGEXP"};
+      "ALL",       "AND",      "AS",       "ASC",     "BETWEEN",   "BIGINT",   "BOOLEAN", "BY",
+      "CASE",      "CAST",     "CREATE",   "DESC",    "DESCRIBE",  "DISTINCT", "DOUBLE",  "DROP",
+      "ELSE",      "END",      "EXISTS",   "EXPLAIN", "FALSE",     "FLOW",     "FLOWS",   "FROM",
+      "GROUP",     "HAVING",   "IF",       "IN",      "INNER",     "INTERVAL", "INTO",    "IS",
+      "JOIN",      "LEFT",     "LIKE",     "LIMIT",   "NOT",       "NULL",     "ON",      "OR",
+      "ORDER",     "PROGRESS", "REALTIME", "SELECT",  "SET",       "SHOW",     "SINK",    "SINKS",
+      "SOURCE",    "SOURCES",  "START",    "STOP",    "STRING",    "TABLE",    "TABLES",  "THEN",
+      "TIMESTAMP", "TRIGGER",  "TRUE",     "UNION",   "WATERMARK", "WHEN",     "WHERE",   "WITH",
+      "WITHIN",    "INT",      "RLIKE",    "REGEXP"};
   return words;
 }
 
@@ -83,7 +82,17 @@ std::vector<std::string> tokens(std::string_view before) {
   return out;
 }
 
-enum class Want { kKeywords, kFixed, kFlows, kSources, kSinks, kTables, kRelations, kCommands };
+enum class Want {
+  kKeywords,
+  kFixed,
+  kFlows,
+  kSources,
+  kSinks,
+  kTables,
+  kRelations,
+  kObjects,
+  kCommands
+};
 
 struct Place {
   Want want = Want::kKeywords;
@@ -96,6 +105,8 @@ Place placeFor(std::string_view before) {
   if (!t.empty() && !t.front().empty() && t.front().front() == '\\') {
     if (t.size() == 1 && t.front() == "\\PROGRESS") {
       p.want = Want::kFlows;
+    } else if (t.size() == 1 && t.front() == "\\D") {
+      p.want = Want::kObjects;
     } else {
       p.want = Want::kFixed;  // Nothing to offer after other commands.
     }
@@ -114,9 +125,15 @@ Place placeFor(std::string_view before) {
 
   if (last == "CREATE") return fixed({"SOURCE", "SINK", "TABLE", "FLOW"});
   if (last == "DROP") return fixed({"SOURCE", "SINK", "TABLE", "FLOW"});
-  if (last == "SHOW") return fixed({"SOURCES", "SINKS", "TABLES", "FLOWS", "PROGRESS"});
+  if (last == "SHOW") {
+    return fixed({"SOURCES", "SINKS", "TABLES", "FLOWS", "PROGRESS", "FUNCTIONS"});
+  }
   if (last == "STOP" || last == "START") return fixed({"FLOW"});
-  if (last == "EXPLAIN") return fixed({"SELECT", "CREATE"});
+  if (last == "EXPLAIN") return fixed({"SELECT", "CREATE", "FLOW"});
+  if (last == "FLOW" && prev == "EXPLAIN") {
+    p.want = Want::kFlows;
+    return p;
+  }
   if (last == "TRIGGER") return fixed({"REALTIME"});
   if (last == "GROUP" || last == "ORDER") return fixed({"BY"});
   if (prev == "DROP" && (last == "SOURCE" || last == "SINK" || last == "TABLE" || last == "FLOW")) {
@@ -157,7 +174,7 @@ void addKeywords(const std::vector<std::string>& from, std::string_view word,
                  std::vector<std::string>* out) {
   const bool low = typedLower(word);
   for (const auto& kw : from) {
-    if (startsWithNoCase(kw, word)) out->push_back(low ? lower(kw) : kw);
+    if (startsWithNoCase(kw, word)) out->push_back(low ? lower(kw) : upper(kw));
   }
 }
 
@@ -171,6 +188,10 @@ bool completionWantsNames(std::string_view before) {
     return t.size() >= 2 && (t[t.size() - 2] == "DROP" || t.back() == "EXISTS");
   }
   return p.want != Want::kKeywords && p.want != Want::kCommands;
+}
+
+bool completionWantsFunctions(std::string_view before) {
+  return placeFor(before).want == Want::kKeywords;
 }
 
 std::vector<std::string> completionCandidates(std::string_view before, std::string_view word,
@@ -212,9 +233,16 @@ std::vector<std::string> completionCandidates(std::string_view before, std::stri
       addMatching(names.tables, word, &out);
       if (last == "DESCRIBE") addMatching(names.sinks, word, &out);
       break;
+    case Want::kObjects:
+      addMatching(names.sources, word, &out);
+      addMatching(names.sinks, word, &out);
+      addMatching(names.tables, word, &out);
+      addMatching(names.flows, word, &out);
+      break;
     case Want::kKeywords:
     case Want::kCommands:
       addKeywords(allKeywords(), word, &out);
+      addKeywords(names.functions, word, &out);
       break;
   }
   // DROP SOURCE|SINK|TABLE|FLOW [IF EXISTS] <name>.

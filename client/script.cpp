@@ -1,8 +1,12 @@
 #include "client/script.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <ostream>
+#include <sstream>
 #include <string>
 
 #include "client/backslash.h"
@@ -104,9 +108,45 @@ RunStatus runStatements(Connection& conn, std::string_view text,
   return runRange(conn, text, 0, text.size(), sourceName, options, out, err);
 }
 
-RunStatus runScriptText(Connection& conn, std::string_view text, std::string_view sourceName,
-                        const RunOptions& initialOptions, std::ostream& out,
-                        std::ostream& err) {
+namespace {
+
+bool readFile(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return false;
+  *text = buffer.str();
+  return true;
+}
+
+// Runs one statement a command stands for; errors name the command and, in a
+// script, its place (`where`).
+RunStatus runCommandSql(Connection& conn, const std::string& sql, std::string_view where,
+                        std::string_view line, const RunOptions& options, std::ostream& out,
+                        std::ostream& err, Outcome* kept = nullptr) {
+  const auto started = std::chrono::steady_clock::now();
+  Outcome outcome = conn.execute(sql);
+  const auto took = std::chrono::steady_clock::now() - started;
+  if (kept == nullptr) printOutcome(outcome, options, out);
+  if (outcome.connectionLost) {
+    reportLost(conn, outcome, err);
+    return RunStatus::kConnectionLost;
+  }
+  if (outcome.error) {
+    if (!where.empty()) err << where << ": in " << line << ":\n";
+    err << formatError(*outcome.error, sql, 0);
+    err.flush();
+    return RunStatus::kSqlError;
+  }
+  if (options.timing) printTiming(took, out);
+  if (kept != nullptr) *kept = std::move(outcome);
+  return RunStatus::kOk;
+}
+
+RunStatus runScriptTextAt(Connection& conn, std::string_view text, std::string_view sourceName,
+                          const RunOptions& initialOptions, std::ostream& out, std::ostream& err,
+                          int depth) {
   RunOptions options = initialOptions;
   size_t chunk = 0;
   size_t pos = 0;
@@ -125,9 +165,11 @@ RunStatus runScriptText(Connection& conn, std::string_view text, std::string_vie
     chunk = pos = next;
 
     const int lineNo = lineAndColumn(text, static_cast<size_t>(line.data() - text.data())).first;
+    const std::string where =
+        std::string(sourceName.empty() ? std::string_view("<script>") : sourceName) + ':' +
+        std::to_string(lineNo);
     auto fail = [&](const std::string& message) {
-      err << (sourceName.empty() ? std::string_view("<script>") : sourceName) << ':' << lineNo
-          << ": " << message << '\n';
+      err << where << ": " << message << '\n';
       return RunStatus::kSqlError;
     };
     const BackslashCommand cmd = parseBackslash(line);
@@ -145,29 +187,101 @@ RunStatus runScriptText(Connection& conn, std::string_view text, std::string_vie
       case BackslashKind::kWatch:
         return fail(std::string(line.substr(0, line.find(' '))) +
                     " works only in the interactive shell");
-      default: {
-        const std::string sql = backslashSql(cmd);
+      case BackslashKind::kInclude:
         if (options.echo) out << line << '\n';
-        const auto started = std::chrono::steady_clock::now();
-        const Outcome outcome = conn.execute(sql);
-        const auto took = std::chrono::steady_clock::now() - started;
-        printOutcome(outcome, options, out);
-        if (outcome.connectionLost) {
-          reportLost(conn, outcome, err);
-          return RunStatus::kConnectionLost;
+        if (depth + 1 > kMaxIncludeDepth) {
+          return fail("\\i nested more than " + std::to_string(kMaxIncludeDepth) + " deep; does " +
+                      cmd.argument + " include itself?");
         }
-        if (outcome.error) {
-          err << (sourceName.empty() ? std::string_view("<script>") : sourceName) << ':'
-              << lineNo << ": in " << line << ":\n"
-              << formatError(*outcome.error, sql, 0);
-          return RunStatus::kSqlError;
-        }
-        if (options.timing) printTiming(took, out);
+        status = runInclude(conn, cmd.argument, options, out, err, depth + 1, where);
+        if (status != RunStatus::kOk) return status;
         break;
-      }
+      case BackslashKind::kDescribe:
+        if (options.echo) out << line << '\n';
+        status = runDescribe(conn, cmd.argument, where, options, out, err);
+        if (status != RunStatus::kOk) return status;
+        break;
+      default:
+        if (options.echo) out << line << '\n';
+        status = runCommandSql(conn, backslashSql(cmd), where, line, options, out, err);
+        if (status != RunStatus::kOk) return status;
+        break;
     }
   }
   return runRange(conn, text, chunk, text.size(), sourceName, options, out, err);
+}
+
+}  // namespace
+
+RunStatus runScriptText(Connection& conn, std::string_view text, std::string_view sourceName,
+                        const RunOptions& options, std::ostream& out, std::ostream& err) {
+  return runScriptTextAt(conn, text, sourceName, options, out, err, 0);
+}
+
+RunStatus runInclude(Connection& conn, const std::string& path, const RunOptions& options,
+                     std::ostream& out, std::ostream& err, int depth, std::string_view where) {
+  std::string text;
+  if (!readFile(path, &text)) {
+    err << (where.empty() ? std::string_view("rtsql") : where) << ": \\i: cannot read " << path
+        << ": " << std::strerror(errno) << '\n';
+    return RunStatus::kSqlError;
+  }
+  const std::string substituted = substituteVariables(text, options.variables);
+  return runScriptTextAt(conn, substituted, path, options, out, err, depth);
+}
+
+RunStatus runDescribe(Connection& conn, const std::string& name, std::string_view where,
+                      const RunOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string line = name.empty() ? std::string("\\d") : "\\d " + name;
+  // Several statements make one command: its time is printed once, at the end.
+  RunOptions untimed = options;
+  untimed.timing = false;
+  const auto started = std::chrono::steady_clock::now();
+  auto finish = [&] {
+    if (options.timing) printTiming(std::chrono::steady_clock::now() - started, out);
+    return RunStatus::kOk;
+  };
+  if (!name.empty()) {
+    Outcome described;
+    RunStatus status =
+        runCommandSql(conn, "DESCRIBE " + name, where, line, untimed, out, err, &described);
+    if (status != RunStatus::kOk) return status;
+    printOutcome(described, options, out);
+    // DESCRIBE marks a flow's rows with the kind "flow"; its plan follows.
+    bool flow = false;
+    for (const auto& result : described.results) {
+      for (const auto& row : result.rows) {
+        if (row.size() >= 3 && row[2] && *row[2] == "flow") flow = true;
+      }
+    }
+    if (flow) {
+      status = runCommandSql(conn, "EXPLAIN FLOW " + name, where, line, untimed, out, err);
+      if (status != RunStatus::kOk) return status;
+    }
+    return finish();
+  }
+  // Every object, as psql's \d lists relations: one table of names and kinds.
+  ResultSet all;
+  all.hasRows = true;
+  all.columns = {{"name"}, {"type"}};
+  static const std::pair<const char*, const char*> kLists[] = {{"SHOW SOURCES", "source"},
+                                                               {"SHOW SINKS", "sink"},
+                                                               {"SHOW TABLES", "table"},
+                                                               {"SHOW FLOWS", "flow"}};
+  for (const auto& [sql, kind] : kLists) {
+    Outcome listed;
+    const RunStatus status = runCommandSql(conn, sql, where, line, untimed, out, err, &listed);
+    if (status != RunStatus::kOk) return status;
+    for (const auto& result : listed.results) {
+      for (const auto& row : result.rows) {
+        if (!row.empty() && row[0]) all.rows.push_back({row[0], std::string(kind)});
+      }
+    }
+  }
+  all.tag = "SHOW " + std::to_string(all.rows.size());
+  out << formatResult(all, options.print);
+  out.flush();
+  return finish();
 }
 
 int runScript(Connection& conn, std::string_view text, std::string_view sourceName,

@@ -1,6 +1,7 @@
 // Non-interactive runs of the shell: `-f file` (a script split into statements
 // and sent one at a time, stopping at the first error) and `-c SQL` (one simple
-// query). The statement runner here is shared with the REPL.
+// query). The statement runner here is shared with the REPL, and so are the
+// commands that do more than send one statement: \i FILE and \d [NAME].
 #pragma once
 
 #include <chrono>
@@ -44,6 +45,26 @@ RunStatus runStatements(Connection& conn, std::string_view text,
 // between statements. Stops at the first error.
 RunStatus runScriptText(Connection& conn, std::string_view text, std::string_view sourceName,
                         const RunOptions& options, std::ostream& out, std::ostream& err);
+
+// How deep \i may nest: a file that includes itself stops there.
+inline constexpr int kMaxIncludeDepth = 16;
+
+// \i FILE: runs the file's statements and commands as runScriptText does a
+// script (variables substituted), stopping at the file's first error, which
+// names the file and its line. A relative path is taken from the current
+// directory, as psql's \i does. `depth` counts the \i commands around this one;
+// `where` ("file:3", or "" in the REPL) names the \i line when the file cannot
+// be read.
+RunStatus runInclude(Connection& conn, const std::string& path, const RunOptions& options,
+                     std::ostream& out, std::ostream& err, int depth = 0,
+                     std::string_view where = {});
+
+// \d NAME: DESCRIBE NAME (columns, types, options with credentials masked by
+// the server) and, for a flow, the plan it runs (EXPLAIN FLOW NAME). \d alone:
+// every source, sink, table and flow as one list of names and kinds. `where`
+// ("file:3", or "" in the REPL) prefixes errors.
+RunStatus runDescribe(Connection& conn, const std::string& name, std::string_view where,
+                      const RunOptions& options, std::ostream& out, std::ostream& err);
 
 // Prints "Time: 12.345 ms" for a statement that took `took`.
 void printTiming(std::chrono::steady_clock::duration took, std::ostream& out);

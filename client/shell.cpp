@@ -58,6 +58,9 @@ struct CompletionState {
   ObjectNames names;
   std::chrono::steady_clock::time_point fetched{};
   bool haveNames = false;
+  std::vector<std::string> functions;
+  std::chrono::steady_clock::time_point functionsFetched{};
+  bool haveFunctions = false;
   std::vector<std::string> matches;
   size_t next = 0;
 };
@@ -93,6 +96,18 @@ const ObjectNames& objectNames() {
   return st.names;
 }
 
+// The functions the server has, cached like the object names.
+const std::vector<std::string>& functionNames() {
+  CompletionState& st = g_completion;
+  const auto now = std::chrono::steady_clock::now();
+  if (st.haveFunctions && now - st.functionsFetched < kNameCacheTtl) return st.functions;
+  if (st.conn == nullptr || !st.conn->connected()) return st.functions;
+  st.functions = firstColumn(*st.conn, "SHOW FUNCTIONS");
+  st.functionsFetched = now;
+  st.haveFunctions = true;
+  return st.functions;
+}
+
 extern "C" char* nextMatch(const char*, int state) {
   CompletionState& st = g_completion;
   if (state == 0) st.next = 0;
@@ -108,8 +123,15 @@ extern "C" char** completeWord(const char* text, int start, int) {
   std::string before;
   if (st.buffer != nullptr && !st.buffer->empty()) before = *st.buffer + "\n";
   before.append(rl_line_buffer, static_cast<size_t>(start));
-  static const ObjectNames kNone;
-  const ObjectNames& names = completionWantsNames(before) ? objectNames() : kNone;
+  // \i takes a file name: readline's own file-name completion fits there.
+  const size_t first = before.find_first_not_of(" \t");
+  if (first != std::string::npos && before.compare(first, 3, "\\i ") == 0) {
+    rl_attempted_completion_over = 0;
+    return nullptr;
+  }
+  ObjectNames names;
+  if (completionWantsNames(before)) names = objectNames();
+  if (completionWantsFunctions(before)) names.functions = functionNames();
   // libedit treats '\\' as an escape and leaves it out of the word, so a
   // backslash command arrives as "\\" before the word "ti"; complete it whole
   // and hand back the rest of the name.
@@ -180,6 +202,10 @@ std::string shellHelp() {
          "  \\sinks          list sinks (SHOW SINKS)\n"
          "  \\tables         list tables (SHOW TABLES)\n"
          "  \\progress FLOW  show a flow's progress (SHOW PROGRESS FLOW)\n"
+         "  \\d [NAME]       list every object, or describe one: columns and options,\n"
+         "                  and for a flow its plan (DESCRIBE NAME, EXPLAIN FLOW NAME)\n"
+         "  \\i FILE         run the statements and commands of FILE; stops at its\n"
+         "                  first error\n"
          "  \\timing [on|off] print how long each statement took\n"
          "  \\watch [SEC]    re-run the last statement every SEC seconds (default 2)\n"
          "                  until Ctrl-C\n"
@@ -188,7 +214,8 @@ std::string shellHelp() {
          "  \\?              this help\n"
          "Statements may use variables set with -v NAME=VALUE as :NAME, :'NAME'\n"
          "(a quoted string) or :\"NAME\" (a quoted identifier).\n"
-         "Tab completes keywords and the names of sources, sinks, tables and flows.\n"
+         "Tab completes keywords, the server's functions and the names of sources,\n"
+         "sinks, tables and flows; after \\i it completes file names.\n"
          "Ctrl-C cancels the running statement (a live SELECT runs until its LIMIT\n"
          "or until cancelled) and discards the line being typed.\n"
          "History is kept in ~/.rtsql_history.\n";
@@ -276,6 +303,14 @@ int runShell(Connection& conn, const RunOptions& initialOptions) {
           break;
         case BackslashKind::kInvalid:
           std::cerr << "rtsql: " << cmd.error << '\n';
+          break;
+        case BackslashKind::kInclude:
+          if (ensureConnected(conn)) runInclude(conn, cmd.argument, options, std::cout, std::cerr);
+          break;
+        case BackslashKind::kDescribe:
+          if (ensureConnected(conn)) {
+            runDescribe(conn, cmd.argument, "", options, std::cout, std::cerr);
+          }
           break;
         default:
           runInteractive(conn, backslashSql(cmd), options);

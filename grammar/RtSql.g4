@@ -150,6 +150,7 @@ describeStatement
 
 explainStatement
     : EXPLAIN (createFlow | query)
+    | EXPLAIN FLOW flowName=identifier
     ;
 
 setStatement

@@ -293,7 +293,10 @@ struct Describe : Statement {
 
 struct Explain : Statement {
   Explain() : Statement(StatementKind::Explain) {}
-  StatementPtr inner;  // CreateFlow or Select
+  StatementPtr inner;  // CreateFlow or Select; null for EXPLAIN FLOW name
+  // EXPLAIN FLOW name: the plan the named flow runs.
+  std::string flowName;
+  size_t flowNamePos = 0;
 };
 
 struct Set : Statement {

@@ -475,7 +475,10 @@ ast::StatementPtr AstBuilder::describe(P::DescribeStatementContext* ctx) {
 
 ast::StatementPtr AstBuilder::explain(P::ExplainStatementContext* ctx) {
   auto s = std::make_unique<ast::Explain>();
-  if (auto* f = ctx->createFlow()) {
+  if (ctx->flowName != nullptr) {
+    s->flowName = identifier(ctx->flowName);
+    s->flowNamePos = startOf(ctx->flowName);
+  } else if (auto* f = ctx->createFlow()) {
     s->inner = createFlow(f);
   } else {
     s->inner = selectStatement(ctx->query());

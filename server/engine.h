@@ -126,6 +126,8 @@ class Engine : public QueryHandler {
   void show(EngineSession& s, const ast::Show& stmt, ResultWriter& out);
   void describe(const ast::Describe& stmt, ResultWriter& out);
   void explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out);
+  // EXPLAIN FLOW name: the plan the flow runs (42704 unknown, 55000 not running).
+  std::string flowPlan(const std::string& flow, size_t namePos) const;
 
   // engine.cpp
   void set(EngineSession& s, const ast::Set& stmt, ResultWriter& out);

@@ -24,6 +24,27 @@ std::vector<std::optional<std::string>> lines(const std::string& s) {
   return out;
 }
 
+// Option values that are credentials (the Kafka client's sasl.password,
+// ssl.key.password, ssl.key.pem, sasl.oauthbearer.client.secret, ...) are
+// shown masked: SHOW and DESCRIBE are open to every user of the server.
+bool isSecretOption(std::string_view key) {
+  const std::string k = toLower(key);
+  for (const char* word : {"password", "secret", "key.pem", "oauthbearer.config", "token"}) {
+    if (k.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+constexpr const char* kMasked = "********";
+
+Options masked(const Options& o) {
+  std::vector<OptionEntry> entries = o.entries();
+  for (auto& e : entries) {
+    if (isSecretOption(e.key)) e.value = kMasked;
+  }
+  return Options(std::move(entries));
+}
+
 }  // namespace
 
 std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
@@ -54,8 +75,9 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
   switch (stmt.what) {
     case ast::ShowKind::Sources: {
       for (const auto& src : catalog_.sources()) {
-        rows.push_back({src->name, src->connector, src->format.empty() ? std::nullopt : text(src->format),
-                        src->options.toString()});
+        rows.push_back({src->name, src->connector,
+                        src->format.empty() ? std::nullopt : text(src->format),
+                        masked(src->options).toString()});
       }
       sendRows(out, showColumns(stmt), rows,
                fmt::format("SHOW {}", rows.size()));
@@ -63,7 +85,8 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
     }
     case ast::ShowKind::Sinks: {
       for (const auto& sink : catalog_.sinks()) {
-        rows.push_back({sink->name, sink->connector, sink->format, sink->options.toString()});
+        rows.push_back(
+            {sink->name, sink->connector, sink->format, masked(sink->options).toString()});
       }
       sendRows(out, showColumns(stmt), rows,
                fmt::format("SHOW {}", rows.size()));
@@ -197,7 +220,8 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
 void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
   Rows rows;
   auto addOptions = [&](const Options& o) {
-    for (const auto& e : o.entries()) rows.push_back({e.key, e.value, std::string("option")});
+    const Options shown = masked(o);
+    for (const auto& e : shown.entries()) rows.push_back({e.key, e.value, std::string("option")});
   };
   if (auto src = catalog_.findSource(stmt.name)) {
     for (size_t i = 0; i < src->schema.size(); ++i) {
@@ -231,9 +255,29 @@ void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
   sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
 }
 
+std::string Engine::flowPlan(const std::string& flow, size_t namePos) const {
+  if (!catalog_.findFlow(flow)) {
+    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", flow),
+                   namePos, "SHOW FLOWS lists the flows");
+  }
+  // Under the flows lock, as progress() reads the runtime: DROP FLOW cannot
+  // destroy it meanwhile.
+  std::lock_guard lock(flowsMu_);
+  const FlowEntry* entry = findEntry(flow);
+  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
+  if (!rt) {
+    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                   fmt::format("flow \"{}\" has no plan: it is not running", flow), namePos,
+                   "SHOW FLOWS says why; START FLOW plans it again");
+  }
+  return rt->plan().explain();
+}
+
 void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out) {
   std::string plan;
-  if (stmt.inner->kind == ast::StatementKind::CreateFlow) {
+  if (!stmt.inner) {
+    plan = flowPlan(stmt.flowName, stmt.flowNamePos);
+  } else if (stmt.inner->kind == ast::StatementKind::CreateFlow) {
     plan = planFlow(static_cast<const ast::CreateFlow&>(*stmt.inner), planContext(s)).explain();
   } else if (stmt.inner->kind == ast::StatementKind::Select) {
     plan = planQuery(*static_cast<const ast::SelectStatement&>(*stmt.inner).query, planContext(s)).explain();

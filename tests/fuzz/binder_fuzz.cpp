@@ -80,7 +80,10 @@ void bindStatement(const ast::Statement& stmt, Catalog& catalog, const PlanConte
       planQuery(*static_cast<const ast::SelectStatement&>(stmt).query, ctx).explain();
       break;
     case ast::StatementKind::Explain:
-      bindStatement(*static_cast<const ast::Explain&>(stmt).inner, catalog, ctx);
+      // EXPLAIN FLOW name has no statement inside: it reads a running flow's plan.
+      if (const auto& inner = static_cast<const ast::Explain&>(stmt).inner) {
+        bindStatement(*inner, catalog, ctx);
+      }
       break;
     default:
       break;

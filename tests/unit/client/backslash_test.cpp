@@ -35,6 +35,37 @@ TEST_CASE("\\progress takes one flow name") {
   CHECK(parseBackslash("\\progress 1f").kind == BackslashKind::kInvalid);
 }
 
+TEST_CASE("\\d describes one object or lists all") {
+  const auto all = parseBackslash("\\d");
+  REQUIRE(all.kind == BackslashKind::kDescribe);
+  CHECK(all.argument.empty());
+  // \d alone is several statements, run by runDescribe.
+  CHECK(backslashSql(all).empty());
+  const auto one = parseBackslash("  \\d clicks ");
+  REQUIRE(one.kind == BackslashKind::kDescribe);
+  CHECK(one.argument == "clicks");
+  CHECK(backslashSql(one) == "DESCRIBE clicks");
+  CHECK(backslashSql(parseBackslash("\\d \"My Source\"")) == "DESCRIBE \"My Source\"");
+  CHECK(parseBackslash("\\d a b").kind == BackslashKind::kInvalid);
+  const auto bad = parseBackslash("\\d x;DROP SOURCE y");
+  CHECK(bad.kind == BackslashKind::kInvalid);
+}
+
+TEST_CASE("\\i takes the rest of the line as the file name") {
+  auto c = parseBackslash("\\i setup.sql");
+  REQUIRE(c.kind == BackslashKind::kInclude);
+  CHECK(c.argument == "setup.sql");
+  CHECK(backslashSql(c).empty());
+  c = parseBackslash("  \\i  dir/my file.sql  ");
+  REQUIRE(c.kind == BackslashKind::kInclude);
+  CHECK(c.argument == "dir/my file.sql");
+  CHECK(parseBackslash("\\i '/tmp/a b.sql'").argument == "/tmp/a b.sql");
+  const auto none = parseBackslash("\\i");
+  CHECK(none.kind == BackslashKind::kInvalid);
+  CHECK(none.error.find("needs a file name") != std::string::npos);
+  CHECK(parseBackslash("\\i   ").kind == BackslashKind::kInvalid);
+}
+
 TEST_CASE("\\timing toggles or sets") {
   CHECK(parseBackslash("\\timing").timing == TimingMode::kToggle);
   CHECK(parseBackslash("\\timing on").timing == TimingMode::kOn);

@@ -33,7 +33,7 @@ TEST_CASE("the word after CREATE, DROP, SHOW, STOP, TRIGGER is a fixed keyword")
   CHECK(completionCandidates("CREATE ", "S", n) == Words{"SINK", "SOURCE"});
   CHECK(completionCandidates("create ", "f", n) == Words{"flow"});
   CHECK(completionCandidates("SHOW ", "", n) ==
-        Words{"FLOWS", "PROGRESS", "SINKS", "SOURCES", "TABLES"});
+        Words{"FLOWS", "FUNCTIONS", "PROGRESS", "SINKS", "SOURCES", "TABLES"});
   CHECK(completionCandidates("STOP ", "", n) == Words{"FLOW"});
   CHECK(completionCandidates("CREATE FLOW f INTO alerts TRIGGER ", "R", n) == Words{"REALTIME"});
   CHECK(completionCandidates("SELECT a FROM clicks GROUP ", "", n) == Words{"BY"});
@@ -67,6 +67,38 @@ TEST_CASE("backslash commands complete at the start of the line") {
   CHECK(completionCandidates("", "\\t", n) == Words{"\\tables", "\\timing"});
   CHECK(completionCandidates("", "\\s", n) == Words{"\\sinks", "\\sources"});
   CHECK(completionCandidates("\\timing ", "", n).empty());
+  CHECK(completionCandidates("", "\\d", n) == Words{"\\d"});
+  CHECK(completionCandidates("", "\\i", n) == Words{"\\i"});
+}
+
+TEST_CASE("\\d completes the name of any object") {
+  const ObjectNames n = sampleNames();
+  CHECK(completionCandidates("\\d ", "", n) ==
+        Words{"alerts", "audit", "big_spenders", "clicks", "fraud_alerts", "merchants", "orders"});
+  CHECK(completionCandidates("\\d ", "a", n) == Words{"alerts", "audit"});
+  CHECK(completionWantsNames("\\d "));
+  CHECK(completionCandidates("EXPLAIN ", "F", n) == Words{"FLOW"});
+  CHECK(completionCandidates("EXPLAIN FLOW ", "f", n) == Words{"fraud_alerts"});
+}
+
+TEST_CASE("only functions the server lists complete, in the typed case") {
+  ObjectNames n = sampleNames();
+  // Without the server's list no function is offered: none is made up.
+  CHECK(completionCandidates("SELECT ", "COU", n).empty());
+  CHECK(completionCandidates("SELECT ", "TUM", n).empty());
+  CHECK(completionCandidates("SELECT ", "HO", n).empty());
+  n.functions = {"count", "coalesce", "upper"};
+  CHECK(completionCandidates("SELECT ", "co", n) == Words{"coalesce", "count"});
+  CHECK(completionCandidates("SELECT ", "COU", n) == Words{"COUNT"});
+  CHECK(completionCandidates("SELECT a FROM t WHERE ", "up", n) == Words{"upper"});
+  // Where only names or fixed keywords fit, functions are not offered.
+  CHECK(completionCandidates("SELECT * FROM ", "co", n).empty());
+  CHECK(completionCandidates("CREATE ", "co", n).empty());
+  CHECK(completionWantsFunctions("SELECT "));
+  CHECK(completionWantsFunctions("SELECT a, "));
+  CHECK_FALSE(completionWantsFunctions("SELECT * FROM "));
+  CHECK_FALSE(completionWantsFunctions("CREATE "));
+  CHECK_FALSE(completionWantsFunctions("\\d "));
 }
 
 TEST_CASE("names are fetched only where they can be used") {

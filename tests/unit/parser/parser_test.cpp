@@ -423,6 +423,15 @@ TEST_CASE("EXPLAIN") {
   CHECK(s->inner->kind == StatementKind::Select);
   CHECK(s->inner->text == "select 1");
   CHECK(dynamic_cast<SelectStatement&>(*s->inner).query->terms.size() == 1);
+
+  // EXPLAIN FLOW name reads a flow's plan: no statement inside.
+  auto f = parseAs<Explain>("EXPLAIN FLOW \"My Flow\"");
+  CHECK_FALSE(f->inner);
+  CHECK(f->flowName == "My Flow");
+  CHECK(f->flowNamePos == 13);
+  CHECK(parseAs<Explain>("explain flow big_spenders")->flowName == "big_spenders");
+  CHECK_THROWS_AS(parseOne("EXPLAIN FLOW"), SqlError);
+  CHECK_THROWS_AS(parseOne("EXPLAIN FLOW a b"), SqlError);
 }
 
 // ---------------------------------------------------------------- scripts
