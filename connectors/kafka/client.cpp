@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -133,15 +134,62 @@ std::vector<std::string> splitTopics(const std::string& list) {
   return out;
 }
 
+namespace {
+
+// What librdkafka's own property table (rd_kafka_conf_properties_show, the
+// source of its CONFIGURATION.md) says property `name` takes: "valid values:
+// a, b" for an enum or a set of flags, "valid range: 0 .. 10" for a number;
+// empty for other kinds and for names it does not have.
+std::string allowedValues(const std::string& name) {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* out = open_memstream(&text, &size);
+  if (!out) return {};
+  rd_kafka_conf_properties_show(out);
+  std::fclose(out);
+  std::string table(text, size);
+  std::free(text);
+  size_t start = 0;
+  while (start < table.size()) {
+    size_t end = table.find('\n', start);
+    if (end == std::string::npos) end = table.size();
+    std::string_view line(table.data() + start, end - start);
+    start = end + 1;
+    // Property | C/P | Range | Default | Importance | Description ... *Type: kind*
+    size_t bar = line.find('|');
+    if (bar == std::string_view::npos || trim(line.substr(0, bar)) != name) continue;
+    size_t rangeStart = line.find('|', bar + 1);
+    if (rangeStart == std::string_view::npos) return {};
+    size_t rangeEnd = line.find('|', rangeStart + 1);
+    if (rangeEnd == std::string_view::npos) return {};
+    std::string range = trim(line.substr(rangeStart + 1, rangeEnd - rangeStart - 1));
+    if (range.empty()) return {};
+    if (line.find("*Type: enum value*") != std::string_view::npos ||
+        line.find("*Type: CSV flags*") != std::string_view::npos) {
+      return "valid values: " + range;
+    }
+    if (line.find("*Type: integer*") != std::string_view::npos ||
+        line.find("*Type: float*") != std::string_view::npos) {
+      return "valid range: " + range;
+    }
+    return {};
+  }
+  return {};
+}
+
+}  // namespace
+
 void setProperty(rd_kafka_conf_t* conf, const std::string& name, const std::string& value,
                  size_t pos) {
   char errstr[512];
   if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), errstr, sizeof errstr) !=
       RD_KAFKA_CONF_OK) {
+    std::string allowed = allowedValues(name);
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("invalid Kafka client option 'kafka.{}': {}", name, errstr), pos,
-                   "options 'kafka.<name>' are passed to the Kafka client (librdkafka) as "
-                   "'<name>'; see its CONFIGURATION.md");
+                   allowed.empty() ? "options 'kafka.<name>' are passed to the Kafka client "
+                                     "(librdkafka) as '<name>'; see its CONFIGURATION.md"
+                                   : allowed);
   }
 }
 

@@ -682,3 +682,18 @@ TEST_CASE("kafka authentication errors are 28P01 naming the broker and the crede
   bool oldClient = rd_kafka_version() < 0x020601ff;
   CHECK((e.hint().find("2.6.1") != std::string::npos) == oldClient);
 }
+
+TEST_CASE("a kafka client option librdkafka refuses names its valid values when it has some") {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  SqlError e = sqlErrorOf([&] { kafka::setProperty(conf, "security.protocol", "tls", 40); });
+  CHECK(e.sqlstate() == std::string(sqlstate::kInvalidParameterValue));
+  CHECK(e.position() == 40);
+  CHECK(e.message().find("'kafka.security.protocol'") != std::string::npos);
+  CHECK(e.hint() == "valid values: plaintext, ssl, sasl_plaintext, sasl_ssl");
+  e = sqlErrorOf([&] { kafka::setProperty(conf, "fetch.wait.max.ms", "-5", 0); });
+  CHECK(e.hint().starts_with("valid range: 0 .. "));
+  // A string property has no list; neither has a name librdkafka lacks.
+  e = sqlErrorOf([&] { kafka::setProperty(conf, "no.such.property", "1", 0); });
+  CHECK(e.hint().find("CONFIGURATION.md") != std::string::npos);
+  rd_kafka_conf_destroy(conf);
+}
