@@ -78,9 +78,23 @@ std::unordered_map<const rd_kafka_t*, std::string> authFailures;
 // authFailures.size(), read without the lock: a sink asks after every record.
 std::atomic<size_t> authFailureCount{0};
 
-bool isAuthenticationError(int err) {
+// Whether `reason` is a TLS alert the broker sent about the client's
+// certificate: it refused the certificate, or its absence, when the
+// listener requires one. (The client's own refusal of the broker's
+// certificate reads "certificate verify failed", which is no such alert.)
+bool refusesCertificate(std::string_view reason) {
+  if (reason.find("alert") == std::string_view::npos) return false;
+  for (std::string_view alert :
+       {"bad certificate", "certificate required", "unknown ca", "certificate unknown",
+        "certificate expired", "certificate revoked", "unsupported certificate"}) {
+    if (reason.find(alert) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+bool isAuthenticationError(int err, std::string_view reason) {
   return err == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
-         err == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED;
+         err == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED || refusesCertificate(reason);
 }
 
 void forgetAuthenticationFailure(const rd_kafka_t* rk) {
@@ -91,7 +105,7 @@ void forgetAuthenticationFailure(const rd_kafka_t* rk) {
 }
 
 void errorCallback(rd_kafka_t* rk, int err, const char* reason, void*) {
-  if (isAuthenticationError(err)) {
+  if (isAuthenticationError(err, reason)) {
     std::lock_guard lock(authMutex);
     authFailures[rk] = reason;
     authFailureCount.store(authFailures.size(), std::memory_order_relaxed);
@@ -282,6 +296,15 @@ std::optional<std::string> authenticationFailure(const rd_kafka_t* rk) {
 
 SqlError authenticationError(const rd_kafka_t* rk, const std::string& bootstrap,
                              const std::string& reason) {
+  if (refusesCertificate(reason)) {
+    return SqlError(sqlstate::kInvalidAuthorization,
+                    fmt::format("Kafka authentication failed at {}: the broker refused the client "
+                                "certificate: {}",
+                                bootstrap, reason),
+                    SqlError::npos,
+                    "check 'kafka.ssl.certificate.location' and 'kafka.ssl.key.location': the "
+                    "listener requires a certificate signed by a CA it trusts");
+  }
   std::string hint =
       "check 'kafka.sasl.username' and 'kafka.sasl.password' (SASL), or "
       "'kafka.ssl.certificate.location' and 'kafka.ssl.key.location' (client certificates)";

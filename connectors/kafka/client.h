@@ -68,15 +68,16 @@ HandlePtr newClient(rd_kafka_type_t type, const std::string& bootstrap, const Op
 // certificate), as librdkafka reported it; nothing while none was refused.
 // Clients report it only when their configuration has installLogging.
 std::optional<std::string> authenticationFailure(const rd_kafka_t* rk);
-// SqlError 28P01 "Kafka authentication failed at <bootstrap>: <reason>" for
-// client `rk`, with a hint naming the options that hold the credentials (and,
-// for SCRAM with a librdkafka older than 2.6.1, why Apache Kafka 4 refuses
-// any password).
+// SqlError "Kafka authentication failed at <bootstrap>: <reason>" for client
+// `rk`: 28000 when the broker refused the client certificate (a TLS alert),
+// else 28P01 (SASL), with a hint naming the options that hold the credentials
+// (and, for SCRAM with a librdkafka older than 2.6.1, why Apache Kafka 4
+// refuses any password).
 SqlError authenticationError(const rd_kafka_t* rk, const std::string& bootstrap,
                              const std::string& reason);
 
 // Partition count of each of `topics`, in order. Throws 42704 for a topic the
-// broker does not have, 28P01 (authenticationError) as soon as the broker
+// broker does not have, 28P01 or 28000 (authenticationError) as soon as the broker
 // refuses the client's credentials, and 08006 when the broker cannot be
 // reached within `timeoutMs`.
 std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>& topics,

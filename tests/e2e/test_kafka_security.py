@@ -180,6 +180,17 @@ def test_wrong_password_fails_create_flow(server, plaintext, sec):
     assert f"Kafka authentication failed at {sec['RTSQL_KAFKA_PLAIN_BOOTSTRAP']}" in state["reason"]
 
 
+def test_missing_client_certificate_fails_create_flow(server, plaintext, sec):
+    settings = {k: v for k, v in mtls(sec).items()
+                if k not in ("kafka.ssl.certificate.location", "kafka.ssl.key.location")}
+    src, snk, _ = declare(server, plaintext, settings, "sec_nocert")
+    err = create_error(server, f"CREATE FLOW {unique('sec_nocert_flow')} INTO {snk} "
+                               f"TRIGGER REALTIME AS SELECT id, name FROM {src}")
+    assert err.sqlstate == "28000", f"{err.sqlstate} {err}"
+    assert "Kafka authentication failed" in str(err) and "client certificate" in str(err)
+    assert "kafka.ssl.certificate.location" in err.diag.message_hint
+
+
 def test_bad_mechanism_and_protocol_fail_create(server, sec):
     bad = {**plain(sec), "kafka.sasl.mechanism": "SCRAM-SHA-1024"}
     err = create_error(server, f"CREATE SOURCE {unique('sec_mech')} (id BIGINT) WITH "

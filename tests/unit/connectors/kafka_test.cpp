@@ -681,6 +681,16 @@ TEST_CASE("kafka authentication errors are 28P01 naming the broker and the crede
   CHECK(e.sqlstate() == std::string(sqlstate::kInvalidPassword));
   bool oldClient = rd_kafka_version() < 0x020601ff;
   CHECK((e.hint().find("2.6.1") != std::string::npos) == oldClient);
+  // The broker's TLS alert about the client certificate is 28000.
+  e = kafka::authenticationError(
+      plain.get(), "h:9094",
+      "ssl://h:9094/bootstrap: Receive failed: error:0A000412:SSL routines::sslv3 alert bad "
+      "certificate: SSL alert number 42");
+  CHECK(e.sqlstate() == std::string(sqlstate::kInvalidAuthorization));
+  CHECK(
+      e.message().starts_with("Kafka authentication failed at h:9094: the broker refused the "
+                              "client certificate: "));
+  CHECK(e.hint().find("'kafka.ssl.certificate.location'") != std::string::npos);
 }
 
 TEST_CASE("a kafka client option librdkafka refuses names its valid values when it has some") {
