@@ -9,12 +9,25 @@
 #   scripts/kafka.sh stop        SIGTERM, bounded wait, then SIGKILL
 #   scripts/kafka.sh status      prints HOST:PORT and exits 0 when it answers
 #   scripts/kafka.sh bootstrap   prints HOST:PORT
+#   scripts/kafka.sh security    prints the secured listeners' settings (below)
+#
+# Besides the PLAINTEXT listener on PORT (what every test uses), the broker has
+# three secured loopback listeners, for the tests of the clients' security
+# options. Each start makes a throwaway CA, a broker certificate and a client
+# certificate (EC keys, PEM) under STATE/tls, and writes what a client needs,
+# as shell assignments, to STATE/security.env:
+#   PORT+2  SASL_SSL, SCRAM-SHA-512   RTSQL_KAFKA_SCRAM_BOOTSTRAP, _SCRAM_USER, _SCRAM_PASSWORD
+#   PORT+3  SASL_SSL, PLAIN           RTSQL_KAFKA_PLAIN_BOOTSTRAP, _PLAIN_USER, _PLAIN_PASSWORD
+#   PORT+4  SSL, client certificate   RTSQL_KAFKA_MTLS_BOOTSTRAP, _CLIENT_CERT, _CLIENT_KEY
+#   (all)   the CA certificate        RTSQL_KAFKA_CA
+# The users and passwords are fixed and the keys throwaway: loopback tests only.
 #
 # Environment:
 #   RTSQL_KAFKA_VERSION   broker version (default 4.1.1)
 #   RTSQL_KAFKA_HOME      jar cache (default ~/.cache/rtsql/kafka-<version>)
 #   RTSQL_KAFKA_STATE     state dir: config, logs, data, pid (default /tmp/rtsql-kafka-<port>)
-#   RTSQL_KAFKA_PORT      client port (default 19092); the controller uses PORT+1
+#   RTSQL_KAFKA_PORT      client port (default 19092); the controller uses PORT+1,
+#                         the secured listeners PORT+2..PORT+4
 #   RTSQL_KAFKA_WAIT      seconds to wait for the broker to answer (default 60)
 set -euo pipefail
 
@@ -25,11 +38,20 @@ HOME_DIR="${RTSQL_KAFKA_HOME:-${HOME:-/root}/.cache/rtsql/kafka-${VERSION}}"
 JARS="${HOME_DIR}/jars"
 PORT="${RTSQL_KAFKA_PORT:-19092}"
 CPORT="$((PORT + 1))"
+SCRAM_PORT="$((PORT + 2))"
+PLAIN_PORT="$((PORT + 3))"
+MTLS_PORT="$((PORT + 4))"
 HOST="127.0.0.1"
 STATE="${RTSQL_KAFKA_STATE:-/tmp/rtsql-kafka-${PORT}}"
 PIDFILE="${STATE}/broker.pid"
 LOGFILE="${STATE}/broker.log"
 WAIT="${RTSQL_KAFKA_WAIT:-60}"
+TLS="${STATE}/tls"
+SECURITY_ENV="${STATE}/security.env"
+SCRAM_USER="rtsql-scram"
+SCRAM_PASSWORD="rtsql-scram-secret"
+PLAIN_USER="rtsql-plain"
+PLAIN_PASSWORD="rtsql-plain-secret"
 
 log() { echo "kafka.sh: $*" >&2; }
 
@@ -100,10 +122,19 @@ write_config() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@${HOST}:${CPORT}
-listeners=PLAINTEXT://${HOST}:${PORT},CONTROLLER://${HOST}:${CPORT}
-advertised.listeners=PLAINTEXT://${HOST}:${PORT}
+listeners=PLAINTEXT://${HOST}:${PORT},CONTROLLER://${HOST}:${CPORT},SCRAM://${HOST}:${SCRAM_PORT},SASLPLAIN://${HOST}:${PLAIN_PORT},MTLS://${HOST}:${MTLS_PORT}
+advertised.listeners=PLAINTEXT://${HOST}:${PORT},SCRAM://${HOST}:${SCRAM_PORT},SASLPLAIN://${HOST}:${PLAIN_PORT},MTLS://${HOST}:${MTLS_PORT}
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SCRAM:SASL_SSL,SASLPLAIN:SASL_SSL,MTLS:SSL
+ssl.keystore.type=PEM
+ssl.keystore.location=${TLS}/broker.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=${TLS}/ca.pem
+listener.name.mtls.ssl.client.auth=required
+listener.name.scram.sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.scram.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.saslplain.sasl.enabled.mechanisms=PLAIN
+listener.name.saslplain.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${PLAIN_USER}="${PLAIN_PASSWORD}";
 inter.broker.listener.name=PLAINTEXT
 log.dirs=${STATE}/data
 num.partitions=1
@@ -134,6 +165,39 @@ logger.apache.level = INFO
 EOF
 }
 
+# A CA, the broker's certificate (for 127.0.0.1 and localhost) and a client
+# certificate, all EC P-256 (fast to make), in PEM: Kafka reads PEM key stores
+# (key and chain in one file) and librdkafka reads PEM files.
+make_certificates() {
+  mkdir -p "$TLS"
+  local curve=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  openssl req -x509 "${curve[@]}" -keyout "${TLS}/ca.key" -out "${TLS}/ca.pem" -days 30 \
+    -subj "/CN=rtsql test CA" 2>/dev/null
+  printf 'subjectAltName=IP:%s,DNS:%s,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' \
+    "$HOST" "$HOST" >"${TLS}/broker.ext"
+  printf 'extendedKeyUsage=clientAuth\n' >"${TLS}/client.ext"
+  local who
+  for who in broker client; do
+    openssl req -new "${curve[@]}" -keyout "${TLS}/${who}.key" -out "${TLS}/${who}.csr" \
+      -subj "/CN=rtsql-${who}" 2>/dev/null
+    openssl x509 -req -in "${TLS}/${who}.csr" -CA "${TLS}/ca.pem" -CAkey "${TLS}/ca.key" \
+      -CAcreateserial -days 30 -extfile "${TLS}/${who}.ext" -out "${TLS}/${who}.crt" 2>/dev/null
+  done
+  cat "${TLS}/broker.key" "${TLS}/broker.crt" >"${TLS}/broker.pem"
+  {
+    echo "RTSQL_KAFKA_SCRAM_BOOTSTRAP=${HOST}:${SCRAM_PORT}"
+    echo "RTSQL_KAFKA_SCRAM_USER=${SCRAM_USER}"
+    echo "RTSQL_KAFKA_SCRAM_PASSWORD=${SCRAM_PASSWORD}"
+    echo "RTSQL_KAFKA_PLAIN_BOOTSTRAP=${HOST}:${PLAIN_PORT}"
+    echo "RTSQL_KAFKA_PLAIN_USER=${PLAIN_USER}"
+    echo "RTSQL_KAFKA_PLAIN_PASSWORD=${PLAIN_PASSWORD}"
+    echo "RTSQL_KAFKA_MTLS_BOOTSTRAP=${HOST}:${MTLS_PORT}"
+    echo "RTSQL_KAFKA_CLIENT_CERT=${TLS}/client.crt"
+    echo "RTSQL_KAFKA_CLIENT_KEY=${TLS}/client.key"
+    echo "RTSQL_KAFKA_CA=${TLS}/ca.pem"
+  } >"$SECURITY_ENV"
+}
+
 java_cmd() {
   java -Xms128m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="file:${STATE}/log4j2.properties" \
@@ -151,14 +215,19 @@ start() {
   stop_quiet
   rm -rf "$STATE"
   mkdir -p "$STATE"
+  command -v openssl >/dev/null || { log "openssl not found"; exit 1; }
+  make_certificates
   write_config
+  # The SCRAM user is written into the metadata log as it is formatted, so it
+  # exists before the broker takes its first connection.
+  local scram="SCRAM-SHA-512=[name=${SCRAM_USER},password=${SCRAM_PASSWORD}]"
   local uuid
   uuid="$(java_cmd kafka.tools.StorageTool random-uuid 2>>"$LOGFILE" | tail -n 1)"
   if ! java_cmd kafka.tools.StorageTool format -t "$uuid" -c "${STATE}/server.properties" \
-      --standalone >>"$LOGFILE" 2>&1; then
+      --standalone --add-scram "$scram" >>"$LOGFILE" 2>&1; then
     # Older 4.x releases reject --standalone with static controller.quorum.voters.
     java_cmd kafka.tools.StorageTool format -t "$uuid" -c "${STATE}/server.properties" \
-      >>"$LOGFILE" 2>&1 || { log "storage format failed"; tail -n 40 "$LOGFILE" >&2; exit 1; }
+      --add-scram "$scram" >>"$LOGFILE" 2>&1 || { log "storage format failed"; tail -n 40 "$LOGFILE" >&2; exit 1; }
   fi
   # java itself is the background job (no wrapping shell), so the pid file
   # names the process that SIGTERM must reach.
@@ -215,8 +284,12 @@ case "${1:-}" in
     fi
     ;;
   bootstrap) echo "${HOST}:${PORT}" ;;
+  security)
+    [ -f "$SECURITY_ENV" ] || { log "no ${SECURITY_ENV}: start the broker first"; exit 1; }
+    cat "$SECURITY_ENV"
+    ;;
   *)
-    echo "usage: $0 {fetch|start|stop|status|bootstrap}" >&2
+    echo "usage: $0 {fetch|start|stop|status|bootstrap|security}" >&2
     exit 2
     ;;
 esac

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -20,6 +23,8 @@ namespace rtsql::kafka {
 namespace {
 
 constexpr std::string_view kBootstrapKey = "kafka.bootstrap.servers";
+// How often a metadata wait looks for a refused login.
+constexpr int kAuthCheckMs = 250;
 
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
@@ -65,7 +70,46 @@ void logCallback(const rd_kafka_t* rk, int level, const char* fac, const char* b
   fmt::print(stderr, "rtsql: kafka {} {}: {}\n", rd_kafka_name(rk), fac, buf);
 }
 
+// The broker's refusal of each client's credentials, as the error callback
+// last reported it: the client itself only retries, and a metadata request
+// that waits on it ends in a timeout that does not say why.
+std::mutex authMutex;
+std::unordered_map<const rd_kafka_t*, std::string> authFailures;
+// authFailures.size(), read without the lock: a sink asks after every record.
+std::atomic<size_t> authFailureCount{0};
+
+// Whether `reason` is a TLS alert the broker sent about the client's
+// certificate: it refused the certificate, or its absence, when the
+// listener requires one. (The client's own refusal of the broker's
+// certificate reads "certificate verify failed", which is no such alert.)
+bool refusesCertificate(std::string_view reason) {
+  if (reason.find("alert") == std::string_view::npos) return false;
+  for (std::string_view alert :
+       {"bad certificate", "certificate required", "unknown ca", "certificate unknown",
+        "certificate expired", "certificate revoked", "unsupported certificate"}) {
+    if (reason.find(alert) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+bool isAuthenticationError(int err, std::string_view reason) {
+  return err == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+         err == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED || refusesCertificate(reason);
+}
+
+void forgetAuthenticationFailure(const rd_kafka_t* rk) {
+  if (authFailureCount.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard lock(authMutex);
+  authFailures.erase(rk);
+  authFailureCount.store(authFailures.size(), std::memory_order_relaxed);
+}
+
 void errorCallback(rd_kafka_t* rk, int err, const char* reason, void*) {
+  if (isAuthenticationError(err, reason)) {
+    std::lock_guard lock(authMutex);
+    authFailures[rk] = reason;
+    authFailureCount.store(authFailures.size(), std::memory_order_relaxed);
+  }
   if (!shouldLog(std::string(rd_kafka_name(rk)) + std::to_string(err))) return;
   fmt::print(stderr, "rtsql: kafka {}: {} ({}); retrying\n", rd_kafka_name(rk), reason,
              rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)));
@@ -104,15 +148,62 @@ std::vector<std::string> splitTopics(const std::string& list) {
   return out;
 }
 
+namespace {
+
+// What librdkafka's own property table (rd_kafka_conf_properties_show, the
+// source of its CONFIGURATION.md) says property `name` takes: "valid values:
+// a, b" for an enum or a set of flags, "valid range: 0 .. 10" for a number;
+// empty for other kinds and for names it does not have.
+std::string allowedValues(const std::string& name) {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* out = open_memstream(&text, &size);
+  if (!out) return {};
+  rd_kafka_conf_properties_show(out);
+  std::fclose(out);
+  std::string table(text, size);
+  std::free(text);
+  size_t start = 0;
+  while (start < table.size()) {
+    size_t end = table.find('\n', start);
+    if (end == std::string::npos) end = table.size();
+    std::string_view line(table.data() + start, end - start);
+    start = end + 1;
+    // Property | C/P | Range | Default | Importance | Description ... *Type: kind*
+    size_t bar = line.find('|');
+    if (bar == std::string_view::npos || trim(line.substr(0, bar)) != name) continue;
+    size_t rangeStart = line.find('|', bar + 1);
+    if (rangeStart == std::string_view::npos) return {};
+    size_t rangeEnd = line.find('|', rangeStart + 1);
+    if (rangeEnd == std::string_view::npos) return {};
+    std::string range = trim(line.substr(rangeStart + 1, rangeEnd - rangeStart - 1));
+    if (range.empty()) return {};
+    if (line.find("*Type: enum value*") != std::string_view::npos ||
+        line.find("*Type: CSV flags*") != std::string_view::npos) {
+      return "valid values: " + range;
+    }
+    if (line.find("*Type: integer*") != std::string_view::npos ||
+        line.find("*Type: float*") != std::string_view::npos) {
+      return "valid range: " + range;
+    }
+    return {};
+  }
+  return {};
+}
+
+}  // namespace
+
 void setProperty(rd_kafka_conf_t* conf, const std::string& name, const std::string& value,
                  size_t pos) {
   char errstr[512];
   if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), errstr, sizeof errstr) !=
       RD_KAFKA_CONF_OK) {
+    std::string allowed = allowedValues(name);
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("invalid Kafka client option 'kafka.{}': {}", name, errstr), pos,
-                   "options 'kafka.<name>' are passed to the Kafka client (librdkafka) as "
-                   "'<name>'; see its CONFIGURATION.md");
+                   allowed.empty() ? "options 'kafka.<name>' are passed to the Kafka client "
+                                     "(librdkafka) as '<name>'; see its CONFIGURATION.md"
+                                   : allowed);
   }
 }
 
@@ -190,7 +281,51 @@ void installLogging(rd_kafka_conf_t* conf) {
 }
 
 void HandleDeleter::operator()(rd_kafka_t* rk) const {
-  if (rk) rd_kafka_destroy(rk);
+  if (!rk) return;
+  rd_kafka_destroy(rk);
+  forgetAuthenticationFailure(rk);
+}
+
+std::optional<std::string> authenticationFailure(const rd_kafka_t* rk) {
+  if (authFailureCount.load(std::memory_order_relaxed) == 0) return std::nullopt;
+  std::lock_guard lock(authMutex);
+  auto it = authFailures.find(rk);
+  if (it == authFailures.end()) return std::nullopt;
+  return it->second;
+}
+
+SqlError authenticationError(const rd_kafka_t* rk, const std::string& bootstrap,
+                             const std::string& reason) {
+  if (refusesCertificate(reason)) {
+    return SqlError(sqlstate::kInvalidAuthorization,
+                    fmt::format("Kafka authentication failed at {}: the broker refused the client "
+                                "certificate: {}",
+                                bootstrap, reason),
+                    SqlError::npos,
+                    "check 'kafka.ssl.certificate.location' and 'kafka.ssl.key.location': the "
+                    "listener requires a certificate signed by a CA it trusts");
+  }
+  std::string hint =
+      "check 'kafka.sasl.username' and 'kafka.sasl.password' (SASL), or "
+      "'kafka.ssl.certificate.location' and 'kafka.ssl.key.location' (client certificates)";
+  // librdkafka before 2.6.1 repeats the client's nonce in its last SCRAM
+  // message; Apache Kafka 4 refuses it whatever the password.
+  char mechanism[64] = "";
+  size_t size = sizeof mechanism;
+  if (rd_kafka_conf_get(rd_kafka_conf(const_cast<rd_kafka_t*>(rk)), "sasl.mechanisms", mechanism,
+                        &size) != RD_KAFKA_CONF_OK) {
+    mechanism[0] = 0;
+  }
+  if (std::string_view(mechanism).starts_with("SCRAM") && rd_kafka_version() < 0x020601ff) {
+    hint += fmt::format(
+        "; this Kafka client (librdkafka {}) cannot complete SCRAM with Apache Kafka 4.0 or "
+        "later, which refuses every SCRAM login from librdkafka before 2.6.1: use PLAIN over "
+        "SASL_SSL or client certificates with such a broker",
+        rd_kafka_version_str());
+  }
+  return SqlError(sqlstate::kInvalidPassword,
+                  fmt::format("Kafka authentication failed at {}: {}", bootstrap, reason),
+                  SqlError::npos, hint);
 }
 
 HandlePtr newHandle(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
@@ -202,6 +337,9 @@ HandlePtr newHandle(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
                    std::string("cannot create the Kafka client: ") + errstr, SqlError::npos,
                    "check the 'kafka.<name>' options");
   }
+  // A client destroyed without HandleDeleter may have left its failure
+  // under the address this one now has.
+  forgetAuthenticationFailure(rk);
   return HandlePtr(rk);
 }
 
@@ -238,8 +376,26 @@ std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>&
     for (;;) {
       int remainingMs = static_cast<int>((deadline - monotonicMicros()) / 1000);
       const struct rd_kafka_metadata* md = nullptr;
-      rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, std::max(remainingMs, 1));
+      // The client retries a refused login until the deadline; asking in
+      // short slices lets the refusal end the wait as soon as it is known.
+      rd_kafka_resp_err_t err =
+          rd_kafka_metadata(rk, 0, rkt, &md, std::clamp(remainingMs, 1, kAuthCheckMs));
       if (err) {
+        // A producer's error callback runs when it is polled (a consumer's
+        // would take records here: it is left alone). A refused login fails
+        // the request as the client's thread queues its report: waiting a
+        // moment lets the report be the answer.
+        if (rd_kafka_type(rk) == RD_KAFKA_PRODUCER) {
+          rd_kafka_poll(rk, err == RD_KAFKA_RESP_ERR__TIMED_OUT ? 0 : kAuthCheckMs);
+        }
+        if (std::optional<std::string> refused = authenticationFailure(rk)) {
+          rd_kafka_topic_destroy(rkt);
+          throw authenticationError(rk, bootstrap, *refused);
+        }
+        // A connection lost mid-request (as a refused login loses it) is
+        // retried like a slow answer, until the deadline.
+        bool retry = err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT;
+        if (retry && monotonicMicros() < deadline) continue;
         rd_kafka_topic_destroy(rkt);
         throw SqlError(sqlstate::kConnectionFailure,
                        fmt::format("cannot reach Kafka at {} within {} s: {}", bootstrap,

@@ -9,10 +9,12 @@
 
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/error.h"
 #include "common/options.h"
 
 namespace rtsql::kafka {
@@ -62,9 +64,22 @@ using Settings = std::initializer_list<std::pair<const char*, const char*>>;
 HandlePtr newClient(rd_kafka_type_t type, const std::string& bootstrap, const Options& options,
                     Settings defaults, Settings fixed);
 
+// The broker's last refusal of `rk`'s credentials (SASL or client
+// certificate), as librdkafka reported it; nothing while none was refused.
+// Clients report it only when their configuration has installLogging.
+std::optional<std::string> authenticationFailure(const rd_kafka_t* rk);
+// SqlError "Kafka authentication failed at <bootstrap>: <reason>" for client
+// `rk`: 28000 when the broker refused the client certificate (a TLS alert),
+// else 28P01 (SASL), with a hint naming the options that hold the credentials
+// (and, for SCRAM with a librdkafka older than 2.6.1, why Apache Kafka 4
+// refuses any password).
+SqlError authenticationError(const rd_kafka_t* rk, const std::string& bootstrap,
+                             const std::string& reason);
+
 // Partition count of each of `topics`, in order. Throws 42704 for a topic the
-// broker does not have and 08006 when the broker cannot be reached within
-// `timeoutMs`.
+// broker does not have, 28P01 or 28000 (authenticationError) as soon as the broker
+// refuses the client's credentials, and 08006 when the broker cannot be
+// reached within `timeoutMs`.
 std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>& topics,
                                  const std::string& bootstrap, int timeoutMs = kMetadataTimeoutMs);
 

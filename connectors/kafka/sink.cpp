@@ -384,6 +384,9 @@ class KafkaSinkWriter final : public SinkWriter {
     }
     // Serves delivery reports without waiting.
     rd_kafka_poll(rk_, 0);
+    if (std::optional<std::string> refused = kafka::authenticationFailure(rk_)) {
+      throw kafka::authenticationError(rk_, bootstrap_, *refused);
+    }
   }
 
  public:
@@ -398,6 +401,11 @@ class KafkaSinkWriter final : public SinkWriter {
     // Polling serves the delivery reports, whichever task's they are.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
     while (tally_->outstanding.load(std::memory_order_acquire) > 0) {
+      // The producer retries a refused login until its records time out:
+      // the refusal itself is the answer.
+      if (std::optional<std::string> refused = kafka::authenticationFailure(rk_)) {
+        throw kafka::authenticationError(rk_, bootstrap_, *refused);
+      }
       if (std::chrono::steady_clock::now() >= deadline) {
         throw SqlError(sqlstate::kConnectionFailure,
                        fmt::format("{}: {} records not acknowledged by {} within {} ms",

@@ -655,3 +655,55 @@ TEST_CASE("source and sink option validation") {
   e = sqlErrorOf([&] { validateSinkOptions("s3", makeOptions({{"connector", "s3"}}), 3); });
   CHECK(e.hint().find("file") != std::string::npos);
 }
+
+TEST_CASE("kafka authentication errors are 28P01 naming the broker and the credential options") {
+  auto client = [](const char* mechanism) {
+    return kafka::newClient(RD_KAFKA_PRODUCER, "127.0.0.1:1",
+                            makeOptions({{"kafka.security.protocol", "sasl_plaintext"},
+                                         {"kafka.sasl.mechanism", mechanism},
+                                         {"kafka.sasl.username", "u"},
+                                         {"kafka.sasl.password", "p"}}),
+                            {}, {});
+  };
+  kafka::HandlePtr plain = client("PLAIN");
+  // No broker has refused this client anything.
+  CHECK_FALSE(kafka::authenticationFailure(plain.get()).has_value());
+  SqlError e = kafka::authenticationError(plain.get(), "h:9093", "Invalid username or password");
+  CHECK(e.sqlstate() == std::string(sqlstate::kInvalidPassword));
+  CHECK(e.message() == "Kafka authentication failed at h:9093: Invalid username or password");
+  CHECK(e.hint().find("'kafka.sasl.password'") != std::string::npos);
+  CHECK(e.hint().find("'kafka.ssl.certificate.location'") != std::string::npos);
+  CHECK(e.hint().find("2.6.1") == std::string::npos);
+  // SCRAM from a librdkafka older than 2.6.1 never passes Apache Kafka 4's
+  // nonce check: the hint says so, whatever the password.
+  kafka::HandlePtr scram = client("SCRAM-SHA-512");
+  e = kafka::authenticationError(scram.get(), "h:9093", "invalid credentials");
+  CHECK(e.sqlstate() == std::string(sqlstate::kInvalidPassword));
+  bool oldClient = rd_kafka_version() < 0x020601ff;
+  CHECK((e.hint().find("2.6.1") != std::string::npos) == oldClient);
+  // The broker's TLS alert about the client certificate is 28000.
+  e = kafka::authenticationError(
+      plain.get(), "h:9094",
+      "ssl://h:9094/bootstrap: Receive failed: error:0A000412:SSL routines::sslv3 alert bad "
+      "certificate: SSL alert number 42");
+  CHECK(e.sqlstate() == std::string(sqlstate::kInvalidAuthorization));
+  CHECK(
+      e.message().starts_with("Kafka authentication failed at h:9094: the broker refused the "
+                              "client certificate: "));
+  CHECK(e.hint().find("'kafka.ssl.certificate.location'") != std::string::npos);
+}
+
+TEST_CASE("a kafka client option librdkafka refuses names its valid values when it has some") {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  SqlError e = sqlErrorOf([&] { kafka::setProperty(conf, "security.protocol", "tls", 40); });
+  CHECK(e.sqlstate() == std::string(sqlstate::kInvalidParameterValue));
+  CHECK(e.position() == 40);
+  CHECK(e.message().find("'kafka.security.protocol'") != std::string::npos);
+  CHECK(e.hint() == "valid values: plaintext, ssl, sasl_plaintext, sasl_ssl");
+  e = sqlErrorOf([&] { kafka::setProperty(conf, "fetch.wait.max.ms", "-5", 0); });
+  CHECK(e.hint().starts_with("valid range: 0 .. "));
+  // A string property has no list; neither has a name librdkafka lacks.
+  e = sqlErrorOf([&] { kafka::setProperty(conf, "no.such.property", "1", 0); });
+  CHECK(e.hint().find("CONFIGURATION.md") != std::string::npos);
+  rd_kafka_conf_destroy(conf);
+}
