@@ -87,6 +87,14 @@ class SourceTask {
   }
   virtual int64_t decodeErrors() const = 0;
   virtual std::string description() const = 0;  // "KafkaV2[Subscribe[clicks]]"
+  // Records written to the source's dead-letter topic since the task opened
+  // (on.error = 'dead-letter'); any thread may call it.
+  virtual int64_t deadLetters() const { return 0; }
+  // Epoch end, before progress() gives the epoch's offsets: waits until every
+  // dead letter written so far is acknowledged, so that no offset past one is
+  // checkpointed or committed before it is durable. Throws SqlError when one
+  // could not be delivered.
+  virtual void flushDeadLetters(int timeoutMs) { (void)timeoutMs; }
 };
 
 // One sink task's writer. Used from one thread.

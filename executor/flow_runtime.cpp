@@ -564,6 +564,8 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   EpochSummary mine;
   mine.taskWatermarks.push_back({task.stage, task.index, task.watermark.load(std::memory_order_relaxed)});
   if (isSource) {
+    // Dead letters are acknowledged before the offsets past them are taken.
+    task.source->flushDeadLetters(kSinkFlushTimeoutMs);
     mine.partitions = task.source->progress();
     task.uncommitted.add(epoch, mine.partitions);
     for (const auto& p : mine.partitions) {
@@ -592,6 +594,7 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   mine.metrics.mergeFrom(*finished);
   if (isSource) {
     mine.decodeErrors = task.source->decodeErrors();
+    mine.deadLettersByScan[task.scanIndex] = task.source->deadLetters();
     mine.inputRowsByScan[task.scanIndex] = finished->inputRows.load();
   }
   mine.commitMicros = nowMicros() - t0;
@@ -774,6 +777,7 @@ std::string FlowRuntime::progressJson() const {
     live.startMicros = pending.startMicros;
     live.metrics.mergeFrom(pending.metrics);
     live.decodeErrors = pending.decodeErrors;
+    live.deadLettersByScan = pending.deadLettersByScan;
     live.inputRowsByScan = pending.inputRowsByScan;
     live.operatorRows = pending.operatorRows;
     live.watermark = currentWatermark();
@@ -791,6 +795,7 @@ std::string FlowRuntime::progressJson() const {
         auto parts = t->source->progress();
         live.partitions.insert(live.partitions.end(), parts.begin(), parts.end());
         live.decodeErrors += t->source->decodeErrors();
+        live.deadLettersByScan[t->scanIndex] += t->source->deadLetters();
       }
       live.addStateOperators(t->stateful);
     }

@@ -114,6 +114,11 @@ class LiveProvider final : public ConnectorProvider {
     ScanSpec relaxed = scan;
     if (!relaxed.options.has("kafka.fetch.min.bytes")) relaxed.options.set("kafka.fetch.min.bytes", "65536");
     if (!relaxed.options.has("kafka.fetch.wait.max.ms")) relaxed.options.set("kafka.fetch.wait.max.ms", "10");
+    // Dead letters are a flow's: a query run again and again from the
+    // earliest offsets would write the same ones each time. It skips them.
+    if (iequals(relaxed.options.getString("on.error"), "dead-letter")) {
+      relaxed.options.set("on.error", "skip");
+    }
     // A query that starts at the latest offsets wants what arrives from now
     // on, which one consumer can give every such query of the source. One
     // that reads from the earliest offsets needs a consumer of its own.

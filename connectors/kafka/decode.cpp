@@ -21,7 +21,10 @@ void readHeaders(const rd_kafka_message_t* m, Headers& out) {
 }
 
 SourceDecoder::SourceDecoder(const ScanSpec& scan) {
-  failOnError_ = toLower(scan.options.getString("on.error", "fail")) != "skip";
+  // 'skip' and 'dead-letter' go on after a bad record; a source task that
+  // writes dead letters does so itself (dead_letter.h).
+  const std::string onError = toLower(scan.options.getString("on.error", "fail"));
+  failOnError_ = onError != "skip" && onError != "dead-letter";
   needHeaders_ = scan.schema.find(kMetaHeaders) >= 0 ||
                  (iequals(scan.format, "raw") && scan.schema.find("headers") >= 0);
   decoder_ = makeDecoder(scan.format, scan.schema, scan.options);

@@ -46,10 +46,13 @@ class SourceDecoder {
   // `out`, and returns true. A record that cannot be decoded is counted and
   // nothing is appended; with on.error = 'fail' failure() is then set: the
   // record is not consumed, and the task raises the error once the records
-  // before it are handed over.
+  // before it are handed over. With 'skip' and 'dead-letter' the record is
+  // consumed; lastError() says why it could not be decoded.
   bool decode(const RecordView& view, int64_t readMicros, std::vector<SourceRecord>& out);
 
   const std::optional<SqlError>& failure() const { return failure_; }
+  // The reason the last record that could not be decoded failed.
+  const std::string& lastError() const { return error_; }
   // Any thread may read the count.
   int64_t errors() const { return errors_.load(std::memory_order_relaxed); }
 

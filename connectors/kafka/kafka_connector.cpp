@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "connectors/format/decoders.h"
 #include "connectors/kafka/client.h"
+#include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/sink.h"
 #include "connectors/kafka/source.h"
 #include "planner/planner.h"
@@ -28,14 +29,15 @@ void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
 void KafkaConnector::validateSource(const Options& options, size_t stmtPos) const {
   options.checkKnown({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
                       "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
-                      kIdleTimeoutOption},
+                      kIdleTimeoutOption, kafka::kDeadLetterTopicOption},
                      {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "subscribe", stmtPos);
   options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
   if (options.has("maxPartitions")) options.getInt("maxPartitions", 1, 1, 1 << 20);
   options.getEnum("format", "json", {"json", "csv", "raw"});
-  options.getEnum("on.error", "fail", {"fail", "skip"});
+  options.getEnum("on.error", "fail", {"fail", "skip", "dead-letter"});
+  kafka::validateDeadLetterOptions(options, stmtPos);
   options.getBool("includeHeaders", false);
   options.getBool("json.ignore-missing", true);
   sourceIdleTimeoutMicros(options);

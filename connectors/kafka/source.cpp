@@ -15,6 +15,7 @@
 #include "common/schema.h"
 #include "connectors/format/codec.h"
 #include "connectors/kafka/client.h"
+#include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/decode.h"
 
 namespace rtsql {
@@ -73,6 +74,9 @@ class KafkaSourceTask final : public SourceTask {
 
     const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
     openConsumer(scan, flowName, task, earliest, embedded);
+    if (kafka::writesDeadLetters(scan.options)) {
+      deadLetters_ = std::make_unique<kafka::DeadLetterWriter>(scan, bootstrap_, flowName, task);
+    }
     std::vector<int> counts = kafka::partitionCounts(rk_.get(), topics_, bootstrap_);
 
     // Partitions are numbered over the topics in their order in `subscribe`, so
@@ -293,6 +297,12 @@ class KafkaSourceTask final : public SourceTask {
 
   int64_t decodeErrors() const override { return decoder_.errors(); }
 
+  int64_t deadLetters() const override { return deadLetters_ ? deadLetters_->count() : 0; }
+
+  void flushDeadLetters(int timeoutMs) override {
+    if (deadLetters_) deadLetters_->flush(timeoutMs);
+  }
+
   std::string description() const override {
     std::string list;
     for (const std::string& t : topics_) list += (list.empty() ? "" : ",") + t;
@@ -497,7 +507,11 @@ class KafkaSourceTask final : public SourceTask {
     s.endOffset = m->offset + 1;
     s.eofOffset = -1;
     if (decoder_.decode(view, readMicros, out)) return 1;
-    if (decoder_.failure()) s.endOffset = m->offset;  // the bad record is not consumed
+    if (decoder_.failure()) {
+      s.endOffset = m->offset;  // the bad record is not consumed
+    } else if (deadLetters_) {
+      deadLetters_->write(m, view.topic, decoder_.lastError());
+    }
     return 0;
   }
 
@@ -528,6 +542,7 @@ class KafkaSourceTask final : public SourceTask {
   std::vector<std::string> topics_;
   std::string bootstrap_;
   kafka::SourceDecoder decoder_;
+  std::unique_ptr<kafka::DeadLetterWriter> deadLetters_;  // on.error = 'dead-letter'
   kafka::HandlePtr rk_;
   rd_kafka_queue_t* queue_ = nullptr;
   // wake() for a task without partitions, which waits on no queue.

@@ -47,6 +47,7 @@ void EpochSummary::add(const EpochSummary& task) {
   taskWatermarks.insert(taskWatermarks.end(), task.taskWatermarks.begin(),
                         task.taskWatermarks.end());
   decodeErrors += task.decodeErrors;
+  for (const auto& [scan, n] : task.deadLettersByScan) deadLettersByScan[scan] += n;
   for (const auto& [scan, rows] : task.inputRowsByScan) inputRowsByScan[scan] += rows;
   commitMicros = std::max(commitMicros, task.commitMicros);
   for (const auto& [id, snap] : task.stateOps) stateOps[id].add(snap);

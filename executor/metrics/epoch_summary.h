@@ -48,6 +48,7 @@ struct EpochSummary {
   EpochMetrics metrics;
   std::vector<PartitionProgress> partitions;
   int64_t decodeErrors = 0;
+  std::map<int, int64_t> deadLettersByScan;  // records sent to a source's dead-letter topic
   std::map<int, StateOpSnapshot> stateOps;  // by operator id
   // By (stage, position of the operator in the stage): operator ids are
   // unique in a planned flow, positions are unique in any.

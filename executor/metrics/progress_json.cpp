@@ -119,6 +119,11 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
     w.key("processedRowsPerSecond").value(static_cast<double>(scanIn) / seconds);
     // Decode errors are counted per flow; with one source they are its own.
     if (plan.scans.size() == 1) w.key("numDecodeErrors").value(e.decodeErrors);
+    // Only a source with on.error = 'dead-letter' has the count.
+    if (iequals(scan.options.getString("on.error"), "dead-letter")) {
+      auto dl = e.deadLettersByScan.find(static_cast<int>(si));
+      w.key("numDeadLetters").value(dl == e.deadLettersByScan.end() ? int64_t{0} : dl->second);
+    }
     w.endObject();
   }
   w.endArray();

@@ -128,6 +128,9 @@ std::string renderMetrics(const Source& source) {
                     "Rows written to the flow's sink in its current epoch (starts from 0 at each epoch).");
   Family decodeErrors("rtsql_flow_epoch_decode_errors",
                       "Source records the flow could not decode in its current epoch.");
+  Family deadLetters("rtsql_flow_dead_letters",
+                     "Source records the flow wrote to a dead-letter topic ('on.error' = "
+                     "'dead-letter') since its tasks started; only flows with such a source.");
   Family inputRate("rtsql_flow_input_rows_per_second", "Input rows per second over the current epoch.");
   Family latency("rtsql_flow_latency_ms",
                  "Latency percentiles of the current epoch in milliseconds; kind is processing, "
@@ -165,14 +168,17 @@ std::string renderMetrics(const Source& source) {
     // Decode errors sit on the source with one source, at the top with several.
     double errors = number(p, "numDecodeErrors").value_or(0);
     double sourceLagTotal = 0;
+    std::optional<double> lettered;  // only sources with a dead-letter topic count them
     simdjson::dom::array sources;
     if (p["sources"].get_array().get(sources) == simdjson::SUCCESS) {
       for (simdjson::dom::element src : sources) {
         errors += number(src, "numDecodeErrors").value_or(0);
         sourceLagTotal += sourceLag(src);
+        if (auto v = number(src, "numDeadLetters")) lettered = lettered.value_or(0) + *v;
       }
     }
     decodeErrors.add(flowLabel, errors);
+    if (lettered) deadLetters.add(flowLabel, *lettered);
     lag.add(flowLabel, sourceLagTotal);
 
     simdjson::dom::element rtm;
@@ -216,9 +222,9 @@ std::string renderMetrics(const Source& source) {
   }
 
   std::string out;
-  for (const Family* fam : {&slotsTotal, &slotsUsed, &running, &failed, &flowSlots, &epoch, &inputRows,
-                            &outputRows, &decodeErrors, &inputRate, &latency, &stateRows, &stateMemory,
-                            &lag, &watermark}) {
+  for (const Family* fam : {&slotsTotal, &slotsUsed, &running, &failed, &flowSlots, &epoch,
+                            &inputRows, &outputRows, &decodeErrors, &deadLetters, &inputRate,
+                            &latency, &stateRows, &stateMemory, &lag, &watermark}) {
     fam->appendTo(out);
   }
   return out;

@@ -157,3 +157,29 @@ TEST_CASE("an epoch's operator rows are the counters at its end minus those at i
     CHECK(atStart[0].in == 25);  // where the live epoch began
   });
 }
+
+TEST_CASE("numDeadLetters: on a source with on.error = 'dead-letter' only, per source") {
+  Fixture fx;
+  ScanSpec lettered;
+  lettered.name = "orders";
+  lettered.options.set("subscribe", "orders");
+  lettered.options.set("on.error", "Dead-Letter");
+  fx.plan.scans[0].options.set("subscribe", "clicks");
+  fx.plan.scans.push_back(lettered);
+  EpochSummary e;
+  e.id = 1;
+  e.startMicros = 1'000'000;
+  e.endMicros = 2'000'000;
+  e.decodeErrors = 5;
+  e.deadLettersByScan[1] = 3;
+  ProgressContext c = fx.context();
+  c.sourceDescriptions = {"Kafka[clicks]", "Kafka[orders]"};
+  const std::string json = progressJson(c, e, false, nullptr);
+  CHECK(has(json, R"("processedRowsPerSecond":0},{"description":"Kafka[orders]")"));
+  CHECK(has(json, R"("processedRowsPerSecond":0,"numDeadLetters":3}],"numDecodeErrors":5,)"));
+  // Summed over a source's tasks as the epoch's reports come in.
+  EpochSummary task;
+  task.deadLettersByScan[1] = 2;
+  e.add(task);
+  CHECK(e.deadLettersByScan[1] == 5);
+}

@@ -704,3 +704,25 @@ TEST_CASE("http server: start fails on a taken port and stop is idempotent") {
   rs.server.stop();
   rs.server.stop();
 }
+
+TEST_CASE("http metrics: dead letters only for flows whose sources write them") {
+  FakeSource src;
+  src.add(runningFlow("plain"));
+  FlowStatus lettered = runningFlow("lettered");
+  // Two sources with dead-letter topics: their counts are summed.
+  const std::string marker = R"("numDecodeErrors":2})";
+  size_t at = lettered.progressJson.find(marker);
+  REQUIRE(at != std::string::npos);
+  lettered.progressJson.replace(at, marker.size(),
+                                R"("numDecodeErrors":2,"numDeadLetters":2},)"
+                                R"({"description":"KafkaV2[Subscribe[more]]","numDeadLetters":3})");
+  src.add(lettered);
+
+  std::vector<Sample> samples;
+  auto problems = checkExposition(renderMetrics(src), &samples);
+  for (const auto& p : problems) FAIL_CHECK(p);
+  const Sample* s = findSample(samples, "rtsql_flow_dead_letters", {{"flow", "lettered"}});
+  REQUIRE(s);
+  CHECK(s->value == 5);
+  CHECK(findSample(samples, "rtsql_flow_dead_letters", {{"flow", "plain"}}) == nullptr);
+}

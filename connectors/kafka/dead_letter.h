@@ -1,0 +1,98 @@
+// Dead letters of a Kafka source. With 'on.error' = 'dead-letter' a record
+// that cannot be decoded is written, unchanged (its key, value and headers),
+// to the topic named by 'dead-letter.topic' on the source's own cluster, with
+// headers added that name the error, the flow, the source and where the
+// record was read. The flow then goes on as with 'skip'.
+//
+// The writes go through a raw Kafka sink writer (sink.h): the same producer
+// settings (acks=all, idempotence), the same backpressure and the same
+// delivery checks as a sink's rows. Delivery is at least once: the source task
+// flushes its dead letters at each epoch end before it reports the epoch's
+// offsets (SourceTask::flushDeadLetters), so no offset past a dead-lettered
+// record is checkpointed or committed before the broker acknowledged it; a
+// flow that fails or is killed in between reads the record again from its
+// last checkpoint and writes it again.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/options.h"
+#include "connectors/kafka/decode.h"
+#include "executor/connector.h"
+
+namespace rtsql::kafka {
+
+inline constexpr const char* kDeadLetterTopicOption = "dead-letter.topic";
+
+// The header names added to a dead letter, after the record's own headers.
+inline constexpr const char* kErrorHeader = "rtsql.error";          // why it could not be decoded
+inline constexpr const char* kFlowHeader = "rtsql.flow";            // the flow that read it
+inline constexpr const char* kSourceHeader = "rtsql.source";        // the source's name
+inline constexpr const char* kTopicHeader = "rtsql.topic";          // where it was read
+inline constexpr const char* kPartitionHeader = "rtsql.partition";  // as decimal text
+inline constexpr const char* kOffsetHeader = "rtsql.offset";        // as decimal text
+
+// Whether the source's 'on.error' is 'dead-letter'.
+bool writesDeadLetters(const Options& options);
+
+// CREATE SOURCE: 'on.error' = 'dead-letter' needs a 'dead-letter.topic', and a
+// 'dead-letter.topic' needs 'on.error' = 'dead-letter'; the topic name must be
+// one Kafka accepts. SqlError 22023 at the option, with a hint.
+void validateDeadLetterOptions(const Options& options, size_t stmtPos);
+
+// Where a dead letter came from and why.
+struct DeadLetterOrigin {
+  std::string_view reason;
+  std::string_view flow;
+  std::string_view source;
+  std::string_view topic;
+  int32_t partition = -1;
+  int64_t offset = -1;
+};
+
+// The headers of a dead letter: the record's own, in order, then the rtsql.*
+// headers above.
+Headers deadLetterHeaders(Headers original, const DeadLetterOrigin& origin);
+
+// One source task's dead-letter writer. Used from the task's thread, except
+// count(), which any thread may read.
+class DeadLetterWriter {
+ public:
+  // `bootstrap` is resolved (never 'embedded'): the source's own cluster. The
+  // producer takes the source's `kafka.<name>` options (security settings
+  // included), so it reaches the cluster as the source's consumer does.
+  DeadLetterWriter(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
+                   int task);
+  ~DeadLetterWriter();
+
+  DeadLetterWriter(const DeadLetterWriter&) = delete;
+  DeadLetterWriter& operator=(const DeadLetterWriter&) = delete;
+
+  // Hands the record `m`, read from `topic`, to the producer without waiting
+  // for the broker (a full producer queue waits for room, never drops).
+  void write(const rd_kafka_message_t* m, std::string_view topic, std::string_view reason);
+  // Waits until every dead letter written is acknowledged. Throws SqlError
+  // when one could not be delivered or the broker did not answer in time.
+  void flush(int timeoutMs);
+
+  // Dead letters written since the task opened.
+  int64_t count() const { return count_.load(std::memory_order_relaxed); }
+  const std::string& topic() const { return topic_; }
+
+ private:
+  std::string source_;
+  std::string flow_;
+  std::string topic_;
+  std::unique_ptr<SinkWriter> sink_;
+  Headers headers_;
+  Row row_;
+  std::atomic<int64_t> count_{0};
+};
+
+}  // namespace rtsql::kafka
