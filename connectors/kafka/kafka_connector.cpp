@@ -35,7 +35,7 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
   requireNonEmpty(options, "subscribe", stmtPos);
   options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
   if (options.has("maxPartitions")) options.getInt("maxPartitions", 1, 1, 1 << 20);
-  options.getEnum("format", "json", {"json", "csv", "raw"});
+  options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json"});
   options.getEnum("on.error", "fail", {"fail", "skip"});
   options.getBool("includeHeaders", false);
   options.getBool("json.ignore-missing", true);
