@@ -21,6 +21,9 @@ struct SourceRecord {
   int64_t readMicros = 0;       // wall clock when the source task received it
   int32_t partition = -1;
   int64_t offset = -1;
+  // What the row does to the stream: always Insert, except from a changelog
+  // source (format 'debezium-json'), whose rows also retract earlier ones.
+  RowKind kind = RowKind::Insert;
 };
 
 struct PartitionProgress {

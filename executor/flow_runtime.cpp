@@ -456,6 +456,7 @@ void FlowRuntime::runSourceTask(Task& task) {
           PartitionWatermarks::record(*lastTime);
         }
         RecordContext ctx{rec.timestampMicros, rec.readMicros};
+        ctx.kind = rec.kind;
         head->push(rec.row, ctx);
       }
       if (!batch.empty()) head->onBatchEnd();

@@ -207,7 +207,10 @@ bool derive(PhysicalPlan& plan, bool retract) {
   std::vector<Changelog> toSink;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageSpec& stage = plan.stages[s];
-    Changelog in;  // a source stage reads an append stream
+    Changelog in;  // a source stage reads an append stream, or a changelog source's retractions
+    if (stage.scan >= 0 && changelogFormat(plan.scans[static_cast<size_t>(stage.scan)].format)) {
+      in.mode = ChangelogMode::Retract;
+    }
     if (stage.scan < 0) {
       std::vector<Changelog> inputs;
       for (size_t p = 0; p < s; ++p) {
@@ -251,6 +254,10 @@ const char* changelogModeName(ChangelogMode mode) {
       return "retract";
   }
   return "?";
+}
+
+bool changelogFormat(const std::string& format) {
+  return iequals(format, "debezium-json");
 }
 
 bool sinkTakesRetractions(const PhysicalPlan& plan) {

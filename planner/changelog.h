@@ -72,6 +72,10 @@ struct Changelog {
 // (sinkTakesRetractions()), updates otherwise.
 void deriveChangelog(PhysicalPlan& plan);
 
+// Whether a source of this format reads a changelog (its rows insert, update
+// and delete: 'debezium-json') rather than an append stream.
+bool changelogFormat(const std::string& format);
+
 // Whether the flow's sink writes every change (UpdateBefore and Delete
 // included) rather than only each key's latest row.
 bool sinkTakesRetractions(const PhysicalPlan& plan);

@@ -116,11 +116,20 @@ Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& f
     if (includeHeaders) schema.columns.push_back(Column{"headers", headersType(), false});
     return schema;
   }
-  if (format != "json" && format != "csv") {
+  if (format != "json" && format != "csv" && format != "debezium-json") {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    format.empty() ? std::string("a kafka source needs option 'format'")
                                   : fmt::format("unknown format '{}'", formatIn),
-                   formatPos, "use format 'json', 'csv' or 'raw'");
+                   formatPos, "use format 'json', 'csv', 'raw' or 'debezium-json'");
+  }
+  if (format == "debezium-json" && stmt.watermark) {
+    // Event-time operators (windows, interval joins, dedup within the
+    // watermark) take append streams only.
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   "a debezium-json source reads a changelog, which has no watermark",
+                   stmt.watermark->pos,
+                   "drop the WATERMARK clause: aggregations, joins and top-N over the source "
+                   "take its updates and deletes");
   }
   if (stmt.columns.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue,

@@ -11,8 +11,10 @@ std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Sche
   if (iequals(format, "json")) return format::makeJsonDecoder(schema, options);
   if (iequals(format, "csv")) return format::makeCsvDecoder(schema, options);
   if (iequals(format, "raw")) return format::makeRawDecoder(schema);
-  throw SqlError(sqlstate::kFeatureNotSupported, fmt::format("source format '{}' is not supported", format),
-                 SqlError::npos, "Use format 'json', 'csv' or 'raw'.");
+  if (iequals(format, "debezium-json")) return format::makeDebeziumJsonDecoder(schema, options);
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("source format '{}' is not supported", format), SqlError::npos,
+                 "Use format 'json', 'csv', 'raw' or 'debezium-json'.");
 }
 
 std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink) {

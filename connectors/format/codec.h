@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/row_kind.h"
 #include "common/value.h"
 #include "planner/physical_plan.h"
 
@@ -46,10 +47,22 @@ class RecordDecoder {
   // must not reveal beyond its line and field, so the table loader turns this off.
   void setQuoteValues(bool on) { quoteValues_ = on; }
 
+  // Changelog formats (debezium-json) give a record 0, 1 or 2 rows: a
+  // tombstone none, an insert or a delete one, an update its old row and its
+  // new one. After a successful decode(), changeRows() says how many: the
+  // first is in decode()'s `row`, the second is moved out by secondRow().
+  // Every other format gives one insert.
+  virtual int changeRows() const { return 1; }
+  virtual RowKind changeKind(int i) const {
+    (void)i;
+    return RowKind::Insert;
+  }
+  virtual void secondRow(Row& row) { (void)row; }
+
  protected:
   bool quoteValues_ = true;
 };
-// format json | csv | raw; options read: csv 'csv.delimiter' (default ','),
+// format json | csv | raw | debezium-json; options read: csv 'csv.delimiter' (default ','),
 // json 'json.ignore-missing' (missing fields become NULL: default true).
 std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
                                            const Options& options);

@@ -11,6 +11,8 @@ namespace rtsql::format {
 std::unique_ptr<RecordDecoder> makeJsonDecoder(const Schema& schema, const Options& options);
 std::unique_ptr<RecordDecoder> makeCsvDecoder(const Schema& schema, const Options& options);
 std::unique_ptr<RecordDecoder> makeRawDecoder(const Schema& schema);
+std::unique_ptr<RecordDecoder> makeDebeziumJsonDecoder(const Schema& schema,
+                                                       const Options& options);
 std::unique_ptr<RecordEncoder> makeJsonEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeRawEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeCsvEncoder(const SinkSpec& sink);

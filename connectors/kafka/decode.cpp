@@ -51,6 +51,18 @@ bool SourceDecoder::decode(const RecordView& view, int64_t readMicros,
   rec.readMicros = readMicros;
   rec.partition = view.partition;
   rec.offset = view.offset;
+  // Every format but a changelog's gives one insert.
+  const int rows = decoder_->changeRows();
+  if (rows == 0) {  // a changelog's tombstone
+    out.pop_back();
+    return true;
+  }
+  rec.kind = decoder_->changeKind(0);
+  if (rows == 1) return true;
+  SourceRecord second = rec;  // the update's new row, with the same metadata
+  decoder_->secondRow(second.row);
+  second.kind = decoder_->changeKind(1);
+  out.push_back(std::move(second));
   return true;
 }
 

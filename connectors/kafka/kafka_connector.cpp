@@ -9,6 +9,7 @@
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/sink.h"
+#include "connectors/kafka/sink_topic.h"
 #include "connectors/kafka/source.h"
 #include "planner/planner.h"
 
@@ -35,7 +36,7 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
   requireNonEmpty(options, "subscribe", stmtPos);
   options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
   if (options.has("maxPartitions")) options.getInt("maxPartitions", 1, 1, 1 << 20);
-  options.getEnum("format", "json", {"json", "csv", "raw"});
+  options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json"});
   options.getEnum("on.error", "fail", {"fail", "skip", "dead-letter"});
   kafka::validateDeadLetterOptions(options, stmtPos);
   options.getBool("includeHeaders", false);
@@ -45,13 +46,15 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
 }
 
 void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const {
-  options.checkKnown({"connector", "topic", "format", "key", "mode", "csv.delimiter", "csv.header"},
+  options.checkKnown({"connector", "topic", "format", "key", "mode", "csv.delimiter", "csv.header",
+                      kafka::kTopicPartitionsOption},
                      {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "topic", stmtPos);
   std::string format =
       toLower(options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json"}));
   format::csvDelimiter(options);
+  kafka::sinkTopicPartitions(options);
   if (const OptionEntry* header = options.find("csv.header")) {
     // A topic has no beginning a header could stand at: each record is a row.
     throw SqlError(

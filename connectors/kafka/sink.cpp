@@ -15,6 +15,7 @@
 #include "connectors/format/changes.h"
 #include "connectors/format/codec.h"
 #include "connectors/kafka/client.h"
+#include "connectors/kafka/sink_topic.h"
 
 namespace rtsql {
 
@@ -91,6 +92,13 @@ class KafkaProducer {
       throw;
     }
     rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
+    // Once per flow run, as the tasks share this producer; before it counts as
+    // open, since a refusal here means no destructor runs.
+    int partitions = kafka::sinkTopicPartitions(sink.options);
+    std::string topic = sink.options.getString("topic");
+    if (partitions > 0 && !topic.empty()) {
+      kafka::ensureSinkTopic(rk_.get(), bootstrap, topic, partitions);
+    }
     openProducers.fetch_add(1);
   }
 
@@ -163,7 +171,7 @@ class KafkaSinkTransaction final : public SinkTransaction {
         flowName_(flowName),
         markerGroup_("rtsql-" + flowName + "-epochs") {
     EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap_);
-    if (embedded) embedded->ensureTopic(topic_);
+    if (embedded) embedded->createTopic(topic_, kafka::sinkTopicPartitions(sink.options));
     producer_ = std::make_shared<KafkaProducer>(
         sink, bootstrap_, flowName,
         std::vector<std::pair<std::string, std::string>>{{"transactional.id", "rtsql-" + flowName},
@@ -278,7 +286,9 @@ class KafkaSinkWriter final : public SinkWriter {
                      "option 'topic' of sink '" + sink.name + "' is required");
     }
     embedded_ = EmbeddedKafka::find(bootstrap_);
-    if (embedded_ && !topic_.empty()) embedded_->ensureTopic(topic_);
+    if (embedded_ && !topic_.empty()) {
+      embedded_->createTopic(topic_, kafka::sinkTopicPartitions(sink.options));
+    }
     if (!changes_) encoder_ = makeEncoder(sink);
     // Exactly-once: the flow run's transactional producer; otherwise the
     // flow's shared one.

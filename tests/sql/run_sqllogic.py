@@ -26,7 +26,8 @@ Records (separated by blank lines; `#` starts a comment line):
     ----
     A	2
 
-    produce TOPIC [keyed] [partition=N] (each line one record value; keyed: KEY|VALUE;
+    produce TOPIC [keyed] [partition=N] (each line one record value; keyed: KEY|VALUE,
+                                         KEY|<tombstone> a record with no value;
                                          partition=N: every record to partition N)
     {"user_id":"u1","amount":12.5}
 
@@ -463,10 +464,13 @@ class Runner:
                 key, value = line.split("|", 1)
                 if key == "NULL":
                     key = None
+                if value == "<tombstone>":
+                    value = None
             # Records go one at a time and in order, each acknowledged before
             # the next, so a one-partition topic keeps the file's order.
             kwargs = {} if partition is None else {"partition": partition}
-            p.produce(topic, value=value.encode(), key=None if key is None else key.encode(),
+            p.produce(topic, value=None if value is None else value.encode(),
+                      key=None if key is None else key.encode(),
                       on_delivery=report, **kwargs)
             left = p.flush(10)
             if left:

@@ -1,0 +1,120 @@
+#include "connectors/kafka/sink_topic.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <vector>
+
+#include "common/error.h"
+#include "connectors/embedded/broker.h"
+#include "connectors/kafka/client.h"
+
+namespace rtsql::kafka {
+
+namespace {
+
+// The partition count of `topic`, or 0 when the broker does not have it. Lists
+// every topic rather than asking for this one: a metadata request naming a
+// missing topic makes a broker with auto.create.topics.enable create it with
+// its own default count.
+int existingPartitions(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic) {
+  const struct rd_kafka_metadata* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, kMetadataTimeoutMs);
+  if (err) {
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("cannot reach Kafka at {} within {} s: {}", bootstrap,
+                               kMetadataTimeoutMs / 1000, rd_kafka_err2str(err)),
+                   SqlError::npos, "check 'kafka.bootstrap.servers' and that the broker is running");
+  }
+  int count = 0;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    if (topic == md->topics[i].topic && md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      count = md->topics[i].partition_cnt;
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  return count;
+}
+
+// Asks the broker to create `topic`; returns false when it already exists.
+bool createTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
+                 int partitions) {
+  char errstr[512];
+  rd_kafka_NewTopic_t* spec =
+      rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, errstr, sizeof errstr);
+  if (!spec) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("cannot create topic '{}': {}", topic, errstr));
+  }
+  std::unique_ptr<rd_kafka_queue_t, void (*)(rd_kafka_queue_t*)> queue(rd_kafka_queue_new(rk),
+                                                                       rd_kafka_queue_destroy);
+  rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_set_request_timeout(options, kMetadataTimeoutMs, errstr, sizeof errstr);
+  rd_kafka_CreateTopics(rk, &spec, 1, options, queue.get());
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_NewTopic_destroy(spec);
+
+  // The request times out on its own; the extra second only covers the
+  // result's trip back through the queue.
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kMetadataTimeoutMs + 1000);
+  if (!event) {
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("Kafka at {} did not answer the creation of topic '{}'", bootstrap,
+                               topic));
+  }
+  std::unique_ptr<rd_kafka_event_t, void (*)(rd_kafka_event_t*)> hold(event, rd_kafka_event_destroy);
+  rd_kafka_resp_err_t err = rd_kafka_event_error(event);
+  std::string reason = err ? rd_kafka_event_error_string(event) : "";
+  if (!err) {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &n);
+    if (n > 0) {
+      err = rd_kafka_topic_result_error(results[0]);
+      const char* s = rd_kafka_topic_result_error_string(results[0]);
+      reason = s ? s : rd_kafka_err2str(err);
+    }
+  }
+  if (err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) return false;
+  if (err) {
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("cannot create topic '{}' with {} partitions on {}: {}", topic,
+                               partitions, bootstrap, reason),
+                   SqlError::npos,
+                   "create the topic with kafka-topics.sh --create, or check the broker's ACLs");
+  }
+  return true;
+}
+
+}  // namespace
+
+int sinkTopicPartitions(const Options& options) {
+  if (!options.has(kTopicPartitionsOption)) return -1;
+  return static_cast<int>(options.getInt(kTopicPartitionsOption, 1, 1, kMaxTopicPartitions));
+}
+
+void ensureSinkTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
+                     int partitions) {
+  bool created = false;
+  if (EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap)) {
+    created = embedded->createTopic(topic, partitions);
+  } else if (existingPartitions(rk, bootstrap, topic) == 0) {
+    created = createTopic(rk, bootstrap, topic, partitions);
+  }
+  if (created) return;
+  // The topic was there (or another flow created it meanwhile): it must have
+  // the count asked for.
+  int count = partitionCounts(rk, {topic}, bootstrap).front();
+  if (count != partitions) {
+    throw SqlError(
+        sqlstate::kObjectNotInPrerequisiteState,
+        fmt::format("topic '{}' on {} has {} partition{}; the sink's '{}' asks for {}", topic,
+                    bootstrap, count, count == 1 ? "" : "s", kTopicPartitionsOption, partitions),
+        SqlError::npos,
+        fmt::format("set '{}' = '{}', drop the option to write into the topic as it is, or "
+                    "write into a new topic",
+                    kTopicPartitionsOption, count));
+  }
+}
+
+}  // namespace rtsql::kafka

@@ -1,0 +1,29 @@
+// The topic a Kafka sink writes into, created with a chosen partition count:
+// `'topic.partitions' = 'N'` on CREATE SINK. On the embedded broker, which no
+// external admin client can create topics on, and on Apache Kafka alike, the
+// flow creates the topic when it starts if it is missing, and refuses to start
+// when the topic exists with another partition count (a keyed sink's rows would
+// otherwise land in other partitions than its readers expect).
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <string>
+
+#include "common/options.h"
+
+namespace rtsql::kafka {
+
+// The option's name, its bounds and its value (-1 when the sink does not set it).
+inline constexpr const char* kTopicPartitionsOption = "topic.partitions";
+inline constexpr int kMaxTopicPartitions = 10000;
+int sinkTopicPartitions(const Options& options);
+
+// Makes sure `topic` exists with `partitions` partitions, through the client
+// `rk` (any handle type). Throws 55000 when it exists with another count, and
+// 08006 when the broker cannot be reached or refuses the creation within
+// kMetadataTimeoutMs.
+void ensureSinkTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
+                     int partitions);
+
+}  // namespace rtsql::kafka
