@@ -465,7 +465,8 @@ class KafkaSourceTask final : public SourceTask {
     }
   }
 
-  // Decodes one message into `out`; returns the number of records added (0 or 1).
+  // Decodes one message into `out`; returns the number of records added (0 or 1;
+  // a changelog's update gives 2, its tombstone 0).
   // Called with mutex_ held.
   size_t process(rd_kafka_message_t* m, int64_t readMicros, std::vector<SourceRecord>& out) {
     if (m->err) {
@@ -506,7 +507,8 @@ class KafkaSourceTask final : public SourceTask {
     if (s.endOffset >= 0 && m->offset > s.endOffset) countSkipped(s, m->offset);
     s.endOffset = m->offset + 1;
     s.eofOffset = -1;
-    if (decoder_.decode(view, readMicros, out)) return 1;
+    const size_t before = out.size();
+    if (decoder_.decode(view, readMicros, out)) return out.size() - before;
     if (decoder_.failure()) {
       s.endOffset = m->offset;  // the bad record is not consumed
     } else if (deadLetters_) {
