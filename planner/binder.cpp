@@ -14,6 +14,7 @@
 
 #include "common/json.h"
 #include "planner/planner.h"
+#include "planner/user_function.h"
 
 namespace rtsql {
 namespace planner_detail {
@@ -279,6 +280,10 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
                    fmt::format("DISTINCT is only meaningful in aggregate functions, not in {}()",
                                name),
                    e.pos);
+  }
+  // A user's SQL function becomes its body, bound over these arguments.
+  if (ExprPtr inlined = inlineUserFunction(e, [this](const ast::Expr& a) { return bind(a); })) {
+    return inlined;
   }
   std::vector<ExprPtr> args;
   args.reserve(e.args.size());
