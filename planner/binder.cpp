@@ -296,6 +296,11 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
     // point there rather than at the call.
     if (err.sqlstate() == sqlstate::kInvalidRegex && e.args.size() >= 2 && err.position() == e.pos)
       err.setPosition(e.args[1]->pos);
+    // A name no built-in is close to may be a typo of the user's own function.
+    if (err.sqlstate() == sqlstate::kUndefinedFunction && err.hint().empty()) {
+      std::string close = closeUserFunction(name);
+      if (!close.empty()) err.withHint(fmt::format("did you mean {}?", close));
+    }
     throw;
   }
 }

@@ -298,6 +298,14 @@ ExprPtr inlineUserFunction(const ast::Expr& call,
   return body;
 }
 
+std::string closeUserFunction(const std::string& name) {
+  if (!tCatalog) return {};
+  std::vector<std::string> names;
+  for (const auto& f : tCatalog->functions()) names.push_back(f->name);
+  std::string close = closestName(name, names);
+  return close.empty() ? close : tCatalog->findFunction(close)->signature();
+}
+
 }  // namespace planner_detail
 
 }  // namespace rtsql

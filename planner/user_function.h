@@ -96,6 +96,10 @@ namespace planner_detail {
 ExprPtr inlineUserFunction(const ast::Expr& call,
                            const std::function<ExprPtr(const ast::Expr&)>& bindArg);
 
+// The signature of the user function whose name is closest to `name` when it
+// is close enough to be a typo, else empty: the hint of an unknown function.
+std::string closeUserFunction(const std::string& name);
+
 }  // namespace planner_detail
 
 }  // namespace rtsql

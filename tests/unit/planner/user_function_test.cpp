@@ -118,9 +118,13 @@ TEST_CASE("a call that does not fit the signature is 42883 with the signature in
   e = sqlErrorOf([&] { f.query("SELECT discount(amount, amount) FROM clicks"); });
   CHECK(e.sqlstate() == "42883");
 
-  // Outside a plan (no catalog installed), the name is unknown as any other.
-  e = sqlErrorOf([&] { f.query("SELECT nosuch(amount) FROM clicks"); });
+  // An unknown name close to a user function's is taken for a typo of it.
+  e = sqlErrorOf([&] { f.query("SELECT discont(amount, 1) FROM clicks"); });
   CHECK(e.sqlstate() == "42883");
+  CHECK(e.hint() == "did you mean discount(price DOUBLE, pct INT)?");
+  e = sqlErrorOf([&] { f.query("SELECT nosuchthing(amount) FROM clicks"); });
+  CHECK(e.sqlstate() == "42883");
+  CHECK(e.hint().find("discount") == std::string::npos);
 }
 
 TEST_CASE("CREATE FUNCTION refuses what a body cannot be") {
