@@ -23,6 +23,7 @@ statement
     | createTable
     | createSink
     | createFlow
+    | createFunction
     | insertStatement
     | dropStatement
     | flowCommand
@@ -74,6 +75,17 @@ flowClause
     | withOptions                             # flowOptionsClause
     ;
 
+// A SQL function: an expression over its parameters, inlined where it is called.
+createFunction
+    : CREATE (OR REPLACE)? FUNCTION (IF NOT EXISTS)? name=identifier
+      LPAREN (functionParam (COMMA functionParam)*)? RPAREN
+      RETURNS returnType=dataType AS body=expr
+    ;
+
+functionParam
+    : identifier dataType
+    ;
+
 withOptions
     : WITH LPAREN (option (COMMA option)*)? RPAREN
     ;
@@ -118,6 +130,7 @@ objectKind
     | SINK
     | TABLE
     | FLOW
+    | FUNCTION
     ;
 
 flowCommand
@@ -130,6 +143,7 @@ showStatement
     | SHOW SINKS                    # showSinks
     | SHOW TABLES                   # showTables
     | SHOW FLOWS                    # showFlows
+    | SHOW USER FUNCTIONS           # showUserFunctions
     | SHOW FUNCTIONS                # showFunctions
     | SHOW PROGRESS identifier      # showProgress
     | SHOW USERS                    # showUsers
@@ -360,9 +374,10 @@ anyWord
 
 nonReserved
     : ALTER | ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
-    | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
+    | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
     | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
-    | PARTITION | PASSWORD | PRECEDING | PROGRESS | REALTIME | REGEXP | RESET | RLIKE | ROW | ROWS
+    | PARTITION | PASSWORD | PRECEDING | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
+    | RLIKE | ROW | ROWS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | USER | USERS | VALUES | WATERMARK | WINDOW | WITHIN
@@ -435,6 +450,7 @@ DROP: D R O P;
 EXPLAIN: E X P L A I N;
 FLOW: F L O W;
 FLOWS: F L O W S;
+FUNCTION: F U N C T I O N;
 FUNCTIONS: F U N C T I O N S;
 HOUR: H O U R;
 HOURS: H O U R S;
@@ -452,7 +468,9 @@ PASSWORD: P A S S W O R D;
 PROGRESS: P R O G R E S S;
 REALTIME: R E A L T I M E;
 REGEXP: R E G E X P;
+REPLACE: R E P L A C E;
 RESET: R E S E T;
+RETURNS: R E T U R N S;
 RLIKE: R L I K E;
 SECOND: S E C O N D;
 SECONDS: S E C O N D S;

@@ -188,6 +188,7 @@ enum class StatementKind {
   CreateTable,
   CreateSink,
   CreateFlow,
+  CreateFunction,
   Insert,
   Drop,
   StopFlow,
@@ -200,9 +201,11 @@ enum class StatementKind {
   User,  // CREATE / ALTER / DROP USER, SHOW USERS
 };
 
-enum class ObjectKind { Source, Sink, Table, Flow };
+enum class ObjectKind { Source, Sink, Table, Flow, Function };
 
-enum class ShowKind { Sources, Sinks, Tables, Flows, Progress, Variable, Functions };
+// Functions: every function a query can call; UserFunctions: those made by
+// CREATE FUNCTION only.
+enum class ShowKind { Sources, Sinks, Tables, Flows, Progress, Variable, Functions, UserFunctions };
 
 struct Statement {
   StatementKind kind;
@@ -255,6 +258,27 @@ struct CreateFlow : Statement {
   std::string queryText;  // the SELECT's own text
 };
 
+// CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE AS expr. The body
+// is shared so that the catalog's definition can keep it after the statement
+// is gone.
+struct FunctionParam {
+  std::string name;
+  TypeName type;
+  size_t pos = 0;
+};
+
+struct CreateFunction : Statement {
+  CreateFunction() : Statement(StatementKind::CreateFunction) {}
+  std::string name;
+  size_t namePos = 0;
+  bool orReplace = false;
+  bool ifNotExists = false;
+  std::vector<FunctionParam> params;
+  TypeName returns;
+  std::shared_ptr<const Expr> body;
+  std::string bodyText;  // the body as written
+};
+
 struct Insert : Statement {
   Insert() : Statement(StatementKind::Insert) {}
   std::string table;
@@ -287,6 +311,7 @@ struct Show : Statement {
 
 struct Describe : Statement {
   Describe() : Statement(StatementKind::Describe) {}
+  bool function = false;  // DESCRIBE FUNCTION f
   std::string name;
   size_t namePos = 0;
 };

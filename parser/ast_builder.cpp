@@ -198,6 +198,8 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->createTable()) s = createTable(c);
   else if (auto* c = ctx->createSink()) s = createSink(c);
   else if (auto* c = ctx->createFlow()) s = createFlow(c);
+  else if (auto* c = ctx->createFunction())
+    s = createFunction(c);
   else if (auto* c = ctx->insertStatement()) s = insert(c);
   else if (auto* c = ctx->dropStatement()) s = drop(c);
   else if (auto* c = ctx->flowCommand()) s = flowCommand(c);
@@ -359,6 +361,30 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
   return s;
 }
 
+ast::StatementPtr AstBuilder::createFunction(P::CreateFunctionContext* ctx) {
+  auto s = std::make_unique<ast::CreateFunction>();
+  s->name = identifier(ctx->name);
+  s->namePos = startOf(ctx->name);
+  s->orReplace = ctx->REPLACE() != nullptr;
+  s->ifNotExists = ctx->EXISTS() != nullptr;
+  if (s->orReplace && s->ifNotExists) {
+    throw SqlError(sqlstate::kSyntaxError, "OR REPLACE and IF NOT EXISTS cannot be combined",
+                   startOf(ctx->IF()->getSymbol()),
+                   "OR REPLACE replaces an existing function; IF NOT EXISTS keeps it");
+  }
+  for (auto* p : ctx->functionParam()) {
+    ast::FunctionParam param;
+    param.name = identifier(p->identifier());
+    param.pos = startOf(p);
+    param.type = dataType(p->dataType());
+    s->params.push_back(std::move(param));
+  }
+  s->returns = dataType(ctx->returnType);
+  s->body = expr(ctx->body);
+  s->bodyText = sourceText(ctx->body);
+  return s;
+}
+
 // ---------------------------------------------------------------- other statements
 
 ast::StatementPtr AstBuilder::insert(P::InsertStatementContext* ctx) {
@@ -381,6 +407,7 @@ ast::ObjectKind objectKind(P::ObjectKindContext* ctx) {
   if (ctx->SINK() != nullptr) return ast::ObjectKind::Sink;
   if (ctx->TABLE() != nullptr) return ast::ObjectKind::Table;
   if (ctx->FLOW() != nullptr) return ast::ObjectKind::Flow;
+  if (ctx->FUNCTION() != nullptr) return ast::ObjectKind::Function;
   return ast::ObjectKind::Source;
 }
 }  // namespace
@@ -420,6 +447,8 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
     s->what = ast::ShowKind::Flows;
   } else if (dynamic_cast<P::ShowFunctionsContext*>(ctx)) {
     s->what = ast::ShowKind::Functions;
+  } else if (dynamic_cast<P::ShowUserFunctionsContext*>(ctx)) {
+    s->what = ast::ShowKind::UserFunctions;
   } else if (auto* p = dynamic_cast<P::ShowProgressContext*>(ctx)) {
     s->what = ast::ShowKind::Progress;
     s->name = identifier(p->identifier());
@@ -468,6 +497,7 @@ ast::StatementPtr AstBuilder::user(P::UserStatementContext* ctx) {
 
 ast::StatementPtr AstBuilder::describe(P::DescribeStatementContext* ctx) {
   auto s = std::make_unique<ast::Describe>();
+  s->function = ctx->objectKind() != nullptr && ctx->objectKind()->FUNCTION() != nullptr;
   s->name = identifier(ctx->identifier());
   s->namePos = startOf(ctx->identifier());
   return s;

@@ -47,6 +47,7 @@ class AstBuilder {
   ast::StatementPtr createTable(P::CreateTableContext* ctx);
   ast::StatementPtr createSink(P::CreateSinkContext* ctx);
   ast::StatementPtr createFlow(P::CreateFlowContext* ctx);
+  ast::StatementPtr createFunction(P::CreateFunctionContext* ctx);
   ast::StatementPtr insert(P::InsertStatementContext* ctx);
   ast::StatementPtr drop(P::DropStatementContext* ctx);
   ast::StatementPtr flowCommand(P::FlowCommandContext* ctx);

@@ -14,6 +14,7 @@
 
 #include "common/json.h"
 #include "planner/planner.h"
+#include "planner/user_function.h"
 
 namespace rtsql {
 namespace planner_detail {
@@ -280,6 +281,10 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
                                name),
                    e.pos);
   }
+  // A user's SQL function becomes its body, bound over these arguments.
+  if (ExprPtr inlined = inlineUserFunction(e, [this](const ast::Expr& a) { return bind(a); })) {
+    return inlined;
+  }
   std::vector<ExprPtr> args;
   args.reserve(e.args.size());
   for (const auto& a : e.args) args.push_back(bind(*a));
@@ -291,6 +296,11 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
     // point there rather than at the call.
     if (err.sqlstate() == sqlstate::kInvalidRegex && e.args.size() >= 2 && err.position() == e.pos)
       err.setPosition(e.args[1]->pos);
+    // A name no built-in is close to may be a typo of the user's own function.
+    if (err.sqlstate() == sqlstate::kUndefinedFunction && err.hint().empty()) {
+      std::string close = closeUserFunction(name);
+      if (!close.empty()) err.withHint(fmt::format("did you mean {}?", close));
+    }
     throw;
   }
 }

@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/error.h"
+#include "planner/user_function.h"
 
 namespace rtsql {
 
@@ -16,6 +19,8 @@ Catalog::Catalog(const Catalog& other) {
   tables_ = other.tables_;
   flows_ = other.flows_;
   flowInputs_ = other.flowInputs_;
+  functions_ = other.functions_;
+  nextFunctionSequence_ = other.nextFunctionSequence_;
 }
 
 namespace {
@@ -255,6 +260,74 @@ std::vector<Catalog::TablePtr> Catalog::tables() const {
 std::vector<Catalog::FlowPtr> Catalog::flows() const {
   std::lock_guard lock(mu_);
   return valuesOf(flows_);
+}
+
+void Catalog::checkNoDependents(const std::string& key, const std::string& what, size_t pos) const {
+  const std::string& name = functions_.at(key)->name;
+  for (const auto& [flowKey, flow] : flows_) {
+    for (const auto& f : flow->functions) {
+      if (f != key) continue;
+      throw SqlError(
+          sqlstate::kDependentObjectsStillExist,
+          fmt::format("cannot {} function {}: flow \"{}\" calls it", what, name, flow->name), pos,
+          fmt::format("DROP FLOW {} first", flow->name));
+    }
+  }
+  for (const auto& [otherKey, other] : functions_) {
+    if (otherKey == key) continue;
+    for (const auto& f : other->calls) {
+      if (f != key) continue;
+      throw SqlError(
+          sqlstate::kDependentObjectsStillExist,
+          fmt::format("cannot {} function {}: function {} calls it", what, name, other->name), pos,
+          fmt::format("DROP FUNCTION {} first", other->name));
+    }
+  }
+}
+
+bool Catalog::addFunction(UserFunctionDef def, bool orReplace, bool ifNotExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  std::string key = toLower(def.name);
+  if (auto it = functions_.find(key); it != functions_.end()) {
+    if (ifNotExists) return false;
+    if (!orReplace) {
+      throw SqlError(sqlstate::kDuplicateFunction,
+                     fmt::format("function {} already exists", it->second->signature()), pos,
+                     fmt::format("CREATE OR REPLACE FUNCTION {} replaces it", def.name));
+    }
+    // Callers were bound to the old body: they would silently change meaning
+    // at their next planning (a restart), so they go first.
+    checkNoDependents(key, "replace", pos);
+  }
+  def.sequence = nextFunctionSequence_++;
+  functions_[key] = std::make_shared<const UserFunctionDef>(std::move(def));
+  return true;
+}
+
+Catalog::FunctionPtr Catalog::findFunction(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return findIn(functions_, name);
+}
+
+bool Catalog::dropFunction(const std::string& name, bool ifExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  std::string key = toLower(name);
+  if (!functions_.count(key)) {
+    if (ifExists) return false;
+    throw SqlError(sqlstate::kUndefinedFunction, fmt::format("function {} does not exist", name),
+                   pos, "SHOW USER FUNCTIONS lists the functions made by CREATE FUNCTION");
+  }
+  checkNoDependents(key, "drop", pos);
+  functions_.erase(key);
+  return true;
+}
+
+std::vector<Catalog::FunctionPtr> Catalog::functions() const {
+  std::lock_guard lock(mu_);
+  std::vector<FunctionPtr> out = valuesOf(functions_);
+  std::sort(out.begin(), out.end(),
+            [](const FunctionPtr& a, const FunctionPtr& b) { return a->sequence < b->sequence; });
+  return out;
 }
 
 }  // namespace rtsql

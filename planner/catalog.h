@@ -1,7 +1,9 @@
 // The catalog: every source, sink, static table and flow the server knows, by
 // case-insensitive name in one namespace per kind (a source and a sink may not
-// share a name either: FROM and INTO must be unambiguous). Thread-safe; the
-// server's sessions share one catalog. Definitions are immutable once added.
+// share a name either: FROM and INTO must be unambiguous), and the user's SQL
+// functions in a namespace of their own (they are called, never named in FROM
+// or INTO). Thread-safe; the server's sessions share one catalog. Definitions
+// are immutable once added.
 #pragma once
 
 #include <map>
@@ -16,6 +18,8 @@
 #include "common/value.h"
 
 namespace rtsql {
+
+struct UserFunctionDef;  // planner/user_function.h
 
 struct WatermarkDef {
   int column = -1;          // index in the source schema of the event-time column
@@ -59,6 +63,9 @@ struct FlowDef {
   Options options;
   std::string sql;        // the whole CREATE FLOW statement
   std::string queryText;  // its SELECT
+  // The user functions its query calls (lower-cased): they cannot be dropped
+  // or replaced while the flow exists.
+  std::vector<std::string> functions;
 };
 
 class Catalog {
@@ -67,6 +74,7 @@ class Catalog {
   using SinkPtr = std::shared_ptr<const SinkDef>;
   using TablePtr = std::shared_ptr<const TableDef>;
   using FlowPtr = std::shared_ptr<const FlowDef>;
+  using FunctionPtr = std::shared_ptr<const UserFunctionDef>;
 
   Catalog() = default;
   // A copy that changes independently (definitions are immutable and shared).
@@ -102,6 +110,17 @@ class Catalog {
   std::vector<TablePtr> tables() const;
   std::vector<FlowPtr> flows() const;
 
+  // CREATE [OR REPLACE] FUNCTION: 42723 when a function of that name exists,
+  // unless ifNotExists (then false, unchanged) or orReplace (then replaced,
+  // provided no flow or other function calls it: 2BP01).
+  bool addFunction(UserFunctionDef def, bool orReplace, bool ifNotExists, size_t pos);
+  FunctionPtr findFunction(const std::string& name) const;
+  // DROP FUNCTION: 42883 when missing (unless ifExists); 2BP01 while a flow
+  // or another function calls it.
+  bool dropFunction(const std::string& name, bool ifExists, size_t pos);
+  // In creation order, which replays (a function comes after those it calls).
+  std::vector<FunctionPtr> functions() const;
+
  private:
   void checkFree(const std::string& key, size_t pos) const;  // any kind
 
@@ -111,6 +130,10 @@ class Catalog {
   std::map<std::string, TablePtr> tables_;
   std::map<std::string, FlowPtr> flows_;
   std::map<std::string, std::vector<std::string>> flowInputs_;
+  std::map<std::string, FunctionPtr> functions_;
+  uint64_t nextFunctionSequence_ = 1;
+  // 2BP01 when a flow or a function other than `key` itself calls function `key`.
+  void checkNoDependents(const std::string& key, const std::string& what, size_t pos) const;
 };
 
 }  // namespace rtsql

@@ -12,6 +12,7 @@
 
 #include "planner/logical_plan.h"
 #include "planner/sink_changelog.h"
+#include "planner/user_function.h"
 
 namespace rtsql {
 
@@ -269,6 +270,7 @@ PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int part
 
 PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   requireCatalog(ctx);
+  UserFunctionScope functions(ctx.catalog);
   Catalog::SinkPtr sink = ctx.catalog->findSink(stmt.sink);
   if (!sink) {
     SqlError err(sqlstate::kUndefinedObject, fmt::format("sink \"{}\" does not exist", stmt.sink),
@@ -312,6 +314,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
 
 PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
   requireCatalog(ctx);
+  UserFunctionScope functions(ctx.catalog);
   int partitions = shufflePartitions(Options(), ctx);
   QueryBinder binder(ctx, Mode::Query);
   BoundQuery bound = binder.bindQuery(query, true, SqlError::npos);

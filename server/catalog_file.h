@@ -1,10 +1,11 @@
 // The catalog on disk: what a restarted rtsqld needs to bring back every
-// source, sink, table and flow.
+// function, source, sink, table and flow.
 //
 // The file (<data-dir>/catalog) holds the statements that built the catalog,
-// in an order that replays: sources, sinks, tables each followed by the
-// INSERTs into it, then flows with the session settings they were planned
-// with and whether they should run. It is rewritten whole by every CREATE,
+// in an order that replays: functions in the order they were created,
+// sources, sinks, tables each followed by the INSERTs into it, then flows
+// with the session settings they were planned with and whether they should
+// run. It is rewritten whole by every CREATE,
 // DROP, INSERT, STOP and START before the statement changes the server's
 // catalog (a statement it cannot record changes nothing): written to a temporary
 // file, fsync'ed, renamed over the old one, and the directory fsync'ed, so a
@@ -20,7 +21,7 @@
 namespace rtsql {
 
 struct CatalogRecord {
-  std::string kind;  // source | sink | table | insert | flow
+  std::string kind;  // function | source | sink | table | insert | flow
   std::string name;  // the object's name (insert: the table's)
   std::string sql;   // the statement
   bool running = true;  // flows: whether the flow should run

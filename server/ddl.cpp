@@ -5,10 +5,10 @@
 #include <functional>
 
 #include "common/clock.h"
-
 #include "common/schema.h"
 #include "connectors/provider.h"
 #include "connectors/registry.h"
+#include "planner/user_function.h"
 #include "server/engine.h"
 #include "server/privileges.h"
 
@@ -266,6 +266,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     def.sink = stmt.sink;
     def.sql = stmt.text;
     def.queryText = stmt.queryText;
+    def.functions = userFunctionsCalled(*stmt.query, *s.shadow);
     s.shadow->addFlow(std::move(def), false, stmt.namePos);
     out.complete("CREATE FLOW");
     return;
@@ -277,6 +278,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   def.options = plan.flowOptions;
   def.sql = stmt.text;
   def.queryText = stmt.queryText;
+  def.functions = userFunctionsCalled(*stmt.query, catalog_);
   std::vector<std::string> inputs = flowInputs(plan, stmt.sink);
   // The name must be free before anything starts.
   Catalog next(catalog_);
@@ -324,6 +326,22 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   out.complete("CREATE FLOW");
 }
 
+void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out) {
+  // A dry-run session works on its own copy of the catalog and records nothing.
+  Catalog& catalog = catalogOf(s);
+  std::lock_guard lock(ddlMu_);
+  if (stmt.ifNotExists && catalog.findFunction(stmt.name)) {
+    out.notice(fmt::format("function {} already exists, skipping", stmt.name));
+    out.complete("CREATE FUNCTION");
+    return;
+  }
+  UserFunctionDef def = defineUserFunction(stmt, catalog);
+  changeCatalog(catalog, [&](Catalog& c) {
+    return c.addFunction(def, stmt.orReplace, stmt.ifNotExists, stmt.namePos);
+  });
+  out.complete("CREATE FUNCTION");
+}
+
 void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
   // The catalog file is written as the drop leaves it before anything is
@@ -335,6 +353,8 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
       case ast::ObjectKind::Source: return c.dropSource(stmt.name, stmt.ifExists, stmt.namePos);
       case ast::ObjectKind::Sink: return c.dropSink(stmt.name, stmt.ifExists, stmt.namePos);
       case ast::ObjectKind::Table: return c.dropTable(stmt.name, stmt.ifExists, stmt.namePos);
+      case ast::ObjectKind::Function:
+        return c.dropFunction(stmt.name, stmt.ifExists, stmt.namePos);
     }
     return false;
   });
@@ -360,6 +380,8 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     case ast::ObjectKind::Source: return out.complete("DROP SOURCE");
     case ast::ObjectKind::Sink: return out.complete("DROP SINK");
     case ast::ObjectKind::Table: return out.complete("DROP TABLE");
+    case ast::ObjectKind::Function:
+      return out.complete("DROP FUNCTION");
   }
 }
 

@@ -11,6 +11,7 @@
 #include "common/file_name.h"
 #include "common/json.h"
 #include "parser/parser.h"
+#include "planner/user_function.h"
 #include "server/engine.h"
 
 namespace rtsql {
@@ -118,6 +119,9 @@ void Engine::persistCatalog(const CatalogChange& change) {
   const Catalog& catalog = change.catalog ? *change.catalog : catalog_;
   const auto& inserts = change.inserts ? *change.inserts : tableInserts_;
   std::vector<CatalogRecord> records;
+  // Functions first: any flow may call them, and each comes after those it calls.
+  for (const auto& f : catalog.functions())
+    records.push_back({"function", f->name, f->sql, true, {}});
   for (const auto& src : catalog.sources()) records.push_back({"source", src->name, src->sql, true, {}});
   for (const auto& sink : catalog.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}});
   for (const auto& t : catalog.tables()) {
@@ -204,6 +208,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   def.sink = stmt.sink;
   def.sql = stmt.text;
   def.queryText = stmt.queryText;
+  def.functions = userFunctionsCalled(*stmt.query, catalog_);
   std::unique_ptr<FlowRuntime> runtime;
   std::vector<std::string> inputs;
   try {

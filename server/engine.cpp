@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "common/expr.h"
 #include "common/interrupt.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
 #include "parser/parser.h"
+#include "planner/user_function.h"
 #include "server/handler_error.h"
 #include "server/live_query.h"
 #include "server/live_query_quota.h"
@@ -14,8 +17,6 @@
 #include "server/privileges.h"
 #include "server/statement_timeout.h"
 #include "server/users.h"
-
-#include <filesystem>
 
 namespace rtsql {
 
@@ -120,6 +121,8 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::CreateTable: return createTable(s, static_cast<const ast::CreateTable&>(stmt), out);
     case K::Insert: return insert(s, static_cast<const ast::Insert&>(stmt), out);
     case K::CreateFlow: return createFlow(s, static_cast<const ast::CreateFlow&>(stmt), out);
+    case K::CreateFunction:
+      return createFunction(s, static_cast<const ast::CreateFunction&>(stmt), out);
     case K::Drop: return drop(s, static_cast<const ast::Drop&>(stmt), out);
     case K::StopFlow: return stopFlow(s, static_cast<const ast::FlowCommand&>(stmt), out);
     case K::StartFlow: return startFlow(s, static_cast<const ast::FlowCommand&>(stmt), out);
@@ -163,6 +166,7 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
 
 void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWriter& out) {
   const ast::Query& q = *stmt.query;
+  UserFunctionScope functions(&catalogOf(s));  // SELECT f(1) calls the session's functions
   // A SELECT without FROM is evaluated at once, as PostgreSQL does (drivers and
   // tools send `SELECT 1` to check a connection).
   if (isConstantQuery(q)) {
@@ -225,6 +229,7 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
       if (isConstantQuery(q)) {
+        UserFunctionScope functions(&catalogOf(s));
         std::vector<ResultColumn> cols;
         Schema empty;
         for (const auto& item : q.terms[0].items) {

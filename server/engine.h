@@ -111,6 +111,7 @@ class Engine : public QueryHandler {
   void createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out);
   void insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out);
   void createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  void createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out);
   void drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out);
   void stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
   void startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
@@ -125,6 +126,7 @@ class Engine : public QueryHandler {
   static const std::vector<ResultColumn> kExplainColumns;
   void show(EngineSession& s, const ast::Show& stmt, ResultWriter& out);
   void describe(const ast::Describe& stmt, ResultWriter& out);
+  void describeFunction(const ast::Describe& stmt, ResultWriter& out);
   void explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out);
   // EXPLAIN FLOW name: the plan the flow runs (42704 unknown, 55000 not running).
   std::string flowPlan(const std::string& flow, size_t namePos) const;

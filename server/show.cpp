@@ -8,6 +8,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
+#include "planner/user_function.h"
 #include "server/engine.h"
 
 namespace rtsql {
@@ -55,7 +56,9 @@ std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
     case ast::ShowKind::Flows:
       return {{"name"}, {"sink"}, {"state"}, {"slots", pgtype::kInt4}, {"error"}};
     case ast::ShowKind::Progress: return {{"progress", pgtype::kJson}};
-    case ast::ShowKind::Functions: return {{"function"}};
+    case ast::ShowKind::Functions:
+    case ast::ShowKind::UserFunctions:
+      return {{"function"}, {"kind"}, {"signature"}, {"returns"}, {"body"}};
     case ast::ShowKind::Variable:
       // Like PostgreSQL's SHOW ALL, one name shows a table rather than a value.
       if (iequals(stmt.name, "live_taps")) {
@@ -121,8 +124,21 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       sendRows(out, showColumns(stmt), {{*json}}, "SHOW 1");
       return;
     }
-    case ast::ShowKind::Functions: {
-      for (std::string& f : functionNames()) rows.push_back({std::move(f)});
+    case ast::ShowKind::Functions:
+    case ast::ShowKind::UserFunctions: {
+      // User functions never take a built-in's name, so each name is one row.
+      for (const auto& f : catalogOf(s).functions()) {
+        rows.push_back(
+            {f->name, std::string("user"), f->signature(), f->returns->toString(), f->bodyText});
+      }
+      if (stmt.what == ast::ShowKind::Functions) {
+        for (std::string& f : functionNames()) {
+          rows.push_back(
+              {std::move(f), std::string("builtin"), std::nullopt, std::nullopt, std::nullopt});
+        }
+      }
+      std::sort(rows.begin(), rows.end(),
+                [](const auto& a, const auto& b) { return toLower(*a[0]) < toLower(*b[0]); });
       sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }
@@ -217,7 +233,23 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
   return json;
 }
 
+void Engine::describeFunction(const ast::Describe& stmt, ResultWriter& out) {
+  Catalog::FunctionPtr f = catalog_.findFunction(stmt.name);
+  if (!f) {
+    throw SqlError(sqlstate::kUndefinedFunction,
+                   fmt::format("function {} does not exist", stmt.name), stmt.namePos,
+                   "SHOW USER FUNCTIONS lists the functions made by CREATE FUNCTION");
+  }
+  Rows rows;
+  for (const auto& p : f->params)
+    rows.push_back({p.name, p.type->toString(), std::string("parameter")});
+  rows.push_back({std::string("returns"), f->returns->toString(), std::string("function")});
+  rows.push_back({std::string("body"), f->bodyText, std::string("function")});
+  sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
+}
+
 void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
+  if (stmt.function) return describeFunction(stmt, out);
   Rows rows;
   auto addOptions = [&](const Options& o) {
     const Options shown = masked(o);

@@ -2,8 +2,9 @@
 // catalog like the one the SQL logic tests build (a source of every column
 // type with a watermark, a table, json and raw sinks). Every statement that
 // parses is bound the way rtsqld would: CREATE SOURCE / TABLE bind their
-// schemas, INSERT evaluates its values, SELECT and CREATE FLOW (also under
-// EXPLAIN) are planned and explained. Only SqlError may come out.
+// schemas, INSERT evaluates its values, CREATE / DROP FUNCTION change the
+// functions, SELECT and CREATE FLOW (also under EXPLAIN) are planned (with
+// calls of those functions inlined) and explained. Only SqlError may come out.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "common/error.h"
 #include "parser/parser.h"
 #include "planner/planner.h"
+#include "planner/user_function.h"
 
 using namespace rtsql;
 
@@ -34,7 +36,7 @@ SourceDef sourceDef(const ast::CreateSource& s) {
   return def;
 }
 
-// Adds CREATE SOURCE / SINK / TABLE to `catalog`; plans everything else.
+// Adds CREATE SOURCE / SINK / TABLE / FUNCTION to `catalog`; plans everything else.
 void bindStatement(const ast::Statement& stmt, Catalog& catalog, const PlanContext& ctx) {
   switch (stmt.kind) {
     case ast::StatementKind::CreateSource: {
@@ -71,6 +73,17 @@ void bindStatement(const ast::Statement& stmt, Catalog& catalog, const PlanConte
           evalConstant(*row[i], table->schema.columns[i].type);
         }
       }
+      break;
+    }
+    case ast::StatementKind::CreateFunction: {
+      const auto& s = static_cast<const ast::CreateFunction&>(stmt);
+      catalog.addFunction(defineUserFunction(s, catalog), s.orReplace, s.ifNotExists, s.namePos);
+      break;
+    }
+    case ast::StatementKind::Drop: {
+      const auto& s = static_cast<const ast::Drop&>(stmt);
+      if (s.object == ast::ObjectKind::Function)
+        catalog.dropFunction(s.name, s.ifExists, s.namePos);
       break;
     }
     case ast::StatementKind::CreateFlow:

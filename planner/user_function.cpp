@@ -1,0 +1,311 @@
+// User-defined SQL functions: the checks of CREATE FUNCTION, the functions a
+// statement calls, and the inlining of a call (see user_function.h).
+#include "planner/user_function.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "planner/binder.h"
+#include "planner/catalog.h"
+#include "planner/planner.h"
+
+namespace rtsql {
+
+namespace {
+
+// The catalog whose functions the binder sees on this thread (UserFunctionScope).
+thread_local const Catalog* tCatalog = nullptr;
+// How many inlined bodies the binder is inside of on this thread. Functions
+// cannot form a cycle, so this only bounds a very long chain of them.
+thread_local int tDepth = 0;
+constexpr int kMaxInlineDepth = 64;
+
+// Names the binder resolves before any function table, or that are built-in
+// functions: a user function of such a name could never be called.
+bool isBuiltinName(const std::string& lname) {
+  static const char* const kSpecial[] = {"window", "session_window", "row_number",
+                                         "rank",   "dense_rank",     "neg"};
+  for (const char* s : kSpecial) {
+    if (lname == s) return true;
+  }
+  if (isAggregateFunction(lname)) return true;
+  const std::vector<std::string> names = functionNames();
+  return std::binary_search(names.begin(), names.end(), lname);
+}
+
+// Calls `visit` on every expression node of `e`, subqueries included.
+void walk(const ast::Expr& e, const std::function<void(const ast::Expr&)>& visit);
+
+void walk(const ast::Query& q, const std::function<void(const ast::Expr&)>& visit) {
+  std::function<void(const ast::TableRef&)> walkRef = [&](const ast::TableRef& t) {
+    if (t.subquery) walk(*t.subquery, visit);
+    if (t.left) walkRef(*t.left);
+    if (t.right) walkRef(*t.right);
+    if (t.on) walk(*t.on, visit);
+  };
+  for (const ast::Select& s : q.terms) {
+    for (const auto& item : s.items) {
+      if (item.expr) walk(*item.expr, visit);
+    }
+    for (const auto& e : s.distinctOn) walk(*e, visit);
+    if (s.from) walkRef(*s.from);
+    if (s.where) walk(*s.where, visit);
+    for (const auto& e : s.groupBy) walk(*e, visit);
+    if (s.having) walk(*s.having, visit);
+  }
+  for (const auto& o : q.orderBy) walk(*o.expr, visit);
+}
+
+void walk(const ast::Expr& e, const std::function<void(const ast::Expr&)>& visit) {
+  visit(e);
+  for (const auto& a : e.args) {
+    if (a) walk(*a, visit);
+  }
+  for (const auto& [w, t] : e.whens) {
+    walk(*w, visit);
+    walk(*t, visit);
+  }
+  if (e.elseExpr) walk(*e.elseExpr, visit);
+  if (e.filter) walk(*e.filter, visit);
+  if (e.over) {
+    for (const auto& p : e.over->partitionBy) walk(*p, visit);
+    for (const auto& o : e.over->orderBy) walk(*o.expr, visit);
+  }
+  if (e.subquery) walk(*e.subquery, visit);
+}
+
+void addCalled(const ast::Expr& e, const Catalog& catalog, std::vector<std::string>& out) {
+  if (e.kind != ast::ExprKind::Call || !catalog.findFunction(e.name)) return;
+  std::string key = toLower(e.name);
+  if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(std::move(key));
+}
+
+int numericRank(TypeId t) {
+  switch (t) {
+    case TypeId::Int:
+      return 1;
+    case TypeId::BigInt:
+      return 2;
+    case TypeId::Double:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+// The conversions the engine makes without being asked: NULL to anything, and
+// numeric widening (INT to BIGINT to DOUBLE). Anything else needs a CAST.
+bool implicitlyConvertible(const DataType& from, const DataType& to) {
+  if (from.id == TypeId::Null || from.equals(to)) return true;
+  int f = numericRank(from.id), t = numericRank(to.id);
+  return f > 0 && t > 0 && f <= t;
+}
+
+std::string typeList(const std::vector<ExprPtr>& args) {
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) out += ", ";
+    out += args[i]->type()->toString();
+  }
+  return out;
+}
+
+std::string parameterNames(const UserFunctionDef& def) {
+  std::string out;
+  for (const auto& p : def.params) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
+struct DepthGuard {
+  DepthGuard() { ++tDepth; }
+  ~DepthGuard() { --tDepth; }
+};
+
+}  // namespace
+
+std::string UserFunctionDef::signature() const {
+  std::string out = name + "(";
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (i) out += ", ";
+    out += params[i].name + " " + params[i].type->toString();
+  }
+  return out + ")";
+}
+
+UserFunctionScope::UserFunctionScope(const Catalog* catalog) : previous_(tCatalog) {
+  tCatalog = catalog;
+}
+
+UserFunctionScope::~UserFunctionScope() {
+  tCatalog = previous_;
+}
+
+std::vector<std::string> userFunctionsCalled(const ast::Query& query, const Catalog& catalog) {
+  std::vector<std::string> out;
+  walk(query, [&](const ast::Expr& e) { addCalled(e, catalog, out); });
+  return out;
+}
+
+std::vector<std::string> userFunctionsCalled(const ast::Expr& expr, const Catalog& catalog) {
+  std::vector<std::string> out;
+  walk(expr, [&](const ast::Expr& e) { addCalled(e, catalog, out); });
+  return out;
+}
+
+UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalog& catalog) {
+  UserFunctionDef def;
+  def.name = stmt.name;
+  const std::string lname = toLower(stmt.name);
+  if (isBuiltinName(lname)) {
+    throw SqlError(sqlstate::kDuplicateFunction,
+                   fmt::format("function {} is a built-in function", stmt.name), stmt.namePos,
+                   "a function cannot take a built-in function's name; choose another name "
+                   "(SHOW FUNCTIONS lists the names in use)");
+  }
+  for (const auto& p : stmt.params) {
+    for (const auto& seen : def.params) {
+      if (iequals(seen.name, p.name)) {
+        throw SqlError(sqlstate::kInvalidFunctionDefinition,
+                       fmt::format("parameter name \"{}\" used more than once", p.name), p.pos,
+                       "give each parameter its own name");
+      }
+    }
+    def.params.push_back(UserFunctionParam{p.name, bindType(p.type)});
+  }
+  def.returns = bindType(stmt.returns);
+  if (!stmt.body) throw InternalError("CREATE FUNCTION without a body");
+  const ast::Expr& body = *stmt.body;
+
+  // What a body cannot hold, said in its own words before the binder would
+  // say it in a query's.
+  walk(body, [&](const ast::Expr& e) {
+    if (e.kind == ast::ExprKind::Subquery || e.kind == ast::ExprKind::InSubquery ||
+        e.kind == ast::ExprKind::Exists) {
+      throw SqlError(sqlstate::kFeatureNotSupported, "a function body cannot hold a subquery",
+                     e.pos, "a SQL function is an expression over its parameters");
+    }
+    if (e.kind != ast::ExprKind::Call) return;
+    if (e.over) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     "a function body cannot hold a window function", e.pos,
+                     "a SQL function is an expression over its parameters; apply OVER (...) in "
+                     "the query");
+    }
+    if (e.star || isAggregateFunction(e.name)) {
+      throw SqlError(sqlstate::kGroupingError, "a function body cannot hold an aggregate", e.pos,
+                     fmt::format("a SQL function computes one value per row; call it inside the "
+                                 "aggregate instead, as in sum({}(x))",
+                                 stmt.name));
+    }
+    if (iequals(e.name, stmt.name)) {
+      throw SqlError(sqlstate::kInvalidFunctionDefinition,
+                     fmt::format("function {} cannot call itself", stmt.name), e.pos,
+                     "a SQL function is inlined where it is called, so it cannot recurse");
+    }
+  });
+
+  // The body is bound as a query binds a call to it, with each parameter a
+  // column of the row, and with the functions that exist now.
+  planner_detail::Scope scope;
+  for (size_t i = 0; i < def.params.size(); ++i) {
+    const auto& p = def.params[i];
+    scope.columns.push_back(planner_detail::ScopeColumn{
+        "", p.name, p.type, false, makeColumnRef(static_cast<int>(i), p.type, p.name)});
+  }
+  ExprPtr bound;
+  {
+    UserFunctionScope functions(&catalog);
+    try {
+      bound = planner_detail::ExprBinder(scope, planner_detail::ExprContext::General).bind(body);
+    } catch (SqlError& e) {
+      if (e.sqlstate() == sqlstate::kUndefinedColumn && e.message().rfind("column ", 0) == 0) {
+        e.withHint(def.params.empty()
+                       ? std::string("a function without parameters can name no columns")
+                       : fmt::format("a function body names only its parameters: {}",
+                                     parameterNames(def)));
+      }
+      throw;
+    }
+  }
+  if (!implicitlyConvertible(*bound->type(), *def.returns)) {
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("function {} returns {} but its body is of type {}", stmt.name,
+                               def.returns->toString(), bound->type()->toString()),
+                   body.pos,
+                   fmt::format("write CAST({} AS {}) as the body, or declare RETURNS {}",
+                               stmt.bodyText, def.returns->toString(), bound->type()->toString()));
+  }
+  def.body = stmt.body;
+  def.bodyText = stmt.bodyText;
+  def.sql = stmt.text;
+  def.calls = userFunctionsCalled(body, catalog);
+  return def;
+}
+
+namespace planner_detail {
+
+ExprPtr inlineUserFunction(const ast::Expr& call,
+                           const std::function<ExprPtr(const ast::Expr&)>& bindArg) {
+  if (!tCatalog) return nullptr;
+  Catalog::FunctionPtr def = tCatalog->findFunction(call.name);
+  if (!def) return nullptr;
+  std::vector<ExprPtr> args;
+  args.reserve(call.args.size());
+  for (const auto& a : call.args) args.push_back(bindArg(*a));
+  auto notFound = [&](size_t pos, const std::string& hint) {
+    return SqlError(
+        sqlstate::kUndefinedFunction,
+        fmt::format("function {}({}) does not exist", toLower(call.name), typeList(args)), pos,
+        fmt::format("{} RETURNS {}: {}", def->signature(), def->returns->toString(), hint));
+  };
+  if (args.size() != def->params.size()) {
+    throw notFound(call.pos, fmt::format("it takes {} argument{}, not {}", def->params.size(),
+                                         def->params.size() == 1 ? "" : "s", args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const UserFunctionParam& p = def->params[i];
+    if (args[i]->type()->equals(*p.type)) continue;
+    if (!implicitlyConvertible(*args[i]->type(), *p.type)) {
+      throw notFound(
+          call.args[i]->pos,
+          fmt::format("argument {} ({}) is {}, not {}; write CAST(... AS {})", i + 1, p.name,
+                      args[i]->type()->toString(), p.type->toString(), p.type->toString()));
+    }
+    args[i] = makeCast(args[i], p.type, call.args[i]->pos);
+  }
+  if (tDepth >= kMaxInlineDepth) {
+    throw SqlError(sqlstate::kStatementTooComplex,
+                   fmt::format("functions call each other more than {} deep", kMaxInlineDepth),
+                   call.pos, "call fewer functions inside each other");
+  }
+  Scope scope;
+  for (size_t i = 0; i < args.size(); ++i) {
+    scope.columns.push_back(
+        ScopeColumn{"", def->params[i].name, def->params[i].type, false, args[i]});
+  }
+  ExprPtr body;
+  try {
+    DepthGuard depth;
+    body = ExprBinder(scope, ExprContext::General).bind(*def->body);
+  } catch (SqlError& e) {
+    // The body was checked when it was created; what fails now fails for the
+    // call (a position in the body's own text would point nowhere here).
+    e.setPosition(call.pos);
+    throw;
+  }
+  if (!body->type()->equals(*def->returns)) body = makeCast(body, def->returns, call.pos);
+  return body;
+}
+
+std::string closeUserFunction(const std::string& name) {
+  if (!tCatalog) return {};
+  std::vector<std::string> names;
+  for (const auto& f : tCatalog->functions()) names.push_back(f->name);
+  std::string close = closestName(name, names);
+  return close.empty() ? close : tCatalog->findFunction(close)->signature();
+}
+
+}  // namespace planner_detail
+
+}  // namespace rtsql

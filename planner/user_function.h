@@ -1,0 +1,105 @@
+// User-defined SQL functions: what CREATE FUNCTION defines, the checks made
+// when it is created, and how the binder inlines a call.
+//
+// A SQL function is an expression over its parameters. It is never called at
+// run time: the binder replaces `f(x + 1, y)` by the function's body bound with
+// each parameter standing for its argument (cast to the parameter's type), cast
+// to the return type, so a flow that calls a function costs per record exactly
+// what the same expression written out would, and EXPLAIN shows that
+// expression. Because bodies are inlined where they are called, a function may
+// call only functions created before it, and never itself.
+//
+// The binder finds the catalog's functions through a UserFunctionScope that
+// planning (planFlow, planQuery) and the server's constant SELECT install on
+// their thread: the expression binder is built in many places from a name
+// scope alone, and every one of them must see the same functions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/expr.h"
+#include "common/types.h"
+#include "parser/ast.h"
+
+namespace rtsql {
+
+class Catalog;
+
+// The SQLSTATEs of user functions, in PostgreSQL's names.
+namespace sqlstate {
+inline constexpr const char* kDependentObjectsStillExist = "2BP01";
+inline constexpr const char* kDuplicateFunction = "42723";
+inline constexpr const char* kInvalidFunctionDefinition = "42P13";
+}  // namespace sqlstate
+
+struct UserFunctionParam {
+  std::string name;
+  DataTypePtr type;
+};
+
+struct UserFunctionDef {
+  std::string name;  // as declared
+  std::vector<UserFunctionParam> params;
+  DataTypePtr returns;
+  // The body as parsed from `sql` (its positions are offsets in that text).
+  std::shared_ptr<const ast::Expr> body;
+  std::string bodyText;  // the body as written
+  std::string sql;       // the CREATE FUNCTION statement, for durability
+  // The user functions the body calls, lower-cased, each once: a function
+  // cannot be dropped or replaced while another calls it.
+  std::vector<std::string> calls;
+  // Creation order, set by the catalog: a function is always created after
+  // those it calls, so replaying the catalog in this order rebuilds them.
+  uint64_t sequence = 0;
+
+  // `name(a INT, b STRING)`.
+  std::string signature() const;
+};
+
+// Checks a CREATE FUNCTION against the functions of `catalog` and returns its
+// definition: the name may not be a built-in function's (42723); parameter
+// names are distinct (42P13); the body names only parameters (42703), has no
+// aggregate (42803), window function or subquery (0A000), calls only
+// functions that exist (42883) and not the function itself (42P13); its type
+// must convert implicitly to RETURNS (42804). Every error points into the
+// statement and says how to fix it.
+UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalog& catalog);
+
+// The user functions of `catalog` that `query` (or `expr`) calls by name,
+// lower-cased, each once. A flow keeps this list so that its functions cannot
+// be dropped under it.
+std::vector<std::string> userFunctionsCalled(const ast::Query& query, const Catalog& catalog);
+std::vector<std::string> userFunctionsCalled(const ast::Expr& expr, const Catalog& catalog);
+
+// While alive, expressions bound on this thread may call the functions of
+// `catalog` (null: none). Scopes nest; the innermost wins.
+class UserFunctionScope {
+ public:
+  explicit UserFunctionScope(const Catalog* catalog);
+  ~UserFunctionScope();
+  UserFunctionScope(const UserFunctionScope&) = delete;
+  UserFunctionScope& operator=(const UserFunctionScope&) = delete;
+
+ private:
+  const Catalog* previous_;
+};
+
+namespace planner_detail {
+
+// The inlined body of `call` when it names a user function of the current
+// UserFunctionScope, else null. `bindArg` binds an argument in the caller's
+// scope. Throws 42883 when the arguments do not fit the parameters.
+ExprPtr inlineUserFunction(const ast::Expr& call,
+                           const std::function<ExprPtr(const ast::Expr&)>& bindArg);
+
+// The signature of the user function whose name is closest to `name` when it
+// is close enough to be a typo, else empty: the hint of an unknown function.
+std::string closeUserFunction(const std::string& name);
+
+}  // namespace planner_detail
+
+}  // namespace rtsql

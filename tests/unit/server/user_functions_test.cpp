@@ -1,0 +1,132 @@
+// User-defined SQL functions in the engine: the catalog file keeps them
+// before everything else, in creation order, so that a restart brings back a
+// function before the functions and flows that call it; SHOW FUNCTIONS lists
+// them beside the built-in ones; a dry run creates them in the session's copy
+// of the catalog only.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/expr.h"
+#include "server/catalog_file.h"
+#include "server/engine.h"
+#include "server_test_util.h"
+
+using namespace rtsql;
+using rtsql::testing::requireOk;
+using rtsql::testing::RestoredEngine;
+using rtsql::testing::ResultCapture;
+
+namespace {
+
+using Fixture = rtsql::testing::EngineFixture<>;
+
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture,
+                  "functions are kept first in the catalog file, in creation order, and restored") {
+  const std::string out = (tmp.path / "out.jsonl").string();
+  {
+    RestoredEngine first(options, connectors);
+    // `zz_base` sorts after `aa_user`, which calls it: only the creation order replays.
+    first.runAll({"CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+                  "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
+                  "CREATE FUNCTION zz_base(x BIGINT) RETURNS BIGINT AS x + 1",
+                  "CREATE FUNCTION aa_user(x BIGINT) RETURNS BIGINT AS zz_base(x) * 2",
+                  "CREATE FLOW f INTO out AS SELECT aa_user(a) AS b FROM gen"});
+    std::vector<CatalogRecord> records = readCatalogFile((dataDir() / "catalog").string());
+    REQUIRE(records.size() == 5);
+    CHECK(records[0].kind == "function");
+    CHECK(records[0].name == "zz_base");
+    CHECK(records[0].sql == "CREATE FUNCTION zz_base(x BIGINT) RETURNS BIGINT AS x + 1");
+    CHECK(records[1].kind == "function");
+    CHECK(records[1].name == "aa_user");
+    CHECK(records[2].kind == "source");
+    first.engine.shutdown();
+  }
+  RestoredEngine second(options, connectors);
+  ResultCapture show = second.run("SHOW USER FUNCTIONS");
+  requireOk(show, "SHOW USER FUNCTIONS");
+  REQUIRE(show.rows.size() == 2);
+  CHECK(*show.rows[0][0] == "aa_user");
+  CHECK(*show.rows[0][2] == "aa_user(x BIGINT)");
+  CHECK(*show.rows[0][4] == "zz_base(x) * 2");
+  CHECK(*show.rows[1][0] == "zz_base");
+  // The flow came back planned, so it still holds its function.
+  ResultCapture drop = second.run("DROP FUNCTION aa_user");
+  REQUIRE(drop.err);
+  CHECK(drop.err->sqlstate() == "2BP01");
+  CHECK(drop.err->message() == "cannot drop function aa_user: flow \"f\" calls it");
+  ResultCapture explain = second.run("EXPLAIN SELECT aa_user(a) FROM gen");
+  requireOk(explain, "EXPLAIN");
+  bool inlined = false;
+  for (const auto& row : explain.rows) {
+    if (row[0]->find("Project ((a + 1) * 2)") != std::string::npos) inlined = true;
+  }
+  CHECK(inlined);
+  second.engine.shutdown();
+}
+
+TEST_CASE_FIXTURE(Fixture, "SHOW FUNCTIONS lists user functions among the built-in ones") {
+  RestoredEngine server(options, connectors);
+  server.runAll({"CREATE FUNCTION Shout(s STRING) RETURNS STRING AS upper(s) || '!'"});
+  ResultCapture all = server.run("SHOW FUNCTIONS");
+  requireOk(all, "SHOW FUNCTIONS");
+  REQUIRE(all.cols.size() == 5);
+  CHECK(all.cols[0].name == "function");
+  CHECK(all.cols[1].name == "kind");
+  size_t user = 0, builtin = 0;
+  std::string previous;
+  for (const auto& row : all.rows) {
+    CHECK(toLower(*row[0]) >= previous);  // sorted by name
+    previous = toLower(*row[0]);
+    if (*row[1] == "user") {
+      ++user;
+      CHECK(*row[0] == "Shout");
+      CHECK(*row[2] == "Shout(s STRING)");
+      CHECK(*row[3] == "STRING");
+      CHECK(*row[4] == "upper(s) || '!'");
+    } else {
+      ++builtin;
+      CHECK(*row[1] == "builtin");
+      CHECK_FALSE(row[2].has_value());
+    }
+  }
+  CHECK(user == 1);
+  CHECK(builtin == functionNames().size());
+
+  ResultCapture described = server.run("DESCRIBE FUNCTION shout");
+  requireOk(described, "DESCRIBE FUNCTION");
+  REQUIRE(described.rows.size() == 3);
+  CHECK(*described.rows[0][0] == "s");
+  CHECK(*described.rows[0][2] == "parameter");
+  CHECK(*described.rows[2][1] == "upper(s) || '!'");
+  ResultCapture missing = server.run("DESCRIBE FUNCTION nosuch");
+  REQUIRE(missing.err);
+  CHECK(missing.err->sqlstate() == "42883");
+  CHECK(missing.err->position() == 18);
+  server.engine.shutdown();
+}
+
+TEST_CASE_FIXTURE(Fixture, "a dry run creates and drops functions in the session's copy only") {
+  RestoredEngine server(options, connectors);
+  server.runAll({"CREATE FUNCTION keep(x INT) RETURNS INT AS x"});
+  const std::string before = readFile(dataDir() / "catalog");
+  server.runAll({"SET rtsql.dry_run = on",
+                 "CREATE FUNCTION tried(x INT) RETURNS INT AS keep(x) + 1", "DROP FUNCTION tried",
+                 "CREATE FUNCTION tried(x INT) RETURNS INT AS x"});
+  ResultCapture dry = server.run("SHOW USER FUNCTIONS");
+  CHECK(dry.rows.size() == 2);
+  server.runAll({"SET rtsql.dry_run = off"});
+  ResultCapture real = server.run("SHOW USER FUNCTIONS");
+  REQUIRE(real.rows.size() == 1);
+  CHECK(*real.rows[0][0] == "keep");
+  CHECK(readFile(dataDir() / "catalog") == before);
+  server.engine.shutdown();
+}
