@@ -288,6 +288,7 @@ struct Exchange {
   std::string body;
   int64_t retryAfterMs = -1;
   std::string transportError;
+  bool timedOut = false;
   bool aborted = false;
 };
 
@@ -405,13 +406,7 @@ class HttpSink final : public SinkWriter {
                        "check that the server of the URL is up and answers in time");
       }
     }
-    if (failedSinceFlush_ > 0) {
-      int64_t failed = failedSinceFlush_;
-      failedSinceFlush_ = 0;
-      failing_ = false;
-      throw SqlError(sqlstate::kIoError, fmt::format("{}: {} rows could not be delivered: {}",
-                                                     description(), failed, lastError_));
-    }
+    throwFailure();
   }
 
   int64_t deliveryErrors() const override { return errors_.load(std::memory_order_relaxed); }
@@ -426,8 +421,23 @@ class HttpSink final : public SinkWriter {
     Clock::time_point at;
   };
 
+  // Rows that failed for good since the last report, as the SqlError that
+  // fails the flow. Called with mu_ held.
+  void throwFailure() {
+    if (failedSinceFlush_ == 0) return;
+    int64_t failed = failedSinceFlush_;
+    failedSinceFlush_ = 0;
+    failing_ = false;
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("{}: {} {} could not be delivered: {}", description(), failed,
+                               failed == 1 ? "row" : "rows", lastError_));
+  }
+
   void enqueue(const EncodedRecord& record) {
     std::unique_lock lock(mu_);
+    // A failure is reported by the next write as well as by the next flush:
+    // epochs may be minutes apart, and the flow should fail soon after it.
+    throwFailure();
     // Backpressure: the senders always make room, each request being
     // bounded by its timeout and its retries.
     room_.wait(lock, [&] { return queue_.size() < queueBound_ || stopping_.load(); });
@@ -566,7 +576,7 @@ Outcome Slot::deliver(const std::string& body) {
     // any answer: that costs no retry, the request goes again on a new one.
     bool reused = open_;
     Exchange x = exchange(body);
-    if (!x.aborted && !x.answered && reused) x = exchange(body);
+    if (!x.aborted && !x.answered && !x.timedOut && reused) x = exchange(body);
     if (x.aborted) {
       out.aborted = true;
       return out;
@@ -639,8 +649,11 @@ bool Slot::connect(std::string& error) {
   }
   lowest->socket().set_option(tcp::no_delay(true), ec);
   if (ssl_) {
-    // SNI, and the certificate must name the host.
-    if (!SSL_set_tlsext_host_name(ssl_->native_handle(), c.target.host.c_str())) {
+    // SNI for a host name (not for an address literal), and the certificate
+    // must name the host or address.
+    beast::error_code notAddress;
+    asio::ip::make_address(c.target.host, notAddress);
+    if (notAddress && !SSL_set_tlsext_host_name(ssl_->native_handle(), c.target.host.c_str())) {
       error = "cannot set the TLS server name";
       return false;
     }
@@ -708,6 +721,7 @@ Exchange Slot::roundTrip(Stream& stream, const std::string& body) {
     return x;
   }
   if (ec) {
+    x.timedOut = ec == beast::error::timeout;
     x.transportError = ec == beast::error::timeout ? "timed out sending the request"
                                                    : "sending the request: " + ec.message();
     return x;
@@ -722,6 +736,7 @@ Exchange Slot::roundTrip(Stream& stream, const std::string& body) {
     return x;
   }
   if (ec) {
+    x.timedOut = ec == beast::error::timeout;
     x.transportError = ec == beast::error::timeout
                            ? fmt::format("no answer within {} ms", c.requestTimeoutMs)
                            : "reading the answer: " + ec.message();
