@@ -25,6 +25,7 @@ class Hook:
         self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
         self.requests = []  # (method, path, headers, body, status answered)
+        self.connections = set()  # the client ports requests came from
         self.answers = list(answers)
         hook = self
 
@@ -40,6 +41,7 @@ class Hook:
                 with hook.cond:
                     answer = hook.answers.pop(0) if hook.answers else 200
                     status, headers, text = answer if isinstance(answer, tuple) else (answer, {}, "")
+                    hook.connections.add(self.client_address[1])
                     hook.requests.append(
                         (self.command, self.path, dict(self.headers), json.loads(body), status))
                     hook.cond.notify_all()
@@ -97,9 +99,10 @@ def rows(n):
 
 def start_flow(server, kafka, sink_options, n, checkpoint=""):
     """A topic with N rows, a source on it, an http sink with SINK_OPTIONS and
-    a real-time flow between them; returns the flow's name and the rows."""
+    a real-time flow between them; returns the flow's name, the rows and the
+    topic's partitions (the flow runs at most one sink task per partition)."""
     topic, src, snk, flow = unique("hs_in"), unique("hs_src"), unique("hs_snk"), unique("hs_flow")
-    kafka.create_topic(topic)
+    partitions = kafka.create_topic(topic)
     want = rows(n)
     kafka.produce(topic, want)
     server.run_script(f"""
@@ -108,7 +111,7 @@ CREATE SOURCE {src} (id BIGINT, name STRING, amount DOUBLE, ok BOOLEAN)
 CREATE SINK {snk} WITH (connector = 'http', {sink_options});
 CREATE FLOW {flow} INTO {snk} TRIGGER REALTIME {checkpoint} AS SELECT id, name, amount, ok FROM {src};
 """)
-    return flow, want
+    return flow, want, partitions
 
 
 def wait_failed(server, flow):
@@ -134,7 +137,7 @@ def test_rows_arrive_as_json_objects_with_the_headers(server):
     try:
         opts = (f"url = {sql_str(hook.url('/alerts?team=fraud'))}, "
                 "'http.header.Authorization' = 'Bearer s3cret', 'http.header.X-Team' = 'fraud; ops'")
-        flow, want = start_flow(server, embedded(server), opts, 20)
+        flow, want, partitions = start_flow(server, embedded(server), opts, 40)
         got = hook.wait_rows(len(want))
         assert by_id(got) == want
         assert len(got) == len(want)
@@ -147,6 +150,11 @@ def test_rows_arrive_as_json_objects_with_the_headers(server):
             assert headers["Authorization"] == "Bearer s3cret"
             assert headers["X-Team"] == "fraud; ops"
             assert headers["Content-Type"] == "application/json"
+        # Keep-alive: each of a sink task's 'max.in.flight' (4) senders reuses
+        # its connection.
+        with hook.lock:
+            assert 1 <= len(hook.connections) <= 4 * partitions, hook.connections
+            assert len(hook.connections) < len(hook.requests)
         assert server.progress(flow)["status"]["state"] == "running"
     finally:
         hook.close()
@@ -157,7 +165,7 @@ def test_batches_are_arrays_of_at_most_batch_max_rows(server):
     try:
         opts = (f"url = {sql_str(hook.url())}, 'http.method' = 'PUT', "
                 "'batch.max.rows' = '7', 'batch.linger.ms' = '20'")
-        _, want = start_flow(server, embedded(server), opts, 40)
+        _, want, _ = start_flow(server, embedded(server), opts, 40)
         got = hook.wait_rows(len(want))
         assert by_id(got) == want
         with hook.lock:
@@ -174,7 +182,7 @@ def test_503_and_429_are_retried_and_every_row_arrives_once(server):
     try:
         opts = (f"url = {sql_str(hook.url())}, 'retry.backoff.ms' = '10', "
                 "'max.in.flight' = '1'")
-        flow, want = start_flow(server, embedded(server), opts, 12)
+        flow, want, partitions = start_flow(server, embedded(server), opts, 12)
         got = hook.wait_rows(len(want))
         assert by_id(got) == want
         assert len(got) == len(want)
@@ -183,6 +191,9 @@ def test_503_and_429_are_retried_and_every_row_arrives_once(server):
         # One request per row, and the three refused ones once more each.
         assert statuses[:3] == [503, 429, 503]
         assert len(statuses) == len(want) + 3
+        with hook.lock:
+            # One sender per sink task, each with one kept-alive connection.
+            assert len(hook.connections) <= partitions
         assert server.progress(flow)["status"]["state"] == "running"
     finally:
         hook.close()
@@ -194,7 +205,7 @@ def test_a_400_fails_the_flow_naming_the_status(server):
         opts = f"url = {sql_str(hook.url())}"
         # The failure is reported by the next row's write or the epoch's end,
         # whichever comes first: a short interval makes the end come soon.
-        flow, _ = start_flow(server, embedded(server), opts, 5, "CHECKPOINT INTERVAL '1 second'")
+        flow, _, _ = start_flow(server, embedded(server), opts, 5, "CHECKPOINT INTERVAL '1 second'")
         status = wait_failed(server, flow)["status"]
         reason = status["reason"]
         assert "HTTP 400" in reason, reason
@@ -219,7 +230,7 @@ def test_a_server_down_at_first_gets_the_rows_once_it_is_up(server):
     try:
         opts = (f"url = 'http://127.0.0.1:{port}/alerts', 'retries' = '1000', "
                 "'retry.backoff.ms' = '20', 'retry.backoff.max.ms' = '200'")
-        flow, want = start_flow(server, embedded(server), opts, 8)
+        flow, want, _ = start_flow(server, embedded(server), opts, 8)
         for _ in range(3):  # the sink tried, and tried again
             conn, _ = down.accept()
             conn.close()
@@ -257,11 +268,11 @@ def test_https_checks_the_certificate_against_http_ca(server, tmp_path):
         assert hook.url().startswith("https://")
         # With the server's certificate as the CA the rows arrive.
         opts = f"url = {sql_str(hook.url())}, 'http.ca' = {sql_str(cert)}"
-        _, want = start_flow(server, embedded(server), opts, 6)
+        _, want, _ = start_flow(server, embedded(server), opts, 6)
         assert by_id(hook.wait_rows(len(want))) == want
         # Without it the self-signed certificate is refused and the flow fails.
         opts = f"url = {sql_str(hook.url())}, 'retries' = '0'"
-        flow, _ = start_flow(server, embedded(server), opts, 3, "CHECKPOINT INTERVAL '1 second'")
+        flow, _, _ = start_flow(server, embedded(server), opts, 3, "CHECKPOINT INTERVAL '1 second'")
         status = wait_failed(server, flow)["status"]
         assert "TLS handshake" in status["reason"], status["reason"]
         assert len(hook.delivered()) == len(want)
