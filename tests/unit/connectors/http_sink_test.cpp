@@ -1,15 +1,21 @@
 // The http sink's parts that stand alone: its options (each error at the
 // option at fault), the URL taken apart, which answers are retried, the
-// backoff and Retry-After, the batch bodies; and a writer whose server is
-// down failing its flush with the URL named, without hanging.
+// backoff and Retry-After, the batch bodies; a writer against a small
+// loopback server (batches, retries, a permanent failure); and a writer whose
+// server is down failing its flush with the URL named, without hanging.
 #include "connectors/http/http_sink.h"
 
 #include <doctest/doctest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <deque>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/error.h"
@@ -45,7 +51,153 @@ int closedPort() {
   return ntohs(a.sin_port);
 }
 
+// A loopback HTTP/1.1 server for one client at a time: it keeps each
+// request's body and answers with the next of `statuses` (then 200), the
+// connection kept alive.
+class TinyServer {
+ public:
+  explicit TinyServer(std::vector<int> statuses) : statuses_(statuses.begin(), statuses.end()) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd_, 8) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~TinyServer() {
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+  std::vector<std::string> bodies() {
+    std::lock_guard lock(mu_);
+    return bodies_;
+  }
+  int connections() const { return connections_; }
+
+ private:
+  bool readable(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    while (!stop_) {
+      if (::poll(&p, 1, 50) > 0) return true;
+    }
+    return false;
+  }
+  void serve() {
+    while (readable(fd_)) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) continue;
+      ++connections_;
+      std::string in;
+      char buf[4096];
+      while (readable(c)) {
+        ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        in.append(buf, static_cast<size_t>(n));
+        for (;;) {
+          size_t end = in.find("\r\n\r\n");
+          if (end == std::string::npos) break;
+          size_t cl = in.find("Content-Length: ");
+          size_t length = cl < end ? std::stoul(in.substr(cl + 16)) : 0;
+          if (in.size() < end + 4 + length) break;
+          int status;
+          {
+            std::lock_guard lock(mu_);
+            bodies_.push_back(in.substr(end + 4, length));
+            status = statuses_.empty() ? 200 : statuses_.front();
+            if (!statuses_.empty()) statuses_.pop_front();
+          }
+          in.erase(0, end + 4 + length);
+          std::string body = status == 200 ? "" : "no such hook";
+          std::string out = "HTTP/1.1 " + std::to_string(status) +
+                            " X\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+                            body;
+          if (::write(c, out.data(), out.size()) < 0) break;
+        }
+      }
+      ::close(c);
+    }
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connections_{0};
+  std::mutex mu_;
+  std::deque<int> statuses_;
+  std::vector<std::string> bodies_;
+  std::thread thread_;
+};
+
+SinkSpec idSink(const std::string& url, std::vector<std::pair<std::string, std::string>> extra) {
+  SinkSpec sink;
+  sink.name = "hook";
+  sink.connector = "http";
+  sink.format = "json";
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"connector", "http"}, {"url", url}, {"max.in.flight", "1"}, {"retry.backoff.ms", "1"}};
+  kv.insert(kv.end(), extra.begin(), extra.end());
+  sink.options = opts(kv);
+  sink.input.columns.push_back({"id", t(TypeId::BigInt), false});
+  return sink;
+}
+
 }  // namespace
+
+TEST_CASE("http sink: a writer's batches, retries and failures against a loopback server") {
+  SUBCASE("batches of up to batch.max.rows, the last one partial at the flush") {
+    TinyServer server({});
+    auto writer = makeHttpSink(
+        idSink(server.url(), {{"batch.max.rows", "3"}, {"batch.linger.ms", "60000"}}), "f", 0);
+    for (int i = 0; i < 7; ++i) writer->write({Value::bigint(i)}, 0);
+    writer->flush(30000);
+    // A minute's linger: only full batches leave before the flush sends the rest.
+    CHECK(server.bodies() == std::vector<std::string>{R"([{"id":0},{"id":1},{"id":2}])",
+                                                      R"([{"id":3},{"id":4},{"id":5}])",
+                                                      R"([{"id":6}])"});
+    CHECK(server.connections() == 1);  // kept alive
+    CHECK(writer->deliveryErrors() == 0);
+  }
+  SUBCASE("503 and 500 are retried: every row once, in order") {
+    TinyServer server({503, 500});
+    auto writer = makeHttpSink(idSink(server.url(), {}), "f", 0);
+    for (int i = 0; i < 3; ++i) writer->write({Value::bigint(i)}, 0);
+    writer->flush(30000);
+    CHECK(server.bodies() == std::vector<std::string>{R"({"id":0})", R"({"id":0})", R"({"id":0})",
+                                                      R"({"id":1})", R"({"id":2})"});
+    CHECK(writer->deliveryErrors() == 0);
+  }
+  SUBCASE("retries spent: the flush names the status") {
+    TinyServer server({503, 503, 503});
+    auto writer = makeHttpSink(idSink(server.url(), {{"retries", "2"}}), "f", 0);
+    writer->write({Value::bigint(1)}, 0);
+    SqlError e = sqlErrorOf([&] { writer->flush(30000); });
+    CHECK(e.message() == "HttpSink[" + server.url() + "]: 1 row could not be delivered: POST " +
+                             server.url() + " answered HTTP 503 X: no such hook (after 2 retries)");
+    CHECK(server.bodies().size() == 3);
+    CHECK(writer->deliveryErrors() == 1);
+  }
+  SUBCASE("a 404 is not retried, and the rows behind it are not sent") {
+    TinyServer server({404});
+    auto writer = makeHttpSink(idSink(server.url(), {}), "f", 0);
+    writer->write({Value::bigint(1)}, 0);
+    // The failure is reported by whichever comes first after the answer:
+    // the next write or the flush.
+    SqlError e = sqlErrorOf([&] {
+      writer->write({Value::bigint(2)}, 0);
+      writer->write({Value::bigint(3)}, 0);
+      writer->flush(30000);
+    });
+    CHECK(e.sqlstate() == "58030");
+    CHECK(e.message().find("answered HTTP 404 X: no such hook") != std::string::npos);
+    CHECK(server.bodies().size() == 1);
+  }
+}
 
 TEST_CASE("http sink: URLs") {
   std::string why;
