@@ -551,11 +551,9 @@ void Slot::run() {
     std::vector<std::string> batch = sink_.take();
     if (batch.empty()) break;
     Outcome outcome;
-    if (sink_.failing()) {
-      outcome.error.clear();
-    } else {
-      outcome = deliver(httpBatchBody(batch, array));
-    }
+    // Behind a failure the rows fail unsent: the flow is about to fail on
+    // the error already recorded, and the rows are replayed after it.
+    if (!sink_.failing()) outcome = deliver(httpBatchBody(batch, array));
     sink_.settle(batch.size(), outcome);
     if (outcome.aborted) break;
   }
