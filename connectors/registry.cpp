@@ -8,6 +8,7 @@
 #include "connectors/blackhole/blackhole_connector.h"
 #include "connectors/datagen/datagen_connector.h"
 #include "connectors/file/file_connector.h"
+#include "connectors/http/http_connector.h"
 #include "connectors/kafka/kafka_connector.h"
 #include "connectors/nexmark/nexmark_connector.h"
 
@@ -21,6 +22,7 @@ const ConnectorRegistry& ConnectorRegistry::builtin() {
     r.add(std::make_unique<FileConnector>());
     r.add(std::make_unique<NexmarkConnector>());
     r.add(std::make_unique<BlackholeConnector>());
+    r.add(std::make_unique<HttpConnector>());
     return r;
   }();
   return registry;

@@ -65,7 +65,8 @@ TEST_CASE("registry: the roles each builtin connector serves") {
   const ConnectorRegistry& r = ConnectorRegistry::builtin();
   CHECK(namesOf(r, ConnectorRole::Source) ==
         std::vector<std::string>{"kafka", "datagen", "nexmark"});
-  CHECK(namesOf(r, ConnectorRole::Sink) == std::vector<std::string>{"kafka", "file", "blackhole"});
+  CHECK(namesOf(r, ConnectorRole::Sink) ==
+        std::vector<std::string>{"kafka", "file", "blackhole", "http"});
   CHECK(namesOf(r, ConnectorRole::Table) == std::vector<std::string>{"file"});
   CHECK(r.find("kafka")->exactlyOnce());
   CHECK_FALSE(r.find("file")->exactlyOnce());
@@ -85,7 +86,7 @@ TEST_CASE("registry: an unknown connector is 22023 at the option's value with th
   e = sqlErrorOf([&] { r.require("s3", ConnectorRole::Sink, opts({{"connector", "s3"}}), 7); });
   CHECK(e.message() == "unknown sink connector 's3'");
   CHECK(e.position() == 50);
-  CHECK(e.hint() == "available: kafka, file, blackhole");
+  CHECK(e.hint() == "available: kafka, file, blackhole, http");
 
   // Without a 'connector' option the error is at the statement.
   e = sqlErrorOf([&] { r.require("x", ConnectorRole::Source, Options(), 7); });
