@@ -61,6 +61,9 @@ inline constexpr const char* kStatementTooComplex = "54001";  // nesting too dee
 inline constexpr const char* kTooManyColumns = "54011";
 inline constexpr const char* kQueryCanceled = "57014";
 inline constexpr const char* kConfigFileError = "F0000";
+inline constexpr const char* kDependentObjectsStillExist = "2BP01";
+inline constexpr const char* kDuplicateFunction = "42723";
+inline constexpr const char* kInvalidFunctionDefinition = "42P13";
 }  // namespace sqlstate
 
 class SqlError : public std::runtime_error {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/error.h"
 #include "planner/binder.h"
 #include "planner/catalog.h"
 #include "planner/planner.h"

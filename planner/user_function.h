@@ -29,13 +29,6 @@ namespace rtsql {
 
 class Catalog;
 
-// The SQLSTATEs of user functions, in PostgreSQL's names.
-namespace sqlstate {
-inline constexpr const char* kDependentObjectsStillExist = "2BP01";
-inline constexpr const char* kDuplicateFunction = "42723";
-inline constexpr const char* kInvalidFunctionDefinition = "42P13";
-}  // namespace sqlstate
-
 struct UserFunctionParam {
   std::string name;
   DataTypePtr type;

@@ -26,11 +26,13 @@ std::vector<std::optional<std::string>> lines(const std::string& s) {
 }
 
 // Option values that are credentials (the Kafka client's sasl.password,
-// ssl.key.password, ssl.key.pem, sasl.oauthbearer.client.secret, ...) are
-// shown masked: SHOW and DESCRIBE are open to every user of the server.
+// ssl.key.password, ssl.key.pem, sasl.oauthbearer.client.secret, ..., an HTTP
+// sink's Authorization, Cookie or API key header) are shown masked: SHOW and
+// DESCRIBE are open to every user of the server.
 bool isSecretOption(std::string_view key) {
   const std::string k = toLower(key);
-  for (const char* word : {"password", "secret", "key.pem", "oauthbearer.config", "token"}) {
+  for (const char* word : {"password", "secret", "key.pem", "oauthbearer.config", "token",
+                           "authorization", "cookie", "api-key", "apikey"}) {
     if (k.find(word) != std::string::npos) return true;
   }
   return false;
