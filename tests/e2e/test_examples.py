@@ -2,26 +2,29 @@
 rtsqld with its embedded broker: each is fed seeded records and its output is
 checked against the answer computed here in Python from the same records
 (never from what rtsql wrote): the fraud velocity alerts, the deduplicated
-events, the purchases enriched from the merchants CSV file, and each minute's
-top three sales."""
+events, the purchases enriched from the merchants CSV file, each minute's
+top three sales, the users' click sessions, the per-customer totals of an
+orders table's changes, and the sensor readings over their thresholds."""
 
 import csv
+import json
 import random
 import time
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 
-from changelog import apply_debezium
-from conftest import SOURCE_DIR, Kafka, unique
+from changelog import apply_debezium, apply_upsert
+from conftest import SOURCE_DIR, Kafka, Server, unique
 
 EXAMPLES = SOURCE_DIR / "examples"
 MERCHANTS_CSV = EXAMPLES / "data" / "merchants.csv"
 BASE = datetime(2024, 5, 1, 12, 0, 0)
 EPOCH = datetime(1970, 1, 1)  # timestamps are UTC, without a zone
-SCRIPTS = ["fraud_velocity.sql", "dedup_retries.sql", "enrichment.sql", "top_n_per_window.sql"]
+SCRIPTS = ["fraud_velocity.sql", "dedup_retries.sql", "enrichment.sql", "top_n_per_window.sql",
+           "sessionization.sql", "cdc_aggregate.sql", "iot_anomaly.sql"]
 
 
 def stamp(t):
@@ -44,17 +47,36 @@ def records_in(kafka, topic):
         c.close()
 
 
+class ExamplesServer(Server):
+    """An rtsqld with task slots for every example at once: together they hold
+    more than the default 64 (each stage after a shuffle takes 8)."""
+
+    def extra_args(self):
+        return ["--slots", "128"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = ExamplesServer(tmp_path_factory.mktemp("rtsqld_examples"))
+    s.start()
+    yield s
+    code = s.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{s.log_tail()}"
+
+
 @pytest.fixture(scope="module")
 def deployed(server):
     """Every example deployed with rtsql -f, from the source tree's root."""
     kafka = Kafka("embedded", "embedded", server.embedded_bootstrap)
     kafka.partitions = {topic: kafka.create_topic(topic)
-                        for topic in ("payments", "order_events", "purchases", "sales")}
+                        for topic in ("payments", "order_events", "purchases", "sales",
+                                      "clickstream", "orders_cdc", "readings", "thresholds")}
     for script in SCRIPTS:
         server.rtsql("-v", f"merchants_csv={MERCHANTS_CSV}", "-f", str(EXAMPLES / script),
                      cwd=str(SOURCE_DIR))
     flows = {row[0]: row[2] for row in server.query("SHOW FLOWS")}
-    for flow in ("card_velocity", "dedup_order_events", "enrich_purchases", "top_sales_per_minute"):
+    for flow in ("card_velocity", "dedup_order_events", "enrich_purchases", "top_sales_per_minute",
+                 "sessionize_clicks", "orders_per_customer", "detect_anomalies"):
         assert flows.get(flow) == "running", flows
     return kafka
 
@@ -182,3 +204,179 @@ def test_top_three_sales_per_minute(server, deployed):
             break
         time.sleep(0.2)
     assert table == expected
+
+
+def test_sessions_of_a_clickstream(server, deployed):
+    rng = random.Random(23)
+    gap = timedelta(minutes=5)
+    clicks = []
+    # Each user clicks in bursts: clicks 5 to 90 s apart, bursts 7 to 20
+    # minutes apart, so that no pause is near the 5-minute gap.
+    for user in ("u1", "u2", "u3", "u4", "u5"):
+        t = BASE + timedelta(seconds=rng.randrange(0, 600))
+        for _ in range(rng.randrange(1, 4)):
+            for _ in range(rng.randrange(1, 7)):
+                clicks.append({"user_id": user, "url": rng.choice(["/home", "/cart", "/search"]),
+                               "ts": t})
+                t += timedelta(seconds=rng.randrange(5, 91))
+            t += timedelta(minutes=rng.randrange(7, 21))
+    clicks.sort(key=lambda c: c["ts"])
+    # Clicks two hours on, as in the velocity check: one per partition, twice,
+    # move the watermark past every session above; theirs stay open.
+    partitions = deployed.partitions["clickstream"]
+    flush = [[{"user_id": f"flush{part}", "url": "/home", "ts": BASE + timedelta(hours=2, seconds=s)}
+              for part in range(partitions)] for s in (0, 1)]
+
+    # A user's clicks sorted by time; a pause of the gap or more starts a new session.
+    by_user = defaultdict(list)
+    for c in clicks:
+        by_user[c["user_id"]].append(c["ts"])
+    expected = set()
+    for user, times in by_user.items():
+        times.sort()
+        session = [times[0]]
+        for t in times[1:] + [None]:
+            if t is not None and t - session[-1] < gap:
+                session.append(t)
+                continue
+            expected.add((user, session[0], session[-1], session[-1] + gap, len(session)))
+            session = [t]
+    assert len(expected) > len(by_user), "the seed gives one session per user"
+
+    deployed.produce("clickstream", [{**c, "ts": stamp(c["ts"])} for c in clicks])
+    for part, c in enumerate(flush[0]):
+        deployed.produce("clickstream", [{**c, "ts": stamp(c["ts"])}], partition=part)
+    server.wait_progress(
+        "sessionize_clicks", lambda p: p.get("numInputRows") == len(clicks) + partitions, timeout=30)
+    for part, c in enumerate(flush[1]):
+        deployed.produce("clickstream", [{**c, "ts": stamp(c["ts"])}], partition=part)
+    got = deployed.consume_json("user_sessions", n=len(expected), timeout=30, grace=0.3)
+    sessions = {(s["user_id"], parse_time(s["session_start"]), parse_time(s["last_click"]),
+                 parse_time(s["session_end"]), s["clicks"]) for s in got}
+    assert len(got) == len(sessions), f"a session was written twice: {got}"
+    assert sessions == expected
+
+
+def produce_keyed(kafka, topic, records):
+    """Sends (key, value) pairs in order, a value None as a tombstone."""
+    p = Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5})
+    errors = []
+    for key, value in records:
+        p.produce(topic, key=key, value=value if value is None else json.dumps(value),
+                  on_delivery=lambda err, _msg: err is not None and errors.append(err))
+    assert p.flush(30) == 0, f"records not delivered to {topic}"
+    assert not errors, errors
+
+
+def test_cdc_changes_into_per_customer_totals(server, deployed):
+    rng = random.Random(31)
+    table, changes = {}, []  # the orders table as it stands; Debezium's records of it
+
+    def change(op, before, after):
+        key = (before or after)["order_id"]
+        changes.append((key, {"before": before, "after": after, "op": op,
+                              "source": {"table": "orders"}, "ts_ms": 1714564800000 + len(changes)}))
+        if op == "d":
+            changes.append((key, None))  # Debezium's tombstone after a delete
+        if after is None:
+            del table[key]
+        else:
+            table[key] = after
+
+    def insert(customer):
+        order = {"order_id": f"o{len(changes)}", "customer_id": customer,
+                 "amount": round(rng.uniform(5, 500), 2), "status": rng.choice(["new", "paid"])}
+        change("c", None, order)
+
+    # c9 has two orders, then none: one is cancelled, the other deleted.
+    insert("c9")
+    insert("c9")
+    for _ in range(80):
+        if len(table) < 4 or rng.random() < 0.45:
+            insert(f"c{rng.randrange(1, 7)}")
+            continue
+        before = table[rng.choice(sorted(table))]
+        if before["customer_id"] == "c9":
+            continue
+        if rng.random() < 0.3:
+            change("d", before, None)
+            continue
+        after = dict(before)
+        what = rng.choice(["amount", "status", "customer"])
+        if what == "amount":
+            after["amount"] = round(rng.uniform(5, 500), 2)
+        elif what == "status":
+            after["status"] = rng.choice(["paid", "shipped", "cancelled", "new"])
+        else:
+            after["customer_id"] = f"c{rng.randrange(1, 7)}"
+        change("u", before, after)
+    c9 = sorted(o for o in table if table[o]["customer_id"] == "c9")
+    change("u", table[c9[0]], {**table[c9[0]], "status": "cancelled"})
+    change("d", table[c9[1]], None)
+
+    totals = defaultdict(lambda: [0, 0.0])
+    for order in table.values():
+        if order["status"] != "cancelled":
+            totals[order["customer_id"]][0] += 1
+            totals[order["customer_id"]][1] += order["amount"]
+    expected = {c: (n, round(total, 6)) for c, (n, total) in totals.items()}
+    ops = Counter(v["op"] for _, v in changes if v)
+    assert ops["u"] >= 10 and ops["d"] >= 5 and len(expected) >= 4, ops
+
+    produce_keyed(deployed, "orders_cdc", changes)
+    # The upsert topic as a table (each key's last record; a tombstone removes
+    # it), read until it holds the expected totals.
+    deadline = time.monotonic() + 30
+    while True:
+        records = deployed.consume("customer_totals", n=records_in(deployed, "customer_totals"),
+                                   timeout=10)
+        got = {k: (r["customer_id"], r["open_orders"], round(r["total"], 6))
+               for k, r in apply_upsert(records).items()}
+        if got == {c: (c, n, t) for c, (n, t) in expected.items()} or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert got == {c: (c, n, t) for c, (n, t) in expected.items()}
+    # c9 had a row, then a tombstone.
+    assert [m.value() is None for m in records if m.key() == b"c9"][-1:] == [True]
+
+
+def test_readings_over_their_device_threshold(server, deployed):
+    rng = random.Random(41)
+    base_level = {"d1": 20.0, "d2": 35.0, "d3": 50.0, "d4": 65.0}
+    thresholds, readings = [], []
+    for minute in range(4):
+        start = BASE + timedelta(minutes=minute)
+        for device, level in base_level.items():
+            # d4's calibration skips minute 2: its readings then meet no threshold.
+            if device != "d4" or minute != 2:
+                thresholds.append({"device_id": device, "ts": start,
+                                   "max_value": round(level + rng.uniform(2, 8), 2)})
+            for second in sorted(rng.sample(range(60), 6)):
+                readings.append({"device_id": device, "ts": start + timedelta(seconds=second),
+                                 "value": round(level + rng.uniform(-10, 12), 2)})
+    readings.sort(key=lambda r: r["ts"])
+
+    # The threshold in force: the one its device was sent at the start of the
+    # reading's minute.
+    in_force = {(t["device_id"], t["ts"]): t for t in thresholds}
+    expected = set()
+    for r in readings:
+        t = in_force.get((r["device_id"], r["ts"].replace(second=0)))
+        if t is not None and r["value"] > t["max_value"]:
+            expected.add((r["device_id"], r["ts"], r["value"], t["max_value"], t["ts"]))
+    assert 5 <= len(expected) < len(readings) // 2, len(expected)
+    assert any(r["device_id"] == "d4" and r["ts"].minute == 2
+               and r["value"] > base_level["d4"] + 8 for r in readings)
+
+    # The readings first: each waits in the join's state for its threshold.
+    deployed.produce("readings", [{**r, "ts": stamp(r["ts"])} for r in readings])
+    deployed.produce("thresholds", [{**t, "ts": stamp(t["ts"])} for t in thresholds])
+    progress = server.wait_progress(
+        "detect_anomalies", lambda p: p.get("numInputRows") == len(thresholds) + len(readings)
+        and p.get("sink", {}).get("numOutputRows") == len(expected), timeout=30)
+    assert progress.get("sink", {}).get("numOutputRows") == len(expected), progress
+    got = deployed.consume_json("sensor_alerts", n=len(expected), timeout=30)
+    alerts = {(a["device_id"], parse_time(a["reading_ts"]), a["value"], a["threshold"],
+               parse_time(a["threshold_ts"])) for a in got}
+    assert len(got) == len(alerts), f"an alert was written twice: {got}"
+    assert alerts == expected
