@@ -170,7 +170,7 @@ def wait_for_debezium(server, kafka, flow, topic, want, convert, timeout):
         if n_out:
             records = kafka.consume_json(topic, n=n_out, timeout=min(10.0, left), grace=0.3)
         else:
-            records = kafka.consume_json(topic, timeout=min(2.0, left))
+            records = [json.loads(m.value()) for m in kafka.consume_to_end(topic, timeout=min(2.0, left))]
         try:
             got = convert(apply_debezium(records))
             error = None

@@ -276,6 +276,47 @@ class Kafka:
         finally:
             c.close()
 
+    def consume_to_end(self, topic, timeout=30):
+        """Reads TOPIC from the beginning up to each partition's end offset as
+        it is when the call starts, or until TIMEOUT (then returns what it
+        has: an open transaction's records stay unread until it commits).
+        Where consume() with no N waits out its whole timeout, this returns as
+        soon as it has everything written before the call."""
+        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": unique("e2e"),
+                      "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                      "fetch.wait.max.ms": 10})
+        out = []
+        try:
+            deadline = time.monotonic() + timeout
+            md = c.list_topics(topic, timeout=min(5, timeout))
+            t = md.topics.get(topic)
+            if t is None or t.error is not None or not t.partitions:
+                return out
+            ends = {}
+            for p in t.partitions:
+                _, high = c.get_watermark_offsets(TopicPartition(topic, p),
+                                                  timeout=max(0.1, deadline - time.monotonic()))
+                if high > 0:
+                    ends[p] = high
+            c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
+            while ends and time.monotonic() < deadline:
+                m = c.poll(0.1)
+                if m is None:
+                    # A transaction's markers take offsets no message has:
+                    # the position tells when a partition is read to its end.
+                    for tp in c.position([TopicPartition(topic, p) for p in ends]):
+                        if tp.offset >= ends[tp.partition]:
+                            ends.pop(tp.partition, None)
+                    continue
+                if m.error():
+                    continue
+                out.append(m)
+                if m.offset() + 1 >= ends.get(m.partition(), 0):
+                    ends.pop(m.partition(), None)
+            return out
+        finally:
+            c.close()
+
     def consume_json(self, topic, n=None, timeout=30, grace=0.0):
         return [json.loads(m.value()) for m in self.consume(topic, n, timeout, grace)]
 

@@ -92,6 +92,10 @@ def kill_storm(server, tmp, seed):
     return server
 
 
+def to_end(broker, topic):
+    return [json.loads(m.value()) for m in broker.consume_to_end(topic, timeout=3)]
+
+
 def event(i, base):
     ts = base + timedelta(milliseconds=10 * i)
     return {"k": f"k{i % KEYS}", "id": i // 2,
@@ -145,13 +149,13 @@ def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
         deadline = time.monotonic() + CONVERGE_TIMEOUT_S
         while True:
             counts = defaultdict(int)
-            for r in broker.consume_json(t_counts, timeout=3):
+            for r in to_end(broker, t_counts):
                 counts[r["k"]] = max(counts[r["k"]], r["n"])
             windows = defaultdict(int)
-            for r in broker.consume_json(t_windows, timeout=3):
+            for r in to_end(broker, t_windows):
                 key = (r["ws"][:19].replace("T", " "), r["k"])
                 windows[key] = max(windows[key], r["n"])
-            ids = {r["id"] for r in broker.consume_json(t_dedup, timeout=3)}
+            ids = {r["id"] for r in to_end(broker, t_dedup)}
             # Overcounting never heals: fail on it at once.
             over = {k: (n, true_counts[k]) for k, n in counts.items() if n > true_counts[k]}
             assert not over, f"GROUP BY counted records twice: {over}"
@@ -170,9 +174,11 @@ def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
                     f"dedup ids {len(ids)} of {len(true_ids)}\n{server.log_tail()}")
             time.sleep(1)
 
-        # The restarted server says where it recovered from.
-        progress = server.progress("c")
-        assert progress["recovery"] is not None and progress["recovery"]["fromEpoch"] >= 0
+        # The restarted server says where it recovered from (the output may be
+        # complete before the restarted flow has reported it).
+        progress = server.wait_progress(
+            "c", lambda p: p.get("recovery") is not None and p.get("checkpoint") is not None, timeout=60)
+        assert progress["recovery"] is not None and progress["recovery"]["fromEpoch"] >= 0, progress
         assert progress["checkpoint"] is not None
         flows = {r[0]: r[2] for r in server.query("SHOW FLOWS")}
         assert flows == {"c": "running", "w": "running", "d": "running"}
@@ -313,12 +319,12 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
         deadline = time.monotonic() + CONVERGE_TIMEOUT_S
         while True:
             seen = defaultdict(list)
-            for r in broker.consume_json(t_counts, timeout=3):
+            for r in to_end(broker, t_counts):
                 seen[r["k"]].append(r["n"])
             seen_w = defaultdict(list)
-            for r in broker.consume_json(t_windows, timeout=3):
+            for r in to_end(broker, t_windows):
                 seen_w[(r["ws"][:19].replace("T", " "), r["k"])].append(r["n"])
-            ids = [r["id"] for r in broker.consume_json(t_dedup, timeout=3)]
+            ids = [r["id"] for r in to_end(broker, t_dedup)]
             for name, got in (("counts", seen), ("window counts", seen_w)):
                 dup = {k: v for k, v in got.items() if len(v) != len(set(v))}
                 assert not dup, f"a read_committed consumer saw {name} twice: {list(dup.items())[:3]}"

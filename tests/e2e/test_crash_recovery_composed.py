@@ -73,7 +73,7 @@ def test_kill_9_recovery_keeps_an_aggregate_over_an_aggregate_exact(broker, tmp_
         deadline = time.monotonic() + CONVERGE_TIMEOUT_S
         while True:
             table = {r["n"]: (r["keys"], r["first_key"])
-                     for r in upsert_table(broker.consume(topic_out, timeout=3))}
+                     for r in upsert_table(broker.consume_to_end(topic_out, timeout=3))}
             if table == truth:
                 break
             if time.monotonic() > deadline:
@@ -84,8 +84,10 @@ def test_kill_9_recovery_keeps_an_aggregate_over_an_aggregate_exact(broker, tmp_
                     f"{CONVERGE_TIMEOUT_S}s: {len(wrong)} groups differ (got, true): "
                     f"{sorted(wrong.items())[:8]}\n{server.log_tail()}")
             time.sleep(1)
-        progress = server.progress("f")
-        assert progress["recovery"] is not None and progress["recovery"]["fromEpoch"] >= 0
+        # The output may be complete before the last restart's flow has
+        # reported its recovery: wait for that report.
+        progress = server.wait_progress("f", lambda p: p.get("recovery") is not None, timeout=60)
+        assert progress["recovery"] is not None and progress["recovery"]["fromEpoch"] >= 0, progress
         # Both aggregations keep state, and both restored it.
         assert len(progress["stateOperators"]) == 2, progress["stateOperators"]
     finally:

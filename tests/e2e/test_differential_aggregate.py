@@ -21,6 +21,7 @@ equal DuckDB's answer on the same records (doubles within a relative 1e-9).
 import json
 import math
 import random
+import time
 
 import duckdb
 import pytest
@@ -64,8 +65,9 @@ def final_rows(kafka, topic, key, done, what):
     WAIT_S); returns that final state."""
     final = {}
     msgs = []
-    for _ in range(int(WAIT_S / 2)):
-        msgs = kafka.consume(topic, timeout=2)
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        msgs = kafka.consume_to_end(topic, timeout=2)
         # An upsert topic: the last record of each Kafka key, a tombstone
         # (no value) deleting it.
         latest = {}
@@ -74,6 +76,7 @@ def final_rows(kafka, topic, key, done, what):
         final = {row[key]: row for row in latest.values() if row is not None}
         if done(final):
             return final
+        time.sleep(0.2)
     raise AssertionError(f"{what}: after {len(msgs)} records the final rows are {final}")
 
 

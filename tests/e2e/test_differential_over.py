@@ -78,9 +78,12 @@ def duckdb_result(rows, case):
     return Counter(as_row(r) for r in db.execute(query(case, "src")).fetchall())
 
 
-def applied(kafka, topic, grace=0.0):
-    values = [m.value() for m in kafka.consume(topic, timeout=3, grace=grace)
-              if m.value() is not None]
+def applied(kafka, topic, quiet_s=None):
+    """The sink topic's changes applied: read up to its end now or, with
+    QUIET_S, for that long (to see that nothing more arrives)."""
+    msgs = (kafka.consume(topic, timeout=quiet_s) if quiet_s
+            else kafka.consume_to_end(topic, timeout=10))
+    values = [m.value() for m in msgs if m.value() is not None]
     table = apply_debezium(values)
     return Counter({as_row([dict(r)[c] for c in COLUMNS]): n for r, n in table.items()})
 
@@ -135,9 +138,10 @@ def test_over_changelog_matches_duckdb(server, kafka, setup, case):
             got = applied(kafka, out)
             if got == want:
                 break
+            time.sleep(0.2)
         assert got == want
         # Nothing more arrives that would change it.
-        assert applied(kafka, out, grace=2) == want
+        assert applied(kafka, out, quiet_s=3) == want
     finally:
         with server.connect() as conn:
             conn.execute(f"DROP FLOW IF EXISTS {flow}")

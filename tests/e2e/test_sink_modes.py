@@ -60,9 +60,10 @@ def wait_for_table(kafka, topic, apply, want):
     deadline = time.monotonic() + WAIT_S
     got = None
     while time.monotonic() < deadline:
-        got = apply([m for m in kafka.consume(topic, timeout=3)])
+        got = apply(kafka.consume_to_end(topic, timeout=3))
         if got == want:
             break
+        time.sleep(0.2)
     return got
 
 
