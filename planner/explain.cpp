@@ -127,7 +127,8 @@ std::string PhysicalPlan::explain() const {
       out += "  Sink client\n";
       continue;
     }
-    std::string details = connectorDetails(sink.connector, sink.format, sink.options, {"topic", "path"});
+    std::string details =
+        connectorDetails(sink.connector, sink.format, sink.options, {"topic", "path", "mode"});
     if (sink.keyColumn >= 0 && static_cast<size_t>(sink.keyColumn) < sink.input.columns.size()) {
       details += ", key=" + sink.input.columns[static_cast<size_t>(sink.keyColumn)].name;
     } else if (!sink.keyColumns.empty()) {

@@ -73,8 +73,8 @@ struct StageSpec {
 
 struct SinkSpec {
   std::string name;
-  std::string connector;  // kafka | file
-  std::string format;     // json | raw
+  std::string connector;  // a registered sink connector: kafka, file, http, blackhole
+  std::string format;     // json, raw, csv or debezium-json
   Options options;
   Schema input;         // the rows the flow writes
   int keyColumn = -1;   // json: the column used as the Kafka key, -1 for none
