@@ -381,7 +381,7 @@ def count_flow_at_100(broker, tmp_path, name):
             AS SELECT k, count(*) AS n FROM ev GROUP BY k;
     """)
     broker.produce(topic_in, [{"k": "a"}] * 100)
-    wait_for(lambda: any(r["n"] == 100 for r in broker.consume_json(topic_out, timeout=2)),
+    wait_for(lambda: any(r["n"] == 100 for r in to_end(broker, topic_out)),
              60, "the count did not reach 100")
     # At least two checkpoints, so that one can be damaged and another used.
     wait_for(lambda: (server.progress("c")["checkpoint"] or {}).get("epoch", -1) >= 2,
@@ -403,7 +403,7 @@ def test_every_checkpoint_damaged_fails_the_flow_until_reset(broker, tmp_path):
     topic_in, topic_out, epochs = count_flow_at_100(broker, tmp_path, "damaged")
     for e in epochs:
         (e / "checkpoint.meta").write_text("rtsql-checkpoint 1 12 00000000\nnot a checkpoint\n")
-    written = len(broker.consume(topic_out, timeout=3))
+    written = len(broker.consume_to_end(topic_out, timeout=10))
 
     server = start_server(tmp_path, 1)
     try:
@@ -430,7 +430,7 @@ def test_every_checkpoint_damaged_fails_the_flow_until_reset(broker, tmp_path):
         except psycopg.errors.ConnectionFailure:
             pass  # the broker was slow to answer: the reset stays, the supervisor retries
         rows = wait_for(lambda: (lambda rs: rs if any(r["n"] == 110 for r in rs) else None)(
-            broker.consume_json(topic_out, timeout=2)[written:]), 60,
+            to_end(broker, topic_out)[written:]), 60,
             "the reset flow did not count 110")
         assert max(r["n"] for r in rows) == 110
         assert flow_status(server, "c")[0] == "running"
@@ -459,7 +459,7 @@ def test_a_damaged_newest_checkpoint_falls_back_visibly(broker, tmp_path):
     server = start_server(tmp_path, 1)
     try:
         broker.produce(topic_in, [{"k": "a"}] * 10)
-        wait_for(lambda: any(r["n"] == 110 for r in broker.consume_json(topic_out, timeout=2)),
+        wait_for(lambda: any(r["n"] == 110 for r in to_end(broker, topic_out)),
                  60, "the count did not reach 110")
         over = [r["n"] for r in broker.consume_json(topic_out, timeout=2) if r["n"] > 110]
         assert not over, over
