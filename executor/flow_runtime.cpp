@@ -782,7 +782,10 @@ std::string FlowRuntime::progressJson() const {
     live.inputRowsByScan = pending.inputRowsByScan;
     live.operatorRows = pending.operatorRows;
     live.watermark = currentWatermark();
+    IntervalLatency recent;
+    const int64_t now = nowMicros();
     for (const auto& t : tasks_) {
+      t->metrics.recent().mergeLastComplete(now, recent);
       std::vector<RowCounts> rows = operatorRows(*t);
       t->metrics.withCurrent([&](const EpochMetrics& m, const std::vector<RowCounts>& atStart) {
         live.metrics.mergeFrom(m);
@@ -800,6 +803,7 @@ std::string FlowRuntime::progressJson() const {
       }
       live.addStateOperators(t->stateful);
     }
+    if (state_ == FlowState::Running) c.recent = &recent;
     return rtsql::progressJson(c, live, state_ == FlowState::Running, epochs.last);
   });
 }

@@ -138,6 +138,18 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   writeLatency(w, "sourceQueuingLatencyMs", e.metrics.sourceQueuingLatency);
   writeLatency(w, "e2eLatencyMs", e.metrics.e2eLatency);
   w.endObject();
+  if (!nested && c.recent) {
+    // The last complete interval of a few seconds (recent_latency.h): what a
+    // chart of the flow's latency plots, where the epoch's figures move slowly.
+    const IntervalLatency& r = *c.recent;
+    w.key("recentMetrics").beginObject();
+    w.key("intervalStart").value(formatTimestamp(r.index * RecentLatency::kIntervalMicros, true));
+    w.key("intervalMs").value(RecentLatency::kIntervalMicros / 1000);
+    w.key("numOutputRows").value(r.e2e.count());
+    writeLatency(w, "processingLatencyMs", r.processing);
+    writeLatency(w, "e2eLatencyMs", r.e2e);
+    w.endObject();
+  }
   if (!nested) {
     // Durability: the newest complete checkpoint and the last recovery.
     w.key("checkpoint");

@@ -30,6 +30,9 @@ struct ProgressContext {
   int recoveries = 0;
   const std::vector<CheckpointSearch::Skipped>& skipped;  // damaged checkpoints passed over
   bool resetRun = false;                                  // the run started from a reset
+  // The flow's tasks' last complete interval of recent_latency.h, merged;
+  // null when the flow is not running.
+  const IntervalLatency* recent = nullptr;
 };
 
 // The progress of epoch `e`. With `live`, `e` is the epoch in progress and

@@ -13,6 +13,7 @@
 
 #include "executor/metrics/histogram.h"
 #include "executor/metrics/owned_counter.h"
+#include "executor/metrics/recent_latency.h"
 
 namespace rtsql {
 
@@ -48,6 +49,9 @@ class TaskMetricsSlot {
   TaskMetricsSlot() : current_(std::make_unique<EpochMetrics>()), raw_(current_.get()) {}
 
   EpochMetrics& current() { return *raw_; }
+  // The latencies of the last seconds, across epochs (recent_latency.h).
+  RecentLatency& recent() { return recent_; }
+  const RecentLatency& recent() const { return recent_; }
 
   // Task thread: replaces the current epoch's metrics and returns the finished
   // ones. `rows` holds the operators' counts now; it is given back as the
@@ -78,6 +82,7 @@ class TaskMetricsSlot {
   std::unique_ptr<EpochMetrics> current_;
   EpochMetrics* raw_;
   std::vector<RowCounts> rowsAtStart_;
+  RecentLatency recent_;
 };
 
 }  // namespace rtsql

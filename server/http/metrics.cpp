@@ -135,6 +135,17 @@ std::string renderMetrics(const Source& source) {
   Family latency("rtsql_flow_latency_ms",
                  "Latency percentiles of the current epoch in milliseconds; kind is processing, "
                  "source_queuing or e2e.");
+  Family recentLatency("rtsql_flow_recent_latency_ms",
+                       "Latency percentiles in milliseconds of the last complete interval of a few "
+                       "seconds (progress recentMetrics); kind is processing or e2e.");
+  Family recentOutput(
+      "rtsql_flow_recent_output_rows",
+      "Rows written to the flow's sink in the last complete interval of a few seconds.");
+  Family checkpointDuration(
+      "rtsql_flow_checkpoint_duration_ms",
+      "How long the flow's newest complete checkpoint took to write, in milliseconds.");
+  Family checkpointBytes("rtsql_flow_checkpoint_state_bytes",
+                         "State bytes in the flow's newest complete checkpoint.");
   Family stateRows("rtsql_flow_state_rows", "Rows kept in state by a stateful operator of the flow.");
   Family stateMemory("rtsql_flow_state_memory_bytes",
                      "Memory held by a stateful operator's state cache, in bytes.");
@@ -200,6 +211,29 @@ std::string renderMetrics(const Source& source) {
       }
     }
 
+    simdjson::dom::element recent;
+    if (p["recentMetrics"].get(recent) == simdjson::SUCCESS) {
+      if (auto v = number(recent, "numOutputRows")) recentOutput.add(flowLabel, *v);
+      static constexpr std::pair<const char*, const char*> kRecentKinds[] = {
+          {"processingLatencyMs", "processing"}, {"e2eLatencyMs", "e2e"}};
+      static constexpr std::pair<const char*, const char*> kRecentQuantiles[] = {
+          {"P50", "0.5"}, {"P90", "0.9"}, {"P99", "0.99"}};
+      for (const auto& [key, kind] : kRecentKinds) {
+        simdjson::dom::element h;
+        if (recent[key].get(h) != simdjson::SUCCESS) continue;
+        for (const auto& [pk, quantile] : kRecentQuantiles) {
+          if (auto v = number(h, pk)) {
+            recentLatency.add({{"flow", name}, {"kind", kind}, {"quantile", quantile}}, *v);
+          }
+        }
+      }
+    }
+    simdjson::dom::element checkpoint;
+    if (p["checkpoint"].get(checkpoint) == simdjson::SUCCESS && checkpoint.is_object()) {
+      if (auto v = number(checkpoint, "durationMs")) checkpointDuration.add(flowLabel, *v);
+      if (auto v = number(checkpoint, "stateBytes")) checkpointBytes.add(flowLabel, *v);
+    }
+
     simdjson::dom::array ops;
     if (p["stateOperators"].get_array().get(ops) == simdjson::SUCCESS) {
       for (simdjson::dom::element op : ops) {
@@ -222,9 +256,11 @@ std::string renderMetrics(const Source& source) {
   }
 
   std::string out;
-  for (const Family* fam : {&slotsTotal, &slotsUsed, &running, &failed, &flowSlots, &epoch,
-                            &inputRows, &outputRows, &decodeErrors, &deadLetters, &inputRate,
-                            &latency, &stateRows, &stateMemory, &lag, &watermark}) {
+  for (const Family* fam :
+       {&slotsTotal,      &slotsUsed, &running,       &failed,       &flowSlots,
+        &epoch,           &inputRows, &outputRows,    &decodeErrors, &deadLetters,
+        &inputRate,       &latency,   &recentLatency, &recentOutput, &checkpointDuration,
+        &checkpointBytes, &stateRows, &stateMemory,   &lag,          &watermark}) {
     fam->appendTo(out);
   }
   return out;

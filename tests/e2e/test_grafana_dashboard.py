@@ -110,7 +110,8 @@ def flow(server):
             f"WITH ({opts}, subscribe = '{topic}', startingOffsets = 'earliest', format = 'json')")
         conn.execute(f"CREATE SINK {snk} WITH ({opts}, topic = '{out_topic}', format = 'json')")
         conn.execute(
-            f"CREATE FLOW {name} INTO {snk} AS SELECT window.start AS w, k, count(*) AS n "
+            f"CREATE FLOW {name} INTO {snk} CHECKPOINT INTERVAL '1 second' AS "
+            f"SELECT window.start AS w, k, count(*) AS n "
             f"FROM {src} GROUP BY window(ts, '10 seconds'), k EMIT ON WINDOW CLOSE")
     server.wait_progress(name, lambda p: p.get("numInputRows") == N_RECORDS)
     return name
@@ -118,7 +119,7 @@ def flow(server):
 
 def test_every_dashboard_metric_is_served(server, flow):
     queries = dashboard_queries()
-    assert len(queries) >= 15, queries
+    assert len(queries) >= 16, queries
     wanted = [(expr, sel) for expr in queries for sel in selectors(expr)]
     names = {name for _, (name, _) in wanted}
     assert names, queries

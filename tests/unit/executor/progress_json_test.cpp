@@ -183,3 +183,30 @@ TEST_CASE("numDeadLetters: on a source with on.error = 'dead-letter' only, per s
   e.add(task);
   CHECK(e.deadLettersByScan[1] == 5);
 }
+
+TEST_CASE("recentMetrics: the flow's last complete interval, at the top level only") {
+  Fixture fx;
+  EpochSummary live, last;
+  live.id = 2;
+  live.startMicros = 1;
+  last.id = 1;
+  last.startMicros = 1;
+  last.endMicros = 2;
+  // No interval given (a flow that is not running): no recentMetrics.
+  CHECK_FALSE(has(progressJson(fx.context(), live, true, &last), "recentMetrics"));
+
+  IntervalLatency recent;
+  recent.reset(3);  // 15 s to 20 s after the epoch of Unix time
+  recent.processing.record(2000);
+  recent.e2e.record(4000);
+  recent.e2e.record(4000);
+  ProgressContext c = fx.context();
+  c.recent = &recent;
+  const std::string json = progressJson(c, live, true, &last);
+  CHECK(has(json,
+            R"("recentMetrics":{"intervalStart":"1970-01-01T00:00:15.000Z","intervalMs":5000,)"
+            R"("numOutputRows":2,"processingLatencyMs":{"P0":2,)"));
+  CHECK(has(json, R"("e2eLatencyMs":{"P0":4,)"));
+  // Once: the nested last epoch does not repeat it.
+  CHECK(json.find("recentMetrics") == json.rfind("recentMetrics"));
+}

@@ -50,12 +50,19 @@ std::string progressFor(const std::string& name, int batch, int inRows, int outR
          R"("numRowsUpdated":7,"numRowsDroppedByWatermark":0,"memoryUsedBytes":4096}],)"
          R"("sources":[{"description":"KafkaV2[Subscribe[clicks]]",)"
          R"("startOffset":{"clicks":{"0":0,"1":0}},"endOffset":{"clicks":{"0":10,"1":5}},)"
-         R"("latestOffset":{"clicks":{"0":15,"1":5}},"numInputRows":)" + std::to_string(inRows) +
+         R"("latestOffset":{"clicks":{"0":15,"1":5}},"numInputRows":)" +
+         std::to_string(inRows) +
          R"(,"inputRowsPerSecond":12.5,"processedRowsPerSecond":12.5,"numDecodeErrors":2}],)"
-         R"("sink":{"description":"KafkaSink[out]","numOutputRows":)" + std::to_string(outRows) +
+         R"("sink":{"description":"KafkaSink[out]","numOutputRows":)" +
+         std::to_string(outRows) +
          R"(},"rtmMetrics":{"processingLatencyMs":{"P0":0.1,"P50":0.5,"P90":0.9,"P95":1.5,"P99":2.5},)"
          R"("sourceQueuingLatencyMs":{"P0":0,"P50":1,"P90":2,"P95":3,"P99":4},)"
-         R"("e2eLatencyMs":{"P0":1,"P50":2,"P90":3,"P95":4,"P99":5}},"lastEpoch":null})";
+         R"("e2eLatencyMs":{"P0":1,"P50":2,"P90":3,"P95":4,"P99":5}},)"
+         R"("recentMetrics":{"intervalStart":"2024-05-01T10:00:00.000Z","intervalMs":5000,"numOutputRows":7,)"
+         R"("processingLatencyMs":{"P0":0.2,"P50":0.6,"P90":1,"P95":1.2,"P99":1.8},)"
+         R"("e2eLatencyMs":{"P0":1,"P50":3,"P90":4,"P95":5,"P99":6}},)"
+         R"("checkpoint":{"epoch":3,"timestamp":"2024-05-01T10:00:00.000Z","durationMs":12.5,)"
+         R"("stateBytes":8192},"lastEpoch":null})";
 }
 
 class FakeSource : public Source {
@@ -500,6 +507,13 @@ TEST_CASE("http metrics: valid exposition format with every family of every flow
   CHECK(value("rtsql_flow_latency_ms",
               {{"flow", "clicks_flow"}, {"kind", "source_queuing"}, {"quantile", "0.5"}}) == 1);
   CHECK(value("rtsql_flow_latency_ms", {{"flow", "bad flow"}, {"kind", "e2e"}, {"quantile", "0.95"}}) == 4);
+  CHECK(value("rtsql_flow_recent_latency_ms",
+              {{"flow", "clicks_flow"}, {"kind", "e2e"}, {"quantile", "0.99"}}) == 6);
+  CHECK(value("rtsql_flow_recent_latency_ms",
+              {{"flow", "clicks_flow"}, {"kind", "processing"}, {"quantile", "0.5"}}) == 0.6);
+  CHECK(value("rtsql_flow_recent_output_rows", {{"flow", "clicks_flow"}}) == 7);
+  CHECK(value("rtsql_flow_checkpoint_duration_ms", {{"flow", "clicks_flow"}}) == 12.5);
+  CHECK(value("rtsql_flow_checkpoint_state_bytes", {{"flow", "clicks_flow"}}) == 8192);
   CHECK(value("rtsql_flow_state_rows",
               {{"flow", "clicks_flow"}, {"operator", "aggregate"}, {"operator_id", "3"}}) == 42);
   CHECK(value("rtsql_flow_state_memory_bytes",
@@ -517,7 +531,8 @@ TEST_CASE("http metrics: valid exposition format with every family of every flow
   std::string none = renderMetrics(empty);
   CHECK(checkExposition(none, nullptr).empty());
   for (const char* family :
-       {"rtsql_flow_latency_ms", "rtsql_flow_state_rows", "rtsql_flow_epoch_input_rows"}) {
+       {"rtsql_flow_latency_ms", "rtsql_flow_state_rows", "rtsql_flow_epoch_input_rows",
+        "rtsql_flow_recent_latency_ms", "rtsql_flow_checkpoint_duration_ms"}) {
     CHECK(none.find(std::string("# TYPE ") + family + " gauge\n") != std::string::npos);
   }
 }
