@@ -13,26 +13,9 @@
 #include "connectors/format/decoders.h"
 
 using namespace rtsql;
-using testing::opts;
+using testing::countsSink;
 
 namespace {
-
-// user STRING, n BIGINT keyed by user.
-SinkSpec countsSink(const std::string& format, const std::string& mode = "") {
-  SinkSpec sink;
-  sink.name = "counts";
-  sink.connector = "kafka";
-  sink.format = format;
-  std::vector<std::pair<std::string, std::string>> kv = {{"connector", "kafka"},
-                                                         {"format", format}};
-  if (!mode.empty()) kv.emplace_back("mode", mode);
-  sink.options = opts(kv);
-  sink.input.columns.push_back({"user", DataType::of(TypeId::String), false});
-  sink.input.columns.push_back({"n", DataType::of(TypeId::BigInt), false});
-  sink.keyColumn = 0;
-  sink.keyColumns = {0};
-  return sink;
-}
 
 Row row(const std::string& user, int64_t n) {
   return {Value::string(user), Value::bigint(n)};
@@ -109,7 +92,7 @@ TEST_CASE("a held change is delivered before the sink flushes") {
 
 TEST_CASE("an upsert sink: the new row under its key, a delete a tombstone") {
   rowEncodersMade = 0;
-  Recorder w(countsSink("json", "upsert"));
+  Recorder w(countsSink("json", {{"mode", "upsert"}}));
   CHECK(rowEncodersMade == 0);
   w.write(row("a", 1), 0);
   w.writeChange(row("a", 1), 0, RowKind::UpdateBefore);
