@@ -139,20 +139,39 @@ class KafkaProducer {
 };
 
 // The producer of a flow's sink, shared by its tasks while any of them is
-// open. Keyed by everything its configuration comes from.
+// open. Keyed by everything its configuration comes from. Making one may wait
+// on the broker for seconds ('topic.partitions': the topic's metadata and its
+// creation), so the process-wide lock guards only the map: the wait holds up
+// the other tasks of the same sink, which need this producer anyway, and never
+// another flow's sink.
 std::shared_ptr<KafkaProducer> sharedProducer(const SinkSpec& sink, const std::string& bootstrap,
                                               const std::string& flowName) {
+  struct Slot {
+    std::mutex mutex;  // held while the producer is made
+    std::weak_ptr<KafkaProducer> producer;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::weak_ptr<KafkaProducer>> producers;
+  static std::map<std::string, std::shared_ptr<Slot>> slots;
   std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", flowName, bootstrap, sink.name,
                                 sink.options.toString());
-  std::lock_guard lock(mutex);
-  for (auto it = producers.begin(); it != producers.end();) {
-    it = it->second.expired() ? producers.erase(it) : std::next(it);
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard lock(mutex);
+    // A slot no task is opening through (the map holds its only reference,
+    // and no new one is taken without this lock) whose producer is gone.
+    std::erase_if(slots, [](const auto& entry) {
+      if (entry.second.use_count() != 1) return false;
+      std::lock_guard slotLock(entry.second->mutex);
+      return entry.second->producer.expired();
+    });
+    std::shared_ptr<Slot>& s = slots[key];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
   }
-  if (auto existing = producers[key].lock()) return existing;
+  std::lock_guard lock(slot->mutex);
+  if (auto existing = slot->producer.lock()) return existing;
   auto producer = std::make_shared<KafkaProducer>(sink, bootstrap, flowName);
-  producers[key] = producer;
+  slot->producer = producer;
   return producer;
 }
 
