@@ -10,8 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "connectors/format/changes.h"
 #include "connectors/format/decoders.h"
+#include "connectors/format/encoding_sink_writer.h"
 #include "planner/sink_changelog.h"
 
 namespace rtsql {
@@ -46,12 +46,16 @@ void checkDirectory(const std::string& path, size_t pos) {
   }
 }
 
-class FileSink final : public SinkWriter {
+// The row encoder of a file sink: csv or json lines.
+std::unique_ptr<RecordEncoder> lineEncoder(const SinkSpec& sink) {
+  return iequals(sink.format, "csv") ? format::makeCsvEncoder(sink) : format::makeJsonEncoder(sink);
+}
+
+// Each record is one line; debezium-json writes one line per change.
+class FileSink final : public EncodingSinkWriter {
  public:
   FileSink(const SinkSpec& sink, int fd, std::string path, bool fsync, int64_t bufferBytes)
-      : encoder_(iequals(sink.format, "csv") ? format::makeCsvEncoder(sink)
-                                             : format::makeJsonEncoder(sink)),
-        changes_(ChangeEncoder::make(sink)),
+      : EncodingSinkWriter(sink, &lineEncoder),
         fd_(fd),
         path_(std::move(path)),
         fsync_(fsync),
@@ -63,29 +67,18 @@ class FileSink final : public SinkWriter {
     ::close(fd_);
   }
 
-  void write(const Row& row, int64_t sourceTimestampMicros) override {
-    if (changes_) {
-      writeChange(row, sourceTimestampMicros, RowKind::Insert);
-      return;
-    }
-    encoder_->encode(row, record_);
-    line(record_);
+  int64_t deliveryErrors() const override { return errors_; }
+
+  std::string description() const override { return fmt::format("FileSink[{}]", path_); }
+
+ private:
+  void deliver(const EncodedRecord& record) override {
+    pending_ += record.value;
+    pending_ += '\n';
+    if (pending_.size() > bufferBytes_) writeAll();
   }
 
-  void writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) override {
-    if (!changes_) {
-      SinkWriter::writeChange(row, sourceTimestampMicros, kind);
-      return;
-    }
-    changes_->add(row, kind, emit_);
-  }
-
-  void endOfChanges() override {
-    if (changes_) changes_->finish(emit_);
-  }
-
-  void flush(int /*timeoutMs*/) override {
-    endOfChanges();
+  void flushRecords(int /*timeoutMs*/) override {
     writeAll();
     if (fsync_ && error_.empty() && ::fsync(fd_) != 0) fail(errno);
     if (!error_.empty()) {
@@ -93,17 +86,6 @@ class FileSink final : public SinkWriter {
       error_.clear();
       throw SqlError(sqlstate::kIoError, message);
     }
-  }
-
-  int64_t deliveryErrors() const override { return errors_; }
-
-  std::string description() const override { return fmt::format("FileSink[{}]", path_); }
-
- private:
-  void line(const EncodedRecord& record) {
-    pending_ += record.value;
-    pending_ += '\n';
-    if (pending_.size() > bufferBytes_) writeAll();
   }
 
   // Writes the pending lines. One write(2) per call on an O_APPEND file puts
@@ -128,10 +110,6 @@ class FileSink final : public SinkWriter {
     if (error_.empty()) error_ = fmt::format("could not write to \"{}\": {}", path_, std::strerror(err));
   }
 
-  std::unique_ptr<RecordEncoder> encoder_;
-  std::unique_ptr<ChangeEncoder> changes_;  // debezium-json: one line per change
-  ChangeEncoder::Emit emit_ = [this](const EncodedRecord& record) { line(record); };
-  EncodedRecord record_;
   int fd_;
   std::string path_;
   bool fsync_;

@@ -21,9 +21,9 @@
 #include <thread>
 
 #include "common/schema.h"
-#include "connectors/format/changes.h"
 #include "connectors/format/codec.h"
 #include "connectors/format/decoders.h"
+#include "connectors/format/encoding_sink_writer.h"
 
 namespace rtsql {
 
@@ -328,12 +328,13 @@ class Slot {
   std::thread thread_;
 };
 
-class HttpSink final : public SinkWriter {
+// Each record is one row of a request's body; debezium-json sends one object
+// per change.
+class HttpSink final : public EncodingSinkWriter {
  public:
   HttpSink(const SinkSpec& sink, HttpSinkConfig config)
-      : config_(std::move(config)),
-        encoder_(format::makeJsonEncoder(sink)),
-        changes_(ChangeEncoder::make(sink)),
+      : EncodingSinkWriter(sink, &format::makeJsonEncoder),
+        config_(std::move(config)),
         queueBound_(static_cast<size_t>(
             std::max<int64_t>(1024, 4 * config_.batchMaxRows * config_.maxInFlight))) {
     if (config_.target.tls) {
@@ -368,29 +369,16 @@ class HttpSink final : public SinkWriter {
     for (auto& s : slots_) s->join();
   }
 
-  void write(const Row& row, int64_t sourceTimestampMicros) override {
-    if (changes_) {
-      writeChange(row, sourceTimestampMicros, RowKind::Insert);
-      return;
-    }
-    encoder_->encode(row, record_);
-    enqueue(record_);
-  }
+  int64_t deliveryErrors() const override { return errors_.load(std::memory_order_relaxed); }
 
-  void writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) override {
-    if (!changes_) {
-      SinkWriter::writeChange(row, sourceTimestampMicros, kind);
-      return;
-    }
-    changes_->add(row, kind, emit_);
-  }
+  std::string description() const override { return fmt::format("HttpSink[{}]", config_.url); }
 
-  void endOfChanges() override {
-    if (changes_) changes_->finish(emit_);
-  }
+ private:
+  friend class Slot;
 
-  void flush(int timeoutMs) override {
-    endOfChanges();
+  void deliver(const EncodedRecord& record) override { enqueue(record); }
+
+  void flushRecords(int timeoutMs) override {
     const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
     std::unique_lock lock(mu_);
     const int64_t target = enqueued_;
@@ -408,13 +396,6 @@ class HttpSink final : public SinkWriter {
     }
     throwFailure();
   }
-
-  int64_t deliveryErrors() const override { return errors_.load(std::memory_order_relaxed); }
-
-  std::string description() const override { return fmt::format("HttpSink[{}]", config_.url); }
-
- private:
-  friend class Slot;
 
   struct Queued {
     std::string json;
@@ -515,10 +496,6 @@ class HttpSink final : public SinkWriter {
   }
 
   const HttpSinkConfig config_;
-  std::unique_ptr<RecordEncoder> encoder_;
-  std::unique_ptr<ChangeEncoder> changes_;  // debezium-json: one object per change
-  ChangeEncoder::Emit emit_ = [this](const EncodedRecord& record) { enqueue(record); };
-  EncodedRecord record_;
   std::unique_ptr<ssl::context> tls_;
   const size_t queueBound_;
 

@@ -47,10 +47,14 @@ bool SourceDecoder::decode(const RecordView& view, int64_t readMicros,
     }
     return false;
   }
-  rec.timestampMicros = view.timestampMicros;
-  rec.readMicros = readMicros;
-  rec.partition = view.partition;
-  rec.offset = view.offset;
+  // The record's metadata, the same for each row it gives.
+  auto stamp = [&](SourceRecord& r) {
+    r.timestampMicros = view.timestampMicros;
+    r.readMicros = readMicros;
+    r.partition = view.partition;
+    r.offset = view.offset;
+  };
+  stamp(rec);
   // Every format but a changelog's gives one insert.
   const int rows = decoder_->changeRows();
   if (rows == 0) {  // a changelog's tombstone
@@ -59,10 +63,12 @@ bool SourceDecoder::decode(const RecordView& view, int64_t readMicros,
   }
   rec.kind = decoder_->changeKind(0);
   if (rows == 1) return true;
-  SourceRecord second = rec;  // the update's new row, with the same metadata
+  // An update's new row: its own record, without a copy of the old row.
+  // emplace_back may move `rec`, which is not used after.
+  SourceRecord& second = out.emplace_back();
+  stamp(second);
   decoder_->secondRow(second.row);
   second.kind = decoder_->changeKind(1);
-  out.push_back(std::move(second));
   return true;
 }
 

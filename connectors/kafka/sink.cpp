@@ -12,8 +12,8 @@
 
 #include "common/error.h"
 #include "connectors/embedded/broker.h"
-#include "connectors/format/changes.h"
 #include "connectors/format/codec.h"
+#include "connectors/format/encoding_sink_writer.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
 
@@ -139,20 +139,39 @@ class KafkaProducer {
 };
 
 // The producer of a flow's sink, shared by its tasks while any of them is
-// open. Keyed by everything its configuration comes from.
+// open. Keyed by everything its configuration comes from. Making one may wait
+// on the broker for seconds ('topic.partitions': the topic's metadata and its
+// creation), so the process-wide lock guards only the map: the wait holds up
+// the other tasks of the same sink, which need this producer anyway, and never
+// another flow's sink.
 std::shared_ptr<KafkaProducer> sharedProducer(const SinkSpec& sink, const std::string& bootstrap,
                                               const std::string& flowName) {
+  struct Slot {
+    std::mutex mutex;  // held while the producer is made
+    std::weak_ptr<KafkaProducer> producer;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::weak_ptr<KafkaProducer>> producers;
+  static std::map<std::string, std::shared_ptr<Slot>> slots;
   std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", flowName, bootstrap, sink.name,
                                 sink.options.toString());
-  std::lock_guard lock(mutex);
-  for (auto it = producers.begin(); it != producers.end();) {
-    it = it->second.expired() ? producers.erase(it) : std::next(it);
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard lock(mutex);
+    // A slot no task is opening through (the map holds its only reference,
+    // and no new one is taken without this lock) whose producer is gone.
+    std::erase_if(slots, [](const auto& entry) {
+      if (entry.second.use_count() != 1) return false;
+      std::lock_guard slotLock(entry.second->mutex);
+      return entry.second->producer.expired();
+    });
+    std::shared_ptr<Slot>& s = slots[key];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
   }
-  if (auto existing = producers[key].lock()) return existing;
+  std::lock_guard lock(slot->mutex);
+  if (auto existing = slot->producer.lock()) return existing;
   auto producer = std::make_shared<KafkaProducer>(sink, bootstrap, flowName);
-  producers[key] = producer;
+  slot->producer = producer;
   return producer;
 }
 
@@ -269,18 +288,20 @@ class KafkaSinkTransaction final : public SinkTransaction {
   rd_kafka_t* rk_ = nullptr;
 };
 
-class KafkaSinkWriter final : public SinkWriter {
+// Each record is one Kafka message: its key, value (none for a tombstone),
+// headers and topic as the encoder made them.
+class KafkaSinkWriter final : public EncodingSinkWriter {
  public:
   KafkaSinkWriter(const SinkSpec& sink, const std::string& bootstrap, const std::string& flowName,
                   int task, KafkaSinkTransaction* transaction = nullptr)
-      : topic_(sink.options.getString("topic")),
+      : EncodingSinkWriter(sink, &makeEncoder),
+        topic_(sink.options.getString("topic")),
         bootstrap_(bootstrap),
         keyed_(sink.keyColumn >= 0 || !sink.keyColumns.empty()),
-        transaction_(transaction),
-        changes_(ChangeEncoder::make(sink)) {
+        transaction_(transaction) {
     // Changes without a key (upsert, debezium-json) keep their order only
     // within one partition.
-    if (changes_) keyed_ = true;
+    if (writesChanges()) keyed_ = true;
     if (topic_.empty() && sink.topicColumn < 0) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "option 'topic' of sink '" + sink.name + "' is required");
@@ -289,7 +310,6 @@ class KafkaSinkWriter final : public SinkWriter {
     if (embedded_ && !topic_.empty()) {
       embedded_->createTopic(topic_, kafka::sinkTopicPartitions(sink.options));
     }
-    if (!changes_) encoder_ = makeEncoder(sink);
     // Exactly-once: the flow run's transactional producer; otherwise the
     // flow's shared one.
     producer_ = transaction_ ? transaction_->producer() : sharedProducer(sink, bootstrap_, flowName);
@@ -314,12 +334,11 @@ class KafkaSinkWriter final : public SinkWriter {
   }
 
   void write(const Row& row, int64_t sourceTimestampMicros) override {
-    if (paused_ || changes_) {
-      writeChange(row, sourceTimestampMicros, RowKind::Insert);
+    if (paused_) {
+      held_.push_back({row, sourceTimestampMicros, RowKind::Insert});
       return;
     }
-    encoder_->encode(row, rec_);
-    produce(rec_);
+    EncodingSinkWriter::write(row, sourceTimestampMicros);
   }
 
   void writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) override {
@@ -327,15 +346,22 @@ class KafkaSinkWriter final : public SinkWriter {
       held_.push_back({row, sourceTimestampMicros, kind});
       return;
     }
-    if (!changes_) {
-      SinkWriter::writeChange(row, sourceTimestampMicros, kind);
-      return;
-    }
-    changes_->add(row, kind, emit_);
+    EncodingSinkWriter::writeChange(row, sourceTimestampMicros, kind);
+  }
+
+  // Nothing is produced while paused: the epoch's transaction is committing.
+  void endOfChanges() override {
+    if (!paused_) EncodingSinkWriter::endOfChanges();
+  }
+
+  int64_t deliveryErrors() const override { return tally_->errors.load(); }
+
+  std::string description() const override {
+    return "KafkaSink[" + (topic_.empty() ? std::string("<topic column>") : topic_) + "]";
   }
 
  private:
-  void produce(const EncodedRecord& rec) {
+  void deliver(const EncodedRecord& rec) override {
     rd_kafka_topic_t* rkt = rec.topic.empty() ? defaultTopic_ : topicHandle(rec.topic);
     if (!rkt) {
       // A raw sink without a 'topic' option and a row without a topic.
@@ -399,13 +425,7 @@ class KafkaSinkWriter final : public SinkWriter {
     }
   }
 
- public:
-  void endOfChanges() override {
-    if (changes_ && !paused_) changes_->finish(emit_);
-  }
-
-  void flush(int timeoutMs) override {
-    endOfChanges();
+  void flushRecords(int timeoutMs) override {
     // Waits for this task's rows only: the other tasks keep writing through
     // the shared producer meanwhile, so its queue as a whole may never be empty.
     // Polling serves the delivery reports, whichever task's they are.
@@ -437,13 +457,6 @@ class KafkaSinkWriter final : public SinkWriter {
     }
   }
 
-  int64_t deliveryErrors() const override { return tally_->errors.load(); }
-
-  std::string description() const override {
-    return "KafkaSink[" + (topic_.empty() ? std::string("<topic column>") : topic_) + "]";
-  }
-
- private:
   rd_kafka_topic_t* topicHandle(const std::string& name) {
     auto it = topics_.find(name);
     if (it != topics_.end()) return it->second;
@@ -464,10 +477,7 @@ class KafkaSinkWriter final : public SinkWriter {
   std::string bootstrap_;
   bool keyed_ = false;  // output keyed by group: keyless updates keep one partition
   EmbeddedKafka* embedded_ = nullptr;
-  std::unique_ptr<RecordEncoder> encoder_;
   KafkaSinkTransaction* transaction_ = nullptr;  // exactly-once runs
-  std::unique_ptr<ChangeEncoder> changes_;       // upsert and debezium-json sinks
-  ChangeEncoder::Emit emit_ = [this](const EncodedRecord& rec) { produce(rec); };
   std::shared_ptr<KafkaProducer> producer_;
   rd_kafka_t* rk_ = nullptr;
   DeliveryTally* tally_ = nullptr;  // owned by the producer
@@ -480,7 +490,6 @@ class KafkaSinkWriter final : public SinkWriter {
   std::vector<HeldRow> held_;  // rows written while paused
   rd_kafka_topic_t* defaultTopic_ = nullptr;
   std::unordered_map<std::string, rd_kafka_topic_t*> topics_;
-  EncodedRecord rec_;
 };
 
 }  // namespace

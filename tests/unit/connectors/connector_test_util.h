@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/options.h"
 #include "common/types.h"
+#include "planner/physical_plan.h"
 #include "../sql_error_of.h"
 
 namespace rtsql::testing {
@@ -26,6 +27,25 @@ inline Options opts(std::vector<std::pair<std::string, std::string>> kv) {
     pos += 100;
   }
   return Options(std::move(entries));
+}
+
+// A sink of `format` (and the options `extra`) taking user STRING, n BIGINT
+// keyed by user: a GROUP BY user's rows.
+inline SinkSpec countsSink(const std::string& format,
+                           std::vector<std::pair<std::string, std::string>> extra = {}) {
+  SinkSpec sink;
+  sink.name = "counts";
+  sink.connector = "kafka";
+  sink.format = format;
+  std::vector<std::pair<std::string, std::string>> kv = {{"connector", "kafka"},
+                                                         {"format", format}};
+  kv.insert(kv.end(), extra.begin(), extra.end());
+  sink.options = opts(kv);
+  sink.input.columns.push_back({"user", DataType::of(TypeId::String), false});
+  sink.input.columns.push_back({"n", DataType::of(TypeId::BigInt), false});
+  sink.keyColumn = 0;
+  sink.keyColumns = {0};
+  return sink;
 }
 
 }  // namespace rtsql::testing

@@ -1,5 +1,6 @@
 // The debezium-json decoder: each op's rows and kinds, the schema wrapper,
-// metadata columns, tombstones, and the errors of events it cannot read.
+// metadata columns, tombstones, the errors of events it cannot read, and a
+// Kafka source's records of an update.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -7,6 +8,7 @@
 #include "common/schema.h"
 #include "connector_test_util.h"
 #include "connectors/format/codec.h"
+#include "connectors/kafka/decode.h"
 
 using namespace rtsql;
 
@@ -126,4 +128,43 @@ TEST_CASE("debezium-json: events it cannot read are errors naming why") {
   CHECK(fails(R"({"after":{"id":"abc"},"op":"c"})") ==
         "'after': field 'id': expected BIGINT, got \"abc\"");
   CHECK(fails(R"({"op":7})") == "field 'op' is not a string");
+}
+
+TEST_CASE("debezium-json through a Kafka source's decoder: an update is two records") {
+  ScanSpec scan;
+  scan.format = "debezium-json";
+  scan.schema = accounts();
+  scan.options = opts({});
+  kafka::SourceDecoder d(scan);
+  std::vector<SourceRecord> out;
+  // Two updates in a row: the second reuses what the first left in the decoder.
+  const std::string updates[] = {
+      R"({"before":{"id":1,"owner":"a"},"after":{"id":1,"owner":"b"},"op":"u"})",
+      R"({"before":{"id":2,"owner":"c"},"after":{"id":2,"owner":"d"},"op":"u"})"};
+  for (int i = 0; i < 2; ++i) {
+    RecordView v;
+    v.value = updates[i].data();
+    v.valueLen = updates[i].size();
+    v.partition = 3;
+    v.offset = 40 + i;
+    v.timestampMicros = 1000 + i;
+    REQUIRE(d.decode(v, 2000 + i, out));
+  }
+  REQUIRE(out.size() == 4);
+  const RowKind kinds[] = {RowKind::UpdateBefore, RowKind::UpdateAfter, RowKind::UpdateBefore,
+                           RowKind::UpdateAfter};
+  const char* owners[] = {"a", "b", "c", "d"};
+  for (size_t i = 0; i < out.size(); ++i) {
+    const SourceRecord& r = out[i];
+    const int64_t n = static_cast<int64_t>(i / 2);  // which update
+    CHECK(r.kind == kinds[i]);
+    REQUIRE(r.row.size() == 3);
+    CHECK(r.row[0].asInt() == n + 1);
+    CHECK(r.row[1].asString() == owners[i]);
+    CHECK(r.row[2].asInt() == 40 + n);  // the offset column of each row
+    CHECK(r.partition == 3);
+    CHECK(r.offset == 40 + n);
+    CHECK(r.timestampMicros == 1000 + n);
+    CHECK(r.readMicros == 2000 + n);
+  }
 }

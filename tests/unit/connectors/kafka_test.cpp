@@ -19,6 +19,7 @@
 
 using namespace rtsql;
 using testkafka::makeOptions;
+using testkafka::pollFor;
 
 namespace {
 
@@ -57,16 +58,6 @@ testkafka::Message jsonMessage(const std::string& topic, int32_t partition, int6
   m.value = R"({"id": )" + std::to_string(id) + R"(, "name": "n)" + std::to_string(id) + R"("})";
   m.timestampMs = tsMs;
   return m;
-}
-
-// Polls until `want` records came or 10 s passed.
-std::vector<SourceRecord> pollFor(SourceTask& task, size_t want) {
-  std::vector<SourceRecord> out;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
-    task.poll(out, want - out.size(), 100);
-  }
-  return out;
 }
 
 const PartitionProgress* findPartition(const std::vector<PartitionProgress>& ps, int32_t p) {

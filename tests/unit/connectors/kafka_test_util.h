@@ -1,5 +1,6 @@
 // Helpers shared by the Kafka connector tests: plain librdkafka clients that
-// produce and read records on a test broker, independent of the code under test.
+// produce and read records on a test broker, independent of the code under test,
+// and the polling of a source task until its records came.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/options.h"
+#include "executor/connector.h"
 
 namespace rtsql::testkafka {
 
@@ -107,6 +109,31 @@ inline std::vector<Message> consume(const std::string& bootstrap, const std::str
   }
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
+  return out;
+}
+
+// The end offset (high watermark) of partition `partition` of `topic`: the
+// exact count of records ever written to it, which a read that stops after a
+// while cannot give.
+inline int64_t endOffset(const std::string& bootstrap, const std::string& topic,
+                         int32_t partition) {
+  rd_kafka_t* rk = client(RD_KAFKA_CONSUMER, bootstrap, {{"group.id", "test-reader"}});
+  int64_t low = -1;
+  int64_t high = -1;
+  rd_kafka_resp_err_t err =
+      rd_kafka_query_watermark_offsets(rk, topic.c_str(), partition, &low, &high, 10000);
+  rd_kafka_destroy(rk);
+  if (err) throw std::runtime_error(std::string("endOffset: ") + rd_kafka_err2str(err));
+  return high;
+}
+
+// Polls a source task until `want` records came or 10 s passed.
+inline std::vector<SourceRecord> pollFor(SourceTask& task, size_t want) {
+  std::vector<SourceRecord> out;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+    task.poll(out, want - out.size(), 100);
+  }
   return out;
 }
 

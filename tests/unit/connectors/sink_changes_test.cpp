@@ -18,28 +18,11 @@
 #include "tests/unit/connectors/kafka_test_util.h"
 
 using namespace rtsql;
+using testing::countsSink;
 using testing::opts;
 using testing::sqlErrorOf;
 
 namespace {
-
-// user STRING, n BIGINT keyed by user: a GROUP BY user's rows.
-SinkSpec countsSink(const std::string& format,
-                    std::vector<std::pair<std::string, std::string>> extra) {
-  SinkSpec sink;
-  sink.name = "counts";
-  sink.connector = "kafka";
-  sink.format = format;
-  std::vector<std::pair<std::string, std::string>> kv = {{"connector", "kafka"},
-                                                         {"format", format}};
-  kv.insert(kv.end(), extra.begin(), extra.end());
-  sink.options = opts(kv);
-  sink.input.columns.push_back({"user", DataType::of(TypeId::String), false});
-  sink.input.columns.push_back({"n", DataType::of(TypeId::BigInt), false});
-  sink.keyColumn = 0;
-  sink.keyColumns = {0};
-  return sink;
-}
 
 Row row(const std::string& user, int64_t n) {
   return {Value::string(user), Value::bigint(n)};
