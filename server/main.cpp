@@ -229,11 +229,16 @@ int main(int argc, char** argv) {
       rtsql::http::HttpServerOptions ho;
       ho.host = host;
       ho.port = static_cast<uint16_t>(httpPort);
+      if (users) {
+        ho.checkPassword = [users](std::string_view user, std::string_view password) {
+          return users->checkPassword(user, password);
+        };
+      }
       http = std::make_unique<rtsql::http::HttpServer>(io, httpSource, ho);
       http->start();
-      log(fmt::format("HTTP endpoint on {}:{} (/metrics, /flows, /flows/<name>/progress, /healthz){}",
-                      host, http->port(),
-                      isLoopback(host) ? "" : "; it is read-only and has no authentication"));
+      log(fmt::format(
+          "HTTP endpoint on {}:{} (/metrics, /flows, /flows/<name>/progress, /healthz){}", host,
+          http->port(), users ? "; Basic authentication with the users file (/healthz open)" : ""));
     }
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -1,8 +1,8 @@
 #include "server/users.h"
 
-#include <fmt/format.h>
-
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <openssl/crypto.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -124,6 +124,16 @@ pgwire::ScramVerifier UserStore::mockVerifier(std::string_view user) const {
   v.storedKey = pgwire::hmacSha256(mockSecret_, std::string("stored key of ").append(user));
   v.serverKey = pgwire::hmacSha256(mockSecret_, std::string("server key of ").append(user));
   return v;
+}
+
+bool UserStore::checkPassword(std::string_view user, std::string_view password) const {
+  const pgwire::ScramVerifier* known = find(user);
+  const pgwire::ScramVerifier v = known ? *known : mockVerifier(user);
+  const pgwire::ScramVerifier derived = pgwire::makeScramVerifier(password, v.salt, v.iterations);
+  const bool same =
+      derived.storedKey.size() == v.storedKey.size() &&
+      CRYPTO_memcmp(derived.storedKey.data(), v.storedKey.data(), v.storedKey.size()) == 0;
+  return known != nullptr && same;
 }
 
 size_t UserStore::size() const {

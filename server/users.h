@@ -55,6 +55,12 @@ class UserStore {
   // the same name (so a client cannot spot unknown names by a changing salt),
   // keys no password matches.
   pgwire::ScramVerifier mockVerifier(std::string_view user) const;
+  // Whether `password` is `user`'s (for HTTP Basic authentication, where the
+  // client sends the password itself). Derives the key from the password and
+  // the user's salt and compares it in constant time; an unknown user costs
+  // the same derivation against mockVerifier, so the time taken does not tell
+  // which names exist.
+  bool checkPassword(std::string_view user, std::string_view password) const;
 
   size_t size() const;
   // Every user name, sorted.

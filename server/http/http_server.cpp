@@ -94,14 +94,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const auto& req = parser_->get();
     std::string method(req.method_string());
     std::string target(req.target());
+    std::string authorization(req[bhttp::field::authorization]);
     const bool keepAlive = req.keep_alive();
     const unsigned version = req.version();
 
     std::lock_guard lock(state_->mu);
     if (state_->stopped) return;
     asio::post(*state_->workers, [self = shared_from_this(), method = std::move(method),
-                                  target = std::move(target), keepAlive, version]() mutable {
-      Reply reply = route(self->state_->source, method, target);
+                                  target = std::move(target),
+                                  authorization = std::move(authorization), keepAlive,
+                                  version]() mutable {
+      std::optional<Reply> refused =
+          authorize(self->state_->options.checkPassword, target, authorization);
+      Reply reply = refused ? std::move(*refused) : route(self->state_->source, method, target);
       auto ex = self->stream_.get_executor();
       asio::post(ex, [self = std::move(self), reply = std::move(reply), keepAlive, version]() mutable {
         self->write(std::move(reply), keepAlive, version);

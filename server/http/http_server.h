@@ -19,13 +19,14 @@
 #include <memory>
 #include <string>
 
+#include "server/http/basic_auth.h"
 #include "server/http/source.h"
 
 namespace rtsql::http {
 
 struct HttpServerOptions {
-  // The endpoint has no authentication, so it listens on loopback unless told
-  // otherwise (rtsqld binds it to the PostgreSQL listener's host).
+  // rtsqld binds it to the PostgreSQL listener's host: loopback unless a users
+  // file makes it check who is asking (checkPassword).
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0 picks a free port; port() tells which
   size_t maxConnections = 64;
@@ -35,6 +36,8 @@ struct HttpServerOptions {
   // Deadline for reading one request (including waiting for it on a kept-alive
   // connection) and for writing one response.
   std::chrono::milliseconds timeout = std::chrono::seconds(10);
+  // When set, requests need Basic credentials it accepts (basic_auth.h).
+  PasswordCheck checkPassword;
 };
 
 struct ServerState;

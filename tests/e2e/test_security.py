@@ -8,16 +8,19 @@ may log in, at once, and rewrite the users file; on a server shared by several
 users only superusers manage users, files are confined to --files-dir, and one
 user's live queries cannot take every task slot."""
 
+import base64
 import json
 import os
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import psycopg
 import pytest
 
-from conftest import PSQL, RTSQLD, Kafka, Server, sql_str, unique
+from conftest import PSQL, RTSQLD, Kafka, Server, free_port, sql_str, unique
 
 PASSWORD = "s3cret pass"  # a space on purpose: it is part of the password
 OTHER_PASSWORD = "bobs-password"
@@ -40,6 +43,7 @@ class SecureServer(Server):
         self.cert = self.tmp / "server.crt"
         self.key = self.tmp / "server.key"
         self.users = self.tmp / "users"
+        self.http_port = free_port()
         subprocess.run(
             ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
              "-nodes", "-days", "1", "-subj", "/CN=localhost",
@@ -52,7 +56,7 @@ class SecureServer(Server):
 
     def extra_args(self):
         return ["--tls-cert", str(self.cert), "--tls-key", str(self.key), "--tls-required",
-                "--users-file", str(self.users)]
+                "--users-file", str(self.users), "--http-port", str(self.http_port)]
 
     def connect(self, connect_timeout=10, user=None, password=None, sslmode="require"):
         # Over TLS the client insists on channel binding (SCRAM-SHA-256-PLUS),
@@ -110,6 +114,36 @@ def check_flow(secure, kafka, flow, in_topic, out_topic, read_progress):
             break
         time.sleep(0.3)
     assert prog["numInputRows"] == 20, prog
+
+
+def http_get(server, path, user=None, password=None):
+    """(status, WWW-Authenticate, body) of GET PATH on the HTTP endpoint."""
+    req = urllib.request.Request(f"http://{server.host}:{server.http_port}{path}")
+    if user is not None:
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        req.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers.get("WWW-Authenticate"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("WWW-Authenticate"), e.read().decode()
+
+
+def test_http_endpoint_needs_a_users_password(secure):
+    """With a users file the HTTP endpoint, like the PostgreSQL side, serves
+    only users of that file (Basic credentials); /healthz stays open."""
+    assert http_get(secure, "/healthz")[0] == 200
+    for path in ("/metrics", "/flows"):
+        status, challenge, body = http_get(secure, path)
+        assert status == 401, (path, status, body)
+        assert challenge and challenge.startswith("Basic realm="), challenge
+        assert "rtsql_slots_total" not in body
+    status, _, body = http_get(secure, "/metrics", secure.user, PASSWORD)
+    assert status == 200 and "rtsql_slots_total" in body
+    # bob's line holds a plain password, the first user's a verifier.
+    assert http_get(secure, "/flows", "bob", OTHER_PASSWORD)[0] == 200
+    assert http_get(secure, "/metrics", secure.user, OTHER_PASSWORD)[0] == 401
+    assert http_get(secure, "/metrics", "nobody", PASSWORD)[0] == 401
 
 
 def test_psql_over_tls_with_a_password(secure):

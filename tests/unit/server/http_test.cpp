@@ -30,8 +30,11 @@
 #include "server/http/http_server.h"
 #include "server/http/metrics.h"
 #include "server/http/routes.h"
+#include "server/pgwire/auth.h"
+#include "server/users.h"
 
 using namespace rtsql::http;
+namespace pgwire = rtsql::pgwire;
 using namespace std::chrono_literals;
 
 namespace {
@@ -358,9 +361,11 @@ HttpResult parseResponse(const std::string& raw) {
   return r;
 }
 
-HttpResult request(uint16_t port, const std::string& method, const std::string& target) {
+HttpResult request(uint16_t port, const std::string& method, const std::string& target,
+                   const std::string& extraHeaders = "") {
   int fd = connectTo(port);
-  sendAll(fd, method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  sendAll(fd, method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                  extraHeaders + "\r\n");
   std::string raw = readAll(fd);
   ::close(fd);
   return parseResponse(raw);
@@ -740,4 +745,65 @@ TEST_CASE("http metrics: dead letters only for flows whose sources write them") 
   REQUIRE(s);
   CHECK(s->value == 5);
   CHECK(findSample(samples, "rtsql_flow_dead_letters", {{"flow", "plain"}}) == nullptr);
+}
+
+TEST_CASE("http server: with a password check, Basic credentials are required but for /healthz") {
+  FakeSource src;
+  src.add(runningFlow("clicks_flow"));
+  HttpServerOptions o;
+  int checks = 0;
+  o.checkPassword = [&checks](std::string_view user, std::string_view password) {
+    ++checks;
+    return user == "alice" && password == "s3cret:with colon";
+  };
+  RunningServer rs(src, o);
+
+  CHECK(get(rs.port(), "/healthz").status == 200);
+  for (const char* target : {"/flows", "/metrics", "/flows/clicks_flow/progress", "/nowhere"}) {
+    HttpResult r = get(rs.port(), target);
+    CHECK_MESSAGE(r.status == 401, target);
+    CHECK(r.headers["www-authenticate"] == "Basic realm=\"rtsqld\", charset=\"UTF-8\"");
+    CHECK(r.body.find("clicks_flow") == std::string::npos);
+  }
+  CHECK(checks == 0);  // no credentials: nothing to check
+
+  // alice:s3cret:with colon (the password may hold colons, the user not).
+  const std::string good =
+      "Authorization: Basic " + pgwire::encodeBase64("alice:s3cret:with colon") + "\r\n";
+  HttpResult ok = request(rs.port(), "GET", "/flows", good);
+  CHECK(ok.status == 200);
+  CHECK(ok.body.find("\"name\":\"clicks_flow\"") != std::string::npos);
+  CHECK(request(rs.port(), "GET", "/metrics", good).status == 200);
+  // The scheme is case-insensitive.
+  CHECK(request(rs.port(), "GET", "/flows",
+                "Authorization: basic " + pgwire::encodeBase64("alice:s3cret:with colon") + "\r\n")
+            .status == 200);
+
+  const std::string wrong = "Authorization: Basic " + pgwire::encodeBase64("alice:guess") + "\r\n";
+  HttpResult bad = request(rs.port(), "GET", "/flows", wrong);
+  CHECK(bad.status == 401);
+  CHECK(bad.body.find("password authentication failed") != std::string::npos);
+  // An unknown user gets the same answer as a wrong password.
+  CHECK(request(rs.port(), "GET", "/flows",
+                "Authorization: Basic " + pgwire::encodeBase64("mallory:guess") + "\r\n")
+            .body == bad.body);
+  for (const char* header :
+       {"Authorization: Bearer abc\r\n", "Authorization: Basic !!!\r\n", "Authorization: Basic\r\n",
+        "Authorization: Basic YWxpY2U=\r\n" /* "alice", no colon */}) {
+    CHECK_MESSAGE(request(rs.port(), "GET", "/flows", header).status == 401, header);
+  }
+}
+
+TEST_CASE("users: checkPassword accepts the user's password only, from a plain or a hashed line") {
+  const rtsql::UserStore users = rtsql::UserStore::parse(
+      "alice:wonderland\nbob:" + pgwire::formatScramVerifier(pgwire::makeScramVerifier("builder")) +
+          "\n",
+      "users");
+  CHECK(users.checkPassword("alice", "wonderland"));
+  CHECK(users.checkPassword("bob", "builder"));
+  CHECK_FALSE(users.checkPassword("alice", "builder"));
+  CHECK_FALSE(users.checkPassword("alice", ""));
+  CHECK_FALSE(users.checkPassword("alice", "wonderland "));
+  CHECK_FALSE(users.checkPassword("carol", "wonderland"));
+  CHECK_FALSE(users.checkPassword("", ""));
 }
