@@ -72,7 +72,7 @@ TEST_CASE("each SQL type has its Python value, and comes back unchanged") {
   CHECK(pythonRepr(pair, Value::structure({Value::string("a"), Value::array({})})) ==
         "{'k': 'a', 'n': []}");
 
-  for (const auto& [type, v] : std::vector<std::pair<DataTypePtr, Value>>{
+  for (const auto& c : std::vector<std::pair<DataTypePtr, Value>>{
            {t(TypeId::Boolean), Value::boolean(false)},
            {t(TypeId::Int), Value::integer(INT32_MIN)},
            {t(TypeId::BigInt), Value::bigint(INT64_MAX)},
@@ -84,9 +84,10 @@ TEST_CASE("each SQL type has its Python value, and comes back unchanged") {
            {ints, Value::array({Value(), Value::integer(2)})},
            {pair, Value::structure({Value(), Value::array({Value::integer(5)})})},
        }) {
-    CAPTURE(type->toString());
-    CHECK(roundTrip(type, v) == v);
-    CHECK(roundTrip(type, Value()).isNull());
+    const std::string name = c.first->toString();
+    CAPTURE(name);
+    CHECK(roundTrip(c.first, c.second) == c.second);
+    CHECK(roundTrip(c.first, Value()).isNull());
   }
 }
 
