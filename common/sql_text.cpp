@@ -1,6 +1,6 @@
 // A small hand-written scanner over SQL text. It knows only what decides where a
 // statement ends: quoted strings and identifiers (with their doubled-quote
-// escapes), line comments and block comments. It needs no grammar, so the shell
+// escapes), $$-quoted text, line comments and block comments. It needs no grammar, so the shell
 // can use it to split scripts and to know when a typed statement is complete.
 #include "common/sql_text.h"
 
@@ -10,6 +10,14 @@ namespace {
 
 bool isSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// A character that continues a name (the lexer's IDENTIFIER: letters, digits,
+// '_', '$' and any non-ASCII byte): `a$$` is a name, not the start of $$ text.
+bool isWordChar(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || u == '_' ||
+         u == '$' || u >= 0x80;
 }
 
 // What the scanner found at one position.
@@ -45,6 +53,18 @@ Piece scanPiece(std::string_view text, size_t& i, bool& open) {
       i = end + 2;
     }
     return Piece::Comment;
+  }
+  if (c == '$' && i + 1 < text.size() && text[i + 1] == '$' &&
+      (i == 0 || !isWordChar(text[i - 1]))) {
+    // $$ ... $$, a function's code: everything up to the next $$ as it is.
+    size_t end = text.find("$$", i + 2);
+    if (end == std::string_view::npos) {
+      open = true;
+      i = text.size();
+    } else {
+      i = end + 2;
+    }
+    return Piece::Other;
   }
   if (c == '\'' || c == '"' || c == '`') {
     // A doubled quote inside the quotes is the escape for the quote itself.

@@ -9,10 +9,10 @@
 
 namespace rtsql {
 
-// Splits a script at top-level ';' (outside '...' "..." `...` quotes, -- line
-// comments and /* */ block comments). Each piece keeps its text without the ';'
-// and its byte offset in `text`; pieces that hold only whitespace and comments
-// are dropped.
+// Splits a script at top-level ';' (outside '...' "..." `...` quotes, $$...$$
+// text, -- line comments and /* */ block comments). Each piece keeps its text
+// without the ';' and its byte offset in `text`; pieces that hold only
+// whitespace and comments are dropped.
 struct StatementText {
   std::string text;
   size_t offset = 0;

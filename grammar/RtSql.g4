@@ -75,11 +75,13 @@ flowClause
     | withOptions                             # flowOptionsClause
     ;
 
-// A SQL function: an expression over its parameters, inlined where it is called.
+// A SQL function: an expression over its parameters, inlined where it is
+// called. LANGUAGE PYTHON: the body of a Python def, written between $$.
 createFunction
     : CREATE (OR REPLACE)? FUNCTION (IF NOT EXISTS)? name=identifier
       LPAREN (functionParam (COMMA functionParam)*)? RPAREN
-      RETURNS returnType=dataType AS body=expr
+      RETURNS returnType=dataType (LANGUAGE language=identifier)?
+      AS (body=expr | code=DOLLAR_STRING)
     ;
 
 functionParam
@@ -375,7 +377,7 @@ anyWord
 nonReserved
     : ALTER | ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
-    | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
+    | LANGUAGE | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
     | PARTITION | PASSWORD | PRECEDING | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
     | RLIKE | ROW | ROWS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
@@ -457,6 +459,7 @@ HOURS: H O U R S;
 IF: I F;
 INSERT: I N S E R T;
 INTERVAL: I N T E R V A L;
+LANGUAGE: L A N G U A G E;
 MAP: M A P;
 MICROSECOND: M I C R O S E C O N D;
 MICROSECONDS: M I C R O S E C O N D S;
@@ -531,6 +534,9 @@ CONCAT: '||';
 
 // Literals and names.
 STRING: '\'' ( ~'\'' | '\'\'' )* '\'';
+// Dollar quoting, as PostgreSQL writes a function's code: everything between
+// $$ and the next $$ as it is, quotes and newlines included.
+DOLLAR_STRING: '$$' .*? '$$';
 INTEGER_VALUE: DIGIT+;
 DECIMAL_VALUE
     : DIGIT+ '.' DIGIT* EXPONENT?

@@ -258,9 +258,9 @@ struct CreateFlow : Statement {
   std::string queryText;  // the SELECT's own text
 };
 
-// CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE AS expr. The body
-// is shared so that the catalog's definition can keep it after the statement
-// is gone.
+// CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l]
+// AS expr | AS $$code$$. The body is shared so that the catalog's definition
+// can keep it after the statement is gone.
 struct FunctionParam {
   std::string name;
   TypeName type;
@@ -275,8 +275,15 @@ struct CreateFunction : Statement {
   bool ifNotExists = false;
   std::vector<FunctionParam> params;
   TypeName returns;
-  std::shared_ptr<const Expr> body;
-  std::string bodyText;  // the body as written
+  // LANGUAGE, lower-cased: "sql" (also when not written) or what was written.
+  std::string language = "sql";
+  size_t languagePos = 0;
+  std::shared_ptr<const Expr> body;  // a SQL body (AS expr); else null
+  std::string bodyText;              // the body as written
+  // AS $$code$$: the text between the $$ (then bodyText is that text too), and
+  // the offset of its first character.
+  bool dollarQuoted = false;
+  size_t codePos = 0;
 };
 
 struct Insert : Statement {

@@ -380,8 +380,19 @@ ast::StatementPtr AstBuilder::createFunction(P::CreateFunctionContext* ctx) {
     s->params.push_back(std::move(param));
   }
   s->returns = dataType(ctx->returnType);
-  s->body = expr(ctx->body);
-  s->bodyText = sourceText(ctx->body);
+  if (ctx->language) {
+    s->language = toLower(identifier(ctx->language));
+    s->languagePos = startOf(ctx->language);
+  }
+  if (ctx->code) {
+    const std::string_view quoted = tokenText(ctx->code);
+    s->dollarQuoted = true;
+    s->bodyText = std::string(quoted.substr(2, quoted.size() - 4));
+    s->codePos = startOf(ctx->code) + 2;
+  } else {
+    s->body = expr(ctx->body);
+    s->bodyText = sourceText(ctx->body);
+  }
   return s;
 }
 

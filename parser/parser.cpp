@@ -370,6 +370,12 @@ void checkTokens(antlr4::BufferedTokenStream& tokens, const ErrorReporter& r) {
                            r.excerpt(pos, r.text().size())),
                pos);
       }
+      if (c == '$' && r.text().substr(pos, 2) == "$$") {
+        r.fail(sqlstate::kSyntaxError,
+               fmt::format("unterminated dollar-quoted string at or near \"{}\"",
+                           r.excerpt(pos, r.text().size())),
+               pos);
+      }
     }
     if (type == RtSqlParser::SLASH && i + 1 < all.size() &&
         all[i + 1]->getType() == RtSqlParser::STAR &&

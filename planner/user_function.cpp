@@ -118,6 +118,26 @@ std::string parameterNames(const UserFunctionDef& def) {
   return out;
 }
 
+// LANGUAGE PYTHON: the body between $$ compiled as the body of a def over
+// the parameters. `def` holds the name, parameters and return type.
+UserFunctionDef definePythonFunction(const ast::CreateFunction& stmt, UserFunctionDef def) {
+  if (!stmt.dollarQuoted) {
+    throw SqlError(sqlstate::kSyntaxError, "a Python function's body is written between $$",
+                   stmt.body ? stmt.body->pos : stmt.namePos,
+                   "write AS $$ return ... $$: the body of a def over the parameters");
+  }
+  std::vector<PythonFunction::Param> params;
+  for (size_t i = 0; i < def.params.size(); ++i) {
+    params.push_back(
+        PythonFunction::Param{def.params[i].name, def.params[i].type, stmt.params[i].pos});
+  }
+  def.python = PythonFunction::compile(def.name, std::move(params), def.returns, stmt.bodyText,
+                                       stmt.codePos);
+  def.bodyText = stmt.bodyText;
+  def.sql = stmt.text;
+  return def;
+}
+
 struct DepthGuard {
   DepthGuard() { ++tDepth; }
   ~DepthGuard() { --tDepth; }
@@ -175,6 +195,19 @@ UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalo
     def.params.push_back(UserFunctionParam{p.name, bindType(p.type)});
   }
   def.returns = bindType(stmt.returns);
+  def.language = stmt.language;
+  if (stmt.language == "python") return definePythonFunction(stmt, std::move(def));
+  if (stmt.language != "sql") {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("functions in LANGUAGE {} are not supported", stmt.language),
+                   stmt.languagePos, "rtsql runs functions in LANGUAGE SQL and LANGUAGE PYTHON");
+  }
+  if (stmt.dollarQuoted) {
+    throw SqlError(sqlstate::kSyntaxError, "a SQL function's body is an expression, not $$ text",
+                   stmt.codePos - 2,
+                   "write the expression without the $$, as in AS x + 1; LANGUAGE PYTHON "
+                   "takes a $$ body");
+  }
   if (!stmt.body) throw InternalError("CREATE FUNCTION without a body");
   const ast::Expr& body = *stmt.body;
 
@@ -275,6 +308,8 @@ ExprPtr inlineUserFunction(const ast::Expr& call,
     }
     args[i] = makeCast(args[i], p.type, call.args[i]->pos);
   }
+  // A Python function is called per row, never inlined.
+  if (def->python) return makePythonCall(def->python, std::move(args));
   if (tDepth >= kMaxInlineDepth) {
     throw SqlError(sqlstate::kStatementTooComplex,
                    fmt::format("functions call each other more than {} deep", kMaxInlineDepth),

@@ -9,6 +9,11 @@
 // expression. Because bodies are inlined where they are called, a function may
 // call only functions created before it, and never itself.
 //
+// A Python function (LANGUAGE PYTHON, docs/udf.md) is the exception: it is
+// compiled by the embedded CPython when it is created, and a call binds to a
+// node that calls it once per row (common/functions/python_function.h). It is
+// never inlined and never computed at plan time.
+//
 // The binder finds the catalog's functions through a UserFunctionScope that
 // planning (planFlow, planQuery) and the server's constant SELECT install on
 // their thread: the expression binder is built in many places from a name
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "common/expr.h"
+#include "common/functions/python_function.h"
 #include "common/types.h"
 #include "parser/ast.h"
 
@@ -38,8 +44,13 @@ struct UserFunctionDef {
   std::string name;  // as declared
   std::vector<UserFunctionParam> params;
   DataTypePtr returns;
-  // The body as parsed from `sql` (its positions are offsets in that text).
+  // "sql" or "python", as SHOW USER FUNCTIONS shows it.
+  std::string language = "sql";
+  // A SQL function's body as parsed from `sql` (its positions are offsets in
+  // that text); null for a Python function.
   std::shared_ptr<const ast::Expr> body;
+  // A Python function as compiled; null for a SQL function.
+  std::shared_ptr<const PythonFunction> python;
   std::string bodyText;  // the body as written
   std::string sql;       // the CREATE FUNCTION statement, for durability
   // The user functions the body calls, lower-cased, each once: a function
@@ -59,7 +70,9 @@ struct UserFunctionDef {
 // aggregate (42803), window function or subquery (0A000), calls only
 // functions that exist (42883) and not the function itself (42P13); its type
 // must convert implicitly to RETURNS (42804). Every error points into the
-// statement and says how to fix it.
+// statement and says how to fix it. LANGUAGE PYTHON compiles the $$ body
+// instead (42P13 with Python's message when it does not compile); any other
+// language is 0A000.
 UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalog& catalog);
 
 // The user functions of `catalog` that `query` (or `expr`) calls by name,

@@ -14,6 +14,8 @@ PACKAGES=(
   librdkafka-dev libboost-dev libboost-system-dev librocksdb-dev libfmt-dev
   doctest-dev libpq-dev libsimdjson-dev libcli11-dev libedit-dev libssl-dev
   libre2-dev
+  # CPython embedded in rtsqld, for CREATE FUNCTION ... LANGUAGE PYTHON
+  libpython3-dev
   # clients and tools used by the tests and the demo
   openssl postgresql-client kafkacat python3 python3-psycopg python3-pytest python3-confluent-kafka curl
   # pip, for the Python packages Debian does not ship (below)

@@ -60,7 +60,7 @@ std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
     case ast::ShowKind::Progress: return {{"progress", pgtype::kJson}};
     case ast::ShowKind::Functions:
     case ast::ShowKind::UserFunctions:
-      return {{"function"}, {"kind"}, {"signature"}, {"returns"}, {"body"}};
+      return {{"function"}, {"kind"}, {"signature"}, {"returns"}, {"body"}, {"language"}};
     case ast::ShowKind::Variable:
       // Like PostgreSQL's SHOW ALL, one name shows a table rather than a value.
       if (iequals(stmt.name, "live_taps")) {
@@ -130,13 +130,13 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
     case ast::ShowKind::UserFunctions: {
       // User functions never take a built-in's name, so each name is one row.
       for (const auto& f : catalogOf(s).functions()) {
-        rows.push_back(
-            {f->name, std::string("user"), f->signature(), f->returns->toString(), f->bodyText});
+        rows.push_back({f->name, std::string("user"), f->signature(), f->returns->toString(),
+                        f->bodyText, toUpper(f->language)});
       }
       if (stmt.what == ast::ShowKind::Functions) {
         for (std::string& f : functionNames()) {
-          rows.push_back(
-              {std::move(f), std::string("builtin"), std::nullopt, std::nullopt, std::nullopt});
+          rows.push_back({std::move(f), std::string("builtin"), std::nullopt, std::nullopt,
+                          std::nullopt, std::nullopt});
         }
       }
       std::sort(rows.begin(), rows.end(),
@@ -246,6 +246,7 @@ void Engine::describeFunction(const ast::Describe& stmt, ResultWriter& out) {
   for (const auto& p : f->params)
     rows.push_back({p.name, p.type->toString(), std::string("parameter")});
   rows.push_back({std::string("returns"), f->returns->toString(), std::string("function")});
+  rows.push_back({std::string("language"), toUpper(f->language), std::string("function")});
   rows.push_back({std::string("body"), f->bodyText, std::string("function")});
   sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
 }

@@ -103,3 +103,31 @@ TEST_CASE("DROP FUNCTION, SHOW [USER] FUNCTIONS, DESCRIBE FUNCTION") {
   auto q = parseOneAs<SelectStatement>("SELECT replace(a, 'x', 'y') AS function FROM t");
   CHECK(q->query->terms[0].items[0].alias == "function");
 }
+
+TEST_CASE("CREATE FUNCTION ... LANGUAGE PYTHON AS $$code$$") {
+  const std::string sql =
+      "CREATE FUNCTION f(a INT) RETURNS INT LANGUAGE PYTHON AS $$\n  s = 'it''s; $x'\n  return a "
+      "$$";
+  auto f = parseOneAs<CreateFunction>(sql);
+  CHECK(f->language == "python");
+  CHECK(f->languagePos == sql.find("PYTHON"));
+  CHECK(f->dollarQuoted);
+  CHECK(f->body == nullptr);
+  // The text between the $$ as it is: quotes, ';' and '$' are the code's.
+  CHECK(f->bodyText == "\n  s = 'it''s; $x'\n  return a ");
+  CHECK(f->codePos == sql.find("$$") + 2);
+
+  auto sqlFn = parseOneAs<CreateFunction>("create function g(a INT) returns INT language sql as a");
+  CHECK(sqlFn->language == "sql");
+  CHECK_FALSE(sqlFn->dollarQuoted);
+  CHECK(parseOneAs<CreateFunction>("CREATE FUNCTION g(a INT) RETURNS INT AS a")->language == "sql");
+  // LANGUAGE stays a name elsewhere.
+  auto q = parseOneAs<SelectStatement>("SELECT language FROM t");
+  CHECK(q->query->terms[0].items.size() == 1);
+
+  SqlError open = testing::sqlErrorOf(
+      [] { parseStatements("CREATE FUNCTION f() RETURNS INT LANGUAGE PYTHON AS $$ return 1"); });
+  CHECK(open.sqlstate() == "42601");
+  CHECK(open.message().find("unterminated dollar-quoted string") == 0);
+  CHECK(open.position() == 51);
+}

@@ -79,3 +79,17 @@ TEST_CASE("lineAndColumn counts lines and characters") {
   CHECK(lineAndColumn(text, 9) == std::pair{3, 3});
   CHECK(lineAndColumn(text, 1000) == std::pair{3, 3});  // clamped to the end
 }
+
+TEST_CASE("splitStatements keeps $$ text whole") {
+  std::string_view script =
+      "CREATE FUNCTION f(a INT) RETURNS INT LANGUAGE PYTHON AS $$\n  x = ';'; y = 'it''s'\n"
+      "  return a $$; SELECT a$$b; SELECT 1";
+  auto parts = splitStatements(script);
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].text.ends_with("return a $$"));
+  // `a$$b` is a name, as the lexer reads it: no $$ text starts there.
+  CHECK(parts[1].text == "SELECT a$$b");
+  CHECK(parts[2].text == "SELECT 1");
+  CHECK_FALSE(endsStatement("CREATE FUNCTION f() RETURNS INT LANGUAGE PYTHON AS $$ return 1;"));
+  CHECK(endsStatement("CREATE FUNCTION f() RETURNS INT LANGUAGE PYTHON AS $$ return 1; $$;"));
+}

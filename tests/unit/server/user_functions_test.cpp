@@ -78,9 +78,10 @@ TEST_CASE_FIXTURE(Fixture, "SHOW FUNCTIONS lists user functions among the built-
   server.runAll({"CREATE FUNCTION Shout(s STRING) RETURNS STRING AS upper(s) || '!'"});
   ResultCapture all = server.run("SHOW FUNCTIONS");
   requireOk(all, "SHOW FUNCTIONS");
-  REQUIRE(all.cols.size() == 5);
+  REQUIRE(all.cols.size() == 6);
   CHECK(all.cols[0].name == "function");
   CHECK(all.cols[1].name == "kind");
+  CHECK(all.cols[5].name == "language");
   size_t user = 0, builtin = 0;
   std::string previous;
   for (const auto& row : all.rows) {
@@ -92,6 +93,7 @@ TEST_CASE_FIXTURE(Fixture, "SHOW FUNCTIONS lists user functions among the built-
       CHECK(*row[2] == "Shout(s STRING)");
       CHECK(*row[3] == "STRING");
       CHECK(*row[4] == "upper(s) || '!'");
+      CHECK(*row[5] == "SQL");
     } else {
       ++builtin;
       CHECK(*row[1] == "builtin");
@@ -103,10 +105,12 @@ TEST_CASE_FIXTURE(Fixture, "SHOW FUNCTIONS lists user functions among the built-
 
   ResultCapture described = server.run("DESCRIBE FUNCTION shout");
   requireOk(described, "DESCRIBE FUNCTION");
-  REQUIRE(described.rows.size() == 3);
+  REQUIRE(described.rows.size() == 4);
   CHECK(*described.rows[0][0] == "s");
   CHECK(*described.rows[0][2] == "parameter");
-  CHECK(*described.rows[2][1] == "upper(s) || '!'");
+  CHECK(*described.rows[2][0] == "language");
+  CHECK(*described.rows[2][1] == "SQL");
+  CHECK(*described.rows[3][1] == "upper(s) || '!'");
   ResultCapture missing = server.run("DESCRIBE FUNCTION nosuch");
   REQUIRE(missing.err);
   CHECK(missing.err->sqlstate() == "42883");
