@@ -327,6 +327,18 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
 }
 
 void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out) {
+  // Python code runs inside rtsqld with its rights on the machine (files,
+  // network, processes): only a superuser may give the server such code, as
+  // only a superuser may make it load a library.
+  if (stmt.language == "python" && !privileges_->isSuperuser(s.user)) {
+    throw SqlError(sqlstate::kInsufficientPrivilege,
+                   fmt::format("permission denied to create Python functions: user \"{}\" is not a "
+                               "superuser",
+                               s.user),
+                   stmt.languagePos,
+                   "a Python function runs with rtsqld's own rights on the server's machine; a "
+                   "superuser (the users file's first user or --superuser) may create one");
+  }
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
   std::lock_guard lock(ddlMu_);

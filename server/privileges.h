@@ -11,7 +11,9 @@
 //     resolves inside a `--files-dir` directory (42501);
 //   - make the server load a library or run a command (the Kafka client's
 //     plugin.library.paths, ssl.engine.location, sasl.kerberos.kinit.cmd),
-//     which is for superusers only (42501).
+//     which is for superusers only (42501);
+//   - create a Python function (CREATE FUNCTION ... LANGUAGE PYTHON), whose
+//     code runs with the server's rights (42501).
 // With `--files-dir` given, superusers are confined to those directories too:
 // the operator's list is the whole of what SQL may touch. Without it, only
 // superusers may name files, and they may name any file rtsqld can open.

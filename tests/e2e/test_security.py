@@ -366,6 +366,25 @@ def table_sql(name, path):
     return f"CREATE TABLE {name} (a STRING) WITH (connector = 'file', path = {sql_str(path)})"
 
 
+def test_only_superusers_create_python_functions(shared):
+    """Python code runs with rtsqld's rights: bob may create SQL functions but
+    not Python ones; the owner may create both."""
+    body = "$$ return __import__('os').getpid() $$"
+    with shared.connect(user="bob") as conn:
+        name = unique("py")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege) as e:
+            conn.execute(f"CREATE FUNCTION {name}(a BIGINT) RETURNS BIGINT LANGUAGE PYTHON AS {body}")
+        assert "not a superuser" in str(e.value) and "superuser" in (e.value.diag.message_hint or "")
+        assert e.value.diag.statement_position is not None
+        conn.execute(f"CREATE FUNCTION {name}_sql(a BIGINT) RETURNS BIGINT AS a + 1")
+        conn.execute(f"DROP FUNCTION {name}_sql")
+        assert not any(r[0] == name for r in conn.execute("SHOW USER FUNCTIONS").fetchall())
+    with shared.connect(user="owner") as conn:
+        name = unique("py")
+        conn.execute(f"CREATE FUNCTION {name}(a BIGINT) RETURNS BIGINT LANGUAGE PYTHON AS {body}")
+        conn.execute(f"DROP FUNCTION {name}")
+
+
 def test_server_files_only_inside_files_dir(shared):
     """/proc/self/environ cannot be loaded by anyone: not by name, not through
     '..' out of the allowed directory, not through a link inside it; a file
