@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -192,41 +193,34 @@ std::string renderMetrics(const Source& source) {
     if (lettered) deadLetters.add(flowLabel, *lettered);
     lag.add(flowLabel, sourceLagTotal);
 
-    simdjson::dom::element rtm;
-    if (p["rtmMetrics"].get(rtm) == simdjson::SUCCESS) {
-      static constexpr std::pair<const char*, const char*> kKinds[] = {
-          {"processingLatencyMs", "processing"},
-          {"sourceQueuingLatencyMs", "source_queuing"},
-          {"e2eLatencyMs", "e2e"}};
-      static constexpr std::pair<const char*, const char*> kQuantiles[] = {
-          {"P0", "0"}, {"P50", "0.5"}, {"P90", "0.9"}, {"P95", "0.95"}, {"P99", "0.99"}};
-      for (const auto& [key, kind] : kKinds) {
+    // The percentiles of the latency objects in `parent` (key -> kind label),
+    // one sample per kind and quantile.
+    using Names = std::initializer_list<std::pair<const char*, const char*>>;
+    auto addLatencies = [&](Family& fam, simdjson::dom::element parent, Names kinds,
+                            Names quantiles) {
+      for (const auto& [key, kind] : kinds) {
         simdjson::dom::element h;
-        if (rtm[key].get(h) != simdjson::SUCCESS) continue;
-        for (const auto& [pk, quantile] : kQuantiles) {
-          if (auto v = number(h, pk)) {
-            latency.add({{"flow", name}, {"kind", kind}, {"quantile", quantile}}, *v);
-          }
+        if (parent[key].get(h) != simdjson::SUCCESS) continue;
+        for (const auto& [pk, quantile] : quantiles) {
+          if (auto v = number(h, pk))
+            fam.add({{"flow", name}, {"kind", kind}, {"quantile", quantile}}, *v);
         }
       }
+    };
+    simdjson::dom::element rtm;
+    if (p["rtmMetrics"].get(rtm) == simdjson::SUCCESS) {
+      addLatencies(latency, rtm,
+                   {{"processingLatencyMs", "processing"},
+                    {"sourceQueuingLatencyMs", "source_queuing"},
+                    {"e2eLatencyMs", "e2e"}},
+                   {{"P0", "0"}, {"P50", "0.5"}, {"P90", "0.9"}, {"P95", "0.95"}, {"P99", "0.99"}});
     }
-
     simdjson::dom::element recent;
     if (p["recentMetrics"].get(recent) == simdjson::SUCCESS) {
       if (auto v = number(recent, "numOutputRows")) recentOutput.add(flowLabel, *v);
-      static constexpr std::pair<const char*, const char*> kRecentKinds[] = {
-          {"processingLatencyMs", "processing"}, {"e2eLatencyMs", "e2e"}};
-      static constexpr std::pair<const char*, const char*> kRecentQuantiles[] = {
-          {"P50", "0.5"}, {"P90", "0.9"}, {"P99", "0.99"}};
-      for (const auto& [key, kind] : kRecentKinds) {
-        simdjson::dom::element h;
-        if (recent[key].get(h) != simdjson::SUCCESS) continue;
-        for (const auto& [pk, quantile] : kRecentQuantiles) {
-          if (auto v = number(h, pk)) {
-            recentLatency.add({{"flow", name}, {"kind", kind}, {"quantile", quantile}}, *v);
-          }
-        }
-      }
+      addLatencies(recentLatency, recent,
+                   {{"processingLatencyMs", "processing"}, {"e2eLatencyMs", "e2e"}},
+                   {{"P50", "0.5"}, {"P90", "0.9"}, {"P99", "0.99"}});
     }
     simdjson::dom::element checkpoint;
     if (p["checkpoint"].get(checkpoint) == simdjson::SUCCESS && checkpoint.is_object()) {

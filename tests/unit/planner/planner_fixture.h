@@ -7,9 +7,10 @@
 
 #include <string>
 
+#include "../sql_error_of.h"
 #include "parser/parser.h"
 #include "planner/planner.h"
-#include "../sql_error_of.h"
+#include "planner/user_function.h"
 
 namespace rtsql::testing {
 
@@ -110,5 +111,22 @@ inline void addClicksAndSinks(PlannerFixture& f) {
                               topic = 'changes', format = 'debezium-json');
   )");
 }
+
+// The standard fixture with CREATE FUNCTION as the server runs it: the
+// definition checked (defineUserFunction), then added to the catalog.
+struct FunctionFixture : PlannerFixture {
+  FunctionFixture() { addClicksAndSinks(*this); }
+
+  void create(const std::string& sql) {
+    auto stmt = parseOne(sql);
+    REQUIRE(stmt->kind == ast::StatementKind::CreateFunction);
+    const auto& cf = static_cast<const ast::CreateFunction&>(*stmt);
+    catalog.addFunction(defineUserFunction(cf, catalog), cf.orReplace, cf.ifNotExists, cf.namePos);
+  }
+
+  SqlError createError(const std::string& sql) {
+    return sqlErrorOf([&] { create(sql); });
+  }
+};
 
 }  // namespace rtsql::testing

@@ -13,20 +13,7 @@ using namespace rtsql::testing;
 
 namespace {
 
-struct PythonFixture : PlannerFixture {
-  PythonFixture() { addClicksAndSinks(*this); }
-
-  void create(const std::string& sql) {
-    auto stmt = parseOne(sql);
-    REQUIRE(stmt->kind == ast::StatementKind::CreateFunction);
-    const auto& cf = static_cast<const ast::CreateFunction&>(*stmt);
-    catalog.addFunction(defineUserFunction(cf, catalog), cf.orReplace, cf.ifNotExists, cf.namePos);
-  }
-
-  SqlError createError(const std::string& sql) {
-    return sqlErrorOf([&] { create(sql); });
-  }
-};
+using PythonFixture = FunctionFixture;
 
 }  // namespace
 

@@ -13,21 +13,7 @@ using namespace rtsql::testing;
 
 namespace {
 
-struct FunctionFixture : PlannerFixture {
-  FunctionFixture() { addClicksAndSinks(*this); }
-
-  // CREATE FUNCTION as the server runs it: checked, then added.
-  void create(const std::string& sql) {
-    auto stmt = parseOne(sql);
-    REQUIRE(stmt->kind == ast::StatementKind::CreateFunction);
-    const auto& cf = static_cast<const ast::CreateFunction&>(*stmt);
-    catalog.addFunction(defineUserFunction(cf, catalog), cf.orReplace, cf.ifNotExists, cf.namePos);
-  }
-
-  SqlError createError(const std::string& sql) {
-    return sqlErrorOf([&] { create(sql); });
-  }
-
+struct ProjectFixture : FunctionFixture {
   // The Project line of a one-stage flow's EXPLAIN.
   std::string projectLine(const std::string& select) {
     std::string plan = flow("CREATE FLOW f INTO alerts AS " + select).explain();
@@ -40,7 +26,7 @@ struct FunctionFixture : PlannerFixture {
 }  // namespace
 
 TEST_CASE("a call is inlined: EXPLAIN shows the body over the arguments") {
-  FunctionFixture f;
+  ProjectFixture f;
   f.create(
       "CREATE FUNCTION discount(price DOUBLE, pct INT) RETURNS DOUBLE AS price - price * pct / "
       "100");
@@ -65,7 +51,7 @@ TEST_CASE("a call is inlined: EXPLAIN shows the body over the arguments") {
 }
 
 TEST_CASE("arguments are cast to the parameters' types, the body to the return type") {
-  FunctionFixture f;
+  ProjectFixture f;
   f.create("CREATE FUNCTION twice(n BIGINT) RETURNS BIGINT AS n * 2");
   f.create("CREATE FUNCTION as_double(n INT) RETURNS DOUBLE AS n + 1");
   f.create("CREATE FUNCTION label(s STRING) RETURNS STRING AS upper(s)");
@@ -82,7 +68,7 @@ TEST_CASE("arguments are cast to the parameters' types, the body to the return t
 }
 
 TEST_CASE("a function may call a function created before it") {
-  FunctionFixture f;
+  ProjectFixture f;
   f.create("CREATE FUNCTION sq(x DOUBLE) RETURNS DOUBLE AS x * x");
   f.create("CREATE FUNCTION norm(a DOUBLE, b DOUBLE) RETURNS DOUBLE AS sqrt(sq(a) + sq(b))");
   CHECK(f.projectLine("SELECT norm(amount, 3) AS n FROM clicks") ==
@@ -98,7 +84,7 @@ TEST_CASE("a function may call a function created before it") {
 }
 
 TEST_CASE("a call that does not fit the signature is 42883 with the signature in the hint") {
-  FunctionFixture f;
+  ProjectFixture f;
   f.create("CREATE FUNCTION discount(price DOUBLE, pct INT) RETURNS DOUBLE AS price * pct");
   const std::string arity = "SELECT discount(amount) FROM clicks";
   SqlError e = sqlErrorOf([&] { f.query(arity); });
@@ -128,7 +114,7 @@ TEST_CASE("a call that does not fit the signature is 42883 with the signature in
 }
 
 TEST_CASE("CREATE FUNCTION refuses what a body cannot be") {
-  FunctionFixture f;
+  ProjectFixture f;
   // `at`: the text the error points at; "RETURNS" stands for the body at the end.
   auto check = [&](const std::string& sql, const char* state, const std::string& at) {
     SqlError e = f.createError(sql);
@@ -159,7 +145,7 @@ TEST_CASE("CREATE FUNCTION refuses what a body cannot be") {
 }
 
 TEST_CASE("the catalog: duplicates, OR REPLACE, drops refused while something calls a function") {
-  FunctionFixture f;
+  ProjectFixture f;
   f.create("CREATE FUNCTION sq(x DOUBLE) RETURNS DOUBLE AS x * x");
   SqlError e = f.createError("CREATE FUNCTION sq(x INT) RETURNS INT AS x");
   CHECK(e.sqlstate() == "42723");
@@ -199,7 +185,7 @@ TEST_CASE("the catalog: duplicates, OR REPLACE, drops refused while something ca
 }
 
 TEST_CASE("functions list in creation order, which replays") {
-  FunctionFixture f;
+  ProjectFixture f;
   f.create("CREATE FUNCTION zeta(x INT) RETURNS INT AS x + 1");
   f.create("CREATE FUNCTION alpha(x INT) RETURNS INT AS zeta(x) * 2");
   f.create("CREATE FUNCTION mid(x INT) RETURNS INT AS x");
