@@ -5,7 +5,8 @@
 #   asan   clang build with AddressSanitizer, UndefinedBehaviorSanitizer and the
 #          fuzzer's coverage (build-asan, RTSQL_FUZZ=ON); runs the unit tests, the
 #          SQL logic tests and the fuzz corpus replays in it. Not the end-to-end
-#          tests: they measure real processes at full speed.
+#          tests: they measure real processes at full speed. Nor the benchmark
+#          drivers (RTSQL_BENCH=OFF): nothing runs them under a sanitizer.
 #   fuzz   each fuzz target of build-asan for RTSQL_FUZZ_SECONDS (default 60) or
 #          RTSQL_FUZZ_RUNS executions (default 100000), whichever comes first,
 #          from its seed corpus, RTSQL_JOBS targets at a time. A crash fails the
@@ -54,7 +55,7 @@ configure() {  # build dir, extra cmake arguments...
 
 asan() {
   echo "sanitize: ASan+UBSan build (${ASAN_BUILD})"
-  configure "$ASAN_BUILD" -DRTSQL_FUZZ=ON
+  configure "$ASAN_BUILD" -DRTSQL_FUZZ=ON -DRTSQL_BENCH=OFF
   cmake --build "$ASAN_BUILD" -j "$JOBS"
   echo "sanitize: unit, SQL logic and fuzz replay tests under ASan+UBSan"
   ctest --test-dir "$ASAN_BUILD" --output-on-failure -j "$JOBS" -R '^(unit|sql|fuzz)\.'
@@ -81,7 +82,7 @@ fuzz_one() {  # fuzz target binary; returns non-zero on a crash
 
 fuzz() {
   echo "sanitize: fuzz pass, ${FUZZ_SECONDS} s or ${FUZZ_RUNS} runs per target, ${JOBS} at a time"
-  configure "$ASAN_BUILD" -DRTSQL_FUZZ=ON
+  configure "$ASAN_BUILD" -DRTSQL_FUZZ=ON -DRTSQL_BENCH=OFF
   cmake --build "$ASAN_BUILD" -j "$JOBS"
   mkdir -p "$FUZZ_ARTIFACTS"
   local failed=0 bin pid
