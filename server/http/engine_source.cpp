@@ -1,6 +1,8 @@
 // EngineSource: Engine::FlowInfo to http::FlowStatus.
 #include "server/http/engine_source.h"
 
+#include "server/http/plan_json.h"
+
 namespace rtsql::http {
 
 std::vector<FlowStatus> EngineSource::flows(bool withProgress) const {
@@ -23,5 +25,15 @@ std::optional<std::string> EngineSource::progress(const std::string& flow) const
 }
 
 SlotUsage EngineSource::slots() const { return {engine_.slotsUsed(), engine_.slotsTotal()}; }
+
+}  // namespace rtsql::http
+
+namespace rtsql::http {
+
+std::optional<std::string> EngineSource::planJson(const std::string& flow) const {
+  std::optional<std::string> out;
+  engine_.readPlan(flow, [&out](const PhysicalPlan& plan) { out = http::planJson(plan); });
+  return out;
+}
 
 }  // namespace rtsql::http

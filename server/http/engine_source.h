@@ -15,6 +15,7 @@ class EngineSource : public Source {
   std::vector<FlowStatus> flows(bool withProgress) const override;
   std::optional<std::string> progress(const std::string& flow) const override;
   SlotUsage slots() const override;
+  std::optional<std::string> planJson(const std::string& flow) const override;
 
  private:
   const Engine& engine_;

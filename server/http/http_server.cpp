@@ -41,6 +41,7 @@ struct ServerState {
   // server may join and destroy them.
   bool stopped = false;
   asio::thread_pool* workers;
+  CredentialCache credentials;
   uint64_t nextId = 0;
   std::map<uint64_t, std::weak_ptr<Connection>> connections;
 };
@@ -105,7 +106,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                   authorization = std::move(authorization), keepAlive,
                                   version]() mutable {
       std::optional<Reply> refused =
-          authorize(self->state_->options.checkPassword, target, authorization);
+          authorize(self->state_->options.checkPassword, target, authorization,
+                    &self->state_->credentials, self->state_->options.credentialStamp);
       Reply reply = refused ? std::move(*refused) : route(self->state_->source, method, target);
       auto ex = self->stream_.get_executor();
       asio::post(ex, [self = std::move(self), reply = std::move(reply), keepAlive, version]() mutable {

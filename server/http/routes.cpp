@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/json.h"
+#include "server/http/console_assets.h"
 #include "server/http/metrics.h"
 
 namespace rtsql::http {
@@ -62,6 +63,19 @@ Reply progressReply(const Source& source, std::string_view encodedName) {
   return r;
 }
 
+Reply planReply(const Source& source, std::string_view encodedName) {
+  std::optional<std::string> name = percentDecode(encodedName);
+  if (!name || name->empty()) return jsonError(404, "not a flow name");
+  std::optional<std::string> json = source.planJson(*name);
+  if (!json) {
+    return jsonError(404, fmt::format("flow \"{}\" does not exist or is not running", *name));
+  }
+  Reply r;
+  r.contentType = kJsonContentType;
+  r.body = std::move(*json);
+  return r;
+}
+
 Reply textReply(std::string body) {
   Reply r;
   r.contentType = kTextContentType;
@@ -101,24 +115,39 @@ Reply route(const Source& source, std::string_view method, std::string_view targ
   // so that scrapers adding one (some do) still work.
   std::string_view path = target.substr(0, target.find('?'));
 
-  enum class Route { None, Health, Flows, Progress, Metrics };
+  enum class Route { None, Health, Flows, Progress, Plan, Metrics, Console };
   Route which = Route::None;
   std::string_view flowName;
   constexpr std::string_view kFlowsPrefix = "/flows/";
   constexpr std::string_view kProgressSuffix = "/progress";
-  if (path == "/healthz") {
+  constexpr std::string_view kPlanSuffix = "/plan";
+  // "/flows/<name><suffix>": the name, or nullopt when the path is another.
+  auto flowPath = [&](std::string_view suffix) -> std::optional<std::string_view> {
+    if (path.size() <= kFlowsPrefix.size() + suffix.size() ||
+        path.substr(0, kFlowsPrefix.size()) != kFlowsPrefix ||
+        path.substr(path.size() - suffix.size()) != suffix) {
+      return std::nullopt;
+    }
+    std::string_view name =
+        path.substr(kFlowsPrefix.size(), path.size() - kFlowsPrefix.size() - suffix.size());
+    // A name with a raw '/' would be another path; '/' in a name is sent as %2F.
+    if (name.find('/') != std::string_view::npos) return std::nullopt;
+    return name;
+  };
+  if (findConsoleFile(path)) {
+    which = Route::Console;
+  } else if (path == "/healthz") {
     which = Route::Health;
   } else if (path == "/flows") {
     which = Route::Flows;
   } else if (path == "/metrics") {
     which = Route::Metrics;
-  } else if (path.size() > kFlowsPrefix.size() + kProgressSuffix.size() &&
-             path.substr(0, kFlowsPrefix.size()) == kFlowsPrefix &&
-             path.substr(path.size() - kProgressSuffix.size()) == kProgressSuffix) {
-    flowName = path.substr(kFlowsPrefix.size(),
-                           path.size() - kFlowsPrefix.size() - kProgressSuffix.size());
-    // A name with a raw '/' would be another path; '/' in a name is sent as %2F.
-    if (flowName.find('/') == std::string_view::npos) which = Route::Progress;
+  } else if (auto progress = flowPath(kProgressSuffix)) {
+    flowName = *progress;
+    which = Route::Progress;
+  } else if (auto plan = flowPath(kPlanSuffix)) {
+    flowName = *plan;
+    which = Route::Plan;
   }
 
   if (which == Route::None) return jsonError(404, fmt::format("no such path: {}", path));
@@ -132,6 +161,10 @@ Reply route(const Source& source, std::string_view method, std::string_view targ
       case Route::Health: return textReply("ok\n");
       case Route::Flows: return flowsReply(source);
       case Route::Progress: return progressReply(source, flowName);
+      case Route::Plan:
+        return planReply(source, flowName);
+      case Route::Console:
+        return *consoleReply(path);
       case Route::Metrics: {
         Reply r;
         r.contentType = kMetricsContentType;

@@ -4,6 +4,9 @@
 //   GET /healthz                200 "ok"
 //   GET /flows                  200 JSON array of {name, sink, state, error, slots}
 //   GET /flows/<name>/progress  200 SHOW PROGRESS's JSON; 404 JSON error if no such flow
+//   GET /flows/<name>/plan      200 the running plan as JSON (planner/plan_json.h); 404 if
+//                               no such flow or it has no plan
+//   GET / and /console/<file>   the web console (console_assets.h)
 //   GET /metrics                200 Prometheus text format 0.0.4 (metrics.h)
 //   any other path              404 JSON error; any other method on a known path 405
 #pragma once

@@ -35,6 +35,12 @@ class Source {
   // SHOW PROGRESS <flow>'s JSON; nullopt when there is no such flow.
   virtual std::optional<std::string> progress(const std::string& flow) const = 0;
   virtual SlotUsage slots() const = 0;
+  // The plan the flow runs, as JSON (planner/plan_json.h); nullopt when there
+  // is no such flow or it has no plan (it is not running).
+  virtual std::optional<std::string> planJson(const std::string& flow) const {
+    (void)flow;
+    return std::nullopt;
+  }
 };
 
 }  // namespace rtsql::http
