@@ -73,8 +73,8 @@ size_t CredentialCache::size() const {
 
 std::optional<Reply> authorize(const PasswordCheck& check, std::string_view target,
                                std::string_view authorization, CredentialCache* cache,
-                               const CredentialStamp& stamp,
-                               CredentialCache::Clock::time_point now) {
+                               const CredentialStamp& stamp, CredentialCache::Clock::time_point now,
+                               std::string* authenticated) {
   if (!check) return std::nullopt;
   const std::string_view path = target.substr(0, target.find('?'));
   if (path == "/healthz") return std::nullopt;
@@ -107,6 +107,7 @@ std::optional<Reply> authorize(const PasswordCheck& check, std::string_view targ
   const bool accepted = check(user, pair.substr(colon + 1));
   if (cache) cache->remember(authorization, accepted, userStamp, now);
   if (!accepted) return unauthorized("password authentication failed");
+  if (authenticated) *authenticated = user;
   return std::nullopt;
 }
 

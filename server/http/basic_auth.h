@@ -73,10 +73,13 @@ class CredentialCache {
 // value, empty when absent) holds Basic credentials `check` accepts. Else the
 // 401 reply, with the WWW-Authenticate challenge; it never says whether the
 // user exists. With a `cache`, a header it remembers (under `stamp`'s value
-// for its user, 0 without one) is answered without calling `check`.
+// for its user, 0 without one) is answered without calling `check`. When
+// the request may go on, `user` (if given) is set to who sent it; empty
+// without a check.
 std::optional<Reply> authorize(
     const PasswordCheck& check, std::string_view target, std::string_view authorization,
     CredentialCache* cache = nullptr, const CredentialStamp& stamp = {},
-    CredentialCache::Clock::time_point now = CredentialCache::Clock::now());
+    CredentialCache::Clock::time_point now = CredentialCache::Clock::now(),
+    std::string* user = nullptr);
 
 }  // namespace rtsql::http

@@ -9,6 +9,7 @@
 #include "common/json.h"
 #include "server/http/console_assets.h"
 #include "server/http/metrics.h"
+#include "server/http/sql_endpoint.h"
 
 namespace rtsql::http {
 
@@ -111,11 +112,20 @@ std::optional<std::string> percentDecode(std::string_view segment) {
 }
 
 Reply route(const Source& source, std::string_view method, std::string_view target) {
+  Request request;
+  request.method = method;
+  request.target = target;
+  return route(source, request);
+}
+
+Reply route(const Source& source, const Request& request) {
+  const std::string_view method = request.method;
+  const std::string_view target = request.target;
   // The query string selects nothing here; it is ignored rather than refused
   // so that scrapers adding one (some do) still work.
   std::string_view path = target.substr(0, target.find('?'));
 
-  enum class Route { None, Health, Flows, Progress, Plan, Metrics, Console };
+  enum class Route { None, Health, Flows, Progress, Plan, Metrics, Console, Sql };
   Route which = Route::None;
   std::string_view flowName;
   constexpr std::string_view kFlowsPrefix = "/flows/";
@@ -142,6 +152,8 @@ Reply route(const Source& source, std::string_view method, std::string_view targ
     which = Route::Flows;
   } else if (path == "/metrics") {
     which = Route::Metrics;
+  } else if (path == "/sql") {
+    which = Route::Sql;
   } else if (auto progress = flowPath(kProgressSuffix)) {
     flowName = *progress;
     which = Route::Progress;
@@ -151,6 +163,22 @@ Reply route(const Source& source, std::string_view method, std::string_view targ
   }
 
   if (which == Route::None) return jsonError(404, fmt::format("no such path: {}", path));
+  if (which == Route::Sql) {
+    if (method != "POST") {
+      Reply r = jsonError(405, fmt::format("method {} is not allowed; use POST", method));
+      r.headers.emplace_back("Allow", "POST");
+      return r;
+    }
+    try {
+      // Without a users file every client is trusted, as on the PostgreSQL
+      // protocol; its statements then run as the default user.
+      const std::string user = request.user.empty() ? "rtsql" : std::string(request.user);
+      return sqlReply(request.contentType, request.body,
+                      [&](const std::string& sql) { return source.runReadOnly(user, sql); });
+    } catch (const std::exception& e) {
+      return jsonError(500, e.what());
+    }
+  }
   if (method != "GET") {
     Reply r = jsonError(405, fmt::format("method {} is not allowed; use GET", method));
     r.headers.emplace_back("Allow", "GET");
@@ -171,6 +199,7 @@ Reply route(const Source& source, std::string_view method, std::string_view targ
         r.body = renderMetrics(source);
         return r;
       }
+      case Route::Sql:
       case Route::None: break;
     }
   } catch (const std::exception& e) {

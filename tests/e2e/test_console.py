@@ -2,7 +2,8 @@
 selenium): rtsqld with --http-port and a users file serves the page at `/`;
 without credentials it is a 401, with them the page loads, lists the flows,
 draws the plan, its input-rate chart moves as records flow, and a flow that
-failed on a bad record shows why. Screenshots go to
+failed on a bad record shows why, and the SQL box runs SHOW but refuses what
+would change the server. Screenshots go to
 $RTSQL_BIN_DIR/test-artifacts/console/."""
 
 import base64
@@ -46,9 +47,13 @@ class ConsoleServer(Server):
     def url(self, path="/"):
         return f"http://{self.host}:{self.http_port}{path}"
 
-    def http(self, path, auth=None):
-        """(status, headers, body) of a GET, with Basic credentials when given."""
-        req = urllib.request.Request(self.url(path))
+    def http(self, path, auth=None, json_body=None):
+        """(status, headers, body) of a GET (a POST of JSON_BODY when given), with
+        Basic credentials when given."""
+        data = None if json_body is None else json.dumps(json_body).encode()
+        req = urllib.request.Request(self.url(path), data=data)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
         if auth:
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
             req.add_header("Authorization", f"Basic {token}")
@@ -232,3 +237,42 @@ def test_failed_flow_shows_its_reason(server, flows, browser):
         "the failure banner")
     assert banner.startswith("Failed:") and "cannot decode" in banner, banner
     browser.save_screenshot(str(ARTIFACTS / "console_failed_flow.png"))
+
+
+def test_sql_endpoint_runs_read_only_statements_only(server, flows):
+    auth = (USER, PASSWORD)
+    status, _, body = server.http("/sql", auth=auth, json_body={"sql": "SHOW FLOWS"})
+    assert status == 200, body
+    result = json.loads(body)
+    assert result["columns"][0]["name"] == "name"
+    by_name = {row[0]: row for row in result["rows"]}
+    assert by_name[flows["flow"]][2] == "running"
+    assert by_name[flows["failed"]][2] == "failed"
+
+    created = unique("never")
+    status, _, body = server.http("/sql", auth=auth, json_body={
+        "sql": f"CREATE SOURCE {created} (a INT) WITH (connector = 'datagen')"})
+    assert status == 400
+    assert json.loads(body)["sqlstate"] == "25006"
+    assert not [r for r in server.query("SHOW SOURCES") if r[0] == created]
+
+    status, _, _ = server.http("/sql", json_body={"sql": "SHOW FLOWS"})
+    assert status == 401
+
+
+def test_sql_box_in_the_page(server, flows, browser):
+    browser.get(server.url("/"))
+    wait_for(browser, lambda d: js(d, "return document.getElementById('sql-form') !== null"),
+             "the SQL box")
+    js(browser, "document.getElementById('sql-text').value = arguments[0];"
+                "document.getElementById('sql-run').click()", f"EXPLAIN FLOW {flows['flow']}")
+    text = wait_for(browser, lambda d: js(
+        d, "const t = document.getElementById('sql-table'); return t && t.textContent"),
+        "the EXPLAIN rows")
+    assert "Aggregate keys=[user_id]" in text, text
+    js(browser, "document.getElementById('sql-text').value = 'DROP FLOW x';"
+                "document.getElementById('sql-run').click()")
+    state = wait_for(browser, lambda d: js(
+        d, "const e = document.querySelector('#sql-result .sql-error'); "
+           "return e && e.dataset.sqlstate"), "the refusal")
+    assert state == "25006"

@@ -422,7 +422,38 @@ function drawPlan(box, plan) {
   box.replaceChildren(svg, foot);
 }
 
+// ---- SQL box -------------------------------------------------------------
+
+async function runSql(event) {
+  event.preventDefault();
+  const out = document.getElementById("sql-result");
+  const sql = document.getElementById("sql-text").value;
+  out.replaceChildren(el("p", {class: "muted"}, "running…"));
+  let r, body;
+  try {
+    r = await fetch("/sql", {method: "POST", headers: {"Content-Type": "application/json"},
+                             body: JSON.stringify({sql})});
+    body = await r.json();
+  } catch (e) {
+    out.replaceChildren(el("p", {class: "sql-error"}, `request failed: ${e.message}`));
+    return;
+  }
+  if (!r.ok) {
+    const where = body.position === null || body.position === undefined ? "" : ` at character ${body.position + 1}`;
+    out.replaceChildren(el("p", {class: "sql-error", "data-sqlstate": body.sqlstate || ""},
+                           `ERROR ${body.sqlstate || r.status}${where}: ${body.error}` +
+                           (body.hint ? `\nHINT: ${body.hint}` : "")));
+    return;
+  }
+  const head = el("tr", {}, ...body.columns.map(c => el("th", {}, c.name)));
+  const rows = body.rows.map(row => el("tr", {}, ...row.map(v => el("td", {}, v === null ? "NULL" : v))));
+  out.replaceChildren(el("table", {id: "sql-table"}, el("thead", {}, head), el("tbody", {}, ...rows)),
+                      el("p", {class: "muted"}, `${body.command} · ${body.rows.length} row${body.rows.length === 1 ? "" : "s"}`));
+}
+
 // ---- start ---------------------------------------------------------------
+
+document.getElementById("sql-form").addEventListener("submit", runSql);
 
 pollFlows();
 setInterval(pollFlows, POLL_FLOWS_MS);

@@ -10,6 +10,7 @@
 #include "server/http/basic_auth.h"
 #include "server/http/console_assets.h"
 #include "server/http/routes.h"
+#include "server/http/sql_endpoint.h"
 #include "server/pgwire/auth.h"
 
 using namespace rtsql::http;
@@ -194,4 +195,91 @@ TEST_CASE("authorize with a cache: one derivation for a repeated header, again a
   CHECK_FALSE(authorize(check, "/healthz", "", &cache, stamp, now));
   CHECK(authorize(check, "/", "", &cache, stamp, now));
   CHECK(checks == 5);
+}
+
+TEST_CASE("sql box: only one SHOW, DESCRIBE or EXPLAIN statement is run") {
+  for (const char* sql :
+       {"SHOW FLOWS", "show sources;", "SHOW PROGRESS f", "SHOW USERS", "DESCRIBE clicks",
+        "EXPLAIN FLOW f", "EXPLAIN CREATE FLOW f INTO s AS SELECT * FROM src"}) {
+    CHECK_NOTHROW_MESSAGE(checkReadOnly(sql), sql);
+  }
+  auto stateOf = [](const char* sql) {
+    try {
+      checkReadOnly(sql);
+    } catch (const rtsql::SqlError& e) {
+      return e.sqlstate();
+    }
+    return std::string("none");
+  };
+  for (const char* sql : {"CREATE SOURCE s (a INT) WITH (connector = 'datagen')", "DROP FLOW f",
+                          "STOP FLOW f", "SET rtsql.dry_run = on", "CREATE USER bob PASSWORD 'x'",
+                          "DROP USER bob", "INSERT INTO t VALUES (1)", "SELECT 1"}) {
+    CHECK_MESSAGE(stateOf(sql) == "25006", sql);
+  }
+  CHECK(stateOf("SHOW FLOWS; DROP FLOW f") == "42601");
+  CHECK(stateOf("") == "42601");
+  CHECK(stateOf("SHOW WHAT EVER (") == "42601");
+}
+
+TEST_CASE("sql box: POST /sql runs a read-only statement and answers its rows as JSON") {
+  struct SqlSource : PlanSource {
+    mutable std::vector<std::pair<std::string, std::string>> ran;  // user, sql
+    SqlResult runReadOnly(const std::string& user, const std::string& sql) const override {
+      ran.emplace_back(user, sql);
+      SqlResult r;
+      if (sql == "SHOW PROGRESS nope") {
+        r.error =
+            rtsql::SqlError("42704", "flow \"nope\" does not exist", 14, "SHOW FLOWS lists them");
+        return r;
+      }
+      r.command = "SHOW";
+      r.columns = {"name", "error"};
+      r.rows = {{"f\"1", std::nullopt}};
+      return r;
+    }
+  };
+  SqlSource src;
+  Request req;
+  req.method = "POST";
+  req.target = "/sql";
+  req.contentType = "application/json; charset=utf-8";
+  req.body = R"({"sql": "SHOW FLOWS"})";
+  req.user = "alice";
+  Reply ok = route(src, req);
+  CHECK(ok.status == 200);
+  CHECK(ok.contentType == "application/json");
+  CHECK(ok.body ==
+        "{\"command\":\"SHOW\",\"columns\":[{\"name\":\"name\"},{\"name\":\"error\"}],"
+        "\"rows\":[[\"f\\\"1\",null]]}\n");
+  REQUIRE(src.ran.size() == 1);
+  CHECK(src.ran[0] == std::make_pair(std::string("alice"), std::string("SHOW FLOWS")));
+
+  req.body = R"({"sql": "SHOW PROGRESS nope"})";
+  Reply missing = route(src, req);
+  CHECK(missing.status == 400);
+  CHECK(missing.body ==
+        "{\"error\":\"flow \\\"nope\\\" does not exist\",\"sqlstate\":\"42704\",\"position\":14,"
+        "\"hint\":\"SHOW FLOWS lists them\"}\n");
+
+  // A statement that would change something never reaches the source.
+  req.body = R"({"sql": "DROP FLOW f"})";
+  Reply refused = route(src, req);
+  CHECK(refused.status == 400);
+  CHECK(refused.body.find("\"sqlstate\":\"25006\"") != std::string::npos);
+  CHECK(src.ran.size() == 2);
+
+  req.body = "SHOW FLOWS";  // not JSON
+  CHECK(route(src, req).status == 400);
+  req.body = R"({"sql": "SHOW FLOWS"})";
+  req.contentType = "text/plain";  // what another site's page could send unasked
+  CHECK(route(src, req).status == 415);
+  req.contentType = "application/json";
+  req.user = "";  // no users file: the default user
+  CHECK(route(src, req).status == 200);
+  CHECK(src.ran.back().first == "rtsql");
+  CHECK(src.ran.size() == 3);
+
+  Reply get = route(src, "GET", "/sql");
+  CHECK(get.status == 405);
+  CHECK(header(get, "Allow") == "POST");
 }
