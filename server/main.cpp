@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
                       ->type_name("[USER]");
   int httpPort = -1;
   app.add_option("--http-port", httpPort,
-                 "port of the HTTP endpoint (/metrics, /flows, /healthz) on --host; "
+                 "port of the HTTP endpoint (web console at /, /metrics, /flows, /healthz) on --host; "
                  "0: any free port; off unless given")
       ->check(CLI::Range(0, 65535));
   app.set_version_flag("--version", "rtsqld " RTSQL_VERSION);
