@@ -97,6 +97,7 @@ std::optional<Reply> authorize(const PasswordCheck& check, std::string_view targ
   if (cache) {
     switch (cache->lookup(authorization, userStamp, now)) {
       case CredentialCache::Verdict::Accepted:
+        if (authenticated) *authenticated = user;
         return std::nullopt;
       case CredentialCache::Verdict::Refused:
         return unauthorized("password authentication failed");
