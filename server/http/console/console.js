@@ -334,7 +334,7 @@ function clip(text, n) {
 // Stages as boxes in columns (a stage right of every stage that shuffles into
 // it), operators as lines inside, arrows for shuffles labelled by their keys.
 function drawPlan(box, plan) {
-  const BOX_W = 300, LINE = 17, GAP_X = 140, PAD = 10;
+  const BOX_W = 320, LINE = 17, GAP_X = 140, PAD = 10;
   const stages = plan.stages;
   const byId = new Map(stages.map(s => [s.id, s]));
   const col = new Map(stages.map(s => [s.id, 0]));
