@@ -22,6 +22,8 @@ PACKAGES=(
   python3-pip
   # the real Apache Kafka broker for the end-to-end tests
   openjdk-17-jre-headless maven
+  # the web console's browser test (tests/e2e/test_console.py): headless Chromium
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

@@ -86,6 +86,10 @@ class Engine : public QueryHandler {
   // SHOW PROGRESS's JSON of a flow (name matched as SQL matches identifiers);
   // nullopt when there is no such flow.
   std::optional<std::string> progress(const std::string& flow) const;
+  // Calls `read` with the plan the flow runs, under the flows lock (keep it
+  // short); false when there is no such flow or it has no runtime.
+  bool readPlan(const std::string& flow,
+                const std::function<void(const PhysicalPlan&)>& read) const;
   int slotsUsed() const { return slots_.used(); }
   int slotsTotal() const { return slots_.total(); }
 

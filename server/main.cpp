@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
                       ->type_name("[USER]");
   int httpPort = -1;
   app.add_option("--http-port", httpPort,
-                 "port of the HTTP endpoint (/metrics, /flows, /healthz) on --host; "
+                 "port of the HTTP endpoint (web console at /, /metrics, /flows, /healthz) on --host; "
                  "0: any free port; off unless given")
       ->check(CLI::Range(0, 65535));
   app.set_version_flag("--version", "rtsqld " RTSQL_VERSION);
@@ -233,12 +233,19 @@ int main(int argc, char** argv) {
         ho.checkPassword = [users](std::string_view user, std::string_view password) {
           return users->checkPassword(user, password);
         };
+        // ALTER and DROP USER replace the user's verifier: a cached check
+        // of the old password then no longer holds.
+        ho.credentialStamp = [users](std::string_view user) {
+          return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(users->find(user)));
+        };
       }
       http = std::make_unique<rtsql::http::HttpServer>(io, httpSource, ho);
       http->start();
-      log(fmt::format(
-          "HTTP endpoint on {}:{} (/metrics, /flows, /flows/<name>/progress, /healthz){}", host,
-          http->port(), users ? "; Basic authentication with the users file (/healthz open)" : ""));
+      log(
+          fmt::format("HTTP endpoint on {}:{} (web console at /; /metrics, /flows, "
+                      "/flows/<name>/progress, /healthz){}",
+                      host, http->port(),
+                      users ? "; Basic authentication with the users file (/healthz open)" : ""));
     }
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -308,6 +308,17 @@ std::string Engine::flowPlan(const std::string& flow, size_t namePos) const {
   return rt->plan().explain();
 }
 
+bool Engine::readPlan(const std::string& flow,
+                      const std::function<void(const PhysicalPlan&)>& read) const {
+  if (!catalog_.findFlow(flow)) return false;
+  std::lock_guard lock(flowsMu_);
+  const FlowEntry* entry = findEntry(flow);
+  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
+  if (!rt) return false;
+  read(rt->plan());
+  return true;
+}
+
 void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out) {
   std::string plan;
   if (!stmt.inner) {

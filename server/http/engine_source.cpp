@@ -1,6 +1,8 @@
 // EngineSource: Engine::FlowInfo to http::FlowStatus.
 #include "server/http/engine_source.h"
 
+#include "server/http/plan_json.h"
+
 namespace rtsql::http {
 
 std::vector<FlowStatus> EngineSource::flows(bool withProgress) const {
@@ -23,5 +25,46 @@ std::optional<std::string> EngineSource::progress(const std::string& flow) const
 }
 
 SlotUsage EngineSource::slots() const { return {engine_.slotsUsed(), engine_.slotsTotal()}; }
+
+}  // namespace rtsql::http
+
+namespace rtsql::http {
+
+namespace {
+
+// Keeps what one statement returns for the SQL box.
+class CollectingWriter : public ResultWriter {
+ public:
+  explicit CollectingWriter(SqlResult& result) : result_(result) {}
+  void columns(const std::vector<ResultColumn>& cols) override {
+    result_.columns.clear();
+    for (const auto& c : cols) result_.columns.push_back(c.name);
+  }
+  void row(const std::vector<std::optional<std::string>>& values) override {
+    result_.rows.push_back(values);
+  }
+  void complete(const std::string& commandTag) override { result_.command = commandTag; }
+  void error(const SqlError& err) override { result_.error = err; }
+  void notice(const std::string&) override {}
+
+ private:
+  SqlResult& result_;
+};
+
+}  // namespace
+
+SqlResult EngineSource::runReadOnly(const std::string& user, const std::string& sql) const {
+  SqlResult result;
+  CollectingWriter out(result);
+  std::unique_ptr<Session> session = engine_.openSession(user, "rtsql");
+  engine_.execute(*session, sql, out);
+  return result;
+}
+
+std::optional<std::string> EngineSource::planJson(const std::string& flow) const {
+  std::optional<std::string> out;
+  engine_.readPlan(flow, [&out](const PhysicalPlan& plan) { out = http::planJson(plan); });
+  return out;
+}
 
 }  // namespace rtsql::http

@@ -10,14 +10,17 @@ namespace rtsql::http {
 class EngineSource : public Source {
  public:
   // `engine` must outlive this source and every HTTP request that reads it.
-  explicit EngineSource(const Engine& engine) : engine_(engine) {}
+  // Statements of the SQL box run through it: it is not const.
+  explicit EngineSource(Engine& engine) : engine_(engine) {}
 
   std::vector<FlowStatus> flows(bool withProgress) const override;
   std::optional<std::string> progress(const std::string& flow) const override;
   SlotUsage slots() const override;
+  std::optional<std::string> planJson(const std::string& flow) const override;
+  SqlResult runReadOnly(const std::string& user, const std::string& sql) const override;
 
  private:
-  const Engine& engine_;
+  Engine& engine_;
 };
 
 }  // namespace rtsql::http

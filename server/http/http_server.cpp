@@ -41,6 +41,7 @@ struct ServerState {
   // server may join and destroy them.
   bool stopped = false;
   asio::thread_pool* workers;
+  CredentialCache credentials;
   uint64_t nextId = 0;
   std::map<uint64_t, std::weak_ptr<Connection>> connections;
 };
@@ -95,6 +96,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::string method(req.method_string());
     std::string target(req.target());
     std::string authorization(req[bhttp::field::authorization]);
+    std::string contentType(req[bhttp::field::content_type]);
+    std::string body = req.body();
     const bool keepAlive = req.keep_alive();
     const unsigned version = req.version();
 
@@ -102,11 +105,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (state_->stopped) return;
     asio::post(*state_->workers, [self = shared_from_this(), method = std::move(method),
                                   target = std::move(target),
-                                  authorization = std::move(authorization), keepAlive,
-                                  version]() mutable {
-      std::optional<Reply> refused =
-          authorize(self->state_->options.checkPassword, target, authorization);
-      Reply reply = refused ? std::move(*refused) : route(self->state_->source, method, target);
+                                  authorization = std::move(authorization),
+                                  contentType = std::move(contentType), body = std::move(body),
+                                  keepAlive, version]() mutable {
+      std::string user;
+      std::optional<Reply> refused = authorize(
+          self->state_->options.checkPassword, target, authorization, &self->state_->credentials,
+          self->state_->options.credentialStamp, CredentialCache::Clock::now(), &user);
+      Reply reply =
+          refused ? std::move(*refused)
+                  : route(self->state_->source, Request{method, target, contentType, body, user});
       auto ex = self->stream_.get_executor();
       asio::post(ex, [self = std::move(self), reply = std::move(reply), keepAlive, version]() mutable {
         self->write(std::move(reply), keepAlive, version);

@@ -38,6 +38,10 @@ struct HttpServerOptions {
   std::chrono::milliseconds timeout = std::chrono::seconds(10);
   // When set, requests need Basic credentials it accepts (basic_auth.h).
   PasswordCheck checkPassword;
+  // With checkPassword: what a user's credentials are now (basic_auth.h).
+  // Credentials checked once are then accepted from a cache (CredentialCache)
+  // until they expire or this changes; without it, until they expire.
+  CredentialStamp credentialStamp;
 };
 
 struct ServerState;

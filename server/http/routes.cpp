@@ -7,7 +7,9 @@
 #include <optional>
 
 #include "common/json.h"
+#include "server/http/console_assets.h"
 #include "server/http/metrics.h"
+#include "server/http/sql_endpoint.h"
 
 namespace rtsql::http {
 
@@ -62,6 +64,19 @@ Reply progressReply(const Source& source, std::string_view encodedName) {
   return r;
 }
 
+Reply planReply(const Source& source, std::string_view encodedName) {
+  std::optional<std::string> name = percentDecode(encodedName);
+  if (!name || name->empty()) return jsonError(404, "not a flow name");
+  std::optional<std::string> json = source.planJson(*name);
+  if (!json) {
+    return jsonError(404, fmt::format("flow \"{}\" does not exist or is not running", *name));
+  }
+  Reply r;
+  r.contentType = kJsonContentType;
+  r.body = std::move(*json);
+  return r;
+}
+
 Reply textReply(std::string body) {
   Reply r;
   r.contentType = kTextContentType;
@@ -97,31 +112,73 @@ std::optional<std::string> percentDecode(std::string_view segment) {
 }
 
 Reply route(const Source& source, std::string_view method, std::string_view target) {
+  Request request;
+  request.method = method;
+  request.target = target;
+  return route(source, request);
+}
+
+Reply route(const Source& source, const Request& request) {
+  const std::string_view method = request.method;
+  const std::string_view target = request.target;
   // The query string selects nothing here; it is ignored rather than refused
   // so that scrapers adding one (some do) still work.
   std::string_view path = target.substr(0, target.find('?'));
 
-  enum class Route { None, Health, Flows, Progress, Metrics };
+  enum class Route { None, Health, Flows, Progress, Plan, Metrics, Console, Sql };
   Route which = Route::None;
   std::string_view flowName;
   constexpr std::string_view kFlowsPrefix = "/flows/";
   constexpr std::string_view kProgressSuffix = "/progress";
-  if (path == "/healthz") {
+  constexpr std::string_view kPlanSuffix = "/plan";
+  // "/flows/<name><suffix>": the name, or nullopt when the path is another.
+  auto flowPath = [&](std::string_view suffix) -> std::optional<std::string_view> {
+    if (path.size() <= kFlowsPrefix.size() + suffix.size() ||
+        path.substr(0, kFlowsPrefix.size()) != kFlowsPrefix ||
+        path.substr(path.size() - suffix.size()) != suffix) {
+      return std::nullopt;
+    }
+    std::string_view name =
+        path.substr(kFlowsPrefix.size(), path.size() - kFlowsPrefix.size() - suffix.size());
+    // A name with a raw '/' would be another path; '/' in a name is sent as %2F.
+    if (name.find('/') != std::string_view::npos) return std::nullopt;
+    return name;
+  };
+  if (findConsoleFile(path)) {
+    which = Route::Console;
+  } else if (path == "/healthz") {
     which = Route::Health;
   } else if (path == "/flows") {
     which = Route::Flows;
   } else if (path == "/metrics") {
     which = Route::Metrics;
-  } else if (path.size() > kFlowsPrefix.size() + kProgressSuffix.size() &&
-             path.substr(0, kFlowsPrefix.size()) == kFlowsPrefix &&
-             path.substr(path.size() - kProgressSuffix.size()) == kProgressSuffix) {
-    flowName = path.substr(kFlowsPrefix.size(),
-                           path.size() - kFlowsPrefix.size() - kProgressSuffix.size());
-    // A name with a raw '/' would be another path; '/' in a name is sent as %2F.
-    if (flowName.find('/') == std::string_view::npos) which = Route::Progress;
+  } else if (path == "/sql") {
+    which = Route::Sql;
+  } else if (auto progress = flowPath(kProgressSuffix)) {
+    flowName = *progress;
+    which = Route::Progress;
+  } else if (auto plan = flowPath(kPlanSuffix)) {
+    flowName = *plan;
+    which = Route::Plan;
   }
 
   if (which == Route::None) return jsonError(404, fmt::format("no such path: {}", path));
+  if (which == Route::Sql) {
+    if (method != "POST") {
+      Reply r = jsonError(405, fmt::format("method {} is not allowed; use POST", method));
+      r.headers.emplace_back("Allow", "POST");
+      return r;
+    }
+    try {
+      // Without a users file every client is trusted, as on the PostgreSQL
+      // protocol; its statements then run as the default user.
+      const std::string user = request.user.empty() ? "rtsql" : std::string(request.user);
+      return sqlReply(request.contentType, request.body,
+                      [&](const std::string& sql) { return source.runReadOnly(user, sql); });
+    } catch (const std::exception& e) {
+      return jsonError(500, e.what());
+    }
+  }
   if (method != "GET") {
     Reply r = jsonError(405, fmt::format("method {} is not allowed; use GET", method));
     r.headers.emplace_back("Allow", "GET");
@@ -132,12 +189,17 @@ Reply route(const Source& source, std::string_view method, std::string_view targ
       case Route::Health: return textReply("ok\n");
       case Route::Flows: return flowsReply(source);
       case Route::Progress: return progressReply(source, flowName);
+      case Route::Plan:
+        return planReply(source, flowName);
+      case Route::Console:
+        return *consoleReply(path);
       case Route::Metrics: {
         Reply r;
         r.contentType = kMetricsContentType;
         r.body = renderMetrics(source);
         return r;
       }
+      case Route::Sql:
       case Route::None: break;
     }
   } catch (const std::exception& e) {

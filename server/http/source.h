@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+
 namespace rtsql::http {
 
 // One flow as SHOW FLOWS lists it, plus its progress JSON when asked for.
@@ -25,6 +27,15 @@ struct SlotUsage {
   int total = 0;
 };
 
+// What a statement run for the console's SQL box returned (sql_endpoint.h),
+// or the error it stopped at.
+struct SqlResult {
+  std::string command;  // the command tag: "SHOW", "EXPLAIN"
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  std::optional<SqlError> error;
+};
+
 // Every call may come from any thread, concurrently with statements and with
 // the flows themselves; implementations only read snapshots and return quickly.
 class Source {
@@ -35,6 +46,21 @@ class Source {
   // SHOW PROGRESS <flow>'s JSON; nullopt when there is no such flow.
   virtual std::optional<std::string> progress(const std::string& flow) const = 0;
   virtual SlotUsage slots() const = 0;
+  // The plan the flow runs, as JSON (planner/plan_json.h); nullopt when there
+  // is no such flow or it has no plan (it is not running).
+  virtual std::optional<std::string> planJson(const std::string& flow) const {
+    (void)flow;
+    return std::nullopt;
+  }
+  // Runs one statement, already checked to be read-only (sql_endpoint.h), as
+  // `user`. Unlike the rest, it may take as long as the statement does.
+  virtual SqlResult runReadOnly(const std::string& user, const std::string& sql) const {
+    (void)user;
+    (void)sql;
+    SqlResult r;
+    r.error = SqlError(sqlstate::kFeatureNotSupported, "this server runs no SQL over HTTP");
+    return r;
+  }
 };
 
 }  // namespace rtsql::http

@@ -1,0 +1,276 @@
+"""The web console in a real headless browser (Debian's chromium driven by
+selenium): rtsqld with --http-port and a users file serves the page at `/`;
+without credentials it is a 401, with them the page loads, lists the flows,
+draws the plan, its input-rate chart moves as records flow, and a flow that
+failed on a bad record shows why, and the SQL box runs SHOW but refuses what
+would change the server. Screenshots go to
+$RTSQL_BIN_DIR/test-artifacts/console/."""
+
+import base64
+import json
+import os
+import shutil
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import psycopg
+import pytest
+
+from conftest import BIN_DIR, Kafka, Server, free_port, unique
+
+USER, PASSWORD = "console", "watch the flows"
+ARTIFACTS = BIN_DIR / "test-artifacts" / "console"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+WAIT_S = 30
+
+
+class ConsoleServer(Server):
+    """An rtsqld with --embedded-kafka, --http-port and a users file."""
+
+    def __init__(self, tmp):
+        super().__init__(tmp)
+        self.http_port = free_port()
+        self.users = self.tmp / "users"
+        self.users.write_text(f"{USER}:{PASSWORD}\n")
+
+    def extra_args(self):
+        return ["--http-port", str(self.http_port), "--users-file", str(self.users)]
+
+    def connect(self, connect_timeout=10):
+        return psycopg.connect(host=self.host, port=self.port, user=USER, password=PASSWORD,
+                               dbname="rtsql", sslmode="disable",
+                               connect_timeout=connect_timeout, autocommit=True)
+
+    def url(self, path="/"):
+        return f"http://{self.host}:{self.http_port}{path}"
+
+    def http(self, path, auth=None, json_body=None):
+        """(status, headers, body) of a GET (a POST of JSON_BODY when given), with
+        Basic credentials when given."""
+        data = None if json_body is None else json.dumps(json_body).encode()
+        req = urllib.request.Request(self.url(path), data=data)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if auth:
+            token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+            req.add_header("Authorization", f"Basic {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, r.headers, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read().decode()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = ConsoleServer(tmp_path_factory.mktemp("rtsqld_console"))
+    s.start()
+    yield s
+    code = s.stop()
+    assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{s.log_tail()}"
+
+
+@pytest.fixture(scope="module")
+def flows(server):
+    """A running aggregate over a topic the tests feed, and a flow that failed
+    on a record it could not decode."""
+    kafka = Kafka("embedded", "embedded", server.embedded_bootstrap)
+    opts = "connector = 'kafka', 'kafka.bootstrap.servers' = 'embedded'"
+    names = {"topic": unique("clicks"), "bad_topic": unique("bad"), "flow": unique("counts"),
+             "failed": unique("strict")}
+    kafka.create_topic(names["topic"])
+    kafka.create_topic(names["bad_topic"])
+    kafka.produce(names["bad_topic"], [{"user_id": "x", "amount": "abc"}])
+    src, bad_src = unique("src"), unique("bad_src")
+    with server.connect() as conn:
+        for source, topic in ((src, names["topic"]), (bad_src, names["bad_topic"])):
+            conn.execute(
+                f"CREATE SOURCE {source} (user_id STRING, amount DOUBLE) WITH ({opts}, "
+                f"subscribe = '{topic}', startingOffsets = 'earliest', format = 'json')")
+        conn.execute(f"CREATE SINK {src}_out WITH ({opts}, topic = '{unique('out')}', "
+                     "format = 'json')")
+        conn.execute(f"CREATE SINK {bad_src}_out WITH ({opts}, topic = '{unique('out')}', "
+                     "format = 'json')")
+        conn.execute(
+            f"CREATE FLOW {names['flow']} INTO {src}_out AS "
+            f"SELECT user_id, count(*) AS clicks, sum(amount) AS total FROM {src} GROUP BY user_id")
+        conn.execute(f"CREATE FLOW {names['failed']} INTO {bad_src}_out AS "
+                     f"SELECT user_id, amount FROM {bad_src}")
+    names["kafka"] = kafka
+    return names
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    """A headless chromium that has the console's credentials (as a user who
+    answered the browser's Basic prompt would)."""
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.fail("the console test needs Debian's chromium and chromium-driver "
+                    "(scripts/setup.sh installs them: apt-get install chromium chromium-driver "
+                    "python3-selenium)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.fail("the console test needs python3-selenium (scripts/setup.sh installs it)")
+    profile = tempfile.mkdtemp(prefix="rtsql-console-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # The background-networking flags keep chromium from calling out: this
+    # machine's network is closed, and those connections would only fail.
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                 "--window-size=1400,1100", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(WAIT_S)
+    token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
+                           {"headers": {"Authorization": f"Basic {token}"}})
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait_for(driver, condition, what, timeout=WAIT_S):
+    """Polls CONDITION(driver) until it is truthy; fails with a screenshot."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition(driver)
+        if value:
+            return value
+        time.sleep(0.2)
+    name = what.replace(" ", "_")[:60]
+    driver.save_screenshot(str(ARTIFACTS / f"timeout_{name}.png"))
+    raise AssertionError(f"timed out waiting for {what}; page:\n"
+                         f"{driver.find_element('tag name', 'body').text[:3000]}")
+
+
+def js(driver, script, *args):
+    return driver.execute_script(script, *args)
+
+
+def test_credentials_are_required(server):
+    status, headers, body = server.http("/")
+    assert status == 401
+    assert headers.get("WWW-Authenticate", "").startswith("Basic ")
+    assert "<html" not in body
+    status, _, _ = server.http("/", auth=(USER, "wrong"))
+    assert status == 401
+    status, headers, body = server.http("/", auth=(USER, PASSWORD))
+    assert status == 200
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+    assert "/console/console.js" in body
+    status, headers, body = server.http("/console/console.js", auth=(USER, PASSWORD))
+    assert status == 200 and headers["Content-Type"].startswith("text/javascript")
+    assert "max-age" in headers["Cache-Control"]
+    status, _, _ = server.http("/console/nothing.js", auth=(USER, PASSWORD))
+    assert status == 404
+
+
+def test_plan_json(server, flows):
+    status, headers, body = server.http(f"/flows/{flows['flow']}/plan", auth=(USER, PASSWORD))
+    assert status == 200, body
+    plan = json.loads(body)
+    assert plan["flow"] == flows["flow"]
+    stages = plan["stages"]
+    # The aggregate's plan: a source stage shuffling by user_id into the aggregate.
+    assert stages[0]["scan"]["topic"] == flows["topic"]
+    assert stages[0]["output"] == {"kind": "shuffle", "targetStage": 1, "targetInput": 0,
+                                   "keys": ["user_id"]}
+    assert stages[1]["operators"][0]["text"].startswith("Aggregate keys=[user_id]")
+    assert stages[1]["operators"][0]["changelog"] == "updates"
+    assert stages[1]["operators"][0]["state"]
+    assert stages[1]["output"] == {"kind": "sink"}
+    assert plan["slots"] == sum(s["tasks"] for s in stages)
+
+
+def test_page_lists_flows_and_its_chart_moves(server, flows, browser):
+    browser.get(server.url("/"))
+    flow = flows["flow"]
+    row = f'tr.flow[data-flow="{flow}"]'
+    wait_for(browser, lambda d: js(d, f"return document.querySelector('{row}') !== null"),
+             "the flow in the list")
+    js(browser, f"document.querySelector('{row}').click()")
+    wait_for(browser, lambda d: js(d, "return document.querySelector('#plan-graph .shuffle') !== null"),
+             "the plan graph with its shuffle")
+    chart = "document.querySelector('[data-chart=\"input-rate\"]')"
+
+    def rate_points(d):
+        return js(d, f"const c = {chart}; return c ? [Number(c.dataset.points), "
+                     "Number(c.dataset.last || 0)] : [0, 0]")
+
+    # Records flow in while the test watches: the chart must draw a line (a
+    # rate needs two polls) ending at a positive rate, not only idle zeros.
+    def moved(d):
+        flows["kafka"].produce(flows["topic"],
+                               [{"user_id": f"u{i % 7}", "amount": float(i)} for i in range(50)])
+        points, last = rate_points(d)
+        return points >= 2 and last > 0
+
+    wait_for(browser, moved, "the input-rate chart to move")
+    assert "running" in browser.find_element("css selector", f"{row} td.state").text
+    browser.save_screenshot(str(ARTIFACTS / "console_running_flow.png"))
+
+
+def test_failed_flow_shows_its_reason(server, flows, browser):
+    browser.get(server.url("/"))
+    failed = flows["failed"]
+    reason = f'[data-flow-reason="{failed}"]'
+    text = wait_for(browser, lambda d: js(
+        d, f"const r = document.querySelector('{reason}'); return r && r.textContent"),
+        "the failed flow's reason in the list")
+    assert "cannot decode" in text and "abc" in text, text
+    js(browser, f"document.querySelector('tr.flow[data-flow=\"{failed}\"]').click()")
+    # A flow may be retried ("Recovering: ...") before it is given up on.
+    banner = wait_for(browser, lambda d: js(
+        d, "const e = document.getElementById('flow-error'); "
+           "return !e.hidden && e.textContent.startsWith('Failed:') && e.textContent"),
+        "the failure banner")
+    assert "cannot decode" in banner and "abc" in banner, banner
+    browser.save_screenshot(str(ARTIFACTS / "console_failed_flow.png"))
+
+
+def test_sql_endpoint_runs_read_only_statements_only(server, flows):
+    auth = (USER, PASSWORD)
+    status, _, body = server.http("/sql", auth=auth, json_body={"sql": "SHOW FLOWS"})
+    assert status == 200, body
+    result = json.loads(body)
+    assert result["columns"][0]["name"] == "name"
+    by_name = {row[0]: row for row in result["rows"]}
+    assert by_name[flows["flow"]][2] == "running"
+    assert by_name[flows["failed"]][2] == "failed"
+
+    created = unique("never")
+    status, _, body = server.http("/sql", auth=auth, json_body={
+        "sql": f"CREATE SOURCE {created} (a INT) WITH (connector = 'datagen')"})
+    assert status == 400
+    assert json.loads(body)["sqlstate"] == "25006"
+    assert not [r for r in server.query("SHOW SOURCES") if r[0] == created]
+
+    status, _, _ = server.http("/sql", json_body={"sql": "SHOW FLOWS"})
+    assert status == 401
+
+
+def test_sql_box_in_the_page(server, flows, browser):
+    browser.get(server.url("/"))
+    wait_for(browser, lambda d: js(d, "return document.getElementById('sql-form') !== null"),
+             "the SQL box")
+    js(browser, "document.getElementById('sql-text').value = arguments[0];"
+                "document.getElementById('sql-run').click()", f"EXPLAIN FLOW {flows['flow']}")
+    text = wait_for(browser, lambda d: js(
+        d, "const t = document.getElementById('sql-table'); return t && t.textContent"),
+        "the EXPLAIN rows")
+    assert "Aggregate keys=[user_id]" in text, text
+    js(browser, "document.getElementById('sql-text').value = 'DROP FLOW x';"
+                "document.getElementById('sql-run').click()")
+    state = wait_for(browser, lambda d: js(
+        d, "const e = document.querySelector('#sql-result .sql-error'); "
+           "return e && e.dataset.sqlstate"), "the refusal")
+    assert state == "25006"
