@@ -146,6 +146,16 @@ int main(int argc, char** argv) {
                  "0: any free port; off unless given")
       ->check(CLI::Range(0, 65535));
   app.set_version_flag("--version", "rtsqld " RTSQL_VERSION);
+  // Every long option above may also come from a file of `name = value` lines
+  // (the option's name without the dashes). The command line wins over the
+  // file, and a name the server does not know is an error, so a misspelt key
+  // fails the start instead of being ignored.
+  hashOpt->configurable(false);
+  app.set_config("--config", "",
+                 "read options from FILE: `name = value` lines (long option names without "
+                 "the dashes; `#` comments); options on the command line win")
+      ->type_name("FILE");
+  app.allow_config_extras(CLI::config_extras_mode::error);
   CLI11_PARSE(app, argc, argv);
 
   if (hashOpt->count() > 0) return hashPassword(hashUser);
