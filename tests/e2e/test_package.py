@@ -5,7 +5,9 @@ scratch directory); `dpkg-deb` unpacks it into a scratch root, nothing is
 installed on this machine and no maintainer script runs. The package's own
 `usr/bin/rtsqld` then starts from a copy of its `etc/rtsql/rtsqld.conf` whose
 paths and port point into the scratch directory, and its own `usr/bin/rtsql`
-runs statements against it. Alongside: the control data (Depends covers every
+runs statements against it. As root, `dpkg -i` also installs it for real
+inside a private mount namespace whose /etc, /usr and /var are overlays on
+the scratch directory, and the installed service runs as its own user. Alongside: the control data (Depends covers every
 shared library the programs link, the conffile, the maintainer scripts), the
 layout, the systemd unit (`systemd-analyze verify` where systemd-analyze is
 installed), and the man pages, which must render and describe every long
@@ -264,3 +266,89 @@ def test_packaged_server_serves(package, tmp_path):
                 proc.kill()
                 proc.wait(timeout=10)
     assert proc.returncode == 0, log_path.read_text()
+
+
+# Runs inside a private mount namespace (unshare --mount): /etc, /usr and /var
+# are overlays whose writes land in the scratch directory, so dpkg installs,
+# upgrades, removes and purges the package for real, maintainer scripts
+# included, while this machine's own /etc, /usr and /var stay untouched. No
+# systemd runs here: the scripts must get through without it.
+INSTALL_SCRIPT = r"""
+set -eu
+scratch=$1 deb=$2 port=$3
+for d in etc usr var; do
+    mkdir -p "$scratch/$d/upper" "$scratch/$d/work"
+    mount -t overlay overlay \
+        -o "lowerdir=/$d,upperdir=$scratch/$d/upper,workdir=$scratch/$d/work" "/$d" || exit 77
+done
+# The man-db trigger would rebuild the whole index: seconds for nothing here.
+rm -f /var/lib/man-db/auto-update
+export DEBIAN_FRONTEND=noninteractive
+dpkg -i "$deb" </dev/null
+echo "user: $(getent passwd rtsql | cut -d: -f1,6)"
+echo "data: $(stat -c %U:%a /var/lib/rtsql)"
+echo "enabled: $(readlink /etc/systemd/system/multi-user.target.wants/rtsqld.service)"
+
+# The service's command line as the service's user, the port moved.
+cd /var/lib/rtsql
+setpriv --reuid rtsql --regid rtsql --clear-groups \
+    /usr/bin/rtsqld --config /etc/rtsql/rtsqld.conf --port "$port" 2>"$scratch/rtsqld.log" &
+pid=$!
+i=0
+until setpriv --reuid rtsql --regid rtsql --clear-groups \
+        /usr/bin/rtsql -p "$port" -q -c "SHOW FLOWS" >/dev/null 2>&1; do
+    i=$((i + 1))
+    if [ "$i" -gt 150 ] || ! kill -0 "$pid" 2>/dev/null; then
+        kill "$pid" 2>/dev/null || true
+        echo "no connection"; exit 1
+    fi
+    sleep 0.2
+done
+setpriv --reuid rtsql --regid rtsql --clear-groups /usr/bin/rtsql -p "$port" -q -c \
+    "CREATE SOURCE packaged (n BIGINT) WITH (connector = 'datagen'); SHOW SOURCES"
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+echo "rtsqld exit: $status"
+echo "state files: $(find /var/lib/rtsql -type f | wc -l)"
+
+echo "# edited" >> /etc/rtsql/rtsqld.conf
+dpkg -i "$deb" </dev/null
+echo "after upgrade: $(tail -n 1 /etc/rtsql/rtsqld.conf)"
+dpkg -r rtsql
+echo "after remove: $(ls /usr/bin/rtsqld 2>/dev/null || echo no-binary) $(ls /etc/rtsql)"
+dpkg -P rtsql
+echo "after purge: $(ls /etc/rtsql 2>/dev/null || echo no-config)"
+"""
+
+
+def test_dpkg_installs_and_serves(package, tmp_path):
+    """dpkg -i in a scratch root (overlays over this machine's own), then the
+    installed rtsqld, run as the rtsql user the package created, from the
+    packaged configuration file, answers the installed rtsql; an upgrade keeps
+    an edited conffile, remove keeps it, purge removes it."""
+    deb, _ = package
+    if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None:
+        pytest.skip("needs root, unshare and setpriv for a private mount namespace")
+    probe = run(["unshare", "--mount", "--propagation", "private", "true"])
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()}")
+    script = tmp_path / "install.sh"
+    script.write_text(INSTALL_SCRIPT)
+    r = run(["unshare", "--mount", "--propagation", "private", "sh", script, tmp_path, deb,
+             free_port()])
+    if r.returncode == 77:
+        pytest.skip(f"overlay mounts are not allowed here: {r.stderr.strip()}")
+    log = (tmp_path / "rtsqld.log").read_text() if (tmp_path / "rtsqld.log").exists() else ""
+    assert r.returncode == 0, f"{r.stdout}\n{r.stderr}\n{log}"
+    out = r.stdout
+    assert "user: rtsql:/var/lib/rtsql" in out, out
+    assert "data: rtsql:750" in out, out
+    assert "enabled: /lib/systemd/system/rtsqld.service" in out, out
+    assert "packaged" in out, out
+    assert "rtsqld exit: 0" in out, f"{out}\n{log}"
+    assert "data directory /var/lib/rtsql" in log, log
+    assert re.search(r"^state files: [1-9]", out, re.MULTILINE), out
+    assert "after upgrade: # edited" in out, out
+    assert "after remove: no-binary rtsqld.conf" in out, out
+    assert "after purge: no-config" in out, out
