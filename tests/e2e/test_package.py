@@ -269,9 +269,8 @@ def test_packaged_server_serves(package, tmp_path):
 
 
 # Runs inside a private mount namespace (unshare --mount): /etc, /usr and /var
-# are overlays whose writes land in the scratch directory, so dpkg installs,
-# upgrades, removes and purges the package for real, maintainer scripts
-# included, while this machine's own /etc, /usr and /var stay untouched. No
+# are overlays whose writes land in the scratch directory, so dpkg installs
+# the package for real, its postinst included, while this machine's own /etc, /usr and /var stay untouched. No
 # systemd runs here: the scripts must get through without it.
 INSTALL_SCRIPT = r"""
 set -eu
@@ -294,12 +293,13 @@ cd /var/lib/rtsql
 setpriv --reuid rtsql --regid rtsql --clear-groups \
     /usr/bin/rtsqld --config /etc/rtsql/rtsqld.conf --port "$port" 2>"$scratch/rtsqld.log" &
 pid=$!
+# Whatever fails below, the server started here does not outlive the script.
+trap 'kill "$pid" 2>/dev/null || true' EXIT
 i=0
 until setpriv --reuid rtsql --regid rtsql --clear-groups \
         /usr/bin/rtsql -p "$port" -q -c "SHOW FLOWS" >/dev/null 2>&1; do
     i=$((i + 1))
     if [ "$i" -gt 150 ] || ! kill -0 "$pid" 2>/dev/null; then
-        kill "$pid" 2>/dev/null || true
         echo "no connection"; exit 1
     fi
     sleep 0.2
@@ -309,24 +309,16 @@ setpriv --reuid rtsql --regid rtsql --clear-groups /usr/bin/rtsql -p "$port" -q 
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?
+trap - EXIT
 echo "rtsqld exit: $status"
 echo "state files: $(find /var/lib/rtsql -type f | wc -l)"
-
-echo "# edited" >> /etc/rtsql/rtsqld.conf
-dpkg -i "$deb" </dev/null
-echo "after upgrade: $(tail -n 1 /etc/rtsql/rtsqld.conf)"
-dpkg -r rtsql
-echo "after remove: $(ls /usr/bin/rtsqld 2>/dev/null || echo no-binary) $(ls /etc/rtsql)"
-dpkg -P rtsql
-echo "after purge: $(ls /etc/rtsql 2>/dev/null || echo no-config)"
 """
 
 
 def test_dpkg_installs_and_serves(package, tmp_path):
     """dpkg -i in a scratch root (overlays over this machine's own), then the
     installed rtsqld, run as the rtsql user the package created, from the
-    packaged configuration file, answers the installed rtsql; an upgrade keeps
-    an edited conffile, remove keeps it, purge removes it."""
+    packaged configuration file, answers the installed rtsql."""
     deb, _ = package
     if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None:
         pytest.skip("needs root, unshare and setpriv for a private mount namespace")
@@ -349,6 +341,3 @@ def test_dpkg_installs_and_serves(package, tmp_path):
     assert "rtsqld exit: 0" in out, f"{out}\n{log}"
     assert "data directory /var/lib/rtsql" in log, log
     assert re.search(r"^state files: [1-9]", out, re.MULTILINE), out
-    assert "after upgrade: # edited" in out, out
-    assert "after remove: no-binary rtsqld.conf" in out, out
-    assert "after purge: no-config" in out, out
