@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN_DIR, free_port
+from conftest import BIN_DIR, SOURCE_DIR, free_port
 
 CPACK = shutil.which("cpack") or "/usr/bin/cpack"
 START_TIMEOUT_S = 30
@@ -169,6 +169,30 @@ def test_config_names_options(package):
     named = re.findall(r"^#?([a-z][a-z-]*) = ", (root / CONF).read_text(), re.MULTILINE)
     assert len(named) >= 10, named
     assert set(named) <= help_opts, set(named) - help_opts
+
+
+def test_install_under_another_prefix(tmp_path):
+    """Under a prefix other than /usr the configuration file and the unit go
+    below the prefix, the unit naming the prefix's paths; a second install
+    keeps an edited configuration file. (The install script alone: the rest
+    of `cmake --install` is the package's layout, checked above.)"""
+    prefix = tmp_path / "opt"
+    cmd = [shutil.which("cmake") or "/usr/bin/cmake", f"-DCMAKE_INSTALL_PREFIX={prefix}",
+           f"-DRTSQL_DEPLOY_DIR={SOURCE_DIR / 'deploy'}", f"-DRTSQL_BINARY_DIR={tmp_path}",
+           "-P", SOURCE_DIR / "cmake/InstallSystemFiles.cmake"]
+    first = run(cmd)
+    assert first.returncode == 0, first.stderr
+    unit = (prefix / "lib/systemd/system/rtsqld.service").read_text()
+    assert f"ExecStart={prefix}/bin/rtsqld --config {prefix}/etc/rtsql/rtsqld.conf" in unit
+    # Every path of the package's places is the prefix's now.
+    for path in re.findall(r"[^\s:=]*(?:/etc/rtsql|/bin/rtsqld|/share/doc)\S*", unit):
+        assert path.startswith(str(prefix)), path
+    conf = prefix / "etc/rtsql/rtsqld.conf"
+    assert conf.read_text() == (SOURCE_DIR / "deploy/rtsqld.conf").read_text()
+    conf.write_text(conf.read_text() + "port = 6543\n")
+    second = run(cmd)
+    assert second.returncode == 0, second.stderr
+    assert conf.read_text().endswith("port = 6543\n")
 
 
 @pytest.mark.parametrize("prog", ["rtsqld", "rtsql"])
