@@ -250,7 +250,9 @@ def test_packaged_server_serves(package, tmp_path):
     bad = tmp_path / "bad.conf"
     bad.write_text(text + "\nno-such-option = 1\n")
     refused = run([rtsqld, "--config", bad])
-    assert refused.returncode != 0 and "no-such-option" in refused.stderr, refused.stderr
+    assert refused.returncode != 0, refused.stderr
+    assert f"--config {bad}" in refused.stderr and "no-such-option" in refused.stderr, \
+        refused.stderr
 
     log_path = tmp_path / "rtsqld.log"
     with open(log_path, "wb") as log:
