@@ -18,6 +18,8 @@ PACKAGES=(
   libpython3-dev
   # clients and tools used by the tests and the demo
   openssl postgresql-client kafkacat python3 python3-psycopg python3-pytest python3-confluent-kafka curl
+  # the Debian package and its test (cpack -G DEB: dpkg-shlibdeps, file)
+  dpkg-dev file
   # pip, for the Python packages Debian does not ship (below)
   python3-pip
   # the real Apache Kafka broker for the end-to-end tests

@@ -146,7 +146,29 @@ int main(int argc, char** argv) {
                  "0: any free port; off unless given")
       ->check(CLI::Range(0, 65535));
   app.set_version_flag("--version", "rtsqld " RTSQL_VERSION);
-  CLI11_PARSE(app, argc, argv);
+  // Every long option above may also come from a file of `name = value` lines
+  // (the option's name without the dashes). The command line wins over the
+  // file, and a name the server does not know is an error, so a misspelt key
+  // fails the start instead of being ignored.
+  hashOpt->configurable(false);
+  auto* configOpt =
+      app.set_config("--config", "",
+                     "read options from FILE: `name = value` lines (long option names without "
+                     "the dashes; `#` comments); options on the command line win")
+          ->type_name("FILE");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // CLI11 says "INI was not able to parse NAME": name the file and the rule.
+    std::cerr << "rtsqld: --config " << configOpt->as<std::string>() << ": " << e.what()
+              << " (a name is a long option of rtsqld --help without its dashes; config, "
+                 "hash-password, help and version only on the command line)"
+              << std::endl;
+    return e.get_exit_code();
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
 
   if (hashOpt->count() > 0) return hashPassword(hashUser);
   if (!isLoopback(host) && usersFile.empty()) {
