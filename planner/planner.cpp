@@ -148,13 +148,14 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
     for (const OutputColumn& o : outputs) {
       const std::string bad = isAvroName(o.name) ? badField(*o.expr->type()) : o.name;
       if (bad.empty()) continue;
-      throw SqlError(sqlstate::kInvalidParameterValue,
-                     fmt::format("column \"{}\" {}is not a valid Avro name: an avro sink writes "
-                                 "each column as a record field",
-                                 o.name, bad == o.name ? "" : fmt::format("has field \"{}\", which ", bad)),
-                     o.pos,
-                     "Avro names are letters, digits and _ not starting with a digit: give the "
-                     "column an alias");
+      throw SqlError(
+          sqlstate::kInvalidParameterValue,
+          fmt::format("column \"{}\" {}is not a valid Avro name: an avro sink writes "
+                      "each column as a record field",
+                      o.name, bad == o.name ? "" : fmt::format("has field \"{}\", which ", bad)),
+          o.pos,
+          "Avro names are letters, digits and _ not starting with a digit: give the "
+          "column an alias");
     }
   }
   if (const OptionEntry* key = sink.options.find("key")) {

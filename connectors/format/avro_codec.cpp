@@ -83,7 +83,9 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       if (rc != 0 || d < 0 || static_cast<size_t>(d) >= n.branches.size()) break;
       return toValue(branch, *n.branches[static_cast<size_t>(d)], type, out, error);
     }
-    case Kind::Null: out = Value(); return true;
+    case Kind::Null:
+      out = Value();
+      return true;
     case Kind::Boolean: {
       int b = 0;
       rc = avro_value_get_boolean(&v, &b);
@@ -94,8 +96,9 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       int32_t i = 0;
       rc = avro_value_get_int(&v, &i);
       if (rc == 0) {
-        out = type.id == TypeId::Timestamp ? Value::timestamp(static_cast<int64_t>(i) * kMicrosPerDay)
-                                           : Value::integer(i);
+        out = type.id == TypeId::Timestamp
+                  ? Value::timestamp(static_cast<int64_t>(i) * kMicrosPerDay)
+                  : Value::integer(i);
       }
       break;
     }
@@ -186,7 +189,9 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       out = Value::structure(std::move(fields));
       return true;
     }
-    case Kind::Map: error = "a map has no SQL type"; return false;
+    case Kind::Map:
+      error = "a map has no SQL type";
+      return false;
   }
   if (rc != 0) {
     error = avroError();
@@ -198,9 +203,9 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
 class AvroDecoder final : public RecordDecoder {
  public:
   AvroDecoder(const Schema& schema, const Options& options)
-      : avro_(AvroSchema::parse(options.getString("avro.schema"),
-                                options.find("avro.schema") ? options.find("avro.schema")->valuePos
-                                                            : SqlError::npos)),
+      : avro_(AvroSchema::parse(
+            options.getString("avro.schema"),
+            options.find("avro.schema") ? options.find("avro.schema")->valuePos : SqlError::npos)),
         holder_(avro_->json()),
         confluent_(iequals(options.getString("avro.framing", "none"), "confluent")) {
     const AvroNode& root = avro_->root();
@@ -272,7 +277,8 @@ class AvroDecoder final : public RecordDecoder {
       }
       std::string why;
       if (!toValue(field, *f.node, *f.type, row[i], why)) {
-        error = fmt::format("field '{}': {}", avro_->root().fields[static_cast<size_t>(f.index)].first, why);
+        error = fmt::format("field '{}': {}",
+                            avro_->root().fields[static_cast<size_t>(f.index)].first, why);
         return false;
       }
     }
@@ -304,12 +310,16 @@ int setNullable(avro_value_t& v, const Value& x, const DataType& type) {
   int rc = avro_value_set_branch(&v, 1, &branch);
   if (rc != 0) return rc;
   switch (type.id) {
-    case TypeId::Boolean: return avro_value_set_boolean(&branch, x.asBool() ? 1 : 0);
-    case TypeId::Int: return avro_value_set_int(&branch, static_cast<int32_t>(x.asInt()));
+    case TypeId::Boolean:
+      return avro_value_set_boolean(&branch, x.asBool() ? 1 : 0);
+    case TypeId::Int:
+      return avro_value_set_int(&branch, static_cast<int32_t>(x.asInt()));
     case TypeId::BigInt:
     case TypeId::Interval:
-    case TypeId::Timestamp: return avro_value_set_long(&branch, x.asInt());
-    case TypeId::Double: return avro_value_set_double(&branch, x.asDouble());
+    case TypeId::Timestamp:
+      return avro_value_set_long(&branch, x.asInt());
+    case TypeId::Double:
+      return avro_value_set_double(&branch, x.asDouble());
     case TypeId::Null:
     case TypeId::String: {
       const std::string& s = x.asString();
@@ -375,7 +385,8 @@ class AvroEncoder final : public RecordEncoder {
           setNullable(field, c < row.size() ? row[c] : kNull, *schema_.columns[c].type) != 0) {
         // Every value of the sink's column types has its Avro form: libavro
         // refuses only on memory exhaustion.
-        throw SqlError(sqlstate::kInternalError, fmt::format("cannot encode an Avro row: {}", avroError()));
+        throw SqlError(sqlstate::kInternalError,
+                       fmt::format("cannot encode an Avro row: {}", avroError()));
       }
     }
     size_t size = 0;
@@ -383,7 +394,8 @@ class AvroEncoder final : public RecordEncoder {
     out.value.resize(size);
     avro_writer_memory_set_dest(writer_, out.value.data(), static_cast<int64_t>(size));
     if (avro_value_write(writer_, &value) != 0) {
-      throw SqlError(sqlstate::kInternalError, fmt::format("cannot write an Avro row: {}", avroError()));
+      throw SqlError(sqlstate::kInternalError,
+                     fmt::format("cannot write an Avro row: {}", avroError()));
     }
     encodeKey(row, schema_, keyColumn_, keyColumns_, out);
   }

@@ -28,7 +28,6 @@ using Kind = AvroNode::Kind;
                  "\"Click\", \"fields\": [{\"name\": \"id\", \"type\": \"long\"}]}");
 }
 
-
 // A type that takes no bytes at all in the binary encoding: an array of them
 // would let a record claim billions of items for free.
 bool takesNoBytes(const AvroNode& n) {
@@ -73,32 +72,38 @@ class AvroSchemaParser {
     AvroNode* n = nullptr;
     if (type == "record" || type == "error" || type == "enum" || type == "fixed") {
       std::string_view name, space;
-      if (o["name"].get(name) != simdjson::SUCCESS) invalid(pos_, fmt::format("a {} needs a name", type));
+      if (o["name"].get(name) != simdjson::SUCCESS)
+        invalid(pos_, fmt::format("a {} needs a name", type));
       std::string nsHere = ns;
       if (o["namespace"].get(space) == simdjson::SUCCESS) nsHere = std::string(space);
       std::string full(name);
       if (full.find('.') == std::string::npos && !nsHere.empty()) full = nsHere + "." + full;
-      const std::string childNs = full.rfind('.') == std::string::npos ? "" : full.substr(0, full.rfind('.'));
+      const std::string childNs =
+          full.rfind('.') == std::string::npos ? "" : full.substr(0, full.rfind('.'));
       n = add(type == "enum" ? Kind::Enum : type == "fixed" ? Kind::Fixed : Kind::Record);
       n->name = full;
       n->logical = logical;
       // Registered before the fields: a record may refer to itself.
       byName_[full] = n;
-      byName_.emplace(full.substr(full.rfind('.') == std::string::npos ? 0 : full.rfind('.') + 1), n);
+      byName_.emplace(full.substr(full.rfind('.') == std::string::npos ? 0 : full.rfind('.') + 1),
+                      n);
       if (n->kind == Kind::Record) {
         dom::array fields;
-        if (o["fields"].get(fields) != simdjson::SUCCESS) invalid(pos_, "a record needs \"fields\"");
+        if (o["fields"].get(fields) != simdjson::SUCCESS)
+          invalid(pos_, "a record needs \"fields\"");
         for (dom::element f : fields) {
           std::string_view fname;
           dom::element ftype;
-          if (f["name"].get(fname) != simdjson::SUCCESS || f["type"].get(ftype) != simdjson::SUCCESS) {
+          if (f["name"].get(fname) != simdjson::SUCCESS ||
+              f["type"].get(ftype) != simdjson::SUCCESS) {
             invalid(pos_, fmt::format("a field of record {} needs a name and a type", full));
           }
           n->fields.emplace_back(std::string(fname), parse(ftype, childNs, depth + 1));
         }
       } else if (n->kind == Kind::Enum) {
         dom::array symbols;
-        if (o["symbols"].get(symbols) != simdjson::SUCCESS) invalid(pos_, "an enum needs \"symbols\"");
+        if (o["symbols"].get(symbols) != simdjson::SUCCESS)
+          invalid(pos_, "an enum needs \"symbols\"");
         for (dom::element s : symbols) {
           std::string_view sym;
           if (s.get(sym) != simdjson::SUCCESS) invalid(pos_, "an enum's symbols are strings");
@@ -110,7 +115,8 @@ class AvroSchemaParser {
     if (type == "array" || type == "map") {
       dom::element items;
       if (o[type == "array" ? "items" : "values"].get(items) != simdjson::SUCCESS) {
-        invalid(pos_, fmt::format("an {} needs \"{}\"", type, type == "array" ? "items" : "values"));
+        invalid(pos_,
+                fmt::format("an {} needs \"{}\"", type, type == "array" ? "items" : "values"));
       }
       n = add(type == "array" ? Kind::Array : Kind::Map);
       n->items = parse(items, ns, depth + 1);
@@ -213,13 +219,16 @@ const AvroNode& AvroSchema::nonNull(const AvroNode& node) {
 DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::string& path) {
   auto refuse = [&](const std::string& what, const char* hint) -> DataTypePtr {
     throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("Avro field {}: {} has no SQL type in rtsql", path, what), pos, hint);
+                   fmt::format("Avro field {}: {} has no SQL type in rtsql", path, what), pos,
+                   hint);
   };
   const AvroNode& n = nonNull(node);
   const std::string& lt = n.logical;
   switch (n.kind) {
-    case Kind::Null: return refuse("null", "a field of type null carries nothing to read");
-    case Kind::Boolean: return DataType::of(TypeId::Boolean);
+    case Kind::Null:
+      return refuse("null", "a field of type null carries nothing to read");
+    case Kind::Boolean:
+      return DataType::of(TypeId::Boolean);
     case Kind::Int:
       return DataType::of(lt == "date" ? TypeId::Timestamp : TypeId::Int);
     case Kind::Long:
@@ -229,20 +238,25 @@ DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::str
       }
       return DataType::of(TypeId::BigInt);
     case Kind::Float:
-    case Kind::Double: return DataType::of(TypeId::Double);
+    case Kind::Double:
+      return DataType::of(TypeId::Double);
     case Kind::String:
-    case Kind::Enum: return DataType::of(TypeId::String);
+    case Kind::Enum:
+      return DataType::of(TypeId::String);
     case Kind::Bytes:
     case Kind::Fixed:
       if (lt == "decimal") return refuse("decimal", "rtsql has no DECIMAL type yet");
       return DataType::of(TypeId::Binary);
-    case Kind::Array: return DataType::arrayOf(sqlType(*n.items, pos, path + "[]"));
+    case Kind::Array:
+      return DataType::arrayOf(sqlType(*n.items, pos, path + "[]"));
     case Kind::Record: {
       std::vector<StructField> fields;
-      for (const auto& [name, f] : n.fields) fields.push_back({name, sqlType(*f, pos, path + "." + name)});
+      for (const auto& [name, f] : n.fields)
+        fields.push_back({name, sqlType(*f, pos, path + "." + name)});
       return DataType::structOf(std::move(fields));
     }
-    case Kind::Map: return refuse("map", "rtsql has no MAP type yet");
+    case Kind::Map:
+      return refuse("map", "rtsql has no MAP type yet");
     case Kind::Union:
       return refuse("a union of other than null and one type",
                     "only [\"null\", T] unions are read, as a nullable T");
@@ -272,9 +286,10 @@ Schema avroSourceColumns(const AvroSchema& schema, const Schema& declared,
       if (iequals(name, c.name)) field = f;
     }
     if (!field) {
-      throw SqlError(sqlstate::kUndefinedColumn,
-                     fmt::format("column \"{}\" is not a field of Avro record {}", c.name, root.name),
-                     pos, "declare only fields of the record, or no columns to read them all");
+      throw SqlError(
+          sqlstate::kUndefinedColumn,
+          fmt::format("column \"{}\" is not a field of Avro record {}", c.name, root.name), pos,
+          "declare only fields of the record, or no columns to read them all");
     }
     DataTypePtr t = AvroSchema::sqlType(*field, pos, c.name);
     if (!t->equals(*c.type)) {
@@ -292,15 +307,29 @@ namespace {
 
 void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records) {
   switch (t.id) {
-    case TypeId::Boolean: out += "\"boolean\""; return;
-    case TypeId::Int: out += "\"int\""; return;
+    case TypeId::Boolean:
+      out += "\"boolean\"";
+      return;
+    case TypeId::Int:
+      out += "\"int\"";
+      return;
     case TypeId::BigInt:
-    case TypeId::Interval: out += "\"long\""; return;
-    case TypeId::Double: out += "\"double\""; return;
+    case TypeId::Interval:
+      out += "\"long\"";
+      return;
+    case TypeId::Double:
+      out += "\"double\"";
+      return;
     case TypeId::String:
-    case TypeId::Null: out += "\"string\""; return;
-    case TypeId::Binary: out += "\"bytes\""; return;
-    case TypeId::Timestamp: out += R"({"type":"long","logicalType":"timestamp-micros"})"; return;
+    case TypeId::Null:
+      out += "\"string\"";
+      return;
+    case TypeId::Binary:
+      out += "\"bytes\"";
+      return;
+    case TypeId::Timestamp:
+      out += R"({"type":"long","logicalType":"timestamp-micros"})";
+      return;
     case TypeId::Array:
       out += R"({"type":"array","items":["null",)";
       appendAvroType(out, *t.element, path, records);

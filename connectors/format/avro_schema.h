@@ -21,8 +21,22 @@
 namespace rtsql::format {
 
 struct AvroNode {
-  enum class Kind { Null, Boolean, Int, Long, Float, Double, Bytes, String, Record, Enum, Array,
-                    Map, Union, Fixed };
+  enum class Kind {
+    Null,
+    Boolean,
+    Int,
+    Long,
+    Float,
+    Double,
+    Bytes,
+    String,
+    Record,
+    Enum,
+    Array,
+    Map,
+    Union,
+    Fixed
+  };
   Kind kind = Kind::Null;
   std::string logical;  // the logicalType attribute, or empty
   std::string name;     // a record's, enum's or fixed's full name

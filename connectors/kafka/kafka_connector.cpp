@@ -29,11 +29,11 @@ void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
 }  // namespace
 
 void KafkaConnector::validateSource(const Options& options, size_t stmtPos) const {
-  options.checkKnown({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
-                      "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
-                      "avro.schema", "avro.framing", kIdleTimeoutOption,
-                      kafka::kDeadLetterTopicOption},
-                     {"kafka."});
+  options.checkKnown(
+      {"connector", "subscribe", "startingOffsets", "maxPartitions", "format", "on.error",
+       "includeHeaders", "json.ignore-missing", "csv.delimiter", "avro.schema", "avro.framing",
+       kIdleTimeoutOption, kafka::kDeadLetterTopicOption},
+      {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "subscribe", stmtPos);
   options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
