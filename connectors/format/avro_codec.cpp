@@ -95,12 +95,18 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
     case Kind::Int: {
       int32_t i = 0;
       rc = avro_value_get_int(&v, &i);
-      if (rc == 0) {
-        out = type.id == TypeId::Timestamp
-                  ? Value::timestamp(static_cast<int64_t>(i) * kMicrosPerDay)
-                  : Value::integer(i);
+      if (rc != 0) break;
+      if (type.id != TypeId::Timestamp) {
+        out = Value::integer(i);
+        return true;
       }
-      break;
+      int64_t micros = 0;
+      if (__builtin_mul_overflow(static_cast<int64_t>(i), kMicrosPerDay, &micros)) {
+        error = fmt::format("date {} (days) out of TIMESTAMP's range", i);
+        return false;
+      }
+      out = Value::timestamp(micros);
+      return true;
     }
     case Kind::Long: {
       int64_t l = 0;
@@ -200,6 +206,124 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
   return true;
 }
 
+// A datum's bytes are the writer's: before libavro reads them, every length,
+// count and index is checked against the bytes left and the schema, so that
+// libavro only ever reads a well-formed datum (its error paths allocate what
+// a length claims, and some leak). Each item of an array takes at least one
+// byte (AvroSchema refuses others), so a count above the bytes left is false.
+class DatumCheck {
+ public:
+  DatumCheck(const char* data, size_t len)
+      : p_(reinterpret_cast<const uint8_t*>(data)), end_(p_ + len) {}
+
+  bool datum(const AvroNode& n) {
+    switch (n.kind) {
+      case Kind::Null:
+        return true;
+      case Kind::Boolean:
+        return take(1, "a boolean");
+      case Kind::Int: {
+        int64_t v = 0;
+        if (!varint(v, "an int")) return false;
+        if (v < INT32_MIN || v > INT32_MAX) return fail("an int out of range");
+        return true;
+      }
+      case Kind::Long: {
+        int64_t v = 0;
+        return varint(v, "a long");
+      }
+      case Kind::Float:
+        return take(4, "a float");
+      case Kind::Double:
+        return take(8, "a double");
+      case Kind::Bytes:
+      case Kind::String: {
+        int64_t len = 0;
+        if (!varint(len, "a length")) return false;
+        if (len < 0) return fail("a negative length");
+        return take(static_cast<uint64_t>(len), n.kind == Kind::String ? "a string" : "bytes");
+      }
+      case Kind::Fixed:
+        return take(n.size, "a fixed");
+      case Kind::Enum: {
+        int64_t i = 0;
+        if (!varint(i, "an enum index")) return false;
+        if (i < 0 || static_cast<uint64_t>(i) >= n.symbols.size()) {
+          return fail(fmt::format("enum index {} of {} symbols", i, n.symbols.size()));
+        }
+        return true;
+      }
+      case Kind::Union: {
+        int64_t i = 0;
+        if (!varint(i, "a union index")) return false;
+        if (i < 0 || static_cast<uint64_t>(i) >= n.branches.size()) {
+          return fail(fmt::format("union index {} of {} branches", i, n.branches.size()));
+        }
+        return datum(*n.branches[static_cast<size_t>(i)]);
+      }
+      case Kind::Record:
+        for (const auto& [name, f] : n.fields)
+          if (!datum(*f)) return false;
+        return true;
+      case Kind::Array:
+        for (;;) {
+          int64_t count = 0;
+          if (!varint(count, "an array block count")) return false;
+          if (count == 0) return true;
+          if (count < 0) {
+            // A negative count is followed by the block's size in bytes.
+            if (count == INT64_MIN) return fail("an array block count out of range");
+            count = -count;
+            int64_t size = 0;
+            if (!varint(size, "an array block size")) return false;
+            if (size < 0 || static_cast<uint64_t>(size) > left())
+              return fail("an array block size beyond the value");
+          }
+          if (static_cast<uint64_t>(count) > left()) return fail("an array count beyond the value");
+          for (int64_t i = 0; i < count; ++i)
+            if (!datum(*n.items)) return false;
+        }
+      case Kind::Map:
+        return fail("a map");
+    }
+    return fail("an unknown type");
+  }
+
+  bool atEnd() const { return p_ == end_; }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+  bool take(uint64_t n, const char* what) {
+    if (n > left()) return fail(fmt::format("{} beyond the end of the value", what));
+    p_ += n;
+    return true;
+  }
+  // A zigzag varint of at most 10 bytes.
+  bool varint(int64_t& out, const char* what) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p_ == end_) return fail(fmt::format("{} beyond the end of the value", what));
+      const uint8_t b = *p_++;
+      if (shift == 63 && b > 1) return fail(fmt::format("{} longer than 64 bits", what));
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        out = static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+        return true;
+      }
+    }
+    return fail(fmt::format("{} longer than 10 bytes", what));
+  }
+
+  const uint8_t* p_;
+  const uint8_t* end_;
+  std::string error_;
+};
+
 class AvroDecoder final : public RecordDecoder {
  public:
   AvroDecoder(const Schema& schema, const Options& options)
@@ -245,6 +369,16 @@ class AvroDecoder final : public RecordDecoder {
       data += 5;
       len -= 5;
     }
+    DatumCheck check(data, len);
+    if (!check.datum(avro_->root())) {
+      error = fmt::format("not an Avro datum of the schema: {}", check.error());
+      return false;
+    }
+    if (!check.atEnd()) {
+      error = fmt::format("{} bytes left after the Avro datum: not a datum of the schema",
+                          check.left());
+      return false;
+    }
     avro_value_t& value = holder_.value();
     avro_value_reset(&value);
     avro_reader_memory_set_source(reader_, data, static_cast<int64_t>(len));
@@ -252,14 +386,6 @@ class AvroDecoder final : public RecordDecoder {
     avro_set_error("%s", "");
     if (avro_value_read(reader_, &value) != 0) {
       error = fmt::format("not an Avro datum of the schema: {}", avroError());
-      return false;
-    }
-    // libavro's memory reader cannot say where it stopped: the datum's own
-    // encoded size tells whether bytes are left over.
-    size_t used = 0;
-    if (avro_value_sizeof(&value, &used) != 0 || used != len) {
-      error = fmt::format("{} bytes left after the Avro datum: not a datum of the schema",
-                          len > used ? len - used : 0);
       return false;
     }
     resetRow(row, fields_.size());

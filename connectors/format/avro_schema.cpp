@@ -30,11 +30,14 @@ using Kind = AvroNode::Kind;
 
 // A type that takes no bytes at all in the binary encoding: an array of them
 // would let a record claim billions of items for free.
-bool takesNoBytes(const AvroNode& n) {
-  if (n.kind == Kind::Null) return true;
+// (A record reaching itself through records alone has no finite value: it
+// counts as taking no bytes, and is refused with them.)
+bool takesNoBytes(const AvroNode& n, int depth = 0) {
+  if (depth > 64) return true;
+  if (n.kind == Kind::Null || (n.kind == Kind::Fixed && n.size == 0)) return true;
   if (n.kind == Kind::Record) {
     for (const auto& [name, f] : n.fields)
-      if (!takesNoBytes(*f)) return false;
+      if (!takesNoBytes(*f, depth + 1)) return false;
     return true;
   }
   return false;
@@ -100,6 +103,12 @@ class AvroSchemaParser {
           }
           n->fields.emplace_back(std::string(fname), parse(ftype, childNs, depth + 1));
         }
+      } else if (n->kind == Kind::Fixed) {
+        int64_t size = 0;
+        if (o["size"].get(size) != simdjson::SUCCESS || size < 0) {
+          invalid(pos_, "a fixed needs a \"size\"");
+        }
+        n->size = static_cast<size_t>(size);
       } else if (n->kind == Kind::Enum) {
         dom::array symbols;
         if (o["symbols"].get(symbols) != simdjson::SUCCESS)
@@ -216,12 +225,18 @@ const AvroNode& AvroSchema::nonNull(const AvroNode& node) {
   return node;
 }
 
-DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::string& path) {
+DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::string& path,
+                                int depth) {
   auto refuse = [&](const std::string& what, const char* hint) -> DataTypePtr {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("Avro field {}: {} has no SQL type in rtsql", path, what), pos,
                    hint);
   };
+  // A schema's text nests at most 64 levels; deeper means a record reaches itself.
+  if (depth > 64) {
+    return refuse("a recursive record",
+                  "rtsql's types are finite: no field may hold its own record");
+  }
   const AvroNode& n = nonNull(node);
   const std::string& lt = n.logical;
   switch (n.kind) {
@@ -248,11 +263,11 @@ DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::str
       if (lt == "decimal") return refuse("decimal", "rtsql has no DECIMAL type yet");
       return DataType::of(TypeId::Binary);
     case Kind::Array:
-      return DataType::arrayOf(sqlType(*n.items, pos, path + "[]"));
+      return DataType::arrayOf(sqlType(*n.items, pos, path + "[]", depth + 1));
     case Kind::Record: {
       std::vector<StructField> fields;
       for (const auto& [name, f] : n.fields)
-        fields.push_back({name, sqlType(*f, pos, path + "." + name)});
+        fields.push_back({name, sqlType(*f, pos, path + "." + name, depth + 1)});
       return DataType::structOf(std::move(fields));
     }
     case Kind::Map:
@@ -270,6 +285,12 @@ Schema avroSourceColumns(const AvroSchema& schema, const Schema& declared,
   if (root.kind != Kind::Record) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    "a source's 'avro.schema' must be a record: each field is a column", schemaPos);
+  }
+  // Every field is read from each datum, declared or not: each must have a
+  // SQL type, which also refuses a record that reaches itself.
+  std::vector<DataTypePtr> fieldTypes;
+  for (const auto& [name, f] : root.fields) {
+    fieldTypes.push_back(AvroSchema::sqlType(*f, schemaPos, name));
   }
   Schema out;
   if (declared.columns.empty()) {

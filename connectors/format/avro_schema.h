@@ -42,6 +42,7 @@ struct AvroNode {
   std::string name;     // a record's, enum's or fixed's full name
   std::vector<std::pair<std::string, const AvroNode*>> fields;  // a record's, in order
   std::vector<std::string> symbols;                             // an enum's
+  size_t size = 0;                                              // a fixed's bytes
   const AvroNode* items = nullptr;                              // an array's or map's values
   std::vector<const AvroNode*> branches;                        // a union's
 };
@@ -60,7 +61,9 @@ class AvroSchema {
 
   // The SQL type of `node` (see the table above); a nullable union gives its
   // other branch's type. Throws 0A000 at `pos` for what has none.
-  static DataTypePtr sqlType(const AvroNode& node, size_t pos, const std::string& path);
+  // A recursive type (a record reaching itself) has none either.
+  static DataTypePtr sqlType(const AvroNode& node, size_t pos, const std::string& path,
+                             int depth = 0);
   // The branch of a union of null and one type that is not null, else `node`.
   static const AvroNode& nonNull(const AvroNode& node);
 
