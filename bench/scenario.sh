@@ -20,6 +20,9 @@
 #                   of the input repeats an earlier event)
 #   stream_join     clicks JOIN impressions ON event_id, impression within 5 s before
 #                   the click (each rate is clicks/s; as many impressions/s again)
+#   python_udf      stateless, with the url and amount labelled by a Python function:
+#                   SELECT ts_us, user_id, label(url, amount) ... WHERE amount > 10
+#   sql_udf         the same with label() a SQL function (inlined): python_udf's baseline
 #
 # --find-max searches the highest rate at which the flow's end-to-end P99 stays
 # under --p99-ms (default 10) with nothing lost: doubling from --start-rate
@@ -39,12 +42,12 @@ set -euo pipefail
 
 usage() { sed -n '2,32p' "$0"; exit "${1:-0}"; }
 
-SCENARIOS="stateless groupby broadcast_join window dedup stream_join"
+SCENARIOS="stateless groupby broadcast_join window dedup stream_join python_udf sql_udf"
 [ $# -ge 1 ] || usage 2
 SCENARIO="$1"
 shift
 case "$SCENARIO" in
-  stateless|groupby|broadcast_join|window|dedup|stream_join) ;;
+  stateless|groupby|broadcast_join|window|dedup|stream_join|python_udf|sql_udf) ;;
   -h|--help) usage 0 ;;
   *) echo "scenario.sh: unknown scenario '$SCENARIO' (${SCENARIOS// /, })" >&2; exit 2 ;;
 esac
@@ -120,6 +123,27 @@ EOF
   "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/table.sql" >&2
 fi
 
+# The function of the UDF scenarios, the same label in both languages: the
+# Python one is called per row, the SQL one inlined into the flow's expression.
+case "$SCENARIO" in
+  python_udf)
+    cat >"$WORK/function.sql" <<'EOF'
+CREATE FUNCTION label(u STRING, a DOUBLE) RETURNS STRING LANGUAGE PYTHON AS $$
+    if u is None or a is None:
+        return None
+    return u.upper() + ":" + ("high" if a > 50 else "low")
+$$;
+EOF
+    ;;
+  sql_udf)
+    cat >"$WORK/function.sql" <<'EOF'
+CREATE FUNCTION label(u STRING, a DOUBLE) RETURNS STRING AS
+    upper(u) || ':' || CASE WHEN a > 50 THEN 'high' ELSE 'low' END;
+EOF
+    ;;
+esac
+[ ! -f "$WORK/function.sql" ] || "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/function.sql" >&2
+
 # flow_query TAG : the SELECT of the scenario's flow over the source clicks_TAG
 # (and impressions_TAG for stream_join).
 flow_query() {
@@ -161,6 +185,9 @@ FROM clicks_$1" ;;
       echo "SELECT greatest(c.ts_us, i.ts_us) AS ts_us, c.event_id, c.user_id, i.url AS imp_url
 FROM clicks_$1 c JOIN impressions_$1 i
   ON c.event_id = i.event_id AND i.ts BETWEEN c.ts - INTERVAL '5' SECOND AND c.ts" ;;
+    python_udf|sql_udf)
+      echo "SELECT ts_us, user_id, label(url, amount) AS label, amount * 2 AS doubled
+FROM clicks_$1 WHERE amount > 10" ;;
   esac
 }
 

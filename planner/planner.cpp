@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 #include "planner/logical_plan.h"
 #include "planner/sink_changelog.h"
@@ -130,6 +131,31 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
           fmt::format("column \"{}\" is {}: a csv sink writes scalar columns only", o.name,
                       type.toString()),
           o.pos, fmt::format("write it as text: to_json(...) AS {}, or use format 'json'", o.name));
+    }
+  }
+  if (iequals(sink.format, "avro")) {
+    // Each column is a field of the record the sink writes; a struct's fields
+    // are fields of a nested record.
+    std::function<std::string(const DataType&)> badField = [&](const DataType& t) -> std::string {
+      if (t.id == TypeId::Array) return badField(*t.element);
+      for (const StructField& f : t.fields) {
+        if (!isAvroName(f.name)) return f.name;
+        std::string inner = badField(*f.type);
+        if (!inner.empty()) return inner;
+      }
+      return {};
+    };
+    for (const OutputColumn& o : outputs) {
+      const std::string bad = isAvroName(o.name) ? badField(*o.expr->type()) : o.name;
+      if (bad.empty()) continue;
+      throw SqlError(
+          sqlstate::kInvalidParameterValue,
+          fmt::format("column \"{}\" {}is not a valid Avro name: an avro sink writes "
+                      "each column as a record field",
+                      o.name, bad == o.name ? "" : fmt::format("has field \"{}\", which ", bad)),
+          o.pos,
+          "Avro names are letters, digits and _ not starting with a digit: give the "
+          "column an alias");
     }
   }
   if (const OptionEntry* key = sink.options.find("key")) {

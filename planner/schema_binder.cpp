@@ -91,7 +91,7 @@ Schema bindColumns(const std::vector<ast::ColumnDef>& columns) {
 }
 
 Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& formatIn,
-                             bool includeHeaders) {
+                             bool includeHeaders, const Schema* payload) {
   std::string format = toLower(formatIn);
   size_t formatPos = valuePosOf(stmt.options, "format", stmt.namePos);
   Schema schema;
@@ -116,11 +116,12 @@ Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& f
     if (includeHeaders) schema.columns.push_back(Column{"headers", headersType(), false});
     return schema;
   }
-  if (format != "json" && format != "csv" && format != "debezium-json") {
+  if (format != "json" && format != "csv" && format != "debezium-json" &&
+      !(format == "avro" && payload)) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    format.empty() ? std::string("a kafka source needs option 'format'")
                                   : fmt::format("unknown format '{}'", formatIn),
-                   formatPos, "use format 'json', 'csv', 'raw' or 'debezium-json'");
+                   formatPos, "use format 'json', 'csv', 'avro', 'raw' or 'debezium-json'");
   }
   if (format == "debezium-json" && stmt.watermark) {
     // Event-time operators (windows, interval joins, dedup within the
@@ -131,14 +132,18 @@ Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& f
                    "drop the WATERMARK clause: aggregations, joins and top-N over the source "
                    "take its updates and deletes");
   }
-  if (stmt.columns.empty()) {
+  if (stmt.columns.empty() && !payload) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("format '{}' needs a column list", format), stmt.namePos,
                    fmt::format("declare the columns: CREATE SOURCE {} (id BIGINT, ...), or use "
                                "format 'raw' for the bytes",
                                stmt.name));
   }
-  addDeclared(schema, stmt.columns);
+  if (payload) {
+    schema = *payload;
+  } else {
+    addDeclared(schema, stmt.columns);
+  }
   std::pair<const char*, DataTypePtr> meta[] = {
       {kMetaKey, DataType::of(TypeId::Binary)},
       {kMetaTimestamp, DataType::of(TypeId::Timestamp)},
@@ -152,7 +157,9 @@ Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& f
       throw SqlError(
           sqlstate::kDuplicateColumn,
           fmt::format("column \"{}\" clashes with the hidden Kafka metadata column", name),
-          stmt.columns[static_cast<size_t>(clash)].pos,
+          static_cast<size_t>(clash) < stmt.columns.size()
+              ? stmt.columns[static_cast<size_t>(clash)].pos
+              : valuePosOf(stmt.options, "avro.schema", stmt.namePos),
           "rename the column: _key, _timestamp, _partition, _offset and _headers are "
           "reserved");
     }
@@ -209,6 +216,16 @@ std::optional<WatermarkDef> bindWatermark(const ast::CreateSource& stmt, const S
   }
   def.delayMicros = v.asInt();
   return def;
+}
+
+bool isAvroName(std::string_view name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!letter && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
 }
 
 }  // namespace rtsql

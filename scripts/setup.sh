@@ -14,6 +14,8 @@ PACKAGES=(
   librdkafka-dev libboost-dev libboost-system-dev librocksdb-dev libfmt-dev
   doctest-dev libpq-dev libsimdjson-dev libcli11-dev libedit-dev libssl-dev
   libre2-dev
+  # Avro: the avro format's encoding (libavro), and an independent encoder for its tests
+  libavro-dev python3-avro
   # CPython embedded in rtsqld, for CREATE FUNCTION ... LANGUAGE PYTHON
   libpython3-dev
   # clients and tools used by the tests and the demo

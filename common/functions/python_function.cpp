@@ -364,10 +364,22 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
       break;
     case TypeId::Interval:
       if (PyDelta_Check(o)) {
-        return Value::interval((static_cast<int64_t>(PyDateTime_DELTA_GET_DAYS(o)) * 86400 +
-                                PyDateTime_DELTA_GET_SECONDS(o)) *
-                                   kMicrosPerSecond +
-                               PyDateTime_DELTA_GET_MICROSECONDS(o));
+        // A timedelta reaches 999,999,999 days, an INTERVAL about 106 million:
+        // a longer one is out of range rather than wrapped.
+        int64_t micros = 0;
+        if (__builtin_mul_overflow(static_cast<int64_t>(PyDateTime_DELTA_GET_DAYS(o)),
+                                   kMicrosPerDay, &micros) ||
+            __builtin_add_overflow(
+                micros,
+                static_cast<int64_t>(PyDateTime_DELTA_GET_SECONDS(o)) * kMicrosPerSecond +
+                    PyDateTime_DELTA_GET_MICROSECONDS(o),
+                &micros)) {
+          throw SqlError(sqlstate::kNumericOutOfRange,
+                         fmt::format("function {} returned a timedelta{} out of the range of "
+                                     "INTERVAL",
+                                     fn, path.empty() ? "" : " at " + path));
+        }
+        return Value::interval(micros);
       }
       break;
     case TypeId::Array:

@@ -16,6 +16,13 @@ std::unique_ptr<RecordDecoder> makeDebeziumJsonDecoder(const Schema& schema,
 std::unique_ptr<RecordEncoder> makeJsonEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeRawEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeCsvEncoder(const SinkSpec& sink);
+std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options);
+std::unique_ptr<RecordEncoder> makeAvroEncoder(const SinkSpec& sink);
+
+// The Kafka key of an encoded row: the chosen key column's bytes, else the
+// group keys (one as its bytes, several as a JSON object), else no key.
+void encodeKey(const Row& row, const Schema& schema, int keyColumn,
+               const std::vector<int>& keyColumns, EncodedRecord& out);
 
 // One csv field as a csv sink writes it (RFC 4180): NULL is an empty field, an
 // empty string is "", and a text holding the delimiter, a quote, CR or LF is

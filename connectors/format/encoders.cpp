@@ -27,8 +27,8 @@ void appendAsBytes(std::string& out, const Value& v, const DataType& type) {
   }
 }
 
-// The Kafka key of a json or csv row: the chosen key column's bytes, else the
-// group keys (one as its bytes, several as a JSON object), else no key.
+}  // namespace
+
 void encodeKey(const Row& row, const Schema& schema, int keyColumn,
                const std::vector<int>& keyColumns, EncodedRecord& out) {
   out.key.clear();
@@ -60,6 +60,8 @@ void encodeKey(const Row& row, const Schema& schema, int keyColumn,
     }
   }
 }
+
+namespace {
 
 class JsonEncoder final : public RecordEncoder {
  public:

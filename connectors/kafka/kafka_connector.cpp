@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "connectors/format/avro_schema.h"
 #include "connectors/format/decoders.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/dead_letter.h"
@@ -28,15 +29,29 @@ void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
 }  // namespace
 
 void KafkaConnector::validateSource(const Options& options, size_t stmtPos) const {
-  options.checkKnown({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
-                      "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
-                      kIdleTimeoutOption, kafka::kDeadLetterTopicOption},
-                     {"kafka."});
+  options.checkKnown(
+      {"connector", "subscribe", "startingOffsets", "maxPartitions", "format", "on.error",
+       "includeHeaders", "json.ignore-missing", "csv.delimiter", "avro.schema", "avro.framing",
+       kIdleTimeoutOption, kafka::kDeadLetterTopicOption},
+      {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "subscribe", stmtPos);
   options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
   if (options.has("maxPartitions")) options.getInt("maxPartitions", 1, 1, 1 << 20);
-  options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json"});
+  const std::string format =
+      toLower(options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json", "avro"}));
+  if (format == "avro") {
+    options.require("avro.schema", stmtPos);
+    options.getEnum("avro.framing", "none", {"none", "confluent"});
+  } else {
+    for (const char* key : {"avro.schema", "avro.framing"}) {
+      if (const OptionEntry* e = options.find(key)) {
+        throw SqlError(sqlstate::kInvalidParameterValue,
+                       fmt::format("option '{}' applies to format 'avro'", key), e->keyPos,
+                       "set format = 'avro', or drop the option");
+      }
+    }
+  }
   options.getEnum("on.error", "fail", {"fail", "skip", "dead-letter"});
   kafka::validateDeadLetterOptions(options, stmtPos);
   options.getBool("includeHeaders", false);
@@ -52,7 +67,7 @@ void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const 
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "topic", stmtPos);
   std::string format =
-      toLower(options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json"}));
+      toLower(options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json", "avro"}));
   format::csvDelimiter(options);
   kafka::sinkTopicPartitions(options);
   if (const OptionEntry* header = options.find("csv.header")) {
@@ -124,7 +139,19 @@ std::string KafkaConnector::sourceFormat(const Options& options) const {
 }
 
 Schema KafkaConnector::bindSourceSchema(const ast::CreateSource& stmt, const Options& options) const {
-  return bindKafkaRecordSchema(stmt, sourceFormat(options), options.getBool("includeHeaders", false));
+  const std::string format = sourceFormat(options);
+  if (format == "avro") {
+    // The columns are the record schema's fields, or the declared ones checked
+    // against them.
+    const OptionEntry& entry = options.require("avro.schema", stmt.namePos);
+    auto avro = format::AvroSchema::parse(entry.value, entry.valuePos);
+    std::vector<size_t> positions;
+    for (const auto& c : stmt.columns) positions.push_back(c.pos);
+    Schema payload =
+        format::avroSourceColumns(*avro, bindColumns(stmt.columns), positions, entry.valuePos);
+    return bindKafkaRecordSchema(stmt, format, options.getBool("includeHeaders", false), &payload);
+  }
+  return bindKafkaRecordSchema(stmt, format, options.getBool("includeHeaders", false));
 }
 
 int KafkaConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv& env) const {

@@ -41,8 +41,8 @@ inline Value evalAll(const ExprPtr& e, const Row& row) {
   Value slot = Value::string("a previous record's text, longer than a short string");
   e->evalInto(row, slot);
   const bool repeatable = sameValue(e->eval(row), v);
-  CHECK_MESSAGE(repeatable ? sameValue(ref, v) : ref.type() == v.type(), e->toString());
-  CHECK_MESSAGE(repeatable ? sameValue(slot, v) : slot.type() == v.type(), e->toString());
+  CHECK_MESSAGE((repeatable ? sameValue(ref, v) : ref.type() == v.type()), e->toString());
+  CHECK_MESSAGE((repeatable ? sameValue(slot, v) : slot.type() == v.type()), e->toString());
   return v;
 }
 

@@ -470,9 +470,9 @@ TEST_CASE("raw decoder: Spark's Kafka schema") {
 }
 
 TEST_CASE("unknown formats are refused") {
-  CHECK_THROWS_AS(makeDecoder("avro", Schema{}, Options()), SqlError);
+  CHECK_THROWS_AS(makeDecoder("protobuf", Schema{}, Options()), SqlError);
   SinkSpec sink;
-  sink.format = "avro";
+  sink.format = "protobuf";
   CHECK_THROWS_AS(makeEncoder(sink), SqlError);
 }
 

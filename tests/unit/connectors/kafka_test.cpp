@@ -538,8 +538,22 @@ TEST_CASE("source and sink option validation") {
 
   e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"maxPartitions", "0"}}), 7); });
   CHECK(e.position() == 450);
-  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"format", "avro"}}), 7); });
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"format", "protobuf"}}), 7); });
   CHECK(e.position() == 450);
+  // Avro needs the writer's schema: missing, the statement is at fault; given
+  // to another format, the option is.
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"format", "avro"}}), 7); });
+  CHECK(e.position() == 7);
+  CHECK(e.message().find("avro.schema") != std::string::npos);
+  e = sqlErrorOf([&] {
+    validateSourceOptions("kafka", base({{"format", "json"}, {"avro.framing", "confluent"}}), 7);
+  });
+  CHECK(e.position() == 500);
+  e = sqlErrorOf([&] {
+    validateSourceOptions("kafka",
+                          base({{"format", "avro"}, {"avro.schema", "{}"}, {"avro.framing", "x"}}), 7);
+  });
+  CHECK(e.position() == 650);
   e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"on.error", "dead-letter"}}), 7); });
   CHECK(e.position() == 450);
 
@@ -623,7 +637,8 @@ TEST_CASE("source and sink option validation") {
   CHECK_NOTHROW(validateSinkOptions("kafka", sinkOpts({{"format", "raw"}}), 0));
   CHECK_NOTHROW(
       validateSinkOptions("kafka", sinkOpts({{"format", "csv"}, {"csv.delimiter", ";"}}), 0));
-  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"format", "avro"}}), 3); });
+  CHECK_NOTHROW(validateSinkOptions("kafka", sinkOpts({{"format", "avro"}}), 0));
+  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"format", "protobuf"}}), 3); });
   CHECK(e.position() == 450);
   e = sqlErrorOf([&] {
     validateSinkOptions("kafka", sinkOpts({{"format", "csv"}, {"csv.delimiter", "ab"}}), 3);

@@ -1,0 +1,548 @@
+// The Avro decoder and encoder: a record's value is one Avro binary datum of
+// the record schema (docs/connectors.md, "Avro"), read and written by Debian's
+// libavro with one generic value per task, reused for every record.
+//
+// Decoding: 'avro.schema' is the writer's schema; each column is the field of
+// the same name (the source's columns were checked against the schema at
+// CREATE SOURCE); the hidden metadata columns come from the record. With
+// 'avro.framing' = 'confluent' a value starts with the magic byte 0 and a
+// 4-byte schema id, which is skipped (the schema is the inline one).
+// Encoding: the sink's columns as a record of nullable fields
+// (avroSinkSchema), TIMESTAMP as timestamp-micros.
+#include <avro.h>
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "connectors/format/avro_schema.h"
+#include "connectors/format/decode_util.h"
+#include "connectors/format/decoders.h"
+
+namespace rtsql::format {
+
+namespace {
+
+using Kind = AvroNode::Kind;
+constexpr int64_t kMicrosPerDay = 86400LL * 1000 * 1000;
+
+std::string avroError() {
+  std::string why = avro_strerror();
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  return why.empty() ? "malformed data" : why;
+}
+
+// libavro's schema, value class and one value of it, released together.
+class AvroValueHolder {
+ public:
+  explicit AvroValueHolder(const std::string& json) {
+    useBoundedAvroAllocator();
+    if (avro_schema_from_json_length(json.data(), json.size(), &schema_) != 0) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("libavro cannot read the Avro schema: {}", avroError()));
+    }
+    iface_ = avro_generic_class_from_schema(schema_);
+    if (!iface_ || avro_generic_value_new(iface_, &value_) != 0) {
+      release();
+      throw SqlError(sqlstate::kInternalError,
+                     fmt::format("libavro cannot make a value of the schema: {}", avroError()));
+    }
+    hasValue_ = true;
+  }
+  ~AvroValueHolder() { release(); }
+  AvroValueHolder(const AvroValueHolder&) = delete;
+  AvroValueHolder& operator=(const AvroValueHolder&) = delete;
+
+  avro_value_t& value() { return value_; }
+
+ private:
+  void release() {
+    if (hasValue_) avro_value_decref(&value_);
+    hasValue_ = false;
+    if (iface_) avro_value_iface_decref(iface_);
+    iface_ = nullptr;
+    if (schema_) avro_schema_decref(schema_);
+    schema_ = nullptr;
+  }
+
+  avro_schema_t schema_ = nullptr;
+  avro_value_iface_t* iface_ = nullptr;
+  avro_value_t value_{};
+  bool hasValue_ = false;
+};
+
+// `v` (of schema `n`) as a value of `type`; false with `error` set when libavro
+// refuses a read, which a datum it has just read does not give.
+bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& out,
+             std::string& error) {
+  int rc = 0;
+  switch (n.kind) {
+    case Kind::Union: {
+      int d = 0;
+      avro_value_t branch;
+      rc = avro_value_get_discriminant(&v, &d);
+      if (rc == 0) rc = avro_value_get_current_branch(&v, &branch);
+      if (rc != 0 || d < 0 || static_cast<size_t>(d) >= n.branches.size()) break;
+      return toValue(branch, *n.branches[static_cast<size_t>(d)], type, out, error);
+    }
+    case Kind::Null:
+      out = Value();
+      return true;
+    case Kind::Boolean: {
+      int b = 0;
+      rc = avro_value_get_boolean(&v, &b);
+      if (rc == 0) out = Value::boolean(b != 0);
+      break;
+    }
+    case Kind::Int: {
+      int32_t i = 0;
+      rc = avro_value_get_int(&v, &i);
+      if (rc != 0) break;
+      if (type.id != TypeId::Timestamp) {
+        out = Value::integer(i);
+        return true;
+      }
+      int64_t micros = 0;
+      if (__builtin_mul_overflow(static_cast<int64_t>(i), kMicrosPerDay, &micros)) {
+        error = fmt::format("date {} (days) out of TIMESTAMP's range", i);
+        return false;
+      }
+      out = Value::timestamp(micros);
+      return true;
+    }
+    case Kind::Long: {
+      int64_t l = 0;
+      rc = avro_value_get_long(&v, &l);
+      if (rc != 0) break;
+      if (type.id != TypeId::Timestamp) {
+        out = Value::bigint(l);
+      } else if (n.logical.find("millis") != std::string::npos) {
+        if (l > INT64_MAX / 1000 || l < INT64_MIN / 1000) {
+          error = "a timestamp-millis out of TIMESTAMP's range";
+          return false;
+        }
+        out = Value::timestamp(l * 1000);
+      } else {
+        out = Value::timestamp(l);
+      }
+      return true;
+    }
+    case Kind::Float: {
+      float f = 0;
+      rc = avro_value_get_float(&v, &f);
+      if (rc == 0) out = Value::float64(static_cast<double>(f));
+      break;
+    }
+    case Kind::Double: {
+      double d = 0;
+      rc = avro_value_get_double(&v, &d);
+      if (rc == 0) out = Value::float64(d);
+      break;
+    }
+    case Kind::String: {
+      const char* p = nullptr;
+      size_t size = 0;
+      rc = avro_value_get_string(&v, &p, &size);
+      // libavro's size counts a terminating NUL.
+      if (rc == 0) out.setString(std::string_view(p, size > 0 ? size - 1 : 0));
+      break;
+    }
+    case Kind::Enum: {
+      int s = 0;
+      rc = avro_value_get_enum(&v, &s);
+      if (rc == 0) {
+        if (s < 0 || static_cast<size_t>(s) >= n.symbols.size()) {
+          error = fmt::format("enum index {} out of the {} symbols", s, n.symbols.size());
+          return false;
+        }
+        out.setString(n.symbols[static_cast<size_t>(s)]);
+      }
+      break;
+    }
+    case Kind::Bytes:
+    case Kind::Fixed: {
+      const void* p = nullptr;
+      size_t size = 0;
+      rc = n.kind == Kind::Bytes ? avro_value_get_bytes(&v, &p, &size)
+                                 : avro_value_get_fixed(&v, &p, &size);
+      if (rc == 0) out.setBinary(std::string_view(static_cast<const char*>(p), size));
+      break;
+    }
+    case Kind::Array: {
+      size_t size = 0;
+      rc = avro_value_get_size(&v, &size);
+      if (rc != 0) break;
+      ValueList items(size);
+      for (size_t i = 0; i < size; ++i) {
+        avro_value_t item;
+        if (avro_value_get_by_index(&v, i, &item, nullptr) != 0 ||
+            !toValue(item, *n.items, *type.element, items[i], error)) {
+          if (error.empty()) error = avroError();
+          return false;
+        }
+      }
+      out = Value::array(std::move(items));
+      return true;
+    }
+    case Kind::Record: {
+      ValueList fields(n.fields.size());
+      for (size_t i = 0; i < n.fields.size(); ++i) {
+        avro_value_t field;
+        if (avro_value_get_by_index(&v, i, &field, nullptr) != 0 ||
+            !toValue(field, *n.fields[i].second, *type.fields[i].type, fields[i], error)) {
+          if (error.empty()) error = avroError();
+          return false;
+        }
+      }
+      out = Value::structure(std::move(fields));
+      return true;
+    }
+    case Kind::Map:
+      error = "a map has no SQL type";
+      return false;
+  }
+  if (rc != 0) {
+    error = avroError();
+    return false;
+  }
+  return true;
+}
+
+// A datum's bytes are the writer's: before libavro reads them, every length,
+// count and index is checked against the bytes left and the schema, so that
+// libavro only ever reads a well-formed datum (its error paths allocate what
+// a length claims, and some leak). Each item of an array takes at least one
+// byte (AvroSchema refuses others), so a count above the bytes left is false.
+class DatumCheck {
+ public:
+  DatumCheck(const char* data, size_t len)
+      : p_(reinterpret_cast<const uint8_t*>(data)), end_(p_ + len) {}
+
+  bool datum(const AvroNode& n) {
+    switch (n.kind) {
+      case Kind::Null:
+        return true;
+      case Kind::Boolean:
+        return take(1, "a boolean");
+      case Kind::Int: {
+        int64_t v = 0;
+        if (!varint(v, "an int")) return false;
+        if (v < INT32_MIN || v > INT32_MAX) return fail("an int out of range");
+        return true;
+      }
+      case Kind::Long: {
+        int64_t v = 0;
+        return varint(v, "a long");
+      }
+      case Kind::Float:
+        return take(4, "a float");
+      case Kind::Double:
+        return take(8, "a double");
+      case Kind::Bytes:
+      case Kind::String: {
+        int64_t len = 0;
+        if (!varint(len, "a length")) return false;
+        if (len < 0) return fail("a negative length");
+        return take(static_cast<uint64_t>(len), n.kind == Kind::String ? "a string" : "bytes");
+      }
+      case Kind::Fixed:
+        return take(n.size, "a fixed");
+      case Kind::Enum: {
+        int64_t i = 0;
+        if (!varint(i, "an enum index")) return false;
+        if (i < 0 || static_cast<uint64_t>(i) >= n.symbols.size()) {
+          return fail(fmt::format("enum index {} of {} symbols", i, n.symbols.size()));
+        }
+        return true;
+      }
+      case Kind::Union: {
+        int64_t i = 0;
+        if (!varint(i, "a union index")) return false;
+        if (i < 0 || static_cast<uint64_t>(i) >= n.branches.size()) {
+          return fail(fmt::format("union index {} of {} branches", i, n.branches.size()));
+        }
+        return datum(*n.branches[static_cast<size_t>(i)]);
+      }
+      case Kind::Record:
+        for (const auto& [name, f] : n.fields)
+          if (!datum(*f)) return false;
+        return true;
+      case Kind::Array:
+        for (;;) {
+          int64_t count = 0;
+          if (!varint(count, "an array block count")) return false;
+          if (count == 0) return true;
+          if (count < 0) {
+            // A negative count is followed by the block's size in bytes.
+            if (count == INT64_MIN) return fail("an array block count out of range");
+            count = -count;
+            int64_t size = 0;
+            if (!varint(size, "an array block size")) return false;
+            if (size < 0 || static_cast<uint64_t>(size) > left())
+              return fail("an array block size beyond the value");
+          }
+          if (static_cast<uint64_t>(count) > left()) return fail("an array count beyond the value");
+          for (int64_t i = 0; i < count; ++i)
+            if (!datum(*n.items)) return false;
+        }
+      case Kind::Map:
+        return fail("a map");
+    }
+    return fail("an unknown type");
+  }
+
+  bool atEnd() const { return p_ == end_; }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+  bool take(uint64_t n, const char* what) {
+    if (n > left()) return fail(fmt::format("{} beyond the end of the value", what));
+    p_ += n;
+    return true;
+  }
+  // A zigzag varint of at most 10 bytes.
+  bool varint(int64_t& out, const char* what) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p_ == end_) return fail(fmt::format("{} beyond the end of the value", what));
+      const uint8_t b = *p_++;
+      if (shift == 63 && b > 1) return fail(fmt::format("{} longer than 64 bits", what));
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        out = static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+        return true;
+      }
+    }
+    return fail(fmt::format("{} longer than 10 bytes", what));
+  }
+
+  const uint8_t* p_;
+  const uint8_t* end_;
+  std::string error_;
+};
+
+class AvroDecoder final : public RecordDecoder {
+ public:
+  AvroDecoder(const Schema& schema, const Options& options)
+      : avro_(AvroSchema::parse(
+            options.getString("avro.schema"),
+            options.find("avro.schema") ? options.find("avro.schema")->valuePos : SqlError::npos)),
+        holder_(avro_->json()),
+        confluent_(iequals(options.getString("avro.framing", "none"), "confluent")) {
+    const AvroNode& root = avro_->root();
+    for (const Column& c : schema.columns) {
+      Field f;
+      f.meta = c.hidden ? metaKindOf(c) : MetaKind::None;
+      f.type = c.type;
+      for (size_t i = 0; i < root.fields.size() && f.meta == MetaKind::None; ++i) {
+        if (iequals(root.fields[i].first, c.name)) {
+          f.index = static_cast<int>(i);
+          f.node = root.fields[i].second;
+        }
+      }
+      fields_.push_back(std::move(f));
+    }
+    static const char kNothing = 0;
+    reader_ = avro_reader_memory(&kNothing, 0);
+  }
+  ~AvroDecoder() override {
+    if (reader_) avro_reader_free(reader_);
+  }
+  AvroDecoder(const AvroDecoder&) = delete;
+  AvroDecoder& operator=(const AvroDecoder&) = delete;
+
+  bool decode(const RecordView& rec, Row& row, std::string& error) override {
+    if (!rec.value) {
+      error = "the record has no value (a tombstone)";
+      return false;
+    }
+    const char* data = rec.value;
+    size_t len = rec.valueLen;
+    if (confluent_) {
+      if (len < 5 || data[0] != 0) {
+        error = "not a Confluent-framed Avro value (magic byte 0 and a 4-byte schema id)";
+        return false;
+      }
+      data += 5;
+      len -= 5;
+    }
+    DatumCheck check(data, len);
+    if (!check.datum(avro_->root())) {
+      error = fmt::format("not an Avro datum of the schema: {}", check.error());
+      return false;
+    }
+    if (!check.atEnd()) {
+      error = fmt::format("{} bytes left after the Avro datum: not a datum of the schema",
+                          check.left());
+      return false;
+    }
+    avro_value_t& value = holder_.value();
+    avro_value_reset(&value);
+    avro_reader_memory_set_source(reader_, data, static_cast<int64_t>(len));
+    // libavro prefixes each error to the last one of this thread: start clean.
+    avro_set_error("%s", "");
+    if (avro_value_read(reader_, &value) != 0) {
+      error = fmt::format("not an Avro datum of the schema: {}", avroError());
+      return false;
+    }
+    resetRow(row, fields_.size());
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      const Field& f = fields_[i];
+      if (f.meta != MetaKind::None) {
+        row[i] = metaValue(f.meta, rec);
+        continue;
+      }
+      if (!f.node) continue;
+      avro_value_t field;
+      if (avro_value_get_by_index(&value, static_cast<size_t>(f.index), &field, nullptr) != 0) {
+        error = avroError();
+        return false;
+      }
+      std::string why;
+      if (!toValue(field, *f.node, *f.type, row[i], why)) {
+        error = fmt::format("field '{}': {}",
+                            avro_->root().fields[static_cast<size_t>(f.index)].first, why);
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Field {
+    MetaKind meta = MetaKind::None;
+    int index = -1;
+    const AvroNode* node = nullptr;
+    DataTypePtr type;
+  };
+  std::shared_ptr<const AvroSchema> avro_;
+  AvroValueHolder holder_;
+  bool confluent_;
+  avro_reader_t reader_ = nullptr;
+  std::vector<Field> fields_;
+};
+
+// Sets `v` (a union of null and the type of `type`, as avroSinkSchema writes
+// every field and item) to `x`.
+int setNullable(avro_value_t& v, const Value& x, const DataType& type) {
+  avro_value_t branch;
+  if (x.isNull()) {
+    int rc = avro_value_set_branch(&v, 0, &branch);
+    return rc != 0 ? rc : avro_value_set_null(&branch);
+  }
+  int rc = avro_value_set_branch(&v, 1, &branch);
+  if (rc != 0) return rc;
+  switch (type.id) {
+    case TypeId::Boolean:
+      return avro_value_set_boolean(&branch, x.asBool() ? 1 : 0);
+    case TypeId::Int:
+      return avro_value_set_int(&branch, static_cast<int32_t>(x.asInt()));
+    case TypeId::BigInt:
+    case TypeId::Interval:
+    case TypeId::Timestamp:
+      return avro_value_set_long(&branch, x.asInt());
+    case TypeId::Double:
+      return avro_value_set_double(&branch, x.asDouble());
+    case TypeId::Null:
+    case TypeId::String: {
+      const std::string& s = x.asString();
+      // libavro's size counts the terminating NUL that c_str() has.
+      return avro_value_set_string_len(&branch, s.c_str(), s.size() + 1);
+    }
+    case TypeId::Binary: {
+      const std::string& s = x.asString();
+      return avro_value_set_bytes(&branch, const_cast<char*>(s.data()), s.size());
+    }
+    case TypeId::Array:
+      for (const Value& item : x.asList()) {
+        avro_value_t slot;
+        rc = avro_value_append(&branch, &slot, nullptr);
+        if (rc == 0) rc = setNullable(slot, item, *type.element);
+        if (rc != 0) return rc;
+      }
+      return 0;
+    case TypeId::Struct: {
+      const ValueList& fields = x.asList();
+      for (size_t i = 0; i < type.fields.size() && i < fields.size(); ++i) {
+        avro_value_t slot;
+        rc = avro_value_get_by_index(&branch, i, &slot, nullptr);
+        if (rc == 0) rc = setNullable(slot, fields[i], *type.fields[i].type);
+        if (rc != 0) return rc;
+      }
+      return 0;
+    }
+  }
+  return 0;
+}
+
+class AvroEncoder final : public RecordEncoder {
+ public:
+  explicit AvroEncoder(const SinkSpec& sink)
+      : schema_(sink.input),
+        keyColumn_(sink.keyColumn),
+        keyColumns_(sink.keyColumns),
+        holder_(avroSinkSchema(sink.input, sink.name)) {
+    if (keyColumn_ >= 0) keyColumns_.clear();
+    for (size_t i = 0; i < schema_.size(); ++i)
+      if (!schema_.columns[i].hidden) columns_.push_back(i);
+    static char kNothing = 0;
+    writer_ = avro_writer_memory(&kNothing, 0);
+  }
+  ~AvroEncoder() override {
+    if (writer_) avro_writer_free(writer_);
+  }
+  AvroEncoder(const AvroEncoder&) = delete;
+  AvroEncoder& operator=(const AvroEncoder&) = delete;
+
+  void encode(const Row& row, EncodedRecord& out) override {
+    out.headers.clear();
+    out.topic.clear();
+    out.hasValue = true;
+    avro_value_t& value = holder_.value();
+    avro_value_reset(&value);
+    static const Value kNull;
+    for (size_t f = 0; f < columns_.size(); ++f) {
+      const size_t c = columns_[f];
+      avro_value_t field;
+      if (avro_value_get_by_index(&value, f, &field, nullptr) != 0 ||
+          setNullable(field, c < row.size() ? row[c] : kNull, *schema_.columns[c].type) != 0) {
+        // Every value of the sink's column types has its Avro form: libavro
+        // refuses only on memory exhaustion.
+        throw SqlError(sqlstate::kInternalError,
+                       fmt::format("cannot encode an Avro row: {}", avroError()));
+      }
+    }
+    size_t size = 0;
+    avro_value_sizeof(&value, &size);
+    out.value.resize(size);
+    avro_writer_memory_set_dest(writer_, out.value.data(), static_cast<int64_t>(size));
+    if (avro_value_write(writer_, &value) != 0) {
+      throw SqlError(sqlstate::kInternalError,
+                     fmt::format("cannot write an Avro row: {}", avroError()));
+    }
+    encodeKey(row, schema_, keyColumn_, keyColumns_, out);
+  }
+
+ private:
+  Schema schema_;
+  int keyColumn_;
+  std::vector<int> keyColumns_;
+  std::vector<size_t> columns_;
+  AvroValueHolder holder_;
+  avro_writer_t writer_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options) {
+  return std::make_unique<AvroDecoder>(schema, options);
+}
+
+std::unique_ptr<RecordEncoder> makeAvroEncoder(const SinkSpec& sink) {
+  return std::make_unique<AvroEncoder>(sink);
+}
+
+}  // namespace rtsql::format

@@ -1,0 +1,413 @@
+// AvroSchema (see avro_schema.h): the schema tree from the JSON text, the SQL
+// columns it gives, and the schema of a sink's columns.
+#include "connectors/format/avro_schema.h"
+
+#include <avro.h>
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "common/error.h"
+#include "common/json.h"
+#include "planner/planner.h"
+
+namespace rtsql::format {
+
+namespace {
+
+namespace dom = simdjson::dom;
+using Kind = AvroNode::Kind;
+
+[[noreturn]] void invalid(size_t pos, const std::string& why) {
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("'avro.schema' is not a valid Avro schema: {}", why), pos,
+                 "give the writer's schema as JSON, e.g. {\"type\": \"record\", \"name\": "
+                 "\"Click\", \"fields\": [{\"name\": \"id\", \"type\": \"long\"}]}");
+}
+
+// A type that takes no bytes at all in the binary encoding: an array of them
+// would let a record claim billions of items for free.
+// (A record reaching itself through records alone has no finite value: it
+// counts as taking no bytes, and is refused with them.)
+bool takesNoBytes(const AvroNode& n, int depth = 0) {
+  if (depth > 64) return true;
+  if (n.kind == Kind::Null || (n.kind == Kind::Fixed && n.size == 0)) return true;
+  if (n.kind == Kind::Record) {
+    for (const auto& [name, f] : n.fields)
+      if (!takesNoBytes(*f, depth + 1)) return false;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Reads the JSON schema into AvroNodes. Named types (record, enum, fixed) are
+// registered under their full name and their short name, so that a later
+// reference by either finds them.
+class AvroSchemaParser {
+ public:
+  AvroSchemaParser(AvroSchema& out, size_t pos) : out_(out), pos_(pos) {}
+
+  const AvroNode* parse(dom::element e, const std::string& ns, int depth) {
+    if (depth > 64) invalid(pos_, "nested more than 64 levels");
+    if (e.is_string()) return named(std::string(std::string_view(e.get_string().value())), ns);
+    if (e.is_array()) {
+      AvroNode* u = add(Kind::Union);
+      dom::array branches = e.get_array().value();
+      for (dom::element b : branches) u->branches.push_back(parse(b, ns, depth + 1));
+      return u;
+    }
+    if (!e.is_object()) invalid(pos_, "a type is a name, an object or an array (a union)");
+    dom::object o = e.get_object().value();
+    std::string_view type;
+    if (o["type"].get(type) != simdjson::SUCCESS) {
+      dom::element inner;
+      if (o["type"].get(inner) == simdjson::SUCCESS) return parse(inner, ns, depth + 1);
+      invalid(pos_, "an object type needs \"type\"");
+    }
+    std::string logical;
+    std::string_view lt;
+    if (o["logicalType"].get(lt) == simdjson::SUCCESS) logical = std::string(lt);
+    AvroNode* n = nullptr;
+    if (type == "record" || type == "error" || type == "enum" || type == "fixed") {
+      std::string_view name, space;
+      if (o["name"].get(name) != simdjson::SUCCESS)
+        invalid(pos_, fmt::format("a {} needs a name", type));
+      std::string nsHere = ns;
+      if (o["namespace"].get(space) == simdjson::SUCCESS) nsHere = std::string(space);
+      std::string full(name);
+      if (full.find('.') == std::string::npos && !nsHere.empty()) full = nsHere + "." + full;
+      const std::string childNs =
+          full.rfind('.') == std::string::npos ? "" : full.substr(0, full.rfind('.'));
+      n = add(type == "enum" ? Kind::Enum : type == "fixed" ? Kind::Fixed : Kind::Record);
+      n->name = full;
+      n->logical = logical;
+      // Registered before the fields: a record may refer to itself.
+      byName_[full] = n;
+      byName_.emplace(full.substr(full.rfind('.') == std::string::npos ? 0 : full.rfind('.') + 1),
+                      n);
+      if (n->kind == Kind::Record) {
+        dom::array fields;
+        if (o["fields"].get(fields) != simdjson::SUCCESS)
+          invalid(pos_, "a record needs \"fields\"");
+        for (dom::element f : fields) {
+          std::string_view fname;
+          dom::element ftype;
+          if (f["name"].get(fname) != simdjson::SUCCESS ||
+              f["type"].get(ftype) != simdjson::SUCCESS) {
+            invalid(pos_, fmt::format("a field of record {} needs a name and a type", full));
+          }
+          n->fields.emplace_back(std::string(fname), parse(ftype, childNs, depth + 1));
+        }
+      } else if (n->kind == Kind::Fixed) {
+        int64_t size = 0;
+        if (o["size"].get(size) != simdjson::SUCCESS || size < 0) {
+          invalid(pos_, "a fixed needs a \"size\"");
+        }
+        n->size = static_cast<size_t>(size);
+      } else if (n->kind == Kind::Enum) {
+        dom::array symbols;
+        if (o["symbols"].get(symbols) != simdjson::SUCCESS)
+          invalid(pos_, "an enum needs \"symbols\"");
+        for (dom::element s : symbols) {
+          std::string_view sym;
+          if (s.get(sym) != simdjson::SUCCESS) invalid(pos_, "an enum's symbols are strings");
+          n->symbols.emplace_back(sym);
+        }
+      }
+      return n;
+    }
+    if (type == "array" || type == "map") {
+      dom::element items;
+      if (o[type == "array" ? "items" : "values"].get(items) != simdjson::SUCCESS) {
+        invalid(pos_,
+                fmt::format("an {} needs \"{}\"", type, type == "array" ? "items" : "values"));
+      }
+      n = add(type == "array" ? Kind::Array : Kind::Map);
+      n->items = parse(items, ns, depth + 1);
+      n->logical = logical;
+      return n;
+    }
+    const AvroNode* prim = named(std::string(type), ns);
+    if (logical.empty()) return prim;
+    n = add(prim->kind);
+    n->logical = logical;
+    return n;
+  }
+
+ private:
+  AvroNode* add(Kind k) {
+    out_.nodes_.push_back(std::make_unique<AvroNode>());
+    out_.nodes_.back()->kind = k;
+    return out_.nodes_.back().get();
+  }
+
+  const AvroNode* named(const std::string& name, const std::string& ns) {
+    static const std::pair<const char*, Kind> kPrimitives[] = {
+        {"null", Kind::Null},   {"boolean", Kind::Boolean}, {"int", Kind::Int},
+        {"long", Kind::Long},   {"float", Kind::Float},     {"double", Kind::Double},
+        {"bytes", Kind::Bytes}, {"string", Kind::String}};
+    for (const auto& [p, k] : kPrimitives) {
+      if (name == p) return add(k);
+    }
+    if (!ns.empty()) {
+      auto it = byName_.find(ns + "." + name);
+      if (it != byName_.end()) return it->second;
+    }
+    auto it = byName_.find(name);
+    if (it != byName_.end()) return it->second;
+    invalid(pos_, fmt::format("unknown type \"{}\"", name));
+  }
+
+  AvroSchema& out_;
+  size_t pos_;
+  std::map<std::string, const AvroNode*> byName_;
+};
+
+namespace {
+
+void* boundedAvroAllocation(void* /*userData*/, void* ptr, size_t /*oldSize*/, size_t newSize) {
+  constexpr size_t kMostBytes = size_t{256} << 20;
+  if (newSize == 0) {
+    std::free(ptr);
+    return nullptr;
+  }
+  if (newSize > kMostBytes) return nullptr;
+  return std::realloc(ptr, newSize);
+}
+
+}  // namespace
+
+void useBoundedAvroAllocator() {
+  static std::once_flag once;
+  std::call_once(once, [] { avro_set_allocator(boundedAvroAllocation, nullptr); });
+}
+
+std::shared_ptr<const AvroSchema> AvroSchema::parse(std::string_view json, size_t pos) {
+  useBoundedAvroAllocator();
+  // libavro's own check first: the codecs parse the same text with it.
+  avro_schema_t checked = nullptr;
+  avro_set_error("%s", "");
+  if (avro_schema_from_json_length(json.data(), json.size(), &checked) != 0) {
+    std::string why = avro_strerror();
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    invalid(pos, why.empty() ? "libavro cannot read it" : why);
+  }
+  avro_schema_decref(checked);
+
+  auto schema = std::make_shared<AvroSchema>();
+  schema->json_ = std::string(json);
+  dom::parser parser;
+  dom::element doc;
+  if (parser.parse(schema->json_).get(doc) != simdjson::SUCCESS) invalid(pos, "not JSON");
+  AvroSchemaParser p(*schema, pos);
+  schema->root_ = p.parse(doc, "", 0);
+  for (const auto& n : schema->nodes_) {
+    if (n->kind == Kind::Array && takesNoBytes(*n->items)) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     "an Avro array whose items take no bytes (null, or a record of nulls) is "
+                     "not read",
+                     pos, "give the array's items a type with a value");
+    }
+  }
+  return schema;
+}
+
+const AvroNode& AvroSchema::nonNull(const AvroNode& node) {
+  if (node.kind == Kind::Union && node.branches.size() == 2) {
+    if (node.branches[0]->kind == Kind::Null) return *node.branches[1];
+    if (node.branches[1]->kind == Kind::Null) return *node.branches[0];
+  }
+  return node;
+}
+
+DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::string& path,
+                                int depth) {
+  auto refuse = [&](const std::string& what, const char* hint) -> DataTypePtr {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("Avro field {}: {} has no SQL type in rtsql", path, what), pos,
+                   hint);
+  };
+  // A schema's text nests at most 64 levels; deeper means a record reaches itself.
+  if (depth > 64) {
+    return refuse("a recursive record",
+                  "rtsql's types are finite: no field may hold its own record");
+  }
+  const AvroNode& n = nonNull(node);
+  const std::string& lt = n.logical;
+  switch (n.kind) {
+    case Kind::Null:
+      return refuse("null", "a field of type null carries nothing to read");
+    case Kind::Boolean:
+      return DataType::of(TypeId::Boolean);
+    case Kind::Int:
+      return DataType::of(lt == "date" ? TypeId::Timestamp : TypeId::Int);
+    case Kind::Long:
+      if (lt == "timestamp-millis" || lt == "timestamp-micros" || lt == "local-timestamp-millis" ||
+          lt == "local-timestamp-micros") {
+        return DataType::of(TypeId::Timestamp);
+      }
+      return DataType::of(TypeId::BigInt);
+    case Kind::Float:
+    case Kind::Double:
+      return DataType::of(TypeId::Double);
+    case Kind::String:
+    case Kind::Enum:
+      return DataType::of(TypeId::String);
+    case Kind::Bytes:
+    case Kind::Fixed:
+      if (lt == "decimal") return refuse("decimal", "rtsql has no DECIMAL type yet");
+      return DataType::of(TypeId::Binary);
+    case Kind::Array:
+      return DataType::arrayOf(sqlType(*n.items, pos, path + "[]", depth + 1));
+    case Kind::Record: {
+      std::vector<StructField> fields;
+      for (const auto& [name, f] : n.fields)
+        fields.push_back({name, sqlType(*f, pos, path + "." + name, depth + 1)});
+      return DataType::structOf(std::move(fields));
+    }
+    case Kind::Map:
+      return refuse("map", "rtsql has no MAP type yet");
+    case Kind::Union:
+      return refuse("a union of other than null and one type",
+                    "only [\"null\", T] unions are read, as a nullable T");
+  }
+  return refuse("this type", nullptr);
+}
+
+Schema avroSourceColumns(const AvroSchema& schema, const Schema& declared,
+                         const std::vector<size_t>& declaredPos, size_t schemaPos) {
+  const AvroNode& root = schema.root();
+  if (root.kind != Kind::Record) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   "a source's 'avro.schema' must be a record: each field is a column", schemaPos);
+  }
+  // Every field is read from each datum, declared or not: each must have a
+  // SQL type, which also refuses a record that reaches itself.
+  std::vector<DataTypePtr> fieldTypes;
+  for (const auto& [name, f] : root.fields) {
+    fieldTypes.push_back(AvroSchema::sqlType(*f, schemaPos, name));
+  }
+  Schema out;
+  if (declared.columns.empty()) {
+    for (const auto& [name, f] : root.fields) {
+      out.columns.push_back(Column{name, AvroSchema::sqlType(*f, schemaPos, name), false});
+    }
+    return out;
+  }
+  for (size_t i = 0; i < declared.columns.size(); ++i) {
+    const Column& c = declared.columns[i];
+    const size_t pos = i < declaredPos.size() ? declaredPos[i] : schemaPos;
+    const AvroNode* field = nullptr;
+    for (const auto& [name, f] : root.fields) {
+      if (iequals(name, c.name)) field = f;
+    }
+    if (!field) {
+      throw SqlError(
+          sqlstate::kUndefinedColumn,
+          fmt::format("column \"{}\" is not a field of Avro record {}", c.name, root.name), pos,
+          "declare only fields of the record, or no columns to read them all");
+    }
+    DataTypePtr t = AvroSchema::sqlType(*field, pos, c.name);
+    if (!t->equals(*c.type)) {
+      throw SqlError(sqlstate::kDatatypeMismatch,
+                     fmt::format("column \"{}\" is declared {}, but its Avro field reads as {}",
+                                 c.name, c.type->toString(), t->toString()),
+                     pos, "declare the column with the field's type, then CAST it in the flow");
+    }
+    out.columns.push_back(c);
+  }
+  return out;
+}
+
+namespace {
+
+void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records) {
+  switch (t.id) {
+    case TypeId::Boolean:
+      out += "\"boolean\"";
+      return;
+    case TypeId::Int:
+      out += "\"int\"";
+      return;
+    case TypeId::BigInt:
+    case TypeId::Interval:
+      out += "\"long\"";
+      return;
+    case TypeId::Double:
+      out += "\"double\"";
+      return;
+    case TypeId::String:
+    case TypeId::Null:
+      out += "\"string\"";
+      return;
+    case TypeId::Binary:
+      out += "\"bytes\"";
+      return;
+    case TypeId::Timestamp:
+      out += R"({"type":"long","logicalType":"timestamp-micros"})";
+      return;
+    case TypeId::Array:
+      out += R"({"type":"array","items":["null",)";
+      appendAvroType(out, *t.element, path, records);
+      out += "]}";
+      return;
+    case TypeId::Struct: {
+      out += R"({"type":"record","name":)";
+      appendJsonString(out, fmt::format("{}_{}", path, ++records));
+      out += R"(,"fields":[)";
+      bool first = true;
+      for (const StructField& f : t.fields) {
+        if (!isAvroName(f.name)) {
+          throw SqlError(sqlstate::kInvalidParameterValue,
+                         fmt::format("struct field \"{}\" is not a valid Avro name", f.name),
+                         SqlError::npos, "Avro names are letters, digits and _; rename the field");
+        }
+        if (!first) out += ',';
+        first = false;
+        out += R"({"name":)";
+        appendJsonString(out, f.name);
+        out += R"(,"type":["null",)";
+        appendAvroType(out, *f.type, path, records);
+        out += R"(],"default":null})";
+      }
+      out += "]}";
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string avroSinkSchema(const Schema& columns, const std::string& name) {
+  std::string out = R"({"type":"record","name":)";
+  appendJsonString(out, isAvroName(name) ? name : "row");
+  out += R"(,"fields":[)";
+  bool first = true;
+  int records = 0;
+  for (const Column& c : columns.columns) {
+    if (c.hidden) continue;
+    if (!isAvroName(c.name)) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("column \"{}\" is not a valid Avro field name", c.name),
+                     SqlError::npos,
+                     "Avro names are letters, digits and _ (not starting with a digit): give the "
+                     "column an alias");
+    }
+    if (!first) out += ',';
+    first = false;
+    out += R"({"name":)";
+    appendJsonString(out, c.name);
+    out += R"(,"type":["null",)";
+    appendAvroType(out, *c.type, c.name, records);
+    out += R"(],"default":null})";
+  }
+  out += "]}";
+  return out;
+}
+
+}  // namespace rtsql::format
