@@ -3,6 +3,7 @@
 #include "connectors/provider.h"
 
 #include "common/error.h"
+#include "connectors/kafka/dead_letter.h"
 
 namespace rtsql {
 
@@ -47,6 +48,11 @@ std::unique_ptr<SinkWriter> DefaultConnectorProvider::openTransactionalSink(
     return ConnectorProvider::openTransactionalSink(spec, flowName, task, transaction);
   }
   return c->openTransactionalSink(spec, env_, flowName, task, transaction);
+}
+
+std::unique_ptr<LateRowWriter> DefaultConnectorProvider::openLateRows(const PhysicalPlan& plan,
+                                                                      int task) {
+  return kafka::openLateRowWriter(plan, env_.embeddedBootstrap, task);
 }
 
 void DefaultConnectorProvider::checkCreate(const std::string& connector, const Options& options) const {

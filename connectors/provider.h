@@ -31,6 +31,8 @@ class DefaultConnectorProvider : public ConnectorProvider {
                                                        int64_t timeoutMs) override;
   std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec& sink, const std::string& flowName,
                                                     int task, SinkTransaction& transaction) override;
+  // Late rows go to Kafka (connectors/kafka/dead_letter.h).
+  std::unique_ptr<LateRowWriter> openLateRows(const PhysicalPlan& plan, int task) override;
 
   const std::string& embeddedBootstrap() const { return env_.embeddedBootstrap; }
   // Connector::checkCreate of the named connector (Kafka: 'embedded' on a

@@ -21,6 +21,13 @@ std::unique_ptr<SinkWriter> ConnectorProvider::openTransactionalSink(const SinkS
                              sink.name, sink.connector));
 }
 
+std::unique_ptr<LateRowWriter> ConnectorProvider::openLateRows(const PhysicalPlan& plan, int) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("flow \"{}\" sends late rows to a dead-letter topic, and this server "
+                             "has no Kafka connector to write them",
+                             plan.flowName));
+}
+
 void SinkWriter::writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) {
   switch (kind) {
     case RowKind::Insert:

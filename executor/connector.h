@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/row_kind.h"
@@ -129,6 +130,31 @@ class SinkWriter {
   virtual void resume() {}
 };
 
+// Where a row goes that arrived below the watermark, at a stateful operator
+// that cannot take it any more (a closed window, a join bound passed, a
+// forgotten dedup key), when the flow sets 'late.rows' = 'dead-letter'.
+struct LateRowOrigin {
+  std::string_view operatorName;  // "WindowAggregate", as the progress JSON names it
+  int operatorId = 0;
+  std::string_view input;  // a join's "left" or "right"; empty for one input
+  int64_t eventTimeMicros = 0;
+  int64_t watermarkMicros = 0;  // the operator's watermark when the row arrived
+};
+
+// One task's writer of late rows to the flow's 'late.rows.topic'. Used from
+// the task's thread.
+class LateRowWriter {
+ public:
+  virtual ~LateRowWriter() = default;
+  // Hands one late row, in `schema` (the operator's input), to the producer
+  // without waiting for the broker.
+  virtual void write(const Row& row, const Schema& schema, const LateRowOrigin& origin) = 0;
+  // Epoch end, before the task reports: waits until every late row written so
+  // far is acknowledged (at least once). Throws SqlError when one could not
+  // be delivered.
+  virtual void flush(int timeoutMs) = 0;
+};
+
 // Exactly-once output: one transaction per epoch over every sink task of a
 // flow run, committed by the flow's coordinator once the epoch's checkpoint is
 // complete. The transaction also records the epoch, atomically with the rows,
@@ -165,6 +191,9 @@ class ConnectorProvider {
   virtual std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec& sink,
                                                             const std::string& flowName, int task,
                                                             SinkTransaction& transaction);
+  // 'late.rows' = 'dead-letter' (plan.flowOptions): task `task`'s writer of
+  // late rows. The default refuses: only Kafka receives late rows.
+  virtual std::unique_ptr<LateRowWriter> openLateRows(const PhysicalPlan& plan, int task);
   // CREATE-time checks that need the running server (e.g. 'embedded' names a
   // broker only when the server runs one). Throws SqlError at the option.
   virtual void checkCreate(const std::string& connector, const Options& options) const {

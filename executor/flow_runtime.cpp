@@ -21,9 +21,11 @@
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/factory.h"
 #include "executor/operators/sink.h"
+#include "executor/operators/stateful_operator.h"
 #include "executor/shuffle.h"
 #include "executor/state/state_store.h"
 #include "executor/watermark_tracker.h"
+#include "planner/late_rows.h"
 
 namespace rtsql {
 
@@ -54,6 +56,29 @@ std::string randomUuid() {
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 1
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xffff,
                      b >> 48, b & 0xffffffffffffULL);
+}
+
+// The schema of each input of operator `k` of `stage` (a join's left, then
+// right): what the rows it takes look like, for the late rows it writes out.
+std::vector<Schema> operatorInputs(const PhysicalPlan& plan, const StageSpec& stage, size_t k) {
+  const OperatorSpec& op = stage.operators[k];
+  if (op.is<StreamJoinSpec>()) {
+    const auto& join = op.as<StreamJoinSpec>();
+    const auto& columns = join.output.columns;
+    const auto leftEnd = columns.begin() + join.leftWidth;
+    Schema left, right;
+    left.columns.assign(columns.begin(), leftEnd);
+    right.columns.assign(leftEnd, leftEnd + join.rightWidth);
+    return {left, right};
+  }
+  if (k > 0) return {stage.operators[k - 1].output()};
+  if (stage.scan >= 0) return {plan.scans.at(static_cast<size_t>(stage.scan)).schema};
+  for (const StageSpec& s : plan.stages) {
+    if (s.output.kind == StageOutput::Kind::Shuffle && s.output.targetStage == stage.id) {
+      return {s.outputSchema};
+    }
+  }
+  throw InternalError(fmt::format("stage {} has no input", stage.id));
 }
 
 }  // namespace
@@ -88,6 +113,9 @@ struct FlowRuntime::Task {
   BarrierAligner aligner;
 
   std::unique_ptr<SinkWriter> sink;
+  // 'late.rows' = 'dead-letter', in a task with an operator that sees late
+  // rows: where they go. Declared before the operators, which point at it.
+  std::unique_ptr<LateRowWriter> lateRows;
   std::vector<OperatorPtr> operators;  // the fused chain; the last one writes the sink or shuffle
   ShuffleWriter* shuffleOut = nullptr;
   std::vector<std::pair<int, const Operator*>> stateful;  // (operator id, operator)
@@ -140,10 +168,18 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     t.producers = producers;
     t.aligner = BarrierAligner(static_cast<size_t>(producers));
   }
-  for (const OperatorSpec& op : stage.operators) {
+  const bool lateRowsOut = deadLettersLateRows(plan_.flowOptions);
+  for (size_t k = 0; k < stage.operators.size(); ++k) {
+    const OperatorSpec& op = stage.operators[k];
     t.operators.push_back(makeOperator(op, stateStore_.get(), index));
     t.counted.emplace_back(op.id(), t.operators.back().get());
     if (op.stateful()) t.stateful.emplace_back(op.id(), t.operators.back().get());
+    if (lateRowsOut && seesLateRows(op)) {
+      if (!t.lateRows) t.lateRows = connectors_.openLateRows(plan_, stage.id * 10000 + index);
+      auto* stateful = dynamic_cast<StatefulOperator*>(t.operators.back().get());
+      if (!stateful) throw InternalError(op.describe() + ": late rows at a stateless operator");
+      stateful->sendLateRowsTo(t.lateRows.get(), operatorInputs(plan_, stage, k), op.id());
+    }
   }
   if (t.outputsToSink) {
     t.sink = transaction_ ? connectors_.openTransactionalSink(plan_.sink, plan_.flowName,
@@ -573,6 +609,9 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
       if (p.endOffset >= 0) mine.positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset});
     }
   }
+  // Late rows are acknowledged before the task reports the epoch: at least
+  // once, as the sink's rows.
+  if (task.lateRows) task.lateRows->flush(kSinkFlushTimeoutMs);
   // State figures before the flush, which restarts numRowsUpdated.
   mine.addStateOperators(task.stateful);
   // Operators flush their state; then the sink is flushed or the barrier sent,

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <functional>
 
+#include "planner/late_rows.h"
 #include "planner/logical_plan.h"
 #include "planner/sink_changelog.h"
 #include "planner/user_function.h"
@@ -185,7 +186,8 @@ constexpr int64_t kMinStateTtlMicros = 1000LL * 1000;
 constexpr int64_t kMaxStateTtlMicros = 366LL * 86'400 * 1000 * 1000;
 
 void checkFlowOptions(const Options& options) {
-  options.checkKnown({"shuffle.partitions", "delivery", "state.ttl"});
+  options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", kLateRowsOption,
+                      kLateRowsTopicOption, kLateRowsBootstrapOption});
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
   options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
   if (options.has("state.ttl"))
@@ -332,6 +334,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   plan.flowName = stmt.name;
   bindSink(plan.sink, *sink, bound, stmt.query->pos, plan.output);
   checkSinkChangelog(plan, stmt.query->pos);
+  checkLateRows(plan, *sink, flowOptions);
   plan.checkpointIntervalMicros = checkpoint;
   plan.exactlyOnce = exactlyOnce(flowOptions, *sink);
   plan.flowOptions = std::move(flowOptions);

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink.h"
+#include "planner/late_rows.h"
 
 namespace rtsql::kafka {
 
@@ -27,17 +29,17 @@ bool validTopicName(std::string_view name) {
   return true;
 }
 
-// The raw sink a source's dead letters are written through: the record's
-// value, key and headers as they were, to the dead-letter topic, with the
-// source's `kafka.<name>` options (its cluster, its security settings).
-SinkSpec deadLetterSink(const ScanSpec& scan, const std::string& topic) {
+// The raw sink dead letters are written through: a value, a key and headers,
+// to the dead-letter topic, with the `kafka.<name>` options of `options` (a
+// source's: its cluster, its security settings).
+SinkSpec deadLetterSink(std::string name, const Options& options, const std::string& topic) {
   SinkSpec sink;
   // The name keeps the dead-letter producer apart from the flow's sink's.
-  sink.name = scan.name + " dead letters";
+  sink.name = std::move(name);
   sink.connector = "kafka";
   sink.format = "raw";
   std::vector<OptionEntry> entries;
-  for (const OptionEntry& e : scan.options.entries()) {
+  for (const OptionEntry& e : options.entries()) {
     if (e.key.size() > 6 && iequals(std::string_view(e.key).substr(0, 6), "kafka.")) {
       entries.push_back(e);
     }
@@ -113,10 +115,34 @@ Headers deadLetterHeaders(Headers original, const DeadLetterOrigin& origin) {
   return out;
 }
 
+Headers lateRowHeaders(std::string_view flow, const LateRowOrigin& origin) {
+  Headers out;
+  out.emplace_back(kErrorHeader, kLateReason);
+  out.emplace_back(kFlowHeader, std::string(flow));
+  out.emplace_back(kOperatorHeader, std::string(origin.operatorName));
+  out.emplace_back(kOperatorIdHeader, std::to_string(origin.operatorId));
+  if (!origin.input.empty()) out.emplace_back(kInputHeader, std::string(origin.input));
+  out.emplace_back(kEventTimeHeader, formatTimestamp(origin.eventTimeMicros, true));
+  out.emplace_back(kWatermarkHeader, formatTimestamp(origin.watermarkMicros, true));
+  return out;
+}
+
 DeadLetterWriter::DeadLetterWriter(const ScanSpec& scan, const std::string& bootstrap,
                                    const std::string& flowName, int task)
-    : source_(scan.name), flow_(flowName), topic_(scan.options.getString(kDeadLetterTopicOption)) {
-  sink_ = makeKafkaSink(deadLetterSink(scan, topic_), bootstrap, flowName, task);
+    : what_(fmt::format("dead letters of source '{}'", scan.name)),
+      source_(scan.name),
+      flow_(flowName),
+      topic_(scan.options.getString(kDeadLetterTopicOption)) {
+  sink_ = makeKafkaSink(deadLetterSink(scan.name + " dead letters", scan.options, topic_),
+                        bootstrap, flowName, task);
+  row_.resize(3);
+}
+
+DeadLetterWriter::DeadLetterWriter(std::string what, const Options& kafkaOptions, std::string topic,
+                                   const std::string& bootstrap, const std::string& flowName,
+                                   int task)
+    : what_(std::move(what)), flow_(flowName), topic_(std::move(topic)) {
+  sink_ = makeKafkaSink(deadLetterSink(what_, kafkaOptions, topic_), bootstrap, flowName, task);
   row_.resize(3);
 }
 
@@ -126,18 +152,24 @@ void DeadLetterWriter::write(const rd_kafka_message_t* m, std::string_view topic
                              std::string_view reason) {
   readHeaders(m, headers_);
   DeadLetterOrigin origin{reason, flow_, source_, topic, m->partition, m->offset};
-  ValueList headers;
-  for (auto& [name, value] : deadLetterHeaders(std::move(headers_), origin)) {
-    headers.push_back(
-        Value::structure({Value::string(std::move(name)), Value::binary(std::move(value))}));
-  }
-  // A record without a value (a tombstone) or without a key stays so.
-  row_[0] = m->payload ? Value::binary(std::string(static_cast<const char*>(m->payload), m->len))
-                       : Value();
-  row_[1] =
-      m->key ? Value::binary(std::string(static_cast<const char*>(m->key), m->key_len)) : Value();
-  row_[2] = Value::array(std::move(headers));
+  Headers headers = deadLetterHeaders(std::move(headers_), origin);
   headers_.clear();
+  // A record without a value (a tombstone) or without a key stays so.
+  write(m->payload ? Value::binary(std::string(static_cast<const char*>(m->payload), m->len))
+                   : Value(),
+        m->key ? Value::binary(std::string(static_cast<const char*>(m->key), m->key_len)) : Value(),
+        std::move(headers));
+}
+
+void DeadLetterWriter::write(Value value, Value key, Headers headers) {
+  ValueList list;
+  list.reserve(headers.size());
+  for (auto& [name, v] : headers) {
+    list.push_back(Value::structure({Value::string(std::move(name)), Value::binary(std::move(v))}));
+  }
+  row_[0] = std::move(value);
+  row_[1] = std::move(key);
+  row_[2] = Value::array(std::move(list));
   sink_->write(row_, 0);
   count_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -146,11 +178,40 @@ void DeadLetterWriter::flush(int timeoutMs) {
   try {
     sink_->flush(timeoutMs);
   } catch (SqlError& e) {
-    throw SqlError(
-        e.sqlstate(),
-        fmt::format("dead letters of source '{}' to topic '{}': {}", source_, topic_, e.message()),
-        SqlError::npos, e.hint());
+    throw SqlError(e.sqlstate(), fmt::format("{} to topic '{}': {}", what_, topic_, e.message()),
+                   SqlError::npos, e.hint());
   }
+}
+
+namespace {
+
+// A flow's late rows: each as the JSON object of its columns, no key.
+class KafkaLateRowWriter final : public LateRowWriter {
+ public:
+  KafkaLateRowWriter(const PhysicalPlan& plan, const std::string& embeddedBootstrap, int task)
+      : flow_(plan.flowName) {
+    Options kafkaOptions = lateRowsKafkaOptions(plan);
+    out_ = std::make_unique<DeadLetterWriter>(
+        fmt::format("late rows of flow '{}'", plan.flowName), kafkaOptions,
+        plan.flowOptions.getString(kLateRowsTopicOption),
+        resolveBootstrap(kafkaOptions, embeddedBootstrap), plan.flowName, task);
+  }
+
+  void write(const Row& row, const Schema& schema, const LateRowOrigin& origin) override {
+    out_->write(Value::binary(rowToJson(row, schema)), Value(), lateRowHeaders(flow_, origin));
+  }
+  void flush(int timeoutMs) override { out_->flush(timeoutMs); }
+
+ private:
+  std::string flow_;
+  std::unique_ptr<DeadLetterWriter> out_;
+};
+
+}  // namespace
+
+std::unique_ptr<LateRowWriter> openLateRowWriter(const PhysicalPlan& plan,
+                                                 const std::string& embeddedBootstrap, int task) {
+  return std::make_unique<KafkaLateRowWriter>(plan, embeddedBootstrap, task);
 }
 
 }  // namespace rtsql::kafka

@@ -12,6 +12,14 @@
 // record is checkpointed or committed before the broker acknowledged it; a
 // flow that fails or is killed in between reads the record again from its
 // last checkpoint and writes it again.
+//
+// Late rows ('late.rows' = 'dead-letter' on a flow, planner/late_rows.h) go
+// through the same writer: each row that arrived below the watermark at a
+// stateful operator, as JSON, to 'late.rows.topic' on the sink's cluster (or
+// 'late.rows.kafka.bootstrap.servers'), with headers naming the reason
+// (`late`), the flow, the operator, the row's event time and the watermark.
+// The task that holds the operator flushes them at each epoch end before it
+// reports the epoch, so they too are written at least once.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -37,6 +45,13 @@ inline constexpr const char* kSourceHeader = "rtsql.source";        // the sourc
 inline constexpr const char* kTopicHeader = "rtsql.topic";          // where it was read
 inline constexpr const char* kPartitionHeader = "rtsql.partition";  // as decimal text
 inline constexpr const char* kOffsetHeader = "rtsql.offset";        // as decimal text
+// A late row's: kErrorHeader is kLateReason; after kFlowHeader come these.
+inline constexpr const char* kLateReason = "late";
+inline constexpr const char* kOperatorHeader = "rtsql.operator";       // as progress names it
+inline constexpr const char* kOperatorIdHeader = "rtsql.operator.id";  // as decimal text
+inline constexpr const char* kInputHeader = "rtsql.input";             // a join's left or right
+inline constexpr const char* kEventTimeHeader = "rtsql.event.time";    // ISO 8601, UTC
+inline constexpr const char* kWatermarkHeader = "rtsql.watermark";     // ISO 8601, UTC
 
 // Whether the source's 'on.error' is 'dead-letter'.
 bool writesDeadLetters(const Options& options);
@@ -60,15 +75,26 @@ struct DeadLetterOrigin {
 // headers above.
 Headers deadLetterHeaders(Headers original, const DeadLetterOrigin& origin);
 
-// One source task's dead-letter writer. Used from the task's thread, except
+// The headers of a late row (no headers of its own): rtsql.error = `late`,
+// rtsql.flow, rtsql.operator, rtsql.operator.id, rtsql.input for a join's
+// row only, rtsql.event.time and rtsql.watermark.
+Headers lateRowHeaders(std::string_view flow, const LateRowOrigin& origin);
+
+// One task's dead-letter writer. Used from the task's thread, except
 // count(), which any thread may read.
 class DeadLetterWriter {
  public:
-  // `bootstrap` is resolved (never 'embedded'): the source's own cluster. The
-  // producer takes the source's `kafka.<name>` options (security settings
-  // included), so it reaches the cluster as the source's consumer does.
+  // A source's dead letters. `bootstrap` is resolved (never 'embedded'): the
+  // source's own cluster. The producer takes the source's `kafka.<name>`
+  // options (security settings included), so it reaches the cluster as the
+  // source's consumer does.
   DeadLetterWriter(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
                    int task);
+  // Dead letters to `topic` through a producer with `kafkaOptions` (its
+  // `kafka.<name>` options) on the resolved `bootstrap`; `what` names them in
+  // errors and keeps their producer apart ("late rows of flow 'f'").
+  DeadLetterWriter(std::string what, const Options& kafkaOptions, std::string topic,
+                   const std::string& bootstrap, const std::string& flowName, int task);
   ~DeadLetterWriter();
 
   DeadLetterWriter(const DeadLetterWriter&) = delete;
@@ -77,6 +103,8 @@ class DeadLetterWriter {
   // Hands the record `m`, read from `topic`, to the producer without waiting
   // for the broker (a full producer queue waits for room, never drops).
   void write(const rd_kafka_message_t* m, std::string_view topic, std::string_view reason);
+  // Hands one dead letter to the producer: `value` and `key` BINARY or NULL.
+  void write(Value value, Value key, Headers headers);
   // Waits until every dead letter written is acknowledged. Throws SqlError
   // when one could not be delivered or the broker did not answer in time.
   void flush(int timeoutMs);
@@ -86,6 +114,7 @@ class DeadLetterWriter {
   const std::string& topic() const { return topic_; }
 
  private:
+  std::string what_;  // "dead letters of source 'orders'"
   std::string source_;
   std::string flow_;
   std::string topic_;
@@ -94,5 +123,11 @@ class DeadLetterWriter {
   Row row_;
   std::atomic<int64_t> count_{0};
 };
+
+// 'late.rows' = 'dead-letter': task `task`'s writer of the flow's late rows
+// (see above), on the cluster planner/late_rows.h chooses; `embeddedBootstrap`
+// is what 'embedded' means on this server.
+std::unique_ptr<LateRowWriter> openLateRowWriter(const PhysicalPlan& plan,
+                                                 const std::string& embeddedBootstrap, int task);
 
 }  // namespace rtsql::kafka

@@ -9,6 +9,7 @@ void StateOpSnapshot::add(const OperatorStats& s) {
   numRowsTotal += s.numRowsTotal.load(std::memory_order_relaxed);
   numRowsUpdated += s.numRowsUpdated.load(std::memory_order_relaxed);
   numRowsDroppedByWatermark += s.numRowsDroppedByWatermark.load(std::memory_order_relaxed);
+  numLateRowsDeadLettered += s.numLateRowsDeadLettered.load(std::memory_order_relaxed);
   memoryUsedBytes += s.memoryUsedBytes.load(std::memory_order_relaxed);
 }
 
@@ -17,6 +18,7 @@ void StateOpSnapshot::add(const StateOpSnapshot& s) {
   numRowsTotal += s.numRowsTotal;
   numRowsUpdated += s.numRowsUpdated;
   numRowsDroppedByWatermark += s.numRowsDroppedByWatermark;
+  numLateRowsDeadLettered += s.numLateRowsDeadLettered;
   memoryUsedBytes += s.memoryUsedBytes;
 }
 

@@ -25,6 +25,7 @@ struct StateOpSnapshot {
   uint64_t numRowsTotal = 0;
   uint64_t numRowsUpdated = 0;
   uint64_t numRowsDroppedByWatermark = 0;
+  uint64_t numLateRowsDeadLettered = 0;  // 'late.rows' = 'dead-letter'
   int64_t memoryUsedBytes = 0;
 
   void add(const OperatorStats& s);

@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "executor/metrics/json_writer.h"
+#include "planner/late_rows.h"
 
 namespace rtsql {
 
@@ -63,10 +64,13 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   if (e.watermark != INT64_MIN) w.key("watermark").value(formatTimestamp(e.watermark, true));
   w.endObject();
   w.key("stateOperators").beginArray();
+  const bool lateRowsOut = deadLettersLateRows(plan.flowOptions);
   for (const auto& [id, s] : e.stateOps) {
     w.beginObject().key("operatorName").value(s.name).key("operatorId").value(id);
     w.key("numRowsTotal").value(s.numRowsTotal).key("numRowsUpdated").value(s.numRowsUpdated);
     w.key("numRowsDroppedByWatermark").value(s.numRowsDroppedByWatermark);
+    // Only a flow with 'late.rows' = 'dead-letter' has the count.
+    if (lateRowsOut) w.key("numLateRowsDeadLettered").value(s.numLateRowsDeadLettered);
     w.key("memoryUsedBytes").value(s.memoryUsedBytes).endObject();
   }
   w.endArray();

@@ -49,7 +49,7 @@ class DedupOperator final : public StatefulOperator {
       if (t.isNull()) {
         time = std::numeric_limits<int64_t>::min();
       } else if (t.asInt() < watermark_) {
-        countDropped();
+        late(row, t.asInt());
         return;
       } else {
         time = t.asInt();

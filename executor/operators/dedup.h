@@ -5,8 +5,8 @@
 // Without WITHIN WATERMARK a key is remembered forever. With it, a key is
 // remembered together with the event time of its first row and forgotten once
 // the watermark reaches that time, so a later row with the same key passes
-// again; rows whose event time is already below the watermark (or NULL) are
-// dropped and counted in numRowsDroppedByWatermark.
+// again; rows whose event time is already below the watermark are late:
+// dropped, or written out with the flow's 'late.rows' (StatefulOperator::late).
 #pragma once
 
 #include <memory>

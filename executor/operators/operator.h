@@ -45,6 +45,8 @@ struct OperatorStats {
   std::atomic<uint64_t> numRowsTotal{0};    // keys/rows held in state now
   std::atomic<uint64_t> numRowsUpdated{0};  // state rows written, since the epoch began
   std::atomic<uint64_t> numRowsDroppedByWatermark{0};  // late input rows dropped
+  // Late input rows written to the flow's 'late.rows.topic' instead.
+  std::atomic<uint64_t> numLateRowsDeadLettered{0};
   std::atomic<int64_t> memoryUsedBytes{0};  // state held in memory now
 };
 

@@ -52,7 +52,7 @@ class SessionWindowAggregateOperator final : public AggregateOperatorBase {
     if (tv.isNull()) return;  // a row without event time belongs to no session
     const int64_t t = tv.asInt();
     if (t + gap_ <= watermark_) {  // the row's own session would already be closed
-      countDropped();
+      late(row, t);
       return;
     }
     evalGroupKey(row);

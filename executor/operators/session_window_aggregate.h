@@ -6,7 +6,7 @@
 // that overlap form one session [start, lastEvent + gap). A row that overlaps
 // several sessions bridges them: they merge into one, with their accumulators
 // merged. A session closes when the watermark reaches its end; a row whose own
-// interval already ended at the watermark is late and dropped.
+// interval already ended at the watermark is late (StatefulOperator::late).
 #pragma once
 
 #include <memory>

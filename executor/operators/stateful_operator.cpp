@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "executor/connector.h"
+
 namespace rtsql {
 
 StatefulOperator::StatefulOperator(std::unique_ptr<StateTable> state) : state_(std::move(state)) {}
@@ -21,6 +23,30 @@ void StatefulOperator::onEpochEnd() {
   stats_.numRowsUpdated.store(0, std::memory_order_relaxed);
   refreshStats();
   if (next_) next_->onEpochEnd();
+}
+
+void StatefulOperator::sendLateRowsTo(LateRowWriter* writer, std::vector<Schema> inputs, int id) {
+  lateRows_ = writer;
+  lateInputs_ = std::move(inputs);
+  id_ = id;
+}
+
+void StatefulOperator::late(const Row& row, int64_t eventTime, int input) {
+  if (!lateRows_) {
+    OperatorStats::count(stats_.numRowsDroppedByWatermark);
+    return;
+  }
+  const auto side = static_cast<size_t>(input);
+  if (side >= lateInputs_.size()) throw InternalError(name() + ": late row of an unknown input");
+  const std::string operatorName = name();
+  LateRowOrigin origin;
+  origin.operatorName = operatorName;
+  origin.operatorId = id_;
+  if (lateInputs_.size() > 1) origin.input = side == 0 ? "left" : "right";
+  origin.eventTimeMicros = eventTime;
+  origin.watermarkMicros = watermark_;
+  lateRows_->write(row, lateInputs_[side], origin);
+  OperatorStats::count(stats_.numLateRowsDeadLettered);
 }
 
 void StatefulOperator::refreshStats() {

@@ -13,7 +13,10 @@
 //   numRowsUpdated restarts at 0 and the call is forwarded;
 // - the state statistics of the progress JSON (`stateOperators`): rows held
 //   (numRowsTotal, from stateRows()), rows updated and dropped as late, and
-//   the memory the table holds.
+//   the memory the table holds;
+// - late rows: a row the operator can no longer take (late()) is dropped, or
+//   with the flow's 'late.rows' = 'dead-letter' handed to the task's
+//   LateRowWriter (sendLateRowsTo()), as the operator received it.
 //
 // Being a StatefulOperator is what makes an operator stateful(). The plan's
 // answer is its spec's (planner/operator_spec.h), which the flow runtime uses;
@@ -23,12 +26,16 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <vector>
 
+#include "common/schema.h"
 #include "executor/operators/operator.h"
 #include "executor/state/state_store.h"
 #include "executor/state/time_indexed_table.h"
 
 namespace rtsql {
+
+class LateRowWriter;
 
 class StatefulOperator : public Operator {
  public:
@@ -38,6 +45,11 @@ class StatefulOperator : public Operator {
   void onWatermark(int64_t watermarkMicros) final;
   // Flushes the state, restarts numRowsUpdated, forwards.
   void onEpochEnd() final;
+  // 'late.rows' = 'dead-letter': late rows go to `writer` (the task's, which
+  // outlives the operator's use of it) rather than being dropped. `inputs`
+  // holds the schema of each input (a join's left, then right) and `id` the
+  // operator's id in the plan, for the dead letter's headers.
+  void sendLateRowsTo(LateRowWriter* writer, std::vector<Schema> inputs, int id);
 
  protected:
   // Throws InternalError when `state` is null.
@@ -58,12 +70,20 @@ class StatefulOperator : public Operator {
   void refreshStats();
   // Counts one state row written (numRowsUpdated).
   void countUpdate() { OperatorStats::count(stats_.numRowsUpdated); }
-  // Counts one input row dropped as late (numRowsDroppedByWatermark).
-  void countDropped() { OperatorStats::count(stats_.numRowsDroppedByWatermark); }
+  // An input row at event time `eventTime` below what the operator can still
+  // take, on input `input` (a join's 1 is its right side): written to the
+  // late-row writer and counted in numLateRowsDeadLettered when there is one,
+  // else dropped and counted in numRowsDroppedByWatermark.
+  void late(const Row& row, int64_t eventTime, int input = 0);
 
   TimeIndexedTable state_;
   // The task's watermark as last seen by onWatermark().
   int64_t watermark_ = std::numeric_limits<int64_t>::min();
+
+ private:
+  LateRowWriter* lateRows_ = nullptr;
+  std::vector<Schema> lateInputs_;
+  int id_ = 0;
 };
 
 }  // namespace rtsql

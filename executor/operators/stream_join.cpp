@@ -87,7 +87,7 @@ class StreamJoinOperator final : public StatefulOperator {
     countIn();
     Value t = leftTime_->eval(row);
     if (!t.isNull() && t.asInt() < watermark_) {
-      countDropped();
+      late(row, t.asInt());
       return;
     }
     if (t.isNull() || !encodeJoinKey(leftKeys_, row)) {
@@ -115,7 +115,7 @@ class StreamJoinOperator final : public StatefulOperator {
     countIn();
     Value t = rightTime_->eval(row);
     if (!t.isNull() && t.asInt() < watermark_) {
-      countDropped();
+      late(row, t.asInt(), 1);
       return;
     }
     if (t.isNull() || !encodeJoinKey(rightKeys_, row)) return;

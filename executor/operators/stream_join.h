@@ -9,8 +9,8 @@
 // watermark), a right row while rightTime >= watermark + lowerBound. At that
 // point the row is dropped; with leftOuter a left row that never matched is
 // emitted once, with NULL right columns, exactly then. Rows already below the
-// watermark when they arrive are late: dropped and counted in
-// numRowsDroppedByWatermark. Rows with a NULL key or NULL time can never match:
+// watermark when they arrive are late: dropped, or written out with the flow's
+// 'late.rows' (StatefulOperator::late). Rows with a NULL key or NULL time can never match:
 // a left one is emitted at once with NULLs by a left outer join, otherwise they
 // are dropped.
 //

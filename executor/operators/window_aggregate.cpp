@@ -60,7 +60,7 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
       }
       updateWindow(start, end, ctx);
     }
-    if (!anyOpen) countDropped();
+    if (!anyOpen) late(row, t);
     refreshStats();
   }
 

@@ -5,7 +5,7 @@
 // A row at time t belongs to every window [k*slide, k*slide + size) that
 // contains t (one window when tumbling, size/slide when sliding). Windows whose
 // end is at or before the watermark are closed: rows for them are skipped, and a
-// row all of whose windows are closed is dropped and counted as late. When the
+// row all of whose windows are closed is late (StatefulOperator::late). When the
 // watermark passes a window's end its state is dropped, after emitting its
 // final row with EMIT ON WINDOW CLOSE.
 #pragma once

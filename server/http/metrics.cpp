@@ -150,6 +150,9 @@ std::string renderMetrics(const Source& source) {
   Family stateRows("rtsql_flow_state_rows", "Rows kept in state by a stateful operator of the flow.");
   Family stateMemory("rtsql_flow_state_memory_bytes",
                      "Memory held by a stateful operator's state cache, in bytes.");
+  Family lateRows("rtsql_flow_late_rows",
+                  "Rows that reached a stateful operator below the watermark since the flow's "
+                  "tasks started; action is dropped or dead_lettered ('late.rows').");
   Family lag("rtsql_flow_source_lag_records",
              "Records in the flow's source partitions not read yet (latest minus read offsets).");
   Family watermark("rtsql_flow_watermark_seconds",
@@ -237,6 +240,13 @@ std::string renderMetrics(const Source& source) {
         const Labels opLabels{{"flow", name}, {"operator", opName}, {"operator_id", opId}};
         if (auto v = number(op, "numRowsTotal")) stateRows.add(opLabels, *v);
         if (auto v = number(op, "memoryUsedBytes")) stateMemory.add(opLabels, *v);
+        for (const auto& [key, action] : {std::pair{"numRowsDroppedByWatermark", "dropped"},
+                                          std::pair{"numLateRowsDeadLettered", "dead_lettered"}}) {
+          if (auto v = number(op, key))
+            lateRows.add(
+                {{"flow", name}, {"operator", opName}, {"operator_id", opId}, {"action", action}},
+                *v);
+        }
       }
     }
 
@@ -254,7 +264,8 @@ std::string renderMetrics(const Source& source) {
        {&slotsTotal,      &slotsUsed, &running,       &failed,       &flowSlots,
         &epoch,           &inputRows, &outputRows,    &decodeErrors, &deadLetters,
         &inputRate,       &latency,   &recentLatency, &recentOutput, &checkpointDuration,
-        &checkpointBytes, &stateRows, &stateMemory,   &lag,          &watermark}) {
+        &checkpointBytes, &stateRows, &stateMemory,   &lateRows,     &lag,
+        &watermark}) {
     fam->appendTo(out);
   }
   return out;

@@ -18,6 +18,7 @@
 //   rtsql_flow_latency_ms{kind,quantile}           kind: processing, source_queuing, e2e
 //   rtsql_flow_state_rows{operator,operator_id}    rows kept by a stateful operator
 //   rtsql_flow_state_memory_bytes{operator,operator_id}
+//   rtsql_flow_late_rows{operator,operator_id,action}  action: dropped, dead_lettered
 //   rtsql_flow_source_lag_records                  latest offsets minus read offsets
 //   rtsql_flow_watermark_seconds                   the event-time watermark (Unix time)
 #pragma once

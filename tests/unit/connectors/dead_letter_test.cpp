@@ -224,3 +224,110 @@ TEST_CASE("a dead letter the broker refuses fails the epoch's flush") {
   CHECK(e.message().find("dead letters of source 'orders' to topic 'dlq'") != std::string::npos);
   CHECK(e.message().find("could not be delivered") != std::string::npos);
 }
+
+// -- late rows ('late.rows' = 'dead-letter' on a flow) --------------------------------------------
+
+namespace {
+
+// A flow into a Kafka sink on `bootstrap` whose late rows go to `topic`.
+PhysicalPlan lateRowsPlan(const std::string& bootstrap, const std::string& topic) {
+  PhysicalPlan plan;
+  plan.flowName = "per_user";
+  plan.sink.name = "counts";
+  plan.sink.connector = "kafka";
+  plan.sink.options = makeOptions(
+      {{"connector", "kafka"}, {"kafka.bootstrap.servers", bootstrap}, {"topic", "counts"}});
+  plan.flowOptions = makeOptions({{"late.rows", "dead-letter"}, {"late.rows.topic", topic}});
+  return plan;
+}
+
+Schema clickSchema() {
+  Schema s;
+  s.columns.push_back({"user_id", DataType::of(TypeId::String), false});
+  s.columns.push_back({"ts", DataType::of(TypeId::Timestamp), false});
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("late rows: their headers name the reason, flow, operator, times") {
+  LateRowOrigin window{"WindowAggregate", 3, "", 1714557605000000, 1714557615000000};
+  kafka::Headers want = {{"rtsql.error", "late"},
+                         {"rtsql.flow", "f"},
+                         {"rtsql.operator", "WindowAggregate"},
+                         {"rtsql.operator.id", "3"},
+                         {"rtsql.event.time", "2024-05-01T10:00:05.000Z"},
+                         {"rtsql.watermark", "2024-05-01T10:00:15.000Z"}};
+  CHECK(kafka::lateRowHeaders("f", window) == want);
+
+  // A join's row says which side it came in on.
+  LateRowOrigin join{"StreamJoin", 1, "right", 1714557605123000, 1714557615000000};
+  kafka::Headers h = kafka::lateRowHeaders("f", join);
+  REQUIRE(h.size() == 7);
+  CHECK(h[4] == std::pair<std::string, std::string>{"rtsql.input", "right"});
+  CHECK(h[5] ==
+        std::pair<std::string, std::string>{"rtsql.event.time", "2024-05-01T10:00:05.123Z"});
+}
+
+TEST_CASE("late rows reach the late-rows topic on the sink's cluster, as JSON, once flushed") {
+  testkafka::MockCluster cluster;
+  rd_kafka_mock_topic_create(cluster.get(), "late", 1, 1);
+  auto writer = kafka::openLateRowWriter(lateRowsPlan(cluster.bootstrap(), "late"), "", 7);
+  Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
+  Row b = {Value(), Value::timestamp(1714557601500000)};
+  writer->write(a, clickSchema(), {"WindowAggregate", 3, "", 1714557605000000, 1714557615000000});
+  writer->write(b, clickSchema(), {"WindowAggregate", 3, "", 1714557601500000, 1714557615000000});
+  writer->flush(10000);
+  // Flushed: both are on the broker already.
+  CHECK(testkafka::endOffset(cluster.bootstrap(), "late", 0) == 2);
+  std::vector<testkafka::Message> got = testkafka::consume(cluster.bootstrap(), "late", 0, 2);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].value == R"({"user_id":"a","ts":"2024-05-01T10:00:05.000Z"})");
+  CHECK(got[1].value == R"({"user_id":null,"ts":"2024-05-01T10:00:01.500Z"})");
+  CHECK_FALSE(got[0].hasKey);
+  CHECK(header(got[0], "rtsql.error") == "late");
+  CHECK(header(got[0], "rtsql.flow") == "per_user");
+  CHECK(header(got[0], "rtsql.operator") == "WindowAggregate");
+  CHECK(header(got[1], "rtsql.event.time") == "2024-05-01T10:00:01.500Z");
+  CHECK(header(got[1], "rtsql.watermark") == "2024-05-01T10:00:15.000Z");
+}
+
+TEST_CASE("late rows of a flow whose sink is not Kafka go to 'late.rows.kafka.bootstrap.servers'") {
+  testkafka::MockCluster cluster;
+  rd_kafka_mock_topic_create(cluster.get(), "late", 1, 1);
+  PhysicalPlan plan = lateRowsPlan("127.0.0.1:1", "late");  // no broker there
+  plan.sink.connector = "blackhole";
+  plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
+                                  {"late.rows.topic", "late"},
+                                  {"late.rows.kafka.bootstrap.servers", cluster.bootstrap()}});
+  auto writer = kafka::openLateRowWriter(plan, "", 0);
+  Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
+  writer->write(a, clickSchema(), {"Dedup", 2, "", 1714557605000000, 1714557615000000});
+  writer->flush(10000);
+  std::vector<testkafka::Message> got = testkafka::consume(cluster.bootstrap(), "late", 0, 1);
+  REQUIRE(got.size() == 1);
+  CHECK(header(got[0], "rtsql.operator") == "Dedup");
+
+  // 'embedded' names the server's broker.
+  plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
+                                  {"late.rows.topic", "late"},
+                                  {"late.rows.kafka.bootstrap.servers", "embedded"}});
+  writer = kafka::openLateRowWriter(plan, cluster.bootstrap(), 0);
+  writer->write(a, clickSchema(), {"Dedup", 2, "", 1714557605000000, 1714557615000000});
+  writer->flush(10000);
+  CHECK(testkafka::endOffset(cluster.bootstrap(), "late", 0) == 2);
+}
+
+TEST_CASE("a late row the broker refuses fails the epoch's flush") {
+  testkafka::MockCluster cluster;
+  rd_kafka_mock_topic_create(cluster.get(), "late", 1, 1);
+  constexpr int16_t kProduceApiKey = 0;  // Kafka protocol's ApiKey of Produce
+  rd_kafka_mock_push_request_errors(cluster.get(), kProduceApiKey, 1,
+                                    RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+  auto writer = kafka::openLateRowWriter(lateRowsPlan(cluster.bootstrap(), "late"), "", 0);
+  Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
+  writer->write(a, clickSchema(), {"WindowAggregate", 3, "", 1714557605000000, 1714557615000000});
+  SqlError e = sqlErrorOf([&] { writer->flush(10000); });
+  CHECK(e.message().find("late rows of flow 'per_user' to topic 'late'") != std::string::npos);
+  CHECK(e.message().find("could not be delivered") != std::string::npos);
+}

@@ -210,3 +210,36 @@ TEST_CASE("recentMetrics: the flow's last complete interval, at the top level on
   // Once: the nested last epoch does not repeat it.
   CHECK(json.find("recentMetrics") == json.rfind("recentMetrics"));
 }
+
+TEST_CASE(
+    "numLateRowsDeadLettered: per stateful operator, in flows with 'late.rows' = 'dead-letter' "
+    "only") {
+  Fixture fx;
+  EpochSummary e;
+  e.id = 1;
+  e.startMicros = 1'000'000;
+  e.endMicros = 2'000'000;
+  StateOpSnapshot& op = e.stateOps[4];
+  op.name = "WindowAggregate";
+  op.numRowsDroppedByWatermark = 0;
+  op.numLateRowsDeadLettered = 2;
+  // 'drop' (the default): the document is as it always was.
+  std::string json = progressJson(fx.context(), e, false, nullptr);
+  CHECK(has(json, R"("numRowsDroppedByWatermark":0,"memoryUsedBytes":0})"));
+  CHECK_FALSE(has(json, "numLateRowsDeadLettered"));
+
+  fx.plan.flowOptions.set("late.rows", "dead-letter");
+  json = progressJson(fx.context(), e, false, nullptr);
+  CHECK(has(json,
+            R"("numRowsDroppedByWatermark":0,"numLateRowsDeadLettered":2,"memoryUsedBytes":0})"));
+
+  // Summed over the operator's tasks, from their counters.
+  StateOpSnapshot sum;
+  OperatorStats stats;
+  stats.numLateRowsDeadLettered.store(3);
+  stats.numRowsDroppedByWatermark.store(1);
+  sum.add(stats);
+  sum.add(op);
+  CHECK(sum.numLateRowsDeadLettered == 5);
+  CHECK(sum.numRowsDroppedByWatermark == 1);
+}

@@ -1,7 +1,8 @@
 // StatefulOperator: the watermark step (expire only when the watermark
 // advances, statistics refreshed, every watermark forwarded), the epoch-end
 // step (beforeFlush, flush, numRowsUpdated restarted, forwarded), the state
-// statistics, and statefulness that comes from being a StatefulOperator.
+// statistics, late rows dropped or handed to a late-row writer, and
+// statefulness that comes from being a StatefulOperator.
 #include "executor/operators/stateful_operator.h"
 
 #include <doctest/doctest.h>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "capture_operator.h"
+#include "executor/connector.h"
 #include "state_test_util.h"
 
 using namespace rtsql;
@@ -33,7 +35,8 @@ class Probe final : public StatefulOperator {
     refreshStats();
     emit(row, ctx);
   }
-  void drop() { countDropped(); }
+  // A late row at event time `t` on input `input`.
+  void lateRow(const Row& row, int64_t t, int input = 0) { late(row, t, input); }
   std::string name() const override { return "Probe"; }
 
   std::vector<int64_t> expired;  // the watermarks expire() was called with
@@ -49,7 +52,81 @@ class Probe final : public StatefulOperator {
   void beforeFlush() override { ++beforeFlushes; }
 };
 
+// Keeps what it is given, as the flow's late-row writer would write it.
+class LateRows final : public LateRowWriter {
+ public:
+  struct Written {
+    Row row;
+    std::string columns;  // the schema's column names, comma separated
+    std::string operatorName;
+    int operatorId = 0;
+    std::string input;
+    int64_t eventTime = 0;
+    int64_t watermark = 0;
+  };
+  void write(const Row& row, const Schema& schema, const LateRowOrigin& origin) override {
+    Written w{row,
+              "",
+              std::string(origin.operatorName),
+              origin.operatorId,
+              std::string(origin.input),
+              origin.eventTimeMicros,
+              origin.watermarkMicros};
+    for (const auto& c : schema.columns) w.columns += (w.columns.empty() ? "" : ",") + c.name;
+    written.push_back(std::move(w));
+  }
+  void flush(int) override { ++flushes; }
+
+  std::vector<Written> written;
+  int flushes = 0;
+};
+
+Schema schemaOf(std::vector<std::string> names) {
+  Schema s;
+  for (auto& n : names) s.columns.push_back({std::move(n), DataType::of(TypeId::BigInt), false});
+  return s;
+}
+
 }  // namespace
+
+TEST_CASE("stateful operator: late rows go to the late-row writer with their input's schema") {
+  MemBackend b;
+  Probe op(b.table());
+  Capture out;
+  op.setNext(&out);
+  LateRows late;
+  op.sendLateRowsTo(&late, {schemaOf({"a"})}, 5);
+  op.onWatermark(10);
+  Row r{Value::bigint(4)};
+  op.lateRow(r, 4);
+  REQUIRE(late.written.size() == 1);
+  const LateRows::Written& w = late.written[0];
+  CHECK(w.row[0].asInt() == 4);
+  CHECK(w.columns == "a");
+  CHECK(w.operatorName == "Probe");
+  CHECK(w.operatorId == 5);
+  CHECK(w.input.empty());  // one input: no side named
+  CHECK(w.eventTime == 4);
+  CHECK(w.watermark == 10);
+  CHECK(op.stats().numLateRowsDeadLettered.load() == 1);
+  CHECK(op.stats().numRowsDroppedByWatermark.load() == 0);
+  CHECK(out.rows.empty());  // never passed on
+
+  // Two inputs (a join): each row with its side's schema, the side named.
+  Probe join(b.table());
+  join.sendLateRowsTo(&late, {schemaOf({"l1", "l2"}), schemaOf({"r1"})}, 6);
+  Row right{Value::bigint(1)};
+  join.lateRow(right, 1, 1);
+  Row left{Value::bigint(2), Value::bigint(3)};
+  join.lateRow(left, 2, 0);
+  REQUIRE(late.written.size() == 3);
+  CHECK(late.written[1].columns == "r1");
+  CHECK(late.written[1].input == "right");
+  CHECK(late.written[2].columns == "l1,l2");
+  CHECK(late.written[2].input == "left");
+  CHECK(join.stats().numLateRowsDeadLettered.load() == 2);
+  CHECK_THROWS_AS(join.lateRow(right, 1, 2), InternalError);
+}
 
 TEST_CASE("stateful operator: expires when the watermark advances and forwards every watermark") {
   MemBackend b;
@@ -79,7 +156,7 @@ TEST_CASE("stateful operator: epoch end stores, flushes, restarts numRowsUpdated
   op.setNext(&out);
   Row r{Value::bigint(7)};
   op.push(r, {});
-  op.drop();
+  op.lateRow(r, 3);
   CHECK(op.stats().numRowsUpdated.load() == 1);
   CHECK(op.stats().numRowsDroppedByWatermark.load() == 1);
   CHECK(op.stats().rowsIn.load() == 1);

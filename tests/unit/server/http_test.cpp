@@ -747,6 +747,34 @@ TEST_CASE("http metrics: dead letters only for flows whose sources write them") 
   CHECK(findSample(samples, "rtsql_flow_dead_letters", {{"flow", "plain"}}) == nullptr);
 }
 
+TEST_CASE("http metrics: late rows per stateful operator, dropped and dead-lettered") {
+  FakeSource src;
+  src.add(runningFlow("dropping"));
+  FlowStatus lettering = runningFlow("lettering");
+  const std::string marker = R"("numRowsDroppedByWatermark":0,)";
+  size_t at = lettering.progressJson.find(marker);
+  REQUIRE(at != std::string::npos);
+  lettering.progressJson.replace(at, marker.size(),
+                                 R"("numRowsDroppedByWatermark":1,"numLateRowsDeadLettered":4,)");
+  src.add(lettering);
+
+  std::vector<Sample> samples;
+  auto problems = checkExposition(renderMetrics(src), &samples);
+  for (const auto& p : problems) FAIL_CHECK(p);
+  auto late = [&](const std::string& flow, const std::string& action) {
+    return findSample(
+        samples, "rtsql_flow_late_rows",
+        {{"flow", flow}, {"operator", "aggregate"}, {"operator_id", "3"}, {"action", action}});
+  };
+  REQUIRE(late("dropping", "dropped"));
+  CHECK(late("dropping", "dropped")->value == 0);
+  CHECK(late("dropping", "dead_lettered") == nullptr);
+  REQUIRE(late("lettering", "dropped"));
+  CHECK(late("lettering", "dropped")->value == 1);
+  REQUIRE(late("lettering", "dead_lettered"));
+  CHECK(late("lettering", "dead_lettered")->value == 4);
+}
+
 TEST_CASE("http server: with a password check, Basic credentials are required but for /healthz") {
   FakeSource src;
   src.add(runningFlow("clicks_flow"));
