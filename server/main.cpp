@@ -1,8 +1,11 @@
 // rtsqld: the rtsql server. Parses the command line, starts the embedded Kafka
 // broker when asked, the engine and the PostgreSQL-protocol listener, and stops
 // every flow cleanly on SIGINT/SIGTERM.
-#include <CLI/CLI.hpp>
 #include <fmt/ranges.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
 #include <csignal>
 #include <filesystem>
@@ -10,9 +13,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <termios.h>
-#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/json.h"
@@ -23,6 +23,7 @@
 #include "server/http/http_server.h"
 #include "server/pgwire/auth.h"
 #include "server/pgwire/server.h"
+#include "server/pgwire/tls.h"
 #include "server/users.h"
 
 namespace {
@@ -145,6 +146,10 @@ int main(int argc, char** argv) {
                  "port of the HTTP endpoint (web console at /, /metrics, /flows, /healthz) on --host; "
                  "0: any free port; off unless given")
       ->check(CLI::Range(0, 65535));
+  bool httpTls = false;
+  app.add_flag("--http-tls", httpTls,
+               "serve the HTTP endpoint over TLS (HTTPS only) with --tls-cert and --tls-key")
+      ->needs(tlsCertOpt);
   app.set_version_flag("--version", "rtsqld " RTSQL_VERSION);
   // Every long option above may also come from a file of `name = value` lines
   // (the option's name without the dashes). The command line wins over the
@@ -261,13 +266,18 @@ int main(int argc, char** argv) {
           return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(users->find(user)));
         };
       }
+      if (httpTls) ho.tls = rtsql::pgwire::makeServerTlsContext(tlsCert, tlsKey);
       http = std::make_unique<rtsql::http::HttpServer>(io, httpSource, ho);
       http->start();
       log(
-          fmt::format("HTTP endpoint on {}:{} (web console at /; /metrics, /flows, "
+          fmt::format("HTTP{} endpoint on {}:{} (web console at /; /metrics, /flows, "
                       "/flows/<name>/progress, /healthz){}",
-                      host, http->port(),
+                      httpTls ? "S" : "", host, http->port(),
                       users ? "; Basic authentication with the users file (/healthz open)" : ""));
+      if (users && !httpTls) {
+        log("HTTP endpoint: Basic credentials cross the network in the clear; --http-tls serves "
+            "it over TLS");
+      }
     }
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -13,10 +13,12 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "server/http/routes.h"
@@ -28,7 +30,14 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 
-class Connection;
+// What the server keeps of each connection, whichever its stream: a way to
+// end it.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // From any thread: ends whatever the connection is doing.
+  virtual void close() = 0;
+};
 
 struct ServerState {
   ServerState(const Source& s, HttpServerOptions o, asio::thread_pool* w)
@@ -46,37 +55,62 @@ struct ServerState {
   std::map<uint64_t, std::weak_ptr<Connection>> connections;
 };
 
-class Connection : public std::enable_shared_from_this<Connection> {
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One client on a plain or a TLS stream. A TLS connection first completes its
+// handshake, under the same deadline as a request.
+template <class Stream>
+class StreamConnection final : public Connection,
+                               public std::enable_shared_from_this<StreamConnection<Stream>> {
  public:
-  Connection(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id)
-      : stream_(std::move(socket)),
+  StreamConnection(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id)
+      : stream_(makeStream(std::move(socket), *state)),
         state_(std::move(state)),
         id_(id),
         buffer_(state_->options.maxRequestBytes) {}
 
-  ~Connection() {
+  ~StreamConnection() override {
     std::lock_guard lock(state_->mu);
     state_->connections.erase(id_);
   }
 
   void start() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (std::is_same_v<Stream, TlsStream>) {
+        beast::get_lowest_layer(self->stream_).expires_after(self->state_->options.timeout);
+        self->stream_.async_handshake(asio::ssl::stream_base::server, [self](beast::error_code ec) {
+          if (ec) return self->shutdown();
+          self->read();
+        });
+      } else {
+        self->read();
+      }
+    });
   }
 
-  // From any thread: ends whatever the connection is doing.
-  void close() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->shutdown(); });
+  void close() override {
+    asio::post(stream_.get_executor(), [self = this->shared_from_this()] { self->shutdown(); });
   }
 
  private:
+  static Stream makeStream(tcp::socket socket, ServerState& state) {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      return Stream(std::move(socket), *state.options.tls);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
   void read() {
     parser_.emplace();
     const size_t limit = state_->options.maxRequestBytes;
     parser_->header_limit(static_cast<std::uint32_t>(std::min<size_t>(limit, UINT32_MAX)));
     parser_->body_limit(limit);
-    stream_.expires_after(state_->options.timeout);
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
+    beast::get_lowest_layer(stream_).expires_after(state_->options.timeout);
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
   }
 
   void onRead(beast::error_code ec) {
@@ -103,7 +137,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     std::lock_guard lock(state_->mu);
     if (state_->stopped) return;
-    asio::post(*state_->workers, [self = shared_from_this(), method = std::move(method),
+    asio::post(*state_->workers, [self = this->shared_from_this(), method = std::move(method),
                                   target = std::move(target),
                                   authorization = std::move(authorization),
                                   contentType = std::move(contentType), body = std::move(body),
@@ -142,20 +176,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
     res_.body() = std::move(reply.body);
     res_.keep_alive(keepAlive);
     res_.prepare_payload();
-    stream_.expires_after(state_->options.timeout);
-    bhttp::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (ec || !self->res_.keep_alive()) return self->shutdown();
-      self->read();
-    });
+    beast::get_lowest_layer(stream_).expires_after(state_->options.timeout);
+    bhttp::async_write(stream_, res_,
+                       [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                         if (ec || !self->res_.keep_alive()) return self->shutdown();
+                         self->read();
+                       });
   }
 
+  // A TLS session is not closed with a close_notify: the socket goes, as
+  // most servers do for HTTP (the length of every answer is in its header).
   void shutdown() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    auto& lowest = beast::get_lowest_layer(stream_);
+    lowest.socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest.close();
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   std::shared_ptr<ServerState> state_;
   uint64_t id_;
   beast::flat_buffer buffer_;
@@ -225,14 +263,23 @@ class Listener : public std::enable_shared_from_this<Listener> {
     if (!id) {
       refuseBusy(socket);
     } else {
-      auto conn = std::make_shared<Connection>(std::move(socket), state_, *id);
-      {
-        std::lock_guard lock(state_->mu);
-        state_->connections.emplace(*id, conn);
+      if (state_->options.tls) {
+        startConnection<TlsStream>(std::move(socket), *id);
+      } else {
+        startConnection<PlainStream>(std::move(socket), *id);
       }
-      conn->start();
     }
     accept();
+  }
+
+  template <class Stream>
+  void startConnection(tcp::socket socket, uint64_t id) {
+    auto conn = std::make_shared<StreamConnection<Stream>>(std::move(socket), state_, id);
+    {
+      std::lock_guard lock(state_->mu);
+      state_->connections.emplace(id, conn);
+    }
+    conn->start();
   }
 
   // Over the connection limit: a short 503 written without waiting (it fits in

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cstddef>
@@ -42,6 +43,10 @@ struct HttpServerOptions {
   // Credentials checked once are then accepted from a cache (CredentialCache)
   // until they expire or this changes; without it, until they expire.
   CredentialStamp credentialStamp;
+  // When set, the endpoint speaks HTTPS only, with this context's certificate
+  // (rtsqld's --http-tls: the PostgreSQL listener's --tls-cert and --tls-key),
+  // so that Basic credentials never cross the network in the clear.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 struct ServerState;

@@ -2,15 +2,18 @@
 and --tls-required, reached by psql (PGSSLMODE=require, PGPASSWORD) and psycopg
 (sslmode=require) which create a source, a sink and a flow, feed it and read
 SHOW PROGRESS; a wrong password, an unknown user and a plain-text client are
-refused; `rtsqld --hash-password` writes users-file lines; a non-loopback
+refused; the HTTP endpoint serves HTTPS only (--http-tls) with Basic
+credentials; `rtsqld --hash-password` writes users-file lines; a non-loopback
 --host without a users file is refused; CREATE / ALTER / DROP USER change who
 may log in, at once, and rewrite the users file; on a server shared by several
 users only superusers manage users, files are confined to --files-dir, and one
 user's live queries cannot take every task slot."""
 
 import base64
+import http.client
 import json
 import os
+import ssl
 import subprocess
 import threading
 import time
@@ -56,7 +59,7 @@ class SecureServer(Server):
 
     def extra_args(self):
         return ["--tls-cert", str(self.cert), "--tls-key", str(self.key), "--tls-required",
-                "--users-file", str(self.users), "--http-port", str(self.http_port)]
+                "--users-file", str(self.users), "--http-port", str(self.http_port), "--http-tls"]
 
     def connect(self, connect_timeout=10, user=None, password=None, sslmode="require"):
         # Over TLS the client insists on channel binding (SCRAM-SHA-256-PLUS),
@@ -117,13 +120,16 @@ def check_flow(secure, kafka, flow, in_topic, out_topic, read_progress):
 
 
 def http_get(server, path, user=None, password=None):
-    """(status, WWW-Authenticate, body) of GET PATH on the HTTP endpoint."""
-    req = urllib.request.Request(f"http://{server.host}:{server.http_port}{path}")
+    """(status, WWW-Authenticate, body) of GET PATH on the HTTPS endpoint
+    (--http-tls), the server's certificate checked against itself."""
+    req = urllib.request.Request(f"https://{server.host}:{server.http_port}{path}")
     if user is not None:
         token = base64.b64encode(f"{user}:{password}".encode()).decode()
         req.add_header("Authorization", f"Basic {token}")
+    tls = ssl.create_default_context(cafile=str(server.cert))
+    tls.check_hostname = False  # the certificate names localhost; the URL an address
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=10, context=tls) as r:
             return r.status, r.headers.get("WWW-Authenticate"), r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.headers.get("WWW-Authenticate"), e.read().decode()
@@ -144,6 +150,11 @@ def test_http_endpoint_needs_a_users_password(secure):
     assert http_get(secure, "/flows", "bob", OTHER_PASSWORD)[0] == 200
     assert http_get(secure, "/metrics", secure.user, OTHER_PASSWORD)[0] == 401
     assert http_get(secure, "/metrics", "nobody", PASSWORD)[0] == 401
+    # --http-tls: HTTPS only. Plain HTTP gets no answer (its request is no
+    # TLS handshake), so no password is ever read in the clear.
+    plain = urllib.request.Request(f"http://{secure.host}:{secure.http_port}/healthz")
+    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+        urllib.request.urlopen(plain, timeout=10)
 
 
 def test_psql_over_tls_with_a_password(secure):
