@@ -175,7 +175,7 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     t.counted.emplace_back(op.id(), t.operators.back().get());
     if (op.stateful()) t.stateful.emplace_back(op.id(), t.operators.back().get());
     if (lateRowsOut && seesLateRows(op)) {
-      if (!t.lateRows) t.lateRows = connectors_.openLateRows(plan_, stage.id * 10000 + index);
+      if (!t.lateRows) t.lateRows = connectors_.openLateRows(plan_, index);
       auto* stateful = dynamic_cast<StatefulOperator*>(t.operators.back().get());
       if (!stateful) throw InternalError(op.describe() + ": late rows at a stateless operator");
       stateful->sendLateRowsTo(t.lateRows.get(), operatorInputs(plan_, stage, k), op.id());

@@ -24,8 +24,11 @@ namespace {
 using Kind = AvroNode::Kind;
 constexpr int64_t kMicrosPerDay = 86400LL * 1000 * 1000;
 
+// libavro's last error on this thread, which it then forgets: libavro
+// prefixes each error to the one before, so the next starts clean.
 std::string avroError() {
   std::string why = avro_strerror();
+  avro_set_error("%s", "");
   while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
   return why.empty() ? "malformed data" : why;
 }
@@ -382,8 +385,6 @@ class AvroDecoder final : public RecordDecoder {
     avro_value_t& value = holder_.value();
     avro_value_reset(&value);
     avro_reader_memory_set_source(reader_, data, static_cast<int64_t>(len));
-    // libavro prefixes each error to the last one of this thread: start clean.
-    avro_set_error("%s", "");
     if (avro_value_read(reader_, &value) != 0) {
       error = fmt::format("not an Avro datum of the schema: {}", avroError());
       return false;

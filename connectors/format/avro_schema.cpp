@@ -294,25 +294,24 @@ Schema avroSourceColumns(const AvroSchema& schema, const Schema& declared,
   }
   Schema out;
   if (declared.columns.empty()) {
-    for (const auto& [name, f] : root.fields) {
-      out.columns.push_back(Column{name, AvroSchema::sqlType(*f, schemaPos, name), false});
+    for (size_t f = 0; f < root.fields.size(); ++f) {
+      out.columns.push_back(Column{root.fields[f].first, fieldTypes[f], false});
     }
     return out;
   }
   for (size_t i = 0; i < declared.columns.size(); ++i) {
     const Column& c = declared.columns[i];
     const size_t pos = i < declaredPos.size() ? declaredPos[i] : schemaPos;
-    const AvroNode* field = nullptr;
-    for (const auto& [name, f] : root.fields) {
-      if (iequals(name, c.name)) field = f;
+    const DataType* t = nullptr;
+    for (size_t f = 0; f < root.fields.size(); ++f) {
+      if (iequals(root.fields[f].first, c.name)) t = fieldTypes[f].get();
     }
-    if (!field) {
+    if (!t) {
       throw SqlError(
           sqlstate::kUndefinedColumn,
           fmt::format("column \"{}\" is not a field of Avro record {}", c.name, root.name), pos,
           "declare only fields of the record, or no columns to read them all");
     }
-    DataTypePtr t = AvroSchema::sqlType(*field, pos, c.name);
     if (!t->equals(*c.type)) {
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("column \"{}\" is declared {}, but its Avro field reads as {}",
@@ -325,6 +324,10 @@ Schema avroSourceColumns(const AvroSchema& schema, const Schema& declared,
 }
 
 namespace {
+
+void appendRecord(std::string& out, const std::string& name,
+                  const std::vector<std::pair<std::string_view, const DataType*>>& fields,
+                  const std::string& path, int& records);
 
 void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records) {
   switch (t.id) {
@@ -357,56 +360,55 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
       out += "]}";
       return;
     case TypeId::Struct: {
-      out += R"({"type":"record","name":)";
-      appendJsonString(out, fmt::format("{}_{}", path, ++records));
-      out += R"(,"fields":[)";
-      bool first = true;
-      for (const StructField& f : t.fields) {
-        if (!isAvroName(f.name)) {
-          throw SqlError(sqlstate::kInvalidParameterValue,
-                         fmt::format("struct field \"{}\" is not a valid Avro name", f.name),
-                         SqlError::npos, "Avro names are letters, digits and _; rename the field");
-        }
-        if (!first) out += ',';
-        first = false;
-        out += R"({"name":)";
-        appendJsonString(out, f.name);
-        out += R"(,"type":["null",)";
-        appendAvroType(out, *f.type, path, records);
-        out += R"(],"default":null})";
-      }
-      out += "]}";
+      std::vector<std::pair<std::string_view, const DataType*>> fields;
+      for (const StructField& f : t.fields) fields.emplace_back(f.name, f.type.get());
+      appendRecord(out, fmt::format("{}_{}", path, ++records), fields, path, records);
       return;
     }
   }
 }
 
-}  // namespace
-
-std::string avroSinkSchema(const Schema& columns, const std::string& name) {
-  std::string out = R"({"type":"record","name":)";
-  appendJsonString(out, isAvroName(name) ? name : "row");
+// A record `name` with one nullable field (default null) per entry of
+// `fields`. Every name must be an Avro name: CREATE FLOW checks a sink's
+// columns and struct fields first (planner.cpp), so this refusal is the
+// fallback of a caller that did not.
+void appendRecord(std::string& out, const std::string& name,
+                  const std::vector<std::pair<std::string_view, const DataType*>>& fields,
+                  const std::string& path, int& records) {
+  out += R"({"type":"record","name":)";
+  appendJsonString(out, name);
   out += R"(,"fields":[)";
   bool first = true;
-  int records = 0;
-  for (const Column& c : columns.columns) {
-    if (c.hidden) continue;
-    if (!isAvroName(c.name)) {
+  for (const auto& [fieldName, type] : fields) {
+    if (!isAvroName(fieldName)) {
       throw SqlError(sqlstate::kInvalidParameterValue,
-                     fmt::format("column \"{}\" is not a valid Avro field name", c.name),
+                     fmt::format("\"{}\" is not a valid Avro field name", fieldName),
                      SqlError::npos,
                      "Avro names are letters, digits and _ (not starting with a digit): give the "
-                     "column an alias");
+                     "column an alias or the field another name");
     }
     if (!first) out += ',';
     first = false;
     out += R"({"name":)";
-    appendJsonString(out, c.name);
+    appendJsonString(out, fieldName);
     out += R"(,"type":["null",)";
-    appendAvroType(out, *c.type, c.name, records);
+    appendAvroType(out, *type, path.empty() ? std::string(fieldName) : path, records);
     out += R"(],"default":null})";
   }
   out += "]}";
+}
+
+}  // namespace
+
+std::string avroSinkSchema(const Schema& columns, const std::string& name) {
+  std::vector<std::pair<std::string_view, const DataType*>> fields;
+  for (const Column& c : columns.columns) {
+    if (!c.hidden) fields.emplace_back(c.name, c.type.get());
+  }
+  std::string out;
+  int records = 0;
+  // A top-level field's nested records are named after the field (path "").
+  appendRecord(out, isAvroName(name) ? name : "row", fields, "", records);
   return out;
 }
 
