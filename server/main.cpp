@@ -290,6 +290,8 @@ int main(int argc, char** argv) {
     });
     io.run();
 
+    // The SQL box's statements (live queries) end before the engine they run on.
+    http.reset();
     engine.shutdown();
     log("stopped");
     return 0;

@@ -1,6 +1,8 @@
 // EngineSource: Engine::FlowInfo to http::FlowStatus.
 #include "server/http/engine_source.h"
 
+#include <chrono>
+
 #include "server/http/plan_json.h"
 
 namespace rtsql::http {
@@ -32,30 +34,59 @@ namespace rtsql::http {
 
 namespace {
 
-// Keeps what one statement returns for the SQL box.
+// Keeps what one statement returns for the SQL box, and tells the statement to
+// stop (cancelled()) once it is past its limits: a live query polls it while
+// it waits for rows, a long static query between rows and inside functions.
 class CollectingWriter : public ResultWriter {
  public:
-  explicit CollectingWriter(SqlResult& result) : result_(result) {}
+  CollectingWriter(SqlResult& result, const SqlLimits& limits)
+      : result_(result),
+        limits_(limits),
+        deadline_(std::chrono::steady_clock::now() + limits.timeout) {}
+
   void columns(const std::vector<ResultColumn>& cols) override {
     result_.columns.clear();
     for (const auto& c : cols) result_.columns.push_back(c.name);
   }
   void row(const std::vector<std::optional<std::string>>& values) override {
-    result_.rows.push_back(values);
+    // A statement sends at most a poll's rows more after it is told to stop.
+    if (result_.rows.size() < limits_.maxRows) result_.rows.push_back(values);
   }
   void complete(const std::string& commandTag) override { result_.command = commandTag; }
-  void error(const SqlError& err) override { result_.error = err; }
+  void error(const SqlError& err) override {
+    // Stopped by its limits, a statement ends with the rows it had: the cancel
+    // it reports is not an error of the statement.
+    if (!result_.stopped.empty() && err.sqlstate() == sqlstate::kQueryCanceled) {
+      result_.command = "SELECT";
+      return;
+    }
+    result_.error = err;
+  }
   void notice(const std::string&) override {}
+  bool cancelled() const override {
+    if (!result_.stopped.empty()) return true;
+    if (limits_.cancelled && limits_.cancelled()) {
+      result_.stopped = "cancelled";
+    } else if (result_.rows.size() >= limits_.maxRows) {
+      result_.stopped = "max_rows";
+    } else if (std::chrono::steady_clock::now() >= deadline_) {
+      result_.stopped = "timeout";
+    }
+    return !result_.stopped.empty();
+  }
 
  private:
   SqlResult& result_;
+  const SqlLimits& limits_;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
 }  // namespace
 
-SqlResult EngineSource::runReadOnly(const std::string& user, const std::string& sql) const {
+SqlResult EngineSource::runReadOnly(const std::string& user, const std::string& sql,
+                                    const SqlLimits& limits) const {
   SqlResult result;
-  CollectingWriter out(result);
+  CollectingWriter out(result, limits);
   std::unique_ptr<Session> session = engine_.openSession(user, "rtsql");
   engine_.execute(*session, sql, out);
   return result;

@@ -17,7 +17,8 @@ class EngineSource : public Source {
   std::optional<std::string> progress(const std::string& flow) const override;
   SlotUsage slots() const override;
   std::optional<std::string> planJson(const std::string& flow) const override;
-  SqlResult runReadOnly(const std::string& user, const std::string& sql) const override;
+  SqlResult runReadOnly(const std::string& user, const std::string& sql,
+                        const SqlLimits& limits) const override;
 
  private:
   Engine& engine_;

@@ -1,11 +1,14 @@
 // The HTTP endpoint's sockets: a listener and one Connection per client, on
 // Boost.Beast. A connection reads one request at a time (HTTP/1.1 keep-alive,
-// no pipelining of answers), hands the route to the worker thread and writes
-// the reply back on its strand.
+// no pipelining of answers), hands the route to the worker thread (a POST /sql
+// to a statement thread) and writes the reply back on its strand.
 #include "server/http/http_server.h"
 
 #include <fmt/format.h>
+#include <sys/socket.h>
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -14,6 +17,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cerrno>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -40,8 +45,8 @@ class Connection {
 };
 
 struct ServerState {
-  ServerState(const Source& s, HttpServerOptions o, asio::thread_pool* w)
-      : source(s), options(std::move(o)), workers(w) {}
+  ServerState(const Source& s, HttpServerOptions o, asio::thread_pool* w, asio::thread_pool* sql)
+      : source(s), options(std::move(o)), workers(w), sqlWorkers(sql) {}
 
   const Source& source;
   const HttpServerOptions options;
@@ -49,7 +54,14 @@ struct ServerState {
   // Once set (under mu), nothing is posted to `workers` any more, so the
   // server may join and destroy them.
   bool stopped = false;
+  // Set with `stopped`; read without the lock by running statements, which
+  // stop when they see it.
+  std::atomic<bool> stopping{false};
   asio::thread_pool* workers;
+  // POST /sql's statements: a live SELECT may wait seconds for its rows, and
+  // must not hold up /metrics or the console's polling on `workers`.
+  asio::thread_pool* sqlWorkers;
+  size_t sqlRunning = 0;  // statements posted to sqlWorkers and not answered yet
   CredentialCache credentials;
   uint64_t nextId = 0;
   std::map<uint64_t, std::weak_ptr<Connection>> connections;
@@ -135,6 +147,10 @@ class StreamConnection final : public Connection,
     const bool keepAlive = req.keep_alive();
     const unsigned version = req.version();
 
+    if (method == "POST" && target.substr(0, target.find('?')) == "/sql") {
+      return runStatement(std::move(method), std::move(target), std::move(authorization),
+                          std::move(contentType), std::move(body), keepAlive, version);
+    }
     std::lock_guard lock(state_->mu);
     if (state_->stopped) return;
     asio::post(*state_->workers, [self = this->shared_from_this(), method = std::move(method),
@@ -142,18 +158,102 @@ class StreamConnection final : public Connection,
                                   authorization = std::move(authorization),
                                   contentType = std::move(contentType), body = std::move(body),
                                   keepAlive, version]() mutable {
-      std::string user;
-      std::optional<Reply> refused = authorize(
-          self->state_->options.checkPassword, target, authorization, &self->state_->credentials,
-          self->state_->options.credentialStamp, CredentialCache::Clock::now(), &user);
-      Reply reply =
-          refused ? std::move(*refused)
-                  : route(self->state_->source, Request{method, target, contentType, body, user});
+      Reply reply = self->answer(method, target, authorization, contentType, body, {});
       auto ex = self->stream_.get_executor();
       asio::post(ex, [self = std::move(self), reply = std::move(reply), keepAlive, version]() mutable {
         self->write(std::move(reply), keepAlive, version);
       });
     });
+  }
+
+  // Checks the credentials, then routes: on a worker thread.
+  Reply answer(const std::string& method, const std::string& target,
+               const std::string& authorization, const std::string& contentType,
+               const std::string& body, std::function<bool()> cancelled) {
+    std::string user;
+    std::optional<Reply> refused =
+        authorize(state_->options.checkPassword, target, authorization, &state_->credentials,
+                  state_->options.credentialStamp, CredentialCache::Clock::now(), &user);
+    if (refused) return std::move(*refused);
+    Request request;
+    request.method = method;
+    request.target = target;
+    request.contentType = contentType;
+    request.body = body;
+    request.user = user;
+    request.cancelled = std::move(cancelled);
+    return route(state_->source, request);
+  }
+
+  // A POST /sql runs on a statement thread, at most maxSqlStatements at once
+  // (a further one is answered 503 at once). While it runs, the socket is
+  // watched: a client that closes the connection stops its statement.
+  void runStatement(std::string method, std::string target, std::string authorization,
+                    std::string contentType, std::string body, bool keepAlive, unsigned version) {
+    std::unique_lock lock(state_->mu);
+    if (state_->stopped) return;
+    if (state_->sqlRunning >= state_->options.maxSqlStatements) {
+      lock.unlock();
+      Reply r;
+      r.status = 503;
+      r.contentType = kJsonContentType;
+      r.body = fmt::format(
+          "{{\"error\":\"{} statements of the SQL box are running; try again when one has "
+          "answered\",\"sqlstate\":\"53300\",\"position\":null,\"hint\":null}}\n",
+          state_->options.maxSqlStatements);
+      return write(std::move(r), keepAlive, version);
+    }
+    ++state_->sqlRunning;
+    auto gone = std::make_shared<std::atomic<bool>>(false);
+    std::function<bool()> cancelled = [gone, state = state_] {
+      return gone->load(std::memory_order_relaxed) ||
+             state->stopping.load(std::memory_order_relaxed);
+    };
+    asio::post(
+        *state_->sqlWorkers,
+        [self = this->shared_from_this(), method = std::move(method), target = std::move(target),
+         authorization = std::move(authorization), contentType = std::move(contentType),
+         body = std::move(body), keepAlive, version, cancelled = std::move(cancelled)]() mutable {
+          Reply reply = self->answer(method, target, authorization, contentType, body, cancelled);
+          {
+            std::lock_guard lock(self->state_->mu);
+            --self->state_->sqlRunning;
+          }
+          auto ex = self->stream_.get_executor();
+          asio::post(
+              ex, [self = std::move(self), reply = std::move(reply), keepAlive, version]() mutable {
+                self->stopWatching();
+                self->write(std::move(reply), keepAlive, version);
+              });
+        });
+    watching_ = true;
+    watchClient(std::move(gone));
+  }
+
+  // Waits for the socket to become readable while a statement runs: end of
+  // stream or an error means the client went away. Bytes instead are a next
+  // request sent early; they stay for the read after the answer.
+  void watchClient(std::shared_ptr<std::atomic<bool>> gone) {
+    auto& socket = beast::get_lowest_layer(stream_).socket();
+    socket.async_wait(tcp::socket::wait_read, [self = this->shared_from_this(),
+                                               gone = std::move(gone)](beast::error_code ec) {
+      if (ec || !self->watching_) return;  // cancelled: the answer is being written
+      char byte;
+      auto& sock = beast::get_lowest_layer(self->stream_).socket();
+      const ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        gone->store(true, std::memory_order_relaxed);
+      } else if (n < 0) {
+        self->watchClient(gone);  // woken with nothing to read: wait again
+      }
+    });
+  }
+
+  void stopWatching() {
+    if (!watching_) return;
+    watching_ = false;
+    beast::error_code ec;
+    beast::get_lowest_layer(stream_).socket().cancel(ec);
   }
 
   void writeError(unsigned status, const char* message) {
@@ -199,6 +299,7 @@ class StreamConnection final : public Connection,
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
+  bool watching_ = false;  // a POST /sql runs and watchClient() waits (strand only)
 };
 
 class Listener : public std::enable_shared_from_this<Listener> {
@@ -306,13 +407,19 @@ class Listener : public std::enable_shared_from_this<Listener> {
 };
 
 HttpServer::HttpServer(asio::io_context& io, const Source& source, HttpServerOptions options)
-    : io_(io), workers_(std::make_unique<asio::thread_pool>(1)) {
-  state_ = std::make_shared<ServerState>(source, std::move(options), workers_.get());
+    : io_(io),
+      workers_(std::make_unique<asio::thread_pool>(1)),
+      sqlWorkers_(
+          std::make_unique<asio::thread_pool>(std::max<size_t>(1, options.maxSqlStatements))) {
+  state_ =
+      std::make_shared<ServerState>(source, std::move(options), workers_.get(), sqlWorkers_.get());
 }
 
 HttpServer::~HttpServer() {
   stop();
   workers_->join();
+  // A running statement sees `stopping` within its poll interval.
+  sqlWorkers_->join();
 }
 
 void HttpServer::start() {
@@ -326,6 +433,7 @@ void HttpServer::stop() {
   {
     std::lock_guard lock(state_->mu);
     state_->stopped = true;
+    state_->stopping = true;
     for (const auto& [id, c] : state_->connections) connections.push_back(c);
   }
   if (listener_) listener_->close();

@@ -7,6 +7,8 @@
 // its own strand), but routes run on the server's own worker thread: reading
 // progress takes each flow's lock, and a flow that is stopping may hold it for
 // a while, which must not stall the io_context the PostgreSQL listener shares.
+// POST /sql runs on statement threads of its own (maxSqlStatements of them): a
+// live SELECT waits for its rows for seconds, which must not stall /metrics.
 // Requests are bounded in size, every read and write has a deadline, and the
 // number of connections is capped, so a slow or hostile client costs little.
 #pragma once
@@ -31,6 +33,8 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0 picks a free port; port() tells which
   size_t maxConnections = 64;
+  // POST /sql statements running at once; a further one is answered 503.
+  size_t maxSqlStatements = 4;
   // The whole request (line, headers and any body) must fit; a larger one is
   // answered 413 and the connection closed.
   size_t maxRequestBytes = 16 * 1024;
@@ -76,6 +80,7 @@ class HttpServer {
   // Owned here, not by the state the connections share, so that it is never
   // destroyed on its own thread.
   std::unique_ptr<boost::asio::thread_pool> workers_;
+  std::unique_ptr<boost::asio::thread_pool> sqlWorkers_;
   uint16_t port_ = 0;
 };
 

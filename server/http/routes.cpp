@@ -173,8 +173,12 @@ Reply route(const Source& source, const Request& request) {
       // Without a users file every client is trusted, as on the PostgreSQL
       // protocol; its statements then run as the default user.
       const std::string user = request.user.empty() ? "rtsql" : std::string(request.user);
-      return sqlReply(request.contentType, request.body,
-                      [&](const std::string& sql) { return source.runReadOnly(user, sql); });
+      return sqlReply(
+          request.contentType, request.body,
+          [&](const std::string& sql, const SqlLimits& limits) {
+            return source.runReadOnly(user, sql, limits);
+          },
+          request.cancelled);
     } catch (const std::exception& e) {
       return jsonError(500, e.what());
     }

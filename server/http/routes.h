@@ -7,11 +7,13 @@
 //   GET /flows/<name>/plan      200 the running plan as JSON (planner/plan_json.h); 404 if
 //                               no such flow or it has no plan
 //   GET / and /console/<file>   the web console (console_assets.h)
-//   POST /sql                   one read-only statement's rows as JSON (sql_endpoint.h)
+//   POST /sql                   one read-only statement's rows as JSON (sql_endpoint.h);
+//                               http_server.cpp runs it on a thread of its own
 //   GET /metrics                200 Prometheus text format 0.0.4 (metrics.h)
 //   any other path              404 JSON error; any other method on a known path 405
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +41,9 @@ struct Request {
   std::string_view contentType;
   std::string_view body;
   std::string_view user;  // who authenticated (basic_auth.h); empty without a users file
+  // True once the client has gone or the endpoint is stopping: a statement of
+  // POST /sql stops then. Empty: never.
+  std::function<bool()> cancelled;
 };
 
 // Never throws: a failure reading `source` is a 500 with a JSON error.

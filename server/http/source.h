@@ -4,6 +4,9 @@
 // EngineSource (engine_source.h) is the real one.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +37,20 @@ struct SqlResult {
   std::vector<std::string> columns;
   std::vector<std::vector<std::optional<std::string>>> rows;
   std::optional<SqlError> error;
+  // Why the statement was stopped before it completed, with the rows it had
+  // sent by then: "timeout", "max_rows" or "cancelled" (the client went away
+  // or the server is stopping). Empty when it ran to its end.
+  std::string stopped;
+};
+
+// How far one statement of the SQL box may run. A live SELECT runs until its
+// LIMIT; these bound one without a LIMIT, or on a source with no new records.
+struct SqlLimits {
+  std::chrono::milliseconds timeout{10'000};
+  size_t maxRows = 1000;
+  // True once the statement must stop: the client closed the connection or
+  // the endpoint is stopping. Polled while it runs; empty: never.
+  std::function<bool()> cancelled;
 };
 
 // Every call may come from any thread, concurrently with statements and with
@@ -53,10 +70,14 @@ class Source {
     return std::nullopt;
   }
   // Runs one statement, already checked to be read-only (sql_endpoint.h), as
-  // `user`. Unlike the rest, it may take as long as the statement does.
-  virtual SqlResult runReadOnly(const std::string& user, const std::string& sql) const {
+  // `user`, within `limits`. Unlike the rest, it may take as long as the
+  // statement does, up to limits.timeout; the endpoint calls it on a thread of
+  // its own (http_server.h).
+  virtual SqlResult runReadOnly(const std::string& user, const std::string& sql,
+                                const SqlLimits& limits) const {
     (void)user;
     (void)sql;
+    (void)limits;
     SqlResult r;
     r.error = SqlError(sqlstate::kFeatureNotSupported, "this server runs no SQL over HTTP");
     return r;

@@ -33,6 +33,9 @@ Reply errorReply(unsigned status, const SqlError& e) {
   return r;
 }
 
+constexpr int64_t kMaxTimeoutMs = 60'000;
+constexpr int64_t kMaxRows = 10'000;
+
 bool jsonContentType(std::string_view contentType) {
   std::string_view type = contentType.substr(0, contentType.find(';'));
   while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
@@ -49,19 +52,23 @@ void checkReadOnly(std::string_view sql) {
                    statements.empty() ? SqlError::npos : statements[1]->pos);
   }
   const ast::Statement& s = *statements[0];
+  // A SELECT reads: a static query, or a live one whose temporary flow
+  // commits no offsets and leaves nothing behind (live_query.h).
   bool readOnly = s.kind == ast::StatementKind::Show || s.kind == ast::StatementKind::Describe ||
-                  s.kind == ast::StatementKind::Explain;
+                  s.kind == ast::StatementKind::Explain || s.kind == ast::StatementKind::Select;
   if (s.kind == ast::StatementKind::User) {
     readOnly = static_cast<const ast::UserStatement&>(s).action == ast::UserAction::Show;
   }
   if (!readOnly) {
-    throw SqlError("25006", "the console runs read-only statements only: SHOW, DESCRIBE, EXPLAIN",
+    throw SqlError("25006",
+                   "the console runs read-only statements only: SHOW, DESCRIBE, EXPLAIN, SELECT",
                    s.pos, "run other statements with rtsql or psql");
   }
 }
 
 Reply sqlReply(std::string_view contentType, std::string_view body,
-               const std::function<SqlResult(const std::string& sql)>& run) {
+               const std::function<SqlResult(const std::string& sql, const SqlLimits& limits)>& run,
+               const std::function<bool()>& cancelled) {
   if (!jsonContentType(contentType)) {
     Reply r = errorReply(415, SqlError(sqlstate::kProtocolViolation,
                                        "POST /sql takes Content-Type: application/json"));
@@ -75,12 +82,32 @@ Reply sqlReply(std::string_view contentType, std::string_view body,
     return errorReply(400, SqlError(sqlstate::kProtocolViolation,
                                     "the body must be a JSON object with a string \"sql\""));
   }
+  SqlLimits limits;
+  limits.cancelled = cancelled;
+  int64_t timeoutMs = 0;
+  if (auto t = doc["timeout_ms"]; t.error() != simdjson::NO_SUCH_FIELD) {
+    if (t.get(timeoutMs) != simdjson::SUCCESS || timeoutMs < 1 || timeoutMs > kMaxTimeoutMs) {
+      return errorReply(400, SqlError(sqlstate::kInvalidParameterValue,
+                                      fmt::format("\"timeout_ms\" must be an integer from 1 to {}",
+                                                  kMaxTimeoutMs)));
+    }
+    limits.timeout = std::chrono::milliseconds(timeoutMs);
+  }
+  int64_t maxRows = 0;
+  if (auto m = doc["max_rows"]; m.error() != simdjson::NO_SUCH_FIELD) {
+    if (m.get(maxRows) != simdjson::SUCCESS || maxRows < 1 || maxRows > kMaxRows) {
+      return errorReply(
+          400, SqlError(sqlstate::kInvalidParameterValue,
+                        fmt::format("\"max_rows\" must be an integer from 1 to {}", kMaxRows)));
+    }
+    limits.maxRows = static_cast<size_t>(maxRows);
+  }
   try {
     checkReadOnly(sql);
   } catch (const SqlError& e) {
     return errorReply(400, e);
   }
-  SqlResult result = run(std::string(sql));
+  SqlResult result = run(std::string(sql), limits);
   if (result.error) return errorReply(400, *result.error);
   Reply r;
   r.contentType = kJsonContentType;
@@ -106,7 +133,13 @@ Reply sqlReply(std::string_view contentType, std::string_view body,
     }
     r.body += "]";
   }
-  r.body += "]}\n";
+  r.body += "],\"stopped\":";
+  if (result.stopped.empty()) {
+    r.body += "null";
+  } else {
+    appendJsonString(r.body, result.stopped);
+  }
+  r.body += "}\n";
   return r;
 }
 

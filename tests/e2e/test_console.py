@@ -2,15 +2,19 @@
 selenium): rtsqld with --http-port and a users file serves the page at `/`;
 without credentials it is a 401, with them the page loads, lists the flows,
 draws the plan, its input-rate chart moves as records flow, and a flow that
-failed on a bad record shows why, and the SQL box runs SHOW but refuses what
-would change the server. Screenshots go to
+failed on a bad record shows why, and the SQL box runs SHOW and a live SELECT
+(stopped by its LIMIT, its timeout, or the client going away) but refuses
+what would change the server. Screenshots go to
 $RTSQL_BIN_DIR/test-artifacts/console/."""
 
 import base64
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -47,7 +51,13 @@ class ConsoleServer(Server):
     def url(self, path="/"):
         return f"http://{self.host}:{self.http_port}{path}"
 
-    def http(self, path, auth=None, json_body=None):
+    def slots_used(self):
+        """rtsql_slots_used from /metrics."""
+        status, _, body = self.http("/metrics", auth=(USER, PASSWORD))
+        assert status == 200, body
+        return int(re.search(r"^rtsql_slots_used (\d+)$", body, re.M).group(1))
+
+    def http(self, path, auth=None, json_body=None, timeout=10):
         """(status, headers, body) of a GET (a POST of JSON_BODY when given), with
         Basic credentials when given."""
         data = None if json_body is None else json.dumps(json_body).encode()
@@ -58,7 +68,7 @@ class ConsoleServer(Server):
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
             req.add_header("Authorization", f"Basic {token}")
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
                 return r.status, r.headers, r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read().decode()
@@ -100,6 +110,7 @@ def flows(server):
         conn.execute(f"CREATE FLOW {names['failed']} INTO {bad_src}_out AS "
                      f"SELECT user_id, amount FROM {bad_src}")
     names["kafka"] = kafka
+    names["src"] = src
     return names
 
 
@@ -274,3 +285,127 @@ def test_sql_box_in_the_page(server, flows, browser):
         d, "const e = document.querySelector('#sql-result .sql-error'); "
            "return e && e.dataset.sqlstate"), "the refusal")
     assert state == "25006"
+
+
+class Producing:
+    """Feeds the clicks topic with records of one user while a live SELECT
+    waits for them (a live query may start at the topic's end), until stopped
+    or 60 s have passed."""
+
+    def __init__(self, flows, user):
+        self.flows, self.user = flows, user
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        deadline = time.monotonic() + 60
+        i = 0
+        while not self.done.is_set() and time.monotonic() < deadline:
+            self.flows["kafka"].produce(self.flows["topic"],
+                                        [{"user_id": self.user, "amount": float(i + k)}
+                                         for k in range(5)])
+            i += 5
+            self.done.wait(0.2)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join(timeout=30)
+
+
+def wait_until(condition, what, timeout=WAIT_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_live_select_over_http(server, flows):
+    auth = (USER, PASSWORD)
+    user = unique("live")
+    baseline = server.slots_used()
+    with Producing(flows, user):
+        status, _, body = server.http("/sql", auth=auth, timeout=WAIT_S, json_body={
+            "sql": f"SELECT user_id, amount FROM {flows['src']} WHERE user_id = '{user}' LIMIT 3",
+            "timeout_ms": WAIT_S * 1000})
+    assert status == 200, body
+    result = json.loads(body)
+    assert [c["name"] for c in result["columns"]] == ["user_id", "amount"]
+    assert result["command"] == "SELECT 3" and result["stopped"] is None, result
+    assert len(result["rows"]) == 3
+    for user_id, amount in result["rows"]:
+        assert user_id == user
+        assert float(amount) == int(float(amount)) >= 0
+    # The live query's temporary flow is gone with its slots.
+    wait_until(lambda: server.slots_used() == baseline, "the live query's slots to be freed")
+
+    # No record matches: the statement runs to its timeout and answers no rows.
+    status, _, body = server.http("/sql", auth=auth, json_body={
+        "sql": f"SELECT user_id FROM {flows['src']} WHERE user_id = '{unique('nobody')}'",
+        "timeout_ms": 1000})
+    assert status == 200, body
+    result = json.loads(body)
+    assert result["rows"] == [] and result["stopped"] == "timeout", result
+    assert result["command"] == "SELECT 0"
+
+    status, _, body = server.http("/sql", auth=auth, json_body={"sql": "SELECT 1", "timeout_ms": 0})
+    assert status == 400 and json.loads(body)["sqlstate"] == "22023", body
+
+
+def test_live_select_stops_when_its_client_goes(server, flows):
+    """A live SELECT that waits for rows holds task slots; the rest of the
+    endpoint answers meanwhile, and closing the connection stops it."""
+    baseline = server.slots_used()
+    token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    body = json.dumps({"sql": f"SELECT user_id FROM {flows['src']} WHERE user_id = "
+                              f"'{unique('nobody')}'", "timeout_ms": 60000}).encode()
+    sock = socket.create_connection((server.host, server.http_port), timeout=10)
+    try:
+        sock.sendall(b"POST /sql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Authorization: Basic " + token.encode() +
+                     b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        # /metrics answers while the statement runs, and shows its slots.
+        wait_until(lambda: server.slots_used() > baseline, "the live query to take its slots")
+    finally:
+        sock.close()
+    wait_until(lambda: server.slots_used() == baseline,
+               "the live query to stop when its client went away")
+
+
+def test_live_select_in_the_page(server, flows, browser):
+    browser.get(server.url("/"))
+    wait_for(browser, lambda d: js(d, "return document.getElementById('sql-form') !== null"),
+             "the SQL box")
+    user = unique("page")
+    with Producing(flows, user):
+        js(browser, "document.getElementById('sql-text').value = arguments[0];"
+                    "document.getElementById('sql-run').click()",
+           f"SELECT user_id, amount FROM {flows['src']} WHERE user_id = '{user}' LIMIT 2")
+        summary = wait_for(browser, lambda d: js(
+            d, "const s = document.getElementById('sql-summary'); return s && s.textContent"),
+            "the live SELECT's rows")
+    assert summary.startswith("SELECT 2 · 2 rows"), summary
+    cells = js(browser, "return [...document.querySelectorAll('#sql-table tbody td')]"
+                        ".map(td => td.textContent)")
+    assert cells[0::2] == [user, user], cells
+    browser.save_screenshot(str(ARTIFACTS / "console_live_select.png"))
+
+    # Cancel stops a live SELECT that waits for rows, and frees its slots
+    # (well before the 60 s it was given).
+    baseline = server.slots_used()
+    js(browser, "document.getElementById('sql-timeout').value = '60000';"
+                "document.getElementById('sql-text').value = arguments[0];"
+                "document.getElementById('sql-run').click()",
+       f"SELECT user_id FROM {flows['src']} WHERE user_id = '{unique('nobody')}'")
+    wait_until(lambda: server.slots_used() > baseline, "the live query to take its slots")
+    js(browser, "document.getElementById('sql-cancel').click()")
+    text = wait_for(browser, lambda d: js(
+        d, "const s = document.getElementById('sql-stopped'); return s && s.textContent"),
+        "the cancel")
+    assert text == "cancelled", text
+    wait_until(lambda: server.slots_used() == baseline, "the cancelled query's slots to be freed")

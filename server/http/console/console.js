@@ -424,19 +424,43 @@ function drawPlan(box, plan) {
 
 // ---- SQL box -------------------------------------------------------------
 
+// A live SELECT may wait for its rows: the server stops it after the time
+// chosen next to the box or SQL_MAX_ROWS, and Cancel (which closes the
+// request's connection) stops it at once, freeing its task slots.
+const SQL_MAX_ROWS = 1000;
+const STOPPED_TEXT = {
+  timeout: timeoutMs => `stopped after ${timeoutMs / 1000} s with the rows it had`,
+  max_rows: () => `stopped at ${SQL_MAX_ROWS} rows`,
+  cancelled: () => "cancelled",
+};
+let sqlRunning = null;  // the AbortController of the statement running
+
 async function runSql(event) {
   event.preventDefault();
+  if (sqlRunning) return;
   const out = document.getElementById("sql-result");
   const sql = document.getElementById("sql-text").value;
-  out.replaceChildren(el("p", {class: "muted"}, "running…"));
+  const run = document.getElementById("sql-run");
+  const cancel = document.getElementById("sql-cancel");
+  const timeoutMs = Number(document.getElementById("sql-timeout").value);
+  out.replaceChildren(el("p", {class: "muted", id: "sql-running"}, "running…"));
+  sqlRunning = new AbortController();
+  run.disabled = true;
+  cancel.disabled = false;
   let r, body;
   try {
     r = await fetch("/sql", {method: "POST", headers: {"Content-Type": "application/json"},
-                             body: JSON.stringify({sql})});
+                             body: JSON.stringify({sql, timeout_ms: timeoutMs, max_rows: SQL_MAX_ROWS}),
+                             signal: sqlRunning.signal});
     body = await r.json();
   } catch (e) {
-    out.replaceChildren(el("p", {class: "sql-error"}, `request failed: ${e.message}`));
+    const text = e.name === "AbortError" ? "cancelled" : `request failed: ${e.message}`;
+    out.replaceChildren(el("p", {class: e.name === "AbortError" ? "muted" : "sql-error", id: "sql-stopped"}, text));
     return;
+  } finally {
+    sqlRunning = null;
+    run.disabled = false;
+    cancel.disabled = true;
   }
   if (!r.ok) {
     const where = body.position === null || body.position === undefined ? "" : ` at character ${body.position + 1}`;
@@ -447,13 +471,22 @@ async function runSql(event) {
   }
   const head = el("tr", {}, ...body.columns.map(c => el("th", {}, c.name)));
   const rows = body.rows.map(row => el("tr", {}, ...row.map(v => el("td", {}, v === null ? "NULL" : v))));
+  const count = `${body.rows.length} row${body.rows.length === 1 ? "" : "s"}`;
+  const stopped = !body.stopped ? "" :
+      ` · ${STOPPED_TEXT[body.stopped] ? STOPPED_TEXT[body.stopped](timeoutMs) : body.stopped}`;
   out.replaceChildren(el("table", {id: "sql-table"}, el("thead", {}, head), el("tbody", {}, ...rows)),
-                      el("p", {class: "muted"}, `${body.command} · ${body.rows.length} row${body.rows.length === 1 ? "" : "s"}`));
+                      el("p", {class: "muted", id: "sql-summary", "data-stopped": body.stopped || ""},
+                         `${body.command} · ${count}${stopped}`));
+}
+
+function cancelSql() {
+  if (sqlRunning) sqlRunning.abort();
 }
 
 // ---- start ---------------------------------------------------------------
 
 document.getElementById("sql-form").addEventListener("submit", runSql);
+document.getElementById("sql-cancel").addEventListener("click", cancelSql);
 
 pollFlows();
 setInterval(pollFlows, POLL_FLOWS_MS);

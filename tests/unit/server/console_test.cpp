@@ -202,10 +202,11 @@ TEST_CASE("authorize with a cache: one derivation for a repeated header, again a
   CHECK(checks == 5);
 }
 
-TEST_CASE("sql box: only one SHOW, DESCRIBE or EXPLAIN statement is run") {
+TEST_CASE("sql box: only one SHOW, DESCRIBE, EXPLAIN or SELECT statement is run") {
   for (const char* sql :
        {"SHOW FLOWS", "show sources;", "SHOW PROGRESS f", "SHOW USERS", "DESCRIBE clicks",
-        "EXPLAIN FLOW f", "EXPLAIN CREATE FLOW f INTO s AS SELECT * FROM src"}) {
+        "EXPLAIN FLOW f", "EXPLAIN CREATE FLOW f INTO s AS SELECT * FROM src", "SELECT 1",
+        "SELECT * FROM clicks LIMIT 5"}) {
     CHECK_NOTHROW_MESSAGE(checkReadOnly(sql), sql);
   }
   auto stateOf = [](const char* sql) {
@@ -216,12 +217,14 @@ TEST_CASE("sql box: only one SHOW, DESCRIBE or EXPLAIN statement is run") {
     }
     return std::string("none");
   };
-  for (const char* sql : {"CREATE SOURCE s (a INT) WITH (connector = 'datagen')", "DROP FLOW f",
-                          "STOP FLOW f", "SET rtsql.dry_run = on", "CREATE USER bob PASSWORD 'x'",
-                          "DROP USER bob", "INSERT INTO t VALUES (1)", "SELECT 1"}) {
+  for (const char* sql :
+       {"CREATE SOURCE s (a INT) WITH (connector = 'datagen')", "DROP FLOW f", "STOP FLOW f",
+        "SET rtsql.dry_run = on", "CREATE USER bob PASSWORD 'x'", "DROP USER bob",
+        "INSERT INTO t VALUES (1)", "CREATE FLOW f INTO s AS SELECT * FROM src"}) {
     CHECK_MESSAGE(stateOf(sql) == "25006", sql);
   }
   CHECK(stateOf("SHOW FLOWS; DROP FLOW f") == "42601");
+  CHECK(stateOf("SELECT 1; SELECT 2") == "42601");
   CHECK(stateOf("") == "42601");
   CHECK(stateOf("SHOW WHAT EVER (") == "42601");
 }
@@ -229,8 +232,11 @@ TEST_CASE("sql box: only one SHOW, DESCRIBE or EXPLAIN statement is run") {
 TEST_CASE("sql box: POST /sql runs a read-only statement and answers its rows as JSON") {
   struct SqlSource : PlanSource {
     mutable std::vector<std::pair<std::string, std::string>> ran;  // user, sql
-    SqlResult runReadOnly(const std::string& user, const std::string& sql) const override {
+    mutable SqlLimits lastLimits;
+    SqlResult runReadOnly(const std::string& user, const std::string& sql,
+                          const SqlLimits& limits) const override {
       ran.emplace_back(user, sql);
+      lastLimits = limits;
       SqlResult r;
       if (sql == "SHOW PROGRESS nope") {
         r.error =
@@ -255,7 +261,7 @@ TEST_CASE("sql box: POST /sql runs a read-only statement and answers its rows as
   CHECK(ok.contentType == "application/json");
   CHECK(ok.body ==
         "{\"command\":\"SHOW\",\"columns\":[{\"name\":\"name\"},{\"name\":\"error\"}],"
-        "\"rows\":[[\"f\\\"1\",null]]}\n");
+        "\"rows\":[[\"f\\\"1\",null]],\"stopped\":null}\n");
   REQUIRE(src.ran.size() == 1);
   CHECK(src.ran[0] == std::make_pair(std::string("alice"), std::string("SHOW FLOWS")));
 
@@ -287,4 +293,62 @@ TEST_CASE("sql box: POST /sql runs a read-only statement and answers its rows as
   Reply get = route(src, "GET", "/sql");
   CHECK(get.status == 405);
   CHECK(header(get, "Allow") == "POST");
+}
+
+TEST_CASE("sql box: a statement's limits come from the request, checked before it runs") {
+  struct LimitsSource : PlanSource {
+    mutable int runs = 0;
+    mutable SqlLimits seen;
+    SqlResult runReadOnly(const std::string&, const std::string&,
+                          const SqlLimits& limits) const override {
+      ++runs;
+      seen = limits;
+      SqlResult r;
+      r.command = "SELECT 1";
+      r.columns = {"a"};
+      r.rows = {{"1"}};
+      r.stopped = "timeout";
+      return r;
+    }
+  };
+  LimitsSource src;
+  Request req;
+  req.method = "POST";
+  req.target = "/sql";
+  req.contentType = "application/json";
+  bool gone = false;
+  req.cancelled = [&gone] { return gone; };
+
+  req.body = R"({"sql": "SELECT * FROM clicks"})";
+  Reply defaults = route(src, req);
+  CHECK(defaults.status == 200);
+  CHECK(src.seen.timeout == std::chrono::milliseconds(10'000));
+  CHECK(src.seen.maxRows == 1000);
+  // The request's cancel check reaches the statement.
+  REQUIRE(src.seen.cancelled);
+  CHECK_FALSE(src.seen.cancelled());
+  gone = true;
+  CHECK(src.seen.cancelled());
+  // A statement stopped by its limits still answers its rows, saying why.
+  CHECK(defaults.body ==
+        "{\"command\":\"SELECT 1\",\"columns\":[{\"name\":\"a\"}],\"rows\":[[\"1\"]],"
+        "\"stopped\":\"timeout\"}\n");
+
+  req.body = R"({"sql": "SELECT * FROM clicks", "timeout_ms": 1500, "max_rows": 7})";
+  CHECK(route(src, req).status == 200);
+  CHECK(src.seen.timeout == std::chrono::milliseconds(1500));
+  CHECK(src.seen.maxRows == 7);
+  CHECK(src.runs == 2);
+
+  for (const char* body :
+       {R"({"sql": "SELECT 1", "timeout_ms": 0})", R"({"sql": "SELECT 1", "timeout_ms": 60001})",
+        R"({"sql": "SELECT 1", "timeout_ms": "5s"})", R"({"sql": "SELECT 1", "timeout_ms": 1.5})",
+        R"({"sql": "SELECT 1", "max_rows": 0})", R"({"sql": "SELECT 1", "max_rows": 10001})",
+        R"({"sql": "SELECT 1", "max_rows": -3})"}) {
+    req.body = body;
+    Reply bad = route(src, req);
+    CHECK_MESSAGE(bad.status == 400, body);
+    CHECK_MESSAGE(bad.body.find("\"sqlstate\":\"22023\"") != std::string::npos, body);
+  }
+  CHECK(src.runs == 2);
 }

@@ -835,3 +835,99 @@ TEST_CASE("users: checkPassword accepts the user's password only, from a plain o
   CHECK_FALSE(users.checkPassword("carol", "wonderland"));
   CHECK_FALSE(users.checkPassword("", ""));
 }
+
+namespace {
+
+// A SQL box statement that runs until it is told to stop (limits.cancelled)
+// or released, as a live SELECT waiting for rows does.
+struct WaitingSqlSource : Source {
+  std::vector<FlowStatus> flows(bool) const override { return {}; }
+  std::optional<std::string> progress(const std::string&) const override { return std::nullopt; }
+  SlotUsage slots() const override { return {}; }
+  SqlResult runReadOnly(const std::string&, const std::string& sql,
+                        const SqlLimits& limits) const override {
+    ++started;
+    SqlResult r;
+    r.command = "SELECT";
+    r.columns = {"sql"};
+    r.rows = {{sql}};
+    // Bounded: 3000 polls of 10 ms; the test fails on its own bounds first.
+    for (int i = 0; i < 3000; ++i) {
+      if (limits.cancelled && limits.cancelled()) {
+        ++cancelled;
+        r.stopped = "cancelled";
+        return r;
+      }
+      if (released) return r;
+      std::this_thread::sleep_for(10ms);
+    }
+    r.stopped = "timeout";
+    return r;
+  }
+  mutable std::atomic<int> started{0};
+  mutable std::atomic<int> cancelled{0};
+  std::atomic<bool> released{false};
+};
+
+std::string sqlPost(const std::string& sql) {
+  const std::string body = "{\"sql\": \"" + sql + "\"}";
+  return "POST /sql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+         "Connection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+template <class Pred>
+bool waitFor(Pred pred) {
+  for (int i = 0; i < 2000 && !pred(); ++i) std::this_thread::sleep_for(10ms);
+  return pred();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "http server: SQL box statements run beside the other routes, bounded in number, "
+    "and stop when their client goes or the server stops") {
+  WaitingSqlSource src;
+  HttpServerOptions options;
+  options.maxSqlStatements = 2;
+  auto rs = std::make_unique<RunningServer>(src, options);
+
+  int first = connectTo(rs->port());
+  sendAll(first, sqlPost("SELECT 1"));
+  REQUIRE(waitFor([&] { return src.started == 1; }));
+  // The statement holds its thread; /metrics and /flows are answered meanwhile.
+  CHECK(get(rs->port(), "/metrics").status == 200);
+  CHECK(get(rs->port(), "/flows").status == 200);
+
+  int second = connectTo(rs->port());
+  sendAll(second, sqlPost("SELECT 2"));
+  REQUIRE(waitFor([&] { return src.started == 2; }));
+  // A third is over the limit: refused at once, never started.
+  int third = connectTo(rs->port());
+  sendAll(third, sqlPost("SELECT 3"));
+  HttpResult busy = parseResponse(readAll(third));
+  ::close(third);
+  CHECK(busy.status == 503);
+  CHECK(busy.body.find("\"sqlstate\":\"53300\"") != std::string::npos);
+  CHECK(src.started == 2);
+
+  // The first client goes away: its statement is told to stop.
+  ::close(first);
+  CHECK(waitFor([&] { return src.cancelled == 1; }));
+
+  // The second ends by itself and is answered.
+  src.released = true;
+  HttpResult answered = parseResponse(readAll(second));
+  ::close(second);
+  CHECK(answered.status == 200);
+  CHECK(answered.body.find("\"rows\":[[\"SELECT 2\"]],\"stopped\":null") != std::string::npos);
+
+  // A statement still running when the server stops is stopped with it.
+  src.released = false;
+  int last = connectTo(rs->port());
+  sendAll(last, sqlPost("SELECT 4"));
+  REQUIRE(waitFor([&] { return src.started == 3; }));
+  rs.reset();  // joins the statement threads
+  ::close(last);
+  CHECK(src.cancelled == 2);
+}
