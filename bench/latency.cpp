@@ -45,6 +45,16 @@
 
 namespace {
 
+// The writer's schema of --format avro; `ts` is the event time.
+constexpr const char* kAvroSchema =
+    R"({"type":"record","name":"click","fields":[)"
+    R"({"name":"ts_us","type":"long"},)"
+    R"({"name":"ts","type":{"type":"long","logicalType":"timestamp-micros"}},)"
+    R"({"name":"seq","type":"long"},{"name":"event_id","type":"long"},)"
+    R"({"name":"user_id","type":"string"},{"name":"url","type":"string"},)"
+    R"({"name":"amount","type":"double"},{"name":"merchant_id","type":"long"},)"
+    R"({"name":"pad","type":"string"}]})";
+
 struct Options {
   std::string bootstrap = "127.0.0.1:9092";
   std::string inTopic = "bench_in";
@@ -61,6 +71,7 @@ struct Options {
   std::string in2Topic;   // empty: one input topic
   bool json = false;
   bool floor = false;
+  bool avro = false;  // --format avro: input records are Avro datums of kAvroSchema
   std::string debug;  // librdkafka debug contexts, e.g. "cgrp,fetch"
 };
 
@@ -70,13 +81,16 @@ struct Options {
                "usage: rtsql_latency --bootstrap HOST:PORT --in TOPIC [--out TOPIC]\n"
                "       [--rate N] [--seconds S] [--warmup S] [--drain S] [--size BYTES]\n"
                "       [--keys K] [--merchants M] [--dup-ratio R] [--dup-distance N]\n"
-               "       [--in2 TOPIC] [--json] [--floor] [--debug CONTEXTS]\n"
+               "       [--in2 TOPIC] [--json] [--floor] [--format json|avro] [--debug CONTEXTS]\n"
                "  --floor         consume the input topic itself (no flow): the broker's own\n"
                "                  produce-to-consume latency with the same client settings\n"
                "  --dup-ratio R   fraction of records repeating one of the last N originals\n"
                "                  (--dup-distance, default 100); only originals are expected\n"
                "  --in2 TOPIC     also send each record's partner (same event_id) to TOPIC,\n"
-               "                  just before it: the second stream of a join\n");
+               "                  just before it: the second stream of a join\n"
+               "  --format avro   send the records as Avro datums of the schema\n"
+               "                  `rtsql_latency --avro-schema` prints, of the same --size;\n"
+               "                  the flow's output stays JSON\n");
   std::exit(2);
 }
 
@@ -112,7 +126,15 @@ Options parseArgs(int argc, char** argv) {
     else if (a == "--in2") o.in2Topic = value();
     else if (a == "--json") o.json = true;
     else if (a == "--floor") o.floor = true;
-    else if (a == "--debug") o.debug = value();
+    else if (a == "--format") {
+      std::string_view f = value();
+      if (f != "json" && f != "avro") usage("--format is json or avro");
+      o.avro = f == "avro";
+    } else if (a == "--avro-schema") {
+      std::printf("%s\n", kAvroSchema);
+      std::exit(0);
+    } else if (a == "--debug")
+      o.debug = value();
     else if (a == "--help" || a == "-h") usage(nullptr);
     else usage(("unknown argument " + std::string(a)).c_str());
   }
@@ -274,6 +296,58 @@ std::string makeRecord(int64_t tsUs, int64_t seq, int64_t eventId, int64_t event
   return rec;
 }
 
+// The same record as an Avro datum of kAvroSchema: ts_us first, so that the
+// floor reads it back from the first varint. `pad` fills the datum to `size`
+// bytes, as the JSON record's, so both formats cost the broker the same.
+void putLong(std::string& out, int64_t v) {
+  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+  do {
+    uint8_t b = z & 0x7f;
+    z >>= 7;
+    out += static_cast<char>(z ? b | 0x80 : b);
+  } while (z);
+}
+
+void putString(std::string& out, std::string_view s) {
+  putLong(out, static_cast<int64_t>(s.size()));
+  out.append(s);
+}
+
+std::string makeAvroRecord(int64_t tsUs, int64_t seq, int64_t eventId, int64_t eventTsUs, int keys,
+                           int merchants, int size) {
+  std::string rec;
+  putLong(rec, tsUs);
+  putLong(rec, eventTsUs);
+  putLong(rec, seq);
+  putLong(rec, eventId);
+  putString(rec, "user" + std::to_string(eventId % keys));
+  putString(rec, "https://example.com/p/" + std::to_string(eventId % 97));
+  const double amount = 10.5 + static_cast<double>(eventId % 1000) / 10.0;
+  char bytes[8];
+  std::memcpy(bytes, &amount, 8);  // little-endian IEEE 754, as Avro's double
+  rec.append(bytes, 8);
+  putLong(rec, (eventId * 7919) % merchants);
+  // The pad's length varint takes 1 byte below 64 bytes of pad, 2 below 8192.
+  int64_t pad = static_cast<int64_t>(size) - static_cast<int64_t>(rec.size()) - 1;
+  if (pad >= 64) --pad;
+  putString(rec, std::string(static_cast<size_t>(std::max<int64_t>(pad, 0)), 'x'));
+  return rec;
+}
+
+// Reads ts_us, the first field of an Avro record of kAvroSchema.
+bool extractAvroTsUs(const char* data, size_t len, int64_t* out) {
+  uint64_t z = 0;
+  for (size_t i = 0; i < len && i < 10; ++i) {
+    const auto b = static_cast<uint8_t>(data[i]);
+    z |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *out = static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+      return true;
+    }
+  }
+  return false;
+}
+
 // A fixed, well-mixed function of the record index (splitmix64's finaliser), so
 // that which records are repeats, and of what, is the same in every run.
 uint64_t mix(uint64_t x) {
@@ -378,6 +452,10 @@ int main(int argc, char** argv) {
       }
       return e == RD_KAFKA_RESP_ERR_NO_ERROR;
     };
+    auto encode = [&](int64_t tsUs, int64_t seq, int64_t eventId, int64_t eventTsUs) {
+      return o.avro ? makeAvroRecord(tsUs, seq, eventId, eventTsUs, o.keys, o.merchants, o.size)
+                    : makeRecord(tsUs, seq, eventId, eventTsUs, o.keys, o.merchants, o.size);
+    };
     auto stamp = [&] {
       lastTs = std::max(rtsql::nowMicros(), lastTs + 1);
       return lastTs;
@@ -402,9 +480,7 @@ int main(int argc, char** argv) {
       const std::string key = "user" + std::to_string(eventId % o.keys);
       if (pairs) {
         const int64_t ts2 = stamp();
-        if (!send(o.in2Topic, key,
-                  makeRecord(ts2, i, eventId, repeat ? eventTs : ts2, o.keys, o.merchants,
-                             o.size))) {
+        if (!send(o.in2Topic, key, encode(ts2, i, eventId, repeat ? eventTs : ts2))) {
           shared.deliveryErrors.fetch_add(1);
         }
       }
@@ -414,7 +490,7 @@ int main(int argc, char** argv) {
         recent[static_cast<size_t>(originals % o.dupDistance)] = {eventId, eventTs};
         ++originals;
       }
-      if (send(o.inTopic, key, makeRecord(ts, i, eventId, eventTs, o.keys, o.merchants, o.size))) {
+      if (send(o.inTopic, key, encode(ts, i, eventId, eventTs))) {
         std::lock_guard<std::mutex> lock(shared.mu);
         // Without a flow (the floor) every record comes back, repeats included.
         if (repeat && !o.floor) {
@@ -455,7 +531,11 @@ int main(int argc, char** argv) {
     int64_t nowUs = rtsql::nowMicros();
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       int64_t ts = 0;
-      if (extractTsUs(static_cast<const char*>(m->payload), m->len, &ts) && ts >= runStartUs) {
+      // The floor reads the input records; a flow's output is JSON.
+      const bool avroIn = o.avro && o.floor;
+      const auto* payload = static_cast<const char*>(m->payload);
+      if ((avroIn ? extractAvroTsUs(payload, m->len, &ts) : extractTsUs(payload, m->len, &ts)) &&
+          ts >= runStartUs) {
         received.emplace_back(ts, nowUs);
       } else {
         ++foreign;

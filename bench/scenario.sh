@@ -23,6 +23,8 @@
 #   python_udf      stateless, with the url and amount labelled by a Python function:
 #                   SELECT ts_us, user_id, label(url, amount) ... WHERE amount > 10
 #   sql_udf         the same with label() a SQL function (inlined): python_udf's baseline
+#   avro            stateless, with the input records in Avro (`rtsql_latency --format
+#                   avro`, the same --size) instead of JSON; the output stays JSON
 #
 # --find-max searches the highest rate at which the flow's end-to-end P99 stays
 # under --p99-ms (default 10) with nothing lost: doubling from --start-rate
@@ -40,14 +42,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,32p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,34p' "$0"; exit "${1:-0}"; }
 
-SCENARIOS="stateless groupby broadcast_join window dedup stream_join python_udf sql_udf"
+SCENARIOS="stateless groupby broadcast_join window dedup stream_join python_udf sql_udf avro"
 [ $# -ge 1 ] || usage 2
 SCENARIO="$1"
 shift
 case "$SCENARIO" in
-  stateless|groupby|broadcast_join|window|dedup|stream_join|python_udf|sql_udf) ;;
+  stateless|groupby|broadcast_join|window|dedup|stream_join|python_udf|sql_udf|avro) ;;
   -h|--help) usage 0 ;;
   *) echo "scenario.sh: unknown scenario '$SCENARIO' (${SCENARIOS// /, })" >&2; exit 2 ;;
 esac
@@ -148,7 +150,7 @@ esac
 # (and impressions_TAG for stream_join).
 flow_query() {
   case "$SCENARIO" in
-    stateless)
+    stateless|avro)
       echo "SELECT ts_us, user_id, upper(url) AS url, amount * 2 AS doubled
 FROM clicks_$1 WHERE amount > 10" ;;
     # In update mode every input record changes its key's count, so it yields
@@ -196,6 +198,21 @@ FROM clicks_$1 WHERE amount > 10" ;;
 # the others keep the columns of the first benchmarks.
 source_sql() {
   local extra="" wm=""
+  # The Avro records' columns come from their schema, the generator's own.
+  if [ "$SCENARIO" = avro ]; then
+    cat <<EOF
+CREATE SOURCE $1 WITH (
+    connector = 'kafka',
+    'kafka.bootstrap.servers' = '${SQL_BOOTSTRAP}',
+    subscribe = '$2',
+    startingOffsets = 'earliest',
+    format = 'avro',
+    'avro.schema' = '$("$LATENCY" --avro-schema)'${SOURCE_OPTIONS:+,
+    ${SOURCE_OPTIONS}}
+);
+EOF
+    return
+  fi
   case "$SCENARIO" in
     window|dedup|stream_join)
       extra="
@@ -224,6 +241,29 @@ CREATE SOURCE $1 (
 EOF
 }
 
+# avro_warm_record TOPIC : the warm-up record above as an Avro datum of the
+# generator's schema (its bytes may hold newlines, which kcat -P would split).
+avro_warm_record() {
+  "$PY" - "$CLIENT_BOOTSTRAP" "$1" <<'EOF'
+import struct, sys
+from confluent_kafka import Producer
+def long(v):
+    z, out = ((v << 1) ^ (v >> 63)) & ((1 << 64) - 1), b""
+    while True:
+        b, z = z & 0x7F, z >> 7
+        out += bytes([b | 0x80 if z else b])
+        if not z:
+            return out
+def string(s):
+    return long(len(s)) + s.encode()
+datum = (long(1) + long(1000) + long(-1) + long(-1) + string("warm") + string("u")
+         + struct.pack("<d", 11.0) + long(0) + string(""))
+p = Producer({"bootstrap.servers": sys.argv[1]})
+p.produce(sys.argv[2], datum)
+sys.exit(0 if p.flush(10) == 0 else 1)
+EOF
+}
+
 RUN_ID="$(date +%s)"
 RESULTS="$WORK/results.jsonl"
 : >"$RESULTS"
@@ -243,6 +283,10 @@ deploy() {
   # collector ignores (its ts_us is older than any run, its event time too,
   # so it closes no window and matches no event).
   for t in "$IN" $IN2 "$OUT" "$FLOOR"; do
+    if [ "$SCENARIO" = avro ] && [ "$t" != "$OUT" ]; then
+      avro_warm_record "$t"
+      continue
+    fi
     echo '{"ts_us":1,"ts":1,"seq":-1,"event_id":-1,"user_id":"warm","url":"u","amount":11.0,"merchant_id":0,"pad":""}' \
       | kcat -b "$CLIENT_BOOTSTRAP" -t "$t" -P 2>/dev/null
   done
@@ -270,6 +314,7 @@ collect() {
   shift 3
   local args=(--bootstrap "$CLIENT_BOOTSTRAP" --rate "$rate" --seconds "$secs" --warmup "$warm"
     --size "$SIZE" --keys "$KEYS" --merchants "$MERCHANTS" --dup-ratio "$DUP_RATIO" --json)
+  [ "$SCENARIO" != avro ] || args+=(--format avro)
   if [ "${1:-}" = --floor ]; then
     args+=(--in "$FLOOR" --floor)
   else

@@ -11,6 +11,7 @@
 // (avroSinkSchema), TIMESTAMP as timestamp-micros.
 #include <avro.h>
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "common/error.h"
 #include "connectors/format/avro_schema.h"
@@ -244,7 +245,16 @@ class DatumCheck {
         int64_t len = 0;
         if (!varint(len, "a length")) return false;
         if (len < 0) return fail("a negative length");
-        return take(static_cast<uint64_t>(len), n.kind == Kind::String ? "a string" : "bytes");
+        const uint8_t* start = p_;
+        if (!take(static_cast<uint64_t>(len), n.kind == Kind::String ? "a string" : "bytes")) {
+          return false;
+        }
+        // A STRING is UTF-8 everywhere in rtsql; libavro does not check it.
+        if (n.kind == Kind::String && !simdjson::validate_utf8(reinterpret_cast<const char*>(start),
+                                                               static_cast<size_t>(len))) {
+          return fail("a string that is not valid UTF-8");
+        }
+        return true;
       }
       case Kind::Fixed:
         return take(n.size, "a fixed");
