@@ -1,10 +1,10 @@
 #include "common/file_name.h"
 
 #include <fmt/format.h>
-#include <openssl/sha.h>
 
 #include <filesystem>
 
+#include "common/digest.h"
 #include "common/error.h"
 
 namespace rtsql {
@@ -40,13 +40,13 @@ std::string fileNameOf(std::string_view name) {
     if (out.size() <= prefixMax) prefixEnd = out.size();
   }
   if (out.size() <= kMaxFileNameBytes) return out;
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(out.data()), out.size(), digest);
+  const std::string digest = sha256(out);
   std::string shortened = out.substr(0, prefixEnd);
   shortened += '~';
   for (size_t i = 0; i < kHashHexDigits / 2; ++i) {
-    shortened += kHex[digest[i] >> 4];
-    shortened += kHex[digest[i] & 0xF];
+    const auto byte = static_cast<unsigned char>(digest[i]);
+    shortened += kHex[byte >> 4];
+    shortened += kHex[byte & 0xF];
   }
   return shortened;
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/digest.h"
 #include "common/error.h"
 
 namespace rtsql {
@@ -119,10 +120,10 @@ const pgwire::ScramVerifier* UserStore::find(std::string_view user) const {
 
 pgwire::ScramVerifier UserStore::mockVerifier(std::string_view user) const {
   pgwire::ScramVerifier v;
-  const std::string digest = pgwire::hmacSha256(mockSecret_, user);
+  const std::string digest = hmacSha256(mockSecret_, user);
   v.salt = digest.substr(0, 16);
-  v.storedKey = pgwire::hmacSha256(mockSecret_, std::string("stored key of ").append(user));
-  v.serverKey = pgwire::hmacSha256(mockSecret_, std::string("server key of ").append(user));
+  v.storedKey = hmacSha256(mockSecret_, std::string("stored key of ").append(user));
+  v.serverKey = hmacSha256(mockSecret_, std::string("server key of ").append(user));
   return v;
 }
 

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <string>
 
+#include "common/digest.h"
 #include "server/pgwire/auth.h"
 
 namespace rtsql::http {
@@ -36,7 +37,7 @@ CredentialCache::CredentialCache(size_t capacity, Clock::duration ttl, Clock::du
 
 CredentialCache::Verdict CredentialCache::lookup(std::string_view authorization, uint64_t stamp,
                                                  Clock::time_point now) {
-  const std::string key = pgwire::sha256(authorization);
+  const std::string key = sha256(authorization);
   std::lock_guard lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return Verdict::Unknown;
@@ -49,7 +50,7 @@ CredentialCache::Verdict CredentialCache::lookup(std::string_view authorization,
 
 void CredentialCache::remember(std::string_view authorization, bool accepted, uint64_t stamp,
                                Clock::time_point now) {
-  std::string key = pgwire::sha256(authorization);
+  std::string key = sha256(authorization);
   std::lock_guard lock(mu_);
   if (entries_.size() >= capacity_ && !entries_.count(key)) {
     for (auto it = entries_.begin(); it != entries_.end();) {

@@ -6,13 +6,12 @@
 #include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <charconv>
 #include <stdexcept>
 
+#include "common/digest.h"
 #include "common/error.h"
 #include "server/pgwire/framing.h"
 
@@ -73,22 +72,6 @@ std::string xorBytes(std::string_view a, std::string_view b) {
 }  // namespace
 
 // ---- primitives -------------------------------------------------------------------
-
-std::string hmacSha256(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), bytesOf(data), data.size(),
-           out, &len) == nullptr) {
-    throw std::runtime_error("HMAC-SHA-256 failed");
-  }
-  return std::string(reinterpret_cast<char*>(out), len);
-}
-
-std::string sha256(std::string_view data) {
-  unsigned char out[SHA256_DIGEST_LENGTH];
-  SHA256(bytesOf(data), data.size(), out);
-  return std::string(reinterpret_cast<char*>(out), sizeof out);
-}
 
 std::string randomBytes(size_t n) {
   std::string out(n, '\0');

@@ -98,10 +98,6 @@ class ScramExchange {
   std::string nonce_;  // client nonce followed by server nonce
 };
 
-// HMAC-SHA-256 and SHA-256 of byte strings (also used for mock salts).
-std::string hmacSha256(std::string_view key, std::string_view data);
-std::string sha256(std::string_view data);
-
 }  // namespace rtsql::pgwire
 
 namespace rtsql::pgwire {

@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/digest.h"
 #include "common/error.h"
 #include "server/pgwire/auth.h"
 #include "server/pgwire/framing.h"
