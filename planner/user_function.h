@@ -87,9 +87,11 @@ struct PhysicalPlan;
 
 // Places a VectorizedBatch step before each Filter and Project of `plan` that
 // calls a vectorized Python function, so that each such call is made once per
-// batch of rows. A vectorized call anywhere else (an aggregate's argument, a
-// join condition, a key of a stateful operator or of a shuffle) is 0A000 at
-// the call. A plan without vectorized calls is left as it is.
+// batch of rows. The binder computes aggregates' arguments and grouping keys
+// in the Project before the shuffle, so those are batched there. A vectorized
+// call anywhere else (a join condition, an expression a stateful operator
+// evaluates itself) is 0A000 at the call. A plan without vectorized calls is
+// left as it is.
 void placeVectorizedBatches(PhysicalPlan& plan);
 
 // While alive, expressions bound on this thread may call the functions of

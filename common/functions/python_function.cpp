@@ -720,8 +720,15 @@ std::vector<Value> PythonFunction::callBatch(const std::vector<std::vector<Value
   std::vector<Value> out;
   out.reserve(rows);
   for (size_t i = 0; i < rows; ++i) {
-    out.push_back(fromPython(name_, PySequence_Fast_GET_ITEM(r, static_cast<Py_ssize_t>(i)),
-                             *returns_, fmt::format("result[{}]", i)));
+    PyObject* item = PySequence_Fast_GET_ITEM(r, static_cast<Py_ssize_t>(i));
+    try {
+      out.push_back(fromPython(name_, item, *returns_, ""));
+    } catch (const SqlError&) {
+      // Converted again to name the element: the path costs a string per
+      // row, so it is made only for the one that fails.
+      fromPython(name_, item, *returns_, fmt::format("result[{}]", i));
+      throw;
+    }
   }
   return out;
 }
@@ -748,21 +755,21 @@ std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr) {
   return out;
 }
 
-void VectorizedBatch::evaluate(const std::vector<Row>& rows) {
+void VectorizedBatch::evaluate(const std::vector<Row>& rows, size_t count) {
   results_.assign(calls_.size(), {});
   for (size_t k = 0; k < calls_.size(); ++k) {
     const auto& call = static_cast<const PythonVectorizedCallExpr&>(*calls_[k].node);
     // The arguments are computed before the GIL is taken, with rtsql's own
     // code; a call inside them reads the results computed before it.
     std::vector<std::vector<Value>> columns(call.args().size());
-    for (auto& c : columns) c.resize(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
+    for (auto& c : columns) c.resize(count);
+    for (size_t i = 0; i < count; ++i) {
       RowScope scope(*this, i, k);
       for (size_t p = 0; p < call.args().size(); ++p) {
         call.args()[p]->evalInto(rows[i], columns[p][i]);
       }
     }
-    results_[k] = call.function().callBatch(columns, rows.size());
+    results_[k] = call.function().callBatch(columns, count);
   }
 }
 

@@ -118,9 +118,10 @@ class VectorizedBatch {
  public:
   explicit VectorizedBatch(std::vector<VectorizedCall> calls) : calls_(std::move(calls)) {}
 
-  // Calls each function once over `rows`, in order (a call whose arguments
-  // hold another call sees that call's results).
-  void evaluate(const std::vector<Row>& rows);
+  // Calls each function once over the first `count` of `rows`, in order (a
+  // call whose arguments hold another call sees that call's results).
+  void evaluate(const std::vector<Row>& rows, size_t count);
+  void evaluate(const std::vector<Row>& rows) { evaluate(rows, rows.size()); }
 
   // While alive, the calls' nodes evaluated on this thread give their results
   // for row `index` of the last evaluate(). Scopes nest (a batching operator

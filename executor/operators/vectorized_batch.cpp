@@ -27,9 +27,16 @@ class VectorizedBatchOperator final : public Operator {
 
   void push(Row& row, const RecordContext& ctx) override {
     countIn();
-    rows_.push_back(row);
-    contexts_.push_back(ctx);
-    if (rows_.size() >= VectorizedBatchSpec::kMaxVectorizedBatchRows) flush();
+    // The held rows are slots kept from batch to batch: a row is copied into
+    // one's existing buffers rather than into a new vector.
+    if (held_ < rows_.size()) {
+      rows_[held_] = row;
+      contexts_[held_] = ctx;
+    } else {
+      rows_.push_back(row);
+      contexts_.push_back(ctx);
+    }
+    if (++held_ >= VectorizedBatchSpec::kMaxVectorizedBatchRows) flush();
   }
   void onWatermark(int64_t watermarkMicros) override {
     flush();
@@ -47,18 +54,15 @@ class VectorizedBatchOperator final : public Operator {
 
  private:
   void flush() {
-    if (rows_.empty()) return;
+    if (held_ == 0) return;
     // The rows leave the buffer whatever happens: a failed call fails the
     // flow with the whole batch undelivered, and nothing is passed on twice.
     struct Clear {
-      VectorizedBatchOperator& op;
-      ~Clear() {
-        op.rows_.clear();
-        op.contexts_.clear();
-      }
-    } clear{*this};
-    batch_.evaluate(rows_);
-    for (size_t i = 0; i < rows_.size(); ++i) {
+      size_t& held;
+      ~Clear() { held = 0; }
+    } clear{held_};
+    batch_.evaluate(rows_, held_);
+    for (size_t i = 0; i < held_; ++i) {
       VectorizedBatch::RowScope scope(batch_, i);
       emit(rows_[i], contexts_[i]);
     }
@@ -66,8 +70,9 @@ class VectorizedBatchOperator final : public Operator {
 
   std::vector<ExprPtr> over_;  // keeps the calls' nodes alive
   VectorizedBatch batch_;
-  std::vector<Row> rows_;
+  std::vector<Row> rows_;  // the first held_ are the batch's rows
   std::vector<RecordContext> contexts_;
+  size_t held_ = 0;
 };
 
 }  // namespace

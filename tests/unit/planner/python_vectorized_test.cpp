@@ -1,7 +1,8 @@
 // Vectorized Python functions in the planner: VECTORIZED in CREATE FUNCTION,
 // the VectorizedBatch step placed before exactly the Filters and Projects that
-// call one (and shown by EXPLAIN), and a call anywhere else refused with 0A000
-// at the call.
+// call one (and shown by EXPLAIN), aggregates' arguments and grouping keys
+// batched in the projection before the shuffle, and a call in a join
+// condition refused with 0A000 at the call.
 #include <doctest/doctest.h>
 
 #include "common/functions/python_function.h"
@@ -102,7 +103,7 @@ TEST_CASE(
   CHECK(plan.find("VectorizedBatch", batch + 3) == std::string::npos);
 }
 
-TEST_CASE("a vectorized call outside a SELECT list or WHERE is 0A000 at the call") {
+TEST_CASE("a vectorized call in a join condition is 0A000 at the call") {
   VectorizedFixture f;
   f.ddl("CREATE TABLE codes (code STRING, n BIGINT);");
   const std::string probe =
