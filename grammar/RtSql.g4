@@ -76,11 +76,12 @@ flowClause
     ;
 
 // A SQL function: an expression over its parameters, inlined where it is
-// called. LANGUAGE PYTHON: the body of a Python def, written between $$.
+// called. LANGUAGE PYTHON: the body of a Python def, written between $$;
+// VECTORIZED: a def over lists, called once per batch of rows.
 createFunction
     : CREATE (OR REPLACE)? FUNCTION (IF NOT EXISTS)? name=identifier
       LPAREN (functionParam (COMMA functionParam)*)? RPAREN
-      RETURNS returnType=dataType (LANGUAGE language=identifier)?
+      RETURNS returnType=dataType (LANGUAGE language=identifier)? VECTORIZED?
       AS (body=expr | code=DOLLAR_STRING)
     ;
 
@@ -382,7 +383,7 @@ nonReserved
     | RLIKE | ROW | ROWS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
-    | USER | USERS | VALUES | WATERMARK | WINDOW | WITHIN
+    | USER | USERS | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
     ;
 
 reserved
@@ -495,6 +496,7 @@ TRIGGER: T R I G G E R;
 USER: U S E R;
 USERS: U S E R S;
 VALUES: V A L U E S;
+VECTORIZED: V E C T O R I Z E D;
 WATERMARK: W A T E R M A R K;
 WINDOW: W I N D O W;
 WITHIN: W I T H I N;

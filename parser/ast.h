@@ -258,7 +258,7 @@ struct CreateFlow : Statement {
   std::string queryText;  // the SELECT's own text
 };
 
-// CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l]
+// CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l] [VECTORIZED]
 // AS expr | AS $$code$$. The body is shared so that the catalog's definition
 // can keep it after the statement is gone.
 struct FunctionParam {
@@ -278,6 +278,10 @@ struct CreateFunction : Statement {
   // LANGUAGE, lower-cased: "sql" (also when not written) or what was written.
   std::string language = "sql";
   size_t languagePos = 0;
+  // VECTORIZED: the function takes lists and is called once per batch of rows
+  // (docs/udf.md); its position, 0 when not written.
+  bool vectorized = false;
+  size_t vectorizedPos = 0;
   std::shared_ptr<const Expr> body;  // a SQL body (AS expr); else null
   std::string bodyText;              // the body as written
   // AS $$code$$: the text between the $$ (then bodyText is that text too), and

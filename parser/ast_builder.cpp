@@ -384,6 +384,10 @@ ast::StatementPtr AstBuilder::createFunction(P::CreateFunctionContext* ctx) {
     s->language = toLower(identifier(ctx->language));
     s->languagePos = startOf(ctx->language);
   }
+  if (ctx->VECTORIZED()) {
+    s->vectorized = true;
+    s->vectorizedPos = startOf(ctx->VECTORIZED()->getSymbol());
+  }
   if (ctx->code) {
     const std::string_view quoted = tokenText(ctx->code);
     s->dollarQuoted = true;

@@ -138,6 +138,9 @@ Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
         if constexpr (std::is_same_v<Spec, FilterSpec>) {
           out.mode = in.mode;
           out.uniqueKey = in.uniqueKey;
+        } else if constexpr (std::is_same_v<Spec, VectorizedBatchSpec>) {
+          out.mode = in.mode;  // the same rows, in the same order
+          out.uniqueKey = in.uniqueKey;
         } else if constexpr (std::is_same_v<Spec, ProjectSpec>) {
           out.mode = in.mode;
           out.uniqueKey = followKey(in.uniqueKey, spec.exprs);

@@ -3,6 +3,7 @@
 // (stages, scans, shuffles, the sink) is printed by explain.cpp.
 #include <fmt/format.h>
 
+#include "common/functions/python_function.h"
 #include "planner/logical_plan.h"
 #include "planner/operator_spec.h"
 
@@ -85,6 +86,20 @@ std::string ProjectSpec::describe() const {
     }
   }
   return out;
+}
+
+std::string VectorizedBatchSpec::describe() const {
+  std::vector<VectorizedCall> calls;
+  for (const ExprPtr& e : over) {
+    for (VectorizedCall& c : vectorizedCallsIn(*e)) {
+      bool seen = false;
+      for (const VectorizedCall& k : calls) seen = seen || k.node == c.node;
+      if (!seen) calls.push_back(std::move(c));
+    }
+  }
+  std::string names;
+  for (const VectorizedCall& c : calls) names += (names.empty() ? "" : ", ") + c.function;
+  return fmt::format("VectorizedBatch [{}] (up to {} rows)", names, kMaxVectorizedBatchRows);
 }
 
 std::string BroadcastJoinSpec::describe() const {

@@ -202,11 +202,25 @@ struct OverAggregateSpec : OperatorSpecBase {
   bool stateful() const { return true; }
 };
 
+// Gathers the rows a task takes together (a poll's records, a shuffle inbox),
+// at most kMaxVectorizedBatchRows, so that the vectorized Python calls of the
+// next operator, a Filter or Project, are each made once over them
+// (executor/operators/vectorized_batch.h). The planner places one before each
+// Filter or Project that calls a vectorized function, and nowhere else.
+struct VectorizedBatchSpec : OperatorSpecBase {
+  static constexpr size_t kMaxVectorizedBatchRows = 1024;
+  // The next operator's expressions, which hold the calls.
+  std::vector<ExprPtr> over;
+
+  std::string describe() const;
+  bool stateful() const { return false; }
+};
+
 // One operator of a stage: any one of the kinds above.
 class OperatorSpec {
  public:
   using Kind = std::variant<FilterSpec, ProjectSpec, BroadcastJoinSpec, AggregateSpec, DedupSpec,
-                            StreamJoinSpec, TopNSpec, OverAggregateSpec>;
+                            StreamJoinSpec, TopNSpec, OverAggregateSpec, VectorizedBatchSpec>;
 
   OperatorSpec() = default;
   // Any kind's spec is an OperatorSpec.

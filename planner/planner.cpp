@@ -290,6 +290,7 @@ PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int part
   planner_detail::NodePtr root =
       bound.shaped ? bound.node : planner_detail::projectNode(bound.node, bound.outputs);
   planner_detail::cutStages(root, ctx, plan);
+  placeVectorizedBatches(plan);
   deriveChangelog(plan);
   return plan;
 }

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "planner/binder.h"
 #include "planner/catalog.h"
+#include "planner/physical_plan.h"
 #include "planner/planner.h"
 
 namespace rtsql {
@@ -132,7 +133,8 @@ UserFunctionDef definePythonFunction(const ast::CreateFunction& stmt, UserFuncti
         PythonFunction::Param{def.params[i].name, def.params[i].type, stmt.params[i].pos});
   }
   def.python = PythonFunction::compile(def.name, std::move(params), def.returns, stmt.bodyText,
-                                       stmt.codePos);
+                                       stmt.codePos, stmt.vectorized);
+  def.vectorized = stmt.vectorized;
   def.bodyText = stmt.bodyText;
   def.sql = stmt.text;
   return def;
@@ -144,6 +146,108 @@ struct DepthGuard {
 };
 
 }  // namespace
+
+namespace {
+
+// The expressions of `op` other than a Filter's or Project's, with what they
+// are to the query, for the refusal of a vectorized call among them.
+std::vector<std::pair<const ExprPtr*, const char*>> refusedPlaces(const OperatorSpec& op) {
+  std::vector<std::pair<const ExprPtr*, const char*>> out;
+  auto add = [&](const std::vector<ExprPtr>& v, const char* what) {
+    for (const ExprPtr& e : v) out.emplace_back(&e, what);
+  };
+  auto addAggregates = [&](const std::vector<AggregateCall>& calls) {
+    for (const AggregateCall& c : calls) {
+      out.emplace_back(&c.arg, "an aggregate's argument");
+      out.emplace_back(&c.filter, "an aggregate's FILTER");
+    }
+  };
+  std::visit(
+      [&](const auto& spec) {
+        using Spec = std::decay_t<decltype(spec)>;
+        if constexpr (std::is_same_v<Spec, BroadcastJoinSpec>) {
+          add(spec.probeKeys, "a join condition");
+          add(spec.buildKeys, "a join condition");
+          out.emplace_back(&spec.residual, "a join condition");
+        } else if constexpr (std::is_same_v<Spec, AggregateSpec>) {
+          add(spec.groupKeys, "a GROUP BY key");
+          addAggregates(spec.aggregates);
+          out.emplace_back(&spec.window.time, "a window's time");
+        } else if constexpr (std::is_same_v<Spec, DedupSpec>) {
+          add(spec.dedupKeys, "a DISTINCT ON key");
+          out.emplace_back(&spec.eventTime, "a DISTINCT ON event time");
+        } else if constexpr (std::is_same_v<Spec, StreamJoinSpec>) {
+          add(spec.leftKeys, "a join condition");
+          add(spec.rightKeys, "a join condition");
+          out.emplace_back(&spec.leftTime, "a join's time bound");
+          out.emplace_back(&spec.rightTime, "a join's time bound");
+          out.emplace_back(&spec.residual, "a join condition");
+        } else if constexpr (std::is_same_v<Spec, TopNSpec>) {
+          add(spec.partitionKeys, "a window function's PARTITION BY");
+          add(spec.orderKeys, "a window function's ORDER BY");
+        } else if constexpr (std::is_same_v<Spec, OverAggregateSpec>) {
+          add(spec.partitionKeys, "a window function's PARTITION BY");
+          add(spec.orderKeys, "a window function's ORDER BY");
+          addAggregates(spec.aggregates);
+        }
+      },
+      op.kind());
+  return out;
+}
+
+[[noreturn]] void refuseVectorized(const VectorizedCall& call, const char* where) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("vectorized function {} cannot be called in {}", call.function, where),
+                 call.pos,
+                 "a vectorized Python function is called in a SELECT list or a WHERE; compute "
+                 "it in a subquery's SELECT list and use its column here");
+}
+
+}  // namespace
+
+void placeVectorizedBatches(PhysicalPlan& plan) {
+  int nextId = 0;
+  for (const StageSpec& stage : plan.stages) {
+    for (const OperatorSpec& op : stage.operators) nextId = std::max(nextId, op.id() + 1);
+  }
+  for (StageSpec& stage : plan.stages) {
+    std::vector<OperatorSpec> placed;
+    placed.reserve(stage.operators.size());
+    for (OperatorSpec& op : stage.operators) {
+      std::vector<ExprPtr> over;
+      if (op.is<FilterSpec>()) {
+        over.push_back(op.as<FilterSpec>().predicate);
+      } else if (op.is<ProjectSpec>()) {
+        over = op.as<ProjectSpec>().exprs;
+      } else {
+        for (const auto& [expr, where] : refusedPlaces(op)) {
+          if (!*expr) continue;
+          std::vector<VectorizedCall> calls = vectorizedCallsIn(**expr);
+          if (!calls.empty()) refuseVectorized(calls.front(), where);
+        }
+      }
+      bool calls = false;
+      for (const ExprPtr& e : over) calls = calls || (e && !vectorizedCallsIn(*e).empty());
+      if (calls) {
+        VectorizedBatchSpec batch;
+        batch.id = nextId++;
+        // The rows it passes on are those the next operator reads.
+        batch.output =
+            placed.empty()
+                ? (stage.scan >= 0 ? plan.scans[static_cast<size_t>(stage.scan)].schema : Schema{})
+                : placed.back().output();
+        batch.over = std::move(over);
+        placed.emplace_back(std::move(batch));
+      }
+      placed.push_back(std::move(op));
+    }
+    stage.operators = std::move(placed);
+    for (const ExprPtr& key : stage.output.keys) {
+      std::vector<VectorizedCall> calls = vectorizedCallsIn(*key);
+      if (!calls.empty()) refuseVectorized(calls.front(), "a shuffle key");
+    }
+  }
+}
 
 std::string UserFunctionDef::signature() const {
   std::string out = name + "(";
@@ -197,6 +301,12 @@ UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalo
   def.returns = bindType(stmt.returns);
   def.language = stmt.language;
   if (stmt.language == "python") return definePythonFunction(stmt, std::move(def));
+  if (stmt.vectorized) {
+    throw SqlError(sqlstate::kInvalidFunctionDefinition, "only a Python function can be VECTORIZED",
+                   stmt.vectorizedPos,
+                   "write LANGUAGE PYTHON VECTORIZED with a $$ body over lists, or leave out "
+                   "VECTORIZED: a SQL function is inlined and costs nothing per call");
+  }
   if (stmt.language != "sql") {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("functions in LANGUAGE {} are not supported", stmt.language),
@@ -308,8 +418,9 @@ ExprPtr inlineUserFunction(const ast::Expr& call,
     }
     args[i] = makeCast(args[i], p.type, call.args[i]->pos);
   }
-  // A Python function is called per row, never inlined.
-  if (def->python) return makePythonCall(def->python, std::move(args));
+  // A Python function is called per row (a vectorized one per batch of rows),
+  // never inlined.
+  if (def->python) return makePythonCall(def->python, std::move(args), call.pos);
   if (tDepth >= kMaxInlineDepth) {
     throw SqlError(sqlstate::kStatementTooComplex,
                    fmt::format("functions call each other more than {} deep", kMaxInlineDepth),

@@ -49,6 +49,8 @@ struct UserFunctionDef {
   // A SQL function's body as parsed from `sql` (its positions are offsets in
   // that text); null for a Python function.
   std::shared_ptr<const ast::Expr> body;
+  // LANGUAGE PYTHON VECTORIZED: called once per batch of rows, over lists.
+  bool vectorized = false;
   // A Python function as compiled; null for a SQL function.
   std::shared_ptr<const PythonFunction> python;
   std::string bodyText;  // the body as written
@@ -80,6 +82,17 @@ UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalo
 // be dropped under it.
 std::vector<std::string> userFunctionsCalled(const ast::Query& query, const Catalog& catalog);
 std::vector<std::string> userFunctionsCalled(const ast::Expr& expr, const Catalog& catalog);
+
+struct PhysicalPlan;
+
+// Places a VectorizedBatch step before each Filter and Project of `plan` that
+// calls a vectorized Python function, so that each such call is made once per
+// batch of rows. The binder computes aggregates' arguments and grouping keys
+// in the Project before the shuffle, so those are batched there. A vectorized
+// call anywhere else (a join condition, an expression a stateful operator
+// evaluates itself) is 0A000 at the call. A plan without vectorized calls is
+// left as it is.
+void placeVectorizedBatches(PhysicalPlan& plan);
 
 // While alive, expressions bound on this thread may call the functions of
 // `catalog` (null: none). Scopes nest; the innermost wins.

@@ -131,7 +131,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       // User functions never take a built-in's name, so each name is one row.
       for (const auto& f : catalogOf(s).functions()) {
         rows.push_back({f->name, std::string("user"), f->signature(), f->returns->toString(),
-                        f->bodyText, toUpper(f->language)});
+                        f->bodyText, toUpper(f->language) + (f->vectorized ? " VECTORIZED" : "")});
       }
       if (stmt.what == ast::ShowKind::Functions) {
         for (std::string& f : functionNames()) {
@@ -246,7 +246,9 @@ void Engine::describeFunction(const ast::Describe& stmt, ResultWriter& out) {
   for (const auto& p : f->params)
     rows.push_back({p.name, p.type->toString(), std::string("parameter")});
   rows.push_back({std::string("returns"), f->returns->toString(), std::string("function")});
-  rows.push_back({std::string("language"), toUpper(f->language), std::string("function")});
+  rows.push_back({std::string("language"),
+                  toUpper(f->language) + (f->vectorized ? " VECTORIZED" : ""),
+                  std::string("function")});
   rows.push_back({std::string("body"), f->bodyText, std::string("function")});
   sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
 }

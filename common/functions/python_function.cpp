@@ -500,13 +500,78 @@ class PythonCallExpr final : public Expr {
   std::vector<ExprPtr> args_;
 };
 
+// The vectorized calls that vectorizedCallsIn() is collecting on this thread,
+// else null.
+thread_local std::vector<VectorizedCall>* tProbe = nullptr;
+// The innermost VectorizedBatch::RowScope of this thread.
+thread_local const VectorizedBatch::RowScope* tScope = nullptr;
+
+class PythonVectorizedCallExpr final : public Expr {
+ public:
+  PythonVectorizedCallExpr(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args,
+                           size_t pos)
+      : Expr(fn->returns()), fn_(std::move(fn)), args_(std::move(args)), pos_(pos) {}
+
+  Value eval(const Row& row) const override {
+    if (const Value* v = VectorizedBatch::RowScope::find(this)) return *v;
+    // Outside a batching operator (a SELECT without a flow): a batch of one.
+    std::vector<std::vector<Value>> columns(args_.size());
+    for (size_t i = 0; i < args_.size(); ++i) columns[i].push_back(args_[i]->eval(row));
+    return std::move(fn_->callBatch(columns, 1).front());
+  }
+
+  std::string toString() const override {
+    std::string out = fn_->name() + "(";
+    for (size_t i = 0; i < args_.size(); ++i) {
+      if (i) out += ", ";
+      out += args_[i]->toString();
+    }
+    // After the arguments: a call inside them is noted first.
+    if (tProbe) {
+      bool seen = false;
+      for (const VectorizedCall& c : *tProbe) seen = seen || c.node == this;
+      if (!seen) tProbe->push_back(VectorizedCall{this, fn_->name(), pos_});
+    }
+    return out + ")";
+  }
+
+  const PythonFunction& function() const { return *fn_; }
+  const std::vector<ExprPtr>& args() const { return args_; }
+
+ private:
+  std::shared_ptr<const PythonFunction> fn_;
+  std::vector<ExprPtr> args_;
+  size_t pos_;
+};
+
+[[noreturn]] void raisePythonError(const std::string& fn) {
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (tb && value) PyException_SetTraceback(value, tb);
+  Ref t(type), v(value), b(tb);
+  const std::string filename = filenameOf(fn);
+  Ref described(v ? PyObject_CallFunction(gDescribe, "Os", v.get(), filename.c_str()) : nullptr);
+  std::string message = "an exception";
+  std::string detail;
+  if (described && PyTuple_Check(described.get())) {
+    const char* m = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described.get(), 0));
+    const char* d = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described.get(), 1));
+    if (m) message = m;
+    if (d) detail = d;
+  }
+  PyErr_Clear();
+  throw SqlError(sqlstate::kDataException, fmt::format("function {} raised {}", fn, message))
+      .withDetail(std::move(detail));
+}
+
 }  // namespace
 
 std::shared_ptr<const PythonFunction> PythonFunction::compile(std::string name,
                                                               std::vector<Param> params,
                                                               DataTypePtr returns,
                                                               const std::string& body,
-                                                              size_t bodyPos) {
+                                                              size_t bodyPos, bool vectorized) {
   const BodyLines lines = splitBody(body);
   if (lines.lines.empty()) {
     throw SqlError(sqlstate::kInvalidFunctionDefinition,
@@ -518,6 +583,7 @@ std::shared_ptr<const PythonFunction> PythonFunction::compile(std::string name,
   fn->name_ = std::move(name);
   fn->params_ = std::move(params);
   fn->returns_ = std::move(returns);
+  fn->vectorized_ = vectorized;
 
   Gil gil;
   Ref names(PyList_New(0));
@@ -600,31 +666,129 @@ Value PythonFunction::call(const Value* args, size_t count) const {
     }
   }
   Ref result(PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack, count, nullptr));
-  if (!result) {
-    PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb && value) PyException_SetTraceback(value, tb);
-    Ref t(type), v(value), b(tb);
-    const std::string filename = filenameOf(name_);
-    Ref described(v ? PyObject_CallFunction(gDescribe, "Os", v.get(), filename.c_str()) : nullptr);
-    std::string message = "an exception";
-    std::string detail;
-    if (described && PyTuple_Check(described.get())) {
-      const char* m = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described.get(), 0));
-      const char* d = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described.get(), 1));
-      if (m) message = m;
-      if (d) detail = d;
-    }
-    PyErr_Clear();
-    throw SqlError(sqlstate::kDataException, fmt::format("function {} raised {}", name_, message))
-        .withDetail(std::move(detail));
-  }
+  if (!result) raisePythonError(name_);
   return fromPython(name_, result.get(), *returns_, "");
 }
 
-ExprPtr makePythonCall(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args) {
+std::vector<Value> PythonFunction::callBatch(const std::vector<std::vector<Value>>& columns,
+                                             size_t rows) const {
+  Gil gil;
+  std::vector<Ref> lists;
+  lists.reserve(columns.size());
+  for (size_t p = 0; p < columns.size(); ++p) {
+    Ref list(PyList_New(static_cast<Py_ssize_t>(rows)));
+    if (!list) runtimeFailure("make a list");
+    for (size_t i = 0; i < rows; ++i) {
+      PyObject* item = toPython(columns[p][i], *params_[p].type);
+      if (!item) {
+        throw SqlError(sqlstate::kDataException,
+                       fmt::format("function {} cannot take argument {} ({}) of row {} of the "
+                                   "batch as a Python value: {}",
+                                   name_, p + 1, params_[p].name, i + 1, takeErrorText()));
+      }
+      PyList_SET_ITEM(list.get(), static_cast<Py_ssize_t>(i), item);  // steals item
+    }
+    lists.push_back(std::move(list));
+  }
+  std::vector<PyObject*> stack;
+  stack.reserve(lists.size());
+  for (const Ref& l : lists) stack.push_back(l.get());
+  Ref result(
+      PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack.data(), stack.size(), nullptr));
+  if (!result) raisePythonError(name_);
+  PyObject* r = result.get();
+  if (!PyList_Check(r) && !PyTuple_Check(r)) {
+    throw SqlError(sqlstate::kDataException,
+                   fmt::format("vectorized function {} returned {}, not a list of {} values of "
+                               "type {}",
+                               name_, pyTypeName(r), rows, returns_->toString()),
+                   SqlError::npos,
+                   "a vectorized function returns a list (or tuple) with one value per row, in "
+                   "the rows' order");
+  }
+  const size_t got = static_cast<size_t>(PySequence_Fast_GET_SIZE(r));
+  if (got != rows) {
+    throw SqlError(
+        sqlstate::kDataException,
+        fmt::format("vectorized function {} returned {} value{} for a batch of {} "
+                    "row{}: expected {}, got {}",
+                    name_, got, got == 1 ? "" : "s", rows, rows == 1 ? "" : "s", rows, got),
+        SqlError::npos,
+        "a vectorized function returns a list with one value per row of its argument "
+        "lists, in the rows' order");
+  }
+  std::vector<Value> out;
+  out.reserve(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(r, static_cast<Py_ssize_t>(i));
+    try {
+      out.push_back(fromPython(name_, item, *returns_, ""));
+    } catch (const SqlError&) {
+      // Converted again to name the element: the path costs a string per
+      // row, so it is made only for the one that fails.
+      fromPython(name_, item, *returns_, fmt::format("result[{}]", i));
+      throw;
+    }
+  }
+  return out;
+}
+
+ExprPtr makePythonCall(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args,
+                       size_t pos) {
+  if (fn->vectorized()) {
+    return std::make_shared<PythonVectorizedCallExpr>(std::move(fn), std::move(args), pos);
+  }
   return std::make_shared<PythonCallExpr>(std::move(fn), std::move(args));
+}
+
+std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr) {
+  std::vector<VectorizedCall> out;
+  std::vector<VectorizedCall>* previous = tProbe;
+  tProbe = &out;
+  try {
+    (void)expr.toString();
+  } catch (...) {
+    tProbe = previous;
+    throw;
+  }
+  tProbe = previous;
+  return out;
+}
+
+void VectorizedBatch::evaluate(const std::vector<Row>& rows, size_t count) {
+  results_.assign(calls_.size(), {});
+  for (size_t k = 0; k < calls_.size(); ++k) {
+    const auto& call = static_cast<const PythonVectorizedCallExpr&>(*calls_[k].node);
+    // The arguments are computed before the GIL is taken, with rtsql's own
+    // code; a call inside them reads the results computed before it.
+    std::vector<std::vector<Value>> columns(call.args().size());
+    for (auto& c : columns) c.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      RowScope scope(*this, i, k);
+      for (size_t p = 0; p < call.args().size(); ++p) {
+        call.args()[p]->evalInto(rows[i], columns[p][i]);
+      }
+    }
+    results_[k] = call.function().callBatch(columns, count);
+  }
+}
+
+VectorizedBatch::RowScope::RowScope(const VectorizedBatch& batch, size_t index, size_t known)
+    : batch_(batch), index_(index), known_(known), outer_(tScope) {
+  tScope = this;
+}
+
+VectorizedBatch::RowScope::~RowScope() {
+  tScope = outer_;
+}
+
+const Value* VectorizedBatch::RowScope::find(const Expr* node) {
+  for (const RowScope* s = tScope; s; s = s->outer_) {
+    for (size_t k = 0; k < s->known_; ++k) {
+      if (s->batch_.calls_[k].node == node) return &s->batch_.results_[k][s->index_];
+    }
+  }
+  return nullptr;
 }
 
 bool pythonStarted() {

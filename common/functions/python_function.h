@@ -2,6 +2,13 @@
 // CPython, embedded in rtsqld, compiled it, and the expression node that calls
 // it once per row. docs/udf.md describes them for users.
 //
+// A vectorized function (LANGUAGE PYTHON VECTORIZED) takes one list per
+// parameter and returns a list: it is called once for a batch of rows. Its
+// node reads the row's value from the results of that call, which a
+// VectorizedBatch computes over the rows a batching operator has gathered
+// (executor/operators/vectorized_batch.h); outside one, it calls the function
+// over a batch of one row.
+//
 // The interpreter starts when the first Python function is compiled, never
 // before: a server that never creates one does not load the standard library
 // or hold a thread state. Right after it starts, the thread that started it
@@ -40,9 +47,11 @@ class PythonFunction {
   // offset of the body's first character in the statement: a syntax error is
   // 42P13 with Python's message at its place in the body; a parameter name
   // Python cannot take (a keyword) is 42P13 at the parameter.
+  // `vectorized`: the parameters are lists of the rows' values, and the
+  // result is a list (callBatch()).
   static std::shared_ptr<const PythonFunction> compile(std::string name, std::vector<Param> params,
                                                        DataTypePtr returns, const std::string& body,
-                                                       size_t bodyPos);
+                                                       size_t bodyPos, bool vectorized = false);
 
   ~PythonFunction();
   PythonFunction(const PythonFunction&) = delete;
@@ -56,6 +65,15 @@ class PythonFunction {
   // (22003 for an integer out of range). Safe from any thread.
   Value call(const Value* args, size_t count) const;
 
+  // A vectorized function over `rows` rows: `columns` holds one vector per
+  // parameter, each of `rows` values. The function's result must be a list
+  // or tuple of `rows` values of the declared type: another length, or an
+  // element of another type, is 22000 naming the function (an exception too,
+  // as for call()). The GIL is taken once for the whole batch.
+  std::vector<Value> callBatch(const std::vector<std::vector<Value>>& columns, size_t rows) const;
+
+  bool vectorized() const { return vectorized_; }
+
   const std::string& name() const { return name_; }
   const std::vector<Param>& params() const { return params_; }
   const DataTypePtr& returns() const { return returns_; }
@@ -66,12 +84,77 @@ class PythonFunction {
   std::string name_;
   std::vector<Param> params_;
   DataTypePtr returns_;
+  bool vectorized_ = false;
   void* callable_ = nullptr;  // the PyObject* of the def; a reference is held
 };
 
 // A call of `fn` over `args`, each already of its parameter's type. Evaluated
 // per row; never constant, so the planner does not fold it.
-ExprPtr makePythonCall(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args);
+// For a vectorized function, the node reads its row's result from the
+// VectorizedBatch that evaluates it; `pos` is the call's place in the
+// statement, where an error about where it stands points.
+ExprPtr makePythonCall(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args,
+                       size_t pos = SqlError::npos);
+
+// A vectorized call found in an expression: its node, the function's name and
+// the call's place in the statement.
+struct VectorizedCall {
+  const Expr* node = nullptr;
+  std::string function;
+  size_t pos = SqlError::npos;
+};
+
+// The vectorized calls in `expr`, inner calls before the calls whose
+// arguments hold them, each once. Expressions have no visitor of their
+// children; every node prints its children in toString(), so printing the
+// expression once visits each node, and a vectorized call's node notes itself
+// while it prints.
+std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr);
+
+// Evaluates the vectorized calls of an operator's expressions over a batch of
+// rows, then lets the operator evaluate its expressions row by row with each
+// call's result for that row. Used by one task thread at a time.
+class VectorizedBatch {
+ public:
+  explicit VectorizedBatch(std::vector<VectorizedCall> calls) : calls_(std::move(calls)) {}
+
+  // Calls each function once over the first `count` of `rows`, in order (a
+  // call whose arguments hold another call sees that call's results).
+  void evaluate(const std::vector<Row>& rows, size_t count);
+  void evaluate(const std::vector<Row>& rows) { evaluate(rows, rows.size()); }
+
+  // While alive, the calls' nodes evaluated on this thread give their results
+  // for row `index` of the last evaluate(). Scopes nest (a batching operator
+  // after another one); the innermost that knows a node answers for it.
+  class RowScope {
+   public:
+    RowScope(const VectorizedBatch& batch, size_t index)
+        : RowScope(batch, index, batch.calls_.size()) {}
+    ~RowScope();
+    RowScope(const RowScope&) = delete;
+    RowScope& operator=(const RowScope&) = delete;
+
+    // The result for this row of `node` when this scope or an outer one
+    // knows it, else null.
+    static const Value* find(const Expr* node);
+
+   private:
+    friend class VectorizedBatch;
+    // Only the first `known` calls have results (evaluate() in progress).
+    RowScope(const VectorizedBatch& batch, size_t index, size_t known);
+
+    const VectorizedBatch& batch_;
+    size_t index_;
+    size_t known_;
+    const RowScope* outer_;
+  };
+
+  const std::vector<VectorizedCall>& calls() const { return calls_; }
+
+ private:
+  std::vector<VectorizedCall> calls_;
+  std::vector<std::vector<Value>> results_;  // per call, per row
+};
 
 // Whether this process has started the interpreter: false until the first
 // Python function is compiled.

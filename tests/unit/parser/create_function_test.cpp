@@ -131,3 +131,23 @@ TEST_CASE("CREATE FUNCTION ... LANGUAGE PYTHON AS $$code$$") {
   CHECK(open.message().find("unterminated dollar-quoted string") == 0);
   CHECK(open.position() == 51);
 }
+
+TEST_CASE("CREATE FUNCTION ... LANGUAGE PYTHON VECTORIZED, and vectorized as a name") {
+  const std::string sql =
+      "CREATE FUNCTION v(a BIGINT) RETURNS BIGINT LANGUAGE PYTHON VECTORIZED AS $$ return a $$";
+  auto f = parseOneAs<CreateFunction>(sql);
+  CHECK(f->language == "python");
+  CHECK(f->vectorized);
+  CHECK(f->vectorizedPos == sql.find("VECTORIZED"));
+  CHECK(f->dollarQuoted);
+  CHECK(f->bodyText == " return a ");
+  auto scalar = parseOneAs<CreateFunction>(
+      "CREATE FUNCTION s(a BIGINT) RETURNS BIGINT LANGUAGE PYTHON AS $$ return a $$");
+  CHECK_FALSE(scalar->vectorized);
+  // The keyword is not reserved: a column or a function may be named so.
+  CHECK(parseStatements("SELECT vectorized FROM s").size() == 1);
+  auto named = parseOneAs<CreateFunction>(
+      "CREATE FUNCTION vectorized(vectorized INT) RETURNS INT AS vectorized + 1");
+  CHECK(named->name == "vectorized");
+  CHECK_FALSE(named->vectorized);
+}

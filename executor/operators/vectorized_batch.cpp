@@ -1,0 +1,84 @@
+#include "executor/operators/vectorized_batch.h"
+
+#include "common/functions/python_function.h"
+
+namespace rtsql {
+namespace {
+
+std::vector<VectorizedCall> callsOf(const std::vector<ExprPtr>& over) {
+  std::vector<VectorizedCall> calls;
+  for (const ExprPtr& e : over) {
+    for (VectorizedCall& c : vectorizedCallsIn(*e)) {
+      bool seen = false;
+      for (const VectorizedCall& k : calls) seen = seen || k.node == c.node;
+      if (!seen) calls.push_back(std::move(c));
+    }
+  }
+  return calls;
+}
+
+class VectorizedBatchOperator final : public Operator {
+ public:
+  explicit VectorizedBatchOperator(const VectorizedBatchSpec& spec)
+      : over_(spec.over), batch_(callsOf(spec.over)) {
+    rows_.reserve(VectorizedBatchSpec::kMaxVectorizedBatchRows);
+    contexts_.reserve(VectorizedBatchSpec::kMaxVectorizedBatchRows);
+  }
+
+  void push(Row& row, const RecordContext& ctx) override {
+    countIn();
+    // The held rows are slots kept from batch to batch: a row is copied into
+    // one's existing buffers rather than into a new vector.
+    if (held_ < rows_.size()) {
+      rows_[held_] = row;
+      contexts_[held_] = ctx;
+    } else {
+      rows_.push_back(row);
+      contexts_.push_back(ctx);
+    }
+    if (++held_ >= VectorizedBatchSpec::kMaxVectorizedBatchRows) flush();
+  }
+  void onWatermark(int64_t watermarkMicros) override {
+    flush();
+    Operator::onWatermark(watermarkMicros);
+  }
+  void onBatchEnd() override {
+    flush();
+    Operator::onBatchEnd();
+  }
+  void onEpochEnd() override {
+    flush();
+    Operator::onEpochEnd();
+  }
+  std::string name() const override { return "VectorizedBatch"; }
+
+ private:
+  void flush() {
+    if (held_ == 0) return;
+    // The rows leave the buffer whatever happens: a failed call fails the
+    // flow with the whole batch undelivered, and nothing is passed on twice.
+    struct Clear {
+      size_t& held;
+      ~Clear() { held = 0; }
+    } clear{held_};
+    batch_.evaluate(rows_, held_);
+    for (size_t i = 0; i < held_; ++i) {
+      VectorizedBatch::RowScope scope(batch_, i);
+      emit(rows_[i], contexts_[i]);
+    }
+  }
+
+  std::vector<ExprPtr> over_;  // keeps the calls' nodes alive
+  VectorizedBatch batch_;
+  std::vector<Row> rows_;  // the first held_ are the batch's rows
+  std::vector<RecordContext> contexts_;
+  size_t held_ = 0;
+};
+
+}  // namespace
+
+OperatorPtr makeVectorizedBatch(const VectorizedBatchSpec& spec) {
+  return std::make_unique<VectorizedBatchOperator>(spec);
+}
+
+}  // namespace rtsql
