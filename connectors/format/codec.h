@@ -62,8 +62,8 @@ class RecordDecoder {
  protected:
   bool quoteValues_ = true;
 };
-// format json | csv | raw | debezium-json; options read: csv 'csv.delimiter' (default ','),
-// json 'json.ignore-missing' (missing fields become NULL: default true).
+// format json | csv | raw | debezium-json | avro | protobuf; options read: csv 'csv.delimiter'
+// (default ','), json 'json.ignore-missing' (missing fields become NULL: default true).
 std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
                                            const Options& options);
 
