@@ -442,12 +442,14 @@ class ProtobufDecoder final : public RecordDecoder {
     WireReader r(data + 5, len - 5);
     uint64_t count = 0;
     bool ok = r.varint(count);
-    count = (count >> 1) ^ (~(count & 1) + 1);
-    for (uint64_t i = 0; ok && i < count; ++i) {
+    // A zigzag varint: a negative count, or one longer than the bytes left,
+    // is no list of indexes.
+    ok = ok && (count & 1) == 0 && (count >> 1) <= r.left();
+    for (uint64_t i = 0; ok && i < (count >> 1); ++i) {
       uint64_t index = 0;
       ok = r.varint(index);
     }
-    if (!ok || count > (uint64_t{1} << 31)) {
+    if (!ok) {
       error = "bad message indexes after a Confluent schema id";
       return false;
     }
