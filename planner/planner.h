@@ -21,6 +21,12 @@ struct PlanContext {
   std::function<int(const SourceDef&)> sourcePartitions;
   // Session settings (SET 'shuffle.partitions' = '8').
   Options session;
+  // Checks that a flow's sink can write the query's columns (`columns`: each
+  // output's name and position), beyond what the planner knows of the
+  // format: a protobuf sink's columns against its message. Throws SqlError
+  // at the column. Unset: no such check (tests).
+  std::function<void(const SinkSpec&, const std::vector<std::pair<std::string, size_t>>&)>
+      checkSinkColumns;
 };
 
 // Plans `CREATE FLOW`. Checks that the sink exists and that the query's

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "connectors/format/decoders.h"
+#include "connectors/format/protobuf_schema.h"
 
 namespace rtsql {
 
@@ -28,6 +29,21 @@ std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink) {
   throw SqlError(sqlstate::kFeatureNotSupported,
                  fmt::format("sink format '{}' is not supported", sink.format), SqlError::npos,
                  "Use format 'json', 'csv', 'avro', 'protobuf' or 'raw'.");
+}
+
+void checkSinkColumns(const SinkSpec& sink,
+                      const std::vector<std::pair<std::string, size_t>>& columns) {
+  if (!iequals(sink.format, "protobuf")) return;
+  std::vector<size_t> positions;
+  for (const Column& c : sink.input.columns) {
+    size_t pos = SqlError::npos;
+    for (const auto& [name, at] : columns)
+      if (iequals(name, c.name)) pos = at;
+    positions.push_back(pos);
+  }
+  // The descriptor file as CREATE SINK read it.
+  auto proto = format::ProtobufSchema::fromOptions(sink.options, SqlError::npos, false);
+  format::checkProtobufSinkColumns(*proto, sink.input, positions);
 }
 
 }  // namespace rtsql

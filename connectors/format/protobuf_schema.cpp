@@ -406,23 +406,26 @@ bool fits(const DataType& t, const ProtoFieldPlan& f, bool item, std::string& wh
 
 }  // namespace
 
-void checkProtobufSinkColumns(const ProtobufSchema& schema, const Schema& columns) {
+void checkProtobufSinkColumns(const ProtobufSchema& schema, const Schema& columns,
+                              const std::vector<size_t>& positions) {
   const ProtoMessagePlan& root = schema.root();
-  for (const Column& c : columns.columns) {
+  for (size_t i = 0; i < columns.columns.size(); ++i) {
+    const Column& c = columns.columns[i];
+    const size_t pos = i < positions.size() ? positions[i] : SqlError::npos;
     if (c.hidden) continue;
     const int f = root.indexOf(c.name);
     if (f < 0) {
       throw SqlError(
           sqlstate::kUndefinedColumn,
           fmt::format("column \"{}\" is not a field of protobuf message {}", c.name, root.name),
-          SqlError::npos, "write only columns named after the message's fields (use AS)");
+          pos, "write only columns named after the message's fields (use AS)");
     }
     std::string why;
     if (!fits(*c.type, root.fields[static_cast<size_t>(f)], false, why, c.name)) {
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("column \"{}\" is {}, which protobuf message {} cannot hold: {}",
                                  c.name, c.type->toString(), root.name, why),
-                     SqlError::npos, "CAST the column to the field's type");
+                     pos, "CAST the column to the field's type");
     }
   }
 }

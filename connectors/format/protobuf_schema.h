@@ -124,8 +124,9 @@ Schema protobufSourceColumns(const ProtobufSchema& schema, const Schema& declare
 
 // Checks that a sink writing `columns` (hidden ones left out) as `schema`'s
 // message can: each column names a field (42703) of a type the column's
-// values fit (42804) (see docs/connectors.md, "Writing protobuf"). Throws at
-// npos: the caller positions the error.
-void checkProtobufSinkColumns(const ProtobufSchema& schema, const Schema& columns);
+// values fit (42804) (see docs/connectors.md, "protobuf"), at the column's
+// entry of `positions` (parallel to `columns`; npos when none).
+void checkProtobufSinkColumns(const ProtobufSchema& schema, const Schema& columns,
+                              const std::vector<size_t>& positions = {});
 
 }  // namespace rtsql::format
