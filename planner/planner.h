@@ -49,8 +49,9 @@ Options bindOptions(const std::vector<ast::Option>& options);
 // A Kafka record's columns: for format 'json' or 'csv' the declared ones (a
 // list is required) then the hidden metadata columns (_key, _timestamp,
 // _partition, _offset, _headers); for 'raw' Spark's fixed Kafka schema; for
-// 'avro' the `payload` columns the connector read from the record schema
-// (connectors/format/avro_schema.h), then the metadata columns.
+// 'avro' and 'protobuf' the `payload` columns the connector read from the
+// record schema or message (connectors/format/avro_schema.h,
+// protobuf_schema.h), then the metadata columns.
 Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& format,
                              bool includeHeaders, const Schema* payload = nullptr);
 // Whether `name` is a valid Avro name (letters, digits and _, not starting with
