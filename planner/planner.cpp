@@ -334,6 +334,11 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   applyStateTtl(plan, flowOptions);
   plan.flowName = stmt.name;
   bindSink(plan.sink, *sink, bound, stmt.query->pos, plan.output);
+  if (ctx.checkSinkColumns) {
+    std::vector<std::pair<std::string, size_t>> columns;
+    for (const OutputColumn& o : bound.outputs) columns.emplace_back(o.name, o.pos);
+    ctx.checkSinkColumns(plan.sink, columns);
+  }
   checkSinkChangelog(plan, stmt.query->pos);
   checkLateRows(plan, *sink, flowOptions);
   plan.checkpointIntervalMicros = checkpoint;

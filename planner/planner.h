@@ -21,6 +21,12 @@ struct PlanContext {
   std::function<int(const SourceDef&)> sourcePartitions;
   // Session settings (SET 'shuffle.partitions' = '8').
   Options session;
+  // Checks that a flow's sink can write the query's columns (`columns`: each
+  // output's name and position), beyond what the planner knows of the
+  // format: a protobuf sink's columns against its message. Throws SqlError
+  // at the column. Unset: no such check (tests).
+  std::function<void(const SinkSpec&, const std::vector<std::pair<std::string, size_t>>&)>
+      checkSinkColumns;
 };
 
 // Plans `CREATE FLOW`. Checks that the sink exists and that the query's
@@ -43,8 +49,9 @@ Options bindOptions(const std::vector<ast::Option>& options);
 // A Kafka record's columns: for format 'json' or 'csv' the declared ones (a
 // list is required) then the hidden metadata columns (_key, _timestamp,
 // _partition, _offset, _headers); for 'raw' Spark's fixed Kafka schema; for
-// 'avro' the `payload` columns the connector read from the record schema
-// (connectors/format/avro_schema.h), then the metadata columns.
+// 'avro' and 'protobuf' the `payload` columns the connector read from the
+// record schema or message (connectors/format/avro_schema.h,
+// protobuf_schema.h), then the metadata columns.
 Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& format,
                              bool includeHeaders, const Schema* payload = nullptr);
 // Whether `name` is a valid Avro name (letters, digits and _, not starting with

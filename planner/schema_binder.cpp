@@ -117,11 +117,12 @@ Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& f
     return schema;
   }
   if (format != "json" && format != "csv" && format != "debezium-json" &&
-      !(format == "avro" && payload)) {
+      !((format == "avro" || format == "protobuf") && payload)) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    format.empty() ? std::string("a kafka source needs option 'format'")
                                   : fmt::format("unknown format '{}'", formatIn),
-                   formatPos, "use format 'json', 'csv', 'avro', 'raw' or 'debezium-json'");
+                   formatPos,
+                   "use format 'json', 'csv', 'avro', 'protobuf', 'raw' or 'debezium-json'");
   }
   if (format == "debezium-json" && stmt.watermark) {
     // Event-time operators (windows, interval joins, dedup within the
@@ -159,7 +160,8 @@ Schema bindKafkaRecordSchema(const ast::CreateSource& stmt, const std::string& f
           fmt::format("column \"{}\" clashes with the hidden Kafka metadata column", name),
           static_cast<size_t>(clash) < stmt.columns.size()
               ? stmt.columns[static_cast<size_t>(clash)].pos
-              : valuePosOf(stmt.options, "avro.schema", stmt.namePos),
+              : valuePosOf(stmt.options, format == "protobuf" ? "protobuf.message" : "avro.schema",
+                           stmt.namePos),
           "rename the column: _key, _timestamp, _partition, _offset and _headers are "
           "reserved");
     }

@@ -7,6 +7,7 @@
 #include "common/expr.h"
 #include "common/interrupt.h"
 #include "common/schema.h"
+#include "connectors/format/codec.h"
 #include "connectors/kafka/tap.h"
 #include "parser/parser.h"
 #include "planner/user_function.h"
@@ -249,6 +250,10 @@ PlanContext Engine::planContext(const EngineSession& s) const {
   PlanContext ctx;
   ctx.catalog = &catalogOf(s);
   ctx.session = s.settings;
+  ctx.checkSinkColumns = [](const SinkSpec& sink,
+                            const std::vector<std::pair<std::string, size_t>>& columns) {
+    checkSinkColumns(sink, columns);
+  };
   ctx.sourcePartitions = [this](const SourceDef& def) {
     ScanSpec scan;
     scan.name = def.name;

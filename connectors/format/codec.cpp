@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "connectors/format/decoders.h"
+#include "connectors/format/protobuf_schema.h"
 
 namespace rtsql {
 
@@ -13,9 +14,10 @@ std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Sche
   if (iequals(format, "raw")) return format::makeRawDecoder(schema);
   if (iequals(format, "debezium-json")) return format::makeDebeziumJsonDecoder(schema, options);
   if (iequals(format, "avro")) return format::makeAvroDecoder(schema, options);
+  if (iequals(format, "protobuf")) return format::makeProtobufDecoder(schema, options);
   throw SqlError(sqlstate::kFeatureNotSupported,
                  fmt::format("source format '{}' is not supported", format), SqlError::npos,
-                 "Use format 'json', 'csv', 'raw', 'avro' or 'debezium-json'.");
+                 "Use format 'json', 'csv', 'raw', 'avro', 'protobuf' or 'debezium-json'.");
 }
 
 std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink) {
@@ -23,9 +25,25 @@ std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink) {
   if (iequals(sink.format, "csv")) return format::makeCsvEncoder(sink);
   if (iequals(sink.format, "raw")) return format::makeRawEncoder(sink);
   if (iequals(sink.format, "avro")) return format::makeAvroEncoder(sink);
+  if (iequals(sink.format, "protobuf")) return format::makeProtobufEncoder(sink);
   throw SqlError(sqlstate::kFeatureNotSupported,
                  fmt::format("sink format '{}' is not supported", sink.format), SqlError::npos,
-                 "Use format 'json', 'csv', 'avro' or 'raw'.");
+                 "Use format 'json', 'csv', 'avro', 'protobuf' or 'raw'.");
+}
+
+void checkSinkColumns(const SinkSpec& sink,
+                      const std::vector<std::pair<std::string, size_t>>& columns) {
+  if (!iequals(sink.format, "protobuf")) return;
+  std::vector<size_t> positions;
+  for (const Column& c : sink.input.columns) {
+    size_t pos = SqlError::npos;
+    for (const auto& [name, at] : columns)
+      if (iequals(name, c.name)) pos = at;
+    positions.push_back(pos);
+  }
+  // The descriptor file as CREATE SINK read it.
+  auto proto = format::ProtobufSchema::fromOptions(sink.options, SqlError::npos, false);
+  format::checkProtobufSinkColumns(*proto, sink.input, positions);
 }
 
 }  // namespace rtsql

@@ -62,8 +62,8 @@ class RecordDecoder {
  protected:
   bool quoteValues_ = true;
 };
-// format json | csv | raw | debezium-json; options read: csv 'csv.delimiter' (default ','),
-// json 'json.ignore-missing' (missing fields become NULL: default true).
+// format json | csv | raw | debezium-json | avro | protobuf; options read: csv 'csv.delimiter'
+// (default ','), json 'json.ignore-missing' (missing fields become NULL: default true).
 std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
                                            const Options& options);
 
@@ -83,5 +83,11 @@ class RecordEncoder {
   virtual void encode(const Row& row, EncodedRecord& out) = 0;
 };
 std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink);
+// CREATE FLOW's check that `sink`'s format can write its input columns, for
+// formats whose fields come from elsewhere (protobuf: the message's). Throws
+// SqlError at the column's position in `columns` (each output's name and
+// position).
+void checkSinkColumns(const SinkSpec& sink,
+                      const std::vector<std::pair<std::string, size_t>>& columns);
 
 }  // namespace rtsql

@@ -18,6 +18,8 @@ std::unique_ptr<RecordEncoder> makeRawEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeCsvEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options);
 std::unique_ptr<RecordEncoder> makeAvroEncoder(const SinkSpec& sink);
+std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const Options& options);
+std::unique_ptr<RecordEncoder> makeProtobufEncoder(const SinkSpec& sink);
 
 // The Kafka key of an encoded row: the chosen key column's bytes, else the
 // group keys (one as its bytes, several as a JSON object), else no key.

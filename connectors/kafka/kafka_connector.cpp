@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "connectors/format/avro_schema.h"
 #include "connectors/format/decoders.h"
+#include "connectors/format/protobuf_schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/sink.h"
@@ -26,20 +27,40 @@ void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
   }
 }
 
+// The protobuf options: the descriptor file and message are required with
+// format 'protobuf' and refused without it. Whether the file holds the message
+// is checked where the file is read (bindSourceSchema, validateSink).
+void validateProtobufOptions(const Options& options, const std::string& format, size_t stmtPos) {
+  if (format == "protobuf") {
+    options.require("protobuf.descriptor", stmtPos);
+    options.require("protobuf.message", stmtPos);
+    options.getEnum("protobuf.framing", "none", {"none", "confluent"});
+    return;
+  }
+  for (const char* key : {"protobuf.descriptor", "protobuf.message", "protobuf.framing"}) {
+    if (const OptionEntry* e = options.find(key)) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("option '{}' applies to format 'protobuf'", key), e->keyPos,
+                     "set format = 'protobuf', or drop the option");
+    }
+  }
+}
+
 }  // namespace
 
 void KafkaConnector::validateSource(const Options& options, size_t stmtPos) const {
-  options.checkKnown(
-      {"connector", "subscribe", "startingOffsets", "maxPartitions", "format", "on.error",
-       "includeHeaders", "json.ignore-missing", "csv.delimiter", "avro.schema", "avro.framing",
-       kIdleTimeoutOption, kafka::kDeadLetterTopicOption},
-      {"kafka."});
+  options.checkKnown({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
+                      "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
+                      "avro.schema", "avro.framing", "protobuf.descriptor", "protobuf.message",
+                      "protobuf.framing", kIdleTimeoutOption, kafka::kDeadLetterTopicOption},
+                     {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "subscribe", stmtPos);
   options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
   if (options.has("maxPartitions")) options.getInt("maxPartitions", 1, 1, 1 << 20);
-  const std::string format =
-      toLower(options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json", "avro"}));
+  const std::string format = toLower(options.getEnum(
+      "format", "json", {"json", "csv", "raw", "debezium-json", "avro", "protobuf"}));
+  validateProtobufOptions(options, format, stmtPos);
   if (format == "avro") {
     options.require("avro.schema", stmtPos);
     options.getEnum("avro.framing", "none", {"none", "confluent"});
@@ -62,12 +83,17 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
 
 void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const {
   options.checkKnown({"connector", "topic", "format", "key", "mode", "csv.delimiter", "csv.header",
+                      "protobuf.descriptor", "protobuf.message", "protobuf.framing",
                       kafka::kTopicPartitionsOption},
                      {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "topic", stmtPos);
-  std::string format =
-      toLower(options.getEnum("format", "json", {"json", "csv", "raw", "debezium-json", "avro"}));
+  std::string format = toLower(options.getEnum(
+      "format", "json", {"json", "csv", "raw", "debezium-json", "avro", "protobuf"}));
+  validateProtobufOptions(options, format, stmtPos);
+  // The file is read now, so that a missing one or a message it lacks fails
+  // CREATE SINK; the columns are checked against the message at CREATE FLOW.
+  if (format == "protobuf") format::ProtobufSchema::fromOptions(options, stmtPos, true);
   format::csvDelimiter(options);
   kafka::sinkTopicPartitions(options);
   if (const OptionEntry* header = options.find("csv.header")) {
@@ -114,9 +140,10 @@ ServerSideOptions KafkaConnector::serverSideOptions(const Options& options) cons
   // librdkafka's properties (CONFIGURATION.md) that hold a path the client
   // opens, and those that name a library it loads or a command it runs.
   static const char* const kFiles[] = {
-      "kafka.ssl.key.location",      "kafka.ssl.certificate.location", "kafka.ssl.ca.location",
-      "kafka.ssl.crl.location",      "kafka.ssl.keystore.location",    "kafka.sasl.kerberos.keytab",
-      "kafka.offset.store.path"};
+      "kafka.ssl.key.location",      "kafka.ssl.certificate.location",
+      "kafka.ssl.ca.location",       "kafka.ssl.crl.location",
+      "kafka.ssl.keystore.location", "kafka.sasl.kerberos.keytab",
+      "kafka.offset.store.path",     "protobuf.descriptor"};
   static const char* const kPrograms[] = {"kafka.plugin.library.paths", "kafka.ssl.engine.location",
                                           "kafka.sasl.kerberos.kinit.cmd"};
   ServerSideOptions out;
@@ -149,6 +176,18 @@ Schema KafkaConnector::bindSourceSchema(const ast::CreateSource& stmt, const Opt
     for (const auto& c : stmt.columns) positions.push_back(c.pos);
     Schema payload =
         format::avroSourceColumns(*avro, bindColumns(stmt.columns), positions, entry.valuePos);
+    return bindKafkaRecordSchema(stmt, format, options.getBool("includeHeaders", false), &payload);
+  }
+  if (format == "protobuf") {
+    // The columns are the message's fields, or the declared ones checked
+    // against them. The descriptor file is read here, at CREATE SOURCE and
+    // when a restarted server replays it.
+    auto proto = format::ProtobufSchema::fromOptions(options, stmt.namePos, true);
+    std::vector<size_t> positions;
+    for (const auto& c : stmt.columns) positions.push_back(c.pos);
+    const OptionEntry& message = options.require("protobuf.message", stmt.namePos);
+    Schema payload = format::protobufSourceColumns(*proto, bindColumns(stmt.columns), positions,
+                                                   message.valuePos);
     return bindKafkaRecordSchema(stmt, format, options.getBool("includeHeaders", false), &payload);
   }
   return bindKafkaRecordSchema(stmt, format, options.getBool("includeHeaders", false));

@@ -1,5 +1,6 @@
 // The body of the record decoder fuzz targets (json_decoder_fuzz.cpp,
-// csv_decoder_fuzz.cpp, raw_decoder_fuzz.cpp, avro_decoder_fuzz.cpp): one
+// csv_decoder_fuzz.cpp, raw_decoder_fuzz.cpp, avro_decoder_fuzz.cpp,
+// protobuf_decoder_fuzz.cpp): one
 // Kafka record value, as a producer could write it, through a source's
 // decoder. The schema is bound from a CREATE SOURCE the way rtsqld binds it,
 // with a column of every type (nested ones too) and the hidden Kafka metadata

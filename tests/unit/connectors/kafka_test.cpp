@@ -538,8 +538,13 @@ TEST_CASE("source and sink option validation") {
 
   e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"maxPartitions", "0"}}), 7); });
   CHECK(e.position() == 450);
-  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"format", "protobuf"}}), 7); });
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"format", "thrift"}}), 7); });
   CHECK(e.position() == 450);
+  // Protobuf needs its descriptor file and message: missing, the statement is
+  // at fault.
+  e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"format", "protobuf"}}), 7); });
+  CHECK(e.position() == 7);
+  CHECK(e.message().find("protobuf.descriptor") != std::string::npos);
   // Avro needs the writer's schema: missing, the statement is at fault; given
   // to another format, the option is.
   e = sqlErrorOf([&] { validateSourceOptions("kafka", base({{"format", "avro"}}), 7); });
@@ -638,8 +643,10 @@ TEST_CASE("source and sink option validation") {
   CHECK_NOTHROW(
       validateSinkOptions("kafka", sinkOpts({{"format", "csv"}, {"csv.delimiter", ";"}}), 0));
   CHECK_NOTHROW(validateSinkOptions("kafka", sinkOpts({{"format", "avro"}}), 0));
-  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"format", "protobuf"}}), 3); });
+  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"format", "thrift"}}), 3); });
   CHECK(e.position() == 450);
+  e = sqlErrorOf([&] { validateSinkOptions("kafka", sinkOpts({{"format", "protobuf"}}), 3); });
+  CHECK(e.position() == 3);
   e = sqlErrorOf([&] {
     validateSinkOptions("kafka", sinkOpts({{"format", "csv"}, {"csv.delimiter", "ab"}}), 3);
   });

@@ -1,0 +1,795 @@
+// The protobuf decoder and encoder: a record's value is one serialized
+// message of the type 'protobuf.message' names (docs/connectors.md,
+// "Protobuf"), optionally after Confluent's framing.
+//
+// The wire format is walked here, guided by the plans of protobuf_schema.h,
+// rather than parsed into a libprotobuf DynamicMessage and read back through
+// Reflection: the walk goes straight from the bytes to rtsql's Values (no
+// message objects per record), and every length is checked against the bytes
+// left before anything is taken, so a hostile length is a decode error and
+// never an allocation. It follows protobuf's parsing rules: fields in any
+// order, the last of a repeated singular field wins (messages merge),
+// repeated scalars packed or not, unknown fields skipped, and a known field
+// of an unexpected wire type skipped as unknown.
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
+#include "connectors/format/decode_util.h"
+#include "connectors/format/decoders.h"
+#include "connectors/format/protobuf_schema.h"
+
+namespace rtsql::format {
+
+namespace {
+
+using Kind = ProtoFieldPlan::Kind;
+
+enum WireType : uint32_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLength = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5
+};
+
+// Messages nest at most this deep in a record, groups of unknown fields too
+// (protobuf's own parser stops at 100).
+constexpr int kMaxDepth = 100;
+
+WireType wireTypeOf(Kind k) {
+  switch (k) {
+    case Kind::Double:
+    case Kind::Fixed64:
+    case Kind::Sfixed64:
+      return kFixed64;
+    case Kind::Float:
+    case Kind::Fixed32:
+    case Kind::Sfixed32:
+      return kFixed32;
+    case Kind::String:
+    case Kind::Bytes:
+    case Kind::Message:
+    case Kind::Timestamp:
+      return kLength;
+    default:
+      return kVarint;
+  }
+}
+
+bool packable(Kind k) {
+  return wireTypeOf(k) != kLength;
+}
+
+class WireReader {
+ public:
+  WireReader(const uint8_t* p, size_t len) : p_(p), end_(p + len) {}
+  bool atEnd() const { return p_ == end_; }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
+
+  bool varint(uint64_t& out) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p_ == end_) return false;
+      const uint8_t b = *p_++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        out = v;
+        return true;
+      }
+    }
+    return false;  // more than 10 bytes
+  }
+  bool fixed32(uint32_t& out) {
+    if (left() < 4) return false;
+    std::memcpy(&out, p_, 4);  // little-endian, as the wire format is
+    p_ += 4;
+    return true;
+  }
+  bool fixed64(uint64_t& out) {
+    if (left() < 8) return false;
+    std::memcpy(&out, p_, 8);
+    p_ += 8;
+    return true;
+  }
+  bool bytes(const uint8_t*& start, size_t& len) {
+    uint64_t n = 0;
+    if (!varint(n) || n > left()) return false;
+    start = p_;
+    len = static_cast<size_t>(n);
+    p_ += len;
+    return true;
+  }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+class Walker {
+ public:
+  std::string error;
+
+  // Decodes the message `m` from `len` bytes at `p` into `out`, which holds
+  // its fields' values so far (an earlier occurrence being merged), or is
+  // empty for a fresh message.
+  bool message(const ProtoMessagePlan& m, const uint8_t* p, size_t len, ValueList& out, int depth) {
+    if (depth > kMaxDepth) return fail("messages nested more than 100 deep");
+    const bool fresh = out.empty();
+    if (fresh) {
+      out.resize(m.fields.size());
+      for (size_t i = 0; i < m.fields.size(); ++i) out[i] = m.fields[i].defaultValue;
+    }
+    // Repeated fields gather their items here, then become arrays.
+    std::vector<ValueList> items;
+    if (m.hasRepeated) {
+      items.resize(m.fields.size());
+      if (!fresh) {
+        for (size_t i = 0; i < m.fields.size(); ++i)
+          if (m.fields[i].repeated && !out[i].isNull()) items[i] = out[i].asList();
+      }
+    }
+    WireReader r(p, len);
+    while (!r.atEnd()) {
+      uint64_t tag = 0;
+      if (!r.varint(tag)) return fail("a field tag beyond the end of the value");
+      const uint64_t number = tag >> 3;
+      const auto wire = static_cast<uint32_t>(tag & 7);
+      if (number == 0 || number > 536870911) return fail("a field number out of range");
+      const ProtoFieldPlan* f = m.find(static_cast<int>(number));
+      if (f) {
+        const size_t i = static_cast<size_t>(f - m.fields.data());
+        const WireType expected = wireTypeOf(f->kind);
+        if (f->repeated && wire == kLength && packable(f->kind)) {
+          const uint8_t* start = nullptr;
+          size_t n = 0;
+          if (!r.bytes(start, n))
+            return fail(fmt::format("field {}: a packed length beyond the value", f->name));
+          WireReader packed(start, n);
+          while (!packed.atEnd()) {
+            Value v;
+            if (!scalar(*f, packed, v)) return false;
+            items[i].push_back(std::move(v));
+          }
+          continue;
+        }
+        if (wire == expected) {
+          Value* slot = &out[i];
+          Value item;
+          if (f->repeated) slot = &item;
+          if (!value(*f, r, *slot, depth)) return false;
+          if (f->repeated) {
+            items[i].push_back(std::move(item));
+          } else if (f->oneof >= 0) {
+            // Setting one member of a oneof clears the others.
+            for (size_t j = 0; j < m.fields.size(); ++j)
+              if (j != i && m.fields[j].oneof == f->oneof) out[j] = Value();
+          }
+          continue;
+        }
+      }
+      if (!skip(r, wire, static_cast<uint32_t>(number), depth)) return false;
+    }
+    if (m.hasRepeated) {
+      for (size_t i = 0; i < m.fields.size(); ++i)
+        if (m.fields[i].repeated) out[i] = Value::array(std::move(items[i]));
+    }
+    return true;
+  }
+
+ private:
+  bool fail(std::string why) {
+    if (error.empty()) error = std::move(why);
+    return false;
+  }
+  bool truncated(const ProtoFieldPlan& f) {
+    return fail(fmt::format("field {}: beyond the end of the value", f.name));
+  }
+
+  // One value of `f` (an item when repeated) of its own wire type; `out`
+  // holds an earlier occurrence of a singular message, which this one merges into.
+  bool value(const ProtoFieldPlan& f, WireReader& r, Value& out, int depth) {
+    switch (f.kind) {
+      case Kind::String:
+      case Kind::Bytes: {
+        const uint8_t* p = nullptr;
+        size_t n = 0;
+        if (!r.bytes(p, n)) return truncated(f);
+        const std::string_view s(reinterpret_cast<const char*>(p), n);
+        if (f.kind == Kind::String) {
+          out.setString(s);
+        } else {
+          out.setBinary(s);
+        }
+        return true;
+      }
+      case Kind::Message: {
+        const uint8_t* p = nullptr;
+        size_t n = 0;
+        if (!r.bytes(p, n)) return truncated(f);
+        ValueList fields;
+        if (!out.isNull() && !f.repeated) fields = out.asList();
+        if (!message(*f.message, p, n, fields, depth + 1)) return false;
+        out = Value::structure(std::move(fields));
+        return true;
+      }
+      case Kind::Timestamp: {
+        const uint8_t* p = nullptr;
+        size_t n = 0;
+        if (!r.bytes(p, n)) return truncated(f);
+        return timestamp(f, p, n, out, depth);
+      }
+      default:
+        return scalar(f, r, out);
+    }
+  }
+
+  // google.protobuf.Timestamp: seconds (1, int64) and nanos (2, int32) since
+  // the epoch, as microseconds; finer digits are dropped (TIMESTAMP holds
+  // microseconds).
+  bool timestamp(const ProtoFieldPlan& f, const uint8_t* p, size_t n, Value& out, int depth) {
+    int64_t seconds = 0;
+    int64_t nanos = 0;
+    WireReader r(p, n);
+    while (!r.atEnd()) {
+      uint64_t tag = 0;
+      if (!r.varint(tag)) return truncated(f);
+      const uint64_t number = tag >> 3;
+      const auto wire = static_cast<uint32_t>(tag & 7);
+      if (number == 0 || number > 536870911) return fail("a field number out of range");
+      if ((number == 1 || number == 2) && wire == kVarint) {
+        uint64_t v = 0;
+        if (!r.varint(v)) return truncated(f);
+        if (number == 1) {
+          seconds = static_cast<int64_t>(v);
+        } else {
+          nanos = static_cast<int32_t>(static_cast<uint32_t>(v));
+        }
+        continue;
+      }
+      if (!skip(r, wire, static_cast<uint32_t>(number), depth + 1)) return false;
+    }
+    int64_t micros = 0;
+    if (nanos < 0 || nanos > 999'999'999 ||
+        __builtin_mul_overflow(seconds, int64_t{1'000'000}, &micros) ||
+        __builtin_add_overflow(micros, nanos / 1000, &micros)) {
+      return fail(fmt::format("field {}: a Timestamp out of TIMESTAMP's range", f.name));
+    }
+    out = Value::timestamp(micros);
+    return true;
+  }
+
+  bool scalar(const ProtoFieldPlan& f, WireReader& r, Value& out) {
+    uint64_t v = 0;
+    uint32_t v32 = 0;
+    switch (wireTypeOf(f.kind)) {
+      case kVarint:
+        if (!r.varint(v)) return truncated(f);
+        break;
+      case kFixed64:
+        if (!r.fixed64(v)) return truncated(f);
+        break;
+      case kFixed32:
+        if (!r.fixed32(v32)) return truncated(f);
+        v = v32;
+        break;
+      default:
+        return fail(fmt::format("field {}: not a scalar", f.name));
+    }
+    switch (f.kind) {
+      case Kind::Bool:
+        out = Value::boolean(v != 0);
+        return true;
+      case Kind::Int32:
+      case Kind::Sfixed32:
+        out = Value::integer(static_cast<int32_t>(static_cast<uint32_t>(v)));
+        return true;
+      case Kind::Sint32: {
+        const auto u = static_cast<uint32_t>(v);
+        out = Value::integer(static_cast<int32_t>(u >> 1) ^ -static_cast<int32_t>(u & 1));
+        return true;
+      }
+      case Kind::Uint32:
+      case Kind::Fixed32:
+        out = Value::bigint(static_cast<uint32_t>(v));
+        return true;
+      case Kind::Int64:
+      case Kind::Sfixed64:
+        out = Value::bigint(static_cast<int64_t>(v));
+        return true;
+      case Kind::Sint64:
+        out = Value::bigint(static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1));
+        return true;
+      case Kind::Uint64:
+      case Kind::Fixed64:
+        if (v > static_cast<uint64_t>(INT64_MAX)) {
+          return fail(fmt::format("field {}: {} is beyond BIGINT's range", f.name, v));
+        }
+        out = Value::bigint(static_cast<int64_t>(v));
+        return true;
+      case Kind::Double: {
+        double d = 0;
+        std::memcpy(&d, &v, 8);
+        out = Value::float64(d);
+        return true;
+      }
+      case Kind::Float: {
+        float x = 0;
+        std::memcpy(&x, &v32, 4);
+        out = Value::float64(static_cast<double>(x));
+        return true;
+      }
+      case Kind::Enum: {
+        const int32_t n = static_cast<int32_t>(static_cast<uint32_t>(v));
+        // An open (proto3) enum keeps numbers it has no name for: the number,
+        // as text, stands for them.
+        const google::protobuf::EnumValueDescriptor* e = f.enumType->FindValueByNumber(n);
+        out = Value::string(e ? e->name() : std::to_string(n));
+        return true;
+      }
+      default:
+        return fail(fmt::format("field {}: not a scalar", f.name));
+    }
+  }
+
+  // Skips a field this walk does not read.
+  bool skip(WireReader& r, uint32_t wire, uint32_t number, int depth) {
+    uint64_t v = 0;
+    uint32_t v32 = 0;
+    const uint8_t* p = nullptr;
+    size_t n = 0;
+    switch (wire) {
+      case kVarint:
+        if (!r.varint(v)) break;
+        return true;
+      case kFixed64:
+        if (!r.fixed64(v)) break;
+        return true;
+      case kFixed32:
+        if (!r.fixed32(v32)) break;
+        return true;
+      case kLength:
+        if (!r.bytes(p, n)) break;
+        return true;
+      case kStartGroup:
+        if (depth > kMaxDepth) return fail("groups nested more than 100 deep");
+        for (;;) {
+          uint64_t tag = 0;
+          if (!r.varint(tag)) break;
+          const auto w = static_cast<uint32_t>(tag & 7);
+          if (w == kEndGroup) {
+            if ((tag >> 3) != number) return fail("a group ends with another group's tag");
+            return true;
+          }
+          if (!skip(r, w, static_cast<uint32_t>(tag >> 3), depth + 1)) return false;
+        }
+        break;
+      default:
+        return fail(
+            fmt::format("field {}: wire type {} is not a protobuf wire type", number, wire));
+    }
+    return fail(fmt::format("field {}: beyond the end of the value", number));
+  }
+};
+
+class ProtobufDecoder final : public RecordDecoder {
+ public:
+  ProtobufDecoder(const Schema& schema, const Options& options)
+      : proto_(ProtobufSchema::fromOptions(options, SqlError::npos, false)),
+        confluent_(iequals(options.getString("protobuf.framing", "none"), "confluent")) {
+    const ProtoMessagePlan& root = proto_->root();
+    for (const Column& c : schema.columns) {
+      Field f;
+      f.meta = c.hidden ? metaKindOf(c) : MetaKind::None;
+      if (f.meta == MetaKind::None) {
+        f.index = root.indexOf(c.name);
+        // The file may have changed since CREATE SOURCE checked the columns.
+        if (f.index < 0 || !root.fields[static_cast<size_t>(f.index)].type->equals(*c.type)) {
+          throw SqlError(sqlstate::kDatatypeMismatch,
+                         fmt::format("column \"{}\" of type {} is no longer a field of that type "
+                                     "in protobuf message {}: the descriptor file changed",
+                                     c.name, c.type->toString(), root.name),
+                         SqlError::npos, "create the source again to read the new message");
+        }
+      }
+      fields_.push_back(f);
+    }
+  }
+
+  bool decode(const RecordView& rec, Row& row, std::string& error) override {
+    if (!rec.value) {
+      error = "the record has no value (a tombstone)";
+      return false;
+    }
+    const auto* data = reinterpret_cast<const uint8_t*>(rec.value);
+    size_t len = rec.valueLen;
+    if (confluent_ && !unframe(data, len, error)) return false;
+    Walker walker;
+    message_.clear();
+    if (!walker.message(proto_->root(), data, len, message_, 0)) {
+      error = fmt::format("not a protobuf message {}: {}", proto_->root().name, walker.error);
+      return false;
+    }
+    resetRow(row, fields_.size());
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      const Field& f = fields_[i];
+      if (f.meta != MetaKind::None) {
+        row[i] = metaValue(f.meta, rec);
+      } else {
+        row[i] = std::move(message_[static_cast<size_t>(f.index)]);
+      }
+    }
+    return true;
+  }
+
+ private:
+  // Confluent's framing: the magic byte 0, a 4-byte big-endian schema id,
+  // then the message indexes (a zigzag varint count, then each index, the
+  // path to the message among the file's nested types); a count of 0 (the
+  // single byte 0) means the first message. The schema is the inline one:
+  // the id and indexes are skipped.
+  static bool unframe(const uint8_t*& data, size_t& len, std::string& error) {
+    if (len < 6 || data[0] != 0) {
+      error =
+          "not a Confluent-framed protobuf value (magic byte 0, a 4-byte schema id, message "
+          "indexes)";
+      return false;
+    }
+    WireReader r(data + 5, len - 5);
+    uint64_t count = 0;
+    bool ok = r.varint(count);
+    // A zigzag varint: a negative count, or one longer than the bytes left,
+    // is no list of indexes.
+    ok = ok && (count & 1) == 0 && (count >> 1) <= r.left();
+    for (uint64_t i = 0; ok && i < (count >> 1); ++i) {
+      uint64_t index = 0;
+      ok = r.varint(index);
+    }
+    if (!ok) {
+      error = "bad message indexes after a Confluent schema id";
+      return false;
+    }
+    const size_t rest = r.left();
+    data += len - rest;
+    len = rest;
+    return true;
+  }
+
+  struct Field {
+    MetaKind meta = MetaKind::None;
+    int index = -1;
+  };
+  std::shared_ptr<const ProtobufSchema> proto_;
+  bool confluent_;
+  std::vector<Field> fields_;
+  ValueList message_;
+};
+
+// --- encoding ---
+
+void putVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+
+void putTag(std::string& out, int number, WireType wire) {
+  putVarint(out, (static_cast<uint64_t>(number) << 3) | wire);
+}
+
+void putFixed32(std::string& out, uint32_t v) {
+  char b[4];
+  std::memcpy(b, &v, 4);
+  out.append(b, 4);
+}
+
+void putFixed64(std::string& out, uint64_t v) {
+  char b[8];
+  std::memcpy(b, &v, 8);
+  out.append(b, 8);
+}
+
+[[noreturn]] void outOfRange(const ProtoFieldPlan& f, const Value& v) {
+  throw SqlError(
+      sqlstate::kNumericOutOfRange,
+      fmt::format("value {} is out of the range of protobuf field {}", v.asInt(), f.name));
+}
+
+// Appends length-delimited `body`, written by `write`, after its length.
+template <typename Write>
+void putLengthDelimited(std::string& out, Write&& write) {
+  // Messages are short: reserve one byte of length and move the body when
+  // its length takes more.
+  const size_t at = out.size();
+  out += '\0';
+  write();
+  const size_t len = out.size() - at - 1;
+  if (len < 0x80) {
+    out[at] = static_cast<char>(len);
+    return;
+  }
+  std::string prefix;
+  putVarint(prefix, len);
+  out.replace(at, 1, prefix);
+}
+
+// One value of `f` (an item when repeated), without its tag.
+void putScalar(std::string& out, const ProtoFieldPlan& f, const Value& v) {
+  switch (f.kind) {
+    case Kind::Bool:
+      putVarint(out, v.asBool() ? 1 : 0);
+      return;
+    case Kind::Int32:
+    case Kind::Int64:
+      // Negative int32s are sign-extended to 10 bytes, as protobuf writes them.
+      if (f.kind == Kind::Int32 && (v.asInt() < INT32_MIN || v.asInt() > INT32_MAX))
+        outOfRange(f, v);
+      putVarint(out, static_cast<uint64_t>(v.asInt()));
+      return;
+    case Kind::Sint32:
+    case Kind::Sint64: {
+      const int64_t x = v.asInt();
+      if (f.kind == Kind::Sint32 && (x < INT32_MIN || x > INT32_MAX)) outOfRange(f, v);
+      putVarint(out, (static_cast<uint64_t>(x) << 1) ^ static_cast<uint64_t>(x >> 63));
+      return;
+    }
+    case Kind::Uint32:
+      if (v.asInt() < 0 || v.asInt() > UINT32_MAX) outOfRange(f, v);
+      putVarint(out, static_cast<uint64_t>(v.asInt()));
+      return;
+    case Kind::Uint64:
+      if (v.asInt() < 0) outOfRange(f, v);
+      putVarint(out, static_cast<uint64_t>(v.asInt()));
+      return;
+    case Kind::Fixed32:
+      if (v.asInt() < 0 || v.asInt() > UINT32_MAX) outOfRange(f, v);
+      putFixed32(out, static_cast<uint32_t>(v.asInt()));
+      return;
+    case Kind::Sfixed32:
+      if (v.asInt() < INT32_MIN || v.asInt() > INT32_MAX) outOfRange(f, v);
+      putFixed32(out, static_cast<uint32_t>(static_cast<int32_t>(v.asInt())));
+      return;
+    case Kind::Fixed64:
+      if (v.asInt() < 0) outOfRange(f, v);
+      putFixed64(out, static_cast<uint64_t>(v.asInt()));
+      return;
+    case Kind::Sfixed64:
+      putFixed64(out, static_cast<uint64_t>(v.asInt()));
+      return;
+    case Kind::Double: {
+      const double d = v.asDouble();
+      uint64_t bits = 0;
+      std::memcpy(&bits, &d, 8);
+      putFixed64(out, bits);
+      return;
+    }
+    case Kind::Float: {
+      const auto x = static_cast<float>(v.asDouble());
+      uint32_t bits = 0;
+      std::memcpy(&bits, &x, 4);
+      putFixed32(out, bits);
+      return;
+    }
+    case Kind::Enum: {
+      const auto* e = f.enumType->FindValueByName(v.asString());
+      if (!e) {
+        throw SqlError(sqlstate::kInvalidParameterValue,
+                       fmt::format("\"{}\" is not a value of enum {} (protobuf field {})",
+                                   v.asString(), f.enumType->full_name(), f.name));
+      }
+      putVarint(out, static_cast<uint64_t>(static_cast<int64_t>(e->number())));
+      return;
+    }
+    case Kind::String:
+    case Kind::Bytes: {
+      const std::string& s = v.asString();
+      putVarint(out, s.size());
+      out += s;
+      return;
+    }
+    case Kind::Timestamp:
+      putLengthDelimited(out, [&] {
+        const int64_t micros = v.asInt();
+        int64_t seconds = micros / 1'000'000;
+        int64_t rest = micros % 1'000'000;
+        if (rest < 0) {
+          rest += 1'000'000;
+          --seconds;
+        }
+        if (seconds != 0) {
+          putTag(out, 1, kVarint);
+          putVarint(out, static_cast<uint64_t>(seconds));
+        }
+        if (rest != 0) {
+          putTag(out, 2, kVarint);
+          putVarint(out, static_cast<uint64_t>(rest * 1000));
+        }
+      });
+      return;
+    case Kind::Message:
+      // A STRUCT is written by the encoder, which knows its fields' fields.
+      return;
+  }
+}
+
+bool isDefault(const ProtoFieldPlan& f, const Value& v) {
+  switch (f.kind) {
+    case Kind::Bool:
+      return !v.asBool();
+    case Kind::Double:
+    case Kind::Float: {
+      // Only +0.0 is omitted: -0.0 is written, as protobuf does.
+      const double d = v.asDouble();
+      uint64_t bits = 0;
+      std::memcpy(&bits, &d, 8);
+      return bits == 0;
+    }
+    case Kind::String:
+    case Kind::Bytes:
+      return v.asString().empty();
+    case Kind::Enum:
+      return f.defaultValue.isNull() ? false : v.asString() == f.defaultValue.asString();
+    case Kind::Message:
+    case Kind::Timestamp:
+      return false;
+    default:
+      return v.asInt() == 0;
+  }
+}
+
+void putField(std::string& out, const ProtoFieldPlan& f, const Value& v) {
+  if (v.isNull()) return;  // NULL: the field is not set
+  if (f.repeated) {
+    const ValueList& items = v.asList();
+    if (items.empty()) return;
+    for (const Value& item : items) {
+      if (item.isNull()) {
+        throw SqlError(sqlstate::kInvalidParameterValue,
+                       fmt::format("a NULL item of an ARRAY has no form in repeated protobuf "
+                                   "field {}",
+                                   f.name));
+      }
+    }
+    if (packable(f.kind)) {
+      putTag(out, f.number, kLength);
+      putLengthDelimited(out, [&] {
+        for (const Value& item : items) putScalar(out, f, item);
+      });
+      return;
+    }
+    for (const Value& item : items) {
+      putTag(out, f.number, wireTypeOf(f.kind));
+      putScalar(out, f, item);
+    }
+    return;
+  }
+  // A field without presence at its default is not written, as protobuf does.
+  if (!f.presence && isDefault(f, v)) return;
+  putTag(out, f.number, wireTypeOf(f.kind));
+  putScalar(out, f, v);
+}
+
+class ProtobufEncoder final : public RecordEncoder {
+ public:
+  explicit ProtobufEncoder(const SinkSpec& sink)
+      : schema_(sink.input),
+        keyColumn_(sink.keyColumn),
+        keyColumns_(sink.keyColumns),
+        proto_(ProtobufSchema::fromOptions(sink.options, SqlError::npos, false)),
+        confluent_(iequals(sink.options.getString("protobuf.framing", "none"), "confluent")) {
+    if (keyColumn_ >= 0) keyColumns_.clear();
+    checkProtobufSinkColumns(*proto_, schema_);
+    // Fields are written in field-number order, as protobuf writes them.
+    const ProtoMessagePlan& root = proto_->root();
+    for (size_t c = 0; c < schema_.size(); ++c) {
+      if (schema_.columns[c].hidden) continue;
+      const int f = root.indexOf(schema_.columns[c].name);
+      plan_.push_back({&root.fields[static_cast<size_t>(f)], c, nullptr});
+      plan_.back().structPlan = structPlan(*schema_.columns[c].type, *plan_.back().field);
+    }
+    std::sort(plan_.begin(), plan_.end(),
+              [](const Column_& a, const Column_& b) { return a.field->number < b.field->number; });
+  }
+
+  void encode(const Row& row, EncodedRecord& out) override {
+    out.headers.clear();
+    out.topic.clear();
+    out.hasValue = true;
+    out.value.clear();
+    if (confluent_) {
+      // Magic byte, schema id 0 (no registry), the first message.
+      out.value.append(6, '\0');
+    }
+    static const Value kNull;
+    for (const Column_& c : plan_) {
+      const Value& v = c.column < row.size() ? row[c.column] : kNull;
+      putColumn(out.value, *c.field, v, c.structPlan.get());
+    }
+    encodeKey(row, schema_, keyColumn_, keyColumns_, out);
+  }
+
+ private:
+  // How a STRUCT value's fields map onto a message's: fieldOf[i] is the
+  // message field of the struct's field i; nested structs have their own.
+  struct StructPlan {
+    const ProtoMessagePlan* message = nullptr;
+    std::vector<const ProtoFieldPlan*> fieldOf;
+    std::vector<std::unique_ptr<StructPlan>> nested;  // per struct field, or null
+  };
+  struct Column_ {
+    const ProtoFieldPlan* field;
+    size_t column;
+    std::shared_ptr<StructPlan> structPlan;
+  };
+
+  static std::unique_ptr<StructPlan> structPlan(const DataType& t, const ProtoFieldPlan& f) {
+    const DataType* type = &t;
+    if (type->id == TypeId::Array) type = type->element.get();
+    if (type->id != TypeId::Struct || f.kind != Kind::Message) return nullptr;
+    auto plan = std::make_unique<StructPlan>();
+    plan->message = f.message;
+    for (const StructField& sf : type->fields) {
+      const ProtoFieldPlan* sub =
+          &f.message->fields[static_cast<size_t>(f.message->indexOf(sf.name))];
+      plan->fieldOf.push_back(sub);
+      plan->nested.push_back(structPlan(*sf.type, *sub));
+    }
+    return plan;
+  }
+
+  static void putStruct(std::string& out, const StructPlan& plan, const Value& v) {
+    const ValueList& fields = v.asList();
+    for (size_t i = 0; i < fields.size() && i < plan.fieldOf.size(); ++i)
+      putColumn(out, *plan.fieldOf[i], fields[i], plan.nested[i].get());
+  }
+
+  static void putColumn(std::string& out, const ProtoFieldPlan& f, const Value& v,
+                        const StructPlan* sp) {
+    if (f.kind != Kind::Message || v.isNull()) {
+      putField(out, f, v);
+      return;
+    }
+    auto one = [&](const Value& item) {
+      putTag(out, f.number, kLength);
+      putLengthDelimited(out, [&] { putStruct(out, *sp, item); });
+    };
+    if (!f.repeated) {
+      one(v);
+      return;
+    }
+    for (const Value& item : v.asList()) {
+      if (item.isNull()) {
+        throw SqlError(sqlstate::kInvalidParameterValue,
+                       fmt::format("a NULL item of an ARRAY has no form in repeated protobuf "
+                                   "field {}",
+                                   f.name));
+      }
+      one(item);
+    }
+  }
+
+  Schema schema_;
+  int keyColumn_;
+  std::vector<int> keyColumns_;
+  std::shared_ptr<const ProtobufSchema> proto_;
+  bool confluent_;
+  std::vector<Column_> plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const Options& options) {
+  return std::make_unique<ProtobufDecoder>(schema, options);
+}
+
+std::unique_ptr<RecordEncoder> makeProtobufEncoder(const SinkSpec& sink) {
+  return std::make_unique<ProtobufEncoder>(sink);
+}
+
+}  // namespace rtsql::format

@@ -1,0 +1,132 @@
+// Protobuf message types as rtsql sees them: the message named by
+// 'protobuf.message' in the FileDescriptorSet file named by
+// 'protobuf.descriptor' (what `protoc --include_imports --descriptor_set_out`
+// writes), the SQL columns it gives, and a plan per message type that the
+// protobuf decoder and encoder walk (protobuf_codec.cpp). libprotobuf reads
+// and checks the descriptor set; the wire format itself is rtsql's.
+//
+// Types, protobuf to SQL: bool BOOLEAN; int32, sint32, sfixed32 INT; uint32,
+// fixed32 BIGINT (their values reach 2^32 - 1); int64, sint64, sfixed64,
+// uint64, fixed64 BIGINT (an unsigned value above BIGINT's range is a decode
+// error); float, double DOUBLE; string STRING; bytes BINARY; enum STRING (the
+// value's name); google.protobuf.Timestamp TIMESTAMP; any other message
+// STRUCT; repeated ARRAY. A field with presence (a message, proto3 `optional`,
+// a oneof member, any proto2 singular field) that is unset is NULL; a proto3
+// scalar without presence that is unset is its default (0, "", false, the
+// enum's first value). map fields, groups and recursive messages are refused
+// (0A000).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/options.h"
+#include "common/schema.h"
+#include "common/value.h"
+
+namespace google::protobuf {
+class DescriptorPool;
+class Descriptor;
+class EnumDescriptor;
+}  // namespace google::protobuf
+
+namespace rtsql::format {
+
+struct ProtoMessagePlan;
+
+// One field of a message, with what decoding and encoding need.
+struct ProtoFieldPlan {
+  // Protobuf's field types (descriptor.proto's FieldDescriptorProto.Type).
+  enum class Kind {
+    Double,
+    Float,
+    Int64,
+    Uint64,
+    Int32,
+    Fixed64,
+    Fixed32,
+    Bool,
+    String,
+    Message,
+    Bytes,
+    Uint32,
+    Enum,
+    Sfixed32,
+    Sfixed64,
+    Sint32,
+    Sint64,
+    Timestamp  // a google.protobuf.Timestamp message
+  };
+  std::string name;
+  int number = 0;
+  Kind kind = Kind::Int32;
+  bool repeated = false;
+  bool presence = false;                      // unset is NULL (else the default below)
+  int oneof = -1;                             // index of its real oneof in the message, or -1
+  const ProtoMessagePlan* message = nullptr;  // Message's type
+  const google::protobuf::EnumDescriptor* enumType = nullptr;  // Enum's type
+  DataTypePtr type;    // the SQL type (ARRAY of the item's when repeated)
+  Value defaultValue;  // an unset field without presence
+};
+
+struct ProtoMessagePlan {
+  std::string name;                    // full name
+  std::vector<ProtoFieldPlan> fields;  // in declaration order
+  // Field number to index in `fields` (-1: unknown) for numbers below its
+  // size; larger numbers are looked up by a search of `fields`.
+  std::vector<int> byNumber;
+  bool hasRepeated = false;
+  int oneofs = 0;
+
+  const ProtoFieldPlan* find(int number) const;
+  int indexOf(std::string_view name) const;  // case-insensitive, -1 when none
+};
+
+// A parsed descriptor set and the plans of the messages reachable from the
+// chosen one, which owns them.
+class ProtobufSchema {
+ public:
+  // The schema of `message` in the descriptor set `set` (its bytes). Throws
+  // SqlError 22023 at `setPos` when `set` is not a valid FileDescriptorSet,
+  // 42704 at `messagePos` when it holds no message of that name, 0A000 at
+  // `messagePos` for a field rtsql cannot map (map, group, recursion).
+  static std::shared_ptr<const ProtobufSchema> parse(std::string_view set,
+                                                     const std::string& message, size_t setPos,
+                                                     size_t messagePos);
+
+  // The schema the options name ('protobuf.descriptor', 'protobuf.message').
+  // `atCreate`: CREATE SOURCE / SINK reads the file and keeps its bytes for
+  // the tasks of this server; a task uses the bytes CREATE read, or reads the
+  // file when no CREATE of this server did. A missing or unreadable file is
+  // 58030 naming the path; relative paths are relative to the server's
+  // working directory, as for file tables.
+  static std::shared_ptr<const ProtobufSchema> fromOptions(const Options& options, size_t stmtPos,
+                                                           bool atCreate);
+
+  ~ProtobufSchema();
+  const ProtoMessagePlan& root() const { return *root_; }
+
+ private:
+  ProtobufSchema();
+  std::unique_ptr<google::protobuf::DescriptorPool> pool_;
+  std::vector<std::unique_ptr<ProtoMessagePlan>> plans_;
+  const ProtoMessagePlan* root_ = nullptr;
+  friend class ProtoPlanBuilder;
+};
+
+// The columns of a source reading `schema`'s message: one per field, in
+// order. With `declared` columns (non-empty), each must name a field (42703)
+// and have its SQL type (42804), at the column; the source reads only those.
+Schema protobufSourceColumns(const ProtobufSchema& schema, const Schema& declared,
+                             const std::vector<size_t>& declaredPos, size_t messagePos);
+
+// Checks that a sink writing `columns` (hidden ones left out) as `schema`'s
+// message can: each column names a field (42703) of a type the column's
+// values fit (42804) (see docs/connectors.md, "protobuf"), at the column's
+// entry of `positions` (parallel to `columns`; npos when none).
+void checkProtobufSinkColumns(const ProtobufSchema& schema, const Schema& columns,
+                              const std::vector<size_t>& positions = {});
+
+}  // namespace rtsql::format
