@@ -13,6 +13,7 @@
 // of an unexpected wire type skipped as unknown.
 #include <fmt/format.h>
 #include <google/protobuf/descriptor.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <cstring>
@@ -201,6 +202,10 @@ class Walker {
         if (!r.bytes(p, n)) return truncated(f);
         const std::string_view s(reinterpret_cast<const char*>(p), n);
         if (f.kind == Kind::String) {
+          // protobuf requires UTF-8 in a string field, and so does STRING.
+          if (!simdjson::validate_utf8(s.data(), s.size())) {
+            return fail(fmt::format("field {}: a string that is not valid UTF-8", f.name));
+          }
           out.setString(s);
         } else {
           out.setBinary(s);

@@ -180,6 +180,12 @@ TEST_CASE("protobuf: hostile values are decode errors") {
   std::string deep;
   for (int i = 0; i < 200; ++i) deep += bytes({0xab, 0x03});
   refused(deep, "100 deep");
+  // e (4, a string) that is not UTF-8; the same bytes in a valid string read.
+  refused(bytes({0x22, 0x02, 0xc3, 0x28}), "field e: a string that is not valid UTF-8");
+  refused(bytes({0x22, 0x01, 0xff}), "not valid UTF-8");
+  Decoded text = f.decode(bytes({0x22, 0x02, 0xc3, 0xa9}));
+  REQUIRE_MESSAGE(text.ok, text.error);
+  CHECK(text.row[f.col("e")].asString() == "\xc3\xa9");
   // An enum number the enum does not name reads as its number.
   Decoded d = f.decode(bytes({0x30, 0x07}));
   REQUIRE(d.ok);
