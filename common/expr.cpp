@@ -17,6 +17,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "common/digest.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "common/schema.h"
@@ -58,7 +59,8 @@ class LiteralExpr final : public Expr {
   std::string toString() const override {
     switch (v_.type()) {
       case TypeId::String: return quoteSql(v_.asString());
-      case TypeId::Binary: return "X'" + toHex(v_.asString()) + "'";
+      case TypeId::Binary:
+        return "X'" + lowerHex(v_.asString()) + "'";
       case TypeId::Timestamp: return "TIMESTAMP '" + formatTimestamp(v_.asInt()) + "'";
       case TypeId::Interval: return "INTERVAL '" + formatInterval(v_.asInt()) + "'";
       default: return v_.toString();

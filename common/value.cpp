@@ -10,6 +10,7 @@
 #include <limits>
 #include <string_view>
 
+#include "common/digest.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
 
@@ -76,7 +77,7 @@ void appendValue(std::string& out, const Value& v, bool nested) {
       return;
     case TypeId::Binary:
       out += "\\x";
-      out += expr_internal::toHex(v.asString());
+      out += lowerHex(v.asString());
       return;
     case TypeId::Timestamp:
       out += formatTimestamp(v.asInt());

@@ -89,16 +89,9 @@ std::string ProjectSpec::describe() const {
 }
 
 std::string VectorizedBatchSpec::describe() const {
-  std::vector<VectorizedCall> calls;
-  for (const ExprPtr& e : over) {
-    for (VectorizedCall& c : vectorizedCallsIn(*e)) {
-      bool seen = false;
-      for (const VectorizedCall& k : calls) seen = seen || k.node == c.node;
-      if (!seen) calls.push_back(std::move(c));
-    }
-  }
   std::string names;
-  for (const VectorizedCall& c : calls) names += (names.empty() ? "" : ", ") + c.function;
+  for (const VectorizedCall& c : vectorizedCallsIn(over))
+    names += (names.empty() ? "" : ", ") + c.function;
   return fmt::format("VectorizedBatch [{}] (up to {} rows)", names, kMaxVectorizedBatchRows);
 }
 

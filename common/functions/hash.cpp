@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/crc32.h"
+#include "common/digest.h"
 #include "common/functions/internal.h"
 
 namespace rtsql::expr_internal {
@@ -74,7 +75,7 @@ std::string digest(const EVP_MD* md, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (EVP_Digest(data.data(), data.size(), out, &len, md, nullptr) != 1) return {};
-  return toHex(std::string_view(reinterpret_cast<const char*>(out), len));
+  return lowerHex(std::string_view(reinterpret_cast<const char*>(out), len));
 }
 
 ExprPtr buildBase64(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -103,7 +104,7 @@ ExprPtr buildHex(const std::string& name, std::vector<ExprPtr>& args, size_t pos
   argBinary(name, args, 0, pos);
   return fn1(name, str(), args, [](const Value& v) {
     checkValueSize("hex", v.asString().size() * 2);
-    std::string h = toHex(v.asString());
+    std::string h = lowerHex(v.asString());
     for (auto& c : h) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return Value::string(std::move(h));
   });

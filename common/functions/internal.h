@@ -33,7 +33,6 @@ void appendDouble(std::string& out, double d);
 std::string formatInterval(int64_t micros);
 std::string toBase64(std::string_view bytes);
 bool fromBase64(std::string_view text, std::string* out);
-std::string toHex(std::string_view bytes);
 // Number of UTF-8 code points (continuation bytes are not counted).
 size_t utf8Length(std::string_view s);
 // Appends code point `cp` encoded as UTF-8 (1 to 4 bytes).

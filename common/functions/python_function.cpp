@@ -755,6 +755,19 @@ std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr) {
   return out;
 }
 
+std::vector<VectorizedCall> vectorizedCallsIn(const std::vector<ExprPtr>& exprs) {
+  std::vector<VectorizedCall> calls;
+  for (const ExprPtr& e : exprs) {
+    if (!e) continue;
+    for (VectorizedCall& c : vectorizedCallsIn(*e)) {
+      bool seen = false;
+      for (const VectorizedCall& k : calls) seen = seen || k.node == c.node;
+      if (!seen) calls.push_back(std::move(c));
+    }
+  }
+  return calls;
+}
+
 void VectorizedBatch::evaluate(const std::vector<Row>& rows, size_t count) {
   results_.assign(calls_.size(), {});
   for (size_t k = 0; k < calls_.size(); ++k) {

@@ -110,6 +110,8 @@ struct VectorizedCall {
 // expression once visits each node, and a vectorized call's node notes itself
 // while it prints.
 std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr);
+// The same over several expressions (an operator's), each call once.
+std::vector<VectorizedCall> vectorizedCallsIn(const std::vector<ExprPtr>& exprs);
 
 // Evaluates the vectorized calls of an operator's expressions over a batch of
 // rows, then lets the operator evaluate its expressions row by row with each

@@ -173,17 +173,6 @@ size_t findSubstring(std::string_view text, std::string_view needle, size_t from
   return at ? static_cast<size_t>(static_cast<const char*>(at) - text.data()) : std::string_view::npos;
 }
 
-std::string toHex(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    s += kHex[c >> 4];
-    s += kHex[c & 15];
-  }
-  return s;
-}
-
 void appendUtf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);

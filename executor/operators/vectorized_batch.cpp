@@ -5,22 +5,10 @@
 namespace rtsql {
 namespace {
 
-std::vector<VectorizedCall> callsOf(const std::vector<ExprPtr>& over) {
-  std::vector<VectorizedCall> calls;
-  for (const ExprPtr& e : over) {
-    for (VectorizedCall& c : vectorizedCallsIn(*e)) {
-      bool seen = false;
-      for (const VectorizedCall& k : calls) seen = seen || k.node == c.node;
-      if (!seen) calls.push_back(std::move(c));
-    }
-  }
-  return calls;
-}
-
 class VectorizedBatchOperator final : public Operator {
  public:
   explicit VectorizedBatchOperator(const VectorizedBatchSpec& spec)
-      : over_(spec.over), batch_(callsOf(spec.over)) {
+      : over_(spec.over), batch_(vectorizedCallsIn(spec.over)) {
     rows_.reserve(VectorizedBatchSpec::kMaxVectorizedBatchRows);
     contexts_.reserve(VectorizedBatchSpec::kMaxVectorizedBatchRows);
   }
