@@ -52,12 +52,18 @@ class CollectingWriter : public ResultWriter {
     // A statement sends at most a poll's rows more after it is told to stop.
     if (result_.rows.size() < limits_.maxRows) result_.rows.push_back(values);
   }
-  void complete(const std::string& commandTag) override { result_.command = commandTag; }
+  void complete(const std::string& commandTag) override {
+    // A live query counts the rows it sent, which may pass max_rows by the
+    // rest of one poll's rows; the answer holds max_rows of them and says so.
+    result_.command = !result_.stopped.empty() && commandTag.starts_with("SELECT ")
+                          ? "SELECT " + std::to_string(result_.rows.size())
+                          : commandTag;
+  }
   void error(const SqlError& err) override {
     // Stopped by its limits, a statement ends with the rows it had: the cancel
     // it reports is not an error of the statement.
     if (!result_.stopped.empty() && err.sqlstate() == sqlstate::kQueryCanceled) {
-      result_.command = "SELECT";
+      result_.command = "SELECT " + std::to_string(result_.rows.size());
       return;
     }
     result_.error = err;

@@ -344,6 +344,17 @@ def test_live_select_over_http(server, flows):
     # The live query's temporary flow is gone with its slots.
     wait_until(lambda: server.slots_used() == baseline, "the live query's slots to be freed")
 
+    # No LIMIT: max_rows stops it, and the answer counts the rows it holds
+    # (however many records the last poll brought).
+    with Producing(flows, user):
+        status, _, body = server.http("/sql", auth=auth, timeout=WAIT_S, json_body={
+            "sql": f"SELECT user_id FROM {flows['src']} WHERE user_id = '{user}'",
+            "timeout_ms": WAIT_S * 1000, "max_rows": 2})
+    assert status == 200, body
+    result = json.loads(body)
+    assert result["stopped"] == "max_rows", result
+    assert result["rows"] == [[user], [user]] and result["command"] == "SELECT 2", result
+
     # No record matches: the statement runs to its timeout and answers no rows.
     status, _, body = server.http("/sql", auth=auth, json_body={
         "sql": f"SELECT user_id FROM {flows['src']} WHERE user_id = '{unique('nobody')}'",
