@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -154,7 +155,29 @@ std::map<std::string, std::shared_ptr<const std::string>>& cache() {
   return files;
 }
 
+// A descriptor set is a few kilobytes; anything near this is not one.
+constexpr uintmax_t kMaxDescriptorBytes = 64u << 20;
+
 std::shared_ptr<const std::string> readDescriptorFile(const std::string& path, size_t pos) {
+  // Only a regular file of bounded size is read: a device (/dev/zero) or a
+  // FIFO would be read without end, holding the statement and growing memory.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status)) {
+    if (!std::filesystem::is_regular_file(status)) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("protobuf descriptor file \"{}\" is not a regular file", path),
+                     pos, kSetHint);
+    }
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > kMaxDescriptorBytes) {
+      throw SqlError(sqlstate::kProgramLimitExceeded,
+                     fmt::format("protobuf descriptor file \"{}\" is {} bytes, over the {} MiB "
+                                 "a descriptor set may have",
+                                 path, size, kMaxDescriptorBytes >> 20),
+                     pos, kSetHint);
+    }
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
