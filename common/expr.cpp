@@ -78,6 +78,10 @@ enum class ArithMode { Int32, Int64, Double, TsIv, IvTs, TsTs, IvIv, IvNum, NumI
 
 class ArithExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*l_);
+    fn(*r_);
+  }
   ArithExpr(DataTypePtr t, ArithOp op, ArithMode mode, ExprPtr l, ExprPtr r, std::string sym)
       : Expr(std::move(t)), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {}
 
@@ -213,6 +217,7 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
 
 class NegExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
   explicit NegExpr(ExprPtr e) : Expr(e->type()), e_(std::move(e)) {}
   Value eval(const Row& row) const override {
     Value sv;
@@ -245,6 +250,10 @@ int compareDoubles(double a, double b) {
 
 class CompareExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*l_);
+    fn(*r_);
+  }
   CompareExpr(CmpOp op, CmpMode mode, ExprPtr l, ExprPtr r, std::string sym)
       : Expr(boolType()), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {}
   Value eval(const Row& row) const override {
@@ -334,6 +343,10 @@ void requireBool(const char* op, ExprPtr& e, size_t pos) {
 
 class AndExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*l_);
+    fn(*r_);
+  }
   AndExpr(ExprPtr l, ExprPtr r) : Expr(boolType()), l_(std::move(l)), r_(std::move(r)) {}
   Value eval(const Row& row) const override {
     Value sa, sb;
@@ -352,6 +365,10 @@ class AndExpr final : public Expr {
 
 class OrExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*l_);
+    fn(*r_);
+  }
   OrExpr(ExprPtr l, ExprPtr r) : Expr(boolType()), l_(std::move(l)), r_(std::move(r)) {}
   Value eval(const Row& row) const override {
     Value sa, sb;
@@ -370,6 +387,7 @@ class OrExpr final : public Expr {
 
 class NotExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
   explicit NotExpr(ExprPtr e) : Expr(boolType()), e_(std::move(e)) {}
   Value eval(const Row& row) const override {
     Value sv;
@@ -385,6 +403,7 @@ class NotExpr final : public Expr {
 
 class IsNullExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
   IsNullExpr(ExprPtr e, bool negated) : Expr(boolType()), e_(std::move(e)), negated_(negated) {}
   Value eval(const Row& row) const override {
     Value sv;
@@ -406,6 +425,10 @@ struct ValueHash {
 
 class InExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*e_);
+    for (const ExprPtr& x : list_) fn(*x);
+  }
   InExpr(ExprPtr e, std::vector<ExprPtr> list, bool negated)
       : Expr(boolType()), e_(std::move(e)), list_(std::move(list)), negated_(negated) {
     allConstant_ = std::all_of(list_.begin(), list_.end(), [](const ExprPtr& x) { return x->isConstant(); });
@@ -465,6 +488,11 @@ class InExpr final : public Expr {
 
 class BetweenExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*e_);
+    fn(*lo_);
+    fn(*hi_);
+  }
   BetweenExpr(ExprPtr e, ExprPtr lo, ExprPtr hi, bool negated)
       : Expr(boolType()), e_(std::move(e)), lo_(std::move(lo)), hi_(std::move(hi)), negated_(negated) {}
   Value eval(const Row& row) const override {
@@ -602,6 +630,10 @@ class LikePattern {
 
 class LikeExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*e_);
+    fn(*pattern_);
+  }
   LikeExpr(ExprPtr e, ExprPtr pattern, bool negated)
       : Expr(boolType()), e_(std::move(e)), pattern_(std::move(pattern)), negated_(negated) {
     if (auto c = constantValue(pattern_)) {
@@ -635,6 +667,14 @@ class LikeExpr final : public Expr {
 
 class CaseExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    if (operand_) fn(*operand_);
+    for (const auto& [when, then] : whens_) {
+      fn(*when);
+      fn(*then);
+    }
+    if (else_) fn(*else_);
+  }
   CaseExpr(DataTypePtr t, ExprPtr operand, std::vector<std::pair<ExprPtr, ExprPtr>> whens, ExprPtr elseExpr)
       : Expr(std::move(t)), operand_(std::move(operand)), whens_(std::move(whens)), else_(std::move(elseExpr)) {}
   Value eval(const Row& row) const override {
@@ -691,6 +731,10 @@ class CaseExpr final : public Expr {
 
 class SubscriptExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*e_);
+    fn(*idx_);
+  }
   SubscriptExpr(ExprPtr e, ExprPtr idx, DataTypePtr t) : Expr(std::move(t)), e_(std::move(e)), idx_(std::move(idx)) {}
   Value eval(const Row& row) const override {
     Value scratch;

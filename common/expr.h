@@ -10,6 +10,7 @@
 // unknown function (42883).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -54,6 +55,9 @@ class Expr {
   // True when the value does not depend on the row (literals and functions of them
   // that are deterministic); lets the binder fold constants.
   virtual bool isConstant() const { return false; }
+  // Calls `fn` on each direct child, in the order eval() reads them. Plan-time
+  // walks over a tree (the Python calls an operator holds, say) go through it.
+  virtual void forEachChild(const std::function<void(const Expr&)>& fn) const { (void)fn; }
 
   const DataTypePtr& type() const { return type_; }
 

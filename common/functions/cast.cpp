@@ -105,6 +105,7 @@ Value castToString(const Value& v) {
 
 class CastExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
   CastExpr(ExprPtr e, DataTypePtr target) : Expr(std::move(target)), e_(std::move(e)) {}
   Value eval(const Row& row) const override {
     Value v = e_->eval(row);

@@ -134,6 +134,7 @@ class ColumnRefExpr final : public Expr {
 
 class FieldAccessExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*base_); }
   FieldAccessExpr(ExprPtr base, int index, std::string field, DataTypePtr type)
       : Expr(std::move(type)), base_(std::move(base)), index_(index), field_(std::move(field)) {}
   Value eval(const Row& row) const override;
@@ -151,6 +152,9 @@ class FieldAccessExpr final : public Expr {
 // A call of a named function with evaluated-once argument nodes.
 class CallExpr : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    for (const ExprPtr& a : args_) fn(*a);
+  }
   CallExpr(std::string name, DataTypePtr type, std::vector<ExprPtr> args, bool deterministic)
       : Expr(std::move(type)), name_(std::move(name)), args_(std::move(args)) {
     constant_ = deterministic;

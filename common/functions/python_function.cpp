@@ -469,6 +469,9 @@ std::string filenameOf(const std::string& fn) {
 
 class PythonCallExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    for (const ExprPtr& a : args_) fn(*a);
+  }
   PythonCallExpr(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args)
       : Expr(fn->returns()), fn_(std::move(fn)), args_(std::move(args)) {}
 
@@ -500,14 +503,14 @@ class PythonCallExpr final : public Expr {
   std::vector<ExprPtr> args_;
 };
 
-// The vectorized calls that vectorizedCallsIn() is collecting on this thread,
-// else null.
-thread_local std::vector<VectorizedCall>* tProbe = nullptr;
 // The innermost VectorizedBatch::RowScope of this thread.
 thread_local const VectorizedBatch::RowScope* tScope = nullptr;
 
 class PythonVectorizedCallExpr final : public Expr {
  public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    for (const ExprPtr& a : args_) fn(*a);
+  }
   PythonVectorizedCallExpr(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args,
                            size_t pos)
       : Expr(fn->returns()), fn_(std::move(fn)), args_(std::move(args)), pos_(pos) {}
@@ -526,17 +529,12 @@ class PythonVectorizedCallExpr final : public Expr {
       if (i) out += ", ";
       out += args_[i]->toString();
     }
-    // After the arguments: a call inside them is noted first.
-    if (tProbe) {
-      bool seen = false;
-      for (const VectorizedCall& c : *tProbe) seen = seen || c.node == this;
-      if (!seen) tProbe->push_back(VectorizedCall{this, fn_->name(), pos_});
-    }
     return out + ")";
   }
 
   const PythonFunction& function() const { return *fn_; }
   const std::vector<ExprPtr>& args() const { return args_; }
+  size_t pos() const { return pos_; }
 
  private:
   std::shared_ptr<const PythonFunction> fn_;
@@ -741,17 +739,25 @@ ExprPtr makePythonCall(std::shared_ptr<const PythonFunction> fn, std::vector<Exp
   return std::make_shared<PythonCallExpr>(std::move(fn), std::move(args));
 }
 
+namespace {
+
+// Depth first, children before their parent: a call inside another's arguments
+// is computed, and so listed, first. A node shared by two parents is listed once.
+void collectVectorizedCalls(const Expr& expr, std::vector<VectorizedCall>& out) {
+  expr.forEachChild([&out](const Expr& child) { collectVectorizedCalls(child, out); });
+  const auto* call = dynamic_cast<const PythonVectorizedCallExpr*>(&expr);
+  if (!call) return;
+  for (const VectorizedCall& c : out) {
+    if (c.node == call) return;
+  }
+  out.push_back(VectorizedCall{call, call->function().name(), call->pos()});
+}
+
+}  // namespace
+
 std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr) {
   std::vector<VectorizedCall> out;
-  std::vector<VectorizedCall>* previous = tProbe;
-  tProbe = &out;
-  try {
-    (void)expr.toString();
-  } catch (...) {
-    tProbe = previous;
-    throw;
-  }
-  tProbe = previous;
+  collectVectorizedCalls(expr, out);
   return out;
 }
 

@@ -104,11 +104,8 @@ struct VectorizedCall {
   size_t pos = SqlError::npos;
 };
 
-// The vectorized calls in `expr`, inner calls before the calls whose
-// arguments hold them, each once. Expressions have no visitor of their
-// children; every node prints its children in toString(), so printing the
-// expression once visits each node, and a vectorized call's node notes itself
-// while it prints.
+// The vectorized calls in `expr` (found through Expr::forEachChild), inner
+// calls before the calls whose arguments hold them, each once.
 std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr);
 // The same over several expressions (an operator's), each call once.
 std::vector<VectorizedCall> vectorizedCallsIn(const std::vector<ExprPtr>& exprs);

@@ -135,3 +135,57 @@ TEST_CASE("a batch calls each vectorized function once and gives each row its re
   CHECK(outer->eval(rows[2]) == Value::bigint(30));
   CHECK(calls() == before + 2);
 }
+
+TEST_CASE("a vectorized call is found under every kind of expression node") {
+  auto twice = vectorized("twice", {{"a", t(TypeId::BigInt)}}, t(TypeId::BigInt), kCountedTwice);
+  auto label = vectorized("label", {{"a", t(TypeId::BigInt)}}, t(TypeId::String),
+                          "return [None if x is None else 'n%d' % x for x in a]");
+  ExprPtr n = makeColumnRef(0, t(TypeId::BigInt), "n");
+  ExprPtr one = makeLiteral(Value::bigint(1), t(TypeId::BigInt));
+  auto call = [&] { return makePythonCall(twice, {n}, 1); };
+  auto text = [&] { return makePythonCall(label, {n}, 1); };
+  auto isTrue = [&] { return makeCall("=", {call(), one}, 1); };
+
+  const std::vector<std::pair<std::string, ExprPtr>> cases = {
+      {"arithmetic", makeCall("+", {one, call()}, 1)},
+      {"negation", makeCall("neg", {call()}, 1)},
+      {"comparison", isTrue()},
+      {"AND", makeAnd(makeLiteral(Value::boolean(true), t(TypeId::Boolean)), isTrue(), 1)},
+      {"OR", makeOr(makeLiteral(Value::boolean(false), t(TypeId::Boolean)), isTrue(), 1)},
+      {"NOT", makeNot(isTrue(), 1)},
+      {"IS NULL", makeIsNull(call(), false)},
+      {"IN (value)", makeIn(call(), {one}, false, 1)},
+      {"IN (list)", makeIn(n, {one, call()}, false, 1)},
+      {"BETWEEN", makeBetween(n, one, call(), false, 1)},
+      {"LIKE", makeLike(makeLiteral(Value::string("n2"), t(TypeId::String)), text(), false, 1)},
+      {"CASE operand", makeCase(call(), {{one, one}}, nullptr, 1)},
+      {"CASE WHEN", makeCase(nullptr, {{isTrue(), one}}, nullptr, 1)},
+      {"CASE THEN",
+       makeCase(nullptr, {{makeLiteral(Value::boolean(true), t(TypeId::Boolean)), call()}}, nullptr,
+                1)},
+      {"CASE ELSE",
+       makeCase(nullptr, {{makeLiteral(Value::boolean(false), t(TypeId::Boolean)), one}}, call(),
+                1)},
+      {"CAST", makeCast(call(), t(TypeId::String), 1)},
+      {"subscript", makeSubscript(makeCall("array", {call()}, 1), one, 1)},
+      {"field access",
+       makeFieldAccess(makeCall("named_struct",
+                                {makeLiteral(Value::string("f"), t(TypeId::String)), call()}, 1),
+                       "f", 1)},
+      {"function call", makeCall("coalesce", {call(), one}, 1)},
+      {"Python call", makePythonCall(twice, {makeCall("abs", {call()}, 1)}, 1)},
+  };
+  for (const auto& [kind, expr] : cases) {
+    CAPTURE(kind);
+    std::vector<VectorizedCall> found = vectorizedCallsIn(*expr);
+    REQUIRE(!found.empty());
+    CHECK((found.front().function == "twice" || found.front().function == "label"));
+  }
+  // The outer call of `twice(abs(twice(n)))` comes after the inner one.
+  std::vector<VectorizedCall> nested = vectorizedCallsIn(*cases.back().second);
+  REQUIRE(nested.size() == 2);
+  CHECK(nested[1].node == cases.back().second.get());
+  // A node shared by two parents is listed once.
+  ExprPtr shared = call();
+  CHECK(vectorizedCallsIn(*makeCall("+", {shared, shared}, 1)).size() == 1);
+}
