@@ -642,8 +642,8 @@ class AvroEncoder final : public RecordEncoder {
     static char kNothing = 0;
     writer_ = avro_writer_memory(&kNothing, 0);
     if (schema_registry::hasRegistry(sink.options)) {
-      // The id of the schema as CREATE FLOW registered it: registering it
-      // again answers the same id.
+      // CREATE FLOW checked that the subject takes the schema; registering
+      // it again (each start, each task) answers the same id.
       schemaId_ = registerSinkSchema(sink, avroSinkSchema(sink.input, sink.name));
       framing_ = true;
     }
@@ -741,7 +741,8 @@ void checkAvroSinkRegistry(const SinkSpec& sink, size_t pos) {
                     "write to another topic",
                     sink.name));
   }
-  registerSinkSchema(sink, schema);
+  // Registered when the flow's sink tasks start (AvroEncoder), so that a dry
+  // run or EXPLAIN leaves the registry as it was.
 }
 
 std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options) {

@@ -6,8 +6,8 @@ from the subject's latest schema, older writers' records resolved to them);
 records with an unknown id or a bad magic byte reach the dead-letter topic;
 an avro sink registers its schema under the topic's subject and frames every
 value with its id, which the registry resolves to the schema python3-avro
-decodes them with; a sink schema the subject refuses as incompatible fails
-CREATE FLOW with 42804. The embedded broker only: the registry, not the
+decodes them with, and a dry run of the same registers nothing; a sink schema
+the subject refuses as incompatible fails CREATE FLOW with 42804. The embedded broker only: the registry, not the
 broker, is under test."""
 
 import io
@@ -156,13 +156,21 @@ def test_a_sink_registers_its_schema_and_frames_values_with_its_id(server):
     kafka.create_topic(topic)
     kafka.produce(topic, rows, partition=0)
     src, snk, flow = unique("srks"), unique("srkk"), unique("srkf")
-    server.run_script(f"""
+    script = f"""
 CREATE SOURCE {src} (id BIGINT, name STRING, score DOUBLE)
 WITH ({kafka.options()}, subscribe = '{topic}', startingOffsets = 'earliest', format = 'json');
 CREATE SINK {snk} WITH ({kafka.options()}, topic = '{out}', format = 'avro',
     'schema.registry.url' = '{REGISTRY}');
 CREATE FLOW {flow} INTO {snk} TRIGGER REALTIME AS SELECT id, name, score FROM {src};
-""")
+"""
+    # A dry run checks with the registry but registers nothing.
+    path = server.tmp / f"{unique('dry')}.sql"
+    path.write_text(script)
+    server.rtsql("-f", str(path), "--dry-run")
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        registry("GET", f"/subjects/{out}-value/versions")
+    assert missing.value.code == 404
+    server.run_script(script)
     latest = registry("GET", f"/subjects/{out}-value/versions/latest")
     msgs = kafka.consume(out, n=len(rows), timeout=60)
     assert len(msgs) == len(rows), server.psql("SHOW FLOWS", check=False)

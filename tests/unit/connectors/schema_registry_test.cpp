@@ -31,7 +31,9 @@ namespace {
 // lines it got. One connection at a time, each closed after its answer.
 class FakeRegistry {
  public:
-  FakeRegistry() : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+  FakeRegistry()
+      : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}),
+        endpoint_(acceptor_.local_endpoint()) {
     thread_ = std::thread([this] { serve(); });
   }
   ~FakeRegistry() {
@@ -39,12 +41,10 @@ class FakeRegistry {
     boost::system::error_code ec;
     // Wakes the accept with a connection of our own.
     boost::asio::ip::tcp::socket s(ioc_);
-    s.connect(acceptor_.local_endpoint(), ec);
+    s.connect(endpoint_, ec);
     thread_.join();
   }
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
-  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(endpoint_.port()); }
   std::vector<std::string> requests() {
     std::lock_guard lock(mu_);
     return requests_;
@@ -88,6 +88,7 @@ class FakeRegistry {
 
   boost::asio::io_context ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  const boost::asio::ip::tcp::endpoint endpoint_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::vector<std::string> requests_;
