@@ -26,7 +26,7 @@ using namespace rtsql::schema_registry;
 
 namespace {
 
-// A registry on 127.0.0.1 that answers GET /schemas/ids/7 with a schema of
+// A registry on 127.0.0.1 that answers GET .../schemas/ids/7 with a schema of
 // one long field "n", every other request with 404, and keeps the request
 // lines it got. One connection at a time, each closed after its answer.
 class FakeRegistry {
@@ -49,6 +49,11 @@ class FakeRegistry {
     std::lock_guard lock(mu_);
     return requests_;
   }
+  // The head (request line and headers) of the last request.
+  std::string lastHead() {
+    std::lock_guard lock(mu_);
+    return lastHead_;
+  }
 
  private:
   void serve() {
@@ -68,9 +73,11 @@ class FakeRegistry {
       {
         std::lock_guard lock(mu_);
         requests_.push_back(line);
+        lastHead_ = in.substr(0, in.find("\r\n\r\n"));
       }
       std::string body, status = "200 OK";
-      if (line == "GET /apis/ccompat/v7/schemas/ids/7 HTTP/1.1") {
+      const std::string_view tail = "/schemas/ids/7 HTTP/1.1";
+      if (line.starts_with("GET ") && line.ends_with(tail)) {
         body =
             R"({"schema":"{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"n\",\"type\":\"long\"}]}"})";
       } else {
@@ -92,6 +99,7 @@ class FakeRegistry {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::vector<std::string> requests_;
+  std::string lastHead_;
   std::thread thread_;
 };
 
@@ -241,4 +249,36 @@ TEST_CASE("schema registry: a registry that does not answer is a decode error wi
   CHECK_FALSE(decode(*d, framedLong(7, 1), row, error));
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
   CHECK(error.find("the schema registry did not answer GET " + url + "/schemas/ids/7") == 0);
+}
+
+TEST_CASE(
+    "schema registry: basic auth from the user info, and a request body with a registration") {
+  FakeRegistry fake;
+  RegistryConfig config = registryConfig(
+      testing::opts({{kUrlOption, fake.url() + "/"}, {kUserInfoOption, "ana:s3cr:et"}}));
+  SchemaRegistryClient client(config);
+  RegistryError error;
+  auto schema = client.schemaById(7, error);
+  REQUIRE(schema);
+  CHECK(schema->find("\"name\":\"n\"") != std::string::npos);
+  // base64("ana:s3cr:et"): the password may hold ':'.
+  CHECK(fake.lastHead().find("\r\nAuthorization: Basic YW5hOnMzY3I6ZXQ=") != std::string::npos);
+  CHECK(fake.requests().back() == "GET /schemas/ids/7 HTTP/1.1");
+  // Cached: no second request.
+  REQUIRE(client.schemaById(7, error));
+  CHECK(client.requests() == 1);
+
+  // A registration the registry answers 404 to is NotFound, with its message.
+  auto id = client.registerSchema("t-value", R"({"type":"string"})", "AVRO", error);
+  CHECK_FALSE(id);
+  CHECK(error.kind == RegistryError::Kind::NotFound);
+  CHECK(error.message.find("answered 404") != std::string::npos);
+  CHECK(error.message.find("Schema not found") != std::string::npos);
+  CHECK(fake.requests().back() == "POST /subjects/t-value/versions HTTP/1.1");
+  CHECK(fake.lastHead().find("Content-Type: application/vnd.schemaregistry.v1+json") !=
+        std::string::npos);
+
+  // A subject without versions takes any schema.
+  std::string reasons;
+  CHECK(client.compatible("t-value", R"({"type":"string"})", "AVRO", reasons, error) == true);
 }
