@@ -7,16 +7,27 @@
 // CREATE SOURCE); the hidden metadata columns come from the record. With
 // 'avro.framing' = 'confluent' a value starts with the magic byte 0 and a
 // 4-byte schema id, which is skipped (the schema is the inline one).
+// With 'schema.registry.url' every value is framed so, and the id names the
+// writer's schema in the registry (connectors/schema_registry/): each id's
+// schema is fetched once, and its record's fields are resolved to the
+// source's columns by name (a field the writer lacks is NULL; int widens to
+// BIGINT and DOUBLE, long to DOUBLE).
 // Encoding: the sink's columns as a record of nullable fields
-// (avroSinkSchema), TIMESTAMP as timestamp-micros.
+// (avroSinkSchema), TIMESTAMP as timestamp-micros; with 'schema.registry.url'
+// that schema is registered under the topic's subject and each value framed
+// with its id.
 #include <avro.h>
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <unordered_map>
+
+#include "common/clock.h"
 #include "common/error.h"
 #include "connectors/format/avro_schema.h"
 #include "connectors/format/decode_util.h"
 #include "connectors/format/decoders.h"
+#include "connectors/schema_registry/schema_registry.h"
 
 namespace rtsql::format {
 
@@ -337,29 +348,41 @@ class DatumCheck {
   std::string error_;
 };
 
+// Whether a writer's field of SQL type `writer` can fill a column of type
+// `column`: the same type, or Avro's promotions int to long and int or long
+// to double.
+bool promotes(const DataType& writer, const DataType& column) {
+  if (writer.equals(column)) return true;
+  if (writer.id == TypeId::Int && column.id == TypeId::BigInt) return true;
+  return (writer.id == TypeId::Int || writer.id == TypeId::BigInt) && column.id == TypeId::Double;
+}
+
+// `v` (a writer's value) as a value of the column's type, after promotes().
+void widen(Value& v, const DataType& column) {
+  if (v.isNull() || v.type() == column.id) return;
+  if (column.id == TypeId::BigInt) v = Value::bigint(v.asInt());
+  if (column.id == TypeId::Double) v = Value::float64(static_cast<double>(v.asInt()));
+}
+
 class AvroDecoder final : public RecordDecoder {
  public:
   AvroDecoder(const Schema& schema, const Options& options)
-      : avro_(AvroSchema::parse(
-            options.getString("avro.schema"),
-            options.find("avro.schema") ? options.find("avro.schema")->valuePos : SqlError::npos)),
-        holder_(avro_->json()),
-        confluent_(iequals(options.getString("avro.framing", "none"), "confluent")) {
-    const AvroNode& root = avro_->root();
-    for (const Column& c : schema.columns) {
-      Field f;
-      f.meta = c.hidden ? metaKindOf(c) : MetaKind::None;
-      f.type = c.type;
-      for (size_t i = 0; i < root.fields.size() && f.meta == MetaKind::None; ++i) {
-        if (iequals(root.fields[i].first, c.name)) {
-          f.index = static_cast<int>(i);
-          f.node = root.fields[i].second;
-        }
-      }
-      fields_.push_back(std::move(f));
+      : confluent_(iequals(options.getString("avro.framing", "none"), "confluent")) {
+    for (const rtsql::Column& c : schema.columns) {
+      columns_.push_back(Col{c.name, c.type, c.hidden ? metaKindOf(c) : MetaKind::None});
     }
     static const char kNothing = 0;
     reader_ = avro_reader_memory(&kNothing, 0);
+    if (schema_registry::hasRegistry(options)) {
+      registry_ =
+          schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(options));
+      return;
+    }
+    inline_ = makePlan(
+        AvroSchema::parse(
+            options.getString("avro.schema"),
+            options.find("avro.schema") ? options.find("avro.schema")->valuePos : SqlError::npos),
+        -1);
   }
   ~AvroDecoder() override {
     if (reader_) avro_reader_free(reader_);
@@ -374,7 +397,15 @@ class AvroDecoder final : public RecordDecoder {
     }
     const char* data = rec.value;
     size_t len = rec.valueLen;
-    if (confluent_) {
+    const Plan* plan = inline_.get();
+    if (registry_) {
+      int32_t id = 0;
+      if (!schema_registry::readFraming(data, len, id, error)) return false;
+      data += schema_registry::kFramingBytes;
+      len -= schema_registry::kFramingBytes;
+      plan = planOf(id, error);
+      if (!plan) return false;
+    } else if (confluent_) {
       if (len < 5 || data[0] != 0) {
         error = "not a Confluent-framed Avro value (magic byte 0 and a 4-byte schema id)";
         return false;
@@ -382,26 +413,31 @@ class AvroDecoder final : public RecordDecoder {
       data += 5;
       len -= 5;
     }
+    if (!plan->unreadable.empty()) {
+      error = plan->unreadable;
+      return false;
+    }
+    const AvroSchema& avro = *plan->schema;
     DatumCheck check(data, len);
-    if (!check.datum(avro_->root())) {
-      error = fmt::format("not an Avro datum of the schema: {}", check.error());
+    if (!check.datum(avro.root())) {
+      error = fmt::format("not an Avro datum of the schema{}: {}", plan->idText, check.error());
       return false;
     }
     if (!check.atEnd()) {
-      error = fmt::format("{} bytes left after the Avro datum: not a datum of the schema",
-                          check.left());
+      error = fmt::format("{} bytes left after the Avro datum: not a datum of the schema{}",
+                          check.left(), plan->idText);
       return false;
     }
-    avro_value_t& value = holder_.value();
+    avro_value_t& value = plan->holder->value();
     avro_value_reset(&value);
     avro_reader_memory_set_source(reader_, data, static_cast<int64_t>(len));
     if (avro_value_read(reader_, &value) != 0) {
-      error = fmt::format("not an Avro datum of the schema: {}", avroError());
+      error = fmt::format("not an Avro datum of the schema{}: {}", plan->idText, avroError());
       return false;
     }
-    resetRow(row, fields_.size());
-    for (size_t i = 0; i < fields_.size(); ++i) {
-      const Field& f = fields_[i];
+    resetRow(row, plan->fields.size());
+    for (size_t i = 0; i < plan->fields.size(); ++i) {
+      const Field& f = plan->fields[i];
       if (f.meta != MetaKind::None) {
         row[i] = metaValue(f.meta, rec);
         continue;
@@ -413,27 +449,131 @@ class AvroDecoder final : public RecordDecoder {
         return false;
       }
       std::string why;
-      if (!toValue(field, *f.node, *f.type, row[i], why)) {
+      if (!toValue(field, *f.node, *f.writerType, row[i], why)) {
         error = fmt::format("field '{}': {}",
-                            avro_->root().fields[static_cast<size_t>(f.index)].first, why);
+                            avro.root().fields[static_cast<size_t>(f.index)].first, why);
         return false;
       }
+      widen(row[i], *f.type);
     }
     return true;
   }
 
  private:
+  struct Col {
+    std::string name;
+    DataTypePtr type;
+    MetaKind meta = MetaKind::None;
+  };
   struct Field {
     MetaKind meta = MetaKind::None;
     int index = -1;
     const AvroNode* node = nullptr;
-    DataTypePtr type;
+    DataTypePtr type;        // the column's
+    DataTypePtr writerType;  // the writer's field's, which promotes() to type
   };
-  std::shared_ptr<const AvroSchema> avro_;
-  AvroValueHolder holder_;
+  // A writer's schema and how its record gives the columns.
+  struct Plan {
+    std::shared_ptr<const AvroSchema> schema;
+    std::unique_ptr<AvroValueHolder> holder;
+    std::vector<Field> fields;
+    std::string idText;      // " (id N)" for a registry's schema, for messages
+    std::string unreadable;  // why this writer's records give no row, or empty
+  };
+  // How long an id whose schema could not be had is not asked for again: a
+  // registry away is asked again soon, an unknown id later.
+  static constexpr int64_t kRetryUnreachableMicros = 1'000'000;
+  static constexpr int64_t kRetryNotFoundMicros = 30'000'000;
+  // Bounds of the plans and failures a decoder keeps (a hostile stream may
+  // name any id).
+  static constexpr size_t kMaxPlans = 64;
+  static constexpr size_t kMaxFailures = 1024;
+
+  // The plan of `avro` for the columns. An inline schema (`id` < 0) was
+  // checked against the columns at CREATE SOURCE; a registry's is resolved
+  // here, and a field that cannot fill its column makes every record of the
+  // schema a decode error.
+  std::unique_ptr<Plan> makePlan(std::shared_ptr<const AvroSchema> avro, int64_t id) {
+    auto plan = std::make_unique<Plan>();
+    plan->schema = std::move(avro);
+    plan->holder = std::make_unique<AvroValueHolder>(plan->schema->json());
+    if (id >= 0) plan->idText = fmt::format(" (id {})", id);
+    const AvroNode& root = plan->schema->root();
+    for (const Col& c : columns_) {
+      Field f;
+      f.meta = c.meta;
+      f.type = c.type;
+      f.writerType = c.type;
+      for (size_t i = 0; i < root.fields.size() && f.meta == MetaKind::None; ++i) {
+        if (!iequals(root.fields[i].first, c.name)) continue;
+        f.index = static_cast<int>(i);
+        f.node = root.fields[i].second;
+        if (id < 0) break;
+        try {
+          f.writerType = AvroSchema::sqlType(*f.node, SqlError::npos, root.fields[i].first);
+        } catch (const SqlError& e) {
+          plan->unreadable = fmt::format("field '{}' of the writer's schema{}: {}",
+                                         root.fields[i].first, plan->idText, e.message());
+          break;
+        }
+        if (!promotes(*f.writerType, *c.type)) {
+          plan->unreadable = fmt::format(
+              "column \"{}\" is {}, but field '{}' of the writer's schema{} reads as {}", c.name,
+              c.type->toString(), root.fields[i].first, plan->idText, f.writerType->toString());
+        }
+        break;
+      }
+      plan->fields.push_back(std::move(f));
+    }
+    return plan;
+  }
+
+  // The plan of the writer's schema `id`, fetched from the registry the first
+  // time; nullptr with `error` set when it cannot be had.
+  const Plan* planOf(int32_t id, std::string& error) {
+    if (auto it = plans_.find(id); it != plans_.end()) return it->second.get();
+    const int64_t now = monotonicMicros();
+    if (auto it = failures_.find(id); it != failures_.end()) {
+      if (now < it->second.first) {
+        error = it->second.second;
+        return nullptr;
+      }
+      failures_.erase(it);
+    }
+    schema_registry::RegistryError why;
+    auto text = registry_->schemaById(id, why);
+    std::unique_ptr<Plan> plan;
+    if (text) {
+      try {
+        plan = makePlan(AvroSchema::parse(*text, SqlError::npos), id);
+      } catch (const SqlError& e) {
+        why = {schema_registry::RegistryError::Kind::Refused,
+               fmt::format("the writer's schema (id {}) from the schema registry: {}", id,
+                           e.message())};
+      }
+    }
+    if (!plan) {
+      if (failures_.size() >= kMaxFailures) failures_.clear();
+      const int64_t wait = why.kind == schema_registry::RegistryError::Kind::Unreachable
+                               ? kRetryUnreachableMicros
+                               : kRetryNotFoundMicros;
+      error = why.kind == schema_registry::RegistryError::Kind::NotFound
+                  ? fmt::format("schema id {} is not in the schema registry: {}", id, why.message)
+                  : why.message;
+      failures_[id] = {now + wait, error};
+      return nullptr;
+    }
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    return plans_.emplace(id, std::move(plan)).first->second.get();
+  }
+
+  std::vector<Col> columns_;
   bool confluent_;
+  std::unique_ptr<Plan> inline_;
+  std::shared_ptr<schema_registry::SchemaRegistryClient> registry_;
+  std::unordered_map<int32_t, std::unique_ptr<Plan>> plans_;
+  std::unordered_map<int32_t, std::pair<int64_t, std::string>> failures_;
   avro_reader_t reader_ = nullptr;
-  std::vector<Field> fields_;
 };
 
 // Sets `v` (a union of null and the type of `type`, as avroSinkSchema writes
@@ -501,6 +641,12 @@ class AvroEncoder final : public RecordEncoder {
       if (!schema_.columns[i].hidden) columns_.push_back(i);
     static char kNothing = 0;
     writer_ = avro_writer_memory(&kNothing, 0);
+    if (schema_registry::hasRegistry(sink.options)) {
+      // CREATE FLOW checked that the subject takes the schema; registering
+      // it again (each start, each task) answers the same id.
+      schemaId_ = registerSinkSchema(sink, avroSinkSchema(sink.input, sink.name));
+      framing_ = true;
+    }
   }
   ~AvroEncoder() override {
     if (writer_) avro_writer_free(writer_);
@@ -528,8 +674,11 @@ class AvroEncoder final : public RecordEncoder {
     }
     size_t size = 0;
     avro_value_sizeof(&value, &size);
-    out.value.resize(size);
-    avro_writer_memory_set_dest(writer_, out.value.data(), static_cast<int64_t>(size));
+    out.value.clear();
+    if (framing_) schema_registry::appendFraming(out.value, schemaId_);
+    const size_t at = out.value.size();
+    out.value.resize(at + size);
+    avro_writer_memory_set_dest(writer_, out.value.data() + at, static_cast<int64_t>(size));
     if (avro_value_write(writer_, &value) != 0) {
       throw SqlError(sqlstate::kInternalError,
                      fmt::format("cannot write an Avro row: {}", avroError()));
@@ -544,9 +693,57 @@ class AvroEncoder final : public RecordEncoder {
   std::vector<size_t> columns_;
   AvroValueHolder holder_;
   avro_writer_t writer_ = nullptr;
+  bool framing_ = false;
+  int32_t schemaId_ = 0;
 };
 
 }  // namespace
+
+int32_t registerSinkSchema(const SinkSpec& sink, const std::string& schema) {
+  auto registry =
+      schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(sink.options));
+  const std::string subject = schema_registry::valueSubject(sink.options.getString("topic"));
+  schema_registry::RegistryError error;
+  auto id = registry->registerSchema(subject, schema, "AVRO", error);
+  if (!id) {
+    throw SqlError(error.kind == schema_registry::RegistryError::Kind::Unreachable
+                       ? sqlstate::kConnectionFailure
+                       : sqlstate::kInvalidParameterValue,
+                   fmt::format("sink \"{}\": {}", sink.name, error.message));
+  }
+  return *id;
+}
+
+void checkAvroSinkRegistry(const SinkSpec& sink, size_t pos) {
+  if (!schema_registry::hasRegistry(sink.options)) return;
+  auto registry =
+      schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(sink.options));
+  const std::string subject = schema_registry::valueSubject(sink.options.getString("topic"));
+  const std::string schema = avroSinkSchema(sink.input, sink.name);
+  schema_registry::RegistryError error;
+  std::string reasons;
+  auto ok = registry->compatible(subject, schema, "AVRO", reasons, error);
+  if (!ok) {
+    throw SqlError(error.kind == schema_registry::RegistryError::Kind::Unreachable
+                       ? sqlstate::kConnectionFailure
+                       : sqlstate::kInvalidParameterValue,
+                   fmt::format("sink \"{}\": {}", sink.name, error.message), pos);
+  }
+  if (!*ok) {
+    throw SqlError(
+        sqlstate::kDatatypeMismatch,
+        fmt::format("sink \"{}\" writes an Avro schema that subject \"{}\" of the schema "
+                    "registry refuses as incompatible with its latest version{}{}",
+                    sink.name, subject, reasons.empty() ? "" : ": ", reasons),
+        pos,
+        fmt::format("the sink writes a record \"{}\" of the query's columns, each a nullable "
+                    "field: give the columns the names and types of the subject's schema, or "
+                    "write to another topic",
+                    sink.name));
+  }
+  // Registered when the flow's sink tasks start (AvroEncoder), so that a dry
+  // run or EXPLAIN leaves the registry as it was.
+}
 
 std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options) {
   return std::make_unique<AvroDecoder>(schema, options);

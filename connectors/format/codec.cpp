@@ -33,6 +33,10 @@ std::unique_ptr<RecordEncoder> makeEncoder(const SinkSpec& sink) {
 
 void checkSinkColumns(const SinkSpec& sink,
                       const std::vector<std::pair<std::string, size_t>>& columns) {
+  if (iequals(sink.format, "avro")) {
+    format::checkAvroSinkRegistry(sink, columns.empty() ? SqlError::npos : columns.front().second);
+    return;
+  }
   if (!iequals(sink.format, "protobuf")) return;
   std::vector<size_t> positions;
   for (const Column& c : sink.input.columns) {

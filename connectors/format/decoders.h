@@ -18,6 +18,14 @@ std::unique_ptr<RecordEncoder> makeRawEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeCsvEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options);
 std::unique_ptr<RecordEncoder> makeAvroEncoder(const SinkSpec& sink);
+// An avro sink with 'schema.registry.url': CREATE FLOW's check that the
+// registry takes the sink's schema under the topic's subject (42804 at `pos`
+// when it is incompatible with the latest version, 08006 when the registry
+// does not answer); it registers nothing. registerSinkSchema, as the sink's
+// encoder starts, registers `schema` and returns its id (08006, or 22023 when
+// the registry refuses).
+void checkAvroSinkRegistry(const SinkSpec& sink, size_t pos);
+int32_t registerSinkSchema(const SinkSpec& sink, const std::string& schema);
 std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const Options& options);
 std::unique_ptr<RecordEncoder> makeProtobufEncoder(const SinkSpec& sink);
 

@@ -13,6 +13,7 @@
 #include "connectors/kafka/sink.h"
 #include "connectors/kafka/sink_topic.h"
 #include "connectors/kafka/source.h"
+#include "connectors/schema_registry/schema_registry.h"
 #include "planner/planner.h"
 
 namespace rtsql {
@@ -46,14 +47,49 @@ void validateProtobufOptions(const Options& options, const std::string& format, 
   }
 }
 
+// The schema registry's options: with format 'avro' only, where they replace
+// 'avro.schema' and 'avro.framing' (every value is framed, and the id names
+// its schema).
+void validateRegistryOptions(const Options& options, const std::string& format) {
+  if (!schema_registry::hasRegistry(options)) {
+    for (const std::string& key : schema_registry::registryOptionKeys()) {
+      if (options.has(key)) schema_registry::registryConfig(options);  // names the key
+    }
+    return;
+  }
+  const OptionEntry* url = options.find(schema_registry::kUrlOption);
+  if (format != "avro") {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("'{}' applies to format 'avro'", schema_registry::kUrlOption),
+                   url->keyPos, "set format = 'avro', or drop the option");
+  }
+  for (const char* key : {"avro.schema", "avro.framing"}) {
+    if (const OptionEntry* e = options.find(key)) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("option '{}' does not go with '{}': the schema registry gives "
+                                 "each value's schema, and every value is framed with its id",
+                                 key, schema_registry::kUrlOption),
+                     e->keyPos, fmt::format("drop '{}'", key));
+    }
+  }
+  schema_registry::registryConfig(options);
+}
+
+// `known` and the registry options.
+std::vector<std::string> withRegistryKeys(std::vector<std::string> known) {
+  for (const std::string& key : schema_registry::registryOptionKeys()) known.push_back(key);
+  return known;
+}
+
 }  // namespace
 
 void KafkaConnector::validateSource(const Options& options, size_t stmtPos) const {
-  options.checkKnown({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
-                      "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
-                      "avro.schema", "avro.framing", "protobuf.descriptor", "protobuf.message",
-                      "protobuf.framing", kIdleTimeoutOption, kafka::kDeadLetterTopicOption},
-                     {"kafka."});
+  options.checkKnown(
+      withRegistryKeys({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
+                        "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
+                        "avro.schema", "avro.framing", "protobuf.descriptor", "protobuf.message",
+                        "protobuf.framing", kIdleTimeoutOption, kafka::kDeadLetterTopicOption}),
+      {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "subscribe", stmtPos);
   options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
@@ -61,7 +97,10 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
   const std::string format = toLower(options.getEnum(
       "format", "json", {"json", "csv", "raw", "debezium-json", "avro", "protobuf"}));
   validateProtobufOptions(options, format, stmtPos);
-  if (format == "avro") {
+  validateRegistryOptions(options, format);
+  if (format == "avro" && schema_registry::hasRegistry(options)) {
+    // The schemas come from the registry.
+  } else if (format == "avro") {
     options.require("avro.schema", stmtPos);
     options.getEnum("avro.framing", "none", {"none", "confluent"});
   } else {
@@ -82,15 +121,17 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
 }
 
 void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const {
-  options.checkKnown({"connector", "topic", "format", "key", "mode", "csv.delimiter", "csv.header",
-                      "protobuf.descriptor", "protobuf.message", "protobuf.framing",
-                      kafka::kTopicPartitionsOption},
-                     {"kafka."});
+  options.checkKnown(
+      withRegistryKeys({"connector", "topic", "format", "key", "mode", "csv.delimiter",
+                        "csv.header", "protobuf.descriptor", "protobuf.message", "protobuf.framing",
+                        kafka::kTopicPartitionsOption}),
+      {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "topic", stmtPos);
   std::string format = toLower(options.getEnum(
       "format", "json", {"json", "csv", "raw", "debezium-json", "avro", "protobuf"}));
   validateProtobufOptions(options, format, stmtPos);
+  validateRegistryOptions(options, format);
   // The file is read now, so that a missing one or a message it lacks fails
   // CREATE SINK; the columns are checked against the message at CREATE FLOW.
   if (format == "protobuf") format::ProtobufSchema::fromOptions(options, stmtPos, true);
@@ -165,8 +206,40 @@ std::string KafkaConnector::sourceFormat(const Options& options) const {
   return toLower(options.getString("format", "json"));
 }
 
-Schema KafkaConnector::bindSourceSchema(const ast::CreateSource& stmt, const Options& options) const {
+Schema KafkaConnector::bindSourceSchema(const ast::CreateSource& stmt,
+                                        const Options& options) const {
   const std::string format = sourceFormat(options);
+  if (format == "avro" && schema_registry::hasRegistry(options)) {
+    // The declared columns, each read from the writer's field of its name;
+    // without any, the fields of the latest schema of the (first) topic's
+    // subject.
+    Schema payload = bindColumns(stmt.columns);
+    if (payload.columns.empty()) {
+      const OptionEntry& url = *options.find(schema_registry::kUrlOption);
+      std::string topic = options.getString("subscribe");
+      topic = topic.substr(0, topic.find(','));
+      while (!topic.empty() && topic.back() == ' ') topic.pop_back();
+      while (!topic.empty() && topic.front() == ' ') topic.erase(0, 1);
+      const std::string subject = schema_registry::valueSubject(topic);
+      auto registry =
+          schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(options));
+      schema_registry::RegistryError error;
+      auto latest = registry->latest(subject, error);
+      if (!latest) {
+        throw SqlError(
+            error.kind == schema_registry::RegistryError::Kind::Unreachable
+                ? sqlstate::kConnectionFailure
+                : sqlstate::kUndefinedObject,
+            fmt::format("source \"{}\" declares no columns, and its schema cannot be read from "
+                        "subject \"{}\": {}",
+                        stmt.name, subject, error.message),
+            url.valuePos, "declare the columns, or register the topic's value schema first");
+      }
+      auto avro = format::AvroSchema::parse(latest->second, url.valuePos);
+      payload = format::avroSourceColumns(*avro, payload, {}, url.valuePos);
+    }
+    return bindKafkaRecordSchema(stmt, format, options.getBool("includeHeaders", false), &payload);
+  }
   if (format == "avro") {
     // The columns are the record schema's fields, or the declared ones checked
     // against them.
@@ -197,7 +270,8 @@ int KafkaConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv& e
   return kafkaSourcePartitions(scan, kafka::resolveBootstrap(scan.options, env.embeddedBootstrap));
 }
 
-std::unique_ptr<SourceTask> KafkaConnector::openSource(const ScanSpec& scan, const ConnectorEnv& env,
+std::unique_ptr<SourceTask> KafkaConnector::openSource(const ScanSpec& scan,
+                                                       const ConnectorEnv& env,
                                                        const std::string& flowName, int task,
                                                        int tasks) const {
   return makeKafkaSource(scan, kafka::resolveBootstrap(scan.options, env.embeddedBootstrap),
@@ -214,16 +288,15 @@ std::unique_ptr<SinkTransaction> KafkaConnector::openSinkTransaction(const SinkS
                                                                      const ConnectorEnv& env,
                                                                      const std::string& flowName,
                                                                      int64_t timeoutMs) const {
-  return makeKafkaSinkTransaction(sink, kafka::resolveBootstrap(sink.options, env.embeddedBootstrap),
-                                  flowName, timeoutMs);
+  return makeKafkaSinkTransaction(
+      sink, kafka::resolveBootstrap(sink.options, env.embeddedBootstrap), flowName, timeoutMs);
 }
 
-std::unique_ptr<SinkWriter> KafkaConnector::openTransactionalSink(const SinkSpec& sink,
-                                                                  const ConnectorEnv& env,
-                                                                  const std::string& flowName,
-                                                                  int task,
-                                                                  SinkTransaction& transaction) const {
-  return makeKafkaTransactionalSink(sink, kafka::resolveBootstrap(sink.options, env.embeddedBootstrap),
+std::unique_ptr<SinkWriter> KafkaConnector::openTransactionalSink(
+    const SinkSpec& sink, const ConnectorEnv& env, const std::string& flowName, int task,
+    SinkTransaction& transaction) const {
+  return makeKafkaTransactionalSink(sink,
+                                    kafka::resolveBootstrap(sink.options, env.embeddedBootstrap),
                                     flowName, task, transaction);
 }
 
