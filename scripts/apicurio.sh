@@ -4,7 +4,8 @@
 # (/apis/ccompat/v7) is what rtsql's 'schema.registry.url' speaks. The registry
 # is the Quarkus distribution that Apicurio publishes on Maven Central
 # (io.apicurio:apicurio-registry-app, classifier all, tar.gz), fetched through
-# `mvn` and cached, so the second run downloads nothing.
+# `mvn` and cached, so the second run downloads nothing. The default version,
+# 2.6.13.Final, runs on Debian 12's Java 17; the 3.x line needs Java 21.
 #
 #   scripts/apicurio.sh fetch    download and unpack the distribution (idempotent)
 #   scripts/apicurio.sh start    fetch, start, wait until it answers; prints the URL
@@ -16,18 +17,24 @@
 # every start is empty.
 #
 # Environment:
-#   RTSQL_APICURIO_VERSION  registry version (default 3.3.3; needs Java 21 or later)
+#   RTSQL_APICURIO_VERSION  registry version (default 2.6.13.Final, Java 17; 3.x needs
+#                           Java 21 or later)
 #   RTSQL_APICURIO_HOME     cache of the unpacked distribution
 #                           (default ~/.cache/rtsql/apicurio-<version>)
 #   RTSQL_APICURIO_STATE    state dir: log, pid (default /tmp/rtsql-apicurio-<port>)
 #   RTSQL_APICURIO_PORT     HTTP port (default 18081); the management interface
 #                           uses PORT+1
-#   RTSQL_APICURIO_JAVA     the java binary (default: the first Java 21+ found on
-#                           PATH or under /usr/lib/jvm)
+#   RTSQL_APICURIO_JAVA     the java binary (default: the first Java found on PATH
+#                           or under /usr/lib/jvm that is new enough for VERSION)
 #   RTSQL_APICURIO_WAIT     seconds to wait for the registry to answer (default 180)
 set -euo pipefail
 
-VERSION="${RTSQL_APICURIO_VERSION:-3.3.3}"
+VERSION="${RTSQL_APICURIO_VERSION:-2.6.13.Final}"
+# 2.x runs on Java 17, 3.x on 21.
+case "$VERSION" in
+  2.*) JAVA_MIN=17 ;;
+  *) JAVA_MIN=21 ;;
+esac
 HOME_DIR="${RTSQL_APICURIO_HOME:-${HOME:-/root}/.cache/rtsql/apicurio-${VERSION}}"
 DIST="${HOME_DIR}/dist"
 PORT="${RTSQL_APICURIO_PORT:-18081}"
@@ -71,12 +78,23 @@ find_java() {
   for candidate in "$(command -v java || true)" /usr/lib/jvm/*/bin/java; do
     [ -n "$candidate" ] && [ -x "$candidate" ] || continue
     major="$(java_major "$candidate")"
-    if [ -n "$major" ] && [ "$major" -ge 21 ]; then
+    if [ -n "$major" ] && [ "$major" -ge "$JAVA_MIN" ]; then
       echo "$candidate"
       return 0
     fi
   done
   return 1
+}
+
+# The jar that starts the registry in an unpacked distribution, or nothing.
+runner_jar() {
+  local jar
+  for jar in "$1/quarkus-run.jar" "$1"/apicurio-registry-app-*-runner.jar; do
+    if [ -f "$jar" ]; then
+      echo "$jar"
+      return 0
+    fi
+  done
 }
 
 fetch() {
@@ -93,7 +111,8 @@ fetch() {
   mkdir -p "${DIST}.tmp"
   tar -xzf "${HOME_DIR}/download/apicurio-registry-app-${VERSION}-all.tar.gz" -C "${DIST}.tmp" \
     || { log "unpacking failed"; exit 1; }
-  [ -f "${DIST}.tmp/quarkus-run.jar" ] || { log "no quarkus-run.jar in the distribution"; exit 1; }
+  # 3.x starts from quarkus-run.jar, 2.x from its runner jar.
+  [ -n "$(runner_jar "${DIST}.tmp")" ] || { log "no runnable jar in the distribution"; exit 1; }
   rm -rf "${HOME_DIR}/download" "$DIST"
   mv "${DIST}.tmp" "$DIST"
   touch "${DIST}/.complete"
@@ -106,7 +125,10 @@ start() {
   fi
   fetch
   local java
-  java="$(find_java)" || { log "no Java 21 or later found; set RTSQL_APICURIO_JAVA"; exit 1; }
+  java="$(find_java)" || {
+    log "no Java ${JAVA_MIN} or later found; set RTSQL_APICURIO_JAVA"
+    exit 1
+  }
   command -v curl >/dev/null || { log "curl not found"; exit 1; }
   # A fresh registry every start: tests want no schema left from an earlier run.
   stop_quiet
@@ -118,7 +140,7 @@ start() {
     -Dquarkus.http.host="$HOST" -Dquarkus.http.port="$PORT" \
     -Dquarkus.management.host="$HOST" -Dquarkus.management.port="$MPORT" \
     -Dquarkus.log.level=WARN \
-    -jar "${DIST}/quarkus-run.jar" >>"$LOGFILE" 2>&1 </dev/null &
+    -jar "$(runner_jar "$DIST")" >>"$LOGFILE" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
   local deadline=$((SECONDS + WAIT))
   while [ $SECONDS -lt $deadline ]; do
