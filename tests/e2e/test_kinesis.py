@@ -5,17 +5,23 @@ A stream of two shards is read by a flow into a Kafka sink on the embedded
 broker: every record once, with its metadata columns equal to what the
 service holds (shard, sequence number, partition key, arrival time), through
 a json source and a raw one; the refusals at CREATE SOURCE and CREATE FLOW
-(a missing stream, an endpoint nobody listens on)."""
+(a missing stream, an endpoint nobody listens on). kill -9 while records are
+put: the flow resumes after its checkpointed sequence numbers (exactly once
+into Apache Kafka when RTSQL_KAFKA_BOOTSTRAP names one)."""
 
 import base64
 import json
+import os
+import random
 import socket
+import threading
+import time
 from datetime import datetime, timezone
 
 import psycopg
 import pytest
 
-from conftest import Kafka, unique
+from conftest import Kafka, Server, unique
 from kinesalite import Kinesalite, endpoint_or_skip
 
 
@@ -165,4 +171,142 @@ def test_refusals_at_create(server, kinesis):
                  "'kinesis.accessKeyId' = 'A', 'kinesis.secretKey' = 'B')")
     e = sql_error(server, f"CREATE FLOW {uid}_fd INTO {uid}_out AS SELECT a FROM {uid}_d")
     assert e.sqlstate == "08006" and f"127.0.0.1:{dead}" in str(e), str(e)
+
+
+# -- recovery ----------------------------------------------------------------
+
+RECOVERY_RECORDS = 600
+RECOVERY_KEYS = 12
+
+
+class SteadyPutter:
+    """Puts RECORDS (data, key) into STREAM in batches of 20 every 50 ms from
+    a thread of its own, so that kills land mid-stream."""
+
+    def __init__(self, kinesis, stream, records):
+        self.errors = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(kinesis, stream, records))
+        self.thread.start()
+
+    def _run(self, kinesis, stream, records):
+        try:
+            for start in range(0, len(records), 20):
+                t0 = time.monotonic()
+                kinesis.put_records(stream, records[start:start + 20])
+                time.sleep(max(0.0, 0.05 - (time.monotonic() - t0)))
+        except Exception as e:  # reported by finish(), in the test's thread
+            self.errors.append(e)
+        finally:
+            self.done.set()
+
+    def finish(self):
+        self.thread.join(timeout=120)
+        assert self.done.is_set(), "the putter did not finish"
+        assert not self.errors, self.errors
+
+
+def start_flow_server(tmp, run):
+    s = Server(tmp)
+    s.log_path = tmp / f"rtsqld.{run}.log"
+    return s.start()
+
+
+def checkpoint_epochs(server):
+    """The epochs of the checkpoints on disk of the server's flows."""
+    return sorted(int(p.name) for p in server.data_dir.glob("**/checkpoints/[0-9]*") if p.name.isdigit())
+
+
+def wait_for(cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"not within {timeout}s: {what}")
+
+
+def sink_brokers():
+    """The broker the recovery flow writes to, which must outlive the killed
+    rtsqld: the module server's embedded broker (at least once), and Apache
+    Kafka when RTSQL_KAFKA_BOOTSTRAP is set (exactly once)."""
+    return ["embedded"] + (["real"] if os.environ.get("RTSQL_KAFKA_BOOTSTRAP") else [])
+
+
+@pytest.mark.parametrize("sink_broker", sink_brokers())
+def test_kill_9_resumes_from_the_checkpointed_sequence_numbers(server, kinesis, tmp_path, sink_broker):
+    if sink_broker == "embedded":
+        broker = Kafka("embedded", server.embedded_bootstrap, server.embedded_bootstrap)
+        delivery = ""
+    else:
+        addr = os.environ["RTSQL_KAFKA_BOOTSTRAP"]
+        broker = Kafka("real", addr, addr)
+        delivery = "WITH ('delivery' = 'exactly-once')"
+    stream, uid = unique("crash"), unique("k")
+    kinesis.create_stream(stream, 2)
+    topic = f"{uid}_out"
+    broker.create_topic(topic)
+
+    flow_server = start_flow_server(tmp_path, 0)
+    try:
+        flow_server.run_script(f"""
+            CREATE SOURCE src (n INT) WITH ({source_options(kinesis, stream)});
+            CREATE SINK out WITH ({broker.options()}, topic = '{topic}', format = 'json', key = 'pk');
+            CREATE FLOW f INTO out CHECKPOINT INTERVAL '1 second' {delivery}
+                AS SELECT n, _partitionKey AS pk, _sequenceNumber AS seq FROM src;
+        """)
+        records = [(json.dumps({"n": i}), f"key{i % RECOVERY_KEYS}") for i in range(RECOVERY_RECORDS)]
+        putter = SteadyPutter(kinesis, stream, records)
+        rng = random.Random(os.getpid())
+        for run in range(1, 3):
+            time.sleep(rng.uniform(1.0, 2.0))
+            flow_server.proc.kill()
+            flow_server.proc.wait(timeout=10)
+            flow_server = start_flow_server(tmp_path, run)
+        putter.finish()
+
+        def everything():
+            rows = [json.loads(m.value()) for m in broker.consume_to_end(topic, timeout=10)]
+            return rows if len({r["n"] for r in rows}) == RECOVERY_RECORDS else None
+        rows = wait_for(everything, 90, f"all {RECOVERY_RECORDS} records in {topic}\n{flow_server.log_tail()}")
+        assert sorted({r["n"] for r in rows}) == list(range(RECOVERY_RECORDS))
+        if sink_broker == "real":
+            # One transaction per epoch, committed with the checkpoint: a
+            # read_committed consumer sees every record once.
+            assert len(rows) == RECOVERY_RECORDS, f"{len(rows) - RECOVERY_RECORDS} records twice"
+        else:
+            # At least once: what was read after the last checkpoint before a
+            # kill comes again, never the whole stream.
+            assert len(rows) < 2 * RECOVERY_RECORDS
+        # Each partition key's records in the order they were put.
+        firsts = {}
+        order = {}
+        for r in rows:
+            if r["n"] not in firsts:
+                firsts[r["n"]] = True
+                order.setdefault(r["pk"], []).append(r["n"])
+        for key, ns in order.items():
+            assert ns == sorted(ns), f"{key} out of order: {ns}"
+
+        # Once a checkpoint covers every record, a kill -9 reads none again:
+        # only the records put after the restart come.
+        seen_at = max(checkpoint_epochs(flow_server) or [0])
+        wait_for(lambda: max(checkpoint_epochs(flow_server) or [0]) >= seen_at + 2, 30,
+                 "two checkpoints after the last record")
+        before = len(broker.consume_to_end(topic, timeout=10))
+        flow_server.proc.kill()
+        flow_server.proc.wait(timeout=10)
+        flow_server = start_flow_server(tmp_path, 9)
+        kinesis.put_records(stream, [(json.dumps({"n": RECOVERY_RECORDS + i}), f"late{i}") for i in range(10)])
+        wait_for(lambda: len(broker.consume_to_end(topic, timeout=10)) >= before + 10, 60,
+                 f"the 10 late records\n{flow_server.log_tail()}")
+        time.sleep(1.0)
+        rows = [json.loads(m.value()) for m in broker.consume_to_end(topic, timeout=10)]
+        assert len(rows) == before + 10, "records before the checkpoint were read again"
+        assert sorted(r["n"] for r in rows if r["n"] >= RECOVERY_RECORDS) == \
+            list(range(RECOVERY_RECORDS, RECOVERY_RECORDS + 10))
+    finally:
+        code = flow_server.stop()
+        assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{flow_server.log_tail()}"
 
