@@ -7,7 +7,8 @@ service holds (shard, sequence number, partition key, arrival time), through
 a json source and a raw one; the refusals at CREATE SOURCE and CREATE FLOW
 (a missing stream, an endpoint nobody listens on). kill -9 while records are
 put: the flow resumes after its checkpointed sequence numbers (exactly once
-into Apache Kafka when RTSQL_KAFKA_BOOTSTRAP names one)."""
+into Apache Kafka when RTSQL_KAFKA_BOOTSTRAP names one). Shard splits before
+and during a flow: children are read after their parents, each key in order."""
 
 import base64
 import json
@@ -310,3 +311,59 @@ def test_kill_9_resumes_from_the_checkpointed_sequence_numbers(server, kinesis, 
         code = flow_server.stop()
         assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{flow_server.log_tail()}"
 
+
+# -- resharding --------------------------------------------------------------
+
+def split_in_half(kinesis, stream, shard_id):
+    shard = next(s for s in kinesis.shards(stream) if s["ShardId"] == shard_id)
+    lo = int(shard["HashKeyRange"]["StartingHashKey"])
+    hi = int(shard["HashKeyRange"]["EndingHashKey"])
+    kinesis.split(stream, shard_id, (lo + hi + 1) // 2)
+
+
+def put_phase(kinesis, stream, phase, count, keys):
+    kinesis.put_records(stream, [(json.dumps({"phase": phase, "n": i}), f"key{i % keys}")
+                                 for i in range(count)])
+
+
+def test_children_are_read_after_their_parents(server, kinesis, embedded):
+    """A split before the flow starts (the parent closed, holding the first
+    records of each key, its children the next ones) and a split while it runs:
+    every record once, and each key's records in the order they were put."""
+    stream, uid = unique("reshard"), unique("k")
+    kinesis.create_stream(stream, 2)
+    keys = 16
+    put_phase(kinesis, stream, 1, 200, keys)
+    split_in_half(kinesis, stream, "shardId-000000000000")
+    put_phase(kinesis, stream, 2, 200, keys)
+
+    server.run_script(f"""
+        CREATE SOURCE {uid}_src (phase INT, n INT) WITH ({source_options(kinesis, stream)});
+        CREATE SINK {uid}_out WITH ({embedded.options()}, topic = '{uid}_out', format = 'json', key = 'pk');
+        CREATE FLOW {uid}_f INTO {uid}_out AS
+            SELECT phase, n, _partitionKey AS pk, _shardId AS shard FROM {uid}_src;
+    """)
+    got = embedded.consume_json(f"{uid}_out", n=400, timeout=60)
+    assert len(got) >= 400, f"{len(got)} rows\n{server.log_tail()}"
+    # The other shard splits while the flow reads; its children are found.
+    split_in_half(kinesis, stream, "shardId-000000000001")
+    put_phase(kinesis, stream, 3, 200, keys)
+
+    got = embedded.consume_json(f"{uid}_out", n=600, timeout=60, grace=1.0)
+    assert len(got) == 600, f"{len(got)} rows\n{server.log_tail()}"
+    assert len({(r["phase"], r["n"]) for r in got}) == 600
+    shards = {s["ShardId"]: s for s in kinesis.shards(stream)}
+    assert len(shards) == 6
+    assert {r["shard"] for r in got} == set(shards), "every shard, parents and children, was read"
+    by_key = {}
+    for r in got:
+        by_key.setdefault(r["pk"], []).append((r["phase"], r["n"]))
+    for key, seq in by_key.items():
+        assert seq == sorted(seq), f"{key} out of order: {seq}"
+    # A child's records follow its parent's: phase 2 of shard 0's keys came
+    # from its children, phase 3 of shard 1's from its own.
+    parents = {s.get("ParentShardId") for s in shards.values()} - {None}
+    assert parents == {"shardId-000000000000", "shardId-000000000001"}
+    progress = server.progress(f"{uid}_f")
+    assert set(progress["sources"][0]["endOffset"]) <= set(shards)
+    server.query(f"DROP FLOW {uid}_f")
