@@ -142,6 +142,9 @@ struct ShardState {
   int64_t nextFetchMicros = 0;
   int64_t backoffMicros = 0;
   int64_t millisBehind = -1;
+  // A fresh start at LATEST asks the service for a LATEST iterator once;
+  // the token (AT_TIMESTAMP of the start) is what a restart resumes from.
+  bool latest = false;
   bool drained() const { return token == "end"; }
 };
 
@@ -246,6 +249,7 @@ class KinesisSourceTask final : public SourceTask {
     // Shards the checkpoint does not name were opened after it: from their start.
     for (ShardState& s : shards_) {
       s.token = "trim";
+      s.latest = false;
       s.iterator.clear();
       s.count = s.startCount = 0;
     }
@@ -264,6 +268,7 @@ class KinesisSourceTask final : public SourceTask {
     knownDrained_.clear();
     for (ShardState& s : shards_) {
       s.token = startToken();
+      s.latest = config_.startingPosition == "LATEST";
       s.iterator.clear();
       s.count = s.startCount = 0;
     }
@@ -337,6 +342,7 @@ class KinesisSourceTask final : public SourceTask {
     s.id = shard.id;
     s.partition = number;
     s.token = token;
+    s.latest = !listed_ && config_.startingPosition == "LATEST";
     std::lock_guard lock(mutex_);
     index_[number] = shards_.size();
     shards_.push_back(std::move(s));
@@ -431,8 +437,10 @@ class KinesisSourceTask final : public SourceTask {
       if (s.iterator.empty()) {
         std::optional<StartAt> at = startOfToken(s.token);
         if (!at) return 0;
+        if (s.latest) at->kind = StartAt::Kind::Latest;
         s.iterator = parseShardIterator(
             client_.call("GetShardIterator", shardIteratorBody(config_.stream, s.id, *at)));
+        s.latest = false;
       }
       page = parseGetRecords(client_.call(
           "GetRecords", getRecordsBody(s.iterator, std::min<int64_t>(config_.maxRecordsPerFetch,
