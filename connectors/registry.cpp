@@ -10,6 +10,7 @@
 #include "connectors/file/file_connector.h"
 #include "connectors/http/http_connector.h"
 #include "connectors/kafka/kafka_connector.h"
+#include "connectors/kinesis/kinesis_connector.h"
 #include "connectors/nexmark/nexmark_connector.h"
 
 namespace rtsql {
@@ -23,6 +24,7 @@ const ConnectorRegistry& ConnectorRegistry::builtin() {
     r.add(std::make_unique<NexmarkConnector>());
     r.add(std::make_unique<BlackholeConnector>());
     r.add(std::make_unique<HttpConnector>());
+    r.add(std::make_unique<KinesisConnector>());
     return r;
   }();
   return registry;

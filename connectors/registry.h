@@ -16,7 +16,7 @@ namespace rtsql {
 
 class ConnectorRegistry {
  public:
-  // The connectors rtsql ships: kafka, datagen, file, nexmark, blackhole, in the order error
+  // The connectors rtsql ships: kafka, datagen, file, nexmark, blackhole, http, kinesis, in the order error
   // hints list them.
   static const ConnectorRegistry& builtin();
 

@@ -82,6 +82,8 @@ std::string formatCheckpointMeta(const CheckpointInfo& info) {
   for (const auto& p : info.positions) {
     // The topic goes last: Kafka topic names never contain spaces or newlines.
     body += fmt::format("position {} {} {} {}\n", p.scan, p.partition, p.offset, p.topic);
+    // A resume token (no spaces) belongs to the position line before it.
+    if (!p.position.empty()) body += fmt::format("resume {}\n", p.position);
   }
   for (const auto& w : info.taskWatermarks) {
     body += fmt::format("task_watermark {} {} {}\n", w.stage, w.task, w.watermark);
@@ -119,6 +121,12 @@ std::optional<CheckpointInfo> parseCheckpointMeta(const std::string& text) {
       std::getline(in, rest);
       p.topic = rest.empty() ? rest : rest.substr(1);  // after the separating space
       info.positions.push_back(std::move(p));
+      continue;
+    }
+    if (key == "resume") {
+      std::string token;
+      if (info.positions.empty() || !(in >> token)) return std::nullopt;
+      info.positions.back().position = std::move(token);
       continue;
     }
     if (key == "task_watermark") {

@@ -36,6 +36,7 @@ struct CheckpointPosition {
   std::string topic;      // empty for sources without topics
   int32_t partition = 0;
   int64_t offset = -1;    // the next offset to read after the barrier
+  std::string position = {};  // PartitionProgress::position: the source's resume token, or empty
 };
 
 struct CheckpointTaskWatermark {

@@ -36,6 +36,10 @@ struct PartitionProgress {
   // Offsets passed over without a record (removed by retention before they
   // were read) since the task opened.
   int64_t offsetsSkipped = 0;
+  // Where to resume, for sources whose positions are not numbers (a Kinesis
+  // shard's sequence number): a token of the source's own, without spaces,
+  // checkpointed with endOffset and handed back to seek(). Empty for Kafka.
+  std::string position = {};
 };
 
 // One source task: reads a fixed set of partitions. Used from one thread only,

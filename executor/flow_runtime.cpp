@@ -364,6 +364,7 @@ void FlowRuntime::start() {
         pp.topic = p.topic;
         pp.partition = p.partition;
         pp.startOffset = pp.endOffset = p.offset;
+        pp.position = p.position;
         at.push_back(std::move(pp));
       }
       if (!at.empty()) t->source->seek(at);
@@ -606,7 +607,9 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
     mine.partitions = task.source->progress();
     task.uncommitted.add(epoch, mine.partitions);
     for (const auto& p : mine.partitions) {
-      if (p.endOffset >= 0) mine.positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset});
+      if (p.endOffset >= 0) {
+        mine.positions.push_back({task.scanIndex, p.topic, p.partition, p.endOffset, p.position});
+      }
     }
   }
   // Late rows are acknowledged before the task reports the epoch: at least

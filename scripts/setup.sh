@@ -59,4 +59,15 @@ else
   echo "setup: installing python duckdb"
   $SUDO /usr/bin/python3 -m pip install --quiet --break-system-packages "duckdb==2.0.1"
 fi
+# Node.js and npm, for kinesalite (scripts/kinesalite.sh), the local Kinesis
+# the Kinesis source is tested against. A machine with Node.js from elsewhere
+# (npm on the PATH) keeps it.
+if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+  echo "setup: node and npm already installed"
+else
+  echo "setup: installing nodejs npm"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+fi
 echo "setup: done"

@@ -626,7 +626,7 @@ TEST_CASE("source and sink option validation") {
   CHECK(e.message().find("kafka.bootstrap.servers") != std::string::npos);
 
   e = sqlErrorOf([&] {
-    validateSourceOptions("kinesis", makeOptions({{"connector", "kinesis"}}), 7);
+    validateSourceOptions("pulsar", makeOptions({{"connector", "pulsar"}}), 7);
   });
   CHECK(e.sqlstate() == sqlstate::kInvalidParameterValue);
   CHECK(e.position() == 150);

@@ -57,14 +57,15 @@ TEST_CASE("registry: builtin connectors are found by name in any case") {
   CHECK(r.find("file")->name() == "file");
   CHECK(r.find("Nexmark")->name() == "nexmark");
   CHECK(r.find("blackhole")->name() == "blackhole");
-  CHECK(r.find("kinesis") == nullptr);
+  CHECK(r.find("Kinesis")->name() == "kinesis");
+  CHECK(r.find("pulsar") == nullptr);
   CHECK(r.find("") == nullptr);
 }
 
 TEST_CASE("registry: the roles each builtin connector serves") {
   const ConnectorRegistry& r = ConnectorRegistry::builtin();
   CHECK(namesOf(r, ConnectorRole::Source) ==
-        std::vector<std::string>{"kafka", "datagen", "nexmark"});
+        std::vector<std::string>{"kafka", "datagen", "nexmark", "kinesis"});
   CHECK(namesOf(r, ConnectorRole::Sink) ==
         std::vector<std::string>{"kafka", "file", "blackhole", "http"});
   CHECK(namesOf(r, ConnectorRole::Table) == std::vector<std::string>{"file"});
@@ -76,12 +77,12 @@ TEST_CASE("registry: the roles each builtin connector serves") {
 
 TEST_CASE("registry: an unknown connector is 22023 at the option's value with the choices") {
   const ConnectorRegistry& r = ConnectorRegistry::builtin();
-  Options o = opts({{"format", "json"}, {"connector", "kinesis"}});
-  SqlError e = sqlErrorOf([&] { r.require("kinesis", ConnectorRole::Source, o, 7); });
+  Options o = opts({{"format", "json"}, {"connector", "pulsar"}});
+  SqlError e = sqlErrorOf([&] { r.require("pulsar", ConnectorRole::Source, o, 7); });
   CHECK(e.sqlstate() == "22023");
-  CHECK(e.message() == "unknown source connector 'kinesis'");
+  CHECK(e.message() == "unknown source connector 'pulsar'");
   CHECK(e.position() == 150);
-  CHECK(e.hint() == "available: kafka, datagen, nexmark");
+  CHECK(e.hint() == "available: kafka, datagen, nexmark, kinesis");
 
   e = sqlErrorOf([&] { r.require("s3", ConnectorRole::Sink, opts({{"connector", "s3"}}), 7); });
   CHECK(e.message() == "unknown sink connector 's3'");
@@ -100,7 +101,7 @@ TEST_CASE("registry: a known connector in a role it does not serve is the same e
   CHECK(e.message() == "unknown sink connector 'datagen'");
   e = sqlErrorOf([&] { r.require("file", ConnectorRole::Source, opts({{"connector", "file"}}), 3); });
   CHECK(e.message() == "unknown source connector 'file'");
-  CHECK(e.hint() == "available: kafka, datagen, nexmark");
+  CHECK(e.hint() == "available: kafka, datagen, nexmark, kinesis");
 
   e = sqlErrorOf([&] { r.require("kafka", ConnectorRole::Table, opts({{"connector", "Kafka"}}), 3); });
   CHECK(e.sqlstate() == "22023");
@@ -195,10 +196,10 @@ TEST_CASE("DefaultConnectorProvider dispatches to the connector the spec names")
   CHECK(provider.sourcePartitions(scan) == 3);
   CHECK(provider.openSource(scan, "f", 0, 3)->description().find("Datagen") == 0);
 
-  scan.connector = "kinesis";
+  scan.connector = "pulsar";
   SqlError e = sqlErrorOf([&] { provider.sourcePartitions(scan); });
   CHECK(e.sqlstate() == "22023");
-  CHECK(e.message() == "unknown source connector 'kinesis'");
+  CHECK(e.message() == "unknown source connector 'pulsar'");
 
   SinkSpec sink;
   sink.name = "audit";
@@ -214,5 +215,5 @@ TEST_CASE("DefaultConnectorProvider dispatches to the connector the spec names")
   Options embedded = opts({{"connector", "kafka"}, {"kafka.bootstrap.servers", "embedded"}});
   CHECK_THROWS_AS(provider.checkCreate("kafka", embedded), SqlError);
   CHECK_NOTHROW(provider.checkCreate("datagen", embedded));
-  CHECK_NOTHROW(provider.checkCreate("kinesis", embedded));
+  CHECK_NOTHROW(provider.checkCreate("pulsar", embedded));
 }

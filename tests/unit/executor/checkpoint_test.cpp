@@ -103,6 +103,20 @@ TEST_CASE("checkpoint metadata round-trips and rejects damage") {
   }
 }
 
+TEST_CASE("checkpoint metadata keeps each position's resume token") {
+  CheckpointInfo info = sample(8);
+  info.positions[0].position = "after:49590338271490256608559692538361571095921575989136588898";
+  info.positions[2].position = "end";
+  auto back = parseCheckpointMeta(formatCheckpointMeta(info));
+  REQUIRE(back);
+  REQUIRE(back->positions.size() == 3);
+  CHECK(back->positions[0].position == info.positions[0].position);
+  CHECK(back->positions[0].offset == info.positions[0].offset);
+  CHECK(back->positions[1].position.empty());
+  CHECK(back->positions[2].position == "end");
+  CHECK(back->positions[2].offset == info.positions[2].offset);
+}
+
 TEST_CASE("checkpoints are written atomically, found newest first, and retained") {
   TempDir tmp;
   CheckpointDir dir(tmp.sub("ckpt"), 2);
