@@ -52,17 +52,8 @@ answers() {
   curl -sf --max-time 5 "${URL}/subjects" >/dev/null 2>&1
 }
 
-running_pid() {
-  if [ -f "$PIDFILE" ]; then
-    local pid
-    pid="$(cat "$PIDFILE")"
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      echo "$pid"
-      return 0
-    fi
-  fi
-  return 1
-}
+# running_pid, stop_service
+. "$(dirname "${BASH_SOURCE[0]}")/service.sh"
 
 # The major version of a java binary, or nothing when it does not run.
 java_major() {
@@ -162,19 +153,7 @@ start() {
 }
 
 stop_quiet() {
-  local pid
-  pid="$(running_pid)" || { rm -f "$PIDFILE"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  local i
-  for i in $(seq 1 30); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "registry did not stop in 30s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$PIDFILE"
+  stop_service registry 30
 }
 
 case "${1:-}" in

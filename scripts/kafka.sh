@@ -64,17 +64,8 @@ answers() {
   fi
 }
 
-running_pid() {
-  if [ -f "$PIDFILE" ]; then
-    local pid
-    pid="$(cat "$PIDFILE")"
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      echo "$pid"
-      return 0
-    fi
-  fi
-  return 1
-}
+# running_pid, stop_service
+. "$(dirname "${BASH_SOURCE[0]}")/service.sh"
 
 fetch() {
   if [ -f "${JARS}/.complete" ]; then
@@ -256,19 +247,7 @@ start() {
 }
 
 stop_quiet() {
-  local pid
-  pid="$(running_pid)" || { rm -f "$PIDFILE"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  local i
-  for i in $(seq 1 30); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "broker did not stop in 30s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$PIDFILE"
+  stop_service broker 30
 }
 
 case "${1:-}" in

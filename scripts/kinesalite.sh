@@ -42,17 +42,8 @@ answers() {
     -d '{}' 2>/dev/null | grep -q '^200$'
 }
 
-running_pid() {
-  if [ -f "$PIDFILE" ]; then
-    local pid
-    pid="$(cat "$PIDFILE")"
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      echo "$pid"
-      return 0
-    fi
-  fi
-  return 1
-}
+# running_pid, stop_service
+. "$(dirname "${BASH_SOURCE[0]}")/service.sh"
 
 fetch() {
   if [ -f "${HOME_DIR}/.complete" ]; then return 0; fi
@@ -101,19 +92,7 @@ start() {
 }
 
 stop() {
-  local pid
-  pid="$(running_pid)" || { rm -f "$PIDFILE"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  local i
-  for ((i = 0; i < 50; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "kinesalite did not stop in 10s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$PIDFILE"
+  stop_service kinesalite 10
 }
 
 case "${1:-}" in
