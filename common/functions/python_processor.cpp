@@ -50,6 +50,10 @@ def compile_processor(name, body, filename):
     if len(found) > 1:
         return ("class", 0, "classes %s all have a handle_input_rows method" %
                 ", ".join(c.__name__ for c in found))
+    mode = getattr(found[0], "time_mode", "processing")
+    if mode not in ("processing", "event"):
+        return ("class", 0, "class %s has time_mode %r; it is 'processing' or 'event'" %
+                (found[0].__name__, mode))
     return found[0]
 
 _KINDS = ("value", "list", "map")
@@ -64,6 +68,23 @@ class Handle:
         self._changed = set()
         self._now = 0
         self._watermark = None
+        self._timers = []
+        self._timer_changes = []
+
+    def register_timer(self, ts_ms):
+        if isinstance(ts_ms, bool) or not isinstance(ts_ms, int):
+            raise ValueError("a timer's time is an int of milliseconds")
+        if ts_ms not in self._timers:
+            self._timers.append(ts_ms)
+            self._timer_changes.append((ts_ms, True))
+
+    def delete_timer(self, ts_ms):
+        if ts_ms in self._timers:
+            self._timers.remove(ts_ms)
+            self._timer_changes.append((ts_ms, False))
+
+    def list_timers(self):
+        return sorted(self._timers)
 
     def _declare(self, name, kind, ttl_ms):
         if not isinstance(name, str) or not name:
@@ -113,7 +134,9 @@ class Handle:
         self._cache[name] = value
         self._changed.add(name)
 
-    def _begin(self, stored, now, watermark):
+    def _begin(self, stored, timers, now, watermark):
+        self._timers = list(timers)
+        self._timer_changes = []
         self._stored = stored
         self._cache = {}
         self._changed = set()
@@ -129,7 +152,8 @@ class Handle:
         self._stored = {}
         self._cache = {}
         self._changed = set()
-        return out
+        timers, self._timer_changes = self._timer_changes, []
+        return (out, timers)
 
 class ValueState:
     def __init__(self, handle, name):
@@ -189,6 +213,12 @@ class MapState:
     def clear(self):
         self._h._write(self._name, None)
 
+class ExpiredTimerInfo:
+    def __init__(self, expiry):
+        self.expiry_time_ms = expiry
+    def get_expiry_time_in_ms(self):
+        return self.expiry_time_ms
+
 class TimerValues:
     def __init__(self, now, watermark):
         self._now, self._watermark = now, watermark
@@ -205,15 +235,21 @@ def make_instance(cls, options):
         init(handle)
     return (obj, handle)
 
-def call_rows(obj, handle, key, rows, stored, now, watermark):
-    handle._begin(stored, now, watermark)
+def call_rows(obj, handle, key, rows, stored, timers, now, watermark, expiry):
+    handle._begin(stored, timers, now, watermark)
     try:
-        result = obj.handle_input_rows(key, iter(rows), TimerValues(now, watermark))
+        values = TimerValues(now, watermark)
+        if expiry is None:
+            result = obj.handle_input_rows(key, iter(rows), values)
+        else:
+            fire = getattr(obj, "handle_expired_timer", None)
+            result = None if fire is None else fire(key, values, ExpiredTimerInfo(expiry))
         out = [] if result is None else list(result)
     except BaseException:
         handle._end()
         raise
-    return (out, handle._end())
+    changes, timer_changes = handle._end()
+    return (out, changes, timer_changes)
 )PY";
 
 PyObject* gProcessorGlobals = nullptr;  // the helpers' module globals, kept
@@ -314,6 +350,10 @@ std::shared_ptr<const PythonProcessor> PythonProcessor::compile(std::string name
   Ref clsName(PyObject_GetAttrString(result.get(), "__name__"));
   if (clsName && PyUnicode_Check(clsName.get())) p->className_ = PyUnicode_AsUTF8(clsName.get());
   PyErr_Clear();
+  Ref mode(PyObject_GetAttrString(result.get(), "time_mode"));
+  p->eventTimeTimers_ =
+      mode && PyUnicode_Check(mode.get()) && std::string(PyUnicode_AsUTF8(mode.get())) == "event";
+  PyErr_Clear();
   p->class_ = result.release();
   return p;
 }
@@ -359,8 +399,9 @@ ProcessorInstance::~ProcessorInstance() {
 void ProcessorInstance::handleInputRows(const Row& key, const std::vector<DataTypePtr>& keyTypes,
                                         const std::vector<Row>& rows, const Schema& inputSchema,
                                         const std::vector<ProcessorStateEntry>& state,
-                                        int64_t nowMs, std::optional<int64_t> watermarkMs,
-                                        Result& out) {
+                                        const std::vector<int64_t>& timers, int64_t nowMs,
+                                        std::optional<int64_t> watermarkMs,
+                                        std::optional<int64_t> expiryMs, Result& out) {
   const std::string label = "processor " + processor_->name();
   GilScope gil;
   if (names_.empty()) {
@@ -399,9 +440,15 @@ void ProcessorInstance::handleInputRows(const Row& key, const std::vector<DataTy
   }
   Ref now(PyLong_FromLongLong(nowMs));
   Ref watermark(watermarkMs ? PyLong_FromLongLong(*watermarkMs) : Py_NewRef(Py_None));
-  Ref result(PyObject_CallFunction(helper("call_rows"), "OOOOOOO", static_cast<PyObject*>(object_),
-                                   static_cast<PyObject*>(handle_), keyTuple.get(), rowList.get(),
-                                   stored.get(), now.get(), watermark.get()));
+  Ref timerList(PyList_New(static_cast<Py_ssize_t>(timers.size())));
+  for (size_t i = 0; i < timers.size(); ++i) {
+    PyList_SET_ITEM(timerList.get(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(timers[i]));
+  }
+  Ref expiry(expiryMs ? PyLong_FromLongLong(*expiryMs) : Py_NewRef(Py_None));
+  Ref result(PyObject_CallFunction(helper("call_rows"), "OOOOOOOOO",
+                                   static_cast<PyObject*>(object_), static_cast<PyObject*>(handle_),
+                                   keyTuple.get(), rowList.get(), stored.get(), timerList.get(),
+                                   now.get(), watermark.get(), expiry.get()));
   if (!result) python_internal::raiseError(label, filenameOf(processor_->name()), 0);
 
   const Schema& returns = processor_->returns();
@@ -453,6 +500,12 @@ void ProcessorInstance::handleInputRows(const Row& key, const std::vector<DataTy
           std::string(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
     }
     out.changes.push_back(std::move(c));
+  }
+  PyObject* timerChanges = PyTuple_GET_ITEM(result.get(), 2);
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(timerChanges); ++i) {
+    PyObject* change = PyList_GET_ITEM(timerChanges, i);
+    out.timerChanges.emplace_back(PyLong_AsLongLong(PyTuple_GET_ITEM(change, 0)),
+                                  PyTuple_GET_ITEM(change, 1) == Py_True);
   }
 }
 

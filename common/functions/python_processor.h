@@ -47,6 +47,9 @@ class PythonProcessor {
   // The RETURNS columns.
   const Schema& returns() const { return returns_; }
   void* pythonClass() const { return class_; }
+  // The class's `time_mode`: "event" (timers fire when the watermark passes
+  // them) or "processing" (the default: they fire on the clock).
+  bool eventTimeTimers() const { return eventTimeTimers_; }
 
  private:
   PythonProcessor() = default;
@@ -54,6 +57,7 @@ class PythonProcessor {
   std::string className_;
   Schema returns_;
   void* class_ = nullptr;  // the PyObject* of the class; a reference is held
+  bool eventTimeTimers_ = false;
 };
 
 // A state entry of one partition key: the state's name and its stored bytes
@@ -76,19 +80,25 @@ class ProcessorInstance {
   struct Result {
     std::vector<Row> rows;  // each of the RETURNS columns
     std::vector<ProcessorStateChange> changes;
+    // Timers registered (true) or deleted (false) by the call, in order.
+    std::vector<std::pair<int64_t, bool>> timerChanges;
   };
 
   // handle_input_rows(key, rows, timer_values) for the input `rows` of one
   // partition key `key` (a tuple of `keyTypes`), each row a dict of the
-  // `inputSchema` column names. `state` holds the key's stored entries.
-  // `nowMs` is the processing time, `watermarkMs` the watermark (none before
-  // the first). An exception in the user's code, or an output row that does
-  // not match RETURNS, is SqlError 22000 naming the processor (the traceback
-  // in the detail); the state changes of a failed call are dropped.
+  // `inputSchema` column names. `state` holds the key's stored entries and
+  // `timers` its registered timers (list_timers()). `nowMs` is the processing
+  // time, `watermarkMs` the watermark (none before the first). With
+  // `expiryMs`, the call is handle_expired_timer(key, timer_values, expired)
+  // for the key's timer at that time instead (`rows` unused). An exception in the user's code, or
+  // an output row that does not match RETURNS, is SqlError 22000 naming the processor (the
+  // traceback in the detail); the state changes of a failed call are dropped.
   void handleInputRows(const Row& key, const std::vector<DataTypePtr>& keyTypes,
                        const std::vector<Row>& rows, const Schema& inputSchema,
-                       const std::vector<ProcessorStateEntry>& state, int64_t nowMs,
-                       std::optional<int64_t> watermarkMs, Result& out);
+                       const std::vector<ProcessorStateEntry>& state,
+                       const std::vector<int64_t>& timers, int64_t nowMs,
+                       std::optional<int64_t> watermarkMs, std::optional<int64_t> expiryMs,
+                       Result& out);
 
  private:
   std::shared_ptr<const PythonProcessor> processor_;

@@ -203,3 +203,93 @@ TEST_CASE("transform: a processor that does not compile or has no class is refus
   CHECK(refused("x = 1\n").find("defines no class") != std::string::npos);
   CHECK(refused("class P:\n  pass\n").find("no handle_input_rows") != std::string::npos);
 }
+
+namespace {
+
+// Event-time timers at amount * 1000 ms; a timer that fires yields its time,
+// the key's timers left and the key's count of rows.
+constexpr const char* kEventTimers = R"PY(
+class Timers:
+    time_mode = "event"
+    def init(self, handle):
+        self.handle = handle
+        self.rows = handle.value_state("rows")
+    def handle_input_rows(self, key, rows, timer_values):
+        for row in rows:
+            self.rows.update((self.rows.get() or 0) + 1)
+            if row["amount"] < 0:
+                self.handle.delete_timer(-row["amount"] * 1000)
+            else:
+                self.handle.register_timer(row["amount"] * 1000)
+        return []
+    def handle_expired_timer(self, key, timer_values, expired):
+        assert timer_values.current_watermark_ms() >= expired.expiry_time_ms
+        yield (expired.expiry_time_ms, len(self.handle.list_timers()), self.rows.get())
+)PY";
+
+constexpr int64_t kMicrosPerMs = 1000;
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("transform: event-time timers fire as the watermark passes them", B, BACKENDS) {
+  Fixture<B> f(spec(kEventTimers, "timers"));
+  f.push(input("a", 5));
+  f.push(input("a", 9));
+  f.push(input("b", 7));
+  f.push(input("b", 8));
+  f.push(input("b", -8));  // deleted again
+  CHECK(f.out.rows.empty());
+  f.op->onWatermark(4999 * kMicrosPerMs);
+  CHECK(f.out.rows.empty());
+  f.op->onWatermark(7000 * kMicrosPerMs);
+  REQUIRE(f.out.rows.size() == 2);
+  CHECK(f.out.rows[0] == output("a", 5000, 1, 2));
+  CHECK(f.out.rows[1] == output("b", 7000, 0, 3));
+  f.op->onWatermark(20000 * kMicrosPerMs);
+  REQUIRE(f.out.rows.size() == 3);  // b's timer at 8000 was deleted
+  CHECK(f.out.rows[2] == output("a", 9000, 0, 2));
+}
+
+TEST_CASE("transform: timers are restored with the state and fire after a restart") {
+  MemBackend backend;
+  {
+    Capture out;
+    auto op = makeTransform(spec(kEventTimers, "timers"), backend.table());
+    op->setNext(&out);
+    Row r = input("a", 3);
+    op->push(r, RecordContext{});
+    op->onEpochEnd();
+  }
+  Capture out;
+  auto op = makeTransform(spec(kEventTimers, "timers"), backend.table());
+  op->setNext(&out);
+  op->onWatermark(3000 * kMicrosPerMs);
+  REQUIRE(out.rows.size() == 1);
+  CHECK(out.rows[0] == output("a", 3000, 0, 1));
+  op->onEpochEnd();
+  CHECK(backend.storage->data.size() == 1);  // the timer's entries are gone, the count stays
+}
+
+TEST_CASE("transform: processing-time timers fire on the clock as the task goes on") {
+  Fixture<MemBackend> f(spec(R"PY(
+class Clock:
+    def init(self, handle):
+        self.handle = handle
+    def handle_input_rows(self, key, rows, timer_values):
+        now = timer_values.current_processing_time_ms()
+        for row in rows:
+            self.handle.register_timer(now + row["amount"])
+        return []
+    def handle_expired_timer(self, key, timer_values, expired):
+        assert timer_values.current_processing_time_ms() >= expired.expiry_time_ms
+        yield (1, None, None)
+)PY",
+                             "clock"));
+  f.push(input("a", 0));
+  f.push(input("b", 3600 * 1000));  // an hour from now
+  f.op->onBatchEnd();
+  REQUIRE(f.out.rows.size() == 1);
+  CHECK(f.out.rows[0][0] == Value::string("a"));
+  f.op->onBatchEnd();
+  CHECK(f.out.rows.size() == 1);
+}
