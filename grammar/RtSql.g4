@@ -24,6 +24,7 @@ statement
     | createSink
     | createFlow
     | createFunction
+    | createProcessor
     | insertStatement
     | dropStatement
     | flowCommand
@@ -89,6 +90,14 @@ functionParam
     : identifier dataType
     ;
 
+// A stateful processor: a Python class called per partition key with the
+// key's rows and its own state, used by TRANSFORM(... USING PROCESSOR name).
+createProcessor
+    : CREATE (OR REPLACE)? PROCESSOR (IF NOT EXISTS)? name=identifier
+      RETURNS LPAREN columnDef (COMMA columnDef)* RPAREN
+      LANGUAGE language=identifier AS code=DOLLAR_STRING
+    ;
+
 withOptions
     : WITH LPAREN (option (COMMA option)*)? RPAREN
     ;
@@ -134,6 +143,7 @@ objectKind
     | TABLE
     | FLOW
     | FUNCTION
+    | PROCESSOR
     ;
 
 flowCommand
@@ -147,6 +157,7 @@ showStatement
     | SHOW TABLES                   # showTables
     | SHOW FLOWS                    # showFlows
     | SHOW USER FUNCTIONS           # showUserFunctions
+    | SHOW PROCESSORS               # showProcessors
     | SHOW FUNCTIONS                # showFunctions
     | SHOW PROGRESS identifier      # showProgress
     | SHOW USERS                    # showUsers
@@ -229,6 +240,9 @@ relationPrimary
     : identifier tableAlias?                 # namedRelation
     | LPAREN query RPAREN tableAlias?        # subqueryRelation
     | LPAREN relation RPAREN                 # nestedRelation
+    | TRANSFORM LPAREN input=relationPrimary
+      PARTITION BY expr (COMMA expr)*
+      USING PROCESSOR processor=identifier withOptions? RPAREN tableAlias?  # transformRelation
     ;
 
 tableAlias
@@ -379,11 +393,11 @@ nonReserved
     : ALTER | ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
     | LANGUAGE | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
-    | PARTITION | PASSWORD | PRECEDING | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
+    | PARTITION | PASSWORD | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
     | RLIKE | ROW | ROWS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
-    | USER | USERS | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
+    | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
     ;
 
 reserved
@@ -504,6 +518,10 @@ CURRENT: C U R R E N T;
 FILTER: F I L T E R;
 OVER: O V E R;
 PARTITION: P A R T I T I O N;
+PROCESSOR: P R O C E S S O R;
+PROCESSORS: P R O C E S S O R S;
+TRANSFORM: T R A N S F O R M;
+USING: U S I N G;
 PRECEDING: P R E C E D I N G;
 ROW: R O W;
 ROWS: R O W S;

@@ -112,8 +112,15 @@ enum class JoinType { Inner, Left, Right, Full, Cross };
 struct TableRef;
 using TableRefPtr = std::unique_ptr<TableRef>;
 
+struct Option {
+  std::string key;    // as written, unquoted (e.g. kafka.bootstrap.servers)
+  std::string value;  // string value, unquoted
+  size_t keyPos = 0;
+  size_t valuePos = 0;
+};
+
 struct TableRef {
-  enum class Kind { Named, Subquery, Join } kind = Kind::Named;
+  enum class Kind { Named, Subquery, Join, Transform } kind = Kind::Named;
   size_t pos = 0;
   std::string name;                 // Named
   std::string alias;                // Named / Subquery
@@ -121,6 +128,12 @@ struct TableRef {
   JoinType joinType = JoinType::Inner;
   TableRefPtr left, right;  // Join
   ExprPtr on;               // Join (null for CROSS)
+  // Transform: TRANSFORM(input PARTITION BY keys USING PROCESSOR processor
+  // WITH (options)) [alias]; `input` is in `left`.
+  std::vector<ExprPtr> partitionBy;
+  std::string processor;
+  size_t processorPos = 0;
+  std::vector<Option> options;
 };
 
 struct Select {
@@ -163,13 +176,6 @@ struct Query {
 
 // ---------------------------------------------------------------- statements
 
-struct Option {
-  std::string key;    // as written, unquoted (e.g. kafka.bootstrap.servers)
-  std::string value;  // string value, unquoted
-  size_t keyPos = 0;
-  size_t valuePos = 0;
-};
-
 struct ColumnDef {
   std::string name;
   TypeName type;
@@ -189,6 +195,7 @@ enum class StatementKind {
   CreateSink,
   CreateFlow,
   CreateFunction,
+  CreateProcessor,
   Insert,
   Drop,
   StopFlow,
@@ -201,11 +208,21 @@ enum class StatementKind {
   User,  // CREATE / ALTER / DROP USER, SHOW USERS
 };
 
-enum class ObjectKind { Source, Sink, Table, Flow, Function };
+enum class ObjectKind { Source, Sink, Table, Flow, Function, Processor };
 
 // Functions: every function a query can call; UserFunctions: those made by
 // CREATE FUNCTION only.
-enum class ShowKind { Sources, Sinks, Tables, Flows, Progress, Variable, Functions, UserFunctions };
+enum class ShowKind {
+  Sources,
+  Sinks,
+  Tables,
+  Flows,
+  Progress,
+  Variable,
+  Functions,
+  UserFunctions,
+  Processors
+};
 
 struct Statement {
   StatementKind kind;
@@ -287,6 +304,21 @@ struct CreateFunction : Statement {
   // AS $$code$$: the text between the $$ (then bodyText is that text too), and
   // the offset of its first character.
   bool dollarQuoted = false;
+  size_t codePos = 0;
+};
+
+// CREATE [OR REPLACE] PROCESSOR [IF NOT EXISTS] name RETURNS (col TYPE, ...)
+// LANGUAGE l AS $$code$$.
+struct CreateProcessor : Statement {
+  CreateProcessor() : Statement(StatementKind::CreateProcessor) {}
+  std::string name;
+  size_t namePos = 0;
+  bool orReplace = false;
+  bool ifNotExists = false;
+  std::vector<ColumnDef> returns;
+  std::string language;  // lower-cased
+  size_t languagePos = 0;
+  std::string code;  // the text between the $$
   size_t codePos = 0;
 };
 

@@ -200,6 +200,8 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->createFlow()) s = createFlow(c);
   else if (auto* c = ctx->createFunction())
     s = createFunction(c);
+  else if (auto* c = ctx->createProcessor())
+    s = createProcessor(c);
   else if (auto* c = ctx->insertStatement()) s = insert(c);
   else if (auto* c = ctx->dropStatement()) s = drop(c);
   else if (auto* c = ctx->flowCommand()) s = flowCommand(c);
@@ -400,6 +402,26 @@ ast::StatementPtr AstBuilder::createFunction(P::CreateFunctionContext* ctx) {
   return s;
 }
 
+ast::StatementPtr AstBuilder::createProcessor(P::CreateProcessorContext* ctx) {
+  auto s = std::make_unique<ast::CreateProcessor>();
+  s->name = identifier(ctx->name);
+  s->namePos = startOf(ctx->name);
+  s->orReplace = ctx->REPLACE() != nullptr;
+  s->ifNotExists = ctx->EXISTS() != nullptr;
+  if (s->orReplace && s->ifNotExists) {
+    throw SqlError(sqlstate::kSyntaxError, "OR REPLACE and IF NOT EXISTS cannot be combined",
+                   startOf(ctx->IF()->getSymbol()),
+                   "OR REPLACE replaces an existing processor; IF NOT EXISTS keeps it");
+  }
+  for (auto* c : ctx->columnDef()) s->returns.push_back(columnDef(c));
+  s->language = toLower(identifier(ctx->language));
+  s->languagePos = startOf(ctx->language);
+  const std::string_view quoted = tokenText(ctx->code);
+  s->code = std::string(quoted.substr(2, quoted.size() - 4));
+  s->codePos = startOf(ctx->code) + 2;
+  return s;
+}
+
 // ---------------------------------------------------------------- other statements
 
 ast::StatementPtr AstBuilder::insert(P::InsertStatementContext* ctx) {
@@ -423,6 +445,7 @@ ast::ObjectKind objectKind(P::ObjectKindContext* ctx) {
   if (ctx->TABLE() != nullptr) return ast::ObjectKind::Table;
   if (ctx->FLOW() != nullptr) return ast::ObjectKind::Flow;
   if (ctx->FUNCTION() != nullptr) return ast::ObjectKind::Function;
+  if (ctx->PROCESSOR() != nullptr) return ast::ObjectKind::Processor;
   return ast::ObjectKind::Source;
 }
 }  // namespace
@@ -464,6 +487,8 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
     s->what = ast::ShowKind::Functions;
   } else if (dynamic_cast<P::ShowUserFunctionsContext*>(ctx)) {
     s->what = ast::ShowKind::UserFunctions;
+  } else if (dynamic_cast<P::ShowProcessorsContext*>(ctx)) {
+    s->what = ast::ShowKind::Processors;
   } else if (auto* p = dynamic_cast<P::ShowProgressContext*>(ctx)) {
     s->what = ast::ShowKind::Progress;
     s->name = identifier(p->identifier());
@@ -813,6 +838,18 @@ ast::TableRefPtr AstBuilder::relationPrimary(P::RelationPrimaryContext* ctx) {
     t->pos = startOf(ctx);
     t->subquery = query(sq->query());
     t->alias = aliasOf(sq->tableAlias());
+    return t;
+  }
+  if (auto* tr = dynamic_cast<P::TransformRelationContext*>(ctx)) {
+    auto t = std::make_unique<ast::TableRef>();
+    t->kind = ast::TableRef::Kind::Transform;
+    t->pos = startOf(ctx);
+    t->left = relationPrimary(tr->input);
+    for (auto* e : tr->expr()) t->partitionBy.push_back(expr(e));
+    t->processor = identifier(tr->processor);
+    t->processorPos = startOf(tr->processor);
+    t->options = withOptions(tr->withOptions());
+    t->alias = aliasOf(tr->tableAlias());
     return t;
   }
   auto* nested = dynamic_cast<P::NestedRelationContext*>(ctx);

@@ -48,6 +48,7 @@ class AstBuilder {
   ast::StatementPtr createSink(P::CreateSinkContext* ctx);
   ast::StatementPtr createFlow(P::CreateFlowContext* ctx);
   ast::StatementPtr createFunction(P::CreateFunctionContext* ctx);
+  ast::StatementPtr createProcessor(P::CreateProcessorContext* ctx);
   ast::StatementPtr insert(P::InsertStatementContext* ctx);
   ast::StatementPtr drop(P::DropStatementContext* ctx);
   ast::StatementPtr flowCommand(P::FlowCommandContext* ctx);

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "planner/processor.h"
 #include "planner/user_function.h"
 
 namespace rtsql {
@@ -21,6 +22,7 @@ Catalog::Catalog(const Catalog& other) {
   flowInputs_ = other.flowInputs_;
   functions_ = other.functions_;
   nextFunctionSequence_ = other.nextFunctionSequence_;
+  processors_ = other.processors_;
 }
 
 namespace {
@@ -328,6 +330,60 @@ std::vector<Catalog::FunctionPtr> Catalog::functions() const {
   std::sort(out.begin(), out.end(),
             [](const FunctionPtr& a, const FunctionPtr& b) { return a->sequence < b->sequence; });
   return out;
+}
+
+void Catalog::checkProcessorUnused(const std::string& key, const std::string& what,
+                                   size_t pos) const {
+  const std::string& name = processors_.at(key)->name;
+  for (const auto& [flowKey, flow] : flows_) {
+    for (const auto& p : flow->processors) {
+      if (p != key) continue;
+      throw SqlError(
+          sqlstate::kDependentObjectsStillExist,
+          fmt::format("cannot {} processor {}: flow \"{}\" uses it", what, name, flow->name), pos,
+          fmt::format("DROP FLOW {} first", flow->name));
+    }
+  }
+}
+
+bool Catalog::addProcessor(ProcessorDef def, bool orReplace, bool ifNotExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  std::string key = toLower(def.name);
+  if (processors_.count(key)) {
+    if (ifNotExists) return false;
+    if (!orReplace) {
+      throw SqlError(sqlstate::kDuplicateObject,
+                     fmt::format("processor {} already exists", processors_.at(key)->name), pos,
+                     fmt::format("CREATE OR REPLACE PROCESSOR {} replaces it", def.name));
+    }
+    // A flow's state was written by the old class: it goes first.
+    checkProcessorUnused(key, "replace", pos);
+  }
+  processors_[key] = std::make_shared<const ProcessorDef>(std::move(def));
+  return true;
+}
+
+Catalog::ProcessorPtr Catalog::findProcessor(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return findIn(processors_, name);
+}
+
+bool Catalog::dropProcessor(const std::string& name, bool ifExists, size_t pos) {
+  std::lock_guard lock(mu_);
+  std::string key = toLower(name);
+  if (!processors_.count(key)) {
+    if (ifExists) return false;
+    throw SqlError(sqlstate::kUndefinedObject, fmt::format("processor {} does not exist", name),
+                   pos, "SHOW PROCESSORS lists the processors made by CREATE PROCESSOR");
+  }
+  checkProcessorUnused(key, "drop", pos);
+  processors_.erase(key);
+  return true;
+}
+
+std::vector<Catalog::ProcessorPtr> Catalog::processors() const {
+  std::lock_guard lock(mu_);
+  return valuesOf(processors_);
 }
 
 }  // namespace rtsql

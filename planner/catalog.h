@@ -20,6 +20,7 @@
 namespace rtsql {
 
 struct UserFunctionDef;  // planner/user_function.h
+struct ProcessorDef;     // planner/processor.h
 
 struct WatermarkDef {
   int column = -1;          // index in the source schema of the event-time column
@@ -66,6 +67,8 @@ struct FlowDef {
   // The user functions its query calls (lower-cased): they cannot be dropped
   // or replaced while the flow exists.
   std::vector<std::string> functions;
+  // The processors its TRANSFORM items use (lower-cased), likewise.
+  std::vector<std::string> processors;
 };
 
 class Catalog {
@@ -75,6 +78,7 @@ class Catalog {
   using TablePtr = std::shared_ptr<const TableDef>;
   using FlowPtr = std::shared_ptr<const FlowDef>;
   using FunctionPtr = std::shared_ptr<const UserFunctionDef>;
+  using ProcessorPtr = std::shared_ptr<const ProcessorDef>;
 
   Catalog() = default;
   // A copy that changes independently (definitions are immutable and shared).
@@ -121,6 +125,17 @@ class Catalog {
   // In creation order, which replays (a function comes after those it calls).
   std::vector<FunctionPtr> functions() const;
 
+  // CREATE [OR REPLACE] PROCESSOR: 42710 when one of that name exists, unless
+  // ifNotExists (then false, unchanged) or orReplace (then replaced, provided
+  // no flow uses it: 2BP01).
+  bool addProcessor(ProcessorDef def, bool orReplace, bool ifNotExists, size_t pos);
+  ProcessorPtr findProcessor(const std::string& name) const;
+  // DROP PROCESSOR: 42704 when missing (unless ifExists); 2BP01 while a flow
+  // uses it.
+  bool dropProcessor(const std::string& name, bool ifExists, size_t pos);
+  // By name.
+  std::vector<ProcessorPtr> processors() const;
+
  private:
   void checkFree(const std::string& key, size_t pos) const;  // any kind
 
@@ -132,6 +147,9 @@ class Catalog {
   std::map<std::string, std::vector<std::string>> flowInputs_;
   std::map<std::string, FunctionPtr> functions_;
   uint64_t nextFunctionSequence_ = 1;
+  std::map<std::string, ProcessorPtr> processors_;
+  // 2BP01 when a flow uses processor `key`.
+  void checkProcessorUnused(const std::string& key, const std::string& what, size_t pos) const;
   // 2BP01 when a flow or a function other than `key` itself calls function `key`.
   void checkNoDependents(const std::string& key, const std::string& what, size_t pos) const;
 };

@@ -176,6 +176,10 @@ Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
           }
         } else if constexpr (std::is_same_v<Spec, TopNSpec>) {
           out = ofTopN(spec, in.mode);
+        } else if constexpr (std::is_same_v<Spec, TransformSpec>) {
+          // The processor yields new rows; it never takes back a row it gave.
+          out.mode = ChangelogMode::Append;
+          out.state = "the processor's states per key, kept until it clears them or their TTL";
         } else if constexpr (std::is_same_v<Spec, OverAggregateSpec>) {
           // A row that lands before others (out of order, or retracted) changes
           // the aggregates of the rows after it: the output always retracts.

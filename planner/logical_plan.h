@@ -124,6 +124,7 @@ class QueryBinder {
 
   Relation bindFrom(const ast::TableRef& ref) const;
   Relation bindNamed(const ast::TableRef& ref) const;
+  Relation bindTransform(const ast::TableRef& ref) const;
   Relation bindJoin(const ast::TableRef& ref) const;  // join_binder.cpp
   Relation bindBroadcastJoin(const ast::TableRef& ref, Relation left, Relation right) const;
   Relation bindStreamJoin(const ast::TableRef& ref, Relation left, Relation right) const;

@@ -149,6 +149,13 @@ std::string TopNSpec::describe() const {
                      rankColumn ? " with rank" : "");
 }
 
+std::string TransformSpec::describe() const {
+  std::string opts;
+  for (const auto& [k, v] : options) opts += fmt::format("{}{}={}", opts.empty() ? "" : ", ", k, v);
+  return fmt::format("Transform processor={} keys=[{}]{}", processor ? processor->name() : "?",
+                     exprList(partitionKeys), opts.empty() ? "" : " options=[" + opts + "]");
+}
+
 std::string OverAggregateSpec::describe() const {
   std::string order;
   for (size_t i = 0; i < orderKeys.size(); ++i) {

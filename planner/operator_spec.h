@@ -23,6 +23,7 @@
 
 #include "common/error.h"
 #include "common/expr.h"
+#include "common/functions/python_processor.h"
 #include "common/schema.h"
 #include "planner/changelog.h"
 
@@ -202,6 +203,23 @@ struct OverAggregateSpec : OperatorSpecBase {
   bool stateful() const { return true; }
 };
 
+// TRANSFORM(input PARTITION BY keys USING PROCESSOR p WITH (options)): per
+// input row, the processor's handle_input_rows for the row's partition key,
+// with the state the processor keeps for that key. The input row is the
+// input's visible columns (`inputColumns` of them, which the processor sees
+// by name), then the keys. Output = the key columns, then the RETURNS
+// columns, one row per row the processor yields (appends only).
+struct TransformSpec : OperatorSpecBase {
+  std::vector<ExprPtr> partitionKeys;  // on the input row
+  int inputColumns = 0;
+  Schema inputSchema;  // the first inputColumns columns of the input row
+  std::shared_ptr<const PythonProcessor> processor;
+  std::vector<std::pair<std::string, std::string>> options;  // WITH (...), as written
+
+  std::string describe() const;
+  bool stateful() const { return true; }
+};
+
 // Gathers the rows a task takes together (a poll's records, a shuffle inbox),
 // at most kMaxVectorizedBatchRows, so that the vectorized Python calls of the
 // next operator, a Filter or Project, are each made once over them
@@ -220,7 +238,8 @@ struct VectorizedBatchSpec : OperatorSpecBase {
 class OperatorSpec {
  public:
   using Kind = std::variant<FilterSpec, ProjectSpec, BroadcastJoinSpec, AggregateSpec, DedupSpec,
-                            StreamJoinSpec, TopNSpec, OverAggregateSpec, VectorizedBatchSpec>;
+                            StreamJoinSpec, TopNSpec, OverAggregateSpec, VectorizedBatchSpec,
+                            TransformSpec>;
 
   OperatorSpec() = default;
   // Any kind's spec is an OperatorSpec.

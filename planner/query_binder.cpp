@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "planner/logical_plan.h"
+#include "planner/processor.h"
 
 namespace rtsql::planner_detail {
 
@@ -473,6 +474,10 @@ void relationNames(const ast::TableRef& ref, std::vector<std::string>& out) {
       if (ref.left) relationNames(*ref.left, out);
       if (ref.right) relationNames(*ref.right, out);
       break;
+    case ast::TableRef::Kind::Transform:
+      if (!ref.alias.empty()) out.push_back(ref.alias);
+      if (ref.left) relationNames(*ref.left, out);
+      break;
   }
 }
 
@@ -530,10 +535,96 @@ Relation QueryBinder::bindFrom(const ast::TableRef& ref) const {
       rel.pos = ref.pos;
       return rel;
     }
+    case ast::TableRef::Kind::Transform:
+      return bindTransform(ref);
     case ast::TableRef::Kind::Named:
       break;
   }
   return bindNamed(ref);
+}
+
+// TRANSFORM(input PARTITION BY keys USING PROCESSOR p WITH (...)): the input
+// stage computes the input's visible columns then the keys into one row,
+// shuffled by the keys; the Transform stage calls the processor. Its rows are
+// the keys (named as the input names them), then the RETURNS columns.
+Relation QueryBinder::bindTransform(const ast::TableRef& ref) const {
+  if (!ref.left) throw InternalError("TRANSFORM without an input");
+  Relation in = bindFrom(*ref.left);
+  if (!in.node) {
+    unsupported("TRANSFORM over a static table", ref.left->pos,
+                "TRANSFORM reads a stream: name a source or a subquery over one");
+  }
+  if (in.changelog) {
+    unsupported("TRANSFORM over the result of an aggregation", ref.left->pos,
+                "a processor takes appended rows; aggregate in the processor instead");
+  }
+  Catalog::ProcessorPtr processor = ctx_.catalog->findProcessor(ref.processor);
+  if (!processor) {
+    SqlError err(sqlstate::kUndefinedObject,
+                 fmt::format("processor {} does not exist", ref.processor), ref.processorPos);
+    std::vector<std::string> names;
+    for (const auto& p : ctx_.catalog->processors()) names.push_back(p->name);
+    std::string close = closestName(ref.processor, names);
+    err.withHint(close.empty() ? std::string("CREATE PROCESSOR makes one; SHOW PROCESSORS "
+                                             "lists them")
+                               : fmt::format("perhaps you meant \"{}\"", close));
+    throw err;
+  }
+  std::vector<OutputColumn> pre;
+  for (const ScopeColumn& c : in.scope.columns) {
+    if (!c.hidden) pre.push_back(OutputColumn{c.name, c.expr, SqlError::npos});
+  }
+  const int inputColumns = static_cast<int>(pre.size());
+  std::vector<std::string> keyNames;
+  ExprBinder binder(in.scope, ExprContext::GroupBy);
+  for (const auto& k : ref.partitionBy) {
+    ExprPtr key = binder.bind(*k);
+    std::string name =
+        k->kind == ast::ExprKind::Column && !k->parts.empty() ? k->parts.back() : key->toString();
+    keyNames.push_back(name);
+    pre.push_back(OutputColumn{name, key, k->pos});
+  }
+  NodePtr preNode = projectNode(in.node, pre);
+
+  TransformSpec op;
+  for (int i = 0; i < inputColumns; ++i) {
+    op.inputSchema.columns.push_back(preNode->schema.columns[static_cast<size_t>(i)]);
+  }
+  op.inputColumns = inputColumns;
+  for (size_t i = 0; i < keyNames.size(); ++i) {
+    const int at = inputColumns + static_cast<int>(i);
+    const Column& c = preNode->schema.columns[static_cast<size_t>(at)];
+    op.partitionKeys.push_back(makeColumnRef(at, c.type, c.name));
+    op.output.columns.push_back(Column{keyNames[i], c.type, false});
+  }
+  for (const Column& c : processor->returns.columns) {
+    for (size_t i = 0; i < keyNames.size(); ++i) {
+      if (iequals(keyNames[i], c.name)) {
+        throw SqlError(sqlstate::kDuplicateColumn,
+                       fmt::format("column \"{}\" is both a partition key and a column processor "
+                                   "{} returns",
+                                   c.name, processor->name),
+                       ref.partitionBy[i]->pos,
+                       "partition by an expression with another name, e.g. a subquery's "
+                       "column renamed with AS");
+      }
+    }
+    op.output.columns.push_back(c);
+  }
+  op.processor = processor->python;
+  for (const auto& o : ref.options) op.options.emplace_back(o.key, o.value);
+  std::vector<ExprPtr> keys = op.partitionKeys;
+  Schema output = op.output;
+  NodePtr node = operatorNode({preNode}, std::move(op), {std::move(keys)});
+
+  Relation rel;
+  rel.node = node;
+  rel.name = ref.alias.empty() ? processor->name : ref.alias;
+  rel.scope = scopeFromSchema(output, rel.name);
+  rel.sourceName = in.sourceName;
+  rel.identity = true;
+  rel.pos = ref.pos;
+  return rel;
 }
 
 Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {

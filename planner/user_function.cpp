@@ -45,6 +45,7 @@ void walk(const ast::Query& q, const std::function<void(const ast::Expr&)>& visi
     if (t.left) walkRef(*t.left);
     if (t.right) walkRef(*t.right);
     if (t.on) walk(*t.on, visit);
+    for (const auto& e : t.partitionBy) walk(*e, visit);
   };
   for (const ast::Select& s : q.terms) {
     for (const auto& item : s.items) {
@@ -185,6 +186,8 @@ std::vector<std::pair<const ExprPtr*, const char*>> refusedPlaces(const Operator
         } else if constexpr (std::is_same_v<Spec, TopNSpec>) {
           add(spec.partitionKeys, "a window function's PARTITION BY");
           add(spec.orderKeys, "a window function's ORDER BY");
+        } else if constexpr (std::is_same_v<Spec, TransformSpec>) {
+          add(spec.partitionKeys, "TRANSFORM's PARTITION BY");
         } else if constexpr (std::is_same_v<Spec, OverAggregateSpec>) {
           add(spec.partitionKeys, "a window function's PARTITION BY");
           add(spec.orderKeys, "a window function's ORDER BY");

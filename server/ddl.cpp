@@ -8,6 +8,7 @@
 #include "common/schema.h"
 #include "connectors/provider.h"
 #include "connectors/registry.h"
+#include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
 #include "server/privileges.h"
@@ -267,6 +268,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     def.sql = stmt.text;
     def.queryText = stmt.queryText;
     def.functions = userFunctionsCalled(*stmt.query, *s.shadow);
+    def.processors = processorsUsed(*stmt.query);
     s.shadow->addFlow(std::move(def), false, stmt.namePos);
     out.complete("CREATE FLOW");
     return;
@@ -279,6 +281,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   def.sql = stmt.text;
   def.queryText = stmt.queryText;
   def.functions = userFunctionsCalled(*stmt.query, catalog_);
+  def.processors = processorsUsed(*stmt.query);
   std::vector<std::string> inputs = flowInputs(plan, stmt.sink);
   // The name must be free before anything starts.
   Catalog next(catalog_);
@@ -354,6 +357,33 @@ void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, R
   out.complete("CREATE FUNCTION");
 }
 
+void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
+                             ResultWriter& out) {
+  // A processor is Python code run inside rtsqld, as a Python function is:
+  // only a superuser may create one.
+  if (!privileges_->isSuperuser(s.user)) {
+    throw SqlError(sqlstate::kInsufficientPrivilege,
+                   fmt::format("permission denied to create processors: user \"{}\" is not a "
+                               "superuser",
+                               s.user),
+                   stmt.languagePos,
+                   "a processor runs with rtsqld's own rights on the server's machine; a "
+                   "superuser (the users file's first user or --superuser) may create one");
+  }
+  Catalog& catalog = catalogOf(s);
+  std::lock_guard lock(ddlMu_);
+  if (stmt.ifNotExists && catalog.findProcessor(stmt.name)) {
+    out.notice(fmt::format("processor {} already exists, skipping", stmt.name));
+    out.complete("CREATE PROCESSOR");
+    return;
+  }
+  ProcessorDef def = defineProcessor(stmt);
+  changeCatalog(catalog, [&](Catalog& c) {
+    return c.addProcessor(def, stmt.orReplace, stmt.ifNotExists, stmt.namePos);
+  });
+  out.complete("CREATE PROCESSOR");
+}
+
 void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
   // The catalog file is written as the drop leaves it before anything is
@@ -367,6 +397,8 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
       case ast::ObjectKind::Table: return c.dropTable(stmt.name, stmt.ifExists, stmt.namePos);
       case ast::ObjectKind::Function:
         return c.dropFunction(stmt.name, stmt.ifExists, stmt.namePos);
+      case ast::ObjectKind::Processor:
+        return c.dropProcessor(stmt.name, stmt.ifExists, stmt.namePos);
     }
     return false;
   });
@@ -394,6 +426,8 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     case ast::ObjectKind::Table: return out.complete("DROP TABLE");
     case ast::ObjectKind::Function:
       return out.complete("DROP FUNCTION");
+    case ast::ObjectKind::Processor:
+      return out.complete("DROP PROCESSOR");
   }
 }
 

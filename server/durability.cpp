@@ -11,6 +11,7 @@
 #include "common/file_name.h"
 #include "common/json.h"
 #include "parser/parser.h"
+#include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
 
@@ -122,6 +123,8 @@ void Engine::persistCatalog(const CatalogChange& change) {
   // Functions first: any flow may call them, and each comes after those it calls.
   for (const auto& f : catalog.functions())
     records.push_back({"function", f->name, f->sql, true, {}});
+  for (const auto& p : catalog.processors())
+    records.push_back({"processor", p->name, p->sql, true, {}});
   for (const auto& src : catalog.sources()) records.push_back({"source", src->name, src->sql, true, {}});
   for (const auto& sink : catalog.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}});
   for (const auto& t : catalog.tables()) {
@@ -209,6 +212,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   def.sql = stmt.text;
   def.queryText = stmt.queryText;
   def.functions = userFunctionsCalled(*stmt.query, catalog_);
+  def.processors = processorsUsed(*stmt.query);
   std::unique_ptr<FlowRuntime> runtime;
   std::vector<std::string> inputs;
   try {

@@ -124,6 +124,8 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::CreateFlow: return createFlow(s, static_cast<const ast::CreateFlow&>(stmt), out);
     case K::CreateFunction:
       return createFunction(s, static_cast<const ast::CreateFunction&>(stmt), out);
+    case K::CreateProcessor:
+      return createProcessor(s, static_cast<const ast::CreateProcessor&>(stmt), out);
     case K::Drop: return drop(s, static_cast<const ast::Drop&>(stmt), out);
     case K::StopFlow: return stopFlow(s, static_cast<const ast::FlowCommand&>(stmt), out);
     case K::StartFlow: return startFlow(s, static_cast<const ast::FlowCommand&>(stmt), out);

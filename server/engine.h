@@ -116,6 +116,7 @@ class Engine : public QueryHandler {
   void insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out);
   void createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
   void createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out);
+  void createProcessor(EngineSession& s, const ast::CreateProcessor& stmt, ResultWriter& out);
   void drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out);
   void stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
   void startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);

@@ -8,6 +8,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
+#include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
 
@@ -61,6 +62,8 @@ std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
     case ast::ShowKind::Functions:
     case ast::ShowKind::UserFunctions:
       return {{"function"}, {"kind"}, {"signature"}, {"returns"}, {"body"}, {"language"}};
+    case ast::ShowKind::Processors:
+      return {{"processor"}, {"returns"}, {"class"}, {"language"}};
     case ast::ShowKind::Variable:
       // Like PostgreSQL's SHOW ALL, one name shows a table rather than a value.
       if (iequals(stmt.name, "live_taps")) {
@@ -141,6 +144,18 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       }
       std::sort(rows.begin(), rows.end(),
                 [](const auto& a, const auto& b) { return toLower(*a[0]) < toLower(*b[0]); });
+      sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
+      return;
+    }
+    case ast::ShowKind::Processors: {
+      for (const auto& p : catalogOf(s).processors()) {
+        std::string returns;
+        for (const Column& c : p->returns.columns) {
+          if (!returns.empty()) returns += ", ";
+          returns += c.name + " " + c.type->toString();
+        }
+        rows.push_back({p->name, std::move(returns), p->python->className(), toUpper(p->language)});
+      }
       sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }

@@ -16,6 +16,7 @@
 
 #include "common/functions/internal.h"
 #include "common/functions/python_function.h"
+#include "common/functions/python_internal.h"
 
 namespace rtsql {
 
@@ -56,10 +57,12 @@ def compile_function(name, params, lines, filename):
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return namespace[pyname]
 
-def describe_error(exc, filename):
-    frames = traceback.extract_tb(exc.__traceback__)
+def describe_error(exc, filename, shift):
+    # rtsql's own helpers (the processor runtime) are not the user's code.
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<rtsql ")]
     def line_of(f):
-        return f.lineno - 1 if f.filename == filename else f.lineno
+        return f.lineno - shift if f.filename == filename else f.lineno
     def where(f):
         if f.filename == filename:
             return "line %d in %s" % (line_of(f), f.name)
@@ -156,20 +159,7 @@ struct ThreadStateKeeper {
   }
 };
 
-// Holds the GIL for its scope.
-class Gil {
- public:
-  Gil() {
-    static thread_local ThreadStateKeeper keeper;
-    state_ = PyGILState_Ensure();
-  }
-  ~Gil() { PyGILState_Release(state_); }
-  Gil(const Gil&) = delete;
-  Gil& operator=(const Gil&) = delete;
-
- private:
-  PyGILState_STATE state_;
-};
+using Gil = python_internal::GilScope;
 
 // ---- values -------------------------------------------------------------
 
@@ -180,7 +170,7 @@ const char* pyTypeName(PyObject* o) {
 [[noreturn]] void wrongResult(const std::string& fn, const DataType& type, PyObject* got,
                               const std::string& path) {
   throw SqlError(sqlstate::kDataException,
-                 fmt::format("function {} returned {}{}, which is not {}", fn, pyTypeName(got),
+                 fmt::format("{} returned {}{}, which is not {}", fn, pyTypeName(got),
                              path.empty() ? "" : " at " + path, type.toString()),
                  SqlError::npos,
                  "return None or a value of the declared type (docs/udf.md has the mapping)");
@@ -268,7 +258,7 @@ int64_t integerResult(const std::string& fn, PyObject* o, const DataType& type,
   if (!fits) {
     PyErr_Clear();
     throw SqlError(sqlstate::kNumericOutOfRange,
-                   fmt::format("function {} returned an integer{} out of the range of {}", fn,
+                   fmt::format("{} returned an integer{} out of the range of {}", fn,
                                path.empty() ? "" : " at " + path, type.toString()));
   }
   return n;
@@ -299,7 +289,7 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
         if (d == -1.0 && PyErr_Occurred()) {
           PyErr_Clear();
           throw SqlError(sqlstate::kNumericOutOfRange,
-                         fmt::format("function {} returned an integer{} out of the range of "
+                         fmt::format("{} returned an integer{} out of the range of "
                                      "DOUBLE",
                                      fn, path.empty() ? "" : " at " + path));
         }
@@ -313,7 +303,7 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
         if (!text) {
           PyErr_Clear();
           throw SqlError(sqlstate::kCharacterNotInRepertoire,
-                         fmt::format("function {} returned a str{} that is not valid UTF-8", fn,
+                         fmt::format("{} returned a str{} that is not valid UTF-8", fn,
                                      path.empty() ? "" : " at " + path));
         }
         return Value::string(std::string(text, static_cast<size_t>(size)));
@@ -343,7 +333,7 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
           Ref offset(PyObject_CallMethod(o, "utcoffset", nullptr));
           if (!offset) {
             throw SqlError(sqlstate::kDataException,
-                           fmt::format("function {} returned a datetime{} whose utcoffset() "
+                           fmt::format("{} returned a datetime{} whose utcoffset() "
                                        "failed: {}",
                                        fn, path.empty() ? "" : " at " + path, takeErrorText()));
           }
@@ -375,7 +365,7 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
                     PyDateTime_DELTA_GET_MICROSECONDS(o),
                 &micros)) {
           throw SqlError(sqlstate::kNumericOutOfRange,
-                         fmt::format("function {} returned a timedelta{} out of the range of "
+                         fmt::format("{} returned a timedelta{} out of the range of "
                                      "INTERVAL",
                                      fn, path.empty() ? "" : " at " + path));
         }
@@ -542,14 +532,15 @@ class PythonVectorizedCallExpr final : public Expr {
   size_t pos_;
 };
 
-[[noreturn]] void raisePythonError(const std::string& fn) {
+[[noreturn]] void raisePythonError(const std::string& label, const std::string& filename,
+                                   int shift) {
   PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);
   PyErr_NormalizeException(&type, &value, &tb);
   if (tb && value) PyException_SetTraceback(value, tb);
   Ref t(type), v(value), b(tb);
-  const std::string filename = filenameOf(fn);
-  Ref described(v ? PyObject_CallFunction(gDescribe, "Os", v.get(), filename.c_str()) : nullptr);
+  Ref described(v ? PyObject_CallFunction(gDescribe, "Osi", v.get(), filename.c_str(), shift)
+                  : nullptr);
   std::string message = "an exception";
   std::string detail;
   if (described && PyTuple_Check(described.get())) {
@@ -559,7 +550,7 @@ class PythonVectorizedCallExpr final : public Expr {
     if (d) detail = d;
   }
   PyErr_Clear();
-  throw SqlError(sqlstate::kDataException, fmt::format("function {} raised {}", fn, message))
+  throw SqlError(sqlstate::kDataException, fmt::format("{} raised {}", label, message))
       .withDetail(std::move(detail));
 }
 
@@ -664,8 +655,8 @@ Value PythonFunction::call(const Value* args, size_t count) const {
     }
   }
   Ref result(PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack, count, nullptr));
-  if (!result) raisePythonError(name_);
-  return fromPython(name_, result.get(), *returns_, "");
+  if (!result) raisePythonError(label(), filenameOf(name_), 1);
+  return fromPython(label(), result.get(), *returns_, "");
 }
 
 std::vector<Value> PythonFunction::callBatch(const std::vector<std::vector<Value>>& columns,
@@ -693,7 +684,7 @@ std::vector<Value> PythonFunction::callBatch(const std::vector<std::vector<Value
   for (const Ref& l : lists) stack.push_back(l.get());
   Ref result(
       PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack.data(), stack.size(), nullptr));
-  if (!result) raisePythonError(name_);
+  if (!result) raisePythonError(label(), filenameOf(name_), 1);
   PyObject* r = result.get();
   if (!PyList_Check(r) && !PyTuple_Check(r)) {
     throw SqlError(sqlstate::kDataException,
@@ -720,11 +711,11 @@ std::vector<Value> PythonFunction::callBatch(const std::vector<std::vector<Value
   for (size_t i = 0; i < rows; ++i) {
     PyObject* item = PySequence_Fast_GET_ITEM(r, static_cast<Py_ssize_t>(i));
     try {
-      out.push_back(fromPython(name_, item, *returns_, ""));
+      out.push_back(fromPython(label(), item, *returns_, ""));
     } catch (const SqlError&) {
       // Converted again to name the element: the path costs a string per
       // row, so it is made only for the one that fails.
-      fromPython(name_, item, *returns_, fmt::format("result[{}]", i));
+      fromPython(label(), item, *returns_, fmt::format("result[{}]", i));
       throw;
     }
   }
@@ -813,5 +804,39 @@ const Value* VectorizedBatch::RowScope::find(const Expr* node) {
 bool pythonStarted() {
   return gStarted.load();
 }
+
+namespace python_internal {
+
+void ensureStarted() {
+  std::call_once(gStartOnce, startInterpreter);
+}
+
+GilScope::GilScope() {
+  static thread_local ThreadStateKeeper keeper;
+  state_ = static_cast<int>(PyGILState_Ensure());
+}
+
+GilScope::~GilScope() {
+  PyGILState_Release(static_cast<PyGILState_STATE>(state_));
+}
+
+PyObject* valueToPython(const Value& v, const DataType& type) {
+  return toPython(v, type);
+}
+
+Value valueFromPython(const std::string& label, PyObject* o, const DataType& type,
+                      const std::string& path) {
+  return fromPython(label, o, type, path);
+}
+
+std::string pendingErrorText() {
+  return takeErrorText();
+}
+
+void raiseError(const std::string& label, const std::string& filename, int shift) {
+  raisePythonError(label, filename, shift);
+}
+
+}  // namespace python_internal
 
 }  // namespace rtsql

@@ -80,6 +80,8 @@ class PythonFunction {
 
  private:
   PythonFunction() = default;
+  // "function NAME", as errors name it.
+  std::string label() const { return "function " + name_; }
 
   std::string name_;
   std::vector<Param> params_;

@@ -8,6 +8,7 @@
 #include "executor/operators/project.h"
 #include "executor/operators/stream_join.h"
 #include "executor/operators/top_n.h"
+#include "executor/operators/transform.h"
 #include "executor/operators/vectorized_batch.h"
 #include "executor/state/state_store.h"
 
@@ -43,6 +44,7 @@ OperatorPtr makeOperator(const OperatorSpec& spec, StateStore* store, int task) 
           [&](const TopNSpec& s) { return makeTopN(s, table()); },
           [&](const OverAggregateSpec& s) { return makeOverAggregate(s, table()); },
           [](const VectorizedBatchSpec& s) { return makeVectorizedBatch(s); },
+          [&](const TransformSpec& s) { return makeTransform(s, table()); },
       },
       spec.kind());
   // The plan decides from the spec which operators get state and checkpoint

@@ -4,7 +4,9 @@ checked against the answer computed here in Python from the same records
 (never from what rtsql wrote): the fraud velocity alerts, the deduplicated
 events, the purchases enriched from the merchants CSV file, each minute's
 top three sales, the users' click sessions, the per-customer totals of an
-orders table's changes, and the sensor readings over their thresholds."""
+orders table's changes, the sensor readings over their thresholds, the fraud
+scores per card and the sessions with a custom inactivity timeout of the
+stateful processors."""
 
 import csv
 import json
@@ -24,7 +26,8 @@ MERCHANTS_CSV = EXAMPLES / "data" / "merchants.csv"
 BASE = datetime(2024, 5, 1, 12, 0, 0)
 EPOCH = datetime(1970, 1, 1)  # timestamps are UTC, without a zone
 SCRIPTS = ["fraud_velocity.sql", "dedup_retries.sql", "enrichment.sql", "top_n_per_window.sql",
-           "sessionization.sql", "cdc_aggregate.sql", "iot_anomaly.sql"]
+           "sessionization.sql", "cdc_aggregate.sql", "iot_anomaly.sql", "fraud_score.sql",
+           "custom_sessions.sql"]
 
 
 def stamp(t):
@@ -70,13 +73,15 @@ def deployed(server):
     kafka = Kafka("embedded", "embedded", server.embedded_bootstrap)
     kafka.partitions = {topic: kafka.create_topic(topic)
                         for topic in ("payments", "order_events", "purchases", "sales",
-                                      "clickstream", "orders_cdc", "readings", "thresholds")}
+                                      "clickstream", "orders_cdc", "readings", "thresholds",
+                                      "card_payments", "app_clicks")}
     for script in SCRIPTS:
         server.rtsql("-v", f"merchants_csv={MERCHANTS_CSV}", "-f", str(EXAMPLES / script),
                      cwd=str(SOURCE_DIR))
     flows = {row[0]: row[2] for row in server.query("SHOW FLOWS")}
     for flow in ("card_velocity", "dedup_order_events", "enrich_purchases", "top_sales_per_minute",
-                 "sessionize_clicks", "orders_per_customer", "detect_anomalies"):
+                 "sessionize_clicks", "orders_per_customer", "detect_anomalies", "score_cards",
+                 "sessionize_app"):
         assert flows.get(flow) == "running", flows
     return kafka
 
@@ -380,3 +385,76 @@ def test_readings_over_their_device_threshold(server, deployed):
                parse_time(a["threshold_ts"])) for a in got}
     assert len(got) == len(alerts), f"an alert was written twice: {got}"
     assert alerts == expected
+
+
+def test_fraud_scores_per_card(server, deployed):
+    rng = random.Random(53)
+    payments = []
+    # Five cards: some pay often, some from several countries, some a large
+    # amount after small ones. A card's payments go to one partition (the card
+    # is the record key), so they reach the processor in order.
+    for card, count, countries in (("c1", 2, ["FR"]), ("c2", 7, ["FR"]), ("c3", 4, ["FR", "US"]),
+                                   ("c4", 3, ["DE", "BR", "JP"]), ("c5", 5, ["FR"])):
+        for i in range(count):
+            amount = round(rng.uniform(5, 50), 2) if not (card == "c5" and i == 4) else 900.0
+            payments.append({"card_id": card, "amount": amount, "country": countries[i % len(countries)]})
+
+    # The score as the example defines it: 10 per earlier payment (at most
+    # 50), 25 per country beyond the first, 30 for an amount over three times
+    # the mean of the card's last (up to five) amounts before it.
+    expected = []
+    state = defaultdict(lambda: {"n": 0, "countries": set(), "recent": []})
+    for p in payments:
+        s = state[p["card_id"]]
+        s["n"] += 1
+        s["countries"].add(p["country"])
+        before = s["recent"]
+        score = 10 * min(s["n"] - 1, 5) + 25 * (len(s["countries"]) - 1)
+        if before and p["amount"] > 3 * sum(before) / len(before):
+            score += 30
+        s["recent"] = (before + [p["amount"]])[-5:]
+        expected.append((p["card_id"], s["n"], len(s["countries"]), score, score >= 50))
+    assert any(e[4] for e in expected) and not all(e[4] for e in expected)
+
+    for card in sorted({p["card_id"] for p in payments}):
+        deployed.produce("card_payments", [p for p in payments if p["card_id"] == card], key=card)
+    got = deployed.consume_json("card_scores", n=len(expected), timeout=30, grace=0.3)
+    scores = sorted((r["card_id"], r["payments"], r["countries"], r["score"], r["suspicious"])
+                    for r in got)
+    assert scores == sorted(expected)
+
+
+def test_sessions_with_a_custom_inactivity_timeout(server, deployed):
+    rng = random.Random(61)
+    clicks = []
+    # Each user has a timeout of their own; pauses are well under or well over it.
+    for user, timeout in (("kiosk1", 30), ("kiosk2", 30), ("desk1", 600), ("desk2", 600)):
+        t = BASE
+        for _ in range(rng.randrange(8, 15)):
+            clicks.append({"user_id": user, "ts": t, "timeout_s": timeout})
+            pause = rng.choice([timeout // 3, timeout * 3])
+            t += timedelta(seconds=pause)
+
+    # A session ends at a pause over the user's timeout; it is written when
+    # the next click shows that, so each user's last session stays open.
+    expected = set()
+    for user in {c["user_id"] for c in clicks}:
+        mine = [c for c in clicks if c["user_id"] == user]
+        start = last = mine[0]["ts"]
+        n = 1
+        for c in mine[1:]:
+            if (c["ts"] - last).total_seconds() > c["timeout_s"]:
+                expected.add((user, start, last, n))
+                start, n = c["ts"], 0
+            last = c["ts"]
+            n += 1
+    assert len(expected) >= 4, "the seed gives too few sessions"
+
+    for user in sorted({c["user_id"] for c in clicks}):
+        deployed.produce("app_clicks", [{**c, "ts": stamp(c["ts"])} for c in clicks
+                                        if c["user_id"] == user], key=user)
+    got = deployed.consume_json("app_sessions", n=len(expected), timeout=30, grace=0.3)
+    sessions = {(s["user_id"], parse_time(s["session_start"]), parse_time(s["last_click"]),
+                 s["clicks"]) for s in got}
+    assert len(got) == len(sessions), f"a session was written twice: {got}"
+    assert sessions == expected
