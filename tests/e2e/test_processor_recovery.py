@@ -124,8 +124,16 @@ def test_kill_9_restores_processor_state_exactly(broker, tmp_path):
                     f"{len(off)} keys off, e.g. {list(off.items())[:3]}\n{server.log_tail()}")
             time.sleep(1)
 
-        flows = {r[0]: r[2] for r in server.query("SHOW FLOWS")}
-        assert flows == {"t": "running"}
+        # The last restart may still be bringing the flow back ("recovering",
+        # "starting") after its rows reached the truth: wait for it to run.
+        deadline = time.monotonic() + CONVERGE_TIMEOUT_S
+        while True:
+            rows = server.query("SHOW FLOWS")
+            flows = {r[0]: r[2] for r in rows}
+            if flows == {"t": "running"} or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert flows == {"t": "running"}, f"{rows}\n{server.log_tail()}"
         assert [r[0] for r in server.query("SHOW PROCESSORS")] == ["running_total"]
     finally:
         code = server.stop()
