@@ -175,9 +175,11 @@ TEST_CASE("a vectorized call is found under every kind of expression node") {
       {"function call", makeCall("coalesce", {call(), one}, 1)},
       {"Python call", makePythonCall(twice, {makeCall("abs", {call()}, 1)}, 1)},
   };
-  for (const auto& [kind, expr] : cases) {
+  for (const auto& c : cases) {
+    // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+    const std::string& kind = c.first;
     CAPTURE(kind);
-    std::vector<VectorizedCall> found = vectorizedCallsIn(*expr);
+    std::vector<VectorizedCall> found = vectorizedCallsIn(*c.second);
     REQUIRE(!found.empty());
     CHECK((found.front().function == "twice" || found.front().function == "label"));
   }
