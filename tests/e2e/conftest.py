@@ -351,6 +351,21 @@ def kafka(request, server):
     return Kafka("real", addr, addr)
 
 
+@pytest.fixture(scope="module", params=_brokers())
+def broker(request, tmp_path_factory):
+    """A broker that outlives the servers a test kills: the embedded broker of
+    a second rtsqld that is never killed, and Apache Kafka as well when
+    RTSQL_KAFKA_BOOTSTRAP is set. Sources and sinks name it by address."""
+    if request.param == "embedded":
+        host = Server(tmp_path_factory.mktemp("broker_host"))
+        host.start()
+        yield Kafka("embedded", host.embedded_bootstrap, host.embedded_bootstrap)
+        host.stop()
+    else:
+        addr = os.environ["RTSQL_KAFKA_BOOTSTRAP"]
+        yield Kafka("real", addr, addr)
+
+
 @pytest.fixture
 def tmp_sql(tmp_path):
     """Writes a .sql file in the test's temporary directory."""

@@ -25,25 +25,13 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-from conftest import Kafka, Server, _brokers, unique
+from conftest import Server, unique
 
 KEYS = 40
 EVENTS = 4000          # records produced in all
 RATE = 500             # records per second
 KILLS = 3
 CONVERGE_TIMEOUT_S = 120
-
-
-@pytest.fixture(scope="module", params=_brokers())
-def broker(request, tmp_path_factory):
-    if request.param == "embedded":
-        host = Server(tmp_path_factory.mktemp("broker_host"))
-        host.start()
-        yield Kafka("embedded", host.embedded_bootstrap, host.embedded_bootstrap)
-        host.stop()
-    else:
-        addr = os.environ["RTSQL_KAFKA_BOOTSTRAP"]
-        yield Kafka("real", addr, addr)
 
 
 class SteadyProducer:

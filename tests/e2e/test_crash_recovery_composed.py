@@ -18,7 +18,7 @@ import time
 from collections import Counter
 
 from conftest import unique
-from test_crash_recovery import SteadyProducer, broker, kill_storm, start_server  # noqa: F401
+from test_crash_recovery import SteadyProducer, kill_storm, start_server
 
 KEYS = 40
 CONVERGE_TIMEOUT_S = 120
@@ -43,7 +43,7 @@ def upsert_table(messages):
     return [v for v in last.values() if v is not None]
 
 
-def test_kill_9_recovery_keeps_an_aggregate_over_an_aggregate_exact(broker, tmp_path):  # noqa: F811
+def test_kill_9_recovery_keeps_an_aggregate_over_an_aggregate_exact(broker, tmp_path):
     uid = unique("composed")
     topic_in, topic_out = f"{uid}_in", f"{uid}_out"
     for t in (topic_in, topic_out):

@@ -20,9 +20,7 @@ import os
 import time
 from collections import defaultdict
 
-import pytest
-
-from conftest import Kafka, Server, _brokers, unique
+from conftest import unique
 from test_crash_recovery import SteadyProducer, kill_storm, start_server, to_end
 
 KEYS = 20
@@ -51,18 +49,6 @@ class RunningTotal:
             yield (n, self.total.get(), "%d:%d" % (len(amounts), sum(amounts)), kinds)
 $$
 """
-
-
-@pytest.fixture(scope="module", params=_brokers())
-def broker(request, tmp_path_factory):
-    if request.param == "embedded":
-        host = Server(tmp_path_factory.mktemp("broker_host"))
-        host.start()
-        yield Kafka("embedded", host.embedded_bootstrap, host.embedded_bootstrap)
-        host.stop()
-    else:
-        addr = os.environ["RTSQL_KAFKA_BOOTSTRAP"]
-        yield Kafka("real", addr, addr)
 
 
 def record(i):
