@@ -334,6 +334,18 @@ def server(tmp_path_factory):
     assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{s.log_tail()}"
 
 
+def service_or_skip(variable, how):
+    """The address a test service's script exported in VARIABLE. Where it is not
+    set, the test skips, except under CI (CI set), which starts every service
+    its tests need: there it fails."""
+    value = os.environ.get(variable, "")
+    if not value:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must set {variable} ({how})")
+        pytest.skip(f"{variable} is not set ({how} prints it)")
+    return value
+
+
 def _brokers():
     params = ["embedded"]
     if os.environ.get("RTSQL_KAFKA_BOOTSTRAP"):

@@ -6,7 +6,6 @@ holds."""
 
 import base64
 import json
-import os
 import time
 import urllib.error
 import urllib.request
@@ -95,10 +94,7 @@ class Kinesalite:
 
 
 def endpoint_or_skip():
-    """The endpoint of kinesalite (RTSQL_KINESIS_ENDPOINT, set by .ci/run), or
-    a skip when it is not set: CI always sets it."""
-    import pytest
-    endpoint = os.environ.get("RTSQL_KINESIS_ENDPOINT")
-    if not endpoint:
-        pytest.skip("RTSQL_KINESIS_ENDPOINT is not set (scripts/kinesalite.sh start prints it)")
-    return endpoint
+    """The endpoint of kinesalite (RTSQL_KINESIS_ENDPOINT, set by .ci/run): a
+    skip where it is not set, a failure under CI."""
+    from conftest import service_or_skip
+    return service_or_skip("RTSQL_KINESIS_ENDPOINT", "scripts/kinesalite.sh start")
