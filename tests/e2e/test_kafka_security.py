@@ -161,9 +161,10 @@ def scram_broker(sec):
     RTSQL_SCRAM_KAFKA_STATE (skipped where it is not set, failed under CI)."""
     if not scram_refused(sec):
         return sec, Kafka("real", BOOTSTRAP, BOOTSTRAP)
-    state = service_or_skip("RTSQL_SCRAM_KAFKA_STATE",
-                            "RTSQL_KAFKA_VERSION=3.9.1 RTSQL_KAFKA_PORT=P RTSQL_KAFKA_STATE=DIR "
-                            "scripts/kafka.sh start, then RTSQL_SCRAM_KAFKA_STATE=DIR")
+    # The variable names the state dir DIR of
+    # `RTSQL_KAFKA_VERSION=3.9.1 RTSQL_KAFKA_STATE=DIR scripts/kafka.sh start`.
+    state = service_or_skip("RTSQL_SCRAM_KAFKA_STATE", "the state dir of a Kafka 3.9 broker that "
+                            "RTSQL_KAFKA_VERSION=3.9.1 scripts/kafka.sh start")
     other = security_env(state)
     assert not scram_refused(other), f"the broker of {state} is Kafka {other.get('RTSQL_KAFKA_VERSION')}"
     bootstrap = other["RTSQL_KAFKA_PLAINTEXT_BOOTSTRAP"]
