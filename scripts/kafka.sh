@@ -20,6 +20,8 @@
 #   PORT+3  SASL_SSL, PLAIN           RTSQL_KAFKA_PLAIN_BOOTSTRAP, _PLAIN_USER, _PLAIN_PASSWORD
 #   PORT+4  SSL, client certificate   RTSQL_KAFKA_MTLS_BOOTSTRAP, _CLIENT_CERT, _CLIENT_KEY
 #   (all)   the CA certificate        RTSQL_KAFKA_CA
+# and, for a test that needs a broker of its own, RTSQL_KAFKA_PLAINTEXT_BOOTSTRAP
+# (PORT) and RTSQL_KAFKA_VERSION (the broker's version).
 # The users and passwords are fixed and the keys throwaway: loopback tests only.
 #
 # Environment:
@@ -186,6 +188,8 @@ make_certificates() {
     echo "RTSQL_KAFKA_CLIENT_CERT=${TLS}/client.crt"
     echo "RTSQL_KAFKA_CLIENT_KEY=${TLS}/client.key"
     echo "RTSQL_KAFKA_CA=${TLS}/ca.pem"
+    echo "RTSQL_KAFKA_PLAINTEXT_BOOTSTRAP=${HOST}:${PORT}"
+    echo "RTSQL_KAFKA_VERSION=${VERSION}"
   } >"$SECURITY_ENV"
 }
 
