@@ -40,13 +40,30 @@ namespace {
 // everything they act on comes through their queue or wakes it. Otherwise (a
 // source that cannot be woken; a source task whose partitions may turn idle
 // as the flow's other source tasks deliver) the wait is kPollTimeoutMs, which
-// bounds how late the task notices any of that.
+// bounds how late the task notices any of that. Either wait ends early at the
+// time an operator of the task asked to be woken (Operator::wakeAtMillis():
+// a processor's processing-time timer, a TTL to sweep), so that work fires
+// on the clock while no input comes.
 constexpr size_t kPollBatch = 512;
 constexpr int kPollTimeoutMs = 50;
 constexpr int kIdleWaitMs = 1000;
 constexpr int kSinkFlushTimeoutMs = 30000;
 constexpr size_t kShuffleQueueCapacity = 8192;
 constexpr int64_t kStopTimeoutMicros = 60LL * 1000 * 1000;
+
+// How long a task may wait for input: `waitMs`, or less when an operator of
+// its chain has work of its own at `wakeAt` (Operator::wakeAtMillis(),
+// wall-clock ms). A flow whose operators have none waits as long as ever.
+int waitFor(int64_t wakeAt, int waitMs) {
+  if (wakeAt == Operator::kNoWakeup) return waitMs;
+  return static_cast<int>(std::clamp<int64_t>(wakeAt - nowMicros() / 1000, 0, waitMs));
+}
+
+// Whether the time `wakeAt` has come: then the task ends a batch, with or
+// without records, which is when its operators do that work.
+bool wakeDue(int64_t wakeAt) {
+  return wakeAt != Operator::kNoWakeup && nowMicros() / 1000 >= wakeAt;
+}
 
 std::string randomUuid() {
   std::random_device rd;
@@ -464,7 +481,9 @@ void FlowRuntime::runSourceTask(Task& task) {
       }
       batch.clear();
       const bool longWait = task.source->wakes() && (!othersMoveTheClock || allIdle);
-      task.source->poll(batch, kPollBatch, longWait ? kIdleWaitMs : kPollTimeoutMs);
+      const int64_t wakeAt = head->wakeAtMillis();
+      task.source->poll(batch, kPollBatch,
+                        waitFor(wakeAt, longWait ? kIdleWaitMs : kPollTimeoutMs));
       int64_t now = monotonicMicros();
       EpochMetrics& m = task.metrics.current();
       // The records of a poll arrived together: the shuffle hands them over
@@ -496,7 +515,7 @@ void FlowRuntime::runSourceTask(Task& task) {
         ctx.kind = rec.kind;
         head->push(rec.row, ctx);
       }
-      if (!batch.empty()) head->onBatchEnd();
+      if (!batch.empty() || wakeDue(wakeAt)) head->onBatchEnd();
       if (task.shuffleOut) task.shuffleOut->endBatch();
       if (!batch.empty()) activity.delivered(now);
 
@@ -538,8 +557,10 @@ void FlowRuntime::runShuffleTask(Task& task) {
     while (!stopping_.load(std::memory_order_relaxed) && !task.finished) {
       commitIfRequested(task);
       // Records, barriers and watermarks arrive through the queue, and commit
-      // requests and the stop wake it: nothing else needs a short wait.
-      if (!task.queue->popAll(inbox, kIdleWaitMs)) continue;
+      // requests and the stop wake it: nothing else needs a short wait but
+      // the time an operator asked to be woken at.
+      const int64_t wakeAt = task.head()->wakeAtMillis();
+      if (!task.queue->popAll(inbox, waitFor(wakeAt, kIdleWaitMs)) && !wakeDue(wakeAt)) continue;
       if (task.shuffleOut) task.shuffleOut->beginBatch();
       for (ShuffleMessage& msg : inbox) handleShuffleMessage(task, msg);
       task.head()->onBatchEnd();

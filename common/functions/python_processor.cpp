@@ -20,8 +20,8 @@ using python_internal::GilScope;
 // stored bytes are pickle.dumps((updated_ms, value)): updated_ms is the
 // processing time of the last change, which TTL reads. A state object reads
 // the entry on first use within a call and marks it changed when written;
-// the call returns the changed entries, (name, bytes) or (name, None) for an
-// erased one.
+// the call returns the changed entries, (name, bytes, ttl_ms) or (name, None,
+// ttl_ms) for an erased one (ttl_ms None for a state without TTL).
 constexpr const char* kProcessorSource = R"PY(
 import linecache, pickle, textwrap
 
@@ -148,7 +148,8 @@ class Handle:
         for name in self._changed:
             value = self._cache.get(name)
             out.append((name, None if value is None
-                        else pickle.dumps((self._now, value), protocol=4)))
+                        else pickle.dumps((self._now, value), protocol=4),
+                        self._ttl.get(name)))
         self._stored = {}
         self._cache = {}
         self._changed = set()
@@ -493,11 +494,17 @@ void ProcessorInstance::handleInputRows(const Row& key, const std::vector<DataTy
   for (Py_ssize_t i = 0; i < m; ++i) {
     PyObject* change = PyList_GET_ITEM(changes, i);
     ProcessorStateChange c;
-    c.first = PyUnicode_AsUTF8(PyTuple_GET_ITEM(change, 0));
+    c.name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(change, 0));
     PyObject* bytes = PyTuple_GET_ITEM(change, 1);
     if (bytes != Py_None) {
-      c.second =
-          std::string(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
+      c.bytes = std::string(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
+    }
+    PyObject* ttl = PyTuple_GET_ITEM(change, 2);
+    if (ttl != Py_None) {
+      // A TTL past what 64 bits hold never ends: as none.
+      int overflow = 0;
+      const long long ms = PyLong_AsLongLongAndOverflow(ttl, &overflow);
+      if (overflow == 0) c.ttlMs = ms;
     }
     out.changes.push_back(std::move(c));
   }

@@ -61,9 +61,14 @@ class PythonProcessor {
 };
 
 // A state entry of one partition key: the state's name and its stored bytes
-// (a change with no bytes erases the entry).
+// (a change with no bytes erases the entry), and the TTL the state was made
+// with, which the operator turns into the entry's expiry time.
 using ProcessorStateEntry = std::pair<std::string, std::string>;
-using ProcessorStateChange = std::pair<std::string, std::optional<std::string>>;
+struct ProcessorStateChange {
+  std::string name;
+  std::optional<std::string> bytes;  // none: the entry is erased
+  std::optional<int64_t> ttlMs;      // the state's ttl_ms, when it has one
+};
 
 // One processor object and its handle, for one task of a flow. Used by one
 // thread at a time.

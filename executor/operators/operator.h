@@ -42,8 +42,8 @@ struct OperatorStats {
   std::atomic<uint64_t> rowsIn{0};
   std::atomic<uint64_t> rowsOut{0};
   // Stateful operators only (progress JSON `stateOperators`).
-  std::atomic<uint64_t> numRowsTotal{0};    // keys/rows held in state now
-  std::atomic<uint64_t> numRowsUpdated{0};  // state rows written, since the epoch began
+  std::atomic<uint64_t> numRowsTotal{0};               // keys/rows held in state now
+  std::atomic<uint64_t> numRowsUpdated{0};             // state rows written, since the epoch began
   std::atomic<uint64_t> numRowsDroppedByWatermark{0};  // late input rows dropped
   // Late input rows written to the flow's 'late.rows.topic' instead.
   std::atomic<uint64_t> numLateRowsDeadLettered{0};
@@ -67,10 +67,22 @@ class Operator {
   // The task is through the records it took together (a poll's records, or
   // a shuffle inbox): an operator that holds a change to pair it with the
   // next one (filter.cpp, the sink's change encoders) releases it now, so
-  // that nothing waits for a record that may not come. Called once per batch.
+  // that nothing waits for a record that may not come. Called once per batch,
+  // and also with no records when the time wakeAtMillis() gave has come.
   virtual void onBatchEnd() {
     if (next_) next_->onBatchEnd();
   }
+  // The wall-clock time (ms since the Unix epoch) at which an operator of the
+  // chain, this one or one after it, has work to do that no input brings (a
+  // processor's processing-time timer, a TTL to sweep): the task bounds its
+  // wait for input by it and ends a batch then, even an empty one. INT64_MAX
+  // when there is none, which is every operator but those that override it,
+  // so a flow without them waits as it always did. Asked by the task before
+  // each wait, so an answer is cheap: a value the operator keeps, not a state
+  // lookup. A time in the past means now; an early answer only costs a
+  // wakeup that finds nothing to do.
+  virtual int64_t wakeAtMillis() { return next_ ? next_->wakeAtMillis() : kNoWakeup; }
+  static constexpr int64_t kNoWakeup = INT64_MAX;
   // Epoch end: stateful operators make their state durable in the state store
   // (StateTable::flush), then forward the call. numRowsUpdated restarts at 0.
   virtual void onEpochEnd() {

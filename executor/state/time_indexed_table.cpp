@@ -79,6 +79,15 @@ void TimeIndexedTable::expireBefore(char tag, int64_t bound, const Visitor& fn) 
   drain(tag, bound, fn);
 }
 
+std::optional<int64_t> TimeIndexedTable::firstAt(char tag) {
+  const int64_t below = expiredBelow_[static_cast<uint8_t>(tag)];
+  from_.assign(1, tag);
+  if (below != std::numeric_limits<int64_t>::min()) encodeKeyInt(from_, below);
+  to_.assign(1, static_cast<char>(tag + 1));
+  if (collect(batch_, 1) == 0) return std::nullopt;
+  return timeAt(std::string_view(batch_[0].first).substr(1));
+}
+
 void TimeIndexedTable::forEachAt(char tag, const Visitor& fn) {
   const std::string from(1, tag);
   const std::string to(1, static_cast<char>(tag + 1));

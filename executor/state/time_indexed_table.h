@@ -10,7 +10,7 @@
 //   keyed         tag + key                          get / put / erase
 //   time-ordered  tag + encodeKeyInt(time) + rest    getAt / putAt / eraseAt,
 //                                                     expireThrough / expireBefore,
-//                                                     forEachAt
+//                                                     firstAt, forEachAt
 //   key-then-time tag + key + encodeKeyInt(time) + rest
 //                                                     getKeyAt / putKeyAt / eraseKeyAt,
 //                                                     scanKey
@@ -77,6 +77,10 @@ class TimeIndexedTable {
   void expireThrough(char tag, int64_t watermark, const Visitor& fn);
   // The same for every entry with time < bound.
   void expireBefore(char tag, int64_t bound, const Visitor& fn);
+  // The time of the family's first entry, or none when it is empty: one
+  // read, which starts where expiry left off (an operator that wants to be
+  // woken for its next entry asks this after it expired).
+  std::optional<int64_t> firstAt(char tag);
   // Visits every entry of the family in key order, erasing none (to rebuild
   // what an operator keeps in memory about its state after a restore).
   void forEachAt(char tag, const Visitor& fn);

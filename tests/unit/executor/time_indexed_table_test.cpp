@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -163,6 +164,26 @@ TEST_CASE_TEMPLATE("time-indexed table: scanKey visits one key's entries within 
   std::string v;
   CHECK(table.getKeyAt('L', "k1|", 5, t(10), v));
   CHECK(v == "updated");
+}
+
+TEST_CASE_TEMPLATE("time-indexed table: firstAt is the time of a family's first entry", B,
+                   BACKENDS) {
+  B b;
+  TimeIndexedTable table(b.table());
+  CHECK(!table.firstAt('F').has_value());
+  table.putAt('F', 30, "x", "");
+  table.putAt('F', 20, "y", "");
+  table.putAt('G', 5, "z", "");  // another family
+  table.putAt('E', 1, "z", "");
+  CHECK(table.firstAt('F') == std::optional<int64_t>(20));
+  Seen seen;
+  table.expireThrough('F', 25, record(seen));
+  CHECK(table.firstAt('F') == std::optional<int64_t>(30));
+  table.putAt('F', -7, "w", "");  // below what expiry passed
+  CHECK(table.firstAt('F') == std::optional<int64_t>(-7));
+  table.expireThrough('F', 100, record(seen));
+  CHECK(!table.firstAt('F').has_value());
+  CHECK(table.firstAt('G') == std::optional<int64_t>(5));
 }
 
 TEST_CASE("time-indexed table: forEachAt visits a family without erasing it") {

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -106,7 +107,8 @@ TEST_CASE_TEMPLATE("transform keeps value, list and map state per partition key"
   CHECK(f.op->stats().numRowsTotal.load() == 6);  // three states for each of two keys
 }
 
-TEST_CASE("state layout: transform keeps 'S' + key + time 0 + state name -> pickle") {
+TEST_CASE(
+    "state layout: transform keeps 'S' + key + time 0 + state name -> 0x01 + expiry + pickle") {
   MemBackend backend;
   {
     Capture out;
@@ -119,10 +121,14 @@ TEST_CASE("state layout: transform keeps 'S' + key + time 0 + state name -> pick
   std::string key = "S";
   encodeKey(key, Value::string("a"));
   encodeKeyInt(key, 0);
+  // The layout byte, then no expiry (no TTL), then the pickle (protocol 4).
+  std::string noExpiry = "\x01";
+  encodeKeyInt(noExpiry, std::numeric_limits<int64_t>::max());
   std::vector<std::string> keys;
   for (const auto& [k, v] : backend.storage->data) {
     keys.push_back(k);
-    CHECK(v.substr(0, 2) == std::string("\x80\x04", 2));  // pickle protocol 4
+    CHECK(v.substr(0, 9) == noExpiry);
+    CHECK(v.substr(9, 2) == std::string("\x80\x04", 2));
   }
   CHECK(keys == std::vector<std::string>{key + "amounts", key + "seen", key + "total"});
 
@@ -135,6 +141,33 @@ TEST_CASE("state layout: transform keeps 'S' + key + time 0 + state name -> pick
   REQUIRE(out.rows.size() == 1);
   CHECK(out.rows[0] == output("a", 7, 2, 2));
 }
+
+namespace {
+
+int64_t wallMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits (bounded) until the wall clock reaches `ms`.
+void waitForClock(int64_t ms) {
+  for (int i = 0; i < 10000 && wallMillis() < ms; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(wallMillis() >= ms);
+}
+
+// The entries of `tag` in `backend`, key (after the tag) to value.
+std::map<std::string, std::string> family(const MemBackend& backend, char tag) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : backend.storage->data) {
+    if (!k.empty() && k[0] == tag) out.emplace(k.substr(1), v);
+  }
+  return out;
+}
+
+}  // namespace
 
 TEST_CASE("transform: an entry older than its TTL reads as absent and is deleted") {
   Fixture<MemBackend> f(spec(R"PY(
@@ -153,14 +186,169 @@ class Ttl:
 )PY",
                              "ttl"));
   f.push(input("a", 5));
-  CHECK(f.backend.storage->data.size() == 2);
+  CHECK(family(f.backend, 'S').size() == 2);
+  CHECK(family(f.backend, 'E').size() == 2);
   // Processing time moves on past the short TTL (1 ms).
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   f.push(input("a", 0));
   REQUIRE(f.out.rows.size() == 2);
   CHECK(f.out.rows[1] == Row{Value::string("a"), Value::bigint(0), Value::bigint(1), Value()});
   f.op->onEpochEnd();
-  CHECK(f.backend.storage->data.size() == 1);  // the expired entry was deleted
+  CHECK(family(f.backend, 'S').size() == 1);  // the expired entry was deleted
+  CHECK(family(f.backend, 'E').size() == 1);  // with its expiry
+}
+
+namespace {
+
+// A value state "v" with a TTL of `amount` ms (none for 0) set to the
+// amount; an amount of -1 reads it (1 when present), -2 clears it.
+constexpr const char* kTtl = R"PY(
+class Ttl:
+    def init(self, handle):
+        self.handle = handle
+    def handle_input_rows(self, key, rows, timer_values):
+        for row in rows:
+            a = row["amount"]
+            v = self.handle.value_state("v", ttl_ms=None if a <= 0 else a)
+            if a == -1:
+                yield (int(v.exists()), None, None)
+            elif a == -2:
+                v.clear()
+            else:
+                v.update(a)
+)PY";
+
+}  // namespace
+
+TEST_CASE("state layout: a state with a TTL keeps 'E' + expiry + key + name -> name") {
+  Fixture<MemBackend> f(spec(kTtl, "ttl"));
+  const int64_t before = wallMillis();
+  f.push(input("a", 3600000));
+  const int64_t after = wallMillis();
+  auto states = family(f.backend, 'S');
+  auto expiries = family(f.backend, 'E');
+  REQUIRE(states.size() == 1);
+  REQUIRE(expiries.size() == 1);
+  std::string key;
+  encodeKey(key, Value::string("a"));
+  const std::string& eKey = expiries.begin()->first;
+  std::string_view t = std::string_view(eKey).substr(0, 8);
+  const int64_t expiry = decodeKeyInt(t);
+  CHECK(expiry >= before + 3600000);
+  CHECK(expiry <= after + 3600000);
+  CHECK(eKey.substr(8) == key + "v");
+  CHECK(expiries.begin()->second == "v");
+  // The 'S' value carries the same expiry.
+  std::string sKey = key;
+  encodeKeyInt(sKey, 0);
+  REQUIRE(states.count(sKey + "v") == 1);
+  std::string prefix = "\x01";
+  encodeKeyInt(prefix, expiry);
+  CHECK(states[sKey + "v"].substr(0, 9) == prefix);
+  // The processor reports the expiry as the time to be woken at.
+  CHECK(f.op->wakeAtMillis() <= expiry);
+
+  // A write with a later expiry moves the 'E' entry; one without TTL and a
+  // clear drop it.
+  f.push(input("a", 7200000));
+  expiries = family(f.backend, 'E');
+  REQUIRE(expiries.size() == 1);
+  t = std::string_view(expiries.begin()->first).substr(0, 8);
+  CHECK(decodeKeyInt(t) >= before + 7200000);
+  f.push(input("a", 0));
+  CHECK(family(f.backend, 'E').empty());
+  CHECK(family(f.backend, 'S').size() == 1);
+  f.push(input("a", 3600000));
+  CHECK(family(f.backend, 'E').size() == 1);
+  f.push(input("a", -2));
+  CHECK(family(f.backend, 'E').empty());
+  CHECK(family(f.backend, 'S').empty());
+}
+
+TEST_CASE_TEMPLATE("transform: an expired entry is deleted on the clock, never read again", B,
+                   BACKENDS) {
+  Fixture<B> f(spec(kTtl, "ttl"));
+  f.push(input("a", 30));       // expires in 30 ms, and is never read again
+  f.push(input("b", 3600000));  // in an hour
+  f.push(input("c", 0));        // never
+  f.op->onEpochEnd();
+  CHECK(f.op->stats().numRowsTotal.load() == 5);  // three states, two expiries
+  // What the task does with no input: wait until the time the operator asks
+  // for, end a batch. The first asks for now (the operator has not looked at
+  // its state yet), the next for a's expiry, which deletes a's entries.
+  int wakeups = 0;
+  while (f.op->stats().numRowsTotal.load() != 3 && wakeups < 10) {
+    waitForClock(f.op->wakeAtMillis());
+    f.op->onBatchEnd();
+    ++wakeups;
+  }
+  CHECK(wakeups <= 2);
+  CHECK(f.op->stats().numRowsTotal.load() == 3);          // a's state and expiry are gone
+  CHECK(f.op->wakeAtMillis() >= wallMillis() + 3000000);  // b's is next
+  f.push(input("a", -1));
+  f.push(input("b", -1));
+  f.push(input("c", -1));
+  REQUIRE(f.out.rows.size() == 3);
+  CHECK(f.out.rows[0][1] == Value::bigint(0));
+  CHECK(f.out.rows[1][1] == Value::bigint(1));
+  CHECK(f.out.rows[2][1] == Value::bigint(1));
+}
+
+TEST_CASE("transform: expiries are restored with the state and swept after a restart") {
+  MemBackend backend;
+  {
+    Capture out;
+    auto op = makeTransform(spec(kTtl, "ttl"), backend.table());
+    op->setNext(&out);
+    Row r = input("a", 30);
+    op->push(r, RecordContext{});
+    op->onEpochEnd();
+  }
+  REQUIRE(family(backend, 'E').size() == 1);
+  Capture out;
+  auto op = makeTransform(spec(kTtl, "ttl"), backend.table());
+  op->setNext(&out);
+  // A restored operator has not looked at its state: it asks to be woken now.
+  CHECK(op->wakeAtMillis() <= wallMillis());
+  op->onBatchEnd();
+  // Unless the entry expired already, the operator now knows when it will.
+  const int64_t due = op->wakeAtMillis();
+  if (due != Operator::kNoWakeup) {
+    waitForClock(due);
+    op->onBatchEnd();
+  }
+  op->onEpochEnd();
+  CHECK(backend.storage->data.empty());
+  CHECK(op->wakeAtMillis() == Operator::kNoWakeup);
+}
+
+TEST_CASE("transform: a state written before expiry times were kept reads as it was") {
+  MemBackend backend;
+  {
+    Capture out;
+    auto op = makeTransform(spec(kTotals), backend.table());
+    op->setNext(&out);
+    Row r = input("a", 3);
+    op->push(r, RecordContext{});
+    op->onEpochEnd();
+  }
+  // The previous layout: the pickle alone.
+  for (auto& [k, v] : backend.storage->data) v = v.substr(9);
+  Capture out;
+  auto op = makeTransform(spec(kTotals), backend.table());
+  op->setNext(&out);
+  Row r = input("a", 4);
+  op->push(r, RecordContext{});
+  REQUIRE(out.rows.size() == 1);
+  CHECK(out.rows[0] == output("a", 7, 2, 2));
+  op->onEpochEnd();
+  for (const auto& [k, v] : backend.storage->data) CHECK(v[0] == '\x01');  // written anew
+
+  // A value of neither layout is an error, never a misreading.
+  for (auto& [k, v] : backend.storage->data) v = "\x02" + v.substr(1);
+  Row again = input("a", 5);
+  CHECK_THROWS_AS(op->push(again, RecordContext{}), InternalError);
+  CHECK(out.rows.size() == 1);
 }
 
 TEST_CASE("transform: an exception in the processor is a data error with the traceback") {
@@ -292,4 +480,32 @@ class Clock:
   CHECK(f.out.rows[0][0] == Value::string("a"));
   f.op->onBatchEnd();
   CHECK(f.out.rows.size() == 1);
+  // The task is asked to wake the operator for b's timer, and no earlier
+  // once the operator looked.
+  CHECK(f.op->wakeAtMillis() >= wallMillis() + 3000 * 1000);
+  CHECK(f.op->wakeAtMillis() <= wallMillis() + 3600 * 1000);
+  f.push(input("c", 30));
+  const int64_t due = f.op->wakeAtMillis();
+  CHECK(due <= wallMillis() + 30);
+  waitForClock(due);
+  f.op->onBatchEnd();  // with no input: what the task does at that time
+  REQUIRE(f.out.rows.size() == 2);
+  CHECK(f.out.rows[1][0] == Value::string("c"));
+}
+
+TEST_CASE("transform: a processor asks to be woken only for processing-time work") {
+  SUBCASE("event-time timers wait for the watermark") {
+    Fixture<MemBackend> f(spec(kEventTimers, "timers"));
+    f.op->onBatchEnd();
+    CHECK(f.op->wakeAtMillis() == Operator::kNoWakeup);
+    f.push(input("a", 5));  // a timer at 5000 ms event time
+    f.op->onBatchEnd();
+    CHECK(f.op->wakeAtMillis() == Operator::kNoWakeup);
+  }
+  SUBCASE("no timer and no TTL: never") {
+    Fixture<MemBackend> f(spec(kTotals));
+    f.push(input("a", 1));
+    f.op->onBatchEnd();
+    CHECK(f.op->wakeAtMillis() == Operator::kNoWakeup);
+  }
 }
