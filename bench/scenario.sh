@@ -6,6 +6,7 @@
 #   bench/scenario.sh NAME [--rate N | --rates "1000 10000"] [--seconds S]
 #                     [--warmup S] [--bootstrap HOST:PORT] [--size BYTES]
 #                     [--keys K] [--dup-ratio R] [--results FILE]
+#                     [--kinesis-endpoint URL] [--poll-interval-ms MS]   (kinesis)
 #   bench/scenario.sh NAME --find-max [--start-rate N] [--max-rate N]
 #                     [--max-steps N] [--p99-ms MS] [--step-seconds S]
 #                     [--step-warmup S] [--bootstrap ...] [--results FILE]
@@ -25,6 +26,18 @@
 #   sql_udf         the same with label() a SQL function (inlined): python_udf's baseline
 #   avro            stateless, with the input records in Avro (`rtsql_latency --format
 #                   avro`, the same --size) instead of JSON; the output stays JSON
+#   python_processor  a running count and sum per user in a Python processor's value
+#                   state (bench/processors/running_totals.py), one row per input row:
+#                   SELECT user_id, n, total, ts_us FROM TRANSFORM((SELECT ts_us,
+#                   user_id, amount FROM clicks) PARTITION BY user_id USING PROCESSOR ...)
+#   sql_processor   the same in SQL, python_processor's baseline: SELECT user_id,
+#                   count(*) AS n, sum(amount) AS total, max(ts_us) AS ts_us ... GROUP BY user_id
+#   kinesis         stateless's query over a Kinesis source: bench/kinesis_latency.py
+#                   puts the records (the same fields and --size) into a stream of the
+#                   Kinesis service at --kinesis-endpoint (default $RTSQL_KINESIS_ENDPOINT,
+#                   e.g. scripts/kinesalite.sh start) and reads the sink topic; beside
+#                   the broker's floor, the poll floor: a GetRecords loop at the source's
+#                   --poll-interval-ms (default: the source's own, 200)
 #
 # --find-max searches the highest rate at which the flow's end-to-end P99 stays
 # under --p99-ms (default 10) with nothing lost: doubling from --start-rate
@@ -42,16 +55,18 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,34p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,46p' "$0"; exit "${1:-0}"; }
 
-SCENARIOS="stateless groupby broadcast_join window dedup stream_join python_udf sql_udf avro"
+SCENARIOS="stateless groupby broadcast_join window dedup stream_join python_udf sql_udf avro
+python_processor sql_processor kinesis"
 [ $# -ge 1 ] || usage 2
 SCENARIO="$1"
 shift
 case "$SCENARIO" in
   stateless|groupby|broadcast_join|window|dedup|stream_join|python_udf|sql_udf|avro) ;;
+  python_processor|sql_processor|kinesis) ;;
   -h|--help) usage 0 ;;
-  *) echo "scenario.sh: unknown scenario '$SCENARIO' (${SCENARIOS// /, })" >&2; exit 2 ;;
+  *) echo "scenario.sh: unknown scenario '$SCENARIO' ($(echo $SCENARIOS | sed 's/ /, /g'))" >&2; exit 2 ;;
 esac
 
 BOOTSTRAP=""
@@ -70,6 +85,8 @@ MAX_STEPS=9
 P99_MS=10
 STEP_SECONDS=3
 STEP_WARMUP=1
+KINESIS_ENDPOINT="${RTSQL_KINESIS_ENDPOINT:-}"
+POLL_INTERVAL_MS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bootstrap) BOOTSTRAP="$2"; shift 2 ;;
@@ -88,6 +105,8 @@ while [ $# -gt 0 ]; do
     --p99-ms) P99_MS="$2"; shift 2 ;;
     --step-seconds) STEP_SECONDS="$2"; shift 2 ;;
     --step-warmup) STEP_WARMUP="$2"; shift 2 ;;
+    --kinesis-endpoint) KINESIS_ENDPOINT="$2"; shift 2 ;;
+    --poll-interval-ms) POLL_INTERVAL_MS="$2"; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "scenario.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -101,6 +120,18 @@ if [ "$SCENARIO" = stream_join ] && [ "$DUP_RATIO" != 0 ]; then
   echo "scenario.sh: stream_join takes no --dup-ratio" >&2
   exit 2
 fi
+if [ "$SCENARIO" = kinesis ]; then
+  [ -n "$KINESIS_ENDPOINT" ] || {
+    echo "scenario.sh: kinesis needs --kinesis-endpoint or RTSQL_KINESIS_ENDPOINT" \
+      "(scripts/kinesalite.sh start)" >&2
+    exit 2
+  }
+  [ "$DUP_RATIO" = 0 ] && [ -z "$FIND_MAX" ] || {
+    echo "scenario.sh: kinesis takes no --dup-ratio and no --find-max" >&2
+    exit 2
+  }
+fi
+KINESIS_DRIVER="$(dirname "$0")/kinesis_latency.py"
 
 bench_require scenario.sh "$RTSQLD" "$RTSQL" "$LATENCY"
 bench_start_rtsqld
@@ -146,11 +177,23 @@ EOF
 esac
 [ ! -f "$WORK/function.sql" ] || "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/function.sql" >&2
 
+# The processor of python_processor, from its one home (bench/python_processor.cpp
+# measures the same body per call).
+if [ "$SCENARIO" = python_processor ]; then
+  {
+    echo 'CREATE PROCESSOR running_totals RETURNS (n BIGINT, total DOUBLE, ts_us BIGINT)'
+    echo 'LANGUAGE PYTHON AS $$'
+    cat "$(dirname "$0")/processors/running_totals.py"
+    echo '$$;'
+  } >"$WORK/processor.sql"
+  "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/processor.sql" >&2
+fi
+
 # flow_query TAG : the SELECT of the scenario's flow over the source clicks_TAG
 # (and impressions_TAG for stream_join).
 flow_query() {
   case "$SCENARIO" in
-    stateless|avro)
+    stateless|avro|kinesis)
       echo "SELECT ts_us, user_id, upper(url) AS url, amount * 2 AS doubled
 FROM clicks_$1 WHERE amount > 10" ;;
     # In update mode every input record changes its key's count, so it yields
@@ -190,6 +233,17 @@ FROM clicks_$1 c JOIN impressions_$1 i
     python_udf|sql_udf)
       echo "SELECT ts_us, user_id, label(url, amount) AS label, amount * 2 AS doubled
 FROM clicks_$1 WHERE amount > 10" ;;
+    # One row per input row with the user's running count and sum and the
+    # record's own stamp. The processor reads the three columns it uses (the
+    # aggregate reads no others either); as for groupby, the SQL flow's update
+    # per record carries max(ts_us), the stamp of the record that caused it.
+    python_processor)
+      echo "SELECT user_id, n, total, ts_us
+FROM TRANSFORM((SELECT ts_us, user_id, amount FROM clicks_$1)
+               PARTITION BY user_id USING PROCESSOR running_totals)" ;;
+    sql_processor)
+      echo "SELECT user_id, count(*) AS n, sum(amount) AS total, max(ts_us) AS ts_us
+FROM clicks_$1 GROUP BY user_id" ;;
   esac
 }
 
@@ -198,6 +252,12 @@ FROM clicks_$1 WHERE amount > 10" ;;
 # the others keep the columns of the first benchmarks.
 source_sql() {
   local extra="" wm=""
+  # The Kinesis source of the same columns, from the driver that feeds it.
+  if [ "$SCENARIO" = kinesis ]; then
+    "$PY" "$KINESIS_DRIVER" --endpoint "$KINESIS_ENDPOINT" --source-sql "$1" "$2" \
+      ${POLL_INTERVAL_MS:+--poll-interval-ms "$POLL_INTERVAL_MS"}
+    return
+  fi
   # The Avro records' columns come from their schema, the generator's own.
   if [ "$SCENARIO" = avro ]; then
     cat <<EOF
@@ -283,6 +343,11 @@ deploy() {
   # collector ignores (its ts_us is older than any run, its event time too,
   # so it closes no window and matches no event).
   for t in "$IN" $IN2 "$OUT" "$FLOOR"; do
+    # The kinesis scenario's input is a stream of the Kinesis service.
+    if [ "$SCENARIO" = kinesis ] && [ "$t" = "$IN" ]; then
+      "$PY" "$KINESIS_DRIVER" --endpoint "$KINESIS_ENDPOINT" --create-stream "$IN"
+      continue
+    fi
     if [ "$SCENARIO" = avro ] && [ "$t" != "$OUT" ]; then
       avro_warm_record "$t"
       continue
@@ -317,6 +382,15 @@ collect() {
   [ "$SCENARIO" != avro ] || args+=(--format avro)
   if [ "${1:-}" = --floor ]; then
     args+=(--in "$FLOOR" --floor)
+  elif [ "$SCENARIO" = kinesis ]; then
+    # Records put into the stream, read from the sink topic, beside a
+    # GetRecords loop at the source's poll interval (pollFloorMs).
+    "$PY" "$KINESIS_DRIVER" --endpoint "$KINESIS_ENDPOINT" --stream "$IN" \
+      --bootstrap "$CLIENT_BOOTSTRAP" --out "$OUT" --rate "$rate" --seconds "$secs" \
+      --warmup "$warm" --size "$SIZE" --keys "$KEYS" \
+      ${POLL_INTERVAL_MS:+--poll-interval-ms "$POLL_INTERVAL_MS"} ||
+      echo "kinesis_latency.py failed (rate $rate)" >&2
+    return
   else
     args+=(--in "$IN" --out "$OUT")
     [ -z "$IN2" ] || args+=(--in2 "$IN2")
@@ -478,6 +552,16 @@ if not find_max:
             str(fl.get("lost", "n/a")), *srv(r), cpu(r, "cpuPct"), cpu(r, "usPerRecord"),
             state(r)])
     table(hdr, lines)
+    polls = [r for r in rows if "pollFloorMs" in r["flow"]]
+    if polls:
+        print()
+        print("Kinesis poll floor (a GetRecords loop at the source's poll interval, put to read):")
+        for r in polls:
+            pf = r["flow"]["pollFloorMs"]
+            print(f"rate {r['rate']}: poll interval {r['flow'].get('pollIntervalMs')} ms, "
+                  f"P50 {fmt(pf.get('P50'))}, P99 {fmt(pf.get('P99'))}; flow / poll floor "
+                  f"x P50 {ratio(lat(r['flow'], 'P50'), pf.get('P50'))}, "
+                  f"x P99 {ratio(lat(r['flow'], 'P99'), pf.get('P99'))}")
 else:
     limit = float(sys.argv[3])
     hdr = ("step", "rate/s", "load before/after", "flow P50", "flow P99", "flow max",
