@@ -16,9 +16,10 @@ PACKAGES=(
   libre2-dev
   # Avro: the avro format's encoding (libavro), and an independent encoder for its tests
   libavro-dev python3-avro
-  # Protobuf: descriptor sets for the protobuf format (libprotobuf), protoc and an
+  # Protobuf: descriptor sets for the protobuf format (libprotobuf), the parser of
+  # the .proto text a schema registry stores (libprotoc), protoc and an
   # independent implementation for its tests
-  libprotobuf-dev protobuf-compiler python3-protobuf
+  libprotobuf-dev libprotoc-dev protobuf-compiler python3-protobuf
   # CPython embedded in rtsqld, for CREATE FUNCTION ... LANGUAGE PYTHON
   libpython3-dev
   # clients and tools used by the tests and the demo

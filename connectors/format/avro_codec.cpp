@@ -348,22 +348,6 @@ class DatumCheck {
   std::string error_;
 };
 
-// Whether a writer's field of SQL type `writer` can fill a column of type
-// `column`: the same type, or Avro's promotions int to long and int or long
-// to double.
-bool promotes(const DataType& writer, const DataType& column) {
-  if (writer.equals(column)) return true;
-  if (writer.id == TypeId::Int && column.id == TypeId::BigInt) return true;
-  return (writer.id == TypeId::Int || writer.id == TypeId::BigInt) && column.id == TypeId::Double;
-}
-
-// `v` (a writer's value) as a value of the column's type, after promotes().
-void widen(Value& v, const DataType& column) {
-  if (v.isNull() || v.type() == column.id) return;
-  if (column.id == TypeId::BigInt) v = Value::bigint(v.asInt());
-  if (column.id == TypeId::Double) v = Value::float64(static_cast<double>(v.asInt()));
-}
-
 class AvroDecoder final : public RecordDecoder {
  public:
   AvroDecoder(const Schema& schema, const Options& options)
@@ -454,7 +438,7 @@ class AvroDecoder final : public RecordDecoder {
                             avro.root().fields[static_cast<size_t>(f.index)].first, why);
         return false;
       }
-      widen(row[i], *f.type);
+      widenWriterValue(row[i], *f.type);
     }
     return true;
   }
@@ -470,7 +454,7 @@ class AvroDecoder final : public RecordDecoder {
     int index = -1;
     const AvroNode* node = nullptr;
     DataTypePtr type;        // the column's
-    DataTypePtr writerType;  // the writer's field's, which promotes() to type
+    DataTypePtr writerType;  // the writer's field's, which must fill the column (writerTypeFills)
   };
   // A writer's schema and how its record gives the columns.
   struct Plan {
@@ -480,14 +464,8 @@ class AvroDecoder final : public RecordDecoder {
     std::string idText;      // " (id N)" for a registry's schema, for messages
     std::string unreadable;  // why this writer's records give no row, or empty
   };
-  // How long an id whose schema could not be had is not asked for again: a
-  // registry away is asked again soon, an unknown id later.
-  static constexpr int64_t kRetryUnreachableMicros = 1'000'000;
-  static constexpr int64_t kRetryNotFoundMicros = 30'000'000;
-  // Bounds of the plans and failures a decoder keeps (a hostile stream may
-  // name any id).
+  // Bound of the plans a decoder keeps (a hostile stream may name any id).
   static constexpr size_t kMaxPlans = 64;
-  static constexpr size_t kMaxFailures = 1024;
 
   // The plan of `avro` for the columns. An inline schema (`id` < 0) was
   // checked against the columns at CREATE SOURCE; a registry's is resolved
@@ -516,7 +494,7 @@ class AvroDecoder final : public RecordDecoder {
                                          root.fields[i].first, plan->idText, e.message());
           break;
         }
-        if (!promotes(*f.writerType, *c.type)) {
+        if (!writerTypeFills(*f.writerType, *c.type)) {
           plan->unreadable = fmt::format(
               "column \"{}\" is {}, but field '{}' of the writer's schema{} reads as {}", c.name,
               c.type->toString(), root.fields[i].first, plan->idText, f.writerType->toString());
@@ -533,19 +511,13 @@ class AvroDecoder final : public RecordDecoder {
   const Plan* planOf(int32_t id, std::string& error) {
     if (auto it = plans_.find(id); it != plans_.end()) return it->second.get();
     const int64_t now = monotonicMicros();
-    if (auto it = failures_.find(id); it != failures_.end()) {
-      if (now < it->second.first) {
-        error = it->second.second;
-        return nullptr;
-      }
-      failures_.erase(it);
-    }
+    if (failures_.recent(id, now, error)) return nullptr;
     schema_registry::RegistryError why;
-    auto text = registry_->schemaById(id, why);
+    auto writer = registry_->schemaById(id, why);
     std::unique_ptr<Plan> plan;
-    if (text) {
+    if (writer) {
       try {
-        plan = makePlan(AvroSchema::parse(*text, SqlError::npos), id);
+        plan = makePlan(AvroSchema::parse(writer->text, SqlError::npos), id);
       } catch (const SqlError& e) {
         why = {schema_registry::RegistryError::Kind::Refused,
                fmt::format("the writer's schema (id {}) from the schema registry: {}", id,
@@ -553,14 +525,7 @@ class AvroDecoder final : public RecordDecoder {
       }
     }
     if (!plan) {
-      if (failures_.size() >= kMaxFailures) failures_.clear();
-      const int64_t wait = why.kind == schema_registry::RegistryError::Kind::Unreachable
-                               ? kRetryUnreachableMicros
-                               : kRetryNotFoundMicros;
-      error = why.kind == schema_registry::RegistryError::Kind::NotFound
-                  ? fmt::format("schema id {} is not in the schema registry: {}", id, why.message)
-                  : why.message;
-      failures_[id] = {now + wait, error};
+      error = failures_.remember(id, why, now);
       return nullptr;
     }
     if (plans_.size() >= kMaxPlans) plans_.clear();
@@ -572,7 +537,7 @@ class AvroDecoder final : public RecordDecoder {
   std::unique_ptr<Plan> inline_;
   std::shared_ptr<schema_registry::SchemaRegistryClient> registry_;
   std::unordered_map<int32_t, std::unique_ptr<Plan>> plans_;
-  std::unordered_map<int32_t, std::pair<int64_t, std::string>> failures_;
+  schema_registry::FailedSchemaIds failures_;
   avro_reader_t reader_ = nullptr;
 };
 
@@ -644,7 +609,7 @@ class AvroEncoder final : public RecordEncoder {
     if (schema_registry::hasRegistry(sink.options)) {
       // CREATE FLOW checked that the subject takes the schema; registering
       // it again (each start, each task) answers the same id.
-      schemaId_ = registerSinkSchema(sink, avroSinkSchema(sink.input, sink.name));
+      schemaId_ = registerSinkSchema(sink, avroSinkSchema(sink.input, sink.name), "AVRO");
       framing_ = true;
     }
   }
@@ -699,50 +664,14 @@ class AvroEncoder final : public RecordEncoder {
 
 }  // namespace
 
-int32_t registerSinkSchema(const SinkSpec& sink, const std::string& schema) {
-  auto registry =
-      schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(sink.options));
-  const std::string subject = schema_registry::valueSubject(sink.options.getString("topic"));
-  schema_registry::RegistryError error;
-  auto id = registry->registerSchema(subject, schema, "AVRO", error);
-  if (!id) {
-    throw SqlError(error.kind == schema_registry::RegistryError::Kind::Unreachable
-                       ? sqlstate::kConnectionFailure
-                       : sqlstate::kInvalidParameterValue,
-                   fmt::format("sink \"{}\": {}", sink.name, error.message));
-  }
-  return *id;
-}
-
 void checkAvroSinkRegistry(const SinkSpec& sink, size_t pos) {
   if (!schema_registry::hasRegistry(sink.options)) return;
-  auto registry =
-      schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(sink.options));
-  const std::string subject = schema_registry::valueSubject(sink.options.getString("topic"));
-  const std::string schema = avroSinkSchema(sink.input, sink.name);
-  schema_registry::RegistryError error;
-  std::string reasons;
-  auto ok = registry->compatible(subject, schema, "AVRO", reasons, error);
-  if (!ok) {
-    throw SqlError(error.kind == schema_registry::RegistryError::Kind::Unreachable
-                       ? sqlstate::kConnectionFailure
-                       : sqlstate::kInvalidParameterValue,
-                   fmt::format("sink \"{}\": {}", sink.name, error.message), pos);
-  }
-  if (!*ok) {
-    throw SqlError(
-        sqlstate::kDatatypeMismatch,
-        fmt::format("sink \"{}\" writes an Avro schema that subject \"{}\" of the schema "
-                    "registry refuses as incompatible with its latest version{}{}",
-                    sink.name, subject, reasons.empty() ? "" : ": ", reasons),
-        pos,
-        fmt::format("the sink writes a record \"{}\" of the query's columns, each a nullable "
-                    "field: give the columns the names and types of the subject's schema, or "
-                    "write to another topic",
-                    sink.name));
-  }
-  // Registered when the flow's sink tasks start (AvroEncoder), so that a dry
-  // run or EXPLAIN leaves the registry as it was.
+  checkSinkSchemaCompatible(
+      sink, avroSinkSchema(sink.input, sink.name), "AVRO", pos,
+      fmt::format("the sink writes a record \"{}\" of the query's columns, each a nullable "
+                  "field: give the columns the names and types of the subject's schema, or "
+                  "write to another topic",
+                  sink.name));
 }
 
 std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options) {

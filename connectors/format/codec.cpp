@@ -4,6 +4,7 @@
 
 #include "connectors/format/decoders.h"
 #include "connectors/format/protobuf_schema.h"
+#include "connectors/schema_registry/schema_registry.h"
 
 namespace rtsql {
 
@@ -44,6 +45,11 @@ void checkSinkColumns(const SinkSpec& sink,
     for (const auto& [name, at] : columns)
       if (iequals(name, c.name)) pos = at;
     positions.push_back(pos);
+  }
+  if (schema_registry::hasRegistry(sink.options)) {
+    // The message is generated from the columns.
+    format::checkProtobufSinkRegistry(sink, positions);
+    return;
   }
   // The descriptor file as CREATE SINK read it.
   auto proto = format::ProtobufSchema::fromOptions(sink.options, SqlError::npos, false);

@@ -15,7 +15,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return s;
 }
@@ -190,6 +191,18 @@ Value metaValue(MetaKind kind, const RecordView& rec) {
       break;
   }
   return Value();
+}
+
+bool writerTypeFills(const DataType& writer, const DataType& column) {
+  if (writer.equals(column)) return true;
+  if (writer.id == TypeId::Int && column.id == TypeId::BigInt) return true;
+  return (writer.id == TypeId::Int || writer.id == TypeId::BigInt) && column.id == TypeId::Double;
+}
+
+void widenWriterValue(Value& v, const DataType& column) {
+  if (v.isNull() || v.type() == column.id) return;
+  if (column.id == TypeId::BigInt) v = Value::bigint(v.asInt());
+  if (column.id == TypeId::Double) v = Value::float64(static_cast<double>(v.asInt()));
 }
 
 }  // namespace rtsql::format

@@ -40,6 +40,14 @@ Value metaValue(MetaKind kind, const RecordView& rec);
 // Kafka headers as ARRAY<STRUCT<key STRING, value BINARY>>.
 Value headersToValue(const std::vector<std::pair<std::string, std::string>>& headers);
 
+// Whether a writer's field of SQL type `writer` (a schema registry's writer
+// schema, avro or protobuf) can fill a column of type `column`: the same
+// type, or the promotions int to long and int or long to double that Avro
+// readers make (and protobuf's int32 to int64 follows).
+bool writerTypeFills(const DataType& writer, const DataType& column);
+// `v` (a writer's value) as a value of the column's type, after writerTypeFills().
+void widenWriterValue(Value& v, const DataType& column);
+
 // Resets `row` to `size` NULLs, keeping its allocation. A fresh (empty) row is
 // only sized: its Values are NULL already.
 inline void resetRow(Row& row, size_t size) {

@@ -18,16 +18,27 @@ std::unique_ptr<RecordEncoder> makeRawEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeCsvEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options);
 std::unique_ptr<RecordEncoder> makeAvroEncoder(const SinkSpec& sink);
-// An avro sink with 'schema.registry.url': CREATE FLOW's check that the
-// registry takes the sink's schema under the topic's subject (42804 at `pos`
-// when it is incompatible with the latest version, 08006 when the registry
-// does not answer); it registers nothing. registerSinkSchema, as the sink's
-// encoder starts, registers `schema` and returns its id (08006, or 22023 when
-// the registry refuses).
+// A sink with 'schema.registry.url' (sink_registry.cpp): CREATE FLOW's
+// check that the registry takes the sink's `schema` of `schemaType` (AVRO,
+// PROTOBUF) under the topic's subject (42804 at `pos`, with `hint`, when it
+// is incompatible with the latest version; 08006 when the registry does not
+// answer); it registers nothing. registerSinkSchema, as the sink's encoder
+// starts, registers `schema` and returns its id (08006, or 22023 when the
+// registry refuses).
+void checkSinkSchemaCompatible(const SinkSpec& sink, const std::string& schema,
+                               const std::string& schemaType, size_t pos, const std::string& hint);
+int32_t registerSinkSchema(const SinkSpec& sink, const std::string& schema,
+                           const std::string& schemaType);
+// The check above for an avro sink with 'schema.registry.url' (nothing
+// without it).
 void checkAvroSinkRegistry(const SinkSpec& sink, size_t pos);
-int32_t registerSinkSchema(const SinkSpec& sink, const std::string& schema);
 std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const Options& options);
 std::unique_ptr<RecordEncoder> makeProtobufEncoder(const SinkSpec& sink);
+// The check above for a protobuf sink with 'schema.registry.url': the
+// message generated from the sink's columns (protobufSinkProto), which is
+// also checked here (22023 or 0A000 at the column at fault, its entry of
+// `positions`, parallel to the sink's columns).
+void checkProtobufSinkRegistry(const SinkSpec& sink, const std::vector<size_t>& positions);
 
 // The Kafka key of an encoded row: the chosen key column's bytes, else the
 // group keys (one as its bytes, several as a JSON object), else no key.

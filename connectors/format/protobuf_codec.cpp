@@ -2,6 +2,13 @@
 // message of the type 'protobuf.message' names (docs/connectors.md,
 // "Protobuf"), optionally after Confluent's framing.
 //
+// With 'schema.registry.url' every value is framed, and the framing names
+// the writer's schema (its id) and the message in it (its indexes): a
+// source fetches each id's .proto text and the schemas it references once,
+// and resolves the message's fields to its columns by name, as the avro
+// decoder does; a sink writes the message generated from its columns
+// (protobufSinkProto), registered under the topic's subject.
+//
 // The wire format is walked here, guided by the plans of protobuf_schema.h,
 // rather than parsed into a libprotobuf DynamicMessage and read back through
 // Reflection: the walk goes straight from the bytes to rtsql's Values (no
@@ -17,11 +24,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "connectors/format/decode_util.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/protobuf_schema.h"
+#include "connectors/schema_registry/schema_registry.h"
 
 namespace rtsql::format {
 
@@ -384,12 +394,21 @@ class Walker {
 class ProtobufDecoder final : public RecordDecoder {
  public:
   ProtobufDecoder(const Schema& schema, const Options& options)
-      : proto_(ProtobufSchema::fromOptions(options, SqlError::npos, false)),
-        confluent_(iequals(options.getString("protobuf.framing", "none"), "confluent")) {
-    const ProtoMessagePlan& root = proto_->root();
+      : confluent_(iequals(options.getString("protobuf.framing", "none"), "confluent")) {
     for (const Column& c : schema.columns) {
+      columns_.push_back(Col{c.name, c.type, c.hidden ? metaKindOf(c) : MetaKind::None});
+    }
+    if (schema_registry::hasRegistry(options)) {
+      registry_ =
+          schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(options));
+      return;
+    }
+    inline_ = std::make_unique<Plan>();
+    inline_->schema = ProtobufSchema::fromOptions(options, SqlError::npos, false);
+    const ProtoMessagePlan& root = inline_->schema->root();
+    for (const Col& c : columns_) {
       Field f;
-      f.meta = c.hidden ? metaKindOf(c) : MetaKind::None;
+      f.meta = c.meta;
       if (f.meta == MetaKind::None) {
         f.index = root.indexOf(c.name);
         // The file may have changed since CREATE SOURCE checked the columns.
@@ -401,7 +420,7 @@ class ProtobufDecoder final : public RecordDecoder {
                          SqlError::npos, "create the source again to read the new message");
         }
       }
-      fields_.push_back(f);
+      inline_->fields.push_back(f);
     }
   }
 
@@ -410,67 +429,155 @@ class ProtobufDecoder final : public RecordDecoder {
       error = "the record has no value (a tombstone)";
       return false;
     }
-    const auto* data = reinterpret_cast<const uint8_t*>(rec.value);
+    const char* data = rec.value;
     size_t len = rec.valueLen;
-    if (confluent_ && !unframe(data, len, error)) return false;
-    Walker walker;
-    message_.clear();
-    if (!walker.message(proto_->root(), data, len, message_, 0)) {
-      error = fmt::format("not a protobuf message {}: {}", proto_->root().name, walker.error);
+    const Plan* plan = inline_.get();
+    if (registry_ || confluent_) {
+      int32_t id = 0;
+      size_t used = 0;
+      if (!schema_registry::readFraming(data, len, id, error)) return false;
+      data += schema_registry::kFramingBytes;
+      len -= schema_registry::kFramingBytes;
+      if (!schema_registry::readMessageIndexes(data, len, path_, used, error)) return false;
+      data += used;
+      len -= used;
+      // Without a registry the inline message is read, whatever the framing names.
+      if (registry_) {
+        plan = planOf(id, path_, error);
+        if (!plan) return false;
+      }
+    }
+    if (!plan->unreadable.empty()) {
+      error = plan->unreadable;
       return false;
     }
-    resetRow(row, fields_.size());
-    for (size_t i = 0; i < fields_.size(); ++i) {
-      const Field& f = fields_[i];
+    const ProtoMessagePlan& root = plan->schema->root();
+    Walker walker;
+    message_.clear();
+    if (!walker.message(root, reinterpret_cast<const uint8_t*>(data), len, message_, 0)) {
+      error = fmt::format("not a protobuf message {}{}: {}", root.name, plan->idText, walker.error);
+      return false;
+    }
+    resetRow(row, plan->fields.size());
+    for (size_t i = 0; i < plan->fields.size(); ++i) {
+      const Field& f = plan->fields[i];
       if (f.meta != MetaKind::None) {
         row[i] = metaValue(f.meta, rec);
-      } else {
+      } else if (f.index >= 0) {
         row[i] = std::move(message_[static_cast<size_t>(f.index)]);
+        if (registry_) widenWriterValue(row[i], *columns_[i].type);
       }
     }
     return true;
   }
 
  private:
-  // Confluent's framing: the magic byte 0, a 4-byte big-endian schema id,
-  // then the message indexes (a zigzag varint count, then each index, the
-  // path to the message among the file's nested types); a count of 0 (the
-  // single byte 0) means the first message. The schema is the inline one:
-  // the id and indexes are skipped.
-  static bool unframe(const uint8_t*& data, size_t& len, std::string& error) {
-    if (len < 6 || data[0] != 0) {
-      error =
-          "not a Confluent-framed protobuf value (magic byte 0, a 4-byte schema id, message "
-          "indexes)";
-      return false;
-    }
-    WireReader r(data + 5, len - 5);
-    uint64_t count = 0;
-    bool ok = r.varint(count);
-    // A zigzag varint: a negative count, or one longer than the bytes left,
-    // is no list of indexes.
-    ok = ok && (count & 1) == 0 && (count >> 1) <= r.left();
-    for (uint64_t i = 0; ok && i < (count >> 1); ++i) {
-      uint64_t index = 0;
-      ok = r.varint(index);
-    }
-    if (!ok) {
-      error = "bad message indexes after a Confluent schema id";
-      return false;
-    }
-    const size_t rest = r.left();
-    data += len - rest;
-    len = rest;
-    return true;
-  }
-
+  struct Col {
+    std::string name;
+    DataTypePtr type;
+    MetaKind meta = MetaKind::None;
+  };
   struct Field {
     MetaKind meta = MetaKind::None;
-    int index = -1;
+    int index = -1;  // the message's field; -1 (a writer's message without it): NULL
   };
-  std::shared_ptr<const ProtobufSchema> proto_;
+  // A message and how it gives the columns.
+  struct Plan {
+    std::shared_ptr<const ProtobufSchema> schema;
+    std::vector<Field> fields;
+    std::string idText;      // " (schema id N)" for a registry's message, for messages
+    std::string unreadable;  // why this message's records give no row, or empty
+  };
+  // Bound of the writers' files and messages a decoder keeps (a hostile
+  // stream may name any id and indexes).
+  static constexpr size_t kMaxPlans = 64;
+
+  // The plan of the message at `path` in the writer's schema `id`, the
+  // schema fetched (with its references) the first time; nullptr with
+  // `error` set when it cannot be had.
+  const Plan* planOf(int32_t id, const std::vector<int32_t>& path, std::string& error) {
+    std::string key = std::to_string(id);
+    for (int32_t i : path) key += fmt::format(",{}", i);
+    if (auto it = plans_.find(key); it != plans_.end()) return it->second.get();
+    const ProtoFiles* files = filesOf(id, error);
+    if (!files) return nullptr;
+    const google::protobuf::Descriptor* message = messageAtIndexes(*files->file, path);
+    if (!message) {
+      error = fmt::format("message indexes [{}] name no message of the writer's schema (id {})",
+                          fmt::join(path, ", "), id);
+      return nullptr;
+    }
+    auto plan = std::make_unique<Plan>();
+    plan->idText = fmt::format(" (schema id {})", id);
+    try {
+      plan->schema = ProtobufSchema::ofMessage(files->pool, *message, SqlError::npos);
+    } catch (const SqlError& e) {
+      plan->unreadable = fmt::format("the writer's message {}{}: {}", message->full_name(),
+                                     plan->idText, e.message());
+    }
+    for (const Col& c : columns_) {
+      Field f;
+      f.meta = c.meta;
+      if (f.meta == MetaKind::None && plan->schema) {
+        const ProtoMessagePlan& root = plan->schema->root();
+        f.index = root.indexOf(c.name);
+        if (f.index >= 0) {
+          const DataType& writer = *root.fields[static_cast<size_t>(f.index)].type;
+          if (!writerTypeFills(writer, *c.type) && plan->unreadable.empty()) {
+            plan->unreadable = fmt::format(
+                "column \"{}\" is {}, but field {} of the writer's message {}{} reads as {}",
+                c.name, c.type->toString(), root.fields[static_cast<size_t>(f.index)].name,
+                root.name, plan->idText, writer.toString());
+          }
+        }
+      }
+      plan->fields.push_back(f);
+    }
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    return plans_.emplace(std::move(key), std::move(plan)).first->second.get();
+  }
+
+  // The writer's files of schema `id`, fetched and built the first time.
+  const ProtoFiles* filesOf(int32_t id, std::string& error) {
+    if (auto it = files_.find(id); it != files_.end()) return &it->second;
+    const int64_t now = monotonicMicros();
+    if (failures_.recent(id, now, error)) return nullptr;
+    schema_registry::RegistryError why;
+    ProtoFiles files;
+    auto writer = registry_->schemaById(id, why);
+    std::optional<std::vector<schema_registry::NamedSchema>> referenced;
+    if (writer && writer->type != "PROTOBUF") {
+      why = {schema_registry::RegistryError::Kind::Refused,
+             fmt::format("schema id {} is a {} schema, not a PROTOBUF one", id, writer->type)};
+    } else if (writer) {
+      referenced = registry_->referencedSchemas(*writer, why);
+    }
+    if (referenced) {
+      std::vector<ProtoImport> imports;
+      for (auto& r : *referenced) imports.push_back({std::move(r.name), std::move(r.text)});
+      std::string parseError;
+      if (buildProtoFiles(writer->text, fmt::format("schema-{}.proto", id), imports, files,
+                          parseError)) {
+        if (files_.size() >= kMaxPlans) files_.clear();
+        return &files_.emplace(id, std::move(files)).first->second;
+      }
+      why = {schema_registry::RegistryError::Kind::Refused,
+             fmt::format("the writer's schema (id {}) from the schema registry is not a protobuf "
+                         "schema rtsql can read: {}",
+                         id, parseError)};
+    }
+    error = failures_.remember(id, why, now);
+    return nullptr;
+  }
+
   bool confluent_;
-  std::vector<Field> fields_;
+  std::vector<Col> columns_;
+  std::unique_ptr<Plan> inline_;
+  std::shared_ptr<schema_registry::SchemaRegistryClient> registry_;
+  std::unordered_map<int32_t, ProtoFiles> files_;
+  std::unordered_map<std::string, std::unique_ptr<Plan>> plans_;
+  schema_registry::FailedSchemaIds failures_;
+  std::vector<int32_t> path_;
   ValueList message_;
 };
 
@@ -683,11 +790,25 @@ void putField(std::string& out, const ProtoFieldPlan& f, const Value& v) {
 class ProtobufEncoder final : public RecordEncoder {
  public:
   explicit ProtobufEncoder(const SinkSpec& sink)
-      : schema_(sink.input),
-        keyColumn_(sink.keyColumn),
-        keyColumns_(sink.keyColumns),
-        proto_(ProtobufSchema::fromOptions(sink.options, SqlError::npos, false)),
-        confluent_(iequals(sink.options.getString("protobuf.framing", "none"), "confluent")) {
+      : schema_(sink.input), keyColumn_(sink.keyColumn), keyColumns_(sink.keyColumns) {
+    if (schema_registry::hasRegistry(sink.options)) {
+      // CREATE FLOW checked the message and that the subject takes it;
+      // registering it again (each start, each task) answers the same id.
+      const std::string message = protobufSinkMessageName(sink.options, sink.name);
+      const std::string text = protobufSinkProto(sink.input, message);
+      proto_ = ProtobufSchema::fromProtoText(text, message + ".proto", {}, message,
+                                             fmt::format("sink \"{}\"'s message", sink.name),
+                                             SqlError::npos, SqlError::npos);
+      schema_registry::appendFraming(prefix_, registerSinkSchema(sink, text, "PROTOBUF"));
+      schema_registry::appendMessageIndexes(prefix_, {0});
+    } else {
+      proto_ = ProtobufSchema::fromOptions(sink.options, SqlError::npos, false);
+      if (iequals(sink.options.getString("protobuf.framing", "none"), "confluent")) {
+        // Schema id 0 (no registry), the first message.
+        schema_registry::appendFraming(prefix_, 0);
+        schema_registry::appendMessageIndexes(prefix_, {0});
+      }
+    }
     if (keyColumn_ >= 0) keyColumns_.clear();
     checkProtobufSinkColumns(*proto_, schema_);
     // Fields are written in field-number order, as protobuf writes them.
@@ -706,11 +827,7 @@ class ProtobufEncoder final : public RecordEncoder {
     out.headers.clear();
     out.topic.clear();
     out.hasValue = true;
-    out.value.clear();
-    if (confluent_) {
-      // Magic byte, schema id 0 (no registry), the first message.
-      out.value.append(6, '\0');
-    }
+    out.value.assign(prefix_);
     static const Value kNull;
     for (const Column_& c : plan_) {
       const Value& v = c.column < row.size() ? row[c.column] : kNull;
@@ -783,7 +900,7 @@ class ProtobufEncoder final : public RecordEncoder {
   int keyColumn_;
   std::vector<int> keyColumns_;
   std::shared_ptr<const ProtobufSchema> proto_;
-  bool confluent_;
+  std::string prefix_;  // the framing every value starts with, or empty
   std::vector<Column_> plan_;
 };
 
@@ -795,6 +912,23 @@ std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const O
 
 std::unique_ptr<RecordEncoder> makeProtobufEncoder(const SinkSpec& sink) {
   return std::make_unique<ProtobufEncoder>(sink);
+}
+
+void checkProtobufSinkRegistry(const SinkSpec& sink, const std::vector<size_t>& positions) {
+  const std::string message = protobufSinkMessageName(sink.options, sink.name);
+  const std::string text = protobufSinkProto(sink.input, message, positions);
+  size_t pos = SqlError::npos;
+  for (size_t p : positions) pos = std::min(pos, p);
+  // The generated text builds (a JSON name clash of two columns is what
+  // could stop it), before the registry sees it.
+  ProtobufSchema::fromProtoText(text, message + ".proto", {}, message,
+                                fmt::format("sink \"{}\"'s message", sink.name), pos, pos);
+  checkSinkSchemaCompatible(
+      sink, text, "PROTOBUF", pos,
+      fmt::format("the sink writes a message {} of the query's columns, numbered in order: give "
+                  "the columns the names and types of the subject's schema, in its order, or "
+                  "write to another topic",
+                  message));
 }
 
 }  // namespace rtsql::format

@@ -304,19 +304,18 @@ std::shared_ptr<const ProtobufSchema> ProtobufSchema::parse(std::string_view set
     notASet(setPos, "the file does not parse as one");
   }
   if (files.file_size() == 0) notASet(setPos, "it holds no files");
-  std::shared_ptr<ProtobufSchema> schema(new ProtobufSchema());
-  schema->pool_ = std::make_unique<gp::DescriptorPool>();
+  auto pool = std::make_shared<gp::DescriptorPool>();
   // Files are built in the set's order; protoc writes a file's imports
   // before it, and a file whose import is missing is refused.
   CollectErrors errors;
   for (const gp::FileDescriptorProto& file : files.file()) {
-    if (schema->pool_->FindFileByName(file.name())) continue;
-    if (!schema->pool_->BuildFileCollectingErrors(file, &errors)) {
+    if (pool->FindFileByName(file.name())) continue;
+    if (!pool->BuildFileCollectingErrors(file, &errors)) {
       notASet(setPos, errors.first.empty() ? fmt::format("file {} does not build", file.name())
                                            : errors.first);
     }
   }
-  const gp::Descriptor* d = schema->pool_->FindMessageTypeByName(message);
+  const gp::Descriptor* d = pool->FindMessageTypeByName(message);
   if (!d) {
     std::vector<std::string> names;
     for (const gp::FileDescriptorProto& file : files.file()) {
@@ -331,9 +330,46 @@ std::shared_ptr<const ProtobufSchema> ProtobufSchema::parse(std::string_view set
                                  : fmt::format("give a message's full name, package included: {}",
                                                fmt::join(names, ", ")));
   }
-  ProtoPlanBuilder builder(*schema, messagePos);
-  schema->root_ = builder.build(*d, "");
+  return ofMessage(std::move(pool), *d, messagePos);
+}
+
+std::shared_ptr<const ProtobufSchema> ProtobufSchema::ofMessage(
+    std::shared_ptr<const gp::DescriptorPool> pool, const gp::Descriptor& message, size_t pos) {
+  std::shared_ptr<ProtobufSchema> schema(new ProtobufSchema());
+  schema->pool_ = std::move(pool);
+  ProtoPlanBuilder builder(*schema, pos);
+  schema->root_ = builder.build(message, "");
   return schema;
+}
+
+std::shared_ptr<const ProtobufSchema> ProtobufSchema::fromProtoText(
+    std::string_view text, const std::string& name, const std::vector<ProtoImport>& imports,
+    const std::string& message, const std::string& what, size_t textPos, size_t messagePos) {
+  ProtoFiles files;
+  std::string why;
+  if (!buildProtoFiles(text, name, imports, files, why)) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("{} is not a protobuf schema rtsql can read: {}", what, why),
+                   textPos,
+                   "register a .proto file that protoc compiles, with its imports as references");
+  }
+  const gp::Descriptor* d =
+      message.empty()
+          ? (files.file->message_type_count() > 0 ? files.file->message_type(0) : nullptr)
+          : files.pool->FindMessageTypeByName(message);
+  if (!d) {
+    std::vector<std::string> names;
+    for (int i = 0; i < files.file->message_type_count() && names.size() < 8; ++i)
+      names.push_back(files.file->message_type(i)->full_name());
+    throw SqlError(sqlstate::kUndefinedObject,
+                   message.empty() ? fmt::format("{} declares no message", what)
+                                   : fmt::format("{} has no message \"{}\"", what, message),
+                   message.empty() ? textPos : messagePos,
+                   names.empty() ? std::string("register a schema that declares the message")
+                                 : fmt::format("give a message's full name, package included: {}",
+                                               fmt::join(names, ", ")));
+  }
+  return ofMessage(files.pool, *d, messagePos);
 }
 
 std::shared_ptr<const ProtobufSchema> ProtobufSchema::fromOptions(const Options& options,
@@ -422,6 +458,8 @@ bool fits(const DataType& t, const ProtoFieldPlan& f, bool item, std::string& wh
   const TypeId want = scalarType(f.kind);
   if (t.id == want) return true;
   if (t.id == TypeId::Int && want == TypeId::BigInt) return true;
+  // An INTERVAL is its microseconds, as avro sinks write it.
+  if (t.id == TypeId::Interval && want == TypeId::BigInt) return true;
   why =
       fmt::format("field {} takes {}, not {}", path, DataType::of(want)->toString(), t.toString());
   return false;

@@ -1,9 +1,11 @@
 // Protobuf message types as rtsql sees them: the message named by
 // 'protobuf.message' in the FileDescriptorSet file named by
 // 'protobuf.descriptor' (what `protoc --include_imports --descriptor_set_out`
-// writes), the SQL columns it gives, and a plan per message type that the
-// protobuf decoder and encoder walk (protobuf_codec.cpp). libprotobuf reads
-// and checks the descriptor set; the wire format itself is rtsql's.
+// writes), or a message of .proto text (a schema registry's, or a sink's
+// generated one: proto_text.h), the SQL columns it gives, and a plan per
+// message type that the protobuf decoder and encoder walk
+// (protobuf_codec.cpp). libprotobuf reads and checks the descriptors; the
+// wire format itself is rtsql's.
 //
 // Types, protobuf to SQL: bool BOOLEAN; int32, sint32, sfixed32 INT; uint32,
 // fixed32 BIGINT (their values reach 2^32 - 1); int64, sint64, sfixed64,
@@ -25,6 +27,7 @@
 #include "common/options.h"
 #include "common/schema.h"
 #include "common/value.h"
+#include "connectors/format/proto_text.h"
 
 namespace google::protobuf {
 class DescriptorPool;
@@ -105,12 +108,27 @@ class ProtobufSchema {
   static std::shared_ptr<const ProtobufSchema> fromOptions(const Options& options, size_t stmtPos,
                                                            bool atCreate);
 
+  // The schema of `message`, a message of `pool`. Throws 0A000 at `pos` for a
+  // field rtsql cannot map, as parse() does.
+  static std::shared_ptr<const ProtobufSchema> ofMessage(
+      std::shared_ptr<const google::protobuf::DescriptorPool> pool,
+      const google::protobuf::Descriptor& message, size_t pos);
+
+  // The schema of `message` (a full name; empty: the file's first message)
+  // in the .proto `text` called `name` with its `imports` (buildProtoFiles).
+  // Throws 22023 at `textPos` when the text does not build, naming `what`
+  // (e.g. "the latest schema of subject \"t-value\""), 42704 at `messagePos`
+  // when it has no such message, 0A000 as ofMessage.
+  static std::shared_ptr<const ProtobufSchema> fromProtoText(
+      std::string_view text, const std::string& name, const std::vector<ProtoImport>& imports,
+      const std::string& message, const std::string& what, size_t textPos, size_t messagePos);
+
   ~ProtobufSchema();
   const ProtoMessagePlan& root() const { return *root_; }
 
  private:
   ProtobufSchema();
-  std::unique_ptr<google::protobuf::DescriptorPool> pool_;
+  std::shared_ptr<const google::protobuf::DescriptorPool> pool_;
   std::vector<std::unique_ptr<ProtoMessagePlan>> plans_;
   const ProtoMessagePlan* root_ = nullptr;
   friend class ProtoPlanBuilder;

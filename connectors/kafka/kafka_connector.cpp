@@ -30,9 +30,12 @@ void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
 
 // The protobuf options: the descriptor file and message are required with
 // format 'protobuf' and refused without it. Whether the file holds the message
-// is checked where the file is read (bindSourceSchema, validateSink).
+// is checked where the file is read (bindSourceSchema, validateSink). With a
+// schema registry, which gives the schemas, only 'protobuf.message' applies
+// (checked by validateRegistryOptions).
 void validateProtobufOptions(const Options& options, const std::string& format, size_t stmtPos) {
   if (format == "protobuf") {
+    if (schema_registry::hasRegistry(options)) return;
     options.require("protobuf.descriptor", stmtPos);
     options.require("protobuf.message", stmtPos);
     options.getEnum("protobuf.framing", "none", {"none", "confluent"});
@@ -47,9 +50,9 @@ void validateProtobufOptions(const Options& options, const std::string& format, 
   }
 }
 
-// The schema registry's options: with format 'avro' only, where they replace
-// 'avro.schema' and 'avro.framing' (every value is framed, and the id names
-// its schema).
+// The schema registry's options: with formats 'avro' and 'protobuf' only,
+// where they replace the inline schema and its framing options (every value
+// is framed, and the id names its schema).
 void validateRegistryOptions(const Options& options, const std::string& format) {
   if (!schema_registry::hasRegistry(options)) {
     for (const std::string& key : schema_registry::registryOptionKeys()) {
@@ -58,12 +61,14 @@ void validateRegistryOptions(const Options& options, const std::string& format) 
     return;
   }
   const OptionEntry* url = options.find(schema_registry::kUrlOption);
-  if (format != "avro") {
-    throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("'{}' applies to format 'avro'", schema_registry::kUrlOption),
-                   url->keyPos, "set format = 'avro', or drop the option");
+  if (format != "avro" && format != "protobuf") {
+    throw SqlError(
+        sqlstate::kFeatureNotSupported,
+        fmt::format("'{}' applies to formats 'avro' and 'protobuf'", schema_registry::kUrlOption),
+        url->keyPos, "set format = 'avro' or 'protobuf', or drop the option");
   }
-  for (const char* key : {"avro.schema", "avro.framing"}) {
+  for (const char* key :
+       {"avro.schema", "avro.framing", "protobuf.descriptor", "protobuf.framing"}) {
     if (const OptionEntry* e = options.find(key)) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      fmt::format("option '{}' does not go with '{}': the schema registry gives "
@@ -73,6 +78,55 @@ void validateRegistryOptions(const Options& options, const std::string& format) 
     }
   }
   schema_registry::registryConfig(options);
+}
+
+// The latest schema of the subject of a source's (first) topic's values,
+// with the schemas it references, for the columns of a source that declares
+// none: 42704 when there is none, 08006 when the registry does not answer,
+// 22023 when it is not of `type` (AVRO, PROTOBUF), at the URL.
+struct LatestValueSchema {
+  std::string subject;
+  int32_t id = 0;
+  schema_registry::RegisteredSchema schema;
+  std::vector<schema_registry::NamedSchema> referenced;
+};
+
+LatestValueSchema latestValueSchema(const ast::CreateSource& stmt, const Options& options,
+                                    const std::string& type) {
+  const OptionEntry& url = *options.find(schema_registry::kUrlOption);
+  std::string topic = options.getString("subscribe");
+  topic = topic.substr(0, topic.find(','));
+  while (!topic.empty() && topic.back() == ' ') topic.pop_back();
+  while (!topic.empty() && topic.front() == ' ') topic.erase(0, 1);
+  LatestValueSchema out;
+  out.subject = schema_registry::valueSubject(topic);
+  auto registry =
+      schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(options));
+  schema_registry::RegistryError error;
+  auto latest = registry->latest(out.subject, error);
+  std::optional<std::vector<schema_registry::NamedSchema>> referenced;
+  if (latest) referenced = registry->referencedSchemas(latest->second, error);
+  if (!referenced) {
+    throw SqlError(
+        error.kind == schema_registry::RegistryError::Kind::Unreachable
+            ? sqlstate::kConnectionFailure
+            : sqlstate::kUndefinedObject,
+        fmt::format("source \"{}\" declares no columns, and its schema cannot be read from "
+                    "subject \"{}\": {}",
+                    stmt.name, out.subject, error.message),
+        url.valuePos, "declare the columns, or register the topic's value schema first");
+  }
+  if (latest->second.type != type) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("the latest schema (id {}) of subject \"{}\" is {}, not {}",
+                               latest->first, out.subject, latest->second.type, type),
+                   url.valuePos,
+                   "read the topic with the format of its schemas, or declare the columns");
+  }
+  out.id = latest->first;
+  out.schema = std::move(latest->second);
+  out.referenced = std::move(*referenced);
+  return out;
 }
 
 // `known` and the registry options.
@@ -134,7 +188,12 @@ void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const 
   validateRegistryOptions(options, format);
   // The file is read now, so that a missing one or a message it lacks fails
   // CREATE SINK; the columns are checked against the message at CREATE FLOW.
-  if (format == "protobuf") format::ProtobufSchema::fromOptions(options, stmtPos, true);
+  // With a registry the message is the columns', named by 'protobuf.message'.
+  if (format == "protobuf" && schema_registry::hasRegistry(options)) {
+    format::protobufSinkMessageName(options, "row");
+  } else if (format == "protobuf") {
+    format::ProtobufSchema::fromOptions(options, stmtPos, true);
+  }
   format::csvDelimiter(options);
   kafka::sinkTopicPartitions(options);
   if (const OptionEntry* header = options.find("csv.header")) {
@@ -209,34 +268,29 @@ std::string KafkaConnector::sourceFormat(const Options& options) const {
 Schema KafkaConnector::bindSourceSchema(const ast::CreateSource& stmt,
                                         const Options& options) const {
   const std::string format = sourceFormat(options);
-  if (format == "avro" && schema_registry::hasRegistry(options)) {
+  if ((format == "avro" || format == "protobuf") && schema_registry::hasRegistry(options)) {
     // The declared columns, each read from the writer's field of its name;
     // without any, the fields of the latest schema of the (first) topic's
-    // subject.
+    // subject (protobuf: of its 'protobuf.message', or its first message).
     Schema payload = bindColumns(stmt.columns);
     if (payload.columns.empty()) {
-      const OptionEntry& url = *options.find(schema_registry::kUrlOption);
-      std::string topic = options.getString("subscribe");
-      topic = topic.substr(0, topic.find(','));
-      while (!topic.empty() && topic.back() == ' ') topic.pop_back();
-      while (!topic.empty() && topic.front() == ' ') topic.erase(0, 1);
-      const std::string subject = schema_registry::valueSubject(topic);
-      auto registry =
-          schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(options));
-      schema_registry::RegistryError error;
-      auto latest = registry->latest(subject, error);
-      if (!latest) {
-        throw SqlError(
-            error.kind == schema_registry::RegistryError::Kind::Unreachable
-                ? sqlstate::kConnectionFailure
-                : sqlstate::kUndefinedObject,
-            fmt::format("source \"{}\" declares no columns, and its schema cannot be read from "
-                        "subject \"{}\": {}",
-                        stmt.name, subject, error.message),
-            url.valuePos, "declare the columns, or register the topic's value schema first");
+      const size_t urlPos = options.find(schema_registry::kUrlOption)->valuePos;
+      if (format == "avro") {
+        auto latest = latestValueSchema(stmt, options, "AVRO");
+        auto avro = format::AvroSchema::parse(latest.schema.text, urlPos);
+        payload = format::avroSourceColumns(*avro, payload, {}, urlPos);
+      } else {
+        auto latest = latestValueSchema(stmt, options, "PROTOBUF");
+        std::vector<format::ProtoImport> imports;
+        for (auto& r : latest.referenced) imports.push_back({std::move(r.name), std::move(r.text)});
+        const OptionEntry* message = options.find("protobuf.message");
+        auto proto = format::ProtobufSchema::fromProtoText(
+            latest.schema.text, fmt::format("schema-{}.proto", latest.id), imports,
+            message ? message->value : std::string(),
+            fmt::format("the latest schema (id {}) of subject \"{}\"", latest.id, latest.subject),
+            urlPos, message ? message->valuePos : urlPos);
+        payload = format::protobufSourceColumns(*proto, payload, {}, urlPos);
       }
-      auto avro = format::AvroSchema::parse(latest->second, url.valuePos);
-      payload = format::avroSourceColumns(*avro, payload, {}, url.valuePos);
     }
     return bindKafkaRecordSchema(stmt, format, options.getBool("includeHeaders", false), &payload);
   }

@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -12,7 +13,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cctype>
 #include <chrono>
+#include <functional>
 #include <map>
 
 #include "common/error.h"
@@ -80,6 +83,22 @@ bool roundTrip(asio::io_context& ioc, Stream& stream, bhttp::request<bhttp::stri
   return true;
 }
 
+// `subject` as one segment of a request's path: anything but letters,
+// digits and -._~ percent-encoded (a referenced subject is often a path,
+// "shop/common.proto").
+std::string pathSegment(std::string_view subject) {
+  std::string out;
+  for (char c : subject) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
+
 std::optional<dom::element> parseJson(dom::parser& parser, std::string_view body) {
   dom::element doc;
   if (parser.parse(body.data(), body.size()).get(doc) != simdjson::SUCCESS) return std::nullopt;
@@ -106,6 +125,74 @@ bool readFraming(const char* data, size_t len, int32_t& id, std::string& error) 
       (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
   id = static_cast<int32_t>(u);
   return true;
+}
+
+namespace {
+
+// A zigzag varint of at most 5 bytes (an int32, as Confluent writes them).
+bool readZigzag32(const unsigned char*& p, const unsigned char* end, int64_t& out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 35; shift += 7) {
+    if (p == end) return false;
+    const unsigned char b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      if (v > UINT32_MAX) return false;
+      out = static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+void appendZigzag32(std::string& out, int32_t v) {
+  uint32_t z = (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31);
+  while (z >= 0x80) {
+    out += static_cast<char>((z & 0x7f) | 0x80);
+    z >>= 7;
+  }
+  out += static_cast<char>(z);
+}
+
+}  // namespace
+
+bool readMessageIndexes(const char* data, size_t len, std::vector<int32_t>& indexes, size_t& used,
+                        std::string& error) {
+  const auto* start = reinterpret_cast<const unsigned char*>(data);
+  const unsigned char* p = start;
+  const unsigned char* end = start + (data ? len : 0);
+  indexes.clear();
+  int64_t count = 0;
+  if (!readZigzag32(p, end, count)) {
+    error = "no message indexes after the schema id";
+    return false;
+  }
+  // Each index takes a byte at least: a count beyond the bytes left is no list.
+  if (count < 0 || static_cast<size_t>(count) > kMaxMessageIndexes ||
+      static_cast<size_t>(count) > static_cast<size_t>(end - p)) {
+    error = fmt::format("a count of {} message indexes after the schema id", count);
+    return false;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = 0;
+    if (!readZigzag32(p, end, index) || index < 0) {
+      error = fmt::format("message index {} of {} after the schema id is not one", i + 1, count);
+      return false;
+    }
+    indexes.push_back(static_cast<int32_t>(index));
+  }
+  if (indexes.empty()) indexes.push_back(0);
+  used = static_cast<size_t>(p - start);
+  return true;
+}
+
+void appendMessageIndexes(std::string& out, const std::vector<int32_t>& path) {
+  if (path.empty() || (path.size() == 1 && path[0] == 0)) {
+    out += '\0';
+    return;
+  }
+  appendZigzag32(out, static_cast<int32_t>(path.size()));
+  for (int32_t index : path) appendZigzag32(out, index);
 }
 
 void appendFraming(std::string& out, int32_t id) {
@@ -163,12 +250,32 @@ RegistryConfig registryConfig(const Options& options) {
   return c;
 }
 
-std::optional<std::string> parseSchemaAnswer(std::string_view body) {
+std::optional<RegisteredSchema> parseSchemaAnswer(std::string_view body) {
   dom::parser parser;
   auto doc = parseJson(parser, body);
-  std::string_view schema;
-  if (!doc || (*doc)["schema"].get(schema) != simdjson::SUCCESS) return std::nullopt;
-  return std::string(schema);
+  std::string_view text;
+  if (!doc || (*doc)["schema"].get(text) != simdjson::SUCCESS) return std::nullopt;
+  RegisteredSchema out;
+  out.text = text;
+  std::string_view type;
+  if ((*doc)["schemaType"].get(type) == simdjson::SUCCESS) out.type = type;
+  dom::array references;
+  if ((*doc)["references"].get(references) == simdjson::SUCCESS) {
+    for (dom::element r : references) {
+      SchemaReference ref;
+      std::string_view name, subject;
+      int64_t version = 0;
+      if (r["name"].get(name) != simdjson::SUCCESS ||
+          r["subject"].get(subject) != simdjson::SUCCESS ||
+          r["version"].get(version) != simdjson::SUCCESS || version < INT32_MIN ||
+          version > INT32_MAX) {
+        return std::nullopt;
+      }
+      out.references.push_back(
+          {std::string(name), std::string(subject), static_cast<int32_t>(version)});
+    }
+  }
+  return out;
 }
 
 std::optional<int32_t> parseIdAnswer(std::string_view body) {
@@ -330,7 +437,7 @@ RegistryError SchemaRegistryClient::errorOf(const std::string& what, const Answe
                             answer.status, what, message)};
 }
 
-std::optional<std::string> SchemaRegistryClient::schemaById(int32_t id, RegistryError& error) {
+std::optional<RegisteredSchema> SchemaRegistryClient::schemaById(int32_t id, RegistryError& error) {
   {
     std::lock_guard lock(mu_);
     auto it = byId_.find(id);
@@ -365,14 +472,17 @@ std::optional<std::string> SchemaRegistryClient::schemaById(int32_t id, Registry
   return schema;
 }
 
-std::optional<std::pair<int32_t, std::string>> SchemaRegistryClient::latest(
-    const std::string& subject, RegistryError& error) {
+std::optional<std::pair<int32_t, RegisteredSchema>> SchemaRegistryClient::version(
+    const std::string& subject, const std::string& version, RegistryError& error) {
   Answer a;
-  if (!call("GET", fmt::format("/subjects/{}/versions/latest", subject), {}, a, error)) {
+  if (!call("GET", fmt::format("/subjects/{}/versions/{}", pathSegment(subject), version), {}, a,
+            error)) {
     return std::nullopt;
   }
   const std::string what =
-      fmt::format("the request for the latest schema of subject \"{}\"", subject);
+      version == "latest"
+          ? fmt::format("the request for the latest schema of subject \"{}\"", subject)
+          : fmt::format("the request for version {} of subject \"{}\"", version, subject);
   if (a.status != 200) {
     error = errorOf(what, a);
     return std::nullopt;
@@ -385,7 +495,41 @@ std::optional<std::pair<int32_t, std::string>> SchemaRegistryClient::latest(
                          config_.url, what, excerpt(a.body))};
     return std::nullopt;
   }
-  return std::make_pair(*id, *schema);
+  return std::make_pair(*id, std::move(*schema));
+}
+
+std::optional<std::vector<NamedSchema>> SchemaRegistryClient::referencedSchemas(
+    const RegisteredSchema& schema, RegistryError& error) {
+  // Depth first, so that a schema comes after those it references; each name
+  // is fetched once, so a cycle of references ends.
+  std::vector<NamedSchema> out;
+  std::vector<std::string> seen;
+  std::function<bool(const RegisteredSchema&)> visit = [&](const RegisteredSchema& s) {
+    for (const SchemaReference& ref : s.references) {
+      if (std::find(seen.begin(), seen.end(), ref.name) != seen.end()) continue;
+      if (seen.size() >= kMaxReferencedSchemas) {
+        error = {RegistryError::Kind::Refused,
+                 fmt::format("the schema references more than {} schemas, directly or through "
+                             "others: more than rtsql reads",
+                             kMaxReferencedSchemas)};
+        return false;
+      }
+      seen.push_back(ref.name);
+      auto referenced = version(ref.subject, std::to_string(ref.version), error);
+      if (!referenced) {
+        // The referring schema is there; what it references is not.
+        if (error.kind == RegistryError::Kind::NotFound) error.kind = RegistryError::Kind::Refused;
+        error.message = fmt::format("reference \"{}\" (subject \"{}\", version {}): {}", ref.name,
+                                    ref.subject, ref.version, error.message);
+        return false;
+      }
+      if (!visit(referenced->second)) return false;
+      out.push_back({ref.name, std::move(referenced->second.text)});
+    }
+    return true;
+  };
+  if (!visit(schema)) return std::nullopt;
+  return out;
 }
 
 std::optional<int32_t> SchemaRegistryClient::registerSchema(const std::string& subject,
@@ -393,7 +537,7 @@ std::optional<int32_t> SchemaRegistryClient::registerSchema(const std::string& s
                                                             const std::string& schemaType,
                                                             RegistryError& error) {
   Answer a;
-  if (!call("POST", fmt::format("/subjects/{}/versions", subject),
+  if (!call("POST", fmt::format("/subjects/{}/versions", pathSegment(subject)),
             schemaRequestBody(schema, schemaType), a, error)) {
     return std::nullopt;
   }
@@ -417,7 +561,7 @@ std::optional<bool> SchemaRegistryClient::compatible(const std::string& subject,
                                                      const std::string& schemaType,
                                                      std::string& reasons, RegistryError& error) {
   Answer a;
-  if (!call("POST", fmt::format("/compatibility/subjects/{}/versions/latest", subject),
+  if (!call("POST", fmt::format("/compatibility/subjects/{}/versions/latest", pathSegment(subject)),
             schemaRequestBody(schema, schemaType), a, error)) {
     return std::nullopt;
   }
@@ -436,6 +580,29 @@ std::optional<bool> SchemaRegistryClient::compatible(const std::string& subject,
                          what, excerpt(a.body))};
   }
   return verdict;
+}
+
+bool FailedSchemaIds::recent(int32_t id, int64_t now, std::string& error) {
+  auto it = failures_.find(id);
+  if (it == failures_.end()) return false;
+  if (now < it->second.first) {
+    error = it->second.second;
+    return true;
+  }
+  failures_.erase(it);
+  return false;
+}
+
+std::string FailedSchemaIds::remember(int32_t id, const RegistryError& why, int64_t now) {
+  if (failures_.size() >= kMaxFailedIds) failures_.clear();
+  const int64_t wait =
+      why.kind == RegistryError::Kind::Unreachable ? kRetryUnreachableMicros : kRetryNotFoundMicros;
+  std::string error =
+      why.kind == RegistryError::Kind::NotFound
+          ? fmt::format("schema id {} is not in the schema registry: {}", id, why.message)
+          : why.message;
+  failures_[id] = {now + wait, error};
+  return error;
 }
 
 }  // namespace rtsql::schema_registry
