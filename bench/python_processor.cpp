@@ -129,8 +129,8 @@ double pythonCalls(const std::shared_ptr<const PythonProcessor>& processor, long
     result = {};
     instance.handleInputRows(Row{Value::string(user)}, keyTypes, input, inputSchema, entries, {}, 0,
                              std::nullopt, std::nullopt, result);
-    for (auto& [name, bytes] : result.changes) {
-      if (bytes) state[user] = std::move(*bytes);
+    for (ProcessorStateChange& change : result.changes) {
+      if (change.bytes) state[user] = std::move(*change.bytes);
     }
     check += result.rows.back()[1].asDouble();
   }
