@@ -50,9 +50,9 @@ std::unique_ptr<SinkWriter> DefaultConnectorProvider::openTransactionalSink(
   return c->openTransactionalSink(spec, env_, flowName, task, transaction);
 }
 
-std::unique_ptr<LateRowWriter> DefaultConnectorProvider::openLateRows(const PhysicalPlan& plan,
-                                                                      int task) {
-  return kafka::openLateRowWriter(plan, env_.embeddedBootstrap, task);
+std::unique_ptr<FlowDeadLetterWriter> DefaultConnectorProvider::openFlowDeadLetters(
+    const PhysicalPlan& plan, FlowDeadLetters which, int task) {
+  return kafka::openFlowDeadLetterWriter(plan, which, env_.embeddedBootstrap, task);
 }
 
 void DefaultConnectorProvider::checkCreate(const std::string& connector, const Options& options) const {

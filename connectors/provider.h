@@ -29,10 +29,13 @@ class DefaultConnectorProvider : public ConnectorProvider {
   std::unique_ptr<SinkTransaction> openSinkTransaction(const SinkSpec& sink,
                                                        const std::string& flowName,
                                                        int64_t timeoutMs) override;
-  std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec& sink, const std::string& flowName,
-                                                    int task, SinkTransaction& transaction) override;
+  std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec& sink,
+                                                    const std::string& flowName, int task,
+                                                    SinkTransaction& transaction) override;
   // Late rows go to Kafka (connectors/kafka/dead_letter.h).
-  std::unique_ptr<LateRowWriter> openLateRows(const PhysicalPlan& plan, int task) override;
+  std::unique_ptr<FlowDeadLetterWriter> openFlowDeadLetters(const PhysicalPlan& plan,
+                                                            FlowDeadLetters which,
+                                                            int task) override;
 
   const std::string& embeddedBootstrap() const { return env_.embeddedBootstrap; }
   // Connector::checkCreate of the named connector (Kafka: 'embedded' on a

@@ -21,11 +21,13 @@ std::unique_ptr<SinkWriter> ConnectorProvider::openTransactionalSink(const SinkS
                              sink.name, sink.connector));
 }
 
-std::unique_ptr<LateRowWriter> ConnectorProvider::openLateRows(const PhysicalPlan& plan, int) {
-  throw SqlError(sqlstate::kFeatureNotSupported,
-                 fmt::format("flow \"{}\" sends late rows to a dead-letter topic, and this server "
-                             "has no Kafka connector to write them",
-                             plan.flowName));
+std::unique_ptr<FlowDeadLetterWriter> ConnectorProvider::openFlowDeadLetters(
+    const PhysicalPlan& plan, FlowDeadLetters which, int) {
+  throw SqlError(
+      sqlstate::kFeatureNotSupported,
+      fmt::format("flow \"{}\" sends {} to a dead-letter topic, and this server "
+                  "has no Kafka connector to write them",
+                  plan.flowName, which == FlowDeadLetters::LateRows ? "late rows" : "failed rows"));
 }
 
 void SinkWriter::writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) {

@@ -145,17 +145,34 @@ struct LateRowOrigin {
   int64_t watermarkMicros = 0;  // the operator's watermark when the row arrived
 };
 
-// One task's writer of late rows to the flow's 'late.rows.topic'. Used from
+// Where a row goes whose evaluation failed with a data error (SQLSTATE class
+// 22) at an operator, when the flow sets 'on.error' = 'dead-letter'
+// (planner/row_errors.h): the operator's input row and the error.
+struct RowErrorOrigin {
+  std::string_view operatorName;  // as the progress JSON names it
+  int operatorId = 0;             // the plan's; -1 for the task's sink or shuffle writer
+  std::string_view input;         // a join's "left" or "right"; empty for one input
+  std::string_view sqlstate;
+  std::string_view message;
+  std::string_view detail;  // a Python exception's traceback; may be empty
+};
+
+// The flow's dead-letter topics (planner/flow_dead_letters.h): late rows or
+// rows whose evaluation failed.
+enum class FlowDeadLetters { LateRows, RowErrors };
+
+// One task's writer of rows to one of the flow's dead-letter topics. Used from
 // the task's thread.
-class LateRowWriter {
+class FlowDeadLetterWriter {
  public:
-  virtual ~LateRowWriter() = default;
-  // Hands one late row, in `schema` (the operator's input), to the producer
-  // without waiting for the broker.
-  virtual void write(const Row& row, const Schema& schema, const LateRowOrigin& origin) = 0;
-  // Epoch end, before the task reports: waits until every late row written so
-  // far is acknowledged (at least once). Throws SqlError when one could not
-  // be delivered.
+  virtual ~FlowDeadLetterWriter() = default;
+  // Hands one row, in `schema` (the operator's input), to the producer
+  // without waiting for the broker: a late row, or one whose evaluation failed.
+  virtual void writeLate(const Row& row, const Schema& schema, const LateRowOrigin& origin) = 0;
+  virtual void writeError(const Row& row, const Schema& schema, const RowErrorOrigin& origin) = 0;
+  // Epoch end, before the task reports: waits until every row written so far
+  // is acknowledged (at least once). Throws SqlError when one could not be
+  // delivered.
   virtual void flush(int timeoutMs) = 0;
 };
 
@@ -195,9 +212,12 @@ class ConnectorProvider {
   virtual std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec& sink,
                                                             const std::string& flowName, int task,
                                                             SinkTransaction& transaction);
-  // 'late.rows' = 'dead-letter' (plan.flowOptions): task `task`'s writer of
-  // late rows. The default refuses: only Kafka receives late rows.
-  virtual std::unique_ptr<LateRowWriter> openLateRows(const PhysicalPlan& plan, int task);
+  // 'late.rows' = 'dead-letter' or 'on.error' = 'dead-letter'
+  // (plan.flowOptions): task `task`'s writer of the rows `which` names. The
+  // default refuses: only Kafka receives them.
+  virtual std::unique_ptr<FlowDeadLetterWriter> openFlowDeadLetters(const PhysicalPlan& plan,
+                                                                    FlowDeadLetters which,
+                                                                    int task);
   // CREATE-time checks that need the running server (e.g. 'embedded' names a
   // broker only when the server runs one). Throws SqlError at the option.
   virtual void checkCreate(const std::string& connector, const Options& options) const {

@@ -22,6 +22,7 @@
 #include "executor/operators/factory.h"
 #include "executor/operators/sink.h"
 #include "executor/operators/stateful_operator.h"
+#include "executor/row_errors.h"
 #include "executor/shuffle.h"
 #include "executor/state/state_store.h"
 #include "executor/watermark_tracker.h"
@@ -76,11 +77,11 @@ std::string randomUuid() {
 }
 
 // The schema of each input of operator `k` of `stage` (a join's left, then
-// right): what the rows it takes look like, for the late rows it writes out.
+// right; k = the number of operators for the task's sink or shuffle writer):
+// what the rows it takes look like, for the late or failed rows it writes out.
 std::vector<Schema> operatorInputs(const PhysicalPlan& plan, const StageSpec& stage, size_t k) {
-  const OperatorSpec& op = stage.operators[k];
-  if (op.is<StreamJoinSpec>()) {
-    const auto& join = op.as<StreamJoinSpec>();
+  if (k < stage.operators.size() && stage.operators[k].is<StreamJoinSpec>()) {
+    const auto& join = stage.operators[k].as<StreamJoinSpec>();
     const auto& columns = join.output.columns;
     const auto leftEnd = columns.begin() + join.leftWidth;
     Schema left, right;
@@ -132,7 +133,11 @@ struct FlowRuntime::Task {
   std::unique_ptr<SinkWriter> sink;
   // 'late.rows' = 'dead-letter', in a task with an operator that sees late
   // rows: where they go. Declared before the operators, which point at it.
-  std::unique_ptr<LateRowWriter> lateRows;
+  std::unique_ptr<FlowDeadLetterWriter> lateRows;
+  // 'on.error' other than 'fail': what becomes of a row whose evaluation
+  // fails, and with 'dead-letter' where it goes (executor/row_errors.h).
+  std::unique_ptr<FlowDeadLetterWriter> failedRows;
+  std::unique_ptr<RowErrors> rowErrors;
   std::vector<OperatorPtr> operators;  // the fused chain; the last one writes the sink or shuffle
   ShuffleWriter* shuffleOut = nullptr;
   std::vector<std::pair<int, const Operator*>> stateful;  // (operator id, operator)
@@ -192,7 +197,9 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     t.counted.emplace_back(op.id(), t.operators.back().get());
     if (op.stateful()) t.stateful.emplace_back(op.id(), t.operators.back().get());
     if (lateRowsOut && seesLateRows(op)) {
-      if (!t.lateRows) t.lateRows = connectors_.openLateRows(plan_, index);
+      if (!t.lateRows) {
+        t.lateRows = connectors_.openFlowDeadLetters(plan_, FlowDeadLetters::LateRows, index);
+      }
       auto* stateful = dynamic_cast<StatefulOperator*>(t.operators.back().get());
       if (!stateful) throw InternalError(op.describe() + ": late rows at a stateless operator");
       stateful->sendLateRowsTo(t.lateRows.get(), operatorInputs(plan_, stage, k), op.id());
@@ -227,6 +234,18 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
   for (size_t k = 0; k + 1 < t.operators.size(); ++k) t.operators[k]->setNext(t.operators[k + 1].get());
 }
 
+  const RowErrorPolicy onError = rowErrorPolicy(plan_.flowOptions);
+  if (onError != RowErrorPolicy::Fail) {
+    if (onError == RowErrorPolicy::DeadLetter) {
+      t.failedRows = connectors_.openFlowDeadLetters(plan_, FlowDeadLetters::RowErrors, index);
+    }
+    t.rowErrors = std::make_unique<RowErrors>(onError, plan_.flowName, t.failedRows.get());
+    for (size_t k = 0; k < t.operators.size(); ++k) {
+      const int id = k < stage.operators.size() ? stage.operators[k].id() : -1;
+      t.rowErrors->add(t.operators[k].get(), id, operatorInputs(plan_, stage, k));
+      t.operators[k]->sendRowErrorsTo(t.rowErrors.get());
+    }
+  }
 void FlowRuntime::start() {
   {
     std::lock_guard lock(mu_);
@@ -513,7 +532,12 @@ void FlowRuntime::runSourceTask(Task& task) {
         }
         RecordContext ctx{rec.timestampMicros, rec.readMicros};
         ctx.kind = rec.kind;
-        head->push(rec.row, ctx);
+        try {
+          head->push(rec.row, ctx);
+        } catch (const SqlError& e) {
+          // The first operator's data error; the others' are taken in emit().
+          if (!takeRowError(task.rowErrors.get(), e, *head, rec.row, 0)) throw;
+        }
       }
       if (!batch.empty() || wakeDue(wakeAt)) head->onBatchEnd();
       if (task.shuffleOut) task.shuffleOut->endBatch();
@@ -583,10 +607,15 @@ void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
   Operator* head = task.head();
   switch (msg.kind) {
     case ShuffleMessage::Kind::Record:
-      if (msg.input == 0) {
-        head->push(msg.row, msg.ctx);
-      } else {
-        head->pushRight(msg.row, msg.ctx);
+      try {
+        if (msg.input == 0) {
+          head->push(msg.row, msg.ctx);
+        } else {
+          head->pushRight(msg.row, msg.ctx);
+        }
+      } catch (const SqlError& e) {
+        // The first operator's data error; the others' are taken in emit().
+        if (!takeRowError(task.rowErrors.get(), e, *head, msg.row, msg.input)) throw;
       }
       return;
     case ShuffleMessage::Kind::Watermark:
@@ -636,6 +665,7 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   // Late rows are acknowledged before the task reports the epoch: at least
   // once, as the sink's rows.
   if (task.lateRows) task.lateRows->flush(kSinkFlushTimeoutMs);
+  if (task.failedRows) task.failedRows->flush(kSinkFlushTimeoutMs);
   // State figures before the flush, which restarts numRowsUpdated.
   mine.addStateOperators(task.stateful);
   // Operators flush their state; then the sink is flushed or the barrier sent,
@@ -660,6 +690,10 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
     mine.decodeErrors = task.source->decodeErrors();
     mine.deadLettersByScan[task.scanIndex] = task.source->deadLetters();
     mine.inputRowsByScan[task.scanIndex] = finished->inputRows.load();
+  }
+  if (task.rowErrors) {
+    mine.rowErrorsSkipped = task.rowErrors->skipped();
+    mine.rowErrorsDeadLettered = task.rowErrors->deadLettered();
   }
   mine.commitMicros = nowMicros() - t0;
   ++task.epochsDone;
@@ -863,6 +897,11 @@ std::string FlowRuntime::progressJson() const {
         live.partitions.insert(live.partitions.end(), parts.begin(), parts.end());
         live.decodeErrors += t->source->decodeErrors();
         live.deadLettersByScan[t->scanIndex] += t->source->deadLetters();
+      }
+      // Counted since the tasks started: what each task has now.
+      if (t->rowErrors) {
+        live.rowErrorsSkipped += t->rowErrors->skipped();
+        live.rowErrorsDeadLettered += t->rowErrors->deadLettered();
       }
       live.addStateOperators(t->stateful);
     }

@@ -5,24 +5,26 @@
 // 'dead-letter' writes it as JSON to 'late.rows.topic' on a Kafka cluster
 // (connectors/kafka/dead_letter.h) and counts it (numLateRowsDeadLettered).
 //
-// The cluster is the flow's sink's when the sink is Kafka (its
-// `kafka.<name>` options, security settings included); any other sink names
-// one with 'late.rows.kafka.bootstrap.servers'. This file holds the option
-// names, CREATE FLOW's checks of them, and which operators see late rows.
+// The cluster is the flow's sink's when the sink is Kafka; any other sink
+// names one with 'late.rows.kafka.bootstrap.servers'
+// (planner/flow_dead_letters.h, shared with 'on.error'). This file holds the
+// option names, CREATE FLOW's checks of them, and which operators see late
+// rows.
 #pragma once
 
 #include <cstddef>
 
 #include "common/options.h"
+#include "planner/flow_dead_letters.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
 
 struct SinkDef;
 
-inline constexpr const char* kLateRowsOption = "late.rows";
-inline constexpr const char* kLateRowsTopicOption = "late.rows.topic";
-inline constexpr const char* kLateRowsBootstrapOption = "late.rows.kafka.bootstrap.servers";
+inline constexpr const char* kLateRowsOption = kLateRowsDeadLetters.mode;
+inline constexpr const char* kLateRowsTopicOption = kLateRowsDeadLetters.topic;
+inline constexpr const char* kLateRowsBootstrapOption = kLateRowsDeadLetters.bootstrap;
 
 // Whether the flow's 'late.rows' is 'dead-letter'.
 bool deadLettersLateRows(const Options& flowOptions);
@@ -38,10 +40,5 @@ bool seesLateRows(const OperatorSpec& op);
 // and an operator that sees late rows; the other two options need
 // 'dead-letter'. SqlError 22023 at the option, with a hint.
 void checkLateRows(const PhysicalPlan& plan, const SinkDef& sink, const Options& flowOptions);
-
-// The `kafka.<name>` options of the producer that writes the flow's late
-// rows: the Kafka sink's, or 'late.rows.kafka.bootstrap.servers' as
-// 'kafka.bootstrap.servers'.
-Options lateRowsKafkaOptions(const PhysicalPlan& plan);
 
 }  // namespace rtsql

@@ -13,6 +13,7 @@
 
 #include "planner/late_rows.h"
 #include "planner/logical_plan.h"
+#include "planner/row_errors.h"
 #include "planner/sink_changelog.h"
 #include "planner/user_function.h"
 
@@ -187,7 +188,8 @@ constexpr int64_t kMaxStateTtlMicros = 366LL * 86'400 * 1000 * 1000;
 
 void checkFlowOptions(const Options& options) {
   options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", kLateRowsOption,
-                      kLateRowsTopicOption, kLateRowsBootstrapOption});
+                      kLateRowsTopicOption, kLateRowsBootstrapOption, kOnErrorOption,
+                      kRowErrorsTopicOption, kRowErrorsBootstrapOption});
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
   options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
   if (options.has("state.ttl"))
@@ -341,6 +343,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   }
   checkSinkChangelog(plan, stmt.query->pos);
   checkLateRows(plan, *sink, flowOptions);
+  checkRowErrors(*sink, flowOptions);
   plan.checkpointIntervalMicros = checkpoint;
   plan.exactlyOnce = exactlyOnce(flowOptions, *sink);
   plan.flowOptions = std::move(flowOptions);

@@ -11,7 +11,7 @@
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink.h"
-#include "planner/late_rows.h"
+#include "planner/flow_dead_letters.h"
 
 namespace rtsql::kafka {
 
@@ -115,15 +115,35 @@ Headers deadLetterHeaders(Headers original, const DeadLetterOrigin& origin) {
   return out;
 }
 
-Headers lateRowHeaders(std::string_view flow, const LateRowOrigin& origin) {
+namespace {
+
+// The headers a late or failed row starts with: the reason, the flow, the
+// operator and, for a join's row, its side.
+template <typename Origin>
+Headers operatorRowHeaders(std::string_view reason, std::string_view flow, const Origin& origin) {
   Headers out;
-  out.emplace_back(kErrorHeader, kLateReason);
+  out.emplace_back(kErrorHeader, std::string(reason));
   out.emplace_back(kFlowHeader, std::string(flow));
   out.emplace_back(kOperatorHeader, std::string(origin.operatorName));
   out.emplace_back(kOperatorIdHeader, std::to_string(origin.operatorId));
   if (!origin.input.empty()) out.emplace_back(kInputHeader, std::string(origin.input));
+  return out;
+}
+
+}  // namespace
+
+Headers lateRowHeaders(std::string_view flow, const LateRowOrigin& origin) {
+  Headers out = operatorRowHeaders(kLateReason, flow, origin);
   out.emplace_back(kEventTimeHeader, formatTimestamp(origin.eventTimeMicros, true));
   out.emplace_back(kWatermarkHeader, formatTimestamp(origin.watermarkMicros, true));
+  return out;
+}
+
+Headers rowErrorHeaders(std::string_view flow, const RowErrorOrigin& origin) {
+  Headers out = operatorRowHeaders(kErrorReason, flow, origin);
+  out.emplace_back(kSqlstateHeader, std::string(origin.sqlstate));
+  out.emplace_back(kMessageHeader, std::string(origin.message));
+  if (!origin.detail.empty()) out.emplace_back(kDetailHeader, std::string(origin.detail));
   return out;
 }
 
@@ -185,20 +205,27 @@ void DeadLetterWriter::flush(int timeoutMs) {
 
 namespace {
 
-// A flow's late rows: each as the JSON object of its columns, no key.
-class KafkaLateRowWriter final : public LateRowWriter {
+// A flow's late rows or failed rows: each as the JSON object of its columns,
+// no key.
+class KafkaFlowDeadLetterWriter final : public FlowDeadLetterWriter {
  public:
-  KafkaLateRowWriter(const PhysicalPlan& plan, const std::string& embeddedBootstrap, int task)
+  KafkaFlowDeadLetterWriter(const PhysicalPlan& plan, FlowDeadLetters which,
+                            const std::string& embeddedBootstrap, int task)
       : flow_(plan.flowName) {
-    Options kafkaOptions = lateRowsKafkaOptions(plan);
+    const FlowDeadLetterOptions& options =
+        which == FlowDeadLetters::LateRows ? kLateRowsDeadLetters : kRowErrorsDeadLetters;
+    Options kafkaOptions = flowDeadLetterKafkaOptions(plan, options);
     out_ = std::make_unique<DeadLetterWriter>(
-        fmt::format("late rows of flow '{}'", plan.flowName), kafkaOptions,
-        plan.flowOptions.getString(kLateRowsTopicOption),
+        fmt::format("{} of flow '{}'", options.shortRows, plan.flowName), kafkaOptions,
+        plan.flowOptions.getString(options.topic),
         resolveBootstrap(kafkaOptions, embeddedBootstrap), plan.flowName, task);
   }
 
-  void write(const Row& row, const Schema& schema, const LateRowOrigin& origin) override {
+  void writeLate(const Row& row, const Schema& schema, const LateRowOrigin& origin) override {
     out_->write(Value::binary(rowToJson(row, schema)), Value(), lateRowHeaders(flow_, origin));
+  }
+  void writeError(const Row& row, const Schema& schema, const RowErrorOrigin& origin) override {
+    out_->write(Value::binary(rowToJson(row, schema)), Value(), rowErrorHeaders(flow_, origin));
   }
   void flush(int timeoutMs) override { out_->flush(timeoutMs); }
 
@@ -209,9 +236,11 @@ class KafkaLateRowWriter final : public LateRowWriter {
 
 }  // namespace
 
-std::unique_ptr<LateRowWriter> openLateRowWriter(const PhysicalPlan& plan,
-                                                 const std::string& embeddedBootstrap, int task) {
-  return std::make_unique<KafkaLateRowWriter>(plan, embeddedBootstrap, task);
+std::unique_ptr<FlowDeadLetterWriter> openFlowDeadLetterWriter(const PhysicalPlan& plan,
+                                                               FlowDeadLetters which,
+                                                               const std::string& embeddedBootstrap,
+                                                               int task) {
+  return std::make_unique<KafkaFlowDeadLetterWriter>(plan, which, embeddedBootstrap, task);
 }
 
 }  // namespace rtsql::kafka

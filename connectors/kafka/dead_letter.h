@@ -18,6 +18,11 @@
 // stateful operator, as JSON, to 'late.rows.topic' on the sink's cluster (or
 // 'late.rows.kafka.bootstrap.servers'), with headers naming the reason
 // (`late`), the flow, the operator, the row's event time and the watermark.
+// Rows whose evaluation failed ('on.error' = 'dead-letter' on a flow,
+// planner/row_errors.h) go the same way, to 'dead-letter.topic' on the sink's
+// cluster (or 'dead-letter.kafka.bootstrap.servers'): the failing operator's
+// input row as JSON, with headers naming the reason (`error`), the flow, the
+// operator, the SQLSTATE, the message and the detail (a Python traceback).
 // The task that holds the operator flushes them at each epoch end before it
 // reports the epoch, so they too are written at least once.
 #pragma once
@@ -52,6 +57,12 @@ inline constexpr const char* kOperatorIdHeader = "rtsql.operator.id";  // as dec
 inline constexpr const char* kInputHeader = "rtsql.input";             // a join's left or right
 inline constexpr const char* kEventTimeHeader = "rtsql.event.time";    // ISO 8601, UTC
 inline constexpr const char* kWatermarkHeader = "rtsql.watermark";     // ISO 8601, UTC
+// A failed row's: kErrorHeader is kErrorReason; after kFlowHeader come the
+// operator's headers above, then these.
+inline constexpr const char* kErrorReason = "error";
+inline constexpr const char* kSqlstateHeader = "rtsql.sqlstate";
+inline constexpr const char* kMessageHeader = "rtsql.message";
+inline constexpr const char* kDetailHeader = "rtsql.detail";  // only when there is one
 
 // Whether the source's 'on.error' is 'dead-letter'.
 bool writesDeadLetters(const Options& options);
@@ -79,6 +90,12 @@ Headers deadLetterHeaders(Headers original, const DeadLetterOrigin& origin);
 // rtsql.flow, rtsql.operator, rtsql.operator.id, rtsql.input for a join's
 // row only, rtsql.event.time and rtsql.watermark.
 Headers lateRowHeaders(std::string_view flow, const LateRowOrigin& origin);
+
+// The headers of a row whose evaluation failed: rtsql.error = `error`,
+// rtsql.flow, rtsql.operator, rtsql.operator.id, rtsql.input for a join's
+// row only, rtsql.sqlstate, rtsql.message and rtsql.detail when the error has
+// one.
+Headers rowErrorHeaders(std::string_view flow, const RowErrorOrigin& origin);
 
 // One task's dead-letter writer. Used from the task's thread, except
 // count(), which any thread may read.
@@ -124,10 +141,13 @@ class DeadLetterWriter {
   std::atomic<int64_t> count_{0};
 };
 
-// 'late.rows' = 'dead-letter': task `task`'s writer of the flow's late rows
-// (see above), on the cluster planner/late_rows.h chooses; `embeddedBootstrap`
-// is what 'embedded' means on this server.
-std::unique_ptr<LateRowWriter> openLateRowWriter(const PhysicalPlan& plan,
-                                                 const std::string& embeddedBootstrap, int task);
+// 'late.rows' = 'dead-letter' or 'on.error' = 'dead-letter': task `task`'s
+// writer of the flow's late rows or failed rows (see above), on the cluster
+// planner/flow_dead_letters.h chooses; `embeddedBootstrap` is what 'embedded'
+// means on this server.
+std::unique_ptr<FlowDeadLetterWriter> openFlowDeadLetterWriter(const PhysicalPlan& plan,
+                                                               FlowDeadLetters which,
+                                                               const std::string& embeddedBootstrap,
+                                                               int task);
 
 }  // namespace rtsql::kafka

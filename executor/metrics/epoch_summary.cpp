@@ -49,6 +49,8 @@ void EpochSummary::add(const EpochSummary& task) {
   taskWatermarks.insert(taskWatermarks.end(), task.taskWatermarks.begin(),
                         task.taskWatermarks.end());
   decodeErrors += task.decodeErrors;
+  rowErrorsSkipped += task.rowErrorsSkipped;
+  rowErrorsDeadLettered += task.rowErrorsDeadLettered;
   for (const auto& [scan, n] : task.deadLettersByScan) deadLettersByScan[scan] += n;
   for (const auto& [scan, rows] : task.inputRowsByScan) inputRowsByScan[scan] += rows;
   commitMicros = std::max(commitMicros, task.commitMicros);

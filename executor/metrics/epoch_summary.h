@@ -50,6 +50,9 @@ struct EpochSummary {
   std::vector<PartitionProgress> partitions;
   int64_t decodeErrors = 0;
   std::map<int, int64_t> deadLettersByScan;  // records sent to a source's dead-letter topic
+  // Rows whose evaluation failed, since the tasks started ('on.error').
+  uint64_t rowErrorsSkipped = 0;
+  uint64_t rowErrorsDeadLettered = 0;
   std::map<int, StateOpSnapshot> stateOps;  // by operator id
   // By (stage, position of the operator in the stage): operator ids are
   // unique in a planned flow, positions are unique in any.

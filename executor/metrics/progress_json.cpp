@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "executor/metrics/json_writer.h"
 #include "planner/late_rows.h"
+#include "planner/row_errors.h"
 
 namespace rtsql {
 
@@ -132,6 +133,17 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   }
   w.endArray();
   if (plan.scans.size() > 1) w.key("numDecodeErrors").value(e.decodeErrors);
+  // Only a flow whose 'on.error' skips or dead-letters failed rows has the count.
+  switch (rowErrorPolicy(plan.flowOptions)) {
+    case RowErrorPolicy::Fail:
+      break;
+    case RowErrorPolicy::Skip:
+      w.key("numRowErrorsSkipped").value(e.rowErrorsSkipped);
+      break;
+    case RowErrorPolicy::DeadLetter:
+      w.key("numRowErrorsDeadLettered").value(e.rowErrorsDeadLettered);
+      break;
+  }
 
   w.key("sink").beginObject();
   w.key("description").value(c.sinkDescription.empty() ? plan.sink.name : c.sinkDescription);

@@ -24,6 +24,11 @@
 
 namespace rtsql {
 
+class Operator;
+class RowErrors;
+bool takeRowError(RowErrors* errors, const SqlError& e, const Operator& op, const Row& row,
+                  int input);
+
 // What travels with a row through the operators of a stage: the timestamps that
 // latency metrics are computed from, and what the row means to the operator
 // that takes it (an insert unless the stream carries retractions).
@@ -92,9 +97,17 @@ class Operator {
   // the subclasses of StatefulOperator (stateful_operator.h, which owns the
   // watermark and epoch-end steps above for them).
   virtual bool stateful() const { return false; }
+  // Whether an error this operator raises in push() is the pushed row's own,
+  // for the flow's 'on.error'. An operator that evaluates rows together
+  // (VectorizedBatch) says no: its error belongs to a batch of rows and fails
+  // the flow whatever the option says.
+  virtual bool errorsAreRows() const { return true; }
   virtual std::string name() const = 0;
 
   void setNext(Operator* next) { next_ = next; }
+  // The flow's 'on.error' when it is not 'fail' (executor/row_errors.h): what
+  // becomes of a row the next operator fails on with a data error.
+  void sendRowErrorsTo(RowErrors* errors) { rowErrors_ = errors; }
   const OperatorStats& stats() const { return stats_; }
 
  protected:
@@ -102,12 +115,20 @@ class Operator {
   void countIn() { OperatorStats::count(stats_.rowsIn); }
   // Counts a row passed on (emit() does it for the rows it pushes).
   void countOut() { OperatorStats::count(stats_.rowsOut); }
+  // A data error of the next operator on this row is taken here, at that
+  // operator's boundary, by the flow's 'on.error' (executor/row_errors.h);
+  // with 'fail', or any other error, it goes on up and fails the flow.
   void emit(Row& row, const RecordContext& ctx) {
     countOut();
-    next_->push(row, ctx);
+    try {
+      next_->push(row, ctx);
+    } catch (const SqlError& e) {
+      if (!takeRowError(rowErrors_, e, *next_, row, 0)) throw;
+    }
   }
 
   Operator* next_ = nullptr;
+  RowErrors* rowErrors_ = nullptr;
   OperatorStats stats_;
 };
 

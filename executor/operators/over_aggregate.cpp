@@ -91,11 +91,14 @@ class OverAggregateOperator final : public StatefulOperator {
   }
 
   void insert(const Row& row, const RecordContext& ctx) {
+    // The new row's arguments first: a data error in them leaves the state
+    // as it was, for the flow's 'on.error' (executor/row_errors.h).
+    newRow_ = row;
+    argsAt(count_);
     // The new row comes after every row with equal order keys.
     const size_t pos = rows_.insertPosition();
     rows_.put(row);
     countUpdate();
-    newRow_ = row;
 
     // The rows now after the new one whose frames reach it: old positions
     // pos..last-1, new positions pos+1..last.

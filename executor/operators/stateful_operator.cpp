@@ -25,7 +25,8 @@ void StatefulOperator::onEpochEnd() {
   if (next_) next_->onEpochEnd();
 }
 
-void StatefulOperator::sendLateRowsTo(LateRowWriter* writer, std::vector<Schema> inputs, int id) {
+void StatefulOperator::sendLateRowsTo(FlowDeadLetterWriter* writer, std::vector<Schema> inputs,
+                                      int id) {
   lateRows_ = writer;
   lateInputs_ = std::move(inputs);
   id_ = id;
@@ -45,7 +46,7 @@ void StatefulOperator::late(const Row& row, int64_t eventTime, int input) {
   if (lateInputs_.size() > 1) origin.input = side == 0 ? "left" : "right";
   origin.eventTimeMicros = eventTime;
   origin.watermarkMicros = watermark_;
-  lateRows_->write(row, lateInputs_[side], origin);
+  lateRows_->writeLate(row, lateInputs_[side], origin);
   OperatorStats::count(stats_.numLateRowsDeadLettered);
 }
 

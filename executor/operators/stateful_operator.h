@@ -16,7 +16,7 @@
 //   the memory the table holds;
 // - late rows: a row the operator can no longer take (late()) is dropped, or
 //   with the flow's 'late.rows' = 'dead-letter' handed to the task's
-//   LateRowWriter (sendLateRowsTo()), as the operator received it.
+//   FlowDeadLetterWriter (sendLateRowsTo()), as the operator received it.
 //
 // Being a StatefulOperator is what makes an operator stateful(). The plan's
 // answer is its spec's (planner/operator_spec.h), which the flow runtime uses;
@@ -35,7 +35,7 @@
 
 namespace rtsql {
 
-class LateRowWriter;
+class FlowDeadLetterWriter;
 
 class StatefulOperator : public Operator {
  public:
@@ -49,7 +49,7 @@ class StatefulOperator : public Operator {
   // outlives the operator's use of it) rather than being dropped. `inputs`
   // holds the schema of each input (a join's left, then right) and `id` the
   // operator's id in the plan, for the dead letter's headers.
-  void sendLateRowsTo(LateRowWriter* writer, std::vector<Schema> inputs, int id);
+  void sendLateRowsTo(FlowDeadLetterWriter* writer, std::vector<Schema> inputs, int id);
 
  protected:
   // Throws InternalError when `state` is null.
@@ -81,7 +81,7 @@ class StatefulOperator : public Operator {
   int64_t watermark_ = std::numeric_limits<int64_t>::min();
 
  private:
-  LateRowWriter* lateRows_ = nullptr;
+  FlowDeadLetterWriter* lateRows_ = nullptr;
   std::vector<Schema> lateInputs_;
   int id_ = 0;
 };

@@ -38,6 +38,8 @@ class VectorizedBatchOperator final : public Operator {
     flush();
     Operator::onEpochEnd();
   }
+  // A failed call is the batch's error, not the row's that filled the batch.
+  bool errorsAreRows() const override { return false; }
   std::string name() const override { return "VectorizedBatch"; }
 
  private:

@@ -132,6 +132,10 @@ std::string renderMetrics(const Source& source) {
   Family deadLetters("rtsql_flow_dead_letters",
                      "Source records the flow wrote to a dead-letter topic ('on.error' = "
                      "'dead-letter') since its tasks started; only flows with such a source.");
+  Family rowErrors("rtsql_flow_row_errors",
+                   "Rows whose evaluation failed with a data error since the flow's tasks "
+                   "started; action is skipped or dead_lettered ('on.error' of the flow); only "
+                   "flows that skip or dead-letter them have a sample.");
   Family inputRate("rtsql_flow_input_rows_per_second", "Input rows per second over the current epoch.");
   Family latency("rtsql_flow_latency_ms",
                  "Latency percentiles of the current epoch in milliseconds; kind is processing, "
@@ -194,6 +198,10 @@ std::string renderMetrics(const Source& source) {
     }
     decodeErrors.add(flowLabel, errors);
     if (lettered) deadLetters.add(flowLabel, *lettered);
+    for (const auto& [key, action] : {std::pair{"numRowErrorsSkipped", "skipped"},
+                                      std::pair{"numRowErrorsDeadLettered", "dead_lettered"}}) {
+      if (auto v = number(p, key)) rowErrors.add({{"flow", name}, {"action", action}}, *v);
+    }
     lag.add(flowLabel, sourceLagTotal);
 
     // The percentiles of the latency objects in `parent` (key -> kind label),
@@ -261,11 +269,11 @@ std::string renderMetrics(const Source& source) {
 
   std::string out;
   for (const Family* fam :
-       {&slotsTotal,      &slotsUsed, &running,       &failed,       &flowSlots,
-        &epoch,           &inputRows, &outputRows,    &decodeErrors, &deadLetters,
-        &inputRate,       &latency,   &recentLatency, &recentOutput, &checkpointDuration,
-        &checkpointBytes, &stateRows, &stateMemory,   &lateRows,     &lag,
-        &watermark}) {
+       {&slotsTotal,   &slotsUsed,       &running,        &failed,       &flowSlots,
+        &epoch,        &inputRows,       &outputRows,     &decodeErrors, &deadLetters,
+        &rowErrors,    &inputRate,       &latency,        &recentLatency, &recentOutput,
+        &checkpointDuration, &checkpointBytes, &stateRows, &stateMemory, &lateRows,
+        &lag,          &watermark}) {
     fam->appendTo(out);
   }
   return out;

@@ -14,6 +14,7 @@
 //   rtsql_flow_epoch_output_rows                   rows written to the sink in the epoch
 //   rtsql_flow_epoch_decode_errors                 records that could not be decoded
 //   rtsql_flow_dead_letters                        records written to a dead-letter topic
+//   rtsql_flow_row_errors{action}                  failed rows: skipped, dead_lettered
 //   rtsql_flow_input_rows_per_second               the epoch's input rate
 //   rtsql_flow_latency_ms{kind,quantile}           kind: processing, source_queuing, e2e
 //   rtsql_flow_state_rows{operator,operator_id}    rows kept by a stateful operator

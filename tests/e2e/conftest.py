@@ -18,6 +18,8 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -177,6 +179,29 @@ class Server:
                 return last
             time.sleep(0.3)
         return last
+
+
+HTTP_TIMEOUT_S = 10
+
+
+class HttpServer(Server):
+    """An rtsqld with --embedded-kafka and --http-port."""
+
+    def __init__(self, tmp):
+        super().__init__(tmp)
+        self.http_port = free_port()
+
+    def extra_args(self):
+        return ["--http-port", str(self.http_port)]
+
+    def http(self, path, method="GET"):
+        """(status, content type, body text) of one request."""
+        req = urllib.request.Request(f"http://{self.host}:{self.http_port}{path}", method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as r:
+                return r.status, r.headers.get("Content-Type"), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers.get("Content-Type"), e.read().decode()
 
 
 class Kafka:

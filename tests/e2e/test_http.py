@@ -6,36 +6,11 @@ against what the PostgreSQL side (psycopg) says about the same flow."""
 import json
 import math
 import re
-import urllib.error
-import urllib.request
 
 import psycopg
 import pytest
 
-from conftest import Kafka, Server, free_port, unique
-
-HTTP_TIMEOUT_S = 10
-
-
-class HttpServer(Server):
-    """An rtsqld with --embedded-kafka and --http-port."""
-
-    def __init__(self, tmp):
-        super().__init__(tmp)
-        self.http_port = free_port()
-
-    def extra_args(self):
-        return ["--http-port", str(self.http_port)]
-
-    def http(self, path, method="GET"):
-        """(status, content type, body text) of one request."""
-        req = urllib.request.Request(f"http://{self.host}:{self.http_port}{path}", method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as r:
-                return r.status, r.headers.get("Content-Type"), r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.headers.get("Content-Type"), e.read().decode()
-
+from conftest import HttpServer, Kafka, unique
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):

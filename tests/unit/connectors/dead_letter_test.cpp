@@ -272,11 +272,14 @@ TEST_CASE("late rows: their headers name the reason, flow, operator, times") {
 TEST_CASE("late rows reach the late-rows topic on the sink's cluster, as JSON, once flushed") {
   testkafka::MockCluster cluster;
   rd_kafka_mock_topic_create(cluster.get(), "late", 1, 1);
-  auto writer = kafka::openLateRowWriter(lateRowsPlan(cluster.bootstrap(), "late"), "", 7);
+  auto writer = kafka::openFlowDeadLetterWriter(lateRowsPlan(cluster.bootstrap(), "late"),
+                                                FlowDeadLetters::LateRows, "", 7);
   Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
   Row b = {Value(), Value::timestamp(1714557601500000)};
-  writer->write(a, clickSchema(), {"WindowAggregate", 3, "", 1714557605000000, 1714557615000000});
-  writer->write(b, clickSchema(), {"WindowAggregate", 3, "", 1714557601500000, 1714557615000000});
+  writer->writeLate(a, clickSchema(),
+                    {"WindowAggregate", 3, "", 1714557605000000, 1714557615000000});
+  writer->writeLate(b, clickSchema(),
+                    {"WindowAggregate", 3, "", 1714557601500000, 1714557615000000});
   writer->flush(10000);
   // Flushed: both are on the broker already.
   CHECK(testkafka::endOffset(cluster.bootstrap(), "late", 0) == 2);
@@ -300,9 +303,9 @@ TEST_CASE("late rows of a flow whose sink is not Kafka go to 'late.rows.kafka.bo
   plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
                                   {"late.rows.topic", "late"},
                                   {"late.rows.kafka.bootstrap.servers", cluster.bootstrap()}});
-  auto writer = kafka::openLateRowWriter(plan, "", 0);
+  auto writer = kafka::openFlowDeadLetterWriter(plan, FlowDeadLetters::LateRows, "", 0);
   Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
-  writer->write(a, clickSchema(), {"Dedup", 2, "", 1714557605000000, 1714557615000000});
+  writer->writeLate(a, clickSchema(), {"Dedup", 2, "", 1714557605000000, 1714557615000000});
   writer->flush(10000);
   std::vector<testkafka::Message> got = testkafka::consume(cluster.bootstrap(), "late", 0, 1);
   REQUIRE(got.size() == 1);
@@ -312,8 +315,8 @@ TEST_CASE("late rows of a flow whose sink is not Kafka go to 'late.rows.kafka.bo
   plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
                                   {"late.rows.topic", "late"},
                                   {"late.rows.kafka.bootstrap.servers", "embedded"}});
-  writer = kafka::openLateRowWriter(plan, cluster.bootstrap(), 0);
-  writer->write(a, clickSchema(), {"Dedup", 2, "", 1714557605000000, 1714557615000000});
+  writer = kafka::openFlowDeadLetterWriter(plan, FlowDeadLetters::LateRows, cluster.bootstrap(), 0);
+  writer->writeLate(a, clickSchema(), {"Dedup", 2, "", 1714557605000000, 1714557615000000});
   writer->flush(10000);
   CHECK(testkafka::endOffset(cluster.bootstrap(), "late", 0) == 2);
 }
@@ -324,10 +327,62 @@ TEST_CASE("a late row the broker refuses fails the epoch's flush") {
   constexpr int16_t kProduceApiKey = 0;  // Kafka protocol's ApiKey of Produce
   rd_kafka_mock_push_request_errors(cluster.get(), kProduceApiKey, 1,
                                     RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
-  auto writer = kafka::openLateRowWriter(lateRowsPlan(cluster.bootstrap(), "late"), "", 0);
+  auto writer = kafka::openFlowDeadLetterWriter(lateRowsPlan(cluster.bootstrap(), "late"),
+                                                FlowDeadLetters::LateRows, "", 0);
   Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
-  writer->write(a, clickSchema(), {"WindowAggregate", 3, "", 1714557605000000, 1714557615000000});
+  writer->writeLate(a, clickSchema(),
+                    {"WindowAggregate", 3, "", 1714557605000000, 1714557615000000});
   SqlError e = sqlErrorOf([&] { writer->flush(10000); });
   CHECK(e.message().find("late rows of flow 'per_user' to topic 'late'") != std::string::npos);
   CHECK(e.message().find("could not be delivered") != std::string::npos);
+}
+
+TEST_CASE("a failed row's headers: the reason, flow, operator, SQLSTATE, message, traceback") {
+  RowErrorOrigin project{"Project",
+                         2,
+                         "",
+                         "22000",
+                         "function f raised ValueError: bad",
+                         "Traceback (most recent call last):\nValueError: bad"};
+  kafka::Headers want = {{"rtsql.error", "error"},
+                         {"rtsql.flow", "f"},
+                         {"rtsql.operator", "Project"},
+                         {"rtsql.operator.id", "2"},
+                         {"rtsql.sqlstate", "22000"},
+                         {"rtsql.message", "function f raised ValueError: bad"},
+                         {"rtsql.detail", "Traceback (most recent call last):\nValueError: bad"}};
+  CHECK(kafka::rowErrorHeaders("f", project) == want);
+
+  // A join's row says its side; an error without a detail has no such header.
+  RowErrorOrigin join{"StreamJoin", 1, "right", "P0001", "no", ""};
+  kafka::Headers h = kafka::rowErrorHeaders("f", join);
+  REQUIRE(h.size() == 7);
+  CHECK(h[4] == std::pair<std::string, std::string>{"rtsql.input", "right"});
+  CHECK(h[6] == std::pair<std::string, std::string>{"rtsql.message", "no"});
+}
+
+TEST_CASE("failed rows go to 'dead-letter.topic', on 'dead-letter.kafka.bootstrap.servers'") {
+  testkafka::MockCluster cluster;
+  rd_kafka_mock_topic_create(cluster.get(), "failed", 1, 1);
+  rd_kafka_mock_topic_create(cluster.get(), "late", 1, 1);
+  PhysicalPlan plan = lateRowsPlan("127.0.0.1:1", "late");  // no broker there
+  plan.sink.connector = "blackhole";
+  plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
+                                  {"late.rows.topic", "late"},
+                                  {"late.rows.kafka.bootstrap.servers", cluster.bootstrap()},
+                                  {"on.error", "dead-letter"},
+                                  {"dead-letter.topic", "failed"},
+                                  {"dead-letter.kafka.bootstrap.servers", cluster.bootstrap()}});
+  auto writer = kafka::openFlowDeadLetterWriter(plan, FlowDeadLetters::RowErrors, "", 0);
+  Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
+  writer->writeError(a, clickSchema(), {"Project", 2, "", "22000", "bad", "Traceback"});
+  writer->flush(10000);
+  std::vector<testkafka::Message> got = testkafka::consume(cluster.bootstrap(), "failed", 0, 1);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].value == R"({"user_id":"a","ts":"2024-05-01T10:00:05.000Z"})");
+  CHECK_FALSE(got[0].hasKey);
+  CHECK(header(got[0], "rtsql.error") == "error");
+  CHECK(header(got[0], "rtsql.detail") == "Traceback");
+  // The late rows' topic got none of them.
+  CHECK(testkafka::endOffset(cluster.bootstrap(), "late", 0) == 0);
 }

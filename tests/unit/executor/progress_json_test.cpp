@@ -243,3 +243,34 @@ TEST_CASE(
   CHECK(sum.numLateRowsDeadLettered == 5);
   CHECK(sum.numRowsDroppedByWatermark == 1);
 }
+
+TEST_CASE("numRowErrorsSkipped, numRowErrorsDeadLettered: with the flow's 'on.error' only") {
+  Fixture fx;
+  EpochSummary e;
+  e.id = 1;
+  e.startMicros = 1'000'000;
+  e.endMicros = 2'000'000;
+  e.rowErrorsSkipped = 3;
+  e.rowErrorsDeadLettered = 4;
+  // 'fail' (the default): neither count.
+  std::string json = progressJson(fx.context(), e, false, nullptr);
+  CHECK_FALSE(has(json, "numRowErrors"));
+
+  fx.plan.flowOptions.set("on.error", "skip");
+  json = progressJson(fx.context(), e, false, nullptr);
+  CHECK(has(json, R"("numRowErrorsSkipped":3,"sink":)"));
+  CHECK_FALSE(has(json, "numRowErrorsDeadLettered"));
+
+  fx.plan.flowOptions.set("on.error", "dead-letter");
+  json = progressJson(fx.context(), e, false, nullptr);
+  CHECK(has(json, R"("numRowErrorsDeadLettered":4,"sink":)"));
+  CHECK_FALSE(has(json, "numRowErrorsSkipped"));
+
+  // Summed over the tasks as the epoch's reports come in.
+  EpochSummary task;
+  task.rowErrorsSkipped = 2;
+  task.rowErrorsDeadLettered = 1;
+  e.add(task);
+  CHECK(e.rowErrorsSkipped == 5);
+  CHECK(e.rowErrorsDeadLettered == 5);
+}

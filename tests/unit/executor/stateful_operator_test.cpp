@@ -53,7 +53,7 @@ class Probe final : public StatefulOperator {
 };
 
 // Keeps what it is given, as the flow's late-row writer would write it.
-class LateRows final : public LateRowWriter {
+class LateRows final : public FlowDeadLetterWriter {
  public:
   struct Written {
     Row row;
@@ -64,7 +64,10 @@ class LateRows final : public LateRowWriter {
     int64_t eventTime = 0;
     int64_t watermark = 0;
   };
-  void write(const Row& row, const Schema& schema, const LateRowOrigin& origin) override {
+  void writeError(const Row&, const Schema&, const RowErrorOrigin&) override {
+    FAIL("a late-row writer got a failed row");
+  }
+  void writeLate(const Row& row, const Schema& schema, const LateRowOrigin& origin) override {
     Written w{row,
               "",
               std::string(origin.operatorName),

@@ -775,6 +775,35 @@ TEST_CASE("http metrics: late rows per stateful operator, dropped and dead-lette
   CHECK(late("lettering", "dead_lettered")->value == 4);
 }
 
+TEST_CASE("http metrics: failed rows skipped or dead-lettered, only for flows that count them") {
+  FakeSource src;
+  src.add(runningFlow("failing"));
+  FlowStatus skipping = runningFlow("skipping");
+  FlowStatus lettering = runningFlow("lettering");
+  const std::string marker = R"("sink":{)";
+  size_t at = skipping.progressJson.find(marker);
+  REQUIRE(at != std::string::npos);
+  skipping.progressJson.insert(at, R"("numRowErrorsSkipped":3,)");
+  at = lettering.progressJson.find(marker);
+  lettering.progressJson.insert(at, R"("numRowErrorsDeadLettered":2,)");
+  src.add(skipping);
+  src.add(lettering);
+
+  std::vector<Sample> samples;
+  auto problems = checkExposition(renderMetrics(src), &samples);
+  for (const auto& p : problems) FAIL_CHECK(p);
+  auto errors = [&](const std::string& flow, const std::string& action) {
+    return findSample(samples, "rtsql_flow_row_errors", {{"flow", flow}, {"action", action}});
+  };
+  REQUIRE(errors("skipping", "skipped"));
+  CHECK(errors("skipping", "skipped")->value == 3);
+  CHECK(errors("skipping", "dead_lettered") == nullptr);
+  REQUIRE(errors("lettering", "dead_lettered"));
+  CHECK(errors("lettering", "dead_lettered")->value == 2);
+  CHECK(errors("failing", "skipped") == nullptr);
+  CHECK(errors("failing", "dead_lettered") == nullptr);
+}
+
 TEST_CASE("http server: with a password check, Basic credentials are required but for /healthz") {
   FakeSource src;
   src.add(runningFlow("clicks_flow"));

@@ -1,0 +1,82 @@
+// A flow's dead-letter topics (see flow_dead_letters.h).
+#include "planner/flow_dead_letters.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "common/error.h"
+#include "planner/catalog.h"
+
+namespace rtsql {
+
+namespace {
+
+bool blank(const std::string& s) {
+  return s.find_first_not_of(" \t") == std::string::npos;
+}
+
+}  // namespace
+
+void checkFlowDeadLetters(const FlowDeadLetterOptions& which, bool deadLetters, const SinkDef& sink,
+                          const Options& flowOptions) {
+  const OptionEntry* mode = flowOptions.find(which.mode);
+  const OptionEntry* topic = flowOptions.find(which.topic);
+  const OptionEntry* bootstrap = flowOptions.find(which.bootstrap);
+  if (!deadLetters) {
+    for (const OptionEntry* e : {topic, bootstrap}) {
+      if (!e) continue;
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("'{}' applies only with {}", e->key, which.value), e->keyPos,
+                     fmt::format("add {}, or drop '{}'", which.value, e->key));
+    }
+    return;
+  }
+  if (!topic) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("{} needs the option '{}'", which.value, which.topic),
+                   mode->valuePos,
+                   fmt::format("add '{}' = '<topic>': the Kafka topic that receives {}",
+                               which.topic, which.rows));
+  }
+  if (blank(topic->value)) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("option '{}' is empty", which.topic), topic->valuePos,
+                   fmt::format("name the Kafka topic that receives {}", which.rows));
+  }
+  const bool kafkaSink = iequals(sink.connector, "kafka");
+  if (kafkaSink && bootstrap) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("{} go to the cluster of the Kafka sink \"{}\"; '{}' applies "
+                               "only to a flow whose sink is not Kafka",
+                               which.shortRows, sink.name, which.bootstrap),
+                   bootstrap->keyPos,
+                   fmt::format("drop '{}': '{}' is written on the sink's cluster, "
+                               "with the sink's kafka.* settings",
+                               which.bootstrap, which.topic));
+  }
+  if (!kafkaSink && (!bootstrap || blank(bootstrap->value))) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("the flow's sink \"{}\" is '{}', not Kafka: {} needs '{}'",
+                               sink.name, sink.connector, which.value, which.bootstrap),
+                   bootstrap ? bootstrap->valuePos : mode->valuePos,
+                   fmt::format("add '{}' = 'host:port': the Kafka cluster of '{}'", which.bootstrap,
+                               which.topic));
+  }
+}
+
+Options flowDeadLetterKafkaOptions(const PhysicalPlan& plan, const FlowDeadLetterOptions& which) {
+  std::vector<OptionEntry> entries;
+  if (iequals(plan.sink.connector, "kafka")) {
+    for (const OptionEntry& e : plan.sink.options.entries()) {
+      if (e.key.size() > 6 && iequals(std::string_view(e.key).substr(0, 6), "kafka.")) {
+        entries.push_back(e);
+      }
+    }
+  } else {
+    entries.push_back({"kafka.bootstrap.servers", plan.flowOptions.getString(which.bootstrap)});
+  }
+  return Options(std::move(entries));
+}
+
+}  // namespace rtsql
