@@ -232,7 +232,6 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     t.operators.push_back(std::move(writer));
   }
   for (size_t k = 0; k + 1 < t.operators.size(); ++k) t.operators[k]->setNext(t.operators[k + 1].get());
-}
 
   const RowErrorPolicy onError = rowErrorPolicy(plan_.flowOptions);
   if (onError != RowErrorPolicy::Fail) {
@@ -246,6 +245,8 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
       t.operators[k]->sendRowErrorsTo(t.rowErrors.get());
     }
   }
+}
+
 void FlowRuntime::start() {
   {
     std::lock_guard lock(mu_);
