@@ -59,8 +59,8 @@ inline constexpr const char* kOffsetHeader = "rtsql.offset";        // as decima
 // Where a Kinesis source read it.
 inline constexpr const char* kStreamHeader = "rtsql.stream";
 inline constexpr const char* kShardHeader = "rtsql.shard";  // the shard id
-inline constexpr const char* kSequenceNumberHeader =
-    "rtsql.sequence.number";  // as the service gives it
+// The record's sequence number, as the service gives it.
+inline constexpr const char* kSequenceNumberHeader = "rtsql.sequence.number";
 // A late row's: kErrorHeader is kLateReason; after kFlowHeader come these.
 inline constexpr const char* kLateReason = "late";
 inline constexpr const char* kOperatorHeader = "rtsql.operator";       // as progress names it

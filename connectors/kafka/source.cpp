@@ -69,8 +69,7 @@ class KafkaSourceTask final : public SourceTask {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "option 'subscribe' of source '" + scan.name + "' names no topic");
     }
-    const bool earliest =
-        toLower(scan.options.getString("startingOffsets", "latest")) == "earliest";
+    const bool earliest = toLower(scan.options.getString("startingOffsets", "latest")) == "earliest";
     earliest_ = earliest;
 
     const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
@@ -242,10 +241,9 @@ class KafkaSourceTask final : public SourceTask {
     }
     rd_kafka_resp_err_t err = rd_kafka_assign(rk_.get(), list.get());
     if (err) {
-      throw SqlError(
-          sqlstate::kConnectionFailure,
-          fmt::format("cannot assign the partitions of {} at their checkpointed offsets: {}",
-                      description(), rd_kafka_err2str(err)));
+      throw SqlError(sqlstate::kConnectionFailure,
+                     fmt::format("cannot assign the partitions of {} at their checkpointed offsets: {}",
+                                 description(), rd_kafka_err2str(err)));
     }
   }
 
@@ -433,9 +431,9 @@ class KafkaSourceTask final : public SourceTask {
       rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset =
           RD_KAFKA_OFFSET_INVALID;
     }
-    rd_kafka_resp_err_t err =
-        useCommitted ? rd_kafka_committed(rk_.get(), list.get(), kafka::kMetadataTimeoutMs)
-                     : RD_KAFKA_RESP_ERR_NO_ERROR;
+    rd_kafka_resp_err_t err = useCommitted
+                                  ? rd_kafka_committed(rk_.get(), list.get(), kafka::kMetadataTimeoutMs)
+                                  : RD_KAFKA_RESP_ERR_NO_ERROR;
     if (err) {
       throw SqlError(sqlstate::kConnectionFailure,
                      fmt::format("cannot read the committed offsets of {} from {}: {}",
@@ -538,7 +536,8 @@ class KafkaSourceTask final : public SourceTask {
     int64_t now = monotonicMicros();
     if (now - lastErrorLogMicros_ < 10'000'000) return;
     lastErrorLogMicros_ = now;
-    fmt::print(stderr, "rtsql: {}: {}; still polling\n", description(), rd_kafka_message_errstr(m));
+    fmt::print(stderr, "rtsql: {}: {}; still polling\n", description(),
+               rd_kafka_message_errstr(m));
   }
 
   std::string subscribe_;
