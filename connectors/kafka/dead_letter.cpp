@@ -1,4 +1,4 @@
-// Dead letters of a Kafka source (see dead_letter.h).
+// Dead letters of a source (see dead_letter.h).
 #include "connectors/kafka/dead_letter.h"
 
 #include <fmt/format.h>
@@ -63,22 +63,28 @@ bool writesDeadLetters(const Options& options) {
   return iequals(options.getString("on.error", "fail"), "dead-letter");
 }
 
-void validateDeadLetterOptions(const Options& options, size_t stmtPos) {
+void validateDeadLetterOptions(const Options& options, size_t stmtPos, bool ownCluster) {
   const OptionEntry* topic = options.find(kDeadLetterTopicOption);
+  const OptionEntry* bootstrap = ownCluster ? nullptr : options.find(kDeadLetterBootstrapOption);
+  const char* where = ownCluster ? "the topic on the source's cluster" : "the Kafka topic";
   if (writesDeadLetters(options)) {
     if (!topic) {
       const OptionEntry* onError = options.find("on.error");
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "'on.error' = 'dead-letter' needs the option 'dead-letter.topic'",
                      onError ? onError->valuePos : stmtPos,
-                     "add 'dead-letter.topic' = '<topic>': the topic on the source's cluster "
-                     "that receives the records that cannot be decoded");
+                     fmt::format("add 'dead-letter.topic' = '<topic>': {} that receives the "
+                                 "records that cannot be decoded",
+                                 where));
     }
-  } else if (topic) {
-    throw SqlError(sqlstate::kInvalidParameterValue,
-                   "'dead-letter.topic' applies only with 'on.error' = 'dead-letter'",
-                   topic->keyPos, "add 'on.error' = 'dead-letter', or drop 'dead-letter.topic'");
   } else {
+    for (const OptionEntry* e : {topic, bootstrap}) {
+      if (!e) continue;
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("'{}' applies only with 'on.error' = 'dead-letter'", e->key),
+                     e->keyPos,
+                     fmt::format("add 'on.error' = 'dead-letter', or drop '{}'", e->key));
+    }
     return;
   }
   if (topic->value.find_first_not_of(" \t") == std::string::npos) {
@@ -92,6 +98,17 @@ void validateDeadLetterOptions(const Options& options, size_t stmtPos) {
                    topic->valuePos,
                    "a topic name has 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-'");
   }
+  if (!ownCluster &&
+      (!bootstrap || bootstrap->value.find_first_not_of(" \t") == std::string::npos)) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("'on.error' = 'dead-letter' needs the option '{}': the source has "
+                               "no Kafka cluster of its own",
+                               kDeadLetterBootstrapOption),
+                   bootstrap ? bootstrap->valuePos : options.find("on.error")->valuePos,
+                   fmt::format("add '{}' = 'host:port' (or 'embedded', the server's own broker): "
+                               "the Kafka cluster of 'dead-letter.topic'",
+                               kDeadLetterBootstrapOption));
+  }
   for (const std::string& read : splitTopics(options.getString("subscribe"))) {
     if (read == topic->value) {
       // A record that cannot be decoded would be read back, fail again and be
@@ -104,14 +121,30 @@ void validateDeadLetterOptions(const Options& options, size_t stmtPos) {
   }
 }
 
+Options deadLetterKafkaOptions(const Options& sourceOptions) {
+  return Options(std::vector<OptionEntry>{
+      {"kafka.bootstrap.servers", sourceOptions.getString(kDeadLetterBootstrapOption)}});
+}
+
+Headers kafkaPosition(std::string_view topic, int32_t partition, int64_t offset) {
+  return {{kTopicHeader, std::string(topic)},
+          {kPartitionHeader, std::to_string(partition)},
+          {kOffsetHeader, std::to_string(offset)}};
+}
+
+Headers kinesisPosition(std::string_view stream, std::string_view shard,
+                        std::string_view sequenceNumber) {
+  return {{kStreamHeader, std::string(stream)},
+          {kShardHeader, std::string(shard)},
+          {kSequenceNumberHeader, std::string(sequenceNumber)}};
+}
+
 Headers deadLetterHeaders(Headers original, const DeadLetterOrigin& origin) {
   Headers out = std::move(original);
   out.emplace_back(kErrorHeader, std::string(origin.reason));
   out.emplace_back(kFlowHeader, std::string(origin.flow));
   out.emplace_back(kSourceHeader, std::string(origin.source));
-  out.emplace_back(kTopicHeader, std::string(origin.topic));
-  out.emplace_back(kPartitionHeader, std::to_string(origin.partition));
-  out.emplace_back(kOffsetHeader, std::to_string(origin.offset));
+  for (const auto& h : origin.where) out.push_back(h);
   return out;
 }
 
@@ -147,13 +180,14 @@ Headers rowErrorHeaders(std::string_view flow, const RowErrorOrigin& origin) {
   return out;
 }
 
-DeadLetterWriter::DeadLetterWriter(const ScanSpec& scan, const std::string& bootstrap,
-                                   const std::string& flowName, int task)
+DeadLetterWriter::DeadLetterWriter(const ScanSpec& scan, const Options& kafkaOptions,
+                                   const std::string& bootstrap, const std::string& flowName,
+                                   int task)
     : what_(fmt::format("dead letters of source '{}'", scan.name)),
       source_(scan.name),
       flow_(flowName),
       topic_(scan.options.getString(kDeadLetterTopicOption)) {
-  sink_ = makeKafkaSink(deadLetterSink(scan.name + " dead letters", scan.options, topic_),
+  sink_ = makeKafkaSink(deadLetterSink(scan.name + " dead letters", kafkaOptions, topic_),
                         bootstrap, flowName, task);
   row_.resize(3);
 }
@@ -171,7 +205,7 @@ DeadLetterWriter::~DeadLetterWriter() = default;
 void DeadLetterWriter::write(const rd_kafka_message_t* m, std::string_view topic,
                              std::string_view reason) {
   readHeaders(m, headers_);
-  DeadLetterOrigin origin{reason, flow_, source_, topic, m->partition, m->offset};
+  DeadLetterOrigin origin{reason, flow_, source_, kafkaPosition(topic, m->partition, m->offset)};
   Headers headers = deadLetterHeaders(std::move(headers_), origin);
   headers_.clear();
   // A record without a value (a tombstone) or without a key stays so.
@@ -179,6 +213,11 @@ void DeadLetterWriter::write(const rd_kafka_message_t* m, std::string_view topic
                    : Value(),
         m->key ? Value::binary(std::string(static_cast<const char*>(m->key), m->key_len)) : Value(),
         std::move(headers));
+}
+
+void DeadLetterWriter::writeRecord(Value value, Value key, std::string_view reason, Headers where) {
+  DeadLetterOrigin origin{reason, flow_, source_, std::move(where)};
+  write(std::move(value), std::move(key), deadLetterHeaders({}, origin));
 }
 
 void DeadLetterWriter::write(Value value, Value key, Headers headers) {

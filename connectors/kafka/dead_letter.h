@@ -1,8 +1,11 @@
-// Dead letters of a Kafka source. With 'on.error' = 'dead-letter' a record
-// that cannot be decoded is written, unchanged (its key, value and headers),
-// to the topic named by 'dead-letter.topic' on the source's own cluster, with
-// headers added that name the error, the flow, the source and where the
-// record was read. The flow then goes on as with 'skip'.
+// Dead letters of a source. With 'on.error' = 'dead-letter' a record that
+// cannot be decoded is written, unchanged, to the Kafka topic named by
+// 'dead-letter.topic', with headers added that name the error, the flow, the
+// source and where the record was read. The flow then goes on as with 'skip'.
+// A Kafka source writes its dead letters on its own cluster (its key, value
+// and headers); a Kinesis source, which has no cluster of its own, on the one
+// 'dead-letter.kafka.bootstrap.servers' names (the record's data as the value,
+// its partition key as the key).
 //
 // The writes go through a raw Kafka sink writer (sink.h): the same producer
 // settings (acks=all, idempotence), the same backpressure and the same
@@ -42,14 +45,22 @@
 namespace rtsql::kafka {
 
 inline constexpr const char* kDeadLetterTopicOption = "dead-letter.topic";
+// The cluster of the dead-letter topic of a source that is not Kafka.
+inline constexpr const char* kDeadLetterBootstrapOption = "dead-letter.kafka.bootstrap.servers";
 
 // The header names added to a dead letter, after the record's own headers.
-inline constexpr const char* kErrorHeader = "rtsql.error";          // why it could not be decoded
-inline constexpr const char* kFlowHeader = "rtsql.flow";            // the flow that read it
-inline constexpr const char* kSourceHeader = "rtsql.source";        // the source's name
-inline constexpr const char* kTopicHeader = "rtsql.topic";          // where it was read
+inline constexpr const char* kErrorHeader = "rtsql.error";    // why it could not be decoded
+inline constexpr const char* kFlowHeader = "rtsql.flow";      // the flow that read it
+inline constexpr const char* kSourceHeader = "rtsql.source";  // the source's name
+// Where a Kafka source read it.
+inline constexpr const char* kTopicHeader = "rtsql.topic";
 inline constexpr const char* kPartitionHeader = "rtsql.partition";  // as decimal text
 inline constexpr const char* kOffsetHeader = "rtsql.offset";        // as decimal text
+// Where a Kinesis source read it.
+inline constexpr const char* kStreamHeader = "rtsql.stream";
+inline constexpr const char* kShardHeader = "rtsql.shard";  // the shard id
+// The record's sequence number, as the service gives it.
+inline constexpr const char* kSequenceNumberHeader = "rtsql.sequence.number";
 // A late row's: kErrorHeader is kLateReason; after kFlowHeader come these.
 inline constexpr const char* kLateReason = "late";
 inline constexpr const char* kOperatorHeader = "rtsql.operator";       // as progress names it
@@ -69,18 +80,30 @@ bool writesDeadLetters(const Options& options);
 
 // CREATE SOURCE: 'on.error' = 'dead-letter' needs a 'dead-letter.topic', and a
 // 'dead-letter.topic' needs 'on.error' = 'dead-letter'; the topic name must be
-// one Kafka accepts. SqlError 22023 at the option, with a hint.
-void validateDeadLetterOptions(const Options& options, size_t stmtPos);
+// one Kafka accepts. A source that is not Kafka (`ownCluster` false) also
+// needs 'dead-letter.kafka.bootstrap.servers', which likewise applies only with
+// 'dead-letter'. SqlError 22023 at the option, with a hint.
+void validateDeadLetterOptions(const Options& options, size_t stmtPos, bool ownCluster = true);
 
-// Where a dead letter came from and why.
+// The `kafka.<name>` options of the dead-letter producer of a source that is
+// not Kafka: 'dead-letter.kafka.bootstrap.servers' as 'kafka.bootstrap.servers'
+// (possibly 'embedded', for resolveBootstrap).
+Options deadLetterKafkaOptions(const Options& sourceOptions);
+
+// Where a dead letter came from and why. `where` names the record's position
+// in the source's terms: kafkaPosition() or kinesisPosition().
 struct DeadLetterOrigin {
   std::string_view reason;
   std::string_view flow;
   std::string_view source;
-  std::string_view topic;
-  int32_t partition = -1;
-  int64_t offset = -1;
+  Headers where;
 };
+
+// rtsql.topic, rtsql.partition, rtsql.offset.
+Headers kafkaPosition(std::string_view topic, int32_t partition, int64_t offset);
+// rtsql.stream, rtsql.shard, rtsql.sequence.number.
+Headers kinesisPosition(std::string_view stream, std::string_view shard,
+                        std::string_view sequenceNumber);
 
 // The headers of a dead letter: the record's own, in order, then the rtsql.*
 // headers above.
@@ -101,12 +124,13 @@ Headers rowErrorHeaders(std::string_view flow, const RowErrorOrigin& origin);
 // count(), which any thread may read.
 class DeadLetterWriter {
  public:
-  // A source's dead letters. `bootstrap` is resolved (never 'embedded'): the
-  // source's own cluster. The producer takes the source's `kafka.<name>`
-  // options (security settings included), so it reaches the cluster as the
-  // source's consumer does.
-  DeadLetterWriter(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
-                   int task);
+  // A source's dead letters, through a producer with the `kafka.<name>`
+  // options of `kafkaOptions` on the resolved `bootstrap` (never 'embedded'):
+  // a Kafka source's own options (its cluster, its security settings), so it
+  // reaches the cluster as the source's consumer does; another source's
+  // deadLetterKafkaOptions().
+  DeadLetterWriter(const ScanSpec& scan, const Options& kafkaOptions, const std::string& bootstrap,
+                   const std::string& flowName, int task);
   // Dead letters to `topic` through a producer with `kafkaOptions` (its
   // `kafka.<name>` options) on the resolved `bootstrap`; `what` names them in
   // errors and keeps their producer apart ("late rows of flow 'f'").
@@ -120,6 +144,9 @@ class DeadLetterWriter {
   // Hands the record `m`, read from `topic`, to the producer without waiting
   // for the broker (a full producer queue waits for room, never drops).
   void write(const rd_kafka_message_t* m, std::string_view topic, std::string_view reason);
+  // Hands a record another source read to the producer: `value` and `key` as
+  // read (BINARY, or NULL when absent), then the rtsql.* headers with `where`.
+  void writeRecord(Value value, Value key, std::string_view reason, Headers where);
   // Hands one dead letter to the producer: `value` and `key` BINARY or NULL.
   void write(Value value, Value key, Headers headers);
   // Waits until every dead letter written is acknowledged. Throws SqlError

@@ -75,7 +75,8 @@ class KafkaSourceTask final : public SourceTask {
     const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
     openConsumer(scan, flowName, task, earliest, embedded);
     if (kafka::writesDeadLetters(scan.options)) {
-      deadLetters_ = std::make_unique<kafka::DeadLetterWriter>(scan, bootstrap_, flowName, task);
+      deadLetters_ =
+          std::make_unique<kafka::DeadLetterWriter>(scan, scan.options, bootstrap_, flowName, task);
     }
     std::vector<int> counts = kafka::partitionCounts(rk_.get(), topics_, bootstrap_);
 

@@ -10,6 +10,8 @@
 #include "connectors/format/decoders.h"
 #include "connectors/format/protobuf_schema.h"
 #include "connectors/http/http_sink.h"
+#include "connectors/kafka/client.h"
+#include "connectors/kafka/dead_letter.h"
 #include "connectors/kinesis/columns.h"
 #include "connectors/kinesis/source.h"
 #include "planner/planner.h"
@@ -57,6 +59,8 @@ void KinesisConnector::validateSource(const Options& options, size_t stmtPos) co
                       "kinesis.maxRecordsPerFetch",
                       "format",
                       "on.error",
+                      kafka::kDeadLetterTopicOption,
+                      kafka::kDeadLetterBootstrapOption,
                       "json.ignore-missing",
                       "csv.delimiter",
                       "avro.schema",
@@ -131,11 +135,8 @@ void KinesisConnector::validateSource(const Options& options, size_t stmtPos) co
     options.getEnum("protobuf.framing", "none", {"none", "confluent"});
   }
   if (format == "csv") format::csvDelimiter(options);
-  if (const OptionEntry* e = options.find("on.error"); e && iequals(e->value, "dead-letter")) {
-    throw SqlError(sqlstate::kFeatureNotSupported, "a Kinesis source has no dead-letter topic",
-                   e->valuePos, "use 'on.error' = 'skip' (counted in numDecodeErrors) or 'fail'");
-  }
-  options.getEnum("on.error", "fail", {"fail", "skip"});
+  options.getEnum("on.error", "fail", {"fail", "skip", "dead-letter"});
+  kafka::validateDeadLetterOptions(options, stmtPos, false);
   options.getBool("json.ignore-missing", true);
   sourceIdleTimeoutMicros(options);
 }
@@ -184,10 +185,22 @@ int KinesisConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv&
   return kinesis::kinesisSourcePartitions(scan);
 }
 
-std::unique_ptr<SourceTask> KinesisConnector::openSource(const ScanSpec& scan, const ConnectorEnv&,
+std::unique_ptr<SourceTask> KinesisConnector::openSource(const ScanSpec& scan,
+                                                         const ConnectorEnv& env,
                                                          const std::string& flowName, int task,
                                                          int tasks) const {
-  return kinesis::makeKinesisSource(scan, flowName, task, tasks);
+  return kinesis::makeKinesisSource(scan, flowName, task, tasks, env.embeddedBootstrap);
+}
+
+void KinesisConnector::checkCreate(const Options& options, const ConnectorEnv& env) const {
+  const OptionEntry* e = options.find(kafka::kDeadLetterBootstrapOption);
+  if (!e) return;
+  try {
+    kafka::resolveBootstrap(kafka::deadLetterKafkaOptions(options), env.embeddedBootstrap);
+  } catch (SqlError& error) {
+    error.setPosition(e->valuePos);
+    throw;
+  }
 }
 
 }  // namespace rtsql

@@ -27,6 +27,9 @@ class KinesisConnector final : public Connector {
   std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const ConnectorEnv& env,
                                          const std::string& flowName, int task,
                                          int tasks) const override;
+  // 'dead-letter.kafka.bootstrap.servers' = 'embedded' needs the server's
+  // embedded broker (55000 at the option otherwise).
+  void checkCreate(const Options& options, const ConnectorEnv& env) const override;
 };
 
 }  // namespace rtsql

@@ -19,6 +19,8 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/format/codec.h"
+#include "connectors/kafka/client.h"
+#include "connectors/kafka/dead_letter.h"
 #include "connectors/kinesis/columns.h"
 #include "connectors/kinesis/lineage.h"
 
@@ -150,7 +152,8 @@ struct ShardState {
 
 class KinesisSourceTask final : public SourceTask {
  public:
-  KinesisSourceTask(const ScanSpec& scan, const std::string& flowName, int task, int tasks)
+  KinesisSourceTask(const ScanSpec& scan, const std::string& flowName, int task, int tasks,
+                    const std::string& embeddedBootstrap)
       : config_(sourceConfig(scan.options)),
         client_(config_.client),
         task_(task),
@@ -159,7 +162,13 @@ class KinesisSourceTask final : public SourceTask {
         drained_(drainedShardsOf(flowName + '\n' + scan.name)),
         openMillis_(nowMicros() / 1000) {
     const std::string onError = toLower(scan.options.getString("on.error", "fail"));
-    failOnError_ = onError != "skip";
+    failOnError_ = onError == "fail";
+    if (kafka::writesDeadLetters(scan.options)) {
+      Options kafkaOptions = kafka::deadLetterKafkaOptions(scan.options);
+      deadLetters_ = std::make_unique<kafka::DeadLetterWriter>(
+          scan, kafkaOptions, kafka::resolveBootstrap(kafkaOptions, embeddedBootstrap), flowName,
+          task);
+    }
     width_ = scan.schema.size();
     Schema payload;
     for (size_t i = 0; i < scan.schema.size(); ++i) {
@@ -300,6 +309,12 @@ class KinesisSourceTask final : public SourceTask {
   }
 
   int64_t decodeErrors() const override { return errors_.load(std::memory_order_relaxed); }
+
+  int64_t deadLetters() const override { return deadLetters_ ? deadLetters_->count() : 0; }
+
+  void flushDeadLetters(int timeoutMs) override {
+    if (deadLetters_) deadLetters_->flush(timeoutMs);
+  }
 
   std::string description() const override { return "KinesisSource[" + config_.stream + "]"; }
 
@@ -536,6 +551,9 @@ class KinesisSourceTask final : public SourceTask {
                        SqlError::npos,
                        "fix the record or the source's columns, or skip bad records with "
                        "'on.error' = 'skip'");
+        } else if (deadLetters_) {
+          deadLetters_->writeRecord(Value::binary(r.data), Value::binary(r.partitionKey), error_,
+                                    kafka::kinesisPosition(config_.stream, s.id, r.sequenceNumber));
         }
         return false;
       }
@@ -562,6 +580,7 @@ class KinesisSourceTask final : public SourceTask {
   std::string error_;
   std::atomic<int64_t> errors_{0};
   std::optional<SqlError> failure_;
+  std::unique_ptr<kafka::DeadLetterWriter> deadLetters_;  // on.error = 'dead-letter'
 
   std::shared_ptr<DrainedShards> drained_;
   std::unordered_set<std::string> knownDrained_;  // from the restored checkpoint
@@ -644,11 +663,12 @@ int kinesisSourcePartitions(const ScanSpec& scan) {
 }
 
 std::unique_ptr<SourceTask> makeKinesisSource(const ScanSpec& scan, const std::string& flowName,
-                                              int task, int tasks) {
+                                              int task, int tasks,
+                                              const std::string& embeddedBootstrap) {
   if (tasks < 1 || task < 0 || task >= tasks) {
     throw InternalError(fmt::format("source task {} of {}", task, tasks));
   }
-  return std::make_unique<KinesisSourceTask>(scan, flowName, task, tasks);
+  return std::make_unique<KinesisSourceTask>(scan, flowName, task, tasks, embeddedBootstrap);
 }
 
 }  // namespace rtsql::kinesis

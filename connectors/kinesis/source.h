@@ -53,7 +53,10 @@ std::vector<Shard> listAllShards(Client& client, const std::string& stream);
 // Open shards of the stream (at least 1): how many source tasks read it.
 int kinesisSourcePartitions(const ScanSpec& scan);
 
+// `embeddedBootstrap` is what 'dead-letter.kafka.bootstrap.servers' =
+// 'embedded' means on this server (kafka/dead_letter.h).
 std::unique_ptr<SourceTask> makeKinesisSource(const ScanSpec& scan, const std::string& flowName,
-                                              int task, int tasks);
+                                              int task, int tasks,
+                                              const std::string& embeddedBootstrap);
 
 }  // namespace rtsql::kinesis

@@ -173,6 +173,77 @@ def test_refusals_at_create(server, kinesis):
     e = sql_error(server, f"CREATE FLOW {uid}_fd INTO {uid}_out AS SELECT a FROM {uid}_d")
     assert e.sqlstate == "08006" and f"127.0.0.1:{dead}" in str(e), str(e)
 
+    # Dead letters go to a Kafka cluster the source must name.
+    e = sql_error(server, f"CREATE SOURCE {uid}_dl (a INT) WITH ({source_options(kinesis, 's')}, "
+                          "'on.error' = 'dead-letter', 'dead-letter.topic' = 'dl')")
+    assert e.sqlstate == "22023" and "dead-letter.kafka.bootstrap.servers" in str(e), str(e)
+    e = sql_error(server, f"CREATE SOURCE {uid}_dt (a INT) WITH ({source_options(kinesis, 's')}, "
+                          "'on.error' = 'dead-letter', "
+                          "'dead-letter.kafka.bootstrap.servers' = 'embedded')")
+    assert e.sqlstate == "22023" and "dead-letter.topic" in str(e), str(e)
+    e = sql_error(server, f"CREATE SOURCE {uid}_ds (a INT) WITH ({source_options(kinesis, 's')}, "
+                          "'dead-letter.topic' = 'dl')")
+    assert e.sqlstate == "22023" and "'on.error' = 'dead-letter'" in str(e), str(e)
+
+
+def test_undecodable_records_reach_the_dead_letter_topic(server, kinesis, embedded):
+    stream, uid = unique("dead"), unique("k")
+    kinesis.create_stream(stream, 2)
+    good = [{"id": i, "amount": i * 1.5} for i in range(12)]
+    bad = [(b"{not json", "bad-key-1"), (b'{"id": "two", "amount": 2}', "bad-key-2"),
+           (bytes([0xff, 0x00, 0x7b]), "bad-key-3")]
+    for i, r in enumerate(good[:6]):
+        kinesis.put(stream, json.dumps(r), f"key{i % 4}")
+    for data, key in bad:
+        kinesis.put(stream, data, key)
+    for i, r in enumerate(good[6:]):
+        kinesis.put(stream, json.dumps(r), f"key{i % 4}")
+    truth = service_rows(kinesis, stream)
+    bad_seqs = {seq: (shard, r) for seq, (shard, r) in truth.items()
+                if r["PartitionKey"].startswith("bad-")}
+    assert len(bad_seqs) == 3
+
+    dlq = f"{uid}_dlq"
+    server.run_script(f"""
+        CREATE SOURCE {uid}_src (id BIGINT, amount DOUBLE) WITH ({source_options(kinesis, stream)},
+            'on.error' = 'dead-letter', 'dead-letter.topic' = '{dlq}',
+            'dead-letter.kafka.bootstrap.servers' = 'embedded');
+        CREATE SINK {uid}_out WITH ({embedded.options()}, topic = '{uid}_out', format = 'json');
+        CREATE FLOW {uid}_f INTO {uid}_out AS SELECT id, amount FROM {uid}_src;
+    """)
+    rows = embedded.consume_json(f"{uid}_out", n=len(good), timeout=60, grace=1.0)
+    assert sorted(r["id"] for r in rows) == list(range(12)), f"{rows}\n{server.log_tail()}"
+
+    letters = embedded.consume(dlq, n=3, timeout=60, grace=1.0)
+    assert len(letters) == 3, f"{letters}\n{server.log_tail()}"
+    for m in letters:
+        named = dict(m.headers())
+        assert [k for k, _ in m.headers()] == ["rtsql.error", "rtsql.flow", "rtsql.source",
+                                               "rtsql.stream", "rtsql.shard",
+                                               "rtsql.sequence.number"]
+        seq = named["rtsql.sequence.number"].decode()
+        shard, r = bad_seqs[seq]
+        assert m.value() == base64.b64decode(r["Data"])
+        assert m.key() == r["PartitionKey"].encode()
+        assert named["rtsql.shard"] == shard.encode()
+        assert named["rtsql.stream"] == stream.encode()
+        assert named["rtsql.flow"] == f"{uid}_f".encode()
+        assert named["rtsql.source"] == f"{uid}_src".encode()
+        assert named["rtsql.error"]
+        if r["PartitionKey"] == "bad-key-2":
+            assert named["rtsql.error"] == b"field 'id': expected BIGINT, got \"two\""
+    assert sorted(dict(m.headers())["rtsql.sequence.number"].decode() for m in letters) \
+        == sorted(bad_seqs)
+
+    def counted(p):
+        if not p or not p.get("sources"):
+            return False
+        return sum(s.get("numDeadLetters", 0) for s in p["sources"]) == 3
+    prog = server.wait_progress(f"{uid}_f", counted)
+    assert counted(prog), prog
+    assert sum(s["numDecodeErrors"] for s in prog["sources"]) == 3, prog
+    server.query(f"DROP FLOW {uid}_f")
+
 
 # -- recovery ----------------------------------------------------------------
 

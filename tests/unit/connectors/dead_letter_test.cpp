@@ -61,7 +61,7 @@ std::string header(const testkafka::Message& m, const std::string& name) {
 }  // namespace
 
 TEST_CASE("dead letters: the record's headers first, then rtsql's") {
-  kafka::DeadLetterOrigin origin{"bad field", "f", "orders", "in", 3, 42};
+  kafka::DeadLetterOrigin origin{"bad field", "f", "orders", kafka::kafkaPosition("in", 3, 42)};
   kafka::Headers h = kafka::deadLetterHeaders({{"trace", "t1"}, {"trace", "t2"}}, origin);
   kafka::Headers want = {{"trace", "t1"},
                          {"trace", "t2"},

@@ -15,6 +15,7 @@
 #include "connectors/kinesis/lineage.h"
 #include "connectors/kinesis/protocol.h"
 #include "connectors/kinesis/source.h"
+#include "connectors/provider.h"
 #include "connectors/registry.h"
 #include "parser/parser.h"
 #include "planner/planner.h"
@@ -237,10 +238,72 @@ TEST_CASE("kinesis: the source's options are checked at CREATE SOURCE") {
   CHECK(e.position() == 350);
   e = check({stream, region, {"format", "debezium-json"}});
   CHECK(e.position() == 350);
-  e = check({stream, region, {"on.error", "dead-letter"}});
-  CHECK(e.sqlstate() == "0A000");
   e = check({stream, region, {"avro.schema", "{}"}});
   CHECK(e.position() == 300);
+}
+
+TEST_CASE("kinesis: dead letters need a topic and a Kafka cluster") {
+  auto check = [](std::vector<std::pair<std::string, std::string>> kv) {
+    kv.insert(
+        kv.begin(),
+        {{"connector", "kinesis"}, {"kinesis.stream", "clicks"}, {"kinesis.region", "us-east-1"}});
+    return sqlErrorOf([&] { validateSourceOptions("kinesis", opts(kv), 7); });
+  };
+  const std::pair<std::string, std::string> deadLetter{"on.error", "dead-letter"};
+  const std::pair<std::string, std::string> topic{"dead-letter.topic", "clicks.dead"};
+  const std::pair<std::string, std::string> servers{"dead-letter.kafka.bootstrap.servers",
+                                                    "embedded"};
+  CHECK_NOTHROW(validateSourceOptions("kinesis",
+                                      opts({{"connector", "kinesis"},
+                                            {"kinesis.stream", "clicks"},
+                                            {"kinesis.region", "us-east-1"},
+                                            deadLetter,
+                                            topic,
+                                            servers}),
+                                      7));
+
+  // Positions: the options after connector, stream and region are at 300, 400, 500.
+  SqlError e = check({deadLetter, servers});
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 350);
+  CHECK(e.message().find("dead-letter.topic") != std::string::npos);
+  e = check({deadLetter, {"dead-letter.topic", " "}, servers});
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 450);
+  CHECK(e.message().find("empty") != std::string::npos);
+  e = check({deadLetter, {"dead-letter.topic", "a/b"}, servers});
+  CHECK(e.position() == 450);
+  e = check({deadLetter, topic});
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 350);
+  CHECK(e.message().find("dead-letter.kafka.bootstrap.servers") != std::string::npos);
+  CHECK(e.hint().find("embedded") != std::string::npos);
+  e = check({deadLetter, topic, {"dead-letter.kafka.bootstrap.servers", ""}});
+  CHECK(e.position() == 550);
+  e = check({{"on.error", "skip"}, topic});
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 400);
+  CHECK(e.hint().find("'on.error' = 'dead-letter'") != std::string::npos);
+  e = check({servers});
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 300);
+  e = check({{"on.error", "drop"}});
+  CHECK(e.position() == 350);
+  CHECK(e.hint().find("dead-letter") != std::string::npos);
+}
+
+TEST_CASE("kinesis: dead letters on 'embedded' need the embedded broker") {
+  Options o = opts({{"connector", "kinesis"},
+                    {"on.error", "dead-letter"},
+                    {"dead-letter.kafka.bootstrap.servers", "embedded"}});
+  DefaultConnectorProvider noBroker("");
+  SqlError e = sqlErrorOf([&] { noBroker.checkCreate("kinesis", o); });
+  CHECK(e.sqlstate() == "55000");
+  CHECK(e.position() == 250);
+  DefaultConnectorProvider withBroker("127.0.0.1:9092");
+  CHECK_NOTHROW(withBroker.checkCreate("kinesis", o));
+  CHECK_NOTHROW(noBroker.checkCreate(
+      "kinesis", opts({{"dead-letter.kafka.bootstrap.servers", "127.0.0.1:9092"}})));
 }
 
 TEST_CASE("kinesis: the options and the environment give the client its settings") {
