@@ -42,8 +42,8 @@ bool SourceDecoder::decode(const RecordView& view, int64_t readMicros,
                                       "offset {}: {}",
                                       view.topic, view.partition, view.offset, error_),
                           SqlError::npos,
-                          "fix the record or the source's columns, or skip bad records with "
-                          "'on.error' = 'skip'");
+                          "fix the record or the source's columns, or go on past bad records with "
+                          "'on.error' = 'skip' or 'dead-letter'");
     }
     return false;
   }

@@ -549,8 +549,8 @@ class KinesisSourceTask final : public SourceTask {
                                    "sequence number {}: {}",
                                    config_.stream, s.id, r.sequenceNumber, error_),
                        SqlError::npos,
-                       "fix the record or the source's columns, or skip bad records with "
-                       "'on.error' = 'skip'");
+                       "fix the record or the source's columns, or go on past bad records with "
+                       "'on.error' = 'skip' or 'dead-letter'");
         } else if (deadLetters_) {
           deadLetters_->writeRecord(Value::binary(r.data), Value::binary(r.partitionKey), error_,
                                     kafka::kinesisPosition(config_.stream, s.id, r.sequenceNumber));
