@@ -55,9 +55,12 @@ constexpr int64_t kStopTimeoutMicros = 60LL * 1000 * 1000;
 // How long a task may wait for input: `waitMs`, or less when an operator of
 // its chain has work of its own at `wakeAt` (Operator::wakeAtMillis(),
 // wall-clock ms). A flow whose operators have none waits as long as ever.
+// Any wakeAt is taken, INT64_MIN ("now") included, without overflow.
 int waitFor(int64_t wakeAt, int waitMs) {
   if (wakeAt == Operator::kNoWakeup) return waitMs;
-  return static_cast<int>(std::clamp<int64_t>(wakeAt - nowMicros() / 1000, 0, waitMs));
+  const int64_t now = nowMicros() / 1000;
+  if (wakeAt <= now) return 0;
+  return static_cast<int>(std::min<int64_t>(wakeAt - now, waitMs));
 }
 
 // Whether the time `wakeAt` has come: then the task ends a batch, with or
