@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/kafka_topic_name.h"
 #include "planner/catalog.h"
 
 namespace rtsql {
@@ -43,6 +44,11 @@ void checkFlowDeadLetters(const FlowDeadLetterOptions& which, bool deadLetters, 
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("option '{}' is empty", which.topic), topic->valuePos,
                    fmt::format("name the Kafka topic that receives {}", which.rows));
+  }
+  if (!validKafkaTopicName(topic->value)) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("'{}' is not a valid Kafka topic name", topic->value),
+                   topic->valuePos, kKafkaTopicNameHint);
   }
   const bool kafkaSink = iequals(sink.connector, "kafka");
   if (kafkaSink && bootstrap) {

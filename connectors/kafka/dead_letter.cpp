@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/json.h"
+#include "common/kafka_topic_name.h"
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink.h"
@@ -16,18 +17,6 @@
 namespace rtsql::kafka {
 
 namespace {
-
-// Kafka's own rule for topic names: 1 to 249 of these characters, and
-// neither "." nor "..".
-bool validTopicName(std::string_view name) {
-  if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 // The raw sink dead letters are written through: a value, a key and headers,
 // to the dead-letter topic, with the `kafka.<name>` options of `options` (a
@@ -92,11 +81,10 @@ void validateDeadLetterOptions(const Options& options, size_t stmtPos, bool ownC
                    topic->valuePos,
                    "name the topic that receives the records that cannot be decoded");
   }
-  if (!validTopicName(topic->value)) {
+  if (!validKafkaTopicName(topic->value)) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("'{}' is not a valid Kafka topic name", topic->value),
-                   topic->valuePos,
-                   "a topic name has 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-'");
+                   topic->valuePos, kKafkaTopicNameHint);
   }
   if (!ownCluster &&
       (!bootstrap || bootstrap->value.find_first_not_of(" \t") == std::string::npos)) {
