@@ -38,6 +38,8 @@ inline constexpr const char* kObjectNotInPrerequisiteState = "55000";
 inline constexpr const char* kInsufficientResources = "53000";
 inline constexpr const char* kConfigurationLimitExceeded = "53400";
 inline constexpr const char* kConnectionFailure = "08006";
+// A statement that met another's change at the same moment: run it again.
+inline constexpr const char* kSerializationFailure = "40001";
 inline constexpr const char* kProtocolViolation = "08P01";
 inline constexpr const char* kInternalError = "XX000";
 inline constexpr const char* kIoError = "58030";

@@ -110,6 +110,7 @@ const char* flowStateName(FlowState s) {
     case FlowState::Running: return "running";
     case FlowState::Failed: return "failed";
     case FlowState::Recovering: return "recovering";
+    case FlowState::Remote: return "remote";
   }
   return "unknown";
 }

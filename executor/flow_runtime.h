@@ -71,7 +71,8 @@ namespace rtsql {
 
 // Recovering is never a runtime's own state: the server reports it for a flow
 // that should run and is being brought back (restart, retry after a failure).
-enum class FlowState { Stopped, Running, Failed, Recovering };
+// Remote: a flow of the cluster's catalog that another node runs.
+enum class FlowState { Stopped, Running, Failed, Recovering, Remote };
 const char* flowStateName(FlowState s);
 
 class ActivityClock;

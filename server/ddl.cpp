@@ -44,7 +44,9 @@ bool Engine::changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>
                            CatalogChange extra) {
   // A dry run's own catalog, and the statements a restart replays, are not
   // written to the file.
-  if (&catalog != &catalog_ || restoring_ || options_.dataDir.empty()) return change(catalog);
+  if (&catalog != &catalog_ || restoring() || (options_.dataDir.empty() && !options_.cluster)) {
+    return change(catalog);
+  }
   Catalog next(catalog);
   if (!change(next)) return false;
   extra.catalog = &next;
@@ -100,7 +102,7 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
   // A restored definition was checked when it was created; what it names
   // outside (a directory, a broker) may be away now, and the flows using it
   // then report that while they are retried.
-  if (!restoring_) {
+  if (!restoring()) {
     privileges_->checkOptions(s.user, connector, options);
     validateSourceOptions(connector, options, stmt.pos);
     connectors_.checkCreate(connector, options);
@@ -130,7 +132,7 @@ void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWri
   Catalog& catalog = catalogOf(s);
   Options options = bindOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
-  if (!restoring_) {
+  if (!restoring()) {
     privileges_->checkOptions(s.user, connector, options);
     validateSinkOptions(connector, options, stmt.pos);
     connectors_.checkCreate(connector, options);
@@ -163,7 +165,7 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
     std::string connector = toLower(options.getString("connector"));
     const Connector& table =
         ConnectorRegistry::builtin().require(connector, ConnectorRole::Table, options, stmt.pos);
-    if (!restoring_) privileges_->checkOptions(s.user, connector, options);
+    if (!restoring()) privileges_->checkOptions(s.user, connector, options);
     table.validateTable(options, stmt.pos);
     *rows = table.loadTable(def.schema, options, stmt.pos);
   }
@@ -288,6 +290,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   next.addFlow(def, false, stmt.namePos);
   FlowControl control;
   control.settings = settingsOf(s);
+  if (options_.cluster) control.node = options_.cluster->options().node;
 
   // A new flow starts with empty state and no checkpoints: whatever a dropped
   // flow of the same name left behind is removed.
@@ -333,7 +336,7 @@ void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, R
   // Python code runs inside rtsqld with its rights on the machine (files,
   // network, processes): only a superuser may give the server such code, as
   // only a superuser may make it load a library.
-  if (stmt.language == "python" && !privileges_->isSuperuser(s.user)) {
+  if (stmt.language == "python" && !restoring() && !privileges_->isSuperuser(s.user)) {
     throw SqlError(sqlstate::kInsufficientPrivilege,
                    fmt::format("permission denied to create Python functions: user \"{}\" is not a "
                                "superuser",
@@ -361,7 +364,7 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
                              ResultWriter& out) {
   // A processor is Python code run inside rtsqld, as a Python function is:
   // only a superuser may create one.
-  if (!privileges_->isSuperuser(s.user)) {
+  if (!restoring() && !privileges_->isSuperuser(s.user)) {
     throw SqlError(sqlstate::kInsufficientPrivilege,
                    fmt::format("permission denied to create processors: user \"{}\" is not a "
                                "superuser",
@@ -440,7 +443,14 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
   requireFlow(catalog_, stmt);
-  if (!rt || rt->state() == FlowState::Stopped) {
+  bool here = true;
+  {
+    std::lock_guard flock(flowsMu_);
+    here = runsHere(flows_[toLower(stmt.name)].control);
+  }
+  // A flow another node of the cluster runs is stopped there, when that node
+  // reads the change.
+  if (here && (!rt || rt->state() == FlowState::Stopped)) {
     out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
   }
   // Recorded first: a flow the file still says runs would start again at the
@@ -460,6 +470,24 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
   requireFlow(catalog_, stmt);
+  bool here = true;
+  {
+    std::lock_guard flock(flowsMu_);
+    here = runsHere(flows_[toLower(stmt.name)].control);
+  }
+  if (!here) {
+    // Another node of the cluster runs it: the catalog says so, and that node
+    // starts it when it reads the change.
+    if (stmt.resetState) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     fmt::format("flow \"{}\" runs on another node of the cluster", stmt.name),
+                     stmt.namePos, "run START FLOW ... RESET STATE on the node that runs it (SHOW FLOWS names it)");
+    }
+    persistWantRunning(stmt.name, true);
+    setWantRunning(stmt.name, true);
+    out.complete("START FLOW");
+    return;
+  }
   // A START that fails changes nothing: a stopped flow stays stopped, and one
   // the supervisor is bringing back stays in its hands.
   if (!rt) rt = planRestoredFlow(stmt.name);

@@ -31,17 +31,6 @@ void logLine(const std::string& msg) {
   std::cerr << formatTimestamp(nowMicros(), true) << " rtsqld: " << msg << std::endl;
 }
 
-// A ResultWriter for replayed statements: results are dropped, errors thrown
-// by the handlers reach the caller as exceptions.
-class DiscardWriter final : public ResultWriter {
- public:
-  void columns(const std::vector<ResultColumn>&) override {}
-  void row(const std::vector<std::optional<std::string>>&) override {}
-  void complete(const std::string&) override {}
-  void error(const SqlError& err) override { throw err; }
-  void notice(const std::string&) override {}
-};
-
 int64_t backoffMicros(int attempts) {
   int64_t d = kFirstRetryMicros;
   for (int i = 1; i < attempts && d < kMaxRetryMicros; ++i) d *= 2;
@@ -116,27 +105,27 @@ std::vector<std::pair<std::string, std::string>> Engine::settingsOf(const Engine
 }
 
 void Engine::persistCatalog(const CatalogChange& change) {
-  if (restoring_ || options_.dataDir.empty()) return;
+  if (restoring() || (options_.dataDir.empty() && !options_.cluster)) return;
   const Catalog& catalog = change.catalog ? *change.catalog : catalog_;
   const auto& inserts = change.inserts ? *change.inserts : tableInserts_;
   std::vector<CatalogRecord> records;
   // Functions first: any flow may call them, and each comes after those it calls.
   for (const auto& f : catalog.functions())
-    records.push_back({"function", f->name, f->sql, true, {}});
+    records.push_back({"function", f->name, f->sql, true, {}, {}});
   for (const auto& p : catalog.processors())
-    records.push_back({"processor", p->name, p->sql, true, {}});
-  for (const auto& src : catalog.sources()) records.push_back({"source", src->name, src->sql, true, {}});
-  for (const auto& sink : catalog.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}});
+    records.push_back({"processor", p->name, p->sql, true, {}, {}});
+  for (const auto& src : catalog.sources()) records.push_back({"source", src->name, src->sql, true, {}, {}});
+  for (const auto& sink : catalog.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}, {}});
   for (const auto& t : catalog.tables()) {
-    records.push_back({"table", t->name, t->sql, true, {}});
+    records.push_back({"table", t->name, t->sql, true, {}, {}});
     auto it = inserts.find(toLower(t->name));
     if (it == inserts.end()) continue;
-    for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}});
+    for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}, {}});
   }
   {
     std::lock_guard lock(flowsMu_);
     for (const auto& f : catalog.flows()) {
-      CatalogRecord r{"flow", f->name, f->sql, true, {}};
+      CatalogRecord r{"flow", f->name, f->sql, true, {}, {}};
       const std::string key = toLower(f->name);
       const FlowControl* control = nullptr;
       if (change.control && key == change.flow) {
@@ -147,29 +136,38 @@ void Engine::persistCatalog(const CatalogChange& change) {
       if (control) {
         r.running = control->wantRunning;
         r.settings = control->settings;
+        r.node = control->node;
       }
       records.push_back(std::move(r));
     }
   }
   // What a restart could not bring back stays in the file as it was.
   records.insert(records.end(), unrestored_.begin(), unrestored_.end());
+  if (options_.cluster) {
+    options_.cluster->publish(clusterEntries(records, options_.cluster->options().node));
+    return;
+  }
   writeCatalogFile((std::filesystem::path(options_.dataDir) / "catalog").string(), records);
 }
 
 void Engine::restore() {
-  if (!options_.dataDir.empty()) {
+  if (!options_.dataDir.empty() || options_.cluster) {
+    // A cluster's catalog is its topic's; a server of its own keeps it in its
+    // data directory.
     std::vector<CatalogRecord> records =
-        readCatalogFile((std::filesystem::path(options_.dataDir) / "catalog").string());
+        options_.cluster
+            ? clusterRecords(options_.cluster->initial())
+            : readCatalogFile((std::filesystem::path(options_.dataDir) / "catalog").string());
     // Nothing else runs yet (no sessions, no supervisor), and the statement
     // handlers take ddlMu_ themselves.
-    restoring_ = true;
-    DiscardWriter discard;
+    RestoringScope replaying(*this);
+    ReplayWriter discard;
     EngineSession session;
     int restored = 0;
     for (const CatalogRecord& r : records) {
       try {
         if (r.kind == "flow") {
-          restoreFlow(r);
+          restoreFlow(r, r.node);
         } else {
           std::vector<ast::StatementPtr> stmts = parseStatements(r.sql);
           if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "not one statement");
@@ -183,17 +181,20 @@ void Engine::restore() {
         unrestored_.push_back(r);
       }
     }
-    restoring_ = false;
     if (!records.empty()) {
       logLine(fmt::format("restored {} of {} catalog entries from {}", restored, records.size(),
-                          options_.dataDir));
+                          options_.cluster ? clusterCatalogTopic(options_.cluster->options().name)
+                                           : options_.dataDir));
     }
+  }
+  if (options_.cluster) {
+    options_.cluster->follow([this](const ClusterEntry& e) { applyClusterEntry(e); });
   }
   supervisor_ = std::thread([this] { supervise(); });
   pthread_setname_np(supervisor_.native_handle(), "flow-supervisor");
 }
 
-void Engine::restoreFlow(const CatalogRecord& record) {
+void Engine::restoreFlow(const CatalogRecord& record, const std::string& node) {
   std::vector<ast::StatementPtr> stmts = parseStatements(record.sql);
   if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::CreateFlow) {
     throw SqlError(sqlstate::kIoError, "not a CREATE FLOW statement");
@@ -202,6 +203,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   FlowControl control;
   control.wantRunning = record.running;
   control.settings = record.settings;
+  control.node = node;
   EngineSession session;
   for (const auto& [k, v] : record.settings) session.settings.set(k, v);
   adoptLegacyFlowDir(stmt.name);
@@ -285,7 +287,7 @@ void Engine::superviseOnce() {
   {
     std::lock_guard lock(flowsMu_);
     for (const auto& [name, entry] : flows_) {
-      if (entry.control.wantRunning) names.push_back(name);
+      if (entry.control.wantRunning && runsHere(entry.control)) names.push_back(name);
     }
   }
   for (const std::string& name : names) {
@@ -344,7 +346,11 @@ void Engine::superviseOnce() {
   }
 }
 
-std::pair<FlowState, std::string> Engine::flowStatus(const FlowEntry* entry) {
+std::pair<FlowState, std::string> Engine::flowStatus(const FlowEntry* entry) const {
+  if (entry && !runsHere(entry->control)) {
+    return {FlowState::Remote, fmt::format("{} on node {}", entry->control.wantRunning ? "runs" : "stopped",
+                                           entry->control.node)};
+  }
   const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
   FlowState state = rt ? rt->state() : FlowState::Stopped;
   if (state == FlowState::Running) return {state, {}};

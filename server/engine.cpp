@@ -67,6 +67,8 @@ std::unique_ptr<Session> Engine::openSession(const std::string& user, const std:
 }
 
 void Engine::shutdown() {
+  // Another node's change must not start a flow while the flows stop.
+  if (options_.cluster) options_.cluster->stop();
   {
     std::lock_guard lock(supervisorMu_);
     supervisorStop_ = true;

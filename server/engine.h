@@ -6,6 +6,7 @@
 // EXPLAIN).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "planner/catalog.h"
 #include "planner/planner.h"
 #include "server/catalog_file.h"
+#include "server/cluster_catalog.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
@@ -46,6 +48,10 @@ struct EngineOptions {
   std::vector<std::string> superusers;
   std::vector<std::string> filesDirs;
   int maxLiveQuerySlotsPerUser = 0;
+  // rtsqld --cluster: the cluster's catalog topic (server/cluster_catalog.h),
+  // which then holds the catalog instead of the data directory's file. Null
+  // for a server of its own.
+  std::shared_ptr<ClusterCatalog> cluster;
 };
 
 class Engine : public QueryHandler {
@@ -162,7 +168,14 @@ class Engine : public QueryHandler {
     int64_t nextAttemptMicros = 0; // monotonic; 0: at once
     int64_t runningSinceMicros = 0;
     bool failureSeen = false;      // the runtime's current failure is accounted for
+    // In a cluster, the node that runs the flow (the one it was created on);
+    // empty on a server of its own.
+    std::string node;
   };
+  // Whether this server runs a flow of `control` (always, outside a cluster).
+  bool runsHere(const FlowControl& control) const {
+    return !options_.cluster || control.node.empty() || control.node == options_.cluster->options().node;
+  }
   // One flow of the server's catalog as it runs: flows_ holds one entry per
   // flow of catalog_, under its lower-cased name, from CREATE FLOW (or its
   // restore) until DROP FLOW, which takes the entry out whole. The control is
@@ -181,7 +194,7 @@ class Engine : public QueryHandler {
   const FlowEntry* findEntry(const std::string& name) const;
   // The status SHOW FLOWS and /flows report of a flow with entry `entry`
   // (null: none), and its reason. With flowsMu_ held.
-  static std::pair<FlowState, std::string> flowStatus(const FlowEntry* entry);
+  std::pair<FlowState, std::string> flowStatus(const FlowEntry* entry) const;
   // What a statement is about to make of the catalog, for persistCatalog to
   // write before the statement changes anything in memory. Unset members
   // stand for the server's own: catalog_, tableInserts_, the controls in
@@ -208,7 +221,11 @@ class Engine : public QueryHandler {
   // persistCatalog does.
   void persistWantRunning(const std::string& flow, bool run);
   void setWantRunning(const std::string& flow, bool run);
-  void restoreFlow(const struct CatalogRecord& record);
+  // `node`: the cluster node that runs it (empty: this one).
+  void restoreFlow(const struct CatalogRecord& record, const std::string& node = {});
+  // Applies what another node of the cluster wrote to the catalog topic
+  // (server/cluster_follow.cpp). On the follower's thread.
+  void applyClusterEntry(const ClusterEntry& entry);
   // Plans a catalog flow that has no runtime yet (its planning failed at
   // restore) and registers its runtime. With ddlMu_ held.
   FlowRuntime* planRestoredFlow(const std::string& name);
@@ -235,12 +252,24 @@ class Engine : public QueryHandler {
   // Serializes statements that change the catalog or the set of running flows,
   // so a CREATE FLOW and a DROP SOURCE can never interleave. Reads (SHOW
   // PROGRESS) do not take it.
-  std::mutex ddlMu_;
+  // Recursive: a change another node of the cluster made is applied, under
+  // it, through the statement handlers, which take it again.
+  std::recursive_mutex ddlMu_;
   mutable std::mutex flowsMu_;
   std::map<std::string, FlowEntry> flows_;  // lower-cased names; see FlowEntry
   std::map<std::string, std::vector<std::string>> tableInserts_;  // INSERTs per table, under ddlMu_
   std::vector<struct CatalogRecord> unrestored_;  // records a restart could not apply, kept as they were
-  bool restoring_ = false;
+  // The thread replaying the catalog (restore() or a cluster change): its
+  // statements were checked where they were first run, and are not written
+  // back. Other threads' statements are checked and recorded as ever.
+  std::atomic<std::thread::id> restoringThread_{};
+  bool restoring() const { return restoringThread_.load() == std::this_thread::get_id(); }
+  struct RestoringScope {
+    explicit RestoringScope(Engine& e) : engine(e), previous(e.restoringThread_.exchange(std::this_thread::get_id())) {}
+    ~RestoringScope() { engine.restoringThread_.store(previous); }
+    Engine& engine;
+    std::thread::id previous;
+  };
 
   std::mutex supervisorMu_;
   std::condition_variable supervisorCv_;

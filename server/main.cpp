@@ -90,6 +90,16 @@ int main(int argc, char** argv) {
                  "partitions of topics created on the embedded broker")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  std::string cluster, clusterKafka, nodeName;
+  app.add_option("--cluster", cluster,
+                 "join the cluster of this name: its catalog lives in the Kafka of --kafka, "
+                 "shared by every rtsqld started with the same name");
+  app.add_option("--kafka", clusterKafka,
+                 "the cluster's Kafka bootstrap servers (host:port,...; 'embedded': this "
+                 "server's --embedded-kafka)");
+  app.add_option("--node-name", nodeName,
+                 "this server's name in its cluster, the same at every restart (default: the "
+                 "host's name and --port)");
   app.add_option("--slots", slots, "task slots: the most tasks all flows together may run")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -207,6 +217,33 @@ int main(int argc, char** argv) {
                       bootstrap));
     }
 
+    std::shared_ptr<rtsql::ClusterCatalog> clusterCatalog;
+    if (!cluster.empty() || !clusterKafka.empty()) {
+      if (cluster.empty() || clusterKafka.empty()) {
+        log("--cluster and --kafka go together: name the cluster and its Kafka");
+        return 2;
+      }
+      rtsql::ClusterOptions co;
+      co.name = cluster;
+      co.bootstrap = clusterKafka == "embedded" ? bootstrap : clusterKafka;
+      if (co.bootstrap.empty()) {
+        log("--kafka embedded needs --embedded-kafka");
+        return 2;
+      }
+      if (nodeName.empty()) {
+        char hostName[256] = {0};
+        ::gethostname(hostName, sizeof hostName - 1);
+        nodeName = fmt::format("{}:{}", hostName, port);
+      }
+      co.node = nodeName;
+      clusterCatalog = std::make_shared<rtsql::ClusterCatalog>(co);
+      log(fmt::format("node \"{}\" of cluster \"{}\": catalog in topic {} on {}", co.node, co.name,
+                      rtsql::clusterCatalogTopic(co.name), co.bootstrap));
+    } else if (!nodeName.empty()) {
+      log("--node-name names a node of a cluster: give --cluster and --kafka too");
+      return 2;
+    }
+
     rtsql::DefaultConnectorProvider connectors(bootstrap);
     rtsql::EngineOptions eo;
     eo.dataDir = dataDir;
@@ -216,6 +253,7 @@ int main(int argc, char** argv) {
     eo.superusers = superusers;
     eo.filesDirs = filesDirs;
     eo.maxLiveQuerySlotsPerUser = liveSlotsPerUser;
+    eo.cluster = clusterCatalog;
     if (users) {
       for (const auto& name : superusers) {
         if (users->find(name) == nullptr) {

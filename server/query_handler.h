@@ -52,6 +52,18 @@ class ResultWriter {
 };
 
 // Per-connection state the engine keeps (session settings, user name).
+// The writer for statements the server replays itself (its catalog at a
+// restart, a cluster's catalog changes): results are dropped, and an error
+// reaches the caller as an exception.
+class ReplayWriter final : public ResultWriter {
+ public:
+  void columns(const std::vector<ResultColumn>&) override {}
+  void row(const std::vector<std::optional<std::string>>&) override {}
+  void complete(const std::string&) override {}
+  void error(const SqlError& err) override { throw err; }
+  void notice(const std::string&) override {}
+};
+
 class Session {
  public:
   virtual ~Session() = default;

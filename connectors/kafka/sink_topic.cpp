@@ -38,13 +38,20 @@ int existingPartitions(rd_kafka_t* rk, const std::string& bootstrap, const std::
 
 // Asks the broker to create `topic`; returns false when it already exists.
 bool createTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
-                 int partitions) {
+                 int partitions, const TopicConfigs& configs) {
   char errstr[512];
   rd_kafka_NewTopic_t* spec =
       rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, errstr, sizeof errstr);
   if (!spec) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("cannot create topic '{}': {}", topic, errstr));
+  }
+  for (const auto& [name, value] : configs) {
+    if (rd_kafka_NewTopic_set_config(spec, name.c_str(), value.c_str())) {
+      rd_kafka_NewTopic_destroy(spec);
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("cannot create topic '{}': bad config {}={}", topic, name, value));
+    }
   }
   std::unique_ptr<rd_kafka_queue_t, void (*)(rd_kafka_queue_t*)> queue(rd_kafka_queue_new(rk),
                                                                        rd_kafka_queue_destroy);
@@ -99,7 +106,7 @@ void ensureSinkTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::st
   if (EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap)) {
     created = embedded->createTopic(topic, partitions);
   } else if (existingPartitions(rk, bootstrap, topic) == 0) {
-    created = createTopic(rk, bootstrap, topic, partitions);
+    created = createTopic(rk, bootstrap, topic, partitions, {});
   }
   if (created) return;
   // The topic was there (or another flow created it meanwhile): it must have
@@ -115,6 +122,15 @@ void ensureSinkTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::st
                     "write into a new topic",
                     kTopicPartitionsOption, count));
   }
+}
+
+bool ensureTopicExists(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
+                       int partitions, const TopicConfigs& configs) {
+  if (EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap)) {
+    return embedded->createTopic(topic, partitions);
+  }
+  if (existingPartitions(rk, bootstrap, topic) > 0) return false;
+  return createTopic(rk, bootstrap, topic, partitions, configs);
 }
 
 }  // namespace rtsql::kafka

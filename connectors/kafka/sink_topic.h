@@ -9,6 +9,8 @@
 #include <librdkafka/rdkafka.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/options.h"
 
@@ -25,5 +27,13 @@ int sinkTopicPartitions(const Options& options);
 // kMetadataTimeoutMs.
 void ensureSinkTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
                      int partitions);
+
+// Creates `topic` with `partitions` partitions and the topic-level `configs`
+// (cleanup.policy=compact, say) when the broker does not have it; returns
+// whether it did. On the embedded broker the configs are not kept (it keeps
+// every record). Throws 08006 as ensureSinkTopic does.
+using TopicConfigs = std::vector<std::pair<std::string, std::string>>;
+bool ensureTopicExists(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
+                       int partitions, const TopicConfigs& configs);
 
 }  // namespace rtsql::kafka

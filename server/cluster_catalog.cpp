@@ -1,0 +1,400 @@
+#include "server/cluster_catalog.h"
+
+#include <fmt/format.h>
+#include <librdkafka/rdkafka.h>
+#include <pthread.h>
+
+#include <deque>
+#include <iostream>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/json.h"
+#include "common/kafka_topic_name.h"
+#include "common/schema.h"
+#include "connectors/kafka/client.h"
+#include "connectors/kafka/sink_topic.h"
+
+namespace rtsql {
+
+namespace {
+
+// How long a node waits for the catalog topic: to read it to its end, to
+// initialize its transactions, to commit a change.
+constexpr int kCatalogTimeoutMs = 15000;
+constexpr int kPollMs = 100;
+
+void logLine(const std::string& msg) {
+  std::cerr << formatTimestamp(nowMicros(), true) << " rtsqld: " << msg << std::endl;
+}
+
+SqlError unreachable(const std::string& bootstrap, const std::string& what) {
+  return SqlError(sqlstate::kConnectionFailure,
+                  fmt::format("the cluster's Kafka at {} {}", bootstrap, what), SqlError::npos,
+                  "check --kafka and that the broker is running");
+}
+
+std::string encode(const std::optional<std::vector<CatalogRecord>>& records) {
+  return records ? formatCatalogFile(*records) : std::string();
+}
+
+}  // namespace
+
+std::string clusterKey(const std::string& kind, const std::string& name) {
+  return kind + "/" + toLower(name);
+}
+
+std::pair<std::string, std::string> splitClusterKey(const std::string& key) {
+  size_t slash = key.find('/');
+  if (slash == std::string::npos) return {key, {}};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+std::vector<CatalogRecord> clusterRecords(const std::vector<ClusterEntry>& entries) {
+  std::vector<CatalogRecord> out;
+  for (const ClusterEntry& e : entries) {
+    if (!e.records) continue;
+    for (const CatalogRecord& r : *e.records) {
+      if (r.kind == "node") {
+        if (!out.empty() && out.back().kind == "flow") out.back().node = r.name;
+        continue;
+      }
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+std::vector<ClusterEntry> clusterEntries(const std::vector<CatalogRecord>& records,
+                                         const std::string& node) {
+  std::vector<ClusterEntry> out;
+  for (const CatalogRecord& r : records) {
+    if (r.kind == "insert") {
+      // An INSERT follows its table in the file; it joins the table's entry.
+      const std::string key = clusterKey("table", r.name);
+      for (auto it = out.rbegin(); it != out.rend(); ++it) {
+        if (it->key == key) {
+          it->records->push_back(r);
+          break;
+        }
+      }
+      continue;
+    }
+    ClusterEntry e{clusterKey(r.kind, r.name), std::vector<CatalogRecord>{r}};
+    e.records->front().node.clear();
+    if (r.kind == "flow") {
+      e.records->push_back(CatalogRecord{"node", r.node.empty() ? node : r.node, "", true, {}, {}});
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void checkClusterName(const std::string& name) {
+  const std::string topic = clusterCatalogTopic(name);
+  if (name.empty() || name.size() > 200 || !validKafkaTopicName(topic)) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("invalid cluster name '{}'", name), SqlError::npos,
+                   "a cluster name is 1 to 200 of the characters a Kafka topic name may hold: "
+                   "letters, digits, '.', '_' and '-'");
+  }
+}
+
+std::string clusterCatalogTopic(const std::string& cluster) {
+  return "_rtsql-" + cluster + "-catalog";
+}
+
+struct ClusterCatalog::Impl {
+  std::string topic;
+  std::string transactionalId;
+  std::string bootstrap;
+  kafka::HandlePtr consumer;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  // What this node has of the catalog: each key's value as last written or
+  // applied here (tombstoned keys are absent).
+  std::map<std::string, std::string> known;
+  std::vector<ClusterEntry> initial;
+  int64_t readTo = 0;  // every record below this offset has been read
+  std::deque<ClusterEntry> pending;  // read, another node's, not yet applied
+  bool applying = false;
+  bool stopping = false;
+  std::function<void(const ClusterEntry&)> apply;
+  std::thread follower;
+
+  // Reads what the consumer has within `ms`: records into `pending` (or, with
+  // `intoInitial`, into `initial`), the end of the partition into `readTo`.
+  void pollOnce(int ms, bool intoInitial) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), ms);
+    if (!m) return;
+    std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> hold(
+        m, rd_kafka_message_destroy);
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      std::lock_guard lock(mu);
+      readTo = std::max(readTo, static_cast<int64_t>(m->offset));
+      cv.notify_all();
+      return;
+    }
+    if (m->err) {
+      logLine(fmt::format("cluster catalog: {}", rd_kafka_message_errstr(m)));
+      return;
+    }
+    ClusterEntry e;
+    e.key.assign(static_cast<const char*>(m->key), m->key_len);
+    std::string value(static_cast<const char*>(m->payload), m->len);
+    if (m->payload) {
+      try {
+        e.records = parseCatalogFile(value);
+      } catch (const SqlError& err) {
+        throw SqlError(sqlstate::kIoError,
+                       fmt::format("record {} of the cluster catalog {} (key '{}') is damaged: {}",
+                                   m->offset, topic, e.key, err.message()),
+                       SqlError::npos, "the catalog topic holds only what rtsqld writes there");
+      }
+    }
+    std::lock_guard lock(mu);
+    readTo = std::max(readTo, static_cast<int64_t>(m->offset) + 1);
+    auto it = known.find(e.key);
+    const bool same = e.records ? it != known.end() && it->second == value : it == known.end();
+    if (intoInitial) {
+      if (e.records) {
+        known[e.key] = value;
+      } else {
+        known.erase(e.key);
+      }
+      // Compaction keeps each key's last record: so does the replay.
+      std::erase_if(initial, [&](const ClusterEntry& x) { return x.key == e.key; });
+      if (e.records) initial.push_back(std::move(e));
+    } else if (!same) {
+      pending.push_back(std::move(e));
+    }
+    cv.notify_all();
+  }
+
+  int64_t highWatermark() {
+    int64_t low = 0, high = 0;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(consumer.get(), topic.c_str(), 0,
+                                                               &low, &high, kCatalogTimeoutMs);
+    if (err) throw unreachable(bootstrap, fmt::format("did not give the end of {}: {}", topic, rd_kafka_err2str(err)));
+    return high;
+  }
+
+  void run() {
+    while (true) {
+      {
+        std::unique_lock lock(mu);
+        if (stopping) return;
+        if (!pending.empty()) {
+          ClusterEntry e = std::move(pending.front());
+          pending.pop_front();
+          applying = true;
+          lock.unlock();
+          try {
+            apply(e);
+          } catch (const std::exception& err) {
+            const auto* sqlError = dynamic_cast<const SqlError*>(&err);
+            logLine(fmt::format("cluster catalog: cannot apply '{}': {}", e.key,
+                                sqlError ? sqlError->message() : err.what()));
+          }
+          lock.lock();
+          if (e.records) {
+            known[e.key] = encode(e.records);
+          } else {
+            known.erase(e.key);
+          }
+          applying = false;
+          cv.notify_all();
+          continue;
+        }
+      }
+      try {
+        pollOnce(kPollMs, false);
+      } catch (const std::exception& err) {
+        logLine(fmt::format("cluster catalog: {}", err.what()));
+      }
+    }
+  }
+};
+
+ClusterCatalog::ClusterCatalog(ClusterOptions options)
+    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  checkClusterName(options_.name);
+  impl_->topic = clusterCatalogTopic(options_.name);
+  impl_->bootstrap = options_.bootstrap;
+  impl_->transactionalId = "_rtsql-" + options_.name + "-catalog-writer";
+  const std::string group = "_rtsql-" + options_.name + "-catalog-reader";
+  impl_->consumer = kafka::newClient(RD_KAFKA_CONSUMER, options_.bootstrap, Options(),
+                                     {{"client.id", "rtsqld-catalog"}},
+                                     {{"group.id", group.c_str()},
+                                      {"enable.auto.commit", "false"},
+                                      {"enable.auto.offset.store", "false"},
+                                      {"enable.partition.eof", "true"},
+                                      {"isolation.level", "read_committed"}});
+  // One partition, compacted, kept forever: it is the cluster's catalog.
+  try {
+    kafka::ensureTopicExists(impl_->consumer.get(), options_.bootstrap, impl_->topic, 1,
+                             {{"cleanup.policy", "compact"}});
+  } catch (const SqlError& e) {
+    // A broker that takes no admin requests (another rtsqld's embedded one)
+    // creates a topic when a client asks for it: the catalog is its partition 0.
+    logLine(fmt::format("cluster catalog: {}; using the topic the broker creates on demand, "
+                        "which is not compacted",
+                        e.message()));
+  }
+  // Waits until the partition has a leader (a new topic has none at first).
+  kafka::partitionCounts(impl_->consumer.get(), {impl_->topic}, options_.bootstrap);
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(parts, impl_->topic.c_str(), 0)->offset =
+      RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_resp_err_t err = rd_kafka_assign(impl_->consumer.get(), parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  if (err) throw unreachable(options_.bootstrap, fmt::format("refused to read {}: {}", impl_->topic, rd_kafka_err2str(err)));
+
+  // Read to the end: the catalog as the cluster has it now.
+  const int64_t end = impl_->highWatermark();
+  const int64_t deadline = monotonicMicros() + int64_t(kCatalogTimeoutMs) * 1000;
+  while (true) {
+    {
+      std::lock_guard lock(impl_->mu);
+      if (impl_->readTo >= end) break;
+    }
+    if (monotonicMicros() > deadline) {
+      throw unreachable(options_.bootstrap,
+                        fmt::format("did not give the cluster catalog {} to its end (offset {}) within {} s",
+                                    impl_->topic, end, kCatalogTimeoutMs / 1000));
+    }
+    impl_->pollOnce(kPollMs, true);
+  }
+}
+
+ClusterCatalog::~ClusterCatalog() { stop(); }
+
+std::vector<ClusterEntry> ClusterCatalog::initial() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->initial;
+}
+
+void ClusterCatalog::follow(std::function<void(const ClusterEntry&)> apply) {
+  impl_->apply = std::move(apply);
+  impl_->follower = std::thread([this] { impl_->run(); });
+  pthread_setname_np(impl_->follower.native_handle(), "cluster-catalog");
+}
+
+void ClusterCatalog::stop() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = true;
+    impl_->cv.notify_all();
+  }
+  if (impl_->follower.joinable()) impl_->follower.join();
+}
+
+void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
+  // What differs from what this node has: upserts in `next`'s order, then
+  // tombstones for what `next` no longer holds.
+  std::vector<std::pair<std::string, std::optional<std::string>>> writes;
+  {
+    std::lock_guard lock(impl_->mu);
+    std::map<std::string, bool> kept;
+    for (const auto& e : next) {
+      std::string value = encode(e.records);
+      kept[e.key] = true;
+      auto it = impl_->known.find(e.key);
+      if (it == impl_->known.end() || it->second != value) writes.emplace_back(e.key, value);
+    }
+    for (const auto& [key, value] : impl_->known) {
+      if (!kept.count(key)) writes.emplace_back(key, std::nullopt);
+    }
+  }
+  if (writes.empty()) return;
+
+  const std::string bootstrap = options_.bootstrap;
+  kafka::HandlePtr producer = kafka::newClient(
+      RD_KAFKA_PRODUCER, bootstrap, Options(), {{"client.id", "rtsqld-catalog"}},
+      {{"transactional.id", impl_->transactionalId.c_str()},
+       {"enable.idempotence", "true"},
+       {"transaction.timeout.ms", "60000"},
+       {"message.timeout.ms", "30000"}});
+  auto txError = [&](rd_kafka_error_t* error, const char* what) {
+    if (!error) return;
+    const bool fenced = rd_kafka_error_is_fatal(error) || rd_kafka_error_txn_requires_abort(error);
+    std::string reason = rd_kafka_error_string(error);
+    rd_kafka_error_destroy(error);
+    if (fenced) {
+      throw SqlError(sqlstate::kSerializationFailure,
+                     fmt::format("another node changed the cluster's catalog at the same time ({}: {})",
+                                 what, reason),
+                     SqlError::npos, "run the statement again");
+    }
+    throw unreachable(bootstrap, fmt::format("could not {}: {}", what, reason));
+  };
+  // Fences any other node's write in progress: from here on, only this
+  // producer can commit to the catalog until it is done.
+  txError(rd_kafka_init_transactions(producer.get(), kCatalogTimeoutMs), "initialize its transactions");
+
+  // Every committed record must have been read, and applied here.
+  const int64_t end = impl_->highWatermark();
+  {
+    std::unique_lock lock(impl_->mu);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCatalogTimeoutMs);
+    bool caughtUp = impl_->cv.wait_until(lock, deadline, [&] {
+      return !impl_->pending.empty() || impl_->applying || impl_->readTo >= end || impl_->stopping;
+    });
+    if (!impl_->pending.empty() || impl_->applying) {
+      throw SqlError(sqlstate::kSerializationFailure,
+                     "another node changed the cluster's catalog at the same time", SqlError::npos,
+                     "run the statement again once this node has applied that change");
+    }
+    if (!caughtUp || impl_->readTo < end) {
+      throw unreachable(bootstrap, fmt::format("did not give the cluster catalog {} to its end within {} s",
+                                               impl_->topic, kCatalogTimeoutMs / 1000));
+    }
+  }
+
+  txError(rd_kafka_begin_transaction(producer.get()), "begin a transaction");
+  for (const auto& write : writes) {
+    const std::string& key = write.first;
+    const std::optional<std::string>& value = write.second;
+    void* payload = value ? const_cast<char*>(value->data()) : nullptr;
+    const size_t length = value ? value->size() : 0;
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer.get(), RD_KAFKA_V_TOPIC(impl_->topic.c_str()), RD_KAFKA_V_PARTITION(0),
+        RD_KAFKA_V_KEY(key.data(), key.size()),
+        RD_KAFKA_V_VALUE(payload, length),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    if (err) {
+      rd_kafka_error_destroy(rd_kafka_abort_transaction(producer.get(), kCatalogTimeoutMs));
+      throw unreachable(bootstrap, fmt::format("refused a catalog record: {}", rd_kafka_err2str(err)));
+    }
+  }
+  // Known before the commit, so that the follower takes these records, when it
+  // reads them back, for what this node already has; put back if it fails.
+  std::map<std::string, std::optional<std::string>> before;
+  auto setKnown = [&](const std::string& key, const std::optional<std::string>& value) {
+    if (value) {
+      impl_->known[key] = *value;
+    } else {
+      impl_->known.erase(key);
+    }
+  };
+  {
+    std::lock_guard lock(impl_->mu);
+    for (const auto& [key, value] : writes) {
+      auto it = impl_->known.find(key);
+      if (!before.count(key)) {
+        before[key] = it == impl_->known.end() ? std::nullopt : std::optional<std::string>(it->second);
+      }
+      setKnown(key, value);
+    }
+  }
+  try {
+    txError(rd_kafka_commit_transaction(producer.get(), kCatalogTimeoutMs), "commit the catalog change");
+  } catch (...) {
+    std::lock_guard lock(impl_->mu);
+    for (const auto& [key, value] : before) setKnown(key, value);
+    throw;
+  }
+}
+
+}  // namespace rtsql

@@ -1,0 +1,110 @@
+// The catalog of a cluster (`rtsqld --cluster NAME --kafka BOOTSTRAP`): one
+// compacted Kafka topic, `_rtsql-<NAME>-catalog`, that every node of the
+// cluster reads from its start and writes its DDL into.
+//
+// Topic layout (one partition, cleanup.policy=compact): one record per catalog
+// object, keyed by its kind and lower-cased name, whose value is a catalog
+// file (server/catalog_file.h) holding the object's records:
+//   function/<name>   the CREATE FUNCTION
+//   processor/<name>  the CREATE PROCESSOR
+//   source/<name>     the CREATE SOURCE
+//   sink/<name>       the CREATE SINK
+//   table/<name>      the CREATE TABLE, then each INSERT into it in order
+//   flow/<name>       the CREATE FLOW (with whether it should run and its
+//                     session settings), then a "node" record naming the node
+//                     that runs it
+// A DROP writes a tombstone (no value) under the object's key. A statement's
+// records are written in one Kafka transaction; compaction keeps each key's
+// last record at its offset, so replaying the topic in offset order creates
+// each object after those it depends on, as the catalog file's order does.
+//
+// One order for the whole cluster. Every write goes through a transactional
+// producer whose transactional.id is the cluster's own, so a node that starts
+// a write fences any other node's write in progress (Kafka aborts it). After
+// the fence the writer makes sure it has read every committed record, and that
+// none of them changes an object it has not applied yet: otherwise another
+// node changed the catalog at the same moment, and the statement fails with
+// 40001 (run it again) and changes nothing. So every node sees the same
+// statements in the same order, and a statement is checked against the catalog
+// as the whole cluster has it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/catalog_file.h"
+
+namespace rtsql {
+
+struct ClusterOptions {
+  std::string name;       // the cluster's name (--cluster)
+  std::string bootstrap;  // its Kafka (--kafka), resolved
+  std::string node;       // this node's name (--node-name)
+};
+
+// One object of the catalog topic: its key and its records (none: dropped).
+struct ClusterEntry {
+  std::string key;
+  std::optional<std::vector<CatalogRecord>> records;
+};
+
+// The topic's entries for a catalog file's records (in its order): one per
+// object, a table's INSERTs and a flow's node (its record's, else `node`) in
+// the table's and the flow's entry.
+std::vector<ClusterEntry> clusterEntries(const std::vector<CatalogRecord>& records,
+                                         const std::string& node);
+// The records of entries, in order, as a catalog file holds them: a flow's
+// node in its record's `node`.
+std::vector<CatalogRecord> clusterRecords(const std::vector<ClusterEntry>& entries);
+// The key of an object ("source/orders"), and the kind and lower-cased name of a key.
+std::string clusterKey(const std::string& kind, const std::string& name);
+std::pair<std::string, std::string> splitClusterKey(const std::string& key);
+// The name a cluster must have: what may stand in a Kafka topic name, at most
+// 200 characters. Throws SqlError 22023 naming the rule.
+void checkClusterName(const std::string& name);
+std::string clusterCatalogTopic(const std::string& cluster);
+
+class ClusterCatalog {
+ public:
+  // Creates the catalog topic when it is missing and reads it to its end.
+  // Throws SqlError 08006 when the Kafka cannot be reached, 58030 when a
+  // record is not a catalog entry.
+  explicit ClusterCatalog(ClusterOptions options);
+  ~ClusterCatalog();
+  ClusterCatalog(const ClusterCatalog&) = delete;
+  ClusterCatalog& operator=(const ClusterCatalog&) = delete;
+
+  const ClusterOptions& options() const { return options_; }
+
+  // The catalog as the topic held it when this node started, in offset order.
+  std::vector<ClusterEntry> initial() const;
+
+  // Calls `apply` on a thread of its own for every entry another node writes
+  // from now on (entries equal to what this node already has are skipped), in
+  // the topic's order. `apply` may throw; the error is logged and the entry
+  // counts as applied.
+  void follow(std::function<void(const ClusterEntry&)> apply);
+
+  // Writes the entries that differ between what the cluster has and `next`
+  // (the whole catalog as it is to be), as one transaction. Throws 40001 when
+  // another node wrote to the catalog since this node last read it, 08006
+  // when the Kafka cannot be reached; then nothing is written.
+  void publish(const std::vector<ClusterEntry>& next);
+
+  void stop();
+
+ private:
+  struct Impl;
+  ClusterOptions options_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rtsql

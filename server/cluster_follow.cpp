@@ -1,0 +1,145 @@
+// How a node of a cluster applies what other nodes write to the cluster's
+// catalog topic (server/cluster_catalog.h): each entry makes the object it
+// names here what the entry says, through the same statement handlers a
+// restart replays the catalog with, so an object is created, dropped and
+// checked on every node as on the node whose statement made it.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "parser/parser.h"
+#include "planner/processor.h"
+#include "planner/user_function.h"
+#include "server/engine.h"
+
+namespace rtsql {
+
+namespace {
+
+std::string quoteIdentifier(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+const char* dropKeyword(const std::string& kind) {
+  if (kind == "function") return "FUNCTION";
+  if (kind == "processor") return "PROCESSOR";
+  if (kind == "source") return "SOURCE";
+  if (kind == "sink") return "SINK";
+  if (kind == "table") return "TABLE";
+  if (kind == "flow") return "FLOW";
+  return nullptr;
+}
+
+}  // namespace
+
+void Engine::applyClusterEntry(const ClusterEntry& entry) {
+  const auto [kind, lowerName] = splitClusterKey(entry.key);
+  const char* keyword = dropKeyword(kind);
+  if (!keyword) {
+    throw SqlError(sqlstate::kIoError, fmt::format("unknown kind of catalog entry '{}'", entry.key));
+  }
+  std::lock_guard lock(ddlMu_);
+  RestoringScope replaying(*this);
+  ReplayWriter discard;
+  EngineSession session;
+  auto run = [&](const std::string& sql) {
+    std::vector<ast::StatementPtr> stmts = parseStatements(sql);
+    if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "a catalog entry holds not one statement");
+    executeStatement(session, *stmts.front(), discard);
+  };
+  // The object as this node has it: its declared name and statement.
+  std::string name, sql;
+  auto have = [&](const auto& def) {
+    if (def) {
+      name = def->name;
+      sql = def->sql;
+    }
+  };
+  if (kind == "function") have(catalog_.findFunction(lowerName));
+  if (kind == "processor") have(catalog_.findProcessor(lowerName));
+  if (kind == "source") have(catalog_.findSource(lowerName));
+  if (kind == "sink") have(catalog_.findSink(lowerName));
+  if (kind == "table") have(catalog_.findTable(lowerName));
+  if (kind == "flow") have(catalog_.findFlow(lowerName));
+  // A record this node could not apply before is replaced by the entry.
+  std::erase_if(unrestored_, [&](const CatalogRecord& r) {
+    return clusterKey(r.kind == "insert" ? "table" : r.kind, r.name) == entry.key;
+  });
+  auto dropHere = [&] {
+    if (!name.empty()) run(fmt::format("DROP {} IF EXISTS {}", keyword, quoteIdentifier(name)));
+    name.clear();
+  };
+  if (!entry.records || entry.records->empty()) {
+    dropHere();
+    return;
+  }
+  const std::vector<CatalogRecord> records = clusterRecords({entry});
+  const CatalogRecord& main = records.front();
+  try {
+    if (kind == "flow") {
+      if (!name.empty() && sql == main.sql) {
+        // The same flow: whether it should run, and where, may have changed.
+        FlowRuntime* rt = findRuntime(name);
+        bool stopHere = false;
+        {
+          std::lock_guard flock(flowsMu_);
+          FlowControl& c = flows_[toLower(name)].control;
+          c.node = main.node;
+          c.settings = main.settings;
+          if (c.wantRunning != main.running) {
+            c.wantRunning = main.running;
+            c.attempts = 0;
+            c.nextAttemptMicros = 0;
+            c.failureSeen = false;
+            c.lastError.clear();
+          }
+          stopHere = !c.wantRunning || !runsHere(c);
+        }
+        // The supervisor starts a flow this node should run.
+        if (stopHere && rt) rt->stop();
+        return;
+      }
+      dropHere();
+      restoreFlow(main, main.node);
+      return;
+    }
+    if (kind == "table" && !name.empty() && sql == main.sql) {
+      // The same table: the INSERTs this node does not have yet.
+      const std::vector<std::string> mine = tableInserts_[toLower(name)];
+      const size_t theirs = records.size() - 1;
+      bool prefix = mine.size() <= theirs;
+      for (size_t i = 0; prefix && i < mine.size(); ++i) prefix = records[i + 1].sql == mine[i];
+      if (prefix) {
+        for (size_t i = mine.size(); i < theirs; ++i) run(records[i + 1].sql);
+        return;
+      }
+    }
+    if (!name.empty() && sql == main.sql) return;
+    // Another definition: CREATE OR REPLACE replaces a function or processor
+    // in place (flows may call it); anything else is dropped and created.
+    if (!name.empty() && (kind == "function" || kind == "processor")) {
+      try {
+        run(main.sql);
+        return;
+      } catch (const SqlError&) {
+        // Not OR REPLACE: the other node dropped it and created it anew.
+      }
+    }
+    dropHere();
+    for (const CatalogRecord& r : records) run(r.sql);
+  } catch (const std::exception&) {
+    // Kept as it came, as a restart keeps what it cannot restore, so that
+    // this node never writes the cluster's catalog without it.
+    for (const CatalogRecord& r : records) unrestored_.push_back(r);
+    throw;
+  }
+}
+
+}  // namespace rtsql
