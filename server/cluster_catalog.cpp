@@ -192,6 +192,8 @@ struct ClusterCatalog::Impl {
           lock.unlock();
           try {
             apply(e);
+            logLine(fmt::format("cluster catalog: applied {} '{}' from another node",
+                                e.records ? "change of" : "drop of", e.key));
           } catch (const std::exception& err) {
             const auto* sqlError = dynamic_cast<const SqlError*>(&err);
             logLine(fmt::format("cluster catalog: cannot apply '{}': {}", e.key,
@@ -230,6 +232,11 @@ ClusterCatalog::ClusterCatalog(ClusterOptions options)
                                       {"enable.auto.commit", "false"},
                                       {"enable.auto.offset.store", "false"},
                                       {"enable.partition.eof", "true"},
+                                      // A writer waits for the end of the
+                                      // partition, which a fetch reports when
+                                      // it returns: the broker holds an empty
+                                      // fetch this long.
+                                      {"fetch.wait.max.ms", "50"},
                                       {"isolation.level", "read_committed"}});
   // One partition, compacted, kept forever: it is the cluster's catalog.
   try {
@@ -310,6 +317,16 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
   if (writes.empty()) return;
 
   const std::string bootstrap = options_.bootstrap;
+  auto behind = [&] {
+    return SqlError(sqlstate::kSerializationFailure,
+                    "another node changed the cluster's catalog at the same time", SqlError::npos,
+                    "run the statement again once this node has applied that change");
+  };
+  {
+    // Known to be behind: fail before fencing another node's write for nothing.
+    std::lock_guard lock(impl_->mu);
+    if (!impl_->pending.empty() || impl_->applying) throw behind();
+  }
   kafka::HandlePtr producer = kafka::newClient(
       RD_KAFKA_PRODUCER, bootstrap, Options(), {{"client.id", "rtsqld-catalog"}},
       {{"transactional.id", impl_->transactionalId.c_str()},
@@ -329,6 +346,10 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
     }
     throw unreachable(bootstrap, fmt::format("could not {}: {}", what, reason));
   };
+  // The topic's leader, known before the first record: a producer that
+  // learns it only from that record adds the partition to its transaction a
+  // second later.
+  kafka::partitionCounts(producer.get(), {impl_->topic}, bootstrap);
   // Fences any other node's write in progress: from here on, only this
   // producer can commit to the catalog until it is done.
   txError(rd_kafka_init_transactions(producer.get(), kCatalogTimeoutMs), "initialize its transactions");
@@ -341,11 +362,7 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
     bool caughtUp = impl_->cv.wait_until(lock, deadline, [&] {
       return !impl_->pending.empty() || impl_->applying || impl_->readTo >= end || impl_->stopping;
     });
-    if (!impl_->pending.empty() || impl_->applying) {
-      throw SqlError(sqlstate::kSerializationFailure,
-                     "another node changed the cluster's catalog at the same time", SqlError::npos,
-                     "run the statement again once this node has applied that change");
-    }
+    if (!impl_->pending.empty() || impl_->applying) throw behind();
     if (!caughtUp || impl_->readTo < end) {
       throw unreachable(bootstrap, fmt::format("did not give the cluster catalog {} to its end within {} s",
                                                impl_->topic, kCatalogTimeoutMs / 1000));

@@ -87,12 +87,13 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
       if (!name.empty() && sql == main.sql) {
         // The same flow: whether it should run, and where, may have changed.
         FlowRuntime* rt = findRuntime(name);
-        bool stopHere = false;
+        bool here = false, started = false;
         {
           std::lock_guard flock(flowsMu_);
           FlowControl& c = flows_[toLower(name)].control;
           c.node = main.node;
           c.settings = main.settings;
+          started = main.running && !c.wantRunning;
           if (c.wantRunning != main.running) {
             c.wantRunning = main.running;
             c.attempts = 0;
@@ -100,10 +101,27 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
             c.failureSeen = false;
             c.lastError.clear();
           }
-          stopHere = !c.wantRunning || !runsHere(c);
+          here = c.wantRunning && runsHere(c);
         }
-        // The supervisor starts a flow this node should run.
-        if (stopHere && rt) rt->stop();
+        if (!here) {
+          if (rt) rt->stop();
+          return;
+        }
+        if (started) {
+          // START FLOW on another node: as START FLOW here, a flow that
+          // failed is started again too. When it cannot start now, the
+          // supervisor retries it.
+          try {
+            if (!rt) rt = planRestoredFlow(name);
+            rt->stop();
+            rt->start();
+            std::lock_guard flock(flowsMu_);
+            flows_[toLower(name)].control.runningSinceMicros = monotonicMicros();
+          } catch (const SqlError& e) {
+            std::lock_guard flock(flowsMu_);
+            flows_[toLower(name)].control.lastError = e.message();
+          }
+        }
         return;
       }
       dropHere();

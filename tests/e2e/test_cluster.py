@@ -6,80 +6,23 @@ every node, kept in the cluster's Kafka topic.
   not duplicated), while the others show it as remote; STOP, START and DROP
   from any node reach the node that runs it.
 - Statements run at the same moment on two nodes end with the same catalog on
-  both; on Apache Kafka, whose transactions fence, exactly one of two clashing
+  both; on Apache Kafka, whose transactions fence, at most one of two clashing
   CREATEs succeeds and the other fails with 40001 or 42710. (The embedded
   broker shows aborted transactions' records to their readers, so there a
   statement that failed with 40001 may still reach the catalog: on every node
   alike, which is what is checked there.)
-- The node that runs a flow is killed with SIGKILL mid-stream and started
-  again under its name: the catalog comes back from the topic, the flow from
-  its checkpoint, and its counts end exact.
+(test_cluster_restart.py kills the node that runs a flow.)
 
 The broker outlives every node: the embedded broker of an rtsqld outside the
 cluster, and Apache Kafka too when RTSQL_KAFKA_BOOTSTRAP is set.
 """
 
-import json
 import threading
-import time
-from collections import defaultdict
 
 import psycopg
-import pytest
 
-from conftest import Server, unique
-
-WAIT_S = 60
-
-
-class Node(Server):
-    """An rtsqld of cluster CLUSTER on BROKER, named NAME."""
-
-    def __init__(self, tmp, cluster, broker, name):
-        super().__init__(tmp)
-        self.cluster = cluster
-        self.bootstrap = broker.bootstrap
-        self.name = name
-        self.log_path = self.tmp / f"rtsqld.{name}.log"
-
-    def extra_args(self):
-        return ["--cluster", self.cluster, "--kafka", self.bootstrap, "--node-name", self.name]
-
-
-def start_node(tmp_path, cluster, broker, name, data=None):
-    home = tmp_path / (data or name)
-    home.mkdir(exist_ok=True)
-    return Node(home, cluster, broker, name).start()
-
-
-def wait_for(what, check, timeout=WAIT_S):
-    """Calls CHECK until it returns a true value (which it returns), at most TIMEOUT s."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except psycopg.Error as e:
-            last = e
-        time.sleep(0.2)
-    raise AssertionError(f"{what} within {timeout} s; last: {last!r}")
-
-
-def flows(node):
-    return {r[0]: (r[2], r[4] or "") for r in node.query("SHOW FLOWS")}
-
-
-def sources(node):
-    return sorted((r[0], r[3]) for r in node.query("SHOW SOURCES"))
-
-
-def stop_all(*nodes):
-    for n in nodes:
-        code = n.stop()
-        assert code == 0, f"node {n.name} exit code on SIGTERM: {code}\n{n.log_tail()}"
-
+from cluster import WAIT_S, sources, flows, start_node, stop_all, wait_for
+from conftest import unique
 
 def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, tmp_path):
     uid = unique("cl")
@@ -174,65 +117,16 @@ def test_statements_at_the_same_moment_leave_one_catalog(broker, tmp_path):
     # Every node ends with the same catalog.
     wait_for("both nodes hold the same sources", lambda: sources(a) == sources(b))
     if broker.name == "real":
-        # Kafka's transactions fence the second writer: one CREATE of each
-        # pair succeeds, and the catalog holds its definition.
+        # Kafka's transactions fence the second writer: at most one CREATE of
+        # each pair succeeds (both fail, and the source is not there, when
+        # each fenced the other), and the catalog holds its definition.
         for i, results in enumerate(outcomes):
-            assert list(results.values()).count("ok") == 1, (i, outcomes)
-            assert f"x{i}" in dict(sources(a)), (i, sources(a))
+            oks = list(results.values()).count("ok")
+            assert oks <= 1, (i, outcomes)
+            assert (f"x{i}" in dict(sources(a))) == (oks == 1), (i, outcomes, sources(a))
+            if oks == 0:
+                continue
             winner = a if results["a"] == "ok" else b
             rate = "1" if winner is a else "2"
             assert f"'rows-per-second' = '{rate}'" in dict(sources(a))[f"x{i}"], (i, sources(a))
-    stop_all(a, b)
-
-
-def test_the_node_running_a_flow_comes_back_after_kill_9(broker, tmp_path):
-    uid = unique("clk")
-    topic_in, topic_out = f"{uid}_in", f"{uid}_out"
-    for t in (topic_in, topic_out):
-        broker.create_topic(t)
-    a = start_node(tmp_path, uid, broker, "a")
-    b = start_node(tmp_path, uid, broker, "b")
-    opts = broker.options()
-    a.run_script(f"""
-        CREATE SOURCE ev (k STRING, n BIGINT)
-            WITH ({opts}, subscribe = '{topic_in}', startingOffsets = 'earliest', format = 'json');
-        CREATE SINK counts WITH ({opts}, topic = '{topic_out}', format = 'json');
-    """)
-    wait_for("b sees the sink", lambda: [r for r in b.query("SHOW SINKS") if r[0] == "counts"])
-    b.query("CREATE FLOW c INTO counts CHECKPOINT INTERVAL '1 second' "
-            "AS SELECT k, count(*) AS cnt FROM ev GROUP BY k")
-
-    total, keys = 1500, 10
-    done = threading.Event()
-    errors = []
-
-    def produce():
-        try:
-            for start in range(0, total, 50):
-                broker.produce(topic_in, [{"k": f"k{i % keys}", "n": i}
-                                          for i in range(start, start + 50)])
-                time.sleep(0.05)
-        except Exception as e:  # reported in the test's thread
-            errors.append(e)
-        finally:
-            done.set()
-
-    producer = threading.Thread(target=produce)
-    producer.start()
-    wait_for("the flow writes counts", lambda: broker.consume_to_end(topic_out, timeout=3))
-    b.kill()
-    # a still answers for the cluster while b is away.
-    assert flows(a)["c"][0] == "remote"
-    b = start_node(tmp_path, uid, broker, "b")
-    producer.join(timeout=WAIT_S * 2)
-    assert done.is_set() and not errors, errors
-
-    def exact():
-        last = defaultdict(int)
-        for m in broker.consume_to_end(topic_out, timeout=5):
-            r = json.loads(m.value())
-            last[r["k"]] = max(last[r["k"]], r["cnt"])
-        return dict(last) == {f"k{j}": total // keys for j in range(keys)} and last
-    wait_for("the counts end exact after kill -9", exact, timeout=WAIT_S * 2)
-    assert flows(b)["c"][0] == "running"
     stop_all(a, b)

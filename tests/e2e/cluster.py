@@ -1,0 +1,59 @@
+"""Helpers of the cluster tests: nodes of one cluster on one broker, and
+bounded waits for what each node shows."""
+
+import time
+
+import psycopg
+
+from conftest import Server
+
+WAIT_S = 60
+
+
+class Node(Server):
+    """An rtsqld of cluster CLUSTER on BROKER, named NAME."""
+
+    def __init__(self, tmp, cluster, broker, name):
+        super().__init__(tmp)
+        self.cluster = cluster
+        self.bootstrap = broker.bootstrap
+        self.name = name
+        self.log_path = self.tmp / f"rtsqld.{name}.log"
+
+    def extra_args(self):
+        return ["--cluster", self.cluster, "--kafka", self.bootstrap, "--node-name", self.name]
+
+
+def start_node(tmp_path, cluster, broker, name):
+    home = tmp_path / name
+    home.mkdir(exist_ok=True)
+    return Node(home, cluster, broker, name).start()
+
+
+def wait_for(what, check, timeout=WAIT_S):
+    """Calls CHECK until it returns a true value (which it returns), at most TIMEOUT s."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+            if last:
+                return last
+        except psycopg.Error as e:
+            last = e
+        time.sleep(0.2)
+    raise AssertionError(f"{what} within {timeout} s; last: {last!r}")
+
+
+def flows(node):
+    return {r[0]: (r[2], r[4] or "") for r in node.query("SHOW FLOWS")}
+
+
+def sources(node):
+    return sorted((r[0], r[3]) for r in node.query("SHOW SOURCES"))
+
+
+def stop_all(*nodes):
+    for n in nodes:
+        code = n.stop()
+        assert code == 0, f"node {n.name} exit code on SIGTERM: {code}\n{n.log_tail()}"
