@@ -390,3 +390,45 @@ TEST_CASE("privileges: a restored catalog keeps definitions whose paths a new st
   restarted.engine.execute(*admin, tableFrom((tmp / "codes.csv").string(), "t2"), again);
   requireDenied(again, "a file outside --files-dir");
 }
+
+TEST_CASE("privileges: a superuser's Python function and processor come back after a restart") {
+  // The catalog replays them without a session user: the check was made when
+  // they were created, and a replay must not refuse them for want of one.
+  Server s;
+  requireOk(*s.run("CREATE FUNCTION py_twice(a BIGINT) RETURNS BIGINT LANGUAGE PYTHON AS "
+                   "$$return a * 2 if a is not None else None$$",
+                   "alice"),
+            "CREATE FUNCTION");
+  requireOk(*s.run("CREATE PROCESSOR counter RETURNS (n BIGINT) LANGUAGE PYTHON AS $$\n"
+                   "class Counter:\n"
+                   "    def handle_input_rows(self, key, rows):\n"
+                   "        yield (1,)\n"
+                   "$$",
+                   "alice"),
+            "CREATE PROCESSOR");
+  // Still refused to anyone else.
+  requireDenied(*s.run("CREATE FUNCTION py_b(a BIGINT) RETURNS BIGINT LANGUAGE PYTHON AS $$return a$$",
+                       "bob"),
+                "bob's Python function");
+  s.engine.reset();
+
+  EngineOptions eo;
+  eo.dataDir = (s.dir.path / "data").string();
+  eo.slots = 8;
+  eo.users = s.users;
+  eo.superusers = {"dave"};
+  Engine restored(eo, s.connectors);
+  restored.restore();
+  auto session = restored.openSession("bob", "rtsql");
+  testing::ResultCapture functions;
+  restored.execute(*session, "SHOW USER FUNCTIONS", functions);
+  requireOk(functions, "SHOW USER FUNCTIONS");
+  REQUIRE(functions.rows.size() == 1);
+  CHECK(functions.rows[0][0] == std::optional<std::string>("py_twice"));
+  testing::ResultCapture processors;
+  restored.execute(*session, "SHOW PROCESSORS", processors);
+  requireOk(processors, "SHOW PROCESSORS");
+  REQUIRE(processors.rows.size() == 1);
+  CHECK(processors.rows[0][0] == std::optional<std::string>("counter"));
+  restored.shutdown();
+}
