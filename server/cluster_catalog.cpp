@@ -93,8 +93,8 @@ std::vector<ClusterEntry> clusterEntries(const std::vector<CatalogRecord>& recor
 void checkClusterName(const std::string& name) {
   const std::string topic = clusterCatalogTopic(name);
   if (name.empty() || name.size() > 200 || !validKafkaTopicName(topic)) {
-    throw SqlError(sqlstate::kInvalidParameterValue,
-                   fmt::format("invalid cluster name '{}'", name), SqlError::npos,
+    throw SqlError(sqlstate::kInvalidParameterValue, fmt::format("invalid cluster name '{}'", name),
+                   SqlError::npos,
                    "a cluster name is 1 to 200 of the characters a Kafka topic name may hold: "
                    "letters, digits, '.', '_' and '-'");
   }
@@ -116,7 +116,8 @@ struct ClusterCatalog::Impl {
   // applied here (tombstoned keys are absent).
   std::map<std::string, std::string> known;
   std::vector<ClusterEntry> initial;
-  int64_t readTo = 0;  // every record below this offset has been read
+  int64_t readTo = 0;                // every record below this offset has been read
+  bool atEnd = false;                // the consumer has reached the end of what is committed
   std::deque<ClusterEntry> pending;  // read, another node's, not yet applied
   bool applying = false;
   bool stopping = false;
@@ -133,6 +134,7 @@ struct ClusterCatalog::Impl {
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       std::lock_guard lock(mu);
       readTo = std::max(readTo, static_cast<int64_t>(m->offset));
+      atEnd = true;
       cv.notify_all();
       return;
     }
@@ -176,7 +178,9 @@ struct ClusterCatalog::Impl {
     int64_t low = 0, high = 0;
     rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(consumer.get(), topic.c_str(), 0,
                                                                &low, &high, kCatalogTimeoutMs);
-    if (err) throw unreachable(bootstrap, fmt::format("did not give the end of {}: {}", topic, rd_kafka_err2str(err)));
+    if (err)
+      throw unreachable(
+          bootstrap, fmt::format("did not give the end of {}: {}", topic, rd_kafka_err2str(err)));
     return high;
   }
 
@@ -245,9 +249,10 @@ ClusterCatalog::ClusterCatalog(ClusterOptions options)
   } catch (const SqlError& e) {
     // A broker that takes no admin requests (another rtsqld's embedded one)
     // creates a topic when a client asks for it: the catalog is its partition 0.
-    logLine(fmt::format("cluster catalog: {}; using the topic the broker creates on demand, "
-                        "which is not compacted",
-                        e.message()));
+    logLine(
+        fmt::format("cluster catalog: {}; using the topic the broker creates on demand, "
+                    "which is not compacted",
+                    e.message()));
   }
   // Waits until the partition has a leader (a new topic has none at first).
   kafka::partitionCounts(impl_->consumer.get(), {impl_->topic}, options_.bootstrap);
@@ -256,26 +261,31 @@ ClusterCatalog::ClusterCatalog(ClusterOptions options)
       RD_KAFKA_OFFSET_BEGINNING;
   rd_kafka_resp_err_t err = rd_kafka_assign(impl_->consumer.get(), parts);
   rd_kafka_topic_partition_list_destroy(parts);
-  if (err) throw unreachable(options_.bootstrap, fmt::format("refused to read {}: {}", impl_->topic, rd_kafka_err2str(err)));
+  if (err)
+    throw unreachable(options_.bootstrap,
+                      fmt::format("refused to read {}: {}", impl_->topic, rd_kafka_err2str(err)));
 
-  // Read to the end: the catalog as the cluster has it now.
-  const int64_t end = impl_->highWatermark();
+  // Read to the end of what is committed: the catalog as the cluster has it
+  // now. (A node killed while writing leaves its transaction open until the
+  // broker aborts it; the records before it are all there is to read.)
   const int64_t deadline = monotonicMicros() + int64_t(kCatalogTimeoutMs) * 1000;
   while (true) {
     {
       std::lock_guard lock(impl_->mu);
-      if (impl_->readTo >= end) break;
+      if (impl_->atEnd) break;
     }
     if (monotonicMicros() > deadline) {
       throw unreachable(options_.bootstrap,
-                        fmt::format("did not give the cluster catalog {} to its end (offset {}) within {} s",
-                                    impl_->topic, end, kCatalogTimeoutMs / 1000));
+                        fmt::format("did not give the cluster catalog {} to its end within {} s",
+                                    impl_->topic, kCatalogTimeoutMs / 1000));
     }
     impl_->pollOnce(kPollMs, true);
   }
 }
 
-ClusterCatalog::~ClusterCatalog() { stop(); }
+ClusterCatalog::~ClusterCatalog() {
+  stop();
+}
 
 std::vector<ClusterEntry> ClusterCatalog::initial() const {
   std::lock_guard lock(impl_->mu);
@@ -327,22 +337,23 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
     std::lock_guard lock(impl_->mu);
     if (!impl_->pending.empty() || impl_->applying) throw behind();
   }
-  kafka::HandlePtr producer = kafka::newClient(
-      RD_KAFKA_PRODUCER, bootstrap, Options(), {{"client.id", "rtsqld-catalog"}},
-      {{"transactional.id", impl_->transactionalId.c_str()},
-       {"enable.idempotence", "true"},
-       {"transaction.timeout.ms", "60000"},
-       {"message.timeout.ms", "30000"}});
+  kafka::HandlePtr producer =
+      kafka::newClient(RD_KAFKA_PRODUCER, bootstrap, Options(), {{"client.id", "rtsqld-catalog"}},
+                       {{"transactional.id", impl_->transactionalId.c_str()},
+                        {"enable.idempotence", "true"},
+                        {"transaction.timeout.ms", "60000"},
+                        {"message.timeout.ms", "30000"}});
   auto txError = [&](rd_kafka_error_t* error, const char* what) {
     if (!error) return;
     const bool fenced = rd_kafka_error_is_fatal(error) || rd_kafka_error_txn_requires_abort(error);
     std::string reason = rd_kafka_error_string(error);
     rd_kafka_error_destroy(error);
     if (fenced) {
-      throw SqlError(sqlstate::kSerializationFailure,
-                     fmt::format("another node changed the cluster's catalog at the same time ({}: {})",
-                                 what, reason),
-                     SqlError::npos, "run the statement again");
+      throw SqlError(
+          sqlstate::kSerializationFailure,
+          fmt::format("another node changed the cluster's catalog at the same time ({}: {})", what,
+                      reason),
+          SqlError::npos, "run the statement again");
     }
     throw unreachable(bootstrap, fmt::format("could not {}: {}", what, reason));
   };
@@ -352,20 +363,23 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
   kafka::partitionCounts(producer.get(), {impl_->topic}, bootstrap);
   // Fences any other node's write in progress: from here on, only this
   // producer can commit to the catalog until it is done.
-  txError(rd_kafka_init_transactions(producer.get(), kCatalogTimeoutMs), "initialize its transactions");
+  txError(rd_kafka_init_transactions(producer.get(), kCatalogTimeoutMs),
+          "initialize its transactions");
 
   // Every committed record must have been read, and applied here.
   const int64_t end = impl_->highWatermark();
   {
     std::unique_lock lock(impl_->mu);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCatalogTimeoutMs);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kCatalogTimeoutMs);
     bool caughtUp = impl_->cv.wait_until(lock, deadline, [&] {
       return !impl_->pending.empty() || impl_->applying || impl_->readTo >= end || impl_->stopping;
     });
     if (!impl_->pending.empty() || impl_->applying) throw behind();
     if (!caughtUp || impl_->readTo < end) {
-      throw unreachable(bootstrap, fmt::format("did not give the cluster catalog {} to its end within {} s",
-                                               impl_->topic, kCatalogTimeoutMs / 1000));
+      throw unreachable(bootstrap,
+                        fmt::format("did not give the cluster catalog {} to its end within {} s",
+                                    impl_->topic, kCatalogTimeoutMs / 1000));
     }
   }
 
@@ -377,12 +391,12 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
     const size_t length = value ? value->size() : 0;
     rd_kafka_resp_err_t err = rd_kafka_producev(
         producer.get(), RD_KAFKA_V_TOPIC(impl_->topic.c_str()), RD_KAFKA_V_PARTITION(0),
-        RD_KAFKA_V_KEY(key.data(), key.size()),
-        RD_KAFKA_V_VALUE(payload, length),
+        RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(payload, length),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
     if (err) {
       rd_kafka_error_destroy(rd_kafka_abort_transaction(producer.get(), kCatalogTimeoutMs));
-      throw unreachable(bootstrap, fmt::format("refused a catalog record: {}", rd_kafka_err2str(err)));
+      throw unreachable(bootstrap,
+                        fmt::format("refused a catalog record: {}", rd_kafka_err2str(err)));
     }
   }
   // Known before the commit, so that the follower takes these records, when it
@@ -400,13 +414,15 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
     for (const auto& [key, value] : writes) {
       auto it = impl_->known.find(key);
       if (!before.count(key)) {
-        before[key] = it == impl_->known.end() ? std::nullopt : std::optional<std::string>(it->second);
+        before[key] =
+            it == impl_->known.end() ? std::nullopt : std::optional<std::string>(it->second);
       }
       setKnown(key, value);
     }
   }
   try {
-    txError(rd_kafka_commit_transaction(producer.get(), kCatalogTimeoutMs), "commit the catalog change");
+    txError(rd_kafka_commit_transaction(producer.get(), kCatalogTimeoutMs),
+            "commit the catalog change");
   } catch (...) {
     std::lock_guard lock(impl_->mu);
     for (const auto& [key, value] : before) setKnown(key, value);

@@ -43,7 +43,8 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   const auto [kind, lowerName] = splitClusterKey(entry.key);
   const char* keyword = dropKeyword(kind);
   if (!keyword) {
-    throw SqlError(sqlstate::kIoError, fmt::format("unknown kind of catalog entry '{}'", entry.key));
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("unknown kind of catalog entry '{}'", entry.key));
   }
   std::lock_guard lock(ddlMu_);
   RestoringScope replaying(*this);
@@ -51,7 +52,8 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   EngineSession session;
   auto run = [&](const std::string& sql) {
     std::vector<ast::StatementPtr> stmts = parseStatements(sql);
-    if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "a catalog entry holds not one statement");
+    if (stmts.size() != 1)
+      throw SqlError(sqlstate::kIoError, "a catalog entry holds not one statement");
     executeStatement(session, *stmts.front(), discard);
   };
   // The object as this node has it: its declared name and statement.

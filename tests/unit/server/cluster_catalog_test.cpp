@@ -2,10 +2,11 @@
 // per object, keyed by kind and lower-cased name; a table's INSERTs and a
 // flow's node inside the object's entry; and back to the records a restart
 // replays, in the same order.
+#include "server/cluster_catalog.h"
+
 #include <doctest/doctest.h>
 
 #include "common/error.h"
-#include "server/cluster_catalog.h"
 
 using namespace rtsql;
 
@@ -71,7 +72,8 @@ TEST_CASE("catalog records become one entry per object, keyed by kind and name")
 }
 
 TEST_CASE("an entry's value is a catalog file, so a damaged one is detected") {
-  std::vector<ClusterEntry> entries = clusterEntries({record("sink", "out", "CREATE SINK out ...")}, "n");
+  std::vector<ClusterEntry> entries =
+      clusterEntries({record("sink", "out", "CREATE SINK out ...")}, "n");
   std::string value = formatCatalogFile(*entries[0].records);
   CHECK(parseCatalogFile(value).front().sql == "CREATE SINK out ...");
   value[value.size() - 3] ^= 0x20;
