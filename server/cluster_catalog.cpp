@@ -324,18 +324,39 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
       if (!kept.count(key)) writes.emplace_back(key, std::nullopt);
     }
   }
-  if (writes.empty()) return;
-
   const std::string bootstrap = options_.bootstrap;
   auto behind = [&] {
     return SqlError(sqlstate::kSerializationFailure,
                     "another node changed the cluster's catalog at the same time", SqlError::npos,
                     "run the statement again once this node has applied that change");
   };
+  // Every record committed before now has been read, and applied here: else
+  // the statement was checked against a catalog the cluster no longer has.
+  auto requireCaughtUp = [&] {
+    const int64_t end = impl_->highWatermark();
+    std::unique_lock lock(impl_->mu);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kCatalogTimeoutMs);
+    bool caughtUp = impl_->cv.wait_until(lock, deadline, [&] {
+      return !impl_->pending.empty() || impl_->applying || impl_->readTo >= end || impl_->stopping;
+    });
+    if (!impl_->pending.empty() || impl_->applying) throw behind();
+    if (!caughtUp || impl_->readTo < end) {
+      throw unreachable(bootstrap,
+                        fmt::format("did not give the cluster catalog {} to its end within {} s",
+                                    impl_->topic, kCatalogTimeoutMs / 1000));
+    }
+  };
   {
     // Known to be behind: fail before fencing another node's write for nothing.
     std::lock_guard lock(impl_->mu);
     if (!impl_->pending.empty() || impl_->applying) throw behind();
+  }
+  if (writes.empty()) {
+    // Nothing to write as this node sees the catalog (START of a flow it
+    // holds as running): true only if no other node has changed it since.
+    requireCaughtUp();
+    return;
   }
   kafka::HandlePtr producer =
       kafka::newClient(RD_KAFKA_PRODUCER, bootstrap, Options(), {{"client.id", "rtsqld-catalog"}},
@@ -366,22 +387,7 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
   txError(rd_kafka_init_transactions(producer.get(), kCatalogTimeoutMs),
           "initialize its transactions");
 
-  // Every committed record must have been read, and applied here.
-  const int64_t end = impl_->highWatermark();
-  {
-    std::unique_lock lock(impl_->mu);
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(kCatalogTimeoutMs);
-    bool caughtUp = impl_->cv.wait_until(lock, deadline, [&] {
-      return !impl_->pending.empty() || impl_->applying || impl_->readTo >= end || impl_->stopping;
-    });
-    if (!impl_->pending.empty() || impl_->applying) throw behind();
-    if (!caughtUp || impl_->readTo < end) {
-      throw unreachable(bootstrap,
-                        fmt::format("did not give the cluster catalog {} to its end within {} s",
-                                    impl_->topic, kCatalogTimeoutMs / 1000));
-    }
-  }
+  requireCaughtUp();
 
   txError(rd_kafka_begin_transaction(producer.get()), "begin a transaction");
   for (const auto& write : writes) {

@@ -57,3 +57,16 @@ def stop_all(*nodes):
     for n in nodes:
         code = n.stop()
         assert code == 0, f"node {n.name} exit code on SIGTERM: {code}\n{n.log_tail()}"
+
+
+def run_again_on_40001(node, sql, attempts=50):
+    """Runs SQL on NODE, again while it fails with 40001 (another node's change
+    not applied there yet), at most ATTEMPTS times."""
+    for _ in range(attempts):
+        try:
+            return node.query(sql)
+        except psycopg.Error as e:
+            if e.sqlstate != "40001":
+                raise
+            time.sleep(0.2)
+    raise AssertionError(f"{sql} on {node.name}: 40001 {attempts} times")

@@ -21,7 +21,7 @@ import threading
 
 import psycopg
 
-from cluster import WAIT_S, sources, flows, start_node, stop_all, wait_for
+from cluster import WAIT_S, flows, run_again_on_40001, sources, start_node, stop_all, wait_for
 from conftest import unique
 
 def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, tmp_path):
@@ -45,8 +45,8 @@ def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, tmp_path):
              lambda: [r for r in b.query("SHOW TABLES") if r[0] == "names" and str(r[2]) == "2"])
 
     # A flow created on b runs on b; a shows it as remote.
-    b.query("CREATE FLOW f INTO out AS "
-            "SELECT e.k, e.n, t.name FROM ev e LEFT JOIN names t ON e.k = t.k")
+    run_again_on_40001(b, "CREATE FLOW f INTO out AS "
+                       "SELECT e.k, e.n, t.name FROM ev e LEFT JOIN names t ON e.k = t.k")
     assert flows(b)["f"][0] == "running"
     state, why = wait_for("a sees f", lambda: flows(a).get("f"))
     assert state == "remote" and "node b" in why, (state, why)
@@ -66,17 +66,25 @@ def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, tmp_path):
     assert flows(c)["f"][0] == "remote"
 
     # STOP, START and DROP from nodes that do not run the flow reach b.
-    c.query("STOP FLOW f")
+    run_again_on_40001(c, "STOP FLOW f")
     wait_for("b stops f", lambda: flows(b)["f"][0] == "stopped")
-    a.query("START FLOW f")
+    run_again_on_40001(a, "START FLOW f")
     wait_for("b starts f again", lambda: flows(b)["f"][0] == "running")
-    a.query("INSERT INTO names VALUES ('k2', 'two')")
+    # One right after the other from two nodes: the later statement wins on
+    # the node that runs the flow, even when the node it was run on had not
+    # applied the earlier one yet (that node answers 40001: run it again).
+    for _ in range(4):
+        run_again_on_40001(c, "STOP FLOW f")
+        run_again_on_40001(a, "START FLOW f")
+        wait_for("b runs f after STOP on c then START on a",
+                 lambda: flows(b)["f"][0] == "running")
+    run_again_on_40001(a, "INSERT INTO names VALUES ('k2', 'two')")
     wait_for("c gets the new row",
              lambda: [r for r in c.query("SHOW TABLES") if r[0] == "names" and str(r[2]) == "3"])
-    a.query("DROP FLOW f")
+    run_again_on_40001(a, "DROP FLOW f")
     wait_for("b drops f", lambda: "f" not in flows(b))
     wait_for("c drops f", lambda: "f" not in flows(c))
-    c.query("DROP SOURCE ev")
+    run_again_on_40001(c, "DROP SOURCE ev")
     wait_for("a drops ev", lambda: not [s for s in sources(a) if s[0] == "ev"])
     wait_for("b drops ev", lambda: not [s for s in sources(b) if s[0] == "ev"])
     stop_all(a, b, c)

@@ -13,7 +13,7 @@ import threading
 import time
 from collections import defaultdict
 
-from cluster import WAIT_S, flows, start_node, stop_all, wait_for
+from cluster import WAIT_S, flows, run_again_on_40001, start_node, stop_all, wait_for
 from conftest import unique
 
 
@@ -31,8 +31,8 @@ def test_the_node_running_a_flow_comes_back_after_kill_9(broker, tmp_path):
         CREATE SINK counts WITH ({opts}, topic = '{topic_out}', format = 'json');
     """)
     wait_for("b sees the sink", lambda: [r for r in b.query("SHOW SINKS") if r[0] == "counts"])
-    b.query("CREATE FLOW c INTO counts CHECKPOINT INTERVAL '1 second' "
-            "AS SELECT k, count(*) AS cnt FROM ev GROUP BY k")
+    run_again_on_40001(b, "CREATE FLOW c INTO counts CHECKPOINT INTERVAL '1 second' "
+                       "AS SELECT k, count(*) AS cnt FROM ev GROUP BY k")
 
     total, keys = 1500, 10
     done = threading.Event()
