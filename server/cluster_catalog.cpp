@@ -243,19 +243,24 @@ ClusterCatalog::ClusterCatalog(ClusterOptions options)
                                       {"fetch.wait.max.ms", "50"},
                                       {"isolation.level", "read_committed"}});
   // One partition, compacted, kept forever: it is the cluster's catalog.
+  std::string notCreated;
   try {
     kafka::ensureTopicExists(impl_->consumer.get(), options_.bootstrap, impl_->topic, 1,
                              {{"cleanup.policy", "compact"}});
   } catch (const SqlError& e) {
-    // A broker that takes no admin requests (another rtsqld's embedded one)
-    // creates a topic when a client asks for it: the catalog is its partition 0.
-    logLine(
-        fmt::format("cluster catalog: {}; using the topic the broker creates on demand, "
-                    "which is not compacted",
-                    e.message()));
+    notCreated = e.message();
   }
   // Waits until the partition has a leader (a new topic has none at first).
+  // A broker that takes no admin requests (another rtsqld's embedded one)
+  // creates the topic here, when a client asks for it: the catalog is then
+  // its partition 0.
   kafka::partitionCounts(impl_->consumer.get(), {impl_->topic}, options_.bootstrap);
+  if (!notCreated.empty()) {
+    logLine(
+        fmt::format("cluster catalog: {}; using the topic the broker created on demand, "
+                    "which is not compacted",
+                    notCreated));
+  }
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(parts, impl_->topic.c_str(), 0)->offset =
       RD_KAFKA_OFFSET_BEGINNING;

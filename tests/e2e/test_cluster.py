@@ -17,12 +17,13 @@ The broker outlives every node: the embedded broker of an rtsqld outside the
 cluster, and Apache Kafka too when RTSQL_KAFKA_BOOTSTRAP is set.
 """
 
+import subprocess
 import threading
 
 import psycopg
 
 from cluster import WAIT_S, flows, run_again_on_40001, sources, start_node, stop_all, wait_for
-from conftest import unique
+from conftest import RTSQLD, unique
 
 def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, tmp_path):
     uid = unique("cl")
@@ -138,3 +139,22 @@ def test_statements_at_the_same_moment_leave_one_catalog(broker, tmp_path):
             rate = "1" if winner is a else "2"
             assert f"'rows-per-second' = '{rate}'" in dict(sources(a))[f"x{i}"], (i, sources(a))
     stop_all(a, b)
+
+
+def test_command_line_refusals(tmp_path):
+    """A cluster needs both --cluster and --kafka, a name Kafka can carry in a
+    topic name, and a Kafka that answers (port 9 on loopback: nothing
+    listens); each refusal says why."""
+    cases = [
+        (["--cluster", "c"], 2, "--cluster and --kafka go together"),
+        (["--kafka", "127.0.0.1:9"], 2, "--cluster and --kafka go together"),
+        (["--node-name", "a"], 2, "give --cluster and --kafka too"),
+        (["--cluster", "c", "--kafka", "embedded"], 2, "--kafka embedded needs --embedded-kafka"),
+        (["--cluster", "a/b", "--kafka", "127.0.0.1:9"], 1, "invalid cluster name 'a/b'"),
+        (["--cluster", "c", "--kafka", "127.0.0.1:9"], 1, "fatal: cannot reach Kafka at 127.0.0.1:9"),
+    ]
+    for args, code, message in cases:
+        p = subprocess.run([str(RTSQLD), "--port", "0", "--data-dir", str(tmp_path / "d"), *args],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == code, (args, p.returncode, p.stderr)
+        assert message in p.stderr, (args, p.stderr)
