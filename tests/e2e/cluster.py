@@ -4,6 +4,7 @@ bounded waits for what each node shows."""
 import time
 
 import psycopg
+import pytest
 
 from conftest import Server
 
@@ -24,10 +25,23 @@ class Node(Server):
         return ["--cluster", self.cluster, "--kafka", self.bootstrap, "--node-name", self.name]
 
 
-def start_node(tmp_path, cluster, broker, name):
-    home = tmp_path / name
-    home.mkdir(exist_ok=True)
-    return Node(home, cluster, broker, name).start()
+@pytest.fixture
+def start_node(tmp_path):
+    """start_node(CLUSTER, BROKER, NAME) starts a node in the test's directory
+    (NAME's data directory again when it was started before); every node it
+    started is killed when the test ends, whether it passed or not."""
+    started = []
+
+    def start(cluster, broker, name):
+        home = tmp_path / name
+        home.mkdir(exist_ok=True)
+        node = Node(home, cluster, broker, name)
+        started.append(node)
+        return node.start()
+
+    yield start
+    for node in started:
+        node.kill()
 
 
 def wait_for(what, check, timeout=WAIT_S):

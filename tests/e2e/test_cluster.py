@@ -25,13 +25,13 @@ import psycopg
 from cluster import WAIT_S, flows, run_again_on_40001, sources, start_node, stop_all, wait_for
 from conftest import RTSQLD, unique
 
-def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, tmp_path):
+def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, start_node):
     uid = unique("cl")
     topic_in, topic_out = f"{uid}_in", f"{uid}_out"
     for t in (topic_in, topic_out):
         broker.create_topic(t)
-    a = start_node(tmp_path, uid, broker, "a")
-    b = start_node(tmp_path, uid, broker, "b")
+    a = start_node(uid, broker, "a")
+    b = start_node(uid, broker, "b")
     opts = broker.options()
     a.run_script(f"""
         CREATE SOURCE ev (k STRING, n BIGINT)
@@ -61,7 +61,7 @@ def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, tmp_path):
     assert names == {"k0": "zero", "k1": "one", "k2": None}, names
 
     # A node that starts later replays the whole catalog.
-    c = start_node(tmp_path, uid, broker, "c")
+    c = start_node(uid, broker, "c")
     assert [s for s in sources(c) if s[0] == "ev"]
     assert [r for r in c.query("SHOW TABLES") if r[0] == "names" and str(r[2]) == "2"]
     assert flows(c)["f"][0] == "remote"
@@ -91,16 +91,16 @@ def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, tmp_path):
     stop_all(a, b, c)
 
     # A node restarted on its data directory takes the catalog from the topic.
-    b2 = start_node(tmp_path, uid, broker, "b")
+    b2 = start_node(uid, broker, "b")
     assert "f" not in flows(b2) and not [s for s in sources(b2) if s[0] == "ev"]
     assert [r for r in b2.query("SHOW TABLES") if r[0] == "names" and str(r[2]) == "3"]
     stop_all(b2)
 
 
-def test_statements_at_the_same_moment_leave_one_catalog(broker, tmp_path):
+def test_statements_at_the_same_moment_leave_one_catalog(broker, start_node):
     uid = unique("clc")
-    a = start_node(tmp_path, uid, broker, "a")
-    b = start_node(tmp_path, uid, broker, "b")
+    a = start_node(uid, broker, "a")
+    b = start_node(uid, broker, "b")
     rounds = 6
     outcomes = []
     for i in range(rounds):

@@ -17,13 +17,13 @@ from cluster import WAIT_S, flows, run_again_on_40001, start_node, stop_all, wai
 from conftest import unique
 
 
-def test_the_node_running_a_flow_comes_back_after_kill_9(broker, tmp_path):
+def test_the_node_running_a_flow_comes_back_after_kill_9(broker, start_node):
     uid = unique("clk")
     topic_in, topic_out = f"{uid}_in", f"{uid}_out"
     for t in (topic_in, topic_out):
         broker.create_topic(t)
-    a = start_node(tmp_path, uid, broker, "a")
-    b = start_node(tmp_path, uid, broker, "b")
+    a = start_node(uid, broker, "a")
+    b = start_node(uid, broker, "b")
     opts = broker.options()
     a.run_script(f"""
         CREATE SOURCE ev (k STRING, n BIGINT)
@@ -55,7 +55,7 @@ def test_the_node_running_a_flow_comes_back_after_kill_9(broker, tmp_path):
     b.kill()
     # a still answers for the cluster while b is away.
     assert flows(a)["c"][0] == "remote"
-    b = start_node(tmp_path, uid, broker, "b")
+    b = start_node(uid, broker, "b")
     producer.join(timeout=WAIT_S * 2)
     assert done.is_set() and not errors, errors
 
