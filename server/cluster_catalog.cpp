@@ -253,8 +253,27 @@ ClusterCatalog::ClusterCatalog(ClusterOptions options)
   // Waits until the partition has a leader (a new topic has none at first).
   // A broker that takes no admin requests (another rtsqld's embedded one)
   // creates the topic here, when a client asks for it: the catalog is then
-  // its partition 0.
-  kafka::partitionCounts(impl_->consumer.get(), {impl_->topic}, options_.bootstrap);
+  // its partition 0. A topic just created (here or by a node starting at the
+  // same moment) may be unknown to the broker's metadata for a while.
+  const int64_t knownBy = monotonicMicros() + int64_t(kCatalogTimeoutMs) * 1000;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      kafka::partitionCounts(impl_->consumer.get(), {impl_->topic}, options_.bootstrap);
+      break;
+    } catch (const SqlError& e) {
+      if (e.sqlstate() != sqlstate::kUndefinedObject || monotonicMicros() > knownBy ||
+          attempt >= 1000) {
+        // The topic is not there, and creating it failed: that is the cause.
+        if (e.sqlstate() == sqlstate::kUndefinedObject && !notCreated.empty()) {
+          throw SqlError(sqlstate::kConnectionFailure, notCreated, SqlError::npos,
+                         "create the topic with one partition and cleanup.policy=compact, or "
+                         "check the broker's ACLs");
+        }
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
   if (!notCreated.empty()) {
     logLine(
         fmt::format("cluster catalog: {}; using the topic the broker created on demand, "
