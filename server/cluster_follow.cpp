@@ -27,22 +27,20 @@ std::string quoteIdentifier(const std::string& name) {
   return out + "\"";
 }
 
-const char* dropKeyword(const std::string& kind) {
-  if (kind == "function") return "FUNCTION";
-  if (kind == "processor") return "PROCESSOR";
-  if (kind == "source") return "SOURCE";
-  if (kind == "sink") return "SINK";
-  if (kind == "table") return "TABLE";
-  if (kind == "flow") return "FLOW";
-  return nullptr;
+// The kinds of object an entry may name (server/cluster_catalog.h); each is
+// also the keyword of its DROP statement.
+bool knownKind(const std::string& kind) {
+  for (const char* k : {"function", "processor", "source", "sink", "table", "flow"}) {
+    if (kind == k) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 void Engine::applyClusterEntry(const ClusterEntry& entry) {
   const auto [kind, lowerName] = splitClusterKey(entry.key);
-  const char* keyword = dropKeyword(kind);
-  if (!keyword) {
+  if (!knownKind(kind)) {
     throw SqlError(sqlstate::kIoError,
                    fmt::format("unknown kind of catalog entry '{}'", entry.key));
   }
@@ -75,7 +73,7 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
     return clusterKey(r.kind == "insert" ? "table" : r.kind, r.name) == entry.key;
   });
   auto dropHere = [&] {
-    if (!name.empty()) run(fmt::format("DROP {} IF EXISTS {}", keyword, quoteIdentifier(name)));
+    if (!name.empty()) run(fmt::format("DROP {} IF EXISTS {}", kind, quoteIdentifier(name)));
     name.clear();
   };
   if (!entry.records || entry.records->empty()) {
@@ -89,23 +87,17 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
       if (!name.empty() && sql == main.sql) {
         // The same flow: whether it should run, and where, may have changed.
         FlowRuntime* rt = findRuntime(name);
-        bool here = false, started = false;
+        bool wasWanted = false;
         {
           std::lock_guard flock(flowsMu_);
           FlowControl& c = flows_[toLower(name)].control;
           c.node = main.node;
           c.settings = main.settings;
-          started = main.running && !c.wantRunning;
-          if (c.wantRunning != main.running) {
-            c.wantRunning = main.running;
-            c.attempts = 0;
-            c.nextAttemptMicros = 0;
-            c.failureSeen = false;
-            c.lastError.clear();
-          }
-          here = c.wantRunning && runsHere(c);
+          wasWanted = c.wantRunning;
         }
-        if (!here) {
+        if (wasWanted != main.running) setWantRunning(name, main.running);
+        const bool started = main.running && !wasWanted;
+        if (!main.running || !flowRunsHere(name)) {
           if (rt) rt->stop();
           return;
         }

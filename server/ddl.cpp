@@ -71,6 +71,12 @@ void Engine::persistWantRunning(const std::string& flow, bool run) {
   persistCatalog(change);
 }
 
+bool Engine::flowRunsHere(const std::string& name) const {
+  std::lock_guard lock(flowsMu_);
+  auto it = flows_.find(toLower(name));
+  return it == flows_.end() || runsHere(it->second.control);
+}
+
 void Engine::setWantRunning(const std::string& flow, bool run) {
   std::lock_guard lock(flowsMu_);
   FlowControl& c = flows_[toLower(flow)].control;
@@ -443,14 +449,9 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
   requireFlow(catalog_, stmt);
-  bool here = true;
-  {
-    std::lock_guard flock(flowsMu_);
-    here = runsHere(flows_[toLower(stmt.name)].control);
-  }
   // A flow another node of the cluster runs is stopped there, when that node
   // reads the change.
-  if (here && (!rt || rt->state() == FlowState::Stopped)) {
+  if (flowRunsHere(stmt.name) && (!rt || rt->state() == FlowState::Stopped)) {
     out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
   }
   // Recorded first: a flow the file still says runs would start again at the
@@ -470,12 +471,7 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
   requireFlow(catalog_, stmt);
-  bool here = true;
-  {
-    std::lock_guard flock(flowsMu_);
-    here = runsHere(flows_[toLower(stmt.name)].control);
-  }
-  if (!here) {
+  if (!flowRunsHere(stmt.name)) {
     // Another node of the cluster runs it: the catalog says so, and that node
     // starts it when it reads the change.
     if (stmt.resetState) {

@@ -176,6 +176,8 @@ class Engine : public QueryHandler {
   bool runsHere(const FlowControl& control) const {
     return !options_.cluster || control.node.empty() || control.node == options_.cluster->options().node;
   }
+  // runsHere() of the catalog's flow `name` (takes flowsMu_).
+  bool flowRunsHere(const std::string& name) const;
   // One flow of the server's catalog as it runs: flows_ holds one entry per
   // flow of catalog_, under its lower-cased name, from CREATE FLOW (or its
   // restore) until DROP FLOW, which takes the entry out whole. The control is

@@ -6,7 +6,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import Server
+from conftest import Server, unique
 
 WAIT_S = 60
 
@@ -84,3 +84,21 @@ def run_again_on_40001(node, sql, attempts=50):
                 raise
             time.sleep(0.2)
     raise AssertionError(f"{sql} on {node.name}: 40001 {attempts} times")
+
+
+def two_nodes_reading_a_topic(start_node, broker, prefix, sink):
+    """Topics <uid>_in and <uid>_out on BROKER, nodes a and b of cluster <uid>,
+    and on a the source ev (k STRING, n BIGINT) over <uid>_in and the sink
+    SINK over <uid>_out. Returns (uid, a, b)."""
+    uid = unique(prefix)
+    for t in (f"{uid}_in", f"{uid}_out"):
+        broker.create_topic(t)
+    a = start_node(uid, broker, "a")
+    b = start_node(uid, broker, "b")
+    opts = broker.options()
+    a.run_script(f"""
+        CREATE SOURCE ev (k STRING, n BIGINT)
+            WITH ({opts}, subscribe = '{uid}_in', startingOffsets = 'earliest', format = 'json');
+        CREATE SINK {sink} WITH ({opts}, topic = '{uid}_out', format = 'json');
+    """)
+    return uid, a, b

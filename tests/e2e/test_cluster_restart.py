@@ -13,23 +13,13 @@ import threading
 import time
 from collections import defaultdict
 
-from cluster import WAIT_S, flows, run_again_on_40001, start_node, stop_all, wait_for
-from conftest import unique
+from cluster import (WAIT_S, flows, run_again_on_40001, start_node, stop_all,
+                     two_nodes_reading_a_topic, wait_for)
 
 
 def test_the_node_running_a_flow_comes_back_after_kill_9(broker, start_node):
-    uid = unique("clk")
+    uid, a, b = two_nodes_reading_a_topic(start_node, broker, "clk", "counts")
     topic_in, topic_out = f"{uid}_in", f"{uid}_out"
-    for t in (topic_in, topic_out):
-        broker.create_topic(t)
-    a = start_node(uid, broker, "a")
-    b = start_node(uid, broker, "b")
-    opts = broker.options()
-    a.run_script(f"""
-        CREATE SOURCE ev (k STRING, n BIGINT)
-            WITH ({opts}, subscribe = '{topic_in}', startingOffsets = 'earliest', format = 'json');
-        CREATE SINK counts WITH ({opts}, topic = '{topic_out}', format = 'json');
-    """)
     wait_for("b sees the sink", lambda: [r for r in b.query("SHOW SINKS") if r[0] == "counts"])
     run_again_on_40001(b, "CREATE FLOW c INTO counts CHECKPOINT INTERVAL '1 second' "
                        "AS SELECT k, count(*) AS cnt FROM ev GROUP BY k")
