@@ -39,7 +39,11 @@ bool knownKind(const std::string& kind) {
 }  // namespace
 
 void Engine::applyClusterEntry(const ClusterEntry& entry) {
-  const auto [kind, lowerName] = splitClusterKey(entry.key);
+  // Not a structured binding: the lambdas below capture these (clang 14,
+  // the sanitizer builds' compiler, refuses to capture a binding).
+  const std::pair<std::string, std::string> split = splitClusterKey(entry.key);
+  const std::string& kind = split.first;
+  const std::string& lowerName = split.second;
   if (!knownKind(kind)) {
     throw SqlError(sqlstate::kIoError,
                    fmt::format("unknown kind of catalog entry '{}'", entry.key));
