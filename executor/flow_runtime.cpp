@@ -340,6 +340,14 @@ void FlowRuntime::start() {
                            plan_.flowName + " RESET STATE to start it again from empty state");
       }
     }
+    // In a cluster the state of a flow another node ran stays there: going
+    // on from the offsets that node committed with empty state would count
+    // only what comes next, so the state is built again from the sources.
+    if (!reset && !checkpoint && !hadCheckpoints && needsState && rebuildWithoutCheckpoint_) {
+      reset = true;
+      // Epochs go on after the last one whose output committed, as a reset's do.
+      if (transaction_ && committed >= 0) resetEpoch = static_cast<uint64_t>(committed) + 1;
+    }
     stateStore_.reset();
     if (needsState && !stateDir_.empty()) {
       if (checkpoint) {

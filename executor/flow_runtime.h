@@ -97,6 +97,11 @@ class FlowRuntime {
   // (common/thread_priority.h); set before start(). 0, the default, is a
   // flow's; live queries run nicer.
   void setThreadNice(int by) { threadNice_ = by; }
+  // A stateful flow that finds no checkpoint of its own rebuilds its state
+  // from its sources' startingOffsets instead of going on from their
+  // committed offsets with empty state: a flow of a cluster, whose
+  // checkpoints stay on the node that ran it before. Set before start().
+  void setRebuildStateWithoutCheckpoint(bool on) { rebuildWithoutCheckpoint_ = on; }
 
   // Reserves the slots, opens every source, sink and state table, and starts
   // the tasks. Throws SqlError (and holds nothing) when any of that fails.
@@ -181,6 +186,7 @@ class FlowRuntime {
   bool resetRun_ = false;        // the current run started from a reset
   bool resetRequested_ = false;  // resetState() was called; the next start() honours it
   int threadNice_ = 0;
+  bool rebuildWithoutCheckpoint_ = false;
 };
 
 }  // namespace rtsql

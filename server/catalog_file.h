@@ -26,9 +26,6 @@ struct CatalogRecord {
   std::string sql;   // the statement
   bool running = true;  // flows: whether the flow should run
   std::vector<std::pair<std::string, std::string>> settings;  // flows: session SET values
-  // Flows of a cluster: the node that runs the flow. Not in the file; the
-  // cluster's catalog topic holds it (server/cluster_catalog.h).
-  std::string node;
 };
 
 std::string formatCatalogFile(const std::vector<CatalogRecord>& records);

@@ -55,18 +55,16 @@ std::vector<CatalogRecord> clusterRecords(const std::vector<ClusterEntry>& entri
   for (const ClusterEntry& e : entries) {
     if (!e.records) continue;
     for (const CatalogRecord& r : *e.records) {
-      if (r.kind == "node") {
-        if (!out.empty() && out.back().kind == "flow") out.back().node = r.name;
-        continue;
-      }
+      // A catalog of an earlier rtsqld named each flow's node after it; the
+      // group decides that now (server/cluster_membership.h).
+      if (r.kind == "node") continue;
       out.push_back(r);
     }
   }
   return out;
 }
 
-std::vector<ClusterEntry> clusterEntries(const std::vector<CatalogRecord>& records,
-                                         const std::string& node) {
+std::vector<ClusterEntry> clusterEntries(const std::vector<CatalogRecord>& records) {
   std::vector<ClusterEntry> out;
   for (const CatalogRecord& r : records) {
     if (r.kind == "insert") {
@@ -80,12 +78,7 @@ std::vector<ClusterEntry> clusterEntries(const std::vector<CatalogRecord>& recor
       }
       continue;
     }
-    ClusterEntry e{clusterKey(r.kind, r.name), std::vector<CatalogRecord>{r}};
-    e.records->front().node.clear();
-    if (r.kind == "flow") {
-      e.records->push_back(CatalogRecord{"node", r.node.empty() ? node : r.node, "", true, {}, {}});
-    }
-    out.push_back(std::move(e));
+    out.push_back(ClusterEntry{clusterKey(r.kind, r.name), std::vector<CatalogRecord>{r}});
   }
   return out;
 }
@@ -243,37 +236,14 @@ ClusterCatalog::ClusterCatalog(ClusterOptions options)
                                       {"fetch.wait.max.ms", "50"},
                                       {"isolation.level", "read_committed"}});
   // One partition, compacted, kept forever: it is the cluster's catalog.
-  std::string notCreated;
-  try {
-    kafka::ensureTopicExists(impl_->consumer.get(), options_.bootstrap, impl_->topic, 1,
-                             {{"cleanup.policy", "compact"}});
-  } catch (const SqlError& e) {
-    notCreated = e.message();
-  }
-  // Waits until the partition has a leader (a new topic has none at first).
-  // A broker that takes no admin requests (another rtsqld's embedded one)
-  // creates the topic here, when a client asks for it: the catalog is then
-  // its partition 0. A topic just created (here or by a node starting at the
-  // same moment) may be unknown to the broker's metadata for a while.
-  const int64_t knownBy = monotonicMicros() + int64_t(kCatalogTimeoutMs) * 1000;
-  for (int attempt = 1;; ++attempt) {
-    try {
-      kafka::partitionCounts(impl_->consumer.get(), {impl_->topic}, options_.bootstrap);
-      break;
-    } catch (const SqlError& e) {
-      if (e.sqlstate() != sqlstate::kUndefinedObject || monotonicMicros() > knownBy ||
-          attempt >= 1000) {
-        // The topic is not there, and creating it failed: that is the cause.
-        if (e.sqlstate() == sqlstate::kUndefinedObject && !notCreated.empty()) {
-          throw SqlError(sqlstate::kConnectionFailure, notCreated, SqlError::npos,
-                         "create the topic with one partition and cleanup.policy=compact, or "
-                         "check the broker's ACLs");
-        }
-        throw;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  }
+  // Waits until the partition has a leader (a new topic has none at first);
+  // on a broker that creates it on demand, the catalog is its partition 0.
+  const std::string notCreated =
+      kafka::ensureInternalTopic(impl_->consumer.get(), options_.bootstrap, impl_->topic, 1,
+                                 {{"cleanup.policy", "compact"}}, kCatalogTimeoutMs,
+                                 "create the topic with one partition and cleanup.policy=compact, "
+                                 "or check the broker's ACLs")
+          .notCreated;
   if (!notCreated.empty()) {
     logLine(
         fmt::format("cluster catalog: {}; using the topic the broker created on demand, "

@@ -11,8 +11,8 @@
 //   sink/<name>       the CREATE SINK
 //   table/<name>      the CREATE TABLE, then each INSERT into it in order
 //   flow/<name>       the CREATE FLOW (with whether it should run and its
-//                     session settings), then a "node" record naming the node
-//                     that runs it
+//                     session settings); which node runs it is the cluster's
+//                     group's choice (server/cluster_membership.h)
 // A DROP writes a tombstone (no value) under the object's key. A statement's
 // records are written in one Kafka transaction; compaction keeps each key's
 // last record at its offset, so replaying the topic in offset order creates
@@ -48,6 +48,7 @@ struct ClusterOptions {
   std::string name;       // the cluster's name (--cluster)
   std::string bootstrap;  // its Kafka (--kafka), resolved
   std::string node;       // this node's name (--node-name)
+  int nodeTimeoutMs = 10000;  // --node-timeout: silence after which a node's flows move
 };
 
 // One object of the catalog topic: its key and its records (none: dropped).
@@ -57,12 +58,9 @@ struct ClusterEntry {
 };
 
 // The topic's entries for a catalog file's records (in its order): one per
-// object, a table's INSERTs and a flow's node (its record's, else `node`) in
-// the table's and the flow's entry.
-std::vector<ClusterEntry> clusterEntries(const std::vector<CatalogRecord>& records,
-                                         const std::string& node);
-// The records of entries, in order, as a catalog file holds them: a flow's
-// node in its record's `node`.
+// object, a table's INSERTs in the table's entry.
+std::vector<ClusterEntry> clusterEntries(const std::vector<CatalogRecord>& records);
+// The records of entries, in order, as a catalog file holds them.
 std::vector<CatalogRecord> clusterRecords(const std::vector<ClusterEntry>& entries);
 // The key of an object ("source/orders"), and the kind and lower-cased name of a key.
 std::string clusterKey(const std::string& kind, const std::string& name);

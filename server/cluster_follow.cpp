@@ -89,13 +89,12 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   try {
     if (kind == "flow") {
       if (!name.empty() && sql == main.sql) {
-        // The same flow: whether it should run, and where, may have changed.
+        // The same flow: whether it should run may have changed.
         FlowRuntime* rt = findRuntime(name);
         bool wasWanted = false;
         {
           std::lock_guard flock(flowsMu_);
           FlowControl& c = flows_[toLower(name)].control;
-          c.node = main.node;
           c.settings = main.settings;
           wasWanted = c.wantRunning;
         }
@@ -123,7 +122,7 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
         return;
       }
       dropHere();
-      restoreFlow(main, main.node);
+      restoreFlow(main);
       return;
     }
     if (kind == "table" && !name.empty() && sql == main.sql) {

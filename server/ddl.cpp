@@ -71,11 +71,6 @@ void Engine::persistWantRunning(const std::string& flow, bool run) {
   persistCatalog(change);
 }
 
-bool Engine::flowRunsHere(const std::string& name) const {
-  std::lock_guard lock(flowsMu_);
-  auto it = flows_.find(toLower(name));
-  return it == flows_.end() || runsHere(it->second.control);
-}
 
 void Engine::setWantRunning(const std::string& flow, bool run) {
   std::lock_guard lock(flowsMu_);
@@ -96,8 +91,10 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
   // tests) runs flows without them.
   std::string checkpoints =
       options_.dataDir.empty() ? std::string() : (std::filesystem::path(flowDir(flow)) / "checkpoints").string();
-  return std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(flow),
+  auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(flow),
                                        flowStateDir(flow), checkpoints);
+  runtime->setRebuildStateWithoutCheckpoint(options_.cluster != nullptr);
+  return runtime;
 }
 
 void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
@@ -296,7 +293,6 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   next.addFlow(def, false, stmt.namePos);
   FlowControl control;
   control.settings = settingsOf(s);
-  if (options_.cluster) control.node = options_.cluster->options().node;
 
   // A new flow starts with empty state and no checkpoints: whatever a dropped
   // flow of the same name left behind is removed.
@@ -304,7 +300,9 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   std::filesystem::remove_all(flowDir(stmt.name), ec);
   auto runtime = makeRuntime(std::move(plan), stmt.name);
   try {
-    runtime->start();
+    // In a cluster, the node that holds the flow's slot starts it when it
+    // reads the new flow (this one, when it holds it).
+    if (flowRunsHere(stmt.name)) runtime->start();
   } catch (SqlError& e) {
     // Nothing half-starts: the flow is forgotten when it cannot run. A broker
     // without real transactions refuses exactly-once: point at that option.

@@ -111,21 +111,21 @@ void Engine::persistCatalog(const CatalogChange& change) {
   std::vector<CatalogRecord> records;
   // Functions first: any flow may call them, and each comes after those it calls.
   for (const auto& f : catalog.functions())
-    records.push_back({"function", f->name, f->sql, true, {}, {}});
+    records.push_back({"function", f->name, f->sql, true, {}});
   for (const auto& p : catalog.processors())
-    records.push_back({"processor", p->name, p->sql, true, {}, {}});
-  for (const auto& src : catalog.sources()) records.push_back({"source", src->name, src->sql, true, {}, {}});
-  for (const auto& sink : catalog.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}, {}});
+    records.push_back({"processor", p->name, p->sql, true, {}});
+  for (const auto& src : catalog.sources()) records.push_back({"source", src->name, src->sql, true, {}});
+  for (const auto& sink : catalog.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}});
   for (const auto& t : catalog.tables()) {
-    records.push_back({"table", t->name, t->sql, true, {}, {}});
+    records.push_back({"table", t->name, t->sql, true, {}});
     auto it = inserts.find(toLower(t->name));
     if (it == inserts.end()) continue;
-    for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}, {}});
+    for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}});
   }
   {
     std::lock_guard lock(flowsMu_);
     for (const auto& f : catalog.flows()) {
-      CatalogRecord r{"flow", f->name, f->sql, true, {}, {}};
+      CatalogRecord r{"flow", f->name, f->sql, true, {}};
       const std::string key = toLower(f->name);
       const FlowControl* control = nullptr;
       if (change.control && key == change.flow) {
@@ -136,7 +136,6 @@ void Engine::persistCatalog(const CatalogChange& change) {
       if (control) {
         r.running = control->wantRunning;
         r.settings = control->settings;
-        r.node = control->node;
       }
       records.push_back(std::move(r));
     }
@@ -144,7 +143,7 @@ void Engine::persistCatalog(const CatalogChange& change) {
   // What a restart could not bring back stays in the file as it was.
   records.insert(records.end(), unrestored_.begin(), unrestored_.end());
   if (options_.cluster) {
-    options_.cluster->publish(clusterEntries(records, options_.cluster->options().node));
+    options_.cluster->publish(clusterEntries(records));
     return;
   }
   writeCatalogFile((std::filesystem::path(options_.dataDir) / "catalog").string(), records);
@@ -167,7 +166,7 @@ void Engine::restore() {
     for (const CatalogRecord& r : records) {
       try {
         if (r.kind == "flow") {
-          restoreFlow(r, r.node);
+          restoreFlow(r);
         } else {
           std::vector<ast::StatementPtr> stmts = parseStatements(r.sql);
           if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "not one statement");
@@ -188,13 +187,19 @@ void Engine::restore() {
     }
   }
   if (options_.cluster) {
+    const ClusterOptions& co = options_.cluster->options();
+    membership_ = std::make_unique<ClusterMembership>(
+        ClusterMembershipOptions{co.name, co.bootstrap, co.node, co.nodeTimeoutMs});
     options_.cluster->follow([this](const ClusterEntry& e) { applyClusterEntry(e); });
+    // Slots taken: the supervisor starts their flows within its round;
+    // slots given up: their flows stop before another node may start them.
+    membership_->start([this] { releaseFlows(); });
   }
   supervisor_ = std::thread([this] { supervise(); });
   pthread_setname_np(supervisor_.native_handle(), "flow-supervisor");
 }
 
-void Engine::restoreFlow(const CatalogRecord& record, const std::string& node) {
+void Engine::restoreFlow(const CatalogRecord& record) {
   std::vector<ast::StatementPtr> stmts = parseStatements(record.sql);
   if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::CreateFlow) {
     throw SqlError(sqlstate::kIoError, "not a CREATE FLOW statement");
@@ -203,7 +208,6 @@ void Engine::restoreFlow(const CatalogRecord& record, const std::string& node) {
   FlowControl control;
   control.wantRunning = record.running;
   control.settings = record.settings;
-  control.node = node;
   EngineSession session;
   for (const auto& [k, v] : record.settings) session.settings.set(k, v);
   adoptLegacyFlowDir(stmt.name);
@@ -279,15 +283,35 @@ void Engine::supervise() {
   }
 }
 
+void Engine::releaseFlows() {
+  std::lock_guard ddl(ddlMu_);
+  std::vector<FlowRuntime*> leaving;
+  {
+    std::lock_guard lock(flowsMu_);
+    for (const auto& [name, entry] : flows_) {
+      if (entry.runtime && !flowRunsHere(name) && entry.runtime->state() != FlowState::Stopped) {
+        leaving.push_back(entry.runtime.get());
+      }
+    }
+  }
+  // Runtimes stay alive under ddlMu_ (only statements drop them).
+  for (FlowRuntime* rt : leaving) {
+    logLine(fmt::format("flow \"{}\" stops here: its slot went to another node of the cluster",
+                        rt->plan().flowName));
+    rt->stop();
+  }
+}
+
 void Engine::superviseOnce() {
   std::unique_lock ddl(ddlMu_, std::try_to_lock);
   if (!ddl.owns_lock()) return;  // a statement is changing flows: look again later
+  if (membership_) releaseFlows();
   const int64_t now = monotonicMicros();
   std::vector<std::string> names;
   {
     std::lock_guard lock(flowsMu_);
     for (const auto& [name, entry] : flows_) {
-      if (entry.control.wantRunning && runsHere(entry.control)) names.push_back(name);
+      if (entry.control.wantRunning && flowRunsHere(name)) names.push_back(name);
     }
   }
   for (const std::string& name : names) {
@@ -346,10 +370,15 @@ void Engine::superviseOnce() {
   }
 }
 
-std::pair<FlowState, std::string> Engine::flowStatus(const FlowEntry* entry) const {
-  if (entry && !runsHere(entry->control)) {
-    return {FlowState::Remote, fmt::format("{} on node {}", entry->control.wantRunning ? "runs" : "stopped",
-                                           entry->control.node)};
+std::pair<FlowState, std::string> Engine::flowStatus(const std::string& name,
+                                                     const FlowEntry* entry) const {
+  if (entry && !flowRunsHere(name)) {
+    const std::optional<std::string> node = membership_ ? membership_->holderOf(name) : std::nullopt;
+    const char* verb = entry->control.wantRunning ? "runs" : "stopped";
+    if (node) return {FlowState::Remote, fmt::format("{} on node {}", verb, *node)};
+    return {FlowState::Remote,
+            fmt::format("{} on the node that takes slot {} of the cluster (none has it yet)", verb,
+                        flowSlot(name, membership_ ? membership_->slots() : 0))};
   }
   const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
   FlowState state = rt ? rt->state() : FlowState::Stopped;

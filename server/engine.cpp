@@ -69,6 +69,9 @@ std::unique_ptr<Session> Engine::openSession(const std::string& user, const std:
 void Engine::shutdown() {
   // Another node's change must not start a flow while the flows stop.
   if (options_.cluster) options_.cluster->stop();
+  // Nor a slot taken or lost stop one (the node keeps its slots for the
+  // group's session timeout: a restart within it takes them back).
+  if (membership_) membership_->stop();
   {
     std::lock_guard lock(supervisorMu_);
     supervisorStop_ = true;

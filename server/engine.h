@@ -25,6 +25,7 @@
 #include "planner/planner.h"
 #include "server/catalog_file.h"
 #include "server/cluster_catalog.h"
+#include "server/cluster_membership.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
@@ -168,16 +169,15 @@ class Engine : public QueryHandler {
     int64_t nextAttemptMicros = 0; // monotonic; 0: at once
     int64_t runningSinceMicros = 0;
     bool failureSeen = false;      // the runtime's current failure is accounted for
-    // In a cluster, the node that runs the flow (the one it was created on);
-    // empty on a server of its own.
-    std::string node;
   };
-  // Whether this server runs a flow of `control` (always, outside a cluster).
-  bool runsHere(const FlowControl& control) const {
-    return !options_.cluster || control.node.empty() || control.node == options_.cluster->options().node;
+  // Whether this server runs flow `name`: always outside a cluster; in one,
+  // while this node holds the flow's slot (server/cluster_membership.h).
+  bool flowRunsHere(const std::string& name) const {
+    return !options_.cluster || (membership_ && membership_->holds(name));
   }
-  // runsHere() of the catalog's flow `name` (takes flowsMu_).
-  bool flowRunsHere(const std::string& name) const;
+  // Stops the runtimes of the flows this node no longer runs (its slots
+  // moved to another node). Takes ddlMu_.
+  void releaseFlows();
   // One flow of the server's catalog as it runs: flows_ holds one entry per
   // flow of catalog_, under its lower-cased name, from CREATE FLOW (or its
   // restore) until DROP FLOW, which takes the entry out whole. The control is
@@ -196,7 +196,7 @@ class Engine : public QueryHandler {
   const FlowEntry* findEntry(const std::string& name) const;
   // The status SHOW FLOWS and /flows report of a flow with entry `entry`
   // (null: none), and its reason. With flowsMu_ held.
-  std::pair<FlowState, std::string> flowStatus(const FlowEntry* entry) const;
+  std::pair<FlowState, std::string> flowStatus(const std::string& name, const FlowEntry* entry) const;
   // What a statement is about to make of the catalog, for persistCatalog to
   // write before the statement changes anything in memory. Unset members
   // stand for the server's own: catalog_, tableInserts_, the controls in
@@ -223,8 +223,7 @@ class Engine : public QueryHandler {
   // persistCatalog does.
   void persistWantRunning(const std::string& flow, bool run);
   void setWantRunning(const std::string& flow, bool run);
-  // `node`: the cluster node that runs it (empty: this one).
-  void restoreFlow(const struct CatalogRecord& record, const std::string& node = {});
+  void restoreFlow(const struct CatalogRecord& record);
   // Applies what another node of the cluster wrote to the catalog topic
   // (server/cluster_follow.cpp). On the follower's thread.
   void applyClusterEntry(const ClusterEntry& entry);
@@ -277,6 +276,9 @@ class Engine : public QueryHandler {
   std::condition_variable supervisorCv_;
   bool supervisorStop_ = false;
   std::thread supervisor_;
+  // In a cluster: which flows this node runs. Made in restore(), before any
+  // thread but restore's own reads it.
+  std::unique_ptr<ClusterMembership> membership_;
 };
 
 }  // namespace rtsql

@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/kafka_topic_name.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/provider.h"
 #include "server/engine.h"
@@ -99,7 +100,12 @@ int main(int argc, char** argv) {
                  "server's --embedded-kafka)");
   app.add_option("--node-name", nodeName,
                  "this server's name in its cluster, the same at every restart (default: the "
-                 "host's name and --port)");
+                 "host's name and --port); letters, digits, '.', '_' and '-'");
+  int nodeTimeoutSeconds = 10;
+  app.add_option("--node-timeout", nodeTimeoutSeconds,
+                 "seconds a node of a cluster may be silent before the others take its flows")
+      ->check(CLI::Range(6, 1800))
+      ->capture_default_str();
   app.add_option("--slots", slots, "task slots: the most tasks all flows together may run")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -233,9 +239,17 @@ int main(int argc, char** argv) {
       if (nodeName.empty()) {
         char hostName[256] = {0};
         ::gethostname(hostName, sizeof hostName - 1);
-        nodeName = fmt::format("{}:{}", hostName, port);
+        nodeName = fmt::format("{}-{}", hostName, port);
+      }
+      // The name is the node's identity in the cluster's Kafka group.
+      if (nodeName.size() > 200 || !rtsql::validKafkaTopicName(nodeName)) {
+        log(fmt::format("--node-name \"{}\": a node's name is 1 to 200 letters, digits, '.', '_' "
+                        "and '-'",
+                        nodeName));
+        return 2;
       }
       co.node = nodeName;
+      co.nodeTimeoutMs = nodeTimeoutSeconds * 1000;
       clusterCatalog = std::make_shared<rtsql::ClusterCatalog>(co);
       log(fmt::format("node \"{}\" of cluster \"{}\": catalog in topic {} on {}", co.node, co.name,
                       rtsql::clusterCatalogTopic(co.name), co.bootstrap));

@@ -211,7 +211,7 @@ std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
     info.sink = f->sink;
     const FlowEntry* entry = findEntry(f->name);
     const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
-    std::tie(info.state, info.failure) = flowStatus(entry);
+    std::tie(info.state, info.failure) = flowStatus(f->name, entry);
     if (rt) {
       info.slots = rt->plan().slots();
       if (withProgress) info.progressJson = rt->progressJson();
@@ -228,7 +228,7 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
   const FlowEntry* entry = findEntry(flow);
   const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
   // What SHOW FLOWS says, first: a flow being retried reports why here too.
-  auto [state, reason] = flowStatus(entry);
+  auto [state, reason] = flowStatus(flow, entry);
   std::string json = "{\"status\":{\"state\":";
   appendJsonString(json, flowStateName(state));
   json += ",\"reason\":";

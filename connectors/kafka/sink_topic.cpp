@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/kafka/client.h"
@@ -131,6 +134,34 @@ bool ensureTopicExists(rd_kafka_t* rk, const std::string& bootstrap, const std::
   }
   if (existingPartitions(rk, bootstrap, topic) > 0) return false;
   return createTopic(rk, bootstrap, topic, partitions, configs);
+}
+
+InternalTopic ensureInternalTopic(rd_kafka_t* rk, const std::string& bootstrap,
+                                  const std::string& topic, int partitions,
+                                  const TopicConfigs& configs, int waitMs, const std::string& hint) {
+  InternalTopic out;
+  try {
+    ensureTopicExists(rk, bootstrap, topic, partitions, configs);
+  } catch (const SqlError& e) {
+    out.notCreated = e.message();
+  }
+  const int64_t knownBy = monotonicMicros() + int64_t(waitMs) * 1000;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      out.partitions = partitionCounts(rk, {topic}, bootstrap).front();
+      return out;
+    } catch (const SqlError& e) {
+      if (e.sqlstate() != sqlstate::kUndefinedObject || monotonicMicros() > knownBy ||
+          attempt >= 1000) {
+        // The topic is not there, and creating it failed: that is the cause.
+        if (e.sqlstate() == sqlstate::kUndefinedObject && !out.notCreated.empty()) {
+          throw SqlError(sqlstate::kConnectionFailure, out.notCreated, SqlError::npos, hint);
+        }
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
 }
 
 }  // namespace rtsql::kafka

@@ -36,4 +36,20 @@ using TopicConfigs = std::vector<std::pair<std::string, std::string>>;
 bool ensureTopicExists(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
                        int partitions, const TopicConfigs& configs);
 
+// An internal topic of rtsqld (a cluster's catalog or slots), ready to use:
+// created as ensureTopicExists does, then looked up until the broker's
+// metadata knows it (a topic just created, here or by another node starting
+// at the same moment, may be unknown for a while), for up to `waitMs`. A
+// broker that takes no admin requests (another rtsqld's embedded one) creates
+// the topic on demand with its own partition count and no configs: then
+// `notCreated` says why ours failed, for the caller to log. Throws 08006 when
+// the topic cannot be had, with `hint`.
+struct InternalTopic {
+  int partitions = 0;
+  std::string notCreated;
+};
+InternalTopic ensureInternalTopic(rd_kafka_t* rk, const std::string& bootstrap,
+                                  const std::string& topic, int partitions,
+                                  const TopicConfigs& configs, int waitMs, const std::string& hint);
+
 }  // namespace rtsql::kafka

@@ -22,7 +22,10 @@ class Node(Server):
         self.log_path = self.tmp / f"rtsqld.{name}.log"
 
     def extra_args(self):
-        return ["--cluster", self.cluster, "--kafka", self.bootstrap, "--node-name", self.name]
+        # The shortest silence after which the others take a node's flows
+        # that Apache Kafka's default group.min.session.timeout.ms allows.
+        return ["--cluster", self.cluster, "--kafka", self.bootstrap, "--node-name", self.name,
+                "--node-timeout", "6"]
 
 
 @pytest.fixture
@@ -65,6 +68,22 @@ def flows(node):
 
 def sources(node):
     return sorted((r[0], r[3]) for r in node.query("SHOW SOURCES"))
+
+
+def runner(flow, *nodes, timeout=WAIT_S):
+    """The one node of NODES that runs FLOW (waits until exactly one does, and
+    every other one shows it as remote, running on that node)."""
+    def one():
+        states = {n.name: flows(n).get(flow, ("", "")) for n in nodes}
+        running = [n for n in nodes if states[n.name][0] == "running"]
+        if len(running) != 1:
+            return None
+        name = running[0].name
+        others = [st for node, st in states.items() if node != name]
+        if all(st[0] == "remote" and f"node {name}" in st[1] for st in others):
+            return running[0]
+        return None
+    return wait_for(f"one node runs {flow}", one, timeout=timeout)
 
 
 def stop_all(*nodes):

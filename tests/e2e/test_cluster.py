@@ -2,9 +2,9 @@
 every node, kept in the cluster's Kafka topic.
 
 - DDL on any node is seen by every node, and a node that starts later replays
-  it; a flow runs on the node it was created on, and only there (its output is
-  not duplicated), while the others show it as remote; STOP, START and DROP
-  from any node reach the node that runs it.
+  it; a flow runs on one node, the one the cluster's group gave its slot to,
+  and only there (its output is not duplicated), while the others show it as
+  remote on that node; STOP, START and DROP from any node reach it.
 - Statements run at the same moment on two nodes end with the same catalog on
   both; on Apache Kafka, whose transactions fence, at most one of two clashing
   CREATEs succeeds and the other fails with 40001 or 42710. (The embedded
@@ -22,7 +22,7 @@ import threading
 
 import psycopg
 
-from cluster import (WAIT_S, flows, run_again_on_40001, sources, start_node, stop_all,
+from cluster import (WAIT_S, flows, run_again_on_40001, runner, sources, start_node, stop_all,
                      two_nodes_reading_a_topic, wait_for)
 from conftest import RTSQLD, unique
 
@@ -38,12 +38,10 @@ def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, start_node):
     wait_for("b sees the table's rows",
              lambda: [r for r in b.query("SHOW TABLES") if r[0] == "names" and str(r[2]) == "2"])
 
-    # A flow created on b runs on b; a shows it as remote.
+    # A flow created on b runs on one node; the other shows it as remote there.
     run_again_on_40001(b, "CREATE FLOW f INTO out AS "
                        "SELECT e.k, e.n, t.name FROM ev e LEFT JOIN names t ON e.k = t.k")
-    assert flows(b)["f"][0] == "running"
-    state, why = wait_for("a sees f", lambda: flows(a).get("f"))
-    assert state == "remote" and "node b" in why, (state, why)
+    r = runner("f", a, b)
 
     n = 200
     broker.produce(topic_in, [{"k": f"k{i % 3}", "n": i} for i in range(n)])
@@ -57,25 +55,27 @@ def test_catalog_is_shared_and_each_flow_runs_on_one_node(broker, start_node):
     c = start_node(uid, broker, "c")
     assert [s for s in sources(c) if s[0] == "ev"]
     assert [r for r in c.query("SHOW TABLES") if r[0] == "names" and str(r[2]) == "2"]
-    assert flows(c)["f"][0] == "remote"
+    # c takes a share of the slots: f may move, and still runs on one node.
+    r = runner("f", a, b, c)
+    others = [n for n in (a, b, c) if n is not r]
 
-    # STOP, START and DROP from nodes that do not run the flow reach b.
-    run_again_on_40001(c, "STOP FLOW f")
-    wait_for("b stops f", lambda: flows(b)["f"][0] == "stopped")
-    run_again_on_40001(a, "START FLOW f")
-    wait_for("b starts f again", lambda: flows(b)["f"][0] == "running")
+    # STOP, START and DROP from nodes that do not run the flow reach it.
+    run_again_on_40001(others[0], "STOP FLOW f")
+    wait_for("the runner stops f", lambda: flows(r)["f"][0] == "stopped")
+    run_again_on_40001(others[1], "START FLOW f")
+    wait_for("the runner starts f again", lambda: flows(r)["f"][0] == "running")
     # One right after the other from two nodes: the later statement wins on
     # the node that runs the flow, even when the node it was run on had not
     # applied the earlier one yet (that node answers 40001: run it again).
     for _ in range(4):
-        run_again_on_40001(c, "STOP FLOW f")
-        run_again_on_40001(a, "START FLOW f")
-        wait_for("b runs f after STOP on c then START on a",
-                 lambda: flows(b)["f"][0] == "running")
+        run_again_on_40001(others[0], "STOP FLOW f")
+        run_again_on_40001(others[1], "START FLOW f")
+        wait_for("the runner runs f after STOP then START on two other nodes",
+                 lambda: flows(r)["f"][0] == "running")
     run_again_on_40001(a, "INSERT INTO names VALUES ('k2', 'two')")
     wait_for("c gets the new row",
              lambda: [r for r in c.query("SHOW TABLES") if r[0] == "names" and str(r[2]) == "3"])
-    run_again_on_40001(a, "DROP FLOW f")
+    run_again_on_40001(others[0], "DROP FLOW f")
     wait_for("b drops f", lambda: "f" not in flows(b))
     wait_for("c drops f", lambda: "f" not in flows(c))
     run_again_on_40001(c, "DROP SOURCE ev")
@@ -139,8 +139,9 @@ def test_statements_at_the_same_moment_leave_one_catalog(broker, start_node):
 
 
 def test_command_line_refusals(tmp_path):
-    """A cluster needs both --cluster and --kafka, a name Kafka can carry in a
-    topic name, and a Kafka that answers (port 9 on loopback: nothing
+    """A cluster needs both --cluster and --kafka, names Kafka can carry (in a
+    topic name, in the group's instance id), a node timeout the group can keep
+    (6 s at least), and a Kafka that answers (port 9 on loopback: nothing
     listens); each refusal says why."""
     cases = [
         (["--cluster", "c"], 2, "--cluster and --kafka go together"),
@@ -148,6 +149,10 @@ def test_command_line_refusals(tmp_path):
         (["--node-name", "a"], 2, "give --cluster and --kafka too"),
         (["--cluster", "c", "--kafka", "embedded"], 2, "--kafka embedded needs --embedded-kafka"),
         (["--cluster", "a/b", "--kafka", "127.0.0.1:9"], 1, "invalid cluster name 'a/b'"),
+        (["--cluster", "c", "--kafka", "127.0.0.1:9", "--node-name", "x:1"], 2,
+         "a node's name is 1 to 200 letters"),
+        (["--cluster", "c", "--kafka", "127.0.0.1:9", "--node-timeout", "2"], 2,
+         "--node-timeout: Value 2 not in range"),
         (["--cluster", "c", "--kafka", "127.0.0.1:9"], 1, "fatal: cannot reach Kafka at 127.0.0.1:9"),
     ]
     for args, code, message in cases:

@@ -1,10 +1,14 @@
 // The layout of a cluster's catalog topic (server/cluster_catalog.h): one entry
-// per object, keyed by kind and lower-cased name; a table's INSERTs and a
-// flow's node inside the object's entry; and back to the records a restart
-// replays, in the same order.
+// per object, keyed by kind and lower-cased name; a table's INSERTs inside
+// the table's entry; and back to the records a restart replays, in the same
+// order. Which node runs a flow is not in the catalog (the cluster's group
+// decides it): the slot rule is tested here too.
 #include "server/cluster_catalog.h"
+#include "server/cluster_membership.h"
 
 #include <doctest/doctest.h>
+
+#include <set>
 
 #include "common/error.h"
 
@@ -35,9 +39,8 @@ TEST_CASE("catalog records become one entry per object, keyed by kind and name")
       record("flow", "f2", "CREATE FLOW f2 ..."),
   };
   records[6].settings = {{"rtsql.dry_run", "off"}};
-  records[7].node = "node-b";
 
-  std::vector<ClusterEntry> entries = clusterEntries(records, "node-a");
+  std::vector<ClusterEntry> entries = clusterEntries(records);
   REQUIRE(entries.size() == 6);
   CHECK(entries[0].key == "function/twice");
   CHECK(entries[1].key == "source/orders");
@@ -48,13 +51,10 @@ TEST_CASE("catalog records become one entry per object, keyed by kind and name")
   // The table's INSERTs ride in its entry, in order.
   REQUIRE(entries[2].records->size() == 3);
   CHECK((*entries[2].records)[2].sql == "INSERT INTO names VALUES ('b')");
-  // A flow's entry names its node: its own, or the writer's.
-  REQUIRE(entries[4].records->size() == 2);
-  CHECK((*entries[4].records)[1].kind == "node");
-  CHECK((*entries[4].records)[1].name == "node-a");
-  CHECK((*entries[5].records)[1].name == "node-b");
+  // A flow's entry is its CREATE FLOW alone.
+  CHECK(entries[4].records->size() == 1);
 
-  // And back: the records as the file holds them, each flow with its node.
+  // And back: the records as the file holds them.
   std::vector<CatalogRecord> back = clusterRecords(entries);
   REQUIRE(back.size() == records.size());
   for (size_t i = 0; i < back.size(); ++i) {
@@ -65,15 +65,13 @@ TEST_CASE("catalog records become one entry per object, keyed by kind and name")
     CHECK(back[i].running == records[i].running);
     CHECK(back[i].settings == records[i].settings);
   }
-  CHECK(back[6].node == "node-a");
-  CHECK(back[7].node == "node-b");
   // A dropped object's entry holds no records and gives none back.
   CHECK(clusterRecords({ClusterEntry{"source/orders", std::nullopt}}).empty());
 }
 
 TEST_CASE("an entry's value is a catalog file, so a damaged one is detected") {
   std::vector<ClusterEntry> entries =
-      clusterEntries({record("sink", "out", "CREATE SINK out ...")}, "n");
+      clusterEntries({record("sink", "out", "CREATE SINK out ...")});
   std::string value = formatCatalogFile(*entries[0].records);
   CHECK(parseCatalogFile(value).front().sql == "CREATE SINK out ...");
   value[value.size() - 3] ^= 0x20;
@@ -99,4 +97,27 @@ TEST_CASE("a cluster's name must fit a Kafka topic name") {
     }
   }
   CHECK_THROWS_AS(checkClusterName(std::string(201, 'a')), SqlError);
+}
+
+TEST_CASE("a catalog of an earlier rtsqld, with a node after each flow, replays without it") {
+  ClusterEntry flow{"flow/f", std::vector<CatalogRecord>{record("flow", "f", "CREATE FLOW f ..."),
+                                                         record("node", "node-a", "")}};
+  std::vector<CatalogRecord> back = clusterRecords({flow});
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].kind == "flow");
+}
+
+TEST_CASE("a flow's slot is the same on every node, whatever case its name is written in") {
+  CHECK(clusterSlotsTopic("prod") == "_rtsql-prod-slots");
+  CHECK(flowSlot("Orders_Per_Minute", 16) == flowSlot("orders_per_minute", 16));
+  // Every slot is used by some name: the hash spreads flows over them.
+  std::set<int> used;
+  for (int i = 0; i < 400; ++i) {
+    int slot = flowSlot("flow_" + std::to_string(i), 16);
+    CHECK(slot >= 0);
+    CHECK(slot < 16);
+    used.insert(slot);
+  }
+  CHECK(used.size() == 16);
+  CHECK(flowSlot("x", 1) == 0);
 }

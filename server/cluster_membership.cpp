@@ -1,0 +1,309 @@
+#include "server/cluster_membership.h"
+
+#include <fmt/format.h>
+#include <librdkafka/rdkafka.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "common/clock.h"
+#include "common/crc32.h"
+#include "common/error.h"
+#include "common/options.h"
+#include "common/schema.h"
+#include "connectors/kafka/client.h"
+#include "connectors/kafka/sink_topic.h"
+
+namespace rtsql {
+
+namespace {
+
+constexpr int kSlots = 16;
+constexpr int kPollMs = 100;
+constexpr int kTopicWaitMs = 15000;
+// How often the holders of the other slots are read again.
+constexpr int64_t kHoldersEveryMicros = 3'000'000;
+
+void logLine(const std::string& msg) {
+  std::cerr << "rtsqld: cluster: " << msg << std::endl;
+}
+
+using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t,
+                                      decltype(&rd_kafka_topic_partition_list_destroy)>;
+
+PartitionList partitionList(int size) {
+  return PartitionList(rd_kafka_topic_partition_list_new(size),
+                       rd_kafka_topic_partition_list_destroy);
+}
+
+std::set<int> slotsOf(const rd_kafka_topic_partition_list_t* parts) {
+  std::set<int> out;
+  for (int i = 0; i < parts->cnt; ++i) out.insert(parts->elems[i].partition);
+  return out;
+}
+
+std::string slotList(const std::set<int>& slots) {
+  std::string out;
+  for (int s : slots) out += (out.empty() ? "" : ",") + std::to_string(s);
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::string clusterSlotsTopic(const std::string& cluster) {
+  return "_rtsql-" + cluster + "-slots";
+}
+
+int flowSlot(const std::string& name, int slots) {
+  const std::string key = toLower(name);
+  return slots <= 0
+             ? 0
+             : static_cast<int>(crc32(key.data(), key.size()) % static_cast<uint32_t>(slots));
+}
+
+struct ClusterMembership::Impl {
+  ClusterMembershipOptions options;
+  std::string topic;
+  kafka::HandlePtr consumer;
+  std::function<void()> changed;
+
+  mutable std::mutex mu;
+  std::set<int> held;                  // the slots this node holds
+  std::map<int, std::string> holders;  // each slot's last taker, as the group's offsets say
+  bool heldChanged = false;            // since the holders were last read
+
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> joined{false};  // the group has given this node an assignment (maybe empty)
+  std::thread thread;
+
+  void setHeld(std::set<int> next) {
+    {
+      std::lock_guard lock(mu);
+      if (next == held) return;
+      held = std::move(next);
+      heldChanged = true;
+      for (int s : held) holders[s] = options.node;
+    }
+    if (changed) changed();
+  }
+
+  // The rebalance callback: on the membership thread, inside poll.
+  void rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
+    joined = true;
+    const bool cooperative =
+        std::strcmp(rd_kafka_rebalance_protocol(consumer.get()), "COOPERATIVE") == 0;
+    std::set<int> next;
+    {
+      std::lock_guard lock(mu);
+      next = held;
+    }
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      for (int i = 0; i < parts->cnt; ++i) next.insert(parts->elems[i].partition);
+      if (cooperative) {
+        if (rd_kafka_error_t* e = rd_kafka_incremental_assign(consumer.get(), parts)) {
+          logLine(fmt::format("cannot take slots: {}", rd_kafka_error_string(e)));
+          rd_kafka_error_destroy(e);
+          return;
+        }
+      } else {
+        rd_kafka_assign(consumer.get(), parts);
+      }
+      logLine(fmt::format("node \"{}\" takes slots {}; holds {}", options.node,
+                          slotList(slotsOf(parts)), slotList(next)));
+      setHeld(std::move(next));
+      return;
+    }
+    // Revoked or lost: the flows stop before another node may start them.
+    for (int i = 0; i < parts->cnt; ++i) next.erase(parts->elems[i].partition);
+    if (!cooperative) next.clear();
+    logLine(fmt::format("node \"{}\" {} slots {}; holds {}", options.node,
+                        rd_kafka_assignment_lost(consumer.get()) ? "lost" : "gives up",
+                        slotList(slotsOf(parts)), slotList(next)));
+    setHeld(std::move(next));
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(consumer.get(), parts)) {
+        rd_kafka_error_destroy(e);
+      }
+    } else {
+      rd_kafka_assign(consumer.get(), nullptr);
+    }
+  }
+
+  // Tells the others which slots this node holds: offset 0 of each, with the
+  // node's name as its metadata.
+  void claim(const std::set<int>& slots) {
+    if (slots.empty()) return;
+    PartitionList list = partitionList(static_cast<int>(slots.size()));
+    for (int s : slots) {
+      rd_kafka_topic_partition_t* p =
+          rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), s);
+      p->offset = 0;
+      // The list frees the metadata.
+      p->metadata = std::malloc(options.node.size());
+      std::memcpy(p->metadata, options.node.data(), options.node.size());
+      p->metadata_size = options.node.size();
+    }
+    rd_kafka_resp_err_t err = rd_kafka_commit(consumer.get(), list.get(), /*async=*/0);
+    if (err) {
+      std::lock_guard lock(mu);
+      heldChanged = true;  // try again
+    }
+  }
+
+  // Reads which node last claimed each slot.
+  void readHolders(int slotCount) {
+    PartitionList list = partitionList(slotCount);
+    for (int s = 0; s < slotCount; ++s)
+      rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), s);
+    if (rd_kafka_committed(consumer.get(), list.get(), 5000)) return;
+    std::lock_guard lock(mu);
+    for (int i = 0; i < list->cnt; ++i) {
+      const auto& p = list->elems[i];
+      if (held.count(p.partition)) continue;
+      if (p.err || p.offset < 0 || !p.metadata || p.metadata_size == 0) {
+        holders.erase(p.partition);
+      } else {
+        holders[p.partition].assign(static_cast<const char*>(p.metadata), p.metadata_size);
+      }
+    }
+  }
+
+  void run(int slotCount) {
+    int64_t nextHolders = 0;
+    bool fatal = false;
+    while (!stopping.load()) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), kPollMs);
+      if (m) {
+        if (m->err == RD_KAFKA_RESP_ERR__FATAL && !fatal) {
+          fatal = true;
+          char reason[512];
+          rd_kafka_fatal_error(consumer.get(), reason, sizeof reason);
+          logLine(fmt::format(
+              "node \"{}\" left the cluster's group and runs no flow any more: {} (is another "
+              "node running under the name \"{}\"? each node needs a name of its own)",
+              options.node, reason, options.node));
+          setHeld({});
+        } else if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          // A broker away: librdkafka retries; the slots stay until the
+          // group says otherwise.
+        }
+        rd_kafka_message_destroy(m);
+      }
+      if (fatal) continue;
+      bool claimNow = false;
+      std::set<int> mine;
+      {
+        std::lock_guard lock(mu);
+        claimNow = heldChanged;
+        heldChanged = false;
+        mine = held;
+      }
+      if (claimNow) claim(mine);
+      const int64_t now = monotonicMicros();
+      if (claimNow || now >= nextHolders) {
+        readHolders(slotCount);
+        nextHolders = now + kHoldersEveryMicros;
+      }
+    }
+  }
+};
+
+ClusterMembership::ClusterMembership(ClusterMembershipOptions options)
+    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  impl_->options = options_;
+  impl_->topic = clusterSlotsTopic(options_.cluster);
+  const std::string group = "_rtsql-" + options_.cluster + "-nodes";
+  const std::string timeout = std::to_string(options_.sessionTimeoutMs);
+  const std::string heartbeat = std::to_string(std::max(500, options_.sessionTimeoutMs / 5));
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set_opaque(conf, impl_.get());
+  rd_kafka_conf_set_rebalance_cb(
+      conf, [](rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts,
+               void* opaque) { static_cast<Impl*>(opaque)->rebalance(err, parts); });
+  kafka::installLogging(conf);
+  const std::pair<const char*, std::string> settings[] = {
+      {"bootstrap.servers", options_.bootstrap},
+      {"client.id", "rtsqld-node"},
+      {"group.id", group},
+      {"group.instance.id", options_.node},
+      {"partition.assignment.strategy", "cooperative-sticky"},
+      {"session.timeout.ms", timeout},
+      {"heartbeat.interval.ms", heartbeat},
+      {"enable.auto.commit", "false"},
+      {"enable.auto.offset.store", "false"},
+      {"auto.offset.reset", "latest"},
+      {"fetch.wait.max.ms", "500"},
+  };
+  for (const auto& [name, value] : settings) kafka::setProperty(conf, name, value, SqlError::npos);
+  impl_->consumer = kafka::newHandle(RD_KAFKA_CONSUMER, conf);
+  kafka::InternalTopic topic = kafka::ensureInternalTopic(
+      impl_->consumer.get(), options_.bootstrap, impl_->topic, kSlots, {}, kTopicWaitMs,
+      "create the topic (its partitions are the cluster's slots), or check the broker's ACLs");
+  if (!topic.notCreated.empty()) {
+    logLine(fmt::format("{}; using the topic the broker created on demand ({} slots)",
+                        topic.notCreated, topic.partitions));
+  }
+  slotCount_ = topic.partitions;
+}
+
+ClusterMembership::~ClusterMembership() {
+  stop();
+}
+
+void ClusterMembership::start(std::function<void()> changed) {
+  impl_->changed = std::move(changed);
+  rd_kafka_poll_set_consumer(impl_->consumer.get());
+  PartitionList topics = partitionList(1);
+  rd_kafka_topic_partition_list_add(topics.get(), impl_->topic.c_str(), RD_KAFKA_PARTITION_UA);
+  if (rd_kafka_resp_err_t err = rd_kafka_subscribe(impl_->consumer.get(), topics.get())) {
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("cannot join the cluster's group on {}: {}", options_.bootstrap,
+                               rd_kafka_err2str(err)));
+  }
+  const int slotCount = slotCount_;
+  impl_->thread = std::thread([this, slotCount] { impl_->run(slotCount); });
+  pthread_setname_np(impl_->thread.native_handle(), "cluster-nodes");
+}
+
+void ClusterMembership::stop() {
+  if (impl_->stopping.exchange(true)) return;
+  if (impl_->thread.joinable()) impl_->thread.join();
+  impl_->changed = nullptr;  // the engine is going away: nothing to tell it
+  // With a static membership, closing does not leave the group: the node's
+  // slots stay its own for the session timeout, so a restart within it takes
+  // them back without moving anything.
+  if (!impl_->consumer) return;
+  if (!impl_->joined.load()) {
+    // librdkafka 2.0 asserts when a cooperative-sticky consumer that never
+    // joined its group is destroyed (fixed in 2.1). Stopping is the process's
+    // end: the handle is left to it.
+    (void)impl_->consumer.release();
+    return;
+  }
+  rd_kafka_consumer_close(impl_->consumer.get());
+}
+
+bool ClusterMembership::holds(const std::string& name) const {
+  const int slot = flowSlot(name, slotCount_);
+  std::lock_guard lock(impl_->mu);
+  return impl_->held.count(slot) > 0;
+}
+
+std::optional<std::string> ClusterMembership::holderOf(const std::string& name) const {
+  const int slot = flowSlot(name, slotCount_);
+  std::lock_guard lock(impl_->mu);
+  if (impl_->held.count(slot)) return options_.node;
+  auto it = impl_->holders.find(slot);
+  if (it == impl_->holders.end() || it->second == options_.node) return std::nullopt;
+  return it->second;
+}
+
+std::set<int> ClusterMembership::held() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->held;
+}
+
+}  // namespace rtsql

@@ -1,0 +1,83 @@
+// Which node of a cluster runs which flow, decided by Kafka's group protocol.
+//
+// Every node of cluster NAME is a member of the consumer group
+// `_rtsql-<NAME>-nodes`, subscribed to the topic `_rtsql-<NAME>-slots`, whose
+// partitions are the cluster's slots. The group assigns the slots over the
+// live nodes (cooperative-sticky: a rebalance moves only the slots it must);
+// a flow belongs to slot crc32(lower-cased name) % slot count, and the node
+// holding that slot runs it. So:
+//   - a node that joins takes a share of the slots (and their flows);
+//   - a node that stops answering the group for the session timeout
+//     (`--node-timeout`, killed or cut off) loses its slots to the others,
+//     which start its flows;
+//   - the membership is static (group.instance.id = the node's name): a node
+//     restarted under its name within the timeout gets its slots back without
+//     a rebalance, and a second live node with the same name fences the first
+//     (which then holds nothing and says why in its log).
+// A node stops the flows of a slot it loses before the group hands the slot
+// to another node; a node that was cut off (its slots given away while it
+// could not tell) stops them as soon as it hears so.
+//
+// Who holds a slot is for the others to read in the group's committed
+// offsets: a node commits offset 0 of each slot it is given with its name as
+// the offset's metadata. SHOW FLOWS names the node a remote flow runs on from
+// that (refreshed every few seconds).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+namespace rtsql {
+
+struct ClusterMembershipOptions {
+  std::string cluster;    // the cluster's name
+  std::string bootstrap;  // its Kafka
+  std::string node;       // this node's name
+  int sessionTimeoutMs = 10000;
+};
+
+std::string clusterSlotsTopic(const std::string& cluster);
+// The slot of flow `name` among `slots` (lower-cased before hashing).
+int flowSlot(const std::string& name, int slots);
+
+class ClusterMembership {
+ public:
+  // Creates the slots topic when it is missing and learns its partition
+  // count. Throws SqlError 08006 when the Kafka cannot be reached. Joins
+  // nothing yet.
+  explicit ClusterMembership(ClusterMembershipOptions options);
+  ~ClusterMembership();
+  ClusterMembership(const ClusterMembership&) = delete;
+  ClusterMembership& operator=(const ClusterMembership&) = delete;
+
+  // Joins the group, on a thread of its own. `changed` is called on that
+  // thread after this node's slots changed: when it lost some, before the
+  // group can give them to another node (it must stop their flows before it
+  // returns).
+  void start(std::function<void()> changed);
+  void stop();
+
+  int slots() const { return slotCount_; }
+  // Whether this node holds the slot of flow `name` now.
+  bool holds(const std::string& name) const;
+  // The node that last took the slot of flow `name`, as the group's offsets
+  // say (nullopt: none known, or this node, which no longer holds it).
+  std::optional<std::string> holderOf(const std::string& name) const;
+  // The slots this node holds.
+  std::set<int> held() const;
+
+ private:
+  struct Impl;
+  ClusterMembershipOptions options_;
+  int slotCount_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rtsql
