@@ -41,6 +41,7 @@
 namespace rtsql {
 
 class StateStore;
+class StateCopyKeeper;
 
 class EpochCoordinator {
  public:
@@ -50,6 +51,7 @@ class EpochCoordinator {
     CheckpointDir* checkpoints = nullptr;
     StateStore* state = nullptr;             // snapshotted into each checkpoint, when set
     SinkTransaction* transaction = nullptr;  // exactly-once sinks: committed per epoch
+    StateCopyKeeper* copy = nullptr;         // the state's copy off this machine, written per checkpoint
   };
   // How the flow fails (the coordinator stops at once after it).
   using FailFn = std::function<void(const std::string& reason, const std::string& sqlstate)>;

@@ -261,10 +261,7 @@ void FlowRuntime::start() {
 
   SlotPool::Reservation reservation = slotPool_.reserve(plan_.slots(), plan_.flowName);
 
-  bool needsState = false;
-  for (const auto& stage : plan_.stages) {
-    for (const auto& op : stage.operators) needsState = needsState || op.stateful();
-  }
+  const bool needsState = plan_.keepsState();
   // Recovery: the state and the source positions of the newest complete
   // checkpoint. The state store is reopened from the snapshot on every start:
   // what an earlier run wrote after its last checkpoint is no state at any
@@ -296,7 +293,28 @@ void FlowRuntime::start() {
     // committed; a newer checkpoint's rows were aborted with its transaction,
     // so its epoch is processed (and written) again.
     const int64_t committed = transaction_ ? transaction_->recover() : -1;
+    copyKeeper_.reset();
+    if (stateCopy_ && needsState) copyKeeper_ = std::make_unique<StateCopyKeeper>(stateCopy_);
+    // The copy, when newer than the flow's own checkpoints (it ran on another
+    // node since), becomes its newest checkpoint (with exactly-once output,
+    // one whose output committed).
+    auto consultCopy = [&](const std::optional<CheckpointInfo>& local) {
+      if (!copyKeeper_) return local;
+      const uint64_t maxEpoch =
+          transaction_ ? (committed >= 0 ? static_cast<uint64_t>(committed) : 0) : UINT64_MAX;
+      std::optional<CheckpointInfo> found =
+          copyKeeper_->restore(*checkpoints_, local, reset, maxEpoch, stateDir_ + ".copy");
+      // A reset flow's copy holds no state of it from now on, even before
+      // its first checkpoint replaces it.
+      if (reset) stateCopy_->clear();
+      if (found && (!local || found->dir != local->dir)) {
+        fmt::print(stderr, "{} rtsqld: flow \"{}\": restoring the state copy of epoch {}\n",
+                   formatTimestamp(nowMicros(), true), plan_.flowName, found->epoch);
+      }
+      return found;
+    };
     if (reset) {
+      consultCopy(std::nullopt);
       // Checkpoints of a run after the reset that never finished its first
       // epoch are no state to go on from.
       if (!checkpoints_->epochs().empty()) checkpoints_->markReset(resetEpoch.value_or(epochs_.epoch()));
@@ -306,7 +324,7 @@ void FlowRuntime::start() {
     } else if (!transaction_ || committed >= 0) {
       CheckpointSearch found =
           checkpoints_->search(transaction_ ? static_cast<uint64_t>(committed) : UINT64_MAX);
-      checkpoint = std::move(found.found);
+      checkpoint = consultCopy(found.found);
       skipped = std::move(found.skipped);
       // State without the checkpoint its committed offsets (or its committed
       // output) belong to cannot be rebuilt: starting empty from those offsets
@@ -361,6 +379,7 @@ void FlowRuntime::start() {
   if (needsState && !stateStore_) {
     StateStoreOptions so;
     so.path = stateDir_;
+    so.recordChanges = copyKeeper_ != nullptr;
     if (so.path.empty()) {
       so.path = (std::filesystem::temp_directory_path() / ("rtsql-state-" + randomUuid())).string();
       so.destroyOnClose = true;
@@ -451,7 +470,7 @@ void FlowRuntime::start() {
     for (const auto& t : tasks_) sourceTasks_ += t->isSource ? 1 : 0;
     epochs_.beginRun(
         static_cast<int>(tasks_.size()), plan_.checkpointIntervalMicros,
-        {checkpoints_.get(), stateStore_.get(), transaction_.get()},
+        {checkpoints_.get(), stateStore_.get(), transaction_.get(), copyKeeper_.get()},
         [this] { return currentWatermark(); }, [this] { wakeTasks(); });
   }
   for (auto& t : tasks_) {

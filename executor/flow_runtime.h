@@ -62,6 +62,7 @@
 
 #include "common/error.h"
 #include "executor/checkpoint.h"
+#include "executor/state_copy.h"
 #include "executor/connector.h"
 #include "executor/epoch_coordinator.h"
 #include "executor/slot_pool.h"
@@ -102,6 +103,10 @@ class FlowRuntime {
   // committed offsets with empty state: a flow of a cluster, whose
   // checkpoints stay on the node that ran it before. Set before start().
   void setRebuildStateWithoutCheckpoint(bool on) { rebuildWithoutCheckpoint_ = on; }
+  // A copy of the flow's checkpoints off this machine (executor/state_copy.h),
+  // kept by a stateful flow with checkpoints: restored from when it is newer
+  // than the flow's own, written at each checkpoint. Set before start().
+  void setStateCopy(std::shared_ptr<StateCopy> copy) { stateCopy_ = std::move(copy); }
 
   // Reserves the slots, opens every source, sink and state table, and starts
   // the tasks. Throws SqlError (and holds nothing) when any of that fails.
@@ -187,6 +192,8 @@ class FlowRuntime {
   bool resetRequested_ = false;  // resetState() was called; the next start() honours it
   int threadNice_ = 0;
   bool rebuildWithoutCheckpoint_ = false;
+  std::shared_ptr<StateCopy> stateCopy_;
+  std::unique_ptr<StateCopyKeeper> copyKeeper_;  // this run's, for a stateful flow with a copy
 };
 
 }  // namespace rtsql

@@ -61,6 +61,15 @@ int PhysicalPlan::slots() const {
   return total;
 }
 
+bool PhysicalPlan::keepsState() const {
+  for (const auto& stage : stages) {
+    for (const auto& op : stage.operators) {
+      if (op.stateful()) return true;
+    }
+  }
+  return false;
+}
+
 std::string PhysicalPlan::explain() const {
   std::string out;
   if (sink.connector == "client") {

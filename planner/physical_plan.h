@@ -109,6 +109,7 @@ struct PhysicalPlan {
   bool exactlyOnce = false;
 
   int slots() const;           // total tasks over all stages
+  bool keepsState() const;     // some operator is stateful
   std::string explain() const;  // the text EXPLAIN prints
 };
 

@@ -93,6 +93,10 @@ void checkClusterName(const std::string& name) {
   }
 }
 
+std::string clusterStateTopic(const std::string& cluster, const std::string& flowId) {
+  return "_rtsql-" + cluster + "-state-" + flowId;
+}
+
 std::string clusterCatalogTopic(const std::string& cluster) {
   return "_rtsql-" + cluster + "-catalog";
 }

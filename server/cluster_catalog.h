@@ -69,6 +69,9 @@ std::pair<std::string, std::string> splitClusterKey(const std::string& key);
 // 200 characters. Throws SqlError 22023 naming the rule.
 void checkClusterName(const std::string& name);
 std::string clusterCatalogTopic(const std::string& cluster);
+// The topic of the state copy of the flow whose stable id is `flowId`
+// (connectors/kafka/state_copy.h).
+std::string clusterStateTopic(const std::string& cluster, const std::string& flowId);
 
 class ClusterCatalog {
  public:

@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/schema.h"
+#include "connectors/kafka/state_copy.h"
 #include "connectors/provider.h"
 #include "connectors/registry.h"
 #include "planner/processor.h"
@@ -94,7 +95,14 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
   auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(flow),
                                        flowStateDir(flow), checkpoints);
   runtime->setRebuildStateWithoutCheckpoint(options_.cluster != nullptr);
+  runtime->setStateCopy(stateCopyFor(flow));
   return runtime;
+}
+
+std::shared_ptr<StateCopy> Engine::stateCopyFor(const std::string& flow) const {
+  if (!options_.cluster || options_.dataDir.empty()) return nullptr;
+  const ClusterOptions& co = options_.cluster->options();
+  return std::make_shared<kafka::KafkaStateCopy>(co.bootstrap, clusterStateTopic(co.name, flowIdFor(flow)));
 }
 
 void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
@@ -295,7 +303,9 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   control.settings = settingsOf(s);
 
   // A new flow starts with empty state and no checkpoints: whatever a dropped
-  // flow of the same name left behind is removed.
+  // flow of the same name left behind is removed (in a cluster, its state
+  // copy is marked empty too, before any node may start the new flow).
+  if (auto copy = stateCopyFor(stmt.name); copy && plan.keepsState()) copy->clear();
   std::error_code ec;
   std::filesystem::remove_all(flowDir(stmt.name), ec);
   auto runtime = makeRuntime(std::move(plan), stmt.name);

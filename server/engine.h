@@ -157,6 +157,10 @@ class Engine : public QueryHandler {
   void adoptLegacyFlowDir(const std::string& flow);
   std::string flowStateDir(const std::string& flow) const;
   std::unique_ptr<FlowRuntime> makeRuntime(PhysicalPlan plan, const std::string& flow);
+  // In a cluster, the copy of flow `flow`'s state in the cluster's Kafka
+  // (executor/state_copy.h); null on a server of its own or without a data
+  // directory (no checkpoints to copy).
+  std::shared_ptr<StateCopy> stateCopyFor(const std::string& flow) const;
 
   // Durability (durability.cpp). What the engine keeps about a flow beyond
   // its definition: whether it should run, how it was planned, and how the

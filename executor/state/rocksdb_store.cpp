@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -103,9 +104,28 @@ struct StoreShared {
     }
   }
 
+  // recordChanges: what the writes since the last snapshot changed.
+  bool recordChanges = false;
+  std::mutex changesMutex;
+  std::map<std::string, std::optional<std::string>> changes;
+
+  struct Recorder : rocksdb::WriteBatch::Handler {
+    std::map<std::string, std::optional<std::string>>& into;
+    explicit Recorder(std::map<std::string, std::optional<std::string>>& m) : into(m) {}
+    void Put(const rocksdb::Slice& key, const rocksdb::Slice& value) override {
+      into[key.ToString()] = value.ToString();
+    }
+    void Delete(const rocksdb::Slice& key) override { into[key.ToString()] = std::nullopt; }
+  };
+
   void write(rocksdb::WriteBatch& batch) {
     auto s = db->Write(writeOptions, &batch);
     if (!s.ok()) throwIo(path, "write failed", s);
+    if (recordChanges) {
+      std::lock_guard lock(changesMutex);
+      Recorder recorder(changes);
+      batch.Iterate(&recorder).PermitUncheckedError();
+    }
   }
 };
 
@@ -595,7 +615,7 @@ class RocksStateStore final : public StateStore {
     if (table) table->setHold(hold);
   }
 
-  void snapshot(const std::string& dir) override {
+  void snapshot(const std::string& dir, std::vector<StateChange>* changes) override {
     rocksdb::Checkpoint* raw = nullptr;
     auto s = rocksdb::Checkpoint::Create(shared_->db, &raw);
     std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
@@ -603,6 +623,32 @@ class RocksStateStore final : public StateStore {
     // the checkpoint complete without a WAL.
     if (s.ok()) s = checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0);
     if (!s.ok()) throwIo(shared_->path, fmt::format("snapshot into '{}' failed", dir), s);
+    // Every table is flushed and held while a snapshot is taken: no write
+    // comes between the checkpoint and this.
+    if (changes && shared_->recordChanges) {
+      std::lock_guard lock(shared_->changesMutex);
+      changes->reserve(changes->size() + shared_->changes.size());
+      for (auto& [key, value] : shared_->changes) changes->push_back({key, std::move(value)});
+      shared_->changes.clear();
+    }
+  }
+
+  void write(const std::vector<StateChange>& entries) override {
+    rocksdb::WriteBatch batch;
+    for (const StateChange& e : entries) {
+      if (e.value) {
+        batch.Put(slice(e.key), slice(*e.value)).PermitUncheckedError();
+      } else {
+        batch.Delete(slice(e.key)).PermitUncheckedError();
+      }
+    }
+    shared_->write(batch);
+  }
+
+  void forEach(const std::function<void(std::string_view, std::string_view)>& fn) override {
+    std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(shared_->readOptions));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) fn(view(it->key()), view(it->value()));
+    if (!it->status().ok()) throwIo(shared_->path, "reading the state failed", it->status());
   }
 
   int64_t diskBytes() const override {
@@ -622,6 +668,7 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   auto shared = std::make_shared<StoreShared>();
   shared->path = options.path;
   shared->budget = std::max<int64_t>(0, options.cacheBytes);
+  shared->recordChanges = options.recordChanges;
 
   std::error_code ec;
   std::filesystem::create_directories(options.path, ec);

@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rtsql {
 
@@ -24,6 +26,16 @@ struct StateStoreOptions {
   std::string path;                         // the RocksDB directory (created when missing)
   int64_t cacheBytes = 64LL * 1024 * 1024;  // in-memory budget over all tables of the store
   bool destroyOnClose = false;              // remove the directory when the store closes
+  // Keep what every write changed until the next snapshot, which hands it over
+  // (a copy of the state elsewhere takes it: executor/state_copy.h).
+  bool recordChanges = false;
+};
+
+// One entry of the store as written: its key with the table's prefix (the
+// operator id and task index, 8 bytes), and its value (none: erased).
+struct StateChange {
+  std::string key;
+  std::optional<std::string> value;
 };
 
 class StateTable;
@@ -40,7 +52,16 @@ class StateStore {
   // drops its unflushed writes.
   virtual std::unique_ptr<StateTable> table(int operatorId, int task) = 0;
   // A RocksDB checkpoint of every flushed write into `dir` (which must not exist).
-  virtual void snapshot(const std::string& dir) = 0;
+  // With recordChanges, `changes` (when given) receives the entries written
+  // since the previous snapshot, each key once with its last value, and the
+  // record starts again.
+  virtual void snapshot(const std::string& dir, std::vector<StateChange>* changes = nullptr) = 0;
+  // Writes entries as they are (keys with their prefix), bypassing the tables;
+  // only while no table is open (building a store from a copy).
+  virtual void write(const std::vector<StateChange>& entries) = 0;
+  // Visits every stored entry (keys with their prefix) in key order; only
+  // while no table is open or all are flushed and held.
+  virtual void forEach(const std::function<void(std::string_view key, std::string_view value)>& fn) = 0;
   // Holds back the writes of table (operatorId, task) that are not flush()es:
   // while held, the table neither evicts dirty entries nor writes them for a
   // scan, so RocksDB keeps exactly what its last flush() wrote. A task holds its

@@ -151,7 +151,7 @@ def test_command_line_refusals(tmp_path):
         (["--cluster", "a/b", "--kafka", "127.0.0.1:9"], 1, "invalid cluster name 'a/b'"),
         (["--cluster", "c", "--kafka", "127.0.0.1:9", "--node-name", "x:1"], 2,
          "a node's name is 1 to 200 letters"),
-        (["--cluster", "c", "--kafka", "127.0.0.1:9", "--node-timeout", "2"], 2,
+        (["--cluster", "c", "--kafka", "127.0.0.1:9", "--node-timeout", "2"], 105,
          "--node-timeout: Value 2 not in range"),
         (["--cluster", "c", "--kafka", "127.0.0.1:9"], 1, "fatal: cannot reach Kafka at 127.0.0.1:9"),
     ]

@@ -2,8 +2,8 @@
 a stateless flow is killed with SIGKILL mid-stream. Within the group's session
 timeout (`--node-timeout 6`) another node takes the flows' slots and runs them:
 the stateless flow goes on from the offsets the dead node committed (every
-record comes out at least once), the GROUP BY flow builds its state again from
-its source (its counts end exact). The killed node is then started again
+record comes out at least once), the GROUP BY flow restores the dead node's
+last checkpoint from its state copy in Kafka (its counts end exact). The killed node is then started again
 under its name: it rejoins, the flows still run on exactly one node each, and
 the counts stay exact.
 
@@ -53,12 +53,20 @@ def test_flows_of_a_killed_node_move_to_another_and_end_exact(broker, start_node
     producer.start()
     wait_for("the flow writes counts", lambda: broker.consume_to_end(topic_out, timeout=3))
     victim = runner("cnt", a, b, c)
+    # A checkpoint is copied before the next one is taken: with two taken,
+    # the copy holds one.
+    wait_for("two checkpoints of cnt", lambda: (victim.progress("cnt").get("checkpoint") or {})
+             .get("epoch", 0) >= 2)
     victim.kill()
     alive = [n for n in nodes.values() if n is not victim]
     # Another node takes the flows of the dead one, once the group has given
     # up on it.
     heir = runner("cnt", *alive, timeout=WAIT_S * 2)
     assert heir is not victim
+    # It restored the dead node's last checkpoint from the flow's state copy
+    # in Kafka (the counts below would end exact from the source alone too).
+    wait_for("the heir restores the state copy",
+             lambda: "flow \"cnt\": restoring the state copy of epoch" in heir.log_path.read_text())
     runner("cp", *alive, timeout=WAIT_S * 2)
 
     # The dead node comes back under its name and rejoins.

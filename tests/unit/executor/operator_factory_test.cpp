@@ -24,7 +24,9 @@ class RecordingStore : public StateStore {
     asked.emplace_back(operatorId, task);
     return std::make_unique<testing::MemStateTable>(std::make_shared<testing::MemStorage>());
   }
-  void snapshot(const std::string&) override {}
+  void snapshot(const std::string&, std::vector<StateChange>*) override {}
+  void write(const std::vector<StateChange>&) override {}
+  void forEach(const std::function<void(std::string_view, std::string_view)>&) override {}
   void holdWrites(int, int, bool) override {}
   int64_t diskBytes() const override { return 0; }
 

@@ -1,0 +1,176 @@
+#include "connectors/kafka/state_copy.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/options.h"
+#include "connectors/kafka/sink_topic.h"
+
+namespace rtsql::kafka {
+
+namespace {
+
+constexpr int kTimeoutMs = 30000;
+constexpr const char* kMarkerKey = "ckpt";
+constexpr std::string_view kCheckpointPrefix = "checkpoint\n";
+constexpr std::string_view kReset = "reset";
+
+SqlError unreachable(const std::string& bootstrap, const std::string& what) {
+  return SqlError(sqlstate::kConnectionFailure,
+                  fmt::format("the state copy on Kafka at {} {}", bootstrap, what), SqlError::npos,
+                  "check that the cluster's Kafka is up and reachable");
+}
+
+}  // namespace
+
+KafkaStateCopy::KafkaStateCopy(std::string bootstrap, std::string topic)
+    : bootstrap_(std::move(bootstrap)), topic_(std::move(topic)) {}
+
+KafkaStateCopy::~KafkaStateCopy() = default;
+
+rd_kafka_t* KafkaStateCopy::producer() {
+  if (producer_) return producer_.get();
+  HandlePtr p = newClient(RD_KAFKA_PRODUCER, bootstrap_, Options(),
+                          {{"client.id", "rtsqld-state"}, {"linger.ms", "5"}},
+                          {{"transactional.id", topic_.c_str()},
+                           {"enable.idempotence", "true"},
+                           {"transaction.timeout.ms", "60000"},
+                           {"message.timeout.ms", "30000"}});
+  // One partition, compacted: each key's last value is the state.
+  InternalTopic t = ensureInternalTopic(p.get(), bootstrap_, topic_, 1,
+                                        {{"cleanup.policy", "compact"}}, kTimeoutMs,
+                                        "create the topic with one partition and "
+                                        "cleanup.policy=compact, or check the broker's ACLs");
+  (void)t;
+  if (rd_kafka_error_t* e = rd_kafka_init_transactions(p.get(), kTimeoutMs)) {
+    std::string reason = rd_kafka_error_string(e);
+    rd_kafka_error_destroy(e);
+    throw unreachable(bootstrap_, fmt::format("({}) refused its transactions: {}", topic_, reason));
+  }
+  producer_ = std::move(p);
+  return producer_.get();
+}
+
+void KafkaStateCopy::commit(const std::vector<StateChange>& changes, const std::string& marker) {
+  rd_kafka_t* p = producer();
+  auto fail = [&](rd_kafka_error_t* e, const char* what) {
+    std::string reason = e ? rd_kafka_error_string(e) : "";
+    const bool abortable = e && rd_kafka_error_txn_requires_abort(e);
+    if (e) rd_kafka_error_destroy(e);
+    if (abortable) {
+      if (rd_kafka_error_t* a = rd_kafka_abort_transaction(p, kTimeoutMs))
+        rd_kafka_error_destroy(a);
+    } else {
+      producer_.reset();  // fenced or fatal: a new producer next time
+    }
+    throw unreachable(bootstrap_, fmt::format("({}) could not {}: {}", topic_, what, reason));
+  };
+  if (rd_kafka_error_t* e = rd_kafka_begin_transaction(p)) fail(e, "begin a transaction");
+  auto send = [&](std::string_view key, const std::string* value) {
+    for (int attempt = 0;; ++attempt) {
+      rd_kafka_resp_err_t err =
+          rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
+                            RD_KAFKA_V_KEY(key.data(), key.size()),
+                            RD_KAFKA_V_VALUE(value ? const_cast<char*>(value->data()) : nullptr,
+                                             value ? value->size() : 0),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      if (!err) return;
+      // A full queue drains as the broker acknowledges: wait, bounded.
+      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && attempt < 3000) {
+        rd_kafka_poll(p, 10);
+        continue;
+      }
+      fail(rd_kafka_error_new(err, "%s", rd_kafka_err2str(err)), "write a state record");
+    }
+  };
+  for (const StateChange& c : changes) send(c.key, c.value ? &*c.value : nullptr);
+  send(kMarkerKey, &marker);
+  if (rd_kafka_error_t* e = rd_kafka_commit_transaction(p, kTimeoutMs)) fail(e, "commit");
+}
+
+void KafkaStateCopy::write(const CheckpointInfo& info, const std::vector<StateChange>& changes) {
+  commit(changes, std::string(kCheckpointPrefix) + formatCheckpointMeta(info));
+}
+
+void KafkaStateCopy::clear() {
+  commit({}, std::string(kReset));
+}
+
+StateCopy::Contents KafkaStateCopy::read() {
+  // Fences the writer before this one first: its open transaction is aborted,
+  // so the end of what is committed comes at once.
+  producer();
+  HandlePtr consumer =
+      newClient(RD_KAFKA_CONSUMER, bootstrap_, Options(), {{"client.id", "rtsqld-state"}},
+                {{"group.id", topic_.c_str()},
+                 {"enable.auto.commit", "false"},
+                 {"enable.auto.offset.store", "false"},
+                 {"enable.partition.eof", "true"},
+                 {"isolation.level", "read_committed"}});
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(parts, topic_.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_resp_err_t err = rd_kafka_assign(consumer.get(), parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  if (err)
+    throw unreachable(bootstrap_,
+                      fmt::format("refused to read {}: {}", topic_, rd_kafka_err2str(err)));
+
+  Contents out;
+  std::map<std::string, std::string> state;
+  // Bounded by silence, not by size: a large copy takes as long as it takes
+  // while records keep coming.
+  int64_t quietSince = monotonicMicros();
+  while (true) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), 100);
+    if (!m) {
+      if (monotonicMicros() - quietSince > int64_t(kTimeoutMs) * 1000) {
+        throw unreachable(bootstrap_, fmt::format("did not give {} to its end within {} s", topic_,
+                                                  kTimeoutMs / 1000));
+      }
+      continue;
+    }
+    std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> hold(
+        m, rd_kafka_message_destroy);
+    quietSince = monotonicMicros();
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) break;
+    if (m->err) {
+      if (m->err == RD_KAFKA_RESP_ERR__TRANSPORT || m->err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+        continue;
+      throw unreachable(bootstrap_,
+                        fmt::format("could not read {}: {}", topic_, rd_kafka_message_errstr(m)));
+    }
+    std::string key(static_cast<const char*>(m->key), m->key_len);
+    if (key == kMarkerKey) {
+      std::string_view value(static_cast<const char*>(m->payload), m->payload ? m->len : 0);
+      if (value == kReset) {
+        out.checkpoint.reset();
+        state.clear();
+      } else if (value.substr(0, kCheckpointPrefix.size()) == kCheckpointPrefix) {
+        out.checkpoint = parseCheckpointMeta(std::string(value.substr(kCheckpointPrefix.size())));
+        if (!out.checkpoint) {
+          throw SqlError(sqlstate::kDataCorrupted,
+                         fmt::format("the state copy in {} is damaged: record {} is no checkpoint",
+                                     topic_, m->offset),
+                         SqlError::npos, "the topic holds only what rtsqld writes there");
+        }
+      }
+      continue;
+    }
+    out.keys.insert(key);
+    if (m->payload) {
+      state[key].assign(static_cast<const char*>(m->payload), m->len);
+    } else {
+      state.erase(key);
+    }
+  }
+  if (out.checkpoint) {
+    out.entries.reserve(state.size());
+    for (auto& [key, value] : state) out.entries.push_back({key, std::move(value)});
+  }
+  return out;
+}
+
+}  // namespace rtsql::kafka

@@ -1,0 +1,50 @@
+// A flow's state copy (executor/state_copy.h) in a compacted Kafka topic: in a
+// cluster, `_rtsql-<cluster>-state-<flow id>`, so that the node that takes a
+// flow over restores the state its last node checkpointed.
+//
+// Topic layout (one partition, cleanup.policy=compact):
+//   key: a state key (8-byte table prefix + the operator's key, so at least 8
+//        bytes)   value: its value; a tombstone when the key was erased
+//   key: "ckpt" (4 bytes, so no state key)   value: "checkpoint\n" followed by
+//        the checkpoint's metadata file (executor/checkpoint.h: positions,
+//        watermarks, CRC), or "reset" (the copy holds no state of the flow)
+// Each write is one Kafka transaction: the changed entries, then the "ckpt"
+// record. Readers read committed records only, so the copy read from the
+// start up to its end is the state of the last "ckpt" record's checkpoint
+// (compaction keeps each key's last record, which is what a reader applies
+// last). A "reset" clears what was read before it. The transactional id is
+// the topic's name: a node that starts writing fences the node that wrote
+// before it (one that was cut off, say), whose open transaction Kafka aborts.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "connectors/kafka/client.h"
+#include "executor/state_copy.h"
+
+namespace rtsql::kafka {
+
+class KafkaStateCopy final : public StateCopy {
+ public:
+  KafkaStateCopy(std::string bootstrap, std::string topic);
+  ~KafkaStateCopy() override;
+
+  Contents read() override;
+  void write(const CheckpointInfo& info, const std::vector<StateChange>& changes) override;
+  void clear() override;
+
+  const std::string& topic() const { return topic_; }
+
+ private:
+  // The producer, made and its transactions initialized at first use (which
+  // fences any earlier writer), and the topic made sure of.
+  rd_kafka_t* producer();
+  void commit(const std::vector<StateChange>& changes, const std::string& marker);
+
+  std::string bootstrap_;
+  std::string topic_;
+  HandlePtr producer_;
+};
+
+}  // namespace rtsql::kafka

@@ -1,0 +1,84 @@
+// A copy of a flow's checkpoints off this machine, so that another machine can
+// take the flow over with its state: in a cluster, a compacted Kafka topic
+// per flow (connectors/kafka/state_copy.h).
+//
+// The copy holds the state entries (keys with their table prefix, as
+// executor/state/state_store.h stores them) and the metadata of the
+// checkpoint they are the state of. It is written at each checkpoint with the
+// entries that changed since the one before, together with that checkpoint's
+// metadata, atomically; so reading it gives the state of exactly one
+// checkpoint, the newest one written.
+//
+// A flow keeps the copy in step through a StateCopyKeeper (below): at start it
+// reads the copy and restores from it when it is newer than the flow's own
+// newest checkpoint (the flow ran on another machine since); when its own
+// state is not the copy's (a local checkpoint newer than the copy, a reset),
+// its next write is a whole one: every entry, and a removal for each key of
+// the copy the state does not have. A write that fails is not lost: its
+// changes go with the next one.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "executor/checkpoint.h"
+#include "executor/state/state_store.h"
+
+namespace rtsql {
+
+class StateCopy {
+ public:
+  virtual ~StateCopy() = default;
+
+  struct Contents {
+    std::optional<CheckpointInfo> checkpoint;  // the newest checkpoint it holds
+    std::vector<StateChange> entries;          // that checkpoint's state (values all set)
+    std::set<std::string> keys;  // every key the copy may still hold, stale ones included
+  };
+  // Reads the whole copy. Throws SqlError 08006 when it cannot be read.
+  virtual Contents read() = 0;
+  // Writes checkpoint `info` with `changes` (since the copy's previous
+  // checkpoint, or, for a whole write, every entry and a removal of each key
+  // the state no longer has), in one atomic write. Throws SqlError 08006.
+  virtual void write(const CheckpointInfo& info, const std::vector<StateChange>& changes) = 0;
+  // Marks the copy empty: a new flow of the same name, or a reset of its
+  // state. What it held is then no state of the flow (its keys are still
+  // given by read(), for the next whole write to remove). Throws SqlError 08006.
+  virtual void clear() = 0;
+};
+
+// The copy as one flow keeps it, from the start of a run to its end.
+class StateCopyKeeper {
+ public:
+  explicit StateCopyKeeper(std::shared_ptr<StateCopy> copy) : copy_(std::move(copy)) {}
+
+  // At start, before the state store opens: reads the copy and, when it holds
+  // a checkpoint newer than `local` (the flow's own newest; with
+  // `maxEpoch`, only one of an epoch at most that), writes it into
+  // `checkpoints` as the flow's newest checkpoint, which is returned. With
+  // `reset`, the copy is read only to be replaced. Throws as StateCopy::read
+  // and CheckpointDir::write do.
+  std::optional<CheckpointInfo> restore(CheckpointDir& checkpoints,
+                                        const std::optional<CheckpointInfo>& local, bool reset,
+                                        uint64_t maxEpoch, const std::string& scratchDir);
+  // In the snapshot of a checkpoint (every task flushed and held): adds to
+  // `changes` what the copy needs beyond them (every entry of `store`, when
+  // the copy is not the state's).
+  void collect(StateStore& store, std::vector<StateChange>& changes);
+  // After the checkpoint is durable: writes it to the copy. A failure is
+  // returned (empty: written); its changes go with the next write.
+  std::string write(const CheckpointInfo& info, std::vector<StateChange> changes);
+
+ private:
+  std::shared_ptr<StateCopy> copy_;
+  bool whole_ = true;            // the next write replaces the whole copy
+  std::set<std::string> stale_;  // keys the copy may hold, while whole_
+  std::map<std::string, std::optional<std::string>> unwritten_;  // changes of failed writes
+};
+
+}  // namespace rtsql

@@ -1,0 +1,260 @@
+// A flow's state copy (executor/state_copy.h) kept in step by StateCopyKeeper,
+// over a real RocksDB state store and a copy held in memory the way the Kafka
+// topic holds it (a log of writes, each the changed entries and a checkpoint):
+// the store records what changed between snapshots; a keeper restores a copy
+// newer than the local checkpoint; a keeper out of step writes the whole state
+// and removes the copy's stale keys; a failed write's changes go with the next.
+#include "executor/state_copy.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+
+#include "common/error.h"
+
+using namespace rtsql;
+
+namespace {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = std::filesystem::path("/tmp") / ("rtsql_state_copy_test_" + std::to_string(::getpid()) +
+                                            "_" + std::to_string(counter.fetch_add(1)));
+    std::filesystem::remove_all(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string sub(const std::string& name) const { return (path / name).string(); }
+};
+
+// The copy as a log of writes, read the way a reader of the topic applies it.
+class MemCopy : public StateCopy {
+ public:
+  struct Write {
+    std::optional<CheckpointInfo> checkpoint;  // none: a clear()
+    std::vector<StateChange> changes;
+  };
+  std::vector<Write> log;
+  bool failNext = false;
+
+  Contents read() override {
+    Contents out;
+    std::map<std::string, std::string> state;
+    for (const Write& w : log) {
+      if (!w.checkpoint) {
+        out.checkpoint.reset();
+        state.clear();
+        continue;
+      }
+      for (const StateChange& c : w.changes) {
+        out.keys.insert(c.key);
+        if (c.value) {
+          state[c.key] = *c.value;
+        } else {
+          state.erase(c.key);
+        }
+      }
+      out.checkpoint = w.checkpoint;
+    }
+    if (out.checkpoint) {
+      for (auto& [k, v] : state) out.entries.push_back({k, v});
+    }
+    return out;
+  }
+  void write(const CheckpointInfo& info, const std::vector<StateChange>& changes) override {
+    if (failNext) {
+      failNext = false;
+      throw SqlError(sqlstate::kConnectionFailure, "broker away");
+    }
+    log.push_back({info, changes});
+  }
+  void clear() override { log.push_back({std::nullopt, {}}); }
+  std::map<std::string, std::string> state() {
+    std::map<std::string, std::string> out;
+    for (auto& e : read().entries) out[e.key] = *e.value;
+    return out;
+  }
+};
+
+std::unique_ptr<StateStore> openStore(const std::string& path, bool record) {
+  StateStoreOptions o;
+  o.path = path;
+  o.recordChanges = record;
+  return StateStore::open(o);
+}
+
+std::map<std::string, std::string> contents(StateStore& store) {
+  std::map<std::string, std::string> out;
+  store.forEach(
+      [&](std::string_view k, std::string_view v) { out[std::string(k)] = std::string(v); });
+  return out;
+}
+
+std::string prefixed(int op, const std::string& key) {
+  std::string p(8, '\0');
+  p[3] = static_cast<char>(op);
+  return p + key;
+}
+
+// One epoch of a flow: the writes, then the checkpoint and its copy.
+void epoch(StateStore& store, StateCopyKeeper& keeper, CheckpointDir& dir, uint64_t n,
+           const std::function<void(StateTable&)>& writes, std::string* failed = nullptr) {
+  {
+    auto table = store.table(1, 0);
+    writes(*table);
+    table->flush();
+  }
+  CheckpointInfo info;
+  info.epoch = n;
+  info.epochEndMicros = static_cast<int64_t>(n) * 1000;
+  info.hasState = true;
+  std::vector<StateChange> changes;
+  dir.write(info, [&](const std::string& d) {
+    store.snapshot(d, &changes);
+    keeper.collect(store, changes);
+  });
+  std::string error = keeper.write(info, std::move(changes));
+  if (failed) *failed = error;
+}
+
+}  // namespace
+
+TEST_CASE("a state store records what changed between two snapshots, each key once") {
+  TempDir tmp;
+  auto store = openStore(tmp.sub("s"), true);
+  {
+    auto t = store->table(1, 0);
+    t->put("a", "1");
+    t->put("b", "2");
+    t->put("a", "3");
+    t->flush();
+  }
+  std::vector<StateChange> changes;
+  store->snapshot(tmp.sub("c1"), &changes);
+  REQUIRE(changes.size() == 2);
+  CHECK(changes[0].key == prefixed(1, "a"));
+  CHECK(changes[0].value == std::optional<std::string>("3"));
+  {
+    auto t = store->table(1, 0);
+    t->erase("b");
+    t->flush();
+  }
+  changes.clear();
+  store->snapshot(tmp.sub("c2"), &changes);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].key == prefixed(1, "b"));
+  CHECK_FALSE(changes[0].value.has_value());
+  // A store that does not record gives nothing.
+  auto plain = openStore(tmp.sub("p"), false);
+  plain->table(1, 0)->put("x", "y");
+  changes.clear();
+  plain->snapshot(tmp.sub("c3"), &changes);
+  CHECK(changes.empty());
+}
+
+TEST_CASE("the copy follows each checkpoint, and another machine restores the newest one") {
+  TempDir tmp;
+  auto copy = std::make_shared<MemCopy>();
+  CheckpointDir here(tmp.sub("here"), 3);
+  auto store = openStore(tmp.sub("state"), true);
+  StateCopyKeeper keeper(copy);
+  CHECK_FALSE(
+      keeper.restore(here, std::nullopt, false, UINT64_MAX, tmp.sub("scratch")).has_value());
+  epoch(*store, keeper, here, 1, [](StateTable& t) {
+    t.put("k1", "1");
+    t.put("k2", "1");
+  });
+  epoch(*store, keeper, here, 2, [](StateTable& t) {
+    t.put("k1", "2");
+    t.erase("k2");
+  });
+  // Incremental writes: the second holds only what changed.
+  REQUIRE(copy->log.size() == 2);
+  CHECK(copy->log[1].changes.size() == 2);
+  CHECK(copy->state() == contents(*store));
+
+  // Another machine, with no checkpoint of its own, restores epoch 2 from the copy.
+  CheckpointDir there(tmp.sub("there"), 3);
+  StateCopyKeeper heir(copy);
+  std::optional<CheckpointInfo> got =
+      heir.restore(there, std::nullopt, false, UINT64_MAX, tmp.sub("scratch2"));
+  REQUIRE(got.has_value());
+  CHECK(got->epoch == 2);
+  CHECK(there.latest()->epoch == 2);
+  CheckpointDir::restoreState(*got, tmp.sub("state2"));
+  auto restored = openStore(tmp.sub("state2"), true);
+  CHECK(contents(*restored) == contents(*store));
+  // In step with the copy: its next write is incremental.
+  epoch(*restored, heir, there, 3, [](StateTable& t) { t.put("k3", "3"); });
+  CHECK(copy->log.back().changes.size() == 1);
+
+  // The first machine's own checkpoint (epoch 2) is older than the copy's (3):
+  // the copy wins when the flow comes back.
+  StateCopyKeeper back(copy);
+  got = back.restore(here, here.latest(), false, UINT64_MAX, tmp.sub("scratch3"));
+  REQUIRE(got.has_value());
+  CHECK(got->epoch == 3);
+  // With exactly-once output committed only up to epoch 2, the copy of epoch 3
+  // is not used.
+  StateCopyKeeper bounded(copy);
+  CheckpointDir fresh(tmp.sub("fresh"), 3);
+  CHECK_FALSE(bounded.restore(fresh, std::nullopt, false, 2, tmp.sub("scratch4")).has_value());
+}
+
+TEST_CASE("a keeper out of step writes the whole state and removes the copy's stale keys") {
+  TempDir tmp;
+  auto copy = std::make_shared<MemCopy>();
+  // The copy holds an older flow's state: k-old and k-both.
+  copy->log.push_back(
+      {CheckpointInfo{}, {{prefixed(1, "k-old"), "x"}, {prefixed(1, "k-both"), "x"}}});
+  copy->log.back().checkpoint->epoch = 7;
+  copy->clear();  // a new flow of the same name
+  CheckpointDir dir(tmp.sub("ck"), 3);
+  StateCopyKeeper keeper(copy);
+  // The cleared copy is no state: nothing to restore.
+  CHECK_FALSE(keeper.restore(dir, std::nullopt, false, UINT64_MAX, tmp.sub("scratch")).has_value());
+  auto store = openStore(tmp.sub("state"), true);
+  epoch(*store, keeper, dir, 1, [](StateTable& t) {
+    t.put("k-both", "1");
+    t.put("k-new", "1");
+  });
+  // A whole write: both entries, and a removal of k-old.
+  const auto& whole = copy->log.back().changes;
+  CHECK(whole.size() == 3);
+  CHECK(copy->state() == contents(*store));
+  std::set<std::string> keys = copy->read().keys;
+  CHECK(keys.count(prefixed(1, "k-old")) == 1);  // still a key of the log, now removed
+  // Incremental afterwards.
+  epoch(*store, keeper, dir, 2, [](StateTable& t) { t.put("k-new", "2"); });
+  CHECK(copy->log.back().changes.size() == 1);
+  CHECK(copy->state() == contents(*store));
+}
+
+TEST_CASE("a failed write's changes go with the next one") {
+  TempDir tmp;
+  auto copy = std::make_shared<MemCopy>();
+  CheckpointDir dir(tmp.sub("ck"), 3);
+  auto store = openStore(tmp.sub("state"), true);
+  StateCopyKeeper keeper(copy);
+  keeper.restore(dir, std::nullopt, false, UINT64_MAX, tmp.sub("scratch"));
+  epoch(*store, keeper, dir, 1, [](StateTable& t) { t.put("a", "1"); });
+  copy->failNext = true;
+  std::string failed;
+  epoch(
+      *store, keeper, dir, 2, [](StateTable& t) { t.put("b", "2"); }, &failed);
+  CHECK(failed.find("broker away") != std::string::npos);
+  CHECK(copy->read().checkpoint->epoch == 1);
+  epoch(
+      *store, keeper, dir, 3, [](StateTable& t) { t.erase("a"); }, &failed);
+  CHECK(failed.empty());
+  CHECK(copy->read().checkpoint->epoch == 3);
+  CHECK(copy->state() == contents(*store));
+  CHECK(copy->state() == std::map<std::string, std::string>{{prefixed(1, "b"), "2"}});
+}
