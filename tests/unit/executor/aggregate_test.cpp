@@ -16,6 +16,7 @@
 #include "common/expr.h"
 #include "executor/operators/aggregate.h"
 #include "capture_operator.h"
+#include "tests/unit/executor/state_test_util.h"
 
 using namespace rtsql;
 
@@ -132,21 +133,6 @@ WindowSpec session(int64_t gap) {
 struct MemoryBackend {};
 struct RocksBackend {};
 
-// A fresh directory under /tmp, removed with everything in it at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = std::filesystem::path("/tmp") /
-           ("rtsql_aggregate_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter.fetch_add(1)));
-    std::filesystem::remove_all(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
 // An aggregate wired to a Capture, with its state table kept visible.
 struct Harness {
   Harness(const AggregateSpec& s, MemoryBackend = {}) {
@@ -158,7 +144,7 @@ struct Harness {
   }
   // A small cache budget (256 KiB) makes large tests evict to RocksDB.
   Harness(const AggregateSpec& s, RocksBackend, int64_t cacheBytes = 256 * 1024) {
-    dir = std::make_unique<TempDir>();
+    dir = std::make_unique<testing::TempDir>("aggregate_test");
     StateStoreOptions o;
     o.path = dir->path.string();
     o.cacheBytes = cacheBytes;
@@ -178,7 +164,7 @@ struct Harness {
   uint64_t dropped() const { return op->stats().numRowsDroppedByWatermark.load(); }
 
   // Declared in destruction order: the operator (and its table) go first.
-  std::unique_ptr<TempDir> dir;
+  std::unique_ptr<testing::TempDir> dir;
   std::unique_ptr<StateStore> store;
   MemoryTable* table = nullptr;  // the in-memory table, when that is the backend
   StateTable* anyTable = nullptr;
@@ -611,7 +597,7 @@ TEST_CASE("aggregate: many keys without a window, state mostly on disk") {
 }
 
 TEST_CASE("aggregate: state flushed at an epoch end is what a new operator on the table sees") {
-  TempDir dir;
+  testing::TempDir dir("aggregate_test");
   StateStoreOptions o;
   o.path = dir.path.string();
   auto store = StateStore::open(o);

@@ -12,26 +12,12 @@
 #include "common/crc32.h"
 #include "common/error.h"
 #include "executor/state/state_store.h"
+#include "tests/unit/executor/state_test_util.h"
 
 using namespace rtsql;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::path("/tmp") / ("rtsql_ckpt_test_" + std::to_string(::getpid()) + "_" +
-                               std::to_string(counter.fetch_add(1)));
-    fs::remove_all(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
 
 CheckpointInfo sample(uint64_t epoch) {
   CheckpointInfo info;
@@ -118,7 +104,7 @@ TEST_CASE("checkpoint metadata keeps each position's resume token") {
 }
 
 TEST_CASE("checkpoints are written atomically, found newest first, and retained") {
-  TempDir tmp;
+  testing::TempDir tmp("ckpt_test");
   CheckpointDir dir(tmp.sub("ckpt"), 2);
   CHECK(!dir.latest());
 
@@ -185,7 +171,7 @@ TEST_CASE("checkpoints are written atomically, found newest first, and retained"
 }
 
 TEST_CASE("a reset removes every checkpoint and stays pending until a checkpoint after it") {
-  TempDir tmp;
+  testing::TempDir tmp("ckpt_test");
   CheckpointDir dir(tmp.sub("ckpt"), 3);
   CHECK(!dir.pendingReset());
   for (uint64_t e = 1; e <= 3; ++e) {
@@ -209,7 +195,7 @@ TEST_CASE("a reset removes every checkpoint and stays pending until a checkpoint
 }
 
 TEST_CASE("a state snapshot restores exactly the state at the barrier") {
-  TempDir tmp;
+  testing::TempDir tmp("ckpt_test");
   std::string stateDir = tmp.sub("state");
   CheckpointDir dir(tmp.sub("ckpt"), 3);
   CheckpointInfo info = sample(1);

@@ -14,25 +14,11 @@
 #include <map>
 
 #include "common/error.h"
+#include "tests/unit/executor/state_test_util.h"
 
 using namespace rtsql;
 
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = std::filesystem::path("/tmp") / ("rtsql_state_copy_test_" + std::to_string(::getpid()) +
-                                            "_" + std::to_string(counter.fetch_add(1)));
-    std::filesystem::remove_all(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
 
 // The copy as a log of writes, read the way a reader of the topic applies it.
 class MemCopy : public StateCopy {
@@ -127,7 +113,7 @@ void epoch(StateStore& store, StateCopyKeeper& keeper, CheckpointDir& dir, uint6
 }  // namespace
 
 TEST_CASE("a state store records what changed between two snapshots, each key once") {
-  TempDir tmp;
+  testing::TempDir tmp("state_copy_test");
   auto store = openStore(tmp.sub("s"), true);
   {
     auto t = store->table(1, 0);
@@ -160,7 +146,7 @@ TEST_CASE("a state store records what changed between two snapshots, each key on
 }
 
 TEST_CASE("the copy follows each checkpoint, and another machine restores the newest one") {
-  TempDir tmp;
+  testing::TempDir tmp("state_copy_test");
   auto copy = std::make_shared<MemCopy>();
   CheckpointDir here(tmp.sub("here"), 3);
   auto store = openStore(tmp.sub("state"), true);
@@ -209,7 +195,7 @@ TEST_CASE("the copy follows each checkpoint, and another machine restores the ne
 }
 
 TEST_CASE("a keeper out of step writes the whole state and removes the copy's stale keys") {
-  TempDir tmp;
+  testing::TempDir tmp("state_copy_test");
   auto copy = std::make_shared<MemCopy>();
   // The copy holds an older flow's state: k-old and k-both.
   copy->log.push_back(
@@ -238,7 +224,7 @@ TEST_CASE("a keeper out of step writes the whole state and removes the copy's st
 }
 
 TEST_CASE("a failed write's changes go with the next one") {
-  TempDir tmp;
+  testing::TempDir tmp("state_copy_test");
   auto copy = std::make_shared<MemCopy>();
   CheckpointDir dir(tmp.sub("ck"), 3);
   auto store = openStore(tmp.sub("state"), true);

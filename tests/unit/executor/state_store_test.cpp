@@ -14,26 +14,11 @@
 
 #include "common/error.h"
 #include "common/row_codec.h"
+#include "tests/unit/executor/state_test_util.h"
 
 using namespace rtsql;
 
 namespace {
-
-// A fresh directory under /tmp, removed with everything in it at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = std::filesystem::path("/tmp") / ("rtsql_state_test_" + std::to_string(::getpid()) + "_" +
-                                            std::to_string(counter.fetch_add(1)));
-    std::filesystem::remove_all(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
 
 std::unique_ptr<StateStore> openStore(const std::string& path, int64_t cacheBytes = 64LL << 20) {
   StateStoreOptions o;
@@ -64,7 +49,7 @@ std::string valueFor(int i) {
 }  // namespace
 
 TEST_CASE("state store: put, get, erase and size") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   auto store = openStore(dir.sub("db"));
   auto t = store->table(1, 0);
   std::string v;
@@ -113,7 +98,7 @@ TEST_CASE("state store: put, get, erase and size") {
 }
 
 TEST_CASE("state store: tables of different operators and tasks are isolated") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   auto store = openStore(dir.sub("db"));
   // Neighbouring ids, and ids whose prefixes carry into the next byte.
   std::vector<std::pair<int, int>> ids = {{1, 0},   {1, 1},   {2, 0},  {0, 1},
@@ -150,7 +135,7 @@ TEST_CASE("state store: tables of different operators and tasks are isolated") {
 }
 
 TEST_CASE("state store: scan order and bounds with cached writes and erases") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   auto store = openStore(dir.sub("db"));
   auto t = store->table(7, 3);
   // Keys -50..49 as order-preserving integers, inserted out of order; half are
@@ -217,7 +202,7 @@ TEST_CASE("state store: scan order and bounds with cached writes and erases") {
 }
 
 TEST_CASE("state store: state larger than the memory budget") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   const int64_t budget = 64 * 1024;
   auto store = openStore(dir.sub("db"), budget);
   auto t = store->table(1, 0);
@@ -262,7 +247,7 @@ TEST_CASE("state store: state larger than the memory budget") {
 }
 
 TEST_CASE("state store: tables of several tasks share the budget from several threads") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   const int64_t budget = 128 * 1024;
   auto store = openStore(dir.sub("db"), budget);
   const int tasks = 2, n = 20000;
@@ -296,7 +281,7 @@ TEST_CASE("state store: tables of several tasks share the budget from several th
 }
 
 TEST_CASE("state store: snapshot, reopen and destroy on close") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   std::string snap = dir.sub("snap-1");
   {
     auto store = openStore(dir.sub("db"), 16 * 1024);
@@ -357,7 +342,7 @@ TEST_CASE("state store: snapshot, reopen and destroy on close") {
 }
 
 TEST_CASE("state store: an unusable path is SQLSTATE 58030 naming the path") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   std::filesystem::create_directories(dir.path);
   std::string file = dir.sub("not-a-dir");
   std::ofstream(file) << "x";
@@ -379,7 +364,7 @@ TEST_CASE("state store: an unusable path is SQLSTATE 58030 naming the path") {
 }
 
 TEST_CASE("state store: throughput (printed, not asserted)") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   const int n = 200000;
   for (int64_t budget : {int64_t{256} << 20, int64_t{1} << 20}) {
     auto store = openStore(dir.sub("db-" + std::to_string(budget)), budget);
@@ -407,7 +392,7 @@ TEST_CASE("state store: throughput (printed, not asserted)") {
 }
 
 TEST_CASE("state store: a scan merges the writes since the last flush and writes nothing") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   std::string snap = dir.sub("snap");
   {
     auto store = openStore(dir.sub("db"));
@@ -441,7 +426,7 @@ TEST_CASE("state store: a scan merges the writes since the last flush and writes
 }
 
 TEST_CASE("state store: a scan sees the entries evicted while it runs") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   auto store = openStore(dir.sub("db"), 32 * 1024);
   auto t = store->table(4, 0);
   // Dirty entries in the scanned range; the visitor writes far more than the
@@ -462,7 +447,7 @@ TEST_CASE("state store: a scan sees the entries evicted while it runs") {
 }
 
 TEST_CASE("state store: erased keys leave the cache at the flush") {
-  TempDir dir;
+  testing::TempDir dir("state_test");
   auto store = openStore(dir.sub("db"));
   auto t = store->table(6, 0);
   for (int i = 0; i < 1000; ++i) t->put(intKey(i), valueFor(i));

@@ -1,11 +1,12 @@
 // Test state backends shared by the stateful operators' tests: an in-memory
 // StateTable over a std::map (tables made from the same storage see the same
 // data, so a test can "reopen" state), and the RocksDB store with a cache far
-// smaller than the state, so reads go to disk.
+// smaller than the state, so reads go to disk; and a scratch directory.
 #pragma once
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -82,6 +83,25 @@ struct RocksBackend {
   std::unique_ptr<StateTable> table() { return store->table(kOperatorId, 0); }
   int flushes() const { return -1; }  // not observable; the restart test covers it
   std::unique_ptr<StateStore> store;
+};
+
+// A fresh directory under /tmp named after `what`, removed with everything in
+// it at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& what) {
+    static std::atomic<int> counter{0};
+    path = std::filesystem::path("/tmp") / ("rtsql_" + what + "_" + std::to_string(::getpid()) +
+                                            "_" + std::to_string(counter.fetch_add(1)));
+    std::filesystem::remove_all(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string sub(const std::string& name) const { return (path / name).string(); }
 };
 
 }  // namespace rtsql::testing
