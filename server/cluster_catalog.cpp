@@ -389,14 +389,9 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
 
   txError(rd_kafka_begin_transaction(producer.get()), "begin a transaction");
   for (const auto& write : writes) {
-    const std::string& key = write.first;
     const std::optional<std::string>& value = write.second;
-    void* payload = value ? const_cast<char*>(value->data()) : nullptr;
-    const size_t length = value ? value->size() : 0;
-    rd_kafka_resp_err_t err = rd_kafka_producev(
-        producer.get(), RD_KAFKA_V_TOPIC(impl_->topic.c_str()), RD_KAFKA_V_PARTITION(0),
-        RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(payload, length),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    rd_kafka_resp_err_t err = kafka::produceRecord(producer.get(), impl_->topic, 0, write.first,
+                                                   value ? &*value : nullptr);
     if (err) {
       rd_kafka_error_destroy(rd_kafka_abort_transaction(producer.get(), kCatalogTimeoutMs));
       throw unreachable(bootstrap,

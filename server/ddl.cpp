@@ -72,7 +72,6 @@ void Engine::persistWantRunning(const std::string& flow, bool run) {
   persistCatalog(change);
 }
 
-
 void Engine::setWantRunning(const std::string& flow, bool run) {
   std::lock_guard lock(flowsMu_);
   FlowControl& c = flows_[toLower(flow)].control;

@@ -441,4 +441,26 @@ bool ensureEmbeddedTopics(const std::string& bootstrap, const std::vector<std::s
   return true;
 }
 
+rd_kafka_resp_err_t produceRecord(rd_kafka_t* rk, const std::string& topic, int32_t partition,
+                                  std::string_view key, const std::string* value) {
+  rd_kafka_vu_t vus[5];
+  vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+  vus[0].u.cstr = topic.c_str();
+  vus[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+  vus[1].u.i32 = partition;
+  vus[2].vtype = RD_KAFKA_VTYPE_KEY;
+  vus[2].u.mem.ptr = const_cast<char*>(key.data());
+  vus[2].u.mem.size = key.size();
+  vus[3].vtype = RD_KAFKA_VTYPE_VALUE;
+  vus[3].u.mem.ptr = value ? const_cast<char*>(value->data()) : nullptr;
+  vus[3].u.mem.size = value ? value->size() : 0;
+  vus[4].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+  vus[4].u.i = RD_KAFKA_MSG_F_COPY;
+  rd_kafka_error_t* error = rd_kafka_produceva(rk, vus, 5);
+  if (!error) return RD_KAFKA_RESP_ERR_NO_ERROR;
+  rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+  rd_kafka_error_destroy(error);
+  return code;
+}
+
 }  // namespace rtsql::kafka

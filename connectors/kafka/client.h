@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,11 @@ SqlError authenticationError(const rd_kafka_t* rk, const std::string& bootstrap,
 std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>& topics,
                                  const std::string& bootstrap, int timeoutMs = kMetadataTimeoutMs);
 
+// Queues one record, copied, for partition `partition` of `topic`: `key`, and
+// `value` (null: a tombstone). Returns librdkafka's error (0: queued); a full
+// queue is RD_KAFKA_RESP_ERR__QUEUE_FULL, for the caller to wait on.
+rd_kafka_resp_err_t produceRecord(rd_kafka_t* rk, const std::string& topic, int32_t partition,
+                                  std::string_view key, const std::string* value);
 // When `bootstrap` is the embedded broker, creates the missing topics there
 // with its default partition count and returns true.
 bool ensureEmbeddedTopics(const std::string& bootstrap, const std::vector<std::string>& topics);

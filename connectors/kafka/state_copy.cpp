@@ -71,12 +71,7 @@ void KafkaStateCopy::commit(const std::vector<StateChange>& changes, const std::
   if (rd_kafka_error_t* e = rd_kafka_begin_transaction(p)) fail(e, "begin a transaction");
   auto send = [&](std::string_view key, const std::string* value) {
     for (int attempt = 0;; ++attempt) {
-      rd_kafka_resp_err_t err =
-          rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
-                            RD_KAFKA_V_KEY(key.data(), key.size()),
-                            RD_KAFKA_V_VALUE(value ? const_cast<char*>(value->data()) : nullptr,
-                                             value ? value->size() : 0),
-                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      rd_kafka_resp_err_t err = produceRecord(p, topic_, 0, key, value);
       if (!err) return;
       // A full queue drains as the broker acknowledges: wait, bounded.
       if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && attempt < 3000) {

@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""Failover time of a cluster of rtsqld (docs/operations.md, "Running a cluster").
+
+    bench/cluster_failover.py [--keys 100000] [--bootstrap 127.0.0.1:29700]
+                              [--node-timeout 6] [--rate 200]
+
+Two nodes of one cluster on the Kafka at --bootstrap (Apache Kafka from
+scripts/kafka.sh; RTSQL_BIN_DIR names the build). A GROUP BY flow counts
+--keys keys (one record each, written first), with a checkpoint every second
+(so its state copy in Kafka holds them all). Then records of one more key
+stream at --rate per second, each carrying its send time; the node that runs
+the flow is killed with SIGKILL, and the benchmark waits for the other node's
+first output. It prints one JSON line:
+
+- failover_ms: kill to the first output record written after it (only the
+  other node can write it), by the broker's timestamps;
+- floor_ms: the group's session timeout (--node-timeout), the part of that
+  which is Kafka's detection of the dead node and no work of rtsql;
+- restore_ms: the new node's restore (reading the copy, writing it as a
+  checkpoint, opening it), from its progress JSON;
+- copy_records: the state copy topic's records (its size in entries).
+
+Every wait is bounded; the nodes are killed on the way out.
+"""
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import psycopg
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+BIN = os.environ.get("RTSQL_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "build"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, check, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            got = check()
+            if got:
+                return got
+        except psycopg.Error:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"{what}: not within {timeout} s")
+
+
+class Node:
+    def __init__(self, home, cluster, bootstrap, name, timeout):
+        self.name = name
+        self.port = free_port()
+        os.makedirs(home, exist_ok=True)
+        self.log = open(os.path.join(home, f"rtsqld.{name}.log"), "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(BIN, "server", "rtsqld"), "--port", str(self.port), "--data-dir",
+             os.path.join(home, "data"), "--cluster", cluster, "--kafka", bootstrap,
+             "--node-name", name, "--node-timeout", str(timeout)],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for(f"node {name} answers", lambda: self.query("SELECT 1"), 60)
+
+    def query(self, sql):
+        with psycopg.connect(host="127.0.0.1", port=self.port, dbname="rtsql", autocommit=True,
+                             connect_timeout=10) as c:
+            cur = c.execute(sql)
+            return cur.fetchall() if cur.description else True
+
+    def state(self, flow):
+        return {r[0]: r[2] for r in self.query("SHOW FLOWS")}.get(flow)
+
+    def progress(self, flow):
+        v = self.query(f"SHOW PROGRESS {flow}")[0][0]
+        return v if isinstance(v, dict) else json.loads(v)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+def end_offset(bootstrap, topic):
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-" + uuid.uuid4().hex})
+    try:
+        return c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+    finally:
+        c.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keys", type=int, default=100000)
+    ap.add_argument("--bootstrap", default="127.0.0.1:29700")
+    ap.add_argument("--node-timeout", type=int, default=6)
+    ap.add_argument("--rate", type=int, default=200)
+    args = ap.parse_args()
+
+    uid = "bf" + uuid.uuid4().hex[:8]
+    topic_in, topic_out = f"{uid}_in", f"{uid}_out"
+    admin = AdminClient({"bootstrap.servers": args.bootstrap})
+    for f in admin.create_topics([NewTopic(t, 1, 1) for t in (topic_in, topic_out)]).values():
+        f.result(timeout=30)
+    producer = Producer({"bootstrap.servers": args.bootstrap, "linger.ms": 20})
+    for i in range(args.keys):
+        producer.produce(topic_in, json.dumps({"k": f"k{i}", "ts": 0}).encode())
+        if i % 10000 == 0:
+            producer.poll(0)
+    producer.flush(120)
+
+    home = tempfile.mkdtemp(prefix="rtsql-failover-")
+    nodes = []
+    try:
+        nodes = [Node(os.path.join(home, n), uid, args.bootstrap, n, args.node_timeout) for n in "ab"]
+        opts = f"connector = 'kafka', 'kafka.bootstrap.servers' = '{args.bootstrap}'"
+        nodes[0].query(f"CREATE SOURCE ev (k STRING, ts BIGINT) WITH ({opts}, subscribe = '{topic_in}', "
+                       "startingOffsets = 'earliest', format = 'json')")
+        nodes[0].query(f"CREATE SINK out WITH ({opts}, topic = '{topic_out}', format = 'json')")
+        nodes[0].query("CREATE FLOW cnt INTO out CHECKPOINT INTERVAL '1 second' "
+                       "AS SELECT k, count(*) AS cnt, max(ts) AS ts FROM ev GROUP BY k")
+        # Every key counted, and checkpointed (so copied) twice after that.
+        victim = wait_for("one node runs cnt",
+                          lambda: next((n for n in nodes if n.state("cnt") == "running"), None), 120)
+        wait_for("every key counted", lambda: end_offset(args.bootstrap, topic_out) >= args.keys, 600)
+        first = wait_for("a checkpoint", lambda: (victim.progress("cnt").get("checkpoint") or {}).get("epoch"), 120)
+        wait_for("two more checkpoints",
+                 lambda: (victim.progress("cnt").get("checkpoint") or {}).get("epoch", 0) >= first + 2, 120)
+        heir = next(n for n in nodes if n is not victim)
+
+        # A steady stream, then the kill.
+        consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": "bench-" + uuid.uuid4().hex,
+                             "auto.offset.reset": "latest", "enable.auto.commit": False})
+        consumer.assign([TopicPartition(topic_out, 0, end_offset(args.bootstrap, topic_out))])
+        sent = 0
+        t_start = time.time()
+        killed_ms = None
+        after = None
+        deadline = time.monotonic() + 300
+        while after is None and time.monotonic() < deadline:
+            now = time.time()
+            while sent < (now - t_start) * args.rate:
+                producer.produce(topic_in, json.dumps({"k": "probe", "ts": int(now * 1000)}).encode())
+                sent += 1
+            producer.poll(0)
+            if killed_ms is None and now - t_start > 2:
+                killed_ms = int(time.time() * 1000)
+                victim.kill()
+            for m in consumer.consume(num_messages=1000, timeout=0.05):
+                if m.error() or killed_ms is None:
+                    continue
+                if m.timestamp()[1] > killed_ms:
+                    after = m.timestamp()[1]
+                    break
+        consumer.close()
+        if after is None:
+            raise SystemExit("no output from the other node within 300 s")
+        recovery = wait_for("the heir's progress", lambda: heir.progress("cnt").get("recovery"), 60)
+        copy_topic = next(t for t in admin.list_topics(timeout=10).topics if t.startswith(f"_rtsql-{uid}-state-"))
+        print(json.dumps({
+            "keys": args.keys,
+            "failover_ms": after - killed_ms,
+            "floor_ms": args.node_timeout * 1000,
+            "restore_ms": recovery.get("restoreMs"),
+            "restored_epoch": recovery.get("fromEpoch"),
+            "copy_records": end_offset(args.bootstrap, copy_topic),
+        }))
+    finally:
+        for n in nodes:
+            n.kill()
+        producer.flush(10)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
