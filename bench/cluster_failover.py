@@ -130,11 +130,16 @@ def main():
         nodes[0].query(f"CREATE SINK out WITH ({opts}, topic = '{topic_out}', format = 'json')")
         nodes[0].query("CREATE FLOW cnt INTO out CHECKPOINT INTERVAL '1 second' "
                        "AS SELECT k, count(*) AS cnt, max(ts) AS ts FROM ev GROUP BY k")
-        # Every key counted, and checkpointed (so copied) twice after that.
-        victim = wait_for("one node runs cnt",
-                          lambda: next((n for n in nodes if n.state("cnt") == "running"), None), 120)
+        # Every key counted, and checkpointed (so copied) twice after that,
+        # on the node that runs the flow once the group has settled (the
+        # second node to join takes half of the slots).
         wait_for("every key counted", lambda: end_offset(args.bootstrap, topic_out) >= args.keys, 600)
-        first = wait_for("a checkpoint", lambda: (victim.progress("cnt").get("checkpoint") or {}).get("epoch"), 120)
+
+        def settled():
+            states = [n.state("cnt") for n in nodes]
+            return sorted(states) == ["remote", "running"] and nodes[states.index("running")]
+        victim = wait_for("one node runs cnt", settled, 120)
+        first = wait_for("a checkpoint", lambda: victim.progress("cnt").get("checkpoint"), 120)["epoch"]
         wait_for("two more checkpoints",
                  lambda: (victim.progress("cnt").get("checkpoint") or {}).get("epoch", 0) >= first + 2, 120)
         heir = next(n for n in nodes if n is not victim)
