@@ -21,8 +21,9 @@ import subprocess
 import threading
 
 import psycopg
+import pytest
 
-from cluster import (WAIT_S, flows, run_again_on_40001, runner, sources, start_node, stop_all,
+from cluster import (WAIT_S, Node, flows, run_again_on_40001, runner, sources, start_node, stop_all,
                      two_nodes_reading_a_topic, wait_for)
 from conftest import RTSQLD, unique
 
@@ -136,6 +137,28 @@ def test_statements_at_the_same_moment_leave_one_catalog(broker, start_node):
             rate = "1" if winner is a else "2"
             assert f"'rows-per-second' = '{rate}'" in dict(sources(a))[f"x{i}"], (i, sources(a))
     stop_all(a, b)
+
+
+def test_a_second_node_with_the_same_name_fences_the_first(broker, start_node, tmp_path):
+    """The group's static membership: a node started under a name a live node
+    already has takes the slots, and the first one says why it runs nothing.
+    (The embedded broker does not keep instance ids: Apache Kafka only.)"""
+    if broker.name != "real":
+        pytest.skip("static membership needs Apache Kafka")
+    uid = unique("cld")
+    first = start_node(uid, broker, "x")
+    home = tmp_path / "x-again"
+    home.mkdir()
+    second = Node(home, uid, broker, "x").start()
+    try:
+        wait_for("the first node says it was fenced",
+                 lambda: "left the cluster's group and runs no flow any more"
+                 in first.log_path.read_text(errors="replace"))
+        assert "another node running under the name \"x\"" in first.log_path.read_text()
+        wait_for("the second node holds the slots",
+                 lambda: "holds 0," in second.log_path.read_text(errors="replace"))
+    finally:
+        second.kill()
 
 
 def test_command_line_refusals(tmp_path):
