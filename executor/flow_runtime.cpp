@@ -802,6 +802,10 @@ void FlowRuntime::stop() {
   transaction_.reset();  // after the writers that use it
   reservation_.release();
   if (checkpoints_) stateStore_.reset();
+  // A stopped flow (or one that moved to another node) holds no connection
+  // for its copy; the next start opens one.
+  copyKeeper_.reset();
+  if (stateCopy_) stateCopy_->close();
   if (state_ == FlowState::Running) state_ = FlowState::Stopped;
 }
 

@@ -50,6 +50,8 @@ class StateCopy {
   // state. What it held is then no state of the flow (its keys are still
   // given by read(), for the next whole write to remove). Throws SqlError 08006.
   virtual void clear() = 0;
+  // Lets go of the connections the copy holds until its next use.
+  virtual void close() = 0;
 };
 
 // The copy as one flow keeps it, from the start of a run to its end.

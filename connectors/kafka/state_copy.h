@@ -33,6 +33,7 @@ class KafkaStateCopy final : public StateCopy {
   Contents read() override;
   void write(const CheckpointInfo& info, const std::vector<StateChange>& changes) override;
   void clear() override;
+  void close() override { producer_.reset(); }
 
   const std::string& topic() const { return topic_; }
 

@@ -62,6 +62,7 @@ class MemCopy : public StateCopy {
     log.push_back({info, changes});
   }
   void clear() override { log.push_back({std::nullopt, {}}); }
+  void close() override {}
   std::map<std::string, std::string> state() {
     std::map<std::string, std::string> out;
     for (auto& e : read().entries) out[e.key] = *e.value;
