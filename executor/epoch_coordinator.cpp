@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "executor/state/state_store.h"
 #include "executor/state_copy.h"
 
@@ -129,8 +130,8 @@ void EpochCoordinator::run() {
         // next (the flow goes on meanwhile: its checkpoints are on disk here).
         std::string failed = d.copy->write(info, std::move(changes));
         if (!failed.empty()) {
-          fmt::print(stderr, "rtsqld: flow checkpoint of epoch {} not copied yet: {}\n", info.epoch,
-                     failed);
+          fmt::print(stderr, "{} rtsqld: flow checkpoint of epoch {} not copied yet: {}\n",
+                     formatTimestamp(nowMicros(), true), info.epoch, failed);
         }
       }
       d.checkpoints->clearReset();  // a reset is done once a checkpoint after it is

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/crc32.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/options.h"
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
@@ -28,7 +29,7 @@ constexpr int kTopicWaitMs = 15000;
 constexpr int64_t kHoldersEveryMicros = 3'000'000;
 
 void logLine(const std::string& msg) {
-  std::cerr << "rtsqld: cluster: " << msg << std::endl;
+  std::cerr << formatTimestamp(nowMicros(), true) << " rtsqld: cluster: " << msg << std::endl;
 }
 
 using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t,
@@ -73,7 +74,7 @@ struct ClusterMembership::Impl {
   mutable std::mutex mu;
   std::set<int> held;                  // the slots this node holds
   std::map<int, std::string> holders;  // each slot's last taker, as the group's offsets say
-  bool heldChanged = false;            // since the holders were last read
+  bool heldChanged = false;            // this node's slots are to be claimed (again)
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> joined{false};  // the group has given this node an assignment (maybe empty)
