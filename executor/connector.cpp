@@ -21,6 +21,11 @@ std::unique_ptr<SinkWriter> ConnectorProvider::openTransactionalSink(const SinkS
                              sink.name, sink.connector));
 }
 
+void SinkTransaction::add(const std::string& topic, int, std::string_view, const std::string*) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("this sink's transaction cannot carry records for {}", topic));
+}
+
 std::unique_ptr<FlowDeadLetterWriter> ConnectorProvider::openFlowDeadLetters(
     const PhysicalPlan& plan, FlowDeadLetters which, int) {
   throw SqlError(

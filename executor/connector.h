@@ -190,6 +190,15 @@ class SinkTransaction {
   // Commits the open transaction as epoch `epoch`'s. Throws SqlError (the
   // transaction is then aborted).
   virtual void commit(uint64_t epoch) = 0;
+
+  // What must become visible exactly with an epoch's rows rides the same
+  // transaction (in a cluster, the flow's state copy): the id of the Kafka
+  // cluster the transaction writes to (empty: none), and a record added to
+  // the open transaction, for partition `partition` of `topic` on that
+  // cluster (a null value is a tombstone). add() throws SqlError 08006.
+  virtual std::string kafkaClusterId() { return {}; }
+  virtual void add(const std::string& topic, int partition, std::string_view key,
+                   const std::string* value);
 };
 
 class ConnectorProvider {

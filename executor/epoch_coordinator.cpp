@@ -115,7 +115,16 @@ void EpochCoordinator::run() {
       if (d.transaction) {
         // The epoch's rows become visible to read_committed consumers, with the
         // epoch recorded in the same transaction; the next epoch's opens at once.
+        // The state copy rides it too: a copy written after the commit could
+        // miss a committed epoch (a node killed in between), whose input the
+        // next node would then process, and write, again.
         try {
+          if (d.copy) {
+            std::string failed = d.copy->write(info, std::move(changes), d.transaction);
+            if (!failed.empty()) {
+              throw SqlError(sqlstate::kConnectionFailure, "its state copy: " + failed);
+            }
+          }
           d.transaction->commit(info.epoch);
           if (!final) d.transaction->begin();
         } catch (const SqlError& e) {
@@ -125,7 +134,7 @@ void EpochCoordinator::run() {
           break;
         }
       }
-      if (d.copy) {
+      if (d.copy && !d.transaction) {
         // The copy follows the checkpoint; one it misses is caught up by the
         // next (the flow goes on meanwhile: its checkpoints are on disk here).
         std::string failed = d.copy->write(info, std::move(changes));

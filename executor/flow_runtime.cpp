@@ -294,7 +294,19 @@ void FlowRuntime::start() {
     // so its epoch is processed (and written) again.
     const int64_t committed = transaction_ ? transaction_->recover() : -1;
     copyKeeper_.reset();
-    if (stateCopy_ && needsState) copyKeeper_ = std::make_unique<StateCopyKeeper>(stateCopy_);
+    if (stateCopy_ && needsState) {
+      if (transaction_) {
+        // Exactly-once: the copy is written in the output's transaction.
+        try {
+          stateCopy_->checkWithin(*transaction_);
+        } catch (const SqlError& e) {
+          transaction_.reset();
+          throw SqlError(e.sqlstate(), fmt::format("flow \"{}\": {}", plan_.flowName, e.message()),
+                         SqlError::npos, e.hint());
+        }
+      }
+      copyKeeper_ = std::make_unique<StateCopyKeeper>(stateCopy_);
+    }
     // The copy, when newer than the flow's own checkpoints (it ran on another
     // node since), becomes its newest checkpoint (with exactly-once output,
     // one whose output committed).

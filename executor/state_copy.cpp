@@ -72,7 +72,8 @@ void StateCopyKeeper::collect(StateStore& store, std::vector<StateChange>& chang
   for (; stale != stale_.end(); ++stale) changes.push_back({*stale, std::nullopt});
 }
 
-std::string StateCopyKeeper::write(const CheckpointInfo& info, std::vector<StateChange> changes) {
+std::string StateCopyKeeper::write(const CheckpointInfo& info, std::vector<StateChange> changes,
+                                   SinkTransaction* within) {
   if (!whole_ && !unwritten_.empty()) {
     // The copy is still at the checkpoint before the failed writes: their
     // changes and these together bring it here.
@@ -81,7 +82,7 @@ std::string StateCopyKeeper::write(const CheckpointInfo& info, std::vector<State
     for (auto& [key, value] : unwritten_) changes.push_back({key, value});
   }
   try {
-    copy_->write(info, changes);
+    copy_->write(info, changes, within);
   } catch (const SqlError& e) {
     if (!whole_) {
       unwritten_.clear();

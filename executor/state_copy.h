@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "executor/checkpoint.h"
+#include "executor/connector.h"
 #include "executor/state/state_store.h"
 
 namespace rtsql {
@@ -44,8 +45,16 @@ class StateCopy {
   virtual Contents read() = 0;
   // Writes checkpoint `info` with `changes` (since the copy's previous
   // checkpoint, or, for a whole write, every entry and a removal of each key
-  // the state no longer has), in one atomic write. Throws SqlError 08006.
-  virtual void write(const CheckpointInfo& info, const std::vector<StateChange>& changes) = 0;
+  // the state no longer has), in one atomic write. With `within` (an
+  // exactly-once flow's output transaction), the write is added to that open
+  // transaction instead of one of the copy's own: it becomes visible exactly
+  // when the epoch's rows do, so the copy is always at the epoch whose output
+  // committed last. Throws SqlError 08006.
+  virtual void write(const CheckpointInfo& info, const std::vector<StateChange>& changes,
+                     SinkTransaction* within) = 0;
+  // Throws SqlError 0A000 when writes cannot be added to `transaction` (it
+  // writes to another Kafka cluster than the copy's).
+  virtual void checkWithin(SinkTransaction& transaction) = 0;
   // Marks the copy empty: a new flow of the same name, or a reset of its
   // state. What it held is then no state of the flow (its keys are still
   // given by read(), for the next whole write to remove). Throws SqlError 08006.
@@ -73,8 +82,12 @@ class StateCopyKeeper {
   // the copy is not the state's).
   void collect(StateStore& store, std::vector<StateChange>& changes);
   // After the checkpoint is durable: writes it to the copy. A failure is
-  // returned (empty: written); its changes go with the next write.
-  std::string write(const CheckpointInfo& info, std::vector<StateChange> changes);
+  // returned (empty: written); its changes go with the next write. With
+  // `within`, the write is added to that open transaction (see
+  // StateCopy::write), which the caller then commits; a failure of either
+  // fails the flow's run, whose next run starts from the copy as it is.
+  std::string write(const CheckpointInfo& info, std::vector<StateChange> changes,
+                    SinkTransaction* within = nullptr);
 
  private:
   std::shared_ptr<StateCopy> copy_;

@@ -442,7 +442,8 @@ bool ensureEmbeddedTopics(const std::string& bootstrap, const std::vector<std::s
 }
 
 rd_kafka_resp_err_t produceRecord(rd_kafka_t* rk, const std::string& topic, int32_t partition,
-                                  std::string_view key, const std::string* value) {
+                                  std::string_view key, const std::string* value,
+                                  int queueFullWaitMs) {
   rd_kafka_vu_t vus[5];
   vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
   vus[0].u.cstr = topic.c_str();
@@ -456,11 +457,15 @@ rd_kafka_resp_err_t produceRecord(rd_kafka_t* rk, const std::string& topic, int3
   vus[3].u.mem.size = value ? value->size() : 0;
   vus[4].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
   vus[4].u.i = RD_KAFKA_MSG_F_COPY;
-  rd_kafka_error_t* error = rd_kafka_produceva(rk, vus, 5);
-  if (!error) return RD_KAFKA_RESP_ERR_NO_ERROR;
-  rd_kafka_resp_err_t code = rd_kafka_error_code(error);
-  rd_kafka_error_destroy(error);
-  return code;
+  constexpr int kPollMs = 10;
+  for (int waited = 0;; waited += kPollMs) {
+    rd_kafka_error_t* error = rd_kafka_produceva(rk, vus, 5);
+    if (!error) return RD_KAFKA_RESP_ERR_NO_ERROR;
+    rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+    rd_kafka_error_destroy(error);
+    if (code != RD_KAFKA_RESP_ERR__QUEUE_FULL || waited >= queueFullWaitMs) return code;
+    rd_kafka_poll(rk, kPollMs);
+  }
 }
 
 }  // namespace rtsql::kafka

@@ -85,10 +85,12 @@ std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>&
                                  const std::string& bootstrap, int timeoutMs = kMetadataTimeoutMs);
 
 // Queues one record, copied, for partition `partition` of `topic`: `key`, and
-// `value` (null: a tombstone). Returns librdkafka's error (0: queued); a full
-// queue is RD_KAFKA_RESP_ERR__QUEUE_FULL, for the caller to wait on.
+// `value` (null: a tombstone). A full queue drains as the broker acknowledges:
+// waits for room up to `queueFullWaitMs`. Returns librdkafka's error (0:
+// queued; RD_KAFKA_RESP_ERR__QUEUE_FULL when still full).
 rd_kafka_resp_err_t produceRecord(rd_kafka_t* rk, const std::string& topic, int32_t partition,
-                                  std::string_view key, const std::string* value);
+                                  std::string_view key, const std::string* value,
+                                  int queueFullWaitMs = 30000);
 // When `bootstrap` is the embedded broker, creates the missing topics there
 // with its default partition count and returns true.
 bool ensureEmbeddedTopics(const std::string& bootstrap, const std::vector<std::string>& topics);

@@ -261,6 +261,26 @@ class KafkaSinkTransaction final : public SinkTransaction {
     check(rd_kafka_commit_transaction(rk_, kTransactionTimeoutMs), "commit the transaction");
   }
 
+  std::string kafkaClusterId() override {
+    std::string out;
+    if (char* id = rd_kafka_clusterid(rk_, kTransactionTimeoutMs)) {
+      out = id;
+      rd_kafka_mem_free(rk_, id);
+    }
+    return out;
+  }
+
+  void add(const std::string& topic, int partition, std::string_view key,
+           const std::string* value) override {
+    rd_kafka_resp_err_t err =
+        kafka::produceRecord(rk_, topic, partition, key, value, kTransactionTimeoutMs);
+    if (err) {
+      throw SqlError(sqlstate::kConnectionFailure,
+                     fmt::format("flow \"{}\": cannot add a record for {} to the transaction on {}: {}",
+                                 flowName_, topic, bootstrap_, rd_kafka_err2str(err)));
+    }
+  }
+
  private:
   // Turns a transaction error into a SqlError, aborting the transaction first
   // when it can still be aborted (the rows are then never visible).

@@ -54,7 +54,13 @@ rd_kafka_t* KafkaStateCopy::producer() {
   return producer_.get();
 }
 
-void KafkaStateCopy::commit(const std::vector<StateChange>& changes, const std::string& marker) {
+void KafkaStateCopy::commit(const std::vector<StateChange>& changes, const std::string& marker,
+                            SinkTransaction* within) {
+  if (within) {
+    for (const StateChange& c : changes) within->add(topic_, 0, c.key, c.value ? &*c.value : nullptr);
+    within->add(topic_, 0, kMarkerKey, &marker);
+    return;
+  }
   rd_kafka_t* p = producer();
   auto fail = [&](rd_kafka_error_t* e, const char* what) {
     std::string reason = e ? rd_kafka_error_string(e) : "";
@@ -70,28 +76,40 @@ void KafkaStateCopy::commit(const std::vector<StateChange>& changes, const std::
   };
   if (rd_kafka_error_t* e = rd_kafka_begin_transaction(p)) fail(e, "begin a transaction");
   auto send = [&](std::string_view key, const std::string* value) {
-    for (int attempt = 0;; ++attempt) {
-      rd_kafka_resp_err_t err = produceRecord(p, topic_, 0, key, value);
-      if (!err) return;
-      // A full queue drains as the broker acknowledges: wait, bounded.
-      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && attempt < 3000) {
-        rd_kafka_poll(p, 10);
-        continue;
-      }
-      fail(rd_kafka_error_new(err, "%s", rd_kafka_err2str(err)), "write a state record");
-    }
+    rd_kafka_resp_err_t err = produceRecord(p, topic_, 0, key, value, kTimeoutMs);
+    if (err) fail(rd_kafka_error_new(err, "%s", rd_kafka_err2str(err)), "write a state record");
   };
   for (const StateChange& c : changes) send(c.key, c.value ? &*c.value : nullptr);
   send(kMarkerKey, &marker);
   if (rd_kafka_error_t* e = rd_kafka_commit_transaction(p, kTimeoutMs)) fail(e, "commit");
 }
 
-void KafkaStateCopy::write(const CheckpointInfo& info, const std::vector<StateChange>& changes) {
-  commit(changes, std::string(kCheckpointPrefix) + formatCheckpointMeta(info));
+void KafkaStateCopy::write(const CheckpointInfo& info, const std::vector<StateChange>& changes,
+                           SinkTransaction* within) {
+  commit(changes, std::string(kCheckpointPrefix) + formatCheckpointMeta(info), within);
 }
 
 void KafkaStateCopy::clear() {
-  commit({}, std::string(kReset));
+  commit({}, std::string(kReset), nullptr);
+}
+
+void KafkaStateCopy::checkWithin(SinkTransaction& transaction) {
+  std::string own;
+  if (char* id = rd_kafka_clusterid(producer(), kTimeoutMs)) {
+    own = id;
+    rd_kafka_mem_free(producer(), id);
+  }
+  const std::string sink = transaction.kafkaClusterId();
+  if (own.empty() || sink != own) {
+    throw SqlError(
+        sqlstate::kFeatureNotSupported,
+        fmt::format("'delivery' = 'exactly-once' in a cluster writes the state copy {} in the "
+                    "output's transaction, and the sink is not on the cluster's Kafka at {} "
+                    "(cluster id {}, the sink's {})",
+                    topic_, bootstrap_, own.empty() ? "unknown" : own, sink.empty() ? "none" : sink),
+        SqlError::npos,
+        "put the sink's topic on the cluster's Kafka, or use 'delivery' = 'at-least-once'");
+  }
 }
 
 StateCopy::Contents KafkaStateCopy::read() {

@@ -15,6 +15,10 @@
 // last). A "reset" clears what was read before it. The transactional id is
 // the topic's name: a node that starts writing fences the node that wrote
 // before it (one that was cut off, say), whose open transaction Kafka aborts.
+// An exactly-once flow's writes go into its output's transaction instead
+// (same records; the transactional id is then the flow's, which fences the
+// same way), so the copy and the output commit together; its sink must be on
+// the cluster's Kafka.
 #pragma once
 
 #include <memory>
@@ -31,7 +35,9 @@ class KafkaStateCopy final : public StateCopy {
   ~KafkaStateCopy() override;
 
   Contents read() override;
-  void write(const CheckpointInfo& info, const std::vector<StateChange>& changes) override;
+  void write(const CheckpointInfo& info, const std::vector<StateChange>& changes,
+             SinkTransaction* within) override;
+  void checkWithin(SinkTransaction& transaction) override;
   void clear() override;
   void close() override { producer_.reset(); }
 
@@ -41,7 +47,8 @@ class KafkaStateCopy final : public StateCopy {
   // The producer, made and its transactions initialized at first use (which
   // fences any earlier writer), and the topic made sure of.
   rd_kafka_t* producer();
-  void commit(const std::vector<StateChange>& changes, const std::string& marker);
+  void commit(const std::vector<StateChange>& changes, const std::string& marker,
+              SinkTransaction* within);
 
   std::string bootstrap_;
   std::string topic_;

@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "common/error.h"
+#include "executor/state/state_store.h"
+#include "executor/state_copy.h"
+#include "tests/unit/executor/state_test_util.h"
 
 using namespace rtsql;
 
@@ -77,8 +80,36 @@ class FakeTransaction : public SinkTransaction {
     if (failCommit) throw SqlError(sqlstate::kConnectionFailure, "broker gone");
     calls.push_back("commit " + std::to_string(epoch));
   }
+  void add(const std::string& topic, int, std::string_view key, const std::string*) override {
+    if (failAdd) throw SqlError(sqlstate::kConnectionFailure, "queue full");
+    calls.push_back("add " + topic + (key == "ckpt" ? " ckpt" : ""));
+  }
   std::vector<std::string> calls;
   bool failCommit = false;
+  bool failAdd = false;
+};
+
+// A state copy that says where each write went: into the transaction it is
+// given, or (none given) a write of its own, noted in `calls`.
+class CopyInto : public StateCopy {
+ public:
+  explicit CopyInto(std::vector<std::string>& calls) : calls_(calls) {}
+  Contents read() override { return {}; }
+  void write(const CheckpointInfo& info, const std::vector<StateChange>& changes,
+             SinkTransaction* within) override {
+    if (!within) {
+      calls_.push_back("own write of epoch " + std::to_string(info.epoch));
+      return;
+    }
+    for (const StateChange& c : changes) within->add("copy", 0, c.key, c.value ? &*c.value : nullptr);
+    within->add("copy", 0, "ckpt", nullptr);
+  }
+  void checkWithin(SinkTransaction&) override {}
+  void clear() override {}
+  void close() override {}
+
+ private:
+  std::vector<std::string>& calls_;
 };
 
 std::string scratchDir(const char* name) {
@@ -203,6 +234,74 @@ TEST_CASE("an output transaction that cannot commit fails the flow and commits n
   CHECK(f.failure.find("cannot commit the output of epoch 0: broker gone") != std::string::npos);
   CHECK(f.epochs.committable() == 0);
   std::filesystem::remove_all(root);
+}
+
+TEST_CASE("with exactly-once output the state copy rides the epoch's transaction, before its commit") {
+  testing::TempDir tmp("epochs_copy");
+  StateStoreOptions so;
+  so.path = tmp.sub("state");
+  so.recordChanges = true;
+  auto store = StateStore::open(so);
+  {
+    auto t = store->table(1, 0);
+    t->put("a", "1");
+    t->put("b", "2");
+    t->flush();
+  }
+  CheckpointDir dir(tmp.sub("ckpt"), 3);
+  FakeTransaction tx;
+  StateCopyKeeper keeper(std::make_shared<CopyInto>(tx.calls));
+  Flow f;
+  f.start(1, {&dir, store.get(), &tx, &keeper});
+  REQUIRE(waitFor([&] { return f.epochs.endRequested(0); }));
+  report(f.epochs, 0, 0, 1);
+  REQUIRE(waitFor([&] { return f.epochs.committable() == 1; }));
+  // Both entries and the checkpoint record are in the transaction that
+  // commits the epoch's rows: a reader sees the copy of epoch 0 exactly when
+  // it sees its output.
+  CHECK(tx.calls ==
+        std::vector<std::string>{"add copy", "add copy", "add copy ckpt", "commit 0", "begin"});
+  f.stop();
+}
+
+TEST_CASE("a state copy that cannot join the transaction fails the flow and commits nothing") {
+  testing::TempDir tmp("epochs_copy_fail");
+  StateStoreOptions so;
+  so.path = tmp.sub("state");
+  so.recordChanges = true;
+  auto store = StateStore::open(so);
+  CheckpointDir dir(tmp.sub("ckpt"), 3);
+  FakeTransaction tx;
+  tx.failAdd = true;
+  StateCopyKeeper keeper(std::make_shared<CopyInto>(tx.calls));
+  Flow f;
+  f.start(1, {&dir, store.get(), &tx, &keeper});
+  REQUIRE(waitFor([&] { return f.epochs.endRequested(0); }));
+  report(f.epochs, 0, 0, 1);
+  REQUIRE(waitFor([&] { return f.stopping.load(); }));
+  f.thread.join();
+  CHECK(f.failure.find("cannot commit the output of epoch 0: its state copy: queue full") !=
+        std::string::npos);
+  CHECK(tx.calls.empty());
+  CHECK(f.epochs.committable() == 0);
+}
+
+TEST_CASE("without a transaction the state copy is its own write, after the checkpoint") {
+  testing::TempDir tmp("epochs_copy_own");
+  StateStoreOptions so;
+  so.path = tmp.sub("state");
+  so.recordChanges = true;
+  auto store = StateStore::open(so);
+  CheckpointDir dir(tmp.sub("ckpt"), 3);
+  std::vector<std::string> calls;
+  StateCopyKeeper keeper(std::make_shared<CopyInto>(calls));
+  Flow f;
+  f.start(1, {&dir, store.get(), nullptr, &keeper});
+  REQUIRE(waitFor([&] { return f.epochs.endRequested(0); }));
+  report(f.epochs, 0, 0, 1);
+  REQUIRE(waitFor([&] { return f.epochs.committable() == 1; }));
+  CHECK(calls == std::vector<std::string>{"own write of epoch 0"});
+  f.stop();
 }
 
 TEST_CASE("epoch numbers go on across runs, after a restore and after a reset") {

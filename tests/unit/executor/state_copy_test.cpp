@@ -54,13 +54,16 @@ class MemCopy : public StateCopy {
     }
     return out;
   }
-  void write(const CheckpointInfo& info, const std::vector<StateChange>& changes) override {
+  void write(const CheckpointInfo& info, const std::vector<StateChange>& changes,
+             SinkTransaction* within) override {
+    REQUIRE(within == nullptr);  // the keeper passes on what its caller gives
     if (failNext) {
       failNext = false;
       throw SqlError(sqlstate::kConnectionFailure, "broker away");
     }
     log.push_back({info, changes});
   }
+  void checkWithin(SinkTransaction&) override {}
   void clear() override { log.push_back({std::nullopt, {}}); }
   void close() override {}
   std::map<std::string, std::string> state() {
