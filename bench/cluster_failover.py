@@ -2,7 +2,7 @@
 """Failover time of a cluster of rtsqld (docs/operations.md, "Running a cluster").
 
     bench/cluster_failover.py [--keys 100000] [--bootstrap 127.0.0.1:29700]
-                              [--node-timeout 6] [--rate 200]
+                              [--node-timeout 6] [--rate 200] [--restart]
 
 Two nodes of one cluster on the Kafka at --bootstrap (Apache Kafka from
 scripts/kafka.sh; RTSQL_BIN_DIR names the build). A GROUP BY flow counts
@@ -19,6 +19,11 @@ first output. It prints one JSON line:
 - restore_ms: the new node's restore (reading the copy, writing it as a
   checkpoint, opening it), from its progress JSON;
 - copy_records: the state copy topic's records (its size in entries).
+
+With --restart the killed node is started again at once under its name
+instead (static membership gives it its slots back before the group moves
+them), and failover_ms and restore_ms are its own: a restart on its own
+newest checkpoint, which is also the copy's.
 
 Every wait is bounded; the nodes are killed on the way out.
 """
@@ -106,6 +111,7 @@ def main():
     ap.add_argument("--bootstrap", default="127.0.0.1:29700")
     ap.add_argument("--node-timeout", type=int, default=6)
     ap.add_argument("--rate", type=int, default=200)
+    ap.add_argument("--restart", action="store_true")
     args = ap.parse_args()
 
     uid = "bf" + uuid.uuid4().hex[:8]
@@ -162,6 +168,10 @@ def main():
             if killed_ms is None and now - t_start > 2:
                 killed_ms = int(time.time() * 1000)
                 victim.kill()
+                if args.restart:
+                    heir = Node(os.path.join(home, victim.name), uid, args.bootstrap, victim.name,
+                                args.node_timeout)
+                    nodes.append(heir)
             for m in consumer.consume(num_messages=1000, timeout=0.05):
                 if m.error() or killed_ms is None:
                     continue
@@ -175,6 +185,7 @@ def main():
         copy_topic = next(t for t in admin.list_topics(timeout=10).topics if t.startswith(f"_rtsql-{uid}-state-"))
         print(json.dumps({
             "keys": args.keys,
+            "mode": "restart" if args.restart else "failover",
             "failover_ms": after - killed_ms,
             "floor_ms": args.node_timeout * 1000,
             "restore_ms": recovery.get("restoreMs"),

@@ -139,8 +139,8 @@ void EpochCoordinator::run() {
         // next (the flow goes on meanwhile: its checkpoints are on disk here).
         std::string failed = d.copy->write(info, std::move(changes));
         if (!failed.empty()) {
-          fmt::print(stderr, "{} rtsqld: flow checkpoint of epoch {} not copied yet: {}\n",
-                     formatTimestamp(nowMicros(), true), info.epoch, failed);
+          fmt::print(stderr, "{} rtsqld: flow \"{}\": checkpoint of epoch {} not copied yet: {}\n",
+                     formatTimestamp(nowMicros(), true), flowName_, info.epoch, failed);
         }
       }
       d.checkpoints->clearReset();  // a reset is done once a checkpoint after it is

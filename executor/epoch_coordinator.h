@@ -57,8 +57,9 @@ class EpochCoordinator {
   using FailFn = std::function<void(const std::string& reason, const std::string& sqlstate)>;
 
   // `stopping` is the flow's flag that every thread leaves at once.
-  EpochCoordinator(const std::atomic<bool>& stopping, FailFn fail)
-      : stopping_(stopping), fail_(std::move(fail)) {}
+  // `flowName` names the flow in what the coordinator logs.
+  EpochCoordinator(const std::atomic<bool>& stopping, FailFn fail, std::string flowName = {})
+      : stopping_(stopping), fail_(std::move(fail)), flowName_(std::move(flowName)) {}
 
   // Between runs, while no task thread is running:
   // a restored checkpoint: the next epoch is the one after it.
@@ -119,6 +120,7 @@ class EpochCoordinator {
 
   const std::atomic<bool>& stopping_;
   const FailFn fail_;
+  const std::string flowName_;
 
   std::atomic<uint64_t> requested_{0};    // epochs of this run the tasks were asked to end
   std::atomic<uint64_t> committable_{0};  // epochs of this run that are durable

@@ -164,9 +164,10 @@ FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotP
       slotPool_(slots),
       flowId_(std::move(flowId)),
       stateDir_(std::move(stateDir)),
-      epochs_(stopping_, [this](const std::string& reason, const std::string& sqlstate) {
-        fail(reason, sqlstate);
-      }) {
+      epochs_(
+          stopping_,
+          [this](const std::string& reason, const std::string& sqlstate) { fail(reason, sqlstate); },
+          plan_.flowName) {
   if (!checkpointDir.empty()) {
     checkpoints_ = std::make_unique<CheckpointDir>(std::move(checkpointDir), checkpointRetention);
   }

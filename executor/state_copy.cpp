@@ -20,8 +20,17 @@ std::optional<CheckpointInfo> StateCopyKeeper::restore(CheckpointDir& checkpoint
                                                        const std::optional<CheckpointInfo>& local,
                                                        bool reset, uint64_t maxEpoch,
                                                        const std::string& scratchDir) {
-  StateCopy::Contents copy = copy_->read();
   unwritten_.clear();
+  if (!reset && local) {
+    // In step already: the state restored is the copy's own.
+    std::optional<CheckpointInfo> newest = copy_->newestCheckpoint();
+    if (newest && sameCheckpoint(*newest, *local)) {
+      whole_ = false;
+      stale_.clear();
+      return local;
+    }
+  }
+  StateCopy::Contents copy = copy_->read();
   stale_ = std::move(copy.keys);
   std::optional<CheckpointInfo> result = local;
   const bool useCopy =

@@ -43,6 +43,10 @@ class StateCopy {
   };
   // Reads the whole copy. Throws SqlError 08006 when it cannot be read.
   virtual Contents read() = 0;
+  // The checkpoint the copy is the state of, when it can be told without
+  // reading the whole copy (from its end); nullopt otherwise, and for a copy
+  // that holds none. Throws as read() does.
+  virtual std::optional<CheckpointInfo> newestCheckpoint() = 0;
   // Writes checkpoint `info` with `changes` (since the copy's previous
   // checkpoint, or, for a whole write, every entry and a removal of each key
   // the state no longer has), in one atomic write. With `within` (an
@@ -72,8 +76,10 @@ class StateCopyKeeper {
   // a checkpoint newer than `local` (the flow's own newest; with
   // `maxEpoch`, only one of an epoch at most that), writes it into
   // `checkpoints` as the flow's newest checkpoint, which is returned. With
-  // `reset`, the copy is read only to be replaced. Throws as StateCopy::read
-  // and CheckpointDir::write do.
+  // `reset`, the copy is read only to be replaced. A copy whose newest
+  // checkpoint is `local` itself (a node restarted on its own last
+  // checkpoint) is not read further. Throws as StateCopy::read and
+  // CheckpointDir::write do.
   std::optional<CheckpointInfo> restore(CheckpointDir& checkpoints,
                                         const std::optional<CheckpointInfo>& local, bool reset,
                                         uint64_t maxEpoch, const std::string& scratchDir);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 
 #include "common/clock.h"
@@ -112,7 +114,7 @@ void KafkaStateCopy::checkWithin(SinkTransaction& transaction) {
   }
 }
 
-StateCopy::Contents KafkaStateCopy::read() {
+void KafkaStateCopy::scan(int64_t tail, const std::function<void(const rd_kafka_message_t&)>& fn) {
   // Fences the writer before this one first: its open transaction is aborted,
   // so the end of what is committed comes at once.
   producer();
@@ -123,16 +125,25 @@ StateCopy::Contents KafkaStateCopy::read() {
                  {"enable.auto.offset.store", "false"},
                  {"enable.partition.eof", "true"},
                  {"isolation.level", "read_committed"}});
+  int64_t from = RD_KAFKA_OFFSET_BEGINNING;
+  if (tail > 0) {
+    // From the last `tail` offsets (what the broker has kept of them).
+    int64_t low = 0, high = 0;
+    rd_kafka_resp_err_t err =
+        rd_kafka_query_watermark_offsets(consumer.get(), topic_.c_str(), 0, &low, &high, kTimeoutMs);
+    if (err)
+      throw unreachable(bootstrap_,
+                        fmt::format("did not give the end of {}: {}", topic_, rd_kafka_err2str(err)));
+    from = std::max(low, high - tail);
+  }
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(parts, topic_.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_topic_partition_list_add(parts, topic_.c_str(), 0)->offset = from;
   rd_kafka_resp_err_t err = rd_kafka_assign(consumer.get(), parts);
   rd_kafka_topic_partition_list_destroy(parts);
   if (err)
     throw unreachable(bootstrap_,
                       fmt::format("refused to read {}: {}", topic_, rd_kafka_err2str(err)));
 
-  Contents out;
-  std::map<std::string, std::string> state;
   // Bounded by silence, not by size: a large copy takes as long as it takes
   // while records keep coming.
   int64_t quietSince = monotonicMicros();
@@ -155,35 +166,62 @@ StateCopy::Contents KafkaStateCopy::read() {
       throw unreachable(bootstrap_,
                         fmt::format("could not read {}: {}", topic_, rd_kafka_message_errstr(m)));
     }
-    std::string key(static_cast<const char*>(m->key), m->key_len);
-    if (key == kMarkerKey) {
-      std::string_view value(static_cast<const char*>(m->payload), m->payload ? m->len : 0);
-      if (value == kReset) {
-        out.checkpoint.reset();
-        state.clear();
-      } else if (value.substr(0, kCheckpointPrefix.size()) == kCheckpointPrefix) {
-        out.checkpoint = parseCheckpointMeta(std::string(value.substr(kCheckpointPrefix.size())));
-        if (!out.checkpoint) {
-          throw SqlError(sqlstate::kDataCorrupted,
-                         fmt::format("the state copy in {} is damaged: record {} is no checkpoint",
-                                     topic_, m->offset),
-                         SqlError::npos, "the topic holds only what rtsqld writes there");
-        }
-      }
-      continue;
+    fn(*m);
+  }
+}
+
+std::optional<std::optional<CheckpointInfo>> KafkaStateCopy::marker(const rd_kafka_message_t& m) {
+  if (std::string_view(static_cast<const char*>(m.key), m.key_len) != kMarkerKey) return std::nullopt;
+  std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
+  if (value == kReset) return std::optional<CheckpointInfo>();
+  std::optional<CheckpointInfo> info;
+  if (value.substr(0, kCheckpointPrefix.size()) == kCheckpointPrefix) {
+    info = parseCheckpointMeta(std::string(value.substr(kCheckpointPrefix.size())));
+  }
+  if (!info) {
+    throw SqlError(sqlstate::kDataCorrupted,
+                   fmt::format("the state copy in {} is damaged: record {} is no checkpoint", topic_,
+                               m.offset),
+                   SqlError::npos, "the topic holds only what rtsqld writes there");
+  }
+  return info;
+}
+
+StateCopy::Contents KafkaStateCopy::read() {
+  Contents out;
+  std::map<std::string, std::string> state;
+  scan(0, [&](const rd_kafka_message_t& m) {
+    if (auto checkpoint = marker(m)) {
+      // A reset clears what was read before it.
+      if (!*checkpoint) state.clear();
+      out.checkpoint = std::move(*checkpoint);
+      return;
     }
+    std::string key(static_cast<const char*>(m.key), m.key_len);
     out.keys.insert(key);
-    if (m->payload) {
-      state[key].assign(static_cast<const char*>(m->payload), m->len);
+    if (m.payload) {
+      state[key].assign(static_cast<const char*>(m.payload), m.len);
     } else {
       state.erase(key);
     }
-  }
+  });
   if (out.checkpoint) {
     out.entries.reserve(state.size());
     for (auto& [key, value] : state) out.entries.push_back({key, std::move(value)});
   }
   return out;
+}
+
+std::optional<CheckpointInfo> KafkaStateCopy::newestCheckpoint() {
+  // A write ends with its "ckpt" record and then the transaction's commit
+  // marker: the last few offsets hold it, unless an aborted write came after
+  // (then the caller reads the whole copy).
+  constexpr int64_t kTail = 16;
+  std::optional<CheckpointInfo> newest;
+  scan(kTail, [&](const rd_kafka_message_t& m) {
+    if (auto checkpoint = marker(m)) newest = std::move(*checkpoint);
+  });
+  return newest;
 }
 
 }  // namespace rtsql::kafka

@@ -21,7 +21,9 @@
 // the cluster's Kafka.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "connectors/kafka/client.h"
@@ -35,6 +37,7 @@ class KafkaStateCopy final : public StateCopy {
   ~KafkaStateCopy() override;
 
   Contents read() override;
+  std::optional<CheckpointInfo> newestCheckpoint() override;
   void write(const CheckpointInfo& info, const std::vector<StateChange>& changes,
              SinkTransaction* within) override;
   void checkWithin(SinkTransaction& transaction) override;
@@ -49,6 +52,12 @@ class KafkaStateCopy final : public StateCopy {
   rd_kafka_t* producer();
   void commit(const std::vector<StateChange>& changes, const std::string& marker,
               SinkTransaction* within);
+  // Reads the topic to its end, committed records only, giving each to `fn`:
+  // from its start, or with `tail` from that many offsets before its end.
+  void scan(int64_t tail, const std::function<void(const rd_kafka_message_t&)>& fn);
+  // A "ckpt" record's checkpoint (empty for "reset"); nullopt for a state
+  // entry. Throws SqlError XX001 for a damaged one.
+  std::optional<std::optional<CheckpointInfo>> marker(const rd_kafka_message_t& m);
 
   std::string bootstrap_;
   std::string topic_;

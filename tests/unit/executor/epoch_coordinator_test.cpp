@@ -95,6 +95,7 @@ class CopyInto : public StateCopy {
  public:
   explicit CopyInto(std::vector<std::string>& calls) : calls_(calls) {}
   Contents read() override { return {}; }
+  std::optional<CheckpointInfo> newestCheckpoint() override { return std::nullopt; }
   void write(const CheckpointInfo& info, const std::vector<StateChange>& changes,
              SinkTransaction* within) override {
     if (!within) {

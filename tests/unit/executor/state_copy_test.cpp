@@ -30,7 +30,14 @@ class MemCopy : public StateCopy {
   std::vector<Write> log;
   bool failNext = false;
 
+  int reads = 0;  // whole reads
+
+  std::optional<CheckpointInfo> newestCheckpoint() override {
+    --reads;  // read() below is how the log is applied, not a whole read
+    return read().checkpoint;
+  }
   Contents read() override {
+    ++reads;
     Contents out;
     std::map<std::string, std::string> state;
     for (const Write& w : log) {
@@ -247,4 +254,44 @@ TEST_CASE("a failed write's changes go with the next one") {
   CHECK(copy->read().checkpoint->epoch == 3);
   CHECK(copy->state() == contents(*store));
   CHECK(copy->state() == std::map<std::string, std::string>{{prefixed(1, "b"), "2"}});
+}
+
+TEST_CASE("a flow restarted on its own newest checkpoint does not read the whole copy") {
+  testing::TempDir tmp("state_copy_test");
+  auto copy = std::make_shared<MemCopy>();
+  CheckpointDir dir(tmp.sub("ck"), 3);
+  auto store = openStore(tmp.sub("state"), true);
+  StateCopyKeeper keeper(copy);
+  keeper.restore(dir, std::nullopt, false, UINT64_MAX, tmp.sub("scratch"));
+  epoch(*store, keeper, dir, 1, [](StateTable& t) { t.put("a", "1"); });
+  epoch(*store, keeper, dir, 2, [](StateTable& t) { t.put("b", "1"); });
+  store.reset();
+
+  // The same machine comes back on its checkpoint of epoch 2, the copy's.
+  copy->reads = 0;
+  StateCopyKeeper again(copy);
+  std::optional<CheckpointInfo> got =
+      again.restore(dir, dir.latest(), false, UINT64_MAX, tmp.sub("scratch2"));
+  REQUIRE(got.has_value());
+  CHECK(got->epoch == 2);
+  CHECK(got->dir == dir.latest()->dir);  // its own, not one written from the copy
+  CHECK(copy->reads == 0);
+  // In step: the next write holds only what changed.
+  CheckpointDir::restoreState(*got, tmp.sub("state2"));
+  auto restored = openStore(tmp.sub("state2"), true);
+  epoch(*restored, again, dir, 3, [](StateTable& t) { t.put("c", "1"); });
+  CHECK(copy->log.back().changes.size() == 1);
+  CHECK(copy->state() == contents(*restored));
+
+  // A checkpoint older than the copy's newest is not in step: the copy is read.
+  CheckpointDir other(tmp.sub("other"), 3);
+  CheckpointInfo old = *dir.latest();
+  old.epoch = 1;
+  old.epochEndMicros = 1000;
+  StateCopyKeeper behind(copy);
+  copy->reads = 0;
+  got = behind.restore(other, old, false, UINT64_MAX, tmp.sub("scratch3"));
+  CHECK(copy->reads == 1);
+  REQUIRE(got.has_value());
+  CHECK(got->epoch == 3);
 }
