@@ -121,6 +121,8 @@ std::string renderMetrics(const Source& source) {
   Family slotsUsed("rtsql_slots_used", "Task slots held by running flows.");
   Family running("rtsql_flow_running", "1 when the flow is running, else 0.");
   Family failed("rtsql_flow_failed", "1 when the flow has failed, else 0.");
+  Family remote("rtsql_flow_remote",
+                "1 when another node of the cluster runs the flow (or is to run it), else 0.");
   Family flowSlots("rtsql_flow_slots", "Task slots the flow's plan takes.");
   Family epoch("rtsql_flow_epoch", "Id of the flow's current epoch (progress batchId).");
   Family inputRows("rtsql_flow_epoch_input_rows",
@@ -172,6 +174,7 @@ std::string renderMetrics(const Source& source) {
     const Labels flowLabel{{"flow", name}};
     running.add(flowLabel, f.state == "running" ? 1 : 0);
     failed.add(flowLabel, f.state == "failed" ? 1 : 0);
+    remote.add(flowLabel, f.state == "remote" ? 1 : 0);
     if (f.slots) flowSlots.add(flowLabel, *f.slots);
 
     simdjson::dom::element p;
@@ -269,7 +272,7 @@ std::string renderMetrics(const Source& source) {
 
   std::string out;
   for (const Family* fam :
-       {&slotsTotal,   &slotsUsed,       &running,        &failed,       &flowSlots,
+       {&slotsTotal,   &slotsUsed,       &running,        &failed,       &remote,       &flowSlots,
         &epoch,        &inputRows,       &outputRows,     &decodeErrors, &deadLetters,
         &rowErrors,    &inputRate,       &latency,        &recentLatency, &recentOutput,
         &checkpointDuration, &checkpointBytes, &stateRows, &stateMemory, &lateRows,

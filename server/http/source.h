@@ -19,8 +19,8 @@ namespace rtsql::http {
 struct FlowStatus {
   std::string name;
   std::string sink;
-  std::string state;  // "running", "stopped" or "failed"
-  std::string error;  // why it failed; empty otherwise
+  std::string state;  // SHOW FLOWS's: "running", "stopped", "failed", "recovering" or "remote"
+  std::string error;  // SHOW FLOWS's reason (why it failed, where it runs...); empty for none
   std::optional<int> slots;  // none when the flow has no runtime yet
   std::string progressJson;  // SHOW PROGRESS's JSON; empty unless asked for
 };

@@ -483,6 +483,12 @@ TEST_CASE("http metrics: valid exposition format with every family of every flow
   stopped.sink = "out3";
   stopped.state = "stopped";
   src.add(stopped);
+  FlowStatus remote;  // another node of the cluster runs it
+  remote.name = "elsewhere";
+  remote.sink = "out4";
+  remote.state = "remote";
+  remote.error = "runs on node b";
+  src.add(remote);
 
   std::string text = renderMetrics(src);
   std::vector<Sample> samples;
@@ -501,6 +507,9 @@ TEST_CASE("http metrics: valid exposition format with every family of every flow
   CHECK(value("rtsql_flow_running", {{"flow", "bad flow"}}) == 0);
   CHECK(value("rtsql_flow_running", {{"flow", "idle"}}) == 0);
   CHECK(value("rtsql_flow_failed", {{"flow", "bad flow"}}) == 1);
+  CHECK(value("rtsql_flow_running", {{"flow", "elsewhere"}}) == 0);
+  CHECK(value("rtsql_flow_remote", {{"flow", "elsewhere"}}) == 1);
+  CHECK(value("rtsql_flow_remote", {{"flow", "clicks_flow"}}) == 0);
   CHECK(value("rtsql_flow_slots", {{"flow", "clicks_flow"}}) == 2);
   CHECK(value("rtsql_flow_epoch", {{"flow", "clicks_flow"}}) == 4);
   CHECK(value("rtsql_flow_epoch_input_rows", {{"flow", "clicks_flow"}}) == 100);
