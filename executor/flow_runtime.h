@@ -107,6 +107,12 @@ class FlowRuntime {
   // kept by a stateful flow with checkpoints: restored from when it is newer
   // than the flow's own, written at each checkpoint. Set before start().
   void setStateCopy(std::shared_ptr<StateCopy> copy) { stateCopy_ = std::move(copy); }
+  // The share of its source partitions this node reads, for a flow spread
+  // over the nodes of a cluster (PhysicalPlan::spreadsPartitions). Set while
+  // stopped, before start(); it holds for the runs after.
+  void setPartitionShare(const PartitionShare& share) {
+    for (ScanSpec& scan : plan_.scans) scan.share = share;
+  }
 
   // Reserves the slots, opens every source, sink and state table, and starts
   // the tasks. Throws SqlError (and holds nothing) when any of that fails.

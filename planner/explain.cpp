@@ -70,6 +70,11 @@ bool PhysicalPlan::keepsState() const {
   return false;
 }
 
+bool PhysicalPlan::spreadsPartitions() const {
+  return stages.size() == 1 && scans.size() == 1 && scans.front().connector == "kafka" &&
+         scans.front().partitions > 1 && !exactlyOnce && !keepsState();
+}
+
 std::string PhysicalPlan::explain() const {
   std::string out;
   if (sink.connector == "client") {

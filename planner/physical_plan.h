@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,22 @@ inline int64_t sourceIdleTimeoutMicros(const Options& sourceOptions) {
                                    86'400LL * 1000 * 1000);
 }
 
+// The share of a source's partitions one node of a cluster reads, for a flow
+// whose partitions are spread over the nodes: partition index i (numbered over
+// the topics of `subscribe`, in order) is read on this node when `held` has
+// slot (firstSlot + i) % slotCount. slotCount 0 (outside a cluster, or a flow
+// that runs whole on one node): every partition.
+struct PartitionShare {
+  int firstSlot = 0;
+  int slotCount = 0;
+  std::set<int> held;
+
+  bool reads(int index) const {
+    return slotCount == 0 || held.count((firstSlot + index) % slotCount) > 0;
+  }
+  bool operator==(const PartitionShare&) const = default;
+};
+
 struct ScanSpec {
   std::string name;       // source name in the catalog
   std::string connector;  // kafka | datagen
@@ -51,6 +68,7 @@ struct ScanSpec {
   // without it (executor/watermark_tracker.h).
   int64_t idleTimeoutMicros = kDefaultIdleTimeoutMicros;
   int partitions = 0;  // source partitions known at plan time, 0 when unknown
+  PartitionShare share;  // the partitions this node reads (a cluster sets it per run)
 };
 
 // Where a stage's rows go.
@@ -110,6 +128,11 @@ struct PhysicalPlan {
 
   int slots() const;           // total tasks over all stages
   bool keepsState() const;     // some operator is stateful
+  // Whether the flow's source partitions can be spread over the nodes of a
+  // cluster, each node reading a share of them: a flow of one stage (no
+  // shuffle) over one Kafka source of several partitions, keeping no state,
+  // with at-least-once output.
+  bool spreadsPartitions() const;
   std::string explain() const;  // the text EXPLAIN prints
 };
 

@@ -100,7 +100,7 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
         }
         if (wasWanted != main.running) setWantRunning(name, main.running);
         const bool started = main.running && !wasWanted;
-        if (!main.running || !flowRunsHere(name)) {
+        if (!main.running || (rt && !flowRunsHere(name, rt))) {
           if (rt) rt->stop();
           return;
         }
@@ -110,8 +110,9 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
           // supervisor retries it.
           try {
             if (!rt) rt = planRestoredFlow(name);
+            if (!flowRunsHere(name, rt)) return;
             rt->stop();
-            rt->start();
+            startRuntime(name, *rt);
             std::lock_guard flock(flowsMu_);
             flows_[toLower(name)].control.runningSinceMicros = monotonicMicros();
           } catch (const SqlError& e) {

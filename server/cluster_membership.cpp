@@ -4,6 +4,7 @@
 #include <librdkafka/rdkafka.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -294,7 +295,15 @@ bool ClusterMembership::holds(const std::string& name) const {
 }
 
 std::optional<std::string> ClusterMembership::holderOf(const std::string& name) const {
-  const int slot = flowSlot(name, slotCount_);
+  return holderOfSlot(flowSlot(name, slotCount_));
+}
+
+std::set<int> ClusterMembership::held() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->held;
+}
+
+std::optional<std::string> ClusterMembership::holderOfSlot(int slot) const {
   std::lock_guard lock(impl_->mu);
   if (impl_->held.count(slot)) return options_.node;
   auto it = impl_->holders.find(slot);
@@ -302,9 +311,28 @@ std::optional<std::string> ClusterMembership::holderOf(const std::string& name) 
   return it->second;
 }
 
-std::set<int> ClusterMembership::held() const {
+PartitionShare ClusterMembership::share(const std::string& name, int partitions) const {
+  PartitionShare out;
+  out.firstSlot = flowSlot(name, slotCount_);
+  out.slotCount = slotCount_;
   std::lock_guard lock(impl_->mu);
-  return impl_->held;
+  for (int i = 0; i < std::min(partitions, slotCount_); ++i) {
+    const int slot = (out.firstSlot + i) % slotCount_;
+    if (impl_->held.count(slot)) out.held.insert(slot);
+  }
+  return out;
+}
+
+std::set<std::string> ClusterMembership::otherReaders(const std::string& name,
+                                                      int partitions) const {
+  std::set<std::string> out;
+  const int first = flowSlot(name, slotCount_);
+  for (int i = 0; i < std::min(partitions, slotCount_); ++i) {
+    const int slot = (first + i) % slotCount_;
+    std::optional<std::string> node = holderOfSlot(slot);
+    if (node && *node != options_.node) out.insert(*node);
+  }
+  return out;
 }
 
 }  // namespace rtsql

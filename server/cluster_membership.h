@@ -22,6 +22,11 @@
 // offsets: a node commits offset 0 of each slot it is given with its name as
 // the offset's metadata. SHOW FLOWS names the node a remote flow runs on from
 // that (refreshed every few seconds).
+//
+// A flow whose source partitions can be spread (a stateless flow of one
+// stage over a Kafka source of several partitions) is not placed whole: each
+// of its partitions belongs to a slot of its own (share() below), and each
+// node reads the partitions of the slots it holds.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +38,8 @@
 #include <set>
 #include <string>
 #include <thread>
+
+#include "planner/physical_plan.h"
 
 namespace rtsql {
 
@@ -72,6 +79,17 @@ class ClusterMembership {
   std::optional<std::string> holderOf(const std::string& name) const;
   // The slots this node holds.
   std::set<int> held() const;
+  // The node that last took slot `slot` (as holderOf; this node when it holds it).
+  std::optional<std::string> holderOfSlot(int slot) const;
+
+  // A flow spread over the nodes (PhysicalPlan::spreadsPartitions) with
+  // `partitions` source partitions: partition i belongs to slot
+  // (flowSlot(name) + i) % slots, so consecutive partitions go to
+  // consecutive slots and so over the nodes. The share this node reads now
+  // (`held` only has slots of the flow's partitions: it changes only when
+  // they move), and the nodes that read the others.
+  PartitionShare share(const std::string& name, int partitions) const;
+  std::set<std::string> otherReaders(const std::string& name, int partitions) const;
 
  private:
   struct Impl;

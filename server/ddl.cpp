@@ -89,12 +89,18 @@ std::string Engine::flowStateDir(const std::string& flow) const {
 std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::string& flow) {
   // Checkpoints need a data directory to live in; a server without one (some
   // tests) runs flows without them.
-  std::string checkpoints =
-      options_.dataDir.empty() ? std::string() : (std::filesystem::path(flowDir(flow)) / "checkpoints").string();
+  // A flow spread over the nodes of a cluster keeps none: it has no state,
+  // and the positions of its partitions are the offsets its nodes commit to
+  // the flow's group (a checkpoint here would hold stale ones for partitions
+  // read on other nodes since).
+  const bool spread = options_.cluster && plan.spreadsPartitions();
+  std::string checkpoints = options_.dataDir.empty() || spread
+                                ? std::string()
+                                : (std::filesystem::path(flowDir(flow)) / "checkpoints").string();
   auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(flow),
                                        flowStateDir(flow), checkpoints);
   runtime->setRebuildStateWithoutCheckpoint(options_.cluster != nullptr);
-  runtime->setStateCopy(stateCopyFor(flow));
+  if (!spread) runtime->setStateCopy(stateCopyFor(flow));
   return runtime;
 }
 
@@ -311,7 +317,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   try {
     // In a cluster, the node that holds the flow's slot starts it when it
     // reads the new flow (this one, when it holds it).
-    if (flowRunsHere(stmt.name)) runtime->start();
+    if (flowRunsHere(stmt.name, runtime.get())) startRuntime(stmt.name, *runtime);
   } catch (SqlError& e) {
     // Nothing half-starts: the flow is forgotten when it cannot run. A broker
     // without real transactions refuses exactly-once: point at that option.
@@ -458,7 +464,7 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
   requireFlow(catalog_, stmt);
   // A flow another node of the cluster runs is stopped there, when that node
   // reads the change.
-  if (flowRunsHere(stmt.name) && (!rt || rt->state() == FlowState::Stopped)) {
+  if (flowRunsHere(stmt.name, rt) && (!rt || rt->state() == FlowState::Stopped)) {
     out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
   }
   // Recorded first: a flow the file still says runs would start again at the
@@ -478,7 +484,7 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   std::lock_guard lock(ddlMu_);
   FlowRuntime* rt = findRuntime(stmt.name);
   requireFlow(catalog_, stmt);
-  if (!flowRunsHere(stmt.name)) {
+  if (!flowRunsHere(stmt.name, rt)) {
     // Another node of the cluster runs it: the catalog says so, and that node
     // starts it when it reads the change.
     if (stmt.resetState) {
@@ -500,7 +506,7 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   const bool wasRunning = rt->state() == FlowState::Running;
   if (!wasRunning) {
     rt->stop();  // a failed run leaves threads and slots to collect
-    rt->start();
+    startRuntime(stmt.name, *rt);
   }
   try {
     persistWantRunning(stmt.name, true);

@@ -114,8 +114,10 @@ void Engine::persistCatalog(const CatalogChange& change) {
     records.push_back({"function", f->name, f->sql, true, {}});
   for (const auto& p : catalog.processors())
     records.push_back({"processor", p->name, p->sql, true, {}});
-  for (const auto& src : catalog.sources()) records.push_back({"source", src->name, src->sql, true, {}});
-  for (const auto& sink : catalog.sinks()) records.push_back({"sink", sink->name, sink->sql, true, {}});
+  for (const auto& src : catalog.sources())
+    records.push_back({"source", src->name, src->sql, true, {}});
+  for (const auto& sink : catalog.sinks())
+    records.push_back({"sink", sink->name, sink->sql, true, {}});
   for (const auto& t : catalog.tables()) {
     records.push_back({"table", t->name, t->sql, true, {}});
     auto it = inserts.find(toLower(t->name));
@@ -283,21 +285,66 @@ void Engine::supervise() {
   }
 }
 
+bool Engine::flowRunsHere(const std::string& name, const FlowRuntime* rt) const {
+  if (!options_.cluster) return true;
+  if (!membership_) return false;
+  if (spreadHere(rt)) {
+    return !membership_->share(name, rt->plan().scans.front().partitions).held.empty();
+  }
+  return membership_->holds(name);
+}
+
+void Engine::startRuntime(const std::string& name, FlowRuntime& rt) {
+  if (spreadHere(&rt)) {
+    rt.setPartitionShare(membership_->share(name, rt.plan().scans.front().partitions));
+  }
+  rt.start();
+}
+
+namespace {
+
+// "1, 4" of the partitions `share` reads among the first `partitions`.
+std::string partitionList(const PartitionShare& share, int partitions) {
+  std::string out;
+  for (int i = 0; i < partitions; ++i) {
+    if (share.reads(i)) out += fmt::format("{}{}", out.empty() ? "" : ", ", i);
+  }
+  return out;
+}
+
+std::string nodeList(const std::set<std::string>& nodes) {
+  std::string out = nodes.size() == 1 ? "node " : "nodes ";
+  bool first = true;
+  for (const std::string& n : nodes) {
+    out += (first ? "" : ", ") + n;
+    first = false;
+  }
+  return out;
+}
+
+}  // namespace
+
 void Engine::releaseFlows() {
   std::lock_guard ddl(ddlMu_);
-  std::vector<FlowRuntime*> leaving;
+  std::vector<std::pair<FlowRuntime*, std::string>> leaving;
   {
     std::lock_guard lock(flowsMu_);
     for (const auto& [name, entry] : flows_) {
-      if (entry.runtime && !flowRunsHere(name) && entry.runtime->state() != FlowState::Stopped) {
-        leaving.push_back(entry.runtime.get());
+      FlowRuntime* rt = entry.runtime.get();
+      if (!rt || rt->state() == FlowState::Stopped) continue;
+      if (!flowRunsHere(name, rt)) {
+        leaving.emplace_back(rt, "its slot went to another node of the cluster");
+      } else if (spreadHere(rt) &&
+                 rt->plan().scans.front().share !=
+                     membership_->share(name, rt->plan().scans.front().partitions)) {
+        // The supervisor starts it again at once, on the new share.
+        leaving.emplace_back(rt, "its share of the source's partitions changed");
       }
     }
   }
   // Runtimes stay alive under ddlMu_ (only statements drop them).
-  for (FlowRuntime* rt : leaving) {
-    logLine(fmt::format("flow \"{}\" stops here: its slot went to another node of the cluster",
-                        rt->plan().flowName));
+  for (const auto& [rt, why] : leaving) {
+    logLine(fmt::format("flow \"{}\" stops here: {}", rt->plan().flowName, why));
     rt->stop();
   }
 }
@@ -311,7 +358,12 @@ void Engine::superviseOnce() {
   {
     std::lock_guard lock(flowsMu_);
     for (const auto& [name, entry] : flows_) {
-      if (entry.control.wantRunning && flowRunsHere(name)) names.push_back(name);
+      // In a cluster a flow is planned on every node (whether it runs here
+      // may depend on its plan: a spread flow's partitions).
+      if (entry.control.wantRunning &&
+          (flowRunsHere(name, entry.runtime.get()) || (options_.cluster && !entry.runtime))) {
+        names.push_back(name);
+      }
     }
   }
   for (const std::string& name : names) {
@@ -344,8 +396,9 @@ void Engine::superviseOnce() {
     try {
       if (!rt) rt = planRestoredFlow(name);
       if (!rt) continue;
+      if (!flowRunsHere(name, rt)) continue;
       rt->stop();  // collects the threads and slots of a failed run
-      rt->start();
+      startRuntime(name, *rt);
       lock.lock();
       c.failureSeen = false;
       c.lastError.clear();
@@ -364,36 +417,54 @@ void Engine::superviseOnce() {
       ++c.attempts;
       c.nextAttemptMicros = monotonicMicros() + backoffMicros(c.attempts);
       lock.unlock();
-      logLine(fmt::format("flow \"{}\" cannot start: {}; next attempt in {:.1f} s", name, e.message(),
-                          static_cast<double>(backoffMicros(c.attempts)) / 1e6));
+      logLine(fmt::format("flow \"{}\" cannot start: {}; next attempt in {:.1f} s", name,
+                          e.message(), static_cast<double>(backoffMicros(c.attempts)) / 1e6));
     }
   }
 }
 
 std::pair<FlowState, std::string> Engine::flowStatus(const std::string& name,
                                                      const FlowEntry* entry) const {
-  if (entry && !flowRunsHere(name)) {
-    const std::optional<std::string> node = membership_ ? membership_->holderOf(name) : std::nullopt;
+  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
+  if (entry && !flowRunsHere(name, rt)) {
     const char* verb = entry->control.wantRunning ? "runs" : "stopped";
+    if (spreadHere(rt)) {
+      std::set<std::string> readers =
+          membership_->otherReaders(name, rt->plan().scans.front().partitions);
+      if (!readers.empty())
+        return {FlowState::Remote, fmt::format("{} on {}", verb, nodeList(readers))};
+    }
+    const std::optional<std::string> node =
+        membership_ ? membership_->holderOf(name) : std::nullopt;
     if (node) return {FlowState::Remote, fmt::format("{} on node {}", verb, *node)};
     return {FlowState::Remote,
             fmt::format("{} on the node that takes slot {} of the cluster (none has it yet)", verb,
                         flowSlot(name, membership_ ? membership_->slots() : 0))};
   }
-  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
   FlowState state = rt ? rt->state() : FlowState::Stopped;
-  if (state == FlowState::Running) return {state, {}};
+  if (state == FlowState::Running) {
+    if (!spreadHere(rt)) return {state, {}};
+    // A spread flow runs here on its share of the partitions.
+    const int partitions = rt->plan().scans.front().partitions;
+    std::set<std::string> others = membership_->otherReaders(name, partitions);
+    return {state,
+            fmt::format("reads partitions {} of {} here{}",
+                        partitionList(rt->plan().scans.front().share, partitions), partitions,
+                        others.empty() ? "" : "; the others on " + nodeList(others))};
+  }
   if (!entry || !entry->control.wantRunning) {
     if (state == FlowState::Failed) return {state, rt->failureReason()};
     return {FlowState::Stopped, {}};
   }
   const FlowControl& c = entry->control;
-  if (state == FlowState::Failed && !retryable(rt->failureCode())) return {state, rt->failureReason()};
-  std::string why = state == FlowState::Failed && !c.failureSeen ? rt->failureReason() : c.lastError;
+  if (state == FlowState::Failed && !retryable(rt->failureCode()))
+    return {state, rt->failureReason()};
+  std::string why =
+      state == FlowState::Failed && !c.failureSeen ? rt->failureReason() : c.lastError;
   if (why.empty()) return {FlowState::Recovering, "starting"};
   int64_t wait = std::max<int64_t>(0, c.nextAttemptMicros - monotonicMicros());
-  return {FlowState::Recovering,
-          fmt::format("{} (attempt {} in {:.1f} s)", why, c.attempts + 1, static_cast<double>(wait) / 1e6)};
+  return {FlowState::Recovering, fmt::format("{} (attempt {} in {:.1f} s)", why, c.attempts + 1,
+                                             static_cast<double>(wait) / 1e6)};
 }
 
 }  // namespace rtsql

@@ -174,11 +174,18 @@ class Engine : public QueryHandler {
     int64_t runningSinceMicros = 0;
     bool failureSeen = false;      // the runtime's current failure is accounted for
   };
-  // Whether this server runs flow `name`: always outside a cluster; in one,
-  // while this node holds the flow's slot (server/cluster_membership.h).
-  bool flowRunsHere(const std::string& name) const {
-    return !options_.cluster || (membership_ && membership_->holds(name));
+  // Whether this server runs flow `name`, whose runtime is `rt` (null: not
+  // planned yet): always outside a cluster; in one, while this node holds the
+  // flow's slot (server/cluster_membership.h), or for a flow spread over the
+  // nodes (PhysicalPlan::spreadsPartitions), the slot of one of its partitions.
+  bool flowRunsHere(const std::string& name, const FlowRuntime* rt) const;
+  // Whether flow `name` is spread over the nodes of this server's cluster.
+  bool spreadHere(const FlowRuntime* rt) const {
+    return options_.cluster && rt && rt->plan().spreadsPartitions();
   }
+  // Starts flow `name`'s runtime; a spread flow reads this node's share of
+  // its partitions. Throws as FlowRuntime::start.
+  void startRuntime(const std::string& name, FlowRuntime& rt);
   // Stops the runtimes of the flows this node no longer runs (its slots
   // moved to another node). Takes ddlMu_.
   void releaseFlows();

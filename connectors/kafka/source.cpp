@@ -85,7 +85,8 @@ class KafkaSourceTask final : public SourceTask {
     int index = 0;
     for (size_t t = 0; t < topics_.size(); ++t) {
       for (int p = 0; p < counts[t]; ++p, ++index) {
-        if (index % tasks != task) continue;
+        // In a cluster, a flow spread over the nodes reads only this node's share.
+        if (index % tasks != task || !scan.share.reads(index)) continue;
         PartitionState s;
         s.topic = topics_[t];
         s.topicIndex = static_cast<int>(t);

@@ -59,7 +59,8 @@ rd_kafka_t* KafkaStateCopy::producer() {
 void KafkaStateCopy::commit(const std::vector<StateChange>& changes, const std::string& marker,
                             SinkTransaction* within) {
   if (within) {
-    for (const StateChange& c : changes) within->add(topic_, 0, c.key, c.value ? &*c.value : nullptr);
+    for (const StateChange& c : changes)
+      within->add(topic_, 0, c.key, c.value ? &*c.value : nullptr);
     within->add(topic_, 0, kMarkerKey, &marker);
     return;
   }
@@ -108,7 +109,8 @@ void KafkaStateCopy::checkWithin(SinkTransaction& transaction) {
         fmt::format("'delivery' = 'exactly-once' in a cluster writes the state copy {} in the "
                     "output's transaction, and the sink is not on the cluster's Kafka at {} "
                     "(cluster id {}, the sink's {})",
-                    topic_, bootstrap_, own.empty() ? "unknown" : own, sink.empty() ? "none" : sink),
+                    topic_, bootstrap_, own.empty() ? "unknown" : own,
+                    sink.empty() ? "none" : sink),
         SqlError::npos,
         "put the sink's topic on the cluster's Kafka, or use 'delivery' = 'at-least-once'");
   }
@@ -129,11 +131,11 @@ void KafkaStateCopy::scan(int64_t tail, const std::function<void(const rd_kafka_
   if (tail > 0) {
     // From the last `tail` offsets (what the broker has kept of them).
     int64_t low = 0, high = 0;
-    rd_kafka_resp_err_t err =
-        rd_kafka_query_watermark_offsets(consumer.get(), topic_.c_str(), 0, &low, &high, kTimeoutMs);
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(consumer.get(), topic_.c_str(), 0,
+                                                               &low, &high, kTimeoutMs);
     if (err)
-      throw unreachable(bootstrap_,
-                        fmt::format("did not give the end of {}: {}", topic_, rd_kafka_err2str(err)));
+      throw unreachable(
+          bootstrap_, fmt::format("did not give the end of {}: {}", topic_, rd_kafka_err2str(err)));
     from = std::max(low, high - tail);
   }
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
@@ -171,7 +173,8 @@ void KafkaStateCopy::scan(int64_t tail, const std::function<void(const rd_kafka_
 }
 
 std::optional<std::optional<CheckpointInfo>> KafkaStateCopy::marker(const rd_kafka_message_t& m) {
-  if (std::string_view(static_cast<const char*>(m.key), m.key_len) != kMarkerKey) return std::nullopt;
+  if (std::string_view(static_cast<const char*>(m.key), m.key_len) != kMarkerKey)
+    return std::nullopt;
   std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
   if (value == kReset) return std::optional<CheckpointInfo>();
   std::optional<CheckpointInfo> info;
@@ -180,8 +183,8 @@ std::optional<std::optional<CheckpointInfo>> KafkaStateCopy::marker(const rd_kaf
   }
   if (!info) {
     throw SqlError(sqlstate::kDataCorrupted,
-                   fmt::format("the state copy in {} is damaged: record {} is no checkpoint", topic_,
-                               m.offset),
+                   fmt::format("the state copy in {} is damaged: record {} is no checkpoint",
+                               topic_, m.offset),
                    SqlError::npos, "the topic holds only what rtsqld writes there");
   }
   return info;

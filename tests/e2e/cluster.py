@@ -1,6 +1,7 @@
 """Helpers of the cluster tests: nodes of one cluster on one broker, and
 bounded waits for what each node shows."""
 
+import re
 import time
 
 import psycopg
@@ -84,6 +85,44 @@ def runner(flow, *nodes, timeout=WAIT_S):
             return running[0]
         return None
     return wait_for(f"one node runs {flow}", one, timeout=timeout)
+
+
+def placement(flow, nodes):
+    """Where FLOW runs over NODES now, when that is settled: {node name: None}
+    for a flow that runs whole on one node (every other one shows it remote
+    there); for a flow spread over the nodes, {node name: the partitions it
+    reads} when every partition is read on exactly one node (as SHOW FLOWS
+    says: `reads partitions 1, 4 of 6 here`) and every other node shows it
+    remote. None otherwise (a rebalance under way)."""
+    states = {n.name: flows(n).get(flow, ("", "")) for n in nodes}
+    running = {name: reason for name, (state, reason) in states.items() if state == "running"}
+    idle = [reason for name, (state, reason) in states.items() if state != "running"]
+    if not running or any(states[name][0] not in ("running", "remote") for name in states):
+        return None
+    shares, total = {}, None
+    for name, reason in running.items():
+        m = re.match(r"reads partitions ([0-9, ]+) of (\d+) here", reason)
+        if not m:
+            whole = len(running) == 1 and all(f"node {name}" in r for r in idle)
+            return {name: None} if whole else None
+        if total not in (None, int(m.group(2))):
+            return None
+        total = int(m.group(2))
+        shares[name] = {int(p) for p in m.group(1).split(",")}
+    if sorted(p for ps in shares.values() for p in ps) != list(range(total)):
+        return None
+    return shares
+
+
+def readers(flow, *nodes, timeout=WAIT_S):
+    """placement(), waited for: the nodes of NODES that run FLOW, each with the
+    partitions it reads (None: the whole flow)."""
+    return wait_for(f"every partition of {flow} read on one node", lambda: placement(flow, nodes),
+                    timeout=timeout)
+
+
+def running_anywhere(flow, *nodes):
+    return any(flows(n).get(flow, ("", ""))[0] == "running" for n in nodes)
 
 
 def stop_all(*nodes):

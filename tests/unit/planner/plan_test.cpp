@@ -185,6 +185,31 @@ TEST_CASE("task counts follow maxPartitions and the partition count") {
   CHECK(f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM many").slots() == 8);
 }
 
+TEST_CASE("which flows a cluster spreads over its nodes, partition by partition") {
+  FlowFixture f;
+  f.partitions = 4;
+  // One stage, no state, one Kafka source of several partitions, at least once.
+  CHECK(f.flow("CREATE FLOW a INTO alerts AS SELECT user_id FROM clicks WHERE amount > 1")
+            .spreadsPartitions());
+  CHECK_FALSE(f.flow("CREATE FLOW a INTO alerts AS SELECT user_id, count(*) AS n FROM clicks "
+                     "GROUP BY user_id")
+                  .spreadsPartitions());
+  CHECK_FALSE(f.flow("CREATE FLOW a INTO alerts WITH ('delivery' = 'exactly-once') AS "
+                     "SELECT user_id FROM clicks")
+                  .spreadsPartitions());
+  f.partitions = 1;
+  CHECK_FALSE(
+      f.flow("CREATE FLOW a INTO alerts AS SELECT user_id FROM clicks").spreadsPartitions());
+
+  // The share one node reads: partition i belongs to slot (first + i) % slots.
+  PartitionShare share{14, 16, {14, 1}};
+  CHECK(share.reads(0));        // slot 14
+  CHECK_FALSE(share.reads(1));  // slot 15
+  CHECK(share.reads(3));        // slot 1
+  CHECK(share.reads(19));       // slot 1 again: partitions beyond the slots wrap
+  CHECK(PartitionShare{}.reads(7));  // no share set: every partition
+}
+
 TEST_CASE("sink checks: raw needs value; json key option") {
   FlowFixture f;
   std::string sql = "CREATE FLOW f INTO rawout AS SELECT user_id FROM clicks";
