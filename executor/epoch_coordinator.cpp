@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "executor/state/state_store.h"
 #include "executor/state_copy.h"
 
@@ -139,8 +140,8 @@ void EpochCoordinator::run() {
         // next (the flow goes on meanwhile: its checkpoints are on disk here).
         std::string failed = d.copy->write(info, std::move(changes));
         if (!failed.empty()) {
-          fmt::print(stderr, "{} rtsqld: flow \"{}\": checkpoint of epoch {} not copied yet: {}\n",
-                     formatTimestamp(nowMicros(), true), flowName_, info.epoch, failed);
+          logLine(fmt::format("flow \"{}\": checkpoint of epoch {} not copied yet: {}", flowName_,
+                              info.epoch, failed));
         }
       }
       d.checkpoints->clearReset();  // a reset is done once a checkpoint after it is

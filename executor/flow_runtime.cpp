@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "common/thread_priority.h"
 #include "executor/barrier_aligner.h"
 #include "executor/epoch_coordinator.h"
@@ -321,8 +322,8 @@ void FlowRuntime::start() {
       // its first checkpoint replaces it.
       if (reset) stateCopy_->clear();
       if (found && (!local || found->dir != local->dir)) {
-        fmt::print(stderr, "{} rtsqld: flow \"{}\": restoring the state copy of epoch {}\n",
-                   formatTimestamp(nowMicros(), true), plan_.flowName, found->epoch);
+        logLine(fmt::format("flow \"{}\": restoring the state copy of epoch {}", plan_.flowName,
+                            found->epoch));
       }
       return found;
     };
@@ -472,10 +473,11 @@ void FlowRuntime::start() {
     }
     restored_ = checkpoint;
     for (const auto& sk : skipped) {
-      fmt::print(stderr, "{} rtsqld: flow \"{}\": skipped the checkpoint of epoch {}: {}; {}\n",
-                 formatTimestamp(nowMicros(), true), plan_.flowName, sk.epoch, sk.reason,
-                 checkpoint ? fmt::format("restoring the one of epoch {}", checkpoint->epoch)
-                            : std::string("no state to restore: going on from the committed offsets"));
+      logLine(fmt::format(
+          "flow \"{}\": skipped the checkpoint of epoch {}: {}; {}", plan_.flowName, sk.epoch,
+          sk.reason,
+          checkpoint ? fmt::format("restoring the one of epoch {}", checkpoint->epoch)
+                     : std::string("no state to restore: going on from the committed offsets")));
     }
     skipped_ = std::move(skipped);
     resetRun_ = reset;

@@ -65,6 +65,8 @@ class StateCopy {
   virtual void clear() = 0;
   // Lets go of the connections the copy holds until its next use.
   virtual void close() = 0;
+  // Removes the copy for good (its flow was dropped). Throws SqlError 08006.
+  virtual void destroy() = 0;
 };
 
 // The copy as one flow keeps it, from the start of a run to its end.

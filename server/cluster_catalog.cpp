@@ -5,12 +5,12 @@
 #include <pthread.h>
 
 #include <deque>
-#include <iostream>
 
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/kafka_topic_name.h"
+#include "common/log.h"
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
@@ -23,10 +23,6 @@ namespace {
 // initialize its transactions, to commit a change.
 constexpr int kCatalogTimeoutMs = 15000;
 constexpr int kPollMs = 100;
-
-void logLine(const std::string& msg) {
-  std::cerr << formatTimestamp(nowMicros(), true) << " rtsqld: " << msg << std::endl;
-}
 
 SqlError unreachable(const std::string& bootstrap, const std::string& what) {
   return SqlError(sqlstate::kConnectionFailure,

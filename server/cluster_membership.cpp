@@ -8,12 +8,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 
 #include "common/clock.h"
 #include "common/crc32.h"
 #include "common/error.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "common/options.h"
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
@@ -29,9 +29,7 @@ constexpr int kTopicWaitMs = 15000;
 // How often the holders of the other slots are read again.
 constexpr int64_t kHoldersEveryMicros = 3'000'000;
 
-void logLine(const std::string& msg) {
-  std::cerr << formatTimestamp(nowMicros(), true) << " rtsqld: cluster: " << msg << std::endl;
-}
+void clusterLog(const std::string& msg) { logLine("cluster: " + msg); }
 
 using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t,
                                       decltype(&rd_kafka_topic_partition_list_destroy)>;
@@ -106,14 +104,14 @@ struct ClusterMembership::Impl {
       for (int i = 0; i < parts->cnt; ++i) next.insert(parts->elems[i].partition);
       if (cooperative) {
         if (rd_kafka_error_t* e = rd_kafka_incremental_assign(consumer.get(), parts)) {
-          logLine(fmt::format("cannot take slots: {}", rd_kafka_error_string(e)));
+          clusterLog(fmt::format("cannot take slots: {}", rd_kafka_error_string(e)));
           rd_kafka_error_destroy(e);
           return;
         }
       } else {
         rd_kafka_assign(consumer.get(), parts);
       }
-      logLine(fmt::format("node \"{}\" takes slots {}; holds {}", options.node,
+      clusterLog(fmt::format("node \"{}\" takes slots {}; holds {}", options.node,
                           slotList(slotsOf(parts)), slotList(next)));
       setHeld(std::move(next));
       return;
@@ -121,7 +119,7 @@ struct ClusterMembership::Impl {
     // Revoked or lost: the flows stop before another node may start them.
     for (int i = 0; i < parts->cnt; ++i) next.erase(parts->elems[i].partition);
     if (!cooperative) next.clear();
-    logLine(fmt::format("node \"{}\" {} slots {}; holds {}", options.node,
+    clusterLog(fmt::format("node \"{}\" {} slots {}; holds {}", options.node,
                         rd_kafka_assignment_lost(consumer.get()) ? "lost" : "gives up",
                         slotList(slotsOf(parts)), slotList(next)));
     setHeld(std::move(next));
@@ -183,7 +181,7 @@ struct ClusterMembership::Impl {
           fatal = true;
           char reason[512];
           rd_kafka_fatal_error(consumer.get(), reason, sizeof reason);
-          logLine(fmt::format(
+          clusterLog(fmt::format(
               "node \"{}\" left the cluster's group and runs no flow any more: {} (is another "
               "node running under the name \"{}\"? each node needs a name of its own)",
               options.node, reason, options.node));
@@ -245,7 +243,7 @@ ClusterMembership::ClusterMembership(ClusterMembershipOptions options)
       impl_->consumer.get(), options_.bootstrap, impl_->topic, kSlots, {}, kTopicWaitMs,
       "create the topic (its partitions are the cluster's slots), or check the broker's ACLs");
   if (!topic.notCreated.empty()) {
-    logLine(fmt::format("{}; using the topic the broker created on demand ({} slots)",
+    clusterLog(fmt::format("{}; using the topic the broker created on demand ({} slots)",
                         topic.notCreated, topic.partitions));
   }
   slotCount_ = topic.partitions;

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/schema.h"
 #include "connectors/kafka/state_copy.h"
 #include "connectors/provider.h"
@@ -435,9 +436,21 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
         flows_.erase(it);
       }
     }
+    // In a cluster, the node that ran the flow (or would run it) deletes its
+    // state copy, once the flow is stopped: nothing writes it after that.
+    const bool dropCopy = rt && !spreadHere(rt.get()) && rt->plan().keepsState() &&
+                          flowRunsHere(stmt.name, rt.get());
     rt.reset();  // stops it and closes the state store before its files go
     std::error_code ec;
     std::filesystem::remove_all(flowDir(stmt.name), ec);
+    if (auto copy = dropCopy ? stateCopyFor(stmt.name) : nullptr) {
+      try {
+        copy->destroy();
+      } catch (const SqlError& e) {
+        logLine(fmt::format("flow \"{}\" dropped; its state copy stays: {}", stmt.name,
+                            e.message()));
+      }
+    }
   } else if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Table) {
     tableInserts_.erase(toLower(stmt.name));
   }

@@ -5,11 +5,11 @@
 #include <pthread.h>
 
 #include <filesystem>
-#include <iostream>
 
 #include "common/clock.h"
 #include "common/file_name.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "parser/parser.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
@@ -26,10 +26,6 @@ constexpr int64_t kMaxRetryMicros = 60'000'000;
 // A flow that has run this long without failing has recovered: its backoff
 // starts over.
 constexpr int64_t kSteadyMicros = 60'000'000;
-
-void logLine(const std::string& msg) {
-  std::cerr << formatTimestamp(nowMicros(), true) << " rtsqld: " << msg << std::endl;
-}
 
 int64_t backoffMicros(int attempts) {
   int64_t d = kFirstRetryMicros;

@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/kafka_topic_name.h"
+#include "common/log.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/provider.h"
 #include "server/engine.h"
@@ -29,9 +30,7 @@
 
 namespace {
 
-void log(const std::string& msg) {
-  std::cerr << rtsql::formatTimestamp(rtsql::nowMicros(), true) << " rtsqld: " << msg << std::endl;
-}
+void log(const std::string& msg) { rtsql::logLine(msg); }
 
 bool isLoopback(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;

@@ -205,16 +205,12 @@ class KafkaSinkTransaction final : public SinkTransaction {
     // another) accepts transactions but shows aborted rows to read_committed
     // consumers and keeps no transactional offsets: exactly-once would be a
     // promise it cannot keep.
-    if (char* id = rd_kafka_clusterid(rk_, kTransactionTimeoutMs)) {
-      bool mock = std::string_view(id).starts_with("mockCluster");
-      rd_kafka_mem_free(rk_, id);
-      if (mock) {
-        throw SqlError(sqlstate::kFeatureNotSupported,
-                       fmt::format("'delivery' = 'exactly-once' needs Apache Kafka; {} is rtsql's "
-                                   "embedded broker, which has no transactions",
-                                   bootstrap_),
-                       SqlError::npos, "use 'at-least-once' on the embedded broker");
-      }
+    if (kafka::isEmbeddedBroker(rk_, kTransactionTimeoutMs)) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     fmt::format("'delivery' = 'exactly-once' needs Apache Kafka; {} is rtsql's "
+                                 "embedded broker, which has no transactions",
+                                 bootstrap_),
+                     SqlError::npos, "use 'at-least-once' on the embedded broker");
     }
     check(rd_kafka_init_transactions(rk_, kTransactionTimeoutMs), "initialize the transactions");
 

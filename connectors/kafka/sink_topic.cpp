@@ -39,6 +39,37 @@ int existingPartitions(rd_kafka_t* rk, const std::string& bootstrap, const std::
   return count;
 }
 
+// Waits for the answer to an admin request about one topic (its creation or
+// deletion) on `queue`: the topic's error (0: done) and its text. The request
+// times out on its own; the extra second only covers the result's trip back
+// through the queue. Throws 08006 when nothing comes back.
+std::pair<rd_kafka_resp_err_t, std::string> topicResult(rd_kafka_queue_t* queue,
+                                                       const std::string& bootstrap,
+                                                       const char* what, const std::string& topic) {
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, kMetadataTimeoutMs + 1000);
+  if (!event) {
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("Kafka at {} did not answer the {} of topic '{}'", bootstrap, what,
+                               topic));
+  }
+  std::unique_ptr<rd_kafka_event_t, void (*)(rd_kafka_event_t*)> hold(event, rd_kafka_event_destroy);
+  rd_kafka_resp_err_t err = rd_kafka_event_error(event);
+  std::string reason = err ? rd_kafka_event_error_string(event) : "";
+  if (!err) {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_event_type(event) == RD_KAFKA_EVENT_DELETETOPICS_RESULT
+            ? rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(event), &n)
+            : rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &n);
+    if (n > 0) {
+      err = rd_kafka_topic_result_error(results[0]);
+      const char* text = rd_kafka_topic_result_error_string(results[0]);
+      reason = text ? text : rd_kafka_err2str(err);
+    }
+  }
+  return {err, reason};
+}
+
 // Asks the broker to create `topic`; returns false when it already exists.
 bool createTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
                  int partitions, const TopicConfigs& configs) {
@@ -64,27 +95,7 @@ bool createTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_NewTopic_destroy(spec);
 
-  // The request times out on its own; the extra second only covers the
-  // result's trip back through the queue.
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kMetadataTimeoutMs + 1000);
-  if (!event) {
-    throw SqlError(sqlstate::kConnectionFailure,
-                   fmt::format("Kafka at {} did not answer the creation of topic '{}'", bootstrap,
-                               topic));
-  }
-  std::unique_ptr<rd_kafka_event_t, void (*)(rd_kafka_event_t*)> hold(event, rd_kafka_event_destroy);
-  rd_kafka_resp_err_t err = rd_kafka_event_error(event);
-  std::string reason = err ? rd_kafka_event_error_string(event) : "";
-  if (!err) {
-    size_t n = 0;
-    const rd_kafka_topic_result_t** results =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &n);
-    if (n > 0) {
-      err = rd_kafka_topic_result_error(results[0]);
-      const char* s = rd_kafka_topic_result_error_string(results[0]);
-      reason = s ? s : rd_kafka_err2str(err);
-    }
-  }
+  auto [err, reason] = topicResult(queue.get(), bootstrap, "creation", topic);
   if (err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) return false;
   if (err) {
     throw SqlError(sqlstate::kConnectionFailure,
@@ -162,6 +173,28 @@ InternalTopic ensureInternalTopic(rd_kafka_t* rk, const std::string& bootstrap,
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
+}
+
+bool deleteInternalTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic) {
+  if (EmbeddedKafka::find(bootstrap) || isEmbeddedBroker(rk)) return false;
+  std::unique_ptr<rd_kafka_queue_t, void (*)(rd_kafka_queue_t*)> queue(rd_kafka_queue_new(rk),
+                                                                       rd_kafka_queue_destroy);
+  rd_kafka_DeleteTopic_t* spec = rd_kafka_DeleteTopic_new(topic.c_str());
+  rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS);
+  char errstr[256];
+  rd_kafka_AdminOptions_set_request_timeout(options, kMetadataTimeoutMs, errstr, sizeof errstr);
+  rd_kafka_DeleteTopics(rk, &spec, 1, options, queue.get());
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_DeleteTopic_destroy(spec);
+  auto [err, reason] = topicResult(queue.get(), bootstrap, "deletion", topic);
+  if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) return false;
+  if (err) {
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("cannot delete topic '{}' on {}: {}", topic, bootstrap, reason),
+                   SqlError::npos,
+                   "delete it with kafka-topics.sh --delete, or check the broker's ACLs");
+  }
+  return true;
 }
 
 }  // namespace rtsql::kafka

@@ -51,5 +51,10 @@ struct InternalTopic {
 InternalTopic ensureInternalTopic(rd_kafka_t* rk, const std::string& bootstrap,
                                   const std::string& topic, int partitions,
                                   const TopicConfigs& configs, int waitMs, const std::string& hint);
+// Deletes internal topic `topic` (a dropped flow's state copy). Returns false
+// when the broker takes no admin requests (an embedded one: the topic stays)
+// or the topic is already gone. Throws 08006 when the broker refuses or does
+// not answer.
+bool deleteInternalTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic);
 
 }  // namespace rtsql::kafka

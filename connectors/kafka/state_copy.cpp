@@ -96,6 +96,13 @@ void KafkaStateCopy::clear() {
   commit({}, std::string(kReset), nullptr);
 }
 
+void KafkaStateCopy::destroy() {
+  producer_.reset();
+  HandlePtr admin =
+      newClient(RD_KAFKA_PRODUCER, bootstrap_, Options(), {{"client.id", "rtsqld-state"}}, {});
+  deleteInternalTopic(admin.get(), bootstrap_, topic_);
+}
+
 void KafkaStateCopy::checkWithin(SinkTransaction& transaction) {
   std::string own;
   if (char* id = rd_kafka_clusterid(producer(), kTimeoutMs)) {

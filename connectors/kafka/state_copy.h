@@ -43,6 +43,9 @@ class KafkaStateCopy final : public StateCopy {
   void checkWithin(SinkTransaction& transaction) override;
   void clear() override;
   void close() override { producer_.reset(); }
+  // Deletes the topic (an embedded broker, which takes no admin requests,
+  // keeps it: the next CREATE FLOW of the name marks it empty).
+  void destroy() override;
 
   const std::string& topic() const { return topic_; }
 

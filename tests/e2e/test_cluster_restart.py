@@ -16,6 +16,8 @@ import threading
 import time
 from collections import defaultdict
 
+from confluent_kafka import Producer
+
 from cluster import (WAIT_S, flows, readers, run_again_on_40001, runner, start_node, stop_all,
                      two_nodes_reading_a_topic, wait_for)
 
@@ -95,4 +97,14 @@ def test_flows_of_a_killed_node_move_to_another_and_end_exact(broker, start_node
     runner("cnt", *everyone)
     readers("cp", *everyone)
     assert exact()
+
+    # DROP FLOW (from any node) deletes the flow's state copy on Apache Kafka;
+    # an embedded broker takes no admin requests and keeps it.
+    def copies():
+        topics = Producer({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10).topics
+        return [t for t in topics if t.startswith(f"_rtsql-{uid}-state-")]
+    assert copies(), "the GROUP BY flow has a state copy"
+    run_again_on_40001(everyone[0], "DROP FLOW cnt")
+    if broker.name != "embedded":
+        wait_for("the state copy deleted", lambda: not copies())
     stop_all(*everyone)

@@ -108,6 +108,7 @@ class CopyInto : public StateCopy {
   void checkWithin(SinkTransaction&) override {}
   void clear() override {}
   void close() override {}
+  void destroy() override {}
 
  private:
   std::vector<std::string>& calls_;

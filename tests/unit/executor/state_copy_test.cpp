@@ -73,6 +73,7 @@ class MemCopy : public StateCopy {
   void checkWithin(SinkTransaction&) override {}
   void clear() override { log.push_back({std::nullopt, {}}); }
   void close() override {}
+  void destroy() override {}
   std::map<std::string, std::string> state() {
     std::map<std::string, std::string> out;
     for (auto& e : read().entries) out[e.key] = *e.value;
