@@ -28,6 +28,12 @@ constexpr int kPollMs = 100;
 constexpr int kTopicWaitMs = 15000;
 // How often the holders of the other slots are read again.
 constexpr int64_t kHoldersEveryMicros = 3'000'000;
+// How long after the last rebalance callback a node claims its slots. A
+// commit during a rebalance fails (the group's generation moved on), and
+// librdkafka 2.0 then takes the whole assignment as lost (fixed in later releases), so
+// that every flow of the node would move: a claim waits for the group to
+// settle (a cooperative rebalance calls back twice, revoking then assigning).
+constexpr int64_t kClaimQuietMicros = 3'000'000;
 
 void clusterLog(const std::string& msg) { logLine("cluster: " + msg); }
 
@@ -74,6 +80,7 @@ struct ClusterMembership::Impl {
   std::set<int> held;                  // the slots this node holds
   std::map<int, std::string> holders;  // each slot's last taker, as the group's offsets say
   bool heldChanged = false;            // this node's slots are to be claimed (again)
+  int64_t lastRebalanceMicros = 0;     // monotonic time of the last rebalance callback
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> joined{false};  // the group has given this node an assignment (maybe empty)
@@ -93,6 +100,7 @@ struct ClusterMembership::Impl {
   // The rebalance callback: on the membership thread, inside poll.
   void rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
     joined = true;
+    lastRebalanceMicros = monotonicMicros();
     const bool cooperative =
         std::strcmp(rd_kafka_rebalance_protocol(consumer.get()), "COOPERATIVE") == 0;
     std::set<int> next;
@@ -195,14 +203,14 @@ struct ClusterMembership::Impl {
       if (fatal) continue;
       bool claimNow = false;
       std::set<int> mine;
-      {
+      const int64_t now = monotonicMicros();
+      if (now - lastRebalanceMicros >= kClaimQuietMicros) {
         std::lock_guard lock(mu);
         claimNow = heldChanged;
         heldChanged = false;
         mine = held;
       }
       if (claimNow) claim(mine);
-      const int64_t now = monotonicMicros();
       if (claimNow || now >= nextHolders) {
         readHolders(slotCount);
         nextHolders = now + kHoldersEveryMicros;
