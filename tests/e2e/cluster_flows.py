@@ -264,6 +264,17 @@ class FlowsCluster:
                  lambda: taken.search(node.log_path.read_text(errors="replace")),
                  timeout=WAIT_S * 2)
 
+    def end_exact(self, nodes=3):
+        """Stops the input; the results end exact; NODES nodes are alive, each
+        flow runs on one of them and the results stay exact; every node stops
+        cleanly on SIGTERM."""
+        self.stop_input()
+        self.check_exact()
+        assert len(self.alive()) == nodes
+        self.runners()
+        self.check_exact()
+        self.stop_all()
+
     def stop_all(self):
         for n in self.alive():
             code = n.stop()

@@ -37,10 +37,4 @@ def test_a_kill_during_a_rebalance_leaves_each_flow_on_one_node_and_exact(flows_
     fc.wait_holds_slots(d)
     after = fc.runners()
     fc.check_restored(before, after, victim, logged)
-    fc.stop_input()
-
-    fc.check_exact()
-    assert len(fc.alive()) == 3
-    fc.runners()
-    fc.check_exact()
-    fc.stop_all()
+    fc.end_exact()

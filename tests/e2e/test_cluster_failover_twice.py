@@ -46,10 +46,4 @@ def test_two_nodes_killed_in_turn_leave_the_flows_exact_on_the_third(flows_clust
     for back in [fc.restart(victim.name), fc.restart(heir.name)]:
         fc.wait_holds_slots(back)
     fc.runners()
-    fc.stop_input()
-
-    fc.check_exact()
-    assert len(fc.alive()) == 3
-    fc.runners()
-    fc.check_exact()
-    fc.stop_all()
+    fc.end_exact()
