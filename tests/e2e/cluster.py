@@ -74,8 +74,11 @@ def sources(node):
 def runner(flow, *nodes, timeout=WAIT_S):
     """The one node of NODES that runs FLOW (waits until exactly one does, and
     every other one shows it as remote, running on that node)."""
+    seen = {}
+
     def one():
         states = {n.name: flows(n).get(flow, ("", "")) for n in nodes}
+        seen.update(states)
         running = [n for n in nodes if states[n.name][0] == "running"]
         if len(running) != 1:
             return None
@@ -84,7 +87,11 @@ def runner(flow, *nodes, timeout=WAIT_S):
         if all(st[0] == "remote" and f"node {name}" in st[1] for st in others):
             return running[0]
         return None
-    return wait_for(f"one node runs {flow}", one, timeout=timeout)
+    try:
+        return wait_for(f"one node runs {flow}", one, timeout=timeout)
+    except AssertionError as e:
+        logs = "\n".join(f"--- {n.name}\n{n.log_tail(30)}" for n in nodes)
+        raise AssertionError(f"{e}\nSHOW FLOWS on each node: {seen}\n{logs}") from None
 
 
 def placement(flow, nodes):
