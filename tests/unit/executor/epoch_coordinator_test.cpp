@@ -89,6 +89,15 @@ class FakeTransaction : public SinkTransaction {
   bool failAdd = false;
 };
 
+// A RocksDB state store that records what changed between snapshots, as a
+// flow with a state copy has.
+std::unique_ptr<StateStore> recordingStore(const std::string& path) {
+  StateStoreOptions so;
+  so.path = path;
+  so.recordChanges = true;
+  return StateStore::open(so);
+}
+
 // A state copy that says where each write went: into the transaction it is
 // given, or (none given) a write of its own, noted in `calls`.
 class CopyInto : public StateCopy {
@@ -240,10 +249,7 @@ TEST_CASE("an output transaction that cannot commit fails the flow and commits n
 
 TEST_CASE("with exactly-once output the state copy rides the epoch's transaction, before its commit") {
   testing::TempDir tmp("epochs_copy");
-  StateStoreOptions so;
-  so.path = tmp.sub("state");
-  so.recordChanges = true;
-  auto store = StateStore::open(so);
+  auto store = recordingStore(tmp.sub("state"));
   {
     auto t = store->table(1, 0);
     t->put("a", "1");
@@ -268,10 +274,7 @@ TEST_CASE("with exactly-once output the state copy rides the epoch's transaction
 
 TEST_CASE("a state copy that cannot join the transaction fails the flow and commits nothing") {
   testing::TempDir tmp("epochs_copy_fail");
-  StateStoreOptions so;
-  so.path = tmp.sub("state");
-  so.recordChanges = true;
-  auto store = StateStore::open(so);
+  auto store = recordingStore(tmp.sub("state"));
   CheckpointDir dir(tmp.sub("ckpt"), 3);
   FakeTransaction tx;
   tx.failAdd = true;
@@ -290,10 +293,7 @@ TEST_CASE("a state copy that cannot join the transaction fails the flow and comm
 
 TEST_CASE("without a transaction the state copy is its own write, after the checkpoint") {
   testing::TempDir tmp("epochs_copy_own");
-  StateStoreOptions so;
-  so.path = tmp.sub("state");
-  so.recordChanges = true;
-  auto store = StateStore::open(so);
+  auto store = recordingStore(tmp.sub("state"));
   CheckpointDir dir(tmp.sub("ckpt"), 3);
   std::vector<std::string> calls;
   StateCopyKeeper keeper(std::make_shared<CopyInto>(calls));
