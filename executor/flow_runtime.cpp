@@ -885,6 +885,14 @@ int64_t FlowRuntime::currentWatermark() const {
   return wm.value();
 }
 
+void FlowRuntime::recentLatency(IntervalLatency& out) const {
+  std::lock_guard lock(mu_);
+  const int64_t now = nowMicros();
+  out.index = now / RecentLatency::kIntervalMicros - 1;
+  if (state_ != FlowState::Running) return;
+  for (const auto& t : tasks_) t->metrics.recent().mergeLastComplete(now, out);
+}
+
 std::string FlowRuntime::progressJson() const {
   std::lock_guard lock(mu_);
   return epochs_.read([&](const EpochCoordinator::View& epochs) {

@@ -70,6 +70,8 @@
 
 namespace rtsql {
 
+struct IntervalLatency;
+
 // Recovering is never a runtime's own state: the server reports it for a flow
 // that should run and is being brought back (restart, retry after a failure).
 // Remote: a flow of the cluster's catalog that another node runs.
@@ -127,6 +129,11 @@ class FlowRuntime {
   // The progress JSON: the live epoch so far (with the last finished one under
   // "lastEpoch") while running; the last finished epoch once stopped.
   std::string progressJson() const;
+  // Adds the tasks' latencies of the last complete interval (recent_latency.h)
+  // into `out` and sets its index; adds nothing when the flow is not running.
+  // What progressJson() says under "recentMetrics", for a cluster's nodes to
+  // merge.
+  void recentLatency(IntervalLatency& out) const;
   const PhysicalPlan& plan() const { return plan_; }
   // The newest complete checkpoint, if any was written or restored.
   std::optional<CheckpointInfo> lastCheckpoint() const;

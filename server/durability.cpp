@@ -10,6 +10,7 @@
 #include "common/file_name.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "executor/metrics/recent_latency.h"
 #include "parser/parser.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
@@ -192,6 +193,18 @@ void Engine::restore() {
     // Slots taken: the supervisor starts their flows within its round;
     // slots given up: their flows stop before another node may start them.
     membership_->start([this] { releaseFlows(); });
+    clusterProgress_ =
+        std::make_unique<ClusterProgress>(ClusterProgressOptions{co.name, co.bootstrap, co.node});
+    clusterProgress_->start([this] {
+      std::vector<NodeProgress> mine;
+      std::lock_guard lock(flowsMu_);
+      for (const auto& [name, entry] : flows_) {
+        const FlowRuntime* rt = entry.runtime.get();
+        if (rt && rt->state() == FlowState::Running && flowRunsHere(name, rt))
+          mine.push_back(nodeProgress(name, *rt));
+      }
+      return mine;
+    });
   }
   supervisor_ = std::thread([this] { supervise(); });
   pthread_setname_np(supervisor_.native_handle(), "flow-supervisor");
@@ -288,6 +301,28 @@ bool Engine::flowRunsHere(const std::string& name, const FlowRuntime* rt) const 
     return !membership_->share(name, rt->plan().scans.front().partitions).held.empty();
   }
   return membership_->holds(name);
+}
+
+NodeProgress Engine::nodeProgress(const std::string& name, const FlowRuntime& rt) const {
+  NodeProgress p;
+  p.node = options_.cluster->options().node;
+  p.flow = toLower(name);
+  p.reportedMicros = nowMicros();
+  p.progressJson = rt.progressJson();
+  IntervalLatency recent;
+  rt.recentLatency(recent);
+  p.recentIndex = recent.index;
+  p.recentE2e = recent.e2e.toText();
+  p.recentProcessing = recent.processing.toText();
+  return p;
+}
+
+std::set<std::string> Engine::otherRunners(const std::string& name, const FlowRuntime* rt) const {
+  if (!membership_) return {};
+  if (spreadHere(rt)) return membership_->otherReaders(name, rt->plan().scans.front().partitions);
+  std::optional<std::string> node = membership_->holderOf(name);
+  if (!node) return {};
+  return {*node};
 }
 
 void Engine::startRuntime(const std::string& name, FlowRuntime& rt) {

@@ -72,6 +72,8 @@ void Engine::shutdown() {
   // Nor a slot taken or lost stop one (the node keeps its slots for the
   // group's session timeout: a restart within it takes them back).
   if (membership_) membership_->stop();
+  // Nor publish progress of flows being stopped.
+  if (clusterProgress_) clusterProgress_->stop();
   {
     std::lock_guard lock(supervisorMu_);
     supervisorStop_ = true;

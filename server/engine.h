@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "server/catalog_file.h"
 #include "server/cluster_catalog.h"
 #include "server/cluster_membership.h"
+#include "server/cluster_progress.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
@@ -189,6 +191,11 @@ class Engine : public QueryHandler {
   // Stops the runtimes of the flows this node no longer runs (its slots
   // moved to another node). Takes ddlMu_.
   void releaseFlows();
+  // In a cluster: this node's progress of flow `name` (its runtime `rt`,
+  // running here), as it publishes it to the other nodes.
+  NodeProgress nodeProgress(const std::string& name, const FlowRuntime& rt) const;
+  // The nodes other than this one that run flow `name` (or a part of it).
+  std::set<std::string> otherRunners(const std::string& name, const FlowRuntime* rt) const;
   // One flow of the server's catalog as it runs: flows_ holds one entry per
   // flow of catalog_, under its lower-cased name, from CREATE FLOW (or its
   // restore) until DROP FLOW, which takes the entry out whole. The control is
@@ -290,6 +297,8 @@ class Engine : public QueryHandler {
   // In a cluster: which flows this node runs. Made in restore(), before any
   // thread but restore's own reads it.
   std::unique_ptr<ClusterMembership> membership_;
+  // In a cluster: every node's progress of the flows, for SHOW PROGRESS.
+  std::unique_ptr<ClusterProgress> clusterProgress_;
 };
 
 }  // namespace rtsql

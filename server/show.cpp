@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/clock.h"
 #include "common/expr.h"
 #include "common/json.h"
 #include "common/schema.h"
@@ -238,15 +239,33 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
     appendJsonString(json, reason);
   }
   json += "},";
-  if (rt) {
-    std::string body = rt->progressJson();
-    json.append(body, 1, std::string::npos);  // the runtime's object without its '{'
+  // In a cluster: this node's part (when it runs one) and the other nodes'.
+  std::vector<NodeProgress> nodes;
+  const bool runsHere = rt && rt->state() == FlowState::Running && flowRunsHere(flow, rt);
+  if (clusterProgress_) {
+    if (runsHere) nodes.push_back(nodeProgress(flow, *rt));
+    std::vector<NodeProgress> others = clusterProgress_->of(flow, otherRunners(flow, rt));
+    nodes.insert(nodes.end(), std::make_move_iterator(others.begin()),
+                 std::make_move_iterator(others.end()));
+  }
+  std::string body;
+  if (!nodes.empty()) {
+    // This node's part, or else the first node that runs the flow.
+    body = nodes.front().progressJson;
+  } else if (rt) {
+    body = rt->progressJson();
   } else {
     // Restored but never planned (its sources were unreachable): no epochs yet.
-    json += "\"name\":";
-    appendJsonString(json, def->name);
-    json += "}";
+    body = "{\"name\":";
+    appendJsonString(body, def->name);
+    body += "}";
   }
+  json.append(body, 1, body.size() - 2);  // the object without its braces
+  if (clusterProgress_) {
+    json += ",\"cluster\":";
+    json += clusterProgressJson(nodes, options_.cluster->options().node, nowMicros());
+  }
+  json += "}";
   return json;
 }
 

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
+#include <vector>
+
+#include <fmt/format.h>
 
 namespace rtsql {
 
@@ -83,6 +87,51 @@ int64_t LatencyHistogram::percentile(double q) const {
     }
   }
   return max();
+}
+
+std::string LatencyHistogram::toText() const {
+  if (count() == 0) return {};
+  std::string out = fmt::format("{} {}", min(), max());
+  for (int i = 0; i < kBuckets; ++i) {
+    uint64_t c = buckets_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
+    if (c) fmt::format_to(std::back_inserter(out), " {}:{}", i, c);
+  }
+  return out;
+}
+
+bool LatencyHistogram::addText(std::string_view text) {
+  if (text.empty()) return true;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  auto number = [&](auto& v) {
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc()) return false;
+    p = next;
+    return true;
+  };
+  auto skip = [&](char c) {
+    if (p == end || *p != c) return false;
+    ++p;
+    return true;
+  };
+  int64_t lo = 0, hi = 0;
+  if (!number(lo) || !skip(' ') || !number(hi) || lo < 0 || hi < lo) return false;
+  std::vector<std::pair<int, uint64_t>> counts;
+  uint64_t total = 0;
+  while (p != end) {
+    int b = 0;
+    uint64_t c = 0;
+    if (!skip(' ') || !number(b) || !skip(':') || !number(c)) return false;
+    if (b < 0 || b >= kBuckets || c == 0 || (!counts.empty() && b <= counts.back().first)) return false;
+    counts.emplace_back(b, c);
+    total += c;
+  }
+  if (counts.empty()) return false;
+  for (const auto& [b, c] : counts) buckets_[static_cast<size_t>(b)].fetch_add(c, std::memory_order_relaxed);
+  count_.fetch_add(total, std::memory_order_relaxed);
+  min_.store(std::min(min_.load(std::memory_order_relaxed), lo), std::memory_order_relaxed);
+  max_.store(std::max(max_.load(std::memory_order_relaxed), hi), std::memory_order_relaxed);
+  return true;
 }
 
 }  // namespace rtsql

@@ -9,6 +9,8 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "executor/metrics/owned_counter.h"
@@ -44,6 +46,14 @@ class LatencyHistogram {
   // exact minimum, q = 1 the exact maximum; others are bucket midpoints clamped
   // to [min, max].
   int64_t percentile(double q) const;
+
+  // A compact text form, for a histogram sent to another process (a cluster's
+  // nodes publish their flows' recent latencies): "MIN MAX B:N B:N ..." with
+  // the non-empty buckets only; "" when empty. addText adds such a text's
+  // counts to this histogram and returns false (adding nothing) when it is
+  // not one.
+  std::string toText() const;
+  bool addText(std::string_view text);
 
   static int bucketOf(uint64_t v);
   static uint64_t bucketLow(int b);

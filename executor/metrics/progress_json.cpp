@@ -11,9 +11,7 @@
 
 namespace rtsql {
 
-namespace {
-
-void writeLatency(JsonWriter& w, const char* name, const LatencyHistogram& h) {
+void writeLatencyPercentiles(JsonWriter& w, const char* name, const LatencyHistogram& h) {
   w.key(name).beginObject();
   static constexpr std::pair<const char*, double> kQuantiles[] = {
       {"P0", 0.0}, {"P50", 0.5}, {"P90", 0.9}, {"P95", 0.95}, {"P99", 0.99}};
@@ -22,6 +20,8 @@ void writeLatency(JsonWriter& w, const char* name, const LatencyHistogram& h) {
   }
   w.endObject();
 }
+
+namespace {
 
 // The progress's recovery.skipped: the checkpoints a start passed over.
 void writeSkipped(JsonWriter& w, const std::vector<CheckpointSearch::Skipped>& skipped) {
@@ -150,9 +150,9 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   w.key("numOutputRows").value(out);
   w.endObject();
   w.key("rtmMetrics").beginObject();
-  writeLatency(w, "processingLatencyMs", e.metrics.processingLatency);
-  writeLatency(w, "sourceQueuingLatencyMs", e.metrics.sourceQueuingLatency);
-  writeLatency(w, "e2eLatencyMs", e.metrics.e2eLatency);
+  writeLatencyPercentiles(w, "processingLatencyMs", e.metrics.processingLatency);
+  writeLatencyPercentiles(w, "sourceQueuingLatencyMs", e.metrics.sourceQueuingLatency);
+  writeLatencyPercentiles(w, "e2eLatencyMs", e.metrics.e2eLatency);
   w.endObject();
   if (!nested && c.recent) {
     // The last complete interval of a few seconds (recent_latency.h): what a
@@ -162,8 +162,8 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
     w.key("intervalStart").value(formatTimestamp(r.index * RecentLatency::kIntervalMicros, true));
     w.key("intervalMs").value(RecentLatency::kIntervalMicros / 1000);
     w.key("numOutputRows").value(r.e2e.count());
-    writeLatency(w, "processingLatencyMs", r.processing);
-    writeLatency(w, "e2eLatencyMs", r.e2e);
+    writeLatencyPercentiles(w, "processingLatencyMs", r.processing);
+    writeLatencyPercentiles(w, "e2eLatencyMs", r.e2e);
     w.endObject();
   }
   if (!nested) {

@@ -35,6 +35,13 @@ struct ProgressContext {
   const IntervalLatency* recent = nullptr;
 };
 
+class JsonWriter;
+class LatencyHistogram;
+
+// One latency object of the progress JSON, `name`: {"P0": ms, "P50": ms,
+// "P90": ms, "P95": ms, "P99": ms}.
+void writeLatencyPercentiles(JsonWriter& w, const char* name, const LatencyHistogram& h);
+
 // The progress of epoch `e`. With `live`, `e` is the epoch in progress and
 // `last` (null before the first epoch ends) goes under "lastEpoch".
 std::string progressJson(const ProgressContext& c, const EpochSummary& e, bool live,

@@ -96,9 +96,23 @@ def test_flows_of_a_killed_node_move_to_another_and_end_exact(broker, start_node
     # spread over them, a share of its partitions on each), and the counts
     # stay exact.
     everyone = list(nodes.values())
-    runner("cnt", *everyone)
+    holder = runner("cnt", *everyone)
     readers("cp", *everyone)
     assert exact()
+
+    # SHOW PROGRESS on the nodes that do not run cnt answers with its
+    # runner's progress (shared through the cluster's progress topic): the
+    # runner's current run, named in the per-node breakdown.
+    for n in everyone:
+        if n is holder:
+            continue
+
+        def from_holder(n=n):
+            p = n.progress("cnt")
+            listed = [(x["node"], x["here"]) for x in p["cluster"]["nodes"]]
+            return (p["status"]["state"] == "remote" and listed == [(holder.name, False)]
+                    and p["runId"] == holder.progress("cnt")["runId"] and p)
+        wait_for(f"SHOW PROGRESS cnt on {n.name} from its runner {holder.name}", from_holder)
 
     # DROP FLOW (from any node) deletes the flow's state copy on Apache Kafka;
     # an embedded broker takes no admin requests and keeps it.

@@ -65,6 +65,20 @@ def test_a_stateless_flow_reads_its_partitions_on_every_node(broker, start_node)
     produce(broker, topic_in, 0, 320)
     wait_for("every record of every partition in the sink", delivered(320))
 
+    # SHOW PROGRESS on any node covers every node's share: the per-node
+    # breakdown lists the partitions each reads, this node's first.
+    def covers_every_share(node):
+        def check():
+            p = node.progress("cp")
+            listed = p["cluster"]["nodes"]
+            shares = {x["node"]: set(x["partitions"].get(topic_in, [])) for x in listed}
+            return (shares == got and listed[0]["node"] == node.name and listed[0]["here"]
+                    and p["cluster"]["numOutputRows"] == sum(x["numOutputRows"] for x in listed)
+                    and p)
+        return check
+    for name, node in nodes.items():
+        wait_for(f"SHOW PROGRESS cp on {name} covering every node's share", covers_every_share(node))
+
     # The node reading the most partitions is killed: the others take them.
     victim_name = max(got, key=lambda name: len(got[name]))
     victim = nodes.pop(victim_name)

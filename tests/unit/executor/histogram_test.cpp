@@ -83,3 +83,32 @@ TEST_CASE("a histogram read on another thread while its owner records stays cons
   CHECK(h.min() == 1);
   CHECK(h.max() == 1000);
 }
+
+TEST_CASE("a histogram's text form carries its counts and range to another histogram") {
+  LatencyHistogram h;
+  std::mt19937_64 gen(11);
+  std::lognormal_distribution<double> dist(7.0, 1.5);
+  for (int i = 0; i < 20000; ++i) h.record(static_cast<int64_t>(dist(gen)));
+  LatencyHistogram copy;
+  REQUIRE(copy.addText(h.toText()));
+  CHECK(copy.count() == h.count());
+  CHECK(copy.min() == h.min());
+  CHECK(copy.max() == h.max());
+  for (double q : {0.0, 0.5, 0.9, 0.99, 1.0}) CHECK(copy.percentile(q) == h.percentile(q));
+
+  // Added twice: twice the counts, the same percentiles; an empty one adds nothing.
+  REQUIRE(copy.addText(h.toText()));
+  CHECK(copy.count() == 2 * h.count());
+  CHECK(copy.percentile(0.5) == h.percentile(0.5));
+  CHECK(LatencyHistogram().toText().empty());
+  CHECK(copy.addText(""));
+  CHECK(copy.count() == 2 * h.count());
+
+  // Not a text of one: refused whole, nothing added.
+  for (const char* bad : {"x", "5 3 1:1", "1 9", "1 9 2:0", "1 9 3:1 2:1", "1 9 99999:1",
+                          "1 9 2:1 ", "1 9 2-1", "-1 9 2:1"}) {
+    LatencyHistogram other;
+    CHECK_MESSAGE(!other.addText(bad), bad);
+    CHECK(other.count() == 0);
+  }
+}
