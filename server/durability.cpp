@@ -2,6 +2,7 @@
 // (server/catalog_file.h), its replay at start, and the flow supervisor that
 // starts restored flows and restarts failed ones with backoff.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pthread.h>
 
 #include <filesystem>
@@ -315,6 +316,33 @@ NodeProgress Engine::nodeProgress(const std::string& name, const FlowRuntime& rt
   p.recentE2e = recent.e2e.toText();
   p.recentProcessing = recent.processing.toText();
   return p;
+}
+
+std::string Engine::placementExplained(const std::string& name, const FlowRuntime& rt) const {
+  if (!membership_) return {};
+  const std::string& here = options_.cluster->options().node;
+  const int slots = membership_->slots();
+  const int first = flowSlot(name, slots);
+  auto holder = [&](int slot) -> std::string {
+    std::optional<std::string> node = membership_->holderOfSlot(slot);
+    if (!node) return "no node yet";
+    return *node == here ? fmt::format("node {} (here)", *node) : "node " + *node;
+  };
+  std::string out = fmt::format("Placement: cluster {}, seen from node {}\n",
+                                options_.cluster->options().name, here);
+  if (!spreadHere(&rt)) {
+    return out + fmt::format("  slot {} of {}: runs on {}\n", first, slots, holder(first));
+  }
+  const ScanSpec& scan = rt.plan().scans.front();
+  // Partition i belongs to slot (first + i) % slots (ClusterMembership::share).
+  std::map<std::string, std::vector<int>> byHolder;
+  for (int i = 0; i < scan.partitions; ++i) byHolder[holder((first + i) % slots)].push_back(i);
+  out += fmt::format("  spread: partition i of source {} ({} partitions) on slot ({} + i) % {}\n",
+                     scan.name, scan.partitions, first, slots);
+  for (const auto& [node, parts] : byHolder) {
+    out += fmt::format("  {}: partitions {}\n", node, fmt::join(parts, ", "));
+  }
+  return out;
 }
 
 std::set<std::string> Engine::otherRunners(const std::string& name, const FlowRuntime* rt) const {

@@ -194,6 +194,9 @@ class Engine : public QueryHandler {
   // In a cluster: this node's progress of flow `name` (its runtime `rt`,
   // running here), as it publishes it to the other nodes.
   NodeProgress nodeProgress(const std::string& name, const FlowRuntime& rt) const;
+  // In a cluster: EXPLAIN FLOW's last lines, which node runs flow `name`
+  // (for a spread flow, which partitions each node reads); "" outside one.
+  std::string placementExplained(const std::string& name, const FlowRuntime& rt) const;
   // The nodes other than this one that run flow `name` (or a part of it).
   std::set<std::string> otherRunners(const std::string& name, const FlowRuntime* rt) const;
   // One flow of the server's catalog as it runs: flows_ holds one entry per

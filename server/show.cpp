@@ -341,7 +341,7 @@ std::string Engine::flowPlan(const std::string& flow, size_t namePos) const {
                    fmt::format("flow \"{}\" has no plan: it is not running", flow), namePos,
                    "SHOW FLOWS says why; START FLOW plans it again");
   }
-  return rt->plan().explain();
+  return rt->plan().explain() + placementExplained(flow, *rt);
 }
 
 bool Engine::readPlan(const std::string& flow,

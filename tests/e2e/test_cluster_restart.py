@@ -113,6 +113,12 @@ def test_flows_of_a_killed_node_move_to_another_and_end_exact(broker, start_node
             return (p["status"]["state"] == "remote" and listed == [(holder.name, False)]
                     and p["runId"] == holder.progress("cnt")["runId"] and p)
         wait_for(f"SHOW PROGRESS cnt on {n.name} from its runner {holder.name}", from_holder)
+    # EXPLAIN FLOW on every node names the runner.
+    for n in everyone:
+        here = " (here)" if n is holder else ""
+        wait_for(f"EXPLAIN FLOW cnt on {n.name} naming {holder.name}",
+                 lambda n=n, here=here: any(f"runs on node {holder.name}{here}" in r[0]
+                                            for r in n.query("EXPLAIN FLOW cnt")))
 
     # DROP FLOW (from any node) deletes the flow's state copy on Apache Kafka;
     # an embedded broker takes no admin requests and keeps it.

@@ -12,6 +12,7 @@ request.
 """
 
 import json
+import re
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -78,6 +79,17 @@ def test_a_stateless_flow_reads_its_partitions_on_every_node(broker, start_node)
         return check
     for name, node in nodes.items():
         wait_for(f"SHOW PROGRESS cp on {name} covering every node's share", covers_every_share(node))
+
+    # EXPLAIN FLOW on any node says which node reads which partitions.
+    def explained(node):
+        def check():
+            text = "\n".join(r[0] for r in node.query("EXPLAIN FLOW cp"))
+            shown = {m.group(1): {int(p) for p in m.group(2).split(", ")}
+                     for m in re.finditer(r"node (\w+)(?: \(here\))?: partitions ([0-9, ]+)", text)}
+            return shown == got and f"node {node.name} (here): partitions" in text and text
+        return check
+    for name, node in nodes.items():
+        wait_for(f"EXPLAIN FLOW cp on {name} naming every node's partitions", explained(node))
 
     # The node reading the most partitions is killed: the others take them.
     victim_name = max(got, key=lambda name: len(got[name]))
