@@ -468,12 +468,17 @@ rd_kafka_resp_err_t produceRecord(rd_kafka_t* rk, const std::string& topic, int3
   }
 }
 
+std::string clusterId(rd_kafka_t* rk, int timeoutMs) {
+  std::string out;
+  if (char* id = rd_kafka_clusterid(rk, timeoutMs)) {
+    out = id;
+    rd_kafka_mem_free(rk, id);
+  }
+  return out;
+}
+
 bool isEmbeddedBroker(rd_kafka_t* rk, int timeoutMs) {
-  char* id = rd_kafka_clusterid(rk, timeoutMs);
-  if (!id) return false;
-  const bool mock = std::string_view(id).starts_with("mockCluster");
-  rd_kafka_mem_free(rk, id);
-  return mock;
+  return clusterId(rk, timeoutMs).starts_with("mockCluster");
 }
 
 }  // namespace rtsql::kafka

@@ -91,6 +91,9 @@ std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>&
 rd_kafka_resp_err_t produceRecord(rd_kafka_t* rk, const std::string& topic, int32_t partition,
                                   std::string_view key, const std::string* value,
                                   int queueFullWaitMs = 30000);
+// The id of the Kafka cluster `rk` talks to ("" when it cannot be learnt
+// within `timeoutMs`).
+std::string clusterId(rd_kafka_t* rk, int timeoutMs = kMetadataTimeoutMs);
 // Whether `rk` talks to an embedded broker (librdkafka's mock cluster, in
 // this process or another rtsqld), which has no real transactions and takes
 // no admin requests. False when the cluster's id cannot be learnt in time.

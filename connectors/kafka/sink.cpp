@@ -257,14 +257,7 @@ class KafkaSinkTransaction final : public SinkTransaction {
     check(rd_kafka_commit_transaction(rk_, kTransactionTimeoutMs), "commit the transaction");
   }
 
-  std::string kafkaClusterId() override {
-    std::string out;
-    if (char* id = rd_kafka_clusterid(rk_, kTransactionTimeoutMs)) {
-      out = id;
-      rd_kafka_mem_free(rk_, id);
-    }
-    return out;
-  }
+  std::string kafkaClusterId() override { return kafka::clusterId(rk_, kTransactionTimeoutMs); }
 
   void add(const std::string& topic, int partition, std::string_view key,
            const std::string* value) override {

@@ -104,11 +104,7 @@ void KafkaStateCopy::destroy() {
 }
 
 void KafkaStateCopy::checkWithin(SinkTransaction& transaction) {
-  std::string own;
-  if (char* id = rd_kafka_clusterid(producer(), kTimeoutMs)) {
-    own = id;
-    rd_kafka_mem_free(producer(), id);
-  }
+  const std::string own = clusterId(producer(), kTimeoutMs);
   const std::string sink = transaction.kafkaClusterId();
   if (own.empty() || sink != own) {
     throw SqlError(
