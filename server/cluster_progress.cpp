@@ -110,6 +110,13 @@ struct ClusterProgress::Impl {
   }
 
   void publish() {
+    {
+      // What nodes published of flows they no longer run (or before they
+      // died) goes after a while; the map holds what is fresh, and a little.
+      const int64_t old = nowMicros() - 4 * kFreshMicros;
+      std::lock_guard lock(mu);
+      std::erase_if(newest, [&](const auto& e) { return e.second.reportedMicros < old; });
+    }
     std::vector<NodeProgress> mine;
     try {
       mine = gather();

@@ -301,6 +301,7 @@ class Engine : public QueryHandler {
   // thread but restore's own reads it.
   std::unique_ptr<ClusterMembership> membership_;
   // In a cluster: every node's progress of the flows, for SHOW PROGRESS.
+  // Made in restore(), as membership_.
   std::unique_ptr<ClusterProgress> clusterProgress_;
 };
 
