@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,26 +42,10 @@ import psycopg
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_scale import free_port, wait_for  # noqa: E402  (the cluster benchmarks' waits)
+
 BIN = os.environ.get("RTSQL_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "build"))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(what, check, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            got = check()
-            if got:
-                return got
-        except psycopg.Error:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"{what}: not within {timeout} s")
 
 
 class Node:

@@ -238,7 +238,7 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
   } else {
     appendJsonString(json, reason);
   }
-  json += "},";
+  json += "}";
   // In a cluster: this node's part (when it runs one) and the other nodes'.
   std::vector<NodeProgress> nodes;
   const bool runsHere = rt && rt->state() == FlowState::Running && flowRunsHere(flow, rt);
@@ -260,7 +260,10 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
     appendJsonString(body, def->name);
     body += "}";
   }
-  json.append(body, 1, body.size() - 2);  // the object without its braces
+  if (body.size() > 2) {  // the object's fields, without its braces
+    json += ",";
+    json.append(body, 1, body.size() - 2);
+  }
   if (clusterProgress_) {
     json += ",\"cluster\":";
     json += clusterProgressJson(nodes, options_.cluster->options().node, nowMicros());

@@ -105,8 +105,11 @@ std::optional<NodeProgress> decodeNodeProgress(std::string_view record) {
   p.recentE2e = s;
   if (r["recentProcessing"].get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
   p.recentProcessing = s;
+  // A flow's progress always names it: an object without a name is none.
   simdjson::dom::object progress;
-  if (r["progress"].get_object().get(progress) != simdjson::SUCCESS) return std::nullopt;
+  if (r["progress"].get_object().get(progress) != simdjson::SUCCESS ||
+      progress["name"].get_string().get(s) != simdjson::SUCCESS)
+    return std::nullopt;
   p.progressJson = simdjson::minify(progress);
   return p;
 }

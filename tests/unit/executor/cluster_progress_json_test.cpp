@@ -58,12 +58,18 @@ TEST_CASE("a node's published progress decodes to what it was") {
 
   for (const char* bad :
        {"", "{", "[]", "{\"node\":\"a\"}",
+        // Each of these lacks one thing: a node's name, a number, a named progress.
         "{\"node\":\"\",\"flow\":\"f\",\"reportedMicros\":1,\"recentIndex\":1,"
-        "\"recentE2e\":\"\",\"recentProcessing\":\"\",\"progress\":{}}",
+        "\"recentE2e\":\"\",\"recentProcessing\":\"\",\"progress\":{\"name\":\"f\"}}",
         "{\"node\":\"a\",\"flow\":\"f\",\"reportedMicros\":\"1\",\"recentIndex\":1,"
+        "\"recentE2e\":\"\",\"recentProcessing\":\"\",\"progress\":{\"name\":\"f\"}}",
+        "{\"node\":\"a\",\"flow\":\"f\",\"reportedMicros\":1,\"recentIndex\":1,"
         "\"recentE2e\":\"\",\"recentProcessing\":\"\",\"progress\":{}}"}) {
     CHECK_MESSAGE(!decodeNodeProgress(bad), bad);
   }
+  CHECK(decodeNodeProgress(
+      "{\"node\":\"a\",\"flow\":\"f\",\"reportedMicros\":1,\"recentIndex\":1,"
+      "\"recentE2e\":\"\",\"recentProcessing\":\"\",\"progress\":{\"name\":\"f\"}}"));
 }
 
 TEST_CASE("the cluster's progress sums the nodes and merges their latencies over one interval") {
