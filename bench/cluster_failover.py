@@ -2,7 +2,7 @@
 """Failover time of a cluster of rtsqld (docs/operations.md, "Running a cluster").
 
     bench/cluster_failover.py [--keys 100000] [--bootstrap 127.0.0.1:29700]
-                              [--node-timeout 6] [--rate 200] [--restart]
+                              [--node-timeout 6] [--rate 200] [--restart | --standby]
 
 Two nodes of one cluster on the Kafka at --bootstrap (Apache Kafka from
 scripts/kafka.sh; RTSQL_BIN_DIR names the build). A GROUP BY flow counts
@@ -20,6 +20,10 @@ first output. It prints one JSON line:
   checkpoint, opening it), from its progress JSON;
 - copy_records: the state copy topic's records (its size in entries).
 
+With --standby the flow has 'standby.replicas' = '1': the other node keeps
+a warm copy of its state (docs/operations.md, "Standby replicas"), caught up
+before the kill, and starts the flow from it instead of reading the copy.
+
 With --restart the killed node is started again at once under its name
 instead (static membership gives it its slots back before the group moves
 them), and failover_ms and restore_ms are its own: a restart on its own
@@ -31,6 +35,7 @@ Every wait is bounded; the nodes are killed on the way out.
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -95,7 +100,10 @@ def main():
     ap.add_argument("--node-timeout", type=int, default=6)
     ap.add_argument("--rate", type=int, default=200)
     ap.add_argument("--restart", action="store_true")
+    ap.add_argument("--standby", action="store_true")
     args = ap.parse_args()
+    if args.restart and args.standby:
+        ap.error("--restart and --standby measure two different things: give one")
 
     uid = "bf" + uuid.uuid4().hex[:8]
     topic_in, topic_out = f"{uid}_in", f"{uid}_out"
@@ -117,8 +125,9 @@ def main():
         nodes[0].query(f"CREATE SOURCE ev (k STRING, ts BIGINT) WITH ({opts}, subscribe = '{topic_in}', "
                        "startingOffsets = 'earliest', format = 'json')")
         nodes[0].query(f"CREATE SINK out WITH ({opts}, topic = '{topic_out}', format = 'json')")
-        nodes[0].query("CREATE FLOW cnt INTO out CHECKPOINT INTERVAL '1 second' "
-                       "AS SELECT k, count(*) AS cnt, max(ts) AS ts FROM ev GROUP BY k")
+        standby = " WITH ('standby.replicas' = '1')" if args.standby else ""
+        nodes[0].query("CREATE FLOW cnt INTO out CHECKPOINT INTERVAL '1 second'" + standby +
+                       " AS SELECT k, count(*) AS cnt, max(ts) AS ts FROM ev GROUP BY k")
         # Every key counted, and checkpointed (so copied) twice after that,
         # on the node that runs the flow once the group has settled (the
         # second node to join takes half of the slots).
@@ -132,6 +141,13 @@ def main():
         wait_for("two more checkpoints",
                  lambda: (victim.progress("cnt").get("checkpoint") or {}).get("epoch", 0) >= first + 2, 120)
         heir = next(n for n in nodes if n is not victim)
+        if args.standby:
+            # The heir's standby has read the copy to one of those checkpoints.
+            def warm():
+                text = "\n".join(r[0] for r in heir.query("EXPLAIN FLOW cnt"))
+                m = re.search(r"\(here, at epoch (\d+)\)", text)
+                return m and int(m.group(1)) >= first + 2
+            wait_for("the heir's standby caught up", warm, 600)
 
         # A steady stream, then the kill.
         consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": "bench-" + uuid.uuid4().hex,
@@ -168,7 +184,7 @@ def main():
         copy_topic = next(t for t in admin.list_topics(timeout=10).topics if t.startswith(f"_rtsql-{uid}-state-"))
         print(json.dumps({
             "keys": args.keys,
-            "mode": "restart" if args.restart else "failover",
+            "mode": "restart" if args.restart else "failover-standby" if args.standby else "failover",
             "failover_ms": after - killed_ms,
             "floor_ms": args.node_timeout * 1000,
             "restore_ms": recovery.get("restoreMs"),

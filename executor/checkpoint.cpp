@@ -70,6 +70,10 @@ std::optional<uint64_t> epochOfName(const std::string& name) {
 
 }  // namespace
 
+bool sameCheckpoint(const CheckpointInfo& a, const CheckpointInfo& b) {
+  return a.epoch == b.epoch && a.epochEndMicros == b.epochEndMicros;
+}
+
 std::string formatCheckpointMeta(const CheckpointInfo& info) {
   std::string body;
   body += fmt::format("epoch {}\n", info.epoch);

@@ -70,6 +70,10 @@ struct CheckpointSearch {
   std::vector<Skipped> skipped;
 };
 
+// The same checkpoint: the same epoch, ended at the same instant (two runs
+// that reached the same epoch number apart, on two machines, did not).
+bool sameCheckpoint(const CheckpointInfo& a, const CheckpointInfo& b);
+
 // The metadata file's text, and back. parseCheckpointMeta returns nullopt for
 // text that is truncated, damaged, or not a checkpoint.
 std::string formatCheckpointMeta(const CheckpointInfo& info);

@@ -307,7 +307,7 @@ void FlowRuntime::start() {
                          SqlError::npos, e.hint());
         }
       }
-      copyKeeper_ = std::make_unique<StateCopyKeeper>(stateCopy_);
+      copyKeeper_ = std::make_unique<StateCopyKeeper>(stateCopy_, warmCopy_);
     }
     // The copy, when newer than the flow's own checkpoints (it ran on another
     // node since), becomes its newest checkpoint (with exactly-once output,
@@ -321,7 +321,10 @@ void FlowRuntime::start() {
       // A reset flow's copy holds no state of it from now on, even before
       // its first checkpoint replaces it.
       if (reset) stateCopy_->clear();
-      if (found && (!local || found->dir != local->dir)) {
+      if (found && copyKeeper_->source() == StateCopyKeeper::Source::Standby) {
+        logLine(fmt::format("flow \"{}\": starting from this node's standby copy of epoch {}",
+                            plan_.flowName, found->epoch));
+      } else if (found && (!local || found->dir != local->dir)) {
         logLine(fmt::format("flow \"{}\": restoring the state copy of epoch {}", plan_.flowName,
                             found->epoch));
       }

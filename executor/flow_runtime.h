@@ -109,6 +109,9 @@ class FlowRuntime {
   // kept by a stateful flow with checkpoints: restored from when it is newer
   // than the flow's own, written at each checkpoint. Set before start().
   void setStateCopy(std::shared_ptr<StateCopy> copy) { stateCopy_ = std::move(copy); }
+  // A warm copy of the state on this node (a standby's), which a run that
+  // takes the flow over starts from instead of reading the copy.
+  void setWarmCopy(StateCopyKeeper::Warm warm) { warmCopy_ = std::move(warm); }
   // The share of its source partitions this node reads, for a flow spread
   // over the nodes of a cluster (PhysicalPlan::spreadsPartitions). Set while
   // stopped, before start(); it holds for the runs after.
@@ -206,6 +209,7 @@ class FlowRuntime {
   int threadNice_ = 0;
   bool rebuildWithoutCheckpoint_ = false;
   std::shared_ptr<StateCopy> stateCopy_;
+  StateCopyKeeper::Warm warmCopy_;
   std::unique_ptr<StateCopyKeeper> copyKeeper_;  // this run's, for a stateful flow with a copy
 };
 

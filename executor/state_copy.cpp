@@ -6,28 +6,30 @@
 
 namespace rtsql {
 
-namespace {
-
-// The same checkpoint: its epoch ended at the same instant (two runs that
-// reached the same epoch number apart, on two machines, did not).
-bool sameCheckpoint(const CheckpointInfo& a, const CheckpointInfo& b) {
-  return a.epoch == b.epoch && a.epochEndMicros == b.epochEndMicros;
-}
-
-}  // namespace
-
 std::optional<CheckpointInfo> StateCopyKeeper::restore(CheckpointDir& checkpoints,
                                                        const std::optional<CheckpointInfo>& local,
                                                        bool reset, uint64_t maxEpoch,
                                                        const std::string& scratchDir) {
   unwritten_.clear();
-  if (!reset && local) {
-    // In step already: the state restored is the copy's own.
+  source_ = Source::Local;
+  if (!reset && (local || warm_)) {
     std::optional<CheckpointInfo> newest = copy_->newestCheckpoint();
-    if (newest && sameCheckpoint(*newest, *local)) {
+    std::optional<CheckpointInfo> start = local;
+    // The copy ran on elsewhere: a warm copy of its newest checkpoint spares
+    // reading it.
+    if (newest && warm_ && newest->epoch <= maxEpoch &&
+        (!local || newest->epoch > local->epoch ||
+         (newest->epoch == local->epoch && !sameCheckpoint(*newest, *local)))) {
+      if (std::optional<CheckpointInfo> warm = warm_(checkpoints, *newest)) {
+        start = std::move(warm);
+        source_ = Source::Standby;
+      }
+    }
+    // In step already: the state restored is the copy's own.
+    if (newest && start && sameCheckpoint(*newest, *start)) {
       whole_ = false;
       stale_.clear();
-      return local;
+      return start;
     }
   }
   StateCopy::Contents copy = copy_->read();
@@ -56,6 +58,7 @@ std::optional<CheckpointInfo> StateCopyKeeper::restore(CheckpointDir& checkpoint
     info.hasState = true;
     checkpoints.write(info, [&](const std::string& dir) { store->snapshot(dir); });
     result = std::move(info);
+    source_ = Source::Copy;
   }
   // In step when the state restored is the copy's own, or both are empty.
   const bool inStep =

@@ -67,12 +67,46 @@ class StateCopy {
   virtual void close() = 0;
   // Removes the copy for good (its flow was dropped). Throws SqlError 08006.
   virtual void destroy() = 0;
+
+  // One committed record of the copy, as a follower reads it.
+  struct Record {
+    enum class Kind { Entry, Checkpoint, Reset };
+    Kind kind = Kind::Entry;
+    int64_t offset = 0;
+    StateChange entry;                         // Kind::Entry
+    std::optional<CheckpointInfo> checkpoint;  // Kind::Checkpoint
+  };
+  // A reader of the copy's committed records, in order, that fences no
+  // writer: a standby's (executor/state_standby.h), which keeps reading while
+  // the flow runs elsewhere.
+  class Follower {
+   public:
+    virtual ~Follower() = default;
+    // Gives `fn` the records committed after those given before (from the
+    // follower's first offset at the first call), until none comes for a
+    // moment or `maxMicros` have passed. Returns false when the first offset
+    // is no longer in the copy (the caller starts over from 0). Throws
+    // SqlError 08006 when the copy cannot be read, XX001 for a damaged
+    // record.
+    virtual bool poll(int64_t maxMicros, const std::function<void(Record&&)>& fn) = 0;
+  };
+  // A follower from offset `from` on.
+  virtual std::unique_ptr<Follower> follow(int64_t from) = 0;
 };
 
 // The copy as one flow keeps it, from the start of a run to its end.
 class StateCopyKeeper {
  public:
-  explicit StateCopyKeeper(std::shared_ptr<StateCopy> copy) : copy_(std::move(copy)) {}
+  // A warm copy of the state on this node (a standby's, kept in step with
+  // the copy while the flow ran elsewhere: executor/state_standby.h): given
+  // the copy's newest checkpoint, writes that checkpoint's state into the
+  // checkpoint directory and returns it; nullopt when it cannot.
+  using Warm = std::function<std::optional<CheckpointInfo>(CheckpointDir&, const CheckpointInfo&)>;
+  // Where restore() found the state it returned.
+  enum class Source { Local, Standby, Copy };
+
+  explicit StateCopyKeeper(std::shared_ptr<StateCopy> copy, Warm warm = nullptr)
+      : copy_(std::move(copy)), warm_(std::move(warm)) {}
 
   // At start, before the state store opens: reads the copy and, when it holds
   // a checkpoint newer than `local` (the flow's own newest; with
@@ -80,11 +114,12 @@ class StateCopyKeeper {
   // `checkpoints` as the flow's newest checkpoint, which is returned. With
   // `reset`, the copy is read only to be replaced. A copy whose newest
   // checkpoint is `local` itself (a node restarted on its own last
-  // checkpoint) is not read further. Throws as StateCopy::read and
-  // CheckpointDir::write do.
+  // checkpoint) is not read further; nor is one whose newest checkpoint the
+  // warm copy gives. Throws as StateCopy::read and CheckpointDir::write do.
   std::optional<CheckpointInfo> restore(CheckpointDir& checkpoints,
                                         const std::optional<CheckpointInfo>& local, bool reset,
                                         uint64_t maxEpoch, const std::string& scratchDir);
+  Source source() const { return source_; }
   // In the snapshot of a checkpoint (every task flushed and held): adds to
   // `changes` what the copy needs beyond them (every entry of `store`, when
   // the copy is not the state's).
@@ -99,6 +134,8 @@ class StateCopyKeeper {
 
  private:
   std::shared_ptr<StateCopy> copy_;
+  Warm warm_;
+  Source source_ = Source::Local;
   bool whole_ = true;            // the next write replaces the whole copy
   std::set<std::string> stale_;  // keys the copy may hold, while whole_
   std::map<std::string, std::optional<std::string>> unwritten_;  // changes of failed writes

@@ -125,6 +125,9 @@ struct PhysicalPlan {
   // 'delivery' = 'exactly-once': the sink writes each epoch in a Kafka
   // transaction committed with the epoch's checkpoint.
   bool exactlyOnce = false;
+  // 'standby.replicas': in a cluster, how many nodes besides the one running
+  // the flow keep a warm copy of its state.
+  int standbyReplicas = 0;
 
   int slots() const;           // total tasks over all stages
   bool keepsState() const;     // some operator is stateful

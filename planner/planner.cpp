@@ -187,13 +187,33 @@ constexpr int64_t kMinStateTtlMicros = 1000LL * 1000;
 constexpr int64_t kMaxStateTtlMicros = 366LL * 86'400 * 1000 * 1000;
 
 void checkFlowOptions(const Options& options) {
-  options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", kLateRowsOption,
+  options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", "standby.replicas",
+                      kLateRowsOption,
                       kLateRowsTopicOption, kLateRowsBootstrapOption, kOnErrorOption,
                       kRowErrorsTopicOption, kRowErrorsBootstrapOption});
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
   options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
   if (options.has("state.ttl"))
     options.getInterval("state.ttl", 0, kMinStateTtlMicros, kMaxStateTtlMicros);
+}
+
+// 'standby.replicas': how many nodes of a cluster keep a warm copy of the
+// flow's state (server/cluster_standbys.h); a flow must keep state to have one.
+constexpr int kMaxStandbyReplicas = 15;
+
+int standbyReplicas(const Options& options, const PhysicalPlan& plan) {
+  const OptionEntry* entry = options.find("standby.replicas");
+  if (!entry) return 0;
+  const int replicas =
+      static_cast<int>(options.getInt("standby.replicas", 0, 0, kMaxStandbyReplicas));
+  if (replicas > 0 && !plan.keepsState()) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   "'standby.replicas' keeps a warm copy of a flow's state on other nodes, and "
+                   "this flow keeps no state",
+                   entry->valuePos)
+        .withHint("remove 'standby.replicas': a node takes a stateless flow over at once");
+  }
+  return replicas;
 }
 
 // 'state.ttl' bounds the state of the flow's joins without a time bound: a
@@ -346,6 +366,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   checkRowErrors(*sink, flowOptions);
   plan.checkpointIntervalMicros = checkpoint;
   plan.exactlyOnce = exactlyOnce(flowOptions, *sink);
+  plan.standbyReplicas = standbyReplicas(flowOptions, plan);
   plan.flowOptions = std::move(flowOptions);
   return plan;
 }

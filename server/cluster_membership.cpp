@@ -341,4 +341,31 @@ std::set<std::string> ClusterMembership::otherReaders(const std::string& name,
   return out;
 }
 
+std::set<std::string> ClusterMembership::nodes() const {
+  std::set<std::string> out;
+  std::lock_guard lock(impl_->mu);
+  for (const auto& [slot, node] : impl_->holders) out.insert(node);
+  if (impl_->joined.load()) out.insert(options_.node);
+  return out;
+}
+
+std::vector<std::string> ClusterMembership::standbysOf(const std::string& name,
+                                                       int replicas) const {
+  std::optional<std::string> owner = holderOf(name);  // this node when it holds it
+  if (!owner) return {};
+  return standbyNodes(*owner, nodes(), replicas);
+}
+
+std::vector<std::string> standbyNodes(const std::string& owner, const std::set<std::string>& nodes,
+                                      int replicas) {
+  std::vector<std::string> out;
+  auto it = nodes.upper_bound(owner);
+  for (size_t seen = 0; seen < nodes.size() && static_cast<int>(out.size()) < replicas; ++seen) {
+    if (it == nodes.end()) it = nodes.begin();
+    if (*it != owner) out.push_back(*it);
+    ++it;
+  }
+  return out;
+}
+
 }  // namespace rtsql

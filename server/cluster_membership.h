@@ -38,6 +38,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "planner/physical_plan.h"
 
@@ -53,6 +54,13 @@ struct ClusterMembershipOptions {
 std::string clusterSlotsTopic(const std::string& cluster);
 // The slot of flow `name` among `slots` (lower-cased before hashing).
 int flowSlot(const std::string& name, int slots);
+
+// The `replicas` nodes that keep a standby copy of a flow that `owner` runs
+// (server/cluster_standbys.h): the nodes that follow the owner among `nodes`
+// in name order, coming round after the last (fewer when there are not so
+// many others). Every node computes the same from the same view.
+std::vector<std::string> standbyNodes(const std::string& owner, const std::set<std::string>& nodes,
+                                      int replicas);
 
 class ClusterMembership {
  public:
@@ -90,6 +98,12 @@ class ClusterMembership {
   // they move), and the nodes that read the others.
   PartitionShare share(const std::string& name, int partitions) const;
   std::set<std::string> otherReaders(const std::string& name, int partitions) const;
+  // The nodes that hold a slot now (as the group's offsets say; a node gone
+  // stays until its slots are taken again), this one included once joined.
+  std::set<std::string> nodes() const;
+  // The nodes that keep a standby copy of flow `name` with `replicas`
+  // (standbyNodes below, of its holder); empty while its holder is unknown.
+  std::vector<std::string> standbysOf(const std::string& name, int replicas) const;
 
  private:
   struct Impl;

@@ -101,7 +101,15 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
   auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(flow),
                                        flowStateDir(flow), checkpoints);
   runtime->setRebuildStateWithoutCheckpoint(options_.cluster != nullptr);
-  if (!spread) runtime->setStateCopy(stateCopyFor(flow));
+  if (!spread) {
+    runtime->setStateCopy(stateCopyFor(flow));
+    // A node that keeps a standby copy of the flow starts from it when it
+    // takes the flow over.
+    runtime->setWarmCopy([this, name = toLower(flow)](CheckpointDir& checkpoints,
+                                                      const CheckpointInfo& target) {
+      return standbys_ ? standbys_->takeOver(name, checkpoints, target) : std::nullopt;
+    });
+  }
   return runtime;
 }
 

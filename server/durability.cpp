@@ -194,6 +194,36 @@ void Engine::restore() {
     // Slots taken: the supervisor starts their flows within its round;
     // slots given up: their flows stop before another node may start them.
     membership_->start([this] { releaseFlows(); });
+    if (!options_.dataDir.empty()) {
+      // The stateful flows this node keeps a standby copy of: those whose
+      // 'standby.replicas' names it, while another node runs them.
+      standbys_ = std::make_unique<ClusterStandbys>(
+          (std::filesystem::path(options_.dataDir) / "standby").string());
+      standbys_->start([this] {
+        std::vector<StandbyWanted> wanted;
+        std::lock_guard lock(flowsMu_);
+        for (const auto& [name, entry] : flows_) {
+          const FlowRuntime* rt = entry.runtime.get();
+          if (!rt || rt->plan().standbyReplicas <= 0 || !rt->plan().keepsState() ||
+              spreadHere(rt))
+            continue;
+          if (membership_->holds(name)) {
+            // Taken here and not started yet: a standby kept here is what
+            // its start takes over.
+            if (rt->state() != FlowState::Running)
+              wanted.push_back({name, stateCopyFor(name), false});
+            continue;
+          }
+          std::vector<std::string> nodes =
+              membership_->standbysOf(name, rt->plan().standbyReplicas);
+          if (std::find(nodes.begin(), nodes.end(), options_.cluster->options().node) ==
+              nodes.end())
+            continue;
+          if (auto copy = stateCopyFor(name)) wanted.push_back({name, copy});
+        }
+        return wanted;
+      });
+    }
     clusterProgress_ =
         std::make_unique<ClusterProgress>(ClusterProgressOptions{co.name, co.bootstrap, co.node});
     clusterProgress_->start([this] {
@@ -331,7 +361,22 @@ std::string Engine::placementExplained(const std::string& name, const FlowRuntim
   std::string out = fmt::format("Placement: cluster {}, seen from node {}\n",
                                 options_.cluster->options().name, here);
   if (!spreadHere(&rt)) {
-    return out + fmt::format("  slot {} of {}: runs on {}\n", first, slots, holder(first));
+    out += fmt::format("  slot {} of {}: runs on {}\n", first, slots, holder(first));
+    if (const int replicas = rt.plan().standbyReplicas; replicas > 0 && rt.plan().keepsState()) {
+      std::vector<std::string> standbys = membership_->standbysOf(name, replicas);
+      for (std::string& node : standbys) {
+        if (node == here) {
+          std::optional<CheckpointInfo> kept =
+              standbys_ ? standbys_->kept(toLower(name)) : std::nullopt;
+          node = kept ? fmt::format("{} (here, at epoch {})", node, kept->epoch)
+                      : fmt::format("{} (here, reading the copy)", node);
+        }
+      }
+      out += fmt::format("  standby copies ({} asked): {}\n", replicas,
+                         standbys.empty() ? std::string("none, no other node")
+                                          : "nodes " + fmt::format("{}", fmt::join(standbys, ", ")));
+    }
+    return out;
   }
   const ScanSpec& scan = rt.plan().scans.front();
   // Partition i belongs to slot (first + i) % slots (ClusterMembership::share).

@@ -74,6 +74,7 @@ void Engine::shutdown() {
   if (membership_) membership_->stop();
   // Nor publish progress of flows being stopped.
   if (clusterProgress_) clusterProgress_->stop();
+  if (standbys_) standbys_->stop();
   {
     std::lock_guard lock(supervisorMu_);
     supervisorStop_ = true;

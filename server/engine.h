@@ -28,6 +28,7 @@
 #include "server/cluster_catalog.h"
 #include "server/cluster_membership.h"
 #include "server/cluster_progress.h"
+#include "server/cluster_standbys.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
@@ -303,6 +304,9 @@ class Engine : public QueryHandler {
   // In a cluster: every node's progress of the flows, for SHOW PROGRESS.
   // Made in restore(), as membership_.
   std::unique_ptr<ClusterProgress> clusterProgress_;
+  // In a cluster with a data directory: the standby copies this node keeps.
+  // Made in restore(), as membership_.
+  std::unique_ptr<ClusterStandbys> standbys_;
 };
 
 }  // namespace rtsql

@@ -26,6 +26,106 @@ SqlError unreachable(const std::string& bootstrap, const std::string& what) {
                   "check that the cluster's Kafka is up and reachable");
 }
 
+// A "ckpt" record's checkpoint (empty for "reset"); nullopt for a state
+// entry. Throws SqlError XX001 for a damaged one.
+std::optional<std::optional<CheckpointInfo>> marker(const std::string& topic,
+                                                    const rd_kafka_message_t& m) {
+  if (std::string_view(static_cast<const char*>(m.key), m.key_len) != kMarkerKey)
+    return std::nullopt;
+  std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
+  if (value == kReset) return std::optional<CheckpointInfo>();
+  std::optional<CheckpointInfo> info;
+  if (value.substr(0, kCheckpointPrefix.size()) == kCheckpointPrefix) {
+    info = parseCheckpointMeta(std::string(value.substr(kCheckpointPrefix.size())));
+  }
+  if (!info) {
+    throw SqlError(sqlstate::kDataCorrupted,
+                   fmt::format("the state copy in {} is damaged: record {} is no checkpoint",
+                               topic, m.offset),
+                   SqlError::npos, "the topic holds only what rtsqld writes there");
+  }
+  return info;
+}
+
+HandlePtr copyReader(const std::string& bootstrap, const std::string& groupId) {
+  return newClient(RD_KAFKA_CONSUMER, bootstrap, Options(), {{"client.id", "rtsqld-state"}},
+                   {{"group.id", groupId.c_str()},
+                    {"enable.auto.commit", "false"},
+                    {"enable.auto.offset.store", "false"},
+                    {"enable.partition.eof", "true"},
+                    {"auto.offset.reset", "error"},
+                    {"isolation.level", "read_committed"}});
+}
+
+bool transient(rd_kafka_resp_err_t err) {
+  return err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
+}
+
+// A standby's reader: one consumer from its first offset on, kept between polls.
+class KafkaFollower final : public StateCopy::Follower {
+ public:
+  KafkaFollower(std::string bootstrap, std::string topic, int64_t from)
+      : bootstrap_(std::move(bootstrap)), topic_(std::move(topic)), from_(from) {}
+
+  bool poll(int64_t maxMicros, const std::function<void(StateCopy::Record&&)>& fn) override {
+    if (!consumer_) {
+      consumer_ = copyReader(bootstrap_, topic_ + "-standby");
+      rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
+      // From 0: from the copy's start, wherever the broker keeps it from.
+      rd_kafka_topic_partition_list_add(parts, topic_.c_str(), 0)->offset =
+          from_ == 0 ? RD_KAFKA_OFFSET_BEGINNING : from_;
+      rd_kafka_resp_err_t err = rd_kafka_assign(consumer_.get(), parts);
+      rd_kafka_topic_partition_list_destroy(parts);
+      if (err) {
+        consumer_.reset();
+        throw unreachable(bootstrap_,
+                          fmt::format("refused to read {}: {}", topic_, rd_kafka_err2str(err)));
+      }
+    }
+    const int64_t until = monotonicMicros() + maxMicros;
+    while (monotonicMicros() < until) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100);
+      if (!m) return true;  // quiet for a moment: caught up, as far as can be told
+      std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> hold(
+          m, rd_kafka_message_destroy);
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return true;
+      if (m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE ||
+          m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET)
+        return false;
+      // A copy not written yet has no topic yet: nothing to follow so far.
+      if (m->err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+          m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+          m->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+        consumer_.reset();
+        return true;
+      }
+      if (m->err) {
+        if (transient(m->err)) continue;
+        throw unreachable(bootstrap_,
+                          fmt::format("could not read {}: {}", topic_, rd_kafka_message_errstr(m)));
+      }
+      StateCopy::Record record;
+      record.offset = m->offset;
+      if (auto checkpoint = marker(topic_, *m)) {
+        record.kind = *checkpoint ? StateCopy::Record::Kind::Checkpoint
+                                  : StateCopy::Record::Kind::Reset;
+        record.checkpoint = std::move(*checkpoint);
+      } else {
+        record.entry.key.assign(static_cast<const char*>(m->key), m->key_len);
+        if (m->payload) record.entry.value.emplace(static_cast<const char*>(m->payload), m->len);
+      }
+      fn(std::move(record));
+    }
+    return true;
+  }
+
+ private:
+  std::string bootstrap_;
+  std::string topic_;
+  int64_t from_;
+  HandlePtr consumer_;
+};
+
 }  // namespace
 
 KafkaStateCopy::KafkaStateCopy(std::string bootstrap, std::string topic)
@@ -103,6 +203,10 @@ void KafkaStateCopy::destroy() {
   deleteInternalTopic(admin.get(), bootstrap_, topic_);
 }
 
+std::unique_ptr<StateCopy::Follower> KafkaStateCopy::follow(int64_t from) {
+  return std::make_unique<KafkaFollower>(bootstrap_, topic_, from);
+}
+
 void KafkaStateCopy::checkWithin(SinkTransaction& transaction) {
   const std::string own = clusterId(producer(), kTimeoutMs);
   const std::string sink = transaction.kafkaClusterId();
@@ -123,13 +227,7 @@ void KafkaStateCopy::scan(int64_t tail, const std::function<void(const rd_kafka_
   // Fences the writer before this one first: its open transaction is aborted,
   // so the end of what is committed comes at once.
   producer();
-  HandlePtr consumer =
-      newClient(RD_KAFKA_CONSUMER, bootstrap_, Options(), {{"client.id", "rtsqld-state"}},
-                {{"group.id", topic_.c_str()},
-                 {"enable.auto.commit", "false"},
-                 {"enable.auto.offset.store", "false"},
-                 {"enable.partition.eof", "true"},
-                 {"isolation.level", "read_committed"}});
+  HandlePtr consumer = copyReader(bootstrap_, topic_);
   int64_t from = RD_KAFKA_OFFSET_BEGINNING;
   if (tail > 0) {
     // From the last `tail` offsets (what the broker has kept of them).
@@ -166,8 +264,7 @@ void KafkaStateCopy::scan(int64_t tail, const std::function<void(const rd_kafka_
     quietSince = monotonicMicros();
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) break;
     if (m->err) {
-      if (m->err == RD_KAFKA_RESP_ERR__TRANSPORT || m->err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
-        continue;
+      if (transient(m->err)) continue;
       throw unreachable(bootstrap_,
                         fmt::format("could not read {}: {}", topic_, rd_kafka_message_errstr(m)));
     }
@@ -175,29 +272,11 @@ void KafkaStateCopy::scan(int64_t tail, const std::function<void(const rd_kafka_
   }
 }
 
-std::optional<std::optional<CheckpointInfo>> KafkaStateCopy::marker(const rd_kafka_message_t& m) {
-  if (std::string_view(static_cast<const char*>(m.key), m.key_len) != kMarkerKey)
-    return std::nullopt;
-  std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
-  if (value == kReset) return std::optional<CheckpointInfo>();
-  std::optional<CheckpointInfo> info;
-  if (value.substr(0, kCheckpointPrefix.size()) == kCheckpointPrefix) {
-    info = parseCheckpointMeta(std::string(value.substr(kCheckpointPrefix.size())));
-  }
-  if (!info) {
-    throw SqlError(sqlstate::kDataCorrupted,
-                   fmt::format("the state copy in {} is damaged: record {} is no checkpoint",
-                               topic_, m.offset),
-                   SqlError::npos, "the topic holds only what rtsqld writes there");
-  }
-  return info;
-}
-
 StateCopy::Contents KafkaStateCopy::read() {
   Contents out;
   std::map<std::string, std::string> state;
   scan(0, [&](const rd_kafka_message_t& m) {
-    if (auto checkpoint = marker(m)) {
+    if (auto checkpoint = marker(topic_, m)) {
       // A reset clears what was read before it.
       if (!*checkpoint) state.clear();
       out.checkpoint = std::move(*checkpoint);
@@ -225,7 +304,7 @@ std::optional<CheckpointInfo> KafkaStateCopy::newestCheckpoint() {
   constexpr int64_t kTail = 16;
   std::optional<CheckpointInfo> newest;
   scan(kTail, [&](const rd_kafka_message_t& m) {
-    if (auto checkpoint = marker(m)) newest = std::move(*checkpoint);
+    if (auto checkpoint = marker(topic_, m)) newest = std::move(*checkpoint);
   });
   return newest;
 }

@@ -46,6 +46,9 @@ class KafkaStateCopy final : public StateCopy {
   // Deletes the topic (an embedded broker, which takes no admin requests,
   // keeps it: the next CREATE FLOW of the name marks it empty).
   void destroy() override;
+  // Reads committed records with a consumer of its own (no producer: it
+  // fences no writer).
+  std::unique_ptr<Follower> follow(int64_t from) override;
 
   const std::string& topic() const { return topic_; }
 
@@ -58,9 +61,6 @@ class KafkaStateCopy final : public StateCopy {
   // Reads the topic to its end, committed records only, giving each to `fn`:
   // from its start, or with `tail` from that many offsets before its end.
   void scan(int64_t tail, const std::function<void(const rd_kafka_message_t&)>& fn);
-  // A "ckpt" record's checkpoint (empty for "reset"); nullopt for a state
-  // entry. Throws SqlError XX001 for a damaged one.
-  std::optional<std::optional<CheckpointInfo>> marker(const rd_kafka_message_t& m);
 
   std::string bootstrap_;
   std::string topic_;

@@ -149,7 +149,7 @@ class FlowsCluster:
     sources, sinks and flows above, with 'delivery' = 'exactly-once' when
     DELIVERY says so (else the default, at least once)."""
 
-    def __init__(self, broker, start_node, prefix, delivery, names="abc"):
+    def __init__(self, broker, start_node, prefix, delivery, names="abc", standbys=0):
         self.broker = broker
         self.start_node = start_node
         self.uid = unique(prefix)
@@ -171,6 +171,8 @@ class FlowsCluster:
         options = "'shuffle.partitions' = '2'"
         if self.exactly_once:
             options += ", 'delivery' = 'exactly-once'"
+        if standbys:
+            options += f", 'standby.replicas' = '{standbys}'"
         flow = f"CHECKPOINT INTERVAL '1 second' WITH ({options})"
         t = self.topic
         self.nodes[names[0]].run_script(f"""
@@ -239,10 +241,11 @@ class FlowsCluster:
         return wait_for(f"{more} checkpoints of each flow where it runs", ready,
                         timeout=WAIT_S * 2)
 
-    def restored(self):
-        """How many times each live node has logged restoring each flow's state copy."""
+    def restored(self, how="restoring the state copy of epoch"):
+        """How many times each live node has logged restoring each flow's state
+        copy (HOW: the log's words for it)."""
         return {(n.name, f): n.log_path.read_text(errors="replace")
-                .count(f'flow "{f}": restoring the state copy of epoch')
+                .count(f'flow "{f}": {how}')
                 for n in self.alive() for f in FLOWS}
 
     def check_restored(self, before, after, victim, logged):
@@ -385,8 +388,8 @@ def flows_cluster(broker, start_node):
                     "covers failover on the embedded broker")
     made = []
 
-    def make(prefix, delivery="at-least-once", names="abc"):
-        made.append(FlowsCluster(broker, start_node, prefix, delivery, names))
+    def make(prefix, delivery="at-least-once", names="abc", standbys=0):
+        made.append(FlowsCluster(broker, start_node, prefix, delivery, names, standbys))
         return made[-1]
 
     yield make

@@ -118,6 +118,9 @@ class CopyInto : public StateCopy {
   void clear() override {}
   void close() override {}
   void destroy() override {}
+  std::unique_ptr<Follower> follow(int64_t) override {
+    throw std::logic_error("an epoch's writes have no follower");
+  }
 
  private:
   std::vector<std::string>& calls_;

@@ -14,115 +14,11 @@
 #include <map>
 
 #include "common/error.h"
-#include "tests/unit/executor/state_test_util.h"
+#include "tests/unit/executor/state_copy_test_util.h"
 
 using namespace rtsql;
 
-namespace {
-
-// The copy as a log of writes, read the way a reader of the topic applies it.
-class MemCopy : public StateCopy {
- public:
-  struct Write {
-    std::optional<CheckpointInfo> checkpoint;  // none: a clear()
-    std::vector<StateChange> changes;
-  };
-  std::vector<Write> log;
-  bool failNext = false;
-
-  int reads = 0;  // whole reads
-
-  std::optional<CheckpointInfo> newestCheckpoint() override {
-    --reads;  // read() below is how the log is applied, not a whole read
-    return read().checkpoint;
-  }
-  Contents read() override {
-    ++reads;
-    Contents out;
-    std::map<std::string, std::string> state;
-    for (const Write& w : log) {
-      if (!w.checkpoint) {
-        out.checkpoint.reset();
-        state.clear();
-        continue;
-      }
-      for (const StateChange& c : w.changes) {
-        out.keys.insert(c.key);
-        if (c.value) {
-          state[c.key] = *c.value;
-        } else {
-          state.erase(c.key);
-        }
-      }
-      out.checkpoint = w.checkpoint;
-    }
-    if (out.checkpoint) {
-      for (auto& [k, v] : state) out.entries.push_back({k, v});
-    }
-    return out;
-  }
-  void write(const CheckpointInfo& info, const std::vector<StateChange>& changes,
-             SinkTransaction* within) override {
-    REQUIRE(within == nullptr);  // the keeper passes on what its caller gives
-    if (failNext) {
-      failNext = false;
-      throw SqlError(sqlstate::kConnectionFailure, "broker away");
-    }
-    log.push_back({info, changes});
-  }
-  void checkWithin(SinkTransaction&) override {}
-  void clear() override { log.push_back({std::nullopt, {}}); }
-  void close() override {}
-  void destroy() override {}
-  std::map<std::string, std::string> state() {
-    std::map<std::string, std::string> out;
-    for (auto& e : read().entries) out[e.key] = *e.value;
-    return out;
-  }
-};
-
-std::unique_ptr<StateStore> openStore(const std::string& path, bool record) {
-  StateStoreOptions o;
-  o.path = path;
-  o.recordChanges = record;
-  return StateStore::open(o);
-}
-
-std::map<std::string, std::string> contents(StateStore& store) {
-  std::map<std::string, std::string> out;
-  store.forEach(
-      [&](std::string_view k, std::string_view v) { out[std::string(k)] = std::string(v); });
-  return out;
-}
-
-std::string prefixed(int op, const std::string& key) {
-  std::string p(8, '\0');
-  p[3] = static_cast<char>(op);
-  return p + key;
-}
-
-// One epoch of a flow: the writes, then the checkpoint and its copy.
-void epoch(StateStore& store, StateCopyKeeper& keeper, CheckpointDir& dir, uint64_t n,
-           const std::function<void(StateTable&)>& writes, std::string* failed = nullptr) {
-  {
-    auto table = store.table(1, 0);
-    writes(*table);
-    table->flush();
-  }
-  CheckpointInfo info;
-  info.epoch = n;
-  info.epochEndMicros = static_cast<int64_t>(n) * 1000;
-  info.hasState = true;
-  std::vector<StateChange> changes;
-  dir.write(info, [&](const std::string& d) {
-    store.snapshot(d, &changes);
-    keeper.collect(store, changes);
-  });
-  std::string error = keeper.write(info, std::move(changes));
-  if (failed) *failed = error;
-}
-
-}  // namespace
+using namespace rtsql::testing;
 
 TEST_CASE("a state store records what changed between two snapshots, each key once") {
   testing::TempDir tmp("state_copy_test");
