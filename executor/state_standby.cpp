@@ -8,12 +8,12 @@ namespace rtsql {
 
 StateStandby::StateStandby(std::shared_ptr<StateCopy> copy, std::string dir)
     : copy_(std::move(copy)), dir_(std::move(dir)) {
-  openStore();
+  startOver();
 }
 
 StateStandby::~StateStandby() = default;
 
-void StateStandby::openStore() {
+void StateStandby::emptyStore() {
   store_.reset();
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
@@ -21,9 +21,13 @@ void StateStandby::openStore() {
   options.path = dir_;
   options.destroyOnClose = true;
   store_ = StateStore::open(options);
-  follower_ = copy_->follow(0);
   pending_.clear();
   checkpoint_.reset();
+}
+
+void StateStandby::startOver() {
+  emptyStore();
+  follower_ = copy_->follow(0);
 }
 
 void StateStandby::apply(StateCopy::Record&& record) {
@@ -38,27 +42,17 @@ void StateStandby::apply(StateCopy::Record&& record) {
       pending_.clear();
       checkpoint_ = std::move(record.checkpoint);
       return;
-    case StateCopy::Record::Kind::Reset: {
-      // What came before is no state of the flow: start over, empty, from
-      // the offset after the reset.
-      store_.reset();
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-      StateStoreOptions options;
-      options.path = dir_;
-      options.destroyOnClose = true;
-      store_ = StateStore::open(options);
-      pending_.clear();
-      checkpoint_.reset();
+    case StateCopy::Record::Kind::Reset:
+      // What came before is no state of the flow: empty, read on from here.
+      emptyStore();
       return;
-    }
   }
 }
 
 void StateStandby::advance(int64_t maxMicros) {
   if (!follower_->poll(maxMicros, [&](StateCopy::Record&& r) { apply(std::move(r)); })) {
     // Its start is no longer in the copy: read it again from its beginning.
-    openStore();
+    startOver();
   }
 }
 

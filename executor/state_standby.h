@@ -54,7 +54,8 @@ class StateStandby {
 
  private:
   void apply(StateCopy::Record&& record);
-  void openStore();  // an empty store, following the copy from its start
+  void emptyStore();  // an empty store, nothing pending, no checkpoint
+  void startOver();   // an empty store, following the copy from its start
 
   std::shared_ptr<StateCopy> copy_;
   std::string dir_;

@@ -28,22 +28,35 @@ std::map<std::string, std::string> takenOver(StateStandby& standby, TempDir& tmp
   return contents(*store);
 }
 
+// A flow running with its copy: its checkpoints, its store and its keeper.
+struct Running {
+  std::shared_ptr<MemCopy> copy = std::make_shared<MemCopy>();
+  CheckpointDir here;
+  std::unique_ptr<StateStore> store;
+  StateCopyKeeper keeper{copy};
+
+  Running(TempDir& tmp, const std::string& name)
+      : here(tmp.sub(name + "-ck"), 3), store(openStore(tmp.sub(name + "-state"), true)) {
+    keeper.restore(here, std::nullopt, false, UINT64_MAX, tmp.sub(name + "-scratch"));
+  }
+  void epoch(uint64_t n, const std::function<void(StateTable&)>& writes) {
+    testing::epoch(*store, keeper, here, n, writes);
+  }
+};
+
 }  // namespace
 
 TEST_CASE(
     "a standby holds the state of the last checkpoint it read, and reads on when taken over") {
   TempDir tmp("state_standby_test");
-  auto copy = std::make_shared<MemCopy>();
-  CheckpointDir here(tmp.sub("here"), 3);
-  auto store = openStore(tmp.sub("state"), true);
-  StateCopyKeeper keeper(copy);
-  keeper.restore(here, std::nullopt, false, UINT64_MAX, tmp.sub("scratch"));
+  Running flow(tmp, "flow");
+  auto& copy = flow.copy;
 
   StateStandby standby(copy, tmp.sub("standby"));
   standby.advance(1'000'000);
   CHECK_FALSE(standby.checkpoint().has_value());  // nothing written yet
 
-  epoch(*store, keeper, here, 1, [](StateTable& t) {
+  flow.epoch(1, [](StateTable& t) {
     t.put("k1", "1");
     t.put("k2", "1");
   });
@@ -54,25 +67,22 @@ TEST_CASE(
 
   // Two more epochs the standby has not read: taking it over reads on to the
   // newest, and it then holds exactly the running flow's state.
-  epoch(*store, keeper, here, 2, [](StateTable& t) {
+  flow.epoch(2, [](StateTable& t) {
     t.put("k1", "2");
     t.erase("k2");
   });
-  epoch(*store, keeper, here, 3, [](StateTable& t) { t.put("k3", "3"); });
+  flow.epoch(3, [](StateTable& t) { t.put("k3", "3"); });
   const CheckpointInfo newest = *copy->read().checkpoint;
   REQUIRE(newest.epoch == 3);
-  CHECK(takenOver(standby, tmp, "taken", newest) == contents(*store));
+  CHECK(takenOver(standby, tmp, "taken", newest) == contents(*flow.store));
 }
 
 TEST_CASE("a standby does not give a checkpoint it cannot reach") {
   TempDir tmp("state_standby_test");
-  auto copy = std::make_shared<MemCopy>();
-  CheckpointDir here(tmp.sub("here"), 3);
-  auto store = openStore(tmp.sub("state"), true);
-  StateCopyKeeper keeper(copy);
-  keeper.restore(here, std::nullopt, false, UINT64_MAX, tmp.sub("scratch"));
-  epoch(*store, keeper, here, 1, [](StateTable& t) { t.put("a", "1"); });
-  epoch(*store, keeper, here, 2, [](StateTable& t) { t.put("a", "2"); });
+  Running flow(tmp, "flow");
+  auto& copy = flow.copy;
+  flow.epoch(1, [](StateTable& t) { t.put("a", "1"); });
+  flow.epoch(2, [](StateTable& t) { t.put("a", "2"); });
 
   StateStandby standby(copy, tmp.sub("standby"));
   CheckpointDir there(tmp.sub("there"), 3);
@@ -88,12 +98,9 @@ TEST_CASE("a standby does not give a checkpoint it cannot reach") {
 
 TEST_CASE("a reset empties a standby, and one whose place in the copy is gone starts over") {
   TempDir tmp("state_standby_test");
-  auto copy = std::make_shared<MemCopy>();
-  CheckpointDir here(tmp.sub("here"), 3);
-  auto store = openStore(tmp.sub("state"), true);
-  StateCopyKeeper keeper(copy);
-  keeper.restore(here, std::nullopt, false, UINT64_MAX, tmp.sub("scratch"));
-  epoch(*store, keeper, here, 1, [](StateTable& t) { t.put("old", "1"); });
+  Running flow(tmp, "flow");
+  auto& copy = flow.copy;
+  flow.epoch(1, [](StateTable& t) { t.put("old", "1"); });
 
   StateStandby standby(copy, tmp.sub("standby"));
   standby.advance(1'000'000);
@@ -102,7 +109,7 @@ TEST_CASE("a reset empties a standby, and one whose place in the copy is gone st
   // A new flow of the name: the copy is cleared, then written whole.
   copy->clear();
   StateCopyKeeper fresh(copy);
-  fresh.restore(here, std::nullopt, true, UINT64_MAX, tmp.sub("scratch2"));
+  fresh.restore(flow.here, std::nullopt, true, UINT64_MAX, tmp.sub("scratch2"));
   auto store2 = openStore(tmp.sub("state2"), true);
   CheckpointDir here2(tmp.sub("here2"), 3);
   epoch(*store2, fresh, here2, 5, [](StateTable& t) { t.put("new", "1"); });
@@ -113,12 +120,9 @@ TEST_CASE("a reset empties a standby, and one whose place in the copy is gone st
   // A second standby stopped after the first write; the copy's records
   // before the reset are then gone (the broker no longer has them): it
   // reads the copy again from where it starts now.
-  auto copy2 = std::make_shared<MemCopy>();
-  StateCopyKeeper k2(copy2);
-  CheckpointDir d2(tmp.sub("d2"), 3);
-  auto s2 = openStore(tmp.sub("s2"), true);
-  k2.restore(d2, std::nullopt, false, UINT64_MAX, tmp.sub("scratch3"));
-  epoch(*s2, k2, d2, 1, [](StateTable& t) { t.put("gone", "1"); });
+  Running second(tmp, "second");
+  auto& copy2 = second.copy;
+  second.epoch(1, [](StateTable& t) { t.put("gone", "1"); });
   StateStandby behind(copy2, tmp.sub("behind"));
   behind.advance(1'000'000);
   REQUIRE(behind.checkpoint().has_value());
@@ -141,13 +145,10 @@ TEST_CASE("a reset empties a standby, and one whose place in the copy is gone st
 
 TEST_CASE("a flow that takes over from a standby reads no copy and stays in step") {
   TempDir tmp("state_standby_test");
-  auto copy = std::make_shared<MemCopy>();
-  CheckpointDir here(tmp.sub("here"), 3);
-  auto store = openStore(tmp.sub("state"), true);
-  StateCopyKeeper keeper(copy);
-  keeper.restore(here, std::nullopt, false, UINT64_MAX, tmp.sub("scratch"));
-  epoch(*store, keeper, here, 1, [](StateTable& t) { t.put("a", "1"); });
-  epoch(*store, keeper, here, 2, [](StateTable& t) { t.put("b", "2"); });
+  Running flow(tmp, "flow");
+  auto& copy = flow.copy;
+  flow.epoch(1, [](StateTable& t) { t.put("a", "1"); });
+  flow.epoch(2, [](StateTable& t) { t.put("b", "2"); });
 
   StateStandby standby(copy, tmp.sub("standby"));
   standby.advance(1'000'000);
@@ -164,7 +165,7 @@ TEST_CASE("a flow that takes over from a standby reads no copy and stays in step
   CHECK(copy->reads == 0);
   CheckpointDir::restoreState(*got, tmp.sub("state2"));
   auto restored = openStore(tmp.sub("state2"), true);
-  CHECK(contents(*restored) == contents(*store));
+  CHECK(contents(*restored) == contents(*flow.store));
   // In step: the next write holds only what changed.
   epoch(*restored, heir, there, 3, [](StateTable& t) { t.put("c", "3"); });
   CHECK(copy->log.back().changes.size() == 1);
