@@ -32,6 +32,7 @@ enum class ConnectorRole { Source, Sink, Table };
 // server runs none).
 struct ConnectorEnv {
   std::string embeddedBootstrap;
+  std::string cluster;  // the server's cluster (--cluster); empty outside one
 };
 
 // The options of a source, sink or table that reach into the server's own

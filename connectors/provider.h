@@ -18,8 +18,10 @@ class DefaultConnectorProvider : public ConnectorProvider {
  public:
   // `embeddedBootstrap` is the address of the server's embedded broker, what
   // 'kafka.bootstrap.servers' = 'embedded' means; empty when there is none.
-  explicit DefaultConnectorProvider(std::string embeddedBootstrap = {})
-      : env_{std::move(embeddedBootstrap)} {}
+  // `cluster` is the server's cluster (--cluster; empty outside one), which
+  // scopes the Kafka ids of its flows (connectors/kafka/flow_ids.h).
+  explicit DefaultConnectorProvider(std::string embeddedBootstrap = {}, std::string cluster = {})
+      : env_{std::move(embeddedBootstrap), std::move(cluster)} {}
 
   int sourcePartitions(const ScanSpec& scan) override;
   std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flowName,

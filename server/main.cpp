@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
       return 2;
     }
 
-    rtsql::DefaultConnectorProvider connectors(bootstrap);
+    rtsql::DefaultConnectorProvider connectors(bootstrap, cluster);
     rtsql::EngineOptions eo;
     eo.dataDir = dataDir;
     eo.slots = slots;

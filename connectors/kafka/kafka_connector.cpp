@@ -10,6 +10,7 @@
 #include "connectors/format/protobuf_schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/dead_letter.h"
+#include "connectors/kafka/flow_ids.h"
 #include "connectors/kafka/sink.h"
 #include "connectors/kafka/sink_topic.h"
 #include "connectors/kafka/source.h"
@@ -329,7 +330,7 @@ std::unique_ptr<SourceTask> KafkaConnector::openSource(const ScanSpec& scan,
                                                        const std::string& flowName, int task,
                                                        int tasks) const {
   return makeKafkaSource(scan, kafka::resolveBootstrap(scan.options, env.embeddedBootstrap),
-                         flowName, task, tasks);
+                         flowName, kafka::flowKafkaIds(env.cluster, flowName), task, tasks);
 }
 
 std::unique_ptr<SinkWriter> KafkaConnector::openSink(const SinkSpec& sink, const ConnectorEnv& env,
@@ -342,8 +343,9 @@ std::unique_ptr<SinkTransaction> KafkaConnector::openSinkTransaction(const SinkS
                                                                      const ConnectorEnv& env,
                                                                      const std::string& flowName,
                                                                      int64_t timeoutMs) const {
-  return makeKafkaSinkTransaction(
-      sink, kafka::resolveBootstrap(sink.options, env.embeddedBootstrap), flowName, timeoutMs);
+  return makeKafkaSinkTransaction(sink,
+                                  kafka::resolveBootstrap(sink.options, env.embeddedBootstrap),
+                                  flowName, kafka::flowKafkaIds(env.cluster, flowName), timeoutMs);
 }
 
 std::unique_ptr<SinkWriter> KafkaConnector::openTransactionalSink(

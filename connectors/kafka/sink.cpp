@@ -176,24 +176,28 @@ std::shared_ptr<KafkaProducer> sharedProducer(const SinkSpec& sink, const std::s
 }
 
 // The transactional producer of an exactly-once flow run, shared by its sink
-// tasks. The transactional id is the flow's, so a new run (or a new server
-// after a crash) fences the old one. Each commit also commits an "offset" of
-// epoch + 1 for the sink topic's partition 0 in the consumer group
-// rtsql-<flow>-epochs: Kafka makes it visible exactly when the rows are, so
-// recover() learns which epoch's output is the last one written.
+// tasks. The transactional id is the flow's (connectors/kafka/flow_ids.h), so
+// a new run (or a new server after a crash) fences the old one. Each commit
+// also commits an "offset" of epoch + 1 for the sink topic's partition 0 in
+// the flow's epoch group (rtsql-[<cluster>-]<flow>-epochs): Kafka makes it
+// visible exactly when the rows are, so recover() learns which epoch's output
+// is the last one written.
 class KafkaSinkTransaction final : public SinkTransaction {
  public:
   KafkaSinkTransaction(const SinkSpec& sink, const std::string& bootstrap,
-                       const std::string& flowName, int64_t timeoutMs)
+                       const std::string& flowName, const kafka::FlowKafkaIds& ids,
+                       int64_t timeoutMs)
       : topic_(sink.options.getString("topic")),
         bootstrap_(bootstrap),
         flowName_(flowName),
-        markerGroup_("rtsql-" + flowName + "-epochs") {
+        sink_(sink),
+        ids_(ids),
+        markerGroup_(ids.epochGroup()) {
     EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap_);
     if (embedded) embedded->createTopic(topic_, kafka::sinkTopicPartitions(sink.options));
     producer_ = std::make_shared<KafkaProducer>(
         sink, bootstrap_, flowName,
-        std::vector<std::pair<std::string, std::string>>{{"transactional.id", "rtsql-" + flowName},
+        std::vector<std::pair<std::string, std::string>>{{"transactional.id", ids.transactionalId()},
                                                          {"transaction.timeout.ms", std::to_string(timeoutMs)}});
     rk_ = producer_->handle();
   }
@@ -213,11 +217,25 @@ class KafkaSinkTransaction final : public SinkTransaction {
                      SqlError::npos, "use 'at-least-once' on the embedded broker");
     }
     check(rd_kafka_init_transactions(rk_, kTransactionTimeoutMs), "initialize the transactions");
+    int64_t offset = committedEpoch(markerGroup_);
+    if (offset < 0 && !ids_.legacy.empty()) {
+      // Nothing committed under the flow's ids yet: it may have run under
+      // the legacy ones (connectors/kafka/flow_ids.h). Their open
+      // transaction, if any, is aborted first, so that what they committed
+      // is settled; the flow goes on from it.
+      fenceLegacy();
+      offset = committedEpoch(ids_.legacyEpochGroup());
+    }
+    return offset >= 1 ? offset - 1 : -1;
+  }
 
+  // The "offset" group `group` committed for the sink topic's partition 0
+  // (-1: none).
+  int64_t committedEpoch(const std::string& group) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
       kafka::installLogging(conf);
-      kafka::setProperty(conf, "group.id", markerGroup_, SqlError::npos);
+      kafka::setProperty(conf, "group.id", group, SqlError::npos);
       kafka::setProperty(conf, "enable.auto.commit", "false", SqlError::npos);
       kafka::setProperty(conf, "isolation.level", "read_committed", SqlError::npos);
       kafka::setProperty(conf, "bootstrap.servers", bootstrap_, SqlError::npos);
@@ -238,7 +256,19 @@ class KafkaSinkTransaction final : public SinkTransaction {
                      fmt::format("cannot read the last committed epoch of flow \"{}\" from {}: {}",
                                  flowName_, bootstrap_, rd_kafka_err2str(partErr)));
     }
-    return offset >= 1 ? offset - 1 : -1;
+    return offset;
+  }
+
+  // Fences the flow's legacy transactional id: Kafka aborts the transaction
+  // a run under it left open.
+  void fenceLegacy() {
+    std::shared_ptr<KafkaProducer> legacy = std::make_shared<KafkaProducer>(
+        sink_, bootstrap_, flowName_,
+        std::vector<std::pair<std::string, std::string>>{
+            {"transactional.id", ids_.legacy},
+            {"transaction.timeout.ms", std::to_string(kTransactionTimeoutMs)}});
+    check(rd_kafka_init_transactions(legacy->handle(), kTransactionTimeoutMs),
+          "fence the flow's earlier transactional id");
   }
 
   void begin() override {
@@ -292,6 +322,8 @@ class KafkaSinkTransaction final : public SinkTransaction {
   std::string topic_;
   std::string bootstrap_;
   std::string flowName_;
+  SinkSpec sink_;
+  kafka::FlowKafkaIds ids_;
   std::string markerGroup_;
   std::shared_ptr<KafkaProducer> producer_;
   rd_kafka_t* rk_ = nullptr;
@@ -513,8 +545,9 @@ std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::strin
 std::unique_ptr<SinkTransaction> makeKafkaSinkTransaction(const SinkSpec& sink,
                                                           const std::string& bootstrap,
                                                           const std::string& flowName,
+                                                          const kafka::FlowKafkaIds& ids,
                                                           int64_t timeoutMs) {
-  return std::make_unique<KafkaSinkTransaction>(sink, bootstrap, flowName, timeoutMs);
+  return std::make_unique<KafkaSinkTransaction>(sink, bootstrap, flowName, ids, timeoutMs);
 }
 
 std::unique_ptr<SinkWriter> makeKafkaTransactionalSink(const SinkSpec& sink,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "connectors/kafka/flow_ids.h"
 #include "executor/connector.h"
 
 namespace rtsql {
@@ -22,10 +23,12 @@ std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::strin
 int kafkaSinkProducers();
 
 // Exactly-once: the flow run's transactional producer (transactional.id
-// rtsql-<flow>), and sink tasks that write through it. See SinkTransaction.
+// ids.transactionalId(), connectors/kafka/flow_ids.h), and sink tasks that
+// write through it. See SinkTransaction.
 std::unique_ptr<SinkTransaction> makeKafkaSinkTransaction(const SinkSpec& sink,
                                                           const std::string& bootstrap,
                                                           const std::string& flowName,
+                                                          const kafka::FlowKafkaIds& ids,
                                                           int64_t timeoutMs);
 std::unique_ptr<SinkWriter> makeKafkaTransactionalSink(const SinkSpec& sink,
                                                        const std::string& bootstrap,

@@ -60,11 +60,17 @@ constexpr int kCommitTimeoutMs = 10000;
 class KafkaSourceTask final : public SourceTask {
  public:
   KafkaSourceTask(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
-                  int task, int tasks)
+                  const kafka::FlowKafkaIds& ids, int task, int tasks)
       : subscribe_(scan.options.getString("subscribe")),
         topics_(kafka::splitTopics(subscribe_)),
         bootstrap_(bootstrap),
         decoder_(scan) {
+    group_ = ids.group();
+    // A group of the user's ('kafka.group.id') was never another one.
+    if (!scan.options.has("kafka.group.id")) {
+      legacyGroup_ = ids.legacy;
+      options_ = scan.options;
+    }
     if (topics_.empty()) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "option 'subscribe' of source '" + scan.name + "' names no topic");
@@ -403,7 +409,7 @@ class KafkaSourceTask final : public SourceTask {
       kafka::setProperty(conf, "allow.auto.create.topics", "false", SqlError::npos);
       kafka::setProperty(conf, "auto.offset.reset", earliest ? "earliest" : "latest",
                          SqlError::npos);
-      kafka::setProperty(conf, "group.id", "rtsql-" + flowName, SqlError::npos);
+      kafka::setProperty(conf, "group.id", group_, SqlError::npos);
       kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-source-{}", flowName, task),
                          SqlError::npos);
       kafka::applyUserProperties(conf, scan.options, false);
@@ -424,6 +430,34 @@ class KafkaSourceTask final : public SourceTask {
     queue_ = rd_kafka_queue_get_consumer(rk_.get());
   }
 
+  // The partitions of `list` with no committed offset in the flow's group
+  // take the one its legacy group holds, when there is one
+  // (connectors/kafka/flow_ids.h): a cluster's flow goes on from where it was
+  // before its group carried the cluster's name.
+  void committedBefore(rd_kafka_topic_partition_list_t& list) {
+    if (legacyGroup_.empty()) return;
+    ListPtr missing(rd_kafka_topic_partition_list_new(list.cnt));
+    for (int i = 0; i < list.cnt; ++i) {
+      if (list.elems[i].offset < 0)
+        rd_kafka_topic_partition_list_add(missing.get(), list.elems[i].topic,
+                                          list.elems[i].partition);
+    }
+    if (missing->cnt == 0) return;
+    kafka::HandlePtr legacy =
+        kafka::newClient(RD_KAFKA_CONSUMER, bootstrap_, options_, {},
+                         {{"group.id", legacyGroup_.c_str()}, {"enable.auto.commit", "false"}});
+    if (rd_kafka_committed(legacy.get(), missing.get(), kafka::kMetadataTimeoutMs) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR)
+      return;  // as if there were none: startingOffsets
+    for (int i = 0; i < missing->cnt; ++i) {
+      const rd_kafka_topic_partition_t& old = missing->elems[i];
+      if (old.err || old.offset < 0) continue;
+      rd_kafka_topic_partition_t* tp =
+          rd_kafka_topic_partition_list_find(&list, old.topic, old.partition);
+      if (tp) tp->offset = old.offset;
+    }
+  }
+
   // Assigns the task's partitions at their committed offsets (with
   // `useCommitted`) or else at startingOffsets.
   void assign(bool earliest, bool useCommitted) {
@@ -440,6 +474,7 @@ class KafkaSourceTask final : public SourceTask {
                      fmt::format("cannot read the committed offsets of {} from {}: {}",
                                  description(), bootstrap_, rd_kafka_err2str(err)));
     }
+    if (useCommitted) committedBefore(*list);
     for (int i = 0; i < list->cnt; ++i) {
       rd_kafka_topic_partition_t& tp = list->elems[i];
       PartitionState& s = parts_[byKey_.at(key(topicIndexOf(tp.topic), tp.partition))];
@@ -542,6 +577,9 @@ class KafkaSourceTask final : public SourceTask {
   }
 
   std::string subscribe_;
+  std::string group_;        // where the positions are committed
+  std::string legacyGroup_;  // where they were before (empty: nowhere else)
+  Options options_;          // the source's, for a client of the legacy group
   bool earliest_ = false;  // startingOffsets = 'earliest'
   std::vector<std::string> topics_;
   std::string bootstrap_;
@@ -593,11 +631,12 @@ int kafkaSourcePartitions(const ScanSpec& scan, const std::string& bootstrap) {
 }
 
 std::unique_ptr<SourceTask> makeKafkaSource(const ScanSpec& scan, const std::string& bootstrap,
-                                            const std::string& flowName, int task, int tasks) {
+                                            const std::string& flowName,
+                                            const kafka::FlowKafkaIds& ids, int task, int tasks) {
   if (tasks < 1 || task < 0 || task >= tasks) {
     throw InternalError(fmt::format("source task {} of {}", task, tasks));
   }
-  return std::make_unique<KafkaSourceTask>(scan, bootstrap, flowName, task, tasks);
+  return std::make_unique<KafkaSourceTask>(scan, bootstrap, flowName, ids, task, tasks);
 }
 
 }  // namespace rtsql

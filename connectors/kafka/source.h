@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "connectors/kafka/flow_ids.h"
 #include "executor/connector.h"
 
 namespace rtsql {
@@ -19,7 +20,19 @@ int kafkaSourcePartitions(const ScanSpec& scan, const std::string& bootstrap);
 
 // Task `task` of `tasks` reads the partitions whose index, counted over the
 // topics of `subscribe` in order, is `task` modulo `tasks`.
+// Positions are committed to the consumer group ids.group(), and a partition
+// that has none there starts from what ids.legacy holds, if anything
+// (connectors/kafka/flow_ids.h).
 std::unique_ptr<SourceTask> makeKafkaSource(const ScanSpec& scan, const std::string& bootstrap,
-                                            const std::string& flowName, int task, int tasks);
+                                            const std::string& flowName,
+                                            const kafka::FlowKafkaIds& ids, int task, int tasks);
+// A flow of a server of its own (no cluster).
+inline std::unique_ptr<SourceTask> makeKafkaSource(const ScanSpec& scan,
+                                                   const std::string& bootstrap,
+                                                   const std::string& flowName, int task,
+                                                   int tasks) {
+  return makeKafkaSource(scan, bootstrap, flowName, kafka::flowKafkaIds("", flowName), task,
+                         tasks);
+}
 
 }  // namespace rtsql

@@ -238,6 +238,49 @@ TEST_CASE("kafka source counts the offsets it never read: records the broker's r
   CHECK(task->progress().at(0).offsetsSkipped == recs[0].offset - 3);
 }
 
+TEST_CASE("a cluster's kafka source goes on from what its flow committed before its group named the cluster") {
+  EmbeddedKafka broker;
+  broker.createTopic("moved", 1);
+  const int64_t ts = 1700000000000;
+  testkafka::produce(broker.bootstrap(), {jsonMessage("moved", 0, 1, ts),
+                                          jsonMessage("moved", 0, 2, ts),
+                                          jsonMessage("moved", 0, 3, ts)});
+  ScanSpec scan = jsonScan(broker.bootstrap(), "moved", {{"startingOffsets", "earliest"}});
+  // The flow as it ran before: its positions in the unscoped group rtsql-fmove.
+  auto before = makeKafkaSource(scan, broker.bootstrap(), "fmove", 0, 1);
+  REQUIRE(pollFor(*before, 3).size() == 3);
+  before->commit();
+  before.reset();
+  testkafka::produce(broker.bootstrap(), {jsonMessage("moved", 0, 4, ts)});
+
+  // Under the cluster's group, which holds nothing yet: from offset 3, not
+  // from the earliest.
+  const kafka::FlowKafkaIds ids = kafka::flowKafkaIds("c1", "fmove");
+  CHECK(ids.group() == "rtsql-c1-fmove");
+  auto scoped = makeKafkaSource(scan, broker.bootstrap(), "fmove", ids, 0, 1);
+  auto recs = pollFor(*scoped, 1);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].offset == 3);
+  scoped->commit();
+  scoped.reset();
+
+  // Its own group holds a position now, which wins over the old group's.
+  testkafka::produce(broker.bootstrap(), {jsonMessage("moved", 0, 5, ts)});
+  scoped = makeKafkaSource(scan, broker.bootstrap(), "fmove", ids, 0, 1);
+  recs = pollFor(*scoped, 1);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].offset == 4);
+  scoped.reset();
+
+  // A group of the user's ('kafka.group.id') never takes the old group's.
+  ScanSpec own = jsonScan(broker.bootstrap(), "moved",
+                          {{"startingOffsets", "earliest"}, {"kafka.group.id", "mine"}});
+  auto mine = makeKafkaSource(own, broker.bootstrap(), "fmove", ids, 0, 1);
+  recs = pollFor(*mine, 1);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].offset == 0);
+}
+
 TEST_CASE("kafka source tasks split the partitions of all subscribed topics") {
   EmbeddedKafka broker;
   broker.createTopic("a", 1);
