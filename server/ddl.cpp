@@ -104,11 +104,13 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
   if (!spread) {
     runtime->setStateCopy(stateCopyFor(flow));
     // A node that keeps a standby copy of the flow starts from it when it
-    // takes the flow over.
-    runtime->setWarmCopy([this, name = toLower(flow)](CheckpointDir& checkpoints,
-                                                      const CheckpointInfo& target) {
-      return standbys_ ? standbys_->takeOver(name, checkpoints, target) : std::nullopt;
-    });
+    // takes the flow over (a flow without standbys is spared asking).
+    if (runtime->plan().standbyReplicas > 0) {
+      runtime->setWarmCopy([this, name = toLower(flow)](CheckpointDir& checkpoints,
+                                                        const CheckpointInfo& target) {
+        return standbys_ ? standbys_->takeOver(name, checkpoints, target) : std::nullopt;
+      });
+    }
   }
   return runtime;
 }
