@@ -29,6 +29,8 @@ constexpr int64_t kTakeOverQuietMicros = 10'000'000;
 
 }  // namespace
 
+// Every failure of a standby is logged and the thread goes on (a SqlError's
+// what() is its message): nothing a standby does may end the server.
 struct ClusterStandbys::Impl {
   std::string dir;
   std::function<std::vector<StandbyWanted>()> wanted;
@@ -72,9 +74,9 @@ struct ClusterStandbys::Impl {
           try {
             e->standby = std::make_unique<StateStandby>(w.copy, store);
             logLine(fmt::format("flow \"{}\": keeping a standby copy of its state here", w.flow));
-          } catch (const SqlError& err) {
+          } catch (const std::exception& err) {
             logLine(fmt::format("flow \"{}\": cannot keep a standby copy here: {}", w.flow,
-                                err.message()));
+                                err.what()));
             entries.erase(w.flow);
             continue;
           }
@@ -94,12 +96,12 @@ struct ClusterStandbys::Impl {
         try {
           e->standby->advance(kReadMicros);
           e->complained = false;
-        } catch (const SqlError& err) {
+        } catch (const std::exception& err) {
           if (!e->complained) {
             logLine(
                 fmt::format("flow \"{}\": the standby copy cannot read on (tried again "
                             "every second): {}",
-                            flow, err.message()));
+                            flow, err.what()));
           }
           e->complained = true;
         }
@@ -114,7 +116,11 @@ struct ClusterStandbys::Impl {
     std::unique_lock lock(mu);
     while (!stopping) {
       lock.unlock();
-      round();
+      try {
+        round();
+      } catch (const std::exception& err) {
+        logLine(fmt::format("standby copies: {} (tried again in a second)", err.what()));
+      }
       lock.lock();
       cv.wait_for(lock, kRound, [&] { return stopping; });
     }
@@ -170,11 +176,11 @@ std::optional<CheckpointInfo> ClusterStandbys::takeOver(const std::string& flow,
                       "state copy instead",
                       flow, target.epoch));
     }
-  } catch (const SqlError& err) {
+  } catch (const std::exception& err) {
     logLine(
         fmt::format("flow \"{}\": the standby copy cannot be taken over ({}); reading the "
                     "state copy instead",
-                    flow, err.message()));
+                    flow, err.what()));
   }
   e->standby.reset();
   return out;
