@@ -61,7 +61,8 @@ bool transient(rd_kafka_resp_err_t err) {
   return err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
 }
 
-// A standby's reader: one consumer from its first offset on, kept between polls.
+// A standby's reader: one consumer from its first offset on, kept between
+// polls (and made again after the last record given when the topic was away).
 class KafkaFollower final : public StateCopy::Follower {
  public:
   KafkaFollower(std::string bootstrap, std::string topic, int64_t from)
@@ -106,6 +107,8 @@ class KafkaFollower final : public StateCopy::Follower {
       }
       StateCopy::Record record;
       record.offset = m->offset;
+      // A consumer made again (the topic was away a moment) goes on after it.
+      from_ = m->offset + 1;
       if (auto checkpoint = marker(topic_, *m)) {
         record.kind = *checkpoint ? StateCopy::Record::Kind::Checkpoint
                                   : StateCopy::Record::Kind::Reset;
