@@ -96,29 +96,34 @@ def test_flows_of_a_killed_node_move_to_another_and_end_exact(broker, start_node
     # spread over them, a share of its partitions on each), and the counts
     # stay exact.
     everyone = list(nodes.values())
-    holder = runner("cnt", *everyone)
+    runner("cnt", *everyone)
     readers("cp", *everyone)
     assert exact()
 
     # SHOW PROGRESS on the nodes that do not run cnt answers with its
     # runner's progress (shared through the cluster's progress topic): the
-    # runner's current run, named in the per-node breakdown.
-    for n in everyone:
-        if n is holder:
-            continue
-
-        def from_holder(n=n):
+    # runner's current run, named in the per-node breakdown. The runner is
+    # asked again at every poll: a late rebalance may still move cnt.
+    def from_runner():
+        holder = runner("cnt", *everyone)
+        for n in everyone:
+            if n is holder:
+                continue
             p = n.progress("cnt")
-            listed = [(x["node"], x["here"]) for x in p["cluster"]["nodes"]]
-            return (p["status"]["state"] == "remote" and listed == [(holder.name, False)]
-                    and p["runId"] == holder.progress("cnt")["runId"] and p)
-        wait_for(f"SHOW PROGRESS cnt on {n.name} from its runner {holder.name}", from_holder)
+            listed = [(x["node"], x["here"]) for x in p.get("cluster", {}).get("nodes", [])]
+            if not (p["status"]["state"] == "remote" and listed == [(holder.name, False)]
+                    and p["runId"] == holder.progress("cnt")["runId"]):
+                return None
+        return holder
+    wait_for("SHOW PROGRESS cnt on every other node from its runner", from_runner,
+             timeout=WAIT_S * 2)
+
     # EXPLAIN FLOW on every node names the runner.
-    for n in everyone:
-        here = " (here)" if n is holder else ""
-        wait_for(f"EXPLAIN FLOW cnt on {n.name} naming {holder.name}",
-                 lambda n=n, here=here: any(f"runs on node {holder.name}{here}" in r[0]
-                                            for r in n.query("EXPLAIN FLOW cnt")))
+    def explained():
+        holder = runner("cnt", *everyone)
+        return all(any(f"runs on node {holder.name}{' (here)' if n is holder else ''}" in r[0]
+                       for r in n.query("EXPLAIN FLOW cnt")) for n in everyone)
+    wait_for("EXPLAIN FLOW cnt on every node naming its runner", explained, timeout=WAIT_S * 2)
 
     # DROP FLOW (from any node) deletes the flow's state copy on Apache Kafka;
     # an embedded broker takes no admin requests and keeps it.
