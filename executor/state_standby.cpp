@@ -1,6 +1,8 @@
 #include "executor/state_standby.h"
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "common/clock.h"
 
@@ -71,6 +73,10 @@ std::optional<CheckpointInfo> StateStandby::takeOver(CheckpointDir& checkpoints,
       quietSince = monotonicMicros();
     } else if (monotonicMicros() - quietSince > quietMicros) {
       return std::nullopt;
+    } else {
+      // Nothing came (a follower may answer at once, e.g. while the topic
+      // is away): a pause, not a spin, before asking again.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
   CheckpointInfo info = *checkpoint_;

@@ -35,7 +35,7 @@ struct ClusterStandbys::Impl {
   std::string dir;
   std::function<std::vector<StandbyWanted>()> wanted;
   std::thread thread;
-  bool stopping = false;
+  std::atomic<bool> stopping{false};
   std::condition_variable cv;
 
   struct Entry {
@@ -89,6 +89,7 @@ struct ClusterStandbys::Impl {
       e->standby.reset();  // its store goes with it
     }
     for (auto& [flow, e] : todo) {
+      if (stopping) return;  // a stop waits for one standby's read at most
       std::optional<CheckpointInfo> kept;
       {
         std::lock_guard lock(e->mu);
@@ -122,7 +123,7 @@ struct ClusterStandbys::Impl {
         logLine(fmt::format("standby copies: {} (tried again in a second)", err.what()));
       }
       lock.lock();
-      cv.wait_for(lock, kRound, [&] { return stopping; });
+      cv.wait_for(lock, kRound, [&] { return stopping.load(); });
     }
   }
 };
