@@ -6,6 +6,9 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build make pkg-config git ca-certificates
+  # a compiler cache: a second build of the same sources (CI's three builds
+  # after an earlier run on the machine) compiles only what changed
+  ccache
   # sanitizer builds and fuzz targets (scripts/sanitize.sh): clang with libFuzzer
   clang-14 libclang-rt-14-dev
   # grammar: the ANTLR tool (Java) and its C++ runtime
