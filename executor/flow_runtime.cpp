@@ -234,6 +234,8 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     auto writer = std::make_unique<ShuffleWriter>(stage.output.keys, std::move(targets),
                                                   static_cast<uint8_t>(stage.output.targetInput),
                                                   static_cast<uint16_t>(producer + index), stopping_);
+    // A copy of a sharded flow: its one shuffle keeps the copy's keys.
+    if (plan_.shards > 1) writer->keepShard(plan_.shard, plan_.shards);
     t.shuffleOut = writer.get();
     t.operators.push_back(std::move(writer));
   }

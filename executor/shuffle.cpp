@@ -84,12 +84,22 @@ size_t ShuffleQueue::size() const {
   return items_.size();
 }
 
+int shardOfKeyHash(size_t keyHash, int shards) {
+  // splitmix64's finalizer.
+  uint64_t z = static_cast<uint64_t>(keyHash) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<int>(z % static_cast<uint64_t>(shards));
+}
+
 void ShuffleWriter::push(Row& row, const RecordContext& ctx) {
   countIn();
   size_t h = 0x9e3779b97f4a7c15ULL;
   for (const auto& k : keys_) {
     h ^= k->eval(row).hash() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   }
+  if (shards_ > 1 && shardOfKeyHash(h, shards_) != shard_) return;  // another copy's key
   const size_t target = h % targets_.size();
   ShuffleMessage m;
   m.kind = ShuffleMessage::Kind::Record;

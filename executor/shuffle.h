@@ -70,6 +70,11 @@ class ShuffleQueue {
   int producersWaiting_ = 0;
 };
 
+// The shard, of `shards`, of a row whose shuffle key hashes to `keyHash`
+// (planner/flow_shards.h). The hash is mixed first, so that a shard's keys
+// are spread over all the target tasks (keyHash % tasks) and not a few.
+int shardOfKeyHash(size_t keyHash, int shards);
+
 // The terminal operator of a stage whose output is a shuffle: hashes the output
 // row's keys to pick the target task and moves the row there (the producer's
 // row is left with as many NULL columns, so an operator that reuses its output
@@ -97,6 +102,14 @@ class ShuffleWriter final : public Operator {
   // Control messages to every target, in order with the records already sent.
   void broadcast(ShuffleMessage::Kind kind, int64_t value);
 
+  // A copy of a flow split into shards (planner/flow_shards.h): only the rows
+  // whose key is in shard `shard` of `shards` go on; the others are dropped
+  // here (counted in, not out).
+  void keepShard(int shard, int shards) {
+    shard_ = shard;
+    shards_ = shards;
+  }
+
   // The producer starts working through records that arrived together.
   void beginBatch() { batching_ = true; }
   // It is done with them: the records kept since beginBatch() go now.
@@ -117,6 +130,8 @@ class ShuffleWriter final : public Operator {
   std::vector<ShuffleQueue*> targets_;
   uint8_t input_;
   uint16_t producer_;
+  int shard_ = 0;
+  int shards_ = 1;
   const std::atomic<bool>& stopping_;
   bool batching_ = false;
   std::vector<std::vector<ShuffleMessage>> pending_;  // by target, while batching

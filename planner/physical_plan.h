@@ -128,6 +128,10 @@ struct PhysicalPlan {
   // 'standby.replicas': in a cluster, how many nodes besides the one running
   // the flow keep a warm copy of its state.
   int standbyReplicas = 0;
+  // 'shards' (planner/flow_shards.h): how many copies of the flow divide its
+  // keys, and which of them this plan is (0 .. shards - 1).
+  int shards = 1;
+  int shard = 0;
 
   int slots() const;           // total tasks over all stages
   bool keepsState() const;     // some operator is stateful

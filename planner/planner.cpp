@@ -11,6 +11,7 @@
 #include <cctype>
 #include <functional>
 
+#include "planner/flow_shards.h"
 #include "planner/late_rows.h"
 #include "planner/logical_plan.h"
 #include "planner/row_errors.h"
@@ -187,7 +188,7 @@ constexpr int64_t kMinStateTtlMicros = 1000LL * 1000;
 constexpr int64_t kMaxStateTtlMicros = 366LL * 86'400 * 1000 * 1000;
 
 void checkFlowOptions(const Options& options) {
-  options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", "standby.replicas",
+  options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", "standby.replicas", "shards",
                       kLateRowsOption,
                       kLateRowsTopicOption, kLateRowsBootstrapOption, kOnErrorOption,
                       kRowErrorsTopicOption, kRowErrorsBootstrapOption});
@@ -354,6 +355,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
       binder.bindQuery(*stmt.query, true, findLimitPos(stmt.queryText, stmt.query->pos));
   PhysicalPlan plan = buildPlan(bound, ctx, partitions, sink.get());
   applyStateTtl(plan, flowOptions);
+  plan.shards = checkFlowShards(flowOptions, plan);
   plan.flowName = stmt.name;
   bindSink(plan.sink, *sink, bound, stmt.query->pos, plan.output);
   if (ctx.checkSinkColumns) {

@@ -100,8 +100,16 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
         }
         if (wasWanted != main.running) setWantRunning(name, main.running);
         const bool started = main.running && !wasWanted;
-        if (!main.running || (rt && !flowRunsHere(name, rt))) {
+        if (!main.running) {
           if (rt) rt->stop();
+          stopShards(name);
+          return;
+        }
+        // A sharded flow's copies that run here start again too (a failed
+        // one included); the others, on the nodes that run them.
+        if (started) startShardsHere(name);
+        if (rt && !flowRunsHere(name, rt)) {
+          rt->stop();
           return;
         }
         if (started) {

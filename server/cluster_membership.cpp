@@ -18,6 +18,7 @@
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
+#include "planner/flow_shards.h"
 
 namespace rtsql {
 
@@ -64,10 +65,13 @@ std::string clusterSlotsTopic(const std::string& cluster) {
 }
 
 int flowSlot(const std::string& name, int slots) {
+  if (slots <= 0) return 0;
+  // Copy i of a sharded flow takes the slot i after the flow's, so that its
+  // copies go to consecutive slots, and so over the nodes.
+  if (auto shard = splitShardFlowName(name))
+    return (flowSlot(shard->first, slots) + shard->second) % slots;
   const std::string key = toLower(name);
-  return slots <= 0
-             ? 0
-             : static_cast<int>(crc32(key.data(), key.size()) % static_cast<uint32_t>(slots));
+  return static_cast<int>(crc32(key.data(), key.size()) % static_cast<uint32_t>(slots));
 }
 
 struct ClusterMembership::Impl {

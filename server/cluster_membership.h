@@ -52,7 +52,8 @@ struct ClusterMembershipOptions {
 };
 
 std::string clusterSlotsTopic(const std::string& cluster);
-// The slot of flow `name` among `slots` (lower-cased before hashing).
+// The slot of flow `name` among `slots` (lower-cased before hashing); copy i
+// of a sharded flow (planner/flow_shards.h) the slot i after its flow's.
 int flowSlot(const std::string& name, int slots);
 
 // The `replicas` nodes that keep a standby copy of a flow that `owner` runs

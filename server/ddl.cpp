@@ -10,6 +10,7 @@
 #include "connectors/kafka/state_copy.h"
 #include "connectors/provider.h"
 #include "connectors/registry.h"
+#include "planner/flow_shards.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -75,12 +76,16 @@ void Engine::persistWantRunning(const std::string& flow, bool run) {
 
 void Engine::setWantRunning(const std::string& flow, bool run) {
   std::lock_guard lock(flowsMu_);
-  FlowControl& c = flows_[toLower(flow)].control;
-  c.wantRunning = run;
-  c.attempts = 0;
-  c.nextAttemptMicros = 0;
-  c.failureSeen = false;
-  c.lastError.clear();
+  std::vector<std::string> names = shardEntries(flow);
+  names.push_back(toLower(flow));
+  for (const std::string& name : names) {
+    FlowControl& c = flows_[name].control;
+    c.wantRunning = run;
+    c.attempts = 0;
+    c.nextAttemptMicros = 0;
+    c.failureSeen = false;
+    c.lastError.clear();
+  }
 }
 
 std::string Engine::flowStateDir(const std::string& flow) const {
@@ -281,7 +286,34 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     out.complete("CREATE FLOW");
     return;
   }
+  if (splitShardFlowName(stmt.name)) {
+    throw SqlError(sqlstate::kReservedName,
+                   fmt::format("flow name \"{}\" ends in '#' and a number, which names a copy of "
+                               "a sharded flow",
+                               stmt.name),
+                   stmt.namePos)
+        .withHint("choose another name");
+  }
   PhysicalPlan plan = planFlow(stmt, planContext(s));
+  for (int shard = 1; shard < plan.shards; ++shard) {
+    // A flow of an earlier version may bear a copy's name.
+    const std::string copy = shardFlowName(stmt.name, shard);
+    if (catalogOf(s).findFlow(copy)) {
+      throw SqlError(sqlstate::kDuplicateObject,
+                     fmt::format("flow \"{}\" exists, and would be copy {} of this flow", copy,
+                                 shard),
+                     stmt.namePos)
+          .withHint("drop it, or give this flow another name");
+    }
+  }
+  if (plan.shards > 1 && !options_.cluster) {
+    const OptionEntry* shards = plan.flowOptions.find("shards");
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   "'shards' divides a flow over the nodes of a cluster, and this server runs "
+                   "alone",
+                   shards ? shards->valuePos : stmt.namePos)
+        .withHint("start rtsqld with --cluster, or remove 'shards'");
+  }
   if (s.shadow) {
     // Planned and checked against the free slots; nothing starts.
     if (plan.slots() > slots_.total() - slots_.used()) {
@@ -321,9 +353,13 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   // A new flow starts with empty state and no checkpoints: whatever a dropped
   // flow of the same name left behind is removed (in a cluster, its state
   // copy is marked empty too, before any node may start the new flow).
-  if (auto copy = stateCopyFor(stmt.name); copy && plan.keepsState()) copy->clear();
+  // A sharded flow's copies too (planner/flow_shards.h).
   std::error_code ec;
-  std::filesystem::remove_all(flowDir(stmt.name), ec);
+  for (int shard = 0; shard < plan.shards; ++shard) {
+    const std::string name = shardFlowName(stmt.name, shard);
+    if (auto copy = stateCopyFor(name); copy && plan.keepsState()) copy->clear();
+    std::filesystem::remove_all(flowDir(name), ec);
+  }
   auto runtime = makeRuntime(std::move(plan), stmt.name);
   try {
     // In a cluster, the node that holds the flow's slot starts it when it
@@ -359,6 +395,9 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     control.runningSinceMicros = monotonicMicros();
     flows_[toLower(stmt.name)] = FlowEntry{std::move(runtime), std::move(control)};
   }
+  // A sharded flow's other copies: each started by the node that holds its
+  // slot (the supervisor, within its round).
+  syncShards(stmt.name);
   out.complete("CREATE FLOW");
 }
 
@@ -451,6 +490,7 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     const bool dropCopy = rt && !spreadHere(rt.get()) && rt->plan().keepsState() &&
                           flowRunsHere(stmt.name, rt.get());
     rt.reset();  // stops it and closes the state store before its files go
+    dropShards(stmt.name);
     std::error_code ec;
     std::filesystem::remove_all(flowDir(stmt.name), ec);
     if (auto copy = dropCopy ? stateCopyFor(stmt.name) : nullptr) {
@@ -494,6 +534,7 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
   // next restart.
   persistWantRunning(stmt.name, false);
   if (rt) rt->stop();
+  stopShards(stmt.name);
   setWantRunning(stmt.name, false);
   out.complete("STOP FLOW");
 }
@@ -524,8 +565,29 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   // the supervisor is bringing back stays in its hands.
   if (!rt) rt = planRestoredFlow(stmt.name);
   // RESET STATE: the flow starts again as a new one would, with empty state
-  // and every source at its startingOffsets.
-  if (stmt.resetState) rt->resetState();
+  // and every source at its startingOffsets; a sharded flow's copies too,
+  // which must all run here.
+  if (stmt.resetState) {
+    std::vector<FlowRuntime*> copies;
+    {
+      std::lock_guard flock(flowsMu_);
+      for (const std::string& name : shardEntries(stmt.name)) {
+        FlowRuntime* copy = flows_[name].runtime.get();
+        if (!copy || !flowRunsHere(name, copy)) {
+          throw SqlError(sqlstate::kFeatureNotSupported,
+                         fmt::format("copy \"{}\" of flow \"{}\" runs on another node of the "
+                                     "cluster",
+                                     name, stmt.name),
+                         stmt.namePos,
+                         "RESET STATE needs every copy of a sharded flow on the node it runs on; "
+                         "drop the flow and create it again instead");
+        }
+        copies.push_back(copy);
+      }
+    }
+    rt->resetState();
+    for (FlowRuntime* copy : copies) copy->resetState();
+  }
   const bool wasRunning = rt->state() == FlowState::Running;
   if (!wasRunning) {
     rt->stop();  // a failed run leaves threads and slots to collect
@@ -540,6 +602,7 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   }
   if (wasRunning) out.notice(fmt::format("flow \"{}\" is already running", stmt.name));
   setWantRunning(stmt.name, true);
+  startShardsHere(stmt.name);
   {
     std::lock_guard flock(flowsMu_);
     flows_[toLower(stmt.name)].control.runningSinceMicros = monotonicMicros();

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "executor/metrics/recent_latency.h"
 #include "parser/parser.h"
+#include "planner/flow_shards.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -277,8 +278,11 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   }
   catalog_.addFlow(std::move(def), false, stmt.namePos);
   if (runtime) catalog_.setFlowInputs(stmt.name, inputs);
-  std::lock_guard lock(flowsMu_);
-  flows_[toLower(stmt.name)] = FlowEntry{std::move(runtime), std::move(control)};
+  {
+    std::lock_guard lock(flowsMu_);
+    flows_[toLower(stmt.name)] = FlowEntry{std::move(runtime), std::move(control)};
+  }
+  syncShards(stmt.name);
 }
 
 FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
@@ -304,8 +308,11 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
   catalog_.setFlowInputs(stmt.name, flowInputs(plan, stmt.sink));
   auto runtime = makeRuntime(std::move(plan), stmt.name);
   FlowRuntime* rt = runtime.get();
-  std::lock_guard lock(flowsMu_);
-  flows_[toLower(name)].runtime = std::move(runtime);
+  {
+    std::lock_guard lock(flowsMu_);
+    flows_[toLower(name)].runtime = std::move(runtime);
+  }
+  syncShards(name);
   return rt;
 }
 
@@ -362,6 +369,18 @@ std::string Engine::placementExplained(const std::string& name, const FlowRuntim
                                 options_.cluster->options().name, here);
   if (!spreadHere(&rt)) {
     out += fmt::format("  slot {} of {}: runs on {}\n", first, slots, holder(first));
+    if (const int shards = rt.plan().shards; shards > 1) {
+      // Copy i on the slot i after copy 0's (flowSlot).
+      const std::string flow = splitShardFlowName(toLower(name))
+                                   ? splitShardFlowName(toLower(name))->first
+                                   : toLower(name);
+      const int base = flowSlot(flow, slots);
+      for (int i = 0; i < shards; ++i) {
+        out += fmt::format("  copy {} of {} ({}): slot {}, on {}\n", i, shards,
+                           shardFlowName(flow, i), (base + i) % slots,
+                           holder((base + i) % slots));
+      }
+    }
     if (const int replicas = rt.plan().standbyReplicas; replicas > 0 && rt.plan().keepsState()) {
       std::vector<std::string> standbys = membership_->standbysOf(name, replicas);
       for (std::string& node : standbys) {

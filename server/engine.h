@@ -252,6 +252,23 @@ class Engine : public QueryHandler {
   // Plans a catalog flow that has no runtime yet (its planning failed at
   // restore) and registers its runtime. With ddlMu_ held.
   FlowRuntime* planRestoredFlow(const std::string& name);
+  // Sharded flows (server/flow_shards.cpp, planner/flow_shards.h). The
+  // entries of flow `flow`'s copies after the first, `<flow>#i`, as flows_
+  // holds them (lower-cased); with flowsMu_ held.
+  std::vector<std::string> shardEntries(const std::string& flow) const;
+  // Makes flows_ hold the copies flow `flow`'s plan asks for, each planned
+  // from it with the flow's control, and no others (none while the flow has
+  // no plan). With ddlMu_ held.
+  void syncShards(const std::string& flow);
+  // Forgets flow `flow`'s copies: stopped, their files removed, and the
+  // state copies of those that ran here deleted. With ddlMu_ held.
+  void dropShards(const std::string& flow);
+  // Stops every copy of flow `flow` but the first; starts those that run
+  // here and are not running. With ddlMu_ held.
+  void stopShards(const std::string& flow);
+  void startShardsHere(const std::string& flow);
+  // The definition of flow `name`, or of the flow whose copy `name` is.
+  Catalog::FlowPtr findFlowOrCopy(const std::string& name) const;
   void supervise();
   void superviseOnce();
   static bool retryable(const std::string& sqlstate);

@@ -9,6 +9,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
+#include "planner/flow_shards.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -218,12 +219,25 @@ std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
       if (withProgress) info.progressJson = rt->progressJson();
     }
     infos.push_back(std::move(info));
+    // A sharded flow's other copies, each a row of its own after it.
+    for (const std::string& name : shardEntries(f->name)) {
+      FlowInfo copy;
+      const FlowEntry& e = flows_.at(name);
+      copy.name = shardFlowName(f->name, splitShardFlowName(name)->second);
+      copy.sink = f->sink;
+      std::tie(copy.state, copy.failure) = flowStatus(name, &e);
+      if (e.runtime) {
+        copy.slots = e.runtime->plan().slots();
+        if (withProgress) copy.progressJson = e.runtime->progressJson();
+      }
+      infos.push_back(std::move(copy));
+    }
   }
   return infos;
 }
 
 std::optional<std::string> Engine::progress(const std::string& flow) const {
-  Catalog::FlowPtr def = catalog_.findFlow(flow);
+  Catalog::FlowPtr def = findFlowOrCopy(flow);
   if (!def) return std::nullopt;
   std::lock_guard lock(flowsMu_);
   const FlowEntry* entry = findEntry(flow);
@@ -330,7 +344,7 @@ void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
 }
 
 std::string Engine::flowPlan(const std::string& flow, size_t namePos) const {
-  if (!catalog_.findFlow(flow)) {
+  if (!findFlowOrCopy(flow)) {
     throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", flow),
                    namePos, "SHOW FLOWS lists the flows");
   }
@@ -349,7 +363,7 @@ std::string Engine::flowPlan(const std::string& flow, size_t namePos) const {
 
 bool Engine::readPlan(const std::string& flow,
                       const std::function<void(const PhysicalPlan&)>& read) const {
-  if (!catalog_.findFlow(flow)) return false;
+  if (!findFlowOrCopy(flow)) return false;
   std::lock_guard lock(flowsMu_);
   const FlowEntry* entry = findEntry(flow);
   const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;

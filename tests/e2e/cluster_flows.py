@@ -149,8 +149,11 @@ class FlowsCluster:
     sources, sinks and flows above, with 'delivery' = 'exactly-once' when
     DELIVERY says so (else the default, at least once)."""
 
-    def __init__(self, broker, start_node, prefix, delivery, names="abc", standbys=0):
+    def __init__(self, broker, start_node, prefix, delivery, names="abc", standbys=0, shards=0):
         self.broker = broker
+        # The flows as SHOW FLOWS lists them: with SHARDS, each one's copies
+        # too (`cnt#1`, ...), each run on the node that holds its slot.
+        self.flows = [f + (f"#{i}" if i else "") for f in FLOWS for i in range(max(shards, 1))]
         self.start_node = start_node
         self.uid = unique(prefix)
         self.exactly_once = delivery == "exactly-once"
@@ -173,6 +176,8 @@ class FlowsCluster:
             options += ", 'delivery' = 'exactly-once'"
         if standbys:
             options += f", 'standby.replicas' = '{standbys}'"
+        if shards:
+            options += f", 'shards' = '{shards}'"
         flow = f"CHECKPOINT INTERVAL '1 second' WITH ({options})"
         t = self.topic
         self.nodes[names[0]].run_script(f"""
@@ -220,7 +225,7 @@ class FlowsCluster:
         """Each flow's one runner among the live nodes (every other one shows it
         remote there)."""
         alive = self.alive()
-        return {f: runner(f, *alive, timeout=timeout) for f in FLOWS}
+        return {f: runner(f, *alive, timeout=timeout) for f in self.flows}
 
     def checkpointed_runners(self, more=2):
         """Each flow's runner among the live nodes, once each flow has taken
@@ -229,7 +234,7 @@ class FlowsCluster:
         Asked again at every poll, so that it is where the flows run now."""
         def ready():
             out = {}
-            for f in FLOWS:
+            for f in self.flows:
                 node = runner(f, *self.alive())
                 p = node.progress(f)
                 start = (p.get("recovery") or {}).get("fromEpoch") or 0
@@ -246,7 +251,7 @@ class FlowsCluster:
         copy (HOW: the log's words for it)."""
         return {(n.name, f): n.log_path.read_text(errors="replace")
                 .count(f'flow "{f}": {how}')
-                for n in self.alive() for f in FLOWS}
+                for n in self.alive() for f in self.flows}
 
     def check_restored(self, before, after, victim, logged):
         """Each flow that ran on VICTIM runs on a live node now, which restored
@@ -388,8 +393,8 @@ def flows_cluster(broker, start_node):
                     "covers failover on the embedded broker")
     made = []
 
-    def make(prefix, delivery="at-least-once", names="abc", standbys=0):
-        made.append(FlowsCluster(broker, start_node, prefix, delivery, names, standbys))
+    def make(prefix, delivery="at-least-once", names="abc", standbys=0, shards=0):
+        made.append(FlowsCluster(broker, start_node, prefix, delivery, names, standbys, shards))
         return made[-1]
 
     yield make

@@ -164,7 +164,9 @@ class Server:
 
     def progress(self, flow):
         """SHOW PROGRESS FLOW as a dict (one row, one column of JSON)."""
-        rows = self.query(f"SHOW PROGRESS {flow}")
+        # A copy of a sharded flow (`cnt#1`) is named in quotes.
+        name = f'"{flow}"' if "#" in flow else flow
+        rows = self.query(f"SHOW PROGRESS {name}")
         assert len(rows) == 1 and len(rows[0]) == 1, rows
         value = rows[0][0]
         return value if isinstance(value, dict) else json.loads(value)

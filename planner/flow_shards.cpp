@@ -1,0 +1,108 @@
+#include "planner/flow_shards.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace rtsql {
+
+std::string shardFlowName(const std::string& flow, int shard) {
+  return shard == 0 ? flow : fmt::format("{}#{}", flow, shard);
+}
+
+std::optional<std::pair<std::string, int>> splitShardFlowName(const std::string& name) {
+  const size_t hash = name.rfind('#');
+  if (hash == std::string::npos || hash == 0 || hash + 1 == name.size()) return std::nullopt;
+  // Digits only, no leading zero, below the largest count.
+  if (name[hash + 1] == '0' || name.size() - hash - 1 > 2) return std::nullopt;
+  int shard = 0;
+  for (size_t i = hash + 1; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return std::nullopt;
+    shard = shard * 10 + (name[i] - '0');
+  }
+  if (shard >= kMaxFlowShards) return std::nullopt;
+  return std::make_pair(name.substr(0, hash), shard);
+}
+
+int flowShardCount(const Options& flowOptions) {
+  try {
+    return static_cast<int>(flowOptions.getInt("shards", 1, 1, kMaxFlowShards));
+  } catch (const SqlError&) {
+    return 1;
+  }
+}
+
+int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
+  const OptionEntry* entry = flowOptions.find("shards");
+  if (!entry) return 1;
+  const int shards = static_cast<int>(flowOptions.getInt("shards", 1, 1, kMaxFlowShards));
+  if (shards == 1) return 1;
+  auto refuse = [&](const char* sqlstate, std::string message, std::string hint) {
+    throw SqlError(sqlstate, std::move(message), entry->valuePos).withHint(std::move(hint));
+  };
+  if (!plan.keepsState()) {
+    refuse(sqlstate::kInvalidParameterValue,
+           "'shards' divides a flow's state over the nodes of a cluster, and this flow keeps no "
+           "state",
+           "remove 'shards': a stateless flow over a Kafka source of several partitions is "
+           "spread over the nodes by its partitions");
+  }
+  // One shuffle, into the stage that writes the sink: the key it routes by
+  // is the key every stateful operator after it keeps its state by.
+  const StageSpec* last = nullptr;
+  for (const StageSpec& stage : plan.stages) {
+    if (stage.output.kind == StageOutput::Kind::Sink) last = &stage;
+  }
+  bool shuffled = false;
+  for (const StageSpec& stage : plan.stages) {
+    if (stage.output.kind != StageOutput::Kind::Shuffle) continue;
+    if (!last || stage.output.targetStage != last->id) {
+      refuse(sqlstate::kFeatureNotSupported,
+             "'shards' divides a flow by the key of its one shuffle, and this flow shuffles its "
+             "rows more than once (a stateful operator over another's output)",
+             "run it without 'shards', or split it into two flows through a topic");
+    }
+    if (stage.output.keys.empty()) {
+      refuse(sqlstate::kFeatureNotSupported,
+             "'shards' divides a flow by the key of its shuffle, and this flow gathers every row "
+             "in one place (an aggregate or window without GROUP BY keys, a global ORDER BY)",
+             "group by a key, or run it without 'shards'");
+    }
+    shuffled = true;
+  }
+  if (!shuffled) {
+    refuse(sqlstate::kFeatureNotSupported,
+           "'shards' divides a flow by the key of its shuffle, and this flow keeps its state "
+           "without one",
+           "run it without 'shards'");
+  }
+  for (const ScanSpec& scan : plan.scans) {
+    // Every copy reads the whole input, so each must read the same records:
+    // a log (Kafka), not a generator. A group of the user's would be shared
+    // by the copies' positions.
+    if (scan.connector != "kafka") {
+      refuse(sqlstate::kFeatureNotSupported,
+             fmt::format("'shards' needs every source of the flow to be a Kafka topic, and "
+                         "source \"{}\" is {}",
+                         scan.name, scan.connector),
+             "run it without 'shards'");
+    }
+    if (scan.options.has("kafka.group.id")) {
+      refuse(sqlstate::kFeatureNotSupported,
+             fmt::format("'shards' gives each copy of the flow a consumer group of its own, and "
+                         "source \"{}\" names one ('kafka.group.id')",
+                         scan.name),
+             "remove 'kafka.group.id' from the source, or run the flow without 'shards'");
+    }
+  }
+  return shards;
+}
+
+PhysicalPlan planForShard(const PhysicalPlan& plan, int shard) {
+  PhysicalPlan out = plan;
+  out.shard = shard;
+  out.flowName = shardFlowName(plan.flowName, shard);
+  return out;
+}
+
+}  // namespace rtsql

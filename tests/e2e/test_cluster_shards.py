@@ -1,0 +1,92 @@
+"""Sharded stateful flows in a cluster (`'shards' = '3'`): the GROUP BY count,
+the tumbling-window count and the interval join of cluster_flows.py each run
+as three copies, `cnt`, `cnt#1` and `cnt#2` (and so on), each on the node
+that holds its own slot (consecutive slots: the copies spread over the
+nodes). Every copy reads all of the input and keeps only the keys of its
+shard, so each copy's state holds a part of the keys, and together they hold
+every key once.
+
+While keyed records stream in, the node that runs `cnt` (copy 0) is killed
+with SIGKILL; the copies it ran move to the other nodes, each restored from
+its own state copy in Kafka, and the killed node comes back. The results
+end exact as in test_cluster_failover.py: at least once, every count 1..n of
+every key and (window, key) and the true join pairs, none above; exactly
+once, each seen once by a read_committed consumer.
+
+Apache Kafka only (RTSQL_KAFKA_BOOTSTRAP).
+"""
+
+import re
+
+import pytest
+
+from cluster import WAIT_S, flows, wait_for
+from cluster import start_node  # noqa: F401 (a fixture flows_cluster uses)
+from cluster_flows import flows_cluster  # noqa: F401 (a fixture)
+from test_crash_recovery import KEYS
+
+SHARDS = 3
+
+
+def state_rows(fc, runners, flow):
+    """The keys (rows) each copy of FLOW holds in its first stateful
+    operator's state, as its runner's SHOW PROGRESS says."""
+    out = {}
+    for i in range(SHARDS):
+        name = flow + (f"#{i}" if i else "")
+        p = runners[name].progress(name)
+        out[name] = p["stateOperators"][0]["numRowsTotal"]
+    return out
+
+
+@pytest.mark.parametrize("delivery", ["at-least-once", "exactly-once"])
+def test_sharded_flows_divide_their_keys_over_the_nodes_and_survive_a_kill(flows_cluster,
+                                                                           delivery):
+    fc = flows_cluster("clsh", delivery, shards=SHARDS)
+    fc.start_input()
+    fc.wait_output()
+    before = fc.checkpointed_runners()
+    # Nine copies on three nodes: more than one node runs some.
+    assert len({n.name for n in before.values()}) > 1, {f: n.name for f, n in before.items()}
+    # Each node lists every copy, running here or remote on its runner.
+    for node in fc.alive():
+        listed = flows(node)
+        for f in fc.flows:
+            assert listed[f][0] in ("running", "remote"), (node.name, f, listed[f])
+
+    # EXPLAIN FLOW on each node names each copy's slot and node, as the
+    # copies' runners are (asked again while a slot may still move).
+    def explained():
+        runners = fc.runners()
+        for node in fc.alive():
+            text = "\n".join(r[0] for r in node.query("EXPLAIN FLOW cnt"))
+            for i in range(SHARDS):
+                name = "cnt" + (f"#{i}" if i else "")
+                where = runners[name].name
+                here = " (here)" if where == node.name else ""
+                if not re.search(rf"copy {i} of {SHARDS} \({re.escape(name)}\): slot \d+, "
+                                 rf"on node {where}{re.escape(here)}\n", text + "\n"):
+                    return None
+        return True
+    wait_for("EXPLAIN FLOW names each copy's node", explained, timeout=WAIT_S * 2)
+
+    # The keys are divided: every copy of cnt holds fewer than all of them,
+    # and together exactly all (KEYS keys, all written within the first
+    # seconds of input).
+    wait_for("the copies of cnt hold every key once between them",
+             lambda: sum(state_rows(fc, fc.runners(), "cnt").values()) == KEYS,
+             timeout=WAIT_S * 2)
+    held = state_rows(fc, fc.runners(), "cnt")
+    assert all(0 < n < KEYS for n in held.values()), held
+
+    victim = before["cnt"]
+    logged = fc.restored()
+    fc.kill(victim)
+    # Every copy the dead node ran restarts elsewhere from its own state copy.
+    after = fc.runners()
+    fc.check_restored(before, after, victim, logged)
+
+    back = fc.restart(victim.name)
+    fc.wait_holds_slots(back)
+    fc.runners()
+    fc.end_exact()
