@@ -3,6 +3,7 @@
 
     bench/cluster_failover.py [--keys 100000] [--bootstrap 127.0.0.1:29700]
                               [--node-timeout 6] [--rate 200] [--restart | --standby]
+                              [--shards N]
 
 Two nodes of one cluster on the Kafka at --bootstrap (Apache Kafka from
 scripts/kafka.sh; RTSQL_BIN_DIR names the build). A GROUP BY flow counts
@@ -18,11 +19,16 @@ first output. It prints one JSON line:
   which is Kafka's detection of the dead node and no work of rtsql;
 - restore_ms: the new node's restore (reading the copy, writing it as a
   checkpoint, opening it), from its progress JSON;
-- copy_records: the state copy topic's records (its size in entries).
+- copy_keys: the keys the restored flow (or copy) holds after the failover.
 
 With --standby the flow has 'standby.replicas' = '1': the other node keeps
 a warm copy of its state (docs/operations.md, "Standby replicas"), caught up
 before the kill, and starts the flow from it instead of reading the copy.
+
+With --shards N the flow has 'shards' = 'N': N copies, each keeping about
+1/N of the keys (docs/operations.md, "Sharded stateful flows"); the node
+killed is the one that runs the copy of the streaming key, and the figures
+are that copy's (restore_ms: its restore of its share of the state).
 
 With --restart the killed node is started again at once under its name
 instead (static membership gives it its slots back before the group moves
@@ -101,6 +107,7 @@ def main():
     ap.add_argument("--rate", type=int, default=200)
     ap.add_argument("--restart", action="store_true")
     ap.add_argument("--standby", action="store_true")
+    ap.add_argument("--shards", type=int, default=1)
     args = ap.parse_args()
     if args.restart and args.standby:
         ap.error("--restart and --standby measure two different things: give one")
@@ -125,26 +132,48 @@ def main():
         nodes[0].query(f"CREATE SOURCE ev (k STRING, ts BIGINT) WITH ({opts}, subscribe = '{topic_in}', "
                        "startingOffsets = 'earliest', format = 'json')")
         nodes[0].query(f"CREATE SINK out WITH ({opts}, topic = '{topic_out}', format = 'json')")
-        standby = " WITH ('standby.replicas' = '1')" if args.standby else ""
-        nodes[0].query("CREATE FLOW cnt INTO out CHECKPOINT INTERVAL '1 second'" + standby +
+        options = []
+        if args.standby:
+            options.append("'standby.replicas' = '1'")
+        if args.shards > 1:
+            options.append(f"'shards' = '{args.shards}'")
+        with_options = f" WITH ({', '.join(options)})" if options else ""
+        nodes[0].query("CREATE FLOW cnt INTO out CHECKPOINT INTERVAL '1 second'" + with_options +
                        " AS SELECT k, count(*) AS cnt, max(ts) AS ts FROM ev GROUP BY k")
+        copies = ["cnt"] + [f"cnt#{i}" for i in range(1, args.shards)]
         # Every key counted, and checkpointed (so copied) twice after that,
         # on the node that runs the flow once the group has settled (the
         # second node to join takes half of the slots).
         wait_for("every key counted", lambda: end_offset(args.bootstrap, topic_out) >= args.keys, 600)
 
-        def settled():
-            states = [n.state("cnt") for n in nodes]
+        def settled(flow):
+            states = [n.state(flow) for n in nodes]
             return sorted(states) == ["remote", "running"] and nodes[states.index("running")]
-        victim = wait_for("one node runs cnt", settled, 120)
-        first = wait_for("a checkpoint", lambda: victim.progress("cnt").get("checkpoint"), 120)["epoch"]
+        runners = {f: wait_for(f"one node runs {f}", lambda f=f: settled(f), 120) for f in copies}
+        flow = "cnt"
+        if args.shards > 1:
+            # The copy that counts the streaming key: the one whose output grows
+            # while only that key streams in.
+            def outputs():
+                return {f: runners[f].progress(f if f == "cnt" else f'"{f}"').get("sink", {})
+                        .get("numOutputRows", 0) for f in copies}
+            before = outputs()
+            for i in range(50):
+                producer.produce(topic_in, json.dumps({"k": "probe", "ts": 0}).encode())
+            producer.flush(30)
+            grown = wait_for("the probe key's copy writes",
+                             lambda: [f for f, n in outputs().items() if n > before[f]], 120)
+            flow = grown[0]
+        quoted = flow if flow == "cnt" else f'"{flow}"'
+        victim = runners[flow]
+        first = wait_for("a checkpoint", lambda: victim.progress(quoted).get("checkpoint"), 120)["epoch"]
         wait_for("two more checkpoints",
-                 lambda: (victim.progress("cnt").get("checkpoint") or {}).get("epoch", 0) >= first + 2, 120)
+                 lambda: (victim.progress(quoted).get("checkpoint") or {}).get("epoch", 0) >= first + 2, 120)
         heir = next(n for n in nodes if n is not victim)
         if args.standby:
             # The heir's standby has read the copy to one of those checkpoints.
             def warm():
-                text = "\n".join(r[0] for r in heir.query("EXPLAIN FLOW cnt"))
+                text = "\n".join(r[0] for r in heir.query(f"EXPLAIN FLOW {quoted}"))
                 m = re.search(r"\(here, at epoch (\d+)\)", text)
                 return m and int(m.group(1)) >= first + 2
             wait_for("the heir's standby caught up", warm, 600)
@@ -180,16 +209,17 @@ def main():
         consumer.close()
         if after is None:
             raise SystemExit("no output from the other node within 300 s")
-        recovery = wait_for("the heir's progress", lambda: heir.progress("cnt").get("recovery"), 60)
-        copy_topic = next(t for t in admin.list_topics(timeout=10).topics if t.startswith(f"_rtsql-{uid}-state-"))
+        recovery = wait_for("the heir's progress", lambda: heir.progress(quoted).get("recovery"), 60)
+        state = heir.progress(quoted)["stateOperators"][0]["numRowsTotal"]
         print(json.dumps({
             "keys": args.keys,
+            "shards": args.shards,
+            "copy_keys": state,
             "mode": "restart" if args.restart else "failover-standby" if args.standby else "failover",
             "failover_ms": after - killed_ms,
             "floor_ms": args.node_timeout * 1000,
             "restore_ms": recovery.get("restoreMs"),
             "restored_epoch": recovery.get("fromEpoch"),
-            "copy_records": end_offset(args.bootstrap, copy_topic),
         }))
     finally:
         for n in nodes:
