@@ -558,6 +558,7 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
     }
     persistWantRunning(stmt.name, true);
     setWantRunning(stmt.name, true);
+    startShardsHere(stmt.name);  // a sharded flow's copies that run here
     out.complete("START FLOW");
     return;
   }

@@ -18,9 +18,11 @@ Apache Kafka only (RTSQL_KAFKA_BOOTSTRAP).
 
 import re
 
+import psycopg
 import pytest
+from confluent_kafka.admin import AdminClient
 
-from cluster import WAIT_S, flows, wait_for
+from cluster import WAIT_S, flows, runner, wait_for
 from cluster import start_node  # noqa: F401 (a fixture flows_cluster uses)
 from cluster_flows import flows_cluster  # noqa: F401 (a fixture)
 from test_crash_recovery import KEYS
@@ -90,3 +92,58 @@ def test_sharded_flows_divide_their_keys_over_the_nodes_and_survive_a_kill(flows
     fc.wait_holds_slots(back)
     fc.runners()
     fc.end_exact()
+
+
+def copies_of(flow):
+    return [flow + (f"#{i}" if i else "") for i in range(SHARDS)]
+
+
+def state_topics(fc):
+    """The cluster's state copy topics (one per copy of a stateful flow)."""
+    admin = AdminClient({"bootstrap.servers": fc.broker.bootstrap})
+    return {t for t in admin.list_topics(timeout=10).topics
+            if t.startswith(f"_rtsql-{fc.uid}-state-")}
+
+
+def test_statements_on_a_sharded_flow_act_on_every_copy_from_any_node(flows_cluster):
+    """STOP FLOW on one node stops every copy wherever it runs; START FLOW on
+    another starts them all again; DROP FLOW on a third forgets every copy on
+    every node and deletes each copy's state copy. A copy is not a flow of the
+    catalog: it cannot be dropped on its own."""
+    fc = flows_cluster("clsc", shards=SHARDS)
+    a, b, c = (fc.nodes[n] for n in "abc")
+    fc.runners()
+    wait_for("a state copy topic for each copy of each flow",
+             lambda: len(state_topics(fc)) == len(fc.flows), timeout=WAIT_S * 2)
+    # EXPLAIN FLOW takes a copy's name.
+    text = "\n".join(r[0] for r in b.query('EXPLAIN FLOW "cnt#1"'))
+    assert "Flow cnt#1 INTO counts" in text, text
+
+    b.query("STOP FLOW cnt")
+
+    def all_stopped():
+        for node in fc.alive():
+            listed = flows(node)
+            for f in copies_of("cnt"):
+                state, reason = listed[f]
+                if not (state == "stopped" or (state == "remote" and reason.startswith("stopped"))):
+                    return None
+        return True
+    wait_for("every copy of cnt stopped on every node", all_stopped, timeout=WAIT_S * 2)
+    # The other flows' copies were not touched.
+    for f in copies_of("win") + copies_of("pay"):
+        runner(f, *fc.alive(), timeout=WAIT_S * 2)
+
+    c.query("START FLOW cnt")
+    for f in copies_of("cnt"):
+        runner(f, *fc.alive(), timeout=WAIT_S * 2)
+
+    with pytest.raises(psycopg.errors.UndefinedObject):
+        a.query('DROP FLOW "cnt#1"')
+    a.query("DROP FLOW cnt")
+    wait_for("no node lists a copy of cnt",
+             lambda: all(not set(copies_of("cnt")) & set(flows(n)) for n in fc.alive()),
+             timeout=WAIT_S * 2)
+    wait_for("the copies' state copies deleted",
+             lambda: len(state_topics(fc)) == len(fc.flows) - SHARDS, timeout=WAIT_S * 2)
+    fc.stop_all()
