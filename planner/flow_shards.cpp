@@ -24,14 +24,6 @@ std::optional<std::pair<std::string, int>> splitShardFlowName(const std::string&
   return std::make_pair(name.substr(0, hash), shard);
 }
 
-int flowShardCount(const Options& flowOptions) {
-  try {
-    return static_cast<int>(flowOptions.getInt("shards", 1, 1, kMaxFlowShards));
-  } catch (const SqlError&) {
-    return 1;
-  }
-}
-
 int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
   const OptionEntry* entry = flowOptions.find("shards");
   if (!entry) return 1;

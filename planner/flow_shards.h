@@ -33,10 +33,6 @@ std::string shardFlowName(const std::string& flow, int shard);
 // other name.
 std::optional<std::pair<std::string, int>> splitShardFlowName(const std::string& name);
 
-// 'shards' of a flow's options as planned: 1 when absent (or not a number:
-// the plan refuses it). For a flow that could not be planned.
-int flowShardCount(const Options& flowOptions);
-
 // Checks 'shards' against the plan and returns it (1: not split). Throws
 // SqlError 22023 for a count out of range or a flow that keeps no state, and
 // 0A000 for a flow whose shape cannot be split (at the option's value).
