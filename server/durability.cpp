@@ -371,9 +371,8 @@ std::string Engine::placementExplained(const std::string& name, const FlowRuntim
     out += fmt::format("  slot {} of {}: runs on {}\n", first, slots, holder(first));
     if (const int shards = rt.plan().shards; shards > 1) {
       // Copy i on the slot i after copy 0's (flowSlot).
-      const std::string flow = splitShardFlowName(toLower(name))
-                                   ? splitShardFlowName(toLower(name))->first
-                                   : toLower(name);
+      const auto shard = splitShardFlowName(toLower(name));
+      const std::string flow = shard ? shard->first : toLower(name);
       const int base = flowSlot(flow, slots);
       for (int i = 0; i < shards; ++i) {
         out += fmt::format("  copy {} of {} ({}): slot {}, on {}\n", i, shards,

@@ -254,11 +254,11 @@ class Engine : public QueryHandler {
   FlowRuntime* planRestoredFlow(const std::string& name);
   // Sharded flows (server/flow_shards.cpp, planner/flow_shards.h). The
   // entries of flow `flow`'s copies after the first, `<flow>#i`, as flows_
-  // holds them (lower-cased); with flowsMu_ held.
+  // holds them (lower-cased), in copy order; with flowsMu_ held.
   std::vector<std::string> shardEntries(const std::string& flow) const;
   // Makes flows_ hold the copies flow `flow`'s plan asks for, each planned
-  // from it with the flow's control, and no others (none while the flow has
-  // no plan). With ddlMu_ held.
+  // from it with the flow's control (none while the flow has no plan). With
+  // ddlMu_ held.
   void syncShards(const std::string& flow);
   // Forgets flow `flow`'s copies: stopped, their files removed, and the
   // state copies of those that ran here deleted. With ddlMu_ held.

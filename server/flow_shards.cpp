@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/clock.h"
@@ -18,12 +19,20 @@
 namespace rtsql {
 
 std::vector<std::string> Engine::shardEntries(const std::string& flow) const {
-  std::vector<std::string> out;
+  // The copies' names sort right after `<flow>#`: a scan of that range, not
+  // a lookup per possible copy.
   const std::string key = toLower(flow);
-  for (int s = 1; s < kMaxFlowShards; ++s) {
-    const std::string name = shardFlowName(key, s);
-    if (flows_.count(name)) out.push_back(name);
+  const std::string prefix = key + "#";
+  std::vector<std::pair<int, std::string>> found;
+  for (auto it = flows_.lower_bound(prefix);
+       it != flows_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    if (auto shard = splitShardFlowName(it->first); shard && shard->first == key)
+      found.emplace_back(shard->second, it->first);
   }
+  std::sort(found.begin(), found.end());  // by copy number: #2 before #10
+  std::vector<std::string> out;
+  out.reserve(found.size());
+  for (auto& [shard, name] : found) out.push_back(std::move(name));
   return out;
 }
 
@@ -39,18 +48,9 @@ void Engine::syncShards(const std::string& flow) {
       control = it->second.control;
     }
   }
+  // A flow's plan never changes its copies (a flow made again is dropped
+  // first, copies and all: dropShards), so there are only copies to add.
   const int shards = plan ? plan->shards : 1;
-  // Copies the plan no longer has (or the flow is gone): stopped, forgotten.
-  std::vector<std::unique_ptr<FlowRuntime>> gone;
-  {
-    std::lock_guard lock(flowsMu_);
-    for (const std::string& name : shardEntries(key)) {
-      if (splitShardFlowName(name)->second < shards) continue;
-      gone.push_back(std::move(flows_[name].runtime));
-      flows_.erase(name);
-    }
-  }
-  gone.clear();  // stops them
   for (int s = 1; s < shards; ++s) {
     const std::string name = shardFlowName(key, s);
     {
