@@ -265,6 +265,21 @@ class FlowsCluster:
                      lambda f=f, heir=heir: self.restored()[(heir.name, f)]
                      > logged.get((heir.name, f), 0))
 
+    def fail_over_and_back(self, before, victim):
+        """Kills VICTIM (SIGKILL). Once the group has given up on it, each
+        flow it ran (as BEFORE, the runners just before, says) runs on another
+        node, restored from the state copy VICTIM left in Kafka. Then VICTIM
+        comes back under its name, rejoins and takes a share of the slots
+        while records still stream in, and the results end exact."""
+        logged = self.restored()
+        self.kill(victim)
+        after = self.runners()
+        self.check_restored(before, after, victim, logged)
+        back = self.restart(victim.name)
+        self.wait_holds_slots(back)
+        self.runners()
+        self.end_exact()
+
     def wait_holds_slots(self, node):
         """NODE has joined the group and was given a share of the slots."""
         taken = re.compile(rf'cluster: node "{re.escape(node.name)}" takes slots \d')

@@ -40,18 +40,4 @@ def test_stateful_flows_of_a_killed_node_move_and_end_exact(flows_cluster, deliv
     fc.start_input()
     fc.wait_output()
     before = fc.checkpointed_runners()
-    victim = before["cnt"]
-    logged = fc.restored()
-    fc.kill(victim)
-
-    # Once the group has given up on the dead node, its flows run elsewhere,
-    # each from the state copy the dead node left in Kafka.
-    after = fc.runners()
-    fc.check_restored(before, after, victim, logged)
-
-    # The dead node comes back under its name, rejoins and takes a share of
-    # the slots while records still stream in.
-    back = fc.restart(victim.name)
-    fc.wait_holds_slots(back)
-    fc.runners()
-    fc.end_exact()
+    fc.fail_over_and_back(before, before["cnt"])
