@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "connectors/kafka/dead_letter.h"
+#include "connectors/kafka/exchange.h"
 
 namespace rtsql {
 
@@ -53,6 +54,16 @@ std::unique_ptr<SinkWriter> DefaultConnectorProvider::openTransactionalSink(
 std::unique_ptr<FlowDeadLetterWriter> DefaultConnectorProvider::openFlowDeadLetters(
     const PhysicalPlan& plan, FlowDeadLetters which, int task) {
   return kafka::openFlowDeadLetterWriter(plan, which, env_.embeddedBootstrap, task);
+}
+
+std::unique_ptr<ExchangeOut> DefaultConnectorProvider::openExchangeWriter(
+    const ExchangeSpec& spec, const std::string& flowName, int task) {
+  return kafka::makeExchangeWriter(spec, flowName, task);
+}
+
+std::unique_ptr<SourceTask> DefaultConnectorProvider::openExchangeSource(
+    const ScanSpec& scan, const std::string& flowName) {
+  return kafka::makeExchangeSource(scan, flowName);
 }
 
 void DefaultConnectorProvider::checkCreate(const std::string& connector, const Options& options) const {

@@ -38,6 +38,12 @@ class DefaultConnectorProvider : public ConnectorProvider {
   std::unique_ptr<FlowDeadLetterWriter> openFlowDeadLetters(const PhysicalPlan& plan,
                                                             FlowDeadLetters which,
                                                             int task) override;
+  // A sharded flow's exchange goes through the cluster's Kafka
+  // (connectors/kafka/exchange.h), whose address the spec holds.
+  std::unique_ptr<ExchangeOut> openExchangeWriter(const ExchangeSpec& spec,
+                                                  const std::string& flowName, int task) override;
+  std::unique_ptr<SourceTask> openExchangeSource(const ScanSpec& scan,
+                                                 const std::string& flowName) override;
 
   const std::string& embeddedBootstrap() const { return env_.embeddedBootstrap; }
   // Connector::checkCreate of the named connector (Kafka: 'embedded' on a

@@ -35,6 +35,23 @@ std::unique_ptr<FlowDeadLetterWriter> ConnectorProvider::openFlowDeadLetters(
                   plan.flowName, which == FlowDeadLetters::LateRows ? "late rows" : "failed rows"));
 }
 
+std::unique_ptr<ExchangeOut> ConnectorProvider::openExchangeWriter(const ExchangeSpec& spec,
+                                                                   const std::string& flowName,
+                                                                   int) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("flow \"{}\" exchanges rows through topic {}, and this server has no "
+                             "Kafka connector to write it",
+                             flowName, spec.topic));
+}
+
+std::unique_ptr<SourceTask> ConnectorProvider::openExchangeSource(const ScanSpec& scan,
+                                                                  const std::string& flowName) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("flow \"{}\" exchanges rows through topic {}, and this server has no "
+                             "Kafka connector to read it",
+                             flowName, scan.exchange.topic));
+}
+
 void SinkWriter::writeChange(const Row& row, int64_t sourceTimestampMicros, RowKind kind) {
   switch (kind) {
     case RowKind::Insert:

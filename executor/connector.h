@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/row_kind.h"
 #include "common/value.h"
+#include "executor/exchange.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
@@ -93,6 +95,15 @@ class SourceTask {
     (void)partition;
     return true;
   }
+  // A source whose messages carry their producers' event-time progress (a
+  // sharded flow's exchange: executor/exchange.h) says here where it stands,
+  // after each poll(); the task then takes this watermark instead of the one
+  // its records' event times make, and is idle when every producer is.
+  struct OwnWatermark {
+    int64_t watermark = INT64_MIN;
+    bool allIdle = false;
+  };
+  virtual std::optional<OwnWatermark> ownWatermark() const { return std::nullopt; }
   virtual int64_t decodeErrors() const = 0;
   virtual std::string description() const = 0;  // "KafkaV2[Subscribe[clicks]]"
   // Records written to the source's dead-letter topic since the task opened
@@ -227,6 +238,15 @@ class ConnectorProvider {
   virtual std::unique_ptr<FlowDeadLetterWriter> openFlowDeadLetters(const PhysicalPlan& plan,
                                                                     FlowDeadLetters which,
                                                                     int task);
+  // A sharded flow's exchange (executor/exchange.h): front task `task`'s
+  // writer into `spec`'s topic, and the back's source task over the
+  // partitions `scan.share` gives of `scan.exchange`'s topic. Either
+  // creates the topic when it does not exist yet. The defaults refuse:
+  // only Kafka carries an exchange.
+  virtual std::unique_ptr<ExchangeOut> openExchangeWriter(const ExchangeSpec& spec,
+                                                          const std::string& flowName, int task);
+  virtual std::unique_ptr<SourceTask> openExchangeSource(const ScanSpec& scan,
+                                                         const std::string& flowName);
   // CREATE-time checks that need the running server (e.g. 'embedded' names a
   // broker only when the server runs one). Throws SqlError at the option.
   virtual void checkCreate(const std::string& connector, const Options& options) const {

@@ -17,6 +17,7 @@
 #include "common/thread_priority.h"
 #include "executor/barrier_aligner.h"
 #include "executor/epoch_coordinator.h"
+#include "executor/exchange.h"
 #include "executor/metrics/epoch_summary.h"
 #include "executor/metrics/progress_json.h"
 #include "executor/metrics/task_metrics.h"
@@ -136,6 +137,10 @@ struct FlowRuntime::Task {
   BarrierAligner aligner;
 
   std::unique_ptr<SinkWriter> sink;
+  // A sharded flow's front (executor/exchange.h): the writer into the
+  // exchange topic, and the operator that ends the chain with it.
+  std::unique_ptr<ExchangeOut> exchange;
+  ExchangeWriter* exchangeOut = nullptr;
   // 'late.rows' = 'dead-letter', in a task with an operator that sees late
   // rows: where they go. Declared before the operators, which point at it.
   std::unique_ptr<FlowDeadLetterWriter> lateRows;
@@ -184,7 +189,9 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
   if (t.isSource) {
     t.scanIndex = stage.scan;
     t.scan = &plan_.scans.at(static_cast<size_t>(stage.scan));
-    t.source = connectors_.openSource(*t.scan, plan_.flowName, index, stage.tasks);
+    t.source = t.scan->exchange.topic.empty()
+                   ? connectors_.openSource(*t.scan, plan_.flowName, index, stage.tasks)
+                   : connectors_.openExchangeSource(*t.scan, plan_.flowName);
   } else {
     t.queue = queues_[static_cast<size_t>(queueBase_[stage.id] + index)].get();
     int producers = 0;
@@ -216,6 +223,16 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
                                                               stage.id * 10000 + index, *transaction_)
                           : connectors_.openSink(plan_.sink, plan_.flowName, stage.id * 10000 + index);
     t.operators.push_back(std::make_unique<SinkOperator>(*t.sink, t.metrics));
+  } else if (stage.output.kind == StageOutput::Kind::Exchange) {
+    const ExchangeSpec& spec = stage.output.exchange;
+    t.exchange = connectors_.openExchangeWriter(spec, plan_.flowName, stage.id * 10000 + index);
+    // Copy c's task t is producer c * tasks + t of the topic's markers.
+    auto writer =
+        std::make_unique<ExchangeWriter>(stage.output.keys, spec.partitions,
+                                         static_cast<uint32_t>(plan_.shard * stage.tasks + index),
+                                         static_cast<uint32_t>(spec.producers), *t.exchange);
+    t.exchangeOut = writer.get();
+    t.operators.push_back(std::move(writer));
   } else {
     const StageSpec& target = plan_.stages.at(static_cast<size_t>(stage.output.targetStage));
     // This task's index among the producers of the target stage: stages feeding
@@ -231,11 +248,9 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     for (int i = 0; i < target.tasks; ++i) {
       targets.push_back(queues_[static_cast<size_t>(queueBase_[target.id] + i)].get());
     }
-    auto writer = std::make_unique<ShuffleWriter>(stage.output.keys, std::move(targets),
-                                                  static_cast<uint8_t>(stage.output.targetInput),
-                                                  static_cast<uint16_t>(producer + index), stopping_);
-    // A copy of a sharded flow: its one shuffle keeps the copy's keys.
-    if (plan_.shards > 1) writer->keepShard(plan_.shard, plan_.shards);
+    auto writer = std::make_unique<ShuffleWriter>(
+        stage.output.keys, std::move(targets), static_cast<uint8_t>(stage.output.targetInput),
+        static_cast<uint16_t>(producer + index), stopping_);
     t.shuffleOut = writer.get();
     t.operators.push_back(std::move(writer));
   }
@@ -526,6 +541,7 @@ void FlowRuntime::runSourceTask(Task& task) {
   ActivityClock& activity = *activity_;
   PartitionWatermarks& times = task.partitionTimes.emplace(
       task.scan->watermarkDelayMicros, task.scan->idleTimeoutMicros, task.watermark.load());
+  ForwardedWatermark ownStep(task.watermark.load());
   int32_t lastPartition = -1;
   PartitionWatermarks::Partition* lastTime = nullptr;
   try {
@@ -584,6 +600,7 @@ void FlowRuntime::runSourceTask(Task& task) {
         }
         RecordContext ctx{rec.timestampMicros, rec.readMicros};
         ctx.kind = rec.kind;
+        if (task.exchangeOut) task.exchangeOut->setOrigin(rec.partition, rec.offset);
         try {
           head->push(rec.row, ctx);
         } catch (const SqlError& e) {
@@ -596,13 +613,22 @@ void FlowRuntime::runSourceTask(Task& task) {
       if (!batch.empty()) activity.delivered(now);
 
       // Watermark: the slowest partition that is not idle
-      // (executor/watermark_tracker.h).
-      const PartitionWatermarks::Step step = times.step(
-          activity.now(), task.shuffleOut != nullptr, [&](int32_t p) { return task.source->caughtUp(p); });
-      allIdle = std::all_of(times.partitions().begin(), times.partitions().end(),
-                            [](const auto& p) { return p.second.idle; });
+      // (executor/watermark_tracker.h), or what the source says of its
+      // producers (a sharded flow's exchange).
+      const bool announcesIdle = task.shuffleOut != nullptr || task.exchangeOut != nullptr;
+      PartitionWatermarks::Step step;
+      if (const auto own = task.source->ownWatermark()) {
+        step = ownStep.step(own->watermark, own->allIdle, announcesIdle);
+        allIdle = own->allIdle;
+      } else {
+        step = times.step(activity.now(), announcesIdle,
+                          [&](int32_t p) { return task.source->caughtUp(p); });
+        allIdle = std::all_of(times.partitions().begin(), times.partitions().end(),
+                              [](const auto& p) { return p.second.idle; });
+      }
       if (step.kind == PartitionWatermarks::Step::Kind::Idle) {
-        task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
+        if (task.shuffleOut) task.shuffleOut->broadcast(ShuffleMessage::Kind::Idle, 0);
+        if (task.exchangeOut) task.exchangeOut->onIdle();
       } else if (step.kind == PartitionWatermarks::Step::Kind::Watermark) {
         task.watermark.store(step.watermark, std::memory_order_relaxed);
         head->onWatermark(step.watermark);
@@ -728,6 +754,9 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
     // The epoch's transaction closes once every task is here: later rows wait.
     if (transaction_) task.sink->pause();
   }
+  // A front's rows are in the exchange topic before its positions are taken
+  // as the checkpoint's (at least once; the backs drop repeats).
+  if (task.exchangeOut) task.exchangeOut->flush(kSinkFlushTimeoutMs);
   if (checkpoints_ && stateStore_) {
     // RocksDB now holds this task's state at the barrier; keep it so until the
     // checkpoint is taken.

@@ -93,13 +93,17 @@ int shardOfKeyHash(size_t keyHash, int shards) {
   return static_cast<int>(z % static_cast<uint64_t>(shards));
 }
 
-void ShuffleWriter::push(Row& row, const RecordContext& ctx) {
-  countIn();
+size_t shuffleKeyHash(const std::vector<ExprPtr>& keys, const Row& row) {
   size_t h = 0x9e3779b97f4a7c15ULL;
-  for (const auto& k : keys_) {
+  for (const auto& k : keys) {
     h ^= k->eval(row).hash() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   }
-  if (shards_ > 1 && shardOfKeyHash(h, shards_) != shard_) return;  // another copy's key
+  return h;
+}
+
+void ShuffleWriter::push(Row& row, const RecordContext& ctx) {
+  countIn();
+  const size_t h = shuffleKeyHash(keys_, row);
   const size_t target = h % targets_.size();
   ShuffleMessage m;
   m.kind = ShuffleMessage::Kind::Record;

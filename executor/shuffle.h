@@ -70,9 +70,14 @@ class ShuffleQueue {
   int producersWaiting_ = 0;
 };
 
+// The hash of a row's shuffle keys (evaluated on it): what picks the task a
+// shuffle hands the row to (hash % tasks), and a sharded flow's copy.
+size_t shuffleKeyHash(const std::vector<ExprPtr>& keys, const Row& row);
+
 // The shard, of `shards`, of a row whose shuffle key hashes to `keyHash`
-// (planner/flow_shards.h). The hash is mixed first, so that a shard's keys
-// are spread over all the target tasks (keyHash % tasks) and not a few.
+// (planner/flow_shards.h): the copy of a sharded flow that keeps its key.
+// The hash is mixed first, so that a shard's keys are spread over all the
+// copy's tasks (keyHash % tasks) and not a few.
 int shardOfKeyHash(size_t keyHash, int shards);
 
 // The terminal operator of a stage whose output is a shuffle: hashes the output
@@ -102,14 +107,6 @@ class ShuffleWriter final : public Operator {
   // Control messages to every target, in order with the records already sent.
   void broadcast(ShuffleMessage::Kind kind, int64_t value);
 
-  // A copy of a flow split into shards (planner/flow_shards.h): only the rows
-  // whose key is in shard `shard` of `shards` go on; the others are dropped
-  // here (counted in, not out).
-  void keepShard(int shard, int shards) {
-    shard_ = shard;
-    shards_ = shards;
-  }
-
   // The producer starts working through records that arrived together.
   void beginBatch() { batching_ = true; }
   // It is done with them: the records kept since beginBatch() go now.
@@ -130,8 +127,6 @@ class ShuffleWriter final : public Operator {
   std::vector<ShuffleQueue*> targets_;
   uint8_t input_;
   uint16_t producer_;
-  int shard_ = 0;
-  int shards_ = 1;
   const std::atomic<bool>& stopping_;
   bool batching_ = false;
   std::vector<std::vector<ShuffleMessage>> pending_;  // by target, while batching

@@ -169,6 +169,34 @@ class PartitionWatermarks {
   std::map<int32_t, Partition> partitions_;
 };
 
+// A source task whose source gives its own watermark (SourceTask::
+// ownWatermark(): a sharded flow's exchange, over its producers): what the
+// task tells the operators below after each poll, by PartitionWatermarks::
+// step()'s rules: Idle once when the source is all idle (and `announcesIdle`),
+// Watermark when it advanced or is back from idle. Task's thread only.
+class ForwardedWatermark {
+ public:
+  explicit ForwardedWatermark(int64_t startMicros = INT64_MIN) : current_(startMicros) {}
+
+  PartitionWatermarks::Step step(int64_t watermark, bool allIdle, bool announcesIdle) {
+    using Step = PartitionWatermarks::Step;
+    if (allIdle) {
+      if (idle_ || !announcesIdle) return {};
+      idle_ = true;
+      return {Step::Kind::Idle, current_};
+    }
+    const bool advanced = watermark != INT64_MIN && watermark > current_;
+    if (advanced) current_ = watermark;
+    if (!advanced && !idle_) return {};
+    idle_ = false;
+    return {Step::Kind::Watermark, current_};
+  }
+
+ private:
+  int64_t current_;
+  bool idle_ = false;
+};
+
 // A shuffle task's watermark: the minimum over its producing tasks that are
 // not idle, with none while one of those has none yet. A producer is idle from
 // its Idle message until its next watermark (which it sends when it is back).

@@ -3,6 +3,7 @@
 // meets them, where the stage's rows go (a shuffle or the sink), and the
 // number of task slots the flow holds while it runs.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "planner/logical_plan.h"
 #include "planner/physical_plan.h"
@@ -114,17 +115,38 @@ std::string PhysicalPlan::explain() const {
                        from.empty() ? std::string() : " (" + from + ")");
     if (stage.scan >= 0 && static_cast<size_t>(stage.scan) < scans.size()) {
       const ScanSpec* s = &scans[static_cast<size_t>(stage.scan)];
-      std::string details =
-          connectorDetails(s->connector, s->format, s->options, {"subscribe", "rowsPerSecond"});
-      if (s->partitions == 1) details += ", partition 0";
-      if (s->partitions > 1) details += fmt::format(", partitions 0..{}", s->partitions - 1);
-      if (s->eventTimeColumn >= 0 &&
-          static_cast<size_t>(s->eventTimeColumn) < s->schema.columns.size()) {
-        details += fmt::format(", watermark {} - {}",
-                               s->schema.columns[static_cast<size_t>(s->eventTimeColumn)].name,
-                               formatDuration(s->watermarkDelayMicros));
+      // The partitions a share reads: a copy's of a sharded flow, or a
+      // node's of a spread flow.
+      std::vector<int> mine;
+      for (int p = 0; p < s->partitions; ++p) {
+        if (s->share.reads(p)) mine.push_back(p);
       }
-      out += fmt::format("  Scan {} ({})\n", s->name, details);
+      if (!s->exchange.topic.empty()) {
+        // A copy's back: its partition of the exchange topic.
+        out += fmt::format(
+            "  Exchange {} (partition {} of {}; watermark: the slowest of {} "
+            "front tasks)\n",
+            s->exchange.topic, fmt::join(mine, ", "), s->partitions, s->exchange.producers);
+      } else {
+        std::string details =
+            connectorDetails(s->connector, s->format, s->options, {"subscribe", "rowsPerSecond"});
+        if (s->share.slotCount > 0) {
+          details += mine.empty() ? std::string(", no partition")
+                                  : fmt::format(", partitions {} of 0..{}", fmt::join(mine, ", "),
+                                                s->partitions - 1);
+        } else if (s->partitions == 1) {
+          details += ", partition 0";
+        } else if (s->partitions > 1) {
+          details += fmt::format(", partitions 0..{}", s->partitions - 1);
+        }
+        if (s->eventTimeColumn >= 0 &&
+            static_cast<size_t>(s->eventTimeColumn) < s->schema.columns.size()) {
+          details += fmt::format(", watermark {} - {}",
+                                 s->schema.columns[static_cast<size_t>(s->eventTimeColumn)].name,
+                                 formatDuration(s->watermarkDelayMicros));
+        }
+        out += fmt::format("  Scan {} ({})\n", s->name, details);
+      }
     }
     for (const auto& op : stage.operators) {
       const Changelog& c = op.base().changelog;
@@ -135,6 +157,12 @@ std::string PhysicalPlan::explain() const {
       out += fmt::format("  Shuffle by [{}] to stage {}{}\n", exprList(stage.output.keys),
                          stage.output.targetStage,
                          stage.output.targetInput == 0 ? "" : " input 1");
+      continue;
+    }
+    if (stage.output.kind == StageOutput::Kind::Exchange) {
+      out += fmt::format("  Exchange by [{}] to {} (the partition of each row's copy, of {})\n",
+                         exprList(stage.output.keys), stage.output.exchange.topic,
+                         stage.output.exchange.partitions);
       continue;
     }
     if (sink.connector == "client") {

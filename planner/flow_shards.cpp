@@ -69,9 +69,9 @@ int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
            "run it without 'shards'");
   }
   for (const ScanSpec& scan : plan.scans) {
-    // Every copy reads the whole input, so each must read the same records:
-    // a log (Kafka), not a generator. A group of the user's would be shared
-    // by the copies' positions.
+    // Each copy reads its share of the partitions, and a row's origin is
+    // its record's partition and offset: a log (Kafka), not a generator. A
+    // group of the user's would be shared by the copies' positions.
     if (scan.connector != "kafka") {
       refuse(sqlstate::kFeatureNotSupported,
              fmt::format("'shards' needs every source of the flow to be a Kafka topic, and "
@@ -86,14 +86,68 @@ int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
                          scan.name),
              "remove 'kafka.group.id' from the source, or run the flow without 'shards'");
     }
+    if (scan.options.getString("subscribe").find(',') != std::string::npos) {
+      // A row's origin names its record by partition number and offset,
+      // which the partitions of several topics would share.
+      refuse(sqlstate::kFeatureNotSupported,
+             fmt::format("'shards' tells each exchanged row's record by its partition and "
+                         "offset, and source \"{}\" reads several topics",
+                         scan.name),
+             "make a source per topic and UNION ALL them, or run the flow without 'shards'");
+    }
   }
   return shards;
+}
+
+void addExchange(PhysicalPlan& plan, const std::string& topicPrefix, const std::string& bootstrap) {
+  if (plan.shards <= 1) return;
+  for (const StageSpec& stage : plan.stages) {
+    if (stage.output.kind == StageOutput::Kind::Exchange) return;  // added already
+  }
+  const size_t stages = plan.stages.size();
+  int input = 0;
+  for (size_t i = 0; i < stages; ++i) {
+    if (plan.stages[i].output.kind != StageOutput::Kind::Shuffle) continue;
+    StageSpec& front = plan.stages[i];
+    const ScanSpec& source = plan.scans.at(static_cast<size_t>(front.scan));
+    ExchangeSpec exchange;
+    exchange.topic = fmt::format("{}-{}", topicPrefix, input++);
+    exchange.bootstrap = bootstrap;
+    exchange.partitions = plan.shards;
+    exchange.producers = plan.shards * front.tasks;
+    // The back: one task reading the copy's partition of the topic, which
+    // shuffles the rows as the front would have.
+    ScanSpec scan;
+    scan.name = source.name;
+    scan.connector = "exchange";
+    scan.schema = front.outputSchema;
+    scan.idleTimeoutMicros = source.idleTimeoutMicros;
+    scan.partitions = plan.shards;
+    scan.exchange = exchange;
+    StageSpec back;
+    back.id = static_cast<int>(plan.stages.size());
+    back.tasks = 1;
+    back.scan = static_cast<int>(plan.scans.size());
+    back.output = front.output;
+    back.outputSchema = front.outputSchema;
+    plan.scans.push_back(std::move(scan));
+    front.output.kind = StageOutput::Kind::Exchange;
+    front.output.targetStage = -1;
+    front.output.exchange = exchange;
+    plan.stages.push_back(std::move(back));  // `front` is not used after this
+  }
 }
 
 PhysicalPlan planForShard(const PhysicalPlan& plan, int shard) {
   PhysicalPlan out = plan;
   out.shard = shard;
-  out.flowName = shardFlowName(plan.flowName, shard);
+  out.flowName = shardFlowName(
+      splitShardFlowName(plan.flowName).value_or(std::make_pair(plan.flowName, 0)).first, shard);
+  // Copy s reads the source partitions i with i % N == s, and partition s
+  // of each exchange topic.
+  if (plan.shards > 1) {
+    for (ScanSpec& scan : out.scans) scan.share = PartitionShare{0, plan.shards, {shard}};
+  }
   return out;
 }
 

@@ -1,15 +1,16 @@
 // A flow split into shards ('shards' = 'N', in a cluster): N copies of the
 // flow, each run on its own (on the node that holds its slot, with its own
 // epochs, checkpoints, state copy, standbys and Kafka ids), each keeping only
-// the keys of its shard. Every copy reads all of the flow's input and runs
-// the stages before the flow's shuffle in full; the shuffle then passes on
-// the rows whose key falls in the copy's shard (ShuffleWriter, by a hash of
-// the shuffle key: executor/shuffle.h) and drops the others. So each key's
-// rows reach exactly one copy, which sees them in the order and with the
-// watermark one whole flow would (its watermark comes from every source
-// partition, as the whole flow's does); the copies' outputs together are
-// the whole flow's output. The state, and the work of the stateful stage,
-// are divided by N; reading and decoding the input are not.
+// the keys of its shard. Copy s reads the source partitions i with
+// i % N == s and runs the stages before the flow's shuffle on them (its
+// front); their rows cross to the copy that keeps their key (by a hash of
+// the shuffle key) through the flow's exchange topic, of one partition per
+// copy, and copy s's back reads partition s and runs the stateful stage on
+// it (executor/exchange.h). So each key's rows reach exactly one copy, in
+// the order each source partition gave them, with a watermark that is the
+// minimum over every front task's (as a shuffle task's is over its
+// producers); the copies' outputs together are the whole flow's output.
+// Reading, decoding, the state and the stateful work are all divided by N.
 //
 // Copy 0 carries the flow's own name; copy i > 0 is named `<flow>#i` (a name
 // CREATE FLOW refuses, so that no flow of the catalog can take it), which is
@@ -27,6 +28,12 @@ namespace rtsql {
 
 inline constexpr int kMaxFlowShards = 64;
 
+// The setting, recorded with a sharded flow by CREATE FLOW, that names its
+// exchange topics (PhysicalPlan::exchangeId): drawn anew for each flow made,
+// so that a flow made again under the same name never reads the rows its
+// predecessor exchanged.
+inline constexpr const char* kExchangeIdSetting = "rtsql.exchange_id";
+
 // The name of copy `shard` of flow `flow`.
 std::string shardFlowName(const std::string& flow, int shard);
 // The flow and shard of a copy's name `<flow>#i` (i >= 1); nullopt for any
@@ -38,8 +45,15 @@ std::optional<std::pair<std::string, int>> splitShardFlowName(const std::string&
 // 0A000 for a flow whose shape cannot be split (at the option's value).
 int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan);
 
-// The plan of copy `shard` of `plan` (plan.shards > 1): its name, and the
-// shard its shuffle keeps.
+// Makes the stages that shuffle into the stateful stage the copies' fronts:
+// each writes to an exchange topic, `<topicPrefix>-<input>` on `bootstrap`,
+// and a new source stage (the back) reads the copy's partition of it and
+// shuffles on. Does nothing to a plan of one copy or one that has them.
+void addExchange(PhysicalPlan& plan, const std::string& topicPrefix, const std::string& bootstrap);
+
+// The plan of copy `shard` of `plan` (plan.shards > 1; `plan` may be any
+// copy's): its name, and the share of the source and exchange partitions it
+// reads.
 PhysicalPlan planForShard(const PhysicalPlan& plan, int shard);
 
 }  // namespace rtsql

@@ -55,6 +55,18 @@ struct PartitionShare {
   bool operator==(const PartitionShare&) const = default;
 };
 
+// A sharded flow's exchange topic (executor/exchange.h): where the rows of
+// one input of its stateful stage cross from the copy that reads them to the
+// copy that keeps their key. Partition s belongs to copy s.
+struct ExchangeSpec {
+  std::string topic;      // empty: no exchange
+  std::string bootstrap;  // the cluster's Kafka
+  int partitions = 0;     // the flow's copies
+  // Front tasks over all copies, each a producer of the topic's markers:
+  // copy c's task t is producer c * (producers / partitions) + t.
+  int producers = 0;
+};
+
 struct ScanSpec {
   std::string name;       // source name in the catalog
   std::string connector;  // kafka | datagen
@@ -69,14 +81,20 @@ struct ScanSpec {
   int64_t idleTimeoutMicros = kDefaultIdleTimeoutMicros;
   int partitions = 0;  // source partitions known at plan time, 0 when unknown
   PartitionShare share;  // the partitions this node reads (a cluster sets it per run)
+  // A copy's back (executor/exchange.h): the scan reads partition share of
+  // this exchange topic instead of a source; `schema` is the rows it carries.
+  ExchangeSpec exchange;
 };
 
 // Where a stage's rows go.
 struct StageOutput {
-  enum class Kind { Sink, Shuffle } kind = Kind::Sink;
+  // Exchange: a copy's front, whose rows go to the copy that keeps their
+  // key through `exchange` (executor/exchange.h), hashed by `keys`.
+  enum class Kind { Sink, Shuffle, Exchange } kind = Kind::Sink;
   int targetStage = -1;        // Shuffle: the stage that reads it
   int targetInput = 0;         // Shuffle: which input of that stage (join: 0 left, 1 right)
-  std::vector<ExprPtr> keys;   // Shuffle: partitioning keys on this stage's output rows
+  std::vector<ExprPtr> keys;   // Shuffle, Exchange: partitioning keys on this stage's output rows
+  ExchangeSpec exchange;       // Exchange
 };
 
 struct StageSpec {
@@ -132,6 +150,9 @@ struct PhysicalPlan {
   // keys, and which of them this plan is (0 .. shards - 1).
   int shards = 1;
   int shard = 0;
+  // A sharded flow's exchange topics are named after this id, which CREATE
+  // FLOW draws anew (a flow made again never reads its predecessor's).
+  std::string exchangeId;
 
   int slots() const;           // total tasks over all stages
   bool keepsState() const;     // some operator is stateful

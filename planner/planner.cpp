@@ -356,6 +356,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   PhysicalPlan plan = buildPlan(bound, ctx, partitions, sink.get());
   applyStateTtl(plan, flowOptions);
   plan.shards = checkFlowShards(flowOptions, plan);
+  if (plan.shards > 1) plan.exchangeId = ctx.session.getString(kExchangeIdSetting);
   plan.flowName = stmt.name;
   bindSink(plan.sink, *sink, bound, stmt.query->pos, plan.output);
   if (ctx.checkSinkColumns) {

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "parser/parser.h"
+#include "planner/flow_shards.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -88,7 +89,21 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   const CatalogRecord& main = records.front();
   try {
     if (kind == "flow") {
-      if (!name.empty() && sql == main.sql) {
+      // A sharded flow made again with the same statement is another flow:
+      // it exchanges its rows through topics of its own (flow_shards.h).
+      auto exchangeId = [](const std::vector<std::pair<std::string, std::string>>& settings) {
+        for (const auto& [k, v] : settings) {
+          if (k == kExchangeIdSetting) return v;
+        }
+        return std::string();
+      };
+      bool sameExchange = true;
+      if (!name.empty()) {
+        std::lock_guard flock(flowsMu_);
+        sameExchange =
+            exchangeId(flows_[toLower(name)].control.settings) == exchangeId(main.settings);
+      }
+      if (!name.empty() && sql == main.sql && sameExchange) {
         // The same flow: whether it should run may have changed.
         FlowRuntime* rt = findRuntime(name);
         bool wasWanted = false;

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <random>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -100,6 +101,17 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
   // the flow's group (a checkpoint here would hold stale ones for partitions
   // read on other nodes since).
   const bool spread = options_.cluster && plan.spreadsPartitions();
+  if (options_.cluster && plan.shards > 1) {
+    // The copies exchange rows through topics of the cluster's Kafka, named
+    // after the flow (copy 0's name) and its exchange id.
+    const ClusterOptions& co = options_.cluster->options();
+    const auto copy = splitShardFlowName(toLower(flow));
+    addExchange(plan,
+                fmt::format("_rtsql-{}-exchange-{}-{}", co.name,
+                            flowIdFor(copy ? copy->first : flow), plan.exchangeId),
+                co.bootstrap);
+    plan = planForShard(plan, plan.shard);
+  }
   std::string checkpoints = options_.dataDir.empty() || spread
                                 ? std::string()
                                 : (std::filesystem::path(flowDir(flow)) / "checkpoints").string();
@@ -349,6 +361,14 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   next.addFlow(def, false, stmt.namePos);
   FlowControl control;
   control.settings = settingsOf(s);
+  if (plan.shards > 1) {
+    // A sharded flow's exchange topics are this flow's own (flow_shards.h).
+    std::random_device rd;
+    plan.exchangeId = fmt::format(
+        "{:08x}", (static_cast<uint64_t>(rd()) << 16) ^ rd() ^ static_cast<uint64_t>(nowMicros()));
+    std::erase_if(control.settings, [](const auto& kv) { return kv.first == kExchangeIdSetting; });
+    control.settings.emplace_back(kExchangeIdSetting, plan.exchangeId);
+  }
 
   // A new flow starts with empty state and no checkpoints: whatever a dropped
   // flow of the same name left behind is removed (in a cluster, its state
@@ -489,6 +509,13 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     // state copy, once the flow is stopped: nothing writes it after that.
     const bool dropCopy = rt && !spreadHere(rt.get()) && rt->plan().keepsState() &&
                           flowRunsHere(stmt.name, rt.get());
+    std::vector<ExchangeSpec> exchange;
+    if (rt) {
+      for (const StageSpec& stage : rt->plan().stages) {
+        if (stage.output.kind == StageOutput::Kind::Exchange)
+          exchange.push_back(stage.output.exchange);
+      }
+    }
     rt.reset();  // stops it and closes the state store before its files go
     dropShards(stmt.name);
     std::error_code ec;
@@ -500,6 +527,8 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
         logLine(fmt::format("flow \"{}\" dropped; its state copy stays: {}", stmt.name,
                             e.message()));
       }
+      // And a sharded flow's exchange topics, once (by the node of copy 0).
+      dropExchangeTopics(stmt.name, exchange);
     }
   } else if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Table) {
     tableInserts_.erase(toLower(stmt.name));
@@ -566,29 +595,15 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   // the supervisor is bringing back stays in its hands.
   if (!rt) rt = planRestoredFlow(stmt.name);
   // RESET STATE: the flow starts again as a new one would, with empty state
-  // and every source at its startingOffsets; a sharded flow's copies too,
-  // which must all run here.
-  if (stmt.resetState) {
-    std::vector<FlowRuntime*> copies;
-    {
-      std::lock_guard flock(flowsMu_);
-      for (const std::string& name : shardEntries(stmt.name)) {
-        FlowRuntime* copy = flows_[name].runtime.get();
-        if (!copy || !flowRunsHere(name, copy)) {
-          throw SqlError(sqlstate::kFeatureNotSupported,
-                         fmt::format("copy \"{}\" of flow \"{}\" runs on another node of the "
-                                     "cluster",
-                                     name, stmt.name),
-                         stmt.namePos,
-                         "RESET STATE needs every copy of a sharded flow on the node it runs on; "
-                         "drop the flow and create it again instead");
-        }
-        copies.push_back(copy);
-      }
-    }
-    rt->resetState();
-    for (FlowRuntime* copy : copies) copy->resetState();
+  // and every source at its startingOffsets.
+  if (stmt.resetState && rt->plan().shards > 1) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("flow \"{}\" is sharded, and its copies' exchange topics hold the "
+                               "rows they exchanged before: a reset would take them in again",
+                               stmt.name),
+                   stmt.namePos, "drop the flow and create it again to start it from empty state");
   }
+  if (stmt.resetState) rt->resetState();
   const bool wasRunning = rt->state() == FlowState::Running;
   if (!wasRunning) {
     rt->stop();  // a failed run leaves threads and slots to collect

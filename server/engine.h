@@ -267,6 +267,9 @@ class Engine : public QueryHandler {
   // here and are not running. With ddlMu_ held.
   void stopShards(const std::string& flow);
   void startShardsHere(const std::string& flow);
+  // Deletes a dropped sharded flow's exchange topics (`exchange`, from its
+  // plan); logs what it cannot delete.
+  void dropExchangeTopics(const std::string& flow, const std::vector<ExchangeSpec>& exchange);
   // The definition of flow `name`, or of the flow whose copy `name` is.
   Catalog::FlowPtr findFlowOrCopy(const std::string& name) const;
   void supervise();

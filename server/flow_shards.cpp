@@ -14,6 +14,8 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "connectors/kafka/client.h"
+#include "connectors/kafka/sink_topic.h"
 #include "server/engine.h"
 
 namespace rtsql {
@@ -124,6 +126,20 @@ void Engine::startShardsHere(const std::string& flow) {
       std::lock_guard lock(flowsMu_);
       flows_[name].control.lastError = e.message();
       logLine(fmt::format("flow \"{}\" cannot start: {}", name, e.message()));
+    }
+  }
+}
+
+void Engine::dropExchangeTopics(const std::string& flow,
+                                const std::vector<ExchangeSpec>& exchange) {
+  for (const ExchangeSpec& spec : exchange) {
+    try {
+      kafka::HandlePtr admin = kafka::newClient(RD_KAFKA_PRODUCER, spec.bootstrap, Options(),
+                                                {{"client.id", "rtsqld-exchange"}}, {});
+      kafka::deleteInternalTopic(admin.get(), spec.bootstrap, spec.topic);
+    } catch (const SqlError& e) {
+      logLine(fmt::format("flow \"{}\" dropped; its exchange topic {} stays: {}", flow, spec.topic,
+                          e.message()));
     }
   }
 }

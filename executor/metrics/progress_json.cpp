@@ -94,6 +94,8 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
     // with a single source every partition is its own.
     auto mine = [&](const PartitionProgress& p) {
       if (plan.scans.size() == 1) return true;
+      // A sharded flow's back reads its exchange topic.
+      if (!scan.exchange.topic.empty()) return p.topic == scan.exchange.topic;
       std::string topics = "," + scan.options.getString("subscribe") + ",";
       return p.topic.empty() ? false : topics.find("," + p.topic + ",") != std::string::npos;
     };

@@ -88,6 +88,13 @@ std::string planJson(const PhysicalPlan& plan) {
       w.key("keys").beginArray();
       for (const ExprPtr& k : stage.output.keys) w.value(k->toString());
       w.endArray();
+    } else if (stage.output.kind == StageOutput::Kind::Exchange) {
+      w.key("kind").value("exchange");
+      w.key("topic").value(stage.output.exchange.topic);
+      w.key("partitions").value(stage.output.exchange.partitions);
+      w.key("keys").beginArray();
+      for (const ExprPtr& k : stage.output.keys) w.value(k->toString());
+      w.endArray();
     } else {
       w.key("kind").value("sink");
     }

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from cluster import WAIT_S, flows, runner, wait_for
 from conftest import unique
@@ -149,7 +150,8 @@ class FlowsCluster:
     sources, sinks and flows above, with 'delivery' = 'exactly-once' when
     DELIVERY says so (else the default, at least once)."""
 
-    def __init__(self, broker, start_node, prefix, delivery, names="abc", standbys=0, shards=0):
+    def __init__(self, broker, start_node, prefix, delivery, names="abc", standbys=0, shards=0,
+                 partitions=0):
         self.broker = broker
         # The flows as SHOW FLOWS lists them: with SHARDS, each one's copies
         # too (`cnt#1`, ...), each run on the node that holds its slot.
@@ -159,8 +161,16 @@ class FlowsCluster:
         self.exactly_once = delivery == "exactly-once"
         self.topic = {t: f"{self.uid}_{t}"
                       for t in ("ev", "orders", "payments", "counts", "windows", "pairs")}
-        for t in self.topic.values():
-            broker.create_topic(t)
+        # With PARTITIONS, the inputs have that many partitions (Apache Kafka).
+        inputs = ("ev", "orders", "payments") if partitions else ()
+        if inputs:
+            admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+            for f in admin.create_topics([NewTopic(self.topic[t], partitions, 1)
+                                          for t in inputs]).values():
+                f.result(timeout=30)
+        for name, t in self.topic.items():
+            got = broker.create_topic(t)
+            assert name not in inputs or got == partitions, (t, got)
         self.nodes = {}
         for name in names:
             self.start(name)
@@ -408,8 +418,9 @@ def flows_cluster(broker, start_node):
                     "covers failover on the embedded broker")
     made = []
 
-    def make(prefix, delivery="at-least-once", names="abc", standbys=0, shards=0):
-        made.append(FlowsCluster(broker, start_node, prefix, delivery, names, standbys, shards))
+    def make(prefix, delivery="at-least-once", names="abc", standbys=0, shards=0, partitions=0):
+        made.append(FlowsCluster(broker, start_node, prefix, delivery, names, standbys, shards,
+                                 partitions))
         return made[-1]
 
     yield make

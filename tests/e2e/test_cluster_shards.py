@@ -2,16 +2,19 @@
 the tumbling-window count and the interval join of cluster_flows.py each run
 as three copies, `cnt`, `cnt#1` and `cnt#2` (and so on), each on the node
 that holds its own slot (consecutive slots: the copies spread over the
-nodes). Every copy reads all of the input and keeps only the keys of its
-shard, so each copy's state holds a part of the keys, and together they hold
-every key once.
+nodes). The inputs have 4 partitions: copy i reads the partitions p with
+p % 3 == i and sends each row, through the flow's exchange topic (3
+partitions), to the copy that keeps its key, which reads only its own
+partition of it. So each copy reads a part of the input and holds a part of
+the keys, and together they hold every key once.
 
 While keyed records stream in, the node that runs `cnt` (copy 0) is killed
 with SIGKILL; the copies it ran move to the other nodes, each restored from
-its own state copy in Kafka, and the killed node comes back. The results
-end exact as in test_cluster_failover.py: at least once, every count 1..n of
-every key and (window, key) and the true join pairs, none above; exactly
-once, each seen once by a read_committed consumer.
+its own state copy in Kafka (its exchange position with it), and the killed
+node comes back. The results end exact as in test_cluster_failover.py: at
+least once, every count 1..n of every key and (window, key) and the true
+join pairs, none above; exactly once, each seen once by a read_committed
+consumer.
 
 Apache Kafka only (RTSQL_KAFKA_BOOTSTRAP).
 """
@@ -28,6 +31,7 @@ from cluster_flows import flows_cluster  # noqa: F401 (a fixture)
 from test_crash_recovery import KEYS
 
 SHARDS = 3
+PARTITIONS = 4
 
 
 def state_rows(fc, runners, flow):
@@ -44,9 +48,27 @@ def state_rows(fc, runners, flow):
 @pytest.mark.parametrize("delivery", ["at-least-once", "exactly-once"])
 def test_sharded_flows_divide_their_keys_over_the_nodes_and_survive_a_kill(flows_cluster,
                                                                            delivery):
-    fc = flows_cluster("clsh", delivery, shards=SHARDS)
+    fc = flows_cluster("clsh", delivery, shards=SHARDS, partitions=PARTITIONS)
     fc.start_input()
     fc.wait_output()
+    # One exchange topic per input of each flow's stateful stage (the join
+    # has two), of one partition per copy.
+    want = {"cnt": [SHARDS], "win": [SHARDS], "pay": [SHARDS, SHARDS]}
+    wait_for("the flows' exchange topics", lambda: exchange_topics(fc) == want,
+             timeout=WAIT_S * 2)
+
+    # Each copy reads its share of the input's partitions, and its own
+    # partition of the exchange topic.
+    def reads_its_share():
+        runners = fc.runners()
+        for i, name in enumerate(copies_of("cnt")):
+            sources = runners[name].progress(name)["sources"]
+            read = {int(p) for parts in sources[0]["endOffset"].values() for p in parts}
+            exchanged = {int(p) for parts in sources[1]["endOffset"].values() for p in parts}
+            if read != {p for p in range(PARTITIONS) if p % SHARDS == i} or exchanged != {i}:
+                return None
+        return True
+    wait_for("each copy of cnt reads its own partitions", reads_its_share, timeout=WAIT_S * 2)
     before = fc.checkpointed_runners()
     # Nine copies on three nodes: more than one node runs some.
     assert len({n.name for n in before.values()}) > 1, {f: n.name for f, n in before.items()}
@@ -92,6 +114,21 @@ def copies_of(flow):
     return [flow + (f"#{i}" if i else "") for i in range(SHARDS)]
 
 
+def exchange_topics(fc):
+    """Each sharded flow's exchange topics' partition counts, by flow (told by
+    the flow id of copy 0, as a node's EXPLAIN FLOW prints the topic)."""
+    admin = AdminClient({"bootstrap.servers": fc.broker.bootstrap})
+    topics = admin.list_topics(timeout=10).topics
+    node = fc.alive()[0]
+    out = {}
+    for f in ("cnt", "win", "pay"):
+        text = "\n".join(r[0] for r in node.query(f"EXPLAIN FLOW {f}"))
+        names = sorted(set(re.findall(rf"_rtsql-{re.escape(fc.uid)}-exchange-[0-9a-f-]+-\d+",
+                                      text)))
+        out[f] = [len(topics[t].partitions) if t in topics else 0 for t in names]
+    return out
+
+
 def state_topics(fc):
     """The cluster's state copy topics (one per copy of a stateful flow)."""
     admin = AdminClient({"bootstrap.servers": fc.broker.bootstrap})
@@ -112,6 +149,13 @@ def test_statements_on_a_sharded_flow_act_on_every_copy_from_any_node(flows_clus
     # EXPLAIN FLOW takes a copy's name.
     text = "\n".join(r[0] for r in b.query('EXPLAIN FLOW "cnt#1"'))
     assert "Flow cnt#1 INTO counts" in text, text
+
+    cnt_exchange = set(re.findall(r"_rtsql-\S+-exchange-\S+-\d+",
+                                  "\n".join(r[0] for r in b.query("EXPLAIN FLOW cnt"))))
+    assert len(cnt_exchange) == 1, cnt_exchange
+    # RESET STATE would take in again what the exchange holds: refused.
+    with pytest.raises(psycopg.errors.FeatureNotSupported, match="exchange"):
+        fc.runners()["cnt"].query("START FLOW cnt RESET STATE")
 
     b.query("STOP FLOW cnt")
 
@@ -140,4 +184,7 @@ def test_statements_on_a_sharded_flow_act_on_every_copy_from_any_node(flows_clus
              timeout=WAIT_S * 2)
     wait_for("the copies' state copies deleted",
              lambda: len(state_topics(fc)) == len(fc.flows) - SHARDS, timeout=WAIT_S * 2)
+    wait_for("its exchange topic deleted", lambda: not [
+        t for t in AdminClient({"bootstrap.servers": fc.broker.bootstrap})
+        .list_topics(timeout=10).topics if t in cnt_exchange], timeout=WAIT_S * 2)
     fc.stop_all()

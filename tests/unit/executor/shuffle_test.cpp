@@ -79,54 +79,6 @@ TEST_CASE("a key always goes to the same task, from every producer") {
   CHECK(a.stats().rowsOut.load() == 150);
 }
 
-TEST_CASE("a sharded flow's copies keep each key in exactly one of them, over all their tasks") {
-  constexpr int kShards = 3;
-  std::vector<std::unique_ptr<Fanout>> fanouts;
-  std::vector<std::unique_ptr<ShuffleWriter>> writers;
-  for (int s = 0; s < kShards; ++s) {
-    fanouts.push_back(std::make_unique<Fanout>(4));
-    Fanout& f = *fanouts.back();
-    writers.push_back(std::make_unique<ShuffleWriter>(
-        std::vector<ExprPtr>{makeColumnRef(0, DataType::of(TypeId::String), "k")}, f.targets, 0,
-        0, f.stopping));
-    writers.back()->keepShard(s, kShards);
-  }
-  // Every copy reads every record; each passes on its own keys only.
-  for (int round = 0; round < 2; ++round) {
-    for (int k = 0; k < 300; ++k) {
-      for (auto& w : writers) push(*w, "key" + std::to_string(k), round);
-    }
-  }
-  std::map<std::string, int> shardOf;
-  std::map<std::string, int> rowsOf;
-  for (int s = 0; s < kShards; ++s) {
-    auto out = fanouts[static_cast<size_t>(s)]->drain();
-    size_t tasksUsed = 0;
-    size_t keys = 0;
-    for (const auto& task : out) {
-      if (!task.empty()) ++tasksUsed;
-      for (const ShuffleMessage& m : task) {
-        auto [it, inserted] = shardOf.emplace(m.row[0].asString(), s);
-        CHECK(it->second == s);  // never in two copies
-        keys += inserted ? 1 : 0;
-        ++rowsOf[m.row[0].asString()];
-      }
-    }
-    // Each copy gets a share of the keys, spread over all its tasks (the
-    // shard does not follow the task a key goes to).
-    CHECK(keys > 50);
-    CHECK(tasksUsed == 4);
-    const ShuffleWriter& w = *writers[static_cast<size_t>(s)];
-    CHECK(w.stats().rowsIn.load() == 600);
-    CHECK(w.stats().rowsOut.load() == 2 * keys);
-  }
-  CHECK(shardOf.size() == 300);  // and never in none
-  for (const auto& [key, rows] : rowsOf) CHECK(rows == 2);
-  // The shard is a function of the key hash alone, the same in every process.
-  CHECK(shardOfKeyHash(12345, 7) == shardOfKeyHash(12345, 7));
-  for (size_t h = 0; h < 1000; ++h) CHECK(shardOfKeyHash(h, 5) < 5);
-}
-
 TEST_CASE("a record crosses with its input, producer and timestamps") {
   Fanout f(1);
   ShuffleWriter w = f.writer(1, 5);

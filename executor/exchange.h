@@ -1,0 +1,177 @@
+// The exchange of a sharded flow (planner/flow_shards.h): how its rows cross
+// from the copy that reads them to the copy that keeps their key, through an
+// internal Kafka topic of one partition per copy.
+//
+// Copy s of N reads the source partitions i with i % N == s and runs the
+// stages before the flow's shuffle on them (its front). The front's last
+// operator, the ExchangeWriter, sends each row to partition shard(key) of the
+// exchange topic (shardOfKeyHash, executor/shuffle.h). The copy's back stage
+// reads partition s of the topic (and only it) and shuffles the rows into its
+// stateful tasks as a flow of its own would. So each copy reads 1/N of the
+// input, and each key's rows reach one copy.
+//
+// What a message of the topic holds (encodeExchangeRow / encodeExchangeMarker):
+//  - a row: its origin (the source record's partition and offset, and which
+//    of the rows that record gave it is), the source record's timestamp, the
+//    row's kind and the row;
+//  - a marker: a front task's watermark, or that its partitions went idle,
+//    written to every partition of the topic. Each front task is a producer
+//    (copy * front tasks + task); the back's watermark is the minimum over
+//    the producers that are not idle, as a shuffle task's is over its
+//    producing tasks (InputWatermarks), and a front task repeats its marker
+//    every second so that a back that starts anywhere in the topic hears from
+//    every producer.
+//
+// Delivery: a front writes at least once (after a recovery it writes again
+// the rows of the records after its checkpoint). The back drops what it has
+// taken before: per origin partition, rows arrive in (offset, index) order
+// from the task that reads it (one idempotent producer writes a partition's
+// rows in order and without gaps), so a row at or below the last position
+// taken is a repeat (ExchangeReceiver). Those positions are part of the
+// back's checkpoint (the position token of its exchange partition), so the
+// back's state holds each row exactly once, and its output is at least once,
+// or exactly once with 'delivery' = 'exactly-once', as a flow's of its own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expr.h"
+#include "common/row_kind.h"
+#include "common/types.h"
+#include "common/value.h"
+#include "executor/operators/operator.h"
+#include "executor/watermark_tracker.h"
+
+namespace rtsql {
+
+// Where an exchanged row came from.
+struct ExchangeOrigin {
+  int32_t partition = -1;  // the source record's partition (numbered over the scan's topics)
+  int64_t offset = -1;     // and offset
+  int32_t index = 0;       // which of the rows that record gave, from 0
+
+  bool operator<=(const ExchangeOrigin& o) const {
+    return offset < o.offset || (offset == o.offset && index <= o.index);
+  }
+};
+
+// One message of an exchange partition, decoded.
+struct ExchangeMessage {
+  enum class Kind : uint8_t { Row = 1, Watermark = 2, Idle = 3 };
+  Kind kind = Kind::Row;
+  // Row.
+  ExchangeOrigin origin;
+  int64_t sourceTimestampMicros = 0;
+  RowKind rowKind = RowKind::Insert;
+  Row row;
+  // Watermark and Idle: which producer, of how many.
+  uint32_t producer = 0;
+  uint32_t producers = 0;
+  int64_t watermark = INT64_MIN;  // Watermark
+};
+
+std::string encodeExchangeRow(const ExchangeOrigin& origin, int64_t sourceTimestampMicros,
+                              RowKind kind, const Row& row);
+std::string encodeExchangeMarker(ExchangeMessage::Kind kind, uint32_t producer, uint32_t producers,
+                                 int64_t watermark);
+// Decodes a message whose rows have columns of `types`. Throws SqlError
+// XX001 (data corrupted) for bytes that are no such message.
+ExchangeMessage decodeExchange(std::string_view bytes, const std::vector<DataTypePtr>& types);
+
+// The back's side: which rows are repeats, and the watermark over the
+// producers. Used by the back's source task only.
+class ExchangeReceiver {
+ public:
+  explicit ExchangeReceiver(uint32_t producers) : producers_(producers), watermarks_(producers) {}
+
+  // Whether a row from `origin` is new (and takes it); false for a repeat.
+  bool accept(const ExchangeOrigin& origin);
+  // A marker. Throws SqlError XX001 for a producer out of range (a topic
+  // written by a plan of another shape).
+  void marker(const ExchangeMessage& m);
+
+  // The minimum over the producers that are not idle; INT64_MIN while one of
+  // them has said nothing yet. It only grows.
+  int64_t watermark() const { return watermarks_.current(); }
+  // Every producer has said it is idle.
+  bool allIdle() const { return idleCount_ == producers_ && producers_ > 0; }
+  uint64_t repeatsDropped() const { return repeats_; }
+
+  // The positions taken, per origin partition, as a token without spaces
+  // (SourceTask's PartitionProgress::position), and back. restore() throws
+  // SqlError XX001 for a damaged token.
+  std::string position() const;
+  void restore(std::string_view token);
+
+ private:
+  uint32_t producers_;
+  InputWatermarks watermarks_;
+  std::vector<bool> idle_ = std::vector<bool>(producers_, false);
+  uint32_t idleCount_ = 0;
+  std::map<int32_t, ExchangeOrigin> taken_;  // by origin partition
+  uint64_t repeats_ = 0;
+};
+
+// The front's side, as a connector writes it: one front task's writer into
+// the exchange topic. Used from the task's thread.
+class ExchangeOut {
+ public:
+  virtual ~ExchangeOut() = default;
+  // Hands a message to partition `partition` (a copy's shard) without
+  // waiting for the broker; `timestampMicros` becomes the message's
+  // timestamp.
+  virtual void send(int partition, std::string bytes, int64_t timestampMicros) = 0;
+  // Epoch end and shutdown: waits until everything sent is acknowledged.
+  // Throws SqlError when delivery failed.
+  virtual void flush(int timeoutMs) = 0;
+  virtual std::string description() const = 0;
+};
+
+// The terminal operator of a front stage: hashes the row's shuffle keys to
+// its shard and sends it there with its origin (set by the source task before
+// each record: setOrigin); sends the task's watermark, or that it is idle,
+// to every shard, and repeats it every kMarkerEveryMillis.
+class ExchangeWriter final : public Operator {
+ public:
+  ExchangeWriter(std::vector<ExprPtr> keys, int shards, uint32_t producer, uint32_t producers,
+                 ExchangeOut& out)
+      : keys_(std::move(keys)),
+        shards_(shards),
+        producer_(producer),
+        producers_(producers),
+        out_(out) {}
+
+  static constexpr int64_t kMarkerEveryMillis = 1000;
+
+  // The record whose rows come next.
+  void setOrigin(int32_t partition, int64_t offset) { origin_ = {partition, offset, 0}; }
+  void push(Row& row, const RecordContext& ctx) override;
+  void onWatermark(int64_t watermarkMicros) override;
+  // Every partition of the task is idle (until the next onWatermark()).
+  void onIdle();
+  void onBatchEnd() override;
+  int64_t wakeAtMillis() override { return nextMarkerMillis_; }
+  void flush(int timeoutMs) { out_.flush(timeoutMs); }
+  std::string name() const override { return "ExchangeWriter"; }
+
+ private:
+  void sendMarker();
+
+  std::vector<ExprPtr> keys_;
+  int shards_;
+  uint32_t producer_;
+  uint32_t producers_;
+  ExchangeOut& out_;
+  ExchangeOrigin origin_;
+  bool idle_ = false;
+  int64_t watermark_ = INT64_MIN;
+  int64_t nextMarkerMillis_ = INT64_MIN;  // at once: a new task says where it is
+  std::string keyBytes_;
+};
+
+}  // namespace rtsql

@@ -1,0 +1,245 @@
+// A sharded flow's exchange (executor/exchange.h): the front's writer sends
+// each key to exactly one copy, with its origin, and markers to all; the
+// back's receiver drops repeats, keeps its place across a checkpoint, and
+// takes the minimum watermark over the producers that are not idle.
+#include "executor/exchange.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "../sql_error_of.h"
+#include "common/clock.h"
+#include "common/expr.h"
+#include "executor/shuffle.h"
+
+using namespace rtsql;
+using rtsql::testing::sqlErrorOf;
+
+namespace {
+
+// The exchange topic in memory: each partition's messages, in order.
+struct MemoryExchange final : ExchangeOut {
+  explicit MemoryExchange(int partitions) : parts(static_cast<size_t>(partitions)) {}
+  void send(int partition, std::string bytes, int64_t timestampMicros) override {
+    parts.at(static_cast<size_t>(partition)).push_back({std::move(bytes), timestampMicros});
+  }
+  void flush(int) override { ++flushes; }
+  std::string description() const override { return "memory"; }
+
+  struct Message {
+    std::string bytes;
+    int64_t timestampMicros;
+  };
+  std::vector<std::vector<Message>> parts;
+  int flushes = 0;
+};
+
+std::vector<DataTypePtr> types() {
+  return {DataType::of(TypeId::String), DataType::of(TypeId::BigInt)};
+}
+
+ExchangeWriter writerOf(MemoryExchange& out, uint32_t producer = 0, uint32_t producers = 1) {
+  return ExchangeWriter({makeColumnRef(0, DataType::of(TypeId::String), "k")},
+                        static_cast<int>(out.parts.size()), producer, producers, out);
+}
+
+void push(ExchangeWriter& w, const std::string& key, int64_t v, int64_t ts = 7) {
+  Row row{Value::string(key), Value::bigint(v)};
+  w.push(row, RecordContext{ts, 8});
+}
+
+ExchangeMessage marker(ExchangeMessage::Kind kind, uint32_t producer, uint32_t producers,
+                       int64_t wm = INT64_MIN) {
+  return decodeExchange(encodeExchangeMarker(kind, producer, producers, wm), types());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the front sends each key to exactly one copy, which spreads its keys over all its tasks") {
+  constexpr int kShards = 3;
+  MemoryExchange out(kShards);
+  ExchangeWriter w = writerOf(out);
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 300; ++k) {
+      w.setOrigin(0, round * 300 + k);
+      push(w, "key" + std::to_string(k), round);
+    }
+  }
+  CHECK(w.stats().rowsIn.load() == 600);
+  CHECK(w.stats().rowsOut.load() == 600);
+  std::map<std::string, int> shardOf;
+  size_t rows = 0;
+  for (int s = 0; s < kShards; ++s) {
+    // Each copy's back shuffles its partition's rows into 4 tasks, by the
+    // same key hash: its keys must reach all of them, not a few.
+    std::vector<std::unique_ptr<ShuffleQueue>> queues;
+    std::vector<ShuffleQueue*> targets;
+    for (int t = 0; t < 4; ++t) {
+      queues.push_back(std::make_unique<ShuffleQueue>(1024));
+      targets.push_back(queues.back().get());
+    }
+    std::atomic<bool> stopping{false};
+    ShuffleWriter back({makeColumnRef(0, DataType::of(TypeId::String), "k")}, targets, 0, 0,
+                       stopping);
+    size_t keys = 0;
+    for (const auto& m : out.parts[static_cast<size_t>(s)]) {
+      ExchangeMessage msg = decodeExchange(m.bytes, types());
+      if (msg.kind != ExchangeMessage::Kind::Row) continue;
+      ++rows;
+      auto [it, inserted] = shardOf.emplace(msg.row[0].asString(), s);
+      CHECK(it->second == s);  // never in two copies
+      keys += inserted ? 1 : 0;
+      back.push(msg.row, RecordContext{});
+    }
+    CHECK(keys > 50);
+    size_t used = 0;
+    for (auto& q : queues) {
+      std::deque<ShuffleMessage> got;
+      q->popAll(got, 0);
+      used += got.empty() ? 0 : 1;
+    }
+    CHECK(used == 4);
+  }
+  CHECK(shardOf.size() == 300);  // and never in none
+  CHECK(rows == 600);
+  CHECK(shardOfKeyHash(12345, 7) == shardOfKeyHash(12345, 7));
+  for (size_t h = 0; h < 1000; ++h) CHECK(shardOfKeyHash(h, 5) < 5);
+}
+
+TEST_CASE("a row crosses with its origin, timestamp and kind; rows of one record count up") {
+  MemoryExchange out(1);
+  ExchangeWriter w = writerOf(out);
+  w.setOrigin(4, 1234);
+  Row a{Value::string("x"), Value::bigint(42)};
+  RecordContext ctx{5'000'000, 8};
+  ctx.kind = RowKind::UpdateAfter;
+  w.push(a, ctx);
+  Row b{Value::string("y"), Value::null()};
+  w.push(b, ctx);
+  REQUIRE(out.parts[0].size() == 2);
+  CHECK(out.parts[0][0].timestampMicros == 5'000'000);
+  ExchangeMessage m0 = decodeExchange(out.parts[0][0].bytes, types());
+  ExchangeMessage m1 = decodeExchange(out.parts[0][1].bytes, types());
+  REQUIRE(m0.kind == ExchangeMessage::Kind::Row);
+  CHECK(m0.origin.partition == 4);
+  CHECK(m0.origin.offset == 1234);
+  CHECK(m0.origin.index == 0);
+  CHECK(m1.origin.index == 1);
+  CHECK(m0.sourceTimestampMicros == 5'000'000);
+  CHECK(m0.rowKind == RowKind::UpdateAfter);
+  CHECK(m0.row[0].asString() == "x");
+  CHECK(m0.row[1].asInt() == 42);
+  CHECK(m1.row[1].isNull());
+}
+
+TEST_CASE("markers go to every copy, say idle or the watermark, and repeat each second") {
+  MemoryExchange out(3);
+  ExchangeWriter w = writerOf(out, 2, 6);
+  // A new writer says where it stands at once.
+  CHECK(w.wakeAtMillis() <= nowMicros() / 1000);
+  w.onBatchEnd();
+  for (const auto& part : out.parts) {
+    REQUIRE(part.size() == 1);
+    ExchangeMessage m = decodeExchange(part[0].bytes, types());
+    CHECK(m.kind == ExchangeMessage::Kind::Watermark);
+    CHECK(m.producer == 2);
+    CHECK(m.producers == 6);
+    CHECK(m.watermark == INT64_MIN);
+  }
+  // Then not again before its time.
+  CHECK(w.wakeAtMillis() > nowMicros() / 1000);
+  w.onBatchEnd();
+  CHECK(out.parts[0].size() == 1);
+  w.onWatermark(900);
+  w.onIdle();
+  for (const auto& part : out.parts) {
+    REQUIRE(part.size() == 3);
+    CHECK(decodeExchange(part[1].bytes, types()).watermark == 900);
+    ExchangeMessage idle = decodeExchange(part[2].bytes, types());
+    CHECK(idle.kind == ExchangeMessage::Kind::Idle);
+  }
+  w.flush(10);
+  CHECK(out.flushes == 1);
+}
+
+TEST_CASE("the back drops repeats of what it took, per origin partition") {
+  ExchangeReceiver r(1);
+  CHECK(r.accept({0, 10, 0}));
+  CHECK(r.accept({0, 10, 1}));
+  CHECK(r.accept({1, 3, 0}));
+  CHECK(r.accept({0, 11, 0}));
+  // A front run again from its checkpoint writes offsets 10 and 11 again.
+  CHECK_FALSE(r.accept({0, 10, 0}));
+  CHECK_FALSE(r.accept({0, 10, 1}));
+  CHECK_FALSE(r.accept({0, 11, 0}));
+  CHECK(r.accept({0, 11, 1}));  // a row of that record it had not sent
+  CHECK_FALSE(r.accept({1, 3, 0}));
+  CHECK(r.accept({1, 4, 0}));
+  CHECK(r.repeatsDropped() == 4);
+
+  // Its place survives a checkpoint.
+  ExchangeReceiver again(1);
+  again.restore(r.position());
+  CHECK(again.position() == r.position());
+  CHECK_FALSE(again.accept({0, 11, 1}));
+  CHECK_FALSE(again.accept({1, 2, 5}));
+  CHECK(again.accept({0, 12, 0}));
+  again.restore("");
+  CHECK(again.accept({0, 0, 0}));
+
+  for (const char* bad : {"x", "1:2", "1:2:3,", "1:2:3:4", "a:1:2", "1::2"}) {
+    CAPTURE(bad);
+    CHECK(sqlErrorOf([&] { again.restore(bad); }).sqlstate() == std::string("XX001"));
+  }
+}
+
+TEST_CASE("the back's watermark is the minimum over producers that are not idle") {
+  ExchangeReceiver r(3);
+  CHECK(r.watermark() == INT64_MIN);
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 0, 3, 100));
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 1, 3, 50));
+  CHECK(r.watermark() == INT64_MIN);  // producer 2 has said nothing
+  r.marker(marker(ExchangeMessage::Kind::Idle, 2, 3));
+  CHECK(r.watermark() == 50);
+  CHECK_FALSE(r.allIdle());
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 1, 3, 150));
+  CHECK(r.watermark() == 100);
+  // Back from idle without a watermark yet: it holds the others back again.
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 2, 3, INT64_MIN));
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 0, 3, 200));
+  CHECK(r.watermark() == 100);  // never goes back, never moves on without producer 2
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 2, 3, 170));
+  CHECK(r.watermark() == 150);
+  // Going idle one by one: the last one standing decides, then nothing moves.
+  for (uint32_t p = 0; p < 3; ++p) r.marker(marker(ExchangeMessage::Kind::Idle, p, 3));
+  CHECK(r.allIdle());
+  CHECK(r.watermark() == 170);
+  // A marker of another shape of the flow is refused.
+  CHECK(sqlErrorOf([&] { r.marker(marker(ExchangeMessage::Kind::Idle, 3, 3)); }).sqlstate() ==
+        std::string("XX001"));
+  CHECK(sqlErrorOf([&] { r.marker(marker(ExchangeMessage::Kind::Idle, 0, 4)); }).sqlstate() ==
+        std::string("XX001"));
+}
+
+TEST_CASE("a damaged message is refused as corrupted data") {
+  const std::string good =
+      encodeExchangeRow({1, 2, 0}, 3, RowKind::Insert, Row{Value::string("k"), Value::bigint(9)});
+  CHECK(decodeExchange(good, types()).row[1].asInt() == 9);
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{10}, good.size() - 1}) {
+    CAPTURE(cut);
+    CHECK(sqlErrorOf([&] { decodeExchange(good.substr(0, cut), types()); }).sqlstate() ==
+          std::string("XX001"));
+  }
+  std::string unknown = good;
+  unknown[0] = 9;
+  CHECK(sqlErrorOf([&] { decodeExchange(unknown, types()); }).sqlstate() == std::string("XX001"));
+  std::string kind = good;
+  kind[25] = 7;  // the row kind
+  CHECK(sqlErrorOf([&] { decodeExchange(kind, types()); }).sqlstate() == std::string("XX001"));
+}

@@ -1,0 +1,145 @@
+// Sharded flows' plans (planner/flow_shards.h): copies' names, the exchange
+// that replaces the shuffle between the copies (a front stage per input of
+// the stateful stage, a back stage reading the copy's partition), each
+// copy's share of the source and exchange partitions, and EXPLAIN of a copy.
+#include "planner/flow_shards.h"
+
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "planner_fixture.h"
+
+using namespace rtsql;
+using namespace rtsql::testing;
+
+namespace {
+
+struct Fixture : PlannerFixture {
+  Fixture() {
+    partitions = 4;
+    addClicksAndSinks(*this);
+    ddl(R"(
+      CREATE SOURCE orders (oid BIGINT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
+        WITH (connector = 'kafka', subscribe = 'orders', format = 'json');
+      CREATE SOURCE pays (pid BIGINT, oid BIGINT, ts TIMESTAMP, WATERMARK FOR ts AS ts)
+        WITH (connector = 'kafka', subscribe = 'pays', format = 'json');
+    )");
+  }
+};
+
+const StageSpec* stageWithOutput(const PhysicalPlan& plan, StageOutput::Kind kind, int nth = 0) {
+  for (const StageSpec& s : plan.stages) {
+    if (s.output.kind == kind && nth-- == 0) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a copy's name and the flow it belongs to") {
+  CHECK(shardFlowName("cnt", 0) == "cnt");
+  CHECK(shardFlowName("cnt", 12) == "cnt#12");
+  CHECK(splitShardFlowName("cnt#12") == std::make_pair(std::string("cnt"), 12));
+  CHECK(splitShardFlowName("a#b#3") == std::make_pair(std::string("a#b"), 3));
+  for (const char* other :
+       {"cnt", "cnt#", "#1", "cnt#0", "cnt#01", "cnt#64", "cnt#1x", "cnt#123"}) {
+    CAPTURE(other);
+    CHECK_FALSE(splitShardFlowName(other).has_value());
+  }
+}
+
+TEST_CASE("the exchange: each copy's front writes it, its back reads the copy's partition") {
+  Fixture f;
+  f.ctx.session.set(kExchangeIdSetting, "abc123");
+  PhysicalPlan whole = f.flow(
+      "CREATE FLOW cnt INTO alerts WITH ('shards' = '3', 'shuffle.partitions' = '2') AS "
+      "SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id");
+  REQUIRE(whole.shards == 3);
+  CHECK(whole.exchangeId == "abc123");
+  const int slotsBefore = whole.slots();
+
+  PhysicalPlan plan = whole;
+  addExchange(plan, "_rtsql-c-exchange-id-abc123", "127.0.0.1:9092");
+  // No shuffle crosses between stages of a copy but the back's.
+  REQUIRE(plan.stages.size() == 3);
+  REQUIRE(plan.scans.size() == 2);
+  const StageSpec* front = stageWithOutput(plan, StageOutput::Kind::Exchange);
+  REQUIRE(front);
+  CHECK(front->scan == 0);
+  CHECK(front->output.keys.size() == 1);
+  const ExchangeSpec& ex = front->output.exchange;
+  CHECK(ex.topic == "_rtsql-c-exchange-id-abc123-0");
+  CHECK(ex.bootstrap == "127.0.0.1:9092");
+  CHECK(ex.partitions == 3);
+  CHECK(ex.producers == 3 * front->tasks);  // every front task of every copy
+  const StageSpec* back = stageWithOutput(plan, StageOutput::Kind::Shuffle);
+  REQUIRE(back);
+  CHECK(back->tasks == 1);
+  const ScanSpec& scan = plan.scans.at(static_cast<size_t>(back->scan));
+  CHECK(scan.exchange.topic == ex.topic);
+  CHECK(scan.eventTimeColumn == -1);  // the watermark comes from the markers
+  CHECK(scan.schema.size() == front->outputSchema.size());
+  CHECK(back->output.targetStage == 1);  // into the aggregate, as the front shuffled before
+  CHECK(plan.slots() == slotsBefore + 1);
+  // Added once only.
+  PhysicalPlan again = plan;
+  addExchange(again, "other", "other:1");
+  CHECK(again.stages.size() == 3);
+  CHECK(again.stages[0].output.exchange.topic == ex.topic);
+
+  // Copy 2 reads source partitions 2 (of 0..3) and exchange partition 2.
+  PhysicalPlan copy = planForShard(plan, 2);
+  CHECK(copy.flowName == "cnt#2");
+  CHECK(copy.shard == 2);
+  CHECK(copy.scans[0].share.reads(2));
+  CHECK_FALSE(copy.scans[0].share.reads(0));
+  CHECK_FALSE(copy.scans[0].share.reads(1));
+  CHECK(copy.scans[0].share.reads(5));
+  CHECK(copy.scans[1].share.reads(2));
+  CHECK_FALSE(copy.scans[1].share.reads(0));
+  // From any copy's plan to another's.
+  CHECK(planForShard(copy, 0).flowName == "cnt");
+  CHECK(planForShard(copy, 1).scans[0].share.reads(4));
+
+  const std::string text = copy.explain();
+  CAPTURE(text);
+  CHECK(text.find("partitions 2 of 0..3") != std::string::npos);
+  CHECK(text.find("Exchange by [user_id] to _rtsql-c-exchange-id-abc123-0 (the partition of each "
+                  "row's copy, of 3)") != std::string::npos);
+  CHECK(text.find("Exchange _rtsql-c-exchange-id-abc123-0 (partition 2 of 3; watermark: the "
+                  "slowest of " +
+                  std::to_string(ex.producers) + " front tasks)") != std::string::npos);
+}
+
+TEST_CASE("a join exchanges each input through a topic of its own") {
+  Fixture f;
+  PhysicalPlan plan = f.flow(
+      "CREATE FLOW pay INTO alerts WITH ('shards' = '2') AS SELECT o.oid, p.pid FROM orders o "
+      "JOIN pays p ON o.oid = p.oid AND p.ts BETWEEN o.ts AND o.ts + INTERVAL '10' SECOND");
+  addExchange(plan, "x", "b:1");
+  const StageSpec* left = stageWithOutput(plan, StageOutput::Kind::Exchange, 0);
+  const StageSpec* right = stageWithOutput(plan, StageOutput::Kind::Exchange, 1);
+  REQUIRE(left);
+  REQUIRE(right);
+  CHECK(left->output.exchange.topic == "x-0");
+  CHECK(right->output.exchange.topic == "x-1");
+  // The backs feed the join's two inputs as the fronts did.
+  std::set<int> inputs;
+  for (const StageSpec& s : plan.stages) {
+    if (s.output.kind == StageOutput::Kind::Shuffle) inputs.insert(s.output.targetInput);
+  }
+  CHECK(inputs == std::set<int>{0, 1});
+}
+
+TEST_CASE("a flow of one copy has no exchange") {
+  Fixture f;
+  PhysicalPlan plan =
+      f.flow("CREATE FLOW c INTO alerts AS SELECT user_id, count(*) FROM clicks GROUP BY user_id");
+  CHECK(plan.shards == 1);
+  CHECK(plan.exchangeId.empty());
+  const size_t stages = plan.stages.size();
+  addExchange(plan, "x", "b:1");
+  CHECK(plan.stages.size() == stages);
+  CHECK_FALSE(stageWithOutput(plan, StageOutput::Kind::Exchange));
+}
