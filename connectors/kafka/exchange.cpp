@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/schema.h"
+#include "connectors/kafka/assigned_consumer.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
 
@@ -233,18 +234,6 @@ class KafkaExchangeWriter final : public ExchangeOut {
 // ---------------------------------------------------------------------------
 // The source.
 
-struct MessageDeleter {
-  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
-};
-using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
-
-struct ListDeleter {
-  void operator()(rd_kafka_topic_partition_list_t* l) const {
-    rd_kafka_topic_partition_list_destroy(l);
-  }
-};
-using ListPtr = std::unique_ptr<rd_kafka_topic_partition_list_t, ListDeleter>;
-
 struct ExchangePartition {
   int32_t partition = 0;
   int64_t startOffset = -1;
@@ -287,18 +276,12 @@ class KafkaExchangeSource final : public SourceTask {
   ~KafkaExchangeSource() override {
     // The client cannot be destroyed while any of its messages is held.
     held_.clear();
-    if (queue_) rd_kafka_queue_destroy(queue_);
-    // Nothing to leave or commit: the task never joined a group.
-    if (rk_) rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    destroyAssignedConsumer(rk_, queue_);
   }
 
   void poll(std::vector<SourceRecord>& out, size_t maxRecords, int timeoutMs) override {
     if (parts_.empty()) {
-      // Nothing to read: waits like an idle task, until the timeout or a wake().
-      std::unique_lock lock(wakeMutex_);
-      wakeCv_.wait_for(lock, std::chrono::milliseconds(std::max(timeoutMs, 0)),
-                       [&] { return woken_; });
-      woken_ = false;
+      idleWait_.wait(timeoutMs);  // nothing to read
       return;
     }
     const int64_t deadline = monotonicMicros() + int64_t(std::max(timeoutMs, 0)) * 1000;
@@ -333,9 +316,7 @@ class KafkaExchangeSource final : public SourceTask {
 
   void wake() override {
     if (parts_.empty()) {
-      std::lock_guard lock(wakeMutex_);
-      woken_ = true;
-      wakeCv_.notify_all();
+      idleWait_.wake();
       return;
     }
     rd_kafka_queue_yield(queue_);
@@ -600,9 +581,7 @@ class KafkaExchangeSource final : public SourceTask {
   }
 
   void reportConsumerError(const rd_kafka_message_t* m) {
-    const int64_t now = monotonicMicros();
-    if (now - lastErrorLogMicros_ < 10'000'000) return;
-    lastErrorLogMicros_ = now;
+    if (!errorLog_.due()) return;
     fmt::print(stderr, "rtsql: {}: {}; still polling\n", description(), rd_kafka_message_errstr(m));
   }
 
@@ -612,9 +591,7 @@ class KafkaExchangeSource final : public SourceTask {
   HandlePtr rk_;
   rd_kafka_queue_t* queue_ = nullptr;
   // wake() for a task without partitions, which waits on no queue.
-  std::mutex wakeMutex_;
-  std::condition_variable wakeCv_;
-  bool woken_ = false;
+  IdleWait idleWait_;
 
   mutable std::mutex mutex_;  // guards parts_ against progress() readers
   std::vector<ExchangePartition> parts_;
@@ -622,7 +599,7 @@ class KafkaExchangeSource final : public SourceTask {
 
   std::vector<MessagePtr> held_;
   rd_kafka_message_t* batch_[kBatch] = {};
-  int64_t lastErrorLogMicros_ = 0;
+  ErrorLogPace errorLog_;
 };
 
 }  // namespace

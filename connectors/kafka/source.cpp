@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/schema.h"
 #include "connectors/format/codec.h"
+#include "connectors/kafka/assigned_consumer.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/decode.h"
@@ -22,17 +23,8 @@ namespace rtsql {
 
 namespace {
 
-struct MessageDeleter {
-  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
-};
-using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
-
-struct ListDeleter {
-  void operator()(rd_kafka_topic_partition_list_t* l) const {
-    rd_kafka_topic_partition_list_destroy(l);
-  }
-};
-using ListPtr = std::unique_ptr<rd_kafka_topic_partition_list_t, ListDeleter>;
+using kafka::ListPtr;
+using kafka::MessagePtr;
 
 struct PartitionState {
   std::string topic;
@@ -106,23 +98,15 @@ class KafkaSourceTask final : public SourceTask {
 
   ~KafkaSourceTask() override {
     // The client cannot be destroyed while the application still holds any of
-    // its messages (a poll that threw leaves some here).
+    // its messages (a poll that threw leaves some here). Offsets are
+    // committed only at epoch ends: nothing to commit at the close.
     held_.clear();
-    if (queue_) rd_kafka_queue_destroy(queue_);
-    // Nothing to leave or commit: the task never joined a group, and offsets
-    // are committed only at epoch ends. Skipping the consumer close also keeps
-    // an unanswered commit (broker down) from holding the task up.
-    if (rk_) rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    kafka::destroyAssignedConsumer(rk_, queue_);
   }
 
   void poll(std::vector<SourceRecord>& out, size_t maxRecords, int timeoutMs) override {
     if (parts_.empty()) {
-      // More tasks than partitions: this one has nothing to read, so it waits
-      // like an idle task instead of spinning, until the timeout or a wake().
-      std::unique_lock lock(wakeMutex_);
-      wakeCv_.wait_for(lock, std::chrono::milliseconds(std::max(timeoutMs, 0)),
-                       [&] { return woken_; });
-      woken_ = false;
+      idleWait_.wait(timeoutMs);  // more tasks than partitions: nothing to read
       return;
     }
     // A record that could not be decoded with on.error = 'fail' ends the flow,
@@ -167,9 +151,7 @@ class KafkaSourceTask final : public SourceTask {
 
   void wake() override {
     if (parts_.empty()) {
-      std::lock_guard lock(wakeMutex_);
-      woken_ = true;
-      wakeCv_.notify_all();
+      idleWait_.wake();
       return;
     }
     rd_kafka_queue_yield(queue_);
@@ -569,9 +551,7 @@ class KafkaSourceTask final : public SourceTask {
   }
 
   void reportConsumerError(const rd_kafka_message_t* m) {
-    int64_t now = monotonicMicros();
-    if (now - lastErrorLogMicros_ < 10'000'000) return;
-    lastErrorLogMicros_ = now;
+    if (!errorLog_.due()) return;
     fmt::print(stderr, "rtsql: {}: {}; still polling\n", description(),
                rd_kafka_message_errstr(m));
   }
@@ -588,9 +568,7 @@ class KafkaSourceTask final : public SourceTask {
   kafka::HandlePtr rk_;
   rd_kafka_queue_t* queue_ = nullptr;
   // wake() for a task without partitions, which waits on no queue.
-  std::mutex wakeMutex_;
-  std::condition_variable wakeCv_;
-  bool woken_ = false;
+  kafka::IdleWait idleWait_;
 
   mutable std::mutex mutex_;  // guards parts_' offsets against progress() readers
   std::vector<PartitionState> parts_;
@@ -600,7 +578,7 @@ class KafkaSourceTask final : public SourceTask {
   std::vector<MessagePtr> held_;
   rd_kafka_message_t* batch_[kBatch] = {};
   kafka::Headers headers_;
-  int64_t lastErrorLogMicros_ = 0;
+  kafka::ErrorLogPace errorLog_;
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/schema.h"
 #include "common/thread_priority.h"
+#include "connectors/kafka/assigned_consumer.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/decode.h"
 #include "connectors/kafka/kafka_connector.h"
@@ -82,12 +83,7 @@ struct TapPartition {
   PartitionProgress progress;
 };
 
-struct ListDeleter {
-  void operator()(rd_kafka_topic_partition_list_t* l) const {
-    rd_kafka_topic_partition_list_destroy(l);
-  }
-};
-using ListPtr = std::unique_ptr<rd_kafka_topic_partition_list_t, ListDeleter>;
+using kafka::ListPtr;
 
 std::string joinTopics(const std::vector<std::string>& topics) {
   std::string out;
@@ -447,9 +443,7 @@ class KafkaTaps::Tap {
     // The client reconnects by itself; whether the broker and the topics are
     // still there is for the next check to tell, and it comes sooner now.
     suspect_ = true;
-    int64_t now = monotonicMicros();
-    if (now - lastErrorLogMicros_ < 10'000'000) return;
-    lastErrorLogMicros_ = now;
+    if (!errorLog_.due()) return;
     fmt::print(stderr, "rtsql: live tap {} on {}: {}; still polling\n", joinTopics(topics_),
                bootstrap_, rd_kafka_message_errstr(m));
   }
@@ -520,7 +514,7 @@ class KafkaTaps::Tap {
   int64_t lastCheckMicros_ = 0;
   int64_t troubleSinceMicros_ = 0;
   int missingChecks_ = 0;
-  int64_t lastErrorLogMicros_ = 0;
+  kafka::ErrorLogPace errorLog_;
 
   mutable std::mutex mu_;  // guards what follows
   std::vector<Subscription*> subs_;
