@@ -114,6 +114,9 @@ void addExchange(PhysicalPlan& plan, const std::string& topicPrefix, const std::
     exchange.topic = fmt::format("{}-{}", topicPrefix, input++);
     exchange.bootstrap = bootstrap;
     exchange.partitions = plan.shards;
+    // A copy reads 1/N of the partitions: as many tasks as the whole flow's
+    // source stage over N suffice (PartitionShare::rank spreads them).
+    front.tasks = (front.tasks + plan.shards - 1) / plan.shards;
     exchange.producers = plan.shards * front.tasks;
     // The back: one task reading the copy's partition of the topic, which
     // shuffles the rows as the front would have.

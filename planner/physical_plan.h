@@ -52,6 +52,14 @@ struct PartitionShare {
   bool reads(int index) const {
     return slotCount == 0 || held.count((firstSlot + index) % slotCount) > 0;
   }
+  // How many of the partitions before `index` this share reads: which of
+  // its own partitions `index` is, from 0, for spreading them over tasks.
+  int rank(int index) const {
+    if (slotCount == 0) return index;
+    int n = 0;
+    for (int i = 0; i < index; ++i) n += reads(i) ? 1 : 0;
+    return n;
+  }
   bool operator==(const PartitionShare&) const = default;
 };
 

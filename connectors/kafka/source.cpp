@@ -83,8 +83,9 @@ class KafkaSourceTask final : public SourceTask {
     int index = 0;
     for (size_t t = 0; t < topics_.size(); ++t) {
       for (int p = 0; p < counts[t]; ++p, ++index) {
-        // In a cluster, a flow spread over the nodes reads only this node's share.
-        if (index % tasks != task || !scan.share.reads(index)) continue;
+        // In a cluster, a flow spread over the nodes (or a sharded flow's
+        // copy) reads only its share, spread over its tasks in turn.
+        if (!scan.share.reads(index) || scan.share.rank(index) % tasks != task) continue;
         PartitionState s;
         s.topic = topics_[t];
         s.topicIndex = static_cast<int>(t);

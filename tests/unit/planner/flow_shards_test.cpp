@@ -58,6 +58,7 @@ TEST_CASE("the exchange: each copy's front writes it, its back reads the copy's 
   REQUIRE(whole.shards == 3);
   CHECK(whole.exchangeId == "abc123");
   const int slotsBefore = whole.slots();
+  REQUIRE(whole.stages[0].tasks == 4);  // one task per source partition
 
   PhysicalPlan plan = whole;
   addExchange(plan, "_rtsql-c-exchange-id-abc123", "127.0.0.1:9092");
@@ -72,7 +73,9 @@ TEST_CASE("the exchange: each copy's front writes it, its back reads the copy's 
   CHECK(ex.topic == "_rtsql-c-exchange-id-abc123-0");
   CHECK(ex.bootstrap == "127.0.0.1:9092");
   CHECK(ex.partitions == 3);
-  CHECK(ex.producers == 3 * front->tasks);  // every front task of every copy
+  // A copy reads a third of the 4 partitions: 2 tasks are enough.
+  CHECK(front->tasks == 2);
+  CHECK(ex.producers == 3 * 2);  // every front task of every copy
   const StageSpec* back = stageWithOutput(plan, StageOutput::Kind::Shuffle);
   REQUIRE(back);
   CHECK(back->tasks == 1);
@@ -81,7 +84,7 @@ TEST_CASE("the exchange: each copy's front writes it, its back reads the copy's 
   CHECK(scan.eventTimeColumn == -1);  // the watermark comes from the markers
   CHECK(scan.schema.size() == front->outputSchema.size());
   CHECK(back->output.targetStage == 1);  // into the aggregate, as the front shuffled before
-  CHECK(plan.slots() == slotsBefore + 1);
+  CHECK(plan.slots() == slotsBefore - 4 + 2 + 1);
   // Added once only.
   PhysicalPlan again = plan;
   addExchange(again, "other", "other:1");
@@ -96,6 +99,12 @@ TEST_CASE("the exchange: each copy's front writes it, its back reads the copy's 
   CHECK_FALSE(copy.scans[0].share.reads(0));
   CHECK_FALSE(copy.scans[0].share.reads(1));
   CHECK(copy.scans[0].share.reads(5));
+  // Its partitions 2, 5, 8, ... are its first, second, third: spread over
+  // its tasks in turn.
+  CHECK(copy.scans[0].share.rank(2) == 0);
+  CHECK(copy.scans[0].share.rank(5) == 1);
+  CHECK(copy.scans[0].share.rank(8) == 2);
+  CHECK(PartitionShare{}.rank(7) == 7);  // a share of everything
   CHECK(copy.scans[1].share.reads(2));
   CHECK_FALSE(copy.scans[1].share.reads(0));
   // From any copy's plan to another's.
