@@ -16,7 +16,12 @@ RTSQL_BIN_DIR names the build, RTSQL_LATENCY the collector). Every source
 topic has --partitions partitions (16: one per slot of the cluster), so the
 stateless flow, one stage over one multi-partition source at least once, is
 spread over the nodes (each reads the partitions of the slots it holds);
-the GROUP BY flow runs whole on one node whatever the node count.
+the GROUP BY flow runs whole on one node whatever the node count. On 2 nodes
+or more, `groupby-sharded` is the same GROUP BY with `'shards'` = the node
+count: that many copies, each reading its share of the partitions and
+keeping its share of the users, the rows crossing to their user's copy
+through the flow's exchange topic (docs/operations.md, "Sharded stateful
+flows").
 
 For each round (--rounds) and each node count (--nodes, in that order, so
 the counts interleave: 1, 2, 3, 1, 2, 3), a new cluster (a fresh name, so no
@@ -62,7 +67,8 @@ Fields of a line:
   processes: above cpu_pct is what others (Kafka, other work) took of it;
 - rss_peak_mib: each node's peak resident set (VmHWM, reset before the run);
 - placement: where the flow ran before the run ({node: partitions read, or
-  null for the whole flow}); moved: whether that changed by the run's end;
+  null for the whole flow}; sharded: {copy: node}); moved: whether that
+  changed by the run's end;
 - load: the load average before and after.
 A line `{"search": ...}` closes each search: best (highest passing rate),
 worst (lowest failing one, null if none failed). A line `{"cluster": ...}`
@@ -102,7 +108,14 @@ QUERIES = {
     "stateless": "SELECT ts_us, user_id, upper(url) AS url, amount * 2 AS doubled "
                  "FROM {src} WHERE amount > 10",
     "groupby": "SELECT user_id, count(*) AS n, max(ts_us) AS ts_us FROM {src} GROUP BY user_id",
+    "groupby-sharded": "SELECT user_id, count(*) AS n, max(ts_us) AS ts_us FROM {src} "
+                       "GROUP BY user_id",
 }
+
+
+def scenarios(nodes):
+    """The scenarios run on NODES nodes: a sharded flow needs two at least."""
+    return [sc for sc in QUERIES if nodes > 1 or not sc.endswith("-sharded")]
 COLUMNS = ("ts_us BIGINT, seq BIGINT, user_id STRING, url STRING, amount DOUBLE, "
            "merchant_id BIGINT, pad STRING")
 
@@ -255,6 +268,21 @@ class Node:
             return self.proc.wait(timeout=15)
 
 
+def copies_placement(flow, shards, nodes):
+    """Where each copy of sharded FLOW runs over NODES when settled: {copy:
+    node}; None while one of them runs nowhere or on two nodes."""
+    listed = {n.name: n.flows() for n in nodes}
+    out = {}
+    for i in range(shards):
+        copy = flow + (f"#{i}" if i else "")
+        states = {name: flows.get(copy, ("", ""))[0] for name, flows in listed.items()}
+        running = [name for name, st in states.items() if st == "running"]
+        if len(running) != 1 or any(st not in ("running", "remote") for st in states.values()):
+            return None
+        out[copy] = running[0]
+    return out
+
+
 def placement(flow, nodes):
     """Where FLOW runs over NODES when settled: {node: sorted partitions it
     reads} for a spread flow, {node: None} for a flow run whole on one node;
@@ -376,6 +404,7 @@ class Bench:
         """Deploys SCENARIO's flow on fresh topics through the first node,
         waits until it runs where it should, measures it, drops it."""
         tag = f"{scenario[:2]}{uuid.uuid4().hex[:8]}"
+        sharded = scenario.endswith("-sharded")
         t_in, t_out = self.topics(f"cs_{tag}", [self.a.partitions, 1])
         opts = f"connector = 'kafka', 'kafka.bootstrap.servers' = '{self.a.bootstrap}'"
         first = nodes[0]
@@ -384,10 +413,13 @@ class Bench:
             first.run(f"CREATE SOURCE s_{tag} ({COLUMNS}) WITH ({opts}, subscribe = '{t_in}', "
                       "startingOffsets = 'earliest', format = 'json')")
             first.run(f"CREATE SINK o_{tag} WITH ({opts}, topic = '{t_out}', format = 'json')")
-            first.run(f"CREATE FLOW {flow} INTO o_{tag} TRIGGER REALTIME AS "
+            options = f" WITH ('shards' = '{len(nodes)}')" if sharded else ""
+            first.run(f"CREATE FLOW {flow} INTO o_{tag} TRIGGER REALTIME{options} AS "
                       + QUERIES[scenario].format(src=f"s_{tag}"))
 
             def settled():
+                if sharded:
+                    return copies_placement(flow, len(nodes), nodes)
                 p = placement(flow, nodes)
                 if p and scenario == "stateless" and len(p) != len(nodes):
                     return None
@@ -395,7 +427,8 @@ class Bench:
             where = wait_for(f"{flow} placed on {len(nodes)} node(s)", settled, 60)
             r = self.collect(rate, seconds, warmup, drain, t_in, t_out, nodes)
             try:
-                after = placement(flow, nodes)
+                after = copies_placement(flow, len(nodes), nodes) if sharded else placement(
+                    flow, nodes)
             except psycopg.Error:
                 after = None
             r["placement"] = where
@@ -483,7 +516,7 @@ def summary(rows, args):
     print(" | ".join(hdr))
     print(" | ".join("-" * len(h) for h in hdr))
     for sc in QUERIES:
-        for n in args.nodes:
+        for n in (n for n in args.nodes if sc in scenarios(n)):
             fixed = pick(scenario=sc, nodes=n, kind="fixed")
             floors = {r["round"]: r for r in pick(scenario="floor", nodes=n, kind="fixed")}
             maxes = pick(search=sc, nodes=n)
@@ -576,11 +609,11 @@ def main():
                 log(f"round {rnd}, {n} node(s): floor at {args.rate}")
                 out({**base, "scenario": "floor", "kind": "fixed",
                      **bench.floor(args.rate, args.seconds, args.warmup, 5)})
-                for sc in QUERIES:
+                for sc in scenarios(n):
                     log(f"round {rnd}, {n} node(s): {sc} at {args.rate}")
                     r = bench.flow(nodes, sc, args.rate, args.seconds, args.warmup, 5)
                     out({**base, "scenario": sc, "kind": "fixed", **r})
-                for sc in QUERIES if args.max_steps > 0 else ():
+                for sc in scenarios(n) if args.max_steps > 0 else ():
                     log(f"round {rnd}, {n} node(s): {sc} search")
 
                     def step(rate, i, sc=sc):
