@@ -29,13 +29,6 @@ constexpr int kPollMs = 100;
 constexpr int kTopicWaitMs = 15000;
 // How often the holders of the other slots are read again.
 constexpr int64_t kHoldersEveryMicros = 3'000'000;
-// How long after the last rebalance callback a node claims its slots. A
-// commit during a rebalance fails (the group's generation moved on), and
-// librdkafka 2.0 then takes the whole assignment as lost (fixed in later releases), so
-// that every flow of the node would move: a claim waits for the group to
-// settle (a cooperative rebalance calls back twice, revoking then assigning).
-constexpr int64_t kClaimQuietMicros = 3'000'000;
-
 void clusterLog(const std::string& msg) { logLine("cluster: " + msg); }
 
 using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t,
@@ -78,33 +71,43 @@ struct ClusterMembership::Impl {
   ClusterMembershipOptions options;
   std::string topic;
   kafka::HandlePtr consumer;
-  std::function<void()> changed;
+  // Claims and reads who holds each slot, as offsets of the group
+  // `_rtsql-<NAME>-holders`, which no node joins: a commit there does not
+  // depend on the nodes group's generation, so a claim during a rebalance
+  // cannot fail it (with librdkafka 2.0 a failed commit in the nodes group
+  // counts as the loss of the node's whole assignment, which moves all of
+  // its flows and starts a rebalance of its own).
+  kafka::HandlePtr holdersClient;
+  std::function<void()> released;
 
   mutable std::mutex mu;
   std::set<int> held;                  // the slots this node holds
   std::map<int, std::string> holders;  // each slot's last taker, as the group's offsets say
   bool heldChanged = false;            // this node's slots are to be claimed (again)
-  int64_t lastRebalanceMicros = 0;     // monotonic time of the last rebalance callback
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> joined{false};  // the group has given this node an assignment (maybe empty)
   std::thread thread;
 
   void setHeld(std::set<int> next) {
+    bool gaveUp = false;
     {
       std::lock_guard lock(mu);
       if (next == held) return;
+      gaveUp = !std::includes(next.begin(), next.end(), held.begin(), held.end());
       held = std::move(next);
       heldChanged = true;
       for (int s : held) holders[s] = options.node;
     }
-    if (changed) changed();
+    // Only a loss waits on the engine: slots taken are started by its
+    // supervisor, so the group's callback returns at once and the node
+    // rejoins in time for the next rebalance.
+    if (gaveUp && released) released();
   }
 
   // The rebalance callback: on the membership thread, inside poll.
   void rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
     joined = true;
-    lastRebalanceMicros = monotonicMicros();
     const bool cooperative =
         std::strcmp(rd_kafka_rebalance_protocol(consumer.get()), "COOPERATIVE") == 0;
     std::set<int> next;
@@ -158,7 +161,7 @@ struct ClusterMembership::Impl {
       std::memcpy(p->metadata, options.node.data(), options.node.size());
       p->metadata_size = options.node.size();
     }
-    rd_kafka_resp_err_t err = rd_kafka_commit(consumer.get(), list.get(), /*async=*/0);
+    rd_kafka_resp_err_t err = rd_kafka_commit(holdersClient.get(), list.get(), /*async=*/0);
     if (err) {
       std::lock_guard lock(mu);
       heldChanged = true;  // try again
@@ -170,7 +173,7 @@ struct ClusterMembership::Impl {
     PartitionList list = partitionList(slotCount);
     for (int s = 0; s < slotCount; ++s)
       rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), s);
-    if (rd_kafka_committed(consumer.get(), list.get(), 5000)) return;
+    if (rd_kafka_committed(holdersClient.get(), list.get(), 5000)) return;
     std::lock_guard lock(mu);
     for (int i = 0; i < list->cnt; ++i) {
       const auto& p = list->elems[i];
@@ -208,7 +211,7 @@ struct ClusterMembership::Impl {
       bool claimNow = false;
       std::set<int> mine;
       const int64_t now = monotonicMicros();
-      if (now - lastRebalanceMicros >= kClaimQuietMicros) {
+      {
         std::lock_guard lock(mu);
         claimNow = heldChanged;
         heldChanged = false;
@@ -251,6 +254,18 @@ ClusterMembership::ClusterMembership(ClusterMembershipOptions options)
   };
   for (const auto& [name, value] : settings) kafka::setProperty(conf, name, value, SqlError::npos);
   impl_->consumer = kafka::newHandle(RD_KAFKA_CONSUMER, conf);
+  rd_kafka_conf_t* holdersConf = rd_kafka_conf_new();
+  kafka::installLogging(holdersConf);
+  const std::pair<const char*, std::string> holdersSettings[] = {
+      {"bootstrap.servers", options_.bootstrap},
+      {"client.id", "rtsqld-node-holders"},
+      {"group.id", "_rtsql-" + options_.cluster + "-holders"},
+      {"enable.auto.commit", "false"},
+      {"enable.auto.offset.store", "false"},
+  };
+  for (const auto& [name, value] : holdersSettings)
+    kafka::setProperty(holdersConf, name, value, SqlError::npos);
+  impl_->holdersClient = kafka::newHandle(RD_KAFKA_CONSUMER, holdersConf);
   kafka::InternalTopic topic = kafka::ensureInternalTopic(
       impl_->consumer.get(), options_.bootstrap, impl_->topic, kSlots, {}, kTopicWaitMs,
       "create the topic (its partitions are the cluster's slots), or check the broker's ACLs");
@@ -265,8 +280,8 @@ ClusterMembership::~ClusterMembership() {
   stop();
 }
 
-void ClusterMembership::start(std::function<void()> changed) {
-  impl_->changed = std::move(changed);
+void ClusterMembership::start(std::function<void()> released) {
+  impl_->released = std::move(released);
   rd_kafka_poll_set_consumer(impl_->consumer.get());
   PartitionList topics = partitionList(1);
   rd_kafka_topic_partition_list_add(topics.get(), impl_->topic.c_str(), RD_KAFKA_PARTITION_UA);
@@ -283,7 +298,7 @@ void ClusterMembership::start(std::function<void()> changed) {
 void ClusterMembership::stop() {
   if (impl_->stopping.exchange(true)) return;
   if (impl_->thread.joinable()) impl_->thread.join();
-  impl_->changed = nullptr;  // the engine is going away: nothing to tell it
+  impl_->released = nullptr;  // the engine is going away: nothing to tell it
   // With a static membership, closing does not leave the group: the node's
   // slots stay its own for the session timeout, so a restart within it takes
   // them back without moving anything.

@@ -18,10 +18,12 @@
 // to another node; a node that was cut off (its slots given away while it
 // could not tell) stops them as soon as it hears so.
 //
-// Who holds a slot is for the others to read in the group's committed
-// offsets: a node commits offset 0 of each slot it is given with its name as
-// the offset's metadata. SHOW FLOWS names the node a remote flow runs on from
-// that (refreshed every few seconds).
+// Who holds a slot is for the others to read in committed offsets of the
+// group `_rtsql-<NAME>-holders`, which no node joins: a node commits offset 0
+// of each slot it is given there, with its name as the offset's metadata.
+// SHOW FLOWS names the node a remote flow runs on from that (refreshed every
+// few seconds). Claims stay out of the nodes group, so that one made during a
+// rebalance cannot fail the node's place in it.
 //
 // A flow whose source partitions can be spread (a stateless flow of one
 // stage over a Kafka source of several partitions) is not placed whole: each
@@ -73,11 +75,12 @@ class ClusterMembership {
   ClusterMembership(const ClusterMembership&) = delete;
   ClusterMembership& operator=(const ClusterMembership&) = delete;
 
-  // Joins the group, on a thread of its own. `changed` is called on that
-  // thread after this node's slots changed: when it lost some, before the
-  // group can give them to another node (it must stop their flows before it
-  // returns).
-  void start(std::function<void()> changed);
+  // Joins the group, on a thread of its own. `released` is called on that
+  // thread after this node gave up or lost slots, before the group can give
+  // them to another node: it must stop their flows before it returns. Slots
+  // taken are not announced (held() says so at once): whatever starts their
+  // flows must not hold up the group's callback.
+  void start(std::function<void()> released);
   void stop();
 
   int slots() const { return slotCount_; }

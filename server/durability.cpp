@@ -194,7 +194,14 @@ void Engine::restore() {
     options_.cluster->follow([this](const ClusterEntry& e) { applyClusterEntry(e); });
     // Slots taken: the supervisor starts their flows within its round;
     // slots given up: their flows stop before another node may start them.
-    membership_->start([this] { releaseFlows(); });
+    // The supervisor lets go of ddlMu_ between two starts while a release
+    // waits for it, so that the group's callback is not held up by every
+    // start of a round.
+    membership_->start([this] {
+      releasePending_ = true;
+      releaseFlows();
+      releasePending_ = false;
+    });
     if (!options_.dataDir.empty()) {
       // The stateful flows this node keeps a standby copy of: those whose
       // 'standby.replicas' names it, while another node runs them.
@@ -493,6 +500,8 @@ void Engine::superviseOnce() {
       std::lock_guard lock(supervisorMu_);
       if (supervisorStop_) return;
     }
+    // The group waits for a release (the rest of the round comes next time).
+    if (releasePending_.load()) return;
     FlowRuntime* rt = findRuntime(name);
     FlowState state = rt ? rt->state() : FlowState::Stopped;
     std::unique_lock lock(flowsMu_);

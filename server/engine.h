@@ -317,6 +317,8 @@ class Engine : public QueryHandler {
   std::mutex supervisorMu_;
   std::condition_variable supervisorCv_;
   bool supervisorStop_ = false;
+  // The cluster's group waits for releaseFlows(), which waits for ddlMu_.
+  std::atomic<bool> releasePending_{false};
   std::thread supervisor_;
   // In a cluster: which flows this node runs. Made in restore(), before any
   // thread but restore's own reads it.
