@@ -42,6 +42,13 @@ T take(std::string_view& in) {
 std::string encodeExchangeRow(const ExchangeOrigin& origin, int64_t sourceTimestampMicros,
                               RowKind kind, const Row& row) {
   std::string out;
+  encodeExchangeRow(out, origin, sourceTimestampMicros, kind, row);
+  return out;
+}
+
+void encodeExchangeRow(std::string& out, const ExchangeOrigin& origin,
+                       int64_t sourceTimestampMicros, RowKind kind, const Row& row) {
+  out.clear();
   out.reserve(32 + row.size() * 9);
   out.push_back(static_cast<char>(ExchangeMessage::Kind::Row));
   put<int32_t>(out, origin.partition);
@@ -50,7 +57,6 @@ std::string encodeExchangeRow(const ExchangeOrigin& origin, int64_t sourceTimest
   put<int64_t>(out, sourceTimestampMicros);
   out.push_back(static_cast<char>(kind));
   encodeRow(out, row);
-  return out;
 }
 
 std::string encodeExchangeMarker(ExchangeMessage::Kind kind, uint32_t producer, uint32_t producers,
@@ -181,8 +187,8 @@ void ExchangeReceiver::restore(std::string_view token) {
 void ExchangeWriter::push(Row& row, const RecordContext& ctx) {
   countIn();
   const int shard = shardOfKeyHash(shuffleKeyHash(keys_, row), shards_);
-  out_.send(shard, encodeExchangeRow(origin_, ctx.sourceTimestampMicros, ctx.kind, row),
-            ctx.sourceTimestampMicros);
+  encodeExchangeRow(message_, origin_, ctx.sourceTimestampMicros, ctx.kind, row);
+  out_.send(shard, message_, ctx.sourceTimestampMicros);
   ++origin_.index;
   countOut();
 }

@@ -75,6 +75,10 @@ struct ExchangeMessage {
   int64_t watermark = INT64_MIN;  // Watermark
 };
 
+// Writes the message into `out` (replacing what it held: a writer keeps one
+// buffer for all its rows).
+void encodeExchangeRow(std::string& out, const ExchangeOrigin& origin,
+                       int64_t sourceTimestampMicros, RowKind kind, const Row& row);
 std::string encodeExchangeRow(const ExchangeOrigin& origin, int64_t sourceTimestampMicros,
                               RowKind kind, const Row& row);
 std::string encodeExchangeMarker(ExchangeMessage::Kind kind, uint32_t producer, uint32_t producers,
@@ -124,8 +128,8 @@ class ExchangeOut {
   virtual ~ExchangeOut() = default;
   // Hands a message to partition `partition` (a copy's shard) without
   // waiting for the broker; `timestampMicros` becomes the message's
-  // timestamp.
-  virtual void send(int partition, std::string bytes, int64_t timestampMicros) = 0;
+  // timestamp. The bytes are the caller's again when it returns.
+  virtual void send(int partition, std::string_view bytes, int64_t timestampMicros) = 0;
   // Epoch end and shutdown: waits until everything sent is acknowledged.
   // Throws SqlError when delivery failed.
   virtual void flush(int timeoutMs) = 0;
@@ -171,7 +175,7 @@ class ExchangeWriter final : public Operator {
   bool idle_ = false;
   int64_t watermark_ = INT64_MIN;
   int64_t nextMarkerMillis_ = INT64_MIN;  // at once: a new task says where it is
-  std::string keyBytes_;
+  std::string message_;                   // the row being sent, in a buffer kept across rows
 };
 
 }  // namespace rtsql

@@ -124,7 +124,7 @@ class KafkaExchangeWriter final : public ExchangeOut {
   KafkaExchangeWriter(const KafkaExchangeWriter&) = delete;
   KafkaExchangeWriter& operator=(const KafkaExchangeWriter&) = delete;
 
-  void send(int partition, std::string bytes, int64_t timestampMicros) override {
+  void send(int partition, std::string_view bytes, int64_t timestampMicros) override {
     checkFailed();
     rd_kafka_vu_t vus[6];
     vus[0].vtype = RD_KAFKA_VTYPE_RKT;
@@ -132,7 +132,7 @@ class KafkaExchangeWriter final : public ExchangeOut {
     vus[1].vtype = RD_KAFKA_VTYPE_PARTITION;
     vus[1].u.i32 = partition;
     vus[2].vtype = RD_KAFKA_VTYPE_VALUE;
-    vus[2].u.mem.ptr = bytes.data();
+    vus[2].u.mem.ptr = const_cast<char*>(bytes.data());  // copied (F_COPY)
     vus[2].u.mem.size = bytes.size();
     vus[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
     vus[3].u.i = RD_KAFKA_MSG_F_COPY;

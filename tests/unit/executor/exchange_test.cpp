@@ -25,8 +25,8 @@ namespace {
 // The exchange topic in memory: each partition's messages, in order.
 struct MemoryExchange final : ExchangeOut {
   explicit MemoryExchange(int partitions) : parts(static_cast<size_t>(partitions)) {}
-  void send(int partition, std::string bytes, int64_t timestampMicros) override {
-    parts.at(static_cast<size_t>(partition)).push_back({std::move(bytes), timestampMicros});
+  void send(int partition, std::string_view bytes, int64_t timestampMicros) override {
+    parts.at(static_cast<size_t>(partition)).push_back({std::string(bytes), timestampMicros});
   }
   void flush(int) override { ++flushes; }
   std::string description() const override { return "memory"; }
