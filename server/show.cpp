@@ -253,17 +253,26 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
     appendJsonString(json, reason);
   }
   json += "}";
-  // In a cluster: this node's part (when it runs one) and the other nodes'.
+  // In a cluster: this node's part (when it runs one) and the other nodes';
+  // for a sharded flow asked by its name, those of every copy (copy 0 first).
   std::vector<NodeProgress> nodes;
-  const bool runsHere = rt && rt->state() == FlowState::Running && flowRunsHere(flow, rt);
   if (clusterProgress_) {
-    if (runsHere) nodes.push_back(nodeProgress(flow, *rt));
-    std::vector<NodeProgress> others = clusterProgress_->of(flow, otherRunners(flow, rt));
-    nodes.insert(nodes.end(), std::make_move_iterator(others.begin()),
-                 std::make_move_iterator(others.end()));
+    std::vector<std::string> parts{flow};
+    if (rt && rt->plan().shards > 1 && !splitShardFlowName(flow)) {
+      for (int i = 1; i < rt->plan().shards; ++i) parts.push_back(shardFlowName(flow, i));
+    }
+    for (const std::string& part : parts) {
+      const FlowEntry* e = part == flow ? entry : findEntry(part);
+      const FlowRuntime* prt = e ? e->runtime.get() : nullptr;
+      if (prt && prt->state() == FlowState::Running && flowRunsHere(part, prt))
+        nodes.push_back(nodeProgress(part, *prt));
+      std::vector<NodeProgress> others = clusterProgress_->of(part, otherRunners(part, prt));
+      nodes.insert(nodes.end(), std::make_move_iterator(others.begin()),
+                   std::make_move_iterator(others.end()));
+    }
   }
   std::string body;
-  if (!nodes.empty()) {
+  if (!nodes.empty() && toLower(nodes.front().flow) == toLower(flow)) {
     // This node's part, or else the first node that runs the flow.
     body = nodes.front().progressJson;
   } else if (rt) {

@@ -148,6 +148,7 @@ std::string clusterProgressJson(const std::vector<NodeProgress>& nodes, const st
     out += f.numOutputRows;
     w.beginObject();
     w.key("node").value(n.node);
+    w.key("flow").value(n.flow);
     w.key("here").value(n.node == here);
     w.key("ageMs").value(std::max<int64_t>(0, nowMicros - n.reportedMicros) / 1000);
     w.key("batchId");

@@ -43,6 +43,14 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   int64_t end = e.endMicros ? e.endMicros : nowMicros();
   double seconds = std::max(1e-3, static_cast<double>(end - e.startMicros) / 1e6);
   uint64_t in = e.metrics.inputRows.load();
+  // A sharded copy's back reads again, from the exchange topic, rows its
+  // front (or another copy's) took in already: the flow's input is what the
+  // sources gave.
+  for (size_t si = 0; si < plan.scans.size(); ++si) {
+    if (plan.scans[si].exchange.topic.empty()) continue;
+    auto it = e.inputRowsByScan.find(static_cast<int>(si));
+    if (it != e.inputRowsByScan.end()) in -= std::min(in, it->second);
+  }
   uint64_t out = e.metrics.outputRows.load();
 
   w.beginObject();

@@ -103,6 +103,22 @@ def test_sharded_flows_divide_their_keys_over_the_nodes_and_survive_a_kill(flows
     held = state_rows(fc, fc.runners(), "cnt")
     assert all(0 < n < KEYS for n in held.values()), held
 
+    # SHOW PROGRESS of the flow's name, on any node, answers for every copy
+    # in its cluster object: one entry per copy, on the node that runs it,
+    # and their input summed.
+    def progress_of_every_copy():
+        runners = fc.runners()
+        for node in fc.alive():
+            c = node.progress("cnt")["cluster"]
+            listed = {x["flow"]: x["node"] for x in c["nodes"]}
+            if listed != {f: runners[f].name for f in copies_of("cnt")}:
+                return None
+            if c["numInputRows"] != sum(x["numInputRows"] for x in c["nodes"]):
+                return None
+        return True
+    wait_for("SHOW PROGRESS cnt lists every copy on its node", progress_of_every_copy,
+             timeout=WAIT_S * 2)
+
     # Every copy the dead node ran restarts elsewhere from its own state
     # copy. The runners are asked again: the checks above took a while, and
     # a copy may have moved meanwhile.

@@ -97,6 +97,7 @@ TEST_CASE("the cluster's progress sums the nodes and merges their latencies over
   REQUIRE(list.size() == 3);
   simdjson::dom::element a = list.at(0);
   CHECK(std::string_view(a["node"]) == "a");
+  CHECK(std::string_view(a["flow"]) == "f");
   CHECK(bool(a["here"]));
   CHECK(int64_t(a["ageMs"]) == 2500);
   CHECK(int64_t(a["numInputRows"]) == 100);
@@ -127,4 +128,28 @@ TEST_CASE("the cluster's progress of no node: zeros and no recent figures") {
   CHECK(simdjson::dom::array(c["nodes"]).size() == 0);
   CHECK(int64_t(c["numInputRows"]) == 0);
   CHECK(c["recentMetrics"].is_null());
+}
+
+TEST_CASE("the copies of a sharded flow: one entry per copy, each naming its copy, summed") {
+  LatencyHistogram h;
+  h.record(2000);
+  NodeProgress copy0 = node("a", 7, h, progressOf(10, 1.0, 4, "\"0\":10"));
+  copy0.flow = "cnt";
+  NodeProgress copy1 = node("a", 7, h, progressOf(30, 3.0, 6, "\"1\":30"));
+  copy1.flow = "cnt#1";
+  NodeProgress copy2 = node("b", 7, h, progressOf(20, 2.0, 5, "\"2\":20"));
+  copy2.flow = "cnt#2";
+  const std::string json = clusterProgressJson({copy0, copy1, copy2}, "a", 1'000'000'000);
+  simdjson::dom::parser parser;
+  simdjson::dom::element c;
+  REQUIRE(parser.parse(json).get(c) == simdjson::SUCCESS);
+  simdjson::dom::array list = c["nodes"];
+  REQUIRE(list.size() == 3);
+  CHECK(std::string_view(list.at(0)["flow"]) == "cnt");
+  CHECK(std::string_view(list.at(1)["flow"]) == "cnt#1");
+  CHECK(std::string_view(list.at(1)["node"]) == "a");
+  CHECK(std::string_view(list.at(2)["flow"]) == "cnt#2");
+  CHECK(int64_t(c["numInputRows"]) == 60);
+  CHECK(int64_t(c["numOutputRows"]) == 15);
+  CHECK(int64_t(c["recentMetrics"]["nodes"]) == 3);
 }

@@ -274,3 +274,23 @@ TEST_CASE("numRowErrorsSkipped, numRowErrorsDeadLettered: with the flow's 'on.er
   CHECK(e.rowErrorsSkipped == 5);
   CHECK(e.rowErrorsDeadLettered == 5);
 }
+
+TEST_CASE("a sharded copy's input is what its sources gave, not the rows it exchanged") {
+  Fixture fx;
+  // The copy's front reads clicks; its back reads the exchange topic.
+  ScanSpec back;
+  back.name = "clicks";
+  back.exchange.topic = "_rtsql-c-exchange-f-1-0";
+  fx.plan.scans.push_back(back);
+  EpochSummary e;
+  e.id = 1;
+  e.startMicros = 1'000'000;
+  e.endMicros = 2'000'000;
+  e.metrics.inputRows = 12;  // 8 records read, 4 exchanged rows taken
+  e.inputRowsByScan[0] = 8;
+  e.inputRowsByScan[1] = 4;
+  const std::string json = progressJson(fx.context(), e, false, nullptr);
+  CHECK(has(json, R"("live":false,"numInputRows":8,"inputRowsPerSecond":8,)"));
+  // The back's own figure stays with its source entry.
+  CHECK(has(json, R"("numInputRows":4,"inputRowsPerSecond":4,)"));
+}
