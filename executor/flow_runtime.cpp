@@ -725,6 +725,14 @@ void FlowRuntime::handleShuffleMessage(Task& task, ShuffleMessage& msg) {
 
 void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
   int64_t t0 = nowMicros();
+  // The coordinator asks for one epoch end at a time, after the one before
+  // is durable: that one is committable now, even when this task has not
+  // seen it yet (the end of the next one, the final one of a stop in
+  // particular, can come in the same turn). It is taken first, so that the
+  // sink's rows held back since its barrier go into this epoch's transaction
+  // before the flush below (a final epoch never resumes the sink after it),
+  // and the state writes held since then are in this epoch's checkpoint.
+  commitIfRequested(task);
   uint64_t epoch = task.epochsDone;
   // What this task reports for the epoch, as a summary of its own.
   EpochSummary mine;
