@@ -29,6 +29,10 @@ constexpr int kPollMs = 100;
 constexpr int kTopicWaitMs = 15000;
 // How often the holders of the other slots are read again.
 constexpr int64_t kHoldersEveryMicros = 3'000'000;
+// How often a node claims its slots again although they did not move: no
+// node joins the holders group, and Kafka expires the offsets of a group
+// without members (offsets.retention.minutes, 7 days by default).
+constexpr int64_t kClaimAgainEveryMicros = 600'000'000;
 void clusterLog(const std::string& msg) { logLine("cluster: " + msg); }
 
 using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t,
@@ -188,6 +192,7 @@ struct ClusterMembership::Impl {
 
   void run(int slotCount) {
     int64_t nextHolders = 0;
+    int64_t nextClaim = 0;
     bool fatal = false;
     while (!stopping.load()) {
       rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), kPollMs);
@@ -213,11 +218,14 @@ struct ClusterMembership::Impl {
       const int64_t now = monotonicMicros();
       {
         std::lock_guard lock(mu);
-        claimNow = heldChanged;
+        claimNow = heldChanged || (now >= nextClaim && !held.empty());
         heldChanged = false;
         mine = held;
       }
-      if (claimNow) claim(mine);
+      if (claimNow) {
+        claim(mine);
+        nextClaim = now + kClaimAgainEveryMicros;
+      }
       if (claimNow || now >= nextHolders) {
         readHolders(slotCount);
         nextHolders = now + kHoldersEveryMicros;
