@@ -1,0 +1,86 @@
+// Two members of one cluster's group on the embedded broker
+// (server/cluster_membership.h): how they split the slots, when a member is
+// called back, and the holders each names. Not in the TSan build: Debian's
+// librdkafka is not built with TSan, and its threads crash inside TSan's
+// allocator (scripts/sanitize.sh).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "connectors/embedded/broker.h"
+#include "server/cluster_membership.h"
+
+using namespace rtsql;
+
+namespace {
+
+template <typename F>
+bool within(int seconds, F done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+bool disjoint(const std::set<int>& a, const std::set<int>& b) {
+  return std::none_of(a.begin(), a.end(), [&](int s) { return b.count(s) > 0; });
+}
+
+}  // namespace
+
+TEST_CASE("two nodes split the slots: a node is called back only for slots it gives up") {
+  EmbeddedKafka broker;
+  // The session timeout of the cluster tests (--node-timeout 6): a loaded
+  // machine must not drop a member while the slots move.
+  ClusterMembership a({"split", broker.bootstrap(), "a", 6000});
+  ClusterMembership b({"split", broker.bootstrap(), "b", 6000});
+  const int slots = a.slots();
+  REQUIRE(slots > 1);
+
+  std::mutex mu;
+  std::vector<std::set<int>> aAfterRelease;  // what a held after each callback
+  a.start([&] {
+    std::lock_guard lock(mu);
+    aAfterRelease.push_back(a.held());
+  });
+  REQUIRE(within(60, [&] { return static_cast<int>(a.held().size()) == slots; }));
+  {
+    // Taking slots is not a release: nothing to stop.
+    std::lock_guard lock(mu);
+    CHECK(aAfterRelease.empty());
+  }
+
+  b.start([] {});
+  REQUIRE(within(90, [&] {
+    std::set<int> ha = a.held(), hb = b.held();
+    return !ha.empty() && !hb.empty() && disjoint(ha, hb) &&
+           static_cast<int>(ha.size() + hb.size()) == slots;
+  }));
+  {
+    // a gave b its share, and was called back with the slots already gone.
+    std::lock_guard lock(mu);
+    REQUIRE(!aAfterRelease.empty());
+    CHECK(static_cast<int>(aAfterRelease.back().size()) < slots);
+  }
+
+  // Each names the other as the holder of its slots (claims in the holders
+  // group, read every few seconds).
+  CHECK(within(60, [&] {
+    for (int s : b.held())
+      if (a.holderOfSlot(s) != std::optional<std::string>("b")) return false;
+    for (int s : a.held())
+      if (b.holderOfSlot(s) != std::optional<std::string>("a")) return false;
+    return true;
+  }));
+  CHECK(a.nodes() == std::set<std::string>{"a", "b"});
+  a.stop();
+  b.stop();
+}
