@@ -199,8 +199,11 @@ void Engine::restore() {
     // start of a round.
     membership_->start([this] {
       releasePending_ = true;
+      struct Done {
+        std::atomic<bool>& pending;
+        ~Done() { pending = false; }  // also if the release throws
+      } done{releasePending_};
       releaseFlows();
-      releasePending_ = false;
     });
     if (!options_.dataDir.empty()) {
       // The stateful flows this node keeps a standby copy of: those whose

@@ -9,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -18,6 +17,7 @@
 #include "common/clock.h"
 #include "common/expr.h"
 #include "common/thread_priority.h"
+#include "tests/unit/executor/state_test_util.h"
 #include "tests/unit/proc_threads.h"
 
 using namespace rtsql;
@@ -734,14 +734,13 @@ TEST_CASE(
   TxnShared s;
   s.first = {11, 12, 13};
   s.second = {14, 15};
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("rtsql-flow-runtime-txn-" + std::to_string(nowMicros()));
+  rtsql::testing::TempDir dir("flow_runtime_txn");
   TxnProvider provider(s);
   SlotPool slots(4);
   PhysicalPlan plan = doublingPlan(2'000'000);
   plan.exactlyOnce = true;
   {
-    FlowRuntime rt(plan, provider, slots, "id-txn", {}, dir.string());
+    FlowRuntime rt(plan, provider, slots, "id-txn", {}, dir.sub("checkpoints"));
     rt.start();
     {
       // The first epoch commits its three rows.
@@ -753,8 +752,6 @@ TEST_CASE(
     rt.stop();
     CHECK(rt.state() == FlowState::Stopped);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   std::lock_guard lock(s.mu);
   CHECK(s.secondServed);
   std::vector<int64_t> seen;

@@ -8,27 +8,20 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "connectors/embedded/broker.h"
 #include "server/cluster_membership.h"
+#include "tests/unit/server/server_test_util.h"
 
 using namespace rtsql;
+using rtsql::testing::eventually;
+using std::chrono::seconds;
 
 namespace {
-
-template <typename F>
-bool within(int seconds, F done) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 bool disjoint(const std::set<int>& a, const std::set<int>& b) {
   return std::none_of(a.begin(), a.end(), [&](int s) { return b.count(s) > 0; });
@@ -51,7 +44,7 @@ TEST_CASE("two nodes split the slots: a node is called back only for slots it gi
     std::lock_guard lock(mu);
     aAfterRelease.push_back(a.held());
   });
-  REQUIRE(within(60, [&] { return static_cast<int>(a.held().size()) == slots; }));
+  REQUIRE(eventually([&] { return static_cast<int>(a.held().size()) == slots; }, seconds(60)));
   {
     // Taking slots is not a release: nothing to stop.
     std::lock_guard lock(mu);
@@ -59,11 +52,13 @@ TEST_CASE("two nodes split the slots: a node is called back only for slots it gi
   }
 
   b.start([] {});
-  REQUIRE(within(90, [&] {
-    std::set<int> ha = a.held(), hb = b.held();
-    return !ha.empty() && !hb.empty() && disjoint(ha, hb) &&
-           static_cast<int>(ha.size() + hb.size()) == slots;
-  }));
+  REQUIRE(eventually(
+      [&] {
+        std::set<int> ha = a.held(), hb = b.held();
+        return !ha.empty() && !hb.empty() && disjoint(ha, hb) &&
+               static_cast<int>(ha.size() + hb.size()) == slots;
+      },
+      seconds(90)));
   {
     // a gave b its share, and was called back with the slots already gone.
     std::lock_guard lock(mu);
@@ -73,13 +68,15 @@ TEST_CASE("two nodes split the slots: a node is called back only for slots it gi
 
   // Each names the other as the holder of its slots (claims in the holders
   // group, read every few seconds).
-  CHECK(within(60, [&] {
-    for (int s : b.held())
-      if (a.holderOfSlot(s) != std::optional<std::string>("b")) return false;
-    for (int s : a.held())
-      if (b.holderOfSlot(s) != std::optional<std::string>("a")) return false;
-    return true;
-  }));
+  CHECK(eventually(
+      [&] {
+        for (int s : b.held())
+          if (a.holderOfSlot(s) != std::optional<std::string>("b")) return false;
+        for (int s : a.held())
+          if (b.holderOfSlot(s) != std::optional<std::string>("a")) return false;
+        return true;
+      },
+      seconds(60)));
   CHECK(a.nodes() == std::set<std::string>{"a", "b"});
   a.stop();
   b.stop();
