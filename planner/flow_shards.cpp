@@ -1,10 +1,17 @@
 #include "planner/flow_shards.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 
 namespace rtsql {
+
+namespace {
+// The longest list of slots a flow records: one per copy or per partition,
+// and never more than the cluster's slots.
+constexpr size_t kMaxClusterSlotList = 4096;
+}  // namespace
 
 std::string shardFlowName(const std::string& flow, int shard) {
   return shard == 0 ? flow : fmt::format("{}#{}", flow, shard);
@@ -22,6 +29,27 @@ std::optional<std::pair<std::string, int>> splitShardFlowName(const std::string&
   }
   if (shard >= kMaxFlowShards) return std::nullopt;
   return std::make_pair(name.substr(0, hash), shard);
+}
+
+std::string formatClusterSlots(const std::vector<int>& slots) {
+  return fmt::format("{}", fmt::join(slots, ","));
+}
+
+std::vector<int> parseClusterSlots(std::string_view text) {
+  std::vector<int> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    int slot = 0;
+    size_t digits = 0;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
+      if (digits == 6) return {};  // no cluster has a million slots
+      slot = slot * 10 + (text[i] - '0');
+    }
+    if (digits == 0 || out.size() == kMaxClusterSlotList) return {};
+    out.push_back(slot);
+    if (i < text.size() && (text[i] != ',' || ++i == text.size())) return {};
+  }
+  return out;
 }
 
 int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
@@ -149,7 +177,7 @@ PhysicalPlan planForShard(const PhysicalPlan& plan, int shard) {
   // Copy s reads the source partitions i with i % N == s, and partition s
   // of each exchange topic.
   if (plan.shards > 1) {
-    for (ScanSpec& scan : out.scans) scan.share = PartitionShare{0, plan.shards, {shard}};
+    for (ScanSpec& scan : out.scans) scan.share = PartitionShare{0, plan.shards, {shard}, {}};
   }
   return out;
 }

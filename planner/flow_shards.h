@@ -19,7 +19,9 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/options.h"
 #include "planner/physical_plan.h"
@@ -33,6 +35,13 @@ inline constexpr int kMaxFlowShards = 64;
 // so that a flow made again under the same name never reads the rows its
 // predecessor exchanged.
 inline constexpr const char* kExchangeIdSetting = "rtsql.exchange_id";
+// The setting, recorded with a flow by CREATE FLOW in a cluster, that holds
+// its PhysicalPlan::clusterSlots, as a list: "3,8,13".
+inline constexpr const char* kClusterSlotsSetting = "rtsql.cluster_slots";
+std::string formatClusterSlots(const std::vector<int>& slots);
+// The slots of such a list; empty for anything else (then the flow's pieces
+// take consecutive slots, as the flows made before it was recorded do).
+std::vector<int> parseClusterSlots(std::string_view text);
 
 // The name of copy `shard` of flow `flow`.
 std::string shardFlowName(const std::string& flow, int shard);

@@ -42,16 +42,23 @@ inline int64_t sourceIdleTimeoutMicros(const Options& sourceOptions) {
 // The share of a source's partitions one node of a cluster reads, for a flow
 // whose partitions are spread over the nodes: partition index i (numbered over
 // the topics of `subscribe`, in order) is read on this node when `held` has
-// slot (firstSlot + i) % slotCount. slotCount 0 (outside a cluster, or a flow
-// that runs whole on one node): every partition.
+// its slot, slotOf(i). slotCount 0 (outside a cluster, or a flow that runs
+// whole on one node): every partition.
 struct PartitionShare {
   int firstSlot = 0;
   int slotCount = 0;
   std::set<int> held;
+  // The slots CREATE FLOW chose for the partitions (PhysicalPlan::
+  // clusterSlots): partition i's is order[i % order.size()]. Empty: the
+  // slot i after firstSlot.
+  std::vector<int> order;
 
-  bool reads(int index) const {
-    return slotCount == 0 || held.count((firstSlot + index) % slotCount) > 0;
+  int slotOf(int index) const {
+    if (slotCount == 0) return 0;
+    if (!order.empty()) return order[static_cast<size_t>(index) % order.size()] % slotCount;
+    return (firstSlot + index) % slotCount;
   }
+  bool reads(int index) const { return slotCount == 0 || held.count(slotOf(index)) > 0; }
   // How many of the partitions before `index` this share reads: which of
   // its own partitions `index` is, from 0, for spreading them over tasks.
   int rank(int index) const {
@@ -161,6 +168,13 @@ struct PhysicalPlan {
   // A sharded flow's exchange topics are named after this id, which CREATE
   // FLOW draws anew (a flow made again never reads its predecessor's).
   std::string exchangeId;
+  // In a cluster, the slots of the flow's copies (copy i's is clusterSlots[i])
+  // or, for a flow spread by its partitions, of its source partitions
+  // (PartitionShare::order), as CREATE FLOW chose them from the nodes that
+  // held the slots then, so that the copies or partitions go to as many
+  // nodes as there were (server/cluster_membership.h). Empty: consecutive
+  // slots from the flow's own.
+  std::vector<int> clusterSlots;
 
   int slots() const;           // total tasks over all stages
   bool keepsState() const;     // some operator is stateful

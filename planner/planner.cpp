@@ -357,6 +357,7 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   applyStateTtl(plan, flowOptions);
   plan.shards = checkFlowShards(flowOptions, plan);
   if (plan.shards > 1) plan.exchangeId = ctx.session.getString(kExchangeIdSetting);
+  plan.clusterSlots = parseClusterSlots(ctx.session.getString(kClusterSlotsSetting));
   plan.flowName = stmt.name;
   bindSink(plan.sink, *sink, bound, stmt.query->pos, plan.output);
   if (ctx.checkSinkColumns) {

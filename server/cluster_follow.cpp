@@ -90,20 +90,23 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   try {
     if (kind == "flow") {
       // A sharded flow made again with the same statement is another flow:
-      // it exchanges its rows through topics of its own (flow_shards.h).
-      auto exchangeId = [](const std::vector<std::pair<std::string, std::string>>& settings) {
+      // it exchanges its rows through topics of its own (flow_shards.h), and
+      // its copies (or a spread flow's partitions) may be on other slots.
+      auto setting = [](const std::vector<std::pair<std::string, std::string>>& settings,
+                        const char* key) {
         for (const auto& [k, v] : settings) {
-          if (k == kExchangeIdSetting) return v;
+          if (k == key) return v;
         }
         return std::string();
       };
-      bool sameExchange = true;
+      bool samePlacement = true;
       if (!name.empty()) {
         std::lock_guard flock(flowsMu_);
-        sameExchange =
-            exchangeId(flows_[toLower(name)].control.settings) == exchangeId(main.settings);
+        const auto& mine = flows_[toLower(name)].control.settings;
+        for (const char* key : {kExchangeIdSetting, kClusterSlotsSetting})
+          samePlacement = samePlacement && setting(mine, key) == setting(main.settings, key);
       }
-      if (!name.empty() && sql == main.sql && sameExchange) {
+      if (!name.empty() && sql == main.sql && samePlacement) {
         // The same flow: whether it should run may have changed.
         FlowRuntime* rt = findRuntime(name);
         bool wasWanted = false;

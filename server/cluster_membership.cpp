@@ -71,6 +71,64 @@ int flowSlot(const std::string& name, int slots) {
   return static_cast<int>(crc32(key.data(), key.size()) % static_cast<uint32_t>(slots));
 }
 
+std::vector<int> placeFlowSlots(int first, int pieces, int slots,
+                                const std::map<int, std::string>& holders) {
+  std::vector<int> out;
+  if (slots <= 0 || pieces <= 0) return out;
+  first = ((first % slots) + slots) % slots;
+  out.push_back(first);
+  // Each node's slots, from `first` on, coming round.
+  std::map<std::string, std::vector<int>> slotsOf;
+  std::vector<std::vector<int>> unknown;  // a slot no node is known to hold, each
+  for (int i = 0; i < slots; ++i) {
+    const int slot = (first + i) % slots;
+    if (auto it = holders.find(slot); it != holders.end()) {
+      slotsOf[it->second].push_back(slot);
+    } else if (slot != first) {
+      unknown.push_back({slot});
+    }
+  }
+  if (slotsOf.empty()) {
+    for (int i = 1; i < pieces; ++i)
+      out.push_back(static_cast<int>((first + static_cast<int64_t>(i) * slots / pieces) % slots));
+    return out;
+  }
+  struct Node {
+    const std::vector<int>* slots;
+    size_t next = 0;  // its first slot no piece has yet
+    int pieces = 0;
+  };
+  // The nodes in name order, then each slot of no known holder as a node of
+  // its own (this node's slots are always known, so such a slot is another
+  // node's or nobody's); taken from piece 0's holder on.
+  std::vector<Node> nodes;
+  for (const auto& [name, owned] : slotsOf) nodes.push_back(Node{&owned});
+  for (const std::vector<int>& slot : unknown) nodes.push_back(Node{&slot});
+  size_t start = 0;
+  if (auto it = holders.find(first); it != holders.end()) {
+    start = static_cast<size_t>(std::distance(slotsOf.begin(), slotsOf.find(it->second)));
+    // `first` heads its holder's slots: the next piece there takes the next one.
+    nodes[start].next = 1;
+    nodes[start].pieces = 1;
+  }
+  for (int i = 1; i < pieces; ++i) {
+    Node* pick = nullptr;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      Node& n = nodes[(start + k) % nodes.size()];
+      if (n.next < n.slots->size() && (!pick || n.pieces < pick->pieces)) pick = &n;
+    }
+    if (!pick) {
+      // Every slot has a piece: the rest take them again, in the same order.
+      const size_t placed = out.size();
+      for (int j = i; j < pieces; ++j) out.push_back(out[static_cast<size_t>(j) % placed]);
+      break;
+    }
+    out.push_back((*pick->slots)[pick->next++]);
+    ++pick->pieces;
+  }
+  return out;
+}
+
 struct ClusterMembership::Impl {
   ClusterMembershipOptions options;
   std::string topic;
@@ -87,7 +145,10 @@ struct ClusterMembership::Impl {
   mutable std::mutex mu;
   std::set<int> held;                  // the slots this node holds
   std::map<int, std::string> holders;  // each slot's last taker, as the group's offsets say
+  // Each flow's recorded slots (setFlowSlots), by lower-cased name.
+  std::map<std::string, std::vector<int>> flowSlots;
   bool heldChanged = false;            // this node's slots are to be claimed (again)
+  std::set<std::string> seenNodes;     // the nodes readHolders last saw holding slots
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> joined{false};  // the group has given this node an assignment (maybe empty)
@@ -178,15 +239,29 @@ struct ClusterMembership::Impl {
     for (int s = 0; s < slotCount; ++s)
       rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), s);
     if (rd_kafka_committed(holdersClient.get(), list.get(), 5000)) return;
-    std::lock_guard lock(mu);
-    for (int i = 0; i < list->cnt; ++i) {
-      const auto& p = list->elems[i];
-      if (held.count(p.partition)) continue;
-      if (p.err || p.offset < 0 || !p.metadata || p.metadata_size == 0) {
-        holders.erase(p.partition);
-      } else {
-        holders[p.partition].assign(static_cast<const char*>(p.metadata), p.metadata_size);
+    std::set<std::string> nodes;
+    {
+      std::lock_guard lock(mu);
+      for (int i = 0; i < list->cnt; ++i) {
+        const auto& p = list->elems[i];
+        if (held.count(p.partition)) continue;
+        if (p.err || p.offset < 0 || !p.metadata || p.metadata_size == 0) {
+          holders.erase(p.partition);
+        } else {
+          holders[p.partition].assign(static_cast<const char*>(p.metadata), p.metadata_size);
+        }
       }
+      for (const auto& [slot, node] : holders) nodes.insert(node);
+      if (!held.empty()) nodes.insert(options.node);
+    }
+    // Which nodes this one knows to hold slots is what CREATE FLOW spreads
+    // a flow's copies over (placeFlowSlots): said when it changes.
+    if (nodes != seenNodes) {
+      seenNodes = nodes;
+      std::string names;
+      for (const std::string& n : nodes) names += (names.empty() ? "" : ", ") + n;
+      clusterLog(fmt::format("node \"{}\" sees slots held by nodes {}", options.node,
+                             names.empty() ? std::string("none") : names));
     }
   }
 
@@ -321,14 +396,44 @@ void ClusterMembership::stop() {
   rd_kafka_consumer_close(impl_->consumer.get());
 }
 
+void ClusterMembership::setFlowSlots(const std::string& flow, std::vector<int> slots) {
+  std::lock_guard lock(impl_->mu);
+  if (slots.empty()) {
+    impl_->flowSlots.erase(toLower(flow));
+  } else {
+    impl_->flowSlots[toLower(flow)] = std::move(slots);
+  }
+}
+
+int ClusterMembership::slotOf(const std::string& name) const {
+  if (slotCount_ <= 0) return 0;
+  const std::string key = toLower(name);
+  const auto copy = splitShardFlowName(key);
+  {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->flowSlots.find(copy ? copy->first : key);
+    const size_t index = copy ? static_cast<size_t>(copy->second) : 0;
+    if (it != impl_->flowSlots.end() && index < it->second.size())
+      return it->second[index] % slotCount_;
+  }
+  return flowSlot(key, slotCount_);
+}
+
+std::map<int, std::string> ClusterMembership::holdersNow() const {
+  std::lock_guard lock(impl_->mu);
+  std::map<int, std::string> out = impl_->holders;
+  for (int slot : impl_->held) out[slot] = options_.node;
+  return out;
+}
+
 bool ClusterMembership::holds(const std::string& name) const {
-  const int slot = flowSlot(name, slotCount_);
+  const int slot = slotOf(name);
   std::lock_guard lock(impl_->mu);
   return impl_->held.count(slot) > 0;
 }
 
 std::optional<std::string> ClusterMembership::holderOf(const std::string& name) const {
-  return holderOfSlot(flowSlot(name, slotCount_));
+  return holderOfSlot(slotOf(name));
 }
 
 std::set<int> ClusterMembership::held() const {
@@ -349,8 +454,13 @@ PartitionShare ClusterMembership::share(const std::string& name, int partitions)
   out.firstSlot = flowSlot(name, slotCount_);
   out.slotCount = slotCount_;
   std::lock_guard lock(impl_->mu);
-  for (int i = 0; i < std::min(partitions, slotCount_); ++i) {
-    const int slot = (out.firstSlot + i) % slotCount_;
+  if (auto it = impl_->flowSlots.find(toLower(name)); it != impl_->flowSlots.end())
+    out.order = it->second;
+  // Past the slots' count (or the recorded list's length), the partitions'
+  // slots come round again.
+  const int distinct = out.order.empty() ? slotCount_ : static_cast<int>(out.order.size());
+  for (int i = 0; i < std::min(partitions, distinct); ++i) {
+    const int slot = out.slotOf(i);
     if (impl_->held.count(slot)) out.held.insert(slot);
   }
   return out;
@@ -359,9 +469,10 @@ PartitionShare ClusterMembership::share(const std::string& name, int partitions)
 std::set<std::string> ClusterMembership::otherReaders(const std::string& name,
                                                       int partitions) const {
   std::set<std::string> out;
-  const int first = flowSlot(name, slotCount_);
-  for (int i = 0; i < std::min(partitions, slotCount_); ++i) {
-    const int slot = (first + i) % slotCount_;
+  const PartitionShare all = share(name, partitions);
+  const int distinct = all.order.empty() ? slotCount_ : static_cast<int>(all.order.size());
+  for (int i = 0; i < std::min(partitions, distinct); ++i) {
+    const int slot = all.slotOf(i);
     std::optional<std::string> node = holderOfSlot(slot);
     if (node && *node != options_.node) out.insert(*node);
   }

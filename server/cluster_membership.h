@@ -28,7 +28,15 @@
 // A flow whose source partitions can be spread (a stateless flow of one
 // stage over a Kafka source of several partitions) is not placed whole: each
 // of its partitions belongs to a slot of its own (share() below), and each
-// node reads the partitions of the slots it holds.
+// node reads the partitions of the slots it holds. The copies of a sharded
+// flow (planner/flow_shards.h) each belong to a slot of their own too.
+// Which slots a flow's copies or partitions take is chosen once, by CREATE
+// FLOW on the node that runs the statement, from who held which slot then
+// (placeFlowSlots below), and recorded with the flow, so that every node
+// reads the same choice from the catalog. The group's assignor gives a node
+// runs of consecutive slots, so consecutive slots would often put every
+// copy on one node; the choice puts them on as many nodes as there were.
+// After that, a copy follows its slot as a flow does.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +66,19 @@ std::string clusterSlotsTopic(const std::string& cluster);
 // of a sharded flow (planner/flow_shards.h) the slot i after its flow's.
 int flowSlot(const std::string& name, int slots);
 
+// The slots of a flow's `pieces` (its copies, or the partitions of a flow
+// spread by them), for CREATE FLOW to record (PhysicalPlan::clusterSlots),
+// from `holders` (slot -> the node that holds it): piece 0 on `first` (the
+// flow's own slot), then each piece on a slot of the node that has the
+// fewest of the flow's pieces yet (the first such node in name order coming
+// round from piece 0's), the first of that node's slots from `first` on that
+// no other piece has. A slot of no known holder counts as a node of its own,
+// after the known ones. Once every slot has a piece, the pieces after take
+// the same slots again, in the same order. With no holder known at all, the
+// pieces are spaced evenly over the slots.
+std::vector<int> placeFlowSlots(int first, int pieces, int slots,
+                                const std::map<int, std::string>& holders);
+
 // The `replicas` nodes that keep a standby copy of a flow that `owner` runs
 // (server/cluster_standbys.h): the nodes that follow the owner among `nodes`
 // in name order, coming round after the last (fewer when there are not so
@@ -84,6 +105,14 @@ class ClusterMembership {
   void stop();
 
   int slots() const { return slotCount_; }
+  // The slots of flow `flow`'s copies or partitions as CREATE FLOW recorded
+  // them (PhysicalPlan::clusterSlots; empty: consecutive from the flow's
+  // own, flowSlot). Every runtime made for the flow sets them.
+  void setFlowSlots(const std::string& flow, std::vector<int> slots);
+  // The slot of flow or copy `name`: its recorded one, else flowSlot.
+  int slotOf(const std::string& name) const;
+  // Every slot whose holder is known now (this node's included), with it.
+  std::map<int, std::string> holdersNow() const;
   // Whether this node holds the slot of flow `name` now.
   bool holds(const std::string& name) const;
   // The node that last took the slot of flow `name`, as the group's offsets
@@ -95,9 +124,9 @@ class ClusterMembership {
   std::optional<std::string> holderOfSlot(int slot) const;
 
   // A flow spread over the nodes (PhysicalPlan::spreadsPartitions) with
-  // `partitions` source partitions: partition i belongs to slot
-  // (flowSlot(name) + i) % slots, so consecutive partitions go to
-  // consecutive slots and so over the nodes. The share this node reads now
+  // `partitions` source partitions: partition i belongs to the slot recorded
+  // for it (setFlowSlots), else to slot (flowSlot(name) + i) % slots. The
+  // share this node reads now
   // (`held` only has slots of the flow's partitions: it changes only when
   // they move), and the nodes that read the others.
   PartitionShare share(const std::string& name, int partitions) const;

@@ -101,6 +101,10 @@ std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::s
   // the flow's group (a checkpoint here would hold stale ones for partitions
   // read on other nodes since).
   const bool spread = options_.cluster && plan.spreadsPartitions();
+  if (membership_) {
+    const auto copy = splitShardFlowName(toLower(flow));
+    membership_->setFlowSlots(copy ? copy->first : flow, plan.clusterSlots);
+  }
   if (options_.cluster && plan.shards > 1) {
     // The copies exchange rows through topics of the cluster's Kafka, named
     // after the flow (copy 0's name) and its exchange id.
@@ -368,6 +372,20 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
         "{:08x}", (static_cast<uint64_t>(rd()) << 16) ^ rd() ^ static_cast<uint64_t>(nowMicros()));
     std::erase_if(control.settings, [](const auto& kv) { return kv.first == kExchangeIdSetting; });
     control.settings.emplace_back(kExchangeIdSetting, plan.exchangeId);
+  }
+  // In a cluster, the slots of a sharded flow's copies, or of a spread
+  // flow's partitions, chosen now from who holds which slot, so that they
+  // go to as many nodes as there are (server/cluster_membership.h).
+  std::erase_if(control.settings, [](const auto& kv) { return kv.first == kClusterSlotsSetting; });
+  plan.clusterSlots.clear();
+  if (membership_ && (plan.shards > 1 || plan.spreadsPartitions())) {
+    const int slots = membership_->slots();
+    const int pieces =
+        plan.shards > 1 ? plan.shards : std::min(plan.scans.front().partitions, slots);
+    plan.clusterSlots =
+        placeFlowSlots(flowSlot(stmt.name, slots), pieces, slots, membership_->holdersNow());
+    if (!plan.clusterSlots.empty())
+      control.settings.emplace_back(kClusterSlotsSetting, formatClusterSlots(plan.clusterSlots));
   }
 
   // A new flow starts with empty state and no checkpoints: whatever a dropped

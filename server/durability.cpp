@@ -151,6 +151,14 @@ void Engine::persistCatalog(const CatalogChange& change) {
 }
 
 void Engine::restore() {
+  if (options_.cluster) {
+    // Made before the flows are restored (it joins nothing yet): each
+    // restored flow tells it the slots CREATE FLOW chose for its copies or
+    // partitions (makeRuntime).
+    const ClusterOptions& co = options_.cluster->options();
+    membership_ = std::make_unique<ClusterMembership>(
+        ClusterMembershipOptions{co.name, co.bootstrap, co.node, co.nodeTimeoutMs});
+  }
   if (!options_.dataDir.empty() || options_.cluster) {
     // A cluster's catalog is its topic's; a server of its own keeps it in its
     // data directory.
@@ -189,8 +197,6 @@ void Engine::restore() {
   }
   if (options_.cluster) {
     const ClusterOptions& co = options_.cluster->options();
-    membership_ = std::make_unique<ClusterMembership>(
-        ClusterMembershipOptions{co.name, co.bootstrap, co.node, co.nodeTimeoutMs});
     options_.cluster->follow([this](const ClusterEntry& e) { applyClusterEntry(e); });
     // Slots taken: the supervisor starts their flows within its round;
     // slots given up: their flows stop before another node may start them.
@@ -264,6 +270,11 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   EngineSession session;
   for (const auto& [k, v] : record.settings) session.settings.set(k, v);
   adoptLegacyFlowDir(stmt.name);
+  if (membership_) {
+    // Also when it cannot be planned yet: SHOW FLOWS names where it runs.
+    membership_->setFlowSlots(stmt.name,
+                              parseClusterSlots(session.settings.getString(kClusterSlotsSetting)));
+  }
 
   FlowDef def;
   def.name = stmt.name;
@@ -369,7 +380,7 @@ std::string Engine::placementExplained(const std::string& name, const FlowRuntim
   if (!membership_) return {};
   const std::string& here = options_.cluster->options().node;
   const int slots = membership_->slots();
-  const int first = flowSlot(name, slots);
+  const int first = membership_->slotOf(name);
   auto holder = [&](int slot) -> std::string {
     std::optional<std::string> node = membership_->holderOfSlot(slot);
     if (!node) return "no node yet";
@@ -380,14 +391,14 @@ std::string Engine::placementExplained(const std::string& name, const FlowRuntim
   if (!spreadHere(&rt)) {
     out += fmt::format("  slot {} of {}: runs on {}\n", first, slots, holder(first));
     if (const int shards = rt.plan().shards; shards > 1) {
-      // Copy i on the slot i after copy 0's (flowSlot).
+      // Each copy on the slot CREATE FLOW chose for it (ClusterMembership::slotOf).
       const auto shard = splitShardFlowName(toLower(name));
       const std::string flow = shard ? shard->first : toLower(name);
-      const int base = flowSlot(flow, slots);
       for (int i = 0; i < shards; ++i) {
-        out += fmt::format("  copy {} of {} ({}): slot {}, on {}\n", i, shards,
-                           shardFlowName(flow, i), (base + i) % slots,
-                           holder((base + i) % slots));
+        const std::string copy = shardFlowName(flow, i);
+        const int slot = membership_->slotOf(copy);
+        out += fmt::format("  copy {} of {} ({}): slot {}, on {}\n", i, shards, copy, slot,
+                           holder(slot));
       }
     }
     if (const int replicas = rt.plan().standbyReplicas; replicas > 0 && rt.plan().keepsState()) {
@@ -407,11 +418,21 @@ std::string Engine::placementExplained(const std::string& name, const FlowRuntim
     return out;
   }
   const ScanSpec& scan = rt.plan().scans.front();
-  // Partition i belongs to slot (first + i) % slots (ClusterMembership::share).
+  // Each partition on the slot CREATE FLOW chose for it (ClusterMembership::share).
+  const PartitionShare share = membership_->share(name, scan.partitions);
   std::map<std::string, std::vector<int>> byHolder;
-  for (int i = 0; i < scan.partitions; ++i) byHolder[holder((first + i) % slots)].push_back(i);
-  out += fmt::format("  spread: partition i of source {} ({} partitions) on slot ({} + i) % {}\n",
-                     scan.name, scan.partitions, first, slots);
+  for (int i = 0; i < scan.partitions; ++i) byHolder[holder(share.slotOf(i))].push_back(i);
+  if (share.order.empty()) {
+    out += fmt::format("  spread: partition i of source {} ({} partitions) on slot ({} + i) % {}\n",
+                       scan.name, scan.partitions, first, slots);
+  } else {
+    std::vector<int> order;
+    for (int i = 0; i < std::min<int>(scan.partitions, static_cast<int>(share.order.size())); ++i)
+      order.push_back(share.slotOf(i));
+    out += fmt::format("  spread: the partitions of source {} ({}) on slots {}{}\n", scan.name,
+                       scan.partitions, fmt::join(order, ", "),
+                       scan.partitions > static_cast<int>(order.size()) ? ", coming round" : "");
+  }
   for (const auto& [node, parts] : byHolder) {
     out += fmt::format("  {}: partitions {}\n", node, fmt::join(parts, ", "));
   }
@@ -573,7 +594,7 @@ std::pair<FlowState, std::string> Engine::flowStatus(const std::string& name,
     if (node) return {FlowState::Remote, fmt::format("{} on node {}", verb, *node)};
     return {FlowState::Remote,
             fmt::format("{} on the node that takes slot {} of the cluster (none has it yet)", verb,
-                        flowSlot(name, membership_ ? membership_->slots() : 0))};
+                        membership_ ? membership_->slotOf(name) : 0)};
   }
   FlowState state = rt ? rt->state() : FlowState::Stopped;
   if (state == FlowState::Running) {

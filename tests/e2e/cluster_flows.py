@@ -177,6 +177,10 @@ class FlowsCluster:
         # The group has shared the slots among all the nodes.
         for node in self.nodes.values():
             self.wait_holds_slots(node)
+        if shards:
+            # The node that makes the flows knows every node's slots: CREATE
+            # FLOW spreads each flow's copies over the nodes it knows.
+            self.wait_sees_nodes(self.nodes[names[0]], names)
         self.input = None
         opts = broker.options()
         src = f"{opts}, startingOffsets = 'earliest', format = 'json'"
@@ -295,6 +299,17 @@ class FlowsCluster:
         taken = re.compile(rf'cluster: node "{re.escape(node.name)}" takes slots \d')
         wait_for(f"{node.name} takes slots",
                  lambda: taken.search(node.log_path.read_text(errors="replace")),
+                 timeout=WAIT_S * 2)
+
+    def wait_sees_nodes(self, node, names):
+        """NODE has read that each node of NAMES (and no other) holds slots."""
+        seen = re.compile(rf'cluster: node "{re.escape(node.name)}" sees slots held by nodes '
+                          r'([^\n]*)')
+
+        def sees_all():
+            lines = seen.findall(node.log_path.read_text(errors="replace"))
+            return lines and set(lines[-1].strip().split(", ")) == set(names)
+        wait_for(f"{node.name} sees the slots of nodes {', '.join(names)}", sees_all,
                  timeout=WAIT_S * 2)
 
     def end_exact(self, nodes=3):

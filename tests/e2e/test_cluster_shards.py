@@ -1,8 +1,8 @@
 """Sharded stateful flows in a cluster (`'shards' = '3'`): the GROUP BY count,
 the tumbling-window count and the interval join of cluster_flows.py each run
 as three copies, `cnt`, `cnt#1` and `cnt#2` (and so on), each on the node
-that holds its own slot (consecutive slots: the copies spread over the
-nodes). The inputs have 4 partitions: copy i reads the partitions p with
+that holds its own slot (CREATE FLOW chose the copies' slots on the three
+nodes, one each). The inputs have 4 partitions: copy i reads the partitions p with
 p % 3 == i and sends each row, through the flow's exchange topic (3
 partitions), to the copy that keeps its key, which reads only its own
 partition of it. So each copy reads a part of the input and holds a part of
@@ -70,8 +70,10 @@ def test_sharded_flows_divide_their_keys_over_the_nodes_and_survive_a_kill(flows
         return True
     wait_for("each copy of cnt reads its own partitions", reads_its_share, timeout=WAIT_S * 2)
     before = fc.checkpointed_runners()
-    # Nine copies on three nodes: more than one node runs some.
-    assert len({n.name for n in before.values()}) > 1, {f: n.name for f, n in before.items()}
+    # CREATE FLOW put each flow's three copies on the three nodes, one each.
+    for f in ("cnt", "win", "pay"):
+        assert len({before[c].name for c in copies_of(f)}) == SHARDS, \
+            {c: before[c].name for c in copies_of(f)}
     # Each node lists every copy, running here or remote on its runner.
     for node in fc.alive():
         listed = flows(node)

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <vector>
 
 #include "planner_fixture.h"
 
@@ -151,4 +152,48 @@ TEST_CASE("a flow of one copy has no exchange") {
   addExchange(plan, "x", "b:1");
   CHECK(plan.stages.size() == stages);
   CHECK_FALSE(stageWithOutput(plan, StageOutput::Kind::Exchange));
+}
+
+TEST_CASE("the slots CREATE FLOW records for a flow's copies or partitions") {
+  CHECK(formatClusterSlots({3, 4, 10}) == "3,4,10");
+  CHECK(parseClusterSlots("3,4,10") == std::vector<int>{3, 4, 10});
+  CHECK(parseClusterSlots(formatClusterSlots({0, 15, 7, 0})) == std::vector<int>{0, 15, 7, 0});
+  // Anything but a list of slots is no list: the pieces take consecutive slots.
+  for (const char* bad : {"", ",", "3,", ",3", "3,,4", "3;4", "-1", "3, 4", "a", "1234567"}) {
+    CAPTURE(bad);
+    CHECK(parseClusterSlots(bad).empty());
+  }
+
+  // A flow planned with the setting carries the slots; without it, none.
+  Fixture f;
+  f.ctx.session.set(kExchangeIdSetting, "abc123");
+  f.ctx.session.set(kClusterSlotsSetting, "5,2,9");
+  const PhysicalPlan plan = f.flow(
+      "CREATE FLOW cnt INTO alerts WITH ('shards' = '3') AS "
+      "SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id");
+  CHECK(plan.clusterSlots == std::vector<int>{5, 2, 9});
+  CHECK(planForShard(plan, 2).clusterSlots == plan.clusterSlots);
+  Fixture g;
+  CHECK(g.flow("CREATE FLOW cnt INTO alerts WITH ('shards' = '3') AS "
+               "SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id")
+            .clusterSlots.empty());
+}
+
+TEST_CASE("a spread flow's partitions take the slots recorded for them, coming round") {
+  PartitionShare share{4, 16, {9, 2}, {4, 9, 2}};
+  // Partition i on order[i % 3]: 4, 9, 2, 4, 9, 2, ...
+  CHECK(share.slotOf(0) == 4);
+  CHECK(share.slotOf(1) == 9);
+  CHECK(share.slotOf(5) == 2);
+  CHECK_FALSE(share.reads(0));
+  CHECK(share.reads(1));
+  CHECK(share.reads(2));
+  CHECK_FALSE(share.reads(3));
+  CHECK(share.rank(4) == 2);  // partitions 1 and 2 come before it here
+  // Without a recorded order: consecutive slots from the first.
+  const PartitionShare consecutive{14, 16, {15, 0}, {}};
+  CHECK(consecutive.slotOf(1) == 15);
+  CHECK(consecutive.slotOf(2) == 0);
+  CHECK(consecutive.reads(17));
+  CHECK_FALSE(consecutive.reads(3));
 }

@@ -202,7 +202,7 @@ TEST_CASE("which flows a cluster spreads over its nodes, partition by partition"
       f.flow("CREATE FLOW a INTO alerts AS SELECT user_id FROM clicks").spreadsPartitions());
 
   // The share one node reads: partition i belongs to slot (first + i) % slots.
-  PartitionShare share{14, 16, {14, 1}};
+  PartitionShare share{14, 16, {14, 1}, {}};
   CHECK(share.reads(0));        // slot 14
   CHECK_FALSE(share.reads(1));  // slot 15
   CHECK(share.reads(3));        // slot 1
