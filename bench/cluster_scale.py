@@ -7,7 +7,7 @@
                            [--start-rate 4000] [--max-rate 64000] [--max-steps 5]
                            [--step-seconds 3] [--step-warmup 1] [--partitions 16]
                            [--node-core 1] [--client-core 0]
-                           [--bootstrap 127.0.0.1:29700] [--results FILE]
+                           [--bootstrap 127.0.0.1:29700] [--results FILE] [--watermark]
 
 The scenarios `stateless` and `groupby` of bench/scenario.sh (the same
 queries over the same 200-byte JSON records of 1,000 users, produced and read
@@ -43,6 +43,11 @@ Once per round, before the clusters, the same search on the floor alone (up
 to --max-rate): what the broker and the collector sustain without rtsql.
 Before the first round, one floor run of 10 s at --rate, not reported, warms
 the broker up.
+
+With --watermark, the source also declares the records' event time `ts`
+with a watermark (`ts - INTERVAL '1' SECOND`), which no query uses: what a
+watermark costs, above all a sharded flow's, whose fronts send it on to
+every copy as markers in the exchange topic.
 
 Fairness: every rtsqld of every run is pinned to the one core --node-core
 (taskset), the collector and this script to --client-core, so 1, 2 and 3
@@ -235,6 +240,17 @@ class Node:
                         int(s) for s in m.group(1).split(",")}
         return held
 
+    def sees(self):
+        """The nodes this one last said it sees holding slots (None: not yet
+        said). CREATE FLOW spreads a sharded flow's copies over those."""
+        seen = None
+        with open(self.log_path, errors="replace") as f:
+            for line in f:
+                m = re.search(r'cluster: node "[^"]+" sees slots held by nodes (.*)$', line)
+                if m:
+                    seen = set(m.group(1).strip().split(", "))
+        return seen
+
     def reset_peak(self):
         try:
             with open(f"/proc/{self.proc.pid}/clear_refs", "w") as f:
@@ -410,7 +426,12 @@ class Bench:
         first = nodes[0]
         flow = f"f_{tag}"
         try:
-            first.run(f"CREATE SOURCE s_{tag} ({COLUMNS}) WITH ({opts}, subscribe = '{t_in}', "
+            columns = COLUMNS
+            if self.a.watermark:
+                # The records' event time `ts` (bench/latency.cpp), with a
+                # watermark: every front task then sends it on as it advances.
+                columns += ", ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
+            first.run(f"CREATE SOURCE s_{tag} ({columns}) WITH ({opts}, subscribe = '{t_in}', "
                       "startingOffsets = 'earliest', format = 'json')")
             first.run(f"CREATE SINK o_{tag} WITH ({opts}, topic = '{t_out}', format = 'json')")
             options = f" WITH ('shards' = '{len(nodes)}')" if sharded else ""
@@ -495,6 +516,9 @@ def start_cluster(bench, n, rnd, args):
         union = set().union(*held)
         return len(union) == sum(len(h) for h in held) == 16 and held
     held = wait_for(f"every node of {cluster} holds slots", joined, 90)
+    # The node the flows are made on knows every node's slots.
+    wait_for(f"{nodes[0].name} sees every node's slots",
+             lambda: nodes[0].sees() == {node.name for node in nodes}, 60)
     return cluster, home, nodes, round(time.monotonic() - t0, 1), held
 
 
@@ -559,6 +583,9 @@ def main():
     ap.add_argument("--client-core", type=int, default=0)
     ap.add_argument("--bootstrap", default="127.0.0.1:29700")
     ap.add_argument("--results", help="also append the JSON lines to this file")
+    ap.add_argument("--watermark", action="store_true",
+                    help="declare the records' event time `ts` with a watermark on the source "
+                         "(the queries do not use it; a sharded flow's fronts send it on)")
     args = ap.parse_args()
     args.nodes = [int(x) for x in args.nodes.split()]
     host = args.bootstrap.rsplit(":", 1)[0]

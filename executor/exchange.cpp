@@ -194,9 +194,14 @@ void ExchangeWriter::push(Row& row, const RecordContext& ctx) {
 }
 
 void ExchangeWriter::onWatermark(int64_t watermarkMicros) {
+  const bool wasIdle = idle_;
   idle_ = false;
   watermark_ = std::max(watermark_, watermarkMicros);
-  sendMarker();
+  if (wasIdle || nowMicros() / 1000 >= lastMarkerMillis_ + paceMillis_) {
+    sendMarker();
+  } else {
+    markerHeld_ = true;
+  }
 }
 
 void ExchangeWriter::onIdle() {
@@ -205,7 +210,10 @@ void ExchangeWriter::onIdle() {
 }
 
 void ExchangeWriter::onBatchEnd() {
-  if (nowMicros() / 1000 >= nextMarkerMillis_) sendMarker();
+  const int64_t nowMillis = nowMicros() / 1000;
+  if (nowMillis >= nextMarkerMillis_ ||
+      (markerHeld_ && nowMillis >= lastMarkerMillis_ + paceMillis_))
+    sendMarker();
 }
 
 void ExchangeWriter::sendMarker() {
@@ -214,7 +222,9 @@ void ExchangeWriter::sendMarker() {
       encodeExchangeMarker(idle_ ? ExchangeMessage::Kind::Idle : ExchangeMessage::Kind::Watermark,
                            producer_, producers_, watermark_);
   for (int shard = 0; shard < shards_; ++shard) out_.send(shard, marker, now);
-  nextMarkerMillis_ = now / 1000 + kMarkerEveryMillis;
+  lastMarkerMillis_ = now / 1000;
+  nextMarkerMillis_ = lastMarkerMillis_ + kMarkerEveryMillis;
+  markerHeld_ = false;
 }
 
 }  // namespace rtsql

@@ -33,6 +33,7 @@
 // or exactly once with 'delivery' = 'exactly-once', as a flow's of its own.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -140,17 +141,27 @@ class ExchangeOut {
 // its shard and sends it there with its origin (set by the source task before
 // each record: setOrigin); sends the task's watermark, or that it is idle,
 // to every shard, and repeats it every kMarkerEveryMillis.
+//
+// A watermark that advances within `paceMillis` of the last marker waits
+// until then (the task wakes for it): a front sends at most one marker per
+// pace to each shard, where it would send one per record, as many messages
+// as rows, at a few records per task and second. The back's watermark lags
+// the front's by up to the pace (windows close that much later; Flink
+// emits watermarks every 200 ms by default). That a task is idle, and the
+// first watermark after it was, go at once.
 class ExchangeWriter final : public Operator {
  public:
+  static constexpr int64_t kMarkerEveryMillis = 1000;
+  static constexpr int64_t kMarkerPaceMillis = 100;
+
   ExchangeWriter(std::vector<ExprPtr> keys, int shards, uint32_t producer, uint32_t producers,
-                 ExchangeOut& out)
+                 ExchangeOut& out, int64_t paceMillis = kMarkerPaceMillis)
       : keys_(std::move(keys)),
         shards_(shards),
         producer_(producer),
         producers_(producers),
-        out_(out) {}
-
-  static constexpr int64_t kMarkerEveryMillis = 1000;
+        out_(out),
+        paceMillis_(paceMillis) {}
 
   // The record whose rows come next.
   void setOrigin(int32_t partition, int64_t offset) { origin_ = {partition, offset, 0}; }
@@ -159,7 +170,10 @@ class ExchangeWriter final : public Operator {
   // Every partition of the task is idle (until the next onWatermark()).
   void onIdle();
   void onBatchEnd() override;
-  int64_t wakeAtMillis() override { return nextMarkerMillis_; }
+  int64_t wakeAtMillis() override {
+    return markerHeld_ ? std::min(nextMarkerMillis_, lastMarkerMillis_ + paceMillis_)
+                       : nextMarkerMillis_;
+  }
   void flush(int timeoutMs) { out_.flush(timeoutMs); }
   std::string name() const override { return "ExchangeWriter"; }
 
@@ -171,10 +185,13 @@ class ExchangeWriter final : public Operator {
   uint32_t producer_;
   uint32_t producers_;
   ExchangeOut& out_;
+  int64_t paceMillis_;
   ExchangeOrigin origin_;
   bool idle_ = false;
   int64_t watermark_ = INT64_MIN;
   int64_t nextMarkerMillis_ = INT64_MIN;  // at once: a new task says where it is
+  int64_t lastMarkerMillis_ = INT64_MIN / 2;
+  bool markerHeld_ = false;               // a watermark waits for the pace
   std::string message_;                   // the row being sent, in a buffer kept across rows
 };
 

@@ -7,9 +7,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "../sql_error_of.h"
@@ -43,9 +45,10 @@ std::vector<DataTypePtr> types() {
   return {DataType::of(TypeId::String), DataType::of(TypeId::BigInt)};
 }
 
-ExchangeWriter writerOf(MemoryExchange& out, uint32_t producer = 0, uint32_t producers = 1) {
+ExchangeWriter writerOf(MemoryExchange& out, uint32_t producer = 0, uint32_t producers = 1,
+                        int64_t paceMillis = ExchangeWriter::kMarkerPaceMillis) {
   return ExchangeWriter({makeColumnRef(0, DataType::of(TypeId::String), "k")},
-                        static_cast<int>(out.parts.size()), producer, producers, out);
+                        static_cast<int>(out.parts.size()), producer, producers, out, paceMillis);
 }
 
 void push(ExchangeWriter& w, const std::string& key, int64_t v, int64_t ts = 7) {
@@ -140,7 +143,7 @@ TEST_CASE("a row crosses with its origin, timestamp and kind; rows of one record
 
 TEST_CASE("markers go to every copy, say idle or the watermark, and repeat each second") {
   MemoryExchange out(3);
-  ExchangeWriter w = writerOf(out, 2, 6);
+  ExchangeWriter w = writerOf(out, 2, 6, 0);  // unpaced: each watermark at once
   // A new writer says where it stands at once.
   CHECK(w.wakeAtMillis() <= nowMicros() / 1000);
   w.onBatchEnd();
@@ -166,6 +169,52 @@ TEST_CASE("markers go to every copy, say idle or the watermark, and repeat each 
   }
   w.flush(10);
   CHECK(out.flushes == 1);
+}
+
+TEST_CASE("a watermark within the pace of the last marker waits for it; idleness does not") {
+  MemoryExchange out(2);
+  {
+    // A pace longer than the test: what is held stays held.
+    ExchangeWriter w = writerOf(out, 0, 1, 600'000);
+    w.onBatchEnd();  // a new writer says where it stands at once
+    REQUIRE(out.parts[0].size() == 1);
+    const int64_t firstWake = w.wakeAtMillis();
+    w.onWatermark(100);
+    w.onWatermark(200);
+    CHECK(out.parts[0].size() == 1);
+    CHECK(out.parts[1].size() == 1);
+    // Held, it is sent no later than the marker repeated each second.
+    CHECK(w.wakeAtMillis() == firstWake);
+    // That the task is idle goes at once, as does the watermark after it.
+    w.onIdle();
+    w.onWatermark(300);
+    w.onWatermark(400);
+    for (const auto& part : out.parts) {
+      REQUIRE(part.size() == 3);
+      CHECK(decodeExchange(part[1].bytes, types()).kind == ExchangeMessage::Kind::Idle);
+      ExchangeMessage m = decodeExchange(part[2].bytes, types());
+      CHECK(m.kind == ExchangeMessage::Kind::Watermark);
+      CHECK(m.watermark == 300);
+    }
+  }
+  {
+    // A pace of 1 ms: the held watermark goes, its latest value, once the
+    // task wakes after it.
+    MemoryExchange paced(2);
+    ExchangeWriter w = writerOf(paced, 0, 1, 1);
+    w.onBatchEnd();
+    w.onWatermark(500);
+    w.onWatermark(600);
+    for (int i = 0;
+         i < 5000 && decodeExchange(paced.parts[0].back().bytes, types()).watermark != 600; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      w.onBatchEnd();
+    }
+    for (const auto& part : paced.parts) {
+      CHECK(decodeExchange(part.back().bytes, types()).watermark == 600);
+      CHECK(part.size() <= 3);  // 500 may have gone at once; nothing else
+    }
+  }
 }
 
 TEST_CASE("the back drops repeats of what it took, per origin partition") {
