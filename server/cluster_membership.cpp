@@ -98,23 +98,28 @@ std::vector<int> placeFlowSlots(int first, int pieces, int slots,
     size_t next = 0;  // its first slot no piece has yet
     int pieces = 0;
   };
-  // The nodes in name order, then each slot of no known holder as a node of
-  // its own (this node's slots are always known, so such a slot is another
-  // node's or nobody's); taken from piece 0's holder on.
+  // The nodes in name order from piece 0's holder on (from the first when
+  // it is not known), coming round, then each slot of no known holder as a
+  // node of its own (this node's slots are always known, so such a slot is
+  // another node's or nobody's).
   std::vector<Node> nodes;
-  for (const auto& [name, owned] : slotsOf) nodes.push_back(Node{&owned});
-  for (const std::vector<int>& slot : unknown) nodes.push_back(Node{&slot});
+  std::vector<const std::vector<int>*> known;
+  for (const auto& [name, owned] : slotsOf) known.push_back(&owned);
   size_t start = 0;
-  if (auto it = holders.find(first); it != holders.end()) {
-    start = static_cast<size_t>(std::distance(slotsOf.begin(), slotsOf.find(it->second)));
+  const auto owner = holders.find(first);
+  if (owner != holders.end())
+    start = static_cast<size_t>(std::distance(slotsOf.begin(), slotsOf.find(owner->second)));
+  for (size_t k = 0; k < known.size(); ++k)
+    nodes.push_back(Node{known[(start + k) % known.size()]});
+  for (const std::vector<int>& slot : unknown) nodes.push_back(Node{&slot});
+  if (owner != holders.end()) {
     // `first` heads its holder's slots: the next piece there takes the next one.
-    nodes[start].next = 1;
-    nodes[start].pieces = 1;
+    nodes.front().next = 1;
+    nodes.front().pieces = 1;
   }
   for (int i = 1; i < pieces; ++i) {
     Node* pick = nullptr;
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      Node& n = nodes[(start + k) % nodes.size()];
+    for (Node& n : nodes) {
       if (n.next < n.slots->size() && (!pick || n.pieces < pick->pieces)) pick = &n;
     }
     if (!pick) {
@@ -421,7 +426,12 @@ int ClusterMembership::slotOf(const std::string& name) const {
 
 std::map<int, std::string> ClusterMembership::holdersNow() const {
   std::lock_guard lock(impl_->mu);
-  std::map<int, std::string> out = impl_->holders;
+  std::map<int, std::string> out;
+  for (const auto& [slot, node] : impl_->holders) {
+    // A slot this node gave up names it until the holders are read again:
+    // its holder is not known yet.
+    if (node != options_.node || impl_->held.count(slot)) out.emplace(slot, node);
+  }
   for (int slot : impl_->held) out[slot] = options_.node;
   return out;
 }

@@ -95,6 +95,9 @@ TEST_CASE("a flow's pieces take the slots of no known holder after the nodes kno
   // Piece 0's slot has no known holder: it stays the flow's own, and the
   // others go to the nodes known first.
   CHECK(placeFlowSlots(5, 4, 16, holders) == std::vector<int>{5, 2, 9, 6});
+  // The known nodes come first also when piece 0's holder is not the first
+  // of them in name order: b's, then a's, then the unknown ones.
+  CHECK(placeFlowSlots(9, 4, 16, holders) == std::vector<int>{9, 2, 10, 11});
   // Every partition of a spread flow of 16 gets a slot of its own.
   const std::vector<int> spread = placeFlowSlots(7, 16, 16, holders);
   CHECK(std::set<int>(spread.begin(), spread.end()).size() == 16);
