@@ -144,11 +144,10 @@ class ExchangeOut {
 //
 // A watermark that advances within `paceMillis` of the last marker waits
 // until then (the task wakes for it): a front sends at most one marker per
-// pace to each shard, where it would send one per record, as many messages
-// as rows, at a few records per task and second. The back's watermark lags
-// the front's by up to the pace (windows close that much later; Flink
-// emits watermarks every 200 ms by default). That a task is idle, and the
-// first watermark after it was, go at once.
+// pace to each shard, where a watermark that advances with every record
+// would cost a message per record to every shard. The back's watermark lags
+// the front's by up to the pace (windows close that much later). That a
+// task is idle, and the first watermark after it was, go at once.
 class ExchangeWriter final : public Operator {
  public:
   static constexpr int64_t kMarkerEveryMillis = 1000;
