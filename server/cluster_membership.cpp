@@ -466,12 +466,8 @@ PartitionShare ClusterMembership::share(const std::string& name, int partitions)
   std::lock_guard lock(impl_->mu);
   if (auto it = impl_->flowSlots.find(toLower(name)); it != impl_->flowSlots.end())
     out.order = it->second;
-  // Past the slots' count (or the recorded list's length), the partitions'
-  // slots come round again.
-  const int distinct = out.order.empty() ? slotCount_ : static_cast<int>(out.order.size());
-  for (int i = 0; i < std::min(partitions, distinct); ++i) {
-    const int slot = out.slotOf(i);
-    if (impl_->held.count(slot)) out.held.insert(slot);
+  for (int i = 0; i < partitions; ++i) {
+    if (const int slot = out.slotOf(i); impl_->held.count(slot)) out.held.insert(slot);
   }
   return out;
 }
@@ -480,9 +476,9 @@ std::set<std::string> ClusterMembership::otherReaders(const std::string& name,
                                                       int partitions) const {
   std::set<std::string> out;
   const PartitionShare all = share(name, partitions);
-  const int distinct = all.order.empty() ? slotCount_ : static_cast<int>(all.order.size());
-  for (int i = 0; i < std::min(partitions, distinct); ++i) {
-    const int slot = all.slotOf(i);
+  std::set<int> slots;
+  for (int i = 0; i < partitions; ++i) slots.insert(all.slotOf(i));
+  for (int slot : slots) {
     std::optional<std::string> node = holderOfSlot(slot);
     if (node && *node != options_.node) out.insert(*node);
   }
