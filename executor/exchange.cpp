@@ -105,7 +105,27 @@ ExchangeMessage decodeExchange(std::string_view in, const std::vector<DataTypePt
   }
 }
 
+ExchangeReceiver::ExchangeReceiver(uint32_t producers, int ownShard, int shards)
+    : producers_(producers),
+      ownShard_(ownShard),
+      shards_(std::max(shards, 1)),
+      watermarks_(producers) {
+  if (ownShard_ < 0) return;
+  const uint32_t perCopy = producers_ / static_cast<uint32_t>(shards_);
+  ownFirst_ = std::min(producers_, static_cast<uint32_t>(ownShard_) * perCopy);
+  ownEnd_ = std::min(producers_, ownFirst_ + perCopy);
+  for (uint32_t p = ownFirst_; p < ownEnd_; ++p) {
+    idle_[p] = true;
+    ++idleCount_;
+    watermarks_.idle(static_cast<uint16_t>(p));
+  }
+}
+
 bool ExchangeReceiver::accept(const ExchangeOrigin& origin) {
+  if (ownShard_ >= 0 && origin.partition >= 0 && origin.partition % shards_ == ownShard_) {
+    ++repeats_;
+    return false;
+  }
   auto [it, fresh] = taken_.try_emplace(origin.partition, origin);
   if (fresh) return true;
   if (origin <= it->second) {
@@ -127,6 +147,7 @@ void ExchangeReceiver::marker(const ExchangeMessage& m) {
             "the topic holds messages of another shape of the flow: drop the flow and "
             "create it again");
   }
+  if (own(m.producer)) return;  // in process
   const auto producer = static_cast<uint16_t>(m.producer);
   if (m.kind == ExchangeMessage::Kind::Idle) {
     if (!idle_[m.producer]) {
@@ -186,7 +207,14 @@ void ExchangeReceiver::restore(std::string_view token) {
 
 void ExchangeWriter::push(Row& row, const RecordContext& ctx) {
   countIn();
-  const int shard = shardOfKeyHash(shuffleKeyHash(keys_, row), shards_);
+  const size_t hash = shuffleKeyHash(keys_, row);
+  const int shard = shardOfKeyHash(hash, shards_);
+  if (shard == ownShard_) {
+    local_->pushHashed(row, ctx, hash);
+    ++origin_.index;
+    countOut();
+    return;
+  }
   encodeExchangeRow(message_, origin_, ctx.sourceTimestampMicros, ctx.kind, row);
   out_.send(shard, message_, ctx.sourceTimestampMicros);
   ++origin_.index;
@@ -194,6 +222,7 @@ void ExchangeWriter::push(Row& row, const RecordContext& ctx) {
 }
 
 void ExchangeWriter::onWatermark(int64_t watermarkMicros) {
+  if (local_) local_->onWatermark(watermarkMicros);
   const bool wasIdle = idle_;
   idle_ = false;
   watermark_ = std::max(watermark_, watermarkMicros);
@@ -221,7 +250,9 @@ void ExchangeWriter::sendMarker() {
   const std::string marker =
       encodeExchangeMarker(idle_ ? ExchangeMessage::Kind::Idle : ExchangeMessage::Kind::Watermark,
                            producer_, producers_, watermark_);
-  for (int shard = 0; shard < shards_; ++shard) out_.send(shard, marker, now);
+  for (int shard = 0; shard < shards_; ++shard) {
+    if (shard != ownShard_) out_.send(shard, marker, now);
+  }
   lastMarkerMillis_ = now / 1000;
   nextMarkerMillis_ = lastMarkerMillis_ + kMarkerEveryMillis;
   markerHeld_ = false;

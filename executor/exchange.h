@@ -22,6 +22,18 @@
 //    every second so that a back that starts anywhere in the topic hears from
 //    every producer.
 //
+// The copy's own shard (ExchangeSpec::local, the flows CREATE FLOW makes
+// now): a front hands the rows of its own copy's shard straight to the
+// copy's stateful stage through the in-process shuffle, as a flow of one
+// copy would, with its watermark and epoch barriers; only the rows of other
+// shards, and the markers for other copies, go through the topic. So 1/N of
+// the rows skips the topic, and the stateful stage has two kinds of
+// producers: the copy's front tasks, and the back, whose watermark is the
+// minimum over the other copies' front tasks. The back drops anything of
+// the copy's own fronts it finds in the topic (none but a guard: the topic
+// is the flow's own). Each origin partition is read by one copy, so its
+// rows still reach a key's copy by one path, in order.
+//
 // Delivery: a front writes at least once (after a recovery it writes again
 // the rows of the records after its checkpoint). The back drops what it has
 // taken before: per origin partition, rows arrive in (offset, index) order
@@ -31,6 +43,9 @@
 // back's checkpoint (the position token of its exchange partition), so the
 // back's state holds each row exactly once, and its output is at least once,
 // or exactly once with 'delivery' = 'exactly-once', as a flow's of its own.
+// The own rows are in the checkpoint as a flow's of one copy are: the
+// stateful stage aligns the fronts' barriers with the back's, so its state
+// at an epoch holds exactly the own rows before the fronts' positions.
 #pragma once
 
 #include <algorithm>
@@ -49,6 +64,8 @@
 #include "executor/watermark_tracker.h"
 
 namespace rtsql {
+
+class ShuffleWriter;
 
 // Where an exchanged row came from.
 struct ExchangeOrigin {
@@ -92,9 +109,15 @@ ExchangeMessage decodeExchange(std::string_view bytes, const std::vector<DataTyp
 // producers. Used by the back's source task only.
 class ExchangeReceiver {
  public:
-  explicit ExchangeReceiver(uint32_t producers) : producers_(producers), watermarks_(producers) {}
+  // `producers` front tasks over `shards` copies. With `ownShard` >= 0 (the
+  // copy's own rows stay in process: ExchangeSpec::local) the receiver
+  // leaves out that copy's front tasks: their markers count for nothing (its
+  // producers are idle here from the start), and a row from a partition
+  // they read (origin partition % shards == ownShard) is dropped.
+  explicit ExchangeReceiver(uint32_t producers, int ownShard = -1, int shards = 1);
 
-  // Whether a row from `origin` is new (and takes it); false for a repeat.
+  // Whether a row from `origin` is new (and takes it); false for a repeat
+  // (or a row of the copy's own fronts, which reach it in process).
   bool accept(const ExchangeOrigin& origin);
   // A marker. Throws SqlError XX001 for a producer out of range (a topic
   // written by a plan of another shape).
@@ -114,7 +137,13 @@ class ExchangeReceiver {
   void restore(std::string_view token);
 
  private:
+  bool own(uint32_t producer) const { return producer >= ownFirst_ && producer < ownEnd_; }
+
   uint32_t producers_;
+  int ownShard_;
+  int shards_;
+  uint32_t ownFirst_ = 0;  // the own copy's producers: [ownFirst_, ownEnd_)
+  uint32_t ownEnd_ = 0;
   InputWatermarks watermarks_;
   std::vector<bool> idle_ = std::vector<bool>(producers_, false);
   uint32_t idleCount_ = 0;
@@ -162,6 +191,14 @@ class ExchangeWriter final : public Operator {
         out_(out),
         paceMillis_(paceMillis) {}
 
+  // The rows of shard `ownShard` (the copy this front belongs to) go to
+  // `local`, the in-process shuffle into the copy's stateful stage, with
+  // every watermark at once; markers go to the other shards only. The
+  // task's idleness and barriers reach `local` from the task itself.
+  void keepOwnShard(int ownShard, ShuffleWriter& local) {
+    ownShard_ = ownShard;
+    local_ = &local;
+  }
   // The record whose rows come next.
   void setOrigin(int32_t partition, int64_t offset) { origin_ = {partition, offset, 0}; }
   void push(Row& row, const RecordContext& ctx) override;
@@ -185,6 +222,8 @@ class ExchangeWriter final : public Operator {
   uint32_t producers_;
   ExchangeOut& out_;
   int64_t paceMillis_;
+  int ownShard_ = -1;
+  ShuffleWriter* local_ = nullptr;
   ExchangeOrigin origin_;
   bool idle_ = false;
   int64_t watermark_ = INT64_MIN;

@@ -97,9 +97,7 @@ std::vector<Schema> operatorInputs(const PhysicalPlan& plan, const StageSpec& st
   if (k > 0) return {stage.operators[k - 1].output()};
   if (stage.scan >= 0) return {plan.scans.at(static_cast<size_t>(stage.scan)).schema};
   for (const StageSpec& s : plan.stages) {
-    if (s.output.kind == StageOutput::Kind::Shuffle && s.output.targetStage == stage.id) {
-      return {s.outputSchema};
-    }
+    if (s.output.feeds(stage.id)) return {s.outputSchema};
   }
   throw InternalError(fmt::format("stage {} has no input", stage.id));
 }
@@ -141,6 +139,9 @@ struct FlowRuntime::Task {
   // exchange topic, and the operator that ends the chain with it.
   std::unique_ptr<ExchangeOut> exchange;
   ExchangeWriter* exchangeOut = nullptr;
+  // Its in-process shuffle of the copy's own rows (ExchangeSpec::local),
+  // which shuffleOut then names.
+  std::unique_ptr<ShuffleWriter> localShuffle;
   // 'late.rows' = 'dead-letter', in a task with an operator that sees late
   // rows: where they go. Declared before the operators, which point at it.
   std::unique_ptr<FlowDeadLetterWriter> lateRows;
@@ -196,9 +197,7 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     t.queue = queues_[static_cast<size_t>(queueBase_[stage.id] + index)].get();
     int producers = 0;
     for (const auto& s : plan_.stages) {
-      if (s.output.kind == StageOutput::Kind::Shuffle && s.output.targetStage == stage.id) {
-        producers += s.tasks;
-      }
+      if (s.output.feeds(stage.id)) producers += s.tasks;
     }
     t.producers = producers;
     t.aligner = BarrierAligner(static_cast<size_t>(producers));
@@ -231,26 +230,17 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
         std::make_unique<ExchangeWriter>(stage.output.keys, spec.partitions,
                                          static_cast<uint32_t>(plan_.shard * stage.tasks + index),
                                          static_cast<uint32_t>(spec.producers), *t.exchange);
+    if (spec.local) {
+      // The copy's own rows go on in process, as a shuffle's would; the
+      // task sends that shuffle its idleness and barriers (shuffleOut).
+      t.localShuffle = makeShuffleWriter(stage, index);
+      t.shuffleOut = t.localShuffle.get();
+      writer->keepOwnShard(plan_.shard, *t.localShuffle);
+    }
     t.exchangeOut = writer.get();
     t.operators.push_back(std::move(writer));
   } else {
-    const StageSpec& target = plan_.stages.at(static_cast<size_t>(stage.output.targetStage));
-    // This task's index among the producers of the target stage: stages feeding
-    // it are numbered in plan order.
-    int producer = 0;
-    for (const auto& s : plan_.stages) {
-      if (s.id == stage.id) break;
-      if (s.output.kind == StageOutput::Kind::Shuffle && s.output.targetStage == target.id) {
-        producer += s.tasks;
-      }
-    }
-    std::vector<ShuffleQueue*> targets;
-    for (int i = 0; i < target.tasks; ++i) {
-      targets.push_back(queues_[static_cast<size_t>(queueBase_[target.id] + i)].get());
-    }
-    auto writer = std::make_unique<ShuffleWriter>(
-        stage.output.keys, std::move(targets), static_cast<uint8_t>(stage.output.targetInput),
-        static_cast<uint16_t>(producer + index), stopping_);
+    auto writer = makeShuffleWriter(stage, index);
     t.shuffleOut = writer.get();
     t.operators.push_back(std::move(writer));
   }
@@ -268,6 +258,24 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
       t.operators[k]->sendRowErrorsTo(t.rowErrors.get());
     }
   }
+}
+
+std::unique_ptr<ShuffleWriter> FlowRuntime::makeShuffleWriter(const StageSpec& stage, int index) {
+  const StageSpec& target = plan_.stages.at(static_cast<size_t>(stage.output.targetStage));
+  // This task's index among the producers of the target stage: stages feeding
+  // it are numbered in plan order.
+  int producer = 0;
+  for (const auto& s : plan_.stages) {
+    if (s.id == stage.id) break;
+    if (s.output.feeds(target.id)) producer += s.tasks;
+  }
+  std::vector<ShuffleQueue*> targets;
+  for (int i = 0; i < target.tasks; ++i) {
+    targets.push_back(queues_[static_cast<size_t>(queueBase_[target.id] + i)].get());
+  }
+  return std::make_unique<ShuffleWriter>(stage.output.keys, std::move(targets),
+                                         static_cast<uint8_t>(stage.output.targetInput),
+                                         static_cast<uint16_t>(producer + index), stopping_);
 }
 
 void FlowRuntime::start() {

@@ -71,6 +71,7 @@
 namespace rtsql {
 
 struct IntervalLatency;
+class ShuffleWriter;
 
 // Recovering is never a runtime's own state: the server reports it for a flow
 // that should run and is being brought back (restart, retry after a failure).
@@ -154,6 +155,8 @@ class FlowRuntime {
   struct Task;
 
   void buildTask(Task& t, const StageSpec& stage, int index);
+  // Task `index` of `stage`'s writer into the shuffle stage.output names.
+  std::unique_ptr<ShuffleWriter> makeShuffleWriter(const StageSpec& stage, int index);
   void runSourceTask(Task& task);
   void runShuffleTask(Task& task);
   void handleShuffleMessage(Task& task, ShuffleMessage& msg);

@@ -102,9 +102,12 @@ size_t shuffleKeyHash(const std::vector<ExprPtr>& keys, const Row& row) {
 }
 
 void ShuffleWriter::push(Row& row, const RecordContext& ctx) {
+  pushHashed(row, ctx, shuffleKeyHash(keys_, row));
+}
+
+void ShuffleWriter::pushHashed(Row& row, const RecordContext& ctx, size_t keyHash) {
   countIn();
-  const size_t h = shuffleKeyHash(keys_, row);
-  const size_t target = h % targets_.size();
+  const size_t target = keyHash % targets_.size();
   ShuffleMessage m;
   m.kind = ShuffleMessage::Kind::Record;
   m.input = input_;

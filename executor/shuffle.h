@@ -101,6 +101,9 @@ class ShuffleWriter final : public Operator {
         pending_(targets_.size()) {}
 
   void push(Row& row, const RecordContext& ctx) override;
+  // push() of a row whose keys hash to `keyHash` (shuffleKeyHash): a sharded
+  // flow's front, which hashed them already, hands its own copy's rows on.
+  void pushHashed(Row& row, const RecordContext& ctx, size_t keyHash);
   void onWatermark(int64_t watermarkMicros) override;
   std::string name() const override { return "ShuffleWriter"; }
 

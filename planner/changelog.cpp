@@ -222,10 +222,7 @@ bool derive(PhysicalPlan& plan, bool retract) {
       std::vector<Changelog> inputs;
       for (size_t p = 0; p < s; ++p) {
         const StageSpec& producer = plan.stages[p];
-        if (producer.output.kind == StageOutput::Kind::Shuffle &&
-            producer.output.targetStage == stage.id) {
-          inputs.push_back(stageOut[p]);
-        }
+        if (producer.output.feeds(stage.id)) inputs.push_back(stageOut[p]);
       }
       if (!inputs.empty()) in = merge(inputs);
     }

@@ -91,12 +91,12 @@ std::string PhysicalPlan::explain() const {
     // it, grouped when they shuffle by the same keys (the branches of a union).
     std::vector<std::pair<std::string, std::vector<int>>> groups;
     for (const auto& other : stages) {
-      if (other.output.kind != StageOutput::Kind::Shuffle || other.output.targetStage != stage.id) {
-        continue;
-      }
+      if (!other.output.feeds(stage.id)) continue;
       std::string how = other.output.keys.empty()
                             ? std::string("all rows")
                             : "shuffle by " + exprList(other.output.keys);
+      // A sharded flow's front: the rows of its own copy's shard.
+      if (other.output.kind == StageOutput::Kind::Exchange) how = "this copy's own rows, " + how;
       if (stage.inputs > 1) how = (other.output.targetInput == 0 ? "left: " : "right: ") + how;
       if (!groups.empty() && groups.back().first == how) {
         groups.back().second.push_back(other.id);
@@ -123,10 +123,15 @@ std::string PhysicalPlan::explain() const {
       }
       if (!s->exchange.topic.empty()) {
         // A copy's back: its partition of the exchange topic.
+        // With the copy's own rows in process, the back hears the others'.
+        const ExchangeSpec& ex = s->exchange;
+        const int heard = ex.local && ex.partitions > 0
+                              ? ex.producers - ex.producers / ex.partitions
+                              : ex.producers;
         out += fmt::format(
-            "  Exchange {} (partition {} of {}; watermark: the slowest of {} "
-            "front tasks)\n",
-            s->exchange.topic, fmt::join(mine, ", "), s->partitions, s->exchange.producers);
+            "  Exchange {} (partition {} of {}; watermark: the slowest of {} {}front tasks)\n",
+            ex.topic, fmt::join(mine, ", "), s->partitions, heard,
+            ex.local ? "other copies' " : "");
       } else {
         std::string details =
             connectorDetails(s->connector, s->format, s->options, {"subscribe", "rowsPerSecond"});
@@ -160,9 +165,12 @@ std::string PhysicalPlan::explain() const {
       continue;
     }
     if (stage.output.kind == StageOutput::Kind::Exchange) {
-      out += fmt::format("  Exchange by [{}] to {} (the partition of each row's copy, of {})\n",
-                         exprList(stage.output.keys), stage.output.exchange.topic,
-                         stage.output.exchange.partitions);
+      const ExchangeSpec& ex = stage.output.exchange;
+      out += fmt::format("  Exchange by [{}] to {} (the partition of each row's copy, of {}{})\n",
+                         exprList(stage.output.keys), ex.topic, ex.partitions,
+                         ex.local ? fmt::format("; this copy's own rows in process to stage {}",
+                                                stage.output.targetStage)
+                                  : std::string());
       continue;
     }
     if (sink.connector == "client") {

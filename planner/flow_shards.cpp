@@ -146,6 +146,7 @@ void addExchange(PhysicalPlan& plan, const std::string& topicPrefix, const std::
     // source stage over N suffice (PartitionShare::rank spreads them).
     front.tasks = (front.tasks + plan.shards - 1) / plan.shards;
     exchange.producers = plan.shards * front.tasks;
+    exchange.local = plan.exchangeLocal;
     // The back: one task reading the copy's partition of the topic, which
     // shuffles the rows as the front would have.
     ScanSpec scan;
@@ -163,7 +164,8 @@ void addExchange(PhysicalPlan& plan, const std::string& topicPrefix, const std::
     back.outputSchema = front.outputSchema;
     plan.scans.push_back(std::move(scan));
     front.output.kind = StageOutput::Kind::Exchange;
-    front.output.targetStage = -1;
+    // The copy's own rows go on into the stateful stage, as all did before.
+    if (!exchange.local) front.output.targetStage = -1;
     front.output.exchange = exchange;
     plan.stages.push_back(std::move(back));  // `front` is not used after this
   }

@@ -6,7 +6,8 @@
 // front); their rows cross to the copy that keeps their key (by a hash of
 // the shuffle key) through the flow's exchange topic, of one partition per
 // copy, and copy s's back reads partition s and runs the stateful stage on
-// it (executor/exchange.h). So each key's rows reach exactly one copy, in
+// it (executor/exchange.h); the rows of copy s's own keys go from its front
+// to its stateful stage in process. So each key's rows reach exactly one copy, in
 // the order each source partition gave them, with a watermark that is the
 // minimum over every front task's (as a shuffle task's is over its
 // producers); the copies' outputs together are the whole flow's output.
@@ -35,6 +36,11 @@ inline constexpr int kMaxFlowShards = 64;
 // so that a flow made again under the same name never reads the rows its
 // predecessor exchanged.
 inline constexpr const char* kExchangeIdSetting = "rtsql.exchange_id";
+// The setting, recorded as "1" with a sharded flow by CREATE FLOW, that
+// keeps each copy's own rows in process (PhysicalPlan::exchangeLocal). A
+// flow made before it was recorded sends them through its topic, as its
+// checkpoints expect.
+inline constexpr const char* kExchangeLocalSetting = "rtsql.exchange_local";
 // The setting, recorded with a flow by CREATE FLOW in a cluster, that holds
 // its PhysicalPlan::clusterSlots, as a list: "3,8,13".
 inline constexpr const char* kClusterSlotsSetting = "rtsql.cluster_slots";
@@ -57,7 +63,9 @@ int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan);
 // Makes the stages that shuffle into the stateful stage the copies' fronts:
 // each writes to an exchange topic, `<topicPrefix>-<input>` on `bootstrap`,
 // and a new source stage (the back) reads the copy's partition of it and
-// shuffles on. Does nothing to a plan of one copy or one that has them.
+// shuffles on. With plan.exchangeLocal, each front still shuffles the rows
+// of its own copy's shard into the stateful stage, in process. Does nothing
+// to a plan of one copy or one that has them.
 void addExchange(PhysicalPlan& plan, const std::string& topicPrefix, const std::string& bootstrap);
 
 // The plan of copy `shard` of `plan` (plan.shards > 1; `plan` may be any

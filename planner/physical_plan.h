@@ -80,6 +80,14 @@ struct ExchangeSpec {
   // Front tasks over all copies, each a producer of the topic's markers:
   // copy c's task t is producer c * (producers / partitions) + t.
   int producers = 0;
+  // The rows a copy's front keeps for the copy's own shard stay in process:
+  // the front hands them, with its watermark and barriers, to the stateful
+  // stage through the shuffle (StageOutput::targetStage), and the topic
+  // carries only the rows for other copies. The back leaves out the copy's
+  // own fronts (their markers, and any row from the partitions they read).
+  // False for a flow made before this was recorded (kExchangeLocalSetting):
+  // its own rows go through the topic too.
+  bool local = false;
 };
 
 struct ScanSpec {
@@ -106,10 +114,19 @@ struct StageOutput {
   // Exchange: a copy's front, whose rows go to the copy that keeps their
   // key through `exchange` (executor/exchange.h), hashed by `keys`.
   enum class Kind { Sink, Shuffle, Exchange } kind = Kind::Sink;
-  int targetStage = -1;        // Shuffle: the stage that reads it
-  int targetInput = 0;         // Shuffle: which input of that stage (join: 0 left, 1 right)
+  // Shuffle, and Exchange with exchange.local (the copy's own rows): the
+  // stage that reads it, and which of its inputs (join: 0 left, 1 right).
+  int targetStage = -1;
+  int targetInput = 0;
   std::vector<ExprPtr> keys;   // Shuffle, Exchange: partitioning keys on this stage's output rows
   ExchangeSpec exchange;       // Exchange
+
+  // Whether stage `stage` takes rows of this output through the in-process
+  // shuffle: a shuffle into it, or a front's own rows.
+  bool feeds(int stage) const {
+    return targetStage == stage &&
+           (kind == Kind::Shuffle || (kind == Kind::Exchange && exchange.local));
+  }
 };
 
 struct StageSpec {
@@ -168,6 +185,9 @@ struct PhysicalPlan {
   // A sharded flow's exchange topics are named after this id, which CREATE
   // FLOW draws anew (a flow made again never reads its predecessor's).
   std::string exchangeId;
+  // Whether a copy's own rows stay in process (ExchangeSpec::local), as
+  // CREATE FLOW records for the flows it makes (kExchangeLocalSetting).
+  bool exchangeLocal = false;
   // In a cluster, the slots of the flow's copies (copy i's is clusterSlots[i])
   // or, for a flow spread by its partitions, of its source partitions
   // (PartitionShare::order), as CREATE FLOW chose them from the nodes that

@@ -356,7 +356,10 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   PhysicalPlan plan = buildPlan(bound, ctx, partitions, sink.get());
   applyStateTtl(plan, flowOptions);
   plan.shards = checkFlowShards(flowOptions, plan);
-  if (plan.shards > 1) plan.exchangeId = ctx.session.getString(kExchangeIdSetting);
+  if (plan.shards > 1) {
+    plan.exchangeId = ctx.session.getString(kExchangeIdSetting);
+    plan.exchangeLocal = ctx.session.getString(kExchangeLocalSetting) == "1";
+  }
   plan.clusterSlots = parseClusterSlots(ctx.session.getString(kClusterSlotsSetting));
   plan.flowName = stmt.name;
   bindSink(plan.sink, *sink, bound, stmt.query->pos, plan.output);

@@ -103,7 +103,7 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
       if (!name.empty()) {
         std::lock_guard flock(flowsMu_);
         const auto& mine = flows_[toLower(name)].control.settings;
-        for (const char* key : {kExchangeIdSetting, kClusterSlotsSetting})
+        for (const char* key : {kExchangeIdSetting, kExchangeLocalSetting, kClusterSlotsSetting})
           samePlacement = samePlacement && setting(mine, key) == setting(main.settings, key);
       }
       if (!name.empty() && sql == main.sql && samePlacement) {

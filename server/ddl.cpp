@@ -370,8 +370,14 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     std::random_device rd;
     plan.exchangeId = fmt::format(
         "{:08x}", (static_cast<uint64_t>(rd()) << 16) ^ rd() ^ static_cast<uint64_t>(nowMicros()));
-    std::erase_if(control.settings, [](const auto& kv) { return kv.first == kExchangeIdSetting; });
+    // Each copy's own rows stay in process (a flow made before this was
+    // recorded keeps sending them through the topic).
+    plan.exchangeLocal = true;
+    std::erase_if(control.settings, [](const auto& kv) {
+      return kv.first == kExchangeIdSetting || kv.first == kExchangeLocalSetting;
+    });
     control.settings.emplace_back(kExchangeIdSetting, plan.exchangeId);
+    control.settings.emplace_back(kExchangeLocalSetting, "1");
   }
   // In a cluster, the slots of a sharded flow's copies, or of a spread
   // flow's partitions, chosen now from who holds which slot, so that they

@@ -257,7 +257,7 @@ class KafkaExchangeSource final : public SourceTask {
       if (!scan.share.reads(p)) continue;
       byPartition_.resize(static_cast<size_t>(p) + 1, -1);
       byPartition_[p] = static_cast<int>(parts_.size());
-      parts_.push_back(ExchangePartition{p, -1, -1, -1, 0, false, ExchangeReceiver(producers_)});
+      parts_.push_back(ExchangePartition{p, -1, -1, -1, 0, false, receiverFor(p)});
     }
 
     // The topic first, through a client of its own: whether the cluster's
@@ -349,7 +349,7 @@ class KafkaExchangeSource final : public SourceTask {
       for (const PartitionProgress& p : positions) {
         ExchangePartition* s = find(p.topic, p.partition);
         if (!s || p.endOffset < 0) continue;
-        s->receiver = ExchangeReceiver(producers_);
+        s->receiver = receiverFor(s->partition);
         s->receiver.restore(p.position);
         s->startOffset = s->endOffset = p.endOffset;
       }
@@ -363,7 +363,7 @@ class KafkaExchangeSource final : public SourceTask {
       std::lock_guard lock(mutex_);
       for (ExchangePartition& s : parts_) {
         s.startOffset = s.endOffset = -1;
-        s.receiver = ExchangeReceiver(producers_);
+        s.receiver = receiverFor(s.partition);
       }
     }
     assignFromStart();
@@ -578,6 +578,12 @@ class KafkaExchangeSource final : public SourceTask {
                "never read (removed by the broker's retention); the progress counts them in "
                "offsetsSkipped\n",
                description(), s.partition, next, s.endOffset - 1, next - s.endOffset);
+  }
+
+  // Partition p is copy p's: with its own rows in process, its receiver
+  // leaves that copy's fronts out.
+  ExchangeReceiver receiverFor(int32_t partition) const {
+    return ExchangeReceiver(producers_, spec_.local ? partition : -1, spec_.partitions);
   }
 
   void reportConsumerError(const rd_kafka_message_t* m) {

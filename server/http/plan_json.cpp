@@ -92,6 +92,11 @@ std::string planJson(const PhysicalPlan& plan) {
       w.key("kind").value("exchange");
       w.key("topic").value(stage.output.exchange.topic);
       w.key("partitions").value(stage.output.exchange.partitions);
+      if (stage.output.exchange.local) {
+        // The copy's own rows, shuffled in process.
+        w.key("targetStage").value(stage.output.targetStage);
+        w.key("targetInput").value(stage.output.targetInput);
+      }
       w.key("keys").beginArray();
       for (const ExprPtr& k : stage.output.keys) w.value(k->toString());
       w.endArray();

@@ -9,6 +9,8 @@
 //                "partitions","watermark"} | null,
 //                "operators": [{"id","text","changelog","changelogText","state"}],
 //                "output": {"kind": "shuffle","targetStage","targetInput","keys":[...]}
+//                        | {"kind": "exchange","topic","partitions","keys":[...],
+//                           "targetStage","targetInput" (the copy's own rows, in process)}
 //                        | {"kind": "sink"}}]}
 #pragma once
 

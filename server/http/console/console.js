@@ -340,7 +340,7 @@ function drawPlan(box, plan) {
   const col = new Map(stages.map(s => [s.id, 0]));
   for (let pass = 0; pass < stages.length; pass++) {
     for (const s of stages) {
-      if (s.output.kind === "shuffle" && byId.has(s.output.targetStage)) {
+      if (s.output.targetStage !== undefined && byId.has(s.output.targetStage)) {
         col.set(s.output.targetStage, Math.max(col.get(s.output.targetStage), col.get(s.id) + 1));
       }
     }
@@ -402,7 +402,8 @@ function drawPlan(box, plan) {
     svg.append(g);
   }
   for (const s of stages) {
-    if (s.output.kind !== "shuffle" || !layout.has(s.output.targetStage)) continue;
+    // A shuffle, or a sharded flow's front handing its copy's own rows on.
+    if (s.output.targetStage === undefined || !layout.has(s.output.targetStage)) continue;
     const a = layout.get(s.id), b = layout.get(s.output.targetStage);
     const x1 = a.x + BOX_W, y1 = a.y + a.h / 2, x2 = b.x, y2 = b.y + Math.min(b.h / 2, 30);
     const mid = (x1 + x2) / 2;
@@ -410,9 +411,10 @@ function drawPlan(box, plan) {
                               "marker-end": "url(#arrow)"}));
     const label = svgEl("text", {x: x1 + 4, y: y1 - 6, class: "label"});
     const keys = s.output.keys.length ? s.output.keys.join(", ") : "all rows";
-    label.textContent = clip(`shuffle by ${keys}`, 22);
+    const what = (s.output.kind === "exchange" ? "own rows, " : "") + `shuffle by ${keys}`;
+    label.textContent = clip(what, 22);
     const title = svgEl("title");
-    title.textContent = `shuffle by ${keys}` + (s.output.targetInput ? " (right input)" : "");
+    title.textContent = what + (s.output.targetInput ? " (right input)" : "");
     label.append(title);
     svg.append(label);
   }

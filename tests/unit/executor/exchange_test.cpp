@@ -276,6 +276,104 @@ TEST_CASE("the back's watermark is the minimum over producers that are not idle"
         std::string("XX001"));
 }
 
+TEST_CASE("a front keeps its own copy's rows in process; the topic gets the others'") {
+  constexpr int kShards = 3;
+  constexpr int kOwn = 1;
+  MemoryExchange out(kShards);
+  ExchangeWriter w = writerOf(out, 4, 6, 600'000);  // copy 1's second of two front tasks
+  std::vector<std::unique_ptr<ShuffleQueue>> queues;
+  std::vector<ShuffleQueue*> targets;
+  for (int t = 0; t < 2; ++t) {
+    queues.push_back(std::make_unique<ShuffleQueue>(1024));
+    targets.push_back(queues.back().get());
+  }
+  std::atomic<bool> stopping{false};
+  ShuffleWriter local({makeColumnRef(0, DataType::of(TypeId::String), "k")}, targets, 0, 7,
+                      stopping);
+  w.keepOwnShard(kOwn, local);
+  w.onBatchEnd();  // the first marker: to the other copies only
+  CHECK(out.parts[kOwn].empty());
+  CHECK(out.parts[0].size() == 1);
+  CHECK(out.parts[2].size() == 1);
+
+  for (int k = 0; k < 300; ++k) {
+    w.setOrigin(3, k);
+    push(w, "key" + std::to_string(k), k);
+  }
+  CHECK(w.stats().rowsOut.load() == 300);
+  // The watermark reaches the stateful tasks at once, paced or not.
+  w.onWatermark(5000);
+
+  // The topic's rows: none of the own shard, and each key by its shard.
+  std::map<std::string, int> sent;
+  for (int s = 0; s < kShards; ++s) {
+    for (const auto& m : out.parts[static_cast<size_t>(s)]) {
+      ExchangeMessage msg = decodeExchange(m.bytes, types());
+      if (msg.kind != ExchangeMessage::Kind::Row) continue;
+      sent.emplace(msg.row[0].asString(), s);
+    }
+  }
+  CHECK(out.parts[kOwn].empty());
+  // The own rows: in the queues, by the same task a shuffle of them picks,
+  // as producer 7, then the watermark to every task.
+  std::map<std::string, int> kept;
+  for (size_t t = 0; t < queues.size(); ++t) {
+    std::deque<ShuffleMessage> got;
+    queues[t]->popAll(got, 0);
+    REQUIRE_FALSE(got.empty());
+    CHECK(got.back().kind == ShuffleMessage::Kind::Watermark);
+    CHECK(got.back().value == 5000);
+    for (const ShuffleMessage& m : got) {
+      CHECK(m.producer == 7);
+      if (m.kind != ShuffleMessage::Kind::Record) continue;
+      const size_t hash =
+          shuffleKeyHash({makeColumnRef(0, DataType::of(TypeId::String), "k")}, m.row);
+      CHECK(shardOfKeyHash(hash, kShards) == kOwn);
+      CHECK(hash % queues.size() == t);
+      CHECK(m.ctx.sourceTimestampMicros == 7);
+      kept.emplace(m.row[0].asString(), kOwn);
+    }
+  }
+  CHECK(kept.size() > 50);
+  CHECK(kept.size() + sent.size() == 300);
+  for (const auto& [key, shard] : kept) CHECK(sent.count(key) == 0);
+  // The topic's markers, still paced, to the other copies only.
+  w.onIdle();
+  CHECK(out.parts[kOwn].empty());
+  CHECK(decodeExchange(out.parts[0].back().bytes, types()).kind == ExchangeMessage::Kind::Idle);
+}
+
+TEST_CASE("a back whose copy keeps its own rows leaves its own fronts out") {
+  // Copy 1 of 3, two front tasks each: producers 2 and 3 are its own.
+  ExchangeReceiver r(6, 1, 3);
+  for (uint32_t p : {0U, 1U, 4U}) r.marker(marker(ExchangeMessage::Kind::Watermark, p, 6, 100));
+  CHECK(r.watermark() == INT64_MIN);  // producer 5 has said nothing
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 5, 6, 80));
+  CHECK(r.watermark() == 80);  // producers 2 and 3 are not waited for
+  // Their markers, were any in the topic, change nothing.
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 2, 6, 10));
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 5, 6, 90));
+  CHECK(r.watermark() == 90);
+  for (uint32_t p : {0U, 1U, 4U}) r.marker(marker(ExchangeMessage::Kind::Idle, p, 6));
+  CHECK_FALSE(r.allIdle());
+  r.marker(marker(ExchangeMessage::Kind::Idle, 5, 6));
+  CHECK(r.allIdle());  // every other copy's front is idle
+  r.marker(marker(ExchangeMessage::Kind::Watermark, 3, 6, 500));
+  CHECK(r.allIdle());
+  // Rows of the partitions copy 1 reads (1, 4, 7, ...) come in process.
+  CHECK_FALSE(r.accept({1, 0, 0}));
+  CHECK_FALSE(r.accept({4, 9, 0}));
+  CHECK(r.accept({0, 0, 0}));
+  CHECK(r.accept({5, 3, 0}));
+  CHECK(r.position() == "0:0:0,5:3:0");
+  // A receiver of the whole topic hears everyone.
+  ExchangeReceiver all(6);
+  CHECK(all.accept({1, 0, 0}));
+  for (uint32_t p : {0U, 1U, 4U, 5U})
+    all.marker(marker(ExchangeMessage::Kind::Watermark, p, 6, 100));
+  CHECK(all.watermark() == INT64_MIN);
+}
+
 TEST_CASE("a damaged message is refused as corrupted data") {
   const std::string good =
       encodeExchangeRow({1, 2, 0}, 3, RowKind::Insert, Row{Value::string("k"), Value::bigint(9)});

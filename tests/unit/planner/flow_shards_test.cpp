@@ -85,6 +85,9 @@ TEST_CASE("the exchange: each copy's front writes it, its back reads the copy's 
   CHECK(scan.eventTimeColumn == -1);  // the watermark comes from the markers
   CHECK(scan.schema.size() == front->outputSchema.size());
   CHECK(back->output.targetStage == 1);  // into the aggregate, as the front shuffled before
+  // A flow made before the copies kept their own rows: all go through the topic.
+  CHECK_FALSE(ex.local);
+  CHECK_FALSE(front->output.feeds(1));
   CHECK(plan.slots() == slotsBefore - 4 + 2 + 1);
   // Added once only.
   PhysicalPlan again = plan;
@@ -120,6 +123,56 @@ TEST_CASE("the exchange: each copy's front writes it, its back reads the copy's 
   CHECK(text.find("Exchange _rtsql-c-exchange-id-abc123-0 (partition 2 of 3; watermark: the "
                   "slowest of " +
                   std::to_string(ex.producers) + " front tasks)") != std::string::npos);
+}
+
+TEST_CASE("a copy's front shuffles its own rows into the stateful stage, in process") {
+  Fixture f;
+  f.ctx.session.set(kExchangeIdSetting, "abc123");
+  f.ctx.session.set(kExchangeLocalSetting, "1");
+  PhysicalPlan plan = f.flow(
+      "CREATE FLOW cnt INTO alerts WITH ('shards' = '3', 'shuffle.partitions' = '2') AS "
+      "SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id");
+  CHECK(plan.exchangeLocal);
+  addExchange(plan, "x", "b:1");
+  const StageSpec* front = stageWithOutput(plan, StageOutput::Kind::Exchange);
+  const StageSpec* back = stageWithOutput(plan, StageOutput::Kind::Shuffle);
+  REQUIRE(front);
+  REQUIRE(back);
+  CHECK(front->output.exchange.local);
+  const int stateful = back->output.targetStage;
+  // Both feed the aggregate's one input: the front its own copy's rows, the
+  // back the other copies'.
+  CHECK(front->output.feeds(stateful));
+  CHECK(front->output.targetInput == back->output.targetInput);
+  CHECK(back->output.feeds(stateful));
+  CHECK(plan.scans.at(static_cast<size_t>(back->scan)).exchange.local);
+  PhysicalPlan copy = planForShard(plan, 1);
+  const std::string text = copy.explain();
+  CAPTURE(text);
+  CHECK(text.find("Exchange by [user_id] to x-0 (the partition of each row's copy, of 3; this "
+                  "copy's own rows in process to stage " +
+                  std::to_string(stateful) + ")") != std::string::npos);
+  CHECK(text.find("this copy's own rows, shuffle by user_id from stage " +
+                  std::to_string(front->id) + "; shuffle by user_id from stage " +
+                  std::to_string(back->id)) != std::string::npos);
+  // The back waits for the other two copies' front tasks only.
+  const int perCopy = front->output.exchange.producers / 3;
+  CHECK(text.find("watermark: the slowest of " + std::to_string(2 * perCopy) +
+                  " other copies' front tasks") != std::string::npos);
+
+  // A join: each input's front feeds the join's input it fed before.
+  PhysicalPlan pay = f.flow(
+      "CREATE FLOW pay INTO alerts WITH ('shards' = '2') AS SELECT o.oid, p.pid FROM orders o "
+      "JOIN pays p ON o.oid = p.oid AND p.ts BETWEEN o.ts AND o.ts + INTERVAL '10' SECOND");
+  addExchange(pay, "y", "b:1");
+  std::set<int> inputs;
+  for (const StageSpec& s : pay.stages) {
+    if (s.output.kind == StageOutput::Kind::Exchange) {
+      CHECK(s.output.feeds(s.output.targetStage));
+      inputs.insert(s.output.targetInput);
+    }
+  }
+  CHECK(inputs == std::set<int>{0, 1});
 }
 
 TEST_CASE("a join exchanges each input through a topic of its own") {
