@@ -222,7 +222,6 @@ void ExchangeWriter::push(Row& row, const RecordContext& ctx) {
 }
 
 void ExchangeWriter::onWatermark(int64_t watermarkMicros) {
-  if (local_) local_->onWatermark(watermarkMicros);
   const bool wasIdle = idle_;
   idle_ = false;
   watermark_ = std::max(watermark_, watermarkMicros);
@@ -253,6 +252,12 @@ void ExchangeWriter::sendMarker() {
   for (int shard = 0; shard < shards_; ++shard) {
     if (shard != ownShard_) out_.send(shard, marker, now);
   }
+  // The copy's own stateful stage gets the watermark at the same pace: its
+  // watermark is the minimum over this and the back's, which comes at that
+  // pace from the other copies, so sooner would buy nothing but a message
+  // to each of its tasks per advance. (That the task is idle the task
+  // itself tells the shuffle.)
+  if (local_ && !idle_ && watermark_ != INT64_MIN) local_->onWatermark(watermark_);
   lastMarkerMillis_ = now / 1000;
   nextMarkerMillis_ = lastMarkerMillis_ + kMarkerEveryMillis;
   markerHeld_ = false;

@@ -25,7 +25,8 @@
 // The copy's own shard (ExchangeSpec::local, the flows CREATE FLOW makes
 // now): a front hands the rows of its own copy's shard straight to the
 // copy's stateful stage through the in-process shuffle, as a flow of one
-// copy would, with its watermark and epoch barriers; only the rows of other
+// copy would, with its epoch barriers and (at the markers' pace) its
+// watermark; only the rows of other
 // shards, and the markers for other copies, go through the topic. So 1/N of
 // the rows skips the topic, and the stateful stage has two kinds of
 // producers: the copy's front tasks, and the back, whose watermark is the
@@ -192,9 +193,10 @@ class ExchangeWriter final : public Operator {
         paceMillis_(paceMillis) {}
 
   // The rows of shard `ownShard` (the copy this front belongs to) go to
-  // `local`, the in-process shuffle into the copy's stateful stage, with
-  // every watermark at once; markers go to the other shards only. The
-  // task's idleness and barriers reach `local` from the task itself.
+  // `local`, the in-process shuffle into the copy's stateful stage, and its
+  // watermark with each marker, at the markers' pace; markers go to the
+  // other shards only. The task's idleness and barriers reach `local` from
+  // the task itself.
   void keepOwnShard(int ownShard, ShuffleWriter& local) {
     ownShard_ = ownShard;
     local_ = &local;
