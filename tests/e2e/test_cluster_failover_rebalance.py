@@ -11,15 +11,21 @@ against what was written (the highest count of each key and each (window,
 key) is the true count, never more, every count below it was written too,
 and the join's pairs are the true ones).
 
+The same with the flows sharded in three copies (`'shards' = '3'`, inputs
+of 4 partitions: test_cluster_shards.py): every copy on exactly one node.
+
 Apache Kafka only (RTSQL_KAFKA_BOOTSTRAP), which outlives every node.
 """
+
+import pytest
 
 from cluster import start_node  # noqa: F401 (a fixture flows_cluster uses)
 from cluster_flows import flows_cluster  # noqa: F401 (a fixture)
 
 
-def test_a_kill_during_a_rebalance_leaves_each_flow_on_one_node_and_exact(flows_cluster):
-    fc = flows_cluster("clfr")
+@pytest.mark.parametrize("shards", [0, 3])
+def test_a_kill_during_a_rebalance_leaves_each_flow_on_one_node_and_exact(flows_cluster, shards):
+    fc = flows_cluster("clfr", shards=shards, partitions=4 if shards else 0)
     fc.start_input()
     fc.wait_output()
     before = fc.checkpointed_runners()

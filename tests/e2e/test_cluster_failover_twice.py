@@ -12,16 +12,24 @@ for each key and each (window, key) is the true count, never more (a record
 counted twice fails at once), every count below it was written too, and the
 join's pairs are the true ones.
 
+The same with the flows sharded in three copies (`'shards' = '3'`, inputs
+of 4 partitions: test_cluster_shards.py), each copy exchanging the rows of
+other copies' keys through Kafka and keeping its own in process: the last
+node runs all nine copies.
+
 Apache Kafka only (RTSQL_KAFKA_BOOTSTRAP), which outlives every node.
 (test_cluster_failover_rebalance.py kills a node during a rebalance.)
 """
+
+import pytest
 
 from cluster import start_node  # noqa: F401 (a fixture flows_cluster uses)
 from cluster_flows import flows_cluster  # noqa: F401 (a fixture)
 
 
-def test_two_nodes_killed_in_turn_leave_the_flows_exact_on_the_third(flows_cluster):
-    fc = flows_cluster("clf2")
+@pytest.mark.parametrize("shards", [0, 3])
+def test_two_nodes_killed_in_turn_leave_the_flows_exact_on_the_third(flows_cluster, shards):
+    fc = flows_cluster("clf2", shards=shards, partitions=4 if shards else 0)
     fc.start_input()
     fc.wait_output()
     first = fc.checkpointed_runners()
