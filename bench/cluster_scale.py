@@ -20,8 +20,8 @@ the GROUP BY flow runs whole on one node whatever the node count. On 2 nodes
 or more, `groupby-sharded` is the same GROUP BY with `'shards'` = the node
 count: that many copies, each reading its share of the partitions and
 keeping its share of the users, the rows crossing to their user's copy
-through the flow's exchange topic (docs/operations.md, "Sharded stateful
-flows").
+through the flow's exchange topic, or in process to the copy's own stateful
+stage (docs/operations.md, "Sharded stateful flows").
 
 For each round (--rounds) and each node count (--nodes, in that order, so
 the counts interleave: 1, 2, 3, 1, 2, 3), a new cluster (a fresh name, so no
@@ -47,7 +47,7 @@ the broker up.
 With --watermark, the source also declares the records' event time `ts`
 with a watermark (`ts - INTERVAL '1' SECOND`), which no query uses: what a
 watermark costs, above all a sharded flow's, whose fronts send it on to
-every copy as markers in the exchange topic.
+every other copy as markers in the exchange topic.
 
 Fairness: every rtsqld of every run is pinned to the one core --node-core
 (taskset), the collector and this script to --client-core, so 1, 2 and 3
