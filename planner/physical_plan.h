@@ -81,8 +81,9 @@ struct ExchangeSpec {
   // copy c's task t is producer c * (producers / partitions) + t.
   int producers = 0;
   // The rows a copy's front keeps for the copy's own shard stay in process:
-  // the front hands them, with its watermark and barriers, to the stateful
-  // stage through the shuffle (StageOutput::targetStage), and the topic
+  // the front hands them, with its barriers and (at the markers' pace) its
+  // watermark, to the stateful stage through the shuffle
+  // (StageOutput::targetStage), and the topic
   // carries only the rows for other copies. The back leaves out the copy's
   // own fronts (their markers, and any row from the partitions they read).
   // False for a flow made before this was recorded (kExchangeLocalSetting):
