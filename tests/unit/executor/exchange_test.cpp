@@ -61,6 +61,24 @@ ExchangeMessage marker(ExchangeMessage::Kind kind, uint32_t producer, uint32_t p
   return decodeExchange(encodeExchangeMarker(kind, producer, producers, wm), types());
 }
 
+// The tasks of a stage a shuffle writes into: their queues, and a writer
+// into them (by the key in column 0) as producer `producer`.
+struct ShuffleTargets {
+  ShuffleTargets(int tasks, uint16_t producer) {
+    std::vector<ShuffleQueue*> targets;
+    for (int t = 0; t < tasks; ++t) {
+      queues.push_back(std::make_unique<ShuffleQueue>(1024));
+      targets.push_back(queues.back().get());
+    }
+    writer = std::make_unique<ShuffleWriter>(
+        std::vector<ExprPtr>{makeColumnRef(0, DataType::of(TypeId::String), "k")}, targets, 0,
+        producer, stopping);
+  }
+  std::atomic<bool> stopping{false};
+  std::vector<std::unique_ptr<ShuffleQueue>> queues;
+  std::unique_ptr<ShuffleWriter> writer;
+};
+
 }  // namespace
 
 TEST_CASE(
@@ -81,15 +99,9 @@ TEST_CASE(
   for (int s = 0; s < kShards; ++s) {
     // Each copy's back shuffles its partition's rows into 4 tasks, by the
     // same key hash: its keys must reach all of them, not a few.
-    std::vector<std::unique_ptr<ShuffleQueue>> queues;
-    std::vector<ShuffleQueue*> targets;
-    for (int t = 0; t < 4; ++t) {
-      queues.push_back(std::make_unique<ShuffleQueue>(1024));
-      targets.push_back(queues.back().get());
-    }
-    std::atomic<bool> stopping{false};
-    ShuffleWriter back({makeColumnRef(0, DataType::of(TypeId::String), "k")}, targets, 0, 0,
-                       stopping);
+    ShuffleTargets tasks(4, 0);
+    auto& queues = tasks.queues;
+    ShuffleWriter& back = *tasks.writer;
     size_t keys = 0;
     for (const auto& m : out.parts[static_cast<size_t>(s)]) {
       ExchangeMessage msg = decodeExchange(m.bytes, types());
@@ -281,16 +293,9 @@ TEST_CASE("a front keeps its own copy's rows in process; the topic gets the othe
   constexpr int kOwn = 1;
   MemoryExchange out(kShards);
   ExchangeWriter w = writerOf(out, 4, 6, 600'000);  // copy 1's second of two front tasks
-  std::vector<std::unique_ptr<ShuffleQueue>> queues;
-  std::vector<ShuffleQueue*> targets;
-  for (int t = 0; t < 2; ++t) {
-    queues.push_back(std::make_unique<ShuffleQueue>(1024));
-    targets.push_back(queues.back().get());
-  }
-  std::atomic<bool> stopping{false};
-  ShuffleWriter local({makeColumnRef(0, DataType::of(TypeId::String), "k")}, targets, 0, 7,
-                      stopping);
-  w.keepOwnShard(kOwn, local);
+  ShuffleTargets stateful(2, 7);                    // the copy's stateful stage
+  auto& queues = stateful.queues;
+  w.keepOwnShard(kOwn, *stateful.writer);
   w.onBatchEnd();  // the first marker: to the other copies only
   CHECK(out.parts[kOwn].empty());
   CHECK(out.parts[0].size() == 1);

@@ -680,15 +680,13 @@ class CopyTopic : public ExchangeOut {
   Copy& s_;
 };
 
-class CopyProvider : public ConnectorProvider {
+// MemoryProvider's sink, with the copy's front, topic and back.
+class CopyProvider : public MemoryProvider {
  public:
-  explicit CopyProvider(Copy& s) : s_(s) {}
+  explicit CopyProvider(Copy& s) : MemoryProvider(s.sink), s_(s) {}
   int sourcePartitions(const ScanSpec&) override { return 2; }
   std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int, int) override {
     return std::make_unique<CopyFront>(s_);
-  }
-  std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
-    return std::make_unique<MemorySink>(s_.sink);
   }
   std::unique_ptr<ExchangeOut> openExchangeWriter(const ExchangeSpec&, const std::string&,
                                                   int) override {
