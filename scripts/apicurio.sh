@@ -92,7 +92,7 @@ fetch() {
   if [ -f "${DIST}/.complete" ]; then
     return 0
   fi
-  command -v mvn >/dev/null || { log "mvn not found; run scripts/setup.sh"; exit 1; }
+  command -v mvn >/dev/null || { log "mvn not found; run scripts/setup.sh --tests"; exit 1; }
   mkdir -p "$HOME_DIR"
   local artifact="io.apicurio:apicurio-registry-app:${VERSION}:tar.gz:all"
   log "fetching ${artifact} with Maven into ${HOME_DIR}"

@@ -73,7 +73,7 @@ fetch() {
   if [ -f "${JARS}/.complete" ]; then
     return 0
   fi
-  command -v mvn >/dev/null || { log "mvn not found; run scripts/setup.sh"; exit 1; }
+  command -v mvn >/dev/null || { log "mvn not found; run scripts/setup.sh --tests"; exit 1; }
   mkdir -p "$HOME_DIR"
   local work="${HOME_DIR}/pom"
   mkdir -p "$work"
@@ -205,7 +205,7 @@ start() {
     return 0
   fi
   fetch
-  command -v java >/dev/null || { log "java not found; run scripts/setup.sh"; exit 1; }
+  command -v java >/dev/null || { log "java not found; run scripts/setup.sh --tests"; exit 1; }
   # A fresh broker every start: tests want no topics left from an earlier run.
   stop_quiet
   rm -rf "$STATE"

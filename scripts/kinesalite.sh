@@ -47,7 +47,7 @@ answers() {
 
 fetch() {
   if [ -f "${HOME_DIR}/.complete" ]; then return 0; fi
-  command -v npm >/dev/null 2>&1 || { log "npm is missing: run scripts/setup.sh"; exit 1; }
+  command -v npm >/dev/null 2>&1 || { log "npm is missing: run scripts/setup.sh --tests"; exit 1; }
   log "installing kinesalite ${VERSION} into ${HOME_DIR}"
   mkdir -p "$HOME_DIR"
   npm install --prefix "$HOME_DIR" --no-audit --no-fund --no-save --loglevel=error \

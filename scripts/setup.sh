@@ -1,32 +1,42 @@
 #!/usr/bin/env bash
-# Installs everything rtsql needs to build, test and run on Debian 12, as root.
+# Installs what rtsql needs to build and run on Debian 12, as root; with
+# --tests, also what its tests need.
 # Safe to run again: apt-get skips what is already installed.
 set -euo pipefail
 
+# What building and running rtsql need: scripts/demo.sh installs only these.
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build make pkg-config git ca-certificates
   # a compiler cache: a second build of the same sources (CI's three builds
   # after an earlier run on the machine) compiles only what changed
   ccache
-  # sanitizer builds and fuzz targets (scripts/sanitize.sh): clang with libFuzzer
-  clang-14 libclang-rt-14-dev
   # grammar: the ANTLR tool (Java) and its C++ runtime
   antlr4 libantlr4-runtime-dev default-jre-headless
   # libraries
   librdkafka-dev libboost-dev libboost-system-dev librocksdb-dev libfmt-dev
   doctest-dev libpq-dev libsimdjson-dev libcli11-dev libedit-dev libssl-dev
   libre2-dev
-  # Avro: the avro format's encoding (libavro), and an independent encoder for its tests
-  libavro-dev python3-avro
-  # Protobuf: descriptor sets for the protobuf format (libprotobuf), the parser of
-  # the .proto text a schema registry stores (libprotoc), protoc and an
-  # independent implementation for its tests
-  libprotobuf-dev libprotoc-dev protobuf-compiler python3-protobuf
+  # Avro: the avro format's encoding (libavro)
+  libavro-dev
+  # Protobuf: descriptor sets for the protobuf format (libprotobuf) and the
+  # parser of the .proto text a schema registry stores (libprotoc)
+  libprotobuf-dev libprotoc-dev
   # CPython embedded in rtsqld, for CREATE FUNCTION ... LANGUAGE PYTHON
   libpython3-dev
-  # clients and tools used by the tests and the demo
-  openssl postgresql-client kafkacat python3 python3-psycopg python3-pytest python3-confluent-kafka curl
+  # the clients the demo shows: psql, and kcat to read a topic
+  postgresql-client kafkacat
+)
+
+# What the tests need besides (scripts/setup.sh --tests: scripts/test.sh and
+# .ci/run).
+TEST_PACKAGES=(
+  # sanitizer builds and fuzz targets (scripts/sanitize.sh): clang with libFuzzer
+  clang-14 libclang-rt-14-dev
+  # independent Avro and Protobuf encoders for the format tests, and protoc
+  python3-avro protobuf-compiler python3-protobuf
+  # clients and tools used by the tests
+  openssl python3 python3-psycopg python3-pytest python3-confluent-kafka curl
   # the Debian package and its test (cpack -G DEB: dpkg-shlibdeps, file)
   dpkg-dev file
   # pip, for the Python packages Debian does not ship (below)
@@ -36,6 +46,15 @@ PACKAGES=(
   # the web console's browser test (tests/e2e/test_console.py): headless Chromium
   chromium chromium-driver python3-selenium
 )
+
+TESTS=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) TESTS=1 ;;
+    *) echo "setup.sh: unknown argument $arg (only --tests)" >&2; exit 2 ;;
+  esac
+done
+if [ "$TESTS" -eq 1 ]; then PACKAGES+=("${TEST_PACKAGES[@]}"); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -52,6 +71,11 @@ else
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ "$TESTS" -eq 0 ]; then
+  echo "setup: done (build and run; scripts/setup.sh --tests adds what the tests need)"
+  exit 0
 fi
 
 # DuckDB, the batch reference of the differential end-to-end tests: Debian 12

@@ -15,7 +15,7 @@ BUILD="${RTSQL_BUILD_DIR:-${ROOT}/build}"
 JOBS="${RTSQL_JOBS:-2}"
 
 # Installs what a fresh machine lacks (a quick no-op once everything is there).
-bash "${ROOT}/scripts/setup.sh"
+bash "${ROOT}/scripts/setup.sh" --tests
 
 if [ ! -f "${BUILD}/build.ninja" ] && [ ! -f "${BUILD}/Makefile" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja
