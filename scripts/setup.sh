@@ -26,6 +26,8 @@ PACKAGES=(
   libpython3-dev
   # the clients the demo shows: psql, and kcat to read a topic
   postgresql-client kafkacat
+  # the Debian package (cpack -G DEB: dpkg-shlibdeps, file)
+  dpkg-dev file
 )
 
 # What the tests need besides (scripts/setup.sh --tests: scripts/test.sh and
@@ -37,8 +39,6 @@ TEST_PACKAGES=(
   python3-avro protobuf-compiler python3-protobuf
   # clients and tools used by the tests
   openssl python3 python3-psycopg python3-pytest python3-confluent-kafka curl
-  # the Debian package and its test (cpack -G DEB: dpkg-shlibdeps, file)
-  dpkg-dev file
   # pip, for the Python packages Debian does not ship (below)
   python3-pip
   # the real Apache Kafka broker for the end-to-end tests

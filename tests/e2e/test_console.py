@@ -120,13 +120,13 @@ def browser(server):
     answered the browser's Basic prompt would)."""
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
         pytest.fail("the console test needs Debian's chromium and chromium-driver "
-                    "(scripts/setup.sh installs them: apt-get install chromium chromium-driver "
+                    "(scripts/setup.sh --tests installs them: apt-get install chromium chromium-driver "
                     "python3-selenium)")
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        pytest.fail("the console test needs python3-selenium (scripts/setup.sh installs it)")
+        pytest.fail("the console test needs python3-selenium (scripts/setup.sh --tests installs it)")
     profile = tempfile.mkdtemp(prefix="rtsql-console-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
