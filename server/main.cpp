@@ -9,6 +9,7 @@
 #include <boost/asio.hpp>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include "common/log.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/provider.h"
+#include "server/config_file.h"
 #include "server/engine.h"
 #include "server/http/engine_source.h"
 #include "server/http/http_server.h"
@@ -180,8 +182,18 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ConfigError& e) {
-    // CLI11 says "INI was not able to parse NAME": name the file and the rule.
-    std::cerr << "rtsqld: --config " << configOpt->as<std::string>() << ": " << e.what()
+    // The parser says only "INI was not able to parse NAME": read the file
+    // again for the line, what is wrong with it and the option meant.
+    const std::string path = configOpt->as<std::string>();
+    std::vector<std::string> known;
+    for (const CLI::Option* opt : app.get_options()) {
+      for (const std::string& name : opt->get_lnames()) known.push_back(name);
+    }
+    const std::vector<std::string> commandLineOnly = {"config", "hash-password", "help",
+                                                      "version"};
+    std::ifstream file(path);
+    const auto problem = rtsql::describeConfigProblem(file, known, commandLineOnly);
+    std::cerr << "rtsqld: --config " << path << ": " << (problem ? *problem : e.what())
               << " (a name is a long option of rtsqld --help without its dashes; config, "
                  "hash-password, help and version only on the command line)"
               << std::endl;
