@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "common/expr.h"
+#include "common/file_beneath.h"
 #include "common/interrupt.h"
 #include "common/schema.h"
 #include "connectors/format/codec.h"
@@ -56,9 +57,15 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
                                    options_.users ? options_.users->path() : std::string()})),
       liveQuota_(std::make_unique<LiveQueryQuota>(options_.maxLiveQuerySlotsPerUser > 0
                                                       ? options_.maxLiveQuerySlotsPerUser
-                                                      : options_.slots / 2)) {}
+                                                      : options_.slots / 2)) {
+  // Every file a statement names is opened beneath these (common/file_beneath.h).
+  setServerFileRoots(privileges_->filesDirs());
+}
 
-Engine::~Engine() { shutdown(); }
+Engine::~Engine() {
+  shutdown();
+  setServerFileRoots({});
+}
 
 std::unique_ptr<Session> Engine::openSession(const std::string& user, const std::string&) {
   auto s = std::make_unique<EngineSession>();

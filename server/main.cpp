@@ -163,6 +163,11 @@ int main(int argc, char** argv) {
                  "port of the HTTP endpoint (web console at /, /metrics, /flows, /healthz) on --host; "
                  "0: any free port; off unless given")
       ->check(CLI::Range(0, 65535));
+  std::vector<std::string> httpAllowedHosts;
+  app.add_option("--http-allowed-hosts", httpAllowedHosts,
+                 "a name the HTTP endpoint answers for in the Host header besides address "
+                 "literals, localhost and --host (repeatable; e.g. the name of a proxy in front)")
+      ->allow_extra_args(false);
   bool httpTls = false;
   app.add_flag("--http-tls", httpTls,
                "serve the HTTP endpoint over TLS (HTTPS only) with --tls-cert and --tls-key")
@@ -319,6 +324,7 @@ int main(int argc, char** argv) {
       rtsql::http::HttpServerOptions ho;
       ho.host = host;
       ho.port = static_cast<uint16_t>(httpPort);
+      ho.allowedHosts = httpAllowedHosts;
       if (users) {
         ho.checkPassword = [users](std::string_view user, std::string_view password) {
           return users->checkPassword(user, password);

@@ -8,45 +8,13 @@
 #include <system_error>
 
 #include "common/error.h"
+#include "common/file_beneath.h"
 #include "connectors/provider.h"
 #include "server/users.h"
 
 namespace rtsql {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// The path as the operating system will reach it, or nullopt when that cannot
-// be told (a component that cannot be read, or a link that points nowhere).
-std::optional<fs::path> resolve(const std::string& text) {
-  std::error_code ec;
-  const fs::path absolute = fs::absolute(fs::path(text), ec);
-  if (ec) return std::nullopt;
-  const fs::path p = fs::weakly_canonical(absolute, ec);
-  if (ec) return std::nullopt;
-  // weakly_canonical follows the links of the part that exists; a link whose
-  // target is missing ends that part and stays in the result as a name. The
-  // file created through it would be elsewhere, so such a path is refused.
-  fs::path prefix;
-  for (const auto& part : p) {
-    prefix /= part;
-    if (fs::is_symlink(fs::symlink_status(prefix, ec))) return std::nullopt;
-  }
-  return p;
-}
-
-// True when `path` is `dir` or below it; both are resolved.
-bool inside(const fs::path& path, const fs::path& dir) {
-  auto d = dir.begin();
-  auto p = path.begin();
-  for (; d != dir.end(); ++d, ++p) {
-    if (p == path.end() || *p != *d) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 Privileges::Privileges(std::shared_ptr<const UserStore> users, std::vector<std::string> superusers,
                        const std::vector<std::string>& filesDirs,
@@ -63,8 +31,9 @@ Privileges::Privileges(std::shared_ptr<const UserStore> users, std::vector<std::
     // the users file.
     for (const std::string& own : ownPaths) {
       if (own.empty()) continue;
-      const std::optional<fs::path> ownResolved = resolve(own);
-      if (ownResolved && (inside(*ownResolved, resolved) || inside(resolved, *ownResolved))) {
+      const std::optional<std::string> ownResolved = resolveServerPath(own);
+      if (ownResolved && (pathInside(*ownResolved, resolved.string()) ||
+                          pathInside(resolved.string(), *ownResolved))) {
         throw SqlError(sqlstate::kInvalidParameterValue,
                        fmt::format("--files-dir \"{}\" overlaps rtsqld's own \"{}\"", dir, own),
                        SqlError::npos,
@@ -101,9 +70,9 @@ void Privileges::checkFile(std::string_view user, const OptionEntry& option) con
                    "Only superusers may name files on the server unless its operator allows a "
                    "directory with rtsqld --files-dir DIR (see docs/security.md, \"Privileges\").");
   }
-  if (auto path = resolve(option.value)) {
+  if (auto path = resolveServerPath(option.value)) {
     for (const std::string& dir : filesDirs_) {
-      if (inside(*path, fs::path(dir))) return;
+      if (pathInside(*path, dir)) return;
     }
   }
   std::string dirs;

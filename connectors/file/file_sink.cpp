@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/file_beneath.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/encoding_sink_writer.h"
 #include "planner/sink_changelog.h"
@@ -193,10 +194,12 @@ void validateFileSinkOptions(const Options& options, size_t stmtPos) {
 std::unique_ptr<SinkWriter> makeFileSink(const SinkSpec& sink, int /*task*/) {
   validateFileSinkOptions(sink.options, SqlError::npos);
   std::string path = sink.options.getString("path");
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // Beneath --files-dir at every open: a link swapped in since CREATE SINK
+  // must not lead the flow's rows out of the directory.
+  std::string why;
+  int fd = openServerFile(path, O_WRONLY | O_APPEND | O_CREAT, 0644, why);
   if (fd < 0) {
-    int err = errno;
-    throw SqlError(sqlstate::kIoError, fmt::format("could not open \"{}\": {}", path, std::strerror(err)),
+    throw SqlError(sqlstate::kIoError, fmt::format("could not open \"{}\": {}", path, why),
                    pathPos(sink.options, SqlError::npos));
   }
   if (iequals(sink.format, "csv") && sink.options.getBool("csv.header", false)) {

@@ -2,11 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
+#include "common/file_beneath.h"
 #include "connectors/format/codec.h"
 #include "connectors/format/decoders.h"
 
@@ -19,6 +15,9 @@ const std::vector<std::string>& knownKeys() {
                                                 "json.ignore-missing"};
   return keys;
 }
+
+// A static table is held in memory whole; a file past this is not one.
+constexpr size_t kMaxTableFileBytes = size_t{4} << 30;
 
 bool endsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && iequals(s.substr(s.size() - suffix.size()), suffix);
@@ -87,19 +86,14 @@ std::vector<Row> loadTableFile(const Schema& schema, const Options& options, siz
   const std::string fmt = tableFormat(options);
   const bool csv = fmt == "csv";
 
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
+  // Beneath --files-dir, and only a regular file: a FIFO or a device would be
+  // read without end.
+  std::string data;
+  std::string why;
+  if (!readServerFile(path, kMaxTableFileBytes, data, why)) {
     throw SqlError(sqlstate::kIoError,
-                   fmt::format("could not read table file \"{}\": {}", path, std::strerror(err ? err : ENOENT)),
-                   pos);
+                   fmt::format("could not read table file \"{}\": {}", path, why), pos);
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    throw SqlError(sqlstate::kIoError, fmt::format("could not read table file \"{}\"", path), pos);
-  }
-  std::string data = std::move(buffer).str();
   std::string_view view(data);
   if (view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);  // a UTF-8 byte order mark
 

@@ -9,15 +9,12 @@
 #include <google/protobuf/descriptor_database.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 #include "common/error.h"
+#include "common/file_beneath.h"
 
 namespace rtsql::format {
 
@@ -178,21 +175,15 @@ std::shared_ptr<const std::string> readDescriptorFile(const std::string& path, s
                      pos, kSetHint);
     }
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
+  // Beneath --files-dir (common/file_beneath.h), as every file a statement names.
+  std::string bytes;
+  std::string why;
+  if (!readServerFile(path, kMaxDescriptorBytes, bytes, why)) {
     throw SqlError(sqlstate::kIoError,
-                   fmt::format("could not read protobuf descriptor file \"{}\": {}", path,
-                               std::strerror(err ? err : ENOENT)),
+                   fmt::format("could not read protobuf descriptor file \"{}\": {}", path, why),
                    pos);
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    throw SqlError(sqlstate::kIoError,
-                   fmt::format("could not read protobuf descriptor file \"{}\"", path), pos);
-  }
-  return std::make_shared<const std::string>(std::move(buffer).str());
+  return std::make_shared<const std::string>(std::move(bytes));
 }
 
 }  // namespace

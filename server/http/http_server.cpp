@@ -1,7 +1,9 @@
 // The HTTP endpoint's sockets: a listener and one Connection per client, on
 // Boost.Beast. A connection reads one request at a time (HTTP/1.1 keep-alive,
 // no pipelining of answers), hands the route to the worker thread (a POST /sql
-// to a statement thread) and writes the reply back on its strand.
+// to a statement thread) and writes the reply back on its strand. GET /healthz
+// is answered on the strand itself, so that neither a slow route nor a busy
+// worker makes a liveness probe fail.
 #include "server/http/http_server.h"
 
 #include <fmt/format.h>
@@ -26,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "server/http/host_header.h"
 #include "server/http/routes.h"
 
 namespace rtsql::http {
@@ -42,7 +45,17 @@ class Connection {
   virtual ~Connection() = default;
   // From any thread: ends whatever the connection is doing.
   virtual void close() = 0;
+  // From any thread: true until a first request has been read (or the read
+  // failed), which is when an over-budget connection may be evicted.
+  virtual bool awaitingRequest() const = 0;
 };
+
+// Sent with every answer. The console's page loads its script and style from
+// files of its own origin and sets no inline script or style attribute, so
+// the policy allows nothing else; no other site may frame any page of it.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 struct ServerState {
   ServerState(const Source& s, HttpServerOptions o, asio::thread_pool* w, asio::thread_pool* sql)
@@ -64,7 +77,17 @@ struct ServerState {
   size_t sqlRunning = 0;  // statements posted to sqlWorkers and not answered yet
   CredentialCache credentials;
   uint64_t nextId = 0;
-  std::map<uint64_t, std::weak_ptr<Connection>> connections;
+  struct Entry {
+    std::weak_ptr<Connection> connection;  // set once the connection is made
+    std::string peer;                      // the client's address
+    bool overBudget = false;               // admitted over a cap: /healthz only
+    bool evicted = false;                  // closed for a newcomer, not gone yet
+  };
+  // By id, so the oldest comes first.
+  std::map<uint64_t, Entry> connections;
+  size_t withinBudget = 0;                // connections within the caps
+  std::map<std::string, size_t> perPeer;  // of those, per peer address
+  size_t overBudget = 0;                  // over-budget connections not evicted
 };
 
 using PlainStream = beast::tcp_stream;
@@ -76,21 +99,33 @@ template <class Stream>
 class StreamConnection final : public Connection,
                                public std::enable_shared_from_this<StreamConnection<Stream>> {
  public:
-  StreamConnection(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id)
+  StreamConnection(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id,
+                   bool overBudget)
       : stream_(makeStream(std::move(socket), *state)),
         state_(std::move(state)),
         id_(id),
+        overBudget_(overBudget),
         buffer_(state_->options.maxRequestBytes) {}
 
   ~StreamConnection() override {
     std::lock_guard lock(state_->mu);
-    state_->connections.erase(id_);
+    auto it = state_->connections.find(id_);
+    if (it == state_->connections.end()) return;
+    const ServerState::Entry& e = it->second;
+    if (!e.overBudget) {
+      --state_->withinBudget;
+      auto peer = state_->perPeer.find(e.peer);
+      if (peer != state_->perPeer.end() && --peer->second == 0) state_->perPeer.erase(peer);
+    } else if (!e.evicted) {
+      --state_->overBudget;
+    }
+    state_->connections.erase(it);
   }
 
   void start() {
     asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
       if constexpr (std::is_same_v<Stream, TlsStream>) {
-        beast::get_lowest_layer(self->stream_).expires_after(self->state_->options.timeout);
+        beast::get_lowest_layer(self->stream_).expires_after(self->readTimeout());
         self->stream_.async_handshake(asio::ssl::stream_base::server, [self](beast::error_code ec) {
           if (ec) return self->shutdown();
           self->read();
@@ -105,6 +140,8 @@ class StreamConnection final : public Connection,
     asio::post(stream_.get_executor(), [self = this->shared_from_this()] { self->shutdown(); });
   }
 
+  bool awaitingRequest() const override { return awaiting_.load(std::memory_order_relaxed); }
+
  private:
   static Stream makeStream(tcp::socket socket, ServerState& state) {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
@@ -114,18 +151,26 @@ class StreamConnection final : public Connection,
     }
   }
 
+  // An over-budget connection gets a short deadline: it holds a place a
+  // liveness probe may need.
+  std::chrono::milliseconds readTimeout() const {
+    return overBudget_ ? std::min(state_->options.overBudgetTimeout, state_->options.timeout)
+                       : state_->options.timeout;
+  }
+
   void read() {
     parser_.emplace();
     const size_t limit = state_->options.maxRequestBytes;
     parser_->header_limit(static_cast<std::uint32_t>(std::min<size_t>(limit, UINT32_MAX)));
     parser_->body_limit(limit);
-    beast::get_lowest_layer(stream_).expires_after(state_->options.timeout);
+    beast::get_lowest_layer(stream_).expires_after(readTimeout());
     bhttp::async_read(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
   }
 
   void onRead(beast::error_code ec) {
+    awaiting_.store(false, std::memory_order_relaxed);
     if (ec == bhttp::error::end_of_stream) return shutdown();
     if (ec == bhttp::error::header_limit || ec == bhttp::error::body_limit ||
         ec == bhttp::error::buffer_overflow) {
@@ -139,6 +184,13 @@ class StreamConnection final : public Connection,
       return shutdown();
     }
     const auto& req = parser_->get();
+    const auto hostHeader = req[bhttp::field::host];
+    if (!hostAllowed(std::string_view(hostHeader.data(), hostHeader.size()), state_->options.host,
+                     state_->options.allowedHosts)) {
+      return writeError(421,
+                        "this server does not answer for the host the Host header names; "
+                        "rtsqld --http-allowed-hosts NAME adds a name it answers for");
+    }
     std::string method(req.method_string());
     std::string target(req.target());
     std::string authorization(req[bhttp::field::authorization]);
@@ -146,6 +198,17 @@ class StreamConnection final : public Connection,
     std::string body = req.body();
     const bool keepAlive = req.keep_alive();
     const unsigned version = req.version();
+
+    if (method == "GET" && target.substr(0, target.find('?')) == "/healthz") {
+      return write(route(state_->source, method, target), keepAlive && !overBudget_, version);
+    }
+    if (overBudget_) {
+      Reply r;
+      r.status = 503;
+      r.contentType = kJsonContentType;
+      r.body = "{\"error\":\"too many HTTP clients\"}\n";
+      return write(std::move(r), false, version);
+    }
 
     if (method == "POST" && target.substr(0, target.find('?')) == "/sql") {
       return runStatement(std::move(method), std::move(target), std::move(authorization),
@@ -272,6 +335,11 @@ class StreamConnection final : public Connection,
     res_.set(bhttp::field::content_type, reply.contentType);
     // Every answer is a snapshot of live state.
     res_.set(bhttp::field::cache_control, "no-store");
+    // No other site frames a page of the endpoint, and no answer is taken
+    // for another type than the one it says.
+    res_.set("Content-Security-Policy", kContentSecurityPolicy);
+    res_.set("X-Frame-Options", "DENY");
+    res_.set("X-Content-Type-Options", "nosniff");
     for (const auto& [name, value] : reply.headers) res_.set(name, value);
     res_.body() = std::move(reply.body);
     res_.keep_alive(keepAlive);
@@ -296,6 +364,8 @@ class StreamConnection final : public Connection,
   Stream stream_;
   std::shared_ptr<ServerState> state_;
   uint64_t id_;
+  const bool overBudget_;
+  std::atomic<bool> awaiting_{true};
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
@@ -355,43 +425,83 @@ class Listener : public std::enable_shared_from_this<Listener> {
       });
       return;
     }
+    beast::error_code peerError;
+    const tcp::endpoint peer = socket.remote_endpoint(peerError);
+    const std::string peerAddress = peerError ? std::string() : peer.address().to_string();
     std::optional<uint64_t> id;
+    bool overBudget = false;
+    std::shared_ptr<Connection> evicted;
     {
       std::lock_guard lock(state_->mu);
       if (state_->stopped) return;
-      if (state_->connections.size() < state_->options.maxConnections) id = state_->nextId++;
+      const HttpServerOptions& o = state_->options;
+      const size_t perPeerCap = o.maxConnectionsPerPeer > 0
+                                    ? o.maxConnectionsPerPeer
+                                    : std::max<size_t>(1, o.maxConnections / 2);
+      auto held = state_->perPeer.find(peerAddress);
+      const size_t ofPeer = held == state_->perPeer.end() ? 0 : held->second;
+      if (state_->withinBudget < o.maxConnections && ofPeer < perPeerCap) {
+        ++state_->withinBudget;
+        ++state_->perPeer[peerAddress];
+        id = state_->nextId++;
+      } else if (state_->overBudget < o.maxOverBudgetConnections) {
+        ++state_->overBudget;
+        overBudget = true;
+        id = state_->nextId++;
+      } else {
+        // The oldest over-budget connection still waiting for its request
+        // makes room: a probe that connects sends its request at once.
+        for (auto& [cid, e] : state_->connections) {
+          if (!e.overBudget || e.evicted) continue;
+          auto c = e.connection.lock();
+          if (c && c->awaitingRequest()) {
+            e.evicted = true;
+            evicted = std::move(c);
+            break;
+          }
+        }
+        if (evicted) {
+          overBudget = true;
+          id = state_->nextId++;
+        }
+      }
+      if (id) state_->connections.emplace(*id, ServerState::Entry{{}, peerAddress, overBudget});
     }
+    if (evicted) evicted->close();
     if (!id) {
       refuseBusy(socket);
     } else {
       if (state_->options.tls) {
-        startConnection<TlsStream>(std::move(socket), *id);
+        startConnection<TlsStream>(std::move(socket), *id, overBudget);
       } else {
-        startConnection<PlainStream>(std::move(socket), *id);
+        startConnection<PlainStream>(std::move(socket), *id, overBudget);
       }
     }
     accept();
   }
 
   template <class Stream>
-  void startConnection(tcp::socket socket, uint64_t id) {
-    auto conn = std::make_shared<StreamConnection<Stream>>(std::move(socket), state_, id);
+  void startConnection(tcp::socket socket, uint64_t id, bool overBudget) {
+    auto conn =
+        std::make_shared<StreamConnection<Stream>>(std::move(socket), state_, id, overBudget);
     {
       std::lock_guard lock(state_->mu);
-      state_->connections.emplace(id, conn);
+      auto it = state_->connections.find(id);
+      if (it != state_->connections.end()) it->second.connection = conn;
     }
     conn->start();
   }
 
-  // Over the connection limit: a short 503 written without waiting (it fits in
-  // any socket buffer), then the socket is closed.
+  // Over every limit: a short 503 written without waiting (it fits in any
+  // socket buffer), then the socket is closed.
   static void refuseBusy(tcp::socket& socket) {
     static const std::string kBusy = [] {
       const std::string body = "{\"error\":\"too many HTTP clients\"}\n";
       return fmt::format(
           "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-          "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
-          body.size(), body);
+          "Content-Security-Policy: {}\r\nX-Frame-Options: DENY\r\n"
+          "X-Content-Type-Options: nosniff\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+          kContentSecurityPolicy, body.size(), body);
     }();
     beast::error_code ec;
     socket.non_blocking(true, ec);
@@ -434,7 +544,7 @@ void HttpServer::stop() {
     std::lock_guard lock(state_->mu);
     state_->stopped = true;
     state_->stopping = true;
-    for (const auto& [id, c] : state_->connections) connections.push_back(c);
+    for (const auto& [id, e] : state_->connections) connections.push_back(e.connection);
   }
   if (listener_) listener_->close();
   for (auto& weak : connections) {

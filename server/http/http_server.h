@@ -10,7 +10,13 @@
 // POST /sql runs on statement threads of its own (maxSqlStatements of them): a
 // live SELECT waits for its rows for seconds, which must not stall /metrics.
 // Requests are bounded in size, every read and write has a deadline, and the
-// number of connections is capped, so a slow or hostile client costs little.
+// number of connections is capped, overall and per peer address, so a slow or
+// hostile client costs little. /healthz stays answerable when the cap is
+// reached: a connection over it may still ask for /healthz (and only that),
+// within a short deadline, and a newcomer takes the place of the oldest such
+// connection that has not sent its request, so idle sockets cannot make a
+// liveness probe fail. A request whose Host header names another server is
+// refused (host_header.h), and every answer forbids framing and sniffing.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -21,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/http/basic_auth.h"
 #include "server/http/source.h"
@@ -33,6 +40,15 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0 picks a free port; port() tells which
   size_t maxConnections = 64;
+  // Of those, how many one peer address may hold; 0: half of maxConnections.
+  size_t maxConnectionsPerPeer = 0;
+  // Connections over either cap, each allowed one request within
+  // overBudgetTimeout: GET /healthz is answered, anything else gets a 503.
+  size_t maxOverBudgetConnections = 64;
+  std::chrono::milliseconds overBudgetTimeout = std::chrono::seconds(2);
+  // Host header names answered besides address literals, localhost and
+  // `host` (host_header.h): rtsqld's --http-allowed-hosts.
+  std::vector<std::string> allowedHosts;
   // POST /sql statements running at once; a further one is answered 503.
   size_t maxSqlStatements = 4;
   // The whole request (line, headers and any body) must fit; a larger one is

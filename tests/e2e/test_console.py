@@ -132,6 +132,8 @@ def browser(server):
     options.binary_location = CHROMIUM
     # The background-networking flags keep chromium from calling out: this
     # machine's network is closed, and those connections would only fail.
+    # The page's console messages: a Content-Security-Policy refusal shows there.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
@@ -228,6 +230,27 @@ def test_page_lists_flows_and_its_chart_moves(server, flows, browser):
     wait_for(browser, moved, "the input-rate chart to move")
     assert "running" in browser.find_element("css selector", f"{row} td.state").text
     browser.save_screenshot(str(ARTIFACTS / "console_running_flow.png"))
+
+
+def test_content_security_policy_refuses_nothing_the_page_does(server, flows, browser):
+    """The endpoint's Content-Security-Policy allows only the page's own script
+    and style: the page, a flow's charts and their legend colors work under it,
+    and the browser reports no refusal."""
+    browser.get_log("browser")  # what earlier tests left
+    browser.get(server.url("/"))
+    row = f'tr.flow[data-flow="{flows["flow"]}"]'
+    wait_for(browser, lambda d: js(d, f"return document.querySelector('{row}') !== null"),
+             "the flow in the list")
+    js(browser, f"document.querySelector('{row}').click()")
+    legend = "#chart-input-rate .legend span"
+    wait_for(browser, lambda d: js(d, f"return document.querySelector('{legend}') !== null"),
+             "the input-rate chart's legend")
+    # The series' color, #2f6fd0, set by the script despite no inline styles.
+    color = js(browser, f"return getComputedStyle(document.querySelector('{legend}')).color")
+    assert color == "rgb(47, 111, 208)", color
+    refused = [e["message"] for e in browser.get_log("browser")
+               if "Content Security Policy" in e["message"]]
+    assert not refused, refused
 
 
 def test_failed_flow_shows_its_reason(server, flows, browser):
@@ -377,7 +400,7 @@ def test_live_select_stops_when_its_client_goes(server, flows):
                               f"'{unique('nobody')}'", "timeout_ms": 60000}).encode()
     sock = socket.create_connection((server.host, server.http_port), timeout=10)
     try:
-        sock.sendall(b"POST /sql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        sock.sendall(b"POST /sql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Authorization: Basic " + token.encode() +
                      b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
         # /metrics answers while the statement runs, and shows its slots.

@@ -3,9 +3,12 @@
 (Prometheus text format), read with urllib while a real flow runs, and checked
 against what the PostgreSQL side (psycopg) says about the same flow."""
 
+import http.client
 import json
 import math
 import re
+import socket
+import time
 
 import psycopg
 import pytest
@@ -231,3 +234,87 @@ def test_dropped_flow_disappears(server, flow):
     assert status == 404
     _, _, body = server.http("/metrics")
     assert f'flow="{flow["flow"]}"' not in body
+
+
+# -- what a hostile client or web page can do -------------------------------------
+
+PROBE_TIMEOUT_S = 30
+
+
+def request_with_host(server, path, host, method="GET", body=None, headers=None):
+    """(status, headers, body text) of one request sending HOST as its Host header."""
+    conn = http.client.HTTPConnection(server.host, server.http_port, timeout=PROBE_TIMEOUT_S)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host)
+        for name, value in (headers or {}).items():
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        r = conn.getresponse()
+        return r.status, r.headers, r.read().decode()
+    finally:
+        conn.close()
+
+
+def test_healthz_answers_while_idle_sockets_hold_every_place(server):
+    """A hundred sockets from one peer that never send a request (more than the
+    64 connections the endpoint serves) do not make a liveness probe fail: the
+    probe from one more connection gets its 200."""
+    idle = []
+    try:
+        for _ in range(100):
+            idle.append(socket.create_connection((server.host, server.http_port), timeout=10))
+        status, _, body = request_with_host(server, "/healthz", f"127.0.0.1:{server.http_port}")
+        assert status == 200 and body == "ok\n"
+    finally:
+        for s in idle:
+            s.close()
+    # Once they are gone everything is answered again (bounded retries while
+    # the server notices the closes).
+    deadline = time.monotonic() + PROBE_TIMEOUT_S
+    status = None
+    while time.monotonic() < deadline and status != 200:
+        status = server.http("/flows")[0]
+        if status != 200:
+            time.sleep(0.2)
+    assert status == 200
+
+
+def test_foreign_host_header_is_refused(server):
+    """DNS rebinding: a page on attacker.example whose name now resolves to
+    127.0.0.1 sends `Host: attacker.example`, and is refused; the names the
+    server is reached by are answered."""
+    port = server.http_port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost"):
+        status, _, body = request_with_host(server, "/flows", host)
+        assert status == 200, (host, body)
+    for host in ("attacker.example", f"attacker.example:{port}",
+                 f"localhost.attacker.example:{port}"):
+        status, _, body = request_with_host(server, "/flows", host)
+        assert status == 421, (host, body)
+        assert "--http-allowed-hosts" in json.loads(body)["error"]
+        status, _, _ = request_with_host(
+            server, "/sql", host, method="POST", body=b'{"sql": "SHOW FLOWS"}',
+            headers={"Content-Type": "application/json"})
+        assert status == 421, host
+
+
+def test_every_answer_forbids_framing_and_sniffing(server):
+    """The console's page, its script, the JSON API, /metrics, /healthz and an
+    error all say: no framing by another site, no type sniffing, and a
+    Content-Security-Policy without inline script."""
+    host = f"127.0.0.1:{server.http_port}"
+    paths = ("/", "/console/console.js", "/flows", "/metrics", "/healthz", "/nowhere")
+    answers = {path: request_with_host(server, path, host) for path in paths}
+    answers["POST /sql"] = request_with_host(
+        server, "/sql", host, method="POST", body=b'{"sql": "SHOW FLOWS"}',
+        headers={"Content-Type": "application/json"})
+    assert answers["/"][0] == 200 and answers["POST /sql"][0] == 200
+    for what, (status, headers, _) in answers.items():
+        assert headers.get("X-Frame-Options") == "DENY", what
+        assert headers.get("X-Content-Type-Options") == "nosniff", what
+        csp = headers.get("Content-Security-Policy") or ""
+        assert "frame-ancestors 'none'" in csp, (what, csp)
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp, (what, csp)

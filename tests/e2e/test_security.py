@@ -424,6 +424,55 @@ def test_server_files_only_inside_files_dir(shared):
         conn.execute(f"DROP TABLE {name}")
 
 
+def flow_error(server, flow, timeout=60):
+    """The error of FLOW: CREATE FLOW's own, or the one SHOW FLOWS gives once
+    the flow failed; None when it keeps running for TIMEOUT seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for row in server.query("SHOW FLOWS"):
+            if row[0] == flow and row[4]:
+                return row[4]
+        time.sleep(0.3)
+    return None
+
+
+@pytest.mark.parametrize("swapped", ["file", "directory"])
+def test_a_link_swapped_in_after_create_sink_is_not_followed(shared, swapped):
+    """bob's file sink was inside --files-dir when he created it; then the file,
+    or the directory it is in, becomes a symbolic link to a file outside. The
+    flow into the sink fails with an error saying why, and nothing is written
+    outside."""
+    outside = shared.tmp / unique("outside")
+    outside.mkdir()
+    victim = outside / "victim.jsonl"
+    victim.write_text("untouched\n")
+    inner = shared.files / unique("out")
+    inner.mkdir()
+    path = inner / "victim.jsonl"
+    src, sink, flow = unique("gen"), unique("s"), unique("f")
+    with shared.connect(user="bob") as conn:
+        conn.execute(f"CREATE SOURCE {src} (a BIGINT) WITH (connector = 'datagen', "
+                     f"rowsPerSecond = '100')")
+        conn.execute(f"CREATE SINK {sink} WITH (connector = 'file', path = {sql_str(path)})")
+        if swapped == "file":
+            path.symlink_to(victim)
+        else:
+            inner.rmdir()
+            inner.symlink_to(outside, target_is_directory=True)
+        try:
+            conn.execute(f"CREATE FLOW {flow} INTO {sink} AS SELECT a FROM {src}")
+            error = flow_error(shared, flow)
+        except psycopg.Error as e:
+            error = str(e)
+        assert error is not None, "the flow ran through the link"
+        assert f'could not open "{path}"' in error, error
+        assert "outside the directories rtsqld allows" in error, error
+        assert victim.read_text() == "untouched\n"
+        conn.execute(f"DROP FLOW IF EXISTS {flow}")
+        conn.execute(f"DROP SINK {sink}")
+        conn.execute(f"DROP SOURCE {src}")
+
+
 def test_only_superusers_change_other_passwords(shared):
     with shared.connect(user="bob") as bob:
         rows = bob.execute("SHOW USERS").fetchall()

@@ -43,6 +43,15 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// A chart's legend entry in its series' color. The color is set through the
+// element's style object: the endpoint's Content-Security-Policy refuses
+// style attributes in the markup.
+function legendEntry(series) {
+  const e = el("span", {}, `— ${series.label}`);
+  e.style.color = series.color;
+  return e;
+}
+
 function svgEl(tag, attrs) {
   const e = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -264,7 +273,7 @@ function buildCharts() {
   box.replaceChildren();
   for (const c of CHARTS) {
     const legend = el("div", {class: "legend"},
-                      ...c.series.map(s => el("span", {style: `color:${s.color}`}, `— ${s.label}`)));
+                      ...c.series.map(s => legendEntry(s)));
     const svg = svgEl("svg", {viewBox: "0 0 300 110", preserveAspectRatio: "none"});
     box.append(el("div", {class: "chart", id: `chart-${c.id}`, "data-chart": c.id, "data-points": "0"},
                   el("div", {class: "title"}, el("span", {}, c.title), el("span", {class: "last"}, "–")),

@@ -12,6 +12,7 @@
 
 #include "connector_test_util.h"
 #include "common/error.h"
+#include "common/file_beneath.h"
 #include "common/json.h"
 #include "connectors/file/file_sink.h"
 #include "connectors/file/table_loader.h"
@@ -318,4 +319,34 @@ TEST_CASE("table loader: missing file and option errors") {
               "headers");
   CHECK_NOTHROW(validateTableOptions(
       opts({{"connector", "file"}, {"path", "a.csv"}, {"header", "true"}, {"csv.delimiter", ";"}}), 4));
+}
+
+TEST_CASE("file sink and table loader: a link swapped in under --files-dir is not followed") {
+  TempDir dir;
+  fs::create_directories(dir.path / "files" / "sub");
+  fs::create_directories(dir.path / "elsewhere");
+  const std::string outside = dir.file("elsewhere/victim", "untouched\n");
+  const std::string sinkPath = (dir.path / "files" / "out.jsonl").string();
+  const std::string nestedPath = (dir.path / "files" / "sub" / "victim").string();
+  const std::string tablePath = (dir.path / "files" / "t.csv").string();
+  // The statements were checked while the paths were plain files inside.
+  setServerFileRoots({fs::canonical(dir.path / "files").string()});
+  struct Reset {
+    ~Reset() { setServerFileRoots({}); }
+  } reset;
+  auto first = makeFileSink(fileSink(sinkPath), 0);
+  first.reset();
+  // Then the file, a directory on its way, and a table file become links out.
+  fs::remove(sinkPath);
+  fs::create_symlink(outside, sinkPath);
+  fs::remove_all(dir.path / "files" / "sub");
+  fs::create_directory_symlink(dir.path / "elsewhere", dir.path / "files" / "sub");
+  fs::create_symlink(outside, tablePath);
+  for (const std::string& path : {sinkPath, nestedPath}) {
+    expectError([&]() { makeFileSink(fileSink(path), 0); }, "58030", 150,
+                "could not open \"" + path + "\": it is outside the directories rtsqld allows");
+  }
+  expectError([&]() { loadTableFile(merchantSchema(), opts({{"path", tablePath}}), 4); }, "58030",
+              50, "could not read table file \"" + tablePath + "\": it is outside");
+  CHECK(readLines(outside) == std::vector<std::string>{"untouched"});
 }

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/http/host_header.h"
 #include "server/http/http_server.h"
 #include "server/http/metrics.h"
 #include "server/http/routes.h"
@@ -373,6 +374,15 @@ HttpResult request(uint16_t port, const std::string& method, const std::string& 
 
 HttpResult get(uint16_t port, const std::string& target) { return request(port, "GET", target); }
 
+// A GET whose Host header is `host`.
+HttpResult getWithHost(uint16_t port, const std::string& target, const std::string& host) {
+  int fd = connectTo(port);
+  sendAll(fd, "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
+  std::string raw = readAll(fd);
+  ::close(fd);
+  return parseResponse(raw);
+}
+
 // A server on a free loopback port with its io_context on a thread of its own.
 struct RunningServer {
   explicit RunningServer(const Source& source, HttpServerOptions options = {})
@@ -619,7 +629,7 @@ TEST_CASE("http server: keep-alive serves several requests on one connection") {
   FakeSource src;
   RunningServer rs(src);
   int fd = connectTo(rs.port());
-  sendAll(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  sendAll(fd, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   // The first answer arrives while the connection stays open.
   std::string first;
   char buf[1024];
@@ -629,7 +639,7 @@ TEST_CASE("http server: keep-alive serves several requests on one connection") {
     first.append(buf, static_cast<size_t>(n));
   }
   CHECK(parseResponse(first).status == 200);
-  sendAll(fd, "GET /flows HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  sendAll(fd, "GET /flows HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   HttpResult second = parseResponse(readAll(fd));
   ::close(fd);
   CHECK(second.status == 200);
@@ -680,25 +690,113 @@ TEST_CASE("http server: a silent client is dropped after the timeout") {
   CHECK(get(rs.port(), "/healthz").status == 200);
 }
 
-TEST_CASE("http server: connections beyond the limit get a 503") {
+TEST_CASE("http server: connections beyond the limit get a 503, but for /healthz") {
   FakeSource src;
   HttpServerOptions o;
   o.maxConnections = 1;
+  o.maxOverBudgetConnections = 1;
   RunningServer rs(src, o);
   int idle = connectTo(rs.port());
-  // Give the server time to accept the first connection before the second.
-  std::this_thread::sleep_for(100ms);
-  HttpResult busy = get(rs.port(), "/healthz");
-  CHECK(busy.status == 503);
+  // Once the first connection holds the one place, a request for anything but
+  // /healthz is refused; /healthz is answered.
+  int status = 0;
+  for (int i = 0; i < 100 && status != 503; ++i) {
+    status = get(rs.port(), "/flows").status;
+    if (status != 503) std::this_thread::sleep_for(20ms);
+  }
+  CHECK(status == 503);
+  HttpResult health = get(rs.port(), "/healthz");
+  CHECK(health.status == 200);
+  CHECK(health.body == "ok\n");
   ::close(idle);
   // Once the idle client is gone a new one is served (bounded retries while
   // the server notices the close).
-  int status = 0;
-  for (int i = 0; i < 50 && status != 200; ++i) {
-    status = get(rs.port(), "/healthz").status;
+  status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    status = get(rs.port(), "/flows").status;
     if (status != 200) std::this_thread::sleep_for(20ms);
   }
   CHECK(status == 200);
+}
+
+TEST_CASE("http server: idle sockets of one peer never keep /healthz from answering") {
+  FakeSource src;
+  HttpServerOptions o;
+  o.maxConnections = 8;
+  o.maxConnectionsPerPeer = 4;
+  o.maxOverBudgetConnections = 4;
+  o.timeout = 60s;
+  o.overBudgetTimeout = 60s;  // so the idle sockets stay for the whole test
+  RunningServer rs(src, o);
+  // Far more idle sockets than every budget: the first 4 take the peer's
+  // share, the next ones the over-budget places, each newcomer evicting the
+  // oldest that sent nothing.
+  std::vector<int> idle;
+  for (int i = 0; i < 64; ++i) idle.push_back(connectTo(rs.port()));
+  for (int round = 0; round < 3; ++round) {
+    HttpResult health = get(rs.port(), "/healthz");
+    CHECK(health.status == 200);
+    CHECK(health.body == "ok\n");
+  }
+  // The peer's share is used up, so anything else from it is refused.
+  CHECK(get(rs.port(), "/flows").status == 503);
+  for (int fd : idle) ::close(fd);
+}
+
+TEST_CASE("http server: a Host header that names another server is refused") {
+  FakeSource src;
+  HttpServerOptions o;
+  o.allowedHosts = {"rtsql.example.com"};
+  RunningServer rs(src, o);
+  const std::string port = std::to_string(rs.port());
+  for (const std::string& host : std::vector<std::string>{
+           "127.0.0.1:" + port, "localhost:" + port, "LOCALHOST", "[::1]:" + port,
+           "rtsql.example.com", "rtsql.example.com.:" + port}) {
+    CAPTURE(host);
+    CHECK(getWithHost(rs.port(), "/flows", host).status == 200);
+  }
+  // DNS rebinding: the attacker's own name, now resolving to this server.
+  for (const std::string& host :
+       std::vector<std::string>{"attacker.example", "attacker.example:" + port,
+                                "rtsql.example.com.attacker.example", "127.0.0.1.nip.io"}) {
+    CAPTURE(host);
+    HttpResult r = getWithHost(rs.port(), "/flows", host);
+    CHECK(r.status == 421);
+    CHECK(r.body.find("--http-allowed-hosts") != std::string::npos);
+    CHECK(getWithHost(rs.port(), "/healthz", host).status == 421);
+  }
+}
+
+TEST_CASE("http hostAllowed: address literals, localhost, the listen name and allowed names") {
+  const std::vector<std::string> none;
+  CHECK(hostAllowed("", "127.0.0.1", none));  // HTTP/1.0: no browser's request
+  CHECK(hostAllowed("203.0.113.5:8080", "0.0.0.0", none));
+  CHECK(hostAllowed("[2001:db8::1]", "::", none));
+  CHECK(hostAllowed("console.localhost:1", "127.0.0.1", none));
+  CHECK(hostAllowed("Metrics.Internal:9000", "metrics.internal", none));
+  CHECK(hostAllowed("proxy.example.", "127.0.0.1", {"Proxy.Example"}));
+  CHECK_FALSE(hostAllowed("metrics.internal", "127.0.0.1", none));
+  CHECK_FALSE(hostAllowed("localhost.attacker.example", "127.0.0.1", none));
+  CHECK_FALSE(hostAllowed("[attacker.example]", "127.0.0.1", none));
+  CHECK_FALSE(hostAllowed("[::1", "127.0.0.1", none));
+  CHECK_FALSE(hostAllowed("127.0.0.1:80x", "127.0.0.1", none));
+  CHECK_FALSE(hostAllowed("::1", "127.0.0.1", none));
+}
+
+TEST_CASE("http server: every answer forbids framing and sniffing") {
+  FakeSource src;
+  RunningServer rs(src);
+  for (const char* target :
+       {"/", "/console/console.js", "/flows", "/healthz", "/metrics", "/nowhere"}) {
+    CAPTURE(target);
+    HttpResult r = get(rs.port(), target);
+    CHECK(r.headers["x-frame-options"] == "DENY");
+    CHECK(r.headers["x-content-type-options"] == "nosniff");
+    const std::string& csp = r.headers["content-security-policy"];
+    CHECK(csp.find("frame-ancestors 'none'") != std::string::npos);
+    CHECK(csp.find("script-src 'self'") != std::string::npos);
+    CHECK(csp.find("unsafe-inline") == std::string::npos);
+  }
 }
 
 TEST_CASE("http server: a slow source never stalls the io_context") {

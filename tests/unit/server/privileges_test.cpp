@@ -1,7 +1,7 @@
 // Who may do what (server/privileges.h): superusers, paths confined to
 // --files-dir (through '..' and symbolic links), passwords only a superuser or
 // their own user may change, the per-user bound on live-query slots, and a
-// catalog restored at start without its file paths being refused again.
+// catalog restored at start whose files are opened beneath the new --files-dir.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -367,24 +367,30 @@ TEST_CASE("privileges: one user's live queries cannot take every slot") {
   requireOk(*s.run("SELECT a FROM gen LIMIT 1", "bob"), "bob's next live query");
 }
 
-TEST_CASE("privileges: a restored catalog keeps definitions whose paths a new start would refuse") {
+TEST_CASE("privileges: a restored catalog opens its files beneath the new --files-dir") {
   testing::EngineFixture<> f(4);
   const fs::path& tmp = f.tmp.path;
   writeFile(tmp / "codes.csv", "A\nB\n");
+  fs::create_directories(tmp / "files");
+  writeFile(tmp / "files" / "inner.csv", "C\n");
   {
     // Trust mode: everyone is a superuser and may name any file.
     testing::RestoredEngine first(f.options, f.connectors);
-    first.runAll({tableFrom((tmp / "codes.csv").string())});
+    first.runAll({tableFrom((tmp / "codes.csv").string()),
+                  tableFrom((tmp / "files" / "inner.csv").string(), "inner_t")});
     first.engine.shutdown();
   }
-  // The next start confines files to a directory the table's file is not in.
-  fs::create_directories(tmp / "files");
+  // The next start confines files to a directory only one table's file is in.
   writeFile(tmp / "users", "alice:a\nbob:b\n");
   f.options.users = std::make_shared<UserStore>(UserStore::loadFile((tmp / "users").string()));
   f.options.filesDirs = {(tmp / "files").string()};
   testing::RestoredEngine restarted(f.options, f.connectors, "bob");
-  requireOk(restarted.run("DESCRIBE t"), "DESCRIBE t");
-  // A new definition naming the same file is refused, even to a superuser.
+  // The definitions are not checked again, but every file is opened beneath
+  // the directories: the table outside them is not restored (it stays in the
+  // catalog, for a start that allows its file again).
+  requireOk(restarted.run("DESCRIBE inner_t"), "DESCRIBE inner_t");
+  CHECK(restarted.run("DESCRIBE t").err);
+  // A new definition naming the outside file is refused, even to a superuser.
   testing::ResultCapture again;
   auto admin = restarted.engine.openSession("alice", "rtsql");
   restarted.engine.execute(*admin, tableFrom((tmp / "codes.csv").string(), "t2"), again);
