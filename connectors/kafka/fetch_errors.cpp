@@ -67,4 +67,11 @@ void seekPartition(rd_kafka_t* rk, const std::string& topic, int32_t partition, 
   }
 }
 
+bool seekStartedPartition(rd_kafka_topic_t* rkt, int32_t partition, int64_t offset,
+                          std::string& why) {
+  const rd_kafka_resp_err_t err = rd_kafka_seek(rkt, partition, offset, kSeekTimeoutMs);
+  if (err) why = rd_kafka_err2str(err);
+  return err == RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 }  // namespace rtsql::kafka

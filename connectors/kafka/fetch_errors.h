@@ -38,4 +38,9 @@ std::string unreadableRecordReason(const rd_kafka_message_t& m);
 // SqlError 08006 when the client refuses.
 void seekPartition(rd_kafka_t* rk, const std::string& topic, int32_t partition, int64_t offset);
 
+// The same for a partition read with rd_kafka_consume_start_queue (a live
+// tap): false with `why` set when the client refuses.
+bool seekStartedPartition(rd_kafka_topic_t* rkt, int32_t partition, int64_t offset,
+                          std::string& why);
+
 }  // namespace rtsql::kafka

@@ -13,6 +13,7 @@
 #include "connector_test_util.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/kafka/source.h"
+#include "connectors/kafka/tap.h"
 #include "tests/unit/connectors/kafka_test_util.h"
 
 using namespace rtsql;
@@ -57,7 +58,10 @@ ScanSpec scanOf(const std::string& bootstrap, const std::string& topic,
                               {"startingOffsets", "earliest"},
                               {"on.error", onError},
                               {"kafka.fetch.max.bytes", "1000000"},
-                              {"kafka.receive.message.max.bytes", "2000000"}});
+                              {"kafka.receive.message.max.bytes", "2000000"},
+                              // The mock broker answers a held fetch only when
+                              // the wait ends: keep it short for the live tap.
+                              {"kafka.fetch.wait.max.ms", "10"}});
   scan.schema.columns.push_back({"id", DataType::of(TypeId::BigInt), false});
   return scan;
 }
@@ -116,4 +120,31 @@ TEST_CASE("kafka source: a record that decompresses past the limit fails the flo
   CHECK(task->decodeErrors() == 1);
   // Not consumed: the position stays at the record.
   CHECK(task->progress()[0].endOffset == 1);
+}
+
+TEST_CASE("live tap: a record that decompresses past the limit is each query's decode error") {
+  EmbeddedKafka broker;
+  broker.createTopic("bombt", 1);
+  KafkaTaps taps(broker.bootstrap());
+  auto skipping =
+      taps.subscribe(scanOf(broker.bootstrap(), "bombt", "skip"), "q1", 0, 1);
+  auto failing =
+      taps.subscribe(scanOf(broker.bootstrap(), "bombt", "fail"), "q2", 0, 1);
+  REQUIRE(taps.list().size() == 1);  // one consumer for both
+  produceBatches(broker.bootstrap(), "bombt",
+                 {{record(0)}, {std::string(kBombBytes, '0')}, {record(2)}});
+  auto recs = pollFor(*skipping, 2);
+  REQUIRE(recs.size() == 2);
+  CHECK(recs[0].row[0].asInt() == 0);
+  CHECK(recs[1].row[0].asInt() == 2);
+  CHECK(skipping->decodeErrors() == 1);
+
+  std::vector<SourceRecord> out;
+  SqlError e = testing::sqlErrorOf([&] {
+    for (int i = 0; i < 200; ++i) failing->poll(out, 10, 100);
+  });
+  CHECK(e.message().find("topic 'bombt' partition 0 offset 1: the Kafka client cannot "
+                         "decompress its batch") != std::string::npos);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].row[0].asInt() == 0);
 }
