@@ -23,8 +23,11 @@ std::string schemaTextProblem(std::string_view text, SchemaTextSyntax syntax) {
     } else if (c == '"' || (proto && c == '\'')) {
       // A string: skipped to its closing quote (or the end of the text).
       for (++i; i < text.size() && text[i] != c; ++i) {
-        if (text[i] == '\\') ++i;
-        else if (text[i] == '\n') ++line;
+        if (text[i] == '\\') {
+          ++i;  // the escaped character, a quote included
+        } else if (text[i] == '\n') {
+          ++line;
+        }
       }
     } else if (proto && c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
