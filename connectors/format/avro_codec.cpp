@@ -27,6 +27,7 @@
 #include "connectors/format/avro_schema.h"
 #include "connectors/format/decode_util.h"
 #include "connectors/format/decoders.h"
+#include "connectors/format/schema_text.h"
 #include "connectors/schema_registry/schema_registry.h"
 
 namespace rtsql::format {
@@ -50,6 +51,10 @@ class AvroValueHolder {
  public:
   explicit AvroValueHolder(const std::string& json) {
     useBoundedAvroAllocator();
+    if (std::string problem = schemaTextProblem(json, SchemaTextSyntax::Json); !problem.empty()) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("libavro cannot read the Avro schema: {}", problem));
+    }
     if (avro_schema_from_json_length(json.data(), json.size(), &schema_) != 0) {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      fmt::format("libavro cannot read the Avro schema: {}", avroError()));

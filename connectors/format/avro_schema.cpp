@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/json.h"
+#include "connectors/format/schema_text.h"
 #include "planner/planner.h"
 
 namespace rtsql::format {
@@ -189,6 +190,10 @@ void useBoundedAvroAllocator() {
 
 std::shared_ptr<const AvroSchema> AvroSchema::parse(std::string_view json, size_t pos) {
   useBoundedAvroAllocator();
+  // Bounded before libavro's JSON reader and its schema walk, which recurse
+  // per level.
+  if (std::string problem = schemaTextProblem(json, SchemaTextSyntax::Json); !problem.empty())
+    invalid(pos, problem);
   // libavro's own check first: the codecs parse the same text with it.
   avro_schema_t checked = nullptr;
   avro_set_error("%s", "");

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "connectors/format/schema_text.h"
 #include "planner/planner.h"
 
 namespace rtsql::format {
@@ -52,8 +53,9 @@ class BuildErrors : public gp::DescriptorPool::ErrorCollector {
 
 bool parseText(std::string_view text, const std::string& name, gp::FileDescriptorProto& out,
                std::string& error) {
-  if (text.size() > static_cast<size_t>(INT32_MAX)) {
-    error = fmt::format("{}: {} bytes is too long for a .proto file", name, text.size());
+  // Bounded before libprotoc's parser, which recurses per nested message.
+  if (std::string problem = schemaTextProblem(text, SchemaTextSyntax::Proto); !problem.empty()) {
+    error = fmt::format("{}: {}", name, problem);
     return false;
   }
   gp::io::ArrayInputStream in(text.data(), static_cast<int>(text.size()));

@@ -30,21 +30,31 @@ SourceDecoder::SourceDecoder(const ScanSpec& scan) {
   decoder_ = makeDecoder(scan.format, scan.schema, scan.options);
 }
 
+void SourceDecoder::countError(std::string_view topic, int32_t partition, int64_t offset) {
+  errors_.fetch_add(1, std::memory_order_relaxed);
+  if (failOnError_) {
+    failure_ = SqlError(sqlstate::kInvalidTextRepresentation,
+                        fmt::format("cannot decode the record at topic '{}' partition {} "
+                                    "offset {}: {}",
+                                    topic, partition, offset, error_),
+                        SqlError::npos,
+                        "fix the record or the source's columns, or go on past bad records with "
+                        "'on.error' = 'skip' or 'dead-letter'");
+  }
+}
+
+void SourceDecoder::unreadable(std::string_view topic, int32_t partition, int64_t offset,
+                               std::string why) {
+  error_ = std::move(why);
+  countError(topic, partition, offset);
+}
+
 bool SourceDecoder::decode(const RecordView& view, int64_t readMicros,
                            std::vector<SourceRecord>& out) {
   SourceRecord& rec = out.emplace_back();
   if (!decoder_->decode(view, rec.row, error_)) {
     out.pop_back();
-    errors_.fetch_add(1, std::memory_order_relaxed);
-    if (failOnError_) {
-      failure_ = SqlError(sqlstate::kInvalidTextRepresentation,
-                          fmt::format("cannot decode the record at topic '{}' partition {} "
-                                      "offset {}: {}",
-                                      view.topic, view.partition, view.offset, error_),
-                          SqlError::npos,
-                          "fix the record or the source's columns, or go on past bad records with "
-                          "'on.error' = 'skip' or 'dead-letter'");
-    }
+    countError(view.topic, view.partition, view.offset);
     return false;
   }
   // The record's metadata, the same for each row it gives.

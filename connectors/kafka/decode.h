@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,13 @@ class SourceDecoder {
   // consumed; lastError() says why it could not be decoded.
   bool decode(const RecordView& view, int64_t readMicros, std::vector<SourceRecord>& out);
 
+  // Counts the record at `offset` of `topic` partition `partition`, which the
+  // client could not fetch or decompress (fetch_errors.h), as one that cannot
+  // be decoded, for reason `why`: with on.error = 'fail' failure() is then set
+  // and the record is not consumed; with 'skip' and 'dead-letter' the task
+  // goes on past it, and lastError() says why.
+  void unreadable(std::string_view topic, int32_t partition, int64_t offset, std::string why);
+
   const std::optional<SqlError>& failure() const { return failure_; }
   // The reason the last record that could not be decoded failed.
   const std::string& lastError() const { return error_; }
@@ -57,6 +65,9 @@ class SourceDecoder {
   int64_t errors() const { return errors_.load(std::memory_order_relaxed); }
 
  private:
+  // Counts a record that cannot be decoded, failing with on.error = 'fail'.
+  void countError(std::string_view topic, int32_t partition, int64_t offset);
+
   bool failOnError_ = true;
   bool needHeaders_ = false;
   std::unique_ptr<RecordDecoder> decoder_;

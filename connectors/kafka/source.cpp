@@ -18,6 +18,7 @@
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/decode.h"
+#include "connectors/kafka/fetch_errors.h"
 
 namespace rtsql {
 
@@ -40,6 +41,9 @@ struct PartitionState {
   // record's offset was beyond the last one read + 1.
   int64_t skipped = 0;
   bool skipLogged = false;
+  // The batch of messages taken from the client (KafkaSourceTask::heldBatch_)
+  // in which the task last moved past a record it cannot read, -1 for none.
+  int64_t movedInBatch = -1;
 };
 
 // Records handed over per consume call after the first: large enough to amortize
@@ -118,6 +122,7 @@ class KafkaSourceTask final : public SourceTask {
     std::vector<MessagePtr>& held = held_;
     while (added < maxRecords) {
       held.clear();
+      ++heldBatch_;
       if (added == 0) {
         // Wait for the first record; librdkafka's batch call would wait for a
         // full batch, which is the opposite of what real-time mode wants.
@@ -495,6 +500,8 @@ class KafkaSourceTask final : public SourceTask {
           auto eof = byKey_.find(key(topicIndexOf(m->rkt), m->partition));
           if (eof != byKey_.end()) parts_[eof->second].eofOffset = m->offset;
         }
+      } else if (kafka::isUnreadableRecordError(m->err)) {
+        skipUnreadable(*m);
       } else {
         // The client reconnects by itself; a dead broker must not kill the flow.
         reportConsumerError(m);
@@ -537,6 +544,33 @@ class KafkaSourceTask final : public SourceTask {
     return 0;
   }
 
+  // A record the client cannot fetch or decompress (fetch_errors.h) is one
+  // that cannot be decoded: under on.error = 'fail' the flow fails at it;
+  // else it is dead-lettered (as an empty record with the headers that say
+  // where it was and why) or skipped, and the partition goes on past it.
+  // Called with mutex_ held.
+  void skipUnreadable(const rd_kafka_message_t& m) {
+    auto it = m.rkt ? byKey_.find(key(topicIndexOf(m.rkt), m.partition)) : byKey_.end();
+    if (it == byKey_.end() || decoder_.failure()) return;
+    PartitionState& s = parts_[it->second];
+    // The client reports the same record again at every fetch until the seek
+    // below: the reports taken with the first were made before it.
+    if (s.movedInBatch == heldBatch_) return;
+    const int64_t offset = kafka::unreadableRecordOffset(m, s.endOffset);
+    if (offset < 0) return reportConsumerError(&m);
+    decoder_.unreadable(s.topic, s.partition, offset, kafka::unreadableRecordReason(m));
+    if (decoder_.failure()) return;  // not consumed: s.endOffset stays before it
+    if (deadLetters_) {
+      deadLetters_->writeRecord(Value(), Value(), decoder_.lastError(),
+                                kafka::kafkaPosition(s.topic, s.partition, offset));
+    }
+    kafka::seekPartition(rk_.get(), s.topic, s.partition, offset + 1);
+    if (s.endOffset >= 0 && offset > s.endOffset) countSkipped(s, offset);
+    s.endOffset = offset + 1;
+    s.eofOffset = -1;
+    s.movedInBatch = heldBatch_;
+  }
+
   // Records between the last one read and `next` are gone: the broker removed
   // them (retention, compaction) before they were read, or they were
   // transaction markers. Counted for the progress; said once per partition.
@@ -577,6 +611,7 @@ class KafkaSourceTask final : public SourceTask {
   std::vector<std::pair<const rd_kafka_topic_t*, int>> topicCache_;
 
   std::vector<MessagePtr> held_;
+  int64_t heldBatch_ = 0;  // counts the batches of messages taken from the client
   rd_kafka_message_t* batch_[kBatch] = {};
   kafka::Headers headers_;
   kafka::ErrorLogPace errorLog_;

@@ -22,6 +22,7 @@
 #include "connectors/kafka/assigned_consumer.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/decode.h"
+#include "connectors/kafka/fetch_errors.h"
 #include "connectors/kafka/kafka_connector.h"
 
 namespace rtsql {
@@ -56,6 +57,10 @@ struct TapRecord {
   std::string key;
   std::string value;
   kafka::Headers headers;
+  // Why the client could not fetch or decompress the record at `offset`
+  // (fetch_errors.h), which then has no key, value or headers; empty for a
+  // record that was read.
+  std::string unreadable;
   size_t bytes = 0;  // what it counts against a subscription's queue
 
   void countBytes() {
@@ -337,8 +342,11 @@ class KafkaTaps::Tap {
         for (ssize_t i = 0; i < n; ++i) held.push_back(more[i]);
       }
       batch.clear();
+      ++heldBatch_;
       for (rd_kafka_message_t* m : held) {
-        if (m->err) {
+        if (m->err && kafka::isUnreadableRecordError(m->err)) {
+          if (TapRecordPtr r = unreadable(*m, batch)) batch.push_back(std::move(r));
+        } else if (m->err) {
           noteError(m);
         } else if (TapRecordPtr r = copy(m)) {
           batch.push_back(std::move(r));
@@ -351,15 +359,23 @@ class KafkaTaps::Tap {
     }
   }
 
-  TapRecordPtr copy(const rd_kafka_message_t* m) {
-    int ti = topicIndexOf(m->rkt);
-    if (ti < 0 || m->partition < 0 ||
-        base_[ti] + m->partition >= static_cast<int>(topicOf_.size()) ||
-        topicOf_[base_[ti] + m->partition] != ti) {
-      return nullptr;  // a partition the tap did not start: cannot happen
+  // The global index of the partition of `m`, or -1 for one the tap did not
+  // start (cannot happen).
+  int globalOf(const rd_kafka_message_t& m) const {
+    int ti = topicIndexOf(m.rkt);
+    if (ti < 0 || m.partition < 0 || base_[ti] + m.partition >= static_cast<int>(topicOf_.size()) ||
+        topicOf_[base_[ti] + m.partition] != ti) {
+      return -1;
     }
+    return base_[ti] + m.partition;
+  }
+
+  TapRecordPtr copy(const rd_kafka_message_t* m) {
+    const int global = globalOf(*m);
+    if (global < 0) return nullptr;
+    const int ti = topicOf_[global];
     auto r = std::make_shared<TapRecord>();
-    r->global = base_[ti] + m->partition;
+    r->global = global;
     r->topicIndex = ti;
     r->partition = m->partition;
     r->offset = m->offset;
@@ -375,6 +391,42 @@ class KafkaTaps::Tap {
       r->value.assign(static_cast<const char*>(m->payload), m->len);
     }
     kafka::readHeaders(m, r->headers);
+    r->countBytes();
+    return r;
+  }
+
+  // A record the client cannot fetch or decompress (fetch_errors.h): the
+  // partition moves past it, and it is handed on with the reason, for each
+  // live query's decoder to count under its source's 'on.error'. `batch`
+  // holds the records taken since the last dispatch.
+  TapRecordPtr unreadable(const rd_kafka_message_t& m, const std::vector<TapRecordPtr>& batch) {
+    const int global = globalOf(m);
+    if (global < 0) return nullptr;
+    if (movedInBatch_.size() < topicOf_.size()) movedInBatch_.resize(topicOf_.size(), -1);
+    // The client reports the record again at every fetch until the seek: the
+    // reports taken with the first were made before it.
+    if (movedInBatch_[global] == heldBatch_) return nullptr;
+    int64_t position;
+    {
+      std::lock_guard lock(mu_);
+      position = next_[global];
+    }
+    for (const TapRecordPtr& r : batch) {
+      if (r->global == global) position = r->offset + 1;
+    }
+    const int64_t offset = kafka::unreadableRecordOffset(m, position);
+    std::string why;
+    if (offset < 0 || !kafka::seekStartedPartition(m.rkt, m.partition, offset + 1, why)) {
+      noteError(&m);
+      return nullptr;
+    }
+    movedInBatch_[global] = heldBatch_;
+    auto r = std::make_shared<TapRecord>();
+    r->global = global;
+    r->topicIndex = topicOf_[global];
+    r->partition = m.partition;
+    r->offset = offset;
+    r->unreadable = kafka::unreadableRecordReason(m);
     r->countBytes();
     return r;
   }
@@ -510,6 +562,10 @@ class KafkaTaps::Tap {
   std::vector<int> base_;  // first global index of each topic
 
   // The thread's own.
+  int64_t heldBatch_ = 0;  // counts the batches of messages taken from the client
+  // By global index: the batch in which the tap last moved past a record it
+  // cannot read.
+  std::vector<int64_t> movedInBatch_;
   bool suspect_ = false;
   int64_t lastCheckMicros_ = 0;
   int64_t troubleSinceMicros_ = 0;
@@ -575,7 +631,9 @@ class TapSourceTask final : public SourceTask {
       view.timestampType = r->timestampType;
       if (decoder_.needsHeaders()) view.headers = &r->headers;
       p->progress.endOffset = r->offset + 1;
-      if (decoder_.decode(view, readMicros, out)) {
+      if (!r->unreadable.empty()) {
+        decoder_.unreadable(view.topic, r->partition, r->offset, r->unreadable);
+      } else if (decoder_.decode(view, readMicros, out)) {
         ++added;
         continue;
       }
