@@ -59,20 +59,25 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
       throw SqlError(sqlstate::kIoError, "a catalog entry holds not one statement");
     executeStatement(session, *stmts.front(), discard);
   };
-  // The object as this node has it: its declared name and statement.
-  std::string name, sql;
+  // The object as this node has it: its declared name and statement, and
+  // for a flow, function or processor its owner (none for the other kinds).
+  std::string name, sql, owner;
   auto have = [&](const auto& def) {
     if (def) {
       name = def->name;
       sql = def->sql;
     }
   };
-  if (kind == "function") have(catalog_.findFunction(lowerName));
-  if (kind == "processor") have(catalog_.findProcessor(lowerName));
+  auto haveOwned = [&](const auto& def) {
+    have(def);
+    if (def) owner = def->owner;
+  };
+  if (kind == "function") haveOwned(catalog_.findFunction(lowerName));
+  if (kind == "processor") haveOwned(catalog_.findProcessor(lowerName));
   if (kind == "source") have(catalog_.findSource(lowerName));
   if (kind == "sink") have(catalog_.findSink(lowerName));
   if (kind == "table") have(catalog_.findTable(lowerName));
-  if (kind == "flow") have(catalog_.findFlow(lowerName));
+  if (kind == "flow") haveOwned(catalog_.findFlow(lowerName));
   // A record this node could not apply before is replaced by the entry.
   std::erase_if(unrestored_, [&](const CatalogRecord& r) {
     return clusterKey(r.kind == "insert" ? "table" : r.kind, r.name) == entry.key;
@@ -87,6 +92,10 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   }
   const std::vector<CatalogRecord> records = clusterRecords({entry});
   const CatalogRecord& main = records.front();
+  // The object is made here as its owner's, as on the node that made it; an
+  // object of another owner is another object, even with the same statement.
+  session.user = main.owner;
+  if (owner != main.owner) sql.clear();
   try {
     if (kind == "flow") {
       // A sharded flow made again with the same statement is another flow:

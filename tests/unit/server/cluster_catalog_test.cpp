@@ -78,6 +78,29 @@ TEST_CASE("an entry's value is a catalog file, so a damaged one is detected") {
   CHECK_THROWS_AS(parseCatalogFile(value), SqlError);
 }
 
+TEST_CASE("an entry keeps its owner, and an entry of an earlier rtsqld has none") {
+  CatalogRecord f = record("function", "f", "CREATE FUNCTION f(a INT) RETURNS INT AS a");
+  f.owner = "alice";
+  CatalogRecord flow = record("flow", "g", "CREATE FLOW g ...");
+  flow.owner = "bob";
+  flow.settings = {{"shuffle.partitions", "3"}};
+  const std::vector<CatalogRecord> back = parseCatalogFile(formatCatalogFile({f, flow}));
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].owner == "alice");
+  CHECK(back[0].settings.empty());
+  CHECK(back[1].owner == "bob");
+  // The owner is not a session setting the flow is planned with.
+  CHECK(back[1].settings == flow.settings);
+
+  // A file written before owners were recorded loads with none.
+  CatalogRecord old = record("flow", "g", "CREATE FLOW g ...");
+  old.settings = {{"shuffle.partitions", "3"}};
+  const std::vector<CatalogRecord> oldBack = parseCatalogFile(formatCatalogFile({old}));
+  REQUIRE(oldBack.size() == 1);
+  CHECK(oldBack[0].owner.empty());
+  CHECK(oldBack[0].settings == old.settings);
+}
+
 TEST_CASE("cluster keys split into kind and name") {
   CHECK(clusterKey("source", "Orders") == "source/orders");
   CHECK(splitClusterKey("flow/a/b") == std::pair<std::string, std::string>{"flow", "a/b"});
