@@ -3,7 +3,8 @@ catalog entry, written by something other than rtsqld): a running node logs
 and skips it; a node that starts replays the topic and stops with an error
 naming the topic, partition, offset and key, unless a later record or
 tombstone of that key settles it; `rtsqld --cluster-repair` writes a tombstone
-for the damaged key, after which the node starts without that object.
+for the damaged key, after which the node starts without that object, and
+with the rest of the catalog (a function with its owner).
 
 The broker outlives every node: the embedded broker of an rtsqld outside the
 cluster, and Apache Kafka too when RTSQL_KAFKA_BOOTSTRAP is set.
@@ -40,6 +41,7 @@ def test_a_damaged_catalog_record_is_named_and_repaired(broker, start_node, tmp_
     for name in ("keep", "hurt", "mended"):
         run_again_on_40001(a, f"CREATE SOURCE {name} (x BIGINT) WITH (connector = 'datagen')")
     assert sorted(sources(a)) == ["hurt", "keep", "mended"]
+    run_again_on_40001(a, "CREATE FUNCTION twice(x BIGINT) RETURNS BIGINT AS x * 2")
 
     # While the node runs: the damaged record is skipped, the node keeps
     # what it has. A damaged record followed by a tombstone of its key is
@@ -74,6 +76,9 @@ def test_a_damaged_catalog_record_is_named_and_repaired(broker, start_node, tmp_
 
     a = start_node(cluster, broker, "a")
     assert sources(a) == ["keep"]
+    # What was intact came back from the topic, with its owner.
+    owner = {r[0]: r[1] for r in a.query("DESCRIBE FUNCTION twice")}["owner"]
+    assert owner == "rtsql"
     # The catalog is writable again: the object is made anew.
     run_again_on_40001(a, "CREATE SOURCE hurt (x BIGINT) WITH (connector = 'datagen')")
     assert sorted(sources(a)) == ["hurt", "keep"]

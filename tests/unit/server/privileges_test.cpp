@@ -498,6 +498,17 @@ TEST_CASE("privileges: only a function's owner or a superuser replaces, drops or
   requireDeniedNaming(*s.run("DROP FUNCTION py_secret", "bob"), "bob dropping alice's function",
                       "alice");
   CHECK(shownBody(s, "bob", "py_secret") == std::nullopt);
+  // A superuser's processor likewise.
+  requireOk(*s.run("CREATE PROCESSOR counter RETURNS (n BIGINT) LANGUAGE PYTHON AS $$\n"
+                   "class Counter:\n"
+                   "    def handle_input_rows(self, key, rows):\n"
+                   "        yield (1,)\n"
+                   "$$",
+                   "alice"),
+            "alice's processor");
+  requireDeniedNaming(*s.run("DROP PROCESSOR counter", "bob"), "bob dropping alice's processor",
+                      "alice");
+  requireOk(*s.run("DROP PROCESSOR counter", "dave"), "a superuser dropping alice's processor");
   auto still = s.run("SELECT py_secret(1)", "bob");
   requireOk(*still, "calling alice's function");
   CHECK(still->rows.at(0).at(0) == std::optional<std::string>("42"));
