@@ -264,8 +264,9 @@ int main(int argc, char** argv) {
                           rtsql::shownCatalogKey(d.key), d.offset,
                           rtsql::clusterCatalogTopic(co.name), d.why));
         }
-        log(repaired.empty() ? "cluster catalog: no damaged record, nothing to repair"
-                             : fmt::format("cluster catalog: repaired {} keys", repaired.size()));
+        log(repaired.empty()
+                ? std::string("cluster catalog: no damaged record, nothing to repair")
+                : fmt::format("cluster catalog repaired (tombstones: {})", repaired.size()));
         return 0;
       }
       clusterCatalog = std::make_shared<rtsql::ClusterCatalog>(co);

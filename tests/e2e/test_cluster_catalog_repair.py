@@ -38,20 +38,25 @@ def test_a_damaged_catalog_record_is_named_and_repaired(broker, start_node, tmp_
     cluster = unique("repair")
     topic = f"_rtsql-{cluster}-catalog"
     a = start_node(cluster, broker, "a")
+    b = start_node(cluster, broker, "b")
     for name in ("keep", "hurt", "mended"):
         run_again_on_40001(a, f"CREATE SOURCE {name} (x BIGINT) WITH (connector = 'datagen')")
     assert sorted(sources(a)) == ["hurt", "keep", "mended"]
     run_again_on_40001(a, "CREATE FUNCTION twice(x BIGINT) RETURNS BIGINT AS x * 2")
+    # Another node applies it as its own, with its owner.
+    wait_for("b has the function and its owner", lambda: {
+        r[0]: r[1] for r in b.query("DESCRIBE FUNCTION twice")}.get("owner") == "rtsql")
 
-    # While the node runs: the damaged record is skipped, the node keeps
+    # While the nodes run: the damaged record is skipped, each node keeps
     # what it has. A damaged record followed by a tombstone of its key is
     # settled by the tombstone.
     broker.produce(topic, [GARBAGE], key=b"source/hurt", partition=0)
     broker.produce(topic, [GARBAGE], key=b"source/mended", partition=0)
     broker.produce(topic, [None], key=b"source/mended", partition=0)
-    wait_for("the running node applies the tombstone", lambda: "mended" not in sources(a))
-    assert sorted(sources(a)) == ["hurt", "keep"]
-    assert "skipped the record" in a.log_tail(200)
+    for node in (a, b):
+        wait_for("a running node applies the tombstone", lambda: "mended" not in sources(node))
+        assert sorted(sources(node)) == ["hurt", "keep"]
+        assert "skipped the record" in node.log_tail(200)
     assert a.stop() == 0, a.log_tail()
 
     # A start replays the topic: source/hurt's last record is damaged.
@@ -69,13 +74,16 @@ def test_a_damaged_catalog_record_is_named_and_repaired(broker, start_node, tmp_
     assert code == 0, out
     assert 'wrote a tombstone for key "source/hurt"' in out, out
     assert f"at offset {found.group(1)}" in out, out
-    assert "repaired 1 keys" in out, out
-    # Nothing left to repair.
+    assert "cluster catalog repaired (tombstones: 1)" in out, out
+    # (Node b ran all along: the repair fenced its writer.) Nothing is left
+    # to repair.
     code, out = repair(cluster, broker, tmp_path)
     assert code == 0 and "nothing to repair" in out, out
 
     a = start_node(cluster, broker, "a")
     assert sources(a) == ["keep"]
+    # A node that ran through it all applied the tombstone as a drop.
+    wait_for("b drops the repaired source", lambda: sources(b) == ["keep"])
     # What was intact came back from the topic, with its owner.
     owner = {r[0]: r[1] for r in a.query("DESCRIBE FUNCTION twice")}["owner"]
     assert owner == "rtsql"

@@ -520,8 +520,9 @@ TEST_CASE("privileges: only a function's owner or a superuser replaces, drops or
   requireOk(*s.run("CREATE OR REPLACE FUNCTION bob_twice(a BIGINT) RETURNS BIGINT AS a * 3", "bob"),
             "bob replacing his function");
   // A superuser's replacement leaves the function bob's, as in PostgreSQL.
-  requireOk(*s.run("CREATE OR REPLACE FUNCTION bob_twice(a BIGINT) RETURNS BIGINT AS a * 4", "dave"),
-            "dave replacing bob's function");
+  requireOk(
+      *s.run("CREATE OR REPLACE FUNCTION bob_twice(a BIGINT) RETURNS BIGINT AS a * 4", "dave"),
+      "dave replacing bob's function");
   CHECK(describedRow(s, "bob", "bob_twice", "owner") == std::optional<std::string>("bob"));
   CHECK(shownBody(s, "bob", "bob_twice") == std::optional<std::string>("a * 4"));
   s.engine.reset();
@@ -587,8 +588,8 @@ TEST_CASE("privileges: only a flow's owner or a superuser stops, starts or drops
   eo.filesDirs = {files.path.string()};
   s.engine = std::make_unique<Engine>(eo, s.connectors);
   s.engine->restore();
-  requireDeniedNaming(*s.run("START FLOW bobs", "carol"), "carol starting bob's flow after a restart",
-                      "bob");
+  requireDeniedNaming(*s.run("START FLOW bobs", "carol"),
+                      "carol starting bob's flow after a restart", "bob");
   requireOk(*s.run("START FLOW bobs", "alice"), "a superuser starting bob's flow");
   requireOk(*s.run("DROP FLOW bobs", "bob"), "bob dropping his flow");
   s.engine->shutdown();
