@@ -59,25 +59,20 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
       throw SqlError(sqlstate::kIoError, "a catalog entry holds not one statement");
     executeStatement(session, *stmts.front(), discard);
   };
-  // The object as this node has it: its declared name and statement, and
-  // for a flow, function or processor its owner (none for the other kinds).
-  std::string name, sql, owner;
+  // The object as this node has it: its declared name and statement.
+  std::string name, sql;
   auto have = [&](const auto& def) {
     if (def) {
       name = def->name;
       sql = def->sql;
     }
   };
-  auto haveOwned = [&](const auto& def) {
-    have(def);
-    if (def) owner = def->owner;
-  };
-  if (kind == "function") haveOwned(catalog_.findFunction(lowerName));
-  if (kind == "processor") haveOwned(catalog_.findProcessor(lowerName));
+  if (kind == "function") have(catalog_.findFunction(lowerName));
+  if (kind == "processor") have(catalog_.findProcessor(lowerName));
   if (kind == "source") have(catalog_.findSource(lowerName));
   if (kind == "sink") have(catalog_.findSink(lowerName));
   if (kind == "table") have(catalog_.findTable(lowerName));
-  if (kind == "flow") haveOwned(catalog_.findFlow(lowerName));
+  if (kind == "flow") have(catalog_.findFlow(lowerName));
   // A record this node could not apply before is replaced by the entry.
   std::erase_if(unrestored_, [&](const CatalogRecord& r) {
     return clusterKey(r.kind == "insert" ? "table" : r.kind, r.name) == entry.key;
@@ -92,10 +87,12 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   }
   const std::vector<CatalogRecord> records = clusterRecords({entry});
   const CatalogRecord& main = records.front();
-  // The object is made here as its owner's, as on the node that made it; an
-  // object of another owner is another object, even with the same statement.
+  // The object is made here as its owner's, as on the node that made it.
+  // (An entry that differs from this node's object in its owner alone comes
+  // only from a node of an earlier version, which writes none: it is left
+  // as it is here, rather than dropped and made again under flows that use
+  // it.)
   session.user = main.owner;
-  if (owner != main.owner) sql.clear();
   try {
     if (kind == "flow") {
       // A sharded flow made again with the same statement is another flow:
