@@ -69,6 +69,10 @@ struct FlowDef {
   std::vector<std::string> functions;
   // The processors its TRANSFORM items use (lower-cased), likewise.
   std::vector<std::string> processors;
+  // The user who created it, who may stop, start and drop it besides the
+  // superusers; empty for a flow made before owners were recorded, which is
+  // the superusers' alone (server/privileges.h).
+  std::string owner;
 };
 
 class Catalog {

@@ -23,6 +23,8 @@ struct ProcessorDef {
   std::shared_ptr<const PythonProcessor> python;
   std::string bodyText;  // the code between the $$
   std::string sql;       // the CREATE PROCESSOR statement, for durability
+  // The user who created it, as a function's (planner/user_function.h).
+  std::string owner;
 };
 
 // Checks a CREATE PROCESSOR and compiles its class: LANGUAGE must be PYTHON

@@ -55,6 +55,10 @@ struct UserFunctionDef {
   std::shared_ptr<const PythonFunction> python;
   std::string bodyText;  // the body as written
   std::string sql;       // the CREATE FUNCTION statement, for durability
+  // The user who created it: who may replace or drop it and read its body,
+  // besides the superusers; empty for a function made before owners were
+  // recorded, which is the superusers' alone (server/privileges.h).
+  std::string owner;
   // The user functions the body calls, lower-cased, each once: a function
   // cannot be dropped or replaced while another calls it.
   std::vector<std::string> calls;

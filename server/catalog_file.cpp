@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
+#include <vector>
 
 #include "common/crc32.h"
 #include "common/error.h"
@@ -20,6 +22,8 @@ namespace {
 
 constexpr const char* kMagic = "rtsql-catalog";
 constexpr int kVersion = 1;
+// The setting a record's owner is written as (see the header).
+constexpr const char* kOwnerSetting = "rtsql.owner";
 
 [[noreturn]] void damaged(const std::string& why) {
   throw SqlError(sqlstate::kIoError, fmt::format("the catalog file is damaged: {}", why),
@@ -84,8 +88,13 @@ std::string formatCatalogFile(const std::vector<CatalogRecord>& records) {
     putField(body, r.name);
     putField(body, r.sql);
     putField(body, r.running ? "1" : "0");
-    putField(body, std::to_string(r.settings.size()));
+    std::vector<std::pair<std::string_view, std::string_view>> settings;
     for (const auto& [k, v] : r.settings) {
+      if (k != kOwnerSetting) settings.emplace_back(k, v);
+    }
+    if (!r.owner.empty()) settings.emplace_back(kOwnerSetting, r.owner);
+    putField(body, std::to_string(settings.size()));
+    for (const auto& [k, v] : settings) {
       putField(body, k);
       putField(body, v);
     }
@@ -131,7 +140,11 @@ std::vector<CatalogRecord> parseCatalogFile(const std::string& text) {
     for (size_t i = 0; i < n; ++i) {
       std::string k = in.field();
       std::string v = in.field();
-      r.settings.emplace_back(std::move(k), std::move(v));
+      if (k == kOwnerSetting) {
+        r.owner = std::move(v);
+      } else {
+        r.settings.emplace_back(std::move(k), std::move(v));
+      }
     }
     in.expect('\n');
     out.push_back(std::move(r));

@@ -9,7 +9,11 @@
 // DROP, INSERT, STOP and START before the statement changes the server's
 // catalog (a statement it cannot record changes nothing): written to a temporary
 // file, fsync'ed, renamed over the old one, and the directory fsync'ed, so a
-// crash leaves the old catalog or the new one, never a mix. A length and a
+// crash leaves the old catalog or the new one, never a mix. A record's owner
+// is kept among its settings under the name `rtsql.owner` (which SET refuses),
+// so that the file's format is unchanged: a file of an earlier rtsqld loads
+// with no owners, and an earlier rtsqld loads this one (a cluster's nodes may
+// be upgraded one at a time). A length and a
 // CRC-32 in the header detect a damaged file; rtsqld then refuses to start
 // rather than come back with flows missing.
 #pragma once
@@ -26,6 +30,10 @@ struct CatalogRecord {
   std::string sql;   // the statement
   bool running = true;  // flows: whether the flow should run
   std::vector<std::pair<std::string, std::string>> settings;  // flows: session SET values
+  // Functions, processors and flows: the user who created the object; empty
+  // when the record was written before owners were recorded (the object is
+  // then the superusers', server/privileges.h).
+  std::string owner;
 };
 
 std::string formatCatalogFile(const std::vector<CatalogRecord>& records);

@@ -4,6 +4,7 @@
 #include <librdkafka/rdkafka.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "common/clock.h"
@@ -97,6 +98,64 @@ std::string clusterCatalogTopic(const std::string& cluster) {
   return "_rtsql-" + cluster + "-catalog";
 }
 
+std::string shownCatalogKey(const std::string& key) {
+  constexpr size_t kShown = 200;
+  std::string out;
+  appendJsonString(out, key.size() > kShown ? key.substr(0, kShown) : key);
+  if (key.size() > kShown) out += fmt::format(" (first {} of {} bytes)", kShown, key.size());
+  return out;
+}
+
+void CatalogReplay::add(int64_t offset, const std::string& key, const std::string* value) {
+  std::optional<std::vector<CatalogRecord>> records;
+  if (value) {
+    try {
+      records = parseCatalogFile(*value);
+    } catch (const SqlError& err) {
+      // It replaces what the key held, as it would after compaction; a later
+      // record or tombstone of the key replaces it in turn.
+      std::erase_if(entries_, [&](const ClusterEntry& x) { return x.key == key; });
+      values_.erase(key);
+      damaged_[key] = DamagedCatalogRecord{offset, key, err.message()};
+      return;
+    }
+  }
+  damaged_.erase(key);
+  // Compaction keeps each key's last record: so does the replay.
+  std::erase_if(entries_, [&](const ClusterEntry& x) { return x.key == key; });
+  if (records) {
+    values_[key] = *value;
+    entries_.push_back(ClusterEntry{key, std::move(records)});
+  } else {
+    values_.erase(key);
+  }
+}
+
+std::vector<DamagedCatalogRecord> CatalogReplay::damaged() const {
+  std::vector<DamagedCatalogRecord> out;
+  for (const auto& [key, d] : damaged_) out.push_back(d);
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.offset < b.offset; });
+  return out;
+}
+
+void CatalogReplay::requireIntact() const {
+  const std::vector<DamagedCatalogRecord> all = damaged();
+  if (all.empty()) return;
+  const DamagedCatalogRecord& d = all.front();
+  throw SqlError(
+      sqlstate::kIoError,
+      fmt::format("the cluster catalog is damaged: record at offset {} of topic {} partition 0 "
+                  "(key {}) is not a catalog entry: {}{}",
+                  d.offset, topic_, shownCatalogKey(d.key), d.why,
+                  all.size() > 1 ? fmt::format(" ({} damaged keys in all)", all.size()) : ""),
+      SqlError::npos,
+      "the topic holds only what rtsqld writes there; run rtsqld --cluster NAME --kafka "
+      "BOOTSTRAP --cluster-repair to write a tombstone for each damaged key (which drops that "
+      "object), then create the object again (docs/operations.md, \"Repairing the cluster "
+      "catalog\")");
+}
+
 struct ClusterCatalog::Impl {
   std::string topic;
   std::string transactionalId;
@@ -109,6 +168,9 @@ struct ClusterCatalog::Impl {
   // applied here (tombstoned keys are absent).
   std::map<std::string, std::string> known;
   std::vector<ClusterEntry> initial;
+  // The replay of the topic from its start, until the node has read it to
+  // its end (then `known` and `initial` are what it made).
+  std::unique_ptr<CatalogReplay> replay;
   int64_t readTo = 0;                // every record below this offset has been read
   bool atEnd = false;                // the consumer has reached the end of what is committed
   std::deque<ClusterEntry> pending;  // read, another node's, not yet applied
@@ -136,36 +198,53 @@ struct ClusterCatalog::Impl {
       return;
     }
     ClusterEntry e;
-    e.key.assign(static_cast<const char*>(m->key), m->key_len);
-    std::string value(static_cast<const char*>(m->payload), m->len);
+    if (m->key) e.key.assign(static_cast<const char*>(m->key), m->key_len);
+    std::string value;
+    if (m->payload) value.assign(static_cast<const char*>(m->payload), m->len);
+    if (intoInitial) {
+      std::lock_guard lock(mu);
+      readTo = std::max(readTo, static_cast<int64_t>(m->offset) + 1);
+      replay->add(m->offset, e.key, m->payload ? &value : nullptr);
+      cv.notify_all();
+      return;
+    }
     if (m->payload) {
       try {
         e.records = parseCatalogFile(value);
       } catch (const SqlError& err) {
-        throw SqlError(sqlstate::kIoError,
-                       fmt::format("record {} of the cluster catalog {} (key '{}') is damaged: {}",
-                                   m->offset, topic, e.key, err.message()),
-                       SqlError::npos, "the catalog topic holds only what rtsqld writes there");
+        // What this node has of the object stays; a restart stops at this
+        // record until a later one of its key replaces it.
+        logLine(fmt::format("cluster catalog: skipped the record at offset {} of topic {} "
+                            "partition 0 (key {}), which is not a catalog entry: {}",
+                            m->offset, topic, shownCatalogKey(e.key), err.message()));
+        std::lock_guard lock(mu);
+        readTo = std::max(readTo, static_cast<int64_t>(m->offset) + 1);
+        cv.notify_all();
+        return;
       }
     }
     std::lock_guard lock(mu);
     readTo = std::max(readTo, static_cast<int64_t>(m->offset) + 1);
     auto it = known.find(e.key);
     const bool same = e.records ? it != known.end() && it->second == value : it == known.end();
-    if (intoInitial) {
-      if (e.records) {
-        known[e.key] = value;
-      } else {
-        known.erase(e.key);
-      }
-      // Compaction keeps each key's last record: so does the replay.
-      std::erase_if(initial, [&](const ClusterEntry& x) { return x.key == e.key; });
-      if (e.records) initial.push_back(std::move(e));
-    } else if (!same) {
-      pending.push_back(std::move(e));
-    }
+    if (!same) pending.push_back(std::move(e));
     cv.notify_all();
   }
+
+  // The cluster's one transactional writer of the topic: a new one fences
+  // any other node's write in progress when it initializes its transactions.
+  kafka::HandlePtr newWriter() const {
+    return kafka::newClient(RD_KAFKA_PRODUCER, bootstrap, Options(),
+                            {{"client.id", "rtsqld-catalog"}},
+                            {{"transactional.id", transactionalId.c_str()},
+                             {"enable.idempotence", "true"},
+                             {"transaction.timeout.ms", "60000"},
+                             {"message.timeout.ms", "30000"}});
+  }
+
+  // Makes the consumer of the topic (created when missing) and replays it
+  // from its start to its end into `replay`.
+  void open(const ClusterOptions& options);
 
   int64_t highWatermark() {
     int64_t low = 0, high = 0;
@@ -216,30 +295,30 @@ struct ClusterCatalog::Impl {
   }
 };
 
-ClusterCatalog::ClusterCatalog(ClusterOptions options)
-    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
-  checkClusterName(options_.name);
-  impl_->topic = clusterCatalogTopic(options_.name);
-  impl_->bootstrap = options_.bootstrap;
-  impl_->transactionalId = "_rtsql-" + options_.name + "-catalog-writer";
-  const std::string group = "_rtsql-" + options_.name + "-catalog-reader";
-  impl_->consumer = kafka::newClient(RD_KAFKA_CONSUMER, options_.bootstrap, Options(),
-                                     {{"client.id", "rtsqld-catalog"}},
-                                     {{"group.id", group.c_str()},
-                                      {"enable.auto.commit", "false"},
-                                      {"enable.auto.offset.store", "false"},
-                                      {"enable.partition.eof", "true"},
-                                      // A writer waits for the end of the
-                                      // partition, which a fetch reports when
-                                      // it returns: the broker holds an empty
-                                      // fetch this long.
-                                      {"fetch.wait.max.ms", "50"},
-                                      {"isolation.level", "read_committed"}});
+void ClusterCatalog::Impl::open(const ClusterOptions& options) {
+  checkClusterName(options.name);
+  topic = clusterCatalogTopic(options.name);
+  bootstrap = options.bootstrap;
+  transactionalId = "_rtsql-" + options.name + "-catalog-writer";
+  replay = std::make_unique<CatalogReplay>(topic);
+  const std::string group = "_rtsql-" + options.name + "-catalog-reader";
+  consumer = kafka::newClient(RD_KAFKA_CONSUMER, options.bootstrap, Options(),
+                              {{"client.id", "rtsqld-catalog"}},
+                              {{"group.id", group.c_str()},
+                               {"enable.auto.commit", "false"},
+                               {"enable.auto.offset.store", "false"},
+                               {"enable.partition.eof", "true"},
+                               // A writer waits for the end of the
+                               // partition, which a fetch reports when
+                               // it returns: the broker holds an empty
+                               // fetch this long.
+                               {"fetch.wait.max.ms", "50"},
+                               {"isolation.level", "read_committed"}});
   // One partition, compacted, kept forever: it is the cluster's catalog.
   // Waits until the partition has a leader (a new topic has none at first);
   // on a broker that creates it on demand, the catalog is its partition 0.
   const std::string notCreated =
-      kafka::ensureInternalTopic(impl_->consumer.get(), options_.bootstrap, impl_->topic, 1,
+      kafka::ensureInternalTopic(consumer.get(), options.bootstrap, topic, 1,
                                  {{"cleanup.policy", "compact"}}, kCatalogTimeoutMs,
                                  "create the topic with one partition and cleanup.policy=compact, "
                                  "or check the broker's ACLs")
@@ -251,13 +330,12 @@ ClusterCatalog::ClusterCatalog(ClusterOptions options)
                     notCreated));
   }
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(parts, impl_->topic.c_str(), 0)->offset =
-      RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_resp_err_t err = rd_kafka_assign(impl_->consumer.get(), parts);
+  rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_resp_err_t err = rd_kafka_assign(consumer.get(), parts);
   rd_kafka_topic_partition_list_destroy(parts);
   if (err)
-    throw unreachable(options_.bootstrap,
-                      fmt::format("refused to read {}: {}", impl_->topic, rd_kafka_err2str(err)));
+    throw unreachable(options.bootstrap,
+                      fmt::format("refused to read {}: {}", topic, rd_kafka_err2str(err)));
 
   // Read to the end of what is committed: the catalog as the cluster has it
   // now. (A node killed while writing leaves its transaction open until the
@@ -265,16 +343,73 @@ ClusterCatalog::ClusterCatalog(ClusterOptions options)
   const int64_t deadline = monotonicMicros() + int64_t(kCatalogTimeoutMs) * 1000;
   while (true) {
     {
-      std::lock_guard lock(impl_->mu);
-      if (impl_->atEnd) break;
+      std::lock_guard lock(mu);
+      if (atEnd) break;
     }
     if (monotonicMicros() > deadline) {
-      throw unreachable(options_.bootstrap,
+      throw unreachable(options.bootstrap,
                         fmt::format("did not give the cluster catalog {} to its end within {} s",
-                                    impl_->topic, kCatalogTimeoutMs / 1000));
+                                    topic, kCatalogTimeoutMs / 1000));
     }
-    impl_->pollOnce(kPollMs, true);
+    pollOnce(kPollMs, true);
   }
+}
+
+ClusterCatalog::ClusterCatalog(ClusterOptions options)
+    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  impl_->open(options_);
+  impl_->replay->requireIntact();
+  std::lock_guard lock(impl_->mu);
+  impl_->known = impl_->replay->values();
+  impl_->initial = impl_->replay->entries();
+  impl_->replay.reset();
+}
+
+std::vector<DamagedCatalogRecord> ClusterCatalog::repair(const ClusterOptions& options) {
+  Impl impl;
+  impl.open(options);
+  if (impl.replay->damaged().empty()) return {};
+  kafka::HandlePtr producer = impl.newWriter();
+  auto check = [&](rd_kafka_error_t* error, const char* what) {
+    if (!error) return;
+    std::string reason = rd_kafka_error_string(error);
+    rd_kafka_error_destroy(error);
+    throw unreachable(options.bootstrap, fmt::format("could not {}: {}", what, reason));
+  };
+  kafka::partitionCounts(producer.get(), {impl.topic}, options.bootstrap);
+  check(rd_kafka_init_transactions(producer.get(), kCatalogTimeoutMs),
+        "initialize its transactions");
+  // No node can commit to the topic now: what it holds to its end is what
+  // the tombstones are written over (a node may have replaced a damaged
+  // record meanwhile).
+  const int64_t end = impl.highWatermark();
+  const int64_t deadline = monotonicMicros() + int64_t(kCatalogTimeoutMs) * 1000;
+  while (true) {
+    {
+      std::lock_guard lock(impl.mu);
+      if (impl.readTo >= end) break;
+    }
+    if (monotonicMicros() > deadline) {
+      throw unreachable(options.bootstrap,
+                        fmt::format("did not give the cluster catalog {} to its end within {} s",
+                                    impl.topic, kCatalogTimeoutMs / 1000));
+    }
+    impl.pollOnce(kPollMs, true);
+  }
+  std::vector<DamagedCatalogRecord> damaged = impl.replay->damaged();
+  if (damaged.empty()) return {};
+  check(rd_kafka_begin_transaction(producer.get()), "begin a transaction");
+  for (const DamagedCatalogRecord& d : damaged) {
+    rd_kafka_resp_err_t err = kafka::produceRecord(producer.get(), impl.topic, 0, d.key, nullptr);
+    if (err) {
+      rd_kafka_error_destroy(rd_kafka_abort_transaction(producer.get(), kCatalogTimeoutMs));
+      throw unreachable(options.bootstrap,
+                        fmt::format("refused a catalog tombstone: {}", rd_kafka_err2str(err)));
+    }
+  }
+  check(rd_kafka_commit_transaction(producer.get(), kCatalogTimeoutMs),
+        "commit the tombstones");
+  return damaged;
 }
 
 ClusterCatalog::~ClusterCatalog() {
@@ -352,12 +487,7 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
     requireCaughtUp();
     return;
   }
-  kafka::HandlePtr producer =
-      kafka::newClient(RD_KAFKA_PRODUCER, bootstrap, Options(), {{"client.id", "rtsqld-catalog"}},
-                       {{"transactional.id", impl_->transactionalId.c_str()},
-                        {"enable.idempotence", "true"},
-                        {"transaction.timeout.ms", "60000"},
-                        {"message.timeout.ms", "30000"}});
+  kafka::HandlePtr producer = impl_->newWriter();
   auto txError = [&](rd_kafka_error_t* error, const char* what) {
     if (!error) return;
     const bool fenced = rd_kafka_error_is_fatal(error) || rd_kafka_error_txn_requires_abort(error);

@@ -18,6 +18,16 @@
 // last record at its offset, so replaying the topic in offset order creates
 // each object after those it depends on, as the catalog file's order does.
 //
+// A damaged record (a value that is not a catalog file) stands for its key
+// until a later record or tombstone of that key replaces it: replaying the
+// topic, such a record is remembered and the replay goes on, and only one
+// that is still its key's last record when the replay ends stops the node,
+// with an error naming the topic, partition, offset and key. `rtsqld
+// --cluster-repair` (ClusterCatalog::repair) writes a tombstone for each such
+// key, which drops that object from the catalog (docs/operations.md). A
+// damaged record another node writes while this one runs is logged and
+// skipped.
+//
 // One order for the whole cluster. Every write goes through a transactional
 // producer whose transactional.id is the cluster's own, so a node that starts
 // a write fences any other node's write in progress (Kafka aborts it). After
@@ -73,6 +83,43 @@ std::string clusterCatalogTopic(const std::string& cluster);
 // (connectors/kafka/state_copy.h).
 std::string clusterStateTopic(const std::string& cluster, const std::string& flowId);
 
+// A record of the catalog topic that is not a catalog entry.
+struct DamagedCatalogRecord {
+  int64_t offset = 0;
+  std::string key;
+  std::string why;  // what parseCatalogFile said
+};
+
+// The replay of the catalog topic from its start: each key's last record
+// wins, as compaction would keep it, and a damaged record counts as its key's
+// last until a later record or tombstone of the key comes (see above).
+class CatalogReplay {
+ public:
+  explicit CatalogReplay(std::string topic) : topic_(std::move(topic)) {}
+  // The record at `offset` of the topic's partition 0, in offset order;
+  // `value` is null for a tombstone.
+  void add(int64_t offset, const std::string& key, const std::string* value);
+  // The keys' last records, in the order they were written; damaged ones
+  // and tombstoned keys left out.
+  const std::vector<ClusterEntry>& entries() const { return entries_; }
+  // The value of each key in entries().
+  const std::map<std::string, std::string>& values() const { return values_; }
+  // The damaged records that are still their key's last, by offset.
+  std::vector<DamagedCatalogRecord> damaged() const;
+  // Throws SqlError 58030 naming the topic, partition, offset and key of the
+  // first of damaged(), with a hint at --cluster-repair.
+  void requireIntact() const;
+
+ private:
+  std::string topic_;
+  std::vector<ClusterEntry> entries_;
+  std::map<std::string, std::string> values_;
+  std::map<std::string, DamagedCatalogRecord> damaged_;
+};
+
+// A record key as a message shows it: JSON-quoted, cut at 200 bytes.
+std::string shownCatalogKey(const std::string& key);
+
 class ClusterCatalog {
  public:
   // Creates the catalog topic when it is missing and reads it to its end.
@@ -84,6 +131,14 @@ class ClusterCatalog {
   ClusterCatalog& operator=(const ClusterCatalog&) = delete;
 
   const ClusterOptions& options() const { return options_; }
+
+  // rtsqld --cluster-repair: reads the catalog topic of the cluster `options`
+  // names to its end and writes, in one transaction of the cluster's writer
+  // (which fences any node's write in progress, after which the topic is read
+  // to its end again), a tombstone for every key whose last record is
+  // damaged. Returns those records (none: nothing to repair). Throws SqlError
+  // 08006 when the Kafka cannot be reached; then nothing is written.
+  static std::vector<DamagedCatalogRecord> repair(const ClusterOptions& options);
 
   // The catalog as the topic held it when this node started, in offset order.
   std::vector<ClusterEntry> initial() const;

@@ -87,6 +87,12 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   }
   const std::vector<CatalogRecord> records = clusterRecords({entry});
   const CatalogRecord& main = records.front();
+  // The object is made here as its owner's, as on the node that made it.
+  // (An entry that differs from this node's object in its owner alone comes
+  // only from a node of an earlier version, which writes none: it is left
+  // as it is here, rather than dropped and made again under flows that use
+  // it.)
+  session.user = main.owner;
   try {
     if (kind == "flow") {
       // A sharded flow made again with the same statement is another flow:

@@ -42,6 +42,15 @@ void requireFlow(const Catalog& catalog, const ast::FlowCommand& stmt) {
   }
 }
 
+// The owner of an object made by `user`'s statement: at a replay, the
+// session's user is the recorded owner; CREATE OR REPLACE keeps the owner of
+// what it replaces, as in PostgreSQL.
+template <typename Def>
+std::string ownerOf(const std::string& user, const std::shared_ptr<const Def>& replaced,
+                    bool replaying) {
+  return replaced && !replaying ? replaced->owner : user;
+}
+
 }  // namespace
 
 bool Engine::changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change,
@@ -140,6 +149,40 @@ std::shared_ptr<StateCopy> Engine::stateCopyFor(const std::string& flow) const {
   if (!options_.cluster || options_.dataDir.empty()) return nullptr;
   const ClusterOptions& co = options_.cluster->options();
   return std::make_shared<kafka::KafkaStateCopy>(co.bootstrap, clusterStateTopic(co.name, flowIdFor(flow)));
+}
+
+void Engine::requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const std::string& name,
+                            std::string_view verb, size_t pos) const {
+  // A replay applies what was checked where the statement first ran.
+  if (restoring()) return;
+  const Catalog& catalog = catalogOf(s);
+  std::string owner, declared;
+  auto have = [&](const auto& def) {
+    if (!def) return false;
+    owner = def->owner;
+    declared = def->name;
+    return true;
+  };
+  bool found = false;
+  const char* what = "";
+  switch (kind) {
+    case ast::ObjectKind::Flow:
+      found = have(catalog.findFlow(name));
+      what = "flow";
+      break;
+    case ast::ObjectKind::Function:
+      found = have(catalog.findFunction(name));
+      what = "function";
+      break;
+    case ast::ObjectKind::Processor:
+      found = have(catalog.findProcessor(name));
+      what = "processor";
+      break;
+    default: return;  // sources, sinks and tables have no owner
+  }
+  // A missing object is the statement's own error (or IF EXISTS).
+  if (!found) return;
+  privileges_->requireOwner(s.user, owner, fmt::format("{} {} {}", verb, what, declared), pos);
 }
 
 void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
@@ -346,6 +389,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     def.queryText = stmt.queryText;
     def.functions = userFunctionsCalled(*stmt.query, *s.shadow);
     def.processors = processorsUsed(*stmt.query);
+    def.owner = s.user;
     s.shadow->addFlow(std::move(def), false, stmt.namePos);
     out.complete("CREATE FLOW");
     return;
@@ -359,6 +403,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   def.queryText = stmt.queryText;
   def.functions = userFunctionsCalled(*stmt.query, catalog_);
   def.processors = processorsUsed(*stmt.query);
+  def.owner = s.user;
   std::vector<std::string> inputs = flowInputs(plan, stmt.sink);
   // The name must be free before anything starts.
   Catalog next(catalog_);
@@ -461,12 +506,18 @@ void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, R
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
   std::lock_guard lock(ddlMu_);
-  if (stmt.ifNotExists && catalog.findFunction(stmt.name)) {
+  Catalog::FunctionPtr existing = catalog.findFunction(stmt.name);
+  if (stmt.ifNotExists && existing) {
     out.notice(fmt::format("function {} already exists, skipping", stmt.name));
     out.complete("CREATE FUNCTION");
     return;
   }
+  if (existing && stmt.orReplace && !restoring()) {
+    privileges_->requireOwner(s.user, existing->owner,
+                              fmt::format("replace function {}", existing->name), stmt.namePos);
+  }
   UserFunctionDef def = defineUserFunction(stmt, catalog);
+  def.owner = ownerOf(s.user, existing, restoring());
   changeCatalog(catalog, [&](Catalog& c) {
     return c.addFunction(def, stmt.orReplace, stmt.ifNotExists, stmt.namePos);
   });
@@ -488,12 +539,18 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
   }
   Catalog& catalog = catalogOf(s);
   std::lock_guard lock(ddlMu_);
-  if (stmt.ifNotExists && catalog.findProcessor(stmt.name)) {
+  Catalog::ProcessorPtr existing = catalog.findProcessor(stmt.name);
+  if (stmt.ifNotExists && existing) {
     out.notice(fmt::format("processor {} already exists, skipping", stmt.name));
     out.complete("CREATE PROCESSOR");
     return;
   }
+  if (existing && stmt.orReplace && !restoring()) {
+    privileges_->requireOwner(s.user, existing->owner,
+                              fmt::format("replace processor {}", existing->name), stmt.namePos);
+  }
   ProcessorDef def = defineProcessor(stmt);
+  def.owner = ownerOf(s.user, existing, restoring());
   changeCatalog(catalog, [&](Catalog& c) {
     return c.addProcessor(def, stmt.orReplace, stmt.ifNotExists, stmt.namePos);
   });
@@ -502,6 +559,7 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
 
 void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
+  requireOwnerOf(s, stmt.object, stmt.name, "drop", stmt.namePos);
   // The catalog file is written as the drop leaves it before anything is
   // dropped: a drop the file cannot record changes nothing and answers only
   // the error. A dry-run session drops from its own copy of the catalog.
@@ -570,6 +628,7 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
 }
 
 void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
+  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
   if (s.shadow) {
     requireFlow(*s.shadow, stmt);  // a dry run only checks the flow is there
     out.complete("STOP FLOW");
@@ -593,6 +652,7 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
 }
 
 void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
+  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
   if (s.shadow) {
     requireFlow(*s.shadow, stmt);  // a dry run only checks the flow is there
     out.complete("START FLOW");

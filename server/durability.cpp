@@ -110,23 +110,23 @@ void Engine::persistCatalog(const CatalogChange& change) {
   std::vector<CatalogRecord> records;
   // Functions first: any flow may call them, and each comes after those it calls.
   for (const auto& f : catalog.functions())
-    records.push_back({"function", f->name, f->sql, true, {}});
+    records.push_back({"function", f->name, f->sql, true, {}, f->owner});
   for (const auto& p : catalog.processors())
-    records.push_back({"processor", p->name, p->sql, true, {}});
+    records.push_back({"processor", p->name, p->sql, true, {}, p->owner});
   for (const auto& src : catalog.sources())
-    records.push_back({"source", src->name, src->sql, true, {}});
+    records.push_back({"source", src->name, src->sql, true, {}, {}});
   for (const auto& sink : catalog.sinks())
-    records.push_back({"sink", sink->name, sink->sql, true, {}});
+    records.push_back({"sink", sink->name, sink->sql, true, {}, {}});
   for (const auto& t : catalog.tables()) {
-    records.push_back({"table", t->name, t->sql, true, {}});
+    records.push_back({"table", t->name, t->sql, true, {}, {}});
     auto it = inserts.find(toLower(t->name));
     if (it == inserts.end()) continue;
-    for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}});
+    for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}, {}});
   }
   {
     std::lock_guard lock(flowsMu_);
     for (const auto& f : catalog.flows()) {
-      CatalogRecord r{"flow", f->name, f->sql, true, {}};
+      CatalogRecord r{"flow", f->name, f->sql, true, {}, f->owner};
       const std::string key = toLower(f->name);
       const FlowControl* control = nullptr;
       if (change.control && key == change.flow) {
@@ -179,6 +179,8 @@ void Engine::restore() {
         } else {
           std::vector<ast::StatementPtr> stmts = parseStatements(r.sql);
           if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "not one statement");
+          // A function or processor is created again as its owner's.
+          session.user = r.owner;
           executeStatement(session, *stmts.front(), discard);
         }
         ++restored;
@@ -283,6 +285,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   def.queryText = stmt.queryText;
   def.functions = userFunctionsCalled(*stmt.query, catalog_);
   def.processors = processorsUsed(*stmt.query);
+  def.owner = record.owner;
   std::unique_ptr<FlowRuntime> runtime;
   std::vector<std::string> inputs;
   try {

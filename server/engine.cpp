@@ -145,7 +145,7 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::StopFlow: return stopFlow(s, static_cast<const ast::FlowCommand&>(stmt), out);
     case K::StartFlow: return startFlow(s, static_cast<const ast::FlowCommand&>(stmt), out);
     case K::Show: return show(s, static_cast<const ast::Show&>(stmt), out);
-    case K::Describe: return describe(static_cast<const ast::Describe&>(stmt), out);
+    case K::Describe: return describe(s, static_cast<const ast::Describe&>(stmt), out);
     case K::Explain: return explain(s, static_cast<const ast::Explain&>(stmt), out);
     case K::Set: return set(s, static_cast<const ast::Set&>(stmt), out);
     case K::Select: return select(s, static_cast<const ast::SelectStatement&>(stmt), out);

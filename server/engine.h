@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "executor/connector.h"
@@ -130,6 +131,12 @@ class Engine : public QueryHandler {
   void drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out);
   void stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
   void startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
+  // Throws SqlError 42501 unless the session's user may `verb` ("drop",
+  // "stop") the flow, function or processor `name` of the session's catalog:
+  // its owner or a superuser (server/privileges.h). Nothing for other kinds,
+  // for an object that does not exist, and at a replay.
+  void requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const std::string& name,
+                      std::string_view verb, size_t pos) const;
 
   // user_ddl.cpp: CREATE / ALTER / DROP USER, SHOW USERS
   void userStatement(EngineSession& s, const ast::UserStatement& stmt, ResultWriter& out);
@@ -140,8 +147,9 @@ class Engine : public QueryHandler {
   static const std::vector<ResultColumn> kDescribeColumns;
   static const std::vector<ResultColumn> kExplainColumns;
   void show(EngineSession& s, const ast::Show& stmt, ResultWriter& out);
-  void describe(const ast::Describe& stmt, ResultWriter& out);
-  void describeFunction(const ast::Describe& stmt, ResultWriter& out);
+  void describe(const EngineSession& s, const ast::Describe& stmt, ResultWriter& out);
+  // A function's body is shown to its owner and the superusers only.
+  void describeFunction(const EngineSession& s, const ast::Describe& stmt, ResultWriter& out);
   void explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out);
   // EXPLAIN FLOW name: the plan the flow runs (42704 unknown, 55000 not running).
   std::string flowPlan(const std::string& flow, size_t namePos) const;

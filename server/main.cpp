@@ -107,6 +107,13 @@ int main(int argc, char** argv) {
                  "seconds a node of a cluster may be silent before the others take its flows")
       ->check(CLI::Range(6, 1800))
       ->capture_default_str();
+  bool clusterRepair = false;
+  // On the command line only: in a --config file it would make every start
+  // a repair.
+  app.add_flag("--cluster-repair", clusterRepair,
+               "write a tombstone for each damaged record of the --cluster's catalog topic "
+               "(dropping those objects) and exit; see docs/operations.md")
+      ->configurable(false);
   app.add_option("--slots", slots, "task slots: the most tasks all flows together may run")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -200,7 +207,7 @@ int main(int argc, char** argv) {
     const auto problem = rtsql::describeConfigProblem(file, known, commandLineOnly);
     std::cerr << "rtsqld: --config " << path << ": " << (problem ? *problem : e.what())
               << " (a name is a long option of rtsqld --help without its dashes; config, "
-                 "hash-password, help and version only on the command line)"
+                 "cluster-repair, hash-password, help and version only on the command line)"
               << std::endl;
     return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
@@ -266,9 +273,25 @@ int main(int argc, char** argv) {
       }
       co.node = nodeName;
       co.nodeTimeoutMs = nodeTimeoutSeconds * 1000;
+      if (clusterRepair) {
+        const auto repaired = rtsql::ClusterCatalog::repair(co);
+        for (const auto& d : repaired) {
+          log(fmt::format("cluster catalog: wrote a tombstone for key {} (its record at offset {} "
+                          "of {} is not a catalog entry: {}); create that object again",
+                          rtsql::shownCatalogKey(d.key), d.offset,
+                          rtsql::clusterCatalogTopic(co.name), d.why));
+        }
+        log(repaired.empty()
+                ? std::string("cluster catalog: no damaged record, nothing to repair")
+                : fmt::format("cluster catalog repaired (tombstones: {})", repaired.size()));
+        return 0;
+      }
       clusterCatalog = std::make_shared<rtsql::ClusterCatalog>(co);
       log(fmt::format("node \"{}\" of cluster \"{}\": catalog in topic {} on {}", co.node, co.name,
                       rtsql::clusterCatalogTopic(co.name), co.bootstrap));
+    } else if (clusterRepair) {
+      log("--cluster-repair repairs the catalog of a cluster: give --cluster and --kafka");
+      return 2;
     } else if (!nodeName.empty()) {
       log("--node-name names a node of a cluster: give --cluster and --kafka too");
       return 2;
@@ -365,7 +388,8 @@ int main(int argc, char** argv) {
     log("stopped");
     return 0;
   } catch (const rtsql::SqlError& e) {
-    log(fmt::format("fatal: {}", e.message()));
+    log(e.hint().empty() ? fmt::format("fatal: {}", e.message())
+                         : fmt::format("fatal: {} (hint: {})", e.message(), e.hint()));
     return 1;
   } catch (const std::exception& e) {
     log(fmt::format("fatal: {}", e.what()));

@@ -59,6 +59,27 @@ void Privileges::requireSuperuser(std::string_view user, std::string_view action
                  SqlError::npos, hint);
 }
 
+bool Privileges::owns(std::string_view user, std::string_view owner) const {
+  return isSuperuser(user) || (!owner.empty() && owner == user);
+}
+
+void Privileges::requireOwner(std::string_view user, std::string_view owner,
+                              std::string_view action, size_t pos) const {
+  if (owns(user, owner)) return;
+  if (owner.empty()) {
+    throw SqlError(sqlstate::kInsufficientPrivilege,
+                   fmt::format("permission denied to {}: it belongs to the superusers, and user "
+                               "\"{}\" is not one",
+                               action, user),
+                   pos,
+                   "It was made before rtsqld recorded owners, so only a superuser may change it; "
+                   "ask one.");
+  }
+  throw SqlError(sqlstate::kInsufficientPrivilege,
+                 fmt::format("permission denied to {}: it belongs to user \"{}\"", action, owner),
+                 pos, fmt::format("Only its owner \"{}\" or a superuser may do that.", owner));
+}
+
 void Privileges::checkFile(std::string_view user, const OptionEntry& option) const {
   if (filesDirs_.empty()) {
     if (isSuperuser(user)) return;

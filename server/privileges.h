@@ -13,7 +13,13 @@
 //     plugin.library.paths, ssl.engine.location, sasl.kerberos.kinit.cmd),
 //     which is for superusers only (42501);
 //   - create a Python function (CREATE FUNCTION ... LANGUAGE PYTHON), whose
-//     code runs with the server's rights (42501).
+//     code runs with the server's rights (42501);
+//   - replace, drop or read the body of a function or processor of another
+//     user, nor stop, start or drop another user's flow (42501).
+// Functions, processors and flows have an owner: the user whose statement
+// created them, recorded in the catalog. CREATE OR REPLACE keeps it, as in
+// PostgreSQL. An object of a catalog written before owners were recorded has
+// none, and is then the superusers' alone.
 // With `--files-dir` given, superusers are confined to those directories too:
 // the operator's list is the whole of what SQL may touch. Without it, only
 // superusers may name files, and they may name any file rtsqld can open.
@@ -29,6 +35,7 @@
 // again; an operator who narrows --files-dir drops what should no longer be.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,6 +64,15 @@ class Privileges {
   // refused ("create users"), `hint` what to do instead.
   void requireSuperuser(std::string_view user, std::string_view action,
                         const std::string& hint) const;
+
+  // Whether `user` may change (replace, drop, stop, start) or read the body
+  // of an object whose owner is `owner` (empty: the superusers').
+  bool owns(std::string_view user, std::string_view owner) const;
+  // Throws SqlError 42501 unless owns(); `action` says what was refused
+  // ("drop function f"), at `pos` (the object's name in the statement), and
+  // the hint names the owner.
+  void requireOwner(std::string_view user, std::string_view owner, std::string_view action,
+                    size_t pos) const;
 
   // Throws SqlError 42501 at the option's value unless `user` may have the
   // server open the file `option` names (see the header comment).

@@ -13,6 +13,7 @@
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
+#include "server/privileges.h"
 
 namespace rtsql {
 
@@ -134,9 +135,11 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
     case ast::ShowKind::Functions:
     case ast::ShowKind::UserFunctions: {
       // User functions never take a built-in's name, so each name is one row.
+      // A body is its owner's: other users see NULL (server/privileges.h).
       for (const auto& f : catalogOf(s).functions()) {
         rows.push_back({f->name, std::string("user"), f->signature(), f->returns->toString(),
-                        f->bodyText, toUpper(f->language) + (f->vectorized ? " VECTORIZED" : "")});
+                        privileges_->owns(s.user, f->owner) ? text(f->bodyText) : std::nullopt,
+                        toUpper(f->language) + (f->vectorized ? " VECTORIZED" : "")});
       }
       if (stmt.what == ast::ShowKind::Functions) {
         for (std::string& f : functionNames()) {
@@ -295,7 +298,8 @@ std::optional<std::string> Engine::progress(const std::string& flow) const {
   return json;
 }
 
-void Engine::describeFunction(const ast::Describe& stmt, ResultWriter& out) {
+void Engine::describeFunction(const EngineSession& s, const ast::Describe& stmt,
+                              ResultWriter& out) {
   Catalog::FunctionPtr f = catalog_.findFunction(stmt.name);
   if (!f) {
     throw SqlError(sqlstate::kUndefinedFunction,
@@ -309,12 +313,18 @@ void Engine::describeFunction(const ast::Describe& stmt, ResultWriter& out) {
   rows.push_back({std::string("language"),
                   toUpper(f->language) + (f->vectorized ? " VECTORIZED" : ""),
                   std::string("function")});
-  rows.push_back({std::string("body"), f->bodyText, std::string("function")});
+  // The owner (NULL: the superusers', made before owners were recorded); the
+  // body only for the owner and the superusers.
+  rows.push_back({std::string("owner"), f->owner.empty() ? std::nullopt : text(f->owner),
+                  std::string("function")});
+  rows.push_back({std::string("body"),
+                  privileges_->owns(s.user, f->owner) ? text(f->bodyText) : std::nullopt,
+                  std::string("function")});
   sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
 }
 
-void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
-  if (stmt.function) return describeFunction(stmt, out);
+void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultWriter& out) {
+  if (stmt.function) return describeFunction(s, stmt, out);
   Rows rows;
   auto addOptions = [&](const Options& o) {
     const Options shown = masked(o);
@@ -344,6 +354,8 @@ void Engine::describe(const ast::Describe& stmt, ResultWriter& out) {
     }
     rows.push_back({std::string("sink"), f->sink, std::string("flow")});
     rows.push_back({std::string("query"), f->queryText, std::string("flow")});
+    rows.push_back({std::string("owner"), f->owner.empty() ? std::nullopt : text(f->owner),
+                    std::string("flow")});
     addOptions(f->options);
   } else {
     throw SqlError(sqlstate::kUndefinedTable, fmt::format("relation \"{}\" does not exist", stmt.name),

@@ -78,6 +78,85 @@ TEST_CASE("an entry's value is a catalog file, so a damaged one is detected") {
   CHECK_THROWS_AS(parseCatalogFile(value), SqlError);
 }
 
+TEST_CASE("an entry keeps its owner, and an entry of an earlier rtsqld has none") {
+  CatalogRecord f = record("function", "f", "CREATE FUNCTION f(a INT) RETURNS INT AS a");
+  f.owner = "alice";
+  CatalogRecord flow = record("flow", "g", "CREATE FLOW g ...");
+  flow.owner = "bob";
+  flow.settings = {{"shuffle.partitions", "3"}};
+  const std::vector<CatalogRecord> back = parseCatalogFile(formatCatalogFile({f, flow}));
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].owner == "alice");
+  CHECK(back[0].settings.empty());
+  CHECK(back[1].owner == "bob");
+  // The owner is not a session setting the flow is planned with.
+  CHECK(back[1].settings == flow.settings);
+
+  // A file written before owners were recorded loads with none.
+  CatalogRecord old = record("flow", "g", "CREATE FLOW g ...");
+  old.settings = {{"shuffle.partitions", "3"}};
+  const std::vector<CatalogRecord> oldBack = parseCatalogFile(formatCatalogFile({old}));
+  REQUIRE(oldBack.size() == 1);
+  CHECK(oldBack[0].owner.empty());
+  CHECK(oldBack[0].settings == old.settings);
+}
+
+namespace {
+
+std::string entryValue(const std::string& kind, const std::string& name) {
+  return formatCatalogFile({record(kind, name, "CREATE " + kind + " " + name + " ...")});
+}
+
+}  // namespace
+
+TEST_CASE("replaying the catalog topic: a later record or tombstone settles a damaged one") {
+  CatalogReplay replay("_rtsql-prod-catalog");
+  const std::string source = entryValue("source", "s");
+  const std::string sink = entryValue("sink", "out");
+  const std::string garbage = "not a catalog entry";
+  replay.add(0, "source/s", &source);
+  replay.add(1, "source/s", &garbage);  // damaged: it stands for source/s for now
+  replay.add(2, "sink/out", &garbage);
+  replay.add(3, "source/s", nullptr);  // a tombstone wins over it
+  replay.add(4, "sink/out", &sink);    // and so does a record
+  CHECK(replay.damaged().empty());
+  CHECK_NOTHROW(replay.requireIntact());
+  REQUIRE(replay.entries().size() == 1);
+  CHECK(replay.entries()[0].key == "sink/out");
+  CHECK(replay.values().count("source/s") == 0);
+  CHECK(replay.values().at("sink/out") == sink);
+}
+
+TEST_CASE("replaying the catalog topic: a damaged last record is an error naming where it is") {
+  CatalogReplay replay("_rtsql-prod-catalog");
+  const std::string source = entryValue("source", "s");
+  const std::string garbage = "not a catalog entry";
+  replay.add(0, "source/s", &source);
+  replay.add(1, "function/f", &source);
+  replay.add(7, "source/s", &garbage);  // replaces the good one, as compaction would
+  replay.add(8, "flow/\x01odd", &garbage);
+  REQUIRE(replay.damaged().size() == 2);
+  CHECK(replay.damaged()[0].offset == 7);
+  CHECK(replay.damaged()[0].key == "source/s");
+  REQUIRE(replay.entries().size() == 1);
+  CHECK(replay.entries()[0].key == "function/f");
+  try {
+    replay.requireIntact();
+    FAIL("a damaged catalog was taken");
+  } catch (const SqlError& e) {
+    CHECK(e.sqlstate() == std::string("58030"));
+    const std::string m = e.message();
+    CHECK_MESSAGE(m.find("offset 7") != std::string::npos, m);
+    CHECK_MESSAGE(m.find("topic _rtsql-prod-catalog partition 0") != std::string::npos, m);
+    CHECK_MESSAGE(m.find("key \"source/s\"") != std::string::npos, m);
+    CHECK_MESSAGE(m.find("(2 damaged keys in all)") != std::string::npos, m);
+    CHECK_MESSAGE(e.hint().find("--cluster-repair") != std::string::npos, e.hint());
+  }
+  // A key that is not text is shown escaped, and a long one cut.
+  CHECK(shownCatalogKey("flow/\x01odd") == "\"flow/\\u0001odd\"");
+  CHECK(shownCatalogKey(std::string(300, 'k')).find("first 200 of 300 bytes") != std::string::npos);
+}
+
 TEST_CASE("cluster keys split into kind and name") {
   CHECK(clusterKey("source", "Orders") == "source/orders");
   CHECK(splitClusterKey("flow/a/b") == std::pair<std::string, std::string>{"flow", "a/b"});

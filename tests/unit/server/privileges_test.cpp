@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "connectors/provider.h"
+#include "server/catalog_file.h"
 #include "server/engine.h"
 #include "server/live_query_quota.h"
 #include "server/privileges.h"
@@ -437,4 +438,188 @@ TEST_CASE("privileges: a superuser's Python function and processor come back aft
   REQUIRE(processors.rows.size() == 1);
   CHECK(processors.rows[0][0] == std::optional<std::string>("counter"));
   restored.shutdown();
+}
+
+namespace {
+
+// The body column of function `name` in SHOW USER FUNCTIONS as `user` sees it.
+std::optional<std::string> shownBody(Server& s, const std::string& user, const std::string& name) {
+  auto shown = s.run("SHOW USER FUNCTIONS", user);
+  requireOk(*shown, "SHOW USER FUNCTIONS");
+  for (const auto& row : shown->rows) {
+    if (row[0] == std::optional<std::string>(name)) return row[4];
+  }
+  FAIL("no function ", name);
+  return std::nullopt;
+}
+
+// DESCRIBE FUNCTION's row `what` (owner, body) as `user` sees it.
+std::optional<std::string> describedRow(Server& s, const std::string& user,
+                                        const std::string& name, const std::string& what) {
+  auto described = s.run("DESCRIBE FUNCTION " + name, user);
+  requireOk(*described, "DESCRIBE FUNCTION");
+  for (const auto& row : described->rows) {
+    if (row[0] == std::optional<std::string>(what)) return row[1];
+  }
+  FAIL("no row ", what);
+  return std::nullopt;
+}
+
+void requireDeniedNaming(const testing::ResultCapture& c, const std::string& what,
+                         const std::string& owner) {
+  requireDenied(c, what);
+  if (!c.err) return;
+  CHECK_MESSAGE(c.err->message().find("belongs to user \"" + owner + "\"") != std::string::npos,
+                c.err->message());
+  CHECK_MESSAGE(c.err->hint().find("\"" + owner + "\"") != std::string::npos, c.err->hint());
+  CHECK(c.err->position() != SqlError::npos);
+}
+
+}  // namespace
+
+TEST_CASE("privileges: only a function's owner or a superuser replaces, drops or reads it") {
+  Server s;
+  requireOk(*s.run("CREATE FUNCTION bob_twice(a BIGINT) RETURNS BIGINT AS a * 2", "bob"),
+            "bob's function");
+  requireOk(*s.run("CREATE FUNCTION py_secret(a BIGINT) RETURNS BIGINT LANGUAGE PYTHON AS "
+                   "$$return a + 41$$",
+                   "alice"),
+            "alice's Python function");
+
+  // carol may neither replace nor drop bob's function, nor read its body.
+  requireDeniedNaming(
+      *s.run("CREATE OR REPLACE FUNCTION bob_twice(a BIGINT) RETURNS BIGINT AS a * 3", "carol"),
+      "carol replacing bob's function", "bob");
+  requireDeniedNaming(*s.run("DROP FUNCTION bob_twice", "carol"), "carol dropping bob's function",
+                      "bob");
+  requireDeniedNaming(*s.run("DROP FUNCTION IF EXISTS bob_twice", "carol"),
+                      "carol dropping bob's function IF EXISTS", "bob");
+  CHECK(shownBody(s, "carol", "bob_twice") == std::nullopt);
+  CHECK(describedRow(s, "carol", "bob_twice", "body") == std::nullopt);
+  CHECK(describedRow(s, "carol", "bob_twice", "owner") == std::optional<std::string>("bob"));
+  // A superuser's Python function is no one else's to replace with SQL.
+  requireDeniedNaming(
+      *s.run("CREATE OR REPLACE FUNCTION py_secret(a BIGINT) RETURNS BIGINT AS a", "bob"),
+      "bob replacing alice's Python function", "alice");
+  requireDeniedNaming(*s.run("DROP FUNCTION py_secret", "bob"), "bob dropping alice's function",
+                      "alice");
+  CHECK(shownBody(s, "bob", "py_secret") == std::nullopt);
+  // A superuser's processor likewise.
+  requireOk(*s.run("CREATE PROCESSOR counter RETURNS (n BIGINT) LANGUAGE PYTHON AS $$\n"
+                   "class Counter:\n"
+                   "    def handle_input_rows(self, key, rows):\n"
+                   "        yield (1,)\n"
+                   "$$",
+                   "alice"),
+            "alice's processor");
+  requireDeniedNaming(*s.run("DROP PROCESSOR counter", "bob"), "bob dropping alice's processor",
+                      "alice");
+  requireOk(*s.run("DROP PROCESSOR counter", "dave"), "a superuser dropping alice's processor");
+  auto still = s.run("SELECT py_secret(1)", "bob");
+  requireOk(*still, "calling alice's function");
+  CHECK(still->rows.at(0).at(0) == std::optional<std::string>("42"));
+
+  // The owner and the superusers see the body; the owner replaces it and keeps it.
+  CHECK(shownBody(s, "bob", "bob_twice") == std::optional<std::string>("a * 2"));
+  CHECK(shownBody(s, "dave", "bob_twice") == std::optional<std::string>("a * 2"));
+  CHECK(describedRow(s, "alice", "bob_twice", "body") == std::optional<std::string>("a * 2"));
+  requireOk(*s.run("CREATE OR REPLACE FUNCTION bob_twice(a BIGINT) RETURNS BIGINT AS a * 3", "bob"),
+            "bob replacing his function");
+  // A superuser's replacement leaves the function bob's, as in PostgreSQL.
+  requireOk(
+      *s.run("CREATE OR REPLACE FUNCTION bob_twice(a BIGINT) RETURNS BIGINT AS a * 4", "dave"),
+      "dave replacing bob's function");
+  CHECK(describedRow(s, "bob", "bob_twice", "owner") == std::optional<std::string>("bob"));
+  CHECK(shownBody(s, "bob", "bob_twice") == std::optional<std::string>("a * 4"));
+  s.engine.reset();
+
+  // The owners come back with the catalog.
+  EngineOptions eo;
+  eo.dataDir = (s.dir.path / "data").string();
+  eo.slots = 8;
+  eo.users = s.users;
+  eo.superusers = {"dave"};
+  s.engine = std::make_unique<Engine>(eo, s.connectors);
+  s.engine->restore();
+  CHECK(shownBody(s, "carol", "bob_twice") == std::nullopt);
+  CHECK(shownBody(s, "bob", "bob_twice") == std::optional<std::string>("a * 4"));
+  requireDeniedNaming(*s.run("DROP FUNCTION bob_twice", "carol"),
+                      "carol dropping bob's function after a restart", "bob");
+  requireDeniedNaming(*s.run("DROP FUNCTION py_secret", "bob"),
+                      "bob dropping alice's function after a restart", "alice");
+  requireOk(*s.run("DROP FUNCTION bob_twice", "bob"), "bob dropping his function");
+  requireOk(*s.run("DROP FUNCTION py_secret", "dave"), "a superuser dropping alice's function");
+  s.engine->shutdown();
+}
+
+TEST_CASE("privileges: only a flow's owner or a superuser stops, starts or drops it") {
+  TempDir files;
+  Server s({files.path.string()});
+  requireOk(*s.run("CREATE SOURCE gen (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+                   "bob"),
+            "CREATE SOURCE");
+  requireOk(*s.run("CREATE SINK out WITH (connector = 'file', path = '" +
+                       (files.path / "out.jsonl").string() + "')",
+                   "bob"),
+            "CREATE SINK");
+  requireOk(*s.run("CREATE FLOW bobs INTO out AS SELECT a FROM gen", "bob"), "bob's flow");
+
+  requireDeniedNaming(*s.run("STOP FLOW bobs", "carol"), "carol stopping bob's flow", "bob");
+  requireDeniedNaming(*s.run("DROP FLOW bobs", "carol"), "carol dropping bob's flow", "bob");
+  requireOk(*s.run("STOP FLOW bobs", "bob"), "bob stopping his flow");
+  requireDeniedNaming(*s.run("START FLOW bobs", "carol"), "carol starting bob's flow", "bob");
+  auto described = s.run("DESCRIBE bobs", "carol");
+  requireOk(*described, "DESCRIBE");
+  bool ownerShown = false;
+  for (const auto& row : described->rows) {
+    ownerShown = ownerShown || (row[0] == std::optional<std::string>("owner") &&
+                                row[1] == std::optional<std::string>("bob"));
+  }
+  CHECK(ownerShown);
+  // A dry run is refused as the statement would be.
+  auto dry = s.engine->openSession("carol", "rtsql");
+  testing::ResultCapture set, drop;
+  s.engine->execute(*dry, "SET rtsql.dry_run = on", set);
+  requireOk(set, "SET");
+  s.engine->execute(*dry, "DROP FLOW bobs", drop);
+  requireDeniedNaming(drop, "carol's dry-run drop of bob's flow", "bob");
+  s.engine.reset();
+
+  // The owner comes back with the catalog.
+  EngineOptions eo;
+  eo.dataDir = (s.dir.path / "data").string();
+  eo.slots = 8;
+  eo.users = s.users;
+  eo.superusers = {"dave"};
+  eo.filesDirs = {files.path.string()};
+  s.engine = std::make_unique<Engine>(eo, s.connectors);
+  s.engine->restore();
+  requireDeniedNaming(*s.run("START FLOW bobs", "carol"),
+                      "carol starting bob's flow after a restart", "bob");
+  requireOk(*s.run("START FLOW bobs", "alice"), "a superuser starting bob's flow");
+  requireOk(*s.run("DROP FLOW bobs", "bob"), "bob dropping his flow");
+  s.engine->shutdown();
+}
+
+TEST_CASE("privileges: an object of a catalog without owners is the superusers'") {
+  Server s;
+  // A catalog written before owners were recorded.
+  writeCatalogFile((s.dir.path / "data" / "catalog").string(),
+                   {CatalogRecord{"function", "old_f",
+                                  "CREATE FUNCTION old_f(a BIGINT) RETURNS BIGINT AS a + 1",
+                                  true,
+                                  {},
+                                  ""}});
+  s.engine->restore();
+  auto denied = s.run("DROP FUNCTION old_f", "bob");
+  requireDenied(*denied, "bob dropping a function of an old catalog");
+  if (denied->err) {
+    CHECK_MESSAGE(denied->err->message().find("belongs to the superusers") != std::string::npos,
+                  denied->err->message());
+  }
+  CHECK(shownBody(s, "bob", "old_f") == std::nullopt);
+  CHECK(describedRow(s, "bob", "old_f", "owner") == std::nullopt);
+  CHECK(shownBody(s, "alice", "old_f") == std::optional<std::string>("a + 1"));
+  requireOk(*s.run("DROP FUNCTION old_f", "dave"), "a superuser dropping it");
+  s.engine->shutdown();
 }

@@ -105,12 +105,14 @@ TEST_CASE_FIXTURE(Fixture, "SHOW FUNCTIONS lists user functions among the built-
 
   ResultCapture described = server.run("DESCRIBE FUNCTION shout");
   requireOk(described, "DESCRIBE FUNCTION");
-  REQUIRE(described.rows.size() == 4);
+  REQUIRE(described.rows.size() == 5);
   CHECK(*described.rows[0][0] == "s");
   CHECK(*described.rows[0][2] == "parameter");
   CHECK(*described.rows[2][0] == "language");
   CHECK(*described.rows[2][1] == "SQL");
-  CHECK(*described.rows[3][1] == "upper(s) || '!'");
+  CHECK(*described.rows[3][0] == "owner");
+  CHECK(*described.rows[4][0] == "body");
+  CHECK(*described.rows[4][1] == "upper(s) || '!'");
   ResultCapture missing = server.run("DESCRIBE FUNCTION nosuch");
   REQUIRE(missing.err);
   CHECK(missing.err->sqlstate() == "42883");
