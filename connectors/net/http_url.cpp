@@ -39,6 +39,7 @@ std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& why) {
   }
   std::string_view host = authority;
   std::string_view port;
+  bool hasPort = false;  // a ':' after the host, even with nothing behind it
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
     if (close == std::string_view::npos) {
@@ -53,10 +54,12 @@ std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& why) {
         return std::nullopt;
       }
       port = after.substr(1);
+      hasPort = true;
     }
   } else if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
     host = authority.substr(0, colon);
     port = authority.substr(colon + 1);
+    hasPort = true;
   }
   if (host.empty()) {
     why = "the URL has no host";
@@ -68,7 +71,7 @@ std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& why) {
       return std::nullopt;
     }
   }
-  if (!port.empty() || authority.find(':') != std::string_view::npos) {
+  if (hasPort) {
     bool digits =
         !port.empty() && port.size() <= 5 &&
         std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });

@@ -224,6 +224,14 @@ TEST_CASE("http sink: URLs") {
   CHECK(u->port == "9000");
   CHECK(u->target == "/x");
 
+  // An IPv6 address without a port: its colons are not a port's.
+  u = parseHttpUrl("http://[fe80::1]/latest", why);
+  REQUIRE(u);
+  CHECK(u->host == "fe80::1");
+  CHECK(u->port == "80");
+  CHECK(u->defaultPort);
+  CHECK(u->target == "/latest");
+
   u = parseHttpUrl("http://h?q=1", why);
   REQUIRE(u);
   CHECK(u->target == "/?q=1");
