@@ -181,7 +181,8 @@ struct HttpClient::Impl {
     beast::error_code ec;
     auto resolved = resolver.resolve(url.host, url.port, ec);
     if (ec) {
-      return fail(Failure::Unreachable, fmt::format("cannot resolve {}: {}", url.host, ec.message()));
+      return fail(Failure::Unreachable,
+                  fmt::format("cannot resolve {}: {}", url.host, ec.message()));
     }
     const OutboundPolicy& policy = OutboundPolicy::process();
     const auto port = static_cast<uint16_t>(std::stoi(url.port));
@@ -209,7 +210,9 @@ struct HttpClient::Impl {
       tcp.emplace(*ioc);
     }
     lowest().expires_at(deadline);
-    Wait why = run(ec, cancel, [&](auto handler) { lowest().async_connect(allowed, std::move(handler)); });
+    Wait why = run(ec, cancel, [&](auto handler) {
+      lowest().async_connect(allowed, std::move(handler));
+    });
     if (why != Wait::Done) return stopped(why);
     if (ec == beast::error::timeout) return fail(Failure::TimedOut, "timed out connecting");
     if (ec) {
@@ -231,7 +234,9 @@ struct HttpClient::Impl {
         tlsStream->async_handshake(ssl::stream_base::client, std::move(handler));
       });
       if (why != Wait::Done) return stopped(why);
-      if (ec == beast::error::timeout) return fail(Failure::TimedOut, "timed out in the TLS handshake");
+      if (ec == beast::error::timeout) {
+        return fail(Failure::TimedOut, "timed out in the TLS handshake");
+      }
       if (ec) {
         return fail(Failure::Unreachable,
                     fmt::format("TLS handshake with {} failed: {}", url.host, ec.message()));
@@ -257,16 +262,21 @@ struct HttpClient::Impl {
 
     beast::error_code ec;
     lowest().expires_at(deadline);
-    Wait why = run(ec, cancel, [&](auto handler) { bhttp::async_write(stream, req, std::move(handler)); });
+    Wait why = run(ec, cancel, [&](auto handler) {
+      bhttp::async_write(stream, req, std::move(handler));
+    });
     if (why != Wait::Done) return stopped(why);
-    if (ec == beast::error::timeout) return fail(Failure::TimedOut, "timed out sending the request");
+    if (ec == beast::error::timeout) {
+      return fail(Failure::TimedOut, "timed out sending the request");
+    }
     if (ec) return fail(Failure::Unreachable, "sending the request: " + ec.message());
 
     // The bytes received are counted as they come: the parser's limits alone
     // trust what the headers announce.
     beast::flat_buffer buffer(kReadBuffer);
     bhttp::response_parser<bhttp::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(std::min<uint64_t>(limits.maxAnswerBytes, kReadBuffer)));
+    parser.header_limit(
+        static_cast<std::uint32_t>(std::min<uint64_t>(limits.maxAnswerBytes, kReadBuffer)));
     parser.body_limit(limits.maxAnswerBytes);
     uint64_t received = 0;
     const std::string tooLarge =
@@ -278,7 +288,9 @@ struct HttpClient::Impl {
       });
       if (why != Wait::Done) return stopped(why);
       received += lastTransferred;
-      if (received + buffer.size() > limits.maxAnswerBytes) return fail(Failure::TooLarge, tooLarge);
+      if (received + buffer.size() > limits.maxAnswerBytes) {
+        return fail(Failure::TooLarge, tooLarge);
+      }
       if (!ec) continue;
       if (ec == beast::error::timeout) {
         return fail(Failure::TimedOut, fmt::format("no answer within {} ms", limits.timeoutMs));

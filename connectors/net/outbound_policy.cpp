@@ -71,11 +71,13 @@ std::string lower(std::string_view s) {
 uint16_t parsePort(std::string_view text, const std::string& entry) {
   if (text.empty() || text.size() > 5 ||
       !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    throw std::invalid_argument(fmt::format("\"{}\": the port must be a number from 1 to 65535", entry));
+    throw std::invalid_argument(
+        fmt::format("\"{}\": the port must be a number from 1 to 65535", entry));
   }
   const int n = std::stoi(std::string(text));
   if (n < 1 || n > 65535) {
-    throw std::invalid_argument(fmt::format("\"{}\": the port must be a number from 1 to 65535", entry));
+    throw std::invalid_argument(
+        fmt::format("\"{}\": the port must be a number from 1 to 65535", entry));
   }
   return static_cast<uint16_t>(n);
 }
@@ -88,13 +90,15 @@ OutboundPolicy::Entry parseEntry(std::string_view text) {
   if (!text.empty() && text.front() == '[') {
     const size_t close = text.find(']');
     if (close == std::string_view::npos) {
-      throw std::invalid_argument(fmt::format("\"{}\": an IPv6 address needs its closing ']'", entry));
+      throw std::invalid_argument(
+          fmt::format("\"{}\": an IPv6 address needs its closing ']'", entry));
     }
     what = text.substr(1, close - 1);
     std::string_view after = text.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') {
-        throw std::invalid_argument(fmt::format("\"{}\": expected ':' and a port after ']'", entry));
+        throw std::invalid_argument(
+            fmt::format("\"{}\": expected ':' and a port after ']'", entry));
       }
       e.port = parsePort(after.substr(1), entry);
     }
@@ -122,7 +126,8 @@ OutboundPolicy::Entry parseEntry(std::string_view text) {
     const int width = parsed.is_v4() ? 32 : 128;
     if (bits && *bits > width) {
       throw std::invalid_argument(
-          fmt::format("\"{}\": an IPv{} prefix is at most {} bits", entry, parsed.is_v4() ? 4 : 6, width));
+          fmt::format("\"{}\": an IPv{} prefix is at most {} bits", entry,
+                      parsed.is_v4() ? 4 : 6, width));
     }
     e.network = parsed;
     e.prefix = bits.value_or(width);
