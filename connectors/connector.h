@@ -37,12 +37,17 @@ struct ConnectorEnv {
 
 // The options of a source, sink or table that reach into the server's own
 // machine rather than the catalog: `files` name a file the server reads or
-// writes, `programs` make it load a library or run a command. Who may set them
-// is the engine's decision (server/privileges.h); the connector only says
-// which they are.
+// writes, `programs` make it load a library or run a command, `destinations`
+// are URLs the server connects to (connectors/net/outbound_policy.h), and
+// `serverCredentials` says that the server's own credentials (its
+// environment's AWS keys) would be used, and sent to the destination. Who may
+// set them is the engine's decision (server/privileges.h); the connector only
+// says which they are.
 struct ServerSideOptions {
   std::vector<const OptionEntry*> files;
   std::vector<const OptionEntry*> programs;
+  std::vector<const OptionEntry*> destinations;
+  bool serverCredentials = false;
 };
 
 // One connector. Implementations are stateless: one instance serves every

@@ -5,12 +5,15 @@
 #include <fmt/ranges.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/clock.h"
 #include "common/file_name.h"
+#include "common/interrupt.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "connectors/net/http_client.h"
 #include "executor/metrics/recent_latency.h"
 #include "parser/parser.h"
 #include "planner/flow_shards.h"
@@ -141,8 +144,15 @@ void Engine::persistCatalog(const CatalogChange& change) {
       records.push_back(std::move(r));
     }
   }
-  // What a restart could not bring back stays in the file as it was.
+  // What a restart could not bring back stays in the file as it was, and so
+  // does what it put off, unless it came back meanwhile.
   records.insert(records.end(), unrestored_.begin(), unrestored_.end());
+  for (const CatalogRecord& r : deferred_) {
+    const bool back = std::any_of(records.begin(), records.end(), [&](const CatalogRecord& o) {
+      return o.kind == r.kind && iequals(o.name, r.name) && o.sql == r.sql;
+    });
+    if (!back) records.push_back(r);
+  }
   if (options_.cluster) {
     options_.cluster->publish(clusterEntries(records));
     return;
@@ -169,6 +179,9 @@ void Engine::restore() {
     // Nothing else runs yet (no sessions, no supervisor), and the statement
     // handlers take ddlMu_ themselves.
     RestoringScope replaying(*this);
+    // A restart never waits on a remote service: what needs one (a source
+    // whose columns a schema registry gives) fails at once, and is put off.
+    net::NoWaitScope noWait;
     ReplayWriter discard;
     EngineSession session;
     int restored = 0;
@@ -186,6 +199,15 @@ void Engine::restore() {
         ++restored;
       } catch (const std::exception& e) {
         const auto* sqlError = dynamic_cast<const SqlError*>(&e);
+        // Put off when it needed a remote service, or may need what was put
+        // off (a flow reading a source that is not back yet).
+        if ((sqlError && sqlError->sqlstate() == sqlstate::kConnectionFailure) ||
+            !deferred_.empty()) {
+          logLine(fmt::format("restoring {} \"{}\" later: {}", r.kind, r.name,
+                              sqlError ? sqlError->message() : e.what()));
+          deferred_.push_back(r);
+          continue;
+        }
         logLine(fmt::format("cannot restore {} \"{}\": {}; it is kept in the catalog file", r.kind,
                             r.name, sqlError ? sqlError->message() : e.what()));
         unrestored_.push_back(r);
@@ -258,6 +280,65 @@ void Engine::restore() {
   }
   supervisor_ = std::thread([this] { supervise(); });
   pthread_setname_np(supervisor_.native_handle(), "flow-supervisor");
+  if (!deferred_.empty()) {
+    restorer_ = std::thread([this] { restoreDeferred(); });
+    pthread_setname_np(restorer_.native_handle(), "restore-later");
+  }
+}
+
+void Engine::restoreDeferred() {
+  // Its waits on a remote service end when the engine shuts down.
+  InterruptScope interrupt(
+      [](const void* e) { return static_cast<const Engine*>(e)->restorerStop_.load(); }, this);
+  RestoringScope replaying(*this);
+  ReplayWriter discard;
+  EngineSession session;
+  int64_t waitMs = 1000;
+  for (;;) {
+    {
+      std::unique_lock lock(restorerMu_);
+      restorerCv_.wait_for(lock, std::chrono::milliseconds(waitMs),
+                           [&] { return restorerStop_.load(); });
+      if (restorerStop_.load()) return;
+    }
+    std::vector<CatalogRecord> pending;
+    {
+      std::lock_guard ddl(ddlMu_);
+      pending = deferred_;
+    }
+    for (const CatalogRecord& r : pending) {
+      try {
+        if (r.kind == "flow") {
+          // Planned without waiting: a plan that needs a remote service is
+          // the supervisor's to make later, as for a broker away.
+          net::NoWaitScope noWait;
+          std::lock_guard ddl(ddlMu_);
+          restoreFlow(r);
+        } else {
+          // A source's remote service is asked outside the DDL lock: the
+          // statement takes it to change the catalog.
+          std::vector<ast::StatementPtr> stmts = parseStatements(r.sql);
+          if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "not one statement");
+          executeStatement(session, *stmts.front(), discard);
+        }
+        logLine(fmt::format("restored {} \"{}\"", r.kind, r.name));
+        std::lock_guard ddl(ddlMu_);
+        auto it = std::find_if(deferred_.begin(), deferred_.end(), [&](const CatalogRecord& o) {
+          return o.kind == r.kind && o.name == r.name && o.sql == r.sql;
+        });
+        if (it != deferred_.end()) deferred_.erase(it);
+      } catch (const Interrupted&) {
+        return;
+      } catch (const std::exception&) {
+        // Still away, or needing what is: tried again next round.
+      }
+    }
+    {
+      std::lock_guard ddl(ddlMu_);
+      if (deferred_.empty()) return;
+    }
+    waitMs = std::min<int64_t>(waitMs * 2, 30000);
+  }
 }
 
 void Engine::restoreFlow(const CatalogRecord& record) {

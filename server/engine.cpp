@@ -74,6 +74,13 @@ std::unique_ptr<Session> Engine::openSession(const std::string& user, const std:
 }
 
 void Engine::shutdown() {
+  // Nor bring back what a restart put off.
+  {
+    std::lock_guard lock(restorerMu_);
+    restorerStop_ = true;
+  }
+  restorerCv_.notify_all();
+  if (restorer_.joinable()) restorer_.join();
   // Another node's change must not start a flow while the flows stop.
   if (options_.cluster) options_.cluster->stop();
   // Nor a slot taken or lost stop one (the node keeps its slots for the

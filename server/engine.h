@@ -310,6 +310,15 @@ class Engine : public QueryHandler {
   std::map<std::string, FlowEntry> flows_;  // lower-cased names; see FlowEntry
   std::map<std::string, std::vector<std::string>> tableInserts_;  // INSERTs per table, under ddlMu_
   std::vector<struct CatalogRecord> unrestored_;  // records a restart could not apply, kept as they were
+  // Records a restart put off because they needed a remote service (a
+  // schema registry), and those after one that failed; under ddlMu_. The
+  // restorer thread tries them again until they all come back.
+  std::vector<struct CatalogRecord> deferred_;
+  std::thread restorer_;
+  std::mutex restorerMu_;
+  std::condition_variable restorerCv_;
+  std::atomic<bool> restorerStop_{false};
+  void restoreDeferred();
   // The thread replaying the catalog (restore() or a cluster change): its
   // statements were checked where they were first run, and are not written
   // back. Other threads' statements are checked and recorded as ever.

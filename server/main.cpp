@@ -20,6 +20,8 @@
 #include "common/kafka_topic_name.h"
 #include "common/log.h"
 #include "connectors/embedded/broker.h"
+#include "connectors/net/http_client.h"
+#include "connectors/net/outbound_policy.h"
 #include "connectors/provider.h"
 #include "server/config_file.h"
 #include "server/engine.h"
@@ -149,6 +151,12 @@ int main(int argc, char** argv) {
                  "without it only superusers may name server files")
       ->check(CLI::ExistingDirectory)
       ->allow_extra_args(false);
+  std::vector<std::string> outboundAllow;
+  app.add_option("--outbound-allow", outboundAllow,
+                 "a destination statements may aim the server at (repeatable; host, address or "
+                 "network/bits, each with an optional :port); without it only superusers may "
+                 "name outbound URLs (schema registry, HTTP sink, Kinesis endpoint)")
+      ->allow_extra_args(false);
   app.add_option("--max-live-query-slots-per-user", liveSlotsPerUser,
                  "task slots one user's live queries may hold (superusers: no bound); "
                  "default half of --slots")
@@ -223,6 +231,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
+  try {
+    rtsql::net::OutboundPolicy::setProcess(rtsql::net::OutboundPolicy::parse(outboundAllow));
+  } catch (const std::invalid_argument& e) {
+    log(fmt::format("--outbound-allow {}", e.what()));
+    return 2;
+  }
 
   try {
     // One store for both the protocol server and the engine: CREATE / ALTER /
@@ -319,6 +333,10 @@ int main(int argc, char** argv) {
             ? std::string(users ? "server files: only superusers may name them"
                                 : "server files: every session may name them (no users file)")
             : fmt::format("server files: only inside {}", fmt::join(filesDirs, ", ")));
+    log(outboundAllow.empty()
+            ? std::string("outbound destinations: only superusers may name them")
+            : fmt::format("outbound destinations: only {}",
+                          rtsql::net::OutboundPolicy::process().describe()));
     rtsql::Engine engine(eo, connectors);
     // The catalog of the data directory comes back before the first client:
     // sources, sinks, tables, and flows, which the supervisor then resumes.
@@ -376,6 +394,8 @@ int main(int argc, char** argv) {
     signals.async_wait([&](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       log(fmt::format("received {}, stopping flows", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      // A statement or a flow waiting on a remote service ends now.
+      rtsql::net::stopAllOutbound();
       server.stop();
       if (http) http->stop();
       io.stop();

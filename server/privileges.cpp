@@ -9,6 +9,8 @@
 
 #include "common/error.h"
 #include "common/file_beneath.h"
+#include "connectors/net/http_url.h"
+#include "connectors/net/outbound_policy.h"
 #include "connectors/provider.h"
 #include "server/users.h"
 
@@ -117,11 +119,55 @@ void Privileges::checkProgram(std::string_view user, const OptionEntry& option) 
                  option.valuePos, "Ask a superuser to create this source or sink.");
 }
 
+void Privileges::checkDestination(std::string_view user, const OptionEntry& option) const {
+  std::string why;
+  const std::optional<HttpUrl> url = parseHttpUrl(option.value, why);
+  if (!url) return;  // the connector's own checks say what is wrong with it
+  const net::OutboundPolicy& policy = net::OutboundPolicy::process();
+  if (!policy.configured()) {
+    if (isSuperuser(user)) return;
+    throw SqlError(sqlstate::kInsufficientPrivilege,
+                   fmt::format("permission denied to aim the server at \"{}\" (option '{}'): "
+                               "user \"{}\" is not a superuser",
+                               option.value, option.key, user),
+                   option.valuePos,
+                   "Only superusers may name the places rtsqld connects to, unless its operator "
+                   "lists them with rtsqld --outbound-allow (see docs/security.md, \"What a user "
+                   "may aim rtsqld at\").");
+  }
+  // With an allow-list, whoever names the destination: what an address
+  // literal or a listed name is can be told now, a name under a network
+  // entry when it is resolved, right before each connection.
+  if (policy.mayAllow(url->host, static_cast<uint16_t>(std::stoi(url->port)))) return;
+  throw SqlError(sqlstate::kInsufficientPrivilege,
+                 fmt::format("permission denied to aim the server at \"{}\" (option '{}'): {}:{} "
+                             "is not in the outbound allow-list of rtsqld",
+                             option.value, option.key, url->host, url->port),
+                 option.valuePos,
+                 fmt::format("rtsqld --outbound-allow lists the destinations statements may name "
+                             "(now: {}); loopback, link-local and metadata addresses only when an "
+                             "entry names them.",
+                             policy.describe()));
+}
+
+void Privileges::checkServerCredentials(std::string_view user) const {
+  if (isSuperuser(user)) return;
+  throw SqlError(sqlstate::kInsufficientPrivilege,
+                 fmt::format("permission denied to use the server's own AWS credentials: user "
+                             "\"{}\" is not a superuser",
+                             user),
+                 SqlError::npos,
+                 "Give the source keys of its own: 'kinesis.accessKeyId' and "
+                 "'kinesis.secretKey' (and 'kinesis.sessionToken' for temporary ones).");
+}
+
 void Privileges::checkOptions(std::string_view user, const std::string& connector,
                               const Options& options) const {
   const ServerSideOptions found = serverSideOptions(connector, options);
   for (const OptionEntry* e : found.programs) checkProgram(user, *e);
   for (const OptionEntry* e : found.files) checkFile(user, *e);
+  for (const OptionEntry* e : found.destinations) checkDestination(user, *e);
+  if (found.serverCredentials) checkServerCredentials(user);
 }
 
 }  // namespace rtsql

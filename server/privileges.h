@@ -14,6 +14,13 @@
 //     which is for superusers only (42501);
 //   - create a Python function (CREATE FUNCTION ... LANGUAGE PYTHON), whose
 //     code runs with the server's rights (42501);
+//   - name a place the server connects to ('schema.registry.url', an HTTP
+//     sink's 'url', 'kinesis.endpoint') unless the operator gave an outbound
+//     allow-list (rtsqld --outbound-allow); with one, everyone's destinations
+//     must be in it (connectors/net/outbound_policy.h) (42501);
+//   - have the server sign requests with its own AWS credentials (a Kinesis
+//     source without 'kinesis.accessKeyId'): a user's source brings its own
+//     keys (42501);
 //   - replace, drop or read the body of a function or processor of another
 //     user, nor stop, start or drop another user's flow (42501).
 // Functions, processors and flows have an owner: the user whose statement
@@ -80,7 +87,14 @@ class Privileges {
   // Throws SqlError 42501 at the option's value unless `user` is a superuser:
   // the option makes the server load a library or run a command.
   void checkProgram(std::string_view user, const OptionEntry& option) const;
-  // checkFile() and checkProgram() for every option of a source, sink or table
+  // Throws SqlError 42501 at the option's value unless `user` may have the
+  // server connect to the URL `option` names (see the header comment).
+  void checkDestination(std::string_view user, const OptionEntry& option) const;
+  // Throws SqlError 42501 unless `user` may have the server use its own
+  // credentials for a destination.
+  void checkServerCredentials(std::string_view user) const;
+  // checkFile(), checkProgram(), checkDestination() and
+  // checkServerCredentials() for every option of a source, sink or table
   // of `connector` that names a file or a program (connectors/provider.h).
   void checkOptions(std::string_view user, const std::string& connector,
                     const Options& options) const;

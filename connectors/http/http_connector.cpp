@@ -12,6 +12,7 @@ void HttpConnector::validateSink(const Options& options, size_t stmtPos) const {
 ServerSideOptions HttpConnector::serverSideOptions(const Options& options) const {
   ServerSideOptions out;
   if (const OptionEntry* e = options.find("http.ca")) out.files.push_back(e);
+  if (const OptionEntry* e = options.find("url")) out.destinations.push_back(e);
   return out;
 }
 

@@ -2,17 +2,10 @@
 #include "connectors/http/http_sink.h"
 
 #include <fmt/format.h>
-#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <atomic>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
@@ -20,26 +13,22 @@
 #include <mutex>
 #include <thread>
 
-#include "common/file_beneath.h"
 #include "common/schema.h"
 #include "connectors/format/codec.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/encoding_sink_writer.h"
+#include "connectors/net/http_client.h"
 
 namespace rtsql {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
 namespace ssl = boost::asio::ssl;
-using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr std::string_view kHeaderPrefix = "http.header.";
-// How much of an answer's body an error quotes.
-constexpr size_t kBodyExcerpt = 200;
+// The largest answer read: a webhook answers a status and a few words.
+constexpr uint64_t kMaxAnswer = 1 << 20;
 
 const std::vector<std::string>& knownKeys() {
   static const std::vector<std::string> keys = {
@@ -68,94 +57,8 @@ bool reservedHeader(std::string_view name) {
   return false;
 }
 
-std::string printable(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, kBodyExcerpt)) {
-    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
-  }
-  if (text.size() > kBodyExcerpt) out += "...";
-  return out;
-}
 
 }  // namespace
-
-std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& why) {
-  HttpUrl out;
-  std::string_view rest;
-  if (startsWithI(url, "http://")) {
-    rest = url.substr(7);
-  } else if (startsWithI(url, "https://")) {
-    out.tls = true;
-    rest = url.substr(8);
-  } else {
-    why = "the scheme must be http:// or https://";
-    return std::nullopt;
-  }
-  size_t end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, end);
-  std::string_view target = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
-  if (size_t hash = target.find('#'); hash != std::string_view::npos)
-    target = target.substr(0, hash);
-  if (authority.find('@') != std::string_view::npos) {
-    why = "user information in the URL is not sent";
-    return std::nullopt;
-  }
-  std::string_view host = authority;
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos) {
-      why = "an IPv6 address needs its closing ']'";
-      return std::nullopt;
-    }
-    host = authority.substr(1, close - 1);
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') {
-        why = "expected ':' and a port after the IPv6 address";
-        return std::nullopt;
-      }
-      port = after.substr(1);
-    }
-  } else if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty()) {
-    why = "the URL has no host";
-    return std::nullopt;
-  }
-  for (char c : host) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c < 0x20) {
-      why = "the host contains a space or a control character";
-      return std::nullopt;
-    }
-  }
-  if (!port.empty() || authority.find(':') != std::string_view::npos) {
-    bool digits =
-        !port.empty() && port.size() <= 5 &&
-        std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
-    int n = digits ? std::stoi(std::string(port)) : 0;
-    if (!digits || n < 1 || n > 65535) {
-      why = "the port must be a number from 1 to 65535";
-      return std::nullopt;
-    }
-    out.port = std::to_string(n);
-    out.defaultPort = false;
-  } else {
-    out.port = out.tls ? "443" : "80";
-  }
-  for (char c : target) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
-      why = "the path contains a space or a control character";
-      return std::nullopt;
-    }
-  }
-  out.host = std::string(host);
-  out.target = target.empty() ? "/" : std::string(target);
-  if (out.target.front() == '?') out.target.insert(out.target.begin(), '/');
-  return out;
-}
 
 HttpSinkConfig parseHttpSinkOptions(const Options& options, size_t stmtPos) {
   options.checkKnown(knownKeys(), {std::string(kHeaderPrefix)});
@@ -217,7 +120,7 @@ HttpSinkConfig parseHttpSinkOptions(const Options& options, size_t stmtPos) {
                                c.retryBackoffMaxMs, c.retryBackoffMs),
                    e ? e->valuePos : stmtPos, "the cap of the backoff must be at least its base");
   }
-  c.requestTimeoutMs = options.getInt("request.timeout.ms", 10000, 1, 600000);
+  c.requestTimeoutMs = options.getInt("request.timeout.ms", 10000, 1, 60000);
   if (const OptionEntry* ca = options.find("http.ca")) {
     if (ca->value.empty()) {
       throw SqlError(sqlstate::kInvalidParameterValue, "option 'http.ca' is empty", ca->valuePos,
@@ -245,18 +148,6 @@ int64_t httpRetryDelayMs(int attempt, int64_t baseMs, int64_t maxMs, int64_t ret
   return std::min(d, maxMs);
 }
 
-int64_t parseRetryAfterMs(std::string_view value) {
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-  if (value.empty() || value.size() > 9) return -1;
-  int64_t s = 0;
-  for (char c : value) {
-    if (c < '0' || c > '9') return -1;
-    s = s * 10 + (c - '0');
-  }
-  return s * 1000;
-}
-
 std::string httpBatchBody(const std::vector<std::string>& rows, bool array) {
   if (!array) return rows.empty() ? std::string() : rows.front();
   size_t size = 2;
@@ -281,29 +172,15 @@ struct Outcome {
   std::string error;     // what failed last, for the flush's message
 };
 
-// One answer, or the transport error that stood in for it.
-struct Exchange {
-  bool answered = false;
-  int status = 0;
-  std::string reason;
-  std::string body;
-  int64_t retryAfterMs = -1;
-  std::string transportError;
-  bool timedOut = false;
-  bool aborted = false;
-};
-
 class HttpSink;
 
-// One sender thread and its keep-alive connection. Every network call runs
-// on the slot's own io_context until it completes; the stream's deadline
-// bounds each call, and closing the writer stops the io_context, so no call
-// outlives the writer.
+// One sender thread and its keep-alive connection (rtsqld's outbound client,
+// connectors/net/http_client.h). Its waits end when the writer closes.
 class Slot {
  public:
-  Slot(HttpSink& sink, ssl::context* tls) : sink_(sink), tls_(tls) {}
+  Slot(HttpSink& sink, const HttpUrl& url, std::shared_ptr<ssl::context> tls)
+      : sink_(sink), client_(url, std::move(tls)) {}
   void start();
-  void stop() { ioc_.stop(); }
   void join() {
     if (thread_.joinable()) thread_.join();
   }
@@ -311,21 +188,9 @@ class Slot {
  private:
   void run();
   Outcome deliver(const std::string& body);
-  Exchange exchange(const std::string& body);
-  template <class Stream>
-  Exchange roundTrip(Stream& stream, const std::string& body);
-  bool connect(std::string& error);
-  void close();
-  // Runs `start(handler)` to completion; false when the writer is closing.
-  template <class Start>
-  bool runOp(beast::error_code& ec, Start&& start);
 
   HttpSink& sink_;
-  ssl::context* tls_;
-  asio::io_context ioc_;
-  std::optional<beast::tcp_stream> tcp_;
-  std::optional<beast::ssl_stream<beast::tcp_stream>> ssl_;
-  bool open_ = false;
+  net::HttpClient client_;
   std::thread thread_;
 };
 
@@ -338,31 +203,9 @@ class HttpSink final : public EncodingSinkWriter {
         config_(std::move(config)),
         queueBound_(static_cast<size_t>(
             std::max<int64_t>(1024, 4 * config_.batchMaxRows * config_.maxInFlight))) {
-    if (config_.target.tls) {
-      tls_ = std::make_unique<ssl::context>(ssl::context::tls_client);
-      tls_->set_default_verify_paths();
-      if (!config_.caFile.empty()) {
-        // Read here rather than by OpenSSL: beneath --files-dir, as every file
-        // a statement names (common/file_beneath.h). A bundle of CA
-        // certificates is at most a few hundred KB.
-        constexpr size_t kMaxCaFileBytes = 16u << 20;
-        std::string pem;
-        std::string why;
-        beast::error_code ec;
-        if (readServerFile(config_.caFile, kMaxCaFileBytes, pem, why)) {
-          tls_->add_certificate_authority(asio::buffer(pem), ec);
-          if (ec) why = ec.message();
-        }
-        if (!why.empty()) {
-          throw SqlError(sqlstate::kIoError,
-                         fmt::format("could not read the CA file \"{}\" of 'http.ca': {}",
-                                     config_.caFile, why));
-        }
-      }
-      tls_->set_verify_mode(ssl::verify_peer);
-    }
+    if (config_.target.tls) tls_ = net::makeTlsClientContext(config_.caFile);
     for (int64_t i = 0; i < config_.maxInFlight; ++i) {
-      slots_.push_back(std::make_unique<Slot>(*this, tls_.get()));
+      slots_.push_back(std::make_unique<Slot>(*this, config_.target, tls_));
     }
     for (auto& s : slots_) s->start();
   }
@@ -375,7 +218,6 @@ class HttpSink final : public EncodingSinkWriter {
     work_.notify_all();
     room_.notify_all();
     closing_.notify_all();
-    for (auto& s : slots_) s->stop();
     for (auto& s : slots_) s->join();
   }
 
@@ -506,7 +348,7 @@ class HttpSink final : public EncodingSinkWriter {
   }
 
   const HttpSinkConfig config_;
-  std::unique_ptr<ssl::context> tls_;
+  std::shared_ptr<ssl::context> tls_;
   const size_t queueBound_;
 
   std::mutex mu_;
@@ -544,11 +386,18 @@ void Slot::run() {
     sink_.settle(batch.size(), outcome);
     if (outcome.aborted) break;
   }
-  close();
+  client_.close();
 }
 
 Outcome Slot::deliver(const std::string& body) {
   const HttpSinkConfig& c = sink_.config_;
+  net::HttpRequest req;
+  req.method = c.method;
+  req.target = c.target.target;
+  req.headers.emplace_back("Content-Type", "application/json");
+  for (const auto& header : c.headers) req.headers.push_back(header);
+  req.body = body;
+  req.keepAlive = true;
   Outcome out;
   int64_t retryAfterMs = -1;
   for (int attempt = 0; attempt <= c.retries; ++attempt) {
@@ -557,186 +406,34 @@ Outcome Slot::deliver(const std::string& body) {
       out.aborted = true;
       return out;
     }
-    // A kept-alive connection the server has closed meanwhile fails before
-    // any answer: that costs no retry, the request goes again on a new one.
-    bool reused = open_;
-    Exchange x = exchange(body);
-    if (!x.aborted && !x.answered && !x.timedOut && reused) x = exchange(body);
-    if (x.aborted) {
+    net::HttpResult x = client_.exchange(req, {c.requestTimeoutMs, kMaxAnswer}, &sink_.stopping_);
+    if (x.failure == net::Failure::Cancelled) {
       out.aborted = true;
       return out;
     }
     retryAfterMs = -1;
-    if (!x.answered) {
-      out.error = fmt::format("{} {}: {}", c.method, c.url, x.transportError);
+    if (!x.ok()) {
+      out.error = fmt::format("{} {}: {}", c.method, c.url, x.error);
+      // The operator's allow-list does not change while the flow runs.
+      if (x.failure == net::Failure::Refused) return out;
       sink_.noteError(out.error);
       continue;
     }
-    HttpVerdict v = classifyHttpStatus(x.status);
+    HttpVerdict v = classifyHttpStatus(x.answer.status);
     if (v == HttpVerdict::Delivered) {
       out.delivered = true;
       return out;
     }
-    out.error = fmt::format("{} {} answered HTTP {}{}{}{}", c.method, c.url, x.status,
-                            x.reason.empty() ? "" : " ", x.reason,
-                            x.body.empty() ? "" : ": " + printable(x.body));
+    // The status and the size only: the answer's text is the server's, and
+    // the URL may be the user's to choose.
+    out.error = fmt::format("{} {} answered HTTP {} ({} bytes)", c.method, c.url,
+                            x.answer.status, x.answer.body.size());
     if (v == HttpVerdict::Permanent) return out;
     sink_.noteError(out.error);
-    retryAfterMs = x.retryAfterMs;
+    retryAfterMs = x.answer.retryAfterMs;
   }
   if (c.retries > 0) out.error += fmt::format(" (after {} retries)", c.retries);
   return out;
-}
-
-template <class Start>
-bool Slot::runOp(beast::error_code& ec, Start&& start) {
-  bool done = false;
-  start([&](beast::error_code e, auto&&...) {
-    ec = e;
-    done = true;
-  });
-  ioc_.restart();
-  // A writer closing after restart() has stopped the io_context, or is
-  // seen here: either way run() does not start a wait of its own.
-  if (sink_.stopping_.load()) return false;
-  ioc_.run();
-  return done;
-}
-
-bool Slot::connect(std::string& error) {
-  const HttpSinkConfig& c = sink_.config_;
-  const auto timeout = std::chrono::milliseconds(c.requestTimeoutMs);
-  tcp::resolver resolver(ioc_);
-  beast::error_code ec;
-  auto endpoints = resolver.resolve(c.target.host, c.target.port, ec);
-  if (ec) {
-    error = fmt::format("cannot resolve {}: {}", c.target.host, ec.message());
-    return false;
-  }
-  ssl_.reset();
-  tcp_.reset();
-  beast::tcp_stream* lowest;
-  if (tls_) {
-    ssl_.emplace(ioc_, *tls_);
-    lowest = &beast::get_lowest_layer(*ssl_);
-  } else {
-    tcp_.emplace(ioc_);
-    lowest = &*tcp_;
-  }
-  lowest->expires_after(timeout);
-  if (!runOp(ec, [&](auto handler) { lowest->async_connect(endpoints, std::move(handler)); })) {
-    return false;
-  }
-  if (ec) {
-    error = fmt::format("cannot connect to {}:{}: {}", c.target.host, c.target.port,
-                        ec == beast::error::timeout ? "timed out" : ec.message());
-    return false;
-  }
-  lowest->socket().set_option(tcp::no_delay(true), ec);
-  if (ssl_) {
-    // SNI for a host name (not for an address literal), and the certificate
-    // must name the host or address.
-    beast::error_code notAddress;
-    asio::ip::make_address(c.target.host, notAddress);
-    if (notAddress && !SSL_set_tlsext_host_name(ssl_->native_handle(), c.target.host.c_str())) {
-      error = "cannot set the TLS server name";
-      return false;
-    }
-    ssl_->set_verify_callback(ssl::host_name_verification(c.target.host));
-    lowest->expires_after(timeout);
-    if (!runOp(ec, [&](auto handler) {
-          ssl_->async_handshake(ssl::stream_base::client, std::move(handler));
-        })) {
-      return false;
-    }
-    if (ec) {
-      error = fmt::format("TLS handshake with {} failed: {}", c.target.host, ec.message());
-      return false;
-    }
-  }
-  open_ = true;
-  return true;
-}
-
-void Slot::close() {
-  beast::error_code ec;
-  if (ssl_) beast::get_lowest_layer(*ssl_).socket().close(ec);
-  if (tcp_) tcp_->socket().close(ec);
-  open_ = false;
-}
-
-Exchange Slot::exchange(const std::string& body) {
-  Exchange x;
-  if (!open_) {
-    std::string error;
-    if (!connect(error)) {
-      close();
-      x.aborted = sink_.stopping_.load();
-      x.transportError = std::move(error);
-      return x;
-    }
-  }
-  x = ssl_ ? roundTrip(*ssl_, body) : roundTrip(*tcp_, body);
-  if (!x.answered) close();
-  return x;
-}
-
-template <class Stream>
-Exchange Slot::roundTrip(Stream& stream, const std::string& body) {
-  const HttpSinkConfig& c = sink_.config_;
-  Exchange x;
-  bhttp::request<bhttp::string_body> req(c.method == "PUT" ? bhttp::verb::put : bhttp::verb::post,
-                                         c.target.target, 11);
-  std::string host =
-      c.target.host.find(':') != std::string::npos ? "[" + c.target.host + "]" : c.target.host;
-  if (!c.target.defaultPort) host += ":" + c.target.port;
-  req.set(bhttp::field::host, host);
-  req.set(bhttp::field::user_agent, "rtsql");
-  req.set(bhttp::field::content_type, "application/json");
-  for (const auto& [name, value] : c.headers) req.set(name, value);
-  req.keep_alive(true);
-  req.body() = body;
-  req.prepare_payload();
-
-  beast::tcp_stream& lowest = beast::get_lowest_layer(stream);
-  lowest.expires_after(std::chrono::milliseconds(c.requestTimeoutMs));
-  beast::error_code ec;
-  if (!runOp(ec, [&](auto handler) { bhttp::async_write(stream, req, std::move(handler)); })) {
-    x.aborted = true;
-    return x;
-  }
-  if (ec) {
-    x.timedOut = ec == beast::error::timeout;
-    x.transportError = ec == beast::error::timeout ? "timed out sending the request"
-                                                   : "sending the request: " + ec.message();
-    return x;
-  }
-  beast::flat_buffer buffer;
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(1 << 20);
-  if (!runOp(ec, [&](auto handler) {
-        bhttp::async_read(stream, buffer, parser, std::move(handler));
-      })) {
-    x.aborted = true;
-    return x;
-  }
-  if (ec) {
-    x.timedOut = ec == beast::error::timeout;
-    x.transportError = ec == beast::error::timeout
-                           ? fmt::format("no answer within {} ms", c.requestTimeoutMs)
-                           : "reading the answer: " + ec.message();
-    return x;
-  }
-  auto& res = parser.get();
-  x.answered = true;
-  x.status = static_cast<int>(res.result_int());
-  x.reason = std::string(res.reason().data(), res.reason().size());
-  x.body = std::move(res.body());
-  if (auto it = res.find(bhttp::field::retry_after); it != res.end()) {
-    x.retryAfterMs = parseRetryAfterMs(std::string_view(it->value().data(), it->value().size()));
-  }
-  if (!res.keep_alive()) close();
-  return x;
 }
 
 }  // namespace

@@ -16,7 +16,11 @@
 // exponential backoff (429 and 503 honour Retry-After, bounded); any other
 // 4xx is a permanent failure. Rows whose request failed for good make the
 // next flush() (each epoch's end) throw SqlError naming the URL, the status
-// and the start of the answer, so the flow fails as on a Kafka delivery error.
+// and the answer's size (never its text: the URL may be the user's to choose),
+// so the flow fails as on a Kafka delivery error. Requests go through rtsqld's
+// outbound client (connectors/net/http_client.h): the outbound policy, a cap
+// on the answer's bytes and 'request.timeout.ms' (at most 60000) as one
+// deadline per request.
 //
 // Delivery is at least once: a flow that restarts from its last checkpoint
 // sends the rows after it again, and a request the server handled but whose
@@ -33,23 +37,11 @@
 #include <vector>
 
 #include "common/options.h"
+#include "connectors/net/http_client.h"
 #include "executor/connector.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
-
-// An http:// or https:// URL taken apart for a request.
-struct HttpUrl {
-  bool tls = false;
-  std::string host;    // without brackets for an IPv6 literal
-  std::string port;    // "80" / "443" when the URL names none
-  std::string target;  // path and query, "/" when empty
-  bool defaultPort = true;
-};
-
-// Parses `url`; nullopt with `why` (a short reason) when it is not an
-// absolute http or https URL with a host and without user information.
-std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& why);
 
 // A sink's options, checked.
 struct HttpSinkConfig {
@@ -80,10 +72,6 @@ HttpVerdict classifyHttpStatus(int status);
 // capped at `maxMs`. A Retry-After of the server (`retryAfterMs` >= 0)
 // replaces it, capped the same way.
 int64_t httpRetryDelayMs(int attempt, int64_t baseMs, int64_t maxMs, int64_t retryAfterMs);
-
-// A Retry-After value in delay-seconds as milliseconds; -1 for anything else
-// (an HTTP date is not followed: the backoff applies).
-int64_t parseRetryAfterMs(std::string_view value);
 
 // The body of a request: with `array` the rows as one JSON array, otherwise
 // the single row (rows.size() == 1).

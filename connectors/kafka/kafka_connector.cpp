@@ -259,6 +259,9 @@ ServerSideOptions KafkaConnector::serverSideOptions(const Options& options) cons
   for (const char* key : kPrograms) {
     if (const OptionEntry* e = options.find(key)) out.programs.push_back(e);
   }
+  if (const OptionEntry* e = options.find(schema_registry::kUrlOption)) {
+    out.destinations.push_back(e);
+  }
   return out;
 }
 

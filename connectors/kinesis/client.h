@@ -1,9 +1,11 @@
-// A Kinesis API client: one keep-alive HTTP/1.1 connection (https through
-// OpenSSL when the endpoint is https) over Boost.Beast, each request signed
-// with SigV4 (connectors/aws/sigv4.h). Every network step (resolve, connect,
-// TLS handshake, write, read) is bounded by the request timeout, so a dead or
-// silent endpoint costs at most that much before call() throws; nothing
-// waits without a bound. Used by one thread at a time.
+// A Kinesis API client: one keep-alive HTTP/1.1 connection through rtsqld's
+// outbound client (connectors/net/http_client.h: the outbound policy, a cap
+// on the answer's bytes, cancel on STOP FLOW and shutdown), each request
+// signed with SigV4 (connectors/aws/sigv4.h). A request, connecting
+// included, is bounded by the request timeout, so a dead or silent endpoint
+// costs at most that much before call() throws. An error names the status,
+// the service's exception type and the answer's size, not its text. Used by
+// one thread at a time.
 #pragma once
 
 #include <cstdint>

@@ -117,7 +117,7 @@ void KinesisConnector::validateSource(const Options& options, size_t stmtPos) co
         token->keyPos, "a session token belongs to the temporary keys it came with");
   }
   options.getInterval("kinesis.pollInterval", 200'000, 1'000, 60'000'000);
-  options.getInterval("kinesis.requestTimeout", 10'000'000, 100'000, 600'000'000);
+  options.getInterval("kinesis.requestTimeout", 10'000'000, 100'000, 60'000'000);
   options.getInt("kinesis.maxRecordsPerFetch", 10000, 1, 10000);
   const std::string format =
       toLower(options.getEnum("format", "json", {"json", "csv", "raw", "avro", "protobuf"}));
@@ -144,6 +144,9 @@ void KinesisConnector::validateSource(const Options& options, size_t stmtPos) co
 ServerSideOptions KinesisConnector::serverSideOptions(const Options& options) const {
   ServerSideOptions out;
   if (const OptionEntry* e = options.find("protobuf.descriptor")) out.files.push_back(e);
+  if (const OptionEntry* e = options.find("kinesis.endpoint")) out.destinations.push_back(e);
+  // Without keys of its own the source signs with the server's environment's.
+  out.serverCredentials = !options.has("kinesis.accessKeyId");
   return out;
 }
 

@@ -25,7 +25,7 @@ dom::element parse(dom::parser& parser, std::string_view body, std::string_view 
   dom::element root;
   if (parser.parse(body.data(), body.size()).get(root) != simdjson::SUCCESS || !root.is_object()) {
     throw ProtocolError(
-        fmt::format("the answer to {} is not a JSON object: {}", action, format::shortText(body)));
+        fmt::format("the answer to {} is not a JSON object ({} bytes)", action, body.size()));
   }
   return root;
 }

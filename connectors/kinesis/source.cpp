@@ -620,7 +620,7 @@ SourceConfig sourceConfig(const Options& options) {
           ? options.getString("kinesis.sessionToken")
           : (options.has("kinesis.accessKeyId") ? std::string() : envOr("AWS_SESSION_TOKEN"));
   c.client.requestTimeoutMs =
-      options.getInterval("kinesis.requestTimeout", 10'000'000, 100'000, 600'000'000) / 1000;
+      options.getInterval("kinesis.requestTimeout", 10'000'000, 100'000, 60'000'000) / 1000;
   c.startingPosition = toUpper(options.getString("kinesis.startingPosition", "LATEST"));
   if (c.startingPosition == "AT_TIMESTAMP") {
     int64_t micros = 0;

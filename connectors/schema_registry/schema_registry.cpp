@@ -2,85 +2,34 @@
 #include "connectors/schema_registry/schema_registry.h"
 
 #include <fmt/format.h>
-#include <openssl/ssl.h>
 #include <simdjson.h>
 
 #include <algorithm>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <cctype>
-#include <chrono>
 #include <functional>
 #include <map>
 
 #include "common/error.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
+#include "connectors/net/http_client.h"
 
 namespace rtsql::schema_registry {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
-namespace ssl = boost::asio::ssl;
-using tcp = asio::ip::tcp;
 namespace dom = simdjson::dom;
 
 namespace {
 
-// How much of an answer an error quotes, and the largest answer read.
-constexpr size_t kExcerpt = 300;
+// The largest answer read: a registry's schema is JSON of at most a few
+// hundred KiB; a larger answer is refused while it arrives.
 constexpr uint64_t kMaxAnswer = 16 << 20;
+// How much of a compatibility check's reasons an error quotes.
+constexpr size_t kMaxReasons = 1000;
 
-std::string excerpt(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, kExcerpt)) {
-    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
-  }
-  if (text.size() > kExcerpt) out += "...";
-  return out;
-}
-
-// Runs `start(handler)` on `ioc` to completion.
-template <class Start>
-void runOp(asio::io_context& ioc, beast::error_code& ec, Start&& start) {
-  start([&](beast::error_code e, auto&&...) { ec = e; });
-  ioc.restart();
-  ioc.run();
-}
-
-template <class Stream>
-bool roundTrip(asio::io_context& ioc, Stream& stream, bhttp::request<bhttp::string_body>& req,
-               std::chrono::milliseconds timeout, int& status, std::string& body,
-               std::string& why) {
-  beast::tcp_stream& lowest = beast::get_lowest_layer(stream);
-  lowest.expires_after(timeout);
-  beast::error_code ec;
-  runOp(ioc, ec, [&](auto handler) { bhttp::async_write(stream, req, std::move(handler)); });
-  if (ec) {
-    why = ec == beast::error::timeout ? "timed out sending the request"
-                                      : "sending the request: " + ec.message();
-    return false;
-  }
-  beast::flat_buffer buffer;
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(kMaxAnswer);
-  lowest.expires_after(timeout);
-  runOp(ioc, ec,
-        [&](auto handler) { bhttp::async_read(stream, buffer, parser, std::move(handler)); });
-  if (ec) {
-    why = ec == beast::error::timeout ? fmt::format("no answer within {} ms", timeout.count())
-                                      : "reading the answer: " + ec.message();
-    return false;
-  }
-  status = static_cast<int>(parser.get().result_int());
-  body = std::move(parser.get().body());
-  return true;
+// What an error says of an answer: its size, never its text, which may be
+// anything the server had (the registry's URL is the user's to choose).
+std::string sizeOf(const std::string& body) {
+  return fmt::format("{} bytes", body.size());
 }
 
 // `subject` as one segment of a request's path: anything but letters,
@@ -237,6 +186,13 @@ RegistryConfig registryConfig(const Options& options) {
                    "e.g. 'http://127.0.0.1:8081'; credentials go in "
                    "'schema.registry.basic.auth.user.info'");
   }
+  // The calls' paths follow the URL's: a query or a fragment would turn
+  // them into a parameter of a path of the user's choosing.
+  if (c.url.find_first_of("?#") != std::string::npos) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("'{}' must not have a query or a fragment ('?', '#')", kUrlOption),
+                   url->valuePos, "name the registry's base URL, e.g. 'http://127.0.0.1:8081'");
+  }
   c.base = *parsed;
   while (!c.base.target.empty() && c.base.target.back() == '/') c.base.target.pop_back();
   if (const OptionEntry* user = options.find(kUserInfoOption)) {
@@ -246,7 +202,7 @@ RegistryConfig registryConfig(const Options& options) {
     }
     c.userInfo = user->value;
   }
-  c.timeoutMs = options.getInt(kTimeoutOption, 10000, 1, 600000);
+  c.timeoutMs = options.getInt(kTimeoutOption, 10000, 1, kMaxTimeoutMs);
   return c;
 }
 
@@ -298,8 +254,13 @@ std::optional<bool> parseCompatibilityAnswer(std::string_view body, std::string&
     for (dom::element m : messages) {
       std::string_view text;
       if (m.get(text) != simdjson::SUCCESS) continue;
+      // The reasons go into the error of CREATE FLOW: bounded, and without
+      // control characters.
+      if (reasons.size() >= kMaxReasons) break;
       if (!reasons.empty()) reasons += "; ";
-      reasons += text;
+      for (char c : text.substr(0, kMaxReasons - std::min(reasons.size(), kMaxReasons))) {
+        reasons += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+      }
     }
   }
   return verdict;
@@ -355,86 +316,40 @@ bool SchemaRegistryClient::call(const char* method, const std::string& path,
     std::lock_guard lock(mu_);
     ++requests_;
   }
-  const HttpUrl& u = config_.base;
-  const auto timeout = std::chrono::milliseconds(config_.timeoutMs);
-  const std::string what = fmt::format("{} {}{}", method, config_.url, path);
-  auto fail = [&](const std::string& why) {
-    error = {RegistryError::Kind::Unreachable,
-             fmt::format("the schema registry did not answer {}: {}", what, why)};
-    return false;
-  };
-  asio::io_context ioc;
-  tcp::resolver resolver(ioc);
-  beast::error_code ec;
-  auto endpoints = resolver.resolve(u.host, u.port, ec);
-  if (ec) return fail(fmt::format("cannot resolve {}: {}", u.host, ec.message()));
-
-  bhttp::request<bhttp::string_body> req(
-      std::string_view(method) == "POST" ? bhttp::verb::post : bhttp::verb::get, u.target + path,
-      11);
-  std::string host = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
-  if (!u.defaultPort) host += ":" + u.port;
-  req.set(bhttp::field::host, host);
-  req.set(bhttp::field::user_agent, "rtsql");
-  req.set(bhttp::field::accept, "application/vnd.schemaregistry.v1+json, application/json");
+  net::HttpRequest req;
+  req.method = method;
+  req.target = config_.base.target + path;
+  req.headers.emplace_back("Accept", "application/vnd.schemaregistry.v1+json, application/json");
   if (!config_.userInfo.empty()) {
-    req.set(bhttp::field::authorization, "Basic " + expr_internal::toBase64(config_.userInfo));
+    req.headers.emplace_back("Authorization",
+                             "Basic " + expr_internal::toBase64(config_.userInfo));
   }
   if (!body.empty()) {
-    req.set(bhttp::field::content_type, "application/vnd.schemaregistry.v1+json");
-    req.body() = body;
+    req.headers.emplace_back("Content-Type", "application/vnd.schemaregistry.v1+json");
+    req.body = body;
   }
-  req.keep_alive(false);
-  req.prepare_payload();
-
-  std::string why;
-  if (!u.tls) {
-    beast::tcp_stream stream(ioc);
-    stream.expires_after(timeout);
-    runOp(ioc, ec, [&](auto handler) { stream.async_connect(endpoints, std::move(handler)); });
-    if (ec) {
-      return fail(fmt::format("cannot connect to {}:{}: {}", u.host, u.port,
-                              ec == beast::error::timeout ? "timed out" : ec.message()));
-    }
-    if (!roundTrip(ioc, stream, req, timeout, out.status, out.body, why)) return fail(why);
-    stream.socket().close(ec);
-    return true;
+  // One connection per call: calls are rare (schemas are cached by id), and
+  // a client is shared by threads.
+  net::HttpClient client(config_.base);
+  net::HttpResult r = client.exchange(req, {config_.timeoutMs, kMaxAnswer});
+  if (!r.ok()) {
+    error = {r.failure == net::Failure::Refused ? RegistryError::Kind::Refused
+                                                : RegistryError::Kind::Unreachable,
+             fmt::format("the schema registry did not answer {} {}{}: {}", method, config_.url,
+                         path, r.error)};
+    return false;
   }
-  ssl::context tls(ssl::context::tls_client);
-  tls.set_default_verify_paths();
-  tls.set_verify_mode(ssl::verify_peer);
-  beast::ssl_stream<beast::tcp_stream> stream(ioc, tls);
-  beast::tcp_stream& lowest = beast::get_lowest_layer(stream);
-  lowest.expires_after(timeout);
-  runOp(ioc, ec, [&](auto handler) { lowest.async_connect(endpoints, std::move(handler)); });
-  if (ec) {
-    return fail(fmt::format("cannot connect to {}:{}: {}", u.host, u.port,
-                            ec == beast::error::timeout ? "timed out" : ec.message()));
-  }
-  beast::error_code notAddress;
-  asio::ip::make_address(u.host, notAddress);
-  if (notAddress && !SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str())) {
-    return fail("cannot set the TLS server name");
-  }
-  stream.set_verify_callback(ssl::host_name_verification(u.host));
-  lowest.expires_after(timeout);
-  runOp(ioc, ec, [&](auto handler) {
-    stream.async_handshake(ssl::stream_base::client, std::move(handler));
-  });
-  if (ec) return fail(fmt::format("TLS handshake with {} failed: {}", u.host, ec.message()));
-  if (!roundTrip(ioc, stream, req, timeout, out.status, out.body, why)) return fail(why);
-  lowest.socket().close(ec);
+  out.status = r.answer.status;
+  out.body = std::move(r.answer.body);
   return true;
 }
 
 RegistryError SchemaRegistryClient::errorOf(const std::string& what, const Answer& answer) const {
-  std::string message = parseErrorMessage(answer.body);
-  if (message.empty()) message = excerpt(answer.body);
   RegistryError::Kind kind = answer.status == 404   ? RegistryError::Kind::NotFound
                              : answer.status >= 500 ? RegistryError::Kind::Unreachable
                                                     : RegistryError::Kind::Refused;
-  return {kind, fmt::format("the schema registry at {} answered {} to {}: {}", config_.url,
-                            answer.status, what, message)};
+  return {kind, fmt::format("the schema registry at {} answered {} ({}) to {}", config_.url,
+                            answer.status, sizeOf(answer.body), what)};
 }
 
 std::optional<RegisteredSchema> SchemaRegistryClient::schemaById(int32_t id, RegistryError& error) {
@@ -456,8 +371,8 @@ std::optional<RegisteredSchema> SchemaRegistryClient::schemaById(int32_t id, Reg
   auto schema = parseSchemaAnswer(a.body);
   if (!schema) {
     error = {RegistryError::Kind::Refused,
-             fmt::format("the schema registry at {} answered {} without a schema: {}", config_.url,
-                         what, excerpt(a.body))};
+             fmt::format("the schema registry at {} answered {} without a schema ({})",
+                         config_.url, what, sizeOf(a.body))};
     return std::nullopt;
   }
   std::lock_guard lock(mu_);
@@ -491,8 +406,8 @@ std::optional<std::pair<int32_t, RegisteredSchema>> SchemaRegistryClient::versio
   auto id = parseIdAnswer(a.body);
   if (!schema || !id) {
     error = {RegistryError::Kind::Refused,
-             fmt::format("the schema registry at {} answered {} without an id and a schema: {}",
-                         config_.url, what, excerpt(a.body))};
+             fmt::format("the schema registry at {} answered {} without an id and a schema ({})",
+                         config_.url, what, sizeOf(a.body))};
     return std::nullopt;
   }
   return std::make_pair(*id, std::move(*schema));
@@ -550,8 +465,8 @@ std::optional<int32_t> SchemaRegistryClient::registerSchema(const std::string& s
   auto id = parseIdAnswer(a.body);
   if (!id) {
     error = {RegistryError::Kind::Refused,
-             fmt::format("the schema registry at {} answered {} without an id: {}", config_.url,
-                         what, excerpt(a.body))};
+             fmt::format("the schema registry at {} answered {} without an id ({})", config_.url,
+                         what, sizeOf(a.body))};
   }
   return id;
 }
@@ -576,8 +491,8 @@ std::optional<bool> SchemaRegistryClient::compatible(const std::string& subject,
   auto verdict = parseCompatibilityAnswer(a.body, reasons);
   if (!verdict) {
     error = {RegistryError::Kind::Refused,
-             fmt::format("the schema registry at {} answered {} without a verdict: {}", config_.url,
-                         what, excerpt(a.body))};
+             fmt::format("the schema registry at {} answered {} without a verdict ({})",
+                         config_.url, what, sizeOf(a.body))};
   }
   return verdict;
 }

@@ -14,7 +14,11 @@
 //   POST {url}/compatibility/subjects/{subject}/versions/latest
 // Each is one HTTP/1.1 exchange (http or https, optional basic auth from
 // 'schema.registry.basic.auth.user.info' = 'user:password') bounded by
-// 'schema.registry.timeout.ms' for the connection and each of its steps.
+// 'schema.registry.timeout.ms' (at most kMaxTimeoutMs) as a whole, through
+// rtsqld's outbound client (connectors/net/http_client.h): the destination
+// checked against the outbound policy, the answer's bytes capped, and a
+// cancel, statement_timeout, STOP FLOW or shutdown ending the wait. An error
+// says an answer's status and size, never its text.
 // Schemas by id never change, so they are cached (at most kCachedSchemas per
 // registry); a process shares one client, and so one cache, per URL and user.
 // A schema may reference other subjects' versions (a protobuf schema's
@@ -32,13 +36,15 @@
 #include <vector>
 
 #include "common/options.h"
-#include "connectors/http/http_sink.h"
+#include "connectors/net/http_url.h"
 
 namespace rtsql::schema_registry {
 
 inline constexpr const char* kUrlOption = "schema.registry.url";
 inline constexpr const char* kUserInfoOption = "schema.registry.basic.auth.user.info";
 inline constexpr const char* kTimeoutOption = "schema.registry.timeout.ms";
+// The most 'schema.registry.timeout.ms' may say: a call waits at most this.
+inline constexpr int64_t kMaxTimeoutMs = 60000;
 // How many schemas a client keeps by id; the least recently used goes first.
 inline constexpr size_t kCachedSchemas = 1000;
 
@@ -77,7 +83,8 @@ struct RegistryConfig {
 // Whether the options name a registry.
 bool hasRegistry(const Options& options);
 // The registry's options; 22023 at the value at fault (a URL that is not
-// http(s), user info without ':', a timeout out of 1..600000).
+// http(s) or has a query or fragment, user info without ':', a timeout out
+// of 1..kMaxTimeoutMs).
 RegistryConfig registryConfig(const Options& options);
 // The registry option keys a connector accepts.
 const std::vector<std::string>& registryOptionKeys();

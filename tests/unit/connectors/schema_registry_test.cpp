@@ -251,6 +251,13 @@ TEST_CASE("schema registry: its options are checked") {
   CHECK(refused({{kUrlOption, "http://127.0.0.1"}, {kUserInfoOption, "no-colon"}}) == "22023");
   CHECK(refused({{kUrlOption, "http://127.0.0.1"}, {kTimeoutOption, "0"}}) == "22023");
   CHECK(refused({{kUserInfoOption, "a:b"}}) == "22023");
+  // A query or a fragment would make the calls' paths a parameter of a path
+  // the user chose.
+  CHECK(refused({{kUrlOption, "http://169.254.169.254/latest/meta-data?"}}) == "22023");
+  CHECK(refused({{kUrlOption, "http://127.0.0.1:8080/admin#"}}) == "22023");
+  // A timeout is capped.
+  CHECK(refused({{kUrlOption, "http://127.0.0.1"}, {kTimeoutOption, "60000"}}) == "accepted");
+  CHECK(refused({{kUrlOption, "http://127.0.0.1"}, {kTimeoutOption, "600000"}}) == "22023");
 }
 
 TEST_CASE("schema registry: an avro source fetches each writer's schema once") {
@@ -272,7 +279,9 @@ TEST_CASE("schema registry: an avro source fetches each writer's schema once") {
     CHECK_FALSE(decode(*d, framedLong(8, 1), row, error));
   }
   CHECK(error.find("schema id 8 is not in the schema registry") != std::string::npos);
-  CHECK(error.find("Schema not found") != std::string::npos);
+  // The registry's answer: its status and size, not its text.
+  CHECK(error.find("answered 404 (") != std::string::npos);
+  CHECK(error.find("Schema not found") == std::string::npos);
   CHECK(fake.requests().size() == 2);
 
   // A bad magic byte never reaches the registry.
@@ -319,12 +328,14 @@ TEST_CASE(
   REQUIRE(client.schemaById(7, error));
   CHECK(client.requests() == 1);
 
-  // A registration the registry answers 404 to is NotFound, with its message.
+  // A registration the registry answers 404 to is NotFound, with the
+  // answer's status and size but not its text.
   auto id = client.registerSchema("t-value", R"({"type":"string"})", "AVRO", error);
   CHECK_FALSE(id);
   CHECK(error.kind == RegistryError::Kind::NotFound);
-  CHECK(error.message.find("answered 404") != std::string::npos);
-  CHECK(error.message.find("Schema not found") != std::string::npos);
+  CHECK(error.message.find("answered 404 (") != std::string::npos);
+  CHECK(error.message.find(" bytes)") != std::string::npos);
+  CHECK(error.message.find("Schema not found") == std::string::npos);
   CHECK(fake.requests().back() == "POST /subjects/t-value/versions HTTP/1.1");
   CHECK(fake.lastHead().find("Content-Type: application/vnd.schemaregistry.v1+json") !=
         std::string::npos);

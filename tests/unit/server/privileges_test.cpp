@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "connectors/net/outbound_policy.h"
 #include "connectors/provider.h"
 #include "server/catalog_file.h"
 #include "server/engine.h"
@@ -271,6 +272,62 @@ TEST_CASE("privileges: without --files-dir only superusers name files") {
             "'127.0.0.1:1', subscribe = 't', kafka.sasl.kerberos.kinit.cmd = 'touch /tmp/x')",
             "bob");
   requireDenied(*c, "a Kafka kinit command");
+}
+
+TEST_CASE("privileges: outbound destinations and the server's AWS keys are superusers' alone") {
+  Server s;
+  const std::string sink =
+      "CREATE SINK h WITH (connector = 'http', url = 'http://169.254.169.254/latest')";
+  auto c = s.run(sink, "bob");
+  requireDenied(*c, "bob aiming an HTTP sink");
+  CHECK(c->err->message().find("aim the server at") != std::string::npos);
+  CHECK(c->err->hint().find("--outbound-allow") != std::string::npos);
+  CHECK(c->err->position() != SqlError::npos);
+  requireOk(*s.run(sink, "alice"), sink);
+
+  const std::string registry =
+      "CREATE SOURCE r (id BIGINT) WITH (connector = 'kafka', kafka.bootstrap.servers = "
+      "'127.0.0.1:1', subscribe = 't', format = 'avro', 'schema.registry.url' = "
+      "'http://127.0.0.1:1')";
+  requireDenied(*s.run(registry, "bob"), "bob naming a schema registry");
+
+  const std::string kinesis =
+      "CREATE SOURCE k (id BIGINT) WITH (connector = 'kinesis', 'kinesis.stream' = 's', "
+      "'kinesis.region' = 'us-east-1'";
+  c = s.run(kinesis + ", 'kinesis.endpoint' = 'http://127.0.0.1:1', 'kinesis.accessKeyId' = "
+                      "'A', 'kinesis.secretKey' = 'B')",
+            "bob");
+  requireDenied(*c, "bob naming a Kinesis endpoint");
+  // The server's own keys, even on the service's own endpoint.
+  c = s.run(kinesis + ")", "bob");
+  requireDenied(*c, "bob using the server's AWS keys");
+  CHECK(c->err->message().find("AWS credentials") != std::string::npos);
+  CHECK(c->err->hint().find("kinesis.accessKeyId") != std::string::npos);
+  requireOk(*s.run(kinesis + ", 'kinesis.accessKeyId' = 'A', 'kinesis.secretKey' = 'B')", "bob"),
+            "bob's own keys");
+  requireOk(*s.run("CREATE SOURCE k2 (id BIGINT) WITH (connector = 'kinesis', 'kinesis.stream' = "
+                   "'s', 'kinesis.region' = 'us-east-1')",
+                   "alice"),
+            "a superuser's source on the server's keys");
+
+  // With an allow-list, everyone may name what it lists, and no one anything else.
+  net::OutboundPolicy::setProcess(net::OutboundPolicy::parse({"10.0.0.0/8", "127.0.0.1:8081"}));
+  requireOk(*s.run("CREATE SINK h1 WITH (connector = 'http', url = 'http://10.1.2.3/x')", "bob"),
+            "a listed network");
+  requireOk(*s.run("CREATE SINK h2 WITH (connector = 'http', url = 'http://127.0.0.1:8081/x')",
+                   "bob"),
+            "a listed loopback port");
+  for (const char* user : {"bob", "alice"}) {
+    CAPTURE(user);
+    c = s.run("CREATE SINK h3 WITH (connector = 'http', url = 'http://127.0.0.1:8080/x')", user);
+    requireDenied(*c, "an unlisted loopback port");
+    CHECK(c->err->message().find("outbound allow-list") != std::string::npos);
+    requireDenied(*s.run("CREATE SINK h3 WITH (connector = 'http', url = "
+                         "'http://[::ffff:169.254.169.254]/x')",
+                         user),
+                  "a mapped metadata address");
+  }
+  net::OutboundPolicy::setProcess(net::OutboundPolicy());
 }
 
 TEST_CASE("privileges: users change their own password; superusers manage users") {
