@@ -216,7 +216,11 @@ def recreate_stream(kinesis, stream, created_at):
 
 
 @pytest.mark.parametrize("fail", [True, False])
-def test_kinesis_stream_recreated(server, tmp_path, fail):
+@pytest.mark.parametrize("empty", [False, True])
+def test_kinesis_stream_recreated(server, tmp_path, fail, empty):
+    """The new stream holds records when the flow starts again (its oldest one
+    comes after the checkpointed one), or none yet (the service refuses the
+    checkpointed sequence number as not of this stream)."""
     kinesis = Kinesalite(endpoint_or_skip())
     stream, uid = unique("dlk"), unique("dlk")
     created_at = time.time()
@@ -235,8 +239,9 @@ def test_kinesis_stream_recreated(server, tmp_path, fail):
         wait_count(broker, f"{uid}_out", 10)
         server.query(f"STOP FLOW {uid}")  # a final checkpoint after the 10th record
         recreate_stream(kinesis, stream, created_at)
-        for i in range(3):
-            kinesis.put(stream, json.dumps({"k": "a"}), "key")
+        if not empty:
+            for i in range(3):
+                kinesis.put(stream, json.dumps({"k": "a"}), "key")
         written = counts(broker, f"{uid}_out")
         server.query(f"START FLOW {uid}")
         if fail:
@@ -244,7 +249,13 @@ def test_kinesis_stream_recreated(server, tmp_path, fail):
             assert f'Kinesis stream "{stream}" shard shardId-000000000000' in reason, reason
             assert "sequence number" in reason, reason
             assert counts(broker, f"{uid}_out") == written  # nothing after the failure
+            assert ("refused by the service" if empty else "has expired") in reason, reason
         else:
+            if empty:
+                wait_for(lambda: skipped(server, uid, "shardId-000000000000") == 1, WAIT_S,
+                         "the lost position was not counted")
+                for i in range(3):
+                    kinesis.put(stream, json.dumps({"k": "a"}), "key")
             # The three records of the new stream add to the restored count once.
             wait_count(broker, f"{uid}_out", 13)
             assert max(counts(broker, f"{uid}_out")) == 13
