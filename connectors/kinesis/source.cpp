@@ -477,10 +477,11 @@ class KinesisSourceTask final : public SourceTask {
       if (s.restored && e.serviceError() == "InvalidArgumentException") {
         // The service refuses the checkpointed sequence number: it is not
         // one of this stream's shard (the stream was deleted and created
-        // again under its name).
+        // again under its name). Only the error's type is said: the
+        // service's text is not ours to repeat.
         restoredLost(s, fmt::format("is refused by the service ({}): the stream it belongs to is "
                                     "gone",
-                                    e.what()));
+                                    e.serviceError()));
         return 0;
       }
       if (e.serviceError() == "ExpiredIteratorException") {
