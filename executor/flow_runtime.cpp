@@ -477,7 +477,23 @@ void FlowRuntime::start() {
         pp.position = p.position;
         at.push_back(std::move(pp));
       }
-      if (!at.empty()) t->source->seek(at);
+      if (!at.empty()) {
+        try {
+          t->source->seek(at);
+        } catch (const SqlError& e) {
+          // A restored position the source's log no longer holds
+          // (connectors/restore_position.h) fails the flow until START FLOW
+          // ... RESET STATE, as lost checkpoints do: no retry can bring the
+          // records back.
+          if (e.sqlstate() == sqlstate::kDataCorrupted) {
+            std::lock_guard lock(mu_);
+            state_ = FlowState::Failed;
+            failure_ = e.message();
+            failureCode_ = e.sqlstate();
+          }
+          throw;
+        }
+      }
     }
   }
 

@@ -14,24 +14,57 @@ class UpsertEncoder final : public ChangeEncoder {
         emptyKey_(sink.keyColumn < 0 && sink.keyColumns.empty()) {}
 
   void add(const Row& row, RowKind kind, const Emit& emit) override {
-    if (kind == RowKind::UpdateBefore) return;  // the UpdateAfter replaces it
-    json_->encode(row, rec_);
-    if (emptyKey_) {
-      rec_.hasKey = true;
-      rec_.key = "{}";
+    if (kind == RowKind::UpdateAfter && before_) {
+      // The old row's key is needed only when the update moves the row to
+      // another key (a top-N rank change): the old key then gets a tombstone,
+      // or a reader of the topic would keep the old row under it for ever.
+      encode(*before_, old_);
+      before_.reset();
+      encode(row, rec_);
+      if (old_.hasKey != rec_.hasKey || old_.key != rec_.key) tombstone(old_, emit);
+      emit(rec_);
+      return;
     }
+    finish(emit);
+    if (kind == RowKind::UpdateBefore) {
+      before_ = row;  // the UpdateAfter that follows replaces it
+      return;
+    }
+    encode(row, rec_);
     if (kind == RowKind::Delete) {
-      rec_.hasValue = false;
-      rec_.value.clear();
+      tombstone(rec_, emit);
+      return;
     }
     emit(rec_);
   }
 
-  void finish(const Emit&) override {}
+  // An UpdateBefore that nothing followed is a delete, as in debezium-json.
+  void finish(const Emit& emit) override {
+    if (!before_) return;
+    encode(*before_, old_);
+    before_.reset();
+    tombstone(old_, emit);
+  }
 
  private:
+  void encode(const Row& row, EncodedRecord& rec) {
+    json_->encode(row, rec);
+    if (emptyKey_) {
+      rec.hasKey = true;
+      rec.key = "{}";
+    }
+  }
+
+  static void tombstone(EncodedRecord& rec, const Emit& emit) {
+    rec.hasValue = false;
+    rec.value.clear();
+    emit(rec);
+  }
+
   std::unique_ptr<RecordEncoder> json_;
   bool emptyKey_;
+  std::optional<Row> before_;  // an UpdateBefore waiting for its UpdateAfter
+  EncodedRecord old_;          // the old row's record, for its key
   EncodedRecord rec_;
 };
 
@@ -41,18 +74,26 @@ class DebeziumEncoder final : public ChangeEncoder {
 
   void add(const Row& row, RowKind kind, const Emit& emit) override {
     if (kind == RowKind::UpdateAfter && before_) {
-      json_->encode(*before_, row_);
-      std::string old = std::move(row_.value);
+      json_->encode(*before_, old_);
       before_.reset();
       json_->encode(row, row_);
-      write(&old, &row_.value, "u", emit);
+      if (old_.hasKey != row_.hasKey || old_.key != row_.key) {
+        // An update that moves the row to another key (a top-N rank change)
+        // is written as Debezium writes a key change: a delete under the old
+        // key, then a create under the new one. One "u" under the new key
+        // would carry a `before` that belongs to another key.
+        write(old_, &old_.value, nullptr, "d", emit);
+        write(row_, nullptr, &row_.value, "c", emit);
+        return;
+      }
+      write(row_, &old_.value, &row_.value, "u", emit);
       return;
     }
     finish(emit);
     switch (kind) {
       case RowKind::Insert:
         json_->encode(row, row_);
-        write(nullptr, &row_.value, "c", emit);
+        write(row_, nullptr, &row_.value, "c", emit);
         return;
       case RowKind::UpdateBefore:
         before_ = row;
@@ -60,11 +101,11 @@ class DebeziumEncoder final : public ChangeEncoder {
       case RowKind::UpdateAfter:
         // An update whose old row was not sent.
         json_->encode(row, row_);
-        write(nullptr, &row_.value, "u", emit);
+        write(row_, nullptr, &row_.value, "u", emit);
         return;
       case RowKind::Delete:
         json_->encode(row, row_);
-        write(&row_.value, nullptr, "d", emit);
+        write(row_, &row_.value, nullptr, "d", emit);
         return;
     }
   }
@@ -73,13 +114,13 @@ class DebeziumEncoder final : public ChangeEncoder {
     if (!before_) return;
     json_->encode(*before_, row_);
     before_.reset();
-    write(&row_.value, nullptr, "d", emit);
+    write(row_, &row_.value, nullptr, "d", emit);
   }
 
  private:
-  // The key is the one json_ made for the row last encoded (row_).
-  void write(const std::string* before, const std::string* after, const char* op,
-             const Emit& emit) {
+  // Writes one change under the key json_ made for `keyed`.
+  void write(const EncodedRecord& keyed, const std::string* before, const std::string* after,
+             const char* op, const Emit& emit) {
     std::string& s = rec_.value;
     s.clear();
     s += "{\"before\":";
@@ -90,13 +131,14 @@ class DebeziumEncoder final : public ChangeEncoder {
     s += op;
     s += "\"}";
     rec_.hasValue = true;
-    rec_.hasKey = row_.hasKey;
-    rec_.key = row_.key;
+    rec_.hasKey = keyed.hasKey;
+    rec_.key = keyed.key;
     emit(rec_);
   }
 
   std::unique_ptr<RecordEncoder> json_;
   std::optional<Row> before_;  // an UpdateBefore waiting for its UpdateAfter
+  EncodedRecord old_;          // the json of an update's old row and its key
   EncodedRecord row_;          // the json of one row and its key
   EncodedRecord rec_;          // the record written
 };

@@ -5,11 +5,16 @@
 //                            an update as the key and the new row (json), a
 //                            delete as a tombstone (the key, no value). The
 //                            old row of an update is dropped: the new row that
-//                            follows replaces it under the same key.
+//                            follows replaces it under the same key; an update
+//                            that changes the key (a top-N rank change) first
+//                            writes a tombstone under the old key, and an old
+//                            row that nothing follows is a delete.
 //   format = 'debezium-json' one record per change, as Debezium writes them:
 //                            {"before": row|null, "after": row|null, "op": ...}
 //                            with op "c" (insert), "u" (update: the old row and
-//                            the new one in one record) or "d" (delete). An
+//                            the new one in one record) or "d" (delete); an
+//                            update that changes the key is a "d" under the
+//                            old key, then a "c" under the new one. An
 //                            UpdateBefore is paired with the UpdateAfter that
 //                            follows it; one that nothing follows is a delete.
 //

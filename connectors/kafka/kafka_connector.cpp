@@ -14,6 +14,7 @@
 #include "connectors/kafka/sink.h"
 #include "connectors/kafka/sink_topic.h"
 #include "connectors/kafka/source.h"
+#include "connectors/restore_position.h"
 #include "connectors/schema_registry/schema_registry.h"
 #include "planner/planner.h"
 
@@ -143,7 +144,8 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
       withRegistryKeys({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
                         "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
                         "avro.schema", "avro.framing", "protobuf.descriptor", "protobuf.message",
-                        "protobuf.framing", kIdleTimeoutOption, kafka::kDeadLetterTopicOption}),
+                        "protobuf.framing", kIdleTimeoutOption, kafka::kDeadLetterTopicOption,
+                        kFailOnDataLossOption}),
       {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "subscribe", stmtPos);
@@ -170,6 +172,7 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
   options.getEnum("on.error", "fail", {"fail", "skip", "dead-letter"});
   kafka::validateDeadLetterOptions(options, stmtPos);
   options.getBool("includeHeaders", false);
+  failOnDataLoss(options);
   options.getBool("json.ignore-missing", true);
   sourceIdleTimeoutMicros(options);
   kafka::validateUserProperties(options);

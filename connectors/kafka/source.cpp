@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -19,6 +21,7 @@
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/decode.h"
 #include "connectors/kafka/fetch_errors.h"
+#include "connectors/restore_position.h"
 
 namespace rtsql {
 
@@ -53,6 +56,29 @@ constexpr size_t kBatch = 256;
 // How long an epoch's offset commit may wait for the broker.
 constexpr int kCommitTimeoutMs = 10000;
 
+// The resume token a Kafka position carries in a checkpoint
+// (PartitionProgress::position): the id of the cluster its offsets belong to,
+// so that a restore on another cluster (a broker replaced by an empty one, an
+// embedded broker started again) is told from a restore on the same one.
+constexpr std::string_view kClusterTokenPrefix = "kafka-cluster:";
+
+// Empty when the id is unknown or not one that fits in a token: the broker
+// names it, so only a short id of plain characters is kept.
+std::string clusterPositionToken(const std::string& id) {
+  if (id.empty() || id.size() > 128) return {};
+  for (char c : id) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '-' || c == '_' || c == '.';
+    if (!plain) return {};
+  }
+  return std::string(kClusterTokenPrefix) + id;
+}
+
+std::string clusterOfToken(const std::string& token) {
+  return token.starts_with(kClusterTokenPrefix) ? token.substr(kClusterTokenPrefix.size())
+                                                : std::string();
+}
+
 class KafkaSourceTask final : public SourceTask {
  public:
   KafkaSourceTask(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
@@ -73,6 +99,8 @@ class KafkaSourceTask final : public SourceTask {
     }
     const bool earliest = toLower(scan.options.getString("startingOffsets", "latest")) == "earliest";
     earliest_ = earliest;
+    failOnDataLoss_ = failOnDataLoss(scan.options);
+    flowName_ = flowName;
 
     const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
     openConsumer(scan, flowName, task, earliest, embedded);
@@ -81,6 +109,8 @@ class KafkaSourceTask final : public SourceTask {
           std::make_unique<kafka::DeadLetterWriter>(scan, scan.options, bootstrap_, flowName, task);
     }
     std::vector<int> counts = kafka::partitionCounts(rk_.get(), topics_, bootstrap_);
+    // Known from the metadata just read: no further round trip.
+    clusterToken_ = clusterPositionToken(kafka::clusterId(rk_.get()));
 
     // Partitions are numbered over the topics in their order in `subscribe`, so
     // that a list of several small topics still spreads over the tasks.
@@ -114,6 +144,8 @@ class KafkaSourceTask final : public SourceTask {
       idleWait_.wait(timeoutMs);  // more tasks than partitions: nothing to read
       return;
     }
+    // A restored offset the log no longer holds ends the flow before any record.
+    if (restoreFailure_) throw *restoreFailure_;
     // A record that could not be decoded with on.error = 'fail' ends the flow,
     // but only after the records before it were handed over.
     if (decoder_.failure()) throw *decoder_.failure();
@@ -218,14 +250,25 @@ class KafkaSourceTask final : public SourceTask {
   // discarded by librdkafka (they belong to an outdated assignment version).
   void seek(const std::vector<PartitionProgress>& positions) override {
     if (parts_.empty()) return;
+    // Each checkpointed offset is checked against the log before the client
+    // sees it: out of range, librdkafka would start over silently.
+    std::vector<std::pair<size_t, RestoredOffset>> restored;
+    for (const PartitionProgress& p : positions) {
+      auto it = byKey_.find(key(topicIndexOf(p.topic.c_str()), p.partition));
+      if (it == byKey_.end() || p.endOffset < 0) continue;
+      restored.emplace_back(it->second, checkRestored(parts_[it->second], p.endOffset, p.position));
+    }
+    // What the committed offsets said no longer matters: the checkpoint's win.
+    restoreFailure_.reset();
     ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
     {
       std::lock_guard lock(mutex_);
-      for (const PartitionProgress& p : positions) {
-        auto it = byKey_.find(key(topicIndexOf(p.topic.c_str()), p.partition));
-        if (it == byKey_.end() || p.endOffset < 0) continue;
-        PartitionState& s = parts_[it->second];
-        s.startOffset = s.endOffset = p.endOffset;
+      for (const auto& [index, r] : restored) {
+        PartitionState& s = parts_[index];
+        s.startOffset = s.endOffset = r.offset;
+        // Nothing was read under the assignment seek() replaces.
+        s.skipped = r.skipped;
+        s.skipLogged = s.skipLogged || r.lost;
       }
       // Ends of partitions seen before the new assignment say nothing of it.
       for (PartitionState& s : parts_) s.eofOffset = -1;
@@ -245,7 +288,11 @@ class KafkaSourceTask final : public SourceTask {
   void startFromStartingOffsets() override {
     if (parts_.empty()) return;
     std::lock_guard lock(mutex_);
-    for (PartitionState& s : parts_) s.startOffset = s.endOffset = s.committed = -1;
+    restoreFailure_.reset();
+    for (PartitionState& s : parts_) {
+      s.startOffset = s.endOffset = s.committed = -1;
+      s.skipped = 0;
+    }
     assign(earliest_, false);
   }
 
@@ -260,6 +307,7 @@ class KafkaSourceTask final : public SourceTask {
       p.startOffset = s.startOffset;
       p.endOffset = s.endOffset;
       p.offsetsSkipped = s.skipped;
+      p.position = clusterToken_;
       // The watermarks cached from the last fetch response: no broker round trip.
       int64_t low = -1, high = -1;
       if (rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high) ==
@@ -418,6 +466,31 @@ class KafkaSourceTask final : public SourceTask {
     queue_ = rd_kafka_queue_get_consumer(rk_.get());
   }
 
+  // Checks a restored offset of `s` against what its log holds now
+  // (connectors/restore_position.h); `token` is the checkpoint's resume token
+  // for it (the cluster it was read on), or empty.
+  RestoredOffset checkRestored(const PartitionState& s, int64_t offset, const std::string& token) {
+    int64_t low = -1, high = -1;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+        rk_.get(), s.topic.c_str(), s.partition, &low, &high, kafka::kMetadataTimeoutMs);
+    if (err) {
+      // Never go on unchecked: the flow fails now and is started again later.
+      throw SqlError(sqlstate::kConnectionFailure,
+                     fmt::format("{}: cannot read which offsets partition {}-{} holds on {}, to "
+                                 "check the restored offset {}: {}",
+                                 description(), s.topic, s.partition, bootstrap_, offset,
+                                 rd_kafka_err2str(err)));
+    }
+    const std::string was = clusterOfToken(token);
+    const std::string now = clusterOfToken(clusterToken_);
+    std::string changed;
+    if (!was.empty() && !now.empty() && was != now) {
+      changed = fmt::format("cluster id {}, where the checkpoint's is {}", now, was);
+    }
+    RestoreSubject at{description(), flowName_, s.topic, std::to_string(s.partition)};
+    return checkRestoredOffset(at, offset, low, high, failOnDataLoss_, changed);
+  }
+
   // The partitions of `list` with no committed offset in the flow's group
   // take the one its legacy group holds, when there is one
   // (connectors/kafka/flow_ids.h): a cluster's flow goes on from where it was
@@ -467,7 +540,25 @@ class KafkaSourceTask final : public SourceTask {
       rd_kafka_topic_partition_t& tp = list->elems[i];
       PartitionState& s = parts_[byKey_.at(key(topicIndexOf(tp.topic), tp.partition))];
       if (tp.offset >= 0) {
-        s.startOffset = s.endOffset = s.committed = tp.offset;
+        // A committed offset the log no longer holds is a restore as much as
+        // a checkpoint's; the committed one stays what the group holds.
+        s.committed = tp.offset;
+        RestoredOffset r;
+        try {
+          r = checkRestored(s, tp.offset, {});
+        } catch (const SqlError& e) {
+          // Said at the first poll, unless the flow restores a checkpoint
+          // (seek) or starts again from empty state first: the partition
+          // waits at the start of its log meanwhile, and nothing is read.
+          if (!restoreFailure_) restoreFailure_ = e;
+          tp.offset = RD_KAFKA_OFFSET_BEGINNING;
+          s.startOffset = s.endOffset = -1;
+          continue;
+        }
+        tp.offset = r.offset;
+        s.startOffset = s.endOffset = r.offset;
+        s.skipped = r.skipped;
+        s.skipLogged = s.skipLogged || r.lost;
         continue;
       }
       // No committed offset: resolve startingOffsets to a number now, so that
@@ -596,6 +687,12 @@ class KafkaSourceTask final : public SourceTask {
   std::string legacyGroup_;  // where they were before (empty: nowhere else)
   Options options_;          // the source's, for a client of the legacy group
   bool earliest_ = false;  // startingOffsets = 'earliest'
+  bool failOnDataLoss_ = true;
+  std::string flowName_;
+  // This cluster's resume token (empty when its id is unknown).
+  std::string clusterToken_;
+  // A committed offset outside its log with failOnDataLoss: poll() throws it.
+  std::optional<SqlError> restoreFailure_;
   std::vector<std::string> topics_;
   std::string bootstrap_;
   kafka::SourceDecoder decoder_;

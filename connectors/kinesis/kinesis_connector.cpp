@@ -14,6 +14,7 @@
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kinesis/columns.h"
 #include "connectors/kinesis/source.h"
+#include "connectors/restore_position.h"
 #include "planner/planner.h"
 
 namespace rtsql {
@@ -68,9 +69,11 @@ void KinesisConnector::validateSource(const Options& options, size_t stmtPos) co
                       "protobuf.descriptor",
                       "protobuf.message",
                       "protobuf.framing",
-                      kIdleTimeoutOption});
+                      kIdleTimeoutOption,
+                      kFailOnDataLossOption});
   requireNonEmpty(options, "kinesis.stream", stmtPos);
   requireNonEmpty(options, "kinesis.region", stmtPos);
+  failOnDataLoss(options);
   if (const OptionEntry* e = options.find("kinesis.endpoint")) {
     std::string why;
     if (!parseHttpUrl(e->value, why)) {

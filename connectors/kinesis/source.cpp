@@ -23,6 +23,7 @@
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kinesis/columns.h"
 #include "connectors/kinesis/lineage.h"
+#include "connectors/restore_position.h"
 
 namespace rtsql::kinesis {
 
@@ -147,6 +148,11 @@ struct ShardState {
   // A fresh start at LATEST asks the service for a LATEST iterator once;
   // the token (AT_TIMESTAMP of the start) is what a restart resumes from.
   bool latest = false;
+  // The token was restored from a checkpoint and nothing was read since:
+  // whether the shard still holds its record is checked at the first fetch.
+  bool restored = false;
+  bool expiryChecked = false;
+  int64_t skipped = 0;  // restored positions the shard no longer held
   bool drained() const { return token == "end"; }
 };
 
@@ -160,7 +166,9 @@ class KinesisSourceTask final : public SourceTask {
         tasks_(tasks),
         raw_(iequals(scan.format, "raw")),
         drained_(drainedShardsOf(flowName + '\n' + scan.name)),
-        openMillis_(nowMicros() / 1000) {
+        openMillis_(nowMicros() / 1000),
+        flowName_(flowName),
+        failOnDataLoss_(failOnDataLoss(scan.options)) {
     const std::string onError = toLower(scan.options.getString("on.error", "fail"));
     failOnError_ = onError == "fail";
     if (kafka::writesDeadLetters(scan.options)) {
@@ -267,6 +275,8 @@ class KinesisSourceTask final : public SourceTask {
       ShardState* s = byPartition(p.partition);
       if (!s || p.position.empty()) continue;
       s->token = p.position;
+      s->restored = s->token.rfind("after:", 0) == 0;
+      s->expiryChecked = false;
       s->count = s->startCount = std::max<int64_t>(p.endOffset, 0);
       if (s->drained()) drained_->add(s->id);
     }
@@ -277,6 +287,7 @@ class KinesisSourceTask final : public SourceTask {
     knownDrained_.clear();
     for (ShardState& s : shards_) {
       s.token = startToken();
+      s.restored = false;
       s.latest = config_.startingPosition == "LATEST";
       s.iterator.clear();
       s.count = s.startCount = 0;
@@ -295,6 +306,7 @@ class KinesisSourceTask final : public SourceTask {
       p.startOffset = s.startCount;
       p.endOffset = s.count;
       p.position = s.token;
+      p.offsetsSkipped = s.skipped;
       out.push_back(std::move(p));
     }
     return out;
@@ -449,6 +461,7 @@ class KinesisSourceTask final : public SourceTask {
     s.nextFetchMicros = started + config_.pollIntervalMicros;
     RecordsPage page;
     try {
+      if (s.iterator.empty() && s.restored && !s.expiryChecked && !restoredHeld(s)) return 0;
       if (s.iterator.empty()) {
         std::optional<StartAt> at = startOfToken(s.token);
         if (!at) return 0;
@@ -461,6 +474,16 @@ class KinesisSourceTask final : public SourceTask {
           "GetRecords", getRecordsBody(s.iterator, std::min<int64_t>(config_.maxRecordsPerFetch,
                                                                      int64_t(room)))));
     } catch (const CallError& e) {
+      if (s.restored && e.serviceError() == "InvalidArgumentException") {
+        // The service refuses the checkpointed sequence number: it is not
+        // one of this stream's shard (the stream was deleted and created
+        // again under its name). Only the error's type is said: the
+        // service's text is not ours to repeat.
+        restoredLost(s, fmt::format("is refused by the service ({}): the stream it belongs to is "
+                                    "gone",
+                                    e.serviceError()));
+        return 0;
+      }
       if (e.serviceError() == "ExpiredIteratorException") {
         // A new iterator from the last record read, at once.
         s.iterator.clear();
@@ -476,6 +499,7 @@ class KinesisSourceTask final : public SourceTask {
     }
     unreachableSince_ = 0;
     s.backoffMicros = 0;
+    s.restored = false;
     const int64_t readMicros = nowMicros();
     size_t added = 0;
     for (const Record& r : page.records) {
@@ -504,6 +528,42 @@ class KinesisSourceTask final : public SourceTask {
       s.iterator = std::move(page.nextIterator);
     }
     return added;
+  }
+
+  // Whether shard `s` still holds the record its restored token names: the
+  // oldest record it holds (TRIM_HORIZON) must not come after it, or the
+  // records after it may have expired unread (connectors/restore_position.h).
+  // False when the loss was dealt with (failure_ set, or the shard set to
+  // go on from its oldest record). CallError goes to the caller.
+  bool restoredHeld(ShardState& s) {
+    StartAt trim;
+    std::string it = parseShardIterator(
+        client_.call("GetShardIterator", shardIteratorBody(config_.stream, s.id, trim)));
+    RecordsPage oldest = parseGetRecords(client_.call("GetRecords", getRecordsBody(it, 1)));
+    s.expiryChecked = true;
+    const std::string checkpointed = s.token.substr(6);  // after "after:"
+    if (oldest.records.empty()) return true;  // nothing held: nothing after it lost
+    if (!sequenceExpired(checkpointed, oldest.records[0].sequenceNumber)) return true;
+    restoredLost(s, fmt::format("has expired: the oldest record the shard holds is {}",
+                                oldest.records[0].sequenceNumber));
+    return false;
+  }
+
+  // The restored position of `s` is gone: the flow fails, or with
+  // 'failOnDataLoss' = 'false' the shard goes on from its oldest record.
+  void restoredLost(ShardState& s, const std::string& why) {
+    s.restored = false;
+    RestoreSubject at{description(), flowName_, config_.stream, s.id};
+    try {
+      restoredSequenceLost(at, s.token.substr(6), why, failOnDataLoss_);
+    } catch (const SqlError& e) {
+      failure_ = e;
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    s.token = "trim";
+    s.iterator.clear();
+    ++s.skipped;
   }
 
   Value metaValue(MetaColumn kind, const Record& r, const ShardState& s) const {
@@ -586,6 +646,8 @@ class KinesisSourceTask final : public SourceTask {
   std::unordered_set<std::string> knownDrained_;  // from the restored checkpoint
   std::vector<std::string> drainedNow_;           // drained by the last poll, not yet shared
   int64_t openMillis_;
+  std::string flowName_;
+  bool failOnDataLoss_ = true;
   bool listed_ = false;  // a listing after the first was made
   std::vector<Shard> listing_;
   int64_t nextListMicros_ = 0;

@@ -226,8 +226,25 @@ TEST_CASE("kafka source counts the offsets it never read: records the broker's r
     testkafka::produce(broker.bootstrap(), big);
   }
 
-  // Reopened at its committed offset 3, the task goes on at the oldest record
+  // Reopened at its committed offset 3, which the log no longer holds, the
+  // task fails before it hands over any record (failOnDataLoss is true by
+  // default) ...
+  task = makeKafkaSource(scan, broker.bootstrap(), "fkept", 0, 1);
+  std::vector<SourceRecord> none;
+  SqlError lost = sqlErrorOf([&] { task->poll(none, 10, 100); });
+  CHECK(lost.sqlstate() == sqlstate::kDataCorrupted);
+  CHECK(std::string(lost.what()).find("offset 3 of topic \"kept\" partition 0") !=
+        std::string::npos);
+  CHECK(none.empty());
+  // START FLOW ... RESET STATE reads from startingOffsets instead: no failure.
+  task->startFromStartingOffsets();
+  CHECK_FALSE(pollFor(*task, 1).empty());
+  task.reset();
+
+  // ... and with 'failOnDataLoss' = 'false' it goes on at the oldest record
   // the broker still has, and counts what it passed over.
+  scan = jsonScan(broker.bootstrap(), "kept",
+                  {{"startingOffsets", "earliest"}, {"failOnDataLoss", "false"}});
   task = makeKafkaSource(scan, broker.bootstrap(), "fkept", 0, 1);
   auto recs = pollFor(*task, 1);
   REQUIRE(recs.size() == 1);
@@ -236,6 +253,64 @@ TEST_CASE("kafka source counts the offsets it never read: records the broker's r
   // Reading on without gaps adds nothing.
   task->poll(recs, 5, 100);
   CHECK(task->progress().at(0).offsetsSkipped == recs[0].offset - 3);
+}
+
+TEST_CASE("kafka source restored beyond the end of its log fails, or goes on from its start") {
+  // The embedded broker started again empty: the checkpoint's offset 40 is
+  // beyond the end of a log that holds two records.
+  EmbeddedKafka broker;
+  broker.createTopic("renewed", 1);
+  const int64_t ts = 1700000000000;
+  testkafka::produce(broker.bootstrap(),
+                     {jsonMessage("renewed", 0, 1, ts), jsonMessage("renewed", 0, 2, ts)});
+  PartitionProgress at;
+  at.topic = "renewed";
+  at.partition = 0;
+  at.endOffset = 40;
+
+  ScanSpec scan = jsonScan(broker.bootstrap(), "renewed", {{"startingOffsets", "earliest"}});
+  auto task = makeKafkaSource(scan, broker.bootstrap(), "frenewed", 0, 1);
+  SqlError lost = sqlErrorOf([&] { task->seek({at}); });
+  CHECK(lost.sqlstate() == sqlstate::kDataCorrupted);
+  CHECK(std::string(lost.what()).find("offset 40 of topic \"renewed\" partition 0") !=
+        std::string::npos);
+  CHECK(std::string(lost.what()).find("[0, 2)") != std::string::npos);
+
+  scan = jsonScan(broker.bootstrap(), "renewed",
+                  {{"startingOffsets", "earliest"}, {"failOnDataLoss", "false"}});
+  task = makeKafkaSource(scan, broker.bootstrap(), "frenewed", 0, 1);
+  task->seek({at});
+  auto recs = pollFor(*task, 2);
+  REQUIRE(recs.size() == 2);
+  CHECK(recs[0].offset == 0);
+  CHECK(task->progress().at(0).offsetsSkipped == 40 - 2);
+}
+
+TEST_CASE("kafka source checkpoints its cluster's id, and a restore on another cluster is lost") {
+  EmbeddedKafka broker;
+  broker.createTopic("moved_away", 1);
+  const int64_t ts = 1700000000000;
+  testkafka::produce(broker.bootstrap(), {jsonMessage("moved_away", 0, 1, ts),
+                                          jsonMessage("moved_away", 0, 2, ts)});
+  ScanSpec scan = jsonScan(broker.bootstrap(), "moved_away", {{"startingOffsets", "earliest"}});
+  auto task = makeKafkaSource(scan, broker.bootstrap(), "fmoved", 0, 1);
+  PartitionProgress p = task->progress().at(0);
+  REQUIRE(p.position.starts_with("kafka-cluster:"));
+
+  // Same cluster: the offset is taken as it is.
+  p.endOffset = 1;
+  task->seek({p});
+  auto recs = pollFor(*task, 1);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].offset == 1);
+
+  // An offset in range, but checkpointed on another cluster.
+  p.position = "kafka-cluster:someOtherCluster";
+  task = makeKafkaSource(scan, broker.bootstrap(), "fmoved", 0, 1);
+  SqlError lost = sqlErrorOf([&] { task->seek({p}); });
+  CHECK(lost.sqlstate() == sqlstate::kDataCorrupted);
+  CHECK(std::string(lost.what()).find("another Kafka cluster") != std::string::npos);
+  CHECK(std::string(lost.what()).find("someOtherCluster") != std::string::npos);
 }
 
 TEST_CASE("a cluster's kafka source goes on from what its flow committed before its group named the cluster") {

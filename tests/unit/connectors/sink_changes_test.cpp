@@ -119,6 +119,36 @@ TEST_CASE("upsert of a global aggregate: its one row under the key {}") {
   CHECK(c.got[0].key == "{}");
 }
 
+TEST_CASE("debezium-json: an update that changes the key is a d under the old key, a c under the new") {
+  // A top-N rank change: the row moves from one key to another.
+  auto enc = ChangeEncoder::make(countsSink("debezium-json", {}));
+  Collect c;
+  enc->add(row("a", 1), RowKind::UpdateBefore, c.emit);
+  enc->add(row("b", 1), RowKind::UpdateAfter, c.emit);
+  REQUIRE(c.got.size() == 2);
+  CHECK(c.got[0].key == "a");
+  CHECK(c.got[0].value == R"({"before":{"user":"a","n":1},"after":null,"op":"d"})");
+  CHECK(c.got[1].key == "b");
+  CHECK(c.got[1].value == R"({"before":null,"after":{"user":"b","n":1},"op":"c"})");
+}
+
+TEST_CASE("upsert: an update that changes the key writes a tombstone under the old key first") {
+  auto enc = ChangeEncoder::make(countsSink("json", {{"mode", "upsert"}}));
+  Collect c;
+  enc->add(row("a", 1), RowKind::UpdateBefore, c.emit);
+  enc->add(row("b", 1), RowKind::UpdateAfter, c.emit);
+  // An old row nothing follows is a delete of its key.
+  enc->add(row("c", 3), RowKind::UpdateBefore, c.emit);
+  enc->finish(c.emit);
+  REQUIRE(c.got.size() == 3);
+  CHECK(c.got[0].key == "a");
+  CHECK_FALSE(c.got[0].hasValue);
+  CHECK(c.got[1].key == "b");
+  CHECK(c.got[1].value == R"({"user":"b","n":1})");
+  CHECK(c.got[2].key == "c");
+  CHECK_FALSE(c.got[2].hasValue);
+}
+
 TEST_CASE("a sink in the default mode has no change encoder: today's writes") {
   CHECK_FALSE(ChangeEncoder::make(countsSink("json", {})));
   CHECK_FALSE(ChangeEncoder::make(countsSink("json", {{"mode", "update"}})));

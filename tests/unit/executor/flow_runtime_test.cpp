@@ -21,6 +21,7 @@
 #include "executor/shuffle.h"
 #include "tests/unit/executor/state_test_util.h"
 #include "tests/unit/proc_threads.h"
+#include "tests/unit/sql_error_of.h"
 
 using namespace rtsql;
 
@@ -33,6 +34,9 @@ struct Shared {
   size_t flushedRows = 0;             // rows written before the last flush
   std::vector<int64_t> commits;       // committed end offsets, in order
   bool failOnFlush = false;
+  // seek() finds the restored position gone from the log, as a Kafka source
+  // does (connectors/restore_position.h).
+  bool positionLost = false;
 };
 
 class MemorySource : public SourceTask {
@@ -62,6 +66,11 @@ class MemorySource : public SourceTask {
   std::vector<PartitionProgress> progress() const override {
     std::lock_guard lock(s_.mu);
     return {PartitionProgress{"mem", 0, start_, next_, static_cast<int64_t>(s_.input.size())}};
+  }
+  void seek(const std::vector<PartitionProgress>& positions) override {
+    std::lock_guard lock(s_.mu);
+    if (s_.positionLost) throw SqlError(sqlstate::kDataCorrupted, "offset gone from the log");
+    for (const PartitionProgress& p : positions) start_ = next_ = p.endOffset;
   }
   int64_t decodeErrors() const override { return 0; }
   std::string description() const override { return "Memory[mem]"; }
@@ -265,6 +274,33 @@ TEST_CASE("a stateless flow filters, projects and writes every record") {
   REQUIRE(!s.commits.empty());
   CHECK(s.commits.back() == 100);
   CHECK(s.flushedRows == 89);
+}
+
+TEST_CASE("a restored position gone from the log fails the flow for good, not for a retry") {
+  Shared s;
+  for (int i = 0; i < 20; ++i) s.input.push_back(i);
+  rtsql::testing::TempDir dir("flow_runtime_lost");
+  MemoryProvider provider(s);
+  SlotPool slots(4);
+  {
+    FlowRuntime rt(doublingPlan(60'000'000), provider, slots, "id-lost", {}, dir.sub("checkpoints"));
+    rt.start();
+    REQUIRE(waitFor([&] {
+      std::lock_guard lock(s.mu);
+      return s.written.size() == 9;
+    }));
+    rt.stop();  // the final epoch's checkpoint holds offset 20
+  }
+  s.positionLost = true;
+  FlowRuntime rt(doublingPlan(60'000'000), provider, slots, "id-lost", {}, dir.sub("checkpoints"));
+  SqlError e = rtsql::testing::sqlErrorOf([&] { rt.start(); });
+  CHECK(e.sqlstate() == sqlstate::kDataCorrupted);
+  // Failed with the source's reason and code, so the server does not start
+  // it again and again; nothing holds its slots.
+  CHECK(rt.state() == FlowState::Failed);
+  CHECK(rt.failureCode() == sqlstate::kDataCorrupted);
+  CHECK(rt.failureReason().find("offset gone from the log") != std::string::npos);
+  CHECK(slots.used() == 0);
 }
 
 TEST_CASE("a flow's threads run at the nice value it was given") {
