@@ -172,6 +172,11 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
 // operator may read them.
 bool readsSessionUpdates(const NodePtr& node);
 
+// Whether `node`'s rows come from a changelog source (changelogFormat(), a
+// debezium-json source): they may delete and update rows, so an operator that
+// takes only appended rows may not read them.
+bool readsChangelogSource(const NodePtr& node);
+
 // Shared helpers.
 std::string outputName(const ast::SelectItem& item, const Expr& bound);
 void expandStar(const Scope& scope, const ast::Expr& star, std::vector<OutputColumn>& out);
