@@ -132,9 +132,8 @@ struct BoundAggregate {
   ExprPtr ref;  // the column of the aggregate's output
 };
 
-// Whether `node`'s rows come from a session-window aggregation that emits
-// updates: a session's row changes its window as the session grows or merges,
-// so no key says which earlier row an update replaces.
+}  // namespace
+
 bool readsSessionUpdates(const NodePtr& node) {
   if (!node) return false;
   if (node->kind == Node::Kind::Operator && node->op.is<AggregateSpec>()) {
@@ -146,8 +145,6 @@ bool readsSessionUpdates(const NodePtr& node) {
   }
   return false;
 }
-
-}  // namespace
 
 void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope& scope,
                        AggregateCall& call) {
@@ -195,7 +192,8 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
   call.arg = std::move(arg);
 }
 
-BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const {
+BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
+                                      RankedAggregate* ranked) const {
   size_t groupPos = s.groupBy.empty() ? s.pos : s.groupBy[0]->pos;
   if (rel.changelog && readsSessionUpdates(rel.node)) {
     unsupported("an aggregation over the updates of a session-window aggregation", groupPos,
@@ -404,8 +402,13 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
   const Scope empty;
   ExprBinder post(empty, ExprContext::SelectList, hook);
   std::vector<OutputColumn> outputs;
-  for (const auto& item : s.items) {
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    const ast::SelectItem& item = s.items[i];
     const ast::Expr& e = *item.expr;
+    if (ranked && i == ranked->rankItem) {
+      ranked->outputsBefore = outputs.size();
+      continue;
+    }
     if (e.kind == ast::ExprKind::Star) {
       std::vector<OutputColumn> expanded;
       expandStar(rel.scope, e, expanded);
@@ -422,6 +425,9 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel) const 
     ExprPtr bound = post.bind(e);
     std::string name = item.alias.empty() && isWindowCall(e) ? "window" : outputName(item, *bound);
     outputs.push_back(OutputColumn{name, bound, e.pos});
+  }
+  if (ranked) {
+    for (const ast::Expr* e : ranked->extra) ranked->extraBound.push_back(post.bind(*e));
   }
   ExprPtr having;
   if (s.having) {

@@ -225,6 +225,13 @@ bool derive(PhysicalPlan& plan, bool retract) {
         if (producer.output.feeds(stage.id)) inputs.push_back(stageOut[p]);
       }
       if (!inputs.empty()) in = merge(inputs);
+      // The merged mode is the strongest input's: a join of a changelog
+      // source's retractions with an aggregation's updates must still have
+      // the updates spelled out, or it keeps each update as a new row.
+      const bool stateful = !stage.operators.empty() && stage.operators.front().stateful();
+      for (const Changelog& c : inputs) {
+        if (c.mode == ChangelogMode::Updates && stateful) enough = false;
+      }
     }
     for (OperatorSpec& op : stage.operators) {
       if (in.mode == ChangelogMode::Updates && op.stateful()) enough = false;

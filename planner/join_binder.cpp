@@ -7,7 +7,9 @@
 // watermark drops; without a bound on both sides it is a regular join that
 // keeps every row of both sides (or drops them by the flow's 'state.ttl'),
 // which may be an outer join of any kind and may read a changelog (the
-// result of an aggregation or of another regular join).
+// result of an aggregation or of another regular join, or a changelog source
+// such as debezium-json, whose retractions are found in the join's state
+// without the hidden Kafka columns of the record that carried them).
 //
 // The ON condition is split into conjuncts. An equality between an expression
 // of one side and one of the other is a key; for two streams, a comparison
@@ -16,6 +18,7 @@
 // the joined row.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "planner/logical_plan.h"
@@ -112,6 +115,22 @@ std::optional<int64_t> constantInterval(const ast::Expr& e) {
   } catch (const SqlError&) {
   }
   return std::nullopt;
+}
+
+// Positions on the side's rows of its hidden Kafka metadata columns
+// (StreamJoinSpec::leftRecordColumns): what a retraction does not compare.
+std::vector<int> recordColumns(const Scope& scope) {
+  std::vector<int> out;
+  for (const ScopeColumn& c : scope.columns) {
+    if (!c.hidden || !c.expr) continue;
+    bool meta = false;
+    for (const char* name : {kMetaKey, kMetaTimestamp, kMetaPartition, kMetaOffset, kMetaHeaders})
+      meta = meta || iequals(c.name, name);
+    const int at = columnRefIndex(*c.expr);
+    if (meta && at >= 0 && std::find(out.begin(), out.end(), at) == out.end()) out.push_back(at);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace
@@ -434,6 +453,8 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
     op.rightTime = right.eventTime;
     op.leftOuter = ref.joinType == ast::JoinType::Left || ref.joinType == ast::JoinType::Full;
     op.rightOuter = ref.joinType == ast::JoinType::Right || ref.joinType == ast::JoinType::Full;
+    op.leftRecordColumns = recordColumns(left.scope);
+    op.rightRecordColumns = recordColumns(right.scope);
     changelog = left.changelog || right.changelog || op.leftOuter || op.rightOuter;
     // A row may pair with one of the other side that arrives any time
     // later, far behind the watermark: the output has no event time that a

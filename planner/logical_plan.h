@@ -82,6 +82,18 @@ struct Relation {
   size_t pos = SqlError::npos;
 };
 
+// What a ranking query over a GROUP BY (`ROW_NUMBER() OVER (PARTITION BY
+// cat ORDER BY sum(x) DESC)` beside `GROUP BY cat, item`) asks of the
+// aggregation under it (window_function_binder.cpp): the rank item is left
+// out, and the window's expressions are bound over the aggregation's rows as
+// the select items are.
+struct RankedAggregate {
+  size_t rankItem = 0;                  // the ROW_NUMBER() item of the SELECT
+  std::vector<const ast::Expr*> extra;  // PARTITION BY, then ORDER BY expressions
+  std::vector<ExprPtr> extraBound;      // out: `extra` over the aggregation's rows
+  size_t outputsBefore = 0;             // out: outputs of the items before the rank
+};
+
 struct BoundQuery {
   NodePtr node;
   std::vector<OutputColumn> outputs;  // over node rows
@@ -108,7 +120,9 @@ class QueryBinder {
   BoundQuery bindUnion(const ast::Query& q, bool top) const;
   std::vector<OutputColumn> bindItems(const ast::Select& s, const Scope& scope) const;
   BoundQuery bindDedup(const ast::Select& s, Relation rel) const;
-  BoundQuery bindAggregate(const ast::Select& s, Relation rel) const;  // aggregate_binder.cpp
+  // aggregate_binder.cpp; `ranked` for the aggregation of a ranking query.
+  BoundQuery bindAggregate(const ast::Select& s, Relation rel,
+                           RankedAggregate* ranked = nullptr) const;
   void checkHints(const ast::Select& s) const;
   // window_function_binder.cpp: whether FROM of `s` is a subquery that ranks
   // its rows with a function OVER (...); that subquery bound as a top-N whose
@@ -151,6 +165,17 @@ class QueryBinder {
 // of a wrong call. DISTINCT and FILTER are the caller's (aggregate_binder.cpp).
 void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope& scope,
                        AggregateCall& call);
+
+// Whether `node`'s rows come from a session-window aggregation that emits
+// updates: a session's row changes its window as the session grows or merges,
+// so no key says which earlier row an update replaces, and no stateful
+// operator may read them.
+bool readsSessionUpdates(const NodePtr& node);
+
+// Whether `node`'s rows come from a changelog source (changelogFormat(), a
+// debezium-json source): they may delete and update rows, so an operator that
+// takes only appended rows may not read them.
+bool readsChangelogSource(const NodePtr& node);
 
 // Shared helpers.
 std::string outputName(const ast::SelectItem& item, const Expr& bound);

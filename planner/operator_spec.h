@@ -163,6 +163,14 @@ struct StreamJoinSpec : OperatorSpecBase {
   bool unbounded = false;
   bool rightOuter = false;     // unbounded only: RIGHT and FULL joins
   int64_t stateTtlMicros = 0;  // unbounded only: the 'state.ttl' flow option, 0 when unset
+  // Unbounded only: positions, on a left (right) row, of the hidden Kafka
+  // metadata columns (_key, _timestamp, _partition, _offset, _headers). They
+  // describe the record that carried a row rather than the row: a changelog
+  // source's delete or update arrives in a record of its own, with its own
+  // offset and timestamp, so a retraction finds the kept row it takes out
+  // without comparing them.
+  std::vector<int> leftRecordColumns;
+  std::vector<int> rightRecordColumns;
 
   std::string describe() const;
   bool stateful() const { return true; }

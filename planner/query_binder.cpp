@@ -18,6 +18,15 @@ NodePtr scanNode(Catalog::SourcePtr source) {
   return node;
 }
 
+bool readsChangelogSource(const NodePtr& node) {
+  if (!node) return false;
+  if (node->kind == Node::Kind::Scan) return node->source && changelogFormat(node->source->format);
+  for (const NodePtr& in : node->inputs) {
+    if (readsChangelogSource(in)) return true;
+  }
+  return false;
+}
+
 NodePtr operatorNode(std::vector<NodePtr> inputs, OperatorSpec op,
                      std::vector<std::vector<ExprPtr>> shuffleKeys) {
   if (op.stateful() ? shuffleKeys.size() != inputs.size() : !shuffleKeys.empty()) {
@@ -301,8 +310,11 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
 // stage passes the first row per key.
 BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
   size_t pos = s.distinctOn.empty() ? s.pos : s.distinctOn[0]->pos;
-  if (rel.changelog) {
-    unsupported("DISTINCT over the result of an aggregation", pos);
+  if (rel.changelog || readsChangelogSource(rel.node)) {
+    unsupported("DISTINCT over rows that may be retracted (the result of an aggregation, an "
+                "outer join or a top-N, or a debezium-json source's changes)",
+                pos, "a GROUP BY of the columns gives one row per distinct value and follows "
+                     "retractions");
   }
   if (s.withinWatermark && !rel.eventTime) {
     throwNeedsWatermark("DISTINCT ON ... WITHIN WATERMARK", rel.sourceName, pos);
@@ -554,9 +566,10 @@ Relation QueryBinder::bindTransform(const ast::TableRef& ref) const {
     unsupported("TRANSFORM over a static table", ref.left->pos,
                 "TRANSFORM reads a stream: name a source or a subquery over one");
   }
-  if (in.changelog) {
-    unsupported("TRANSFORM over the result of an aggregation", ref.left->pos,
-                "a processor takes appended rows; aggregate in the processor instead");
+  if (in.changelog || readsChangelogSource(in.node)) {
+    unsupported("TRANSFORM over rows that may be retracted (the result of an aggregation, an "
+                "outer join or a top-N, or a debezium-json source's changes)",
+                ref.left->pos, "a processor takes appended rows; aggregate in the processor instead");
   }
   Catalog::ProcessorPtr processor = ctx_.catalog->findProcessor(ref.processor);
   if (!processor) {

@@ -13,6 +13,13 @@
 // change of the output, so only rows entering and leaving the top are emitted.
 // Without a filter on the rank, every row would stay in state and every new
 // row would re-rank its key, so that is refused.
+//
+// The ranked rows may retract (an outer regular join, a changelog source, an
+// aggregation): the TopN then keeps every row of a key. A subquery with GROUP
+// BY ranks its groups in one flow: the aggregation is bound without the rank
+// item, the window's PARTITION BY and ORDER BY expressions bound over its rows
+// like the other items (`ORDER BY sum(x) DESC` names the aggregate), and the
+// TopN reads its retractions.
 #include <fmt/format.h>
 
 #include <optional>
@@ -200,11 +207,6 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     if (item.expr->kind != ast::ExprKind::Star && !item.expr->over && containsAggregate(*item.expr))
       grouped = true;
   }
-  if (grouped) {
-    unsupported("ROW_NUMBER() over an aggregation", call.pos,
-                "rank the source's rows, or write the aggregation to a topic and rank its rows "
-                "in another flow");
-  }
   if (s.distinct || !s.distinctOn.empty()) {
     unsupported("DISTINCT with ROW_NUMBER()", s.pos,
                 "ROW_NUMBER() ... WHERE rn = 1 keeps one row per key");
@@ -215,9 +217,6 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
                    fmt::format("\"{}\" is a static table; a {} reads from a source",
                                rel.table->name, mode_ == Mode::Flow ? "flow" : "live query"),
                    rel.pos, "tables are joined to a source's rows: FROM s JOIN t ON ...");
-  }
-  if (rel.changelog) {
-    unsupported("ROW_NUMBER() over the result of an aggregation", call.pos);
   }
   if (s.where) {
     ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where).bind(*s.where);
@@ -231,10 +230,36 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     rel.node = filterNode(rel.node, std::move(pred));
   }
 
-  // One row per input row: the items but the rank, then the keys not among them.
+  // One row per input row: the items but the rank, then the keys not among
+  // them. A grouped query ranks the aggregation's rows: its items and the
+  // window's expressions are bound over them.
   std::vector<OutputColumn> pre;
   size_t itemsBefore = 0;  // columns of `pre` from the items before the rank
-  {
+  std::vector<ExprPtr> windowExprs;  // PARTITION BY, then ORDER BY, over the ranked rows
+  if (grouped) {
+    RankedAggregate ranked;
+    ranked.rankItem = rankIndex;
+    for (const auto& k : over.partitionBy) ranked.extra.push_back(k.get());
+    for (const auto& o : over.orderBy) ranked.extra.push_back(o.expr.get());
+    BoundQuery agg = bindAggregate(s, std::move(rel), &ranked);
+    if (readsSessionUpdates(agg.node)) {
+      unsupported("ROW_NUMBER() over the updates of a session-window aggregation", call.pos,
+                  "add EMIT ON WINDOW CLOSE to the session-window aggregation, so that it emits "
+                  "each session once");
+    }
+    rel = Relation{};
+    rel.node = agg.node;
+    rel.sourceName = agg.sourceName;
+    rel.changelog = agg.changelog;
+    pre = std::move(agg.outputs);
+    itemsBefore = ranked.outputsBefore;
+    windowExprs = std::move(ranked.extraBound);
+  } else {
+    if (rel.changelog && readsSessionUpdates(rel.node)) {
+      unsupported("ROW_NUMBER() over the updates of a session-window aggregation", call.pos,
+                  "add EMIT ON WINDOW CLOSE to the session-window aggregation, so that it emits "
+                  "each session once");
+    }
     ExprBinder binder(rel.scope, ExprContext::SelectList);
     for (size_t i = 0; i < s.items.size(); ++i) {
       if (i == rankIndex) {
@@ -262,15 +287,18 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     pre.push_back(OutputColumn{name, e, k.pos});
     return static_cast<int>(pre.size() - 1);
   };
+  if (!grouped) {
+    ExprBinder binder(rel.scope, ExprContext::General);
+    for (const auto& k : over.partitionBy) windowExprs.push_back(binder.bind(*k));
+    for (const auto& o : over.orderBy) windowExprs.push_back(binder.bind(*o.expr));
+  }
   std::vector<int> partitionCols, orderCols;
   std::vector<bool> descending;
-  {
-    ExprBinder binder(rel.scope, ExprContext::General);
-    for (const auto& k : over.partitionBy) partitionCols.push_back(columnOf(binder.bind(*k), *k));
-    for (const auto& o : over.orderBy) {
-      orderCols.push_back(columnOf(binder.bind(*o.expr), *o.expr));
-      descending.push_back(o.descending);
-    }
+  size_t w = 0;
+  for (const auto& k : over.partitionBy) partitionCols.push_back(columnOf(windowExprs[w++], *k));
+  for (const auto& o : over.orderBy) {
+    orderCols.push_back(columnOf(windowExprs[w++], *o.expr));
+    descending.push_back(o.descending);
   }
   NodePtr preNode = projectNode(rel.node, pre);
   auto ref_ = [&](int i) {

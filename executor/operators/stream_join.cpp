@@ -245,6 +245,14 @@ class StreamJoinOperator final : public StatefulOperator {
 // outer side: it is the number of the other side's rows the row pairs with,
 // and a row's NULL-padded output is live exactly while it is 0. An inner
 // join's sides, and every side without a TTL, pay for neither.
+//
+// A retraction (UpdateBefore or Delete) finds its kept row in the 'J' / 'K'
+// entries of its key and time, by the row's bytes. On a side whose rows carry
+// the hidden Kafka metadata columns (StreamJoinSpec::leftRecordColumns), those
+// columns are compared as NULL: a changelog source's delete arrives in a
+// record of its own, whose offset and timestamp are not those of the insert
+// it takes back. The pairs are then retracted with the kept row, exactly as
+// they were emitted.
 constexpr char kRegularLeftTag = 'J';
 constexpr char kRegularRightTag = 'K';
 constexpr char kRegularLeftIndexTag = 'j';
@@ -270,14 +278,23 @@ class RegularJoinOperator final : public StatefulOperator {
                  spec.leftTime,
                  spec.leftOuter,
                  true,
-                 {}};
+                 {},
+                 spec.leftRecordColumns};
     right_ = Side{kRegularRightTag,
                   kRegularRightIndexTag,
                   spec.rightKeys,
                   spec.rightTime,
                   spec.rightOuter,
                   false,
-                  {}};
+                  {},
+                  spec.rightRecordColumns};
+    for (const Side* side : {&left_, &right_}) {
+      const size_t width = side->isLeft ? leftWidth_ : rightWidth_;
+      for (int c : side->recordColumns) {
+        if (c < 0 || static_cast<size_t>(c) >= width)
+          throw InternalError("StreamJoin: a record column outside its side's row");
+      }
+    }
     for (size_t i = 0; i < leftWidth_; ++i) left_.types.push_back(spec.output.columns[i].type);
     for (size_t i = 0; i < rightWidth_; ++i)
       right_.types.push_back(spec.output.columns[leftWidth_ + i].type);
@@ -305,11 +322,13 @@ class RegularJoinOperator final : public StatefulOperator {
     bool outer;
     bool isLeft;
     std::vector<DataTypePtr> types;
+    // Columns a retraction does not compare (the hidden Kafka metadata).
+    std::vector<int> recordColumns;
   };
 
   // An input row of side `me`: an added row pairs with the other side's rows
   // of its key and is kept; a retracted one takes the first equal kept row
-  // out and retracts the pairs it has.
+  // out and retracts the pairs it has, as the kept row made them.
   void arrive(Side& me, Side& other, Row& row, const RecordContext& ctx) {
     const bool retract = retractsRow(ctx.kind);
     const RowKind kind = retract ? RowKind::Delete : RowKind::Insert;
@@ -325,15 +344,27 @@ class RegularJoinOperator final : public StatefulOperator {
     if (retract) {
       bool found = false;
       const size_t skip = me.outer ? kIntBytes : 0;
+      const bool masked = !me.recordColumns.empty();
+      if (masked) identityBytes(me, row, wanted_);
       state_.scanKey(me.tag, jk_, time, time,
                      [&](int64_t, std::string_view seq, std::string_view value) {
-                       if (found || value.size() < skip || value.substr(skip) != rowBytes_) return;
+                       if (found || value.size() < skip) return;
+                       const std::string_view stored = value.substr(skip);
+                       if (masked) {
+                         identityBytes(me, decodeRow(stored, me.types), candidate_);
+                         if (candidate_ != wanted_) return;
+                         keptBytes_.assign(stored);
+                       } else if (stored != rowBytes_) {
+                         return;
+                       }
                        found = true;
                        seqBytes_.assign(seq);
                        if (me.outer) myMatches = decodeKeyInt(value);
                      });
       // A row never kept (or dropped by the TTL) has no pairs to retract.
       if (!found) return;
+      // The pairs go out as they came in: with the kept row's record columns.
+      if (masked) row = decodeRow(keptBytes_, me.types);
       state_.eraseKeyAt(me.tag, jk_, time, seqBytes_);
       if (ttl_ > 0) {
         seqBytes_.append(jk_);
@@ -404,6 +435,16 @@ class RegularJoinOperator final : public StatefulOperator {
     return true;
   }
 
+  // encodeRow() of `row` with the side's record columns as NULL: what a
+  // retraction compares.
+  void identityBytes(const Side& side, Row row, std::string& out) {
+    for (int c : side.recordColumns) {
+      if (static_cast<size_t>(c) < row.size()) row[static_cast<size_t>(c)] = Value();
+    }
+    out.clear();
+    encodeRow(out, row);
+  }
+
   static int64_t rowTime(const Side& side, const Row& row) {
     if (!side.time) return std::numeric_limits<int64_t>::min();
     Value t = side.time->eval(row);
@@ -471,7 +512,7 @@ class RegularJoinOperator final : public StatefulOperator {
   Side left_, right_;
   StoredSequence seq_{state_, kSeqTag};
   // Buffers reused for every row.
-  std::string jk_, seqBytes_, value_, rowBytes_;
+  std::string jk_, seqBytes_, value_, rowBytes_, wanted_, candidate_, keptBytes_;
   Row out_;
 };
 

@@ -24,7 +24,11 @@
 // emitted, and when its last pair is retracted the NULL row is emitted again.
 // An input row that retracts (UpdateBefore or Delete, from a changelog input)
 // takes one equal kept row of its side out and retracts every pair it had
-// (Delete); added rows emit Insert.
+// (Delete); added rows emit Insert. Equal means equal but for the hidden Kafka
+// metadata columns (spec.leftRecordColumns, rightRecordColumns), which belong
+// to the record that carried a change, not to the row: a debezium-json
+// source's delete finds the row its insert kept, and the pairs are retracted
+// as they were emitted.
 //
 // push() takes left rows, pushRight() right rows; output rows are the left
 // columns followed by the right columns. Both layouts of the state are at the

@@ -150,3 +150,27 @@ TEST_CASE("joins and unions keep the mode, not the key") {
   CHECK(p.output.mode == ChangelogMode::Append);
   CHECK_FALSE(p.output.uniqueKey.has_value());
 }
+
+TEST_CASE("a join of a changelog source with an aggregation makes the aggregation retract") {
+  Fixture f;
+  f.ddl(R"(
+    CREATE SOURCE accounts (id BIGINT, owner STRING)
+      WITH (connector = 'kafka', subscribe = 'accounts', format = 'debezium-json');
+    CREATE SINK changes2 WITH (connector = 'kafka', topic = 'changes2', format = 'debezium-json');
+  )");
+  // The IN subquery's grouping reads an append source and feeds the join
+  // beside the retractions of the debezium-json source: were it left emitting
+  // updates, the join would keep each of its updates as another row.
+  PhysicalPlan p = f.flow(
+      "CREATE FLOW f INTO changes2 AS SELECT id, owner FROM accounts WHERE owner IN "
+      "(SELECT user_id FROM clicks)");
+  const OperatorSpec& agg = f.find<AggregateSpec>(p);
+  CHECK(agg.base().changelog.mode == ChangelogMode::Retract);
+  const OperatorSpec& join = f.find<StreamJoinSpec>(p);
+  CHECK(join.base().input == ChangelogMode::Retract);
+  // The join finds a retracted row of the source without its Kafka columns.
+  const auto& spec = join.as<StreamJoinSpec>();
+  CHECK(spec.leftRecordColumns.size() == 5);
+  CHECK(spec.rightRecordColumns.empty());
+  CHECK(p.output.mode == ChangelogMode::Retract);
+}

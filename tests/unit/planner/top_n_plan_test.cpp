@@ -2,8 +2,9 @@
 // whose rank the enclosing WHERE bounds becomes a TopN stage shuffled by the
 // partition keys; the limit comes from `rn <= N`, `rn < N`, `rn = 1`; the rank
 // column is computed only when the enclosing query reads it; the refusals
-// (no bound, RANK(), too large, over an aggregation, OVER elsewhere) with
-// their SQLSTATE and position.
+// (no bound, RANK(), too large, over a session window's updates, OVER
+// elsewhere) with their SQLSTATE and position; the ranking of retracting rows:
+// a GROUP BY in the same SELECT or below, a LEFT or FULL regular join.
 #include <doctest/doctest.h>
 
 #include "planner/planner.h"
@@ -145,10 +146,24 @@ TEST_CASE("top-N refusals") {
       "clicks) WHERE rn < 1";
   CHECK(err(sql).sqlstate() == "22023");
 
+  // A grouped ranking query orders by what the groups have: ts is neither a
+  // group key nor an aggregate.
   sql =
       "SELECT * FROM (SELECT user_id, count(*) AS n, ROW_NUMBER() OVER (ORDER BY ts) AS rn "
       "FROM clicks GROUP BY user_id) WHERE rn <= 3";
-  CHECK(err(sql).sqlstate() == "0A000");
+  e = err(sql);
+  CHECK(e.sqlstate() == "42803");
+  CHECK(e.position() == sql.find("ts)"));
+
+  // A session window's updates do not say which row they replace.
+  sql =
+      "SELECT * FROM (SELECT user_id, count(*) AS n, ROW_NUMBER() OVER (PARTITION BY user_id "
+      "ORDER BY count(*) DESC) AS rn FROM clicks GROUP BY user_id, session_window(ts, '1 minute')) "
+      "WHERE rn <= 3";
+  e = err(sql);
+  CHECK(e.sqlstate() == "0A000");
+  CHECK(e.position() == sql.find("ROW_NUMBER"));
+  CHECK(e.hint().find("EMIT ON WINDOW CLOSE") != std::string::npos);
 
   sql =
       "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts) AS rn FROM "
@@ -220,4 +235,64 @@ TEST_CASE("Nexmark q18 and q19 as Flink SQL writes them; q9's ranking over a str
   CHECK(p.sink.input.toString() ==
         "(id BIGINT, item_name STRING, auction BIGINT, bidder BIGINT, price BIGINT, "
         "bid_date_time TIMESTAMP)");
+}
+
+TEST_CASE("top-N over a GROUP BY in one flow: the aggregation's retractions ranked") {
+  Fixture f;
+  // The top 3 urls by total amount per user, the aggregate named in ORDER BY.
+  PhysicalPlan p = f.query(
+      "SELECT * FROM (SELECT user_id, url, sum(amount) AS total, ROW_NUMBER() OVER (PARTITION "
+      "BY user_id ORDER BY sum(amount) DESC) AS rn FROM clicks GROUP BY user_id, url) WHERE rn "
+      "<= 3");
+  REQUIRE(p.stages.size() == 3);
+  const AggregateSpec& agg = p.stages[1].operators[0].as<AggregateSpec>();
+  CHECK(agg.changelog.mode == ChangelogMode::Retract);
+  const TopNSpec& t = p.stages[2].operators[0].as<TopNSpec>();
+  CHECK(t.input == ChangelogMode::Retract);
+  CHECK(t.limit == 3);
+  CHECK(t.descending == std::vector<bool>{true});
+  // The order key is the selected total, computed once.
+  CHECK(t.describe() == "TopN keys=[user_id] order=[total DESC] limit=3 with rank");
+  CHECK(t.changelog.state.find("every row per key") != std::string::npos);
+  CHECK(p.sink.input.toString() == "(user_id STRING, url STRING, total DOUBLE, rn BIGINT)");
+
+  // An order key that is not selected is computed for the TopN only; HAVING
+  // filters the groups first.
+  p = f.query(
+      "SELECT user_id, url, rn FROM (SELECT user_id, url, ROW_NUMBER() OVER (PARTITION BY "
+      "user_id ORDER BY count(*) DESC, url) AS rn FROM clicks GROUP BY user_id, url HAVING "
+      "count(*) > 1) WHERE rn <= 2");
+  REQUIRE(p.stages.size() == 3);
+  CHECK(p.stages[2].operators[0].as<TopNSpec>().describe() ==
+        "TopN keys=[user_id] order=[count(*) DESC, url] limit=2 with rank");
+  CHECK(p.sink.input.toString() == "(user_id STRING, url STRING, rn BIGINT)");
+
+  // The same ranking over an aggregating subquery.
+  p = f.query(
+      "SELECT * FROM (SELECT user_id, url, total, ROW_NUMBER() OVER (PARTITION BY user_id ORDER "
+      "BY total DESC) AS rn FROM (SELECT user_id, url, sum(amount) AS total FROM clicks GROUP BY "
+      "user_id, url)) WHERE rn <= 3");
+  REQUIRE(p.stages.size() == 3);
+  CHECK(p.stages[2].operators[0].as<TopNSpec>().input == ChangelogMode::Retract);
+}
+
+TEST_CASE("top-N over a LEFT or FULL regular join reads its retractions") {
+  Fixture f;
+  f.ddl(R"(
+    CREATE SOURCE users (user_id STRING, country STRING)
+      WITH (connector = 'kafka', subscribe = 'users', format = 'json');
+  )");
+  for (const char* kind : {"LEFT", "FULL", "RIGHT"}) {
+    CAPTURE(kind);
+    PhysicalPlan p = f.query(std::string("SELECT * FROM (SELECT c.user_id, c.url, u.country, "
+                                         "ROW_NUMBER() OVER (PARTITION BY u.country ORDER BY "
+                                         "c.amount DESC) AS rn FROM clicks c ") +
+                             kind + " JOIN users u ON c.user_id = u.user_id) WHERE rn <= 2");
+    REQUIRE(p.stages.size() == 4);
+    const StreamJoinSpec& j = p.stages[2].operators[0].as<StreamJoinSpec>();
+    CHECK(j.changelog.mode == ChangelogMode::Retract);
+    const TopNSpec& t = p.stages[3].operators[0].as<TopNSpec>();
+    CHECK(t.input == ChangelogMode::Retract);
+    CHECK(t.limit == 2);
+  }
 }
