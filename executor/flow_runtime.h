@@ -124,7 +124,8 @@ class FlowRuntime {
   // the tasks. Throws SqlError (and holds nothing) when any of that fails.
   void start();
   // Ends the current epoch (output flushed, offsets committed, state flushed),
-  // stops every task and releases the slots. Idempotent.
+  // stops every task and releases the slots. Idempotent; two threads may call
+  // it at once (the second waits for the first).
   void stop();
 
   FlowState state() const;
@@ -167,6 +168,9 @@ class FlowRuntime {
   // while tasks_ exists.
   void wakeTasks();
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
+  // A task left on an interrupt during a stop: the stop goes on without
+  // waiting for the final epoch. Any thread.
+  void stopWithoutFinalEpoch();
   void joinAll();
   // Each of the task's plan operators' rowsIn/rowsOut since the task started.
   static std::vector<RowCounts> operatorRows(const Task& task);
@@ -190,6 +194,9 @@ class FlowRuntime {
   std::thread coordinator_;
 
   std::atomic<bool> stopping_{false};  // tasks leave at once (stop done or failure)
+  // When stop() asked for the final epoch (monotonicMicros(); 0: not asked).
+  std::atomic<int64_t> stopAskedMicros_{0};
+  std::mutex stopMu_;  // held through stop()
   int sourceTasks_ = 0;                // source tasks of the current run
   // A source task that has ended its final epoch waits here for the commit
   // and the stop (wakeTasks()).
