@@ -128,6 +128,11 @@ class FlowRuntime {
   // it at once (the second waits for the first).
   void stop();
 
+  // Tells the tasks to leave at once, without a final epoch (stop() then
+  // waits for them): a live query whose client has gone, or a task that left
+  // on an interrupt during a stop. Any thread.
+  void stopWithoutFinalEpoch();
+
   FlowState state() const;
   std::string failureReason() const;
   std::string failureCode() const;  // the SQLSTATE of the failure
@@ -168,9 +173,6 @@ class FlowRuntime {
   // while tasks_ exists.
   void wakeTasks();
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
-  // A task left on an interrupt during a stop: the stop goes on without
-  // waiting for the final epoch. Any thread.
-  void stopWithoutFinalEpoch();
   void joinAll();
   // Each of the task's plan operators' rowsIn/rowsOut since the task started.
   static std::vector<RowCounts> operatorRows(const Task& task);

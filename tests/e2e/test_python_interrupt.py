@@ -138,6 +138,25 @@ def test_statement_timeout_ends_a_backtracking_python_call(server):
     assert server.query("SELECT echo_len('abcd')") == [(4,)]
 
 
+def test_statement_timeout_ends_a_live_query_stuck_in_python(server):
+    kafka = Kafka("embedded", "embedded", server.embedded_bootstrap)
+    topic, src = unique("live_in"), unique("live_src")
+    kafka.produce(topic, [{"s": BAD_INPUT}])
+    with server.connect() as conn:
+        create_function(conn, "backtracks", BACKTRACKS_BODY)
+        create_function(conn, "echo_len", "return len(s)")
+        conn.execute(f"CREATE SOURCE {src} (s STRING) WITH ({kafka.options()}, "
+                     f"subscribe = '{topic}', startingOffsets = 'earliest', format = 'json')")
+        conn.execute("SET statement_timeout = '2s'")
+        t, result = in_thread(lambda: conn.execute(f"SELECT backtracks(s) FROM {src}").fetchall())
+        t.join(BOUND_S)
+        assert not t.is_alive(), "statement_timeout did not end the live query"
+        err = result.get("error")
+        assert isinstance(err, psycopg.Error), result
+        assert err.diag.sqlstate == "57014"
+        assert conn.execute("SELECT echo_len('abc')").fetchone() == (3,)
+
+
 def test_cancel_request_ends_a_backtracking_python_call(server):
     with server.connect() as setup:
         create_function(setup, "backtracks", BACKTRACKS_BODY)
