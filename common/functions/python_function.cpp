@@ -678,7 +678,7 @@ Value PythonFunction::call(const Value* args, size_t count) const {
                                  name_, i + 1, params_[i].name, takeErrorText()));
     }
   }
-  python_internal::CallScope scope(label());
+  python_internal::CallScope scope("function", name_);
   Ref result(PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack, count, nullptr));
   scope.end();
   if (!result) raisePythonError(label(), filenameOf(name_), 1);
@@ -708,7 +708,7 @@ std::vector<Value> PythonFunction::callBatch(const std::vector<std::vector<Value
   std::vector<PyObject*> stack;
   stack.reserve(lists.size());
   for (const Ref& l : lists) stack.push_back(l.get());
-  python_internal::CallScope scope(label());
+  python_internal::CallScope scope("function", name_);
   Ref result(
       PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack.data(), stack.size(), nullptr));
   scope.end();

@@ -37,8 +37,9 @@ class GilScope {
 // time limit. Made and ended with the GIL held, right around the call.
 class CallScope {
  public:
-  // `label` names the code in errors: "function f", "processor p".
-  explicit CallScope(std::string label);
+  // `kind` and `name` name the code in errors ("function", "f"); both outlive
+  // the scope.
+  CallScope(const char* kind, const std::string& name);
   ~CallScope();
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
@@ -52,7 +53,9 @@ class CallScope {
  private:
   int finish();
 
-  std::string label_;
+  const char* kind_;
+  const std::string& name_;
+  void* slot_ = nullptr;  // the thread's CallSlot (python_interrupt.cpp)
   bool ended_ = false;
 };
 

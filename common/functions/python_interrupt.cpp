@@ -56,8 +56,6 @@ namespace rtsql::python_internal {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // How often the watchdog looks at the calls in progress, and so how long at
 // most a cancel waits before a call is told to stop.
 constexpr auto kTick = std::chrono::milliseconds(50);
@@ -65,16 +63,23 @@ constexpr auto kTick = std::chrono::milliseconds(50);
 enum class StopReason : int { None = 0, Interrupted = 1, TimeLimit = 2 };
 
 // One thread's state as the watchdog sees it; made on the thread's first call.
+//
+// A call costs as little as it can (a scalar function is called per row): its
+// start takes no lock. It writes `check`, `context` and `startTick`, then
+// sets `inCall`; the watchdog reads them only while it sees `inCall` and holds
+// `mu`, and the call's end clears `inCall` under `mu`, so they do not change
+// under the watchdog, and the check's context outlives its last use.
 struct CallSlot {
   unsigned long ident = 0;  // CPython's id of the thread
   pthread_t thread{};
   int depth = 0;  // nested calls on this thread; only the thread touches it
-  std::mutex mu;  // guards the members below but `stop` and `tripped`
-  bool inCall = false;
-  InterruptCheck check;
-  Clock::time_point started;
-  std::atomic<int> stop{0};          // a StopReason, set by the watchdog
-  std::atomic<bool> tripped{false};  // the watchdog simulated a signal for it
+  std::mutex mu;
+  std::atomic<bool> inCall{false};
+  std::atomic<InterruptScope::Check> check{nullptr};
+  std::atomic<const void*> context{nullptr};
+  std::atomic<uint64_t> startTick{0};
+  std::atomic<int> stop{0};          // a StopReason, set by the watchdog under `mu`
+  std::atomic<bool> tripped{false};  // the watchdog simulated a signal for it, under `mu`
 };
 
 // Every thread's slot, leaked: the watchdog is never joined.
@@ -110,6 +115,7 @@ CallSlot& mySlot() {
 }
 
 std::atomic<int64_t> gTimeLimitMs{0};
+std::atomic<uint64_t> gTicks{0};  // the watchdog's ticks so far: the calls' clock
 unsigned long* gMainThread = nullptr;  // _PyRuntime's main thread, when found
 PyObject* gInterruptType = nullptr;    // CallInterrupted
 PyObject* gConsume = nullptr;          // a Python no-op that lets signals be handled
@@ -148,18 +154,22 @@ void watch() {
   std::vector<CallSlot*> stopping;
   for (;;) {
     std::this_thread::sleep_for(kTick);
+    const uint64_t now = ++gTicks;
     const int64_t limitMs = gTimeLimitMs.load();
-    const auto now = Clock::now();
     std::lock_guard lock(slotsMu());
     stopping.clear();
     for (CallSlot* s : slots()) {
       std::lock_guard slotLock(s->mu);
-      if (!s->inCall) continue;
+      if (!s->inCall.load(std::memory_order_acquire)) continue;
       if (s->stop.load() == 0) {
+        // Whole ticks since the call began (it began during the first).
+        const uint64_t start = s->startTick.load(std::memory_order_relaxed);
+        const int64_t ranMs = static_cast<int64_t>(now - start - 1) * kTick.count();
         // The check reads atomics and the clock (interrupt.h): safe here.
-        if (s->check.check && s->check.check(s->check.context)) {
+        const InterruptScope::Check check = s->check.load(std::memory_order_relaxed);
+        if (check && check(s->context.load(std::memory_order_relaxed))) {
           s->stop = static_cast<int>(StopReason::Interrupted);
-        } else if (limitMs > 0 && now - s->started >= std::chrono::milliseconds(limitMs)) {
+        } else if (limitMs > 0 && now > start && ranMs >= limitMs) {
           s->stop = static_cast<int>(StopReason::TimeLimit);
         }
       }
@@ -169,7 +179,7 @@ void watch() {
     // One main thread at a time: the calls to stop take turns, one a tick.
     CallSlot* s = stopping[turn++ % stopping.size()];
     std::lock_guard slotLock(s->mu);
-    if (!s->inCall) continue;
+    if (!s->inCall.load()) continue;
     s->tripped = true;
     trip(*s);
   }
@@ -249,14 +259,15 @@ int64_t callTimeLimitMs() {
   return gTimeLimitMs.load();
 }
 
-CallScope::CallScope(std::string label) : label_(std::move(label)) {
+CallScope::CallScope(const char* kind, const std::string& name) : kind_(kind), name_(name) {
   CallSlot& slot = mySlot();
+  slot_ = &slot;
   if (slot.depth++ > 0) return;  // the outermost call is the one watched
-  std::lock_guard lock(slot.mu);
-  slot.check = currentInterruptCheck();
-  slot.started = Clock::now();
-  slot.stop = 0;
-  slot.inCall = true;
+  const InterruptCheck check = currentInterruptCheck();
+  slot.check.store(check.check, std::memory_order_relaxed);
+  slot.context.store(check.context, std::memory_order_relaxed);
+  slot.startTick.store(gTicks.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  slot.inCall.store(true, std::memory_order_release);
 }
 
 CallScope::~CallScope() {
@@ -265,16 +276,17 @@ CallScope::~CallScope() {
 
 int CallScope::finish() {
   ended_ = true;
-  CallSlot& slot = mySlot();
+  CallSlot& slot = *static_cast<CallSlot*>(slot_);
   if (--slot.depth > 0) return 0;
   int stop = 0;
   bool tripped = false;
   {
     std::lock_guard lock(slot.mu);
-    slot.inCall = false;
-    slot.check = {};
-    stop = slot.stop.exchange(0);
-    tripped = slot.tripped.exchange(false);
+    slot.inCall.store(false, std::memory_order_relaxed);
+    stop = slot.stop.load(std::memory_order_relaxed);
+    tripped = slot.tripped.load(std::memory_order_relaxed);
+    if (stop != 0) slot.stop.store(0, std::memory_order_relaxed);
+    if (tripped) slot.tripped.store(false, std::memory_order_relaxed);
   }
   if (tripped && gConsume) {
     // The simulated signal may still be pending: handled here (the handler
@@ -296,9 +308,9 @@ void CallScope::end() {
   PyErr_Clear();
   if (stop == static_cast<int>(StopReason::TimeLimit)) {
     throw SqlError(sqlstate::kQueryCanceled,
-                   fmt::format("{} ran longer than the Python call time limit of {} ms and was "
-                               "interrupted",
-                               label_, gTimeLimitMs.load()),
+                   fmt::format("{} {} ran longer than the Python call time limit of {} ms and "
+                               "was interrupted",
+                               kind_, name_, gTimeLimitMs.load()),
                    SqlError::npos,
                    "rtsqld --python-call-timeout sets the limit (docs/udf.md); a function that "
                    "loops for ever on some input fails this way instead of holding the GIL");

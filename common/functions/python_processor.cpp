@@ -320,7 +320,7 @@ std::shared_ptr<const PythonProcessor> PythonProcessor::compile(std::string name
   Ref text(str(body));
   const std::string filename = filenameOf(p->name_);
   // The module's body runs: it is user code like the methods.
-  python_internal::CallScope scope("processor " + p->name_);
+  python_internal::CallScope scope("processor", p->name_);
   Ref result(PyObject_CallFunction(helper("compile_processor"), "sOs", p->name_.c_str(), text.get(),
                                    filename.c_str()));
   scope.end();
@@ -378,7 +378,7 @@ ProcessorInstance::ProcessorInstance(
     Ref key(str(k)), value(str(v));
     PyDict_SetItem(opts.get(), key.get(), value.get());
   }
-  python_internal::CallScope scope("processor " + processor_->name());
+  python_internal::CallScope scope("processor", processor_->name());
   Ref made(PyObject_CallFunction(helper("make_instance"), "OO",
                                  static_cast<PyObject*>(processor_->pythonClass()), opts.get()));
   scope.end();
@@ -451,7 +451,7 @@ void ProcessorInstance::handleInputRows(const Row& key, const std::vector<DataTy
     PyList_SET_ITEM(timerList.get(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(timers[i]));
   }
   Ref expiry(expiryMs ? PyLong_FromLongLong(*expiryMs) : Py_NewRef(Py_None));
-  python_internal::CallScope scope(label);
+  python_internal::CallScope scope("processor", processor_->name());
   Ref result(PyObject_CallFunction(helper("call_rows"), "OOOOOOOOO",
                                    static_cast<PyObject*>(object_), static_cast<PyObject*>(handle_),
                                    keyTuple.get(), rowList.get(), stored.get(), timerList.get(),
