@@ -6,6 +6,7 @@ whose call runs past it; a function cannot take SIGTERM away from rtsqld; and
 a call in C code that never returns (which nothing can interrupt) holds
 neither the DDL lock nor the server's stop past --shutdown-timeout."""
 
+import contextlib
 import threading
 import time
 
@@ -41,6 +42,15 @@ class PythonServer(Server):
 
     def extra_args(self):
         return self.args
+
+
+@contextlib.contextmanager
+def session(server):
+    """A connection, closed at the end unless the test failed: a statement of
+    it may then still wait on another thread, and closing would wait too."""
+    conn = server.connect()
+    yield conn
+    conn.close()
 
 
 def create_function(conn, name, body):
@@ -120,7 +130,7 @@ def server(tmp_path):
 
 
 def test_statement_timeout_ends_a_backtracking_python_call(server):
-    with server.connect() as conn:
+    with session(server) as conn:
         create_function(conn, "backtracks", BACKTRACKS_BODY)
         create_function(conn, "echo_len", "return len(s)")
         conn.execute("SET statement_timeout = '1s'")
@@ -142,7 +152,7 @@ def test_statement_timeout_ends_a_live_query_stuck_in_python(server):
     kafka = Kafka("embedded", "embedded", server.embedded_bootstrap)
     topic, src = unique("live_in"), unique("live_src")
     kafka.produce(topic, [{"s": BAD_INPUT}])
-    with server.connect() as conn:
+    with session(server) as conn:
         create_function(conn, "backtracks", BACKTRACKS_BODY)
         create_function(conn, "echo_len", "return len(s)")
         conn.execute(f"CREATE SOURCE {src} (s STRING) WITH ({kafka.options()}, "
@@ -158,7 +168,7 @@ def test_statement_timeout_ends_a_live_query_stuck_in_python(server):
 
 
 def test_cancel_request_ends_a_backtracking_python_call(server):
-    with server.connect() as setup:
+    with session(server) as setup:
         create_function(setup, "backtracks", BACKTRACKS_BODY)
         create_function(setup, "echo_len", "return len(s)")
     conn = server.connect()
@@ -177,12 +187,12 @@ def test_cancel_request_ends_a_backtracking_python_call(server):
 
 
 def test_stop_flow_ends_a_flow_stuck_in_python_without_holding_ddl(server):
-    with server.connect() as conn:
+    with session(server) as conn:
         flow = stuck_flow(server, conn, "backtracks", BACKTRACKS_BODY)
         stopper = server.connect()
         t, result = in_thread(lambda: stopper.execute(f"STOP FLOW {flow}"))
         # Meanwhile another session's DDL runs.
-        with server.connect() as other:
+        with session(server) as other:
             bounded(lambda: other.execute(f"CREATE FUNCTION {unique('meanwhile')}(a BIGINT) "
                                           f"RETURNS BIGINT LANGUAGE SQL AS a + 1"),
                     "CREATE FUNCTION while STOP FLOW waits")
@@ -199,7 +209,7 @@ def test_python_call_timeout_fails_a_flow_stuck_in_the_re_matcher(tmp_path):
     s = PythonServer(tmp_path, "--python-call-timeout", "2")
     s.start()
     try:
-        with s.connect() as conn:
+        with session(s) as conn:
             flow = stuck_flow(s, conn, "backtracks", BACKTRACKS_BODY)
             wait_for(lambda: flow_status(s, flow)[0] == "failed", "the flow failed")
             status, error = flow_status(s, flow)
@@ -216,7 +226,7 @@ def test_a_function_cannot_take_sigterm_from_rtsqld(tmp_path):
     try:
         # The function is the server's first: its session's thread is the
         # interpreter's main thread, where signal.signal would work.
-        with s.connect() as conn:
+        with session(s) as conn:
             create_function(conn, "ignore_term",
                             "import signal\n"
                             "    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
@@ -237,13 +247,13 @@ def test_a_call_looping_in_c_holds_neither_ddl_nor_the_stop(tmp_path):
     s = PythonServer(tmp_path, "--shutdown-timeout", "5")
     s.start()
     try:
-        with s.connect() as conn:
+        with session(s) as conn:
             flow = stuck_flow(s, conn, "c_loop", C_LOOP_BODY)
             stopper = s.connect()
             t, _ = in_thread(lambda: stopper.execute(f"STOP FLOW {flow}"))
             # STOP FLOW waits for a task nothing can stop; other DDL goes on,
             # and the flow cannot be started or dropped meanwhile.
-            with s.connect() as other:
+            with session(s) as other:
                 wait_for(lambda: bounded(lambda: _refused(other, f"START FLOW {flow}"),
                                          "START FLOW while STOP FLOW waits"),
                          "START FLOW refused while STOP FLOW waits")
