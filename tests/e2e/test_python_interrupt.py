@@ -168,13 +168,20 @@ def test_statement_timeout_ends_a_live_query_stuck_in_python(server):
 
 
 def test_cancel_request_ends_a_backtracking_python_call(server):
+    started = server.tmp / "call_started"
     with session(server) as setup:
-        create_function(setup, "backtracks", BACKTRACKS_BODY)
+        # The call says when it has begun, so that the cancel comes while it
+        # runs (one that comes before the statement starts ends it too).
+        create_function(setup, "backtracks_marked",
+                        "import pathlib, re\n"
+                        f"    pathlib.Path({str(started)!r}).touch()\n"
+                        "    return 1 if re.match(r'(a+)+$', s) else 0")
         create_function(setup, "echo_len", "return len(s)")
     conn = server.connect()
-    t, result = in_thread(lambda: conn.execute(f"SELECT backtracks('{BAD_INPUT}')").fetchall())
-    # Cancel until the statement has ended: a cancel that comes before the
-    # statement starts applies to nothing, as in PostgreSQL.
+    t, result = in_thread(
+        lambda: conn.execute(f"SELECT backtracks_marked('{BAD_INPUT}')").fetchall())
+    wait_for(started.exists, "the Python call running")
+    # Cancel until the statement has ended.
     deadline = time.monotonic() + BOUND_S
     while t.is_alive() and time.monotonic() < deadline:
         conn.cancel()
