@@ -5,17 +5,24 @@ namespace rtsql {
 namespace {
 thread_local InterruptScope::Check tCheck = nullptr;
 thread_local const void* tContext = nullptr;
+thread_local InterruptScope::Check tFromAnyThread = nullptr;
 }  // namespace
 
-InterruptScope::InterruptScope(Check check, const void* context)
-    : previousCheck_(tCheck), previousContext_(tContext) {
+InterruptScope::InterruptScope(Check check, const void* context, Check fromAnyThread)
+    : previousCheck_(tCheck), previousContext_(tContext), previousFromAnyThread_(tFromAnyThread) {
   tCheck = check;
   tContext = context;
+  tFromAnyThread = fromAnyThread;
 }
 
 InterruptScope::~InterruptScope() {
   tCheck = previousCheck_;
   tContext = previousContext_;
+  tFromAnyThread = previousFromAnyThread_;
+}
+
+InterruptCheck currentInterruptCheck() {
+  return InterruptCheck{tFromAnyThread, tContext};
 }
 
 Interrupted::Interrupted()

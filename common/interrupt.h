@@ -6,6 +6,11 @@
 // client gone", a flow's task thread "the flow is stopping". So a cancel
 // request, statement_timeout, STOP FLOW and SIGTERM take effect between two
 // matches rather than after the whole value.
+//
+// A Python call is interrupted from outside: the Python watchdog
+// (common/functions/python_interrupt.cpp) polls, from its own thread, the
+// check the scope gives for that use (`fromAnyThread`), which reads only
+// atomics and the clock and never waits.
 #pragma once
 
 #include "common/error.h"
@@ -17,7 +22,9 @@ namespace rtsql {
 class InterruptScope {
  public:
   using Check = bool (*)(const void* context);
-  InterruptScope(Check check, const void* context);
+  // `fromAnyThread`, when given, says the same as `check` or less, and may be
+  // called from any thread while the scope lives.
+  InterruptScope(Check check, const void* context, Check fromAnyThread = nullptr);
   ~InterruptScope();
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
@@ -25,7 +32,18 @@ class InterruptScope {
  private:
   Check previousCheck_;
   const void* previousContext_;
+  Check previousFromAnyThread_;
 };
+
+// The check of the current thread that any thread may call, and its context.
+struct InterruptCheck {
+  InterruptScope::Check check = nullptr;
+  const void* context = nullptr;
+};
+
+// The current thread's check for other threads (none outside every
+// InterruptScope, or where its scope gave none).
+InterruptCheck currentInterruptCheck();
 
 // What an evaluation throws when it stops for its thread's check: 57014, as
 // PostgreSQL reports a cancelled statement.

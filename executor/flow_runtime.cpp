@@ -53,6 +53,11 @@ constexpr int kIdleWaitMs = 1000;
 constexpr int kSinkFlushTimeoutMs = 30000;
 constexpr size_t kShuffleQueueCapacity = 8192;
 constexpr int64_t kStopTimeoutMicros = 60LL * 1000 * 1000;
+// How long a stop waits for the final epoch before the functions its tasks
+// are busy in are interrupted: a task stuck in one (a Python call that runs
+// for ever) never reaches the epoch's end, and the flow then stops without
+// its final epoch, as after a crash (the last checkpoint is where it goes on).
+constexpr int64_t kStopGraceMicros = 10LL * 1000 * 1000;
 
 // How long a task may wait for input: `waitMs`, or less when an operator of
 // its chain has work of its own at `wakeAt` (Operator::wakeAtMillis(),
@@ -505,6 +510,7 @@ void FlowRuntime::start() {
     state_ = FlowState::Running;
     failure_.clear();
     stopping_ = false;
+    stopAskedMicros_ = 0;
     if (checkpoint) {
       epochs_.restored(*checkpoint);
       ++recoveries_;
@@ -536,10 +542,16 @@ void FlowRuntime::start() {
     Task* task = t.get();
     task->thread = std::thread([this, task] {
       if (threadNice_ != 0) lowerCurrentThreadPriority(threadNice_);
-      // A function looping long on one value leaves when the flow stops.
-      InterruptScope interrupt(
-          [](const void* rt) { return static_cast<const FlowRuntime*>(rt)->stopping_.load(std::memory_order_relaxed); },
-          this);
+      // A function looping long on one value leaves when the flow stops, or
+      // once a stop has waited kStopGraceMicros for the final epoch. Atomics
+      // and the clock: the watchdog of Python calls asks it too.
+      constexpr InterruptScope::Check stopDue = [](const void* p) {
+        const auto* rt = static_cast<const FlowRuntime*>(p);
+        if (rt->stopping_.load(std::memory_order_relaxed)) return true;
+        const int64_t asked = rt->stopAskedMicros_.load(std::memory_order_relaxed);
+        return asked != 0 && monotonicMicros() - asked >= kStopGraceMicros;
+      };
+      InterruptScope interrupt(stopDue, this, stopDue);
       if (task->isSource) {
         runSourceTask(*task);
       } else {
@@ -667,7 +679,10 @@ void FlowRuntime::runSourceTask(Task& task) {
     }
     commitIfRequested(task);
   } catch (const Interrupted&) {
-    // The flow is stopping and a function saw it: nothing failed.
+    // The flow is stopping and a function saw it: nothing failed. A stop
+    // still waiting for the final epoch, which this task will not reach,
+    // stops the flow now.
+    stopWithoutFinalEpoch();
   } catch (const SqlError& e) {
     fail(e.message(), e.sqlstate());
   } catch (const std::exception& e) {
@@ -694,7 +709,10 @@ void FlowRuntime::runShuffleTask(Task& task) {
       inbox.clear();
     }
   } catch (const Interrupted&) {
-    // The flow is stopping and a function saw it: nothing failed.
+    // The flow is stopping and a function saw it: nothing failed. A stop
+    // still waiting for the final epoch, which this task will not reach,
+    // stops the flow now.
+    stopWithoutFinalEpoch();
   } catch (const SqlError& e) {
     fail(e.message(), e.sqlstate());
   } catch (const std::exception& e) {
@@ -853,6 +871,12 @@ void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
   wakeTasks();
 }
 
+void FlowRuntime::stopWithoutFinalEpoch() {
+  if (stopping_.exchange(true)) return;
+  epochs_.wake();
+  wakeTasks();
+}
+
 void FlowRuntime::joinAll() {
   for (auto& t : tasks_) {
     if (t->thread.joinable()) t->thread.join();
@@ -861,6 +885,9 @@ void FlowRuntime::joinAll() {
 }
 
 void FlowRuntime::stop() {
+  // Two stops (STOP FLOW, which waits without the DDL lock, and the
+  // server's shutdown) take turns: the second finds the flow stopped.
+  std::lock_guard stopLock(stopMu_);
   bool running;
   {
     std::lock_guard lock(mu_);
@@ -869,7 +896,10 @@ void FlowRuntime::stop() {
   // The final epoch: sources stop reading at their barrier, everything before
   // it is flushed, checkpointed and committed. Waited for without the lock,
   // which a failure meanwhile takes.
-  if (running) epochs_.finish(kStopTimeoutMicros);
+  if (running) {
+    stopAskedMicros_ = monotonicMicros();
+    epochs_.finish(kStopTimeoutMicros);
+  }
   stopping_ = true;
   epochs_.wake();
   wakeTasks();

@@ -124,8 +124,14 @@ class FlowRuntime {
   // the tasks. Throws SqlError (and holds nothing) when any of that fails.
   void start();
   // Ends the current epoch (output flushed, offsets committed, state flushed),
-  // stops every task and releases the slots. Idempotent.
+  // stops every task and releases the slots. Idempotent; two threads may call
+  // it at once (the second waits for the first).
   void stop();
+
+  // Tells the tasks to leave at once, without a final epoch (stop() then
+  // waits for them): a live query whose client has gone, or a task that left
+  // on an interrupt during a stop. Any thread.
+  void stopWithoutFinalEpoch();
 
   FlowState state() const;
   std::string failureReason() const;
@@ -190,6 +196,9 @@ class FlowRuntime {
   std::thread coordinator_;
 
   std::atomic<bool> stopping_{false};  // tasks leave at once (stop done or failure)
+  // When stop() asked for the final epoch (monotonicMicros(); 0: not asked).
+  std::atomic<int64_t> stopAskedMicros_{0};
+  std::mutex stopMu_;  // held through stop()
   int sourceTasks_ = 0;                // source tasks of the current run
   // A source task that has ended its final epoch waits here for the commit
   // and the stop (wakeTasks()).

@@ -98,6 +98,28 @@ void Engine::setWantRunning(const std::string& flow, bool run) {
   }
 }
 
+void Engine::requireNotStopping(const std::string& name, size_t pos,
+                                const std::string& what) const {
+  std::lock_guard lock(flowsMu_);
+  if (!stoppingFlows_.count(toLower(name))) return;
+  throw SqlError(sqlstate::kObjectInUse,
+                 fmt::format("flow \"{}\" is still stopping: another STOP FLOW or DROP FLOW "
+                             "waits for its tasks",
+                             name),
+                 pos, fmt::format("run {} again once that statement has returned", what));
+}
+
+Engine::StoppingFlow::StoppingFlow(Engine& engine, std::string name)
+    : engine_(engine), name_(toLower(name)) {
+  std::lock_guard lock(engine_.flowsMu_);
+  engine_.stoppingFlows_.insert(name_);
+}
+
+Engine::StoppingFlow::~StoppingFlow() {
+  std::lock_guard lock(engine_.flowsMu_);
+  engine_.stoppingFlows_.erase(name_);
+}
+
 std::string Engine::flowStateDir(const std::string& flow) const {
   return (std::filesystem::path(flowDir(flow)) / "state").string();
 }
@@ -340,6 +362,7 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
 
 void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
   std::lock_guard lock(ddlMu_);
+  if (!s.shadow) requireNotStopping(stmt.name, stmt.namePos, "CREATE FLOW");
   if (catalogOf(s).findFlow(stmt.name) && stmt.ifNotExists) {
     out.notice(fmt::format("flow \"{}\" already exists, skipping", stmt.name));
     out.complete("CREATE FLOW");
@@ -558,8 +581,11 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
 }
 
 void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
-  std::lock_guard lock(ddlMu_);
+  std::unique_lock lock(ddlMu_);
   requireOwnerOf(s, stmt.object, stmt.name, "drop", stmt.namePos);
+  if (!s.shadow && stmt.object == ast::ObjectKind::Flow) {
+    requireNotStopping(stmt.name, stmt.namePos, "DROP FLOW");
+  }
   // The catalog file is written as the drop leaves it before anything is
   // dropped: a drop the file cannot record changes nothing and answers only
   // the error. A dry-run session drops from its own copy of the catalog.
@@ -598,7 +624,15 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
           exchange.push_back(stage.output.exchange);
       }
     }
-    rt.reset();  // stops it and closes the state store before its files go
+    // Stopped, and its state store closed, before its files go; waited for
+    // without the DDL lock (a task may take long to stop: docs/udf.md), while
+    // the name stays taken.
+    {
+      StoppingFlow stopping(*this, stmt.name);
+      lock.unlock();
+      rt.reset();
+      lock.lock();
+    }
     dropShards(stmt.name);
     std::error_code ec;
     std::filesystem::remove_all(flowDir(stmt.name), ec);
@@ -628,15 +662,19 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
 }
 
 void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
-  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
   if (s.shadow) {
-    requireFlow(*s.shadow, stmt);  // a dry run only checks the flow is there
+    // A dry run checks the flow is there and whose it is, in its own catalog.
+    requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
+    requireFlow(*s.shadow, stmt);
     out.complete("STOP FLOW");
     return;
   }
-  std::lock_guard lock(ddlMu_);
+  std::unique_lock lock(ddlMu_);
+  // Under the lock: the catalog's flows change with other statements.
+  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
   FlowRuntime* rt = findRuntime(stmt.name);
   requireFlow(catalog_, stmt);
+  requireNotStopping(stmt.name, stmt.namePos, "STOP FLOW");
   // A flow another node of the cluster runs is stopped there, when that node
   // reads the change.
   if (flowRunsHere(stmt.name, rt) && (!rt || rt->state() == FlowState::Stopped)) {
@@ -645,22 +683,35 @@ void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWrit
   // Recorded first: a flow the file still says runs would start again at the
   // next restart.
   persistWantRunning(stmt.name, false);
-  if (rt) rt->stop();
-  stopShards(stmt.name);
   setWantRunning(stmt.name, false);
+  stopShards(stmt.name);
+  if (rt) {
+    // Waited for without the DDL lock: a task may take long to stop (a
+    // Python call is interrupted only after a grace, one in C code that never
+    // returns not at all), and other statements go on meanwhile. The flow
+    // stays in stoppingFlows_, so no statement drops its runtime or starts
+    // it again until the stop is over.
+    StoppingFlow stopping(*this, stmt.name);
+    lock.unlock();
+    rt->stop();
+  }
   out.complete("STOP FLOW");
 }
 
 void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
-  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
   if (s.shadow) {
-    requireFlow(*s.shadow, stmt);  // a dry run only checks the flow is there
+    // A dry run checks the flow is there and whose it is, in its own catalog.
+    requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
+    requireFlow(*s.shadow, stmt);
     out.complete("START FLOW");
     return;
   }
   std::lock_guard lock(ddlMu_);
+  // Under the lock: the catalog's flows change with other statements.
+  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
   FlowRuntime* rt = findRuntime(stmt.name);
   requireFlow(catalog_, stmt);
+  requireNotStopping(stmt.name, stmt.namePos, "START FLOW");
   if (!flowRunsHere(stmt.name, rt)) {
     // Another node of the cluster runs it: the catalog says so, and that node
     // starts it when it reads the change.

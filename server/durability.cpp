@@ -93,11 +93,12 @@ std::vector<std::string> Engine::flowInputs(const PhysicalPlan& plan, const std:
 
 bool Engine::retryable(const std::string& sqlstate) {
   // Bad data (class 22), a plan that no longer binds (42), a feature that
-  // is not there (0A) or checkpoints that cannot be read (XX001) fail the same
-  // way on every retry: the user must act. The rest (a broker away, a full
-  // disk, no free slots, an internal error) may pass.
+  // is not there (0A), checkpoints that cannot be read (XX001) or a Python
+  // call past its time limit (57014: it meets the same record again) fail the
+  // same way on every retry: the user must act. The rest (a broker away, a
+  // full disk, no free slots, an internal error) may pass.
   return !(sqlstate.starts_with("22") || sqlstate.starts_with("42") || sqlstate.starts_with("0A") ||
-           sqlstate == sqlstate::kDataCorrupted);
+           sqlstate == sqlstate::kDataCorrupted || sqlstate == sqlstate::kQueryCanceled);
 }
 
 std::vector<std::pair<std::string, std::string>> Engine::settingsOf(const EngineSession& s) {

@@ -118,13 +118,18 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       // Each statement gets the session's statement_timeout from its start.
       const OptionEntry* timeout = s.settings.find("statement_timeout");
       DeadlineWriter writer(out, timeout ? parseStatementTimeoutMs(timeout->value, SqlError::npos) : 0);
-      // A function that loops long on one value polls the same flag.
-      InterruptScope interrupt([](const void* w) { return static_cast<const ResultWriter*>(w)->cancelled(); },
-                               static_cast<const ResultWriter*>(&writer));
+      // A function that loops long on one value polls the same flag; the
+      // watchdog of Python calls its part other threads may ask.
+      InterruptScope interrupt(
+          [](const void* w) { return static_cast<const ResultWriter*>(w)->cancelled(); },
+          static_cast<const ResultWriter*>(&writer),
+          [](const void* w) {
+            return static_cast<const ResultWriter*>(w)->cancelledFromAnyThread();
+          });
       try {
         executeStatement(s, *stmt, writer);
       } catch (const Interrupted&) {
-        if (writer.expired()) throw DeadlineWriter::timeoutError();
+        if (writer.expired() || writer.deadlinePassed()) throw DeadlineWriter::timeoutError();
         throw;
       }
       // The statement ended early without completing; the rest do not run.

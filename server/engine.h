@@ -307,6 +307,24 @@ class Engine : public QueryHandler {
   // it, through the statement handlers, which take it again.
   std::recursive_mutex ddlMu_;
   mutable std::mutex flowsMu_;
+  // Flows (lower-cased) a STOP FLOW or DROP FLOW is waiting for without
+  // ddlMu_ (a task may take long to stop): until it has, the flow is not
+  // started, dropped or created again. Under flowsMu_.
+  std::set<std::string> stoppingFlows_;
+  // Throws 55006 when flow `name` is in stoppingFlows_; `what` is the statement.
+  void requireNotStopping(const std::string& name, size_t pos, const std::string& what) const;
+  // Puts flow `name` in stoppingFlows_ for its scope.
+  class StoppingFlow {
+   public:
+    StoppingFlow(Engine& engine, std::string name);
+    ~StoppingFlow();
+    StoppingFlow(const StoppingFlow&) = delete;
+    StoppingFlow& operator=(const StoppingFlow&) = delete;
+
+   private:
+    Engine& engine_;
+    std::string name_;
+  };
   std::map<std::string, FlowEntry> flows_;  // lower-cased names; see FlowEntry
   std::map<std::string, std::vector<std::string>> tableInserts_;  // INSERTs per table, under ddlMu_
   std::vector<struct CatalogRecord> unrestored_;  // records a restart could not apply, kept as they were

@@ -13,9 +13,11 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/functions/python_function.h"
 #include "common/json.h"
 #include "common/kafka_topic_name.h"
 #include "common/log.h"
@@ -183,6 +185,18 @@ int main(int argc, char** argv) {
                  "a name the HTTP endpoint answers for in the Host header besides address "
                  "literals, localhost and --host (repeatable; e.g. the name of a proxy in front)")
       ->allow_extra_args(false);
+  int pythonCallTimeout = 0;
+  app.add_option("--python-call-timeout", pythonCallTimeout,
+                 "seconds one Python call (a function's or a processor's) may run before it is "
+                 "interrupted and fails its statement or flow; 0: no limit")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+  int shutdownTimeout = 120;
+  app.add_option("--shutdown-timeout", shutdownTimeout,
+                 "seconds the stop on SIGINT/SIGTERM may take before rtsqld exits with status 3 "
+                 "(a call that cannot be interrupted holds a flow)")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   bool httpTls = false;
   app.add_flag("--http-tls", httpTls,
                "serve the HTTP endpoint over TLS (HTTPS only) with --tls-cert and --tls-key")
@@ -237,6 +251,7 @@ int main(int argc, char** argv) {
     log(fmt::format("--outbound-allow {}", e.what()));
     return 2;
   }
+  rtsql::setPythonCallTimeLimitMs(int64_t{pythonCallTimeout} * 1000);
 
   try {
     // One store for both the protocol server and the engine: CREATE / ALTER /
@@ -396,6 +411,15 @@ int main(int argc, char** argv) {
       log(fmt::format("received {}, stopping flows", sig == SIGINT ? "SIGINT" : "SIGTERM"));
       // A statement or a flow waiting on a remote service ends now.
       rtsql::net::stopAllOutbound();
+      // The stop is bounded: a flow whose task cannot be stopped (a Python
+      // call in C code that never returns) would hold it for ever.
+      std::thread([shutdownTimeout] {
+        std::this_thread::sleep_for(std::chrono::seconds(shutdownTimeout));
+        log(fmt::format("stopping took longer than --shutdown-timeout ({} s): exiting without "
+                        "waiting for the rest",
+                        shutdownTimeout));
+        std::_Exit(3);
+      }).detach();
       server.stop();
       if (http) http->stop();
       io.stop();

@@ -49,6 +49,10 @@ class ResultWriter {
   // True once the client has gone away or asked to cancel: long statements
   // (live queries) stop early.
   virtual bool cancelled() const { return false; }
+  // What of cancelled() another thread may ask (the client asked to cancel
+  // or went away, a deadline passed), for the watchdog that interrupts
+  // Python calls: it reads only atomics and the clock and never waits.
+  virtual bool cancelledFromAnyThread() const { return false; }
 };
 
 // Per-connection state the engine keeps (session settings, user name).

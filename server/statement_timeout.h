@@ -33,9 +33,14 @@ class DeadlineWriter final : public ResultWriter {
   void error(const SqlError& err) override { out_.error(err); }
   void notice(const std::string& message) override { out_.notice(message); }
   bool cancelled() const override;
+  bool cancelledFromAnyThread() const override {
+    return deadlinePassed() || out_.cancelledFromAnyThread();
+  }
 
   // Whether the deadline passed while the statement ran (and it saw it).
   bool expired() const { return expired_; }
+  // Whether the deadline has passed, seen or not.
+  bool deadlinePassed() const { return hasDeadline_ && Clock::now() >= deadline_; }
   static SqlError timeoutError();
 
  private:

@@ -79,6 +79,29 @@ def describe_error(exc, filename, shift):
             detail.append("    " + f.line.strip())
     detail.append(head)
     return (short, "\n".join(detail))
+
+class CallInterrupted(BaseException):
+    """rtsqld stops this call (python_interrupt.cpp): not an error of the code."""
+
+def consume_signals():
+    pass
+
+def lock_signals():
+    # Signal handling is rtsqld's: SIGTERM and SIGINT stop the server, and
+    # a signal a timer sends could end it. Code run by rtsqld may not change
+    # handlers, masks or timers.
+    import _signal, faulthandler, signal
+    def refuse(*args, **kwargs):
+        raise RuntimeError("signal handling belongs to rtsqld: Python code it runs cannot "
+                           "change signal handlers, masks or timers")
+    names = ("signal", "siginterrupt", "set_wakeup_fd", "pthread_sigmask", "alarm",
+             "setitimer", "raise_signal", "pthread_kill")
+    for module in (_signal, signal):
+        for name in names:
+            if hasattr(module, name):
+                setattr(module, name, refuse)
+    faulthandler.register = refuse
+    faulthandler.enable = refuse
 )PY";
 
 std::once_flag gStartOnce;
@@ -120,7 +143,7 @@ std::string takeErrorText() {
 // Starts the interpreter on the calling thread and gives up the GIL. Isolated
 // configuration: PYTHON* environment variables and the user's site directory
 // are ignored, and CPython installs no signal handlers (SIGINT and SIGTERM stay
-// rtsqld's).
+// rtsqld's; installInterrupts() keeps them so).
 void startInterpreter() {
   PyConfig config;
   PyConfig_InitIsolatedConfig(&config);
@@ -143,6 +166,7 @@ void startInterpreter() {
   gDescribe = PyDict_GetItemString(globals, "describe_error");
   Py_XINCREF(gCompile);
   Py_XINCREF(gDescribe);
+  python_internal::installInterrupts(globals);
   gStarted = true;
   PyEval_SaveThread();
 }
@@ -654,7 +678,9 @@ Value PythonFunction::call(const Value* args, size_t count) const {
                                  name_, i + 1, params_[i].name, takeErrorText()));
     }
   }
+  python_internal::CallScope scope("function", name_);
   Ref result(PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack, count, nullptr));
+  scope.end();
   if (!result) raisePythonError(label(), filenameOf(name_), 1);
   return fromPython(label(), result.get(), *returns_, "");
 }
@@ -682,8 +708,10 @@ std::vector<Value> PythonFunction::callBatch(const std::vector<std::vector<Value
   std::vector<PyObject*> stack;
   stack.reserve(lists.size());
   for (const Ref& l : lists) stack.push_back(l.get());
+  python_internal::CallScope scope("function", name_);
   Ref result(
       PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack.data(), stack.size(), nullptr));
+  scope.end();
   if (!result) raisePythonError(label(), filenameOf(name_), 1);
   PyObject* r = result.get();
   if (!PyList_Check(r) && !PyTuple_Check(r)) {
@@ -803,6 +831,10 @@ const Value* VectorizedBatch::RowScope::find(const Expr* node) {
 
 bool pythonStarted() {
   return gStarted.load();
+}
+
+void setPythonCallTimeLimitMs(int64_t ms) {
+  python_internal::setCallTimeLimitMs(ms);
 }
 
 namespace python_internal {

@@ -20,6 +20,11 @@
 // Each task thread that calls a Python function gets one CPython thread state,
 // the first time, kept until the thread ends, so that a call costs taking and
 // giving back the GIL, not making a thread state per call.
+//
+// A call that runs too long is interrupted from outside: when the calling
+// thread's interrupt check says so (interrupt.h: a cancel, statement_timeout,
+// a flow's stop) or past the time limit (setPythonCallTimeLimitMs), by the
+// watchdog of python_interrupt.cpp.
 #pragma once
 
 #include <memory>
@@ -156,6 +161,11 @@ class VectorizedBatch {
   std::vector<VectorizedCall> calls_;
   std::vector<std::vector<Value>> results_;  // per call, per row
 };
+
+// The longest a single Python call (a function's, or a processor's over its
+// rows) may run before it is interrupted and fails with 57014: rtsqld
+// --python-call-timeout. 0, the default, sets no limit.
+void setPythonCallTimeLimitMs(int64_t ms);
 
 // Whether this process has started the interpreter: false until the first
 // Python function is compiled.

@@ -7,6 +7,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <cstdint>
 #include <string>
 
 #include "common/types.h"
@@ -29,6 +30,44 @@ class GilScope {
  private:
   int state_;
 };
+
+// One call into user code (a function's def, a processor's methods or module
+// body), which the watchdog of python_interrupt.cpp stops when the calling
+// thread's interrupt check says so (interrupt.h) or when it runs past the
+// time limit. Made and ended with the GIL held, right around the call.
+class CallScope {
+ public:
+  // `kind` and `name` name the code in errors ("function", "f"); both outlive
+  // the scope.
+  CallScope(const char* kind, const std::string& name);
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+  // Ends the call, right after it returned: throws Interrupted when the
+  // thread's check stopped it, SqlError 57014 naming the label when the time
+  // limit did (the Python exception, if any, is dropped); else nothing, and
+  // the call's result or exception is the caller's to look at.
+  void end();
+
+ private:
+  int finish();
+
+  const char* kind_;
+  const std::string& name_;
+  void* slot_ = nullptr;  // the thread's CallSlot (python_interrupt.cpp)
+  bool ended_ = false;
+};
+
+// Run by the interpreter's start, on its thread with the GIL: the watchdog,
+// the SIGINT handler of Python (our own) and the locked signal module.
+// `globals` are the runtime helpers' (CallInterrupted, consume_signals,
+// lock_signals).
+void installInterrupts(PyObject* globals);
+
+// The time limit of one call in milliseconds (0: none).
+void setCallTimeLimitMs(int64_t ms);
+int64_t callTimeLimitMs();
 
 // A new reference to `v` as Python sees it (docs/udf.md has the mapping);
 // null with a Python exception set when Python cannot hold it.

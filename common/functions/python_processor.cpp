@@ -319,8 +319,11 @@ std::shared_ptr<const PythonProcessor> PythonProcessor::compile(std::string name
   GilScope gil;
   Ref text(str(body));
   const std::string filename = filenameOf(p->name_);
+  // The module's body runs: it is user code like the methods.
+  python_internal::CallScope scope("processor", p->name_);
   Ref result(PyObject_CallFunction(helper("compile_processor"), "sOs", p->name_.c_str(), text.get(),
                                    filename.c_str()));
+  scope.end();
   if (!result) {
     throw SqlError(sqlstate::kInternalError,
                    fmt::format("the Python runtime could not compile processor {}: {}", p->name_,
@@ -375,8 +378,10 @@ ProcessorInstance::ProcessorInstance(
     Ref key(str(k)), value(str(v));
     PyDict_SetItem(opts.get(), key.get(), value.get());
   }
+  python_internal::CallScope scope("processor", processor_->name());
   Ref made(PyObject_CallFunction(helper("make_instance"), "OO",
                                  static_cast<PyObject*>(processor_->pythonClass()), opts.get()));
+  scope.end();
   if (!made) {
     python_internal::raiseError("processor " + processor_->name(), filenameOf(processor_->name()),
                                 0);
@@ -446,10 +451,12 @@ void ProcessorInstance::handleInputRows(const Row& key, const std::vector<DataTy
     PyList_SET_ITEM(timerList.get(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(timers[i]));
   }
   Ref expiry(expiryMs ? PyLong_FromLongLong(*expiryMs) : Py_NewRef(Py_None));
+  python_internal::CallScope scope("processor", processor_->name());
   Ref result(PyObject_CallFunction(helper("call_rows"), "OOOOOOOOO",
                                    static_cast<PyObject*>(object_), static_cast<PyObject*>(handle_),
                                    keyTuple.get(), rowList.get(), stored.get(), timerList.get(),
                                    now.get(), watermark.get(), expiry.get()));
+  scope.end();
   if (!result) python_internal::raiseError(label, filenameOf(processor_->name()), 0);
 
   const Schema& returns = processor_->returns();

@@ -157,6 +157,7 @@ class PortalWriter final : public ResultWriter {
     send();
   }
 
+  bool cancelledFromAnyThread() const override { return ExtendedProtocol::cancelled(conn_); }
   bool cancelled() const override {
     if (stopped_ || ExtendedProtocol::cancelled(conn_)) return true;
     if (limit_ != 0 && sent_ >= limit_) return !waitForNextExecute();

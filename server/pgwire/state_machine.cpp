@@ -78,6 +78,7 @@ class StatementWriter final : public ResultWriter {
     send();
   }
   bool cancelled() const override { return conn_.cancelled(); }
+  bool cancelledFromAnyThread() const override { return conn_.cancelled(); }
 
   // Whether the handler reported any statement; if not, the query was empty.
   bool reportedAnything() const { return reported_; }
