@@ -106,7 +106,7 @@ void appendCsvField(std::string& out, const Value& v, const DataType& t) {
       text = formatDouble(v.asDouble());
       break;
     case TypeId::Timestamp:
-      text = formatTimestamp(v.asInt(), true);
+      text = formatSparkTimestamp(v.asInt());
       break;
     default:
       text = v.toString();

@@ -103,7 +103,15 @@ ExprPtr buildGetJsonObject(const std::string& name, std::vector<ExprPtr>& args, 
 
 // to_json writes structs as Spark does by default (ignoreNullFields): a NULL
 // field is left out of its object; NULL array elements stay as null.
+// Timestamps are written in Spark's default timestampFormat for JSON,
+// yyyy-MM-dd'T'HH:mm:ss.SSSXXX: milliseconds, always three digits.
 void appendJsonSkippingNullFields(std::string& out, const Value& v, const DataType& t) {
+  if (!v.isNull() && t.id == TypeId::Timestamp) {
+    out += '"';
+    out += formatSparkTimestamp(v.asInt());
+    out += '"';
+    return;
+  }
   if (v.isNull() || (t.id != TypeId::Struct && t.id != TypeId::Array)) {
     appendJsonValue(out, v, t);
     return;

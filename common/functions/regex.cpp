@@ -461,7 +461,8 @@ ExprPtr buildExtractAll(const std::string& name, std::vector<ExprPtr>& args, siz
              });
 }
 
-// regexp_substr(str, regexp): the first match, NULL when there is none.
+// regexp_substr(str, regexp): the first match, NULL when there is none or it
+// is empty (as Spark).
 ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
@@ -472,7 +473,7 @@ ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t 
     if (!re) return Value();
     const std::string& text = s.asString();
     re2::StringPiece m;
-    if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &m, 1)) return Value();
+    if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &m, 1) || m.empty()) return Value();
     return Value::string(std::string(m.data(), m.size()));
   });
 }
