@@ -1030,7 +1030,9 @@ std::string javaFormat(const std::string& f, const std::vector<Value>& args) {
     bool upper = conv >= 'A' && conv <= 'Z';
     char lc = static_cast<char>(upper ? conv + 32 : conv);
     if (v.isNull() && lc != 'b') {
+      // Java prints "null" for any conversion, cut to the precision.
       piece = "null";
+      if (precision >= 0 && precision < 4) piece.resize(static_cast<size_t>(precision));
       zero = false;
     } else {
       switch (lc) {
