@@ -754,7 +754,9 @@ ExprPtr buildCurrentDate(const std::string& name, std::vector<ExprPtr>& args, si
 ExprPtr buildDatePart(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   auto c = constantValue(args[0]);
-  if (!c || c->isNull()) throwArgError(name, args, pos, "the field must be a string literal");
+  if (!c) throwArgError(name, args, pos, "the field must be a string literal");
+  // A NULL field gives NULL, as in Spark (typed DOUBLE, as Spark types it).
+  if (c->isNull()) return makeLiteral(Value(), DataType::of(TypeId::Double));
   std::string f = toUpper(c->asString());
   std::vector<ExprPtr> a{args[1]};
   auto field = [&](const char* fn) { return makeCall(fn, a, pos); };

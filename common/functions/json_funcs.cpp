@@ -187,6 +187,7 @@ void appendJsonSkippingNullFields(std::string& out, const Value& v, const DataTy
 }
 
 ExprPtr buildToJson(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (isNullType(args[0]->type())) return makeLiteral(Value(), DataType::of(TypeId::String));  // to_json(NULL)
   auto id = args[0]->type()->id;
   if (id != TypeId::Struct && id != TypeId::Array)
     throwArgError(name, args, pos, "the argument must be a STRUCT or an ARRAY",
