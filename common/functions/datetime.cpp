@@ -208,6 +208,7 @@ class DateFormat {
 
   bool parse(std::string_view s, int64_t* us) const {
     int64_t year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, micros = 0, offsetMin = 0;
+    int64_t dayOfYear = 0;  // set by D: the month and day follow from it
     bool pm = false, hasAmPm = false;
     size_t i = 0;
     auto num = [&](int maxDigits, int64_t* out) {
@@ -256,6 +257,9 @@ class DateFormat {
           break;
         case 'd':
           if (!num(2, &day)) return false;
+          break;
+        case 'D':
+          if (!num(3, &dayOfYear) || dayOfYear < 1) return false;
           break;
         case 'H':
         case 'h':
@@ -325,6 +329,14 @@ class DateFormat {
     }
     if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return false;
     int64_t days = daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+    if (dayOfYear > 0) {
+      days = daysFromCivil(year, 1, 1) + dayOfYear - 1;
+      int64_t y2;
+      unsigned m2, d2;
+      civilFromDays(days, &y2, &m2, &d2);
+      if (y2 != year) return false;  // day 366 of a common year
+      day = d2;
+    }
     // Reject 2024-02-30 and friends: the day must survive the round trip.
     int64_t y2;
     unsigned m2, d2;
