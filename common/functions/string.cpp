@@ -1180,7 +1180,11 @@ ExprPtr buildFormatNumber(const std::string& name, std::vector<ExprPtr>& args, s
       double v = x.asDouble();
       if (std::isnan(v)) return Value::string("NaN");
       if (std::isinf(v)) return Value::string(v > 0 ? "∞" : "-∞");
-      num = fmt::format("{:.{}f}", v, d);
+      // Past 2^53 a double has no fraction: Java's DecimalFormat prints its
+      // shortest digits and zeros (1e308 is 1 and 308 zeros), not the exact
+      // binary expansion.
+      num = std::fabs(v) >= 9007199254740992.0 ? javaFloat(v, static_cast<int>(d), 'f', false, false)
+                                                : fmt::format("{:.{}f}", v, d);
     } else {
       num = std::to_string(x.asInt());
       if (d > 0) num += "." + std::string(static_cast<size_t>(d), '0');
