@@ -286,6 +286,14 @@ primary
     | CASE operand=expr? whenClause+ (ELSE elseExpr=expr)? END # casePrimary
     | CAST LPAREN expr AS dataType RPAREN                      # castPrimary
     | functionName LPAREN functionArgs? RPAREN filterClause? overClause?  # callPrimary
+    // The SQL standard's forms of five functions (the AST builder checks the name):
+    // TRIM(BOTH|LEADING|TRAILING [chars] FROM s), TRIM(chars FROM s),
+    // SUBSTRING(s FROM p [FOR n]), EXTRACT(field FROM t),
+    // OVERLAY(s PLACING r FROM p [FOR n]), POSITION(sub IN s).
+    | identifier LPAREN side=(BOTH | LEADING | TRAILING) chars=valueExpr? FROM src=valueExpr RPAREN  # trimSidePrimary
+    | identifier LPAREN a=valueExpr FROM b=valueExpr (FOR c=valueExpr)? RPAREN            # fromForPrimary
+    | identifier LPAREN a=valueExpr PLACING b=valueExpr FROM c=valueExpr (FOR d=valueExpr)? RPAREN  # placingPrimary
+    | identifier LPAREN a=valueExpr IN b=valueExpr RPAREN                                 # positionInPrimary
     | STAR                                                     # starPrimary
     | identifier (DOT fieldName)* DOT STAR                     # qualifiedStarPrimary
     | identifier (DOT fieldName)*                              # columnPrimary
@@ -342,6 +350,7 @@ literal
     | INTEGER_VALUE                                            # integerLiteral
     | DECIMAL_VALUE                                            # decimalLiteral
     | STRING                                                   # stringLiteral
+    | BINARY_STRING                                            # binaryLiteral
     | INTERVAL (STRING | MINUS? INTEGER_VALUE | MINUS? DECIMAL_VALUE) intervalUnit?  # intervalLiteral
     | TIMESTAMP STRING                                         # timestampLiteral
     ;
@@ -390,14 +399,14 @@ anyWord
     ;
 
 nonReserved
-    : ALTER | ARRAY | ASC | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
+    : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
-    | LANGUAGE | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
-    | PARTITION | PASSWORD | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
+    | LANGUAGE | LEADING | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
+    | PARTITION | PASSWORD | PLACING | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
     | RLIKE | ROW | ROWS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
-    | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
+    | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
     ;
 
 reserved
@@ -470,6 +479,10 @@ FLOWS: F L O W S;
 FUNCTION: F U N C T I O N;
 FUNCTIONS: F U N C T I O N S;
 HOUR: H O U R;
+BOTH: B O T H;
+LEADING: L E A D I N G;
+TRAILING: T R A I L I N G;
+PLACING: P L A C I N G;
 HOURS: H O U R S;
 IF: I F;
 INSERT: I N S E R T;
@@ -554,6 +567,8 @@ CONCAT: '||';
 
 // Literals and names.
 STRING: '\'' ( ~'\'' | '\'\'' )* '\'';
+// X'48656C6C6F': a BINARY value, as in Spark.
+BINARY_STRING: [xX] '\'' [0-9a-fA-F]* '\'';
 // Dollar quoting, as PostgreSQL writes a function's code: everything between
 // $$ and the next $$ as it is, quotes and newlines included.
 DOLLAR_STRING: '$$' .*? '$$';

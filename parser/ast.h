@@ -54,11 +54,11 @@ enum class ExprKind {
   Exists,      // EXISTS (SELECT ...); subquery (NOT EXISTS is a Unary NOT over it)
 };
 
-enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp };
+enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp, Binary };
 
 struct Literal {
   LiteralKind kind = LiteralKind::Null;
-  std::string text;  // Integer/Decimal digits, String contents (unescaped),
+  std::string text;  // Integer/Decimal digits, String contents (unescaped), Binary bytes,
                      // Interval value text ('10', '10 seconds'), Timestamp text
   std::string unit;  // Interval unit in upper case (SECOND, MINUTE, ...) or empty
   bool boolean = false;

@@ -1003,6 +1003,75 @@ ast::ExprPtr AstBuilder::valueExpr(P::ValueExprContext* ctx) {
   return e;
 }
 
+// The SQL standard's keyword forms of TRIM, SUBSTRING, EXTRACT, OVERLAY and
+// POSITION, as calls of the functions they stand for (Spark reads them alike):
+// TRIM(LEADING 'x' FROM s) is ltrim('x', s), SUBSTRING(s FROM 2 FOR 3) is
+// substring(s, 2, 3), EXTRACT(HOUR FROM t) is date_part('HOUR', t),
+// OVERLAY(s PLACING r FROM 2) is overlay(s, r, 2), POSITION('o' IN s) is
+// position('o', s). Null when `ctx` is none of these forms.
+ast::ExprPtr AstBuilder::standardFormCall(P::PrimaryContext* ctx) {
+  auto call = [&](const char* name) {
+    auto e = newExpr(ast::ExprKind::Call, ctx);
+    e->name = name;
+    return e;
+  };
+  auto wrongName = [&](P::IdentifierContext* id, const char* form, const char* functions) {
+    throw SqlError(sqlstate::kSyntaxError,
+                   fmt::format("syntax error: {}(... {} ...) is a form of {} only", identifier(id), form,
+                               functions),
+                   startOf(id));
+  };
+  if (auto* t = dynamic_cast<P::TrimSidePrimaryContext*>(ctx)) {
+    if (lower(identifier(t->identifier())) != "trim") wrongName(t->identifier(), "BOTH|LEADING|TRAILING", "TRIM");
+    auto e = call(t->LEADING() != nullptr ? "ltrim" : t->TRAILING() != nullptr ? "rtrim" : "trim");
+    if (t->chars != nullptr) e->args.push_back(valueExpr(t->chars));
+    e->args.push_back(valueExpr(t->src));
+    return e;
+  }
+  if (auto* f = dynamic_cast<P::FromForPrimaryContext*>(ctx)) {
+    std::string name = lower(identifier(f->identifier()));
+    if (name == "trim" && f->c == nullptr) {
+      auto e = call("trim");
+      e->args.push_back(valueExpr(f->a));
+      e->args.push_back(valueExpr(f->b));
+      return e;
+    }
+    if (name == "substring" || name == "substr") {
+      auto e = call("substring");
+      e->args.push_back(valueExpr(f->a));
+      e->args.push_back(valueExpr(f->b));
+      if (f->c != nullptr) e->args.push_back(valueExpr(f->c));
+      return e;
+    }
+    if (name == "extract" && f->c == nullptr) {
+      // The field is a word (HOUR, YEAR, DOW...), not a column.
+      auto e = call("date_part");
+      auto field = newExpr(ast::ExprKind::Literal, f->a);
+      field->literal.kind = ast::LiteralKind::String;
+      field->literal.text = sourceText(f->a);
+      e->args.push_back(std::move(field));
+      e->args.push_back(valueExpr(f->b));
+      return e;
+    }
+    wrongName(f->identifier(), "FROM", "TRIM, SUBSTRING (with FOR) and EXTRACT");
+  }
+  if (auto* o = dynamic_cast<P::PlacingPrimaryContext*>(ctx)) {
+    if (lower(identifier(o->identifier())) != "overlay") wrongName(o->identifier(), "PLACING", "OVERLAY");
+    auto e = call("overlay");
+    for (auto* a : {o->a, o->b, o->c, o->d})
+      if (a != nullptr) e->args.push_back(valueExpr(a));
+    return e;
+  }
+  if (auto* p = dynamic_cast<P::PositionInPrimaryContext*>(ctx)) {
+    if (lower(identifier(p->identifier())) != "position") wrongName(p->identifier(), "IN", "POSITION");
+    auto e = call("position");
+    e->args.push_back(valueExpr(p->a));
+    e->args.push_back(valueExpr(p->b));
+    return e;
+  }
+  return nullptr;
+}
+
 ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
   DepthGuard guard(*this, startOf(ctx));
   if (auto* l = dynamic_cast<P::LiteralPrimaryContext*>(ctx)) return literal(l->literal());
@@ -1060,6 +1129,7 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
     if (auto* o = call->overClause()) e->over = over(o);
     return e;
   }
+  if (ast::ExprPtr e = standardFormCall(ctx)) return e;
   if (auto* p = dynamic_cast<P::ParenPrimaryContext*>(ctx)) return expr(p->expr());
   if (auto* sq = dynamic_cast<P::SubqueryPrimaryContext*>(ctx)) {
     auto e = newExpr(ast::ExprKind::Subquery, ctx);
@@ -1131,6 +1201,16 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
   } else if (dynamic_cast<P::StringLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::String;
     lit.text = unquote(sourceText(ctx));
+  } else if (dynamic_cast<P::BinaryLiteralContext*>(ctx)) {
+    // X'0A1B': hex digits between the quotes (the lexer admits no others); an
+    // odd count reads as if a 0 led, as Spark reads it.
+    lit.kind = ast::LiteralKind::Binary;
+    std::string hex = sourceText(ctx).substr(2);
+    hex.pop_back();
+    if (hex.size() % 2 != 0) hex.insert(0, "0");
+    auto digit = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+    for (size_t i = 0; i < hex.size(); i += 2)
+      lit.text += static_cast<char>(digit(hex[i]) * 16 + digit(hex[i + 1]));
   } else if (auto* iv = dynamic_cast<P::IntervalLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Interval;
     if (iv->STRING() != nullptr) {

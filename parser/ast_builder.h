@@ -80,6 +80,7 @@ class AstBuilder {
   ast::ExprPtr primary(P::PrimaryContext* ctx);
   ast::ExprPtr literal(P::LiteralContext* ctx);
   ast::ExprPtr newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx);
+  ast::ExprPtr standardFormCall(P::PrimaryContext* ctx);
   std::shared_ptr<ast::Over> over(P::OverClauseContext* ctx);
 
   // Names.

@@ -207,6 +207,8 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
                          DataType::of(TypeId::Double));
     case ast::LiteralKind::String:
       return makeLiteral(Value::string(lit.text), DataType::of(TypeId::String));
+    case ast::LiteralKind::Binary:
+      return makeLiteral(Value::binary(lit.text), DataType::of(TypeId::Binary));
     case ast::LiteralKind::Interval:
       return makeLiteral(Value::interval(parseInterval(lit.text, lit.unit, e.pos)),
                          DataType::of(TypeId::Interval));

@@ -23,8 +23,20 @@ ExprPtr buildCoalesce(const std::string& name, std::vector<ExprPtr>& args, size_
   });
 }
 
+// nullif(x, y): the type is x's, as Spark's (nullif(255, 0.0) is the INT 255);
+// the two compare in their common type.
 ExprPtr buildNullif(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  ExprPtr first = args[0];
   DataTypePtr t = argsCommon(name, args, 0, pos);
+  if (!isNullType(first->type()) && first->type()->id != t->id) {
+    std::vector<ExprPtr> kept{first, args[1]};
+    return fnN(name, first->type(), kept, true, [t](const Row& row, const std::vector<ExprPtr>& a) {
+      Value x = a[0]->eval(row);
+      if (x.isNull()) return x;
+      Value y = a[1]->eval(row);
+      return (!y.isNull() && castValue(x, *t).compare(y) == 0) ? Value() : x;
+    });
+  }
   return fnN(name, t, args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     Value x = a[0]->eval(row);
     if (x.isNull()) return x;

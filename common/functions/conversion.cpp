@@ -19,6 +19,36 @@ ExprPtr buildCastFn(const std::string&, std::vector<ExprPtr>& args, size_t pos) 
   return makeCast(args[0], DataType::of(Target), pos);
 }
 
+// smallint(x) and tinyint(x): INT values narrowed to 16 or 8 bits as Spark's
+// non-ANSI cast narrows them (rtsql has no SMALLINT or TINYINT type yet, so the
+// result stays an INT): a number keeps its low bits (tinyint(2147483647) is -1,
+// as int() wraps a BIGINT), a string out of the range is NULL.
+template <int Bits>
+ExprPtr buildNarrowCastFn(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  bool fromText = args[0]->type()->id == TypeId::String;
+  std::vector<ExprPtr> cast{makeCast(args[0], DataType::of(TypeId::Int), pos)};
+  args = std::move(cast);
+  return fn1(name, DataType::of(TypeId::Int), args, [fromText](const Value& v) {
+    int64_t x = v.asInt();
+    constexpr int64_t kMax = (int64_t{1} << (Bits - 1)) - 1;
+    if (x >= -kMax - 1 && x <= kMax) return v;
+    if (fromText) return Value();
+    auto low = static_cast<uint64_t>(x) & ((uint64_t{1} << Bits) - 1);
+    auto wrapped = static_cast<int64_t>(low) - (low > static_cast<uint64_t>(kMax) ? (int64_t{1} << Bits) : 0);
+    return Value::integer(static_cast<int32_t>(wrapped));
+  });
+}
+
+// float(x): a DOUBLE rounded to the nearest FLOAT, so the value is Spark's
+// (rtsql has no FLOAT type yet: the type stays DOUBLE).
+ExprPtr buildFloatFn(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  std::vector<ExprPtr> cast{makeCast(args[0], DataType::of(TypeId::Double), pos)};
+  args = std::move(cast);
+  return fn1(name, DataType::of(TypeId::Double), args, [](const Value& v) {
+    return Value::float64(static_cast<double>(static_cast<float>(v.asDouble())));
+  });
+}
+
 bool hexDigit(char c, int* d) {
   *d = c >= '0' && c <= '9'   ? c - '0'
        : c >= 'a' && c <= 'f' ? c - 'a' + 10
@@ -59,7 +89,8 @@ ExprPtr buildToBinary(const std::string& name, std::vector<ExprPtr>& args, size_
   if (args.size() == 1)
     args.push_back(makeLiteral(Value::string("hex"), DataType::of(TypeId::String)));
   argString(name, args, 1, pos);
-  if (auto c = constantValue(args[1]); c && !c->isNull()) {
+  // try_to_binary never raises: an unknown format gives NULL, as in Spark.
+  if (auto c = constantValue(args[1]); c && !c->isNull() && name != "try_to_binary") {
     std::string f = toLower(c->asString());
     if (f != "hex" && f != "utf-8" && f != "utf8" && f != "base64")
       throw SqlError(sqlstate::kInvalidParameterValue,
@@ -221,11 +252,11 @@ ExprPtr buildDecode(const std::string& name, std::vector<ExprPtr>& args, size_t 
 
 void registerConversionFunctions(FunctionTable& t) {
   t["int"] = {1, 1, buildCastFn<TypeId::Int>};
-  t["smallint"] = {1, 1, buildCastFn<TypeId::Int>};
-  t["tinyint"] = {1, 1, buildCastFn<TypeId::Int>};
+  t["smallint"] = {1, 1, buildNarrowCastFn<16>};
+  t["tinyint"] = {1, 1, buildNarrowCastFn<8>};
   t["bigint"] = {1, 1, buildCastFn<TypeId::BigInt>};
   t["double"] = {1, 1, buildCastFn<TypeId::Double>};
-  t["float"] = {1, 1, buildCastFn<TypeId::Double>};
+  t["float"] = {1, 1, buildFloatFn};
   t["decimal"] = {1, 1, buildCastFn<TypeId::Double>};
   t["string"] = {1, 1, buildCastFn<TypeId::String>};
   t["boolean"] = {1, 1, buildCastFn<TypeId::Boolean>};

@@ -106,7 +106,7 @@ void appendCsvField(std::string& out, const Value& v, const DataType& t) {
       text = formatDouble(v.asDouble());
       break;
     case TypeId::Timestamp:
-      text = formatTimestamp(v.asInt(), true);
+      text = formatSparkTimestamp(v.asInt());
       break;
     default:
       text = v.toString();
@@ -128,6 +128,7 @@ void appendCsvField(std::string& out, const Value& v, const DataType& t) {
 
 // to_csv(struct): one CSV line of the struct's fields.
 ExprPtr buildToCsv(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (isNullType(args[0]->type())) return makeLiteral(Value(), DataType::of(TypeId::String));  // to_csv(NULL)
   const auto& t = args[0]->type();
   if (t->id != TypeId::Struct) throwArgError(name, args, pos, "the argument must be a STRUCT");
   for (const auto& f : t->fields)

@@ -51,7 +51,25 @@ Fields split(int64_t us) {
   return f;
 }
 
+// The most letters Spark (java.time) takes for each pattern letter it knows;
+// 0 for a letter it refuses (the week-based ones since Spark 3: Y w W u e c)
+// or does not know at all.
+int maxLetters(char c) {
+  switch (c) {
+    case 'G': case 'M': case 'L': case 'E': case 'Q': case 'q': case 'x': case 'X': case 'Z': return 5;
+    case 'y': return 9;
+    case 'D': return 3;
+    case 'd': case 'h': case 'H': case 'k': case 'K': case 'm': case 's': case 'V': return 2;
+    case 'S': return 9;
+    case 'a': case 'F': return 1;
+    case 'z': case 'O': return 4;
+    default: return 0;
+  }
+}
+
 // A compiled datetime pattern: letters repeated `count` times, or literal text.
+// Spark's pattern letters (docs/sql.md lists them); a letter it does not know,
+// too many of one letter, or a week-based letter is an error, never text.
 class DateFormat {
  public:
   explicit DateFormat(std::string_view p) {
@@ -77,8 +95,27 @@ class DateFormat {
       } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
         size_t j = i;
         while (j < p.size() && p[j] == c) ++j;
-        tokens_.push_back({c, static_cast<int>(j - i), {}});
+        int n = static_cast<int>(j - i);
+        int most = maxLetters(c);
+        if (most == 0) {
+          bool week = std::string_view("YwWuec").find(c) != std::string_view::npos;
+          throw SqlError(sqlstate::kInvalidDatetimeFormat,
+                         fmt::format("invalid datetime pattern '{}': {} '{}'", p,
+                                     week ? "week-based pattern letters are not supported:"
+                                          : "unknown pattern letter",
+                                     c),
+                         SqlError::npos, "see the datetime patterns in docs/sql.md");
+        }
+        if (n > most || (c == 'V' && n != 2))
+          throw SqlError(sqlstate::kInvalidDatetimeFormat,
+                         fmt::format("invalid datetime pattern '{}': too many pattern letters '{}'", p, c));
+        tokens_.push_back({c, n, {}});
         i = j;
+      } else if (c == '[' || c == ']') {
+        ++i;  // an optional section: always printed, as Spark does
+      } else if (c == '{' || c == '}' || c == '#') {
+        throw SqlError(sqlstate::kInvalidDatetimeFormat,
+                       fmt::format("invalid datetime pattern '{}': reserved character '{}'", p, c));
       } else {
         tokens_.push_back({0, 0, std::string(1, c)});
         ++i;
@@ -89,31 +126,56 @@ class DateFormat {
   std::string format(int64_t us) const {
     Fields f = split(us);
     std::string out;
+    auto number = [&out](int64_t v, int minDigits) { out += fmt::format("{:0{}}", v, minDigits); };
     for (const auto& t : tokens_) {
       int n = t.count;
       switch (t.letter) {
         case 0: out += t.literal; break;
+        case 'G': out += n == 4 ? "Anno Domini" : n == 5 ? "A" : "AD"; break;
         case 'y':
-        case 'u':
           if (n == 2)
-            out += fmt::format("{:02}", floorMod(f.year, 100));
+            number(floorMod(f.year, 100), 2);
           else
-            out += fmt::format("{:0{}}", f.year, n);
+            number(f.year, n);
           break;
+        case 'D': {
+          int64_t doy = floorDiv(us, kMicrosPerDay) - daysFromCivil(f.year, 1, 1) + 1;
+          number(doy, n);
+          break;
+        }
         case 'M':
         case 'L':
-          if (n >= 4)
+          if (n == 5)
+            out += kMonths[f.month - 1][0];
+          else if (n == 4)
             out += kMonths[f.month - 1];
           else if (n == 3)
             out.append(kMonths[f.month - 1], 3);
           else
-            out += fmt::format("{:0{}}", f.month, n);
+            number(f.month, n);
           break;
-        case 'd': out += fmt::format("{:0{}}", f.day, n); break;
-        case 'H': out += fmt::format("{:0{}}", f.hour, n); break;
-        case 'h': out += fmt::format("{:0{}}", f.hour % 12 == 0 ? 12 : f.hour % 12, n); break;
-        case 'm': out += fmt::format("{:0{}}", f.minute, n); break;
-        case 's': out += fmt::format("{:0{}}", f.second, n); break;
+        case 'Q':
+        case 'q': {
+          unsigned q = (f.month - 1) / 3 + 1;
+          static const char* const kQuarters[] = {"1st quarter", "2nd quarter", "3rd quarter", "4th quarter"};
+          if (n <= 2)
+            number(q, n);
+          else if (n == 3)
+            out += fmt::format("Q{}", q);
+          else if (n == 4)
+            out += kQuarters[q - 1];
+          else
+            out += std::to_string(q);
+          break;
+        }
+        case 'd': number(f.day, n); break;
+        case 'F': number((f.day - 1) % 7 + 1, n); break;
+        case 'H': number(f.hour, n); break;
+        case 'k': number(f.hour == 0 ? 24 : f.hour, n); break;
+        case 'K': number(f.hour % 12, n); break;
+        case 'h': number(f.hour % 12 == 0 ? 12 : f.hour % 12, n); break;
+        case 'm': number(f.minute, n); break;
+        case 's': number(f.second, n); break;
         case 'S': {
           std::string frac = fmt::format("{:06}", f.micros);
           frac.resize(static_cast<size_t>(n), '0');
@@ -122,16 +184,23 @@ class DateFormat {
         }
         case 'a': out += f.hour < 12 ? "AM" : "PM"; break;
         case 'E':
-          if (n >= 4)
+          if (n == 5)
+            out += kDays[f.weekday][0];
+          else if (n == 4)
             out += kDays[f.weekday];
           else
             out.append(kDays[f.weekday], 3);
           break;
+        // The session time zone is UTC: every zone letter prints UTC's name or offset.
+        case 'V': out += "UTC"; break;
+        case 'z': out += n == 4 ? "Coordinated Universal Time" : "UTC"; break;
+        case 'O': out += "GMT"; break;
         case 'X': out += "Z"; break;
-        case 'x': out += n == 1 ? "+00" : n == 2 ? "+0000" : "+00:00"; break;
-        case 'Z': out += n >= 4 ? "GMT" : "+0000"; break;
-        case 'z': out += "UTC"; break;
-        default: out.append(static_cast<size_t>(n), t.letter); break;
+        case 'x':
+          out += n == 1 ? "+00" : n == 2 ? "+0000" : n == 3 ? "+00:00" : n == 4 ? "+000000" : "+00:00:00";
+          break;
+        case 'Z': out += n == 4 ? "GMT" : n == 5 ? "Z" : "+0000"; break;
+        default: break;  // the constructor admits no other letter
       }
     }
     return out;
@@ -139,6 +208,7 @@ class DateFormat {
 
   bool parse(std::string_view s, int64_t* us) const {
     int64_t year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, micros = 0, offsetMin = 0;
+    int64_t dayOfYear = 0;  // set by D: the month and day follow from it
     bool pm = false, hasAmPm = false;
     size_t i = 0;
     auto num = [&](int maxDigits, int64_t* out) {
@@ -187,6 +257,9 @@ class DateFormat {
           break;
         case 'd':
           if (!num(2, &day)) return false;
+          break;
+        case 'D':
+          if (!num(3, &dayOfYear) || dayOfYear < 1) return false;
           break;
         case 'H':
         case 'h':
@@ -256,6 +329,14 @@ class DateFormat {
     }
     if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return false;
     int64_t days = daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+    if (dayOfYear > 0) {
+      days = daysFromCivil(year, 1, 1) + dayOfYear - 1;
+      int64_t y2;
+      unsigned m2, d2;
+      civilFromDays(days, &y2, &m2, &d2);
+      if (y2 != year) return false;  // day 366 of a common year
+      day = d2;
+    }
     // Reject 2024-02-30 and friends: the day must survive the round trip.
     int64_t y2;
     unsigned m2, d2;
@@ -294,6 +375,15 @@ ExprPtr buildUnixOf(const std::string& name, std::vector<ExprPtr>& args, size_t 
 
 template <int64_t Mul>
 ExprPtr buildTimestampOf(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (Mul == kMicrosPerSecond && args[0]->type()->id == TypeId::Double) {
+    // timestamp_seconds(1.5): fractional seconds, as Spark; NaN, infinities
+    // and values past the microsecond range are NULL.
+    return fn1(name, ts(), args, [](const Value& v) {
+      double us = v.asDouble() * static_cast<double>(kMicrosPerSecond);
+      if (!std::isfinite(us) || us >= 9.2e18 || us <= -9.2e18) return Value();
+      return Value::timestamp(static_cast<int64_t>(us));
+    });
+  }
   argBigInt(name, args, 0, pos);
   return fn1(name, ts(), args, [](const Value& v) {
     int64_t x = v.asInt();
@@ -676,7 +766,9 @@ ExprPtr buildCurrentDate(const std::string& name, std::vector<ExprPtr>& args, si
 ExprPtr buildDatePart(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   auto c = constantValue(args[0]);
-  if (!c || c->isNull()) throwArgError(name, args, pos, "the field must be a string literal");
+  if (!c) throwArgError(name, args, pos, "the field must be a string literal");
+  // A NULL field gives NULL, as in Spark (typed DOUBLE, as Spark types it).
+  if (c->isNull()) return makeLiteral(Value(), DataType::of(TypeId::Double));
   std::string f = toUpper(c->asString());
   std::vector<ExprPtr> a{args[1]};
   auto field = [&](const char* fn) { return makeCall(fn, a, pos); };

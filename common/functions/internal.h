@@ -31,6 +31,10 @@ std::string formatDouble(double d);
 void appendDouble(std::string& out, double d);
 // An interval (microseconds) as PostgreSQL prints it: "00:00:10", "1 day 02:00:00.5".
 std::string formatInterval(int64_t micros);
+// A timestamp as Spark's JSON and CSV writers print it by default
+// (yyyy-MM-dd'T'HH:mm:ss.SSSXXX, UTC): 2024-02-29T13:45:07.123Z, always
+// milliseconds.
+std::string formatSparkTimestamp(int64_t micros);
 std::string toBase64(std::string_view bytes);
 bool fromBase64(std::string_view text, std::string* out);
 // Number of UTF-8 code points (continuation bytes are not counted).

@@ -19,13 +19,14 @@ namespace rtsql::expr_internal {
 namespace {
 
 struct PathStep {
-  std::string key;  // object member, when index < 0
-  int64_t index = -1;
+  std::string key;  // object member, when index == -1
+  int64_t index = -1;  // kWildcard for [*]
 };
+constexpr int64_t kWildcard = -2;
 using Path = std::vector<PathStep>;
 
-// Parses "$", ".name", "['name']", "[0]"; false on anything else (Spark then
-// gives NULL).
+// Parses "$", ".name", "['name']", "[0]", "[*]"; false on anything else
+// (Spark then gives NULL).
 bool parsePath(std::string_view p, Path* out) {
   out->clear();
   if (p.empty() || p[0] != '$') return false;
@@ -39,7 +40,10 @@ bool parsePath(std::string_view p, Path* out) {
       i = j;
     } else if (p[i] == '[') {
       ++i;
-      if (i < p.size() && p[i] == '\'') {
+      if (p.substr(i, 2) == "*]") {
+        out->push_back({{}, kWildcard});
+        i += 2;
+      } else if (i < p.size() && p[i] == '\'') {
         size_t j = p.find('\'', i + 1);
         if (j == std::string_view::npos || j + 1 >= p.size() || p[j + 1] != ']') return false;
         out->push_back({std::string(p.substr(i + 1, j - i - 1)), -1});
@@ -59,10 +63,53 @@ bool parsePath(std::string_view p, Path* out) {
   return true;
 }
 
+// Every element `path` reaches from `el` from step `at` on, [*] taking each
+// item of an array; JSON nulls are no match, as in Spark.
+void collectMatches(simdjson::dom::element el, const Path& path, size_t at,
+                    std::vector<simdjson::dom::element>* out) {
+  for (; at < path.size(); ++at) {
+    const PathStep& step = path[at];
+    if (step.index == kWildcard) {
+      simdjson::dom::array arr;
+      if (el.get_array().get(arr) != simdjson::SUCCESS) return;
+      for (simdjson::dom::element item : arr) collectMatches(item, path, at + 1, out);
+      return;
+    }
+    if (step.index >= 0) {
+      simdjson::dom::array arr;
+      if (el.get_array().get(arr) != simdjson::SUCCESS) return;
+      if (arr.at(static_cast<size_t>(step.index)).get(el) != simdjson::SUCCESS) return;
+    } else {
+      simdjson::dom::object obj;
+      if (el.get_object().get(obj) != simdjson::SUCCESS) return;
+      if (obj.at_key(step.key).get(el) != simdjson::SUCCESS) return;
+    }
+  }
+  if (!el.is_null()) out->push_back(el);
+}
+
 Value extract(const std::string& json, const Path& path) {
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element el;
   if (parser.parse(json).get(el) != simdjson::SUCCESS) return {};
+  bool wildcard = false;
+  for (const auto& step : path) wildcard = wildcard || step.index == kWildcard;
+  if (wildcard) {
+    // Spark's [*]: no match is NULL, one match its JSON text (a string keeps
+    // its quotes), several a JSON array of them, nested [*] flattened.
+    std::vector<simdjson::dom::element> matches;
+    collectMatches(el, path, 0, &matches);
+    if (matches.empty()) return {};
+    if (matches.size() == 1) return Value::string(simdjson::to_string(matches[0]));
+    std::string out = "[";
+    for (size_t i = 0; i < matches.size(); ++i) {
+      if (i) out += ',';
+      out += simdjson::to_string(matches[i]);
+      checkValueSize("get_json_object", out.size());
+    }
+    out += ']';
+    return Value::string(std::move(out));
+  }
   for (const auto& step : path) {
     if (step.index >= 0) {
       simdjson::dom::array arr;
@@ -90,7 +137,7 @@ ExprPtr buildGetJsonObject(const std::string& name, std::vector<ExprPtr>& args, 
     auto path = std::make_shared<Path>();
     if (!parsePath(c->asString(), path.get()))
       throw SqlError(sqlstate::kInvalidParameterValue, fmt::format("invalid JSON path '{}'", c->asString()), pos,
-                     "write a path as '$.field', '$.a.b[0]' or '$[\\'key\\']'");
+                     "write a path as '$.field', '$.a.b[0]', '$.a[*].b' or '$[\\'key\\']'");
     return fn2(name, DataType::of(TypeId::String), args,
                [path](const Value& j, const Value&) { return extract(j.asString(), *path); });
   }
@@ -103,7 +150,15 @@ ExprPtr buildGetJsonObject(const std::string& name, std::vector<ExprPtr>& args, 
 
 // to_json writes structs as Spark does by default (ignoreNullFields): a NULL
 // field is left out of its object; NULL array elements stay as null.
+// Timestamps are written in Spark's default timestampFormat for JSON,
+// yyyy-MM-dd'T'HH:mm:ss.SSSXXX: milliseconds, always three digits.
 void appendJsonSkippingNullFields(std::string& out, const Value& v, const DataType& t) {
+  if (!v.isNull() && t.id == TypeId::Timestamp) {
+    out += '"';
+    out += formatSparkTimestamp(v.asInt());
+    out += '"';
+    return;
+  }
   if (v.isNull() || (t.id != TypeId::Struct && t.id != TypeId::Array)) {
     appendJsonValue(out, v, t);
     return;
@@ -132,6 +187,7 @@ void appendJsonSkippingNullFields(std::string& out, const Value& v, const DataTy
 }
 
 ExprPtr buildToJson(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (isNullType(args[0]->type())) return makeLiteral(Value(), DataType::of(TypeId::String));  // to_json(NULL)
   auto id = args[0]->type()->id;
   if (id != TypeId::Struct && id != TypeId::Array)
     throwArgError(name, args, pos, "the argument must be a STRUCT or an ARRAY",

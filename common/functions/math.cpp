@@ -428,9 +428,9 @@ ExprPtr buildBitCount(const std::string& name, std::vector<ExprPtr>& args, size_
   if (args[0]->type()->id == TypeId::Double)
     throwArgError(name, args, pos, "the argument must be an integer");
   return fn1(name, DataType::of(TypeId::Int), args, [](const Value& v) {
-    uint64_t u = v.type() == TypeId::Int ? static_cast<uint32_t>(v.asInt())
-                                         : static_cast<uint64_t>(v.asInt());
-    return Value::integer(__builtin_popcountll(u));
+    // Spark counts the bits of the value widened to 64 bits: an INT's sign
+    // extends (bit_count(-1) is 64).
+    return Value::integer(__builtin_popcountll(static_cast<uint64_t>(v.asInt())));
   });
 }
 

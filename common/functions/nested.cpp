@@ -74,11 +74,9 @@ void requireArray(const std::string& name, std::vector<ExprPtr>& args, size_t po
 
 ExprPtr buildSize(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   requireArray(name, args, pos);
-  // Spark (non-ANSI legacy) gives -1 for a NULL array.
-  return fnN(name, DataType::of(TypeId::Int), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
-    Value v = a[0]->eval(row);
-    return Value::integer(v.isNull() ? -1 : static_cast<int32_t>(v.asList().size()));
-  });
+  // NULL for a NULL array, as Spark 4 (-1 was the legacy sizeOfNull).
+  return fn1(name, DataType::of(TypeId::Int), args,
+             [](const Value& v) { return Value::integer(static_cast<int32_t>(v.asList().size())); });
 }
 
 ExprPtr buildArrayContains(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {

@@ -461,7 +461,8 @@ ExprPtr buildExtractAll(const std::string& name, std::vector<ExprPtr>& args, siz
              });
 }
 
-// regexp_substr(str, regexp): the first match, NULL when there is none.
+// regexp_substr(str, regexp): the first match, NULL when there is none or it
+// is empty (as Spark).
 ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
@@ -472,13 +473,14 @@ ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t 
     if (!re) return Value();
     const std::string& text = s.asString();
     re2::StringPiece m;
-    if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &m, 1)) return Value();
+    if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &m, 1) || m.empty()) return Value();
     return Value::string(std::string(m.data(), m.size()));
   });
 }
 
 // regexp_instr(str, regexp[, idx]): the 1-based character position where the
-// first match (or its group idx) starts, 0 when there is none.
+// first match starts, 0 when there is none. Spark takes idx and ignores its
+// value (a NULL idx still gives NULL), and so does rtsql.
 ExprPtr buildInstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
@@ -490,14 +492,10 @@ ExprPtr buildInstr(const std::string& name, std::vector<ExprPtr>& args, size_t p
                std::optional<RE2> local;
                const RE2* re = pick(fixed, p, local);
                if (!re) return Value();
-               int64_t idx = i.asInt();
-               if (idx < 0 || idx > re->NumberOfCapturingGroups()) return Value();
+               (void)i;
                const std::string& text = s.asString();
-               Groups groups(static_cast<int>(idx) + 1);
-               if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, groups.data(), groups.size()))
-                 return Value::integer(0);
-               const re2::StringPiece& g = groups.data()[idx];
-               if (!g.data()) return Value::integer(0);
+               re2::StringPiece g;
+               if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &g, 1)) return Value::integer(0);
                return Value::integer(static_cast<int32_t>(
                    utf8Length(std::string_view(text).substr(0, offsetIn(text, g))) + 1));
              });

@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <cwctype>
+#include <locale.h>
 #include <unordered_map>
 
 #include "common/functions/internal.h"
@@ -38,21 +41,67 @@ size_t byteOffset(std::string_view s, size_t chars) {
   return i;
 }
 
-// Case mapping for ASCII, Latin-1, Greek and Cyrillic: the scripts whose case
-// pairs sit at fixed offsets. Other characters pass through unchanged.
+// Case mapping of one code point, simple (one code point to one), over all of
+// Unicode: glibc's tables of the C.UTF-8 locale, read through a locale object
+// of our own so the process's global locale stays as it is.
+locale_t utf8Locale() {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  return utf8;
+}
+
+// Whether a code point is an upper-case (lower-case) letter, as Java's
+// Character.isUpperCase (isLowerCase) tells: 'ß' is lower case though it has
+// no single upper-case letter.
+bool isCase(uint32_t cp, bool upper) {
+  if (cp < 0x80) return upper ? (cp >= 'A' && cp <= 'Z') : (cp >= 'a' && cp <= 'z');
+  locale_t utf8 = utf8Locale();
+  if (utf8 == static_cast<locale_t>(nullptr)) return false;
+  auto w = static_cast<wint_t>(cp);
+  return (upper ? iswupper_l(w, utf8) : iswlower_l(w, utf8)) != 0;
+}
+
 uint32_t mapCase(uint32_t cp, bool upper) {
-  if (upper) {
-    if ((cp >= 'a' && cp <= 'z') || (cp >= 0xE0 && cp <= 0xFE && cp != 0xF7) ||
-        (cp >= 0x3B1 && cp <= 0x3C9 && cp != 0x3C2) || (cp >= 0x430 && cp <= 0x44F))
-      return cp - 0x20;
-    if (cp >= 0x450 && cp <= 0x45F) return cp - 0x50;
-  } else {
-    if ((cp >= 'A' && cp <= 'Z') || (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) ||
-        (cp >= 0x391 && cp <= 0x3A9 && cp != 0x3A2) || (cp >= 0x410 && cp <= 0x42F))
-      return cp + 0x20;
-    if (cp >= 0x400 && cp <= 0x40F) return cp + 0x50;
+  locale_t utf8 = utf8Locale();
+  if (cp < 0x80) {
+    if (upper && cp >= 'a' && cp <= 'z') return cp - 0x20;
+    if (!upper && cp >= 'A' && cp <= 'Z') return cp + 0x20;
+    return cp;
   }
-  return cp;
+  if (utf8 == static_cast<locale_t>(nullptr)) return cp;
+  auto w = static_cast<wint_t>(cp);
+  return static_cast<uint32_t>(upper ? towupper_l(w, utf8) : towlower_l(w, utf8));
+}
+
+// The unconditional full mappings of Unicode's SpecialCasing.txt that Java's
+// String.toUpperCase applies (and so Spark): one character becomes several.
+// Greek letters with a iota subscript keep their simple mapping (see docs/sql.md).
+const char* fullUpper(uint32_t cp) {
+  switch (cp) {
+    case 0xDF: return "SS";
+    case 0x149: return "\u02BCN";
+    case 0x1F0: return "J\u030C";
+    case 0x390: return "\u0399\u0308\u0301";
+    case 0x3B0: return "\u03A5\u0308\u0301";
+    case 0x587: return "\u0535\u0552";
+    case 0x1E96: return "H\u0331";
+    case 0x1E97: return "T\u0308";
+    case 0x1E98: return "W\u030A";
+    case 0x1E99: return "Y\u030A";
+    case 0x1E9A: return "A\u02BE";
+    case 0xFB00: return "FF";
+    case 0xFB01: return "FI";
+    case 0xFB02: return "FL";
+    case 0xFB03: return "FFI";
+    case 0xFB04: return "FFL";
+    case 0xFB05:
+    case 0xFB06: return "ST";
+    case 0xFB13: return "\u0544\u0546";
+    case 0xFB14: return "\u0544\u0535";
+    case 0xFB15: return "\u0544\u053B";
+    case 0xFB16: return "\u054E\u0546";
+    case 0xFB17: return "\u0544\u053D";
+    default: return nullptr;
+  }
 }
 
 template <bool Upper>
@@ -73,30 +122,47 @@ Value changeCase(const Value& v) {
     if (ascii) return Value::string(std::move(out));
   }
   std::string out;
-  out.reserve(s.size());
+  out.reserve(s.size() + s.size() / 2);
+  bool afterLetter = false;  // for the final sigma
   size_t i = 0;
   while (i < s.size()) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       out += static_cast<char>(Upper ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c));
+      afterLetter = std::isalpha(c) != 0;
       ++i;
       continue;
     }
     size_t n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
     if (n == 1 || i + n > s.size()) {
       out += static_cast<char>(c);
+      afterLetter = false;
       ++i;
       continue;
     }
     uint32_t cp = n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
     for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
     uint32_t m = mapCase(cp, Upper);
-    if (m == cp)
+    const char* full = Upper ? fullUpper(cp) : nullptr;
+    if (!Upper && cp == 0x130) {
+      full = "i\u0307";  // İ: Java's lower case keeps the dot as a combining mark
+    } else if (!Upper && cp == 0x3A3 && afterLetter) {
+      // Σ ending a word is the final sigma ς, as Java's toLowerCase writes it.
+      size_t j = i + n;
+      bool letterNext = j < s.size() && (std::isalpha(static_cast<unsigned char>(s[j])) ||
+                                         static_cast<unsigned char>(s[j]) >= 0x80);
+      if (!letterNext) m = 0x3C2;
+    }
+    if (full != nullptr)
+      out += full;
+    else if (m == cp)
       out.append(s, i, n);
     else
       appendUtf8(out, m);
+    afterLetter = m != cp || mapCase(cp, !Upper) != cp;
     i += n;
   }
+  checkValueSize(Upper ? "upper" : "lower", out.size());
   return Value::string(std::move(out));
 }
 
@@ -116,25 +182,35 @@ ExprPtr buildLength(const std::string& name, std::vector<ExprPtr>& args, size_t 
              [](const Value& v) { return Value::integer(static_cast<int32_t>(utf8Length(v.asString()))); });
 }
 
-// Spark's UTF8String.substringSQL.
-Value substringSql(const std::string& s, int64_t pos, int64_t len) {
+// Spark's UTF8String.substringSQL; with `bytes`, positions count bytes and the
+// result is BINARY, as Spark's substring of a BINARY value.
+Value substringSql(const std::string& s, int64_t pos, int64_t len, bool bytes = false) {
   // Positions and lengths beyond any string's size behave alike; clamping them
   // keeps the arithmetic below far from overflow.
   constexpr int64_t kLimit = int64_t{1} << 40;
   pos = std::clamp(pos, -kLimit, kLimit);
   len = std::clamp(len, -kLimit, kLimit);
-  auto n = static_cast<int64_t>(utf8Length(s));
+  auto n = static_cast<int64_t>(bytes ? s.size() : utf8Length(s));
   int64_t start = pos > 0 ? pos - 1 : (pos < 0 ? n + pos : 0);
   int64_t end = start + len;
   start = std::max<int64_t>(start, 0);
-  if (start >= end || start >= n) return Value::string({});
+  if (start >= end || start >= n) return bytes ? Value::binary({}) : Value::string({});
   end = std::min(end, n);
+  if (bytes) return Value::binary(s.substr(static_cast<size_t>(start), static_cast<size_t>(end - start)));
   size_t b = byteOffset(s, static_cast<size_t>(start));
   size_t e = b + byteOffset(std::string_view(s).substr(b), static_cast<size_t>(end - start));
   return Value::string(s.substr(b, e - b));
 }
 
 ExprPtr buildSubstring(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Binary) {
+    argBigInt(name, args, 1, pos);
+    if (args.size() == 2) args.push_back(makeLiteral(Value::bigint(INT64_MAX / 2), DataType::of(TypeId::BigInt)));
+    argBigInt(name, args, 2, pos);
+    return fn3(name, DataType::of(TypeId::Binary), args, [](const Value& s, const Value& p, const Value& l) {
+      return substringSql(s.asString(), p.asInt(), l.asInt(), true);
+    });
+  }
   argString(name, args, 0, pos);
   argBigInt(name, args, 1, pos);
   if (args.size() == 2)
@@ -166,8 +242,12 @@ ExprPtr buildArrayConcat(const std::string& name, std::vector<ExprPtr>& args, si
 
 ExprPtr buildConcat(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args[0]->type()->id == TypeId::Array) return buildArrayConcat(name, args, pos);
-  for (size_t i = 0; i < args.size(); ++i) argString(name, args, i, pos);
-  return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+  // Spark's concat of BINARY values only is BINARY.
+  bool binary = true;
+  for (const auto& a : args) binary = binary && a->type()->id == TypeId::Binary;
+  for (size_t i = 0; i < args.size() && !binary; ++i) argString(name, args, i, pos);
+  return fnN(name, binary ? DataType::of(TypeId::Binary) : str(), args, true,
+             [binary](const Row& row, const std::vector<ExprPtr>& a) {
     std::string out;
     for (const auto& e : a) {
       Value v = e->eval(row);
@@ -175,7 +255,7 @@ ExprPtr buildConcat(const std::string& name, std::vector<ExprPtr>& args, size_t 
       checkValueSize("concat", out.size() + v.asString().size());
       out += v.asString();
     }
-    return Value::string(std::move(out));
+    return binary ? Value::binary(std::move(out)) : Value::string(std::move(out));
   });
 }
 
@@ -211,33 +291,62 @@ ExprPtr buildConcatWs(const std::string& name, std::vector<ExprPtr>& args, size_
   });
 }
 
+// The code points of a UTF-8 string, for trimming by character: a byte of a
+// multi-byte character is never a character to remove on its own.
+std::vector<std::string_view> utf8Chars(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (size_t i = 0; i < s.size();) {
+    size_t n = 1;
+    while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
+    out.push_back(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+// trim, btrim, ltrim, rtrim. With two arguments Spark's function form takes
+// them in two orders: `trim(trimStr, str)`, `ltrim(trimStr, str)` and
+// `rtrim(trimStr, str)` (as in `TRIM(trimStr FROM str)`), but
+// `btrim(str, trimStr)`. Any character of trimStr is removed from the ends,
+// whole characters only.
 template <bool Left, bool Right>
 ExprPtr buildTrim(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
+  for (size_t i = 0; i < args.size(); ++i) argString(name, args, i, pos);
   auto trim = [](const std::string& s, std::string_view chars) {
     size_t b = 0, e = s.size();
-    if (chars.size() <= 4) {
+    bool ascii = true;
+    for (char c : chars) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+    if (ascii) {
+      // One lookup per byte of s, however long `chars` is (a search of
+      // `chars` per byte would cost their product). An ASCII byte is never
+      // part of a multi-byte character.
+      std::array<bool, 256> drop{};
+      for (char c : chars) drop[static_cast<unsigned char>(c)] = true;
       if (Left)
-        while (b < e && chars.find(s[b]) != std::string_view::npos) ++b;
+        while (b < e && drop[static_cast<unsigned char>(s[b])]) ++b;
       if (Right)
-        while (e > b && chars.find(s[e - 1]) != std::string_view::npos) --e;
+        while (e > b && drop[static_cast<unsigned char>(s[e - 1])]) --e;
       return Value::string(s.substr(b, e - b));
     }
-    // A table of the bytes to remove: one lookup per byte of s, however long
-    // `chars` is (a search of `chars` per byte would cost their product).
-    std::array<bool, 256> drop{};
-    for (char c : chars) drop[static_cast<unsigned char>(c)] = true;
+    std::vector<std::string_view> set = utf8Chars(chars);
+    std::sort(set.begin(), set.end());
+    auto dropped = [&set](std::string_view c) { return std::binary_search(set.begin(), set.end(), c); };
+    std::vector<std::string_view> cs = utf8Chars(s);
+    size_t cb = 0, ce = cs.size();
     if (Left)
-      while (b < e && drop[static_cast<unsigned char>(s[b])]) ++b;
+      while (cb < ce && dropped(cs[cb])) ++cb;
     if (Right)
-      while (e > b && drop[static_cast<unsigned char>(s[e - 1])]) --e;
+      while (ce > cb && dropped(cs[ce - 1])) --ce;
+    if (cb == ce) return Value::string("");
+    b = static_cast<size_t>(cs[cb].data() - s.data());
+    e = static_cast<size_t>(cs[ce - 1].data() + cs[ce - 1].size() - s.data());
     return Value::string(s.substr(b, e - b));
   };
   if (args.size() == 1)
     return fn1(name, str(), args, [trim](const Value& v) { return trim(v.asString(), " "); });
-  // trim(str, chars): remove any of `chars` (single-byte characters) from the ends.
-  argString(name, args, 1, pos);
-  return fn2(name, str(), args, [trim](const Value& v, const Value& c) { return trim(v.asString(), c.asString()); });
+  if (name == "btrim")
+    return fn2(name, str(), args, [trim](const Value& v, const Value& c) { return trim(v.asString(), c.asString()); });
+  return fn2(name, str(), args, [trim](const Value& c, const Value& v) { return trim(v.asString(), c.asString()); });
 }
 
 ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -332,14 +441,14 @@ std::vector<uint32_t> codePoints(std::string_view s) {
 // `len` characters: str cut to len, or str padded with repeats of pad; an
 // empty pad leaves a shorter str as it is.
 template <bool Left>
-Value pad(const std::string& s, int64_t len, const std::string& p) {
-  if (len <= 0) return Value::string({});
-  auto n = static_cast<int64_t>(utf8Length(s));
+Value pad(const std::string& s, int64_t len, const std::string& p, bool bytes = false) {
+  if (len <= 0) return bytes ? Value::binary({}) : Value::string({});
+  auto n = static_cast<int64_t>(bytes ? s.size() : utf8Length(s));
   int64_t spaces = len - n;
-  if (spaces <= 0 || p.empty()) return substringSql(s, 1, len);
-  auto padChars = static_cast<int64_t>(utf8Length(p));
+  if (spaces <= 0 || p.empty()) return substringSql(s, 1, len, bytes);
+  auto padChars = static_cast<int64_t>(bytes ? p.size() : utf8Length(p));
   int64_t full = spaces / padChars;
-  size_t tail = byteOffset(p, static_cast<size_t>(spaces % padChars));
+  size_t tail = bytes ? static_cast<size_t>(spaces % padChars) : byteOffset(p, static_cast<size_t>(spaces % padChars));
   // Checked before anything is built: len may ask for gigabytes.
   if (static_cast<uint64_t>(full) > kMaxValueBytes / p.size())
     checkValueSize(Left ? "lpad" : "rpad", kMaxValueBytes + 1);
@@ -350,11 +459,20 @@ Value pad(const std::string& s, int64_t len, const std::string& p) {
   for (int64_t i = 0; i < full; ++i) out += p;
   out.append(p, 0, tail);
   if (Left) out += s;
-  return Value::string(std::move(out));
+  return bytes ? Value::binary(std::move(out)) : Value::string(std::move(out));
 }
 
 template <bool Left>
 ExprPtr buildPad(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  // BINARY in, BINARY out, padded with bytes (zero bytes by default), as Spark.
+  if (args[0]->type()->id == TypeId::Binary &&
+      (args.size() == 2 || args[2]->type()->id == TypeId::Binary)) {
+    argBigInt(name, args, 1, pos);
+    if (args.size() == 2) args.push_back(makeLiteral(Value::binary(std::string(1, '\0')), DataType::of(TypeId::Binary)));
+    return fn3(name, DataType::of(TypeId::Binary), args, [](const Value& s, const Value& l, const Value& p) {
+      return pad<Left>(s.asString(), l.asInt(), p.asString(), true);
+    });
+  }
   argString(name, args, 0, pos);
   argBigInt(name, args, 1, pos);
   if (args.size() == 2) args.push_back(makeLiteral(Value::string(" "), str()));
@@ -596,11 +714,16 @@ ExprPtr buildSubstringIndex(const std::string& name, std::vector<ExprPtr>& args,
 // overlay(input, replace, pos[, len]): input with len characters from pos
 // replaced (len defaults to replace's length).
 ExprPtr buildOverlay(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
+  // BINARY over BINARY works on bytes and gives BINARY, as Spark.
+  bool bytes = args[0]->type()->id == TypeId::Binary && args[1]->type()->id == TypeId::Binary;
+  if (!bytes) {
+    argString(name, args, 0, pos);
+    argString(name, args, 1, pos);
+  }
   argBigInt(name, args, 2, pos);
   if (args.size() == 4) argBigInt(name, args, 3, pos);
-  return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+  return fnN(name, bytes ? DataType::of(TypeId::Binary) : str(), args, true,
+             [bytes](const Row& row, const std::vector<ExprPtr>& a) {
     Value in = a[0]->eval(row);
     if (in.isNull()) return Value();
     Value rep = a[1]->eval(row);
@@ -613,16 +736,16 @@ ExprPtr buildOverlay(const std::string& name, std::vector<ExprPtr>& args, size_t
       if (l.isNull()) return Value();
       len = l.asInt();
     } else {
-      len = static_cast<int64_t>(utf8Length(rep.asString()));
+      len = static_cast<int64_t>(bytes ? rep.asString().size() : utf8Length(rep.asString()));
     }
     constexpr int64_t kLimit = int64_t{1} << 40;
     int64_t start = std::clamp(p.asInt(), -kLimit, kLimit);
     len = std::clamp(len, -kLimit, kLimit);
-    std::string out = substringSql(in.asString(), 1, start - 1).asString();
+    std::string out = substringSql(in.asString(), 1, start - 1, bytes).asString();
     checkValueSize("overlay", out.size() + rep.asString().size() + in.asString().size());
     out += rep.asString();
-    out += substringSql(in.asString(), start + len, kLimit).asString();
-    return Value::string(std::move(out));
+    out += substringSql(in.asString(), start + len, kLimit, bytes).asString();
+    return bytes ? Value::binary(std::move(out)) : Value::string(std::move(out));
   });
 }
 
@@ -781,6 +904,67 @@ std::string groupDigits(const std::string& num) {
   return out;
 }
 
+// %.Nf and %.Ne of a finite double as Java's Formatter writes them (and so
+// Spark's printf): the shortest decimal text that reads back as the double,
+// rounded HALF_UP to the precision, and padded with zeros past its digits.
+// printf('%.2f', 0.125) is 0.13 and 2.675 gives 2.68, where C's binary
+// rounding gives 0.12 and 2.67.
+std::string javaFloat(double d, int precision, char conv, bool plus, bool space) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, std::fabs(d), std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
+  size_t epos = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, epos))
+    if (c != '.') digits += c;
+  int exp10 = std::stoi(std::string(sci.substr(epos + 1)));
+  // Keeps the first `keep` digits, rounding HALF_UP on the next one; returns
+  // whether a carry added a digit in front.
+  auto round = [&digits](long keep) {
+    if (keep <= 0) {
+      bool up = keep == 0 && digits[0] >= '5';
+      digits = up ? "1" : "0";
+      return false;
+    }
+    bool up = static_cast<size_t>(keep) < digits.size() && digits[static_cast<size_t>(keep)] >= '5';
+    digits.resize(static_cast<size_t>(keep), '0');
+    if (!up) return false;
+    for (size_t i = digits.size(); i-- > 0;) {
+      if (digits[i] != '9') {
+        ++digits[i];
+        return false;
+      }
+      digits[i] = '0';
+    }
+    digits.insert(0, "1");
+    return true;
+  };
+  std::string out = std::signbit(d) ? "-" : plus ? "+" : space ? " " : "";
+  if (conv == 'e') {
+    if (d == 0) exp10 = 0;
+    if (round(precision + 1)) {
+      digits.pop_back();
+      ++exp10;
+    }
+    out += digits[0];
+    if (precision > 0) out += "." + digits.substr(1);
+    out += fmt::format("e{}{:02}", exp10 < 0 ? '-' : '+', std::abs(exp10));
+    return out;
+  }
+  // digits is now round(|d| * 10^precision) as an integer.
+  if (d == 0)
+    digits = "0";
+  else
+    round(static_cast<long>(exp10) + 1 + precision);
+  size_t nz = digits.find_first_not_of('0');
+  digits = nz == std::string::npos ? "0" : digits.substr(nz);
+  if (digits.size() < static_cast<size_t>(precision) + 1)
+    digits.insert(0, static_cast<size_t>(precision) + 1 - digits.size(), '0');
+  out += digits.substr(0, digits.size() - static_cast<size_t>(precision));
+  if (precision > 0) out += "." + digits.substr(digits.size() - static_cast<size_t>(precision));
+  return out;
+}
+
 [[noreturn]] void formatError(const std::string& what) {
   throw SqlError(sqlstate::kInvalidParameterValue, "format_string: " + what, SqlError::npos,
                  "conversions: %s %d %x %o %f %e %g %c %b %%, with flags - + 0 , and space, width "
@@ -846,7 +1030,9 @@ std::string javaFormat(const std::string& f, const std::vector<Value>& args) {
     bool upper = conv >= 'A' && conv <= 'Z';
     char lc = static_cast<char>(upper ? conv + 32 : conv);
     if (v.isNull() && lc != 'b') {
+      // Java prints "null" for any conversion, cut to the precision.
       piece = "null";
+      if (precision >= 0 && precision < 4) piece.resize(static_cast<size_t>(precision));
       zero = false;
     } else {
       switch (lc) {
@@ -907,21 +1093,23 @@ std::string javaFormat(const std::string& f, const std::vector<Value>& args) {
             zero = false;
           } else {
             int p = static_cast<int>(precision < 0 ? 6 : precision);
-            char spec[16];
-            std::snprintf(spec, sizeof spec, "%%%s.%d%c",
-                          flags.find('+') != std::string::npos   ? "+"
-                          : flags.find(' ') != std::string::npos ? " "
-                                                                 : "",
-                          p, lc);
-            char buf[512];
-            int len = std::snprintf(buf, sizeof buf, spec, d);
-            if (len < 0 || static_cast<size_t>(len) >= sizeof buf) {
-              std::string big(static_cast<size_t>(std::max(len, 0)) + 1, '\0');
-              std::snprintf(big.data(), big.size(), spec, d);
-              big.pop_back();
-              piece = big;
+            bool plus = flags.find('+') != std::string::npos, space = flags.find(' ') != std::string::npos;
+            if (lc != 'g') {
+              checkValueSize("format_string", out.size() + static_cast<size_t>(p) + 330);
+              piece = javaFloat(d, p, lc, plus, space);
             } else {
-              piece.assign(buf, static_cast<size_t>(len));
+              char spec[16];
+              std::snprintf(spec, sizeof spec, "%%%s.%d%c", plus ? "+" : space ? " " : "", p, lc);
+              char buf[512];
+              int len = std::snprintf(buf, sizeof buf, spec, d);
+              if (len < 0 || static_cast<size_t>(len) >= sizeof buf) {
+                std::string big(static_cast<size_t>(std::max(len, 0)) + 1, '\0');
+                std::snprintf(big.data(), big.size(), spec, d);
+                big.pop_back();
+                piece = big;
+              } else {
+                piece.assign(buf, static_cast<size_t>(len));
+              }
             }
             if (lc == 'f' && flags.find(',') != std::string::npos) piece = groupDigits(piece);
           }
@@ -992,7 +1180,11 @@ ExprPtr buildFormatNumber(const std::string& name, std::vector<ExprPtr>& args, s
       double v = x.asDouble();
       if (std::isnan(v)) return Value::string("NaN");
       if (std::isinf(v)) return Value::string(v > 0 ? "∞" : "-∞");
-      num = fmt::format("{:.{}f}", v, d);
+      // Past 2^53 a double has no fraction: Java's DecimalFormat prints its
+      // shortest digits and zeros (1e308 is 1 and 308 zeros), not the exact
+      // binary expansion.
+      num = std::fabs(v) >= 9007199254740992.0 ? javaFloat(v, static_cast<int>(d), 'f', false, false)
+                                                : fmt::format("{:.{}f}", v, d);
     } else {
       num = std::to_string(x.asInt());
       if (d > 0) num += "." + std::string(static_cast<size_t>(d), '0');
@@ -1023,8 +1215,8 @@ ExprPtr buildMask(const std::string& name, std::vector<ExprPtr>& args, size_t po
       uint32_t cp = decodeAt(text, i, n);
       bool letter = n > 1 || cp < 0x80;
       int cls = cp >= '0' && cp <= '9'               ? 2
-                : letter && mapCase(cp, false) != cp ? 0
-                : letter && mapCase(cp, true) != cp  ? 1
+                : letter && isCase(cp, true)         ? 0
+                : letter && isCase(cp, false)        ? 1
                                                      : 3;
       const Value& r = rep[cls];
       if (r.isNull() || r.asString().empty())

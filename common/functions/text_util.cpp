@@ -191,6 +191,16 @@ void appendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
+std::string formatSparkTimestamp(int64_t us) {
+  int64_t days = floorDiv(us, kMicrosPerDay);
+  int64_t rest = floorMod(us, kMicrosPerDay);
+  int64_t y;
+  unsigned m, d;
+  civilFromDays(days, &y, &m, &d);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", y, m, d, rest / 3600000000LL,
+                     rest / 60000000LL % 60, rest / 1000000 % 60, rest / 1000 % 1000);
+}
+
 size_t utf8Length(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;

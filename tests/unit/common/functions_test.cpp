@@ -94,7 +94,12 @@ TEST_CASE("functions: strings") {
   CHECK(callS("trim", {litS("  a b  ")}) == "a b");
   CHECK(callS("ltrim", {litS("  a  ")}) == "a  ");
   CHECK(callS("rtrim", {litS("  a  ")}) == "  a");
-  CHECK(callS("trim", {litS("xxaxx"), litS("x")}) == "a");
+  // Spark's function form: trim(trimStr, str); btrim(str, trimStr).
+  CHECK(callS("trim", {litS("x"), litS("xxaxx")}) == "a");
+  CHECK(callS("trim", {litS("xxaxx"), litS("x")}) == "");
+  CHECK(callS("ltrim", {litS("x"), litS("xxaxx")}) == "axx");
+  CHECK(callS("btrim", {litS("xxaxx"), litS("x")}) == "a");
+  CHECK(callS("trim", {litS("ß日"), litS("ß日aß")}) == "a");  // whole characters
   CHECK(callS("trim", {litS("\ta\t")}) == "\ta\t");  // only spaces, as Spark
   CHECK(callS("replace", {litS("a-b-c"), litS("-"), litS("+")}) == "a+b+c");
   CHECK(callS("replace", {litS("a-b-c"), litS("-")}) == "abc");
@@ -248,12 +253,12 @@ TEST_CASE("functions: substring searches take time linear in both lengths") {
   CHECK(makeCall("instr", {hay, needle}, 0)->eval(row) == Value::integer(0));
   CHECK(makeLike(hay, makeCall("concat", {litS("%"), needle, litS("%")}, 0), false, 0)->eval(row) ==
         Value::boolean(false));
-  // trim(s, chars) with a long list of characters.
-  CHECK(makeCall("trim", {hay, col(2, TypeId::String)}, 0)->eval(row).asString().empty());
+  // trim(chars, s) with a long list of characters.
+  CHECK(makeCall("trim", {col(2, TypeId::String), hay}, 0)->eval(row).asString().empty());
   // The same functions on ordinary inputs.
   CHECK(callS("replace", {litS("a.b.c"), litS("."), litS("--")}) == "a--b--c");
   CHECK(call("instr", {litS("hello"), litS("ll")}) == Value::integer(3));
-  CHECK(callS("trim", {litS("xyhixy"), litS("yxzwv")}) == "hi");
+  CHECK(callS("trim", {litS("yxzwv"), litS("xyhixy")}) == "hi");
 }
 
 TEST_CASE("functions: a value a function builds is capped") {

@@ -71,6 +71,7 @@ std::string dump(const Expr& e) {
         case LiteralKind::Interval:
           return "INTERVAL '" + e.literal.text + "'" + (e.literal.unit.empty() ? "" : " " + e.literal.unit);
         case LiteralKind::Timestamp: return "TIMESTAMP '" + e.literal.text + "'";
+        case LiteralKind::Binary: return "X'" + e.literal.text + "'";
       }
       return "?";
     case ExprKind::Column: return joinParts(e.parts);
