@@ -38,7 +38,9 @@ struct ConnectorEnv {
 // The options of a source, sink or table that reach into the server's own
 // machine rather than the catalog: `files` name a file the server reads or
 // writes, `programs` make it load a library or run a command, `destinations`
-// are URLs the server connects to (connectors/net/outbound_policy.h), and
+// are URLs the server connects to (connectors/net/outbound_policy.h),
+// `brokers` are Kafka bootstrap lists ('host:port,host:port'; 'embedded' is
+// the server's own broker), and
 // `serverCredentials` says that the server's own credentials (its
 // environment's AWS keys) would be used, and sent to the destination. Who may
 // set them is the engine's decision (server/privileges.h); the connector only
@@ -47,6 +49,7 @@ struct ServerSideOptions {
   std::vector<const OptionEntry*> files;
   std::vector<const OptionEntry*> programs;
   std::vector<const OptionEntry*> destinations;
+  std::vector<const OptionEntry*> brokers;
   bool serverCredentials = false;
 };
 

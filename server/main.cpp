@@ -157,7 +157,8 @@ int main(int argc, char** argv) {
   app.add_option("--outbound-allow", outboundAllow,
                  "a destination statements may aim the server at (repeatable; host, address or "
                  "network/bits, each with an optional :port); without it only superusers may "
-                 "name outbound URLs (schema registry, HTTP sink, Kinesis endpoint)")
+                 "name outbound URLs (schema registry, HTTP sink, Kinesis endpoint); with it "
+                 "Kafka bootstrap lists must match too")
       ->allow_extra_args(false);
   app.add_option("--max-live-query-slots-per-user", liveSlotsPerUser,
                  "task slots one user's live queries may hold (superusers: no bound); "

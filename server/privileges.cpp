@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <system_error>
 
 #include "common/error.h"
 #include "common/file_beneath.h"
+#include "common/schema.h"
 #include "connectors/net/http_url.h"
 #include "connectors/net/outbound_policy.h"
 #include "connectors/provider.h"
@@ -150,6 +152,56 @@ void Privileges::checkDestination(std::string_view user, const OptionEntry& opti
                              policy.describe()));
 }
 
+void Privileges::checkBrokers(const OptionEntry& option) const {
+  const net::OutboundPolicy& policy = net::OutboundPolicy::process();
+  if (!policy.configured()) return;
+  // 'host:port' entries, librdkafka's way: an optional 'proto://' before
+  // each, an IPv6 address in brackets.
+  size_t start = 0;
+  while (start <= option.value.size()) {
+    size_t end = option.value.find(',', start);
+    if (end == std::string::npos) end = option.value.size();
+    std::string broker = option.value.substr(start, end - start);
+    start = end + 1;
+    while (!broker.empty() && std::isspace(static_cast<unsigned char>(broker.front()))) {
+      broker.erase(broker.begin());
+    }
+    while (!broker.empty() && std::isspace(static_cast<unsigned char>(broker.back()))) {
+      broker.pop_back();
+    }
+    if (broker.empty() || iequals(broker, "embedded")) continue;
+    if (const size_t scheme = broker.find("://"); scheme != std::string::npos) {
+      broker.erase(0, scheme + 3);
+    }
+    std::string host = broker;
+    uint16_t port = 9092;  // librdkafka's default
+    const size_t colon = broker.rfind(':');
+    const bool bracketed = !broker.empty() && broker.front() == '[';
+    if (colon != std::string::npos && (!bracketed || colon > broker.find(']'))) {
+      host = broker.substr(0, colon);
+      const std::string digits = broker.substr(colon + 1);
+      if (digits.empty() || digits.size() > 5 ||
+          digits.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoi(digits) > 65535) {
+        continue;  // the connector's own checks say what is wrong with it
+      }
+      port = static_cast<uint16_t>(std::stoi(digits));
+    }
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    if (policy.mayAllow(host, port)) continue;
+    throw SqlError(sqlstate::kInsufficientPrivilege,
+                   fmt::format("permission denied to aim the server at the Kafka broker \"{}\" "
+                               "(option '{}'): it is not in the outbound allow-list of rtsqld",
+                               broker, option.key),
+                   option.valuePos,
+                   fmt::format("rtsqld --outbound-allow lists the destinations statements may "
+                               "name (now: {}); 'embedded' is always allowed.",
+                               policy.describe()));
+  }
+}
+
 void Privileges::checkServerCredentials(std::string_view user) const {
   if (isSuperuser(user)) return;
   throw SqlError(sqlstate::kInsufficientPrivilege,
@@ -167,6 +219,7 @@ void Privileges::checkOptions(std::string_view user, const std::string& connecto
   for (const OptionEntry* e : found.programs) checkProgram(user, *e);
   for (const OptionEntry* e : found.files) checkFile(user, *e);
   for (const OptionEntry* e : found.destinations) checkDestination(user, *e);
+  for (const OptionEntry* e : found.brokers) checkBrokers(*e);
   if (found.serverCredentials) checkServerCredentials(user);
 }
 

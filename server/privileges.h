@@ -90,6 +90,9 @@ class Privileges {
   // Throws SqlError 42501 at the option's value unless `user` may have the
   // server connect to the URL `option` names (see the header comment).
   void checkDestination(std::string_view user, const OptionEntry& option) const;
+  // With an outbound allow-list, each broker of a Kafka bootstrap list must
+  // be in it, whoever names it; without one, anyone may name brokers.
+  void checkBrokers(const OptionEntry& option) const;
   // Throws SqlError 42501 unless `user` may have the server use its own
   // credentials for a destination.
   void checkServerCredentials(std::string_view user) const;

@@ -265,6 +265,9 @@ ServerSideOptions KafkaConnector::serverSideOptions(const Options& options) cons
   if (const OptionEntry* e = options.find(schema_registry::kUrlOption)) {
     out.destinations.push_back(e);
   }
+  for (const char* key : {"kafka.bootstrap.servers", kafka::kDeadLetterBootstrapOption}) {
+    if (const OptionEntry* e = options.find(key)) out.brokers.push_back(e);
+  }
   return out;
 }
 

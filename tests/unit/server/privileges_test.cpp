@@ -330,6 +330,40 @@ TEST_CASE("privileges: outbound destinations and the server's AWS keys are super
   net::OutboundPolicy::setProcess(net::OutboundPolicy());
 }
 
+TEST_CASE("privileges: with an allow-list, Kafka brokers must be in it; 'embedded' always is") {
+  Server s;
+  auto source = [](const std::string& name, const std::string& bootstrap) {
+    return "CREATE SOURCE " + name + " (id BIGINT) WITH (connector = 'kafka', " +
+           "kafka.bootstrap.servers = '" + bootstrap + "', subscribe = 't')";
+  };
+  // Without one, anyone names brokers (a real broker may be down: only the
+  // privilege is checked here, so 42501 is what must not come).
+  auto c = s.run(source("k0", "127.0.0.1:1"), "bob");
+  CHECK((!c->err || c->err->sqlstate() != sqlstate::kInsufficientPrivilege));
+
+  net::OutboundPolicy::setProcess(net::OutboundPolicy::parse({"10.0.0.0/8:9092", "127.0.0.1:1"}));
+  for (const char* user : {"bob", "alice"}) {
+    CAPTURE(user);
+    c = s.run(source(std::string("k1") + user, "10.0.0.7:9092, 127.0.0.2:9092"), user);
+    requireDenied(*c, "an unlisted loopback broker");
+    CHECK(c->err->message().find("Kafka broker \"127.0.0.2:9092\"") != std::string::npos);
+    CHECK(c->err->hint().find("--outbound-allow") != std::string::npos);
+    CHECK(c->err->position() != SqlError::npos);
+    requireDenied(*s.run(source(std::string("k2") + user, "SSL://169.254.169.254:9092"), user),
+                  "a metadata address behind a scheme");
+    requireDenied(*s.run(source(std::string("k3") + user, "10.0.0.7:9093"), user),
+                  "a listed network on another port");
+  }
+  // No port is librdkafka's default, 9092, which the network lists.
+  c = s.run(source("k6", "10.0.0.7"), "bob");
+  CHECK((!c->err || c->err->sqlstate() != sqlstate::kInsufficientPrivilege));
+  c = s.run(source("k4", "127.0.0.1:1"), "bob");
+  CHECK((!c->err || c->err->sqlstate() != sqlstate::kInsufficientPrivilege));
+  c = s.run(source("k5", "embedded"), "bob");
+  CHECK((!c->err || c->err->sqlstate() != sqlstate::kInsufficientPrivilege));
+  net::OutboundPolicy::setProcess(net::OutboundPolicy());
+}
+
 TEST_CASE("privileges: users change their own password; superusers manage users") {
   Server s;
   // bob may change his own password, not carol's, and may not manage users.
