@@ -150,6 +150,7 @@ void trip(const CallSlot& slot) {
 }
 
 void watch() {
+  pthread_setname_np(pthread_self(), "python-watch");
   size_t turn = 0;
   std::vector<CallSlot*> stopping;
   for (;;) {
