@@ -1075,4 +1075,9 @@ std::vector<RowCounts> FlowRuntime::operatorRows(const Task& task) {
   return rows;
 }
 
+int FlowRuntime::heldSlots() const {
+  std::lock_guard lock(mu_);
+  return reservation_.slots();
+}
+
 }  // namespace rtsql

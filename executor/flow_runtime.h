@@ -145,6 +145,9 @@ class FlowRuntime {
   // merge.
   void recentLatency(IntervalLatency& out) const;
   const PhysicalPlan& plan() const { return plan_; }
+  // The task slots the flow holds now: its plan's while it runs, none once it
+  // stopped or failed (they went back to the pool).
+  int heldSlots() const;
   // The newest complete checkpoint, if any was written or restored.
   std::optional<CheckpointInfo> lastCheckpoint() const;
   // How many times start() restored a checkpoint.

@@ -89,7 +89,7 @@ class Engine : public QueryHandler {
     std::string sink;
     FlowState state = FlowState::Stopped;
     std::string failure;        // why it failed (Failed) or is not running yet (Recovering)
-    std::optional<int> slots;   // the plan's slots; none before the flow has a runtime
+    std::optional<int> slots;   // the slots it holds; none unless it runs
     std::string progressJson;   // SHOW PROGRESS's JSON, filled only when asked for
   };
   // Every flow of the catalog, in SHOW FLOWS order.

@@ -218,7 +218,8 @@ std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
     const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
     std::tie(info.state, info.failure) = flowStatus(f->name, entry);
     if (rt) {
-      info.slots = rt->plan().slots();
+      // What it holds: a stopped or failed flow gave its slots back.
+      if (const int held = rt->heldSlots(); held > 0) info.slots = held;
       if (withProgress) info.progressJson = rt->progressJson();
     }
     infos.push_back(std::move(info));
@@ -230,7 +231,7 @@ std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
       copy.sink = f->sink;
       std::tie(copy.state, copy.failure) = flowStatus(name, &e);
       if (e.runtime) {
-        copy.slots = e.runtime->plan().slots();
+        if (const int held = e.runtime->heldSlots(); held > 0) copy.slots = held;
         if (withProgress) copy.progressJson = e.runtime->progressJson();
       }
       infos.push_back(std::move(copy));
