@@ -18,6 +18,9 @@ const EmbeddedFile* findConsoleFile(std::string_view path) {
   std::string_view name;
   if (path == "/" || path == "/index.html") {
     name = "index.html";
+  } else if (path == "/favicon.ico") {
+    // Browsers ask for it whatever the page says; an SVG answers them all.
+    name = "favicon.svg";
   } else if (path.substr(0, kPrefix.size()) == kPrefix) {
     name = path.substr(kPrefix.size());
   } else {

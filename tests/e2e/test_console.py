@@ -248,6 +248,14 @@ def test_content_security_policy_refuses_nothing_the_page_does(server, flows, br
     # The series' color, #2f6fd0, set by the script despite no inline styles.
     color = js(browser, f"return getComputedStyle(document.querySelector('{legend}')).color")
     assert color == "rgb(47, 111, 208)", color
+    # A running flow without errors says "none" in the muted grey, not in red.
+    none = wait_for(browser, lambda d: js(
+        d, "const e = document.querySelector('#errors li.muted'); "
+           "return e && getComputedStyle(e).color"), "the errors list's 'none'")
+    assert none == "rgb(107, 118, 134)", none
+    # The icon browsers ask for is there.
+    status, _, _ = server.http("/favicon.ico", auth=(USER, PASSWORD))
+    assert status == 200
     refused = [e["message"] for e in browser.get_log("browser")
                if "Content Security Policy" in e["message"]]
     assert not refused, refused

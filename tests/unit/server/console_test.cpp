@@ -91,6 +91,13 @@ TEST_CASE("console: routes serve the files with a cache header, and refuse other
   CHECK(script.contentType == "text/javascript; charset=utf-8");
   CHECK(header(script, "X-Content-Type-Options") == "nosniff");
 
+  // Browsers ask for /favicon.ico whatever the page links.
+  Reply icon = route(src, "GET", "/favicon.ico");
+  CHECK(icon.status == 200);
+  CHECK(icon.contentType == "image/svg+xml");
+  CHECK(icon.body.find("<svg") != std::string::npos);
+  CHECK(route(src, "GET", "/console/favicon.svg").body == icon.body);
+
   CHECK(route(src, "GET", "/console/missing.css").status == 404);
   CHECK(route(src, "GET", "/consolejs").status == 404);
   Reply post = route(src, "POST", "/");
