@@ -87,6 +87,10 @@ class AvroSchemaParser {
       n = add(type == "enum" ? Kind::Enum : type == "fixed" ? Kind::Fixed : Kind::Record);
       n->name = full;
       n->logical = logical;
+      // The Avro specification forbids defining a name twice; libavro's
+      // reader leaks what it built when it meets one, so this reader, which
+      // runs first, refuses it.
+      if (byName_.count(full)) invalid(pos_, fmt::format("type \"{}\" is defined twice", full));
       // Registered before the fields: a record may refer to itself.
       byName_[full] = n;
       byName_.emplace(full.substr(full.rfind('.') == std::string::npos ? 0 : full.rfind('.') + 1),
@@ -194,7 +198,15 @@ std::shared_ptr<const AvroSchema> AvroSchema::parse(std::string_view json, size_
   // per level.
   if (std::string problem = schemaTextProblem(json, SchemaTextSyntax::Json); !problem.empty())
     invalid(pos, problem);
-  // libavro's own check first: the codecs parse the same text with it.
+  auto schema = std::make_shared<AvroSchema>();
+  schema->json_ = std::string(json);
+  dom::parser parser;
+  dom::element doc;
+  if (parser.parse(schema->json_).get(doc) != simdjson::SUCCESS) invalid(pos, "not JSON");
+  AvroSchemaParser p(*schema, pos);
+  schema->root_ = p.parse(doc, "", 0);
+  // libavro's own check next, on a text this reader took: the codecs parse
+  // the same text with it, and its reader leaks on some texts it refuses.
   avro_schema_t checked = nullptr;
   avro_set_error("%s", "");
   if (avro_schema_from_json_length(json.data(), json.size(), &checked) != 0) {
@@ -203,14 +215,6 @@ std::shared_ptr<const AvroSchema> AvroSchema::parse(std::string_view json, size_
     invalid(pos, why.empty() ? "libavro cannot read it" : why);
   }
   avro_schema_decref(checked);
-
-  auto schema = std::make_shared<AvroSchema>();
-  schema->json_ = std::string(json);
-  dom::parser parser;
-  dom::element doc;
-  if (parser.parse(schema->json_).get(doc) != simdjson::SUCCESS) invalid(pos, "not JSON");
-  AvroSchemaParser p(*schema, pos);
-  schema->root_ = p.parse(doc, "", 0);
   for (const auto& n : schema->nodes_) {
     if (n->kind == Kind::Array && takesNoBytes(*n->items)) {
       throw SqlError(sqlstate::kFeatureNotSupported,

@@ -117,3 +117,22 @@ TEST_CASE("schema text: an Avro schema nested 20,000 deep is refused, no crash")
   e = testing::sqlErrorOf([] { AvroSchema::parse(nestedAvro(80), 5); });
   CHECK(std::string(e.what()).find("nested more than 64 levels") != std::string::npos);
 }
+
+TEST_CASE("schema text: an Avro name defined twice is refused before libavro reads the text") {
+  // libavro's reader leaks what it built when it meets a second definition;
+  // rtsql's reader, which runs first, refuses it with the name.
+  const std::string twice =
+      R"({"type": "record", "name": "R", "fields": [)"
+      R"({"name": "a", "type": {"type": "record", "name": "S", "fields": []}},)"
+      R"({"name": "b", "type": {"type": "record", "name": "S", "fields": []}}]})";
+  auto e = testing::sqlErrorOf([&] { AvroSchema::parse(twice, 3); });
+  CHECK(e.sqlstate() == std::string(sqlstate::kInvalidParameterValue));
+  CHECK(e.position() == 3);
+  CHECK(std::string(e.what()).find("type \"S\" is defined twice") != std::string::npos);
+  // A reference by name to a type defined once is no second definition.
+  const std::string reused =
+      R"({"type": "record", "name": "R", "fields": [)"
+      R"({"name": "a", "type": {"type": "record", "name": "S", "fields": []}},)"
+      R"({"name": "b", "type": "S"}]})";
+  CHECK(AvroSchema::parse(reused, 0)->root().name == "R");
+}
