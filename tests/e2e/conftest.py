@@ -38,6 +38,18 @@ START_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 10
 
 
+def wait_for(cond, timeout, what):
+    """Polls COND until it returns something true, and returns that; fails
+    after TIMEOUT seconds saying WHAT was not reached."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"{what} within {timeout}s")
+
+
 def unique(prefix):
     """A name no other test or run uses: topics, sources, flows."""
     return f"{prefix}_{uuid.uuid4().hex[:10]}"

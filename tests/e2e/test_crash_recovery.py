@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-from conftest import Server, unique
+from conftest import Server, unique, wait_for
 
 KEYS = 40
 EVENTS = 4000          # records produced in all
@@ -339,17 +339,6 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
 
 
 # -- damaged checkpoints ------------------------------------------------------
-
-def wait_for(cond, timeout, what):
-    """Polls COND until it returns something true; fails after TIMEOUT seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"{what} within {timeout}s")
-
 
 def count_flow_at_100(broker, tmp_path, name):
     """A GROUP BY count over 100 records of one key, checkpointed and stopped

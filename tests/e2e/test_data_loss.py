@@ -16,7 +16,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import Kafka, Server, unique, service_or_skip
+from conftest import Kafka, Server, unique, service_or_skip, wait_for
 from kinesalite import Kinesalite, KinesisError, endpoint_or_skip
 
 WAIT_S = 60
@@ -26,17 +26,6 @@ def start_server(tmp, run):
     s = Server(tmp)
     s.log_path = tmp / f"rtsqld.{run}.log"
     return s.start()
-
-
-def wait_for(cond, timeout, what):
-    """Polls COND until it returns something true; fails after TIMEOUT seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"{what} within {timeout}s")
 
 
 def flow_status(server, flow):

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 import psycopg
 import pytest
 
-from conftest import Kafka, Server, unique
+from conftest import Kafka, Server, unique, wait_for
 from kinesalite import Kinesalite, endpoint_or_skip
 
 
@@ -287,16 +287,6 @@ def start_flow_server(tmp, run):
 def checkpoint_epochs(server):
     """The epochs of the checkpoints on disk of the server's flows."""
     return sorted(int(p.name) for p in server.data_dir.glob("**/checkpoints/[0-9]*") if p.name.isdigit())
-
-
-def wait_for(cond, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"not within {timeout}s: {what}")
 
 
 def sink_brokers():

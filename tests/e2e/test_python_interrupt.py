@@ -13,7 +13,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import Kafka, Server, unique
+from conftest import Kafka, Server, unique, wait_for
 
 # Generous: CI machines are loaded. Each bound is far above what an interrupt
 # takes (a fraction of a second; 10 s of grace for a flow's final epoch) and
@@ -83,15 +83,6 @@ def bounded(fn, what):
     if "error" in result:
         raise result["error"]
     return result.get("value")
-
-
-def wait_for(predicate, what, timeout=BOUND_S):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{what} not reached within {timeout} s")
 
 
 def flow_status(server, flow):
@@ -180,7 +171,7 @@ def test_cancel_request_ends_a_backtracking_python_call(server):
     conn = server.connect()
     t, result = in_thread(
         lambda: conn.execute(f"SELECT backtracks_marked('{BAD_INPUT}')").fetchall())
-    wait_for(started.exists, "the Python call running")
+    wait_for(started.exists, BOUND_S, "the Python call running")
     # Cancel until the statement has ended.
     deadline = time.monotonic() + BOUND_S
     while t.is_alive() and time.monotonic() < deadline:
@@ -218,7 +209,7 @@ def test_python_call_timeout_fails_a_flow_stuck_in_the_re_matcher(tmp_path):
     try:
         with session(s) as conn:
             flow = stuck_flow(s, conn, "backtracks", BACKTRACKS_BODY)
-            wait_for(lambda: flow_status(s, flow)[0] == "failed", "the flow failed")
+            wait_for(lambda: flow_status(s, flow)[0] == "failed", BOUND_S, "the flow failed")
             status, error = flow_status(s, flow)
             assert "function backtracks ran longer than the Python call time limit of 2000 ms" \
                 in error, error
@@ -263,7 +254,7 @@ def test_a_call_looping_in_c_holds_neither_ddl_nor_the_stop(tmp_path):
             with session(s) as other:
                 wait_for(lambda: bounded(lambda: _refused(other, f"START FLOW {flow}"),
                                          "START FLOW while STOP FLOW waits"),
-                         "START FLOW refused while STOP FLOW waits")
+                         BOUND_S, "START FLOW refused while STOP FLOW waits")
                 assert bounded(lambda: _refused(other, f"DROP FLOW {flow}"),
                                "DROP FLOW while STOP FLOW waits")
                 bounded(lambda: other.execute(f"CREATE FUNCTION {unique('meanwhile')}(a BIGINT) "
