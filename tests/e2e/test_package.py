@@ -136,8 +136,16 @@ def test_layout(package):
                  "usr/share/man/man1/rtsql.1", "usr/share/doc/rtsql/README.md",
                  "usr/share/doc/rtsql/docs/operations.md", "usr/share/doc/rtsql/docs/sql.md",
                  "usr/share/doc/rtsql/examples/README.md",
-                 "usr/share/doc/rtsql/examples/quickstart.sql", str(CONF), str(UNIT)):
+                 "usr/share/doc/rtsql/examples/quickstart.sql",
+                 "usr/share/doc/rtsql/copyright", str(CONF), str(UNIT)):
         assert (root / path).is_file(), f"{path} is not in {deb.name}"
+    # Every picture the installed README shows is installed beside it.
+    doc = root / "usr/share/doc/rtsql"
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (doc / "README.md").read_text())
+    assert pictures, "README.md shows no picture"
+    for picture in pictures:
+        assert (doc / picture).is_file(), f"README.md shows {picture}, not in {deb.name}"
+    assert "Files: *" in (doc / "copyright").read_text()
     for prog in ("rtsqld", "rtsql"):
         desc = run(["file", "-b", root / "usr/bin" / prog]).stdout
         assert "ELF" in desc and "not stripped" not in desc, desc
@@ -283,6 +291,14 @@ def test_packaged_server_serves(package, tmp_path):
         assert rows[rows.index("tens") + 2:][:4] == ["10", "20", "30", "(3 rows)"], q.stdout
         shown = run([*client, "-c", "SHOW SOURCES"])
         assert shown.returncode == 0 and "numbers" in shown.stdout, shown.stdout
+        # The packaged quick start runs as installed: the packaged file turns
+        # the embedded broker on, the generator flow fills `clicks`, and a
+        # live SELECT over it ends after its LIMIT.
+        quick = run([*client, "-f", root / "usr/share/doc/rtsql/examples/quickstart.sql"])
+        assert quick.returncode == 0, quick.stdout + quick.stderr
+        clicks = run([*client, "-c", "SELECT user_id FROM clicks LIMIT 3"])
+        assert clicks.returncode == 0 and "(3 rows)" in clicks.stdout, \
+            clicks.stdout + clicks.stderr
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
