@@ -173,6 +173,7 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
     w.key("intervalMs").value(RecentLatency::kIntervalMicros / 1000);
     w.key("numOutputRows").value(r.e2e.count());
     writeLatencyPercentiles(w, "processingLatencyMs", r.processing);
+    writeLatencyPercentiles(w, "sourceQueuingLatencyMs", r.sourceQueuing);
     writeLatencyPercentiles(w, "e2eLatencyMs", r.e2e);
     w.endObject();
   }

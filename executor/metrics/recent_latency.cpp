@@ -7,11 +7,13 @@ namespace rtsql {
 void IntervalLatency::reset(int64_t newIndex) {
   index = newIndex;
   processing.reset();
+  sourceQueuing.reset();
   e2e.reset();
 }
 
 void IntervalLatency::mergeFrom(const IntervalLatency& o) {
   processing.merge(o.processing);
+  sourceQueuing.merge(o.sourceQueuing);
   e2e.merge(o.e2e);
 }
 

@@ -15,7 +15,8 @@ void SinkOperator::push(Row& row, const RecordContext& ctx) {
   addOwned<uint64_t>(m.outputRows);
   m.processingLatency.record(now - ctx.readMicros);
   m.e2eLatency.record(now - ctx.sourceTimestampMicros);
-  metrics_.recent().record(now, now - ctx.readMicros, now - ctx.sourceTimestampMicros);
+  metrics_.recent().record(now, now - ctx.readMicros, ctx.readMicros - ctx.sourceTimestampMicros,
+                           now - ctx.sourceTimestampMicros);
   countOut();
 }
 

@@ -144,7 +144,8 @@ std::string renderMetrics(const Source& source) {
                  "source_queuing or e2e.");
   Family recentLatency("rtsql_flow_recent_latency_ms",
                        "Latency percentiles in milliseconds of the last complete interval of a few "
-                       "seconds (progress recentMetrics); kind is processing or e2e.");
+                       "seconds (progress recentMetrics); kind is processing, source_queuing "
+                       "or e2e.");
   Family recentOutput(
       "rtsql_flow_recent_output_rows",
       "Rows written to the flow's sink in the last complete interval of a few seconds.");
@@ -233,7 +234,9 @@ std::string renderMetrics(const Source& source) {
     if (p["recentMetrics"].get(recent) == simdjson::SUCCESS) {
       if (auto v = number(recent, "numOutputRows")) recentOutput.add(flowLabel, *v);
       addLatencies(recentLatency, recent,
-                   {{"processingLatencyMs", "processing"}, {"e2eLatencyMs", "e2e"}},
+                   {{"processingLatencyMs", "processing"},
+                    {"sourceQueuingLatencyMs", "source_queuing"},
+                    {"e2eLatencyMs", "e2e"}},
                    {{"P50", "0.5"}, {"P90", "0.9"}, {"P99", "0.99"}});
     }
     simdjson::dom::element checkpoint;

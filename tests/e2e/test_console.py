@@ -232,6 +232,71 @@ def test_page_lists_flows_and_its_chart_moves(server, flows, browser):
     browser.save_screenshot(str(ARTIFACTS / "console_running_flow.png"))
 
 
+def test_plan_boxes_show_whole_texts_and_charts_have_time_and_gaps(server, flows, browser):
+    """A plan box wraps a long operator text onto more lines instead of cutting
+    it; each chart has a time axis under it; a poll the server did not answer
+    breaks the chart's line (an outage is a gap, not a ramp); and while /flows
+    does not answer, no flow reads as running."""
+    browser.get(server.url("/"))
+    flow = flows["flow"]
+    row = f'tr.flow[data-flow="{flow}"]'
+    wait_for(browser, lambda d: js(d, f"return document.querySelector('{row}') !== null"),
+             "the flow in the list")
+    js(browser, f"document.querySelector('{row}').click()")
+    wait_for(browser, lambda d: js(d, "return document.querySelector('#plan-graph') !== null"),
+             "the plan graph")
+    status, _, body = server.http(f"/flows/{flow}/plan", auth=(USER, PASSWORD))
+    assert status == 200, body
+    shown = js(browser, "return [...document.querySelectorAll('#plan-graph .stage-box text')]"
+                        ".map(t => t.firstChild ? t.firstChild.textContent : '')")
+    assert not any("\u2026" in line for line in shown), shown
+    squeezed = re.sub(r"\s+", "", "".join(shown))
+    for stage in json.loads(body)["stages"]:
+        for op in stage["operators"]:
+            assert re.sub(r"\s+", "", op["text"]) in squeezed, (op["text"], shown)
+    long_text = ("Project user_id, upper(concat(url, '?from=', referrer)) AS page, "
+                 "amount * 2 AS doubled, CASE WHEN amount > 10 THEN 'big' ELSE 'small' END")
+    lines = js(browser, "return wrap(arguments[0], 44)", long_text)
+    assert len(lines) > 1 and all(len(line) <= 44 for line in lines), lines
+    assert re.sub(r"\s+", "", "".join(lines)) == re.sub(r"\s+", "", long_text), lines
+
+    # The time axis: clock times under each chart, ending at "now".
+    wait_for(browser, lambda d: js(d, "const a = document.querySelector("
+                                      "'[data-chart=\"input-rate\"] .axis-start');"
+                                      "return a && a.textContent.length > 0"),
+             "the input-rate chart's time axis")
+    assert js(browser, "return document.querySelector('[data-chart=\"input-rate\"] .axis-end')"
+                       ".textContent") == "now"
+
+    # Two runs of points around a poll without an answer: two lines, no ramp.
+    segments = js(browser, """
+        const now = Date.now();
+        const samples = [0, 1, 2].map(i => ({t: now - 60000 + i * 1000, inputRate: 5 + i}))
+            .concat([{t: now - 50000, gap: true}])
+            .concat([0, 1, 2].map(i => ({t: now - 40000 + i * 1000, inputRate: 9 - i})));
+        const c = CHARTS.find(c => c.id === "input-rate");
+        drawChart(c, samples);
+        const box = document.querySelector('[data-chart="input-rate"]');
+        return [Number(box.dataset.segments), box.querySelectorAll("polyline").length];
+    """)
+    assert segments == [2, 2], segments
+
+    # The server stops answering /flows: the flow's state is unknown, not running.
+    state = js(browser, """
+        const real = window.getJson;
+        window.getJson = async () => { throw new Error("connection refused"); };
+        return pollFlows().then(() => {
+            window.getJson = real;
+            const cell = document.querySelector('tr.flow[data-flow="' + arguments[0] + '"] td.state');
+            return [cell.textContent, cell.className];
+        });
+    """, flow)
+    assert state == ["unknown", "state state-unknown"], state
+    wait_for(browser, lambda d: "running" in js(
+        d, f"return document.querySelector('{row} td.state').textContent"),
+        "the flow running again once /flows answers")
+
+
 def test_content_security_policy_refuses_nothing_the_page_does(server, flows, browser):
     """The endpoint's Content-Security-Policy allows only the page's own script
     and style: the page, a flow's charts and their legend colors work under it,

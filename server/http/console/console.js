@@ -10,6 +10,7 @@ const SVG = "http://www.w3.org/2000/svg";
 
 const state = {
   flows: [],
+  unreachable: null,  // when /flows last failed to answer (ms), null while it answers
   selected: null,   // name of the flow shown
   history: {},      // flow name -> {samples: [], prev: {...}, errors: []}
   plan: null,       // {flow, runId, json}
@@ -88,9 +89,13 @@ function flowPath(name, what) {
 async function pollFlows() {
   try {
     state.flows = await getJson("/flows");
+    state.unreachable = null;
     document.getElementById("server-status").textContent =
         `${state.flows.length} flow${state.flows.length === 1 ? "" : "s"} · updated ${new Date().toLocaleTimeString()}`;
   } catch (e) {
+    // The flows' last known states are no longer known: they are shown grey
+    // as "unknown" until the server answers again.
+    state.unreachable = Date.now();
     document.getElementById("server-status").textContent = `cannot read /flows: ${e.message}`;
   }
   renderFlows();
@@ -104,7 +109,12 @@ function renderFlows() {
     const row = el("tr", {class: "flow" + (f.name === state.selected ? " selected" : ""),
                           "data-flow": f.name},
                    el("td", {}, f.name),
-                   el("td", {class: `state state-${f.state}`}, f.state),
+                   state.unreachable === null
+                       ? el("td", {class: `state state-${f.state}`}, f.state)
+                       : el("td", {class: "state state-unknown",
+                                   title: `no answer from the server since ` +
+                                          `${new Date(state.unreachable).toLocaleTimeString()}; ` +
+                                          `last known: ${f.state}`}, "unknown"),
                    el("td", {}, f.slots === null ? "–" : String(f.slots)));
     row.addEventListener("click", () => select(f.name));
     body.append(row);
@@ -227,6 +237,14 @@ async function pollProgress() {
     p = await getJson(flowPath(name, "progress"));
   } catch (e) {
     showError(`cannot read progress: ${e.message}`);
+    // A poll without an answer is a gap in the charts, not a line across it.
+    if (name === state.selected) {
+      const h = historyOf(name);
+      if (h.samples.length && !h.samples[h.samples.length - 1].gap) {
+        h.samples.push({t: Date.now(), gap: true});
+      }
+      for (const c of CHARTS) drawChart(c, h.samples);
+    }
     return;
   }
   if (name !== state.selected) return;
@@ -275,9 +293,13 @@ function buildCharts() {
     const legend = el("div", {class: "legend"},
                       ...c.series.map(s => legendEntry(s)));
     const svg = svgEl("svg", {viewBox: "0 0 300 110", preserveAspectRatio: "none"});
-    box.append(el("div", {class: "chart", id: `chart-${c.id}`, "data-chart": c.id, "data-points": "0"},
+    // The time axis is HTML under the chart: text in the stretched SVG would be distorted.
+    const axis = el("div", {class: "axis"}, el("span", {class: "axis-start"}, ""),
+                    el("span", {class: "axis-mid"}, ""), el("span", {class: "axis-end"}, "now"));
+    box.append(el("div", {class: "chart", id: `chart-${c.id}`, "data-chart": c.id, "data-points": "0",
+                          "data-segments": "0"},
                   el("div", {class: "title"}, el("span", {}, c.title), el("span", {class: "last"}, "–")),
-                  svg, legend));
+                  svg, axis, legend));
   }
 }
 
@@ -292,31 +314,47 @@ function drawChart(c, samples) {
   const span = Math.min(WINDOW_MS, Math.max(60 * 1000, now - first));
   const t0 = now - span;
   const W = 300, H = 110, top = 12, bottom = H - 4;
-  let max = 0, points = 0, last = null;
-  const series = c.series.map(s => samples
-      .filter(x => typeof s.get(x) === "number" && !Number.isNaN(s.get(x)))
-      .map(x => [x.t, s.get(x)]));
-  for (const pts of series) for (const [, v] of pts) max = Math.max(max, v);
+  let max = 0, points = 0, last = null, drawn = 0;
+  // Each series as runs of points: a poll the server did not answer (a gap
+  // sample) ends a run, so an outage shows as a gap rather than a ramp.
+  const series = c.series.map(s => {
+    const runs = [[]];
+    for (const x of samples) {
+      if (x.gap) {
+        if (runs[runs.length - 1].length) runs.push([]);
+      } else if (typeof s.get(x) === "number" && !Number.isNaN(s.get(x))) {
+        runs[runs.length - 1].push([x.t, s.get(x)]);
+      }
+    }
+    return runs.filter(r => r.length);
+  });
+  for (const runs of series) for (const run of runs) for (const [, v] of run) max = Math.max(max, v);
   if (max <= 0) max = 1;
-  series.forEach((pts, i) => {
-    points += pts.length;
-    if (i === 0 && pts.length) last = pts[pts.length - 1][1];
-    if (!pts.length) return;
-    const xy = pts.map(([t, v]) =>
-        `${((t - t0) / span * W).toFixed(1)},${(bottom - v / max * (bottom - top)).toFixed(1)}`);
+  series.forEach((runs, i) => {
     const color = c.series[i].color;
-    if (pts.length === 1) {
-      const [x, y] = xy[0].split(",");
-      svg.append(svgEl("circle", {cx: x, cy: y, r: 2.5, fill: color}));
-    } else {
-      svg.append(svgEl("polyline", {points: xy.join(" "), fill: "none", stroke: color,
-                                    "stroke-width": 1.5, "vector-effect": "non-scaling-stroke"}));
+    for (const pts of runs) {
+      points += pts.length;
+      drawn += 1;
+      if (i === 0) last = pts[pts.length - 1][1];
+      const xy = pts.map(([t, v]) =>
+          `${((t - t0) / span * W).toFixed(1)},${(bottom - v / max * (bottom - top)).toFixed(1)}`);
+      if (pts.length === 1) {
+        const [x, y] = xy[0].split(",");
+        svg.append(svgEl("circle", {cx: x, cy: y, r: 2.5, fill: color}));
+      } else {
+        svg.append(svgEl("polyline", {points: xy.join(" "), fill: "none", stroke: color,
+                                      "stroke-width": 1.5, "vector-effect": "non-scaling-stroke"}));
+      }
     }
   });
+  const clock = t => new Date(t).toLocaleTimeString();
+  box.querySelector(".axis-start").textContent = clock(t0);
+  box.querySelector(".axis-mid").textContent = clock(t0 + span / 2);
   const scale = svgEl("text", {x: 2, y: 10, "font-size": 9, fill: "#6b7686"});
   scale.textContent = fmt(max, c.unit);
   svg.append(scale);
   box.setAttribute("data-points", String(points));
+  box.setAttribute("data-segments", String(drawn));
   box.setAttribute("data-last", last === null ? "" : String(last));
   box.querySelector(".last").textContent = fmt(last, c.unit);
 }
@@ -336,8 +374,28 @@ async function loadPlan(name, runId) {
   }
 }
 
+// An edge's label, cut to fit between two boxes (its whole text is its title).
 function clip(text, n) {
   return text.length > n ? text.slice(0, n - 1) + "…" : text;
+}
+
+// TEXT as lines of at most N characters, broken at spaces, commas and
+// parentheses where there is one (a longer word is broken where it must be):
+// a plan box shows an operator's whole text, however long.
+function wrap(text, n) {
+  const out = [];
+  let rest = text;
+  while (rest.length > n) {
+    let cut = -1;
+    for (let i = n; i > n / 2; i--) {
+      if (" ,(".includes(rest[i - 1])) { cut = i; break; }
+    }
+    if (cut < 0) cut = n;
+    out.push(rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).trimStart();
+  }
+  if (rest.length || !out.length) out.push(rest);
+  return out;
 }
 
 // Stages as boxes in columns (a stage right of every stage that shuffles into
@@ -356,20 +414,26 @@ function drawPlan(box, plan) {
   }
   const lines = s => {
     const out = [{text: `Stage ${s.id} · ${s.tasks} task${s.tasks === 1 ? "" : "s"}`, cls: "head"}];
+    // Each line that does not fit the box continues on the next ones.
+    const push = line => {
+      for (const part of wrap(line.text, line.cls === "small" ? 50 : 44)) {
+        out.push({...line, text: part});
+      }
+    };
     if (s.scan) {
       const sc = s.scan;
-      out.push({text: `Scan ${sc.name} (${sc.connector}${sc.format ? " " + sc.format : ""}` +
-                      `${sc.topic ? ", " + sc.topic : ""})`, cls: "op"});
-      if (sc.watermark) out.push({text: `watermark ${sc.watermark}`, cls: "small"});
+      push({text: `Scan ${sc.name} (${sc.connector}${sc.format ? " " + sc.format : ""}` +
+                  `${sc.topic ? ", " + sc.topic : ""})`, cls: "op"});
+      if (sc.watermark) push({text: `watermark ${sc.watermark}`, cls: "small"});
     }
     for (const op of s.operators) {
-      out.push({text: op.text, cls: "op", title: `${op.text}\n[${op.changelogText}]` +
-                                               (op.state ? `\nstate: ${op.state}` : "")});
-      out.push({text: `[${op.changelogText}]${op.state ? " · state: " + op.state : ""}`, cls: "small"});
+      push({text: op.text, cls: "op", title: `${op.text}\n[${op.changelogText}]` +
+                                           (op.state ? `\nstate: ${op.state}` : "")});
+      push({text: `[${op.changelogText}]${op.state ? " · state: " + op.state : ""}`, cls: "small"});
     }
     if (s.output.kind === "sink") {
-      out.push({text: `Sink ${plan.sink.name} (${plan.sink.connector} ${plan.sink.format}` +
-                      `${plan.sink.topic ? ", " + plan.sink.topic : ""})`, cls: "op"});
+      push({text: `Sink ${plan.sink.name} (${plan.sink.connector} ${plan.sink.format}` +
+                  `${plan.sink.topic ? ", " + plan.sink.topic : ""})`, cls: "op"});
     }
     return out;
   };
@@ -400,10 +464,10 @@ function drawPlan(box, plan) {
       const t = svgEl("text", {x: L.x + PAD, y: L.y + PAD + (i + 0.8) * LINE,
                                class: line.cls === "small" ? "small" : line.cls === "op" ? "op-text" : "",
                                "font-weight": line.cls === "head" ? "600" : "normal"});
-      t.textContent = clip(line.text, line.cls === "small" ? 50 : 44);
-      if (line.title || line.text.length > 44) {
+      t.textContent = line.text;
+      if (line.title) {
         const title = svgEl("title");
-        title.textContent = line.title || line.text;
+        title.textContent = line.title;
         t.append(title);
       }
       g.append(t);

@@ -198,6 +198,7 @@ TEST_CASE("recentMetrics: the flow's last complete interval, at the top level on
   IntervalLatency recent;
   recent.reset(3);  // 15 s to 20 s after the epoch of Unix time
   recent.processing.record(2000);
+  recent.sourceQueuing.record(1000);
   recent.e2e.record(4000);
   recent.e2e.record(4000);
   ProgressContext c = fx.context();
@@ -206,6 +207,7 @@ TEST_CASE("recentMetrics: the flow's last complete interval, at the top level on
   CHECK(has(json,
             R"("recentMetrics":{"intervalStart":"1970-01-01T00:00:15.000Z","intervalMs":5000,)"
             R"("numOutputRows":2,"processingLatencyMs":{"P0":2,)"));
+  CHECK(has(json, R"("sourceQueuingLatencyMs":{"P0":1,)"));
   CHECK(has(json, R"("e2eLatencyMs":{"P0":4,)"));
   // Once: the nested last epoch does not repeat it.
   CHECK(json.find("recentMetrics") == json.rfind("recentMetrics"));

@@ -22,9 +22,9 @@ int64_t at(int64_t n, int64_t offset = 0) {
 
 TEST_CASE("the last complete interval is the one before the reader's") {
   RecentLatency r;
-  r.record(at(10, 1), 100, 1000);
-  r.record(at(10, 2), 300, 3000);
-  r.record(at(11, 1), 7, 70);  // the task has moved on to interval 11
+  r.record(at(10, 1), 100, 900, 1000);
+  r.record(at(10, 2), 300, 2700, 3000);
+  r.record(at(11, 1), 7, 63, 70);  // the task has moved on to interval 11
 
   IntervalLatency during;  // read during interval 11: interval 10 is complete
   r.mergeLastComplete(at(11, 5), during);
@@ -33,6 +33,8 @@ TEST_CASE("the last complete interval is the one before the reader's") {
   CHECK(during.processing.min() == 100);
   CHECK(during.processing.max() == 300);
   CHECK(during.e2e.max() == 3000);
+  CHECK(during.sourceQueuing.count() == 2);
+  CHECK(during.sourceQueuing.max() == 2700);
 
   IntervalLatency later;  // read during interval 12: interval 11 holds the one row
   r.mergeLastComplete(at(12, 5), later);
@@ -43,8 +45,8 @@ TEST_CASE("the last complete interval is the one before the reader's") {
 
 TEST_CASE("an interval with no rows reads as empty, not as an older one") {
   RecentLatency r;
-  r.record(at(20), 5, 50);
-  r.record(at(23), 6, 60);  // nothing in 21 and 22
+  r.record(at(20), 5, 45, 50);
+  r.record(at(23), 6, 54, 60);  // nothing in 21 and 22
 
   IntervalLatency gap;
   r.mergeLastComplete(at(23, 1), gap);  // interval 22: no rows
@@ -63,9 +65,9 @@ TEST_CASE("an interval with no rows reads as empty, not as an older one") {
 
 TEST_CASE("the tasks' intervals merge into the flow's") {
   RecentLatency a, b, idle;
-  for (int i = 1; i <= 90; ++i) a.record(at(40, i), i, 10 * i);
-  for (int i = 1; i <= 10; ++i) b.record(at(40, i), 1000 + i, 100000 + i);
-  a.record(at(41), 1, 1);
+  for (int i = 1; i <= 90; ++i) a.record(at(40, i), i, 9 * i, 10 * i);
+  for (int i = 1; i <= 10; ++i) b.record(at(40, i), 1000 + i, 99000, 100000 + i);
+  a.record(at(41), 1, 0, 1);
 
   IntervalLatency flow;
   for (const RecentLatency* t : {&a, &b, &idle}) t->mergeLastComplete(at(41, 10), flow);
@@ -83,7 +85,7 @@ TEST_CASE("a reader merges while the task records and turns over") {
   RecentLatency r;
   std::thread task([&] {
     for (int n = 0; n < 200; ++n) {
-      for (int i = 0; i < 50; ++i) r.record(at(n, i), i, i);
+      for (int i = 0; i < 50; ++i) r.record(at(n, i), i, 0, i);
     }
   });
   uint64_t seen = 0;

@@ -64,6 +64,7 @@ std::string progressFor(const std::string& name, int batch, int inRows, int outR
          R"("e2eLatencyMs":{"P0":1,"P50":2,"P90":3,"P95":4,"P99":5}},)"
          R"("recentMetrics":{"intervalStart":"2024-05-01T10:00:00.000Z","intervalMs":5000,"numOutputRows":7,)"
          R"("processingLatencyMs":{"P0":0.2,"P50":0.6,"P90":1,"P95":1.2,"P99":1.8},)"
+         R"("sourceQueuingLatencyMs":{"P0":0.5,"P50":2.5,"P90":3,"P95":4,"P99":4.5},)"
          R"("e2eLatencyMs":{"P0":1,"P50":3,"P90":4,"P95":5,"P99":6}},)"
          R"("checkpoint":{"epoch":3,"timestamp":"2024-05-01T10:00:00.000Z","durationMs":12.5,)"
          R"("stateBytes":8192},"lastEpoch":null})";
@@ -535,6 +536,8 @@ TEST_CASE("http metrics: valid exposition format with every family of every flow
               {{"flow", "clicks_flow"}, {"kind", "e2e"}, {"quantile", "0.99"}}) == 6);
   CHECK(value("rtsql_flow_recent_latency_ms",
               {{"flow", "clicks_flow"}, {"kind", "processing"}, {"quantile", "0.5"}}) == 0.6);
+  CHECK(value("rtsql_flow_recent_latency_ms",
+              {{"flow", "clicks_flow"}, {"kind", "source_queuing"}, {"quantile", "0.99"}}) == 4.5);
   CHECK(value("rtsql_flow_recent_output_rows", {{"flow", "clicks_flow"}}) == 7);
   CHECK(value("rtsql_flow_checkpoint_duration_ms", {{"flow", "clicks_flow"}}) == 12.5);
   CHECK(value("rtsql_flow_checkpoint_state_bytes", {{"flow", "clicks_flow"}}) == 8192);
