@@ -24,7 +24,7 @@
 
 #include "common/clock.h"
 #include "connectors/format/codec.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/factory.h"
 #include "executor/operators/sink.h"

@@ -63,7 +63,7 @@
 #include "common/error.h"
 #include "executor/checkpoint.h"
 #include "executor/state_copy.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/epoch_coordinator.h"
 #include "executor/slot_pool.h"
 #include "planner/physical_plan.h"
