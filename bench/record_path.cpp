@@ -24,7 +24,7 @@
 
 #include "common/clock.h"
 #include "connectors/format/codec.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/factory.h"
 #include "executor/operators/sink.h"
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> pool;
   for (int i = 0; i < 1024; ++i) pool.push_back(makeRecord(i, size));
 
-  // The source task's loop (executor/flow_runtime.cpp runSourceTask): batches
+  // The source task's loop (executor/flow_source_task.cpp): batches
   // of decoded records, each counted, its queuing latency recorded, then pushed.
   constexpr size_t kBatch = 512;
   std::vector<SourceRecord> batch;

@@ -17,7 +17,7 @@
 #include "common/options.h"
 #include "common/schema.h"
 #include "common/value.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "parser/ast.h"
 #include "planner/physical_plan.h"
 

@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "connectors/kafka/dead_letter.h"
-#include "connectors/kafka/exchange.h"
+#include "connectors/kafka/exchange_topic.h"
 
 namespace rtsql {
 

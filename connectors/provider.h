@@ -1,5 +1,5 @@
 // The connector provider the server hands to the executor: the executor's view
-// of connectors (executor/connector.h), which opens source tasks and sink
+// of connectors (executor/connector_provider.h), which opens source tasks and sink
 // writers for a ScanSpec or SinkSpec. It holds what the running server adds
 // (its embedded broker's address) and passes each call to the connector the
 // spec names, found in the ConnectorRegistry (connectors/registry.h).
@@ -10,7 +10,7 @@
 
 #include "common/options.h"
 #include "connectors/registry.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql {
 
@@ -39,7 +39,7 @@ class DefaultConnectorProvider : public ConnectorProvider {
                                                             FlowDeadLetters which,
                                                             int task) override;
   // A sharded flow's exchange goes through the cluster's Kafka
-  // (connectors/kafka/exchange.h), whose address the spec holds.
+  // (connectors/kafka/exchange_topic.h), whose address the spec holds.
   std::unique_ptr<ExchangeOut> openExchangeWriter(const ExchangeSpec& spec,
                                                   const std::string& flowName, int task) override;
   std::unique_ptr<SourceTask> openExchangeSource(const ScanSpec& scan,

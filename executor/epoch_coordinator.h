@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "executor/checkpoint.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/metrics/epoch_summary.h"
 
 namespace rtsql {

@@ -3,7 +3,12 @@
 // and hands each rule to its own home: watermarks to executor/
 // watermark_tracker.h, barrier alignment to executor/barrier_aligner.h, epochs,
 // checkpoints and commits to executor/epoch_coordinator.h, and the progress
-// document to executor/metrics/progress_json.h.
+// document to executor/metrics/progress_json.h. Its own jobs each have a
+// file: wiring and the life cycle (flow_runtime.cpp), recovery
+// (flow_recovery.cpp), the source and shuffle task loops
+// (flow_source_task.cpp, flow_shuffle_task.cpp), a task's epoch end
+// (flow_epoch_end.cpp) and the live progress (flow_progress.cpp); a task's
+// parts are in flow_task.h.
 //
 // Every task of every stage gets a thread and a reserved slot when the flow
 // starts, and keeps both until it stops: all stages run at once, and there is
@@ -63,7 +68,7 @@
 #include "common/error.h"
 #include "executor/checkpoint.h"
 #include "executor/state_copy.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/epoch_coordinator.h"
 #include "executor/slot_pool.h"
 #include "planner/physical_plan.h"
@@ -161,14 +166,36 @@ class FlowRuntime {
   void resetState();
 
  private:
+  // One task of the run (executor/flow_task.h).
   struct Task;
 
+  // What a run starts from (executor/flow_recovery.cpp).
+  struct Recovery {
+    std::optional<CheckpointInfo> checkpoint;        // the state and positions restored, if any
+    std::vector<CheckpointSearch::Skipped> skipped;  // damaged checkpoints passed over
+    bool reset = false;                  // empty state, sources from their startingOffsets
+    std::optional<uint64_t> resetEpoch;  // where a reset run's epochs go on
+  };
+  // Chooses what the run starts from (the newest complete checkpoint, the
+  // state copy when newer, a reset), opens the exactly-once transaction and
+  // the copy's keeper, and lays out the state directory for it. Throws
+  // SqlError; a flow whose state cannot be had back is left Failed.
+  Recovery recover(bool needsState);
+  [[noreturn]] void failUnrecoverable(const std::vector<CheckpointSearch::Skipped>& skipped,
+                                      int64_t committed);
+  // Puts the restored watermarks into the new tasks and seeks their sources
+  // to the checkpoint's positions, or to their startingOffsets on a reset.
+  void restorePositions(const Recovery& from, std::vector<std::unique_ptr<Task>>& tasks);
+
+  // Wiring (executor/flow_runtime.cpp).
   void buildTask(Task& t, const StageSpec& stage, int index);
   // Task `index` of `stage`'s writer into the shuffle stage.output names.
   std::unique_ptr<ShuffleWriter> makeShuffleWriter(const StageSpec& stage, int index);
+  // The task loops (executor/flow_source_task.cpp, flow_shuffle_task.cpp).
   void runSourceTask(Task& task);
   void runShuffleTask(Task& task);
   void handleShuffleMessage(Task& task, ShuffleMessage& msg);
+  // A task's epoch end and commit (executor/flow_epoch_end.cpp).
   void endTaskEpoch(Task& task, bool isSource);
   void commitIfRequested(Task& task);
   // Something other than records needs the tasks (an epoch end, a commit, a
@@ -177,7 +204,8 @@ class FlowRuntime {
   void wakeTasks();
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
   void joinAll();
-  // Each of the task's plan operators' rowsIn/rowsOut since the task started.
+  // Progress assembly (executor/flow_progress.cpp): each of the task's plan
+  // operators' rowsIn/rowsOut since the task started, and the flow's watermark.
   static std::vector<RowCounts> operatorRows(const Task& task);
   int64_t currentWatermark() const;
 

@@ -26,7 +26,7 @@
 #include "common/error.h"
 #include "common/schema.h"
 #include "common/value.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "planner/row_errors.h"
 
 namespace rtsql {

@@ -1,6 +1,6 @@
 // A copy of a flow's checkpoints off this machine, so that another machine can
 // take the flow over with its state: in a cluster, a compacted Kafka topic
-// per flow (connectors/kafka/state_copy.h).
+// per flow (connectors/kafka/state_copy_topic.h).
 //
 // The copy holds the state entries (keys with their table prefix, as
 // executor/state/state_store.h stores them) and the metadata of the
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "executor/checkpoint.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/state/state_store.h"
 
 namespace rtsql {

@@ -80,7 +80,7 @@ std::pair<std::string, std::string> splitClusterKey(const std::string& key);
 void checkClusterName(const std::string& name);
 std::string clusterCatalogTopic(const std::string& cluster);
 // The topic of the state copy of the flow whose stable id is `flowId`
-// (connectors/kafka/state_copy.h).
+// (connectors/kafka/state_copy_topic.h).
 std::string clusterStateTopic(const std::string& cluster, const std::string& flowId);
 
 // A record of the catalog topic that is not a catalog entry.

@@ -8,7 +8,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/schema.h"
-#include "connectors/kafka/state_copy.h"
+#include "connectors/kafka/state_copy_topic.h"
 #include "connectors/provider.h"
 #include "connectors/registry.h"
 #include "planner/flow_shards.h"

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/flow_runtime.h"
 #include "executor/slot_pool.h"
 #include "parser/ast.h"

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/slot_pool.h"
 #include "planner/physical_plan.h"
 #include "server/query_handler.h"

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "common/options.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {

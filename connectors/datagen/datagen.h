@@ -18,7 +18,7 @@
 
 #include "common/options.h"
 #include "common/schema.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {

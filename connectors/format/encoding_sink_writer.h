@@ -18,7 +18,7 @@
 
 #include "connectors/format/changes.h"
 #include "connectors/format/codec.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql {
 

@@ -38,7 +38,7 @@
 
 #include "common/options.h"
 #include "connectors/net/http_client.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {

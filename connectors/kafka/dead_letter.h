@@ -40,7 +40,7 @@
 
 #include "common/options.h"
 #include "connectors/kafka/decode.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql::kafka {
 

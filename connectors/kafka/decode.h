@@ -18,7 +18,7 @@
 
 #include "common/error.h"
 #include "connectors/format/codec.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql::kafka {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "connectors/kafka/flow_ids.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql {
 

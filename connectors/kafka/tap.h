@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql {
 

@@ -27,7 +27,7 @@
 
 #include "connectors/kinesis/client.h"
 #include "connectors/kinesis/protocol.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql::kinesis {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "executor/checkpoint.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/operator.h"
 

@@ -59,14 +59,7 @@ class AggregateOperator final : public AggregateOperatorBase {
     state_.put(kGroupTag, groupKey_, value_);
     refreshStats();
     buildOutput(out_, groupValues_, false, 0, 0, accs_);
-    if (!retractOut_) {
-      emit(out_, ctx);
-    } else if (!existed) {
-      emitAs(out_, ctx, RowKind::Insert);
-    } else if (!(old_ == out_)) {
-      emitAs(old_, ctx, RowKind::UpdateBefore);
-      emitAs(out_, ctx, RowKind::UpdateAfter);
-    }
+    emitChange(ctx, existed);
   }
   std::string name() const override { return "Aggregate"; }
 

@@ -126,6 +126,20 @@ class AggregateOperatorBase : public StatefulOperator {
     c.kind = kind;
     emit(row, c);
   }
+  // Pushes a group's change downstream once out_ holds its new row: that
+  // row, or with retractOut_ an insert for a group that did not exist, and
+  // for one that did the old row (old_) taken back before the new one, when
+  // the row changed at all.
+  void emitChange(const RecordContext& ctx, bool existed) {
+    if (!retractOut_) {
+      emit(out_, ctx);
+    } else if (!existed) {
+      emitAs(out_, ctx, RowKind::Insert);
+    } else if (!(old_ == out_)) {
+      emitAs(old_, ctx, RowKind::UpdateBefore);
+      emitAs(out_, ctx, RowKind::UpdateAfter);
+    }
+  }
 
   AggregateCalls calls_;
   bool emitOnClose_ = false;

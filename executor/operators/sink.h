@@ -4,7 +4,7 @@
 // Kafka timestamp) into the task's current epoch metrics.
 #pragma once
 
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/operator.h"
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql {
 

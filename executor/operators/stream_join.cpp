@@ -54,6 +54,19 @@ int64_t saturatingSub(int64_t a, int64_t b) {
 
 bool isTrue(const Value& v) { return !v.isNull() && v.asBool(); }
 
+// Encodes the row's join key into `out`, the part of a kept row's state key
+// that both joins look rows up by; false when a key value is NULL (SQL
+// equality never holds for NULL).
+bool encodeJoinKey(const std::vector<ExprPtr>& keys, const Row& row, std::string& out) {
+  out.clear();
+  for (const auto& k : keys) {
+    Value v = k->eval(row);
+    if (v.isNull()) return false;
+    encodeKey(out, v);
+  }
+  return true;
+}
+
 class StreamJoinOperator final : public StatefulOperator {
  public:
   StreamJoinOperator(const StreamJoinSpec& spec, std::unique_ptr<StateTable> state)
@@ -90,7 +103,7 @@ class StreamJoinOperator final : public StatefulOperator {
       late(row, t.asInt());
       return;
     }
-    if (t.isNull() || !encodeJoinKey(leftKeys_, row)) {
+    if (t.isNull() || !encodeJoinKey(leftKeys_, row, jk_)) {
       if (leftOuter_) emitJoined(row, nullptr, ctx);
       return;
     }
@@ -118,7 +131,7 @@ class StreamJoinOperator final : public StatefulOperator {
       late(row, t.asInt(), 1);
       return;
     }
-    if (t.isNull() || !encodeJoinKey(rightKeys_, row)) return;
+    if (t.isNull() || !encodeJoinKey(rightKeys_, row, jk_)) return;
     int64_t time = t.asInt();
 
     state_.scanKey(kLeftTag, jk_, saturatingSub(time, upper_), saturatingSub(time, lower_),
@@ -142,18 +155,6 @@ class StreamJoinOperator final : public StatefulOperator {
   std::string name() const override { return "StreamJoin"; }
 
  private:
-  // Encodes the row's join key into jk_; false when a key value is NULL (SQL
-  // equality never holds for NULL).
-  bool encodeJoinKey(const std::vector<ExprPtr>& keys, const Row& row) {
-    jk_.clear();
-    for (const auto& k : keys) {
-      Value v = k->eval(row);
-      if (v.isNull()) return false;
-      encodeKey(jk_, v);
-    }
-    return true;
-  }
-
   // Keeps the row encoded in value_ (key jk_, `time`, the next sequence
   // number) with its expiry index entry.
   void keep(char rowTag, char indexTag, int64_t time) {
@@ -332,7 +333,7 @@ class RegularJoinOperator final : public StatefulOperator {
   void arrive(Side& me, Side& other, Row& row, const RecordContext& ctx) {
     const bool retract = retractsRow(ctx.kind);
     const RowKind kind = retract ? RowKind::Delete : RowKind::Insert;
-    if (!encodeJoinKey(me.keys, row)) {
+    if (!encodeJoinKey(me.keys, row, jk_)) {
       // A NULL key never matches: an outer side's row stands alone.
       if (me.outer) emitRow(me, &row, nullptr, kind, ctx);
       return;
@@ -423,16 +424,6 @@ class RegularJoinOperator final : public StatefulOperator {
     seq_.advance();
     countUpdate();
     refreshStats();
-  }
-
-  bool encodeJoinKey(const std::vector<ExprPtr>& keys, const Row& row) {
-    jk_.clear();
-    for (const auto& k : keys) {
-      Value v = k->eval(row);
-      if (v.isNull()) return false;
-      encodeKey(jk_, v);
-    }
-    return true;
   }
 
   // encodeRow() of `row` with the side's record columns as NULL: what a

@@ -9,7 +9,8 @@
 // does. The operator keeps the time of its next processing-time work (the
 // first processing-time timer, the first TTL expiry) and reports it through
 // wakeAtMillis(), so the task wakes for it while no input comes
-// (executor/flow_runtime.cpp bounds its wait by it).
+// (the task loops, executor/flow_source_task.cpp and
+// flow_shuffle_task.cpp, bound their wait by it).
 //
 // State (TimeIndexedTable families):
 //   'S' key-then-time: key = encodeKey(partition values...), time = 0,

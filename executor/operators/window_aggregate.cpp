@@ -91,14 +91,7 @@ class WindowAggregateOperator final : public AggregateOperatorBase {
     countUpdate();
     if (!emitOnClose_) {
       buildOutput(out_, groupValues_, true, start, end, accs_);
-      if (!retractOut_) {
-        emit(out_, ctx);
-      } else if (!existed) {
-        emitAs(out_, ctx, RowKind::Insert);
-      } else if (!(old_ == out_)) {
-        emitAs(old_, ctx, RowKind::UpdateBefore);
-        emitAs(out_, ctx, RowKind::UpdateAfter);
-      }
+      emitChange(ctx, existed);
     }
   }
 

@@ -1,4 +1,4 @@
-// The Kafka exchange of a sharded flow (connectors/kafka/exchange.h): front
+// The Kafka exchange of a sharded flow (connectors/kafka/exchange_topic.h): front
 // writers sending rows and markers into the partitions of an exchange topic,
 // and the back's source tasks reading them, on the embedded broker.
 #include <doctest/doctest.h>
@@ -14,7 +14,7 @@
 #include "common/error.h"
 #include "connector_test_util.h"
 #include "connectors/embedded/broker.h"
-#include "connectors/kafka/exchange.h"
+#include "connectors/kafka/exchange_topic.h"
 #include "connectors/provider.h"
 #include "executor/exchange.h"
 #include "tests/unit/connectors/kafka_test_util.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/options.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 namespace rtsql::testkafka {
 

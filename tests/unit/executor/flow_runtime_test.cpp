@@ -19,6 +19,7 @@
 #include "common/thread_priority.h"
 #include "executor/exchange.h"
 #include "executor/shuffle.h"
+#include "tests/unit/executor/fake_connector_provider.h"
 #include "tests/unit/executor/state_test_util.h"
 #include "tests/unit/proc_threads.h"
 #include "tests/unit/sql_error_of.h"
@@ -100,20 +101,13 @@ class MemorySink : public SinkWriter {
   Shared& s_;
 };
 
-class MemoryProvider : public ConnectorProvider {
- public:
-  explicit MemoryProvider(Shared& s) : s_(s) {}
-  int sourcePartitions(const ScanSpec&) override { return 1; }
-  std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int, int) override {
-    return std::make_unique<MemorySource>(s_);
-  }
-  std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
-    return std::make_unique<MemorySink>(s_);
-  }
-
- private:
-  Shared& s_;
-};
+// The flow's source and sink over `s`.
+rtsql::testing::FakeConnectorProvider memoryProvider(Shared& s) {
+  rtsql::testing::FakeConnectorProvider p;
+  p.source = [&s](int) { return std::make_unique<MemorySource>(s); };
+  p.sink = [&s] { return std::make_unique<MemorySink>(s); };
+  return p;
+}
 
 // x > 10 -> (x, x * 2)
 PhysicalPlan doublingPlan(int64_t checkpointMicros) {
@@ -217,27 +211,19 @@ class WakeableSink : public SinkWriter {
   WakeShared& s_;
 };
 
-class WakeableProvider : public ConnectorProvider {
- public:
-  explicit WakeableProvider(WakeShared& s) : s_(s) {}
-  int sourcePartitions(const ScanSpec&) override { return 1; }
-  std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int, int) override {
-    return std::make_unique<WakeableSource>(s_);
-  }
-  std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
-    return std::make_unique<WakeableSink>(s_);
-  }
-
- private:
-  WakeShared& s_;
-};
+rtsql::testing::FakeConnectorProvider wakeableProvider(WakeShared& s) {
+  rtsql::testing::FakeConnectorProvider p;
+  p.source = [&s](int) { return std::make_unique<WakeableSource>(s); };
+  p.sink = [&s] { return std::make_unique<WakeableSink>(s); };
+  return p;
+}
 
 }  // namespace
 
 TEST_CASE("a stateless flow filters, projects and writes every record") {
   Shared s;
   for (int i = 0; i < 100; ++i) s.input.push_back(i);
-  MemoryProvider provider(s);
+  auto provider = memoryProvider(s);
   SlotPool slots(4);
   FlowRuntime rt(doublingPlan(60'000'000), provider, slots, "id-1");
   rt.start();
@@ -280,7 +266,7 @@ TEST_CASE("a restored position gone from the log fails the flow for good, not fo
   Shared s;
   for (int i = 0; i < 20; ++i) s.input.push_back(i);
   rtsql::testing::TempDir dir("flow_runtime_lost");
-  MemoryProvider provider(s);
+  auto provider = memoryProvider(s);
   SlotPool slots(4);
   {
     FlowRuntime rt(doublingPlan(60'000'000), provider, slots, "id-lost", {}, dir.sub("checkpoints"));
@@ -306,7 +292,7 @@ TEST_CASE("a restored position gone from the log fails the flow for good, not fo
 TEST_CASE("a flow's threads run at the nice value it was given") {
   Shared s;
   for (int i = 0; i < 100; ++i) s.input.push_back(i);
-  MemoryProvider provider(s);
+  auto provider = memoryProvider(s);
   SlotPool slots(4);
   FlowRuntime rt(doublingPlan(60'000'000), provider, slots, "id-nice");
   rt.setThreadNice(kLiveQueryNice);
@@ -339,7 +325,7 @@ TEST_CASE("a flow's threads run at the nice value it was given") {
 TEST_CASE("epochs end at the checkpoint interval and publish their progress") {
   Shared s;
   for (int i = 0; i < 50; ++i) s.input.push_back(100 + i);
-  MemoryProvider provider(s);
+  auto provider = memoryProvider(s);
   SlotPool slots(4);
   FlowRuntime rt(doublingPlan(200'000), provider, slots, "id-2");  // 200 ms epochs
   rt.start();
@@ -362,7 +348,7 @@ TEST_CASE("epochs end at the checkpoint interval and publish their progress") {
 
 TEST_CASE("a flow that does not fit in the free slots is refused and holds nothing") {
   Shared s;
-  MemoryProvider provider(s);
+  auto provider = memoryProvider(s);
   SlotPool slots(1);
   auto plan = doublingPlan(60'000'000);
   plan.stages[0].tasks = 2;
@@ -382,7 +368,7 @@ TEST_CASE("a sink failure fails the flow with its reason and commits nothing aft
   Shared s;
   for (int i = 0; i < 20; ++i) s.input.push_back(50);
   s.failOnFlush = true;
-  MemoryProvider provider(s);
+  auto provider = memoryProvider(s);
   SlotPool slots(2);
   FlowRuntime rt(doublingPlan(100'000), provider, slots, "id-4");
   rt.start();
@@ -439,20 +425,13 @@ class PacedSource : public SourceTask {
 // Two source tasks of `Source` over the test's `State`, whose `sink` the
 // flow writes.
 template <typename Source, typename State>
-class TwoTaskProvider : public ConnectorProvider {
- public:
-  explicit TwoTaskProvider(State& s) : s_(s) {}
-  int sourcePartitions(const ScanSpec&) override { return 2; }
-  std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int task, int) override {
-    return std::make_unique<Source>(s_, task);
-  }
-  std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
-    return std::make_unique<MemorySink>(s_.sink);
-  }
-
- private:
-  State& s_;
-};
+rtsql::testing::FakeConnectorProvider twoTaskProvider(State& s) {
+  rtsql::testing::FakeConnectorProvider p;
+  p.partitions = 2;
+  p.source = [&s](int task) { return std::make_unique<Source>(s, task); };
+  p.sink = [&s] { return std::make_unique<MemorySink>(s.sink); };
+  return p;
+}
 
 // Source (2 tasks, watermark on ts, no delay, 100 ms idle timeout) -> shuffle -> sink.
 PhysicalPlan shuffledPlan() {
@@ -491,7 +470,7 @@ bool hasWatermark(const FlowRuntime& rt) {
 TEST_CASE("a source task without partitions does not hold back the stage below") {
   TwoTasks s;
   s.secondHasPartition = false;
-  TwoTaskProvider<PacedSource, TwoTasks> provider(s);
+  auto provider = twoTaskProvider<PacedSource>(s);
   SlotPool slots(4);
   FlowRuntime rt(shuffledPlan(), provider, slots, "id-wm-1");
   rt.start();
@@ -501,7 +480,7 @@ TEST_CASE("a source task without partitions does not hold back the stage below")
 
 TEST_CASE("a partition with records left to read holds the watermark while the others deliver") {
   TwoTasks s;
-  TwoTaskProvider<PacedSource, TwoTasks> provider(s);
+  auto provider = twoTaskProvider<PacedSource>(s);
   SlotPool slots(4);
   FlowRuntime rt(shuffledPlan(), provider, slots, "id-wm-2");
   rt.start();
@@ -576,7 +555,7 @@ class AlignedSource : public SourceTask {
 
 TEST_CASE("a shuffle task aligns its producers' barriers: no commit passes an unflushed row") {
   Aligned s;
-  TwoTaskProvider<AlignedSource, Aligned> provider(s);
+  auto provider = twoTaskProvider<AlignedSource>(s);
   SlotPool slots(4);
   PhysicalPlan plan = shuffledPlan();
   plan.scans[0].eventTimeColumn = -1;
@@ -716,25 +695,16 @@ class CopyTopic : public ExchangeOut {
   Copy& s_;
 };
 
-// MemoryProvider's sink, with the copy's front, topic and back.
-class CopyProvider : public MemoryProvider {
- public:
-  explicit CopyProvider(Copy& s) : MemoryProvider(s.sink), s_(s) {}
-  int sourcePartitions(const ScanSpec&) override { return 2; }
-  std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int, int) override {
-    return std::make_unique<CopyFront>(s_);
-  }
-  std::unique_ptr<ExchangeOut> openExchangeWriter(const ExchangeSpec&, const std::string&,
-                                                  int) override {
-    return std::make_unique<CopyTopic>(s_);
-  }
-  std::unique_ptr<SourceTask> openExchangeSource(const ScanSpec&, const std::string&) override {
-    return std::make_unique<CopyBack>(s_);
-  }
-
- private:
-  Copy& s_;
-};
+// memoryProvider()'s sink, with the copy's front, topic and back.
+rtsql::testing::FakeConnectorProvider copyProvider(Copy& s) {
+  rtsql::testing::FakeConnectorProvider p;
+  p.partitions = 2;
+  p.source = [&s](int) { return std::make_unique<CopyFront>(s); };
+  p.sink = [&s] { return std::make_unique<MemorySink>(s.sink); };
+  p.exchangeWriter = [&s] { return std::make_unique<CopyTopic>(s); };
+  p.exchangeSource = [&s] { return std::make_unique<CopyBack>(s); };
+  return p;
+}
 
 // Stage 0: the front (source partition 1), exchange by k; stage 1: two
 // tasks writing the sink; stage 2: the back, shuffling by k into stage 1.
@@ -798,7 +768,7 @@ TEST_CASE("a sharded copy's own rows go in process, aligned with what its back r
   for (int64_t k = 0; s.backKeys.size() < 400; ++k) {
     if (shardOf(k) == 1) s.backKeys.push_back(k);
   }
-  CopyProvider provider(s);
+  auto provider = copyProvider(s);
   SlotPool slots(4);
   FlowRuntime rt(copyPlan(), provider, slots, "id-copy");
   rt.start();
@@ -856,7 +826,7 @@ TEST_CASE("a sharded copy's own rows go in process, aligned with what its back r
 TEST_CASE(
     "a source task that can be woken waits for records; epoch ends, commits and the stop wake it") {
   WakeShared s;
-  WakeableProvider provider(s);
+  auto provider = wakeableProvider(s);
   SlotPool slots(4);
   FlowRuntime rt(doublingPlan(20'000), provider, slots, "id-wake");  // an epoch every 20 ms
   rt.start();
@@ -998,28 +968,14 @@ class MemoryTransaction : public SinkTransaction {
   TxnShared& s_;
 };
 
-class TxnProvider : public ConnectorProvider {
- public:
-  explicit TxnProvider(TxnShared& s) : s_(s) {}
-  int sourcePartitions(const ScanSpec&) override { return 1; }
-  std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int, int) override {
-    return std::make_unique<TxnSource>(s_);
-  }
-  std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
-    return std::make_unique<HoldingSink>(s_);
-  }
-  std::unique_ptr<SinkTransaction> openSinkTransaction(const SinkSpec&, const std::string&,
-                                                       int64_t) override {
-    return std::make_unique<MemoryTransaction>(s_);
-  }
-  std::unique_ptr<SinkWriter> openTransactionalSink(const SinkSpec&, const std::string&, int,
-                                                    SinkTransaction&) override {
-    return std::make_unique<HoldingSink>(s_);
-  }
-
- private:
-  TxnShared& s_;
-};
+rtsql::testing::FakeConnectorProvider txnProvider(TxnShared& s) {
+  rtsql::testing::FakeConnectorProvider p;
+  p.source = [&s](int) { return std::make_unique<TxnSource>(s); };
+  p.sink = [&s] { return std::make_unique<HoldingSink>(s); };
+  p.transaction = [&s] { return std::make_unique<MemoryTransaction>(s); };
+  p.transactionalSink = [&s] { return std::make_unique<HoldingSink>(s); };
+  return p;
+}
 
 }  // namespace
 
@@ -1030,7 +986,7 @@ TEST_CASE(
   s.first = {11, 12, 13};
   s.second = {14, 15};
   rtsql::testing::TempDir dir("flow_runtime_txn");
-  TxnProvider provider(s);
+  auto provider = txnProvider(s);
   SlotPool slots(4);
   PhysicalPlan plan = doublingPlan(2'000'000);
   plan.exactlyOnce = true;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "capture_operator.h"
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "state_test_util.h"
 
 using namespace rtsql;

@@ -1,4 +1,4 @@
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 
 #include <fmt/format.h>
 

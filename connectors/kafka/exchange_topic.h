@@ -23,7 +23,7 @@
 #include <memory>
 #include <string>
 
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/exchange.h"
 #include "planner/physical_plan.h"
 

@@ -1,4 +1,4 @@
-#include "connectors/kafka/exchange.h"
+#include "connectors/kafka/exchange_topic.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "connectors/kafka/state_copy.h"
+#include "connectors/kafka/state_copy_topic.h"
 
 #include <fmt/format.h>
 
