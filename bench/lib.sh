@@ -1,5 +1,5 @@
-# Common parts of the benchmark scripts, sourced by bench/scenario.sh and
-# bench/million_keys.sh: locating the binaries, starting a private rtsqld on a
+# Common parts of the benchmark scripts, sourced by bench/scenarios/scenario.sh and
+# bench/scenarios/million_keys.sh: locating the binaries, starting a private rtsqld on a
 # free loopback port with its embedded broker, talking to it with psql, choosing
 # the broker the runs use, and stopping everything on exit. Every wait is bounded.
 #

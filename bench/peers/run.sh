@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rtsql beside its peers: the latency scenarios of bench/scenario.sh run on
+# rtsql beside its peers: the latency scenarios of bench/scenarios/scenario.sh run on
 # rtsql, on Spark Structured Streaming in real-time mode (PySpark) and on Flink
 # SQL (PyFlink), one system at a time, on the same Apache Kafka broker, with the
 # same generated input and the same collector (rtsql_latency), and a table side
@@ -12,10 +12,10 @@
 #   bench/peers/run.sh --self-check
 #
 # Scenarios: stateless groupby broadcast_join window dedup stream_join (see
-# bench/scenario.sh; what each peer runs instead, or refuses, is in
+# bench/scenarios/scenario.sh; what each peer runs instead, or refuses, is in
 # docs/benchmarks.md). The broker: scripts/kafka.sh start. The first run
 # installs the peers (bench/peers/setup.sh, into $RTSQL_PEERS_HOME or
-# bench/peers/.deps). rtsql's figures come from bench/scenario.sh with
+# bench/peers/.deps). rtsql's figures come from bench/scenarios/scenario.sh with
 # RTSQL_BIN_DIR (default build). For each peer, scenario and rate the flow is
 # started afresh on fresh topics and given up to PEER_START_TIMEOUT seconds
 # (default 300) to pass the first record through. Everything listens on
@@ -185,7 +185,7 @@ PYEOF
 if [ -n "$SELF_CHECK" ]; then
   # What can be checked without the peers installed: the scripts parse, the
   # CPU sampler sees a busy child, and the table renders.
-  bash -n "$0" "$BENCH/scenario.sh" "$BENCH/lib.sh" "$HERE/setup.sh"
+  bash -n "$0" "$BENCH/scenarios/scenario.sh" "$BENCH/lib.sh" "$HERE/setup.sh"
   "$PY" -m py_compile "$HERE/spark_flow.py" "$HERE/flink_flow.py"
   # A child that spins until it is stopped, so it is still there at the
   # window's second reading however slowly the machine answers.
@@ -216,7 +216,7 @@ bench_require run.sh "$LATENCY"
 case " $SYSTEMS " in *" spark "*|*" flink "*) "$HERE/setup.sh" --dir "$DEPS" >&2 ;; esac
 RUN_ID="$(date +%s)"
 
-# The static side of the broadcast join, as bench/scenario.sh makes it.
+# The static side of the broadcast join, as bench/scenarios/scenario.sh makes it.
 {
   echo "id,name,category,risk"
   "$PY" -c 'import sys
@@ -329,9 +329,9 @@ for sc in $SCENARIOS; do
   for sys in $SYSTEMS; do
     case "$sys" in
       rtsql)
-        echo "rtsql $sc: bench/scenario.sh (load average $(bench_load))" >&2
+        echo "rtsql $sc: bench/scenarios/scenario.sh (load average $(bench_load))" >&2
         : >"$WORK/rtsql.jsonl"
-        "$BENCH/scenario.sh" "$sc" --rates "$RATES" --seconds "$SECONDS_RUN" --warmup "$WARMUP" \
+        "$BENCH/scenarios/scenario.sh" "$sc" --rates "$RATES" --seconds "$SECONDS_RUN" --warmup "$WARMUP" \
           --bootstrap "$BOOTSTRAP" --size "$SIZE" --keys "$KEYS" --results "$WORK/rtsql.jsonl" \
           >"$WORK/rtsql_${sc}.txt" || echo "rtsql $sc: scenario.sh failed" >&2
         "$PY" -c 'import json, sys

@@ -3,11 +3,11 @@
 # rate, next to the broker's own produce-to-consume latency (the floor) measured
 # in the same run with the same client settings. See docs/benchmarks.md.
 #
-#   bench/scenario.sh NAME [--rate N | --rates "1000 10000"] [--seconds S]
+#   bench/scenarios/scenario.sh NAME [--rate N | --rates "1000 10000"] [--seconds S]
 #                     [--warmup S] [--bootstrap HOST:PORT] [--size BYTES]
 #                     [--keys K] [--dup-ratio R] [--results FILE]
 #                     [--kinesis-endpoint URL] [--poll-interval-ms MS]   (kinesis)
-#   bench/scenario.sh NAME --find-max [--start-rate N] [--max-rate N]
+#   bench/scenarios/scenario.sh NAME --find-max [--start-rate N] [--max-rate N]
 #                     [--max-steps N] [--p99-ms MS] [--step-seconds S]
 #                     [--step-warmup S] [--bootstrap ...] [--results FILE]
 #
@@ -27,12 +27,12 @@
 #   avro            stateless, with the input records in Avro (`rtsql_latency --format
 #                   avro`, the same --size) instead of JSON; the output stays JSON
 #   python_processor  a running count and sum per user in a Python processor's value
-#                   state (bench/processors/running_totals.py), one row per input row:
+#                   state (bench/scenarios/processors/running_totals.py), one row per input row:
 #                   SELECT user_id, n, total, ts_us FROM TRANSFORM((SELECT ts_us,
 #                   user_id, amount FROM clicks) PARTITION BY user_id USING PROCESSOR ...)
 #   sql_processor   the same in SQL, python_processor's baseline: SELECT user_id,
 #                   count(*) AS n, sum(amount) AS total, max(ts_us) AS ts_us ... GROUP BY user_id
-#   kinesis         stateless's query over a Kinesis source: bench/kinesis_latency.py
+#   kinesis         stateless's query over a Kinesis source: bench/scenarios/kinesis_latency.py
 #                   puts the records (the same fields and --size) into a stream of the
 #                   Kinesis service at --kinesis-endpoint (default $RTSQL_KINESIS_ENDPOINT,
 #                   e.g. scripts/kinesalite.sh start) and reads the sink topic; beside
@@ -53,7 +53,7 @@
 # comparing client settings; FLOW_OPTIONS gives the flow a WITH clause, e.g.
 # FLOW_OPTIONS="'shuffle.partitions' = '2'".
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage() { sed -n '2,46p' "$0"; exit "${1:-0}"; }
 
@@ -177,7 +177,7 @@ EOF
 esac
 [ ! -f "$WORK/function.sql" ] || "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/function.sql" >&2
 
-# The processor of python_processor, from its one home (bench/python_processor.cpp
+# The processor of python_processor, from its one home (bench/micro/python_processor.cpp
 # measures the same body per call).
 if [ "$SCENARIO" = python_processor ]; then
   {
