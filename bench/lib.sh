@@ -123,6 +123,29 @@ bench_choose_broker() {
   fi
 }
 
+# bench_create_topics BOOTSTRAP PARTITIONS TOPIC... : creates the topics with
+# PARTITIONS partitions each (a topic that exists already is kept); with one
+# partition it does nothing, the broker's auto-creation makes the topic at the
+# first record. Bounded: 30 s for the broker's answer.
+bench_create_topics() {
+  local bootstrap="$1" partitions="$2"
+  shift 2
+  [ "$partitions" -gt 1 ] || return 0
+  "$PY" - "$bootstrap" "$partitions" "$@" <<'PYEOF'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+bootstrap, partitions, topics = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+admin = AdminClient({"bootstrap.servers": bootstrap})
+futures = admin.create_topics([NewTopic(t, partitions, 1) for t in topics], request_timeout=30)
+for t, f in futures.items():
+    try:
+        f.result(timeout=30)
+    except Exception as e:  # noqa: BLE001 - reported, the run stops
+        if "TOPIC_ALREADY_EXISTS" not in str(e):
+            sys.exit(f"bench_create_topics: {t}: {e}")
+PYEOF
+}
+
 # bench_rss_sampler FILE : appends "seconds VmRSS_kB VmHWM_kB" for rtsqld to
 # FILE once a second until rtsqld exits or the sampler is stopped.
 bench_rss_sampler() {

@@ -37,6 +37,11 @@ FLOWS = {
         "user_id STRING, n BIGINT, ts_us BIGINT", "user_id",
         """SELECT user_id, COUNT(*) AS n, MAX(ts_us) AS ts_us
            FROM clicks GROUP BY user_id"""),
+    # A new group per record: its key is the stamp and the record's padding.
+    "groupby_new_key": (
+        "ts_us BIGINT, pad STRING, n BIGINT", "ts_us, pad",
+        """SELECT ts_us, pad, COUNT(*) AS n
+           FROM clicks GROUP BY ts_us, pad"""),
     # Flink SQL has no broadcast join of a stream with a static table in
     # streaming mode (the BROADCAST hint is for batch), and a file is no
     # lookup source: this is a regular join that keeps both sides in state.

@@ -29,6 +29,10 @@ QUERIES = {
     "groupby": """
         SELECT user_id, count(*) AS n, max(ts_us) AS ts_us
         FROM clicks GROUP BY user_id""",
+    # A new group per record: its key is the stamp and the record's padding.
+    "groupby_new_key": """
+        SELECT ts_us, pad, count(*) AS n
+        FROM clicks GROUP BY ts_us, pad""",
     # The static side is broadcast explicitly (it is also under Spark's
     # automatic broadcast threshold).
     "broadcast_join": """
