@@ -704,7 +704,12 @@ class KafkaSourceTask final : public SourceTask {
 
   // Client-level errors (a broker away, say) come on the consumer's queue,
   // not a partition's: said at most every 10 s, as the partitions' errors.
+  // Looked at every 100 ms at most: the tasks share the queue, and each
+  // look takes its lock.
   void drainClientErrors() {
+    const int64_t now = monotonicMicros();
+    if (now - errorsLooked_ < 100'000) return;
+    errorsLooked_ = now;
     while (rd_kafka_message_t* raw = rd_kafka_consume_queue(consumer_->errors, 0)) {
       MessagePtr m(raw);
       if (m->err) reportConsumerError(m.get());
@@ -833,6 +838,7 @@ class KafkaSourceTask final : public SourceTask {
   std::vector<rd_kafka_queue_t*> partitionQueues_;  // forwarded to queue_
   std::vector<std::pair<std::string, int32_t>> claimed_;
   bool assigned_ = false;  // the task's partitions are in the client's assignment
+  int64_t errorsLooked_ = INT64_MIN / 2;  // drainClientErrors()
   // wake() for a task without partitions, which waits on no queue.
   kafka::IdleWait idleWait_;
 
