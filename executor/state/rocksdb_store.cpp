@@ -685,8 +685,8 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   o.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression,
                              rocksdb::kLZ4Compression};
   o.max_background_jobs = 4;
-  o.write_buffer_size = 64 << 20;
-  o.max_write_buffer_number = 4;
+  o.write_buffer_size = 16 << 20;
+  o.max_write_buffer_number = 3;
   // Room for the level-0 files a burst of new keys leaves before compaction
   // catches up, rather than slowing every write down at 20.
   o.level0_slowdown_writes_trigger = 40;
