@@ -1,5 +1,5 @@
-# Common parts of the benchmark scripts, sourced by bench/scenario.sh and
-# bench/million_keys.sh: locating the binaries, starting a private rtsqld on a
+# Common parts of the benchmark scripts, sourced by bench/scenarios/scenario.sh and
+# bench/scenarios/million_keys.sh: locating the binaries, starting a private rtsqld on a
 # free loopback port with its embedded broker, talking to it with psql, choosing
 # the broker the runs use, and stopping everything on exit. Every wait is bounded.
 #
@@ -121,6 +121,29 @@ bench_choose_broker() {
     SQL_BOOTSTRAP="embedded"
     BROKER="rtsqld's embedded broker at $EMBEDDED"
   fi
+}
+
+# bench_create_topics BOOTSTRAP PARTITIONS TOPIC... : creates the topics with
+# PARTITIONS partitions each (a topic that exists already is kept); with one
+# partition it does nothing, the broker's auto-creation makes the topic at the
+# first record. Bounded: 30 s for the broker's answer.
+bench_create_topics() {
+  local bootstrap="$1" partitions="$2"
+  shift 2
+  [ "$partitions" -gt 1 ] || return 0
+  "$PY" - "$bootstrap" "$partitions" "$@" <<'PYEOF'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+bootstrap, partitions, topics = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+admin = AdminClient({"bootstrap.servers": bootstrap})
+futures = admin.create_topics([NewTopic(t, partitions, 1) for t in topics], request_timeout=30)
+for t, f in futures.items():
+    try:
+        f.result(timeout=30)
+    except Exception as e:  # noqa: BLE001 - reported, the run stops
+        if "TOPIC_ALREADY_EXISTS" not in str(e):
+            sys.exit(f"bench_create_topics: {t}: {e}")
+PYEOF
 }
 
 # bench_rss_sampler FILE : appends "seconds VmRSS_kB VmHWM_kB" for rtsqld to

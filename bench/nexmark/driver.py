@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Nexmark runs of bench/nexmark.sh, against an rtsqld it already started.
+"""The Nexmark runs of bench/nexmark/nexmark.sh, against an rtsqld it already started.
 
 For each query: creates the three sources (sources.sql) and the query's
 statements (qN.sql) with the placeholders substituted, feeds the events, waits

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The engine-only Nexmark runs of bench/nexmark_engine.sh, against an rtsqld
+"""The engine-only Nexmark runs of bench/nexmark/nexmark_engine.sh, against an rtsqld
 it already started (without a broker).
 
 For each query: creates the nexmark sources (engine/sources.sql) and the

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The Nexmark latency table: for each query, its e2e and processing P99 at
-each paced rate of a sweep (bench/nexmark_latency.sh), and the highest rate
+each paced rate of a sweep (bench/nexmark/nexmark_latency.sh), and the highest rate
 whose e2e P99 stayed within the bound. Reads the --results JSONL rows that
-bench/nexmark.sh appends, one run per rate."""
+bench/nexmark/nexmark.sh appends, one run per rate."""
 
 import argparse
 import json

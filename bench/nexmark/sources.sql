@@ -1,4 +1,4 @@
--- The three Nexmark streams, created once per run by bench/nexmark.sh before the
+-- The three Nexmark streams, created once per run by bench/nexmark/nexmark.sh before the
 -- queries. Placeholders: ${BOOTSTRAP} (the SQL spelling of the broker: 'embedded'
 -- or host:port), ${PREFIX} (topic name prefix), ${DELAY} (watermark delay).
 -- The generator writes events in event-time order, so the delay only has to

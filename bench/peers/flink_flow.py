@@ -1,11 +1,11 @@
-"""One benchmark flow of bench/scenario.sh on Flink SQL (PyFlink, a local
+"""One benchmark flow of bench/scenarios/scenario.sh on Flink SQL (PyFlink, a local
 mini-cluster), between the same Kafka topics.
 
     flink_flow.py SCENARIO --bootstrap HOST:PORT --in TOPIC [--in2 TOPIC]
                   --out TOPIC --jar CONNECTOR_JAR [--merchants CSV]
                   [--parallelism N] [--buffer-timeout MS]
 
-Runs until killed. Each scenario's query is the SQL of bench/scenario.sh
+Runs until killed. Each scenario's query is the SQL of bench/scenarios/scenario.sh
 written for Flink; where Flink's differs, the comment says so and
 docs/benchmarks.md lists it. Exits with status 3 and a line starting
 "refused:" when Flink refuses the query.
@@ -16,7 +16,7 @@ import sys
 
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
-# The generator's record (bench/latency.cpp). `ts` is epoch milliseconds with
+# The generator's record (bench/scenarios/latency.cpp). `ts` is epoch milliseconds with
 # a fraction; `ev` is the event time made of it, `pt` the processing time.
 COLUMNS = """
     ts_us BIGINT, ts DOUBLE, seq BIGINT, event_id BIGINT, user_id STRING,
@@ -37,6 +37,11 @@ FLOWS = {
         "user_id STRING, n BIGINT, ts_us BIGINT", "user_id",
         """SELECT user_id, COUNT(*) AS n, MAX(ts_us) AS ts_us
            FROM clicks GROUP BY user_id"""),
+    # A new group per record: its key is the stamp and the record's padding.
+    "groupby_new_key": (
+        "ts_us BIGINT, pad STRING, n BIGINT", "ts_us, pad",
+        """SELECT ts_us, pad, COUNT(*) AS n
+           FROM clicks GROUP BY ts_us, pad"""),
     # Flink SQL has no broadcast join of a stream with a static table in
     # streaming mode (the BROADCAST hint is for batch), and a file is no
     # lookup source: this is a regular join that keeps both sides in state.

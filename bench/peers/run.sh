@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rtsql beside its peers: the latency scenarios of bench/scenario.sh run on
+# rtsql beside its peers: the latency scenarios of bench/scenarios/scenario.sh run on
 # rtsql, on Spark Structured Streaming in real-time mode (PySpark) and on Flink
 # SQL (PyFlink), one system at a time, on the same Apache Kafka broker, with the
 # same generated input and the same collector (rtsql_latency), and a table side
@@ -9,13 +9,20 @@
 #   bench/peers/run.sh --bootstrap HOST:PORT [--scenarios "stateless groupby broadcast_join"]
 #                      [--rates "1000 10000"] [--seconds S] [--warmup S]
 #                      [--systems "rtsql spark flink"] [--results FILE]
+#                      [--shape default|databricks]
 #   bench/peers/run.sh --self-check
 #
-# Scenarios: stateless groupby broadcast_join window dedup stream_join (see
-# bench/scenario.sh; what each peer runs instead, or refuses, is in
+# --shape: default is 200-byte records on one partition, 1,000 keys;
+# databricks is the shape of Databricks' latency benchmark: 1.2 KB records on 4
+# partitions (4 shuffle partitions for Spark), and its three queries as the
+# default scenarios: A stateless, B groupby_new_key (GROUP BY the stamp and the
+# record's padding: a new 1.2 KB key per record), C broadcast_join.
+#
+# Scenarios: stateless groupby groupby_new_key broadcast_join window dedup stream_join (see
+# bench/scenarios/scenario.sh; what each peer runs instead, or refuses, is in
 # docs/benchmarks.md). The broker: scripts/kafka.sh start. The first run
 # installs the peers (bench/peers/setup.sh, into $RTSQL_PEERS_HOME or
-# bench/peers/.deps). rtsql's figures come from bench/scenario.sh with
+# bench/peers/.deps). rtsql's figures come from bench/scenarios/scenario.sh with
 # RTSQL_BIN_DIR (default build). For each peer, scenario and rate the flow is
 # started afresh on fresh topics and given up to PEER_START_TIMEOUT seconds
 # (default 300) to pass the first record through. Everything listens on
@@ -25,10 +32,11 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 BENCH="$(dirname "$HERE")"
 . "$BENCH/lib.sh"
 
-usage() { sed -n '2,22p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,29p' "$0"; exit "${1:-0}"; }
 
 BOOTSTRAP=""
-SCENARIOS="stateless groupby broadcast_join"
+SCENARIOS=""
+SHAPE=default
 RATES="1000 10000"
 SECONDS_RUN=10
 WARMUP=3
@@ -49,11 +57,25 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP="$2"; shift 2 ;;
     --systems) SYSTEMS="$2"; shift 2 ;;
     --results) RESULTS_OUT="$2"; shift 2 ;;
+    --shape) SHAPE="$2"; shift 2 ;;
     --self-check) SELF_CHECK=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+
+PARTITIONS=1
+case "$SHAPE" in
+  default) DEFAULT_SCENARIOS="stateless groupby broadcast_join" ;;
+  databricks)
+    SIZE=1200
+    PARTITIONS=4
+    # As many shuffle partitions as input partitions, as Spark's.
+    export FLOW_OPTIONS="${FLOW_OPTIONS:-'shuffle.partitions' = '4'}"
+    DEFAULT_SCENARIOS="stateless groupby_new_key broadcast_join" ;;
+  *) echo "run.sh: unknown shape $SHAPE (default, databricks)" >&2; exit 2 ;;
+esac
+[ -n "$SCENARIOS" ] || SCENARIOS="$DEFAULT_SCENARIOS"
 
 WORK="$(mktemp -d /tmp/rtsql-peers.XXXXXX)"
 PEER_PID=""
@@ -185,7 +207,7 @@ PYEOF
 if [ -n "$SELF_CHECK" ]; then
   # What can be checked without the peers installed: the scripts parse, the
   # CPU sampler sees a busy child, and the table renders.
-  bash -n "$0" "$BENCH/scenario.sh" "$BENCH/lib.sh" "$HERE/setup.sh"
+  bash -n "$0" "$BENCH/scenarios/scenario.sh" "$BENCH/lib.sh" "$HERE/setup.sh"
   "$PY" -m py_compile "$HERE/spark_flow.py" "$HERE/flink_flow.py"
   # A child that spins until it is stopped, so it is still there at the
   # window's second reading however slowly the machine answers.
@@ -216,7 +238,7 @@ bench_require run.sh "$LATENCY"
 case " $SYSTEMS " in *" spark "*|*" flink "*) "$HERE/setup.sh" --dir "$DEPS" >&2 ;; esac
 RUN_ID="$(date +%s)"
 
-# The static side of the broadcast join, as bench/scenario.sh makes it.
+# The static side of the broadcast join, as bench/scenarios/scenario.sh makes it.
 {
   echo "id,name,category,risk"
   "$PY" -c 'import sys
@@ -268,6 +290,7 @@ run_peer() {
   out="peer_out_${tag}"
   floor_topic="peer_floor_${tag}"
   [ "$sc" != stream_join ] || in2="peer_in2_${tag}"
+  bench_create_topics "$BOOTSTRAP" "$PARTITIONS" "$in" $in2 "$out" "$floor_topic"
   for t in "$in" $in2 "$out" "$floor_topic"; do
     echo '{"ts_us":1,"ts":1,"seq":-1,"event_id":-1,"user_id":"warm","url":"u","amount":11.0,"merchant_id":0,"pad":""}' \
       | kcat -b "$BOOTSTRAP" -t "$t" -P 2>/dev/null
@@ -275,7 +298,7 @@ run_peer() {
   log="$WORK/${tag}.log"
   if [ "$sys" = spark ]; then
     SPARK_LOCAL_IP=127.0.0.1 "$DEPS/spark/bin/python" "$HERE/spark_flow.py" "$sc" --bootstrap "$BOOTSTRAP" --in "$in" \
-      ${in2:+--in2 "$in2"} --out "$out" --checkpoint "$WORK/ckpt_${tag}" \
+      ${in2:+--in2 "$in2"} --out "$out" --checkpoint "$WORK/ckpt_${tag}" --shuffle-partitions "$PARTITIONS" \
       --jars "$(ls "$DEPS"/jars/spark/*.jar | paste -sd, -)" \
       --merchants "$WORK/merchants.csv" >"$log" 2>&1 &
   else
@@ -329,10 +352,11 @@ for sc in $SCENARIOS; do
   for sys in $SYSTEMS; do
     case "$sys" in
       rtsql)
-        echo "rtsql $sc: bench/scenario.sh (load average $(bench_load))" >&2
+        echo "rtsql $sc: bench/scenarios/scenario.sh (load average $(bench_load))" >&2
         : >"$WORK/rtsql.jsonl"
-        "$BENCH/scenario.sh" "$sc" --rates "$RATES" --seconds "$SECONDS_RUN" --warmup "$WARMUP" \
-          --bootstrap "$BOOTSTRAP" --size "$SIZE" --keys "$KEYS" --results "$WORK/rtsql.jsonl" \
+        "$BENCH/scenarios/scenario.sh" "$sc" --rates "$RATES" --seconds "$SECONDS_RUN" --warmup "$WARMUP" \
+          --bootstrap "$BOOTSTRAP" --size "$SIZE" --keys "$KEYS" --partitions "$PARTITIONS" \
+          --results "$WORK/rtsql.jsonl" \
           >"$WORK/rtsql_${sc}.txt" || echo "rtsql $sc: scenario.sh failed" >&2
         "$PY" -c 'import json, sys
 for l in open(sys.argv[1]):
@@ -351,6 +375,7 @@ done
 
 [ -z "$RESULTS_OUT" ] || cat "$RESULTS" >>"$RESULTS_OUT"
 echo "rtsql (RTSQL_BIN_DIR=$BIN), Spark real-time mode, Flink SQL on Apache Kafka at $BOOTSTRAP;"
-echo "${SECONDS_RUN} s per run after ${WARMUP} s warm-up; CPU: /proc/PID/stat of each engine's"
+echo "shape ${SHAPE}: ${SIZE}-byte records, ${PARTITIONS} partition(s);" \
+  "${SECONDS_RUN} s per run after ${WARMUP} s warm-up; CPU: /proc/PID/stat of each engine's"
 echo "process tree over the measured window; e2e: rtsql_latency (receive time - ts_us)"
 table "$RESULTS"

@@ -1,11 +1,11 @@
-"""One benchmark flow of bench/scenario.sh on Spark Structured Streaming in
+"""One benchmark flow of bench/scenarios/scenario.sh on Spark Structured Streaming in
 real-time mode (PySpark, local mode), between the same Kafka topics.
 
     spark_flow.py SCENARIO --bootstrap HOST:PORT --in TOPIC [--in2 TOPIC]
                   --out TOPIC --checkpoint DIR --jars JAR,JAR... [--merchants CSV]
                   [--realtime INTERVAL] [--shuffle-partitions N]
 
-Runs until killed. Each scenario's query is the SQL of bench/scenario.sh
+Runs until killed. Each scenario's query is the SQL of bench/scenarios/scenario.sh
 written for Spark; where Spark's differs (or refuses), the comment says so and
 docs/benchmarks.md lists it. Exits with status 3 and a line starting
 "refused:" when Spark refuses the query.
@@ -16,7 +16,7 @@ import sys
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-# The generator's record (bench/latency.cpp). `ts` is epoch milliseconds with
+# The generator's record (bench/scenarios/latency.cpp). `ts` is epoch milliseconds with
 # a fraction, read as a number and turned into the event time.
 SCHEMA = ("ts_us BIGINT, ts DOUBLE, seq BIGINT, event_id BIGINT, user_id STRING, "
           "url STRING, amount DOUBLE, merchant_id BIGINT, pad STRING")
@@ -29,6 +29,10 @@ QUERIES = {
     "groupby": """
         SELECT user_id, count(*) AS n, max(ts_us) AS ts_us
         FROM clicks GROUP BY user_id""",
+    # A new group per record: its key is the stamp and the record's padding.
+    "groupby_new_key": """
+        SELECT ts_us, pad, count(*) AS n
+        FROM clicks GROUP BY ts_us, pad""",
     # The static side is broadcast explicitly (it is also under Spark's
     # automatic broadcast threshold).
     "broadcast_join": """

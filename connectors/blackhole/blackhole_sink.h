@@ -1,6 +1,6 @@
 // The blackhole sink: counts the rows a flow writes and drops them, so that a
 // flow's cost can be measured without any output system (the Nexmark engine
-// runs, bench/nexmark_engine.sh).
+// runs, bench/nexmark/nexmark_engine.sh).
 //
 //   CREATE SINK nowhere WITH (connector = 'blackhole');
 //

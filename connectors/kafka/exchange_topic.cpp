@@ -15,6 +15,7 @@
 #include "common/schema.h"
 #include "connectors/kafka/assigned_consumer.h"
 #include "connectors/kafka/client.h"
+#include "connectors/kafka/consume_loop.h"
 #include "connectors/kafka/sink_topic.h"
 
 namespace rtsql::kafka {
@@ -27,9 +28,6 @@ constexpr int kTopicWaitMs = 10000;
 // the slices it waits in (delivery reports are served meanwhile).
 constexpr int kQueueFullMs = 30000;
 constexpr int kQueueFullSliceMs = 10;
-
-// Records handed over per consume call after the first, as the Kafka source.
-constexpr size_t kBatch = 256;
 
 // Rows that cross stay a week, counted from when they crossed: the broker
 // stamps each message with its append time, so a row whose source time is
@@ -284,34 +282,18 @@ class KafkaExchangeSource final : public SourceTask {
       idleWait_.wait(timeoutMs);  // nothing to read
       return;
     }
-    const int64_t deadline = monotonicMicros() + int64_t(std::max(timeoutMs, 0)) * 1000;
-    size_t added = 0;
-    while (added < maxRecords) {
-      held_.clear();
-      if (added == 0) {
-        // Returns at the first message or event, at the timeout, or at once
-        // after a wake() (which holds for the next call when none waits).
-        const int64_t remainingMs = std::max<int64_t>(0, (deadline - monotonicMicros()) / 1000);
-        rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), static_cast<int>(remainingMs));
-        if (!m) break;
-        held_.emplace_back(m);
-      } else {
-        // Each message gives at most one record.
-        const size_t want = std::min(maxRecords - added, kBatch);
-        const ssize_t n = rd_kafka_consume_batch_queue(queue_, 0, batch_, want);
-        if (n <= 0) break;
-        for (ssize_t i = 0; i < n; ++i) held_.emplace_back(batch_[i]);
-      }
+    consumeBatches(queue_, held_, maxRecords, timeoutMs, [&](std::vector<MessagePtr>& held) {
       const int64_t readMicros = nowMicros();
+      BatchTaken t;
       bool moved = false;  // caughtUp() or ownWatermark() changed
       {
         std::lock_guard lock(mutex_);
-        for (MessagePtr& m : held_) added += process(m.get(), readMicros, out, moved);
+        for (MessagePtr& m : held) t.records += process(m.get(), readMicros, out, moved);
       }
       // The task looks at its watermark again without waiting for a row.
-      if (moved || (added == 0 && monotonicMicros() >= deadline)) break;
-    }
-    held_.clear();
+      t.stop = moved;
+      return t;
+    });
   }
 
   void wake() override {
@@ -604,7 +586,6 @@ class KafkaExchangeSource final : public SourceTask {
   std::vector<int> byPartition_;  // exchange partition -> index in parts_, -1: not read
 
   std::vector<MessagePtr> held_;
-  rd_kafka_message_t* batch_[kBatch] = {};
   ErrorLogPace errorLog_;
 };
 

@@ -7,7 +7,10 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <map>
 #include <optional>
+#include <iterator>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -18,6 +21,7 @@
 #include "connectors/format/codec.h"
 #include "connectors/kafka/assigned_consumer.h"
 #include "connectors/kafka/client.h"
+#include "connectors/kafka/consume_loop.h"
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/decode.h"
 #include "connectors/kafka/fetch_errors.h"
@@ -49,10 +53,6 @@ struct PartitionState {
   int64_t movedInBatch = -1;
 };
 
-// Records handed over per consume call after the first: large enough to amortize
-// the queue lock, small enough to keep a batch's latency spread low.
-constexpr size_t kBatch = 256;
-
 // How long an epoch's offset commit may wait for the broker.
 constexpr int kCommitTimeoutMs = 10000;
 
@@ -79,6 +79,43 @@ std::string clusterOfToken(const std::string& token) {
                                                 : std::string();
 }
 
+// The client the tasks of one source of one flow share on a node: one
+// librdkafka consumer, so one fetch request (and one I/O thread's wakeup)
+// serves every partition the node reads, where a client per task made one per
+// task. Each task still reads its own partitions alone, from a queue of its
+// own that the partitions' queues are forwarded to, and assigns, seeks and
+// commits only those. Client-level errors land on the consumer's own queue,
+// which every task drains in passing.
+struct SharedConsumer {
+  kafka::HandlePtr rk;
+  rd_kafka_queue_t* errors = nullptr;  // the consumer queue: client-level errors
+  std::mutex mu;
+  std::set<std::pair<std::string, int32_t>> claimed;  // partitions a task reads
+
+  ~SharedConsumer() { kafka::destroyAssignedConsumer(rk, errors); }
+
+  // Claims `parts` for one task; false when another task holds any of them
+  // (a task of an earlier run of the flow still closing): that task then
+  // opens a client of its own.
+  bool claim(const std::vector<std::pair<std::string, int32_t>>& parts) {
+    std::lock_guard lock(mu);
+    for (const auto& p : parts) {
+      if (claimed.count(p)) return false;
+    }
+    claimed.insert(parts.begin(), parts.end());
+    return true;
+  }
+  void release(const std::vector<std::pair<std::string, int32_t>>& parts) {
+    std::lock_guard lock(mu);
+    for (const auto& p : parts) claimed.erase(p);
+  }
+};
+
+// The shared consumers by source, flow, group and broker: held by their
+// tasks, gone with the last of them.
+std::mutex gConsumersMutex;
+std::map<std::string, std::weak_ptr<SharedConsumer>> gConsumers;
+
 class KafkaSourceTask final : public SourceTask {
  public:
   KafkaSourceTask(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
@@ -103,14 +140,28 @@ class KafkaSourceTask final : public SourceTask {
     flowName_ = flowName;
 
     const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
-    openConsumer(scan, flowName, task, earliest, embedded);
+    const std::string sharedKey =
+        fmt::format("{}\n{}\n{}\n{}\n{}", flowName, scan.name, group_, bootstrap_, subscribe_);
+    {
+      std::lock_guard lock(gConsumersMutex);
+      consumer_ = gConsumers[sharedKey].lock();
+      if (!consumer_) {
+        consumer_ = openConsumer(scan, flowName, earliest, embedded);
+        gConsumers[sharedKey] = consumer_;
+      }
+      // Forget the sources that are gone.
+      for (auto it = gConsumers.begin(); it != gConsumers.end();) {
+        it = it->second.expired() ? gConsumers.erase(it) : std::next(it);
+      }
+    }
+    rk_ = consumer_->rk.get();
     if (kafka::writesDeadLetters(scan.options)) {
       deadLetters_ =
           std::make_unique<kafka::DeadLetterWriter>(scan, scan.options, bootstrap_, flowName, task);
     }
-    std::vector<int> counts = kafka::partitionCounts(rk_.get(), topics_, bootstrap_);
+    std::vector<int> counts = kafka::partitionCounts(rk_, topics_, bootstrap_);
     // Known from the metadata just read: no further round trip.
-    clusterToken_ = clusterPositionToken(kafka::clusterId(rk_.get()));
+    clusterToken_ = clusterPositionToken(kafka::clusterId(rk_));
 
     // Partitions are numbered over the topics in their order in `subscribe`, so
     // that a list of several small topics still spreads over the tasks.
@@ -128,16 +179,38 @@ class KafkaSourceTask final : public SourceTask {
         parts_.push_back(std::move(s));
       }
     }
-    if (!parts_.empty()) assign(earliest, true);
+    if (parts_.empty()) return;
+    std::vector<std::pair<std::string, int32_t>> mine;
+    for (const PartitionState& s : parts_) mine.emplace_back(s.topic, s.partition);
+    if (!consumer_->claim(mine)) {
+      consumer_ = openConsumer(scan, flowName, earliest, embedded);
+      consumer_->claim(mine);
+      rk_ = consumer_->rk.get();
+    }
+    claimed_ = std::move(mine);
+    try {
+      // The task's own queue, which its partitions' queues are forwarded to
+      // before they are assigned (an application's forward outlives the
+      // client's own at each assignment).
+      queue_ = rd_kafka_queue_new(rk_);
+      for (const PartitionState& s : parts_) {
+        rd_kafka_queue_t* pq = rd_kafka_queue_get_partition(rk_, s.topic.c_str(), s.partition);
+        if (!pq) {
+          throw SqlError(sqlstate::kConnectionFailure,
+                         fmt::format("{}: no queue for partition {}-{} on {}", description(),
+                                     s.topic, s.partition, bootstrap_));
+        }
+        rd_kafka_queue_forward(pq, queue_);
+        partitionQueues_.push_back(pq);
+      }
+      assign(earliest, true);
+    } catch (...) {
+      close();
+      throw;
+    }
   }
 
-  ~KafkaSourceTask() override {
-    // The client cannot be destroyed while the application still holds any of
-    // its messages (a poll that threw leaves some here). Offsets are
-    // committed only at epoch ends: nothing to commit at the close.
-    held_.clear();
-    kafka::destroyAssignedConsumer(rk_, queue_);
-  }
+  ~KafkaSourceTask() override { close(); }
 
   void poll(std::vector<SourceRecord>& out, size_t maxRecords, int timeoutMs) override {
     if (parts_.empty()) {
@@ -149,41 +222,24 @@ class KafkaSourceTask final : public SourceTask {
     // A record that could not be decoded with on.error = 'fail' ends the flow,
     // but only after the records before it were handed over.
     if (decoder_.failure()) throw *decoder_.failure();
-    const int64_t deadline = monotonicMicros() + int64_t(std::max(timeoutMs, 0)) * 1000;
-    size_t added = 0;
-    std::vector<MessagePtr>& held = held_;
-    while (added < maxRecords) {
-      held.clear();
-      ++heldBatch_;
-      if (added == 0) {
-        // Wait for the first record; librdkafka's batch call would wait for a
-        // full batch, which is the opposite of what real-time mode wants.
-        int64_t remainingMs = std::max<int64_t>(0, (deadline - monotonicMicros()) / 1000);
-        // Returns at the first record or event, at the timeout, or at once
-        // after a wake() (rd_kafka_queue_yield: it also holds for the next
-        // call when none is waiting, so a wake is never lost).
-        rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), static_cast<int>(remainingMs));
-        if (!m) break;
-        held.emplace_back(m);
-      } else {
-        size_t want = std::min(maxRecords - added, kBatch);
-        ssize_t n = rd_kafka_consume_batch_queue(queue_, 0, batch_, want);
-        if (n <= 0) break;
-        for (ssize_t i = 0; i < n; ++i) held.emplace_back(batch_[i]);
-      }
-      const int64_t readMicros = nowMicros();
-      std::lock_guard lock(mutex_);
-      bool reachedEnd = false;
-      for (MessagePtr& m : held) {
-        added += process(m.get(), readMicros, out);
-        reachedEnd = reachedEnd || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF;
-        if (decoder_.failure()) break;
-      }
-      // The end of a partition changes caughtUp(): the task looks at its
-      // watermark again without waiting for the next record.
-      if (decoder_.failure() || reachedEnd || (added == 0 && monotonicMicros() >= deadline)) break;
-    }
-    held.clear();
+    drainClientErrors();
+    const size_t added =
+        kafka::consumeBatches(queue_, held_, maxRecords, timeoutMs, [&](std::vector<MessagePtr>& held) {
+          ++heldBatch_;
+          const int64_t readMicros = nowMicros();
+          kafka::BatchTaken t;
+          std::lock_guard lock(mutex_);
+          bool reachedEnd = false;
+          for (MessagePtr& m : held) {
+            t.records += process(m.get(), readMicros, out);
+            reachedEnd = reachedEnd || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF;
+            if (decoder_.failure()) break;
+          }
+          // The end of a partition changes caughtUp(): the task looks at its
+          // watermark again without waiting for the next record.
+          t.stop = decoder_.failure() || reachedEnd;
+          return t;
+        });
     if (decoder_.failure() && added == 0) throw *decoder_.failure();
   }
 
@@ -277,12 +333,7 @@ class KafkaSourceTask final : public SourceTask {
             s.endOffset >= 0 ? s.endOffset : RD_KAFKA_OFFSET_INVALID;
       }
     }
-    rd_kafka_resp_err_t err = rd_kafka_assign(rk_.get(), list.get());
-    if (err) {
-      throw SqlError(sqlstate::kConnectionFailure,
-                     fmt::format("cannot assign the partitions of {} at their checkpointed offsets: {}",
-                                 description(), rd_kafka_err2str(err)));
-    }
+    assignList(*list, "at their checkpointed offsets");
   }
 
   void startFromStartingOffsets() override {
@@ -310,7 +361,7 @@ class KafkaSourceTask final : public SourceTask {
       p.position = clusterToken_;
       // The watermarks cached from the last fetch response: no broker round trip.
       int64_t low = -1, high = -1;
-      if (rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high) ==
+      if (rd_kafka_get_watermark_offsets(rk_, s.topic.c_str(), s.partition, &low, &high) ==
               RD_KAFKA_RESP_ERR_NO_ERROR &&
           high >= 0) {
         p.latestOffset = high;
@@ -330,7 +381,7 @@ class KafkaSourceTask final : public SourceTask {
       if (s.partition != partition) continue;
       if (s.eofOffset < 0) return false;
       int64_t low = -1, high = -1;
-      if (rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high) ==
+      if (rd_kafka_get_watermark_offsets(rk_, s.topic.c_str(), s.partition, &low, &high) ==
               RD_KAFKA_RESP_ERR_NO_ERROR &&
           high > s.eofOffset) {
         return false;
@@ -354,6 +405,25 @@ class KafkaSourceTask final : public SourceTask {
   }
 
  private:
+  // Gives the task's partitions back to the shared client. The client cannot
+  // be destroyed while the application still holds any of its messages (a
+  // poll that threw leaves some here). Offsets are committed only at epoch
+  // ends: nothing to commit at the close.
+  void close() {
+    held_.clear();
+    unassign();
+    for (rd_kafka_queue_t* pq : partitionQueues_) {
+      rd_kafka_queue_forward(pq, nullptr);
+      rd_kafka_queue_destroy(pq);
+    }
+    partitionQueues_.clear();
+    // What was forwarded and not read goes with the queue.
+    if (queue_) rd_kafka_queue_destroy(queue_);
+    queue_ = nullptr;
+    if (consumer_) consumer_->release(claimed_);
+    claimed_.clear();
+  }
+
   static int64_t key(int topicIndex, int32_t partition) {
     return (int64_t(topicIndex) << 32) | uint32_t(partition);
   }
@@ -378,8 +448,8 @@ class KafkaSourceTask final : public SourceTask {
   // as it takes (tens of seconds with the broker down); a checkpoint must not.
   // The commit is sent asynchronously and its answer awaited for a bounded time.
   rd_kafka_resp_err_t commitBounded(rd_kafka_topic_partition_list_t* list) {
-    rd_kafka_queue_t* replies = rd_kafka_queue_new(rk_.get());
-    rd_kafka_resp_err_t err = rd_kafka_commit_queue(rk_.get(), list, replies, nullptr, nullptr);
+    rd_kafka_queue_t* replies = rd_kafka_queue_new(rk_);
+    rd_kafka_resp_err_t err = rd_kafka_commit_queue(rk_, list, replies, nullptr, nullptr);
     if (err) {
       rd_kafka_queue_destroy(replies);
       return err;
@@ -407,8 +477,8 @@ class KafkaSourceTask final : public SourceTask {
     return err;
   }
 
-  void openConsumer(const ScanSpec& scan, const std::string& flowName, int task, bool earliest,
-                    bool embedded) {
+  std::shared_ptr<SharedConsumer> openConsumer(const ScanSpec& scan, const std::string& flowName,
+                                               bool earliest, bool embedded) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
       kafka::installLogging(conf);
@@ -446,7 +516,7 @@ class KafkaSourceTask final : public SourceTask {
       kafka::setProperty(conf, "auto.offset.reset", earliest ? "earliest" : "latest",
                          SqlError::npos);
       kafka::setProperty(conf, "group.id", group_, SqlError::npos);
-      kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-source-{}", flowName, task),
+      kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-source", flowName),
                          SqlError::npos);
       kafka::applyUserProperties(conf, scan.options, false);
       // End-of-partition events tell the watermark that a partition is caught
@@ -460,10 +530,12 @@ class KafkaSourceTask final : public SourceTask {
       rd_kafka_conf_destroy(conf);
       throw;
     }
-    rk_ = kafka::newHandle(RD_KAFKA_CONSUMER, conf);
-    // Client errors and logs are then served by the same poll that reads records.
-    rd_kafka_poll_set_consumer(rk_.get());
-    queue_ = rd_kafka_queue_get_consumer(rk_.get());
+    auto c = std::make_shared<SharedConsumer>();
+    c->rk = kafka::newHandle(RD_KAFKA_CONSUMER, conf);
+    // Client errors and logs then come on the consumer's queue.
+    rd_kafka_poll_set_consumer(c->rk.get());
+    c->errors = rd_kafka_queue_get_consumer(c->rk.get());
+    return c;
   }
 
   // Checks a restored offset of `s` against what its log holds now
@@ -472,7 +544,7 @@ class KafkaSourceTask final : public SourceTask {
   RestoredOffset checkRestored(const PartitionState& s, int64_t offset, const std::string& token) {
     int64_t low = -1, high = -1;
     rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-        rk_.get(), s.topic.c_str(), s.partition, &low, &high, kafka::kMetadataTimeoutMs);
+        rk_, s.topic.c_str(), s.partition, &low, &high, kafka::kMetadataTimeoutMs);
     if (err) {
       // Never go on unchecked: the flow fails now and is started again later.
       throw SqlError(sqlstate::kConnectionFailure,
@@ -528,7 +600,7 @@ class KafkaSourceTask final : public SourceTask {
           RD_KAFKA_OFFSET_INVALID;
     }
     rd_kafka_resp_err_t err = useCommitted
-                                  ? rd_kafka_committed(rk_.get(), list.get(), kafka::kMetadataTimeoutMs)
+                                  ? rd_kafka_committed(rk_, list.get(), kafka::kMetadataTimeoutMs)
                                   : RD_KAFKA_RESP_ERR_NO_ERROR;
     if (err) {
       throw SqlError(sqlstate::kConnectionFailure,
@@ -564,7 +636,7 @@ class KafkaSourceTask final : public SourceTask {
       // No committed offset: resolve startingOffsets to a number now, so that
       // progress shows real offsets from the first epoch on.
       int64_t low = -1, high = -1;
-      if (rd_kafka_query_watermark_offsets(rk_.get(), tp.topic, tp.partition, &low, &high,
+      if (rd_kafka_query_watermark_offsets(rk_, tp.topic, tp.partition, &low, &high,
                                            kafka::kMetadataTimeoutMs) ==
           RD_KAFKA_RESP_ERR_NO_ERROR) {
         tp.offset = earliest ? low : high;
@@ -573,11 +645,74 @@ class KafkaSourceTask final : public SourceTask {
         tp.offset = earliest ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
       }
     }
-    err = rd_kafka_assign(rk_.get(), list.get());
-    if (err) {
+    assignList(*list, "");
+  }
+
+  // Makes `list` the task's assignment on the shared client, leaving the
+  // other tasks' partitions alone: added to the client's assignment the first
+  // time, and after that (a restore, a new start) each partition moved to
+  // its new offset, which discards what was fetched for it before (librdkafka
+  // drops the records of an older position when they are taken). A
+  // partition without an offset stays where it is.
+  void assignList(rd_kafka_topic_partition_list_t& list, std::string_view how) {
+    std::string what;
+    if (!assigned_) {
+      if (rd_kafka_error_t* error = rd_kafka_incremental_assign(rk_, &list)) {
+        what = rd_kafka_error_string(error);
+        rd_kafka_error_destroy(error);
+      } else {
+        assigned_ = true;
+      }
+    } else {
+      ListPtr moved(rd_kafka_topic_partition_list_new(list.cnt));
+      for (int i = 0; i < list.cnt; ++i) {
+        if (list.elems[i].offset == RD_KAFKA_OFFSET_INVALID) continue;
+        rd_kafka_topic_partition_list_add(moved.get(), list.elems[i].topic,
+                                          list.elems[i].partition)
+            ->offset = list.elems[i].offset;
+      }
+      if (moved->cnt == 0) return;
+      rd_kafka_error_t* error =
+          rd_kafka_seek_partitions(rk_, moved.get(), kafka::kMetadataTimeoutMs);
+      if (error) {
+        what = rd_kafka_error_string(error);
+        rd_kafka_error_destroy(error);
+      }
+      for (int i = 0; what.empty() && i < moved->cnt; ++i) {
+        if (moved->elems[i].err) what = rd_kafka_err2str(moved->elems[i].err);
+      }
+    }
+    if (!what.empty()) {
       throw SqlError(sqlstate::kConnectionFailure,
-                     fmt::format("cannot assign the partitions of {}: {}", description(),
-                                 rd_kafka_err2str(err)));
+                     fmt::format("cannot assign the partitions of {}{}{}: {}", description(),
+                                 how.empty() ? "" : " ", how, what));
+    }
+  }
+
+  // Takes the task's partitions out of the shared client's assignment.
+  void unassign() {
+    if (!assigned_ || !rk_) return;
+    assigned_ = false;
+    ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
+    for (const PartitionState& s : parts_) {
+      rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition);
+    }
+    if (rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, list.get())) {
+      rd_kafka_error_destroy(error);  // not assigned: nothing to take out
+    }
+  }
+
+  // Client-level errors (a broker away, say) come on the consumer's queue,
+  // not a partition's: said at most every 10 s, as the partitions' errors.
+  // Looked at every 100 ms at most: the tasks share the queue, and each
+  // look takes its lock.
+  void drainClientErrors() {
+    const int64_t now = monotonicMicros();
+    if (now - errorsLooked_ < 100'000) return;
+    errorsLooked_ = now;
+    while (rd_kafka_message_t* raw = rd_kafka_consume_queue(consumer_->errors, 0)) {
+      MessagePtr m(raw);
+      if (m->err) reportConsumerError(m.get());
     }
   }
 
@@ -655,7 +790,7 @@ class KafkaSourceTask final : public SourceTask {
       deadLetters_->writeRecord(Value(), Value(), decoder_.lastError(),
                                 kafka::kafkaPosition(s.topic, s.partition, offset));
     }
-    kafka::seekPartition(rk_.get(), s.topic, s.partition, offset + 1);
+    kafka::seekPartition(rk_, s.topic, s.partition, offset + 1);
     if (s.endOffset >= 0 && offset > s.endOffset) countSkipped(s, offset);
     s.endOffset = offset + 1;
     s.eofOffset = -1;
@@ -697,8 +832,13 @@ class KafkaSourceTask final : public SourceTask {
   std::string bootstrap_;
   kafka::SourceDecoder decoder_;
   std::unique_ptr<kafka::DeadLetterWriter> deadLetters_;  // on.error = 'dead-letter'
-  kafka::HandlePtr rk_;
-  rd_kafka_queue_t* queue_ = nullptr;
+  std::shared_ptr<SharedConsumer> consumer_;
+  rd_kafka_t* rk_ = nullptr;  // consumer_'s client
+  rd_kafka_queue_t* queue_ = nullptr;  // the task's own: its partitions' records
+  std::vector<rd_kafka_queue_t*> partitionQueues_;  // forwarded to queue_
+  std::vector<std::pair<std::string, int32_t>> claimed_;
+  bool assigned_ = false;  // the task's partitions are in the client's assignment
+  int64_t errorsLooked_ = INT64_MIN / 2;  // drainClientErrors()
   // wake() for a task without partitions, which waits on no queue.
   kafka::IdleWait idleWait_;
 
@@ -709,7 +849,6 @@ class KafkaSourceTask final : public SourceTask {
 
   std::vector<MessagePtr> held_;
   int64_t heldBatch_ = 0;  // counts the batches of messages taken from the client
-  rd_kafka_message_t* batch_[kBatch] = {};
   kafka::Headers headers_;
   kafka::ErrorLogPace errorLog_;
 };

@@ -1,6 +1,6 @@
 // The Nexmark event generator: the three streams of the Nexmark benchmark
 // (Person, Auction, Bid) as the Nexmark project defines them, used by the
-// `nexmark` source (nexmark_source.h) and by bench/nexmark_gen.cpp, which
+// `nexmark` source (nexmark_source.h) and by bench/nexmark/nexmark_gen.cpp, which
 // writes the same events to Kafka topics and JSON files. There is one
 // generator so that the engine-only runs and the broker runs see the same data.
 //

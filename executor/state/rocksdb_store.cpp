@@ -680,9 +680,17 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   rocksdb::Options& o = shared->options;
   o.create_if_missing = true;
   o.compression = rocksdb::kLZ4Compression;
-  o.max_background_jobs = 2;
+  // Levels 0 and 1 are rewritten soonest: compressing them costs the
+  // compactions CPU that the new keys of a growing state need.
+  o.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression,
+                             rocksdb::kLZ4Compression};
+  o.max_background_jobs = 4;
   o.write_buffer_size = 16 << 20;
   o.max_write_buffer_number = 3;
+  // Room for the level-0 files a burst of new keys leaves before compaction
+  // catches up, rather than slowing every write down at 20.
+  o.level0_slowdown_writes_trigger = 40;
+  o.level0_stop_writes_trigger = 64;
   o.max_open_files = 512;
   o.keep_log_file_num = 2;
   o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;

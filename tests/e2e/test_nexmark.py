@@ -1,7 +1,7 @@
 """Nexmark correctness: every query of bench/nexmark/ on a small run (5,000
 events, event time at 100 events/s so that the windows and sessions close,
 rtsqld's embedded broker), each flow's sink output compared with the batch
-reference of bench/nexmark/reference.py by bench/nexmark.sh --check.
+reference of bench/nexmark/reference.py by bench/nexmark/nexmark.sh --check.
 
 The comparison itself is checked too: a lost, a duplicated and a changed row
 must each make it fail.
@@ -20,7 +20,7 @@ import pytest
 from conftest import BIN_DIR, SOURCE_DIR
 
 GEN = Path(os.environ.get("RTSQL_NEXMARK_GEN", BIN_DIR / "bench" / "rtsql_nexmark_gen"))
-RUNNER = SOURCE_DIR / "bench" / "nexmark.sh"
+RUNNER = SOURCE_DIR / "bench" / "nexmark" / "nexmark.sh"
 # Queries that run as one flow on every build (tests/e2e/test_nexmark_queries.py
 # runs all 23 and skips those a build refuses).
 QUERIES = ["q0", "q1", "q2", "q11", "q13", "q14"]

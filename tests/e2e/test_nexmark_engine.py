@@ -3,7 +3,7 @@ one into the other reads every event of a bounded source and the progress
 says so (source offsets, blackhole row count); a flow from the nexmark source
 into a file resumes at its checkpointed event offsets after STOP/START (no row
 lost, none twice) and after rtsqld is killed (no row lost); and
-bench/nexmark_engine.sh runs and prints its table.
+bench/nexmark/nexmark_engine.sh runs and prints its table.
 """
 
 import json
@@ -132,7 +132,7 @@ def test_nexmark_flow_resumes_at_its_checkpointed_offsets(tmp_path):
 
 def test_nexmark_engine_bench_prints_its_table():
     env = {**os.environ, "RTSQL_BIN_DIR": str(BIN_DIR)}
-    p = subprocess.run([str(SOURCE_DIR / "bench" / "nexmark_engine.sh"), "--events", "20000",
+    p = subprocess.run([str(SOURCE_DIR / "bench" / "nexmark" / "nexmark_engine.sh"), "--events", "20000",
                         "--queries", "q0 q5 q8", "--timeout", "120"],
                        capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -1,5 +1,5 @@
 -- The three Nexmark streams made inside rtsqld by the nexmark source, for the
--- engine-only runs of bench/nexmark_engine.sh (the broker runs use
+-- engine-only runs of bench/nexmark/nexmark_engine.sh (the broker runs use
 -- ../sources.sql). Placeholders: ${EVENTS} (events of the run, all kinds
 -- together), ${PARTITIONS} (generator partitions of each source), ${DELAY}
 -- (watermark delay). Every source makes the same event sequence and keeps the

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <set>
 
@@ -195,6 +197,69 @@ TEST_CASE("kafka source poll waits for a record or a wake") {
   std::vector<SourceRecord> got = polled.get();
   REQUIRE(got.size() == 1);
   CHECK(got[0].row[0].asInt() == 7);
+}
+
+namespace {
+
+// The librdkafka clients alive in this process: each runs one "rdk:main" thread.
+int kafkaClients() {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(t.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    n += name == "rdk:main";
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("kafka source tasks of one flow share one client and each reads only its partitions") {
+  EmbeddedKafka broker;
+  broker.createTopic("shared_in", 4);
+  const int64_t ts = 1700000000000;
+  std::vector<testkafka::Message> msgs;
+  for (int p = 0; p < 4; ++p) {
+    for (int i = 0; i < 3; ++i) msgs.push_back(jsonMessage("shared_in", p, p * 100 + i, ts + i));
+  }
+  testkafka::produce(broker.bootstrap(), msgs);
+  ScanSpec scan = jsonScan(broker.bootstrap(), "shared_in", {{"startingOffsets", "earliest"}});
+
+  const int before = kafkaClients();
+  std::vector<std::unique_ptr<SourceTask>> tasks;
+  for (int t = 0; t < 4; ++t) tasks.push_back(makeKafkaSource(scan, broker.bootstrap(), "fshared", t, 4));
+  // One consumer for the source, not one per task.
+  CHECK(kafkaClients() - before == 1);
+
+  std::set<int32_t> seen;
+  for (int t = 0; t < 4; ++t) {
+    auto recs = pollFor(*tasks[t], 3);
+    REQUIRE(recs.size() == 3);
+    for (const SourceRecord& r : recs) CHECK(r.partition == recs[0].partition);
+    CHECK(tasks[t]->progress().size() == 1);
+    seen.insert(recs[0].partition);
+  }
+  CHECK(seen.size() == 4);
+
+  // A restore moves one task's partition only: the others read on.
+  PartitionProgress back = tasks[1]->progress().at(0);
+  back.endOffset = 1;
+  tasks[1]->seek({back});
+  auto again = pollFor(*tasks[1], 2);
+  REQUIRE(again.size() == 2);
+  CHECK(again[0].offset == 1);
+  std::vector<SourceRecord> none;
+  tasks[0]->poll(none, 10, 200);
+  CHECK(none.empty());
+
+  // A flow started again while the old tasks close reads its partitions too.
+  auto second = makeKafkaSource(scan, broker.bootstrap(), "fshared", 2, 4);
+  CHECK(pollFor(*second, 3).size() == 3);
+  second.reset();
+  tasks.clear();
+  CHECK(kafkaClients() == before);
 }
 
 TEST_CASE("kafka source counts the offsets it never read: records the broker's retention removed") {

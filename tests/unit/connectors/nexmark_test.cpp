@@ -97,8 +97,8 @@ std::vector<SourceRecord> drain(SourceTask& src, size_t limit = 1'000'000) {
 
 TEST_CASE("nexmark generator: the events rtsql_nexmark_gen wrote before it moved") {
   // Fingerprints of `rtsql_nexmark_gen --no-kafka --events 20000 --event-rate
-  // 10000 --base-time 1700000000000 --seed S` as built from bench/nexmark_gen.cpp
-  // before the generator moved to connectors/nexmark/: bench/nexmark.sh --check
+  // 10000 --base-time 1700000000000 --seed S` as built from bench/nexmark/nexmark_gen.cpp
+  // before the generator moved to connectors/nexmark/: bench/nexmark/nexmark.sh --check
   // compares queries with a reference over these very events.
   CHECK(fingerprint(0, EventKind::Person, 20000) == 0x40aaf764909be9fbULL);
   CHECK(fingerprint(0, EventKind::Auction, 20000) == 0x117e67d5f5c09949ULL);

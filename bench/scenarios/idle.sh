@@ -10,7 +10,7 @@
 # start and the end of --seconds, and prints % of one core, in total and per
 # thread name. See docs/benchmarks.md, "Idle and trickle cost".
 #
-#   bench/idle.sh [--seconds S] [--settle S] [--bootstrap HOST:PORT]
+#   bench/scenarios/idle.sh [--seconds S] [--settle S] [--bootstrap HOST:PORT]
 #                 [--baseline BIN_DIR] [--states "none noinput quickstart"]
 #                 [--threads N]
 #
@@ -24,7 +24,7 @@
 # N busiest thread names of each run (default 8). Everything listens on
 # 127.0.0.1 only; every wait is bounded.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage() { sed -n '2,25p' "$0"; exit "${1:-0}"; }
 
@@ -51,7 +51,7 @@ for s in $STATES; do
 done
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
-QUICKSTART="$HERE/../examples/quickstart.sql"
+QUICKSTART="$HERE/../../examples/quickstart.sql"
 CANDIDATE="$BIN"
 for dir in "$CANDIDATE" ${BASELINE:+"$BASELINE"}; do
   bench_require idle.sh "$dir/server/rtsqld"

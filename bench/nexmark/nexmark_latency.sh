@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Nexmark at paced rates: every query run on a live stream at each rate of
-# --rates for about --seconds each (bench/nexmark.sh --rate), then one table of
+# --rates for about --seconds each (bench/nexmark/nexmark.sh --rate), then one table of
 # each query's e2e P99 (processing P99 in parentheses) per rate and the
 # highest rate whose e2e P99 stayed within --bound-ms. Event time runs 10
 # times faster than the wall clock (--event-rate rate / 10), so that the
 # 10-second windows of the windowed queries close within a run. See docs/benchmarks.md.
 #
-#   bench/nexmark_latency.sh --bootstrap HOST:PORT [--rates "1000 5000 20000"]
+#   bench/nexmark/nexmark_latency.sh --bootstrap HOST:PORT [--rates "1000 5000 20000"]
 #                            [--seconds S] [--bound-ms B] [--queries "q0 ..."]
 #                            [--results FILE]
 set -euo pipefail
@@ -39,4 +39,4 @@ for rate in $RATES; do
     --bootstrap "$BOOTSTRAP" --results "$RESULTS" >&2
 done
 echo "results: $RESULTS" >&2
-python3 "$HERE/nexmark/latency_table.py" "$RESULTS" --bound-ms "$BOUND"
+python3 "$HERE/latency_table.py" "$RESULTS" --bound-ms "$BOUND"

@@ -1,6 +1,6 @@
 // rtsql_record_path: the CPU a record costs on a stage's own path, without a
 // broker: decode the JSON bytes, run the stage's operators (planned from the
-// same SQL as bench/scenario.sh), encode the output row as the Kafka sink does,
+// same SQL as bench/scenarios/scenario.sh), encode the output row as the Kafka sink does,
 // and count it as the source task and the sink operator do. Nothing is sent
 // anywhere, so what it measures is the record path alone; run it under
 // `valgrind --tool=callgrind` for instructions per record (deterministic), or
@@ -9,7 +9,7 @@
 //   rtsql_record_path [stateless|broadcast_join] [--records N] [--size BYTES]
 //                     [--reuse-rows]
 //
-// Records have the shape bench/latency.cpp sends (200 bytes by default). As in
+// Records have the shape bench/scenarios/latency.cpp sends (200 bytes by default). As in
 // the source task, each batch of records is decoded into fresh rows; with
 // --reuse-rows the batch keeps its rows and the decoder refills them, which
 // shows what a source that reuses its batch would save.
@@ -35,7 +35,7 @@ using namespace rtsql;
 
 namespace {
 
-// The same record as bench/latency.cpp's makeRecord (keys 1000, merchants 10000).
+// The same record as bench/scenarios/latency.cpp's makeRecord (keys 1000, merchants 10000).
 std::string makeRecord(int64_t seq, int size) {
   char head[400];
   const int64_t eventId = seq;

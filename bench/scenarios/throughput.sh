@@ -7,7 +7,7 @@
 # client reading the backlog (`kcat -C -e`, decoding nothing): what the broker
 # and the client library give on their own.
 #
-#   bench/throughput.sh --bootstrap HOST:PORT [--records N] [--size BYTES]
+#   bench/scenarios/throughput.sh --bootstrap HOST:PORT [--records N] [--size BYTES]
 #                       [--runs N] [--timeout S]
 #
 # --bootstrap is required: rtsqld's embedded broker keeps only the newest 5 MB
@@ -18,7 +18,7 @@
 # after each run. Every
 # wait is bounded by --timeout (default 120 s) per run. Loopback only.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage() { sed -n '2,16p' "$0"; exit "${1:-0}"; }
 

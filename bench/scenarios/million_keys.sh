@@ -5,7 +5,7 @@
 # resident size must level off while the state keeps growing. See
 # docs/benchmarks.md.
 #
-#   bench/million_keys.sh [--keys N] [--rate R] [--partitions P] [--timeout S]
+#   bench/scenarios/million_keys.sh [--keys N] [--rate R] [--partitions P] [--timeout S]
 #
 # The flow reads a datagen source whose column k is the sequence 1..N (the
 # source stops after N), counts rows per k and appends the updates to a file
@@ -14,7 +14,7 @@
 # = N, then reports the time taken, peak and final RSS, the state's size on
 # disk, and checks the output: N rows, N distinct keys, every count 1.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 KEYS=1000000
 RATE=100000

@@ -6,15 +6,15 @@ sink topic. Beside it, the floor: the same records read straight from the
 service by a GetRecords loop at the same poll interval, timed from the put to
 the read. See docs/benchmarks.md, "Kinesis source".
 
-  bench/kinesis_latency.py --endpoint http://127.0.0.1:4567 [--rate 200]
+  bench/scenarios/kinesis_latency.py --endpoint http://127.0.0.1:4567 [--rate 200]
                            [--seconds 10] [--warmup 2] [--poll-interval-ms 200]
                            [--shards 1] [--size 200] [--keys 1000]
 
-starts its own rtsqld and flow. bench/scenario.sh's `kinesis` scenario deploys
+starts its own rtsqld and flow. bench/scenarios/scenario.sh's `kinesis` scenario deploys
 the flow itself and uses the two other forms:
 
-  bench/kinesis_latency.py --endpoint URL --create-stream NAME [--shards 1]
-  bench/kinesis_latency.py --endpoint URL --stream NAME --bootstrap HOST:PORT
+  bench/scenarios/kinesis_latency.py --endpoint URL --create-stream NAME [--shards 1]
+  bench/scenarios/kinesis_latency.py --endpoint URL --stream NAME --bootstrap HOST:PORT
                            --out TOPIC [--rate ...] [--seconds ...] ...
 
 the first makes the stream, the second puts into it and reads the flow's
@@ -46,7 +46,7 @@ from pathlib import Path
 import psycopg
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "e2e"))
 from kinesalite import Kinesalite  # noqa: E402
 
 

@@ -19,7 +19,7 @@
 //     the processor, and GROUP BY user_id with count(*), sum(amount) and
 //     max(ts_us) in update mode (one output row per input row, the same values).
 //
-// The processor is bench/processors/running_totals.py, the scenario's own.
+// The processor is bench/scenarios/processors/running_totals.py, the scenario's own.
 //
 // Each case prints the thread's CPU nanoseconds per row (CPU time, so that
 // other processes on a shared machine do not count).

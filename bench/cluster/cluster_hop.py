@@ -3,7 +3,7 @@
 flows on one node and on two nodes, against one flow and the broker's floor
 (docs/operations.md, "Running a cluster"; docs/benchmarks.md, "Cluster hop").
 
-    bench/cluster_hop.py [--rounds 2] [--rate 1000] [--seconds 15] [--warmup 3]
+    bench/cluster/cluster_hop.py [--rounds 2] [--rate 1000] [--seconds 15] [--warmup 3]
                          [--tries 8] [--node-core 1] [--client-core 0]
                          [--bootstrap 127.0.0.1:29700] [--results FILE]
 
@@ -11,7 +11,7 @@ A stateful flow is not spread over the nodes yet; spreading it would put a
 repartition topic between nodes: one produce and one consume through Kafka.
 This measures what such a hop costs, on Apache Kafka at --bootstrap
 (scripts/kafka.sh; RTSQL_BIN_DIR names the build, RTSQL_LATENCY the
-collector), with the 200-byte JSON records of 1,000 users of bench/scenario.sh
+collector), with the 200-byte JSON records of 1,000 users of bench/scenarios/scenario.sh
 sent to a topic IN and read back from a topic OUT by rtsql_latency (latency
 from the ts_us each record carries through), every topic of one partition (so
 no flow is spread: each runs whole on the node that holds its slot):
@@ -36,7 +36,7 @@ next starts. Before the first round, one floor run of 10 s at --rate, not
 reported, warms the broker up.
 
 Every rtsqld is pinned to the one core --node-core (taskset), the collector
-and this script to --client-core, as bench/cluster_scale.py does, so one
+and this script to --client-core, as bench/cluster/cluster_scale.py does, so one
 and two nodes share the same CPU. Kafka is not pinned.
 
 It prints one JSON line per measurement (stdout), then a summary table.
@@ -46,7 +46,7 @@ Fields of a line:
   collector, the records of the measured window), from rtsql_latency;
 - sent, expected, received, lost, duplicates: the collector's counts;
 - cpu_s, cpu_pct, us_per_record, core_busy_pct, rss_peak_mib: as in
-  bench/cluster_scale.py (all the cluster's rtsqld over the window);
+  bench/cluster/cluster_scale.py (all the cluster's rtsqld over the window);
 - flows: {flow: node that runs it} before the run; explain: each flow's
   placement lines of EXPLAIN FLOW on the first node; moved: whether a flow's
   node changed by the run's end; tries: the names B took to land apart;

@@ -6,7 +6,7 @@
 # streaming to their clients) run beside it. Prints both P99s and their ratio;
 # the target is a ratio within 1.10. See docs/benchmarks.md, "Connections".
 #
-#   bench/connections.sh [--rate N] [--seconds S] [--warmup S] [--idle N]
+#   bench/scenarios/connections.sh [--rate N] [--seconds S] [--warmup S] [--idle N]
 #                        [--live N] [--live-filter SQL] [--bootstrap HOST:PORT]
 #                        [--pairs N] [--results FILE]
 #
@@ -20,7 +20,7 @@
 # the bottleneck first); with it, that broker (scripts/kafka.sh start).
 # rtsqld listens on 127.0.0.1 only; --max-connections and --slots are raised.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage() { sed -n '2,21p' "$0"; exit "${1:-0}"; }
 

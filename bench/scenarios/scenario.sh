@@ -3,17 +3,21 @@
 # rate, next to the broker's own produce-to-consume latency (the floor) measured
 # in the same run with the same client settings. See docs/benchmarks.md.
 #
-#   bench/scenario.sh NAME [--rate N | --rates "1000 10000"] [--seconds S]
+#   bench/scenarios/scenario.sh NAME [--rate N | --rates "1000 10000"] [--seconds S]
 #                     [--warmup S] [--bootstrap HOST:PORT] [--size BYTES]
-#                     [--keys K] [--dup-ratio R] [--results FILE]
+#                     [--keys K] [--partitions P] [--dup-ratio R] [--results FILE]
 #                     [--kinesis-endpoint URL] [--poll-interval-ms MS]   (kinesis)
-#   bench/scenario.sh NAME --find-max [--start-rate N] [--max-rate N]
+#   bench/scenarios/scenario.sh NAME --find-max [--start-rate N] [--max-rate N]
 #                     [--max-steps N] [--p99-ms MS] [--step-seconds S]
 #                     [--step-warmup S] [--bootstrap ...] [--results FILE]
 #
 # NAME is one of
 #   stateless       SELECT ts_us, user_id, upper(url), amount * 2 ... WHERE amount > 10
 #   groupby         SELECT user_id, count(*) AS n, max(ts_us) AS ts_us ... GROUP BY user_id
+#   groupby_new_key SELECT ts_us, pad, count(*) AS n ... GROUP BY ts_us, pad: every record
+#                   a new group whose key is the whole record's size (--size), one state
+#                   write per record (query B of the Databricks shape, bench/peers/run.sh
+#                   --shape databricks)
 #   broadcast_join  SELECT c.ts_us, c.user_id, m.name FROM clicks c
 #                   JOIN merchants m ON c.merchant_id = m.id   (10,000-row csv table)
 #   window          count, sum, max(ts_us) per user per 1-second tumbling window (updates)
@@ -27,12 +31,12 @@
 #   avro            stateless, with the input records in Avro (`rtsql_latency --format
 #                   avro`, the same --size) instead of JSON; the output stays JSON
 #   python_processor  a running count and sum per user in a Python processor's value
-#                   state (bench/processors/running_totals.py), one row per input row:
+#                   state (bench/scenarios/processors/running_totals.py), one row per input row:
 #                   SELECT user_id, n, total, ts_us FROM TRANSFORM((SELECT ts_us,
 #                   user_id, amount FROM clicks) PARTITION BY user_id USING PROCESSOR ...)
 #   sql_processor   the same in SQL, python_processor's baseline: SELECT user_id,
 #                   count(*) AS n, sum(amount) AS total, max(ts_us) AS ts_us ... GROUP BY user_id
-#   kinesis         stateless's query over a Kinesis source: bench/kinesis_latency.py
+#   kinesis         stateless's query over a Kinesis source: bench/scenarios/kinesis_latency.py
 #                   puts the records (the same fields and --size) into a stream of the
 #                   Kinesis service at --kinesis-endpoint (default $RTSQL_KINESIS_ENDPOINT,
 #                   e.g. scripts/kinesalite.sh start) and reads the sink topic; beside
@@ -46,24 +50,26 @@
 # (default 1), each on fresh topics and a fresh flow. No floor runs then.
 #
 # Without --bootstrap the flow and the collector use rtsqld's embedded broker;
-# with it (e.g. scripts/kafka.sh start) they use that broker. --results appends
+# with it (e.g. scripts/kafka.sh start) they use that broker. --partitions P
+# (default 1) creates every topic with P partitions (the records spread over
+# them by user key); it needs a broker that creates topics on request. --results appends
 # the raw results (JSON lines) to FILE. Everything listens on 127.0.0.1 only.
 # SOURCE_OPTIONS and SINK_OPTIONS (environment) add options to the source's and
 # the sink's WITH clause, e.g. SINK_OPTIONS="'kafka.linger.ms' = '2'", for
 # comparing client settings; FLOW_OPTIONS gives the flow a WITH clause, e.g.
 # FLOW_OPTIONS="'shuffle.partitions' = '2'".
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
-usage() { sed -n '2,46p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,60p' "$0"; exit "${1:-0}"; }
 
-SCENARIOS="stateless groupby broadcast_join window dedup stream_join python_udf sql_udf avro
+SCENARIOS="stateless groupby groupby_new_key broadcast_join window dedup stream_join python_udf sql_udf avro
 python_processor sql_processor kinesis"
 [ $# -ge 1 ] || usage 2
 SCENARIO="$1"
 shift
 case "$SCENARIO" in
-  stateless|groupby|broadcast_join|window|dedup|stream_join|python_udf|sql_udf|avro) ;;
+  stateless|groupby|groupby_new_key|broadcast_join|window|dedup|stream_join|python_udf|sql_udf|avro) ;;
   python_processor|sql_processor|kinesis) ;;
   -h|--help) usage 0 ;;
   *) echo "scenario.sh: unknown scenario '$SCENARIO' ($(echo $SCENARIOS | sed 's/ /, /g'))" >&2; exit 2 ;;
@@ -75,6 +81,7 @@ SECONDS_RUN=10
 WARMUP=3
 SIZE=200
 KEYS=1000
+PARTITIONS=1
 MERCHANTS=10000
 DUP_RATIO=""
 RESULTS_OUT=""
@@ -96,6 +103,7 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP="$2"; shift 2 ;;
     --size) SIZE="$2"; shift 2 ;;
     --keys) KEYS="$2"; shift 2 ;;
+    --partitions) PARTITIONS="$2"; shift 2 ;;
     --dup-ratio) DUP_RATIO="$2"; shift 2 ;;
     --results) RESULTS_OUT="$2"; shift 2 ;;
     --find-max) FIND_MAX=1; shift ;;
@@ -136,7 +144,8 @@ KINESIS_DRIVER="$(dirname "$0")/kinesis_latency.py"
 bench_require scenario.sh "$RTSQLD" "$RTSQL" "$LATENCY"
 bench_start_rtsqld
 bench_choose_broker "$BOOTSTRAP"
-echo "$SCENARIO on $BROKER; ${SIZE}-byte records, ${KEYS} keys, repeat ratio ${DUP_RATIO};" \
+echo "$SCENARIO on $BROKER; ${SIZE}-byte records, ${KEYS} keys, ${PARTITIONS} partition(s)," \
+  "repeat ratio ${DUP_RATIO};" \
   "load average $(bench_load)" >&2
 
 # The static side of the broadcast join: MERCHANTS rows, ids 0..MERCHANTS-1,
@@ -177,7 +186,7 @@ EOF
 esac
 [ ! -f "$WORK/function.sql" ] || "$RTSQL" -h 127.0.0.1 -p "$PORT" -q -f "$WORK/function.sql" >&2
 
-# The processor of python_processor, from its one home (bench/python_processor.cpp
+# The processor of python_processor, from its one home (bench/micro/python_processor.cpp
 # measures the same body per call).
 if [ "$SCENARIO" = python_processor ]; then
   {
@@ -204,6 +213,12 @@ FROM clicks_$1 WHERE amount > 10" ;;
     groupby)
       echo "SELECT user_id, count(*) AS n, max(ts_us) AS ts_us
 FROM clicks_$1 GROUP BY user_id" ;;
+    # Every record is a group of its own (its stamp is unique), keyed by the
+    # stamp and the record's padding: a new key of the record's size per
+    # record, whose one update carries that record's stamp.
+    groupby_new_key)
+      echo "SELECT ts_us, pad, count(*) AS n
+FROM clicks_$1 GROUP BY ts_us, pad" ;;
     broadcast_join)
       echo "SELECT c.ts_us, c.user_id, m.name
 FROM clicks_$1 c JOIN merchants m ON c.merchant_id = m.id" ;;
@@ -342,6 +357,7 @@ deploy() {
   # collector can assign itself its partitions): one record each that the
   # collector ignores (its ts_us is older than any run, its event time too,
   # so it closes no window and matches no event).
+  [ "$SCENARIO" = kinesis ] || bench_create_topics "$CLIENT_BOOTSTRAP" "$PARTITIONS" "$IN" $IN2 "$OUT" "$FLOOR"
   for t in "$IN" $IN2 "$OUT" "$FLOOR"; do
     # The kinesis scenario's input is a stream of the Kinesis service.
     if [ "$SCENARIO" = kinesis ] && [ "$t" = "$IN" ]; then

@@ -5,7 +5,7 @@
 # encoding: events/s, rtsqld's CPU seconds (/proc/PID/stat) and events/s per
 # core, the Nexmark project's "Throughput/Cores". See docs/benchmarks.md.
 #
-#   bench/nexmark_engine.sh [--queries "q0 q1 q2 q5 q7 q8 q11 q13 q14"]
+#   bench/nexmark/nexmark_engine.sh [--queries "q0 q1 q2 q5 q7 q8 q11 q13 q14"]
 #                           [--events N] [--partitions P] [--timeout S]
 #                           [--results FILE]
 #
@@ -15,7 +15,7 @@
 # on a free loopback port. Exits non-zero when a query fails or does not finish
 # within --timeout seconds (default 600).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage() { sed -n '2,16p' "$0"; exit "${1:-0}"; }
 
@@ -54,7 +54,7 @@ psql_q 'SELECT 1' >/dev/null || { echo "rtsqld did not answer in 30 s" >&2; exit
 echo "nexmark engine-only: $EVENTS events, queries $QUERIES; $(nproc) cores, load average $(bench_load)" >&2
 
 set +e
-"$PY" "$(dirname "$0")/nexmark/engine_driver.py" --port "$PORT" --pid "$RTSQLD_PID" \
+"$PY" "$(dirname "$0")/engine_driver.py" --port "$PORT" --pid "$RTSQLD_PID" \
   --rtsql "$RTSQL" --work "$WORK" --queries "$QUERIES" --events "$EVENTS" \
   --partitions "$PARTITIONS" --timeout "$TIMEOUT" ${RESULTS_OUT:+--results "$RESULTS_OUT"}
 RC=$?

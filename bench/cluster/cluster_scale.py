@@ -2,14 +2,14 @@
 """Throughput and latency of a cluster of rtsqld on 1, 2 and 3 nodes
 (docs/operations.md, "Running a cluster"; docs/benchmarks.md, "Cluster scale").
 
-    bench/cluster_scale.py [--nodes "1 2 3"] [--rounds 3] [--rate 1000]
+    bench/cluster/cluster_scale.py [--nodes "1 2 3"] [--rounds 3] [--rate 1000]
                            [--seconds 20] [--warmup 3] [--p99-ms 100]
                            [--start-rate 4000] [--max-rate 64000] [--max-steps 5]
                            [--step-seconds 3] [--step-warmup 1] [--partitions 16]
                            [--node-core 1] [--client-core 0]
                            [--bootstrap 127.0.0.1:29700] [--results FILE] [--watermark]
 
-The scenarios `stateless` and `groupby` of bench/scenario.sh (the same
+The scenarios `stateless` and `groupby` of bench/scenarios/scenario.sh (the same
 queries over the same 200-byte JSON records of 1,000 users, produced and read
 back by rtsql_latency), on Apache Kafka at --bootstrap (scripts/kafka.sh;
 RTSQL_BIN_DIR names the build, RTSQL_LATENCY the collector). Every source
@@ -38,7 +38,7 @@ others):
 - each scenario's highest rate whose end-to-end P99 stays under --p99-ms with
   nothing lost: doubling from --start-rate until a step fails, then
   bisection to within 10%, at most --max-steps steps of --step-seconds after
-  --step-warmup (as bench/scenario.sh --find-max does); --max-steps 0: none.
+  --step-warmup (as bench/scenarios/scenario.sh --find-max does); --max-steps 0: none.
 Once per round, before the clusters, the same search on the floor alone (up
 to --max-rate): what the broker and the collector sustain without rtsql.
 Before the first round, one floor run of 10 s at --rate, not reported, warms
@@ -101,14 +101,14 @@ import uuid
 import psycopg
 from confluent_kafka.admin import AdminClient, NewTopic
 
-BIN = os.environ.get("RTSQL_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "build"))
+BIN = os.environ.get("RTSQL_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 RTSQLD = os.path.join(BIN, "server", "rtsqld")
 LATENCY = os.environ.get("RTSQL_LATENCY", os.path.join(BIN, "bench", "rtsql_latency"))
 SIZE = 200
 KEYS = 1000
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-# bench/scenario.sh's queries, over the source {src}.
+# bench/scenarios/scenario.sh's queries, over the source {src}.
 QUERIES = {
     "stateless": "SELECT ts_us, user_id, upper(url) AS url, amount * 2 AS doubled "
                  "FROM {src} WHERE amount > 10",
@@ -428,7 +428,7 @@ class Bench:
         try:
             columns = COLUMNS
             if self.a.watermark:
-                # The records' event time `ts` (bench/latency.cpp), with a
+                # The records' event time `ts` (bench/scenarios/latency.cpp), with a
                 # watermark: every front task then sends it on as it advances.
                 columns += ", ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
             first.run(f"CREATE SOURCE s_{tag} ({columns}) WITH ({opts}, subscribe = '{t_in}', "

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Failover time of a cluster of rtsqld (docs/operations.md, "Running a cluster").
 
-    bench/cluster_failover.py [--keys 100000] [--bootstrap 127.0.0.1:29700]
+    bench/cluster/cluster_failover.py [--keys 100000] [--bootstrap 127.0.0.1:29700]
                               [--node-timeout 6] [--rate 200] [--restart | --standby]
                               [--shards N]
 
@@ -56,7 +56,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_scale import free_port, wait_for  # noqa: E402  (the cluster benchmarks' waits)
 
-BIN = os.environ.get("RTSQL_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "build"))
+BIN = os.environ.get("RTSQL_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 
 
 class Node:

@@ -1,5 +1,5 @@
-# The processor of the `python_processor` scenario (bench/scenario.sh) and of
-# bench/python_processor.cpp: a running count and sum of `amount` per partition
+# The processor of the `python_processor` scenario (bench/scenarios/scenario.sh) and of
+# bench/micro/python_processor.cpp: a running count and sum of `amount` per partition
 # key in one value state, emitted with each row's ts_us (the collector's stamp).
 # RETURNS (n BIGINT, total DOUBLE, ts_us BIGINT).
 class RunningTotals:

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Client load for bench/connections.sh: many idle sessions and a few live
+"""Client load for bench/scenarios/connections.sh: many idle sessions and a few live
 queries held open against one rtsqld, while the benchmark measures a flow's
 end-to-end latency beside them.
 
-    bench/connections_client.py --port P [--host H] [--idle 1000] [--live 50]
+    bench/scenarios/connections_client.py --port P [--host H] [--idle 1000] [--live 50]
                                 [--live-sql SQL] [--seconds S] [--user U]
 
 Opens --idle connections that only log in and wait, then --live connections

@@ -3,7 +3,7 @@
 # produce output again after rtsqld is killed with SIGKILL, and what writing
 # checkpoints costs the flow's end-to-end latency. See docs/benchmarks.md.
 #
-#   bench/recovery.sh [--keys "100000 1000000"] [--bootstrap HOST:PORT]
+#   bench/scenarios/recovery.sh [--keys "100000 1000000"] [--bootstrap HOST:PORT]
 #                     [--partitions 4] [--rate 1000] [--seconds 20] [--warmup 8]
 #                     [--timeout 300]
 #
@@ -41,7 +41,7 @@
 set -euo pipefail
 _ENV_RTSQLD="${RTSQLD:-}"
 _ENV_RTSQL="${RTSQL:-}"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 RTSQLD="${_ENV_RTSQLD:-$RTSQLD}"
 RTSQL="${_ENV_RTSQL:-$RTSQL}"
 

@@ -7,7 +7,7 @@
 # yet (0A000) or whose sink format it lacks is a "refused" row of the table,
 # not a failure. See docs/benchmarks.md.
 #
-#   bench/nexmark.sh [--queries "q0 q1 ... q22"] [--events N]
+#   bench/nexmark/nexmark.sh [--queries "q0 q1 ... q22"] [--events N]
 #                    [--rate R] [--event-rate E] [--seed S] [--partitions P]
 #                    [--bootstrap HOST:PORT] [--check] [--timeout S] [--results FILE]
 #
@@ -18,7 +18,7 @@
 # Without --bootstrap everything runs on rtsqld's embedded broker. Exits
 # non-zero when a query fails its check. Everything listens on 127.0.0.1 only.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage() { sed -n '2,19p' "$0"; exit "${1:-0}"; }
 
@@ -56,7 +56,7 @@ bench_choose_broker "$BOOTSTRAP"
 echo "nexmark on $BROKER: $EVENTS events, queries $QUERIES; load average $(bench_load)" >&2
 
 set +e
-"$PY" "$(dirname "$0")/nexmark/driver.py" --port "$PORT" --sql-bootstrap "$SQL_BOOTSTRAP" \
+"$PY" "$(dirname "$0")/driver.py" --port "$PORT" --sql-bootstrap "$SQL_BOOTSTRAP" \
   --client-bootstrap "$CLIENT_BOOTSTRAP" --gen "$GEN" --rtsql "$RTSQL" --work "$WORK" \
   --queries "$QUERIES" --events "$EVENTS" --rate "$RATE" --event-rate "$EVENT_RATE" \
   --seed "$SEED" --partitions "$PARTITIONS" --timeout "$TIMEOUT" $CHECK \
