@@ -262,10 +262,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
-  // Until the server's own signal handling starts, SIGINT and SIGTERM end
-  // the waits of the start (the local Kafka broker's).
-  std::signal(SIGINT, onEarlyStop);
-  std::signal(SIGTERM, onEarlyStop);
   try {
     rtsql::net::OutboundPolicy::setProcess(rtsql::net::OutboundPolicy::parse(outboundAllow));
   } catch (const std::invalid_argument& e) {
@@ -307,7 +303,17 @@ int main(int argc, char** argv) {
       lo.stopRequested = [] { return gStopRequested.load(); };
       lo.log = [](const std::string& line) { log(line); };
       log("local Kafka broker: starting");
+      // While it starts, SIGINT and SIGTERM end its waits (the start then
+      // fails) rather than leave a broker half started.
+      std::signal(SIGINT, onEarlyStop);
+      std::signal(SIGTERM, onEarlyStop);
       local = std::make_unique<rtsql::LocalKafka>(lo);
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+      if (gStopRequested) {
+        log("stopped during the start");
+        return 0;  // `local` stops the broker
+      }
       log(fmt::format("local Kafka broker listening on {} ('kafka.bootstrap.servers' = 'local'); "
                       "durable: topics and offsets in {}; started in {:.1f} s",
                       local->bootstrap(), local->directory(), local->startMillis() / 1000.0));
@@ -446,8 +452,6 @@ int main(int argc, char** argv) {
     }
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    // A signal that came before this set was listening: stop at once.
-    if (gStopRequested) io.post([] { ::raise(SIGTERM); });
     signals.async_wait([&](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       log(fmt::format("received {}, stopping flows", sig == SIGINT ? "SIGINT" : "SIGTERM"));

@@ -158,6 +158,11 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& outFile, bool 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The environment is built here: nothing that allocates runs in the child.
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   const int out = ::open(outFile.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out < 0) throw startError(fmt::format("cannot open {}", outFile.string()));
   const pid_t parent = ::getpid();
@@ -180,8 +185,7 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& outFile, bool 
     if (in >= 0) ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(out, 2);
-    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
   ::close(out);
