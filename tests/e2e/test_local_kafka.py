@@ -120,3 +120,42 @@ def test_local_kafka_refused_without_flag(server):
         'kafka.bootstrap.servers' = 'local', subscribe = 'x', format = 'json')""", check=False)
     assert p.returncode != 0
     assert "--local-kafka" in p.stderr
+
+
+def _start_failure(tmp_path, tools, env_extra):
+    """rtsqld --local-kafka with only TOOLS on PATH: its exit code and log."""
+    import subprocess
+    from conftest import RTSQLD, free_port
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in tools:
+        found = shutil.which(tool)
+        if found is None:
+            pytest.skip(f"{tool} is not installed")
+        (bin_dir / tool).symlink_to(found)
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "RTSQL_KAFKA_HOME")}
+    env.update({"PATH": str(bin_dir), **env_extra})
+    p = subprocess.run([str(RTSQLD), "--port", str(free_port()), "--data-dir",
+                        str(tmp_path / "data"), "--local-kafka"],
+                       capture_output=True, text=True, timeout=300, env=env,
+                       stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_local_kafka_without_java_is_a_clear_startup_error(tmp_path):
+    code, log = _start_failure(tmp_path, ["bash", "dirname"], {})
+    assert code == 1, log
+    assert "cannot start the local Kafka broker: no Java runtime" in log, log
+    assert "--embedded-kafka" in log  # the hint names the way without Java
+
+
+def test_local_kafka_failed_fetch_is_a_clear_startup_error(tmp_path):
+    """No jars in the cache and no Maven to fetch them with: the fetch by
+    scripts/kafka.sh fails, and the start says so with the script's words."""
+    empty = tmp_path / "kafka-home"
+    empty.mkdir()
+    code, log = _start_failure(tmp_path, ["bash", "dirname", "java"],
+                               {"RTSQL_KAFKA_HOME": str(empty)})
+    assert code == 1, log
+    assert "fetching the Apache Kafka 4.1.1 jars failed" in log, log
+    assert "mvn not found" in log, log
