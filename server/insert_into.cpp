@@ -233,13 +233,15 @@ struct Outgoing {
   int64_t timestampMs = 0;  // 0: the producer's clock
 };
 
-// The source as a sink of its format would see it: its declared columns.
-SinkSpec valueSpec(const SourceDef& source) {
+// The source as a sink of its format on `topic` would see it: its declared
+// columns (a schema registry's subject is named after the topic).
+SinkSpec valueSpec(const SourceDef& source, const std::string& topic) {
   SinkSpec spec;
   spec.name = source.name;
   spec.connector = "kafka";
   spec.format = toLower(source.format);
   spec.options = source.options;
+  spec.options.set("topic", topic);
   for (const Column& c : source.schema.columns) {
     if (!c.hidden) spec.input.columns.push_back(c);
   }
@@ -279,12 +281,12 @@ void setMetadata(const Row& full, const RecordColumns& rc, Outgoing& out, size_t
   }
 }
 
-std::vector<Outgoing> encodeRecords(const SourceDef& source, const RecordColumns& rc,
-                                    const std::vector<int>& targets, const std::vector<Row>& rows,
-                                    size_t pos) {
+std::vector<Outgoing> encodeRecords(const SourceDef& source, const std::string& topic,
+                                    const RecordColumns& rc, const std::vector<int>& targets,
+                                    const std::vector<Row>& rows, size_t pos) {
   std::vector<Outgoing> out;
   out.reserve(rows.size());
-  const SinkSpec spec = valueSpec(source);
+  const SinkSpec spec = valueSpec(source, topic);
   std::unique_ptr<ChangeEncoder> changes;
   std::unique_ptr<RecordEncoder> encoder;
   if (iequals(source.format, "debezium-json")) {
@@ -461,11 +463,23 @@ void insertIntoSource(const InsertIntoSource& target, const ast::Insert& stmt, R
                    stmt.tablePos,
                    "declare a source on the one topic to write to, and INSERT into that");
   }
+  const std::string format = toLower(source.format);
+  if (format != "json" && format != "csv" && format != "raw" && format != "debezium-json") {
+    // A sink of these formats writes its own schema, which need not be the
+    // one the source reads with.
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("cannot INSERT into source \"{}\": INSERT writes json, csv, raw and "
+                               "debezium-json records, not {}",
+                               source.name, format),
+                   stmt.tablePos,
+                   "declare a raw source on the same topic and INSERT the encoded bytes into its "
+                   "value");
+  }
   const RecordColumns rc = recordColumns(source);
   const std::vector<int> targets = targetColumns(source, rc, stmt);
   const std::vector<Row> rows = insertedRows(target, stmt, targets);
   if (isRaw(source) && rc.value < 0) throw InternalError("raw source without a value column");
-  std::vector<Outgoing> records = encodeRecords(source, rc, targets, rows, stmt.tablePos);
+  std::vector<Outgoing> records = encodeRecords(source, topics.front(), rc, targets, rows, stmt.tablePos);
   const std::string bootstrap = kafka::resolveBootstrap(source.options, target.embeddedBootstrap);
   if (!target.dryRun && !records.empty()) {
     kafka::ensureEmbeddedTopics(bootstrap, topics);

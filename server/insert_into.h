@@ -7,8 +7,9 @@
 //   INSERT INTO clicks SELECT name, '/home', 1.0, now() FROM users_table WHERE ...;
 //
 // Each row becomes one record: its declared columns are encoded as a flow's
-// sink of that format would write them (json, csv, avro, protobuf; a
-// debezium-json source gets a create, "op": "c"), and the hidden Kafka
+// sink of that format would write them (json, csv; a debezium-json source
+// gets a create, "op": "c"; avro and protobuf are refused, their sinks
+// writing a schema of their own), and the hidden Kafka
 // metadata columns name the record's key (`_key`), headers (`_headers`),
 // partition (`_partition`) and timestamp (`_timestamp`). A raw source takes
 // its `key`, `value`, `partition`, `timestamp` and `headers` columns.

@@ -64,6 +64,9 @@ def test_insert_refusals(server, kafka):
         CREATE SOURCE ins_bad (n BIGINT)
             WITH ({kafka.options()}, subscribe = {sql_str(topic)}, format = 'json');
         CREATE SOURCE ins_gen (n BIGINT) WITH (connector = 'datagen', 'rows-per-second' = '1');
+        CREATE SOURCE ins_avro WITH ({kafka.options()}, subscribe = {sql_str(topic)},
+            format = 'avro', 'avro.schema' = '{{"type": "record", "name": "r",
+                "fields": [{{"name": "n", "type": "long"}}]}}');
     """)
     cases = [
         ("INSERT INTO ins_bad SELECT n FROM ins_bad", "0A000", "never ends"),
@@ -72,6 +75,7 @@ def test_insert_refusals(server, kafka):
         ("INSERT INTO ins_bad VALUES (1, 2)", "42601", "2 values but 1 target"),
         ("INSERT INTO ins_bad (nope) VALUES (1)", "42703", "does not exist"),
         ("INSERT INTO ins_bad SELECT count(*) FROM ins_bad GROUP BY n", "0A000", "aggregate"),
+        ("INSERT INTO ins_avro VALUES (1)", "0A000", "not avro"),
     ]
     for sql, state, text in cases:
         p = server.rtsql("-c", sql, check=False)
@@ -80,3 +84,13 @@ def test_insert_refusals(server, kafka):
         assert state in out and text in out, f"{sql}: {out}"
     # Nothing of the refused statements reached the topic.
     assert kafka.consume(topic, timeout=2) == []
+
+
+def test_insert_csv(server, kafka):
+    topic = unique("ins_csv")
+    kafka.create_topic(topic)
+    server.query(f"""CREATE SOURCE ins_csv (a STRING, b INT) WITH ({kafka.options()},
+        subscribe = {sql_str(topic)}, format = 'csv')""")
+    server.query("INSERT INTO ins_csv VALUES ('x,y', 3), ('z', NULL)")
+    msgs = kafka.consume(topic, n=2, timeout=30)
+    assert sorted(m.value() for m in msgs) == [b'"x,y",3', b"z,"]
