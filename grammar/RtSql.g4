@@ -126,7 +126,7 @@ dottedWord
 insertStatement
     : INSERT INTO table=identifier
       (LPAREN identifier (COMMA identifier)* RPAREN)?
-      VALUES valuesRow (COMMA valuesRow)*
+      (VALUES valuesRow (COMMA valuesRow)* | query)
     ;
 
 valuesRow

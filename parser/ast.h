@@ -327,7 +327,8 @@ struct Insert : Statement {
   std::string table;
   size_t tablePos = 0;
   std::vector<std::string> columns;  // empty: all, in order
-  std::vector<std::vector<ExprPtr>> rows;
+  std::vector<std::vector<ExprPtr>> rows;  // VALUES (empty with `query`)
+  std::unique_ptr<Query> query;            // INSERT ... SELECT, null with VALUES
 };
 
 struct Drop : Statement {

@@ -436,6 +436,7 @@ ast::StatementPtr AstBuilder::insert(P::InsertStatementContext* ctx) {
     for (auto* e : row->expr()) values.push_back(expr(e));
     s->rows.push_back(std::move(values));
   }
+  if (ctx->query() != nullptr) s->query = query(ctx->query());
   return s;
 }
 

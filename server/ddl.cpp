@@ -15,6 +15,7 @@
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
+#include "server/insert_into.h"
 #include "server/privileges.h"
 
 namespace rtsql {
@@ -306,14 +307,26 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
   const bool dry = s.shadow != nullptr;
+  Catalog::SourcePtr source;
+  std::optional<Catalog> snapshot;
+  {
+    std::lock_guard lock(ddlMu_);
+    if ((source = catalog.findSource(stmt.table))) snapshot.emplace(catalog);
+  }
+  if (source) {
+    // Writes to the source's topic (server/insert_into.h) from a copy of the
+    // catalog, holding no lock while the broker acknowledges; the same
+    // rights as reading the source.
+    privileges_->checkOptions(s.user, source->connector, source->options);
+    return insertIntoSource({*snapshot, *source, options_.embeddedBootstrap, dry}, stmt, out);
+  }
+  if (stmt.query) {
+    throw SqlError(sqlstate::kFeatureNotSupported, "INSERT INTO a table takes VALUES",
+                   stmt.query->pos, "INSERT ... SELECT writes to a Kafka source's topic");
+  }
   std::lock_guard lock(ddlMu_);
   Catalog::TablePtr table = catalog.findTable(stmt.table);
   if (!table) {
-    if (catalog.findSource(stmt.table)) {
-      throw SqlError(sqlstate::kFeatureNotSupported,
-                     fmt::format("cannot INSERT into source \"{}\"", stmt.table), stmt.tablePos,
-                     "sources are read from Kafka; produce records to the topic instead");
-    }
     throw SqlError(sqlstate::kUndefinedTable,
                    fmt::format("relation \"{}\" does not exist", stmt.table), stmt.tablePos);
   }

@@ -1,12 +1,14 @@
-// rtsqld: the rtsql server. Parses the command line, starts the embedded Kafka
-// broker when asked, the engine and the PostgreSQL-protocol listener, and stops
-// every flow cleanly on SIGINT/SIGTERM.
+// rtsqld: the rtsql server. Parses the command line, starts the embedded or
+// the local Kafka broker when asked, the engine and the PostgreSQL-protocol
+// listener, and stops every flow cleanly on SIGINT/SIGTERM (then the local
+// broker).
 #include <fmt/ranges.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "common/kafka_topic_name.h"
 #include "common/log.h"
 #include "connectors/embedded/broker.h"
+#include "connectors/local/broker.h"
 #include "connectors/net/http_client.h"
 #include "connectors/net/outbound_policy.h"
 #include "connectors/provider.h"
@@ -75,6 +78,10 @@ int hashPassword(const std::string& user) {
   return 0;
 }
 
+std::atomic<bool> gStopRequested{false};
+
+void onEarlyStop(int) { gStopRequested = true; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,6 +99,15 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", dataDir, "directory for the server's files")->capture_default_str();
   app.add_flag("--embedded-kafka", embedded,
                "start an in-process Kafka broker on loopback, named 'embedded' in SQL");
+  bool localKafka = false;
+  int localKafkaPort = 0;
+  app.add_flag("--local-kafka", localKafka,
+               "run a single-node Apache Kafka (a child process, its logs and port kept under "
+               "--data-dir/kafka, so topics and offsets survive restarts), named 'local' in SQL");
+  app.add_option("--local-kafka-port", localKafkaPort,
+                 "client port of --local-kafka (default: the one recorded at its first start, "
+                 "then a free one)")
+      ->check(CLI::Range(1, 65535));
   app.add_option("--embedded-kafka-partitions", embeddedPartitions,
                  "partitions of topics created on the embedded broker")
       ->check(CLI::Range(1, 1024))
@@ -272,8 +288,35 @@ int main(int argc, char** argv) {
       bo.defaultPartitions = embeddedPartitions;
       broker = std::make_unique<rtsql::EmbeddedKafka>(bo);
       bootstrap = broker->bootstrap();
-      log(fmt::format("embedded Kafka broker listening on {} ('kafka.bootstrap.servers' = 'embedded')",
+      log(fmt::format("embedded Kafka broker listening on {} ('kafka.bootstrap.servers' = "
+                      "'embedded'); ephemeral: its topics live in memory and are lost at "
+                      "shutdown (--local-kafka keeps them)",
                       bootstrap));
+    }
+
+    // Started before the catalog's flows, stopped after them (below).
+    std::unique_ptr<rtsql::LocalKafka> local;
+    if (localKafka) {
+      rtsql::LocalKafkaOptions lo;
+      lo.dataDir = dataDir;
+      lo.port = localKafkaPort;
+      lo.stopRequested = [] { return gStopRequested.load(); };
+      lo.log = [](const std::string& line) { log(line); };
+      log("local Kafka broker: starting");
+      // While it starts, SIGINT and SIGTERM end its waits (the start then
+      // fails) rather than leave a broker half started.
+      std::signal(SIGINT, onEarlyStop);
+      std::signal(SIGTERM, onEarlyStop);
+      local = std::make_unique<rtsql::LocalKafka>(lo);
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+      if (gStopRequested) {
+        log("stopped during the start");
+        return 0;  // `local` stops the broker
+      }
+      log(fmt::format("local Kafka broker listening on {} ('kafka.bootstrap.servers' = 'local'); "
+                      "durable: topics and offsets in {}; started in {:.1f} s",
+                      local->bootstrap(), local->directory(), local->startMillis() / 1000.0));
     }
 
     std::shared_ptr<rtsql::ClusterCatalog> clusterCatalog;
@@ -284,9 +327,11 @@ int main(int argc, char** argv) {
       }
       rtsql::ClusterOptions co;
       co.name = cluster;
-      co.bootstrap = clusterKafka == "embedded" ? bootstrap : clusterKafka;
+      co.bootstrap = clusterKafka == "embedded" ? bootstrap
+                     : clusterKafka == "local" ? (local ? local->bootstrap() : std::string())
+                                               : clusterKafka;
       if (co.bootstrap.empty()) {
-        log("--kafka embedded needs --embedded-kafka");
+        log(fmt::format("--kafka {0} needs --{0}-kafka", clusterKafka));
         return 2;
       }
       if (nodeName.empty()) {
@@ -430,6 +475,10 @@ int main(int argc, char** argv) {
     // The SQL box's statements (live queries) end before the engine they run on.
     http.reset();
     engine.shutdown();
+    if (local) {
+      log("local Kafka broker: stopping");
+      local->stop();
+    }
     log("stopped");
     return 0;
   } catch (const rtsql::SqlError& e) {

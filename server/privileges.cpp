@@ -169,7 +169,7 @@ void Privileges::checkBrokers(const OptionEntry& option) const {
     while (!broker.empty() && std::isspace(static_cast<unsigned char>(broker.back()))) {
       broker.pop_back();
     }
-    if (broker.empty() || iequals(broker, "embedded")) continue;
+    if (broker.empty() || iequals(broker, "embedded") || iequals(broker, "local")) continue;
     if (const size_t scheme = broker.find("://"); scheme != std::string::npos) {
       broker.erase(0, scheme + 3);
     }

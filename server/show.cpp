@@ -9,6 +9,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
+#include "connectors/local/broker.h"
 #include "planner/flow_shards.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
@@ -182,6 +183,15 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
                          stmt.namePos, "start rtsqld with --embedded-kafka");
         }
         value = options_.embeddedBootstrap;
+        out.notice("the embedded broker is ephemeral: its topics live in memory and are lost at "
+                   "shutdown; rtsqld --local-kafka runs one that keeps them (SHOW local_kafka)");
+      } else if (key == "local_kafka") {
+        value = LocalKafka::runningBootstrap();
+        if (value.empty()) {
+          throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                         "the local Kafka broker is not running", stmt.namePos,
+                         "start rtsqld with --local-kafka");
+        }
       } else if (key == "slots") {
         value = fmt::format("{} used of {}", slots_.used(), slots_.total());
       } else if (key == "server_version") {
@@ -195,7 +205,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       } else {
         throw SqlError(sqlstate::kUndefinedObject,
                        fmt::format("unrecognized configuration parameter \"{}\"", stmt.name),
-                       stmt.namePos, "known: embedded_kafka, slots, shuffle.partitions, live_taps");
+                       stmt.namePos, "known: embedded_kafka, local_kafka, slots, shuffle.partitions, live_taps");
       }
       sendRows(out, showColumns(stmt), {{value}}, "SHOW");
       return;

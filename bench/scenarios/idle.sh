@@ -10,7 +10,7 @@
 # start and the end of --seconds, and prints % of one core, in total and per
 # thread name. See docs/benchmarks.md, "Idle and trickle cost".
 #
-#   bench/scenarios/idle.sh [--seconds S] [--settle S] [--bootstrap HOST:PORT]
+#   bench/scenarios/idle.sh [--seconds S] [--settle S] [--bootstrap HOST:PORT | --local-kafka]
 #                 [--baseline BIN_DIR] [--states "none noinput quickstart"]
 #                 [--threads N]
 #
@@ -20,17 +20,21 @@
 # mock cluster, running inside rtsqld: its threads are counted apart as
 # "embedded broker"); with it they use that broker (e.g. scripts/kafka.sh
 # start) and rtsqld runs without --embedded-kafka; the topics, fresh for each
-# run, are created there with Python's confluent_kafka. --threads N prints the
+# run, are created there with Python's confluent_kafka. With --local-kafka
+# rtsqld runs its own Apache Kafka (rtsqld --local-kafka, SQL 'local') and the
+# broker JVM's CPU is counted in the last column, with the time its start
+# took (from rtsqld's log). --threads N prints the
 # N busiest thread names of each run (default 8). Everything listens on
 # 127.0.0.1 only; every wait is bounded.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-usage() { sed -n '2,25p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,28p' "$0"; exit "${1:-0}"; }
 
 SAMPLE_SECONDS=30
 SETTLE=5
 BOOTSTRAP=""
+LOCAL=""
 BASELINE=""
 STATES="none noinput quickstart"
 TOP_THREADS=8
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
     --seconds) SAMPLE_SECONDS="$2"; shift 2 ;;
     --settle) SETTLE="$2"; shift 2 ;;
     --bootstrap) BOOTSTRAP="$2"; shift 2 ;;
+    --local-kafka) LOCAL=1; shift ;;
     --baseline) BASELINE="$2"; shift 2 ;;
     --states) STATES="$2"; shift 2 ;;
     --threads) TOP_THREADS="$2"; shift 2 ;;
@@ -68,13 +73,18 @@ trap 'exit 143' TERM HUP PIPE
 # it answers.
 launch() {
   local bin="$1" data="$2" log="$3"
-  local flags=()
-  [ -n "$BOOTSTRAP" ] || flags+=(--embedded-kafka)
+  local flags=() tries=300
+  if [ -n "$LOCAL" ]; then
+    flags+=(--local-kafka)
+    tries=3000  # the broker's JVM starts first: up to 300 s on a loaded machine
+  elif [ -z "$BOOTSTRAP" ]; then
+    flags+=(--embedded-kafka)
+  fi
   PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   "$bin/server/rtsqld" --host 127.0.0.1 --port "$PORT" --data-dir "$data" "${flags[@]}" \
     >>"$log" 2>&1 &
   RTSQLD_PID=$!
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 "$tries"); do
     psql_q 'SELECT 1' >/dev/null 2>&1 && return 0
     kill -0 "$RTSQLD_PID" 2>/dev/null || { echo "rtsqld exited:" >&2; tail -n 30 "$log" >&2; exit 1; }
     sleep 0.1
@@ -100,6 +110,7 @@ EOF2
 # deploy STATE : creates the state's flows and waits (at most 30 s) until they run.
 deploy() {
   local sql_bootstrap="${BOOTSTRAP:-embedded}" tag
+  [ -z "$LOCAL" ] || sql_bootstrap=local
   tag="idle$(date +%s%N)"
   case "$1" in
     none) return 0 ;;
@@ -164,18 +175,27 @@ measure() {
   launch "$bin" "$data" "$log"
   deploy "$state"
   sleep "$SETTLE"
+  # The local broker's JVM: utime + stime of its process (0 without one).
+  local jvm=0 jvm0=0 jvm1=0
+  [ -z "$LOCAL" ] || jvm="$(cat "$data/kafka/broker.pid")"
+  jvm_ticks() { [ "$jvm" = 0 ] && echo 0 || awk '{print $14 + $15}' "/proc/$jvm/stat"; }
+  jvm0="$(jvm_ticks)"
   snapshot "$RTSQLD_PID" "$WORK/before"
   local t0 t1
   t0="$(date +%s.%N)"
   sleep "$SAMPLE_SECONDS"
   snapshot "$RTSQLD_PID" "$WORK/after"
+  jvm1="$(jvm_ticks)"
   t1="$(date +%s.%N)"
+  [ -z "$LOCAL" ] || grep -o 'started in [0-9.]* s' "$log" | tail -n 1 |
+    sed "s/^/idle.sh: $label \/ $state: local broker /" >&2
   bench_stop_rtsqld
   "$PY" - "$WORK/before" "$WORK/after" "$t0" "$t1" "$label" "$state" "$TOP_THREADS" \
-    "$([ -n "$BOOTSTRAP" ] && echo external || echo embedded)" \
+    "$([ -n "$LOCAL" ] && echo local || { [ -n "$BOOTSTRAP" ] && echo external || echo embedded; })" \
+    "$((jvm1 - jvm0))" \
     >>"$WORK/results" 2>>"$WORK/threads" <<'EOF'
 import os, sys
-before, after, t0, t1, label, state, top, broker = sys.argv[1:9]
+before, after, t0, t1, label, state, top, broker, jvm = sys.argv[1:10]
 hz = os.sysconf('SC_CLK_TCK')
 secs = float(t1) - float(t0)
 def load(path):
@@ -201,10 +221,11 @@ for tid, (name, t) in a.items():
 # cluster behind --embedded-kafka, rdk:mock; the mock's own handle has a
 # main thread too, which cannot be told apart by name from the clients'.
 mock = sum(c for name, (n, c) in by_name.items() if name == 'rdk:mock')
+jvm = int(jvm)  # the local broker's process, outside rtsqld's total
 kafka_clients = sum(c for name, (n, c) in by_name.items()
                     if name.startswith('rdk:') and name != 'rdk:mock')
 print(f"{label} {state} {pct(total):.2f} {pct(total - mock - kafka_clients):.2f} "
-      f"{pct(kafka_clients):.2f} {pct(mock):.2f}")
+      f"{pct(kafka_clients):.2f} {pct(mock + jvm):.2f}")
 rows = sorted(by_name.items(), key=lambda kv: -kv[1][1])[:int(top)]
 sys.stderr.write(f"{label} / {state} ({broker} broker): {pct(total):.2f}% of a core "
                  f"over {secs:.1f} s\n")
@@ -213,7 +234,7 @@ for name, (n, c) in rows:
 EOF
 }
 
-echo "idle.sh: ${SAMPLE_SECONDS} s per state after ${SETTLE} s to settle; broker: ${BOOTSTRAP:-embedded}; load $(bench_load)" >&2
+echo "idle.sh: ${SAMPLE_SECONDS} s per state after ${SETTLE} s to settle; broker: $([ -n "$LOCAL" ] && echo local || echo "${BOOTSTRAP:-embedded}"); load $(bench_load)" >&2
 : >"$WORK/results"
 : >"$WORK/threads"
 for state in $STATES; do
@@ -230,8 +251,9 @@ echo "Per thread name (busiest first):"
 cat "$WORK/threads"
 echo
 echo "% of one core (utime+stime / wall time); engine = threads that are not librdkafka's;"
-echo "kafka clients = rdk:* threads of rtsqld's consumers and producers; embedded broker = rdk:mock."
-printf '%-10s %-11s %8s %8s %14s %16s\n' build state total engine "kafka clients" "embedded broker"
+echo "kafka clients = rdk:* threads of rtsqld's consumers and producers; broker = rdk:mock (embedded)"
+echo "or the broker JVM's process (--local-kafka, not in total); none for --bootstrap."
+printf '%-10s %-11s %8s %8s %14s %16s\n' build state total engine "kafka clients" "broker"
 while read -r label state total engine clients mock; do
   printf '%-10s %-11s %8s %8s %14s %16s\n' "$label" "$state" "$total" "$engine" "$clients" "$mock"
 done <"$WORK/results"

@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/embedded/broker.h"
+#include "connectors/local/broker.h"
 
 namespace rtsql::kafka {
 
@@ -125,6 +126,16 @@ std::string resolveBootstrap(const Options& options, const std::string& embedded
                    "set 'kafka.bootstrap.servers' = 'host:port' or 'embedded'");
   }
   std::string value = trim(e->value);
+  if (iequals(value, "local")) {
+    std::string local = LocalKafka::runningBootstrap();
+    if (local.empty()) {
+      throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                     "'kafka.bootstrap.servers' = 'local' needs the local Kafka broker, which "
+                     "this server does not run",
+                     SqlError::npos, "start rtsqld with --local-kafka");
+    }
+    return local;
+  }
   if (!iequals(value, "embedded")) return value;
   if (embeddedBootstrap.empty()) {
     throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
@@ -436,7 +447,11 @@ std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>&
 
 bool ensureEmbeddedTopics(const std::string& bootstrap, const std::vector<std::string>& topics) {
   EmbeddedKafka* broker = EmbeddedKafka::find(bootstrap);
-  if (!broker) return false;
+  if (!broker) {
+    // The local broker is a real one (false), but makes topics on demand too.
+    LocalKafka::ensureTopics(bootstrap, topics);
+    return false;
+  }
   for (const std::string& t : topics) broker->ensureTopic(t);
   return true;
 }

@@ -99,7 +99,9 @@ std::string clusterId(rd_kafka_t* rk, int timeoutMs = kMetadataTimeoutMs);
 // no admin requests. False when the cluster's id cannot be learnt in time.
 bool isEmbeddedBroker(rd_kafka_t* rk, int timeoutMs = kMetadataTimeoutMs);
 // When `bootstrap` is the embedded broker, creates the missing topics there
-// with its default partition count and returns true.
+// with its default partition count and returns true. On the local broker
+// (--local-kafka) it creates them too (LocalKafka::ensureTopics) but returns
+// false: that one is a real Apache Kafka.
 bool ensureEmbeddedTopics(const std::string& bootstrap, const std::vector<std::string>& topics);
 
 }  // namespace rtsql::kafka

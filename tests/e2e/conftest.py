@@ -69,6 +69,10 @@ def sql_str(s):
 class Server:
     """One running rtsqld and the ways to talk to it."""
 
+    # How long start() waits for rtsqld to answer (a kind of server that
+    # starts a broker of its own takes longer).
+    start_timeout_s = START_TIMEOUT_S
+
     def __init__(self, tmp):
         self.host = "127.0.0.1"
         self.port = free_port()
@@ -92,7 +96,7 @@ class Server:
             [str(RTSQLD), "--host", self.host, "--port", str(self.port),
              "--data-dir", str(self.data_dir), "--embedded-kafka", *self.extra_args()],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + START_TIMEOUT_S
+        deadline = time.monotonic() + self.start_timeout_s
         last_error = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -108,7 +112,7 @@ class Server:
                 time.sleep(0.2)
         self.kill()
         raise AssertionError(
-            f"rtsqld did not accept connections within {START_TIMEOUT_S}s: {last_error}\n"
+            f"rtsqld did not accept connections within {self.start_timeout_s}s: {last_error}\n"
             f"{self.log_tail()}")
 
     def stop(self, timeout=STOP_TIMEOUT_S):

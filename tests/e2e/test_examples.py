@@ -6,7 +6,9 @@ events, the purchases enriched from the merchants CSV file, each minute's
 top three sales, the users' click sessions, the per-customer totals of an
 orders table's changes, the sensor readings over their thresholds, the fraud
 scores per card and the sessions with a custom inactivity timeout of the
-stateful processors."""
+stateful processors. Then, on a server of its own, each example is fed only
+by its `*_input.sql` (INSERT INTO its sources) and writes what its README
+shows."""
 
 import csv
 import json
@@ -458,3 +460,104 @@ def test_sessions_with_a_custom_inactivity_timeout(server, deployed):
                  s["clicks"]) for s in got}
     assert len(got) == len(sessions), f"a session was written twice: {got}"
     assert sessions == expected
+
+
+# ---------------------------------------------------------------- example inputs
+
+def _ts(text):
+    return f"2024-05-01T{text}.000Z"
+
+
+# What each example writes from its own `*_input.sql` (its README shows the
+# same): the output topic, how its records are read ("rows": the multiset of
+# the JSON values; "upsert": the table the keyed records leave; "debezium":
+# the rows the changes leave, by key columns) and the answer.
+EXAMPLE_OUTPUTS = {
+    "fraud_velocity": ("velocity_alerts", "rows", [
+        {"card_id": "c1", "window_start": _ts("12:00:00"), "window_end": _ts("12:01:00"),
+         "payments": 6, "total": 210.0}]),
+    "dedup_retries": ("unique_order_events", "rows", [
+        {"event_id": "e1", "order_id": "o1", "status": "created", "ts": _ts("12:00:00")},
+        {"event_id": "e2", "order_id": "o1", "status": "paid", "ts": _ts("12:00:10")},
+        {"event_id": "e3", "order_id": "o2", "status": "created", "ts": _ts("12:00:20")}]),
+    "enrichment": ("enriched_purchases", "rows", [
+        {"purchase_id": "p1", "amount": 4.5, "merchant": "Corner Bakery", "category": "food",
+         "risk": 0.05},
+        {"purchase_id": "p2", "amount": 250.0, "merchant": "Lucky Star Games, Inc.",
+         "category": "gaming", "risk": 0.85},
+        {"purchase_id": "p3", "amount": 12.0, "merchant": None, "category": None, "risk": None}]),
+    "top_n_per_window": ("top_sales", "debezium", [
+        {"minute": _ts("12:00:00"), "sale_id": "s4", "store": "east", "amount": 70.0, "rn": 1},
+        {"minute": _ts("12:00:00"), "sale_id": "s3", "store": "north", "amount": 50.0, "rn": 2},
+        {"minute": _ts("12:00:00"), "sale_id": "s1", "store": "north", "amount": 30.0, "rn": 3},
+        {"minute": _ts("12:01:00"), "sale_id": "s6", "store": "south", "amount": 20.0, "rn": 1}]),
+    "sessionization": ("user_sessions", "rows", [
+        {"user_id": "u1", "session_start": _ts("12:00:00"), "last_click": _ts("12:02:00"),
+         "session_end": _ts("12:07:00"), "clicks": 3},
+        {"user_id": "u1", "session_start": _ts("12:12:00"), "last_click": _ts("12:12:00"),
+         "session_end": _ts("12:17:00"), "clicks": 1},
+        {"user_id": "u2", "session_start": _ts("12:00:30"), "last_click": _ts("12:00:30"),
+         "session_end": _ts("12:05:30"), "clicks": 1}]),
+    "cdc_aggregate": ("customer_totals", "upsert", {
+        "A": {"customer_id": "A", "open_orders": 1, "total": 25.0}}),
+    "iot_anomaly": ("sensor_alerts", "rows", [
+        {"device_id": "d1", "reading_ts": _ts("12:00:20"), "value": 65.0, "threshold": 50.0,
+         "threshold_ts": _ts("12:00:00")},
+        {"device_id": "d2", "reading_ts": _ts("12:00:30"), "value": 90.0, "threshold": 80.0,
+         "threshold_ts": _ts("12:00:00")}]),
+    "fraud_score": ("card_scores", "rows", [
+        {"card_id": "c1", "payments": 1, "countries": 1, "score": 0, "suspicious": False},
+        {"card_id": "c1", "payments": 2, "countries": 1, "score": 10, "suspicious": False},
+        {"card_id": "c1", "payments": 3, "countries": 1, "score": 20, "suspicious": False},
+        {"card_id": "c1", "payments": 4, "countries": 2, "score": 85, "suspicious": True},
+        {"card_id": "c2", "payments": 1, "countries": 1, "score": 0, "suspicious": False}]),
+    "custom_sessions": ("app_sessions", "rows", [
+        {"user_id": "u1", "session_start": _ts("12:00:00"), "last_click": _ts("12:00:30"),
+         "clicks": 2},
+        {"user_id": "u2", "session_start": _ts("12:00:00"), "last_click": _ts("12:05:00"),
+         "clicks": 2}]),
+}
+
+
+@pytest.fixture(scope="module")
+def fed(tmp_path_factory):
+    """A server of its own with every example deployed and fed by its
+    `*_input.sql` alone, with `rtsql -f` as a user would."""
+    s = ExamplesServer(tmp_path_factory.mktemp("rtsqld_example_inputs"))
+    s.start()
+    try:
+        for name in EXAMPLE_OUTPUTS:
+            s.rtsql("-v", f"merchants_csv={MERCHANTS_CSV}", "-f", str(EXAMPLES / f"{name}.sql"),
+                    cwd=str(SOURCE_DIR))
+            s.rtsql("-f", str(EXAMPLES / f"{name}_input.sql"), cwd=str(SOURCE_DIR))
+        yield s, Kafka("embedded", "embedded", s.embedded_bootstrap)
+    finally:
+        code = s.stop()
+        assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{s.log_tail()}"
+
+
+def _read_output(kafka, topic, how):
+    records = kafka.consume_to_end(topic, timeout=10)
+    if how == "upsert":
+        return apply_upsert(records)
+    values = [json.loads(m.value()) for m in records]
+    if how == "debezium":
+        return sorted((dict(r) for r in apply_debezium(values).elements()),
+                      key=lambda r: json.dumps(r, sort_keys=True))
+    return sorted(values, key=lambda r: json.dumps(r, sort_keys=True))
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLE_OUTPUTS))
+def test_example_fed_by_its_input_script(fed, name):
+    server, kafka = fed
+    topic, how, want = EXAMPLE_OUTPUTS[name]
+    if how != "upsert":
+        want = sorted(want, key=lambda r: json.dumps(r, sort_keys=True))
+    got = None
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        got = _read_output(kafka, topic, how)
+        if got == want:
+            break
+        time.sleep(0.5)
+    assert got == want, f"{name}: {topic} holds {got}\n{server.log_tail(20)}"

@@ -272,6 +272,23 @@ TEST_CASE("CREATE TABLE with and without options, INSERT") {
 
   auto ins2 = parseAs<Insert>("insert into codes (label, code) values ('x', 'y')");
   CHECK(ins2->columns == std::vector<std::string>{"label", "code"});
+  CHECK(ins2->query == nullptr);
+}
+
+TEST_CASE("INSERT ... SELECT") {
+  const std::string sql = "INSERT INTO clicks (user_id, amount) SELECT name, amt * 2 FROM users "
+                          "WHERE amt > 1 UNION ALL SELECT 'x', 1.0";
+  auto ins = parseAs<Insert>(sql);
+  CHECK(ins->table == "clicks");
+  CHECK(ins->columns == std::vector<std::string>{"user_id", "amount"});
+  CHECK(ins->rows.empty());
+  REQUIRE(ins->query != nullptr);
+  CHECK(ins->query->pos == sql.find("SELECT"));
+  REQUIRE(ins->query->terms.size() == 2);
+  CHECK(ins->query->terms[0].from->name == "users");
+  CHECK(ins->query->terms[1].from == nullptr);
+  // VALUES and a query do not mix.
+  CHECK_THROWS_AS(parseStatements("INSERT INTO t VALUES (1) SELECT 2"), SqlError);
 }
 
 TEST_CASE("CREATE SINK") {
