@@ -55,6 +55,8 @@ inline constexpr const char* kUndefinedParameter = "42P02";
 inline constexpr const char* kDuplicateCursor = "42P03";
 inline constexpr const char* kDuplicatePreparedStatement = "42P05";
 inline constexpr const char* kInvalidStatementName = "26000";
+// A statement that writes, where only reads are allowed (the console).
+inline constexpr const char* kReadOnlySqlTransaction = "25006";
 inline constexpr const char* kInvalidCursorName = "34000";
 inline constexpr const char* kInvalidAuthorization = "28000";
 inline constexpr const char* kInvalidPassword = "28P01";

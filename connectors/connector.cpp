@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "connectors/restore_position.h"
 
 namespace rtsql {
 
@@ -22,6 +23,17 @@ void Connector::validateSource(const Options&, size_t) const { notServed(*this, 
 void Connector::validateSink(const Options&, size_t) const { notServed(*this, "sinks"); }
 
 void Connector::validateTable(const Options&, size_t) const { notServed(*this, "tables"); }
+
+SourceOptions parseCommonSourceOptions(const Options& options) {
+  SourceOptions parsed;
+  parsed.onError = parseRowErrorPolicy(options);
+  parsed.failOnDataLoss = failOnDataLoss(options);
+  return parsed;
+}
+
+SourceOptions Connector::parseSource(const Options& options) const {
+  return parseCommonSourceOptions(options);
+}
 
 Schema Connector::bindSourceSchema(const ast::CreateSource&, const Options&) const {
   notServed(*this, "sources");

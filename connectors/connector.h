@@ -53,6 +53,10 @@ struct ServerSideOptions {
   bool serverCredentials = false;
 };
 
+// The options every connector reads the same way: 'on.error' and
+// 'failOnDataLoss', each at its default when not set (Connector::parseSource).
+SourceOptions parseCommonSourceOptions(const Options& options);
+
 // One connector. Implementations are stateless: one instance serves every
 // source, sink and table that names it, from any thread. A method of a role
 // the connector does not serve is never called (the registry checks roles
@@ -73,6 +77,16 @@ class Connector {
   virtual void validateSource(const Options& options, size_t stmtPos) const;
   virtual void validateSink(const Options& options, size_t stmtPos) const;
   virtual void validateTable(const Options& options, size_t stmtPos) const;
+  // CREATE SOURCE, after validateSource: the settings the code that runs the
+  // source reads (planner/source_options.h), recorded in the catalog and
+  // carried by the plan (ScanSpec::parsed). The default reads 'on.error' and
+  // 'failOnDataLoss', each at its default when the connector has no such
+  // option.
+  virtual SourceOptions parseSource(const Options& options) const;
+  // The connector's answers to what the planner and the server ask of its
+  // sources and sinks (planner/connector_traits.h), recorded at CREATE.
+  virtual SourceTraits sourceTraits() const { return {}; }
+  virtual SinkTraits sinkTraits() const { return {}; }
   // CREATE-time checks that need the running server (Kafka: 'embedded' names
   // a broker only when the server runs one). Throws SqlError at the option.
   virtual void checkCreate(const Options& options, const ConnectorEnv& env) const {

@@ -84,6 +84,12 @@ void validateSinkOptions(const std::string& connector, const Options& options, s
       .validateSink(options, stmtPos);
 }
 
+SourceOptions sourceOptionsOf(const ScanSpec& scan) {
+  if (scan.parsed) return *scan.parsed;
+  const Connector* c = ConnectorRegistry::builtin().find(scan.connector);
+  return c ? c->parseSource(scan.options) : parseCommonSourceOptions(scan.options);
+}
+
 ServerSideOptions serverSideOptions(const std::string& connector, const Options& options) {
   const Connector* c = ConnectorRegistry::builtin().find(connector);
   return c ? c->serverSideOptions(options) : ServerSideOptions{};

@@ -49,6 +49,11 @@ class ConnectorRegistry {
 void validateSourceOptions(const std::string& connector, const Options& options, size_t stmtPos);
 void validateSinkOptions(const std::string& connector, const Options& options, size_t stmtPos);
 
+// The settings of the source `scan` reads: those the plan carries
+// (ScanSpec::parsed), or, for a spec built by hand (tests, benchmarks), what
+// its connector reads from its options (Connector::parseSource).
+SourceOptions sourceOptionsOf(const ScanSpec& scan);
+
 // The options of a source, sink or table that name files or programs on the
 // server's machine (Connector::serverSideOptions); none for an unknown
 // connector, which validation refuses.

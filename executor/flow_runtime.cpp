@@ -114,7 +114,7 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     t.producers = producers;
     t.aligner = BarrierAligner(static_cast<size_t>(producers));
   }
-  const bool lateRowsOut = deadLettersLateRows(plan_.flowOptions);
+  const bool lateRowsOut = plan_.lateRowsDeadLettered;
   for (size_t k = 0; k < stage.operators.size(); ++k) {
     const OperatorSpec& op = stage.operators[k];
     t.operators.push_back(makeOperator(op, stateStore_.get(), index));
@@ -158,7 +158,7 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
   }
   for (size_t k = 0; k + 1 < t.operators.size(); ++k) t.operators[k]->setNext(t.operators[k + 1].get());
 
-  const RowErrorPolicy onError = rowErrorPolicy(plan_.flowOptions);
+  const RowErrorPolicy onError = plan_.onError;
   if (onError != RowErrorPolicy::Fail) {
     if (onError == RowErrorPolicy::DeadLetter) {
       t.failedRows = connectors_.openFlowDeadLetters(plan_, FlowDeadLetters::RowErrors, index);

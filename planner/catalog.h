@@ -16,6 +16,8 @@
 #include "common/options.h"
 #include "common/schema.h"
 #include "common/value.h"
+#include "planner/connector_traits.h"
+#include "planner/source_options.h"
 
 namespace rtsql {
 
@@ -34,6 +36,11 @@ struct SourceDef {
   Schema schema;          // declared columns, then hidden metadata columns
   std::optional<WatermarkDef> watermark;
   Options options;
+  // What the connector read from `options` (Connector::parseSource) and
+  // answers about its sources, recorded at CREATE SOURCE so that planning
+  // needs no connector.
+  std::shared_ptr<const SourceOptions> parsed;
+  SourceTraits traits;
   std::string sql;  // the CREATE statement, for SHOW and durability
 };
 
@@ -45,6 +52,8 @@ struct SinkDef {
   // ('delivery' = 'exactly-once'): Connector::exactlyOnce(), recorded at
   // CREATE SINK so that planning needs no connector.
   bool exactlyOnce = false;
+  // The connector's other answers (Connector::sinkTraits), likewise.
+  SinkTraits traits;
   Options options;
   std::string sql;
 };

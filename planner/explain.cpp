@@ -72,13 +72,13 @@ bool PhysicalPlan::keepsState() const {
 }
 
 bool PhysicalPlan::spreadsPartitions() const {
-  return stages.size() == 1 && scans.size() == 1 && scans.front().connector == "kafka" &&
+  return stages.size() == 1 && scans.size() == 1 && scans.front().traits.partitionedLog &&
          scans.front().partitions > 1 && !exactlyOnce && !keepsState();
 }
 
 std::string PhysicalPlan::explain() const {
   std::string out;
-  if (sink.connector == "client") {
+  if (sink.traits.toClient) {
     out += "Query (rows stream to the client)";
   } else {
     out += fmt::format("Flow {} INTO {} ({}, {})  checkpoint every {}", flowName, sink.name,
@@ -173,7 +173,7 @@ std::string PhysicalPlan::explain() const {
                                   : std::string());
       continue;
     }
-    if (sink.connector == "client") {
+    if (sink.traits.toClient) {
       out += "  Sink client\n";
       continue;
     }

@@ -50,7 +50,7 @@ void checkFlowDeadLetters(const FlowDeadLetterOptions& which, bool deadLetters, 
                    fmt::format("'{}' is not a valid Kafka topic name", topic->value),
                    topic->valuePos, kKafkaTopicNameHint);
   }
-  const bool kafkaSink = iequals(sink.connector, "kafka");
+  const bool kafkaSink = sink.traits.kafkaCluster;
   if (kafkaSink && bootstrap) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("{} go to the cluster of the Kafka sink \"{}\"; '{}' applies "
@@ -73,7 +73,7 @@ void checkFlowDeadLetters(const FlowDeadLetterOptions& which, bool deadLetters, 
 
 Options flowDeadLetterKafkaOptions(const PhysicalPlan& plan, const FlowDeadLetterOptions& which) {
   std::vector<OptionEntry> entries;
-  if (iequals(plan.sink.connector, "kafka")) {
+  if (plan.sink.traits.kafkaCluster) {
     for (const OptionEntry& e : plan.sink.options.entries()) {
       if (e.key.size() > 6 && iequals(std::string_view(e.key).substr(0, 6), "kafka.")) {
         entries.push_back(e);

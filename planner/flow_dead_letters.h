@@ -11,6 +11,7 @@
 
 #include "common/options.h"
 #include "planner/physical_plan.h"
+#include "planner/row_error_policy.h"
 
 namespace rtsql {
 
@@ -33,7 +34,7 @@ inline constexpr FlowDeadLetterOptions kLateRowsDeadLetters{
     "late.rows.kafka.bootstrap.servers",
     "the rows that arrive below the watermark",
     "late rows"};
-inline constexpr FlowDeadLetterOptions kRowErrorsDeadLetters{"on.error",
+inline constexpr FlowDeadLetterOptions kRowErrorsDeadLetters{kOnErrorOption,
                                                              "'on.error' = 'dead-letter'",
                                                              "dead-letter.topic",
                                                              "dead-letter.kafka.bootstrap.servers",

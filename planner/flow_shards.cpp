@@ -100,7 +100,7 @@ int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
     // Each copy reads its share of the partitions, and a row's origin is
     // its record's partition and offset: a log (Kafka), not a generator. A
     // group of the user's would be shared by the copies' positions.
-    if (scan.connector != "kafka") {
+    if (!scan.traits.partitionedLog) {
       refuse(sqlstate::kFeatureNotSupported,
              fmt::format("'shards' needs every source of the flow to be a Kafka topic, and "
                          "source \"{}\" is {}",

@@ -26,7 +26,10 @@
 #include "common/expr.h"
 #include "common/options.h"
 #include "common/schema.h"
+#include "planner/connector_traits.h"
 #include "planner/operator_spec.h"
+#include "planner/row_error_policy.h"
+#include "planner/source_options.h"
 
 namespace rtsql {
 
@@ -96,6 +99,11 @@ struct ScanSpec {
   std::string connector;  // kafka | datagen
   std::string format;     // json | csv | raw
   Options options;
+  // What the connector read from `options` at CREATE SOURCE, which the code
+  // that runs the source reads instead of them; null in a spec built by hand
+  // (tests), which the connector parses when it opens it.
+  std::shared_ptr<const SourceOptions> parsed;
+  SourceTraits traits;  // the connector's answers (planner/connector_traits.h)
   Schema schema;  // the rows the connector produces (declared + hidden columns)
   int eventTimeColumn = -1;  // watermark column, -1 when none
   int64_t watermarkDelayMicros = 0;
@@ -145,6 +153,7 @@ struct SinkSpec {
   std::string connector;  // a registered sink connector: kafka, file, http, blackhole
   std::string format;     // json, raw, csv or debezium-json
   Options options;
+  SinkTraits traits;    // the connector's answers (planner/connector_traits.h)
   Schema input;         // the rows the flow writes
   int keyColumn = -1;   // json: the column used as the Kafka key, -1 for none
   // json: the columns that form the Kafka key of an aggregation's rows (its
@@ -168,6 +177,11 @@ struct PhysicalPlan {
   Changelog output;
   int64_t checkpointIntervalMicros = 5LL * 60 * 1000 * 1000;
   Options flowOptions;
+  // The flow's options the runtime acts on, read once at planning: 'on.error'
+  // (planner/row_errors.h) and whether 'late.rows' is 'dead-letter'
+  // (planner/late_rows.h).
+  RowErrorPolicy onError = RowErrorPolicy::Fail;
+  bool lateRowsDeadLettered = false;
 
   int shufflePartitions = 8;   // tasks of each shuffle stage
   // Whether source offsets are committed at epoch ends. Live queries read

@@ -96,6 +96,7 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
   spec.connector = sink.connector;
   spec.format = sink.format;
   spec.options = sink.options;
+  spec.traits = sink.traits;
   auto typed = [&](const char* column, bool (*ok)(const DataType&), const char* wanted) {
     int i = findOutput(outputs, column);
     if (i < 0) return -1;
@@ -309,6 +310,7 @@ PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int part
     plan.sink.connector = sink->connector;
     plan.sink.format = sink->format;
     plan.sink.options = sink->options;
+    plan.sink.traits = sink->traits;
   }
   planner_detail::NodePtr root =
       bound.shaped ? bound.node : planner_detail::projectNode(bound.node, bound.outputs);
@@ -371,6 +373,8 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   checkSinkChangelog(plan, stmt.query->pos);
   checkLateRows(plan, *sink, flowOptions);
   checkRowErrors(*sink, flowOptions);
+  plan.onError = parseRowErrorPolicy(flowOptions);
+  plan.lateRowsDeadLettered = deadLettersLateRows(flowOptions);
   plan.checkpointIntervalMicros = checkpoint;
   plan.exactlyOnce = exactlyOnce(flowOptions, *sink);
   plan.standbyReplicas = standbyReplicas(flowOptions, plan);
@@ -387,6 +391,8 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
   PhysicalPlan plan = buildPlan(bound, ctx, partitions);
   plan.sink.name = "client";
   plan.sink.connector = "client";
+  plan.sink.traits.toClient = true;
+  plan.sink.traits.writesEveryChange = true;
   return plan;
 }
 

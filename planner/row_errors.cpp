@@ -5,17 +5,9 @@
 
 namespace rtsql {
 
-RowErrorPolicy rowErrorPolicy(const Options& flowOptions) {
-  const std::string mode = flowOptions.getString(kOnErrorOption, "fail");
-  if (iequals(mode, "skip")) return RowErrorPolicy::Skip;
-  if (iequals(mode, "dead-letter")) return RowErrorPolicy::DeadLetter;
-  return RowErrorPolicy::Fail;
-}
-
 void checkRowErrors(const SinkDef& sink, const Options& flowOptions) {
-  flowOptions.getEnum(kOnErrorOption, "fail", {"fail", "skip", "dead-letter"});
   checkFlowDeadLetters(kRowErrorsDeadLetters,
-                       rowErrorPolicy(flowOptions) == RowErrorPolicy::DeadLetter, sink,
+                       parseRowErrorPolicy(flowOptions) == RowErrorPolicy::DeadLetter, sink,
                        flowOptions);
 }
 

@@ -17,19 +17,14 @@
 
 #include "common/options.h"
 #include "planner/flow_dead_letters.h"
+#include "planner/row_error_policy.h"
 
 namespace rtsql {
 
 struct SinkDef;
 
-inline constexpr const char* kOnErrorOption = kRowErrorsDeadLetters.mode;
 inline constexpr const char* kRowErrorsTopicOption = kRowErrorsDeadLetters.topic;
 inline constexpr const char* kRowErrorsBootstrapOption = kRowErrorsDeadLetters.bootstrap;
-
-enum class RowErrorPolicy { Fail, Skip, DeadLetter };
-
-// The flow's 'on.error' (checked at CREATE FLOW).
-RowErrorPolicy rowErrorPolicy(const Options& flowOptions);
 
 // CREATE FLOW: 'on.error' is 'fail', 'skip' or 'dead-letter'; 'dead-letter'
 // needs 'dead-letter.topic' and a cluster, and those options need it.

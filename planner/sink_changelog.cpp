@@ -14,14 +14,14 @@ SinkMode sinkMode(const Options& options) {
 bool sinkWritesRetractions(const SinkSpec& sink) {
   // A live query's client is shown each change with its kind; a blackhole
   // counts rows whatever they mean.
-  if (sink.connector == "client" || sink.connector == "blackhole") return true;
+  if (sink.traits.writesEveryChange) return true;
   return sink.format == "debezium-json" || sinkMode(sink.options) == SinkMode::Upsert;
 }
 
 void checkSinkChangelog(const PhysicalPlan& plan, size_t pos) {
   const SinkSpec& sink = plan.sink;
   const ChangelogMode mode = plan.output.mode;
-  if (sink.connector == "client" || sink.connector == "blackhole") return;
+  if (sink.traits.writesEveryChange) return;
   const SinkMode sinkWrites = sinkMode(sink.options);
   if (sinkWrites == SinkMode::Append && mode != ChangelogMode::Append) {
     throw SqlError(sqlstate::kFeatureNotSupported,

@@ -76,6 +76,8 @@ class StageCutter {
     scan.connector = src.connector;
     scan.format = src.format;
     scan.options = src.options;
+    scan.parsed = src.parsed;
+    scan.traits = src.traits;
     scan.schema = src.schema;
     if (src.watermark) {
       scan.eventTimeColumn = src.watermark->column;

@@ -232,6 +232,8 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
   // Options may name columns (datagen's generators): check them against the
   // declared ones now.
   source.validateSourceColumns(options, def.schema, stmt.pos);
+  def.parsed = std::make_shared<const SourceOptions>(source.parseSource(options));
+  def.traits = source.sourceTraits();
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);
@@ -257,6 +259,7 @@ void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWri
   def.format = toLower(options.getString("format", "json"));
   const Connector* sink = ConnectorRegistry::builtin().find(connector);
   def.exactlyOnce = sink && sink->exactlyOnce();
+  if (sink) def.traits = sink->sinkTraits();
   def.options = std::move(options);
   def.sql = stmt.text;
   std::lock_guard lock(ddlMu_);

@@ -9,6 +9,7 @@
 
 #include "common/thread_priority.h"
 #include "connectors/kafka/tap.h"
+#include "connectors/registry.h"
 #include "executor/flow_runtime.h"
 #include "server/pg_values.h"
 
@@ -116,20 +117,20 @@ class LiveProvider final : public ConnectorProvider {
     if (!relaxed.options.has("kafka.fetch.wait.max.ms")) relaxed.options.set("kafka.fetch.wait.max.ms", "10");
     // Dead letters are a flow's: a query run again and again from the
     // earliest offsets would write the same ones each time. It skips them.
-    if (iequals(relaxed.options.getString("on.error"), "dead-letter")) {
-      relaxed.options.set("on.error", "skip");
-    }
+    SourceOptions parsed = sourceOptionsOf(scan);
+    if (parsed.onError == RowErrorPolicy::DeadLetter) parsed.onError = RowErrorPolicy::Skip;
+    relaxed.parsed = std::make_shared<const SourceOptions>(parsed);
     // A query that starts at the latest offsets wants what arrives from now
     // on, which one consumer can give every such query of the source. One
     // that reads from the earliest offsets needs a consumer of its own.
-    if (toLower(relaxed.options.getString("startingOffsets", "latest")) == "latest") {
+    if (!parsed.fromEarliest) {
       return taps_.subscribe(relaxed, flow, task, tasks);
     }
     return base_.openSource(relaxed, flow, task, tasks);
   }
   std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const std::string& flow,
                                        int task) override {
-    if (sink.connector == "client") return std::make_unique<ClientSink>(channel_, changes_);
+    if (sink.traits.toClient) return std::make_unique<ClientSink>(channel_, changes_);
     return base_.openSink(sink, flow, task);
   }
 

@@ -95,6 +95,7 @@ WITH (connector = 'file', path = '/dev/null', format = 'csv');
       def.connector = "kafka";
       def.format = "json";
       def.schema = bindKafkaRecordSchema(s, def.format, false);
+      def.traits.partitionedLog = true;  // as KafkaConnector says
       def.sql = s.text;
       catalog.addSource(std::move(def), false, 0);
     } else if (stmt->kind == ast::StatementKind::CreateSink) {
@@ -104,6 +105,7 @@ WITH (connector = 'file', path = '/dev/null', format = 'csv');
       def.options = bindOptions(s.options);
       def.connector = "kafka";
       def.format = "json";
+      def.traits.kafkaCluster = true;
       catalog.addSink(std::move(def), false, 0);
     } else if (stmt->kind == ast::StatementKind::CreateTable) {
       auto& s = static_cast<ast::CreateTable&>(*stmt);

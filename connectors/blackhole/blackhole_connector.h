@@ -15,6 +15,8 @@ class BlackholeConnector final : public Connector {
   BlackholeConnector() : Connector(kName, {ConnectorRole::Sink}) {}
 
   void validateSink(const Options& options, size_t stmtPos) const override;
+  // Counts rows whatever they mean.
+  SinkTraits sinkTraits() const override { return {.writesEveryChange = true}; }
   std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const ConnectorEnv& env,
                                        const std::string& flowName, int task) const override;
 };

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "connectors/format/decode_util.h"
+#include "planner/row_error_policy.h"
 
 namespace rtsql {
 
@@ -26,7 +27,7 @@ const std::vector<std::string>& knownKeys() {
   // source options are known here too.
   static const std::vector<std::string> keys = {
       "connector",      "format",       "rows-per-second", "rowsPerSecond", "number-of-rows",
-      "numberOfRows",   "seed",         "maxPartitions",   "numPartitions", "on.error",
+      "numberOfRows",   "seed",         "maxPartitions",   "numPartitions", kOnErrorOption,
       "dead.letter.sink", kIdleTimeoutOption};
   return keys;
 }

@@ -20,11 +20,11 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include <unordered_map>
 
 #include "common/clock.h"
 #include "common/error.h"
 #include "connectors/format/avro_schema.h"
+#include "connectors/format/column_plan.h"
 #include "connectors/format/decode_util.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/schema_text.h"
@@ -356,10 +356,8 @@ class DatumCheck {
 class AvroDecoder final : public RecordDecoder {
  public:
   AvroDecoder(const Schema& schema, const Options& options)
-      : confluent_(iequals(options.getString("avro.framing", "none"), "confluent")) {
-    for (const rtsql::Column& c : schema.columns) {
-      columns_.push_back(Col{c.name, c.type, c.hidden ? metaKindOf(c) : MetaKind::None});
-    }
+      : columns_(plannedColumns(schema)),
+        confluent_(iequals(options.getString("avro.framing", "none"), "confluent")) {
     static const char kNothing = 0;
     reader_ = avro_reader_memory(&kNothing, 0);
     if (schema_registry::hasRegistry(options)) {
@@ -449,11 +447,6 @@ class AvroDecoder final : public RecordDecoder {
   }
 
  private:
-  struct Col {
-    std::string name;
-    DataTypePtr type;
-    MetaKind meta = MetaKind::None;
-  };
   struct Field {
     MetaKind meta = MetaKind::None;
     int index = -1;
@@ -461,16 +454,11 @@ class AvroDecoder final : public RecordDecoder {
     DataTypePtr type;        // the column's
     DataTypePtr writerType;  // the writer's field's, which must fill the column (writerTypeFills)
   };
-  // A writer's schema and how its record gives the columns.
-  struct Plan {
-    std::shared_ptr<const AvroSchema> schema;
+  // A writer's schema and how its record gives the columns, with the value
+  // its records are read into.
+  struct Plan : ColumnPlan<AvroSchema, Field> {
     std::unique_ptr<AvroValueHolder> holder;
-    std::vector<Field> fields;
-    std::string idText;      // " (id N)" for a registry's schema, for messages
-    std::string unreadable;  // why this writer's records give no row, or empty
   };
-  // Bound of the plans a decoder keeps (a hostile stream may name any id).
-  static constexpr size_t kMaxPlans = 64;
 
   // The plan of `avro` for the columns. An inline schema (`id` < 0) was
   // checked against the columns at CREATE SOURCE; a registry's is resolved
@@ -482,7 +470,7 @@ class AvroDecoder final : public RecordDecoder {
     plan->holder = std::make_unique<AvroValueHolder>(plan->schema->json());
     if (id >= 0) plan->idText = fmt::format(" (id {})", id);
     const AvroNode& root = plan->schema->root();
-    for (const Col& c : columns_) {
+    for (const PlannedColumn& c : columns_) {
       Field f;
       f.meta = c.meta;
       f.type = c.type;
@@ -500,9 +488,11 @@ class AvroDecoder final : public RecordDecoder {
           break;
         }
         if (!writerTypeFills(*f.writerType, *c.type)) {
-          plan->unreadable = fmt::format(
-              "column \"{}\" is {}, but field '{}' of the writer's schema{} reads as {}", c.name,
-              c.type->toString(), root.fields[i].first, plan->idText, f.writerType->toString());
+          plan->unreadable = unfillableColumn(
+              c,
+              fmt::format("field '{}' of the writer's schema{}", root.fields[i].first,
+                          plan->idText),
+              *f.writerType);
         }
         break;
       }
@@ -514,7 +504,7 @@ class AvroDecoder final : public RecordDecoder {
   // The plan of the writer's schema `id`, fetched from the registry the first
   // time; nullptr with `error` set when it cannot be had.
   const Plan* planOf(int32_t id, std::string& error) {
-    if (auto it = plans_.find(id); it != plans_.end()) return it->second.get();
+    if (const Plan* known = plans_.find(id)) return known;
     const int64_t now = monotonicMicros();
     if (failures_.recent(id, now, error)) return nullptr;
     schema_registry::RegistryError why;
@@ -533,15 +523,14 @@ class AvroDecoder final : public RecordDecoder {
       error = failures_.remember(id, why, now);
       return nullptr;
     }
-    if (plans_.size() >= kMaxPlans) plans_.clear();
-    return plans_.emplace(id, std::move(plan)).first->second.get();
+    return plans_.add(id, std::move(plan));
   }
 
-  std::vector<Col> columns_;
+  std::vector<PlannedColumn> columns_;
   bool confluent_;
   std::unique_ptr<Plan> inline_;
   std::shared_ptr<schema_registry::SchemaRegistryClient> registry_;
-  std::unordered_map<int32_t, std::unique_ptr<Plan>> plans_;
+  PlanCache<int32_t, Plan> plans_;
   schema_registry::FailedSchemaIds failures_;
   avro_reader_t reader_ = nullptr;
 };

@@ -28,6 +28,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "connectors/format/column_plan.h"
 #include "connectors/format/decode_util.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/protobuf_schema.h"
@@ -394,10 +395,8 @@ class Walker {
 class ProtobufDecoder final : public RecordDecoder {
  public:
   ProtobufDecoder(const Schema& schema, const Options& options)
-      : confluent_(iequals(options.getString("protobuf.framing", "none"), "confluent")) {
-    for (const Column& c : schema.columns) {
-      columns_.push_back(Col{c.name, c.type, c.hidden ? metaKindOf(c) : MetaKind::None});
-    }
+      : confluent_(iequals(options.getString("protobuf.framing", "none"), "confluent")),
+        columns_(plannedColumns(schema)) {
     if (schema_registry::hasRegistry(options)) {
       registry_ =
           schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(options));
@@ -406,7 +405,7 @@ class ProtobufDecoder final : public RecordDecoder {
     inline_ = std::make_unique<Plan>();
     inline_->schema = ProtobufSchema::fromOptions(options, SqlError::npos, false);
     const ProtoMessagePlan& root = inline_->schema->root();
-    for (const Col& c : columns_) {
+    for (const PlannedColumn& c : columns_) {
       Field f;
       f.meta = c.meta;
       if (f.meta == MetaKind::None) {
@@ -472,25 +471,12 @@ class ProtobufDecoder final : public RecordDecoder {
   }
 
  private:
-  struct Col {
-    std::string name;
-    DataTypePtr type;
-    MetaKind meta = MetaKind::None;
-  };
   struct Field {
     MetaKind meta = MetaKind::None;
     int index = -1;  // the message's field; -1 (a writer's message without it): NULL
   };
-  // A message and how it gives the columns.
-  struct Plan {
-    std::shared_ptr<const ProtobufSchema> schema;
-    std::vector<Field> fields;
-    std::string idText;      // " (schema id N)" for a registry's message, for messages
-    std::string unreadable;  // why this message's records give no row, or empty
-  };
-  // Bound of the writers' files and messages a decoder keeps (a hostile
-  // stream may name any id and indexes).
-  static constexpr size_t kMaxPlans = 64;
+  // A message and how it gives the columns (idText: " (schema id N)").
+  using Plan = ColumnPlan<ProtobufSchema, Field>;
 
   // The plan of the message at `path` in the writer's schema `id`, the
   // schema fetched (with its references) the first time; nullptr with
@@ -498,7 +484,7 @@ class ProtobufDecoder final : public RecordDecoder {
   const Plan* planOf(int32_t id, const std::vector<int32_t>& path, std::string& error) {
     std::string key = std::to_string(id);
     for (int32_t i : path) key += fmt::format(",{}", i);
-    if (auto it = plans_.find(key); it != plans_.end()) return it->second.get();
+    if (const Plan* known = plans_.find(key)) return known;
     const ProtoFiles* files = filesOf(id, error);
     if (!files) return nullptr;
     const google::protobuf::Descriptor* message = messageAtIndexes(*files->file, path);
@@ -515,7 +501,7 @@ class ProtobufDecoder final : public RecordDecoder {
       plan->unreadable = fmt::format("the writer's message {}{}: {}", message->full_name(),
                                      plan->idText, e.message());
     }
-    for (const Col& c : columns_) {
+    for (const PlannedColumn& c : columns_) {
       Field f;
       f.meta = c.meta;
       if (f.meta == MetaKind::None && plan->schema) {
@@ -524,17 +510,18 @@ class ProtobufDecoder final : public RecordDecoder {
         if (f.index >= 0) {
           const DataType& writer = *root.fields[static_cast<size_t>(f.index)].type;
           if (!writerTypeFills(writer, *c.type) && plan->unreadable.empty()) {
-            plan->unreadable = fmt::format(
-                "column \"{}\" is {}, but field {} of the writer's message {}{} reads as {}",
-                c.name, c.type->toString(), root.fields[static_cast<size_t>(f.index)].name,
-                root.name, plan->idText, writer.toString());
+            plan->unreadable = unfillableColumn(
+                c,
+                fmt::format("field {} of the writer's message {}{}",
+                            root.fields[static_cast<size_t>(f.index)].name, root.name,
+                            plan->idText),
+                writer);
           }
         }
       }
       plan->fields.push_back(f);
     }
-    if (plans_.size() >= kMaxPlans) plans_.clear();
-    return plans_.emplace(std::move(key), std::move(plan)).first->second.get();
+    return plans_.add(std::move(key), std::move(plan));
   }
 
   // The writer's files of schema `id`, fetched and built the first time.
@@ -558,7 +545,7 @@ class ProtobufDecoder final : public RecordDecoder {
       std::string parseError;
       if (buildProtoFiles(writer->text, fmt::format("schema-{}.proto", id), imports, files,
                           parseError)) {
-        if (files_.size() >= kMaxPlans) files_.clear();
+        if (files_.size() >= kMaxWriterPlans) files_.clear();
         return &files_.emplace(id, std::move(files)).first->second;
       }
       why = {schema_registry::RegistryError::Kind::Refused,
@@ -571,11 +558,11 @@ class ProtobufDecoder final : public RecordDecoder {
   }
 
   bool confluent_;
-  std::vector<Col> columns_;
+  std::vector<PlannedColumn> columns_;
   std::unique_ptr<Plan> inline_;
   std::shared_ptr<schema_registry::SchemaRegistryClient> registry_;
   std::unordered_map<int32_t, ProtoFiles> files_;
-  std::unordered_map<std::string, std::unique_ptr<Plan>> plans_;
+  PlanCache<std::string, Plan> plans_;
   schema_registry::FailedSchemaIds failures_;
   std::vector<int32_t> path_;
   ValueList message_;

@@ -13,6 +13,7 @@
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink.h"
 #include "planner/flow_dead_letters.h"
+#include "planner/row_error_policy.h"
 
 namespace rtsql::kafka {
 
@@ -48,17 +49,13 @@ SinkSpec deadLetterSink(std::string name, const Options& options, const std::str
 
 }  // namespace
 
-bool writesDeadLetters(const Options& options) {
-  return iequals(options.getString("on.error", "fail"), "dead-letter");
-}
-
 void validateDeadLetterOptions(const Options& options, size_t stmtPos, bool ownCluster) {
   const OptionEntry* topic = options.find(kDeadLetterTopicOption);
   const OptionEntry* bootstrap = ownCluster ? nullptr : options.find(kDeadLetterBootstrapOption);
   const char* where = ownCluster ? "the topic on the source's cluster" : "the Kafka topic";
-  if (writesDeadLetters(options)) {
+  if (parseRowErrorPolicy(options) == RowErrorPolicy::DeadLetter) {
     if (!topic) {
-      const OptionEntry* onError = options.find("on.error");
+      const OptionEntry* onError = options.find(kOnErrorOption);
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "'on.error' = 'dead-letter' needs the option 'dead-letter.topic'",
                      onError ? onError->valuePos : stmtPos,
@@ -92,7 +89,7 @@ void validateDeadLetterOptions(const Options& options, size_t stmtPos, bool ownC
                    fmt::format("'on.error' = 'dead-letter' needs the option '{}': the source has "
                                "no Kafka cluster of its own",
                                kDeadLetterBootstrapOption),
-                   bootstrap ? bootstrap->valuePos : options.find("on.error")->valuePos,
+                   bootstrap ? bootstrap->valuePos : options.find(kOnErrorOption)->valuePos,
                    fmt::format("add '{}' = 'host:port' (or 'embedded', the server's own broker): "
                                "the Kafka cluster of 'dead-letter.topic'",
                                kDeadLetterBootstrapOption));

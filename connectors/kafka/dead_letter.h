@@ -75,9 +75,6 @@ inline constexpr const char* kSqlstateHeader = "rtsql.sqlstate";
 inline constexpr const char* kMessageHeader = "rtsql.message";
 inline constexpr const char* kDetailHeader = "rtsql.detail";  // only when there is one
 
-// Whether the source's 'on.error' is 'dead-letter'.
-bool writesDeadLetters(const Options& options);
-
 // CREATE SOURCE: 'on.error' = 'dead-letter' needs a 'dead-letter.topic', and a
 // 'dead-letter.topic' needs 'on.error' = 'dead-letter'; the topic name must be
 // one Kafka accepts. A source that is not Kafka (`ownCluster` false) also

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/schema.h"
+#include "connectors/registry.h"
 
 namespace rtsql::kafka {
 
@@ -23,8 +24,7 @@ void readHeaders(const rd_kafka_message_t* m, Headers& out) {
 SourceDecoder::SourceDecoder(const ScanSpec& scan) {
   // 'skip' and 'dead-letter' go on after a bad record; a source task that
   // writes dead letters does so itself (dead_letter.h).
-  const std::string onError = toLower(scan.options.getString("on.error", "fail"));
-  failOnError_ = onError != "skip" && onError != "dead-letter";
+  failOnError_ = sourceOptionsOf(scan).onError == RowErrorPolicy::Fail;
   needHeaders_ = scan.schema.find(kMetaHeaders) >= 0 ||
                  (iequals(scan.format, "raw") && scan.schema.find("headers") >= 0);
   decoder_ = makeDecoder(scan.format, scan.schema, scan.options);

@@ -142,7 +142,7 @@ std::vector<std::string> withRegistryKeys(std::vector<std::string> known) {
 void KafkaConnector::validateSource(const Options& options, size_t stmtPos) const {
   options.checkKnown(
       withRegistryKeys({"connector", "subscribe", "startingOffsets", "maxPartitions", "format",
-                        "on.error", "includeHeaders", "json.ignore-missing", "csv.delimiter",
+                        kOnErrorOption, "includeHeaders", "json.ignore-missing", "csv.delimiter",
                         "avro.schema", "avro.framing", "protobuf.descriptor", "protobuf.message",
                         "protobuf.framing", kIdleTimeoutOption, kafka::kDeadLetterTopicOption,
                         kFailOnDataLossOption}),
@@ -169,13 +169,20 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
       }
     }
   }
-  options.getEnum("on.error", "fail", {"fail", "skip", "dead-letter"});
+  parseRowErrorPolicy(options);
   kafka::validateDeadLetterOptions(options, stmtPos);
   options.getBool("includeHeaders", false);
   failOnDataLoss(options);
   options.getBool("json.ignore-missing", true);
   sourceIdleTimeoutMicros(options);
   kafka::validateUserProperties(options);
+}
+
+SourceOptions KafkaConnector::parseSource(const Options& options) const {
+  SourceOptions parsed = parseCommonSourceOptions(options);
+  parsed.topics = kafka::splitTopics(options.getString("subscribe"));
+  parsed.fromEarliest = iequals(options.getString("startingOffsets", "latest"), "earliest");
+  return parsed;
 }
 
 void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const {

@@ -19,6 +19,12 @@ class KafkaConnector final : public Connector {
 
   void validateSource(const Options& options, size_t stmtPos) const override;
   void validateSink(const Options& options, size_t stmtPos) const override;
+  // 'on.error', 'failOnDataLoss', the topics of 'subscribe' and
+  // 'startingOffsets'.
+  SourceOptions parseSource(const Options& options) const override;
+  // Records named by topic partition and offset.
+  SourceTraits sourceTraits() const override { return {.partitionedLog = true}; }
+  SinkTraits sinkTraits() const override { return {.kafkaCluster = true}; }
   // 'kafka.bootstrap.servers' = 'embedded' on a server without the embedded
   // broker is SqlError 55000 at the option's value.
   void checkCreate(const Options& options, const ConnectorEnv& env) const override;

@@ -1,6 +1,7 @@
 #include "connectors/kafka/source.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +26,7 @@
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/decode.h"
 #include "connectors/kafka/fetch_errors.h"
+#include "connectors/registry.h"
 #include "connectors/restore_position.h"
 
 namespace rtsql {
@@ -120,8 +122,7 @@ class KafkaSourceTask final : public SourceTask {
  public:
   KafkaSourceTask(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
                   const kafka::FlowKafkaIds& ids, int task, int tasks)
-      : subscribe_(scan.options.getString("subscribe")),
-        topics_(kafka::splitTopics(subscribe_)),
+      : topics_(sourceOptionsOf(scan).topics),
         bootstrap_(bootstrap),
         decoder_(scan) {
     group_ = ids.group();
@@ -134,14 +135,16 @@ class KafkaSourceTask final : public SourceTask {
       throw SqlError(sqlstate::kInvalidParameterValue,
                      "option 'subscribe' of source '" + scan.name + "' names no topic");
     }
-    const bool earliest = toLower(scan.options.getString("startingOffsets", "latest")) == "earliest";
+    const SourceOptions parsed = sourceOptionsOf(scan);
+    const bool earliest = parsed.fromEarliest;
     earliest_ = earliest;
-    failOnDataLoss_ = failOnDataLoss(scan.options);
+    failOnDataLoss_ = parsed.failOnDataLoss;
     flowName_ = flowName;
 
     const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
     const std::string sharedKey =
-        fmt::format("{}\n{}\n{}\n{}\n{}", flowName, scan.name, group_, bootstrap_, subscribe_);
+        fmt::format("{}\n{}\n{}\n{}\n{}", flowName, scan.name, group_, bootstrap_,
+                    fmt::join(topics_, ","));
     {
       std::lock_guard lock(gConsumersMutex);
       consumer_ = gConsumers[sharedKey].lock();
@@ -155,7 +158,7 @@ class KafkaSourceTask final : public SourceTask {
       }
     }
     rk_ = consumer_->rk.get();
-    if (kafka::writesDeadLetters(scan.options)) {
+    if (parsed.onError == RowErrorPolicy::DeadLetter) {
       deadLetters_ =
           std::make_unique<kafka::DeadLetterWriter>(scan, scan.options, bootstrap_, flowName, task);
     }
@@ -817,7 +820,6 @@ class KafkaSourceTask final : public SourceTask {
                rd_kafka_message_errstr(m));
   }
 
-  std::string subscribe_;
   std::string group_;        // where the positions are committed
   std::string legacyGroup_;  // where they were before (empty: nowhere else)
   Options options_;          // the source's, for a client of the legacy group
@@ -856,7 +858,7 @@ class KafkaSourceTask final : public SourceTask {
 }  // namespace
 
 int kafkaSourcePartitions(const ScanSpec& scan, const std::string& bootstrap) {
-  std::vector<std::string> topics = kafka::splitTopics(scan.options.getString("subscribe"));
+  std::vector<std::string> topics = sourceOptionsOf(scan).topics;
   if (topics.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    "option 'subscribe' of source '" + scan.name + "' names no topic");

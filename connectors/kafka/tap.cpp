@@ -24,6 +24,7 @@
 #include "connectors/kafka/decode.h"
 #include "connectors/kafka/fetch_errors.h"
 #include "connectors/kafka/kafka_connector.h"
+#include "connectors/registry.h"
 
 namespace rtsql {
 
@@ -126,7 +127,7 @@ class KafkaTaps::Tap {
  public:
   Tap(const ScanSpec& scan, std::string bootstrap, const KafkaTapOptions& options)
       : bootstrap_(std::move(bootstrap)),
-        topics_(kafka::splitTopics(scan.options.getString("subscribe"))),
+        topics_(sourceOptionsOf(scan).topics),
         options_(options) {
     if (topics_.empty()) {
       throw SqlError(sqlstate::kInvalidParameterValue,
@@ -714,7 +715,7 @@ std::unique_ptr<SourceTask> KafkaTaps::subscribe(const ScanSpec& scan, const std
   }
   const std::string bootstrap = kafka::resolveBootstrap(scan.options, embeddedBootstrap_);
   const std::string key =
-      tapKey(scan, bootstrap, kafka::splitTopics(scan.options.getString("subscribe")));
+      tapKey(scan, bootstrap, sourceOptionsOf(scan).topics);
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard lock(mu_);

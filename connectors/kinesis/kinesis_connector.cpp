@@ -59,7 +59,7 @@ void KinesisConnector::validateSource(const Options& options, size_t stmtPos) co
                       "kinesis.requestTimeout",
                       "kinesis.maxRecordsPerFetch",
                       "format",
-                      "on.error",
+                      kOnErrorOption,
                       kafka::kDeadLetterTopicOption,
                       kafka::kDeadLetterBootstrapOption,
                       "json.ignore-missing",
@@ -138,7 +138,7 @@ void KinesisConnector::validateSource(const Options& options, size_t stmtPos) co
     options.getEnum("protobuf.framing", "none", {"none", "confluent"});
   }
   if (format == "csv") format::csvDelimiter(options);
-  options.getEnum("on.error", "fail", {"fail", "skip", "dead-letter"});
+  parseRowErrorPolicy(options);
   kafka::validateDeadLetterOptions(options, stmtPos, false);
   options.getBool("json.ignore-missing", true);
   sourceIdleTimeoutMicros(options);

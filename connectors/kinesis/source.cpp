@@ -23,6 +23,7 @@
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kinesis/columns.h"
 #include "connectors/kinesis/lineage.h"
+#include "connectors/registry.h"
 #include "connectors/restore_position.h"
 
 namespace rtsql::kinesis {
@@ -168,10 +169,10 @@ class KinesisSourceTask final : public SourceTask {
         drained_(drainedShardsOf(flowName + '\n' + scan.name)),
         openMillis_(nowMicros() / 1000),
         flowName_(flowName),
-        failOnDataLoss_(failOnDataLoss(scan.options)) {
-    const std::string onError = toLower(scan.options.getString("on.error", "fail"));
-    failOnError_ = onError == "fail";
-    if (kafka::writesDeadLetters(scan.options)) {
+        failOnDataLoss_(sourceOptionsOf(scan).failOnDataLoss) {
+    const RowErrorPolicy onError = sourceOptionsOf(scan).onError;
+    failOnError_ = onError == RowErrorPolicy::Fail;
+    if (onError == RowErrorPolicy::DeadLetter) {
       Options kafkaOptions = kafka::deadLetterKafkaOptions(scan.options);
       deadLetters_ = std::make_unique<kafka::DeadLetterWriter>(
           scan, kafkaOptions, kafka::resolveBootstrap(kafkaOptions, embeddedBootstrap), flowName,

@@ -73,7 +73,7 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   if (e.watermark != INT64_MIN) w.key("watermark").value(formatTimestamp(e.watermark, true));
   w.endObject();
   w.key("stateOperators").beginArray();
-  const bool lateRowsOut = deadLettersLateRows(plan.flowOptions);
+  const bool lateRowsOut = plan.lateRowsDeadLettered;
   for (const auto& [id, s] : e.stateOps) {
     w.beginObject().key("operatorName").value(s.name).key("operatorId").value(id);
     w.key("numRowsTotal").value(s.numRowsTotal).key("numRowsUpdated").value(s.numRowsUpdated);
@@ -104,8 +104,9 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
       if (plan.scans.size() == 1) return true;
       // A sharded flow's back reads its exchange topic.
       if (!scan.exchange.topic.empty()) return p.topic == scan.exchange.topic;
-      std::string topics = "," + scan.options.getString("subscribe") + ",";
-      return p.topic.empty() ? false : topics.find("," + p.topic + ",") != std::string::npos;
+      if (p.topic.empty() || !scan.parsed) return false;
+      const std::vector<std::string>& topics = scan.parsed->topics;
+      return std::find(topics.begin(), topics.end(), p.topic) != topics.end();
     };
     auto offsets = [&](const char* key, int64_t PartitionProgress::*field) {
       std::map<std::string, std::map<int32_t, int64_t>> byTopic;
@@ -135,7 +136,7 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
     // Decode errors are counted per flow; with one source they are its own.
     if (plan.scans.size() == 1) w.key("numDecodeErrors").value(e.decodeErrors);
     // Only a source with on.error = 'dead-letter' has the count.
-    if (iequals(scan.options.getString("on.error"), "dead-letter")) {
+    if (scan.parsed && scan.parsed->onError == RowErrorPolicy::DeadLetter) {
       auto dl = e.deadLettersByScan.find(static_cast<int>(si));
       w.key("numDeadLetters").value(dl == e.deadLettersByScan.end() ? int64_t{0} : dl->second);
     }
@@ -144,7 +145,7 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
   w.endArray();
   if (plan.scans.size() > 1) w.key("numDecodeErrors").value(e.decodeErrors);
   // Only a flow whose 'on.error' skips or dead-letters failed rows has the count.
-  switch (rowErrorPolicy(plan.flowOptions)) {
+  switch (plan.onError) {
     case RowErrorPolicy::Fail:
       break;
     case RowErrorPolicy::Skip:

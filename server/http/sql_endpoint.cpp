@@ -60,7 +60,7 @@ void checkReadOnly(std::string_view sql) {
     readOnly = static_cast<const ast::UserStatement&>(s).action == ast::UserAction::Show;
   }
   if (!readOnly) {
-    throw SqlError("25006",
+    throw SqlError(sqlstate::kReadOnlySqlTransaction,
                    "the console runs read-only statements only: SHOW, DESCRIBE, EXPLAIN, SELECT",
                    s.pos, "run other statements with rtsql or psql");
   }

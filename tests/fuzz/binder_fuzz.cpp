@@ -32,6 +32,7 @@ SourceDef sourceDef(const ast::CreateSource& s) {
                    ? bindColumns(s.columns)
                    : bindKafkaRecordSchema(s, def.format, def.options.getBool("includeHeaders", false));
   if (auto wm = bindWatermark(s, def.schema)) def.watermark = *wm;
+  def.traits.partitionedLog = def.connector == "kafka";
   def.sql = s.text;
   return def;
 }
@@ -52,6 +53,8 @@ void bindStatement(const ast::Statement& stmt, Catalog& catalog, const PlanConte
       def.connector = toLower(def.options.getString("connector"));
       def.format = toLower(def.options.getString("format", "json"));
       def.exactlyOnce = def.connector == "kafka";
+      def.traits.kafkaCluster = def.connector == "kafka";
+      def.traits.writesEveryChange = def.connector == "blackhole";
       catalog.addSink(std::move(def), s.ifNotExists, s.namePos);
       break;
     }

@@ -235,6 +235,7 @@ PhysicalPlan lateRowsPlan(const std::string& bootstrap, const std::string& topic
   plan.flowName = "per_user";
   plan.sink.name = "counts";
   plan.sink.connector = "kafka";
+  plan.sink.traits.kafkaCluster = true;  // as KafkaConnector says
   plan.sink.options = makeOptions(
       {{"connector", "kafka"}, {"kafka.bootstrap.servers", bootstrap}, {"topic", "counts"}});
   plan.flowOptions = makeOptions({{"late.rows", "dead-letter"}, {"late.rows.topic", topic}});
@@ -300,6 +301,7 @@ TEST_CASE("late rows of a flow whose sink is not Kafka go to 'late.rows.kafka.bo
   rd_kafka_mock_topic_create(cluster.get(), "late", 1, 1);
   PhysicalPlan plan = lateRowsPlan("127.0.0.1:1", "late");  // no broker there
   plan.sink.connector = "blackhole";
+  plan.sink.traits.kafkaCluster = false;
   plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
                                   {"late.rows.topic", "late"},
                                   {"late.rows.kafka.bootstrap.servers", cluster.bootstrap()}});
@@ -367,6 +369,7 @@ TEST_CASE("failed rows go to 'dead-letter.topic', on 'dead-letter.kafka.bootstra
   rd_kafka_mock_topic_create(cluster.get(), "late", 1, 1);
   PhysicalPlan plan = lateRowsPlan("127.0.0.1:1", "late");  // no broker there
   plan.sink.connector = "blackhole";
+  plan.sink.traits.kafkaCluster = false;
   plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
                                   {"late.rows.topic", "late"},
                                   {"late.rows.kafka.bootstrap.servers", cluster.bootstrap()},

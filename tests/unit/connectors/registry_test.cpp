@@ -217,3 +217,71 @@ TEST_CASE("DefaultConnectorProvider dispatches to the connector the spec names")
   CHECK_NOTHROW(provider.checkCreate("datagen", embedded));
   CHECK_NOTHROW(provider.checkCreate("pulsar", embedded));
 }
+
+TEST_CASE("registry: each connector answers what the planner asks of its sources and sinks") {
+  const ConnectorRegistry& r = ConnectorRegistry::builtin();
+  CHECK(r.find("kafka")->sourceTraits().partitionedLog);
+  CHECK_FALSE(r.find("datagen")->sourceTraits().partitionedLog);
+  CHECK_FALSE(r.find("kinesis")->sourceTraits().partitionedLog);
+  CHECK_FALSE(r.find("nexmark")->sourceTraits().partitionedLog);
+  CHECK(r.find("kafka")->sinkTraits().kafkaCluster);
+  CHECK_FALSE(r.find("kafka")->sinkTraits().writesEveryChange);
+  CHECK(r.find("blackhole")->sinkTraits().writesEveryChange);
+  CHECK_FALSE(r.find("blackhole")->sinkTraits().kafkaCluster);
+  for (const char* name : {"file", "http"}) {
+    CAPTURE(name);
+    CHECK_FALSE(r.find(name)->sinkTraits().kafkaCluster);
+    CHECK_FALSE(r.find(name)->sinkTraits().writesEveryChange);
+  }
+  for (const char* name : {"kafka", "file", "blackhole", "http"}) {
+    CAPTURE(name);
+    CHECK_FALSE(r.find(name)->sinkTraits().toClient);  // the planner's alone
+  }
+}
+
+TEST_CASE("registry: a source's options are read once into its settings") {
+  const Connector& kafka = *ConnectorRegistry::builtin().find("kafka");
+  Options o = opts({{"connector", "kafka"},
+                    {"kafka.bootstrap.servers", "embedded"},
+                    {"subscribe", "clicks, views"},
+                    {"startingOffsets", "Earliest"},
+                    {"on.error", "Dead-Letter"},
+                    {"dead-letter.topic", "clicks.dead"},
+                    {"failOnDataLoss", "false"}});
+  kafka.validateSource(o, 0);
+  SourceOptions parsed = kafka.parseSource(o);
+  CHECK(parsed.onError == RowErrorPolicy::DeadLetter);
+  CHECK(parsed.topics == std::vector<std::string>{"clicks", "views"});
+  CHECK(parsed.fromEarliest);
+  CHECK_FALSE(parsed.failOnDataLoss);
+
+  // The defaults.
+  parsed = kafka.parseSource(
+      opts({{"connector", "kafka"}, {"kafka.bootstrap.servers", "embedded"}, {"subscribe", "a"}}));
+  CHECK(parsed.onError == RowErrorPolicy::Fail);
+  CHECK(parsed.topics == std::vector<std::string>{"a"});
+  CHECK_FALSE(parsed.fromEarliest);
+  CHECK(parsed.failOnDataLoss);
+
+  // A connector without topics reads the options they all share.
+  parsed = ConnectorRegistry::builtin().find("datagen")->parseSource(
+      opts({{"connector", "datagen"}, {"on.error", "skip"}}));
+  CHECK(parsed.onError == RowErrorPolicy::Skip);
+  CHECK(parsed.topics.empty());
+
+  // A plan's spec carries them; one built by hand is read when opened.
+  ScanSpec scan;
+  scan.connector = "kafka";
+  scan.options = opts({{"subscribe", "b,c"}});
+  CHECK(sourceOptionsOf(scan).topics == std::vector<std::string>{"b", "c"});
+  scan.parsed = std::make_shared<const SourceOptions>(SourceOptions{.topics = {"carried"}});
+  CHECK(sourceOptionsOf(scan).topics == std::vector<std::string>{"carried"});
+}
+
+TEST_CASE("registry: 'on.error' out of its three values is 22023 at the value") {
+  SqlError e = sqlErrorOf([] { parseRowErrorPolicy(opts({{"a", "b"}, {"on.error", "ignore"}})); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 150);
+  CHECK(parseRowErrorPolicy(opts({})) == RowErrorPolicy::Fail);
+  CHECK(parseRowErrorPolicy(opts({{"late", "SKIP"}}), "late") == RowErrorPolicy::Skip);
+}

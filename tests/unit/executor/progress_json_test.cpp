@@ -164,7 +164,12 @@ TEST_CASE("numDeadLetters: on a source with on.error = 'dead-letter' only, per s
   lettered.name = "orders";
   lettered.options.set("subscribe", "orders");
   lettered.options.set("on.error", "Dead-Letter");
+  // As the connector reads the options.
+  lettered.parsed = std::make_shared<const SourceOptions>(
+      SourceOptions{.onError = RowErrorPolicy::DeadLetter, .topics = {"orders"}});
   fx.plan.scans[0].options.set("subscribe", "clicks");
+  fx.plan.scans[0].parsed =
+      std::make_shared<const SourceOptions>(SourceOptions{.topics = {"clicks"}});
   fx.plan.scans.push_back(lettered);
   EpochSummary e;
   e.id = 1;
@@ -231,6 +236,7 @@ TEST_CASE(
   CHECK_FALSE(has(json, "numLateRowsDeadLettered"));
 
   fx.plan.flowOptions.set("late.rows", "dead-letter");
+  fx.plan.lateRowsDeadLettered = true;  // as planFlow reads it
   json = progressJson(fx.context(), e, false, nullptr);
   CHECK(has(json,
             R"("numRowsDroppedByWatermark":0,"numLateRowsDeadLettered":2,"memoryUsedBytes":0})"));
@@ -259,11 +265,13 @@ TEST_CASE("numRowErrorsSkipped, numRowErrorsDeadLettered: with the flow's 'on.er
   CHECK_FALSE(has(json, "numRowErrors"));
 
   fx.plan.flowOptions.set("on.error", "skip");
+  fx.plan.onError = RowErrorPolicy::Skip;  // as planFlow reads it
   json = progressJson(fx.context(), e, false, nullptr);
   CHECK(has(json, R"("numRowErrorsSkipped":3,"sink":)"));
   CHECK_FALSE(has(json, "numRowErrorsDeadLettered"));
 
   fx.plan.flowOptions.set("on.error", "dead-letter");
+  fx.plan.onError = RowErrorPolicy::DeadLetter;
   json = progressJson(fx.context(), e, false, nullptr);
   CHECK(has(json, R"("numRowErrorsDeadLettered":4,"sink":)"));
   CHECK_FALSE(has(json, "numRowErrorsSkipped"));

@@ -344,3 +344,26 @@ TEST_CASE("constructs that are still refused are 0A000 at their position") {
   CHECK(e.sqlstate() == "42803");
   CHECK(e.position() == sql.find("window("));
 }
+
+TEST_CASE("a plan carries the flow's 'on.error' and 'late.rows' and its connectors' answers") {
+  FlowFixture f;
+  PhysicalPlan p = f.flow(kAcceptance);
+  CHECK(p.onError == RowErrorPolicy::Fail);
+  CHECK_FALSE(p.lateRowsDeadLettered);
+  REQUIRE(p.scans.size() == 1);
+  CHECK(p.scans[0].traits.partitionedLog);
+  CHECK(p.sink.traits.kafkaCluster);
+  CHECK_FALSE(p.sink.traits.toClient);
+
+  p = f.flow(
+      "CREATE FLOW g INTO alerts WITH ('on.error' = 'Skip', 'late.rows' = 'dead-letter', "
+      "'late.rows.topic' = 'late') AS SELECT window.start, user_id, count(*) AS n FROM clicks "
+      "GROUP BY window(ts, '10 seconds'), user_id");
+  CHECK(p.onError == RowErrorPolicy::Skip);
+  CHECK(p.lateRowsDeadLettered);
+
+  PhysicalPlan q = f.query("SELECT user_id FROM clicks");
+  CHECK(q.sink.traits.toClient);
+  CHECK(q.sink.traits.writesEveryChange);
+  CHECK_FALSE(q.sink.traits.kafkaCluster);
+}

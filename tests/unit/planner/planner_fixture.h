@@ -32,6 +32,7 @@ inline SourceDef sourceFrom(const ast::CreateSource& s) {
                    ? bindColumns(s.columns)
                    : bindKafkaRecordSchema(s, def.format, def.options.getBool("includeHeaders", false));
   def.watermark = bindWatermark(s, def.schema);
+  def.traits.partitionedLog = def.connector == "kafka";  // as KafkaConnector says
   def.sql = s.text;
   return def;
 }
@@ -62,7 +63,10 @@ struct PlannerFixture {
           def.options = bindOptions(s.options);
           def.connector = toLower(def.options.getString("connector"));
           def.format = toLower(def.options.getString("format", "json"));
-          def.exactlyOnce = def.connector == "kafka";  // as KafkaConnector says
+          // As KafkaConnector and BlackholeConnector say.
+          def.exactlyOnce = def.connector == "kafka";
+          def.traits.kafkaCluster = def.connector == "kafka";
+          def.traits.writesEveryChange = def.connector == "blackhole";
           catalog.addSink(std::move(def), s.ifNotExists, s.namePos);
           break;
         }

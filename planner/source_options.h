@@ -1,0 +1,29 @@
+// A source's WITH options as its connector read them once, at CREATE SOURCE
+// (Connector::parseSource): the settings the planner, the executor and the
+// server act on, typed. The catalog keeps the text for SHOW and durability;
+// the code that runs a source reads this instead of looking options up again.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/row_error_policy.h"
+
+namespace rtsql {
+
+struct SourceOptions {
+  // 'on.error': what the source does with a record it cannot decode.
+  RowErrorPolicy onError = RowErrorPolicy::Fail;
+  // A Kafka source's 'subscribe', split at its commas: the topics it reads,
+  // by which its partitions' progress is told from another source's. Empty
+  // for a source that reads no topics.
+  std::vector<std::string> topics;
+  // A Kafka source's 'startingOffsets' = 'earliest': a reader without a
+  // committed position starts at the oldest record rather than the next.
+  bool fromEarliest = false;
+  // 'failOnDataLoss' (connectors/restore_position.h): whether a restored
+  // position the source no longer holds fails the flow.
+  bool failOnDataLoss = true;
+};
+
+}  // namespace rtsql
