@@ -11,7 +11,7 @@
 #include "connectors/kafka/state_copy.h"
 #include "connectors/provider.h"
 #include "connectors/registry.h"
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -434,7 +434,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   FlowControl control;
   control.settings = settingsOf(s);
   if (plan.shards > 1) {
-    // A sharded flow's exchange topics are this flow's own (flow_shards.h).
+    // A sharded flow's exchange topics are this flow's own (planner/shard_plan.h).
     std::random_device rd;
     plan.exchangeId = fmt::format(
         "{:08x}", (static_cast<uint64_t>(rd()) << 16) ^ rd() ^ static_cast<uint64_t>(nowMicros()));
@@ -449,7 +449,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   }
   // In a cluster, the slots of a sharded flow's copies, or of a spread
   // flow's partitions, chosen now from who holds which slot, so that they
-  // go to as many nodes as there are (server/cluster_membership.h).
+  // go to as many nodes as there are (server/cluster/membership.h).
   std::erase_if(control.settings, [](const auto& kv) { return kv.first == kClusterSlotsSetting; });
   plan.clusterSlots.clear();
   if (membership_ && (plan.shards > 1 || plan.spreadsPartitions())) {
@@ -465,7 +465,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   // A new flow starts with empty state and no checkpoints: whatever a dropped
   // flow of the same name left behind is removed (in a cluster, its state
   // copy is marked empty too, before any node may start the new flow).
-  // A sharded flow's copies too (planner/flow_shards.h).
+  // A sharded flow's copies too (planner/shard_plan.h).
   std::error_code ec;
   for (int shard = 0; shard < plan.shards; ++shard) {
     const std::string name = shardFlowName(stmt.name, shard);

@@ -16,7 +16,7 @@
 #include "connectors/net/http_client.h"
 #include "executor/metrics/recent_latency.h"
 #include "parser/parser.h"
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -168,7 +168,7 @@ void Engine::restore() {
     // partitions (makeRuntime).
     const ClusterOptions& co = options_.cluster->options();
     membership_ = std::make_unique<ClusterMembership>(
-        ClusterMembershipOptions{co.name, co.bootstrap, co.node, co.nodeTimeoutMs});
+        co);
   }
   if (!options_.dataDir.empty() || options_.cluster) {
     // A cluster's catalog is its topic's; a server of its own keeps it in its
@@ -267,7 +267,7 @@ void Engine::restore() {
       });
     }
     clusterProgress_ =
-        std::make_unique<ClusterProgress>(ClusterProgressOptions{co.name, co.bootstrap, co.node});
+        std::make_unique<ClusterProgress>(co);
     clusterProgress_->start([this] {
       std::vector<NodeProgress> mine;
       std::lock_guard lock(flowsMu_);

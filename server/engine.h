@@ -26,10 +26,10 @@
 #include "planner/catalog.h"
 #include "planner/planner.h"
 #include "server/catalog_file.h"
-#include "server/cluster_catalog.h"
-#include "server/cluster_membership.h"
-#include "server/cluster_progress.h"
-#include "server/cluster_standbys.h"
+#include "server/cluster/catalog.h"
+#include "server/cluster/membership.h"
+#include "server/cluster/progress.h"
+#include "server/cluster/standbys.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
@@ -53,7 +53,7 @@ struct EngineOptions {
   std::vector<std::string> superusers;
   std::vector<std::string> filesDirs;
   int maxLiveQuerySlotsPerUser = 0;
-  // rtsqld --cluster: the cluster's catalog topic (server/cluster_catalog.h),
+  // rtsqld --cluster: the cluster's catalog topic (server/cluster/catalog.h),
   // which then holds the catalog instead of the data directory's file. Null
   // for a server of its own.
   std::shared_ptr<ClusterCatalog> cluster;
@@ -187,7 +187,7 @@ class Engine : public QueryHandler {
   };
   // Whether this server runs flow `name`, whose runtime is `rt` (null: not
   // planned yet): always outside a cluster; in one, while this node holds the
-  // flow's slot (server/cluster_membership.h), or for a flow spread over the
+  // flow's slot (server/cluster/membership.h), or for a flow spread over the
   // nodes (PhysicalPlan::spreadsPartitions), the slot of one of its partitions.
   bool flowRunsHere(const std::string& name, const FlowRuntime* rt) const;
   // Whether flow `name` is spread over the nodes of this server's cluster.
@@ -255,12 +255,12 @@ class Engine : public QueryHandler {
   void setWantRunning(const std::string& flow, bool run);
   void restoreFlow(const struct CatalogRecord& record);
   // Applies what another node of the cluster wrote to the catalog topic
-  // (server/cluster_follow.cpp). On the follower's thread.
+  // (server/cluster/follow.cpp). On the follower's thread.
   void applyClusterEntry(const ClusterEntry& entry);
   // Plans a catalog flow that has no runtime yet (its planning failed at
   // restore) and registers its runtime. With ddlMu_ held.
   FlowRuntime* planRestoredFlow(const std::string& name);
-  // Sharded flows (server/flow_shards.cpp, planner/flow_shards.h). The
+  // Sharded flows (server/flows/shard_copies.cpp, planner/shard_plan.h). The
   // entries of flow `flow`'s copies after the first, `<flow>#i`, as flows_
   // holds them (lower-cased), in copy order; with flowsMu_ held.
   std::vector<std::string> shardEntries(const std::string& flow) const;

@@ -9,7 +9,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"

@@ -1,11 +1,11 @@
-// The engine's side of sharded flows (planner/flow_shards.h): copy 0 of a
+// The engine's side of sharded flows (planner/shard_plan.h): copy 0 of a
 // flow is its own entry of flows_; copies 1 .. N-1 are entries of their own,
 // `<flow>#i`, each with a runtime planned from the flow's plan, so that the
 // supervisor, the cluster's slots, the state copies, the standbys and the
 // published progress treat each copy as a flow of its own. Statements name
 // the flow; what they do to it they do to every copy (here, and on the
 // other nodes when they read the change).
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 
 #include <fmt/format.h>
 

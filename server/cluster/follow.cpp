@@ -1,5 +1,5 @@
 // How a node of a cluster applies what other nodes write to the cluster's
-// catalog topic (server/cluster_catalog.h): each entry makes the object it
+// catalog topic (server/cluster/catalog.h): each entry makes the object it
 // names here what the entry says, through the same statement handlers a
 // restart replays the catalog with, so an object is created, dropped and
 // checked on every node as on the node whose statement made it.
@@ -10,7 +10,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "parser/parser.h"
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -28,7 +28,7 @@ std::string quoteIdentifier(const std::string& name) {
   return out + "\"";
 }
 
-// The kinds of object an entry may name (server/cluster_catalog.h); each is
+// The kinds of object an entry may name (server/cluster/catalog.h); each is
 // also the keyword of its DROP statement.
 bool knownKind(const std::string& kind) {
   for (const char* k : {"function", "processor", "source", "sink", "table", "flow"}) {
@@ -96,7 +96,7 @@ void Engine::applyClusterEntry(const ClusterEntry& entry) {
   try {
     if (kind == "flow") {
       // A sharded flow made again with the same statement is another flow:
-      // it exchanges its rows through topics of its own (flow_shards.h), and
+      // it exchanges its rows through topics of its own (planner/shard_plan.h), and
       // its copies (or a spread flow's partitions) may be on other slots.
       auto setting = [](const std::vector<std::pair<std::string, std::string>>& settings,
                         const char* key) {
