@@ -8,12 +8,10 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/schema.h"
-#include "connectors/kafka/state_copy.h"
 #include "connectors/provider.h"
 #include "connectors/registry.h"
-#include "planner/shard_plan.h"
-#include "server/flows/flow_registry.h"
 #include "planner/processor.h"
+#include "planner/shard_plan.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
 #include "server/privileges.h"
@@ -464,7 +462,8 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     std::unique_ptr<FlowRuntime> rt = flows_.remove(stmt.name);
     // In a cluster, the node that ran the flow (or would run it) deletes its
     // state copy, once the flow is stopped: nothing writes it after that.
-    const bool dropCopy = rt && !flows_.placement().spreads(rt.get()) && rt->plan().keepsState() &&
+    const bool dropCopy = rt && !flows_.placement().spreads(rt.get()) &&
+                          rt->plan().keepsState() &&
                           flows_.runsHere(stmt.name, rt.get());
     std::vector<ExchangeSpec> exchange;
     if (rt) {

@@ -60,8 +60,6 @@ class FlowRegistry : public FlowReads {
 
   Placement& placement() { return *placement_; }
   const Placement& placement() const { return *placement_; }
-  ConnectorProvider& connectors() { return connectors_; }
-  SlotPool& slots() { return slots_; }
 
   // Starts the placement and the supervisor, which plans a flow restored
   // without a plan with `plan` (with the statement lock held). After restore.
