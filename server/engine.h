@@ -3,8 +3,8 @@
 // (server/flows/flow_registry.h), and implements the QueryHandler seam that
 // the PostgreSQL wire protocol calls. Statement handlers are split by family:
 // engine.cpp (dispatch, sessions, SET, constant SELECT), ddl.cpp
-// (CREATE/DROP/INSERT, flows' lifecycle), show.cpp (SHOW, DESCRIBE, EXPLAIN),
-// user_ddl.cpp (users). What outlives the process: durability.cpp (writing
+// (CREATE/DROP/INSERT), flow_ddl.cpp (CREATE/STOP/START FLOW), show.cpp
+// (SHOW, DESCRIBE, EXPLAIN), user_ddl.cpp (users). What outlives the process: durability.cpp (writing
 // the catalog store), catalog_replay.cpp (its replay at start, and the
 // changes another node of a cluster makes, run through the same handlers).
 #pragma once
