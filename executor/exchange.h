@@ -1,4 +1,4 @@
-// The exchange of a sharded flow (planner/flow_shards.h): how its rows cross
+// The exchange of a sharded flow (planner/shard_plan.h): how its rows cross
 // from the copy that reads them to the copy that keeps their key, through an
 // internal Kafka topic of one partition per copy.
 //

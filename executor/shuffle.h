@@ -75,7 +75,7 @@ class ShuffleQueue {
 size_t shuffleKeyHash(const std::vector<ExprPtr>& keys, const Row& row);
 
 // The shard, of `shards`, of a row whose shuffle key hashes to `keyHash`
-// (planner/flow_shards.h): the copy of a sharded flow that keeps its key.
+// (planner/shard_plan.h): the copy of a sharded flow that keeps its key.
 // The hash is mixed first, so that a shard's keys are spread over all the
 // copy's tasks (keyHash % tasks) and not a few.
 int shardOfKeyHash(size_t keyHash, int shards);

@@ -193,7 +193,7 @@ struct PhysicalPlan {
   // 'standby.replicas': in a cluster, how many nodes besides the one running
   // the flow keep a warm copy of its state.
   int standbyReplicas = 0;
-  // 'shards' (planner/flow_shards.h): how many copies of the flow divide its
+  // 'shards' (planner/shard_plan.h): how many copies of the flow divide its
   // keys, and which of them this plan is (0 .. shards - 1).
   int shards = 1;
   int shard = 0;
@@ -207,7 +207,7 @@ struct PhysicalPlan {
   // or, for a flow spread by its partitions, of its source partitions
   // (PartitionShare::order), as CREATE FLOW chose them from the nodes that
   // held the slots then, so that the copies or partitions go to as many
-  // nodes as there were (server/cluster_membership.h). Empty: consecutive
+  // nodes as there were (server/cluster/membership.h). Empty: consecutive
   // slots from the flow's own.
   std::vector<int> clusterSlots;
 

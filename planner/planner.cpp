@@ -11,7 +11,7 @@
 #include <cctype>
 #include <functional>
 
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 #include "planner/late_rows.h"
 #include "planner/logical_plan.h"
 #include "planner/row_errors.h"
@@ -200,7 +200,7 @@ void checkFlowOptions(const Options& options) {
 }
 
 // 'standby.replicas': how many nodes of a cluster keep a warm copy of the
-// flow's state (server/cluster_standbys.h); a flow must keep state to have one.
+// flow's state (server/cluster/standbys.h); a flow must keep state to have one.
 constexpr int kMaxStandbyReplicas = 15;
 
 int standbyReplicas(const Options& options, const PhysicalPlan& plan) {

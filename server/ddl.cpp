@@ -1,17 +1,14 @@
-// CREATE / DROP / INSERT and the lifecycle of flows.
+// CREATE / DROP / INSERT of sources, sinks, tables, functions and processors,
+// and DROP of any object (flow_ddl.cpp: CREATE, STOP and START FLOW).
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <functional>
-#include <random>
 
-#include "common/clock.h"
 #include "common/log.h"
 #include "common/schema.h"
-#include "connectors/kafka/state_copy_topic.h"
 #include "connectors/provider.h"
 #include "connectors/registry.h"
-#include "planner/flow_shards.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -21,27 +18,6 @@
 namespace rtsql {
 
 namespace {
-
-// A flow's id is stable across restarts and re-creations with the same name,
-// as a Spark query's id is stable across runs of the same checkpoint.
-std::string flowIdFor(const std::string& name) {
-  uint64_t h1 = 1469598103934665603ULL, h2 = 0x9e3779b97f4a7c15ULL;
-  for (char c : toLower(name)) {
-    h1 = (h1 ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    h2 = (h2 ^ static_cast<unsigned char>(c)) * 0xff51afd7ed558ccdULL;
-  }
-  h1 = (h1 & 0xffffffffffff0fffULL) | 0x0000000000005000ULL;
-  h2 = (h2 & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
-  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", h1 >> 32, (h1 >> 16) & 0xffff,
-                     h1 & 0xffff, h2 >> 48, h2 & 0xffffffffffffULL);
-}
-
-void requireFlow(const Catalog& catalog, const ast::FlowCommand& stmt) {
-  if (!catalog.findFlow(stmt.name)) {
-    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
-                   stmt.namePos);
-  }
-}
 
 // The owner of an object made by `user`'s statement: at a replay, the
 // session's user is the recorded owner; CREATE OR REPLACE keeps the owner of
@@ -54,130 +30,10 @@ std::string ownerOf(const std::string& user, const std::shared_ptr<const Def>& r
 
 }  // namespace
 
-bool Engine::changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change,
-                           CatalogChange extra) {
-  // A dry run's own catalog, and the statements a restart replays, are not
-  // written to the file.
-  if (&catalog != &catalog_ || restoring() || (options_.dataDir.empty() && !options_.cluster)) {
-    return change(catalog);
-  }
-  Catalog next(catalog);
-  if (!change(next)) return false;
-  extra.catalog = &next;
-  persistCatalog(extra);
-  return change(catalog);
-}
-
-bool Engine::changeCatalog(Catalog& catalog, const std::function<bool(Catalog&)>& change) {
-  return changeCatalog(catalog, change, CatalogChange());
-}
-
-void Engine::persistWantRunning(const std::string& flow, bool run) {
-  CatalogChange change;
-  FlowControl control;
-  change.flow = toLower(flow);
-  {
-    std::lock_guard lock(flowsMu_);
-    control = flows_[change.flow].control;
-  }
-  control.wantRunning = run;
-  change.control = &control;
-  persistCatalog(change);
-}
-
-void Engine::setWantRunning(const std::string& flow, bool run) {
-  std::lock_guard lock(flowsMu_);
-  std::vector<std::string> names = shardEntries(flow);
-  names.push_back(toLower(flow));
-  for (const std::string& name : names) {
-    FlowControl& c = flows_[name].control;
-    c.wantRunning = run;
-    c.attempts = 0;
-    c.nextAttemptMicros = 0;
-    c.failureSeen = false;
-    c.lastError.clear();
-  }
-}
-
-void Engine::requireNotStopping(const std::string& name, size_t pos,
-                                const std::string& what) const {
-  std::lock_guard lock(flowsMu_);
-  if (!stoppingFlows_.count(toLower(name))) return;
-  throw SqlError(sqlstate::kObjectInUse,
-                 fmt::format("flow \"{}\" is still stopping: another STOP FLOW or DROP FLOW "
-                             "waits for its tasks",
-                             name),
-                 pos, fmt::format("run {} again once that statement has returned", what));
-}
-
-Engine::StoppingFlow::StoppingFlow(Engine& engine, std::string name)
-    : engine_(engine), name_(toLower(name)) {
-  std::lock_guard lock(engine_.flowsMu_);
-  engine_.stoppingFlows_.insert(name_);
-}
-
-Engine::StoppingFlow::~StoppingFlow() {
-  std::lock_guard lock(engine_.flowsMu_);
-  engine_.stoppingFlows_.erase(name_);
-}
-
-std::string Engine::flowStateDir(const std::string& flow) const {
-  return (std::filesystem::path(flowDir(flow)) / "state").string();
-}
-
-std::unique_ptr<FlowRuntime> Engine::makeRuntime(PhysicalPlan plan, const std::string& flow) {
-  // Checkpoints need a data directory to live in; a server without one (some
-  // tests) runs flows without them.
-  // A flow spread over the nodes of a cluster keeps none: it has no state,
-  // and the positions of its partitions are the offsets its nodes commit to
-  // the flow's group (a checkpoint here would hold stale ones for partitions
-  // read on other nodes since).
-  const bool spread = options_.cluster && plan.spreadsPartitions();
-  if (membership_) {
-    const auto copy = splitShardFlowName(toLower(flow));
-    membership_->setFlowSlots(copy ? copy->first : flow, plan.clusterSlots);
-  }
-  if (options_.cluster && plan.shards > 1) {
-    // The copies exchange rows through topics of the cluster's Kafka, named
-    // after the flow (copy 0's name) and its exchange id.
-    const ClusterOptions& co = options_.cluster->options();
-    const auto copy = splitShardFlowName(toLower(flow));
-    addExchange(plan,
-                fmt::format("_rtsql-{}-exchange-{}-{}", co.name,
-                            flowIdFor(copy ? copy->first : flow), plan.exchangeId),
-                co.bootstrap);
-    plan = planForShard(plan, plan.shard);
-  }
-  std::string checkpoints = options_.dataDir.empty() || spread
-                                ? std::string()
-                                : (std::filesystem::path(flowDir(flow)) / "checkpoints").string();
-  auto runtime = std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(flow),
-                                       flowStateDir(flow), checkpoints);
-  runtime->setRebuildStateWithoutCheckpoint(options_.cluster != nullptr);
-  if (!spread) {
-    runtime->setStateCopy(stateCopyFor(flow));
-    // A node that keeps a standby copy of the flow starts from it when it
-    // takes the flow over (a flow without standbys is spared asking).
-    if (runtime->plan().standbyReplicas > 0) {
-      runtime->setWarmCopy([this, name = toLower(flow)](CheckpointDir& checkpoints,
-                                                        const CheckpointInfo& target) {
-        return standbys_ ? standbys_->takeOver(name, checkpoints, target) : std::nullopt;
-      });
-    }
-  }
-  return runtime;
-}
-
-std::shared_ptr<StateCopy> Engine::stateCopyFor(const std::string& flow) const {
-  if (!options_.cluster || options_.dataDir.empty()) return nullptr;
-  const ClusterOptions& co = options_.cluster->options();
-  return std::make_shared<kafka::KafkaStateCopy>(co.bootstrap, clusterStateTopic(co.name, flowIdFor(flow)));
-}
-
 void Engine::requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const std::string& name,
                             std::string_view verb, size_t pos) const {
   // A replay applies what was checked where the statement first ran.
-  if (restoring()) return;
+  if (s.replay) return;
   const Catalog& catalog = catalogOf(s);
   std::string owner, declared;
   auto have = [&](const auto& def) {
@@ -216,7 +72,7 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
   // A restored definition was checked when it was created; what it names
   // outside (a directory, a broker) may be away now, and the flows using it
   // then report that while they are retried.
-  if (!restoring()) {
+  if (!s.replay) {
     privileges_->checkOptions(s.user, connector, options);
     validateSourceOptions(connector, options, stmt.pos);
     connectors_.checkCreate(connector, options);
@@ -236,8 +92,9 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
   def.traits = source.sourceTraits();
   def.options = std::move(options);
   def.sql = stmt.text;
-  std::lock_guard lock(ddlMu_);
-  if (!changeCatalog(catalog, [&](Catalog& c) { return c.addSource(def, stmt.ifNotExists, stmt.namePos); })) {
+  StatementLock::Guard lock = guardFor(s);
+  lock.lock();
+  if (!changeCatalog(s, catalog, [&](Catalog& c) { return c.addSource(def, stmt.ifNotExists, stmt.namePos); })) {
     out.notice(fmt::format("source \"{}\" already exists, skipping", stmt.name));
   }
   out.complete("CREATE SOURCE");
@@ -248,7 +105,7 @@ void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWri
   Catalog& catalog = catalogOf(s);
   Options options = bindOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
-  if (!restoring()) {
+  if (!s.replay) {
     privileges_->checkOptions(s.user, connector, options);
     validateSinkOptions(connector, options, stmt.pos);
     connectors_.checkCreate(connector, options);
@@ -262,8 +119,9 @@ void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWri
   if (sink) def.traits = sink->sinkTraits();
   def.options = std::move(options);
   def.sql = stmt.text;
-  std::lock_guard lock(ddlMu_);
-  if (!changeCatalog(catalog, [&](Catalog& c) { return c.addSink(def, stmt.ifNotExists, stmt.namePos); })) {
+  StatementLock::Guard lock = guardFor(s);
+  lock.lock();
+  if (!changeCatalog(s, catalog, [&](Catalog& c) { return c.addSink(def, stmt.ifNotExists, stmt.namePos); })) {
     out.notice(fmt::format("sink \"{}\" already exists, skipping", stmt.name));
   }
   out.complete("CREATE SINK");
@@ -282,7 +140,7 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
     std::string connector = toLower(options.getString("connector"));
     const Connector& table =
         ConnectorRegistry::builtin().require(connector, ConnectorRole::Table, options, stmt.pos);
-    if (!restoring()) privileges_->checkOptions(s.user, connector, options);
+    if (!s.replay) privileges_->checkOptions(s.user, connector, options);
     table.validateTable(options, stmt.pos);
     *rows = table.loadTable(def.schema, options, stmt.pos);
   }
@@ -290,13 +148,14 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
   def.options = std::move(options);
   def.sql = stmt.text;
   size_t n = def.rows->size();
-  std::lock_guard lock(ddlMu_);
+  StatementLock::Guard lock = guardFor(s);
+  lock.lock();
   // A new table has no INSERTs yet: none of a dropped table of its name count.
   auto inserts = tableInserts_;
   inserts.erase(toLower(stmt.name));
   CatalogChange change;
   change.inserts = &inserts;
-  if (!changeCatalog(catalog, [&](Catalog& c) { return c.addTable(def, stmt.ifNotExists, stmt.namePos); },
+  if (!changeCatalog(s, catalog, [&](Catalog& c) { return c.addTable(def, stmt.ifNotExists, stmt.namePos); },
                      change)) {
     out.notice(fmt::format("table \"{}\" already exists, skipping", stmt.name));
   } else {
@@ -313,7 +172,8 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
   Catalog::SourcePtr source;
   std::optional<Catalog> snapshot;
   {
-    std::lock_guard lock(ddlMu_);
+    StatementLock::Guard lock = guardFor(s);
+    lock.lock();
     if ((source = catalog.findSource(stmt.table))) snapshot.emplace(catalog);
   }
   if (source) {
@@ -327,7 +187,8 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
     throw SqlError(sqlstate::kFeatureNotSupported, "INSERT INTO a table takes VALUES",
                    stmt.query->pos, "INSERT ... SELECT writes to a Kafka source's topic");
   }
-  std::lock_guard lock(ddlMu_);
+  StatementLock::Guard lock = guardFor(s);
+  lock.lock();
   Catalog::TablePtr table = catalog.findTable(stmt.table);
   if (!table) {
     throw SqlError(sqlstate::kUndefinedTable,
@@ -368,7 +229,7 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
   inserts[toLower(table->name)].push_back(stmt.text);
   CatalogChange change;
   change.inserts = &inserts;
-  changeCatalog(catalog, [&](Catalog& c) {
+  changeCatalog(s, catalog, [&](Catalog& c) {
     c.setTableRows(table->name, rows);
     return true;
   }, change);
@@ -376,164 +237,11 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
   out.complete(fmt::format("INSERT 0 {}", stmt.rows.size()));
 }
 
-void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
-  std::lock_guard lock(ddlMu_);
-  if (!s.shadow) requireNotStopping(stmt.name, stmt.namePos, "CREATE FLOW");
-  if (catalogOf(s).findFlow(stmt.name) && stmt.ifNotExists) {
-    out.notice(fmt::format("flow \"{}\" already exists, skipping", stmt.name));
-    out.complete("CREATE FLOW");
-    return;
-  }
-  if (splitShardFlowName(stmt.name)) {
-    throw SqlError(sqlstate::kReservedName,
-                   fmt::format("flow name \"{}\" ends in '#' and a number, which names a copy of "
-                               "a sharded flow",
-                               stmt.name),
-                   stmt.namePos)
-        .withHint("choose another name");
-  }
-  PhysicalPlan plan = planFlow(stmt, planContext(s));
-  for (int shard = 1; shard < plan.shards; ++shard) {
-    // A flow of an earlier version may bear a copy's name.
-    const std::string copy = shardFlowName(stmt.name, shard);
-    if (catalogOf(s).findFlow(copy)) {
-      throw SqlError(sqlstate::kDuplicateObject,
-                     fmt::format("flow \"{}\" exists, and would be copy {} of this flow", copy,
-                                 shard),
-                     stmt.namePos)
-          .withHint("drop it, or give this flow another name");
-    }
-  }
-  if (plan.shards > 1 && !options_.cluster) {
-    const OptionEntry* shards = plan.flowOptions.find("shards");
-    throw SqlError(sqlstate::kFeatureNotSupported,
-                   "'shards' divides a flow over the nodes of a cluster, and this server runs "
-                   "alone",
-                   shards ? shards->valuePos : stmt.namePos)
-        .withHint("start rtsqld with --cluster, or remove 'shards'");
-  }
-  if (s.shadow) {
-    // Planned and checked against the free slots; nothing starts.
-    if (plan.slots() > slots_.total() - slots_.used()) {
-      throw SqlError(sqlstate::kInsufficientResources,
-                     fmt::format("flow \"{}\" needs {} task slots but only {} of {} are free",
-                                 stmt.name, plan.slots(), slots_.total() - slots_.used(),
-                                 slots_.total()),
-                     stmt.namePos);
-    }
-    FlowDef def;
-    def.name = stmt.name;
-    def.sink = stmt.sink;
-    def.sql = stmt.text;
-    def.queryText = stmt.queryText;
-    def.functions = userFunctionsCalled(*stmt.query, *s.shadow);
-    def.processors = processorsUsed(*stmt.query);
-    def.owner = s.user;
-    s.shadow->addFlow(std::move(def), false, stmt.namePos);
-    out.complete("CREATE FLOW");
-    return;
-  }
-  FlowDef def;
-  def.name = stmt.name;
-  def.sink = stmt.sink;
-  def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
-  def.options = plan.flowOptions;
-  def.sql = stmt.text;
-  def.queryText = stmt.queryText;
-  def.functions = userFunctionsCalled(*stmt.query, catalog_);
-  def.processors = processorsUsed(*stmt.query);
-  def.owner = s.user;
-  std::vector<std::string> inputs = flowInputs(plan, stmt.sink);
-  // The name must be free before anything starts.
-  Catalog next(catalog_);
-  next.addFlow(def, false, stmt.namePos);
-  FlowControl control;
-  control.settings = settingsOf(s);
-  if (plan.shards > 1) {
-    // A sharded flow's exchange topics are this flow's own (flow_shards.h).
-    std::random_device rd;
-    plan.exchangeId = fmt::format(
-        "{:08x}", (static_cast<uint64_t>(rd()) << 16) ^ rd() ^ static_cast<uint64_t>(nowMicros()));
-    // Each copy's own rows stay in process (a flow made before this was
-    // recorded keeps sending them through the topic).
-    plan.exchangeLocal = true;
-    std::erase_if(control.settings, [](const auto& kv) {
-      return kv.first == kExchangeIdSetting || kv.first == kExchangeLocalSetting;
-    });
-    control.settings.emplace_back(kExchangeIdSetting, plan.exchangeId);
-    control.settings.emplace_back(kExchangeLocalSetting, "1");
-  }
-  // In a cluster, the slots of a sharded flow's copies, or of a spread
-  // flow's partitions, chosen now from who holds which slot, so that they
-  // go to as many nodes as there are (server/cluster_membership.h).
-  std::erase_if(control.settings, [](const auto& kv) { return kv.first == kClusterSlotsSetting; });
-  plan.clusterSlots.clear();
-  if (membership_ && (plan.shards > 1 || plan.spreadsPartitions())) {
-    const int slots = membership_->slots();
-    const int pieces =
-        plan.shards > 1 ? plan.shards : std::min(plan.scans.front().partitions, slots);
-    plan.clusterSlots =
-        placeFlowSlots(flowSlot(stmt.name, slots), pieces, slots, membership_->holdersNow());
-    if (!plan.clusterSlots.empty())
-      control.settings.emplace_back(kClusterSlotsSetting, formatClusterSlots(plan.clusterSlots));
-  }
-
-  // A new flow starts with empty state and no checkpoints: whatever a dropped
-  // flow of the same name left behind is removed (in a cluster, its state
-  // copy is marked empty too, before any node may start the new flow).
-  // A sharded flow's copies too (planner/flow_shards.h).
-  std::error_code ec;
-  for (int shard = 0; shard < plan.shards; ++shard) {
-    const std::string name = shardFlowName(stmt.name, shard);
-    if (auto copy = stateCopyFor(name); copy && plan.keepsState()) copy->clear();
-    std::filesystem::remove_all(flowDir(name), ec);
-  }
-  auto runtime = makeRuntime(std::move(plan), stmt.name);
-  try {
-    // In a cluster, the node that holds the flow's slot starts it when it
-    // reads the new flow (this one, when it holds it).
-    if (flowRunsHere(stmt.name, runtime.get())) startRuntime(stmt.name, *runtime);
-  } catch (SqlError& e) {
-    // Nothing half-starts: the flow is forgotten when it cannot run. A broker
-    // without real transactions refuses exactly-once: point at that option.
-    if (e.position() == SqlError::npos && e.sqlstate() == sqlstate::kFeatureNotSupported) {
-      for (const auto& o : stmt.options) {
-        if (iequals(o.key, "delivery")) e.setPosition(o.valuePos);
-      }
-    }
-    throw;
-  }
-  // The catalog file records the flow before the server shows it; a flow the
-  // file cannot record is stopped and forgotten.
-  try {
-    CatalogChange change;
-    change.catalog = &next;
-    change.flow = toLower(stmt.name);
-    change.control = &control;
-    persistCatalog(change);
-  } catch (...) {
-    runtime.reset();  // stops it and closes its state store before its files go
-    std::filesystem::remove_all(flowDir(stmt.name), ec);
-    throw;
-  }
-  catalog_.addFlow(std::move(def), false, stmt.namePos);
-  catalog_.setFlowInputs(stmt.name, std::move(inputs));
-  {
-    std::lock_guard flock(flowsMu_);
-    control.runningSinceMicros = monotonicMicros();
-    flows_[toLower(stmt.name)] = FlowEntry{std::move(runtime), std::move(control)};
-  }
-  // A sharded flow's other copies: each started by the node that holds its
-  // slot (the supervisor, within its round).
-  syncShards(stmt.name);
-  out.complete("CREATE FLOW");
-}
-
 void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out) {
   // Python code runs inside rtsqld with its rights on the machine (files,
   // network, processes): only a superuser may give the server such code, as
   // only a superuser may make it load a library.
-  if (stmt.language == "python" && !restoring() && !privileges_->isSuperuser(s.user)) {
+  if (stmt.language == "python" && !s.replay && !privileges_->isSuperuser(s.user)) {
     throw SqlError(sqlstate::kInsufficientPrivilege,
                    fmt::format("permission denied to create Python functions: user \"{}\" is not a "
                                "superuser",
@@ -544,20 +252,21 @@ void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, R
   }
   // A dry-run session works on its own copy of the catalog and records nothing.
   Catalog& catalog = catalogOf(s);
-  std::lock_guard lock(ddlMu_);
+  StatementLock::Guard lock = guardFor(s);
+  lock.lock();
   Catalog::FunctionPtr existing = catalog.findFunction(stmt.name);
   if (stmt.ifNotExists && existing) {
     out.notice(fmt::format("function {} already exists, skipping", stmt.name));
     out.complete("CREATE FUNCTION");
     return;
   }
-  if (existing && stmt.orReplace && !restoring()) {
+  if (existing && stmt.orReplace && !s.replay) {
     privileges_->requireOwner(s.user, existing->owner,
                               fmt::format("replace function {}", existing->name), stmt.namePos);
   }
   UserFunctionDef def = defineUserFunction(stmt, catalog);
-  def.owner = ownerOf(s.user, existing, restoring());
-  changeCatalog(catalog, [&](Catalog& c) {
+  def.owner = ownerOf(s.user, existing, s.replay);
+  changeCatalog(s, catalog, [&](Catalog& c) {
     return c.addFunction(def, stmt.orReplace, stmt.ifNotExists, stmt.namePos);
   });
   out.complete("CREATE FUNCTION");
@@ -567,7 +276,7 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
                              ResultWriter& out) {
   // A processor is Python code run inside rtsqld, as a Python function is:
   // only a superuser may create one.
-  if (!restoring() && !privileges_->isSuperuser(s.user)) {
+  if (!s.replay && !privileges_->isSuperuser(s.user)) {
     throw SqlError(sqlstate::kInsufficientPrivilege,
                    fmt::format("permission denied to create processors: user \"{}\" is not a "
                                "superuser",
@@ -577,35 +286,37 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
                    "superuser (the users file's first user or --superuser) may create one");
   }
   Catalog& catalog = catalogOf(s);
-  std::lock_guard lock(ddlMu_);
+  StatementLock::Guard lock = guardFor(s);
+  lock.lock();
   Catalog::ProcessorPtr existing = catalog.findProcessor(stmt.name);
   if (stmt.ifNotExists && existing) {
     out.notice(fmt::format("processor {} already exists, skipping", stmt.name));
     out.complete("CREATE PROCESSOR");
     return;
   }
-  if (existing && stmt.orReplace && !restoring()) {
+  if (existing && stmt.orReplace && !s.replay) {
     privileges_->requireOwner(s.user, existing->owner,
                               fmt::format("replace processor {}", existing->name), stmt.namePos);
   }
   ProcessorDef def = defineProcessor(stmt);
-  def.owner = ownerOf(s.user, existing, restoring());
-  changeCatalog(catalog, [&](Catalog& c) {
+  def.owner = ownerOf(s.user, existing, s.replay);
+  changeCatalog(s, catalog, [&](Catalog& c) {
     return c.addProcessor(def, stmt.orReplace, stmt.ifNotExists, stmt.namePos);
   });
   out.complete("CREATE PROCESSOR");
 }
 
 void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
-  std::unique_lock lock(ddlMu_);
+  StatementLock::Guard lock = guardFor(s);
+  lock.lock();
   requireOwnerOf(s, stmt.object, stmt.name, "drop", stmt.namePos);
   if (!s.shadow && stmt.object == ast::ObjectKind::Flow) {
-    requireNotStopping(stmt.name, stmt.namePos, "DROP FLOW");
+    flows_.requireNotStopping(stmt.name, stmt.namePos, "DROP FLOW");
   }
   // The catalog file is written as the drop leaves it before anything is
   // dropped: a drop the file cannot record changes nothing and answers only
   // the error. A dry-run session drops from its own copy of the catalog.
-  bool dropped = changeCatalog(catalogOf(s), [&](Catalog& c) {
+  bool dropped = changeCatalog(s, catalogOf(s), [&](Catalog& c) {
     switch (stmt.object) {
       case ast::ObjectKind::Flow: return c.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
       case ast::ObjectKind::Source: return c.dropSource(stmt.name, stmt.ifExists, stmt.namePos);
@@ -620,19 +331,12 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   });
   // What the server keeps beside the catalog goes with the object.
   if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Flow) {
-    std::unique_ptr<FlowRuntime> rt;
-    {
-      std::lock_guard flock(flowsMu_);
-      auto it = flows_.find(toLower(stmt.name));
-      if (it != flows_.end()) {
-        rt = std::move(it->second.runtime);
-        flows_.erase(it);
-      }
-    }
+    std::unique_ptr<FlowRuntime> rt = flows_.remove(stmt.name);
     // In a cluster, the node that ran the flow (or would run it) deletes its
     // state copy, once the flow is stopped: nothing writes it after that.
-    const bool dropCopy = rt && !spreadHere(rt.get()) && rt->plan().keepsState() &&
-                          flowRunsHere(stmt.name, rt.get());
+    const bool dropCopy = rt && !flows_.placement().spreads(rt.get()) &&
+                          rt->plan().keepsState() &&
+                          flows_.runsHere(stmt.name, rt.get());
     std::vector<ExchangeSpec> exchange;
     if (rt) {
       for (const StageSpec& stage : rt->plan().stages) {
@@ -644,15 +348,15 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     // without the DDL lock (a task may take long to stop: docs/udf.md), while
     // the name stays taken.
     {
-      StoppingFlow stopping(*this, stmt.name);
+      FlowRegistry::Stopping stopping(flows_, stmt.name);
       lock.unlock();
       rt.reset();
       lock.lock();
     }
-    dropShards(stmt.name);
+    flows_.dropShards(stmt.name);
     std::error_code ec;
-    std::filesystem::remove_all(flowDir(stmt.name), ec);
-    if (auto copy = dropCopy ? stateCopyFor(stmt.name) : nullptr) {
+    std::filesystem::remove_all(flows_.flowDir(stmt.name), ec);
+    if (auto copy = dropCopy ? flows_.stateCopyFor(stmt.name) : nullptr) {
       try {
         copy->destroy();
       } catch (const SqlError& e) {
@@ -660,7 +364,7 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
                             e.message()));
       }
       // And a sharded flow's exchange topics, once (by the node of copy 0).
-      dropExchangeTopics(stmt.name, exchange);
+      flows_.dropExchangeTopics(stmt.name, exchange);
     }
   } else if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Table) {
     tableInserts_.erase(toLower(stmt.name));
@@ -675,106 +379,6 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     case ast::ObjectKind::Processor:
       return out.complete("DROP PROCESSOR");
   }
-}
-
-void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
-  if (s.shadow) {
-    // A dry run checks the flow is there and whose it is, in its own catalog.
-    requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
-    requireFlow(*s.shadow, stmt);
-    out.complete("STOP FLOW");
-    return;
-  }
-  std::unique_lock lock(ddlMu_);
-  // Under the lock: the catalog's flows change with other statements.
-  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
-  FlowRuntime* rt = findRuntime(stmt.name);
-  requireFlow(catalog_, stmt);
-  requireNotStopping(stmt.name, stmt.namePos, "STOP FLOW");
-  // A flow another node of the cluster runs is stopped there, when that node
-  // reads the change.
-  if (flowRunsHere(stmt.name, rt) && (!rt || rt->state() == FlowState::Stopped)) {
-    out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
-  }
-  // Recorded first: a flow the file still says runs would start again at the
-  // next restart.
-  persistWantRunning(stmt.name, false);
-  setWantRunning(stmt.name, false);
-  stopShards(stmt.name);
-  if (rt) {
-    // Waited for without the DDL lock: a task may take long to stop (a
-    // Python call is interrupted only after a grace, one in C code that never
-    // returns not at all), and other statements go on meanwhile. The flow
-    // stays in stoppingFlows_, so no statement drops its runtime or starts
-    // it again until the stop is over.
-    StoppingFlow stopping(*this, stmt.name);
-    lock.unlock();
-    rt->stop();
-  }
-  out.complete("STOP FLOW");
-}
-
-void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
-  if (s.shadow) {
-    // A dry run checks the flow is there and whose it is, in its own catalog.
-    requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
-    requireFlow(*s.shadow, stmt);
-    out.complete("START FLOW");
-    return;
-  }
-  std::lock_guard lock(ddlMu_);
-  // Under the lock: the catalog's flows change with other statements.
-  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
-  FlowRuntime* rt = findRuntime(stmt.name);
-  requireFlow(catalog_, stmt);
-  requireNotStopping(stmt.name, stmt.namePos, "START FLOW");
-  if (!flowRunsHere(stmt.name, rt)) {
-    // Another node of the cluster runs it: the catalog says so, and that node
-    // starts it when it reads the change.
-    if (stmt.resetState) {
-      throw SqlError(sqlstate::kFeatureNotSupported,
-                     fmt::format("flow \"{}\" runs on another node of the cluster", stmt.name),
-                     stmt.namePos, "run START FLOW ... RESET STATE on the node that runs it (SHOW FLOWS names it)");
-    }
-    persistWantRunning(stmt.name, true);
-    setWantRunning(stmt.name, true);
-    startShardsHere(stmt.name);  // a sharded flow's copies that run here
-    out.complete("START FLOW");
-    return;
-  }
-  // A START that fails changes nothing: a stopped flow stays stopped, and one
-  // the supervisor is bringing back stays in its hands.
-  if (!rt) rt = planRestoredFlow(stmt.name);
-  // RESET STATE: the flow starts again as a new one would, with empty state
-  // and every source at its startingOffsets.
-  if (stmt.resetState && rt->plan().shards > 1) {
-    throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("flow \"{}\" is sharded, and its copies' exchange topics hold the "
-                               "rows they exchanged before: a reset would take them in again",
-                               stmt.name),
-                   stmt.namePos, "drop the flow and create it again to start it from empty state");
-  }
-  if (stmt.resetState) rt->resetState();
-  const bool wasRunning = rt->state() == FlowState::Running;
-  if (!wasRunning) {
-    rt->stop();  // a failed run leaves threads and slots to collect
-    startRuntime(stmt.name, *rt);
-  }
-  try {
-    persistWantRunning(stmt.name, true);
-  } catch (...) {
-    // The file still says what it said: the flow runs only if it ran before.
-    if (!wasRunning) rt->stop();
-    throw;
-  }
-  if (wasRunning) out.notice(fmt::format("flow \"{}\" is already running", stmt.name));
-  setWantRunning(stmt.name, true);
-  startShardsHere(stmt.name);
-  {
-    std::lock_guard flock(flowsMu_);
-    flows_[toLower(stmt.name)].control.runningSinceMicros = monotonicMicros();
-  }
-  out.complete("START FLOW");
 }
 
 }  // namespace rtsql

@@ -14,6 +14,7 @@
 #include "planner/user_function.h"
 #include "server/handler_error.h"
 #include "server/live_query.h"
+#include "server/cluster/node.h"
 #include "server/live_query_quota.h"
 #include "server/pg_values.h"
 #include "server/privileges.h"
@@ -57,7 +58,10 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
                                    options_.users ? options_.users->path() : std::string()})),
       liveQuota_(std::make_unique<LiveQueryQuota>(options_.maxLiveQuerySlotsPerUser > 0
                                                       ? options_.maxLiveQuerySlotsPerUser
-                                                      : options_.slots / 2)) {
+                                                      : options_.slots / 2)),
+      store_(makeCatalogStore(options_.cluster, options_.dataDir)),
+      flows_(options_.dataDir, connectors_, slots_, catalog_, statements_,
+             makePlacement(options_.cluster, options_.dataDir)) {
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(privileges_->filesDirs());
 }
@@ -82,29 +86,8 @@ void Engine::shutdown() {
   restorerCv_.notify_all();
   if (restorer_.joinable()) restorer_.join();
   // Another node's change must not start a flow while the flows stop.
-  if (options_.cluster) options_.cluster->stop();
-  // Nor a slot taken or lost stop one (the node keeps its slots for the
-  // group's session timeout: a restart within it takes them back).
-  if (membership_) membership_->stop();
-  // Nor publish progress of flows being stopped.
-  if (clusterProgress_) clusterProgress_->stop();
-  if (standbys_) standbys_->stop();
-  {
-    std::lock_guard lock(supervisorMu_);
-    supervisorStop_ = true;
-  }
-  supervisorCv_.notify_all();
-  if (supervisor_.joinable()) supervisor_.join();
-  // The runtimes are stopped outside the flows lock; the entries stay, so
-  // what is reported of each flow afterwards is what it was.
-  std::vector<std::unique_ptr<FlowRuntime>> runtimes;
-  {
-    std::lock_guard lock(flowsMu_);
-    for (auto& [name, entry] : flows_) {
-      if (entry.runtime) runtimes.push_back(std::move(entry.runtime));
-    }
-  }
-  for (auto& rt : runtimes) rt->stop();
+  if (store_) store_->stop();
+  flows_.shutdown();
 }
 
 void Engine::execute(Session& session, const std::string& sql, ResultWriter& out) {
@@ -295,15 +278,17 @@ PlanContext Engine::planContext(const EngineSession& s) const {
   return ctx;
 }
 
-const Engine::FlowEntry* Engine::findEntry(const std::string& name) const {
-  auto it = flows_.find(toLower(name));
-  return it == flows_.end() ? nullptr : &it->second;
+std::vector<FlowInfo> Engine::flowInfos(bool withProgress) const {
+  return flows_.flowInfos(withProgress);
 }
 
-FlowRuntime* Engine::findRuntime(const std::string& name) {
-  std::lock_guard lock(flowsMu_);
-  const FlowEntry* entry = findEntry(name);
-  return entry ? entry->runtime.get() : nullptr;
+std::optional<std::string> Engine::progress(const std::string& flow) const {
+  return flows_.progress(flow);
+}
+
+bool Engine::readPlan(const std::string& flow,
+                      const std::function<void(const PhysicalPlan&)>& read) const {
+  return flows_.readPlan(flow, read);
 }
 
 void Engine::sendRows(ResultWriter& out, const std::vector<ResultColumn>& cols, const Rows& rows,

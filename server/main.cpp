@@ -28,6 +28,7 @@
 #include "connectors/net/http_client.h"
 #include "connectors/net/outbound_policy.h"
 #include "connectors/provider.h"
+#include "server/cluster/catalog.h"
 #include "server/config_file.h"
 #include "server/engine.h"
 #include "server/http/engine_source.h"
@@ -420,7 +421,7 @@ int main(int argc, char** argv) {
                     tlsCert.empty() ? "" : (tlsRequired ? ", TLS required" : ", TLS available"),
                     dataDir));
 
-    rtsql::http::EngineSource httpSource(engine);
+    rtsql::http::EngineSource httpSource(engine, engine);
     std::unique_ptr<rtsql::http::HttpServer> http;
     if (httpPort >= 0) {
       rtsql::http::HttpServerOptions ho;

@@ -4,13 +4,10 @@
 #include <algorithm>
 #include <sstream>
 
-#include "common/clock.h"
 #include "common/expr.h"
-#include "common/json.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
 #include "connectors/local/broker.h"
-#include "planner/flow_shards.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
@@ -213,102 +210,6 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
   }
 }
 
-std::vector<Engine::FlowInfo> Engine::flowInfos(bool withProgress) const {
-  auto defs = catalog_.flows();
-  std::vector<FlowInfo> infos;
-  infos.reserve(defs.size());
-  // The flows lock keeps every runtime alive while it is read (DROP FLOW takes
-  // a runtime out of the map under it before destroying it).
-  std::lock_guard lock(flowsMu_);
-  for (const auto& f : defs) {
-    FlowInfo info;
-    info.name = f->name;
-    info.sink = f->sink;
-    const FlowEntry* entry = findEntry(f->name);
-    const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
-    std::tie(info.state, info.failure) = flowStatus(f->name, entry);
-    if (rt) {
-      // What it holds: a stopped or failed flow gave its slots back.
-      if (const int held = rt->heldSlots(); held > 0) info.slots = held;
-      if (withProgress) info.progressJson = rt->progressJson();
-    }
-    infos.push_back(std::move(info));
-    // A sharded flow's other copies, each a row of its own after it.
-    for (const std::string& name : shardEntries(f->name)) {
-      FlowInfo copy;
-      const FlowEntry& e = flows_.at(name);
-      copy.name = shardFlowName(f->name, splitShardFlowName(name)->second);
-      copy.sink = f->sink;
-      std::tie(copy.state, copy.failure) = flowStatus(name, &e);
-      if (e.runtime) {
-        if (const int held = e.runtime->heldSlots(); held > 0) copy.slots = held;
-        if (withProgress) copy.progressJson = e.runtime->progressJson();
-      }
-      infos.push_back(std::move(copy));
-    }
-  }
-  return infos;
-}
-
-std::optional<std::string> Engine::progress(const std::string& flow) const {
-  Catalog::FlowPtr def = findFlowOrCopy(flow);
-  if (!def) return std::nullopt;
-  std::lock_guard lock(flowsMu_);
-  const FlowEntry* entry = findEntry(flow);
-  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
-  // What SHOW FLOWS says, first: a flow being retried reports why here too.
-  auto [state, reason] = flowStatus(flow, entry);
-  std::string json = "{\"status\":{\"state\":";
-  appendJsonString(json, flowStateName(state));
-  json += ",\"reason\":";
-  if (reason.empty()) {
-    json += "null";
-  } else {
-    appendJsonString(json, reason);
-  }
-  json += "}";
-  // In a cluster: this node's part (when it runs one) and the other nodes';
-  // for a sharded flow asked by its name, those of every copy (copy 0 first).
-  std::vector<NodeProgress> nodes;
-  if (clusterProgress_) {
-    std::vector<std::string> parts{flow};
-    if (rt && rt->plan().shards > 1 && !splitShardFlowName(flow)) {
-      for (int i = 1; i < rt->plan().shards; ++i) parts.push_back(shardFlowName(flow, i));
-    }
-    for (const std::string& part : parts) {
-      const FlowEntry* e = part == flow ? entry : findEntry(part);
-      const FlowRuntime* prt = e ? e->runtime.get() : nullptr;
-      if (prt && prt->state() == FlowState::Running && flowRunsHere(part, prt))
-        nodes.push_back(nodeProgress(part, *prt));
-      std::vector<NodeProgress> others = clusterProgress_->of(part, otherRunners(part, prt));
-      nodes.insert(nodes.end(), std::make_move_iterator(others.begin()),
-                   std::make_move_iterator(others.end()));
-    }
-  }
-  std::string body;
-  if (!nodes.empty() && toLower(nodes.front().flow) == toLower(flow)) {
-    // This node's part, or else the first node that runs the flow.
-    body = nodes.front().progressJson;
-  } else if (rt) {
-    body = rt->progressJson();
-  } else {
-    // Restored but never planned (its sources were unreachable): no epochs yet.
-    body = "{\"name\":";
-    appendJsonString(body, def->name);
-    body += "}";
-  }
-  if (body.size() > 2) {  // the object's fields, without its braces
-    json += ",";
-    json.append(body, 1, body.size() - 2);
-  }
-  if (clusterProgress_) {
-    json += ",\"cluster\":";
-    json += clusterProgressJson(nodes, options_.cluster->options().node, nowMicros());
-  }
-  json += "}";
-  return json;
-}
-
 void Engine::describeFunction(const EngineSession& s, const ast::Describe& stmt,
                               ResultWriter& out) {
   Catalog::FunctionPtr f = catalog_.findFunction(stmt.name);
@@ -357,7 +258,7 @@ void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultW
   } else if (auto sink = catalog_.findSink(stmt.name)) {
     addOptions(sink->options);
   } else if (auto f = catalog_.findFlow(stmt.name)) {
-    FlowRuntime* rt = findRuntime(f->name);
+    FlowRuntime* rt = flows_.findRuntime(f->name);
     if (rt) {
       for (const auto& c : rt->plan().sink.input.columns) {
         rows.push_back({c.name, c.type->toString(), std::string("output column")});
@@ -375,39 +276,10 @@ void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultW
   sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
 }
 
-std::string Engine::flowPlan(const std::string& flow, size_t namePos) const {
-  if (!findFlowOrCopy(flow)) {
-    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", flow),
-                   namePos, "SHOW FLOWS lists the flows");
-  }
-  // Under the flows lock, as progress() reads the runtime: DROP FLOW cannot
-  // destroy it meanwhile.
-  std::lock_guard lock(flowsMu_);
-  const FlowEntry* entry = findEntry(flow);
-  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
-  if (!rt) {
-    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
-                   fmt::format("flow \"{}\" has no plan: it is not running", flow), namePos,
-                   "SHOW FLOWS says why; START FLOW plans it again");
-  }
-  return rt->plan().explain() + placementExplained(flow, *rt);
-}
-
-bool Engine::readPlan(const std::string& flow,
-                      const std::function<void(const PhysicalPlan&)>& read) const {
-  if (!findFlowOrCopy(flow)) return false;
-  std::lock_guard lock(flowsMu_);
-  const FlowEntry* entry = findEntry(flow);
-  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
-  if (!rt) return false;
-  read(rt->plan());
-  return true;
-}
-
 void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out) {
   std::string plan;
   if (!stmt.inner) {
-    plan = flowPlan(stmt.flowName, stmt.flowNamePos);
+    plan = flows_.flowPlan(stmt.flowName, stmt.flowNamePos);
   } else if (stmt.inner->kind == ast::StatementKind::CreateFlow) {
     plan = planFlow(static_cast<const ast::CreateFlow&>(*stmt.inner), planContext(s)).explain();
   } else if (stmt.inner->kind == ast::StatementKind::Select) {

@@ -1,4 +1,4 @@
-// EngineSource: Engine::FlowInfo to http::FlowStatus.
+// EngineSource: FlowInfo to http::FlowStatus.
 #include "server/http/engine_source.h"
 
 #include <chrono>
@@ -9,7 +9,7 @@ namespace rtsql::http {
 
 std::vector<FlowStatus> EngineSource::flows(bool withProgress) const {
   std::vector<FlowStatus> out;
-  for (auto& info : engine_.flowInfos(withProgress)) {
+  for (auto& info : flows_.flowInfos(withProgress)) {
     FlowStatus f;
     f.name = std::move(info.name);
     f.sink = std::move(info.sink);
@@ -23,10 +23,10 @@ std::vector<FlowStatus> EngineSource::flows(bool withProgress) const {
 }
 
 std::optional<std::string> EngineSource::progress(const std::string& flow) const {
-  return engine_.progress(flow);
+  return flows_.progress(flow);
 }
 
-SlotUsage EngineSource::slots() const { return {engine_.slotsUsed(), engine_.slotsTotal()}; }
+SlotUsage EngineSource::slots() const { return {flows_.slotsUsed(), flows_.slotsTotal()}; }
 
 }  // namespace rtsql::http
 
@@ -93,14 +93,14 @@ SqlResult EngineSource::runReadOnly(const std::string& user, const std::string& 
                                     const SqlLimits& limits) const {
   SqlResult result;
   CollectingWriter out(result, limits);
-  std::unique_ptr<Session> session = engine_.openSession(user, "rtsql");
-  engine_.execute(*session, sql, out);
+  std::unique_ptr<Session> session = statements_.openSession(user, "rtsql");
+  statements_.execute(*session, sql, out);
   return result;
 }
 
 std::optional<std::string> EngineSource::planJson(const std::string& flow) const {
   std::optional<std::string> out;
-  engine_.readPlan(flow, [&out](const PhysicalPlan& plan) { out = http::planJson(plan); });
+  flows_.readPlan(flow, [&out](const PhysicalPlan& plan) { out = http::planJson(plan); });
   return out;
 }
 

@@ -577,7 +577,7 @@ TEST_CASE("a shuffle task aligns its producers' barriers: no commit passes an un
 
 namespace {
 
-// Copy 1 of a flow sharded in 2 (planner/flow_shards.h), its own rows kept in
+// Copy 1 of a flow sharded in 2 (planner/shard_plan.h), its own rows kept in
 // process (executor/exchange.h): its front reads source partition 1 and
 // writes the topic in memory; its back reads "partition 1 of the topic",
 // the rows the other copy's front sent it (keys of shard 1, from partition

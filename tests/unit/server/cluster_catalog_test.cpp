@@ -1,10 +1,10 @@
-// The layout of a cluster's catalog topic (server/cluster_catalog.h): one entry
+// The layout of a cluster's catalog topic (server/cluster/catalog.h): one entry
 // per object, keyed by kind and lower-cased name; a table's INSERTs inside
 // the table's entry; and back to the records a restart replays, in the same
 // order. Which node runs a flow is not in the catalog (the cluster's group
 // decides it): the slot rule is tested here too.
-#include "server/cluster_catalog.h"
-#include "server/cluster_membership.h"
+#include "server/cluster/catalog.h"
+#include "server/cluster/membership.h"
 
 #include <doctest/doctest.h>
 

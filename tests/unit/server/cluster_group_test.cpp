@@ -1,5 +1,5 @@
 // Two members of one cluster's group on the embedded broker
-// (server/cluster_membership.h): how they split the slots, when a member is
+// (server/cluster/membership.h): how they split the slots, when a member is
 // called back, and the holders each names. Not in the TSan build: Debian's
 // librdkafka is not built with TSan, and its threads crash inside TSan's
 // allocator (scripts/sanitize.sh).
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "connectors/embedded/broker.h"
-#include "server/cluster_membership.h"
+#include "server/cluster/membership.h"
 #include "tests/unit/server/server_test_util.h"
 
 using namespace rtsql;

@@ -1,8 +1,8 @@
 // The placement rules every node of a cluster computes alike
-// (server/cluster_membership.h): a flow's slot, the slots CREATE FLOW
+// (server/cluster/membership.h): a flow's slot, the slots CREATE FLOW
 // chooses for a flow's copies or partitions, and the nodes that keep a
 // standby copy of a flow's state.
-#include "server/cluster_membership.h"
+#include "server/cluster/membership.h"
 
 #include <doctest/doctest.h>
 

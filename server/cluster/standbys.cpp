@@ -1,4 +1,4 @@
-#include "server/cluster_standbys.h"
+#include "server/cluster/standbys.h"
 
 #include <fmt/format.h>
 #include <pthread.h>

@@ -1,12 +1,10 @@
-// The engine's side of sharded flows (planner/flow_shards.h): copy 0 of a
-// flow is its own entry of flows_; copies 1 .. N-1 are entries of their own,
-// `<flow>#i`, each with a runtime planned from the flow's plan, so that the
+// Running a sharded flow's copies (planner/shard_plan.h plans them): copy 0
+// of a flow is its own entry of the flow registry; copies 1 .. N-1 are
+// entries of their own, `<flow>#i`, each with a runtime planned from the flow's plan, so that the
 // supervisor, the cluster's slots, the state copies, the standbys and the
 // published progress treat each copy as a flow of its own. Statements name
 // the flow; what they do to it they do to every copy (here, and on the
 // other nodes when they read the change).
-#include "planner/flow_shards.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,11 +14,12 @@
 #include "common/log.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
-#include "server/engine.h"
+#include "planner/shard_plan.h"
+#include "server/flows/flow_registry.h"
 
 namespace rtsql {
 
-std::vector<std::string> Engine::shardEntries(const std::string& flow) const {
+std::vector<std::string> FlowRegistry::shardEntries(const std::string& flow) const {
   // The copies' names sort right after `<flow>#`: a scan of that range, not
   // a lookup per possible copy.
   const std::string key = toLower(flow);
@@ -38,12 +37,12 @@ std::vector<std::string> Engine::shardEntries(const std::string& flow) const {
   return out;
 }
 
-void Engine::syncShards(const std::string& flow) {
+void FlowRegistry::syncShards(const std::string& flow) {
   const std::string key = toLower(flow);
   std::optional<PhysicalPlan> plan;
   FlowControl control;
   {
-    std::lock_guard lock(flowsMu_);
+    std::lock_guard lock(mu_);
     auto it = flows_.find(key);
     if (it != flows_.end() && it->second.runtime) {
       plan = it->second.runtime->plan();
@@ -56,22 +55,22 @@ void Engine::syncShards(const std::string& flow) {
   for (int s = 1; s < shards; ++s) {
     const std::string name = shardFlowName(key, s);
     {
-      std::lock_guard lock(flowsMu_);
+      std::lock_guard lock(mu_);
       auto it = flows_.find(name);
       if (it != flows_.end() && it->second.runtime) continue;
     }
     auto runtime = makeRuntime(planForShard(*plan, s), name);
-    std::lock_guard lock(flowsMu_);
+    std::lock_guard lock(mu_);
     FlowControl c = control;
     c.runningSinceMicros = monotonicMicros();
-    flows_[name] = FlowEntry{std::move(runtime), std::move(c)};
+    flows_[name] = Entry{std::move(runtime), std::move(c)};
   }
 }
 
-void Engine::dropShards(const std::string& flow) {
+void FlowRegistry::dropShards(const std::string& flow) {
   std::vector<std::pair<std::string, std::unique_ptr<FlowRuntime>>> gone;
   {
-    std::lock_guard lock(flowsMu_);
+    std::lock_guard lock(mu_);
     for (const std::string& name : shardEntries(flow)) {
       gone.emplace_back(name, std::move(flows_[name].runtime));
       flows_.erase(name);
@@ -80,7 +79,7 @@ void Engine::dropShards(const std::string& flow) {
   for (auto& [name, rt] : gone) {
     // As DROP FLOW does with the flow: the node that runs a copy deletes its
     // state copy once it is stopped.
-    const bool dropCopy = rt && rt->plan().keepsState() && flowRunsHere(name, rt.get());
+    const bool dropCopy = rt && rt->plan().keepsState() && runsHere(name, rt.get());
     rt.reset();
     std::error_code ec;
     std::filesystem::remove_all(flowDir(name), ec);
@@ -94,43 +93,43 @@ void Engine::dropShards(const std::string& flow) {
   }
 }
 
-void Engine::stopShards(const std::string& flow) {
+void FlowRegistry::stopShards(const std::string& flow) {
   std::vector<FlowRuntime*> runtimes;
   {
-    std::lock_guard lock(flowsMu_);
+    std::lock_guard lock(mu_);
     for (const std::string& name : shardEntries(flow)) {
       if (FlowRuntime* rt = flows_[name].runtime.get()) runtimes.push_back(rt);
     }
   }
-  // Runtimes stay alive under ddlMu_ (only statements drop them).
+  // Runtimes stay alive under the statement lock (only statements drop them).
   for (FlowRuntime* rt : runtimes) rt->stop();
 }
 
-void Engine::startShardsHere(const std::string& flow) {
+void FlowRegistry::startShardsHere(const std::string& flow) {
   std::vector<std::pair<std::string, FlowRuntime*>> runtimes;
   {
-    std::lock_guard lock(flowsMu_);
+    std::lock_guard lock(mu_);
     for (const std::string& name : shardEntries(flow)) {
       if (FlowRuntime* rt = flows_[name].runtime.get()) runtimes.emplace_back(name, rt);
     }
   }
   for (auto& [name, rt] : runtimes) {
-    if (!flowRunsHere(name, rt) || rt->state() == FlowState::Running) continue;
+    if (!runsHere(name, rt) || rt->state() == FlowState::Running) continue;
     try {
       rt->stop();  // a failed run leaves threads and slots to collect
       startRuntime(name, *rt);
-      std::lock_guard lock(flowsMu_);
+      std::lock_guard lock(mu_);
       flows_[name].control.runningSinceMicros = monotonicMicros();
     } catch (const SqlError& e) {
       // The supervisor tries it again when it can be retried.
-      std::lock_guard lock(flowsMu_);
+      std::lock_guard lock(mu_);
       flows_[name].control.lastError = e.message();
       logLine(fmt::format("flow \"{}\" cannot start: {}", name, e.message()));
     }
   }
 }
 
-void Engine::dropExchangeTopics(const std::string& flow,
+void FlowRegistry::dropExchangeTopics(const std::string& flow,
                                 const std::vector<ExchangeSpec>& exchange) {
   for (const ExchangeSpec& spec : exchange) {
     try {
@@ -142,15 +141,6 @@ void Engine::dropExchangeTopics(const std::string& flow,
                           e.message()));
     }
   }
-}
-
-Catalog::FlowPtr Engine::findFlowOrCopy(const std::string& name) const {
-  if (Catalog::FlowPtr def = catalog_.findFlow(name)) return def;
-  auto shard = splitShardFlowName(toLower(name));
-  if (!shard) return nullptr;
-  Catalog::FlowPtr def = catalog_.findFlow(shard->first);
-  std::lock_guard lock(flowsMu_);
-  return def && flows_.count(toLower(name)) ? def : nullptr;
 }
 
 }  // namespace rtsql

@@ -1,4 +1,4 @@
-#include "server/cluster_membership.h"
+#include "server/cluster/membership.h"
 
 #include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
@@ -18,7 +18,7 @@
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 
 namespace rtsql {
 
@@ -135,7 +135,7 @@ std::vector<int> placeFlowSlots(int first, int pieces, int slots,
 }
 
 struct ClusterMembership::Impl {
-  ClusterMembershipOptions options;
+  ClusterOptions options;
   std::string topic;
   kafka::HandlePtr consumer;
   // Claims and reads who holds each slot, as offsets of the group
@@ -314,13 +314,13 @@ struct ClusterMembership::Impl {
   }
 };
 
-ClusterMembership::ClusterMembership(ClusterMembershipOptions options)
+ClusterMembership::ClusterMembership(ClusterOptions options)
     : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
   impl_->options = options_;
-  impl_->topic = clusterSlotsTopic(options_.cluster);
-  const std::string group = "_rtsql-" + options_.cluster + "-nodes";
-  const std::string timeout = std::to_string(options_.sessionTimeoutMs);
-  const std::string heartbeat = std::to_string(std::max(500, options_.sessionTimeoutMs / 5));
+  impl_->topic = clusterSlotsTopic(options_.name);
+  const std::string group = "_rtsql-" + options_.name + "-nodes";
+  const std::string timeout = std::to_string(options_.nodeTimeoutMs);
+  const std::string heartbeat = std::to_string(std::max(500, options_.nodeTimeoutMs / 5));
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set_opaque(conf, impl_.get());
   rd_kafka_conf_set_rebalance_cb(
@@ -347,7 +347,7 @@ ClusterMembership::ClusterMembership(ClusterMembershipOptions options)
   const std::pair<const char*, std::string> holdersSettings[] = {
       {"bootstrap.servers", options_.bootstrap},
       {"client.id", "rtsqld-node-holders"},
-      {"group.id", "_rtsql-" + options_.cluster + "-holders"},
+      {"group.id", "_rtsql-" + options_.name + "-holders"},
       {"enable.auto.commit", "false"},
       {"enable.auto.offset.store", "false"},
   };

@@ -25,14 +25,9 @@
 #include <vector>
 
 #include "executor/metrics/cluster_progress_json.h"
+#include "server/cluster/options.h"
 
 namespace rtsql {
-
-struct ClusterProgressOptions {
-  std::string cluster;    // the cluster's name
-  std::string bootstrap;  // its Kafka
-  std::string node;       // this node's name
-};
 
 std::string clusterProgressTopic(const std::string& cluster);
 
@@ -40,7 +35,7 @@ class ClusterProgress {
  public:
   static constexpr int64_t kFreshMicros = 15'000'000;
 
-  explicit ClusterProgress(ClusterProgressOptions options);
+  explicit ClusterProgress(ClusterOptions options);
   ~ClusterProgress();
   ClusterProgress(const ClusterProgress&) = delete;
   ClusterProgress& operator=(const ClusterProgress&) = delete;

@@ -1,4 +1,4 @@
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,8 +1,8 @@
-// Sharded flows' plans (planner/flow_shards.h): copies' names, the exchange
+// Sharded flows' plans (planner/shard_plan.h): copies' names, the exchange
 // that replaces the shuffle between the copies (a front stage per input of
 // the stateful stage, a back stage reading the copy's partition), each
 // copy's share of the source and exchange partitions, and EXPLAIN of a copy.
-#include "planner/flow_shards.h"
+#include "planner/shard_plan.h"
 
 #include <doctest/doctest.h>
 

@@ -12,7 +12,7 @@
 //   table/<name>      the CREATE TABLE, then each INSERT into it in order
 //   flow/<name>       the CREATE FLOW (with whether it should run and its
 //                     session settings); which node runs it is the cluster's
-//                     group's choice (server/cluster_membership.h)
+//                     group's choice (server/cluster/membership.h)
 // A DROP writes a tombstone (no value) under the object's key. A statement's
 // records are written in one Kafka transaction; compaction keeps each key's
 // last record at its offset, so replaying the topic in offset order creates
@@ -51,15 +51,9 @@
 #include <vector>
 
 #include "server/catalog_file.h"
+#include "server/cluster/options.h"
 
 namespace rtsql {
-
-struct ClusterOptions {
-  std::string name;       // the cluster's name (--cluster)
-  std::string bootstrap;  // its Kafka (--kafka), resolved
-  std::string node;       // this node's name (--node-name)
-  int nodeTimeoutMs = 10000;  // --node-timeout: silence after which a node's flows move
-};
 
 // One object of the catalog topic: its key and its records (none: dropped).
 struct ClusterEntry {

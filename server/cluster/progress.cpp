@@ -1,4 +1,4 @@
-#include "server/cluster_progress.h"
+#include "server/cluster/progress.h"
 
 #include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
@@ -41,7 +41,7 @@ std::string clusterProgressTopic(const std::string& cluster) {
 }
 
 struct ClusterProgress::Impl {
-  ClusterProgressOptions options;
+  ClusterOptions options;
   std::string topic;
   std::function<std::vector<NodeProgress>()> gather;
   std::thread thread;
@@ -68,7 +68,7 @@ struct ClusterProgress::Impl {
           {{"cleanup.policy", "delete"}, {"retention.ms", "60000"}, {"segment.ms", "60000"}},
           kTopicWaitMs, "create the topic with one partition, or check the broker's ACLs");
       (void)t;
-      const std::string group = "_rtsql-" + options.cluster + "-progress-reader";
+      const std::string group = "_rtsql-" + options.name + "-progress-reader";
       consumer = kafka::newClient(RD_KAFKA_CONSUMER, options.bootstrap, Options(),
                                   {{"client.id", "rtsqld-progress"}},
                                   {{"group.id", group.c_str()},
@@ -165,8 +165,8 @@ struct ClusterProgress::Impl {
   }
 };
 
-ClusterProgress::ClusterProgress(ClusterProgressOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->topic = clusterProgressTopic(options.cluster);
+ClusterProgress::ClusterProgress(ClusterOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->topic = clusterProgressTopic(options.name);
   impl_->options = std::move(options);
 }
 

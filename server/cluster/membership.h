@@ -29,7 +29,7 @@
 // stage over a Kafka source of several partitions) is not placed whole: each
 // of its partitions belongs to a slot of its own (share() below), and each
 // node reads the partitions of the slots it holds. The copies of a sharded
-// flow (planner/flow_shards.h) each belong to a slot of their own too.
+// flow (planner/shard_plan.h) each belong to a slot of their own too.
 // Which slots a flow's copies or partitions take is chosen once, by CREATE
 // FLOW on the node that runs the statement, from who held which slot then
 // (placeFlowSlots below), and recorded with the flow, so that every node
@@ -51,19 +51,13 @@
 #include <vector>
 
 #include "planner/physical_plan.h"
+#include "server/cluster/options.h"
 
 namespace rtsql {
 
-struct ClusterMembershipOptions {
-  std::string cluster;    // the cluster's name
-  std::string bootstrap;  // its Kafka
-  std::string node;       // this node's name
-  int sessionTimeoutMs = 10000;
-};
-
 std::string clusterSlotsTopic(const std::string& cluster);
 // The slot of flow `name` among `slots` (lower-cased before hashing); copy i
-// of a sharded flow (planner/flow_shards.h) the slot i after its flow's.
+// of a sharded flow (planner/shard_plan.h) the slot i after its flow's.
 int flowSlot(const std::string& name, int slots);
 
 // The slots of a flow's `pieces` (its copies, or the partitions of a flow
@@ -80,7 +74,7 @@ std::vector<int> placeFlowSlots(int first, int pieces, int slots,
                                 const std::map<int, std::string>& holders);
 
 // The `replicas` nodes that keep a standby copy of a flow that `owner` runs
-// (server/cluster_standbys.h): the nodes that follow the owner among `nodes`
+// (server/cluster/standbys.h): the nodes that follow the owner among `nodes`
 // in name order, coming round after the last (fewer when there are not so
 // many others). Every node computes the same from the same view.
 std::vector<std::string> standbyNodes(const std::string& owner, const std::set<std::string>& nodes,
@@ -91,7 +85,7 @@ class ClusterMembership {
   // Creates the slots topic when it is missing and learns its partition
   // count. Throws SqlError 08006 when the Kafka cannot be reached. Joins
   // nothing yet.
-  explicit ClusterMembership(ClusterMembershipOptions options);
+  explicit ClusterMembership(ClusterOptions options);
   ~ClusterMembership();
   ClusterMembership(const ClusterMembership&) = delete;
   ClusterMembership& operator=(const ClusterMembership&) = delete;
@@ -140,7 +134,7 @@ class ClusterMembership {
 
  private:
   struct Impl;
-  ClusterMembershipOptions options_;
+  ClusterOptions options_;
   int slotCount_ = 0;
   std::unique_ptr<Impl> impl_;
 };

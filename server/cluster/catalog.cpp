@@ -1,4 +1,4 @@
-#include "server/cluster_catalog.h"
+#include "server/cluster/catalog.h"
 
 #include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
@@ -53,7 +53,7 @@ std::vector<CatalogRecord> clusterRecords(const std::vector<ClusterEntry>& entri
     if (!e.records) continue;
     for (const CatalogRecord& r : *e.records) {
       // A catalog of an earlier rtsqld named each flow's node after it; the
-      // group decides that now (server/cluster_membership.h).
+      // group decides that now (server/cluster/membership.h).
       if (r.kind == "node") continue;
       out.push_back(r);
     }

@@ -1,6 +1,6 @@
 // Standby replicas of a cluster's stateful flows: with 'standby.replicas' =
 // 'N', the N nodes that follow the flow's runner in name order
-// (standbyNodes() in server/cluster_membership.h) each keep a warm copy of
+// (standbyNodes() in server/cluster/membership.h) each keep a warm copy of
 // its state (executor/state_standby.h), kept in step with the flow's state
 // copy in Kafka while the flow runs elsewhere. When one of them takes the
 // flow over (its runner died or left), the flow starts from that copy, read

@@ -1,0 +1,377 @@
+// The replay of the catalog store (server/catalog_store.h): at start, what
+// it holds is run again through the statement handlers (flows through
+// restoreFlow, which plans them without starting them: the flow registry's
+// supervisor starts them); what needs a remote service that is away is put
+// off and tried again on a thread of its own. A change another node of a
+// cluster makes to the catalog goes the same way: each change makes the
+// object it names here what the change says, through the same handlers, so
+// that an object is created, dropped and checked on every node as on the
+// node whose statement made it. A replay's session says it replays (its
+// statements are not checked or recorded again) and whether its maker holds
+// the statement lock (server/statement_lock.h).
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "common/interrupt.h"
+#include "common/log.h"
+#include "connectors/net/http_client.h"
+#include "parser/parser.h"
+#include "planner/processor.h"
+#include "planner/shard_plan.h"
+#include "planner/user_function.h"
+#include "server/engine.h"
+
+namespace rtsql {
+
+namespace {
+
+std::string quoteIdentifier(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+// The kinds of object a change may name; each is also the keyword of its
+// DROP statement.
+bool knownKind(const std::string& kind) {
+  for (const char* k : {"function", "processor", "source", "sink", "table", "flow"}) {
+    if (kind == k) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Engine::replayStatement(EngineSession& s, const std::string& sql, ResultWriter& out) {
+  std::vector<ast::StatementPtr> stmts = parseStatements(sql);
+  if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "not one statement");
+  executeStatement(s, *stmts.front(), out);
+}
+
+void Engine::restore() {
+  // Ready before the flows are restored: each restored flow tells it the
+  // slots CREATE FLOW chose for its copies or partitions.
+  flows_.placement().open();
+  if (store_) {
+    std::vector<CatalogRecord> records = store_->load();
+    // Nothing else runs yet (no sessions, no supervisor), and the statement
+    // handlers take the statement lock themselves.
+    // A restart never waits on a remote service: what needs one (a source
+    // whose columns a schema registry gives) fails at once, and is put off.
+    net::NoWaitScope noWait;
+    ReplayWriter discard;
+    EngineSession session;
+    session.replay = true;
+    int restored = 0;
+    for (const CatalogRecord& r : records) {
+      try {
+        if (r.kind == "flow") {
+          restoreFlow(r);
+        } else {
+          // A function or processor is created again as its owner's.
+          session.user = r.owner;
+          replayStatement(session, r.sql, discard);
+        }
+        ++restored;
+      } catch (const std::exception& e) {
+        const auto* sqlError = dynamic_cast<const SqlError*>(&e);
+        // Put off when it needed a remote service, or may need what was put
+        // off (a flow reading a source that is not back yet).
+        if ((sqlError && sqlError->sqlstate() == sqlstate::kConnectionFailure) ||
+            !deferred_.empty()) {
+          logLine(fmt::format("restoring {} \"{}\" later: {}", r.kind, r.name,
+                              sqlError ? sqlError->message() : e.what()));
+          deferred_.push_back(r);
+          continue;
+        }
+        logLine(fmt::format("cannot restore {} \"{}\": {}; it is kept in the catalog file", r.kind,
+                            r.name, sqlError ? sqlError->message() : e.what()));
+        unrestored_.push_back(r);
+      }
+    }
+    if (!records.empty()) {
+      logLine(fmt::format("restored {} of {} catalog entries from {}", restored, records.size(),
+                          store_->where()));
+    }
+    store_->follow([this](const StoredChange& change) { applyChange(change); });
+  }
+  flows_.start([this](const std::string& name) { return planRestoredFlow(name); });
+  if (!deferred_.empty()) {
+    restorer_ = std::thread([this] { restoreDeferred(); });
+    pthread_setname_np(restorer_.native_handle(), "restore-later");
+  }
+}
+
+void Engine::restoreDeferred() {
+  // Its waits on a remote service end when the engine shuts down.
+  InterruptScope interrupt(
+      [](const void* e) { return static_cast<const Engine*>(e)->restorerStop_.load(); }, this);
+  ReplayWriter discard;
+  EngineSession session;
+  session.replay = true;
+  int64_t waitMs = 1000;
+  for (;;) {
+    {
+      std::unique_lock lock(restorerMu_);
+      restorerCv_.wait_for(lock, std::chrono::milliseconds(waitMs),
+                           [&] { return restorerStop_.load(); });
+      if (restorerStop_.load()) return;
+    }
+    std::vector<CatalogRecord> pending;
+    {
+      std::lock_guard lock(statements_.mutex());
+      pending = deferred_;
+    }
+    for (const CatalogRecord& r : pending) {
+      try {
+        if (r.kind == "flow") {
+          // Planned without waiting: a plan that needs a remote service is
+          // the supervisor's to make later, as for a broker away.
+          net::NoWaitScope noWait;
+          std::lock_guard lock(statements_.mutex());
+          restoreFlow(r);
+        } else {
+          // A source's remote service is asked outside the statement lock:
+          // the statement takes it to change the catalog.
+          replayStatement(session, r.sql, discard);
+        }
+        logLine(fmt::format("restored {} \"{}\"", r.kind, r.name));
+        std::lock_guard lock(statements_.mutex());
+        auto it = std::find_if(deferred_.begin(), deferred_.end(), [&](const CatalogRecord& o) {
+          return o.kind == r.kind && o.name == r.name && o.sql == r.sql;
+        });
+        if (it != deferred_.end()) deferred_.erase(it);
+      } catch (const Interrupted&) {
+        return;
+      } catch (const std::exception&) {
+        // Still away, or needing what is: tried again next round.
+      }
+    }
+    {
+      std::lock_guard lock(statements_.mutex());
+      if (deferred_.empty()) return;
+    }
+    waitMs = std::min<int64_t>(waitMs * 2, 30000);
+  }
+}
+
+void Engine::restoreFlow(const CatalogRecord& record) {
+  std::vector<ast::StatementPtr> stmts = parseStatements(record.sql);
+  if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::CreateFlow) {
+    throw SqlError(sqlstate::kIoError, "not a CREATE FLOW statement");
+  }
+  const auto& stmt = static_cast<const ast::CreateFlow&>(*stmts.front());
+  FlowControl control;
+  control.wantRunning = record.running;
+  control.settings = record.settings;
+  EngineSession session;
+  for (const auto& [k, v] : record.settings) session.settings.set(k, v);
+  flows_.adoptLegacyFlowDir(stmt.name);
+  // Also when it cannot be planned yet: SHOW FLOWS names where it runs.
+  flows_.placement().setFlowSlots(
+      stmt.name, parseClusterSlots(session.settings.getString(kClusterSlotsSetting)));
+
+  FlowDef def;
+  def.name = stmt.name;
+  def.sink = stmt.sink;
+  def.sql = stmt.text;
+  def.queryText = stmt.queryText;
+  def.functions = userFunctionsCalled(*stmt.query, catalog_);
+  def.processors = processorsUsed(*stmt.query);
+  def.owner = record.owner;
+  std::unique_ptr<FlowRuntime> runtime;
+  std::vector<std::string> inputs;
+  try {
+    PhysicalPlan plan = planFlow(stmt, planContext(session));
+    def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
+    def.options = plan.flowOptions;
+    inputs = flowInputs(plan, stmt.sink);
+    runtime = flows_.makeRuntime(std::move(plan), stmt.name);
+  } catch (const SqlError& e) {
+    // The plan needs the sources' partition counts: with a broker away, the
+    // flow is restored without a runtime and the supervisor plans it later.
+    control.lastError = e.message();
+    if (!FlowRegistry::retryable(e.sqlstate())) throw;
+  }
+  catalog_.addFlow(std::move(def), false, stmt.namePos);
+  if (runtime) catalog_.setFlowInputs(stmt.name, inputs);
+  flows_.add(stmt.name, std::move(runtime), std::move(control));
+  flows_.syncShards(stmt.name);
+}
+
+FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
+  Catalog::FlowPtr def = catalog_.findFlow(name);
+  if (!def) return nullptr;
+  std::vector<ast::StatementPtr> stmts = parseStatements(def->sql);
+  const auto& stmt = static_cast<const ast::CreateFlow&>(*stmts.front());
+  EngineSession session;
+  for (const auto& [k, v] : flows_.control(name).settings) session.settings.set(k, v);
+  PhysicalPlan plan = planFlow(stmt, planContext(session));
+  {
+    // Restored before it could be planned: the definition gets what only the
+    // plan knows (its checkpoint interval and options).
+    FlowDef planned = *def;
+    planned.checkpointIntervalMicros = plan.checkpointIntervalMicros;
+    planned.options = plan.flowOptions;
+    catalog_.dropFlow(name, true, SqlError::npos);
+    catalog_.addFlow(std::move(planned), false, SqlError::npos);
+  }
+  catalog_.setFlowInputs(stmt.name, flowInputs(plan, stmt.sink));
+  auto runtime = flows_.makeRuntime(std::move(plan), stmt.name);
+  FlowRuntime* rt = runtime.get();
+  flows_.setRuntime(name, std::move(runtime));
+  flows_.syncShards(name);
+  return rt;
+}
+
+void Engine::applyChange(const StoredChange& change) {
+  // Not a structured binding: the lambdas below capture these (clang 14,
+  // the sanitizer builds' compiler, refuses to capture a binding).
+  const std::string& kind = change.kind;
+  const std::string& lowerName = change.name;
+  if (!knownKind(kind)) {
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("unknown kind of catalog entry '{}/{}'", kind, lowerName));
+  }
+  // The whole change under the statement lock: its statements run with a
+  // session that says so, and take it no more.
+  std::unique_lock lock(statements_.mutex());
+  ReplayWriter discard;
+  EngineSession session;
+  session.replay = true;
+  session.holdsLock = true;
+  auto run = [&](const std::string& sql) { replayStatement(session, sql, discard); };
+  // The object as this node has it: its declared name and statement.
+  std::string name, sql;
+  auto have = [&](const auto& def) {
+    if (def) {
+      name = def->name;
+      sql = def->sql;
+    }
+  };
+  if (kind == "function") have(catalog_.findFunction(lowerName));
+  if (kind == "processor") have(catalog_.findProcessor(lowerName));
+  if (kind == "source") have(catalog_.findSource(lowerName));
+  if (kind == "sink") have(catalog_.findSink(lowerName));
+  if (kind == "table") have(catalog_.findTable(lowerName));
+  if (kind == "flow") have(catalog_.findFlow(lowerName));
+  // A record this node could not apply before is replaced by the change.
+  std::erase_if(unrestored_, [&](const CatalogRecord& r) {
+    return (r.kind == "insert" ? "table" : r.kind) == kind && toLower(r.name) == lowerName;
+  });
+  auto dropHere = [&] {
+    if (!name.empty()) run(fmt::format("DROP {} IF EXISTS {}", kind, quoteIdentifier(name)));
+    name.clear();
+  };
+  if (change.records.empty()) {
+    dropHere();
+    return;
+  }
+  const std::vector<CatalogRecord>& records = change.records;
+  const CatalogRecord& main = records.front();
+  // The object is made here as its owner's, as on the node that made it.
+  // (A change that differs from this node's object in its owner alone comes
+  // only from a node of an earlier version, which writes none: it is left
+  // as it is here, rather than dropped and made again under flows that use
+  // it.)
+  session.user = main.owner;
+  try {
+    if (kind == "flow") {
+      // A sharded flow made again with the same statement is another flow:
+      // it exchanges its rows through topics of its own (planner/shard_plan.h),
+      // and its copies (or a spread flow's partitions) may be on other slots.
+      auto setting = [](const std::vector<std::pair<std::string, std::string>>& settings,
+                        const char* key) {
+        for (const auto& [k, v] : settings) {
+          if (k == key) return v;
+        }
+        return std::string();
+      };
+      bool samePlacement = true;
+      if (!name.empty()) {
+        const auto mine = flows_.control(name).settings;
+        for (const char* key : {kExchangeIdSetting, kExchangeLocalSetting, kClusterSlotsSetting})
+          samePlacement = samePlacement && setting(mine, key) == setting(main.settings, key);
+      }
+      if (!name.empty() && sql == main.sql && samePlacement) {
+        // The same flow: whether it should run may have changed.
+        FlowRuntime* rt = flows_.findRuntime(name);
+        bool wasWanted = false;
+        flows_.updateControl(name, [&](FlowControl& c) {
+          c.settings = main.settings;
+          wasWanted = c.wantRunning;
+        });
+        if (wasWanted != main.running) flows_.setWantRunning(name, main.running);
+        const bool started = main.running && !wasWanted;
+        if (!main.running) {
+          if (rt) rt->stop();
+          flows_.stopShards(name);
+          return;
+        }
+        // A sharded flow's copies that run here start again too (a failed
+        // one included); the others, on the nodes that run them.
+        if (started) flows_.startShardsHere(name);
+        if (rt && !flows_.runsHere(name, rt)) {
+          rt->stop();
+          return;
+        }
+        if (started) {
+          // START FLOW on another node: as START FLOW here, a flow that
+          // failed is started again too. When it cannot start now, the
+          // supervisor retries it.
+          try {
+            if (!rt) rt = planRestoredFlow(name);
+            if (!flows_.runsHere(name, rt)) return;
+            rt->stop();
+            flows_.startRuntime(name, *rt);
+            flows_.updateControl(name,
+                                 [](FlowControl& c) { c.runningSinceMicros = monotonicMicros(); });
+          } catch (const SqlError& e) {
+            flows_.updateControl(name, [&](FlowControl& c) { c.lastError = e.message(); });
+          }
+        }
+        return;
+      }
+      dropHere();
+      restoreFlow(main);
+      return;
+    }
+    if (kind == "table" && !name.empty() && sql == main.sql) {
+      // The same table: the INSERTs this node does not have yet.
+      const std::vector<std::string> mine = tableInserts_[toLower(name)];
+      const size_t theirs = records.size() - 1;
+      bool prefix = mine.size() <= theirs;
+      for (size_t i = 0; prefix && i < mine.size(); ++i) prefix = records[i + 1].sql == mine[i];
+      if (prefix) {
+        for (size_t i = mine.size(); i < theirs; ++i) run(records[i + 1].sql);
+        return;
+      }
+    }
+    if (!name.empty() && sql == main.sql) return;
+    // Another definition: CREATE OR REPLACE replaces a function or processor
+    // in place (flows may call it); anything else is dropped and created.
+    if (!name.empty() && (kind == "function" || kind == "processor")) {
+      try {
+        run(main.sql);
+        return;
+      } catch (const SqlError&) {
+        // Not OR REPLACE: the other node dropped it and created it anew.
+      }
+    }
+    dropHere();
+    for (const CatalogRecord& r : records) run(r.sql);
+  } catch (const std::exception&) {
+    // Kept as it came, as a restart keeps what it cannot restore, so that
+    // this node never writes the cluster's catalog without it.
+    for (const CatalogRecord& r : records) unrestored_.push_back(r);
+    throw;
+  }
+}
+
+}  // namespace rtsql

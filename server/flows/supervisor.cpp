@@ -1,0 +1,179 @@
+// The flow supervisor: starts restored flows and restarts failed ones with
+// backoff; and the release of the flows whose placement moved elsewhere
+// (server/flows/flow_registry.h).
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "server/flows/flow_registry.h"
+
+namespace rtsql {
+
+namespace {
+
+// How often the supervisor looks at the flows, and the bounds of its backoff.
+constexpr int kSuperviseEveryMs = 200;
+constexpr int64_t kFirstRetryMicros = 500'000;
+constexpr int64_t kMaxRetryMicros = 60'000'000;
+// A flow that has run this long without failing has recovered: its backoff
+// starts over.
+constexpr int64_t kSteadyMicros = 60'000'000;
+
+int64_t backoffMicros(int attempts) {
+  int64_t d = kFirstRetryMicros;
+  for (int i = 1; i < attempts && d < kMaxRetryMicros; ++i) d *= 2;
+  return std::min(d, kMaxRetryMicros);
+}
+
+}  // namespace
+
+bool FlowRegistry::retryable(const std::string& sqlstate) {
+  // Bad data (class 22), a plan that no longer binds (42), a feature that
+  // is not there (0A), checkpoints that cannot be read (XX001) or a Python
+  // call past its time limit (57014: it meets the same record again) fail the
+  // same way on every retry: the user must act. The rest (a broker away, a
+  // full disk, no free slots, an internal error) may pass.
+  return !(sqlstate.starts_with("22") || sqlstate.starts_with("42") || sqlstate.starts_with("0A") ||
+           sqlstate == sqlstate::kDataCorrupted || sqlstate == sqlstate::kQueryCanceled);
+}
+
+void FlowRegistry::start(std::function<FlowRuntime*(const std::string&)> plan) {
+  plan_ = std::move(plan);
+  PlacementHooks hooks;
+  // Slots given up: their flows stop before another node may start them.
+  // The supervisor lets go of the statement lock between two starts while a
+  // release waits for it, so that the group's callback is not held up by
+  // every start of a round.
+  hooks.release = [this] {
+    releasePending_ = true;
+    struct Done {
+      std::atomic<bool>& pending;
+      ~Done() { pending = false; }  // also if the release throws
+    } done{releasePending_};
+    releaseFlows();
+  };
+  hooks.forEachFlow = [this](const PlacementHooks::Visit& visit) {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, entry] : flows_) visit(name, entry.runtime.get());
+  };
+  hooks.stateCopy = [this](const std::string& flow) { return stateCopyFor(flow); };
+  placement_->start(std::move(hooks));
+  supervisor_ = std::thread([this] { supervise(); });
+  pthread_setname_np(supervisor_.native_handle(), "flow-supervisor");
+}
+
+void FlowRegistry::supervise() {
+  std::unique_lock lock(supervisorMu_);
+  while (!supervisorStop_) {
+    supervisorCv_.wait_for(lock, std::chrono::milliseconds(kSuperviseEveryMs),
+                           [&] { return supervisorStop_; });
+    if (supervisorStop_) break;
+    lock.unlock();
+    try {
+      superviseOnce();
+    } catch (const std::exception& e) {
+      logLine(fmt::format("flow supervisor: {}", e.what()));
+    }
+    lock.lock();
+  }
+}
+
+void FlowRegistry::releaseFlows(bool held) {
+  std::unique_lock statements(statements_.mutex(), std::defer_lock);
+  if (!held) statements.lock();
+  std::vector<std::pair<FlowRuntime*, std::string>> leaving;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, entry] : flows_) {
+      FlowRuntime* rt = entry.runtime.get();
+      if (!rt || rt->state() == FlowState::Stopped) continue;
+      std::string why = placement_->releaseReason(name, *rt);
+      if (!why.empty()) leaving.emplace_back(rt, std::move(why));
+    }
+  }
+  // Runtimes stay alive under the statement lock (only statements drop them).
+  for (const auto& [rt, why] : leaving) {
+    logLine(fmt::format("flow \"{}\" stops here: {}", rt->plan().flowName, why));
+    rt->stop();
+  }
+}
+
+void FlowRegistry::superviseOnce() {
+  std::unique_lock statements(statements_.mutex(), std::try_to_lock);
+  if (!statements.owns_lock()) return;  // a statement is changing flows: look again later
+  releaseFlows(true);
+  const int64_t now = monotonicMicros();
+  std::vector<std::string> names;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, entry] : flows_) {
+      // A flow without a plan is planned on every node (whether it runs here
+      // may depend on its plan: a spread flow's partitions).
+      if (entry.control.wantRunning && (runsHere(name, entry.runtime.get()) || !entry.runtime)) {
+        names.push_back(name);
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    {
+      std::lock_guard lock(supervisorMu_);
+      if (supervisorStop_) return;
+    }
+    // The group waits for a release (the rest of the round comes next time).
+    if (releasePending_.load()) return;
+    FlowRuntime* rt = findRuntime(name);
+    FlowState state = rt ? rt->state() : FlowState::Stopped;
+    std::unique_lock lock(mu_);
+    FlowControl& c = flows_[name].control;
+    if (state == FlowState::Running) {
+      if (c.attempts > 0 && now - c.runningSinceMicros > kSteadyMicros) c.attempts = 0;
+      continue;
+    }
+    if (state == FlowState::Failed) {
+      if (!retryable(rt->failureCode())) continue;  // reported as failed until START FLOW
+      if (!c.failureSeen) {
+        c.failureSeen = true;
+        c.lastError = rt->failureReason();
+        ++c.attempts;
+        c.nextAttemptMicros = now + backoffMicros(c.attempts);
+        logLine(fmt::format("flow \"{}\" failed: {}; restarting it in {:.1f} s", name, c.lastError,
+                            static_cast<double>(c.nextAttemptMicros - now) / 1e6));
+        continue;
+      }
+    }
+    if (now < c.nextAttemptMicros) continue;
+    lock.unlock();
+    try {
+      if (!rt) rt = plan_(name);
+      if (!rt) continue;
+      if (!runsHere(name, rt)) continue;
+      rt->stop();  // collects the threads and slots of a failed run
+      startRuntime(name, *rt);
+      lock.lock();
+      c.failureSeen = false;
+      c.lastError.clear();
+      c.runningSinceMicros = now;
+      lock.unlock();
+      logLine(fmt::format("flow \"{}\" is running", name));
+    } catch (const SqlError& e) {
+      if (!retryable(e.sqlstate())) {
+        // The runtime reports itself failed; it stays so until START FLOW.
+        logLine(fmt::format("flow \"{}\" cannot start: {}", name, e.message()));
+        continue;
+      }
+      lock.lock();
+      c.lastError = e.message();
+      c.failureSeen = true;
+      ++c.attempts;
+      c.nextAttemptMicros = monotonicMicros() + backoffMicros(c.attempts);
+      lock.unlock();
+      logLine(fmt::format("flow \"{}\" cannot start: {}; next attempt in {:.1f} s", name,
+                          e.message(), static_cast<double>(backoffMicros(c.attempts)) / 1e6));
+    }
+  }
+}
+
+}  // namespace rtsql
