@@ -762,8 +762,23 @@ class SubscriptExpr final : public Expr {
 
 // ---- operator names -----------------------------------------------------------
 
+// The aggregate functions by every name a query may call them (Spark's
+// aliases included); planner/aggregate_binder.cpp binds each.
+const std::vector<std::string>& aggregateNames() {
+  static const std::vector<std::string> names = {
+      "count", "sum", "min", "max", "avg",
+      "count_if", "stddev", "std", "stddev_samp", "stddev_pop", "variance", "var_samp",
+      "var_pop", "bool_and", "bool_or", "every", "some", "any", "max_by", "min_by", "first",
+      "last", "any_value", "collect_list", "array_agg", "collect_set", "string_agg", "listagg",
+      "approx_count_distinct"};
+  return names;
+}
+
 bool isAggregateName(const std::string& lname) {
-  return lname == "count" || lname == "sum" || lname == "min" || lname == "max" || lname == "avg";
+  for (const std::string& n : aggregateNames()) {
+    if (n == lname) return true;
+  }
+  return false;
 }
 
 size_t editDistance(std::string_view a, std::string_view b) {
@@ -851,7 +866,7 @@ ExprPtr makeLiteral(Value value, DataTypePtr type) {
 bool isAggregateFunction(const std::string& name) { return isAggregateName(toLower(name)); }
 
 std::vector<std::string> functionNames() {
-  std::vector<std::string> names = {"avg", "count", "max", "min", "sum"};
+  std::vector<std::string> names = aggregateNames();
   for (const auto& [name, def] : functionTable()) {
     if (!name.empty() && std::isalpha(static_cast<unsigned char>(name[0]))) names.push_back(name);
   }

@@ -132,6 +132,26 @@ struct BoundAggregate {
   ExprPtr ref;  // the column of the aggregate's output
 };
 
+// Whether DISTINCT changes the aggregate's answer (it does not for the
+// extremes, the booleans, a set, or the first and last value).
+bool distinctMatters(AggregateFunction f) {
+  switch (f) {
+    case AggregateFunction::Min:
+    case AggregateFunction::Max:
+    case AggregateFunction::BoolAnd:
+    case AggregateFunction::BoolOr:
+    case AggregateFunction::MaxBy:
+    case AggregateFunction::MinBy:
+    case AggregateFunction::First:
+    case AggregateFunction::Last:
+    case AggregateFunction::CollectSet:
+    case AggregateFunction::ApproxCountDistinct:
+      return false;
+    default:
+      return true;
+  }
+}
+
 }  // namespace
 
 bool readsSessionUpdates(const NodePtr& node) {
@@ -146,6 +166,65 @@ bool readsSessionUpdates(const NodePtr& node) {
   return false;
 }
 
+namespace {
+
+// A constant argument of an aggregate (ignoreNulls, a
+// separator): bound without columns and evaluated once.
+Value constantArg(const ast::Expr& a, const std::string& fname, const char* what) {
+  const Scope none;
+  ExprPtr v;
+  try {
+    v = ExprBinder(none, ExprContext::General).bind(a);
+  } catch (const SqlError&) {
+    v = nullptr;
+  }
+  if (!v || !v->isConstant()) {
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("the {} of {}() must be a constant", what, fname), a.pos);
+  }
+  return v->eval(Row{});
+}
+
+struct AggregateName {
+  const char* name;
+  AggregateFunction function;
+};
+
+// Every name of an aggregate, Spark's aliases included.
+constexpr AggregateName kAggregateNames[] = {
+    {"count", AggregateFunction::Count},
+    {"sum", AggregateFunction::Sum},
+    {"avg", AggregateFunction::Avg},
+    {"min", AggregateFunction::Min},
+    {"max", AggregateFunction::Max},
+    {"count_if", AggregateFunction::CountIf},
+    {"stddev", AggregateFunction::StddevSamp},
+    {"std", AggregateFunction::StddevSamp},
+    {"stddev_samp", AggregateFunction::StddevSamp},
+    {"stddev_pop", AggregateFunction::StddevPop},
+    {"variance", AggregateFunction::VarSamp},
+    {"var_samp", AggregateFunction::VarSamp},
+    {"var_pop", AggregateFunction::VarPop},
+    {"bool_and", AggregateFunction::BoolAnd},
+    {"every", AggregateFunction::BoolAnd},
+    {"bool_or", AggregateFunction::BoolOr},
+    {"some", AggregateFunction::BoolOr},
+    {"any", AggregateFunction::BoolOr},
+    {"max_by", AggregateFunction::MaxBy},
+    {"min_by", AggregateFunction::MinBy},
+    {"first", AggregateFunction::First},
+    {"any_value", AggregateFunction::First},
+    {"last", AggregateFunction::Last},
+    {"collect_list", AggregateFunction::CollectList},
+    {"array_agg", AggregateFunction::CollectList},
+    {"collect_set", AggregateFunction::CollectSet},
+    {"string_agg", AggregateFunction::StringAgg},
+    {"listagg", AggregateFunction::StringAgg},
+    {"approx_count_distinct", AggregateFunction::ApproxCountDistinct},
+};
+
+}  // namespace
+
 void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope& scope,
                        AggregateCall& call) {
   if (e.star) {
@@ -157,9 +236,39 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
     call.resultType = DataType::of(TypeId::BigInt);
     return;
   }
-  if (e.args.size() != 1) {
-    throw SqlError(sqlstate::kUndefinedFunction,
-                   fmt::format("{}() takes exactly one argument", fname), e.pos);
+  const AggregateName* found = nullptr;
+  for (const AggregateName& n : kAggregateNames) {
+    if (fname == n.name) found = &n;
+  }
+  if (!found) throw InternalError("unknown aggregate function " + fname);
+  call.function = found->function;
+  // How many arguments each takes: the first is the aggregated column, the
+  // others (but max_by's and min_by's ordering) are constants.
+  size_t minArgs = 1, maxArgs = 1;
+  const char* usage = nullptr;
+  switch (call.function) {
+    case AggregateFunction::MaxBy:
+    case AggregateFunction::MinBy:
+      minArgs = maxArgs = 2;
+      usage = "max_by(x, ord): the x of the row with the largest ord";
+      break;
+    case AggregateFunction::First:
+    case AggregateFunction::Last:
+    case AggregateFunction::StringAgg:
+    case AggregateFunction::ApproxCountDistinct:
+      maxArgs = 2;
+      break;
+    default:
+      break;
+  }
+  if (e.args.size() < minArgs || e.args.size() > maxArgs) {
+    std::string count = minArgs == maxArgs ? fmt::format("exactly {}", minArgs)
+                                           : fmt::format("{} to {}", minArgs, maxArgs);
+    SqlError err(sqlstate::kUndefinedFunction,
+                 fmt::format("{}() takes {} argument{}", fname, count, maxArgs == 1 ? "" : "s"),
+                 e.pos);
+    if (usage) err.withHint(usage);
+    throw err;
   }
   ExprPtr arg = ExprBinder(scope, ExprContext::AggregateArg).bind(*e.args[0]);
   const DataTypePtr& t = arg->type();
@@ -168,26 +277,119 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
                     fmt::format("function {}() needs {}, not {}", fname, wanted, t->toString()),
                     e.args[0]->pos);
   };
-  if (fname == "count") {
-    call.function = AggregateFunction::Count;
-    call.resultType = DataType::of(TypeId::BigInt);
-  } else if (fname == "sum") {
-    call.function = AggregateFunction::Sum;
-    if (t->isIntegral() || t->id == TypeId::Null) {
+  const bool isNull = t->id == TypeId::Null;
+  switch (call.function) {
+    case AggregateFunction::CountStar:
+    case AggregateFunction::Count:
       call.resultType = DataType::of(TypeId::BigInt);
-    } else if (t->id == TypeId::Double) {
+      break;
+    case AggregateFunction::Sum:
+      if (t->isIntegral() || isNull) {
+        call.resultType = DataType::of(TypeId::BigInt);
+      } else if (t->id == TypeId::Double) {
+        call.resultType = DataType::of(TypeId::Double);
+      } else {
+        throw mismatch("a number");
+      }
+      break;
+    case AggregateFunction::Avg:
+      if (!t->isNumeric() && !isNull) throw mismatch("a number");
       call.resultType = DataType::of(TypeId::Double);
-    } else {
-      throw mismatch("a number");
+      break;
+    case AggregateFunction::Min:
+    case AggregateFunction::Max:
+      if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a comparable value");
+      call.resultType = t;
+      break;
+    case AggregateFunction::CountIf:
+      if (t->id != TypeId::Boolean && !isNull) throw mismatch("a BOOLEAN");
+      call.resultType = DataType::of(TypeId::BigInt);
+      break;
+    case AggregateFunction::StddevSamp:
+    case AggregateFunction::StddevPop:
+    case AggregateFunction::VarSamp:
+    case AggregateFunction::VarPop:
+      if (!t->isNumeric() && !isNull) throw mismatch("a number");
+      call.resultType = DataType::of(TypeId::Double);
+      break;
+    case AggregateFunction::BoolAnd:
+    case AggregateFunction::BoolOr:
+      if (t->id != TypeId::Boolean && !isNull) throw mismatch("a BOOLEAN");
+      call.resultType = DataType::of(TypeId::Boolean);
+      break;
+    case AggregateFunction::MaxBy:
+    case AggregateFunction::MinBy: {
+      ExprPtr ord = ExprBinder(scope, ExprContext::AggregateArg).bind(*e.args[1]);
+      TypeId o = ord->type()->id;
+      if (o == TypeId::Array || o == TypeId::Struct) {
+        throw SqlError(sqlstate::kDatatypeMismatch,
+                       fmt::format("the ordering of {}() must be a comparable value, not {}",
+                                   fname, ord->type()->toString()),
+                       e.args[1]->pos);
+      }
+      call.resultType = t;
+      // One column holds both, so that a NULL x is still a row.
+      arg = makeCall("struct", {arg, ord}, e.pos);
+      break;
     }
-  } else if (fname == "avg") {
-    call.function = AggregateFunction::Avg;
-    if (!t->isNumeric() && t->id != TypeId::Null) throw mismatch("a number");
-    call.resultType = DataType::of(TypeId::Double);
-  } else {
-    call.function = fname == "min" ? AggregateFunction::Min : AggregateFunction::Max;
-    if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a comparable value");
-    call.resultType = t;
+    case AggregateFunction::First:
+    case AggregateFunction::Last:
+      if (e.args.size() == 2) {
+        Value v = constantArg(*e.args[1], fname, "ignoreNulls argument");
+        if (v.type() != TypeId::Boolean) {
+          throw SqlError(sqlstate::kDatatypeMismatch,
+                         fmt::format("the second argument of {}() must be TRUE or FALSE "
+                                     "(ignoreNulls)",
+                                     fname),
+                         e.args[1]->pos);
+        }
+        call.ignoreNulls = v.asBool();
+      }
+      call.resultType = t;
+      arg = makeCall("struct", {arg}, e.pos);
+      break;
+    case AggregateFunction::CollectList:
+    case AggregateFunction::CollectSet:
+      call.resultType = DataType::arrayOf(isNull ? DataType::of(TypeId::String) : t);
+      break;
+    case AggregateFunction::StringAgg:
+      if (t->id != TypeId::String && t->id != TypeId::Binary && !isNull) {
+        throw mismatch("a STRING or BINARY");
+      }
+      if (e.args.size() == 2) {
+        Value v = constantArg(*e.args[1], fname, "separator");
+        if (!v.isNull() && v.type() != TypeId::String && v.type() != TypeId::Binary) {
+          throw SqlError(sqlstate::kDatatypeMismatch,
+                         fmt::format("the separator of {}() must be a STRING", fname),
+                         e.args[1]->pos);
+        }
+        if (!v.isNull()) call.separator = v.asString();
+      }
+      call.resultType = DataType::of(t->id == TypeId::Binary ? TypeId::Binary : TypeId::String);
+      break;
+    case AggregateFunction::ApproxCountDistinct:
+      if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a scalar value");
+      if (e.args.size() == 2) {
+        Value v = constantArg(*e.args[1], fname, "relativeSD");
+        if (v.isNull() || !DataType::of(v.type())->isNumeric()) {
+          throw SqlError(sqlstate::kDatatypeMismatch,
+                         fmt::format("the relativeSD of {}() must be a number", fname),
+                         e.args[1]->pos);
+        }
+        call.relativeSD = v.toDouble();
+        // Spark needs at least 4 bits; beyond 18 a group's sketch would take
+        // more than 256 KiB of state.
+        const int p = call.relativeSD > 0 ? hyperLogLogPrecision(call.relativeSD) : 0;
+        if (!(call.relativeSD > 0) || p < 4 || p > 18) {
+          throw SqlError(sqlstate::kInvalidParameterValue,
+                         fmt::format("the relativeSD of {}() must be between 0.0022 and 0.39",
+                                     fname),
+                         e.args[1]->pos)
+              .withHint("the default, 0.05, keeps 512 registers per group");
+        }
+      }
+      call.resultType = DataType::of(TypeId::BigInt);
+      break;
   }
   call.arg = std::move(arg);
 }
@@ -296,20 +498,52 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
                   "* FROM ...) GROUP BY window(...), k");
     }
     bindAggregateCall(e, fname, rel.scope, agg.call);
+    if (!aggregateTakesRetractions(agg.call.function) &&
+        (rel.changelog || readsChangelogSource(rel.node))) {
+      unsupported(fmt::format("{}() over rows that may be retracted (the result of an "
+                              "aggregation, an outer join or a top-N, or a debezium-json "
+                              "source's changes)",
+                              fname),
+                  e.pos,
+                  "it keeps no history to take a row back out of; aggregate the rows before "
+                  "they are retracted, or use an aggregate that takes retractions (count_if, "
+                  "stddev, variance, bool_and, bool_or, collect_list, collect_set, string_agg)");
+    }
     if (e.star) {
       agg.fingerprint = "count(*)";
       agg.name = "count(*)";
     } else {
       AggregateCall& call = agg.call;
-      const ExprPtr& arg = call.arg;
-      // min/max of the distinct values are those of all values.
-      call.distinct = e.distinct && call.function != AggregateFunction::Min &&
-                      call.function != AggregateFunction::Max;
+      // min/max (and the others whose answer no repeated value changes) of
+      // the distinct values are those of all values.
+      call.distinct = e.distinct && distinctMatters(call.function);
       const char* distinct = call.distinct ? "DISTINCT " : "";
-      agg.argFingerprint = fingerprint(*e.args[0]);
-      agg.fingerprint = fname + "(" + distinct + agg.argFingerprint + ")";
-      agg.argText = shown(*e.args[0], arg);
-      agg.name = fname + "(" + distinct + agg.argText + ")";
+      // Every argument is part of the call: max_by(x, a) and max_by(x, b),
+      // string_agg(s, ',') and string_agg(s, ';') are different columns.
+      std::vector<std::string> texts, fps;
+      for (const auto& a : e.args) {
+        fps.push_back(fingerprint(*a));
+        texts.push_back(shown(*a, ExprBinder(rel.scope, ExprContext::AggregateArg).bind(*a)));
+      }
+      auto joined = [](const std::vector<std::string>& parts, size_t n) {
+        std::string out;
+        for (size_t i = 0; i < n; ++i) out += (i ? ", " : "") + parts[i];
+        return out;
+      };
+      agg.name = fname + "(" + distinct + joined(texts, texts.size()) + ")";
+      agg.fingerprint = fname + "(" + distinct + joined(fps, fps.size()) + ")";
+      agg.argFingerprint = fps[0];
+      agg.argText = texts[0];
+      // max_by/min_by/first/last read struct(...) of their column arguments:
+      // not the column of a plain call on the same argument.
+      if (call.function == AggregateFunction::MaxBy || call.function == AggregateFunction::MinBy) {
+        agg.argFingerprint = "struct(" + joined(fps, 2) + ")";
+        agg.argText = "struct(" + joined(texts, 2) + ")";
+      } else if (call.function == AggregateFunction::First ||
+                 call.function == AggregateFunction::Last) {
+        agg.argFingerprint = "struct(" + fps[0] + ")";
+        agg.argText = "struct(" + texts[0] + ")";
+      }
     }
     if (e.filter) {
       ExprPtr filter = ExprBinder(rel.scope, ExprContext::AggregateArg).bind(*e.filter);

@@ -3,11 +3,57 @@
 // (stages, scans, shuffles, the sink) is printed by explain.cpp.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "common/functions/python_function.h"
 #include "planner/logical_plan.h"
 #include "planner/operator_spec.h"
 
 namespace rtsql {
+
+const char* aggregateFunctionName(AggregateFunction f) {
+  switch (f) {
+    case AggregateFunction::CountStar:
+    case AggregateFunction::Count: return "count";
+    case AggregateFunction::Sum: return "sum";
+    case AggregateFunction::Min: return "min";
+    case AggregateFunction::Max: return "max";
+    case AggregateFunction::Avg: return "avg";
+    case AggregateFunction::CountIf: return "count_if";
+    case AggregateFunction::StddevSamp: return "stddev_samp";
+    case AggregateFunction::StddevPop: return "stddev_pop";
+    case AggregateFunction::VarSamp: return "var_samp";
+    case AggregateFunction::VarPop: return "var_pop";
+    case AggregateFunction::BoolAnd: return "bool_and";
+    case AggregateFunction::BoolOr: return "bool_or";
+    case AggregateFunction::MaxBy: return "max_by";
+    case AggregateFunction::MinBy: return "min_by";
+    case AggregateFunction::First: return "first";
+    case AggregateFunction::Last: return "last";
+    case AggregateFunction::CollectList: return "collect_list";
+    case AggregateFunction::CollectSet: return "collect_set";
+    case AggregateFunction::StringAgg: return "string_agg";
+    case AggregateFunction::ApproxCountDistinct: return "approx_count_distinct";
+  }
+  return "?";
+}
+
+int hyperLogLogPrecision(double relativeSD) {
+  return static_cast<int>(std::ceil(2.0 * std::log(1.106 / relativeSD) / std::log(2.0)));
+}
+
+bool aggregateTakesRetractions(AggregateFunction f) {
+  switch (f) {
+    case AggregateFunction::MaxBy:
+    case AggregateFunction::MinBy:
+    case AggregateFunction::First:
+    case AggregateFunction::Last:
+    case AggregateFunction::ApproxCountDistinct:
+      return false;
+    default:
+      return true;
+  }
+}
 
 std::string filterConditionText(const std::string& condition) {
   const std::string& t = condition;
@@ -27,19 +73,25 @@ using planner_detail::formatDuration;
 using planner_detail::plural;
 
 std::string aggregateText(const AggregateCall& call) {
-  const char* name = "count";
+  const char* name = aggregateFunctionName(call.function);
+  std::string args = call.arg ? call.arg->toString() : std::string("?");
   switch (call.function) {
-    case AggregateFunction::CountStar:
-    case AggregateFunction::Count: name = "count"; break;
-    case AggregateFunction::Sum: name = "sum"; break;
-    case AggregateFunction::Min: name = "min"; break;
-    case AggregateFunction::Max: name = "max"; break;
-    case AggregateFunction::Avg: name = "avg"; break;
+    case AggregateFunction::First:
+    case AggregateFunction::Last:
+      if (call.ignoreNulls) args += ", true";
+      break;
+    case AggregateFunction::StringAgg:
+      args += ", '" + call.separator + "'";
+      break;
+    case AggregateFunction::ApproxCountDistinct:
+      args += fmt::format(", {}", call.relativeSD);
+      break;
+    default:
+      break;
   }
   std::string out = call.function == AggregateFunction::CountStar
                         ? std::string("count(*)")
-                        : fmt::format("{}({}{})", name, call.distinct ? "DISTINCT " : "",
-                                      call.arg ? call.arg->toString() : std::string("?"));
+                        : fmt::format("{}({}{})", name, call.distinct ? "DISTINCT " : "", args);
   if (call.filter) {
     out += fmt::format(" FILTER (WHERE {})", filterConditionText(call.filter->toString()));
   }

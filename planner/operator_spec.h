@@ -80,17 +80,46 @@ struct BroadcastJoinSpec : OperatorSpecBase {
   bool stateful() const { return false; }
 };
 
-enum class AggregateFunction { CountStar, Count, Sum, Min, Max, Avg };
+// The first six are the original aggregates (aggregate_common.cpp); the rest
+// are Spark's, each family in executor/operators/aggregates/. New functions
+// go at the end: the order is not persisted, but tests and EXPLAIN read it.
+enum class AggregateFunction {
+  CountStar, Count, Sum, Min, Max, Avg,
+  CountIf,
+  StddevSamp, StddevPop, VarSamp, VarPop,
+  BoolAnd, BoolOr,
+  MaxBy, MinBy,
+  First, Last,
+  CollectList, CollectSet,
+  StringAgg,
+  ApproxCountDistinct,
+};
+
+// The function's canonical (Spark) name: "count", "stddev_samp", "max_by".
+const char* aggregateFunctionName(AggregateFunction f);
+// Whether the aggregate can take a retracted row back out of its state (over
+// a changelog input); the others are refused there at bind time (0A000).
+bool aggregateTakesRetractions(AggregateFunction f);
+// approx_count_distinct's HyperLogLog++ precision for a relativeSD, Spark's
+// ceil(2 log2(1.106 / relativeSD)): 9 bits (512 registers) for 0.05.
+int hyperLogLogPrecision(double relativeSD);
 
 struct AggregateCall {
   AggregateFunction function = AggregateFunction::CountStar;
-  ExprPtr arg;  // on the operator's input row; null for count(*)
+  // On the operator's input row; null for count(*). max_by/min_by read
+  // struct(x, ord) and first/last read struct(x), so that a NULL x is still a
+  // row (only a row the FILTER drops arrives as NULL).
+  ExprPtr arg;
   DataTypePtr resultType;  // count: BIGINT; sum: BIGINT or DOUBLE; avg: DOUBLE; min/max: arg's
   // count/sum/avg(DISTINCT arg): each distinct non-NULL value counts once.
   bool distinct = false;
   // FILTER (WHERE filter): a BOOLEAN on the input row; only rows for which it
   // is TRUE reach this call. Null when the call has no FILTER.
   ExprPtr filter;
+  // Constant arguments of Spark's aggregates, bound from literals.
+  bool ignoreNulls = false;        // first/last/any_value(x, ignoreNulls)
+  std::string separator;           // string_agg/listagg(x, separator)
+  double relativeSD = 0.05;        // approx_count_distinct(x, relativeSD)
 };
 
 // How EXPLAIN and column names print a FILTER condition: its text without the

@@ -14,6 +14,7 @@
 #include "common/crc32.h"
 #include "common/digest.h"
 #include "common/functions/internal.h"
+#include "common/spark_hash.h"
 
 namespace rtsql::expr_internal {
 
@@ -375,3 +376,11 @@ void registerHashFunctions(FunctionTable& t) {
 }
 
 }  // namespace rtsql::expr_internal
+
+namespace rtsql {
+
+uint64_t sparkXxHash64(const Value& v, uint64_t seed) {
+  return expr_internal::sparkXxHash(v, seed);
+}
+
+}  // namespace rtsql

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "common/functions/internal.h"
+#include "common/value_size.h"
 
 namespace rtsql::expr_internal {
 
@@ -15,3 +16,11 @@ void checkValueSize(std::string_view fn, size_t bytes) {
 }
 
 }  // namespace rtsql::expr_internal
+
+namespace rtsql {
+
+void checkBuiltValueSize(std::string_view fn, size_t bytes) {
+  expr_internal::checkValueSize(fn, bytes);
+}
+
+}  // namespace rtsql

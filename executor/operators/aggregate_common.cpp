@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/row_codec.h"
+#include "executor/operators/aggregates/family.h"
 
 namespace rtsql {
 
@@ -58,7 +59,7 @@ AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls, bool ret
     : retracting_(retracting) {
   calls_.reserve(calls.size());
   for (const AggregateCall& c : calls) {
-    Call call{c.function, c.arg, c.arg ? c.arg->type() : nullptr, false, false, c.filter};
+    Call call{c.function, c.arg, c.arg ? c.arg->type() : nullptr, false, false, c.filter, nullptr};
     // min/max of the distinct values are those of all values.
     call.distinct = c.distinct && c.function != AggregateFunction::Min &&
                     c.function != AggregateFunction::Max &&
@@ -68,6 +69,10 @@ AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls, bool ret
       keyed_ = true;
     if (c.function != AggregateFunction::CountStar && !c.arg)
       throw InternalError("aggregate call without an argument");
+    call.family = makeAggregateFamily(c);
+    if (call.family && retracting && !aggregateTakesRetractions(c.function))
+      throw InternalError(std::string(aggregateFunctionName(c.function)) +
+                          "() over a retracting input: the planner refuses it");
     if (c.function == AggregateFunction::Sum) {
       call.doubleSum = c.resultType ? c.resultType->id == TypeId::Double
                                     : call.argType->id == TypeId::Double;
@@ -103,6 +108,13 @@ void AggregateCalls::reset(std::vector<Accumulator>& accs) const {
     a.dsum = 0;
     a.has = false;
     a.value = Value();
+    a.mean = 0;
+    a.m2 = 0;
+    a.hits = 0;
+    a.items.clear();
+    a.counts.clear();
+    a.bytes = 0;
+    a.sketch.clear();
   }
 }
 
@@ -116,7 +128,13 @@ void AggregateCalls::update(std::vector<Accumulator>& accs, const Row& args) con
       continue;
     }
     if (v.isNull()) continue;  // every other aggregate ignores NULL inputs
+    if (c.family) {
+      c.family->add(a, v);
+      continue;
+    }
     switch (c.function) {
+      default:  // Spark's families (aggregates/), handled above
+        break;
       case AggregateFunction::CountStar:
       case AggregateFunction::Count:
         ++a.count;
@@ -183,7 +201,16 @@ void AggregateCalls::apply(std::vector<Accumulator>& accs, const Row& args, bool
       const int64_t before = bumpValue(state, 'D', group, i, v, d);
       if (retract ? before != 1 : before != 0) continue;
     }
+    if (c.family) {
+      if (retract)
+        c.family->retract(a, v);
+      else
+        c.family->add(a, v);
+      continue;
+    }
     switch (c.function) {
+      default:  // Spark's families (aggregates/), handled above
+        break;
       case AggregateFunction::CountStar:
       case AggregateFunction::Count:
         a.count += d;
@@ -255,7 +282,13 @@ void AggregateCalls::merge(std::vector<Accumulator>& into, const std::vector<Acc
   for (size_t i = 0; i < calls_.size(); ++i) {
     Accumulator& a = into[i];
     const Accumulator& b = from[i];
+    if (calls_[i].family) {
+      calls_[i].family->merge(a, b);
+      continue;
+    }
     switch (calls_[i].function) {
+      default:  // Spark's families (aggregates/), handled above
+        break;
       case AggregateFunction::CountStar:
       case AggregateFunction::Count:
         a.count += b.count;
@@ -284,7 +317,13 @@ void AggregateCalls::merge(std::vector<Accumulator>& into, const std::vector<Acc
 void AggregateCalls::encode(std::string& out, const std::vector<Accumulator>& accs) const {
   for (size_t i = 0; i < calls_.size(); ++i) {
     const Accumulator& a = accs[i];
+    if (calls_[i].family) {
+      calls_[i].family->encode(out, a);
+      continue;
+    }
     switch (calls_[i].function) {
+      default:  // Spark's families (aggregates/), handled above
+        break;
       case AggregateFunction::CountStar:
       case AggregateFunction::Count:
         putFixed64(out, static_cast<uint64_t>(a.count));
@@ -311,7 +350,13 @@ void AggregateCalls::decode(std::string_view& in, std::vector<Accumulator>& accs
   reset(accs);
   for (size_t i = 0; i < calls_.size(); ++i) {
     Accumulator& a = accs[i];
+    if (calls_[i].family) {
+      calls_[i].family->decode(in, a);
+      continue;
+    }
     switch (calls_[i].function) {
+      default:  // Spark's families (aggregates/), handled above
+        break;
       case AggregateFunction::CountStar:
       case AggregateFunction::Count:
         a.count = static_cast<int64_t>(getFixed64(in));
@@ -346,7 +391,13 @@ void AggregateCalls::decode(std::string_view& in, std::vector<Accumulator>& accs
 void AggregateCalls::appendResults(Row& out, const std::vector<Accumulator>& accs) const {
   for (size_t i = 0; i < calls_.size(); ++i) {
     const Accumulator& a = accs[i];
+    if (calls_[i].family) {
+      out.push_back(calls_[i].family->result(a));
+      continue;
+    }
     switch (calls_[i].function) {
+      default:  // Spark's families (aggregates/), handled above
+        break;
       case AggregateFunction::CountStar:
       case AggregateFunction::Count:
         out.push_back(Value::bigint(a.count));

@@ -25,13 +25,30 @@ namespace rtsql {
 // The running state of one aggregate call for one group. Which fields are used
 // depends on the function: count(*)/count(x) use `count`; sum uses `has` and
 // `isum` or `dsum`; avg uses `count` and `dsum`; min/max use `has` and `value`.
+//
+// The families of aggregates/ (aggregates/family.h) use `count` and `has` as
+// well, and the fields below: stddev/variance keep Welford's running `mean`
+// and `m2`; bool_and/bool_or count their TRUE values in `hits`; max_by/min_by
+// and first/last keep their row in `value`; collect_list, collect_set and
+// string_agg keep their values in `items` (collect_set with a row count per
+// value in `counts`) and their size in `bytes`; approx_count_distinct keeps
+// its HyperLogLog++ registers in `sketch`.
 struct Accumulator {
   int64_t count = 0;
   int64_t isum = 0;
   double dsum = 0;
   bool has = false;
   Value value;
+  double mean = 0;
+  double m2 = 0;
+  int64_t hits = 0;
+  std::vector<Value> items;
+  std::vector<int64_t> counts;
+  size_t bytes = 0;
+  std::string sketch;
 };
+
+class AggregateFamily;
 
 // The aggregate calls of one operator: evaluates their arguments, updates,
 // merges, encodes and finalizes accumulators.
@@ -84,6 +101,9 @@ class AggregateCalls {
     bool doubleSum = false;  // sum accumulates in DOUBLE (else BIGINT)
     bool distinct = false;
     ExprPtr filter;
+    // Spark's aggregates beyond the first six (aggregates/family.h); null
+    // for those.
+    std::shared_ptr<const AggregateFamily> family;
   };
   // Moves the per-value count of `v` for call `i` in family `tag` by `delta`;
   // returns the count before.

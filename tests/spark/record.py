@@ -6,6 +6,7 @@ compares rtsql with the file, tests/e2e/test_spark_functions.py):
 
     pip install --break-system-packages pyspark==4.3.0   # once; needs Java 17
     TZ=UTC python3 tests/spark/record.py                  # about ten minutes
+    TZ=UTC python3 tests/spark/record.py --aggregates     # the aggregates only, a minute
 
 Spark runs in local mode with the session time zone UTC and ANSI mode as
 Spark 4 has it by default (on). Each call is evaluated on its own as
@@ -13,6 +14,10 @@ Spark 4 has it by default (on). Each call is evaluated on its own as
 family, and either Spark's value rendered by tests/spark/canonical.py (`value`)
 with its type as Spark names it (`type`), or the condition of the error Spark
 raised (`error`). Calls of functions Spark does not have are left out.
+
+With --aggregates it records tests/data/spark/aggregates.jsonl instead: each
+call of tests/spark/aggregates.py over its seeded records, per group (GROUP
+BY g, the records in one partition in their order), with Spark's type.
 """
 
 import json
@@ -27,6 +32,7 @@ time.tzset()
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import aggregates as aggregates_module  # noqa: E402
 import calls as calls_module  # noqa: E402
 import canonical  # noqa: E402
 
@@ -62,6 +68,38 @@ def evaluate(spark, sql, rec):
     rec["value"] = value
 
 
+def record_aggregates(spark):
+    import pyspark
+    from pyspark.sql.types import (BooleanType, DoubleType, IntegerType, LongType, StringType,
+                                   StructField, StructType)
+
+    schema = StructType([StructField("g", StringType()), StructField("n", LongType()),
+                         StructField("x", LongType()), StructField("d", DoubleType()),
+                         StructField("b", BooleanType()), StructField("s", StringType()),
+                         StructField("o", IntegerType())])
+    records = aggregates_module.rows()
+    df = spark.createDataFrame([tuple(r[f.name] for f in schema.fields) for r in records],
+                               schema).coalesce(1)
+    df.createOrReplaceTempView("t")
+    out = HERE.parent / "data" / "spark" / "aggregates.jsonl"
+    lines = []
+    for sql in aggregates_module.CALLS:
+        rec = {"sql": sql}
+        try:
+            res = spark.sql(f"SELECT g, {sql} AS v FROM t GROUP BY g")
+            rec["type"] = res.schema.fields[1].dataType.simpleString()
+            rec["groups"] = {row[0]: canonical.from_python(row[1]) for row in res.collect()}
+        except Exception as e:  # noqa: BLE001 - an error is an answer to record
+            rec["error"] = error_condition(e)
+        lines.append(rec)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"spark": pyspark.__version__, "seed": aggregates_module.SEED})
+                + "\n")
+        for r in lines:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(f"{len(lines)} aggregate calls recorded in {out}")
+
+
 def main():
     import pyspark
     from pyspark.sql import SparkSession
@@ -73,6 +111,10 @@ def main():
              .getOrCreate())
     spark.sparkContext.setLogLevel("OFF")
     assert spark.conf.get("spark.sql.ansi.enabled") == "true", "ANSI must be on, as Spark 4 has it"
+    if "--aggregates" in sys.argv[1:]:
+        record_aggregates(spark)
+        spark.stop()
+        return
 
     lines = []
     missing = set()
