@@ -112,6 +112,11 @@ DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t
 // The value of a constant expression, computed once at bind time.
 std::optional<Value> constantValue(const ExprPtr& e);
 
+// 64 bits from the system's random device: the seed of an unseeded rand(),
+// randn(), and of the generators behind uuid() and shuffle()
+// (conditional.cpp).
+uint64_t randomSeed();
+
 // ---- node classes -----------------------------------------------------------
 
 class ColumnRefExpr final : public Expr {
