@@ -3,7 +3,8 @@
 // (stages, scans, shuffles, the sink) is printed by explain.cpp.
 #include <fmt/format.h>
 
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 #include "planner/logical_plan.h"
 #include "planner/operator_spec.h"
 

@@ -11,7 +11,7 @@
 //
 // A Python function (LANGUAGE PYTHON, docs/udf.md) is the exception: it is
 // compiled by the embedded CPython when it is created, and a call binds to a
-// node that calls it once per row (common/functions/python_function.h). It is
+// node that calls it once per row (common/python/function.h). It is
 // never inlined and never computed at plan time.
 //
 // The binder finds the catalog's functions through a UserFunctionScope that
@@ -27,7 +27,8 @@
 #include <vector>
 
 #include "common/expr.h"
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 #include "common/types.h"
 #include "parser/ast.h"
 
