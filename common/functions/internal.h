@@ -133,6 +133,7 @@ class ColumnRefExpr final : public Expr {
   std::string toString() const override {
     return name_.empty() ? "#" + std::to_string(index_) : name_;
   }
+  void forEachChild(const std::function<void(const Expr&)>&) const override {}
   int index() const { return index_; }
   const std::string& name() const { return name_; }
 
