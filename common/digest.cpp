@@ -33,15 +33,4 @@ std::string hmacSha256(std::string_view key, std::string_view data) {
   return std::string(reinterpret_cast<char*>(out), len);
 }
 
-std::string lowerHex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 0xf];
-  }
-  return out;
-}
-
 }  // namespace rtsql

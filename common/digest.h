@@ -6,14 +6,12 @@
 #include <string>
 #include <string_view>
 
+#include "common/hex.h"  // lowerHex(), how digests are printed
+
 namespace rtsql {
 
 // The 32-byte digest, as raw bytes.
 std::string sha256(std::string_view data);
 std::string hmacSha256(std::string_view key, std::string_view data);
-
-// Lower-case hexadecimal of raw bytes ("0a1b..."): digests, and BINARY values
-// as text (X'0a1b' literals, hex(), sha2()).
-std::string lowerHex(std::string_view bytes);
 
 }  // namespace rtsql

@@ -56,6 +56,7 @@ class LiteralExpr final : public Expr {
   Value eval(const Row&) const override { return v_; }
   const Value& evalRef(const Row&, Value&) const override { return v_; }
   bool isConstant() const override { return true; }
+  void forEachChild(const std::function<void(const Expr&)>&) const override {}
   std::string toString() const override {
     switch (v_.type()) {
       case TypeId::String: return quoteSql(v_.asString());

@@ -57,7 +57,9 @@ class Expr {
   virtual bool isConstant() const { return false; }
   // Calls `fn` on each direct child, in the order eval() reads them. Plan-time
   // walks over a tree (the Python calls an operator holds, say) go through it.
-  virtual void forEachChild(const std::function<void(const Expr&)>& fn) const { (void)fn; }
+  // Pure, so that a new kind of node says which children it has (a leaf says
+  // none) rather than hiding them from every walk.
+  virtual void forEachChild(const std::function<void(const Expr&)>& fn) const = 0;
 
   const DataTypePtr& type() const { return type_; }
 

@@ -8,7 +8,7 @@
 // matches rather than after the whole value.
 //
 // A Python call is interrupted from outside: the Python watchdog
-// (common/functions/python_interrupt.cpp) polls, from its own thread, the
+// (common/python/interrupt.cpp) polls, from its own thread, the
 // check the scope gives for that use (`fromAnyThread`), which reads only
 // atomics and the clock and never waits.
 #pragma once

@@ -51,7 +51,8 @@ struct BoundWindow {
 };
 
 // window(time, size [, slide]) or session_window(time, gap).
-BoundWindow bindWindow(const ast::Expr& call, const Scope& scope, const Scope& fingerprints) {
+BoundWindow bindWindow(const ast::Expr& call, const Scope& scope, const Scope& fingerprints,
+                       const UserFunctions& functions) {
   std::string name = toLower(call.name);
   bool session = name == "session_window";
   const char* usage = session ? "session_window(ts, '5 minutes')"
@@ -67,7 +68,7 @@ BoundWindow bindWindow(const ast::Expr& call, const Scope& scope, const Scope& f
   }
   BoundWindow out;
   out.pos = call.pos;
-  ExprPtr time = ExprBinder(scope, ExprContext::GroupBy).bind(*call.args[0]);
+  ExprPtr time = ExprBinder(scope, ExprContext::GroupBy, functions).bind(*call.args[0]);
   if (time->type()->id != TypeId::Timestamp) {
     throw SqlError(sqlstate::kDatatypeMismatch,
                    fmt::format("the time column of {}() must be TIMESTAMP, not {}", name,
@@ -75,7 +76,7 @@ BoundWindow bindWindow(const ast::Expr& call, const Scope& scope, const Scope& f
                    call.args[0]->pos, "use the source's event-time column, e.g. the WATERMARK column");
   }
   auto interval = [&](const ast::Expr& a, const char* what) -> int64_t {
-    ExprPtr v = ExprBinder(scope, ExprContext::GroupBy).bind(a);
+    ExprPtr v = ExprBinder(scope, ExprContext::GroupBy, functions).bind(a);
     int64_t micros = 0;
     if (v->isConstant() && v->type()->id == TypeId::String) {
       micros = parseInterval(v->eval(Row{}).asString(), "", a.pos);
@@ -111,7 +112,7 @@ BoundWindow bindWindow(const ast::Expr& call, const Scope& scope, const Scope& f
   out.spec.time = time;
   out.fingerprint = fmt::format(
       "{}({},{},{},{})", name,
-      ExprBinder(fingerprints, ExprContext::General).bind(*call.args[0])->toString(),
+      ExprBinder(fingerprints, ExprContext::General, functions).bind(*call.args[0])->toString(),
       out.spec.sizeMicros, out.spec.slideMicros, out.spec.gapMicros);
   return out;
 }
@@ -226,7 +227,7 @@ constexpr AggregateName kAggregateNames[] = {
 }  // namespace
 
 void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope& scope,
-                       AggregateCall& call) {
+                       AggregateCall& call, const UserFunctions& functions) {
   if (e.star) {
     if (fname != "count") {
       throw SqlError(sqlstate::kSyntaxError, fmt::format("{}(*) is not allowed", fname), e.pos,
@@ -270,7 +271,7 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
     if (usage) err.withHint(usage);
     throw err;
   }
-  ExprPtr arg = ExprBinder(scope, ExprContext::AggregateArg).bind(*e.args[0]);
+  ExprPtr arg = ExprBinder(scope, ExprContext::AggregateArg, functions).bind(*e.args[0]);
   const DataTypePtr& t = arg->type();
   auto mismatch = [&](const char* wanted) {
     return SqlError(sqlstate::kDatatypeMismatch,
@@ -408,11 +409,12 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
   // (`count(*)`): calls print their arguments by the relation's names instead.
   const Scope shownScope = displayScope(rel.scope);
   auto shown = [&](const ast::Expr& e, const ExprPtr& bound) {
-    return rel.changelog ? ExprBinder(shownScope, ExprContext::AggregateArg).bind(e)->toString()
-                         : bound->toString();
+    return rel.changelog
+               ? ExprBinder(shownScope, ExprContext::AggregateArg, functions()).bind(e)->toString()
+               : bound->toString();
   };
   auto fingerprint = [&](const ast::Expr& e) {
-    return ExprBinder(fpScope, ExprContext::General).bind(e)->toString();
+    return ExprBinder(fpScope, ExprContext::General, functions()).bind(e)->toString();
   };
 
   // GROUP BY items: expressions, a select item's alias or its ordinal (as in
@@ -450,11 +452,11 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
         throw SqlError(sqlstate::kFeatureNotSupported, "only one window per GROUP BY is supported",
                        e->pos);
       }
-      window = bindWindow(*e, rel.scope, fpScope);
+      window = bindWindow(*e, rel.scope, fpScope, functions());
       windowAt = keys.size();
       continue;
     }
-    ExprPtr key = ExprBinder(rel.scope, ExprContext::GroupBy).bind(*e);
+    ExprPtr key = ExprBinder(rel.scope, ExprContext::GroupBy, functions()).bind(*e);
     std::string fp = fingerprint(*e);
     bool duplicate = false;
     for (const auto& k : keys) duplicate = duplicate || k.fingerprint == fp;
@@ -497,7 +499,7 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
                   "deduplicate first: SELECT window, k, count(*) FROM (SELECT DISTINCT ON (k, x) "
                   "* FROM ...) GROUP BY window(...), k");
     }
-    bindAggregateCall(e, fname, rel.scope, agg.call);
+    bindAggregateCall(e, fname, rel.scope, agg.call, functions());
     if (!aggregateTakesRetractions(agg.call.function) &&
         (rel.changelog || readsChangelogSource(rel.node))) {
       unsupported(fmt::format("{}() over rows that may be retracted (the result of an "
@@ -546,7 +548,8 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
       }
     }
     if (e.filter) {
-      ExprPtr filter = ExprBinder(rel.scope, ExprContext::AggregateArg).bind(*e.filter);
+      ExprPtr filter =
+          ExprBinder(rel.scope, ExprContext::AggregateArg, functions()).bind(*e.filter);
       TypeId t = filter->type()->id;
       if (t != TypeId::Boolean && t != TypeId::Null) {
         throw SqlError(sqlstate::kDatatypeMismatch,
@@ -587,7 +590,8 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
       return aggregateRef(e);
     }
     if (isWindowCall(e)) {
-      if (window && bindWindow(e, rel.scope, fpScope).fingerprint == window->fingerprint) {
+      if (window &&
+          bindWindow(e, rel.scope, fpScope, functions()).fingerprint == window->fingerprint) {
         return windowRef;
       }
       throw SqlError(sqlstate::kGroupingError,
@@ -634,7 +638,7 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
   };
 
   const Scope empty;
-  ExprBinder post(empty, ExprContext::SelectList, hook);
+  ExprBinder post(empty, ExprContext::SelectList, functions(), hook);
   std::vector<OutputColumn> outputs;
   for (size_t i = 0; i < s.items.size(); ++i) {
     const ast::SelectItem& item = s.items[i];

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "common/json.h"
+#include "parser/expr_walker.h"
 #include "planner/planner.h"
 #include "planner/user_function.h"
 
@@ -284,7 +285,8 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
                    e.pos);
   }
   // A user's SQL function becomes its body, bound over these arguments.
-  if (ExprPtr inlined = inlineUserFunction(e, [this](const ast::Expr& a) { return bind(a); })) {
+  if (ExprPtr inlined =
+          inlineUserFunction(e, functions_, [this](const ast::Expr& a) { return bind(a); })) {
     return inlined;
   }
   std::vector<ExprPtr> args;
@@ -300,7 +302,7 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
       err.setPosition(e.args[1]->pos);
     // A name no built-in is close to may be a typo of the user's own function.
     if (err.sqlstate() == sqlstate::kUndefinedFunction && err.hint().empty()) {
-      std::string close = closeUserFunction(name);
+      std::string close = closeUserFunction(name, functions_.catalog);
       if (!close.empty()) err.withHint(fmt::format("did you mean {}?", close));
     }
     throw;
@@ -404,30 +406,18 @@ ExprPtr ExprBinder::bind(const ast::Expr& e) const {
 }
 
 bool containsAggregate(const ast::Expr& e) {
-  // count(*) OVER (...) is a window function, computed per row.
-  if (e.kind == ast::ExprKind::Call && !e.over && (e.star || isAggregateFunction(e.name)))
-    return true;
-  for (const auto& a : e.args) {
-    if (a && containsAggregate(*a)) return true;
-  }
-  for (const auto& [w, t] : e.whens) {
-    if (containsAggregate(*w) || containsAggregate(*t)) return true;
-  }
-  return e.elseExpr && containsAggregate(*e.elseExpr);
+  return ast::findNode(e, [](const ast::Expr& n) {
+           // count(*) OVER (...) is a window function, computed per row.
+           return n.kind == ast::ExprKind::Call && !n.over &&
+                  (n.star || isAggregateFunction(n.name));
+         }) != nullptr;
 }
 
 bool containsWindow(const ast::Expr& e) {
-  if (e.kind == ast::ExprKind::Call &&
-      (iequals(e.name, "window") || iequals(e.name, "session_window"))) {
-    return true;
-  }
-  for (const auto& a : e.args) {
-    if (a && containsWindow(*a)) return true;
-  }
-  for (const auto& [w, t] : e.whens) {
-    if (containsWindow(*w) || containsWindow(*t)) return true;
-  }
-  return e.elseExpr && containsWindow(*e.elseExpr);
+  return ast::findNode(e, [](const ast::Expr& n) {
+           return n.kind == ast::ExprKind::Call &&
+                  (iequals(n.name, "window") || iequals(n.name, "session_window"));
+         }) != nullptr;
 }
 
 }  // namespace planner_detail
@@ -435,9 +425,10 @@ bool containsWindow(const ast::Expr& e) {
 using planner_detail::ExprBinder;
 using planner_detail::ExprContext;
 
-ExprPtr bindExpression(const ast::Expr& expr, const Schema& schema) {
+ExprPtr bindExpression(const ast::Expr& expr, const Schema& schema, const Catalog* functions) {
   planner_detail::Scope scope = planner_detail::scopeFromSchema(schema, "");
-  return ExprBinder(scope, ExprContext::General).bind(expr);
+  return ExprBinder(scope, ExprContext::General, planner_detail::UserFunctions{functions})
+      .bind(expr);
 }
 
 namespace {
@@ -459,7 +450,9 @@ bool assignable(const DataType& from, const DataType& to) {
 
 Value evalConstant(const ast::Expr& expr, const DataTypePtr& target) {
   planner_detail::Scope scope;
-  ExprPtr bound = ExprBinder(scope, ExprContext::General).bind(expr);
+  // INSERT VALUES calls no user function.
+  ExprPtr bound =
+      ExprBinder(scope, ExprContext::General, planner_detail::UserFunctions{}).bind(expr);
   if (!bound->isConstant()) {
     throw SqlError(sqlstate::kDatatypeMismatch, "VALUES must be constants", expr.pos)
         .withHint("functions such as rand() and now() are evaluated per row; write the value");

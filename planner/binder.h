@@ -15,7 +15,20 @@
 #include "common/schema.h"
 #include "parser/ast.h"
 
+namespace rtsql {
+class Catalog;
+}  // namespace rtsql
+
 namespace rtsql::planner_detail {
+
+// The user functions an expression may call: those of `catalog` (null: none,
+// as in INSERT VALUES), handed to every ExprBinder by whoever plans the
+// statement. `depth` counts the inlined bodies the binder is inside of:
+// functions cannot form a cycle, so it only bounds a very long chain of them.
+struct UserFunctions {
+  const Catalog* catalog = nullptr;
+  int depth = 0;
+};
 
 struct ScopeColumn {
   std::string qualifier;  // alias or relation name; empty when unnamed
@@ -48,8 +61,9 @@ using BindHook = std::function<ExprPtr(const ast::Expr&)>;
 
 class ExprBinder {
  public:
-  ExprBinder(const Scope& scope, ExprContext context, BindHook hook = nullptr)
-      : scope_(scope), context_(context), hook_(std::move(hook)) {}
+  ExprBinder(const Scope& scope, ExprContext context, const UserFunctions& functions,
+             BindHook hook = nullptr)
+      : scope_(scope), context_(context), functions_(functions), hook_(std::move(hook)) {}
 
   // Binds an expression (never a bare `*`), folding constant subtrees.
   ExprPtr bind(const ast::Expr& e) const;
@@ -63,6 +77,7 @@ class ExprBinder {
 
   const Scope& scope_;
   ExprContext context_;
+  UserFunctions functions_;
   BindHook hook_;
 };
 

@@ -29,9 +29,9 @@ namespace {
 
 enum class Side { None, Left, Right, Both };
 
-bool bindsIn(const ast::Expr& e, const Scope& scope) {
+bool bindsIn(const ast::Expr& e, const Scope& scope, const UserFunctions& functions) {
   try {
-    ExprBinder(scope, ExprContext::JoinOn).bind(e);
+    ExprBinder(scope, ExprContext::JoinOn, functions).bind(e);
     return true;
   } catch (const SqlError&) {
     return false;
@@ -40,8 +40,9 @@ bool bindsIn(const ast::Expr& e, const Scope& scope) {
 
 // Which side's columns an expression reads: None for a constant, Both when it
 // needs columns of both sides.
-Side sideOf(const ast::Expr& e, const Scope& left, const Scope& right) {
-  bool l = bindsIn(e, left), r = bindsIn(e, right);
+Side sideOf(const ast::Expr& e, const Scope& left, const Scope& right,
+            const UserFunctions& functions) {
+  bool l = bindsIn(e, left, functions), r = bindsIn(e, right, functions);
   if (l && r) return Side::None;
   if (l) return Side::Left;
   if (r) return Side::Right;
@@ -104,10 +105,10 @@ struct TimeTerm {
   int64_t offset = 0;
 };
 
-std::optional<int64_t> constantInterval(const ast::Expr& e) {
+std::optional<int64_t> constantInterval(const ast::Expr& e, const UserFunctions& functions) {
   try {
     const Scope empty;
-    ExprPtr v = ExprBinder(empty, ExprContext::JoinOn).bind(e);
+    ExprPtr v = ExprBinder(empty, ExprContext::JoinOn, functions).bind(e);
     if (v->isConstant() && v->type()->id == TypeId::Interval) {
       Value x = v->eval(Row{});
       if (!x.isNull()) return x.asInt();
@@ -203,23 +204,23 @@ Relation QueryBinder::bindBroadcastJoin(const ast::TableRef& ref, Relation left,
   std::vector<ExprPtr> residuals;
   std::vector<std::string> keyLabels, residualLabels;
   for (const ast::Expr* c : conjuncts) {
-    ExprPtr whole = ExprBinder(joined, ExprContext::JoinOn).bind(*c);
+    ExprPtr whole = ExprBinder(joined, ExprContext::JoinOn, functions()).bind(*c);
     checkBoolean(whole, c->pos);
-    std::string text = ExprBinder(display, ExprContext::JoinOn).bind(*c)->toString();
+    std::string text = ExprBinder(display, ExprContext::JoinOn, functions()).bind(*c)->toString();
     if (isEquality(*c)) {
-      Side a = sideOf(*c->args[0], stream.scope, table.scope);
-      Side b = sideOf(*c->args[1], stream.scope, table.scope);
+      Side a = sideOf(*c->args[0], stream.scope, table.scope, functions());
+      Side b = sideOf(*c->args[1], stream.scope, table.scope, functions());
       if ((a == Side::Left && b == Side::Right) || (a == Side::Right && b == Side::Left)) {
         const ast::Expr& s = a == Side::Left ? *c->args[0] : *c->args[1];
         const ast::Expr& t = a == Side::Left ? *c->args[1] : *c->args[0];
-        ExprPtr probe = ExprBinder(stream.scope, ExprContext::JoinOn).bind(s);
-        ExprPtr build = ExprBinder(table.scope, ExprContext::JoinOn).bind(t);
+        ExprPtr probe = ExprBinder(stream.scope, ExprContext::JoinOn, functions()).bind(s);
+        ExprPtr build = ExprBinder(table.scope, ExprContext::JoinOn, functions()).bind(t);
         alignKeys(probe, build, c->pos);
         op.probeKeys.push_back(probe);
         op.buildKeys.push_back(build);
         // `c.merchant_id = m.id`, the stream side first.
-        keyLabels.push_back(ExprBinder(display, ExprContext::JoinOn).bind(s)->toString() + " = " +
-                            ExprBinder(display, ExprContext::JoinOn).bind(t)->toString());
+        const ExprBinder shown(display, ExprContext::JoinOn, functions());
+        keyLabels.push_back(shown.bind(s)->toString() + " = " + shown.bind(t)->toString());
         continue;
       }
     }
@@ -274,22 +275,22 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
   const Scope display = displayScope(joined);
   const Scope leftDisplay = displayScope(left.scope);
   const Scope rightDisplay = displayScope(right.scope);
-  auto shown = [](const Scope& scope, const ast::Expr& e) {
-    return ExprBinder(scope, ExprContext::JoinOn).bind(e)->toString();
+  auto shown = [this](const Scope& scope, const ast::Expr& e) {
+    return ExprBinder(scope, ExprContext::JoinOn, functions()).bind(e)->toString();
   };
 
   // Time terms: the side is decided by which side's columns the expression reads.
   std::function<std::optional<TimeTerm>(const ast::Expr&)> timeTerm =
       [&](const ast::Expr& e) -> std::optional<TimeTerm> {
     if (e.kind == ast::ExprKind::Binary && e.args.size() == 2 && (e.op == "+" || e.op == "-")) {
-      if (auto iv = constantInterval(*e.args[1])) {
+      if (auto iv = constantInterval(*e.args[1], functions())) {
         if (auto t = timeTerm(*e.args[0])) {
           t->offset += e.op == "+" ? *iv : -*iv;
           return t;
         }
       }
       if (e.op == "+") {
-        if (auto iv = constantInterval(*e.args[0])) {
+        if (auto iv = constantInterval(*e.args[0], functions())) {
           if (auto t = timeTerm(*e.args[1])) {
             t->offset += *iv;
             return t;
@@ -297,10 +298,11 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
         }
       }
     }
-    Side side = sideOf(e, left.scope, right.scope);
+    Side side = sideOf(e, left.scope, right.scope, functions());
     if (side != Side::Left && side != Side::Right) return std::nullopt;
     ExprPtr bound =
-        ExprBinder(side == Side::Left ? left.scope : right.scope, ExprContext::JoinOn).bind(e);
+        ExprBinder(side == Side::Left ? left.scope : right.scope, ExprContext::JoinOn, functions())
+            .bind(e);
     if (bound->type()->id != TypeId::Timestamp) return std::nullopt;
     return TimeTerm{side, &e, 0};
   };
@@ -362,7 +364,7 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
   std::vector<const ast::Expr*> conjuncts;
   splitConjuncts(*ref.on, conjuncts);
   for (const ast::Expr* c : conjuncts) {
-    ExprPtr whole = ExprBinder(joined, ExprContext::JoinOn).bind(*c);
+    ExprPtr whole = ExprBinder(joined, ExprContext::JoinOn, functions()).bind(*c);
     checkBoolean(whole, c->pos);
     if (isEquality(*c)) {
       // `b.ts = a.ts + INTERVAL ...` is a (point) time bound; other equalities
@@ -374,13 +376,13 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
         bounded(whole, *c);
         continue;
       }
-      Side a = sideOf(*c->args[0], left.scope, right.scope);
-      Side b = sideOf(*c->args[1], left.scope, right.scope);
+      Side a = sideOf(*c->args[0], left.scope, right.scope, functions());
+      Side b = sideOf(*c->args[1], left.scope, right.scope, functions());
       if ((a == Side::Left && b == Side::Right) || (a == Side::Right && b == Side::Left)) {
         const ast::Expr& l = a == Side::Left ? *c->args[0] : *c->args[1];
         const ast::Expr& r = a == Side::Left ? *c->args[1] : *c->args[0];
-        ExprPtr lk = ExprBinder(left.scope, ExprContext::JoinOn).bind(l);
-        ExprPtr rk = ExprBinder(right.scope, ExprContext::JoinOn).bind(r);
+        ExprPtr lk = ExprBinder(left.scope, ExprContext::JoinOn, functions()).bind(l);
+        ExprPtr rk = ExprBinder(right.scope, ExprContext::JoinOn, functions()).bind(r);
         alignKeys(lk, rk, c->pos);
         op.leftKeys.push_back(lk);
         op.rightKeys.push_back(rk);
@@ -501,8 +503,8 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
                      "the join's time bound is empty: no pair of rows can match", ref.on->pos);
     }
 
-    op.leftTime = ExprBinder(left.scope, ExprContext::JoinOn).bind(*leftTime);
-    op.rightTime = ExprBinder(right.scope, ExprContext::JoinOn).bind(*rightTime);
+    op.leftTime = ExprBinder(left.scope, ExprContext::JoinOn, functions()).bind(*leftTime);
+    op.rightTime = ExprBinder(right.scope, ExprContext::JoinOn, functions()).bind(*rightTime);
     op.lowerBoundMicros = *lower;
     op.upperBoundMicros = *upper;
     op.leftOuter = ref.joinType == ast::JoinType::Left;

@@ -116,6 +116,8 @@ class QueryBinder {
  private:
   [[noreturn]] void unsupported(const std::string& what, size_t pos,
                                 const std::string& hint = {}) const;
+  // The user functions the query's expressions may call: the catalog's.
+  UserFunctions functions() const { return UserFunctions{ctx_.catalog}; }
   BoundQuery bindSelect(const ast::Select& s, bool top) const;
   BoundQuery bindUnion(const ast::Query& q, bool top) const;
   std::vector<OutputColumn> bindItems(const ast::Select& s, const Scope& scope) const;
@@ -164,7 +166,7 @@ class QueryBinder {
 // doubles and avg DOUBLE, min/max the argument's type), or the SQLSTATE error
 // of a wrong call. DISTINCT and FILTER are the caller's (aggregate_binder.cpp).
 void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope& scope,
-                       AggregateCall& call);
+                       AggregateCall& call, const UserFunctions& functions);
 
 // Whether `node`'s rows come from a session-window aggregation that emits
 // updates: a session's row changes its window as the session grows or merges,

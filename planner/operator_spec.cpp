@@ -5,7 +5,8 @@
 
 #include <cmath>
 
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 #include "planner/logical_plan.h"
 #include "planner/operator_spec.h"
 

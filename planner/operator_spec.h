@@ -23,7 +23,7 @@
 
 #include "common/error.h"
 #include "common/expr.h"
-#include "common/functions/python_processor.h"
+#include "common/python/processor.h"
 #include "common/schema.h"
 #include "planner/changelog.h"
 

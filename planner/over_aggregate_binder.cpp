@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "parser/expr_walker.h"
 #include "planner/logical_plan.h"
+#include "planner/pre_projection.h"
 
 namespace rtsql::planner_detail {
 
@@ -34,21 +36,13 @@ bool isOverAggregateCall(const ast::Expr& e) {
 
 // The first call with OVER inside `e` (e itself included), or null.
 const ast::Expr* findOver(const ast::Expr& e) {
-  if (e.kind == ast::ExprKind::Call && e.over) return &e;
-  for (const auto& a : e.args) {
-    if (const ast::Expr* f = a ? findOver(*a) : nullptr) return f;
-  }
-  for (const auto& [w, t] : e.whens) {
-    if (const ast::Expr* f = w ? findOver(*w) : nullptr) return f;
-    if (const ast::Expr* f = t ? findOver(*t) : nullptr) return f;
-  }
-  if (e.elseExpr) return findOver(*e.elseExpr);
-  return nullptr;
+  return ast::findNode(e,
+                       [](const ast::Expr& n) { return n.kind == ast::ExprKind::Call && n.over; });
 }
 
 // The window of an OVER clause as text, to tell two windows apart.
-std::string windowText(const ast::Over& over, const Scope& scope) {
-  ExprBinder binder(scope, ExprContext::General);
+std::string windowText(const ast::Over& over, const Scope& scope, const UserFunctions& functions) {
+  ExprBinder binder(scope, ExprContext::General, functions);
   std::string out = "partition";
   for (const auto& k : over.partitionBy) out += "|" + binder.bind(*k)->toString();
   out += "|order";
@@ -105,7 +99,7 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
                   "row's; " +
                       std::string(kFrameHint));
     }
-    std::string key = windowText(over, rel.scope);
+    std::string key = windowText(over, rel.scope, functions());
     if (!window) {
       window = &over;
       windowKey = key;
@@ -119,40 +113,36 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
 
   // One row per input row: the items but the OVER aggregates, then the
   // partition keys, order keys and arguments.
-  std::vector<OutputColumn> pre;
+  PreProjection pre;
   std::vector<int> itemColumn(s.items.size(), -1);
   std::vector<std::vector<int>> starColumns(s.items.size());
   {
-    ExprBinder binder(rel.scope, ExprContext::SelectList);
+    ExprBinder binder(rel.scope, ExprContext::SelectList, functions());
     for (size_t i = 0; i < s.items.size(); ++i) {
       if (isOver[i]) continue;
       const ast::Expr& e = *s.items[i].expr;
-      checkSelectListLength(pre.size() + 1, e.pos);
+      checkSelectListLength(pre.columns.size() + 1, e.pos);
       if (e.kind == ast::ExprKind::Star) {
-        const size_t from = pre.size();
-        expandStar(rel.scope, e, pre);
-        checkSelectListLength(pre.size(), e.pos);
-        for (size_t c = from; c < pre.size(); ++c) starColumns[i].push_back(static_cast<int>(c));
+        const size_t from = pre.columns.size();
+        expandStar(rel.scope, e, pre.columns);
+        checkSelectListLength(pre.columns.size(), e.pos);
+        for (size_t c = from; c < pre.columns.size(); ++c) starColumns[i].push_back(static_cast<int>(c));
         continue;
       }
       ExprPtr bound = binder.bind(e);
-      itemColumn[i] = static_cast<int>(pre.size());
-      pre.push_back(OutputColumn{outputName(s.items[i], *bound), bound, e.pos});
+      itemColumn[i] = static_cast<int>(pre.columns.size());
+      pre.columns.push_back(OutputColumn{outputName(s.items[i], *bound), bound, e.pos});
     }
   }
-  auto add = [&](const ExprPtr& e, const ast::Expr& k) {
-    std::string name =
-        k.kind == ast::ExprKind::Column && !k.parts.empty() ? k.parts.back() : e->toString();
-    pre.push_back(OutputColumn{name, e, k.pos});
-    return static_cast<int>(pre.size() - 1);
-  };
   std::vector<int> partitionCols, orderCols;
   std::vector<bool> descending;
   {
-    ExprBinder binder(rel.scope, ExprContext::General);
-    for (const auto& k : window->partitionBy) partitionCols.push_back(add(binder.bind(*k), *k));
+    ExprBinder binder(rel.scope, ExprContext::General, functions());
+    for (const auto& k : window->partitionBy) {
+      partitionCols.push_back(pre.add(binder.bind(*k), *k));
+    }
     for (const auto& o : window->orderBy) {
-      orderCols.push_back(add(binder.bind(*o.expr), *o.expr));
+      orderCols.push_back(pre.add(binder.bind(*o.expr), *o.expr));
       descending.push_back(o.descending);
     }
   }
@@ -164,17 +154,14 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
     const ast::Expr& e = *s.items[i].expr;
     const std::string fname = toLower(e.name);
     AggregateCall call;
-    bindAggregateCall(e, fname, rel.scope, call);
-    const int argCol = e.star ? -1 : add(call.arg, *e.args[0]);
+    bindAggregateCall(e, fname, rel.scope, call, functions());
+    const int argCol = e.star ? -1 : pre.add(call.arg, *e.args[0]);
     calls.push_back(call);
     argCols.push_back(argCol);
   }
 
-  NodePtr preNode = projectNode(rel.node, pre);
-  auto ref = [&](int i) {
-    const Column& c = preNode->schema.columns[static_cast<size_t>(i)];
-    return makeColumnRef(i, c.type, c.name);
-  };
+  const NodePtr& preNode = pre.project(rel.node);
+  auto ref = [&](int i) { return pre.ref(i); };
   OverAggregateSpec op;
   for (int i : partitionCols) op.partitionKeys.push_back(ref(i));
   for (int i : orderCols) op.orderKeys.push_back(ref(i));
@@ -210,11 +197,11 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
           s.items[i].expr->pos});
       ++nextAgg;
     } else if (itemColumn[i] >= 0) {
-      const OutputColumn& p = pre[static_cast<size_t>(itemColumn[i])];
+      const OutputColumn& p = pre.columns[static_cast<size_t>(itemColumn[i])];
       out.outputs.push_back(OutputColumn{p.name, ref(itemColumn[i]), p.pos});
     } else {
       for (int c : starColumns[i]) {
-        const OutputColumn& p = pre[static_cast<size_t>(c)];
+        const OutputColumn& p = pre.columns[static_cast<size_t>(c)];
         out.outputs.push_back(OutputColumn{p.name, ref(c), p.pos});
       }
     }

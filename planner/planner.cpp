@@ -324,7 +324,6 @@ PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int part
 
 PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   requireCatalog(ctx);
-  UserFunctionScope functions(ctx.catalog);
   Catalog::SinkPtr sink = ctx.catalog->findSink(stmt.sink);
   if (!sink) {
     SqlError err(sqlstate::kUndefinedObject, fmt::format("sink \"{}\" does not exist", stmt.sink),
@@ -384,7 +383,6 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
 
 PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
   requireCatalog(ctx);
-  UserFunctionScope functions(ctx.catalog);
   int partitions = shufflePartitions(Options(), ctx);
   QueryBinder binder(ctx, Mode::Query);
   BoundQuery bound = binder.bindQuery(query, true, SqlError::npos);

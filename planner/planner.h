@@ -77,7 +77,10 @@ inline constexpr size_t kMaxSelectListEntries = 1664;
 // entry beyond the limit is written.
 void checkSelectListLength(size_t count, size_t firstExtraPos);
 
-// Binds an expression against a schema (used for watermark expressions and tests).
-ExprPtr bindExpression(const ast::Expr& expr, const Schema& schema);
+// Binds an expression against a schema (used for watermark expressions, a
+// constant SELECT and tests); it may call the user functions of `functions`
+// (null: none).
+ExprPtr bindExpression(const ast::Expr& expr, const Schema& schema,
+                       const Catalog* functions = nullptr);
 
 }  // namespace rtsql

@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <functional>
+#include <algorithm>
 
 #include "common/error.h"
+#include "parser/expr_walker.h"
 #include "planner/planner.h"
 
 namespace rtsql {
@@ -26,42 +27,13 @@ ProcessorDef defineProcessor(const ast::CreateProcessor& stmt) {
 
 std::vector<std::string> processorsUsed(const ast::Query& query) {
   std::vector<std::string> out;
-  std::function<void(const ast::Query&)> inQuery;
-  std::function<void(const ast::Expr&)> inExpr = [&](const ast::Expr& e) {
-    for (const auto& a : e.args) {
-      if (a) inExpr(*a);
-    }
-    for (const auto& [w, t] : e.whens) {
-      inExpr(*w);
-      inExpr(*t);
-    }
-    if (e.elseExpr) inExpr(*e.elseExpr);
-    if (e.filter) inExpr(*e.filter);
-    if (e.subquery) inQuery(*e.subquery);
-  };
-  std::function<void(const ast::TableRef&)> inRef = [&](const ast::TableRef& t) {
-    if (t.kind == ast::TableRef::Kind::Transform) {
-      const std::string name = toLower(t.processor);
-      bool seen = false;
-      for (const auto& n : out) seen = seen || n == name;
-      if (!seen) out.push_back(name);
-    }
-    if (t.subquery) inQuery(*t.subquery);
-    if (t.left) inRef(*t.left);
-    if (t.right) inRef(*t.right);
-    if (t.on) inExpr(*t.on);
-  };
-  inQuery = [&](const ast::Query& q) {
-    for (const ast::Select& s : q.terms) {
-      for (const auto& item : s.items) {
-        if (item.expr) inExpr(*item.expr);
-      }
-      if (s.from) inRef(*s.from);
-      if (s.where) inExpr(*s.where);
-      if (s.having) inExpr(*s.having);
-    }
-  };
-  inQuery(query);
+  ast::enumerate(
+      query, [](const ast::Expr&) {},
+      [&](const ast::TableRef& t) {
+        if (t.kind != ast::TableRef::Kind::Transform) return;
+        const std::string name = toLower(t.processor);
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+      });
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Stateful processors: what CREATE PROCESSOR defines and the checks made when
 // it is created. A processor is a Python class (common/functions/
-// python_processor.h) that TRANSFORM(input PARTITION BY keys USING PROCESSOR
+// common/python/processor.h) that TRANSFORM(input PARTITION BY keys USING PROCESSOR
 // name WITH (...)) in FROM runs per partition key, with state of its own
 // (the Transform operator, executor/operators/transform.cpp). docs/udf.md
 // describes them for users.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/functions/python_processor.h"
+#include "common/python/processor.h"
 #include "common/schema.h"
 #include "parser/ast.h"
 

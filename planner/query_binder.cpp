@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "planner/logical_plan.h"
+#include "planner/pre_projection.h"
 #include "planner/processor.h"
 
 namespace rtsql::planner_detail {
@@ -196,7 +197,7 @@ BoundQuery QueryBinder::bindQuery(const ast::Query& q, bool top, size_t limitPos
 
 std::vector<OutputColumn> QueryBinder::bindItems(const ast::Select& s, const Scope& scope) const {
   std::vector<OutputColumn> outputs;
-  ExprBinder binder(scope, ExprContext::SelectList);
+  ExprBinder binder(scope, ExprContext::SelectList, functions());
   for (const auto& item : s.items) {
     const ast::Expr& e = *item.expr;
     // Checked as the list grows, so an overlong list is refused before all of
@@ -238,7 +239,7 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
   rel = bindWhereSubqueries(std::move(rel), where, rewritten);
 
   for (const ast::Expr* w : where) {
-    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where).bind(*w);
+    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where, functions()).bind(*w);
     TypeId t = pred->type()->id;
     if (t != TypeId::Boolean && t != TypeId::Null) {
       throw SqlError(sqlstate::kDatatypeMismatch,
@@ -320,43 +321,26 @@ BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
     throwNeedsWatermark("DISTINCT ON ... WITHIN WATERMARK", rel.sourceName, pos);
   }
   std::vector<OutputColumn> items = bindItems(s, rel.scope);
-  std::vector<OutputColumn> pre = items;
-  auto indexOf = [&](const ExprPtr& e) {
-    for (size_t i = 0; i < pre.size(); ++i) {
-      if (pre[i].expr == e) return static_cast<int>(i);
-    }
-    return -1;
-  };
+  PreProjection pre;
+  pre.columns = items;
   std::vector<int> keyIndexes;
   if (s.distinctOn.empty()) {
     for (size_t i = 0; i < items.size(); ++i) keyIndexes.push_back(static_cast<int>(i));
   } else {
-    ExprBinder binder(rel.scope, ExprContext::DistinctOn);
-    for (const auto& k : s.distinctOn) {
-      ExprPtr key = binder.bind(*k);
-      int i = indexOf(key);
-      if (i < 0) {
-        i = static_cast<int>(pre.size());
-        std::string name = k->kind == ast::ExprKind::Column && !k->parts.empty() ? k->parts.back()
-                                                                                  : key->toString();
-        pre.push_back(OutputColumn{name, key, k->pos});
-      }
-      keyIndexes.push_back(i);
-    }
+    ExprBinder binder(rel.scope, ExprContext::DistinctOn, functions());
+    for (const auto& k : s.distinctOn) keyIndexes.push_back(pre.findOrAdd(binder.bind(*k), *k));
   }
   int timeIndex = -1;
   if (rel.eventTime) {
-    timeIndex = indexOf(rel.eventTime);
+    timeIndex = pre.find(rel.eventTime);
     if (timeIndex < 0) {
-      timeIndex = static_cast<int>(pre.size());
-      pre.push_back(OutputColumn{rel.eventTime->toString(), rel.eventTime, SqlError::npos});
+      timeIndex = static_cast<int>(pre.columns.size());
+      pre.columns.push_back(
+          OutputColumn{rel.eventTime->toString(), rel.eventTime, SqlError::npos});
     }
   }
-  NodePtr preNode = projectNode(rel.node, pre);
-  auto ref = [&](int i) {
-    const Column& c = preNode->schema.columns[static_cast<size_t>(i)];
-    return makeColumnRef(i, c.type, c.name);
-  };
+  const NodePtr& preNode = pre.project(rel.node);
+  auto ref = [&](int i) { return pre.ref(i); };
 
   DedupSpec op;
   for (int i : keyIndexes) op.dedupKeys.push_back(ref(i));
@@ -583,21 +567,18 @@ Relation QueryBinder::bindTransform(const ast::TableRef& ref) const {
                                : fmt::format("perhaps you meant \"{}\"", close));
     throw err;
   }
-  std::vector<OutputColumn> pre;
+  PreProjection pre;
   for (const ScopeColumn& c : in.scope.columns) {
-    if (!c.hidden) pre.push_back(OutputColumn{c.name, c.expr, SqlError::npos});
+    if (!c.hidden) pre.columns.push_back(OutputColumn{c.name, c.expr, SqlError::npos});
   }
-  const int inputColumns = static_cast<int>(pre.size());
+  const int inputColumns = static_cast<int>(pre.columns.size());
   std::vector<std::string> keyNames;
-  ExprBinder binder(in.scope, ExprContext::GroupBy);
+  ExprBinder binder(in.scope, ExprContext::GroupBy, functions());
   for (const auto& k : ref.partitionBy) {
-    ExprPtr key = binder.bind(*k);
-    std::string name =
-        k->kind == ast::ExprKind::Column && !k->parts.empty() ? k->parts.back() : key->toString();
-    keyNames.push_back(name);
-    pre.push_back(OutputColumn{name, key, k->pos});
+    const int at = pre.add(binder.bind(*k), *k);
+    keyNames.push_back(pre.columns[static_cast<size_t>(at)].name);
   }
-  NodePtr preNode = projectNode(in.node, pre);
+  const NodePtr& preNode = pre.project(in.node);
 
   TransformSpec op;
   for (int i = 0; i < inputColumns; ++i) {
@@ -607,7 +588,7 @@ Relation QueryBinder::bindTransform(const ast::TableRef& ref) const {
   for (size_t i = 0; i < keyNames.size(); ++i) {
     const int at = inputColumns + static_cast<int>(i);
     const Column& c = preNode->schema.columns[static_cast<size_t>(at)];
-    op.partitionKeys.push_back(makeColumnRef(at, c.type, c.name));
+    op.partitionKeys.push_back(pre.ref(at));
     op.output.columns.push_back(Column{keyNames[i], c.type, false});
   }
   for (const Column& c : processor->returns.columns) {

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 
+#include "parser/expr_walker.h"
 #include "planner/logical_plan.h"
 
 namespace rtsql::planner_detail {
@@ -36,58 +37,8 @@ bool isSubquery(const ast::Expr& e) {
          e.kind == ast::ExprKind::Exists;
 }
 
-// Calls `f` on every expression node of `e` (not inside its subqueries).
-template <typename F>
-void forEachNode(const ast::Expr& e, const F& f) {
-  f(e);
-  for (const auto& a : e.args) {
-    if (a) forEachNode(*a, f);
-  }
-  for (const auto& [w, t] : e.whens) {
-    forEachNode(*w, f);
-    forEachNode(*t, f);
-  }
-  if (e.elseExpr) forEachNode(*e.elseExpr, f);
-  if (e.filter) forEachNode(*e.filter, f);
-}
-
 bool containsSubquery(const ast::Expr& e) {
-  bool found = false;
-  forEachNode(e, [&](const ast::Expr& n) { found = found || isSubquery(n); });
-  return found;
-}
-
-// Every expression of a query, subqueries included, for `f`.
-template <typename F>
-void forEachExpr(const ast::Query& q, const F& f);
-
-template <typename F>
-void forEachExprDeep(const ast::Expr& e, const F& f) {
-  forEachNode(e, [&](const ast::Expr& n) {
-    f(n);
-    if (n.subquery) forEachExpr(*n.subquery, f);
-  });
-}
-
-template <typename F>
-void forEachExprInRef(const ast::TableRef& ref, const F& f) {
-  if (ref.subquery) forEachExpr(*ref.subquery, f);
-  if (ref.left) forEachExprInRef(*ref.left, f);
-  if (ref.right) forEachExprInRef(*ref.right, f);
-  if (ref.on) forEachExprDeep(*ref.on, f);
-}
-
-template <typename F>
-void forEachExpr(const ast::Query& q, const F& f) {
-  for (const auto& s : q.terms) {
-    for (const auto& item : s.items) forEachExprDeep(*item.expr, f);
-    for (const auto& d : s.distinctOn) forEachExprDeep(*d, f);
-    if (s.from) forEachExprInRef(*s.from, f);
-    if (s.where) forEachExprDeep(*s.where, f);
-    for (const auto& g : s.groupBy) forEachExprDeep(*g, f);
-    if (s.having) forEachExprDeep(*s.having, f);
-  }
-  for (const auto& o : q.orderBy) forEachExprDeep(*o.expr, f);
+  return ast::findNode(e, isSubquery) != nullptr;
 }
 
 // A copy of `e` in which the expressions of `replace` become the column
@@ -180,15 +131,16 @@ namespace {
 
 // `err`, raised binding subquery `q`, as the refusal of a correlated
 // subquery when the name it could not find is one of the enclosing query's.
-void throwIfCorrelated(const SqlError& err, const ast::Query& q, const Scope& outer) {
+void throwIfCorrelated(const SqlError& err, const ast::Query& q, const Scope& outer,
+                       const UserFunctions& functions) {
   if (err.sqlstate() != sqlstate::kUndefinedColumn || !err.hasPosition()) return;
   const ast::Expr* column = nullptr;
-  forEachExpr(q, [&](const ast::Expr& n) {
+  ast::enumerate(q, [&](const ast::Expr& n) {
     if (n.kind == ast::ExprKind::Column && n.pos == err.position()) column = &n;
   });
   if (column == nullptr) return;
   try {
-    ExprBinder(outer, ExprContext::Where).bind(*column);
+    ExprBinder(outer, ExprContext::Where, functions).bind(*column);
   } catch (const SqlError&) {
     return;
   }
@@ -208,7 +160,7 @@ BoundQuery QueryBinder::bindSubquery(const ast::Expr& e, const Scope& outer) con
   try {
     return bindQuery(*e.subquery, false, SqlError::npos);
   } catch (const SqlError& err) {
-    throwIfCorrelated(err, *e.subquery, outer);
+    throwIfCorrelated(err, *e.subquery, outer, functions());
     throw;
   }
 }
@@ -226,7 +178,7 @@ Relation QueryBinder::bindWhereSubqueries(Relation rel, std::vector<const ast::E
 
   // The conditions on the outer rows alone filter them before any join.
   for (const ast::Expr* c : plain) {
-    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where).bind(*c);
+    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where, functions()).bind(*c);
     TypeId t = pred->type()->id;
     if (t != TypeId::Boolean && t != TypeId::Null) {
       throw SqlError(sqlstate::kDatatypeMismatch,
@@ -246,7 +198,7 @@ Relation QueryBinder::bindWhereSubqueries(Relation rel, std::vector<const ast::E
     }
     std::vector<std::pair<const ast::Expr*, ast::Expr*>> replace;
     std::vector<ast::ExprPtr> columns;
-    forEachNode(*c, [&](const ast::Expr& e) {
+    ast::enumerate(*c, [&](const ast::Expr& e) {
       if (e.kind == ast::ExprKind::InSubquery && e.negated) {
         throw SqlError(sqlstate::kFeatureNotSupported, "NOT IN (subquery) is not supported", e.pos,
                        "an anti join is not planned, and NOT IN is NULL when the subquery yields "
@@ -380,10 +332,12 @@ Relation QueryBinder::bindInSubquery(const ast::Expr& in, Relation rel, int n) c
   // The outer value as a hidden column of the outer rows, so that the ON
   // condition names both sides by column.
   const std::string outerQualifier = fmt::format("$outer{}", n);
-  ExprPtr key = ExprBinder(rel.scope, ExprContext::Where).bind(*in.args[0]);
+  ExprPtr key = ExprBinder(rel.scope, ExprContext::Where, functions()).bind(*in.args[0]);
   checkComparable(key->type(), inner.outputs[0].expr->type(), in);
   const std::string keyText =
-      ExprBinder(displayScope(rel.scope), ExprContext::Where).bind(*in.args[0])->toString();
+      ExprBinder(displayScope(rel.scope), ExprContext::Where, functions())
+          .bind(*in.args[0])
+          ->toString();
   rel.scope.columns.push_back(ScopeColumn{outerQualifier, "$key", key->type(), true, key});
   rel.identity = false;
   ast::TableRef ref = joinRef(in.args[0]->pos, q.pos, columnExpr(outerQualifier, "$key", in.pos),
@@ -419,10 +373,10 @@ Relation QueryBinder::bindStaticInSubquery(const ast::Expr& in, Relation rel, in
   const Scope scope = scopeFromSchema(table->schema, alias);
   ExprPtr value, cond;
   try {
-    value = ExprBinder(scope, ExprContext::SelectList).bind(*s.items[0].expr);
-    if (s.where) cond = ExprBinder(scope, ExprContext::Where).bind(*s.where);
+    value = ExprBinder(scope, ExprContext::SelectList, functions()).bind(*s.items[0].expr);
+    if (s.where) cond = ExprBinder(scope, ExprContext::Where, functions()).bind(*s.where);
   } catch (const SqlError& err) {
-    throwIfCorrelated(err, q, rel.scope);
+    throwIfCorrelated(err, q, rel.scope, functions());
     throw;
   }
   if (cond && cond->type()->id != TypeId::Boolean && cond->type()->id != TypeId::Null) {
@@ -460,10 +414,12 @@ Relation QueryBinder::bindStaticInSubquery(const ast::Expr& in, Relation rel, in
   right.pos = q.pos;
 
   const std::string outerQualifier = fmt::format("$outer{}", n);
-  ExprPtr key = ExprBinder(rel.scope, ExprContext::Where).bind(*in.args[0]);
+  ExprPtr key = ExprBinder(rel.scope, ExprContext::Where, functions()).bind(*in.args[0]);
   checkComparable(key->type(), value->type(), in);
   const std::string keyText =
-      ExprBinder(displayScope(rel.scope), ExprContext::Where).bind(*in.args[0])->toString();
+      ExprBinder(displayScope(rel.scope), ExprContext::Where, functions())
+          .bind(*in.args[0])
+          ->toString();
   rel.scope.columns.push_back(ScopeColumn{outerQualifier, "$key", key->type(), true, key});
   rel.identity = false;
   ast::TableRef ref = joinRef(in.args[0]->pos, q.pos, columnExpr(outerQualifier, "$key", in.pos),

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "parser/expr_walker.h"
 #include "planner/binder.h"
 #include "planner/catalog.h"
 #include "planner/physical_plan.h"
@@ -16,11 +17,6 @@ namespace rtsql {
 
 namespace {
 
-// The catalog whose functions the binder sees on this thread (UserFunctionScope).
-thread_local const Catalog* tCatalog = nullptr;
-// How many inlined bodies the binder is inside of on this thread. Functions
-// cannot form a cycle, so this only bounds a very long chain of them.
-thread_local int tDepth = 0;
 constexpr int kMaxInlineDepth = 64;
 
 // Names the binder resolves before any function table, or that are built-in
@@ -34,48 +30,6 @@ bool isBuiltinName(const std::string& lname) {
   if (isAggregateFunction(lname)) return true;
   const std::vector<std::string> names = functionNames();
   return std::binary_search(names.begin(), names.end(), lname);
-}
-
-// Calls `visit` on every expression node of `e`, subqueries included.
-void walk(const ast::Expr& e, const std::function<void(const ast::Expr&)>& visit);
-
-void walk(const ast::Query& q, const std::function<void(const ast::Expr&)>& visit) {
-  std::function<void(const ast::TableRef&)> walkRef = [&](const ast::TableRef& t) {
-    if (t.subquery) walk(*t.subquery, visit);
-    if (t.left) walkRef(*t.left);
-    if (t.right) walkRef(*t.right);
-    if (t.on) walk(*t.on, visit);
-    for (const auto& e : t.partitionBy) walk(*e, visit);
-  };
-  for (const ast::Select& s : q.terms) {
-    for (const auto& item : s.items) {
-      if (item.expr) walk(*item.expr, visit);
-    }
-    for (const auto& e : s.distinctOn) walk(*e, visit);
-    if (s.from) walkRef(*s.from);
-    if (s.where) walk(*s.where, visit);
-    for (const auto& e : s.groupBy) walk(*e, visit);
-    if (s.having) walk(*s.having, visit);
-  }
-  for (const auto& o : q.orderBy) walk(*o.expr, visit);
-}
-
-void walk(const ast::Expr& e, const std::function<void(const ast::Expr&)>& visit) {
-  visit(e);
-  for (const auto& a : e.args) {
-    if (a) walk(*a, visit);
-  }
-  for (const auto& [w, t] : e.whens) {
-    walk(*w, visit);
-    walk(*t, visit);
-  }
-  if (e.elseExpr) walk(*e.elseExpr, visit);
-  if (e.filter) walk(*e.filter, visit);
-  if (e.over) {
-    for (const auto& p : e.over->partitionBy) walk(*p, visit);
-    for (const auto& o : e.over->orderBy) walk(*o.expr, visit);
-  }
-  if (e.subquery) walk(*e.subquery, visit);
 }
 
 void addCalled(const ast::Expr& e, const Catalog& catalog, std::vector<std::string>& out) {
@@ -140,11 +94,6 @@ UserFunctionDef definePythonFunction(const ast::CreateFunction& stmt, UserFuncti
   def.sql = stmt.text;
   return def;
 }
-
-struct DepthGuard {
-  DepthGuard() { ++tDepth; }
-  ~DepthGuard() { --tDepth; }
-};
 
 }  // namespace
 
@@ -261,23 +210,15 @@ std::string UserFunctionDef::signature() const {
   return out + ")";
 }
 
-UserFunctionScope::UserFunctionScope(const Catalog* catalog) : previous_(tCatalog) {
-  tCatalog = catalog;
-}
-
-UserFunctionScope::~UserFunctionScope() {
-  tCatalog = previous_;
-}
-
 std::vector<std::string> userFunctionsCalled(const ast::Query& query, const Catalog& catalog) {
   std::vector<std::string> out;
-  walk(query, [&](const ast::Expr& e) { addCalled(e, catalog, out); });
+  ast::enumerate(query, [&](const ast::Expr& e) { addCalled(e, catalog, out); });
   return out;
 }
 
 std::vector<std::string> userFunctionsCalled(const ast::Expr& expr, const Catalog& catalog) {
   std::vector<std::string> out;
-  walk(expr, [&](const ast::Expr& e) { addCalled(e, catalog, out); });
+  ast::enumerateAll(expr, [&](const ast::Expr& e) { addCalled(e, catalog, out); });
   return out;
 }
 
@@ -326,7 +267,7 @@ UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalo
 
   // What a body cannot hold, said in its own words before the binder would
   // say it in a query's.
-  walk(body, [&](const ast::Expr& e) {
+  ast::enumerateAll(body, [&](const ast::Expr& e) {
     if (e.kind == ast::ExprKind::Subquery || e.kind == ast::ExprKind::InSubquery ||
         e.kind == ast::ExprKind::Exists) {
       throw SqlError(sqlstate::kFeatureNotSupported, "a function body cannot hold a subquery",
@@ -361,19 +302,18 @@ UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalo
         "", p.name, p.type, false, makeColumnRef(static_cast<int>(i), p.type, p.name)});
   }
   ExprPtr bound;
-  {
-    UserFunctionScope functions(&catalog);
-    try {
-      bound = planner_detail::ExprBinder(scope, planner_detail::ExprContext::General).bind(body);
-    } catch (SqlError& e) {
-      if (e.sqlstate() == sqlstate::kUndefinedColumn && e.message().rfind("column ", 0) == 0) {
-        e.withHint(def.params.empty()
-                       ? std::string("a function without parameters can name no columns")
-                       : fmt::format("a function body names only its parameters: {}",
-                                     parameterNames(def)));
-      }
-      throw;
+  try {
+    bound = planner_detail::ExprBinder(scope, planner_detail::ExprContext::General,
+                                       planner_detail::UserFunctions{&catalog})
+                .bind(body);
+  } catch (SqlError& e) {
+    if (e.sqlstate() == sqlstate::kUndefinedColumn && e.message().rfind("column ", 0) == 0) {
+      e.withHint(def.params.empty()
+                     ? std::string("a function without parameters can name no columns")
+                     : fmt::format("a function body names only its parameters: {}",
+                                   parameterNames(def)));
     }
+    throw;
   }
   if (!implicitlyConvertible(*bound->type(), *def.returns)) {
     throw SqlError(sqlstate::kDatatypeMismatch,
@@ -392,10 +332,10 @@ UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalo
 
 namespace planner_detail {
 
-ExprPtr inlineUserFunction(const ast::Expr& call,
+ExprPtr inlineUserFunction(const ast::Expr& call, const UserFunctions& functions,
                            const std::function<ExprPtr(const ast::Expr&)>& bindArg) {
-  if (!tCatalog) return nullptr;
-  Catalog::FunctionPtr def = tCatalog->findFunction(call.name);
+  if (!functions.catalog) return nullptr;
+  Catalog::FunctionPtr def = functions.catalog->findFunction(call.name);
   if (!def) return nullptr;
   std::vector<ExprPtr> args;
   args.reserve(call.args.size());
@@ -424,7 +364,7 @@ ExprPtr inlineUserFunction(const ast::Expr& call,
   // A Python function is called per row (a vectorized one per batch of rows),
   // never inlined.
   if (def->python) return makePythonCall(def->python, std::move(args), call.pos);
-  if (tDepth >= kMaxInlineDepth) {
+  if (functions.depth >= kMaxInlineDepth) {
     throw SqlError(sqlstate::kStatementTooComplex,
                    fmt::format("functions call each other more than {} deep", kMaxInlineDepth),
                    call.pos, "call fewer functions inside each other");
@@ -436,8 +376,9 @@ ExprPtr inlineUserFunction(const ast::Expr& call,
   }
   ExprPtr body;
   try {
-    DepthGuard depth;
-    body = ExprBinder(scope, ExprContext::General).bind(*def->body);
+    body = ExprBinder(scope, ExprContext::General,
+                      UserFunctions{functions.catalog, functions.depth + 1})
+               .bind(*def->body);
   } catch (SqlError& e) {
     // The body was checked when it was created; what fails now fails for the
     // call (a position in the body's own text would point nowhere here).
@@ -448,12 +389,12 @@ ExprPtr inlineUserFunction(const ast::Expr& call,
   return body;
 }
 
-std::string closeUserFunction(const std::string& name) {
-  if (!tCatalog) return {};
+std::string closeUserFunction(const std::string& name, const Catalog* catalog) {
+  if (!catalog) return {};
   std::vector<std::string> names;
-  for (const auto& f : tCatalog->functions()) names.push_back(f->name);
+  for (const auto& f : catalog->functions()) names.push_back(f->name);
   std::string close = closestName(name, names);
-  return close.empty() ? close : tCatalog->findFunction(close)->signature();
+  return close.empty() ? close : catalog->findFunction(close)->signature();
 }
 
 }  // namespace planner_detail

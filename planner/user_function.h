@@ -11,13 +11,12 @@
 //
 // A Python function (LANGUAGE PYTHON, docs/udf.md) is the exception: it is
 // compiled by the embedded CPython when it is created, and a call binds to a
-// node that calls it once per row (common/functions/python_function.h). It is
+// node that calls it once per row (common/python/function.h). It is
 // never inlined and never computed at plan time.
 //
-// The binder finds the catalog's functions through a UserFunctionScope that
-// planning (planFlow, planQuery) and the server's constant SELECT install on
-// their thread: the expression binder is built in many places from a name
-// scope alone, and every one of them must see the same functions.
+// The binder finds the catalog's functions in the UserFunctions every
+// ExprBinder is given (planner/binder.h): planning (planFlow, planQuery) hands
+// over its context's catalog, the server's constant SELECT the session's.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +26,8 @@
 #include <vector>
 
 #include "common/expr.h"
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 #include "common/types.h"
 #include "parser/ast.h"
 
@@ -98,30 +98,20 @@ struct PhysicalPlan;
 // left as it is.
 void placeVectorizedBatches(PhysicalPlan& plan);
 
-// While alive, expressions bound on this thread may call the functions of
-// `catalog` (null: none). Scopes nest; the innermost wins.
-class UserFunctionScope {
- public:
-  explicit UserFunctionScope(const Catalog* catalog);
-  ~UserFunctionScope();
-  UserFunctionScope(const UserFunctionScope&) = delete;
-  UserFunctionScope& operator=(const UserFunctionScope&) = delete;
-
- private:
-  const Catalog* previous_;
-};
-
 namespace planner_detail {
 
-// The inlined body of `call` when it names a user function of the current
-// UserFunctionScope, else null. `bindArg` binds an argument in the caller's
-// scope. Throws 42883 when the arguments do not fit the parameters.
-ExprPtr inlineUserFunction(const ast::Expr& call,
+struct UserFunctions;  // planner/binder.h
+
+// The inlined body of `call` when it names a user function of `functions`,
+// else null. `bindArg` binds an argument in the caller's scope. Throws 42883
+// when the arguments do not fit the parameters.
+ExprPtr inlineUserFunction(const ast::Expr& call, const UserFunctions& functions,
                            const std::function<ExprPtr(const ast::Expr&)>& bindArg);
 
-// The signature of the user function whose name is closest to `name` when it
-// is close enough to be a typo, else empty: the hint of an unknown function.
-std::string closeUserFunction(const std::string& name);
+// The signature of the user function of `catalog` whose name is closest to
+// `name` when it is close enough to be a typo, else empty: the hint of an
+// unknown function.
+std::string closeUserFunction(const std::string& name, const Catalog* catalog);
 
 }  // namespace planner_detail
 

@@ -25,7 +25,9 @@
 #include <optional>
 #include <string>
 
+#include "parser/expr_walker.h"
 #include "planner/logical_plan.h"
+#include "planner/pre_projection.h"
 
 namespace rtsql::planner_detail {
 
@@ -58,18 +60,12 @@ bool namesRank(const ast::Expr& e, const std::string& name, const std::string& a
 }
 
 bool readsRank(const ast::Expr& e, const std::string& name, const std::string& alias) {
-  if (namesRank(e, name, alias)) return true;
-  if (e.kind == ast::ExprKind::Star) {
-    return e.parts.empty() || (!alias.empty() && iequals(e.parts.back(), alias));
-  }
-  for (const auto& a : e.args) {
-    if (a && readsRank(*a, name, alias)) return true;
-  }
-  for (const auto& [w, t] : e.whens) {
-    if ((w && readsRank(*w, name, alias)) || (t && readsRank(*t, name, alias))) return true;
-  }
-  if (e.elseExpr && readsRank(*e.elseExpr, name, alias)) return true;
-  return e.filter && readsRank(*e.filter, name, alias);
+  return ast::findNode(e, [&](const ast::Expr& n) {
+           if (n.kind == ast::ExprKind::Star) {
+             return n.parts.empty() || (!alias.empty() && iequals(n.parts.back(), alias));
+           }
+           return namesRank(n, name, alias);
+         }) != nullptr;
 }
 
 // The largest rank a conjunct `rank <op> n` (or `n <op> rank`) admits, or
@@ -219,7 +215,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
                    rel.pos, "tables are joined to a source's rows: FROM s JOIN t ON ...");
   }
   if (s.where) {
-    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where).bind(*s.where);
+    ExprPtr pred = ExprBinder(rel.scope, ExprContext::Where, functions()).bind(*s.where);
     TypeId t = pred->type()->id;
     if (t != TypeId::Boolean && t != TypeId::Null) {
       throw SqlError(sqlstate::kDatatypeMismatch,
@@ -233,7 +229,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
   // One row per input row: the items but the rank, then the keys not among
   // them. A grouped query ranks the aggregation's rows: its items and the
   // window's expressions are bound over them.
-  std::vector<OutputColumn> pre;
+  PreProjection pre;
   size_t itemsBefore = 0;  // columns of `pre` from the items before the rank
   std::vector<ExprPtr> windowExprs;  // PARTITION BY, then ORDER BY, over the ranked rows
   if (grouped) {
@@ -251,7 +247,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     rel.node = agg.node;
     rel.sourceName = agg.sourceName;
     rel.changelog = agg.changelog;
-    pre = std::move(agg.outputs);
+    pre.columns = std::move(agg.outputs);
     itemsBefore = ranked.outputsBefore;
     windowExprs = std::move(ranked.extraBound);
   } else {
@@ -260,51 +256,39 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
                   "add EMIT ON WINDOW CLOSE to the session-window aggregation, so that it emits "
                   "each session once");
     }
-    ExprBinder binder(rel.scope, ExprContext::SelectList);
+    ExprBinder binder(rel.scope, ExprContext::SelectList, functions());
     for (size_t i = 0; i < s.items.size(); ++i) {
       if (i == rankIndex) {
-        itemsBefore = pre.size();
+        itemsBefore = pre.columns.size();
         continue;
       }
       const ast::Expr& e = *s.items[i].expr;
-      checkSelectListLength(pre.size() + 1, e.pos);
+      checkSelectListLength(pre.columns.size() + 1, e.pos);
       if (e.kind == ast::ExprKind::Star) {
-        expandStar(rel.scope, e, pre);
-        checkSelectListLength(pre.size(), e.pos);
+        expandStar(rel.scope, e, pre.columns);
+        checkSelectListLength(pre.columns.size(), e.pos);
         continue;
       }
       ExprPtr bound = binder.bind(e);
-      pre.push_back(OutputColumn{outputName(s.items[i], *bound), bound, e.pos});
+      pre.columns.push_back(OutputColumn{outputName(s.items[i], *bound), bound, e.pos});
     }
   }
-  const size_t items = pre.size();
-  auto columnOf = [&](const ExprPtr& e, const ast::Expr& k) {
-    for (size_t i = 0; i < pre.size(); ++i) {
-      if (pre[i].expr == e) return static_cast<int>(i);
-    }
-    std::string name =
-        k.kind == ast::ExprKind::Column && !k.parts.empty() ? k.parts.back() : e->toString();
-    pre.push_back(OutputColumn{name, e, k.pos});
-    return static_cast<int>(pre.size() - 1);
-  };
+  const size_t items = pre.columns.size();
   if (!grouped) {
-    ExprBinder binder(rel.scope, ExprContext::General);
+    ExprBinder binder(rel.scope, ExprContext::General, functions());
     for (const auto& k : over.partitionBy) windowExprs.push_back(binder.bind(*k));
     for (const auto& o : over.orderBy) windowExprs.push_back(binder.bind(*o.expr));
   }
   std::vector<int> partitionCols, orderCols;
   std::vector<bool> descending;
   size_t w = 0;
-  for (const auto& k : over.partitionBy) partitionCols.push_back(columnOf(windowExprs[w++], *k));
+  for (const auto& k : over.partitionBy) partitionCols.push_back(pre.findOrAdd(windowExprs[w++], *k));
   for (const auto& o : over.orderBy) {
-    orderCols.push_back(columnOf(windowExprs[w++], *o.expr));
+    orderCols.push_back(pre.findOrAdd(windowExprs[w++], *o.expr));
     descending.push_back(o.descending);
   }
-  NodePtr preNode = projectNode(rel.node, pre);
-  auto ref_ = [&](int i) {
-    const Column& c = preNode->schema.columns[static_cast<size_t>(i)];
-    return makeColumnRef(i, c.type, c.name);
-  };
+  const NodePtr& preNode = pre.project(rel.node);
+  auto ref_ = [&](int i) { return pre.ref(i); };
 
   TopNSpec op;
   for (int i : partitionCols) op.partitionKeys.push_back(ref_(i));
@@ -326,11 +310,11 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     out.scope.columns.push_back(ScopeColumn{ref.alias, name, e->type(), false, std::move(e)});
   };
   size_t next = 0;
-  for (; next < itemsBefore; ++next) add(pre[next].name, ref_(static_cast<int>(next)));
+  for (; next < itemsBefore; ++next) add(pre.columns[next].name, ref_(static_cast<int>(next)));
   if (rankRead) {
     add(rankName, makeColumnRef(rankColumn, DataType::of(TypeId::BigInt), rankName));
   }
-  for (; next < items; ++next) add(pre[next].name, ref_(static_cast<int>(next)));
+  for (; next < items; ++next) add(pre.columns[next].name, ref_(static_cast<int>(next)));
   out.sourceName = rel.sourceName;
   // The rows retract: no operator that takes only appends may read them.
   out.changelog = true;

@@ -179,7 +179,6 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
 
 void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWriter& out) {
   const ast::Query& q = *stmt.query;
-  UserFunctionScope functions(&catalogOf(s));  // SELECT f(1) calls the session's functions
   // A SELECT without FROM is evaluated at once, as PostgreSQL does (drivers and
   // tools send `SELECT 1` to check a connection).
   if (isConstantQuery(q)) {
@@ -189,14 +188,14 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     std::vector<std::optional<std::string>> row;
     for (const auto& item : sel.items) {
       checkSelectListLength(cols.size() + 1, item.expr->pos);
-      ExprPtr e = bindExpression(*item.expr, empty);
+      ExprPtr e = bindExpression(*item.expr, empty, &catalogOf(s));  // SELECT f(1)
       // Typed as a live query's columns are, so drivers get ints, floats and
       // booleans rather than text.
       cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
       row.push_back(pgTextOf(e->eval(Row{})));
     }
     if (sel.where) {
-      Value w = bindExpression(*sel.where, empty)->eval(Row{});
+      Value w = bindExpression(*sel.where, empty, &catalogOf(s))->eval(Row{});
       if (w.isNull() || !w.asBool()) {
         sendRows(out, cols, {}, "SELECT 0");
         return;
@@ -242,12 +241,11 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
       if (isConstantQuery(q)) {
-        UserFunctionScope functions(&catalogOf(s));
         std::vector<ResultColumn> cols;
         Schema empty;
         for (const auto& item : q.terms[0].items) {
           checkSelectListLength(cols.size() + 1, item.expr->pos);
-          ExprPtr e = bindExpression(*item.expr, empty);
+          ExprPtr e = bindExpression(*item.expr, empty, &catalogOf(s));
           cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
         }
         return cols;

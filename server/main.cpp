@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
 #include "common/json.h"
 #include "common/kafka_topic_name.h"
 #include "common/log.h"

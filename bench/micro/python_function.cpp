@@ -17,7 +17,8 @@
 // 1, 16 and 256 (a poll that brings B records); it prints CPU nanoseconds per
 // row, the batching step's copy of each row included.
 // Usage: rtsql_python_function [iterations] (default 1000000).
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 
 #include <time.h>
 

@@ -24,7 +24,7 @@
 // Each case prints the thread's CPU nanoseconds per row (CPU time, so that
 // other processes on a shared machine do not count).
 // Usage: rtsql_python_processor [rows] (default 200000).
-#include "common/functions/python_processor.h"
+#include "common/python/processor.h"
 
 #include <time.h>
 #include <unistd.h>

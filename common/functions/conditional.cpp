@@ -79,35 +79,47 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// rand([seed]): a uniform DOUBLE in [0, 1). Each node draws from its own
-// counter-based sequence (an atomic counter through splitmix64), so concurrent
-// tasks need no lock and a seeded rand() is reproducible.
-class RandExpr final : public CallExpr {
+// The random DOUBLEs of rand([seed]) and randn([seed]). Each node draws from
+// its own counter-based sequence (an atomic counter through splitmix64), so
+// concurrent tasks need no lock and a seeded call is reproducible.
+class RandomSequenceExpr : public CallExpr {
  public:
-  RandExpr(std::string name, std::vector<ExprPtr> args, uint64_t seed)
-      : CallExpr(std::move(name), DataType::of(TypeId::Double), std::move(args), false), seed_(seed) {}
-  Value eval(const Row&) const override {
-    uint64_t n = counter_.fetch_add(1, std::memory_order_relaxed);
-    uint64_t r = splitmix64(seed_ ^ splitmix64(n));
-    return Value::float64(static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0));
-  }
+  RandomSequenceExpr(std::string name, std::vector<ExprPtr> args, uint64_t seed)
+      : CallExpr(std::move(name), DataType::of(TypeId::Double), std::move(args), false),
+        seed_(seed) {}
+
+ protected:
+  // The number of this evaluation: 0, 1, 2, ... across all threads.
+  uint64_t next() const { return counter_.fetch_add(1, std::memory_order_relaxed); }
+  // The k-th 64 random bits of the sequence.
+  uint64_t bits(uint64_t k) const { return splitmix64(seed_ ^ splitmix64(k)); }
 
  private:
   uint64_t seed_;
   mutable std::atomic<uint64_t> counter_{0};
 };
 
-ExprPtr buildRand(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  uint64_t seed;
-  if (args.empty()) {
-    std::random_device rd;
-    seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  } else {
-    argBigInt(name, args, 0, pos);
-    auto c = constantValue(args[0]);
-    if (!c) throwArgError(name, args, pos, "the seed must be a constant");
-    seed = c->isNull() ? 0 : static_cast<uint64_t>(c->asInt());
+// The seed of rand([seed]) and randn([seed]): the constant argument (NULL is
+// 0), or a random one without it.
+uint64_t seedArgument(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args.empty()) return randomSeed();
+  argBigInt(name, args, 0, pos);
+  auto c = constantValue(args[0]);
+  if (!c) throwArgError(name, args, pos, "the seed must be a constant");
+  return c->isNull() ? 0 : static_cast<uint64_t>(c->asInt());
+}
+
+// rand([seed]): a uniform DOUBLE in [0, 1).
+class RandExpr final : public RandomSequenceExpr {
+ public:
+  using RandomSequenceExpr::RandomSequenceExpr;
+  Value eval(const Row&) const override {
+    return Value::float64(static_cast<double>(bits(next()) >> 11) * (1.0 / 9007199254740992.0));
   }
+};
+
+ExprPtr buildRand(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  const uint64_t seed = seedArgument(name, args, pos);
   return std::make_shared<RandExpr>(name, args, seed);
 }
 
@@ -187,8 +199,7 @@ ExprPtr buildTypeof(const std::string&, std::vector<ExprPtr>& args, size_t) {
 ExprPtr buildUuid(const std::string& name, std::vector<ExprPtr>& args, size_t) {
   return fnN(
       name, DataType::of(TypeId::String), args, false, [](const Row&, const std::vector<ExprPtr>&) {
-        thread_local std::mt19937_64 gen{(static_cast<uint64_t>(std::random_device{}()) << 32) ^
-                                         std::random_device{}()};
+        thread_local std::mt19937_64 gen{randomSeed()};
         uint64_t hi = gen(), lo = gen();
         hi = (hi & ~0xF000ULL) | 0x4000ULL;                  // version 4
         lo = (lo & ~(0xC000ULL << 48)) | (0x8000ULL << 48);  // IETF variant
@@ -202,36 +213,19 @@ ExprPtr buildUuid(const std::string& name, std::vector<ExprPtr>& args, size_t) {
 }
 
 // randn([seed]): a standard normal DOUBLE (Box-Muller over two rand() draws).
-class RandnExpr final : public CallExpr {
+class RandnExpr final : public RandomSequenceExpr {
  public:
-  RandnExpr(std::string name, std::vector<ExprPtr> args, uint64_t seed)
-      : CallExpr(std::move(name), DataType::of(TypeId::Double), std::move(args), false),
-        seed_(seed) {}
+  using RandomSequenceExpr::RandomSequenceExpr;
   Value eval(const Row&) const override {
-    uint64_t n = counter_.fetch_add(1, std::memory_order_relaxed);
-    double u1 = (static_cast<double>(splitmix64(seed_ ^ splitmix64(2 * n)) >> 11) + 1.0) *
-                (1.0 / 9007199254740993.0);
-    double u2 = static_cast<double>(splitmix64(seed_ ^ splitmix64(2 * n + 1)) >> 11) *
-                (1.0 / 9007199254740992.0);
+    const uint64_t n = next();
+    double u1 = (static_cast<double>(bits(2 * n) >> 11) + 1.0) * (1.0 / 9007199254740993.0);
+    double u2 = static_cast<double>(bits(2 * n + 1) >> 11) * (1.0 / 9007199254740992.0);
     return Value::float64(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
   }
-
- private:
-  uint64_t seed_;
-  mutable std::atomic<uint64_t> counter_{0};
 };
 
 ExprPtr buildRandn(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  uint64_t seed;
-  if (args.empty()) {
-    std::random_device rd;
-    seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  } else {
-    argBigInt(name, args, 0, pos);
-    auto c = constantValue(args[0]);
-    if (!c) throwArgError(name, args, pos, "the seed must be a constant");
-    seed = c->isNull() ? 0 : static_cast<uint64_t>(c->asInt());
-  }
+  const uint64_t seed = seedArgument(name, args, pos);
   return std::make_shared<RandnExpr>(name, args, seed);
 }
 
@@ -273,6 +267,11 @@ ExprPtr buildVersion(const std::string&, std::vector<ExprPtr>&, size_t) {
 }
 
 }  // namespace
+
+uint64_t randomSeed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
 
 void registerConditionalFunctions(FunctionTable& t) {
   t["coalesce"] = {1, -1, buildCoalesce};

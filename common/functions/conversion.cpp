@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/functions/internal.h"
+#include "common/hex.h"
 #include "common/schema.h"
 
 namespace rtsql::expr_internal {
@@ -49,14 +50,6 @@ ExprPtr buildFloatFn(const std::string& name, std::vector<ExprPtr>& args, size_t
   });
 }
 
-bool hexDigit(char c, int* d) {
-  *d = c >= '0' && c <= '9'   ? c - '0'
-       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                              : -1;
-  return *d >= 0;
-}
-
 // The bytes `text` stands for in `format` (hex, utf-8, base64); false when
 // the text is not valid in it.
 bool toBinary(const std::string& text, std::string_view format, std::string* out) {
@@ -66,20 +59,7 @@ bool toBinary(const std::string& text, std::string_view format, std::string* out
     return true;
   }
   if (f == "base64") return fromBase64(text, out);
-  if (f != "hex") return false;
-  out->clear();
-  size_t i = 0;
-  int hi, lo;
-  if (text.size() % 2 == 1) {
-    if (!hexDigit(text[0], &lo)) return false;
-    *out += static_cast<char>(lo);
-    i = 1;
-  }
-  for (; i < text.size(); i += 2) {
-    if (!hexDigit(text[i], &hi) || !hexDigit(text[i + 1], &lo)) return false;
-    *out += static_cast<char>(hi * 16 + lo);
-  }
-  return true;
+  return f == "hex" && decodeHex(text, *out);
 }
 
 // to_binary(str[, fmt]) (fmt hex by default) and try_to_binary: NULL for text

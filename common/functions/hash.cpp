@@ -13,6 +13,7 @@
 
 #include "common/crc32.h"
 #include "common/digest.h"
+#include "common/hex.h"
 #include "common/functions/internal.h"
 #include "common/spark_hash.h"
 
@@ -291,27 +292,8 @@ ExprPtr buildCrc32(const std::string& name, std::vector<ExprPtr>& args, size_t p
 ExprPtr buildUnhex(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   return fn1(name, DataType::of(TypeId::Binary), args, [](const Value& v) {
-    const std::string& s = v.asString();
-    auto digit = [](char c) {
-      return c >= '0' && c <= '9'   ? c - '0'
-             : c >= 'a' && c <= 'f' ? c - 'a' + 10
-             : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                    : -1;
-    };
     std::string out;
-    out.reserve(s.size() / 2 + 1);
-    size_t i = 0;
-    if (s.size() % 2 == 1) {
-      int d = digit(s[0]);
-      if (d < 0) return Value();
-      out += static_cast<char>(d);
-      i = 1;
-    }
-    for (; i < s.size(); i += 2) {
-      int hi = digit(s[i]), lo = digit(s[i + 1]);
-      if (hi < 0 || lo < 0) return Value();
-      out += static_cast<char>(hi * 16 + lo);
-    }
+    if (!decodeHex(v.asString(), out)) return Value();
     return Value::binary(std::move(out));
   });
 }

@@ -112,6 +112,11 @@ DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t
 // The value of a constant expression, computed once at bind time.
 std::optional<Value> constantValue(const ExprPtr& e);
 
+// 64 bits from the system's random device: the seed of an unseeded rand(),
+// randn(), and of the generators behind uuid() and shuffle()
+// (conditional.cpp).
+uint64_t randomSeed();
+
 // ---- node classes -----------------------------------------------------------
 
 class ColumnRefExpr final : public Expr {
@@ -128,6 +133,7 @@ class ColumnRefExpr final : public Expr {
   std::string toString() const override {
     return name_.empty() ? "#" + std::to_string(index_) : name_;
   }
+  void forEachChild(const std::function<void(const Expr&)>&) const override {}
   int index() const { return index_; }
   const std::string& name() const { return name_; }
 

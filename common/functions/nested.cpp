@@ -538,7 +538,7 @@ ExprPtr buildShuffle(const std::string& name, std::vector<ExprPtr>& args, size_t
   return fnN(name, args[0]->type(), args, false, [](const Row& row, const std::vector<ExprPtr>& a) {
     Value v = a[0]->eval(row);
     if (v.isNull()) return v;
-    thread_local std::mt19937_64 gen{std::random_device{}()};
+    thread_local std::mt19937_64 gen{randomSeed()};
     ValueList items = v.asList();
     std::shuffle(items.begin(), items.end(), gen);
     return Value::array(std::move(items));

@@ -130,13 +130,47 @@ RegexPtr compileConstant(const std::string& fn, const ExprPtr& e, size_t pos) {
   return compileOrThrow(fn, c->asString(), pos);
 }
 
-// The compiled pattern to use for one evaluation: the bind-time one, or a fresh
-// compile of this record's pattern (nullptr when it does not compile).
-const RE2* pick(const RegexPtr& fixed, const Value& pattern, std::optional<RE2>& local) {
-  if (fixed) return fixed.get();
-  local.emplace(toRe2Syntax(pattern.asString()), regexOptions());
-  return local->ok() ? &*local : nullptr;
+// The arguments every regular-expression function starts with, checked: the
+// subject (args[0]) and the pattern (args[1]) are strings; a function with a
+// third integer argument gets `third` when the call leaves it out. Returns the
+// pattern compiled once, now, when it is a constant (a bad one is 2201B here),
+// else null: the pattern is then compiled per record (RecordPattern).
+RegexPtr regexArguments(const std::string& name, std::vector<ExprPtr>& args, size_t pos,
+                        std::optional<int32_t> third = std::nullopt) {
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  if (third) {
+    if (args.size() == 2)
+      args.push_back(makeLiteral(Value::integer(*third), DataType::of(TypeId::Int)));
+    argBigInt(name, args, 2, pos);
+  }
+  return compileConstant(name, args[1], pos);
 }
+
+// The compiled pattern one evaluation matches with: the bind-time one, or a
+// fresh compile of this record's pattern; false when that does not compile
+// (the function then gives NULL).
+class RecordPattern {
+ public:
+  RecordPattern(const RegexPtr& fixed, const Value& pattern) {
+    if (fixed) {
+      re_ = fixed.get();
+      return;
+    }
+    local_.emplace(toRe2Syntax(pattern.asString()), regexOptions());
+    re_ = local_->ok() ? &*local_ : nullptr;
+  }
+  RecordPattern(const RecordPattern&) = delete;
+  RecordPattern& operator=(const RecordPattern&) = delete;
+
+  explicit operator bool() const { return re_ != nullptr; }
+  const RE2& operator*() const { return *re_; }
+  const RE2* operator->() const { return re_; }
+
+ private:
+  std::optional<RE2> local_;
+  const RE2* re_ = nullptr;
+};
 
 // Room for the submatches of one match: on the stack for the patterns people
 // write, so matching a record allocates nothing.
@@ -315,15 +349,10 @@ void checkConstantGroup(const std::string& fn, const RegexPtr& fixed, const Expr
 }
 
 ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
-  if (args.size() == 2) args.push_back(makeLiteral(Value::integer(1), DataType::of(TypeId::Int)));
-  argBigInt(name, args, 2, pos);
-  RegexPtr fixed = compileConstant(name, args[1], pos);
+  RegexPtr fixed = regexArguments(name, args, pos, 1);
   checkConstantGroup(name, fixed, args[2], pos);
   return fn3(name, DataType::of(TypeId::String), args, [fixed](const Value& s, const Value& p, const Value& i) {
-    std::optional<RE2> local;
-    const RE2* re = pick(fixed, p, local);
+    RecordPattern re(fixed, p);
     if (!re) return Value();
     int64_t idx = i.asInt();
     if (idx < 0 || idx > re->NumberOfCapturingGroups()) return Value();
@@ -338,15 +367,12 @@ ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t
 }
 
 ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
+  RegexPtr fixed = regexArguments(name, args, pos);
   argString(name, args, 2, pos);
-  RegexPtr fixed = compileConstant(name, args[1], pos);
   ReplacementPtr fixedRep = fixed ? parseConstantReplacement(name, args[2], *fixed, pos) : nullptr;
   return fn3(name, DataType::of(TypeId::String), args,
              [fixed, fixedRep, name](const Value& s, const Value& p, const Value& r) {
-               std::optional<RE2> local;
-               const RE2* re = pick(fixed, p, local);
+               RecordPattern re(fixed, p);
                if (!re) return Value();
                if (fixedRep) return replaceAll(name, s.asString(), *re, *fixedRep);
                Replacement rep;
@@ -383,27 +409,19 @@ Value splitValue(const std::string& s, const RE2& re, int64_t limit) {
 }
 
 ExprPtr buildSplit(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
-  if (args.size() == 2) args.push_back(makeLiteral(Value::integer(-1), DataType::of(TypeId::Int)));
-  argBigInt(name, args, 2, pos);
-  RegexPtr fixed = compileConstant(name, args[1], pos);
+  RegexPtr fixed = regexArguments(name, args, pos, -1);
   return fn3(name, DataType::arrayOf(DataType::of(TypeId::String)), args,
              [fixed](const Value& s, const Value& p, const Value& l) {
-               std::optional<RE2> local;
-               const RE2* re = pick(fixed, p, local);
+               RecordPattern re(fixed, p);
                if (!re) return Value();
                return splitValue(s.asString(), *re, l.asInt());
              });
 }
 
 ExprPtr buildRlike(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
-  RegexPtr fixed = compileConstant(name, args[1], pos);
+  RegexPtr fixed = regexArguments(name, args, pos);
   return fn2(name, DataType::of(TypeId::Boolean), args, [fixed](const Value& s, const Value& p) {
-    std::optional<RE2> local;
-    const RE2* re = pick(fixed, p, local);
+    RecordPattern re(fixed, p);
     if (!re) return Value();
     const std::string& text = s.asString();
     return Value::boolean(re->Match(text, 0, text.size(), RE2::UNANCHORED, nullptr, 0));
@@ -413,12 +431,9 @@ ExprPtr buildRlike(const std::string& name, std::vector<ExprPtr>& args, size_t p
 // regexp_count(str, regexp): how many times the pattern matches (Java's find
 // loop, empty matches included).
 ExprPtr buildCount(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
-  RegexPtr fixed = compileConstant(name, args[1], pos);
+  RegexPtr fixed = regexArguments(name, args, pos);
   return fn2(name, DataType::of(TypeId::Int), args, [fixed](const Value& s, const Value& p) {
-    std::optional<RE2> local;
-    const RE2* re = pick(fixed, p, local);
+    RecordPattern re(fixed, p);
     if (!re) return Value();
     int32_t n = 0;
     Groups groups(1);
@@ -433,16 +448,11 @@ ExprPtr buildCount(const std::string& name, std::vector<ExprPtr>& args, size_t p
 // regexp_extract_all(str, regexp[, idx]): group idx (1 by default) of every
 // match; a group that took no part gives ''.
 ExprPtr buildExtractAll(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
-  if (args.size() == 2) args.push_back(makeLiteral(Value::integer(1), DataType::of(TypeId::Int)));
-  argBigInt(name, args, 2, pos);
-  RegexPtr fixed = compileConstant(name, args[1], pos);
+  RegexPtr fixed = regexArguments(name, args, pos, 1);
   checkConstantGroup(name, fixed, args[2], pos);
   return fn3(name, DataType::arrayOf(DataType::of(TypeId::String)), args,
              [fixed](const Value& s, const Value& p, const Value& i) {
-               std::optional<RE2> local;
-               const RE2* re = pick(fixed, p, local);
+               RecordPattern re(fixed, p);
                if (!re) return Value();
                int64_t idx = i.asInt();
                if (idx < 0 || idx > re->NumberOfCapturingGroups()) return Value();
@@ -464,12 +474,9 @@ ExprPtr buildExtractAll(const std::string& name, std::vector<ExprPtr>& args, siz
 // regexp_substr(str, regexp): the first match, NULL when there is none or it
 // is empty (as Spark).
 ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
-  RegexPtr fixed = compileConstant(name, args[1], pos);
+  RegexPtr fixed = regexArguments(name, args, pos);
   return fn2(name, DataType::of(TypeId::String), args, [fixed](const Value& s, const Value& p) {
-    std::optional<RE2> local;
-    const RE2* re = pick(fixed, p, local);
+    RecordPattern re(fixed, p);
     if (!re) return Value();
     const std::string& text = s.asString();
     re2::StringPiece m;
@@ -482,15 +489,10 @@ ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t 
 // first match starts, 0 when there is none. Spark takes idx and ignores its
 // value (a NULL idx still gives NULL), and so does rtsql.
 ExprPtr buildInstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argString(name, args, 0, pos);
-  argString(name, args, 1, pos);
-  if (args.size() == 2) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
-  argBigInt(name, args, 2, pos);
-  RegexPtr fixed = compileConstant(name, args[1], pos);
+  RegexPtr fixed = regexArguments(name, args, pos, 0);
   return fn3(name, DataType::of(TypeId::Int), args,
              [fixed](const Value& s, const Value& p, const Value& i) {
-               std::optional<RE2> local;
-               const RE2* re = pick(fixed, p, local);
+               RecordPattern re(fixed, p);
                if (!re) return Value();
                (void)i;
                const std::string& text = s.asString();

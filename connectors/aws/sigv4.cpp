@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "common/digest.h"
+#include "common/hex.h"
 
 namespace rtsql::aws {
 
@@ -30,21 +31,14 @@ bool unreserved(unsigned char c) {
          c == '.' || c == '_' || c == '~';
 }
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // %XX escapes decoded; a malformed escape is kept as it is.
 std::string percentDecode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = hexValue(s[i + 1]);
-      const int lo = hexValue(s[i + 2]);
+      const int hi = hexDigitValue(s[i + 1]);
+      const int lo = hexDigitValue(s[i + 2]);
       if (hi >= 0 && lo >= 0) {
         out += static_cast<char>(hi * 16 + lo);
         i += 2;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/functions/python_processor.h"
+#include "common/python/processor.h"
 #include "common/row_codec.h"
 #include "executor/operators/stateful_operator.h"
 

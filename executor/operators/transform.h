@@ -1,6 +1,6 @@
 // Transform: TRANSFORM(input PARTITION BY keys USING PROCESSOR p WITH (...)),
 // a user's Python processor run per partition key with state of its own
-// (common/functions/python_processor.h has the Python side, docs/udf.md the
+// (common/python/processor.h has the Python side, docs/udf.md the
 // API). Each input row is one call of handle_input_rows(key, rows,
 // timer_values) with that row; every row the call yields is emitted as the
 // key columns then the RETURNS columns. A timer that expires is one call of

@@ -1,6 +1,7 @@
 #include "executor/operators/vectorized_batch.h"
 
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 
 namespace rtsql {
 namespace {

@@ -6,6 +6,7 @@
 #include <exception>
 #include <optional>
 
+#include "common/hex.h"
 #include "common/json.h"
 #include "server/http/console_assets.h"
 #include "server/http/metrics.h"
@@ -84,13 +85,6 @@ Reply textReply(std::string body) {
   return r;
 }
 
-int hexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 std::optional<std::string> percentDecode(std::string_view segment) {
@@ -102,8 +96,8 @@ std::optional<std::string> percentDecode(std::string_view segment) {
       continue;
     }
     if (i + 2 >= segment.size()) return std::nullopt;
-    int hi = hexDigit(segment[i + 1]);
-    int lo = hexDigit(segment[i + 2]);
+    int hi = hexDigitValue(segment[i + 1]);
+    int lo = hexDigitValue(segment[i + 2]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi * 16 + lo);
     i += 2;

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/hex.h"
 #include "server/pgwire/codec.h"
 #include "server/pgwire/framing.h"
 
@@ -251,13 +252,6 @@ int64_t timestampMicros(std::string_view text) {
   return (days - kEpoch2000Days) * 86400LL * 1000000LL + micros;
 }
 
-int hexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 // ---- Statement text --------------------------------------------------------------------
@@ -434,8 +428,8 @@ std::string encodeBinaryValue(std::string_view text, uint32_t typeOid) {
                        "invalid bytea value: expected \\x and hex digits");
       }
       for (size_t i = 2; i < text.size(); i += 2) {
-        const int hi = hexDigit(text[i]);
-        const int lo = hexDigit(text[i + 1]);
+        const int hi = hexDigitValue(text[i]);
+        const int lo = hexDigitValue(text[i + 1]);
         if (hi < 0 || lo < 0) {
           throw SqlError(sqlstate::kInvalidTextRepresentation,
                          "invalid bytea value: expected \\x and hex digits");

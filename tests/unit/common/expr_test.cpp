@@ -431,3 +431,39 @@ TEST_CASE("columnRefIndex: plain column references only") {
   CHECK(columnRefIndex(*makeLiteral(Value::bigint(1), DataType::of(TypeId::BigInt))) == -1);
   CHECK(columnRefIndex(*makeCall("abs", {c}, 0)) == -1);
 }
+
+TEST_CASE("expr: every kind of node reports its children, in the order it reads them") {
+  auto children = [](const ExprPtr& e) {
+    std::vector<const Expr*> out;
+    e->forEachChild([&](const Expr& c) { out.push_back(&c); });
+    return out;
+  };
+  auto a = col(0, TypeId::Int, "a");
+  auto b = col(1, TypeId::Int, "b");
+  auto c = col(2, TypeId::Int, "c");
+  auto s = col(3, TypeId::String, "s");
+  auto p = col(4, TypeId::Boolean, "p");
+  auto q = col(5, TypeId::Boolean, "q");
+  CHECK(children(a).empty());
+  CHECK(children(litI(1)).empty());
+  using V = std::vector<const Expr*>;
+  CHECK(children(makeCall("+", {a, b}, 0)) == V{a.get(), b.get()});
+  CHECK(children(makeCall("neg", {a}, 0)) == V{a.get()});
+  CHECK(children(makeCall("<", {a, b}, 0)) == V{a.get(), b.get()});
+  CHECK(children(makeAnd(p, q, 0)) == V{p.get(), q.get()});
+  CHECK(children(makeOr(p, q, 0)) == V{p.get(), q.get()});
+  CHECK(children(makeNot(p, 0)) == V{p.get()});
+  CHECK(children(makeIsNull(a, false)) == V{a.get()});
+  CHECK(children(makeIn(a, {b, c}, false, 0)) == V{a.get(), b.get(), c.get()});
+  CHECK(children(makeBetween(a, b, c, false, 0)) == V{a.get(), b.get(), c.get()});
+  CHECK(children(makeLike(s, litS("x%"), false, 0)).size() == 2);
+  CHECK(children(makeLike(s, litS("x%"), false, 0)).front() == s.get());
+  CHECK(children(makeCase(a, {{b, c}}, a, 0)) == V{a.get(), b.get(), c.get(), a.get()});
+  CHECK(children(makeCast(a, T(TypeId::BigInt), 0)) == V{a.get()});
+  CHECK(children(makeCall("upper", {s}, 0)) == V{s.get()});
+  CHECK(children(makeCall("coalesce", {a, b, c}, 0)) == V{a.get(), b.get(), c.get()});
+  auto arr = makeCall("array", {a, b}, 0);
+  CHECK(children(makeSubscript(arr, litI(0), 0)).front() == arr.get());
+  auto st = makeCall("named_struct", {litS("x"), a}, 0);
+  CHECK(children(makeFieldAccess(st, "x", 0)) == V{st.get()});
+}

@@ -2,7 +2,7 @@
 // with the first function, the values each SQL type becomes in Python and back,
 // a syntax error placed in the statement, an exception or a wrong result as a
 // data error of the row, and calls from many threads at once.
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
 
 #include <doctest/doctest.h>
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "../sql_error_of.h"
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
 #include "common/interrupt.h"
 
 using namespace rtsql;

@@ -6,7 +6,8 @@
 #include <doctest/doctest.h>
 
 #include "../sql_error_of.h"
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 
 using namespace rtsql;
 using rtsql::testing::sqlErrorOf;

@@ -18,7 +18,7 @@
 
 #include "capture_operator.h"
 #include "common/expr.h"
-#include "common/functions/python_processor.h"
+#include "common/python/processor.h"
 #include "common/row_codec.h"
 #include "state_test_util.h"
 

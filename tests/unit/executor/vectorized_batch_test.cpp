@@ -8,7 +8,8 @@
 
 #include "../sql_error_of.h"
 #include "capture_operator.h"
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 #include "executor/operators/project.h"
 
 using namespace rtsql;

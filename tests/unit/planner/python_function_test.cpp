@@ -1,7 +1,7 @@
 // Python functions in the planner: a call is a node evaluated per row (never
 // inlined, never folded at plan time), the definition's checks, and planning
 // flows without Python functions leaving the interpreter unstarted.
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
 
 #include <doctest/doctest.h>
 

@@ -5,7 +5,8 @@
 // condition refused with 0A000 at the call.
 #include <doctest/doctest.h>
 
-#include "common/functions/python_function.h"
+#include "common/python/function.h"
+#include "common/python/vectorized_call.h"
 #include "planner/user_function.h"
 #include "planner_fixture.h"
 

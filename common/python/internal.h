@@ -1,13 +1,15 @@
-// What the embedded CPython's users in rtsql share (python_function.cpp owns
-// the interpreter; python_processor.cpp is its other user): starting it,
-// holding the GIL, converting values both ways and turning a Python exception
-// into a data error. Include it first in a .cpp, as CPython asks of Python.h.
+// What the parts of the embedded CPython share (interpreter.cpp owns the
+// interpreter; function.cpp and processor.cpp are its users): starting it,
+// holding the GIL, converting values both ways (marshal.cpp) and turning a
+// Python exception into a data error. Include it first in a .cpp, as CPython
+// asks of Python.h.
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/types.h"
@@ -15,8 +17,24 @@
 
 namespace rtsql::python_internal {
 
+// A reference to a Python object, dropped on scope exit (the GIL is held:
+// every Ref lives inside a GilScope).
+struct RefDrop {
+  void operator()(PyObject* o) const { Py_XDECREF(o); }
+};
+using Ref = std::unique_ptr<PyObject, RefDrop>;
+
 // Starts the interpreter once per process (the first call does it).
 void ensureStarted();
+
+// The runtime's compile_function(name, params, lines, filename), which
+// compiles a function's body as a def (interpreter.cpp has its source).
+// Borrowed; valid once the interpreter started.
+PyObject* compileFunctionHelper();
+
+// SqlError XX000: the runtime could not do `what`, with the pending Python
+// exception's text.
+[[noreturn]] void runtimeFailure(const std::string& what);
 
 // Holds the GIL for its scope; the calling thread gets its CPython thread
 // state on its first use, kept until the thread ends.
@@ -32,7 +50,7 @@ class GilScope {
 };
 
 // One call into user code (a function's def, a processor's methods or module
-// body), which the watchdog of python_interrupt.cpp stops when the calling
+// body), which the watchdog of interrupt.cpp stops when the calling
 // thread's interrupt check says so (interrupt.h) or when it runs past the
 // time limit. Made and ended with the GIL held, right around the call.
 class CallScope {
@@ -55,7 +73,7 @@ class CallScope {
 
   const char* kind_;
   const std::string& name_;
-  void* slot_ = nullptr;  // the thread's CallSlot (python_interrupt.cpp)
+  void* slot_ = nullptr;  // the thread's CallSlot (interrupt.cpp)
   bool ended_ = false;
 };
 
@@ -64,6 +82,14 @@ class CallScope {
 // `globals` are the runtime helpers' (CallInterrupted, consume_signals,
 // lock_signals).
 void installInterrupts(PyObject* globals);
+
+// Loads the datetime module's C API for marshal.cpp, which reads and makes
+// datetime objects (CPython keeps that API per translation unit); false when
+// it cannot. Run by the interpreter's start, with the GIL.
+bool importDateTime();
+
+// The type name of `o`, for errors.
+const char* pyTypeName(PyObject* o);
 
 // The time limit of one call in milliseconds (0: none).
 void setCallTimeLimitMs(int64_t ms);

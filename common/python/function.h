@@ -2,12 +2,18 @@
 // CPython, embedded in rtsqld, compiled it, and the expression node that calls
 // it once per row. docs/udf.md describes them for users.
 //
+// The embedding has a folder of its own, one file a job: the interpreter and
+// the GIL (interpreter.cpp), values both ways (marshal.cpp), functions
+// (function.cpp) and their call nodes (call_expr.cpp), vectorized calls over a
+// batch (vectorized_call.h), processors (processor.h), and interrupting a
+// call (interrupt.cpp); internal.h is what they share.
+//
 // A vectorized function (LANGUAGE PYTHON VECTORIZED) takes one list per
 // parameter and returns a list: it is called once for a batch of rows. Its
 // node reads the row's value from the results of that call, which a
-// VectorizedBatch computes over the rows a batching operator has gathered
-// (executor/operators/vectorized_batch.h); outside one, it calls the function
-// over a batch of one row.
+// VectorizedBatch (vectorized_call.h) computes over the rows a batching
+// operator has gathered (executor/operators/vectorized_batch.h); outside one,
+// it calls the function over a batch of one row.
 //
 // The interpreter starts when the first Python function is compiled, never
 // before: a server that never creates one does not load the standard library
@@ -24,7 +30,7 @@
 // A call that runs too long is interrupted from outside: when the calling
 // thread's interrupt check says so (interrupt.h: a cancel, statement_timeout,
 // a flow's stop) or past the time limit (setPythonCallTimeLimitMs), by the
-// watchdog of python_interrupt.cpp.
+// watchdog of interrupt.cpp.
 #pragma once
 
 #include <memory>
@@ -102,65 +108,6 @@ class PythonFunction {
 // statement, where an error about where it stands points.
 ExprPtr makePythonCall(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args,
                        size_t pos = SqlError::npos);
-
-// A vectorized call found in an expression: its node, the function's name and
-// the call's place in the statement.
-struct VectorizedCall {
-  const Expr* node = nullptr;
-  std::string function;
-  size_t pos = SqlError::npos;
-};
-
-// The vectorized calls in `expr` (found through Expr::forEachChild), inner
-// calls before the calls whose arguments hold them, each once.
-std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr);
-// The same over several expressions (an operator's), each call once.
-std::vector<VectorizedCall> vectorizedCallsIn(const std::vector<ExprPtr>& exprs);
-
-// Evaluates the vectorized calls of an operator's expressions over a batch of
-// rows, then lets the operator evaluate its expressions row by row with each
-// call's result for that row. Used by one task thread at a time.
-class VectorizedBatch {
- public:
-  explicit VectorizedBatch(std::vector<VectorizedCall> calls) : calls_(std::move(calls)) {}
-
-  // Calls each function once over the first `count` of `rows`, in order (a
-  // call whose arguments hold another call sees that call's results).
-  void evaluate(const std::vector<Row>& rows, size_t count);
-  void evaluate(const std::vector<Row>& rows) { evaluate(rows, rows.size()); }
-
-  // While alive, the calls' nodes evaluated on this thread give their results
-  // for row `index` of the last evaluate(). Scopes nest (a batching operator
-  // after another one); the innermost that knows a node answers for it.
-  class RowScope {
-   public:
-    RowScope(const VectorizedBatch& batch, size_t index)
-        : RowScope(batch, index, batch.calls_.size()) {}
-    ~RowScope();
-    RowScope(const RowScope&) = delete;
-    RowScope& operator=(const RowScope&) = delete;
-
-    // The result for this row of `node` when this scope or an outer one
-    // knows it, else null.
-    static const Value* find(const Expr* node);
-
-   private:
-    friend class VectorizedBatch;
-    // Only the first `known` calls have results (evaluate() in progress).
-    RowScope(const VectorizedBatch& batch, size_t index, size_t known);
-
-    const VectorizedBatch& batch_;
-    size_t index_;
-    size_t known_;
-    const RowScope* outer_;
-  };
-
-  const std::vector<VectorizedCall>& calls() const { return calls_; }
-
- private:
-  std::vector<VectorizedCall> calls_;
-  std::vector<std::vector<Value>> results_;  // per call, per row
-};
 
 // The longest a single Python call (a function's, or a processor's over its
 // rows) may run before it is interrupted and fails with 57014: rtsqld

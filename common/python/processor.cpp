@@ -1,20 +1,21 @@
 // Python stateful processors: compiling the class, the handle and state
 // objects the user's code sees, and the per-call protocol with the Transform
-// operator (see python_processor.h).
-#include "common/functions/python_processor.h"
+// operator (see processor.h).
+#include "common/python/processor.h"
 
 #include <fmt/format.h>
 
 #include <mutex>
 
 #include "common/error.h"
-#include "common/functions/python_internal.h"
+#include "common/python/internal.h"
 
 namespace rtsql {
 
 namespace {
 
 using python_internal::GilScope;
+using python_internal::Ref;
 
 // The Python side of processors, loaded once with the GIL held. A state's
 // stored bytes are pickle.dumps((updated_ms, value)): updated_ms is the
@@ -254,11 +255,6 @@ def call_rows(obj, handle, key, rows, stored, timers, now, watermark, expiry):
 )PY";
 
 PyObject* gProcessorGlobals = nullptr;  // the helpers' module globals, kept
-
-struct RefDrop {
-  void operator()(PyObject* o) const { Py_XDECREF(o); }
-};
-using Ref = std::unique_ptr<PyObject, RefDrop>;
 
 // The helper `name`, borrowed; loads the helpers on first use (GIL held).
 PyObject* helper(const char* name) {

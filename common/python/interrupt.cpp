@@ -1,4 +1,4 @@
-// Interrupting Python calls (python_internal.h, CallScope): a watchdog thread
+// Interrupting Python calls (internal.h, CallScope): a watchdog thread
 // looks at every call in progress a few times a second and stops the ones
 // whose thread's interrupt check says so (a cancel request, statement_timeout,
 // STOP FLOW, shutdown) or that ran past the time limit; and the signal module
@@ -30,7 +30,7 @@
 // What cannot be stopped: C code that loops without ever returning to the
 // interpreter or checking signals (docs/udf.md): its call ends when the loop
 // does. The time limit still marks it, and it fails as soon as it returns.
-#include "common/functions/python_internal.h"
+#include "common/python/internal.h"
 
 #include <fmt/format.h>
 #include <pthread.h>
