@@ -175,7 +175,7 @@ Value constantArg(const ast::Expr& a, const std::string& fname, const char* what
   const Scope none;
   ExprPtr v;
   try {
-    v = ExprBinder(none, ExprContext::General).bind(a);
+    v = ExprBinder(none, ExprContext::General, UserFunctions{}).bind(a);
   } catch (const SqlError&) {
     v = nullptr;
   }
@@ -320,7 +320,7 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
       break;
     case AggregateFunction::MaxBy:
     case AggregateFunction::MinBy: {
-      ExprPtr ord = ExprBinder(scope, ExprContext::AggregateArg).bind(*e.args[1]);
+      ExprPtr ord = ExprBinder(scope, ExprContext::AggregateArg, functions).bind(*e.args[1]);
       TypeId o = ord->type()->id;
       if (o == TypeId::Array || o == TypeId::Struct) {
         throw SqlError(sqlstate::kDatatypeMismatch,
@@ -525,7 +525,7 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
       std::vector<std::string> texts, fps;
       for (const auto& a : e.args) {
         fps.push_back(fingerprint(*a));
-        texts.push_back(shown(*a, ExprBinder(rel.scope, ExprContext::AggregateArg).bind(*a)));
+        texts.push_back(shown(*a, ExprBinder(rel.scope, ExprContext::AggregateArg, functions()).bind(*a)));
       }
       auto joined = [](const std::vector<std::string>& parts, size_t n) {
         std::string out;

@@ -11,7 +11,7 @@
 
 #include "common/clock.h"
 #include "common/schema.h"
-#include "connectors/kafka/state_copy.h"
+#include "connectors/kafka/state_copy_topic.h"
 #include "executor/metrics/recent_latency.h"
 #include "planner/shard_plan.h"
 

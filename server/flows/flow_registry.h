@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "executor/connector.h"
+#include "executor/connector_provider.h"
 #include "executor/flow_runtime.h"
 #include "executor/slot_pool.h"
 #include "planner/catalog.h"
