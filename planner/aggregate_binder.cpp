@@ -177,13 +177,23 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
       call.resultType = DataType::of(TypeId::BigInt);
     } else if (t->id == TypeId::Double) {
       call.resultType = DataType::of(TypeId::Double);
+    } else if (t->id == TypeId::Decimal) {
+      // Spark: DECIMAL(p, s) sums to DECIMAL(p + 10, s), at most 38 digits.
+      auto r = decimal::sumType({t->precision, t->scale});
+      call.resultType = DataType::decimal(r.precision, r.scale);
     } else {
       throw mismatch("a number");
     }
   } else if (fname == "avg") {
     call.function = AggregateFunction::Avg;
     if (!t->isNumeric() && t->id != TypeId::Null) throw mismatch("a number");
-    call.resultType = DataType::of(TypeId::Double);
+    if (t->id == TypeId::Decimal) {
+      // Spark: the average of DECIMAL(p, s) is DECIMAL(p + 4, s + 4).
+      auto r = decimal::avgType({t->precision, t->scale});
+      call.resultType = DataType::decimal(r.precision, r.scale);
+    } else {
+      call.resultType = DataType::of(TypeId::Double);
+    }
   } else {
     call.function = fname == "min" ? AggregateFunction::Min : AggregateFunction::Max;
     if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a comparable value");

@@ -24,11 +24,13 @@ namespace rtsql {
 
 // The running state of one aggregate call for one group. Which fields are used
 // depends on the function: count(*)/count(x) use `count`; sum uses `has` and
-// `isum` or `dsum`; avg uses `count` and `dsum`; min/max use `has` and `value`.
+// `isum`, `dsum` or (over DECIMAL) `xsum`; avg uses `count` and `dsum` or
+// `xsum`; min/max use `has` and `value`.
 struct Accumulator {
   int64_t count = 0;
   int64_t isum = 0;
   double dsum = 0;
+  Int128 xsum = 0;  // unscaled, at the argument's scale
   bool has = false;
   Value value;
 };
@@ -82,6 +84,8 @@ class AggregateCalls {
     ExprPtr arg;
     DataTypePtr argType;
     bool doubleSum = false;  // sum accumulates in DOUBLE (else BIGINT)
+    bool decimalSum = false;  // sum or avg of a DECIMAL: accumulates in xsum
+    decimal::Type result;     // then the result's precision and scale
     bool distinct = false;
     ExprPtr filter;
   };
