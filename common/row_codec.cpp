@@ -165,6 +165,16 @@ UInt128 getVarint128(std::string_view& in) {
   truncated();
 }
 
+// A DOUBLE read back for a column of type `type`. A DECIMAL column of state
+// written when DECIMAL was an alias of DOUBLE holds doubles: they come back as
+// that DECIMAL (NULL when they do not fit), so no operator meets a DOUBLE
+// where its plan has a DECIMAL.
+Value doubleFor(double d, const DataType& type) {
+  if (type.id != TypeId::Decimal) return Value::float64(d);
+  auto v = decimal::fromDouble(d, {type.precision, type.scale});
+  return v ? Value::decimal(*v, type.precision, type.scale) : Value();
+}
+
 // A DECIMAL's precision and scale read back from bytes that may be corrupt.
 Value checkedDecimal(Int128 v, int precision, int scale) {
   if (precision < 1 || precision > decimal::kMaxPrecision || scale > precision || !decimal::fits(v, precision))
@@ -265,7 +275,7 @@ Value decodeKey(std::string_view& in, const DataType& type) {
     case kKeyInterval:
       return Value::interval(decodeKeyInt(in));
     case kKeyDouble:
-      return Value::float64(doubleFromKeyBits(getBigEndian64(in)));
+      return doubleFor(doubleFromKeyBits(getBigEndian64(in)), type);
     case kKeyDecimal: {
       uint64_t hi = getBigEndian64(in) ^ kSignBit;
       uint64_t lo = getBigEndian64(in);
@@ -369,7 +379,7 @@ Value decodeValue(std::string_view& in, const DataType& type) {
       uint64_t bits = 0;
       for (int i = 7; i >= 0; --i) bits = (bits << 8) | static_cast<uint8_t>(in[i]);
       in.remove_prefix(8);
-      return Value::float64(std::bit_cast<double>(bits));
+      return doubleFor(std::bit_cast<double>(bits), type);
     }
     case TypeId::String:
     case TypeId::Binary: {

@@ -432,3 +432,17 @@ TEST_CASE("row codec: DECIMAL and DATE round trip, keys order by value") {
   std::string_view in = bad;
   CHECK_THROWS_AS(decodeValue(in, *DataType::decimal(10, 0)), InternalError);
 }
+
+// State written when DECIMAL was DOUBLE holds doubles in DECIMAL columns.
+TEST_CASE("row codec: a DOUBLE read for a DECIMAL column comes back as that DECIMAL") {
+  std::string enc;
+  encodeValue(enc, Value::float64(12.345));
+  std::string_view in = enc;
+  Value v = decodeValue(in, *DataType::decimal(10, 2));
+  CHECK(v.type() == TypeId::Decimal);
+  CHECK(v.toString() == "12.35");
+  std::string k = key(Value::float64(1e30));
+  std::string_view kin = k;
+  CHECK(decodeKey(kin, *DataType::decimal(10, 2)).isNull());
+}
+
