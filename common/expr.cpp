@@ -64,6 +64,9 @@ class LiteralExpr final : public Expr {
         return "X'" + lowerHex(v_.asString()) + "'";
       case TypeId::Timestamp: return "TIMESTAMP '" + formatTimestamp(v_.asInt()) + "'";
       case TypeId::Interval: return "INTERVAL '" + formatInterval(v_.asInt()) + "'";
+      // Spark's spelling of a DECIMAL literal, which reads back as the same type
+      // when its digits fit 38.
+      case TypeId::Decimal: return v_.toString() + "BD";
       default: return v_.toString();
     }
   }
@@ -75,7 +78,7 @@ class LiteralExpr final : public Expr {
 // ---- arithmetic -------------------------------------------------------------
 
 enum class ArithOp { Add, Sub, Mul, Div, Mod };
-enum class ArithMode { Int32, Int64, Double, TsIv, IvTs, TsTs, IvIv, IvNum, NumIv };
+enum class ArithMode { Int32, Int64, Double, Decimal, TsIv, IvTs, TsTs, IvIv, IvNum, NumIv };
 
 class ArithExpr final : public Expr {
  public:
@@ -84,7 +87,9 @@ class ArithExpr final : public Expr {
     fn(*r_);
   }
   ArithExpr(DataTypePtr t, ArithOp op, ArithMode mode, ExprPtr l, ExprPtr r, std::string sym)
-      : Expr(std::move(t)), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {}
+      : Expr(std::move(t)), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {
+    dec_ = {type()->precision, type()->scale};
+  }
 
   Value eval(const Row& row) const override {
     Value sa, sb;
@@ -124,6 +129,21 @@ class ArithExpr final : public Expr {
         }
         return {};
       }
+      case ArithMode::Decimal: {
+        // Both operands are DECIMALs (the binder cast them); the result is
+        // rounded to this node's type, and NULL when it does not fit.
+        Int128 x = a.asDecimal(), y = b.asDecimal();
+        int sx = a.decimalScale(), sy = b.decimalScale();
+        std::optional<Int128> r;
+        switch (op_) {
+          case ArithOp::Add: r = decimal::add(x, sx, y, sy, dec_); break;
+          case ArithOp::Sub: r = decimal::sub(x, sx, y, sy, dec_); break;
+          case ArithOp::Mul: r = decimal::mul(x, sx, y, sy, dec_); break;
+          case ArithOp::Div: r = decimal::div(x, sx, y, sy, dec_); break;
+          case ArithOp::Mod: r = decimal::mod(x, sx, y, sy, dec_); break;
+        }
+        return r ? Value::decimal(*r, dec_.precision, dec_.scale) : Value();
+      }
       case ArithMode::TsIv:
         return Value::timestamp(op_ == ArithOp::Add ? a.asInt() + b.asInt() : a.asInt() - b.asInt());
       case ArithMode::IvTs:
@@ -154,6 +174,7 @@ class ArithExpr final : public Expr {
  private:
   ArithOp op_;
   ArithMode mode_;
+  decimal::Type dec_;  // the result's precision and scale, for ArithMode::Decimal
   ExprPtr l_, r_;
   std::string sym_;
 };
@@ -163,6 +184,18 @@ class ArithExpr final : public Expr {
                  fmt::format("operator does not exist: {} {} {}", l->type()->toString(), sym,
                              r->type()->toString()),
                  pos, "use CAST(... AS <type>) to give the operands compatible types");
+}
+
+// The DECIMAL an operand of DECIMAL arithmetic takes. As in Spark, an integer
+// literal takes just its digits (3 is DECIMAL(1, 0)), a column its type's.
+decimal::Type operandDecimalType(const ExprPtr& e) {
+  if (e->type()->isIntegral()) {
+    if (auto v = constantValue(e); v && !v->isNull()) {
+      int digits = static_cast<int>(decimal::toString(v->asInt(), 0).size()) - (v->asInt() < 0 ? 1 : 0);
+      return {digits, 0};
+    }
+  }
+  return decimalTypeOf(*e->type());
 }
 
 ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
@@ -186,6 +219,18 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
     return std::make_shared<ArithExpr>(DataType::of(t), op, m, l, r, sym);
   };
   if (l->type()->isNumeric() && r->type()->isNumeric()) {
+    // DECIMAL with DECIMAL or an integer stays DECIMAL (`/` too), with Spark's
+    // result precision and scale; with a DOUBLE it is DOUBLE.
+    if ((a == TypeId::Decimal || b == TypeId::Decimal) && a != TypeId::Double && b != TypeId::Double) {
+      decimal::Type ta = operandDecimalType(l), tb = operandDecimalType(r);
+      decimal::Type rt = op == ArithOp::Mul   ? decimal::mulType(ta, tb)
+                         : op == ArithOp::Div ? decimal::divType(ta, tb)
+                         : op == ArithOp::Mod ? decimal::modType(ta, tb)
+                                              : decimal::addType(ta, tb);
+      l = castTo(l, decimalType(ta));
+      r = castTo(r, decimalType(tb));
+      return std::make_shared<ArithExpr>(decimalType(rt), op, ArithMode::Decimal, l, r, sym);
+    }
     if (op == ArithOp::Div || a == TypeId::Double || b == TypeId::Double) {
       l = castTo(l, DataType::of(TypeId::Double));
       r = castTo(r, DataType::of(TypeId::Double));
@@ -227,6 +272,7 @@ class NegExpr final : public Expr {
       case TypeId::Int: return Value::integer(static_cast<int32_t>(0u - static_cast<uint32_t>(v.asInt())));
       case TypeId::BigInt: return Value::bigint(static_cast<int64_t>(0ull - static_cast<uint64_t>(v.asInt())));
       case TypeId::Double: return Value::float64(-v.asDouble());
+      case TypeId::Decimal: return Value::decimal(-v.asDecimal(), v.decimalPrecision(), v.decimalScale());
       case TypeId::Interval: return Value::interval(-v.asInt());
       default: return {};
     }

@@ -3,6 +3,8 @@
 // text in both directions.
 #include "common/json.h"
 
+#include "common/decimal.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -141,6 +143,15 @@ void appendJsonValue(std::string& out, const Value& v, const DataType& type) {
       return;
     case TypeId::Interval:
       appendJsonString(out, expr_internal::formatInterval(v.asInt()));
+      return;
+    case TypeId::Decimal:
+      // A JSON number with every digit, as Spark writes a DecimalType.
+      decimal::append(out, v.asDecimal(), v.decimalScale());
+      return;
+    case TypeId::Date:
+      out += '"';
+      out += v.toString();
+      out += '"';
       return;
     case TypeId::Array: {
       static const DataType kNull{};

@@ -15,6 +15,10 @@
 //   0x40 TIMESTAMP and 0x48 INTERVAL, as integers
 //   0x50 ARRAY and 0x58 STRUCT, the elements' encodings and a 0x00 terminator;
 //        0x00 is below every tag, so a list sorts before its extensions
+//   0x60 DECIMAL, the unscaled value as 16 bytes big-endian with the sign bit
+//        flipped (a key column has one scale, so this orders by value); the
+//        precision and scale come from the column's type when decoding
+//   0x68 DATE, days as an integer
 // The tags follow TypeId order, so values of different types order as
 // Value::compare orders them, except that integers and doubles are not
 // interleaved (a key column has one type, so this never matters in practice).
@@ -22,7 +26,8 @@
 // Value layout: one byte with the TypeId (0 for NULL), then integers as zigzag
 // varints, doubles as 8 little-endian bytes, booleans as one byte, strings as a
 // varint length and the bytes, arrays and structs as a varint count and the
-// elements. Writing the TypeId instead of a bare null flag costs nothing and
+// elements, a DECIMAL as its precision and scale bytes and the unscaled value
+// as a zigzag varint of up to 128 bits, a DATE as an integer. Writing the TypeId instead of a bare null flag costs nothing and
 // makes a decoded value exactly the encoded one (an INT stays an INT even when
 // read back as a BIGINT column).
 #include "common/row_codec.h"
@@ -49,6 +54,8 @@ constexpr uint8_t kKeyTimestamp = 0x40;
 constexpr uint8_t kKeyInterval = 0x48;
 constexpr uint8_t kKeyArray = 0x50;
 constexpr uint8_t kKeyStruct = 0x58;
+constexpr uint8_t kKeyDecimal = 0x60;
+constexpr uint8_t kKeyDate = 0x68;
 
 constexpr uint64_t kSignBit = 1ULL << 63;
 
@@ -140,6 +147,41 @@ uint64_t getVarint(std::string_view& in) {
   truncated();
 }
 
+void putVarint128(std::string& out, UInt128 v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((static_cast<unsigned>(v) & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(static_cast<unsigned>(v));
+}
+
+UInt128 getVarint128(std::string_view& in) {
+  UInt128 v = 0;
+  for (int shift = 0; shift < 128; shift += 7) {
+    uint8_t b = getByte(in);
+    v |= static_cast<UInt128>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  truncated();
+}
+
+// A DOUBLE read back for a column of type `type`. A DECIMAL column of state
+// written when DECIMAL was an alias of DOUBLE holds doubles: they come back as
+// that DECIMAL (NULL when they do not fit), so no operator meets a DOUBLE
+// where its plan has a DECIMAL.
+Value doubleFor(double d, const DataType& type) {
+  if (type.id != TypeId::Decimal) return Value::float64(d);
+  auto v = decimal::fromDouble(d, {type.precision, type.scale});
+  return v ? Value::decimal(*v, type.precision, type.scale) : Value();
+}
+
+// A DECIMAL's precision and scale read back from bytes that may be corrupt.
+Value checkedDecimal(Int128 v, int precision, int scale) {
+  if (precision < 1 || precision > decimal::kMaxPrecision || scale > precision || !decimal::fits(v, precision))
+    truncated();
+  return Value::decimal(v, precision, scale);
+}
+
 uint64_t zigzag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
@@ -192,6 +234,17 @@ void encodeKey(std::string& out, const Value& v) {
       out += static_cast<char>(kKeyDouble);
       putBigEndian64(out, doubleKeyBits(v.asDouble()));
       return;
+    case TypeId::Decimal: {
+      auto u = static_cast<UInt128>(v.asDecimal());
+      out += static_cast<char>(kKeyDecimal);
+      putBigEndian64(out, static_cast<uint64_t>(u >> 64) ^ kSignBit);
+      putBigEndian64(out, static_cast<uint64_t>(u));
+      return;
+    }
+    case TypeId::Date:
+      out += static_cast<char>(kKeyDate);
+      encodeKeyInt(out, v.asInt());
+      return;
     case TypeId::String:
     case TypeId::Binary:
       out += static_cast<char>(v.type() == TypeId::String ? kKeyString : kKeyBinary);
@@ -222,7 +275,16 @@ Value decodeKey(std::string_view& in, const DataType& type) {
     case kKeyInterval:
       return Value::interval(decodeKeyInt(in));
     case kKeyDouble:
-      return Value::float64(doubleFromKeyBits(getBigEndian64(in)));
+      return doubleFor(doubleFromKeyBits(getBigEndian64(in)), type);
+    case kKeyDecimal: {
+      uint64_t hi = getBigEndian64(in) ^ kSignBit;
+      uint64_t lo = getBigEndian64(in);
+      auto v = static_cast<Int128>((static_cast<UInt128>(hi) << 64) | lo);
+      if (type.id != TypeId::Decimal) truncated();
+      return checkedDecimal(v, type.precision, type.scale);
+    }
+    case kKeyDate:
+      return Value::date(decodeKeyInt(in));
     case kKeyString:
       return Value::string(decodeKeyString(in));
     case kKeyBinary:
@@ -258,8 +320,16 @@ void encodeValue(std::string& out, const Value& v) {
     case TypeId::BigInt:
     case TypeId::Timestamp:
     case TypeId::Interval:
+    case TypeId::Date:
       putVarint(out, zigzag(v.asInt()));
       return;
+    case TypeId::Decimal: {
+      Int128 d = v.asDecimal();
+      out += static_cast<char>(v.decimalPrecision());
+      out += static_cast<char>(v.decimalScale());
+      putVarint128(out, (static_cast<UInt128>(d) << 1) ^ static_cast<UInt128>(d >> 127));
+      return;
+    }
     case TypeId::Double: {
       auto bits = std::bit_cast<uint64_t>(v.asDouble());
       char buf[8];
@@ -295,12 +365,21 @@ Value decodeValue(std::string_view& in, const DataType& type) {
       return Value::timestamp(unzigzag(getVarint(in)));
     case TypeId::Interval:
       return Value::interval(unzigzag(getVarint(in)));
+    case TypeId::Date:
+      return Value::date(unzigzag(getVarint(in)));
+    case TypeId::Decimal: {
+      int precision = getByte(in);
+      int scale = getByte(in);
+      UInt128 z = getVarint128(in);
+      auto v = static_cast<Int128>(z >> 1) ^ -static_cast<Int128>(z & 1);
+      return checkedDecimal(v, precision, scale);
+    }
     case TypeId::Double: {
       if (in.size() < 8) truncated();
       uint64_t bits = 0;
       for (int i = 7; i >= 0; --i) bits = (bits << 8) | static_cast<uint8_t>(in[i]);
       in.remove_prefix(8);
-      return Value::float64(std::bit_cast<double>(bits));
+      return doubleFor(std::bit_cast<double>(bits), type);
     }
     case TypeId::String:
     case TypeId::Binary: {

@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "common/decimal.h"
 #include "common/schema.h"
 
 namespace rtsql {
@@ -21,9 +22,13 @@ DataTypePtr makeScalar(TypeId id) {
 DataTypePtr DataType::of(TypeId id) {
   // Built once; every scalar type of the process is one of these, which lets hot
   // paths compare type pointers before falling back to equals().
-  static const std::array<DataTypePtr, 11> kTypes = [] {
-    std::array<DataTypePtr, 11> a;
+  static const std::array<DataTypePtr, 13> kTypes = [] {
+    std::array<DataTypePtr, 13> a;
     for (size_t i = 0; i < a.size(); ++i) a[i] = makeScalar(static_cast<TypeId>(i));
+    auto dec = std::make_shared<DataType>();
+    dec->id = TypeId::Decimal;
+    dec->precision = 10;
+    a[static_cast<size_t>(TypeId::Decimal)] = dec;
     // A bare ARRAY or STRUCT has no element/fields; give them a usable shape.
     auto arr = std::make_shared<DataType>();
     arr->id = TypeId::Array;
@@ -39,6 +44,15 @@ DataTypePtr DataType::arrayOf(DataTypePtr element) {
   auto t = std::make_shared<DataType>();
   t->id = TypeId::Array;
   t->element = element ? std::move(element) : of(TypeId::Null);
+  return t;
+}
+
+DataTypePtr DataType::decimal(int precision, int scale) {
+  if (precision == 10 && scale == 0) return of(TypeId::Decimal);
+  auto t = std::make_shared<DataType>();
+  t->id = TypeId::Decimal;
+  t->precision = static_cast<uint8_t>(precision);
+  t->scale = static_cast<uint8_t>(scale);
   return t;
 }
 
@@ -64,6 +78,8 @@ std::string DataType::toString() const {
       s += ">";
       return s;
     }
+    case TypeId::Decimal:
+      return "DECIMAL(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
     default:
       return typeIdName(id);
   }
@@ -72,6 +88,7 @@ std::string DataType::toString() const {
 bool DataType::equals(const DataType& other) const {
   if (this == &other) return true;
   if (id != other.id) return false;
+  if (id == TypeId::Decimal) return precision == other.precision && scale == other.scale;
   if (id == TypeId::Array) {
     if (!element || !other.element) return element == other.element;
     return element->equals(*other.element);
@@ -98,13 +115,27 @@ int DataType::fieldIndex(std::string_view name) const {
   return -1;
 }
 
+DataTypePtr widerNumericType(const DataType& a, const DataType& b) {
+  if (a.id == TypeId::Double || b.id == TypeId::Double) return DataType::of(TypeId::Double);
+  if (a.id == TypeId::Decimal || b.id == TypeId::Decimal) {
+    auto asDecimal = [](const DataType& t) -> decimal::Type {
+      if (t.id == TypeId::Decimal) return {t.precision, t.scale};
+      return t.id == TypeId::BigInt ? decimal::ofBigInt() : decimal::ofInt();
+    };
+    auto w = decimal::widerType(asDecimal(a), asDecimal(b));
+    return DataType::decimal(w.precision, w.scale);
+  }
+  if (a.id == TypeId::BigInt || b.id == TypeId::BigInt) return DataType::of(TypeId::BigInt);
+  return DataType::of(TypeId::Int);
+}
+
 std::optional<TypeId> scalarTypeFromName(std::string_view name) {
   struct Entry {
     const char* name;
     TypeId id;
   };
-  // DATE is accepted as a TIMESTAMP at midnight: rtsql has no separate date type.
-  // DECIMAL/NUMERIC are approximated by DOUBLE for the same reason.
+  // DECIMAL and NUMERIC without arguments are DECIMAL(10, 0), as in Spark.
+  // DATE is still read as a TIMESTAMP at midnight (docs/sql.md).
   static constexpr Entry kNames[] = {
       {"STRING", TypeId::String},      {"VARCHAR", TypeId::String},   {"TEXT", TypeId::String},
       {"CHAR", TypeId::String},        {"INT", TypeId::Int},          {"INTEGER", TypeId::Int},
@@ -112,7 +143,8 @@ std::optional<TypeId> scalarTypeFromName(std::string_view name) {
       {"SHORT", TypeId::Int},          {"BYTE", TypeId::Int},         {"BIGINT", TypeId::BigInt},
       {"LONG", TypeId::BigInt},        {"INT8", TypeId::BigInt},      {"DOUBLE", TypeId::Double},
       {"FLOAT", TypeId::Double},       {"REAL", TypeId::Double},      {"FLOAT8", TypeId::Double},
-      {"FLOAT4", TypeId::Double},      {"DECIMAL", TypeId::Double},   {"NUMERIC", TypeId::Double},
+      {"FLOAT4", TypeId::Double},      {"DECIMAL", TypeId::Decimal},  {"NUMERIC", TypeId::Decimal},
+      {"DEC", TypeId::Decimal},
       {"BOOLEAN", TypeId::Boolean},    {"BOOL", TypeId::Boolean},     {"TIMESTAMP", TypeId::Timestamp},
       {"TIMESTAMPTZ", TypeId::Timestamp}, {"TIMESTAMP_LTZ", TypeId::Timestamp},
       {"TIMESTAMP_NTZ", TypeId::Timestamp}, {"DATE", TypeId::Timestamp},
@@ -137,6 +169,8 @@ const char* typeIdName(TypeId id) {
     case TypeId::Interval: return "INTERVAL";
     case TypeId::Array: return "ARRAY";
     case TypeId::Struct: return "STRUCT";
+    case TypeId::Decimal: return "DECIMAL";
+    case TypeId::Date: return "DATE";
   }
   return "UNKNOWN";
 }

@@ -25,6 +25,10 @@ enum class TypeId : uint8_t {
   Interval,   // microseconds
   Array,
   Struct,
+  // Added after the others: a TypeId is the tag byte of the value encoding in
+  // checkpoints (common/row_codec.cpp), so existing ids never move.
+  Decimal,  // DECIMAL(precision, scale): an unscaled integer (common/decimal.h)
+  Date,     // days since 1970-01-01
 };
 
 struct DataType;
@@ -39,19 +43,33 @@ struct DataType {
   TypeId id = TypeId::Null;
   std::vector<StructField> fields;  // Struct only
   DataTypePtr element;              // Array only
+  uint8_t precision = 0;            // Decimal only: 1..38 digits
+  uint8_t scale = 0;                // Decimal only: 0..precision digits after the point
 
   static DataTypePtr of(TypeId id);  // scalar singletons
   static DataTypePtr arrayOf(DataTypePtr element);
   static DataTypePtr structOf(std::vector<StructField> fields);
+  // DECIMAL(precision, scale); the caller checks 1 <= precision <= 38 and
+  // 0 <= scale <= precision. DataType::of(TypeId::Decimal) is DECIMAL(10, 0),
+  // Spark's DECIMAL without arguments.
+  static DataTypePtr decimal(int precision, int scale);
 
   // SQL spelling: BIGINT, ARRAY<STRING>, STRUCT<start: TIMESTAMP, end: TIMESTAMP>.
   std::string toString() const;
   bool equals(const DataType& other) const;
-  bool isNumeric() const { return id == TypeId::Int || id == TypeId::BigInt || id == TypeId::Double; }
+  bool isNumeric() const {
+    return id == TypeId::Int || id == TypeId::BigInt || id == TypeId::Double || id == TypeId::Decimal;
+  }
   bool isIntegral() const { return id == TypeId::Int || id == TypeId::BigInt; }
   // Index of a struct field by case-insensitive name, or -1.
   int fieldIndex(std::string_view name) const;
 };
+
+// The type two numeric types widen to, as Spark widens them: INT to BIGINT to
+// DECIMAL to DOUBLE, and two DECIMALs (or a DECIMAL and an integer, as
+// DECIMAL(10, 0) or DECIMAL(20, 0)) to the DECIMAL that holds both, at most 38
+// digits. Both must be numeric.
+DataTypePtr widerNumericType(const DataType& a, const DataType& b);
 
 // Parses a scalar type name as written in DDL (STRING, VARCHAR, INT, INTEGER,
 // BIGINT, LONG, DOUBLE, FLOAT, BOOLEAN, BOOL, TIMESTAMP, BINARY, BYTES, ...).

@@ -5,6 +5,7 @@
 #include "common/value.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -18,7 +19,18 @@ namespace rtsql {
 
 namespace {
 
-bool isNumericId(TypeId t) { return t == TypeId::Int || t == TypeId::BigInt || t == TypeId::Double; }
+int compareDoubles(double a, double b);
+
+bool isNumericId(TypeId t) {
+  return t == TypeId::Int || t == TypeId::BigInt || t == TypeId::Double || t == TypeId::Decimal;
+}
+
+// A number of another type against a DECIMAL: integers exactly, doubles as
+// the DECIMAL's nearest double.
+int compareWithDecimal(const Value& a, const Value& dec) {
+  if (a.type() == TypeId::Double) return compareDoubles(a.asDouble(), dec.toDouble());
+  return decimal::compare(a.asInt(), 0, dec.asDecimal(), dec.decimalScale());
+}
 
 template <typename T>
 int cmp3(T a, T b) {
@@ -82,6 +94,19 @@ void appendValue(std::string& out, const Value& v, bool nested) {
     case TypeId::Timestamp:
       out += formatTimestamp(v.asInt());
       return;
+    case TypeId::Decimal:
+      decimal::append(out, v.asDecimal(), v.decimalScale());
+      return;
+    case TypeId::Date: {
+      int64_t y;
+      unsigned m, d;
+      expr_internal::civilFromDays(v.asInt(), &y, &m, &d);
+      char buf[32];
+      int n = y >= 0 && y <= 9999 ? std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u", static_cast<long long>(y), m, d)
+                                  : std::snprintf(buf, sizeof buf, "%+lld-%02u-%02u", static_cast<long long>(y), m, d);
+      out.append(buf, static_cast<size_t>(n));
+      return;
+    }
     case TypeId::Interval:
       out += expr_internal::formatInterval(v.asInt());
       return;
@@ -105,6 +130,8 @@ int Value::compare(const Value& o) const {
   if (isNull() || o.isNull()) return isNull() == o.isNull() ? 0 : (isNull() ? -1 : 1);
   if (type_ != o.type_) {
     if (isNumericId(type_) && isNumericId(o.type_)) {
+      if (o.type_ == TypeId::Decimal) return compareWithDecimal(*this, o);
+      if (type_ == TypeId::Decimal) return -compareWithDecimal(o, *this);
       if (type_ == TypeId::Double && o.type_ == TypeId::Double)
         return compareDoubles(asDouble(), o.asDouble());
       if (type_ == TypeId::Double) return -compareIntDouble(o.asInt(), asDouble());
@@ -125,6 +152,10 @@ int Value::compare(const Value& o) const {
       return cmp3(asInt(), o.asInt());
     case TypeId::Double:
       return compareDoubles(asDouble(), o.asDouble());
+    case TypeId::Decimal:
+      return decimal::compare(asDecimal(), scale_, o.asDecimal(), o.scale_);
+    case TypeId::Date:
+      return cmp3(asInt(), o.asInt());
     case TypeId::String:
     case TypeId::Binary: {
       int c = asString().compare(o.asString());  // bytewise, unsigned: UTF-8 code point order
@@ -155,7 +186,19 @@ size_t Value::hash() const {
     case TypeId::BigInt:
     case TypeId::Timestamp:
     case TypeId::Interval:
+    case TypeId::Date:
       return hashInt(asInt());
+    case TypeId::Decimal: {
+      // Hashes as the INT or DOUBLE it equals, to agree with compare().
+      Int128 v = asDecimal();
+      Int128 p = decimal::pow10(scale_);
+      if (v % p == 0 && v / p >= INT64_MIN && v / p <= INT64_MAX)
+        return hashInt(static_cast<int64_t>(v / p));
+      double d = toDouble();
+      uint64_t bits;
+      std::memcpy(&bits, &d, sizeof bits);
+      return hashInt(static_cast<int64_t>(bits));
+    }
     case TypeId::Double: {
       double d = asDouble();
       if (std::isnan(d)) return 0x7ff8000000000000ULL;

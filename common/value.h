@@ -1,6 +1,8 @@
 // A Value is one SQL datum: NULL or a value of a TypeId. Rows are vectors of
-// Values whose layout is given by a Schema. Integers, timestamps and intervals
-// share 64-bit storage; strings and binaries share std::string; arrays and structs
+// Values whose layout is given by a Schema. Integers, timestamps, intervals and
+// DECIMALs of up to 18 digits share 64-bit storage (a DECIMAL keeps its
+// precision and scale in bytes that were padding, so a Value is no larger);
+// wider DECIMALs hold 128 bits; strings and binaries share std::string; arrays and structs
 // share an immutable vector so copying a row never deep-copies nested data.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/decimal.h"
 #include "common/types.h"
 
 namespace rtsql {
@@ -30,6 +33,22 @@ class Value {
   static Value binary(std::string bytes) { return Value(TypeId::Binary, std::move(bytes)); }
   static Value timestamp(int64_t micros) { return Value(TypeId::Timestamp, micros); }
   static Value interval(int64_t micros) { return Value(TypeId::Interval, micros); }
+  static Value date(int64_t days) { return Value(TypeId::Date, days); }
+  // A DECIMAL(precision, scale) of unscaled value `unscaled`; the caller has
+  // checked that it fits the precision.
+  static Value decimal(Int128 unscaled, int precision, int scale) {
+    Value v;
+    v.type_ = TypeId::Decimal;
+    v.precision_ = static_cast<uint8_t>(precision);
+    v.scale_ = static_cast<uint8_t>(scale);
+    if (precision <= decimal::kMaxInt64Precision) {
+      v.data_ = static_cast<int64_t>(unscaled);
+    } else {
+      v.data_ = Wide{static_cast<uint64_t>(static_cast<UInt128>(unscaled)),
+                     static_cast<int64_t>(unscaled >> 64)};
+    }
+    return v;
+  }
   static Value array(ValueList items) {
     return Value(TypeId::Array, std::make_shared<const ValueList>(std::move(items)));
   }
@@ -41,14 +60,23 @@ class Value {
   bool isNull() const { return type_ == TypeId::Null; }
 
   bool asBool() const { return std::get<bool>(data_); }
-  // Int, BigInt, Timestamp and Interval.
+  // Int, BigInt, Timestamp, Interval and Date.
   int64_t asInt() const { return std::get<int64_t>(data_); }
   double asDouble() const { return std::get<double>(data_); }
   // Numeric value of an Int, BigInt or Double as a double.
   double toDouble() const {
-    return type_ == TypeId::Double ? std::get<double>(data_)
-                                   : static_cast<double>(std::get<int64_t>(data_));
+    if (type_ == TypeId::Double) return std::get<double>(data_);
+    if (type_ == TypeId::Decimal) return decimal::toDouble(asDecimal(), scale_);
+    return static_cast<double>(std::get<int64_t>(data_));
   }
+  // DECIMAL: the unscaled value, its precision and its scale.
+  Int128 asDecimal() const {
+    if (const auto* w = std::get_if<Wide>(&data_))
+      return static_cast<Int128>((static_cast<UInt128>(static_cast<uint64_t>(w->hi)) << 64) | w->lo);
+    return std::get<int64_t>(data_);
+  }
+  int decimalPrecision() const { return precision_; }
+  int decimalScale() const { return scale_; }
   // String and Binary.
   const std::string& asString() const { return std::get<std::string>(data_); }
   // Array items or struct fields.
@@ -77,8 +105,14 @@ class Value {
   }
 
  private:
-  using Storage =
-      std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<const ValueList>>;
+  // A DECIMAL wider than 18 digits, as two words: an Int128 member would make
+  // the variant 16-byte aligned and every Value larger.
+  struct Wide {
+    uint64_t lo;
+    int64_t hi;
+  };
+  using Storage = std::variant<std::monostate, bool, int64_t, double, std::string,
+                               std::shared_ptr<const ValueList>, Wide>;
   template <typename T>
   Value(TypeId t, T&& v) : type_(t), data_(std::forward<T>(v)) {}
   void setBytes(TypeId t, std::string_view s) {
@@ -91,8 +125,13 @@ class Value {
   }
 
   TypeId type_ = TypeId::Null;
+  uint8_t precision_ = 0;  // DECIMAL only
+  uint8_t scale_ = 0;      // DECIMAL only
   Storage data_;
 };
+
+// DECIMAL's precision and scale live in what was padding after the type id.
+static_assert(sizeof(Value) == 48, "a Value stays 48 bytes");
 
 using Row = std::vector<Value>;
 

@@ -573,10 +573,12 @@ BINARY_STRING: [xX] '\'' [0-9a-fA-F]* '\'';
 // $$ and the next $$ as it is, quotes and newlines included.
 DOLLAR_STRING: '$$' .*? '$$';
 INTEGER_VALUE: DIGIT+;
+// 1.5BD is a DECIMAL in Spark's spelling (the binder reads the suffix).
 DECIMAL_VALUE
     : DIGIT+ '.' DIGIT* EXPONENT?
     | '.' DIGIT+ EXPONENT?
     | DIGIT+ EXPONENT
+    | (DIGIT+ ('.' DIGIT*)? | '.' DIGIT+) B D
     ;
 IDENTIFIER: (LETTER | '_') (LETTER | DIGIT | '_' | '$')*;
 QUOTED_IDENTIFIER: '"' ( ~'"' | '""' )* '"';

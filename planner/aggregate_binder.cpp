@@ -289,13 +289,23 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
         call.resultType = DataType::of(TypeId::BigInt);
       } else if (t->id == TypeId::Double) {
         call.resultType = DataType::of(TypeId::Double);
+      } else if (t->id == TypeId::Decimal) {
+        // Spark: DECIMAL(p, s) sums to DECIMAL(p + 10, s), at most 38 digits.
+        auto r = decimal::sumType({t->precision, t->scale});
+        call.resultType = DataType::decimal(r.precision, r.scale);
       } else {
         throw mismatch("a number");
       }
       break;
     case AggregateFunction::Avg:
       if (!t->isNumeric() && !isNull) throw mismatch("a number");
-      call.resultType = DataType::of(TypeId::Double);
+      if (t->id == TypeId::Decimal) {
+        // Spark: the average of DECIMAL(p, s) is DECIMAL(p + 4, s + 4).
+        auto r = decimal::avgType({t->precision, t->scale});
+        call.resultType = DataType::decimal(r.precision, r.scale);
+      } else {
+        call.resultType = DataType::of(TypeId::Double);
+      }
       break;
     case AggregateFunction::Min:
     case AggregateFunction::Max:

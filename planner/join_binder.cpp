@@ -58,12 +58,9 @@ void alignKeys(ExprPtr& a, ExprPtr& b, size_t pos) {
   const DataTypePtr &ta = a->type(), &tb = b->type();
   if (ta->equals(*tb) || ta->id == TypeId::Null || tb->id == TypeId::Null) return;
   if (ta->isNumeric() && tb->isNumeric()) {
-    auto rank = [](TypeId t) { return t == TypeId::Int ? 1 : t == TypeId::BigInt ? 2 : 3; };
-    if (rank(ta->id) < rank(tb->id)) {
-      a = makeCast(a, tb, pos);
-    } else {
-      b = makeCast(b, ta, pos);
-    }
+    DataTypePtr t = widerNumericType(*ta, *tb);
+    if (!ta->equals(*t)) a = makeCast(a, t, pos);
+    if (!tb->equals(*t)) b = makeCast(b, t, pos);
     return;
   }
   throw SqlError(sqlstate::kDatatypeMismatch,

@@ -367,8 +367,7 @@ namespace {
 DataTypePtr unionType(const DataTypePtr& a, const DataTypePtr& b) {
   if (a->equals(*b) || b->id == TypeId::Null) return a;
   if (a->id == TypeId::Null) return b;
-  auto rank = [](TypeId t) { return t == TypeId::Int ? 1 : t == TypeId::BigInt ? 2 : 3; };
-  if (a->isNumeric() && b->isNumeric()) return rank(a->id) >= rank(b->id) ? a : b;
+  if (a->isNumeric() && b->isNumeric()) return widerNumericType(*a, *b);
   return nullptr;
 }
 

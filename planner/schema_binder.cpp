@@ -39,9 +39,21 @@ DataTypePtr bindType(const ast::TypeName& type) {
     throw SqlError(sqlstate::kFeatureNotSupported, "MAP columns are not supported yet", type.pos,
                    "use ARRAY<STRUCT<key, value>>");
   }
-  // DECIMAL is read as DOUBLE: values keep about 15 significant digits, which
-  // is what Spark users get from JSON numbers anyway.
-  if (name == "DECIMAL" || name == "NUMERIC" || name == "DEC") return DataType::of(TypeId::Double);
+  if (name == "DECIMAL" || name == "NUMERIC" || name == "DEC") {
+    // DECIMAL is DECIMAL(10, 0) and DECIMAL(p) DECIMAL(p, 0), as in Spark.
+    if (type.modifiers.size() > 2) {
+      throw SqlError(sqlstate::kSyntaxError, "DECIMAL takes a precision and a scale: DECIMAL(10, 2)",
+                     type.pos);
+    }
+    int64_t precision = type.modifiers.empty() ? 10 : type.modifiers[0];
+    int64_t scale = type.modifiers.size() < 2 ? 0 : type.modifiers[1];
+    if (precision < 1 || precision > decimal::kMaxPrecision || scale < 0 || scale > precision) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("DECIMAL({}, {}) is out of range", precision, scale), type.pos,
+                     "the precision is 1 to 38 and the scale 0 to the precision");
+    }
+    return DataType::decimal(static_cast<int>(precision), static_cast<int>(scale));
+  }
   if (auto id = scalarTypeFromName(name)) return DataType::of(*id);
   throw SqlError(sqlstate::kUndefinedObject,
                  fmt::format("type \"{}\" does not exist", toLower(type.name)), type.pos)

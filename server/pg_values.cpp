@@ -14,6 +14,8 @@ uint32_t pgTypeOf(const DataType& type) {
     case TypeId::Binary: return pgtype::kBytea;
     case TypeId::Timestamp: return pgtype::kTimestamp;
     case TypeId::Interval: return pgtype::kInterval;
+    case TypeId::Decimal: return pgtype::kNumeric;
+    case TypeId::Date: return pgtype::kDate;
     default: return pgtype::kText;
   }
 }

@@ -137,6 +137,7 @@ Value castValue(const Value& v, const DataType& target) {
         case TypeId::Int:
         case TypeId::BigInt: return Value::boolean(v.asInt() != 0);
         case TypeId::Double: return Value::boolean(v.asDouble() != 0);
+        case TypeId::Decimal: return Value::boolean(v.asDecimal() != 0);
         case TypeId::String: {
           std::string_view s = trimSpaces(v.asString());
           if (iequals(s, "true") || iequals(s, "t") || iequals(s, "yes") || iequals(s, "y") || s == "1")
@@ -157,6 +158,10 @@ Value castValue(const Value& v, const DataType& target) {
         case TypeId::BigInt: n = v.asInt(); break;
         case TypeId::Double:
           return toInt ? Value::integer(doubleToInt(v.asDouble())) : Value::bigint(doubleToLong(v.asDouble()));
+        case TypeId::Decimal:
+          // Truncated toward zero and wrapped, as Spark's non-ANSI cast does.
+          n = decimal::toLongWrapped(v.asDecimal(), v.decimalScale());
+          break;
         case TypeId::String:
           if (!parseInteger(v.asString(), &n)) return {};
           if (toInt && (n < INT32_MIN || n > INT32_MAX)) return {};
@@ -179,6 +184,7 @@ Value castValue(const Value& v, const DataType& target) {
         case TypeId::Int:
         case TypeId::BigInt: return Value::float64(static_cast<double>(v.asInt()));
         case TypeId::Double: return v;
+        case TypeId::Decimal: return Value::float64(v.toDouble());
         case TypeId::String: {
           double d;
           return parseDouble(v.asString(), &d) ? Value::float64(d) : Value();
@@ -220,6 +226,13 @@ Value castValue(const Value& v, const DataType& target) {
           if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) return {};
           return Value::timestamp(static_cast<int64_t>(std::floor(d)));
         }
+        case TypeId::Decimal: {
+          // Seconds with a fraction; digits below a microsecond are dropped.
+          Int128 us = v.decimalScale() > 6 ? v.asDecimal() / decimal::pow10(v.decimalScale() - 6)
+                                           : v.asDecimal() * decimal::pow10(6 - v.decimalScale());
+          if (us > INT64_MAX || us < INT64_MIN) return {};
+          return Value::timestamp(static_cast<int64_t>(us));
+        }
         case TypeId::String: {
           int64_t us;
           return parseTimestamp(v.asString(), &us) ? Value::timestamp(us) : Value();
@@ -237,6 +250,24 @@ Value castValue(const Value& v, const DataType& target) {
           }
         default: return {};
       }
+    case TypeId::Decimal: {
+      decimal::Type to{target.precision, target.scale};
+      std::optional<Int128> r;
+      switch (from) {
+        case TypeId::Boolean: r = decimal::toType(v.asBool() ? 1 : 0, 0, to); break;
+        case TypeId::Int:
+        case TypeId::BigInt: r = decimal::toType(v.asInt(), 0, to); break;
+        case TypeId::Double: r = decimal::fromDouble(v.asDouble(), to); break;
+        case TypeId::Decimal: r = decimal::toType(v.asDecimal(), v.decimalScale(), to); break;
+        case TypeId::String: r = decimal::parse(v.asString(), to); break;
+        case TypeId::Timestamp: r = decimal::toType(v.asInt(), 6, to); break;
+        default: return {};
+      }
+      // A value that does not fit the precision is NULL (Spark's non-ANSI cast).
+      return r ? Value::decimal(*r, to.precision, to.scale) : Value();
+    }
+    case TypeId::Date:
+      return {};
     case TypeId::Array: {
       if (from != TypeId::Array || !target.element) return {};
       ValueList out;
@@ -258,6 +289,14 @@ Value castValue(const Value& v, const DataType& target) {
 
 namespace expr_internal {
 
+decimal::Type decimalTypeOf(const DataType& t) {
+  switch (t.id) {
+    case TypeId::Decimal: return {t.precision, t.scale};
+    case TypeId::BigInt: return decimal::ofBigInt();
+    default: return decimal::ofInt();
+  }
+}
+
 bool canCast(const DataType& from, const DataType& to) {
   if (from.id == TypeId::Null || from.equals(to)) return true;
   switch (to.id) {
@@ -270,6 +309,11 @@ bool canCast(const DataType& from, const DataType& to) {
     case TypeId::Double:
       return from.isNumeric() || from.id == TypeId::Boolean || from.id == TypeId::String ||
              from.id == TypeId::Timestamp || from.id == TypeId::Interval;
+    case TypeId::Decimal:
+      return from.isNumeric() || from.id == TypeId::Boolean || from.id == TypeId::String ||
+             from.id == TypeId::Timestamp;
+    case TypeId::Date:
+      return false;
     case TypeId::Binary:
       return from.id == TypeId::String || from.isIntegral();
     case TypeId::Timestamp:
@@ -293,8 +337,9 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
   if (isNullType(b)) return a;
   if (a->equals(*b)) return a;
   if (a->isNumeric() && b->isNumeric()) {
-    if (a->id == TypeId::Double || b->id == TypeId::Double) return DataType::of(TypeId::Double);
-    return DataType::of(TypeId::BigInt);
+    // INT with INT is equal above; any other pair is at least BIGINT.
+    auto t = widerNumericType(*a, *b);
+    return t->id == TypeId::Int ? DataType::of(TypeId::BigInt) : t;
   }
   if ((a->id == TypeId::Timestamp && b->id == TypeId::String) ||
       (a->id == TypeId::String && b->id == TypeId::Timestamp))
@@ -401,6 +446,9 @@ void argNumeric(const std::string& fn, std::vector<ExprPtr>& args, size_t i, siz
     return;
   }
   if (!args[i]->type()->isNumeric()) wrongType(fn, args, i, pos, "numeric", "DOUBLE");
+  // Functions that keep a DECIMAL's digits handle it before they get here;
+  // the others compute in DOUBLE (docs/sql.md lists them).
+  if (args[i]->type()->id == TypeId::Decimal) args[i] = castTo(args[i], DataType::of(TypeId::Double));
 }
 
 DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t from, size_t pos) {

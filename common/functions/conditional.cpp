@@ -176,6 +176,10 @@ std::string sparkTypeName(const DataType& t) {
       return "timestamp";
     case TypeId::Interval:
       return "interval day to second";
+    case TypeId::Decimal:
+      return "decimal(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")";
+    case TypeId::Date:
+      return "date";
     case TypeId::Array:
       return "array<" + (t.element ? sparkTypeName(*t.element) : std::string("void")) + ">";
     case TypeId::Struct: {

@@ -13,8 +13,9 @@ std::string fmt_hex(uint64_t v);
 
 namespace {
 
-// int(x), bigint(x), ...: CAST(x AS type). SMALLINT and TINYINT are INT, and
-// DECIMAL and FLOAT are DOUBLE, as in rtsql's DDL.
+// int(x), bigint(x), decimal(x), ...: CAST(x AS type); decimal(x) is
+// DECIMAL(10, 0) as in Spark. SMALLINT and TINYINT are INT, and FLOAT is
+// DOUBLE, as in rtsql's DDL.
 template <TypeId Target>
 ExprPtr buildCastFn(const std::string&, std::vector<ExprPtr>& args, size_t pos) {
   return makeCast(args[0], DataType::of(Target), pos);
@@ -237,7 +238,7 @@ void registerConversionFunctions(FunctionTable& t) {
   t["bigint"] = {1, 1, buildCastFn<TypeId::BigInt>};
   t["double"] = {1, 1, buildCastFn<TypeId::Double>};
   t["float"] = {1, 1, buildFloatFn};
-  t["decimal"] = {1, 1, buildCastFn<TypeId::Double>};
+  t["decimal"] = {1, 1, buildCastFn<TypeId::Decimal>};  // DECIMAL(10, 0), as in Spark
   t["string"] = {1, 1, buildCastFn<TypeId::String>};
   t["boolean"] = {1, 1, buildCastFn<TypeId::Boolean>};
   t["binary"] = {1, 1, buildCastFn<TypeId::Binary>};

@@ -241,7 +241,12 @@ uint64_t sparkXxHash(const Value& v, uint64_t seed) {
     case TypeId::Boolean:
       return xxInt(v.asBool() ? 1 : 0, seed);
     case TypeId::Int:
+    case TypeId::Date:
       return xxInt(static_cast<uint32_t>(v.asInt()), seed);
+    case TypeId::Decimal:
+      if (v.decimalPrecision() <= decimal::kMaxInt64Precision)
+        return xxLong(static_cast<uint64_t>(static_cast<int64_t>(v.asDecimal())), seed);
+      return xxBytes(decimal::toBigEndianBytes(v.asDecimal()), seed);
     case TypeId::BigInt:
     case TypeId::Timestamp:
     case TypeId::Interval:
@@ -305,7 +310,12 @@ int32_t sparkHash(const Value& v, int32_t seed) {
   switch (v.type()) {
     case TypeId::Null: return seed;
     case TypeId::Boolean: return static_cast<int32_t>(hashInt(v.asBool() ? 1 : 0, s));
-    case TypeId::Int: return static_cast<int32_t>(hashInt(static_cast<uint32_t>(v.asInt()), s));
+    case TypeId::Int:
+    case TypeId::Date: return static_cast<int32_t>(hashInt(static_cast<uint32_t>(v.asInt()), s));
+    case TypeId::Decimal:
+      if (v.decimalPrecision() <= decimal::kMaxInt64Precision)
+        return static_cast<int32_t>(hashLong(static_cast<uint64_t>(static_cast<int64_t>(v.asDecimal())), s));
+      return static_cast<int32_t>(hashBytes(decimal::toBigEndianBytes(v.asDecimal()), s));
     case TypeId::BigInt:
     case TypeId::Timestamp:
     case TypeId::Interval: return static_cast<int32_t>(hashLong(static_cast<uint64_t>(v.asInt()), s));

@@ -78,6 +78,10 @@ inline const DataTypePtr& nullType() {
 }
 inline bool isNullType(const DataTypePtr& t) { return !t || t->id == TypeId::Null; }
 
+// The DECIMAL an operand of type `t` takes beside a DECIMAL: its own precision
+// and scale, DECIMAL(10, 0) for INT and NULL, DECIMAL(20, 0) for BIGINT.
+decimal::Type decimalTypeOf(const DataType& t);
+inline DataTypePtr decimalType(decimal::Type t) { return DataType::decimal(t.precision, t.scale); }
 // Whether an explicit CAST from `from` to `to` can ever succeed.
 bool canCast(const DataType& from, const DataType& to);
 // The type both sides are implicitly converted to for comparison, CASE, IN,

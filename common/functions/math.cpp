@@ -88,7 +88,34 @@ int64_t roundInteger(int64_t x, int scale, bool halfEven = false) {
   return q;
 }
 
+// round, bround, floor and ceil of a DECIMAL keep it exact, with Spark's
+// result types: floor/ceil of DECIMAL(p, s) is DECIMAL(p - s + 1, 0), and
+// rounding to d places DECIMAL(p - s + 1 + min(s, d), min(s, d)) (at most 38
+// digits; a negative d leaves scale 0).
+ExprPtr buildDecimalRound(const std::string& name, std::vector<ExprPtr>& args, int places,
+                          decimal::Rounding mode, bool floorCeil = false) {
+  const DataType& in = *args[0]->type();
+  int p = in.precision, s = in.scale;
+  int newScale = places < 0 ? 0 : std::min(s, places);
+  int precision = places < 0 ? std::max(p - s + 1, 1 - places) : p - s + 1 + newScale;
+  if (floorCeil && s == 0) precision = p;  // Spark's floor and ceil keep a DECIMAL(p, 0)
+  precision = std::min(precision, decimal::kMaxPrecision);
+  decimal::Type out{precision, newScale};
+  return fn1(name, DataType::decimal(precision, newScale), args, [places, mode, out](const Value& v) {
+    int scale = v.decimalScale();
+    Int128 r = decimal::round(v.asDecimal(), scale, places, mode);
+    auto fitted = decimal::toType(r, std::max(places, 0) < scale ? std::max(places, 0) : scale, out);
+    return fitted ? Value::decimal(*fitted, out.precision, out.scale) : Value();
+  });
+}
+
 ExprPtr buildAbs(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Decimal) {
+    return fn1(name, args[0]->type(), args, [](const Value& v) {
+      Int128 x = v.asDecimal();
+      return Value::decimal(x < 0 ? -x : x, v.decimalPrecision(), v.decimalScale());
+    });
+  }
   if (args[0]->type()->id != TypeId::Interval) argNumeric(name, args, 0, pos);
   auto t = args[0]->type();
   return fn1(name, t, args, [](const Value& v) {
@@ -108,6 +135,13 @@ ExprPtr buildAbs(const std::string& name, std::vector<ExprPtr>& args, size_t pos
 }
 
 ExprPtr buildRound(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Decimal) {
+    auto places = args.size() == 1 ? std::optional<Value>(Value::integer(0)) : constantValue(args[1]);
+    if (places && places->type() == TypeId::Int) {
+      args.resize(1);
+      return buildDecimalRound(name, args, static_cast<int>(places->asInt()), decimal::Rounding::HalfUp);
+    }
+  }
   argNumeric(name, args, 0, pos);
   if (args.size() == 1) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
   argInt(name, args, 1, pos);
@@ -124,6 +158,9 @@ ExprPtr buildRound(const std::string& name, std::vector<ExprPtr>& args, size_t p
 
 template <bool Floor>
 ExprPtr buildFloorCeil(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Decimal)
+    return buildDecimalRound(name, args, 0, Floor ? decimal::Rounding::Floor : decimal::Rounding::Ceiling,
+                             true);
   argNumeric(name, args, 0, pos);
   return fn1(name, bigint(), args, [](const Value& v) {
     if (v.type() != TypeId::Double) return Value::bigint(v.asInt());
@@ -298,6 +335,13 @@ ExprPtr buildLogBase(const std::string& name, std::vector<ExprPtr>& args, size_t
 
 // bround: round half to even at `scale` decimal places.
 ExprPtr buildBround(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Decimal) {
+    auto places = args.size() == 1 ? std::optional<Value>(Value::integer(0)) : constantValue(args[1]);
+    if (places && places->type() == TypeId::Int) {
+      args.resize(1);
+      return buildDecimalRound(name, args, static_cast<int>(places->asInt()), decimal::Rounding::HalfEven);
+    }
+  }
   argNumeric(name, args, 0, pos);
   if (args.size() == 1) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
   argInt(name, args, 1, pos);

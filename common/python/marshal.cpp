@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/decimal.h"
 #include "common/error.h"
 #include "common/functions/internal.h"
 
@@ -47,6 +48,22 @@ PyObject* toPython(const Value& v, const DataType& type) {
       return PyLong_FromLongLong(v.asInt());
     case TypeId::Double:
       return PyFloat_FromDouble(v.asDouble());
+    case TypeId::Decimal: {
+      // decimal.Decimal of the exact digits.
+      Ref module(PyImport_ImportModule("decimal"));
+      if (!module) return nullptr;
+      return PyObject_CallMethod(module.get(), "Decimal", "s", v.toString().c_str());
+    }
+    case TypeId::Date: {
+      int64_t y = 0;
+      unsigned m = 0, d = 0;
+      civilFromDays(v.asInt(), &y, &m, &d);
+      if (y < 1 || y > 9999) {
+        PyErr_SetString(PyExc_OverflowError, "date outside Python's years 1 to 9999");
+        return nullptr;
+      }
+      return PyDate_FromDate(static_cast<int>(y), static_cast<int>(m), static_cast<int>(d));
+    }
     case TypeId::String: {
       const std::string& s = v.asString();
       return PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
@@ -138,6 +155,32 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
     case TypeId::BigInt:
       if (PyLong_Check(o) && !PyBool_Check(o))
         return Value::bigint(integerResult(fn, o, type, path));
+      break;
+    case TypeId::Decimal:
+      // An int, a float or a decimal.Decimal, by its text; NULL-free: a value
+      // that does not fit the declared precision is 22003.
+      if (!PyUnicode_Check(o) && !PyBool_Check(o) &&
+          (PyLong_Check(o) || PyFloat_Check(o) ||
+           std::string_view(Py_TYPE(o)->tp_name) == "decimal.Decimal")) {
+        Ref text(PyObject_Str(o));
+        const char* s = text ? PyUnicode_AsUTF8(text.get()) : nullptr;
+        if (!s) {
+          PyErr_Clear();
+          break;
+        }
+        auto r = decimal::parse(s, {type.precision, type.scale});
+        if (!r) {
+          throw SqlError(sqlstate::kNumericOutOfRange,
+                         fmt::format("{} returned {}{}, which does not fit {}", fn, s,
+                                     path.empty() ? "" : " at " + path, type.toString()));
+        }
+        return Value::decimal(*r, type.precision, type.scale);
+      }
+      break;
+    case TypeId::Date:
+      if (PyDate_Check(o) && !PyDateTime_Check(o))
+        return Value::date(daysFromCivil(PyDateTime_GET_YEAR(o), PyDateTime_GET_MONTH(o),
+                                         PyDateTime_GET_DAY(o)));
       break;
     case TypeId::Double:
       if (PyFloat_Check(o)) return Value::float64(PyFloat_AS_DOUBLE(o));

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/expr.h"
 #include "connectors/format/decode_util.h"
 #include "planner/row_error_policy.h"
 
@@ -382,6 +383,9 @@ class DatagenSource final : public SourceTask {
       case TypeId::Binary: return Value::binary(randomText(8));
       case TypeId::Timestamp: return Value::timestamp(nowMicros());
       case TypeId::Interval: return Value::interval(uniformInt(0, 1'000'000));
+      case TypeId::Decimal:
+        return castValue(Value::float64(std::uniform_real_distribution<double>(0, 1000)(rng_)), type);
+      case TypeId::Date: return Value::date(nowMicros() / (86400LL * 1000000));
       case TypeId::Array: {
         ValueList items;
         if (depth < 4) {
@@ -448,9 +452,12 @@ class DatagenSource final : public SourceTask {
         out = type.id == TypeId::Int ? Value::integer(static_cast<int32_t>(n)) : Value::bigint(n);
         return true;
       }
-      case TypeId::Double: {
+      case TypeId::Double:
+      case TypeId::Decimal: {
+        // A DECIMAL column draws a double in [min, max] and rounds it to its scale.
         double lo = f.min.value_or(0), hi = f.max.value_or(std::max(lo, 1000.0));
         out = Value::float64(lo == hi ? lo : std::uniform_real_distribution<double>(lo, hi)(rng_));
+        if (type.id == TypeId::Decimal) out = castValue(out, type);
         return true;
       }
       case TypeId::String: out = Value::string(randomText(f.length)); return true;

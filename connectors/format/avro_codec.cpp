@@ -556,6 +556,12 @@ int setNullable(avro_value_t& v, const Value& x, const DataType& type) {
       return avro_value_set_long(&branch, x.asInt());
     case TypeId::Double:
       return avro_value_set_double(&branch, x.asDouble());
+    case TypeId::Decimal: {
+      std::string bytes = decimal::toBigEndianBytes(x.asDecimal());
+      return avro_value_set_bytes(&branch, bytes.data(), bytes.size());
+    }
+    case TypeId::Date:
+      return avro_value_set_int(&branch, static_cast<int32_t>(x.asInt()));
     case TypeId::Null:
     case TypeId::String: {
       const std::string& s = x.asString();

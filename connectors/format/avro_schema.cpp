@@ -363,6 +363,13 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
     case TypeId::Timestamp:
       out += R"({"type":"long","logicalType":"timestamp-micros"})";
       return;
+    case TypeId::Decimal:
+      out += fmt::format(R"({{"type":"bytes","logicalType":"decimal","precision":{},"scale":{}}})",
+                         t.precision, t.scale);
+      return;
+    case TypeId::Date:
+      out += R"({"type":"int","logicalType":"date"})";
+      return;
     case TypeId::Array:
       out += R"({"type":"array","items":["null",)";
       appendAvroType(out, *t.element, path, records);

@@ -114,6 +114,14 @@ bool textToValue(std::string_view text, const DataType& type, Value& out, bool b
       out = Value::float64(v);
       return true;
     }
+    case TypeId::Decimal: {
+      // Exact digits, rounded HALF_UP to the column's scale; a value over its
+      // precision does not convert.
+      auto v = decimal::parse(text, {type.precision, type.scale});
+      if (!v) return false;
+      out = Value::decimal(*v, type.precision, type.scale);
+      return true;
+    }
     case TypeId::Boolean: {
       bool b = false;
       if (!parseBool(text, b)) return false;
@@ -139,6 +147,7 @@ bool textToValue(std::string_view text, const DataType& type, Value& out, bool b
     case TypeId::Null:
       out = Value();
       return true;
+    case TypeId::Date:  // no DATE column yet: DATE is read as a TIMESTAMP
     case TypeId::Array:
     case TypeId::Struct:
       return false;

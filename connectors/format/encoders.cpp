@@ -245,6 +245,10 @@ void appendCsvField(std::string& out, const Value& v, char delimiter) {
     case TypeId::Interval:
       text = expr_internal::formatInterval(v.asInt());
       break;
+    case TypeId::Decimal:
+    case TypeId::Date:
+      text = v.toString();  // 1234.50, 2024-05-01
+      break;
     case TypeId::Array:
     case TypeId::Struct:
       // The planner refuses these columns for csv sinks; written as their JSON

@@ -326,6 +326,13 @@ class JsonDecoder final : public RecordDecoder {
         out = Value::float64(d);
         return true;
       }
+      case TypeId::Decimal: {
+        // From the number's own digits, never through a double.
+        auto d = decimal::parse(raw, {type.precision, type.scale});
+        if (!d) return mismatch(path, type, raw, error);
+        out = Value::decimal(*d, type.precision, type.scale);
+        return true;
+      }
       case TypeId::Timestamp: {
         // A number is epoch milliseconds, as Kafka timestamps and most JSON
         // producers write them.

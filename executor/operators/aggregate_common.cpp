@@ -49,6 +49,29 @@ int64_t wrappingAdd(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
 
+// DECIMAL sums add unscaled values in 128 bits, wrapping (a sum past 38
+// digits is NULL at the end, where its precision is checked).
+Int128 decimalAdd(Int128 a, Int128 b) {
+  return static_cast<Int128>(static_cast<UInt128>(a) + static_cast<UInt128>(b));
+}
+
+void putDecimal(std::string& out, Int128 v) {
+  auto u = static_cast<UInt128>(v);
+  putFixed64(out, static_cast<uint64_t>(u));
+  putFixed64(out, static_cast<uint64_t>(u >> 64));
+}
+
+Int128 getDecimal(std::string_view& in) {
+  UInt128 lo = getFixed64(in);
+  UInt128 hi = getFixed64(in);
+  return static_cast<Int128>((hi << 64) | lo);
+}
+
+// A DECIMAL sum or average, NULL when it does not fit its type (Spark's non-ANSI mode).
+Value decimalResult(std::optional<Int128> v, decimal::Type t) {
+  return v ? Value::decimal(*v, t.precision, t.scale) : Value();
+}
+
 int64_t integralOf(const Value& v) {
   return v.type() == TypeId::Double ? static_cast<int64_t>(v.asDouble()) : v.asInt();
 }
@@ -59,7 +82,8 @@ AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls, bool ret
     : retracting_(retracting) {
   calls_.reserve(calls.size());
   for (const AggregateCall& c : calls) {
-    Call call{c.function, c.arg, c.arg ? c.arg->type() : nullptr, false, false, c.filter, nullptr};
+    Call call{c.function, c.arg, c.arg ? c.arg->type() : nullptr, false, false, {}, false, c.filter,
+              nullptr};
     // min/max of the distinct values are those of all values.
     call.distinct = c.distinct && c.function != AggregateFunction::Min &&
                     c.function != AggregateFunction::Max &&
@@ -76,6 +100,11 @@ AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls, bool ret
     if (c.function == AggregateFunction::Sum) {
       call.doubleSum = c.resultType ? c.resultType->id == TypeId::Double
                                     : call.argType->id == TypeId::Double;
+    }
+    if ((c.function == AggregateFunction::Sum || c.function == AggregateFunction::Avg) &&
+        c.resultType && c.resultType->id == TypeId::Decimal) {
+      call.decimalSum = true;
+      call.result = {c.resultType->precision, c.resultType->scale};
     }
     calls_.push_back(std::move(call));
   }
@@ -140,14 +169,19 @@ void AggregateCalls::update(std::vector<Accumulator>& accs, const Row& args) con
         ++a.count;
         break;
       case AggregateFunction::Sum:
-        if (c.doubleSum)
+        if (c.decimalSum)
+          a.xsum = decimalAdd(a.xsum, v.asDecimal());
+        else if (c.doubleSum)
           a.dsum += v.toDouble();
         else
           a.isum = wrappingAdd(a.isum, integralOf(v));
         a.has = true;
         break;
       case AggregateFunction::Avg:
-        a.dsum += v.toDouble();
+        if (c.decimalSum)
+          a.xsum = decimalAdd(a.xsum, v.asDecimal());
+        else
+          a.dsum += v.toDouble();
         ++a.count;
         break;
       case AggregateFunction::Min:
@@ -216,7 +250,9 @@ void AggregateCalls::apply(std::vector<Accumulator>& accs, const Row& args, bool
         a.count += d;
         break;
       case AggregateFunction::Sum:
-        if (c.doubleSum)
+        if (c.decimalSum)
+          a.xsum = decimalAdd(a.xsum, retract ? -v.asDecimal() : v.asDecimal());
+        else if (c.doubleSum)
           a.dsum += retract ? -v.toDouble() : v.toDouble();
         else
           a.isum = wrappingAdd(
@@ -228,17 +264,22 @@ void AggregateCalls::apply(std::vector<Accumulator>& accs, const Row& args, bool
           if (!a.has) {  // no rounding residue survives an empty sum
             a.isum = 0;
             a.dsum = 0;
+            a.xsum = 0;
           }
         } else {
           a.has = true;
         }
         break;
       case AggregateFunction::Avg:
-        a.dsum += retract ? -v.toDouble() : v.toDouble();
+        if (c.decimalSum)
+          a.xsum = decimalAdd(a.xsum, retract ? -v.asDecimal() : v.asDecimal());
+        else
+          a.dsum += retract ? -v.toDouble() : v.toDouble();
         a.count += d;
         if (a.count <= 0) {
           a.count = 0;
           a.dsum = 0;
+          a.xsum = 0;
         }
         break;
       case AggregateFunction::Min:
@@ -296,10 +337,12 @@ void AggregateCalls::merge(std::vector<Accumulator>& into, const std::vector<Acc
       case AggregateFunction::Sum:
         a.isum = wrappingAdd(a.isum, b.isum);
         a.dsum += b.dsum;
+        a.xsum = decimalAdd(a.xsum, b.xsum);
         a.has = a.has || b.has;
         break;
       case AggregateFunction::Avg:
         a.dsum += b.dsum;
+        a.xsum = decimalAdd(a.xsum, b.xsum);
         a.count += b.count;
         break;
       case AggregateFunction::Min:
@@ -330,12 +373,18 @@ void AggregateCalls::encode(std::string& out, const std::vector<Accumulator>& ac
         break;
       case AggregateFunction::Sum:
         out.push_back(a.has ? 1 : 0);
-        putFixed64(out, calls_[i].doubleSum ? doubleBits(a.dsum) : static_cast<uint64_t>(a.isum));
+        if (calls_[i].decimalSum)
+          putDecimal(out, a.xsum);
+        else
+          putFixed64(out, calls_[i].doubleSum ? doubleBits(a.dsum) : static_cast<uint64_t>(a.isum));
         if (retracting_) putFixed64(out, static_cast<uint64_t>(a.count));
         break;
       case AggregateFunction::Avg:
         putFixed64(out, static_cast<uint64_t>(a.count));
-        putFixed64(out, doubleBits(a.dsum));
+        if (calls_[i].decimalSum)
+          putDecimal(out, a.xsum);
+        else
+          putFixed64(out, doubleBits(a.dsum));
         break;
       case AggregateFunction::Min:
       case AggregateFunction::Max:
@@ -365,17 +414,24 @@ void AggregateCalls::decode(std::string_view& in, std::vector<Accumulator>& accs
         if (in.empty()) throw InternalError("aggregate state value is truncated");
         a.has = in[0] != 0;
         in.remove_prefix(1);
-        uint64_t bits = getFixed64(in);
-        if (calls_[i].doubleSum)
-          a.dsum = bitsDouble(bits);
-        else
-          a.isum = static_cast<int64_t>(bits);
+        if (calls_[i].decimalSum) {
+          a.xsum = getDecimal(in);
+        } else {
+          uint64_t bits = getFixed64(in);
+          if (calls_[i].doubleSum)
+            a.dsum = bitsDouble(bits);
+          else
+            a.isum = static_cast<int64_t>(bits);
+        }
         if (retracting_) a.count = static_cast<int64_t>(getFixed64(in));
         break;
       }
       case AggregateFunction::Avg:
         a.count = static_cast<int64_t>(getFixed64(in));
-        a.dsum = bitsDouble(getFixed64(in));
+        if (calls_[i].decimalSum)
+          a.xsum = getDecimal(in);
+        else
+          a.dsum = bitsDouble(getFixed64(in));
         break;
       case AggregateFunction::Min:
       case AggregateFunction::Max:
@@ -405,12 +461,19 @@ void AggregateCalls::appendResults(Row& out, const std::vector<Accumulator>& acc
       case AggregateFunction::Sum:
         if (!a.has)
           out.emplace_back();
+        else if (calls_[i].decimalSum)
+          out.push_back(decimalResult(decimal::toType(a.xsum, calls_[i].argType->scale, calls_[i].result),
+                                      calls_[i].result));
         else
           out.push_back(calls_[i].doubleSum ? Value::float64(a.dsum) : Value::bigint(a.isum));
         break;
       case AggregateFunction::Avg:
         if (a.count == 0)
           out.emplace_back();
+        else if (calls_[i].decimalSum)
+          out.push_back(decimalResult(
+              decimal::div(a.xsum, calls_[i].argType->scale, a.count, 0, calls_[i].result),
+              calls_[i].result));
         else
           out.push_back(Value::float64(a.dsum / static_cast<double>(a.count)));
         break;

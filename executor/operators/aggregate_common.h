@@ -24,7 +24,8 @@ namespace rtsql {
 
 // The running state of one aggregate call for one group. Which fields are used
 // depends on the function: count(*)/count(x) use `count`; sum uses `has` and
-// `isum` or `dsum`; avg uses `count` and `dsum`; min/max use `has` and `value`.
+// `isum`, `dsum` or (over DECIMAL) `xsum`; avg uses `count` and `dsum` or
+// `xsum`; min/max use `has` and `value`.
 //
 // The families of aggregates/ (aggregates/family.h) use `count` and `has` as
 // well, and the fields below: stddev/variance keep Welford's running `mean`
@@ -37,6 +38,7 @@ struct Accumulator {
   int64_t count = 0;
   int64_t isum = 0;
   double dsum = 0;
+  Int128 xsum = 0;  // unscaled, at the argument's scale
   bool has = false;
   Value value;
   double mean = 0;
@@ -99,6 +101,8 @@ class AggregateCalls {
     ExprPtr arg;
     DataTypePtr argType;
     bool doubleSum = false;  // sum accumulates in DOUBLE (else BIGINT)
+    bool decimalSum = false;  // sum or avg of a DECIMAL: accumulates in xsum
+    decimal::Type result;     // then the result's precision and scale
     bool distinct = false;
     ExprPtr filter;
     // Spark's aggregates beyond the first six (aggregates/family.h); null

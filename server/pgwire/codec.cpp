@@ -20,6 +20,7 @@ int16_t typeSize(uint32_t oid) {
     case pgtype::kBool:
       return 1;
     case pgtype::kInt4:
+    case pgtype::kDate:
       return 4;
     case pgtype::kInt8:
     case pgtype::kFloat8:

@@ -297,7 +297,7 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
                 seen.add(sql)
                 out.append((family, function, sql))
     # The named cases of the issue, whatever the draw gave.
-    for family, function, sql in EXTRA:
+    for family, function, sql in EXTRA + DECIMAL_CALLS:
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -318,6 +318,34 @@ EXTRA = [
     ("json", "to_json", "to_json(named_struct('t', " + ts("2024-02-29 13:45:07.123456") + "))"),
     ("conversion", "tinyint", "tinyint(2147483647)"),
 ]
+
+# DECIMAL(p, s) through operators, CAST and the functions that keep its
+# digits: result types, HALF_UP rounding, the 38-digit bound.
+def _dec(x, p, s):
+    return f"CAST({x} AS DECIMAL({p},{s}))"
+
+
+DECIMAL_CALLS = [("decimal", op, sql) for op, sql in [
+    ("+", "0.1BD + 0.2BD"), ("*", "1.50BD * 3"), ("/", "1BD / 3BD"), ("%", "-7.5BD % 2BD"),
+    ("/", _dec(1, 10, 2) + " / 3"), ("-", "2.5BD - 10"), ("+", "1.5BD + " + dbl("1.0")),
+    ("*", _dec("12.345BD", 10, 3) + " * " + _dec("2.5BD", 4, 1)),
+    ("*", _dec(1, 38, 18) + " * " + _dec(1000, 38, 18)),
+    ("/", _dec(1, 38, 18) + " / " + _dec(3, 38, 18)),
+    ("/", "2BD / 0BD"), ("+", _dec("99999999999999999999999999999999999999BD", 38, 0) + " + 1"),
+    ("-", "-(1.25BD)"), ("%", "10.5BD % 3"),
+    ("cast", _dec("'123.456'", 5, 2)), ("cast", _dec("'-0.005'", 5, 2)),
+    ("cast", _dec(dbl("0.125"), 5, 2)), ("cast", _dec("'1234.5'", 5, 2)),
+    ("cast", _dec("'abc'", 5, 2)), ("cast", _dec("true", 3, 1)), ("cast", _dec(2147483647, 10, 0)),
+    ("cast", _dec(9223372036854775807, 20, 0)), ("cast", _dec(dbl("1e308"), 38, 0)),
+    ("cast", "CAST(-12.5BD AS INT)"), ("cast", "CAST(12.5BD AS STRING)"),
+    ("cast", "CAST(12.5BD AS DOUBLE)"), ("cast", "CAST(1.5BD AS BOOLEAN)"),
+    ("cast", "CAST(0.0000001BD AS STRING)"), ("cast", "CAST(-0.50BD AS BIGINT)"),
+    ("=", "1.50BD = 1.5BD"), ("<", "1.5BD < 2"), (">", "2.5BD > " + dbl("2.4")),
+    ("typeof", "typeof(1.5BD)"), ("typeof", "typeof(1.5BD * 2)"), ("typeof", "typeof(1BD / 3BD)"),
+    ("decimal", "decimal('12.7')"), ("decimal", "decimal(7)"),
+    ("hash", "hash(1.5BD)"), ("xxhash64", "xxhash64(" + _dec("12345678901234567890.5BD", 38, 1) + ")"),
+    ("coalesce", "coalesce(NULL, 1.25BD)"), ("greatest", "greatest(1.5BD, 2)"),
+]]
 
 # Functions never called: their value differs from run to run.
 NON_DETERMINISTIC = {"rand", "randn", "random", "uuid", "shuffle", "current_date",

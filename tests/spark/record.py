@@ -7,6 +7,7 @@ compares rtsql with the file, tests/e2e/test_spark_functions.py):
     pip install --break-system-packages pyspark==4.3.0   # once; needs Java 17
     TZ=UTC python3 tests/spark/record.py                  # about ten minutes
     TZ=UTC python3 tests/spark/record.py --aggregates     # the aggregates only, a minute
+    TZ=UTC python3 tests/spark/record.py --missing        # only calls not yet recorded
 
 Spark runs in local mode with the session time zone UTC and ANSI mode as
 Spark 4 has it by default (on). Each call is evaluated on its own as
@@ -116,12 +117,23 @@ def main():
         spark.stop()
         return
 
+    # --missing keeps the recorded answers and asks Spark only for new calls.
+    recorded = {}
+    if "--missing" in sys.argv[1:] and OUT.exists():
+        with open(OUT, encoding="utf-8") as f:
+            next(f)
+            for line in f:
+                rec = json.loads(line)
+                recorded[rec["sql"]] = rec
     lines = []
     missing = set()
     all_calls = calls_module.calls()
     started = time.monotonic()
     for n, (family, function, sql) in enumerate(all_calls):
         if function in missing:
+            continue
+        if sql in recorded:
+            lines.append(recorded[sql])
             continue
         rec = {"family": family, "function": function, "sql": sql}
         try:

@@ -58,7 +58,12 @@ ast::TypeName typeName(std::string name, size_t pos = 0) {
 TEST_CASE("bindType: scalars, arrays, structs, DECIMAL, MAP and unknown names") {
   CHECK(bindType(typeName("STRING"))->id == TypeId::String);
   CHECK(bindType(typeName("BIGINT"))->id == TypeId::BigInt);
-  CHECK(bindType(typeName("DECIMAL"))->id == TypeId::Double);
+  CHECK(bindType(typeName("DECIMAL"))->toString() == "DECIMAL(10,0)");
+  ast::TypeName money = typeName("NUMERIC");
+  money.modifiers = {12, 2};
+  CHECK(bindType(money)->toString() == "DECIMAL(12,2)");
+  money.modifiers = {39, 2};
+  CHECK(sqlErrorOf([&] { bindType(money); }).sqlstate() == "22023");
 
   ast::TypeName arr = typeName("ARRAY");
   ast::TypeName st = typeName("STRUCT");

@@ -15,6 +15,8 @@ TEST_CASE("pg values: each column type is declared as the PostgreSQL type its te
   CHECK(pgTypeOf(*DataType::of(TypeId::Binary)) == pgtype::kBytea);
   CHECK(pgTypeOf(*DataType::of(TypeId::Timestamp)) == pgtype::kTimestamp);
   CHECK(pgTypeOf(*DataType::of(TypeId::Interval)) == pgtype::kInterval);
+  CHECK(pgTypeOf(*DataType::decimal(12, 2)) == pgtype::kNumeric);
+  CHECK(pgTypeOf(*DataType::of(TypeId::Date)) == pgtype::kDate);
   // What has no PostgreSQL type of its own is sent as text.
   CHECK(pgTypeOf(*DataType::of(TypeId::String)) == pgtype::kText);
   CHECK(pgTypeOf(*DataType::arrayOf(DataType::of(TypeId::Int))) == pgtype::kText);
@@ -28,4 +30,8 @@ TEST_CASE("pg values: booleans are t/f, NULL is no text, the rest as rtsql write
   CHECK(pgTextOf(Value::string("a b")) == "a b");
   CHECK(pgTextOf(Value::integer(7)) == Value::integer(7).toString());
   CHECK(pgTextOf(Value::timestamp(0)) == Value::timestamp(0).toString());
+  // numeric's text is every digit of the scale, never an exponent.
+  CHECK(pgTextOf(Value::decimal(15626572, 12, 2)) == "156265.72");
+  CHECK(pgTextOf(Value::decimal(-5, 12, 7)) == "-0.0000005");
+  CHECK(pgTextOf(Value::date(19782)) == "2024-02-29");
 }
