@@ -1,0 +1,469 @@
+// A table of the RocksDB-backed state store: its write-back cache, LRU and
+// dirty lists, ordered index of dirty keys, range scans merging RocksDB with
+// the dirty entries, and evictions within the store-wide budget (see the top
+// of rocksdb_store.cpp for the design).
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+#include <vector>
+
+#include "executor/state/rocksdb_shared.h"
+
+namespace rtsql::rocks_detail {
+
+namespace {
+
+class RocksTable final : public StateTable {
+ public:
+  RocksTable(std::shared_ptr<StoreShared> shared, uint64_t id)
+      : shared_(std::move(shared)), id_(id) {
+    for (int i = 7; i >= 0; --i) prefix_ += static_cast<char>((id >> (8 * i)) & 0xff);
+    // The first key after this table's range; an all-0xff prefix has none and
+    // relies on the prefix check in scan().
+    prefixEnd_ = prefix_;
+    while (!prefixEnd_.empty() && static_cast<uint8_t>(prefixEnd_.back()) == 0xff)
+      prefixEnd_.pop_back();
+    if (!prefixEnd_.empty())
+      prefixEnd_.back() = static_cast<char>(static_cast<uint8_t>(prefixEnd_.back()) + 1);
+    size_ = countStored();
+    complete_ = size_ == 0;
+    shared_->openTables.fetch_add(1);
+  }
+
+  ~RocksTable() override {
+    // Unflushed writes are dropped: state is only defined at epoch barriers,
+    // where the task flushes.
+    shared_->memoryBytes.fetch_sub(bytes_.load());
+    shared_->openTables.fetch_sub(1);
+    std::lock_guard lock(shared_->tablesMutex);
+    shared_->tables.erase(id_);
+  }
+
+  void setHold(bool hold) {
+    held_ = hold;
+    if (!hold) maybeEvict();
+  }
+
+  bool get(std::string_view key, std::string& value) override {
+    if (Entry* e = find(key)) {
+      touch(e);
+      if (e->erased) return false;
+      value = e->value;
+      return true;
+    }
+    bool found = readStored(key, &value);
+    // Misses are cached too, as tombstones: the usual next step is a put of the
+    // same key, which then knows without another read that the key is new.
+    insert(key, found ? std::string_view(value) : std::string_view(), /*dirty=*/false,
+           /*erased=*/!found);
+    maybeEvict();
+    return found;
+  }
+
+  void put(std::string_view key, std::string_view value) override {
+    if (Entry* e = find(key)) {
+      if (e->erased) size_.fetch_add(1);
+      charge(static_cast<int64_t>(value.size()) - static_cast<int64_t>(e->value.size()));
+      e->value.assign(value.data(), value.size());
+      e->erased = false;
+      markDirty(e);
+      touch(e);
+    } else {
+      if (!readStored(key, nullptr)) size_.fetch_add(1);
+      insert(key, value, /*dirty=*/true, /*erased=*/false);
+    }
+    maybeEvict();
+  }
+
+  void erase(std::string_view key) override {
+    if (Entry* e = find(key)) {
+      if (!e->erased) {
+        size_.fetch_sub(1);
+        charge(-static_cast<int64_t>(e->value.size()));
+        e->value.clear();
+        e->value.shrink_to_fit();
+        e->erased = true;
+        markDirty(e);
+      }
+      touch(e);
+    } else {
+      bool existed = readStored(key, nullptr);
+      if (existed) size_.fetch_sub(1);
+      // A clean tombstone for a key that was never stored saves a later read.
+      insert(key, {}, /*dirty=*/existed, /*erased=*/true);
+    }
+    maybeEvict();
+  }
+
+  void scan(std::string_view from, std::string_view to,
+            const std::function<bool(std::string_view key, std::string_view value)>& fn) override {
+    if (!to.empty() && from >= to) return;
+    indexDirty();
+    // The dirty keys in range, copied: `fn` may put and erase, which changes
+    // the index.
+    std::vector<std::string> pending;
+    for (auto i = dirtyIndex_.lower_bound(from); i != dirtyIndex_.end() && (to.empty() || *i < to);
+         ++i)
+      pending.emplace_back(*i);
+    // A scan started by `fn` (none of the operators does) gets an iterator of
+    // its own; so does a table without a first key after its range.
+    std::optional<RangeIterator> own;
+    rocksdb::Iterator* it;
+    if (scanning_ || prefixEnd_.empty()) {
+      own.emplace(*this, from, to);
+      it = own->it.get();
+    } else {
+      it = seek(from, to);
+    }
+    struct Scanning {
+      bool &flag, was;
+      explicit Scanning(bool& f) : flag(f), was(f) { flag = true; }
+      ~Scanning() { flag = was; }
+    } scanning(scanning_);
+    // Merges RocksDB with the dirty keys in key order. Each key is looked up
+    // in the cache when visited, so a key that `fn` erased (or rewrote) ahead
+    // of the scan is skipped (or shows its new value). The iterator reads a
+    // fixed view of the database, so writes by `fn` do not disturb it.
+    size_t next = 0;
+    std::string key, current;
+    for (;;) {
+      std::string_view storedKey;
+      bool stored = it->Valid();
+      if (stored) {
+        std::string_view full = view(it->key());
+        stored = full.size() >= kPrefixSize && full.substr(0, kPrefixSize) == prefix_;
+        if (stored) storedKey = full.substr(kPrefixSize);
+        stored = stored && (to.empty() || storedKey < to);
+      }
+      bool fromCache;
+      if (next < pending.size() && (!stored || pending[next] <= storedKey)) {
+        key = pending[next];
+        fromCache = true;
+        if (stored && pending[next] == storedKey) it->Next();
+        ++next;
+      } else if (stored) {
+        key.assign(storedKey);
+        fromCache = false;
+      } else {
+        break;
+      }
+      bool more;
+      if (Entry* e = find(key)) {
+        if (!fromCache) it->Next();
+        if (e->erased) continue;
+        current = e->value;
+        more = fn(key, current);
+      } else if (fromCache) {
+        // The dirty entry left the cache during the scan: it was evicted, so
+        // written to RocksDB (after this iterator was made).
+        if (!readStored(key, &current)) continue;
+        more = fn(key, current);
+      } else {
+        current.assign(view(it->value()));
+        it->Next();
+        more = fn(key, current);
+      }
+      if (!more) break;
+    }
+    if (!it->status().ok()) throwIo(shared_->path, "scan failed", it->status());
+  }
+
+  void flush() override {
+    if (dirtyHead_) {
+      // Key order makes the memtable inserts walk the skip list nearly
+      // sequentially, which is several times faster than random order.
+      std::vector<Entry*> dirty;
+      for (Entry* e = dirtyHead_; e; e = e->dirtyNext) dirty.push_back(e);
+      std::sort(dirty.begin(), dirty.end(),
+                [](const Entry* a, const Entry* b) { return *a->key < *b->key; });
+      rocksdb::WriteBatch batch;
+      dirtyIndex_.clear();
+      for (Entry* e : dirty) {
+        addToBatch(batch, e);
+        e->indexed = false;
+        unmarkDirty(e);
+      }
+      write(batch);
+      // While the cache holds the whole table, a tombstone tells nothing a
+      // missing entry does not: the deletions just written leave the cache.
+      // Otherwise state that keeps erasing keys it will never see again (the
+      // expiry of dedup and the stream join) would fill the cache with
+      // tombstones until it evicts, and from then on every new key would
+      // cost a RocksDB read.
+      if (complete_) {
+        for (Entry* e : dirty)
+          if (e->erased) forget(e);
+      }
+    }
+    // An epoch ends: let go of the old view of the database.
+    iterStale_ = true;
+    if (!scanning_) iter_.reset();
+    maybeEvict();
+  }
+
+  uint64_t size() const override {
+    return static_cast<uint64_t>(std::max<int64_t>(0, size_.load()));
+  }
+  int64_t memoryBytes() const override { return bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  // A RocksDB iterator over this table's keys in [from, to) (to empty: to the
+  // table's end), positioned at the first; it owns the bound it refers to.
+  struct RangeIterator {
+    std::string upper;
+    rocksdb::Slice upperSlice;
+    std::unique_ptr<rocksdb::Iterator> it;
+    RangeIterator(const RocksTable& t, std::string_view from, std::string_view to)
+        : upper(to.empty() ? t.prefixEnd_ : t.prefix_ + std::string(to)), upperSlice(upper) {
+      rocksdb::ReadOptions ro = t.shared_->readOptions;
+      if (!upper.empty()) ro.iterate_upper_bound = &upperSlice;
+      it.reset(t.shared_->db->NewIterator(ro));
+      it->Seek(t.prefix_ + std::string(from));
+    }
+  };
+
+  // The table's kept iterator, positioned at the first stored key >= from
+  // with an upper bound of `to` (empty: the table's end). It is made anew
+  // after the table wrote to RocksDB, and released at every flush(), so that
+  // it does not pin old memtables and files for long.
+  rocksdb::Iterator* seek(std::string_view from, std::string_view to) {
+    upper_.assign(prefix_);
+    if (to.empty()) {
+      upper_.assign(prefixEnd_);
+    } else {
+      upper_.append(to);
+    }
+    // The bound is read through the pointer the iterator was made with, so
+    // changing it before a seek re-bounds the kept iterator.
+    upperSlice_ = rocksdb::Slice(upper_);
+    if (iterStale_) {
+      iter_.reset();
+      iterStale_ = false;
+    }
+    if (!iter_) {
+      rocksdb::ReadOptions ro = shared_->readOptions;
+      ro.iterate_upper_bound = &upperSlice_;
+      iter_.reset(shared_->db->NewIterator(ro));
+    }
+    seekKey_.assign(prefix_);
+    seekKey_.append(from);
+    iter_->Seek(seekKey_);
+    return iter_.get();
+  }
+
+  // Adds the entries that became dirty since the last scan to dirtyIndex_:
+  // markDirty() puts them at the front of the dirty list.
+  void indexDirty() {
+    for (Entry* e = dirtyHead_; e && !e->indexed; e = e->dirtyNext) {
+      dirtyIndex_.insert(std::string_view(*e->key));
+      e->indexed = true;
+    }
+  }
+
+  // Writes a batch of this table's entries; the kept iterator no longer
+  // sees RocksDB as it is.
+  void write(rocksdb::WriteBatch& batch) {
+    shared_->write(batch);
+    iterStale_ = true;
+  }
+
+  struct Entry {
+    const std::string* key = nullptr;  // the map node's key
+    std::string value;
+    Entry* prev = nullptr;  // LRU order, most recent first
+    Entry* next = nullptr;
+    Entry* dirtyPrev = nullptr;
+    Entry* dirtyNext = nullptr;
+    bool dirty = false;
+    bool erased = false;  // a tombstone: a pending delete when dirty, a known absence when clean
+    bool indexed = false;  // dirty and in dirtyIndex_
+  };
+  using Map = std::unordered_map<std::string, Entry, StringHash, std::equal_to<>>;
+
+  static int64_t entryBytes(std::string_view key, size_t valueSize) {
+    return static_cast<int64_t>(key.size() + valueSize) + kEntryOverhead;
+  }
+
+  Entry* find(std::string_view key) {
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+
+  void charge(int64_t delta) {
+    bytes_.store(bytes_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+    shared_->memoryBytes.fetch_add(delta, std::memory_order_relaxed);
+  }
+
+  const std::string& storedKey(std::string_view key) {
+    keyBuf_.assign(prefix_);
+    keyBuf_.append(key);
+    return keyBuf_;
+  }
+
+  // Reads the key from RocksDB into `value` (or only tests presence when null).
+  bool readStored(std::string_view key, std::string* value) {
+    if (complete_) return false;
+    rocksdb::PinnableSlice pinned;
+    auto s = shared_->db->Get(shared_->readOptions, shared_->db->DefaultColumnFamily(),
+                              slice(storedKey(key)), &pinned);
+    if (s.IsNotFound()) return false;
+    if (!s.ok()) throwIo(shared_->path, "read failed", s);
+    if (value) value->assign(pinned.data(), pinned.size());
+    return true;
+  }
+
+  // The number of keys stored under the prefix: the exact size of a table
+  // opened on existing state (e.g. a restored snapshot).
+  int64_t countStored() {
+    rocksdb::ReadOptions ro = shared_->readOptions;
+    rocksdb::Slice upperSlice(prefixEnd_);
+    if (!prefixEnd_.empty()) ro.iterate_upper_bound = &upperSlice;
+    std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(ro));
+    int64_t n = 0;
+    for (it->Seek(prefix_); it->Valid() && it->key().starts_with(prefix_); it->Next()) ++n;
+    if (!it->status().ok()) throwIo(shared_->path, "scan failed", it->status());
+    return n;
+  }
+
+  void insert(std::string_view key, std::string_view value, bool dirty, bool erased) {
+    auto [it, inserted] = map_.try_emplace(std::string(key));
+    Entry* e = &it->second;
+    e->key = &it->first;
+    e->value.assign(value.data(), value.size());
+    e->erased = erased;
+    if (dirty) markDirty(e);
+    linkFront(e);
+    charge(entryBytes(key, value.size()));
+  }
+
+  void linkFront(Entry* e) {
+    e->prev = nullptr;
+    e->next = head_;
+    if (head_) head_->prev = e;
+    head_ = e;
+    if (!tail_) tail_ = e;
+  }
+
+  void unlink(Entry* e) {
+    (e->prev ? e->prev->next : head_) = e->next;
+    (e->next ? e->next->prev : tail_) = e->prev;
+    e->prev = e->next = nullptr;
+  }
+
+  void touch(Entry* e) {
+    if (head_ == e) return;
+    unlink(e);
+    linkFront(e);
+  }
+
+  void markDirty(Entry* e) {
+    if (e->dirty) return;
+    e->dirty = true;
+    e->dirtyPrev = nullptr;
+    e->dirtyNext = dirtyHead_;
+    if (dirtyHead_) dirtyHead_->dirtyPrev = e;
+    dirtyHead_ = e;
+  }
+
+  void unmarkDirty(Entry* e) {
+    if (!e->dirty) return;
+    e->dirty = false;
+    if (e->indexed) {
+      dirtyIndex_.erase(std::string_view(*e->key));
+      e->indexed = false;
+    }
+    (e->dirtyPrev ? e->dirtyPrev->dirtyNext : dirtyHead_) = e->dirtyNext;
+    if (e->dirtyNext) e->dirtyNext->dirtyPrev = e->dirtyPrev;
+    e->dirtyPrev = e->dirtyNext = nullptr;
+  }
+
+  void addToBatch(rocksdb::WriteBatch& batch, const Entry* e) {
+    const std::string& k = storedKey(*e->key);
+    auto s = e->erased ? batch.Delete(k) : batch.Put(k, e->value);
+    if (!s.ok()) throwIo(shared_->path, "write failed", s);
+  }
+
+  // Evicts least recently used entries while the store is over its budget and
+  // this table holds more than its share. Evicting stops at 90% of the limit
+  // that triggered it, so that the next few inserts do not each evict again.
+  void maybeEvict() {
+    int64_t budget = shared_->budget;
+    int64_t total = shared_->memoryBytes.load(std::memory_order_relaxed);
+    if (total <= budget) return;
+    int64_t share = budget / std::max(1, shared_->openTables.load(std::memory_order_relaxed));
+    int64_t mine = bytes_.load(std::memory_order_relaxed);
+    if (mine <= share) return;
+    int64_t target = std::max(mine - (total - budget * 9 / 10), share * 9 / 10);
+    rocksdb::WriteBatch batch;
+    bool wrote = false;
+    Entry* e = tail_;
+    while (e && bytes_.load(std::memory_order_relaxed) > target) {
+      Entry* victim = e;
+      e = e->prev;
+      if (victim->dirty && held_) continue;  // stays until the hold ends
+      if (victim->dirty) {
+        addToBatch(batch, victim);
+        unmarkDirty(victim);
+        wrote = true;
+      }
+      evict(victim);
+    }
+    if (wrote) write(batch);
+  }
+
+  void evict(Entry* e) {
+    complete_ = false;
+    forget(e);
+  }
+
+  // Removes a clean entry from the cache.
+  void forget(Entry* e) {
+    unlink(e);
+    charge(-entryBytes(*e->key, e->value.size()));
+    map_.erase(map_.find(std::string_view(*e->key)));
+  }
+
+  std::shared_ptr<StoreShared> shared_;
+  uint64_t id_;
+  std::string prefix_;
+  std::string prefixEnd_;
+  std::string keyBuf_;
+  Map map_;
+  Entry* head_ = nullptr;
+  Entry* tail_ = nullptr;
+  Entry* dirtyHead_ = nullptr;
+  // True while the cache holds every entry of the table (it started empty and
+  // has never evicted), so a key missing from the cache is absent and needs no
+  // read. This is the common case of state that fits its budget.
+  bool complete_ = false;
+  bool held_ = false;  // see StateStore::holdWrites
+  // The dirty keys a scan has seen (Entry::indexed), in key order; the views
+  // point at the map's keys.
+  std::set<std::string_view> dirtyIndex_;
+  // The iterator scans re-use (seek()), its upper bound and seek key, and
+  // whether the table wrote since it was made.
+  std::unique_ptr<rocksdb::Iterator> iter_;
+  bool iterStale_ = false;
+  std::string upper_, seekKey_;
+  rocksdb::Slice upperSlice_;
+  bool scanning_ = false;
+  // Written by the owning task only; atomic so that progress reporting may read
+  // them from another thread.
+  std::atomic<int64_t> bytes_{0};
+  std::atomic<int64_t> size_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<StateTable> makeRocksTable(std::shared_ptr<StoreShared> shared, uint64_t id) {
+  return std::make_unique<RocksTable>(std::move(shared), id);
+}
+
+void holdRocksTableWrites(StateTable& table, bool hold) {
+  static_cast<RocksTable&>(table).setHold(hold);
+}
+
+}  // namespace rtsql::rocks_detail
