@@ -145,13 +145,13 @@ void selectTermRows(const ast::Select& sel, const Catalog& catalog, std::vector<
         column.kind = ast::ExprKind::Column;
         column.pos = item.expr->pos;
         column.parts = {schema.columns[i].name};
-        items.push_back(bindExpression(column, schema));
+        items.push_back(bindExpression(column, schema, &catalog));
       }
       continue;
     }
-    items.push_back(bindExpression(*item.expr, schema));
+    items.push_back(bindExpression(*item.expr, schema, &catalog));
   }
-  ExprPtr where = sel.where ? bindExpression(*sel.where, schema) : nullptr;
+  ExprPtr where = sel.where ? bindExpression(*sel.where, schema, &catalog) : nullptr;
   auto emit = [&](const Row& in) {
     if (where) {
       const Value w = where->eval(in);
@@ -201,7 +201,6 @@ std::vector<Row> insertedRows(const InsertIntoSource& target, const ast::Insert&
     throw SqlError(sqlstate::kFeatureNotSupported, "INSERT ... SELECT takes no ORDER BY",
                    q.orderBy.front().expr->pos, "records are written in the order they are read");
   }
-  UserFunctionScope functions(&target.catalog);
   std::vector<Row> selected;
   for (const auto& term : q.terms) selectTermRows(term, target.catalog, selected);
   if (q.limit && static_cast<int64_t>(selected.size()) > *q.limit) selected.resize(*q.limit);
