@@ -33,6 +33,7 @@ statement
     | explainStatement
     | setStatement
     | userStatement
+    | alterStatement
     | query
     ;
 
@@ -161,6 +162,7 @@ showStatement
     | SHOW FUNCTIONS                # showFunctions
     | SHOW PROGRESS identifier      # showProgress
     | SHOW USERS                    # showUsers
+    | SHOW CREATE objectKind identifier  # showCreate
     | SHOW (STRING | dottedWord)    # showVariable
     ;
 
@@ -170,6 +172,13 @@ userStatement
     : CREATE USER (IF NOT EXISTS)? name=identifier WITH? PASSWORD password=STRING  # createUser
     | ALTER USER name=identifier WITH? PASSWORD password=STRING                     # alterUser
     | DROP USER (IF EXISTS)? name=identifier                                         # dropUser
+    ;
+
+// ALTER SOURCE | SINK | FLOW name SET ('k' = 'v', ...) | RESET ('k', ...): the
+// options that may change while flows run (server/alter.cpp says which).
+alterStatement
+    : ALTER objectKind name=identifier SET LPAREN option (COMMA option)* RPAREN     # alterSet
+    | ALTER objectKind name=identifier RESET LPAREN optionKey (COMMA optionKey)* RPAREN  # alterReset
     ;
 
 describeStatement

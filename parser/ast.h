@@ -206,6 +206,8 @@ enum class StatementKind {
   Set,
   Select,
   User,  // CREATE / ALTER / DROP USER, SHOW USERS
+  ShowCreate,
+  Alter,
 };
 
 enum class ObjectKind { Source, Sink, Table, Flow, Function, Processor };
@@ -266,6 +268,7 @@ struct CreateFlow : Statement {
   std::string name;
   size_t namePos = 0;
   bool ifNotExists = false;
+  bool triggerRealtime = false;  // TRIGGER REALTIME was written
   std::string sink;
   size_t sinkPos = 0;
   std::optional<std::string> checkpointInterval;  // text of CHECKPOINT INTERVAL '...'
@@ -273,6 +276,7 @@ struct CreateFlow : Statement {
   std::vector<Option> options;
   std::unique_ptr<Query> query;
   std::string queryText;  // the SELECT's own text
+  size_t queryPos = 0;    // where the SELECT starts
 };
 
 // CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l] [VECTORIZED]
@@ -389,6 +393,26 @@ struct UserStatement : Statement {
   bool ifExists = false;     // DROP USER IF EXISTS
   std::string password;      // Create / Alter
   size_t passwordPos = 0;
+};
+
+// SHOW CREATE SOURCE | SINK | TABLE | FLOW | FUNCTION | PROCESSOR name.
+struct ShowCreate : Statement {
+  ShowCreate() : Statement(StatementKind::ShowCreate) {}
+  ObjectKind object = ObjectKind::Source;
+  std::string name;
+  size_t namePos = 0;
+};
+
+// ALTER SOURCE | SINK | FLOW name SET (options) | RESET (keys). The grammar
+// takes any object kind, so that the others get a clear refusal.
+struct Alter : Statement {
+  Alter() : Statement(StatementKind::Alter) {}
+  ObjectKind object = ObjectKind::Source;
+  size_t objectPos = 0;
+  std::string name;
+  size_t namePos = 0;
+  bool reset = false;
+  std::vector<Option> options;  // SET: keys and values; RESET: keys (values empty)
 };
 
 struct SelectStatement : Statement {

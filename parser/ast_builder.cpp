@@ -210,6 +210,7 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->explainStatement()) s = explain(c);
   else if (auto* c = ctx->setStatement()) s = set(c);
   else if (auto* c = ctx->userStatement()) s = user(c);
+  else if (auto* c = ctx->alterStatement()) s = alter(c);
   else if (auto* c = ctx->query()) s = selectStatement(c);
   else throw InternalError("parser: unknown statement shape");
   s->pos = startOf(ctx);
@@ -348,6 +349,7 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
     if (dynamic_cast<P::TriggerClauseContext*>(clause) != nullptr) {
       if (trigger) twice("TRIGGER");
       trigger = true;
+      s->triggerRealtime = true;
     } else if (auto* cp = dynamic_cast<P::CheckpointClauseContext*>(clause)) {
       if (s->checkpointInterval) twice("CHECKPOINT INTERVAL");
       s->checkpointInterval = unquote(tokenText(cp->interval));
@@ -360,6 +362,7 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
   }
   s->query = query(ctx->query());
   s->queryText = sourceText(ctx->query());
+  s->queryPos = startOf(ctx->query());
   return s;
 }
 
@@ -475,6 +478,13 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
     u->action = ast::UserAction::Show;
     return u;
   }
+  if (auto* c = dynamic_cast<P::ShowCreateContext*>(ctx)) {
+    auto sc = std::make_unique<ast::ShowCreate>();
+    sc->object = objectKind(c->objectKind());
+    sc->name = identifier(c->identifier());
+    sc->namePos = startOf(c->identifier());
+    return sc;
+  }
   auto s = std::make_unique<ast::Show>();
   if (dynamic_cast<P::ShowSourcesContext*>(ctx)) {
     s->what = ast::ShowKind::Sources;
@@ -533,6 +543,46 @@ ast::StatementPtr AstBuilder::user(P::UserStatementContext* ctx) {
     s->password = unquote(tokenText(password));
     s->passwordPos = startOf(password);
   }
+  return s;
+}
+
+ast::StatementPtr AstBuilder::alter(P::AlterStatementContext* ctx) {
+  auto s = std::make_unique<ast::Alter>();
+  auto key = [&](P::OptionKeyContext* k) {
+    return k->STRING() != nullptr ? unquote(tokenText(k->STRING()->getSymbol()))
+                                  : dottedWord(k->dottedWord());
+  };
+  P::ObjectKindContext* kind = nullptr;
+  P::IdentifierContext* name = nullptr;
+  if (auto* set = dynamic_cast<P::AlterSetContext*>(ctx)) {
+    kind = set->objectKind();
+    name = set->name;
+    for (auto* o : set->option()) {
+      ast::Option opt;
+      opt.key = key(o->optionKey());
+      opt.keyPos = startOf(o->optionKey());
+      opt.value = optionValue(o->optionValue());
+      opt.valuePos = startOf(o->optionValue());
+      s->options.push_back(std::move(opt));
+    }
+  } else if (auto* reset = dynamic_cast<P::AlterResetContext*>(ctx)) {
+    kind = reset->objectKind();
+    name = reset->name;
+    s->reset = true;
+    for (auto* k : reset->optionKey()) {
+      ast::Option opt;
+      opt.key = key(k);
+      opt.keyPos = startOf(k);
+      opt.valuePos = opt.keyPos;
+      s->options.push_back(std::move(opt));
+    }
+  } else {
+    throw InternalError("parser: unknown ALTER shape");
+  }
+  s->object = objectKind(kind);
+  s->objectPos = startOf(kind);
+  s->name = identifier(name);
+  s->namePos = startOf(name);
   return s;
 }
 

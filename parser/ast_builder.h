@@ -54,6 +54,7 @@ class AstBuilder {
   ast::StatementPtr flowCommand(P::FlowCommandContext* ctx);
   ast::StatementPtr show(P::ShowStatementContext* ctx);
   ast::StatementPtr describe(P::DescribeStatementContext* ctx);
+  ast::StatementPtr alter(P::AlterStatementContext* ctx);
   ast::StatementPtr explain(P::ExplainStatementContext* ctx);
   ast::StatementPtr set(P::SetStatementContext* ctx);
   ast::StatementPtr user(P::UserStatementContext* ctx);

@@ -237,6 +237,41 @@ void Catalog::setFlowInputs(const std::string& flow, std::vector<std::string> re
   flowInputs_[toLower(flow)] = std::move(relations);
 }
 
+void Catalog::replaceSource(SourceDef def) {
+  std::lock_guard lock(mu_);
+  // The key first: the right-hand side is evaluated before it, and moves the name.
+  const std::string key = toLower(def.name);
+  sources_[key] = std::make_shared<const SourceDef>(std::move(def));
+}
+
+void Catalog::replaceSink(SinkDef def) {
+  std::lock_guard lock(mu_);
+  // The key first: the right-hand side is evaluated before it, and moves the name.
+  const std::string key = toLower(def.name);
+  sinks_[key] = std::make_shared<const SinkDef>(std::move(def));
+}
+
+void Catalog::replaceFlow(FlowDef def) {
+  std::lock_guard lock(mu_);
+  // The key first: the right-hand side is evaluated before it, and moves the name.
+  const std::string key = toLower(def.name);
+  flows_[key] = std::make_shared<const FlowDef>(std::move(def));
+}
+
+std::vector<std::string> Catalog::flowsUsing(const std::string& relation) const {
+  std::lock_guard lock(mu_);
+  const std::string key = toLower(relation);
+  std::vector<std::string> out;
+  for (const auto& [flowKey, flow] : flows_) {
+    bool uses = toLower(flow->sink) == key;
+    if (auto it = flowInputs_.find(flowKey); it != flowInputs_.end()) {
+      for (const auto& in : it->second) uses = uses || in == key;
+    }
+    if (uses) out.push_back(flow->name);
+  }
+  return out;
+}
+
 namespace {
 template <typename Map>
 std::vector<typename Map::mapped_type> valuesOf(const Map& map) {

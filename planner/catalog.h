@@ -122,6 +122,15 @@ class Catalog {
   // Records which relations a flow reads (filled by the server after planning).
   void setFlowInputs(const std::string& flow, std::vector<std::string> relations);
 
+  // ALTER: the definition of an existing source, sink or flow of the same
+  // name, replaced in place (the flows that use it, and a flow's recorded
+  // inputs, stay). The names of the flows that read `relation` or write to
+  // it, as declared.
+  void replaceSource(SourceDef def);
+  void replaceSink(SinkDef def);
+  void replaceFlow(FlowDef def);
+  std::vector<std::string> flowsUsing(const std::string& relation) const;
+
   std::vector<SourcePtr> sources() const;
   std::vector<SinkPtr> sinks() const;
   std::vector<TablePtr> tables() const;

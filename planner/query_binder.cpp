@@ -646,6 +646,20 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
                ref.pos);
   if (catalog.findSink(ref.name)) {
     err.withHint(fmt::format("\"{}\" is a sink: flows write INTO sinks", ref.name));
+  } else if (Catalog::FlowPtr flow = catalog.findFlow(ref.name)) {
+    // A flow keeps no rows to read: they are in its sink.
+    std::string where;
+    if (Catalog::SinkPtr sink = catalog.findSink(flow->sink)) {
+      for (const char* key : {"topic", "path"}) {
+        if (sink->options.has(key)) {
+          where = fmt::format(" ({} '{}')", key, sink->options.getString(key));
+          break;
+        }
+      }
+    }
+    err.withHint(fmt::format("\"{}\" is a flow: its rows go to sink \"{}\"{}; read them with a "
+                             "source on that topic",
+                             flow->name, flow->sink, where));
   } else {
     std::vector<std::string> names;
     for (const auto& s : catalog.sources()) names.push_back(s->name);

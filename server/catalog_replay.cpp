@@ -338,6 +338,11 @@ void Engine::applyChange(const StoredChange& change) {
         }
         return;
       }
+      // ALTER FLOW there: the flow goes on here from its checkpoint.
+      if (!name.empty() && samePlacement && adoptAltered(session, kind, name, main.sql)) {
+        flows_.updateControl(name, [&](FlowControl& c) { c.settings = main.settings; });
+        return;
+      }
       dropHere();
       restoreFlow(main);
       return;
@@ -354,6 +359,11 @@ void Engine::applyChange(const StoredChange& change) {
       }
     }
     if (!name.empty() && sql == main.sql) return;
+    // ALTER SOURCE / SINK there: replaced in place under the flows that use it.
+    if (!name.empty() && (kind == "source" || kind == "sink") && records.size() == 1 &&
+        adoptAltered(session, kind, name, main.sql)) {
+      return;
+    }
     // Another definition: CREATE OR REPLACE replaces a function or processor
     // in place (flows may call it); anything else is dropped and created.
     if (!name.empty() && (kind == "function" || kind == "processor")) {

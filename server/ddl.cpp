@@ -11,6 +11,7 @@
 #include "connectors/registry.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
+#include "server/dialect_hints.h"
 #include "server/engine.h"
 #include "server/insert_into.h"
 #include "server/privileges.h"
@@ -64,9 +65,7 @@ void Engine::requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const 
   privileges_->requireOwner(s.user, owner, fmt::format("{} {} {}", verb, what, declared), pos);
 }
 
-void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
-  // A dry-run session works on its own copy of the catalog and records nothing.
-  Catalog& catalog = catalogOf(s);
+SourceDef Engine::defineSource(const EngineSession& s, const ast::CreateSource& stmt) {
   Options options = bindOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   // A restored definition was checked when it was created; what it names
@@ -92,6 +91,13 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
   def.traits = source.sourceTraits();
   def.options = std::move(options);
   def.sql = stmt.text;
+  return def;
+}
+
+void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
+  // A dry-run session works on its own copy of the catalog and records nothing.
+  Catalog& catalog = catalogOf(s);
+  SourceDef def = defineSource(s, stmt);
   StatementLock::Guard lock = guardFor(s);
   lock.lock();
   if (!changeCatalog(s, catalog, [&](Catalog& c) { return c.addSource(def, stmt.ifNotExists, stmt.namePos); })) {
@@ -100,9 +106,7 @@ void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, Resul
   out.complete("CREATE SOURCE");
 }
 
-void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out) {
-  // A dry-run session works on its own copy of the catalog and records nothing.
-  Catalog& catalog = catalogOf(s);
+SinkDef Engine::defineSink(const EngineSession& s, const ast::CreateSink& stmt) {
   Options options = bindOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   if (!s.replay) {
@@ -119,6 +123,13 @@ void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWri
   if (sink) def.traits = sink->sinkTraits();
   def.options = std::move(options);
   def.sql = stmt.text;
+  return def;
+}
+
+void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out) {
+  // A dry-run session works on its own copy of the catalog and records nothing.
+  Catalog& catalog = catalogOf(s);
+  SinkDef def = defineSink(s, stmt);
   StatementLock::Guard lock = guardFor(s);
   lock.lock();
   if (!changeCatalog(s, catalog, [&](Catalog& c) { return c.addSink(def, stmt.ifNotExists, stmt.namePos); })) {
@@ -137,6 +148,7 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
   def.schema = bindTableSchema(stmt);
   auto rows = std::make_shared<std::vector<Row>>();
   if (options.has("connector")) {
+    refuseStreamTable(stmt, options);  // Flink's spelling of a source or a sink
     std::string connector = toLower(options.getString("connector"));
     const Connector& table =
         ConnectorRegistry::builtin().require(connector, ConnectorRole::Table, options, stmt.pos);
@@ -183,6 +195,7 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
     privileges_->checkOptions(s.user, source->connector, source->options);
     return insertIntoSource({*snapshot, *source, options_.embeddedBootstrap, dry}, stmt, out);
   }
+  if (Catalog::SinkPtr sink = catalog.findSink(stmt.table)) throw insertIntoSinkError(stmt, *sink);
   if (stmt.query) {
     throw SqlError(sqlstate::kFeatureNotSupported, "INSERT INTO a table takes VALUES",
                    stmt.query->pos, "INSERT ... SELECT writes to a Kafka source's topic");

@@ -145,6 +145,8 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::Set: return set(s, static_cast<const ast::Set&>(stmt), out);
     case K::Select: return select(s, static_cast<const ast::SelectStatement&>(stmt), out);
     case K::User: return userStatement(s, static_cast<const ast::UserStatement&>(stmt), out);
+    case K::ShowCreate: return showCreate(s, static_cast<const ast::ShowCreate&>(stmt), out);
+    case K::Alter: return alter(s, static_cast<const ast::Alter&>(stmt), out);
   }
   throw InternalError("unknown statement kind");
 }
@@ -237,6 +239,7 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
     case ast::StatementKind::Show: return showColumns(static_cast<const ast::Show&>(stmt));
     case ast::StatementKind::Describe: return kDescribeColumns;
     case ast::StatementKind::Explain: return kExplainColumns;
+    case ast::StatementKind::ShowCreate: return kShowCreateColumns;
     case ast::StatementKind::User: return userColumns(static_cast<const ast::UserStatement&>(stmt));
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;

@@ -109,6 +109,10 @@ class Engine : public QueryHandler, public FlowReads {
 
   void executeStatement(EngineSession& s, const ast::Statement& stmt, ResultWriter& out);
   void createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out);
+  // The definitions CREATE SOURCE / SINK make of their statements, checked;
+  // ALTER makes them of the statement with its new options.
+  SourceDef defineSource(const EngineSession& s, const ast::CreateSource& stmt);
+  SinkDef defineSink(const EngineSession& s, const ast::CreateSink& stmt);
   void createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out);
   void createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out);
   void insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out);
@@ -131,6 +135,22 @@ class Engine : public QueryHandler, public FlowReads {
   void describe(const EngineSession& s, const ast::Describe& stmt, ResultWriter& out);
   void describeFunction(const EngineSession& s, const ast::Describe& stmt, ResultWriter& out);
   void explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out);
+  // show_create.cpp: SHOW CREATE, and the statement it prints.
+  static const std::vector<ResultColumn> kShowCreateColumns;
+  void showCreate(EngineSession& s, const ast::ShowCreate& stmt, ResultWriter& out);
+  std::string currentCreateText(ast::ObjectKind kind, const std::string& name,
+                                const Catalog& catalog, bool reveal, bool* maskedAny) const;
+  // alter.cpp: ALTER SOURCE | SINK | FLOW, and the restart of the flows it
+  // changes (each from its last checkpoint), with the statement lock held.
+  void alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out);
+  void restartAltered(StatementLock::Guard& lock, const std::vector<std::string>& flows,
+                      ResultWriter* out);
+  // Another node's ALTER, read from the cluster's catalog: the object's new
+  // statement `sql` replaces its definition in place, and the flows that use
+  // it go on from their checkpoints. False when the change is not one ALTER
+  // makes (the caller then drops and creates the object). Lock held.
+  bool adoptAltered(EngineSession& replay, const std::string& kind, const std::string& name,
+                    const std::string& sql);
   void set(EngineSession& s, const ast::Set& stmt, ResultWriter& out);
   void select(EngineSession& s, const ast::SelectStatement& stmt, ResultWriter& out);
   static bool isConstantQuery(const ast::Query& q);

@@ -12,6 +12,7 @@
 #include "planner/user_function.h"
 #include "server/engine.h"
 #include "server/privileges.h"
+#include "server/secret_options.h"
 
 namespace rtsql {
 
@@ -25,29 +26,6 @@ std::vector<std::optional<std::string>> lines(const std::string& s) {
   std::string line;
   while (std::getline(in, line)) out.push_back(line);
   return out;
-}
-
-// Option values that are credentials (the Kafka client's sasl.password,
-// ssl.key.password, ssl.key.pem, sasl.oauthbearer.client.secret, ..., an HTTP
-// sink's Authorization, Cookie or API key header) are shown masked: SHOW and
-// DESCRIBE are open to every user of the server.
-bool isSecretOption(std::string_view key) {
-  const std::string k = toLower(key);
-  for (const char* word : {"password", "secret", "key.pem", "oauthbearer.config", "token",
-                           "authorization", "cookie", "api-key", "apikey"}) {
-    if (k.find(word) != std::string::npos) return true;
-  }
-  return false;
-}
-
-constexpr const char* kMasked = "********";
-
-Options masked(const Options& o) {
-  std::vector<OptionEntry> entries = o.entries();
-  for (auto& e : entries) {
-    if (isSecretOption(e.key)) e.value = kMasked;
-  }
-  return Options(std::move(entries));
 }
 
 }  // namespace

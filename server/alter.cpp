@@ -1,0 +1,390 @@
+// ALTER SOURCE | SINK | FLOW name SET ('k' = 'v', ...) | RESET ('k', ...): the
+// options that may change while flows run. The object's CREATE statement is
+// rendered again with the new options (server/create_text.h) and checked
+// exactly as CREATE checks it, its errors pointing into the ALTER; every flow
+// that uses the object is planned with it before anything changes; the new
+// statement then takes the old one's place in the catalog store (a restart,
+// and the other nodes of a cluster, run it as any CREATE), and each of those
+// flows that runs here ends its epoch with a checkpoint, is planned again
+// and goes on from that checkpoint with its state, as STOP FLOW and START
+// FLOW would do it. Options that shape the rows or the state (a topic, a
+// format, the brokers, the columns, the shuffle) are refused: they need a
+// new object.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "common/schema.h"
+#include "connectors/kafka/dead_letter.h"
+#include "connectors/registry.h"
+#include "connectors/restore_position.h"
+#include "planner/late_rows.h"
+#include "planner/row_errors.h"
+#include "server/create_text.h"
+#include "server/engine.h"
+#include "server/privileges.h"
+
+namespace rtsql {
+
+namespace {
+
+// ALTER FLOW's name for the CHECKPOINT INTERVAL clause.
+constexpr const char* kCheckpointIntervalKey = "checkpoint.interval";
+
+// The options ALTER may change, per kind of object: what a source does with
+// a record it cannot decode and where it starts a partition it has not read
+// yet, a sink's batching, a flow's checkpoint interval and its policies for
+// failing and late rows. None of them changes the rows a flow keeps in state
+// or the layout of that state.
+const std::vector<std::string>& changeableOptions(ast::ObjectKind kind) {
+  static const std::vector<std::string> source = {
+      kOnErrorOption, kafka::kDeadLetterTopicOption, kafka::kDeadLetterBootstrapOption,
+      "startingOffsets", kFailOnDataLossOption, kIdleTimeoutOption};
+  static const std::vector<std::string> sink = {"kafka.linger.ms", "kafka.batch.num.messages",
+                                                "kafka.batch.size", "kafka.compression.type",
+                                                "kafka.compression.codec"};
+  static const std::vector<std::string> flow = {
+      kCheckpointIntervalKey, kOnErrorOption,   kRowErrorsTopicOption, kRowErrorsBootstrapOption,
+      kLateRowsOption,        kLateRowsTopicOption, kLateRowsBootstrapOption};
+  static const std::vector<std::string> none;
+  switch (kind) {
+    case ast::ObjectKind::Source: return source;
+    case ast::ObjectKind::Sink: return sink;
+    case ast::ObjectKind::Flow: return flow;
+    default: return none;
+  }
+}
+
+bool changeable(ast::ObjectKind kind, const std::string& key) {
+  const auto& keys = changeableOptions(kind);
+  return std::any_of(keys.begin(), keys.end(), [&](const std::string& k) { return iequals(k, key); });
+}
+
+std::string listed(const std::vector<std::string>& keys) {
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) out += (i > 0 ? ", '" : "'") + keys[i] + "'";
+  return out;
+}
+
+const char* kindWord(ast::ObjectKind kind) {
+  switch (kind) {
+    case ast::ObjectKind::Source: return "SOURCE";
+    case ast::ObjectKind::Sink: return "SINK";
+    case ast::ObjectKind::Table: return "TABLE";
+    case ast::ObjectKind::Flow: return "FLOW";
+    case ast::ObjectKind::Function: return "FUNCTION";
+    case ast::ObjectKind::Processor: return "PROCESSOR";
+  }
+  return "";
+}
+
+std::string lowerWord(ast::ObjectKind kind) { return toLower(kindWord(kind)); }
+
+[[noreturn]] void refuseOption(ast::ObjectKind kind, const std::string& name, const ast::Option& o) {
+  std::string hint =
+      kind == ast::ObjectKind::Flow
+          ? fmt::format("CREATE OR REPLACE FLOW {} changes the rest of a flow; ALTER FLOW "
+                        "changes {}",
+                        name, listed(changeableOptions(kind)))
+          : fmt::format("DROP {0} and CREATE {0} again (after dropping the flows that use it) "
+                        "to change it; ALTER {0} changes {1}",
+                        kindWord(kind), listed(changeableOptions(kind)));
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("option '{}' of {} \"{}\" cannot be changed while it exists", o.key,
+                             lowerWord(kind), name),
+                 o.keyPos, hint);
+}
+
+ast::Option optionOf(const OptionEntry& e, size_t pos) {
+  ast::Option o;
+  o.key = e.key;
+  o.value = e.value;
+  o.keyPos = pos;
+  o.valuePos = pos;
+  return o;
+}
+
+}  // namespace
+
+void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) {
+  const ast::ObjectKind kind = stmt.object;
+  if (kind != ast::ObjectKind::Source && kind != ast::ObjectKind::Sink &&
+      kind != ast::ObjectKind::Flow) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("ALTER {} is not supported", kindWord(kind)), stmt.objectPos,
+                   kind == ast::ObjectKind::Table
+                       ? "DROP TABLE and CREATE TABLE to change a table"
+                       : fmt::format("CREATE OR REPLACE {} replaces it", kindWord(kind)));
+  }
+  StatementLock::Guard lock = guardFor(s);
+  lock.lock();
+  Catalog& catalog = catalogOf(s);
+  // The object as it is: its statement, options and declared name.
+  std::string sql, declared;
+  Options current;
+  Catalog::FlowPtr flowDef;
+  if (kind == ast::ObjectKind::Source) {
+    if (auto d = catalog.findSource(stmt.name)) sql = d->sql, declared = d->name, current = d->options;
+  } else if (kind == ast::ObjectKind::Sink) {
+    if (auto d = catalog.findSink(stmt.name)) sql = d->sql, declared = d->name, current = d->options;
+  } else if ((flowDef = catalog.findFlow(stmt.name))) {
+    sql = flowDef->sql;
+    declared = flowDef->name;
+  }
+  if (declared.empty()) {
+    if (kind == ast::ObjectKind::Source) {
+      throw SqlError(sqlstate::kUndefinedTable,
+                     fmt::format("relation \"{}\" does not exist", stmt.name), stmt.namePos);
+    }
+    throw SqlError(sqlstate::kUndefinedObject,
+                   fmt::format("{} \"{}\" does not exist", lowerWord(kind), stmt.name),
+                   stmt.namePos, fmt::format("SHOW {}S lists them", kindWord(kind)));
+  }
+  const ast::StatementKind createKind = kind == ast::ObjectKind::Source ? ast::StatementKind::CreateSource
+                                        : kind == ast::ObjectKind::Sink ? ast::StatementKind::CreateSink
+                                                                        : ast::StatementKind::CreateFlow;
+  ast::StatementPtr before = parseDefinition(sql, createKind);
+  const std::vector<std::string> flows =
+      kind == ast::ObjectKind::Flow ? std::vector<std::string>{declared} : catalog.flowsUsing(declared);
+
+  // Who may: a flow's owner; for a source or sink, which have no owner, a
+  // superuser, or the owner of every flow that uses it (the change reaches
+  // no one else's flow).
+  if (!s.replay) {
+    if (kind == ast::ObjectKind::Flow) {
+      requireOwnerOf(s, kind, declared, "alter", stmt.namePos);
+    } else if (!privileges_->isSuperuser(s.user)) {
+      for (const std::string& f : flows) {
+        if (auto fd = catalog.findFlow(f); fd && !privileges_->owns(s.user, fd->owner)) {
+          throw SqlError(sqlstate::kInsufficientPrivilege,
+                         fmt::format("permission denied to alter {} {}: flow \"{}\" of another "
+                                     "user uses it",
+                                     lowerWord(kind), declared, f),
+                         stmt.namePos,
+                         "a superuser, or the owner of every flow that uses it, may alter it");
+        }
+      }
+    }
+  }
+
+  // The options as they will be: the current ones (errors about them point
+  // at the object's name), then the ALTER's, each at its place.
+  std::vector<ast::Option> merged;
+  std::optional<std::string> interval;
+  size_t intervalPos = stmt.namePos;
+  if (kind == ast::ObjectKind::Flow) {
+    const auto& flow = static_cast<const ast::CreateFlow&>(*before);
+    for (const auto& o : flow.options) merged.push_back(optionOf({o.key, o.value}, stmt.namePos));
+    interval = flow.checkpointInterval;
+  } else {
+    for (const auto& e : current.entries()) merged.push_back(optionOf(e, stmt.namePos));
+  }
+  auto findMerged = [&](const std::string& key) {
+    return std::find_if(merged.begin(), merged.end(),
+                        [&](const ast::Option& m) { return iequals(m.key, key); });
+  };
+  for (const ast::Option& o : stmt.options) {
+    if (!changeable(kind, o.key)) {
+      // An unknown key gets CREATE's error (with the closest known key); a
+      // known one is refused as unchangeable.
+      if (!stmt.reset && kind != ast::ObjectKind::Flow) {
+        Options probe = bindOptions(merged);
+        probe.set(o.key, o.value);
+        std::vector<OptionEntry> entries = probe.entries();
+        for (auto& e : entries) {
+          if (iequals(e.key, o.key)) e.keyPos = o.keyPos, e.valuePos = o.valuePos;
+        }
+        const std::string connector = toLower(current.getString("connector"));
+        if (kind == ast::ObjectKind::Source) validateSourceOptions(connector, Options(entries), stmt.pos);
+        else validateSinkOptions(connector, Options(entries), stmt.pos);
+      }
+      if (kind == ast::ObjectKind::Flow && !stmt.reset) {
+        const std::vector<std::string> known = {"shuffle.partitions", "delivery", "state.ttl",
+                                                "standby.replicas", "shards"};
+        if (std::none_of(known.begin(), known.end(), [&](const std::string& k) { return iequals(k, o.key); })) {
+          throw SqlError(sqlstate::kInvalidParameterValue,
+                         fmt::format("unknown flow option '{}'", o.key), o.keyPos,
+                         fmt::format("ALTER FLOW changes {}", listed(changeableOptions(kind))));
+        }
+      }
+      refuseOption(kind, declared, o);
+    }
+    if (kind == ast::ObjectKind::Flow && iequals(o.key, kCheckpointIntervalKey)) {
+      if (stmt.reset) interval.reset();
+      else interval = o.value;
+      intervalPos = o.valuePos;
+      continue;
+    }
+    auto it = findMerged(o.key);
+    if (stmt.reset) {
+      if (it == merged.end()) {
+        out.notice(fmt::format("option '{}' is not set, skipping", o.key));
+      } else {
+        merged.erase(it);
+      }
+      continue;
+    }
+    if (it == merged.end()) merged.push_back(o);
+    else *it = o;
+  }
+
+  // The statement as it will be, parsed, with the ALTER's positions.
+  std::string nextSql;
+  if (kind == ast::ObjectKind::Source)
+    nextSql = createSourceText(static_cast<const ast::CreateSource&>(*before), optionList(merged));
+  else if (kind == ast::ObjectKind::Sink)
+    nextSql = createSinkText(static_cast<const ast::CreateSink&>(*before), optionList(merged));
+  else
+    nextSql = createFlowText(static_cast<const ast::CreateFlow&>(*before), interval, optionList(merged));
+  ast::StatementPtr next = parseDefinition(nextSql, createKind);
+  auto placeOptions = [&](std::vector<ast::Option>& options) {
+    if (options.size() != merged.size()) throw InternalError("ALTER: options lost in rendering");
+    for (size_t i = 0; i < options.size(); ++i) {
+      options[i].keyPos = merged[i].keyPos;
+      options[i].valuePos = merged[i].valuePos;
+    }
+  };
+  next->pos = stmt.pos;
+
+  // Checked as CREATE checks it, and every flow that uses it planned with it.
+  Catalog changed(catalog);
+  std::optional<SourceDef> source;
+  std::optional<SinkDef> sink;
+  std::optional<FlowDef> flow;
+  if (kind == ast::ObjectKind::Source) {
+    auto& cs = static_cast<ast::CreateSource&>(*next);
+    placeOptions(cs.options);
+    cs.namePos = stmt.namePos;
+    source = defineSource(s, cs);
+    changed.replaceSource(*source);
+  } else if (kind == ast::ObjectKind::Sink) {
+    auto& cs = static_cast<ast::CreateSink&>(*next);
+    placeOptions(cs.options);
+    cs.namePos = stmt.namePos;
+    sink = defineSink(s, cs);
+    changed.replaceSink(*sink);
+  } else {
+    auto& cf = static_cast<ast::CreateFlow&>(*next);
+    placeOptions(cf.options);
+    cf.namePos = stmt.namePos;
+    cf.checkpointIntervalPos = intervalPos;
+    flow = *flowDef;
+    flow->sql = nextSql;
+  }
+  for (const std::string& f : flows) {
+    Catalog::FlowPtr fd = changed.findFlow(f);
+    if (!fd) continue;
+    ast::StatementPtr planned = kind == ast::ObjectKind::Flow
+                                    ? std::move(next)
+                                    : parseDefinition(fd->sql, ast::StatementKind::CreateFlow);
+    EngineSession planning;
+    for (const auto& [k, v] : flows_.control(f).settings) planning.settings.set(k, v);
+    PlanContext ctx = planContext(planning);
+    ctx.catalog = &changed;
+    PhysicalPlan plan = planFlow(static_cast<const ast::CreateFlow&>(*planned), ctx);
+    if (flow) {
+      flow->checkpointIntervalMicros = plan.checkpointIntervalMicros;
+      flow->options = plan.flowOptions;
+    }
+  }
+  const std::string tag = fmt::format("ALTER {}", kindWord(kind));
+  changeCatalog(s, catalog, [&](Catalog& c) {
+    if (source) c.replaceSource(*source);
+    if (sink) c.replaceSink(*sink);
+    if (flow) c.replaceFlow(*flow);
+    return true;
+  });
+  // A dry run only plans; a replay's flows are restarted by its caller.
+  if (s.shadow || s.replay) {
+    out.complete(tag);
+    return;
+  }
+  restartAltered(lock, flows, &out);
+  out.complete(tag);
+}
+
+void Engine::restartAltered(StatementLock::Guard& lock, const std::vector<std::string>& flows,
+                            ResultWriter* out) {
+  for (const std::string& name : flows) {
+    FlowRuntime* rt = flows_.findRuntime(name);
+    // Not planned yet: the supervisor plans it from the new definition. Run
+    // by another node: that node restarts it when it reads the change.
+    if (!rt || !flows_.runsHere(name, rt)) continue;
+    // Being stopped by a STOP or DROP: planned again at its next START.
+    try {
+      flows_.requireNotStopping(name, SqlError::npos, "ALTER");
+    } catch (const SqlError&) {
+      flows_.setRuntime(name, nullptr);
+      continue;
+    }
+    const bool run = flows_.control(name).wantRunning;
+    {
+      // The epoch in progress ends with a checkpoint; waited for without
+      // the statement lock, as STOP FLOW waits.
+      FlowRegistry::Stopping stopping(flows_, name);
+      lock.unlock();
+      rt->stop();
+      lock.lock();
+    }
+    try {
+      // The new runtime reads the new definitions and restores the newest
+      // checkpoint, state and offsets, when it starts.
+      FlowRuntime* fresh = planRestoredFlow(name);
+      if (run && fresh && flows_.runsHere(name, fresh)) {
+        flows_.startRuntime(name, *fresh);
+        flows_.updateControl(name, [](FlowControl& c) {
+          c.runningSinceMicros = monotonicMicros();
+          c.attempts = 0;
+          c.lastError.clear();
+        });
+        if (out) out->notice(fmt::format("flow \"{}\" goes on from its last checkpoint with the change", name));
+      }
+    } catch (const SqlError& e) {
+      // Planned again by the supervisor (a broker away), or failed with the
+      // reason SHOW FLOWS gives.
+      flows_.setRuntime(name, nullptr);
+      flows_.updateControl(name, [&](FlowControl& c) { c.lastError = e.message(); });
+      if (out) out->notice(fmt::format("flow \"{}\" did not start again yet: {}", name, e.message()));
+    }
+  }
+}
+
+}  // namespace rtsql
+
+namespace rtsql {
+
+bool Engine::adoptAltered(EngineSession& replay, const std::string& kind, const std::string& name,
+                          const std::string& sql) {
+  std::vector<std::string> flows;
+  if (kind == "source") {
+    auto stmt = parseDefinition(sql, ast::StatementKind::CreateSource);
+    catalog_.replaceSource(defineSource(replay, static_cast<const ast::CreateSource&>(*stmt)));
+    flows = catalog_.flowsUsing(name);
+  } else if (kind == "sink") {
+    auto stmt = parseDefinition(sql, ast::StatementKind::CreateSink);
+    catalog_.replaceSink(defineSink(replay, static_cast<const ast::CreateSink&>(*stmt)));
+    flows = catalog_.flowsUsing(name);
+  } else if (kind == "flow") {
+    // Only what ALTER FLOW changes (its options and checkpoint interval): a
+    // new query or sink is another flow.
+    Catalog::FlowPtr old = catalog_.findFlow(name);
+    if (!old) return false;
+    auto before = parseDefinition(old->sql, ast::StatementKind::CreateFlow);
+    auto after = parseDefinition(sql, ast::StatementKind::CreateFlow);
+    const auto& b = static_cast<const ast::CreateFlow&>(*before);
+    const auto& a = static_cast<const ast::CreateFlow&>(*after);
+    if (!iequals(a.name, b.name) || !iequals(a.sink, b.sink) || a.queryText != b.queryText) return false;
+    FlowDef def = *old;
+    def.sql = sql;
+    catalog_.replaceFlow(std::move(def));
+    flows = {old->name};
+  } else {
+    return false;
+  }
+  StatementLock::Guard held = StatementLock::Guard::held();
+  restartAltered(held, flows, nullptr);
+  return true;
+}
+
+}  // namespace rtsql

@@ -1,0 +1,113 @@
+"""ALTER on running flows, end to end on a broker that outlives the server
+(the embedded broker of a second rtsqld, and Apache Kafka when
+RTSQL_KAFKA_BOOTSTRAP is set): a flow that failed on a record its source
+cannot decode goes on after ALTER SOURCE ... SET ('on.error' = 'skip') with
+its state kept (every group's count and sum exact against the input), the
+change survives a restart, and ALTER FLOW's checkpoint interval is the one
+the flow checkpoints at, as its progress shows."""
+
+from collections import defaultdict
+
+from conftest import Server, unique, wait_for
+
+
+def expected(records):
+    """Each key's count and sum, as the flow's rows give them."""
+    out = defaultdict(lambda: {"c": 0, "total": 0})
+    for r in records:
+        out[r["k"]]["c"] += 1
+        out[r["k"]]["total"] += r["n"]
+    return {k: {"k": k, **v} for k, v in out.items()}
+
+
+def latest(broker, topic):
+    """The last row of each key in TOPIC (an at-least-once sink may repeat rows)."""
+    rows = {}
+    for r in broker.consume_json(topic, timeout=3):
+        rows[r["k"]] = r
+    return rows
+
+
+def flow_state(server, flow):
+    rows = [r for r in server.query("SHOW FLOWS") if r[0] == flow]
+    return rows[0][2] if rows else None
+
+
+def test_alter_source_on_error_keeps_state_and_survives_restart(broker, tmp_path):
+    topic, out = unique("al_in"), unique("al_out")
+    src, snk, flow = unique("al_src"), unique("al_snk"), unique("al_f")
+    broker.create_topic(topic)
+    server = Server(tmp_path)
+    server.start()
+    try:
+        server.run_script(
+            f"CREATE SOURCE {src} (k STRING, n BIGINT) WITH ({broker.options()}, "
+            f"subscribe = '{topic}', startingOffsets = 'earliest', format = 'json');\n"
+            f"CREATE SINK {snk} WITH ({broker.options()}, topic = '{out}', format = 'json');\n"
+            f"CREATE FLOW {flow} INTO {snk} CHECKPOINT INTERVAL '1 second' AS "
+            f"SELECT k, count(*) AS c, sum(n) AS total FROM {src} GROUP BY k;\n")
+        first = [{"k": f"k{i % 3}", "n": i} for i in range(30)]
+        broker.produce(topic, first, partition=0)
+        wait_for(lambda: latest(broker, out) == expected(first), 60, "the first counts")
+
+        # A record that is not JSON fails the flow ('on.error' is 'fail').
+        broker.produce(topic, [b"{not json"], partition=0)
+        second = [{"k": f"k{i % 4}", "n": 100 + i} for i in range(20)]
+        broker.produce(topic, second, partition=0)
+        wait_for(lambda: flow_state(server, flow) == "failed", 60, "the flow to fail")
+
+        with server.connect() as conn:
+            notices = []
+            conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+            conn.execute(f"ALTER SOURCE {src} SET ('on.error' = 'skip')")
+        assert any(flow in n and "goes on" in n for n in notices), notices
+        wait_for(lambda: latest(broker, out) == expected(first + second), 60,
+                 "the counts past the bad record, with the state before it")
+        assert server.progress(flow)["sources"][0]["numDecodeErrors"] >= 1
+    finally:
+        assert server.stop() == 0, server.log_tail()
+
+    # A restart keeps the change: another bad record is skipped too.
+    again = Server(tmp_path)
+    again.start()
+    try:
+        (text,), = again.query(f"SHOW CREATE SOURCE {src}")
+        assert "'on.error' = 'skip'" in text, text
+        third = [{"k": f"k{i % 5}", "n": 1000 + i} for i in range(10)]
+        broker.produce(topic, [b"also not json"] + third, partition=0)
+        wait_for(lambda: latest(broker, out) == expected(first + second + third), 60,
+                 "the counts after the restart")
+        assert flow_state(again, flow) == "running"
+    finally:
+        assert again.stop() == 0, again.log_tail()
+
+
+def test_alter_flow_checkpoint_interval(broker, tmp_path):
+    topic, out = unique("al_ci_in"), unique("al_ci_out")
+    src, snk, flow = unique("al_ci_src"), unique("al_ci_snk"), unique("al_ci_f")
+    broker.create_topic(topic)
+    server = Server(tmp_path)
+    server.start()
+    try:
+        server.run_script(
+            f"CREATE SOURCE {src} (k STRING, n BIGINT) WITH ({broker.options()}, "
+            f"subscribe = '{topic}', startingOffsets = 'earliest', format = 'json');\n"
+            f"CREATE SINK {snk} WITH ({broker.options()}, topic = '{out}', format = 'json');\n"
+            f"CREATE FLOW {flow} INTO {snk} CHECKPOINT INTERVAL '1 hour' AS "
+            f"SELECT k, count(*) AS c, sum(n) AS total FROM {src} GROUP BY k;\n")
+        broker.produce(topic, [{"k": "a", "n": 1}], partition=0)
+        wait_for(lambda: latest(broker, out) == expected([{"k": "a", "n": 1}]), 60, "a row")
+        # Within the hour, no epoch ends with a checkpoint.
+        assert server.progress(flow)["checkpoint"] is None
+        server.query(f"ALTER FLOW {flow} SET ('checkpoint.interval' = '1 second')")
+        # The ALTER's own stop checkpointed once; the new interval brings more.
+        first = server.wait_progress(flow, lambda p: p["checkpoint"] is not None, timeout=60)
+        assert first["checkpoint"] is not None, first
+        later = server.wait_progress(
+            flow, lambda p: p["checkpoint"] and p["checkpoint"]["epoch"] >= first["checkpoint"]["epoch"] + 3,
+            timeout=60)
+        assert later["checkpoint"]["epoch"] >= first["checkpoint"]["epoch"] + 3, later
+        (text,), = server.query(f"SHOW CREATE FLOW {flow}")
+        assert "CHECKPOINT INTERVAL '1 second'" in text, text
+    finally:
+        assert server.stop() == 0, server.log_tail()
