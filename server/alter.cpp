@@ -29,8 +29,25 @@ namespace rtsql {
 
 namespace {
 
-// ALTER FLOW's name for the CHECKPOINT INTERVAL clause.
+// ALTER FLOW's name for the CHECKPOINT INTERVAL clause, ALTER SOURCE's for
+// the delay of its WATERMARK (the clause becomes `col - INTERVAL 'n' unit`).
 constexpr const char* kCheckpointIntervalKey = "checkpoint.interval";
+constexpr const char* kWatermarkDelayKey = "watermark.delay";
+
+// `ts - INTERVAL 'n' UNIT` for a delay of `micros`, in the largest unit that
+// holds it whole.
+std::string watermarkExpr(const std::string& column, int64_t micros) {
+  const char* unit = "MICROSECOND";
+  int64_t n = micros;
+  if (micros % 1000000 == 0) {
+    unit = "SECOND";
+    n = micros / 1000000;
+  } else if (micros % 1000 == 0) {
+    unit = "MILLISECOND";
+    n = micros / 1000;
+  }
+  return fmt::format("{} - INTERVAL '{}' {}", sqlName(column), n, unit);
+}
 
 // The options ALTER may change, per kind of object: what a source does with
 // a record it cannot decode and where it starts a partition it has not read
@@ -40,7 +57,7 @@ constexpr const char* kCheckpointIntervalKey = "checkpoint.interval";
 const std::vector<std::string>& changeableOptions(ast::ObjectKind kind) {
   static const std::vector<std::string> source = {
       kOnErrorOption, kafka::kDeadLetterTopicOption, kafka::kDeadLetterBootstrapOption,
-      "startingOffsets", kFailOnDataLossOption, kIdleTimeoutOption};
+      "startingOffsets", kFailOnDataLossOption, kIdleTimeoutOption, kWatermarkDelayKey};
   static const std::vector<std::string> sink = {"kafka.linger.ms", "kafka.batch.num.messages",
                                                 "kafka.batch.size", "kafka.compression.type",
                                                 "kafka.compression.codec"};
@@ -173,6 +190,7 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
   std::vector<ast::Option> merged;
   std::optional<std::string> interval;
   size_t intervalPos = stmt.namePos;
+  std::optional<std::string> watermark;
   if (kind == ast::ObjectKind::Flow) {
     const auto& flow = static_cast<const ast::CreateFlow&>(*before);
     for (const auto& o : flow.options) merged.push_back(optionOf({o.key, o.value}, stmt.namePos));
@@ -216,6 +234,21 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
       intervalPos = o.valuePos;
       continue;
     }
+    if (kind == ast::ObjectKind::Source && iequals(o.key, kWatermarkDelayKey)) {
+      const auto& src = static_cast<const ast::CreateSource&>(*before);
+      if (!src.watermark) {
+        throw SqlError(sqlstate::kInvalidParameterValue,
+                       fmt::format("source \"{}\" has no WATERMARK to delay", declared), o.keyPos,
+                       "a source's WATERMARK is declared at CREATE SOURCE");
+      }
+      // As a CREATE SOURCE's interval is read: at least 0, at the value.
+      const int64_t micros =
+          stmt.reset ? 0
+                     : Options({OptionEntry{o.key, o.value, o.keyPos, o.valuePos}})
+                           .getInterval(o.key, 0, 0, INT64_MAX / 2);
+      watermark = watermarkExpr(src.watermark->column, micros);
+      continue;
+    }
     auto it = findMerged(o.key);
     if (stmt.reset) {
       if (it == merged.end()) {
@@ -232,7 +265,8 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
   // The statement as it will be, parsed, with the ALTER's positions.
   std::string nextSql;
   if (kind == ast::ObjectKind::Source)
-    nextSql = createSourceText(static_cast<const ast::CreateSource&>(*before), optionList(merged));
+    nextSql = createSourceText(static_cast<const ast::CreateSource&>(*before), optionList(merged),
+                               watermark);
   else if (kind == ast::ObjectKind::Sink)
     nextSql = createSinkText(static_cast<const ast::CreateSink&>(*before), optionList(merged));
   else

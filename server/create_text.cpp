@@ -118,13 +118,14 @@ OptionList optionList(const std::vector<ast::Option>& options) {
   return out;
 }
 
-std::string createSourceText(const ast::CreateSource& stmt, const OptionList& options) {
+std::string createSourceText(const ast::CreateSource& stmt, const OptionList& options,
+                             const std::optional<std::string>& watermark) {
   std::string out = "CREATE SOURCE " + sqlName(stmt.name);
   std::vector<std::string> elements;
   for (const auto& c : stmt.columns) elements.push_back(columnText(c));
   if (stmt.watermark) {
     elements.push_back(fmt::format("WATERMARK FOR {} AS {}", sqlName(stmt.watermark->column),
-                                   exprText(stmt, *stmt.watermark->expr)));
+                                   watermark ? *watermark : exprText(stmt, *stmt.watermark->expr)));
   }
   if (stmt.hasColumnList || !elements.empty()) out += " (" + joined(elements) + ")";
   return out + withSuffix(options);

@@ -27,7 +27,10 @@ std::string sqlString(const std::string& text);
 std::string withClause(const OptionList& options);
 OptionList optionList(const std::vector<ast::Option>& options);
 
-std::string createSourceText(const ast::CreateSource& stmt, const OptionList& options);
+// `watermark`: the WATERMARK's expression in place of the one written (ALTER
+// SOURCE's 'watermark.delay').
+std::string createSourceText(const ast::CreateSource& stmt, const OptionList& options,
+                             const std::optional<std::string>& watermark = std::nullopt);
 std::string createSinkText(const ast::CreateSink& stmt, const OptionList& options);
 std::string createTableText(const ast::CreateTable& stmt, const OptionList& options);
 std::string createFlowText(const ast::CreateFlow& stmt,
