@@ -13,6 +13,8 @@ from collections import defaultdict
 import psycopg
 import pytest
 
+from cluster import (flows, readers, run_again_on_40001, start_node,  # noqa: F401
+                     stop_all, two_nodes_reading_a_topic)
 from conftest import Server, unique, wait_for
 from test_security import SharedServer
 
@@ -157,3 +159,29 @@ def test_owners_alter_and_credentials_in_show_create(tmp_path):
             assert "'on.error' = 'skip'" in text, text
     finally:
         assert server.stop() == 0, server.log_tail()
+
+
+def test_alter_in_a_cluster(broker, start_node):
+    """In a cluster, an ALTER on the node that does not run the flow reaches
+    the one that does through the catalog topic: the source is changed in
+    place there (not dropped), and the failed flow goes on with its state."""
+    uid, a, b = two_nodes_reading_a_topic(start_node, broker, "alc", "out")
+    topic_in, topic_out = f"{uid}_in", f"{uid}_out"
+    run_again_on_40001(b, "CREATE FLOW f INTO out CHECKPOINT INTERVAL '1 second' AS "
+                          "SELECT k, count(*) AS c, sum(n) AS total FROM ev GROUP BY k")
+    where = readers("f", a, b)
+    runner = a if a.name in where else b
+    other = b if runner is a else a
+    first = [{"k": f"k{i % 3}", "n": i} for i in range(30)]
+    broker.produce(topic_in, first, partition=0)
+    wait_for(lambda: latest(broker, topic_out) == expected(first), 60, "the first counts")
+    second = [{"k": f"k{i % 4}", "n": 100 + i} for i in range(20)]
+    broker.produce(topic_in, [b"{not json"] + second, partition=0)
+    wait_for(lambda: flows(runner).get("f", ("",))[0] == "failed", 60, "f to fail")
+    run_again_on_40001(other, "ALTER SOURCE ev SET ('on.error' = 'skip')")
+    wait_for(lambda: latest(broker, topic_out) == expected(first + second), 90,
+             "the counts past the bad record, on the node that runs f")
+    for node in (a, b):
+        wait_for(lambda: "'on.error' = 'skip'" in node.query("SHOW CREATE SOURCE ev")[0][0], 60,
+                 f"node {node.name} to have the change")
+    stop_all(a, b)
