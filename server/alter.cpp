@@ -317,6 +317,13 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
     PlanContext ctx = planContext(planning);
     ctx.catalog = &changed;
     PhysicalPlan plan = planFlow(static_cast<const ast::CreateFlow&>(*planned), ctx);
+    // A sharded flow's copies run apart, each from its own entry: they are
+    // not planned again here.
+    if (plan.shards > 1) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     fmt::format("flow \"{}\" is sharded: ALTER does not reach its copies", f),
+                     stmt.namePos, "drop the flow and create it again with the change");
+    }
     if (flow) {
       flow->checkpointIntervalMicros = plan.checkpointIntervalMicros;
       flow->options = plan.flowOptions;

@@ -167,6 +167,7 @@ def test_alter_in_a_cluster(broker, start_node):
     place there (not dropped), and the failed flow goes on with its state."""
     uid, a, b = two_nodes_reading_a_topic(start_node, broker, "alc", "out")
     topic_in, topic_out = f"{uid}_in", f"{uid}_out"
+    wait_for(lambda: [r for r in b.query("SHOW SINKS") if r[0] == "out"], 60, "b to see the sink")
     run_again_on_40001(b, "CREATE FLOW f INTO out CHECKPOINT INTERVAL '1 second' AS "
                           "SELECT k, count(*) AS c, sum(n) AS total FROM ev GROUP BY k")
     where = readers("f", a, b)
@@ -184,4 +185,10 @@ def test_alter_in_a_cluster(broker, start_node):
     for node in (a, b):
         wait_for(lambda: "'on.error' = 'skip'" in node.query("SHOW CREATE SOURCE ev")[0][0], 60,
                  f"node {node.name} to have the change")
+    # A sharded flow's copies run apart: ALTER of what it reads is refused.
+    run_again_on_40001(a, "CREATE FLOW g INTO out WITH ('shards' = '2') AS "
+                          "SELECT k, count(*) AS c FROM ev GROUP BY k")
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as refused:
+        run_again_on_40001(a, "ALTER SOURCE ev RESET ('on.error')")
+    assert 'flow "g" is sharded' in str(refused.value), str(refused.value)
     stop_all(a, b)
