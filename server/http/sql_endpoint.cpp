@@ -55,7 +55,8 @@ void checkReadOnly(std::string_view sql) {
   // A SELECT reads: a static query, or a live one whose temporary flow
   // commits no offsets and leaves nothing behind (live_query.h).
   bool readOnly = s.kind == ast::StatementKind::Show || s.kind == ast::StatementKind::Describe ||
-                  s.kind == ast::StatementKind::Explain || s.kind == ast::StatementKind::Select;
+                  s.kind == ast::StatementKind::Explain || s.kind == ast::StatementKind::Select ||
+                  s.kind == ast::StatementKind::ShowCreate;
   if (s.kind == ast::StatementKind::User) {
     readOnly = static_cast<const ast::UserStatement&>(s).action == ast::UserAction::Show;
   }

@@ -16,7 +16,7 @@ import pytest
 from cluster import (flows, readers, run_again_on_40001, start_node,  # noqa: F401
                      stop_all, two_nodes_reading_a_topic)
 from conftest import Server, unique, wait_for
-from test_security import SharedServer
+from test_owners import OwnersServer
 
 
 def expected(records):
@@ -127,7 +127,7 @@ def test_owners_alter_and_credentials_in_show_create(tmp_path):
     """With a users file: another user reads a sink's password masked in SHOW
     CREATE, with a NOTICE, and may not alter a source another user's flow
     reads, nor that flow (42501); the owner may."""
-    server = SharedServer(tmp_path)
+    server = OwnersServer(tmp_path)
     server.start()
     try:
         src, snk, secret, flow = unique("al_o_src"), unique("al_o_snk"), unique("al_o_sec"), unique("al_o_f")
@@ -149,6 +149,10 @@ def test_owners_alter_and_credentials_in_show_create(tmp_path):
             (text,), = conn.execute(f"SHOW CREATE SINK {secret}").fetchall()
             assert "'kafka.sasl.password' = '********'" in text and "hunter2" not in text, text
             assert any("only a superuser" in n for n in notices), notices
+        # The console's /sql runs it too (it only reads), masked alike.
+        rows = server.sql_over_http("bob", f"SHOW CREATE SINK {secret}")
+        assert "'kafka.sasl.password' = '********'" in rows[0][0], rows
+        with server.connect(user="bob") as conn:
             for sql in (f"ALTER SOURCE {src} SET ('on.error' = 'skip')",
                         f"ALTER FLOW {flow} SET ('checkpoint.interval' = '1 minute')"):
                 with pytest.raises(psycopg.errors.InsufficientPrivilege):
