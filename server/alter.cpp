@@ -75,7 +75,8 @@ const std::vector<std::string>& changeableOptions(ast::ObjectKind kind) {
 
 bool changeable(ast::ObjectKind kind, const std::string& key) {
   const auto& keys = changeableOptions(kind);
-  return std::any_of(keys.begin(), keys.end(), [&](const std::string& k) { return iequals(k, key); });
+  return std::any_of(keys.begin(), keys.end(),
+                     [&](const std::string& k) { return iequals(k, key); });
 }
 
 std::string listed(const std::vector<std::string>& keys) {
@@ -98,7 +99,8 @@ const char* kindWord(ast::ObjectKind kind) {
 
 std::string lowerWord(ast::ObjectKind kind) { return toLower(kindWord(kind)); }
 
-[[noreturn]] void refuseOption(ast::ObjectKind kind, const std::string& name, const ast::Option& o) {
+[[noreturn]] void refuseOption(ast::ObjectKind kind, const std::string& name,
+                               const ast::Option& o) {
   std::string hint =
       kind == ast::ObjectKind::Flow
           ? fmt::format("CREATE OR REPLACE FLOW {} changes the rest of a flow; ALTER FLOW "
@@ -141,10 +143,16 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
   std::string sql, declared;
   Options current;
   Catalog::FlowPtr flowDef;
+  auto have = [&](const auto& def) {
+    if (!def) return;
+    sql = def->sql;
+    declared = def->name;
+    current = def->options;
+  };
   if (kind == ast::ObjectKind::Source) {
-    if (auto d = catalog.findSource(stmt.name)) sql = d->sql, declared = d->name, current = d->options;
+    have(catalog.findSource(stmt.name));
   } else if (kind == ast::ObjectKind::Sink) {
-    if (auto d = catalog.findSink(stmt.name)) sql = d->sql, declared = d->name, current = d->options;
+    have(catalog.findSink(stmt.name));
   } else if ((flowDef = catalog.findFlow(stmt.name))) {
     sql = flowDef->sql;
     declared = flowDef->name;
@@ -158,12 +166,14 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
                    fmt::format("{} \"{}\" does not exist", lowerWord(kind), stmt.name),
                    stmt.namePos, fmt::format("SHOW {}S lists them", kindWord(kind)));
   }
-  const ast::StatementKind createKind = kind == ast::ObjectKind::Source ? ast::StatementKind::CreateSource
-                                        : kind == ast::ObjectKind::Sink ? ast::StatementKind::CreateSink
-                                                                        : ast::StatementKind::CreateFlow;
+  const ast::StatementKind createKind =
+      kind == ast::ObjectKind::Source ? ast::StatementKind::CreateSource
+      : kind == ast::ObjectKind::Sink ? ast::StatementKind::CreateSink
+                                      : ast::StatementKind::CreateFlow;
   ast::StatementPtr before = parseDefinition(sql, createKind);
   const std::vector<std::string> flows =
-      kind == ast::ObjectKind::Flow ? std::vector<std::string>{declared} : catalog.flowsUsing(declared);
+      kind == ast::ObjectKind::Flow ? std::vector<std::string>{declared}
+                                    : catalog.flowsUsing(declared);
 
   // Who may: a flow's owner; for a source or sink, which have no owner, a
   // superuser, or the owner of every flow that uses it (the change reaches
@@ -214,13 +224,17 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
           if (iequals(e.key, o.key)) e.keyPos = o.keyPos, e.valuePos = o.valuePos;
         }
         const std::string connector = toLower(current.getString("connector"));
-        if (kind == ast::ObjectKind::Source) validateSourceOptions(connector, Options(entries), stmt.pos);
-        else validateSinkOptions(connector, Options(entries), stmt.pos);
+        if (kind == ast::ObjectKind::Source) {
+          validateSourceOptions(connector, Options(entries), stmt.pos);
+        } else {
+          validateSinkOptions(connector, Options(entries), stmt.pos);
+        }
       }
       if (kind == ast::ObjectKind::Flow && !stmt.reset) {
         const std::vector<std::string> known = {"shuffle.partitions", "delivery", "state.ttl",
                                                 "standby.replicas", "shards"};
-        if (std::none_of(known.begin(), known.end(), [&](const std::string& k) { return iequals(k, o.key); })) {
+        if (std::none_of(known.begin(), known.end(),
+                         [&](const std::string& k) { return iequals(k, o.key); })) {
           throw SqlError(sqlstate::kInvalidParameterValue,
                          fmt::format("unknown flow option '{}'", o.key), o.keyPos,
                          fmt::format("ALTER FLOW changes {}", listed(changeableOptions(kind))));
@@ -270,7 +284,8 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
   else if (kind == ast::ObjectKind::Sink)
     nextSql = createSinkText(static_cast<const ast::CreateSink&>(*before), optionList(merged));
   else
-    nextSql = createFlowText(static_cast<const ast::CreateFlow&>(*before), interval, optionList(merged));
+    nextSql = createFlowText(static_cast<const ast::CreateFlow&>(*before), interval,
+                             optionList(merged));
   ast::StatementPtr next = parseDefinition(nextSql, createKind);
   auto placeOptions = [&](std::vector<ast::Option>& options) {
     if (options.size() != merged.size()) throw InternalError("ALTER: options lost in rendering");
@@ -379,14 +394,19 @@ void Engine::restartAltered(StatementLock::Guard& lock, const std::vector<std::s
           c.attempts = 0;
           c.lastError.clear();
         });
-        if (out) out->notice(fmt::format("flow \"{}\" goes on from its last checkpoint with the change", name));
+        if (out) {
+          out->notice(
+              fmt::format("flow \"{}\" goes on from its last checkpoint with the change", name));
+        }
       }
     } catch (const SqlError& e) {
       // Planned again by the supervisor (a broker away), or failed with the
       // reason SHOW FLOWS gives.
       flows_.setRuntime(name, nullptr);
       flows_.updateControl(name, [&](FlowControl& c) { c.lastError = e.message(); });
-      if (out) out->notice(fmt::format("flow \"{}\" did not start again yet: {}", name, e.message()));
+      if (out) {
+        out->notice(fmt::format("flow \"{}\" did not start again yet: {}", name, e.message()));
+      }
     }
   }
 }
@@ -415,7 +435,9 @@ bool Engine::adoptAltered(EngineSession& replay, const std::string& kind, const 
     auto after = parseDefinition(sql, ast::StatementKind::CreateFlow);
     const auto& b = static_cast<const ast::CreateFlow&>(*before);
     const auto& a = static_cast<const ast::CreateFlow&>(*after);
-    if (!iequals(a.name, b.name) || !iequals(a.sink, b.sink) || a.queryText != b.queryText) return false;
+    if (!iequals(a.name, b.name) || !iequals(a.sink, b.sink) || a.queryText != b.queryText) {
+      return false;
+    }
     FlowDef def = *old;
     def.sql = sql;
     catalog_.replaceFlow(std::move(def));

@@ -27,7 +27,9 @@ bool isReservedWord(const std::string& lower) {
 }
 
 std::string typeText(const ast::TypeName& t) {
-  if (t.name == "ARRAY" && t.params.size() == 1) return fmt::format("ARRAY<{}>", typeText(t.params[0]));
+  if (t.name == "ARRAY" && t.params.size() == 1) {
+    return fmt::format("ARRAY<{}>", typeText(t.params[0]));
+  }
   if (t.name == "MAP" && t.params.size() == 2)
     return fmt::format("MAP<{}, {}>", typeText(t.params[0]), typeText(t.params[1]));
   if (t.name == "STRUCT") {
@@ -76,7 +78,8 @@ std::string withSuffix(const OptionList& options) {
 }  // namespace
 
 std::string sqlName(const std::string& name) {
-  bool plain = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  bool plain =
+      !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
   bool lower = true, upper = true;
   for (char c : name) {
     const auto u = static_cast<unsigned char>(c);

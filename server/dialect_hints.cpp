@@ -15,8 +15,9 @@ SqlError insertIntoSinkError(const ast::Insert& stmt, const SinkDef& sink) {
   std::string hint;
   if (stmt.query && stmt.query->pos >= stmt.pos && stmt.query->pos - stmt.pos < stmt.text.size()) {
     const std::string query = stmt.text.substr(stmt.query->pos - stmt.pos);
-    hint = fmt::format("a flow writes a query's rows to a sink, continuously: CREATE FLOW {} INTO {} AS {}",
-                       sqlName(toLower(sink.name) + "_flow"), sqlName(sink.name), query);
+    hint = fmt::format(
+        "a flow writes a query's rows to a sink, continuously: CREATE FLOW {} INTO {} AS {}",
+        sqlName(toLower(sink.name) + "_flow"), sqlName(sink.name), query);
     if (!stmt.columns.empty()) hint += " (name the sink's columns with AS in the SELECT list)";
   } else {
     hint = fmt::format("a sink is written by a flow: CREATE FLOW f INTO {} AS SELECT ...",

@@ -100,7 +100,9 @@ void Engine::showCreate(EngineSession& s, const ast::ShowCreate& stmt, ResultWri
   const Catalog& catalog = catalogOf(s);
   bool reveal = privileges_->isSuperuser(s.user);
   if (stmt.object == ast::ObjectKind::Flow) {
-    if (auto def = catalog.findFlow(stmt.name)) reveal = reveal || privileges_->owns(s.user, def->owner);
+    if (auto def = catalog.findFlow(stmt.name)) {
+      reveal = reveal || privileges_->owns(s.user, def->owner);
+    }
   }
   // A function's or processor's code is its owner's to read.
   if (stmt.object == ast::ObjectKind::Function || stmt.object == ast::ObjectKind::Processor) {

@@ -25,8 +25,9 @@ std::unique_ptr<T> parseOne(const std::string& sql, StatementKind kind) {
 }  // namespace
 
 TEST_CASE("ALTER ... SET: the kind, the name and each option at its place") {
-  auto a = parseOne<Alter>("ALTER SOURCE clicks SET ('on.error' = 'skip', startingOffsets = latest)",
-                           StatementKind::Alter);
+  auto a = parseOne<Alter>(
+      "ALTER SOURCE clicks SET ('on.error' = 'skip', startingOffsets = latest)",
+      StatementKind::Alter);
   CHECK(a->object == ObjectKind::Source);
   CHECK(a->objectPos == 6);
   CHECK(a->name == "clicks");
