@@ -162,6 +162,8 @@ showStatement
     | SHOW PROGRESS identifier      # showProgress
     | SHOW USERS                    # showUsers
     | SHOW (STRING | dottedWord)    # showVariable
+    // PostgreSQL's settings named in words: SHOW TRANSACTION ISOLATION LEVEL.
+    | SHOW anyWord anyWord+         # showWords
     ;
 
 // Users of the --users-file, PostgreSQL's spelling. The password is always a
@@ -243,6 +245,8 @@ relationPrimary
     | TRANSFORM LPAREN input=relationPrimary
       PARTITION BY expr (COMMA expr)*
       USING PROCESSOR processor=identifier withOptions? RPAREN tableAlias?  # transformRelation
+    // pg_catalog.pg_class, information_schema.tables, public.clicks.
+    | schema=identifier DOT name=fieldName tableAlias?  # qualifiedRelation
     ;
 
 tableAlias
@@ -270,6 +274,8 @@ predicate
     | NOT? LIKE pattern=valueExpr                       # likePredicate
     | NOT? (RLIKE | REGEXP) pattern=valueExpr           # rlikePredicate
     | IS NOT? NULL_                                      # nullPredicate
+    | IS NOT? DISTINCT FROM right=valueExpr              # distinctFromPredicate
+    | NOT? LIKE pattern=valueExpr ESCAPE escape=valueExpr  # likeEscapePredicate
     ;
 
 valueExpr
@@ -279,6 +285,17 @@ valueExpr
     | valueExpr op=(PLUS | MINUS) valueExpr                    # binaryValue
     | valueExpr op=CONCAT valueExpr                            # binaryValue
     | valueExpr op=(EQ | EQ2 | NEQ | NEQ2 | LT | LTE | GT | GTE) valueExpr   # binaryValue
+    // PostgreSQL's regular-expression match operators, and any operator
+    // spelled OPERATOR(pg_catalog.~) as psql writes them.
+    | valueExpr op=(TILDE | NOT_TILDE | TILDE_STAR | NOT_TILDE_STAR) valueExpr  # regexValue
+    | valueExpr OPERATOR LPAREN (schema=identifier DOT)? pgOperator RPAREN valueExpr  # operatorValue
+    // x <> ALL (array); x = ANY (array) is a call of `any` to the parser.
+    | valueExpr op=(EQ | EQ2 | NEQ | NEQ2 | LT | LTE | GT | GTE) ALL LPAREN expr RPAREN  # allValue
+    ;
+
+pgOperator
+    : TILDE | NOT_TILDE | TILDE_STAR | NOT_TILDE_STAR
+    | EQ | NEQ | LT | LTE | GT | GTE | PLUS | MINUS | STAR | SLASH | PERCENT | CONCAT
     ;
 
 primary
@@ -303,6 +320,15 @@ primary
     | primary LBRACKET expr RBRACKET                           # subscriptPrimary
     | primary DOT fieldName                                    # fieldPrimary
     | primary DOUBLE_COLON dataType                            # pgCastPrimary
+    // PostgreSQL's array constructor, and a collation, which rtsql reads as
+    // the byte order that is its only one.
+    | ARRAY LBRACKET (expr (COMMA expr)*)? RBRACKET            # arrayConstructorPrimary
+    | ARRAY LPAREN query RPAREN                                # arraySubqueryPrimary
+    | primary COLLATE collation=collationName                  # collatePrimary
+    ;
+
+collationName
+    : (schema=identifier DOT)? name=anyWord
     ;
 
 whenClause
@@ -314,6 +340,12 @@ functionName
     | LEFT
     | RIGHT
     | LIKE
+    | qualifiedFunctionName
+    ;
+
+// pg_catalog.version(): PostgreSQL's functions named with their schema.
+qualifiedFunctionName
+    : schema=identifier DOT name=anyWord
     ;
 
 // count(x) FILTER (WHERE cond): the aggregate reads only the rows where cond is TRUE.
@@ -353,6 +385,7 @@ literal
     | BINARY_STRING                                            # binaryLiteral
     | INTERVAL (STRING | MINUS? INTEGER_VALUE | MINUS? DECIMAL_VALUE) intervalUnit?  # intervalLiteral
     | TIMESTAMP STRING                                         # timestampLiteral
+    | ESCAPE_STRING                                            # escapeStringLiteral
     ;
 
 intervalUnit
@@ -370,7 +403,11 @@ dataType
     : ARRAY LT dataType GT                                     # arrayType
     | MAP LT dataType COMMA dataType GT                        # mapType
     | STRUCT LT (structField (COMMA structField)*)? GT         # structType
+    // PostgreSQL's spellings: pg_catalog.regclass (before simpleType, so that
+    // x::pg_catalog.text is a cast to text, not a field of x::pg_catalog), int2[].
+    | schema=identifier DOT identifier (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)? RPAREN)?  # qualifiedType
     | identifier (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)? RPAREN)?   # simpleType
+    | dataType LBRACKET RBRACKET                               # pgArrayType
     ;
 
 structField
@@ -407,6 +444,7 @@ nonReserved
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
+    | COLLATE | ESCAPE | OPERATOR
     ;
 
 reserved
@@ -539,6 +577,9 @@ PRECEDING: P R E C E D I N G;
 ROW: R O W;
 ROWS: R O W S;
 UNBOUNDED: U N B O U N D E D;
+COLLATE: C O L L A T E;
+ESCAPE: E S C A P E;
+OPERATOR: O P E R A T O R;
 
 // Punctuation and operators.
 SEMI: ';';
@@ -564,6 +605,10 @@ STAR: '*';
 SLASH: '/';
 PERCENT: '%';
 CONCAT: '||';
+NOT_TILDE_STAR: '!~*';
+NOT_TILDE: '!~';
+TILDE_STAR: '~*';
+TILDE: '~';
 
 // Literals and names.
 STRING: '\'' ( ~'\'' | '\'\'' )* '\'';
@@ -572,6 +617,8 @@ BINARY_STRING: [xX] '\'' [0-9a-fA-F]* '\'';
 // Dollar quoting, as PostgreSQL writes a function's code: everything between
 // $$ and the next $$ as it is, quotes and newlines included.
 DOLLAR_STRING: '$$' .*? '$$';
+// E'a\nb': PostgreSQL's string with backslash escapes (psql's \l sends E'\n').
+ESCAPE_STRING: [eE] '\'' ( ~['\\] | '\\' . | '\'\'' )* '\'';
 INTEGER_VALUE: DIGIT+;
 // 1.5BD is a DECIMAL in Spark's spelling (the binder reads the suffix).
 DECIMAL_VALUE
