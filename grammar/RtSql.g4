@@ -271,11 +271,11 @@ predicate
     : NOT? BETWEEN lower=valueExpr AND upper=valueExpr  # betweenPredicate
     | NOT? IN LPAREN query RPAREN                       # inSubqueryPredicate
     | NOT? IN LPAREN expr (COMMA expr)* RPAREN          # inPredicate
-    | NOT? LIKE pattern=valueExpr                       # likePredicate
+    | NOT? LIKE pattern=valueExpr (ESCAPE escape=valueExpr)?  # likePredicate
     | NOT? (RLIKE | REGEXP) pattern=valueExpr           # rlikePredicate
-    | IS NOT? NULL_                                      # nullPredicate
-    | IS NOT? DISTINCT FROM right=valueExpr              # distinctFromPredicate
-    | NOT? LIKE pattern=valueExpr ESCAPE escape=valueExpr  # likeEscapePredicate
+    // IS [NOT] DISTINCT FROM is an alternative of IS [NOT] NULL's, so that
+    // an error after IS NOT names both.
+    | IS NOT? (NULL_ | DISTINCT FROM right=valueExpr)    # nullPredicate
     ;
 
 valueExpr

@@ -1073,7 +1073,17 @@ ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
     e = newExpr(ast::ExprKind::Like, ctx);
     e->negated = l->NOT() != nullptr;
     e->args.push_back(std::move(base));
-    e->args.push_back(valueExpr(l->pattern));
+    if (l->escape != nullptr) {
+      // x LIKE p ESCAPE c is x LIKE like_escape(p, c): the pattern rewritten
+      // to LIKE's own escape, the backslash, as PostgreSQL's like_escape does.
+      auto pattern = newExpr(ast::ExprKind::Call, l->pattern);
+      pattern->name = "like_escape";
+      pattern->args.push_back(valueExpr(l->pattern));
+      pattern->args.push_back(valueExpr(l->escape));
+      e->args.push_back(std::move(pattern));
+    } else {
+      e->args.push_back(valueExpr(l->pattern));
+    }
   } else if (auto* r = dynamic_cast<P::RlikePredicateContext*>(pred)) {
     // x RLIKE p is rlike(x, p), as in Spark; NOT RLIKE negates the call.
     e = newExpr(ast::ExprKind::Call, ctx);
@@ -1086,18 +1096,8 @@ ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
       n->args.push_back(std::move(e));
       e = std::move(n);
     }
-  } else if (auto* le = dynamic_cast<P::LikeEscapePredicateContext*>(pred)) {
-    // x LIKE p ESCAPE c is x LIKE like_escape(p, c): the pattern rewritten
-    // to LIKE's own escape, the backslash, as PostgreSQL's like_escape does.
-    e = newExpr(ast::ExprKind::Like, ctx);
-    e->negated = le->NOT() != nullptr;
-    e->args.push_back(std::move(base));
-    auto pattern = newExpr(ast::ExprKind::Call, le->pattern);
-    pattern->name = "like_escape";
-    pattern->args.push_back(valueExpr(le->pattern));
-    pattern->args.push_back(valueExpr(le->escape));
-    e->args.push_back(std::move(pattern));
-  } else if (auto* d = dynamic_cast<P::DistinctFromPredicateContext*>(pred)) {
+  } else if (auto* d = dynamic_cast<P::NullPredicateContext*>(pred);
+             d != nullptr && d->DISTINCT() != nullptr) {
     // a IS NOT DISTINCT FROM b is equal_null(a, b): true when both are NULL;
     // IS DISTINCT FROM negates it.
     e = newExpr(ast::ExprKind::Call, ctx);

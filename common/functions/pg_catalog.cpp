@@ -322,6 +322,30 @@ ExprPtr buildLikeEscape(const std::string& name, std::vector<ExprPtr>& args, siz
   });
 }
 
+// array_to_string(array, delimiter [, null_text]) is Spark's array_join;
+// array_upper(array, 1) the array's size (NULL when empty, or for another
+// dimension: rtsql's arrays have one).
+ExprPtr buildArrayToString(const std::string&, std::vector<ExprPtr>& args, size_t pos) {
+  return makeCall("array_join", args, pos);
+}
+
+ExprPtr buildArrayUpper(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id != TypeId::Array && !isNullType(args[0]->type()))
+    throwArgError(name, args, pos, "the first argument must be an array");
+  argInt(name, args, 1, pos);
+  return fn2(name, DataType::of(TypeId::Int), args, [](const Value& a, const Value& dim) {
+    const size_t n = a.asList().size();
+    if (dim.asInt() != 1 || n == 0) return Value();
+    return Value::integer(static_cast<int32_t>(n));
+  });
+}
+
+// json_build_object(key, value, ...): a JSON object, as to_json(named_struct(...)) writes it.
+ExprPtr buildJsonBuildObject(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args.size() % 2 != 0) throwArgError(name, args, pos, "it takes keys and values in pairs");
+  return makeCall("to_json", {makeCall("named_struct", args, pos)}, pos);
+}
+
 ExprPtr buildFalse(const std::string& name, std::vector<ExprPtr>& args, size_t) {
   return fnN(name, boolType(), args, true, [](const Row&, const std::vector<ExprPtr>&) {
     return Value::boolean(false);
@@ -379,6 +403,12 @@ void registerPgCatalogFunctions(FunctionTable& t) {
   t["pg_size_pretty"] = {1, 1, buildSizePretty};
   t["pg_is_in_recovery"] = {0, 0, buildFalse};
   t["like_escape"] = {2, 2, buildLikeEscape};
+  t["array_to_string"] = {2, 3, buildArrayToString};
+  t["array_upper"] = {2, 2, buildArrayUpper};
+  t["json_build_object"] = {2, -1, buildJsonBuildObject};
+  // rtsql has no sequences and no extended statistics.
+  t["pg_get_serial_sequence"] = {2, 2, buildNullText};
+  t["pg_get_statisticsobjdef_columns"] = {1, 1, buildNullText};
   t["pg_relation_is_publishable"] = {1, 1, buildFalse};
 }
 
