@@ -186,6 +186,10 @@ ExprPtr ExprBinder::bindColumn(const ast::Expr& e) const {
   if (!base) {
     auto found = matching(nullptr, parts[0]);
     if (found.size() > 1) ambiguous(parts[0]);
+    // USER alone is the session's user when no column has that name, as in
+    // PostgreSQL (where it is a keyword) and Spark (which looks for a column first).
+    if (found.empty() && parts.size() == 1 && iequals(parts[0], "user"))
+      return makeCall("current_user", {}, e.pos);
     if (found.empty()) throwUnknownColumn(parts.size() >= 2 && scope_.hasQualifier(parts[0])
                                               ? parts[0] + "." + parts[1]
                                               : joinParts(parts),
