@@ -11,6 +11,7 @@ std::unique_ptr<SystemCatalog> Engine::systemCatalog(const EngineSession& s) con
   SessionView view;
   view.user = s.user.empty() ? std::string("rtsql") : s.user;
   view.database = s.database.empty() ? view.user : s.database;
+  view.backendPid = s.backendPid;
   if (options_.users) {
     view.roles = options_.users->names();
     // The users file's first user is a superuser, and PostgreSQL's bootstrap one.

@@ -1,7 +1,7 @@
 """What PostgreSQL's own clients ask rtsqld when they connect and look around,
 and which needs no relation to read: psycopg's and SQLAlchemy's connect-time
 queries (version(), current_schema(), SHOW standard_conforming_strings), psql
-with a database of its choosing, the session's user, and
+with a database of its choosing, the session's user and process ID, and
 PostgreSQL's spellings (pg_catalog.f(), ::regclass, ~, COLLATE). The catalog
 relations these clients read (psql's \\d, the inspectors) are in
 tests/data/pg_clients/ as the exact queries the tools send."""
@@ -25,8 +25,11 @@ def test_psycopg_connect_time_queries(server):
         assert conn.execute("show standard_conforming_strings").fetchone()[0] == "on"
         assert conn.execute("show transaction isolation level").fetchone()[0] == "read committed"
         assert conn.execute("SHOW server_version_num").fetchone()[0] == "150000"
-        user, session_user = conn.execute("SELECT current_user, session_user").fetchone()
+        user, session_user, pid = conn.execute(
+            "SELECT current_user, session_user, pg_backend_pid()").fetchone()
         assert user == session_user == "rtsql"
+        # The process ID BackendKeyData gave the client, which cancel requests name.
+        assert pid == conn.info.backend_pid
 
 
 def test_psycopg_parameters_in_pg_spellings(server):
