@@ -19,6 +19,7 @@
 
 #include "common/digest.h"
 #include "common/functions/internal.h"
+#include "common/functions/pg_catalog.h"
 #include "common/json.h"
 #include "common/schema.h"
 
@@ -884,6 +885,7 @@ const FunctionTable& functionTable() {
     registerUrlFunctions(t);
     registerCsvFunctions(t);
     registerEncryptionFunctions(t);
+    registerPgCatalogFunctions(t);
     return t;
   }();
   return table;

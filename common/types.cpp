@@ -150,6 +150,9 @@ std::optional<TypeId> scalarTypeFromName(std::string_view name) {
       {"TIMESTAMP_NTZ", TypeId::Timestamp}, {"DATE", TypeId::Timestamp},
       {"BINARY", TypeId::Binary},      {"BYTES", TypeId::Binary},     {"BYTEA", TypeId::Binary},
       {"VARBINARY", TypeId::Binary},   {"INTERVAL", TypeId::Interval},
+      // PostgreSQL's names drivers and tools cast to: ::int2, ::oid, ::name, ::bpchar.
+      {"INT2", TypeId::Int},           {"OID", TypeId::BigInt},       {"NAME", TypeId::String},
+      {"BPCHAR", TypeId::String},
   };
   for (const auto& e : kNames)
     if (iequals(name, e.name)) return e.id;

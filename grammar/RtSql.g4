@@ -164,6 +164,8 @@ showStatement
     | SHOW USERS                    # showUsers
     | SHOW CREATE objectKind identifier  # showCreate
     | SHOW (STRING | dottedWord)    # showVariable
+    // PostgreSQL's settings named in words: SHOW TRANSACTION ISOLATION LEVEL.
+    | SHOW anyWord anyWord+         # showWords
     ;
 
 // Users of the --users-file, PostgreSQL's spelling. The password is always a
@@ -252,6 +254,8 @@ relationPrimary
     | TRANSFORM LPAREN input=relationPrimary
       PARTITION BY expr (COMMA expr)*
       USING PROCESSOR processor=identifier withOptions? RPAREN tableAlias?  # transformRelation
+    // pg_catalog.pg_class, information_schema.tables, public.clicks.
+    | schema=identifier DOT name=fieldName tableAlias?  # qualifiedRelation
     ;
 
 tableAlias
@@ -276,9 +280,11 @@ predicate
     : NOT? BETWEEN lower=valueExpr AND upper=valueExpr  # betweenPredicate
     | NOT? IN LPAREN query RPAREN                       # inSubqueryPredicate
     | NOT? IN LPAREN expr (COMMA expr)* RPAREN          # inPredicate
-    | NOT? LIKE pattern=valueExpr                       # likePredicate
+    | NOT? LIKE pattern=valueExpr (ESCAPE escape=valueExpr)?  # likePredicate
     | NOT? (RLIKE | REGEXP) pattern=valueExpr           # rlikePredicate
-    | IS NOT? NULL_                                      # nullPredicate
+    // IS [NOT] DISTINCT FROM is an alternative of IS [NOT] NULL's, so that
+    // an error after IS NOT names both.
+    | IS NOT? (NULL_ | DISTINCT FROM right=valueExpr)    # nullPredicate
     ;
 
 valueExpr
@@ -288,6 +294,17 @@ valueExpr
     | valueExpr op=(PLUS | MINUS) valueExpr                    # binaryValue
     | valueExpr op=CONCAT valueExpr                            # binaryValue
     | valueExpr op=(EQ | EQ2 | NEQ | NEQ2 | LT | LTE | GT | GTE) valueExpr   # binaryValue
+    // PostgreSQL's regular-expression match operators, and any operator
+    // spelled OPERATOR(pg_catalog.~) as psql writes them.
+    | valueExpr op=(TILDE | NOT_TILDE | TILDE_STAR | NOT_TILDE_STAR) valueExpr  # regexValue
+    | valueExpr OPERATOR LPAREN (schema=identifier DOT)? pgOperator RPAREN valueExpr  # operatorValue
+    // x <> ALL (array); x = ANY (array) is a call of `any` to the parser.
+    | valueExpr op=(EQ | EQ2 | NEQ | NEQ2 | LT | LTE | GT | GTE) ALL LPAREN expr RPAREN  # allValue
+    ;
+
+pgOperator
+    : TILDE | NOT_TILDE | TILDE_STAR | NOT_TILDE_STAR
+    | EQ | NEQ | LT | LTE | GT | GTE | PLUS | MINUS | STAR | SLASH | PERCENT | CONCAT
     ;
 
 primary
@@ -312,6 +329,15 @@ primary
     | primary LBRACKET expr RBRACKET                           # subscriptPrimary
     | primary DOT fieldName                                    # fieldPrimary
     | primary DOUBLE_COLON dataType                            # pgCastPrimary
+    // PostgreSQL's array constructor, and a collation, which rtsql reads as
+    // the byte order that is its only one.
+    | ARRAY LBRACKET (expr (COMMA expr)*)? RBRACKET            # arrayConstructorPrimary
+    | ARRAY LPAREN query RPAREN                                # arraySubqueryPrimary
+    | primary COLLATE collation=collationName                  # collatePrimary
+    ;
+
+collationName
+    : (schema=identifier DOT)? name=anyWord
     ;
 
 whenClause
@@ -323,6 +349,12 @@ functionName
     | LEFT
     | RIGHT
     | LIKE
+    | qualifiedFunctionName
+    ;
+
+// pg_catalog.version(): PostgreSQL's functions named with their schema.
+qualifiedFunctionName
+    : schema=identifier DOT name=anyWord
     ;
 
 // count(x) FILTER (WHERE cond): the aggregate reads only the rows where cond is TRUE.
@@ -362,6 +394,7 @@ literal
     | BINARY_STRING                                            # binaryLiteral
     | INTERVAL (STRING | MINUS? INTEGER_VALUE | MINUS? DECIMAL_VALUE) intervalUnit?  # intervalLiteral
     | TIMESTAMP STRING                                         # timestampLiteral
+    | ESCAPE_STRING                                            # escapeStringLiteral
     ;
 
 intervalUnit
@@ -379,7 +412,11 @@ dataType
     : ARRAY LT dataType GT                                     # arrayType
     | MAP LT dataType COMMA dataType GT                        # mapType
     | STRUCT LT (structField (COMMA structField)*)? GT         # structType
+    // PostgreSQL's spellings: pg_catalog.regclass (before simpleType, so that
+    // x::pg_catalog.text is a cast to text, not a field of x::pg_catalog), int2[].
+    | schema=identifier DOT identifier (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)? RPAREN)?  # qualifiedType
     | identifier (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)? RPAREN)?   # simpleType
+    | dataType LBRACKET RBRACKET                               # pgArrayType
     ;
 
 structField
@@ -416,6 +453,7 @@ nonReserved
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
+    | COLLATE | ESCAPE | OPERATOR
     ;
 
 reserved
@@ -548,6 +586,9 @@ PRECEDING: P R E C E D I N G;
 ROW: R O W;
 ROWS: R O W S;
 UNBOUNDED: U N B O U N D E D;
+COLLATE: C O L L A T E;
+ESCAPE: E S C A P E;
+OPERATOR: O P E R A T O R;
 
 // Punctuation and operators.
 SEMI: ';';
@@ -573,6 +614,10 @@ STAR: '*';
 SLASH: '/';
 PERCENT: '%';
 CONCAT: '||';
+NOT_TILDE_STAR: '!~*';
+NOT_TILDE: '!~';
+TILDE_STAR: '~*';
+TILDE: '~';
 
 // Literals and names.
 STRING: '\'' ( ~'\'' | '\'\'' )* '\'';
@@ -581,6 +626,8 @@ BINARY_STRING: [xX] '\'' [0-9a-fA-F]* '\'';
 // Dollar quoting, as PostgreSQL writes a function's code: everything between
 // $$ and the next $$ as it is, quotes and newlines included.
 DOLLAR_STRING: '$$' .*? '$$';
+// E'a\nb': PostgreSQL's string with backslash escapes (psql's \l sends E'\n').
+ESCAPE_STRING: [eE] '\'' ( ~['\\] | '\\' . | '\'\'' )* '\'';
 INTEGER_VALUE: DIGIT+;
 // 1.5BD is a DECIMAL in Spark's spelling (the binder reads the suffix).
 DECIMAL_VALUE

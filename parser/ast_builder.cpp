@@ -37,6 +37,89 @@ std::string unquote(std::string_view quoted) {
   return out;
 }
 
+// An E'...' string's text: the backslash escapes of PostgreSQL (\n \t \b \f
+// \r, \ooo octal, \xhh hex, \uXXXX, \UXXXXXXXX, any other character as
+// itself) and '' for a quote.
+std::string unescapeString(std::string_view quoted, size_t pos) {
+  std::string out;
+  std::string_view body = quoted.substr(2, quoted.size() - 3);  // E' ... '
+  auto bad = [&] {
+    return SqlError(sqlstate::kInvalidTextRepresentation, "invalid Unicode escape value", pos,
+                    "\\u takes 4 hex digits and \\U 8");
+  };
+  auto hexValue = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    c = static_cast<char>(c | 0x20);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c == '\'') {  // '' inside the string
+      out.push_back('\'');
+      ++i;
+      continue;
+    }
+    if (c != '\\' || i + 1 >= body.size()) {
+      out.push_back(c);
+      continue;
+    }
+    char e = body[++i];
+    switch (e) {
+      case 'n': out.push_back('\n'); break;
+      case 't': out.push_back('\t'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'r': out.push_back('\r'); break;
+      case 'x': {
+        int v = 0, n = 0;
+        while (n < 2 && i + 1 < body.size() && hexValue(body[i + 1]) >= 0) v = v * 16 + hexValue(body[++i]), ++n;
+        if (n == 0) out.push_back('x');
+        else out.push_back(static_cast<char>(v));
+        break;
+      }
+      case 'u':
+      case 'U': {
+        const int want = e == 'u' ? 4 : 8;
+        uint32_t cp = 0;
+        for (int n = 0; n < want; ++n) {
+          if (i + 1 >= body.size() || hexValue(body[i + 1]) < 0) throw bad();
+          cp = cp * 16 + static_cast<uint32_t>(hexValue(body[++i]));
+        }
+        if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) throw bad();
+        if (cp < 0x80) {
+          out.push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      default:
+        if (e >= '0' && e <= '7') {
+          int v = e - '0';
+          for (int n = 1; n < 3 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7'; ++n)
+            v = v * 8 + (body[++i] - '0');
+          out.push_back(static_cast<char>(v & 0xFF));
+        } else {
+          out.push_back(e);
+        }
+    }
+  }
+  return out;
+}
+
+// NULL, unquoted and in any case, is an array element's null.
+bool iequalsNull(std::string_view s) { return iequals(s, "null"); }
+
 // Interval units are stored singular and upper case: SECONDS -> SECOND.
 std::string intervalUnit(P::IntervalUnitContext* ctx) {
   std::string u = upper(ctx->getText());
@@ -261,20 +344,34 @@ ast::TypeName AstBuilder::dataType(P::DataTypeContext* ctx) {
   } else if (auto* s = dynamic_cast<P::StructTypeContext*>(ctx)) {
     t.name = "STRUCT";
     for (auto* f : s->structField()) t.fields.emplace_back(anyWord(f->fieldName()), dataType(f->dataType()));
+  } else if (auto* pa = dynamic_cast<P::PgArrayTypeContext*>(ctx)) {
+    t.name = "ARRAY";
+    t.params.push_back(dataType(pa->dataType()));
+  } else if (auto* q = dynamic_cast<P::QualifiedTypeContext*>(ctx)) {
+    checkPgCatalogSchema(q->schema);
+    t.name = upper(identifier(q->identifier(1)));
+    t.modifiers = typeModifiers(q->INTEGER_VALUE());
   } else if (auto* simple = dynamic_cast<P::SimpleTypeContext*>(ctx)) {
     t.name = upper(identifier(simple->identifier()));
-    for (auto* n : simple->INTEGER_VALUE()) {
-      int64_t v = 0;
-      std::string_view digits = tokenText(n->getSymbol());
-      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-      if (ec != std::errc() || ptr != digits.data() + digits.size()) {
-        throw SqlError(sqlstate::kNumericOutOfRange, "type modifier is out of range",
-                       startOf(n->getSymbol()));
-      }
-      t.modifiers.push_back(v);
-    }
+    t.modifiers = typeModifiers(simple->INTEGER_VALUE());
   }
   return t;
+}
+
+std::vector<int64_t> AstBuilder::typeModifiers(
+    const std::vector<antlr4::tree::TerminalNode*>& numbers) {
+  std::vector<int64_t> out;
+  for (auto* n : numbers) {
+    int64_t v = 0;
+    std::string_view digits = tokenText(n->getSymbol());
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+      throw SqlError(sqlstate::kNumericOutOfRange, "type modifier is out of range",
+                     startOf(n->getSymbol()));
+    }
+    out.push_back(v);
+  }
+  return out;
 }
 
 ast::ColumnDef AstBuilder::columnDef(P::ColumnDefContext* ctx) {
@@ -513,6 +610,14 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
       s->name = dottedWord(v->dottedWord());
       s->namePos = startOf(v->dottedWord());
     }
+  } else if (auto* w = dynamic_cast<P::ShowWordsContext*>(ctx)) {
+    // SHOW TRANSACTION ISOLATION LEVEL is the setting transaction_isolation,
+    // as in PostgreSQL; other phrases name no setting.
+    s->what = ast::ShowKind::Variable;
+    std::string phrase;
+    for (auto* word : w->anyWord()) phrase += (phrase.empty() ? "" : " ") + lower(anyWord(word));
+    s->name = phrase == "transaction isolation level" ? "transaction_isolation" : phrase;
+    s->namePos = startOf(w->anyWord(0));
   }
   return s;
 }
@@ -883,6 +988,26 @@ ast::TableRefPtr AstBuilder::relationPrimary(P::RelationPrimaryContext* ctx) {
     t->alias = aliasOf(n->tableAlias());
     return t;
   }
+  if (auto* q = dynamic_cast<P::QualifiedRelationContext*>(ctx)) {
+    auto t = std::make_unique<ast::TableRef>();
+    t->kind = ast::TableRef::Kind::Named;
+    t->pos = startOf(ctx);
+    // PostgreSQL's catalog keeps its schema in the name the planner resolves
+    // (pg_catalog.pg_class, information_schema.tables); rtsql's own objects
+    // are in public, which names them as they are.
+    const std::string schema = lower(identifier(q->schema));
+    t->name = anyWord(q->name);
+    if (schema == "pg_catalog" || schema == "information_schema") {
+      t->name = schema + "." + t->name;
+    } else if (schema != "public") {
+      throw SqlError(sqlstate::kUndefinedObject, fmt::format("schema \"{}\" does not exist", schema),
+                     startOf(q->schema),
+                     "rtsql's objects are in public; PostgreSQL's catalog in pg_catalog and "
+                     "information_schema");
+    }
+    t->alias = aliasOf(q->tableAlias());
+    return t;
+  }
   if (auto* sq = dynamic_cast<P::SubqueryRelationContext*>(ctx)) {
     auto t = std::make_unique<ast::TableRef>();
     t->kind = ast::TableRef::Kind::Subquery;
@@ -998,7 +1123,17 @@ ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
     e = newExpr(ast::ExprKind::Like, ctx);
     e->negated = l->NOT() != nullptr;
     e->args.push_back(std::move(base));
-    e->args.push_back(valueExpr(l->pattern));
+    if (l->escape != nullptr) {
+      // x LIKE p ESCAPE c is x LIKE like_escape(p, c): the pattern rewritten
+      // to LIKE's own escape, the backslash, as PostgreSQL's like_escape does.
+      auto pattern = newExpr(ast::ExprKind::Call, l->pattern);
+      pattern->name = "like_escape";
+      pattern->args.push_back(valueExpr(l->pattern));
+      pattern->args.push_back(valueExpr(l->escape));
+      e->args.push_back(std::move(pattern));
+    } else {
+      e->args.push_back(valueExpr(l->pattern));
+    }
   } else if (auto* r = dynamic_cast<P::RlikePredicateContext*>(pred)) {
     // x RLIKE p is rlike(x, p), as in Spark; NOT RLIKE negates the call.
     e = newExpr(ast::ExprKind::Call, ctx);
@@ -1011,6 +1146,15 @@ ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
       n->args.push_back(std::move(e));
       e = std::move(n);
     }
+  } else if (auto* d = dynamic_cast<P::NullPredicateContext*>(pred);
+             d != nullptr && d->DISTINCT() != nullptr) {
+    // a IS NOT DISTINCT FROM b is equal_null(a, b): true when both are NULL;
+    // IS DISTINCT FROM negates it.
+    e = newExpr(ast::ExprKind::Call, ctx);
+    e->name = "equal_null";
+    e->args.push_back(std::move(base));
+    e->args.push_back(valueExpr(d->right));
+    if (d->NOT() == nullptr) e = negate(std::move(e), ctx);
   } else {
     auto* n = dynamic_cast<P::NullPredicateContext*>(pred);
     e = newExpr(ast::ExprKind::IsNull, ctx);
@@ -1042,16 +1186,174 @@ ast::ExprPtr AstBuilder::valueExpr(P::ValueExprContext* ctx) {
     e->args.push_back(std::move(operand));
     return e;
   }
-  auto* b = dynamic_cast<P::BinaryValueContext*>(ctx);
-  auto e = newExpr(ast::ExprKind::Binary, ctx);
-  switch (b->op->getType()) {
-    case P::EQ2: e->op = "="; break;
-    case P::NEQ2: e->op = "<>"; break;
-    default: e->op = std::string(tokenText(b->op)); break;
+  if (auto* r = dynamic_cast<P::RegexValueContext*>(ctx)) {
+    return pgOperator(std::string(tokenText(r->op)), valueExpr(r->valueExpr(0)),
+                      valueExpr(r->valueExpr(1)), ctx);
   }
-  e->args.push_back(valueExpr(b->valueExpr(0)));
-  e->args.push_back(valueExpr(b->valueExpr(1)));
+  if (auto* o = dynamic_cast<P::OperatorValueContext*>(ctx)) {
+    if (o->schema != nullptr) checkPgCatalogSchema(o->schema);
+    return pgOperator(sourceText(o->pgOperator()), valueExpr(o->valueExpr(0)),
+                      valueExpr(o->valueExpr(1)), ctx);
+  }
+  if (auto* all = dynamic_cast<P::AllValueContext*>(ctx)) {
+    auto call = newExpr(ast::ExprKind::Call, ctx);
+    call->name = "all";
+    call->args.push_back(expr(all->expr()));
+    const size_t type = all->op->getType();
+    std::string op = type == P::EQ2 ? "=" : type == P::NEQ2 ? "<>" : std::string(tokenText(all->op));
+    return quantified(op, valueExpr(all->valueExpr()), std::move(call), ctx);
+  }
+  auto* b = dynamic_cast<P::BinaryValueContext*>(ctx);
+  std::string op;
+  switch (b->op->getType()) {
+    case P::EQ2: op = "="; break;
+    case P::NEQ2: op = "<>"; break;
+    default: op = std::string(tokenText(b->op)); break;
+  }
+  return pgOperator(op, valueExpr(b->valueExpr(0)), valueExpr(b->valueExpr(1)), ctx);
+}
+
+ast::ExprPtr AstBuilder::negate(ast::ExprPtr e, antlr4::ParserRuleContext* ctx) {
+  auto n = newExpr(ast::ExprKind::Unary, ctx);
+  n->op = "NOT";
+  n->args.push_back(std::move(e));
+  return n;
+}
+
+void AstBuilder::checkPgCatalogSchema(P::IdentifierContext* schema) {
+  std::string name = lower(identifier(schema));
+  if (name != "pg_catalog" && name != "information_schema") {
+    throw SqlError(sqlstate::kUndefinedObject, fmt::format("schema \"{}\" does not exist", name),
+                   startOf(schema), "PostgreSQL's functions, types and operators are in pg_catalog");
+  }
+}
+
+// A binary operator: the arithmetic and comparison ones as written, and
+// PostgreSQL's on top: `~` (matches, anywhere, as RLIKE does), `~*` (the
+// same ignoring case), `!~` and `!~*` (do not match), and a comparison with
+// ANY (...) or ALL (...).
+ast::ExprPtr AstBuilder::pgOperator(const std::string& op, ast::ExprPtr left, ast::ExprPtr right,
+                                    antlr4::ParserRuleContext* ctx) {
+  if (op == "~" || op == "!~" || op == "~*" || op == "!~*") {
+    auto e = newExpr(ast::ExprKind::Call, ctx);
+    e->name = "rlike";
+    e->args.push_back(std::move(left));
+    if (op.ends_with('*')) {
+      // (?i) turns the whole pattern case-insensitive, as ~* is.
+      auto flag = newExpr(ast::ExprKind::Literal, ctx);
+      flag->literal.kind = ast::LiteralKind::String;
+      flag->literal.text = "(?i)";
+      flag->pos = right->pos;
+      auto pattern = newExpr(ast::ExprKind::Call, ctx);
+      pattern->pos = right->pos;
+      pattern->name = "concat";
+      pattern->args.push_back(std::move(flag));
+      pattern->args.push_back(std::move(right));
+      right = std::move(pattern);
+    }
+    e->args.push_back(std::move(right));
+    return op.starts_with('!') ? negate(std::move(e), ctx) : std::move(e);
+  }
+  if (right->kind == ast::ExprKind::Call && right->args.size() == 1 && !right->star &&
+      !right->distinct && !right->over && !right->filter &&
+      (right->name == "any" || right->name == "some" || right->name == "all")) {
+    return quantified(op, std::move(left), std::move(right), ctx);
+  }
+  auto e = newExpr(ast::ExprKind::Binary, ctx);
+  e->op = op;
+  e->args.push_back(std::move(left));
+  e->args.push_back(std::move(right));
   return e;
+}
+
+// `x = ANY (array)` and `x <> ALL (array)`: over ARRAY[...] (or array(...)), or a PostgreSQL
+// array literal ('{a,b}', as a driver sends a list parameter) they are
+// x [NOT] IN (...), with IN's NULL rules, which are PostgreSQL's for these;
+// over any other array, [NOT] array_contains(array, x).
+ast::ExprPtr AstBuilder::quantified(const std::string& op, ast::ExprPtr left, ast::ExprPtr call,
+                                    antlr4::ParserRuleContext* ctx) {
+  const bool any = call->name != "all";
+  if (!((any && op == "=") || (!any && op == "<>"))) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("{} {}(array) is not supported", op, upper(call->name)), call->pos,
+                   "= ANY (array) and <> ALL (array) are");
+  }
+  ast::ExprPtr array = std::move(call->args[0]);
+  std::vector<ast::ExprPtr> items;
+  bool listed = false;
+  if (array->kind == ast::ExprKind::Call && array->name == "array" && !array->star) {
+    items = std::move(array->args);
+    listed = true;
+  } else if (array->kind == ast::ExprKind::Literal && array->literal.kind == ast::LiteralKind::String) {
+    for (std::string& item : parsePgArrayText(array->literal.text, array->pos)) {
+      auto lit = newExpr(ast::ExprKind::Literal, ctx);
+      lit->pos = array->pos;
+      lit->literal.kind = ast::LiteralKind::String;
+      lit->literal.text = std::move(item);
+      items.push_back(std::move(lit));
+    }
+    listed = true;
+  }
+  if (listed) {
+    if (items.empty()) {
+      // Nothing equals an element of an empty array; everything differs from all of them.
+      auto lit = newExpr(ast::ExprKind::Literal, ctx);
+      lit->literal.kind = ast::LiteralKind::Boolean;
+      lit->literal.boolean = !any;
+      return lit;
+    }
+    auto e = newExpr(ast::ExprKind::In, ctx);
+    e->negated = !any;
+    e->args.push_back(std::move(left));
+    for (auto& item : items) e->args.push_back(std::move(item));
+    return e;
+  }
+  auto e = newExpr(ast::ExprKind::Call, ctx);
+  e->name = "array_contains";
+  e->args.push_back(std::move(array));
+  e->args.push_back(std::move(left));
+  return any ? std::move(e) : negate(std::move(e), ctx);
+}
+
+// The elements of PostgreSQL's array text '{a,"b c",NULL}' as strings (a
+// one-level array; NULL elements are left out, as neither IN nor NOT IN
+// could be true with them anyway only through other elements).
+std::vector<std::string> AstBuilder::parsePgArrayText(const std::string& text, size_t pos) {
+  std::vector<std::string> out;
+  auto bad = [&] {
+    return SqlError(sqlstate::kInvalidTextRepresentation,
+                    fmt::format("malformed array literal: \"{}\"", text.substr(0, 64)), pos,
+                    "an array is written '{a,b}' or ARRAY['a', 'b']");
+  };
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') throw bad();
+  std::string_view body(text.data() + 1, text.size() - 2);
+  size_t i = 0;
+  while (i < body.size()) {
+    std::string item;
+    bool quoted = false;
+    if (body[i] == '"') {
+      quoted = true;
+      ++i;
+      while (i < body.size() && body[i] != '"') {
+        if (body[i] == '\\' && i + 1 < body.size()) ++i;
+        item += body[i++];
+      }
+      if (i >= body.size()) throw bad();
+      ++i;
+    } else {
+      while (i < body.size() && body[i] != ',') {
+        if (body[i] == '{' || body[i] == '"') throw bad();
+        item += body[i++];
+      }
+    }
+    if (quoted || !iequalsNull(item)) out.push_back(std::move(item));
+    if (i < body.size()) {
+      if (body[i] != ',') throw bad();
+      ++i;
+      if (i == body.size()) throw bad();
+    }
+  }
+  return out;
 }
 
 // The SQL standard's keyword forms of TRIM, SUBSTRING, EXTRACT, OVERLAY and
@@ -1132,7 +1434,11 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
     // as in Spark and the SQL standard (unless quoted, then they are names).
     if (c->fieldName().empty() && id->IDENTIFIER() != nullptr) {
       std::string name = lower(identifier(id));
-      if (name == "current_timestamp" || name == "current_date") {
+      // So are PostgreSQL's CURRENT_USER, SESSION_USER, CURRENT_ROLE,
+      // CURRENT_SCHEMA and CURRENT_CATALOG.
+      if (name == "current_timestamp" || name == "current_date" || name == "current_user" ||
+          name == "session_user" || name == "current_role" || name == "current_schema" ||
+          name == "current_catalog") {
         auto e = newExpr(ast::ExprKind::Call, ctx);
         e->name = std::move(name);
         return e;
@@ -1146,7 +1452,13 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
   if (auto* call = dynamic_cast<P::CallPrimaryContext*>(ctx)) {
     auto e = newExpr(ast::ExprKind::Call, ctx);
     auto* fn = call->functionName();
-    e->name = lower(fn->identifier() != nullptr ? identifier(fn->identifier()) : sourceText(fn));
+    if (auto* q = fn->qualifiedFunctionName()) {
+      // pg_catalog.f() is f(); no other schema holds functions.
+      checkPgCatalogSchema(q->schema);
+      e->name = lower(anyWord(q->name));
+    } else {
+      e->name = lower(fn->identifier() != nullptr ? identifier(fn->identifier()) : sourceText(fn));
+    }
     if (auto* args = call->functionArgs()) {
       if (args->STAR() != nullptr) {
         e->star = true;
@@ -1214,6 +1526,59 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
     e->castType = dataType(pg->dataType());
     return e;
   }
+  if (auto* a = dynamic_cast<P::ArrayConstructorPrimaryContext*>(ctx)) {
+    // ARRAY[a, b] is array(a, b).
+    auto e = newExpr(ast::ExprKind::Call, ctx);
+    e->name = "array";
+    for (auto* x : a->expr()) e->args.push_back(expr(x));
+    return e;
+  }
+  if (auto* as = dynamic_cast<P::ArraySubqueryPrimaryContext*>(ctx)) {
+    // ARRAY(SELECT x FROM ... ORDER BY ...) is the subquery's one column
+    // collected in its order: (SELECT collect_list(v) FROM (SELECT x AS v
+    // FROM ... ORDER BY ...)).
+    std::unique_ptr<ast::Query> inner = query(as->query());
+    if (inner->terms.size() != 1 || inner->terms[0].items.size() != 1 ||
+        inner->terms[0].items[0].expr->kind == ast::ExprKind::Star) {
+      throw SqlError(sqlstate::kSyntaxError, "subquery must return only one column",
+                     startOf(as->query()));
+    }
+    inner->terms[0].items[0].alias = "v";
+    auto from = std::make_unique<ast::TableRef>();
+    from->kind = ast::TableRef::Kind::Subquery;
+    from->pos = startOf(as->query());
+    from->alias = "_array";
+    from->subquery = std::move(inner);
+    auto column = newExpr(ast::ExprKind::Column, ctx);
+    column->parts = {"_array", "v"};
+    auto collect = newExpr(ast::ExprKind::Call, ctx);
+    collect->name = "collect_list";
+    collect->args.push_back(std::move(column));
+    ast::Select outer;
+    outer.pos = startOf(ctx);
+    outer.items.push_back(ast::SelectItem{std::move(collect), "", ""});
+    outer.from = std::move(from);
+    auto q = std::make_shared<ast::Query>();
+    q->pos = startOf(ctx);
+    q->terms.push_back(std::move(outer));
+    auto e = newExpr(ast::ExprKind::Subquery, ctx);
+    e->subquery = std::move(q);
+    return e;
+  }
+  if (auto* c = dynamic_cast<P::CollatePrimaryContext*>(ctx)) {
+    // rtsql compares text by its bytes, which is PostgreSQL's "C" collation;
+    // the default one and "C" are accepted, others refused rather than ignored.
+    auto* name = c->collationName();
+    if (name->schema != nullptr) checkPgCatalogSchema(name->schema);
+    std::string collation = anyWord(name->name);
+    if (!iequals(collation, "default") && collation != "C" && collation != "POSIX" &&
+        !iequals(collation, "ucs_basic")) {
+      throw SqlError(sqlstate::kUndefinedObject,
+                     fmt::format("collation \"{}\" is not supported", collation), startOf(name),
+                     "rtsql compares text by its bytes: COLLATE \"C\" or the default");
+    }
+    return primary(c->primary());
+  }
   if (auto* sub = dynamic_cast<P::SubscriptPrimaryContext*>(ctx)) {
     auto e = newExpr(ast::ExprKind::Subscript, ctx);
     e->args.push_back(primary(sub->primary()));
@@ -1275,6 +1640,9 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
   } else if (auto* ts = dynamic_cast<P::TimestampLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Timestamp;
     lit.text = unquote(tokenText(ts->STRING()->getSymbol()));
+  } else if (dynamic_cast<P::EscapeStringLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::String;
+    lit.text = unescapeString(sourceText(ctx), startOf(ctx));
   }
   return e;
 }

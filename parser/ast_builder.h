@@ -83,6 +83,15 @@ class AstBuilder {
   ast::ExprPtr newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx);
   ast::ExprPtr standardFormCall(P::PrimaryContext* ctx);
   std::shared_ptr<ast::Over> over(P::OverClauseContext* ctx);
+  // PostgreSQL's operators and spellings (see the .cpp).
+  ast::ExprPtr negate(ast::ExprPtr e, antlr4::ParserRuleContext* ctx);
+  ast::ExprPtr pgOperator(const std::string& op, ast::ExprPtr left, ast::ExprPtr right,
+                          antlr4::ParserRuleContext* ctx);
+  ast::ExprPtr quantified(const std::string& op, ast::ExprPtr left, ast::ExprPtr call,
+                          antlr4::ParserRuleContext* ctx);
+  static std::vector<std::string> parsePgArrayText(const std::string& text, size_t pos);
+  void checkPgCatalogSchema(P::IdentifierContext* schema);
+  std::vector<int64_t> typeModifiers(const std::vector<antlr4::tree::TerminalNode*>& numbers);
 
   // Names.
   std::string identifier(P::IdentifierContext* ctx);

@@ -102,6 +102,21 @@ ExprPtr widenConstant(const ExprPtr& e, const ExprPtr& other) {
   }
 }
 
+bool isComparison(const std::string& op) {
+  return op == "=" || op == "==" || op == "<>" || op == "!=" || op == "<" || op == "<=" ||
+         op == ">" || op == ">=";
+}
+
+// `bound` converted to the numeric type of `other` when the user wrote it as
+// a string literal; anything else as it is.
+ExprPtr numberFromStringLiteral(const ast::Expr& written, const ExprPtr& bound, const ExprPtr& other) {
+  if (written.kind != ast::ExprKind::Literal || written.literal.kind != ast::LiteralKind::String ||
+      !other->type()->isNumeric()) {
+    return bound;
+  }
+  return makeCast(bound, other->type(), written.pos);
+}
+
 std::string joinParts(const std::vector<std::string>& parts) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -171,6 +186,10 @@ ExprPtr ExprBinder::bindColumn(const ast::Expr& e) const {
   if (!base) {
     auto found = matching(nullptr, parts[0]);
     if (found.size() > 1) ambiguous(parts[0]);
+    // USER alone is the session's user when no column has that name, as in
+    // PostgreSQL (where it is a keyword) and Spark (which looks for a column first).
+    if (found.empty() && parts.size() == 1 && iequals(parts[0], "user"))
+      return makeCall("current_user", {}, e.pos);
     if (found.empty()) throwUnknownColumn(parts.size() >= 2 && scope_.hasQualifier(parts[0])
                                               ? parts[0] + "." + parts[1]
                                               : joinParts(parts),
@@ -368,6 +387,12 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
         r = widenConstant(r, l);
         l = wl;
       }
+      if (isComparison(op)) {
+        // A quoted literal compared with a number is that number, as
+        // PostgreSQL reads an untyped literal (psql writes c.oid = '16384').
+        l = numberFromStringLiteral(*e.args[0], l, r);
+        r = numberFromStringLiteral(*e.args[1], r, l);
+      }
       if (op == "!=") op = "<>";
       if (op == "==") op = "=";
       return makeCall(op, {l, r}, e.pos);
@@ -381,8 +406,16 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
       ExprPtr elseExpr = e.elseExpr ? bind(*e.elseExpr) : nullptr;
       return makeCase(operand, std::move(whens), elseExpr, e.pos);
     }
-    case ast::ExprKind::Cast:
+    case ast::ExprKind::Cast: {
+      // x::regclass and its kin look names and OIDs up in the session's
+      // catalog: calls of the functions of that name (common/functions/pg_catalog.cpp).
+      std::string target = toLower(e.castType.name);
+      if (target == "regclass" || target == "regtype" || target == "regnamespace" ||
+          target == "regrole") {
+        return makeCall(target, {bind(*e.args.at(0))}, e.pos);
+      }
       return makeCast(bind(*e.args.at(0)), bindType(e.castType), e.pos);
+    }
     case ast::ExprKind::In: {
       ExprPtr v = bind(*e.args.at(0));
       std::vector<ExprPtr> list;

@@ -3,6 +3,7 @@
 // aggregate_binder.cpp and joins in join_binder.cpp.
 #include <fmt/format.h>
 
+#include "common/pg_session.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
 #include "planner/processor.h"
@@ -641,6 +642,21 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
     rel.table = table;
     rel.scope = scopeFromSchema(table->schema, qualifier);
     return rel;
+  }
+  // pg_catalog.pg_class, information_schema.tables, and pg_class alone when
+  // the catalog has no such name: the catalog as PostgreSQL shows it, a
+  // static table computed for this query by the session (common/pg_session.h).
+  if (const PgSession* pg = currentPgSession()) {
+    if (std::optional<PgSession::Relation> sys = pg->systemRelation(ref.name)) {
+      auto table = std::make_shared<TableDef>();
+      table->name = ref.name.substr(ref.name.find('.') + 1);
+      table->schema = std::move(sys->columns);
+      table->rows = std::move(sys->rows);
+      rel.name = ref.alias.empty() ? table->name : ref.alias;
+      rel.scope = scopeFromSchema(table->schema, rel.name);
+      rel.table = std::move(table);
+      return rel;
+    }
   }
   SqlError err(sqlstate::kUndefinedTable, fmt::format("relation \"{}\" does not exist", ref.name),
                ref.pos);

@@ -7,6 +7,7 @@
 #include "common/expr.h"
 #include "common/file_beneath.h"
 #include "common/interrupt.h"
+#include "common/pg_session.h"
 #include "common/schema.h"
 #include "connectors/format/codec.h"
 #include "connectors/kafka/tap.h"
@@ -19,6 +20,7 @@
 #include "server/pg_values.h"
 #include "server/privileges.h"
 #include "server/statement_timeout.h"
+#include "server/system_catalog.h"
 #include "server/users.h"
 
 namespace rtsql {
@@ -71,9 +73,10 @@ Engine::~Engine() {
   setServerFileRoots({});
 }
 
-std::unique_ptr<Session> Engine::openSession(const std::string& user, const std::string&) {
+std::unique_ptr<Session> Engine::openSession(const std::string& user, const std::string& database) {
   auto s = std::make_unique<EngineSession>();
   s->user = user;
+  s->database = database.empty() ? user : database;
   return s;
 }
 
@@ -109,6 +112,10 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
           [](const void* w) {
             return static_cast<const ResultWriter*>(w)->cancelledFromAnyThread();
           });
+      // current_user, pg_get_userbyid, ::regclass... read the session and
+      // its catalog as they are when the statement starts.
+      std::unique_ptr<SystemCatalog> pg = systemCatalog(s);
+      PgSessionScope pgScope(pg.get());
       try {
         executeStatement(s, *stmt, writer);
       } catch (const Interrupted&) {
@@ -235,6 +242,8 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
   std::vector<ast::StatementPtr> stmts = parseStatements(sql);
   if (stmts.size() != 1) return std::nullopt;
   const ast::Statement& stmt = *stmts.front();
+  std::unique_ptr<SystemCatalog> pg = systemCatalog(s);
+  PgSessionScope pgScope(pg.get());
   switch (stmt.kind) {
     case ast::StatementKind::Show: return showColumns(static_cast<const ast::Show&>(stmt));
     case ast::StatementKind::Describe: return kDescribeColumns;

@@ -32,6 +32,7 @@
 namespace rtsql {
 
 class ClusterCatalog;
+class SystemCatalog;
 class KafkaTaps;
 class LiveQueryQuota;
 class Privileges;
@@ -89,6 +90,7 @@ class Engine : public QueryHandler, public FlowReads {
   class EngineSession : public Session {
    public:
     std::string user;
+    std::string database;  // as the client named it at startup
     Options settings;
     // SET rtsql.dry_run = on: this session's own copy of the catalog, which
     // its statements change instead of the server's; flows are only planned.
@@ -156,6 +158,9 @@ class Engine : public QueryHandler, public FlowReads {
   static bool isConstantQuery(const ast::Query& q);
   static std::string constantColumnName(const ast::SelectItem& item);
   PlanContext planContext(const EngineSession& s) const;
+  // The catalog as PostgreSQL shows it to this session (pg_catalog_session.cpp),
+  // which is also the PgSession its statements' functions read.
+  std::unique_ptr<SystemCatalog> systemCatalog(const EngineSession& s) const;
   // The relations a flow's plan reads and writes; the catalog refuses to
   // drop them while the flow exists (55006).
   static std::vector<std::string> flowInputs(const PhysicalPlan& plan, const std::string& sink);

@@ -73,6 +73,9 @@ class ReplayWriter final : public ResultWriter {
 class Session {
  public:
   virtual ~Session() = default;
+  // The process ID the connection gave the client (BackendKeyData), which
+  // pg_backend_pid() returns; 0 for a session of no connection.
+  int32_t backendPid = 0;
 };
 
 class QueryHandler {

@@ -13,6 +13,7 @@
 #include "server/engine.h"
 #include "server/privileges.h"
 #include "server/secret_options.h"
+#include "server/system_catalog.h"
 
 namespace rtsql {
 
@@ -169,18 +170,22 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
         }
       } else if (key == "slots") {
         value = fmt::format("{} used of {}", slots_.used(), slots_.total());
-      } else if (key == "server_version") {
-        value = "15.0 (rtsql " RTSQL_VERSION ")";
       } else if (const OptionEntry* e = s.settings.find(key)) {
         value = e->value;
       } else if (key == "shuffle.partitions") {
         value = "8";
       } else if (key == "statement_timeout") {
         value = "0";
+      } else if (auto pg = std::find_if(pgReadOnlySettings().begin(), pgReadOnlySettings().end(),
+                                        [&](const auto& kv) { return kv.first == key; });
+                 pg != pgReadOnlySettings().end()) {
+        // PostgreSQL's settings drivers read (server_version_num, ...).
+        value = pg->second;
       } else {
         throw SqlError(sqlstate::kUndefinedObject,
                        fmt::format("unrecognized configuration parameter \"{}\"", stmt.name),
-                       stmt.namePos, "known: embedded_kafka, local_kafka, slots, shuffle.partitions, live_taps");
+                       stmt.namePos, "known: embedded_kafka, local_kafka, slots, shuffle.partitions, live_taps, "
+                       "and PostgreSQL's server_version, server_version_num, standard_conforming_strings, ...");
       }
       sendRows(out, showColumns(stmt), {{value}}, "SHOW");
       return;

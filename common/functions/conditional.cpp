@@ -265,11 +265,6 @@ ExprPtr buildAssertTrue(const std::string& name, std::vector<ExprPtr>& args, siz
              });
 }
 
-// version(): rtsql's version (Spark gives its own).
-ExprPtr buildVersion(const std::string&, std::vector<ExprPtr>&, size_t) {
-  return makeLiteral(Value::string(RTSQL_VERSION), DataType::of(TypeId::String));
-}
-
 }  // namespace
 
 uint64_t randomSeed() {
@@ -299,7 +294,6 @@ void registerConditionalFunctions(FunctionTable& t) {
   t["randn"] = {0, 1, buildRandn};
   t["raise_error"] = {1, 1, buildRaiseError};
   t["assert_true"] = {1, 2, buildAssertTrue};
-  t["version"] = {0, 0, buildVersion};
 }
 
 }  // namespace rtsql::expr_internal

@@ -239,6 +239,7 @@ void Connection::openSessionOnWorker(std::string user, std::string database) {
   std::optional<SqlError> failure = callHandler([&] {
     session_ = state_->handler.openSession(user, database);
     if (!session_) throw InternalError("the engine opened no session");
+    session_->backendPid = pid_;
   });
   asio::post(strand_, [self = shared_from_this(), failure = std::move(failure)] {
     self->executing_ = false;

@@ -1,0 +1,27 @@
+// What the catalog as PostgreSQL shows it (server/system_catalog.h) knows of
+// an engine session: its user and database, the connection's process ID,
+// the users file's users as roles, and the session's settings.
+#include "server/engine.h"
+#include "server/system_catalog.h"
+#include "server/users.h"
+
+namespace rtsql {
+
+std::unique_ptr<SystemCatalog> Engine::systemCatalog(const EngineSession& s) const {
+  SessionView view;
+  view.user = s.user.empty() ? std::string("rtsql") : s.user;
+  view.database = s.database.empty() ? view.user : s.database;
+  view.backendPid = s.backendPid;
+  if (options_.users) {
+    view.roles = options_.users->names();
+    // The users file's first user is a superuser, and PostgreSQL's bootstrap one.
+    const std::string first = options_.users->firstUser();
+    std::erase(view.roles, first);
+    view.roles.insert(view.roles.begin(), first);
+    view.superusers = options_.superusers;
+  }
+  view.settings = settingsOf(s);
+  return std::make_unique<SystemCatalog>(catalogOf(s), std::move(view));
+}
+
+}  // namespace rtsql

@@ -1,0 +1,62 @@
+"""What PostgreSQL's own clients ask rtsqld when they connect and look around,
+and which needs no relation to read: psycopg's and SQLAlchemy's connect-time
+queries (version(), current_schema(), SHOW standard_conforming_strings), psql
+with a database of its choosing, the session's user and process ID, and
+PostgreSQL's spellings (pg_catalog.f(), ::regclass, ~, COLLATE). The catalog
+relations these clients read (psql's \\d, the inspectors) are in
+tests/data/pg_clients/ as the exact queries the tools send."""
+
+import psycopg
+import pytest
+
+from conftest import unique
+
+
+def test_psycopg_connect_time_queries(server):
+    with psycopg.connect(host=server.host, port=server.port, user="rtsql", dbname="shop",
+                         autocommit=True, connect_timeout=10) as conn:
+        db, schema, version = conn.execute(
+            "SELECT current_database(), current_schema(), version()").fetchone()
+        assert db == "shop"
+        assert schema == "public"
+        # Drivers parse "PostgreSQL <major>.<minor>" out of it.
+        assert version.startswith("PostgreSQL 15.0 on x86_64-pc-linux-gnu, rtsql ")
+        assert conn.execute("select pg_catalog.version()").fetchone()[0] == version
+        assert conn.execute("show standard_conforming_strings").fetchone()[0] == "on"
+        assert conn.execute("show transaction isolation level").fetchone()[0] == "read committed"
+        assert conn.execute("SHOW server_version_num").fetchone()[0] == "150000"
+        user, session_user, pid = conn.execute(
+            "SELECT current_user, session_user, pg_backend_pid()").fetchone()
+        assert user == session_user == "rtsql"
+        # The process ID BackendKeyData gave the client, which cancel requests name.
+        assert pid == conn.info.backend_pid
+
+
+def test_psycopg_parameters_in_pg_spellings(server):
+    with server.connect() as conn:
+        table = unique("pgc_rates")
+        conn.execute(f"CREATE TABLE {table} (currency STRING, rate DOUBLE)")
+        oid = conn.execute("SELECT %s::regclass", (table,)).fetchone()[0]
+        assert oid >= 16384
+        assert conn.execute("SELECT %s::regclass", (oid,)).fetchone()[0] == table
+        assert conn.execute(
+            "SELECT obj_description(%s::regclass, 'pg_class')", (table,)).fetchone()[0] == \
+            "rtsql static table"
+        # psycopg's TypeInfo.fetch() relies on 42704 for a type that is not there.
+        with pytest.raises(psycopg.errors.UndefinedObject):
+            conn.execute("SELECT %s::regtype", ("hstore",))
+        assert conn.execute("SELECT %s::regtype", ("int4",)).fetchone()[0] == 23
+        assert conn.execute("SELECT %s = ANY(%s)", ("p", ["r", "p"])).fetchone()[0] is True
+        assert conn.execute("SELECT %s IS DISTINCT FROM NULL", (1,)).fetchone()[0] is True
+        conn.execute(f"DROP TABLE {table}")
+
+
+def test_psql_pg_spellings(server):
+    p = server.psql(
+        "SELECT pg_catalog.pg_get_userbyid(10) AS owner, "
+        "'clicks' OPERATOR(pg_catalog.~) '^(clicks)$' COLLATE pg_catalog.default AS matches, "
+        "pg_catalog.pg_encoding_to_char(6) AS encoding, "
+        "pg_catalog.format_type(1700, 655366) AS type")
+    assert p.returncode == 0, p.stderr
+    row = p.stdout.strip().splitlines()[-1]
+    assert row == "rtsql|t|UTF8|numeric(10,2)", p.stdout
