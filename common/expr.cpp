@@ -53,6 +53,9 @@ std::string quoteSql(std::string_view s) {
 
 class LiteralExpr final : public Expr {
  public:
+  ExprPtr withChildren(std::vector<ExprPtr>) const override {
+    return std::make_shared<LiteralExpr>(v_, type());
+  }
   LiteralExpr(Value v, DataTypePtr t) : Expr(std::move(t)), v_(std::move(v)) {}
   Value eval(const Row&) const override { return v_; }
   const Value& evalRef(const Row&, Value&) const override { return v_; }
@@ -86,6 +89,9 @@ class ArithExpr final : public Expr {
   void forEachChild(const std::function<void(const Expr&)>& fn) const override {
     fn(*l_);
     fn(*r_);
+  }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<ArithExpr>(type(), op_, mode_, std::move(c[0]), std::move(c[1]), sym_);
   }
   ArithExpr(DataTypePtr t, ArithOp op, ArithMode mode, ExprPtr l, ExprPtr r, std::string sym)
       : Expr(std::move(t)), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {
@@ -265,6 +271,9 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
 class NegExpr final : public Expr {
  public:
   void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<NegExpr>(std::move(c[0]));
+  }
   explicit NegExpr(ExprPtr e) : Expr(e->type()), e_(std::move(e)) {}
   Value eval(const Row& row) const override {
     Value sv;
@@ -301,6 +310,9 @@ class CompareExpr final : public Expr {
   void forEachChild(const std::function<void(const Expr&)>& fn) const override {
     fn(*l_);
     fn(*r_);
+  }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<CompareExpr>(op_, mode_, std::move(c[0]), std::move(c[1]), sym_);
   }
   CompareExpr(CmpOp op, CmpMode mode, ExprPtr l, ExprPtr r, std::string sym)
       : Expr(boolType()), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {}
@@ -395,6 +407,9 @@ class AndExpr final : public Expr {
     fn(*l_);
     fn(*r_);
   }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<AndExpr>(std::move(c[0]), std::move(c[1]));
+  }
   AndExpr(ExprPtr l, ExprPtr r) : Expr(boolType()), l_(std::move(l)), r_(std::move(r)) {}
   Value eval(const Row& row) const override {
     Value sa, sb;
@@ -417,6 +432,9 @@ class OrExpr final : public Expr {
     fn(*l_);
     fn(*r_);
   }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<OrExpr>(std::move(c[0]), std::move(c[1]));
+  }
   OrExpr(ExprPtr l, ExprPtr r) : Expr(boolType()), l_(std::move(l)), r_(std::move(r)) {}
   Value eval(const Row& row) const override {
     Value sa, sb;
@@ -436,6 +454,9 @@ class OrExpr final : public Expr {
 class NotExpr final : public Expr {
  public:
   void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<NotExpr>(std::move(c[0]));
+  }
   explicit NotExpr(ExprPtr e) : Expr(boolType()), e_(std::move(e)) {}
   Value eval(const Row& row) const override {
     Value sv;
@@ -452,6 +473,9 @@ class NotExpr final : public Expr {
 class IsNullExpr final : public Expr {
  public:
   void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<IsNullExpr>(std::move(c[0]), negated_);
+  }
   IsNullExpr(ExprPtr e, bool negated) : Expr(boolType()), e_(std::move(e)), negated_(negated) {}
   Value eval(const Row& row) const override {
     Value sv;
@@ -476,6 +500,11 @@ class InExpr final : public Expr {
   void forEachChild(const std::function<void(const Expr&)>& fn) const override {
     fn(*e_);
     for (const ExprPtr& x : list_) fn(*x);
+  }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    ExprPtr e = std::move(c[0]);
+    c.erase(c.begin());
+    return std::make_shared<InExpr>(std::move(e), std::move(c), negated_);
   }
   InExpr(ExprPtr e, std::vector<ExprPtr> list, bool negated)
       : Expr(boolType()), e_(std::move(e)), list_(std::move(list)), negated_(negated) {
@@ -540,6 +569,10 @@ class BetweenExpr final : public Expr {
     fn(*e_);
     fn(*lo_);
     fn(*hi_);
+  }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<BetweenExpr>(std::move(c[0]), std::move(c[1]), std::move(c[2]),
+                                         negated_);
   }
   BetweenExpr(ExprPtr e, ExprPtr lo, ExprPtr hi, bool negated)
       : Expr(boolType()), e_(std::move(e)), lo_(std::move(lo)), hi_(std::move(hi)), negated_(negated) {}
@@ -682,6 +715,9 @@ class LikeExpr final : public Expr {
     fn(*e_);
     fn(*pattern_);
   }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<LikeExpr>(std::move(c[0]), std::move(c[1]), negated_);
+  }
   LikeExpr(ExprPtr e, ExprPtr pattern, bool negated)
       : Expr(boolType()), e_(std::move(e)), pattern_(std::move(pattern)), negated_(negated) {
     if (auto c = constantValue(pattern_)) {
@@ -722,6 +758,17 @@ class CaseExpr final : public Expr {
       fn(*then);
     }
     if (else_) fn(*else_);
+  }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    size_t at = 0;
+    ExprPtr operand = operand_ ? std::move(c[at++]) : nullptr;
+    std::vector<std::pair<ExprPtr, ExprPtr>> whens;
+    for (size_t w = 0; w < whens_.size(); ++w, at += 2) {
+      whens.emplace_back(std::move(c[at]), std::move(c[at + 1]));
+    }
+    ExprPtr elseExpr = else_ ? std::move(c[at]) : nullptr;
+    return std::make_shared<CaseExpr>(type(), std::move(operand), std::move(whens),
+                                      std::move(elseExpr));
   }
   CaseExpr(DataTypePtr t, ExprPtr operand, std::vector<std::pair<ExprPtr, ExprPtr>> whens, ExprPtr elseExpr)
       : Expr(std::move(t)), operand_(std::move(operand)), whens_(std::move(whens)), else_(std::move(elseExpr)) {}
@@ -782,6 +829,9 @@ class SubscriptExpr final : public Expr {
   void forEachChild(const std::function<void(const Expr&)>& fn) const override {
     fn(*e_);
     fn(*idx_);
+  }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<SubscriptExpr>(std::move(c[0]), std::move(c[1]), type());
   }
   SubscriptExpr(ExprPtr e, ExprPtr idx, DataTypePtr t) : Expr(std::move(t)), e_(std::move(e)), idx_(std::move(idx)) {}
   Value eval(const Row& row) const override {
@@ -898,6 +948,22 @@ const FunctionTable& functionTable() {
 int columnRefIndex(const Expr& e) {
   const auto* ref = dynamic_cast<const ColumnRefExpr*>(&e);
   return ref ? ref->index() : -1;
+}
+
+ExprPtr replaceNodes(const ExprPtr& e, const std::function<ExprPtr(const Expr&)>& replace) {
+  if (ExprPtr r = replace(*e)) return r;
+  std::vector<ExprPtr> children;
+  bool changed = false;
+  // forEachChild() hands out references, not owners: a child is held through
+  // the ownership of `e` (the aliasing constructor), so an unchanged subtree
+  // the new parent keeps also keeps its old parent alive, a plan-time cost.
+  e->forEachChild([&](const Expr& child) {
+    ExprPtr self(e, &child);
+    ExprPtr out = replaceNodes(self, replace);
+    changed = changed || out.get() != &child;
+    children.push_back(std::move(out));
+  });
+  return changed ? e->withChildren(std::move(children)) : e;
 }
 
 ExprPtr makeColumnRef(int index, DataTypePtr type, std::string name) {

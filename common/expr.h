@@ -21,6 +21,9 @@
 
 namespace rtsql {
 
+class Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
 class Expr {
  public:
   explicit Expr(DataTypePtr type) : type_(std::move(type)) {}
@@ -60,14 +63,16 @@ class Expr {
   // Pure, so that a new kind of node says which children it has (a leaf says
   // none) rather than hiding them from every walk.
   virtual void forEachChild(const std::function<void(const Expr&)>& fn) const = 0;
+  // This node over `children` (as many as forEachChild() visits, in its
+  // order), all else the same: plan-time rewrites build a new tree through it
+  // rather than changing a node another plan may share.
+  virtual ExprPtr withChildren(std::vector<ExprPtr> children) const = 0;
 
   const DataTypePtr& type() const { return type_; }
 
  private:
   DataTypePtr type_;
 };
-
-using ExprPtr = std::shared_ptr<const Expr>;
 
 // Factories. `pos` is the position reported in errors (SqlError::npos for none).
 ExprPtr makeColumnRef(int index, DataTypePtr type, std::string name);
@@ -105,6 +110,11 @@ std::vector<std::string> functionNames();
 // The input column `e` reads unchanged when it is a plain column reference,
 // else -1: lets the planner follow a column through projections.
 int columnRefIndex(const Expr& e);
+
+// `e` with each node for which `replace` returns an expression replaced by it
+// (its children are then not visited), the nodes above it rebuilt through
+// Expr::withChildren(); `e` itself when nothing was replaced.
+ExprPtr replaceNodes(const ExprPtr& e, const std::function<ExprPtr(const Expr&)>& replace);
 
 // Casts a value at run time with Spark's non-ANSI semantics (a failed string
 // parse gives NULL). Used by CAST and by decoders.

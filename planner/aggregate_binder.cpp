@@ -9,9 +9,11 @@
 // the aggregate's output columns before the binder descends into them.
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 
 #include "planner/logical_plan.h"
+#include "planner/pre_projection.h"
 
 namespace rtsql::planner_detail {
 
@@ -690,52 +692,35 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
   }
 
   // The source side computes what the aggregate reads: keys, window time,
-  // each distinct aggregate argument once.
-  std::vector<OutputColumn> pre;
-  for (const auto& k : keys) pre.push_back(OutputColumn{k.name, k.expr, SqlError::npos});
+  // each distinct aggregate argument once, then each distinct FILTER
+  // condition once. Arguments are told apart by what they compute (their
+  // fingerprint), not by their bound node.
+  PreProjection pre;
+  for (const auto& k : keys) pre.columns.push_back(OutputColumn{k.name, k.expr, SqlError::npos});
   if (window) {
-    pre.push_back(OutputColumn{window->spec.time->toString(), window->spec.time, SqlError::npos});
+    pre.columns.push_back(
+        OutputColumn{window->spec.time->toString(), window->spec.time, SqlError::npos});
   }
-  std::vector<int> argColumn;
-  for (size_t a = 0; a < aggregates.size(); ++a) {
-    int column = -1;
-    if (aggregates[a].call.arg) {
-      for (size_t b = 0; b < a && column < 0; ++b) {
-        if (aggregates[b].call.arg && aggregates[b].argFingerprint == aggregates[a].argFingerprint) {
-          column = argColumn[b];
-        }
-      }
-      if (column < 0) {
-        column = static_cast<int>(pre.size());
-        pre.push_back(OutputColumn{aggregates[a].argText, aggregates[a].call.arg, SqlError::npos});
-      }
-    }
-    argColumn.push_back(column);
-  }
-  // Each distinct FILTER condition once, after the arguments.
-  std::vector<int> filterColumn;
-  for (size_t a = 0; a < aggregates.size(); ++a) {
-    int column = -1;
-    if (aggregates[a].call.filter) {
-      for (size_t b = 0; b < a && column < 0; ++b) {
-        if (aggregates[b].call.filter &&
-            aggregates[b].filterFingerprint == aggregates[a].filterFingerprint) {
-          column = filterColumn[b];
-        }
-      }
-      if (column < 0) {
-        column = static_cast<int>(pre.size());
-        pre.push_back(
-            OutputColumn{aggregates[a].filterText, aggregates[a].call.filter, SqlError::npos});
-      }
-    }
-    filterColumn.push_back(column);
-  }
-  NodePtr preNode = projectNode(rel.node, pre);
-  auto inputRef = [&](int i) {
-    const Column& c = preNode->schema.columns[static_cast<size_t>(i)];
-    return makeColumnRef(i, c.type, c.name);
+  auto columnOnce = [&pre](std::map<std::string, int>& seen, const std::string& fingerprint,
+                           const std::string& text, const ExprPtr& e) {
+    auto [it, added] = seen.emplace(fingerprint, static_cast<int>(pre.columns.size()));
+    if (added) pre.columns.push_back(OutputColumn{text, e, SqlError::npos});
+    return it->second;
   };
+  std::map<std::string, int> argSeen, filterSeen;
+  std::vector<int> argColumn, filterColumn;
+  for (const auto& agg : aggregates) {
+    argColumn.push_back(agg.call.arg ? columnOnce(argSeen, agg.argFingerprint, agg.argText,
+                                                  agg.call.arg)
+                                     : -1);
+  }
+  for (const auto& agg : aggregates) {
+    filterColumn.push_back(agg.call.filter ? columnOnce(filterSeen, agg.filterFingerprint,
+                                                        agg.filterText, agg.call.filter)
+                                           : -1);
+  }
+  const NodePtr& preNode = pre.project(rel.node);
+  auto inputRef = [&pre](int i) { return pre.ref(i); };
 
   AggregateSpec op;
   for (int i = 0; i < keyCount; ++i) {

@@ -106,6 +106,13 @@ struct BoundQuery {
   bool shaped = false;
 };
 
+// The columns [first, end) a select item took in the list it was bound into;
+// none (first == end) for an item left out.
+struct ItemColumns {
+  size_t first = 0;
+  size_t end = 0;
+};
+
 class QueryBinder {
  public:
   QueryBinder(const PlanContext& ctx, Mode mode) : ctx_(ctx), mode_(mode) {}
@@ -121,6 +128,13 @@ class QueryBinder {
   BoundQuery bindSelect(const ast::Select& s, bool top) const;
   BoundQuery bindUnion(const ast::Query& q, bool top) const;
   std::vector<OutputColumn> bindItems(const ast::Select& s, const Scope& scope) const;
+  // The select items of `s` bound over `scope` and appended to `out`, each
+  // star expanded, the list's length checked as it grows; an item for which
+  // `skip` is true (an OVER aggregate, the rank of a top-N) is left out. The
+  // columns each item took.
+  std::vector<ItemColumns> bindItemsInto(const ast::Select& s, const Scope& scope,
+                                         std::vector<OutputColumn>& out,
+                                         const std::function<bool(size_t)>& skip) const;
   BoundQuery bindDedup(const ast::Select& s, Relation rel) const;
   // aggregate_binder.cpp; `ranked` for the aggregation of a ranking query.
   BoundQuery bindAggregate(const ast::Select& s, Relation rel,

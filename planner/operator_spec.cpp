@@ -143,7 +143,7 @@ std::string ProjectSpec::describe() const {
 
 std::string VectorizedBatchSpec::describe() const {
   std::string names;
-  for (const VectorizedCall& c : vectorizedCallsIn(over))
+  for (const VectorizedCall& c : vectorizedCallsIn(calls))
     names += (names.empty() ? "" : ", ") + c.function;
   return fmt::format("VectorizedBatch [{}] (up to {} rows)", names, kMaxVectorizedBatchRows);
 }

@@ -258,14 +258,19 @@ struct TransformSpec : OperatorSpecBase {
 };
 
 // Gathers the rows a task takes together (a poll's records, a shuffle inbox),
-// at most kMaxVectorizedBatchRows, so that the vectorized Python calls of the
-// next operator, a Filter or Project, are each made once over them
-// (executor/operators/vectorized_batch.h). The planner places one before each
-// Filter or Project that calls a vectorized function, and nowhere else.
+// at most kMaxVectorizedBatchRows, makes each vectorized Python call of the
+// next operator, a Filter or Project, once over them and appends its results
+// to the rows as a column (executor/operators/vectorized_batch.h). The planner
+// places one before each Filter or Project that calls a vectorized function,
+// and nowhere else, and rewrites that operator's calls into references to the
+// columns (placeVectorizedBatches in planner/user_function.h).
 struct VectorizedBatchSpec : OperatorSpecBase {
   static constexpr size_t kMaxVectorizedBatchRows = 1024;
-  // The next operator's expressions, which hold the calls.
-  std::vector<ExprPtr> over;
+  // The calls, in order: call k is column inputColumns + k of `output`, and
+  // reads the columns of the calls before it where its arguments hold them.
+  std::vector<ExprPtr> calls;
+  // The width of the rows it takes: the columns it appends come after.
+  int inputColumns = 0;
 
   std::string describe() const;
   bool stateful() const { return false; }

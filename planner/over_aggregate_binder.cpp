@@ -114,26 +114,8 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   // One row per input row: the items but the OVER aggregates, then the
   // partition keys, order keys and arguments.
   PreProjection pre;
-  std::vector<int> itemColumn(s.items.size(), -1);
-  std::vector<std::vector<int>> starColumns(s.items.size());
-  {
-    ExprBinder binder(rel.scope, ExprContext::SelectList, functions());
-    for (size_t i = 0; i < s.items.size(); ++i) {
-      if (isOver[i]) continue;
-      const ast::Expr& e = *s.items[i].expr;
-      checkSelectListLength(pre.columns.size() + 1, e.pos);
-      if (e.kind == ast::ExprKind::Star) {
-        const size_t from = pre.columns.size();
-        expandStar(rel.scope, e, pre.columns);
-        checkSelectListLength(pre.columns.size(), e.pos);
-        for (size_t c = from; c < pre.columns.size(); ++c) starColumns[i].push_back(static_cast<int>(c));
-        continue;
-      }
-      ExprPtr bound = binder.bind(e);
-      itemColumn[i] = static_cast<int>(pre.columns.size());
-      pre.columns.push_back(OutputColumn{outputName(s.items[i], *bound), bound, e.pos});
-    }
-  }
+  const std::vector<ItemColumns> itemColumns =
+      bindItemsInto(s, rel.scope, pre.columns, [&isOver](size_t i) { return bool(isOver[i]); });
   std::vector<int> partitionCols, orderCols;
   std::vector<bool> descending;
   {
@@ -163,8 +145,8 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   const NodePtr& preNode = pre.project(rel.node);
   auto ref = [&](int i) { return pre.ref(i); };
   OverAggregateSpec op;
-  for (int i : partitionCols) op.partitionKeys.push_back(ref(i));
-  for (int i : orderCols) op.orderKeys.push_back(ref(i));
+  op.partitionKeys = pre.refs(partitionCols);
+  op.orderKeys = pre.refs(orderCols);
   op.descending = descending;
   op.precedingRows = window->precedingRows;
   for (size_t a = 0; a < calls.size(); ++a) {
@@ -196,13 +178,10 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
           aggNames[nextAgg], makeColumnRef(static_cast<int>(aggBase + nextAgg), c.type, c.name),
           s.items[i].expr->pos});
       ++nextAgg;
-    } else if (itemColumn[i] >= 0) {
-      const OutputColumn& p = pre.columns[static_cast<size_t>(itemColumn[i])];
-      out.outputs.push_back(OutputColumn{p.name, ref(itemColumn[i]), p.pos});
     } else {
-      for (int c : starColumns[i]) {
-        const OutputColumn& p = pre.columns[static_cast<size_t>(c)];
-        out.outputs.push_back(OutputColumn{p.name, ref(c), p.pos});
+      for (size_t c = itemColumns[i].first; c < itemColumns[i].end; ++c) {
+        const OutputColumn& p = pre.columns[c];
+        out.outputs.push_back(OutputColumn{p.name, ref(static_cast<int>(c)), p.pos});
       }
     }
   }

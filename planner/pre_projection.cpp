@@ -33,4 +33,11 @@ ExprPtr PreProjection::ref(int i) const {
   return makeColumnRef(i, c.type, c.name);
 }
 
+std::vector<ExprPtr> PreProjection::refs(const std::vector<int>& columns) const {
+  std::vector<ExprPtr> out;
+  out.reserve(columns.size());
+  for (int i : columns) out.push_back(ref(i));
+  return out;
+}
+
 }  // namespace rtsql::planner_detail

@@ -1,6 +1,7 @@
 // Internal to the planner: the Project a stateful operator reads from. A
-// top-N, an aggregate OVER (...) and a dedup compute over keys (PARTITION BY,
-// ORDER BY, DISTINCT ON, an aggregate's argument) that may be any expression;
+// top-N, an aggregate OVER (...), a dedup and a GROUP BY aggregation compute
+// over keys (PARTITION BY, ORDER BY, DISTINCT ON, GROUP BY, an aggregate's
+// argument or FILTER) that may be any expression;
 // the binder computes each as a column of a Project right before the
 // operator, after the columns the operator passes on, so that the operator's
 // own expressions are column references and a shuffle can hash them.
@@ -31,6 +32,8 @@ class PreProjection {
   const NodePtr& node() const { return node_; }
   // A reference to column `i` of the Project's rows.
   ExprPtr ref(int i) const;
+  // ref() of each of `columns`, in order: the operator's keys.
+  std::vector<ExprPtr> refs(const std::vector<int>& columns) const;
 
  private:
   NodePtr node_;

@@ -198,21 +198,34 @@ BoundQuery QueryBinder::bindQuery(const ast::Query& q, bool top, size_t limitPos
 
 std::vector<OutputColumn> QueryBinder::bindItems(const ast::Select& s, const Scope& scope) const {
   std::vector<OutputColumn> outputs;
+  bindItemsInto(s, scope, outputs, [](size_t) { return false; });
+  return outputs;
+}
+
+std::vector<ItemColumns> QueryBinder::bindItemsInto(const ast::Select& s, const Scope& scope,
+                                                    std::vector<OutputColumn>& out,
+                                                    const std::function<bool(size_t)>& skip) const {
+  std::vector<ItemColumns> taken(s.items.size());
   ExprBinder binder(scope, ExprContext::SelectList, functions());
-  for (const auto& item : s.items) {
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    taken[i].first = out.size();
+    taken[i].end = out.size();
+    if (skip(i)) continue;
+    const ast::SelectItem& item = s.items[i];
     const ast::Expr& e = *item.expr;
     // Checked as the list grows, so an overlong list is refused before all of
     // it is bound.
-    checkSelectListLength(outputs.size() + 1, e.pos);
+    checkSelectListLength(out.size() + 1, e.pos);
     if (e.kind == ast::ExprKind::Star) {
-      expandStar(scope, e, outputs);
-      checkSelectListLength(outputs.size(), e.pos);
-      continue;
+      expandStar(scope, e, out);
+      checkSelectListLength(out.size(), e.pos);
+    } else {
+      ExprPtr bound = binder.bind(e);
+      out.push_back(OutputColumn{outputName(item, *bound), bound, e.pos});
     }
-    ExprPtr bound = binder.bind(e);
-    outputs.push_back(OutputColumn{outputName(item, *bound), bound, e.pos});
+    taken[i].end = out.size();
   }
-  return outputs;
+  return taken;
 }
 
 BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
@@ -344,7 +357,7 @@ BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
   auto ref = [&](int i) { return pre.ref(i); };
 
   DedupSpec op;
-  for (int i : keyIndexes) op.dedupKeys.push_back(ref(i));
+  op.dedupKeys = pre.refs(keyIndexes);
   op.withinWatermark = s.withinWatermark;
   if (s.withinWatermark) op.eventTime = ref(timeIndex);
   op.output = preNode->schema;

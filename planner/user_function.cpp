@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/python/vectorized_call.h"
 #include "parser/expr_walker.h"
 #include "planner/binder.h"
 #include "planner/catalog.h"
@@ -165,7 +166,8 @@ void placeVectorizedBatches(PhysicalPlan& plan) {
   for (StageSpec& stage : plan.stages) {
     std::vector<OperatorSpec> placed;
     placed.reserve(stage.operators.size());
-    for (OperatorSpec& op : stage.operators) {
+    for (size_t o = 0; o < stage.operators.size(); ++o) {
+      OperatorSpec& op = stage.operators[o];
       std::vector<ExprPtr> over;
       if (op.is<FilterSpec>()) {
         over.push_back(op.as<FilterSpec>().predicate);
@@ -178,20 +180,52 @@ void placeVectorizedBatches(PhysicalPlan& plan) {
           if (!calls.empty()) refuseVectorized(calls.front(), where);
         }
       }
-      bool calls = false;
-      for (const ExprPtr& e : over) calls = calls || (e && !vectorizedCallsIn(*e).empty());
-      if (calls) {
-        VectorizedBatchSpec batch;
-        batch.id = nextId++;
-        // The rows it passes on are those the next operator reads.
-        batch.output =
-            placed.empty()
-                ? (stage.scan >= 0 ? plan.scans[static_cast<size_t>(stage.scan)].schema : Schema{})
-                : placed.back().output();
-        batch.over = std::move(over);
-        placed.emplace_back(std::move(batch));
+      if (vectorizedCallsIn(over).empty()) {
+        placed.push_back(std::move(op));
+        continue;
       }
+      // The rows the operator reads, to which the batch appends a column per
+      // call; the operator then reads the columns instead of calling.
+      const Schema input =
+          placed.empty()
+              ? (stage.scan >= 0 ? plan.scans[static_cast<size_t>(stage.scan)].schema : Schema{})
+              : placed.back().output();
+      const int width = static_cast<int>(input.columns.size());
+      VectorizedColumns columns = vectorizedColumns(over, width);
+      VectorizedBatchSpec batch;
+      batch.id = nextId++;
+      batch.inputColumns = width;
+      batch.output = input;
+      for (const ExprPtr& call : columns.calls) {
+        batch.output.columns.push_back(Column{call->toString(), call->type(), false});
+      }
+      batch.calls = std::move(columns.calls);
+      const Schema widened = batch.output;
+      placed.emplace_back(std::move(batch));
+      if (op.is<ProjectSpec>()) {
+        // A Project's output is its expressions: the appended columns end there.
+        op.as<ProjectSpec>().exprs = std::move(columns.exprs);
+        placed.push_back(std::move(op));
+        continue;
+      }
+      FilterSpec& filter = op.as<FilterSpec>();
+      filter.predicate = std::move(columns.exprs.front());
+      filter.output = widened;
       placed.push_back(std::move(op));
+      // A Filter passes its rows on whole: the columns are dropped after it,
+      // unless a Project comes next and computes its own columns anyway.
+      const bool projectNext =
+          o + 1 < stage.operators.size() && stage.operators[o + 1].is<ProjectSpec>();
+      if (!projectNext) {
+        ProjectSpec strip;
+        strip.id = nextId++;
+        strip.output = input;
+        for (int c = 0; c < width; ++c) {
+          const Column& col = input.columns[static_cast<size_t>(c)];
+          strip.exprs.push_back(makeColumnRef(c, col.type, col.name));
+        }
+        placed.emplace_back(std::move(strip));
+      }
     }
     stage.operators = std::move(placed);
     for (const ExprPtr& key : stage.output.keys) {

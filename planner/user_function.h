@@ -91,7 +91,11 @@ struct PhysicalPlan;
 
 // Places a VectorizedBatch step before each Filter and Project of `plan` that
 // calls a vectorized Python function, so that each such call is made once per
-// batch of rows. The binder computes aggregates' arguments and grouping keys
+// batch of rows: the step appends each call's results to the rows as a column
+// and the operator's calls become references to those columns (named as the
+// call is written). A Project drops the columns by computing its own; after a
+// Filter a Project of the input's columns drops them, unless a Project comes
+// next. The binder computes aggregates' arguments and grouping keys
 // in the Project before the shuffle, so those are batched there. A vectorized
 // call anywhere else (a join condition, an expression a stateful operator
 // evaluates itself) is 0A000 at the call. A plan without vectorized calls is

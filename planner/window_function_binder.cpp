@@ -256,22 +256,9 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
                   "add EMIT ON WINDOW CLOSE to the session-window aggregation, so that it emits "
                   "each session once");
     }
-    ExprBinder binder(rel.scope, ExprContext::SelectList, functions());
-    for (size_t i = 0; i < s.items.size(); ++i) {
-      if (i == rankIndex) {
-        itemsBefore = pre.columns.size();
-        continue;
-      }
-      const ast::Expr& e = *s.items[i].expr;
-      checkSelectListLength(pre.columns.size() + 1, e.pos);
-      if (e.kind == ast::ExprKind::Star) {
-        expandStar(rel.scope, e, pre.columns);
-        checkSelectListLength(pre.columns.size(), e.pos);
-        continue;
-      }
-      ExprPtr bound = binder.bind(e);
-      pre.columns.push_back(OutputColumn{outputName(s.items[i], *bound), bound, e.pos});
-    }
+    itemsBefore = bindItemsInto(s, rel.scope, pre.columns, [rankIndex](size_t i) {
+                    return i == rankIndex;
+                  })[rankIndex].first;
   }
   const size_t items = pre.columns.size();
   if (!grouped) {
@@ -291,8 +278,8 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
   auto ref_ = [&](int i) { return pre.ref(i); };
 
   TopNSpec op;
-  for (int i : partitionCols) op.partitionKeys.push_back(ref_(i));
-  for (int i : orderCols) op.orderKeys.push_back(ref_(i));
+  op.partitionKeys = pre.refs(partitionCols);
+  op.orderKeys = pre.refs(orderCols);
   op.descending = descending;
   op.limit = limit;
   op.rankColumn = rankRead;

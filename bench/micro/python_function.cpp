@@ -111,8 +111,11 @@ int main(int argc, char** argv) {
   for (long batch : {1L, 16L, 256L}) {
     for (const auto& [name, call] : {std::pair{"PYTHON   scalar, per row", python},
                                      std::pair{"PYTHON   vectorized, per batch", vectorized}}) {
+      // The vectorized call as the planner rewrites it: the batch appends its
+      // column after the row's one, and the Project reads that column.
+      VectorizedColumns columns = vectorizedColumns({a, call}, 1);
       ProjectSpec project;
-      project.exprs = {a, call};
+      project.exprs = call == vectorized ? columns.exprs : std::vector<ExprPtr>{a, call};
       OperatorPtr projectOp = makeProject(project);
       SumSink sink;
       projectOp->setNext(&sink);
@@ -120,7 +123,8 @@ int main(int argc, char** argv) {
       Operator* head = projectOp.get();
       if (call == vectorized) {
         VectorizedBatchSpec spec;
-        spec.over = project.exprs;
+        spec.calls = columns.calls;
+        spec.inputColumns = 1;
         batchOp = makeVectorizedBatch(spec);
         batchOp->setNext(projectOp.get());
         head = batchOp.get();

@@ -106,6 +106,9 @@ Value castToString(const Value& v) {
 class CastExpr final : public Expr {
  public:
   void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<CastExpr>(std::move(c[0]), type());
+  }
   CastExpr(ExprPtr e, DataTypePtr target) : Expr(std::move(target)), e_(std::move(e)) {}
   Value eval(const Row& row) const override {
     Value v = e_->eval(row);

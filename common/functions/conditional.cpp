@@ -93,6 +93,7 @@ class RandomSequenceExpr : public CallExpr {
   uint64_t next() const { return counter_.fetch_add(1, std::memory_order_relaxed); }
   // The k-th 64 random bits of the sequence.
   uint64_t bits(uint64_t k) const { return splitmix64(seed_ ^ splitmix64(k)); }
+  uint64_t seed() const { return seed_; }
 
  private:
   uint64_t seed_;
@@ -113,6 +114,10 @@ uint64_t seedArgument(const std::string& name, std::vector<ExprPtr>& args, size_
 class RandExpr final : public RandomSequenceExpr {
  public:
   using RandomSequenceExpr::RandomSequenceExpr;
+  // The same sequence: the seed is the node's, whatever its constant child.
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<RandExpr>(name_, std::move(c), seed());
+  }
   Value eval(const Row&) const override {
     return Value::float64(static_cast<double>(bits(next()) >> 11) * (1.0 / 9007199254740992.0));
   }
@@ -220,6 +225,10 @@ ExprPtr buildUuid(const std::string& name, std::vector<ExprPtr>& args, size_t) {
 class RandnExpr final : public RandomSequenceExpr {
  public:
   using RandomSequenceExpr::RandomSequenceExpr;
+  // The same sequence: the seed is the node's, whatever its constant child.
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<RandnExpr>(name_, std::move(c), seed());
+  }
   Value eval(const Row&) const override {
     const uint64_t n = next();
     double u1 = (static_cast<double>(bits(2 * n) >> 11) + 1.0) * (1.0 / 9007199254740993.0);

@@ -138,6 +138,9 @@ class ColumnRefExpr final : public Expr {
     return name_.empty() ? "#" + std::to_string(index_) : name_;
   }
   void forEachChild(const std::function<void(const Expr&)>&) const override {}
+  ExprPtr withChildren(std::vector<ExprPtr>) const override {
+    return std::make_shared<ColumnRefExpr>(index_, type(), name_);
+  }
   int index() const { return index_; }
   const std::string& name() const { return name_; }
 
@@ -149,6 +152,9 @@ class ColumnRefExpr final : public Expr {
 class FieldAccessExpr final : public Expr {
  public:
   void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*base_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<FieldAccessExpr>(std::move(c[0]), index_, field_, type());
+  }
   FieldAccessExpr(ExprPtr base, int index, std::string field, DataTypePtr type)
       : Expr(std::move(type)), base_(std::move(base)), index_(index), field_(std::move(field)) {}
   Value eval(const Row& row) const override;
@@ -170,7 +176,10 @@ class CallExpr : public Expr {
     for (const ExprPtr& a : args_) fn(*a);
   }
   CallExpr(std::string name, DataTypePtr type, std::vector<ExprPtr> args, bool deterministic)
-      : Expr(std::move(type)), name_(std::move(name)), args_(std::move(args)) {
+      : Expr(std::move(type)),
+        name_(std::move(name)),
+        args_(std::move(args)),
+        deterministic_(deterministic) {
     constant_ = deterministic;
     for (const auto& a : args_) constant_ = constant_ && a->isConstant();
   }
@@ -180,6 +189,7 @@ class CallExpr : public Expr {
  protected:
   std::string name_;
   std::vector<ExprPtr> args_;
+  bool deterministic_;
   bool constant_;
 };
 
@@ -188,6 +198,9 @@ class Fn1 final : public CallExpr {
  public:
   Fn1(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
       : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<Fn1>(name_, type(), std::move(c), f_);
+  }
   Value eval(const Row& row) const override {
     Value sa;
     const Value& a = args_[0]->evalRef(row, sa);
@@ -204,6 +217,9 @@ class Fn2 final : public CallExpr {
  public:
   Fn2(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
       : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<Fn2>(name_, type(), std::move(c), f_);
+  }
   Value eval(const Row& row) const override {
     Value sa, sb;
     const Value& a = args_[0]->evalRef(row, sa);
@@ -222,6 +238,9 @@ class Fn3 final : public CallExpr {
  public:
   Fn3(std::string n, DataTypePtr t, std::vector<ExprPtr> a, F f)
       : CallExpr(std::move(n), std::move(t), std::move(a), true), f_(std::move(f)) {}
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<Fn3>(name_, type(), std::move(c), f_);
+  }
   Value eval(const Row& row) const override {
     Value sa, sb, sc;
     const Value& a = args_[0]->evalRef(row, sa);
@@ -244,6 +263,9 @@ class FnN final : public CallExpr {
  public:
   FnN(std::string n, DataTypePtr t, std::vector<ExprPtr> a, bool det, F f)
       : CallExpr(std::move(n), std::move(t), std::move(a), det), f_(std::move(f)) {}
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<FnN>(name_, type(), std::move(c), deterministic_, f_);
+  }
   Value eval(const Row& row) const override { return f_(row, args_); }
 
  private:

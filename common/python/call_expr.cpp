@@ -15,6 +15,9 @@ class PythonCallExpr final : public Expr {
   }
   PythonCallExpr(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args)
       : Expr(fn->returns()), fn_(std::move(fn)), args_(std::move(args)) {}
+  ExprPtr withChildren(std::vector<ExprPtr> children) const override {
+    return std::make_shared<PythonCallExpr>(fn_, std::move(children));
+  }
 
   Value eval(const Row& row) const override {
     // The arguments are computed before the GIL is taken: they are rtsql's

@@ -1,6 +1,6 @@
 // The expression nodes of a Python function's call (call_expr.cpp), for the
-// code of the Python embedding only: vectorized_call.cpp finds and evaluates
-// the vectorized ones. Everything else makes them with makePythonCall()
+// code of the Python embedding only: vectorized_call.cpp finds the vectorized
+// ones and calls them over a batch. Everything else makes them with makePythonCall()
 // (function.h).
 #pragma once
 
@@ -16,8 +16,9 @@ namespace rtsql::python_internal {
 // `f(x, y + 1)`: a call of `fn` as EXPLAIN shows it.
 std::string callText(const PythonFunction& fn, const std::vector<ExprPtr>& args);
 
-// A call of a vectorized function: its row's result comes from the
-// VectorizedBatch that called the function over the batch the row is in.
+// A call of a vectorized function. In a flow the planner replaces it by the
+// column a VectorizedBatch step appends with its results (vectorized_call.h);
+// evaluated on its own, a row is a batch of one.
 class PythonVectorizedCallExpr final : public Expr {
  public:
   void forEachChild(const std::function<void(const Expr&)>& fn) const override {
@@ -26,9 +27,11 @@ class PythonVectorizedCallExpr final : public Expr {
   PythonVectorizedCallExpr(std::shared_ptr<const PythonFunction> fn, std::vector<ExprPtr> args,
                            size_t pos)
       : Expr(fn->returns()), fn_(std::move(fn)), args_(std::move(args)), pos_(pos) {}
+  ExprPtr withChildren(std::vector<ExprPtr> children) const override {
+    return std::make_shared<PythonVectorizedCallExpr>(fn_, std::move(children), pos_);
+  }
 
-  // Its row's result from the VectorizedBatch that evaluated it
-  // (vectorized_call.cpp).
+  // The function called over a batch of this one row.
   Value eval(const Row& row) const override;
 
   std::string toString() const override { return callText(*fn_, args_); }

@@ -1,7 +1,10 @@
 // Vectorized Python functions over a batch of rows: the calls an operator's
-// expressions hold, each made once per batch, and each row's result handed to
-// its node while the operator evaluates that row (see vectorized_call.h).
+// expressions hold, the expressions rewritten to read each call's column, and
+// each call made once per batch with its results appended to the rows (see
+// vectorized_call.h).
 #include "common/python/vectorized_call.h"
+
+#include <unordered_map>
 
 #include "common/python/call_expr.h"
 
@@ -9,18 +12,10 @@ namespace rtsql {
 
 using python_internal::PythonVectorizedCallExpr;
 
-namespace {
-
-// The innermost VectorizedBatch::RowScope of this thread.
-thread_local const VectorizedBatch::RowScope* tScope = nullptr;
-
-}  // namespace
-
 namespace python_internal {
 
 Value PythonVectorizedCallExpr::eval(const Row& row) const {
-  if (const Value* v = VectorizedBatch::RowScope::find(this)) return *v;
-  // Outside a batching operator (a SELECT without a flow): a batch of one.
+  // Outside a batching step (a SELECT without a flow): a batch of one.
   std::vector<std::vector<Value>> columns(args_.size());
   for (size_t i = 0; i < args_.size(); ++i) columns[i].push_back(args_[i]->eval(row));
   return std::move(fn_->callBatch(columns, 1).front());
@@ -63,40 +58,55 @@ std::vector<VectorizedCall> vectorizedCallsIn(const std::vector<ExprPtr>& exprs)
   return calls;
 }
 
-void VectorizedBatch::evaluate(const std::vector<Row>& rows, size_t count) {
-  results_.assign(calls_.size(), {});
+VectorizedColumns vectorizedColumns(const std::vector<ExprPtr>& exprs, int inputColumns) {
+  // Each call's column, filled in call order: an inner call has its column
+  // before the call holding it is rewritten.
+  std::unordered_map<const Expr*, ExprPtr> columns;
+  auto asColumn = [&columns](const Expr& e) -> ExprPtr {
+    auto it = columns.find(&e);
+    return it == columns.end() ? nullptr : it->second;
+  };
+  VectorizedColumns out;
+  for (const VectorizedCall& c : vectorizedCallsIn(exprs)) {
+    const auto& call = static_cast<const PythonVectorizedCallExpr&>(*c.node);
+    std::vector<ExprPtr> args;
+    args.reserve(call.args().size());
+    for (const ExprPtr& a : call.args()) args.push_back(replaceNodes(a, asColumn));
+    out.calls.push_back(call.withChildren(std::move(args)));
+    const int column = inputColumns + static_cast<int>(out.calls.size() - 1);
+    columns.emplace(c.node, makeColumnRef(column, call.type(), call.toString()));
+  }
+  out.exprs.reserve(exprs.size());
+  for (const ExprPtr& e : exprs) out.exprs.push_back(e ? replaceNodes(e, asColumn) : e);
+  return out;
+}
+
+VectorizedBatch::VectorizedBatch(std::vector<ExprPtr> calls, int inputColumns)
+    : calls_(std::move(calls)), inputColumns_(static_cast<size_t>(inputColumns)) {
+  for (const ExprPtr& c : calls_) {
+    if (!dynamic_cast<const PythonVectorizedCallExpr*>(c.get())) {
+      throw InternalError("a VectorizedBatch call that is not a vectorized Python call: " +
+                          c->toString());
+    }
+  }
+}
+
+void VectorizedBatch::appendResults(std::vector<Row>& rows, size_t count) const {
+  for (size_t i = 0; i < count; ++i) rows[i].resize(inputColumns_ + calls_.size());
   for (size_t k = 0; k < calls_.size(); ++k) {
-    const auto& call = static_cast<const PythonVectorizedCallExpr&>(*calls_[k].node);
+    const auto& call = static_cast<const PythonVectorizedCallExpr&>(*calls_[k]);
     // The arguments are computed before the GIL is taken, with rtsql's own
-    // code; a call inside them reads the results computed before it.
+    // code; a call inside them reads the column appended before it.
     std::vector<std::vector<Value>> columns(call.args().size());
     for (auto& c : columns) c.resize(count);
     for (size_t i = 0; i < count; ++i) {
-      RowScope scope(*this, i, k);
       for (size_t p = 0; p < call.args().size(); ++p) {
         call.args()[p]->evalInto(rows[i], columns[p][i]);
       }
     }
-    results_[k] = call.function().callBatch(columns, count);
+    std::vector<Value> results = call.function().callBatch(columns, count);
+    for (size_t i = 0; i < count; ++i) rows[i][inputColumns_ + k] = std::move(results[i]);
   }
-}
-
-VectorizedBatch::RowScope::RowScope(const VectorizedBatch& batch, size_t index, size_t known)
-    : batch_(batch), index_(index), known_(known), outer_(tScope) {
-  tScope = this;
-}
-
-VectorizedBatch::RowScope::~RowScope() {
-  tScope = outer_;
-}
-
-const Value* VectorizedBatch::RowScope::find(const Expr* node) {
-  for (const RowScope* s = tScope; s; s = s->outer_) {
-    for (size_t k = 0; k < s->known_; ++k) {
-      if (s->batch_.calls_[k].node == node) return &s->batch_.results_[k][s->index_];
-    }
-  }
-  return nullptr;
 }
 
 }  // namespace rtsql

@@ -1,7 +1,8 @@
 // Vectorized Python functions over a batch of rows (LANGUAGE PYTHON
 // VECTORIZED, see function.h): the vectorized calls an operator's expressions
-// hold, and the batch that calls each once over the operator's rows and then
-// gives each row's node its result.
+// hold, those expressions rewritten to read each call's result as a column,
+// and the batch that calls each function once over the rows and appends its
+// results to them as that column.
 #pragma once
 
 #include <string>
@@ -26,49 +27,35 @@ std::vector<VectorizedCall> vectorizedCallsIn(const Expr& expr);
 // The same over several expressions (an operator's), each call once.
 std::vector<VectorizedCall> vectorizedCallsIn(const std::vector<ExprPtr>& exprs);
 
-// Evaluates the vectorized calls of an operator's expressions over a batch of
-// rows, then lets the operator evaluate its expressions row by row with each
-// call's result for that row. Used by one task thread at a time.
+// An operator's expressions with their vectorized calls made columns: call k
+// (in vectorizedCallsIn() order) is column `inputColumns + k` of the row the
+// operator reads, appended by a VectorizedBatch over `calls`.
+struct VectorizedColumns {
+  // The calls, each with the calls inside its arguments already columns (an
+  // inner call is appended, so read, before the call that holds it).
+  std::vector<ExprPtr> calls;
+  // The operator's expressions, each call replaced by a reference to its
+  // column named by the call's text, so that EXPLAIN reads as written.
+  std::vector<ExprPtr> exprs;
+};
+VectorizedColumns vectorizedColumns(const std::vector<ExprPtr>& exprs, int inputColumns);
+
+// Calls each of the VectorizedColumns' calls once over a batch of rows and
+// appends its results to the rows as its column. Holds no state between
+// batches; used by one task thread at a time.
 class VectorizedBatch {
  public:
-  explicit VectorizedBatch(std::vector<VectorizedCall> calls) : calls_(std::move(calls)) {}
+  VectorizedBatch(std::vector<ExprPtr> calls, int inputColumns);
 
-  // Calls each function once over the first `count` of `rows`, in order (a
-  // call whose arguments hold another call sees that call's results).
-  void evaluate(const std::vector<Row>& rows, size_t count);
-  void evaluate(const std::vector<Row>& rows) { evaluate(rows, rows.size()); }
-
-  // While alive, the calls' nodes evaluated on this thread give their results
-  // for row `index` of the last evaluate(). Scopes nest (a batching operator
-  // after another one); the innermost that knows a node answers for it.
-  class RowScope {
-   public:
-    RowScope(const VectorizedBatch& batch, size_t index)
-        : RowScope(batch, index, batch.calls_.size()) {}
-    ~RowScope();
-    RowScope(const RowScope&) = delete;
-    RowScope& operator=(const RowScope&) = delete;
-
-    // The result for this row of `node` when this scope or an outer one
-    // knows it, else null.
-    static const Value* find(const Expr* node);
-
-   private:
-    friend class VectorizedBatch;
-    // Only the first `known` calls have results (evaluate() in progress).
-    RowScope(const VectorizedBatch& batch, size_t index, size_t known);
-
-    const VectorizedBatch& batch_;
-    size_t index_;
-    size_t known_;
-    const RowScope* outer_;
-  };
-
-  const std::vector<VectorizedCall>& calls() const { return calls_; }
+  // Makes the first `count` of `rows` `inputColumns` wide plus one column per
+  // call, then calls each function once over them, in order (a call whose
+  // arguments hold another reads that call's column).
+  void appendResults(std::vector<Row>& rows, size_t count) const;
+  void appendResults(std::vector<Row>& rows) const { appendResults(rows, rows.size()); }
 
  private:
-  std::vector<VectorizedCall> calls_;
-  std::vector<std::vector<Value>> results_;  // per call, per row
+  std::vector<ExprPtr> calls_;
+  size_t inputColumns_;
 };
 
 }  // namespace rtsql

@@ -1,6 +1,5 @@
 #include "executor/operators/vectorized_batch.h"
 
-#include "common/python/function.h"
 #include "common/python/vectorized_call.h"
 
 namespace rtsql {
@@ -9,7 +8,7 @@ namespace {
 class VectorizedBatchOperator final : public Operator {
  public:
   explicit VectorizedBatchOperator(const VectorizedBatchSpec& spec)
-      : over_(spec.over), batch_(vectorizedCallsIn(spec.over)) {
+      : batch_(spec.calls, spec.inputColumns) {
     rows_.reserve(VectorizedBatchSpec::kMaxVectorizedBatchRows);
     contexts_.reserve(VectorizedBatchSpec::kMaxVectorizedBatchRows);
   }
@@ -52,14 +51,10 @@ class VectorizedBatchOperator final : public Operator {
       size_t& held;
       ~Clear() { held = 0; }
     } clear{held_};
-    batch_.evaluate(rows_, held_);
-    for (size_t i = 0; i < held_; ++i) {
-      VectorizedBatch::RowScope scope(batch_, i);
-      emit(rows_[i], contexts_[i]);
-    }
+    batch_.appendResults(rows_, held_);
+    for (size_t i = 0; i < held_; ++i) emit(rows_[i], contexts_[i]);
   }
 
-  std::vector<ExprPtr> over_;  // keeps the calls' nodes alive
   VectorizedBatch batch_;
   std::vector<Row> rows_;  // the first held_ are the batch's rows
   std::vector<RecordContext> contexts_;

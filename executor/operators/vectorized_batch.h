@@ -1,9 +1,10 @@
 // VectorizedBatch: the step before a Filter or Project that calls a vectorized
 // Python function. It keeps the rows the task takes together and, at the end
 // of that batch, calls each vectorized function once over them (one GIL
-// acquisition per function and batch), then passes the rows on in their
-// order, each with its own RecordContext, while the next operator reads each
-// call's result for the row.
+// acquisition per function and batch), appends each call's results to the
+// rows as a column, then passes the rows on in their order, each with its own
+// RecordContext; the next operator reads the columns where it was written to
+// call the functions (the planner rewrote the calls, see VectorizedBatchSpec).
 //
 // The batch ends where the task says so (onBatchEnd: a poll's records, a
 // shuffle inbox), and also before a watermark or an epoch end is passed on, so

@@ -120,16 +120,23 @@ TEST_CASE("a batch calls each vectorized function once and gives each row its re
   CHECK(found[1].node == outer.get());
   CHECK(vectorizedCallsIn(*col).empty());
 
+  // The calls become columns 1 (twice) and 2 (plus, reading column 1).
+  VectorizedColumns columns = vectorizedColumns({outer}, 1);
+  REQUIRE(columns.calls.size() == 2);
+  CHECK(columns.calls[1]->toString() == "plus(twice(n), n)");
+  CHECK(columns.exprs.front()->toString() == "plus(twice(n), n)");
+  CHECK(columnRefIndex(*columns.exprs.front()) == 2);
+
   std::vector<Row> rows = {{Value::bigint(1)}, {Value()}, {Value::bigint(10)}};
-  VectorizedBatch batch(found);
+  VectorizedBatch batch(columns.calls, 1);
   const int64_t before = calls();
-  batch.evaluate(rows);
+  batch.appendResults(rows);
   CHECK(calls() == before + 1);
   const Value expected[] = {Value::bigint(3), Value(), Value::bigint(30)};
   for (size_t i = 0; i < rows.size(); ++i) {
-    VectorizedBatch::RowScope scope(batch, i);
-    CHECK(outer->eval(rows[i]) == expected[i]);
-    CHECK(inner->eval(rows[i]) == (i == 1 ? Value() : Value::bigint(rows[i][0].asInt() * 2)));
+    REQUIRE(rows[i].size() == 3);
+    CHECK(columns.exprs.front()->eval(rows[i]) == expected[i]);
+    CHECK(rows[i][1] == (i == 1 ? Value() : Value::bigint(rows[i][0].asInt() * 2)));
   }
   CHECK(calls() == before + 1);
   // Outside a batch a call is a batch of one row.
@@ -191,4 +198,22 @@ TEST_CASE("a vectorized call is found under every kind of expression node") {
   // A node shared by two parents is listed once.
   ExprPtr shared = call();
   CHECK(vectorizedCallsIn(*makeCall("+", {shared, shared}, 1)).size() == 1);
+
+  // Under every kind of node the calls become the columns a batch appends:
+  // the rewritten expression reads them and gives what the calls give, and
+  // reads as written.
+  const std::vector<Row> inputs = {{Value::bigint(1)}, {Value()}, {Value::bigint(3)}};
+  for (const auto& c : cases) {
+    const std::string& kind = c.first;
+    CAPTURE(kind);
+    VectorizedColumns columns = vectorizedColumns({c.second}, 1);
+    REQUIRE(columns.exprs.size() == 1);
+    CHECK(vectorizedCallsIn(*columns.exprs.front()).empty());
+    CHECK(columns.exprs.front()->toString() == c.second->toString());
+    std::vector<Row> rows = inputs;
+    VectorizedBatch(columns.calls, 1).appendResults(rows);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      CHECK(columns.exprs.front()->eval(rows[i]) == c.second->eval(inputs[i]));
+    }
+  }
 }

@@ -27,7 +27,7 @@ int64_t calls() {
   return fn->call(nullptr, 0).asInt();
 }
 
-// VectorizedBatch -> Project [n, vtwice(n)] -> Capture.
+// VectorizedBatch [vtwice(n)] -> Project [n, #1] -> Capture.
 struct Chain {
   ExprPtr call;
   OperatorPtr batch;
@@ -42,10 +42,14 @@ struct Chain {
                                       100, true);
     ExprPtr col = makeColumnRef(0, t(TypeId::BigInt), "n");
     call = makePythonCall(fn, {col}, 0);
+    // As the planner places them: the batch appends the call's column, the
+    // Project reads it.
+    VectorizedColumns columns = vectorizedColumns({col, call}, 1);
     ProjectSpec p;
-    p.exprs = {col, call};
+    p.exprs = columns.exprs;
     VectorizedBatchSpec b;
-    b.over = p.exprs;
+    b.calls = columns.calls;
+    b.inputColumns = 1;
     batch = makeVectorizedBatch(b);
     project = makeProject(p);
     batch->setNext(project.get());

@@ -121,3 +121,60 @@ TEST_CASE("a vectorized call in a join condition is 0A000 at the call") {
   CHECK(e.sqlstate() == "0A000");
   CHECK(e.position() == residual.find("vlen("));
 }
+
+TEST_CASE("a batching step appends its calls as columns, and the operator reads them") {
+  VectorizedFixture f;
+  PhysicalPlan plan = f.flow(
+      "CREATE FLOW f INTO alerts AS SELECT user_id, vtwice(vlen(url)) AS t FROM clicks WHERE "
+      "vlen(user_id) > 2");
+  const std::vector<OperatorSpec>& ops = plan.stages.front().operators;
+  const size_t width = plan.scans.front().schema.columns.size();
+  REQUIRE(ops.size() == 4);
+  // The Filter reads the column its batch appended, under the call's text.
+  REQUIRE(ops[0].is<VectorizedBatchSpec>());
+  CHECK(ops[0].as<VectorizedBatchSpec>().inputColumns == static_cast<int>(width));
+  CHECK(ops[0].output().columns.size() == width + 1);
+  CHECK(ops[0].output().columns.back().name == "vlen(user_id)");
+  REQUIRE(ops[1].is<FilterSpec>());
+  CHECK(vectorizedCallsIn(*ops[1].as<FilterSpec>().predicate).empty());
+  CHECK(ops[1].as<FilterSpec>().predicate->toString() == "(vlen(user_id) > 2)");
+  // The next batch appends after that column; the inner call comes first and
+  // the outer one reads its column.
+  REQUIRE(ops[2].is<VectorizedBatchSpec>());
+  const auto& batch = ops[2].as<VectorizedBatchSpec>();
+  CHECK(batch.inputColumns == static_cast<int>(width + 1));
+  REQUIRE(batch.calls.size() == 2);
+  CHECK(batch.calls[0]->toString() == "vlen(url)");
+  CHECK(vectorizedCallsIn(*batch.calls[1]).size() == 1);
+  REQUIRE(ops[3].is<ProjectSpec>());
+  const ExprPtr& t = ops[3].as<ProjectSpec>().exprs.at(1);
+  CHECK(columnRefIndex(*t) == static_cast<int>(width + 2));
+  CHECK(t->toString() == "vtwice(vlen(url))");
+  CHECK(ops[3].output().columns.size() == 2);
+}
+
+TEST_CASE("after a Filter that no Project follows, a Project drops the appended columns") {
+  VectorizedFixture f;
+  f.ddl("CREATE TABLE codes (code STRING, n BIGINT);");
+  // The IN subquery joins the filtered rows with the table: the join's
+  // columns follow the stream row's, which must be the source's again.
+  PhysicalPlan plan = f.flow(
+      "CREATE FLOW f INTO alerts AS SELECT user_id FROM clicks WHERE vlen(url) > 2 AND user_id "
+      "IN (SELECT code FROM codes)");
+  const std::vector<OperatorSpec>& ops = plan.stages.front().operators;
+  const Schema& scanned = plan.scans.front().schema;
+  REQUIRE(ops.size() == 5);
+  CHECK(ops[0].is<VectorizedBatchSpec>());
+  CHECK(ops[1].is<FilterSpec>());
+  CHECK(ops[1].output().columns.size() == scanned.columns.size() + 1);
+  REQUIRE(ops[2].is<ProjectSpec>());
+  const auto& strip = ops[2].as<ProjectSpec>();
+  REQUIRE(strip.exprs.size() == scanned.columns.size());
+  for (size_t c = 0; c < strip.exprs.size(); ++c) {
+    CHECK(columnRefIndex(*strip.exprs[c]) == static_cast<int>(c));
+    CHECK(strip.output.columns[c].name == scanned.columns[c].name);
+  }
+  CHECK(ops[3].is<BroadcastJoinSpec>());
+  CHECK(plan.explain().find("  Filter (vlen(url) > 2)  [append]\n  Project user_id, url, ") !=
+        std::string::npos);
+}
