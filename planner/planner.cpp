@@ -394,6 +394,11 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
   return plan;
 }
 
+PhysicalPlan planBoundedQuery(const ast::Query& query, const PlanContext& ctx) {
+  if (!ctx.boundedRelation) throw InternalError("a bounded query planned without its relations");
+  return planQuery(query, ctx);
+}
+
 Options bindOptions(const std::vector<ast::Option>& options) {
   std::vector<OptionEntry> entries;
   entries.reserve(options.size());

@@ -183,7 +183,11 @@ void QueryBinder::unsupported(const std::string& what, size_t pos, const std::st
 
 BoundQuery QueryBinder::bindQuery(const ast::Query& q, bool top, size_t limitPos) const {
   if (q.terms.empty()) throw InternalError("query without a SELECT");
-  if (!q.orderBy.empty()) unsupported("ORDER BY", q.orderBy[0].expr->pos);
+  // A bounded query's top ORDER BY sorts its collected result
+  // (server/bounded_query.cpp); a stream has no order to give.
+  if (!q.orderBy.empty() && !(top && ctx_.boundedRelation)) {
+    unsupported("ORDER BY", q.orderBy[0].expr->pos);
+  }
   if (q.limit && (mode_ == Mode::Flow || !top)) {
     SqlError err(sqlstate::kFeatureNotSupported,
                  top ? "LIMIT is not allowed in a flow" : "LIMIT is not supported in a subquery",
@@ -626,6 +630,21 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
   Relation rel;
   rel.name = qualifier;
   rel.pos = ref.pos;
+  if (ctx_.boundedRelation) {
+    // A bounded query reads a finite relation as a source of its own
+    // (planner/bounded_relation.h), whose rows the same operators take.
+    if (std::shared_ptr<const BoundedRelation> bounded = ctx_.boundedRelation(ref.name)) {
+      auto def = std::make_shared<SourceDef>();
+      def->name = ref.name;
+      def->connector = kBoundedConnector;
+      def->schema = bounded->schema();
+      rel.node = scanNode(def);
+      rel.scope = scopeFromSchema(def->schema, qualifier);
+      rel.sourceName = def->name;
+      rel.identity = true;
+      return rel;
+    }
+  }
   if (Catalog::SourcePtr source = catalog.findSource(ref.name)) {
     rel.node = scanNode(source);
     rel.scope = scopeFromSchema(source->schema, qualifier);

@@ -13,6 +13,7 @@
 #include "parser/parser.h"
 #include "planner/user_function.h"
 #include "server/handler_error.h"
+#include "server/bounded_query.h"
 #include "server/live_query.h"
 #include "server/cluster/node.h"
 #include "server/live_query_quota.h"
@@ -36,6 +37,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"search_path", "public"},
     {"rtsql.dry_run", "off"},
     {"statement_timeout", "0"},
+    {"rtsql.bounded_max_rows", "1000000"},
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -161,6 +163,10 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     probe.getInt(setting->first, 8, 1, 4096);  // validates
   }
   if (iequals(setting->first, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->first, "rtsql.bounded_max_rows")) {
+    Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
+    probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
+  }
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";
@@ -202,6 +208,27 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
       }
     }
     sendRows(out, cols, {row}, "SELECT 1");
+    return;
+  }
+  // A query over finite relations only runs to their end (server/bounded_query.h).
+  const BoundedLookup lookup = boundedLookup(s);
+  if (isBoundedQuery(q, lookup)) {
+    PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(planContext(s), lookup));
+    if (s.shadow) {
+      out.columns(boundedQueryColumns(plan));
+      out.complete("SELECT 0");
+      return;
+    }
+    std::optional<LiveQueryQuota::Hold> hold;
+    if (!privileges_->isSuperuser(s.user)) hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
+    BoundedRun run;
+    run.connectors = &connectors_;
+    run.slots = &slots_;
+    run.lookup = lookup;
+    run.catalog = &catalogOf(s);
+    run.stateDir = (std::filesystem::path(options_.dataDir) / "bounded").string();
+    run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, int64_t{1} << 40);
+    runBoundedQuery(std::move(plan), q, run, out);
     return;
   }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
@@ -250,10 +277,19 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
         }
         return cols;
       }
+      const BoundedLookup lookup = boundedLookup(s);
+      if (isBoundedQuery(q, lookup)) {
+        return boundedQueryColumns(planBoundedQuery(q, boundedPlanContext(planContext(s), lookup)));
+      }
       return liveQueryColumns(planQuery(q, planContext(s)));
     }
     default: return std::vector<ResultColumn>{};  // DDL and commands return no rows
   }
+}
+
+BoundedLookup Engine::boundedLookup(const EngineSession& s) const {
+  const Catalog* catalog = &catalogOf(s);
+  return [catalog](const std::string& name) { return boundedRelationOf(*catalog, name); };
 }
 
 PlanContext Engine::planContext(const EngineSession& s) const {

@@ -24,6 +24,7 @@
 #include "parser/ast.h"
 #include "planner/catalog.h"
 #include "planner/planner.h"
+#include "server/bounded_query.h"
 #include "server/catalog_store.h"
 #include "server/flows/flow_registry.h"
 #include "server/query_handler.h"
@@ -136,6 +137,8 @@ class Engine : public QueryHandler, public FlowReads {
   static bool isConstantQuery(const ast::Query& q);
   static std::string constantColumnName(const ast::SelectItem& item);
   PlanContext planContext(const EngineSession& s) const;
+  // The finite relations a bounded query of `s` may read (server/bounded_query.h).
+  BoundedLookup boundedLookup(const EngineSession& s) const;
   // The relations a flow's plan reads and writes; the catalog refuses to
   // drop them while the flow exists (55006).
   static std::vector<std::string> flowInputs(const PhysicalPlan& plan, const std::string& sink);
