@@ -336,6 +336,11 @@ std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result,
                        e.pos);
       }
       key.column = static_cast<int>(n - 1);
+    } else if (e.kind == ast::ExprKind::Column && e.parts.size() == 2 &&
+               result.find(e.parts[1]) >= 0) {
+      // A qualified name (ORDER BY s.amount) orders by the selected column
+      // of that name.
+      key.column = result.find(e.parts[1]);
     } else {
       try {
         key.expr = bindExpression(e, result, catalog);
