@@ -188,6 +188,11 @@ BoundQuery QueryBinder::bindQuery(const ast::Query& q, bool top, size_t limitPos
   if (!q.orderBy.empty() && !(top && ctx_.boundedRelation)) {
     unsupported("ORDER BY", q.orderBy[0].expr->pos);
   }
+  if (q.offset && !(top && ctx_.boundedRelation)) {
+    unsupported("OFFSET", q.offsetPos,
+                "OFFSET skips rows of a bounded query's sorted result (a SELECT over tables or "
+                "FROM source FOR OFFSETS BETWEEN ...)");
+  }
   if (q.limit && (mode_ == Mode::Flow || !top)) {
     SqlError err(sqlstate::kFeatureNotSupported,
                  top ? "LIMIT is not allowed in a flow" : "LIMIT is not supported in a subquery",
@@ -624,12 +629,53 @@ Relation QueryBinder::bindTransform(const ast::TableRef& ref) const {
   return rel;
 }
 
+// FROM s FOR OFFSETS BETWEEN 'earliest' AND 'latest': a bounded query's read
+// of a Kafka source from its earliest offsets to the end offsets it has when
+// the query starts (connectors/kafka/bounded_source.h).
+void QueryBinder::checkOffsetRange(const ast::TableRef& ref) const {
+  const Catalog& catalog = *ctx_.catalog;
+  if (!ctx_.boundedRelation) {
+    unsupported("FOR OFFSETS BETWEEN in a " + std::string(mode_ == Mode::Flow ? "flow" : "live query"),
+                ref.offsetRangePos,
+                mode_ == Mode::Flow
+                    ? "a flow reads a source as it grows; FOR OFFSETS BETWEEN is for a SELECT"
+                    : "a bounded SELECT reads only tables and sources FOR OFFSETS BETWEEN ...; "
+                      "read every source of the query that way");
+  }
+  Catalog::SourcePtr source = catalog.findSource(ref.name);
+  if (!source) {
+    if (catalog.findTable(ref.name) || ctx_.boundedRelation(ref.name)) {
+      throw SqlError(sqlstate::kWrongObjectType,
+                     fmt::format("\"{}\" is not a source: FOR OFFSETS BETWEEN reads a source",
+                                 ref.name),
+                     ref.pos, "a table is read whole: drop FOR OFFSETS BETWEEN ...");
+    }
+    return;  // "does not exist", below
+  }
+  if (!iequals(source->connector, "kafka")) {
+    unsupported(fmt::format("FOR OFFSETS BETWEEN over a {} source", source->connector), ref.pos,
+                "it reads a Kafka source's partitions");
+  }
+  if (!iequals(ref.fromOffsets, "earliest")) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("FOR OFFSETS BETWEEN starts at 'earliest', not '{}'", ref.fromOffsets),
+                   ref.fromOffsetsPos, "FOR OFFSETS BETWEEN 'earliest' AND 'latest'");
+  }
+  if (!iequals(ref.toOffsets, "latest")) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("FOR OFFSETS BETWEEN ends at 'latest', not '{}'", ref.toOffsets),
+                   ref.toOffsetsPos,
+                   "'latest' is each partition's end offset when the query starts");
+  }
+}
+
 Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
   const Catalog& catalog = *ctx_.catalog;
   const std::string qualifier = ref.alias.empty() ? ref.name : ref.alias;
   Relation rel;
   rel.name = qualifier;
   rel.pos = ref.pos;
+  if (ref.offsetRange) checkOffsetRange(ref);
   if (ctx_.boundedRelation) {
     // A bounded query reads a finite relation as a source of its own
     // (planner/bounded_relation.h), whose rows the same operators take.

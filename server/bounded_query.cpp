@@ -16,6 +16,9 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/thread_priority.h"
+#include "connectors/kafka/bounded_source.h"
+#include "connectors/kafka/client.h"
+#include "connectors/registry.h"
 #include "executor/flow_runtime.h"
 #include "server/pg_values.h"
 
@@ -276,16 +279,20 @@ class ResultSink final : public SinkWriter {
 // relation and the "client" sink is the result table.
 class BoundedProvider final : public ConnectorProvider {
  public:
-  BoundedProvider(ConnectorProvider& base, BoundedLookup lookup,
+  BoundedProvider(ConnectorProvider& base, BoundedLookup lookup, std::string embeddedBootstrap,
                   std::shared_ptr<SourcesDone> done, std::shared_ptr<ResultTable> result)
-      : base_(base), lookup_(std::move(lookup)), done_(std::move(done)), result_(std::move(result)) {}
+      : base_(base),
+        lookup_(std::move(lookup)),
+        embeddedBootstrap_(std::move(embeddedBootstrap)),
+        done_(std::move(done)),
+        result_(std::move(result)) {}
   int sourcePartitions(const ScanSpec& scan) override {
     if (scan.connector == kBoundedConnector) return 1;
     return base_.sourcePartitions(scan);
   }
   std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const std::string& flow, int task,
                                          int tasks) override {
-    if (scan.connector != kBoundedConnector) return base_.openSource(scan, flow, task, tasks);
+    if (scan.connector != kBoundedConnector) return openRange(scan, flow, task, tasks);
     std::shared_ptr<const BoundedRelation> relation = lookup_(scan.name);
     if (!relation) {
       throw SqlError(sqlstate::kUndefinedTable,
@@ -300,8 +307,28 @@ class BoundedProvider final : public ConnectorProvider {
   }
 
  private:
+  // Every other scan of a bounded plan is a Kafka source read FOR OFFSETS
+  // BETWEEN 'earliest' AND 'latest' (the binder refuses the rest): from its
+  // earliest offsets, to the end offsets it has now.
+  std::unique_ptr<SourceTask> openRange(const ScanSpec& scan, const std::string& flow, int task,
+                                        int tasks) {
+    ScanSpec earliest = scan;
+    SourceOptions parsed = sourceOptionsOf(scan);
+    parsed.fromEarliest = true;
+    // Dead letters are a flow's: a query run again and again would write
+    // the same ones each time. It skips them.
+    if (parsed.onError == RowErrorPolicy::DeadLetter) parsed.onError = RowErrorPolicy::Skip;
+    earliest.parsed = std::make_shared<const SourceOptions>(parsed);
+    std::unique_ptr<SourceTask> inner = base_.openSource(earliest, flow, task, tasks);
+    auto done = done_;
+    return makeBoundedKafkaSource(std::move(inner), earliest,
+                                  kafka::resolveBootstrap(scan.options, embeddedBootstrap_),
+                                  [done] { done->finished.fetch_add(1); });
+  }
+
   ConnectorProvider& base_;
   BoundedLookup lookup_;
+  std::string embeddedBootstrap_;
   std::shared_ptr<SourcesDone> done_;
   std::shared_ptr<ResultTable> result_;
 };
@@ -411,7 +438,7 @@ bool isBoundedQuery(const ast::Query& query, const BoundedLookup& lookup) {
   namedRelations(query, names);
   if (names.empty()) return false;
   for (const ast::TableRef* ref : names) {
-    if (!lookup(ref->name)) return false;
+    if (!ref->offsetRange && !lookup(ref->name)) return false;
   }
   return true;
 }
@@ -458,7 +485,7 @@ void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRu
   const std::string dir = (std::filesystem::path(run.stateDir) / id).string();
   auto done = std::make_shared<SourcesDone>();
   auto result = std::make_shared<ResultTable>(plan.output, run.maxRows);
-  BoundedProvider provider(*run.connectors, run.lookup, done, result);
+  BoundedProvider provider(*run.connectors, run.lookup, run.embeddedBootstrap, done, result);
   FlowRuntime runtime(std::move(plan), provider, *run.slots, "bounded-" + id, dir);
   runtime.setThreadNice(kLiveQueryNice);
 
@@ -511,8 +538,12 @@ void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRu
 
   std::vector<Row> rows = result->take();
   sortRows(rows, order);
-  size_t begin = 0, end = rows.size();
-  if (query.limit) end = std::min<size_t>(end, static_cast<size_t>(std::max<int64_t>(*query.limit, 0)));
+  const size_t begin =
+      std::min<size_t>(rows.size(), static_cast<size_t>(std::max<int64_t>(query.offset.value_or(0), 0)));
+  size_t end = rows.size();
+  if (query.limit) {
+    end = std::min<size_t>(end, begin + static_cast<size_t>(std::max<int64_t>(*query.limit, 0)));
+  }
   out.columns(cols);
   std::vector<std::optional<std::string>> text(cols.size());
   for (size_t r = begin; r < end; ++r) {

@@ -1,5 +1,7 @@
 // Bounded queries: a SELECT whose every FROM name is a finite relation (a
-// static table, planner/bounded_relation.h) reads all of it and ends, so that
+// static table, planner/bounded_relation.h) or a Kafka source read FOR
+// OFFSETS BETWEEN 'earliest' AND 'latest' (connectors/kafka/bounded_source.h)
+// reads all of it and ends, so that
 // ORDER BY, GROUP BY and a count finish (docs/sql.md, "Bounded queries").
 // One engine with flows: the query is planned by the planner
 // (planBoundedQuery) and run by a FlowRuntime with the flow operators; each
@@ -39,8 +41,9 @@ std::shared_ptr<const BoundedRelation> boundedRelationOf(const Catalog& catalog,
                                                          const std::string& name);
 
 // Whether `query` is bounded: it reads FROM at least one name, and every name
-// it reads is a bounded relation (`lookup` answers it). A query that also
-// reads a source is a live one (a source joined with a table).
+// it reads is a bounded relation (`lookup` answers it) or has a FOR OFFSETS
+// BETWEEN range. A query that also reads a source as it grows is a live one
+// (a source joined with a table).
 bool isBoundedQuery(const ast::Query& query, const BoundedLookup& lookup);
 
 // `base` with its lookup of bounded relations: what planBoundedQuery takes.
@@ -55,6 +58,7 @@ struct BoundedRun {
   BoundedLookup lookup;
   const Catalog* catalog = nullptr;  // user functions an ORDER BY expression calls
   std::string stateDir;              // a directory of its own is made beneath it
+  std::string embeddedBootstrap;     // what a source's 'embedded' bootstrap is
   int64_t maxRows = 1'000'000;       // the most result rows held
 };
 

@@ -227,6 +227,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     run.lookup = lookup;
     run.catalog = &catalogOf(s);
     run.stateDir = (std::filesystem::path(options_.dataDir) / "bounded").string();
+    run.embeddedBootstrap = options_.embeddedBootstrap;
     run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, int64_t{1} << 40);
     runBoundedQuery(std::move(plan), q, run, out);
     return;
