@@ -1,7 +1,8 @@
-"""Bounded queries over static tables through the wire protocol: a prepared
-statement with a parameter (Describe gives its columns), and a long one ended
-by statement_timeout and by a cancel request with 57014 (docs/sql.md,
-"Bounded queries")."""
+"""Bounded queries through the wire protocol: over static tables, a prepared
+statement with a parameter (Describe gives its columns); over a table and
+over a topic read FOR OFFSETS BETWEEN 'earliest' AND 'latest', a long one
+ended by statement_timeout and by a cancel request with 57014, the server's
+slots given back (docs/sql.md, "Bounded queries")."""
 
 import threading
 import time
@@ -19,11 +20,14 @@ BOUND_S = 30
 LONG_TEXT = "a" * 300000
 
 
+ITEMS = [(1, "apple", 10), (2, "pear", 3), (3, "plum", 7), (4, "kiwi", 3)]
+
+
 def make_table(server):
     table = unique("bq_items")
     server.query(f"CREATE TABLE {table} (id BIGINT, name STRING, qty BIGINT)")
-    server.query(f"INSERT INTO {table} VALUES (1, 'apple', 10), (2, 'pear', 3), "
-                 f"(3, 'plum', 7), (4, 'kiwi', 3)")
+    server.query(f"INSERT INTO {table} VALUES " +
+                 ", ".join(f"({i}, '{name}', {qty})" for i, name, qty in ITEMS))
     return table
 
 
@@ -47,8 +51,25 @@ def test_prepared_bounded_query_takes_parameters(server):
         assert cur.fetchall() == [("pear",)]
 
 
-def test_statement_timeout_ends_a_long_bounded_query(server):
-    table = make_table(server)
+def make_topic(server, kafka):
+    topic, src = unique("bq_topic"), unique("bq_src")
+    kafka.create_topic(topic)
+    kafka.produce(topic, [{"id": i, "name": name, "qty": qty} for i, name, qty in ITEMS])
+    server.query(f"CREATE SOURCE {src} (id BIGINT, name STRING, qty BIGINT) WITH "
+                 f"({kafka.options()}, subscribe = '{topic}', format = 'json')")
+    return f"{src} FOR OFFSETS BETWEEN 'earliest' AND 'latest'"
+
+
+@pytest.fixture(params=["table", "topic"])
+def relation(request, server, kafka):
+    """What a long bounded query reads: a static table or a topic's range."""
+    if request.param == "table":
+        return make_table(server)
+    return make_topic(server, kafka)
+
+
+def test_statement_timeout_ends_a_long_bounded_query(server, relation):
+    table = relation
     with server.connect() as conn:
         conn.execute("SET statement_timeout = '1s'")
         start = time.monotonic()
@@ -61,8 +82,8 @@ def test_statement_timeout_ends_a_long_bounded_query(server):
         assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (4,)
 
 
-def test_cancel_request_ends_a_long_bounded_query(server):
-    table = make_table(server)
+def test_cancel_request_ends_a_long_bounded_query(server, relation):
+    table = relation
     conn = server.connect()
     done = threading.Event()
     errors = []

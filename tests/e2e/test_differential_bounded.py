@@ -1,7 +1,9 @@
 """Differential test of bounded queries against DuckDB: seeded random rows in
-two static tables, then bounded GROUP BY, ORDER BY with LIMIT, a join and a
-LEFT JOIN under an aggregate, each compared row for row with DuckDB's answer
-to the same query on the same rows (doubles within a relative 1e-9).
+two static tables, and the same rows as records of a Kafka topic read FOR
+OFFSETS BETWEEN 'earliest' AND 'latest'; then bounded GROUP BY, ORDER BY with
+LIMIT, a join and a LEFT JOIN under an aggregate, each compared row for row
+with DuckDB's answer to the same query on the same rows (doubles within a
+relative 1e-9).
 
 The rows (id, k, g, x, y) have 40 keys k in 5 classes g, NULLs among k, x and
 y; the second table names some of the keys. Every ORDER BY is total (it ends
@@ -34,10 +36,8 @@ def same_rows(got, want):
                for r, w in zip(got, want))
 
 
-@pytest.fixture(scope="module")
-def tables(server):
+def seeded_rows():
     rng = random.Random(SEED)
-    facts, names = unique("bq_facts"), unique("bq_names")
     rows = []
     for i in range(ROWS):
         k = None if rng.random() < 0.05 else rng.randrange(40)
@@ -45,6 +45,13 @@ def tables(server):
         y = None if rng.random() < 0.1 else round(rng.uniform(-100, 100), 3)
         rows.append((i, k, None if k is None else k % 5, x, y))
     labels = [(k, f"name{k}") for k in range(0, 60, 3)]
+    return rows, labels
+
+
+@pytest.fixture(scope="module")
+def tables(server):
+    facts, names = unique("bq_facts"), unique("bq_names")
+    rows, labels = seeded_rows()
 
     def lit(v):
         return "NULL" if v is None else repr(v)
@@ -91,5 +98,32 @@ def test_bounded_query_matches_duckdb(server, tables, query):
     # rtsql orders NULL as PostgreSQL does (last ascending, first descending),
     # which its own spelling of the query leaves implicit.
     ours = sql.replace(" NULLS LAST", "").replace(" NULLS FIRST", "")
+    got = server.query(ours)
+    assert same_rows(got, want), f"{ours}\nrtsql:  {got[:10]}\nduckdb: {want[:10]}"
+
+
+@pytest.fixture(scope="module")
+def topic(server, kafka, tables):
+    """The facts as records of a topic, read by a source; the names table and
+    DuckDB's copy of the facts are the tables fixture's."""
+    _, names, db = tables
+    rows, _ = seeded_rows()
+    topic, src = unique("bq_topic"), unique("bq_src")
+    kafka.create_topic(topic)
+    columns = ["id", "k", "g", "x", "y"]
+    kafka.produce(topic, [dict(zip(columns, r)) for r in rows])
+    server.query(f"CREATE SOURCE {src} (id BIGINT, k BIGINT, g BIGINT, x BIGINT, y DOUBLE) "
+                 f"WITH ({kafka.options()}, subscribe = '{topic}', format = 'json')")
+    db.execute(f"CREATE TABLE {src} AS SELECT * FROM {tables[0]}")
+    return src, names, db
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_bounded_read_of_a_topic_matches_duckdb(server, topic, query):
+    src, names, db = topic
+    want = db.execute(query.format(facts=src, names=names)).fetchall()
+    ranged = f"{src} FOR OFFSETS BETWEEN 'earliest' AND 'latest'"
+    ours = query.format(facts=ranged, names=names)
+    ours = ours.replace(" NULLS LAST", "").replace(" NULLS FIRST", "")
     got = server.query(ours)
     assert same_rows(got, want), f"{ours}\nrtsql:  {got[:10]}\nduckdb: {want[:10]}"
