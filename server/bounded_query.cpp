@@ -486,30 +486,40 @@ void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRu
   auto done = std::make_shared<SourcesDone>();
   auto result = std::make_shared<ResultTable>(plan.output, run.maxRows);
   BoundedProvider provider(*run.connectors, run.lookup, run.embeddedBootstrap, done, result);
-  FlowRuntime runtime(std::move(plan), provider, *run.slots, "bounded-" + id, dir);
-  runtime.setThreadNice(kLiveQueryNice);
+  auto runtime =
+      std::make_unique<FlowRuntime>(std::move(plan), provider, *run.slots, "bounded-" + id, dir);
+  // A person waiting for a result is not a flow's P99: live queries run nicer.
+  runtime->setThreadNice(kLiveQueryNice);
 
-  auto cleanUp = [&] {
-    runtime.stopWithoutFinalEpoch();
-    runtime.stop();
+  // Stops the run and closes its state before its directory goes.
+  auto finish = [&](bool finalEpoch) {
+    if (!finalEpoch) runtime->stopWithoutFinalEpoch();
+    runtime->stop();
+    const bool failed = runtime->state() == FlowState::Failed;
+    std::optional<SqlError> error;
+    if (failed || result->overflowed()) {
+      if (result->overflowed()) {
+        error = SqlError(sqlstate::kProgramLimitExceeded,
+                         fmt::format("the result of a bounded query has more than {} rows",
+                                     run.maxRows))
+                    .withHint("aggregate or filter further, add LIMIT, or SET "
+                              "rtsql.bounded_max_rows higher");
+      } else {
+        const std::string code = runtime->failureCode();
+        error = SqlError(code.empty() ? sqlstate::kDataException : code,
+                         "bounded query failed: " + runtime->failureReason());
+      }
+    }
+    runtime.reset();
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-  };
-  auto failure = [&]() -> SqlError {
-    if (result->overflowed()) {
-      return SqlError(sqlstate::kProgramLimitExceeded,
-                      fmt::format("the result of a bounded query has more than {} rows",
-                                  run.maxRows))
-          .withHint("aggregate or filter further, add LIMIT, or SET rtsql.bounded_max_rows higher");
-    }
-    const std::string code = runtime.failureCode();
-    return SqlError(code.empty() ? sqlstate::kDataException : code,
-                    "bounded query failed: " + runtime.failureReason());
+    return error;
   };
 
   try {
-    runtime.start();
+    runtime->start();
   } catch (...) {
+    runtime.reset();
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     throw;
@@ -518,40 +528,34 @@ void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRu
   // epoch then carries every row through every stage into the result.
   while (done->finished.load() < sourceTasks) {
     if (out.cancelled()) {
-      cleanUp();
+      finish(false);
       throw Interrupted();
     }
-    if (runtime.state() == FlowState::Failed) {
-      SqlError err = failure();
-      cleanUp();
-      throw err;
+    if (runtime->state() == FlowState::Failed) {
+      std::optional<SqlError> error = finish(false);
+      if (error) throw *error;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  runtime.stop();
-  {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  if (runtime.state() == FlowState::Failed) throw failure();
+  if (std::optional<SqlError> error = finish(true)) throw *error;
   if (out.cancelled()) throw Interrupted();
 
   std::vector<Row> rows = result->take();
   sortRows(rows, order);
   const size_t begin =
       std::min<size_t>(rows.size(), static_cast<size_t>(std::max<int64_t>(query.offset.value_or(0), 0)));
-  size_t end = rows.size();
+  size_t last = rows.size();
   if (query.limit) {
-    end = std::min<size_t>(end, begin + static_cast<size_t>(std::max<int64_t>(*query.limit, 0)));
+    last = std::min<size_t>(last, begin + static_cast<size_t>(std::max<int64_t>(*query.limit, 0)));
   }
   out.columns(cols);
   std::vector<std::optional<std::string>> text(cols.size());
-  for (size_t r = begin; r < end; ++r) {
+  for (size_t r = begin; r < last; ++r) {
     const Row& row = rows[r];
     for (size_t i = 0; i < text.size() && i < row.size(); ++i) text[i] = pgTextOf(row[i]);
     out.row(text);
   }
-  out.complete(fmt::format("SELECT {}", end - begin));
+  out.complete(fmt::format("SELECT {}", last - begin));
 }
 
 }  // namespace rtsql
