@@ -464,6 +464,18 @@ std::vector<ResultColumn> boundedQueryColumns(const PhysicalPlan& plan) {
 void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRun& run,
                      ResultWriter& out) {
   const std::vector<ResultColumn> cols = boundedQueryColumns(plan);
+  const std::vector<Row> rows = collectBoundedRows(std::move(plan), query, run, out);
+  out.columns(cols);
+  std::vector<std::optional<std::string>> text(cols.size());
+  for (const Row& row : rows) {
+    for (size_t i = 0; i < text.size() && i < row.size(); ++i) text[i] = pgTextOf(row[i]);
+    out.row(text);
+  }
+  out.complete(fmt::format("SELECT {}", rows.size()));
+}
+
+std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
+                                    const BoundedRun& run, const ResultWriter& out) {
   Schema resultSchema;
   for (const auto& c : plan.sink.input.columns) {
     if (!c.hidden) resultSchema.columns.push_back(c);
@@ -542,20 +554,20 @@ void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRu
 
   std::vector<Row> rows = result->take();
   sortRows(rows, order);
-  const size_t begin =
-      std::min<size_t>(rows.size(), static_cast<size_t>(std::max<int64_t>(query.offset.value_or(0), 0)));
+  const size_t begin = std::min<size_t>(
+      rows.size(), static_cast<size_t>(std::max<int64_t>(query.offset.value_or(0), 0)));
   size_t last = rows.size();
   if (query.limit) {
     last = std::min<size_t>(last, begin + static_cast<size_t>(std::max<int64_t>(*query.limit, 0)));
   }
-  out.columns(cols);
-  std::vector<std::optional<std::string>> text(cols.size());
+  std::vector<Row> kept;
+  kept.reserve(last - begin);
   for (size_t r = begin; r < last; ++r) {
-    const Row& row = rows[r];
-    for (size_t i = 0; i < text.size() && i < row.size(); ++i) text[i] = pgTextOf(row[i]);
-    out.row(text);
+    Row& row = rows[r];
+    row.resize(std::min(row.size(), resultSchema.size()));  // the hidden columns go
+    kept.push_back(std::move(row));
   }
-  out.complete(fmt::format("SELECT {}", last - begin));
+  return kept;
 }
 
 }  // namespace rtsql

@@ -69,4 +69,10 @@ struct BoundedRun {
 void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRun& run,
                      ResultWriter& out);
 
+// What runBoundedQuery sends: the result's rows (its visible columns), sorted
+// and cut; `out` is asked only whether the statement is cancelled. INSERT
+// INTO a source ... SELECT takes them (server/insert_into.h).
+std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
+                                    const BoundedRun& run, const ResultWriter& out);
+
 }  // namespace rtsql

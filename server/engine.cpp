@@ -221,15 +221,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     }
     std::optional<LiveQueryQuota::Hold> hold;
     if (!privileges_->isSuperuser(s.user)) hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
-    BoundedRun run;
-    run.connectors = &connectors_;
-    run.slots = &slots_;
-    run.lookup = lookup;
-    run.catalog = &catalogOf(s);
-    run.stateDir = (std::filesystem::path(options_.dataDir) / "bounded").string();
-    run.embeddedBootstrap = options_.embeddedBootstrap;
-    run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, int64_t{1} << 40);
-    runBoundedQuery(std::move(plan), q, run, out);
+    runBoundedQuery(std::move(plan), q, boundedRun(s, catalogOf(s), lookup), out);
     return;
   }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
@@ -291,6 +283,19 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
 BoundedLookup Engine::boundedLookup(const EngineSession& s) const {
   const Catalog* catalog = &catalogOf(s);
   return [catalog](const std::string& name) { return boundedRelationOf(*catalog, name); };
+}
+
+BoundedRun Engine::boundedRun(const EngineSession& s, const Catalog& catalog,
+                              BoundedLookup lookup) {
+  BoundedRun run;
+  run.connectors = &connectors_;
+  run.slots = &slots_;
+  run.lookup = std::move(lookup);
+  run.catalog = &catalog;
+  run.stateDir = (std::filesystem::path(options_.dataDir) / "bounded").string();
+  run.embeddedBootstrap = options_.embeddedBootstrap;
+  run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, int64_t{1} << 40);
+  return run;
 }
 
 PlanContext Engine::planContext(const EngineSession& s) const {

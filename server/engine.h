@@ -139,6 +139,8 @@ class Engine : public QueryHandler, public FlowReads {
   PlanContext planContext(const EngineSession& s) const;
   // The finite relations a bounded query of `s` may read (server/bounded_query.h).
   BoundedLookup boundedLookup(const EngineSession& s) const;
+  // What a bounded query of `s` over `catalog` runs with.
+  BoundedRun boundedRun(const EngineSession& s, const Catalog& catalog, BoundedLookup lookup);
   // The relations a flow's plan reads and writes; the catalog refuses to
   // drop them while the flow exists (55006).
   static std::vector<std::string> flowInputs(const PhysicalPlan& plan, const std::string& sink);
