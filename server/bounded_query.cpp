@@ -434,6 +434,11 @@ std::shared_ptr<const BoundedRelation> boundedRelationOf(const Catalog& catalog,
 }
 
 bool isBoundedQuery(const ast::Query& query, const BoundedLookup& lookup) {
+  // A term without FROM is a constant row, which only INSERT evaluates
+  // (server/insert_into.cpp); the planner plans none.
+  for (const ast::Select& term : query.terms) {
+    if (!term.from) return false;
+  }
   std::vector<const ast::TableRef*> names;
   namedRelations(query, names);
   if (names.empty()) return false;

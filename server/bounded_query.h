@@ -40,7 +40,7 @@ using BoundedLookup = std::function<std::shared_ptr<const BoundedRelation>(const
 std::shared_ptr<const BoundedRelation> boundedRelationOf(const Catalog& catalog,
                                                          const std::string& name);
 
-// Whether `query` is bounded: it reads FROM at least one name, and every name
+// Whether `query` is bounded: each of its terms reads FROM, and every name
 // it reads is a bounded relation (`lookup` answers it) or has a FOR OFFSETS
 // BETWEEN range. A query that also reads a source as it grows is a live one
 // (a source joined with a table).
