@@ -635,8 +635,8 @@ Relation QueryBinder::bindTransform(const ast::TableRef& ref) const {
 void QueryBinder::checkOffsetRange(const ast::TableRef& ref) const {
   const Catalog& catalog = *ctx_.catalog;
   if (!ctx_.boundedRelation) {
-    unsupported("FOR OFFSETS BETWEEN in a " + std::string(mode_ == Mode::Flow ? "flow" : "live query"),
-                ref.offsetRangePos,
+    const std::string where = mode_ == Mode::Flow ? "flow" : "live query";
+    unsupported("FOR OFFSETS BETWEEN in a " + where, ref.offsetRangePos,
                 mode_ == Mode::Flow
                     ? "a flow reads a source as it grows; FOR OFFSETS BETWEEN is for a SELECT"
                     : "a bounded SELECT reads only tables and sources FOR OFFSETS BETWEEN ...; "
@@ -658,7 +658,8 @@ void QueryBinder::checkOffsetRange(const ast::TableRef& ref) const {
   }
   if (!iequals(ref.fromOffsets, "earliest")) {
     throw SqlError(sqlstate::kInvalidParameterValue,
-                   fmt::format("FOR OFFSETS BETWEEN starts at 'earliest', not '{}'", ref.fromOffsets),
+                   fmt::format("FOR OFFSETS BETWEEN starts at 'earliest', not '{}'",
+                               ref.fromOffsets),
                    ref.fromOffsetsPos, "FOR OFFSETS BETWEEN 'earliest' AND 'latest'");
   }
   if (!iequals(ref.toOffsets, "latest")) {

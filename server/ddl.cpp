@@ -194,7 +194,9 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
       ctx.catalog = &tables;
       PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(std::move(ctx), lookup));
       std::optional<LiveQueryQuota::Hold> hold;
-      if (!privileges_->isSuperuser(s.user)) hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
+      if (!privileges_->isSuperuser(s.user)) {
+        hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
+      }
       return collectBoundedRows(std::move(plan), q, boundedRun(s, tables, lookup), out);
     };
     return insertIntoSource(target, stmt, out);
