@@ -202,6 +202,7 @@ query
     : queryTerm (UNION ALL? queryTerm)*
       (ORDER BY orderItem (COMMA orderItem)*)?
       (LIMIT limit=INTEGER_VALUE)?
+      (OFFSET offset=INTEGER_VALUE)?
     ;
 
 queryTerm
@@ -248,7 +249,7 @@ joinType
     ;
 
 relationPrimary
-    : identifier tableAlias?                 # namedRelation
+    : identifier offsetRange? tableAlias?    # namedRelation
     | LPAREN query RPAREN tableAlias?        # subqueryRelation
     | LPAREN relation RPAREN                 # nestedRelation
     | TRANSFORM LPAREN input=relationPrimary
@@ -256,6 +257,11 @@ relationPrimary
       USING PROCESSOR processor=identifier withOptions? RPAREN tableAlias?  # transformRelation
     // pg_catalog.pg_class, information_schema.tables, public.clicks.
     | schema=identifier DOT name=fieldName tableAlias?  # qualifiedRelation
+    ;
+
+// A bounded read of a source: FROM s FOR OFFSETS BETWEEN 'earliest' AND 'latest'.
+offsetRange
+    : FOR OFFSETS BETWEEN from=STRING AND to=STRING
     ;
 
 tableAlias
@@ -448,6 +454,7 @@ nonReserved
     : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
     | LANGUAGE | LEADING | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
+    | OFFSET | OFFSETS
     | PARTITION | PASSWORD | PLACING | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
     | RLIKE | ROW | ROWS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
@@ -544,6 +551,8 @@ MINUTE: M I N U T E;
 MINUTES: M I N U T E S;
 PASSWORD: P A S S W O R D;
 PROGRESS: P R O G R E S S;
+OFFSET: O F F S E T;
+OFFSETS: O F F S E T S;
 REALTIME: R E A L T I M E;
 REGEXP: R E G E X P;
 REPLACE: R E P L A C E;

@@ -134,6 +134,10 @@ struct TableRef {
   std::string processor;
   size_t processorPos = 0;
   std::vector<Option> options;
+  // Named: FOR OFFSETS BETWEEN 'from' AND 'to' (a bounded read of a source).
+  bool offsetRange = false;
+  std::string fromOffsets, toOffsets;
+  size_t offsetRangePos = 0, fromOffsetsPos = 0, toOffsetsPos = 0;
 };
 
 struct Select {
@@ -172,6 +176,8 @@ struct Query {
   std::vector<Select> terms;  // more than one: UNION ALL of the terms
   std::vector<OrderItem> orderBy;
   std::optional<int64_t> limit;
+  std::optional<int64_t> offset;  // OFFSET n (bounded queries)
+  size_t offsetPos = 0;
 };
 
 // ---------------------------------------------------------------- statements

@@ -772,6 +772,17 @@ std::unique_ptr<ast::Query> AstBuilder::query(P::QueryContext* ctx) {
     }
     q->limit = v;
   }
+  if (ctx->offset != nullptr) {
+    std::string_view digits = tokenText(ctx->offset);
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+      throw SqlError(sqlstate::kNumericOutOfRange, "OFFSET value is out of range",
+                     startOf(ctx->offset));
+    }
+    q->offset = v;
+    q->offsetPos = startOf(ctx->offset);
+  }
   return q;
 }
 
@@ -784,9 +795,10 @@ void AstBuilder::queryTerm(P::QueryTermContext* ctx, ast::Query& into) {
   // LIMIT only make sense when it is the whole query, `(SELECT ... LIMIT 5)`.
   auto* parent = dynamic_cast<P::QueryContext*>(ctx->parent);
   std::unique_ptr<ast::Query> inner = query(ctx->query());
-  if (!inner->orderBy.empty() || inner->limit) {
+  if (!inner->orderBy.empty() || inner->limit || inner->offset) {
     bool alone = parent != nullptr && parent->queryTerm().size() == 1 &&
-                 parent->orderItem().empty() && parent->limit == nullptr;
+                 parent->orderItem().empty() && parent->limit == nullptr &&
+                 parent->offset == nullptr;
     if (!alone) {
       throw SqlError(sqlstate::kFeatureNotSupported,
                      "ORDER BY or LIMIT inside one branch of UNION ALL is not supported",
@@ -794,6 +806,8 @@ void AstBuilder::queryTerm(P::QueryTermContext* ctx, ast::Query& into) {
     }
     into.orderBy = std::move(inner->orderBy);
     into.limit = inner->limit;
+    into.offset = inner->offset;
+    into.offsetPos = inner->offsetPos;
   }
   for (auto& t : inner->terms) into.terms.push_back(std::move(t));
 }
@@ -986,6 +1000,14 @@ ast::TableRefPtr AstBuilder::relationPrimary(P::RelationPrimaryContext* ctx) {
     t->pos = startOf(ctx);
     t->name = identifier(n->identifier());
     t->alias = aliasOf(n->tableAlias());
+    if (auto* range = n->offsetRange()) {
+      t->offsetRange = true;
+      t->fromOffsets = unquote(tokenText(range->from));
+      t->toOffsets = unquote(tokenText(range->to));
+      t->offsetRangePos = startOf(range);
+      t->fromOffsetsPos = startOf(range->from);
+      t->toOffsetsPos = startOf(range->to);
+    }
     return t;
   }
   if (auto* q = dynamic_cast<P::QualifiedRelationContext*>(ctx)) {

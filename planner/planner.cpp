@@ -394,6 +394,19 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
   return plan;
 }
 
+PhysicalPlan planBoundedQuery(const ast::Query& query, const PlanContext& ctx) {
+  if (!ctx.boundedRelation) throw InternalError("a bounded query planned without its relations");
+  PhysicalPlan plan = planQuery(query, ctx);
+  // Its result is applied change by change, and an update without the row it
+  // replaces needs a key the select list may have dropped (a count per
+  // customer without the customer): every aggregation spells out its
+  // retractions, as for a sink that writes every change.
+  plan.sink.format = "debezium-json";
+  deriveChangelog(plan);
+  plan.sink.format.clear();
+  return plan;
+}
+
 Options bindOptions(const std::vector<ast::Option>& options) {
   std::vector<OptionEntry> entries;
   entries.reserve(options.size());

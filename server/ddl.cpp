@@ -14,6 +14,7 @@
 #include "server/dialect_hints.h"
 #include "server/engine.h"
 #include "server/insert_into.h"
+#include "server/live_query_quota.h"
 #include "server/privileges.h"
 
 namespace rtsql {
@@ -193,7 +194,24 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
     // catalog, holding no lock while the broker acknowledges; the same
     // rights as reading the source.
     privileges_->checkOptions(s.user, source->connector, source->options);
-    return insertIntoSource({*snapshot, *source, options_.embeddedBootstrap, dry}, stmt, out);
+    InsertIntoSource target{*snapshot, *source, options_.embeddedBootstrap, dry, {}};
+    // A bounded SELECT runs on the bounded-query engine (server/bounded_query.h).
+    target.boundedRows = [&](const ast::Query& q) -> std::optional<std::vector<Row>> {
+      const Catalog& tables = *snapshot;
+      BoundedLookup lookup = [&tables](const std::string& name) {
+        return boundedRelationOf(tables, name);
+      };
+      if (!isBoundedQuery(q, lookup)) return std::nullopt;
+      PlanContext ctx = planContext(s);
+      ctx.catalog = &tables;
+      PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(std::move(ctx), lookup));
+      std::optional<LiveQueryQuota::Hold> hold;
+      if (!privileges_->isSuperuser(s.user)) {
+        hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
+      }
+      return collectBoundedRows(std::move(plan), q, boundedRun(s, tables, lookup), out);
+    };
+    return insertIntoSource(target, stmt, out);
   }
   if (Catalog::SinkPtr sink = catalog.findSink(stmt.table)) throw insertIntoSinkError(stmt, *sink);
   if (stmt.query) {

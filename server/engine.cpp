@@ -14,6 +14,7 @@
 #include "parser/parser.h"
 #include "planner/user_function.h"
 #include "server/handler_error.h"
+#include "server/bounded_query.h"
 #include "server/live_query.h"
 #include "server/cluster/node.h"
 #include "server/live_query_quota.h"
@@ -38,6 +39,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"search_path", "public"},
     {"rtsql.dry_run", "off"},
     {"statement_timeout", "0"},
+    {"rtsql.bounded_max_rows", "1000000"},
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -170,6 +172,10 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     probe.getInt(setting->first, 8, 1, 4096);  // validates
   }
   if (iequals(setting->first, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->first, "rtsql.bounded_max_rows")) {
+    Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
+    probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
+  }
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";
@@ -211,6 +217,20 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
       }
     }
     sendRows(out, cols, {row}, "SELECT 1");
+    return;
+  }
+  // A query over finite relations only runs to their end (server/bounded_query.h).
+  const BoundedLookup lookup = boundedLookup(s);
+  if (isBoundedQuery(q, lookup)) {
+    PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(planContext(s), lookup));
+    if (s.shadow) {
+      out.columns(boundedQueryColumns(plan));
+      out.complete("SELECT 0");
+      return;
+    }
+    std::optional<LiveQueryQuota::Hold> hold;
+    if (!privileges_->isSuperuser(s.user)) hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
+    runBoundedQuery(std::move(plan), q, boundedRun(s, catalogOf(s), lookup), out);
     return;
   }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
@@ -262,10 +282,32 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
         }
         return cols;
       }
+      const BoundedLookup lookup = boundedLookup(s);
+      if (isBoundedQuery(q, lookup)) {
+        return boundedQueryColumns(planBoundedQuery(q, boundedPlanContext(planContext(s), lookup)));
+      }
       return liveQueryColumns(planQuery(q, planContext(s)));
     }
     default: return std::vector<ResultColumn>{};  // DDL and commands return no rows
   }
+}
+
+BoundedLookup Engine::boundedLookup(const EngineSession& s) const {
+  const Catalog* catalog = &catalogOf(s);
+  return [catalog](const std::string& name) { return boundedRelationOf(*catalog, name); };
+}
+
+BoundedRun Engine::boundedRun(const EngineSession& s, const Catalog& catalog,
+                              BoundedLookup lookup) {
+  BoundedRun run;
+  run.connectors = &connectors_;
+  run.slots = &slots_;
+  run.lookup = std::move(lookup);
+  run.catalog = &catalog;
+  run.stateDir = (std::filesystem::path(options_.dataDir) / "bounded").string();
+  run.embeddedBootstrap = options_.embeddedBootstrap;
+  run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, int64_t{1} << 40);
+  return run;
 }
 
 PlanContext Engine::planContext(const EngineSession& s) const {

@@ -24,6 +24,7 @@
 #include "parser/ast.h"
 #include "planner/catalog.h"
 #include "planner/planner.h"
+#include "server/bounded_query.h"
 #include "server/catalog_store.h"
 #include "server/flows/flow_registry.h"
 #include "server/query_handler.h"
@@ -161,6 +162,10 @@ class Engine : public QueryHandler, public FlowReads {
   // The catalog as PostgreSQL shows it to this session (pg_catalog_session.cpp),
   // which is also the PgSession its statements' functions read.
   std::unique_ptr<SystemCatalog> systemCatalog(const EngineSession& s) const;
+  // The finite relations a bounded query of `s` may read (server/bounded_query.h).
+  BoundedLookup boundedLookup(const EngineSession& s) const;
+  // What a bounded query of `s` over `catalog` runs with.
+  BoundedRun boundedRun(const EngineSession& s, const Catalog& catalog, BoundedLookup lookup);
   // The relations a flow's plan reads and writes; the catalog refuses to
   // drop them while the flow exists (55006).
   static std::vector<std::string> flowInputs(const PhysicalPlan& plan, const std::string& sink);
