@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -55,6 +56,21 @@ class StaticTableRelation final : public BoundedRelation {
 
  private:
   Catalog::TablePtr table_;
+  std::shared_ptr<const std::vector<Row>> rows_;
+};
+
+// Rows computed once, when the query was planned (a system catalog relation).
+class ComputedRelation final : public BoundedRelation {
+ public:
+  ComputedRelation(Schema schema, std::shared_ptr<const std::vector<Row>> rows)
+      : schema_(std::move(schema)), rows_(std::move(rows)) {}
+  const Schema& schema() const override { return schema_; }
+  std::unique_ptr<RowSource> open() const override {
+    return std::make_unique<VectorRowSource>(rows_);
+  }
+
+ private:
+  Schema schema_;
   std::shared_ptr<const std::vector<Row>> rows_;
 };
 
@@ -431,6 +447,29 @@ std::shared_ptr<const BoundedRelation> boundedRelationOf(const Catalog& catalog,
     return std::make_shared<StaticTableRelation>(std::move(table));
   }
   return nullptr;
+}
+
+BoundedLookup boundedLookupOf(const Catalog& catalog, const PgSession* pg) {
+  // Each name is resolved once per query: the planner asks at planning and
+  // the run asks again on its own threads, where no PgSession is installed,
+  // so a system relation's rows are computed on the first ask and kept.
+  auto computed =
+      std::make_shared<std::map<std::string, std::shared_ptr<const BoundedRelation>>>();
+  auto mu = std::make_shared<std::mutex>();
+  return [&catalog, pg, computed, mu](const std::string& name)
+             -> std::shared_ptr<const BoundedRelation> {
+    if (auto table = boundedRelationOf(catalog, name)) return table;
+    if (!pg) return nullptr;
+    std::lock_guard lock(*mu);
+    auto it = computed->find(name);
+    if (it != computed->end()) return it->second;
+    std::shared_ptr<const BoundedRelation> rel;
+    if (std::optional<PgSession::Relation> sys = pg->systemRelation(name)) {
+      rel = std::make_shared<ComputedRelation>(std::move(sys->columns), std::move(sys->rows));
+    }
+    computed->emplace(name, rel);
+    return rel;
+  };
 }
 
 bool isBoundedQuery(const ast::Query& query, const BoundedLookup& lookup) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/pg_session.h"
 #include "executor/connector_provider.h"
 #include "executor/slot_pool.h"
 #include "parser/ast.h"
@@ -44,6 +45,12 @@ std::shared_ptr<const BoundedRelation> boundedRelationOf(const Catalog& catalog,
 // it reads is a bounded relation (`lookup` answers it) or has a FOR OFFSETS
 // BETWEEN range. A query that also reads a source as it grows is a live one
 // (a source joined with a table).
+// The lookup of a statement's bounded queries: `catalog`'s static tables,
+// then the catalog as PostgreSQL shows it to the session (`pg`, the
+// statement's; may be null), whose rows are computed when first named. Both
+// must outlive the lookup.
+BoundedLookup boundedLookupOf(const Catalog& catalog, const PgSession* pg);
+
 bool isBoundedQuery(const ast::Query& query, const BoundedLookup& lookup);
 
 // `base` with its lookup of bounded relations: what planBoundedQuery takes.

@@ -293,8 +293,9 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
 }
 
 BoundedLookup Engine::boundedLookup(const EngineSession& s) const {
-  const Catalog* catalog = &catalogOf(s);
-  return [catalog](const std::string& name) { return boundedRelationOf(*catalog, name); };
+  // The statement's PgSession (installed by execute and describe) is kept by
+  // the lookup: the run opens its relations on other threads.
+  return boundedLookupOf(catalogOf(s), currentPgSession());
 }
 
 BoundedRun Engine::boundedRun(const EngineSession& s, const Catalog& catalog,
