@@ -66,8 +66,14 @@ createSink
     ;
 
 createFlow
-    : CREATE FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
-      flowClause* AS query
+    : CREATE (OR REPLACE)? FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
+      flowClause* resetStateClause? AS query
+    ;
+
+// CREATE OR REPLACE FLOW only: the state to start empty, all of it or the
+// operators named by their ids (EXPLAIN CREATE OR REPLACE FLOW prints them).
+resetStateClause
+    : RESET STATE (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)* RPAREN)?
     ;
 
 flowClause

@@ -273,6 +273,13 @@ struct CreateFlow : Statement {
   std::vector<Option> options;
   std::unique_ptr<Query> query;
   std::string queryText;  // the SELECT's own text
+  // CREATE OR REPLACE FLOW: the flow's new definition, its state carried over
+  // (server/flow_replace.h). RESET STATE starts all of it empty, or with
+  // resetOperators, the state of the operators of those ids only.
+  bool orReplace = false;
+  bool resetState = false;
+  std::vector<int> resetOperators;
+  size_t resetPos = 0;
 };
 
 // CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l] [VECTORIZED]

@@ -358,6 +358,26 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
       s->options = withOptions(o->withOptions());
     }
   }
+  s->orReplace = ctx->REPLACE() != nullptr;
+  if (auto* reset = ctx->resetStateClause()) {
+    s->resetState = true;
+    s->resetPos = startOf(reset);
+    if (!s->orReplace) {
+      throw SqlError(sqlstate::kSyntaxError, "RESET STATE is for CREATE OR REPLACE FLOW",
+                     s->resetPos);
+    }
+    for (auto* id : reset->INTEGER_VALUE()) {
+      try {
+        s->resetOperators.push_back(std::stoi(id->getText()));
+      } catch (const std::exception&) {
+        throw SqlError(sqlstate::kSyntaxError, "operator id out of range", startOf(id->getSymbol()));
+      }
+    }
+  }
+  if (s->orReplace && s->ifNotExists) {
+    throw SqlError(sqlstate::kSyntaxError, "OR REPLACE and IF NOT EXISTS cannot go together",
+                   s->namePos);
+  }
   s->query = query(ctx->query());
   s->queryText = sourceText(ctx->query());
   return s;
