@@ -118,3 +118,69 @@ def test_replace_keeps_group_by_state_across_kill_9(broker, tmp_path):
     finally:
         code = server.stop()
         assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
+
+
+def test_plan_prints_each_kind_of_change_and_apply_is_idempotent(server, kafka, tmp_path):
+    """`rtsql -f deploy.sql --plan` on a script with one change of each kind:
+    a source to create, a sink left alone, a flow to replace (with its state
+    plan), one unchanged, one refused, a new one, and a running flow the script
+    does not name. Nothing changes; --apply then applies it, and a second
+    --plan finds nothing left to do."""
+    uid = unique("deploy")
+    opts = kafka.options()
+    kafka.create_topic(f"{uid}_in")
+    server.run_script(f"""
+        CREATE SOURCE {uid}_ev (k STRING, a STRING, v BIGINT)
+            WITH ({opts}, subscribe = '{uid}_in', startingOffsets = 'earliest', format = 'json');
+        CREATE SINK {uid}_out WITH (connector = 'blackhole');
+        CREATE FLOW {uid}_keep INTO {uid}_out AS SELECT k, count(*) AS n FROM {uid}_ev GROUP BY k;
+        CREATE FLOW {uid}_same INTO {uid}_out AS SELECT k, v FROM {uid}_ev;
+        CREATE FLOW {uid}_key INTO {uid}_out AS SELECT k, count(*) AS n FROM {uid}_ev GROUP BY k;
+        CREATE FLOW {uid}_old INTO {uid}_out AS SELECT k FROM {uid}_ev;
+    """)
+    deploy = tmp_path / "deploy.sql"
+    script = f"""
+        CREATE SOURCE IF NOT EXISTS {uid}_ev (k STRING, a STRING, v BIGINT)
+            WITH ({opts}, subscribe = '{uid}_in', startingOffsets = 'earliest', format = 'json');
+        CREATE SOURCE IF NOT EXISTS {uid}_more (k STRING)
+            WITH ({opts}, subscribe = '{uid}_in', startingOffsets = 'earliest', format = 'json');
+        CREATE SINK IF NOT EXISTS {uid}_out WITH (connector = 'blackhole');
+        CREATE OR REPLACE FLOW {uid}_keep INTO {uid}_out AS
+            SELECT k, count(*) AS n FROM {uid}_ev WHERE v > 0 GROUP BY k;
+        CREATE OR REPLACE FLOW {uid}_same INTO {uid}_out AS SELECT k, v FROM {uid}_ev;
+        CREATE OR REPLACE FLOW {uid}_key INTO {uid}_out AS SELECT a, count(*) AS n FROM {uid}_ev GROUP BY a;
+        CREATE OR REPLACE FLOW {uid}_new INTO {uid}_out AS SELECT k FROM {uid}_more;
+    """
+    deploy.write_text(script)
+    p = server.rtsql("-f", str(deploy), "--plan", check=False)
+    assert p.returncode == 1, p.stdout + p.stderr  # a replace is refused
+    out = p.stdout.splitlines()
+    assert f"unchanged source {uid}_ev (exists; IF NOT EXISTS leaves it as it is)" in out, p.stdout
+    assert f"create    source {uid}_more" in out, p.stdout
+    assert f"unchanged sink {uid}_out (exists; IF NOT EXISTS leaves it as it is)" in out, p.stdout
+    assert f"replace   flow {uid}_keep" in out, p.stdout
+    i = out.index(f"replace   flow {uid}_keep")
+    assert "state kept" in out[i + 1] and "(was " in out[i + 1], p.stdout
+    assert out[i + 2] == f"    source {uid}_ev: offsets kept", p.stdout
+    assert f"unchanged flow {uid}_same" in out, p.stdout
+    refused = [l for l in out if l.startswith(f"refused   flow {uid}_key ")]
+    assert refused and "add RESET STATE" in refused[0], p.stdout
+    assert any("the GROUP BY key changed from (k) to (a)" in l for l in out), p.stdout
+    assert f"create    flow {uid}_new" in out, p.stdout
+    assert f"not in the script: flow {uid}_old (left as it is)" in out, p.stdout
+    # The plan changed nothing.
+    flows = {r[0] for r in server.query("SHOW FLOWS")}
+    assert f"{uid}_new" not in flows and f"{uid}_old" in flows
+    assert not [r for r in server.query("SHOW SOURCES") if r[0] == f"{uid}_more"]
+
+    # Without the refused change, --apply applies the rest; a second plan
+    # finds everything unchanged.
+    deploy.write_text(script.replace("SELECT a, count(*) AS n FROM", "SELECT k, count(*) AS n FROM")
+                      .replace("GROUP BY a;", "GROUP BY k;"))
+    server.rtsql("-f", str(deploy), "--apply")
+    p = server.rtsql("-f", str(deploy), "--plan")
+    out = p.stdout.splitlines()
+    for name in ("keep", "same", "key", "new"):
+        assert f"unchanged flow {uid}_{name}" in out, p.stdout
+    assert f"unchanged source {uid}_more (exists; IF NOT EXISTS leaves it as it is)" in out, p.stdout
+    assert not any(l.startswith(("create", "replace", "refused", "error")) for l in out), p.stdout
