@@ -28,6 +28,8 @@ statement
     | insertStatement
     | dropStatement
     | flowCommand
+    // Before SHOW (dottedWord): SHOW SAVEPOINTS is this statement, not a variable.
+    | savepointStatement
     | showStatement
     | describeStatement
     | explainStatement
@@ -155,6 +157,14 @@ objectKind
 flowCommand
     : STOP FLOW identifier
     | START FLOW identifier (RESET STATE)?
+    ;
+
+// A flow's named copies of a checkpoint (server/savepoints.cpp).
+savepointStatement
+    : STOP FLOW flow=identifier WITH SAVEPOINT savepoint=identifier    # stopWithSavepoint
+    | START FLOW flow=identifier FROM SAVEPOINT savepoint=identifier   # startFromSavepoint
+    | SHOW SAVEPOINTS (FOR flow=identifier)?                           # showSavepoints
+    | DROP SAVEPOINT savepoint=identifier (FOR flow=identifier)?       # dropSavepoint
     ;
 
 showStatement
@@ -409,7 +419,7 @@ nonReserved
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
     | LANGUAGE | LEADING | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
     | PARTITION | PASSWORD | PLACING | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
-    | RLIKE | ROW | ROWS
+    | RLIKE | ROW | ROWS | SAVEPOINT | SAVEPOINTS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
@@ -509,6 +519,8 @@ REPLACE: R E P L A C E;
 RESET: R E S E T;
 RETURNS: R E T U R N S;
 RLIKE: R L I K E;
+SAVEPOINT: S A V E P O I N T;
+SAVEPOINTS: S A V E P O I N T S;
 SECOND: S E C O N D;
 SECONDS: S E C O N D S;
 SET: S E T;

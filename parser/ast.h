@@ -206,6 +206,7 @@ enum class StatementKind {
   Set,
   Select,
   User,  // CREATE / ALTER / DROP USER, SHOW USERS
+  Savepoint,  // STOP FLOW f WITH SAVEPOINT s, START ... FROM SAVEPOINT, SHOW / DROP SAVEPOINT(S)
 };
 
 enum class ObjectKind { Source, Sink, Table, Flow, Function, Processor };
@@ -351,6 +352,18 @@ struct FlowCommand : Statement {  // STOP FLOW f / START FLOW f [RESET STATE]
   std::string name;
   size_t namePos = 0;
   bool resetState = false;  // START only: discard state, read from startingOffsets
+};
+
+// A flow's savepoints (server/savepoints.cpp).
+enum class SavepointAction { Stop, Start, Show, Drop };
+
+struct SavepointStatement : Statement {
+  SavepointStatement() : Statement(StatementKind::Savepoint) {}
+  SavepointAction action = SavepointAction::Show;
+  std::string flow;  // empty: SHOW / DROP without FOR
+  size_t flowPos = 0;
+  std::string savepoint;  // empty for Show
+  size_t savepointPos = 0;
 };
 
 struct Show : Statement {

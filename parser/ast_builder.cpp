@@ -210,6 +210,7 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->explainStatement()) s = explain(c);
   else if (auto* c = ctx->setStatement()) s = set(c);
   else if (auto* c = ctx->userStatement()) s = user(c);
+  else if (auto* c = ctx->savepointStatement()) s = savepoint(c);
   else if (auto* c = ctx->query()) s = selectStatement(c);
   else throw InternalError("parser: unknown statement shape");
   s->pos = startOf(ctx);
@@ -380,6 +381,37 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
   }
   s->query = query(ctx->query());
   s->queryText = sourceText(ctx->query());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::savepoint(P::SavepointStatementContext* ctx) {
+  auto s = std::make_unique<ast::SavepointStatement>();
+  P::IdentifierContext* flow = nullptr;
+  P::IdentifierContext* name = nullptr;
+  if (auto* c = dynamic_cast<P::StopWithSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Stop;
+    flow = c->flow;
+    name = c->savepoint;
+  } else if (auto* c = dynamic_cast<P::StartFromSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Start;
+    flow = c->flow;
+    name = c->savepoint;
+  } else if (auto* c = dynamic_cast<P::ShowSavepointsContext*>(ctx)) {
+    s->action = ast::SavepointAction::Show;
+    flow = c->flow;
+  } else if (auto* c = dynamic_cast<P::DropSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Drop;
+    flow = c->flow;
+    name = c->savepoint;
+  }
+  if (flow != nullptr) {
+    s->flow = identifier(flow);
+    s->flowPos = startOf(flow);
+  }
+  if (name != nullptr) {
+    s->savepoint = identifier(name);
+    s->savepointPos = startOf(name);
+  }
   return s;
 }
 

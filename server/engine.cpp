@@ -145,6 +145,8 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::Set: return set(s, static_cast<const ast::Set&>(stmt), out);
     case K::Select: return select(s, static_cast<const ast::SelectStatement&>(stmt), out);
     case K::User: return userStatement(s, static_cast<const ast::UserStatement&>(stmt), out);
+    case K::Savepoint:
+      return savepointStatement(s, static_cast<const ast::SavepointStatement&>(stmt), out);
   }
   throw InternalError("unknown statement kind");
 }
@@ -238,6 +240,10 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
     case ast::StatementKind::Describe: return kDescribeColumns;
     case ast::StatementKind::Explain: return kExplainColumns;
     case ast::StatementKind::User: return userColumns(static_cast<const ast::UserStatement&>(stmt));
+    case ast::StatementKind::Savepoint:
+      if (static_cast<const ast::SavepointStatement&>(stmt).action == ast::SavepointAction::Show)
+        return kSavepointColumns;
+      return std::vector<ResultColumn>{};
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
       if (isConstantQuery(q)) {

@@ -129,6 +129,11 @@ class Engine : public QueryHandler, public FlowReads {
   ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
   void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
   std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  // savepoints.cpp: STOP FLOW ... WITH SAVEPOINT, START ... FROM SAVEPOINT,
+  // SHOW / DROP SAVEPOINT(S).
+  void savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt, ResultWriter& out);
+  std::string savepointDir(const std::string& flow) const;
+  static const std::vector<ResultColumn> kSavepointColumns;
   // Throws 42501 unless the session's user may `verb` the flow, function or
   // processor `name`: its owner or a superuser. Nothing at a replay.
   void requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const std::string& name,
