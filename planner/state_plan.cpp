@@ -161,15 +161,30 @@ void compareCalls(const std::vector<AggregateCall>& before, const Schema& before
   }
 }
 
+// A length of time in the largest unit that divides it: "5 minutes".
+std::string duration(int64_t micros) {
+  static constexpr std::pair<int64_t, const char*> kUnits[] = {
+      {86'400'000'000LL, "day"}, {3'600'000'000LL, "hour"}, {60'000'000LL, "minute"},
+      {1'000'000LL, "second"},   {1'000LL, "millisecond"},  {1, "microsecond"}};
+  for (const auto& [size, name] : kUnits) {
+    if (micros % size == 0) {
+      const int64_t n = micros / size;
+      return fmt::format("{} {}{}", n, name, n == 1 ? "" : "s");
+    }
+  }
+  return fmt::format("{} microseconds", micros);
+}
+
 std::string windowText(const WindowSpec& w, const Schema& input) {
   switch (w.kind) {
     case WindowKind::None: return "none";
     case WindowKind::Tumbling:
-      return fmt::format("tumble({}, {}us)", named(w.time, input), w.sizeMicros);
+      return fmt::format("tumbling {} on {}", duration(w.sizeMicros), named(w.time, input));
     case WindowKind::Sliding:
-      return fmt::format("hop({}, {}us, {}us)", named(w.time, input), w.slideMicros, w.sizeMicros);
+      return fmt::format("sliding {} every {} on {}", duration(w.sizeMicros),
+                         duration(w.slideMicros), named(w.time, input));
     case WindowKind::Session:
-      return fmt::format("session({}, {}us)", named(w.time, input), w.gapMicros);
+      return fmt::format("session gap {} on {}", duration(w.gapMicros), named(w.time, input));
   }
   return "?";
 }
