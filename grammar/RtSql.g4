@@ -28,6 +28,8 @@ statement
     | insertStatement
     | dropStatement
     | flowCommand
+    // Before SHOW (dottedWord): SHOW SAVEPOINTS is this statement, not a variable.
+    | savepointStatement
     | showStatement
     | describeStatement
     | explainStatement
@@ -67,8 +69,14 @@ createSink
     ;
 
 createFlow
-    : CREATE FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
-      flowClause* AS query
+    : CREATE (OR REPLACE)? FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
+      flowClause* resetStateClause? AS query
+    ;
+
+// CREATE OR REPLACE FLOW only: the state to start empty, all of it or the
+// operators named by their ids (EXPLAIN CREATE OR REPLACE FLOW prints them).
+resetStateClause
+    : RESET STATE (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)* RPAREN)?
     ;
 
 flowClause
@@ -150,6 +158,14 @@ objectKind
 flowCommand
     : STOP FLOW identifier
     | START FLOW identifier (RESET STATE)?
+    ;
+
+// A flow's named copies of a checkpoint (server/savepoints.cpp).
+savepointStatement
+    : STOP FLOW flow=identifier WITH SAVEPOINT savepoint=identifier    # stopWithSavepoint
+    | START FLOW flow=identifier FROM SAVEPOINT savepoint=identifier   # startFromSavepoint
+    | SHOW SAVEPOINTS (FOR flow=identifier)?                           # showSavepoints
+    | DROP SAVEPOINT savepoint=identifier (FOR flow=identifier)?       # dropSavepoint
     ;
 
 showStatement
@@ -456,7 +472,7 @@ nonReserved
     | LANGUAGE | LEADING | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
     | OFFSET | OFFSETS
     | PARTITION | PASSWORD | PLACING | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
-    | RLIKE | ROW | ROWS
+    | RLIKE | ROW | ROWS | SAVEPOINT | SAVEPOINTS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
@@ -559,6 +575,8 @@ REPLACE: R E P L A C E;
 RESET: R E S E T;
 RETURNS: R E T U R N S;
 RLIKE: R L I K E;
+SAVEPOINT: S A V E P O I N T;
+SAVEPOINTS: S A V E P O I N T S;
 SECOND: S E C O N D;
 SECONDS: S E C O N D S;
 SET: S E T;

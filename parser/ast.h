@@ -214,6 +214,7 @@ enum class StatementKind {
   User,  // CREATE / ALTER / DROP USER, SHOW USERS
   ShowCreate,
   Alter,
+  Savepoint,  // STOP FLOW f WITH SAVEPOINT s, START ... FROM SAVEPOINT, SHOW / DROP SAVEPOINT(S)
 };
 
 enum class ObjectKind { Source, Sink, Table, Flow, Function, Processor };
@@ -283,6 +284,13 @@ struct CreateFlow : Statement {
   std::unique_ptr<Query> query;
   std::string queryText;  // the SELECT's own text
   size_t queryPos = 0;    // where the SELECT starts
+  // CREATE OR REPLACE FLOW: the flow's new definition, its state carried over
+  // (server/flow_replace.h). RESET STATE starts all of it empty, or with
+  // resetOperators, the state of the operators of those ids only.
+  bool orReplace = false;
+  bool resetState = false;
+  std::vector<int> resetOperators;
+  size_t resetPos = 0;
 };
 
 // CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l] [VECTORIZED]
@@ -354,6 +362,18 @@ struct FlowCommand : Statement {  // STOP FLOW f / START FLOW f [RESET STATE]
   std::string name;
   size_t namePos = 0;
   bool resetState = false;  // START only: discard state, read from startingOffsets
+};
+
+// A flow's savepoints (server/savepoints.cpp).
+enum class SavepointAction { Stop, Start, Show, Drop };
+
+struct SavepointStatement : Statement {
+  SavepointStatement() : Statement(StatementKind::Savepoint) {}
+  SavepointAction action = SavepointAction::Show;
+  std::string flow;  // empty: SHOW / DROP without FOR
+  size_t flowPos = 0;
+  std::string savepoint;  // empty for Show
+  size_t savepointPos = 0;
 };
 
 struct Show : Statement {

@@ -294,6 +294,7 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->setStatement()) s = set(c);
   else if (auto* c = ctx->userStatement()) s = user(c);
   else if (auto* c = ctx->alterStatement()) s = alter(c);
+  else if (auto* c = ctx->savepointStatement()) s = savepoint(c);
   else if (auto* c = ctx->query()) s = selectStatement(c);
   else throw InternalError("parser: unknown statement shape");
   s->pos = startOf(ctx);
@@ -457,9 +458,60 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
       s->options = withOptions(o->withOptions());
     }
   }
+  s->orReplace = ctx->REPLACE() != nullptr;
+  if (auto* reset = ctx->resetStateClause()) {
+    s->resetState = true;
+    s->resetPos = startOf(reset);
+    if (!s->orReplace) {
+      throw SqlError(sqlstate::kSyntaxError, "RESET STATE is for CREATE OR REPLACE FLOW",
+                     s->resetPos);
+    }
+    for (auto* id : reset->INTEGER_VALUE()) {
+      try {
+        s->resetOperators.push_back(std::stoi(id->getText()));
+      } catch (const std::exception&) {
+        throw SqlError(sqlstate::kSyntaxError, "operator id out of range", startOf(id->getSymbol()));
+      }
+    }
+  }
+  if (s->orReplace && s->ifNotExists) {
+    throw SqlError(sqlstate::kSyntaxError, "OR REPLACE and IF NOT EXISTS cannot go together",
+                   s->namePos);
+  }
   s->query = query(ctx->query());
   s->queryText = sourceText(ctx->query());
   s->queryPos = startOf(ctx->query());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::savepoint(P::SavepointStatementContext* ctx) {
+  auto s = std::make_unique<ast::SavepointStatement>();
+  P::IdentifierContext* flow = nullptr;
+  P::IdentifierContext* name = nullptr;
+  if (auto* c = dynamic_cast<P::StopWithSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Stop;
+    flow = c->flow;
+    name = c->savepoint;
+  } else if (auto* c = dynamic_cast<P::StartFromSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Start;
+    flow = c->flow;
+    name = c->savepoint;
+  } else if (auto* c = dynamic_cast<P::ShowSavepointsContext*>(ctx)) {
+    s->action = ast::SavepointAction::Show;
+    flow = c->flow;
+  } else if (auto* c = dynamic_cast<P::DropSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Drop;
+    flow = c->flow;
+    name = c->savepoint;
+  }
+  if (flow != nullptr) {
+    s->flow = identifier(flow);
+    s->flowPos = startOf(flow);
+  }
+  if (name != nullptr) {
+    s->savepoint = identifier(name);
+    s->savepointPos = startOf(name);
+  }
   return s;
 }
 

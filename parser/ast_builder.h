@@ -52,6 +52,7 @@ class AstBuilder {
   ast::StatementPtr insert(P::InsertStatementContext* ctx);
   ast::StatementPtr drop(P::DropStatementContext* ctx);
   ast::StatementPtr flowCommand(P::FlowCommandContext* ctx);
+  ast::StatementPtr savepoint(P::SavepointStatementContext* ctx);
   ast::StatementPtr show(P::ShowStatementContext* ctx);
   ast::StatementPtr describe(P::DescribeStatementContext* ctx);
   ast::StatementPtr alter(P::AlterStatementContext* ctx);

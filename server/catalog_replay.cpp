@@ -23,6 +23,7 @@
 #include "planner/shard_plan.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
+#include "server/flow_replace.h"
 
 namespace rtsql {
 
@@ -193,6 +194,9 @@ void Engine::restoreFlow(const CatalogRecord& record) {
     def.options = plan.flowOptions;
     inputs = flowInputs(plan, stmt.sink);
     runtime = flows_.makeRuntime(std::move(plan), stmt.name);
+    // A replaced flow restores the replaced plan's checkpoint through its
+    // migration (server/flow_replace.h).
+    runtime->setStateMigration(storedStateMigration(record.settings));
   } catch (const SqlError& e) {
     // The plan needs the sources' partition counts: with a broker away, the
     // flow is restored without a runtime and the supervisor plans it later.
@@ -224,6 +228,7 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
   }
   catalog_.setFlowInputs(stmt.name, flowInputs(plan, stmt.sink));
   auto runtime = flows_.makeRuntime(std::move(plan), stmt.name);
+  runtime->setStateMigration(storedStateMigration(flows_.control(name).settings));
   FlowRuntime* rt = runtime.get();
   flows_.setRuntime(name, std::move(runtime));
   flows_.syncShards(name);

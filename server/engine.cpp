@@ -156,6 +156,8 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::User: return userStatement(s, static_cast<const ast::UserStatement&>(stmt), out);
     case K::ShowCreate: return showCreate(s, static_cast<const ast::ShowCreate&>(stmt), out);
     case K::Alter: return alter(s, static_cast<const ast::Alter&>(stmt), out);
+    case K::Savepoint:
+      return savepointStatement(s, static_cast<const ast::SavepointStatement&>(stmt), out);
   }
   throw InternalError("unknown statement kind");
 }
@@ -270,6 +272,10 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
     case ast::StatementKind::Explain: return kExplainColumns;
     case ast::StatementKind::ShowCreate: return kShowCreateColumns;
     case ast::StatementKind::User: return userColumns(static_cast<const ast::UserStatement&>(stmt));
+    case ast::StatementKind::Savepoint:
+      if (static_cast<const ast::SavepointStatement&>(stmt).action == ast::SavepointAction::Show)
+        return kSavepointColumns;
+      return std::vector<ResultColumn>{};
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
       if (isConstantQuery(q)) {

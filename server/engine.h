@@ -25,6 +25,7 @@
 #include "planner/catalog.h"
 #include "planner/planner.h"
 #include "server/bounded_query.h"
+#include "planner/state_plan.h"
 #include "server/catalog_store.h"
 #include "server/flows/flow_registry.h"
 #include "server/query_handler.h"
@@ -125,6 +126,21 @@ class Engine : public QueryHandler, public FlowReads {
   void drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out);
   void stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
   void startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
+  // flow_replace.cpp: CREATE OR REPLACE FLOW of a flow that exists (with the
+  // statement lock held), and EXPLAIN of it.
+  struct ReplacePlan {
+    FlowRuntime* rt = nullptr;  // the running plan's runtime
+    PhysicalPlan plan;          // the new plan
+    StatePlan state;
+  };
+  ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  // savepoints.cpp: STOP FLOW ... WITH SAVEPOINT, START ... FROM SAVEPOINT,
+  // SHOW / DROP SAVEPOINT(S).
+  void savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt, ResultWriter& out);
+  std::string savepointDir(const std::string& flow) const;
+  static const std::vector<ResultColumn> kSavepointColumns;
   // Throws 42501 unless the session's user may `verb` the flow, function or
   // processor `name`: its owner or a superuser. Nothing at a replay.
   void requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const std::string& name,

@@ -28,6 +28,9 @@ void requireFlow(const Catalog& catalog, const ast::FlowCommand& stmt) {
 void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
   StatementLock::Guard lock = guardFor(s);
   lock.lock();
+  // CREATE OR REPLACE of a flow that exists (flow_replace.cpp); of one that
+  // does not, a CREATE.
+  if (stmt.orReplace && catalogOf(s).findFlow(stmt.name)) return replaceFlow(s, stmt, out);
   if (!s.shadow) flows_.requireNotStopping(stmt.name, stmt.namePos, "CREATE FLOW");
   if (catalogOf(s).findFlow(stmt.name) && stmt.ifNotExists) {
     out.notice(fmt::format("flow \"{}\" already exists, skipping", stmt.name));

@@ -263,6 +263,13 @@ void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& o
   std::string plan;
   if (!stmt.inner) {
     plan = flows_.flowPlan(stmt.flowName, stmt.flowNamePos);
+  } else if (stmt.inner->kind == ast::StatementKind::CreateFlow &&
+             static_cast<const ast::CreateFlow&>(*stmt.inner).orReplace) {
+    // The state plan (server/flow_replace.h).
+    Rows rows;
+    for (auto& l : explainReplace(s, static_cast<const ast::CreateFlow&>(*stmt.inner))) rows.push_back({l});
+    sendRows(out, kExplainColumns, rows, "EXPLAIN");
+    return;
   } else if (stmt.inner->kind == ast::StatementKind::CreateFlow) {
     plan = planFlow(static_cast<const ast::CreateFlow&>(*stmt.inner), planContext(s)).explain();
   } else if (stmt.inner->kind == ast::StatementKind::Select) {
