@@ -206,6 +206,7 @@ enum class StatementKind {
   Set,
   Select,
   User,  // CREATE / ALTER / DROP USER, SHOW USERS
+  Block,  // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, DECLARE / FETCH / CLOSE, ...
 };
 
 enum class ObjectKind { Source, Sink, Table, Flow, Function, Processor };
@@ -389,6 +390,25 @@ struct UserStatement : Statement {
   bool ifExists = false;     // DROP USER IF EXISTS
   std::string password;      // Create / Alter
   size_t passwordPos = 0;
+};
+
+// A transaction-block or cursor statement as its words: the server reads them
+// (server/transaction.h). A word is a keyword (upper-cased) or a name (as
+// written, unquoted); a number keeps its sign.
+struct BlockWord {
+  std::string text;
+  size_t pos = 0;
+  bool quoted = false;  // a quoted name: never a keyword
+  bool number = false;
+};
+
+struct BlockStatement : Statement {
+  BlockStatement() : Statement(StatementKind::Block) {}
+  std::vector<BlockWord> words;  // the first is the statement's keyword
+  // DECLARE ... FOR query: the cursor's query.
+  std::unique_ptr<Query> query;
+  std::string queryText;
+  size_t queryPos = 0;
 };
 
 struct SelectStatement : Statement {

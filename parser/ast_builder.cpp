@@ -210,6 +210,7 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->explainStatement()) s = explain(c);
   else if (auto* c = ctx->setStatement()) s = set(c);
   else if (auto* c = ctx->userStatement()) s = user(c);
+  else if (auto* c = ctx->blockStatement()) s = blockStatement(c);
   else if (auto* c = ctx->query()) s = selectStatement(c);
   else throw InternalError("parser: unknown statement shape");
   s->pos = startOf(ctx);
@@ -569,6 +570,44 @@ ast::StatementPtr AstBuilder::set(P::SetStatementContext* ctx) {
     s->keyPos = startOf(ctx->dottedWord());
   }
   s->value = optionValue(ctx->optionValue());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::blockStatement(P::BlockStatementContext* ctx) {
+  auto s = std::make_unique<ast::BlockStatement>();
+  auto keyword = [&](antlr4::Token* t) {
+    ast::BlockWord w;
+    w.text = toUpper(std::string(tokenText(t)));
+    w.pos = startOf(t);
+    return w;
+  };
+  std::vector<P::BlockWordContext*> words;
+  if (auto* d = dynamic_cast<P::DeclareCursorContext*>(ctx)) {
+    s->words.push_back(keyword(d->DECLARE()->getSymbol()));
+    words = d->blockWord();
+    s->query = query(d->query());
+    s->queryText = sourceText(d->query());
+    s->queryPos = startOf(d->query());
+  } else if (auto* c = dynamic_cast<P::BlockCommandContext*>(ctx)) {
+    s->words.push_back(keyword(c->head));
+    words = c->blockWord();
+  } else if (auto* c = dynamic_cast<P::BlockSetCommandContext*>(ctx)) {
+    s->words.push_back(keyword(c->head));
+    words = c->blockWord();
+  }
+  for (auto* w : words) {
+    ast::BlockWord word;
+    word.pos = startOf(w);
+    if (auto* id = w->identifier()) {
+      word.quoted = id->QUOTED_IDENTIFIER() != nullptr || id->BACKQUOTED_IDENTIFIER() != nullptr;
+      word.text = identifier(id);
+    } else {
+      word.number = w->INTEGER_VALUE() != nullptr;
+      word.text = sourceText(w);
+      if (word.number) std::erase(word.text, ' ');
+    }
+    s->words.push_back(std::move(word));
+  }
   return s;
 }
 

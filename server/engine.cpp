@@ -36,6 +36,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"search_path", "public"},
     {"rtsql.dry_run", "off"},
     {"statement_timeout", "0"},
+    {"rtsql.fetch_wait", "5000"},  // how long FETCH waits for a cursor's rows (server/cursor.h)
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -110,7 +111,9 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
             return static_cast<const ResultWriter*>(w)->cancelledFromAnyThread();
           });
       try {
+        const bool blockDdl = admitInBlock(s, *stmt);
         executeStatement(s, *stmt, writer);
+        if (blockDdl) s.blockStatements.push_back(stmt->text);
       } catch (const Interrupted&) {
         if (writer.expired() || writer.deadlinePassed()) throw DeadlineWriter::timeoutError();
         throw;
@@ -119,6 +122,8 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       if (writer.expired()) return;
     }
   } catch (...) {
+    // A failure in a transaction block fails the block (server/transaction.h).
+    s.block.fail();
     // QueryHandler::execute reports every failure and never throws.
     out.error(handlerError(std::current_exception()));
   }
@@ -145,6 +150,7 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::Set: return set(s, static_cast<const ast::Set&>(stmt), out);
     case K::Select: return select(s, static_cast<const ast::SelectStatement&>(stmt), out);
     case K::User: return userStatement(s, static_cast<const ast::UserStatement&>(stmt), out);
+    case K::Block: return blockStatement(s, static_cast<const ast::BlockStatement&>(stmt), out);
   }
   throw InternalError("unknown statement kind");
 }
@@ -161,6 +167,7 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     probe.getInt(setting->first, 8, 1, 4096);  // validates
   }
   if (iequals(setting->first, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->first, "rtsql.fetch_wait")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";
@@ -206,7 +213,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
   }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
   PhysicalPlan plan = planQuery(q, planContext(s));
-  if (s.shadow) {
+  if (s.shadow && !s.blockShadow) {
     // Dry run: planned, its columns sent, nothing read.
     out.columns(liveQueryColumns(plan));
     out.complete("SELECT 0");
@@ -238,6 +245,8 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
     case ast::StatementKind::Describe: return kDescribeColumns;
     case ast::StatementKind::Explain: return kExplainColumns;
     case ast::StatementKind::User: return userColumns(static_cast<const ast::UserStatement&>(stmt));
+    case ast::StatementKind::Block:
+      return blockColumns(s, static_cast<const ast::BlockStatement&>(stmt));
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
       if (isConstantQuery(q)) {
