@@ -195,7 +195,8 @@ blockStatement
     : DECLARE blockWord+ FOR query                                                  # declareCursor
     | head=(BEGIN | COMMIT | END | ROLLBACK | ABORT | SAVEPOINT | RELEASE | FETCH | MOVE | CLOSE)
       blockWord*                                                                    # blockCommand
-    | head=(START | SET) blockWord+                                                 # blockSetCommand
+    | START TRANSACTION blockWord*                                                  # blockStartCommand
+    | SET (TRANSACTION | identifier identifier AS TRANSACTION) blockWord*           # blockSetCommand
     ;
 
 blockWord
@@ -426,7 +427,7 @@ nonReserved
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
-    | ABORT | BEGIN | COMMIT | DECLARE | FETCH | MOVE | RELEASE | ROLLBACK | SAVEPOINT
+    | ABORT | BEGIN | COMMIT | DECLARE | FETCH | MOVE | RELEASE | ROLLBACK | SAVEPOINT | TRANSACTION
     ;
 
 reserved
@@ -493,6 +494,7 @@ MOVE: M O V E;
 RELEASE: R E L E A S E;
 ROLLBACK: R O L L B A C K;
 SAVEPOINT: S A V E P O I N T;
+TRANSACTION: T R A N S A C T I O N;
 ARRAY: A R R A Y;
 ASC: A S C;
 CHECKPOINT: C H E C K P O I N T;

@@ -581,30 +581,32 @@ ast::StatementPtr AstBuilder::blockStatement(P::BlockStatementContext* ctx) {
     w.pos = startOf(t);
     return w;
   };
-  std::vector<P::BlockWordContext*> words;
   if (auto* d = dynamic_cast<P::DeclareCursorContext*>(ctx)) {
-    s->words.push_back(keyword(d->DECLARE()->getSymbol()));
-    words = d->blockWord();
     s->query = query(d->query());
     s->queryText = sourceText(d->query());
     s->queryPos = startOf(d->query());
-  } else if (auto* c = dynamic_cast<P::BlockCommandContext*>(ctx)) {
-    s->words.push_back(keyword(c->head));
-    words = c->blockWord();
-  } else if (auto* c = dynamic_cast<P::BlockSetCommandContext*>(ctx)) {
-    s->words.push_back(keyword(c->head));
-    words = c->blockWord();
   }
-  for (auto* w : words) {
+  // Every word before the query, in order: keywords, names and numbers.
+  for (antlr4::tree::ParseTree* child : ctx->children) {
+    if (auto* t = dynamic_cast<antlr4::tree::TerminalNode*>(child)) {
+      if (t->getSymbol()->getType() != P::FOR) s->words.push_back(keyword(t->getSymbol()));
+      continue;
+    }
     ast::BlockWord word;
-    word.pos = startOf(w);
-    if (auto* id = w->identifier()) {
+    P::IdentifierContext* id = dynamic_cast<P::IdentifierContext*>(child);
+    auto* w = dynamic_cast<P::BlockWordContext*>(child);
+    if (w != nullptr) id = w->identifier();
+    if (id != nullptr) {
+      word.pos = startOf(id);
       word.quoted = id->QUOTED_IDENTIFIER() != nullptr || id->BACKQUOTED_IDENTIFIER() != nullptr;
       word.text = identifier(id);
-    } else {
+    } else if (w != nullptr) {
+      word.pos = startOf(w);
       word.number = w->INTEGER_VALUE() != nullptr;
       word.text = sourceText(w);
       if (word.number) std::erase(word.text, ' ');
+    } else {
+      continue;  // the query
     }
     s->words.push_back(std::move(word));
   }

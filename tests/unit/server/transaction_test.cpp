@@ -139,7 +139,10 @@ TEST_CASE("block statements: the words drivers and psql send") {
   CHECK(bad.position() == 6);
   CHECK(sqlErrorOf([] { command("COMMIT LATER"); }).sqlstate() == sqlstate::kSyntaxError);
   // A word that names a column elsewhere is still a name.
-  CHECK(parseStatements("SELECT begin, commit, fetch FROM t").size() == 1);
+  CHECK(parseStatements("SELECT begin, commit, fetch, transaction FROM t").size() == 1);
+  // START and SET keep their own statements.
+  CHECK_THROWS_AS(parseStatements("START FLOW f RESET"), SqlError);
+  CHECK(parseStatements("SET transaction_isolation = 1").front()->kind == ast::StatementKind::Set);
 }
 
 TEST_CASE_FIXTURE(Fixture, "a transaction block's DDL reaches the catalog at COMMIT, all of it") {
