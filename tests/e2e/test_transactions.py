@@ -151,3 +151,24 @@ def test_kill_during_commit_leaves_the_catalog_before_or_after(tmp_path):
         assert seen
     finally:
         srv.stop()
+
+
+def test_flow_created_in_a_block_starts_at_commit_and_survives_a_restart(tmp_path):
+    src, sink, flow = unique("fsrc"), unique("fsink"), unique("fflow")
+    srv = Server(tmp_path).start()
+    try:
+        with default_mode(srv) as conn:
+            conn.execute(gen_source(src))
+            conn.execute(f"CREATE SINK {sink} WITH (connector = 'blackhole')")
+            conn.execute(f"CREATE FLOW {flow} INTO {sink} AS SELECT a FROM {src}")
+            # Planned, not started, until COMMIT.
+            assert flow not in {r[0] for r in srv.query("SHOW FLOWS")}
+            conn.commit()
+        wait_for(lambda: srv.progress(flow)["sink"]["numOutputRows"] > 0, 60,
+                 f"flow {flow} writing rows after COMMIT")
+        srv.stop()
+        srv = Server(tmp_path).start()
+        wait_for(lambda: srv.progress(flow)["sink"]["numOutputRows"] > 0, 60,
+                 f"flow {flow} writing rows after a restart")
+    finally:
+        srv.stop()
