@@ -266,3 +266,20 @@ TEST_CASE_FIXTURE(Fixture, "cursors over a constant query and a live one") {
   e.runAll({"CLOSE h"});
   CHECK(e.engine.slotsUsed() == used);
 }
+
+TEST_CASE_FIXTURE(Fixture, "FETCH waits for rows within rtsql.fetch_wait, and ends at statement_timeout") {
+  RestoredEngine e(options, connectors);
+  e.runAll({"CREATE SOURCE slow (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+            "BEGIN", "DECLARE c CURSOR FOR SELECT a FROM slow", "SET rtsql.fetch_wait = '200ms'"});
+  // Far more rows than a source of one row a second makes in the bound: the
+  // FETCH returns what came by then.
+  ResultCapture bounded = e.run("FETCH 100000 FROM c");
+  requireOk(bounded, "FETCH");
+  CHECK(bounded.rows.size() < 100000);
+  CHECK(bounded.tag == "FETCH " + std::to_string(bounded.rows.size()));
+  e.runAll({"SET rtsql.fetch_wait = '1h'", "SET statement_timeout = '200ms'"});
+  ResultCapture timedOut = e.run("FETCH 100000 FROM c");
+  REQUIRE(timedOut.err);
+  CHECK(timedOut.err->sqlstate() == sqlstate::kQueryCanceled);
+  e.runAll({"ROLLBACK"});
+}
