@@ -147,8 +147,9 @@ def test_kill_during_commit_leaves_the_catalog_before_or_after(tmp_path):
             if done.is_set():
                 assert len(names) == n  # COMMIT answered: it was durable
             seen.add(len(names))
-        # Both outcomes are legal; the rounds show the test reached at least one.
-        assert seen
+        # Both outcomes are legal; which ones the rounds met depends on the machine.
+        print(f"sources after each kill: {sorted(seen)} of {n}")
+        assert seen <= {0, n}
     finally:
         srv.stop()
 
