@@ -67,6 +67,10 @@ int main(int argc, char** argv) {
   auto* commandOpt =
       app.add_option("-c,--command", command, "Run SQL as one query and exit");
   fileOpt->excludes(commandOpt);
+  bool singleTransaction = false;
+  app.add_flag("-1,--single-transaction", singleTransaction,
+               "With -f: run the script in one transaction (BEGIN ... COMMIT); at the first "
+               "error, ROLLBACK, so that none of it is applied");
   bool dryRun = false;
   app.add_flag("--dry-run", dryRun,
                "With -f or -c: parse, bind and plan every statement against the server's "
@@ -155,6 +159,8 @@ int main(int argc, char** argv) {
   int code = kExitOk;
   if (commandOpt->count() > 0) {
     code = runCommand(*conn, command, run, std::cout, std::cerr);
+  } else if (!interactive && singleTransaction) {
+    code = runScriptInOneTransaction(*conn, script, sourceName, run, std::cout, std::cerr);
   } else if (!interactive) {
     code = runScript(*conn, script, sourceName, run, std::cout, std::cerr);
   } else {

@@ -36,6 +36,7 @@ statement
     | setStatement
     | userStatement
     | alterStatement
+    | blockStatement
     | query
     ;
 
@@ -210,6 +211,25 @@ explainStatement
 
 setStatement
     : SET (key=STRING | dottedWord) (EQ | TO) optionValue
+    ;
+
+// Transaction blocks and cursors in PostgreSQL's spelling: BEGIN, START
+// TRANSACTION, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE, SET
+// TRANSACTION, SET SESSION CHARACTERISTICS, FETCH, MOVE, CLOSE, and DECLARE
+// ... CURSOR ... FOR query. Their words are read by server/transaction.h, which
+// answers a syntax error for a sequence it does not know.
+blockStatement
+    : DECLARE blockWord+ FOR query                                                  # declareCursor
+    | head=(BEGIN | COMMIT | END | ROLLBACK | ABORT | SAVEPOINT | RELEASE | FETCH | MOVE | CLOSE)
+      blockWord*                                                                    # blockCommand
+    | START TRANSACTION blockWord*                                                  # blockStartCommand
+    | SET (TRANSACTION | identifier identifier AS TRANSACTION) blockWord*           # blockSetCommand
+    ;
+
+blockWord
+    : identifier
+    | WITH | NOT | AS | FROM | IN | ALL | COMMA
+    | MINUS? INTEGER_VALUE
     ;
 
 // ------------------------------------------------------------------ queries
@@ -477,6 +497,7 @@ nonReserved
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
     | COLLATE | ESCAPE | OPERATOR
+    | ABORT | BEGIN | COMMIT | DECLARE | FETCH | MOVE | RELEASE | ROLLBACK | TRANSACTION
     ;
 
 reserved
@@ -533,6 +554,16 @@ WITH: W I T H;
 
 // Non-reserved keywords.
 ALTER: A L T E R;
+// Transaction blocks and cursors (blockStatement).
+ABORT: A B O R T;
+BEGIN: B E G I N;
+COMMIT: C O M M I T;
+DECLARE: D E C L A R E;
+FETCH: F E T C H;
+MOVE: M O V E;
+RELEASE: R E L E A S E;
+ROLLBACK: R O L L B A C K;
+TRANSACTION: T R A N S A C T I O N;
 ARRAY: A R R A Y;
 ASC: A S C;
 CHECKPOINT: C H E C K P O I N T;

@@ -215,6 +215,7 @@ enum class StatementKind {
   ShowCreate,
   Alter,
   Savepoint,  // STOP FLOW f WITH SAVEPOINT s, START ... FROM SAVEPOINT, SHOW / DROP SAVEPOINT(S)
+  Block,  // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, DECLARE / FETCH / CLOSE, ...
 };
 
 enum class ObjectKind { Source, Sink, Table, Flow, Function, Processor };
@@ -439,6 +440,23 @@ struct Alter : Statement {
   size_t namePos = 0;
   bool reset = false;
   std::vector<Option> options;  // SET: keys and values; RESET: keys (values empty)
+// A transaction-block or cursor statement as its words: the server reads them
+// (server/transaction.h). A word is a keyword (upper-cased) or a name (as
+// written, unquoted); a number keeps its sign.
+struct BlockWord {
+  std::string text;
+  size_t pos = 0;
+  bool quoted = false;  // a quoted name: never a keyword
+  bool number = false;
+};
+
+struct BlockStatement : Statement {
+  BlockStatement() : Statement(StatementKind::Block) {}
+  std::vector<BlockWord> words;  // the first is the statement's keyword
+  // DECLARE ... FOR query: the cursor's query.
+  std::unique_ptr<Query> query;
+  std::string queryText;
+  size_t queryPos = 0;
 };
 
 struct SelectStatement : Statement {

@@ -295,6 +295,7 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->userStatement()) s = user(c);
   else if (auto* c = ctx->alterStatement()) s = alter(c);
   else if (auto* c = ctx->savepointStatement()) s = savepoint(c);
+  else if (auto* c = ctx->blockStatement()) s = blockStatement(c);
   else if (auto* c = ctx->query()) s = selectStatement(c);
   else throw InternalError("parser: unknown statement shape");
   s->pos = startOf(ctx);
@@ -776,6 +777,46 @@ ast::StatementPtr AstBuilder::set(P::SetStatementContext* ctx) {
     s->keyPos = startOf(ctx->dottedWord());
   }
   s->value = optionValue(ctx->optionValue());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::blockStatement(P::BlockStatementContext* ctx) {
+  auto s = std::make_unique<ast::BlockStatement>();
+  auto keyword = [&](antlr4::Token* t) {
+    ast::BlockWord w;
+    w.text = toUpper(std::string(tokenText(t)));
+    w.pos = startOf(t);
+    return w;
+  };
+  if (auto* d = dynamic_cast<P::DeclareCursorContext*>(ctx)) {
+    s->query = query(d->query());
+    s->queryText = sourceText(d->query());
+    s->queryPos = startOf(d->query());
+  }
+  // Every word before the query, in order: keywords, names and numbers.
+  for (antlr4::tree::ParseTree* child : ctx->children) {
+    if (auto* t = dynamic_cast<antlr4::tree::TerminalNode*>(child)) {
+      if (t->getSymbol()->getType() != P::FOR) s->words.push_back(keyword(t->getSymbol()));
+      continue;
+    }
+    ast::BlockWord word;
+    P::IdentifierContext* id = dynamic_cast<P::IdentifierContext*>(child);
+    auto* w = dynamic_cast<P::BlockWordContext*>(child);
+    if (w != nullptr) id = w->identifier();
+    if (id != nullptr) {
+      word.pos = startOf(id);
+      word.quoted = id->QUOTED_IDENTIFIER() != nullptr || id->BACKQUOTED_IDENTIFIER() != nullptr;
+      word.text = identifier(id);
+    } else if (w != nullptr) {
+      word.pos = startOf(w);
+      word.number = w->INTEGER_VALUE() != nullptr;
+      word.text = sourceText(w);
+      if (word.number) std::erase(word.text, ' ');
+    } else {
+      continue;  // the query
+    }
+    s->words.push_back(std::move(word));
+  }
   return s;
 }
 

@@ -59,6 +59,7 @@ class AstBuilder {
   ast::StatementPtr explain(P::ExplainStatementContext* ctx);
   ast::StatementPtr set(P::SetStatementContext* ctx);
   ast::StatementPtr user(P::UserStatementContext* ctx);
+  ast::StatementPtr blockStatement(P::BlockStatementContext* ctx);
   ast::StatementPtr selectStatement(P::QueryContext* ctx);
 
   std::vector<ast::Option> withOptions(P::WithOptionsContext* ctx);

@@ -83,8 +83,10 @@ void Engine::persistCatalog(const CatalogChange& change) {
     const std::string key = toLower(f->name);
     // A flow of the catalog has its entry (restored or created), but for the
     // one this statement creates, whose control is the change's.
-    const FlowControl control =
+    FlowControl control =
         change.control && key == change.flow ? *change.control : flows_.control(key);
+    // A flow a transaction block creates has its control from the block.
+    if (change.controls && change.controls->count(key)) control = change.controls->at(key);
     r.running = control.wantRunning;
     r.settings = control.settings;
     records.push_back(std::move(r));

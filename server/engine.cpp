@@ -40,6 +40,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"rtsql.dry_run", "off"},
     {"statement_timeout", "0"},
     {"rtsql.bounded_max_rows", "1000000"},
+    {"rtsql.fetch_wait", "5000"},  // how long FETCH waits for a cursor's rows (server/cursor.h)
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -119,7 +120,9 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       std::unique_ptr<SystemCatalog> pg = systemCatalog(s);
       PgSessionScope pgScope(pg.get());
       try {
+        const bool blockDdl = admitInBlock(s, *stmt);
         executeStatement(s, *stmt, writer);
+        if (blockDdl) s.blockStatements.push_back(stmt->text);
       } catch (const Interrupted&) {
         if (writer.expired() || writer.deadlinePassed()) throw DeadlineWriter::timeoutError();
         throw;
@@ -128,6 +131,8 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       if (writer.expired()) return;
     }
   } catch (...) {
+    // A failure in a transaction block fails the block (server/transaction.h).
+    s.block.fail();
     // QueryHandler::execute reports every failure and never throws.
     out.error(handlerError(std::current_exception()));
   }
@@ -158,6 +163,7 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::Alter: return alter(s, static_cast<const ast::Alter&>(stmt), out);
     case K::Savepoint:
       return savepointStatement(s, static_cast<const ast::SavepointStatement&>(stmt), out);
+    case K::Block: return blockStatement(s, static_cast<const ast::BlockStatement&>(stmt), out);
   }
   throw InternalError("unknown statement kind");
 }
@@ -178,6 +184,7 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
   }
+  if (iequals(setting->first, "rtsql.fetch_wait")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";
@@ -237,7 +244,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
   }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
   PhysicalPlan plan = planQuery(q, planContext(s));
-  if (s.shadow) {
+  if (s.shadow && !s.blockShadow) {
     // Dry run: planned, its columns sent, nothing read.
     out.columns(liveQueryColumns(plan));
     out.complete("SELECT 0");
@@ -276,6 +283,8 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
       if (static_cast<const ast::SavepointStatement&>(stmt).action == ast::SavepointAction::Show)
         return kSavepointColumns;
       return std::vector<ResultColumn>{};
+    case ast::StatementKind::Block:
+      return blockColumns(s, static_cast<const ast::BlockStatement&>(stmt));
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
       if (isConstantQuery(q)) {

@@ -4,7 +4,8 @@
 // the PostgreSQL wire protocol calls. Statement handlers are split by family:
 // engine.cpp (dispatch, sessions, SET, constant SELECT), ddl.cpp
 // (CREATE/DROP/INSERT), flow_ddl.cpp (CREATE/STOP/START FLOW), show.cpp
-// (SHOW, DESCRIBE, EXPLAIN), user_ddl.cpp (users). What outlives the process: durability.cpp (writing
+// (SHOW, DESCRIBE, EXPLAIN), user_ddl.cpp (users), block_statements.cpp
+// (transaction blocks and cursors). What outlives the process: durability.cpp (writing
 // the catalog store), catalog_replay.cpp (its replay at start, and the
 // changes another node of a cluster makes, run through the same handlers).
 #pragma once
@@ -27,9 +28,11 @@
 #include "server/bounded_query.h"
 #include "planner/state_plan.h"
 #include "server/catalog_store.h"
+#include "server/cursor.h"
 #include "server/flows/flow_registry.h"
 #include "server/query_handler.h"
 #include "server/statement_lock.h"
+#include "server/transaction.h"
 
 namespace rtsql {
 
@@ -69,6 +72,9 @@ class Engine : public QueryHandler, public FlowReads {
   void execute(Session& session, const std::string& sql, ResultWriter& out) override;
   // Columns of one statement without running it (the extended protocol's Describe).
   std::optional<std::vector<ResultColumn>> describe(Session& session, const std::string& sql) override;
+  char transactionStatus(const Session& session) const override;
+  std::optional<std::vector<ResultColumn>> describeCursor(Session& session,
+                                                          const std::string& name) override;
 
   // Brings back what the catalog store holds and starts the flow registry's
   // supervisor, which starts the flows that were running, from their last
@@ -103,6 +109,13 @@ class Engine : public QueryHandler, public FlowReads {
     // them (server/statement_lock.h).
     bool replay = false;
     bool holdsLock = false;
+    // A transaction block (block_statements.cpp): its state, and the DDL it
+    // ran on `shadow` (which the block made when `blockShadow`, rather than
+    // a dry run), applied to the server's catalog at COMMIT.
+    TransactionBlock block;
+    std::vector<std::string> blockStatements;
+    bool blockShadow = false;
+    Cursors cursors;
   };
   Catalog& catalogOf(EngineSession& s) { return s.shadow ? *s.shadow : catalog_; }
   const Catalog& catalogOf(const EngineSession& s) const { return s.shadow ? *s.shadow : catalog_; }
@@ -146,6 +159,16 @@ class Engine : public QueryHandler, public FlowReads {
   void requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const std::string& name,
                       std::string_view verb, size_t pos) const;
   void userStatement(EngineSession& s, const ast::UserStatement& stmt, ResultWriter& out);
+  // block_statements.cpp. admitInBlock() runs before every statement: in a
+  // block, it refuses what a block cannot undo and says whether the statement
+  // is one of the block's DDL, recorded when it succeeds.
+  bool admitInBlock(EngineSession& s, const ast::Statement& stmt);
+  void blockStatement(EngineSession& s, const ast::BlockStatement& stmt, ResultWriter& out);
+  std::vector<ResultColumn> blockColumns(EngineSession& s, const ast::BlockStatement& stmt);
+  void commitBlock(EngineSession& s, const std::vector<std::string>& statements, ResultWriter& out);
+  void endBlock(EngineSession& s, bool committed);
+  void declareCursor(EngineSession& s, const ast::BlockStatement& stmt, const BlockCommand& cmd,
+                     ResultWriter& out);
   static std::vector<ResultColumn> userColumns(const ast::UserStatement& stmt);
   static std::vector<ResultColumn> showColumns(const ast::Show& stmt);
   static const std::vector<ResultColumn> kDescribeColumns;
@@ -196,6 +219,8 @@ class Engine : public QueryHandler, public FlowReads {
     const std::map<std::string, std::vector<std::string>>* inserts = nullptr;
     std::string flow;                      // lower-cased name of a flow whose control changes
     const FlowControl* control = nullptr;  // its control as it will be
+    // The controls of several new flows (a transaction block's), by lower-cased name.
+    const std::map<std::string, FlowControl>* controls = nullptr;
   };
   // Writes the catalog store as `change` describes it, with the statement
   // lock held; throws SqlError, and then the caller changes nothing.

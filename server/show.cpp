@@ -62,7 +62,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
   Rows rows;
   switch (stmt.what) {
     case ast::ShowKind::Sources: {
-      for (const auto& src : catalog_.sources()) {
+      for (const auto& src : catalogOf(s).sources()) {
         rows.push_back({src->name, src->connector,
                         src->format.empty() ? std::nullopt : text(src->format),
                         masked(src->options).toString()});
@@ -72,7 +72,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       return;
     }
     case ast::ShowKind::Sinks: {
-      for (const auto& sink : catalog_.sinks()) {
+      for (const auto& sink : catalogOf(s).sinks()) {
         rows.push_back(
             {sink->name, sink->connector, sink->format, masked(sink->options).toString()});
       }
@@ -81,7 +81,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       return;
     }
     case ast::ShowKind::Tables: {
-      for (const auto& t : catalog_.tables()) {
+      for (const auto& t : catalogOf(s).tables()) {
         rows.push_back({t->name, t->schema.toString(), std::to_string(t->rows->size())});
       }
       sendRows(out, showColumns(stmt), rows,
