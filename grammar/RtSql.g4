@@ -23,10 +23,12 @@ statement
     | createTable
     | createSink
     | createFlow
+    | createMaterializedView
     | createFunction
     | createProcessor
     | insertStatement
     | dropStatement
+    | dropMaterializedView
     | flowCommand
     | showStatement
     | describeStatement
@@ -68,6 +70,11 @@ createSink
 createFlow
     : CREATE FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
       flowClause* AS query
+    ;
+
+// A flow whose sink is a keyed table rtsqld keeps and answers SELECTs from.
+createMaterializedView
+    : CREATE MATERIALIZED VIEW (IF NOT EXISTS)? name=identifier flowClause* AS query
     ;
 
 flowClause
@@ -146,6 +153,10 @@ objectKind
     | PROCESSOR
     ;
 
+dropMaterializedView
+    : DROP MATERIALIZED VIEW (IF EXISTS)? identifier
+    ;
+
 flowCommand
     : STOP FLOW identifier
     | START FLOW identifier (RESET STATE)?
@@ -161,6 +172,7 @@ showStatement
     | SHOW FUNCTIONS                # showFunctions
     | SHOW PROGRESS identifier      # showProgress
     | SHOW USERS                    # showUsers
+    | SHOW MATERIALIZED VIEWS       # showMaterializedViews
     | SHOW (STRING | dottedWord)    # showVariable
     ;
 
@@ -179,6 +191,8 @@ describeStatement
 explainStatement
     : EXPLAIN (createFlow | query)
     | EXPLAIN FLOW flowName=identifier
+    | EXPLAIN createMaterializedView
+    | EXPLAIN MATERIALIZED VIEW viewName=identifier
     ;
 
 setStatement
@@ -407,6 +421,7 @@ nonReserved
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
+    | MATERIALIZED | VIEW | VIEWS
     ;
 
 reserved
@@ -495,6 +510,7 @@ MILLISECOND: M I L L I S E C O N D;
 MILLISECONDS: M I L L I S E C O N D S;
 MINUTE: M I N U T E;
 MINUTES: M I N U T E S;
+MATERIALIZED: M A T E R I A L I Z E D;
 PASSWORD: P A S S W O R D;
 PROGRESS: P R O G R E S S;
 REALTIME: R E A L T I M E;
@@ -524,6 +540,8 @@ USER: U S E R;
 USERS: U S E R S;
 VALUES: V A L U E S;
 VECTORIZED: V E C T O R I Z E D;
+VIEW: V I E W;
+VIEWS: V I E W S;
 WATERMARK: W A T E R M A R K;
 WINDOW: W I N D O W;
 WITHIN: W I T H I N;

@@ -20,6 +20,7 @@
 #include "server/privileges.h"
 #include "server/statement_timeout.h"
 #include "server/users.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -64,6 +65,7 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
              makePlacement(options_.cluster, options_.dataDir)) {
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(privileges_->filesDirs());
+  views_ = std::make_unique<ViewReads>(flows_, statements_);
 }
 
 Engine::~Engine() {
@@ -204,6 +206,16 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     sendRows(out, cols, {row}, "SELECT 1");
     return;
   }
+  // A materialized view answers from its snapshot (server/views/view_reads.h).
+  if (Catalog::FlowPtr view = ViewReads::viewOf(q, catalogOf(s))) {
+    if (s.shadow) {
+      out.columns(views_->columns(q, *view));
+      out.complete("SELECT 0");
+      return;
+    }
+    s.viewEpoch = views_->select(q, *view, out);
+    return;
+  }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
   PhysicalPlan plan = planQuery(q, planContext(s));
   if (s.shadow) {
@@ -250,6 +262,7 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
         }
         return cols;
       }
+      if (Catalog::FlowPtr view = ViewReads::viewOf(q, catalogOf(s))) return views_->columns(q, *view);
       return liveQueryColumns(planQuery(q, planContext(s)));
     }
     default: return std::vector<ResultColumn>{};  // DDL and commands return no rows

@@ -4,7 +4,8 @@
 // the PostgreSQL wire protocol calls. Statement handlers are split by family:
 // engine.cpp (dispatch, sessions, SET, constant SELECT), ddl.cpp
 // (CREATE/DROP/INSERT), flow_ddl.cpp (CREATE/STOP/START FLOW), show.cpp
-// (SHOW, DESCRIBE, EXPLAIN), user_ddl.cpp (users). What outlives the process: durability.cpp (writing
+// (SHOW, DESCRIBE, EXPLAIN), user_ddl.cpp (users), server/views/ (reading
+// materialized views). What outlives the process: durability.cpp (writing
 // the catalog store), catalog_replay.cpp (its replay at start, and the
 // changes another node of a cluster makes, run through the same handlers).
 #pragma once
@@ -36,6 +37,7 @@ class KafkaTaps;
 class LiveQueryQuota;
 class Privileges;
 class UserStore;
+class ViewReads;
 
 struct EngineOptions {
   std::string dataDir;
@@ -99,6 +101,9 @@ class Engine : public QueryHandler, public FlowReads {
     // them (server/statement_lock.h).
     bool replay = false;
     bool holdsLock = false;
+    // The epoch the session's last read of a materialized view saw (SHOW
+    // rtsql.view_epoch).
+    std::optional<uint64_t> viewEpoch;
   };
   Catalog& catalogOf(EngineSession& s) { return s.shadow ? *s.shadow : catalog_; }
   const Catalog& catalogOf(const EngineSession& s) const { return s.shadow ? *s.shadow : catalog_; }
@@ -113,6 +118,8 @@ class Engine : public QueryHandler, public FlowReads {
   void createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out);
   void insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out);
   void createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  // CREATE MATERIALIZED VIEW: its name is free among the relations (flow_ddl.cpp).
+  void requireViewName(const EngineSession& s, const ast::CreateFlow& stmt) const;
   void createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out);
   void createProcessor(EngineSession& s, const ast::CreateProcessor& stmt, ResultWriter& out);
   void drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out);
@@ -182,6 +189,7 @@ class Engine : public QueryHandler, public FlowReads {
   StatementLock statements_;  // see server/statement_lock.h
   std::unique_ptr<CatalogStore> store_;  // null: nothing kept
   FlowRegistry flows_;
+  std::unique_ptr<ViewReads> views_;  // SELECTs over materialized views (server/views/)
   // INSERTs per table, under the statement lock.
   std::map<std::string, std::vector<std::string>> tableInserts_;
   std::vector<CatalogRecord> unrestored_;  // records a restart could not apply, kept as they were
