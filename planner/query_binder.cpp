@@ -642,6 +642,15 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
     rel.scope = scopeFromSchema(table->schema, qualifier);
     return rel;
   }
+  if (Catalog::FlowPtr view = catalog.findFlow(ref.name); view && view->materializedView) {
+    // A view is read by a SELECT of its own (server/views/view_reads.h).
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("materialized view \"{}\" cannot be read inside another query "
+                               "or by a flow yet",
+                               ref.name),
+                   ref.pos,
+                   "SELECT from the view on its own: by its key, or every row in key order");
+  }
   SqlError err(sqlstate::kUndefinedTable, fmt::format("relation \"{}\" does not exist", ref.name),
                ref.pos);
   if (catalog.findSink(ref.name)) {
