@@ -21,7 +21,7 @@ import threading
 import duckdb
 import psycopg
 
-from conftest import HttpServer, Server, unique, wait_for
+from conftest import HttpServer, Kafka, Server, unique, wait_for
 
 SEED = 20261206
 N_RECORDS = 3000
@@ -192,5 +192,43 @@ def test_console_lists_views(tmp_path):
         assert mine[f"{uid}_v"]["materializedView"] is True
         _, _, script = server.http("/console/console.js")
         assert "materializedView" in script
+    finally:
+        server.stop()
+
+
+def test_a_failed_view_answers_its_last_snapshot_and_says_so(tmp_path):
+    server = Server(tmp_path).start()
+    try:
+        kafka = Kafka("embedded", "embedded", server.embedded_bootstrap)
+        uid = unique("mv_fail")
+        topic = f"{uid}_in"
+        kafka.create_topic(topic)
+        with server.connect() as conn:
+            conn.execute(f"""CREATE SOURCE {uid}_src (k STRING, v BIGINT)
+                             WITH ({kafka.options()}, subscribe = '{topic}',
+                                   startingOffsets = 'earliest', format = 'json')""")
+            # A negative v fails the flow (raise_error, 'on.error' = 'fail').
+            conn.execute(f"""CREATE MATERIALIZED VIEW {uid}_v AS
+                             SELECT k, count(*) AS n,
+                                    max(CASE WHEN v < 0 THEN raise_error('negative') ELSE v END)
+                                      AS m
+                             FROM {uid}_src GROUP BY k""")
+        kafka.produce(topic, [{"k": "a", "v": 1}, {"k": "b", "v": 2}, {"k": "a", "v": 3}])
+        want = [("a", 2, 3), ("b", 1, 2)]
+        converge(server, f"{uid}_v", want)
+        kafka.produce(topic, [{"k": "a", "v": -1}])
+        # Failed, and retried by the supervisor (SHOW FLOWS: recovering).
+        wait_for(lambda: any(r[0] == f"{uid}_v" and "negative" in (r[4] or "")
+                             for r in server.query("SHOW FLOWS")),
+                 WAIT_S, "the view's flow to fail")
+        notices = []
+        with server.connect() as conn:
+            conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+
+            def answered():
+                rows = [tuple(r) for r in conn.execute(f"SELECT * FROM {uid}_v").fetchall()]
+                return rows == want and any("its flow failed" in n for n in notices)
+
+            wait_for(answered, WAIT_S, f"the failed view's snapshot and its notice ({notices})")
     finally:
         server.stop()
