@@ -388,7 +388,9 @@ ast::StatementPtr AstBuilder::createMaterializedView(P::CreateMaterializedViewCo
       s->checkpointInterval = unquote(tokenText(cp->interval));
       s->checkpointIntervalPos = startOf(cp->interval);
     } else if (auto* o = dynamic_cast<P::FlowOptionsClauseContext*>(clause)) {
-      if (options) throw SqlError(sqlstate::kSyntaxError, "WITH (...) is given twice", startOf(clause));
+      if (options) {
+        throw SqlError(sqlstate::kSyntaxError, "WITH (...) is given twice", startOf(clause));
+      }
       options = true;
       s->options = withOptions(o->withOptions());
     }

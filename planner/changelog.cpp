@@ -43,7 +43,8 @@ std::optional<std::vector<int>> followKey(const Changelog& in, const std::vector
     for (size_t j = 0; j < exprs.size() && found < 0; ++j) {
       if (exprs[j] && columnRefIndex(*exprs[j]) == k) found = static_cast<int>(j);
     }
-    const bool window = std::find(in.windowKey.begin(), in.windowKey.end(), k) != in.windowKey.end();
+    const bool window =
+        std::find(in.windowKey.begin(), in.windowKey.end(), k) != in.windowKey.end();
     if (found >= 0) {
       if (window && windowKey) windowKey->push_back(found);
     } else if (window) {

@@ -187,7 +187,8 @@ std::string PhysicalPlan::explain() const {
     std::string details =
         sink.connector == kViewSinkConnector
             ? std::string("keyed table")
-            : connectorDetails(sink.connector, sink.format, sink.options, {"topic", "path", "mode"});
+            : connectorDetails(sink.connector, sink.format, sink.options,
+                               {"topic", "path", "mode"});
     if (sink.keyColumn >= 0 && static_cast<size_t>(sink.keyColumn) < sink.input.columns.size()) {
       details += ", key=" + sink.input.columns[static_cast<size_t>(sink.keyColumn)].name;
     } else if (!sink.keyColumns.empty()) {

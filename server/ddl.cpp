@@ -325,9 +325,10 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     if (f && f->materializedView != stmt.materializedView) {
       throw SqlError(sqlstate::kWrongObjectType,
                      fmt::format("\"{}\" is {}", stmt.name,
-                                 f->materializedView ? "a materialized view" : "a flow, not a materialized view"),
+                                 f->materializedView ? "a materialized view"
+                                                     : "a flow, not a materialized view"),
                      stmt.namePos,
-                     f->materializedView ? "DROP MATERIALIZED VIEW " + stmt.name : "DROP FLOW " + stmt.name);
+                     (f->materializedView ? "DROP MATERIALIZED VIEW " : "DROP FLOW ") + stmt.name);
     }
   }
   requireOwnerOf(s, stmt.object, stmt.name, "drop", stmt.namePos);

@@ -262,7 +262,8 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
         }
         return cols;
       }
-      if (Catalog::FlowPtr view = ViewReads::viewOf(q, catalogOf(s))) return views_->columns(q, *view);
+      if (Catalog::FlowPtr view = ViewReads::viewOf(q, catalogOf(s)))
+        return views_->columns(q, *view);
       return liveQueryColumns(planQuery(q, planContext(s)));
     }
     default: return std::vector<ResultColumn>{};  // DDL and commands return no rows

@@ -281,7 +281,8 @@ void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultW
     // A view: its columns, those of its key said so, then the flow's lines.
     if (std::optional<ViewLayout> l = views_->layout(v->name)) {
       for (size_t i = 0; i < l->schema.size(); ++i) {
-        const bool key = std::find(l->key.begin(), l->key.end(), static_cast<int>(i)) != l->key.end();
+        const bool key =
+            std::find(l->key.begin(), l->key.end(), static_cast<int>(i)) != l->key.end();
         rows.push_back({l->schema.columns[i].name, l->schema.columns[i].type->toString(),
                         std::string(key ? "column, key" : "column")});
       }

@@ -96,8 +96,8 @@ class NullLogger final : public rocksdb::Logger {
 class MergeIterator final : public RowIterator {
  public:
   MergeIterator(std::shared_ptr<const RocksViewSnapshot> owner,
-                std::vector<std::unique_ptr<rocksdb::Iterator>> its, std::vector<std::string> uppers,
-                std::vector<DataTypePtr> types)
+                std::vector<std::unique_ptr<rocksdb::Iterator>> its,
+                std::vector<std::string> uppers, std::vector<DataTypePtr> types)
       : owner_(std::move(owner)), its_(std::move(its)), uppers_(std::move(uppers)),
         types_(std::move(types)) {}
 

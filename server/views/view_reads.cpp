@@ -112,7 +112,8 @@ std::vector<Value> keyValues(const ast::Expr& where, const std::string& view, co
     while (k < key.size() && key[k] != c) ++k;
     if (k == key.size()) {
       unsupported(view, column->pos,
-                  fmt::format("a WHERE on \"{}\", which is not a key column,", column->parts.back()));
+                  fmt::format("a WHERE on \"{}\", which is not a key column,",
+                              column->parts.back()));
     }
     if (values[k]) unsupported(view, e.pos, "a WHERE that gives a key column twice");
     values[k] = evalConstant(*value, schema.columns[static_cast<size_t>(c)].type);
@@ -281,7 +282,8 @@ uint64_t ViewReads::select(const ast::Query& query, const FlowDef& view, ResultW
   auto send = [&](const Row& row) {
     std::vector<std::optional<std::string>> values;
     values.reserve(selected.size());
-    for (const auto& [i, name] : selected) values.push_back(pgTextOf(row.at(static_cast<size_t>(i))));
+    for (const auto& [i, name] : selected)
+      values.push_back(pgTextOf(row.at(static_cast<size_t>(i))));
     out.row(values);
     ++sent;
   };
