@@ -195,7 +195,8 @@ class RocksViewSnapshot final : public ViewSnapshot,
 
 class EmptyViewSnapshot final : public ViewSnapshot {
  public:
-  explicit EmptyViewSnapshot(ViewLayout layout) : ViewSnapshot(0, std::move(layout)) {}
+  explicit EmptyViewSnapshot(ViewLayout layout)
+      : ViewSnapshot(std::nullopt, std::move(layout)) {}
   std::optional<Row> lookup(const std::vector<Value>&) const override { return std::nullopt; }
   std::unique_ptr<RowIterator> range(const std::string&, const std::string&) const override {
     struct None final : RowIterator {

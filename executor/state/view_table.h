@@ -83,11 +83,13 @@ class ViewSnapshot {
   // Throws SqlError 58030 when the directory cannot be opened.
   static std::shared_ptr<const ViewSnapshot> open(const std::string& stateDir, uint64_t epoch,
                                                   ViewLayout layout);
-  // A view with no checkpoint yet: no rows, at epoch 0.
+  // A view with no checkpoint yet: no rows, and no epoch.
   static std::shared_ptr<const ViewSnapshot> empty(ViewLayout layout);
   virtual ~ViewSnapshot() = default;
 
-  uint64_t epoch() const { return epoch_; }
+  // The epoch of the checkpoint it reads; none for an empty view that has
+  // not checkpointed yet (epochs count from 0).
+  std::optional<uint64_t> epoch() const { return epoch_; }
   const Schema& schema() const { return layout_.schema; }
   const std::vector<int>& key() const { return layout_.key; }
 
@@ -102,9 +104,10 @@ class ViewSnapshot {
   std::unique_ptr<RowIterator> scan() const { return range({}, {}); }
 
  protected:
-  ViewSnapshot(uint64_t epoch, ViewLayout layout) : epoch_(epoch), layout_(std::move(layout)) {}
+  ViewSnapshot(std::optional<uint64_t> epoch, ViewLayout layout)
+      : epoch_(epoch), layout_(std::move(layout)) {}
 
-  uint64_t epoch_;
+  std::optional<uint64_t> epoch_;
   ViewLayout layout_;
 };
 

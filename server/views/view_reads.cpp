@@ -163,9 +163,14 @@ ViewReads::Found ViewReads::find(const std::string& view) {
   StatementLock::Guard lock(statements_);
   lock.lock();
   FlowRuntime* rt = flows_.findRuntime(view);
-  found.wantRunning = flows_.control(view).wantRunning;
-  found.failure = flows_.control(view).lastError;
-  if (!rt) return found;
+  const FlowControl control = flows_.control(view);
+  found.wantRunning = control.wantRunning;
+  found.failure = control.lastError;
+  if (!rt) {
+    // Not planned yet (a restart), or dropped meanwhile.
+    found.exists = flows_.progress(view).has_value();
+    return found;
+  }
   found.planned = true;
   const PhysicalPlan& plan = rt->plan();
   found.layout.schema = plan.sink.input;
@@ -226,6 +231,10 @@ std::shared_ptr<const ViewSnapshot> ViewReads::snapshot(const std::string& view,
         }
       }
     }
+    if (!found.exists) {
+      throw SqlError(sqlstate::kUndefinedTable,
+                     fmt::format("materialized view \"{}\" does not exist", view), pos);
+    }
     // Never checkpointed, and running: empty as of its start.
     if (found.planned && !found.checkpoint && found.state == FlowState::Running)
       return ViewSnapshot::empty(found.layout);
@@ -265,7 +274,7 @@ std::vector<ResultColumn> ViewReads::columns(const ast::Query& query, const Flow
   return cols;
 }
 
-uint64_t ViewReads::select(const ast::Query& query, const FlowDef& view, ResultWriter& out) {
+std::optional<uint64_t> ViewReads::select(const ast::Query& query, const FlowDef& view, ResultWriter& out) {
   requireServedShape(query, view.name);
   const ast::Select& sel = query.terms[0];
   std::shared_ptr<const ViewSnapshot> snap = snapshot(view.name, sel.from->pos, out);

@@ -49,8 +49,9 @@ class ViewReads {
   // `catalog`; null otherwise.
   static Catalog::FlowPtr viewOf(const ast::Query& query, const Catalog& catalog);
 
-  // Answers a SELECT over `view` (see above). Returns the epoch it read.
-  uint64_t select(const ast::Query& query, const FlowDef& view, ResultWriter& out);
+  // Answers a SELECT over `view` (see above). Returns the epoch it read
+  // (none: the view has not checkpointed yet).
+  std::optional<uint64_t> select(const ast::Query& query, const FlowDef& view, ResultWriter& out);
   // The columns such a SELECT returns, without reading (Describe).
   std::vector<ResultColumn> columns(const ast::Query& query, const FlowDef& view);
 
@@ -74,6 +75,7 @@ class ViewReads {
     std::string failure;
     bool wantRunning = false;
     bool planned = false;
+    bool exists = true;  // false: dropped since the statement found it
   };
   Found find(const std::string& view);
   std::shared_ptr<const ViewSnapshot> opened(const std::string& view, const Found& found);
