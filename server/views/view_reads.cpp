@@ -163,6 +163,7 @@ ViewReads::Found ViewReads::find(const std::string& view) {
   StatementLock::Guard lock(statements_);
   lock.lock();
   FlowRuntime* rt = flows_.findRuntime(view);
+  found.elsewhere = !flows_.runsHere(view, rt);
   const FlowControl control = flows_.control(view);
   found.wantRunning = control.wantRunning;
   found.failure = control.lastError;
@@ -213,6 +214,13 @@ std::shared_ptr<const ViewSnapshot> ViewReads::snapshot(const std::string& view,
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     Found found = find(view);
+    if (found.elsewhere) {
+      // Its rows are in the state of the node that runs it.
+      throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                     fmt::format("materialized view \"{}\" runs on another node of the cluster",
+                                 view),
+                     pos, "read it on the node that runs it (SHOW FLOWS names it)");
+    }
     if (found.planned && found.checkpoint) {
       if (found.state == FlowState::Failed) {
         out.notice(fmt::format(

@@ -76,6 +76,7 @@ class ViewReads {
     bool wantRunning = false;
     bool planned = false;
     bool exists = true;  // false: dropped since the statement found it
+    bool elsewhere = false;  // another node of the cluster runs it
   };
   Found find(const std::string& view);
   std::shared_ptr<const ViewSnapshot> opened(const std::string& view, const Found& found);

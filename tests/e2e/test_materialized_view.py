@@ -9,6 +9,9 @@ multiple of 3, so that a key's row comes and goes as its records arrive (an
 insert, a delete by retraction, an insert again). DuckDB computes both from
 the same records; the views must converge to exactly its rows.
 
+In a cluster, the node that runs a view answers SELECTs over it and the
+others answer 55000 saying so.
+
 The broker outlives the killed server (the `broker` fixture): on the
 "embedded" run the embedded broker of a second rtsqld that is never killed,
 on the "real" run (RTSQL_KAFKA_BOOTSTRAP) an Apache Kafka broker.
@@ -20,7 +23,9 @@ import threading
 
 import duckdb
 import psycopg
+import pytest
 
+from cluster import run_again_on_40001, runner, start_node, two_nodes_reading_a_topic  # noqa: F401
 from conftest import HttpServer, Kafka, Server, unique, wait_for
 
 SEED = 20261206
@@ -232,3 +237,18 @@ def test_a_failed_view_answers_its_last_snapshot_and_says_so(tmp_path):
             wait_for(answered, WAIT_S, f"the failed view's snapshot and its notice ({notices})")
     finally:
         server.stop()
+
+
+def test_in_a_cluster_the_node_that_runs_a_view_answers_and_the_others_say_where(
+        broker, start_node):
+    uid, a, b = two_nodes_reading_a_topic(start_node, broker, "mv_cl", "out")
+    run_again_on_40001(a, "CREATE MATERIALIZED VIEW per_k AS "
+                          "SELECT k, count(*) AS c, sum(n) AS s FROM ev GROUP BY k")
+    broker.produce(f"{uid}_in", [{"k": "x", "n": 1}, {"k": "y", "n": 2}, {"k": "x", "n": 3}])
+    holder = runner("per_k", a, b)
+    other = b if holder is a else a
+    converge(holder, "per_k", [("x", 2, 4), ("y", 1, 2)])
+    with pytest.raises(psycopg.Error) as err:
+        other.query("SELECT * FROM per_k WHERE k = 'x'")
+    assert err.value.sqlstate == "55000"
+    assert "runs on another node" in str(err.value)
