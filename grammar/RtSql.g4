@@ -23,10 +23,12 @@ statement
     | createTable
     | createSink
     | createFlow
+    | createMaterializedView
     | createFunction
     | createProcessor
     | insertStatement
     | dropStatement
+    | dropMaterializedView
     | flowCommand
     // Before SHOW (dottedWord): SHOW SAVEPOINTS is this statement, not a variable.
     | savepointStatement
@@ -78,6 +80,11 @@ createFlow
 // operators named by their ids (EXPLAIN CREATE OR REPLACE FLOW prints them).
 resetStateClause
     : RESET STATE (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)* RPAREN)?
+    ;
+
+// A flow whose sink is a keyed table rtsqld keeps and answers SELECTs from.
+createMaterializedView
+    : CREATE MATERIALIZED VIEW (IF NOT EXISTS)? name=identifier flowClause* AS query
     ;
 
 flowClause
@@ -156,6 +163,10 @@ objectKind
     | PROCESSOR
     ;
 
+dropMaterializedView
+    : DROP MATERIALIZED VIEW (IF EXISTS)? identifier
+    ;
+
 flowCommand
     : STOP FLOW identifier
     | START FLOW identifier (RESET STATE)?
@@ -180,6 +191,7 @@ showStatement
     | SHOW PROGRESS identifier      # showProgress
     | SHOW USERS                    # showUsers
     | SHOW CREATE objectKind identifier  # showCreate
+    | SHOW MATERIALIZED VIEWS       # showMaterializedViews
     | SHOW (STRING | dottedWord)    # showVariable
     // PostgreSQL's settings named in words: SHOW TRANSACTION ISOLATION LEVEL.
     | SHOW anyWord anyWord+         # showWords
@@ -207,6 +219,8 @@ describeStatement
 explainStatement
     : EXPLAIN (createFlow | query)
     | EXPLAIN FLOW flowName=identifier
+    | EXPLAIN createMaterializedView
+    | EXPLAIN MATERIALIZED VIEW viewName=identifier
     ;
 
 setStatement
@@ -498,6 +512,7 @@ nonReserved
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
     | COLLATE | ESCAPE | OPERATOR
     | ABORT | BEGIN | COMMIT | DECLARE | FETCH | MOVE | RELEASE | ROLLBACK | TRANSACTION
+    | MATERIALIZED | VIEW | VIEWS
     ;
 
 reserved
@@ -596,6 +611,7 @@ MILLISECOND: M I L L I S E C O N D;
 MILLISECONDS: M I L L I S E C O N D S;
 MINUTE: M I N U T E;
 MINUTES: M I N U T E S;
+MATERIALIZED: M A T E R I A L I Z E D;
 PASSWORD: P A S S W O R D;
 PROGRESS: P R O G R E S S;
 OFFSET: O F F S E T;
@@ -629,6 +645,8 @@ USER: U S E R;
 USERS: U S E R S;
 VALUES: V A L U E S;
 VECTORIZED: V E C T O R I Z E D;
+VIEW: V I E W;
+VIEWS: V I E W S;
 WATERMARK: W A T E R M A R K;
 WINDOW: W I N D O W;
 WITHIN: W I T H I N;

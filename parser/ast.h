@@ -231,7 +231,8 @@ enum class ShowKind {
   Variable,
   Functions,
   UserFunctions,
-  Processors
+  Processors,
+  MaterializedViews
 };
 
 struct Statement {
@@ -292,6 +293,9 @@ struct CreateFlow : Statement {
   bool resetState = false;
   std::vector<int> resetOperators;
   size_t resetPos = 0;
+  // CREATE MATERIALIZED VIEW: a flow whose sink is the view's own keyed
+  // table (sink is then the view's name; server/views/view_reads.h).
+  bool materializedView = false;
 };
 
 // CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l] [VECTORIZED]
@@ -356,6 +360,7 @@ struct Drop : Statement {
   std::string name;
   size_t namePos = 0;
   bool ifExists = false;
+  bool materializedView = false;  // DROP MATERIALIZED VIEW: object is Flow
 };
 
 struct FlowCommand : Statement {  // STOP FLOW f / START FLOW f [RESET STATE]
@@ -397,6 +402,7 @@ struct Explain : Statement {
   // EXPLAIN FLOW name: the plan the named flow runs.
   std::string flowName;
   size_t flowNamePos = 0;
+  bool materializedView = false;  // EXPLAIN MATERIALIZED VIEW name (in flowName)
 };
 
 struct Set : Statement {

@@ -281,12 +281,14 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->createTable()) s = createTable(c);
   else if (auto* c = ctx->createSink()) s = createSink(c);
   else if (auto* c = ctx->createFlow()) s = createFlow(c);
+  else if (auto* c = ctx->createMaterializedView()) s = createMaterializedView(c);
   else if (auto* c = ctx->createFunction())
     s = createFunction(c);
   else if (auto* c = ctx->createProcessor())
     s = createProcessor(c);
   else if (auto* c = ctx->insertStatement()) s = insert(c);
   else if (auto* c = ctx->dropStatement()) s = drop(c);
+  else if (auto* c = ctx->dropMaterializedView()) s = dropMaterializedView(c);
   else if (auto* c = ctx->flowCommand()) s = flowCommand(c);
   else if (auto* c = ctx->showStatement()) s = show(c);
   else if (auto* c = ctx->describeStatement()) s = describe(c);
@@ -516,6 +518,41 @@ ast::StatementPtr AstBuilder::savepoint(P::SavepointStatementContext* ctx) {
   return s;
 }
 
+ast::StatementPtr AstBuilder::createMaterializedView(P::CreateMaterializedViewContext* ctx) {
+  auto s = std::make_unique<ast::CreateFlow>();
+  s->materializedView = true;
+  s->pos = startOf(ctx);
+  s->text = sourceText(ctx);
+  s->name = identifier(ctx->name);
+  s->namePos = startOf(ctx->name);
+  s->sink = s->name;
+  s->sinkPos = s->namePos;
+  s->ifNotExists = ctx->EXISTS() != nullptr;
+  bool options = false;
+  for (auto* clause : ctx->flowClause()) {
+    if (dynamic_cast<P::TriggerClauseContext*>(clause) != nullptr) {
+      throw SqlError(sqlstate::kSyntaxError, "a materialized view takes no TRIGGER clause",
+                     startOf(clause));
+    } else if (auto* cp = dynamic_cast<P::CheckpointClauseContext*>(clause)) {
+      if (s->checkpointInterval) {
+        throw SqlError(sqlstate::kSyntaxError, "CHECKPOINT INTERVAL is given twice",
+                       startOf(clause));
+      }
+      s->checkpointInterval = unquote(tokenText(cp->interval));
+      s->checkpointIntervalPos = startOf(cp->interval);
+    } else if (auto* o = dynamic_cast<P::FlowOptionsClauseContext*>(clause)) {
+      if (options) {
+        throw SqlError(sqlstate::kSyntaxError, "WITH (...) is given twice", startOf(clause));
+      }
+      options = true;
+      s->options = withOptions(o->withOptions());
+    }
+  }
+  s->query = query(ctx->query());
+  s->queryText = sourceText(ctx->query());
+  return s;
+}
+
 ast::StatementPtr AstBuilder::createFunction(P::CreateFunctionContext* ctx) {
   auto s = std::make_unique<ast::CreateFunction>();
   s->name = identifier(ctx->name);
@@ -613,6 +650,16 @@ ast::StatementPtr AstBuilder::drop(P::DropStatementContext* ctx) {
   return s;
 }
 
+ast::StatementPtr AstBuilder::dropMaterializedView(P::DropMaterializedViewContext* ctx) {
+  auto s = std::make_unique<ast::Drop>();
+  s->object = ast::ObjectKind::Flow;
+  s->materializedView = true;
+  s->name = identifier(ctx->identifier());
+  s->namePos = startOf(ctx->identifier());
+  s->ifExists = ctx->EXISTS() != nullptr;
+  return s;
+}
+
 ast::StatementPtr AstBuilder::flowCommand(P::FlowCommandContext* ctx) {
   auto s = std::make_unique<ast::FlowCommand>(ctx->STOP() != nullptr ? ast::StatementKind::StopFlow
                                                                      : ast::StatementKind::StartFlow);
@@ -650,6 +697,8 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
     s->what = ast::ShowKind::UserFunctions;
   } else if (dynamic_cast<P::ShowProcessorsContext*>(ctx)) {
     s->what = ast::ShowKind::Processors;
+  } else if (dynamic_cast<P::ShowMaterializedViewsContext*>(ctx)) {
+    s->what = ast::ShowKind::MaterializedViews;
   } else if (auto* p = dynamic_cast<P::ShowProgressContext*>(ctx)) {
     s->what = ast::ShowKind::Progress;
     s->name = identifier(p->identifier());
@@ -757,8 +806,14 @@ ast::StatementPtr AstBuilder::explain(P::ExplainStatementContext* ctx) {
   if (ctx->flowName != nullptr) {
     s->flowName = identifier(ctx->flowName);
     s->flowNamePos = startOf(ctx->flowName);
+  } else if (ctx->viewName != nullptr) {
+    s->flowName = identifier(ctx->viewName);
+    s->flowNamePos = startOf(ctx->viewName);
+    s->materializedView = true;
   } else if (auto* f = ctx->createFlow()) {
     s->inner = createFlow(f);
+  } else if (auto* v = ctx->createMaterializedView()) {
+    s->inner = createMaterializedView(v);
   } else {
     s->inner = selectStatement(ctx->query());
     s->inner->pos = startOf(ctx->query());

@@ -47,6 +47,8 @@ class AstBuilder {
   ast::StatementPtr createTable(P::CreateTableContext* ctx);
   ast::StatementPtr createSink(P::CreateSinkContext* ctx);
   ast::StatementPtr createFlow(P::CreateFlowContext* ctx);
+  ast::StatementPtr createMaterializedView(P::CreateMaterializedViewContext* ctx);
+  ast::StatementPtr dropMaterializedView(P::DropMaterializedViewContext* ctx);
   ast::StatementPtr createFunction(P::CreateFunctionContext* ctx);
   ast::StatementPtr createProcessor(P::CreateProcessorContext* ctx);
   ast::StatementPtr insert(P::InsertStatementContext* ctx);

@@ -722,6 +722,16 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
     rel.scope = scopeFromSchema(table->schema, qualifier);
     return rel;
   }
+  if (Catalog::FlowPtr view = catalog.findFlow(ref.name); view && view->materializedView) {
+    // A bounded query reads a view through its lookup (above); a flow or a
+    // live query cannot yet.
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("materialized view \"{}\" cannot be read inside another query "
+                               "or by a flow yet",
+                               ref.name),
+                   ref.pos,
+                   "read the view with a SELECT of its own (docs/sql.md, \"Materialized views\")");
+  }
   // pg_catalog.pg_class, information_schema.tables, and pg_class alone when
   // the catalog has no such name: the catalog as PostgreSQL shows it, a
   // static table computed for this query by the session (common/pg_session.h).

@@ -449,25 +449,22 @@ std::shared_ptr<const BoundedRelation> boundedRelationOf(const Catalog& catalog,
   return nullptr;
 }
 
-BoundedLookup boundedLookupOf(const Catalog& catalog, const PgSession* pg) {
-  // Each name is resolved once per query: the planner asks at planning and
-  // the run asks again on its own threads, where no PgSession is installed,
-  // so a system relation's rows are computed on the first ask and kept.
-  auto computed =
-      std::make_shared<std::map<std::string, std::shared_ptr<const BoundedRelation>>>();
+BoundedLookup boundedLookupOf(const Catalog& catalog, const PgSession* pg, BoundedLookup others) {
+  auto made = std::make_shared<std::map<std::string, std::shared_ptr<const BoundedRelation>>>();
   auto mu = std::make_shared<std::mutex>();
-  return [&catalog, pg, computed, mu](const std::string& name)
+  return [&catalog, pg, others = std::move(others), made, mu](const std::string& name)
              -> std::shared_ptr<const BoundedRelation> {
     if (auto table = boundedRelationOf(catalog, name)) return table;
-    if (!pg) return nullptr;
     std::lock_guard lock(*mu);
-    auto it = computed->find(name);
-    if (it != computed->end()) return it->second;
-    std::shared_ptr<const BoundedRelation> rel;
-    if (std::optional<PgSession::Relation> sys = pg->systemRelation(name)) {
-      rel = std::make_shared<ComputedRelation>(std::move(sys->columns), std::move(sys->rows));
+    auto it = made->find(name);
+    if (it != made->end()) return it->second;
+    std::shared_ptr<const BoundedRelation> rel = others ? others(name) : nullptr;
+    if (!rel && pg) {
+      if (std::optional<PgSession::Relation> sys = pg->systemRelation(name)) {
+        rel = std::make_shared<ComputedRelation>(std::move(sys->columns), std::move(sys->rows));
+      }
     }
-    computed->emplace(name, rel);
+    made->emplace(name, rel);
     return rel;
   };
 }

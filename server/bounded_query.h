@@ -46,10 +46,13 @@ std::shared_ptr<const BoundedRelation> boundedRelationOf(const Catalog& catalog,
 // BETWEEN range. A query that also reads a source as it grows is a live one
 // (a source joined with a table).
 // The lookup of a statement's bounded queries: `catalog`'s static tables,
+// then what `others` finds (materialized views' snapshots; may be empty),
 // then the catalog as PostgreSQL shows it to the session (`pg`, the
-// statement's; may be null), whose rows are computed when first named. Both
+// statement's; may be null). All but static tables are made once, when first
+// named (on the statement's thread: the query is checked and planned there
+// before it runs), and kept for the run's own threads. `catalog` and `pg`
 // must outlive the lookup.
-BoundedLookup boundedLookupOf(const Catalog& catalog, const PgSession* pg);
+BoundedLookup boundedLookupOf(const Catalog& catalog, const PgSession* pg, BoundedLookup others);
 
 bool isBoundedQuery(const ast::Query& query, const BoundedLookup& lookup);
 

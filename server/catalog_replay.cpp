@@ -186,6 +186,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   def.functions = userFunctionsCalled(*stmt.query, catalog_);
   def.processors = processorsUsed(*stmt.query);
   def.owner = record.owner;
+  def.materializedView = stmt.materializedView;
   std::unique_ptr<FlowRuntime> runtime;
   std::vector<std::string> inputs;
   try {

@@ -16,6 +16,7 @@
 #include "server/insert_into.h"
 #include "server/live_query_quota.h"
 #include "server/privileges.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -340,6 +341,27 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
 void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   StatementLock::Guard lock = guardFor(s);
   lock.lock();
+  if (stmt.object == ast::ObjectKind::Flow) {
+    // DROP MATERIALIZED VIEW drops a view, DROP FLOW any other flow.
+    Catalog::FlowPtr f = catalogOf(s).findFlow(stmt.name);
+    if (stmt.materializedView && !f) {
+      if (stmt.ifExists) {
+        out.notice(fmt::format("materialized view \"{}\" does not exist, skipping", stmt.name));
+        return out.complete("DROP MATERIALIZED VIEW");
+      }
+      throw SqlError(sqlstate::kUndefinedTable,
+                     fmt::format("materialized view \"{}\" does not exist", stmt.name),
+                     stmt.namePos, "SHOW MATERIALIZED VIEWS lists them");
+    }
+    if (f && f->materializedView != stmt.materializedView) {
+      throw SqlError(sqlstate::kWrongObjectType,
+                     fmt::format("\"{}\" is {}", stmt.name,
+                                 f->materializedView ? "a materialized view"
+                                                     : "a flow, not a materialized view"),
+                     stmt.namePos,
+                     (f->materializedView ? "DROP MATERIALIZED VIEW " : "DROP FLOW ") + stmt.name);
+    }
+  }
   requireOwnerOf(s, stmt.object, stmt.name, "drop", stmt.namePos);
   if (!s.shadow && stmt.object == ast::ObjectKind::Flow) {
     flows_.requireNotStopping(stmt.name, stmt.namePos, "DROP FLOW");
@@ -401,7 +423,12 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     tableInserts_.erase(toLower(stmt.name));
   }
   switch (stmt.object) {
-    case ast::ObjectKind::Flow: return out.complete("DROP FLOW");
+    case ast::ObjectKind::Flow:
+      if (stmt.materializedView) {
+        if (!s.shadow) views_->forget(stmt.name);
+        return out.complete("DROP MATERIALIZED VIEW");
+      }
+      return out.complete("DROP FLOW");
     case ast::ObjectKind::Source: return out.complete("DROP SOURCE");
     case ast::ObjectKind::Sink: return out.complete("DROP SINK");
     case ast::ObjectKind::Table: return out.complete("DROP TABLE");

@@ -23,6 +23,7 @@
 #include "server/statement_timeout.h"
 #include "server/system_catalog.h"
 #include "server/users.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -69,6 +70,7 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
              makePlacement(options_.cluster, options_.dataDir)) {
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(privileges_->filesDirs());
+  views_ = std::make_unique<ViewReads>(flows_, statements_);
 }
 
 Engine::~Engine() {
@@ -228,11 +230,24 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     sendRows(out, cols, {row}, "SELECT 1");
     return;
   }
+  // A materialized view's lookups by key and scans in key order are answered
+  // from its snapshot directly (server/views/view_reads.h); any other query
+  // over it is a bounded query reading the same snapshot.
+  if (Catalog::FlowPtr view = ViewReads::viewOf(q, catalogOf(s)); view && views_->serves(q, *view)) {
+    if (s.shadow && !s.blockShadow) {
+      out.columns(views_->columns(q, *view));
+      out.complete("SELECT 0");
+      return;
+    }
+    s.viewEpoch = views_->select(q, *view, out);
+    return;
+  }
   // A query over finite relations only runs to their end (server/bounded_query.h).
-  const BoundedLookup lookup = boundedLookup(s);
+  std::optional<uint64_t> viewEpoch;
+  const BoundedLookup lookup = boundedLookup(s, &out, &viewEpoch);
   if (isBoundedQuery(q, lookup)) {
     PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(planContext(s), lookup));
-    if (s.shadow) {
+    if (s.shadow && !s.blockShadow) {
       out.columns(boundedQueryColumns(plan));
       out.complete("SELECT 0");
       return;
@@ -240,6 +255,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     std::optional<LiveQueryQuota::Hold> hold;
     if (!privileges_->isSuperuser(s.user)) hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
     runBoundedQuery(std::move(plan), q, boundedRun(s, catalogOf(s), lookup), out);
+    if (viewEpoch) s.viewEpoch = viewEpoch;
     return;
   }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
@@ -297,7 +313,9 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
         }
         return cols;
       }
-      const BoundedLookup lookup = boundedLookup(s);
+      if (Catalog::FlowPtr view = ViewReads::viewOf(q, catalogOf(s)); view && views_->serves(q, *view))
+        return views_->columns(q, *view);
+      const BoundedLookup lookup = boundedLookup(s, nullptr, nullptr);
       if (isBoundedQuery(q, lookup)) {
         return boundedQueryColumns(planBoundedQuery(q, boundedPlanContext(planContext(s), lookup)));
       }
@@ -307,10 +325,19 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
   }
 }
 
-BoundedLookup Engine::boundedLookup(const EngineSession& s) const {
+BoundedLookup Engine::boundedLookup(const EngineSession& s, ResultWriter* out,
+                                    std::optional<uint64_t>* viewEpoch) const {
+  const Catalog* catalog = &catalogOf(s);
+  ViewReads* views = views_.get();
+  auto viewOf = [catalog, views, out, viewEpoch](
+                    const std::string& name) -> std::shared_ptr<const BoundedRelation> {
+    Catalog::FlowPtr f = catalog->findFlow(name);
+    if (!f || !f->materializedView) return nullptr;
+    return views->relation(f->name, out, viewEpoch);
+  };
   // The statement's PgSession (installed by execute and describe) is kept by
   // the lookup: the run opens its relations on other threads.
-  return boundedLookupOf(catalogOf(s), currentPgSession());
+  return boundedLookupOf(*catalog, currentPgSession(), viewOf);
 }
 
 BoundedRun Engine::boundedRun(const EngineSession& s, const Catalog& catalog,

@@ -5,7 +5,8 @@
 // engine.cpp (dispatch, sessions, SET, constant SELECT), ddl.cpp
 // (CREATE/DROP/INSERT), flow_ddl.cpp (CREATE/STOP/START FLOW), show.cpp
 // (SHOW, DESCRIBE, EXPLAIN), user_ddl.cpp (users), block_statements.cpp
-// (transaction blocks and cursors). What outlives the process: durability.cpp (writing
+// (transaction blocks and cursors), server/views/ (reading materialized
+// views). What outlives the process: durability.cpp (writing
 // the catalog store), catalog_replay.cpp (its replay at start, and the
 // changes another node of a cluster makes, run through the same handlers).
 #pragma once
@@ -42,6 +43,7 @@ class KafkaTaps;
 class LiveQueryQuota;
 class Privileges;
 class UserStore;
+class ViewReads;
 
 struct EngineOptions {
   std::string dataDir;
@@ -116,6 +118,9 @@ class Engine : public QueryHandler, public FlowReads {
     std::vector<std::string> blockStatements;
     bool blockShadow = false;
     Cursors cursors;
+    // The epoch the session's last read of a materialized view saw (SHOW
+    // rtsql.view_epoch).
+    std::optional<uint64_t> viewEpoch;
   };
   Catalog& catalogOf(EngineSession& s) { return s.shadow ? *s.shadow : catalog_; }
   const Catalog& catalogOf(const EngineSession& s) const { return s.shadow ? *s.shadow : catalog_; }
@@ -134,6 +139,8 @@ class Engine : public QueryHandler, public FlowReads {
   void createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out);
   void insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out);
   void createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  // CREATE MATERIALIZED VIEW: its name is free among the relations (flow_ddl.cpp).
+  void requireViewName(const EngineSession& s, const ast::CreateFlow& stmt) const;
   void createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out);
   void createProcessor(EngineSession& s, const ast::CreateProcessor& stmt, ResultWriter& out);
   void drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out);
@@ -201,8 +208,11 @@ class Engine : public QueryHandler, public FlowReads {
   // The catalog as PostgreSQL shows it to this session (pg_catalog_session.cpp),
   // which is also the PgSession its statements' functions read.
   std::unique_ptr<SystemCatalog> systemCatalog(const EngineSession& s) const;
-  // The finite relations a bounded query of `s` may read (server/bounded_query.h).
-  BoundedLookup boundedLookup(const EngineSession& s) const;
+  // The finite relations a bounded query of `s` may read (server/bounded_query.h);
+  // a view's snapshot is opened for `out` (null: a Describe, columns only),
+  // and the epoch it read goes to `viewEpoch`.
+  BoundedLookup boundedLookup(const EngineSession& s, ResultWriter* out,
+                              std::optional<uint64_t>* viewEpoch) const;
   // What a bounded query of `s` over `catalog` runs with.
   BoundedRun boundedRun(const EngineSession& s, const Catalog& catalog, BoundedLookup lookup);
   // The relations a flow's plan reads and writes; the catalog refuses to
@@ -253,6 +263,7 @@ class Engine : public QueryHandler, public FlowReads {
   StatementLock statements_;  // see server/statement_lock.h
   std::unique_ptr<CatalogStore> store_;  // null: nothing kept
   FlowRegistry flows_;
+  std::unique_ptr<ViewReads> views_;  // SELECTs over materialized views (server/views/)
   // INSERTs per table, under the statement lock.
   std::map<std::string, std::vector<std::string>> tableInserts_;
   std::vector<CatalogRecord> unrestored_;  // records a restart could not apply, kept as they were
