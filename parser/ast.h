@@ -446,6 +446,8 @@ struct Alter : Statement {
   size_t namePos = 0;
   bool reset = false;
   std::vector<Option> options;  // SET: keys and values; RESET: keys (values empty)
+};
+
 // A transaction-block or cursor statement as its words: the server reads them
 // (server/transaction.h). A word is a keyword (upper-cased) or a name (as
 // written, unquoted); a number keeps its sign.
