@@ -97,16 +97,9 @@ void appendValue(std::string& out, const Value& v, bool nested) {
     case TypeId::Decimal:
       decimal::append(out, v.asDecimal(), v.decimalScale());
       return;
-    case TypeId::Date: {
-      int64_t y;
-      unsigned m, d;
-      expr_internal::civilFromDays(v.asInt(), &y, &m, &d);
-      char buf[32];
-      int n = y >= 0 && y <= 9999 ? std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u", static_cast<long long>(y), m, d)
-                                  : std::snprintf(buf, sizeof buf, "%+lld-%02u-%02u", static_cast<long long>(y), m, d);
-      out.append(buf, static_cast<size_t>(n));
+    case TypeId::Date:
+      out += formatDate(v.asInt());
       return;
-    }
     case TypeId::Interval:
       out += expr_internal::formatInterval(v.asInt());
       return;

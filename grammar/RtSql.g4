@@ -353,6 +353,7 @@ literal
     | BINARY_STRING                                            # binaryLiteral
     | INTERVAL (STRING | MINUS? INTEGER_VALUE | MINUS? DECIMAL_VALUE) intervalUnit?  # intervalLiteral
     | TIMESTAMP STRING                                         # timestampLiteral
+    | DATE STRING                                              # dateLiteral
     ;
 
 intervalUnit
@@ -399,7 +400,7 @@ anyWord
     ;
 
 nonReserved
-    : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
+    : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DATE | DAY | DAYS | DESC | DESCRIBE
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
     | LANGUAGE | LEADING | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
     | PARTITION | PASSWORD | PLACING | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
@@ -468,6 +469,7 @@ ASC: A S C;
 CHECKPOINT: C H E C K P O I N T;
 CLOSE: C L O S E;
 CREATE: C R E A T E;
+DATE: D A T E;
 DAY: D A Y;
 DAYS: D A Y S;
 DESC: D E S C;

@@ -1225,6 +1225,9 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
   } else if (auto* ts = dynamic_cast<P::TimestampLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Timestamp;
     lit.text = unquote(tokenText(ts->STRING()->getSymbol()));
+  } else if (auto* date = dynamic_cast<P::DateLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Date;
+    lit.text = unquote(tokenText(date->STRING()->getSymbol()));
   }
   return e;
 }

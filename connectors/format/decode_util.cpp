@@ -57,15 +57,22 @@ int base64Digit(unsigned char c) {
   return -1;
 }
 
-// The DECIMAL conversion of textToValue, kept out of it: inlined, its
-// 128-bit arithmetic made every call of it, for any column type, pay for
-// the registers it needs.
+// The DECIMAL and DATE conversions of textToValue, kept out of it: inlined,
+// their 128-bit arithmetic made every call of it, for any column type, pay for
+// the registers they need.
 [[gnu::noinline]] bool textToDecimal(std::string_view text, const DataType& type, Value& out) {
   // Exact digits, rounded HALF_UP to the column's scale; a value over its
   // precision does not convert.
   auto v = decimal::parse(text, {type.precision, type.scale});
   if (!v) return false;
   out = Value::decimal(*v, type.precision, type.scale);
+  return true;
+}
+
+[[gnu::noinline]] bool textToDate(std::string_view text, Value& out) {
+  int64_t days = 0;
+  if (!parseDate(text, &days)) return false;
+  out = Value::date(days);
   return true;
 }
 
@@ -153,7 +160,8 @@ bool textToValue(std::string_view text, const DataType& type, Value& out, bool b
     case TypeId::Null:
       out = Value();
       return true;
-    case TypeId::Date:  // no DATE column yet: DATE is read as a TIMESTAMP
+    case TypeId::Date:
+      return textToDate(text, out);
     case TypeId::Array:
     case TypeId::Struct:
       return false;

@@ -35,7 +35,7 @@ TEST_CASE("types: scalar names") {
   CHECK(scalarTypeFromName("REAL") == TypeId::Double);
   CHECK(scalarTypeFromName("bool") == TypeId::Boolean);
   CHECK(scalarTypeFromName("bytea") == TypeId::Binary);
-  CHECK(scalarTypeFromName("DATE") == TypeId::Timestamp);
+  CHECK(scalarTypeFromName("DATE") == TypeId::Date);
   CHECK_FALSE(scalarTypeFromName("blob").has_value());
   CHECK(std::string(typeIdName(TypeId::Timestamp)) == "TIMESTAMP");
 }
@@ -147,4 +147,13 @@ TEST_CASE("value: a wide DECIMAL is kept out of line, shared by copies, and move
   CHECK(again[0].asList()[0].asDecimal() == big);
   CHECK(again[0].asList()[1] == Value::integer(1));
   CHECK(sizeof(Value) <= 48);
+}
+
+TEST_CASE("value: a DATE is its day number, shown as yyyy-mm-dd") {
+  CHECK(Value::date(0).toString() == "1970-01-01");
+  CHECK(Value::date(19782).toString() == "2024-02-29");
+  CHECK(Value::date(-719162).toString() == "0001-01-01");
+  CHECK(Value::date(2932896).toString() == "9999-12-31");
+  CHECK(Value::date(1).compare(Value::date(2)) < 0);
+  CHECK(Value::date(7).hash() == Value::date(7).hash());
 }
