@@ -451,6 +451,7 @@ literal
     | INTERVAL (STRING | MINUS? INTEGER_VALUE | MINUS? DECIMAL_VALUE) intervalUnit?  # intervalLiteral
     | TIMESTAMP STRING                                         # timestampLiteral
     | ESCAPE_STRING                                            # escapeStringLiteral
+    | DATE STRING                                              # dateLiteral
     ;
 
 intervalUnit
@@ -501,7 +502,7 @@ anyWord
     ;
 
 nonReserved
-    : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
+    : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DATE | DAY | DAYS | DESC | DESCRIBE
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
     | LANGUAGE | LEADING | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
     | OFFSET | OFFSETS
@@ -584,6 +585,7 @@ ASC: A S C;
 CHECKPOINT: C H E C K P O I N T;
 CLOSE: C L O S E;
 CREATE: C R E A T E;
+DATE: D A T E;
 DAY: D A Y;
 DAYS: D A Y S;
 DESC: D E S C;

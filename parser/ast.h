@@ -54,12 +54,12 @@ enum class ExprKind {
   Exists,      // EXISTS (SELECT ...); subquery (NOT EXISTS is a Unary NOT over it)
 };
 
-enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp, Binary };
+enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp, Binary, Date };
 
 struct Literal {
   LiteralKind kind = LiteralKind::Null;
   std::string text;  // Integer/Decimal digits, String contents (unescaped), Binary bytes,
-                     // Interval value text ('10', '10 seconds'), Timestamp text
+                     // Interval value text ('10', '10 seconds'), Timestamp or Date text
   std::string unit;  // Interval unit in upper case (SECOND, MINUTE, ...) or empty
   bool boolean = false;
 };

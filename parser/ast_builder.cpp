@@ -1813,6 +1813,9 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
   } else if (dynamic_cast<P::EscapeStringLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::String;
     lit.text = unescapeString(sourceText(ctx), startOf(ctx));
+  } else if (auto* date = dynamic_cast<P::DateLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Date;
+    lit.text = unquote(tokenText(date->STRING()->getSymbol()));
   }
   return e;
 }

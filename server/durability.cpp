@@ -92,8 +92,17 @@ void Engine::persistCatalog(const CatalogChange& change) {
     records.push_back(std::move(r));
   }
   // What a restart could not bring back stays in the store as it was, and so
-  // does what it put off, unless it came back meanwhile.
-  records.insert(records.end(), unrestored_.begin(), unrestored_.end());
+  // does what it put off, unless it came back meanwhile. An object made since
+  // under the name of one not brought back replaces it (a flow created again
+  // after the function it called was lost).
+  const size_t made = records.size();
+  for (const CatalogRecord& r : unrestored_) {
+    const bool replaced =
+        r.kind != "insert" &&
+        std::any_of(records.begin(), records.begin() + static_cast<ptrdiff_t>(made),
+                    [&](const CatalogRecord& o) { return o.kind == r.kind && iequals(o.name, r.name); });
+    if (!replaced) records.push_back(r);
+  }
   for (const CatalogRecord& r : deferred_) {
     const bool back = std::any_of(records.begin(), records.end(), [&](const CatalogRecord& o) {
       return o.kind == r.kind && iequals(o.name, r.name) && o.sql == r.sql;

@@ -363,6 +363,8 @@ std::string parameterLiteral(const std::optional<std::string>& value, uint32_t t
     }
     case pgtype::kTimestamp:
       return "TIMESTAMP " + quoted(v);
+    case pgtype::kDate:
+      return "DATE " + quoted(v);
     default:
       return quoted(v);
   }
