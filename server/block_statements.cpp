@@ -76,6 +76,19 @@ bool Engine::admitInBlock(EngineSession& s, const ast::Statement& stmt) {
     case K::Insert: throw refusedInBlock("INSERT", stmt.pos);
     case K::StopFlow: throw refusedInBlock("STOP FLOW", stmt.pos);
     case K::StartFlow: throw refusedInBlock("START FLOW", stmt.pos);
+    // These change running flows (a restart from a checkpoint, a state
+    // carried over), which COMMIT's replay of the block does not do.
+    case K::Alter: throw refusedInBlock("ALTER", stmt.pos);
+    case K::Savepoint:
+      if (static_cast<const ast::SavepointStatement&>(stmt).action == ast::SavepointAction::Show) {
+        return false;
+      }
+      throw refusedInBlock("a savepoint of a flow", stmt.pos);
+    case K::CreateFlow:
+      if (static_cast<const ast::CreateFlow&>(stmt).orReplace) {
+        throw refusedInBlock("CREATE OR REPLACE FLOW", stmt.pos);
+      }
+      break;
     case K::User:
       if (static_cast<const ast::UserStatement&>(stmt).action == ast::UserAction::Show) return false;
       throw refusedInBlock("a user statement", stmt.pos);
