@@ -53,7 +53,17 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   lock.lock();
   // CREATE OR REPLACE of a flow that exists (flow_replace.cpp); of one that
   // does not, a CREATE.
-  if (stmt.orReplace && catalogOf(s).findFlow(stmt.name)) return replaceFlow(s, stmt, out);
+  if (stmt.orReplace) {
+    if (Catalog::FlowPtr f = catalogOf(s).findFlow(stmt.name)) {
+      if (f->materializedView) {
+        throw SqlError(sqlstate::kWrongObjectType,
+                       fmt::format("\"{}\" is a materialized view", f->name), stmt.namePos,
+                       "CREATE OR REPLACE FLOW does not replace views yet: DROP MATERIALIZED VIEW "
+                       "and CREATE it again");
+      }
+      return replaceFlow(s, stmt, out);
+    }
+  }
   if (!s.shadow) flows_.requireNotStopping(stmt.name, stmt.namePos, "CREATE FLOW");
   const char* tag = stmt.materializedView ? "CREATE MATERIALIZED VIEW" : "CREATE FLOW";
   if (catalogOf(s).findFlow(stmt.name) && stmt.ifNotExists) {
