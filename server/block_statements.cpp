@@ -13,10 +13,12 @@
 #include <filesystem>
 
 #include "common/log.h"
+#include "common/pg_session.h"
 #include "common/schema.h"
 #include "parser/parser.h"
 #include "server/engine.h"
 #include "server/statement_timeout.h"
+#include "server/system_catalog.h"
 
 namespace rtsql {
 
@@ -260,6 +262,8 @@ void Engine::declareCursor(EngineSession& s, const ast::BlockStatement& stmt,
   };
   auto q = std::make_shared<CursorQuery>();
   q->session.user = s.user;
+  q->session.database = s.database;
+  q->session.backendPid = s.backendPid;
   q->session.settings = s.settings;
   if (s.shadow) {
     q->session.shadow = std::make_unique<Catalog>(*s.shadow);
@@ -275,6 +279,10 @@ void Engine::declareCursor(EngineSession& s, const ast::BlockStatement& stmt,
     throw;
   }
   Cursor::Run run = [this, q](ResultWriter& w) {
+    // The catalog as PostgreSQL shows it, and current_user and the like,
+    // read the statement's PgSession, installed per thread.
+    std::unique_ptr<SystemCatalog> pg = systemCatalog(q->session);
+    PgSessionScope pgScope(pg.get());
     executeStatement(q->session, *q->statements.front(), w);
   };
   s.cursors.emplace(cmd.name, std::make_unique<Cursor>(std::move(columns), std::move(run),
