@@ -71,14 +71,18 @@ class BoundedKafkaSource final : public SourceTask {
       ++kept;
     }
     out.resize(kept);
-    for (auto& [partition, part] : parts_) {
-      if (part.done) continue;
-      // The next offset to read is the end, or the partition has been read
-      // to the broker's end, which is at or past it (a transaction's marker
-      // may hold the last offset).
-      for (const PartitionProgress& p : inner_->progress()) {
-        if (p.partition == partition && p.endOffset >= part.end) part.done = true;
+    if (allDone()) return;
+    // The next offset to read is the end, or the partition has been read to
+    // the broker's end, which is at or past it (a transaction's marker may
+    // hold the last offset). One progress() per poll: it copies every
+    // partition's position.
+    for (const PartitionProgress& p : inner_->progress()) {
+      auto it = parts_.find(p.partition);
+      if (it != parts_.end() && !it->second.done && p.endOffset >= it->second.end) {
+        it->second.done = true;
       }
+    }
+    for (auto& [partition, part] : parts_) {
       if (!part.done && inner_->caughtUp(partition)) part.done = true;
     }
     // Counted in the next poll(), after the task has pushed these records.
