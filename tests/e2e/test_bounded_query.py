@@ -4,13 +4,12 @@ over a topic read FOR OFFSETS BETWEEN 'earliest' AND 'latest', a long one
 ended by statement_timeout and by a cancel request with 57014, the server's
 slots given back (docs/sql.md, "Bounded queries")."""
 
-import threading
 import time
 
 import psycopg
 import pytest
 
-from conftest import unique
+from conftest import cancel_until_ended, unique
 
 # Generous: CI machines are loaded.
 BOUND_S = 30
@@ -85,28 +84,7 @@ def test_statement_timeout_ends_a_long_bounded_query(server, relation):
 def test_cancel_request_ends_a_long_bounded_query(server, relation):
     table = relation
     conn = server.connect()
-    done = threading.Event()
-    errors = []
-
-    def run():
-        try:
-            with conn.cursor() as cur:
-                cur.execute(long_query(table))
-                cur.fetchall()
-        except psycopg.Error as e:
-            errors.append(e)
-        done.set()
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    # Cancel until the statement has ended: a cancel that arrives before the
-    # statement starts applies to nothing, as in PostgreSQL.
-    deadline = time.monotonic() + BOUND_S
-    while not done.is_set() and time.monotonic() < deadline:
-        conn.cancel()
-        done.wait(0.5)
-    assert done.is_set(), "the cancel request did not end the bounded query"
-    t.join(BOUND_S)
+    errors = cancel_until_ended(conn, long_query(table), BOUND_S, "the bounded query")
     assert errors and errors[0].diag.sqlstate == "57014", errors
     assert conn.execute(f"SELECT max(qty) FROM {table}").fetchone() == (10,)
     conn.close()
