@@ -17,6 +17,7 @@ namespace rtsql {
 // raises an error names its code here rather than spelling the digits.
 namespace sqlstate {
 inline constexpr const char* kSyntaxError = "42601";
+inline constexpr const char* kInvalidName = "42602";
 inline constexpr const char* kUndefinedColumn = "42703";
 inline constexpr const char* kUndefinedTable = "42P01";
 inline constexpr const char* kUndefinedFunction = "42883";

@@ -30,7 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kInvalidName = "42602";
 constexpr const char* kMetaFile = "checkpoint.meta";
 constexpr const char* kPlanFile = "plan.txt";
 
@@ -38,7 +37,7 @@ void validateName(const std::string& name, size_t pos) {
   bool ok = !name.empty() && name.size() <= 64 && name[0] != '-';
   for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
   if (!ok) {
-    throw SqlError(kInvalidName, fmt::format("invalid savepoint name \"{}\"", name), pos,
+    throw SqlError(sqlstate::kInvalidName, fmt::format("invalid savepoint name \"{}\"", name), pos,
                    "a savepoint name is 1 to 64 letters, digits, '_' or '-'");
   }
 }
