@@ -77,9 +77,13 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(privileges_->filesDirs());
   views_ = std::make_unique<ViewReads>(flows_, statements_);
+  setViewChangelogBound(makeViewChangelogBound(
+      catalog_, [this](const std::string& flow) { return flows_.flowDir(flow); },
+      statements_.mutex()));
 }
 
 Engine::~Engine() {
+  setViewChangelogBound({});
   shutdown();
   setServerFileRoots({});
 }

@@ -11,12 +11,15 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/row_codec.h"
+#include "common/schema.h"
 #include "executor/checkpoint.h"
 #include "executor/state/rocksdb_shared.h"
 #include "executor/state/state_store.h"
@@ -31,8 +34,9 @@ using rocks_detail::view;
 namespace {
 
 // The key of a task's next sequence number: one byte, after every entry's
-// eight (sequence numbers stay far below 2^56).
+// eight (sequence numbers stay far below 2^56); and of its first entry kept.
 constexpr std::string_view kCounterKey = "\xff";
+constexpr std::string_view kLowKey = "\xfe";
 constexpr size_t kSeqSize = 8;
 
 void appendBigEndian(std::string& out, uint64_t v, int bytes) {
@@ -60,12 +64,66 @@ std::string operatorPrefix(int operatorId) {
 
 }  // namespace
 
-ViewChangelogWriter::ViewChangelogWriter(StateStore& store, int task)
-    : table_(store.table(kViewChangelogOperatorId, task)) {
+namespace {
+
+std::mutex boundMu;
+ViewChangelogBound& boundFn() {
+  static ViewChangelogBound fn;
+  return fn;
+}
+
+}  // namespace
+
+void setViewChangelogBound(ViewChangelogBound bound) {
+  std::lock_guard lock(boundMu);
+  boundFn() = std::move(bound);
+}
+
+ViewChangelogWriter::ViewChangelogWriter(StateStore& store, std::string view, int task)
+    : table_(store.table(kViewChangelogOperatorId, task)),
+      view_(std::move(view)),
+      task_(static_cast<uint32_t>(task)) {
   // The store holds the checkpoint the flow restored: its changelog ends here,
   // and the epochs after it are appended again from this number on.
   std::string value;
   if (table_->get(kCounterKey, value)) next_ = readBigEndian(value);
+  if (table_->get(kLowKey, value)) low_ = readBigEndian(value);
+}
+
+void ViewChangelogWriter::expire() {
+  const int64_t now = monotonicMicros();
+  if (now < nextExpiryMicros_) return;
+  nextExpiryMicros_ = now + kViewChangelogExpiryMicros;
+  ViewChangelogBound bound;
+  {
+    std::lock_guard lock(boundMu);
+    bound = boundFn();
+  }
+  if (!bound) return;
+  std::optional<ViewChangelogEnds> ends;
+  try {
+    ends = bound(view_);
+  } catch (const std::exception&) {
+    // Expiry only saves disk: the view goes on, keeping its changes for
+    // the next round.
+    return;
+  }
+  if (!ends) return;
+  auto it = ends->find(task_);
+  // A task no reader has a position in yet: nothing of it was read, and
+  // none of it may go.
+  if (it == ends->end()) return;
+  const uint64_t upTo = std::min(it->second, next_);
+  if (upTo <= low_) return;
+  for (uint64_t seq = low_; seq < upTo; ++seq) {
+    keyBuf_.clear();
+    appendBigEndian(keyBuf_, seq, kSeqSize);
+    table_->erase(keyBuf_);
+  }
+  low_ = upTo;
+  valueBuf_.clear();
+  appendBigEndian(valueBuf_, low_, 8);
+  table_->put(kLowKey, valueBuf_);
 }
 
 ViewChangelogWriter::~ViewChangelogWriter() = default;
@@ -81,6 +139,7 @@ void ViewChangelogWriter::append(RowKind kind, std::string_view encodedRow) {
 }
 
 void ViewChangelogWriter::flush() {
+  expire();
   // The counter is written at least once, so that a reader finds every
   // task's changelog, even an empty one, in the first checkpoint.
   std::string value;
@@ -112,7 +171,11 @@ std::vector<uint64_t> checkpointEpochs(const std::string& root) {
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() != 20 || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    epochs.push_back(std::stoull(name));
+    try {
+      epochs.push_back(std::stoull(name));
+    } catch (const std::out_of_range&) {
+      // Not a checkpoint's name: epochs are 64-bit.
+    }
   }
   std::sort(epochs.rbegin(), epochs.rend());
   return epochs;
@@ -138,6 +201,41 @@ DbPtr openCheckpoint(const std::string& root, uint64_t epoch) {
   } catch (const SqlError&) {
     return nullptr;
   }
+}
+
+// The "topic" of a reader's position in view `view` (checkpoint.h): what
+// tells which of a flow's positions is in which view.
+std::string viewTopic(const std::string& view) { return "view " + toLower(view); }
+
+// "<task>=<next>,..." or "-".
+std::optional<ViewChangelogEnds> parseSeqs(const std::string& text) {
+  ViewChangelogEnds out;
+  if (text == "-") return out;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) return std::nullopt;
+    try {
+      out[static_cast<uint32_t>(std::stoul(item.substr(0, eq)))] = std::stoull(item.substr(eq + 1));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// The newest complete checkpoint's metadata under `root`, read without
+// changing anything there.
+std::optional<CheckpointInfo> newestCheckpoint(const std::string& root) {
+  for (uint64_t epoch : checkpointEpochs(root)) {
+    std::ifstream in(std::filesystem::path(checkpointPath(root, epoch)) / "checkpoint.meta",
+                     std::ios::binary);
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    if (std::optional<CheckpointInfo> info = parseCheckpointMeta(text.str())) return info;
+  }
+  return std::nullopt;
 }
 
 class ViewChangelogSource final : public SourceTask {
@@ -177,6 +275,7 @@ class ViewChangelogSource final : public SourceTask {
 
   std::vector<PartitionProgress> progress() const override {
     PartitionProgress p;
+    p.topic = viewTopic(view_);
     p.partition = 0;
     p.endOffset = p.startOffset = static_cast<int64_t>(changesRead_);
     p.position = token();
@@ -210,6 +309,7 @@ class ViewChangelogSource final : public SourceTask {
   }
 
   // Each task's next sequence number in `db`, the end of its changelog there.
+ public:
   static std::map<uint32_t, uint64_t> counters(rocksdb::DB& db) {
     std::map<uint32_t, uint64_t> out;
     const std::string prefix = operatorPrefix(kViewChangelogOperatorId);
@@ -227,6 +327,8 @@ class ViewChangelogSource final : public SourceTask {
     return out;
   }
 
+
+ private:
   void readSnapshot(std::vector<SourceRecord>& out, size_t limit) {
     const std::string prefix = operatorPrefix(kViewTableOperatorId);
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
@@ -352,23 +454,13 @@ class ViewChangelogSource final : public SourceTask {
     std::vector<std::string> parts;
     std::stringstream in(token);
     for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
-    auto parseSeqs = [&](const std::string& text) {
-      std::map<uint32_t, uint64_t> out;
-      if (text == "-") return out;
-      std::stringstream items(text);
-      for (std::string item; std::getline(items, item, ',');) {
-        const size_t eq = item.find('=');
-        if (eq == std::string::npos) throw bad();
-        try {
-          out[static_cast<uint32_t>(std::stoul(item.substr(0, eq)))] = std::stoull(item.substr(eq + 1));
-        } catch (const std::exception&) {
-          throw bad();
-        }
-      }
-      return out;
+    auto seqsOf = [&](const std::string& text) {
+      std::optional<ViewChangelogEnds> out = parseSeqs(text);
+      if (!out) throw bad();
+      return *out;
     };
     if (parts.size() == 2 && parts[0] == "c") {
-      seqs_ = parseSeqs(parts[1]);
+      seqs_ = seqsOf(parts[1]);
       phase_ = Phase::Changes;
       db_.reset();
       drained_ = true;
@@ -405,7 +497,7 @@ class ViewChangelogSource final : public SourceTask {
     }
     db_ = std::move(db);
     dbEpoch_ = snapshotEpoch_ = epoch;
-    seqs_ = parseSeqs(parts[3]);
+    seqs_ = seqsOf(parts[3]);
     lastKey_ = std::move(key);
     phase_ = Phase::Snapshot;
   }
@@ -424,6 +516,45 @@ class ViewChangelogSource final : public SourceTask {
 };
 
 }  // namespace
+
+std::optional<ViewChangelogEnds> checkpointedChangelogEnds(const std::string& checkpointRoot) {
+  for (uint64_t epoch : checkpointEpochs(checkpointRoot)) {
+    DbPtr db = openCheckpoint(checkpointRoot, epoch);
+    if (db) return ViewChangelogSource::counters(*db);
+  }
+  return std::nullopt;
+}
+
+std::optional<ViewChangelogEnds> readerPosition(const std::string& checkpointRoot,
+                                                const std::string& view, bool* readsView) {
+  *readsView = false;
+  std::optional<CheckpointInfo> info = newestCheckpoint(checkpointRoot);
+  if (!info) return std::nullopt;
+  const std::string topic = viewTopic(view);
+  std::optional<ViewChangelogEnds> lowest;
+  for (const CheckpointPosition& p : info->positions) {
+    if (p.topic != topic) continue;
+    *readsView = true;
+    // "c:<seqs>" or "s:<epoch>:<key>:<seqs>": the changes it reads next.
+    const size_t colon = p.position.rfind(':');
+    if (colon == std::string::npos) return std::nullopt;
+    std::optional<ViewChangelogEnds> seqs = parseSeqs(p.position.substr(colon + 1));
+    if (!seqs) return std::nullopt;
+    if (!lowest) {
+      lowest = std::move(seqs);
+      continue;
+    }
+    // Two scans of the view: a task either has not read yet (absent: 0).
+    ViewChangelogEnds merged;
+    for (const auto& [task, next] : *lowest) {
+      auto other = seqs->find(task);
+      if (other != seqs->end()) merged[task] = std::min(next, other->second);
+    }
+    lowest = std::move(merged);
+  }
+  if (!*readsView) return ViewChangelogEnds{};
+  return lowest;
+}
 
 std::unique_ptr<SourceTask> openViewChangelogSource(std::string view, std::string checkpointRoot,
                                                     Schema schema) {

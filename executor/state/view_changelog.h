@@ -26,15 +26,27 @@
 // ever sees what a complete checkpoint of the view holds, and a view that
 // recovers replays the same epochs after it.
 //
+// Expiry: every kViewChangelogExpiryMicros at most, each writer asks the
+// server (setViewChangelogBound) up to where every reader of the view has
+// checkpointed, and erases its entries below that, in its epoch's writes. The
+// bound is the smallest position among the readers' newest checkpoints (none
+// while a reader has none), and never past the counters of the view's newest
+// checkpoint (a reader that starts later starts from a checkpoint at least as
+// new). The server computes it under its statement lock, so no reader is
+// being created meanwhile; it only tries the lock, and skips a round when a
+// statement holds it.
+//
 // Cost: a reader sees a change once the view has checkpointed it (the view's
 // checkpoint interval, 1 second by default, is the added latency); the
 // writer reads each key's stored row to spell an update as the old row and
 // the new one; each new checkpoint the reader moves to is a read-only open of
-// its RocksDB files. The changelog is kept as long as the view (no expiry
-// yet): its disk grows with the view's changes, not with its rows.
+// its RocksDB files; a change is kept on disk until every reader has
+// checkpointed past it (a stopped reader keeps the view's changes from its
+// position on).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,10 +67,31 @@ class StateTable;
 // stage); no plan operator has it.
 inline constexpr int kViewChangelogOperatorId = 0x7ffffff1;
 
-// Task `task`'s changelog of a view, appended by its ViewTableWriter.
+// Each view task's next change to keep (entries below it may be erased), or
+// nullopt to keep everything for now.
+using ViewChangelogEnds = std::map<uint32_t, uint64_t>;
+using ViewChangelogBound = std::function<std::optional<ViewChangelogEnds>(const std::string& view)>;
+// How often a writer asks for its bound (first at its first flush).
+inline constexpr int64_t kViewChangelogExpiryMicros = 10LL * 1000 * 1000;
+// The process's answer to "up to where may view v's changelog go" (the
+// server's); an empty function keeps everything.
+void setViewChangelogBound(ViewChangelogBound bound);
+
+// The end of each task's changelog in the newest complete checkpoint under
+// `checkpointRoot` (a view's); nullopt when it has none.
+std::optional<ViewChangelogEnds> checkpointedChangelogEnds(const std::string& checkpointRoot);
+// Where the flow whose checkpoints are in `checkpointRoot` stands in view
+// `view`'s changelog as of its newest complete checkpoint (the smallest
+// position over its scans of the view); nullopt when that is not known (no
+// checkpoint, or a position not read yet). `readsView` says whether that
+// checkpoint has a position in the view at all (false: an empty answer).
+std::optional<ViewChangelogEnds> readerPosition(const std::string& checkpointRoot,
+                                                const std::string& view, bool* readsView);
+
+// Task `task`'s changelog of view `view`, appended by its ViewTableWriter.
 class ViewChangelogWriter {
  public:
-  ViewChangelogWriter(StateStore& store, int task);
+  ViewChangelogWriter(StateStore& store, std::string view, int task);
   ~ViewChangelogWriter();
 
   // One change of the view's rows: `encodedRow` as common/row_codec.h
@@ -68,8 +101,15 @@ class ViewChangelogWriter {
   void flush();
 
  private:
+  // Erases the entries below the bound the server gives, when it is time.
+  void expire();
+
   std::unique_ptr<StateTable> table_;
+  std::string view_;
+  uint32_t task_ = 0;
   uint64_t next_ = 0;
+  uint64_t low_ = 0;  // the first entry kept
+  int64_t nextExpiryMicros_ = 0;
   bool dirty_ = false;
   std::string keyBuf_;
   std::string valueBuf_;

@@ -25,7 +25,7 @@ using rocks_detail::view;
 ViewTableWriter::ViewTableWriter(StateStore& store, std::vector<int> key, std::string viewName,
                                  int task)
     : table_(store.table(kViewTableOperatorId, task)),
-      changelog_(std::make_unique<ViewChangelogWriter>(store, task)),
+      changelog_(std::make_unique<ViewChangelogWriter>(store, viewName, task)),
       key_(std::move(key)),
       viewName_(std::move(viewName)) {}
 

@@ -1,7 +1,9 @@
 // A materialized view's changelog as a flow's source (view_inputs.h).
 #include "server/views/view_inputs.h"
 
+#include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <set>
 
 #include "common/schema.h"
@@ -55,6 +57,41 @@ std::set<std::string> wordsOf(const std::string& sql) {
 }
 
 }  // namespace
+
+ViewChangelogBound makeViewChangelogBound(const Catalog& catalog,
+                                          std::function<std::string(const std::string&)> flowDir,
+                                          std::mutex& statements) {
+  return [&catalog, flowDir = std::move(flowDir),
+          &statements](const std::string& view) -> std::optional<ViewChangelogEnds> {
+    // Under the statement lock no flow is being created: one that starts
+    // reading the view later starts from a checkpoint at least as new as
+    // the one read here (view_changelog.h).
+    std::unique_lock lock(statements, std::try_to_lock);
+    if (!lock.owns_lock()) return std::nullopt;
+    Catalog::FlowPtr def = catalog.findFlow(view);
+    if (!def || !def->materializedView) return std::nullopt;
+    auto checkpoints = [&](const std::string& flow) {
+      return (std::filesystem::path(flowDir(flow)) / "checkpoints").string();
+    };
+    std::optional<ViewChangelogEnds> bound = checkpointedChangelogEnds(checkpoints(view));
+    if (!bound) return std::nullopt;
+    const std::string name = toLower(view);
+    for (const Catalog::FlowPtr& flow : catalog.flows()) {
+      if (toLower(flow->name) == name || !wordsOf(flow->sql).count(name)) continue;
+      bool reads = false;
+      std::optional<ViewChangelogEnds> at = readerPosition(checkpoints(flow->name), view, &reads);
+      if (!at) return std::nullopt;
+      if (!reads) continue;  // names the view's name, but does not read it
+      ViewChangelogEnds merged;
+      for (const auto& [task, next] : *bound) {
+        auto other = at->find(task);
+        if (other != at->end()) merged[task] = std::min(next, other->second);
+      }
+      bound = std::move(merged);
+    }
+    return bound;
+  };
+}
 
 void orderViewsBeforeReaders(std::vector<CatalogRecord>& records) {
   std::vector<size_t> places;

@@ -6,9 +6,12 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "executor/connector_provider.h"
+#include "executor/state/view_changelog.h"
+#include "planner/catalog.h"
 #include "server/catalog_file.h"
 
 namespace rtsql {
@@ -58,6 +61,16 @@ class ViewInputProvider final : public ConnectorProvider {
   ConnectorProvider& base_;
   std::function<std::string(const std::string&)> checkpointRoot_;
 };
+
+// The bound of view changelogs' expiry (executor/state/view_changelog.h):
+// for view v, the smallest position among the newest checkpoints of the
+// flows of `catalog` that read it, capped by the counters of v's newest
+// checkpoint; nullopt (keep everything) when a reader has no checkpoint yet,
+// or when `statements` is held (tried, never waited for: the caller is a
+// flow's task). `flowDir` gives a flow's directory.
+ViewChangelogBound makeViewChangelogBound(const Catalog& catalog,
+                                          std::function<std::string(const std::string&)> flowDir,
+                                          std::mutex& statements);
 
 // Restart: reorders the flow records among the places flow records hold in
 // `records`, so that a materialized view comes before the flows and views
