@@ -350,6 +350,11 @@ class ViewChangelogSource final : public SourceTask {
 
   void readChanges(std::vector<SourceRecord>& out, size_t limit) {
     if (!db_ || drained_) {
+      // The view checkpoints every second or so: its directory is listed
+      // every kLookMicros at most.
+      const int64_t now = monotonicMicros();
+      if (now < nextLookMicros_) return;
+      nextLookMicros_ = now + kLookMicros;
       if (!moveToNewerCheckpoint()) return;
     }
     const std::map<uint32_t, uint64_t> ends = counters(*db_);
@@ -513,6 +518,8 @@ class ViewChangelogSource final : public SourceTask {
   std::string lastKey_;                // the snapshot's last row given (its whole key)
   std::map<uint32_t, uint64_t> seqs_;  // each view task's next change to give
   uint64_t changesRead_ = 0;
+  static constexpr int64_t kLookMicros = 100 * 1000;
+  int64_t nextLookMicros_ = 0;
 };
 
 }  // namespace

@@ -60,17 +60,21 @@ const char* kindName(RowKind k) {
   return "?";
 }
 
-// Every record the reader has now, as "+a=1".
-std::vector<std::string> drain(SourceTask& reader) {
+// The reader's records, as "+a=1": polled until `want` have come (the
+// reader looks for a new checkpoint every 100 ms), then for 300 ms more, so
+// that one too many would show.
+std::vector<std::string> drain(SourceTask& reader, size_t want) {
   std::vector<std::string> out;
-  for (int i = 0; i < 5; ++i) {
+  auto poll = [&] {
     std::vector<SourceRecord> got;
     reader.poll(got, 1000, 20);
     for (const SourceRecord& r : got) {
       out.push_back(std::string(kindName(r.kind)) + r.row[0].asString() + "=" +
                     std::to_string(r.row[1].asInt()));
     }
-  }
+  };
+  for (int i = 0; i < 500 && out.size() < want; ++i) poll();
+  for (int i = 0; i < 15; ++i) poll();
   return out;
 }
 
@@ -93,7 +97,7 @@ TEST_CASE("a reader of a view gets its rows as of a checkpoint, then each change
   checkpoint(checkpoints, *store, 1);
 
   auto reader = openViewChangelogSource("v", dir.sub("checkpoints"), schema());
-  std::vector<std::string> first = drain(*reader);
+  std::vector<std::string> first = drain(*reader, 2);
   std::sort(first.begin(), first.end());
   CHECK(first == std::vector<std::string>{"+a=1", "+b=1"});
 
@@ -106,9 +110,9 @@ TEST_CASE("a reader of a view gets its rows as of a checkpoint, then each change
   t0.flush(1000);
   t1.flush(1000);
   // Not checkpointed yet: nothing.
-  CHECK(drain(*reader).empty());
+  CHECK(drain(*reader, 0).empty());
   checkpoint(checkpoints, *store, 2);
-  std::vector<std::string> changes = drain(*reader);
+  std::vector<std::string> changes = drain(*reader, 4);
   std::sort(changes.begin(), changes.end());
   CHECK(changes == std::vector<std::string>{"+Ua=2", "+c=3", "-Ua=1", "-b=1"});
 
@@ -123,7 +127,7 @@ TEST_CASE("a reader of a view gets its rows as of a checkpoint, then each change
   checkpoint(checkpoints, *store, 3);
   auto resumed = openViewChangelogSource("v", dir.sub("checkpoints"), schema());
   resumed->seek(at);
-  CHECK(drain(*resumed) == std::vector<std::string>{"+d=4"});
+  CHECK(drain(*resumed, 1) == std::vector<std::string>{"+d=4"});
   bool reads = false;
   std::optional<ViewChangelogEnds> ends = checkpointedChangelogEnds(dir.sub("checkpoints"));
   REQUIRE(ends.has_value());
@@ -165,5 +169,5 @@ TEST_CASE("a view's changes below the readers' bound are erased, and a reader be
   auto atBound = openViewChangelogSource("v", dir.sub("checkpoints"), schema());
   p.position = "c:0=2";
   atBound->seek({p});
-  CHECK(drain(*atBound) == std::vector<std::string>{"+c=1", "+d=1"});
+  CHECK(drain(*atBound, 2) == std::vector<std::string>{"+c=1", "+d=1"});
 }
