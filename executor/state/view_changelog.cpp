@@ -308,8 +308,9 @@ class ViewChangelogSource final : public SourceTask {
     phase_ = Phase::Changes;
   }
 
-  // Each task's next sequence number in `db`, the end of its changelog there.
  public:
+  // Each task's next sequence number in `db`, the end of its changelog there
+  // (checkpointedChangelogEnds reads it too).
   static std::map<uint32_t, uint64_t> counters(rocksdb::DB& db) {
     std::map<uint32_t, uint64_t> out;
     const std::string prefix = operatorPrefix(kViewChangelogOperatorId);
@@ -318,7 +319,8 @@ class ViewChangelogSource final : public SourceTask {
       it->Seek(slice(prefixOf(kViewChangelogOperatorId, task)));
       if (!it->Valid() || !view(it->key()).starts_with(prefix)) break;
       task = static_cast<uint32_t>(readBigEndian(view(it->key()).substr(4, 4)));
-      const std::string counterKey = prefixOf(kViewChangelogOperatorId, task) + std::string(kCounterKey);
+      const std::string counterKey =
+          prefixOf(kViewChangelogOperatorId, task) + std::string(kCounterKey);
       std::string value;
       if (db.Get(rocksdb::ReadOptions(), slice(counterKey), &value).ok()) {
         out[task] = readBigEndian(value);
