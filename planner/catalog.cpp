@@ -231,6 +231,24 @@ bool Catalog::dropFlow(const std::string& name, bool ifExists, size_t pos) {
   return true;
 }
 
+void Catalog::requireNoReaders(const std::string& name, size_t pos) const {
+  std::lock_guard lock(mu_);
+  const std::string key = toLower(name);
+  auto it = flows_.find(key);
+  if (it == flows_.end()) return;
+  for (const auto& [flow, inputs] : flowInputs_) {
+    if (flow == key || std::find(inputs.begin(), inputs.end(), key) == inputs.end()) continue;
+    const std::string flowName = flows_.count(flow) ? flows_.at(flow)->name : flow;
+    const bool view = flows_.count(flow) && flows_.at(flow)->materializedView;
+    throw SqlError(sqlstate::kDependentObjectsStillExist,
+                   fmt::format("cannot drop materialized view \"{}\": {} \"{}\" reads it",
+                               it->second->name, view ? "materialized view" : "flow", flowName),
+                   pos,
+                   fmt::format("{} {} first", view ? "DROP MATERIALIZED VIEW" : "DROP FLOW",
+                               flowName));
+  }
+}
+
 void Catalog::setFlowInputs(const std::string& flow, std::vector<std::string> relations) {
   std::lock_guard lock(mu_);
   for (auto& r : relations) r = toLower(r);

@@ -12,6 +12,7 @@
 #include "planner/logical_plan.h"
 #include "planner/physical_plan.h"
 #include "planner/sink_changelog.h"
+#include "planner/view_input.h"
 
 namespace rtsql {
 
@@ -249,6 +250,8 @@ bool derive(PhysicalPlan& plan, bool retract) {
     Changelog in;  // a source stage reads an append stream, or a changelog source's retractions
     if (stage.scan >= 0 && changelogFormat(plan.scans[static_cast<size_t>(stage.scan)].format)) {
       in.mode = ChangelogMode::Retract;
+      // A view's changelog is keyed by the view's key (planner/view_input.h).
+      in.uniqueKey = viewInputKey(plan.scans[static_cast<size_t>(stage.scan)]);
     }
     if (stage.scan < 0) {
       std::vector<Changelog> inputs;
@@ -300,7 +303,7 @@ const char* changelogModeName(ChangelogMode mode) {
 }
 
 bool changelogFormat(const std::string& format) {
-  return iequals(format, "debezium-json");
+  return iequals(format, "debezium-json") || format == kViewChangelogFormat;
 }
 
 bool sinkTakesRetractions(const PhysicalPlan& plan) {

@@ -7,6 +7,7 @@
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
 #include "planner/processor.h"
+#include "planner/view_input.h"
 
 namespace rtsql::planner_detail {
 
@@ -723,11 +724,19 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
     return rel;
   }
   if (Catalog::FlowPtr view = catalog.findFlow(ref.name); view && view->materializedView) {
-    // A bounded query reads a view through its lookup (above); a flow or a
-    // live query cannot yet.
+    // A flow (or another view) reads the view's changelog (planner/view_input.h).
+    if (mode_ == Mode::Flow) {
+      Catalog::SourcePtr source = viewInputSource(*view, ctx_);
+      rel.node = scanNode(source);
+      rel.scope = scopeFromSchema(source->schema, qualifier);
+      rel.sourceName = source->name;
+      rel.identity = true;
+      return rel;
+    }
+    // A bounded query reads a view through its lookup (above); a live query
+    // cannot yet.
     throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("materialized view \"{}\" cannot be read inside another query "
-                               "or by a flow yet",
+                   fmt::format("materialized view \"{}\" cannot be read by a live query yet",
                                ref.name),
                    ref.pos,
                    "read the view with a SELECT of its own (docs/sql.md, \"Materialized views\")");

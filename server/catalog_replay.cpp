@@ -25,6 +25,7 @@
 #include "planner/user_function.h"
 #include "server/engine.h"
 #include "server/flow_replace.h"
+#include "server/views/view_inputs.h"
 
 namespace rtsql {
 
@@ -117,6 +118,7 @@ void Engine::restore() {
   flows_.placement().open();
   if (store_) {
     std::vector<CatalogRecord> records = store_->load();
+    orderViewsBeforeReaders(records);
     // Nothing else runs yet (no sessions, no supervisor), and the statement
     // handlers take the statement lock themselves.
     // A restart never waits on a remote service: what needs one (a source

@@ -371,7 +371,9 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   // the error. A dry-run session drops from its own copy of the catalog.
   bool dropped = changeCatalog(s, catalogOf(s), [&](Catalog& c) {
     switch (stmt.object) {
-      case ast::ObjectKind::Flow: return c.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
+      case ast::ObjectKind::Flow:
+        c.requireNoReaders(stmt.name, stmt.namePos);
+        return c.dropFlow(stmt.name, stmt.ifExists, stmt.namePos);
       case ast::ObjectKind::Source: return c.dropSource(stmt.name, stmt.ifExists, stmt.namePos);
       case ast::ObjectKind::Sink: return c.dropSink(stmt.name, stmt.ifExists, stmt.namePos);
       case ast::ObjectKind::Table: return c.dropTable(stmt.name, stmt.ifExists, stmt.namePos);

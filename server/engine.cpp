@@ -23,6 +23,7 @@
 #include "server/statement_timeout.h"
 #include "server/system_catalog.h"
 #include "server/users.h"
+#include "server/views/view_inputs.h"
 #include "server/views/view_reads.h"
 
 namespace rtsql {
@@ -55,7 +56,12 @@ const std::pair<std::string, std::string>* findSetting(const std::string& key) {
 
 Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
     : options_(std::move(options)),
-      connectors_(connectors),
+      viewInputs_(std::make_unique<ViewInputProvider>(
+          connectors,
+          [this](const std::string& view) {
+            return (std::filesystem::path(flows_.flowDir(view)) / "checkpoints").string();
+          })),
+      connectors_(*viewInputs_),
       slots_(options_.slots),
       liveTaps_(std::make_unique<KafkaTaps>(options_.embeddedBootstrap)),
       privileges_(std::make_unique<Privileges>(
@@ -71,9 +77,13 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(privileges_->filesDirs());
   views_ = std::make_unique<ViewReads>(flows_, statements_);
+  setViewChangelogBound(makeViewChangelogBound(
+      catalog_, [this](const std::string& flow) { return flows_.flowDir(flow); },
+      statements_.mutex()));
 }
 
 Engine::~Engine() {
+  setViewChangelogBound({});
   shutdown();
   setServerFileRoots({});
 }

@@ -44,6 +44,7 @@ class LiveQueryQuota;
 class Privileges;
 class UserStore;
 class ViewReads;
+class ViewInputProvider;
 
 struct EngineOptions {
   std::string dataDir;
@@ -254,6 +255,9 @@ class Engine : public QueryHandler, public FlowReads {
   void restoreDeferred();
 
   EngineOptions options_;
+  // The server's connectors plus the changelogs of materialized views that
+  // flows read (server/views/view_inputs.h); connectors_ is this.
+  std::unique_ptr<ViewInputProvider> viewInputs_;
   ConnectorProvider& connectors_;
   Catalog catalog_;
   SlotPool slots_;

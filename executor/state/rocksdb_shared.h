@@ -108,4 +108,10 @@ std::unique_ptr<StateTable> makeRocksTable(std::shared_ptr<StoreShared> shared, 
 // Holds (or lets go) a table's writes while a snapshot is taken.
 void holdRocksTableWrites(StateTable& table, bool hold);
 
+// Opens the state directory of a view's checkpoint (epoch `epoch`)
+// read-only, every file at once so that it stays readable after the
+// checkpoint's retention removes the directory (view_table.cpp). The caller
+// closes and deletes it. Throws SqlError 58030.
+rocksdb::DB* openCheckpointReadOnly(const std::string& stateDir, uint64_t epoch);
+
 }  // namespace rtsql::rocks_detail

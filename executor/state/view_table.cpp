@@ -14,6 +14,7 @@
 #include "common/row_codec.h"
 #include "executor/state/rocksdb_shared.h"
 #include "executor/state/state_store.h"
+#include "executor/state/view_changelog.h"
 
 namespace rtsql {
 
@@ -24,6 +25,7 @@ using rocks_detail::view;
 ViewTableWriter::ViewTableWriter(StateStore& store, std::vector<int> key, std::string viewName,
                                  int task)
     : table_(store.table(kViewTableOperatorId, task)),
+      changelog_(std::make_unique<ViewChangelogWriter>(store, viewName, task)),
       key_(std::move(key)),
       viewName_(std::move(viewName)) {}
 
@@ -36,18 +38,34 @@ void ViewTableWriter::write(const Row& row, int64_t sourceTimestampMicros) {
 void ViewTableWriter::writeChange(const Row& row, int64_t, RowKind kind) {
   keyBuf_.clear();
   for (int k : key_) encodeKey(keyBuf_, row.at(static_cast<size_t>(k)));
+  // The changelog spells each change from the row stored before it, so that
+  // its readers get an update as the old row and the new one whatever the
+  // view's flow sent (an update-mode aggregation sends only the new row).
+  const bool had = table_->get(keyBuf_, oldBuf_);
   if (kind == RowKind::Insert || kind == RowKind::UpdateAfter) {
     valueBuf_.clear();
     encodeRow(valueBuf_, row);
+    if (had && oldBuf_ == valueBuf_) return;  // no change
+    if (had) {
+      changelog_->append(RowKind::UpdateBefore, oldBuf_);
+      changelog_->append(RowKind::UpdateAfter, valueBuf_);
+    } else {
+      changelog_->append(RowKind::Insert, valueBuf_);
+    }
     table_->put(keyBuf_, valueBuf_);
   } else {
     // A delete, or the old row of an update: the key's row is gone until an
     // UpdateAfter (next, when the key stays) puts the new one.
+    if (!had) return;
+    changelog_->append(RowKind::Delete, oldBuf_);
     table_->erase(keyBuf_);
   }
 }
 
-void ViewTableWriter::flush(int) { table_->flush(); }
+void ViewTableWriter::flush(int) {
+  table_->flush();
+  changelog_->flush();
+}
 
 std::string ViewTableWriter::description() const {
   return "materialized view " + viewName_;
@@ -208,8 +226,9 @@ class EmptyViewSnapshot final : public ViewSnapshot {
 
 }  // namespace
 
-std::shared_ptr<const ViewSnapshot> ViewSnapshot::open(const std::string& stateDir, uint64_t epoch,
-                                                       ViewLayout layout) {
+namespace rocks_detail {
+
+rocksdb::DB* openCheckpointReadOnly(const std::string& stateDir, uint64_t epoch) {
   rocksdb::Options o;
   // Every file is opened now: the snapshot reads them even once the
   // checkpoint's retention has removed the directory.
@@ -225,6 +244,14 @@ std::shared_ptr<const ViewSnapshot> ViewSnapshot::open(const std::string& stateD
     throw SqlError(sqlstate::kIoError, "cannot open the materialized view's checkpoint of epoch " +
                                            std::to_string(epoch) + ": " + s.ToString());
   }
+  return db;
+}
+
+}  // namespace rocks_detail
+
+std::shared_ptr<const ViewSnapshot> ViewSnapshot::open(const std::string& stateDir, uint64_t epoch,
+                                                       ViewLayout layout) {
+  rocksdb::DB* db = rocks_detail::openCheckpointReadOnly(stateDir, epoch);
   return std::make_shared<RocksViewSnapshot>(epoch, std::move(layout), db);
 }
 

@@ -31,6 +31,7 @@ namespace rtsql {
 
 class StateStore;
 class StateTable;
+class ViewChangelogWriter;
 
 // The operator id of a view's key spaces in its flow's state store; no plan
 // operator has it (operator ids count up from 0).
@@ -45,8 +46,9 @@ struct ViewLayout {
 };
 
 // The sink of a view's flow in task `task`: each key's latest row, a delete
-// (or a retracted old row) taking the key out. flush() writes the epoch's
-// rows to the state store.
+// (or a retracted old row) taking the key out, and every change appended to
+// the task's changelog (view_changelog.h). flush() writes the epoch's rows
+// and changes to the state store.
 class ViewTableWriter final : public SinkWriter {
  public:
   ViewTableWriter(StateStore& store, std::vector<int> key, std::string viewName, int task);
@@ -60,10 +62,12 @@ class ViewTableWriter final : public SinkWriter {
 
  private:
   std::unique_ptr<StateTable> table_;
+  std::unique_ptr<ViewChangelogWriter> changelog_;
   std::vector<int> key_;
   std::string viewName_;
   std::string keyBuf_;
   std::string valueBuf_;
+  std::string oldBuf_;
 };
 
 // The encoded key of a row of the view with these key values (in key order).

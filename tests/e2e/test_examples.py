@@ -500,6 +500,8 @@ EXAMPLE_OUTPUTS = {
          "session_end": _ts("12:05:30"), "clicks": 1}]),
     "cdc_aggregate": ("customer_totals", "upsert", {
         "A": {"customer_id": "A", "open_orders": 1, "total": 25.0}}),
+    "stacked_views": ("vip_customers", "upsert", {
+        "c1": {"customer_id": "c1", "total": 110.0}}),
     "iot_anomaly": ("sensor_alerts", "rows", [
         {"device_id": "d1", "reading_ts": _ts("12:00:20"), "value": 65.0, "threshold": 50.0,
          "threshold_ts": _ts("12:00:00")},
