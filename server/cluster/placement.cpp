@@ -10,10 +10,12 @@
 #include <map>
 
 #include "common/clock.h"
+#include "common/error.h"
 #include "common/schema.h"
 #include "connectors/kafka/state_copy_topic.h"
 #include "executor/metrics/recent_latency.h"
 #include "planner/shard_plan.h"
+#include "planner/view_input.h"
 
 namespace rtsql {
 
@@ -247,6 +249,20 @@ std::string ClusterPlacement::explain(const std::string& name, const FlowRuntime
     out += fmt::format("  {}: partitions {}\n", node, fmt::join(parts, ", "));
   }
   return out;
+}
+
+void ClusterPlacement::checkShards(const PhysicalPlan& plan, size_t pos) const {
+  // A flow over a materialized view reads the view's checkpoints on its own
+  // node (server/views/view_inputs.h); placed on another node than the view's
+  // it would read nothing, so a cluster refuses it until reads follow the view.
+  for (const ScanSpec& scan : plan.scans) {
+    if (scan.connector != kViewChangelogConnector) continue;
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("in a cluster, a flow cannot read materialized view \"{}\" yet",
+                               scan.name),
+                   pos)
+        .withHint("read the view with a SELECT, or run this flow on a server of its own");
+  }
 }
 
 std::vector<int> ClusterPlacement::chooseSlots(const std::string& name,

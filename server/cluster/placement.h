@@ -42,7 +42,7 @@ class ClusterPlacement : public Placement {
   std::vector<NodeProgress> othersProgress(const std::string& name,
                                            const FlowRuntime* rt) const override;
   std::string nodesJson(const std::vector<NodeProgress>& nodes) const override;
-  void checkShards(const PhysicalPlan&, size_t) const override {}
+  void checkShards(const PhysicalPlan& plan, size_t pos) const override;
   std::vector<int> chooseSlots(const std::string& name, const PhysicalPlan& plan) const override;
   void setFlowSlots(const std::string& flow, const std::vector<int>& slots) override;
   std::optional<ExchangeTarget> exchange() const override;

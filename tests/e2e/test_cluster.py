@@ -187,3 +187,20 @@ def test_command_line_refusals(tmp_path):
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == code, (args, p.returncode, p.stderr)
         assert message in p.stderr, (args, p.stderr)
+
+
+def test_a_flow_over_a_materialized_view_is_refused_in_a_cluster(broker, start_node):
+    """A flow reads a view's changes from the view's checkpoints on its own
+    node; a cluster could place it on another node, where it would read
+    nothing, so a cluster refuses it with 0A000 and the catalog stays as it
+    was."""
+    uid = unique("clv")
+    a = start_node(uid, broker, "a")
+    run_again_on_40001(a, "CREATE SOURCE ev (k BIGINT) WITH (connector = 'datagen', "
+                          "'rows-per-second' = '5', 'fields.k.max' = '3')")
+    run_again_on_40001(a, "CREATE MATERIALIZED VIEW per_k AS SELECT k, count(*) AS n "
+                          "FROM ev GROUP BY k")
+    with pytest.raises(psycopg.errors.FeatureNotSupported, match="materialized view"):
+        a.query("CREATE MATERIALIZED VIEW per_n AS SELECT n, count(*) AS c FROM per_k GROUP BY n")
+    assert "per_n" not in flows(a), flows(a)
+    stop_all(a)
