@@ -70,7 +70,7 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
              makePlacement(options_.cluster, options_.dataDir)) {
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(privileges_->filesDirs());
-  views_ = std::make_unique<ViewReads>(flows_, statements_);
+  views_ = std::make_unique<ViewReads>(flows_);
 }
 
 Engine::~Engine() {
