@@ -16,6 +16,7 @@
 // statement would. A dry run or a transaction block runs the text too.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 
 #include "common/error.h"
@@ -216,6 +217,12 @@ std::shared_ptr<PreparedQuery> Engine::prepare(Session& session, const std::stri
   auto& s = static_cast<EngineSession&>(session);
   if (s.shadow || s.block.active()) return nullptr;
   try {
+    // Without a view there is nothing to prepare, and the text is not
+    // parsed for nothing.
+    const std::vector<Catalog::FlowPtr> flows = catalog_.flows();
+    if (std::none_of(flows.begin(), flows.end(),
+                     [](const Catalog::FlowPtr& f) { return f->materializedView; }))
+      return nullptr;
     std::vector<ast::StatementPtr> stmts = parseStatements(text);
     if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::Select) return nullptr;
     const ast::Query& q = *static_cast<const ast::SelectStatement&>(*stmts.front()).query;

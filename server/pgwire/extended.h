@@ -112,6 +112,7 @@ struct PreparedStatement {
   // at its first Describe or Execute; null when the handler has none.
   std::shared_ptr<PreparedQuery> prepared;
   bool prepareAsked = false;
+  bool named = false;  // not the unnamed statement, which is never prepared
 };
 
 struct Portal {

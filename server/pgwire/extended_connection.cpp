@@ -350,7 +350,9 @@ std::shared_ptr<PreparedQuery> ExtendedProtocol::preparedOnWorker(Connection& c,
                                                                   PreparedStatement& stmt) {
   if (stmt.prepareAsked) return stmt.prepared;
   stmt.prepareAsked = true;
-  if (!stmt.returnsRows) return nullptr;
+  // The unnamed statement is run once and replaced (PQexecParams, drivers'
+  // unprepared statements): preparing it would only parse it twice.
+  if (!stmt.returnsRows || !stmt.named) return nullptr;
   try {
     // NULL stands for each parameter, as for a Describe before Bind; the
     // handler learns where each is.
@@ -416,6 +418,7 @@ void ExtendedProtocol::parse(Connection& c, std::string_view body) {
   stmt->paramTypes = std::move(m.paramTypes);
   if (stmt->paramTypes.size() < count) stmt->paramTypes.resize(count, extype::kUnspecified);
   stmt->returnsRows = returnsRows(m.query);
+  stmt->named = !m.statement.empty();
   stmt->sql = std::move(m.query);
   statements[m.statement] = std::move(stmt);
   std::string out;
