@@ -29,10 +29,10 @@ def parsed(conn):
 class Prepared:
     """A statement prepared on a connection of its own, run by libpq's calls."""
 
-    def __init__(self, server, sql):
+    def __init__(self, server, sql, types=None):
         self.conn = server.connect()
         self.conn.autocommit = True
-        res = self.conn.pgconn.prepare(b"lookup", sql.encode())
+        res = self.conn.pgconn.prepare(b"lookup", sql.encode(), types)
         assert res.status == pq.ExecStatus.COMMAND_OK, res.error_message
 
     def run(self, *params):
@@ -120,6 +120,28 @@ def test_prepared_lookup_is_not_parsed_again_and_follows_the_view(server, kafka)
         wait_for(lambda: lookup.run("k77") == (None, [("1", "7")]), WAIT_S,
                  "the prepared lookup to see the new key k77")
         assert int(lookup.conn.execute("SHOW rtsql.view_epoch").fetchone()[0]) > epoch
+    finally:
+        lookup.close()
+
+
+def test_prepared_lookup_by_a_numeric_key_with_typed_parameters(server, kafka):
+    uid = unique("plk_num")
+    topic = make_source(server, kafka, uid)
+    view = f"{uid}_v"
+    make_view(server, uid, view, "SELECT v, count(*) AS n FROM {src} GROUP BY v")
+    kafka.produce(topic, [{"k": "a", "v": v} for v in (-3, 0, 5, 5)])
+    wait_rows(server, f"SELECT count(*) FROM {view}", [(3,)])
+    # bigint parameters arrive as numbers, negative ones in parentheses.
+    lookup = Prepared(server, f"SELECT n FROM {view} WHERE v = $1", [20])
+    try:
+        assert lookup.run("5") == (None, [("2",)])
+        before = parsed(lookup.conn)
+        assert lookup.run("-3") == (None, [("1",)])
+        assert lookup.run("0") == (None, [("1",)])
+        assert lookup.run("7") == (None, [])
+        assert lookup.run(None) == (None, [])
+        assert lookup.run("x") == ("22P02", [])  # refused at Bind, as PostgreSQL does
+        assert parsed(lookup.conn) - before <= 1
     finally:
         lookup.close()
 
