@@ -82,10 +82,13 @@ produce() { "$PY" "$PRODUCER" "$@" "$KEYS"; }
 psql_q "CREATE SOURCE updates (k STRING, v BIGINT) WITH (connector = 'kafka',
   'kafka.bootstrap.servers' = 'embedded', subscribe = '$TOPIC', startingOffsets = 'earliest',
   format = 'json')" >/dev/null
-echo "loading $KEYS keys" >&2
-produce "$CLIENT_BOOTSTRAP" "$TOPIC" 0 "$KEYS" 0
+# The view reads while the keys are produced: the embedded broker (librdkafka's
+# in-memory mock) keeps a bounded log per partition, and drops the oldest
+# records of a topic loaded whole before it is read (about 30 % of 1,000,000).
 psql_q "CREATE MATERIALIZED VIEW totals AS SELECT k, count(*) AS n, sum(v) AS s
   FROM updates GROUP BY k" >/dev/null
+echo "loading $KEYS keys" >&2
+produce "$CLIENT_BOOTSTRAP" "$TOPIC" 0 "$KEYS" 0
 # Every key in the view before the run: the topic's partitions are read side
 # by side, so the last key produced is not the last one in. Bounded: 600 s,
 # or 30 s without a new key (then the run goes on, saying how many it has:
