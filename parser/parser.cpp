@@ -10,6 +10,7 @@
 // so ANTLR never gets to "recover" and report a cascade of follow-up errors.
 #include "parser/parser.h"
 
+#include <atomic>
 #include <algorithm>
 #include <mutex>
 
@@ -418,7 +419,14 @@ std::mutex& parseMutex() {
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> parsedTexts{0};
+}  // namespace
+
+uint64_t parsedTextCount() { return parsedTexts.load(std::memory_order_relaxed); }
+
 std::vector<ast::StatementPtr> parseStatements(std::string_view text) {
+  parsedTexts.fetch_add(1, std::memory_order_relaxed);
   DecodedText decoded = decodeUtf8(text);
   ErrorReporter reporter(text, decoded.byteOffset);
 

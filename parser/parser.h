@@ -5,6 +5,7 @@
 //   syntax error at or near "FORM" (line 1, column 10): expected one of FROM, ...
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -14,5 +15,10 @@
 namespace rtsql {
 
 std::vector<ast::StatementPtr> parseStatements(std::string_view text);
+
+// How many texts parseStatements() was given since the process started
+// (SHOW rtsql.statements_parsed): what shows that a prepared lookup by key
+// is not parsed again at each Execute.
+uint64_t parsedTextCount();
 
 }  // namespace rtsql

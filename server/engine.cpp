@@ -76,7 +76,7 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
              makePlacement(options_.cluster, options_.dataDir)) {
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(privileges_->filesDirs());
-  views_ = std::make_unique<ViewReads>(flows_, statements_);
+  views_ = std::make_unique<ViewReads>(flows_);
   setViewChangelogBound(makeViewChangelogBound(
       catalog_, [this](const std::string& flow) { return flows_.flowDir(flow); },
       statements_.mutex()));

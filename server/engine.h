@@ -75,6 +75,10 @@ class Engine : public QueryHandler, public FlowReads {
   void execute(Session& session, const std::string& sql, ResultWriter& out) override;
   // Columns of one statement without running it (the extended protocol's Describe).
   std::optional<std::vector<ResultColumn>> describe(Session& session, const std::string& sql) override;
+  // A lookup by key of a materialized view, recognised once for a prepared
+  // statement (prepared_lookup.cpp).
+  std::shared_ptr<PreparedQuery> prepare(Session& session, const std::string& text,
+                                         const std::vector<ParameterAt>& parameters) override;
   char transactionStatus(const Session& session) const override;
   std::optional<std::vector<ResultColumn>> describeCursor(Session& session,
                                                           const std::string& name) override;
@@ -97,6 +101,7 @@ class Engine : public QueryHandler, public FlowReads {
   int slotsTotal() const override { return slots_.total(); }
 
  private:
+  friend class PreparedViewLookup;  // prepared_lookup.cpp
   // Per-connection state: the user and the session's SET values.
   class EngineSession : public Session {
    public:

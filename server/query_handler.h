@@ -84,6 +84,33 @@ class Session {
   int32_t backendPid = 0;
 };
 
+// A statement a handler recognised once and runs from then on with only its
+// parameters bound, without parsing its text again: the extended protocol
+// asks QueryHandler::prepare() at a prepared statement's first Describe or
+// Execute and keeps the answer with the statement. Used by one connection at
+// a time, so an implementation may change itself in execute().
+class PreparedQuery {
+ public:
+  virtual ~PreparedQuery() = default;
+  // The columns it returns.
+  virtual const std::vector<ResultColumn>& columns() const = 0;
+  // Runs it with `literals`, each `$n`'s SQL literal as Bind made it (NULL,
+  // a number, TRUE/FALSE, a quoted string, a typed literal). Returns false,
+  // having reported nothing, when it cannot: the caller then runs the
+  // statement's text with the literals substituted. Otherwise reports
+  // through `out` like QueryHandler::execute and never throws.
+  virtual bool execute(Session& session, const std::vector<std::string>& literals,
+                       ResultWriter& out) = 0;
+};
+
+// Where a prepared statement's parameters are in the text given to prepare():
+// each `$n` written there is a NULL at `at` standing for parameter `index`
+// (0-based, so `$1` is 0).
+struct ParameterAt {
+  size_t at = 0;
+  size_t index = 0;
+};
+
 class QueryHandler {
  public:
   virtual ~QueryHandler() = default;
@@ -101,6 +128,14 @@ class QueryHandler {
   virtual std::optional<std::vector<ResultColumn>> describe(Session& /*session*/,
                                                             const std::string& /*sql*/) {
     return std::nullopt;
+  }
+  // The prepared form of one statement, `text` with NULL in place of each
+  // parameter (`parameters` says where), when the handler has one for it:
+  // null otherwise, and for any statement it cannot tell (the text is then
+  // run at each Execute). Never throws.
+  virtual std::shared_ptr<PreparedQuery> prepare(Session& /*session*/, const std::string& /*text*/,
+                                                 const std::vector<ParameterAt>& /*parameters*/) {
+    return nullptr;
   }
   // The columns of the session's cursor `name` (DECLARE ... CURSOR), which the
   // extended protocol's Describe of a portal of that name asks for, as

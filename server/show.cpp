@@ -11,6 +11,8 @@
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
+
+#include "parser/parser.h"
 #include "server/privileges.h"
 #include "server/secret_options.h"
 #include "server/system_catalog.h"
@@ -162,6 +164,11 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
         // The epoch of the session's last read of a materialized view.
         sendRows(out, showColumns(stmt),
                  {{s.viewEpoch ? text(std::to_string(*s.viewEpoch)) : std::nullopt}}, "SHOW");
+        return;
+      }
+      if (key == "rtsql.statements_parsed") {
+        // Texts the server has parsed since it started (parser/parser.h).
+        sendRows(out, showColumns(stmt), {{text(std::to_string(parsedTextCount()))}}, "SHOW");
         return;
       }
       if (key == "live_taps") {

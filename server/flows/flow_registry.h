@@ -129,6 +129,13 @@ class FlowRegistry : public FlowReads {
                 const std::function<void(const PhysicalPlan&)>& read) const override;
   int slotsUsed() const override { return slots_.used(); }
   int slotsTotal() const override { return slots_.total(); }
+  // Calls `read` with flow `name`'s runtime (null: none), its control and
+  // whether it runs here, under the registry's lock: no statement removes
+  // the runtime meanwhile, so a reader needs no statement lock (reads of
+  // materialized views). `read` only reads, quickly, and never waits.
+  void inspect(const std::string& flow,
+               const std::function<void(const FlowRuntime*, const FlowControl&, bool runsHere)>&
+                   read) const;
   // EXPLAIN FLOW name: the plan the flow runs (42704 unknown, 55000 not running).
   std::string flowPlan(const std::string& flow, size_t namePos) const;
 

@@ -171,4 +171,14 @@ bool FlowRegistry::readPlan(const std::string& flow,
   return true;
 }
 
+void FlowRegistry::inspect(const std::string& flow,
+                           const std::function<void(const FlowRuntime*, const FlowControl&,
+                                                    bool runsHere)>& read) const {
+  std::lock_guard lock(mu_);
+  const Entry* entry = findEntry(flow);
+  const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
+  static const FlowControl none;
+  read(rt, entry ? entry->control : none, runsHere(flow, rt));
+}
+
 }  // namespace rtsql

@@ -288,7 +288,7 @@ BoundStatement substituteParameters(std::string_view sql,
     }
     out.text.append(sql.substr(copied, at - copied));
     const std::string& literal = literals[number - 1];
-    out.replacements.push_back({out.text.size(), literal.size(), at, length});
+    out.replacements.push_back({out.text.size(), literal.size(), at, length, number - 1});
     out.text.append(literal);
     copied = at + length;
   });

@@ -58,6 +58,7 @@ struct BoundStatement {
     size_t length = 0;       // in text
     size_t originalAt = 0;   // in the original statement
     size_t originalLength = 0;
+    size_t parameter = 0;  // which `$n` it replaced (0-based)
   };
   std::string text;
   std::vector<Replacement> replacements;  // in text order
@@ -107,12 +108,21 @@ struct PreparedStatement {
   std::vector<uint32_t> paramTypes;  // one per parameter; 0 = unspecified
   bool returnsRows = false;
   std::optional<std::vector<ResultColumn>> columns;  // once learned
+  // The handler's prepared form of it (QueryHandler::prepare), asked once,
+  // at its first Describe or Execute; null when the handler has none.
+  std::shared_ptr<PreparedQuery> prepared;
+  bool prepareAsked = false;
+  bool named = false;  // not the unnamed statement, which is never prepared
 };
 
 struct Portal {
   std::string name;
   std::string sql;  // as the client wrote it, for error positions
   BoundStatement bound;
+  // The statement it was bound from, and each parameter's literal: what a
+  // prepared form of the statement runs with instead of `bound`.
+  std::shared_ptr<PreparedStatement> statement;
+  std::vector<std::string> literals;
   bool returnsRows = false;
   std::vector<int16_t> resultFormats;  // Bind's codes
   std::optional<std::vector<ResultColumn>> columns;  // once learned
@@ -197,6 +207,9 @@ class ExtendedProtocol {
   // Runs `job` on a worker thread while the connection handles no other
   // message; a job returns true when it sent an error.
   static void submit(Connection& c, std::function<bool()> job);
+  // Worker thread: the statement's prepared form, asked of the handler the
+  // first time (the statement is the worker's while it runs).
+  static std::shared_ptr<PreparedQuery> preparedOnWorker(Connection& c, PreparedStatement& stmt);
   // Worker thread: the columns of `bound` (see describeStatement in describe.h).
   static Description describeOnWorker(Connection& c, const BoundStatement& bound);
 };

@@ -346,6 +346,27 @@ bool ExtendedProtocol::settleSuspended(Connection& c, char type, std::string_vie
   return true;
 }
 
+std::shared_ptr<PreparedQuery> ExtendedProtocol::preparedOnWorker(Connection& c,
+                                                                  PreparedStatement& stmt) {
+  if (stmt.prepareAsked) return stmt.prepared;
+  stmt.prepareAsked = true;
+  // The unnamed statement is run once and replaced (PQexecParams, drivers'
+  // unprepared statements): preparing it would only parse it twice.
+  if (!stmt.returnsRows || !stmt.named) return nullptr;
+  try {
+    // NULL stands for each parameter, as for a Describe before Bind; the
+    // handler learns where each is.
+    const BoundStatement bound = substituteParameters(
+        stmt.sql, std::vector<std::string>(stmt.paramTypes.size(), "NULL"));
+    std::vector<ParameterAt> parameters;
+    for (const auto& r : bound.replacements) parameters.push_back({r.at, r.parameter});
+    stmt.prepared = c.state_->handler.prepare(*c.session_, bound.text, parameters);
+  } catch (const std::exception&) {
+    stmt.prepared = nullptr;  // the text, run, reports what is wrong with it
+  }
+  return stmt.prepared;
+}
+
 Description ExtendedProtocol::describeOnWorker(Connection& c, const BoundStatement& bound) {
   return describeStatement(c.state_->handler, *c.session_, bound, c.closedFlag_);
 }
@@ -397,6 +418,7 @@ void ExtendedProtocol::parse(Connection& c, std::string_view body) {
   stmt->paramTypes = std::move(m.paramTypes);
   if (stmt->paramTypes.size() < count) stmt->paramTypes.resize(count, extype::kUnspecified);
   stmt->returnsRows = returnsRows(m.query);
+  stmt->named = !m.statement.empty();
   stmt->sql = std::move(m.query);
   statements[m.statement] = std::move(stmt);
   std::string out;
@@ -449,11 +471,15 @@ void ExtendedProtocol::bind(Connection& c, std::string_view body) {
   auto portal = std::make_shared<Portal>();
   portal->name = m.portal;
   portal->sql = stmt.sql;
+  portal->statement = it->second;
+  // A prepared form knows its columns: a Describe of the portal need not wait.
+  if (stmt.prepared) portal->columns = stmt.prepared->columns();
   try {
     portal->bound = substituteParameters(stmt.sql, literals);
   } catch (const SqlError& e) {
     return fail(c, e, stmt.sql);
   }
+  portal->literals = std::move(literals);
   portal->returnsRows = stmt.returnsRows;
   portal->resultFormats = std::move(m.resultFormats);
   if (!portal->returnsRows) {
@@ -503,6 +529,12 @@ void ExtendedProtocol::describe(Connection& c, std::string_view body) {
     }
     Connection* conn = &c;
     submit(c, [conn, stmt, bound = std::move(bound), out = std::move(out)]() mutable {
+      if (auto prepared = preparedOnWorker(*conn, *stmt)) {
+        stmt->columns = prepared->columns();
+        appendDescription(out, *stmt->columns);
+        sendFromWorker(*conn, out);
+        return false;
+      }
       Description d = describeOnWorker(*conn, bound);
       if (d.error) {
         out.clear();  // an error replaces the whole answer
@@ -613,8 +645,22 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
 
   Connection* conn = &c;
   submit(c, [conn, portal, maxRows = m.maxRows, describeToo] {
+    // A statement the handler prepared runs without its text (query_handler.h).
+    std::shared_ptr<PreparedQuery> prepared =
+        portal->statement ? preparedOnWorker(*conn, *portal->statement) : nullptr;
     bool describeByRunning = false;
-    if (describeToo) {
+    if (describeToo && prepared) {
+      std::string out;
+      try {
+        appendPortalDescription(out, portal->resultFormats, prepared->columns());
+      } catch (const SqlError& e) {
+        out.clear();
+        appendErrorResponse(out, e, portal->sql);
+        sendFromWorker(*conn, out);
+        return true;
+      }
+      sendFromWorker(*conn, out);
+    } else if (describeToo) {
       // The handler may know the columns without running; then the
       // RowDescription goes out before the first row as usual.
       Description d = askHandler(conn->state_->handler, *conn->session_, portal->bound);
@@ -639,6 +685,7 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
     }
     PortalWriter writer(*conn, portal, maxRows, describeByRunning);
     if (auto e = callHandler([&] {
+          if (prepared && prepared->execute(*conn->session_, portal->literals, writer)) return;
           conn->state_->handler.execute(*conn->session_, portal->bound.text, writer);
         })) {
       writer.error(*e);

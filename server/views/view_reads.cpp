@@ -130,6 +130,24 @@ std::vector<Value> keyValues(const ast::Expr& where, const std::string& view, co
   return out;
 }
 
+// Sends the selected columns of `row`.
+void sendRow(ResultWriter& out, const Row& row,
+             const std::vector<std::pair<int, std::string>>& selected) {
+  std::vector<std::optional<std::string>> values;
+  values.reserve(selected.size());
+  for (const auto& [i, name] : selected) values.push_back(pgTextOf(row.at(static_cast<size_t>(i))));
+  out.row(values);
+}
+
+bool sameColumns(const Schema& a, const Schema& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.columns[i].name != b.columns[i].name || !a.columns[i].type->equals(*b.columns[i].type))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Catalog::FlowPtr ViewReads::viewOf(const ast::Query& query, const Catalog& catalog) {
@@ -159,29 +177,28 @@ Catalog::FlowPtr ViewReads::viewOf(const ast::Query& query, const Catalog& catal
 
 ViewReads::Found ViewReads::find(const std::string& view) {
   Found found;
-  // A runtime is kept across calls only under the statement lock.
-  StatementLock::Guard lock(statements_);
-  lock.lock();
-  FlowRuntime* rt = flows_.findRuntime(view);
-  found.elsewhere = !flows_.runsHere(view, rt);
-  const FlowControl control = flows_.control(view);
-  found.wantRunning = control.wantRunning;
-  found.failure = control.lastError;
-  if (!rt) {
-    // Not planned yet (a restart), or dropped meanwhile.
-    found.exists = flows_.progress(view).has_value();
-    return found;
-  }
-  found.planned = true;
-  const PhysicalPlan& plan = rt->plan();
-  found.layout.schema = plan.sink.input;
-  found.layout.key = plan.sink.keyColumns;
-  for (const StageSpec& stage : plan.stages) {
-    if (stage.output.kind == StageOutput::Kind::Sink) found.layout.tasks = stage.tasks;
-  }
-  found.checkpoint = rt->lastCheckpoint();
-  found.state = rt->state();
-  if (found.state == FlowState::Failed) found.failure = rt->failureReason();
+  // Under the registry's lock, not the statement lock: a DROP or a replace
+  // of the view takes its runtime out under the same lock, so a read sees
+  // the runtime whole or not at all, and a lookup never waits for a
+  // statement that changes other flows.
+  flows_.inspect(view, [&](const FlowRuntime* rt, const FlowControl& control, bool runsHere) {
+    found.elsewhere = !runsHere;
+    found.wantRunning = control.wantRunning;
+    found.failure = control.lastError;
+    if (!rt) return;
+    found.planned = true;
+    const PhysicalPlan& plan = rt->plan();
+    found.layout.schema = plan.sink.input;
+    found.layout.key = plan.sink.keyColumns;
+    for (const StageSpec& stage : plan.stages) {
+      if (stage.output.kind == StageOutput::Kind::Sink) found.layout.tasks = stage.tasks;
+    }
+    found.checkpoint = rt->lastCheckpoint();
+    found.state = rt->state();
+    if (found.state == FlowState::Failed) found.failure = rt->failureReason();
+  });
+  // Not planned yet (a restart), or dropped meanwhile.
+  if (!found.planned) found.exists = flows_.progress(view).has_value();
   return found;
 }
 
@@ -358,11 +375,7 @@ std::optional<uint64_t> ViewReads::select(const ast::Query& query, const FlowDef
   out.columns(cols);
   int64_t sent = 0;
   auto send = [&](const Row& row) {
-    std::vector<std::optional<std::string>> values;
-    values.reserve(selected.size());
-    for (const auto& [i, name] : selected)
-      values.push_back(pgTextOf(row.at(static_cast<size_t>(i))));
-    out.row(values);
+    sendRow(out, row, selected);
     ++sent;
   };
   // `= NULL` is never true, as in any WHERE.
@@ -382,6 +395,92 @@ std::optional<uint64_t> ViewReads::select(const ast::Query& query, const FlowDef
   }
   out.complete(fmt::format("SELECT {}", sent));
   return snap->epoch();
+}
+
+std::optional<PreparedLookup> ViewReads::prepareLookup(const ast::Query& query, const FlowDef& view,
+                                                       const std::vector<ParameterAt>& parameters) {
+  PreparedLookup p;
+  try {
+    requireServedShape(query, view.name);
+    const ast::Select& sel = query.terms[0];
+    if (!sel.where) return std::nullopt;  // a scan: run as its text
+    std::optional<ViewLayout> l = layout(view.name);
+    if (!l) return std::nullopt;
+    p.view = view.name;
+    p.schema = l->schema;
+    p.key = l->key;
+    p.limit = query.limit;
+    p.pos = sel.from->pos;
+    p.selected = selectedColumns(sel, view.name, p.schema);
+    for (const auto& [i, name] : p.selected)
+      p.columns.push_back({name, pgTypeOf(*p.schema.columns[static_cast<size_t>(i)].type)});
+    // The same terms keyValues() takes; a term's value is a parameter when
+    // it is exactly the NULL standing for one.
+    p.parameter.assign(p.key.size(), std::nullopt);
+    p.constant.assign(p.key.size(), Value());
+    std::vector<bool> given(p.key.size(), false);
+    size_t matched = 0;
+    std::vector<const ast::Expr*> terms{sel.where.get()};
+    while (!terms.empty()) {
+      const ast::Expr& e = *terms.back();
+      terms.pop_back();
+      if (e.kind == ast::ExprKind::Binary && iequals(e.op, "AND")) {
+        terms.push_back(e.args[1].get());
+        terms.push_back(e.args[0].get());
+        continue;
+      }
+      if (e.kind != ast::ExprKind::Binary || e.op != "=") return std::nullopt;
+      const ast::Expr* column = e.args[0].get();
+      const ast::Expr* value = e.args[1].get();
+      if (column->kind != ast::ExprKind::Column) std::swap(column, value);
+      if (column->kind != ast::ExprKind::Column) return std::nullopt;
+      const int c = p.schema.find(column->parts.back());
+      size_t k = 0;
+      while (k < p.key.size() && p.key[k] != c) ++k;
+      if (c < 0 || k == p.key.size() || given[k]) return std::nullopt;
+      given[k] = true;
+      std::optional<size_t> param;
+      if (value->kind == ast::ExprKind::Literal && value->literal.kind == ast::LiteralKind::Null) {
+        for (const ParameterAt& at : parameters) {
+          if (at.at == value->pos) param = at.index;
+        }
+      }
+      if (param) {
+        p.parameter[k] = param;
+        ++matched;
+      } else {
+        p.constant[k] = evalConstant(*value, p.schema.columns[static_cast<size_t>(c)].type);
+      }
+    }
+    // A parameter anywhere else (inside an expression, the select list, a
+    // LIMIT) is for the statement's text to take.
+    if (matched != parameters.size()) return std::nullopt;
+    for (bool g : given) {
+      if (!g) return std::nullopt;
+    }
+  } catch (const SqlError&) {
+    return std::nullopt;  // the text, run, says what is wrong
+  }
+  return p;
+}
+
+bool ViewReads::lookup(const PreparedLookup& p, const std::vector<Value>& key, ResultWriter& out,
+                       std::optional<uint64_t>& epoch) {
+  std::shared_ptr<const ViewSnapshot> snap = snapshot(p.view, p.pos, out);
+  if (!sameColumns(snap->schema(), p.schema) || snap->key() != p.key) return false;
+  out.columns(p.columns);
+  int64_t sent = 0;
+  // `= NULL` is never true, as in any WHERE.
+  const bool nullKey = std::any_of(key.begin(), key.end(), [](const Value& v) { return v.isNull(); });
+  if (!nullKey && p.limit.value_or(1) > 0) {
+    if (std::optional<Row> row = snap->lookup(key)) {
+      sendRow(out, *row, p.selected);
+      ++sent;
+    }
+  }
+  out.complete(fmt::format("SELECT {}", sent));
+  epoch = snap->epoch();
+  return true;
 }
 
 ViewStatus ViewReads::status(const FlowDef& view) {

@@ -28,7 +28,6 @@
 #include "planner/catalog.h"
 #include "server/flows/flow_registry.h"
 #include "server/query_handler.h"
-#include "server/statement_lock.h"
 
 namespace rtsql {
 
@@ -41,10 +40,25 @@ struct ViewStatus {
   std::string error;              // why the flow failed
 };
 
+// A lookup by key recognised once, for a prepared statement
+// (server/prepared_lookup.cpp): the view, the columns it returns, and for
+// each key column either the parameter that gives its value or the value.
+struct PreparedLookup {
+  std::string view;
+  Catalog::FlowPtr definition;  // the view it was prepared over
+  Schema schema;                // the view's columns then
+  std::vector<int> key;
+  std::vector<std::pair<int, std::string>> selected;  // (view column, name)
+  std::vector<ResultColumn> columns;
+  std::vector<std::optional<size_t>> parameter;  // per key column; none: `constant` has it
+  std::vector<Value> constant;
+  std::optional<int64_t> limit;
+  size_t pos = 0;  // of the view's name in the text
+};
+
 class ViewReads {
  public:
-  ViewReads(FlowRegistry& flows, StatementLock& statements)
-      : flows_(flows), statements_(statements) {}
+  explicit ViewReads(FlowRegistry& flows) : flows_(flows) {}
 
   // The view `query` reads, when its FROM names a materialized view of
   // `catalog`; null otherwise.
@@ -73,6 +87,18 @@ class ViewReads {
   // The view's columns and key, from its running plan; nullopt when it has none.
   std::optional<ViewLayout> layout(const std::string& view);
 
+  // `query` as a PreparedLookup: a lookup by key select() serves, whose
+  // `$n` (at `parameters`, each a NULL in the text) each give a key column's
+  // value and nothing else. Nullopt for any other query.
+  std::optional<PreparedLookup> prepareLookup(const ast::Query& query, const FlowDef& view,
+                                              const std::vector<ParameterAt>& parameters);
+  // Answers `lookup` with the key values `key` (in key order, typed as the
+  // key columns), as select() answers the query it came from. Returns false,
+  // having reported nothing, when the view's columns or key are no longer
+  // those it was prepared over. `epoch` gets the epoch read.
+  bool lookup(const PreparedLookup& lookup, const std::vector<Value>& key, ResultWriter& out,
+              std::optional<uint64_t>& epoch);
+
   ViewStatus status(const FlowDef& view);
   // Forgets what is kept of a dropped view.
   void forget(const std::string& view);
@@ -92,7 +118,6 @@ class ViewReads {
   std::shared_ptr<const ViewSnapshot> opened(const std::string& view, const Found& found);
 
   FlowRegistry& flows_;
-  StatementLock& statements_;
   std::mutex mu_;
   // The snapshot last opened per view (lower-cased name).
   std::map<std::string, std::shared_ptr<const ViewSnapshot>> open_;

@@ -99,6 +99,45 @@ class FakeHandler : public QueryHandler {
     return std::nullopt;
   }
 
+  // prepare(): "select prepared ..." has a prepared form that returns its
+  // parameters' literals; with `declinePrepared` that form declines to run
+  // and the text runs instead. What prepare() was given, and how often.
+  std::atomic<bool> declinePrepared{false};
+  std::atomic<int> prepares{0};
+  std::atomic<int> preparedRuns{0};
+  std::string preparedText;
+  std::vector<ParameterAt> preparedParameters;
+
+  class Prepared final : public PreparedQuery {
+   public:
+    explicit Prepared(FakeHandler& h) : h_(h) {}
+    const std::vector<ResultColumn>& columns() const override { return columns_; }
+    bool execute(Session&, const std::vector<std::string>& literals, ResultWriter& out) override {
+      if (h_.declinePrepared.load()) return false;
+      ++h_.preparedRuns;
+      std::string joined;
+      for (const std::string& l : literals) joined += (joined.empty() ? "" : ",") + l;
+      out.columns(columns_);
+      out.row({joined});
+      out.complete("SELECT 1");
+      return true;
+    }
+
+   private:
+    FakeHandler& h_;
+    const std::vector<ResultColumn> columns_{{"literals", pgtype::kText}};
+  };
+
+  std::shared_ptr<PreparedQuery> prepare(Session&, const std::string& text,
+                                         const std::vector<ParameterAt>& parameters) override {
+    if (text.rfind("select prepared", 0) != 0) return nullptr;
+    ++prepares;
+    std::lock_guard lock(mu);
+    preparedText = text;
+    preparedParameters = parameters;
+    return std::make_shared<Prepared>(*this);
+  }
+
   std::unique_ptr<Session> openSession(const std::string& user,
                                        const std::string& database) override {
     if (user == "nobody") {
@@ -1431,6 +1470,49 @@ TEST_CASE("pgwire extended: raw exchanges") {
     CHECK(msgs[0].errorField('C') == "08P01");
     c.send(queryMessage("select 'fine'"));
     CHECK(types(c.readUntilReady()) == "TDCZ");
+  }
+}
+
+TEST_CASE("pgwire extended: a statement the handler prepared runs without its text") {
+  TestServer ts;
+  PgConn conn(ts.conninfo());
+  REQUIRE_MESSAGE(conn.ok(), conn.error());
+  PgResult prep(PQprepare(conn.c, "p", "select prepared $2, $1", 2, nullptr));
+  REQUIRE_MESSAGE(prep.status() == PGRES_COMMAND_OK, PQresultErrorMessage(prep.r));
+  // Described from the prepared form: the handler's describe() is not asked.
+  PgResult desc(PQdescribePrepared(conn.c, "p"));
+  REQUIRE(desc.status() == PGRES_COMMAND_OK);
+  REQUIRE(PQnfields(desc.r) == 1);
+  CHECK(std::string(PQfname(desc.r, 0)) == "literals");
+  for (int i = 0; i < 3; ++i) {
+    const char* values[] = {"it's", i == 1 ? nullptr : "7"};
+    PgResult res(PQexecPrepared(conn.c, "p", 2, values, nullptr, nullptr, 0));
+    REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+    CHECK(res.value(0, 0) == (i == 1 ? "'it''s',NULL" : "'it''s','7'"));
+  }
+  // Prepared once; no Execute ran the text.
+  CHECK(ts.handler.prepares.load() == 1);
+  CHECK(ts.handler.preparedRuns.load() == 3);
+  CHECK(ts.handler.executions.load() == 0);
+  CHECK(ts.handler.describes.load() == 0);
+  {
+    std::lock_guard lock(ts.handler.mu);
+    CHECK(ts.handler.preparedText == "select prepared NULL, NULL");
+    REQUIRE(ts.handler.preparedParameters.size() == 2);
+    CHECK(ts.handler.preparedParameters[0].at == 16);  // $2's NULL
+    CHECK(ts.handler.preparedParameters[0].index == 1);
+    CHECK(ts.handler.preparedParameters[1].at == 22);  // $1's NULL
+    CHECK(ts.handler.preparedParameters[1].index == 0);
+  }
+  // A prepared form that declines leaves the text to run.
+  ts.handler.declinePrepared = true;
+  const char* values[] = {"a", "b"};
+  PgResult res(PQexecPrepared(conn.c, "p", 2, values, nullptr, nullptr, 0));
+  CHECK(ts.handler.executions.load() == 1);
+  CHECK(ts.handler.preparedRuns.load() == 3);
+  {
+    std::lock_guard lock(ts.handler.mu);
+    CHECK(ts.handler.lastStatement == "select prepared 'b', 'a'");
   }
 }
 
