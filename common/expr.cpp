@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "common/digest.h"
+#include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
 #include "common/functions/pg_catalog.h"
 #include "common/json.h"
@@ -982,6 +983,7 @@ const FunctionTable& functionTable() {
     registerUrlFunctions(t);
     registerCsvFunctions(t);
     registerEncryptionFunctions(t);
+    registerHigherOrderFunctions(t);
     registerPgCatalogFunctions(t);
     return t;
   }();

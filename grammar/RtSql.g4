@@ -323,6 +323,14 @@ tableAlias
 
 expr
     : booleanExpr
+    | lambda
+    ;
+
+// x -> x + 1, (acc, x) -> acc + x: a function of a higher-order function's
+// argument (transform, filter, aggregate...). The binder refuses one anywhere else.
+lambda
+    : params+=identifier ARROW body=expr
+    | LPAREN params+=identifier (COMMA params+=identifier)* RPAREN ARROW body=expr
     ;
 
 booleanExpr
@@ -406,6 +414,9 @@ functionName
     | RIGHT
     | LIKE
     | qualifiedFunctionName
+    // exists(array, x -> ...), Spark's higher-order function; EXISTS (SELECT ...)
+    // stays the subquery test.
+    | EXISTS
     ;
 
 // pg_catalog.version(): PostgreSQL's functions named with their schema.
@@ -678,6 +689,7 @@ LBRACKET: '[';
 RBRACKET: ']';
 DOUBLE_COLON: '::';
 COLON: ':';
+ARROW: '->';
 EQ2: '==';
 EQ: '=';
 NEQ: '<>';

@@ -1212,7 +1212,21 @@ ast::ExprPtr AstBuilder::newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* 
   return e;
 }
 
-ast::ExprPtr AstBuilder::expr(P::ExprContext* ctx) { return booleanExpr(ctx->booleanExpr()); }
+ast::ExprPtr AstBuilder::expr(P::ExprContext* ctx) {
+  if (auto* l = ctx->lambda()) return lambda(l);
+  return booleanExpr(ctx->booleanExpr());
+}
+
+// A lambda is a call of `->`: the parameters' names in `parts`, the body its
+// one argument. Walks over calls (expr_walker.h) then reach the body as they
+// reach any argument; the binder takes it apart (planner/lambda_binder.cpp).
+ast::ExprPtr AstBuilder::lambda(P::LambdaContext* ctx) {
+  auto e = newExpr(ast::ExprKind::Call, ctx);
+  e->name = "->";
+  for (auto* p : ctx->params) e->parts.push_back(identifier(p));
+  e->args.push_back(expr(ctx->body));
+  return e;
+}
 
 std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
   auto o = std::make_shared<ast::Over>();
@@ -1660,6 +1674,20 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
       e->filterPos = startOf(f);
     }
     if (auto* o = call->overClause()) e->over = over(o);
+    // EXISTS ((SELECT ...)) parses as a call of exists() over a subquery: it
+    // is the subquery test, as it was before exists() took arrays.
+    // Any other one-argument EXISTS is the subquery test missing its query,
+    // as before exists() took arrays.
+    if (fn->EXISTS() != nullptr && e->args.size() == 1) {
+      if (e->args[0]->kind != ast::ExprKind::Subquery || e->filter || e->over) {
+        throw SqlError(sqlstate::kSyntaxError, "EXISTS needs a subquery: EXISTS (SELECT ...)",
+                       e->args[0]->pos)
+            .withHint("exists(array, x -> condition) takes an array and a lambda");
+      }
+      auto ex = newExpr(ast::ExprKind::Exists, ctx);
+      ex->subquery = std::move(e->args[0]->subquery);
+      return ex;
+    }
     return e;
   }
   if (ast::ExprPtr e = standardFormCall(ctx)) return e;

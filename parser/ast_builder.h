@@ -80,6 +80,7 @@ class AstBuilder {
 
   // Expressions.
   ast::ExprPtr expr(P::ExprContext* ctx);
+  ast::ExprPtr lambda(P::LambdaContext* ctx);
   ast::ExprPtr booleanExpr(P::BooleanExprContext* ctx);
   ast::ExprPtr valueExpr(P::ValueExprContext* ctx);
   ast::ExprPtr primary(P::PrimaryContext* ctx);

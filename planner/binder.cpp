@@ -132,6 +132,7 @@ void ExprBinder::throwUnknownColumn(const std::string& name, size_t pos) const {
   SqlError err(sqlstate::kUndefinedColumn, fmt::format("column \"{}\" does not exist", name), pos);
   std::vector<std::string> all;
   for (const auto& c : scope_.columns) all.push_back(c.name);
+  for (const auto& v : lambdaVariables_) all.push_back(v.name);
   std::string lastPart = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
   std::string close = closestName(lastPart, all);
   if (!close.empty()) {
@@ -173,6 +174,11 @@ ExprPtr ExprBinder::bindColumn(const ast::Expr& e) const {
 
   ExprPtr base;
   size_t next = 1;
+  // A lambda's parameter comes before any column: `x` in `x -> x + 1`.
+  if (ExprPtr v = lambdaVariable(parts[0], e.pos)) {
+    for (size_t i = 1; i < parts.size(); ++i) v = makeFieldAccess(v, parts[i], e.pos);
+    return v;
+  }
   // Spark's order: `t.a` is relation t's column a when t names a relation in
   // scope; otherwise `a.b` is field b of struct column a.
   if (parts.size() >= 2 && scope_.hasQualifier(parts[0])) {
@@ -297,6 +303,7 @@ const char* clauseName(ExprContext context) {
 
 ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
   std::string name = toLower(e.name);
+  if (isLambda(e)) refuseLambda(e);
   if (e.over) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("{}() OVER (...) is not supported here", name), e.over->pos)
@@ -334,6 +341,9 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
                    fmt::format("DISTINCT is only meaningful in aggregate functions, not in {}()",
                                name),
                    e.pos);
+  }
+  for (const auto& a : e.args) {
+    if (isLambda(*a)) return bindHigherOrderCall(name, e);
   }
   // A user's SQL function becomes its body, bound over these arguments.
   if (ExprPtr inlined =
@@ -453,7 +463,14 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
 }
 
 ExprPtr ExprBinder::bind(const ast::Expr& e) const {
-  if (hook_) {
+  // A lambda's parameter is no column of the query, and an expression over
+  // one no grouping key, whatever a hook would make of their names.
+  bool readsLambdaVariable =
+      !lambdaVariables_.empty() && ast::findNode(e, [this](const ast::Expr& n) {
+        return n.kind == ast::ExprKind::Column && !n.parts.empty() &&
+               lambdaVariable(n.parts[0], n.pos) != nullptr;
+      }) != nullptr;
+  if (hook_ && !readsLambdaVariable) {
     if (ExprPtr replaced = hook_(e)) return replaced;
   }
   ExprPtr bound = bindNode(e);

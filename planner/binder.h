@@ -74,12 +74,32 @@ class ExprBinder {
   ExprPtr bindLiteral(const ast::Expr& e) const;
   ExprPtr bindCall(const ast::Expr& e) const;
   [[noreturn]] void throwUnknownColumn(const std::string& name, size_t pos) const;
+  // Lambdas (lambda_binder.cpp): a call with a lambda argument, a lambda's
+  // body with its parameters in scope, and the innermost parameter of a name.
+  ExprPtr bindHigherOrderCall(const std::string& name, const ast::Expr& e) const;
+  ExprPtr bindLambda(const ast::Expr& lambda, const std::vector<DataTypePtr>& types) const;
+  ExprPtr lambdaVariable(const std::string& name, size_t pos) const;
+
+  // A parameter of a lambda the binder is inside of: it shadows a column of
+  // the same name, as in Spark.
+  struct LambdaVariable {
+    std::string name;
+    DataTypePtr type;
+    int slot;
+  };
 
   const Scope& scope_;
   ExprContext context_;
   UserFunctions functions_;
   BindHook hook_;
+  mutable std::vector<LambdaVariable> lambdaVariables_;
 };
+
+// A lambda, `x -> body` (parsed as a call of `->`, parser/ast_builder.cpp),
+// and the 42601 for one that is not an argument of a higher-order function
+// (lambda_binder.cpp).
+bool isLambda(const ast::Expr& e);
+[[noreturn]] void refuseLambda(const ast::Expr& e);
 
 // 0A000 for a subquery where none is planned (subquery_binder.cpp).
 [[noreturn]] void refuseSubquery(const ast::Expr& e, ExprContext context);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
 
 namespace rtsql::expr_internal {
@@ -319,6 +320,12 @@ ExprPtr buildSortArray(const std::string& name, std::vector<ExprPtr>& args, size
   });
 }
 
+// array_sort(arr) or, with a comparator, array_sort(arr, (l, r) -> n).
+ExprPtr buildArraySort(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args.size() == 2) return buildArraySortWithComparator(name, args, pos);
+  return buildSortArray<true>(name, args, pos);
+}
+
 // slice(arr, start, length): start is 1-based (negative counts from the end);
 // start 0 and a negative length are 22023, as in Spark.
 ExprPtr buildSlice(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -613,7 +620,7 @@ void registerNestedFunctions(FunctionTable& t) {
   t["array_except"] = {2, 2, buildArraySetOp<2>};
   t["arrays_overlap"] = {2, 2, buildArraysOverlap};
   t["sort_array"] = {1, 2, buildSortArray<false>};
-  t["array_sort"] = {1, 1, buildSortArray<true>};
+  t["array_sort"] = {1, 2, buildArraySort};
   t["slice"] = {3, 3, buildSlice};
   t["flatten"] = {1, 1, buildFlatten};
   t["sequence"] = {2, 3, buildSequence};

@@ -297,7 +297,7 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
                 seen.add(sql)
                 out.append((family, function, sql))
     # The named cases of the issue, whatever the draw gave.
-    for family, function, sql in EXTRA + DECIMAL_CALLS + DATE_CALLS:
+    for family, function, sql in EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls():
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -399,6 +399,84 @@ DATE_CALLS = [("date", fn, sql) for fn, sql in [
     ("to_json", "to_json(named_struct('d', " + _d("2024-02-29") + "))"),
     ("hash", "hash(" + _d("2024-02-29") + ")"),
 ]]
+
+# Higher-order functions: each array of a pool (NULL, empty, bounds, NULL
+# elements) with two lambdas drawn for it, then the cases a draw would miss:
+# nested lambdas, shadowing, indexes, errors.
+_INT_ARRAYS = ["NULL", "array()", "array(1, 2, 3)", "array(3, NULL, -1)", "array(2147483647, 1)",
+               "array(-2147483648)", "CAST(NULL AS ARRAY<INT>)", "array(5, 5, 1, 4)"]
+_STR_ARRAYS = ["array('b', 'a', NULL, 'straße')", "array('')", "CAST(array() AS ARRAY<STRING>)",
+               "array('é日本', 'abc', 'ab')"]
+_INT_LAMBDAS = {
+    "transform": ["x -> x + 1", "x -> x * 2", "(x, i) -> x + i", "x -> x IS NULL",
+                  "x -> CAST(x AS STRING)", "(x, i) -> i", "x -> NULL", "x -> array(x)"],
+    "filter": ["x -> x > 1", "x -> x IS NOT NULL", "(x, i) -> i % 2 = 0", "x -> NULL",
+               "x -> x % 2 = 1"],
+    "exists": ["x -> x > 2", "x -> x IS NULL", "x -> x = 1", "x -> NULL"],
+    "forall": ["x -> x > 2", "x -> x IS NOT NULL", "x -> x < 10", "x -> NULL"],
+    "aggregate": ["0, (acc, x) -> acc + x", "0, (acc, x) -> acc + x, acc -> acc * 10",
+                  "CAST(0 AS BIGINT), (acc, x) -> acc + x", "0, (acc, x) -> acc + coalesce(x, 0)",
+                  "1, (acc, x) -> acc * x"],
+    "reduce": ["0, (acc, x) -> acc + x", "0, (acc, x) -> greatest(acc, x), acc -> acc + 1"],
+    "array_sort": ["(l, r) -> CASE WHEN l < r THEN 1 WHEN l > r THEN -1 ELSE 0 END", "(l, r) -> 0",
+                   "(l, r) -> CASE WHEN l IS NULL THEN -1 WHEN r IS NULL THEN 1 "
+                   "WHEN l < r THEN -1 WHEN l > r THEN 1 ELSE 0 END"],
+    "zip_with": ["array(10, 20), (x, y) -> x + y", "array(), (x, y) -> coalesce(x, y)",
+                 "array('a', NULL, 'c', 'd'), (x, y) -> concat(CAST(x AS STRING), y)"],
+}
+_STR_LAMBDAS = {
+    "transform": ["x -> upper(x)", "x -> length(x)", "(x, i) -> concat(x, CAST(i AS STRING))"],
+    "filter": ["x -> length(x) > 1", "x -> x LIKE 'a%'"],
+    "exists": ["x -> x = 'a'", "x -> x IS NULL"],
+    "forall": ["x -> length(x) >= 0"],
+    "aggregate": ["'', (acc, x) -> concat(acc, x)", "0, (acc, x) -> acc + length(x)"],
+    "array_sort": ["(l, r) -> length(l) - length(r)",
+                   "(l, r) -> CASE WHEN l < r THEN -1 WHEN l > r THEN 1 ELSE 0 END"],
+    "zip_with": ["array(1), (x, y) -> concat(x, CAST(y AS STRING))"],
+}
+_LAMBDA_EXTRA = [
+    ("transform", "transform(array(array(1, 2), array(3)), a -> transform(a, x -> x * 10))"),
+    ("transform", "transform(array(1, 2), x -> aggregate(array(10, 20), 0, (acc, y) -> acc + x * y))"),
+    ("transform", "transform(array(1, 2), x -> transform(array(10), x -> x + 1))"),
+    ("transform", "transform(array(named_struct('a', 1), named_struct('a', 2)), s -> s.a)"),
+    ("transform", "transform(array(1), X -> x + 1)"),
+    ("transform", "transform(array(1, 2), (x, i) -> x * i)"),
+    ("transform", "transform(1, x -> x)"),
+    ("transform", "transform(array(1), (x, y, z) -> x)"),
+    ("transform", "transform(array(CAST(1.5 AS DOUBLE), CAST('NaN' AS DOUBLE)), x -> x * 2)"),
+    ("transform", "transform(array(9223372036854775807), x -> x + 1)"),
+    ("filter", "filter(array(1, 2, 3), x -> exists(array(2, 3), y -> y = x))"),
+    ("filter", "filter(array(1), x -> x + 1)"),
+    ("filter", "filter(array(NULL, NULL), x -> x IS NULL)"),
+    ("exists", "exists(array(NULL, 1), x -> x = 1)"),
+    ("exists", "exists(array(NULL, 1), x -> x = 2)"),
+    ("forall", "forall(array(NULL, 1), x -> x = 2)"),
+    ("forall", "forall(array(NULL, 1), x -> x = 1)"),
+    ("aggregate", "aggregate(array(CAST(1.5 AS DOUBLE)), 0, (acc, x) -> acc + x)"),
+    ("aggregate", "aggregate(array(CAST(1.5 AS DOUBLE), CAST(2 AS DOUBLE)), CAST(0 AS DOUBLE), "
+                  "(acc, x) -> acc + x)"),
+    ("aggregate", "aggregate(array(1, 2, 3), 0, (acc, x) -> acc + x, acc -> CAST(acc AS STRING))"),
+    ("aggregate", "aggregate(array(1, 2), 0, (acc, acc) -> acc)"),
+    ("aggregate", "aggregate(array(array(1), array(2, 3)), 0, (acc, a) -> acc + size(a))"),
+    ("zip_with", "zip_with(array(1, 2), NULL, (x, y) -> x)"),
+    ("zip_with", "zip_with(array(1, 2, 3), array('a'), (x, y) -> named_struct('x', x, 'y', y))"),
+    ("array_sort", "array_sort(array(3, 1, 2), (l, r) -> NULL)"),
+    ("array_sort", "array_sort(array(3, 1, 2), (l, r) -> CAST(r - l AS BIGINT))"),
+    ("array_sort", "array_sort(array('bb', 'a', 'ccc', 'dd'), (l, r) -> length(r) - length(l))"),
+]
+
+
+def lambda_calls(seed=4343):
+    rng = random.Random(seed)
+    out = []
+    for arrays, lambdas in [(_INT_ARRAYS, _INT_LAMBDAS), (_STR_ARRAYS, _STR_LAMBDAS)]:
+        for function in sorted(lambdas):
+            for arr in arrays:
+                for body in sorted(set(rng.sample(lambdas[function], min(2, len(lambdas[function]))))):
+                    out.append(("lambda", function, f"{function}({arr}, {body})"))
+    out += [("lambda", f, sql) for f, sql in _LAMBDA_EXTRA]
+    return out
+
 
 # Functions never called: their value differs from run to run.
 NON_DETERMINISTIC = {"rand", "randn", "random", "uuid", "shuffle", "current_date",

@@ -765,6 +765,29 @@ TEST_CASE("subqueries in expressions") {
   CHECK_THROWS_AS(parseQuery("SELECT EXISTS (1) FROM t"), SqlError);
 }
 
+TEST_CASE("lambdas: a call of -> with the parameters' names and the body") {
+  auto q = parseQuery("SELECT transform(a, x -> x + 1), aggregate(a, 0, (acc, y) -> acc + y) FROM t");
+  const Expr& t = *q->terms[0].items[0].expr;
+  REQUIRE(t.args.size() == 2);
+  const Expr& l = *t.args[1];
+  CHECK(l.kind == ExprKind::Call);
+  CHECK(l.name == "->");
+  CHECK(l.parts == std::vector<std::string>{"x"});
+  REQUIRE(l.args.size() == 1);
+  CHECK(dump(*l.args[0]) == "(+ x 1)");
+  const Expr& a = *q->terms[0].items[1].expr;
+  REQUIRE(a.args.size() == 3);
+  CHECK(a.args[2]->parts == std::vector<std::string>{"acc", "y"});
+  // exists() over an array is a call; EXISTS over a query, in parentheses or
+  // not, the subquery test; EXISTS over anything else still no expression.
+  CHECK(expr("exists(a, x -> x > 1)").rfind("exists(", 0) == 0);
+  CHECK(expr("EXISTS ((SELECT 1 FROM t))") == "(EXISTS 1)");
+  CHECK_THROWS_AS(parseQuery("SELECT EXISTS (a) FROM t"), SqlError);
+  // Names of the higher-order functions stay column names.
+  CHECK(expr("filter + transform") == "(+ filter transform)");
+  CHECK(expr("a - -1") == "(- a -1)");
+}
+
 TEST_CASE("CASE, CAST, calls, field access and subscripts") {
   CHECK(expr("CASE WHEN a > 1 THEN 'big' WHEN a > 0 THEN 'small' ELSE 'none' END") ==
         "(CASE WHEN (> a 1) THEN 'big' WHEN (> a 0) THEN 'small' ELSE 'none')");
