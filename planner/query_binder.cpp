@@ -686,7 +686,10 @@ void QueryBinder::checkOffsetRange(const ast::TableRef& ref) const {
 
 Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
   const Catalog& catalog = *ctx_.catalog;
-  const std::string qualifier = ref.alias.empty() ? ref.name : ref.alias;
+  // FROM pg_catalog.pg_class is qualified as pg_class, as in PostgreSQL
+  // (pg_class.relname, or pg_catalog.pg_class.relname: ExprBinder::bindColumn).
+  const std::string qualifier =
+      ref.alias.empty() ? ref.name.substr(ref.name.rfind('.') + 1) : ref.alias;
   Relation rel;
   rel.name = qualifier;
   rel.pos = ref.pos;
