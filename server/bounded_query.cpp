@@ -494,6 +494,20 @@ PlanContext boundedPlanContext(PlanContext base, BoundedLookup lookup) {
   return base;
 }
 
+PlanContext catalogQueryContext(const ast::Query& query, const BoundedLookup& lookup,
+                                PlanContext ctx) {
+  std::vector<const ast::TableRef*> names;
+  namedRelations(query, names);
+  if (names.empty()) return ctx;
+  for (const ast::TableRef* ref : names) {
+    if (ref->offsetRange) return ctx;
+    std::shared_ptr<const BoundedRelation> rel = lookup(ref->name);
+    if (!dynamic_cast<const ComputedRelation*>(rel.get())) return ctx;
+  }
+  ctx.session.set("shuffle.partitions", "1");
+  return ctx;
+}
+
 std::vector<ResultColumn> boundedQueryColumns(const PhysicalPlan& plan) {
   std::vector<ResultColumn> cols;
   for (const auto& c : plan.sink.input.columns) {
