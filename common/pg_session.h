@@ -65,6 +65,11 @@ class PgSession {
     std::shared_ptr<const std::vector<Row>> rows;
   };
   virtual std::optional<Relation> systemRelation(std::string_view name) const = 0;
+
+  // The OIDs of the relations of a schema off the search path
+  // (information_schema's), which pg_table_is_visible says are not visible,
+  // so that tools listing the current schema's tables and views leave them out.
+  virtual std::vector<int64_t> relationsOffSearchPath() const { return {}; }
 };
 
 // Installs `session` for the current thread for the life of the scope, and

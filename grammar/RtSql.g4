@@ -448,7 +448,13 @@ frameStart
 
 functionArgs
     : STAR
-    | setQuantifier? expr (COMMA expr)*
+    | setQuantifier? expr (COMMA expr)* aggregateOrder?
+    ;
+
+// array_agg(x ORDER BY k), string_agg(x, sep ORDER BY k): PostgreSQL's
+// ordered aggregates.
+aggregateOrder
+    : ORDER BY orderItem (COMMA orderItem)*
     ;
 
 literal

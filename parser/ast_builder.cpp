@@ -888,22 +888,44 @@ std::unique_ptr<ast::Query> AstBuilder::query(P::QueryContext* ctx) {
   auto q = std::make_unique<ast::Query>();
   q->pos = startOf(ctx);
   auto unions = ctx->UNION();
-  auto alls = ctx->ALL();
-  if (alls.size() < unions.size()) {
-    // Find the first UNION that lacks its ALL, for the position.
-    size_t pos = startOf(unions.front()->getSymbol());
-    for (auto* u : unions) {
-      antlr4::Token* next = tokens_.get(u->getSymbol()->getTokenIndex() + 1);
-      if (next->getType() != P::ALL) {
-        pos = startOf(u->getSymbol());
-        break;
-      }
-    }
-    throw SqlError(sqlstate::kFeatureNotSupported, "UNION without ALL is not supported", pos,
-                   "use UNION ALL: streams are merged, not deduplicated");
-  }
   auto terms = ctx->queryTerm();
-  for (auto* t : terms) queryTerm(t, *q);
+  // Where each written term's SELECTs start (a parenthesised one may bring several).
+  std::vector<size_t> termStart;
+  for (auto* t : terms) {
+    termStart.push_back(q->terms.size());
+    queryTerm(t, *q);
+  }
+  // UNION without ALL: the terms up to it (UNION is left-associative) as
+  // SELECT DISTINCT * FROM (their UNION ALL), then the terms after it.
+  std::optional<size_t> lastDistinct;
+  for (size_t u = 0; u < unions.size(); ++u) {
+    antlr4::Token* next = tokens_.get(unions[u]->getSymbol()->getTokenIndex() + 1);
+    if (next->getType() != P::ALL) lastDistinct = u;
+  }
+  if (lastDistinct) {
+    const size_t end = *lastDistinct + 2 < termStart.size() ? termStart[*lastDistinct + 2]
+                                                            : q->terms.size();
+    auto merged = std::make_unique<ast::Query>();
+    merged->pos = q->pos;
+    for (size_t i = 0; i < end; ++i) merged->terms.push_back(std::move(q->terms[i]));
+    ast::Select distinct;
+    distinct.pos = q->pos;
+    distinct.distinct = true;
+    ast::SelectItem all;
+    all.expr = std::make_unique<ast::Expr>();
+    all.expr->kind = ast::ExprKind::Star;
+    all.expr->pos = q->pos;
+    distinct.items.push_back(std::move(all));
+    distinct.from = std::make_unique<ast::TableRef>();
+    distinct.from->kind = ast::TableRef::Kind::Subquery;
+    distinct.from->pos = q->pos;
+    distinct.from->alias = "_union";
+    distinct.from->subquery = std::move(merged);
+    std::vector<ast::Select> rest;
+    rest.push_back(std::move(distinct));
+    for (size_t i = end; i < q->terms.size(); ++i) rest.push_back(std::move(q->terms[i]));
+    q->terms = std::move(rest);
+  }
   for (auto* o : ctx->orderItem()) {
     ast::OrderItem item;
     item.expr = expr(o->expr());
@@ -1226,6 +1248,54 @@ ast::ExprPtr AstBuilder::lambda(P::LambdaContext* ctx) {
   for (auto* p : ctx->params) e->parts.push_back(identifier(p));
   e->args.push_back(expr(ctx->body));
   return e;
+}
+
+ast::ExprPtr AstBuilder::orderedAggregate(ast::ExprPtr call, P::AggregateOrderContext* ctx) {
+  const bool stringAgg = call->name == "string_agg" || call->name == "listagg";
+  if (call->name != "array_agg" && call->name != "collect_list" && !stringAgg) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("ORDER BY inside {}() is not supported", call->name), startOf(ctx))
+        .withHint("array_agg(x ORDER BY k) and string_agg(x, sep ORDER BY k) take one");
+  }
+  if (call->distinct || call->over) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("ORDER BY inside {}() with {} is not supported", call->name,
+                               call->distinct ? "DISTINCT" : "OVER"),
+                   startOf(ctx));
+  }
+  if (call->args.empty() || call->args.size() > (stringAgg ? 2u : 1u)) {
+    return call;  // the binder says what is wrong with the arguments
+  }
+  // f(x ORDER BY k1, k2 DESC) is _ordered_array_agg(array_agg(struct(k1, k2,
+  // x)), 'AD'): the rows collected with their keys, then sorted by them
+  // (common/functions/nested.cpp); string_agg joins the sorted values.
+  auto keyed = newExpr(ast::ExprKind::Call, ctx);
+  keyed->name = "struct";
+  std::string directions;
+  for (auto* item : ctx->orderItem()) {
+    keyed->args.push_back(expr(item->expr()));
+    directions += item->DESC() != nullptr ? 'D' : 'A';
+  }
+  keyed->args.push_back(std::move(call->args[0]));
+  ast::ExprPtr separator = call->args.size() == 2 ? std::move(call->args[1]) : nullptr;
+  call->name = "array_agg";
+  call->args.clear();
+  call->args.push_back(std::move(keyed));
+  auto sorted = newExpr(ast::ExprKind::Call, ctx);
+  sorted->pos = call->pos;
+  sorted->name = "_ordered_array_agg";
+  sorted->args.push_back(std::move(call));
+  auto dirs = newExpr(ast::ExprKind::Literal, ctx);
+  dirs->literal.kind = ast::LiteralKind::String;
+  dirs->literal.text = directions;
+  sorted->args.push_back(std::move(dirs));
+  if (!separator) return sorted;
+  auto joined = newExpr(ast::ExprKind::Call, ctx);
+  joined->pos = sorted->pos;
+  joined->name = "array_join";
+  joined->args.push_back(std::move(sorted));
+  joined->args.push_back(std::move(separator));
+  return joined;
 }
 
 std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
@@ -1688,6 +1758,11 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
       ex->subquery = std::move(e->args[0]->subquery);
       return ex;
     }
+    if (call->functionArgs() != nullptr) {
+      if (auto* order = call->functionArgs()->aggregateOrder()) {
+        return orderedAggregate(std::move(e), order);
+      }
+    }
     return e;
   }
   if (ast::ExprPtr e = standardFormCall(ctx)) return e;
@@ -1778,6 +1853,15 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
     return primary(c->primary());
   }
   if (auto* sub = dynamic_cast<P::SubscriptPrimaryContext*>(ctx)) {
+    // ARRAY[x] with one element parses as the column ARRAY subscripted (ARRAY
+    // is a non-reserved word): it is the array constructor all the same.
+    if (auto* c = dynamic_cast<P::ColumnPrimaryContext*>(sub->primary());
+        c && c->fieldName().empty() && c->identifier()->getStart()->getType() == P::ARRAY) {
+      auto e = newExpr(ast::ExprKind::Call, ctx);
+      e->name = "array";
+      e->args.push_back(expr(sub->expr()));
+      return e;
+    }
     auto e = newExpr(ast::ExprKind::Subscript, ctx);
     e->args.push_back(primary(sub->primary()));
     e->args.push_back(expr(sub->expr()));

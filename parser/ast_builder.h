@@ -88,6 +88,8 @@ class AstBuilder {
   ast::ExprPtr newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx);
   ast::ExprPtr standardFormCall(P::PrimaryContext* ctx);
   std::shared_ptr<ast::Over> over(P::OverClauseContext* ctx);
+  // array_agg(x ORDER BY ...), string_agg(x, sep ORDER BY ...).
+  ast::ExprPtr orderedAggregate(ast::ExprPtr call, P::AggregateOrderContext* ctx);
   // PostgreSQL's operators and spellings (see the .cpp).
   ast::ExprPtr negate(ast::ExprPtr e, antlr4::ParserRuleContext* ctx);
   ast::ExprPtr pgOperator(const std::string& op, ast::ExprPtr left, ast::ExprPtr right,

@@ -189,6 +189,21 @@ ExprPtr ExprBinder::bindColumn(const ast::Expr& e) const {
       next = 2;
     }
   }
+  // PostgreSQL's `s.t.a`: column a of relation t of schema s (drivers write
+  // pg_catalog.pg_class.relname), when s is one of the schemas and neither a
+  // relation nor a column here, and t is a relation.
+  const bool schemaFirst = parts.size() >= 3 && (iequals(parts[0], "pg_catalog") ||
+                                                 iequals(parts[0], "information_schema") ||
+                                                 iequals(parts[0], "public"));
+  if (!base && schemaFirst && !scope_.hasQualifier(parts[0]) &&
+      matching(nullptr, parts[0]).empty() && scope_.hasQualifier(parts[1])) {
+    auto found = matching(&parts[1], parts[2]);
+    if (found.size() > 1) ambiguous(parts[1] + "." + parts[2]);
+    if (found.size() == 1) {
+      base = found[0]->expr;
+      next = 3;
+    }
+  }
   if (!base) {
     auto found = matching(nullptr, parts[0]);
     if (found.size() > 1) ambiguous(parts[0]);

@@ -104,6 +104,9 @@ struct BoundQuery {
   // The outputs are exactly the node's columns (a UNION ALL), so the query's
   // end needs no Project of its own.
   bool shaped = false;
+  // The last this many outputs are a bounded query's ORDER BY keys that it
+  // does not select (bindOrderColumns): the plan's result columns, hidden.
+  size_t hiddenOutputs = 0;
 };
 
 // The columns [first, end) a select item took in the list it was bound into;
@@ -125,7 +128,12 @@ class QueryBinder {
                                 const std::string& hint = {}) const;
   // The user functions the query's expressions may call: the catalog's.
   UserFunctions functions() const { return UserFunctions{ctx_.catalog}; }
-  BoundQuery bindSelect(const ast::Select& s, bool top) const;
+  // `order`: the top query's ORDER BY, which a bounded query's keys that
+  // are not selected are computed for (bindOrderColumns).
+  BoundQuery bindSelect(const ast::Select& s, bool top,
+                        const std::vector<ast::OrderItem>* order = nullptr) const;
+  void bindOrderColumns(const std::vector<ast::OrderItem>& order, const Scope& scope,
+                        BoundQuery& out) const;
   // A FROM name's FOR OFFSETS BETWEEN range: 0A000 outside a bounded query
   // or over a source that is not Kafka's, 22023 for other bounds.
   void checkOffsetRange(const ast::TableRef& ref) const;

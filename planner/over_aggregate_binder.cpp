@@ -34,6 +34,16 @@ bool isOverAggregateCall(const ast::Expr& e) {
   return e.kind == ast::ExprKind::Call && e.over && (e.star || isAggregateFunction(e.name));
 }
 
+// ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) whose rank no enclosing
+// query filters (window_function_binder.cpp binds the filtered top-N). In a
+// bounded query it is count(*) over the rows of its partition up to the row
+// itself, in the window's order: each row's number, ties by arrival, as
+// PostgreSQL leaves them in no particular order. A stream would re-rank every
+// row of a key on each new one, which a flow does not do.
+bool isRowNumberCall(const ast::Expr& e) {
+  return e.kind == ast::ExprKind::Call && e.over && iequals(e.name, "row_number");
+}
+
 // The first call with OVER inside `e` (e itself included), or null.
 const ast::Expr* findOver(const ast::Expr& e) {
   return ast::findNode(e,
@@ -58,6 +68,7 @@ bool QueryBinder::hasOverAggregate(const ast::Select& s) const {
     if (item.expr->kind == ast::ExprKind::Star) continue;
     const ast::Expr* f = findOver(*item.expr);
     if (f && (f->star || isAggregateFunction(f->name))) return true;
+    if (ctx_.boundedRelation && isRowNumberCall(*item.expr)) return true;
   }
   return false;
 }
@@ -70,7 +81,8 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   for (size_t i = 0; i < s.items.size(); ++i) {
     const ast::Expr& e = *s.items[i].expr;
     if (e.kind == ast::ExprKind::Star) continue;
-    if (!isOverAggregateCall(e)) {
+    const bool rowNumber = ctx_.boundedRelation && isRowNumberCall(e);
+    if (!isOverAggregateCall(e) && !rowNumber) {
       if (const ast::Expr* f = findOver(e)) {
         unsupported("a function OVER (...) inside an expression", f->pos,
                     "compute it as a select item of a subquery and use it in the enclosing query: "
@@ -89,11 +101,21 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
       unsupported(fmt::format("FILTER with {}() OVER (...)", fname), e.filterPos,
                   "filter the rows in WHERE, or aggregate a CASE expression");
     }
+    if (rowNumber) {
+      if (!e.args.empty()) {
+        throw SqlError(sqlstate::kSyntaxError, "ROW_NUMBER() takes no arguments", e.args[0]->pos);
+      }
+      if (over.hasFrame) {
+        throw SqlError(sqlstate::kSyntaxError, "ROW_NUMBER() takes no window frame",
+                       over.framePos)
+            .withHint("remove the ROWS BETWEEN ... clause");
+      }
+    }
     if (over.orderBy.empty()) {
       unsupported(fmt::format("{}() OVER (...) without ORDER BY", fname), over.pos,
                   "a window of rows needs an order: " + std::string(kFrameHint));
     }
-    if (!over.hasFrame) {
+    if (!over.hasFrame && !rowNumber) {
       unsupported(fmt::format("{}() OVER (...) without a ROWS frame", fname), over.pos,
                   "the default frame also takes the rows whose order keys equal the current "
                   "row's; " +
@@ -134,8 +156,19 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   for (size_t i = 0; i < s.items.size(); ++i) {
     if (!isOver[i]) continue;
     const ast::Expr& e = *s.items[i].expr;
-    const std::string fname = toLower(e.name);
     AggregateCall call;
+    if (isRowNumberCall(e)) {
+      ast::Expr countStar;
+      countStar.kind = ast::ExprKind::Call;
+      countStar.pos = e.pos;
+      countStar.name = "count";
+      countStar.star = true;
+      bindAggregateCall(countStar, "count", rel.scope, call, functions());
+      calls.push_back(call);
+      argCols.push_back(-1);
+      continue;
+    }
+    const std::string fname = toLower(e.name);
     bindAggregateCall(e, fname, rel.scope, call, functions());
     const int argCol = e.star ? -1 : pre.add(call.arg, *e.args[0]);
     calls.push_back(call);

@@ -315,6 +315,11 @@ PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int part
   planner_detail::NodePtr root =
       bound.shaped ? bound.node : planner_detail::projectNode(bound.node, bound.outputs);
   planner_detail::cutStages(root, ctx, plan);
+  // A bounded query's ORDER BY keys it does not select are result columns
+  // the client is not sent.
+  std::vector<Column>& result = plan.sink.input.columns;
+  for (size_t i = result.size() - std::min(bound.hiddenOutputs, result.size()); i < result.size(); ++i)
+    result[i].hidden = true;
   placeVectorizedBatches(plan);
   deriveChangelog(plan);
   return plan;

@@ -50,6 +50,13 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx);
 // must be set.
 PhysicalPlan planBoundedQuery(const ast::Query& query, const PlanContext& ctx);
 
+// The hidden result column a bounded query computes for its ORDER BY item
+// `item` (from 0) when that item is no position and no selected column's
+// name: `ORDER BY a.attnum` of a query that does not select it.
+inline std::string orderColumnName(size_t item) {
+  return "?order" + std::to_string(item) + "?";
+}
+
 // Binds a declared column list into a Schema (types resolved; 42701 for a
 // name given twice). A source's connector picks its schema
 // (Connector::bindSourceSchema): the declared columns alone, or a Kafka

@@ -3,6 +3,8 @@
 // aggregate_binder.cpp and joins in join_binder.cpp.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/pg_session.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
@@ -203,7 +205,31 @@ BoundQuery QueryBinder::bindQuery(const ast::Query& q, bool top, size_t limitPos
     throw err;
   }
   if (q.terms.size() > 1) return bindUnion(q, top);
-  return bindSelect(q.terms[0], top);
+  return bindSelect(q.terms[0], top, &q.orderBy);
+}
+
+void QueryBinder::bindOrderColumns(const std::vector<ast::OrderItem>& order, const Scope& scope,
+                                   BoundQuery& out) const {
+  ExprBinder binder(scope, ExprContext::SelectList, functions());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const ast::Expr& e = *order[i].expr;
+    // A position and a selected column's name are the result's own
+    // (server/bounded_query.cpp sorts by them).
+    if (e.kind == ast::ExprKind::Literal) continue;
+    if (e.kind == ast::ExprKind::Column && !e.parts.empty() &&
+        std::any_of(out.outputs.begin(), out.outputs.end(),
+                    [&](const OutputColumn& o) { return iequals(o.name, e.parts.back()); })) {
+      continue;
+    }
+    ExprPtr bound;
+    try {
+      bound = binder.bind(e);
+    } catch (const SqlError&) {
+      continue;  // the sort binds it over the result, and says what is wrong
+    }
+    out.outputs.push_back(OutputColumn{orderColumnName(i), std::move(bound), e.pos});
+    ++out.hiddenOutputs;
+  }
 }
 
 std::vector<OutputColumn> QueryBinder::bindItems(const ast::Select& s, const Scope& scope) const {
@@ -238,7 +264,8 @@ std::vector<ItemColumns> QueryBinder::bindItemsInto(const ast::Select& s, const 
   return taken;
 }
 
-BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
+BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top,
+                                   const std::vector<ast::OrderItem>* order) const {
   if (!s.from) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    mode_ == Mode::Flow ? "a flow must read FROM a source"
@@ -320,6 +347,9 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
       out.sourceName = rel.sourceName;
       out.changelog = rel.changelog;
       out.keyRefs = rel.keyRefs;
+      // A bounded query may sort by columns it does not select (PostgreSQL's
+      // ORDER BY a.attnum): computed as hidden outputs.
+      if (order && top && ctx_.boundedRelation) bindOrderColumns(*order, rel.scope, out);
     }
   }
   // The grouped and DISTINCT paths bind the list themselves.
@@ -687,7 +717,10 @@ void QueryBinder::checkOffsetRange(const ast::TableRef& ref) const {
 
 Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
   const Catalog& catalog = *ctx_.catalog;
-  const std::string qualifier = ref.alias.empty() ? ref.name : ref.alias;
+  // FROM pg_catalog.pg_class is qualified as pg_class, as in PostgreSQL
+  // (pg_class.relname, or pg_catalog.pg_class.relname: ExprBinder::bindColumn).
+  const std::string qualifier =
+      ref.alias.empty() ? ref.name.substr(ref.name.rfind('.') + 1) : ref.alias;
   Relation rel;
   rel.name = qualifier;
   rel.pos = ref.pos;

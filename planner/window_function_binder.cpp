@@ -118,7 +118,8 @@ void QueryBinder::checkWindowFunctions(const ast::Select& s) const {
   int i = overItem(s);
   if (i < 0) return;
   const ast::Expr& e = *s.items[static_cast<size_t>(i)].expr;
-  if (iequals(e.name, "row_number")) {
+  // A bounded query numbers its rows (over_aggregate_binder.cpp).
+  if (iequals(e.name, "row_number") && !ctx_.boundedRelation) {
     unsupported("ROW_NUMBER() without a filter on its rank", e.pos, kRankHint);
   }
   // Other functions reach ExprBinder::bindCall, which refuses OVER.
@@ -179,6 +180,9 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     if (limit < 0 || *n < limit) limit = *n;
   }
   if (limit < 0) {
+    // A bounded query reads the subquery as it is, numbering every row (its
+    // conjuncts are all in `rest`).
+    if (ctx_.boundedRelation) return bindFrom(ref);
     unsupported("ROW_NUMBER() without a filter on its rank", call.pos, kRankHint);
   }
 

@@ -87,6 +87,15 @@ else
   echo "setup: installing python duckdb"
   $SUDO /usr/bin/python3 -m pip install --quiet --break-system-packages "duckdb==2.0.1"
 fi
+# SQLAlchemy 2 and pandas, the tools tests/e2e/test_pg_drivers.py runs
+# against rtsqld (fixed versions, as DuckDB's).
+if /usr/bin/python3 -c "import sqlalchemy, pandas" >/dev/null 2>&1; then
+  echo "setup: python sqlalchemy and pandas already installed"
+else
+  echo "setup: installing python sqlalchemy and pandas"
+  $SUDO /usr/bin/python3 -m pip install --quiet --break-system-packages "sqlalchemy==2.1.9" \
+    "pandas==3.1.1"
+fi
 # Node.js and npm, for kinesalite (scripts/kinesalite.sh), the local Kinesis
 # the Kinesis source is tested against. A machine with Node.js from elsewhere
 # (npm on the PATH) keeps it.

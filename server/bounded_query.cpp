@@ -358,15 +358,20 @@ struct SortKey {
 };
 
 // Binds the query's ORDER BY over its result columns: a position (ORDER BY
-// 2), a column's name, or an expression over them.
-std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result,
+// 2), a column's name, or an expression over them; or an item the planner
+// computed as a hidden column of `all` (orderColumnName: a column of FROM
+// that is not selected).
+std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result, const Schema& all,
                                  const Catalog* catalog) {
   std::vector<SortKey> keys;
-  for (const ast::OrderItem& item : q.orderBy) {
+  for (size_t i = 0; i < q.orderBy.size(); ++i) {
+    const ast::OrderItem& item = q.orderBy[i];
     SortKey key;
     key.descending = item.descending;
     const ast::Expr& e = *item.expr;
-    if (e.kind == ast::ExprKind::Literal && e.literal.kind == ast::LiteralKind::Integer) {
+    if (const int hidden = all.find(orderColumnName(i)); hidden >= 0) {
+      key.column = hidden;
+    } else if (e.kind == ast::ExprKind::Literal && e.literal.kind == ast::LiteralKind::Integer) {
       int64_t n = 0;
       try {
         n = std::stoll(e.literal.text);
@@ -379,11 +384,11 @@ std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result,
                        e.pos);
       }
       key.column = static_cast<int>(n - 1);
-    } else if (e.kind == ast::ExprKind::Column && e.parts.size() == 2 &&
-               result.find(e.parts[1]) >= 0) {
-      // A qualified name (ORDER BY s.amount) orders by the selected column
-      // of that name.
-      key.column = result.find(e.parts[1]);
+    } else if (e.kind == ast::ExprKind::Column && (e.parts.size() == 2 || e.parts.size() == 3) &&
+               result.find(e.parts.back()) >= 0) {
+      // A qualified name (ORDER BY s.amount, or pg_catalog.pg_class.relname
+      // with the schema) orders by the selected column of that name.
+      key.column = result.find(e.parts.back());
     } else {
       try {
         key.expr = bindExpression(e, result, catalog);
@@ -494,6 +499,20 @@ PlanContext boundedPlanContext(PlanContext base, BoundedLookup lookup) {
   return base;
 }
 
+PlanContext catalogQueryContext(const ast::Query& query, const BoundedLookup& lookup,
+                                PlanContext ctx) {
+  std::vector<const ast::TableRef*> names;
+  namedRelations(query, names);
+  if (names.empty()) return ctx;
+  for (const ast::TableRef* ref : names) {
+    if (ref->offsetRange) return ctx;
+    std::shared_ptr<const BoundedRelation> rel = lookup(ref->name);
+    if (!dynamic_cast<const ComputedRelation*>(rel.get())) return ctx;
+  }
+  ctx.session.set("shuffle.partitions", "1");
+  return ctx;
+}
+
 std::vector<ResultColumn> boundedQueryColumns(const PhysicalPlan& plan) {
   std::vector<ResultColumn> cols;
   for (const auto& c : plan.sink.input.columns) {
@@ -522,7 +541,8 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
     if (!c.hidden) resultSchema.columns.push_back(c);
   }
   // Bound before anything runs: a wrong ORDER BY fails at once.
-  const std::vector<SortKey> order = bindOrderBy(query, resultSchema, run.catalog);
+  const std::vector<SortKey> order =
+      bindOrderBy(query, resultSchema, plan.sink.input, run.catalog);
   if (plan.output.mode != ChangelogMode::Append && !plan.output.uniqueKey &&
       plan.output.mode != ChangelogMode::Retract) {
     throw InternalError("a bounded query's updates without a key to apply them by");

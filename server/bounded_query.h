@@ -59,6 +59,13 @@ bool isBoundedQuery(const ast::Query& query, const BoundedLookup& lookup);
 // `base` with its lookup of bounded relations: what planBoundedQuery takes.
 PlanContext boundedPlanContext(PlanContext base, BoundedLookup lookup);
 
+// `ctx` for `query`, which plans each of its operators as one task when it
+// reads only the catalog as PostgreSQL shows it (psql's \d, drivers'
+// metadata calls): a few hundred rows, joined seven ways by pgjdbc, which
+// at the session's shuffle.partitions would take task slots by the dozen.
+PlanContext catalogQueryContext(const ast::Query& query, const BoundedLookup& lookup,
+                                PlanContext ctx);
+
 // The columns a bounded query of `plan` returns: the query's own.
 std::vector<ResultColumn> boundedQueryColumns(const PhysicalPlan& plan);
 

@@ -54,6 +54,11 @@ const std::pair<std::string, std::string>* findSetting(const std::string& key) {
 
 }  // namespace
 
+const std::string* Engine::settingDefault(const std::string& key) {
+  const std::pair<std::string, std::string>* s = findSetting(key);
+  return s ? &s->second : nullptr;
+}
+
 Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
     : options_(std::move(options)),
       viewInputs_(std::make_unique<ViewInputProvider>(
@@ -256,7 +261,8 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
   std::optional<uint64_t> viewEpoch;
   const BoundedLookup lookup = boundedLookup(s, &out, &viewEpoch);
   if (isBoundedQuery(q, lookup)) {
-    PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(planContext(s), lookup));
+    PhysicalPlan plan = planBoundedQuery(
+        q, catalogQueryContext(q, lookup, boundedPlanContext(planContext(s), lookup)));
     if (s.shadow && !s.blockShadow) {
       out.columns(boundedQueryColumns(plan));
       out.complete("SELECT 0");
@@ -327,7 +333,8 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
         return views_->columns(q, *view);
       const BoundedLookup lookup = boundedLookup(s, nullptr, nullptr);
       if (isBoundedQuery(q, lookup)) {
-        return boundedQueryColumns(planBoundedQuery(q, boundedPlanContext(planContext(s), lookup)));
+        return boundedQueryColumns(planBoundedQuery(
+            q, catalogQueryContext(q, lookup, boundedPlanContext(planContext(s), lookup))));
       }
       return liveQueryColumns(planQuery(q, planContext(s)));
     }

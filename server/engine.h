@@ -225,6 +225,9 @@ class Engine : public QueryHandler, public FlowReads {
   // drop them while the flow exists (55006).
   static std::vector<std::string> flowInputs(const PhysicalPlan& plan, const std::string& sink);
   static std::vector<std::pair<std::string, std::string>> settingsOf(const EngineSession& s);
+  // The default of a setting a session may SET (client_encoding, TimeZone,
+  // ...), which SHOW answers before any SET; null for any other name.
+  static const std::string* settingDefault(const std::string& key);
   static void sendRows(ResultWriter& out, const std::vector<ResultColumn>& cols, const Rows& rows,
                        const std::string& tag);
 

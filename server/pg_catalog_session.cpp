@@ -4,6 +4,7 @@
 #include "server/engine.h"
 #include "server/system_catalog.h"
 #include "server/users.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -21,6 +22,18 @@ std::unique_ptr<SystemCatalog> Engine::systemCatalog(const EngineSession& s) con
     view.superusers = options_.superusers;
   }
   view.settings = settingsOf(s);
+  // A view's layout is its running plan's, read under the statement lock;
+  // a statement that already holds it (a replay, a DDL planning a query)
+  // sees views without columns.
+  if (!s.holdsLock) {
+    view.viewLayout = [views = views_.get()](const std::string& name)
+        -> std::optional<std::pair<Schema, std::vector<int>>> {
+      if (StatementLock::heldHere()) return std::nullopt;
+      std::optional<ViewLayout> l = views->layout(name);
+      if (!l) return std::nullopt;
+      return std::make_pair(std::move(l->schema), std::move(l->key));
+    };
+  }
   return std::make_unique<SystemCatalog>(catalogOf(s), std::move(view));
 }
 

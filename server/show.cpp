@@ -199,10 +199,10 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
         value = fmt::format("{} used of {}", slots_.used(), slots_.total());
       } else if (const OptionEntry* e = s.settings.find(key)) {
         value = e->value;
-      } else if (key == "shuffle.partitions") {
-        value = "8";
-      } else if (key == "statement_timeout") {
-        value = "0";
+      } else if (const std::string* d = settingDefault(key)) {
+        // Not SET in this session: its default, as PostgreSQL's SHOW
+        // client_encoding, TimeZone, DateStyle answer before any SET.
+        value = *d;
       } else if (auto pg = std::find_if(pgReadOnlySettings().begin(), pgReadOnlySettings().end(),
                                         [&](const auto& kv) { return kv.first == key; });
                  pg != pgReadOnlySettings().end()) {

@@ -281,11 +281,34 @@ SystemCatalog::SystemCatalog(const Catalog& catalog, SessionView session)
     }
     byName.emplace(toLower(k->name), std::move(r));
   }
-  // Materialized views belong here as relkind 'm' with their columns, and
-  // their keys as pg_index rows (indisunique), once the catalog has them.
+  // Materialized views are relkind 'm'; their columns and key come from
+  // their plans when a query reads the catalog (resolveViews).
+  for (const auto& f : catalog.flows()) {
+    if (!f->materializedView) continue;
+    RelationEntry r;
+    r.name = f->name;
+    r.kind = 'm';
+    r.description = "rtsql materialized view";
+    r.definition = f->queryText;
+    byName.emplace(toLower(f->name), std::move(r));
+  }
   for (auto& [key, r] : byName) {
     r.oid = stableOid("relation:" + key, used);
     relations_.push_back(std::move(r));
+  }
+  // A view's key is its primary key: an index <view>_pkey and a constraint.
+  const size_t objects = relations_.size();
+  for (size_t i = 0; i < objects; ++i) {
+    if (relations_[i].kind != 'm') continue;
+    const std::string key = toLower(relations_[i].name);
+    relations_[i].indexOid = stableOid("index:" + key, used);
+    relations_[i].constraintOid = stableOid("constraint:" + key, used);
+    RelationEntry index;
+    index.oid = relations_[i].indexOid;
+    index.name = relations_[i].name + "_pkey";
+    index.kind = 'i';
+    index.indexedOid = relations_[i].oid;
+    relations_.push_back(std::move(index));
   }
   // The system relations themselves, so that \d pg_class and regclass find them.
   for (const auto& spec : kRelations) {
@@ -322,10 +345,39 @@ std::vector<std::string> SystemCatalog::relationNames() {
   return out;
 }
 
+void SystemCatalog::resolveViews() const {
+  std::call_once(viewsResolved_, [this] {
+    if (!session_.viewLayout) return;
+    std::map<int64_t, Schema> indexColumns;  // by index OID
+    for (RelationEntry& r : relations_) {
+      if (r.kind != 'm') continue;
+      std::optional<std::pair<Schema, std::vector<int>>> layout = session_.viewLayout(r.name);
+      if (!layout) continue;
+      r.columns = std::move(layout->first);
+      Schema& keyColumns = indexColumns[r.indexOid];
+      for (int k : layout->second) {
+        if (k < 0 || static_cast<size_t>(k) >= r.columns.size()) continue;
+        const Column& column = r.columns.columns[static_cast<size_t>(k)];
+        if (column.hidden) continue;
+        // attnum: the column's place among the visible ones, from 1.
+        int num = 0;
+        for (int c = 0; c <= k; ++c) num += r.columns.columns[static_cast<size_t>(c)].hidden ? 0 : 1;
+        r.key.push_back(num);
+        keyColumns.columns.push_back(column);
+      }
+    }
+    for (RelationEntry& r : relations_) {
+      auto it = r.kind == 'i' ? indexColumns.find(r.oid) : indexColumns.end();
+      if (it != indexColumns.end()) r.columns = it->second;
+    }
+  });
+}
+
 std::optional<SystemRelation> SystemCatalog::relation(std::string_view schema,
                                                       std::string_view name) const {
   const RelationSpec* spec = findSpec(schema, name);
   if (!spec) return std::nullopt;
+  resolveViews();
   SystemRelation out;
   out.schema = spec->schema;
   out.name = spec->name;
@@ -373,6 +425,13 @@ std::vector<PgSession::Named> SystemCatalog::relations() const {
   return out;
 }
 
+std::vector<int64_t> SystemCatalog::relationsOffSearchPath() const {
+  std::vector<int64_t> out;
+  for (const auto& r : relations_)
+    if (r.namespaceOid == kInformationSchemaOid) out.push_back(r.oid);
+  return out;
+}
+
 std::vector<PgSession::Named> SystemCatalog::namespaces() const {
   return {{kPgCatalogOid, "pg_catalog"}, {kPublicOid, "public"},
           {kInformationSchemaOid, "information_schema"}};
@@ -409,8 +468,9 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
       int visible = 0;
       for (const auto& c : r.columns.columns) visible += c.hidden ? 0 : 1;
       rows.push_back({oidV(r.oid), textV(r.name), oidV(r.namespaceOid), oidV(0), oidV(0),
-                      oidV(owner), oidV(r.kind == 'r' ? 2 : 0), oidV(0), oidV(0), intV(0),
-                      Value::float64(-1), intV(0), oidV(0), boolV(false), boolV(false),
+                      oidV(owner), oidV(r.kind == 'r' || r.kind == 'm' ? 2 : r.kind == 'i' ? 403 : 0),
+                      oidV(0), oidV(0), intV(0), Value::float64(-1), intV(0), oidV(0),
+                      boolV(!r.key.empty()), boolV(false),
                       charV('p'), charV(r.kind), intV(visible), intV(0), boolV(false),
                       boolV(false), boolV(false), boolV(false), boolV(false), boolV(true),
                       charV('d'), boolV(false), oidV(0), oidV(0), oidV(0), nullV(), nullV(),
@@ -525,6 +585,7 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
     }
   } else if (key == "information_schema.tables") {
     for (const auto& r : relations_) {
+      if (r.kind == 'i') continue;
       const bool system = r.namespaceOid != kPublicOid;
       std::string schema = r.namespaceOid == kPublicOid       ? "public"
                            : r.namespaceOid == kPgCatalogOid ? "pg_catalog"
@@ -539,6 +600,7 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
     }
   } else if (key == "information_schema.columns") {
     for (const auto& r : relations_) {
+      if (r.kind == 'i') continue;
       std::string schema = r.namespaceOid == kPublicOid       ? "public"
                            : r.namespaceOid == kPgCatalogOid ? "pg_catalog"
                                                               : "information_schema";
@@ -585,11 +647,43 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
                       sql ? nullV() : textV("GENERAL"), yesNo(sql), textV("NO SQL"),
                       textV("YES")});
     }
+  } else if (key == "pg_catalog.pg_index" || key == "pg_catalog.pg_constraint") {
+    // A materialized view's key: a unique, primary index and its constraint.
+    for (const auto& r : relations_) {
+      if (r.kind != 'm' || r.key.empty()) continue;
+      ValueList keys, zeros, options;
+      for (int num : r.key) {
+        keys.push_back(intV(num));
+        zeros.push_back(oidV(0));
+        options.push_back(intV(0));
+      }
+      const int64_t n = static_cast<int64_t>(r.key.size());
+      if (key == "pg_catalog.pg_index") {
+        rows.push_back({oidV(r.indexOid), oidV(r.oid), intV(n), intV(n), boolV(true),
+                        boolV(false), boolV(true), boolV(false), boolV(true), boolV(false),
+                        boolV(true), boolV(false), boolV(true), boolV(true), boolV(false),
+                        Value::array(std::move(keys)), Value::array(zeros),
+                        Value::array(zeros), Value::array(std::move(options)), nullV(),
+                        nullV()});
+      } else {
+        rows.push_back({oidV(r.constraintOid), textV(r.name + "_pkey"), oidV(r.namespaceOid),
+                        charV('p'), boolV(false), boolV(false), boolV(true), oidV(r.oid),
+                        oidV(0), oidV(r.indexOid), oidV(0), oidV(0), charV(' '), charV(' '),
+                        charV(' '), boolV(true), intV(0), boolV(true),
+                        Value::array(std::move(keys)), nullV(), nullV(), nullV(), nullV(),
+                        nullV(), nullV(), nullV()});
+      }
+    }
+  } else if (key == "pg_catalog.pg_matviews") {
+    for (const auto& r : relations_) {
+      if (r.kind != 'm') continue;
+      rows.push_back({textV("public"), textV(r.name), textV(session_.roles.front()), nullV(),
+                      boolV(!r.key.empty()), boolV(true), textV(r.definition)});
+    }
   }
-  // pg_index, pg_inherits, pg_attrdef, pg_constraint, pg_auth_members,
-  // pg_policy, pg_statistic_ext, pg_publication*, pg_sequence, pg_opclass,
-  // pg_views, pg_matviews and information_schema.views have no rows: rtsql
-  // has none of those objects (a materialized view's key will be pg_index's).
+  // pg_inherits, pg_attrdef, pg_auth_members, pg_policy, pg_statistic_ext,
+  // pg_publication*, pg_sequence, pg_opclass, pg_views and
+  // information_schema.views have no rows: rtsql has none of those objects.
   return rows;
 }
 

@@ -24,7 +24,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +52,12 @@ struct SessionView {
   std::vector<std::string> superusers;
   // The session's settings (SET and their defaults), for pg_settings.
   std::vector<std::pair<std::string, std::string>> settings;
+  // A materialized view's columns and its key's columns (indexes into
+  // them), which its flow's running plan has and the catalog does not;
+  // nullopt when it has none (not planned yet). Asked only once a query
+  // reads a catalog relation, not for every statement.
+  std::function<std::optional<std::pair<Schema, std::vector<int>>>(const std::string& view)>
+      viewLayout;
 };
 
 // One relation's columns and rows, as a static table's.
@@ -88,6 +96,7 @@ class SystemCatalog final : public PgSession {
   std::vector<Routine> routines() const override;
   std::vector<Description> descriptions() const override;
   std::optional<Relation> systemRelation(std::string_view name) const override;
+  std::vector<int64_t> relationsOffSearchPath() const override;
 
   // The OID of rtsql's object `name` (any relation, or a function with
   // `function`); nullopt when there is none.
@@ -104,9 +113,17 @@ class SystemCatalog final : public PgSession {
     int64_t oid = 0;
     std::string name;
     int64_t namespaceOid = kPublicOid;
-    char kind = 'r';  // r table, f foreign table (a sink), v view, m materialized view
+    char kind = 'r';  // r table, f foreign table (a sink), v view, m materialized view, i index
     Schema columns;   // hidden ones are system columns (negative attnum)
     std::string description;
+    // A materialized view: its query, and its key as a primary key
+    // (<view>_pkey, an index and a constraint). `key` holds attnums.
+    std::string definition;
+    std::vector<int> key;
+    int64_t indexOid = 0;
+    int64_t constraintOid = 0;
+    // An index (kind i): the relation it indexes.
+    int64_t indexedOid = 0;
   };
   struct RoutineEntry {
     int64_t oid = 0;
@@ -121,9 +138,15 @@ class SystemCatalog final : public PgSession {
  private:
   int64_t roleOid(const std::string& name) const;
   std::vector<Row> rowsOf(const std::string& key) const;
+  // Fills in the materialized views' columns and keys (and their indexes'),
+  // once, from SessionView::viewLayout.
+  void resolveViews() const;
 
   SessionView session_;
-  std::vector<RelationEntry> relations_;  // rtsql's objects, then the system relations
+  // rtsql's objects, then the system relations; the views' columns are
+  // resolved when first read.
+  mutable std::vector<RelationEntry> relations_;
+  mutable std::once_flag viewsResolved_;
   std::vector<RoutineEntry> routines_;
   std::map<std::string, int64_t> roleOids_;  // lower-cased name -> OID
 };

@@ -326,6 +326,44 @@ ExprPtr buildArraySort(const std::string& name, std::vector<ExprPtr>& args, size
   return buildSortArray<true>(name, args, pos);
 }
 
+// _ordered_array_agg(arr, 'AD...'): PostgreSQL's array_agg(x ORDER BY k1,
+// k2 DESC, ...), which the parser writes as this call over
+// array_agg(struct(k1, k2, ..., x)). Sorts the structs by their leading
+// fields, each ascending (A, NULLs last) or descending (D, NULLs first) as
+// PostgreSQL orders them, equal keys in arrival order, and keeps the last
+// field of each.
+ExprPtr buildOrderedArrayAgg(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  requireArray(name, args, pos);
+  const DataTypePtr& item = elementOf(args[0]);
+  if (!args[1]->isConstant() || args[1]->type()->id != TypeId::String)
+    throwArgError(name, args, pos, "the second argument must be a constant STRING");
+  const std::string directions = args[1]->eval(Row{}).asString();
+  if (item->id != TypeId::Struct || item->fields.size() != directions.size() + 1)
+    throwArgError(name, args, pos, "the array's elements must be structs of the keys and a value");
+  return fn1(name, DataType::arrayOf(item->fields.back().type), args,
+             [directions](const Value& arr) {
+               ValueList items = arr.asList();
+               std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) {
+                 const ValueList& x = a.asList();
+                 const ValueList& y = b.asList();
+                 for (size_t k = 0; k < directions.size(); ++k) {
+                   const bool desc = directions[k] == 'D';
+                   if (x[k].isNull() || y[k].isNull()) {
+                     if (x[k].isNull() == y[k].isNull()) continue;
+                     return desc ? x[k].isNull() : y[k].isNull();
+                   }
+                   const int c = x[k].compare(y[k]);
+                   if (c != 0) return desc ? c > 0 : c < 0;
+                 }
+                 return false;
+               });
+               ValueList values;
+               values.reserve(items.size());
+               for (const Value& v : items) values.push_back(v.asList().back());
+               return Value::array(std::move(values));
+             });
+}
+
 // slice(arr, start, length): start is 1-based (negative counts from the end);
 // start 0 and a negative length are 22023, as in Spark.
 ExprPtr buildSlice(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -621,6 +659,7 @@ void registerNestedFunctions(FunctionTable& t) {
   t["arrays_overlap"] = {2, 2, buildArraysOverlap};
   t["sort_array"] = {1, 2, buildSortArray<false>};
   t["array_sort"] = {1, 2, buildArraySort};
+  t["_ordered_array_agg"] = {2, 2, buildOrderedArrayAgg};
   t["slice"] = {3, 3, buildSlice};
   t["flatten"] = {1, 1, buildFlatten};
   t["sequence"] = {2, 3, buildSequence};

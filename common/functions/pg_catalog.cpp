@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "common/pg_session.h"
@@ -121,6 +122,18 @@ ExprPtr buildTrueOfArgs(const std::string& name, std::vector<ExprPtr>& args, siz
 }
 
 ExprPtr nullOf(const DataTypePtr& type) { return makeLiteral(Value(), type); }
+
+// pg_table_is_visible(oid): whether the relation is found by its name alone,
+// false for information_schema's (off the search path, as in PostgreSQL).
+ExprPtr buildTableIsVisible(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argOid(name, args, 0, pos);
+  const PgSession* s = currentPgSession();
+  std::vector<int64_t> hidden = s ? s->relationsOffSearchPath() : std::vector<int64_t>{};
+  std::sort(hidden.begin(), hidden.end());
+  return fn1(name, boolType(), args, [hidden = std::move(hidden)](const Value& oid) {
+    return Value::boolean(!std::binary_search(hidden.begin(), hidden.end(), oid.asInt()));
+  });
+}
 
 // obj_description(oid [, catalog]) and col_description(table_oid, column):
 // the session's pg_description.
@@ -371,7 +384,7 @@ void registerPgCatalogFunctions(FunctionTable& t) {
   t["version"] = {0, 0, buildVersion};
   t["pg_get_userbyid"] = {1, 1, buildGetUserById};
   t["format_type"] = {2, 2, buildFormatType};
-  t["pg_table_is_visible"] = {1, 1, buildTrueOfArgs};
+  t["pg_table_is_visible"] = {1, 1, buildTableIsVisible};
   t["pg_type_is_visible"] = {1, 1, buildTrueOfArgs};
   t["pg_function_is_visible"] = {1, 1, buildTrueOfArgs};
   t["pg_collation_is_visible"] = {1, 1, buildTrueOfArgs};

@@ -1,7 +1,8 @@
 """Differential test of bounded queries against DuckDB: seeded random rows in
 two static tables, and the same rows as records of a Kafka topic read FOR
 OFFSETS BETWEEN 'earliest' AND 'latest'; then bounded GROUP BY, ORDER BY with
-LIMIT, a join and a LEFT JOIN under an aggregate, each compared row for row
+LIMIT, a join and a LEFT JOIN under an aggregate, ROW_NUMBER(), UNION and
+string_agg(... ORDER BY ...), each compared row for row
 with DuckDB's answer to the same query on the same rows (doubles within a
 relative 1e-9).
 
@@ -87,6 +88,19 @@ QUERIES = [
     "ORDER BY f.id",
     "SELECT n.label, count(f.id) AS c, sum(f.x) AS s FROM {names} n LEFT JOIN {facts} f "
     "ON f.k = n.k GROUP BY n.label ORDER BY n.label",
+    # ROW_NUMBER() numbering every row (the order keys are unique), also read
+    # through a subquery whose WHERE does not bound the rank.
+    "SELECT id, g, row_number() OVER (PARTITION BY g ORDER BY id) AS rn FROM {facts} "
+    "ORDER BY id",
+    "SELECT * FROM (SELECT id, k, row_number() OVER (PARTITION BY k ORDER BY id DESC) AS rn "
+    "FROM {facts}) s WHERE id < 300 ORDER BY id",
+    # UNION removes duplicates across and within its terms.
+    "SELECT k FROM {facts} WHERE x > 400 UNION SELECT k FROM {names} ORDER BY k NULLS LAST",
+    "SELECT g, k FROM {facts} WHERE x < -450 UNION SELECT g, k FROM {facts} WHERE y > 95 "
+    "ORDER BY g NULLS LAST, k NULLS LAST",
+    # Ordered aggregates.
+    "SELECT g, string_agg(CAST(id AS VARCHAR), ',' ORDER BY x DESC NULLS FIRST, id) AS ids "
+    "FROM {facts} WHERE id < 200 GROUP BY g ORDER BY g NULLS LAST",
 ]
 
 

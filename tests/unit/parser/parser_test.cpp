@@ -618,9 +618,19 @@ TEST_CASE("UNION ALL, ORDER BY, LIMIT") {
   CHECK(*q->limit == 10);
   CHECK(*parseQuery("(SELECT a FROM t LIMIT 3)")->limit == 3);
 
-  SqlError e = parseError("SELECT a FROM x UNION SELECT b FROM y");
-  CHECK(e.sqlstate() == "0A000");
-  CHECK(e.position() == 16);
+  // UNION without ALL: SELECT DISTINCT * over the UNION ALL of the terms up
+  // to it (left-associative), then the terms after it.
+  auto u = parseQuery("SELECT a FROM x UNION SELECT b FROM y UNION ALL SELECT c FROM z");
+  REQUIRE(u->terms.size() == 2);
+  CHECK(u->terms[0].distinct);
+  REQUIRE(u->terms[0].from);
+  CHECK(u->terms[0].from->kind == ast::TableRef::Kind::Subquery);
+  CHECK(u->terms[0].from->subquery->terms.size() == 2);
+  CHECK(u->terms[0].items[0].expr->kind == ast::ExprKind::Star);
+  CHECK(!u->terms[1].distinct);
+  auto all = parseQuery("SELECT a FROM x UNION ALL SELECT b FROM y UNION SELECT c FROM z");
+  REQUIRE(all->terms.size() == 1);
+  CHECK(all->terms[0].from->subquery->terms.size() == 3);
   CHECK(parseError("SELECT 1 LIMIT 99999999999999999999999").sqlstate() == "22003");
 }
 

@@ -1,0 +1,132 @@
+"""Drivers' metadata calls against the real rtsqld, run through the real
+tools: SQLAlchemy 2's inspector (table, view and materialized view names,
+has_table), pandas' read_sql of a materialized view, and the PostgreSQL JDBC
+driver's DatabaseMetaData (getTables, getColumns of a table and of a view) and
+a JDBC transaction, from a small Java program (tests/e2e/jdbc/JdbcMetadata.java).
+Each reads the catalog as PostgreSQL shows it with its own queries
+(tests/data/pg_clients/catalog_queries.sql); docs/operations.md ("Clients and
+tools") says what works with each tool."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import unique, wait_for
+
+JDBC_DIR = Path(__file__).resolve().parent / "jdbc"
+WAIT_S = 60  # bound on the wait for a view's rows
+
+
+@pytest.fixture(scope="module")
+def objects(server, kafka):
+    """A static table, a Kafka source with records, and a materialized view
+    over it whose rows are known: (table, source, view, expected view rows)."""
+    table, source, view = unique("pgd_codes"), unique("pgd_orders"), unique("pgd_totals")
+    topic = unique("pgd_in")
+    kafka.create_topic(topic)
+    recs = [{"user_id": f"u{i % 3}", "qty": i} for i in range(12)]
+    kafka.produce(topic, recs)
+    server.query(f"CREATE TABLE {table} (code STRING, label STRING)")
+    server.query(f"INSERT INTO {table} VALUES ('a', 'alpha'), ('b', 'beta')")
+    server.query(f"CREATE SOURCE {source} (user_id STRING, qty INT) WITH ({kafka.options()}, "
+                 f"subscribe = '{topic}', startingOffsets = 'earliest', format = 'json')")
+    server.query(f"CREATE MATERIALIZED VIEW {view} AS SELECT user_id, count(*) AS n, "
+                 f"sum(qty) AS total FROM {source} GROUP BY user_id")
+    want = sorted((f"u{k}", 4, sum(i for i in range(12) if i % 3 == k)) for k in range(3))
+    return table, source, view, want
+
+
+def engine_of(server):
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    return sqlalchemy.create_engine(
+        f"postgresql+psycopg://rtsql@{server.host}:{server.port}/rtsql",
+        connect_args={"connect_timeout": 10})
+
+
+def test_sqlalchemy_inspector_lists_tables_and_views(server, objects):
+    import sqlalchemy
+    table, source, view, _ = objects
+    engine = engine_of(server)
+    try:
+        inspector = sqlalchemy.inspect(engine)
+        # Sources and static tables are tables; a materialized view is one.
+        tables = inspector.get_table_names()
+        assert table in tables and source in tables, tables
+        assert view not in tables, tables
+        assert inspector.get_view_names() == []
+        assert view in inspector.get_materialized_view_names()
+        assert inspector.has_table(table)
+        assert inspector.has_table(view)
+        assert not inspector.has_table(unique("pgd_missing"))
+        schemas = inspector.get_schema_names()
+        assert "public" in schemas, schemas
+    finally:
+        engine.dispose()
+
+
+def test_pandas_reads_a_materialized_view(server, objects):
+    pandas = pytest.importorskip("pandas")
+    _, _, view, want = objects
+    engine = engine_of(server)
+    try:
+        last = []
+
+        def converged():
+            frame = pandas.read_sql(f"SELECT * FROM {view}", engine)
+            last[:] = [frame]
+            rows = sorted((r.user_id, int(r.n), int(r.total)) for r in frame.itertuples())
+            return list(frame.columns) == ["user_id", "n", "total"] and rows == want
+
+        wait_for(converged, WAIT_S, f"read_sql of {view} to give {want} (last: {last})")
+        # A bounded query over the view, in a transaction as SQLAlchemy runs it.
+        frame = pandas.read_sql(
+            f"SELECT user_id, total FROM {view} WHERE n > 0 ORDER BY total DESC", engine)
+        assert list(frame["total"]) == sorted((t for _, _, t in want), reverse=True)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def jdbc_classpath(tmp_path_factory):
+    """The driver jar (fetched once by jdbc/fetch.sh, cached, within a time
+    limit) and the compiled JdbcMetadata; skips when Java is absent."""
+    javac, java = shutil.which("javac"), shutil.which("java")
+    if not javac or not java:
+        pytest.skip("the JDBC check needs a JDK (javac and java)")
+    fetch = subprocess.run(["bash", str(JDBC_DIR / "fetch.sh")], capture_output=True, text=True,
+                           timeout=600)
+    assert fetch.returncode == 0, f"the PostgreSQL JDBC driver was not fetched:\n{fetch.stderr}"
+    jar = fetch.stdout.strip().splitlines()[-1]
+    out = tmp_path_factory.mktemp("jdbc_metadata")
+    subprocess.run([javac, "-cp", jar, "-d", str(out), str(JDBC_DIR / "JdbcMetadata.java")],
+                   check=True, timeout=300)
+    return f"{jar}{os.pathsep}{out}"
+
+
+def test_jdbc_database_metadata_and_a_transaction(server, objects, jdbc_classpath):
+    table, source, view, want = objects
+    # The view's columns come from its running plan: there once it is created.
+    p = subprocess.run(
+        ["java", "-cp", jdbc_classpath, "JdbcMetadata",
+         f"jdbc:postgresql://{server.host}:{server.port}/rtsql", table, view],
+        capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, f"JdbcMetadata failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
+    lines = p.stdout.strip().splitlines()
+    assert lines[-1] == "OK", p.stdout
+    assert f"TABLE TABLE|public|{table}" in lines, lines
+    assert f"TABLE TABLE|public|{source}" in lines, lines
+    assert f"TABLE MATERIALIZED VIEW|public|{view}" in lines, lines
+    assert "TABLE SYSTEM TABLE|pg_catalog|pg_class" in lines, lines
+    columns = [line for line in lines if line.startswith("COLUMN ")]
+    assert columns == [
+        f"COLUMN {table}|code|text|1|YES",
+        f"COLUMN {table}|label|text|2|YES",
+        f"COLUMN {view}|user_id|text|1|YES",
+        f"COLUMN {view}|n|int8|2|YES",
+        f"COLUMN {view}|total|int8|3|YES",
+    ], columns
+    # setAutoCommit(false), a query, commit().
+    assert "TX 2" in lines, lines
