@@ -25,6 +25,11 @@
 
 namespace rtsql {
 
+// The name of the hidden result column a bounded query sorts by when its
+// ORDER BY item `i` (from 0) names a column it does not select (psql's
+// ORDER BY a.attnum): the planner adds it, the run sorts by it and drops it.
+inline std::string boundedOrderColumn(size_t i) { return "?order " + std::to_string(i + 1) + "?"; }
+
 // The connector name of a bounded relation's scan in a physical plan.
 inline constexpr const char* kBoundedConnector = "bounded";
 

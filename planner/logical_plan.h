@@ -125,7 +125,12 @@ class QueryBinder {
                                 const std::string& hint = {}) const;
   // The user functions the query's expressions may call: the catalog's.
   UserFunctions functions() const { return UserFunctions{ctx_.catalog}; }
-  BoundQuery bindSelect(const ast::Select& s, bool top) const;
+  // `orderBy`: the top ORDER BY of a bounded query, whose names of columns
+  // it does not select become hidden columns (appendOrderColumns).
+  BoundQuery bindSelect(const ast::Select& s, bool top,
+                        const std::vector<ast::OrderItem>* orderBy = nullptr) const;
+  void appendOrderColumns(const std::vector<ast::OrderItem>& orderBy, const Scope& scope,
+                          std::vector<OutputColumn>& outputs) const;
   // A FROM name's FOR OFFSETS BETWEEN range: 0A000 outside a bounded query
   // or over a source that is not Kafka's, 22023 for other bounds.
   void checkOffsetRange(const ast::TableRef& ref) const;

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "planner/shard_plan.h"
+#include "planner/bounded_relation.h"
 #include "planner/late_rows.h"
 #include "planner/logical_plan.h"
 #include "planner/row_errors.h"
@@ -425,6 +426,11 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
 PhysicalPlan planBoundedQuery(const ast::Query& query, const PlanContext& ctx) {
   if (!ctx.boundedRelation) throw InternalError("a bounded query planned without its relations");
   PhysicalPlan plan = planQuery(query, ctx);
+  // The columns only ORDER BY reads are not the result's.
+  for (size_t i = 0; i < query.orderBy.size(); ++i) {
+    const int at = plan.sink.input.find(boundedOrderColumn(i));
+    if (at >= 0) plan.sink.input.columns[static_cast<size_t>(at)].hidden = true;
+  }
   // Its result is applied change by change, and an update without the row it
   // replaces needs a key the select list may have dropped (a count per
   // customer without the customer): every aggregation spells out its

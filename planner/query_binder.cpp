@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include "common/pg_session.h"
+#include "planner/bounded_relation.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
 #include "planner/processor.h"
+#include "planner/row_subquery.h"
 
 namespace rtsql::planner_detail {
 
@@ -202,7 +204,7 @@ BoundQuery QueryBinder::bindQuery(const ast::Query& q, bool top, size_t limitPos
     throw err;
   }
   if (q.terms.size() > 1) return bindUnion(q, top);
-  return bindSelect(q.terms[0], top);
+  return bindSelect(q.terms[0], top, top && ctx_.boundedRelation ? &q.orderBy : nullptr);
 }
 
 std::vector<OutputColumn> QueryBinder::bindItems(const ast::Select& s, const Scope& scope) const {
@@ -215,7 +217,16 @@ std::vector<ItemColumns> QueryBinder::bindItemsInto(const ast::Select& s, const 
                                                     std::vector<OutputColumn>& out,
                                                     const std::function<bool(size_t)>& skip) const {
   std::vector<ItemColumns> taken(s.items.size());
-  ExprBinder binder(scope, ExprContext::SelectList, functions());
+  // A bounded query's subqueries in the select list are evaluated per row
+  // over the finite relations they read (row_subquery.h).
+  BindHook subqueries;
+  if (ctx_.boundedRelation) {
+    subqueries = [this, &scope](const ast::Expr& e) -> ExprPtr {
+      if (e.kind != ast::ExprKind::Subquery) return nullptr;
+      return bindRowSubquery(e, scope, ctx_, functions());
+    };
+  }
+  ExprBinder binder(scope, ExprContext::SelectList, functions(), subqueries);
   for (size_t i = 0; i < s.items.size(); ++i) {
     taken[i].first = out.size();
     taken[i].end = out.size();
@@ -237,7 +248,46 @@ std::vector<ItemColumns> QueryBinder::bindItemsInto(const ast::Select& s, const 
   return taken;
 }
 
-BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
+// A bounded query's ORDER BY may name a column it does not select, as
+// PostgreSQL's does (psql sends ORDER BY a.attnum): such an item is bound
+// over FROM into a hidden output column (boundedOrderColumn), which the run
+// sorts by and drops (server/bounded_query.cpp). An item that names a
+// selected column, a position or an expression over selected columns stays
+// the run's.
+void QueryBinder::appendOrderColumns(const std::vector<ast::OrderItem>& orderBy,
+                                     const Scope& scope, std::vector<OutputColumn>& outputs) const {
+  Scope selected;
+  for (const OutputColumn& o : outputs) {
+    selected.columns.push_back(ScopeColumn{"", o.name, o.expr->type(), false, o.expr});
+  }
+  for (size_t i = 0; i < orderBy.size(); ++i) {
+    const ast::Expr& e = *orderBy[i].expr;
+    if (e.kind == ast::ExprKind::Literal) continue;
+    if (e.kind == ast::ExprKind::Column && e.parts.size() == 2 &&
+        selected.columns.end() != std::find_if(selected.columns.begin(), selected.columns.end(),
+                                               [&](const ScopeColumn& c) {
+                                                 return iequals(c.name, e.parts[1]);
+                                               })) {
+      continue;  // ORDER BY s.amount names the selected amount
+    }
+    try {
+      ExprBinder(selected, ExprContext::General, functions()).bind(e);
+      continue;
+    } catch (const SqlError& err) {
+      if (err.sqlstate() != std::string(sqlstate::kUndefinedColumn)) continue;
+    }
+    ExprPtr bound;
+    try {
+      bound = ExprBinder(scope, ExprContext::General, functions()).bind(e);
+    } catch (const SqlError&) {
+      continue;  // the run's binding says what is wrong
+    }
+    outputs.push_back(OutputColumn{boundedOrderColumn(i), std::move(bound), e.pos});
+  }
+}
+
+BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top,
+                                   const std::vector<ast::OrderItem>* orderBy) const {
   if (!s.from) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    mode_ == Mode::Flow ? "a flow must read FROM a source"
@@ -314,6 +364,7 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top) const {
       out = bindDedup(s, std::move(rel));
     } else {
       out.outputs = bindItems(s, rel.scope);
+      if (orderBy) appendOrderColumns(*orderBy, rel.scope, out.outputs);
       out.node = rel.node;
       out.eventTime = rel.eventTime;
       out.sourceName = rel.sourceName;
@@ -690,6 +741,12 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
   Relation rel;
   rel.name = qualifier;
   rel.pos = ref.pos;
+  if (ref.on) {  // a set-returning function (ast_builder.cpp)
+    unsupported(fmt::format("a set-returning function ({}) in FROM", ref.name),
+                ref.pos,
+                "it is read in a subquery of a bounded SELECT's select list: "
+                "ARRAY(SELECT x FROM unnest(a) x)");
+  }
   if (ref.offsetRange) checkOffsetRange(ref);
   if (ctx_.boundedRelation) {
     // A bounded query reads a finite relation as a source of its own

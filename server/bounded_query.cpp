@@ -359,12 +359,19 @@ struct SortKey {
 
 // Binds the query's ORDER BY over its result columns: a position (ORDER BY
 // 2), a column's name, or an expression over them.
-std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result,
+std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result, const Schema& all,
                                  const Catalog* catalog) {
   std::vector<SortKey> keys;
-  for (const ast::OrderItem& item : q.orderBy) {
+  for (size_t i = 0; i < q.orderBy.size(); ++i) {
+    const ast::OrderItem& item = q.orderBy[i];
     SortKey key;
     key.descending = item.descending;
+    // A column the query does not select, which the planner added hidden.
+    if (const int hidden = all.find(boundedOrderColumn(i)); hidden >= 0) {
+      key.column = hidden;
+      keys.push_back(std::move(key));
+      continue;
+    }
     const ast::Expr& e = *item.expr;
     if (e.kind == ast::ExprKind::Literal && e.literal.kind == ast::LiteralKind::Integer) {
       int64_t n = 0;
@@ -522,7 +529,8 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
     if (!c.hidden) resultSchema.columns.push_back(c);
   }
   // Bound before anything runs: a wrong ORDER BY fails at once.
-  const std::vector<SortKey> order = bindOrderBy(query, resultSchema, run.catalog);
+  const std::vector<SortKey> order =
+      bindOrderBy(query, resultSchema, plan.sink.input, run.catalog);
   if (plan.output.mode != ChangelogMode::Append && !plan.output.uniqueKey &&
       plan.output.mode != ChangelogMode::Retract) {
     throw InternalError("a bounded query's updates without a key to apply them by");
