@@ -4,6 +4,7 @@
 #include "server/engine.h"
 #include "server/system_catalog.h"
 #include "server/users.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -21,7 +22,16 @@ std::unique_ptr<SystemCatalog> Engine::systemCatalog(const EngineSession& s) con
     view.superusers = options_.superusers;
   }
   view.settings = settingsOf(s);
-  return std::make_unique<SystemCatalog>(catalogOf(s), std::move(view));
+  const Catalog& catalog = catalogOf(s);
+  if (views_) {
+    for (const auto& f : catalog.flows()) {
+      if (!f->materializedView) continue;
+      if (std::optional<ViewLayout> layout = views_->layout(f->name)) {
+        view.viewColumns.emplace(toLower(f->name), layout->schema);
+      }
+    }
+  }
+  return std::make_unique<SystemCatalog>(catalog, std::move(view));
 }
 
 }  // namespace rtsql

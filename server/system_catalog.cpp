@@ -122,6 +122,9 @@ const RelationSpec kRelations[] = {
      "oid:o opcmethod:o opcname:n opcnamespace:o opcowner:o opcfamily:o opcintype:o "
      "opcdefault:b opckeytype:o"},
     {"pg_catalog", "pg_tablespace", 1213, 'r', "oid:o spcname:n spcowner:o spcacl:a spcoptions:a"},
+    {"pg_catalog", "pg_foreign_table", 3118, 'r', "ftrelid:o ftserver:o ftoptions:a"},
+    {"pg_catalog", "pg_foreign_server", 1417, 'r',
+     "oid:o srvname:n srvowner:o srvfdw:o srvtype:t srvversion:t srvacl:a srvoptions:a"},
     {"pg_catalog", "pg_tables", 0, 'v',
      "schemaname:n tablename:n tableowner:n tablespace:n hasindexes:b hasrules:b hastriggers:b "
      "rowsecurity:b"},
@@ -281,8 +284,18 @@ SystemCatalog::SystemCatalog(const Catalog& catalog, SessionView session)
     }
     byName.emplace(toLower(k->name), std::move(r));
   }
-  // Materialized views belong here as relkind 'm' with their columns, and
-  // their keys as pg_index rows (indisunique), once the catalog has them.
+  // Materialized views are relkind 'm' with the columns of their flow's plan.
+  // Their keys could be pg_index rows (indisunique); they are not yet.
+  for (const auto& f : catalog.flows()) {
+    if (!f->materializedView) continue;
+    RelationEntry r;
+    r.name = f->name;
+    r.kind = 'm';
+    auto columns = session_.viewColumns.find(toLower(f->name));
+    if (columns != session_.viewColumns.end()) r.columns = columns->second;
+    r.description = "rtsql materialized view";
+    byName.emplace(toLower(f->name), std::move(r));
+  }
   for (auto& [key, r] : byName) {
     r.oid = stableOid("relation:" + key, used);
     relations_.push_back(std::move(r));
@@ -588,6 +601,7 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
   }
   // pg_index, pg_inherits, pg_attrdef, pg_constraint, pg_auth_members,
   // pg_policy, pg_statistic_ext, pg_publication*, pg_sequence, pg_opclass,
+  // pg_foreign_table, pg_foreign_server,
   // pg_views, pg_matviews and information_schema.views have no rows: rtsql
   // has none of those objects (a materialized view's key will be pg_index's).
   return rows;

@@ -50,6 +50,9 @@ struct SessionView {
   std::vector<std::string> superusers;
   // The session's settings (SET and their defaults), for pg_settings.
   std::vector<std::pair<std::string, std::string>> settings;
+  // The columns of each materialized view whose flow has a plan, by its
+  // lower-cased name (a view without one is listed without columns).
+  std::map<std::string, Schema> viewColumns;
 };
 
 // One relation's columns and rows, as a static table's.
