@@ -275,6 +275,14 @@ SystemCatalog::SystemCatalog(const Catalog& catalog, SessionView session)
     RelationEntry r;
     r.name = k->name;
     r.kind = 'f';
+    // psql's \d of a foreign table needs its server: the sink's connector.
+    auto server = serverOids_.find(k->connector);
+    if (server == serverOids_.end()) {
+      server = serverOids_.emplace(k->connector, stableOid("server:" + k->connector, used)).first;
+    }
+    r.serverOid = server->second;
+    if (!k->format.empty()) r.foreignOptions.push_back("format=" + k->format);
+    if (k->options.has("topic")) r.foreignOptions.push_back("topic=" + k->options.getString("topic"));
     r.description = fmt::format("rtsql sink ({})", connectorText(k->connector, k->format));
     auto w = writers.find(toLower(k->name));
     if (w != writers.end()) {
@@ -522,6 +530,18 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
                       oid == 100 ? nullV() : textV(name), oid == 100 ? nullV() : textV(name),
                       nullV(), nullV()});
     }
+  } else if (key == "pg_catalog.pg_foreign_server") {
+    for (const auto& [connector, oid] : serverOids_) {
+      rows.push_back({oidV(oid), textV(connector), oidV(owner), oidV(0), nullV(), nullV(), nullV(),
+                      nullV()});
+    }
+  } else if (key == "pg_catalog.pg_foreign_table") {
+    for (const auto& r : relations_) {
+      if (r.kind != 'f') continue;
+      ValueList options;
+      for (const auto& o : r.foreignOptions) options.push_back(textV(o));
+      rows.push_back({oidV(r.oid), oidV(r.serverOid), Value::array(std::move(options))});
+    }
   } else if (key == "pg_catalog.pg_tablespace") {
     rows.push_back({oidV(1663), textV("pg_default"), oidV(owner), nullV(), nullV()});
   } else if (key == "pg_catalog.pg_tables") {
@@ -601,7 +621,6 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
   }
   // pg_index, pg_inherits, pg_attrdef, pg_constraint, pg_auth_members,
   // pg_policy, pg_statistic_ext, pg_publication*, pg_sequence, pg_opclass,
-  // pg_foreign_table, pg_foreign_server,
   // pg_views, pg_matviews and information_schema.views have no rows: rtsql
   // has none of those objects (a materialized view's key will be pg_index's).
   return rows;

@@ -110,6 +110,10 @@ class SystemCatalog final : public PgSession {
     char kind = 'r';  // r table, f foreign table (a sink), v view, m materialized view
     Schema columns;   // hidden ones are system columns (negative attnum)
     std::string description;
+    // A sink: its foreign server (its connector) and the options
+    // pg_foreign_table shows ('format=json', 'topic=t'; never a secret).
+    int64_t serverOid = 0;
+    std::vector<std::string> foreignOptions;
   };
   struct RoutineEntry {
     int64_t oid = 0;
@@ -129,6 +133,7 @@ class SystemCatalog final : public PgSession {
   std::vector<RelationEntry> relations_;  // rtsql's objects, then the system relations
   std::vector<RoutineEntry> routines_;
   std::map<std::string, int64_t> roleOids_;  // lower-cased name -> OID
+  std::map<std::string, int64_t> serverOids_;  // a sink's connector -> its foreign server's OID
 };
 
 }  // namespace rtsql
