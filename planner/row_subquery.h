@@ -14,8 +14,9 @@
 //
 // What the subquery may hold: one SELECT (no UNION, GROUP BY, HAVING or
 // DISTINCT) over named finite relations, subqueries in FROM, inner, LEFT and
-// CROSS joins, and the set-returning functions unnest(array) and
-// generate_series(start, stop[, step]); WHERE; ORDER BY, LIMIT and OFFSET;
+// CROSS joins, and the set-returning functions unnest(array),
+// generate_series(start, stop[, step]) and pg_options_to_table(options);
+// WHERE; ORDER BY, LIMIT and OFFSET;
 // either plain items or only the aggregates count, collect_list/array_agg,
 // string_agg, min and max (a query without GROUP BY, one row). A scalar
 // subquery gives NULL without a row, its value with one, and PostgreSQL's
