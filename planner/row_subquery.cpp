@@ -83,6 +83,25 @@ class Budget {
   int64_t spent_ = 0;
 };
 
+// The budget of the outermost subquery being evaluated on this thread: a
+// subquery nested in another spends its enclosing one's, so that the bound
+// holds for the whole evaluation of one outer row.
+thread_local Budget* tlsBudget = nullptr;
+
+class BudgetScope {
+ public:
+  explicit BudgetScope(Budget& own) : previous_(tlsBudget) {
+    if (!tlsBudget) tlsBudget = &own;
+  }
+  ~BudgetScope() { tlsBudget = previous_; }
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+  Budget& budget() const { return *tlsBudget; }
+
+ private:
+  Budget* previous_;
+};
+
 bool isTrue(const Value& v) { return v.type() == TypeId::Boolean && v.asBool(); }
 
 std::vector<Row> run(const CompiledQuery& q, Row& row, Budget& budget);
@@ -295,7 +314,8 @@ class RowSubqueryExpr final : public Expr {
         text_(std::move(text)) {}
 
   Value eval(const Row& row) const override {
-    Budget budget;
+    Budget fresh;
+    const BudgetScope scope(fresh);
     Row own;
     if (top_) {
       own.resize(outerWidth_);
@@ -303,10 +323,11 @@ class RowSubqueryExpr final : public Expr {
     } else {
       own = row;
     }
-    std::vector<Row> rows = run(*query_, own, budget);
+    std::vector<Row> rows = run(*query_, own, scope.budget());
     if (rows.empty()) return Value();
     if (rows.size() > 1) {
-      throw SqlError(kCardinalityViolation, "more than one row returned by a subquery used as an expression")
+      throw SqlError(kCardinalityViolation,
+                     "more than one row returned by a subquery used as an expression")
           .withHint("add a condition or LIMIT 1 so that the subquery returns one row");
     }
     return std::move(rows[0][0]);
@@ -355,7 +376,9 @@ class SubqueryCompiler {
       refuse("UNION in a subquery of the select list", q.pos);
     }
     const ast::Select& s = q.terms[0];
-    if (s.distinct || !s.distinctOn.empty()) refuse("DISTINCT in a subquery of the select list", s.pos);
+    if (s.distinct || !s.distinctOn.empty()) {
+      refuse("DISTINCT in a subquery of the select list", s.pos);
+    }
     if (!s.groupBy.empty() || s.having) {
       refuse("GROUP BY or HAVING in a subquery of the select list", s.pos);
     }
@@ -595,7 +618,8 @@ class SubqueryCompiler {
           const size_t want = a.function == "string_agg" ? 2 : 1;
           if (e.args.size() != want) {
             throw SqlError(sqlstate::kUndefinedFunction,
-                           fmt::format("{}() takes {} argument{}", fname, want, want > 1 ? "s" : ""),
+                           fmt::format("{}() takes {} argument{}", fname, want,
+                                       want > 1 ? "s" : ""),
                            e.pos);
           }
           a.arg = bindAt(*e.args[0], level, ExprContext::AggregateArg);

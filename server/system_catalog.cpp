@@ -282,7 +282,9 @@ SystemCatalog::SystemCatalog(const Catalog& catalog, SessionView session)
     }
     r.serverOid = server->second;
     if (!k->format.empty()) r.foreignOptions.push_back("format=" + k->format);
-    if (k->options.has("topic")) r.foreignOptions.push_back("topic=" + k->options.getString("topic"));
+    if (k->options.has("topic")) {
+      r.foreignOptions.push_back("topic=" + k->options.getString("topic"));
+    }
     r.description = fmt::format("rtsql sink ({})", connectorText(k->connector, k->format));
     auto w = writers.find(toLower(k->name));
     if (w != writers.end()) {
