@@ -1049,6 +1049,11 @@ ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos)
       if (lname == sym) return makeCompare(lname, op, std::move(args[0]), std::move(args[1]), pos);
     if (lname == "+" || lname == "-" || lname == "*" || lname == "/" || lname == "%")
       return makeArith(lname, std::move(args[0]), std::move(args[1]), pos);
+    if (lname == "||" &&
+        (args[0]->type()->id == TypeId::Array || args[1]->type()->id == TypeId::Array)) {
+      // Two arrays joined, as Spark's || and PostgreSQL's array || array.
+      return makeCall("concat", std::move(args), pos);
+    }
     if (lname == "||") {
       argString("||", args, 0, pos);
       argString("||", args, 1, pos);

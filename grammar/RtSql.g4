@@ -307,6 +307,8 @@ relationPrimary
       USING PROCESSOR processor=identifier withOptions? RPAREN tableAlias?  # transformRelation
     // pg_catalog.pg_class, information_schema.tables, public.clicks.
     | schema=identifier DOT name=fieldName tableAlias?  # qualifiedRelation
+    // A set-returning function: unnest(a) x, pg_catalog.generate_series(1, 3) s.
+    | (fschema=identifier DOT)? fname=identifier LPAREN (expr (COMMA expr)*)? RPAREN tableAlias?  # functionRelation
     ;
 
 // A bounded read of a source: FROM s FOR OFFSETS BETWEEN 'earliest' AND 'latest'.

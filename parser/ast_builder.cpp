@@ -1220,6 +1220,29 @@ ast::TableRefPtr AstBuilder::relationPrimary(P::RelationPrimaryContext* ctx) {
     t->alias = aliasOf(tr->tableAlias());
     return t;
   }
+  if (auto* fr = dynamic_cast<P::FunctionRelationContext*>(ctx)) {
+    auto t = std::make_unique<ast::TableRef>();
+    t->kind = ast::TableRef::Kind::Named;
+    t->pos = startOf(ctx);
+    // pg_catalog.unnest is unnest: the functions are PostgreSQL's own.
+    if (fr->fschema != nullptr) {
+      const std::string schema = lower(identifier(fr->fschema));
+      if (schema != "pg_catalog" && schema != "public") {
+        throw SqlError(sqlstate::kUndefinedObject,
+                       fmt::format("schema \"{}\" does not exist", schema), startOf(fr->fschema));
+      }
+    }
+    auto call = newExpr(ast::ExprKind::Call, ctx);
+    call->name = lower(identifier(fr->fname));
+    for (auto* e : fr->expr()) call->args.push_back(expr(e));
+    // A set-returning function in FROM is a named relation whose `on` holds
+    // its call (`on` is a join's otherwise): the function's name is the
+    // relation's, the alias names the relation and its one column.
+    t->name = call->name;
+    t->alias = aliasOf(fr->tableAlias());
+    t->on = std::move(call);
+    return t;
+  }
   auto* nested = dynamic_cast<P::NestedRelationContext*>(ctx);
   return relation(nested->relation());
 }

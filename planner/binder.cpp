@@ -117,6 +117,49 @@ ExprPtr numberFromStringLiteral(const ast::Expr& written, const ExprPtr& bound, 
   return makeCast(bound, other->type(), written.pos);
 }
 
+// `bound` as an array of `other`'s type when the user wrote it as a string
+// literal in PostgreSQL's array form ('{0}', '{a,"b c",NULL}') and `other`
+// is an array, as PostgreSQL reads an untyped literal (psql writes
+// pol.polroles = '{0}'); anything else as it is.
+ExprPtr arrayFromStringLiteral(const ast::Expr& written, const ExprPtr& bound,
+                               const ExprPtr& other) {
+  if (written.kind != ast::ExprKind::Literal || written.literal.kind != ast::LiteralKind::String ||
+      other->type()->id != TypeId::Array || !bound->isConstant()) {
+    return bound;
+  }
+  const Value v = bound->eval(Row{});
+  if (v.isNull()) return bound;
+  const std::string& text = v.asString();
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') {
+    throw SqlError(sqlstate::kInvalidTextRepresentation,
+                   fmt::format("malformed array literal: \"{}\"", text), written.pos)
+        .withHint("an array literal is written '{a,b,...}'");
+  }
+  ValueList items;
+  const std::string inner = text.substr(1, text.size() - 2);
+  size_t at = 0;
+  while (!inner.empty() && at <= inner.size()) {
+    size_t end = inner.find(',', at);
+    if (end == std::string::npos) end = inner.size();
+    std::string item = inner.substr(at, end - at);
+    const size_t first = item.find_first_not_of(' ');
+    const size_t last = item.find_last_not_of(' ');
+    item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
+    if (iequals(item, "NULL")) {
+      items.emplace_back();
+    } else {
+      if (item.size() >= 2 && item.front() == '"' && item.back() == '"') {
+        item = item.substr(1, item.size() - 2);
+      }
+      items.push_back(Value::string(std::move(item)));
+    }
+    at = end + 1;
+  }
+  ExprPtr strings = makeLiteral(Value::array(std::move(items)),
+                                DataType::arrayOf(DataType::of(TypeId::String)));
+  return makeCast(std::move(strings), other->type(), written.pos);
+}
+
 std::string joinParts(const std::vector<std::string>& parts) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -426,6 +469,8 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
         // PostgreSQL reads an untyped literal (psql writes c.oid = '16384').
         l = numberFromStringLiteral(*e.args[0], l, r);
         r = numberFromStringLiteral(*e.args[1], r, l);
+        l = arrayFromStringLiteral(*e.args[0], l, r);
+        r = arrayFromStringLiteral(*e.args[1], r, l);
       }
       if (op == "!=") op = "<>";
       if (op == "==") op = "=";

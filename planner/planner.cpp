@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "planner/shard_plan.h"
+#include "planner/bounded_relation.h"
 #include "planner/late_rows.h"
 #include "planner/logical_plan.h"
 #include "planner/row_errors.h"

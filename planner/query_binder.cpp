@@ -6,10 +6,12 @@
 #include <algorithm>
 
 #include "common/pg_session.h"
+#include "planner/bounded_relation.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
 #include "planner/processor.h"
 #include "planner/view_input.h"
+#include "planner/row_subquery.h"
 
 namespace rtsql::planner_detail {
 
@@ -242,7 +244,16 @@ std::vector<ItemColumns> QueryBinder::bindItemsInto(const ast::Select& s, const 
                                                     std::vector<OutputColumn>& out,
                                                     const std::function<bool(size_t)>& skip) const {
   std::vector<ItemColumns> taken(s.items.size());
-  ExprBinder binder(scope, ExprContext::SelectList, functions());
+  // A bounded query's subqueries in the select list are evaluated per row
+  // over the finite relations they read (row_subquery.h).
+  BindHook subqueries;
+  if (ctx_.boundedRelation) {
+    subqueries = [this, &scope](const ast::Expr& e) -> ExprPtr {
+      if (e.kind != ast::ExprKind::Subquery) return nullptr;
+      return bindRowSubquery(e, scope, ctx_, functions());
+    };
+  }
+  ExprBinder binder(scope, ExprContext::SelectList, functions(), subqueries);
   for (size_t i = 0; i < s.items.size(); ++i) {
     taken[i].first = out.size();
     taken[i].end = out.size();
@@ -724,6 +735,12 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
   Relation rel;
   rel.name = qualifier;
   rel.pos = ref.pos;
+  if (ref.on) {  // a set-returning function (ast_builder.cpp)
+    unsupported(fmt::format("a set-returning function ({}) in FROM", ref.name),
+                ref.pos,
+                "it is read in a subquery of a bounded SELECT's select list: "
+                "ARRAY(SELECT x FROM unnest(a) x)");
+  }
   if (ref.offsetRange) checkOffsetRange(ref);
   if (ctx_.boundedRelation) {
     // A bounded query reads a finite relation as a source of its own

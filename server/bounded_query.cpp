@@ -394,7 +394,8 @@ std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result, cons
         key.expr = bindExpression(e, result, catalog);
       } catch (SqlError& err) {
         if (err.sqlstate() == std::string(sqlstate::kUndefinedColumn)) {
-          err.withHint("a bounded query's ORDER BY names the columns it selects");
+          err.withHint("a bounded query's ORDER BY names a column it selects, a position, or "
+                       "a column of its FROM");
         }
         throw;
       }

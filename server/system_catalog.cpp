@@ -122,6 +122,9 @@ const RelationSpec kRelations[] = {
      "oid:o opcmethod:o opcname:n opcnamespace:o opcowner:o opcfamily:o opcintype:o "
      "opcdefault:b opckeytype:o"},
     {"pg_catalog", "pg_tablespace", 1213, 'r', "oid:o spcname:n spcowner:o spcacl:a spcoptions:a"},
+    {"pg_catalog", "pg_foreign_table", 3118, 'r', "ftrelid:o ftserver:o ftoptions:a"},
+    {"pg_catalog", "pg_foreign_server", 1417, 'r',
+     "oid:o srvname:n srvowner:o srvfdw:o srvtype:t srvversion:t srvacl:a srvoptions:a"},
     {"pg_catalog", "pg_tables", 0, 'v',
      "schemaname:n tablename:n tableowner:n tablespace:n hasindexes:b hasrules:b hastriggers:b "
      "rowsecurity:b"},
@@ -272,6 +275,16 @@ SystemCatalog::SystemCatalog(const Catalog& catalog, SessionView session)
     RelationEntry r;
     r.name = k->name;
     r.kind = 'f';
+    // psql's \d of a foreign table needs its server: the sink's connector.
+    auto server = serverOids_.find(k->connector);
+    if (server == serverOids_.end()) {
+      server = serverOids_.emplace(k->connector, stableOid("server:" + k->connector, used)).first;
+    }
+    r.serverOid = server->second;
+    if (!k->format.empty()) r.foreignOptions.push_back("format=" + k->format);
+    if (k->options.has("topic")) {
+      r.foreignOptions.push_back("topic=" + k->options.getString("topic"));
+    }
     r.description = fmt::format("rtsql sink ({})", connectorText(k->connector, k->format));
     auto w = writers.find(toLower(k->name));
     if (w != writers.end()) {
@@ -568,6 +581,18 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
                       charV(oid == 100 ? 'd' : 'c'), boolV(true), intV(-1),
                       oid == 100 ? nullV() : textV(name), oid == 100 ? nullV() : textV(name),
                       nullV(), nullV()});
+    }
+  } else if (key == "pg_catalog.pg_foreign_server") {
+    for (const auto& [connector, oid] : serverOids_) {
+      rows.push_back({oidV(oid), textV(connector), oidV(owner), oidV(0), nullV(), nullV(), nullV(),
+                      nullV()});
+    }
+  } else if (key == "pg_catalog.pg_foreign_table") {
+    for (const auto& r : relations_) {
+      if (r.kind != 'f') continue;
+      ValueList options;
+      for (const auto& o : r.foreignOptions) options.push_back(textV(o));
+      rows.push_back({oidV(r.oid), oidV(r.serverOid), Value::array(std::move(options))});
     }
   } else if (key == "pg_catalog.pg_tablespace") {
     rows.push_back({oidV(1663), textV("pg_default"), oidV(owner), nullV(), nullV()});

@@ -124,6 +124,10 @@ class SystemCatalog final : public PgSession {
     int64_t constraintOid = 0;
     // An index (kind i): the relation it indexes.
     int64_t indexedOid = 0;
+    // A sink: its foreign server (its connector) and the options
+    // pg_foreign_table shows ('format=json', 'topic=t'; never a secret).
+    int64_t serverOid = 0;
+    std::vector<std::string> foreignOptions;
   };
   struct RoutineEntry {
     int64_t oid = 0;
@@ -149,6 +153,7 @@ class SystemCatalog final : public PgSession {
   mutable std::once_flag viewsResolved_;
   std::vector<RoutineEntry> routines_;
   std::map<std::string, int64_t> roleOids_;  // lower-cased name -> OID
+  std::map<std::string, int64_t> serverOids_;  // a sink's connector -> its foreign server's OID
 };
 
 }  // namespace rtsql

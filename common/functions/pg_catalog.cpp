@@ -353,6 +353,42 @@ ExprPtr buildArrayUpper(const std::string& name, std::vector<ExprPtr>& args, siz
   });
 }
 
+// quote_ident(text): the text as an identifier, double-quoted unless it is
+// one already (lower-case letters, digits and underscores, not starting with
+// a digit); quote_literal(text): the text as a string literal, its quotes
+// doubled, and as E'...' with its backslashes doubled when it has any.
+// psql's \d of a foreign table (a sink) calls them over its options.
+ExprPtr buildQuoteIdent(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, stringType(), args, [](const Value& v) {
+    const std::string& id = v.asString();
+    bool plain = !id.empty() && !(id[0] >= '0' && id[0] <= '9');
+    for (char c : id) {
+      plain = plain && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+    }
+    if (plain) return Value::string(id);
+    std::string out = "\"";
+    for (char c : id) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    return Value::string(out + "\"");
+  });
+}
+
+ExprPtr buildQuoteLiteral(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  return fn1(name, stringType(), args, [](const Value& v) {
+    const std::string& text = v.asString();
+    std::string out = text.find('\\') == std::string::npos ? "'" : "E'";
+    for (char c : text) {
+      if (c == '\'' || c == '\\') out += c;
+      out += c;
+    }
+    return Value::string(out + "'");
+  });
+}
+
 // json_build_object(key, value, ...): a JSON object, as to_json(named_struct(...)) writes it.
 ExprPtr buildJsonBuildObject(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args.size() % 2 != 0) throwArgError(name, args, pos, "it takes keys and values in pairs");
@@ -402,6 +438,8 @@ void registerPgCatalogFunctions(FunctionTable& t) {
   t["pg_get_constraintdef"] = {1, 2, buildNullText};
   t["pg_get_viewdef"] = {1, 2, buildNullText};
   t["pg_encoding_to_char"] = {1, 1, buildEncodingToChar};
+  t["quote_ident"] = {1, 1, buildQuoteIdent};
+  t["quote_literal"] = {1, 1, buildQuoteLiteral};
   t["pg_get_function_result"] = {1, 1, buildFunctionSignature};
   t["pg_get_function_arguments"] = {1, 1, buildFunctionSignature};
   t["regclass"] = {1, 1, buildRegCast};

@@ -141,3 +141,30 @@ def test_bounded_read_of_a_topic_matches_duckdb(server, topic, query):
     ours = ours.replace(" NULLS LAST", "").replace(" NULLS FIRST", "")
     got = server.query(ours)
     assert same_rows(got, want), f"{ours}\nrtsql:  {got[:10]}\nduckdb: {want[:10]}"
+
+
+# Correlated subqueries in the select list (docs/sql.md, "Subqueries in a
+# bounded query's select list"), evaluated per row of the enclosing query:
+# aggregates, a single-row lookup, a non-equality correlation and a condition
+# on the outer row alone.
+SUBQUERY_QUERIES = [
+    "SELECT n.k, n.label, (SELECT count(*) FROM {facts} f WHERE f.k = n.k) AS c, "
+    "(SELECT max(f.y) FROM {facts} f WHERE f.k = n.k AND f.x > 0) AS hi, "
+    "(SELECT min(f.id) FROM {facts} f WHERE f.g = n.k % 5 AND f.x < -400) AS lo "
+    "FROM {names} n ORDER BY n.k",
+    "SELECT f.id, f.k, (SELECT n.label FROM {names} n WHERE n.k = f.k) AS label "
+    "FROM {facts} f WHERE f.id < 300 ORDER BY f.id",
+    "SELECT n.k, (SELECT f.id FROM {facts} f WHERE f.k = n.k AND f.x IS NOT NULL "
+    "ORDER BY f.x DESC, f.id LIMIT 1) AS top, "
+    "(SELECT count(*) FROM {facts} f WHERE f.k <> n.k AND n.k > 30 AND f.g = 1) AS others "
+    "FROM {names} n ORDER BY n.k",
+]
+
+
+@pytest.mark.parametrize("query", SUBQUERY_QUERIES)
+def test_select_list_subquery_matches_duckdb(server, tables, query):
+    facts, names, db = tables
+    sql = query.format(facts=facts, names=names)
+    want = db.execute(sql).fetchall()
+    got = server.query(sql)
+    assert same_rows(got, want), f"{sql}\nrtsql:  {got[:10]}\nduckdb: {want[:10]}"

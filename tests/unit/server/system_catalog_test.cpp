@@ -303,3 +303,53 @@ TEST_CASE("the session's functions read the SystemCatalog installed for the stat
   CHECK(eval("to_regclass", {text("clicks")}).isNull());
   CHECK(eval("pg_get_userbyid", {oid(10)}).asString() == "unknown (OID=10)");
 }
+
+TEST_CASE("a sink is a foreign table of its connector's server; a materialized view is relkind m") {
+  Catalog catalog;
+  fill(catalog);
+  FlowDef view;
+  view.name = "totals";
+  view.sink = "totals";
+  view.materializedView = true;
+  catalog.addFlow(view, false, 0);
+  SessionView s = session();
+  s.viewLayout = [](const std::string& name) -> std::optional<std::pair<Schema, std::vector<int>>> {
+    if (name != "totals") return std::nullopt;
+    Schema schema;
+    schema.columns = {{"user_id", type(TypeId::String), false}, {"n", type(TypeId::BigInt), false}};
+    return std::make_pair(std::move(schema), std::vector<int>{0});
+  };
+  SystemCatalog sys(catalog, s);
+  auto cls = sys.relation("pg_catalog", "pg_class");
+  REQUIRE(cls);
+  const Row* totals = find(*cls, "relname", "totals");
+  REQUIRE(totals);
+  CHECK((*totals)[col(*cls, "relkind")].asString() == "m");
+  const int64_t viewOid = (*totals)[col(*cls, "oid")].asInt();
+  auto att = sys.relation("pg_catalog", "pg_attribute");
+  REQUIRE(att);
+  std::vector<std::string> columns;
+  for (const Row& row : rowsOf(*att)) {
+    if (row[col(*att, "attrelid")].asInt() == viewOid) {
+      columns.push_back(row[col(*att, "attname")].asString());
+    }
+  }
+  CHECK(columns == std::vector<std::string>{"user_id", "n"});
+
+  // psql's \d of a foreign table joins pg_foreign_table with pg_foreign_server
+  // and prints nothing unless that gives one row.
+  const int64_t outOid = (*find(*cls, "relname", "out"))[col(*cls, "oid")].asInt();
+  auto servers = sys.relation("pg_catalog", "pg_foreign_server");
+  auto tables = sys.relation("pg_catalog", "pg_foreign_table");
+  REQUIRE(servers);
+  REQUIRE(tables);
+  const Row* kafka = find(*servers, "srvname", "kafka");
+  REQUIRE(kafka);
+  REQUIRE(rowsOf(*tables).size() == 1);
+  const Row& out = rowsOf(*tables)[0];
+  CHECK(out[col(*tables, "ftrelid")].asInt() == outOid);
+  CHECK(out[col(*tables, "ftserver")].asInt() == (*kafka)[col(*servers, "oid")].asInt());
+  const ValueList& options = out[col(*tables, "ftoptions")].asList();
+  REQUIRE(options.size() == 1);
+  CHECK(options[0].asString() == "format=json");
+}
