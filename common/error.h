@@ -59,6 +59,8 @@ inline constexpr const char* kInvalidStatementName = "26000";
 // A statement that writes, where only reads are allowed (the console).
 inline constexpr const char* kReadOnlySqlTransaction = "25006";
 inline constexpr const char* kInvalidCursorName = "34000";
+// A scalar subquery that gave more than one row.
+inline constexpr const char* kCardinalityViolation = "21000";
 inline constexpr const char* kInvalidAuthorization = "28000";
 inline constexpr const char* kInvalidPassword = "28P01";
 inline constexpr const char* kTooManyConnections = "53300";

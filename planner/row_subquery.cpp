@@ -21,9 +21,6 @@ namespace rtsql::planner_detail {
 
 namespace {
 
-// PostgreSQL's cardinality_violation: a scalar subquery with more than one row.
-constexpr const char* kCardinalityViolation = "21000";
-
 // ------------------------------------------------------------------ compiled form
 
 struct CompiledQuery;
@@ -326,7 +323,7 @@ class RowSubqueryExpr final : public Expr {
     std::vector<Row> rows = run(*query_, own, scope.budget());
     if (rows.empty()) return Value();
     if (rows.size() > 1) {
-      throw SqlError(kCardinalityViolation,
+      throw SqlError(sqlstate::kCardinalityViolation,
                      "more than one row returned by a subquery used as an expression")
           .withHint("add a condition or LIMIT 1 so that the subquery returns one row");
     }
