@@ -156,6 +156,20 @@ class Engine : public QueryHandler, public FlowReads {
   ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
   void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
   std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  // The pieces of a replace that a transaction block's COMMIT shares: the new
+  // definition; with the running plan stopped, the migration its newest
+  // checkpoint goes through (put into `control` as the replace leaves it);
+  // the new plan into the catalog and the registry, started when `start`.
+  FlowDef replacedDef(const ast::CreateFlow& stmt, const PhysicalPlan& plan, const Catalog& catalog,
+                      const std::string& owner) const;
+  std::optional<StateMigration> replaceMigration(const std::string& flow, const ReplacePlan& r,
+                                                 bool resetAll, const EngineSession& s,
+                                                 FlowControl& control);
+  void installReplaced(const std::string& flow, FlowDef def, ReplacePlan r,
+                       const std::optional<StateMigration>& migration, bool resetAll,
+                       const FlowControl& control, bool start, ResultWriter& out);
+  // Throws 55000 with the reasons when the state plan refuses the replace.
+  static void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);
   // savepoints.cpp: STOP FLOW ... WITH SAVEPOINT, START ... FROM SAVEPOINT,
   // SHOW / DROP SAVEPOINT(S).
   void savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt, ResultWriter& out);
