@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "common/log.h"
 #include "common/pg_session.h"
@@ -145,6 +146,9 @@ void Engine::blockStatement(EngineSession& s, const ast::BlockStatement& stmt, R
         out.warning(sqlstate::kActiveSqlTransaction, "there is already a transaction in progress");
       } else {
         s.block.setReadOnly(cmd.readOnly);
+        s.settingsAtBegin = s.settings;
+        s.sessionSettings = s.settings;
+        s.settingsAtSavepoints.clear();
       }
       return out.complete(head == "START" ? "START TRANSACTION" : "BEGIN");
     case K::Commit: {
@@ -155,26 +159,44 @@ void Engine::blockStatement(EngineSession& s, const ast::BlockStatement& stmt, R
       if (ended == TransactionBlock::Ended::NoBlock) {
         out.warning(sqlstate::kNoActiveSqlTransaction, "there is no transaction in progress");
       } else if (ended == TransactionBlock::Ended::RolledBack) {
+        s.settings = s.settingsAtBegin;
         return out.complete("ROLLBACK");
-      } else if (!statements.empty() && !dryRun) {
-        commitBlock(s, statements, out);
+      } else {
+        // The block's DDL runs with the settings it ran with in the block;
+        // then its SET LOCALs end, and its SETs stay unless COMMIT failed.
+        try {
+          if (!statements.empty() && !dryRun) commitBlock(s, statements, out);
+        } catch (...) {
+          s.settings = s.settingsAtBegin;
+          throw;
+        }
+        s.settings = s.sessionSettings;
       }
       return out.complete("COMMIT");
     }
     case K::Rollback:
       if (s.block.rollback() == TransactionBlock::Ended::NoBlock) {
         out.warning(sqlstate::kNoActiveSqlTransaction, "there is no transaction in progress");
+      } else {
+        s.settings = s.settingsAtBegin;
       }
       endBlock(s, false);
       return out.complete("ROLLBACK");
     case K::Savepoint:
       s.block.savepoint(cmd.name, s.blockStatements.size(), cmd.namePos);
+      s.settingsAtSavepoints.emplace_back(s.settings, s.sessionSettings);
       return out.complete("SAVEPOINT");
     case K::Release:
       s.block.release(cmd.name, cmd.namePos);
+      s.settingsAtSavepoints.resize(s.block.savepointCount());
       return out.complete("RELEASE");
     case K::RollbackTo: {
       const size_t mark = s.block.rollbackTo(cmd.name, cmd.namePos);
+      // The settings as they were at the savepoint.
+      s.settingsAtSavepoints.resize(s.block.savepointCount());
+      if (!s.settingsAtSavepoints.empty()) {
+        std::tie(s.settings, s.sessionSettings) = s.settingsAtSavepoints.back();
+      }
       if (mark < s.blockStatements.size() && s.blockShadow) {
         // The block's catalog as it was at the savepoint: its statements
         // before it, run again on the catalog as it is now.
@@ -357,10 +379,19 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
     stmt.resetState = last.resetState;
     stmt.resetOperators = last.resetOperators;
     Replaced r;
-    r.plan = planReplace(check, stmt);
-    if (r.plan.state.unchanged) continue;
-    requireCompatible(stmt, r.plan.state);
-    flows_.requireNotStopping(name, SqlError::npos, "CREATE OR REPLACE FLOW");
+    try {
+      r.plan = planReplace(check, stmt);
+      if (r.plan.state.unchanged) continue;
+      requireCompatible(stmt, r.plan.state);
+      flows_.requireNotStopping(name, SqlError::npos, "CREATE OR REPLACE FLOW");
+    } catch (SqlError& e) {
+      // Positions in the definition as the block left it, not in a statement.
+      e.setPosition(SqlError::npos);
+      e.withHint(fmt::format("at COMMIT, replacing flow \"{}\"; the transaction block was "
+                             "rolled back",
+                             after->name));
+      throw;
+    }
     r.def = *after;
     r.def.checkpointIntervalMicros = r.plan.plan.checkpointIntervalMicros;
     r.def.options = r.plan.plan.flowOptions;
@@ -418,6 +449,11 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
           if (!created.count(toLower(f)) && !replaced.count(toLower(f))) altered.insert(f);
         }
         continue;
+      }
+      if (stmt->kind == ast::StatementKind::Drop) {
+        // A flow the block created and dropped never reached the server.
+        const auto& drop = static_cast<const ast::Drop&>(*stmt);
+        if (drop.object == ast::ObjectKind::Flow && !catalog_.findFlow(drop.name)) continue;
       }
       if (stmt->kind != ast::StatementKind::CreateFlow) {
         executeStatement(apply, *stmt, discard);

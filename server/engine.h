@@ -117,6 +117,12 @@ class Engine : public QueryHandler, public FlowReads {
     TransactionBlock block;
     std::vector<std::string> blockStatements;
     bool blockShadow = false;
+    // SET in a block, as PostgreSQL has it: the settings as they were at
+    // BEGIN (ROLLBACK goes back to them), as the block's SETs without its
+    // SET LOCALs leave them (COMMIT keeps those), and both at each savepoint.
+    Options settingsAtBegin;
+    Options sessionSettings;
+    std::vector<std::pair<Options, Options>> settingsAtSavepoints;
     Cursors cursors;
     // The epoch the session's last read of a materialized view saw (SHOW
     // rtsql.view_epoch).
