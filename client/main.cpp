@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
       "With -f: compare the script with what the server runs and print what applying it "
       "would create, replace (with each flow's state plan) and leave alone; change nothing");
   auto* applyOpt = app.add_flag("--apply", apply,
-                                "With -f: run the script, statement by statement (as -f does)");
+                                "With -f: run the script in one transaction (as --single-transaction "
+                                "does): all of it is applied at COMMIT, or none of it");
   planOpt->excludes(applyOpt);
   planOpt->excludes(commandOpt);
   applyOpt->excludes(commandOpt);
@@ -159,7 +160,7 @@ int main(int argc, char** argv) {
   int code = kExitOk;
   if (commandOpt->count() > 0) {
     code = runCommand(*conn, command, run, std::cout, std::cerr);
-  } else if (!interactive && singleTransaction) {
+  } else if (!interactive && (singleTransaction || apply)) {
     code = runScriptInOneTransaction(*conn, script, sourceName, run, std::cout, std::cerr);
   } else if (!interactive) {
     code = runScript(*conn, script, sourceName, run, std::cout, std::cerr);

@@ -225,6 +225,16 @@ std::vector<uint64_t> CheckpointDir::epochs() const {
   return out;
 }
 
+bool CheckpointDir::everWritten() const {
+  std::error_code ec;
+  if (!fs::is_directory(root_, ec)) return false;
+  for (const auto& entry : fs::directory_iterator(root_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with(kTmpSuffix)) return true;
+  }
+  return false;
+}
+
 std::optional<CheckpointInfo> CheckpointDir::latest(uint64_t maxEpoch) {
   return search(maxEpoch).found;
 }

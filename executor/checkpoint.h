@@ -111,6 +111,11 @@ class CheckpointDir {
   void clearReset();
   // Epochs of the complete checkpoints, oldest first.
   std::vector<uint64_t> epochs() const;
+  // Whether a checkpoint was ever completed here (or a reset marked): the
+  // directory holds more than the leftovers of a first write that a crash
+  // interrupted. Retention never removes the newest checkpoint, so a
+  // directory that did hold one and holds none now lost it.
+  bool everWritten() const;
 
   // Replaces `stateDir` with a copy of the checkpoint's state (SST files are
   // immutable and hard-linked; the rest is copied, as RocksDB rewrites it).

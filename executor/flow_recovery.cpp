@@ -29,9 +29,10 @@ FlowRuntime::Recovery FlowRuntime::recover(bool needsState) {
   }
   if (!checkpoints_) return r;
   std::error_code ec;
-  // The root exists once the flow has written a checkpoint (a new flow's
-  // directory is removed by CREATE FLOW).
-  const bool hadCheckpoints = std::filesystem::is_directory(checkpoints_->root(), ec);
+  // The root holds a checkpoint once the flow has written one (a new flow's
+  // directory is removed by CREATE FLOW); a kill during the first write
+  // leaves only its leftovers, and no offsets were committed with it.
+  const bool hadCheckpoints = checkpoints_->everWritten();
   r.resetEpoch = checkpoints_->pendingReset();
   r.reset = r.reset || r.resetEpoch.has_value();
   // The output agrees with the newest checkpoint whose transaction

@@ -224,7 +224,7 @@ explainStatement
     ;
 
 setStatement
-    : SET (key=STRING | dottedWord) (EQ | TO) optionValue
+    : SET (scope=identifier)? (key=STRING | dottedWord) (EQ | TO) optionValue
     ;
 
 // Transaction blocks and cursors in PostgreSQL's spelling: BEGIN, START

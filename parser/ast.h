@@ -410,6 +410,8 @@ struct Set : Statement {
   std::string key;
   std::string value;
   size_t keyPos = 0;
+  // SET LOCAL: until the end of the transaction block (SET SESSION is SET).
+  bool local = false;
 };
 
 // The users of the --users-file. For Create and Alter, `password` holds the

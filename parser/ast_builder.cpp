@@ -824,6 +824,16 @@ ast::StatementPtr AstBuilder::explain(P::ExplainStatementContext* ctx) {
 
 ast::StatementPtr AstBuilder::set(P::SetStatementContext* ctx) {
   auto s = std::make_unique<ast::Set>();
+  if (ctx->scope != nullptr) {
+    // PostgreSQL's SET LOCAL and SET SESSION; any other word is a typo.
+    const std::string scope = toUpper(std::string(ctx->scope->getText()));
+    if (scope != "LOCAL" && scope != "SESSION") {
+      throw SqlError(sqlstate::kSyntaxError,
+                     fmt::format("syntax error at or near \"{}\"", ctx->scope->getText()),
+                     startOf(ctx->scope), "SET [LOCAL | SESSION] name = value");
+    }
+    s->local = scope == "LOCAL";
+  }
   if (ctx->key != nullptr) {
     s->key = unquote(tokenText(ctx->key));
     s->keyPos = startOf(ctx->key);

@@ -7,15 +7,24 @@
 // the flows the block created. A crash before the write leaves the catalog as
 // before the block, after it as after: a restart replays the store. Statements
 // a block cannot take back (INSERT, STOP/START FLOW, users) are refused in a
-// block. Cursors run their query through the same path as a SELECT.
+// block. A CREATE OR REPLACE of a running flow is checked in the block
+// against the plan that runs; at COMMIT its running plan checkpoints before
+// the write, the write records the state migration with the new catalog,
+// and the new plan starts after it (as a replace on its own does,
+// flow_replace.cpp). A flow an ALTER reaches goes on from its checkpoint
+// after the write. Cursors run their query through the same path as a SELECT.
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "common/log.h"
 #include "common/pg_session.h"
 #include "common/schema.h"
 #include "parser/parser.h"
+#include "server/create_text.h"
 #include "server/engine.h"
 #include "server/statement_timeout.h"
 #include "server/system_catalog.h"
@@ -30,8 +39,8 @@ constexpr size_t kCursorBufferRows = 10000;
 SqlError refusedInBlock(std::string_view what, size_t pos) {
   return SqlError(sqlstate::kActiveSqlTransaction,
                   fmt::format("{} cannot run inside a transaction block", what), pos,
-                  "a transaction block applies only CREATE and DROP at COMMIT; run it after "
-                  "COMMIT or ROLLBACK");
+                  "a transaction block applies only CREATE, CREATE OR REPLACE, ALTER and DROP "
+                  "at COMMIT; run it after COMMIT or ROLLBACK");
 }
 
 bool isBlockDdl(ast::StatementKind kind) {
@@ -43,6 +52,7 @@ bool isBlockDdl(ast::StatementKind kind) {
     case K::CreateFlow:
     case K::CreateFunction:
     case K::CreateProcessor:
+    case K::Alter:
     case K::Drop: return true;
     default: return false;
   }
@@ -78,19 +88,11 @@ bool Engine::admitInBlock(EngineSession& s, const ast::Statement& stmt) {
     case K::Insert: throw refusedInBlock("INSERT", stmt.pos);
     case K::StopFlow: throw refusedInBlock("STOP FLOW", stmt.pos);
     case K::StartFlow: throw refusedInBlock("START FLOW", stmt.pos);
-    // These change running flows (a restart from a checkpoint, a state
-    // carried over), which COMMIT's replay of the block does not do.
-    case K::Alter: throw refusedInBlock("ALTER", stmt.pos);
     case K::Savepoint:
       if (static_cast<const ast::SavepointStatement&>(stmt).action == ast::SavepointAction::Show) {
         return false;
       }
       throw refusedInBlock("a savepoint of a flow", stmt.pos);
-    case K::CreateFlow:
-      if (static_cast<const ast::CreateFlow&>(stmt).orReplace) {
-        throw refusedInBlock("CREATE OR REPLACE FLOW", stmt.pos);
-      }
-      break;
     case K::User:
       if (static_cast<const ast::UserStatement&>(stmt).action == ast::UserAction::Show) return false;
       throw refusedInBlock("a user statement", stmt.pos);
@@ -144,6 +146,9 @@ void Engine::blockStatement(EngineSession& s, const ast::BlockStatement& stmt, R
         out.warning(sqlstate::kActiveSqlTransaction, "there is already a transaction in progress");
       } else {
         s.block.setReadOnly(cmd.readOnly);
+        s.settingsAtBegin = s.settings;
+        s.sessionSettings = s.settings;
+        s.settingsAtSavepoints.clear();
       }
       return out.complete(head == "START" ? "START TRANSACTION" : "BEGIN");
     case K::Commit: {
@@ -154,26 +159,44 @@ void Engine::blockStatement(EngineSession& s, const ast::BlockStatement& stmt, R
       if (ended == TransactionBlock::Ended::NoBlock) {
         out.warning(sqlstate::kNoActiveSqlTransaction, "there is no transaction in progress");
       } else if (ended == TransactionBlock::Ended::RolledBack) {
+        s.settings = s.settingsAtBegin;
         return out.complete("ROLLBACK");
-      } else if (!statements.empty() && !dryRun) {
-        commitBlock(s, statements, out);
+      } else {
+        // The block's DDL runs with the settings it ran with in the block;
+        // then its SET LOCALs end, and its SETs stay unless COMMIT failed.
+        try {
+          if (!statements.empty() && !dryRun) commitBlock(s, statements, out);
+        } catch (...) {
+          s.settings = s.settingsAtBegin;
+          throw;
+        }
+        s.settings = s.sessionSettings;
       }
       return out.complete("COMMIT");
     }
     case K::Rollback:
       if (s.block.rollback() == TransactionBlock::Ended::NoBlock) {
         out.warning(sqlstate::kNoActiveSqlTransaction, "there is no transaction in progress");
+      } else {
+        s.settings = s.settingsAtBegin;
       }
       endBlock(s, false);
       return out.complete("ROLLBACK");
     case K::Savepoint:
       s.block.savepoint(cmd.name, s.blockStatements.size(), cmd.namePos);
+      s.settingsAtSavepoints.emplace_back(s.settings, s.sessionSettings);
       return out.complete("SAVEPOINT");
     case K::Release:
       s.block.release(cmd.name, cmd.namePos);
+      s.settingsAtSavepoints.resize(s.block.savepointCount());
       return out.complete("RELEASE");
     case K::RollbackTo: {
       const size_t mark = s.block.rollbackTo(cmd.name, cmd.namePos);
+      // The settings as they were at the savepoint.
+      s.settingsAtSavepoints.resize(s.block.savepointCount());
+      if (!s.settingsAtSavepoints.empty()) {
+        std::tie(s.settings, s.sessionSettings) = s.settingsAtSavepoints.back();
+      }
       if (mark < s.blockStatements.size() && s.blockShadow) {
         // The block's catalog as it was at the savepoint: its statements
         // before it, run again on the catalog as it is now.
@@ -303,13 +326,17 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
   check.blockShadow = true;
   check.shadow = std::make_unique<Catalog>(catalog_);
   std::vector<ast::StatementPtr> parsed;
-  std::vector<bool> newFlow;  // per statement: a CREATE FLOW that makes one
+  std::set<std::string> created;  // lower-cased names of the flows the block creates
+  std::map<std::string, size_t> lastFlowStatement;  // per flow, its last CREATE [OR REPLACE]
   for (const std::string& sql : statements) {
     try {
       std::vector<ast::StatementPtr> one = parseStatements(sql);
       const ast::Statement& stmt = *one.front();
-      newFlow.push_back(stmt.kind == ast::StatementKind::CreateFlow &&
-                        !check.shadow->findFlow(static_cast<const ast::CreateFlow&>(stmt).name));
+      if (stmt.kind == ast::StatementKind::CreateFlow) {
+        const std::string name = toLower(static_cast<const ast::CreateFlow&>(stmt).name);
+        if (!check.shadow->findFlow(name)) created.insert(name);
+        lastFlowStatement[name] = parsed.size();
+      }
       executeStatement(check, stmt, discard);
       parsed.push_back(std::move(one.front()));
     } catch (SqlError& e) {
@@ -320,50 +347,140 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
       throw;
     }
   }
+  std::erase_if(created, [&](const std::string& name) { return !check.shadow->findFlow(name); });
   // The flows the block creates run from COMMIT on, with the session's settings.
   std::map<std::string, FlowControl> controls;
-  for (size_t i = 0; i < parsed.size(); ++i) {
-    if (!newFlow[i]) continue;
-    const ast::StatementPtr& stmt = parsed[i];
+  for (const std::string& name : created) {
     FlowControl control;
     control.wantRunning = true;
     control.settings = settingsOf(s);
-    controls[toLower(static_cast<const ast::CreateFlow&>(*stmt).name)] = control;
+    controls[name] = control;
+  }
+
+  // The running flows the block replaces: each planned against the catalog
+  // as the block leaves it, its state plan checked, before anything stops.
+  struct Replaced {
+    FlowDef def;
+    ReplacePlan plan;
+    bool resetAll = false;
+    bool wasRunning = false;
+    std::optional<StateMigration> migration;
+  };
+  std::map<std::string, Replaced> replaced;
+  for (const auto& [name, index] : lastFlowStatement) {
+    const auto& last = static_cast<const ast::CreateFlow&>(*parsed[index]);
+    Catalog::FlowPtr before = catalog_.findFlow(name);
+    Catalog::FlowPtr after = check.shadow->findFlow(name);
+    if (created.count(name) || !last.orReplace || !before || !after || before->sql == after->sql) {
+      continue;
+    }
+    ast::StatementPtr def = parseDefinition(after->sql, ast::StatementKind::CreateFlow);
+    auto& stmt = static_cast<ast::CreateFlow&>(*def);
+    stmt.resetState = last.resetState;
+    stmt.resetOperators = last.resetOperators;
+    Replaced r;
+    try {
+      r.plan = planReplace(check, stmt);
+      if (r.plan.state.unchanged) continue;
+      requireCompatible(stmt, r.plan.state);
+      flows_.requireNotStopping(name, SqlError::npos, "CREATE OR REPLACE FLOW");
+    } catch (SqlError& e) {
+      // Positions in the definition as the block left it, not in a statement.
+      e.setPosition(SqlError::npos);
+      e.withHint(fmt::format("at COMMIT, replacing flow \"{}\"; the transaction block was "
+                             "rolled back",
+                             after->name));
+      throw;
+    }
+    r.def = *after;
+    r.def.checkpointIntervalMicros = r.plan.plan.checkpointIntervalMicros;
+    r.def.options = r.plan.plan.flowOptions;
+    r.resetAll = last.resetState && last.resetOperators.empty();
+    replaced.emplace(name, std::move(r));
+  }
+  // The epoch boundary of each: its running plan ends its epoch and
+  // checkpoints it, and the migration to the new plan is recorded with the
+  // catalog.
+  for (auto& [name, r] : replaced) {
+    r.wasRunning = r.plan.rt->state() == FlowState::Running;
+    {
+      FlowRegistry::Stopping stopping(flows_, name);
+      r.plan.rt->stop();
+    }
+    FlowControl control;
+    r.migration = replaceMigration(name, r.plan, r.resetAll, s, control);
+    controls[name] = control;
   }
   // The one write: the store holds the catalog as before the block or as
   // after it, never between.
   CatalogChange change;
   change.catalog = check.shadow.get();
   change.controls = &controls;
-  persistCatalog(change);
+  try {
+    persistCatalog(change);
+  } catch (...) {
+    // The catalog still holds the running plans: they go on as they were.
+    for (auto& [name, r] : replaced) {
+      if (r.wasRunning) flows_.startRuntime(name, *r.plan.rt);
+    }
+    throw;
+  }
 
-  // Then the server's catalog, as a replay of the store would make it.
+  // Then the server's catalog, as a replay of the store would make it. A
+  // flow the block creates or replaces gets its definition as the block
+  // leaves it, at its last CREATE; an ALTER of it is in that definition.
   EngineSession apply;
   apply.user = s.user;
   apply.settings = s.settings;
   apply.replay = true;
   apply.holdsLock = true;
+  std::set<std::string> altered;  // flows that go on from their checkpoints with an ALTER
   for (size_t i = 0; i < parsed.size(); ++i) {
     const ast::StatementPtr& stmt = parsed[i];
     try {
+      if (stmt->kind == ast::StatementKind::Alter) {
+        const auto& alter = static_cast<const ast::Alter&>(*stmt);
+        const std::string name = toLower(alter.name);
+        const bool ofFlow = alter.object == ast::ObjectKind::Flow;
+        if (ofFlow && (created.count(name) || replaced.count(name))) continue;
+        executeStatement(apply, *stmt, discard);
+        for (const std::string& f : ofFlow ? std::vector<std::string>{name}
+                                           : catalog_.flowsUsing(alter.name)) {
+          if (!created.count(toLower(f)) && !replaced.count(toLower(f))) altered.insert(f);
+        }
+        continue;
+      }
+      if (stmt->kind == ast::StatementKind::Drop) {
+        // A flow the block created and dropped never reached the server.
+        const auto& drop = static_cast<const ast::Drop&>(*stmt);
+        if (drop.object == ast::ObjectKind::Flow && !catalog_.findFlow(drop.name)) continue;
+      }
       if (stmt->kind != ast::StatementKind::CreateFlow) {
         executeStatement(apply, *stmt, discard);
         continue;
       }
-      if (!newFlow[i]) continue;  // CREATE FLOW IF NOT EXISTS of one that exists
-      const auto& create = static_cast<const ast::CreateFlow&>(*stmt);
+      const std::string name = toLower(static_cast<const ast::CreateFlow&>(*stmt).name);
+      if (lastFlowStatement[name] != i) continue;
+      if (auto it = replaced.find(name); it != replaced.end()) {
+        Replaced& r = it->second;
+        installReplaced(r.def.name, r.def, std::move(r.plan), r.migration, r.resetAll,
+                        controls[name], r.wasRunning || controls[name].wantRunning, out);
+        continue;
+      }
+      if (!created.count(name)) continue;  // IF NOT EXISTS of one that exists, or unchanged
+      Catalog::FlowPtr def = check.shadow->findFlow(name);
       // A new flow starts with empty state: a dropped flow's files go.
       std::error_code ec;
-      std::filesystem::remove_all(flows_.flowDir(create.name), ec);
-      CatalogRecord record{"flow", create.name, create.text, true, settingsOf(s), s.user};
+      std::filesystem::remove_all(flows_.flowDir(def->name), ec);
+      CatalogRecord record{"flow", def->name, def->sql, true, settingsOf(s), s.user};
       restoreFlow(record);
-      FlowRuntime* rt = flows_.findRuntime(create.name);
-      if (rt && flows_.runsHere(create.name, rt) && rt->state() != FlowState::Running) {
+      FlowRuntime* rt = flows_.findRuntime(def->name);
+      if (rt && flows_.runsHere(def->name, rt) && rt->state() != FlowState::Running) {
         try {
-          flows_.startRuntime(create.name, *rt);
+          flows_.startRuntime(def->name, *rt);
         } catch (const SqlError& e) {
           // Recorded as running: the supervisor starts it again.
-          out.warning("01000", fmt::format("flow \"{}\" did not start yet: {}", create.name,
+          out.warning("01000", fmt::format("flow \"{}\" did not start yet: {}", def->name,
                                            e.message()));
         }
       }
@@ -379,6 +496,10 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
                               why));
     }
   }
+  // The flows an ALTER of the block reaches go on from their last
+  // checkpoints with the change, as after an ALTER on its own.
+  StatementLock::Guard held = StatementLock::Guard::held();
+  restartAltered(held, std::vector<std::string>(altered.begin(), altered.end()), &out);
 }
 
 }  // namespace rtsql

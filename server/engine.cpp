@@ -214,7 +214,14 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     if (on && !s.shadow) s.shadow = std::make_unique<Catalog>(catalog_);
     if (!on) s.shadow.reset();
   }
+  if (stmt.local && !s.block.active()) {
+    // As in PostgreSQL: checked, and then without effect.
+    out.warning(sqlstate::kNoActiveSqlTransaction, "SET LOCAL can only be used in transaction blocks");
+    out.complete("SET");
+    return;
+  }
   s.settings.set(setting->first, stmt.value);
+  if (s.block.active() && !stmt.local) s.sessionSettings.set(setting->first, stmt.value);
   out.complete("SET");
 }
 

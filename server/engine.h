@@ -123,6 +123,12 @@ class Engine : public QueryHandler, public FlowReads {
     TransactionBlock block;
     std::vector<std::string> blockStatements;
     bool blockShadow = false;
+    // SET in a block, as PostgreSQL has it: the settings as they were at
+    // BEGIN (ROLLBACK goes back to them), as the block's SETs without its
+    // SET LOCALs leave them (COMMIT keeps those), and both at each savepoint.
+    Options settingsAtBegin;
+    Options sessionSettings;
+    std::vector<std::pair<Options, Options>> settingsAtSavepoints;
     Cursors cursors;
     // The epoch the session's last read of a materialized view saw (SHOW
     // rtsql.view_epoch).
@@ -162,6 +168,20 @@ class Engine : public QueryHandler, public FlowReads {
   ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
   void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
   std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  // The pieces of a replace that a transaction block's COMMIT shares: the new
+  // definition; with the running plan stopped, the migration its newest
+  // checkpoint goes through (put into `control` as the replace leaves it);
+  // the new plan into the catalog and the registry, started when `start`.
+  FlowDef replacedDef(const ast::CreateFlow& stmt, const PhysicalPlan& plan, const Catalog& catalog,
+                      const std::string& owner) const;
+  std::optional<StateMigration> replaceMigration(const std::string& flow, const ReplacePlan& r,
+                                                 bool resetAll, const EngineSession& s,
+                                                 FlowControl& control);
+  void installReplaced(const std::string& flow, FlowDef def, ReplacePlan r,
+                       const std::optional<StateMigration>& migration, bool resetAll,
+                       const FlowControl& control, bool start, ResultWriter& out);
+  // Throws 55000 with the reasons when the state plan refuses the replace.
+  static void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);
   // savepoints.cpp: STOP FLOW ... WITH SAVEPOINT, START ... FROM SAVEPOINT,
   // SHOW / DROP SAVEPOINT(S).
   void savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt, ResultWriter& out);

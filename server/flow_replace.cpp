@@ -110,39 +110,125 @@ std::vector<std::string> Engine::explainReplace(EngineSession& s, const ast::Cre
   return planReplace(s, stmt).state.lines();
 }
 
+FlowDef Engine::replacedDef(const ast::CreateFlow& stmt, const PhysicalPlan& plan,
+                            const Catalog& catalog, const std::string& owner) const {
+  FlowDef def;
+  def.name = stmt.name;
+  def.sink = stmt.sink;
+  def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
+  def.options = plan.flowOptions;
+  def.sql = stmt.text;
+  def.queryText = stmt.queryText;
+  def.functions = userFunctionsCalled(*stmt.query, catalog);
+  def.processors = processorsUsed(*stmt.query);
+  def.owner = owner;
+  return def;
+}
+
+std::optional<StateMigration> Engine::replaceMigration(const std::string& flow,
+                                                       const ReplacePlan& r, bool resetAll,
+                                                       const EngineSession& s,
+                                                       FlowControl& control) {
+  control = flows_.control(flow);
+  const std::optional<StateMigration> pending = storedStateMigration(control.settings);
+  control.settings = settingsOf(s);
+  std::erase_if(control.settings, [](const auto& kv) { return kv.first == kStateMigrationSetting; });
+  const std::optional<uint64_t> epoch = newestEpoch(flows_.flowDir(flow));
+  if (!epoch || resetAll) return std::nullopt;
+  StateMigration m = r.state.migration();
+  m.lastOldEpoch = *epoch;
+  // A replace before the last one's first checkpoint: the newest
+  // checkpoint is still in the layout before that.
+  if (pending && *epoch <= pending->lastOldEpoch) m = compose(*pending, m);
+  std::vector<int> oldIds;
+  for (const auto& o : r.state.operators)
+    if (o.oldId >= 0) oldIds.push_back(o.oldId);
+  const PhysicalPlan& was = r.rt->plan();
+  if ((pending && *epoch <= pending->lastOldEpoch) ||
+      !m.identity(oldIds, static_cast<int>(was.scans.size()), static_cast<int>(was.stages.size())) ||
+      was.scans.size() != r.plan.scans.size()) {
+    control.settings.emplace_back(kStateMigrationSetting, m.format());
+    return m;
+  }
+  return std::nullopt;
+}
+
+void Engine::installReplaced(const std::string& flow, FlowDef def, ReplacePlan r,
+                             const std::optional<StateMigration>& migration, bool resetAll,
+                             const FlowControl& control, bool start, ResultWriter& out) {
+  std::vector<std::string> inputs = flowInputs(r.plan, def.sink);
+  catalog_.dropFlow(flow, false, SqlError::npos);
+  catalog_.addFlow(std::move(def), false, SqlError::npos);
+  catalog_.setFlowInputs(flow, std::move(inputs));
+  auto runtime = flows_.makeRuntime(std::move(r.plan), flow);
+  runtime->setStateMigration(migration);
+  if (resetAll) runtime->resetState();
+  FlowRuntime* rt = runtime.get();
+  flows_.setRuntime(flow, std::move(runtime));
+  flows_.updateControl(flow, [&](FlowControl& c) {
+    c.settings = control.settings;
+    c.runningSinceMicros = monotonicMicros();
+  });
+  if (start) {
+    // A start that fails leaves the new plan in the catalog and in the
+    // supervisor's hands, as a failed restart would.
+    flows_.startRuntime(flow, *rt);
+  }
+  for (const auto& o : r.state.operators) {
+    if (o.fate == StateFate::Kept && !o.reasons.empty()) {
+      for (const auto& note : o.reasons) out.notice(fmt::format("operator {}: {}", o.newId, note));
+    }
+  }
+}
+
+void Engine::requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state) {
+  if (state.compatible()) return;
+  throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                 fmt::format("flow \"{}\" cannot keep its state under the new query: {}",
+                             stmt.name, state.reasonsText()),
+                 stmt.namePos,
+                 "EXPLAIN CREATE OR REPLACE FLOW prints the state plan; add RESET STATE to start "
+                 "all state empty, or RESET STATE (ids) for the operators named");
+}
+
 void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
+  if (s.blockShadow && !catalog_.findFlow(stmt.name)) {
+    // A flow this transaction block created: it has no state yet, and its
+    // new definition is what COMMIT creates.
+    PhysicalPlan plan = planFlow(stmt, planContext(s));
+    Catalog::FlowPtr old = s.shadow->findFlow(stmt.name);
+    FlowDef def = replacedDef(stmt, plan, *s.shadow, old->owner);
+    def.name = old->name;
+    s.shadow->dropFlow(stmt.name, false, stmt.namePos);
+    s.shadow->addFlow(std::move(def), false, stmt.namePos);
+    out.complete("CREATE FLOW");
+    return;
+  }
   ReplacePlan r = planReplace(s, stmt);
   if (r.state.unchanged) {
     out.notice(fmt::format("flow \"{}\" runs this plan already: nothing changes", stmt.name));
     out.complete("CREATE FLOW");
     return;
   }
-  if (!r.state.compatible()) {
-    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
-                   fmt::format("flow \"{}\" cannot keep its state under the new query: {}",
-                               stmt.name, r.state.reasonsText()),
-                   stmt.namePos,
-                   "EXPLAIN CREATE OR REPLACE FLOW prints the state plan; add RESET STATE to start "
-                   "all state empty, or RESET STATE (ids) for the operators named");
-  }
+  requireCompatible(stmt, r.state);
   if (s.shadow) {
-    // A dry run plans and checks; the flow runs on as it was.
+    // A dry run plans and checks; the flow runs on as it was. A transaction
+    // block's copy of the catalog takes the new definition, which COMMIT
+    // plans again and carries the state over to (block_statements.cpp).
+    if (s.blockShadow) {
+      Catalog::FlowPtr old = s.shadow->findFlow(stmt.name);
+      FlowDef def = replacedDef(stmt, r.plan, *s.shadow, old->owner);
+      def.name = old->name;
+      s.shadow->dropFlow(stmt.name, false, stmt.namePos);
+      s.shadow->addFlow(std::move(def), false, stmt.namePos);
+    }
     out.complete("CREATE FLOW");
     return;
   }
   flows_.requireNotStopping(stmt.name, stmt.namePos, "CREATE OR REPLACE FLOW");
   Catalog::FlowPtr old = catalog_.findFlow(stmt.name);
-  FlowDef def;
+  FlowDef def = replacedDef(stmt, r.plan, catalog_, old->owner);
   def.name = old->name;
-  def.sink = stmt.sink;
-  def.checkpointIntervalMicros = r.plan.checkpointIntervalMicros;
-  def.options = r.plan.flowOptions;
-  def.sql = stmt.text;
-  def.queryText = stmt.queryText;
-  def.functions = userFunctionsCalled(*stmt.query, catalog_);
-  def.processors = processorsUsed(*stmt.query);
-  def.owner = old->owner;
-  std::vector<std::string> inputs = flowInputs(r.plan, stmt.sink);
   Catalog next(catalog_);
   next.dropFlow(stmt.name, false, stmt.namePos);
   next.addFlow(def, false, stmt.namePos);
@@ -153,30 +239,9 @@ void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
     FlowRegistry::Stopping stopping(flows_, stmt.name);
     r.rt->stop();
   }
-  FlowControl control = flows_.control(stmt.name);
-  const std::optional<StateMigration> pending = storedStateMigration(control.settings);
-  control.settings = settingsOf(s);
-  std::erase_if(control.settings, [](const auto& kv) { return kv.first == kStateMigrationSetting; });
   const bool resetAll = stmt.resetState && stmt.resetOperators.empty();
-  const std::optional<uint64_t> epoch = newestEpoch(flows_.flowDir(stmt.name));
-  std::optional<StateMigration> migration;
-  if (epoch && !resetAll) {
-    StateMigration m = r.state.migration();
-    m.lastOldEpoch = *epoch;
-    // A replace before the last one's first checkpoint: the newest
-    // checkpoint is still in the layout before that.
-    if (pending && *epoch <= pending->lastOldEpoch) m = compose(*pending, m);
-    std::vector<int> oldIds;
-    for (const auto& o : r.state.operators)
-      if (o.oldId >= 0) oldIds.push_back(o.oldId);
-    const PhysicalPlan& was = r.rt->plan();
-    if ((pending && *epoch <= pending->lastOldEpoch) ||
-        !m.identity(oldIds, static_cast<int>(was.scans.size()), static_cast<int>(was.stages.size())) ||
-        was.scans.size() != r.plan.scans.size()) {
-      migration = m;
-      control.settings.emplace_back(kStateMigrationSetting, m.format());
-    }
-  }
+  FlowControl control;
+  std::optional<StateMigration> migration = replaceMigration(stmt.name, r, resetAll, s, control);
   try {
     CatalogChange change;
     change.catalog = &next;
@@ -188,28 +253,9 @@ void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
     if (wasRunning) flows_.startRuntime(stmt.name, *r.rt);
     throw;
   }
-  catalog_.dropFlow(stmt.name, false, stmt.namePos);
-  catalog_.addFlow(std::move(def), false, stmt.namePos);
-  catalog_.setFlowInputs(stmt.name, std::move(inputs));
-  auto runtime = flows_.makeRuntime(std::move(r.plan), stmt.name);
-  runtime->setStateMigration(migration);
-  if (resetAll) runtime->resetState();
-  FlowRuntime* rt = runtime.get();
-  flows_.setRuntime(stmt.name, std::move(runtime));
-  flows_.updateControl(stmt.name, [&](FlowControl& c) {
-    c.settings = control.settings;
-    c.runningSinceMicros = monotonicMicros();
-  });
-  if (wasRunning || control.wantRunning) {
-    // A start that fails leaves the new plan in the catalog and in the
-    // supervisor's hands, as a failed restart would.
-    flows_.startRuntime(stmt.name, *rt);
-  }
-  for (const auto& o : r.state.operators) {
-    if (o.fate == StateFate::Kept && !o.reasons.empty()) {
-      for (const auto& note : o.reasons) out.notice(fmt::format("operator {}: {}", o.newId, note));
-    }
-  }
+  const std::string name = def.name;
+  installReplaced(name, std::move(def), std::move(r), migration, resetAll, control,
+                  wasRunning || control.wantRunning, out);
   out.complete("CREATE FLOW");
 }
 

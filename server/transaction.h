@@ -93,6 +93,8 @@ class TransactionBlock {
   // ROLLBACK TO s: the savepoints after s are forgotten (s stays), the block
   // is no longer failed, and s's mark is returned. Throws as release().
   size_t rollbackTo(const std::string& name, size_t pos);
+  // How many savepoints the block has now.
+  size_t savepointCount() const { return savepoints_.size(); }
 
  private:
   size_t find(const std::string& name, size_t pos) const;

@@ -16,9 +16,12 @@ embedded broker, and Apache Kafka when RTSQL_KAFKA_BOOTSTRAP is set).
 
 import json
 import random
+import threading
 import time
 
 import duckdb
+import psycopg
+import pytest
 
 from conftest import Server, unique, wait_for
 
@@ -45,31 +48,54 @@ def highest_rows(broker, topic):
     return best
 
 
+def truth(rows):
+    """DuckDB's answer for the replaced query over ROWS: the count per key of
+    the rows it admits (v >= 0), and the sum of those after the replace."""
+    db = duckdb.connect()
+    db.execute("CREATE TABLE input (k VARCHAR, v BIGINT, phase INT)")
+    db.executemany("INSERT INTO input VALUES (?, ?, ?)",
+                   [(r["k"], r["v"], r["phase"]) for r in rows])
+    counts = dict(db.execute(
+        "SELECT k, count(*) FROM input WHERE v >= 0 GROUP BY k").fetchall())
+    sums = dict(db.execute(
+        "SELECT k, sum(v) FROM input WHERE v >= 0 AND phase = 1 GROUP BY k").fetchall())
+    return counts, sums
+
+
+def seeded_input():
+    """Rows before the replace (all admitted by its filter) and after it."""
+    rng = random.Random(46)
+    before = [{"k": f"k{rng.randrange(KEYS)}", "v": rng.randrange(0, 100), "phase": 0}
+              for _ in range(BEFORE)]
+    after = [{"k": f"k{rng.randrange(KEYS)}", "v": rng.randrange(-50, 100), "phase": 1}
+             for _ in range(AFTER)]
+    return before, after
+
+
+def wait_for_exact_counts(server, broker, topic, rows):
+    """Waits until the highest count per key is DuckDB's over ROWS, failing at
+    once on a count above it (a record counted twice); returns the rows."""
+    want_counts, want_sums = truth(rows)
+    deadline = time.monotonic() + CONVERGE_TIMEOUT_S
+    while True:
+        best = highest_rows(broker, topic)
+        counts = {k: r["n"] for k, r in best.items()}
+        over = {k: (n, want_counts.get(k)) for k, n in counts.items() if n > want_counts.get(k, 0)}
+        assert not over, f"records counted twice: {over}"
+        if counts == want_counts:
+            return best, want_sums
+        assert time.monotonic() < deadline, (
+            f"counts {counts} did not reach {want_counts}\n{server.log_tail()}")
+        time.sleep(1)
+
+
 def test_replace_keeps_group_by_state_across_kill_9(broker, tmp_path):
     uid = unique("replace")
     topic_in, topic_out = f"{uid}_in", f"{uid}_out"
     broker.create_topic(topic_in)
     broker.create_topic(topic_out)
     opts = broker.options()
-    rng = random.Random(46)
-    before = [{"k": f"k{rng.randrange(KEYS)}", "v": rng.randrange(0, 100), "phase": 0}
-              for _ in range(BEFORE)]
-    after = [{"k": f"k{rng.randrange(KEYS)}", "v": rng.randrange(-50, 100), "phase": 1}
-             for _ in range(AFTER)]
-
-    db = duckdb.connect()
-    db.execute("CREATE TABLE input (k VARCHAR, v BIGINT, phase INT)")
-
-    def truth(rows):
-        db.execute("DELETE FROM input")
-        db.executemany("INSERT INTO input VALUES (?, ?, ?)",
-                       [(r["k"], r["v"], r["phase"]) for r in rows])
-        counts = dict(db.execute(
-            "SELECT k, count(*) FROM input WHERE v >= 0 GROUP BY k").fetchall())
-        sums = dict(db.execute(
-            "SELECT k, sum(v) FROM input WHERE v >= 0 AND phase = 1 GROUP BY k").fetchall())
-        return counts, sums
-
+    before, after = seeded_input()
     server = start_server(tmp_path, 0)
     try:
         server.run_script(f"""
@@ -100,18 +126,7 @@ def test_replace_keeps_group_by_state_across_kill_9(broker, tmp_path):
         assert plan == ["unchanged: the flow runs this plan already; nothing happens"], plan
 
         broker.produce(topic_in, after)
-        want_counts, want_sums = truth(before + after)
-        deadline = time.monotonic() + CONVERGE_TIMEOUT_S
-        while True:
-            best = highest_rows(broker, topic_out)
-            counts = {k: r["n"] for k, r in best.items()}
-            over = {k: (n, want_counts.get(k)) for k, n in counts.items() if n > want_counts.get(k, 0)}
-            assert not over, f"records counted twice: {over}"
-            if counts == want_counts:
-                break
-            assert time.monotonic() < deadline, (
-                f"counts {counts} did not reach {want_counts}\n{server.log_tail()}")
-            time.sleep(1)
+        best, want_sums = wait_for_exact_counts(server, broker, topic_out, before + after)
         sums = {k: r["total"] for k, r in best.items() if "total" in r}
         assert sums == want_sums
         assert {r[0]: r[2] for r in server.query("SHOW FLOWS")} == {"c": "running"}
@@ -184,3 +199,122 @@ def test_plan_prints_each_kind_of_change_and_apply_is_idempotent(server, kafka, 
         assert f"unchanged flow {uid}_{name}" in out, p.stdout
     assert f"unchanged source {uid}_more (exists; IF NOT EXISTS leaves it as it is)" in out, p.stdout
     assert not any(l.startswith(("create", "replace", "refused", "error")) for l in out), p.stdout
+
+
+def test_replace_in_a_transaction_block_is_all_or_nothing_across_kill_9(broker, tmp_path):
+    """A replace inside BEGIN ... COMMIT: a block whose other statement fails
+    leaves the flow on its old plan with its state; a block committed while
+    rtsqld is killed (SIGKILL a little later each round) comes back with both
+    its statements or with neither. Once the replace is in, the counts over
+    all the input are DuckDB's exactly, and the sums those after the replace."""
+    uid = unique("blockrep")
+    topic_in, topic_out = f"{uid}_in", f"{uid}_out"
+    broker.create_topic(topic_in)
+    broker.create_topic(topic_out)
+    opts = broker.options()
+    before, after = seeded_input()
+    replacement = """CREATE OR REPLACE FLOW c INTO counts CHECKPOINT INTERVAL '1 hour'
+        WITH ('shuffle.partitions' = '2')
+        AS SELECT k, count(*) AS n, sum(v) AS total FROM ev WHERE v >= 0 GROUP BY k"""
+
+    def replaced(srv):
+        plan = [r[0] for r in srv.query("EXPLAIN " + replacement)]
+        if plan == ["unchanged: the flow runs this plan already; nothing happens"]:
+            return True
+        assert any("state kept" in line and "(was" in line for line in plan), plan
+        return False
+
+    def extra_exists(srv):
+        return any(r[0] == f"{uid}_extra" for r in srv.query("SHOW SOURCES"))
+
+    def read_all_before(srv):
+        """The flow's state holds every row before the replace: its source
+        has read them all (the sums count only rows read after it)."""
+        seen = []
+
+        def ends():
+            try:
+                seen[:] = [srv.progress("c")]
+                parts = seen[0]["sources"][0]["endOffset"].get(topic_in, {})
+            except (psycopg.Error, KeyError, IndexError, TypeError, AttributeError):
+                return 0
+            return sum(int(v) for v in parts.values())
+        try:
+            wait_for(lambda: ends() >= len(before), CONVERGE_TIMEOUT_S,
+                     "the flow reading the input before the replace")
+        except AssertionError as e:
+            raise AssertionError(f"{e}: {seen}\n{srv.log_tail()}") from None
+
+    def block(srv):
+        conn = psycopg.connect(host=srv.host, port=srv.port, user="rtsql", dbname="rtsql",
+                               connect_timeout=10)
+        conn.execute(replacement)
+        conn.execute(f"CREATE SOURCE {uid}_extra (a BIGINT) "
+                     f"WITH (connector = 'datagen', rowsPerSecond = '1')")
+        return conn
+
+    server = start_server(tmp_path, 0)
+    try:
+        server.run_script(f"""
+            CREATE SOURCE ev (k STRING, v BIGINT, phase INT)
+                WITH ({opts}, subscribe = '{topic_in}', startingOffsets = 'earliest', format = 'json');
+            CREATE SINK counts WITH ({opts}, topic = '{topic_out}', format = 'json');
+            CREATE FLOW c INTO counts CHECKPOINT INTERVAL '1 hour' WITH ('shuffle.partitions' = '2')
+                AS SELECT k, count(*) AS n FROM ev GROUP BY k;
+        """)
+        broker.produce(topic_in, before)
+        wait_for_exact_counts(server, broker, topic_out, before)
+
+        # A failing statement after the replace: nothing of the block.
+        with block(server) as conn:
+            with pytest.raises(psycopg.Error):
+                conn.execute(f"CREATE SOURCE {uid}_bad (a BIGINT) WITH (connector = 'nosuch')")
+            conn.rollback()
+        assert not replaced(server) and not extra_exists(server)
+        assert {r[0]: r[2] for r in server.query("SHOW FLOWS")} == {"c": "running"}
+
+        # COMMIT with a kill close behind it: all of the block or none.
+        run = 1
+        for delay_ms in (0, 5, 20, 80, 300, 2000):
+            read_all_before(server)
+            conn = block(server)
+            done = threading.Event()
+
+            def commit():
+                try:
+                    conn.commit()
+                    done.set()
+                except psycopg.Error:
+                    pass
+
+            t = threading.Thread(target=commit)
+            t.start()
+            time.sleep(delay_ms / 1000)
+            server.proc.kill()
+            server.proc.wait(timeout=10)
+            t.join(timeout=30)
+            assert not t.is_alive(), "COMMIT did not end when the server was killed"
+            server = start_server(tmp_path, run)
+            run += 1
+            now_replaced = replaced(server)
+            assert now_replaced == extra_exists(server), (
+                f"kill at {delay_ms} ms: replace {now_replaced}, source {extra_exists(server)}")
+            if done.is_set():
+                assert now_replaced, "COMMIT answered, and a restart lost it"
+            if now_replaced:
+                print(f"the block was in after the kill {delay_ms} ms after COMMIT")
+                break
+        else:
+            # Every kill came before the write: the block applies without one.
+            read_all_before(server)
+            with block(server) as conn:
+                conn.commit()
+            assert replaced(server) and extra_exists(server)
+
+        broker.produce(topic_in, after)
+        best, want_sums = wait_for_exact_counts(server, broker, topic_out, before + after)
+        sums = {k: r["total"] for k, r in best.items() if "total" in r}
+        assert sums == want_sums
+    finally:
+        code = server.stop()
+        assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"

@@ -107,6 +107,11 @@ TEST_CASE("checkpoints are written atomically, found newest first, and retained"
   testing::TempDir tmp("ckpt_test");
   CheckpointDir dir(tmp.sub("ckpt"), 2);
   CHECK(!dir.latest());
+  CHECK(!dir.everWritten());
+  // A first write killed half-way leaves its leftovers only: no checkpoint
+  // was ever written, and recovery may start the flow without one.
+  fs::create_directories(tmp.sub("ckpt") + "/00000000000000000001.tmp/state");
+  CHECK(!dir.everWritten());
 
   for (uint64_t e = 1; e <= 4; ++e) {
     CheckpointInfo info = sample(e);
@@ -116,6 +121,7 @@ TEST_CASE("checkpoints are written atomically, found newest first, and retained"
   }
   // Retention keeps the newest two.
   CHECK(dir.epochs() == std::vector<uint64_t>{3, 4});
+  CHECK(dir.everWritten());
   auto latest = dir.latest();
   REQUIRE(latest);
   CHECK(latest->epoch == 4);
