@@ -16,6 +16,7 @@
 #include <list>
 #include <stdexcept>
 #include <thread>
+#include <unordered_map>
 
 namespace rtsql {
 
@@ -113,14 +114,57 @@ std::optional<int32_t> clearFetchWait(std::string& body) {
   return wait;
 }
 
-std::optional<int16_t> produceAcks(std::string_view body) {
+std::optional<ProduceRequest> parseProduce(std::string_view body) {
   auto h = parseRequestHeader(body);
   if (!h || h->apiKey != kProduce || h->apiVersion < 0 || h->apiVersion > 8) return std::nullopt;
   Reader r{body, h->bodyOffset};
   if (h->apiVersion >= 3) r.skipString();  // transactional id
-  int16_t acks = r.i16();
+  ProduceRequest out;
+  out.acks = r.i16();
+  r.i32();  // timeout
   if (!r.ok) return std::nullopt;
-  return acks;
+  const int32_t topics = r.count(6);
+  for (int32_t t = 0; r.ok && t < topics; ++t) {
+    const size_t at = r.pos + 2;
+    const int16_t len = r.i16();
+    r.skip(static_cast<size_t>(std::max<int16_t>(len, 0)));
+    if (!r.ok) break;
+    out.topics.emplace_back(body.substr(at, static_cast<size_t>(std::max<int16_t>(len, 0))));
+    const int32_t partitions = r.count(8);
+    for (int32_t p = 0; r.ok && p < partitions; ++p) {
+      r.i32();  // partition
+      const int32_t records = r.i32();
+      if (records < -1) r.ok = false;
+      if (records > 0) r.skip(static_cast<size_t>(records));
+    }
+  }
+  out.topicsKnown = r.ok;
+  return out;
+}
+
+std::optional<std::vector<std::string>> fetchTopics(std::string_view body) {
+  auto h = parseRequestHeader(body);
+  if (!h || h->apiKey != kFetch || h->apiVersion < 0 || h->apiVersion > 11) return std::nullopt;
+  const int16_t v = h->apiVersion;
+  Reader r{body, h->bodyOffset};
+  r.skip(12);                 // replica id, wait, min bytes
+  if (v >= 3) r.i32();        // max bytes
+  if (v >= 4) r.skip(1);      // isolation level
+  if (v >= 7) r.skip(8);      // session id and epoch
+  const size_t partitionBytes = 16 + (v >= 9 ? 4 : 0) + (v >= 5 ? 8 : 0);
+  std::vector<std::string> out;
+  const int32_t topics = r.count(6);
+  for (int32_t t = 0; r.ok && t < topics; ++t) {
+    const size_t at = r.pos + 2;
+    const int16_t len = r.i16();
+    r.skip(static_cast<size_t>(std::max<int16_t>(len, 0)));
+    if (!r.ok) break;
+    out.emplace_back(body.substr(at, static_cast<size_t>(std::max<int16_t>(len, 0))));
+    const int32_t partitions = r.count(partitionBytes);
+    r.skip(static_cast<size_t>(partitions) * partitionBytes);
+  }
+  if (!r.ok) return std::nullopt;
+  return out;
 }
 
 bool isEmptyFetchAnswer(std::string_view body, int16_t v) {
@@ -244,9 +288,12 @@ sockaddr_in loopback(int port) {
 }
 
 struct Pending {
-  int32_t correlationId;
-  int16_t apiKey;
-  int16_t apiVersion;
+  int32_t correlationId = 0;
+  int16_t apiKey = -1;
+  int16_t apiVersion = -1;
+  // A produce's topics; unknown when its request could not be read.
+  std::vector<std::string> topics;
+  bool topicsKnown = false;
 };
 
 struct Connection {
@@ -264,7 +311,9 @@ struct Connection {
   Clock::time_point deadline;
   bool held = false;
   std::string heldAnswer;
-  uint64_t askedAt = 0;  // produce count when the fetch was last asked
+  uint64_t askedAt = 0;  // Impl::writes when the fetch was last asked
+  std::vector<std::string> fetchTopics;
+  bool fetchTopicsKnown = false;
 
   ~Connection() {
     if (client >= 0) close(client);
@@ -283,7 +332,12 @@ struct LongPollProxy::Impl {
   std::vector<std::pair<int32_t, int32_t>> ports;  // upstream -> own
   int stopPipe[2] = {-1, -1};
   std::list<Connection> connections;
-  uint64_t produced = 0;  // Produce answers seen: a held fetch asks again when it moves
+  // Produce answers seen, and the count at the last one of each topic: a held
+  // fetch asks again once a topic it reads was written since it asked (any
+  // topic, when the topics of either are unknown).
+  uint64_t writes = 0;
+  uint64_t unknownWrite = 0;
+  std::unordered_map<std::string, uint64_t> written;
   std::thread thread;
 
   ~Impl() {
@@ -302,7 +356,31 @@ struct LongPollProxy::Impl {
   bool handleUpstream(Connection& c);
   bool handleClient(Connection& c);
   void ask(Connection& c);
+  void noteWrite(const Pending& produce);
+  bool writtenSince(const Connection& c) const;
 };
+
+void LongPollProxy::Impl::noteWrite(const Pending& produce) {
+  ++writes;
+  // A bound on the topics remembered: past it, every held fetch asks again
+  // once and the map starts over.
+  if (!produce.topicsKnown || written.size() + produce.topics.size() > 10000) {
+    written.clear();
+    unknownWrite = writes;
+    return;
+  }
+  for (const std::string& t : produce.topics) written[t] = writes;
+}
+
+bool LongPollProxy::Impl::writtenSince(const Connection& c) const {
+  if (unknownWrite > c.askedAt) return true;
+  if (!c.fetchTopicsKnown) return writes > c.askedAt;
+  for (const std::string& t : c.fetchTopics) {
+    auto it = written.find(t);
+    if (it != written.end() && it->second > c.askedAt) return true;
+  }
+  return false;
+}
 
 void LongPollProxy::Impl::accept(const Listener& l) {
   for (int i = 0; i < 64; ++i) {
@@ -360,7 +438,7 @@ void LongPollProxy::Impl::ask(Connection& c) {
   c.pending.push_back(c.fetch);
   c.held = false;
   c.heldAnswer.clear();
-  c.askedAt = produced;
+  c.askedAt = writes;
 }
 
 // Answers from the broker: passed on, ports rewritten, an empty fetch held.
@@ -380,11 +458,11 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
       c.toClient.data.append(frame);
       continue;
     }
-    const Pending p = *it;
+    const Pending p = std::move(*it);
     c.pending.erase(it);
     if (c.fetching && p.correlationId == c.fetch.correlationId && p.apiKey == longpoll::kFetch) {
       if (Clock::now() < c.deadline && longpoll::isEmptyFetchAnswer(body, p.apiVersion)) {
-        if (produced != c.askedAt) {
+        if (writtenSince(c)) {
           ask(c);  // records were written while it was asked
         } else {
           c.held = true;
@@ -401,7 +479,7 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
         frame.replace(4, std::string::npos, body);
       }
     }
-    if (p.apiKey == longpoll::kProduce) ++produced;
+    if (p.apiKey == longpoll::kProduce) noteWrite(p);
     c.toClient.data.append(frame);
   }
 }
@@ -420,23 +498,32 @@ bool LongPollProxy::Impl::handleClient(Connection& c) {
       c.toUpstream.data.append(frame);
       continue;
     }
-    const Pending p{header->correlationId, header->apiKey, header->apiVersion};
+    Pending p{header->correlationId, header->apiKey, header->apiVersion, {}, false};
     if (header->apiKey == longpoll::kFetch) {
       std::optional<int32_t> wait = longpoll::clearFetchWait(body);
       if (wait && *wait > 0) {
         c.fetching = true;
         c.fetch = p;
+        auto topics = longpoll::fetchTopics(body);
+        c.fetchTopicsKnown = topics.has_value();
+        c.fetchTopics = topics ? std::move(*topics) : std::vector<std::string>();
         c.fetchFrame = frame.substr(0, 4) + body;
         c.deadline = Clock::now() + std::chrono::milliseconds(*wait);
         ask(c);
         continue;
       }
     }
-    if (header->apiKey == longpoll::kProduce && longpoll::produceAcks(body) == int16_t{0}) {
-      // No answer will come: count it once it is on its way.
-      c.toUpstream.data.append(frame);
-      ++produced;
-      continue;
+    if (header->apiKey == longpoll::kProduce) {
+      if (auto produce = longpoll::parseProduce(body)) {
+        p.topics = std::move(produce->topics);
+        p.topicsKnown = produce->topicsKnown;
+        if (produce->acks == 0) {
+          // No answer will come: count it once it is on its way.
+          c.toUpstream.data.append(frame);
+          noteWrite(p);
+          continue;
+        }
+      }
     }
     c.pending.push_back(p);
     c.toUpstream.data.append(frame);
@@ -507,7 +594,7 @@ void LongPollProxy::Impl::run() {
         c.heldAnswer.clear();
         c.fetching = false;
         if (!handleClient(c)) c.client = (close(c.client), -1);
-      } else if (produced != c.askedAt) {
+      } else if (writtenSince(c)) {
         ask(c);
       }
     }

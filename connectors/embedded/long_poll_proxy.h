@@ -5,8 +5,8 @@
 // wait of one millisecond to see records at once, a thousand requests a second
 // per idle consumer and most of an idle server's CPU. The proxy forwards each
 // fetch with no wait; when the answer holds no records it keeps the answer and
-// asks again as soon as a Produce answer passes through it (the records are in
-// the log by then), and gives the client the empty answer only when the
+// asks again as soon as the answer to a Produce to one of its topics passes
+// through (the records are in the log by then), and gives the client the empty answer only when the
 // client's own wait ends. Consumers wait as long as on Apache Kafka, and records
 // reach them as soon as they are written.
 //
@@ -58,8 +58,17 @@ std::optional<RequestHeader> parseRequestHeader(std::string_view body);
 // unchanged) for anything else.
 std::optional<int32_t> clearFetchWait(std::string& body);
 
-// The acks of a Produce request (0 means no answer will come), or nullopt.
-std::optional<int16_t> produceAcks(std::string_view body);
+// A Produce request: its acks (0: no answer will come) and the topics it
+// writes to (topicsKnown false when they could not all be read).
+struct ProduceRequest {
+  int16_t acks = -1;
+  std::vector<std::string> topics;
+  bool topicsKnown = false;
+};
+std::optional<ProduceRequest> parseProduce(std::string_view body);
+
+// The topics a Fetch request (versions 0 to 11) reads, or nullopt.
+std::optional<std::vector<std::string>> fetchTopics(std::string_view body);
 
 // Whether a Fetch answer of `apiVersion` has no records and no error in any of
 // its partitions: only such an answer is held. False for any answer it cannot

@@ -82,11 +82,45 @@ TEST_CASE("long poll: a fetch's wait is cleared and returned, other requests are
   CHECK_FALSE(longpoll::parseRequestHeader(std::string("\x00\x01", 2)));
 }
 
-TEST_CASE("long poll: a produce's acks") {
-  CHECK(longpoll::produceAcks(Bytes().i16(0).i16(7).i32(1).str("c").i16(-1).i16(-1).s) == -1);
-  CHECK(longpoll::produceAcks(Bytes().i16(0).i16(7).i32(1).str("c").str("tx").i16(0).s) == 0);
-  CHECK(longpoll::produceAcks(Bytes().i16(0).i16(2).i32(1).str("c").i16(1).s) == 1);
-  CHECK_FALSE(longpoll::produceAcks(Bytes().i16(0).i16(7).i32(1).str("c").s));
+TEST_CASE("long poll: a produce's acks and topics") {
+  Bytes v7;
+  v7.i16(0).i16(7).i32(1).str("c").i16(-1).i16(-1).i32(30000);
+  v7.i32(2).str("clicks").i32(1).i32(0).i32(3).i8(1).i8(2).i8(3);
+  v7.str("alerts").i32(1).i32(0).i32(-1);
+  auto p = longpoll::parseProduce(v7.s);
+  REQUIRE(p);
+  CHECK(p->acks == -1);
+  CHECK(p->topicsKnown);
+  CHECK(p->topics == std::vector<std::string>{"clicks", "alerts"});
+
+  auto tx =
+      longpoll::parseProduce(Bytes().i16(0).i16(7).i32(1).str("c").str("tx").i16(0).i32(100).s);
+  REQUIRE(tx);
+  CHECK(tx->acks == 0);
+  CHECK_FALSE(tx->topicsKnown);  // cut short after the timeout
+
+  // A records length beyond the bytes: the topics are not known.
+  Bytes bad;
+  bad.i16(0).i16(2).i32(1).str("c").i16(1).i32(1000).i32(1).str("t").i32(1).i32(0).i32(99999);
+  auto b = longpoll::parseProduce(bad.s);
+  REQUIRE(b);
+  CHECK(b->acks == 1);
+  CHECK_FALSE(b->topicsKnown);
+  CHECK_FALSE(longpoll::parseProduce(Bytes().i16(0).i16(7).i32(1).str("c").s));
+  CHECK_FALSE(longpoll::parseProduce(fetchRequest(1)));
+}
+
+TEST_CASE("long poll: the topics a fetch reads") {
+  auto topics = longpoll::fetchTopics(fetchRequest(500));
+  REQUIRE(topics);
+  CHECK(*topics == std::vector<std::string>{"t"});
+  // A partition count far beyond the bytes: not read.
+  Bytes huge;
+  huge.i16(1).i16(11).i32(42).str("client");
+  huge.i32(-1).i32(500).i32(1).i32(1 << 20).i8(0).i32(0).i32(-1);
+  huge.i32(1).str("t").i32(0x7fffffff);
+  CHECK_FALSE(longpoll::fetchTopics(huge.s));
+  CHECK_FALSE(longpoll::fetchTopics(Bytes().i16(3).i16(2).i32(7).str("c").i32(0).s));
 }
 
 TEST_CASE("long poll: only an answer with no records and no error is held") {
