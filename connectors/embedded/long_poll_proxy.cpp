@@ -442,20 +442,21 @@ void LongPollProxy::Impl::ask(Connection& c) {
 }
 
 // Answers from the broker: passed on, ports rewritten, an empty fetch held.
+// Frames are read in place and copied once, into the client's buffer.
 bool LongPollProxy::Impl::handleUpstream(Connection& c) {
   for (;;) {
     auto len = frameLength(c.fromUpstream);
     if (!len) return false;
     if (*len == 0) return true;
-    std::string frame(c.fromUpstream.view().substr(0, *len));
-    c.fromUpstream.consume(*len);
-    std::string body = frame.substr(4);
+    const std::string_view frame = c.fromUpstream.view().substr(0, *len);
+    const std::string_view body = frame.substr(4);
     Reader r{body};
     const int32_t correlationId = r.i32();
     auto it = std::find_if(c.pending.begin(), c.pending.end(),
                            [&](const Pending& p) { return p.correlationId == correlationId; });
     if (it == c.pending.end()) {
       c.toClient.data.append(frame);
+      c.fromUpstream.consume(*len);
       continue;
     }
     const Pending p = std::move(*it);
@@ -466,67 +467,72 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
           ask(c);  // records were written while it was asked
         } else {
           c.held = true;
-          c.heldAnswer = std::move(frame);
+          c.heldAnswer.assign(frame);
         }
-        continue;
+      } else {
+        c.fetching = false;
+        c.toClient.data.append(frame);
       }
-      c.fetching = false;
+    } else if (p.apiKey == longpoll::kMetadata || p.apiKey == longpoll::kFindCoordinator) {
+      std::string edited(body);
+      longpoll::rewriteBrokerPorts(edited, p.apiKey, p.apiVersion, ports);
+      c.toClient.data.append(frame.substr(0, 4));
+      c.toClient.data.append(edited);
+    } else {
+      if (p.apiKey == longpoll::kProduce) noteWrite(p);
       c.toClient.data.append(frame);
-      continue;
     }
-    if (p.apiKey == longpoll::kMetadata || p.apiKey == longpoll::kFindCoordinator) {
-      if (longpoll::rewriteBrokerPorts(body, p.apiKey, p.apiVersion, ports) > 0) {
-        frame.replace(4, std::string::npos, body);
-      }
-    }
-    if (p.apiKey == longpoll::kProduce) noteWrite(p);
-    c.toClient.data.append(frame);
+    c.fromUpstream.consume(*len);
   }
 }
 
-// Requests from the client: forwarded, a fetch's wait cleared.
+// Requests from the client: forwarded, a fetch's wait cleared. Frames are
+// read in place; only a fetch is copied, to be edited and asked again.
 bool LongPollProxy::Impl::handleClient(Connection& c) {
   while (!c.fetching) {
     auto len = frameLength(c.fromClient);
     if (!len) return false;
     if (*len == 0) return true;
-    std::string frame(c.fromClient.view().substr(0, *len));
-    c.fromClient.consume(*len);
-    std::string body = frame.substr(4);
+    const std::string_view frame = c.fromClient.view().substr(0, *len);
+    const std::string_view body = frame.substr(4);
     auto header = longpoll::parseRequestHeader(body);
     if (!header) {
       c.toUpstream.data.append(frame);
+      c.fromClient.consume(*len);
       continue;
     }
     Pending p{header->correlationId, header->apiKey, header->apiVersion, {}, false};
+    bool answered = true;
     if (header->apiKey == longpoll::kFetch) {
-      std::optional<int32_t> wait = longpoll::clearFetchWait(body);
+      std::string edited(body);
+      std::optional<int32_t> wait = longpoll::clearFetchWait(edited);
       if (wait && *wait > 0) {
         c.fetching = true;
         c.fetch = p;
-        auto topics = longpoll::fetchTopics(body);
+        auto topics = longpoll::fetchTopics(edited);
         c.fetchTopicsKnown = topics.has_value();
         c.fetchTopics = topics ? std::move(*topics) : std::vector<std::string>();
-        c.fetchFrame = frame.substr(0, 4) + body;
+        c.fetchFrame.assign(frame.substr(0, 4));
+        c.fetchFrame.append(edited);
         c.deadline = Clock::now() + std::chrono::milliseconds(*wait);
+        c.fromClient.consume(*len);
         ask(c);
         continue;
       }
-    }
-    if (header->apiKey == longpoll::kProduce) {
+    } else if (header->apiKey == longpoll::kProduce) {
       if (auto produce = longpoll::parseProduce(body)) {
         p.topics = std::move(produce->topics);
         p.topicsKnown = produce->topicsKnown;
-        if (produce->acks == 0) {
-          // No answer will come: count it once it is on its way.
-          c.toUpstream.data.append(frame);
-          noteWrite(p);
-          continue;
-        }
+        answered = produce->acks != 0;
       }
     }
-    c.pending.push_back(p);
     c.toUpstream.data.append(frame);
+    c.fromClient.consume(*len);
+    if (answered) {
+      c.pending.push_back(std::move(p));
+    } else {
+      noteWrite(p);  // no answer will come: counted once it is on its way
+    }
   }
   return true;
 }
