@@ -219,8 +219,9 @@ for tid, (name, t) in a.items():
     by_name[name] = (n + 1, c + d)
 # librdkafka names its threads rdk:main, rdk:broker<id> and, for the mock
 # cluster behind --embedded-kafka, rdk:mock; the mock's own handle has a
-# main thread too, which cannot be told apart by name from the clients'.
-mock = sum(c for name, (n, c) in by_name.items() if name == 'rdk:mock')
+# main thread too, which cannot be told apart by name from the clients'. The
+# proxy in front of the mock (mock-proxy) is the broker's too.
+mock = sum(c for name, (n, c) in by_name.items() if name in ('rdk:mock', 'mock-proxy'))
 jvm = int(jvm)  # the local broker's process, outside rtsqld's total
 kafka_clients = sum(c for name, (n, c) in by_name.items()
                     if name.startswith('rdk:') and name != 'rdk:mock')
@@ -251,7 +252,7 @@ echo "Per thread name (busiest first):"
 cat "$WORK/threads"
 echo
 echo "% of one core (utime+stime / wall time); engine = threads that are not librdkafka's;"
-echo "kafka clients = rdk:* threads of rtsqld's consumers and producers; broker = rdk:mock (embedded)"
+echo "kafka clients = rdk:* threads of rtsqld's consumers and producers; broker = rdk:mock and mock-proxy (embedded)"
 echo "or the broker JVM's process (--local-kafka, not in total); none for --bootstrap."
 printf '%-10s %-11s %8s %8s %14s %16s\n' build state total engine "kafka clients" "broker"
 while read -r label state total engine clients mock; do

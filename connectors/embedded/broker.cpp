@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "connectors/embedded/long_poll_proxy.h"
 
 namespace rtsql {
 
@@ -34,7 +35,28 @@ struct EmbeddedKafka::Impl {
   rd_kafka_t* handle = nullptr;
   rd_kafka_mock_cluster_t* cluster = nullptr;
   std::mutex mutex;  // serializes topic creation from several connector threads
+  // Every client reaches the mock through it (connectors/embedded/long_poll_proxy.h).
+  std::unique_ptr<LongPollProxy> proxy;
 };
+
+namespace {
+
+// The ports of the mock's "127.0.0.1:PORT,..." bootstrap string.
+std::vector<int> bootstrapPorts(const std::string& bootstraps) {
+  std::vector<int> ports;
+  size_t at = 0;
+  while (at < bootstraps.size()) {
+    size_t end = bootstraps.find(',', at);
+    if (end == std::string::npos) end = bootstraps.size();
+    const std::string one = bootstraps.substr(at, end - at);
+    const size_t colon = one.rfind(':');
+    if (colon != std::string::npos) ports.push_back(std::stoi(one.substr(colon + 1)));
+    at = end + 1;
+  }
+  return ports;
+}
+
+}  // namespace
 
 EmbeddedKafka::EmbeddedKafka(EmbeddedKafkaOptions options)
     : options_(options), impl_(std::make_unique<Impl>()) {
@@ -57,7 +79,16 @@ EmbeddedKafka::EmbeddedKafka(EmbeddedKafkaOptions options)
     throw SqlError(sqlstate::kInsufficientResources,
                    "cannot start the embedded Kafka broker: no loopback listener");
   }
-  bootstrap_ = rd_kafka_mock_cluster_bootstraps(impl_->cluster);
+  try {
+    impl_->proxy = std::make_unique<LongPollProxy>(
+        bootstrapPorts(rd_kafka_mock_cluster_bootstraps(impl_->cluster)));
+  } catch (const std::exception& e) {
+    rd_kafka_mock_cluster_destroy(impl_->cluster);
+    rd_kafka_destroy(impl_->handle);
+    throw SqlError(sqlstate::kInsufficientResources,
+                   std::string("cannot start the embedded Kafka broker: ") + e.what());
+  }
+  bootstrap_ = impl_->proxy->bootstrap();
   std::lock_guard lock(registryMutex());
   registry().push_back(this);
 }
@@ -68,7 +99,9 @@ EmbeddedKafka::~EmbeddedKafka() {
     auto& r = registry();
     r.erase(std::remove(r.begin(), r.end(), this), r.end());
   }
-  // The cluster must go before the handle it was created on.
+  // The proxy's connections go first, then the cluster, then the handle it
+  // was created on.
+  impl_->proxy.reset();
   rd_kafka_mock_cluster_destroy(impl_->cluster);
   rd_kafka_destroy(impl_->handle);
 }

@@ -258,16 +258,13 @@ class KafkaExchangeSource final : public SourceTask {
       parts_.push_back(ExchangePartition{p, -1, -1, -1, 0, false, receiverFor(p)});
     }
 
-    // The topic first, through a client of its own: whether the cluster's
-    // Kafka is an embedded broker decides the consumer's fetch wait.
-    bool embedded = false;
+    // The topic first, through a client of its own.
     {
       HandlePtr admin = newClient(RD_KAFKA_PRODUCER, spec_.bootstrap, Options(),
                                   {{"client.id", "rtsql-exchange-admin"}}, {});
       ensureTopic(admin.get(), spec_);
-      embedded = isEmbeddedBroker(admin.get());
     }
-    openConsumer(flowName, embedded);
+    openConsumer(flowName);
     if (!parts_.empty()) assignFromStart();
   }
 
@@ -425,18 +422,17 @@ class KafkaExchangeSource final : public SourceTask {
     return -1;
   }
 
-  void openConsumer(const std::string& flowName, bool embedded) {
+  void openConsumer(const std::string& flowName) {
     const std::string clientId = fmt::format("rtsql-{}-exchange-in", flowName);
     // The group is never joined nor committed to; the client needs one to be
     // assigned partitions.
     const std::string group = fmt::format("rtsql-{}-exchange", flowName);
     // Fetching as the Kafka source does (connectors/kafka/source.cpp): the
     // broker answers as soon as a byte is there, and holds a fetch that found
-    // nothing for up to 500 ms, except the embedded broker, which answers
-    // such a fetch only when the wait ends.
+    // nothing for up to 500 ms (the embedded broker too, through its proxy).
     rk_ = newClient(RD_KAFKA_CONSUMER, spec_.bootstrap, Options(),
                     {{"client.id", clientId.c_str()},
-                     {"fetch.wait.max.ms", embedded ? "1" : "500"},
+                     {"fetch.wait.max.ms", "500"},
                      {"fetch.min.bytes", "1"},
                      {"fetch.error.backoff.ms", "10"},
                      {"socket.nagle.disable", "true"},

@@ -141,7 +141,7 @@ class KafkaSourceTask final : public SourceTask {
     failOnDataLoss_ = parsed.failOnDataLoss;
     flowName_ = flowName;
 
-    const bool embedded = kafka::ensureEmbeddedTopics(bootstrap_, topics_);
+    kafka::ensureEmbeddedTopics(bootstrap_, topics_);
     const std::string sharedKey =
         fmt::format("{}\n{}\n{}\n{}\n{}", flowName, scan.name, group_, bootstrap_,
                     fmt::join(topics_, ","));
@@ -149,7 +149,7 @@ class KafkaSourceTask final : public SourceTask {
       std::lock_guard lock(gConsumersMutex);
       consumer_ = gConsumers[sharedKey].lock();
       if (!consumer_) {
-        consumer_ = openConsumer(scan, flowName, earliest, embedded);
+        consumer_ = openConsumer(scan, flowName, earliest);
         gConsumers[sharedKey] = consumer_;
       }
       // Forget the sources that are gone.
@@ -186,7 +186,7 @@ class KafkaSourceTask final : public SourceTask {
     std::vector<std::pair<std::string, int32_t>> mine;
     for (const PartitionState& s : parts_) mine.emplace_back(s.topic, s.partition);
     if (!consumer_->claim(mine)) {
-      consumer_ = openConsumer(scan, flowName, earliest, embedded);
+      consumer_ = openConsumer(scan, flowName, earliest);
       consumer_->claim(mine);
       rk_ = consumer_->rk.get();
     }
@@ -481,7 +481,7 @@ class KafkaSourceTask final : public SourceTask {
   }
 
   std::shared_ptr<SharedConsumer> openConsumer(const ScanSpec& scan, const std::string& flowName,
-                                               bool earliest, bool embedded) {
+                                               bool earliest) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
       kafka::installLogging(conf);
@@ -492,12 +492,9 @@ class KafkaSourceTask final : public SourceTask {
       // both sides a request per wait per idle consumer (fifty live queries
       // fetching every millisecond made that a broker's whole CPU): 500 ms,
       // Kafka's own default, makes an idle consumer two requests a second.
-      // The embedded broker (librdkafka's mock cluster) answers a fetch that
-      // found nothing only when the wait ends, however soon data arrives, so
-      // there it stays 1 ms: a thousand requests a second per consumer, the
-      // embedded broker's idle cost (docs/benchmarks.md, "Idle and trickle
-      // cost").
-      kafka::setProperty(conf, "fetch.wait.max.ms", embedded ? "1" : "500", SqlError::npos);
+      // The embedded broker does the same through its proxy
+      // (connectors/embedded/long_poll_proxy.h).
+      kafka::setProperty(conf, "fetch.wait.max.ms", "500", SqlError::npos);
       kafka::setProperty(conf, "fetch.min.bytes", "1", SqlError::npos);
       kafka::setProperty(conf, "fetch.error.backoff.ms", "10", SqlError::npos);
       kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
