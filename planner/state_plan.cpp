@@ -86,28 +86,38 @@ std::string named(const ExprPtr& e, const Schema& input) {
   return e ? namedText(e->toString(), input) : "";
 }
 
-// The text of `after` as `before`'s when `after` is `before` under a CAST to
-// its own type (CAST(user_id AS BIGINT), or a column projected so and named
-// after it), so that the two compare by type alone; else `after`'s own text.
-std::string namedAs(const ExprPtr& before, const Schema& beforeIn, const ExprPtr& after,
-                    const Schema& afterIn) {
-  const std::string text = named(after, afterIn);
-  if (!before || !after || !after->type()) return text;
-  const std::string old = named(before, beforeIn);
-  return text == "CAST(" + old + " AS " + after->type()->toString() + ")" ? old : text;
+// The texts of `before` and `after` to compare: the text of the one without
+// the CAST when the other is it under a CAST to its own type (CAST(user_id AS
+// BIGINT), or a column projected so and named after it), so that the two
+// compare by type alone; else their own texts.
+std::pair<std::string, std::string> comparable(const ExprPtr& before, const Schema& beforeIn,
+                                               const ExprPtr& after, const Schema& afterIn) {
+  std::string a = named(before, beforeIn);
+  std::string b = named(after, afterIn);
+  if (before && after && before->type() && after->type()) {
+    if (b == "CAST(" + a + " AS " + after->type()->toString() + ")") b = a;
+    if (a == "CAST(" + b + " AS " + before->type()->toString() + ")") a = b;
+  }
+  return {std::move(a), std::move(b)};
 }
 
 std::string typeText(const ExprPtr& e) { return e && e->type() ? e->type()->toString() : ""; }
 
-// Keys as "(a, b)", with `after`'s keys seen through a CAST of `before`'s.
-std::string keyList(const std::vector<ExprPtr>& keys, const Schema& input,
-                    const std::vector<ExprPtr>& before = {}, const Schema& beforeIn = {}) {
+// Keys as "(a, b)", and the two lists of keys to compare.
+std::string keyList(const std::vector<ExprPtr>& keys, const Schema& input) {
   std::string out;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!out.empty()) out += ", ";
-    out += i < before.size() ? namedAs(before[i], beforeIn, keys[i], input) : named(keys[i], input);
-  }
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + named(k, input);
   return "(" + out + ")";
+}
+
+bool sameKeyNames(const std::vector<ExprPtr>& before, const Schema& beforeIn,
+                  const std::vector<ExprPtr>& after, const Schema& afterIn) {
+  if (before.size() != after.size()) return false;
+  for (size_t i = 0; i < before.size(); ++i) {
+    const auto [a, b] = comparable(before[i], beforeIn, after[i], afterIn);
+    if (a != b) return false;
+  }
+  return true;
 }
 
 // How a value of type `from` becomes one of type `to`. Widened: every value
@@ -150,18 +160,17 @@ void compareKeys(const char* what, const std::vector<ExprPtr>& before, const Sch
                  const std::vector<ExprPtr>& after, const Schema& afterIn,
                  std::vector<std::string>& reasons, std::vector<std::string>* notes = nullptr,
                  const char* noWidening = kKeysOnlyWidenInGroupBy) {
-  const std::string a = keyList(before, beforeIn);
-  const std::string b = keyList(after, afterIn, before, beforeIn);
-  if (a != b) {
-    reasons.push_back(fmt::format("the {} changed from {} to {}", what, a, keyList(after, afterIn)));
+  if (!sameKeyNames(before, beforeIn, after, afterIn)) {
+    reasons.push_back(fmt::format("the {} changed from {} to {}", what, keyList(before, beforeIn),
+                                  keyList(after, afterIn)));
     return;
   }
-  for (size_t i = 0; i < std::min(before.size(), after.size()); ++i) {
+  for (size_t i = 0; i < before.size(); ++i) {
     const DataTypePtr& from = before[i]->type();
     const DataTypePtr& to = after[i]->type();
     const TypeChange change = typeChange(from, to);
     if (change == TypeChange::Same) continue;
-    const std::string key = named(before[i], beforeIn);
+    const std::string key = comparable(before[i], beforeIn, after[i], afterIn).first;
     const std::string types = fmt::format("{} to {}", from->toString(), to->toString());
     if (change == TypeChange::Narrowed) {
       reasons.push_back(fmt::format("the {} {} narrowed from {}: a stored key may not fit the "
@@ -279,9 +288,9 @@ void compareCalls(const std::vector<AggregateCall>& before, const Schema& before
     const AggregateCall& a = before[i];
     const AggregateCall& b = after[i];
     if (callWithTypes(a, beforeIn) == callWithTypes(b, afterIn)) continue;
-    const std::string text = callText(a, beforeIn);
-    const std::string arg = namedAs(a.arg, beforeIn, b.arg, afterIn);
-    if (widenable && a.arg && b.arg && callText(b, afterIn, &arg) == text) {
+    const auto [argA, argB] = comparable(a.arg, beforeIn, b.arg, afterIn);
+    const std::string text = callText(a, beforeIn, &argA);
+    if (widenable && a.arg && b.arg && callText(b, afterIn, &argB) == text) {
       compareWidenedCall(a, b, text, reasons, notes);
     } else {
       reasons.push_back(fmt::format("aggregate {} changed from {} to {}", i + 1,

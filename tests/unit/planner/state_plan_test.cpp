@@ -131,6 +131,14 @@ TEST_CASE_FIXTURE(WideningFixture, "narrowed keys and arguments are incompatible
   CHECK(why.find("the GROUP BY key user_id narrowed from BIGINT to INT: a stored key may not fit the narrower type") != std::string::npos);
   CHECK(why.find("the argument of sum(qty) narrowed from BIGINT to INT: state is kept only for a widened type") != std::string::npos);
   CHECK(why.find("the argument of sum(price) narrowed from DECIMAL(9,2) to DECIMAL(5,2)") != std::string::npos);
+
+  // Dropping a widening CAST again narrows as well.
+  StatePlan back = planStateChange(
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT CAST(user_id AS BIGINT) AS u, count(*) AS n "
+                  "FROM orders GROUP BY CAST(user_id AS BIGINT)"),
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id AS u, count(*) AS n FROM orders GROUP BY user_id"));
+  INFO(joined(back.lines()));
+  CHECK(back.reasonsText() == "operator 1 (Aggregate): the GROUP BY key user_id narrowed from BIGINT to INT: a stored key may not fit the narrower type");
 }
 
 TEST_CASE_FIXTURE(WideningFixture, "a widening CAST keeps state where the encoding is the same, and says why not elsewhere") {
