@@ -103,13 +103,14 @@ std::pair<std::string, std::string> comparable(const ExprPtr& before, const Sche
 
 std::string typeText(const ExprPtr& e) { return e && e->type() ? e->type()->toString() : ""; }
 
-// Keys as "(a, b)", and the two lists of keys to compare.
+// Keys as "(a, b)".
 std::string keyList(const std::vector<ExprPtr>& keys, const Schema& input) {
   std::string out;
   for (const auto& k : keys) out += (out.empty() ? "" : ", ") + named(k, input);
   return "(" + out + ")";
 }
 
+// Whether the keys are the same expressions, whatever their types.
 bool sameKeyNames(const std::vector<ExprPtr>& before, const Schema& beforeIn,
                   const std::vector<ExprPtr>& after, const Schema& afterIn) {
   if (before.size() != after.size()) return false;
