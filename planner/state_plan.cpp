@@ -60,9 +60,7 @@ std::string kindOf(const OperatorSpec& op) {
 // An expression's EXPLAIN text with its inputs (#3) named after the columns
 // of the row it reads, so that the same column at another position reads the
 // same and a reason names what the user wrote.
-std::string named(const ExprPtr& e, const Schema& input) {
-  if (!e) return "";
-  const std::string text = e->toString();
+std::string namedText(const std::string& text, const Schema& input) {
   std::string out;
   bool quoted = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -84,39 +82,125 @@ std::string named(const ExprPtr& e, const Schema& input) {
   return out;
 }
 
+std::string named(const ExprPtr& e, const Schema& input) {
+  return e ? namedText(e->toString(), input) : "";
+}
+
+// The texts of `before` and `after` to compare: the text of the one without
+// the CAST when the other is it under a CAST to its own type (CAST(user_id AS
+// BIGINT), or a column projected so and named after it), so that the two
+// compare by type alone; else their own texts.
+std::pair<std::string, std::string> comparable(const ExprPtr& before, const Schema& beforeIn,
+                                               const ExprPtr& after, const Schema& afterIn) {
+  std::string a = named(before, beforeIn);
+  std::string b = named(after, afterIn);
+  if (before && after && before->type() && after->type()) {
+    if (b == "CAST(" + a + " AS " + after->type()->toString() + ")") b = a;
+    if (a == "CAST(" + b + " AS " + before->type()->toString() + ")") a = b;
+  }
+  return {std::move(a), std::move(b)};
+}
+
 std::string typeText(const ExprPtr& e) { return e && e->type() ? e->type()->toString() : ""; }
 
-// Keys as "(a, b)", and with their types for comparing.
-std::string keyList(const std::vector<ExprPtr>& keys, const Schema& input, bool withTypes) {
+// Keys as "(a, b)".
+std::string keyList(const std::vector<ExprPtr>& keys, const Schema& input) {
   std::string out;
-  for (const auto& k : keys) {
-    if (!out.empty()) out += ", ";
-    out += named(k, input);
-    if (withTypes) out += " " + typeText(k);
-  }
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + named(k, input);
   return "(" + out + ")";
 }
 
+// Whether the keys are the same expressions, whatever their types.
+bool sameKeyNames(const std::vector<ExprPtr>& before, const Schema& beforeIn,
+                  const std::vector<ExprPtr>& after, const Schema& afterIn) {
+  if (before.size() != after.size()) return false;
+  for (size_t i = 0; i < before.size(); ++i) {
+    const auto [a, b] = comparable(before[i], beforeIn, after[i], afterIn);
+    if (a != b) return false;
+  }
+  return true;
+}
+
+// How a value of type `from` becomes one of type `to`. Widened: every value
+// of `from` is exactly one of `to` (INT to BIGINT or DOUBLE, DECIMAL(p, s) to
+// one with at least as many digits on both sides of the point); narrowed: the
+// reverse.
+enum class TypeChange { Same, Widened, Narrowed, Other };
+
+bool widens(const DataType& from, const DataType& to) {
+  if (from.id == TypeId::Int) return to.id == TypeId::BigInt || to.id == TypeId::Double;
+  return from.id == TypeId::Decimal && to.id == TypeId::Decimal && to.scale >= from.scale &&
+         to.precision - to.scale >= from.precision - from.scale;
+}
+
+TypeChange typeChange(const DataTypePtr& from, const DataTypePtr& to) {
+  if (!from || !to || from->toString() == to->toString()) return TypeChange::Same;
+  if (widens(*from, *to)) return TypeChange::Widened;
+  if (widens(*to, *from)) return TypeChange::Narrowed;
+  return TypeChange::Other;
+}
+
+// Whether a value stored in `from`'s key encoding (common/row_codec.h) reads
+// back as the same value of type `to`: INT and BIGINT share an encoding, and a
+// DECIMAL key is its unscaled value, read at the column's precision.
+bool sameKeyEncoding(const DataType& from, const DataType& to) {
+  if (from.isIntegral() && to.isIntegral()) return true;
+  return from.id == TypeId::Decimal && to.id == TypeId::Decimal && from.scale == to.scale;
+}
+
+// Why a key of this operator cannot be widened although its key encoding is
+// the same: it keeps more than the key's encoding.
+constexpr const char* kKeysOnlyWidenInGroupBy =
+    "only a GROUP BY or DISTINCT ON key keeps its state when widened (this operator keeps rows "
+    "of the old types)";
+
+// Compares the keys by name, then by type. A key whose type is widened keeps
+// its state (a note) where the stored keys read back as the wider type and
+// `noWidening` is null; `noWidening` says why not otherwise.
 void compareKeys(const char* what, const std::vector<ExprPtr>& before, const Schema& beforeIn,
                  const std::vector<ExprPtr>& after, const Schema& afterIn,
-                 std::vector<std::string>& reasons) {
-  const std::string a = keyList(before, beforeIn, false);
-  const std::string b = keyList(after, afterIn, false);
-  if (a != b) {
-    reasons.push_back(fmt::format("the {} changed from {} to {}", what, a, b));
-  } else if (keyList(before, beforeIn, true) != keyList(after, afterIn, true)) {
-    reasons.push_back(fmt::format("the types of the {} {} changed from {} to {}: keys are stored "
-                                  "in their type's encoding",
-                                  what, a, keyList(before, beforeIn, true),
-                                  keyList(after, afterIn, true)));
+                 std::vector<std::string>& reasons, std::vector<std::string>* notes = nullptr,
+                 const char* noWidening = kKeysOnlyWidenInGroupBy) {
+  if (!sameKeyNames(before, beforeIn, after, afterIn)) {
+    reasons.push_back(fmt::format("the {} changed from {} to {}", what, keyList(before, beforeIn),
+                                  keyList(after, afterIn)));
+    return;
+  }
+  for (size_t i = 0; i < before.size(); ++i) {
+    const DataTypePtr& from = before[i]->type();
+    const DataTypePtr& to = after[i]->type();
+    const TypeChange change = typeChange(from, to);
+    if (change == TypeChange::Same) continue;
+    const std::string key = comparable(before[i], beforeIn, after[i], afterIn).first;
+    const std::string types = fmt::format("{} to {}", from->toString(), to->toString());
+    if (change == TypeChange::Narrowed) {
+      reasons.push_back(fmt::format("the {} {} narrowed from {}: a stored key may not fit the "
+                                    "narrower type",
+                                    what, key, types));
+    } else if (change == TypeChange::Other) {
+      reasons.push_back(fmt::format("the type of the {} {} changed from {}: keys are stored in "
+                                    "their type's encoding",
+                                    what, key, types));
+    } else if (!sameKeyEncoding(*from, *to)) {
+      reasons.push_back(fmt::format("the {} {} widened from {}, but keys are stored in their "
+                                    "type's encoding, and {}'s differs from {}'s",
+                                    what, key, types, to->toString(), from->toString()));
+    } else if (noWidening || !notes) {
+      reasons.push_back(fmt::format("the {} {} widened from {}, but {}", what, key, types,
+                                    noWidening ? noWidening : kKeysOnlyWidenInGroupBy));
+    } else {
+      notes->push_back(fmt::format("the {} {} widened from {}: its stored keys read as {}", what,
+                                   key, types, to->toString()));
+    }
   }
 }
 
-std::string callText(const AggregateCall& call, const Schema& input) {
+// A call as EXPLAIN names it; `arg`, when given, is the text of its argument.
+std::string callText(const AggregateCall& call, const Schema& input, const std::string* arg = nullptr) {
   std::string out = call.function == AggregateFunction::CountStar
                         ? std::string("count(*)")
                         : fmt::format("{}({}{})", aggregateFunctionName(call.function),
-                                      call.distinct ? "DISTINCT " : "", named(call.arg, input));
+                                      call.distinct ? "DISTINCT " : "", arg ? *arg : named(call.arg, input));
   if (call.function == AggregateFunction::StringAgg) out += " separator '" + call.separator + "'";
   if (call.function == AggregateFunction::ApproxCountDistinct) out += fmt::format(" rsd {}", call.relativeSD);
   if (call.ignoreNulls) out += " ignore nulls";
@@ -129,18 +213,89 @@ std::string callWithTypes(const AggregateCall& call, const Schema& input) {
   return callText(call, input) + arg + " -> " + (call.resultType ? call.resultType->toString() : "");
 }
 
+// What a sum or avg accumulates in (aggregate_common.h): a DECIMAL sum is
+// unscaled at its argument's scale, so the scale is part of it.
+std::string accumulatorOf(const AggregateCall& call) {
+  const DataTypePtr& result = call.resultType;
+  if (result && result->id == TypeId::Decimal && call.arg && call.arg->type())
+    return fmt::format("an unscaled DECIMAL at scale {}", call.arg->type()->scale);
+  if (call.function == AggregateFunction::Avg || (result && result->id == TypeId::Double))
+    return "a DOUBLE";
+  return "a BIGINT";
+}
+
+// Whether the accumulator of `before` reads as that of `after`, the same call
+// over a widened argument: a note when it does, else a reason.
+void compareWidenedCall(const AggregateCall& before, const AggregateCall& after,
+                        const std::string& text, std::vector<std::string>& reasons,
+                        std::vector<std::string>& notes) {
+  const DataTypePtr& from = before.arg->type();
+  const DataTypePtr& to = after.arg->type();
+  const std::string types = fmt::format("{} to {}", from->toString(), to->toString());
+  const TypeChange change = typeChange(from, to);
+  if (change == TypeChange::Same) {
+    reasons.push_back(fmt::format("the result of {} changed from {} to {}", text,
+                                  before.resultType ? before.resultType->toString() : "",
+                                  after.resultType ? after.resultType->toString() : ""));
+    return;
+  }
+  if (change == TypeChange::Narrowed) {
+    reasons.push_back(fmt::format("the argument of {} narrowed from {}: state is kept only for "
+                                  "a widened type",
+                                  text, types));
+    return;
+  }
+  if (change != TypeChange::Widened) {
+    reasons.push_back(fmt::format("the argument of {} changed from {}, which is no widening",
+                                  text, types));
+    return;
+  }
+  const AggregateFunction f = before.function;
+  const bool counted = f == AggregateFunction::Count || f == AggregateFunction::Sum ||
+                       f == AggregateFunction::Avg;
+  if (!counted) {
+    reasons.push_back(fmt::format("the argument of {} widened from {}, but {}() keeps values of "
+                                  "its argument's type, which would read back as {}",
+                                  text, types, aggregateFunctionName(f), from->toString()));
+    return;
+  }
+  if (before.distinct && !sameKeyEncoding(*from, *to)) {
+    reasons.push_back(fmt::format("the argument of {} widened from {}, but DISTINCT keeps each "
+                                  "value in its type's key encoding, and {}'s differs from {}'s",
+                                  text, types, to->toString(), from->toString()));
+    return;
+  }
+  if (f != AggregateFunction::Count && accumulatorOf(before) != accumulatorOf(after)) {
+    reasons.push_back(fmt::format("the argument of {} widened from {}, but the accumulator is {} "
+                                  "for {} and {} for {}: the encoding differs",
+                                  text, types, accumulatorOf(before), from->toString(),
+                                  accumulatorOf(after), to->toString()));
+    return;
+  }
+  notes.push_back(fmt::format("the argument of {} widened from {}: its accumulator reads as is",
+                              text, types));
+}
+
 // Compares the aggregate calls; `appendable`: aggregates added after the
-// old ones can start empty (the state value ends with the accumulators).
+// old ones can start empty (the state value ends with the accumulators);
+// `widenable`: a call's argument may widen where its accumulator reads as
+// the wider call's.
 void compareCalls(const std::vector<AggregateCall>& before, const Schema& beforeIn,
                   const std::vector<AggregateCall>& after, const Schema& afterIn, bool appendable,
-                  const char* why, std::vector<std::string>& reasons,
+                  bool widenable, const char* why, std::vector<std::string>& reasons,
                   std::vector<std::string>& notes) {
   const size_t common = std::min(before.size(), after.size());
   for (size_t i = 0; i < common; ++i) {
-    if (callWithTypes(before[i], beforeIn) != callWithTypes(after[i], afterIn)) {
+    const AggregateCall& a = before[i];
+    const AggregateCall& b = after[i];
+    if (callWithTypes(a, beforeIn) == callWithTypes(b, afterIn)) continue;
+    const auto [argA, argB] = comparable(a.arg, beforeIn, b.arg, afterIn);
+    const std::string text = callText(a, beforeIn, &argA);
+    if (widenable && a.arg && b.arg && callText(b, afterIn, &argB) == text) {
+      compareWidenedCall(a, b, text, reasons, notes);
+    } else {
       reasons.push_back(fmt::format("aggregate {} changed from {} to {}", i + 1,
-                                    callWithTypes(before[i], beforeIn),
-                                    callWithTypes(after[i], afterIn)));
+                                    callWithTypes(a, beforeIn), callWithTypes(b, afterIn)));
     }
   }
   if (after.size() < before.size()) {
@@ -234,9 +389,15 @@ void compare(const StatefulOp& before, const StatefulOp& after, OperatorStateCha
                                     windowText(b.window, out0)));
     }
     if (a.emitOnWindowClose != b.emitOnWindowClose) reasons.push_back("EMIT ON WINDOW CLOSE changed");
-    compareKeys("GROUP BY key", a.groupKeys, in0, b.groupKeys, out0, reasons);
+    // A window closed by EMIT ON WINDOW CLOSE rebuilds its row from the key
+    // values kept in its state value, in their own type's value encoding.
+    const bool keepsKeyValues = a.emitOnWindowClose && a.window.kind != WindowKind::None;
+    compareKeys("GROUP BY key", a.groupKeys, in0, b.groupKeys, out0, reasons, &notes,
+                keepsKeyValues ? "EMIT ON WINDOW CLOSE keeps each window's key values with their "
+                                 "old type, which its final row would carry"
+                               : nullptr);
     const bool appendable = a.window.kind == WindowKind::None && a.input == ChangelogMode::Append;
-    compareCalls(a.aggregates, in0, b.aggregates, out0, appendable,
+    compareCalls(a.aggregates, in0, b.aggregates, out0, appendable, true,
                  a.window.kind != WindowKind::None
                      ? "the open windows keep their accumulators packed, with no room for it"
                      : "a group over a retracting input keeps its row count after the accumulators",
@@ -244,7 +405,7 @@ void compare(const StatefulOp& before, const StatefulOp& after, OperatorStateCha
   } else if (before.spec->is<DedupSpec>()) {
     const auto& a = before.spec->as<DedupSpec>();
     const auto& b = after.spec->as<DedupSpec>();
-    compareKeys("DISTINCT ON key", a.dedupKeys, in0, b.dedupKeys, out0, reasons);
+    compareKeys("DISTINCT ON key", a.dedupKeys, in0, b.dedupKeys, out0, reasons, &notes, nullptr);
     if (a.withinWatermark != b.withinWatermark) reasons.push_back("WITHIN WATERMARK changed");
     if (named(a.eventTime, in0) != named(b.eventTime, out0)) {
       reasons.push_back(fmt::format("the event time changed from {} to {}", named(a.eventTime, in0),
@@ -280,7 +441,7 @@ void compare(const StatefulOp& before, const StatefulOp& after, OperatorStateCha
     compareOrder(a.orderKeys, a.descending, in0, b.orderKeys, b.descending, out0, reasons);
     compareSchemas("input", in0, out0, reasons);
     if (a.precedingRows != b.precedingRows) reasons.push_back("the frame changed");
-    compareCalls(a.aggregates, in0, b.aggregates, out0, false,
+    compareCalls(a.aggregates, in0, b.aggregates, out0, false, false,
                  "every row's frame is computed from the rows kept", reasons, notes);
   } else if (before.spec->is<TransformSpec>()) {
     const auto& a = before.spec->as<TransformSpec>();
@@ -396,7 +557,12 @@ StatePlan planStateChange(const PhysicalPlan& running, const PhysicalPlan& next)
   if (running.exactlyOnce != next.exactlyOnce) {
     plan.flowReasons.push_back("'delivery' changed: the sink's transactions are tied to the checkpoints");
   }
-  plan.unchanged = running.explain() == next.explain() &&
+  // A source's column types are not in EXPLAIN, and a widened one changes the
+  // plan all the same.
+  bool sameScans = running.scans.size() == next.scans.size();
+  for (size_t i = 0; sameScans && i < running.scans.size(); ++i)
+    sameScans = running.scans[i].schema.toString() == next.scans[i].schema.toString();
+  plan.unchanged = sameScans && running.explain() == next.explain() &&
                    running.checkpointIntervalMicros == next.checkpointIntervalMicros &&
                    running.flowOptions.entries().size() == next.flowOptions.entries().size();
   if (plan.unchanged) {

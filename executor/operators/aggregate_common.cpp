@@ -135,6 +135,7 @@ void AggregateCalls::reset(std::vector<Accumulator>& accs) const {
     a.count = 0;
     a.isum = 0;
     a.dsum = 0;
+    a.xsum = 0;
     a.has = false;
     a.value = Value();
     a.mean = 0;

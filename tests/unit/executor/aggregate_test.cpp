@@ -638,3 +638,84 @@ TEST_CASE("aggregate: state flushed at an epoch end is what a new operator on th
   checkRow(out.rows[1], {S("a"), W(0, 7 * kSec), I(3)});
   CHECK(s->stats().numRowsTotal.load() == 0);
 }
+
+namespace {
+
+// A GROUP BY over (k, v, p) at the given types: count(*), sum(v), avg(v),
+// count(DISTINCT v), sum(p), avg(p), with the result types the binder gives.
+AggregateSpec typedSpec(TypeId integral, int precision) {
+  auto intType = DataType::of(integral);
+  auto decType = DataType::decimal(precision, 2);
+  ExprPtr k = makeColumnRef(0, intType, "k");
+  ExprPtr v = makeColumnRef(1, intType, "v");
+  ExprPtr p = makeColumnRef(2, decType, "p");
+  AggregateCall distinct = call(AggregateFunction::Count, v, TypeId::BigInt);
+  distinct.distinct = true;
+  AggregateCall sumP = call(AggregateFunction::Sum, p, TypeId::Decimal);
+  sumP.resultType = DataType::decimal(precision + 10, 2);
+  AggregateCall avgP = call(AggregateFunction::Avg, p, TypeId::Decimal);
+  avgP.resultType = DataType::decimal(precision + 4, 6);
+  AggregateSpec s = spec({countStar(), call(AggregateFunction::Sum, v, TypeId::BigInt),
+                          call(AggregateFunction::Avg, v, TypeId::Double), distinct, sumP, avgP});
+  s.groupKeys = {k};
+  return s;
+}
+
+Value Dec(int64_t unscaled, int precision, int scale) {
+  return Value::decimal(static_cast<Int128>(unscaled), precision, scale);
+}
+
+}  // namespace
+
+// CREATE OR REPLACE FLOW keeps this state when the key and the arguments
+// widen (planner/state_plan.cpp); the migration moves the entries with their
+// bytes unchanged (executor/flow_state_migration.cpp), so the wide operator
+// reading the narrow one's table is what the replaced flow restores.
+TEST_CASE("aggregate: state written with INT and DECIMAL(5,2) reads exact as BIGINT and DECIMAL(9,2)") {
+  testing::TempDir dir("aggregate_test");
+  StateStoreOptions o;
+  o.path = dir.path.string();
+  auto store = StateStore::open(o);
+  Capture out;
+  RecordContext ctx;
+  {
+    OperatorPtr narrow = makeAggregate(typedSpec(TypeId::Int, 5), store->table(7, 0));
+    narrow->setNext(&out);
+    for (Row r : {Row{Value::integer(1), Value::integer(2000000000), Dec(12345, 5, 2)},
+                  Row{Value::integer(1), Value::integer(2000000000), Dec(55, 5, 2)},
+                  Row{Value::integer(2), Value::integer(-5), Dec(-100, 5, 2)}})
+      narrow->push(r, ctx);
+    REQUIRE(out.rows.size() == 3);
+    checkRow(out.rows[1], {Value::integer(1), I(2), I(4000000000), D(2000000000.0), I(1),
+                           Dec(12400, 15, 2), Dec(62000000, 9, 6)});
+    narrow->onEpochEnd();
+  }
+  out.rows.clear();
+  OperatorPtr wide = makeAggregate(typedSpec(TypeId::BigInt, 9), store->table(7, 0));
+  wide->setNext(&out);
+  CHECK(wide->stats().numRowsTotal.load() == 4);  // 2 groups, 2 distinct values of v
+  for (Row r : {Row{I(1), I(5000000000), Dec(100000001, 9, 2)},
+                Row{I(1), I(2000000000), Dec(0, 9, 2)}, Row{I(2), I(7), Dec(100, 9, 2)},
+                Row{I(3000000000), I(1), Dec(1, 9, 2)}})
+    wide->push(r, ctx);
+  REQUIRE(out.rows.size() == 4);
+  // 123.45 + 0.55 + 1000000.01 = 1000124.01; its average over 3 rows is
+  // 333374.67; 2000000000 was counted once before the replace already.
+  checkRow(out.rows[0], {I(1), I(3), I(9000000000), D(3000000000.0), I(2), Dec(100012401, 19, 2),
+                         Dec(333374670000, 13, 6)});
+  checkRow(out.rows[1], {I(1), I(4), I(11000000000), D(2750000000.0), I(2), Dec(100012401, 19, 2),
+                         Dec(250031002500, 13, 6)});
+  checkRow(out.rows[2], {I(2), I(2), I(2), D(1.0), I(2), Dec(0, 19, 2), Dec(0, 13, 6)});
+  checkRow(out.rows[3], {I(3000000000), I(1), I(1), D(1.0), I(1), Dec(1, 19, 2), Dec(10000, 13, 6)});
+  CHECK(wide->stats().numRowsTotal.load() == 8);  // 3 groups, 5 distinct values of v
+}
+
+TEST_CASE("aggregate: a DECIMAL sum of a group starts at zero, whatever group came before") {
+  AggregateSpec s = typedSpec(TypeId::Int, 5);
+  Harness h(s);
+  h.push({Value::integer(1), Value::integer(1), Dec(12345, 5, 2)});
+  h.push({Value::integer(2), Value::integer(1), Dec(100, 5, 2)});
+  REQUIRE(h.out.rows.size() == 2);
+  checkRow(h.out.rows[1], {Value::integer(2), I(1), I(1), D(1.0), I(1), Dec(100, 15, 2),
+                           Dec(1000000, 9, 6)});
+}

@@ -63,3 +63,134 @@ TEST_CASE("a state migration is kept as one line of text") {
   CHECK_FALSE(StateMigration::parse("1;1-2;-;-").has_value());
   CHECK_FALSE(StateMigration::parse("1;-;-").has_value());
 }
+
+namespace {
+
+// The same source twice: the narrow types a flow ran with, then the wide ones
+// its source has after a widening (a schema registry's int to long, say).
+struct WideningFixture {
+  PlannerFixture narrow;
+  PlannerFixture wide;
+
+  WideningFixture() {
+    add(narrow, "user_id INT, qty INT, price DECIMAL(5,2)");
+    add(wide, "user_id BIGINT, qty BIGINT, price DECIMAL(9,2)");
+  }
+  static void add(PlannerFixture& f, const std::string& columns) {
+    f.partitions = 4;
+    f.ddl("CREATE SOURCE orders (" + columns +
+          ", ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '10' SECOND) WITH (connector = "
+          "'kafka', 'kafka.bootstrap.servers' = 'embedded', subscribe = 'orders', format = "
+          "'json'); CREATE SINK alerts WITH (connector = 'kafka', 'kafka.bootstrap.servers' = "
+          "'embedded', topic = 'alerts', format = 'json');");
+  }
+};
+
+bool has(const std::vector<std::string>& lines, const std::string& text) {
+  for (const auto& l : lines)
+    if (l.find(text) != std::string::npos) return true;
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(WideningFixture, "widened GROUP BY keys, sums, averages and counts keep their state") {
+  const std::string sql =
+      "CREATE FLOW f INTO alerts AS SELECT user_id, count(*) AS n, sum(qty) AS s, avg(qty) AS a, "
+      "count(DISTINCT qty) AS c, sum(price) AS p, avg(price) AS ap FROM orders GROUP BY user_id";
+  StatePlan p = planStateChange(narrow.flow(sql), wide.flow(sql));
+  const auto lines = p.lines();
+  INFO(joined(lines));
+  REQUIRE(p.operators.size() == 1);
+  CHECK(p.operators[0].fate == StateFate::Kept);
+  CHECK(p.compatible());
+  CHECK(p.migration().operators.size() == 1);
+  CHECK(has(lines, ": state kept; the GROUP BY key user_id widened from INT to BIGINT: its stored keys read as BIGINT"));
+  CHECK(has(lines, "; the argument of sum(qty) widened from INT to BIGINT: its accumulator reads as is"));
+  CHECK(has(lines, "; the argument of avg(qty) widened from INT to BIGINT: its accumulator reads as is"));
+  CHECK(has(lines, "; the argument of count(DISTINCT qty) widened from INT to BIGINT: its accumulator reads as is"));
+  CHECK(has(lines, "; the argument of sum(price) widened from DECIMAL(5,2) to DECIMAL(9,2): its accumulator reads as is"));
+  CHECK(has(lines, "; the argument of avg(price) widened from DECIMAL(5,2) to DECIMAL(9,2)"));
+  CHECK(lines.back() == "the change keeps what the plan says and can be applied");
+}
+
+TEST_CASE_FIXTURE(WideningFixture, "narrowed keys and arguments are incompatible") {
+  const std::string sql =
+      "CREATE FLOW f INTO alerts AS SELECT user_id, sum(qty) AS s, sum(price) AS p FROM orders GROUP BY user_id";
+  StatePlan p = planStateChange(wide.flow(sql), narrow.flow(sql));
+  INFO(joined(p.lines()));
+  REQUIRE(p.operators.size() == 1);
+  CHECK(p.operators[0].fate == StateFate::Incompatible);
+  const std::string why = p.reasonsText();
+  CHECK(why.find("the GROUP BY key user_id narrowed from BIGINT to INT: a stored key may not fit the narrower type") != std::string::npos);
+  CHECK(why.find("the argument of sum(qty) narrowed from BIGINT to INT: state is kept only for a widened type") != std::string::npos);
+  CHECK(why.find("the argument of sum(price) narrowed from DECIMAL(9,2) to DECIMAL(5,2)") != std::string::npos);
+
+  // Dropping a widening CAST again narrows as well.
+  StatePlan back = planStateChange(
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT CAST(user_id AS BIGINT) AS u, count(*) AS n "
+                  "FROM orders GROUP BY CAST(user_id AS BIGINT)"),
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id AS u, count(*) AS n FROM orders GROUP BY user_id"));
+  INFO(joined(back.lines()));
+  CHECK(back.reasonsText() == "operator 1 (Aggregate): the GROUP BY key user_id narrowed from BIGINT to INT: a stored key may not fit the narrower type");
+}
+
+TEST_CASE_FIXTURE(WideningFixture, "a widening CAST keeps state where the encoding is the same, and says why not elsewhere") {
+  PhysicalPlan a = narrow.flow(
+      "CREATE FLOW f INTO alerts AS SELECT user_id, sum(qty) AS s, avg(qty) AS a FROM orders GROUP BY user_id");
+  StatePlan kept = planStateChange(
+      a, narrow.flow("CREATE FLOW f INTO alerts AS SELECT CAST(user_id AS BIGINT) AS user_id, "
+                     "sum(CAST(qty AS BIGINT)) AS s, avg(CAST(qty AS DOUBLE)) AS a FROM orders "
+                     "GROUP BY CAST(user_id AS BIGINT)"));
+  INFO(joined(kept.lines()));
+  REQUIRE(kept.operators.size() == 1);
+  CHECK(kept.operators[0].fate == StateFate::Kept);
+  CHECK(has(kept.lines(), "the GROUP BY key user_id widened from INT to BIGINT"));
+  CHECK(has(kept.lines(), "the argument of avg(qty) widened from INT to DOUBLE: its accumulator reads as is"));
+
+  StatePlan refused = planStateChange(
+      a, narrow.flow("CREATE FLOW f INTO alerts AS SELECT CAST(user_id AS DOUBLE) AS user_id, "
+                     "sum(CAST(qty AS DOUBLE)) AS s, avg(qty) AS a FROM orders "
+                     "GROUP BY CAST(user_id AS DOUBLE)"));
+  INFO(joined(refused.lines()));
+  REQUIRE(refused.operators.size() == 1);
+  CHECK(refused.operators[0].fate == StateFate::Incompatible);
+  const std::string why = refused.reasonsText();
+  CHECK(why.find("the GROUP BY key user_id widened from INT to DOUBLE, but keys are stored in their type's encoding, and DOUBLE's differs from INT's") != std::string::npos);
+  CHECK(why.find("the argument of sum(qty) widened from INT to DOUBLE, but the accumulator is a BIGINT for INT and a DOUBLE for DOUBLE: the encoding differs") != std::string::npos);
+  CHECK(has(refused.lines(), "the change is refused without RESET STATE"));
+}
+
+TEST_CASE_FIXTURE(WideningFixture, "widening is refused where the state keeps values of the old type") {
+  StatePlan minMax = planStateChange(
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, max(qty) AS m, count(DISTINCT price) AS c FROM orders GROUP BY user_id"),
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, max(CAST(qty AS BIGINT)) AS m, "
+                  "count(DISTINCT CAST(price AS DECIMAL(7,3))) AS c FROM orders GROUP BY user_id"));
+  INFO(joined(minMax.lines()));
+  REQUIRE(minMax.operators.size() == 1);
+  CHECK(minMax.operators[0].fate == StateFate::Incompatible);
+  CHECK(minMax.reasonsText().find("the argument of max(qty) widened from INT to BIGINT, but max() keeps values of its argument's type, which would read back as INT") != std::string::npos);
+  CHECK(minMax.reasonsText().find("the argument of count(DISTINCT price) widened from DECIMAL(5,2) to DECIMAL(7,3), but DISTINCT keeps each value in its type's key encoding") != std::string::npos);
+
+  const std::string windowed =
+      "CREATE FLOW f INTO alerts AS SELECT window.start, user_id, count(*) AS n FROM orders "
+      "GROUP BY window(ts, '1 minute'), user_id EMIT ON WINDOW CLOSE";
+  StatePlan closing = planStateChange(narrow.flow(windowed), wide.flow(windowed));
+  INFO(joined(closing.lines()));
+  REQUIRE(closing.operators.size() == 1);
+  CHECK(closing.operators[0].fate == StateFate::Incompatible);
+  CHECK(closing.reasonsText().find("the GROUP BY key user_id widened from INT to BIGINT, but EMIT ON WINDOW CLOSE keeps each window's key values with their old type") != std::string::npos);
+
+  const std::string dedup = "CREATE FLOW f INTO alerts AS SELECT DISTINCT ON (user_id) user_id, qty FROM orders";
+  StatePlan distinctOn = planStateChange(narrow.flow(dedup), wide.flow(dedup));
+  INFO(joined(distinctOn.lines()));
+  REQUIRE(distinctOn.operators.size() == 1);
+  CHECK(distinctOn.operators[0].fate == StateFate::Kept);
+  CHECK(has(distinctOn.lines(), "the DISTINCT ON key user_id widened from INT to BIGINT: its stored keys read as BIGINT"));
+}
