@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "connectors/kafka/dead_letter.h"
 #include "connectors/restore_position.h"
 
 namespace rtsql {
@@ -28,12 +29,21 @@ SourceOptions parseCommonSourceOptions(const Options& options) {
   SourceOptions parsed;
   parsed.onError = parseRowErrorPolicy(options);
   parsed.failOnDataLoss = failOnDataLoss(options);
+  if (options.has("maxPartitions")) {
+    parsed.maxPartitions = static_cast<int>(options.getInt("maxPartitions", 1, 1, 1 << 20));
+  }
+  if (parsed.onError == RowErrorPolicy::DeadLetter) {
+    parsed.deadLetterTopic = options.getString(kafka::kDeadLetterTopicOption);
+    parsed.deadLetterBootstrap = options.getString(kafka::kDeadLetterBootstrapOption);
+  }
   return parsed;
 }
 
 SourceOptions Connector::parseSource(const Options& options) const {
   return parseCommonSourceOptions(options);
 }
+
+SinkOptions Connector::parseSink(const Options&) const { return {}; }
 
 Schema Connector::bindSourceSchema(const ast::CreateSource&, const Options&) const {
   notServed(*this, "sources");

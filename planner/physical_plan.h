@@ -29,6 +29,7 @@
 #include "planner/connector_traits.h"
 #include "planner/operator_spec.h"
 #include "planner/row_error_policy.h"
+#include "planner/sink_options.h"
 #include "planner/source_options.h"
 
 namespace rtsql {
@@ -153,6 +154,9 @@ struct SinkSpec {
   std::string connector;  // a registered sink connector: kafka, file, http, blackhole
   std::string format;     // json, raw, csv or debezium-json
   Options options;
+  // What the connector read from `options` at CREATE SINK (SinkDef::parsed);
+  // empty in a spec built by hand, whose options sinkOptionsOf() reads.
+  SinkOptions parsed;
   SinkTraits traits;    // the connector's answers (planner/connector_traits.h)
   Schema input;         // the rows the flow writes
   int keyColumn = -1;   // json: the column used as the Kafka key, -1 for none

@@ -96,6 +96,7 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
   spec.connector = sink.connector;
   spec.format = sink.format;
   spec.options = sink.options;
+  spec.parsed = sink.parsed;
   spec.traits = sink.traits;
   auto typed = [&](const char* column, bool (*ok)(const DataType&), const char* wanted) {
     int i = findOutput(outputs, column);
@@ -269,7 +270,7 @@ bool exactlyOnce(const Options& flowOptions, const SinkDef& sink) {
                                sink.name, sink.connector),
                    pos, "file sinks are at-least-once: rows since the last checkpoint are written again after a failure");
   }
-  if (sink.options.getString("topic").empty()) {
+  if (sink.parsed.topic.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("'delivery' = 'exactly-once' needs the 'topic' option on sink \"{}\"",
                                sink.name),
@@ -310,6 +311,7 @@ PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int part
     plan.sink.connector = sink->connector;
     plan.sink.format = sink->format;
     plan.sink.options = sink->options;
+    plan.sink.parsed = sink->parsed;
     plan.sink.traits = sink->traits;
   }
   planner_detail::NodePtr root =

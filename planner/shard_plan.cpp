@@ -114,7 +114,7 @@ int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
                          scan.name),
              "remove 'kafka.group.id' from the source, or run the flow without 'shards'");
     }
-    if (scan.options.getString("subscribe").find(',') != std::string::npos) {
+    if (scan.parsed && scan.parsed->topics.size() > 1) {
       // A row's origin names its record by partition number and offset,
       // which the partitions of several topics would share.
       refuse(sqlstate::kFeatureNotSupported,

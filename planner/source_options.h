@@ -4,9 +4,11 @@
 // the code that runs a source reads this instead of looking options up again.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "planner/connector_options.h"
 #include "planner/row_error_policy.h"
 
 namespace rtsql {
@@ -24,6 +26,18 @@ struct SourceOptions {
   // 'failOnDataLoss' (connectors/restore_position.h): whether a restored
   // position the source no longer holds fails the flow.
   bool failOnDataLoss = true;
+  // 'maxPartitions': at most this many tasks read the source; 0 when it is
+  // not set (a task per partition).
+  int maxPartitions = 0;
+  // With 'on.error' = 'dead-letter': the Kafka topic that receives the
+  // records that cannot be decoded ('dead-letter.topic'), and its cluster
+  // ('dead-letter.kafka.bootstrap.servers'; empty for a Kafka source, which
+  // writes them to its own cluster with its own settings).
+  std::string deadLetterTopic = {};
+  std::string deadLetterBootstrap = {};
+  // The connector's own settings (planner/connector_options.h), or null when
+  // it has none to carry.
+  std::shared_ptr<const ConnectorOptions> own = nullptr;
 };
 
 }  // namespace rtsql

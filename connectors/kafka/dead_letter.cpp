@@ -12,6 +12,7 @@
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink.h"
+#include "connectors/registry.h"
 #include "planner/flow_dead_letters.h"
 #include "planner/row_error_policy.h"
 
@@ -36,6 +37,7 @@ SinkSpec deadLetterSink(std::string name, const Options& options, const std::str
   }
   entries.push_back({"topic", topic});
   sink.options = Options(std::move(entries));
+  sink.parsed.topic = topic;
   DataTypePtr binary = DataType::of(TypeId::Binary);
   DataTypePtr header =
       DataType::structOf({{"key", DataType::of(TypeId::String)}, {"value", binary}});
@@ -106,9 +108,8 @@ void validateDeadLetterOptions(const Options& options, size_t stmtPos, bool ownC
   }
 }
 
-Options deadLetterKafkaOptions(const Options& sourceOptions) {
-  return Options(std::vector<OptionEntry>{
-      {"kafka.bootstrap.servers", sourceOptions.getString(kDeadLetterBootstrapOption)}});
+Options deadLetterKafkaOptions(const std::string& bootstrap) {
+  return Options(std::vector<OptionEntry>{{"kafka.bootstrap.servers", bootstrap}});
 }
 
 Headers kafkaPosition(std::string_view topic, int32_t partition, int64_t offset) {
@@ -171,7 +172,7 @@ DeadLetterWriter::DeadLetterWriter(const ScanSpec& scan, const Options& kafkaOpt
     : what_(fmt::format("dead letters of source '{}'", scan.name)),
       source_(scan.name),
       flow_(flowName),
-      topic_(scan.options.getString(kDeadLetterTopicOption)) {
+      topic_(sourceOptionsOf(scan).deadLetterTopic) {
   sink_ = makeKafkaSink(deadLetterSink(scan.name + " dead letters", kafkaOptions, topic_),
                         bootstrap, flowName, task);
   row_.resize(3);

@@ -185,6 +185,12 @@ SourceOptions KafkaConnector::parseSource(const Options& options) const {
   return parsed;
 }
 
+SinkOptions KafkaConnector::parseSink(const Options& options) const {
+  SinkOptions parsed;
+  parsed.topic = options.getString("topic");
+  return parsed;
+}
+
 void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const {
   options.checkKnown(
       withRegistryKeys({"connector", "topic", "format", "key", "mode", "csv.delimiter",

@@ -16,6 +16,7 @@
 #include "connectors/format/encoding_sink_writer.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
+#include "connectors/registry.h"
 
 namespace rtsql {
 
@@ -95,7 +96,7 @@ class KafkaProducer {
     // Once per flow run, as the tasks share this producer; before it counts as
     // open, since a refusal here means no destructor runs.
     int partitions = kafka::sinkTopicPartitions(sink.options);
-    std::string topic = sink.options.getString("topic");
+    std::string topic = sinkOptionsOf(sink).topic;
     if (partitions > 0 && !topic.empty()) {
       kafka::ensureSinkTopic(rk_.get(), bootstrap, topic, partitions);
     }
@@ -187,7 +188,7 @@ class KafkaSinkTransaction final : public SinkTransaction {
   KafkaSinkTransaction(const SinkSpec& sink, const std::string& bootstrap,
                        const std::string& flowName, const kafka::FlowKafkaIds& ids,
                        int64_t timeoutMs)
-      : topic_(sink.options.getString("topic")),
+      : topic_(sinkOptionsOf(sink).topic),
         bootstrap_(bootstrap),
         flowName_(flowName),
         sink_(sink),
@@ -336,7 +337,7 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
   KafkaSinkWriter(const SinkSpec& sink, const std::string& bootstrap, const std::string& flowName,
                   int task, KafkaSinkTransaction* transaction = nullptr)
       : EncodingSinkWriter(sink, &makeEncoder),
-        topic_(sink.options.getString("topic")),
+        topic_(sinkOptionsOf(sink).topic),
         bootstrap_(bootstrap),
         keyed_(sink.keyColumn >= 0 || !sink.keyColumns.empty()),
         transaction_(transaction) {

@@ -202,7 +202,7 @@ void KinesisConnector::checkCreate(const Options& options, const ConnectorEnv& e
   const OptionEntry* e = options.find(kafka::kDeadLetterBootstrapOption);
   if (!e) return;
   try {
-    kafka::resolveBootstrap(kafka::deadLetterKafkaOptions(options), env.embeddedBootstrap);
+    kafka::resolveBootstrap(kafka::deadLetterKafkaOptions(e->value), env.embeddedBootstrap);
   } catch (SqlError& error) {
     error.setPosition(e->valuePos);
     throw;

@@ -170,10 +170,10 @@ class KinesisSourceTask final : public SourceTask {
         openMillis_(nowMicros() / 1000),
         flowName_(flowName),
         failOnDataLoss_(sourceOptionsOf(scan).failOnDataLoss) {
-    const RowErrorPolicy onError = sourceOptionsOf(scan).onError;
-    failOnError_ = onError == RowErrorPolicy::Fail;
-    if (onError == RowErrorPolicy::DeadLetter) {
-      Options kafkaOptions = kafka::deadLetterKafkaOptions(scan.options);
+    const SourceOptions parsed = sourceOptionsOf(scan);
+    failOnError_ = parsed.onError == RowErrorPolicy::Fail;
+    if (parsed.onError == RowErrorPolicy::DeadLetter) {
+      Options kafkaOptions = kafka::deadLetterKafkaOptions(parsed.deadLetterBootstrap);
       deadLetters_ = std::make_unique<kafka::DeadLetterWriter>(
           scan, kafkaOptions, kafka::resolveBootstrap(kafkaOptions, embeddedBootstrap), flowName,
           task);

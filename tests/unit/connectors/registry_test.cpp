@@ -278,6 +278,65 @@ TEST_CASE("registry: a source's options are read once into its settings") {
   CHECK(sourceOptionsOf(scan).topics == std::vector<std::string>{"carried"});
 }
 
+TEST_CASE("registry: maxPartitions, the dead-letter topic and a sink's topic are read once, typed") {
+  const Connector& kafka = *ConnectorRegistry::builtin().find("kafka");
+  Options o = opts({{"connector", "kafka"},
+                    {"kafka.bootstrap.servers", "embedded"},
+                    {"subscribe", "clicks,"},
+                    {"maxPartitions", "4"},
+                    {"on.error", "dead-letter"},
+                    {"dead-letter.topic", "clicks.dead"}});
+  kafka.validateSource(o, 0);
+  SourceOptions parsed = kafka.parseSource(o);
+  // A trailing comma names no topic, here as everywhere the topics are read.
+  CHECK(parsed.topics == std::vector<std::string>{"clicks"});
+  CHECK(parsed.maxPartitions == 4);
+  CHECK(parsed.deadLetterTopic == "clicks.dead");
+  // A Kafka source writes its dead letters to its own cluster.
+  CHECK(parsed.deadLetterBootstrap.empty());
+
+  // A generator's 'maxPartitions' is read at CREATE SOURCE too: a bad one
+  // fails there, at its value, rather than first when a flow is planned.
+  SqlError e = sqlErrorOf([] {
+    ConnectorRegistry::builtin().find("datagen")->parseSource(
+        opts({{"connector", "datagen"}, {"maxPartitions", "abc"}}));
+  });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 150);
+  CHECK(ConnectorRegistry::builtin()
+            .find("datagen")
+            ->parseSource(opts({{"connector", "datagen"}, {"maxPartitions", "3"}}))
+            .maxPartitions == 3);
+
+  // Without 'dead-letter' there is no dead-letter topic, and no cap on tasks.
+  parsed = kafka.parseSource(
+      opts({{"connector", "kafka"}, {"kafka.bootstrap.servers", "embedded"}, {"subscribe", "a"}}));
+  CHECK(parsed.maxPartitions == 0);
+  CHECK(parsed.deadLetterTopic.empty());
+
+  // Another source names the dead letters' cluster too.
+  parsed = parseCommonSourceOptions(opts({{"on.error", "dead-letter"},
+                                          {"dead-letter.topic", "dl"},
+                                          {"dead-letter.kafka.bootstrap.servers", "h:9092"}}));
+  CHECK(parsed.deadLetterTopic == "dl");
+  CHECK(parsed.deadLetterBootstrap == "h:9092");
+
+  // A Kafka sink's topic, and none for a sink without topics.
+  CHECK(kafka.parseSink(opts({{"connector", "kafka"}, {"topic", "out"}})).topic == "out");
+  CHECK(ConnectorRegistry::builtin()
+            .find("blackhole")
+            ->parseSink(opts({{"connector", "blackhole"}}))
+            .topic.empty());
+
+  // A plan's sink spec carries the topic; one built by hand is read when opened.
+  SinkSpec sink;
+  sink.connector = "kafka";
+  sink.options = opts({{"topic", "by-hand"}});
+  CHECK(sinkOptionsOf(sink).topic == "by-hand");
+  sink.parsed.topic = "carried";
+  CHECK(sinkOptionsOf(sink).topic == "carried");
+}
+
 TEST_CASE("registry: 'on.error' out of its three values is 22023 at the value") {
   SqlError e = sqlErrorOf([] { parseRowErrorPolicy(opts({{"a", "b"}, {"on.error", "ignore"}})); });
   CHECK(e.sqlstate() == "22023");

@@ -185,6 +185,24 @@ TEST_CASE("task counts follow maxPartitions and the partition count") {
   CHECK(f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM many").slots() == 8);
 }
 
+TEST_CASE("a source stage's task count reads 'maxPartitions' as CREATE SOURCE read it") {
+  FlowFixture f;
+  f.partitions = 8;
+  // The parsed value counts, not the option's text, which planning no
+  // longer reads.
+  SourceDef def = sourceFrom(static_cast<const ast::CreateSource&>(*parseOne(
+      "CREATE SOURCE capped (a INT) WITH (connector = 'kafka', subscribe = 't', format = 'json', "
+      "maxPartitions = '6')")));
+  REQUIRE(def.parsed->maxPartitions == 6);
+  auto parsed = std::make_shared<SourceOptions>(*def.parsed);
+  parsed->maxPartitions = 2;
+  def.parsed = parsed;
+  f.catalog.addSource(std::move(def), false, 0);
+  PhysicalPlan plan = f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM capped");
+  CHECK(plan.stages[0].tasks == 2);
+  CHECK(plan.scans.at(0).parsed->maxPartitions == 2);
+}
+
 TEST_CASE("which flows a cluster spreads over its nodes, partition by partition") {
   FlowFixture f;
   f.partitions = 4;

@@ -5,7 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "../sql_error_of.h"
 #include "parser/parser.h"
@@ -33,6 +36,25 @@ inline SourceDef sourceFrom(const ast::CreateSource& s) {
                    : bindKafkaRecordSchema(s, def.format, def.options.getBool("includeHeaders", false));
   def.watermark = bindWatermark(s, def.schema);
   def.traits.partitionedLog = def.connector == "kafka";  // as KafkaConnector says
+  // What Connector::parseSource reads that the planner acts on: the topics
+  // of 'subscribe' (split at commas, blanks dropped, as kafka::splitTopics)
+  // and 'maxPartitions'.
+  auto parsed = std::make_shared<SourceOptions>();
+  const std::string subscribe = def.options.getString("subscribe");
+  for (size_t start = 0; start <= subscribe.size();) {
+    size_t comma = std::min(subscribe.find(',', start), subscribe.size());
+    std::string_view topic = std::string_view(subscribe).substr(start, comma - start);
+    const size_t first = topic.find_first_not_of(" \t");
+    if (first != std::string_view::npos) {
+      topic = topic.substr(first, topic.find_last_not_of(" \t") - first + 1);
+      parsed->topics.emplace_back(topic);
+    }
+    start = comma + 1;
+  }
+  if (def.options.has("maxPartitions")) {
+    parsed->maxPartitions = static_cast<int>(def.options.getInt("maxPartitions", 1, 1, 1 << 20));
+  }
+  def.parsed = std::move(parsed);
   def.sql = s.text;
   return def;
 }
@@ -67,6 +89,7 @@ struct PlannerFixture {
           def.exactlyOnce = def.connector == "kafka";
           def.traits.kafkaCluster = def.connector == "kafka";
           def.traits.writesEveryChange = def.connector == "blackhole";
+          if (def.connector == "kafka") def.parsed.topic = def.options.getString("topic");
           catalog.addSink(std::move(def), s.ifNotExists, s.namePos);
           break;
         }
