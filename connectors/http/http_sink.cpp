@@ -13,11 +13,13 @@
 #include <mutex>
 #include <thread>
 
+#include "common/error.h"
 #include "common/schema.h"
 #include "connectors/format/codec.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/encoding_sink_writer.h"
 #include "connectors/net/http_client.h"
+#include "connectors/registry.h"
 
 namespace rtsql {
 
@@ -440,7 +442,12 @@ Outcome Slot::deliver(const std::string& body) {
 
 std::unique_ptr<SinkWriter> makeHttpSink(const SinkSpec& sink, const std::string& /*flowName*/,
                                          int /*task*/) {
-  return std::make_unique<HttpSink>(sink, parseHttpSinkOptions(sink.options, SqlError::npos));
+  // What CREATE SINK read, carried by the plan (a spec built by hand is read
+  // through its connector by sinkOptionsOf).
+  const SinkOptions parsed = sinkOptionsOf(sink);
+  const auto* config = dynamic_cast<const HttpSinkConfig*>(parsed.own.get());
+  if (!config) throw InternalError("an HTTP sink's plan carries no HTTP options");
+  return std::make_unique<HttpSink>(sink, *config);
 }
 
 }  // namespace rtsql
