@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "client/connection.h"
+#include "client/deploy_plan.h"
 #include "client/script.h"
 #include "client/shell.h"
 #include "client/variables.h"
@@ -66,10 +67,25 @@ int main(int argc, char** argv) {
   auto* commandOpt =
       app.add_option("-c,--command", command, "Run SQL as one query and exit");
   fileOpt->excludes(commandOpt);
+  bool singleTransaction = false;
+  app.add_flag("-1,--single-transaction", singleTransaction,
+               "With -f: run the script in one transaction (BEGIN ... COMMIT); at the first "
+               "error, ROLLBACK, so that none of it is applied");
   bool dryRun = false;
   app.add_flag("--dry-run", dryRun,
                "With -f or -c: parse, bind and plan every statement against the server's "
                "catalog, create and start nothing");
+  bool plan = false;
+  bool apply = false;
+  auto* planOpt = app.add_flag(
+      "--plan", plan,
+      "With -f: compare the script with what the server runs and print what applying it "
+      "would create, replace (with each flow's state plan) and leave alone; change nothing");
+  auto* applyOpt = app.add_flag("--apply", apply,
+                                "With -f: run the script, statement by statement (as -f does)");
+  planOpt->excludes(applyOpt);
+  planOpt->excludes(commandOpt);
+  applyOpt->excludes(commandOpt);
   app.add_flag("-e,--echo", run.echo, "Print each statement before running it");
   app.add_flag("-q,--quiet", run.print.quiet, "Leave out command tags and the banner");
   std::vector<std::string> assignments;
@@ -121,6 +137,11 @@ int main(int argc, char** argv) {
   }
   installInterruptHandler();
 
+  if ((plan || apply) && file.empty()) {
+    std::cerr << "rtsql: --plan and --apply need -f\n";
+    return kExitUsage;
+  }
+  if (plan) return planDeployment(*conn, script, sourceName, std::cout, std::cerr);
   if (dryRun) {
     if (interactive) {
       std::cerr << "rtsql: --dry-run needs -f or -c\n";
@@ -138,6 +159,8 @@ int main(int argc, char** argv) {
   int code = kExitOk;
   if (commandOpt->count() > 0) {
     code = runCommand(*conn, command, run, std::cout, std::cerr);
+  } else if (!interactive && singleTransaction) {
+    code = runScriptInOneTransaction(*conn, script, sourceName, run, std::cout, std::cerr);
   } else if (!interactive) {
     code = runScript(*conn, script, sourceName, run, std::cout, std::cerr);
   } else {

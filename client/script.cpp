@@ -294,6 +294,27 @@ int runScript(Connection& conn, std::string_view text, std::string_view sourceNa
   return exitCodeFor(status);
 }
 
+int runScriptInOneTransaction(Connection& conn, std::string_view text, std::string_view sourceName,
+                              const RunOptions& options, std::ostream& out, std::ostream& err) {
+  Outcome quiet;
+  RunStatus status = runCommandSql(conn, "BEGIN", {}, "BEGIN", options, out, err, &quiet);
+  if (status != RunStatus::kOk) return exitCodeFor(status);
+  const std::string substituted = substituteVariables(text, options.variables);
+  status = runScriptText(conn, substituted, sourceName, options, out, err);
+  if (status == RunStatus::kOk) {
+    // A COMMIT the server cannot apply answers an error, and then nothing was.
+    status = runCommandSql(conn, "COMMIT", {}, "COMMIT", options, out, err, &quiet);
+    if (status == RunStatus::kSqlError) err << "rtsql: the transaction was rolled back\n";
+    return exitCodeFor(status);
+  }
+  if (status == RunStatus::kInterrupted) err << "rtsql: interrupted\n";
+  if (status != RunStatus::kConnectionLost) {
+    runCommandSql(conn, "ROLLBACK", {}, "ROLLBACK", options, out, err, &quiet);
+    err << "rtsql: the transaction was rolled back: nothing of the script was applied\n";
+  }
+  return exitCodeFor(status);
+}
+
 int runCommand(Connection& conn, std::string_view text, const RunOptions& options,
                std::ostream& out, std::ostream& err) {
   const std::string sql = substituteVariables(text, options.variables);

@@ -76,6 +76,11 @@ int runScript(Connection& conn, std::string_view text, std::string_view sourceNa
 
 // `-c`: `sql` (variables substituted) as one simple query; returns the
 // process exit code.
+// --single-transaction: the script as runScript() runs it, between BEGIN and
+// COMMIT; at its first error, ROLLBACK, so that nothing of it is applied.
+int runScriptInOneTransaction(Connection& conn, std::string_view text, std::string_view sourceName,
+                              const RunOptions& options, std::ostream& out, std::ostream& err);
+
 int runCommand(Connection& conn, std::string_view sql, const RunOptions& options,
                std::ostream& out, std::ostream& err);
 

@@ -82,7 +82,14 @@ class LiteralExpr final : public Expr {
 // ---- arithmetic -------------------------------------------------------------
 
 enum class ArithOp { Add, Sub, Mul, Div, Mod };
-enum class ArithMode { Int32, Int64, Double, Decimal, TsIv, IvTs, TsTs, IvIv, IvNum, NumIv };
+enum class ArithMode {
+  Int32, Int64, Double, Decimal, TsIv, IvTs, TsTs, IvIv, IvNum, NumIv, DateDays, DaysDate, DateDate
+};
+
+// A day number as a DATE; NULL past Spark's 32-bit day numbers.
+Value dateOrNull(int64_t days) {
+  return days > INT32_MAX || days < INT32_MIN ? Value() : Value::date(days);
+}
 
 class ArithExpr final : public Expr {
  public:
@@ -136,21 +143,8 @@ class ArithExpr final : public Expr {
         }
         return {};
       }
-      case ArithMode::Decimal: {
-        // Both operands are DECIMALs (the binder cast them); the result is
-        // rounded to this node's type, and NULL when it does not fit.
-        Int128 x = a.asDecimal(), y = b.asDecimal();
-        int sx = a.decimalScale(), sy = b.decimalScale();
-        std::optional<Int128> r;
-        switch (op_) {
-          case ArithOp::Add: r = decimal::add(x, sx, y, sy, dec_); break;
-          case ArithOp::Sub: r = decimal::sub(x, sx, y, sy, dec_); break;
-          case ArithOp::Mul: r = decimal::mul(x, sx, y, sy, dec_); break;
-          case ArithOp::Div: r = decimal::div(x, sx, y, sy, dec_); break;
-          case ArithOp::Mod: r = decimal::mod(x, sx, y, sy, dec_); break;
-        }
-        return r ? Value::decimal(*r, dec_.precision, dec_.scale) : Value();
-      }
+      case ArithMode::Decimal:
+        return evalDecimal(a, b);
       case ArithMode::TsIv:
         return Value::timestamp(op_ == ArithOp::Add ? a.asInt() + b.asInt() : a.asInt() - b.asInt());
       case ArithMode::IvTs:
@@ -170,8 +164,31 @@ class ArithExpr final : public Expr {
       case ArithMode::NumIv:
         return Value::interval(
             static_cast<int64_t>(std::llround(a.toDouble() * static_cast<double>(b.asInt()))));
+      case ArithMode::DateDays:
+        return dateOrNull(op_ == ArithOp::Add ? a.asInt() + b.asInt() : a.asInt() - b.asInt());
+      case ArithMode::DaysDate:
+        return dateOrNull(a.asInt() + b.asInt());
+      case ArithMode::DateDate:
+        return Value::interval((a.asInt() - b.asInt()) * kMicrosPerDay);
     }
     return {};
+  }
+  // Both operands are DECIMALs (the binder cast them); the result is rounded
+  // to this node's type, and NULL when it does not fit. Out of eval: inlined
+  // there, its 128-bit arithmetic made every arithmetic node pay for the
+  // registers it needs.
+  [[gnu::noinline]] Value evalDecimal(const Value& a, const Value& b) const {
+    Int128 x = a.asDecimal(), y = b.asDecimal();
+    int sx = a.decimalScale(), sy = b.decimalScale();
+    std::optional<Int128> r;
+    switch (op_) {
+      case ArithOp::Add: r = decimal::add(x, sx, y, sy, dec_); break;
+      case ArithOp::Sub: r = decimal::sub(x, sx, y, sy, dec_); break;
+      case ArithOp::Mul: r = decimal::mul(x, sx, y, sy, dec_); break;
+      case ArithOp::Div: r = decimal::div(x, sx, y, sy, dec_); break;
+      case ArithOp::Mod: r = decimal::mod(x, sx, y, sy, dec_); break;
+    }
+    return r ? Value::decimal(*r, dec_.precision, dec_.scale) : Value();
   }
   std::string toString() const override {
     return "(" + l_->toString() + " " + sym_ + " " + r_->toString() + ")";
@@ -219,7 +236,9 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
   } else if (isNullType(l->type())) {
     l = castTo(l, r->type()->id == TypeId::Timestamp && op == ArithOp::Sub ? DataType::of(TypeId::Timestamp) : r->type());
   } else if (isNullType(r->type())) {
-    r = castTo(r, l->type()->id == TypeId::Timestamp ? DataType::of(TypeId::Interval) : l->type());
+    r = castTo(r, l->type()->id == TypeId::Timestamp ? DataType::of(TypeId::Interval)
+                  : l->type()->id == TypeId::Date    ? DataType::of(TypeId::Int)
+                                                     : l->type());
   }
   TypeId a = l->type()->id, b = r->type()->id;
   auto mk = [&](TypeId t, ArithMode m) {
@@ -247,6 +266,33 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
     l = castTo(l, DataType::of(TypeId::BigInt));
     r = castTo(r, DataType::of(TypeId::BigInt));
     return mk(TypeId::BigInt, ArithMode::Int64);
+  }
+  // DATE + or - a number of days is a DATE and the difference of two DATEs
+  // their interval, as in Spark; with a TIMESTAMP or an INTERVAL a DATE is its
+  // midnight. Text beside a DATE reads as one.
+  if (a == TypeId::Date || b == TypeId::Date) {
+    if (a == TypeId::Date && b == TypeId::String && op == ArithOp::Sub) {
+      r = castTo(r, DataType::of(TypeId::Date));
+      b = TypeId::Date;
+    }
+    if (a == TypeId::Date && r->type()->isIntegral() && (op == ArithOp::Add || op == ArithOp::Sub)) {
+      r = castTo(r, DataType::of(TypeId::Int));
+      return mk(TypeId::Date, ArithMode::DateDays);
+    }
+    if (l->type()->isIntegral() && b == TypeId::Date && op == ArithOp::Add) {
+      l = castTo(l, DataType::of(TypeId::Int));
+      return mk(TypeId::Date, ArithMode::DaysDate);
+    }
+    if (a == TypeId::Date && b == TypeId::Date && op == ArithOp::Sub)
+      return mk(TypeId::Interval, ArithMode::DateDate);
+    if (a == TypeId::Date && (b == TypeId::Timestamp || b == TypeId::Interval)) {
+      l = castTo(l, DataType::of(TypeId::Timestamp));
+      a = TypeId::Timestamp;
+    }
+    if (b == TypeId::Date && (a == TypeId::Timestamp || a == TypeId::Interval)) {
+      r = castTo(r, DataType::of(TypeId::Timestamp));
+      b = TypeId::Timestamp;
+    }
   }
   // A string written where a timestamp belongs ("ts - '2024-01-01'") reads as one.
   if (a == TypeId::Timestamp && b == TypeId::String && op == ArithOp::Sub) {
@@ -374,6 +420,7 @@ CmpMode modeFor(const DataTypePtr& t) {
     case TypeId::Int:
     case TypeId::BigInt:
     case TypeId::Timestamp:
+    case TypeId::Date:
     case TypeId::Interval: return CmpMode::Int;
     case TypeId::Double: return CmpMode::Double;
     case TypeId::String:

@@ -258,6 +258,40 @@ unsigned daysInMonth(int64_t y, unsigned m) {
 
 }  // namespace
 
+bool parseDate(std::string_view s, int64_t* days) {
+  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
+  size_t i = 0;
+  int64_t year, month = 1, day = 1;
+  if (!readNum(s, i, 4, 7, &year)) return false;
+  if (i < s.size() && s[i] == '-') {
+    ++i;
+    if (!readNum(s, i, 1, 2, &month)) return false;
+    if (i < s.size() && s[i] == '-') {
+      ++i;
+      if (!readNum(s, i, 1, 2, &day)) return false;
+      // A time after the day is allowed and not read, as Spark casts.
+      if (i < s.size() && (s[i] == ' ' || s[i] == 'T')) i = s.size();
+    }
+  }
+  if (i != s.size() || month < 1 || month > 12 || day < 1 ||
+      static_cast<unsigned>(day) > daysInMonth(year, static_cast<unsigned>(month)))
+    return false;
+  *days = daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  return true;
+}
+
+std::string formatDate(int64_t days) {
+  int64_t y;
+  unsigned m, d;
+  civilFromDays(days, &y, &m, &d);
+  char buf[40];
+  int n = y >= 0 && y <= 9999
+              ? std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u", static_cast<long long>(y), m, d)
+              : std::snprintf(buf, sizeof buf, "%+lld-%02u-%02u", static_cast<long long>(y), m, d);
+  return std::string(buf, static_cast<size_t>(n));
+}
+
 bool parseTimestamp(std::string_view s, int64_t* micros) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);

@@ -26,5 +26,13 @@ std::string formatTimestamp(int64_t micros, bool iso = false);
 // Parses "2024-05-01 10:00:00[.ffffff][Z|+hh:mm]", "2024-05-01T10:00:00Z" and
 // "2024-05-01"; returns false on bad text.
 bool parseTimestamp(std::string_view text, int64_t* micros);
+// Parses a date as Spark casts text to DATE: "2024", "2024-5", "2024-05-01",
+// the last followed by ' ' or 'T' and anything (a time that is not read),
+// surrounding spaces allowed; `days` since 1970-01-01. False on bad text or a
+// day the month does not have.
+bool parseDate(std::string_view text, int64_t* days);
+// A date (days since 1970-01-01) as "2024-05-01" (years past 9999 and before 1
+// with their sign, as Spark prints them).
+std::string formatDate(int64_t days);
 
 }  // namespace rtsql

@@ -38,6 +38,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "common/functions/internal.h"
 
 namespace rtsql {
 
@@ -175,6 +176,15 @@ Value doubleFor(double d, const DataType& type) {
   return v ? Value::decimal(*v, type.precision, type.scale) : Value();
 }
 
+// A TIMESTAMP read back for a column of type `type`. A DATE column of state
+// written when DATE was an alias of TIMESTAMP holds timestamps at midnight:
+// they come back as that DATE (their day), so no operator meets a TIMESTAMP
+// where its plan has a DATE.
+Value timestampFor(int64_t micros, const DataType& type) {
+  if (type.id != TypeId::Date) return Value::timestamp(micros);
+  return Value::date(expr_internal::floorDiv(micros, expr_internal::kMicrosPerDay));
+}
+
 // A DECIMAL's precision and scale read back from bytes that may be corrupt.
 Value checkedDecimal(Int128 v, int precision, int scale) {
   if (precision < 1 || precision > decimal::kMaxPrecision || scale > precision || !decimal::fits(v, precision))
@@ -271,7 +281,7 @@ Value decodeKey(std::string_view& in, const DataType& type) {
       return type.id == TypeId::Int ? Value::integer(static_cast<int32_t>(v)) : Value::bigint(v);
     }
     case kKeyTimestamp:
-      return Value::timestamp(decodeKeyInt(in));
+      return timestampFor(decodeKeyInt(in), type);
     case kKeyInterval:
       return Value::interval(decodeKeyInt(in));
     case kKeyDouble:
@@ -362,7 +372,7 @@ Value decodeValue(std::string_view& in, const DataType& type) {
     case TypeId::BigInt:
       return Value::bigint(unzigzag(getVarint(in)));
     case TypeId::Timestamp:
-      return Value::timestamp(unzigzag(getVarint(in)));
+      return timestampFor(unzigzag(getVarint(in)), type);
     case TypeId::Interval:
       return Value::interval(unzigzag(getVarint(in)));
     case TypeId::Date:

@@ -147,7 +147,7 @@ std::optional<TypeId> scalarTypeFromName(std::string_view name) {
       {"DEC", TypeId::Decimal},
       {"BOOLEAN", TypeId::Boolean},    {"BOOL", TypeId::Boolean},     {"TIMESTAMP", TypeId::Timestamp},
       {"TIMESTAMPTZ", TypeId::Timestamp}, {"TIMESTAMP_LTZ", TypeId::Timestamp},
-      {"TIMESTAMP_NTZ", TypeId::Timestamp}, {"DATE", TypeId::Timestamp},
+      {"TIMESTAMP_NTZ", TypeId::Timestamp}, {"DATE", TypeId::Date},
       {"BINARY", TypeId::Binary},      {"BYTES", TypeId::Binary},     {"BYTEA", TypeId::Binary},
       {"VARBINARY", TypeId::Binary},   {"INTERVAL", TypeId::Interval},
       // PostgreSQL's names drivers and tools cast to: ::int2, ::oid, ::name, ::bpchar.

@@ -97,16 +97,9 @@ void appendValue(std::string& out, const Value& v, bool nested) {
     case TypeId::Decimal:
       decimal::append(out, v.asDecimal(), v.decimalScale());
       return;
-    case TypeId::Date: {
-      int64_t y;
-      unsigned m, d;
-      expr_internal::civilFromDays(v.asInt(), &y, &m, &d);
-      char buf[32];
-      int n = y >= 0 && y <= 9999 ? std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u", static_cast<long long>(y), m, d)
-                                  : std::snprintf(buf, sizeof buf, "%+lld-%02u-%02u", static_cast<long long>(y), m, d);
-      out.append(buf, static_cast<size_t>(n));
+    case TypeId::Date:
+      out += formatDate(v.asInt());
       return;
-    }
     case TypeId::Interval:
       out += expr_internal::formatInterval(v.asInt());
       return;
@@ -128,19 +121,19 @@ void appendValue(std::string& out, const Value& v, bool nested) {
 
 int Value::compare(const Value& o) const {
   if (isNull() || o.isNull()) return isNull() == o.isNull() ? 0 : (isNull() ? -1 : 1);
-  if (type_ != o.type_) {
-    if (isNumericId(type_) && isNumericId(o.type_)) {
-      if (o.type_ == TypeId::Decimal) return compareWithDecimal(*this, o);
-      if (type_ == TypeId::Decimal) return -compareWithDecimal(o, *this);
-      if (type_ == TypeId::Double && o.type_ == TypeId::Double)
+  if (head_.type != o.head_.type) {
+    if (isNumericId(head_.type) && isNumericId(o.head_.type)) {
+      if (o.head_.type == TypeId::Decimal) return compareWithDecimal(*this, o);
+      if (head_.type == TypeId::Decimal) return -compareWithDecimal(o, *this);
+      if (head_.type == TypeId::Double && o.head_.type == TypeId::Double)
         return compareDoubles(asDouble(), o.asDouble());
-      if (type_ == TypeId::Double) return -compareIntDouble(o.asInt(), asDouble());
-      if (o.type_ == TypeId::Double) return compareIntDouble(asInt(), o.asDouble());
+      if (head_.type == TypeId::Double) return -compareIntDouble(o.asInt(), asDouble());
+      if (o.head_.type == TypeId::Double) return compareIntDouble(asInt(), o.asDouble());
       return cmp3(asInt(), o.asInt());
     }
-    return type_ < o.type_ ? -1 : 1;
+    return head_.type < o.head_.type ? -1 : 1;
   }
-  switch (type_) {
+  switch (head_.type) {
     case TypeId::Null:
       return 0;
     case TypeId::Boolean:
@@ -153,7 +146,7 @@ int Value::compare(const Value& o) const {
     case TypeId::Double:
       return compareDoubles(asDouble(), o.asDouble());
     case TypeId::Decimal:
-      return decimal::compare(asDecimal(), scale_, o.asDecimal(), o.scale_);
+      return decimal::compare(asDecimal(), head_.scale, o.asDecimal(), o.head_.scale);
     case TypeId::Date:
       return cmp3(asInt(), o.asInt());
     case TypeId::String:
@@ -177,7 +170,7 @@ int Value::compare(const Value& o) const {
 }
 
 size_t Value::hash() const {
-  switch (type_) {
+  switch (head_.type) {
     case TypeId::Null:
       return 0x6e756c6cULL;
     case TypeId::Boolean:
@@ -191,7 +184,7 @@ size_t Value::hash() const {
     case TypeId::Decimal: {
       // Hashes as the INT or DOUBLE it equals, to agree with compare().
       Int128 v = asDecimal();
-      Int128 p = decimal::pow10(scale_);
+      Int128 p = decimal::pow10(head_.scale);
       if (v % p == 0 && v / p >= INT64_MIN && v / p <= INT64_MAX)
         return hashInt(static_cast<int64_t>(v / p));
       double d = toDouble();
@@ -214,7 +207,7 @@ size_t Value::hash() const {
       return std::hash<std::string_view>()(asString());
     case TypeId::Array:
     case TypeId::Struct: {
-      size_t h = static_cast<size_t>(type_);
+      size_t h = static_cast<size_t>(head_.type);
       for (const auto& v : asList()) h = mix(h, v.hash());
       return h;
     }

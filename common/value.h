@@ -2,8 +2,9 @@
 // Values whose layout is given by a Schema. Integers, timestamps, intervals and
 // DECIMALs of up to 18 digits share 64-bit storage (a DECIMAL keeps its
 // precision and scale in bytes that were padding, so a Value is no larger);
-// wider DECIMALs hold 128 bits; strings and binaries share std::string; arrays and structs
-// share an immutable vector so copying a row never deep-copies nested data.
+// strings and binaries share std::string; arrays and structs share an
+// immutable vector so copying a row never deep-copies nested data, and wider
+// DECIMALs keep their 128 bits out of line through the same shared pointer.
 #pragma once
 
 #include <cstdint>
@@ -38,26 +39,29 @@ class Value {
   // checked that it fits the precision.
   static Value decimal(Int128 unscaled, int precision, int scale) {
     Value v;
-    v.type_ = TypeId::Decimal;
-    v.precision_ = static_cast<uint8_t>(precision);
-    v.scale_ = static_cast<uint8_t>(scale);
+    v.head_.type = TypeId::Decimal;
+    v.head_.precision = static_cast<uint8_t>(precision);
+    v.head_.scale = static_cast<uint8_t>(scale);
     if (precision <= decimal::kMaxInt64Precision) {
       v.data_ = static_cast<int64_t>(unscaled);
     } else {
-      v.data_ = Wide{static_cast<uint64_t>(static_cast<UInt128>(unscaled)),
-                     static_cast<int64_t>(unscaled >> 64)};
+      v.data_ = std::shared_ptr<const void>(
+          std::make_shared<const Wide>(Wide{static_cast<uint64_t>(static_cast<UInt128>(unscaled)),
+                                            static_cast<int64_t>(unscaled >> 64)}));
     }
     return v;
   }
   static Value array(ValueList items) {
-    return Value(TypeId::Array, std::make_shared<const ValueList>(std::move(items)));
+    return Value(TypeId::Array,
+                 std::shared_ptr<const void>(std::make_shared<const ValueList>(std::move(items))));
   }
   static Value structure(ValueList fields) {
-    return Value(TypeId::Struct, std::make_shared<const ValueList>(std::move(fields)));
+    return Value(TypeId::Struct,
+                 std::shared_ptr<const void>(std::make_shared<const ValueList>(std::move(fields))));
   }
 
-  TypeId type() const { return type_; }
-  bool isNull() const { return type_ == TypeId::Null; }
+  TypeId type() const { return head_.type; }
+  bool isNull() const { return head_.type == TypeId::Null; }
 
   bool asBool() const { return std::get<bool>(data_); }
   // Int, BigInt, Timestamp, Interval and Date.
@@ -65,22 +69,26 @@ class Value {
   double asDouble() const { return std::get<double>(data_); }
   // Numeric value of an Int, BigInt or Double as a double.
   double toDouble() const {
-    if (type_ == TypeId::Double) return std::get<double>(data_);
-    if (type_ == TypeId::Decimal) return decimal::toDouble(asDecimal(), scale_);
+    if (head_.type == TypeId::Double) return std::get<double>(data_);
+    if (head_.type == TypeId::Decimal) return decimal::toDouble(asDecimal(), head_.scale);
     return static_cast<double>(std::get<int64_t>(data_));
   }
   // DECIMAL: the unscaled value, its precision and its scale.
   Int128 asDecimal() const {
-    if (const auto* w = std::get_if<Wide>(&data_))
+    if (head_.precision > decimal::kMaxInt64Precision) {
+      const auto* w = static_cast<const Wide*>(std::get<std::shared_ptr<const void>>(data_).get());
       return static_cast<Int128>((static_cast<UInt128>(static_cast<uint64_t>(w->hi)) << 64) | w->lo);
+    }
     return std::get<int64_t>(data_);
   }
-  int decimalPrecision() const { return precision_; }
-  int decimalScale() const { return scale_; }
+  int decimalPrecision() const { return head_.precision; }
+  int decimalScale() const { return head_.scale; }
   // String and Binary.
   const std::string& asString() const { return std::get<std::string>(data_); }
   // Array items or struct fields.
-  const ValueList& asList() const { return *std::get<std::shared_ptr<const ValueList>>(data_); }
+  const ValueList& asList() const {
+    return *static_cast<const ValueList*>(std::get<std::shared_ptr<const void>>(data_).get());
+  }
 
   // Total order used by comparisons and tests; NULLs sort first. Numbers of
   // different integral/double types compare by value.
@@ -106,27 +114,39 @@ class Value {
 
  private:
   // A DECIMAL wider than 18 digits, as two words: an Int128 member would make
-  // the variant 16-byte aligned and every Value larger.
+  // the variant 16-byte aligned and every Value larger. It is kept out of
+  // line, behind the pointer arrays and structs use (the type and precision
+  // say which it holds): an alternative of its own made every Value move
+  // dispatch over one more case.
   struct Wide {
     uint64_t lo;
     int64_t hi;
   };
   using Storage = std::variant<std::monostate, bool, int64_t, double, std::string,
-                               std::shared_ptr<const ValueList>, Wide>;
+                               std::shared_ptr<const void>>;
   template <typename T>
-  Value(TypeId t, T&& v) : type_(t), data_(std::forward<T>(v)) {}
+  Value(TypeId t, T&& v) : head_{t}, data_(std::forward<T>(v)) {}
   void setBytes(TypeId t, std::string_view s) {
     if (auto* held = std::get_if<std::string>(&data_)) {
       held->assign(s.data(), s.size());
     } else {
       data_.emplace<std::string>(s);
     }
-    type_ = t;
+    head_.type = t;
   }
 
-  TypeId type_ = TypeId::Null;
-  uint8_t precision_ = 0;  // DECIMAL only
-  uint8_t scale_ = 0;      // DECIMAL only
+  // The type and a DECIMAL's precision and scale, in one word that a move or
+  // copy takes whole: three fields of their own made the move of a Value too
+  // large for the compiler to inline where it is assigned a new value (the
+  // record path paid about 1% more instructions for it, docs/benchmarks.md).
+  struct Header {
+    TypeId type = TypeId::Null;
+    uint8_t precision = 0;  // DECIMAL only
+    uint8_t scale = 0;      // DECIMAL only
+    uint8_t unused = 0;
+  };
+  static_assert(sizeof(Header) == 4, "a Value's header is one 32-bit word");
+  Header head_;
   Storage data_;
 };
 

@@ -7,6 +7,7 @@
 #include "executor/flow_task.h"
 #include "executor/metrics/epoch_summary.h"
 #include "executor/state/state_store.h"
+#include "executor/state/view_table.h"
 
 namespace rtsql {
 
@@ -64,6 +65,7 @@ void FlowRuntime::endTaskEpoch(Task& task, bool isSource) {
     // RocksDB now holds this task's state at the barrier; keep it so until the
     // checkpoint is taken.
     for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, true);
+    if (task.viewTable) stateStore_->holdWrites(kViewTableOperatorId, task.index, true);
   }
   if (task.shuffleOut) task.shuffleOut->broadcast(ShuffleMessage::Kind::Barrier, static_cast<int64_t>(epoch));
   std::vector<RowCounts> rows = operatorRows(task);
@@ -94,6 +96,7 @@ void FlowRuntime::commitIfRequested(Task& task) {
   task.commitsDone = complete;
   if (checkpoints_ && stateStore_) {
     for (const auto& [id, op] : task.stateful) stateStore_->holdWrites(id, task.index, false);
+    if (task.viewTable) stateStore_->holdWrites(kViewTableOperatorId, task.index, false);
   }
   if (transaction_ && task.sink && !task.finished) task.sink->resume();
 }

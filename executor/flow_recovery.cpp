@@ -110,6 +110,9 @@ FlowRuntime::Recovery FlowRuntime::recover(bool needsState) {
       std::filesystem::remove_all(stateDir_, ec);
     }
   }
+  if (r.checkpoint && migration_ && r.checkpoint->epoch <= migration_->lastOldEpoch) {
+    migrateRestored(*r.checkpoint, needsState);
+  }
   return r;
 }
 

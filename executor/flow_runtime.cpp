@@ -17,6 +17,7 @@
 #include "executor/operators/sink.h"
 #include "executor/operators/stateful_operator.h"
 #include "executor/state/state_store.h"
+#include "executor/state/view_table.h"
 #include "planner/late_rows.h"
 
 namespace rtsql {
@@ -129,7 +130,12 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
       stateful->sendLateRowsTo(t.lateRows.get(), operatorInputs(plan_, stage, k), op.id());
     }
   }
-  if (t.outputsToSink) {
+  if (t.outputsToSink && plan_.sink.connector == kViewSinkConnector) {
+    t.sink = std::make_unique<ViewTableWriter>(*stateStore_, plan_.sink.keyColumns,
+                                               plan_.flowName, index);
+    t.viewTable = true;
+    t.operators.push_back(std::make_unique<SinkOperator>(*t.sink, t.metrics));
+  } else if (t.outputsToSink) {
     t.sink = transaction_ ? connectors_.openTransactionalSink(plan_.sink, plan_.flowName,
                                                               stage.id * 10000 + index, *transaction_)
                           : connectors_.openSink(plan_.sink, plan_.flowName, stage.id * 10000 + index);

@@ -72,6 +72,7 @@
 #include "executor/epoch_coordinator.h"
 #include "executor/slot_pool.h"
 #include "planner/physical_plan.h"
+#include "planner/state_plan.h"
 
 namespace rtsql {
 
@@ -164,6 +165,12 @@ class FlowRuntime {
   // as a new flow would (a crash before its first checkpoint does that
   // again). Throws SqlError 58030 when the checkpoints cannot be removed.
   void resetState();
+  // CREATE OR REPLACE FLOW (planner/state_plan.h): the checkpoints of epochs
+  // up to migration.lastOldEpoch were written by the plan this one replaced,
+  // and a start that restores one moves its state keys, positions and
+  // watermarks to this plan's operators, scans and stages
+  // (executor/flow_state_migration.cpp). Call before start().
+  void setStateMigration(std::optional<StateMigration> migration) { migration_ = std::move(migration); }
 
  private:
   // One task of the run (executor/flow_task.h).
@@ -186,6 +193,9 @@ class FlowRuntime {
   // Puts the restored watermarks into the new tasks and seeks their sources
   // to the checkpoint's positions, or to their startingOffsets on a reset.
   void restorePositions(const Recovery& from, std::vector<std::unique_ptr<Task>>& tasks);
+  // A checkpoint of the replaced plan made this plan's (setStateMigration()):
+  // the restored state directory rewritten, the positions and watermarks moved.
+  void migrateRestored(CheckpointInfo& checkpoint, bool needsState);
 
   // Wiring (executor/flow_runtime.cpp).
   void buildTask(Task& t, const StageSpec& stage, int index);
@@ -249,6 +259,7 @@ class FlowRuntime {
   std::vector<CheckpointSearch::Skipped> skipped_;  // damaged checkpoints the current run passed over
   bool resetRun_ = false;        // the current run started from a reset
   bool resetRequested_ = false;  // resetState() was called; the next start() honours it
+  std::optional<StateMigration> migration_;  // setStateMigration()
   int threadNice_ = 0;
   bool rebuildWithoutCheckpoint_ = false;
   std::shared_ptr<StateCopy> stateCopy_;

@@ -81,6 +81,9 @@ struct FlowRuntime::Task {
   BarrierAligner aligner;
 
   std::unique_ptr<SinkWriter> sink;
+  // The sink is a materialized view's table (executor/state/view_table.h),
+  // whose writes are held from the barrier to the checkpoint as state is.
+  bool viewTable = false;
   // A sharded flow's front (executor/exchange.h): the writer into the
   // exchange topic, and the operator that ends the chain with it.
   std::unique_ptr<ExchangeOut> exchange;

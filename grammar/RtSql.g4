@@ -23,17 +23,22 @@ statement
     | createTable
     | createSink
     | createFlow
+    | createMaterializedView
     | createFunction
     | createProcessor
     | insertStatement
     | dropStatement
+    | dropMaterializedView
     | flowCommand
+    // Before SHOW (dottedWord): SHOW SAVEPOINTS is this statement, not a variable.
+    | savepointStatement
     | showStatement
     | describeStatement
     | explainStatement
     | setStatement
     | userStatement
     | alterStatement
+    | blockStatement
     | query
     ;
 
@@ -67,8 +72,19 @@ createSink
     ;
 
 createFlow
-    : CREATE FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
-      flowClause* AS query
+    : CREATE (OR REPLACE)? FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
+      flowClause* resetStateClause? AS query
+    ;
+
+// CREATE OR REPLACE FLOW only: the state to start empty, all of it or the
+// operators named by their ids (EXPLAIN CREATE OR REPLACE FLOW prints them).
+resetStateClause
+    : RESET STATE (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)* RPAREN)?
+    ;
+
+// A flow whose sink is a keyed table rtsqld keeps and answers SELECTs from.
+createMaterializedView
+    : CREATE MATERIALIZED VIEW (IF NOT EXISTS)? name=identifier flowClause* AS query
     ;
 
 flowClause
@@ -147,9 +163,21 @@ objectKind
     | PROCESSOR
     ;
 
+dropMaterializedView
+    : DROP MATERIALIZED VIEW (IF EXISTS)? identifier
+    ;
+
 flowCommand
     : STOP FLOW identifier
     | START FLOW identifier (RESET STATE)?
+    ;
+
+// A flow's named copies of a checkpoint (server/savepoints.cpp).
+savepointStatement
+    : STOP FLOW flow=identifier WITH SAVEPOINT savepoint=identifier    # stopWithSavepoint
+    | START FLOW flow=identifier FROM SAVEPOINT savepoint=identifier   # startFromSavepoint
+    | SHOW SAVEPOINTS (FOR flow=identifier)?                           # showSavepoints
+    | DROP SAVEPOINT savepoint=identifier (FOR flow=identifier)?       # dropSavepoint
     ;
 
 showStatement
@@ -163,6 +191,7 @@ showStatement
     | SHOW PROGRESS identifier      # showProgress
     | SHOW USERS                    # showUsers
     | SHOW CREATE objectKind identifier  # showCreate
+    | SHOW MATERIALIZED VIEWS       # showMaterializedViews
     | SHOW (STRING | dottedWord)    # showVariable
     // PostgreSQL's settings named in words: SHOW TRANSACTION ISOLATION LEVEL.
     | SHOW anyWord anyWord+         # showWords
@@ -190,10 +219,31 @@ describeStatement
 explainStatement
     : EXPLAIN (createFlow | query)
     | EXPLAIN FLOW flowName=identifier
+    | EXPLAIN createMaterializedView
+    | EXPLAIN MATERIALIZED VIEW viewName=identifier
     ;
 
 setStatement
     : SET (key=STRING | dottedWord) (EQ | TO) optionValue
+    ;
+
+// Transaction blocks and cursors in PostgreSQL's spelling: BEGIN, START
+// TRANSACTION, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE, SET
+// TRANSACTION, SET SESSION CHARACTERISTICS, FETCH, MOVE, CLOSE, and DECLARE
+// ... CURSOR ... FOR query. Their words are read by server/transaction.h, which
+// answers a syntax error for a sequence it does not know.
+blockStatement
+    : DECLARE blockWord+ FOR query                                                  # declareCursor
+    | head=(BEGIN | COMMIT | END | ROLLBACK | ABORT | SAVEPOINT | RELEASE | FETCH | MOVE | CLOSE)
+      blockWord*                                                                    # blockCommand
+    | START TRANSACTION blockWord*                                                  # blockStartCommand
+    | SET (TRANSACTION | identifier identifier AS TRANSACTION) blockWord*           # blockSetCommand
+    ;
+
+blockWord
+    : identifier
+    | WITH | NOT | AS | FROM | IN | ALL | COMMA
+    | MINUS? INTEGER_VALUE
     ;
 
 // ------------------------------------------------------------------ queries
@@ -202,6 +252,7 @@ query
     : queryTerm (UNION ALL? queryTerm)*
       (ORDER BY orderItem (COMMA orderItem)*)?
       (LIMIT limit=INTEGER_VALUE)?
+      (OFFSET offset=INTEGER_VALUE)?
     ;
 
 queryTerm
@@ -248,7 +299,7 @@ joinType
     ;
 
 relationPrimary
-    : identifier tableAlias?                 # namedRelation
+    : identifier offsetRange? tableAlias?    # namedRelation
     | LPAREN query RPAREN tableAlias?        # subqueryRelation
     | LPAREN relation RPAREN                 # nestedRelation
     | TRANSFORM LPAREN input=relationPrimary
@@ -256,6 +307,11 @@ relationPrimary
       USING PROCESSOR processor=identifier withOptions? RPAREN tableAlias?  # transformRelation
     // pg_catalog.pg_class, information_schema.tables, public.clicks.
     | schema=identifier DOT name=fieldName tableAlias?  # qualifiedRelation
+    ;
+
+// A bounded read of a source: FROM s FOR OFFSETS BETWEEN 'earliest' AND 'latest'.
+offsetRange
+    : FOR OFFSETS BETWEEN from=STRING AND to=STRING
     ;
 
 tableAlias
@@ -395,6 +451,7 @@ literal
     | INTERVAL (STRING | MINUS? INTEGER_VALUE | MINUS? DECIMAL_VALUE) intervalUnit?  # intervalLiteral
     | TIMESTAMP STRING                                         # timestampLiteral
     | ESCAPE_STRING                                            # escapeStringLiteral
+    | DATE STRING                                              # dateLiteral
     ;
 
 intervalUnit
@@ -445,15 +502,18 @@ anyWord
     ;
 
 nonReserved
-    : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DAY | DAYS | DESC | DESCRIBE
+    : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DATE | DAY | DAYS | DESC | DESCRIBE
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
     | LANGUAGE | LEADING | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
+    | OFFSET | OFFSETS
     | PARTITION | PASSWORD | PLACING | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
-    | RLIKE | ROW | ROWS
+    | RLIKE | ROW | ROWS | SAVEPOINT | SAVEPOINTS
     | SECOND | SECONDS | SET | SHOW | UNBOUNDED
     | SINK | SINKS | SOURCE | SOURCES | START | STATE | STOP | STRUCT | TABLE | TABLES | TIMESTAMP | TO | TRIGGER
     | TRAILING | TRANSFORM | USER | USERS | USING | VALUES | VECTORIZED | WATERMARK | WINDOW | WITHIN
     | COLLATE | ESCAPE | OPERATOR
+    | ABORT | BEGIN | COMMIT | DECLARE | FETCH | MOVE | RELEASE | ROLLBACK | TRANSACTION
+    | MATERIALIZED | VIEW | VIEWS
     ;
 
 reserved
@@ -510,11 +570,22 @@ WITH: W I T H;
 
 // Non-reserved keywords.
 ALTER: A L T E R;
+// Transaction blocks and cursors (blockStatement).
+ABORT: A B O R T;
+BEGIN: B E G I N;
+COMMIT: C O M M I T;
+DECLARE: D E C L A R E;
+FETCH: F E T C H;
+MOVE: M O V E;
+RELEASE: R E L E A S E;
+ROLLBACK: R O L L B A C K;
+TRANSACTION: T R A N S A C T I O N;
 ARRAY: A R R A Y;
 ASC: A S C;
 CHECKPOINT: C H E C K P O I N T;
 CLOSE: C L O S E;
 CREATE: C R E A T E;
+DATE: D A T E;
 DAY: D A Y;
 DAYS: D A Y S;
 DESC: D E S C;
@@ -542,14 +613,19 @@ MILLISECOND: M I L L I S E C O N D;
 MILLISECONDS: M I L L I S E C O N D S;
 MINUTE: M I N U T E;
 MINUTES: M I N U T E S;
+MATERIALIZED: M A T E R I A L I Z E D;
 PASSWORD: P A S S W O R D;
 PROGRESS: P R O G R E S S;
+OFFSET: O F F S E T;
+OFFSETS: O F F S E T S;
 REALTIME: R E A L T I M E;
 REGEXP: R E G E X P;
 REPLACE: R E P L A C E;
 RESET: R E S E T;
 RETURNS: R E T U R N S;
 RLIKE: R L I K E;
+SAVEPOINT: S A V E P O I N T;
+SAVEPOINTS: S A V E P O I N T S;
 SECOND: S E C O N D;
 SECONDS: S E C O N D S;
 SET: S E T;
@@ -571,6 +647,8 @@ USER: U S E R;
 USERS: U S E R S;
 VALUES: V A L U E S;
 VECTORIZED: V E C T O R I Z E D;
+VIEW: V I E W;
+VIEWS: V I E W S;
 WATERMARK: W A T E R M A R K;
 WINDOW: W I N D O W;
 WITHIN: W I T H I N;

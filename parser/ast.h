@@ -54,12 +54,12 @@ enum class ExprKind {
   Exists,      // EXISTS (SELECT ...); subquery (NOT EXISTS is a Unary NOT over it)
 };
 
-enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp, Binary };
+enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp, Binary, Date };
 
 struct Literal {
   LiteralKind kind = LiteralKind::Null;
   std::string text;  // Integer/Decimal digits, String contents (unescaped), Binary bytes,
-                     // Interval value text ('10', '10 seconds'), Timestamp text
+                     // Interval value text ('10', '10 seconds'), Timestamp or Date text
   std::string unit;  // Interval unit in upper case (SECOND, MINUTE, ...) or empty
   bool boolean = false;
 };
@@ -134,6 +134,10 @@ struct TableRef {
   std::string processor;
   size_t processorPos = 0;
   std::vector<Option> options;
+  // Named: FOR OFFSETS BETWEEN 'from' AND 'to' (a bounded read of a source).
+  bool offsetRange = false;
+  std::string fromOffsets, toOffsets;
+  size_t offsetRangePos = 0, fromOffsetsPos = 0, toOffsetsPos = 0;
 };
 
 struct Select {
@@ -172,6 +176,8 @@ struct Query {
   std::vector<Select> terms;  // more than one: UNION ALL of the terms
   std::vector<OrderItem> orderBy;
   std::optional<int64_t> limit;
+  std::optional<int64_t> offset;  // OFFSET n (bounded queries)
+  size_t offsetPos = 0;
 };
 
 // ---------------------------------------------------------------- statements
@@ -208,6 +214,8 @@ enum class StatementKind {
   User,  // CREATE / ALTER / DROP USER, SHOW USERS
   ShowCreate,
   Alter,
+  Savepoint,  // STOP FLOW f WITH SAVEPOINT s, START ... FROM SAVEPOINT, SHOW / DROP SAVEPOINT(S)
+  Block,  // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, DECLARE / FETCH / CLOSE, ...
 };
 
 enum class ObjectKind { Source, Sink, Table, Flow, Function, Processor };
@@ -223,7 +231,8 @@ enum class ShowKind {
   Variable,
   Functions,
   UserFunctions,
-  Processors
+  Processors,
+  MaterializedViews
 };
 
 struct Statement {
@@ -277,6 +286,16 @@ struct CreateFlow : Statement {
   std::unique_ptr<Query> query;
   std::string queryText;  // the SELECT's own text
   size_t queryPos = 0;    // where the SELECT starts
+  // CREATE OR REPLACE FLOW: the flow's new definition, its state carried over
+  // (server/flow_replace.h). RESET STATE starts all of it empty, or with
+  // resetOperators, the state of the operators of those ids only.
+  bool orReplace = false;
+  bool resetState = false;
+  std::vector<int> resetOperators;
+  size_t resetPos = 0;
+  // CREATE MATERIALIZED VIEW: a flow whose sink is the view's own keyed
+  // table (sink is then the view's name; server/views/view_reads.h).
+  bool materializedView = false;
 };
 
 // CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l] [VECTORIZED]
@@ -341,6 +360,7 @@ struct Drop : Statement {
   std::string name;
   size_t namePos = 0;
   bool ifExists = false;
+  bool materializedView = false;  // DROP MATERIALIZED VIEW: object is Flow
 };
 
 struct FlowCommand : Statement {  // STOP FLOW f / START FLOW f [RESET STATE]
@@ -348,6 +368,18 @@ struct FlowCommand : Statement {  // STOP FLOW f / START FLOW f [RESET STATE]
   std::string name;
   size_t namePos = 0;
   bool resetState = false;  // START only: discard state, read from startingOffsets
+};
+
+// A flow's savepoints (server/savepoints.cpp).
+enum class SavepointAction { Stop, Start, Show, Drop };
+
+struct SavepointStatement : Statement {
+  SavepointStatement() : Statement(StatementKind::Savepoint) {}
+  SavepointAction action = SavepointAction::Show;
+  std::string flow;  // empty: SHOW / DROP without FOR
+  size_t flowPos = 0;
+  std::string savepoint;  // empty for Show
+  size_t savepointPos = 0;
 };
 
 struct Show : Statement {
@@ -370,6 +402,7 @@ struct Explain : Statement {
   // EXPLAIN FLOW name: the plan the named flow runs.
   std::string flowName;
   size_t flowNamePos = 0;
+  bool materializedView = false;  // EXPLAIN MATERIALIZED VIEW name (in flowName)
 };
 
 struct Set : Statement {
@@ -413,6 +446,25 @@ struct Alter : Statement {
   size_t namePos = 0;
   bool reset = false;
   std::vector<Option> options;  // SET: keys and values; RESET: keys (values empty)
+};
+
+// A transaction-block or cursor statement as its words: the server reads them
+// (server/transaction.h). A word is a keyword (upper-cased) or a name (as
+// written, unquoted); a number keeps its sign.
+struct BlockWord {
+  std::string text;
+  size_t pos = 0;
+  bool quoted = false;  // a quoted name: never a keyword
+  bool number = false;
+};
+
+struct BlockStatement : Statement {
+  BlockStatement() : Statement(StatementKind::Block) {}
+  std::vector<BlockWord> words;  // the first is the statement's keyword
+  // DECLARE ... FOR query: the cursor's query.
+  std::unique_ptr<Query> query;
+  std::string queryText;
+  size_t queryPos = 0;
 };
 
 struct SelectStatement : Statement {

@@ -281,12 +281,14 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->createTable()) s = createTable(c);
   else if (auto* c = ctx->createSink()) s = createSink(c);
   else if (auto* c = ctx->createFlow()) s = createFlow(c);
+  else if (auto* c = ctx->createMaterializedView()) s = createMaterializedView(c);
   else if (auto* c = ctx->createFunction())
     s = createFunction(c);
   else if (auto* c = ctx->createProcessor())
     s = createProcessor(c);
   else if (auto* c = ctx->insertStatement()) s = insert(c);
   else if (auto* c = ctx->dropStatement()) s = drop(c);
+  else if (auto* c = ctx->dropMaterializedView()) s = dropMaterializedView(c);
   else if (auto* c = ctx->flowCommand()) s = flowCommand(c);
   else if (auto* c = ctx->showStatement()) s = show(c);
   else if (auto* c = ctx->describeStatement()) s = describe(c);
@@ -294,6 +296,8 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->setStatement()) s = set(c);
   else if (auto* c = ctx->userStatement()) s = user(c);
   else if (auto* c = ctx->alterStatement()) s = alter(c);
+  else if (auto* c = ctx->savepointStatement()) s = savepoint(c);
+  else if (auto* c = ctx->blockStatement()) s = blockStatement(c);
   else if (auto* c = ctx->query()) s = selectStatement(c);
   else throw InternalError("parser: unknown statement shape");
   s->pos = startOf(ctx);
@@ -457,9 +461,95 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
       s->options = withOptions(o->withOptions());
     }
   }
+  s->orReplace = ctx->REPLACE() != nullptr;
+  if (auto* reset = ctx->resetStateClause()) {
+    s->resetState = true;
+    s->resetPos = startOf(reset);
+    if (!s->orReplace) {
+      throw SqlError(sqlstate::kSyntaxError, "RESET STATE is for CREATE OR REPLACE FLOW",
+                     s->resetPos);
+    }
+    for (auto* id : reset->INTEGER_VALUE()) {
+      try {
+        s->resetOperators.push_back(std::stoi(id->getText()));
+      } catch (const std::exception&) {
+        throw SqlError(sqlstate::kSyntaxError, "operator id out of range", startOf(id->getSymbol()));
+      }
+    }
+  }
+  if (s->orReplace && s->ifNotExists) {
+    throw SqlError(sqlstate::kSyntaxError, "OR REPLACE and IF NOT EXISTS cannot go together",
+                   s->namePos);
+  }
   s->query = query(ctx->query());
   s->queryText = sourceText(ctx->query());
   s->queryPos = startOf(ctx->query());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::savepoint(P::SavepointStatementContext* ctx) {
+  auto s = std::make_unique<ast::SavepointStatement>();
+  P::IdentifierContext* flow = nullptr;
+  P::IdentifierContext* name = nullptr;
+  if (auto* c = dynamic_cast<P::StopWithSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Stop;
+    flow = c->flow;
+    name = c->savepoint;
+  } else if (auto* c = dynamic_cast<P::StartFromSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Start;
+    flow = c->flow;
+    name = c->savepoint;
+  } else if (auto* c = dynamic_cast<P::ShowSavepointsContext*>(ctx)) {
+    s->action = ast::SavepointAction::Show;
+    flow = c->flow;
+  } else if (auto* c = dynamic_cast<P::DropSavepointContext*>(ctx)) {
+    s->action = ast::SavepointAction::Drop;
+    flow = c->flow;
+    name = c->savepoint;
+  }
+  if (flow != nullptr) {
+    s->flow = identifier(flow);
+    s->flowPos = startOf(flow);
+  }
+  if (name != nullptr) {
+    s->savepoint = identifier(name);
+    s->savepointPos = startOf(name);
+  }
+  return s;
+}
+
+ast::StatementPtr AstBuilder::createMaterializedView(P::CreateMaterializedViewContext* ctx) {
+  auto s = std::make_unique<ast::CreateFlow>();
+  s->materializedView = true;
+  s->pos = startOf(ctx);
+  s->text = sourceText(ctx);
+  s->name = identifier(ctx->name);
+  s->namePos = startOf(ctx->name);
+  s->sink = s->name;
+  s->sinkPos = s->namePos;
+  s->ifNotExists = ctx->EXISTS() != nullptr;
+  bool options = false;
+  for (auto* clause : ctx->flowClause()) {
+    if (dynamic_cast<P::TriggerClauseContext*>(clause) != nullptr) {
+      throw SqlError(sqlstate::kSyntaxError, "a materialized view takes no TRIGGER clause",
+                     startOf(clause));
+    } else if (auto* cp = dynamic_cast<P::CheckpointClauseContext*>(clause)) {
+      if (s->checkpointInterval) {
+        throw SqlError(sqlstate::kSyntaxError, "CHECKPOINT INTERVAL is given twice",
+                       startOf(clause));
+      }
+      s->checkpointInterval = unquote(tokenText(cp->interval));
+      s->checkpointIntervalPos = startOf(cp->interval);
+    } else if (auto* o = dynamic_cast<P::FlowOptionsClauseContext*>(clause)) {
+      if (options) {
+        throw SqlError(sqlstate::kSyntaxError, "WITH (...) is given twice", startOf(clause));
+      }
+      options = true;
+      s->options = withOptions(o->withOptions());
+    }
+  }
+  s->query = query(ctx->query());
+  s->queryText = sourceText(ctx->query());
   return s;
 }
 
@@ -560,6 +650,16 @@ ast::StatementPtr AstBuilder::drop(P::DropStatementContext* ctx) {
   return s;
 }
 
+ast::StatementPtr AstBuilder::dropMaterializedView(P::DropMaterializedViewContext* ctx) {
+  auto s = std::make_unique<ast::Drop>();
+  s->object = ast::ObjectKind::Flow;
+  s->materializedView = true;
+  s->name = identifier(ctx->identifier());
+  s->namePos = startOf(ctx->identifier());
+  s->ifExists = ctx->EXISTS() != nullptr;
+  return s;
+}
+
 ast::StatementPtr AstBuilder::flowCommand(P::FlowCommandContext* ctx) {
   auto s = std::make_unique<ast::FlowCommand>(ctx->STOP() != nullptr ? ast::StatementKind::StopFlow
                                                                      : ast::StatementKind::StartFlow);
@@ -597,6 +697,8 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
     s->what = ast::ShowKind::UserFunctions;
   } else if (dynamic_cast<P::ShowProcessorsContext*>(ctx)) {
     s->what = ast::ShowKind::Processors;
+  } else if (dynamic_cast<P::ShowMaterializedViewsContext*>(ctx)) {
+    s->what = ast::ShowKind::MaterializedViews;
   } else if (auto* p = dynamic_cast<P::ShowProgressContext*>(ctx)) {
     s->what = ast::ShowKind::Progress;
     s->name = identifier(p->identifier());
@@ -704,8 +806,14 @@ ast::StatementPtr AstBuilder::explain(P::ExplainStatementContext* ctx) {
   if (ctx->flowName != nullptr) {
     s->flowName = identifier(ctx->flowName);
     s->flowNamePos = startOf(ctx->flowName);
+  } else if (ctx->viewName != nullptr) {
+    s->flowName = identifier(ctx->viewName);
+    s->flowNamePos = startOf(ctx->viewName);
+    s->materializedView = true;
   } else if (auto* f = ctx->createFlow()) {
     s->inner = createFlow(f);
+  } else if (auto* v = ctx->createMaterializedView()) {
+    s->inner = createMaterializedView(v);
   } else {
     s->inner = selectStatement(ctx->query());
     s->inner->pos = startOf(ctx->query());
@@ -724,6 +832,46 @@ ast::StatementPtr AstBuilder::set(P::SetStatementContext* ctx) {
     s->keyPos = startOf(ctx->dottedWord());
   }
   s->value = optionValue(ctx->optionValue());
+  return s;
+}
+
+ast::StatementPtr AstBuilder::blockStatement(P::BlockStatementContext* ctx) {
+  auto s = std::make_unique<ast::BlockStatement>();
+  auto keyword = [&](antlr4::Token* t) {
+    ast::BlockWord w;
+    w.text = toUpper(std::string(tokenText(t)));
+    w.pos = startOf(t);
+    return w;
+  };
+  if (auto* d = dynamic_cast<P::DeclareCursorContext*>(ctx)) {
+    s->query = query(d->query());
+    s->queryText = sourceText(d->query());
+    s->queryPos = startOf(d->query());
+  }
+  // Every word before the query, in order: keywords, names and numbers.
+  for (antlr4::tree::ParseTree* child : ctx->children) {
+    if (auto* t = dynamic_cast<antlr4::tree::TerminalNode*>(child)) {
+      if (t->getSymbol()->getType() != P::FOR) s->words.push_back(keyword(t->getSymbol()));
+      continue;
+    }
+    ast::BlockWord word;
+    P::IdentifierContext* id = dynamic_cast<P::IdentifierContext*>(child);
+    auto* w = dynamic_cast<P::BlockWordContext*>(child);
+    if (w != nullptr) id = w->identifier();
+    if (id != nullptr) {
+      word.pos = startOf(id);
+      word.quoted = id->QUOTED_IDENTIFIER() != nullptr || id->BACKQUOTED_IDENTIFIER() != nullptr;
+      word.text = identifier(id);
+    } else if (w != nullptr) {
+      word.pos = startOf(w);
+      word.number = w->INTEGER_VALUE() != nullptr;
+      word.text = sourceText(w);
+      if (word.number) std::erase(word.text, ' ');
+    } else {
+      continue;  // the query
+    }
+    s->words.push_back(std::move(word));
+  }
   return s;
 }
 
@@ -772,6 +920,17 @@ std::unique_ptr<ast::Query> AstBuilder::query(P::QueryContext* ctx) {
     }
     q->limit = v;
   }
+  if (ctx->offset != nullptr) {
+    std::string_view digits = tokenText(ctx->offset);
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+      throw SqlError(sqlstate::kNumericOutOfRange, "OFFSET value is out of range",
+                     startOf(ctx->offset));
+    }
+    q->offset = v;
+    q->offsetPos = startOf(ctx->offset);
+  }
   return q;
 }
 
@@ -784,9 +943,10 @@ void AstBuilder::queryTerm(P::QueryTermContext* ctx, ast::Query& into) {
   // LIMIT only make sense when it is the whole query, `(SELECT ... LIMIT 5)`.
   auto* parent = dynamic_cast<P::QueryContext*>(ctx->parent);
   std::unique_ptr<ast::Query> inner = query(ctx->query());
-  if (!inner->orderBy.empty() || inner->limit) {
+  if (!inner->orderBy.empty() || inner->limit || inner->offset) {
     bool alone = parent != nullptr && parent->queryTerm().size() == 1 &&
-                 parent->orderItem().empty() && parent->limit == nullptr;
+                 parent->orderItem().empty() && parent->limit == nullptr &&
+                 parent->offset == nullptr;
     if (!alone) {
       throw SqlError(sqlstate::kFeatureNotSupported,
                      "ORDER BY or LIMIT inside one branch of UNION ALL is not supported",
@@ -794,6 +954,8 @@ void AstBuilder::queryTerm(P::QueryTermContext* ctx, ast::Query& into) {
     }
     into.orderBy = std::move(inner->orderBy);
     into.limit = inner->limit;
+    into.offset = inner->offset;
+    into.offsetPos = inner->offsetPos;
   }
   for (auto& t : inner->terms) into.terms.push_back(std::move(t));
 }
@@ -986,6 +1148,14 @@ ast::TableRefPtr AstBuilder::relationPrimary(P::RelationPrimaryContext* ctx) {
     t->pos = startOf(ctx);
     t->name = identifier(n->identifier());
     t->alias = aliasOf(n->tableAlias());
+    if (auto* range = n->offsetRange()) {
+      t->offsetRange = true;
+      t->fromOffsets = unquote(tokenText(range->from));
+      t->toOffsets = unquote(tokenText(range->to));
+      t->offsetRangePos = startOf(range);
+      t->fromOffsetsPos = startOf(range->from);
+      t->toOffsetsPos = startOf(range->to);
+    }
     return t;
   }
   if (auto* q = dynamic_cast<P::QualifiedRelationContext*>(ctx)) {
@@ -1643,6 +1813,9 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
   } else if (dynamic_cast<P::EscapeStringLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::String;
     lit.text = unescapeString(sourceText(ctx), startOf(ctx));
+  } else if (auto* date = dynamic_cast<P::DateLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Date;
+    lit.text = unquote(tokenText(date->STRING()->getSymbol()));
   }
   return e;
 }

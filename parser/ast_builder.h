@@ -47,17 +47,21 @@ class AstBuilder {
   ast::StatementPtr createTable(P::CreateTableContext* ctx);
   ast::StatementPtr createSink(P::CreateSinkContext* ctx);
   ast::StatementPtr createFlow(P::CreateFlowContext* ctx);
+  ast::StatementPtr createMaterializedView(P::CreateMaterializedViewContext* ctx);
+  ast::StatementPtr dropMaterializedView(P::DropMaterializedViewContext* ctx);
   ast::StatementPtr createFunction(P::CreateFunctionContext* ctx);
   ast::StatementPtr createProcessor(P::CreateProcessorContext* ctx);
   ast::StatementPtr insert(P::InsertStatementContext* ctx);
   ast::StatementPtr drop(P::DropStatementContext* ctx);
   ast::StatementPtr flowCommand(P::FlowCommandContext* ctx);
+  ast::StatementPtr savepoint(P::SavepointStatementContext* ctx);
   ast::StatementPtr show(P::ShowStatementContext* ctx);
   ast::StatementPtr describe(P::DescribeStatementContext* ctx);
   ast::StatementPtr alter(P::AlterStatementContext* ctx);
   ast::StatementPtr explain(P::ExplainStatementContext* ctx);
   ast::StatementPtr set(P::SetStatementContext* ctx);
   ast::StatementPtr user(P::UserStatementContext* ctx);
+  ast::StatementPtr blockStatement(P::BlockStatementContext* ctx);
   ast::StatementPtr selectStatement(P::QueryContext* ctx);
 
   std::vector<ast::Option> withOptions(P::WithOptionsContext* ctx);

@@ -265,6 +265,15 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
       }
       return makeLiteral(Value::timestamp(micros), DataType::of(TypeId::Timestamp));
     }
+    case ast::LiteralKind::Date: {
+      int64_t days = 0;
+      if (!parseDate(lit.text, &days)) {
+        throw SqlError(sqlstate::kInvalidDatetimeFormat,
+                       fmt::format("invalid input syntax for type date: \"{}\"", lit.text), e.pos)
+            .withHint("write DATE '2024-05-01'");
+      }
+      return makeLiteral(Value::date(days), DataType::of(TypeId::Date));
+    }
   }
   throw InternalError("unknown literal kind");
 }
@@ -496,8 +505,11 @@ bool assignable(const DataType& from, const DataType& to) {
   if (from.id == TypeId::Null || from.equals(to)) return true;
   if (from.isNumeric() && to.isNumeric()) return true;
   if (from.id == TypeId::String) {
-    return to.id == TypeId::Binary || to.id == TypeId::Timestamp || to.id == TypeId::String;
+    return to.id == TypeId::Binary || to.id == TypeId::Timestamp || to.id == TypeId::Date ||
+           to.id == TypeId::String;
   }
+  if (from.id == TypeId::Date || from.id == TypeId::Timestamp)
+    return to.id == TypeId::Date || to.id == TypeId::Timestamp;
   if (from.id == TypeId::Binary) return to.id == TypeId::String;
   return false;
 }
@@ -542,8 +554,9 @@ Value evalConstant(const ast::Expr& expr, const DataTypePtr& target) {
   if (cast.isNull()) {
     // Spark's lenient cast turns unreadable text into NULL; for a literal the
     // user typed that is a mistake worth reporting.
-    const char* state = target->id == TypeId::Timestamp ? sqlstate::kInvalidDatetimeFormat
-                                                        : sqlstate::kInvalidTextRepresentation;
+    const char* state = target->id == TypeId::Timestamp || target->id == TypeId::Date
+                            ? sqlstate::kInvalidDatetimeFormat
+                            : sqlstate::kInvalidTextRepresentation;
     throw SqlError(state,
                    fmt::format("invalid input syntax for type {}: \"{}\"", target->toString(),
                                v.toString()),

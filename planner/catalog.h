@@ -86,6 +86,9 @@ struct FlowDef {
   // superusers; empty for a flow made before owners were recorded, which is
   // the superusers' alone (server/privileges.h).
   std::string owner;
+  // CREATE MATERIALIZED VIEW: the flow's sink is the view's keyed table
+  // (executor/state/view_table.h), named like the flow.
+  bool materializedView = false;
 };
 
 class Catalog {

@@ -4,9 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "common/expr.h"
+#include "common/functions/internal.h"
 #include "planner/logical_plan.h"
 #include "planner/physical_plan.h"
 #include "planner/sink_changelog.h"
@@ -15,17 +17,43 @@ namespace rtsql {
 
 namespace {
 
+// The input column `e` reads a struct field of, and the field's name, when
+// `e` is `column.field` of a plain column reference (`window.start`); else
+// -1 and "".
+std::pair<int, std::string> columnFieldRef(const Expr& e) {
+  const auto* access = dynamic_cast<const expr_internal::FieldAccessExpr*>(&e);
+  if (!access) return {-1, {}};
+  int column = -1;
+  access->forEachChild([&](const Expr& base) { column = columnRefIndex(base); });
+  if (column < 0) return {-1, {}};
+  return {column, access->field()};
+}
+
 // Key columns of `in` followed through expressions that read the input row:
 // position j of the output holds input column k when exprs[j] is a plain
-// reference to k. Nullopt unless every key column is still there.
-std::optional<std::vector<int>> followKey(const std::optional<std::vector<int>>& key,
-                                          const std::vector<ExprPtr>& exprs) {
-  if (!key) return std::nullopt;
+// reference to k, or, for a window of a fixed size (Changelog::windowKey),
+// its start or end field. Nullopt unless every key column is still there.
+// `windowKey` receives the output positions that still hold whole windows.
+std::optional<std::vector<int>> followKey(const Changelog& in, const std::vector<ExprPtr>& exprs,
+                                          std::vector<int>* windowKey = nullptr) {
+  if (!in.uniqueKey) return std::nullopt;
   std::vector<int> out;
-  for (int k : *key) {
+  for (int k : *in.uniqueKey) {
     int found = -1;
     for (size_t j = 0; j < exprs.size() && found < 0; ++j) {
       if (exprs[j] && columnRefIndex(*exprs[j]) == k) found = static_cast<int>(j);
+    }
+    const bool window =
+        std::find(in.windowKey.begin(), in.windowKey.end(), k) != in.windowKey.end();
+    if (found >= 0) {
+      if (window && windowKey) windowKey->push_back(found);
+    } else if (window) {
+      for (size_t j = 0; j < exprs.size() && found < 0; ++j) {
+        if (!exprs[j]) continue;
+        auto [column, field] = columnFieldRef(*exprs[j]);
+        if (column == k && (iequals(field, "start") || iequals(field, "end")))
+          found = static_cast<int>(j);
+      }
     }
     if (found < 0) return std::nullopt;
     out.push_back(found);
@@ -59,6 +87,7 @@ Changelog ofAggregate(const AggregateSpec& spec) {
       // The window column follows the group keys.
       out.mode = spec.emitOnWindowClose ? ChangelogMode::Append : ChangelogMode::Updates;
       out.uniqueKey = leading(keys + 1);
+      out.windowKey = {static_cast<int>(keys)};
       out.state = "a row per key and window, dropped when the watermark passes the window's end";
       break;
     case WindowKind::Session:
@@ -138,12 +167,14 @@ Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
         if constexpr (std::is_same_v<Spec, FilterSpec>) {
           out.mode = in.mode;
           out.uniqueKey = in.uniqueKey;
+          out.windowKey = in.windowKey;
         } else if constexpr (std::is_same_v<Spec, VectorizedBatchSpec>) {
           out.mode = in.mode;  // the same rows, in the same order
           out.uniqueKey = in.uniqueKey;
+          out.windowKey = in.windowKey;
         } else if constexpr (std::is_same_v<Spec, ProjectSpec>) {
           out.mode = in.mode;
-          out.uniqueKey = followKey(in.uniqueKey, spec.exprs);
+          out.uniqueKey = followKey(in, spec.exprs, &out.windowKey);
         } else if constexpr (std::is_same_v<Spec, BroadcastJoinSpec>) {
           // A stream row may match several table rows: no key survives.
           out.mode = in.mode;
@@ -196,7 +227,8 @@ Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
 // Several streams into one input (the branches of a UNION ALL): rows of
 // different branches may share a key, so only a single stream keeps one.
 Changelog merge(const std::vector<Changelog>& inputs) {
-  if (inputs.size() == 1) return Changelog{inputs[0].mode, inputs[0].uniqueKey, {}, false};
+  if (inputs.size() == 1)
+    return Changelog{inputs[0].mode, inputs[0].uniqueKey, {}, false, inputs[0].windowKey};
   Changelog out;
   for (const Changelog& c : inputs) {
     if (c.mode > out.mode) out.mode = c.mode;

@@ -59,6 +59,10 @@ struct Changelog {
   // "a row per key, kept without bound". Empty for stateless operators.
   std::string state;
   bool stateUnbounded = false;
+  // Columns of uniqueKey that hold a window of a fixed size (tumbling or
+  // sliding): its start, or its end, alone stands for it, so a projection
+  // that keeps only `window.start AS minute` keeps the key.
+  std::vector<int> windowKey;
 
   // "append", "append, unique (event_id)", "updates by (user_id)",
   // "updates, no key", "retract by (user_id)", over the columns of `schema`.

@@ -63,6 +63,8 @@ int PhysicalPlan::slots() const {
 }
 
 bool PhysicalPlan::keepsState() const {
+  // A materialized view keeps its rows in the flow's state.
+  if (sink.connector == kViewSinkConnector) return true;
   for (const auto& stage : stages) {
     for (const auto& op : stage.operators) {
       if (op.stateful()) return true;
@@ -80,6 +82,10 @@ std::string PhysicalPlan::explain() const {
   std::string out;
   if (sink.traits.toClient) {
     out += "Query (rows stream to the client)";
+  } else if (sink.connector == kViewSinkConnector) {
+    out += fmt::format("Materialized view {}  checkpoint every {}", flowName,
+                       formatDuration(checkpointIntervalMicros));
+    if (!flowOptions.entries().empty()) out += "  with " + flowOptions.toString();
   } else {
     out += fmt::format("Flow {} INTO {} ({}, {})  checkpoint every {}", flowName, sink.name,
                        sink.connector, sink.format, formatDuration(checkpointIntervalMicros));
@@ -177,8 +183,12 @@ std::string PhysicalPlan::explain() const {
       out += "  Sink client\n";
       continue;
     }
+    // A view's table: its rows under their key.
     std::string details =
-        connectorDetails(sink.connector, sink.format, sink.options, {"topic", "path", "mode"});
+        sink.connector == kViewSinkConnector
+            ? std::string("keyed table")
+            : connectorDetails(sink.connector, sink.format, sink.options,
+                               {"topic", "path", "mode"});
     if (sink.keyColumn >= 0 && static_cast<size_t>(sink.keyColumn) < sink.input.columns.size()) {
       details += ", key=" + sink.input.columns[static_cast<size_t>(sink.keyColumn)].name;
     } else if (!sink.keyColumns.empty()) {

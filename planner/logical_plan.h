@@ -126,6 +126,9 @@ class QueryBinder {
   // The user functions the query's expressions may call: the catalog's.
   UserFunctions functions() const { return UserFunctions{ctx_.catalog}; }
   BoundQuery bindSelect(const ast::Select& s, bool top) const;
+  // A FROM name's FOR OFFSETS BETWEEN range: 0A000 outside a bounded query
+  // or over a source that is not Kafka's, 22023 for other bounds.
+  void checkOffsetRange(const ast::TableRef& ref) const;
   BoundQuery bindUnion(const ast::Query& q, bool top) const;
   std::vector<OutputColumn> bindItems(const ast::Select& s, const Scope& scope) const;
   // The select items of `s` bound over `scope` and appended to `out`, each

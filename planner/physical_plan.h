@@ -149,6 +149,14 @@ struct StageSpec {
   Schema outputSchema;  // the rows this stage emits
 };
 
+// The connector name of a materialized view's sink: the view's keyed table
+// in the flow's state store (executor/state/view_table.h), not a connector
+// of the registry.
+inline constexpr const char* kViewSinkConnector = "view";
+// A materialized view's checkpoint interval unless it names one: what a
+// read of the view may lag behind the flow.
+inline constexpr int64_t kViewCheckpointMicros = 1000 * 1000;
+
 struct SinkSpec {
   std::string name;
   std::string connector;  // a registered sink connector: kafka, file, http, blackhole

@@ -322,11 +322,23 @@ PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int part
   return plan;
 }
 
+// A materialized view's sink: its own keyed table, written like an upsert
+// sink (each key's latest row; a delete takes the key out).
+Catalog::SinkPtr viewSink(const ast::CreateFlow& stmt) {
+  auto def = std::make_shared<SinkDef>();
+  def->name = stmt.name;
+  def->connector = kViewSinkConnector;
+  def->format = "table";
+  def->options = Options({OptionEntry{"mode", "upsert", stmt.namePos, stmt.namePos}});
+  return def;
+}
+
 }  // namespace
 
 PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   requireCatalog(ctx);
-  Catalog::SinkPtr sink = ctx.catalog->findSink(stmt.sink);
+  Catalog::SinkPtr sink =
+      stmt.materializedView ? viewSink(stmt) : ctx.catalog->findSink(stmt.sink);
   if (!sink) {
     SqlError err(sqlstate::kUndefinedObject, fmt::format("sink \"{}\" does not exist", stmt.sink),
                  stmt.sinkPos);
@@ -342,7 +354,8 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
 
   Options flowOptions = bindOptions(stmt.options);
   checkFlowOptions(flowOptions);
-  int64_t checkpoint = 5LL * 60 * 1000 * 1000;
+  // A view's rows are read as of its last checkpoint: it checkpoints often.
+  int64_t checkpoint = stmt.materializedView ? kViewCheckpointMicros : 5LL * 60 * 1000 * 1000;
   if (stmt.checkpointInterval) {
     checkpoint = parseInterval(*stmt.checkpointInterval, "", stmt.checkpointIntervalPos);
     if (checkpoint < 1000 * 1000) {
@@ -371,6 +384,21 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
     for (const OutputColumn& o : bound.outputs) columns.emplace_back(o.name, o.pos);
     ctx.checkSinkColumns(plan.sink, columns);
   }
+  if (stmt.materializedView && plan.shards > 1) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("materialized view \"{}\" cannot be sharded", stmt.name),
+                   flowOptions.find("shards") ? flowOptions.find("shards")->valuePos : stmt.namePos,
+                   "leave 'shards' out; 'shuffle.partitions' spreads its work over tasks");
+  }
+  if (stmt.materializedView && !plan.output.uniqueKey) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("materialized view \"{}\": its query's rows have no unique key "
+                               "(its changelog is {}), so a row cannot be looked up or replaced",
+                               stmt.name, plan.output.describe(plan.sink.input)),
+                   stmt.query->pos,
+                   "GROUP BY the columns that identify a row and select each as it is (a "
+                   "window's start or end stands for the window)");
+  }
   checkSinkChangelog(plan, stmt.query->pos);
   checkLateRows(plan, *sink, flowOptions);
   checkRowErrors(*sink, flowOptions);
@@ -393,6 +421,19 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
   plan.sink.connector = "client";
   plan.sink.traits.toClient = true;
   plan.sink.traits.writesEveryChange = true;
+  return plan;
+}
+
+PhysicalPlan planBoundedQuery(const ast::Query& query, const PlanContext& ctx) {
+  if (!ctx.boundedRelation) throw InternalError("a bounded query planned without its relations");
+  PhysicalPlan plan = planQuery(query, ctx);
+  // Its result is applied change by change, and an update without the row it
+  // replaces needs a key the select list may have dropped (a count per
+  // customer without the customer): every aggregation spells out its
+  // retractions, as for a sink that writes every change.
+  plan.sink.format = "debezium-json";
+  deriveChangelog(plan);
+  plan.sink.format.clear();
   return plan;
 }
 

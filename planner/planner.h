@@ -9,6 +9,7 @@
 #include <string>
 
 #include "parser/ast.h"
+#include "planner/bounded_relation.h"
 #include "planner/catalog.h"
 #include "planner/physical_plan.h"
 
@@ -27,6 +28,10 @@ struct PlanContext {
   // at the column. Unset: no such check (tests).
   std::function<void(const SinkSpec&, const std::vector<std::pair<std::string, size_t>>&)>
       checkSinkColumns;
+  // Set for a bounded query only (planBoundedQuery): the finite relation a
+  // FROM name reads (planner/bounded_relation.h), or null when the name is not
+  // one (it is then looked up as a source).
+  std::function<std::shared_ptr<const BoundedRelation>(const std::string&)> boundedRelation;
 };
 
 // Plans `CREATE FLOW`. Checks that the sink exists and that the query's
@@ -37,6 +42,13 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx);
 // sink (sink.connector = "client"): used by EXPLAIN SELECT and live queries.
 // LIMIT is allowed here (the client stops after n rows); it is not in a flow.
 PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx);
+
+// Plans a bounded query (docs/sql.md, "Bounded queries"): as planQuery, but
+// each FROM name that ctx.boundedRelation answers is a scan of that finite
+// relation (connector kBoundedConnector), and ORDER BY is allowed: the run
+// sorts the collected result (server/bounded_query.h). ctx.boundedRelation
+// must be set.
+PhysicalPlan planBoundedQuery(const ast::Query& query, const PlanContext& ctx);
 
 // Binds a declared column list into a Schema (types resolved; 42701 for a
 // name given twice). A source's connector picks its schema

@@ -184,7 +184,16 @@ void QueryBinder::unsupported(const std::string& what, size_t pos, const std::st
 
 BoundQuery QueryBinder::bindQuery(const ast::Query& q, bool top, size_t limitPos) const {
   if (q.terms.empty()) throw InternalError("query without a SELECT");
-  if (!q.orderBy.empty()) unsupported("ORDER BY", q.orderBy[0].expr->pos);
+  // A bounded query's top ORDER BY sorts its collected result
+  // (server/bounded_query.cpp); a stream has no order to give.
+  if (!q.orderBy.empty() && !(top && ctx_.boundedRelation)) {
+    unsupported("ORDER BY", q.orderBy[0].expr->pos);
+  }
+  if (q.offset && !(top && ctx_.boundedRelation)) {
+    unsupported("OFFSET", q.offsetPos,
+                "OFFSET skips rows of a bounded query's sorted result (a SELECT over tables or "
+                "FROM source FOR OFFSETS BETWEEN ...)");
+  }
   if (q.limit && (mode_ == Mode::Flow || !top)) {
     SqlError err(sqlstate::kFeatureNotSupported,
                  top ? "LIMIT is not allowed in a flow" : "LIMIT is not supported in a subquery",
@@ -634,12 +643,69 @@ Relation QueryBinder::bindTransform(const ast::TableRef& ref) const {
   return rel;
 }
 
+// FROM s FOR OFFSETS BETWEEN 'earliest' AND 'latest': a bounded query's read
+// of a Kafka source from its earliest offsets to the end offsets it has when
+// the query starts (connectors/kafka/bounded_source.h).
+void QueryBinder::checkOffsetRange(const ast::TableRef& ref) const {
+  const Catalog& catalog = *ctx_.catalog;
+  if (!ctx_.boundedRelation) {
+    const std::string where = mode_ == Mode::Flow ? "flow" : "live query";
+    unsupported("FOR OFFSETS BETWEEN in a " + where, ref.offsetRangePos,
+                mode_ == Mode::Flow
+                    ? "a flow reads a source as it grows; FOR OFFSETS BETWEEN is for a SELECT"
+                    : "a bounded SELECT reads only tables and sources FOR OFFSETS BETWEEN ...; "
+                      "read every source of the query that way");
+  }
+  Catalog::SourcePtr source = catalog.findSource(ref.name);
+  if (!source) {
+    if (catalog.findTable(ref.name) || ctx_.boundedRelation(ref.name)) {
+      throw SqlError(sqlstate::kWrongObjectType,
+                     fmt::format("\"{}\" is not a source: FOR OFFSETS BETWEEN reads a source",
+                                 ref.name),
+                     ref.pos, "a table is read whole: drop FOR OFFSETS BETWEEN ...");
+    }
+    return;  // "does not exist", below
+  }
+  if (!iequals(source->connector, "kafka")) {
+    unsupported(fmt::format("FOR OFFSETS BETWEEN over a {} source", source->connector), ref.pos,
+                "it reads a Kafka source's partitions");
+  }
+  if (!iequals(ref.fromOffsets, "earliest")) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("FOR OFFSETS BETWEEN starts at 'earliest', not '{}'",
+                               ref.fromOffsets),
+                   ref.fromOffsetsPos, "FOR OFFSETS BETWEEN 'earliest' AND 'latest'");
+  }
+  if (!iequals(ref.toOffsets, "latest")) {
+    throw SqlError(sqlstate::kInvalidParameterValue,
+                   fmt::format("FOR OFFSETS BETWEEN ends at 'latest', not '{}'", ref.toOffsets),
+                   ref.toOffsetsPos,
+                   "'latest' is each partition's end offset when the query starts");
+  }
+}
+
 Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
   const Catalog& catalog = *ctx_.catalog;
   const std::string qualifier = ref.alias.empty() ? ref.name : ref.alias;
   Relation rel;
   rel.name = qualifier;
   rel.pos = ref.pos;
+  if (ref.offsetRange) checkOffsetRange(ref);
+  if (ctx_.boundedRelation) {
+    // A bounded query reads a finite relation as a source of its own
+    // (planner/bounded_relation.h), whose rows the same operators take.
+    if (std::shared_ptr<const BoundedRelation> bounded = ctx_.boundedRelation(ref.name)) {
+      auto def = std::make_shared<SourceDef>();
+      def->name = ref.name;
+      def->connector = kBoundedConnector;
+      def->schema = bounded->schema();
+      rel.node = scanNode(def);
+      rel.scope = scopeFromSchema(def->schema, qualifier);
+      rel.sourceName = def->name;
+      rel.identity = true;
+      return rel;
+    }
+  }
   if (Catalog::SourcePtr source = catalog.findSource(ref.name)) {
     rel.node = scanNode(source);
     rel.scope = scopeFromSchema(source->schema, qualifier);
@@ -655,6 +721,16 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
     rel.table = table;
     rel.scope = scopeFromSchema(table->schema, qualifier);
     return rel;
+  }
+  if (Catalog::FlowPtr view = catalog.findFlow(ref.name); view && view->materializedView) {
+    // A bounded query reads a view through its lookup (above); a flow or a
+    // live query cannot yet.
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("materialized view \"{}\" cannot be read inside another query "
+                               "or by a flow yet",
+                               ref.name),
+                   ref.pos,
+                   "read the view with a SELECT of its own (docs/sql.md, \"Materialized views\")");
   }
   // pg_catalog.pg_class, information_schema.tables, and pg_class alone when
   // the catalog has no such name: the catalog as PostgreSQL shows it, a

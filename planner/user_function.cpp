@@ -20,19 +20,6 @@ namespace {
 
 constexpr int kMaxInlineDepth = 64;
 
-// Names the binder resolves before any function table, or that are built-in
-// functions: a user function of such a name could never be called.
-bool isBuiltinName(const std::string& lname) {
-  static const char* const kSpecial[] = {"window", "session_window", "row_number",
-                                         "rank",   "dense_rank",     "neg"};
-  for (const char* s : kSpecial) {
-    if (lname == s) return true;
-  }
-  if (isAggregateFunction(lname)) return true;
-  const std::vector<std::string> names = functionNames();
-  return std::binary_search(names.begin(), names.end(), lname);
-}
-
 void addCalled(const ast::Expr& e, const Catalog& catalog, std::vector<std::string>& out) {
   if (e.kind != ast::ExprKind::Call || !catalog.findFunction(e.name)) return;
   std::string key = toLower(e.name);
@@ -97,6 +84,19 @@ UserFunctionDef definePythonFunction(const ast::CreateFunction& stmt, UserFuncti
 }
 
 }  // namespace
+
+// Names the binder resolves before any function table, or that are built-in
+// functions: a user function of such a name could never be called.
+bool isBuiltinFunctionName(const std::string& lname) {
+  static const char* const kSpecial[] = {"window", "session_window", "row_number",
+                                         "rank",   "dense_rank",     "neg"};
+  for (const char* s : kSpecial) {
+    if (lname == s) return true;
+  }
+  if (isAggregateFunction(lname)) return true;
+  const std::vector<std::string> names = functionNames();
+  return std::binary_search(names.begin(), names.end(), lname);
+}
 
 namespace {
 
@@ -260,7 +260,7 @@ UserFunctionDef defineUserFunction(const ast::CreateFunction& stmt, const Catalo
   UserFunctionDef def;
   def.name = stmt.name;
   const std::string lname = toLower(stmt.name);
-  if (isBuiltinName(lname)) {
+  if (isBuiltinFunctionName(lname)) {
     throw SqlError(sqlstate::kDuplicateFunction,
                    fmt::format("function {} is a built-in function", stmt.name), stmt.namePos,
                    "a function cannot take a built-in function's name; choose another name "

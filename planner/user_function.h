@@ -70,6 +70,12 @@ struct UserFunctionDef {
   std::string signature() const;
 };
 
+// Whether `lname` (lower-cased) is a built-in function's name, or a name the
+// binder resolves before any function table: a user function of such a name
+// could never be called. A release that adds built-in functions may take the
+// name of a user function made before (server/catalog_replay.cpp).
+bool isBuiltinFunctionName(const std::string& lname);
+
 // Checks a CREATE FUNCTION against the functions of `catalog` and returns its
 // definition: the name may not be a built-in function's (42723); parameter
 // names are distinct (42P13); the body names only parameters (42703), has no

@@ -154,6 +154,12 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
   } else if (kind == ast::ObjectKind::Sink) {
     have(catalog.findSink(stmt.name));
   } else if ((flowDef = catalog.findFlow(stmt.name))) {
+    if (flowDef->materializedView) {
+      throw SqlError(sqlstate::kFeatureNotSupported,
+                     fmt::format("ALTER FLOW of materialized view \"{}\" is not supported yet",
+                                 flowDef->name),
+                     stmt.namePos, "DROP MATERIALIZED VIEW and CREATE it again with the options");
+    }
     sql = flowDef->sql;
     declared = flowDef->name;
   }

@@ -18,11 +18,13 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "connectors/net/http_client.h"
+#include "parser/expr_walker.h"
 #include "parser/parser.h"
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
+#include "server/flow_replace.h"
 
 namespace rtsql {
 
@@ -44,6 +46,61 @@ bool knownKind(const std::string& kind) {
     if (kind == k) return true;
   }
   return false;
+}
+
+// The functions a replayed CREATE FLOW or CREATE FUNCTION calls by name,
+// lower-cased, each once.
+std::vector<std::string> functionsNamed(const ast::Statement& stmt) {
+  std::vector<std::string> out;
+  auto add = [&](const ast::Expr& e) {
+    if (e.kind != ast::ExprKind::Call) return;
+    std::string key = toLower(e.name);
+    if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(std::move(key));
+  };
+  if (stmt.kind == ast::StatementKind::CreateFlow) {
+    ast::enumerate(*static_cast<const ast::CreateFlow&>(stmt).query, add);
+  } else if (stmt.kind == ast::StatementKind::CreateFunction) {
+    const auto& body = static_cast<const ast::CreateFunction&>(stmt).body;
+    if (body) ast::enumerateAll(*body, add);
+  }
+  return out;
+}
+
+// A replayed flow or function that calls a user function the restart could
+// not bring back is not restored either: planned now, the call would bind to
+// whatever else has the name (a built-in function a newer release added under
+// it) and the flow would silently compute something else. It fails with 42723
+// when a built-in function took the name, else 42883, and is kept in the
+// catalog file as it was.
+void refuseLostCalls(const ast::Statement& stmt, const std::string& kind, const std::string& name,
+                     const Catalog& catalog, const std::vector<CatalogRecord>& unrestored,
+                     const std::vector<CatalogRecord>& deferred) {
+  auto lost = [&](const std::string& fn) {
+    auto isIt = [&](const CatalogRecord& r) { return r.kind == "function" && toLower(r.name) == fn; };
+    return std::any_of(unrestored.begin(), unrestored.end(), isIt) ||
+           std::any_of(deferred.begin(), deferred.end(), isIt);
+  };
+  for (const std::string& fn : functionsNamed(stmt)) {
+    if (catalog.findFunction(fn) || !lost(fn)) continue;
+    if (isBuiltinFunctionName(fn)) {
+      throw SqlError(
+          sqlstate::kDuplicateFunction,
+          fmt::format("{} \"{}\" calls user function \"{}\", which was not restored: a built-in "
+                      "function of this version has its name",
+                      kind, name, fn),
+          SqlError::npos,
+          fmt::format("the catalog file keeps both; create the function again under another "
+                      "name, then the {} calling that name",
+                      kind));
+    }
+    throw SqlError(sqlstate::kUndefinedFunction,
+                   fmt::format("{} \"{}\" calls user function \"{}\", which was not restored",
+                               kind, name, fn),
+                   SqlError::npos,
+                   fmt::format("the log says why \"{}\" was not restored; the catalog file keeps "
+                               "the {}",
+                               fn, kind));
+  }
 }
 
 }  // namespace
@@ -76,6 +133,12 @@ void Engine::restore() {
         } else {
           // A function or processor is created again as its owner's.
           session.user = r.owner;
+          if (r.kind == "function") {
+            std::vector<ast::StatementPtr> stmts = parseStatements(r.sql);
+            if (stmts.size() == 1) {
+              refuseLostCalls(*stmts.front(), r.kind, r.name, catalog_, unrestored_, deferred_);
+            }
+          }
           replayStatement(session, r.sql, discard);
         }
         ++restored;
@@ -90,8 +153,14 @@ void Engine::restore() {
           deferred_.push_back(r);
           continue;
         }
+        std::string why = sqlError ? sqlError->message() : e.what();
+        if (r.kind == "function" && isBuiltinFunctionName(toLower(r.name))) {
+          // Made before a release added a built-in function of that name.
+          why = "a built-in function of this version has its name (create it again under another "
+                "name; the flows and functions calling it are not restored either)";
+        }
         logLine(fmt::format("cannot restore {} \"{}\": {}; it is kept in the catalog file", r.kind,
-                            r.name, sqlError ? sqlError->message() : e.what()));
+                            r.name, why));
         unrestored_.push_back(r);
       }
     }
@@ -167,6 +236,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
     throw SqlError(sqlstate::kIoError, "not a CREATE FLOW statement");
   }
   const auto& stmt = static_cast<const ast::CreateFlow&>(*stmts.front());
+  refuseLostCalls(stmt, "flow", stmt.name, catalog_, unrestored_, deferred_);
   FlowControl control;
   control.wantRunning = record.running;
   control.settings = record.settings;
@@ -185,6 +255,7 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   def.functions = userFunctionsCalled(*stmt.query, catalog_);
   def.processors = processorsUsed(*stmt.query);
   def.owner = record.owner;
+  def.materializedView = stmt.materializedView;
   std::unique_ptr<FlowRuntime> runtime;
   std::vector<std::string> inputs;
   try {
@@ -193,6 +264,9 @@ void Engine::restoreFlow(const CatalogRecord& record) {
     def.options = plan.flowOptions;
     inputs = flowInputs(plan, stmt.sink);
     runtime = flows_.makeRuntime(std::move(plan), stmt.name);
+    // A replaced flow restores the replaced plan's checkpoint through its
+    // migration (server/flow_replace.h).
+    runtime->setStateMigration(storedStateMigration(record.settings));
   } catch (const SqlError& e) {
     // The plan needs the sources' partition counts: with a broker away, the
     // flow is restored without a runtime and the supervisor plans it later.
@@ -224,6 +298,7 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
   }
   catalog_.setFlowInputs(stmt.name, flowInputs(plan, stmt.sink));
   auto runtime = flows_.makeRuntime(std::move(plan), stmt.name);
+  runtime->setStateMigration(storedStateMigration(flows_.control(name).settings));
   FlowRuntime* rt = runtime.get();
   flows_.setRuntime(name, std::move(runtime));
   flows_.syncShards(name);

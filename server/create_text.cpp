@@ -149,7 +149,11 @@ std::string createTableText(const ast::CreateTable& stmt, const OptionList& opti
 std::string createFlowText(const ast::CreateFlow& stmt,
                            const std::optional<std::string>& checkpointInterval,
                            const OptionList& options) {
-  std::string out = "CREATE FLOW " + sqlName(stmt.name) + " INTO " + sqlName(stmt.sink);
+  // A materialized view is a flow whose sink is its own table: its statement
+  // names no sink.
+  std::string out = stmt.materializedView
+                        ? "CREATE MATERIALIZED VIEW " + sqlName(stmt.name)
+                        : "CREATE FLOW " + sqlName(stmt.name) + " INTO " + sqlName(stmt.sink);
   if (stmt.triggerRealtime) out += " TRIGGER REALTIME";
   if (checkpointInterval) out += " CHECKPOINT INTERVAL " + sqlString(*checkpointInterval);
   return out + withSuffix(options) + " AS " + stmt.queryText;

@@ -14,7 +14,9 @@
 #include "server/dialect_hints.h"
 #include "server/engine.h"
 #include "server/insert_into.h"
+#include "server/live_query_quota.h"
 #include "server/privileges.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -194,7 +196,24 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
     // catalog, holding no lock while the broker acknowledges; the same
     // rights as reading the source.
     privileges_->checkOptions(s.user, source->connector, source->options);
-    return insertIntoSource({*snapshot, *source, options_.embeddedBootstrap, dry}, stmt, out);
+    InsertIntoSource target{*snapshot, *source, options_.embeddedBootstrap, dry, {}};
+    // A bounded SELECT runs on the bounded-query engine (server/bounded_query.h).
+    target.boundedRows = [&](const ast::Query& q) -> std::optional<std::vector<Row>> {
+      const Catalog& tables = *snapshot;
+      BoundedLookup lookup = [&tables](const std::string& name) {
+        return boundedRelationOf(tables, name);
+      };
+      if (!isBoundedQuery(q, lookup)) return std::nullopt;
+      PlanContext ctx = planContext(s);
+      ctx.catalog = &tables;
+      PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(std::move(ctx), lookup));
+      std::optional<LiveQueryQuota::Hold> hold;
+      if (!privileges_->isSuperuser(s.user)) {
+        hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
+      }
+      return collectBoundedRows(std::move(plan), q, boundedRun(s, tables, lookup), out);
+    };
+    return insertIntoSource(target, stmt, out);
   }
   if (Catalog::SinkPtr sink = catalog.findSink(stmt.table)) throw insertIntoSinkError(stmt, *sink);
   if (stmt.query) {
@@ -323,6 +342,27 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
 void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   StatementLock::Guard lock = guardFor(s);
   lock.lock();
+  if (stmt.object == ast::ObjectKind::Flow) {
+    // DROP MATERIALIZED VIEW drops a view, DROP FLOW any other flow.
+    Catalog::FlowPtr f = catalogOf(s).findFlow(stmt.name);
+    if (stmt.materializedView && !f) {
+      if (stmt.ifExists) {
+        out.notice(fmt::format("materialized view \"{}\" does not exist, skipping", stmt.name));
+        return out.complete("DROP MATERIALIZED VIEW");
+      }
+      throw SqlError(sqlstate::kUndefinedTable,
+                     fmt::format("materialized view \"{}\" does not exist", stmt.name),
+                     stmt.namePos, "SHOW MATERIALIZED VIEWS lists them");
+    }
+    if (f && f->materializedView != stmt.materializedView) {
+      throw SqlError(sqlstate::kWrongObjectType,
+                     fmt::format("\"{}\" is {}", stmt.name,
+                                 f->materializedView ? "a materialized view"
+                                                     : "a flow, not a materialized view"),
+                     stmt.namePos,
+                     (f->materializedView ? "DROP MATERIALIZED VIEW " : "DROP FLOW ") + stmt.name);
+    }
+  }
   requireOwnerOf(s, stmt.object, stmt.name, "drop", stmt.namePos);
   if (!s.shadow && stmt.object == ast::ObjectKind::Flow) {
     flows_.requireNotStopping(stmt.name, stmt.namePos, "DROP FLOW");
@@ -384,7 +424,12 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     tableInserts_.erase(toLower(stmt.name));
   }
   switch (stmt.object) {
-    case ast::ObjectKind::Flow: return out.complete("DROP FLOW");
+    case ast::ObjectKind::Flow:
+      if (stmt.materializedView) {
+        if (!s.shadow) views_->forget(stmt.name);
+        return out.complete("DROP MATERIALIZED VIEW");
+      }
+      return out.complete("DROP FLOW");
     case ast::ObjectKind::Source: return out.complete("DROP SOURCE");
     case ast::ObjectKind::Sink: return out.complete("DROP SINK");
     case ast::ObjectKind::Table: return out.complete("DROP TABLE");

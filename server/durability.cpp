@@ -83,15 +83,26 @@ void Engine::persistCatalog(const CatalogChange& change) {
     const std::string key = toLower(f->name);
     // A flow of the catalog has its entry (restored or created), but for the
     // one this statement creates, whose control is the change's.
-    const FlowControl control =
+    FlowControl control =
         change.control && key == change.flow ? *change.control : flows_.control(key);
+    // A flow a transaction block creates has its control from the block.
+    if (change.controls && change.controls->count(key)) control = change.controls->at(key);
     r.running = control.wantRunning;
     r.settings = control.settings;
     records.push_back(std::move(r));
   }
   // What a restart could not bring back stays in the store as it was, and so
-  // does what it put off, unless it came back meanwhile.
-  records.insert(records.end(), unrestored_.begin(), unrestored_.end());
+  // does what it put off, unless it came back meanwhile. An object made since
+  // under the name of one not brought back replaces it (a flow created again
+  // after the function it called was lost).
+  const size_t made = records.size();
+  for (const CatalogRecord& r : unrestored_) {
+    const bool replaced =
+        r.kind != "insert" &&
+        std::any_of(records.begin(), records.begin() + static_cast<ptrdiff_t>(made),
+                    [&](const CatalogRecord& o) { return o.kind == r.kind && iequals(o.name, r.name); });
+    if (!replaced) records.push_back(r);
+  }
   for (const CatalogRecord& r : deferred_) {
     const bool back = std::any_of(records.begin(), records.end(), [&](const CatalogRecord& o) {
       return o.kind == r.kind && iequals(o.name, r.name) && o.sql == r.sql;

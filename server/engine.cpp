@@ -14,6 +14,7 @@
 #include "parser/parser.h"
 #include "planner/user_function.h"
 #include "server/handler_error.h"
+#include "server/bounded_query.h"
 #include "server/live_query.h"
 #include "server/cluster/node.h"
 #include "server/live_query_quota.h"
@@ -22,6 +23,7 @@
 #include "server/statement_timeout.h"
 #include "server/system_catalog.h"
 #include "server/users.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -38,6 +40,8 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"search_path", "public"},
     {"rtsql.dry_run", "off"},
     {"statement_timeout", "0"},
+    {"rtsql.bounded_max_rows", "1000000"},
+    {"rtsql.fetch_wait", "5000"},  // how long FETCH waits for a cursor's rows (server/cursor.h)
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -66,6 +70,7 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
              makePlacement(options_.cluster, options_.dataDir)) {
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(privileges_->filesDirs());
+  views_ = std::make_unique<ViewReads>(flows_, statements_);
 }
 
 Engine::~Engine() {
@@ -117,7 +122,9 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       std::unique_ptr<SystemCatalog> pg = systemCatalog(s);
       PgSessionScope pgScope(pg.get());
       try {
+        const bool blockDdl = admitInBlock(s, *stmt);
         executeStatement(s, *stmt, writer);
+        if (blockDdl) s.blockStatements.push_back(stmt->text);
       } catch (const Interrupted&) {
         if (writer.expired() || writer.deadlinePassed()) throw DeadlineWriter::timeoutError();
         throw;
@@ -126,6 +133,8 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
       if (writer.expired()) return;
     }
   } catch (...) {
+    // A failure in a transaction block fails the block (server/transaction.h).
+    s.block.fail();
     // QueryHandler::execute reports every failure and never throws.
     out.error(handlerError(std::current_exception()));
   }
@@ -154,6 +163,9 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
     case K::User: return userStatement(s, static_cast<const ast::UserStatement&>(stmt), out);
     case K::ShowCreate: return showCreate(s, static_cast<const ast::ShowCreate&>(stmt), out);
     case K::Alter: return alter(s, static_cast<const ast::Alter&>(stmt), out);
+    case K::Savepoint:
+      return savepointStatement(s, static_cast<const ast::SavepointStatement&>(stmt), out);
+    case K::Block: return blockStatement(s, static_cast<const ast::BlockStatement&>(stmt), out);
   }
   throw InternalError("unknown statement kind");
 }
@@ -170,6 +182,11 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     probe.getInt(setting->first, 8, 1, 4096);  // validates
   }
   if (iequals(setting->first, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->first, "rtsql.bounded_max_rows")) {
+    Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
+    probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
+  }
+  if (iequals(setting->first, "rtsql.fetch_wait")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";
@@ -213,9 +230,37 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
     sendRows(out, cols, {row}, "SELECT 1");
     return;
   }
+  // A materialized view's lookups by key and scans in key order are answered
+  // from its snapshot directly (server/views/view_reads.h); any other query
+  // over it is a bounded query reading the same snapshot.
+  if (Catalog::FlowPtr view = ViewReads::viewOf(q, catalogOf(s)); view && views_->serves(q, *view)) {
+    if (s.shadow && !s.blockShadow) {
+      out.columns(views_->columns(q, *view));
+      out.complete("SELECT 0");
+      return;
+    }
+    s.viewEpoch = views_->select(q, *view, out);
+    return;
+  }
+  // A query over finite relations only runs to their end (server/bounded_query.h).
+  std::optional<uint64_t> viewEpoch;
+  const BoundedLookup lookup = boundedLookup(s, &out, &viewEpoch);
+  if (isBoundedQuery(q, lookup)) {
+    PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(planContext(s), lookup));
+    if (s.shadow && !s.blockShadow) {
+      out.columns(boundedQueryColumns(plan));
+      out.complete("SELECT 0");
+      return;
+    }
+    std::optional<LiveQueryQuota::Hold> hold;
+    if (!privileges_->isSuperuser(s.user)) hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
+    runBoundedQuery(std::move(plan), q, boundedRun(s, catalogOf(s), lookup), out);
+    if (viewEpoch) s.viewEpoch = viewEpoch;
+    return;
+  }
   // A query on a stream runs as a temporary flow whose rows stream to the client.
   PhysicalPlan plan = planQuery(q, planContext(s));
-  if (s.shadow) {
+  if (s.shadow && !s.blockShadow) {
     // Dry run: planned, its columns sent, nothing read.
     out.columns(liveQueryColumns(plan));
     out.complete("SELECT 0");
@@ -250,6 +295,12 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
     case ast::StatementKind::Explain: return kExplainColumns;
     case ast::StatementKind::ShowCreate: return kShowCreateColumns;
     case ast::StatementKind::User: return userColumns(static_cast<const ast::UserStatement&>(stmt));
+    case ast::StatementKind::Savepoint:
+      if (static_cast<const ast::SavepointStatement&>(stmt).action == ast::SavepointAction::Show)
+        return kSavepointColumns;
+      return std::vector<ResultColumn>{};
+    case ast::StatementKind::Block:
+      return blockColumns(s, static_cast<const ast::BlockStatement&>(stmt));
     case ast::StatementKind::Select: {
       const ast::Query& q = *static_cast<const ast::SelectStatement&>(stmt).query;
       if (isConstantQuery(q)) {
@@ -262,10 +313,44 @@ std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, cons
         }
         return cols;
       }
+      if (Catalog::FlowPtr view = ViewReads::viewOf(q, catalogOf(s)); view && views_->serves(q, *view))
+        return views_->columns(q, *view);
+      const BoundedLookup lookup = boundedLookup(s, nullptr, nullptr);
+      if (isBoundedQuery(q, lookup)) {
+        return boundedQueryColumns(planBoundedQuery(q, boundedPlanContext(planContext(s), lookup)));
+      }
       return liveQueryColumns(planQuery(q, planContext(s)));
     }
     default: return std::vector<ResultColumn>{};  // DDL and commands return no rows
   }
+}
+
+BoundedLookup Engine::boundedLookup(const EngineSession& s, ResultWriter* out,
+                                    std::optional<uint64_t>* viewEpoch) const {
+  const Catalog* catalog = &catalogOf(s);
+  ViewReads* views = views_.get();
+  auto viewOf = [catalog, views, out, viewEpoch](
+                    const std::string& name) -> std::shared_ptr<const BoundedRelation> {
+    Catalog::FlowPtr f = catalog->findFlow(name);
+    if (!f || !f->materializedView) return nullptr;
+    return views->relation(f->name, out, viewEpoch);
+  };
+  // The statement's PgSession (installed by execute and describe) is kept by
+  // the lookup: the run opens its relations on other threads.
+  return boundedLookupOf(*catalog, currentPgSession(), viewOf);
+}
+
+BoundedRun Engine::boundedRun(const EngineSession& s, const Catalog& catalog,
+                              BoundedLookup lookup) {
+  BoundedRun run;
+  run.connectors = &connectors_;
+  run.slots = &slots_;
+  run.lookup = std::move(lookup);
+  run.catalog = &catalog;
+  run.stateDir = (std::filesystem::path(options_.dataDir) / "bounded").string();
+  run.embeddedBootstrap = options_.embeddedBootstrap;
+  run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, int64_t{1} << 40);
+  return run;
 }
 
 PlanContext Engine::planContext(const EngineSession& s) const {

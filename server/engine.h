@@ -4,7 +4,9 @@
 // the PostgreSQL wire protocol calls. Statement handlers are split by family:
 // engine.cpp (dispatch, sessions, SET, constant SELECT), ddl.cpp
 // (CREATE/DROP/INSERT), flow_ddl.cpp (CREATE/STOP/START FLOW), show.cpp
-// (SHOW, DESCRIBE, EXPLAIN), user_ddl.cpp (users). What outlives the process: durability.cpp (writing
+// (SHOW, DESCRIBE, EXPLAIN), user_ddl.cpp (users), block_statements.cpp
+// (transaction blocks and cursors), server/views/ (reading materialized
+// views). What outlives the process: durability.cpp (writing
 // the catalog store), catalog_replay.cpp (its replay at start, and the
 // changes another node of a cluster makes, run through the same handlers).
 #pragma once
@@ -24,10 +26,14 @@
 #include "parser/ast.h"
 #include "planner/catalog.h"
 #include "planner/planner.h"
+#include "server/bounded_query.h"
+#include "planner/state_plan.h"
 #include "server/catalog_store.h"
+#include "server/cursor.h"
 #include "server/flows/flow_registry.h"
 #include "server/query_handler.h"
 #include "server/statement_lock.h"
+#include "server/transaction.h"
 
 namespace rtsql {
 
@@ -37,6 +43,7 @@ class KafkaTaps;
 class LiveQueryQuota;
 class Privileges;
 class UserStore;
+class ViewReads;
 
 struct EngineOptions {
   std::string dataDir;
@@ -67,6 +74,9 @@ class Engine : public QueryHandler, public FlowReads {
   void execute(Session& session, const std::string& sql, ResultWriter& out) override;
   // Columns of one statement without running it (the extended protocol's Describe).
   std::optional<std::vector<ResultColumn>> describe(Session& session, const std::string& sql) override;
+  char transactionStatus(const Session& session) const override;
+  std::optional<std::vector<ResultColumn>> describeCursor(Session& session,
+                                                          const std::string& name) override;
 
   // Brings back what the catalog store holds and starts the flow registry's
   // supervisor, which starts the flows that were running, from their last
@@ -101,6 +111,16 @@ class Engine : public QueryHandler, public FlowReads {
     // them (server/statement_lock.h).
     bool replay = false;
     bool holdsLock = false;
+    // A transaction block (block_statements.cpp): its state, and the DDL it
+    // ran on `shadow` (which the block made when `blockShadow`, rather than
+    // a dry run), applied to the server's catalog at COMMIT.
+    TransactionBlock block;
+    std::vector<std::string> blockStatements;
+    bool blockShadow = false;
+    Cursors cursors;
+    // The epoch the session's last read of a materialized view saw (SHOW
+    // rtsql.view_epoch).
+    std::optional<uint64_t> viewEpoch;
   };
   Catalog& catalogOf(EngineSession& s) { return s.shadow ? *s.shadow : catalog_; }
   const Catalog& catalogOf(const EngineSession& s) const { return s.shadow ? *s.shadow : catalog_; }
@@ -119,16 +139,43 @@ class Engine : public QueryHandler, public FlowReads {
   void createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out);
   void insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out);
   void createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  // CREATE MATERIALIZED VIEW: its name is free among the relations (flow_ddl.cpp).
+  void requireViewName(const EngineSession& s, const ast::CreateFlow& stmt) const;
   void createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out);
   void createProcessor(EngineSession& s, const ast::CreateProcessor& stmt, ResultWriter& out);
   void drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out);
   void stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
   void startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out);
+  // flow_replace.cpp: CREATE OR REPLACE FLOW of a flow that exists (with the
+  // statement lock held), and EXPLAIN of it.
+  struct ReplacePlan {
+    FlowRuntime* rt = nullptr;  // the running plan's runtime
+    PhysicalPlan plan;          // the new plan
+    StatePlan state;
+  };
+  ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  // savepoints.cpp: STOP FLOW ... WITH SAVEPOINT, START ... FROM SAVEPOINT,
+  // SHOW / DROP SAVEPOINT(S).
+  void savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt, ResultWriter& out);
+  std::string savepointDir(const std::string& flow) const;
+  static const std::vector<ResultColumn> kSavepointColumns;
   // Throws 42501 unless the session's user may `verb` the flow, function or
   // processor `name`: its owner or a superuser. Nothing at a replay.
   void requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const std::string& name,
                       std::string_view verb, size_t pos) const;
   void userStatement(EngineSession& s, const ast::UserStatement& stmt, ResultWriter& out);
+  // block_statements.cpp. admitInBlock() runs before every statement: in a
+  // block, it refuses what a block cannot undo and says whether the statement
+  // is one of the block's DDL, recorded when it succeeds.
+  bool admitInBlock(EngineSession& s, const ast::Statement& stmt);
+  void blockStatement(EngineSession& s, const ast::BlockStatement& stmt, ResultWriter& out);
+  std::vector<ResultColumn> blockColumns(EngineSession& s, const ast::BlockStatement& stmt);
+  void commitBlock(EngineSession& s, const std::vector<std::string>& statements, ResultWriter& out);
+  void endBlock(EngineSession& s, bool committed);
+  void declareCursor(EngineSession& s, const ast::BlockStatement& stmt, const BlockCommand& cmd,
+                     ResultWriter& out);
   static std::vector<ResultColumn> userColumns(const ast::UserStatement& stmt);
   static std::vector<ResultColumn> showColumns(const ast::Show& stmt);
   static const std::vector<ResultColumn> kDescribeColumns;
@@ -161,6 +208,13 @@ class Engine : public QueryHandler, public FlowReads {
   // The catalog as PostgreSQL shows it to this session (pg_catalog_session.cpp),
   // which is also the PgSession its statements' functions read.
   std::unique_ptr<SystemCatalog> systemCatalog(const EngineSession& s) const;
+  // The finite relations a bounded query of `s` may read (server/bounded_query.h);
+  // a view's snapshot is opened for `out` (null: a Describe, columns only),
+  // and the epoch it read goes to `viewEpoch`.
+  BoundedLookup boundedLookup(const EngineSession& s, ResultWriter* out,
+                              std::optional<uint64_t>* viewEpoch) const;
+  // What a bounded query of `s` over `catalog` runs with.
+  BoundedRun boundedRun(const EngineSession& s, const Catalog& catalog, BoundedLookup lookup);
   // The relations a flow's plan reads and writes; the catalog refuses to
   // drop them while the flow exists (55006).
   static std::vector<std::string> flowInputs(const PhysicalPlan& plan, const std::string& sink);
@@ -175,6 +229,8 @@ class Engine : public QueryHandler, public FlowReads {
     const std::map<std::string, std::vector<std::string>>* inserts = nullptr;
     std::string flow;                      // lower-cased name of a flow whose control changes
     const FlowControl* control = nullptr;  // its control as it will be
+    // The controls of several new flows (a transaction block's), by lower-cased name.
+    const std::map<std::string, FlowControl>* controls = nullptr;
   };
   // Writes the catalog store as `change` describes it, with the statement
   // lock held; throws SqlError, and then the caller changes nothing.
@@ -207,6 +263,7 @@ class Engine : public QueryHandler, public FlowReads {
   StatementLock statements_;  // see server/statement_lock.h
   std::unique_ptr<CatalogStore> store_;  // null: nothing kept
   FlowRegistry flows_;
+  std::unique_ptr<ViewReads> views_;  // SELECTs over materialized views (server/views/)
   // INSERTs per table, under the statement lock.
   std::map<std::string, std::vector<std::string>> tableInserts_;
   std::vector<CatalogRecord> unrestored_;  // records a restart could not apply, kept as they were

@@ -11,6 +11,7 @@
 #include "planner/shard_plan.h"
 #include "planner/user_function.h"
 #include "server/engine.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -25,15 +26,53 @@ void requireFlow(const Catalog& catalog, const ast::FlowCommand& stmt) {
 
 }  // namespace
 
+void Engine::requireViewName(const EngineSession& s, const ast::CreateFlow& stmt) const {
+  // SELECT ... FROM v finds the view by its name among the relations.
+  const Catalog& catalog = catalogOf(s);
+  if (catalog.findSource(stmt.name) || catalog.findTable(stmt.name) ||
+      catalog.findSink(stmt.name)) {
+    throw SqlError(sqlstate::kDuplicateObject,
+                   fmt::format("relation \"{}\" already exists", stmt.name), stmt.namePos)
+        .withHint("a materialized view is read by its name: give it another one");
+  }
+  if (options_.dataDir.empty()) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   "a materialized view keeps its rows in the data directory, and this server "
+                   "has none",
+                   stmt.namePos, "start rtsqld with --data-dir");
+  }
+  if (Catalog::FlowPtr f = catalog.findFlow(stmt.name); f && !f->materializedView) {
+    throw SqlError(sqlstate::kDuplicateObject,
+                   fmt::format("flow \"{}\" already exists", stmt.name), stmt.namePos)
+        .withHint("a materialized view is a flow too: give it another name");
+  }
+}
+
 void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
   StatementLock::Guard lock = guardFor(s);
   lock.lock();
+  // CREATE OR REPLACE of a flow that exists (flow_replace.cpp); of one that
+  // does not, a CREATE.
+  if (stmt.orReplace) {
+    if (Catalog::FlowPtr f = catalogOf(s).findFlow(stmt.name)) {
+      if (f->materializedView) {
+        throw SqlError(sqlstate::kWrongObjectType,
+                       fmt::format("\"{}\" is a materialized view", f->name), stmt.namePos,
+                       "CREATE OR REPLACE FLOW does not replace views yet: DROP MATERIALIZED VIEW "
+                       "and CREATE it again");
+      }
+      return replaceFlow(s, stmt, out);
+    }
+  }
   if (!s.shadow) flows_.requireNotStopping(stmt.name, stmt.namePos, "CREATE FLOW");
+  const char* tag = stmt.materializedView ? "CREATE MATERIALIZED VIEW" : "CREATE FLOW";
   if (catalogOf(s).findFlow(stmt.name) && stmt.ifNotExists) {
-    out.notice(fmt::format("flow \"{}\" already exists, skipping", stmt.name));
-    out.complete("CREATE FLOW");
+    out.notice(fmt::format("{} \"{}\" already exists, skipping",
+                           stmt.materializedView ? "materialized view" : "flow", stmt.name));
+    out.complete(tag);
     return;
   }
+  if (stmt.materializedView) requireViewName(s, stmt);
   if (splitShardFlowName(stmt.name)) {
     throw SqlError(sqlstate::kReservedName,
                    fmt::format("flow name \"{}\" ends in '#' and a number, which names a copy of "
@@ -72,8 +111,9 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     def.functions = userFunctionsCalled(*stmt.query, *s.shadow);
     def.processors = processorsUsed(*stmt.query);
     def.owner = s.user;
+    def.materializedView = stmt.materializedView;
     s.shadow->addFlow(std::move(def), false, stmt.namePos);
-    out.complete("CREATE FLOW");
+    out.complete(tag);
     return;
   }
   FlowDef def;
@@ -86,6 +126,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   def.functions = userFunctionsCalled(*stmt.query, catalog_);
   def.processors = processorsUsed(*stmt.query);
   def.owner = s.user;
+  def.materializedView = stmt.materializedView;
   std::vector<std::string> inputs = flowInputs(plan, stmt.sink);
   // The name must be free before anything starts.
   Catalog next(catalog_);
@@ -158,7 +199,8 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   // A sharded flow's other copies: each started by the node that holds its
   // slot (the supervisor, within its round).
   flows_.syncShards(stmt.name);
-  out.complete("CREATE FLOW");
+  if (stmt.materializedView) views_->forget(stmt.name);  // a dropped view's snapshot of that name
+  out.complete(tag);
 }
 
 void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {

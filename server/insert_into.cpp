@@ -197,13 +197,20 @@ std::vector<Row> insertedRows(const InsertIntoSource& target, const ast::Insert&
     return rows;
   }
   const ast::Query& q = *stmt.query;
-  if (!q.orderBy.empty()) {
-    throw SqlError(sqlstate::kFeatureNotSupported, "INSERT ... SELECT takes no ORDER BY",
-                   q.orderBy.front().expr->pos, "records are written in the order they are read");
-  }
   std::vector<Row> selected;
-  for (const auto& term : q.terms) selectTermRows(term, target.catalog, selected);
-  if (q.limit && static_cast<int64_t>(selected.size()) > *q.limit) selected.resize(*q.limit);
+  std::optional<std::vector<Row>> bounded;
+  if (target.boundedRows) bounded = target.boundedRows(q);
+  if (bounded) {
+    // Written in the query's order: ORDER BY orders the records.
+    selected = std::move(*bounded);
+  } else {
+    if (!q.orderBy.empty()) {
+      throw SqlError(sqlstate::kFeatureNotSupported, "INSERT ... SELECT takes no ORDER BY",
+                     q.orderBy.front().expr->pos, "records are written in the order they are read");
+    }
+    for (const auto& term : q.terms) selectTermRows(term, target.catalog, selected);
+    if (q.limit && static_cast<int64_t>(selected.size()) > *q.limit) selected.resize(*q.limit);
+  }
   for (Row& r : selected) {
     arity(r.size(), q.pos);
     for (size_t i = 0; i < r.size(); ++i) {

@@ -14,9 +14,11 @@
 // partition (`_partition`) and timestamp (`_timestamp`). A raw source takes
 // its `key`, `value`, `partition`, `timestamp` and `headers` columns.
 //
-// The rows come from VALUES or from a bounded SELECT: one without FROM, or
-// over a static table (filter and project, UNION ALL, LIMIT). A SELECT that
-// reads a source would never end and is refused with a hint.
+// The rows come from VALUES or from a bounded SELECT: one without FROM, or a
+// bounded query (over static tables or a source's FOR OFFSETS range: any
+// clause, aggregates, joins and ORDER BY included, run by the bounded-query
+// engine, server/bounded_query.h). A SELECT that reads a source as it grows
+// would never end and is refused with a hint.
 //
 // The statement completes when the broker has acknowledged every record
 // (INSERT 0 n), within a bounded wait that a cancel and the statement
@@ -24,7 +26,10 @@
 // written. Records already acknowledged stay written: Kafka has no rollback.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "parser/ast.h"
 #include "planner/catalog.h"
@@ -37,6 +42,10 @@ struct InsertIntoSource {
   const SourceDef& source;        // the target
   std::string embeddedBootstrap;  // what 'embedded' means here (empty: none)
   bool dryRun = false;            // validate and encode, write nothing
+  // A SELECT over bounded relations only (server/bounded_query.h), run by
+  // the bounded-query engine: its rows, or nothing for any other SELECT,
+  // which the statement evaluates itself (one without FROM) or refuses.
+  std::function<std::optional<std::vector<Row>>(const ast::Query&)> boundedRows;
 };
 
 // Runs `stmt` (whose target is `target.source`) and completes `out` with

@@ -48,6 +48,12 @@ class ResultWriter {
   virtual void complete(const std::string& commandTag) = 0;  // "CREATE SOURCE", "SELECT 3"
   virtual void error(const SqlError& err) = 0;
   virtual void notice(const std::string& message) = 0;
+  // A WARNING with its SQLSTATE (COMMIT outside a transaction block: 25P01);
+  // a writer that has no severities sends it as a notice.
+  virtual void warning(const std::string& sqlstate, const std::string& message) {
+    (void)sqlstate;
+    notice(message);
+  }
   // True once the client has gone away or asked to cancel: long statements
   // (live queries) stop early.
   virtual bool cancelled() const { return false; }
@@ -96,6 +102,17 @@ class QueryHandler {
                                                             const std::string& /*sql*/) {
     return std::nullopt;
   }
+  // The columns of the session's cursor `name` (DECLARE ... CURSOR), which the
+  // extended protocol's Describe of a portal of that name asks for, as
+  // PostgreSQL's cursors are portals; nullopt when there is none.
+  virtual std::optional<std::vector<ResultColumn>> describeCursor(Session& /*session*/,
+                                                                  const std::string& /*name*/) {
+    return std::nullopt;
+  }
+  // ReadyForQuery's transaction status for the session: 'I' idle, 'T' in a
+  // transaction block, 'E' in a failed one. Read between statements, on the
+  // connection's thread.
+  virtual char transactionStatus(const Session& /*session*/) const { return 'I'; }
 };
 
 }  // namespace rtsql

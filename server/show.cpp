@@ -14,6 +14,7 @@
 #include "server/privileges.h"
 #include "server/secret_options.h"
 #include "server/system_catalog.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -44,6 +45,8 @@ std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
       return {{"function"}, {"kind"}, {"signature"}, {"returns"}, {"body"}, {"language"}};
     case ast::ShowKind::Processors:
       return {{"processor"}, {"returns"}, {"class"}, {"language"}};
+    case ast::ShowKind::MaterializedViews:
+      return {{"name"}, {"state"}, {"epoch", pgtype::kInt8}, {"key"}, {"error"}};
     case ast::ShowKind::Variable:
       // Like PostgreSQL's SHOW ALL, one name shows a table rather than a value.
       if (iequals(stmt.name, "live_taps")) {
@@ -62,7 +65,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
   Rows rows;
   switch (stmt.what) {
     case ast::ShowKind::Sources: {
-      for (const auto& src : catalog_.sources()) {
+      for (const auto& src : catalogOf(s).sources()) {
         rows.push_back({src->name, src->connector,
                         src->format.empty() ? std::nullopt : text(src->format),
                         masked(src->options).toString()});
@@ -72,7 +75,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       return;
     }
     case ast::ShowKind::Sinks: {
-      for (const auto& sink : catalog_.sinks()) {
+      for (const auto& sink : catalogOf(s).sinks()) {
         rows.push_back(
             {sink->name, sink->connector, sink->format, masked(sink->options).toString()});
       }
@@ -81,7 +84,7 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       return;
     }
     case ast::ShowKind::Tables: {
-      for (const auto& t : catalog_.tables()) {
+      for (const auto& t : catalogOf(s).tables()) {
         rows.push_back({t->name, t->schema.toString(), std::to_string(t->rows->size())});
       }
       sendRows(out, showColumns(stmt), rows,
@@ -141,9 +144,26 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }
+    case ast::ShowKind::MaterializedViews: {
+      for (const auto& f : catalogOf(s).flows()) {
+        if (!f->materializedView) continue;
+        ViewStatus st = views_->status(*f);
+        rows.push_back({st.name, st.state,
+                        st.epoch ? text(std::to_string(*st.epoch)) : std::nullopt, st.key,
+                        st.error.empty() ? std::nullopt : text(st.error)});
+      }
+      sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
+      return;
+    }
     case ast::ShowKind::Variable: {
       std::string key = toLower(stmt.name);
       std::string value;
+      if (key == "rtsql.view_epoch") {
+        // The epoch of the session's last read of a materialized view.
+        sendRows(out, showColumns(stmt),
+                 {{s.viewEpoch ? text(std::to_string(*s.viewEpoch)) : std::nullopt}}, "SHOW");
+        return;
+      }
       if (key == "live_taps") {
         for (const KafkaTapInfo& t : liveTaps_->list()) {
           rows.push_back({t.bootstrap, t.topics, std::to_string(t.liveQueries),
@@ -240,6 +260,20 @@ void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultW
     addOptions(t->options);
   } else if (auto sink = catalog_.findSink(stmt.name)) {
     addOptions(sink->options);
+  } else if (auto v = catalog_.findFlow(stmt.name); v && v->materializedView) {
+    // A view: its columns, those of its key said so, then the flow's lines.
+    if (std::optional<ViewLayout> l = views_->layout(v->name)) {
+      for (size_t i = 0; i < l->schema.size(); ++i) {
+        const bool key =
+            std::find(l->key.begin(), l->key.end(), static_cast<int>(i)) != l->key.end();
+        rows.push_back({l->schema.columns[i].name, l->schema.columns[i].type->toString(),
+                        std::string(key ? "column, key" : "column")});
+      }
+    }
+    rows.push_back({std::string("query"), v->queryText, std::string("materialized view")});
+    rows.push_back({std::string("owner"), v->owner.empty() ? std::nullopt : text(v->owner),
+                    std::string("materialized view")});
+    addOptions(v->options);
   } else if (auto f = catalog_.findFlow(stmt.name)) {
     FlowRuntime* rt = flows_.findRuntime(f->name);
     if (rt) {
@@ -261,8 +295,24 @@ void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultW
 
 void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out) {
   std::string plan;
-  if (!stmt.inner) {
+  if (!stmt.inner && stmt.materializedView) {
+    // EXPLAIN MATERIALIZED VIEW v: the plan its flow runs.
+    Catalog::FlowPtr v = catalog_.findFlow(stmt.flowName);
+    if (!v || !v->materializedView) {
+      throw SqlError(sqlstate::kUndefinedTable,
+                     fmt::format("materialized view \"{}\" does not exist", stmt.flowName),
+                     stmt.flowNamePos, "SHOW MATERIALIZED VIEWS lists them");
+    }
     plan = flows_.flowPlan(stmt.flowName, stmt.flowNamePos);
+  } else if (!stmt.inner) {
+    plan = flows_.flowPlan(stmt.flowName, stmt.flowNamePos);
+  } else if (stmt.inner->kind == ast::StatementKind::CreateFlow &&
+             static_cast<const ast::CreateFlow&>(*stmt.inner).orReplace) {
+    // The state plan (server/flow_replace.h).
+    Rows rows;
+    for (auto& l : explainReplace(s, static_cast<const ast::CreateFlow&>(*stmt.inner))) rows.push_back({l});
+    sendRows(out, kExplainColumns, rows, "EXPLAIN");
+    return;
   } else if (stmt.inner->kind == ast::StatementKind::CreateFlow) {
     plan = planFlow(static_cast<const ast::CreateFlow&>(*stmt.inner), planContext(s)).explain();
   } else if (stmt.inner->kind == ast::StatementKind::Select) {

@@ -32,6 +32,9 @@ class DeadlineWriter final : public ResultWriter {
   void complete(const std::string& commandTag) override;
   void error(const SqlError& err) override { out_.error(err); }
   void notice(const std::string& message) override { out_.notice(message); }
+  void warning(const std::string& sqlstate, const std::string& message) override {
+    out_.warning(sqlstate, message);
+  }
   bool cancelled() const override;
   bool cancelledFromAnyThread() const override {
     return deadlinePassed() || out_.cancelledFromAnyThread();

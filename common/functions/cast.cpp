@@ -240,6 +240,12 @@ Value castValue(const Value& v, const DataType& target) {
           int64_t us;
           return parseTimestamp(v.asString(), &us) ? Value::timestamp(us) : Value();
         }
+        case TypeId::Date: {
+          // Midnight UTC of the day (the session time zone is UTC).
+          int64_t days = v.asInt();
+          if (days > INT64_MAX / kMicrosPerDay || days < INT64_MIN / kMicrosPerDay) return {};
+          return Value::timestamp(days * kMicrosPerDay);
+        }
         default: return {};
       }
     case TypeId::Interval:
@@ -270,7 +276,15 @@ Value castValue(const Value& v, const DataType& target) {
       return r ? Value::decimal(*r, to.precision, to.scale) : Value();
     }
     case TypeId::Date:
-      return {};
+      switch (from) {
+        case TypeId::Date: return v;
+        case TypeId::Timestamp: return Value::date(floorDiv(v.asInt(), kMicrosPerDay));
+        case TypeId::String: {
+          int64_t days;
+          return parseDate(v.asString(), &days) ? Value::date(days) : Value();
+        }
+        default: return {};
+      }
     case TypeId::Array: {
       if (from != TypeId::Array || !target.element) return {};
       ValueList out;
@@ -316,11 +330,11 @@ bool canCast(const DataType& from, const DataType& to) {
       return from.isNumeric() || from.id == TypeId::Boolean || from.id == TypeId::String ||
              from.id == TypeId::Timestamp;
     case TypeId::Date:
-      return false;
+      return from.id == TypeId::String || from.id == TypeId::Timestamp;
     case TypeId::Binary:
       return from.id == TypeId::String || from.isIntegral();
     case TypeId::Timestamp:
-      return from.isNumeric() || from.id == TypeId::String;
+      return from.isNumeric() || from.id == TypeId::String || from.id == TypeId::Date;
     case TypeId::Interval:
       return from.id == TypeId::String;
     case TypeId::Array:
@@ -347,6 +361,13 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
   if ((a->id == TypeId::Timestamp && b->id == TypeId::String) ||
       (a->id == TypeId::String && b->id == TypeId::Timestamp))
     return DataType::of(TypeId::Timestamp);
+  // A DATE meets a TIMESTAMP as its midnight and text as a DATE, as in Spark.
+  if ((a->id == TypeId::Date && b->id == TypeId::Timestamp) ||
+      (a->id == TypeId::Timestamp && b->id == TypeId::Date))
+    return DataType::of(TypeId::Timestamp);
+  if ((a->id == TypeId::Date && b->id == TypeId::String) ||
+      (a->id == TypeId::String && b->id == TypeId::Date))
+    return DataType::of(TypeId::Date);
   if (a->id == TypeId::Array && b->id == TypeId::Array) {
     auto e = commonType(a->element, b->element);
     return e ? DataType::arrayOf(e) : nullptr;
@@ -438,9 +459,16 @@ void argBoolean(const std::string& fn, std::vector<ExprPtr>& args, size_t i, siz
 
 void argTimestamp(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
   auto id = args[i]->type()->id;
-  if (id != TypeId::Timestamp && id != TypeId::String && id != TypeId::Null)
+  if (id != TypeId::Timestamp && id != TypeId::Date && id != TypeId::String && id != TypeId::Null)
     wrongType(fn, args, i, pos, "a TIMESTAMP", "TIMESTAMP");
   args[i] = castTo(args[i], DataType::of(TypeId::Timestamp));
+}
+
+void argDate(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  auto id = args[i]->type()->id;
+  if (id != TypeId::Date && id != TypeId::Timestamp && id != TypeId::String && id != TypeId::Null)
+    wrongType(fn, args, i, pos, "a DATE", "DATE");
+  args[i] = castTo(args[i], DataType::of(TypeId::Date));
 }
 
 void argNumeric(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {

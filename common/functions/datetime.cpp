@@ -395,7 +395,8 @@ ExprPtr buildTimestampOf(const std::string& name, std::vector<ExprPtr>& args, si
 ExprPtr buildToTimestamp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args.size() == 1) {
     auto id = args[0]->type()->id;
-    if (id == TypeId::Timestamp || id == TypeId::String || id == TypeId::Null || args[0]->type()->isNumeric())
+    if (id == TypeId::Timestamp || id == TypeId::Date || id == TypeId::String || id == TypeId::Null ||
+        args[0]->type()->isNumeric())
       return castTo(args[0], ts());
     throwArgError(name, args, pos, "the first argument must be a STRING");
   }
@@ -518,16 +519,22 @@ ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t
 }
 
 // ---- date functions ---------------------------------------------------------
-// rtsql has no DATE type: a date is a TIMESTAMP at midnight UTC. Functions that
-// take a date accept any TIMESTAMP (or text that casts to one) and use its day.
+// A DATE is a day number (days since 1970-01-01). Functions that take a date
+// accept a DATE, a TIMESTAMP (its day in UTC, the session time zone) or text
+// that casts to a DATE (argDate), and return a DATE, as in Spark.
 
-int64_t dayOf(const Value& v) {
-  return floorDiv(v.asInt(), kMicrosPerDay);
+const DataTypePtr& dateType() {
+  static const DataTypePtr t = DataType::of(TypeId::Date);
+  return t;
 }
-Value midnight(int64_t days) {
-  // Days far outside any calendar would overflow the microseconds.
-  if (days > INT64_MAX / kMicrosPerDay || days < INT64_MIN / kMicrosPerDay) return {};
-  return Value::timestamp(days * kMicrosPerDay);
+// The day of a DATE, or of a TIMESTAMP.
+int64_t dayOf(const Value& v) {
+  return v.type() == TypeId::Date ? v.asInt() : floorDiv(v.asInt(), kMicrosPerDay);
+}
+Value dateValue(int64_t days) {
+  // Spark's DATE holds a 32-bit day number; past it there is no date.
+  if (days > INT32_MAX || days < INT32_MIN) return {};
+  return Value::date(days);
 }
 const DataTypePtr& int32() {
   static const DataTypePtr t = DataType::of(TypeId::Int);
@@ -543,8 +550,8 @@ unsigned daysInMonth(int64_t y, unsigned m) {
 
 // datediff(end, start): whole days from start to end.
 ExprPtr buildDateDiff(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
-  argTimestamp(name, args, 1, pos);
+  argDate(name, args, 0, pos);
+  argDate(name, args, 1, pos);
   return fn2(name, int32(), args, [](const Value& e, const Value& s) {
     return Value::integer(static_cast<int32_t>(dayOf(e) - dayOf(s)));
   });
@@ -553,10 +560,10 @@ ExprPtr buildDateDiff(const std::string& name, std::vector<ExprPtr>& args, size_
 // date_add(start, n) / date_sub(start, n): the date n days after (before).
 template <int Sign>
 ExprPtr buildDateAdd(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
+  argDate(name, args, 0, pos);
   argInt(name, args, 1, pos);
-  return fn2(name, ts(), args,
-             [](const Value& s, const Value& n) { return midnight(dayOf(s) + Sign * n.asInt()); });
+  return fn2(name, dateType(), args,
+             [](const Value& s, const Value& n) { return dateValue(dayOf(s) + Sign * n.asInt()); });
 }
 
 Value addMonths(int64_t days, int64_t months) {
@@ -566,15 +573,15 @@ Value addMonths(int64_t days, int64_t months) {
   int64_t total = y * 12 + (m - 1) + months;
   int64_t ny = floorDiv(total, 12);
   auto nm = static_cast<unsigned>(floorMod(total, 12) + 1);
-  return midnight(daysFromCivil(ny, nm, std::min(d, daysInMonth(ny, nm))));
+  return dateValue(daysFromCivil(ny, nm, std::min(d, daysInMonth(ny, nm))));
 }
 
 // add_months(start, n): the same day n months later, clamped to the month's
 // last day (2024-01-31 + 1 month is 2024-02-29).
 ExprPtr buildAddMonths(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
+  argDate(name, args, 0, pos);
   argInt(name, args, 1, pos);
-  return fn2(name, ts(), args,
+  return fn2(name, dateType(), args,
              [](const Value& s, const Value& n) { return addMonths(dayOf(s), n.asInt()); });
 }
 
@@ -608,10 +615,12 @@ ExprPtr buildMonthsBetween(const std::string& name, std::vector<ExprPtr>& args, 
 }
 
 ExprPtr buildLastDay(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
-  return fn1(name, ts(), args, [](const Value& v) {
-    Fields f = split(v.asInt());
-    return midnight(daysFromCivil(f.year, f.month, daysInMonth(f.year, f.month)));
+  argDate(name, args, 0, pos);
+  return fn1(name, dateType(), args, [](const Value& v) {
+    int64_t y;
+    unsigned m, d;
+    civilFromDays(v.asInt(), &y, &m, &d);
+    return dateValue(daysFromCivil(y, m, daysInMonth(y, m)));
   });
 }
 
@@ -629,15 +638,15 @@ int weekdayOf(std::string_view s) {
 // next_day(start, 'TU'): the first such weekday after start; NULL for an
 // unknown name (Spark without ANSI mode).
 ExprPtr buildNextDay(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
+  argDate(name, args, 0, pos);
   argString(name, args, 1, pos);
-  return fn2(name, ts(), args, [](const Value& s, const Value& d) {
+  return fn2(name, dateType(), args, [](const Value& s, const Value& d) {
     int want = weekdayOf(d.asString());
     if (want < 0) return Value();
     int64_t days = dayOf(s);
     auto have = static_cast<int>(floorMod(days + 3, 7));
     int step = (want - have + 7) % 7;
-    return midnight(days + (step == 0 ? 7 : step));
+    return dateValue(days + (step == 0 ? 7 : step));
   });
 }
 
@@ -684,9 +693,9 @@ std::optional<int64_t> civilDay(int64_t y, int64_t m, int64_t d) {
 // make_date(y, m, d): NULL for a date that does not exist.
 ExprPtr buildMakeDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   for (size_t i = 0; i < 3; ++i) argInt(name, args, i, pos);
-  return fn3(name, ts(), args, [](const Value& y, const Value& m, const Value& d) {
+  return fn3(name, dateType(), args, [](const Value& y, const Value& m, const Value& d) {
     auto day = civilDay(y.asInt(), m.asInt(), d.asInt());
-    return day ? midnight(*day) : Value();
+    return day ? dateValue(*day) : Value();
   });
 }
 
@@ -722,20 +731,20 @@ ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, 
 ExprPtr buildToDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   ExprPtr parsed = args.size() == 2 ? buildToTimestamp("to_timestamp", args, pos) : nullptr;
   if (!parsed) {
-    argTimestamp(name, args, 0, pos);
-    parsed = args[0];
+    argDate(name, args, 0, pos);
+    return args[0];
   }
   std::vector<ExprPtr> a{parsed};
-  return fn1(name, ts(), a, [](const Value& v) { return midnight(dayOf(v)); });
+  return fn1(name, dateType(), a, [](const Value& v) { return dateValue(dayOf(v)); });
 }
 
 ExprPtr buildDateFromUnixDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argInt(name, args, 0, pos);
-  return fn1(name, ts(), args, [](const Value& v) { return midnight(v.asInt()); });
+  return fn1(name, dateType(), args, [](const Value& v) { return dateValue(v.asInt()); });
 }
 
 ExprPtr buildUnixDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
+  argDate(name, args, 0, pos);
   return fn1(name, int32(), args,
              [](const Value& v) { return Value::integer(static_cast<int32_t>(dayOf(v))); });
 }
@@ -743,22 +752,23 @@ ExprPtr buildUnixDate(const std::string& name, std::vector<ExprPtr>& args, size_
 // trunc(date, fmt): the date cut to its year, quarter, month or week; NULL for
 // any other unit, as in Spark.
 ExprPtr buildTrunc(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
+  argDate(name, args, 0, pos);
   argString(name, args, 1, pos);
-  return fn2(name, ts(), args, [](const Value& t, const Value& unit) {
+  return fn2(name, dateType(), args, [](const Value& t, const Value& unit) {
     TruncUnit u = truncUnit(unit.asString());
     if (u != TruncUnit::Year && u != TruncUnit::Quarter && u != TruncUnit::Month &&
         u != TruncUnit::Week)
       return Value();
-    return truncate(u, t.asInt());
+    Value cut = truncate(u, t.asInt() * kMicrosPerDay);
+    return cut.isNull() ? cut : dateValue(dayOf(cut));
   });
 }
 
 // current_date(): today's date, read per record in a flow (Spark reads it once
 // per query).
 ExprPtr buildCurrentDate(const std::string& name, std::vector<ExprPtr>& args, size_t) {
-  return fnN(name, ts(), args, false, [](const Row&, const std::vector<ExprPtr>&) {
-    return midnight(floorDiv(nowMicros(), kMicrosPerDay));
+  return fnN(name, dateType(), args, false, [](const Row&, const std::vector<ExprPtr>&) {
+    return dateValue(floorDiv(nowMicros(), kMicrosPerDay));
   });
 }
 

@@ -107,6 +107,8 @@ void argBigInt(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size
 void argInt(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 void argBoolean(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 void argTimestamp(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+// A DATE argument: a DATE, a TIMESTAMP (its day) or text that casts to one.
+void argDate(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 // Numeric argument kept in its own type (NULL becomes INT).
 void argNumeric(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 // Converts all args to their common type; returns it.

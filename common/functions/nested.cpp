@@ -370,6 +370,13 @@ constexpr int64_t kMaxGeneratedElements = static_cast<int64_t>(kMaxValueBytes / 
 // sequence(start, stop[, step]) over integers, or over timestamps with an
 // INTERVAL step (1 day by default). A step of the wrong sign is 22023.
 ExprPtr buildSequence(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Date || args[1]->type()->id == TypeId::Date) {
+    // The days of a DATE sequence are those of the sequence of their
+    // midnights (a day apart unless a step says otherwise), as in Spark.
+    argTimestamp(name, args, 0, pos);
+    argTimestamp(name, args, 1, pos);
+    return castTo(buildSequence(name, args, pos), DataType::arrayOf(DataType::of(TypeId::Date)));
+  }
   bool time = args[0]->type()->id == TypeId::Timestamp || args[1]->type()->id == TypeId::Timestamp;
   if (time) {
     argTimestamp(name, args, 0, pos);

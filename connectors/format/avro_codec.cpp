@@ -116,6 +116,10 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       int32_t i = 0;
       rc = avro_value_get_int(&v, &i);
       if (rc != 0) break;
+      if (type.id == TypeId::Date) {
+        out = Value::date(i);
+        return true;
+      }
       if (type.id != TypeId::Timestamp) {
         out = Value::integer(i);
         return true;

@@ -254,7 +254,7 @@ DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::str
     case Kind::Boolean:
       return DataType::of(TypeId::Boolean);
     case Kind::Int:
-      return DataType::of(lt == "date" ? TypeId::Timestamp : TypeId::Int);
+      return DataType::of(lt == "date" ? TypeId::Date : TypeId::Int);
     case Kind::Long:
       if (lt == "timestamp-millis" || lt == "timestamp-micros" || lt == "local-timestamp-millis" ||
           lt == "local-timestamp-micros") {

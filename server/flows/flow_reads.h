@@ -21,6 +21,7 @@ struct FlowInfo {
   std::string failure;        // why it failed (Failed) or is not running yet (Recovering)
   std::optional<int> slots;   // the slots it holds; none unless it runs
   std::string progressJson;   // SHOW PROGRESS's JSON, filled only when asked for
+  bool materializedView = false;  // the flow of CREATE MATERIALIZED VIEW
 };
 
 class FlowReads {

@@ -55,6 +55,7 @@ std::vector<FlowInfo> FlowRegistry::flowInfos(bool withProgress) const {
     FlowInfo info;
     info.name = f->name;
     info.sink = f->sink;
+    info.materializedView = f->materializedView;
     const Entry* entry = findEntry(f->name);
     const FlowRuntime* rt = entry ? entry->runtime.get() : nullptr;
     std::tie(info.state, info.failure) = flowStatus(f->name, entry);

@@ -17,6 +17,7 @@ std::vector<FlowStatus> EngineSource::flows(bool withProgress) const {
     f.error = std::move(info.failure);
     f.slots = info.slots;
     f.progressJson = std::move(info.progressJson);
+    f.materializedView = info.materializedView;
     out.push_back(std::move(f));
   }
   return out;

@@ -48,6 +48,8 @@ Reply flowsReply(const Source& source) {
     }
     r.body += ",\"slots\":";
     r.body += f.slots ? std::to_string(*f.slots) : "null";
+    r.body += ",\"materializedView\":";
+    r.body += f.materializedView ? "true" : "false";
     r.body += "}";
   }
   r.body += "]\n";

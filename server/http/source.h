@@ -23,6 +23,7 @@ struct FlowStatus {
   std::string error;  // SHOW FLOWS's reason (why it failed, where it runs...); empty for none
   std::optional<int> slots;  // none when the flow has no runtime yet
   std::string progressJson;  // SHOW PROGRESS's JSON; empty unless asked for
+  bool materializedView = false;  // the flow of CREATE MATERIALIZED VIEW
 };
 
 struct SlotUsage {

@@ -169,6 +169,20 @@ void appendNoticeResponse(std::string& out, std::string_view message) {
   m.finish();
 }
 
+void appendWarningResponse(std::string& out, std::string_view sqlstate, std::string_view message) {
+  MessageBuilder m(out, 'N');
+  m.byte('S');
+  m.cstring("WARNING");
+  m.byte('V');
+  m.cstring("WARNING");
+  m.byte('C');
+  m.cstring(sqlstate);
+  m.byte('M');
+  m.cstring(message);
+  m.byte('\0');
+  m.finish();
+}
+
 // ---- The extended query protocol: frontend ----------------------------------------------
 
 ParseMessage decodeParse(std::string_view body) {

@@ -86,6 +86,8 @@ enum class Severity { kError, kFatal };
 void appendErrorResponse(std::string& out, const SqlError& err, std::string_view query = {},
                          Severity severity = Severity::kError);
 void appendNoticeResponse(std::string& out, std::string_view message);
+// A NoticeResponse of severity WARNING with its SQLSTATE.
+void appendWarningResponse(std::string& out, std::string_view sqlstate, std::string_view message);
 
 // 1-based character position of `byteOffset` in UTF-8 `text` (an offset past the
 // end points just after the last character).

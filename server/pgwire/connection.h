@@ -132,6 +132,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handleMessage(Inbound& msg);
   void startQuery(std::string sql);
   void statementDone();
+  // ReadyForQuery's status byte: the session's transaction block, as the handler says.
+  char transactionStatus() const;
   // Sends an error that ends the connection, then closes once it is written.
   void fail(const SqlError& err);
   void closeAfterFlush();

@@ -363,6 +363,8 @@ std::string parameterLiteral(const std::optional<std::string>& value, uint32_t t
     }
     case pgtype::kTimestamp:
       return "TIMESTAMP " + quoted(v);
+    case pgtype::kDate:
+      return "DATE " + quoted(v);
     default:
       return quoted(v);
   }
@@ -467,7 +469,7 @@ bool returnsRows(std::string_view sql) {
   while (end < sql.size() && std::isalpha(static_cast<unsigned char>(sql[end])) != 0) ++end;
   const std::string_view word = sql.substr(i, end - i);
   for (const char* k : {"select", "show", "describe", "desc", "explain", "values", "with",
-                        "table"}) {
+                        "table", "fetch"}) {
     if (iequal(word, k)) return true;
   }
   return false;

@@ -84,7 +84,7 @@ bool binaryResultSupported(uint32_t typeOid);
 std::string encodeBinaryValue(std::string_view text, uint32_t typeOid);
 
 // Whether the statement returns rows, judged by its first keyword (SELECT,
-// SHOW, DESCRIBE, EXPLAIN, VALUES, WITH, TABLE or a parenthesis): the others
+// SHOW, DESCRIBE, EXPLAIN, VALUES, WITH, TABLE, FETCH or a parenthesis): the others
 // answer Describe with NoData without being run.
 bool returnsRows(std::string_view sql);
 

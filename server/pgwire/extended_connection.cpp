@@ -157,6 +157,13 @@ class PortalWriter final : public ResultWriter {
     send();
   }
 
+  void warning(const std::string& sqlstate, const std::string& message) override {
+    if (ended_) return;
+    buf_.clear();
+    appendWarningResponse(buf_, sqlstate, message);
+    send();
+  }
+
   bool cancelledFromAnyThread() const override { return ExtendedProtocol::cancelled(conn_); }
   bool cancelled() const override {
     if (stopped_ || ExtendedProtocol::cancelled(conn_)) return true;
@@ -513,8 +520,27 @@ void ExtendedProtocol::describe(Connection& c, std::string_view body) {
 
   auto it = ext.portals.find(m.name);
   if (it == ext.portals.end()) {
-    throw SqlError(sqlstate::kInvalidCursorName,
-                   fmt::format("portal \"{}\" does not exist", m.name));
+    // A cursor DECLARE made is a portal too (drivers describe it by name).
+    Connection* conn = &c;
+    submit(c, [conn, name = m.name] {
+      std::string out;
+      try {
+        auto columns = conn->state_->handler.describeCursor(*conn->session_, name);
+        if (!columns) {
+          throw SqlError(sqlstate::kInvalidCursorName,
+                         fmt::format("portal \"{}\" does not exist", name));
+        }
+        appendDescription(out, *columns);
+      } catch (const SqlError& e) {
+        out.clear();
+        appendErrorResponse(out, e);
+        sendFromWorker(*conn, out);
+        return true;
+      }
+      sendFromWorker(*conn, out);
+      return false;
+    });
+    return;
   }
   const Portal& portal = *it->second;
   if (portal.columns) {
@@ -660,7 +686,7 @@ bool ExtendedProtocol::simpleQuery(Connection& c, std::string_view sql) {
   } else {
     appendCommandComplete(out, deallocateTag(*target));
   }
-  appendReadyForQuery(out, kTxIdle);
+  appendReadyForQuery(out, c.transactionStatus());
   c.enqueue(out, Connection::Flush::kNow);
   return true;
 }

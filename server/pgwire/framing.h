@@ -39,8 +39,8 @@ inline constexpr char kCopyFail = 'f';
 inline constexpr char kPassword = 'p';
 }  // namespace frontend
 
-// Transaction status reported in ReadyForQuery. rtsql has no transactions, so
-// every session is always idle between queries.
+// Transaction status reported in ReadyForQuery before a session has any (the
+// handler's transactionStatus() tells it after).
 inline constexpr char kTxIdle = 'I';
 
 // Appends one backend message to a string: a type byte, a 4-byte big-endian

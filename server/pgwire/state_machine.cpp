@@ -77,6 +77,11 @@ class StatementWriter final : public ResultWriter {
     appendNoticeResponse(buf_, message);
     send();
   }
+  void warning(const std::string& sqlstate, const std::string& message) override {
+    buf_.clear();
+    appendWarningResponse(buf_, sqlstate, message);
+    send();
+  }
   bool cancelled() const override { return conn_.cancelled(); }
   bool cancelledFromAnyThread() const override { return conn_.cancelled(); }
 
@@ -298,7 +303,7 @@ void Connection::handleMessage(Inbound& msg) {
     ignoreTillSync_ = false;
     ExtendedProtocol::sync(*this);
     std::string out;
-    appendReadyForQuery(out, kTxIdle);
+    appendReadyForQuery(out, transactionStatus());
     return enqueue(out, Flush::kNow);
   }
   // After an error in an extended-protocol exchange, everything up to the
@@ -320,7 +325,7 @@ void Connection::handleMessage(Inbound& msg) {
       std::string out;
       appendErrorResponse(out, SqlError(sqlstate::kFeatureNotSupported,
                                         "the function call protocol is not supported"));
-      appendReadyForQuery(out, kTxIdle);
+      appendReadyForQuery(out, transactionStatus());
       return enqueue(out, Flush::kNow);
     }
     case frontend::kCopyData:
@@ -345,7 +350,7 @@ void Connection::statementTooLarge(const Inbound& msg) {
   std::string out;
   appendErrorResponse(out, err);
   if (msg.type == frontend::kQuery) {
-    appendReadyForQuery(out, kTxIdle);
+    appendReadyForQuery(out, transactionStatus());
   } else {
     // A failed Parse skips the rest of its extended-protocol exchange.
     ignoreTillSync_ = true;
@@ -375,9 +380,13 @@ void Connection::runStatementOnWorker(std::string sql) {
   }
   std::string tail;
   if (!writer.reportedAnything()) appendEmptyQueryResponse(tail);
-  appendReadyForQuery(tail, kTxIdle);
+  appendReadyForQuery(tail, transactionStatus());
   enqueue(tail, Flush::kNow);
   asio::post(strand_, [self = shared_from_this()] { self->statementDone(); });
+}
+
+char Connection::transactionStatus() const {
+  return session_ ? state_->handler.transactionStatus(*session_) : kTxIdle;
 }
 
 void Connection::statementDone() {

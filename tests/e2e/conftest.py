@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -48,6 +49,35 @@ def wait_for(cond, timeout, what):
             return value
         time.sleep(0.3)
     raise AssertionError(f"{what} within {timeout}s")
+
+
+def cancel_until_ended(conn, sql, timeout, what):
+    """Runs SQL on CONN (fetching its rows) in a thread of its own and sends
+    cancel requests until it has ended: a cancel that arrives before the
+    statement starts applies to nothing, as in PostgreSQL. Returns the
+    psycopg errors it raised; fails if it had not ended within TIMEOUT
+    seconds, saying WHAT did not end."""
+    done = threading.Event()
+    errors = []
+
+    def run():
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                cur.fetchall()
+        except psycopg.Error as e:
+            errors.append(e)
+        done.set()
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    deadline = time.monotonic() + timeout
+    while not done.is_set() and time.monotonic() < deadline:
+        conn.cancel()
+        done.wait(0.5)
+    assert done.is_set(), f"the cancel request did not end {what}"
+    t.join(timeout)
+    return errors
 
 
 def unique(prefix):

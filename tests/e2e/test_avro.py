@@ -96,7 +96,7 @@ def expected_row(e):
         "paid": e["paid"], "note": e["note"], "kind": e["kind"],
         "digest": base64.b64encode(e["digest"]).decode(),
         "blob": base64.b64encode(e["blob"]).decode(),
-        "at": iso(e["at"] * 1000), "day": iso(e["day"] * 86400 * 10**6),
+        "at": iso(e["at"] * 1000), "day": (datetime.date(1970, 1, 1) + datetime.timedelta(days=e["day"])).isoformat(),
         "scores": e["scores"], "addr": e["addr"],
     }
 

@@ -144,7 +144,8 @@ def test_flows_matches_show_flows(server, flow):
     mine = [f for f in flows if f["name"] == flow["flow"]]
     assert len(mine) == 1, flows
     f = mine[0]
-    assert set(f) == {"name", "sink", "state", "error", "slots"}
+    assert set(f) == {"name", "sink", "state", "error", "slots", "materializedView"}
+    assert f["materializedView"] is False
     rows = {r[0]: r for r in server.query("SHOW FLOWS")}
     name, sink, state, slots, error = rows[flow["flow"]]
     assert f["sink"] == sink == flow["sink"]

@@ -1,10 +1,10 @@
-"""What PostgreSQL's own clients ask rtsqld when they connect and look around,
-and which needs no relation to read: psycopg's and SQLAlchemy's connect-time
-queries (version(), current_schema(), SHOW standard_conforming_strings), psql
-with a database of its choosing, the session's user and process ID, and
-PostgreSQL's spellings (pg_catalog.f(), ::regclass, ~, COLLATE). The catalog
-relations these clients read (psql's \\d, the inspectors) are in
-tests/data/pg_clients/ as the exact queries the tools send."""
+"""What PostgreSQL's own clients ask rtsqld when they connect and look around:
+psycopg's and SQLAlchemy's connect-time queries (version(), current_schema(),
+SHOW standard_conforming_strings), psql with a database of its choosing, the
+session's user and process ID, PostgreSQL's spellings (pg_catalog.f(),
+::regclass, ~, COLLATE), and psql's \\dt, \\dn, \\df and \\l, which read the
+catalog as PostgreSQL shows it through bounded queries (docs/sql.md, "Bounded
+queries"). tests/data/pg_clients/ keeps the exact queries the tools send."""
 
 import psycopg
 import pytest
@@ -60,3 +60,30 @@ def test_psql_pg_spellings(server):
     assert p.returncode == 0, p.stderr
     row = p.stdout.strip().splitlines()[-1]
     assert row == "rtsql|t|UTF8|numeric(10,2)", p.stdout
+
+
+def test_psql_lists_relations_schemas_functions_databases(server):
+    table = unique("pgc_codes")
+    source = unique("pgc_clicks")
+    function = unique("pgc_twice")
+    server.psql(f"CREATE TABLE {table} (code STRING, label STRING)")
+    server.psql(f"CREATE SOURCE {source} (user_id STRING, amount DOUBLE) "
+                "WITH ('connector' = 'datagen')")
+    server.psql(f"CREATE FUNCTION {function}(x INT) RETURNS INT AS x * 2")
+    try:
+        # psql's \\dt joins pg_class with pg_namespace, filters with regexes
+        # and pg_table_is_visible, and sorts: a bounded query over the
+        # catalog as PostgreSQL shows it.
+        rows = server.psql("\\dt").stdout.splitlines()
+        assert f"public|{table}|table|rtsql" in rows, rows
+        assert f"public|{source}|table|rtsql" in rows, rows
+        assert rows == sorted(rows), rows
+        assert "public|rtsql" in server.psql("\\dn").stdout.splitlines()
+        functions = server.psql("\\df").stdout.splitlines()
+        assert any(line.startswith(f"public|{function}|integer|") for line in functions), functions
+        databases = server.psql("\\l").stdout.splitlines()
+        assert any(line.startswith("rtsql|rtsql|UTF8|") for line in databases), databases
+    finally:
+        server.psql(f"DROP FUNCTION {function}")
+        server.psql(f"DROP SOURCE {source}")
+        server.psql(f"DROP TABLE {table}")

@@ -11,7 +11,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import Server, unique
+from conftest import Server, cancel_until_ended, unique
 
 # Generous: CI machines are loaded. Each bound is far above what the statement
 # needs and far below what the old matcher took (minutes, or a crash).
@@ -165,28 +165,7 @@ def test_cancel_request_ends_a_long_statement(server, kafka, statement):
     else:
         sql = LONG_COMPUTATION
     conn = server.connect()
-    done = threading.Event()
-    errors = []
-
-    def run():
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql)
-                cur.fetchall()
-        except psycopg.Error as e:
-            errors.append(e)
-        done.set()
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    # Cancel until the statement has ended: a cancel that arrives before the
-    # statement starts applies to nothing, as in PostgreSQL.
-    deadline = time.monotonic() + BOUND_S
-    while not done.is_set() and time.monotonic() < deadline:
-        conn.cancel()
-        done.wait(0.5)
-    assert done.is_set(), "the cancel request did not end the statement"
-    t.join(BOUND_S)
+    errors = cancel_until_ended(conn, sql, BOUND_S, "the statement")
     if statement != "live query":
         # A live query ends with the rows it had; a computation has none.
         assert errors and errors[0].diag.sqlstate == "57014", errors

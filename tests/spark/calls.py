@@ -297,7 +297,7 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
                 seen.add(sql)
                 out.append((family, function, sql))
     # The named cases of the issue, whatever the draw gave.
-    for family, function, sql in EXTRA + DECIMAL_CALLS:
+    for family, function, sql in EXTRA + DECIMAL_CALLS + DATE_CALLS:
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -345,6 +345,59 @@ DECIMAL_CALLS = [("decimal", op, sql) for op, sql in [
     ("decimal", "decimal('12.7')"), ("decimal", "decimal(7)"),
     ("hash", "hash(1.5BD)"), ("xxhash64", "xxhash64(" + _dec("12345678901234567890.5BD", 38, 1) + ")"),
     ("coalesce", "coalesce(NULL, 1.25BD)"), ("greatest", "greatest(1.5BD, 2)"),
+]]
+
+# DATE: literals, casts, operators and the date functions over DATE values,
+# at the leap day and the ends of the calendar.
+def _d(x):
+    return f"DATE '{x}'"
+
+
+_DAYS = ["2024-02-29", "0001-01-01", "9999-12-31", "1970-01-01", "2023-12-31"]
+DATE_CALLS = [("date", fn, sql) for fn, sql in [
+    *[("literal", _d(x)) for x in _DAYS],
+    ("cast", "CAST('2024-02-29' AS DATE)"), ("cast", "CAST(' 2024-3-5 ' AS DATE)"),
+    ("cast", "CAST('2024-03-05 10:11:12' AS DATE)"), ("cast", "CAST('2024-03-05T10:11:12Z' AS DATE)"),
+    ("cast", "CAST('2024' AS DATE)"), ("cast", "CAST('2024-07' AS DATE)"),
+    ("cast", "CAST('2023-02-29' AS DATE)"), ("cast", "CAST('' AS DATE)"),
+    ("cast", "CAST(" + ts("2024-02-29 23:59:59.999999") + " AS DATE)"),
+    ("cast", "CAST(" + ts("1969-12-31 23:59:59") + " AS DATE)"),
+    ("cast", "CAST(" + _d("2024-02-29") + " AS TIMESTAMP)"),
+    ("cast", "CAST(" + _d("0001-01-01") + " AS STRING)"),
+    ("cast", "CAST(NULL AS DATE)"),
+    ("+", _d("2024-02-28") + " + 1"), ("-", _d("2024-03-01") + " - 1"),
+    ("+", "1 + " + _d("2023-12-31")), ("-", _d("2024-03-01") + " - " + _d("2024-02-01")),
+    ("+", _d("9999-12-31") + " + 1"), ("-", _d("0001-01-01") + " - 1"),
+    ("=", _d("2024-02-29") + " = '2024-02-29'"), ("<", _d("2024-02-29") + " < " + _d("2024-03-01")),
+    ("=", _d("2024-02-29") + " = " + ts("2024-02-29 00:00:00")),
+    ("<", _d("2024-02-29") + " < " + ts("2024-02-29 00:00:01")),
+    ("typeof", "typeof(" + _d("2024-02-29") + ")"), ("typeof", "typeof(" + _d("2024-02-29") + " + 1)"),
+    ("typeof", "typeof(to_date('2024-02-29'))"),
+    *[(f, f"{f}({_d(x)})") for f in ["year", "month", "day", "dayofweek", "dayofyear", "weekofyear",
+                                     "quarter", "weekday", "last_day", "unix_date", "hour",
+                                     "dayname", "monthname", "to_date"]
+      for x in _DAYS[:3]],
+    *[(f, f"{f}({_d(x)}, {n})") for f in ["date_add", "date_sub", "add_months"]
+      for x, n in [("2024-02-29", 1), ("2024-01-31", 1), ("9999-12-31", -12), ("0001-01-01", 365)]],
+    *[("datediff", f"datediff({_d(a)}, {_d(b)})") for a, b in
+      [("2024-03-01", "2024-02-01"), ("0001-01-01", "9999-12-31"), ("2024-02-29", "2024-02-29")]],
+    *[("next_day", f"next_day({_d(x)}, {w})") for x, w in
+      [("2024-02-29", "'MO'"), ("2015-01-14", "'TU'"), ("9999-12-31", "'FRI'")]],
+    *[("trunc", f"trunc({_d('2024-08-17')}, {u})") for u in ["'YEAR'", "'Q'", "'MM'", "'WEEK'", "'DAY'"]],
+    *[("date_trunc", f"date_trunc({u}, {_d('2024-08-17')})") for u in ["'YEAR'", "'MONTH'", "'DAY'", "'HOUR'"]],
+    *[("date_format", f"date_format({_d('2024-02-29')}, {p})") for p in
+      ["'yyyy-MM-dd'", "'yyyy/MM/dd EEE'", "'D'", "'HH:mm'", "'MMMM d, yyyy'"]],
+    ("make_date", "make_date(2024, 2, 29)"), ("make_date", "make_date(2023, 2, 29)"),
+    ("date_from_unix_date", "date_from_unix_date(19782)"),
+    ("date_from_unix_date", "date_from_unix_date(-719162)"),
+    ("months_between", "months_between(" + _d("2024-03-31") + ", " + _d("2024-02-29") + ")"),
+    ("to_date", "to_date('2024-02-29 13:45:07')"), ("to_date", "to_date('15.06.2000', 'dd.MM.yyyy')"),
+    ("to_timestamp", "to_timestamp(" + _d("2024-02-29") + ")"),
+    ("unix_timestamp", "unix_timestamp(" + _d("2024-02-29") + ")"),
+    ("coalesce", "coalesce(NULL, " + _d("2024-02-29") + ")"),
+    ("greatest", "greatest(" + _d("2024-02-29") + ", " + _d("2023-01-01") + ")"),
+    ("to_json", "to_json(named_struct('d', " + _d("2024-02-29") + "))"),
+    ("hash", "hash(" + _d("2024-02-29") + ")"),
 ]]
 
 # Functions never called: their value differs from run to run.

@@ -2,7 +2,9 @@
 // component starts and at what priority.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -39,6 +41,21 @@ inline int threadsNamed(const std::string& name) {
     std::ifstream comm(entry.path() / "comm");
     std::string s;
     if (std::getline(comm, s) && s == name) ++n;
+  }
+  return n;
+}
+
+// threadsNamed(name) once it equals `expected`, or after `timeout` as it is
+// then. A thread started by a named thread carries that name until it names
+// itself (librdkafka's threads do so as they start), so a count taken at
+// once may include threads that are about to take their own names.
+inline int threadsNamedSettled(const std::string& name, int expected,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  int n = threadsNamed(name);
+  while (n != expected && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    n = threadsNamed(name);
   }
   return n;
 }

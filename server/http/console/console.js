@@ -108,7 +108,9 @@ function renderFlows() {
   for (const f of state.flows) {
     const row = el("tr", {class: "flow" + (f.name === state.selected ? " selected" : ""),
                           "data-flow": f.name},
-                   el("td", {}, f.name),
+                   el("td", {}, f.name,
+                      ...(f.materializedView ? [" ", el("span", {class: "view-tag",
+                          title: "a materialized view: SELECT from it by its name"}, "view")] : [])),
                    state.unreachable === null
                        ? el("td", {class: `state state-${f.state}`}, f.state)
                        : el("td", {class: "state state-unknown",

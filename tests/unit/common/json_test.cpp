@@ -97,6 +97,34 @@ TEST_CASE("timestamp: parsing") {
   CHECK_FALSE(parseTimestamp("2024-05-01 10", &us));
 }
 
+TEST_CASE("date: text to a day number as Spark casts it, and back") {
+  auto day = [](const char* s) {
+    int64_t d = 0;
+    REQUIRE(parseDate(s, &d));
+    return d;
+  };
+  CHECK(day("1970-01-01") == 0);
+  CHECK(day("2024-02-29") == 19782);
+  CHECK(day(" 2024-2-29 ") == 19782);
+  CHECK(day("2024-02-29 13:45:07") == 19782);
+  CHECK(day("2024-02-29T13:45:07Z") == 19782);
+  CHECK(day("2024") == day("2024-01-01"));
+  CHECK(day("2024-03") == day("2024-03-01"));
+  CHECK(day("0001-01-01") == -719162);
+  CHECK(day("9999-12-31") == 2932896);
+  int64_t d;
+  CHECK_FALSE(parseDate("", &d));
+  CHECK_FALSE(parseDate("not a date", &d));
+  CHECK_FALSE(parseDate("2023-02-29", &d));
+  CHECK_FALSE(parseDate("2024-13-01", &d));
+  CHECK_FALSE(parseDate("24-01-01", &d));
+  CHECK_FALSE(parseDate("2024-01-01x", &d));
+  CHECK_FALSE(parseDate("2024 10:00", &d));
+  CHECK(formatDate(19782) == "2024-02-29");
+  CHECK(formatDate(-719162) == "0001-01-01");
+  CHECK(formatDate(2932897) == "+10000-01-01");
+}
+
 TEST_CASE("timestamp: format/parse round trip") {
   for (int64_t us : {0LL, 1LL, -1LL, 1714557600123456LL, -86400000000LL * 365 * 100 + 7, 253402300799999999LL}) {
     int64_t back = 0;

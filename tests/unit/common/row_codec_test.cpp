@@ -446,3 +446,22 @@ TEST_CASE("row codec: a DOUBLE read for a DECIMAL column comes back as that DECI
   CHECK(decodeKey(kin, *DataType::decimal(10, 2)).isNull());
 }
 
+
+// State written when DATE was TIMESTAMP holds midnights in DATE columns.
+TEST_CASE("row codec: a TIMESTAMP read for a DATE column comes back as its day") {
+  const DataTypePtr date = DataType::of(TypeId::Date);
+  std::string enc;
+  encodeValue(enc, Value::timestamp(19782LL * 86400 * 1000000));  // 2024-02-29
+  std::string_view in = enc;
+  Value v = decodeValue(in, *date);
+  CHECK(v.type() == TypeId::Date);
+  CHECK(v.toString() == "2024-02-29");
+  std::string k = key(Value::timestamp(-1));  // 1969-12-31 23:59:59.999999
+  std::string_view kin = k;
+  Value d = decodeKey(kin, *date);
+  CHECK(d.type() == TypeId::Date);
+  CHECK(d.toString() == "1969-12-31");
+  // A TIMESTAMP column is read as it was written.
+  std::string_view again = enc;
+  CHECK(decodeValue(again, *DataType::of(TypeId::Timestamp)).type() == TypeId::Timestamp);
+}

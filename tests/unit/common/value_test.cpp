@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "common/schema.h"
 #include "common/types.h"
@@ -33,7 +35,7 @@ TEST_CASE("types: scalar names") {
   CHECK(scalarTypeFromName("REAL") == TypeId::Double);
   CHECK(scalarTypeFromName("bool") == TypeId::Boolean);
   CHECK(scalarTypeFromName("bytea") == TypeId::Binary);
-  CHECK(scalarTypeFromName("DATE") == TypeId::Timestamp);
+  CHECK(scalarTypeFromName("DATE") == TypeId::Date);
   CHECK_FALSE(scalarTypeFromName("blob").has_value());
   CHECK(std::string(typeIdName(TypeId::Timestamp)) == "TIMESTAMP");
 }
@@ -113,4 +115,45 @@ TEST_CASE("value: setString and setBinary replace any value, reusing a held stri
   list.setString("");
   CHECK(list == Value::string(""));
   CHECK(Value::null().isNull());
+}
+
+TEST_CASE("value: a wide DECIMAL is kept out of line, shared by copies, and moves like any value") {
+  // 38 digits, past the 64-bit form: the two words live behind a pointer.
+  const Int128 big = static_cast<Int128>(9999999999999999999ULL) * 10000000000000000000ULL + 9;
+  Value a = Value::decimal(big, 38, 2);
+  Value b = Value::decimal(-big, 38, 2);
+  CHECK(a.asDecimal() == big);
+  CHECK(b.asDecimal() == -big);
+  CHECK(a.decimalPrecision() == 38);
+  CHECK(a.decimalScale() == 2);
+  Value copy = a;  // shares the words
+  CHECK(copy == a);
+  CHECK(copy.hash() == a.hash());
+  a = Value::string("a text longer than the short-string buffer, replacing the decimal");
+  CHECK(copy.asDecimal() == big);
+  Value moved = std::move(copy);
+  CHECK(moved.asDecimal() == big);
+  moved = b;
+  CHECK(moved.asDecimal() == -big);
+  CHECK(moved.compare(Value::decimal(big, 38, 2)) < 0);
+  // The 18-digit form stays inline, and both forms of one number are equal.
+  Value narrow = Value::decimal(12345, 18, 2);
+  CHECK(narrow.asDecimal() == 12345);
+  CHECK(narrow == Value::decimal(12345, 20, 2));
+  CHECK(Value::decimal(12345, 20, 2).toString() == "123.45");
+  // Arrays still share the pointer the wide form uses.
+  std::vector<Value> row{Value::array({Value::decimal(big, 38, 0), Value::integer(1)}), narrow};
+  std::vector<Value> again = row;
+  CHECK(again[0].asList()[0].asDecimal() == big);
+  CHECK(again[0].asList()[1] == Value::integer(1));
+  CHECK(sizeof(Value) <= 48);
+}
+
+TEST_CASE("value: a DATE is its day number, shown as yyyy-mm-dd") {
+  CHECK(Value::date(0).toString() == "1970-01-01");
+  CHECK(Value::date(19782).toString() == "2024-02-29");
+  CHECK(Value::date(-719162).toString() == "0001-01-01");
+  CHECK(Value::date(2932896).toString() == "9999-12-31");
+  CHECK(Value::date(1).compare(Value::date(2)) < 0);
+  CHECK(Value::date(7).hash() == Value::date(7).hash());
 }

@@ -19,6 +19,7 @@
 using namespace rtsql;
 using rtsql::testing::threadNices;
 using rtsql::testing::threadsNamed;
+using rtsql::testing::threadsNamedSettled;
 
 namespace {
 
@@ -104,7 +105,7 @@ TEST_CASE("live tap: subscribers share one consumer and each gets every later re
   CHECK(open[0].topics == "fan");
   CHECK(open[0].liveQueries == 3);
   CHECK(open[0].tasks == 3);
-  CHECK(threadsNamed("live-tap") == threadsBefore + 1);
+  CHECK(threadsNamedSettled("live-tap", threadsBefore + 1) == threadsBefore + 1);
   // The tap and its client's threads run below flows' priority.
   const int nicer = std::min(19, currentThreadNice() + kLiveQueryNice);
   CHECK(threadNices("live-tap") == std::vector<int>{nicer});
@@ -136,7 +137,7 @@ TEST_CASE("live tap: subscribers share one consumer and each gets every later re
   auto other = taps.subscribe(liveScan(bs, "fan", false, {{"kafka.fetch.min.bytes", "1000"}}),
                               "q4", 0, 1);
   CHECK(taps.list().size() == 2);
-  CHECK(threadsNamed("live-tap") == threadsBefore + 2);
+  CHECK(threadsNamedSettled("live-tap", threadsBefore + 2) == threadsBefore + 2);
   other.reset();
   CHECK(taps.list().size() == 1);
 }
@@ -162,7 +163,7 @@ TEST_CASE("live tap: a subscriber that leaves gets nothing more; the last one cl
   // The last subscriber's leaving joins the tap's thread and closes its consumer.
   b.reset();
   CHECK(taps.list().empty());
-  CHECK(threadsNamed("live-tap") == threadsBefore);
+  CHECK(threadsNamedSettled("live-tap", threadsBefore) == threadsBefore);
 
   // Records produced while no tap was open are nobody's; a new query opens a
   // new tap at the end.

@@ -71,6 +71,7 @@ std::string dump(const Expr& e) {
         case LiteralKind::Interval:
           return "INTERVAL '" + e.literal.text + "'" + (e.literal.unit.empty() ? "" : " " + e.literal.unit);
         case LiteralKind::Timestamp: return "TIMESTAMP '" + e.literal.text + "'";
+        case LiteralKind::Date: return "DATE '" + e.literal.text + "'";
         case LiteralKind::Binary: return "X'" + e.literal.text + "'";
       }
       return "?";
@@ -648,6 +649,11 @@ TEST_CASE("literals") {
   CHECK(expr("INTERVAL '3' MILLISECONDS") == "INTERVAL '3' MILLISECOND");
   CHECK(expr("INTERVAL '3' microsecond") == "INTERVAL '3' MICROSECOND");
   CHECK(expr("TIMESTAMP '2024-01-01 00:00:00'") == "TIMESTAMP '2024-01-01 00:00:00'");
+  CHECK(expr("DATE '2024-02-29'") == "DATE '2024-02-29'");
+  CHECK(expr("date '2024-02-29'") == "DATE '2024-02-29'");
+  // `date` is still a name: a column and a function.
+  CHECK(expr("date") == "date");
+  CHECK(expr("date(ts)") == "date(ts)");
 }
 
 TEST_CASE("column references, keywords as names, quoting") {

@@ -115,6 +115,29 @@ TEST_CASE("windows: updates by key and window, append once they emit on close") 
   CHECK_FALSE(f.find<AggregateSpec>(p).base().changelog.stateUnbounded);
 }
 
+TEST_CASE("a window's start or end stands for a window of a fixed size in the key") {
+  Fixture f;
+  CHECK(f.outputOf("SELECT window.start AS minute, user_id, count(*) AS n FROM clicks "
+                   "GROUP BY window(ts, '1 minute'), user_id") == "updates by (user_id, minute)");
+  CHECK(f.outputOf("SELECT user_id, window.end AS e, count(*) AS n FROM clicks "
+                   "GROUP BY user_id, window(ts, '10 seconds', '5 seconds')") ==
+        "updates by (user_id, e)");
+  CHECK(f.outputOf("SELECT window.start AS minute, user_id, count(*) AS n FROM clicks "
+                   "GROUP BY window(ts, '1 minute'), user_id EMIT ON WINDOW CLOSE") ==
+        "append, unique (user_id, minute)");
+  // Through a subquery's projection and a filter, still a window.
+  CHECK(f.outputOf("SELECT m, user_id, n FROM (SELECT window.start AS m, user_id, "
+                   "count(*) AS n FROM clicks GROUP BY window(ts, '1 minute'), user_id) "
+                   "WHERE n > 1") == "updates by (user_id, m)");
+  // A session's start does not name it: sessions merge.
+  CHECK(f.outputOf("SELECT window.start AS s, user_id, count(*) AS n FROM clicks "
+                   "GROUP BY session_window(ts, '1 minute'), user_id EMIT ON WINDOW CLOSE") ==
+        "append");
+  // A window's other fields, or a computed start, are not the window.
+  CHECK(f.outputOf("SELECT user_id, count(*) AS n FROM clicks "
+                   "GROUP BY window(ts, '1 minute'), user_id") == "updates, no key");
+}
+
 TEST_CASE("dedup is append; unique on its keys only while it remembers them") {
   Fixture f;
   CHECK(f.outputOf("SELECT DISTINCT ON (user_id) user_id, url FROM clicks") ==

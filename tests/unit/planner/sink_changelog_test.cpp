@@ -77,6 +77,15 @@ TEST_CASE("upsert keys by the flow's unique key and needs no retractions") {
   CHECK(global.sink.keyColumn == -1);
 }
 
+TEST_CASE("upsert keys a window's rows by its start and the other group keys") {
+  Fixture f;
+  PhysicalPlan p = f.flow(
+      "CREATE FLOW w INTO latest AS SELECT window.start AS minute, user_id, count(*) AS n "
+      "FROM clicks GROUP BY window(ts, '1 minute'), user_id");
+  CHECK(p.output.mode == ChangelogMode::Updates);
+  CHECK(p.sink.keyColumns == std::vector<int>{1, 0});
+}
+
 TEST_CASE("a filter over a GROUP BY into upsert makes the aggregation retract") {
   Fixture f;
   // HAVING may drop a key's new row: only a delete takes its old row out.

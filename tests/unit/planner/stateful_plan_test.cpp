@@ -672,7 +672,8 @@ TEST_CASE("EXPLAIN SELECT of a windowed aggregation") {
         "  WindowAggregate window=tumbling 10 seconds on ts keys=[user_id] aggs=[count(*)] "
         "emit on window close  [append, unique (user_id, window); state: a row per key and "
         "window, dropped when the watermark passes the window's end]\n"
-        "  Project window.start AS start, user_id, count(*) AS n  [append]\n"
+        "  Project window.start AS start, user_id, count(*) AS n  [append, unique (user_id, "
+        "start)]\n"
         "  Sink client\n"
         "Task slots: 16\n");
 }

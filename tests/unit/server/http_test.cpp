@@ -413,6 +413,9 @@ TEST_CASE("http routes: healthz, flows and progress") {
   FakeSource src;
   src.add(runningFlow("clicks_flow"));
   src.add(failedFlow("bad flow"));
+  FlowStatus view = runningFlow("totals");
+  view.materializedView = true;
+  src.add(view);
 
   Reply h = route(src, "GET", "/healthz");
   CHECK(h.status == 200);
@@ -423,9 +426,12 @@ TEST_CASE("http routes: healthz, flows and progress") {
   CHECK(f.status == 200);
   CHECK(f.contentType == "application/json");
   CHECK(f.body ==
-        "[{\"name\":\"clicks_flow\",\"sink\":\"out\",\"state\":\"running\",\"error\":null,\"slots\":2},"
+        "[{\"name\":\"clicks_flow\",\"sink\":\"out\",\"state\":\"running\",\"error\":null,"
+        "\"slots\":2,\"materializedView\":false},"
         "{\"name\":\"bad flow\",\"sink\":\"out2\",\"state\":\"failed\","
-        "\"error\":\"record at offset 7 is not \\\"JSON\\\"\",\"slots\":1}]\n");
+        "\"error\":\"record at offset 7 is not \\\"JSON\\\"\",\"slots\":1,\"materializedView\":false},"
+        "{\"name\":\"totals\",\"sink\":\"out\",\"state\":\"running\",\"error\":null,"
+        "\"slots\":2,\"materializedView\":true}]\n");
 
   Reply p = route(src, "GET", "/flows/clicks_flow/progress");
   CHECK(p.status == 200);

@@ -1137,6 +1137,7 @@ TEST_CASE("pgwire extended: binary result values and statement kinds") {
   CHECK(returnsRows("(select 1)"));
   CHECK(returnsRows("explain select 1"));
   CHECK(returnsRows("DESCRIBE clicks"));
+  CHECK(returnsRows("FETCH FORWARD 5 FROM \"c\""));  // a cursor's rows
   CHECK_FALSE(returnsRows("create source s with (x = 'y')"));
   CHECK_FALSE(returnsRows("SET extra_float_digits = 3"));
   CHECK_FALSE(returnsRows(""));

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# The view lookup benchmark: point lookups by key on a materialized view over
+# pgwire, as prepared statements, while a flow updates the view. A view
+# `SELECT k, count(*) AS n, sum(v) AS s FROM updates GROUP BY k` is loaded
+# with --keys keys, then for --seconds an updater sends --update-rate records
+# a second (random keys) while --clients clients look keys up at --rate in
+# all (view_lookup_client.py). Prints the lookups' P50/P99/P999 and
+# lookups/s, rtsqld's peak RSS, and the same lookups against PostgreSQL 15's
+# table of the same rows (with the same update rate as UPDATEs) when its
+# binaries are installed (/usr/lib/postgresql/15/bin). See
+# docs/benchmarks.md, "View lookups".
+#
+#   bench/scenarios/view_lookup.sh [--keys N] [--rate N] [--update-rate N]
+#                                  [--clients N] [--seconds S] [--results FILE]
+#
+# Defaults: 100,000 keys, 10,000 lookups/s, 10,000 updates/s, 4 clients,
+# 20 s. Everything runs on rtsqld's embedded broker and loopback.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+usage() { sed -n '2,18p' "$0"; exit "${1:-0}"; }
+
+KEYS=100000
+RATE=10000
+UPDATE_RATE=10000
+CLIENTS=4
+SECONDS_RUN=20
+RESULTS_OUT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keys) KEYS="$2"; shift 2 ;;
+    --rate) RATE="$2"; shift 2 ;;
+    --update-rate) UPDATE_RATE="$2"; shift 2 ;;
+    --clients) CLIENTS="$2"; shift 2 ;;
+    --seconds) SECONDS_RUN="$2"; shift 2 ;;
+    --results) RESULTS_OUT="$2"; shift 2 ;;
+    -h|--help) usage 0 ;;
+    *) echo "view_lookup.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+CLIENT="$(dirname "$0")/view_lookup_client.py"
+bench_require view_lookup.sh "$RTSQLD"
+bench_start_rtsqld
+bench_choose_broker ""
+TOPIC="vl_updates_$(date +%s)"
+
+# produce BOOTSTRAP TOPIC FIRST COUNT RATE : COUNT records {"k","v"} at RATE a
+# second (0: as fast as the broker takes them); keys k<FIRST..FIRST+COUNT-1>
+# in order when RATE is 0, else random keys below $KEYS. Ends on SIGTERM.
+PRODUCER="$WORK/produce.py"
+cat >"$PRODUCER" <<'PYEOF'
+import random, signal, sys, time
+from confluent_kafka import Producer
+bootstrap, topic, first, count, rate, keys = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+rng = random.Random(7)
+start = time.monotonic()
+for i in range(count):
+    if stop:
+        break
+    k = first + i if rate == 0 else rng.randrange(keys)
+    while True:
+        try:
+            p.produce(topic, ('{"k":"k%d","v":%d}' % (k, i % 100)).encode())
+            break
+        except BufferError:
+            p.poll(0.05)
+    if rate and i % 100 == 0:
+        ahead = start + i / rate - time.monotonic()
+        if ahead > 0:
+            time.sleep(ahead)
+    p.poll(0)
+left = p.flush(10 if stop else 60)
+sys.exit(1 if left and not stop else 0)
+PYEOF
+produce() { "$PY" "$PRODUCER" "$@" "$KEYS"; }
+
+psql_q "CREATE SOURCE updates (k STRING, v BIGINT) WITH (connector = 'kafka',
+  'kafka.bootstrap.servers' = 'embedded', subscribe = '$TOPIC', startingOffsets = 'earliest',
+  format = 'json')" >/dev/null
+echo "loading $KEYS keys" >&2
+produce "$CLIENT_BOOTSTRAP" "$TOPIC" 0 "$KEYS" 0
+psql_q "CREATE MATERIALIZED VIEW totals AS SELECT k, count(*) AS n, sum(v) AS s
+  FROM updates GROUP BY k" >/dev/null
+LAST="k$((KEYS - 1))"
+for _ in $(seq 1 600); do
+  [ -n "$(psql_q "SELECT n FROM totals WHERE k = '$LAST'" 2>/dev/null)" ] && break
+  sleep 0.5
+done
+[ -n "$(psql_q "SELECT n FROM totals WHERE k = '$LAST'")" ] || {
+  echo "view_lookup.sh: the view did not take in $KEYS keys in 300 s" >&2
+  exit 1
+}
+
+RSS_FILE="$WORK/rss"
+bench_rss_sampler "$RSS_FILE"
+"$PY" "$PRODUCER" "$CLIENT_BOOTSTRAP" "$TOPIC" 0 $((UPDATE_RATE * (SECONDS_RUN + 5))) \
+  "$UPDATE_RATE" "$KEYS" &
+UPDATER=$!
+BENCH_CHILDREN="$BENCH_CHILDREN $UPDATER"
+RTSQL_RESULT="$("$PY" "$CLIENT" --port "$PORT" --keys "$KEYS" --rate "$RATE" \
+  --clients "$CLIENTS" --seconds "$SECONDS_RUN" \
+  --sql "SELECT n, s FROM totals WHERE k = %s")"
+kill -TERM "$UPDATER" 2>/dev/null || true
+wait "$UPDATER" 2>/dev/null || true
+PEAK_KB="$(awk '{ if ($3 > m) m = $3 } END { print m + 0 }' "$RSS_FILE")"
+echo "rtsqld: $RTSQL_RESULT peak_rss_kb=$PEAK_KB"
+
+PG_RESULT="null"
+PGBIN=/usr/lib/postgresql/15/bin
+if [ -x "$PGBIN/initdb" ] && [ -x "$PGBIN/pg_ctl" ]; then
+  PGPORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  # PostgreSQL refuses to run as root: as root, its files and processes are nobody's.
+  AS=()
+  if [ "$(id -u)" = 0 ]; then
+    AS=(runuser -u nobody --)
+    mkdir -p "$WORK/pg" && chown nobody "$WORK/pg" && chmod o+x "$WORK"
+  fi
+  "${AS[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U rtsql --auth=trust >"$WORK/pg_init.log" 2>&1 || {
+    echo "view_lookup.sh: initdb failed:" >&2; cat "$WORK/pg_init.log" >&2; exit 1; }
+  "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/pg.log" -w -t 30 \
+    -o "-p $PGPORT -k $WORK/pg -c listen_addresses=127.0.0.1" start >/dev/null
+  pg() { PGCONNECT_TIMEOUT=5 psql -h 127.0.0.1 -p "$PGPORT" -U rtsql -d postgres -X -A -t -q -c "$1"; }
+  pg "CREATE TABLE totals (k text PRIMARY KEY, n bigint, s bigint)"
+  pg "INSERT INTO totals SELECT 'k' || i, 1, i % 100 FROM generate_series(0, $KEYS - 1) i"
+  pg "VACUUM ANALYZE totals"
+  # The same update rate, as UPDATEs in batches of 100 a transaction.
+  "$PY" - "$PGPORT" "$KEYS" "$UPDATE_RATE" $((SECONDS_RUN + 5)) <<'PYEOF' &
+import random, sys, time
+import psycopg
+port, keys, rate, seconds = map(int, sys.argv[1:])
+conn = psycopg.connect(host="127.0.0.1", port=port, user="rtsql", dbname="postgres",
+                       connect_timeout=30)
+rng = random.Random(7)
+start = time.monotonic()
+done = 0
+while time.monotonic() - start < seconds:
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE totals SET n = n + 1, s = s + %s WHERE k = %s",
+                        [(i % 100, f"k{rng.randrange(keys)}") for i in range(100)])
+    conn.commit()
+    done += 100
+    ahead = start + done / rate - time.monotonic()
+    if ahead > 0:
+        time.sleep(ahead)
+PYEOF
+  PG_UPDATER=$!
+  PG_RESULT="$("$PY" "$CLIENT" --port "$PGPORT" --dbname postgres --keys "$KEYS" \
+    --rate "$RATE" --clients "$CLIENTS" --seconds "$SECONDS_RUN" \
+    --sql "SELECT n, s FROM totals WHERE k = %s")"
+  kill -TERM "$PG_UPDATER" 2>/dev/null || true
+  wait "$PG_UPDATER" 2>/dev/null || true
+  "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w -t 30 stop >/dev/null
+  echo "postgresql 15: $PG_RESULT"
+else
+  echo "postgresql 15: not installed ($PGBIN), no baseline" >&2
+fi
+
+LINE="{\"scenario\":\"view_lookup\",\"keys\":$KEYS,\"rate\":$RATE,\"update_rate\":$UPDATE_RATE,\"clients\":$CLIENTS,\"seconds\":$SECONDS_RUN,\"load\":\"$(bench_load)\",\"rtsqld\":$RTSQL_RESULT,\"rtsqld_peak_rss_kb\":$PEAK_KB,\"postgresql\":$PG_RESULT}"
+echo "$LINE"
+[ -z "$RESULTS_OUT" ] || echo "$LINE" >>"$RESULTS_OUT"

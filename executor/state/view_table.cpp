@@ -1,0 +1,235 @@
+// A materialized view's keyed table (view_table.h): its writer, a sink of the
+// flow over a StateTable, and its snapshots, read-only RocksDB opens of a
+// checkpoint's state.
+#include "executor/state/view_table.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+
+#include <algorithm>
+
+#include "common/row_codec.h"
+#include "executor/state/rocksdb_shared.h"
+#include "executor/state/state_store.h"
+
+namespace rtsql {
+
+using rocks_detail::kPrefixSize;
+using rocks_detail::slice;
+using rocks_detail::view;
+
+ViewTableWriter::ViewTableWriter(StateStore& store, std::vector<int> key, std::string viewName,
+                                 int task)
+    : table_(store.table(kViewTableOperatorId, task)),
+      key_(std::move(key)),
+      viewName_(std::move(viewName)) {}
+
+ViewTableWriter::~ViewTableWriter() = default;
+
+void ViewTableWriter::write(const Row& row, int64_t sourceTimestampMicros) {
+  writeChange(row, sourceTimestampMicros, RowKind::Insert);
+}
+
+void ViewTableWriter::writeChange(const Row& row, int64_t, RowKind kind) {
+  keyBuf_.clear();
+  for (int k : key_) encodeKey(keyBuf_, row.at(static_cast<size_t>(k)));
+  if (kind == RowKind::Insert || kind == RowKind::UpdateAfter) {
+    valueBuf_.clear();
+    encodeRow(valueBuf_, row);
+    table_->put(keyBuf_, valueBuf_);
+  } else {
+    // A delete, or the old row of an update: the key's row is gone until an
+    // UpdateAfter (next, when the key stays) puts the new one.
+    table_->erase(keyBuf_);
+  }
+}
+
+void ViewTableWriter::flush(int) { table_->flush(); }
+
+std::string ViewTableWriter::description() const {
+  return "materialized view " + viewName_;
+}
+
+std::string encodeViewKey(const std::vector<Value>& keyValues) {
+  std::string out;
+  for (const Value& v : keyValues) encodeKey(out, v);
+  return out;
+}
+
+namespace {
+
+std::string tablePrefix(int task) {
+  const uint64_t id = (static_cast<uint64_t>(static_cast<uint32_t>(kViewTableOperatorId)) << 32) |
+                      static_cast<uint32_t>(task);
+  std::string prefix;
+  for (int i = 7; i >= 0; --i) prefix += static_cast<char>((id >> (8 * i)) & 0xff);
+  return prefix;
+}
+
+std::vector<DataTypePtr> typesOf(const Schema& schema) {
+  std::vector<DataTypePtr> types;
+  for (const Column& c : schema.columns) types.push_back(c.type);
+  return types;
+}
+
+// Blocks read by every snapshot of the process: bounded, whatever the views
+// hold (RocksDB reads the rest from disk).
+std::shared_ptr<rocksdb::Cache> sharedBlockCache() {
+  static std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(64 << 20);
+  return cache;
+}
+
+class RocksViewSnapshot;
+
+// A snapshot writes nothing into the checkpoint it reads, not even RocksDB's
+// info log.
+class NullLogger final : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char*, va_list) override {}
+};
+
+// A k-way merge of the tasks' key spaces, each an iterator over its range.
+class MergeIterator final : public RowIterator {
+ public:
+  MergeIterator(std::shared_ptr<const RocksViewSnapshot> owner,
+                std::vector<std::unique_ptr<rocksdb::Iterator>> its,
+                std::vector<std::string> uppers, std::vector<DataTypePtr> types)
+      : owner_(std::move(owner)), its_(std::move(its)), uppers_(std::move(uppers)),
+        types_(std::move(types)) {}
+
+  bool next(Row& out) override {
+    int best = -1;
+    for (size_t i = 0; i < its_.size(); ++i) {
+      rocksdb::Iterator& it = *its_[i];
+      if (!valid(i)) continue;
+      if (best < 0 || userKey(it) < userKey(*its_[static_cast<size_t>(best)])) {
+        best = static_cast<int>(i);
+      }
+    }
+    if (best < 0) return false;
+    rocksdb::Iterator& it = *its_[static_cast<size_t>(best)];
+    out = decodeRow(view(it.value()), types_);
+    it.Next();
+    return true;
+  }
+
+ private:
+  bool valid(size_t i) const {
+    rocksdb::Iterator& it = *its_[i];
+    if (!it.Valid()) {
+      if (!it.status().ok())
+        throw SqlError(sqlstate::kIoError, "reading a materialized view failed: " +
+                                               it.status().ToString());
+      return false;
+    }
+    return uppers_[i].empty() || view(it.key()) < std::string_view(uppers_[i]);
+  }
+  static std::string_view userKey(rocksdb::Iterator& it) {
+    return view(it.key()).substr(kPrefixSize);
+  }
+
+  std::shared_ptr<const RocksViewSnapshot> owner_;  // keeps the database open
+  std::vector<std::unique_ptr<rocksdb::Iterator>> its_;
+  std::vector<std::string> uppers_;
+  std::vector<DataTypePtr> types_;
+};
+
+class RocksViewSnapshot final : public ViewSnapshot,
+                                public std::enable_shared_from_this<RocksViewSnapshot> {
+ public:
+  RocksViewSnapshot(uint64_t epoch, ViewLayout layout, rocksdb::DB* db)
+      : ViewSnapshot(epoch, std::move(layout)), db_(db), types_(typesOf(layout_.schema)) {
+    for (int t = 0; t < layout_.tasks; ++t) prefixes_.push_back(tablePrefix(t));
+  }
+  ~RocksViewSnapshot() override {
+    if (db_) {
+      db_->Close().PermitUncheckedError();
+      delete db_;
+    }
+  }
+
+  std::optional<Row> lookup(const std::vector<Value>& keyValues) const override {
+    const std::string key = encodeViewKey(keyValues);
+    std::string value;
+    for (const std::string& prefix : prefixes_) {
+      auto s = db_->Get(rocksdb::ReadOptions(), slice(prefix + key), &value);
+      if (s.IsNotFound()) continue;
+      if (!s.ok()) {
+        throw SqlError(sqlstate::kIoError,
+                       "reading a materialized view failed: " + s.ToString());
+      }
+      return decodeRow(value, types_);
+    }
+    return std::nullopt;
+  }
+
+  std::unique_ptr<RowIterator> range(const std::string& from,
+                                     const std::string& to) const override {
+    std::vector<std::unique_ptr<rocksdb::Iterator>> its;
+    std::vector<std::string> uppers;
+    for (const std::string& prefix : prefixes_) {
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+      it->Seek(slice(prefix + from));
+      its.push_back(std::move(it));
+      uppers.push_back(to.empty() ? prefixEnd(prefix) : prefix + to);
+    }
+    return std::make_unique<MergeIterator>(shared_from_this(), std::move(its), std::move(uppers),
+                                           types_);
+  }
+
+ private:
+  static std::string prefixEnd(std::string prefix) {
+    while (!prefix.empty() && static_cast<uint8_t>(prefix.back()) == 0xff) prefix.pop_back();
+    if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<uint8_t>(prefix.back()) + 1);
+    return prefix;
+  }
+
+  rocksdb::DB* db_;
+  std::vector<DataTypePtr> types_;
+  std::vector<std::string> prefixes_;
+};
+
+class EmptyViewSnapshot final : public ViewSnapshot {
+ public:
+  explicit EmptyViewSnapshot(ViewLayout layout)
+      : ViewSnapshot(std::nullopt, std::move(layout)) {}
+  std::optional<Row> lookup(const std::vector<Value>&) const override { return std::nullopt; }
+  std::unique_ptr<RowIterator> range(const std::string&, const std::string&) const override {
+    struct None final : RowIterator {
+      bool next(Row&) override { return false; }
+    };
+    return std::make_unique<None>();
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const ViewSnapshot> ViewSnapshot::open(const std::string& stateDir, uint64_t epoch,
+                                                       ViewLayout layout) {
+  rocksdb::Options o;
+  // Every file is opened now: the snapshot reads them even once the
+  // checkpoint's retention has removed the directory.
+  o.max_open_files = -1;
+  o.info_log = std::make_shared<NullLogger>();
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = sharedBlockCache();
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  rocksdb::DB* db = nullptr;
+  auto s = rocksdb::DB::OpenForReadOnly(o, stateDir, &db);
+  if (!s.ok()) {
+    throw SqlError(sqlstate::kIoError, "cannot open the materialized view's checkpoint of epoch " +
+                                           std::to_string(epoch) + ": " + s.ToString());
+  }
+  return std::make_shared<RocksViewSnapshot>(epoch, std::move(layout), db);
+}
+
+std::shared_ptr<const ViewSnapshot> ViewSnapshot::empty(ViewLayout layout) {
+  return std::make_shared<EmptyViewSnapshot>(std::move(layout));
+}
+
+}  // namespace rtsql

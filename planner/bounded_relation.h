@@ -1,0 +1,49 @@
+// Bounded relations: the finite inputs a bounded query reads (SELECT over
+// static tables, docs/sql.md "Bounded queries"). This is the one seam through
+// which such an input comes in:
+//
+//   class MyRelation final : public BoundedRelation {
+//     const Schema& schema() const override;           // the columns, as FROM sees them
+//     std::unique_ptr<RowSource> open() const override; // its rows, from the first
+//   };
+//
+// and a case in the lookup that the server hands the planner
+// (PlanContext::boundedRelation; the server's is boundedRelationOf in
+// server/bounded_query.cpp). The planner plans a named relation it returns as a
+// scan of connector kBoundedConnector with that schema, and the bounded run
+// opens one RowSource for it: the same operators as a flow's then filter,
+// join, aggregate and sort its rows. Static tables are the first kind
+// (StaticTableRelation); a materialized view's committed snapshot or a catalog
+// relation computed at query time plug in the same way.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/schema.h"
+#include "common/value.h"
+
+namespace rtsql {
+
+// The connector name of a bounded relation's scan in a physical plan.
+inline constexpr const char* kBoundedConnector = "bounded";
+
+// A finite sequence of rows, read once from one thread.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  // Sets `out` to the next row (in the relation's schema) and returns true,
+  // or returns false once every row has been read.
+  virtual bool next(Row& out) = 0;
+};
+
+class BoundedRelation {
+ public:
+  virtual ~BoundedRelation() = default;
+  // The rows' columns (hidden ones included, as a source's are).
+  virtual const Schema& schema() const = 0;
+  // Its rows as of now; each call starts from the first row.
+  virtual std::unique_ptr<RowSource> open() const = 0;
+};
+
+}  // namespace rtsql

@@ -1,0 +1,563 @@
+// The state plan of CREATE OR REPLACE FLOW (state_plan.h): matching the
+// stateful operators of two plans and the rules of what state survives.
+#include "planner/state_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace rtsql {
+
+namespace {
+
+// A stateful operator of a plan with what its state depends on around it.
+struct StatefulOp {
+  const OperatorSpec* spec = nullptr;
+  int stage = 0;
+  int tasks = 0;
+  std::vector<Schema> inputs;  // the rows it reads (a join's left, then right)
+};
+
+std::vector<StatefulOp> statefulOps(const PhysicalPlan& plan) {
+  std::vector<StatefulOp> out;
+  for (const StageSpec& stage : plan.stages) {
+    for (size_t i = 0; i < stage.operators.size(); ++i) {
+      const OperatorSpec& op = stage.operators[i];
+      if (!op.stateful()) continue;
+      StatefulOp s;
+      s.spec = &op;
+      s.stage = stage.id;
+      s.tasks = stage.tasks;
+      if (i > 0) {
+        s.inputs.push_back(stage.operators[i - 1].output());
+      } else if (stage.scan >= 0) {
+        s.inputs.push_back(plan.scans[static_cast<size_t>(stage.scan)].schema);
+      } else {
+        s.inputs.resize(static_cast<size_t>(std::max(stage.inputs, 1)));
+        for (const StageSpec& from : plan.stages) {
+          if (!from.output.feeds(stage.id)) continue;
+          const auto input = static_cast<size_t>(from.output.targetInput);
+          if (input < s.inputs.size() && s.inputs[input].size() == 0) {
+            s.inputs[input] = from.outputSchema;
+          }
+        }
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+// The kind of an operator, as its EXPLAIN line names it.
+std::string kindOf(const OperatorSpec& op) {
+  const std::string text = op.describe();
+  return text.substr(0, text.find(' '));
+}
+
+// An expression's EXPLAIN text with its inputs (#3) named after the columns
+// of the row it reads, so that the same column at another position reads the
+// same and a reason names what the user wrote.
+std::string named(const ExprPtr& e, const Schema& input) {
+  if (!e) return "";
+  const std::string text = e->toString();
+  std::string out;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\'') quoted = !quoted;
+    if (c != '#' || quoted || i + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+      out += c;
+      continue;
+    }
+    size_t j = i + 1;
+    size_t index = 0;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) {
+      index = index * 10 + static_cast<size_t>(text[j] - '0');
+      ++j;
+    }
+    out += index < input.columns.size() ? input.columns[index].name : text.substr(i, j - i);
+    i = j - 1;
+  }
+  return out;
+}
+
+std::string typeText(const ExprPtr& e) { return e && e->type() ? e->type()->toString() : ""; }
+
+// Keys as "(a, b)", and with their types for comparing.
+std::string keyList(const std::vector<ExprPtr>& keys, const Schema& input, bool withTypes) {
+  std::string out;
+  for (const auto& k : keys) {
+    if (!out.empty()) out += ", ";
+    out += named(k, input);
+    if (withTypes) out += " " + typeText(k);
+  }
+  return "(" + out + ")";
+}
+
+void compareKeys(const char* what, const std::vector<ExprPtr>& before, const Schema& beforeIn,
+                 const std::vector<ExprPtr>& after, const Schema& afterIn,
+                 std::vector<std::string>& reasons) {
+  const std::string a = keyList(before, beforeIn, false);
+  const std::string b = keyList(after, afterIn, false);
+  if (a != b) {
+    reasons.push_back(fmt::format("the {} changed from {} to {}", what, a, b));
+  } else if (keyList(before, beforeIn, true) != keyList(after, afterIn, true)) {
+    reasons.push_back(fmt::format("the types of the {} {} changed from {} to {}: keys are stored "
+                                  "in their type's encoding",
+                                  what, a, keyList(before, beforeIn, true),
+                                  keyList(after, afterIn, true)));
+  }
+}
+
+std::string callText(const AggregateCall& call, const Schema& input) {
+  std::string out = call.function == AggregateFunction::CountStar
+                        ? std::string("count(*)")
+                        : fmt::format("{}({}{})", aggregateFunctionName(call.function),
+                                      call.distinct ? "DISTINCT " : "", named(call.arg, input));
+  if (call.function == AggregateFunction::StringAgg) out += " separator '" + call.separator + "'";
+  if (call.function == AggregateFunction::ApproxCountDistinct) out += fmt::format(" rsd {}", call.relativeSD);
+  if (call.ignoreNulls) out += " ignore nulls";
+  if (call.filter) out += " FILTER (WHERE " + named(call.filter, input) + ")";
+  return out;
+}
+
+std::string callWithTypes(const AggregateCall& call, const Schema& input) {
+  const std::string arg = call.arg ? " " + typeText(call.arg) : std::string();
+  return callText(call, input) + arg + " -> " + (call.resultType ? call.resultType->toString() : "");
+}
+
+// Compares the aggregate calls; `appendable`: aggregates added after the
+// old ones can start empty (the state value ends with the accumulators).
+void compareCalls(const std::vector<AggregateCall>& before, const Schema& beforeIn,
+                  const std::vector<AggregateCall>& after, const Schema& afterIn, bool appendable,
+                  const char* why, std::vector<std::string>& reasons,
+                  std::vector<std::string>& notes) {
+  const size_t common = std::min(before.size(), after.size());
+  for (size_t i = 0; i < common; ++i) {
+    if (callWithTypes(before[i], beforeIn) != callWithTypes(after[i], afterIn)) {
+      reasons.push_back(fmt::format("aggregate {} changed from {} to {}", i + 1,
+                                    callWithTypes(before[i], beforeIn),
+                                    callWithTypes(after[i], afterIn)));
+    }
+  }
+  if (after.size() < before.size()) {
+    std::string gone;
+    for (size_t i = after.size(); i < before.size(); ++i)
+      gone += (gone.empty() ? "" : ", ") + callText(before[i], beforeIn);
+    reasons.push_back(fmt::format("aggregates {} were removed: the stored accumulators of each "
+                                  "group hold them in order",
+                                  gone));
+  }
+  for (size_t i = before.size(); i < after.size(); ++i) {
+    if (appendable) {
+      notes.push_back(fmt::format("{} added: starts empty, so it covers the rows from the replace on",
+                                  callText(after[i], afterIn)));
+    } else {
+      reasons.push_back(fmt::format("{} added: {}", callText(after[i], afterIn), why));
+    }
+  }
+}
+
+// A length of time in the largest unit that divides it: "5 minutes".
+std::string duration(int64_t micros) {
+  static constexpr std::pair<int64_t, const char*> kUnits[] = {
+      {86'400'000'000LL, "day"}, {3'600'000'000LL, "hour"}, {60'000'000LL, "minute"},
+      {1'000'000LL, "second"},   {1'000LL, "millisecond"},  {1, "microsecond"}};
+  for (const auto& [size, name] : kUnits) {
+    if (micros % size == 0) {
+      const int64_t n = micros / size;
+      return fmt::format("{} {}{}", n, name, n == 1 ? "" : "s");
+    }
+  }
+  return fmt::format("{} microseconds", micros);
+}
+
+std::string windowText(const WindowSpec& w, const Schema& input) {
+  switch (w.kind) {
+    case WindowKind::None: return "none";
+    case WindowKind::Tumbling:
+      return fmt::format("tumbling {} on {}", duration(w.sizeMicros), named(w.time, input));
+    case WindowKind::Sliding:
+      return fmt::format("sliding {} every {} on {}", duration(w.sizeMicros),
+                         duration(w.slideMicros), named(w.time, input));
+    case WindowKind::Session:
+      return fmt::format("session gap {} on {}", duration(w.gapMicros), named(w.time, input));
+  }
+  return "?";
+}
+
+void compareSchemas(const char* what, const Schema& before, const Schema& after,
+                    std::vector<std::string>& reasons) {
+  if (before.toString() != after.toString()) {
+    reasons.push_back(fmt::format("the {} changed from {} to {}: the operator keeps whole rows",
+                                  what, before.toString(), after.toString()));
+  }
+}
+
+void compareOrder(const std::vector<ExprPtr>& beforeKeys, const std::vector<bool>& beforeDesc,
+                  const Schema& beforeIn, const std::vector<ExprPtr>& afterKeys,
+                  const std::vector<bool>& afterDesc, const Schema& afterIn,
+                  std::vector<std::string>& reasons) {
+  compareKeys("ORDER BY", beforeKeys, beforeIn, afterKeys, afterIn, reasons);
+  if (beforeDesc != afterDesc) reasons.push_back("the ORDER BY directions changed");
+}
+
+const char* modeName(ChangelogMode m) {
+  return m == ChangelogMode::Append ? "append-only" : "retracting";
+}
+
+// The reasons the state of `before` cannot be `after`'s, and the notes of a
+// kept one.
+void compare(const StatefulOp& before, const StatefulOp& after, OperatorStateChange& change) {
+  std::vector<std::string>& reasons = change.reasons;
+  std::vector<std::string> notes;
+  const Schema& in0 = before.inputs.empty() ? Schema{} : before.inputs[0];
+  const Schema& out0 = after.inputs.empty() ? Schema{} : after.inputs[0];
+  if (before.spec->base().input != after.spec->base().input) {
+    reasons.push_back(fmt::format("its input changed from {} to {}", modeName(before.spec->base().input),
+                                  modeName(after.spec->base().input)));
+  }
+  if (before.tasks != after.tasks) {
+    reasons.push_back(fmt::format(
+        "it runs in {} tasks instead of {} (shuffle.partitions or the source's partitions "
+        "changed): each key's state lives in the task its hash picks",
+        after.tasks, before.tasks));
+  }
+  if (before.spec->is<AggregateSpec>()) {
+    const auto& a = before.spec->as<AggregateSpec>();
+    const auto& b = after.spec->as<AggregateSpec>();
+    if (windowText(a.window, in0) != windowText(b.window, out0)) {
+      reasons.push_back(fmt::format("the window changed from {} to {}", windowText(a.window, in0),
+                                    windowText(b.window, out0)));
+    }
+    if (a.emitOnWindowClose != b.emitOnWindowClose) reasons.push_back("EMIT ON WINDOW CLOSE changed");
+    compareKeys("GROUP BY key", a.groupKeys, in0, b.groupKeys, out0, reasons);
+    const bool appendable = a.window.kind == WindowKind::None && a.input == ChangelogMode::Append;
+    compareCalls(a.aggregates, in0, b.aggregates, out0, appendable,
+                 a.window.kind != WindowKind::None
+                     ? "the open windows keep their accumulators packed, with no room for it"
+                     : "a group over a retracting input keeps its row count after the accumulators",
+                 reasons, notes);
+  } else if (before.spec->is<DedupSpec>()) {
+    const auto& a = before.spec->as<DedupSpec>();
+    const auto& b = after.spec->as<DedupSpec>();
+    compareKeys("DISTINCT ON key", a.dedupKeys, in0, b.dedupKeys, out0, reasons);
+    if (a.withinWatermark != b.withinWatermark) reasons.push_back("WITHIN WATERMARK changed");
+    if (named(a.eventTime, in0) != named(b.eventTime, out0)) {
+      reasons.push_back(fmt::format("the event time changed from {} to {}", named(a.eventTime, in0),
+                                    named(b.eventTime, out0)));
+    }
+  } else if (before.spec->is<StreamJoinSpec>()) {
+    const auto& a = before.spec->as<StreamJoinSpec>();
+    const auto& b = after.spec->as<StreamJoinSpec>();
+    const Schema& in1 = before.inputs.size() > 1 ? before.inputs[1] : Schema{};
+    const Schema& out1 = after.inputs.size() > 1 ? after.inputs[1] : Schema{};
+    compareKeys("left join key", a.leftKeys, in0, b.leftKeys, out0, reasons);
+    compareKeys("right join key", a.rightKeys, in1, b.rightKeys, out1, reasons);
+    compareSchemas("left input", in0, out0, reasons);
+    compareSchemas("right input", in1, out1, reasons);
+    if (a.leftOuter != b.leftOuter || a.rightOuter != b.rightOuter)
+      reasons.push_back("the join type changed: which rows wait for a match differs");
+    if (a.unbounded != b.unbounded || a.lowerBoundMicros != b.lowerBoundMicros ||
+        a.upperBoundMicros != b.upperBoundMicros || a.stateTtlMicros != b.stateTtlMicros)
+      reasons.push_back("the join's time bounds or state TTL changed");
+  } else if (before.spec->is<TopNSpec>()) {
+    const auto& a = before.spec->as<TopNSpec>();
+    const auto& b = after.spec->as<TopNSpec>();
+    compareKeys("PARTITION BY key", a.partitionKeys, in0, b.partitionKeys, out0, reasons);
+    compareOrder(a.orderKeys, a.descending, in0, b.orderKeys, b.descending, out0, reasons);
+    compareSchemas("input", in0, out0, reasons);
+    if (a.limit != b.limit)
+      reasons.push_back(fmt::format("the limit changed from {} to {}", a.limit, b.limit));
+    if (a.rankColumn != b.rankColumn) reasons.push_back("the rank column was added or removed");
+  } else if (before.spec->is<OverAggregateSpec>()) {
+    const auto& a = before.spec->as<OverAggregateSpec>();
+    const auto& b = after.spec->as<OverAggregateSpec>();
+    compareKeys("PARTITION BY key", a.partitionKeys, in0, b.partitionKeys, out0, reasons);
+    compareOrder(a.orderKeys, a.descending, in0, b.orderKeys, b.descending, out0, reasons);
+    compareSchemas("input", in0, out0, reasons);
+    if (a.precedingRows != b.precedingRows) reasons.push_back("the frame changed");
+    compareCalls(a.aggregates, in0, b.aggregates, out0, false,
+                 "every row's frame is computed from the rows kept", reasons, notes);
+  } else if (before.spec->is<TransformSpec>()) {
+    const auto& a = before.spec->as<TransformSpec>();
+    const auto& b = after.spec->as<TransformSpec>();
+    compareKeys("PARTITION BY key", a.partitionKeys, in0, b.partitionKeys, out0, reasons);
+    const std::string pa = a.processor ? a.processor->name() : "";
+    const std::string pb = b.processor ? b.processor->name() : "";
+    if (!iequals(pa, pb))
+      reasons.push_back(fmt::format("the processor changed from {} to {}", pa, pb));
+  }
+  if (reasons.empty()) {
+    change.fate = StateFate::Kept;
+    change.reasons = std::move(notes);
+  } else {
+    change.fate = StateFate::Incompatible;
+  }
+}
+
+}  // namespace
+
+const char* stateFateName(StateFate fate) {
+  switch (fate) {
+    case StateFate::Kept: return "kept";
+    case StateFate::New: return "new";
+    case StateFate::Dropped: return "dropped";
+    case StateFate::Incompatible: return "incompatible";
+    case StateFate::Reset: return "reset";
+  }
+  return "?";
+}
+
+StatePlan planStateChange(const PhysicalPlan& running, const PhysicalPlan& next) {
+  StatePlan plan;
+  const std::vector<StatefulOp> before = statefulOps(running);
+  const std::vector<StatefulOp> after = statefulOps(next);
+  // In plan order, each new operator takes the first old one of its kind
+  // after the last one taken; the old ones passed over are dropped.
+  size_t from = 0;
+  for (const StatefulOp& op : after) {
+    size_t match = from;
+    while (match < before.size() && kindOf(*before[match].spec) != kindOf(*op.spec)) ++match;
+    OperatorStateChange change;
+    change.newId = op.spec->id();
+    change.kind = kindOf(*op.spec);
+    change.text = op.spec->describe();
+    if (match == before.size()) {
+      change.fate = StateFate::New;
+      plan.operators.push_back(std::move(change));
+      continue;
+    }
+    for (size_t i = from; i < match; ++i) {
+      OperatorStateChange gone;
+      gone.fate = StateFate::Dropped;
+      gone.oldId = before[i].spec->id();
+      gone.kind = kindOf(*before[i].spec);
+      gone.text = before[i].spec->describe();
+      plan.operators.push_back(std::move(gone));
+    }
+    change.oldId = before[match].spec->id();
+    compare(before[match], op, change);
+    if (change.fate == StateFate::Kept) plan.stages[before[match].stage] = op.stage;
+    plan.operators.push_back(std::move(change));
+    from = match + 1;
+  }
+  for (size_t i = from; i < before.size(); ++i) {
+    OperatorStateChange gone;
+    gone.fate = StateFate::Dropped;
+    gone.oldId = before[i].spec->id();
+    gone.kind = kindOf(*before[i].spec);
+    gone.text = before[i].spec->describe();
+    plan.operators.push_back(std::move(gone));
+  }
+
+  for (size_t n = 0; n < next.scans.size(); ++n) {
+    SourceOffsetChange s;
+    s.source = next.scans[n].name;
+    s.newScan = static_cast<int>(n);
+    for (size_t o = 0; o < running.scans.size(); ++o) {
+      if (!iequals(running.scans[o].name, s.source)) continue;
+      bool taken = false;  // a source read twice (a self-join) keeps each reading's place
+      for (const auto& other : plan.sources) taken = taken || other.oldScan == static_cast<int>(o);
+      if (taken) continue;
+      s.oldScan = static_cast<int>(o);
+      break;
+    }
+    s.kept = s.oldScan >= 0;
+    if (!s.kept) s.reason = "not read before: starts at its startingOffsets";
+    if (s.kept) {
+      for (const StageSpec& a : running.stages) {
+        for (const StageSpec& b : next.stages) {
+          if (a.scan == s.oldScan && b.scan == s.newScan && a.tasks == b.tasks) plan.stages[a.id] = b.id;
+        }
+      }
+    }
+    plan.sources.push_back(std::move(s));
+  }
+  for (size_t o = 0; o < running.scans.size(); ++o) {
+    bool read = false;
+    for (const auto& s : plan.sources) read = read || s.oldScan == static_cast<int>(o);
+    if (read) continue;
+    SourceOffsetChange s;
+    s.source = running.scans[o].name;
+    s.oldScan = static_cast<int>(o);
+    s.reason = "no longer read: its offsets are dropped";
+    plan.sources.push_back(std::move(s));
+  }
+
+  if (running.shards != next.shards) {
+    plan.flowReasons.push_back(fmt::format(
+        "the flow's shards changed from {} to {}: each copy keeps the state of its own keys",
+        running.shards, next.shards));
+  }
+  if (running.exactlyOnce != next.exactlyOnce) {
+    plan.flowReasons.push_back("'delivery' changed: the sink's transactions are tied to the checkpoints");
+  }
+  plan.unchanged = running.explain() == next.explain() &&
+                   running.checkpointIntervalMicros == next.checkpointIntervalMicros &&
+                   running.flowOptions.entries().size() == next.flowOptions.entries().size();
+  if (plan.unchanged) {
+    const auto& a = running.flowOptions.entries();
+    const auto& b = next.flowOptions.entries();
+    for (size_t i = 0; i < a.size(); ++i) {
+      plan.unchanged = plan.unchanged && iequals(a[i].key, b[i].key) && a[i].value == b[i].value;
+    }
+  }
+  return plan;
+}
+
+bool StatePlan::compatible() const {
+  if (!flowReasons.empty()) return false;
+  return std::none_of(operators.begin(), operators.end(),
+                      [](const auto& o) { return o.fate == StateFate::Incompatible; });
+}
+
+void StatePlan::reset(const std::vector<int>& ids, size_t pos) {
+  for (int id : ids) {
+    const bool known = std::any_of(operators.begin(), operators.end(),
+                                   [&](const auto& o) { return o.newId == id && id >= 0; });
+    if (!known) {
+      throw SqlError(sqlstate::kUndefinedObject,
+                     fmt::format("RESET STATE names operator {}, which is no stateful operator of "
+                                 "the new plan",
+                                 id),
+                     pos, "EXPLAIN CREATE OR REPLACE FLOW lists the operators and their ids");
+    }
+  }
+  if (ids.empty()) flowReasons.clear();
+  for (auto& o : operators) {
+    if (o.newId < 0 || o.fate == StateFate::New) continue;
+    if (ids.empty() || std::find(ids.begin(), ids.end(), o.newId) != ids.end()) {
+      o.fate = StateFate::Reset;
+    }
+  }
+  if (ids.empty()) {
+    for (auto& s : sources) {
+      if (s.newScan < 0) continue;
+      s.kept = false;
+      s.reason = "RESET STATE: starts at its startingOffsets";
+    }
+  }
+}
+
+StateMigration StatePlan::migration() const {
+  StateMigration m;
+  for (const auto& o : operators) {
+    if (o.fate == StateFate::Kept) m.operators[o.oldId] = o.newId;
+  }
+  for (const auto& s : sources) {
+    if (s.kept) m.scans[s.oldScan] = s.newScan;
+  }
+  m.stages = stages;
+  return m;
+}
+
+std::vector<std::string> StatePlan::lines() const {
+  std::vector<std::string> out;
+  if (unchanged) {
+    out.push_back("unchanged: the flow runs this plan already; nothing happens");
+    return out;
+  }
+  for (const auto& r : flowReasons) out.push_back("flow: incompatible: " + r);
+  for (const auto& o : operators) {
+    std::string ids = o.oldId >= 0 && o.newId >= 0 && o.oldId != o.newId
+                          ? fmt::format("operator {} (was {})", o.newId, o.oldId)
+                      : o.newId >= 0 ? fmt::format("operator {}", o.newId)
+                                     : fmt::format("operator {} of the running plan", o.oldId);
+    std::string line = fmt::format("{} {}: state {}", ids, o.text, stateFateName(o.fate));
+    if (o.fate == StateFate::New) line += " (starts empty)";
+    if (o.fate == StateFate::Reset) line += " (RESET STATE: starts empty)";
+    for (const auto& r : o.reasons) line += "; " + r;
+    out.push_back(std::move(line));
+  }
+  if (operators.empty()) out.push_back("no operator keeps state");
+  for (const auto& s : sources) {
+    out.push_back(s.kept ? fmt::format("source {}: offsets kept", s.source)
+                         : fmt::format("source {}: offsets not kept ({})", s.source, s.reason));
+  }
+  out.push_back(compatible() ? "the change keeps what the plan says and can be applied"
+                             : "the change is refused without RESET STATE");
+  return out;
+}
+
+std::string StatePlan::reasonsText() const {
+  std::string out;
+  for (const auto& r : flowReasons) out += (out.empty() ? "" : "; ") + r;
+  for (const auto& o : operators) {
+    if (o.fate != StateFate::Incompatible) continue;
+    for (const auto& r : o.reasons)
+      out += (out.empty() ? "" : "; ") + fmt::format("operator {} ({}): {}", o.newId, o.kind, r);
+  }
+  return out;
+}
+
+bool StateMigration::identity(const std::vector<int>& oldStatefulIds, int oldScans,
+                              int oldStages) const {
+  for (int id : oldStatefulIds) {
+    auto it = operators.find(id);
+    if (it == operators.end() || it->second != id) return false;
+  }
+  for (int i = 0; i < oldScans; ++i) {
+    auto it = scans.find(i);
+    if (it == scans.end() || it->second != i) return false;
+  }
+  for (int i = 0; i < oldStages; ++i) {
+    auto it = stages.find(i);
+    if (it == stages.end() || it->second != i) return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::string formatMap(const std::map<int, int>& m) {
+  std::string out;
+  for (const auto& [a, b] : m) out += fmt::format("{}{}:{}", out.empty() ? "" : ",", a, b);
+  return out.empty() ? "-" : out;
+}
+
+bool parseMap(const std::string& text, std::map<int, int>& m) {
+  if (text == "-") return true;
+  std::stringstream in(text);
+  std::string pair;
+  while (std::getline(in, pair, ',')) {
+    const auto colon = pair.find(':');
+    if (colon == std::string::npos) return false;
+    try {
+      m[std::stoi(pair.substr(0, colon))] = std::stoi(pair.substr(colon + 1));
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string StateMigration::format() const {
+  return fmt::format("{};{};{};{}", lastOldEpoch, formatMap(operators), formatMap(scans),
+                     formatMap(stages));
+}
+
+std::optional<StateMigration> StateMigration::parse(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ';')) parts.push_back(part);
+  if (parts.size() != 4) return std::nullopt;
+  StateMigration m;
+  try {
+    m.lastOldEpoch = std::stoull(parts[0]);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (!parseMap(parts[1], m.operators) || !parseMap(parts[2], m.scans) ||
+      !parseMap(parts[3], m.stages))
+    return std::nullopt;
+  return m;
+}
+
+}  // namespace rtsql

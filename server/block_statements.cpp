@@ -1,0 +1,384 @@
+// Transaction blocks and cursors (server/transaction.h, server/cursor.h) in
+// the engine. A block's DDL runs on a copy of the catalog (the session's
+// shadow, as a dry run's: planned and checked, nothing started); COMMIT runs
+// the block's statements again on a copy of the catalog as it is then (other
+// sessions may have changed it meanwhile), writes the catalog store once as
+// that copy is, and only then applies them to the server's catalog and starts
+// the flows the block created. A crash before the write leaves the catalog as
+// before the block, after it as after: a restart replays the store. Statements
+// a block cannot take back (INSERT, STOP/START FLOW, users) are refused in a
+// block. Cursors run their query through the same path as a SELECT.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "common/log.h"
+#include "common/pg_session.h"
+#include "common/schema.h"
+#include "parser/parser.h"
+#include "server/engine.h"
+#include "server/statement_timeout.h"
+#include "server/system_catalog.h"
+
+namespace rtsql {
+
+namespace {
+
+// Rows of a live query that wait for FETCH; the query waits while they are this many.
+constexpr size_t kCursorBufferRows = 10000;
+
+SqlError refusedInBlock(std::string_view what, size_t pos) {
+  return SqlError(sqlstate::kActiveSqlTransaction,
+                  fmt::format("{} cannot run inside a transaction block", what), pos,
+                  "a transaction block applies only CREATE and DROP at COMMIT; run it after "
+                  "COMMIT or ROLLBACK");
+}
+
+bool isBlockDdl(ast::StatementKind kind) {
+  using K = ast::StatementKind;
+  switch (kind) {
+    case K::CreateSource:
+    case K::CreateSink:
+    case K::CreateTable:
+    case K::CreateFlow:
+    case K::CreateFunction:
+    case K::CreateProcessor:
+    case K::Drop: return true;
+    default: return false;
+  }
+}
+
+// Whether the statement ends a failed block (and so runs in one).
+bool endsBlock(const ast::Statement& stmt) {
+  if (stmt.kind != ast::StatementKind::Block) return false;
+  const auto& b = static_cast<const ast::BlockStatement&>(stmt);
+  const std::string& head = b.words.front().text;
+  return head == "COMMIT" || head == "END" || head == "ROLLBACK" || head == "ABORT";
+}
+
+}  // namespace
+
+char Engine::transactionStatus(const Session& session) const {
+  return static_cast<const EngineSession&>(session).block.status();
+}
+
+std::optional<std::vector<ResultColumn>> Engine::describeCursor(Session& session,
+                                                                const std::string& name) {
+  auto& s = static_cast<EngineSession&>(session);
+  auto it = s.cursors.find(name);
+  if (it == s.cursors.end()) return std::nullopt;
+  return it->second->columns();
+}
+
+bool Engine::admitInBlock(EngineSession& s, const ast::Statement& stmt) {
+  if (!s.block.active()) return false;
+  s.block.admit(endsBlock(stmt), stmt.pos);
+  using K = ast::StatementKind;
+  switch (stmt.kind) {
+    case K::Insert: throw refusedInBlock("INSERT", stmt.pos);
+    case K::StopFlow: throw refusedInBlock("STOP FLOW", stmt.pos);
+    case K::StartFlow: throw refusedInBlock("START FLOW", stmt.pos);
+    // These change running flows (a restart from a checkpoint, a state
+    // carried over), which COMMIT's replay of the block does not do.
+    case K::Alter: throw refusedInBlock("ALTER", stmt.pos);
+    case K::Savepoint:
+      if (static_cast<const ast::SavepointStatement&>(stmt).action == ast::SavepointAction::Show) {
+        return false;
+      }
+      throw refusedInBlock("a savepoint of a flow", stmt.pos);
+    case K::CreateFlow:
+      if (static_cast<const ast::CreateFlow&>(stmt).orReplace) {
+        throw refusedInBlock("CREATE OR REPLACE FLOW", stmt.pos);
+      }
+      break;
+    case K::User:
+      if (static_cast<const ast::UserStatement&>(stmt).action == ast::UserAction::Show) return false;
+      throw refusedInBlock("a user statement", stmt.pos);
+    case K::Set:
+      if (iequals(static_cast<const ast::Set&>(stmt).key, "rtsql.dry_run")) {
+        throw refusedInBlock("SET rtsql.dry_run", stmt.pos);
+      }
+      return false;
+    default: break;
+  }
+  if (!isBlockDdl(stmt.kind)) return false;
+  // A dry run's statements change its own catalog, in a block or not.
+  if (s.shadow && !s.blockShadow) return false;
+  if (s.block.readOnly()) {
+    throw SqlError(sqlstate::kReadOnlySqlTransaction,
+                   "cannot change the catalog in a read-only transaction", stmt.pos);
+  }
+  if (options_.cluster) {
+    // The catalog topic carries one object per record, and a node applies
+    // each as it reads it: a block would reach the other nodes in pieces.
+    throw SqlError(sqlstate::kActiveSqlTransaction,
+                   "DDL cannot run inside a transaction block on a node of a cluster", stmt.pos,
+                   "run each statement on its own, after COMMIT or ROLLBACK");
+  }
+  if (!s.shadow) {
+    std::lock_guard lock(statements_.mutex());
+    s.shadow = std::make_unique<Catalog>(catalog_);
+    s.blockShadow = true;
+  }
+  return true;
+}
+
+void Engine::endBlock(EngineSession& s, bool committed) {
+  s.blockStatements.clear();
+  if (s.blockShadow) {
+    s.shadow.reset();
+    s.blockShadow = false;
+  }
+  // A cursor without HOLD ends with its block; one WITH HOLD outlives a
+  // COMMIT, as in PostgreSQL, but not a ROLLBACK.
+  std::erase_if(s.cursors, [&](const auto& c) { return !committed || !c.second->hold(); });
+}
+
+void Engine::blockStatement(EngineSession& s, const ast::BlockStatement& stmt, ResultWriter& out) {
+  using K = BlockCommand::Kind;
+  const BlockCommand cmd = readBlockCommand(stmt);
+  const std::string& head = stmt.words.front().text;
+  switch (cmd.kind) {
+    case K::Begin:
+      if (!s.block.begin()) {
+        out.warning(sqlstate::kActiveSqlTransaction, "there is already a transaction in progress");
+      } else {
+        s.block.setReadOnly(cmd.readOnly);
+      }
+      return out.complete(head == "START" ? "START TRANSACTION" : "BEGIN");
+    case K::Commit: {
+      const std::vector<std::string> statements = std::move(s.blockStatements);
+      const bool dryRun = s.shadow && !s.blockShadow;
+      const TransactionBlock::Ended ended = s.block.commit();
+      endBlock(s, ended == TransactionBlock::Ended::Committed);
+      if (ended == TransactionBlock::Ended::NoBlock) {
+        out.warning(sqlstate::kNoActiveSqlTransaction, "there is no transaction in progress");
+      } else if (ended == TransactionBlock::Ended::RolledBack) {
+        return out.complete("ROLLBACK");
+      } else if (!statements.empty() && !dryRun) {
+        commitBlock(s, statements, out);
+      }
+      return out.complete("COMMIT");
+    }
+    case K::Rollback:
+      if (s.block.rollback() == TransactionBlock::Ended::NoBlock) {
+        out.warning(sqlstate::kNoActiveSqlTransaction, "there is no transaction in progress");
+      }
+      endBlock(s, false);
+      return out.complete("ROLLBACK");
+    case K::Savepoint:
+      s.block.savepoint(cmd.name, s.blockStatements.size(), cmd.namePos);
+      return out.complete("SAVEPOINT");
+    case K::Release:
+      s.block.release(cmd.name, cmd.namePos);
+      return out.complete("RELEASE");
+    case K::RollbackTo: {
+      const size_t mark = s.block.rollbackTo(cmd.name, cmd.namePos);
+      if (mark < s.blockStatements.size() && s.blockShadow) {
+        // The block's catalog as it was at the savepoint: its statements
+        // before it, run again on the catalog as it is now.
+        s.blockStatements.resize(mark);
+        {
+          std::lock_guard lock(statements_.mutex());
+          s.shadow = std::make_unique<Catalog>(catalog_);
+        }
+        ReplayWriter discard;
+        for (const std::string& sql : s.blockStatements) replayStatement(s, sql, discard);
+      }
+      return out.complete("ROLLBACK");
+    }
+    case K::SetTransaction:
+      if (head == "SET" && !iequals(stmt.words[1].text, "SESSION")) {
+        if (!s.block.active()) {
+          out.warning(sqlstate::kNoActiveSqlTransaction,
+                      "SET TRANSACTION can only be used in transaction blocks");
+        } else {
+          s.block.setReadOnly(cmd.readOnly);
+        }
+      }
+      return out.complete("SET");
+    case K::Declare: return declareCursor(s, stmt, cmd, out);
+    case K::Fetch:
+    case K::Move: {
+      auto it = s.cursors.find(cmd.name);
+      if (it == s.cursors.end()) {
+        throw SqlError(sqlstate::kInvalidCursorName,
+                       fmt::format("cursor \"{}\" does not exist", cmd.name), cmd.namePos);
+      }
+      const OptionEntry* wait = s.settings.find("rtsql.fetch_wait");
+      const int64_t waitMs = parseStatementTimeoutMs(wait ? wait->value : "5000", SqlError::npos);
+      std::vector<Cursor::Row> rows = it->second->fetch(cmd.count, waitMs, out);
+      if (cmd.kind == K::Move) return out.complete(fmt::format("MOVE {}", rows.size()));
+      out.columns(it->second->columns());
+      for (const auto& r : rows) out.row(r);
+      return out.complete(fmt::format("FETCH {}", rows.size()));
+    }
+    case K::Close:
+      if (cmd.all) {
+        s.cursors.clear();
+        return out.complete("CLOSE CURSOR ALL");
+      }
+      if (!s.cursors.erase(cmd.name)) {
+        throw SqlError(sqlstate::kInvalidCursorName,
+                       fmt::format("cursor \"{}\" does not exist", cmd.name), cmd.namePos);
+      }
+      return out.complete("CLOSE CURSOR");
+  }
+}
+
+std::vector<ResultColumn> Engine::blockColumns(EngineSession& s, const ast::BlockStatement& stmt) {
+  const BlockCommand cmd = readBlockCommand(stmt);
+  if (cmd.kind != BlockCommand::Kind::Fetch) return {};
+  auto it = s.cursors.find(cmd.name);
+  if (it == s.cursors.end()) {
+    throw SqlError(sqlstate::kInvalidCursorName,
+                   fmt::format("cursor \"{}\" does not exist", cmd.name), cmd.namePos);
+  }
+  return it->second->columns();
+}
+
+void Engine::declareCursor(EngineSession& s, const ast::BlockStatement& stmt,
+                           const BlockCommand& cmd, ResultWriter& out) {
+  if (!cmd.hold && !s.block.active()) {
+    throw SqlError(sqlstate::kNoActiveSqlTransaction,
+                   "DECLARE CURSOR can only be used in transaction blocks", stmt.pos,
+                   "BEGIN first, or DECLARE ... CURSOR WITH HOLD");
+  }
+  if (cmd.binary) {
+    throw SqlError(sqlstate::kFeatureNotSupported, "BINARY cursors are not supported",
+                   cmd.namePos, "declare it without BINARY; a driver asks for binary columns "
+                                "through the extended query protocol instead");
+  }
+  if (s.cursors.count(cmd.name)) {
+    throw SqlError(sqlstate::kDuplicateCursor,
+                   fmt::format("cursor \"{}\" already exists", cmd.name), cmd.namePos);
+  }
+  // The query runs as a SELECT of its own session would, on the cursor's
+  // thread: a copy of this session's settings and catalog, so that the
+  // session's next statements run beside it.
+  struct CursorQuery {
+    EngineSession session;
+    std::vector<ast::StatementPtr> statements;
+  };
+  auto q = std::make_shared<CursorQuery>();
+  q->session.user = s.user;
+  q->session.database = s.database;
+  q->session.backendPid = s.backendPid;
+  q->session.settings = s.settings;
+  if (s.shadow) {
+    q->session.shadow = std::make_unique<Catalog>(*s.shadow);
+    q->session.blockShadow = s.blockShadow;
+  }
+  std::vector<ResultColumn> columns;
+  try {
+    q->statements = parseStatements(stmt.queryText);
+    columns = describe(q->session, stmt.queryText).value();
+  } catch (SqlError& e) {
+    // Positions in the query's own text, made positions in the statement's.
+    if (e.position() != SqlError::npos) e.setPosition(e.position() + stmt.queryPos);
+    throw;
+  }
+  Cursor::Run run = [this, q](ResultWriter& w) {
+    // The catalog as PostgreSQL shows it, and current_user and the like,
+    // read the statement's PgSession, installed per thread.
+    std::unique_ptr<SystemCatalog> pg = systemCatalog(q->session);
+    PgSessionScope pgScope(pg.get());
+    executeStatement(q->session, *q->statements.front(), w);
+  };
+  s.cursors.emplace(cmd.name, std::make_unique<Cursor>(std::move(columns), std::move(run),
+                                                       cmd.hold, kCursorBufferRows));
+  out.complete("DECLARE CURSOR");
+}
+
+void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& statements,
+                         ResultWriter& out) {
+  std::unique_lock lock(statements_.mutex());
+  ReplayWriter discard;
+  // Checked again on the catalog as it is now, as a dry run: another session
+  // may have changed it since the block ran them.
+  EngineSession check;
+  check.user = s.user;
+  check.settings = s.settings;
+  check.holdsLock = true;
+  check.blockShadow = true;
+  check.shadow = std::make_unique<Catalog>(catalog_);
+  std::vector<ast::StatementPtr> parsed;
+  std::vector<bool> newFlow;  // per statement: a CREATE FLOW that makes one
+  for (const std::string& sql : statements) {
+    try {
+      std::vector<ast::StatementPtr> one = parseStatements(sql);
+      const ast::Statement& stmt = *one.front();
+      newFlow.push_back(stmt.kind == ast::StatementKind::CreateFlow &&
+                        !check.shadow->findFlow(static_cast<const ast::CreateFlow&>(stmt).name));
+      executeStatement(check, stmt, discard);
+      parsed.push_back(std::move(one.front()));
+    } catch (SqlError& e) {
+      e.setPosition(SqlError::npos);
+      e.withHint(fmt::format("at COMMIT, on the catalog as other sessions left it: {}; the "
+                             "transaction block was rolled back",
+                             sql));
+      throw;
+    }
+  }
+  // The flows the block creates run from COMMIT on, with the session's settings.
+  std::map<std::string, FlowControl> controls;
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    if (!newFlow[i]) continue;
+    const ast::StatementPtr& stmt = parsed[i];
+    FlowControl control;
+    control.wantRunning = true;
+    control.settings = settingsOf(s);
+    controls[toLower(static_cast<const ast::CreateFlow&>(*stmt).name)] = control;
+  }
+  // The one write: the store holds the catalog as before the block or as
+  // after it, never between.
+  CatalogChange change;
+  change.catalog = check.shadow.get();
+  change.controls = &controls;
+  persistCatalog(change);
+
+  // Then the server's catalog, as a replay of the store would make it.
+  EngineSession apply;
+  apply.user = s.user;
+  apply.settings = s.settings;
+  apply.replay = true;
+  apply.holdsLock = true;
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    const ast::StatementPtr& stmt = parsed[i];
+    try {
+      if (stmt->kind != ast::StatementKind::CreateFlow) {
+        executeStatement(apply, *stmt, discard);
+        continue;
+      }
+      if (!newFlow[i]) continue;  // CREATE FLOW IF NOT EXISTS of one that exists
+      const auto& create = static_cast<const ast::CreateFlow&>(*stmt);
+      // A new flow starts with empty state: a dropped flow's files go.
+      std::error_code ec;
+      std::filesystem::remove_all(flows_.flowDir(create.name), ec);
+      CatalogRecord record{"flow", create.name, create.text, true, settingsOf(s), s.user};
+      restoreFlow(record);
+      FlowRuntime* rt = flows_.findRuntime(create.name);
+      if (rt && flows_.runsHere(create.name, rt) && rt->state() != FlowState::Running) {
+        try {
+          flows_.startRuntime(create.name, *rt);
+        } catch (const SqlError& e) {
+          // Recorded as running: the supervisor starts it again.
+          out.warning("01000", fmt::format("flow \"{}\" did not start yet: {}", create.name,
+                                           e.message()));
+        }
+      }
+    } catch (const std::exception& e) {
+      // The store says the block happened; a restart brings back what could
+      // not be applied now.
+      const auto* sqlError = dynamic_cast<const SqlError*>(&e);
+      const std::string why = sqlError ? sqlError->message() : e.what();
+      logLine(fmt::format("transaction block committed, but \"{}\" failed here: {}", stmt->text,
+                          why));
+      out.warning(sqlError ? sqlError->sqlstate() : sqlstate::kInternalError,
+                  fmt::format("committed, but not applied until a restart: {}: {}", stmt->text,
+                              why));
+    }
+  }
+}
+
+}  // namespace rtsql

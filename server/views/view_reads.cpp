@@ -1,0 +1,407 @@
+#include "server/views/view_reads.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "planner/planner.h"
+#include "server/pg_values.h"
+
+namespace rtsql {
+
+namespace {
+
+constexpr const char* kServedHint =
+    "a materialized view answers SELECT <columns> FROM v WHERE <each key column> = <value> "
+    "(a lookup by key) and SELECT <columns> FROM v [LIMIT n] (every row in key order)";
+
+// How long a read waits for a view being restored when the statement has no
+// timeout of its own, and how often it looks.
+constexpr int64_t kRestoreWaitMs = 30000;
+constexpr int64_t kRestorePollMs = 20;
+
+[[noreturn]] void unsupported(const std::string& view, size_t pos, const std::string& what) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 fmt::format("{} over materialized view \"{}\" is not supported yet", what, view),
+                 pos, kServedHint);
+}
+
+// The output columns of the select list: (view column, name) pairs.
+std::vector<std::pair<int, std::string>> selectedColumns(const ast::Select& sel,
+                                                         const std::string& view,
+                                                         const Schema& schema) {
+  const ast::TableRef& from = *sel.from;
+  auto qualifierOk = [&](const std::vector<std::string>& parts, size_t n) {
+    if (parts.size() == n) return true;
+    if (parts.size() != n + 1) return false;
+    return iequals(parts[0], from.alias.empty() ? from.name : from.alias);
+  };
+  std::vector<std::pair<int, std::string>> out;
+  for (const ast::SelectItem& item : sel.items) {
+    const ast::Expr& e = *item.expr;
+    if (e.kind == ast::ExprKind::Star && qualifierOk(e.parts, 0)) {
+      for (size_t i = 0; i < schema.size(); ++i)
+        out.emplace_back(static_cast<int>(i), schema.columns[i].name);
+      continue;
+    }
+    if (e.kind != ast::ExprKind::Column || !qualifierOk(e.parts, 1)) {
+      unsupported(view, e.pos, "an expression in the select list");
+    }
+    const int i = schema.find(e.parts.back());
+    if (i < 0) {
+      throw SqlError(sqlstate::kUndefinedColumn,
+                     fmt::format("column \"{}\" does not exist in materialized view \"{}\"",
+                                 e.parts.back(), view),
+                     e.pos, "DESCRIBE " + view + " lists its columns");
+    }
+    out.emplace_back(i, item.alias.empty() ? schema.columns[static_cast<size_t>(i)].name
+                                           : item.alias);
+  }
+  checkSelectListLength(out.size(), sel.pos);
+  return out;
+}
+
+// Refuses what only the general engine can answer: everything but one
+// SELECT of columns from the view, with a WHERE and a LIMIT.
+void requireServedShape(const ast::Query& q, const std::string& view) {
+  if (q.terms.size() != 1) unsupported(view, q.terms[1].pos, "UNION ALL");
+  if (!q.orderBy.empty()) unsupported(view, q.orderBy.front().expr->pos, "ORDER BY");
+  const ast::Select& sel = q.terms[0];
+  if (sel.distinct || !sel.distinctOn.empty()) unsupported(view, sel.pos, "DISTINCT");
+  if (!sel.groupBy.empty()) unsupported(view, sel.groupBy.front()->pos, "GROUP BY");
+  if (sel.having) unsupported(view, sel.having->pos, "HAVING");
+  if (sel.from->kind != ast::TableRef::Kind::Named) unsupported(view, sel.from->pos, "a join");
+}
+
+// The key columns' values a WHERE gives: `key column = constant` terms
+// joined by AND, each key column once.
+std::vector<Value> keyValues(const ast::Expr& where, const std::string& view, const Schema& schema,
+                             const std::vector<int>& key) {
+  std::vector<std::optional<Value>> values(key.size());
+  std::vector<const ast::Expr*> terms{&where};
+  while (!terms.empty()) {
+    const ast::Expr& e = *terms.back();
+    terms.pop_back();
+    if (e.kind == ast::ExprKind::Binary && iequals(e.op, "AND")) {
+      terms.push_back(e.args[1].get());
+      terms.push_back(e.args[0].get());
+      continue;
+    }
+    if (e.kind != ast::ExprKind::Binary || e.op != "=") {
+      unsupported(view, e.pos, "a WHERE other than key column = value");
+    }
+    const ast::Expr* column = e.args[0].get();
+    const ast::Expr* value = e.args[1].get();
+    if (column->kind != ast::ExprKind::Column) std::swap(column, value);
+    if (column->kind != ast::ExprKind::Column) {
+      unsupported(view, e.pos, "a WHERE other than key column = value");
+    }
+    const int c = schema.find(column->parts.back());
+    if (c < 0) {
+      throw SqlError(sqlstate::kUndefinedColumn,
+                     fmt::format("column \"{}\" does not exist in materialized view \"{}\"",
+                                 column->parts.back(), view),
+                     column->pos, "DESCRIBE " + view + " lists its columns");
+    }
+    size_t k = 0;
+    while (k < key.size() && key[k] != c) ++k;
+    if (k == key.size()) {
+      unsupported(view, column->pos,
+                  fmt::format("a WHERE on \"{}\", which is not a key column,",
+                              column->parts.back()));
+    }
+    if (values[k]) unsupported(view, e.pos, "a WHERE that gives a key column twice");
+    values[k] = evalConstant(*value, schema.columns[static_cast<size_t>(c)].type);
+  }
+  std::vector<Value> out;
+  for (size_t k = 0; k < key.size(); ++k) {
+    if (!values[k]) {
+      unsupported(view, where.pos,
+                  fmt::format("a WHERE without key column \"{}\" (a range or a scan)",
+                              schema.columns[static_cast<size_t>(key[k])].name));
+    }
+    out.push_back(std::move(*values[k]));
+  }
+  return out;
+}
+
+}  // namespace
+
+Catalog::FlowPtr ViewReads::viewOf(const ast::Query& query, const Catalog& catalog) {
+  for (const ast::Select& sel : query.terms) {
+    if (!sel.from || sel.from->kind != ast::TableRef::Kind::Named) continue;
+    Catalog::FlowPtr f = catalog.findFlow(sel.from->name);
+    if (f && f->materializedView) return f;
+  }
+  // A view named inside a join or a subquery: refused there by the shape.
+  for (const ast::Select& sel : query.terms) {
+    if (!sel.from || sel.from->kind != ast::TableRef::Kind::Join) continue;
+    std::vector<const ast::TableRef*> refs{sel.from.get()};
+    while (!refs.empty()) {
+      const ast::TableRef* r = refs.back();
+      refs.pop_back();
+      if (r->kind == ast::TableRef::Kind::Join) {
+        refs.push_back(r->left.get());
+        refs.push_back(r->right.get());
+      } else if (r->kind == ast::TableRef::Kind::Named) {
+        Catalog::FlowPtr f = catalog.findFlow(r->name);
+        if (f && f->materializedView) return f;
+      }
+    }
+  }
+  return nullptr;
+}
+
+ViewReads::Found ViewReads::find(const std::string& view) {
+  Found found;
+  // A runtime is kept across calls only under the statement lock.
+  StatementLock::Guard lock(statements_);
+  lock.lock();
+  FlowRuntime* rt = flows_.findRuntime(view);
+  found.elsewhere = !flows_.runsHere(view, rt);
+  const FlowControl control = flows_.control(view);
+  found.wantRunning = control.wantRunning;
+  found.failure = control.lastError;
+  if (!rt) {
+    // Not planned yet (a restart), or dropped meanwhile.
+    found.exists = flows_.progress(view).has_value();
+    return found;
+  }
+  found.planned = true;
+  const PhysicalPlan& plan = rt->plan();
+  found.layout.schema = plan.sink.input;
+  found.layout.key = plan.sink.keyColumns;
+  for (const StageSpec& stage : plan.stages) {
+    if (stage.output.kind == StageOutput::Kind::Sink) found.layout.tasks = stage.tasks;
+  }
+  found.checkpoint = rt->lastCheckpoint();
+  found.state = rt->state();
+  if (found.state == FlowState::Failed) found.failure = rt->failureReason();
+  return found;
+}
+
+std::optional<ViewLayout> ViewReads::layout(const std::string& view) {
+  Found found = find(view);
+  if (!found.planned) return std::nullopt;
+  return found.layout;
+}
+
+std::shared_ptr<const ViewSnapshot> ViewReads::opened(const std::string& view, const Found& found) {
+  const std::string key = toLower(view);
+  if (!found.checkpoint) return ViewSnapshot::empty(found.layout);
+  {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(key);
+    if (it != open_.end() && it->second->epoch() == found.checkpoint->epoch) return it->second;
+  }
+  // Opened outside the lock: other reads go on with the snapshot before.
+  auto snapshot = ViewSnapshot::open(
+      (std::filesystem::path(found.checkpoint->dir) / "state").string(), found.checkpoint->epoch,
+      found.layout);
+  std::lock_guard lock(mu_);
+  auto& slot = open_[key];
+  if (!slot || slot->epoch() < snapshot->epoch()) slot = snapshot;
+  return slot;
+}
+
+std::shared_ptr<const ViewSnapshot> ViewReads::snapshot(const std::string& view, size_t pos,
+                                                        ResultWriter& out) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    Found found = find(view);
+    if (found.elsewhere) {
+      // Its rows are in the state of the node that runs it.
+      throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                     fmt::format("materialized view \"{}\" runs on another node of the cluster",
+                                 view),
+                     pos, "read it on the node that runs it (SHOW FLOWS names it)");
+    }
+    if (found.planned && found.checkpoint) {
+      if (found.state == FlowState::Failed) {
+        out.notice(fmt::format(
+            "materialized view \"{}\": its flow failed ({}); this is its last committed "
+            "snapshot, of epoch {}",
+            view, found.failure, found.checkpoint->epoch));
+      }
+      // A checkpoint the retention removed meanwhile: the next one is there.
+      for (int attempt = 0;; ++attempt) {
+        try {
+          return opened(view, found);
+        } catch (const SqlError&) {
+          if (attempt >= 3) throw;
+          found = find(view);
+          if (!found.checkpoint) break;
+        }
+      }
+    }
+    if (!found.exists) {
+      throw SqlError(sqlstate::kUndefinedTable,
+                     fmt::format("materialized view \"{}\" does not exist", view), pos);
+    }
+    // Never checkpointed, and running: empty as of its start.
+    if (found.planned && !found.checkpoint && found.state == FlowState::Running)
+      return ViewSnapshot::empty(found.layout);
+    if (!found.wantRunning) {
+      throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                     fmt::format("materialized view \"{}\" is stopped and has no snapshot loaded",
+                                 view),
+                     pos, "START FLOW " + view);
+    }
+    // Being restored (a restart, or a retry after a failure before any
+    // checkpoint was loaded): wait within the statement's time.
+    const int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+    if (out.cancelled() || waited >= kRestoreWaitMs) {
+      SqlError err(sqlstate::kObjectNotInPrerequisiteState,
+                   fmt::format("materialized view \"{}\" is still being restored", view), pos,
+                   "try again shortly; SHOW MATERIALIZED VIEWS shows its state");
+      if (!found.failure.empty()) err.withDetail("its flow's last error: " + found.failure);
+      throw err;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kRestorePollMs));
+  }
+}
+
+bool ViewReads::serves(const ast::Query& query, const FlowDef& view) {
+  // The same checks select() makes, on the view's columns as planned; what
+  // they refuse (0A000) is left to the bounded-query engine. Other errors
+  // (an unknown column, a key value of the wrong type) are select()'s to tell.
+  try {
+    requireServedShape(query, view.name);
+    std::optional<ViewLayout> l = layout(view.name);
+    if (!l) return true;  // not planned: select() says why
+    const ast::Select& sel = query.terms[0];
+    selectedColumns(sel, view.name, l->schema);
+    if (sel.where) keyValues(*sel.where, view.name, l->schema, l->key);
+    return true;
+  } catch (const SqlError& e) {
+    return e.sqlstate() != sqlstate::kFeatureNotSupported;
+  }
+}
+
+namespace {
+
+class SnapshotRows final : public RowSource {
+ public:
+  explicit SnapshotRows(std::unique_ptr<RowIterator> rows) : rows_(std::move(rows)) {}
+  bool next(Row& out) override { return rows_ && rows_->next(out); }
+
+ private:
+  std::unique_ptr<RowIterator> rows_;
+};
+
+class ViewRelation final : public BoundedRelation {
+ public:
+  ViewRelation(Schema schema, std::shared_ptr<const ViewSnapshot> snapshot)
+      : schema_(std::move(schema)), snapshot_(std::move(snapshot)) {}
+  const Schema& schema() const override { return schema_; }
+  std::unique_ptr<RowSource> open() const override {
+    return std::make_unique<SnapshotRows>(snapshot_ ? snapshot_->scan() : nullptr);
+  }
+
+ private:
+  Schema schema_;
+  std::shared_ptr<const ViewSnapshot> snapshot_;  // null: columns only
+};
+
+}  // namespace
+
+std::shared_ptr<const BoundedRelation> ViewReads::relation(const std::string& view,
+                                                           ResultWriter* out,
+                                                           std::optional<uint64_t>* epoch) {
+  if (!out) {
+    std::optional<ViewLayout> l = layout(view);
+    if (!l) {
+      throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                     fmt::format("materialized view \"{}\" is not planned yet", view),
+                     SqlError::npos, "SHOW MATERIALIZED VIEWS shows its state");
+    }
+    return std::make_shared<ViewRelation>(l->schema, nullptr);
+  }
+  std::shared_ptr<const ViewSnapshot> snap = snapshot(view, SqlError::npos, *out);
+  if (epoch) *epoch = snap->epoch();
+  return std::make_shared<ViewRelation>(snap->schema(), std::move(snap));
+}
+
+std::vector<ResultColumn> ViewReads::columns(const ast::Query& query, const FlowDef& view) {
+  requireServedShape(query, view.name);
+  std::optional<ViewLayout> l = layout(view.name);
+  if (!l) {
+    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                   fmt::format("materialized view \"{}\" is not planned yet", view.name),
+                   query.pos, "SHOW MATERIALIZED VIEWS shows its state");
+  }
+  std::vector<ResultColumn> cols;
+  for (const auto& [i, name] : selectedColumns(query.terms[0], view.name, l->schema))
+    cols.push_back({name, pgTypeOf(*l->schema.columns[static_cast<size_t>(i)].type)});
+  return cols;
+}
+
+std::optional<uint64_t> ViewReads::select(const ast::Query& query, const FlowDef& view, ResultWriter& out) {
+  requireServedShape(query, view.name);
+  const ast::Select& sel = query.terms[0];
+  std::shared_ptr<const ViewSnapshot> snap = snapshot(view.name, sel.from->pos, out);
+  const Schema& schema = snap->schema();
+  const auto selected = selectedColumns(sel, view.name, schema);
+  std::optional<std::vector<Value>> key;
+  if (sel.where) key = keyValues(*sel.where, view.name, schema, snap->key());
+
+  std::vector<ResultColumn> cols;
+  for (const auto& [i, name] : selected)
+    cols.push_back({name, pgTypeOf(*schema.columns[static_cast<size_t>(i)].type)});
+  out.columns(cols);
+  int64_t sent = 0;
+  auto send = [&](const Row& row) {
+    std::vector<std::optional<std::string>> values;
+    values.reserve(selected.size());
+    for (const auto& [i, name] : selected)
+      values.push_back(pgTextOf(row.at(static_cast<size_t>(i))));
+    out.row(values);
+    ++sent;
+  };
+  // `= NULL` is never true, as in any WHERE.
+  const bool nullKey =
+      key && std::any_of(key->begin(), key->end(), [](const Value& v) { return v.isNull(); });
+  if (key && !nullKey) {
+    if (std::optional<Row> row = snap->lookup(*key); row && query.limit.value_or(1) > 0) send(*row);
+  } else if (key) {
+    // No row.
+  } else {
+    std::unique_ptr<RowIterator> rows = snap->scan();
+    Row row;
+    while ((!query.limit || sent < *query.limit) && rows->next(row)) {
+      if (out.cancelled()) throw Interrupted();
+      send(row);
+    }
+  }
+  out.complete(fmt::format("SELECT {}", sent));
+  return snap->epoch();
+}
+
+ViewStatus ViewReads::status(const FlowDef& view) {
+  ViewStatus st;
+  st.name = view.name;
+  Found found = find(view.name);
+  st.state = found.planned ? flowStateName(found.state) : "recovering";
+  if (found.checkpoint) st.epoch = found.checkpoint->epoch;
+  for (int k : found.layout.key) {
+    if (k < 0 || static_cast<size_t>(k) >= found.layout.schema.size()) continue;
+    if (!st.key.empty()) st.key += ", ";
+    st.key += found.layout.schema.columns[static_cast<size_t>(k)].name;
+  }
+  st.error = found.failure;
+  return st;
+}
+
+void ViewReads::forget(const std::string& view) {
+  std::lock_guard lock(mu_);
+  open_.erase(toLower(view));
+}
+
+}  // namespace rtsql
