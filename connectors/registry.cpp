@@ -91,9 +91,9 @@ SourceOptions sourceOptionsOf(const ScanSpec& scan) {
 }
 
 SinkOptions sinkOptionsOf(const SinkSpec& sink) {
-  if (!sink.parsed.topic.empty() || sink.parsed.own) return sink.parsed;
+  if (sink.parsed) return *sink.parsed;
   const Connector* c = ConnectorRegistry::builtin().find(sink.connector);
-  return c ? c->parseSink(sink.options) : SinkOptions{};
+  return c ? c->parseSink(sink.options) : parseCommonSinkOptions(sink.options);
 }
 
 ServerSideOptions serverSideOptions(const std::string& connector, const Options& options) {

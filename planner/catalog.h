@@ -58,7 +58,7 @@ struct SinkDef {
   Options options;
   // What the connector read from `options` (Connector::parseSink), carried
   // into the plan's SinkSpec.
-  SinkOptions parsed;
+  std::shared_ptr<const SinkOptions> parsed;
   std::string sql;
 };
 

@@ -163,22 +163,24 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
           "column an alias");
     }
   }
-  if (const OptionEntry* key = sink.options.find("key")) {
-    spec.keyColumn = findOutput(outputs, key->value);
+  // The sink's 'key', as CREATE SINK read it.
+  const std::optional<std::string> key = sink.parsed ? sink.parsed->key : std::nullopt;
+  if (key) {
+    spec.keyColumn = findOutput(outputs, *key);
     if (spec.keyColumn < 0) {
       std::vector<std::string> names;
       for (const auto& o : outputs) names.push_back(o.name);
-      std::string close = planner_detail::closestName(key->value, names);
+      std::string close = planner_detail::closestName(*key, names);
       throw SqlError(sqlstate::kUndefinedColumn,
                      fmt::format("sink \"{}\" uses key = '{}', but the query has no column \"{}\"",
-                                 sink.name, key->value, key->value),
+                                 sink.name, *key, *key),
                      queryPos,
                      close.empty() ? fmt::format("the query's columns: {}", fmt::join(names, ", "))
                                    : fmt::format("perhaps you meant \"{}\"", close));
     }
   }
-  if (sink.options.find("key")) return;
-  if (sink.format == "debezium-json" || sinkMode(sink.options) == SinkMode::Upsert) {
+  if (key) return;
+  if (sink.format == "debezium-json" || modeOf(spec) == SinkMode::Upsert) {
     uniqueKeyOf(spec, output);
   } else {
     defaultKey(spec, bound);
@@ -270,7 +272,7 @@ bool exactlyOnce(const Options& flowOptions, const SinkDef& sink) {
                                sink.name, sink.connector),
                    pos, "file sinks are at-least-once: rows since the last checkpoint are written again after a failure");
   }
-  if (sink.parsed.topic.empty()) {
+  if (!sink.parsed || sink.parsed->topic.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("'delivery' = 'exactly-once' needs the 'topic' option on sink \"{}\"",
                                sink.name),
@@ -404,6 +406,10 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   checkRowErrors(*sink, flowOptions);
   plan.onError = parseRowErrorPolicy(flowOptions);
   plan.lateRowsDeadLettered = deadLettersLateRows(flowOptions);
+  plan.lateRowsTopic =
+      readFlowDeadLetterTopic(kLateRowsDeadLetters, plan.lateRowsDeadLettered, flowOptions);
+  plan.rowErrorsTopic = readFlowDeadLetterTopic(
+      kRowErrorsDeadLetters, plan.onError == RowErrorPolicy::DeadLetter, flowOptions);
   plan.checkpointIntervalMicros = checkpoint;
   plan.exactlyOnce = exactlyOnce(flowOptions, *sink);
   plan.standbyReplicas = standbyReplicas(flowOptions, plan);

@@ -107,7 +107,7 @@ int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
                          scan.name, scan.connector),
              "run it without 'shards'");
     }
-    if (scan.options.has("kafka.group.id")) {
+    if (scan.parsed && scan.parsed->userGroup) {
       refuse(sqlstate::kFeatureNotSupported,
              fmt::format("'shards' gives each copy of the flow a consumer group of its own, and "
                          "source \"{}\" names one ('kafka.group.id')",

@@ -13,6 +13,15 @@
 
 namespace rtsql {
 
+// The settings a source's format decodes by, each at its default when not set
+// (format::decodeOptions).
+struct DecodeOptions {
+  char csvDelimiter = ',';         // 'csv.delimiter'
+  bool jsonIgnoreMissing = true;   // 'json.ignore-missing': a missing field is NULL
+  bool avroConfluent = false;      // 'avro.framing' = 'confluent'
+  bool protobufConfluent = false;  // 'protobuf.framing' = 'confluent'
+};
+
 struct SourceOptions {
   // 'on.error': what the source does with a record it cannot decode.
   RowErrorPolicy onError = RowErrorPolicy::Fail;
@@ -35,6 +44,11 @@ struct SourceOptions {
   // writes them to its own cluster with its own settings).
   std::string deadLetterTopic = {};
   std::string deadLetterBootstrap = {};
+  // A Kafka source's 'kafka.group.id' is set: its positions are committed
+  // to the user's consumer group, never to the flow's.
+  bool userGroup = false;
+  // How its records are decoded.
+  DecodeOptions decode = {};
   // The connector's own settings (planner/connector_options.h), or null when
   // it has none to carry.
   std::shared_ptr<const ConnectorOptions> own = nullptr;

@@ -248,7 +248,12 @@ SinkSpec valueSpec(const SourceDef& source, const std::string& topic) {
   spec.format = toLower(source.format);
   spec.options = source.options;
   spec.options.set("topic", topic);
-  spec.parsed.topic = topic;
+  // What the Kafka sink reads: the topic, and the source's framing as CREATE
+  // SOURCE read it.
+  SinkOptions parsed;
+  parsed.topic = topic;
+  parsed.protobufConfluent = source.parsed && source.parsed->decode.protobufConfluent;
+  spec.parsed = std::make_shared<const SinkOptions>(std::move(parsed));
   for (const Column& c : source.schema.columns) {
     if (!c.hidden) spec.input.columns.push_back(c);
   }

@@ -25,6 +25,12 @@ void DatagenConnector::validateSourceColumns(const Options& options, const Schem
   validateDatagenOptions(options, schema, stmtPos);
 }
 
+SourceOptions DatagenConnector::parseSource(const Options& options) const {
+  SourceOptions parsed = parseCommonSourceOptions(options);
+  parsed.own = parseDatagenOptions(options);
+  return parsed;
+}
+
 int DatagenConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv&) const {
   // A generator has as many partitions as it is given tasks: one by default.
   const int maxPartitions = sourceOptionsOf(scan).maxPartitions;

@@ -10,8 +10,9 @@ void HttpConnector::validateSink(const Options& options, size_t stmtPos) const {
 }
 
 SinkOptions HttpConnector::parseSink(const Options& options) const {
-  SinkOptions parsed;
-  parsed.own = std::make_shared<const HttpSinkConfig>(parseHttpSinkOptions(options, SqlError::npos));
+  SinkOptions parsed = parseCommonSinkOptions(options);
+  parsed.own =
+      std::make_shared<const HttpSinkConfig>(parseHttpSinkOptions(options, SqlError::npos));
   return parsed;
 }
 

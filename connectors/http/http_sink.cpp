@@ -13,7 +13,6 @@
 #include <mutex>
 #include <thread>
 
-#include "common/error.h"
 #include "common/schema.h"
 #include "connectors/format/codec.h"
 #include "connectors/format/decoders.h"
@@ -444,10 +443,8 @@ std::unique_ptr<SinkWriter> makeHttpSink(const SinkSpec& sink, const std::string
                                          int /*task*/) {
   // What CREATE SINK read, carried by the plan (a spec built by hand is read
   // through its connector by sinkOptionsOf).
-  const SinkOptions parsed = sinkOptionsOf(sink);
-  const auto* config = dynamic_cast<const HttpSinkConfig*>(parsed.own.get());
-  if (!config) throw InternalError("an HTTP sink's plan carries no HTTP options");
-  return std::make_unique<HttpSink>(sink, *config);
+  return std::make_unique<HttpSink>(
+      sink, connectorOptionsAs<HttpSinkConfig>(sinkOptionsOf(sink).own, "HTTP sink"));
 }
 
 }  // namespace rtsql

@@ -37,7 +37,9 @@ SinkSpec deadLetterSink(std::string name, const Options& options, const std::str
   }
   entries.push_back({"topic", topic});
   sink.options = Options(std::move(entries));
-  sink.parsed.topic = topic;
+  SinkOptions parsed;
+  parsed.topic = topic;
+  sink.parsed = std::make_shared<const SinkOptions>(std::move(parsed));
   DataTypePtr binary = DataType::of(TypeId::Binary);
   DataTypePtr header =
       DataType::structOf({{"key", DataType::of(TypeId::String)}, {"value", binary}});
@@ -237,13 +239,14 @@ class KafkaFlowDeadLetterWriter final : public FlowDeadLetterWriter {
   KafkaFlowDeadLetterWriter(const PhysicalPlan& plan, FlowDeadLetters which,
                             const std::string& embeddedBootstrap, int task)
       : flow_(plan.flowName) {
-    const FlowDeadLetterOptions& options =
-        which == FlowDeadLetters::LateRows ? kLateRowsDeadLetters : kRowErrorsDeadLetters;
-    Options kafkaOptions = flowDeadLetterKafkaOptions(plan, options);
+    const bool late = which == FlowDeadLetters::LateRows;
+    const FlowDeadLetterOptions& options = late ? kLateRowsDeadLetters : kRowErrorsDeadLetters;
+    // The topic and cluster CREATE FLOW read.
+    const FlowDeadLetterTopic& target = late ? plan.lateRowsTopic : plan.rowErrorsTopic;
+    Options kafkaOptions = flowDeadLetterKafkaOptions(plan, target);
     out_ = std::make_unique<DeadLetterWriter>(
         fmt::format("{} of flow '{}'", options.shortRows, plan.flowName), kafkaOptions,
-        plan.flowOptions.getString(options.topic),
-        resolveBootstrap(kafkaOptions, embeddedBootstrap), plan.flowName, task);
+        target.topic, resolveBootstrap(kafkaOptions, embeddedBootstrap), plan.flowName, task);
   }
 
   void writeLate(const Row& row, const Schema& schema, const LateRowOrigin& origin) override {

@@ -95,8 +95,9 @@ class KafkaProducer {
     rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
     // Once per flow run, as the tasks share this producer; before it counts as
     // open, since a refusal here means no destructor runs.
-    int partitions = kafka::sinkTopicPartitions(sink.options);
-    std::string topic = sinkOptionsOf(sink).topic;
+    const SinkOptions parsed = sinkOptionsOf(sink);
+    const int partitions = parsed.topicPartitions;
+    const std::string& topic = parsed.topic;
     if (partitions > 0 && !topic.empty()) {
       kafka::ensureSinkTopic(rk_.get(), bootstrap, topic, partitions);
     }
@@ -195,7 +196,7 @@ class KafkaSinkTransaction final : public SinkTransaction {
         ids_(ids),
         markerGroup_(ids.epochGroup()) {
     EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap_);
-    if (embedded) embedded->createTopic(topic_, kafka::sinkTopicPartitions(sink.options));
+    if (embedded) embedded->createTopic(topic_, sinkOptionsOf(sink).topicPartitions);
     producer_ = std::make_shared<KafkaProducer>(
         sink, bootstrap_, flowName,
         std::vector<std::pair<std::string, std::string>>{{"transactional.id", ids.transactionalId()},
@@ -350,7 +351,7 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
     }
     embedded_ = EmbeddedKafka::find(bootstrap_);
     if (embedded_ && !topic_.empty()) {
-      embedded_->createTopic(topic_, kafka::sinkTopicPartitions(sink.options));
+      embedded_->createTopic(topic_, sinkOptionsOf(sink).topicPartitions);
     }
     // Exactly-once: the flow run's transactional producer; otherwise the
     // flow's shared one.

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "common/clock.h"
-#include "common/error.h"
 #include "common/json.h"
 #include "connectors/nexmark/generator.h"
 #include "connectors/registry.h"
@@ -502,9 +501,7 @@ namespace {
 // What CREATE SOURCE read, carried by the plan (a spec built by hand is read
 // through its connector by sourceOptionsOf).
 const NexmarkOptions& nexmarkOptionsOf(const SourceOptions& parsed) {
-  const auto* own = dynamic_cast<const NexmarkOptions*>(parsed.own.get());
-  if (!own) throw InternalError("a nexmark source's plan carries no nexmark options");
-  return *own;
+  return connectorOptionsAs<NexmarkOptions>(parsed.own, "nexmark");
 }
 
 }  // namespace

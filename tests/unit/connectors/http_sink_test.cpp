@@ -390,8 +390,9 @@ TEST_CASE("http sink: the options CREATE SINK read are what the writer runs with
   SinkSpec sink = idSink("http://127.0.0.1:1/written", {});
   // The plan carries what the connector read at CREATE SINK; the text is not
   // read again when the writer opens.
-  sink.parsed = http.parseSink(opts({{"connector", "http"}, {"url", "http://127.0.0.1:1/read"}}));
-  REQUIRE(sink.parsed.own != nullptr);
+  sink.parsed = std::make_shared<const SinkOptions>(
+      http.parseSink(opts({{"connector", "http"}, {"url", "http://127.0.0.1:1/read"}})));
+  REQUIRE(sink.parsed->own != nullptr);
   auto writer = makeHttpSink(sink, "f", 0);
   CHECK(writer->description() == "HttpSink[http://127.0.0.1:1/read]");
 }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -333,8 +334,86 @@ TEST_CASE("registry: maxPartitions, the dead-letter topic and a sink's topic are
   sink.connector = "kafka";
   sink.options = opts({{"topic", "by-hand"}});
   CHECK(sinkOptionsOf(sink).topic == "by-hand");
-  sink.parsed.topic = "carried";
+  SinkOptions carried;
+  carried.topic = "carried";
+  sink.parsed = std::make_shared<const SinkOptions>(carried);
   CHECK(sinkOptionsOf(sink).topic == "carried");
+}
+
+TEST_CASE("registry: a Kafka source's group, its decoding and a sink's settings are read once") {
+  const Connector& kafka = *ConnectorRegistry::builtin().find("kafka");
+  SourceOptions source = kafka.parseSource(opts({{"connector", "kafka"},
+                                                 {"subscribe", "a"},
+                                                 {"kafka.group.id", "mine"},
+                                                 {"format", "protobuf"},
+                                                 {"protobuf.framing", "Confluent"}}));
+  CHECK(source.userGroup);
+  CHECK(source.decode.protobufConfluent);
+  source = kafka.parseSource(opts({{"connector", "kafka"},
+                                   {"subscribe", "a"},
+                                   {"format", "csv"},
+                                   {"csv.delimiter", "\\t"},
+                                   {"json.ignore-missing", "false"}}));
+  CHECK_FALSE(source.userGroup);
+  CHECK(source.decode.csvDelimiter == '\t');
+  // Only the format's own settings are read: a csv source's json one is not.
+  CHECK(source.decode.jsonIgnoreMissing);
+  source = kafka.parseSource(opts({{"connector", "kafka"},
+                                   {"subscribe", "a"},
+                                   {"json.ignore-missing", "false"},
+                                   {"avro.framing", "confluent"}}));
+  CHECK_FALSE(source.decode.jsonIgnoreMissing);
+  CHECK_FALSE(source.decode.avroConfluent);
+
+  SinkOptions sink = kafka.parseSink(opts({{"connector", "kafka"},
+                                           {"topic", "out"},
+                                           {"key", "user_id"},
+                                           {"topic.partitions", "6"},
+                                           {"csv.delimiter", ";"},
+                                           {"protobuf.framing", "confluent"},
+                                           {"mode", "Upsert"}}));
+  CHECK(sink.key == std::optional<std::string>("user_id"));
+  CHECK(sink.topicPartitions == 6);
+  CHECK(sink.csvDelimiter == ';');
+  CHECK(sink.protobufConfluent);
+  CHECK(sink.mode == SinkMode::Upsert);
+  sink = kafka.parseSink(opts({{"connector", "kafka"}, {"topic", "out"}}));
+  CHECK_FALSE(sink.key);
+  CHECK(sink.topicPartitions == -1);
+  CHECK(sink.mode == SinkMode::Update);
+  CHECK_FALSE(sink.protobufConfluent);
+  // Every sink reads 'mode'; a connector without a parseSink of its own too.
+  CHECK(ConnectorRegistry::builtin()
+            .find("file")
+            ->parseSink(opts({{"connector", "file"}, {"path", "/tmp/x"}, {"mode", "append"}}))
+            .mode == SinkMode::Append);
+  SinkSpec byHand;
+  byHand.connector = "none-such";
+  byHand.options = opts({{"mode", "upsert"}});
+  CHECK(sinkOptionsOf(byHand).mode == SinkMode::Upsert);
+}
+
+TEST_CASE("registry: a wrong value fails the connector's parse as it fails CREATE") {
+  // Replayed definitions are not validated again: what they are parsed with
+  // must refuse what validation refuses, with the same error.
+  const Connector& kafka = *ConnectorRegistry::builtin().find("kafka");
+  const Options bad = opts({{"connector", "kafka"},
+                            {"kafka.bootstrap.servers", "embedded"},
+                            {"topic", "t"},
+                            {"topic.partitions", "0"}});
+  SqlError validated = sqlErrorOf([&] { kafka.validateSink(bad, 0); });
+  SqlError parsed = sqlErrorOf([&] { kafka.parseSink(bad); });
+  CHECK(validated.sqlstate() == "22023");
+  CHECK(parsed.sqlstate() == validated.sqlstate());
+  CHECK(parsed.message() == validated.message());
+  CHECK(parsed.position() == validated.position());
+
+  const Connector& file = *ConnectorRegistry::builtin().find("file");
+  const Options badFile = opts({{"connector", "file"}, {"path", "/tmp/x"}, {"buffer.bytes", "-1"}});
+  validated = sqlErrorOf([&] { file.validateSink(badFile, 0); });
+  parsed = sqlErrorOf([&] { file.parseSink(badFile); });
+  CHECK(validated.sqlstate() == "22023");
+  CHECK(parsed.message() == validated.message());
 }
 
 TEST_CASE("registry: 'on.error' out of its three values is 22023 at the value") {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "common/json.h"
+#include "planner/flow_dead_letters.h"
 #include "planner/planner.h"
 #include "planner_fixture.h"
 
@@ -361,6 +362,34 @@ TEST_CASE("constructs that are still refused are 0A000 at their position") {
   e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
   CHECK(e.position() == sql.find("window("));
+}
+
+TEST_CASE("a plan carries the flow's dead-letter topics as CREATE FLOW read them") {
+  FlowFixture f;
+  PhysicalPlan p = f.flow(
+      "CREATE FLOW g INTO alerts WITH ('on.error' = 'dead-letter', 'dead-letter.topic' = 'bad', "
+      "'late.rows' = 'dead-letter', 'late.rows.topic' = 'late') AS SELECT window.start, user_id, "
+      "count(*) AS n FROM clicks GROUP BY window(ts, '10 seconds'), user_id");
+  CHECK(p.rowErrorsTopic.topic == "bad");
+  CHECK(p.lateRowsTopic.topic == "late");
+  // On the Kafka sink's cluster: no cluster of their own.
+  CHECK(p.rowErrorsTopic.bootstrap.empty());
+  CHECK(p.lateRowsTopic.bootstrap.empty());
+  // The producer's options: the sink's kafka.* settings.
+  CHECK(flowDeadLetterKafkaOptions(p, p.rowErrorsTopic).has("kafka.bootstrap.servers"));
+
+  // Without 'dead-letter', none.
+  p = f.flow(kAcceptance);
+  CHECK(p.rowErrorsTopic.topic.empty());
+  CHECK(p.lateRowsTopic.topic.empty());
+
+  // A wrong value is refused by CREATE FLOW, at the option.
+  const std::string sql =
+      "CREATE FLOW h INTO alerts WITH ('on.error' = 'dead-letter', 'dead-letter.topic' = 'a b') "
+      "AS SELECT user_id FROM clicks";
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == sql.find("'a b'"));
 }
 
 TEST_CASE("a plan carries the flow's 'on.error' and 'late.rows' and its connectors' answers") {

@@ -13,6 +13,7 @@
 #include "../sql_error_of.h"
 #include "parser/parser.h"
 #include "planner/planner.h"
+#include "planner/sink_changelog.h"
 #include "planner/user_function.h"
 
 namespace rtsql::testing {
@@ -37,8 +38,8 @@ inline SourceDef sourceFrom(const ast::CreateSource& s) {
   def.watermark = bindWatermark(s, def.schema);
   def.traits.partitionedLog = def.connector == "kafka";  // as KafkaConnector says
   // What Connector::parseSource reads that the planner acts on: the topics
-  // of 'subscribe' (split at commas, blanks dropped, as kafka::splitTopics)
-  // and 'maxPartitions'.
+  // of 'subscribe' (split at commas, blanks dropped, as kafka::splitTopics),
+  // 'maxPartitions' and whether 'kafka.group.id' is set.
   auto parsed = std::make_shared<SourceOptions>();
   const std::string subscribe = def.options.getString("subscribe");
   for (size_t start = 0; start <= subscribe.size();) {
@@ -54,6 +55,7 @@ inline SourceDef sourceFrom(const ast::CreateSource& s) {
   if (def.options.has("maxPartitions")) {
     parsed->maxPartitions = static_cast<int>(def.options.getInt("maxPartitions", 1, 1, 1 << 20));
   }
+  parsed->userGroup = def.options.has("kafka.group.id");
   def.parsed = std::move(parsed);
   def.sql = s.text;
   return def;
@@ -89,7 +91,15 @@ struct PlannerFixture {
           def.exactlyOnce = def.connector == "kafka";
           def.traits.kafkaCluster = def.connector == "kafka";
           def.traits.writesEveryChange = def.connector == "blackhole";
-          if (def.connector == "kafka") def.parsed.topic = def.options.getString("topic");
+          // What Connector::parseSink reads that the planner acts on: 'mode',
+          // and a Kafka sink's 'topic' and 'key'.
+          auto parsed = std::make_shared<SinkOptions>();
+          parsed->mode = sinkMode(def.options);
+          if (def.connector == "kafka") {
+            parsed->topic = def.options.getString("topic");
+            if (const OptionEntry* key = def.options.find("key")) parsed->key = key->value;
+          }
+          def.parsed = std::move(parsed);
           catalog.addSink(std::move(def), s.ifNotExists, s.namePos);
           break;
         }
