@@ -332,6 +332,10 @@ Catalog::SinkPtr viewSink(const ast::CreateFlow& stmt) {
   def->connector = kViewSinkConnector;
   def->format = "table";
   def->options = Options({OptionEntry{"mode", "upsert", stmt.namePos, stmt.namePos}});
+  // As a sink's connector would read them at CREATE SINK.
+  auto parsed = std::make_shared<SinkOptions>();
+  parsed->mode = SinkMode::Upsert;
+  def->parsed = std::move(parsed);
   return def;
 }
 

@@ -6,6 +6,7 @@
 #include "common/json.h"
 #include "planner/flow_dead_letters.h"
 #include "planner/planner.h"
+#include "planner/sink_changelog.h"
 #include "planner_fixture.h"
 
 using namespace rtsql;
@@ -390,6 +391,16 @@ TEST_CASE("a plan carries the flow's dead-letter topics as CREATE FLOW read them
   SqlError e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "22023");
   CHECK(e.position() == sql.find("'a b'"));
+}
+
+TEST_CASE("a materialized view's sink carries its settings as CREATE SINK would") {
+  FlowFixture f;
+  PhysicalPlan p = f.flow(
+      "CREATE MATERIALIZED VIEW v AS SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id");
+  REQUIRE(p.sink.parsed);
+  // Written like an upsert sink: a key's delete takes its row out.
+  CHECK(p.sink.parsed->mode == SinkMode::Upsert);
+  CHECK(sinkWritesRetractions(p.sink));
 }
 
 TEST_CASE("a plan carries the flow's 'on.error' and 'late.rows' and its connectors' answers") {
