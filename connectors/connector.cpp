@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "connectors/format/decoders.h"
+#include "connectors/kafka/dead_letter.h"
 #include "connectors/restore_position.h"
+#include "planner/sink_changelog.h"
 
 namespace rtsql {
 
@@ -28,11 +31,32 @@ SourceOptions parseCommonSourceOptions(const Options& options) {
   SourceOptions parsed;
   parsed.onError = parseRowErrorPolicy(options);
   parsed.failOnDataLoss = failOnDataLoss(options);
+  if (options.has("maxPartitions")) {
+    parsed.maxPartitions = static_cast<int>(options.getInt("maxPartitions", 1, 1, 1 << 20));
+  }
+  // The connectors that decode records default to json (Connector::
+  // sourceFormat).
+  parsed.decode = decodeOptions(options.getString("format", "json"), options);
+  if (parsed.onError == RowErrorPolicy::DeadLetter) {
+    parsed.deadLetterTopic = options.getString(kafka::kDeadLetterTopicOption);
+    parsed.deadLetterBootstrap = options.getString(kafka::kDeadLetterBootstrapOption);
+  }
   return parsed;
 }
 
 SourceOptions Connector::parseSource(const Options& options) const {
   return parseCommonSourceOptions(options);
+}
+
+SinkOptions parseCommonSinkOptions(const Options& options) {
+  SinkOptions parsed;
+  parsed.mode = sinkMode(options);
+  parsed.csvDelimiter = format::csvDelimiter(options);
+  return parsed;
+}
+
+SinkOptions Connector::parseSink(const Options& options) const {
+  return parseCommonSinkOptions(options);
 }
 
 Schema Connector::bindSourceSchema(const ast::CreateSource&, const Options&) const {

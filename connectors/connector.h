@@ -53,9 +53,13 @@ struct ServerSideOptions {
   bool serverCredentials = false;
 };
 
-// The options every connector reads the same way: 'on.error' and
-// 'failOnDataLoss', each at its default when not set (Connector::parseSource).
+// The options every connector reads the same way: 'on.error',
+// 'failOnDataLoss', 'maxPartitions', the format's decoding settings and the
+// dead-letter topic and cluster, each at its default when not set
+// (Connector::parseSource).
 SourceOptions parseCommonSourceOptions(const Options& options);
+// Likewise for sinks: 'mode' and 'csv.delimiter' (Connector::parseSink).
+SinkOptions parseCommonSinkOptions(const Options& options);
 
 // One connector. Implementations are stateless: one instance serves every
 // source, sink and table that names it, from any thread. A method of a role
@@ -83,6 +87,11 @@ class Connector {
   // 'failOnDataLoss', each at its default when the connector has no such
   // option.
   virtual SourceOptions parseSource(const Options& options) const;
+  // CREATE SINK, after validateSink: the settings the code that writes the
+  // sink reads (planner/sink_options.h), recorded in the catalog and carried
+  // by the plan (SinkSpec::parsed). The default reads those every sink
+  // reads the same way (parseCommonSinkOptions).
+  virtual SinkOptions parseSink(const Options& options) const;
   // The connector's answers to what the planner and the server ask of its
   // sources and sinks (planner/connector_traits.h), recorded at CREATE.
   virtual SourceTraits sourceTraits() const { return {}; }

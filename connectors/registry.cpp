@@ -90,6 +90,12 @@ SourceOptions sourceOptionsOf(const ScanSpec& scan) {
   return c ? c->parseSource(scan.options) : parseCommonSourceOptions(scan.options);
 }
 
+SinkOptions sinkOptionsOf(const SinkSpec& sink) {
+  if (sink.parsed) return *sink.parsed;
+  const Connector* c = ConnectorRegistry::builtin().find(sink.connector);
+  return c ? c->parseSink(sink.options) : parseCommonSinkOptions(sink.options);
+}
+
 ServerSideOptions serverSideOptions(const std::string& connector, const Options& options) {
   const Connector* c = ConnectorRegistry::builtin().find(connector);
   return c ? c->serverSideOptions(options) : ServerSideOptions{};

@@ -54,6 +54,11 @@ void validateSinkOptions(const std::string& connector, const Options& options, s
 // its connector reads from its options (Connector::parseSource).
 SourceOptions sourceOptionsOf(const ScanSpec& scan);
 
+// The settings of the sink `sink` writes: those the plan carries
+// (SinkSpec::parsed), or, for a spec built by hand (tests, benchmarks), what
+// its connector reads from its options (Connector::parseSink).
+SinkOptions sinkOptionsOf(const SinkSpec& sink);
+
 // The options of a source, sink or table that name files or programs on the
 // server's machine (Connector::serverSideOptions); none for an unknown
 // connector, which validation refuses.

@@ -233,7 +233,8 @@ class ConnectorProvider {
                                                             const std::string& flowName, int task,
                                                             SinkTransaction& transaction);
   // 'late.rows' = 'dead-letter' or 'on.error' = 'dead-letter'
-  // (plan.flowOptions): task `task`'s writer of the rows `which` names. The
+  // (the topic CREATE FLOW read, PhysicalPlan::lateRowsTopic or
+  // rowErrorsTopic): task `task`'s writer of the rows `which` names. The
   // default refuses: only Kafka receives them.
   virtual std::unique_ptr<FlowDeadLetterWriter> openFlowDeadLetters(const PhysicalPlan& plan,
                                                                     FlowDeadLetters which,

@@ -17,6 +17,7 @@
 #include "common/schema.h"
 #include "common/value.h"
 #include "planner/connector_traits.h"
+#include "planner/sink_options.h"
 #include "planner/source_options.h"
 
 namespace rtsql {
@@ -55,6 +56,9 @@ struct SinkDef {
   // The connector's other answers (Connector::sinkTraits), likewise.
   SinkTraits traits;
   Options options;
+  // What the connector read from `options` (Connector::parseSink), carried
+  // into the plan's SinkSpec.
+  std::shared_ptr<const SinkOptions> parsed;
   std::string sql;
 };
 

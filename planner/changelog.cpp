@@ -242,7 +242,7 @@ Changelog merge(const std::vector<Changelog>& inputs) {
 // must run again with aggregations emitting retractions.
 bool derive(PhysicalPlan& plan, bool retract) {
   bool enough = true;
-  const bool upsert = sinkMode(plan.sink.options) == SinkMode::Upsert;
+  const bool upsert = modeOf(plan.sink) == SinkMode::Upsert;
   std::vector<Changelog> stageOut(plan.stages.size());
   std::vector<Changelog> toSink;
   for (size_t s = 0; s < plan.stages.size(); ++s) {

@@ -71,7 +71,13 @@ void checkFlowDeadLetters(const FlowDeadLetterOptions& which, bool deadLetters, 
   }
 }
 
-Options flowDeadLetterKafkaOptions(const PhysicalPlan& plan, const FlowDeadLetterOptions& which) {
+FlowDeadLetterTopic readFlowDeadLetterTopic(const FlowDeadLetterOptions& which, bool deadLetters,
+                                            const Options& flowOptions) {
+  if (!deadLetters) return {};
+  return {flowOptions.getString(which.topic), flowOptions.getString(which.bootstrap)};
+}
+
+Options flowDeadLetterKafkaOptions(const PhysicalPlan& plan, const FlowDeadLetterTopic& target) {
   std::vector<OptionEntry> entries;
   if (plan.sink.traits.kafkaCluster) {
     for (const OptionEntry& e : plan.sink.options.entries()) {
@@ -80,7 +86,7 @@ Options flowDeadLetterKafkaOptions(const PhysicalPlan& plan, const FlowDeadLette
       }
     }
   } else {
-    entries.push_back({"kafka.bootstrap.servers", plan.flowOptions.getString(which.bootstrap)});
+    entries.push_back({"kafka.bootstrap.servers", target.bootstrap});
   }
   return Options(std::move(entries));
 }

@@ -49,9 +49,15 @@ inline constexpr FlowDeadLetterOptions kRowErrorsDeadLetters{kOnErrorOption,
 void checkFlowDeadLetters(const FlowDeadLetterOptions& which, bool deadLetters, const SinkDef& sink,
                           const Options& flowOptions);
 
-// The `kafka.<name>` options of the producer that writes one of the flow's
-// dead-letter topics: the Kafka sink's, or `which.bootstrap` as
+// The topic and cluster `which` names in `flowOptions` (checked by
+// checkFlowDeadLetters), read once for the plan to carry; empty without
+// 'dead-letter'.
+FlowDeadLetterTopic readFlowDeadLetterTopic(const FlowDeadLetterOptions& which, bool deadLetters,
+                                            const Options& flowOptions);
+
+// The `kafka.<name>` options of the producer that writes `target`, one of
+// the flow's dead-letter topics: the Kafka sink's, or `target.bootstrap` as
 // 'kafka.bootstrap.servers'.
-Options flowDeadLetterKafkaOptions(const PhysicalPlan& plan, const FlowDeadLetterOptions& which);
+Options flowDeadLetterKafkaOptions(const PhysicalPlan& plan, const FlowDeadLetterTopic& target);
 
 }  // namespace rtsql

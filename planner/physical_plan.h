@@ -29,6 +29,7 @@
 #include "planner/connector_traits.h"
 #include "planner/operator_spec.h"
 #include "planner/row_error_policy.h"
+#include "planner/sink_options.h"
 #include "planner/source_options.h"
 
 namespace rtsql {
@@ -161,6 +162,9 @@ struct SinkSpec {
   std::string connector;  // a registered sink connector: kafka, file, http, blackhole
   std::string format;     // json, raw, csv or debezium-json
   Options options;
+  // What the connector read from `options` at CREATE SINK (SinkDef::parsed);
+  // null in a spec built by hand, whose options sinkOptionsOf() reads.
+  std::shared_ptr<const SinkOptions> parsed;
   SinkTraits traits;    // the connector's answers (planner/connector_traits.h)
   Schema input;         // the rows the flow writes
   int keyColumn = -1;   // json: the column used as the Kafka key, -1 for none
@@ -174,6 +178,12 @@ struct SinkSpec {
   int valueColumn = -1;
   int headersColumn = -1;
   int topicColumn = -1;
+};
+
+// One of a flow's dead-letter topics, as CREATE FLOW read its options.
+struct FlowDeadLetterTopic {
+  std::string topic;
+  std::string bootstrap;  // empty: the cluster of the flow's Kafka sink
 };
 
 struct PhysicalPlan {
@@ -190,6 +200,12 @@ struct PhysicalPlan {
   // (planner/late_rows.h).
   RowErrorPolicy onError = RowErrorPolicy::Fail;
   bool lateRowsDeadLettered = false;
+  // Where those rows go when dead-lettered (planner/flow_dead_letters.h),
+  // read once at planning: 'late.rows.topic' and 'dead-letter.topic', each
+  // with its '<prefix>.kafka.bootstrap.servers' (empty: the Kafka sink's
+  // cluster). Empty when the flow dead-letters no such rows.
+  FlowDeadLetterTopic lateRowsTopic;
+  FlowDeadLetterTopic rowErrorsTopic;
 
   int shufflePartitions = 8;   // tasks of each shuffle stage
   // Whether source offsets are committed at epoch ends. Live queries read

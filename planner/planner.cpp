@@ -97,6 +97,7 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
   spec.connector = sink.connector;
   spec.format = sink.format;
   spec.options = sink.options;
+  spec.parsed = sink.parsed;
   spec.traits = sink.traits;
   auto typed = [&](const char* column, bool (*ok)(const DataType&), const char* wanted) {
     int i = findOutput(outputs, column);
@@ -163,22 +164,24 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
           "column an alias");
     }
   }
-  if (const OptionEntry* key = sink.options.find("key")) {
-    spec.keyColumn = findOutput(outputs, key->value);
+  // The sink's 'key', as CREATE SINK read it.
+  const std::optional<std::string> key = sink.parsed ? sink.parsed->key : std::nullopt;
+  if (key) {
+    spec.keyColumn = findOutput(outputs, *key);
     if (spec.keyColumn < 0) {
       std::vector<std::string> names;
       for (const auto& o : outputs) names.push_back(o.name);
-      std::string close = planner_detail::closestName(key->value, names);
+      std::string close = planner_detail::closestName(*key, names);
       throw SqlError(sqlstate::kUndefinedColumn,
                      fmt::format("sink \"{}\" uses key = '{}', but the query has no column \"{}\"",
-                                 sink.name, key->value, key->value),
+                                 sink.name, *key, *key),
                      queryPos,
                      close.empty() ? fmt::format("the query's columns: {}", fmt::join(names, ", "))
                                    : fmt::format("perhaps you meant \"{}\"", close));
     }
   }
-  if (sink.options.find("key")) return;
-  if (sink.format == "debezium-json" || sinkMode(sink.options) == SinkMode::Upsert) {
+  if (key) return;
+  if (sink.format == "debezium-json" || modeOf(spec) == SinkMode::Upsert) {
     uniqueKeyOf(spec, output);
   } else {
     defaultKey(spec, bound);
@@ -270,7 +273,7 @@ bool exactlyOnce(const Options& flowOptions, const SinkDef& sink) {
                                sink.name, sink.connector),
                    pos, "file sinks are at-least-once: rows since the last checkpoint are written again after a failure");
   }
-  if (sink.options.getString("topic").empty()) {
+  if (!sink.parsed || sink.parsed->topic.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("'delivery' = 'exactly-once' needs the 'topic' option on sink \"{}\"",
                                sink.name),
@@ -311,6 +314,7 @@ PhysicalPlan buildPlan(const BoundQuery& bound, const PlanContext& ctx, int part
     plan.sink.connector = sink->connector;
     plan.sink.format = sink->format;
     plan.sink.options = sink->options;
+    plan.sink.parsed = sink->parsed;
     plan.sink.traits = sink->traits;
   }
   planner_detail::NodePtr root =
@@ -334,6 +338,10 @@ Catalog::SinkPtr viewSink(const ast::CreateFlow& stmt) {
   def->connector = kViewSinkConnector;
   def->format = "table";
   def->options = Options({OptionEntry{"mode", "upsert", stmt.namePos, stmt.namePos}});
+  // As a sink's connector would read them at CREATE SINK.
+  auto parsed = std::make_shared<SinkOptions>();
+  parsed->mode = SinkMode::Upsert;
+  def->parsed = std::move(parsed);
   return def;
 }
 
@@ -408,6 +416,10 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   checkRowErrors(*sink, flowOptions);
   plan.onError = parseRowErrorPolicy(flowOptions);
   plan.lateRowsDeadLettered = deadLettersLateRows(flowOptions);
+  plan.lateRowsTopic =
+      readFlowDeadLetterTopic(kLateRowsDeadLetters, plan.lateRowsDeadLettered, flowOptions);
+  plan.rowErrorsTopic = readFlowDeadLetterTopic(
+      kRowErrorsDeadLetters, plan.onError == RowErrorPolicy::DeadLetter, flowOptions);
   plan.checkpointIntervalMicros = checkpoint;
   plan.exactlyOnce = exactlyOnce(flowOptions, *sink);
   plan.standbyReplicas = standbyReplicas(flowOptions, plan);

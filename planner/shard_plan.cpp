@@ -107,14 +107,14 @@ int checkFlowShards(const Options& flowOptions, const PhysicalPlan& plan) {
                          scan.name, scan.connector),
              "run it without 'shards'");
     }
-    if (scan.options.has("kafka.group.id")) {
+    if (scan.parsed && scan.parsed->userGroup) {
       refuse(sqlstate::kFeatureNotSupported,
              fmt::format("'shards' gives each copy of the flow a consumer group of its own, and "
                          "source \"{}\" names one ('kafka.group.id')",
                          scan.name),
              "remove 'kafka.group.id' from the source, or run the flow without 'shards'");
     }
-    if (scan.options.getString("subscribe").find(',') != std::string::npos) {
+    if (scan.parsed && scan.parsed->topics.size() > 1) {
       // A row's origin names its record by partition number and offset,
       // which the partitions of several topics would share.
       refuse(sqlstate::kFeatureNotSupported,

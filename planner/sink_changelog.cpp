@@ -11,18 +11,20 @@ SinkMode sinkMode(const Options& options) {
   return SinkMode::Update;
 }
 
+SinkMode modeOf(const SinkSpec& sink) { return sink.parsed ? sink.parsed->mode : SinkMode::Update; }
+
 bool sinkWritesRetractions(const SinkSpec& sink) {
   // A live query's client is shown each change with its kind; a blackhole
   // counts rows whatever they mean.
   if (sink.traits.writesEveryChange) return true;
-  return sink.format == "debezium-json" || sinkMode(sink.options) == SinkMode::Upsert;
+  return sink.format == "debezium-json" || modeOf(sink) == SinkMode::Upsert;
 }
 
 void checkSinkChangelog(const PhysicalPlan& plan, size_t pos) {
   const SinkSpec& sink = plan.sink;
   const ChangelogMode mode = plan.output.mode;
   if (sink.traits.writesEveryChange) return;
-  const SinkMode sinkWrites = sinkMode(sink.options);
+  const SinkMode sinkWrites = modeOf(sink);
   if (sinkWrites == SinkMode::Append && mode != ChangelogMode::Append) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("sink \"{}\" has 'mode' = 'append', but the flow's query updates "

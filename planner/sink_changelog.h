@@ -22,10 +22,13 @@
 
 namespace rtsql {
 
-enum class SinkMode { Update, Append, Upsert };
-
-// The sink's 'mode' option (SinkMode::Update when absent).
+// The sink's 'mode' option (SinkMode::Update when absent), as CREATE SINK
+// reads it into SinkOptions::mode.
 SinkMode sinkMode(const Options& options);
+
+// The 'mode' CREATE SINK read (SinkSpec::parsed); SinkMode::Update for a
+// sink without options (a live query's client).
+SinkMode modeOf(const SinkSpec& sink);
 
 // Whether the sink can write a retracting stream: deletes and old rows.
 bool sinkWritesRetractions(const SinkSpec& sink);

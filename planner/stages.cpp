@@ -15,22 +15,15 @@ namespace rtsql::planner_detail {
 namespace {
 
 // A source stage reads with min(maxPartitions, partitions) tasks: more tasks
-// than partitions would sit idle holding slots.
+// than partitions would sit idle holding slots. 'maxPartitions' was read at
+// CREATE SOURCE (SourceOptions::maxPartitions).
 int sourceTasks(const SourceDef& source, const PlanContext& ctx, int* partitionsOut) {
   int partitions = ctx.sourcePartitions ? ctx.sourcePartitions(source) : 0;
   *partitionsOut = std::max(partitions, 0);
-  if (source.options.has("maxPartitions")) {
-    int64_t maxPartitions = 1;
-    try {
-      maxPartitions = source.options.getInt("maxPartitions", 1, 1, 1 << 20);
-    } catch (SqlError& e) {
-      // The option's position is in the CREATE SOURCE text, not in this one.
-      e.setPosition(SqlError::npos);
-      e.withDetail(fmt::format("in the options of source \"{}\"", source.name));
-      throw;
-    }
-    if (partitions > 0) return static_cast<int>(std::min<int64_t>(maxPartitions, partitions));
-    return static_cast<int>(maxPartitions);
+  const int maxPartitions = source.parsed ? source.parsed->maxPartitions : 0;
+  if (maxPartitions > 0) {
+    if (partitions > 0) return std::min(maxPartitions, partitions);
+    return maxPartitions;
   }
   return partitions > 0 ? partitions : 1;
 }

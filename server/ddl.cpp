@@ -123,6 +123,7 @@ SinkDef Engine::defineSink(const EngineSession& s, const ast::CreateSink& stmt) 
   const Connector* sink = ConnectorRegistry::builtin().find(connector);
   def.exactlyOnce = sink && sink->exactlyOnce();
   if (sink) def.traits = sink->sinkTraits();
+  if (sink) def.parsed = std::make_shared<const SinkOptions>(sink->parseSink(options));
   def.options = std::move(options);
   def.sql = stmt.text;
   return def;

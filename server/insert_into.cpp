@@ -248,6 +248,12 @@ SinkSpec valueSpec(const SourceDef& source, const std::string& topic) {
   spec.format = toLower(source.format);
   spec.options = source.options;
   spec.options.set("topic", topic);
+  // What the Kafka sink reads: the topic, and the source's framing as CREATE
+  // SOURCE read it.
+  SinkOptions parsed;
+  parsed.topic = topic;
+  parsed.protobufConfluent = source.parsed && source.parsed->decode.protobufConfluent;
+  spec.parsed = std::make_shared<const SinkOptions>(std::move(parsed));
   for (const Column& c : source.schema.columns) {
     if (!c.hidden) spec.input.columns.push_back(c);
   }
@@ -461,7 +467,9 @@ void insertIntoSource(const InsertIntoSource& target, const ast::Insert& stmt, R
                                source.name, source.connector),
                    stmt.tablePos, "INSERT INTO writes records to a Kafka source's topic");
   }
-  const std::vector<std::string> topics = kafka::splitTopics(source.options.getString("subscribe"));
+  // The topics CREATE SOURCE read (SourceOptions::topics).
+  const std::vector<std::string> topics =
+      source.parsed ? source.parsed->topics : std::vector<std::string>{};
   if (topics.size() != 1) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("cannot INSERT into source \"{}\": it reads {} topics", source.name,

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/expr.h"
 #include "connectors/format/decode_util.h"
+#include "connectors/registry.h"
 #include "planner/row_error_policy.h"
 
 namespace rtsql {
@@ -95,7 +96,9 @@ struct FieldSpec {
   // used for error positions only and never after validation.
 };
 
-struct ParsedOptions {
+// The options as CREATE SOURCE read them (SourceOptions::own), carried by the
+// plan to each task it opens.
+struct ParsedOptions final : ConnectorOptions {
   int64_t rowsPerSecond = 1;
   std::optional<int64_t> numberOfRows;
   uint64_t seed = 0;
@@ -493,10 +496,22 @@ void validateDatagenOptions(const Options& options, const Schema& schema, size_t
   checkAgainstSchema(parseOptions(options, stmtPos), schema);
 }
 
+std::shared_ptr<const ConnectorOptions> parseDatagenOptions(const Options& options) {
+  ParsedOptions opts = parseOptions(options, SqlError::npos);
+  // The entries point into `options`, which the carried copy outlives.
+  for (auto& [column, f] : opts.fields) {
+    f.minEntry = f.maxEntry = f.valuesEntry = f.kindEntry = f.firstEntry = nullptr;
+  }
+  return std::make_shared<const ParsedOptions>(std::move(opts));
+}
+
 std::unique_ptr<SourceTask> makeDatagenSource(const ScanSpec& scan, int task, int tasks) {
-  ParsedOptions opts = parseOptions(scan.options, SqlError::npos);
-  checkAgainstSchema(opts, scan.schema);
-  return std::make_unique<DatagenSource>(scan, std::move(opts), task, tasks);
+  // What CREATE SOURCE read and checked against the columns, carried by the
+  // plan. A spec built by hand (tests, benchmarks) is checked here as CREATE
+  // SOURCE would, and read through its connector by sourceOptionsOf.
+  if (!scan.parsed) validateDatagenOptions(scan.options, scan.schema, SqlError::npos);
+  return std::make_unique<DatagenSource>(
+      scan, connectorOptionsAs<ParsedOptions>(sourceOptionsOf(scan).own, "datagen"), task, tasks);
 }
 
 }  // namespace rtsql

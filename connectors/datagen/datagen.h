@@ -19,6 +19,7 @@
 #include "common/options.h"
 #include "common/schema.h"
 #include "executor/connector_provider.h"
+#include "planner/connector_options.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
@@ -30,8 +31,11 @@ namespace rtsql {
 void validateDatagenOptions(const Options& options, size_t stmtPos);
 void validateDatagenOptions(const Options& options, const Schema& schema, size_t stmtPos);
 
-// Source task `task` of `tasks`. Validates like validateDatagenOptions (with
-// the scan's schema) and throws the same errors.
+// The options validateDatagenOptions accepted, read for the plan to carry
+// (SourceOptions::own): DatagenConnector::parseSource.
+std::shared_ptr<const ConnectorOptions> parseDatagenOptions(const Options& options);
+
+// Source task `task` of `tasks`, generating by the options CREATE SOURCE read.
 std::unique_ptr<SourceTask> makeDatagenSource(const ScanSpec& scan, int task, int tasks);
 
 }  // namespace rtsql

@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "connectors/datagen/datagen.h"
+#include "connectors/registry.h"
 #include "planner/planner.h"
 
 namespace rtsql {
@@ -24,8 +25,16 @@ void DatagenConnector::validateSourceColumns(const Options& options, const Schem
   validateDatagenOptions(options, schema, stmtPos);
 }
 
+SourceOptions DatagenConnector::parseSource(const Options& options) const {
+  SourceOptions parsed = parseCommonSourceOptions(options);
+  parsed.own = parseDatagenOptions(options);
+  return parsed;
+}
+
 int DatagenConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv&) const {
-  return static_cast<int>(scan.options.getInt("maxPartitions", 1, 1, 1 << 20));
+  // A generator has as many partitions as it is given tasks: one by default.
+  const int maxPartitions = sourceOptionsOf(scan).maxPartitions;
+  return maxPartitions > 0 ? maxPartitions : 1;
 }
 
 std::unique_ptr<SourceTask> DatagenConnector::openSource(const ScanSpec& scan, const ConnectorEnv&,

@@ -20,6 +20,8 @@ class DatagenConnector final : public Connector {
   Schema bindSourceSchema(const ast::CreateSource& stmt, const Options& options) const override;
   void validateSourceColumns(const Options& options, const Schema& schema,
                              size_t stmtPos) const override;
+  // The generators' settings (datagen.h), carried to the tasks.
+  SourceOptions parseSource(const Options& options) const override;
 
   // 'maxPartitions', 1 by default: the number of generating tasks.
   int sourcePartitions(const ScanSpec& scan, const ConnectorEnv& env) const override;

@@ -10,6 +10,12 @@ void FileConnector::validateSink(const Options& options, size_t stmtPos) const {
   validateFileSinkOptions(options, stmtPos);
 }
 
+SinkOptions FileConnector::parseSink(const Options& options) const {
+  SinkOptions parsed = parseCommonSinkOptions(options);
+  parsed.own = std::make_shared<const FileSinkOptions>(parseFileSinkOptions(options));
+  return parsed;
+}
+
 void FileConnector::validateTable(const Options& options, size_t stmtPos) const {
   validateTableOptions(options, stmtPos);
 }

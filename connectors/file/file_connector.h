@@ -17,6 +17,8 @@ class FileConnector final : public Connector {
   FileConnector() : Connector(kName, {ConnectorRole::Sink, ConnectorRole::Table}) {}
 
   void validateSink(const Options& options, size_t stmtPos) const override;
+  // The path and write settings (file_sink.h), carried to the writers.
+  SinkOptions parseSink(const Options& options) const override;
   void validateTable(const Options& options, size_t stmtPos) const override;
   ServerSideOptions serverSideOptions(const Options& options) const override;
 

@@ -13,6 +13,7 @@
 #include "common/file_beneath.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/encoding_sink_writer.h"
+#include "connectors/registry.h"
 #include "planner/sink_changelog.h"
 
 namespace rtsql {
@@ -123,9 +124,8 @@ class FileSink final : public EncodingSinkWriter {
 // 'csv.header': the column names as the file's first line. Every task of the
 // flow opens the file; the lock makes exactly one of them find it empty, and
 // each task checks before it writes a row, so the header stays first.
-void writeCsvHeader(const SinkSpec& sink, int fd, const std::string& path) {
+void writeCsvHeader(const SinkSpec& sink, char delimiter, int fd, const std::string& path) {
   std::string line;
-  char delimiter = format::csvDelimiter(sink.options);
   bool first = true;
   for (const Column& c : sink.input.columns) {
     if (c.hidden) continue;
@@ -191,22 +191,38 @@ void validateFileSinkOptions(const Options& options, size_t stmtPos) {
   checkDirectory(path.value, pathPos(options, stmtPos));
 }
 
+FileSinkOptions parseFileSinkOptions(const Options& options) {
+  FileSinkOptions parsed;
+  parsed.path = options.getString("path");
+  parsed.pathPos = pathPos(options, SqlError::npos);
+  parsed.csvHeader = options.getBool("csv.header", false);
+  parsed.fsync = options.getBool("fsync", false);
+  parsed.bufferBytes = options.getInt("buffer.bytes", 0, 0, int64_t{1} << 30);
+  return parsed;
+}
+
 std::unique_ptr<SinkWriter> makeFileSink(const SinkSpec& sink, int /*task*/) {
-  validateFileSinkOptions(sink.options, SqlError::npos);
-  std::string path = sink.options.getString("path");
+  // What CREATE SINK read, carried by the plan. A spec built by hand (tests,
+  // benchmarks) is checked here as CREATE SINK would, and read through its
+  // connector by sinkOptionsOf.
+  if (!sink.parsed) validateFileSinkOptions(sink.options, SqlError::npos);
+  const SinkOptions parsed = sinkOptionsOf(sink);
+  const FileSinkOptions& config = connectorOptionsAs<FileSinkOptions>(parsed.own, "file sink");
+  // The directory may have gone since CREATE SINK: say so rather than that
+  // the file could not be opened.
+  checkDirectory(config.path, config.pathPos);
   // Beneath --files-dir at every open: a link swapped in since CREATE SINK
   // must not lead the flow's rows out of the directory.
   std::string why;
-  int fd = openServerFile(path, O_WRONLY | O_APPEND | O_CREAT, 0644, why);
+  int fd = openServerFile(config.path, O_WRONLY | O_APPEND | O_CREAT, 0644, why);
   if (fd < 0) {
-    throw SqlError(sqlstate::kIoError, fmt::format("could not open \"{}\": {}", path, why),
-                   pathPos(sink.options, SqlError::npos));
+    throw SqlError(sqlstate::kIoError, fmt::format("could not open \"{}\": {}", config.path, why),
+                   config.pathPos);
   }
-  if (iequals(sink.format, "csv") && sink.options.getBool("csv.header", false)) {
-    writeCsvHeader(sink, fd, path);
+  if (iequals(sink.format, "csv") && config.csvHeader) {
+    writeCsvHeader(sink, parsed.csvDelimiter, fd, config.path);
   }
-  return std::make_unique<FileSink>(sink, fd, std::move(path), sink.options.getBool("fsync", false),
-                                    sink.options.getInt("buffer.bytes", 0, 0, int64_t{1} << 30));
+  return std::make_unique<FileSink>(sink, fd, config.path, config.fsync, config.bufferBytes);
 }
 
 }  // namespace rtsql

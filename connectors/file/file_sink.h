@@ -10,10 +10,13 @@
 // directory is not.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "common/options.h"
 #include "executor/connector_provider.h"
+#include "planner/connector_options.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
@@ -26,8 +29,19 @@ namespace rtsql {
 // of `path` does not exist.
 void validateFileSinkOptions(const Options& options, size_t stmtPos);
 
-// Opens (creates) the file for appending; throws SqlError 58030 naming the
-// path when it cannot.
+// The options validateFileSinkOptions accepted, read once at CREATE SINK
+// (FileConnector::parseSink) and carried by the plan (SinkOptions::own).
+struct FileSinkOptions final : ConnectorOptions {
+  std::string path;
+  size_t pathPos = SqlError::npos;  // where CREATE SINK wrote it, for messages
+  bool csvHeader = false;
+  bool fsync = false;
+  int64_t bufferBytes = 0;
+};
+FileSinkOptions parseFileSinkOptions(const Options& options);
+
+// Opens (creates) the file for appending, with the options CREATE SINK read;
+// throws SqlError 58030 naming the path when it cannot.
 std::unique_ptr<SinkWriter> makeFileSink(const SinkSpec& sink, int task);
 
 }  // namespace rtsql

@@ -359,9 +359,8 @@ class DatumCheck {
 
 class AvroDecoder final : public RecordDecoder {
  public:
-  AvroDecoder(const Schema& schema, const Options& options)
-      : columns_(plannedColumns(schema)),
-        confluent_(iequals(options.getString("avro.framing", "none"), "confluent")) {
+  AvroDecoder(const Schema& schema, const Options& options, bool confluent)
+      : columns_(plannedColumns(schema)), confluent_(confluent) {
     static const char kNothing = 0;
     reader_ = avro_reader_memory(&kNothing, 0);
     if (schema_registry::hasRegistry(options)) {
@@ -678,8 +677,9 @@ void checkAvroSinkRegistry(const SinkSpec& sink, size_t pos) {
                   sink.name));
 }
 
-std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options) {
-  return std::make_unique<AvroDecoder>(schema, options);
+std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options,
+                                               const DecodeOptions& decode) {
+  return std::make_unique<AvroDecoder>(schema, options, decode.avroConfluent);
 }
 
 std::unique_ptr<RecordEncoder> makeAvroEncoder(const SinkSpec& sink) {

@@ -1,6 +1,7 @@
 #include "connectors/format/changes.h"
 
 #include "connectors/format/decoders.h"
+#include "connectors/registry.h"
 #include "planner/sink_changelog.h"
 
 namespace rtsql {
@@ -147,7 +148,7 @@ class DebeziumEncoder final : public ChangeEncoder {
 
 std::unique_ptr<ChangeEncoder> ChangeEncoder::make(const SinkSpec& sink) {
   if (sink.format == "debezium-json") return std::make_unique<DebeziumEncoder>(sink);
-  if (sinkMode(sink.options) == SinkMode::Upsert) return std::make_unique<UpsertEncoder>(sink);
+  if (sinkOptionsOf(sink).mode == SinkMode::Upsert) return std::make_unique<UpsertEncoder>(sink);
   return nullptr;
 }
 

@@ -10,12 +10,34 @@ namespace rtsql {
 
 std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
                                            const Options& options) {
-  if (iequals(format, "json")) return format::makeJsonDecoder(schema, options);
-  if (iequals(format, "csv")) return format::makeCsvDecoder(schema, options);
+  return makeDecoder(format, schema, options, decodeOptions(format, options));
+}
+
+DecodeOptions decodeOptions(const std::string& sourceFormat, const Options& options) {
+  // Only the format's own settings, as its decoder reads them: another
+  // format's are not checked (a json source's 'csv.delimiter' is not).
+  DecodeOptions decode;
+  if (iequals(sourceFormat, "csv")) decode.csvDelimiter = format::csvDelimiter(options);
+  if (iequals(sourceFormat, "json") || iequals(sourceFormat, "debezium-json")) {
+    decode.jsonIgnoreMissing = options.getBool("json.ignore-missing", true);
+  }
+  if (iequals(sourceFormat, "avro")) {
+    decode.avroConfluent = iequals(options.getString("avro.framing", "none"), "confluent");
+  }
+  if (iequals(sourceFormat, "protobuf")) {
+    decode.protobufConfluent = format::protobufConfluentFraming(options);
+  }
+  return decode;
+}
+
+std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
+                                           const Options& options, const DecodeOptions& decode) {
+  if (iequals(format, "json")) return format::makeJsonDecoder(schema, decode);
+  if (iequals(format, "csv")) return format::makeCsvDecoder(schema, decode);
   if (iequals(format, "raw")) return format::makeRawDecoder(schema);
-  if (iequals(format, "debezium-json")) return format::makeDebeziumJsonDecoder(schema, options);
-  if (iequals(format, "avro")) return format::makeAvroDecoder(schema, options);
-  if (iequals(format, "protobuf")) return format::makeProtobufDecoder(schema, options);
+  if (iequals(format, "debezium-json")) return format::makeDebeziumJsonDecoder(schema, decode);
+  if (iequals(format, "avro")) return format::makeAvroDecoder(schema, options, decode);
+  if (iequals(format, "protobuf")) return format::makeProtobufDecoder(schema, options, decode);
   throw SqlError(sqlstate::kFeatureNotSupported,
                  fmt::format("source format '{}' is not supported", format), SqlError::npos,
                  "Use format 'json', 'csv', 'raw', 'avro', 'protobuf' or 'debezium-json'.");

@@ -64,8 +64,18 @@ class RecordDecoder {
 };
 // format json | csv | raw | debezium-json | avro | protobuf; options read: csv 'csv.delimiter'
 // (default ','), json 'json.ignore-missing' (missing fields become NULL: default true).
+// A source's decoder takes what CREATE SOURCE read from its options
+// (SourceOptions::decode); without them (a table's rows, tests) they are read
+// from `options`. `options` still gives the registry and the avro and
+// protobuf schemas, which are fetched or read from files as it starts.
+std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
+                                           const Options& options, const DecodeOptions& decode);
 std::unique_ptr<RecordDecoder> makeDecoder(const std::string& format, const Schema& schema,
                                            const Options& options);
+
+// The settings of `options` a decoder of `sourceFormat` reads (22023 at a
+// bad 'csv.delimiter' or 'json.ignore-missing').
+DecodeOptions decodeOptions(const std::string& sourceFormat, const Options& options);
 
 struct EncodedRecord {
   bool hasKey = false;

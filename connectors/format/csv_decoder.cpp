@@ -26,8 +26,8 @@ namespace {
 
 class CsvDecoder final : public RecordDecoder {
  public:
-  CsvDecoder(const Schema& schema, const Options& options)
-      : width_(schema.size()), delimiter_(csvDelimiter(options)) {
+  CsvDecoder(const Schema& schema, const DecodeOptions& decode)
+      : width_(schema.size()), delimiter_(decode.csvDelimiter) {
     for (size_t i = 0; i < schema.size(); ++i) {
       const Column& c = schema.columns[i];
       MetaKind kind = metaKindOf(c);
@@ -148,8 +148,8 @@ class CsvDecoder final : public RecordDecoder {
 
 }  // namespace
 
-std::unique_ptr<RecordDecoder> makeCsvDecoder(const Schema& schema, const Options& options) {
-  return std::make_unique<CsvDecoder>(schema, options);
+std::unique_ptr<RecordDecoder> makeCsvDecoder(const Schema& schema, const DecodeOptions& decode) {
+  return std::make_unique<CsvDecoder>(schema, decode);
 }
 
 }  // namespace rtsql::format

@@ -24,8 +24,8 @@ namespace od = simdjson::ondemand;
 
 class DebeziumJsonDecoder final : public RecordDecoder {
  public:
-  DebeziumJsonDecoder(const Schema& schema, const Options& options)
-      : rows_(makeJsonDecoder(schema, options)) {}
+  DebeziumJsonDecoder(const Schema& schema, const DecodeOptions& decode)
+      : rows_(makeJsonDecoder(schema, decode)) {}
 
   bool decode(const RecordView& rec, Row& row, std::string& error) override {
     count_ = 0;
@@ -168,8 +168,8 @@ class DebeziumJsonDecoder final : public RecordDecoder {
 }  // namespace
 
 std::unique_ptr<RecordDecoder> makeDebeziumJsonDecoder(const Schema& schema,
-                                                       const Options& options) {
-  return std::make_unique<DebeziumJsonDecoder>(schema, options);
+                                                       const DecodeOptions& decode) {
+  return std::make_unique<DebeziumJsonDecoder>(schema, decode);
 }
 
 }  // namespace rtsql::format

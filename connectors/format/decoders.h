@@ -8,15 +8,16 @@
 
 namespace rtsql::format {
 
-std::unique_ptr<RecordDecoder> makeJsonDecoder(const Schema& schema, const Options& options);
-std::unique_ptr<RecordDecoder> makeCsvDecoder(const Schema& schema, const Options& options);
+std::unique_ptr<RecordDecoder> makeJsonDecoder(const Schema& schema, const DecodeOptions& decode);
+std::unique_ptr<RecordDecoder> makeCsvDecoder(const Schema& schema, const DecodeOptions& decode);
 std::unique_ptr<RecordDecoder> makeRawDecoder(const Schema& schema);
 std::unique_ptr<RecordDecoder> makeDebeziumJsonDecoder(const Schema& schema,
-                                                       const Options& options);
+                                                       const DecodeOptions& decode);
 std::unique_ptr<RecordEncoder> makeJsonEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeRawEncoder(const SinkSpec& sink);
 std::unique_ptr<RecordEncoder> makeCsvEncoder(const SinkSpec& sink);
-std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options);
+std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Options& options,
+                                               const DecodeOptions& decode);
 std::unique_ptr<RecordEncoder> makeAvroEncoder(const SinkSpec& sink);
 // A sink with 'schema.registry.url' (sink_registry.cpp): CREATE FLOW's
 // check that the registry takes the sink's `schema` of `schemaType` (AVRO,
@@ -32,7 +33,11 @@ int32_t registerSinkSchema(const SinkSpec& sink, const std::string& schema,
 // The check above for an avro sink with 'schema.registry.url' (nothing
 // without it).
 void checkAvroSinkRegistry(const SinkSpec& sink, size_t pos);
-std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const Options& options);
+// 'protobuf.framing' = 'confluent': each record opens with the schema
+// registry's framing (read at CREATE into DecodeOptions and SinkOptions).
+bool protobufConfluentFraming(const Options& options);
+std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const Options& options,
+                                                   const DecodeOptions& decode);
 std::unique_ptr<RecordEncoder> makeProtobufEncoder(const SinkSpec& sink);
 // The check above for a protobuf sink with 'schema.registry.url': the
 // message generated from the sink's columns (protobufSinkProto), which is

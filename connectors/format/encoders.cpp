@@ -6,6 +6,7 @@
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "connectors/format/decoders.h"
+#include "connectors/registry.h"
 
 namespace rtsql::format {
 
@@ -113,7 +114,7 @@ class CsvEncoder final : public RecordEncoder {
       : schema_(sink.input),
         keyColumn_(sink.keyColumn),
         keyColumns_(sink.keyColumns),
-        delimiter_(csvDelimiter(sink.options)) {
+        delimiter_(sinkOptionsOf(sink).csvDelimiter) {
     if (keyColumn_ >= 0) keyColumns_.clear();
     for (size_t i = 0; i < schema_.size(); ++i) {
       if (!schema_.columns[i].hidden) columns_.push_back(i);

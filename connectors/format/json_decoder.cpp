@@ -44,8 +44,8 @@ struct FieldPath {
 
 class JsonDecoder final : public RecordDecoder {
  public:
-  JsonDecoder(const Schema& schema, const Options& options) : width_(schema.size()) {
-    ignoreMissing_ = options.getBool("json.ignore-missing", true);
+  JsonDecoder(const Schema& schema, const DecodeOptions& decode) : width_(schema.size()) {
+    ignoreMissing_ = decode.jsonIgnoreMissing;
     for (size_t i = 0; i < schema.size(); ++i) {
       const Column& c = schema.columns[i];
       MetaKind kind = metaKindOf(c);
@@ -392,8 +392,8 @@ class JsonDecoder final : public RecordDecoder {
 
 }  // namespace
 
-std::unique_ptr<RecordDecoder> makeJsonDecoder(const Schema& schema, const Options& options) {
-  return std::make_unique<JsonDecoder>(schema, options);
+std::unique_ptr<RecordDecoder> makeJsonDecoder(const Schema& schema, const DecodeOptions& decode) {
+  return std::make_unique<JsonDecoder>(schema, decode);
 }
 
 }  // namespace rtsql::format

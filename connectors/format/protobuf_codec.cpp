@@ -32,6 +32,7 @@
 #include "connectors/format/decode_util.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/protobuf_schema.h"
+#include "connectors/registry.h"
 #include "connectors/schema_registry/schema_registry.h"
 
 namespace rtsql::format {
@@ -394,8 +395,8 @@ class Walker {
 
 class ProtobufDecoder final : public RecordDecoder {
  public:
-  ProtobufDecoder(const Schema& schema, const Options& options)
-      : confluent_(iequals(options.getString("protobuf.framing", "none"), "confluent")),
+  ProtobufDecoder(const Schema& schema, const Options& options, bool confluent)
+      : confluent_(confluent),
         columns_(plannedColumns(schema)) {
     if (schema_registry::hasRegistry(options)) {
       registry_ =
@@ -790,7 +791,7 @@ class ProtobufEncoder final : public RecordEncoder {
       schema_registry::appendMessageIndexes(prefix_, {0});
     } else {
       proto_ = ProtobufSchema::fromOptions(sink.options, SqlError::npos, false);
-      if (iequals(sink.options.getString("protobuf.framing", "none"), "confluent")) {
+      if (sinkOptionsOf(sink).protobufConfluent) {
         // Schema id 0 (no registry), the first message.
         schema_registry::appendFraming(prefix_, 0);
         schema_registry::appendMessageIndexes(prefix_, {0});
@@ -893,8 +894,13 @@ class ProtobufEncoder final : public RecordEncoder {
 
 }  // namespace
 
-std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const Options& options) {
-  return std::make_unique<ProtobufDecoder>(schema, options);
+bool protobufConfluentFraming(const Options& options) {
+  return iequals(options.getString("protobuf.framing", "none"), "confluent");
+}
+
+std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const Options& options,
+                                                   const DecodeOptions& decode) {
+  return std::make_unique<ProtobufDecoder>(schema, options, decode.protobufConfluent);
 }
 
 std::unique_ptr<RecordEncoder> makeProtobufEncoder(const SinkSpec& sink) {

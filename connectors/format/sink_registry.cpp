@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "connectors/format/decoders.h"
+#include "connectors/registry.h"
 #include "connectors/schema_registry/schema_registry.h"
 
 namespace rtsql::format {
@@ -27,7 +28,7 @@ int32_t registerSinkSchema(const SinkSpec& sink, const std::string& schema,
                            const std::string& schemaType) {
   auto registry =
       schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(sink.options));
-  const std::string subject = schema_registry::valueSubject(sink.options.getString("topic"));
+  const std::string subject = schema_registry::valueSubject(sinkOptionsOf(sink).topic);
   schema_registry::RegistryError error;
   auto id = registry->registerSchema(subject, schema, schemaType, error);
   if (!id) registryFailed(sink, error, SqlError::npos);
@@ -38,7 +39,7 @@ void checkSinkSchemaCompatible(const SinkSpec& sink, const std::string& schema,
                                const std::string& schemaType, size_t pos, const std::string& hint) {
   auto registry =
       schema_registry::SchemaRegistryClient::shared(schema_registry::registryConfig(sink.options));
-  const std::string subject = schema_registry::valueSubject(sink.options.getString("topic"));
+  const std::string subject = schema_registry::valueSubject(sinkOptionsOf(sink).topic);
   schema_registry::RegistryError error;
   std::string reasons;
   auto ok = registry->compatible(subject, schema, schemaType, reasons, error);

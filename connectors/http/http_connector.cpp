@@ -9,6 +9,13 @@ void HttpConnector::validateSink(const Options& options, size_t stmtPos) const {
   parseHttpSinkOptions(options, stmtPos);
 }
 
+SinkOptions HttpConnector::parseSink(const Options& options) const {
+  SinkOptions parsed = parseCommonSinkOptions(options);
+  parsed.own =
+      std::make_shared<const HttpSinkConfig>(parseHttpSinkOptions(options, SqlError::npos));
+  return parsed;
+}
+
 ServerSideOptions HttpConnector::serverSideOptions(const Options& options) const {
   ServerSideOptions out;
   if (const OptionEntry* e = options.find("http.ca")) out.files.push_back(e);

@@ -16,6 +16,7 @@ class HttpConnector final : public Connector {
   HttpConnector() : Connector(kName, {ConnectorRole::Sink}) {}
 
   void validateSink(const Options& options, size_t stmtPos) const override;
+  SinkOptions parseSink(const Options& options) const override;
   ServerSideOptions serverSideOptions(const Options& options) const override;
   std::unique_ptr<SinkWriter> openSink(const SinkSpec& sink, const ConnectorEnv& env,
                                        const std::string& flowName, int task) const override;

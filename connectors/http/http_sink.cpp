@@ -18,6 +18,7 @@
 #include "connectors/format/decoders.h"
 #include "connectors/format/encoding_sink_writer.h"
 #include "connectors/net/http_client.h"
+#include "connectors/registry.h"
 
 namespace rtsql {
 
@@ -440,7 +441,10 @@ Outcome Slot::deliver(const std::string& body) {
 
 std::unique_ptr<SinkWriter> makeHttpSink(const SinkSpec& sink, const std::string& /*flowName*/,
                                          int /*task*/) {
-  return std::make_unique<HttpSink>(sink, parseHttpSinkOptions(sink.options, SqlError::npos));
+  // What CREATE SINK read, carried by the plan (a spec built by hand is read
+  // through its connector by sinkOptionsOf).
+  return std::make_unique<HttpSink>(
+      sink, connectorOptionsAs<HttpSinkConfig>(sinkOptionsOf(sink).own, "HTTP sink"));
 }
 
 }  // namespace rtsql

@@ -43,8 +43,8 @@
 
 namespace rtsql {
 
-// A sink's options, checked.
-struct HttpSinkConfig {
+// A sink's options, checked: read once at CREATE SINK (SinkOptions::own).
+struct HttpSinkConfig final : ConnectorOptions {
   std::string url;  // as written, for messages
   HttpUrl target;
   std::string method = "POST";

@@ -12,6 +12,7 @@
 #include "common/schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink.h"
+#include "connectors/registry.h"
 #include "planner/flow_dead_letters.h"
 #include "planner/row_error_policy.h"
 
@@ -36,6 +37,9 @@ SinkSpec deadLetterSink(std::string name, const Options& options, const std::str
   }
   entries.push_back({"topic", topic});
   sink.options = Options(std::move(entries));
+  SinkOptions parsed;
+  parsed.topic = topic;
+  sink.parsed = std::make_shared<const SinkOptions>(std::move(parsed));
   DataTypePtr binary = DataType::of(TypeId::Binary);
   DataTypePtr header =
       DataType::structOf({{"key", DataType::of(TypeId::String)}, {"value", binary}});
@@ -106,9 +110,8 @@ void validateDeadLetterOptions(const Options& options, size_t stmtPos, bool ownC
   }
 }
 
-Options deadLetterKafkaOptions(const Options& sourceOptions) {
-  return Options(std::vector<OptionEntry>{
-      {"kafka.bootstrap.servers", sourceOptions.getString(kDeadLetterBootstrapOption)}});
+Options deadLetterKafkaOptions(const std::string& bootstrap) {
+  return Options(std::vector<OptionEntry>{{"kafka.bootstrap.servers", bootstrap}});
 }
 
 Headers kafkaPosition(std::string_view topic, int32_t partition, int64_t offset) {
@@ -171,7 +174,7 @@ DeadLetterWriter::DeadLetterWriter(const ScanSpec& scan, const Options& kafkaOpt
     : what_(fmt::format("dead letters of source '{}'", scan.name)),
       source_(scan.name),
       flow_(flowName),
-      topic_(scan.options.getString(kDeadLetterTopicOption)) {
+      topic_(sourceOptionsOf(scan).deadLetterTopic) {
   sink_ = makeKafkaSink(deadLetterSink(scan.name + " dead letters", kafkaOptions, topic_),
                         bootstrap, flowName, task);
   row_.resize(3);
@@ -236,13 +239,14 @@ class KafkaFlowDeadLetterWriter final : public FlowDeadLetterWriter {
   KafkaFlowDeadLetterWriter(const PhysicalPlan& plan, FlowDeadLetters which,
                             const std::string& embeddedBootstrap, int task)
       : flow_(plan.flowName) {
-    const FlowDeadLetterOptions& options =
-        which == FlowDeadLetters::LateRows ? kLateRowsDeadLetters : kRowErrorsDeadLetters;
-    Options kafkaOptions = flowDeadLetterKafkaOptions(plan, options);
+    const bool late = which == FlowDeadLetters::LateRows;
+    const FlowDeadLetterOptions& options = late ? kLateRowsDeadLetters : kRowErrorsDeadLetters;
+    // The topic and cluster CREATE FLOW read.
+    const FlowDeadLetterTopic& target = late ? plan.lateRowsTopic : plan.rowErrorsTopic;
+    Options kafkaOptions = flowDeadLetterKafkaOptions(plan, target);
     out_ = std::make_unique<DeadLetterWriter>(
         fmt::format("{} of flow '{}'", options.shortRows, plan.flowName), kafkaOptions,
-        plan.flowOptions.getString(options.topic),
-        resolveBootstrap(kafkaOptions, embeddedBootstrap), plan.flowName, task);
+        target.topic, resolveBootstrap(kafkaOptions, embeddedBootstrap), plan.flowName, task);
   }
 
   void writeLate(const Row& row, const Schema& schema, const LateRowOrigin& origin) override {

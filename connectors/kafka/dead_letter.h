@@ -83,9 +83,10 @@ inline constexpr const char* kDetailHeader = "rtsql.detail";  // only when there
 void validateDeadLetterOptions(const Options& options, size_t stmtPos, bool ownCluster = true);
 
 // The `kafka.<name>` options of the dead-letter producer of a source that is
-// not Kafka: 'dead-letter.kafka.bootstrap.servers' as 'kafka.bootstrap.servers'
+// not Kafka: its 'dead-letter.kafka.bootstrap.servers' (`bootstrap`, as
+// SourceOptions::deadLetterBootstrap holds it) as 'kafka.bootstrap.servers'
 // (possibly 'embedded', for resolveBootstrap).
-Options deadLetterKafkaOptions(const Options& sourceOptions);
+Options deadLetterKafkaOptions(const std::string& bootstrap);
 
 // Where a dead letter came from and why. `where` names the record's position
 // in the source's terms: kafkaPosition() or kinesisPosition().

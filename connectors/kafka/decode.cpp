@@ -24,10 +24,11 @@ void readHeaders(const rd_kafka_message_t* m, Headers& out) {
 SourceDecoder::SourceDecoder(const ScanSpec& scan) {
   // 'skip' and 'dead-letter' go on after a bad record; a source task that
   // writes dead letters does so itself (dead_letter.h).
-  failOnError_ = sourceOptionsOf(scan).onError == RowErrorPolicy::Fail;
+  const SourceOptions parsed = sourceOptionsOf(scan);
+  failOnError_ = parsed.onError == RowErrorPolicy::Fail;
   needHeaders_ = scan.schema.find(kMetaHeaders) >= 0 ||
                  (iequals(scan.format, "raw") && scan.schema.find("headers") >= 0);
-  decoder_ = makeDecoder(scan.format, scan.schema, scan.options);
+  decoder_ = makeDecoder(scan.format, scan.schema, scan.options, parsed.decode);
 }
 
 void SourceDecoder::countError(std::string_view topic, int32_t partition, int64_t offset) {

@@ -182,6 +182,16 @@ SourceOptions KafkaConnector::parseSource(const Options& options) const {
   SourceOptions parsed = parseCommonSourceOptions(options);
   parsed.topics = kafka::splitTopics(options.getString("subscribe"));
   parsed.fromEarliest = iequals(options.getString("startingOffsets", "latest"), "earliest");
+  parsed.userGroup = options.has("kafka.group.id");
+  return parsed;
+}
+
+SinkOptions KafkaConnector::parseSink(const Options& options) const {
+  SinkOptions parsed = parseCommonSinkOptions(options);
+  parsed.topic = options.getString("topic");
+  parsed.topicPartitions = kafka::sinkTopicPartitions(options);
+  if (const OptionEntry* key = options.find("key")) parsed.key = key->value;
+  parsed.protobufConfluent = format::protobufConfluentFraming(options);
   return parsed;
 }
 

@@ -22,6 +22,7 @@ class KafkaConnector final : public Connector {
   // 'on.error', 'failOnDataLoss', the topics of 'subscribe' and
   // 'startingOffsets'.
   SourceOptions parseSource(const Options& options) const override;
+  SinkOptions parseSink(const Options& options) const override;
   // Records named by topic partition and offset.
   SourceTraits sourceTraits() const override { return {.partitionedLog = true}; }
   SinkTraits sinkTraits() const override { return {.kafkaCluster = true}; }

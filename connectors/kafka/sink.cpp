@@ -16,6 +16,7 @@
 #include "connectors/format/encoding_sink_writer.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
+#include "connectors/registry.h"
 
 namespace rtsql {
 
@@ -94,8 +95,9 @@ class KafkaProducer {
     rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
     // Once per flow run, as the tasks share this producer; before it counts as
     // open, since a refusal here means no destructor runs.
-    int partitions = kafka::sinkTopicPartitions(sink.options);
-    std::string topic = sink.options.getString("topic");
+    const SinkOptions parsed = sinkOptionsOf(sink);
+    const int partitions = parsed.topicPartitions;
+    const std::string& topic = parsed.topic;
     if (partitions > 0 && !topic.empty()) {
       kafka::ensureSinkTopic(rk_.get(), bootstrap, topic, partitions);
     }
@@ -187,14 +189,14 @@ class KafkaSinkTransaction final : public SinkTransaction {
   KafkaSinkTransaction(const SinkSpec& sink, const std::string& bootstrap,
                        const std::string& flowName, const kafka::FlowKafkaIds& ids,
                        int64_t timeoutMs)
-      : topic_(sink.options.getString("topic")),
+      : topic_(sinkOptionsOf(sink).topic),
         bootstrap_(bootstrap),
         flowName_(flowName),
         sink_(sink),
         ids_(ids),
         markerGroup_(ids.epochGroup()) {
     EmbeddedKafka* embedded = EmbeddedKafka::find(bootstrap_);
-    if (embedded) embedded->createTopic(topic_, kafka::sinkTopicPartitions(sink.options));
+    if (embedded) embedded->createTopic(topic_, sinkOptionsOf(sink).topicPartitions);
     producer_ = std::make_shared<KafkaProducer>(
         sink, bootstrap_, flowName,
         std::vector<std::pair<std::string, std::string>>{{"transactional.id", ids.transactionalId()},
@@ -336,7 +338,7 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
   KafkaSinkWriter(const SinkSpec& sink, const std::string& bootstrap, const std::string& flowName,
                   int task, KafkaSinkTransaction* transaction = nullptr)
       : EncodingSinkWriter(sink, &makeEncoder),
-        topic_(sink.options.getString("topic")),
+        topic_(sinkOptionsOf(sink).topic),
         bootstrap_(bootstrap),
         keyed_(sink.keyColumn >= 0 || !sink.keyColumns.empty()),
         transaction_(transaction) {
@@ -349,7 +351,7 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
     }
     embedded_ = EmbeddedKafka::find(bootstrap_);
     if (embedded_ && !topic_.empty()) {
-      embedded_->createTopic(topic_, kafka::sinkTopicPartitions(sink.options));
+      embedded_->createTopic(topic_, sinkOptionsOf(sink).topicPartitions);
     }
     // Exactly-once: the flow run's transactional producer; otherwise the
     // flow's shared one.

@@ -127,7 +127,7 @@ class KafkaSourceTask final : public SourceTask {
         decoder_(scan) {
     group_ = ids.group();
     // A group of the user's ('kafka.group.id') was never another one.
-    if (!scan.options.has("kafka.group.id")) {
+    if (!sourceOptionsOf(scan).userGroup) {
       legacyGroup_ = ids.legacy;
       options_ = scan.options;
     }

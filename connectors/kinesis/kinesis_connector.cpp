@@ -187,6 +187,13 @@ Schema KinesisConnector::bindSourceSchema(const ast::CreateSource& stmt,
   return kinesis::bindKinesisSchema(stmt, format, bindColumns(stmt.columns));
 }
 
+SourceOptions KinesisConnector::parseSource(const Options& options) const {
+  SourceOptions parsed = parseCommonSourceOptions(options);
+  parsed.own =
+      std::make_shared<const kinesis::KinesisOptions>(kinesis::parseKinesisOptions(options));
+  return parsed;
+}
+
 int KinesisConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv&) const {
   return kinesis::kinesisSourcePartitions(scan);
 }
@@ -202,7 +209,7 @@ void KinesisConnector::checkCreate(const Options& options, const ConnectorEnv& e
   const OptionEntry* e = options.find(kafka::kDeadLetterBootstrapOption);
   if (!e) return;
   try {
-    kafka::resolveBootstrap(kafka::deadLetterKafkaOptions(options), env.embeddedBootstrap);
+    kafka::resolveBootstrap(kafka::deadLetterKafkaOptions(e->value), env.embeddedBootstrap);
   } catch (SqlError& error) {
     error.setPosition(e->valuePos);
     throw;

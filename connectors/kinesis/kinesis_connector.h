@@ -22,6 +22,9 @@ class KinesisConnector final : public Connector {
   std::string sourceFormat(const Options& options) const override;
   // kinesis::bindKinesisSchema (columns.h).
   Schema bindSourceSchema(const ast::CreateSource& stmt, const Options& options) const override;
+  // The stream, its client's settings and where to start (source.h),
+  // carried to the tasks.
+  SourceOptions parseSource(const Options& options) const override;
   // The stream's open shards.
   int sourcePartitions(const ScanSpec& scan, const ConnectorEnv& env) const override;
   std::unique_ptr<SourceTask> openSource(const ScanSpec& scan, const ConnectorEnv& env,

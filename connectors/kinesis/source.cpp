@@ -157,11 +157,18 @@ struct ShardState {
   bool drained() const { return token == "end"; }
 };
 
+// What CREATE SOURCE read, carried by the plan (a spec built by hand is read
+// through its connector by sourceOptionsOf), with the environment's
+// credentials as they are now.
+SourceConfig sourceConfigOf(const ScanSpec& scan) {
+  return sourceConfig(connectorOptionsAs<KinesisOptions>(sourceOptionsOf(scan).own, "kinesis"));
+}
+
 class KinesisSourceTask final : public SourceTask {
  public:
   KinesisSourceTask(const ScanSpec& scan, const std::string& flowName, int task, int tasks,
                     const std::string& embeddedBootstrap)
-      : config_(sourceConfig(scan.options)),
+      : config_(sourceConfigOf(scan)),
         client_(config_.client),
         task_(task),
         tasks_(tasks),
@@ -170,10 +177,10 @@ class KinesisSourceTask final : public SourceTask {
         openMillis_(nowMicros() / 1000),
         flowName_(flowName),
         failOnDataLoss_(sourceOptionsOf(scan).failOnDataLoss) {
-    const RowErrorPolicy onError = sourceOptionsOf(scan).onError;
-    failOnError_ = onError == RowErrorPolicy::Fail;
-    if (onError == RowErrorPolicy::DeadLetter) {
-      Options kafkaOptions = kafka::deadLetterKafkaOptions(scan.options);
+    const SourceOptions parsed = sourceOptionsOf(scan);
+    failOnError_ = parsed.onError == RowErrorPolicy::Fail;
+    if (parsed.onError == RowErrorPolicy::DeadLetter) {
+      Options kafkaOptions = kafka::deadLetterKafkaOptions(parsed.deadLetterBootstrap);
       deadLetters_ = std::make_unique<kafka::DeadLetterWriter>(
           scan, kafkaOptions, kafka::resolveBootstrap(kafkaOptions, embeddedBootstrap), flowName,
           task);
@@ -189,7 +196,7 @@ class KinesisSourceTask final : public SourceTask {
         payload.columns.push_back(c);
       }
     }
-    if (!raw_) decoder_ = makeDecoder(scan.format, payload, scan.options);
+    if (!raw_) decoder_ = makeDecoder(scan.format, payload, scan.options, parsed.decode);
     std::vector<Shard> shards = listShards();
     for (const Shard& s : shards) adopt(s, freshStart(s));
     nextListMicros_ = monotonicMicros() + kListIntervalMicros;
@@ -666,22 +673,19 @@ class KinesisSourceTask final : public SourceTask {
 
 }  // namespace
 
-SourceConfig sourceConfig(const Options& options) {
-  SourceConfig c;
+KinesisOptions parseKinesisOptions(const Options& options) {
+  KinesisOptions o;
+  SourceConfig& c = o.config;
   c.stream = options.getString("kinesis.stream");
   c.client.region = options.getString("kinesis.region");
   c.client.endpoint = options.getString(
       "kinesis.endpoint", fmt::format("https://kinesis.{}.amazonaws.com", c.client.region));
-  c.client.credentials.accessKeyId = options.has("kinesis.accessKeyId")
-                                         ? options.getString("kinesis.accessKeyId")
-                                         : envOr("AWS_ACCESS_KEY_ID");
-  c.client.credentials.secretAccessKey = options.has("kinesis.secretKey")
-                                             ? options.getString("kinesis.secretKey")
-                                             : envOr("AWS_SECRET_ACCESS_KEY");
-  c.client.credentials.sessionToken =
-      options.has("kinesis.sessionToken")
-          ? options.getString("kinesis.sessionToken")
-          : (options.has("kinesis.accessKeyId") ? std::string() : envOr("AWS_SESSION_TOKEN"));
+  o.accessKeyId = options.has("kinesis.accessKeyId");
+  o.secretKey = options.has("kinesis.secretKey");
+  o.sessionToken = options.has("kinesis.sessionToken");
+  c.client.credentials.accessKeyId = options.getString("kinesis.accessKeyId");
+  c.client.credentials.secretAccessKey = options.getString("kinesis.secretKey");
+  c.client.credentials.sessionToken = options.getString("kinesis.sessionToken");
   c.client.requestTimeoutMs =
       options.getInterval("kinesis.requestTimeout", 10'000'000, 100'000, 60'000'000) / 1000;
   c.startingPosition = toUpper(options.getString("kinesis.startingPosition", "LATEST"));
@@ -692,7 +696,23 @@ SourceConfig sourceConfig(const Options& options) {
   }
   c.pollIntervalMicros = options.getInterval("kinesis.pollInterval", 200'000, 1'000, 60'000'000);
   c.maxRecordsPerFetch = options.getInt("kinesis.maxRecordsPerFetch", 10000, 1, 10000);
+  return o;
+}
+
+SourceConfig sourceConfig(const KinesisOptions& options) {
+  SourceConfig c = options.config;
+  auto& k = c.client.credentials;
+  if (!options.accessKeyId) k.accessKeyId = envOr("AWS_ACCESS_KEY_ID");
+  if (!options.secretKey) k.secretAccessKey = envOr("AWS_SECRET_ACCESS_KEY");
+  // Keys from the options never take the environment's token.
+  if (!options.sessionToken) {
+    k.sessionToken = options.accessKeyId ? std::string() : envOr("AWS_SESSION_TOKEN");
+  }
   return c;
+}
+
+SourceConfig sourceConfig(const Options& options) {
+  return sourceConfig(parseKinesisOptions(options));
 }
 
 std::vector<Shard> listAllShards(Client& client, const std::string& stream) {
@@ -709,7 +729,7 @@ std::vector<Shard> listAllShards(Client& client, const std::string& stream) {
 }
 
 int kinesisSourcePartitions(const ScanSpec& scan) {
-  SourceConfig config = sourceConfig(scan.options);
+  SourceConfig config = sourceConfigOf(scan);
   Client client(config.client);
   std::vector<Shard> shards;
   try {

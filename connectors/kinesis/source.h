@@ -28,6 +28,7 @@
 #include "connectors/kinesis/client.h"
 #include "connectors/kinesis/protocol.h"
 #include "executor/connector_provider.h"
+#include "planner/connector_options.h"
 
 namespace rtsql::kinesis {
 
@@ -41,8 +42,23 @@ struct SourceConfig {
   int64_t maxRecordsPerFetch = 10000;
 };
 
-// Reads `options` (the ones validateSource accepted) and the AWS_*
-// environment variables for credentials the options do not give.
+// The source's options as CREATE SOURCE read them (KinesisConnector::
+// parseSource; SourceOptions::own): the configuration with only the
+// credentials the options give, and which they give.
+struct KinesisOptions final : ConnectorOptions {
+  SourceConfig config;
+  bool accessKeyId = false;   // 'kinesis.accessKeyId' is set
+  bool secretKey = false;     // 'kinesis.secretKey' is set
+  bool sessionToken = false;  // 'kinesis.sessionToken' is set
+};
+
+// Reads `options` (the ones validateSource accepted).
+KinesisOptions parseKinesisOptions(const Options& options);
+
+// The configuration a task opens with: `options`, and the AWS_* environment
+// variables, read now, for credentials the options do not give (keys from
+// the options never take the environment's session token).
+SourceConfig sourceConfig(const KinesisOptions& options);
 SourceConfig sourceConfig(const Options& options);
 
 // The shards of the stream, every page of ListShards. Throws SqlError 08006

@@ -14,8 +14,14 @@ Schema NexmarkConnector::bindSourceSchema(const ast::CreateSource& stmt,
   return bindNexmarkSchema(stmt, options);
 }
 
+SourceOptions NexmarkConnector::parseSource(const Options& options) const {
+  SourceOptions parsed = parseCommonSourceOptions(options);
+  parsed.own = parseNexmarkOptions(options);
+  return parsed;
+}
+
 int NexmarkConnector::sourcePartitions(const ScanSpec& scan, const ConnectorEnv&) const {
-  return nexmarkPartitions(scan.options);
+  return nexmarkPartitions(scan);
 }
 
 std::unique_ptr<SourceTask> NexmarkConnector::openSource(const ScanSpec& scan, const ConnectorEnv&,

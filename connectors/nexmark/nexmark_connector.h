@@ -17,6 +17,7 @@ class NexmarkConnector final : public Connector {
 
   void validateSource(const Options& options, size_t stmtPos) const override;
   Schema bindSourceSchema(const ast::CreateSource& stmt, const Options& options) const override;
+  SourceOptions parseSource(const Options& options) const override;
 
   // 'partitions', 1 by default.
   int sourcePartitions(const ScanSpec& scan, const ConnectorEnv& env) const override;

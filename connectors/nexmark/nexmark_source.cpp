@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "connectors/nexmark/generator.h"
+#include "connectors/registry.h"
 #include "planner/planner.h"
 
 namespace rtsql {
@@ -96,7 +97,8 @@ std::string fieldList(EventKind kind) {
   return out;
 }
 
-struct NexmarkOptions {
+// The options as CREATE SOURCE read them (SourceOptions::own).
+struct NexmarkOptions final : ConnectorOptions {
   EventKind table = EventKind::Bid;
   int64_t events = 0;           // 0: no end
   int64_t eventsPerSecond = 0;  // 0: as fast as possible
@@ -490,12 +492,26 @@ Schema bindNexmarkSchema(const ast::CreateSource& stmt, const Options& options) 
   return schema;
 }
 
-int nexmarkPartitions(const Options& options) {
-  return static_cast<int>(options.getInt("partitions", 1, 1, kMaxPartitions));
+std::shared_ptr<const ConnectorOptions> parseNexmarkOptions(const Options& options) {
+  return std::make_shared<const NexmarkOptions>(parseOptions(options, SqlError::npos));
+}
+
+namespace {
+
+// What CREATE SOURCE read, carried by the plan (a spec built by hand is read
+// through its connector by sourceOptionsOf).
+const NexmarkOptions& nexmarkOptionsOf(const SourceOptions& parsed) {
+  return connectorOptionsAs<NexmarkOptions>(parsed.own, "nexmark");
+}
+
+}  // namespace
+
+int nexmarkPartitions(const ScanSpec& scan) {
+  return static_cast<int>(nexmarkOptionsOf(sourceOptionsOf(scan)).partitions);
 }
 
 std::unique_ptr<SourceTask> makeNexmarkSource(const ScanSpec& scan, int task, int tasks) {
-  return std::make_unique<NexmarkSource>(scan, parseOptions(scan.options, SqlError::npos), task,
+  return std::make_unique<NexmarkSource>(scan, nexmarkOptionsOf(sourceOptionsOf(scan)), task,
                                          tasks);
 }
 

@@ -39,8 +39,12 @@ void validateNexmarkOptions(const Options& options, size_t stmtPos);
 // wrong type), or all of the table's fields when none is declared.
 Schema bindNexmarkSchema(const ast::CreateSource& stmt, const Options& options);
 
-// 'partitions', 1 by default.
-int nexmarkPartitions(const Options& options);
+// The options validateNexmarkOptions accepted, read for the plan to carry
+// (SourceOptions::own): NexmarkConnector::parseSource.
+std::shared_ptr<const ConnectorOptions> parseNexmarkOptions(const Options& options);
+
+// 'partitions' as CREATE SOURCE read it, 1 by default.
+int nexmarkPartitions(const ScanSpec& scan);
 
 // Source task `task` of `tasks`, reading the partitions p with p % tasks == task.
 std::unique_ptr<SourceTask> makeNexmarkSource(const ScanSpec& scan, int task, int tasks);

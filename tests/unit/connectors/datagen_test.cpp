@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "connector_test_util.h"
+#include "connectors/registry.h"
 
 using namespace rtsql;
 
@@ -310,6 +311,20 @@ TEST_CASE("datagen: option errors") {
   // makeDatagenSource checks the schema too.
   expectError([&]() { makeDatagenSource(scanOf(s, {{"fields.zz.kind", "random"}}), 0, 1); }, "42703", 0,
               "zz");
+}
+
+TEST_CASE("datagen: a task runs with the options CREATE SOURCE read, not the text") {
+  Schema s;
+  s.columns.push_back({"id", t(TypeId::BigInt), false});
+  ScanSpec scan = scanOf(s, {{"connector", "datagen"}, {"rows-per-second", "1000"}});
+  scan.parsed = std::make_shared<const SourceOptions>(
+      ConnectorRegistry::builtin().find("datagen")->parseSource(
+          opts({{"connector", "datagen"}, {"rows-per-second", "7"}, {"number-of-rows", "3"}})));
+  REQUIRE(scan.parsed->own);
+  CHECK(makeDatagenSource(scan, 0, 1)->description() == "Datagen[rowsPerSecond=7, numberOfRows=3]");
+  // A spec built by hand is read from its text.
+  scan.parsed = nullptr;
+  CHECK(makeDatagenSource(scan, 0, 1)->description() == "Datagen[rowsPerSecond=1000]");
 }
 
 // A finished generator waits out the poll's timeout (so that its task does not

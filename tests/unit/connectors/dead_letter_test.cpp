@@ -239,6 +239,8 @@ PhysicalPlan lateRowsPlan(const std::string& bootstrap, const std::string& topic
   plan.sink.options = makeOptions(
       {{"connector", "kafka"}, {"kafka.bootstrap.servers", bootstrap}, {"topic", "counts"}});
   plan.flowOptions = makeOptions({{"late.rows", "dead-letter"}, {"late.rows.topic", topic}});
+  plan.lateRowsDeadLettered = true;  // as planFlow reads them
+  plan.lateRowsTopic = {topic, ""};
   return plan;
 }
 
@@ -305,6 +307,7 @@ TEST_CASE("late rows of a flow whose sink is not Kafka go to 'late.rows.kafka.bo
   plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
                                   {"late.rows.topic", "late"},
                                   {"late.rows.kafka.bootstrap.servers", cluster.bootstrap()}});
+  plan.lateRowsTopic = {"late", cluster.bootstrap()};  // as planFlow reads them
   auto writer = kafka::openFlowDeadLetterWriter(plan, FlowDeadLetters::LateRows, "", 0);
   Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
   writer->writeLate(a, clickSchema(), {"Dedup", 2, "", 1714557605000000, 1714557615000000});
@@ -317,6 +320,7 @@ TEST_CASE("late rows of a flow whose sink is not Kafka go to 'late.rows.kafka.bo
   plan.flowOptions = makeOptions({{"late.rows", "dead-letter"},
                                   {"late.rows.topic", "late"},
                                   {"late.rows.kafka.bootstrap.servers", "embedded"}});
+  plan.lateRowsTopic = {"late", "embedded"};
   writer = kafka::openFlowDeadLetterWriter(plan, FlowDeadLetters::LateRows, cluster.bootstrap(), 0);
   writer->writeLate(a, clickSchema(), {"Dedup", 2, "", 1714557605000000, 1714557615000000});
   writer->flush(10000);
@@ -376,6 +380,9 @@ TEST_CASE("failed rows go to 'dead-letter.topic', on 'dead-letter.kafka.bootstra
                                   {"on.error", "dead-letter"},
                                   {"dead-letter.topic", "failed"},
                                   {"dead-letter.kafka.bootstrap.servers", cluster.bootstrap()}});
+  plan.onError = RowErrorPolicy::DeadLetter;  // as planFlow reads them
+  plan.lateRowsTopic = {"late", cluster.bootstrap()};
+  plan.rowErrorsTopic = {"failed", cluster.bootstrap()};
   auto writer = kafka::openFlowDeadLetterWriter(plan, FlowDeadLetters::RowErrors, "", 0);
   Row a = {Value::string("a"), Value::timestamp(1714557605000000)};
   writer->writeError(a, clickSchema(), {"Project", 2, "", "22000", "bad", "Traceback"});

@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "connector_test_util.h"
 #include "connectors/http/http_connector.h"
+#include "connectors/registry.h"
 
 using namespace rtsql;
 
@@ -382,6 +383,18 @@ TEST_CASE("http sink: a server that is down fails the flush, naming the URL") {
   CHECK(writer->deliveryErrors() == 2);
   // The failure is reported once; nothing new is pending.
   writer->flush(30000);
+}
+
+TEST_CASE("http sink: the options CREATE SINK read are what the writer runs with") {
+  const Connector& http = *ConnectorRegistry::builtin().find("http");
+  SinkSpec sink = idSink("http://127.0.0.1:1/written", {});
+  // The plan carries what the connector read at CREATE SINK; the text is not
+  // read again when the writer opens.
+  sink.parsed = std::make_shared<const SinkOptions>(
+      http.parseSink(opts({{"connector", "http"}, {"url", "http://127.0.0.1:1/read"}})));
+  REQUIRE(sink.parsed->own != nullptr);
+  auto writer = makeHttpSink(sink, "f", 0);
+  CHECK(writer->description() == "HttpSink[http://127.0.0.1:1/read]");
 }
 
 TEST_CASE("http sink: closing a writer with rows queued does not wait for them") {

@@ -337,6 +337,38 @@ TEST_CASE("kinesis: the options and the environment give the client its settings
   unsetenv("AWS_SESSION_TOKEN");
 }
 
+TEST_CASE("kinesis: CREATE SOURCE reads the options; the environment is read as a task opens") {
+  unsetenv("AWS_ACCESS_KEY_ID");
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+  unsetenv("AWS_SESSION_TOKEN");
+  SourceOptions parsed = ConnectorRegistry::builtin().find("kinesis")->parseSource(
+      opts({{"connector", "kinesis"},
+            {"kinesis.stream", "s"},
+            {"kinesis.region", "eu-west-1"},
+            {"kinesis.secretKey", "optsecret"},
+            {"kinesis.maxRecordsPerFetch", "50"},
+            {"kinesis.startingPosition", "trim_horizon"}}));
+  const auto* own = dynamic_cast<const KinesisOptions*>(parsed.own.get());
+  REQUIRE(own);
+  CHECK(own->config.stream == "s");
+  CHECK(own->config.maxRecordsPerFetch == 50);
+  CHECK(own->config.startingPosition == "TRIM_HORIZON");
+  CHECK(own->secretKey);
+  CHECK_FALSE(own->accessKeyId);
+  // Credentials the options leave out come from the environment when a task
+  // opens, not when the source was created.
+  setenv("AWS_ACCESS_KEY_ID", "LATERKEY", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "latersecret", 1);
+  setenv("AWS_SESSION_TOKEN", "latertoken", 1);
+  SourceConfig c = sourceConfig(*own);
+  CHECK(c.client.credentials.accessKeyId == "LATERKEY");
+  CHECK(c.client.credentials.secretAccessKey == "optsecret");
+  CHECK(c.client.credentials.sessionToken == "latertoken");
+  unsetenv("AWS_ACCESS_KEY_ID");
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+  unsetenv("AWS_SESSION_TOKEN");
+}
+
 TEST_CASE("kinesis: the source's columns") {
   auto bind = [](const std::string& sql) {
     auto stmts = parseStatements(sql);

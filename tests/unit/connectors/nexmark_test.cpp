@@ -272,6 +272,20 @@ TEST_CASE("nexmark source: partitions split the sequence among the tasks, each e
   CHECK(ends == std::map<int32_t, int64_t>{{0, 668}, {1, 668}, {2, 667}});
 }
 
+TEST_CASE("nexmark source: the options CREATE SOURCE read are what the task runs with") {
+  const Connector& nexmark = *ConnectorRegistry::builtin().find("nexmark");
+  ScanSpec scan = scanOf("price BIGINT", {{"nexmark.table", "bid"}, {"events", "1000"}});
+  // The plan carries what the connector read at CREATE SOURCE; the text is
+  // not read again when the task opens.
+  scan.parsed = std::make_shared<const SourceOptions>(nexmark.parseSource(opts(
+      {{"connector", "nexmark"}, {"nexmark.table", "bid"}, {"events", "100"}, {"partitions", "3"}})));
+  REQUIRE(scan.parsed->own != nullptr);
+  CHECK(nexmarkPartitions(scan) == 3);
+  auto src = makeNexmarkSource(scan, 0, 1);
+  CHECK(src->description() == "Nexmark[bid, events=100]");
+  CHECK(static_cast<int64_t>(drain(*src).size()) == nexmark::countBefore(EventKind::Bid, 100));
+}
+
 TEST_CASE("nexmark source: seek resumes at the offset, making the same events") {
   ScanSpec scan = scanOf(kBidColumns, {{"nexmark.table", "bid"}, {"events", "600"}, {"seed", "3"}});
   auto first = makeNexmarkSource(scan, 0, 1);

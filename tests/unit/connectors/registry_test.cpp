@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -276,6 +277,143 @@ TEST_CASE("registry: a source's options are read once into its settings") {
   CHECK(sourceOptionsOf(scan).topics == std::vector<std::string>{"b", "c"});
   scan.parsed = std::make_shared<const SourceOptions>(SourceOptions{.topics = {"carried"}});
   CHECK(sourceOptionsOf(scan).topics == std::vector<std::string>{"carried"});
+}
+
+TEST_CASE("registry: maxPartitions, the dead-letter topic and a sink's topic are read once, typed") {
+  const Connector& kafka = *ConnectorRegistry::builtin().find("kafka");
+  Options o = opts({{"connector", "kafka"},
+                    {"kafka.bootstrap.servers", "embedded"},
+                    {"subscribe", "clicks,"},
+                    {"maxPartitions", "4"},
+                    {"on.error", "dead-letter"},
+                    {"dead-letter.topic", "clicks.dead"}});
+  kafka.validateSource(o, 0);
+  SourceOptions parsed = kafka.parseSource(o);
+  // A trailing comma names no topic, here as everywhere the topics are read.
+  CHECK(parsed.topics == std::vector<std::string>{"clicks"});
+  CHECK(parsed.maxPartitions == 4);
+  CHECK(parsed.deadLetterTopic == "clicks.dead");
+  // A Kafka source writes its dead letters to its own cluster.
+  CHECK(parsed.deadLetterBootstrap.empty());
+
+  // A generator's 'maxPartitions' is read at CREATE SOURCE too: a bad one
+  // fails there, at its value, rather than first when a flow is planned.
+  SqlError e = sqlErrorOf([] {
+    ConnectorRegistry::builtin().find("datagen")->parseSource(
+        opts({{"connector", "datagen"}, {"maxPartitions", "abc"}}));
+  });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == 150);
+  CHECK(ConnectorRegistry::builtin()
+            .find("datagen")
+            ->parseSource(opts({{"connector", "datagen"}, {"maxPartitions", "3"}}))
+            .maxPartitions == 3);
+
+  // Without 'dead-letter' there is no dead-letter topic, and no cap on tasks.
+  parsed = kafka.parseSource(
+      opts({{"connector", "kafka"}, {"kafka.bootstrap.servers", "embedded"}, {"subscribe", "a"}}));
+  CHECK(parsed.maxPartitions == 0);
+  CHECK(parsed.deadLetterTopic.empty());
+
+  // Another source names the dead letters' cluster too.
+  parsed = parseCommonSourceOptions(opts({{"on.error", "dead-letter"},
+                                          {"dead-letter.topic", "dl"},
+                                          {"dead-letter.kafka.bootstrap.servers", "h:9092"}}));
+  CHECK(parsed.deadLetterTopic == "dl");
+  CHECK(parsed.deadLetterBootstrap == "h:9092");
+
+  // A Kafka sink's topic, and none for a sink without topics.
+  CHECK(kafka.parseSink(opts({{"connector", "kafka"}, {"topic", "out"}})).topic == "out");
+  CHECK(ConnectorRegistry::builtin()
+            .find("blackhole")
+            ->parseSink(opts({{"connector", "blackhole"}}))
+            .topic.empty());
+
+  // A plan's sink spec carries the topic; one built by hand is read when opened.
+  SinkSpec sink;
+  sink.connector = "kafka";
+  sink.options = opts({{"topic", "by-hand"}});
+  CHECK(sinkOptionsOf(sink).topic == "by-hand");
+  SinkOptions carried;
+  carried.topic = "carried";
+  sink.parsed = std::make_shared<const SinkOptions>(carried);
+  CHECK(sinkOptionsOf(sink).topic == "carried");
+}
+
+TEST_CASE("registry: a Kafka source's group, its decoding and a sink's settings are read once") {
+  const Connector& kafka = *ConnectorRegistry::builtin().find("kafka");
+  SourceOptions source = kafka.parseSource(opts({{"connector", "kafka"},
+                                                 {"subscribe", "a"},
+                                                 {"kafka.group.id", "mine"},
+                                                 {"format", "protobuf"},
+                                                 {"protobuf.framing", "Confluent"}}));
+  CHECK(source.userGroup);
+  CHECK(source.decode.protobufConfluent);
+  source = kafka.parseSource(opts({{"connector", "kafka"},
+                                   {"subscribe", "a"},
+                                   {"format", "csv"},
+                                   {"csv.delimiter", "\\t"},
+                                   {"json.ignore-missing", "false"}}));
+  CHECK_FALSE(source.userGroup);
+  CHECK(source.decode.csvDelimiter == '\t');
+  // Only the format's own settings are read: a csv source's json one is not.
+  CHECK(source.decode.jsonIgnoreMissing);
+  source = kafka.parseSource(opts({{"connector", "kafka"},
+                                   {"subscribe", "a"},
+                                   {"json.ignore-missing", "false"},
+                                   {"avro.framing", "confluent"}}));
+  CHECK_FALSE(source.decode.jsonIgnoreMissing);
+  CHECK_FALSE(source.decode.avroConfluent);
+
+  SinkOptions sink = kafka.parseSink(opts({{"connector", "kafka"},
+                                           {"topic", "out"},
+                                           {"key", "user_id"},
+                                           {"topic.partitions", "6"},
+                                           {"csv.delimiter", ";"},
+                                           {"protobuf.framing", "confluent"},
+                                           {"mode", "Upsert"}}));
+  CHECK(sink.key == std::optional<std::string>("user_id"));
+  CHECK(sink.topicPartitions == 6);
+  CHECK(sink.csvDelimiter == ';');
+  CHECK(sink.protobufConfluent);
+  CHECK(sink.mode == SinkMode::Upsert);
+  sink = kafka.parseSink(opts({{"connector", "kafka"}, {"topic", "out"}}));
+  CHECK_FALSE(sink.key);
+  CHECK(sink.topicPartitions == -1);
+  CHECK(sink.mode == SinkMode::Update);
+  CHECK_FALSE(sink.protobufConfluent);
+  // Every sink reads 'mode'; a connector without a parseSink of its own too.
+  CHECK(ConnectorRegistry::builtin()
+            .find("file")
+            ->parseSink(opts({{"connector", "file"}, {"path", "/tmp/x"}, {"mode", "append"}}))
+            .mode == SinkMode::Append);
+  SinkSpec byHand;
+  byHand.connector = "none-such";
+  byHand.options = opts({{"mode", "upsert"}});
+  CHECK(sinkOptionsOf(byHand).mode == SinkMode::Upsert);
+}
+
+TEST_CASE("registry: a wrong value fails the connector's parse as it fails CREATE") {
+  // Replayed definitions are not validated again: what they are parsed with
+  // must refuse what validation refuses, with the same error.
+  const Connector& kafka = *ConnectorRegistry::builtin().find("kafka");
+  const Options bad = opts({{"connector", "kafka"},
+                            {"kafka.bootstrap.servers", "embedded"},
+                            {"topic", "t"},
+                            {"topic.partitions", "0"}});
+  SqlError validated = sqlErrorOf([&] { kafka.validateSink(bad, 0); });
+  SqlError parsed = sqlErrorOf([&] { kafka.parseSink(bad); });
+  CHECK(validated.sqlstate() == "22023");
+  CHECK(parsed.sqlstate() == validated.sqlstate());
+  CHECK(parsed.message() == validated.message());
+  CHECK(parsed.position() == validated.position());
+
+  const Connector& file = *ConnectorRegistry::builtin().find("file");
+  const Options badFile = opts({{"connector", "file"}, {"path", "/tmp/x"}, {"buffer.bytes", "-1"}});
+  validated = sqlErrorOf([&] { file.validateSink(badFile, 0); });
+  parsed = sqlErrorOf([&] { file.parseSink(badFile); });
+  CHECK(validated.sqlstate() == "22023");
+  CHECK(parsed.message() == validated.message());
 }
 
 TEST_CASE("registry: 'on.error' out of its three values is 22023 at the value") {

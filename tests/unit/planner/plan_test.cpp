@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include "common/json.h"
+#include "planner/flow_dead_letters.h"
 #include "planner/planner.h"
+#include "planner/sink_changelog.h"
 #include "planner_fixture.h"
 
 using namespace rtsql;
@@ -185,6 +187,24 @@ TEST_CASE("task counts follow maxPartitions and the partition count") {
   CHECK(f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM many").slots() == 8);
 }
 
+TEST_CASE("a source stage's task count reads 'maxPartitions' as CREATE SOURCE read it") {
+  FlowFixture f;
+  f.partitions = 8;
+  // The parsed value counts, not the option's text, which planning no
+  // longer reads.
+  SourceDef def = sourceFrom(static_cast<const ast::CreateSource&>(*parseOne(
+      "CREATE SOURCE capped (a INT) WITH (connector = 'kafka', subscribe = 't', format = 'json', "
+      "maxPartitions = '6')")));
+  REQUIRE(def.parsed->maxPartitions == 6);
+  auto parsed = std::make_shared<SourceOptions>(*def.parsed);
+  parsed->maxPartitions = 2;
+  def.parsed = parsed;
+  f.catalog.addSource(std::move(def), false, 0);
+  PhysicalPlan plan = f.flow("CREATE FLOW a INTO alerts AS SELECT * FROM capped");
+  CHECK(plan.stages[0].tasks == 2);
+  CHECK(plan.scans.at(0).parsed->maxPartitions == 2);
+}
+
 TEST_CASE("which flows a cluster spreads over its nodes, partition by partition") {
   FlowFixture f;
   f.partitions = 4;
@@ -343,6 +363,44 @@ TEST_CASE("constructs that are still refused are 0A000 at their position") {
   e = sqlErrorOf([&] { f.flow(sql); });
   CHECK(e.sqlstate() == "42803");
   CHECK(e.position() == sql.find("window("));
+}
+
+TEST_CASE("a plan carries the flow's dead-letter topics as CREATE FLOW read them") {
+  FlowFixture f;
+  PhysicalPlan p = f.flow(
+      "CREATE FLOW g INTO alerts WITH ('on.error' = 'dead-letter', 'dead-letter.topic' = 'bad', "
+      "'late.rows' = 'dead-letter', 'late.rows.topic' = 'late') AS SELECT window.start, user_id, "
+      "count(*) AS n FROM clicks GROUP BY window(ts, '10 seconds'), user_id");
+  CHECK(p.rowErrorsTopic.topic == "bad");
+  CHECK(p.lateRowsTopic.topic == "late");
+  // On the Kafka sink's cluster: no cluster of their own.
+  CHECK(p.rowErrorsTopic.bootstrap.empty());
+  CHECK(p.lateRowsTopic.bootstrap.empty());
+  // The producer's options: the sink's kafka.* settings.
+  CHECK(flowDeadLetterKafkaOptions(p, p.rowErrorsTopic).has("kafka.bootstrap.servers"));
+
+  // Without 'dead-letter', none.
+  p = f.flow(kAcceptance);
+  CHECK(p.rowErrorsTopic.topic.empty());
+  CHECK(p.lateRowsTopic.topic.empty());
+
+  // A wrong value is refused by CREATE FLOW, at the option.
+  const std::string sql =
+      "CREATE FLOW h INTO alerts WITH ('on.error' = 'dead-letter', 'dead-letter.topic' = 'a b') "
+      "AS SELECT user_id FROM clicks";
+  SqlError e = sqlErrorOf([&] { f.flow(sql); });
+  CHECK(e.sqlstate() == "22023");
+  CHECK(e.position() == sql.find("'a b'"));
+}
+
+TEST_CASE("a materialized view's sink carries its settings as CREATE SINK would") {
+  FlowFixture f;
+  PhysicalPlan p = f.flow(
+      "CREATE MATERIALIZED VIEW v AS SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id");
+  REQUIRE(p.sink.parsed);
+  // Written like an upsert sink: a key's delete takes its row out.
+  CHECK(p.sink.parsed->mode == SinkMode::Upsert);
+  CHECK(sinkWritesRetractions(p.sink));
 }
 
 TEST_CASE("a plan carries the flow's 'on.error' and 'late.rows' and its connectors' answers") {

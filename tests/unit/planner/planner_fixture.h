@@ -5,11 +5,15 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "../sql_error_of.h"
 #include "parser/parser.h"
 #include "planner/planner.h"
+#include "planner/sink_changelog.h"
 #include "planner/user_function.h"
 
 namespace rtsql::testing {
@@ -33,6 +37,26 @@ inline SourceDef sourceFrom(const ast::CreateSource& s) {
                    : bindKafkaRecordSchema(s, def.format, def.options.getBool("includeHeaders", false));
   def.watermark = bindWatermark(s, def.schema);
   def.traits.partitionedLog = def.connector == "kafka";  // as KafkaConnector says
+  // What Connector::parseSource reads that the planner acts on: the topics
+  // of 'subscribe' (split at commas, blanks dropped, as kafka::splitTopics),
+  // 'maxPartitions' and whether 'kafka.group.id' is set.
+  auto parsed = std::make_shared<SourceOptions>();
+  const std::string subscribe = def.options.getString("subscribe");
+  for (size_t start = 0; start <= subscribe.size();) {
+    size_t comma = std::min(subscribe.find(',', start), subscribe.size());
+    std::string_view topic = std::string_view(subscribe).substr(start, comma - start);
+    const size_t first = topic.find_first_not_of(" \t");
+    if (first != std::string_view::npos) {
+      topic = topic.substr(first, topic.find_last_not_of(" \t") - first + 1);
+      parsed->topics.emplace_back(topic);
+    }
+    start = comma + 1;
+  }
+  if (def.options.has("maxPartitions")) {
+    parsed->maxPartitions = static_cast<int>(def.options.getInt("maxPartitions", 1, 1, 1 << 20));
+  }
+  parsed->userGroup = def.options.has("kafka.group.id");
+  def.parsed = std::move(parsed);
   def.sql = s.text;
   return def;
 }
@@ -67,6 +91,15 @@ struct PlannerFixture {
           def.exactlyOnce = def.connector == "kafka";
           def.traits.kafkaCluster = def.connector == "kafka";
           def.traits.writesEveryChange = def.connector == "blackhole";
+          // What Connector::parseSink reads that the planner acts on: 'mode',
+          // and a Kafka sink's 'topic' and 'key'.
+          auto parsed = std::make_shared<SinkOptions>();
+          parsed->mode = sinkMode(def.options);
+          if (def.connector == "kafka") {
+            parsed->topic = def.options.getString("topic");
+            if (const OptionEntry* key = def.options.find("key")) parsed->key = key->value;
+          }
+          def.parsed = std::move(parsed);
           catalog.addSink(std::move(def), s.ifNotExists, s.namePos);
           break;
         }

@@ -250,3 +250,37 @@ TEST_CASE("a spread flow's partitions take the slots recorded for them, coming r
   CHECK(consecutive.reads(17));
   CHECK_FALSE(consecutive.reads(3));
 }
+
+TEST_CASE("'shards' counts a source's topics as it reads them, not the commas of 'subscribe'") {
+  Fixture f;
+  // The planner reads the topics split at CREATE SOURCE: a trailing comma
+  // names no second topic, so the flow divides as one over a single topic.
+  f.ddl("CREATE SOURCE one (user_id BIGINT) WITH (connector = 'kafka', subscribe = 'a,', "
+        "format = 'json')");
+  PhysicalPlan plan = f.flow(
+      "CREATE FLOW cnt INTO alerts WITH ('shards' = '2') AS "
+      "SELECT user_id, count(*) AS n FROM one GROUP BY user_id");
+  CHECK(plan.shards == 2);
+  f.ddl("CREATE SOURCE two (user_id BIGINT) WITH (connector = 'kafka', subscribe = 'a, b', "
+        "format = 'json')");
+  SqlError e = sqlErrorOf([&] {
+    f.flow("CREATE FLOW cnt INTO alerts WITH ('shards' = '2') AS "
+           "SELECT user_id, count(*) AS n FROM two GROUP BY user_id");
+  });
+  CHECK(e.sqlstate() == "0A000");
+  CHECK(e.message().find("reads several topics") != std::string::npos);
+
+  // The topics come from what CREATE SOURCE read, not from the option's text.
+  SourceDef typed = sourceFrom(static_cast<const ast::CreateSource&>(*parseOne(
+      "CREATE SOURCE typed (user_id BIGINT) WITH (connector = 'kafka', subscribe = 'a', "
+      "format = 'json')")));
+  auto parsed = std::make_shared<SourceOptions>(*typed.parsed);
+  parsed->topics = {"a", "b"};
+  typed.parsed = parsed;
+  f.catalog.addSource(std::move(typed), false, 0);
+  e = sqlErrorOf([&] {
+    f.flow("CREATE FLOW cnt INTO alerts WITH ('shards' = '2') AS "
+           "SELECT user_id, count(*) AS n FROM typed GROUP BY user_id");
+  });
+  CHECK(e.sqlstate() == "0A000");
+}
