@@ -418,6 +418,18 @@ class SubqueryCompiler {
   static std::vector<size_t> namedIn(const Scope& scope, const ast::Expr& col) {
     const auto& parts = col.parts;
     std::vector<size_t> found;
+    // pg_catalog.pg_attribute.attnum: a relation's column with its schema
+    // first, as ExprBinder reads it (binder.cpp).
+    const bool schemaFirst = parts.size() >= 3 && (iequals(parts[0], "pg_catalog") ||
+                                                   iequals(parts[0], "information_schema") ||
+                                                   iequals(parts[0], "public"));
+    if (schemaFirst && !scope.hasQualifier(parts[0]) && scope.hasQualifier(parts[1])) {
+      for (size_t i = 0; i < scope.columns.size(); ++i) {
+        const ScopeColumn& c = scope.columns[i];
+        if (iequals(c.qualifier, parts[1]) && iequals(c.name, parts[2])) found.push_back(i);
+      }
+      if (!found.empty()) return found;
+    }
     if (parts.size() >= 2 && scope.hasQualifier(parts[0])) {
       for (size_t i = 0; i < scope.columns.size(); ++i) {
         const ScopeColumn& c = scope.columns[i];
@@ -516,7 +528,10 @@ class SubqueryCompiler {
     while (source->next(r)) rows->push_back(r);
     node.kind = FromNode::Kind::Rows;
     node.rows = std::move(rows);
-    const std::string qualifier = ref.alias.empty() ? ref.name : ref.alias;
+    // FROM pg_catalog.pg_attrdef is qualified as pg_attrdef, as in the
+    // enclosing query (QueryBinder::bindNamed).
+    const std::string qualifier =
+        ref.alias.empty() ? ref.name.substr(ref.name.rfind('.') + 1) : ref.alias;
     for (const Column& c : relation->schema().columns) {
       addColumn(level, qualifier, c.name, c.type, c.hidden);
     }

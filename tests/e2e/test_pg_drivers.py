@@ -1,11 +1,11 @@
 """Drivers' metadata calls against the real rtsqld, run through the real
 tools: SQLAlchemy 2's inspector (table, view and materialized view names,
-has_table), pandas' read_sql of a materialized view, and the PostgreSQL JDBC
-driver's DatabaseMetaData (getTables, getColumns of a table and of a view) and
-a JDBC transaction, from a small Java program (tests/e2e/jdbc/JdbcMetadata.java).
-Each reads the catalog as PostgreSQL shows it with its own queries
-(tests/data/pg_clients/catalog_queries.sql); docs/operations.md ("Clients and
-tools") says what works with each tool."""
+has_table, columns), pandas' read_sql of a materialized view, and the
+PostgreSQL JDBC driver's DatabaseMetaData (getTables, getColumns of a table
+and of a view) and a JDBC transaction, from a small Java program
+(tests/e2e/jdbc/JdbcMetadata.java). Each reads the catalog as PostgreSQL shows
+it with its own queries (tests/data/pg_clients/catalog_queries.sql);
+docs/operations.md ("Clients and tools") says what works with each tool."""
 
 import os
 import shutil
@@ -63,6 +63,24 @@ def test_sqlalchemy_inspector_lists_tables_and_views(server, objects):
         assert not inspector.has_table(unique("pgd_missing"))
         schemas = inspector.get_schema_names()
         assert "public" in schemas, schemas
+    finally:
+        engine.dispose()
+
+
+def test_sqlalchemy_columns_of_a_table_and_a_view(server, objects):
+    """get_columns sends a query with correlated subqueries in its select list
+    whose columns carry their schema (pg_catalog.pg_attribute.atthasdef)."""
+    import sqlalchemy
+    table, _, view, _ = objects
+    engine = engine_of(server)
+    try:
+        inspector = sqlalchemy.inspect(engine)
+        cols = inspector.get_columns(table)
+        assert [(c["name"], c["nullable"], c["default"]) for c in cols] == [
+            ("code", True, None), ("label", True, None)], cols
+        assert all(isinstance(c["type"], sqlalchemy.types.Text) for c in cols), cols
+        wait_for(lambda: [c["name"] for c in inspector.get_columns(view)] ==
+                 ["user_id", "n", "total"], WAIT_S, f"the columns of {view}")
     finally:
         engine.dispose()
 
