@@ -141,6 +141,35 @@ def test_restart_keeps_the_rows(broker, tmp_path):
         server.stop()
 
 
+def kill_9_while_producing(server, broker, topic, records, start, taken_in, what, tmp_path):
+    """Produces records[start:] from a thread in batches of 100; once
+    TAKEN_IN() holds (WHAT it waits for), kills rtsqld with SIGKILL and
+    starts it again on its data directory. Returns the new server and a
+    function that waits for the producer and fails if it did not end cleanly."""
+    errors = []
+
+    def produce_rest():
+        try:
+            for at in range(start, len(records), 100):
+                broker.produce(topic, records[at:at + 100])
+        except Exception as e:  # reported by the returned function, in the test's thread
+            errors.append(e)
+
+    producer = threading.Thread(target=produce_rest)
+    producer.start()
+    wait_for(taken_in, WAIT_S, what)
+    server.proc.kill()
+    server.proc.wait(timeout=10)
+    server = Server(tmp_path)
+    server.log_path = tmp_path / "rtsqld.1.log"
+    server.start()
+
+    def produced():
+        producer.join(timeout=WAIT_S)
+        assert not producer.is_alive() and not errors, errors
+    return server, produced
+
+
 def test_kill_9_mid_stream_keeps_the_rows_exact(broker, tmp_path):
     uid = unique("mv_kill")
     topic = f"{uid}_in"
@@ -153,27 +182,12 @@ def test_kill_9_mid_stream_keeps_the_rows_exact(broker, tmp_path):
     first_totals, _ = duck(records[:half])
     converge(server, totals, first_totals)
     # The rest streams in from a thread while the server is killed.
-    errors = []
-
-    def produce_rest():
-        try:
-            for start in range(half, N_RECORDS, 100):
-                broker.produce(topic, records[start:start + 100])
-        except Exception as e:  # reported below, in the test's thread
-            errors.append(e)
-
-    producer = threading.Thread(target=produce_rest)
-    producer.start()
-    wait_for(lambda: sum(r[2] for r in scan(server, totals) or []) > half, WAIT_S,
-             "the view to take in records of the second half")
-    server.proc.kill()
-    server.proc.wait(timeout=10)
-    server = Server(tmp_path)
-    server.log_path = tmp_path / "rtsqld.1.log"
-    server.start()
+    server, produced = kill_9_while_producing(
+        server, broker, topic, records, half,
+        lambda: sum(r[2] for r in scan(server, totals) or []) > half,
+        "the view to take in records of the second half", tmp_path)
     try:
-        producer.join(timeout=WAIT_S)
-        assert not producer.is_alive() and not errors, errors
+        produced()
         want_totals, want_odd = duck(records)
         converge(server, totals, want_totals)
         converge(server, odd, want_odd)

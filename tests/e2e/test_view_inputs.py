@@ -12,14 +12,14 @@ across the kill: a change given twice or lost would leave its sums off.
 """
 
 import random
-import threading
 
 import duckdb
 import psycopg
 import pytest
 
 from conftest import Server, unique, wait_for
-from test_materialized_view import N_RECORDS, SEED, WAIT_S, converge, create, make_records, scan
+from test_materialized_view import (N_RECORDS, SEED, WAIT_S, converge, create,
+                                    kill_9_while_producing, make_records, scan)
 
 
 def duck_stacked(records):
@@ -66,27 +66,12 @@ def test_stacked_views_equal_duckdb_across_kill_9(broker, tmp_path):
     converge(server, per_g, first_per_g)
     converge(server, odd_count, first_odd_count)
     # The rest streams in from a thread while the server is killed.
-    errors = []
-
-    def produce_rest():
-        try:
-            for start in range(half, N_RECORDS, 100):
-                broker.produce(topic, records[start:start + 100])
-        except Exception as e:  # reported below, in the test's thread
-            errors.append(e)
-
-    producer = threading.Thread(target=produce_rest)
-    producer.start()
-    wait_for(lambda: sum(r[2] for r in scan(server, per_g) or []) > half, WAIT_S,
-             "the stacked view to take in records of the second half")
-    server.proc.kill()
-    server.proc.wait(timeout=10)
-    server = Server(tmp_path)
-    server.log_path = tmp_path / "rtsqld.1.log"
-    server.start()
+    server, produced = kill_9_while_producing(
+        server, broker, topic, records, half,
+        lambda: sum(r[2] for r in scan(server, per_g) or []) > half,
+        "the stacked view to take in records of the second half", tmp_path)
     try:
-        producer.join(timeout=WAIT_S)
-        assert not producer.is_alive() and not errors, errors
+        produced()
         want_per_g, want_odd_count = duck_stacked(records)
         converge(server, per_g, want_per_g)
         converge(server, odd_count, want_odd_count)
