@@ -61,6 +61,7 @@ def make_view(server, uid, view, query):
 
 def make_source(server, kafka, uid):
     topic = f"{uid}_in"
+    kafka.create_topic(topic)
     with server.connect() as conn:
         conn.execute(f"""CREATE SOURCE {uid}_src (k STRING, v BIGINT)
                          WITH ({kafka.options()}, subscribe = '{topic}',
