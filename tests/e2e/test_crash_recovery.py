@@ -168,8 +168,18 @@ def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
             "c", lambda p: p.get("recovery") is not None and p.get("checkpoint") is not None, timeout=60)
         assert progress["recovery"] is not None and progress["recovery"]["fromEpoch"] >= 0, progress
         assert progress["checkpoint"] is not None
-        flows = {r[0]: r[2] for r in server.query("SHOW FLOWS")}
-        assert flows == {"c": "running", "w": "running", "d": "running"}
+        # The output can be complete from before the last kill while the
+        # last restart still restores a flow: each must come back running.
+        listed = []
+
+        def all_running():
+            listed[:] = server.query("SHOW FLOWS")
+            return {r[0]: r[2] for r in listed} == {"c": "running", "w": "running",
+                                                    "d": "running"}
+        try:
+            wait_for(all_running, 60, "every flow running again")
+        except AssertionError as e:
+            raise AssertionError(f"{e}: {listed}\n{server.log_tail()}") from None
     finally:
         code = server.stop()
         assert code == 0, f"rtsqld exit code on SIGTERM: {code}\n{server.log_tail()}"
