@@ -151,6 +151,10 @@ class Engine : public QueryHandler, public FlowReads {
   void createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out);
   void insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out);
   void createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  // The catalog's definition of flow `stmt` planned as `plan` (flow_ddl.cpp):
+  // what CREATE FLOW, a dry run's and a block's CREATE, and a replace record.
+  static FlowDef flowDefinition(const ast::CreateFlow& stmt, const PhysicalPlan& plan,
+                                const Catalog& catalog, const std::string& owner);
   // CREATE MATERIALIZED VIEW: its name is free among the relations (flow_ddl.cpp).
   void requireViewName(const EngineSession& s, const ast::CreateFlow& stmt) const;
   void createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out);
@@ -168,12 +172,10 @@ class Engine : public QueryHandler, public FlowReads {
   ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
   void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
   std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
-  // The pieces of a replace that a transaction block's COMMIT shares: the new
-  // definition; with the running plan stopped, the migration its newest
-  // checkpoint goes through (put into `control` as the replace leaves it);
-  // the new plan into the catalog and the registry, started when `start`.
-  FlowDef replacedDef(const ast::CreateFlow& stmt, const PhysicalPlan& plan, const Catalog& catalog,
-                      const std::string& owner) const;
+  // The pieces of a replace that a transaction block's COMMIT shares: with
+  // the running plan stopped, the migration its newest checkpoint goes
+  // through (put into `control` as the replace leaves it); the new plan into
+  // the catalog and the registry, started when `start`.
   std::optional<StateMigration> replaceMigration(const std::string& flow, const ReplacePlan& r,
                                                  bool resetAll, const EngineSession& s,
                                                  FlowControl& control);

@@ -26,6 +26,22 @@ void requireFlow(const Catalog& catalog, const ast::FlowCommand& stmt) {
 
 }  // namespace
 
+FlowDef Engine::flowDefinition(const ast::CreateFlow& stmt, const PhysicalPlan& plan,
+                               const Catalog& catalog, const std::string& owner) {
+  FlowDef def;
+  def.name = stmt.name;
+  def.sink = stmt.sink;
+  def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
+  def.options = plan.flowOptions;
+  def.sql = stmt.text;
+  def.queryText = stmt.queryText;
+  def.functions = userFunctionsCalled(*stmt.query, catalog);
+  def.processors = processorsUsed(*stmt.query);
+  def.owner = owner;
+  def.materializedView = stmt.materializedView;
+  return def;
+}
+
 void Engine::requireViewName(const EngineSession& s, const ast::CreateFlow& stmt) const {
   // SELECT ... FROM v finds the view by its name among the relations.
   const Catalog& catalog = catalogOf(s);
@@ -103,30 +119,11 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
                                  slots_.total()),
                      stmt.namePos);
     }
-    FlowDef def;
-    def.name = stmt.name;
-    def.sink = stmt.sink;
-    def.sql = stmt.text;
-    def.queryText = stmt.queryText;
-    def.functions = userFunctionsCalled(*stmt.query, *s.shadow);
-    def.processors = processorsUsed(*stmt.query);
-    def.owner = s.user;
-    def.materializedView = stmt.materializedView;
-    s.shadow->addFlow(std::move(def), false, stmt.namePos);
+    s.shadow->addFlow(flowDefinition(stmt, plan, *s.shadow, s.user), false, stmt.namePos);
     out.complete(tag);
     return;
   }
-  FlowDef def;
-  def.name = stmt.name;
-  def.sink = stmt.sink;
-  def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
-  def.options = plan.flowOptions;
-  def.sql = stmt.text;
-  def.queryText = stmt.queryText;
-  def.functions = userFunctionsCalled(*stmt.query, catalog_);
-  def.processors = processorsUsed(*stmt.query);
-  def.owner = s.user;
-  def.materializedView = stmt.materializedView;
+  FlowDef def = flowDefinition(stmt, plan, catalog_, s.user);
   std::vector<std::string> inputs = flowInputs(plan, stmt.sink);
   // The name must be free before anything starts.
   Catalog next(catalog_);

@@ -110,21 +110,6 @@ std::vector<std::string> Engine::explainReplace(EngineSession& s, const ast::Cre
   return planReplace(s, stmt).state.lines();
 }
 
-FlowDef Engine::replacedDef(const ast::CreateFlow& stmt, const PhysicalPlan& plan,
-                            const Catalog& catalog, const std::string& owner) const {
-  FlowDef def;
-  def.name = stmt.name;
-  def.sink = stmt.sink;
-  def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
-  def.options = plan.flowOptions;
-  def.sql = stmt.text;
-  def.queryText = stmt.queryText;
-  def.functions = userFunctionsCalled(*stmt.query, catalog);
-  def.processors = processorsUsed(*stmt.query);
-  def.owner = owner;
-  return def;
-}
-
 std::optional<StateMigration> Engine::replaceMigration(const std::string& flow,
                                                        const ReplacePlan& r, bool resetAll,
                                                        const EngineSession& s,
@@ -197,7 +182,7 @@ void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
     // new definition is what COMMIT creates.
     PhysicalPlan plan = planFlow(stmt, planContext(s));
     Catalog::FlowPtr old = s.shadow->findFlow(stmt.name);
-    FlowDef def = replacedDef(stmt, plan, *s.shadow, old->owner);
+    FlowDef def = flowDefinition(stmt, plan, *s.shadow, old->owner);
     def.name = old->name;
     s.shadow->dropFlow(stmt.name, false, stmt.namePos);
     s.shadow->addFlow(std::move(def), false, stmt.namePos);
@@ -217,7 +202,7 @@ void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
     // plans again and carries the state over to (block_statements.cpp).
     if (s.blockShadow) {
       Catalog::FlowPtr old = s.shadow->findFlow(stmt.name);
-      FlowDef def = replacedDef(stmt, r.plan, *s.shadow, old->owner);
+      FlowDef def = flowDefinition(stmt, r.plan, *s.shadow, old->owner);
       def.name = old->name;
       s.shadow->dropFlow(stmt.name, false, stmt.namePos);
       s.shadow->addFlow(std::move(def), false, stmt.namePos);
@@ -227,7 +212,7 @@ void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
   }
   flows_.requireNotStopping(stmt.name, stmt.namePos, "CREATE OR REPLACE FLOW");
   Catalog::FlowPtr old = catalog_.findFlow(stmt.name);
-  FlowDef def = replacedDef(stmt, r.plan, catalog_, old->owner);
+  FlowDef def = flowDefinition(stmt, r.plan, catalog_, old->owner);
   def.name = old->name;
   Catalog next(catalog_);
   next.dropFlow(stmt.name, false, stmt.namePos);
