@@ -22,18 +22,15 @@ std::unique_ptr<SystemCatalog> Engine::systemCatalog(const EngineSession& s) con
     view.superusers = options_.superusers;
   }
   view.settings = settingsOf(s);
-  // A view's layout is its running plan's, read under the statement lock;
-  // a statement that already holds it (a replay, a DDL planning a query)
-  // sees views without columns.
-  if (!s.holdsLock) {
-    view.viewLayout = [views = views_.get()](const std::string& name)
-        -> std::optional<std::pair<Schema, std::vector<int>>> {
-      if (StatementLock::heldHere()) return std::nullopt;
-      std::optional<ViewLayout> l = views->layout(name);
-      if (!l) return std::nullopt;
-      return std::make_pair(std::move(l->schema), std::move(l->key));
-    };
-  }
+  // A view's layout is its running plan's, which the flow registry gives
+  // under its own lock (server/views/view_reads.h), so a statement that holds
+  // the statement lock reads it too.
+  view.viewLayout = [views = views_.get()](const std::string& name)
+      -> std::optional<std::pair<Schema, std::vector<int>>> {
+    std::optional<ViewLayout> l = views->layout(name);
+    if (!l) return std::nullopt;
+    return std::make_pair(std::move(l->schema), std::move(l->key));
+  };
   return std::make_unique<SystemCatalog>(catalogOf(s), std::move(view));
 }
 

@@ -40,19 +40,12 @@ class StatementLock {
     explicit Guard(StatementLock& owner) : lock_(owner.mu_, std::defer_lock) {}
     static Guard held() { return Guard(); }
     Guard(Guard&&) = default;
-    ~Guard() { unlock(); }
 
     void lock() {
-      if (lock_.mutex() && !lock_.owns_lock()) {
-        lock_.lock();
-        ++heldByThread();
-      }
+      if (lock_.mutex() && !lock_.owns_lock()) lock_.lock();
     }
     void unlock() {
-      if (lock_.owns_lock()) {
-        lock_.unlock();
-        --heldByThread();
-      }
+      if (lock_.owns_lock()) lock_.unlock();
     }
 
    private:
@@ -62,17 +55,7 @@ class StatementLock {
 
   std::mutex& mutex() { return mu_; }
 
-  // Whether this thread holds the lock through a Guard's lock(): what would
-  // take it again (a view's layout for the catalog as PostgreSQL shows it)
-  // does without instead.
-  static bool heldHere() { return heldByThread() > 0; }
-
  private:
-  static int& heldByThread() {
-    thread_local int held = 0;
-    return held;
-  }
-
   std::mutex mu_;
 };
 
