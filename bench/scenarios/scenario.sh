@@ -57,7 +57,9 @@
 # SOURCE_OPTIONS and SINK_OPTIONS (environment) add options to the source's and
 # the sink's WITH clause, e.g. SINK_OPTIONS="'kafka.linger.ms' = '2'", for
 # comparing client settings; FLOW_OPTIONS gives the flow a WITH clause, e.g.
-# FLOW_OPTIONS="'shuffle.partitions' = '2'".
+# FLOW_OPTIONS="'shuffle.partitions' = '2'". THREAD_CPU=1 (environment) also
+# prints rtsqld's CPU over each measured window by kind of thread (its source
+# and shuffle tasks, librdkafka's threads, RocksDB's), to stderr.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -460,8 +462,15 @@ if [ -z "$FIND_MAX" ]; then
     echo "rate ${RATE}: flow" >&2
     # rtsqld's CPU over the collector's measured window (after its warm-up).
     bench_cpu_window "$RTSQLD_PID" "$WARMUP" "$SECONDS_RUN" "$WORK/cpu_${RATE}"
+    [ -z "${THREAD_CPU:-}" ] ||
+      bench_thread_cpu_window "$RTSQLD_PID" "$WARMUP" "$SECONDS_RUN" "$WORK/threads_${RATE}"
     FLOW_JSON="$(collect "$RATE" "$SECONDS_RUN" "$WARMUP")"
     wait "$CPU_WINDOW_PID" 2>/dev/null || true
+    if [ -n "${THREAD_CPU:-}" ]; then
+      wait "$THREAD_WINDOW_PID" 2>/dev/null || true
+      echo "rate ${RATE}: rtsqld's CPU by kind of thread (load average $(bench_load))" >&2
+      bench_thread_cpu_table "$WORK/threads_${RATE}" "$RATE" >&2
+    fi
     record "$RATE" "$LOAD_BEFORE" "$FLOOR_JSON" "$FLOW_JSON" "" "$(bench_cpu_json "$WORK/cpu_${RATE}" "$RATE")"
   done
 else
