@@ -394,7 +394,9 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
 
   // Nothing is produced while paused: the epoch's transaction is committing.
   void endOfChanges() override {
-    if (!paused_) EncodingSinkWriter::endOfChanges();
+    if (paused_) return;
+    EncodingSinkWriter::endOfChanges();
+    serveDeliveryReports();
   }
 
   int64_t deliveryErrors() const override { return tally_->errors.load(); }
@@ -461,7 +463,12 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
       tally_->fail(std::move(reason));
       break;
     }
-    // Serves delivery reports without waiting.
+  }
+
+  // Serves the delivery reports that arrived meanwhile, without waiting, once
+  // per batch of rows rather than once per row: each look takes the
+  // producer's queue lock, which every sink task of the flow shares.
+  void serveDeliveryReports() {
     rd_kafka_poll(rk_, 0);
     if (std::optional<std::string> refused = kafka::authenticationFailure(rk_)) {
       throw kafka::authenticationError(rk_, bootstrap_, *refused);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 #include <set>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -598,6 +599,29 @@ TEST_CASE("kafka sink flush reports records the broker never acknowledged") {
   CHECK(writer->deliveryErrors() == 1);
   // The failure is reported once; the next flush has nothing new.
   CHECK_NOTHROW(writer->flush(1000));
+}
+
+TEST_CASE("kafka sink serves delivery reports at the end of a batch of rows, not per row") {
+  SinkSpec sink;
+  sink.name = "nowhere";
+  sink.connector = "kafka";
+  sink.format = "json";
+  sink.options = makeOptions({{"connector", "kafka"},
+                              {"kafka.bootstrap.servers", "127.0.0.1:1"},
+                              {"topic", "t"},
+                              {"kafka.message.timeout.ms", "200"}});
+  sink.input.columns.push_back({"x", DataType::of(TypeId::BigInt), false});
+  auto writer = makeKafkaSink(sink, "127.0.0.1:1", "f", 0);
+  writer->write({Value::bigint(1)}, 0);
+  // No flush and no further row: the end of the batch alone serves the
+  // report of the row that timed out.
+  bool reported = false;
+  for (int i = 0; i < 1000 && !reported; ++i) {
+    writer->endOfChanges();
+    reported = writer->deliveryErrors() == 1;
+    if (!reported) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(reported);
 }
 
 TEST_CASE("kafka sink tasks of a flow share one producer; each flush is the task's own") {
