@@ -231,7 +231,7 @@ bench_thread_cpu_window() {
     bench_thread_ticks "$pid" >"$file.1"
     t1=$(date +%s.%N)
     awk -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')" -v hz="$(getconf CLK_TCK)" '
-      NR == FNR { before[$1] += $2; next }
+      FILENAME == ARGV[1] { before[$1] += $2; next }
       { after[$1] += $2 }
       END { for (n in after) print n, after[n] - before[n], wall, hz }' "$file.0" "$file.1" >"$file"
   ) &
