@@ -10,6 +10,8 @@
 #                      [--rates "1000 10000"] [--seconds S] [--warmup S]
 #                      [--systems "rtsql spark flink"] [--results FILE]
 #                      [--shape default|databricks]
+#   bench/peers/run.sh --bootstrap HOST:PORT --find-max [--p99-ms MS] [--start-rate N]
+#                      [--max-steps N] [--step-seconds S] [--step-warmup S] [...as above]
 #   bench/peers/run.sh --self-check
 #
 # --shape: default is 200-byte records on one partition, 1,000 keys;
@@ -27,12 +29,20 @@
 # started afresh on fresh topics and given up to PEER_START_TIMEOUT seconds
 # (default 300) to pass the first record through. Everything listens on
 # 127.0.0.1 only; every wait is bounded.
+#
+# --find-max: the highest rate each system holds, per scenario: from
+# --start-rate (default 1000) the rate doubles until a step's end-to-end P99
+# reaches --p99-ms (default 100) or a record is lost, then bisects between the
+# highest rate held and the lowest not held until they are within 10%, at most
+# --max-steps (default 8) steps of --step-seconds (default 5) after
+# --step-warmup (default 2), each on a fresh flow and fresh topics, without
+# floor runs. rtsql's search is bench/scenarios/scenario.sh --find-max.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 BENCH="$(dirname "$HERE")"
 . "$BENCH/lib.sh"
 
-usage() { sed -n '2,29p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,39p' "$0"; exit "${1:-0}"; }
 
 BOOTSTRAP=""
 SCENARIOS=""
@@ -48,6 +58,13 @@ KEYS=1000
 MERCHANTS=10000
 START_TIMEOUT="${PEER_START_TIMEOUT:-300}"
 DEPS="${RTSQL_PEERS_HOME:-$HERE/.deps}"
+FIND_MAX=""
+STEP=""  # the find-max step run_peer runs, empty otherwise
+P99_MS=100
+START_RATE=1000
+MAX_STEPS=8
+STEP_SECONDS=5
+STEP_WARMUP=2
 while [ $# -gt 0 ]; do
   case "$1" in
     --bootstrap) BOOTSTRAP="$2"; shift 2 ;;
@@ -59,6 +76,12 @@ while [ $# -gt 0 ]; do
     --results) RESULTS_OUT="$2"; shift 2 ;;
     --shape) SHAPE="$2"; shift 2 ;;
     --self-check) SELF_CHECK=1; shift ;;
+    --find-max) FIND_MAX=1; shift ;;
+    --p99-ms) P99_MS="$2"; shift 2 ;;
+    --start-rate) START_RATE="$2"; shift 2 ;;
+    --max-steps) MAX_STEPS="$2"; shift 2 ;;
+    --step-seconds) STEP_SECONDS="$2"; shift 2 ;;
+    --step-warmup) STEP_WARMUP="$2"; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -204,6 +227,48 @@ for r in rows:
 PYEOF
 }
 
+# max_table RESULTS : the highest rate each system held per scenario, and
+# the steps that found it.
+max_table() {
+  "$PY" - "$1" "$P99_MS" <<'PYEOF'
+import json, sys
+
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+limit = float(sys.argv[2])
+
+
+def held(r):
+    f = r.get("flow") or {}
+    return (not r.get("refused") and f.get("received", 0) > 0 and f.get("lost", 1) == 0
+            and f.get("duplicates", 0) == 0 and f.get("repeatsPassed", 0) == 0
+            and f.get("latencyMs", {}).get("P99", 1e18) < limit)
+
+
+keys = []
+for r in rows:
+    if (r["scenario"], r["system"]) not in keys:
+        keys.append((r["scenario"], r["system"]))
+print(f"| scenario | system | highest rate held (P99 < {limit:g} ms, nothing lost) | steps: rate/s P99 ms (load average) |")
+print("|---|---|---|---|")
+for sc, sys_ in keys:
+    steps = [r for r in rows if r["scenario"] == sc and r["system"] == sys_]
+    best = max((r["rate"] for r in steps if held(r)), default=None)
+    if any(r.get("refused") for r in steps):
+        best_s = "refused"
+    else:
+        best_s = "none" if best is None else f"{best:,}"
+    desc = []
+    for r in steps:
+        p99 = (r.get("flow") or {}).get("latencyMs", {}).get("P99")
+        lost = (r.get("flow") or {}).get("lost")
+        mark = "" if held(r) else " x"
+        p = "n/a" if p99 is None else f"{p99:.1f}"
+        extra = f" lost {lost}" if lost else ""
+        desc.append(f"{r['rate']:,} {p}{extra}{mark} ({r['load'][0].split()[0]})")
+    print(f"| {sc} | {sys_} | {best_s} | {'; '.join(desc)} |")
+PYEOF
+}
+
 if [ -n "$SELF_CHECK" ]; then
   # What can be checked without the peers installed: the scripts parse, the
   # CPU sampler sees a busy child, and the table renders.
@@ -222,14 +287,22 @@ if [ -n "$SELF_CHECK" ]; then
   [ "$ticks" -gt 0 ] || { echo "self-check: the CPU sampler saw no CPU time of a busy child" >&2; exit 1; }
   cpu="$(bench_cpu_json "$WORK/cpu" 1000)"
   for s in rtsql spark flink; do
-    echo "{\"system\":\"$s\",\"scenario\":\"stateless\",\"rate\":1000,\"load\":[\"1.00 1.00 1.00\",\"1.00 1.00 1.00\"],\"floor\":{\"latencyMs\":{\"P50\":1.0,\"P99\":2.0}},\"flow\":{\"expected\":10,\"lost\":0,\"latencyMs\":{\"P50\":1.5,\"P99\":3.0}},\"cpu\":$cpu}"
+    echo "{\"system\":\"$s\",\"scenario\":\"stateless\",\"rate\":1000,\"load\":[\"1.00 1.00 1.00\",\"1.00 1.00 1.00\"],\"floor\":{\"latencyMs\":{\"P50\":1.0,\"P99\":2.0}},\"flow\":{\"expected\":10,\"received\":10,\"lost\":0,\"latencyMs\":{\"P50\":1.5,\"P99\":3.0}},\"cpu\":$cpu}"
   done >"$WORK/sample.jsonl"
   echo '{"system":"spark","scenario":"stream_join","rate":1000,"load":["1 1 1","1 1 1"],"refused":"no"}' >>"$WORK/sample.jsonl"
   out="$(table "$WORK/sample.jsonl")"
   echo "$out" | grep -q '^| stateless | 1,000 | ' || { echo "self-check: no table row" >&2; echo "$out" >&2; exit 1; }
   echo "$out" | grep -q 'refused' || { echo "self-check: a refusal is not shown" >&2; exit 1; }
   echo "$out"
-  echo "self-check: 1 passed, 0 failed"
+  # The find-max table: a step held (P99 3 ms) is the rate shown; a step at
+  # a higher rate with a loss is not.
+  echo '{"system":"rtsql","scenario":"stateless","rate":2000,"load":["1 1 1","1 1 1"],"flow":{"received":5,"lost":2,"latencyMs":{"P99":3.0}},"refused":null,"step":2}' \
+    >>"$WORK/sample.jsonl"
+  out="$(max_table "$WORK/sample.jsonl")"
+  echo "$out" | grep -q '^| stateless | rtsql | 1,000 | 1,000 3.0 (1.00); 2,000 3.0 lost 2 x (1) |$' ||
+    { echo "self-check: the find-max table is wrong" >&2; echo "$out" >&2; exit 1; }
+  echo "$out"
+  echo "self-check: 2 passed, 0 failed"
   exit 0
 fi
 
@@ -265,7 +338,7 @@ out_count() {
   timeout 20 kcat -b "$BOOTSTRAP" -C -t "$1" -o beginning -e -q 2>/dev/null | wc -l
 }
 
-# record SYSTEM SCENARIO RATE LOAD FLOOR FLOW CPU REFUSED
+# record SYSTEM SCENARIO RATE LOAD FLOOR FLOW CPU REFUSED [STEP]
 record() {
   "$PY" -c 'import json, sys
 a = sys.argv
@@ -276,16 +349,58 @@ def j(s):
         return {}
 print(json.dumps({"system": a[1], "scenario": a[2], "rate": int(a[3]),
                   "load": [a[4], a[5]], "floor": j(a[6]), "flow": j(a[7]),
-                  "cpu": j(a[8]), "refused": a[9] or None}))' \
-    "$1" "$2" "$3" "$4" "$(bench_load)" "$5" "$6" "$7" "$8" >>"$RESULTS"
+                  "cpu": j(a[8]), "refused": a[9] or None,
+                  "step": int(a[10]) if a[10] else None}))' \
+    "$1" "$2" "$3" "$4" "$(bench_load)" "$5" "$6" "$7" "$8" "${9:-}" >>"$RESULTS"
 }
+
+# held_last : whether the last result (a find-max step) held the rate: records
+# came through, none was lost or repeated, and P99 stayed under P99_MS.
+held_last() {
+  "$PY" - "$RESULTS" "$P99_MS" <<'PYEOF'
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+f = r.get("flow") or {}
+ok = (not r.get("refused") and f.get("received", 0) > 0 and f.get("lost", 1) == 0
+      and f.get("duplicates", 0) == 0 and f.get("repeatsPassed", 0) == 0
+      and f.get("latencyMs", {}).get("P99", 1e18) < float(sys.argv[2]))
+sys.exit(0 if ok else 1)
+PYEOF
+}
+
+# find_max_peer SYSTEM SCENARIO : scenario.sh --find-max's search (doubling,
+# then bisection to within 10%) over run_peer steps.
+find_max_peer() {
+  local sys="$1" sc="$2" lo=0 hi=0 rate="$START_RATE" step next verdict
+  for step in $(seq 1 "$MAX_STEPS"); do
+    STEP="$step"
+    run_peer "$sys" "$sc" "$rate"
+    if held_last; then lo="$rate"; verdict=held; else hi="$rate"; verdict="not held"; fi
+    echo "$sys $sc step ${step}: ${rate}/s ${verdict} (load average $(bench_load))" >&2
+    # A peer that refuses the scenario refuses it at any rate.
+    grep -q '"refused": null' <(tail -n 1 "$RESULTS") || break
+    if [ "$hi" = 0 ]; then
+      rate=$((rate * 2))
+    elif [ "$lo" = 0 ]; then
+      rate=$((rate / 2 / 100 * 100))
+      [ "$rate" -ge 100 ] || break
+    else
+      [ $((hi - lo)) -gt $((lo / 10)) ] || break
+      next=$(((lo + hi) / 2 / 100 * 100))
+      { [ "$next" -gt "$lo" ] && [ "$next" -lt "$hi" ]; } || break
+      rate="$next"
+    fi
+  done
+  STEP=""
+}
+
 
 # run_peer SYSTEM SCENARIO RATE : one peer flow on fresh topics: started,
 # waited for (its first output), floor, measured run, stopped.
 run_peer() {
   local sys="$1" sc="$2" rate="$3" tag dup=0 in in2="" out floor_topic t log refused="" n
   [ "$sc" != dedup ] || dup=0.2
-  tag="${sys}_${sc}_${rate}_${RUN_ID}"
+  tag="${sys}_${sc}_${rate}_${STEP:-0}_${RUN_ID}"
   in="peer_in_${tag}"
   out="peer_out_${tag}"
   floor_topic="peer_floor_${tag}"
@@ -330,28 +445,52 @@ run_peer() {
   if [ -n "$refused" ]; then
     echo "$sys $sc: $refused" >&2
     stop_peer
-    record "$sys" "$sc" "$rate" "$(bench_load)" "" "" "" "$refused"
+    record "$sys" "$sc" "$rate" "$(bench_load)" "" "" "" "$refused" "$STEP"
     return 0
   fi
   grep -h '^note:' "$log" >&2 || true
   sleep 2
-  local load_before floor flow
+  local load_before floor="" flow
   load_before="$(bench_load)"
-  echo "$sys $sc ${rate}/s: floor (load average $load_before)" >&2
-  floor="$(collect "$floor_topic" "" "$floor_topic" "$rate" "$dup" --floor)"
+  if [ -z "$FIND_MAX" ]; then
+    echo "$sys $sc ${rate}/s: floor (load average $load_before)" >&2
+    floor="$(collect "$floor_topic" "" "$floor_topic" "$rate" "$dup" --floor)"
+  fi
   echo "$sys $sc ${rate}/s: flow" >&2
   bench_cpu_window "$PEER_PID" "$WARMUP" "$SECONDS_RUN" "$WORK/cpu_${tag}"
   flow="$(collect "$in" "$in2" "$out" "$rate" "$dup")"
   wait "$CPU_WINDOW_PID" 2>/dev/null || true
   stop_peer
   record "$sys" "$sc" "$rate" "$load_before" "$floor" "$flow" \
-    "$(bench_cpu_json "$WORK/cpu_${tag}" "$rate")" ""
+    "$(bench_cpu_json "$WORK/cpu_${tag}" "$rate")" "" "$STEP"
 }
+
+if [ -n "$FIND_MAX" ]; then
+  SECONDS_RUN="$STEP_SECONDS"
+  WARMUP="$STEP_WARMUP"
+fi
 
 for sc in $SCENARIOS; do
   for sys in $SYSTEMS; do
     case "$sys" in
       rtsql)
+        if [ -n "$FIND_MAX" ]; then
+          echo "rtsql $sc: bench/scenarios/scenario.sh --find-max (load average $(bench_load))" >&2
+          : >"$WORK/rtsql.jsonl"
+          "$BENCH/scenarios/scenario.sh" "$sc" --find-max --p99-ms "$P99_MS" --start-rate "$START_RATE" \
+            --max-rate 1000000 --max-steps "$MAX_STEPS" --step-seconds "$STEP_SECONDS" \
+            --step-warmup "$STEP_WARMUP" --bootstrap "$BOOTSTRAP" --size "$SIZE" --keys "$KEYS" \
+            --partitions "$PARTITIONS" --results "$WORK/rtsql.jsonl" \
+            >"$WORK/rtsql_${sc}.txt" || echo "rtsql $sc: scenario.sh failed" >&2
+          "$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print(json.dumps({"system": "rtsql", "scenario": r["scenario"], "rate": r["rate"],
+                      "load": r["load"], "floor": {}, "flow": r["flow"], "cpu": r.get("cpu", {}),
+                      "refused": None, "step": r.get("step")}))' \
+            "$WORK/rtsql.jsonl" >>"$RESULTS"
+          continue
+        fi
         echo "rtsql $sc: bench/scenarios/scenario.sh (load average $(bench_load))" >&2
         : >"$WORK/rtsql.jsonl"
         "$BENCH/scenarios/scenario.sh" "$sc" --rates "$RATES" --seconds "$SECONDS_RUN" --warmup "$WARMUP" \
@@ -367,13 +506,23 @@ for l in open(sys.argv[1]):
           "$WORK/rtsql.jsonl" >>"$RESULTS"
         ;;
       spark|flink)
-        for rate in $RATES; do run_peer "$sys" "$sc" "$rate"; done ;;
+        if [ -n "$FIND_MAX" ]; then
+          find_max_peer "$sys" "$sc"
+        else
+          for rate in $RATES; do run_peer "$sys" "$sc" "$rate"; done
+        fi ;;
       *) echo "run.sh: unknown system $sys (rtsql, spark, flink)" >&2; exit 2 ;;
     esac
   done
 done
 
 [ -z "$RESULTS_OUT" ] || cat "$RESULTS" >>"$RESULTS_OUT"
+if [ -n "$FIND_MAX" ]; then
+  echo "highest rate held on Apache Kafka at $BOOTSTRAP (RTSQL_BIN_DIR=$BIN); shape ${SHAPE}:" \
+    "${SIZE}-byte records, ${PARTITIONS} partition(s); ${SECONDS_RUN} s per step after ${WARMUP} s warm-up"
+  max_table "$RESULTS"
+  exit 0
+fi
 echo "rtsql (RTSQL_BIN_DIR=$BIN), Spark real-time mode, Flink SQL on Apache Kafka at $BOOTSTRAP;"
 echo "shape ${SHAPE}: ${SIZE}-byte records, ${PARTITIONS} partition(s);" \
   "${SECONDS_RUN} s per run after ${WARMUP} s warm-up; CPU: /proc/PID/stat of each engine's"
