@@ -1,5 +1,6 @@
 // The Kafka sink: one producer per flow, shared by its sink tasks, tuned for
-// latency (linger.ms 0.5, Nagle off) and for safety (acks=all, idempotence).
+// latency (linger.ms 0.5 under load, none when rows are sparse; Nagle off) and
+// for safety (acks=all, idempotence).
 // write() never waits for the broker; a full producer queue is backpressure
 // (the task waits for room), never loss. flush() at epoch ends waits for the
 // acknowledgement of every row the task wrote and reports delivery failures as
@@ -21,6 +22,10 @@ std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::strin
 
 // How many Kafka producers sinks have open now (one per flow with a Kafka sink).
 int kafkaSinkProducers();
+
+// How many times sinks' producers sent a batch of rows at once, without
+// waiting out the linger, because the batch came long after the one before.
+int64_t kafkaSinkSendsNow();
 
 // Exactly-once: the flow run's transactional producer (transactional.id
 // ids.transactionalId(), connectors/kafka/flow_ids.h), and sink tasks that

@@ -624,6 +624,50 @@ TEST_CASE("kafka sink serves delivery reports at the end of a batch of rows, not
   CHECK(reported);
 }
 
+TEST_CASE("kafka sink sends a sparse batch at once, and keeps a linger the sink chose") {
+  EmbeddedKafka broker;
+  auto sinkWith = [&](std::vector<std::pair<std::string, std::string>> extra) {
+    SinkSpec sink;
+    sink.name = "sparse";
+    sink.connector = "kafka";
+    sink.format = "json";
+    std::vector<std::pair<std::string, std::string>> options = {
+        {"connector", "kafka"}, {"kafka.bootstrap.servers", broker.bootstrap()}, {"topic", "sparse"}};
+    options.insert(options.end(), extra.begin(), extra.end());
+    sink.options = makeOptions(options);
+    sink.input.columns.push_back({"x", DataType::of(TypeId::BigInt), false});
+    return sink;
+  };
+  // The producer's first batch has none before it within the linger: it
+  // goes out at once.
+  const int64_t before = kafkaSinkSendsNow();
+  {
+    auto writer = makeKafkaSink(sinkWith({}), broker.bootstrap(), "sparse_flow", 0);
+    writer->write({Value::bigint(1)}, 0);
+    writer->endOfChanges();
+    bool sent = false;
+    for (int i = 0; i < 1000 && !sent; ++i) {
+      sent = kafkaSinkSendsNow() > before;
+      if (!sent) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(sent);
+    writer->flush(10000);
+    CHECK(writer->deliveryErrors() == 0);
+  }
+  // 'kafka.linger.ms' on the sink: the client's linger alone decides.
+  const int64_t chosen = kafkaSinkSendsNow();
+  {
+    auto writer = makeKafkaSink(sinkWith({{"kafka.linger.ms", "0.5"}}), broker.bootstrap(),
+                                "linger_flow", 0);
+    writer->write({Value::bigint(2)}, 0);
+    writer->endOfChanges();
+    writer->flush(10000);
+  }
+  CHECK(kafkaSinkSendsNow() == chosen);
+  auto got = testkafka::consume(broker.bootstrap(), "sparse", 0, 2);
+  CHECK(got.size() == 2);
+}
+
 TEST_CASE("kafka sink tasks of a flow share one producer; each flush is the task's own") {
   EmbeddedKafka broker;
   auto sinkOn = [](const std::string& bootstrap, const std::string& topic) {
