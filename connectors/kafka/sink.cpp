@@ -179,9 +179,11 @@ class KafkaProducer {
       throw;
     }
     rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
-    // A sink that chose its own linger keeps it; an exactly-once producer
-    // keeps the linger too, as its flushes belong to the epoch's commit.
-    if (fixed.empty() && !sink.options.has("kafka.linger.ms")) {
+    // A sink that chose its own linger (under either of librdkafka's names)
+    // keeps it; an exactly-once producer keeps the linger too, as its
+    // flushes belong to the epoch's commit.
+    if (fixed.empty() && !sink.options.has("kafka.linger.ms") &&
+        !sink.options.has("kafka.queue.buffering.max.ms")) {
       sendNow_ = std::make_unique<SendNow>(rk_.get());
     }
     // Once per flow run, as the tasks share this producer; before it counts as
