@@ -11,6 +11,7 @@
 #include <cctype>
 #include <functional>
 
+#include "common/time_zone.h"
 #include "planner/shard_plan.h"
 #include "planner/bounded_relation.h"
 #include "planner/late_rows.h"
@@ -196,7 +197,8 @@ void checkFlowOptions(const Options& options) {
   options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", "standby.replicas", "shards",
                       kLateRowsOption,
                       kLateRowsTopicOption, kLateRowsBootstrapOption, kOnErrorOption,
-                      kRowErrorsTopicOption, kRowErrorsBootstrapOption});
+                      kRowErrorsTopicOption, kRowErrorsBootstrapOption, "timezone"});
+  if (const OptionEntry* zone = options.find("timezone")) findTimeZone(zone->value, zone->valuePos);
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
   options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
   if (options.has("state.ttl"))
@@ -377,6 +379,11 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
     }
   }
   int partitions = shufflePartitions(flowOptions, ctx);
+  // A flow reads and prints TIMESTAMPs in its own zone, its option 'timezone'
+  // (UTC without it), fixed when it is planned: a session's SET TIME ZONE
+  // never changes what a flow computes, at CREATE or after a restart.
+  const OptionEntry* zoneOption = flowOptions.find("timezone");
+  TimeZoneScope zone(zoneOption ? findTimeZone(zoneOption->value, zoneOption->valuePos) : utcTimeZone());
 
   QueryBinder binder(ctx, Mode::Flow);
   BoundQuery bound =
