@@ -541,14 +541,23 @@ TruncUnit truncUnit(std::string_view u) {
 
 Value truncate(TruncUnit u, int64_t us);
 
-// date_trunc in a session zone: units of an hour and more cut the wall-clock
+// date_trunc in a session zone: units of a minute and more cut the wall-clock
 // time in the zone (an hour of Asia/Kolkata starts at :30 in UTC), as Spark.
+// Up to a day the cut keeps the instant's offset when the wall-clock time has
+// it (java.time's ZonedDateTime.truncatedTo: in the hour repeated when
+// clocks go back, the second 02:00 stays the second).
 Value truncateIn(TruncUnit u, int64_t us, const TimeZone& zone) {
   if (zone.isUtc() || u == TruncUnit::Invalid || u == TruncUnit::Microsecond || u == TruncUnit::Millisecond ||
-      u == TruncUnit::Second || u == TruncUnit::Minute)
+      u == TruncUnit::Second)
     return truncate(u, us);
-  Value local = truncate(u, zone.localFromUtc(us));
-  return local.isNull() ? local : Value::timestamp(zone.utcFromLocal(local.asInt()));
+  const int64_t offset = zone.offsetSeconds(us) * kMicrosPerSecond;
+  Value local = truncate(u, us + offset);
+  if (local.isNull()) return local;
+  if (u == TruncUnit::Minute || u == TruncUnit::Hour || u == TruncUnit::Day) {
+    const int64_t same = local.asInt() - offset;
+    if (zone.offsetSeconds(same) * kMicrosPerSecond == offset) return Value::timestamp(same);
+  }
+  return Value::timestamp(zone.utcFromLocal(local.asInt()));
 }
 
 Value truncate(TruncUnit u, int64_t us) {
@@ -973,14 +982,15 @@ ExprPtr buildConvertTimezone(const std::string& name, std::vector<ExprPtr>& args
   argTimestamp(name, args, 2, pos);
   const TimeZone* from = constZone(args[0], pos);
   const TimeZone* to = constZone(args[1], pos);
-  // The wall-clock times in and out are those of the session zone (Spark's
-  // TIMESTAMP_NTZ in and out, which rtsql's TIMESTAMP stands in for).
+  // Spark takes and gives a TIMESTAMP_NTZ, a wall-clock time, which rtsql's
+  // TIMESTAMP stands in for: the time in is `ts`'s wall clock in the session
+  // zone, the time out the TIMESTAMP whose text (UTC's wall clock) is the
+  // answer's, as Spark shows it.
   const TimeZone* session = &sessionTimeZone();
   return fn3(name, ts(), args, [from, to, session](const Value& f, const Value& t, const Value& v) {
     const TimeZone& a = from ? *from : findTimeZone(f.asString());
     const TimeZone& b = to ? *to : findTimeZone(t.asString());
-    const int64_t wall = b.localFromUtc(a.utcFromLocal(session->localFromUtc(v.asInt())));
-    return Value::timestamp(session->utcFromLocal(wall));
+    return Value::timestamp(b.localFromUtc(a.utcFromLocal(session->localFromUtc(v.asInt()))));
   });
 }
 
