@@ -42,7 +42,9 @@ constexpr int64_t kRulesEndSeconds = 2145916800;
 // The tz database has nothing before the first year; date::year stops at 32767.
 constexpr int64_t kFirstSeconds = -62135596800;  // 0001-01-01T00:00:00Z
 
-bool isLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+bool isLeap(int64_t y) {
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
 
 // Seconds to add to an instant past 2037 to land in the year of 2010..2037
 // with the same calendar, in which the tz database has the transitions.
@@ -55,7 +57,8 @@ int64_t equivalentYearShift(int64_t seconds) {
   int64_t weekday = floorMod(jan1 + 3, 7);
   for (int64_t c = 2010; c <= 2037; ++c) {
     int64_t cJan1 = daysFromCivil(c, 1, 1);
-    if (isLeap(c) == isLeap(y) && floorMod(cJan1 + 3, 7) == weekday) return (cJan1 - jan1) * kSecondsPerDay;
+    if (isLeap(c) == isLeap(y) && floorMod(cJan1 + 3, 7) == weekday)
+      return (cJan1 - jan1) * kSecondsPerDay;
   }
   return 0;  // every calendar occurs within 28 consecutive years of this century
 }
@@ -116,7 +119,8 @@ std::optional<int32_t> parseOffsetBody(std::string_view s) {
   bool colon = !rest.empty() && rest[0] == ':';
   size_t at = 2 + (colon ? 1 : 0);
   if (rest.empty()) {
-  } else if ((colon && (s.size() == 5 || s.size() == 8)) || (!colon && (s.size() == 4 || s.size() == 6))) {
+  } else if ((colon && (s.size() == 5 || s.size() == 8)) ||
+             (!colon && (s.size() == 4 || s.size() == 6))) {
     m = two(at, 59);
     if (m < 0) return std::nullopt;
     if (s.size() > at + 2) {
@@ -148,7 +152,8 @@ std::optional<int32_t> parseSignedOffset(std::string_view s) {
 std::string padHour(std::string_view s) {
   std::string out(s);
   for (size_t i = 0; i + 2 < out.size(); ++i) {
-    if ((out[i] == '+' || out[i] == '-') && isdigit(static_cast<unsigned char>(out[i + 1])) && out[i + 2] == ':') {
+    if ((out[i] == '+' || out[i] == '-') && isdigit(static_cast<unsigned char>(out[i + 1])) &&
+        out[i + 2] == ':') {
       out.insert(i + 1, "0");
       break;
     }
@@ -171,15 +176,18 @@ const TimeZone* resolve(const std::string& name) {
   std::string_view region = name;
   for (const auto& [shortId, target] : kShortIds) {
     if (name == shortId) {
-      if (auto off = parseSignedOffset(target)) return new TimeZone(std::string(target), nullptr, *off);
+      if (auto off = parseSignedOffset(target))
+        return new TimeZone(std::string(target), nullptr, *off);
       region = target;
     }
   }
   // A region id: letters first, then letters, digits and ~/._+- (ZoneRegion's
   // rule), looked up among the database's zones, never opened as a path.
-  if (region.empty() || !isalpha(static_cast<unsigned char>(region[0])) || region.size() > 128) return nullptr;
+  if (region.empty() || !isalpha(static_cast<unsigned char>(region[0])) || region.size() > 128)
+    return nullptr;
   for (char c : region)
-    if (!isalnum(static_cast<unsigned char>(c)) && std::string_view("~/._+-").find(c) == std::string_view::npos)
+    if (!isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("~/._+-").find(c) == std::string_view::npos)
       return nullptr;
   try {
     const date::time_zone* z = date::locate_zone(region);
@@ -196,7 +204,8 @@ thread_local const TimeZone* tScoped = nullptr;
 std::string offsetId(int64_t offsetSeconds, bool zeroAsZ) {
   if (offsetSeconds == 0 && zeroAsZ) return "Z";
   int64_t a = offsetSeconds < 0 ? -offsetSeconds : offsetSeconds;
-  std::string s = fmt::format("{}{:02}:{:02}", offsetSeconds < 0 ? '-' : '+', a / 3600, a / 60 % 60);
+  std::string s =
+      fmt::format("{}{:02}:{:02}", offsetSeconds < 0 ? '-' : '+', a / 3600, a / 60 % 60);
   if (a % 60 != 0) s += fmt::format(":{:02}", a % 60);
   return s;
 }
@@ -208,14 +217,16 @@ int64_t TimeZone::offsetSeconds(int64_t utcMicros) const {
 
 int64_t TimeZone::localFromUtc(int64_t utcMicros) const {
   int64_t out;
-  if (__builtin_add_overflow(utcMicros, offsetSeconds(utcMicros) * kMicrosPerSecond, &out)) return utcMicros;
+  if (__builtin_add_overflow(utcMicros, offsetSeconds(utcMicros) * kMicrosPerSecond, &out))
+    return utcMicros;
   return out;
 }
 
 int64_t TimeZone::utcFromLocal(int64_t localMicros) const {
   int64_t out;
   if (!zone_) {
-    if (__builtin_sub_overflow(localMicros, int64_t{fixedSeconds_} * kMicrosPerSecond, &out)) return localMicros;
+    if (__builtin_sub_overflow(localMicros, int64_t{fixedSeconds_} * kMicrosPerSecond, &out))
+      return localMicros;
     return out;
   }
   // The offsets in force a day either side of the wall-clock time bracket
@@ -279,8 +290,12 @@ const TimeZone& sessionTimeZone() {
   return utcTimeZone();
 }
 
-TimeZoneScope::TimeZoneScope(const TimeZone& zone) : previous_(tScoped) { tScoped = &zone; }
+TimeZoneScope::TimeZoneScope(const TimeZone& zone) : previous_(tScoped) {
+  tScoped = &zone;
+}
 
-TimeZoneScope::~TimeZoneScope() { tScoped = previous_; }
+TimeZoneScope::~TimeZoneScope() {
+  tScoped = previous_;
+}
 
 }  // namespace rtsql

@@ -53,7 +53,8 @@ class TimeZone {
 // The zone `name` names, as Spark's zone arguments take it. An unknown name
 // or an offset past +-18:00 is a 22023 error at `pos`. The zones live as long
 // as the process.
-const TimeZone& findTimeZone(std::string_view name, size_t pos = std::numeric_limits<size_t>::max());
+const TimeZone& findTimeZone(std::string_view name,
+                             size_t pos = std::numeric_limits<size_t>::max());
 const TimeZone& utcTimeZone();
 
 // The session time zone of the statement being bound on this thread: the one

@@ -857,8 +857,9 @@ ast::StatementPtr AstBuilder::setTimeZone(P::SetTimeZoneStatementContext* ctx) {
     const bool ok = word == ctx->scope ? (w == "LOCAL" || w == "SESSION")
                                        : w == (word == ctx->timeWord ? "TIME" : "ZONE");
     if (!ok)
-      throw SqlError(sqlstate::kSyntaxError, fmt::format("syntax error at or near \"{}\"", word->getText()),
-                     startOf(word), "SET TIME ZONE 'Europe/Paris' | LOCAL | DEFAULT");
+      throw SqlError(sqlstate::kSyntaxError,
+                     fmt::format("syntax error at or near \"{}\"", word->getText()), startOf(word),
+                     "SET TIME ZONE 'Europe/Paris' | LOCAL | DEFAULT");
   }
   auto s = std::make_unique<ast::Set>();
   s->local = ctx->scope != nullptr && toUpper(std::string(ctx->scope->getText())) == "LOCAL";

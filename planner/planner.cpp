@@ -193,12 +193,16 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
 constexpr int64_t kMinStateTtlMicros = 1000LL * 1000;
 constexpr int64_t kMaxStateTtlMicros = 366LL * 86'400 * 1000 * 1000;
 
+// 'timezone': the zone a flow reads and shows its TIMESTAMPs in.
+constexpr const char* kTimeZoneOption = "timezone";
+
 void checkFlowOptions(const Options& options) {
   options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", "standby.replicas", "shards",
                       kLateRowsOption,
                       kLateRowsTopicOption, kLateRowsBootstrapOption, kOnErrorOption,
-                      kRowErrorsTopicOption, kRowErrorsBootstrapOption, "timezone"});
-  if (const OptionEntry* zone = options.find("timezone")) findTimeZone(zone->value, zone->valuePos);
+                      kRowErrorsTopicOption, kRowErrorsBootstrapOption, kTimeZoneOption});
+  if (const OptionEntry* zone = options.find(kTimeZoneOption))
+    findTimeZone(zone->value, zone->valuePos);
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
   options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
   if (options.has("state.ttl"))
@@ -382,8 +386,9 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   // A flow reads and prints TIMESTAMPs in its own zone, its option 'timezone'
   // (UTC without it), fixed when it is planned: a session's SET TIME ZONE
   // never changes what a flow computes, at CREATE or after a restart.
-  const OptionEntry* zoneOption = flowOptions.find("timezone");
-  TimeZoneScope zone(zoneOption ? findTimeZone(zoneOption->value, zoneOption->valuePos) : utcTimeZone());
+  const OptionEntry* zoneOption = flowOptions.find(kTimeZoneOption);
+  TimeZoneScope zone(zoneOption ? findTimeZone(zoneOption->value, zoneOption->valuePos)
+                                : utcTimeZone());
 
   QueryBinder binder(ctx, Mode::Flow);
   BoundQuery bound =

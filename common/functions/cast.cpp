@@ -2,11 +2,11 @@
 // NULL instead of failing the record), and the implicit conversions the binder
 // inserts: NULL literals adapting to their context, INT -> BIGINT -> DOUBLE, and
 // scalars to STRING where a function wants text.
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "common/functions/internal.h"
 #include "common/json.h"
@@ -406,8 +406,9 @@ ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z) {
       return Value::timestamp(z->utcFromLocal(days * kMicrosPerDay));
     });
   if (target->id == TypeId::Date)
-    return fn1("cast", target, args,
-               [z](const Value& v) { return Value::date(floorDiv(z->localFromUtc(v.asInt()), kMicrosPerDay)); });
+    return fn1("cast", target, args, [z](const Value& v) {
+      return Value::date(floorDiv(z->localFromUtc(v.asInt()), kMicrosPerDay));
+    });
   return fn1("cast", target, args, [z, target](const Value& v) {
     return castValue(Value::timestamp(z->localFromUtc(v.asInt())), *target);
   });

@@ -44,7 +44,9 @@ void wallClockArg(const std::string& name, std::vector<ExprPtr>& args, size_t i)
   const TimeZone& zone = sessionTimeZone();
   if (zone.isUtc()) return;
   std::vector<ExprPtr> a{args[i]};
-  args[i] = fn1(name, ts(), a, [z = &zone](const Value& v) { return Value::timestamp(z->localFromUtc(v.asInt())); });
+  args[i] = fn1(name, ts(), a, [z = &zone](const Value& v) {
+    return Value::timestamp(z->localFromUtc(v.asInt()));
+  });
 }
 
 const char* const kMonths[] = {"January", "February", "March",     "April",   "May",      "June",
@@ -253,7 +255,9 @@ class DateFormat {
           break;
         case 'O': out += localizedOffset(offset, n == 4); break;
         case 'X': out += offsetText(offset, n, "Z"); break;
-        case 'x': out += offsetText(offset, n, n == 1 ? "+00" : n % 2 == 0 ? "+0000" : "+00:00"); break;
+        case 'x':
+          out += offsetText(offset, n, n == 1 ? "+00" : n % 2 == 0 ? "+0000" : "+00:00");
+          break;
         case 'Z':
           if (n == 4)
             out += localizedOffset(offset, true);
@@ -474,7 +478,8 @@ ExprPtr buildToTimestamp(const std::string& name, std::vector<ExprPtr>& args, si
   return fn2(name, ts(), args, [fixed, zone](const Value& s, const Value& f) {
     int64_t us;
     bool own = false;
-    bool ok = fixed ? fixed->parse(s.asString(), &us, &own) : DateFormat(f.asString()).parse(s.asString(), &us, &own);
+    bool ok = fixed ? fixed->parse(s.asString(), &us, &own)
+                    : DateFormat(f.asString()).parse(s.asString(), &us, &own);
     if (!ok) return Value();
     return Value::timestamp(own || zone->isUtc() ? us : zone->utcFromLocal(us));
   });
@@ -504,12 +509,15 @@ ExprPtr buildFromUnixtime(const std::string& name, std::vector<ExprPtr>& args, s
   argString(name, args, 1, pos);
   FormatPtr fixed = constFormat(args[1]);
   const TimeZone* zone = &sessionTimeZone();
-  return fn2(name, DataType::of(TypeId::String), args, [fixed, zone](const Value& secs, const Value& f) {
-    int64_t s = secs.asInt();
-    if (s > INT64_MAX / kMicrosPerSecond || s < INT64_MIN / kMicrosPerSecond) return Value();
-    int64_t us = s * kMicrosPerSecond;
-    return Value::string(fixed ? fixed->format(us, *zone) : DateFormat(f.asString()).format(us, *zone));
-  });
+  return fn2(name, DataType::of(TypeId::String), args,
+             [fixed, zone](const Value& secs, const Value& f) {
+               int64_t s = secs.asInt();
+               if (s > INT64_MAX / kMicrosPerSecond || s < INT64_MIN / kMicrosPerSecond)
+                 return Value();
+               int64_t us = s * kMicrosPerSecond;
+               return Value::string(fixed ? fixed->format(us, *zone)
+                                          : DateFormat(f.asString()).format(us, *zone));
+             });
 }
 
 ExprPtr buildDateFormat(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -517,9 +525,11 @@ ExprPtr buildDateFormat(const std::string& name, std::vector<ExprPtr>& args, siz
   argString(name, args, 1, pos);
   FormatPtr fixed = constFormat(args[1]);
   const TimeZone* zone = &sessionTimeZone();
-  return fn2(name, DataType::of(TypeId::String), args, [fixed, zone](const Value& t, const Value& f) {
-    return Value::string(fixed ? fixed->format(t.asInt(), *zone) : DateFormat(f.asString()).format(t.asInt(), *zone));
-  });
+  return fn2(name, DataType::of(TypeId::String), args,
+             [fixed, zone](const Value& t, const Value& f) {
+               return Value::string(fixed ? fixed->format(t.asInt(), *zone)
+                                          : DateFormat(f.asString()).format(t.asInt(), *zone));
+             });
 }
 
 enum class TruncUnit { Invalid, Year, Quarter, Month, Week, Day, Hour, Minute, Second, Millisecond, Microsecond };
@@ -547,8 +557,8 @@ Value truncate(TruncUnit u, int64_t us);
 // it (java.time's ZonedDateTime.truncatedTo: in the hour repeated when
 // clocks go back, the second 02:00 stays the second).
 Value truncateIn(TruncUnit u, int64_t us, const TimeZone& zone) {
-  if (zone.isUtc() || u == TruncUnit::Invalid || u == TruncUnit::Microsecond || u == TruncUnit::Millisecond ||
-      u == TruncUnit::Second)
+  if (zone.isUtc() || u == TruncUnit::Invalid || u == TruncUnit::Microsecond ||
+      u == TruncUnit::Millisecond || u == TruncUnit::Second)
     return truncate(u, us);
   const int64_t offset = zone.offsetSeconds(us) * kMicrosPerSecond;
   Value local = truncate(u, us + offset);
@@ -595,7 +605,8 @@ ExprPtr buildDateTrunc(const std::string& name, std::vector<ExprPtr>& args, size
       throw SqlError(sqlstate::kInvalidParameterValue, fmt::format("unknown date_trunc unit '{}'", c->asString()), pos,
                      "units: YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND");
     const TimeZone* zone = &sessionTimeZone();
-    return fn2(name, ts(), args, [u, zone](const Value&, const Value& t) { return truncateIn(u, t.asInt(), *zone); });
+    return fn2(name, ts(), args,
+               [u, zone](const Value&, const Value& t) { return truncateIn(u, t.asInt(), *zone); });
   }
   // Spark gives NULL for an unknown unit computed per record.
   const TimeZone* zone = &sessionTimeZone();
@@ -836,8 +847,8 @@ ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, 
       return Value();
     auto day = civilDay(f[0], f[1], f[2]);
     if (!day) return Value();
-    return Value::timestamp(zone->utcFromLocal(*day * kMicrosPerDay + (f[3] * 3600 + f[4] * 60) * kMicrosPerSecond +
-                                               micros));
+    return Value::timestamp(zone->utcFromLocal(
+        *day * kMicrosPerDay + (f[3] * 3600 + f[4] * 60) * kMicrosPerSecond + micros));
   });
 }
 
@@ -976,7 +987,8 @@ ExprPtr buildUtcShift(const std::string& name, std::vector<ExprPtr>& args, size_
 // `source` (the session zone without it) as a wall-clock time in `target`.
 ExprPtr buildConvertTimezone(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args.size() == 2)
-    args.insert(args.begin(), makeLiteral(Value::string(sessionTimeZone().id()), DataType::of(TypeId::String)));
+    args.insert(args.begin(),
+                makeLiteral(Value::string(sessionTimeZone().id()), DataType::of(TypeId::String)));
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
   argTimestamp(name, args, 2, pos);

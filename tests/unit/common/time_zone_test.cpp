@@ -6,9 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include "../sql_error_of.h"
 #include "common/json.h"
 #include "expr_test_util.h"
-#include "../sql_error_of.h"
 
 using namespace rtsql;
 using namespace rtsql::test;
@@ -19,7 +19,9 @@ int64_t at(const char* s) {
   REQUIRE(parseTimestamp(s, &us));
   return us;
 }
-std::string text(int64_t us) { return formatTimestamp(us); }
+std::string text(int64_t us) {
+  return formatTimestamp(us);
+}
 }  // namespace
 
 TEST_CASE("time zones: names as Spark takes them; an unknown one is 22023") {
@@ -31,7 +33,8 @@ TEST_CASE("time zones: names as Spark takes them; an unknown one is 22023") {
   CHECK(findTimeZone("GMT+1").id() == "GMT+01:00");
   CHECK(findTimeZone("UTC").isUtc());
   CHECK(findTimeZone("Z").id() == "Z");
-  for (const char* bad : {"Nope/Zone", "europe/berlin", "+19:00", "../../etc/passwd", "", "GMT+x", "/etc/localtime"}) {
+  for (const char* bad : {"Nope/Zone", "europe/berlin", "+19:00", "../../etc/passwd", "", "GMT+x",
+                          "/etc/localtime"}) {
     SqlError e = testing::sqlErrorOf([&] { findTimeZone(bad, 7); });
     CHECK(e.sqlstate() == std::string(sqlstate::kInvalidParameterValue));
     CHECK(e.position() == 7);
@@ -50,11 +53,14 @@ TEST_CASE("time zones: offsets at transitions, before the first and after the la
   CHECK(berlin.offsetSeconds(at("2060-12-01 12:00:00")) == 3600);
   CHECK(berlin.offsetSeconds(at("9999-07-01 12:00:00")) == 7200);
   CHECK(findTimeZone("Australia/Lord_Howe").offsetSeconds(at("2024-01-01 00:00:00")) == 11 * 3600);
-  CHECK(findTimeZone("Australia/Lord_Howe").offsetSeconds(at("2024-07-01 00:00:00")) == 10 * 3600 + 1800);
+  CHECK(findTimeZone("Australia/Lord_Howe").offsetSeconds(at("2024-07-01 00:00:00")) ==
+        10 * 3600 + 1800);
   CHECK(findTimeZone("Asia/Kolkata").offsetSeconds(at("2024-07-01 00:00:00")) == 5 * 3600 + 1800);
 }
 
-TEST_CASE("time zones: a wall-clock time in a gap moves forward, in an overlap takes the earlier offset") {
+TEST_CASE(
+    "time zones: a wall-clock time in a gap moves forward, in an overlap takes the earlier "
+    "offset") {
   const TimeZone& berlin = findTimeZone("Europe/Berlin");
   CHECK(text(berlin.utcFromLocal(at("2024-03-31 02:30:00"))) == "2024-03-31 01:30:00");
   CHECK(text(berlin.utcFromLocal(at("2024-10-27 02:30:00"))) == "2024-10-27 00:30:00");
@@ -89,16 +95,18 @@ TEST_CASE("time zones: the session zone is a scope's, and functions fold it when
 
 TEST_CASE("time zones: from_utc_timestamp, to_utc_timestamp, convert_timezone, make_timestamp") {
   auto tsLit = [](const char* s) { return lit(Value::timestamp(at(s))); };
-  CHECK(text(call("from_utc_timestamp", {tsLit("2024-07-01 12:00:00"), litS("Asia/Kolkata")}).asInt()) ==
-        "2024-07-01 17:30:00");
-  CHECK(text(call("to_utc_timestamp", {tsLit("2024-03-31 02:30:00"), litS("Europe/Berlin")}).asInt()) ==
-        "2024-03-31 01:30:00");
-  CHECK(text(call("convert_timezone",
-                  {litS("Europe/Berlin"), litS("America/Los_Angeles"), tsLit("2021-12-06 00:00:00")})
+  CHECK(text(call("from_utc_timestamp", {tsLit("2024-07-01 12:00:00"), litS("Asia/Kolkata")})
+                 .asInt()) == "2024-07-01 17:30:00");
+  CHECK(text(call("to_utc_timestamp", {tsLit("2024-03-31 02:30:00"), litS("Europe/Berlin")})
+                 .asInt()) == "2024-03-31 01:30:00");
+  CHECK(text(call("convert_timezone", {litS("Europe/Berlin"), litS("America/Los_Angeles"),
+                                       tsLit("2021-12-06 00:00:00")})
                  .asInt()) == "2021-12-05 15:00:00");
   CHECK(text(call("make_timestamp", {litI(2024), litI(10), litI(27), litI(2), litI(30), litD(0),
                                      litS("Europe/Berlin")})
                  .asInt()) == "2024-10-27 00:30:00");
-  SqlError e = testing::sqlErrorOf([&] { call("from_utc_timestamp", {tsLit("2024-07-01 12:00:00"), litS("Mars/Base")}); });
+  SqlError e = testing::sqlErrorOf([&] {
+    call("from_utc_timestamp", {tsLit("2024-07-01 12:00:00"), litS("Mars/Base")});
+  });
   CHECK(e.sqlstate() == std::string(sqlstate::kInvalidParameterValue));
 }
