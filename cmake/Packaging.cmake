@@ -33,6 +33,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 # Depends: the shared libraries rtsqld and rtsql link, as dpkg-shlibdeps finds
 # them (libpython, librdkafka, librocksdb, libssl, libpq, libedit, ...).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# And the zone files time zones are read from (common/time_zone.cpp), which
+# libdate-tz reads at run time rather than links.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "tzdata")
 # gzip: xz costs seconds more for a few megabytes less.
 set(CPACK_DEBIAN_COMPRESSION_TYPE "gzip")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

@@ -70,6 +70,10 @@ class PgSession {
   // (information_schema's), which pg_table_is_visible says are not visible,
   // so that tools listing the current schema's tables and views leave them out.
   virtual std::vector<int64_t> relationsOffSearchPath() const { return {}; }
+
+  // The session's time zone as SET TIME ZONE named it (common/time_zone.h
+  // reads it); UTC by default.
+  virtual std::string timeZone() const { return "UTC"; }
 };
 
 // Installs `session` for the current thread for the life of the scope, and

@@ -36,6 +36,7 @@ statement
     | describeStatement
     | explainStatement
     | setStatement
+    | setTimeZoneStatement
     | userStatement
     | alterStatement
     | blockStatement
@@ -225,6 +226,12 @@ explainStatement
 
 setStatement
     : SET (scope=identifier)? (key=STRING | dottedWord) (EQ | TO) optionValue
+    ;
+
+// SET TIME ZONE 'Europe/Paris' | LOCAL | DEFAULT, PostgreSQL's and Spark's
+// spelling of SET timezone; TIME and ZONE are words, not keywords.
+setTimeZoneStatement
+    : SET (scope=identifier)? timeWord=identifier zoneWord=identifier optionValue
     ;
 
 // Transaction blocks and cursors in PostgreSQL's spelling: BEGIN, START

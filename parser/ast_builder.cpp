@@ -294,6 +294,7 @@ ast::StatementPtr AstBuilder::statement(P::StatementContext* ctx) {
   else if (auto* c = ctx->describeStatement()) s = describe(c);
   else if (auto* c = ctx->explainStatement()) s = explain(c);
   else if (auto* c = ctx->setStatement()) s = set(c);
+  else if (auto* c = ctx->setTimeZoneStatement()) s = setTimeZone(c);
   else if (auto* c = ctx->userStatement()) s = user(c);
   else if (auto* c = ctx->alterStatement()) s = alter(c);
   else if (auto* c = ctx->savepointStatement()) s = savepoint(c);
@@ -718,7 +719,9 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
     s->what = ast::ShowKind::Variable;
     std::string phrase;
     for (auto* word : w->anyWord()) phrase += (phrase.empty() ? "" : " ") + lower(anyWord(word));
-    s->name = phrase == "transaction isolation level" ? "transaction_isolation" : phrase;
+    s->name = phrase == "transaction isolation level" ? "transaction_isolation"
+              : phrase == "time zone"                 ? "timezone"
+                                                      : phrase;
     s->namePos = startOf(w->anyWord(0));
   }
   return s;
@@ -842,6 +845,31 @@ ast::StatementPtr AstBuilder::set(P::SetStatementContext* ctx) {
     s->keyPos = startOf(ctx->dottedWord());
   }
   s->value = optionValue(ctx->optionValue());
+  // Spark's name of the session time zone is PostgreSQL's timezone.
+  if (iequals(s->key, "spark.sql.session.timeZone")) s->key = "timezone";
+  return s;
+}
+
+ast::StatementPtr AstBuilder::setTimeZone(P::SetTimeZoneStatementContext* ctx) {
+  for (auto* word : {ctx->scope, ctx->timeWord, ctx->zoneWord}) {
+    if (word == nullptr) continue;
+    const std::string w = toUpper(std::string(word->getText()));
+    const bool ok = word == ctx->scope ? (w == "LOCAL" || w == "SESSION")
+                                       : w == (word == ctx->timeWord ? "TIME" : "ZONE");
+    if (!ok)
+      throw SqlError(sqlstate::kSyntaxError,
+                     fmt::format("syntax error at or near \"{}\"", word->getText()), startOf(word),
+                     "SET TIME ZONE 'Europe/Paris' | LOCAL | DEFAULT");
+  }
+  auto s = std::make_unique<ast::Set>();
+  s->local = ctx->scope != nullptr && toUpper(std::string(ctx->scope->getText())) == "LOCAL";
+  s->key = "timezone";
+  s->keyPos = startOf(ctx->timeWord);
+  s->value = optionValue(ctx->optionValue());
+  // LOCAL and DEFAULT are the server's zone, UTC.
+  if (ctx->optionValue()->STRING() == nullptr &&
+      (iequals(s->value, "LOCAL") || iequals(s->value, "DEFAULT")))
+    s->value = "UTC";
   return s;
 }
 

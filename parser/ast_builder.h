@@ -60,6 +60,7 @@ class AstBuilder {
   ast::StatementPtr alter(P::AlterStatementContext* ctx);
   ast::StatementPtr explain(P::ExplainStatementContext* ctx);
   ast::StatementPtr set(P::SetStatementContext* ctx);
+  ast::StatementPtr setTimeZone(P::SetTimeZoneStatementContext* ctx);
   ast::StatementPtr user(P::UserStatementContext* ctx);
   ast::StatementPtr blockStatement(P::BlockStatementContext* ctx);
   ast::StatementPtr selectStatement(P::QueryContext* ctx);

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <functional>
 
+#include "common/time_zone.h"
 #include "planner/shard_plan.h"
 #include "planner/bounded_relation.h"
 #include "planner/late_rows.h"
@@ -192,11 +193,16 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
 constexpr int64_t kMinStateTtlMicros = 1000LL * 1000;
 constexpr int64_t kMaxStateTtlMicros = 366LL * 86'400 * 1000 * 1000;
 
+// 'timezone': the zone a flow reads and shows its TIMESTAMPs in.
+constexpr const char* kTimeZoneOption = "timezone";
+
 void checkFlowOptions(const Options& options) {
   options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", "standby.replicas", "shards",
                       kLateRowsOption,
                       kLateRowsTopicOption, kLateRowsBootstrapOption, kOnErrorOption,
-                      kRowErrorsTopicOption, kRowErrorsBootstrapOption});
+                      kRowErrorsTopicOption, kRowErrorsBootstrapOption, kTimeZoneOption});
+  if (const OptionEntry* zone = options.find(kTimeZoneOption))
+    findTimeZone(zone->value, zone->valuePos);
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
   options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
   if (options.has("state.ttl"))
@@ -377,6 +383,12 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
     }
   }
   int partitions = shufflePartitions(flowOptions, ctx);
+  // A flow reads and prints TIMESTAMPs in its own zone, its option 'timezone'
+  // (UTC without it), fixed when it is planned: a session's SET TIME ZONE
+  // never changes what a flow computes, at CREATE or after a restart.
+  const OptionEntry* zoneOption = flowOptions.find(kTimeZoneOption);
+  TimeZoneScope zone(zoneOption ? findTimeZone(zoneOption->value, zoneOption->valuePos)
+                                : utcTimeZone());
 
   QueryBinder binder(ctx, Mode::Flow);
   BoundQuery bound =

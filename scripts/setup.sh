@@ -17,6 +17,8 @@ PACKAGES=(
   librdkafka-dev libboost-dev libboost-system-dev librocksdb-dev libfmt-dev
   doctest-dev libpq-dev libsimdjson-dev libcli11-dev libedit-dev libssl-dev
   libre2-dev
+  # time zones over the system's tzdata (common/time_zone.cpp)
+  libhowardhinnant-date-dev tzdata
   # Avro: the avro format's encoding (libavro)
   libavro-dev
   # Protobuf: descriptor sets for the protobuf format (libprotobuf) and the

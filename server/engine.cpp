@@ -9,6 +9,7 @@
 #include "common/interrupt.h"
 #include "common/pg_session.h"
 #include "common/schema.h"
+#include "common/time_zone.h"
 #include "connectors/format/codec.h"
 #include "connectors/kafka/tap.h"
 #include "parser/parser.h"
@@ -197,6 +198,7 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     probe.getInt(setting->first, 8, 1, 4096);  // validates
   }
   if (iequals(setting->first, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->first, "timezone")) findTimeZone(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->first, "rtsql.bounded_max_rows")) {
     Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
@@ -222,6 +224,7 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
   }
   s.settings.set(setting->first, stmt.value);
   if (s.block.active() && !stmt.local) s.sessionSettings.set(setting->first, stmt.value);
+  if (iequals(setting->first, "timezone")) out.parameterStatus("TimeZone", stmt.value);
   out.complete("SET");
 }
 

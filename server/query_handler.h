@@ -54,6 +54,13 @@ class ResultWriter {
     (void)sqlstate;
     notice(message);
   }
+  // A run-time parameter the client is told of when a statement changes it
+  // (PostgreSQL's ParameterStatus: SET TIME ZONE reports TimeZone); a writer
+  // without such messages drops it.
+  virtual void parameterStatus(const std::string& name, const std::string& value) {
+    (void)name;
+    (void)value;
+  }
   // True once the client has gone away or asked to cancel: long statements
   // (live queries) stop early.
   virtual bool cancelled() const { return false; }

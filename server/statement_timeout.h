@@ -35,6 +35,9 @@ class DeadlineWriter final : public ResultWriter {
   void warning(const std::string& sqlstate, const std::string& message) override {
     out_.warning(sqlstate, message);
   }
+  void parameterStatus(const std::string& name, const std::string& value) override {
+    out_.parameterStatus(name, value);
+  }
   bool cancelled() const override;
   bool cancelledFromAnyThread() const override {
     return deadlinePassed() || out_.cancelledFromAnyThread();

@@ -445,6 +445,12 @@ std::vector<int64_t> SystemCatalog::relationsOffSearchPath() const {
   return out;
 }
 
+std::string SystemCatalog::timeZone() const {
+  for (const auto& [key, value] : session_.settings)
+    if (iequals(key, "timezone")) return value;
+  return "UTC";
+}
+
 std::vector<PgSession::Named> SystemCatalog::namespaces() const {
   return {{kPgCatalogOid, "pg_catalog"}, {kPublicOid, "public"},
           {kInformationSchemaOid, "information_schema"}};

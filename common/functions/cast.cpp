@@ -2,15 +2,16 @@
 // NULL instead of failing the record), and the implicit conversions the binder
 // inserts: NULL literals adapting to their context, INT -> BIGINT -> DOUBLE, and
 // scalars to STRING where a function wants text.
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-#include <fmt/format.h>
-
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "common/schema.h"
+#include "common/time_zone.h"
 
 namespace rtsql {
 
@@ -375,9 +376,57 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
   return nullptr;
 }
 
+namespace {
+
+// Whether timestamp text names its own offset or zone after the time of day
+// ("...12:00:00Z", "...12:00+01:00", "... UTC"), which then wins over the
+// session time zone.
+bool namesOwnZone(std::string_view text) {
+  size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return false;
+  return text.find_first_of("+-Zz/UGu", colon) != std::string_view::npos;
+}
+
+// A cast between text or a DATE and a TIMESTAMP in a session time zone other
+// than UTC: the TIMESTAMP is an instant, its text and its day are the
+// wall-clock ones in the zone (Spark's TIMESTAMP, which is TIMESTAMP_LTZ).
+ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z) {
+  const TypeId from = e->type()->id;
+  std::vector<ExprPtr> args{std::move(e)};
+  if (target->id == TypeId::Timestamp && from == TypeId::String)
+    return fn1("cast", target, args, [z](const Value& v) {
+      int64_t us;
+      if (!parseTimestamp(v.asString(), &us)) return Value();
+      return Value::timestamp(namesOwnZone(v.asString()) ? us : z->utcFromLocal(us));
+    });
+  if (target->id == TypeId::Timestamp)  // from a DATE: its midnight in the zone
+    return fn1("cast", target, args, [z](const Value& v) {
+      int64_t days = v.asInt();
+      if (days > INT64_MAX / kMicrosPerDay || days < INT64_MIN / kMicrosPerDay) return Value();
+      return Value::timestamp(z->utcFromLocal(days * kMicrosPerDay));
+    });
+  if (target->id == TypeId::Date)
+    return fn1("cast", target, args, [z](const Value& v) {
+      return Value::date(floorDiv(z->localFromUtc(v.asInt()), kMicrosPerDay));
+    });
+  return fn1("cast", target, args, [z, target](const Value& v) {
+    return castValue(Value::timestamp(z->localFromUtc(v.asInt())), *target);
+  });
+}
+
+}  // namespace
+
 ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
   if (e->type() == target || e->type()->equals(*target)) return e;
   if (isNullType(e->type()) && e->isConstant()) return makeLiteral(Value(), target);
+  const TypeId from = e->type()->id;
+  if ((target->id == TypeId::Timestamp && (from == TypeId::String || from == TypeId::Date)) ||
+      (from == TypeId::Timestamp && (target->id == TypeId::String || target->id == TypeId::Date))) {
+    if (const TimeZone& z = sessionTimeZone(); !z.isUtc()) {
+      ExprPtr zoned = zonedCast(std::move(e), target, &z);
+      return zoned->isConstant() ? makeLiteral(zoned->eval(Row{}), target) : zoned;
+    }
+  }
   // An implicit cast of a constant is done once, here, rather than per record.
   if (e->isConstant()) return makeLiteral(castValue(e->eval(Row{}), *target), target);
   return std::make_shared<CastExpr>(std::move(e), target);

@@ -2,8 +2,9 @@
 // conversions, to_timestamp, from_unixtime, date_format, date_trunc and field
 // extraction, and the date functions (datediff, date_add, add_months, ...).
 // Datetime patterns follow Spark's (yyyy-MM-dd HH:mm:ss.SSS); a literal
-// pattern is compiled once at bind time. All times are UTC, and a date is a
-// TIMESTAMP at midnight UTC (there is no DATE type).
+// pattern is compiled once at bind time. A TIMESTAMP is an instant, read and
+// printed in the session time zone (common/time_zone.h), which a function
+// takes when it is bound; a DATE is a day number.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "common/schema.h"
+#include "common/time_zone.h"
 
 namespace rtsql::expr_internal {
 
@@ -25,6 +27,26 @@ const DataTypePtr& ts() {
 const DataTypePtr& bigint() {
   static const DataTypePtr t = DataType::of(TypeId::BigInt);
   return t;
+}
+
+// A zone argument: a literal is looked up once (an unknown zone is an error at
+// bind time); a zone computed per record is looked up per record, and an
+// unknown one is a row error.
+const TimeZone* constZone(const ExprPtr& e, size_t pos) {
+  auto c = constantValue(e);
+  if (!c || c->isNull()) return nullptr;
+  return &findTimeZone(c->asString(), pos);
+}
+
+// Makes a TIMESTAMP argument its wall-clock time in the session zone (left as
+// it is in UTC), for the functions that read its day and fields.
+void wallClockArg(const std::string& name, std::vector<ExprPtr>& args, size_t i) {
+  const TimeZone& zone = sessionTimeZone();
+  if (zone.isUtc()) return;
+  std::vector<ExprPtr> a{args[i]};
+  args[i] = fn1(name, ts(), a, [z = &zone](const Value& v) {
+    return Value::timestamp(z->localFromUtc(v.asInt()));
+  });
 }
 
 const char* const kMonths[] = {"January", "February", "March",     "April",   "May",      "June",
@@ -65,6 +87,36 @@ int maxLetters(char c) {
     case 'z': case 'O': return 4;
     default: return 0;
   }
+}
+
+// An offset as java.time's appendOffset prints it for X, x and Z (`n`
+// letters): +01, +0100, +01:00, +0100 or +01:00, minutes (for n == 1) and
+// seconds (n >= 4) only when not zero; `zero` for a zero offset.
+std::string offsetText(int64_t offset, int n, const char* zero) {
+  if (offset == 0) return zero;
+  const int64_t a = offset < 0 ? -offset : offset;
+  const int64_t h = a / 3600, m = a / 60 % 60, sec = a % 60;
+  const bool colon = n == 3 || n == 5;
+  std::string out = fmt::format("{}{:02}", offset < 0 ? '-' : '+', h);
+  if (n > 1 || m != 0) out += fmt::format("{}{:02}", colon ? ":" : "", m);
+  if (n >= 4 && sec != 0) out += fmt::format("{}{:02}", colon ? ":" : "", sec);
+  return out;
+}
+
+// GMT+1, GMT+5:30 (O) or GMT+01:00 (OOOO, ZZZZ); GMT alone for zero.
+std::string localizedOffset(int64_t offset, bool full) {
+  if (offset == 0) return "GMT";
+  const int64_t a = offset < 0 ? -offset : offset;
+  const int64_t h = a / 3600, m = a / 60 % 60, sec = a % 60;
+  std::string out = fmt::format("GMT{}", offset < 0 ? '-' : '+');
+  if (full) {
+    out += fmt::format("{:02}:{:02}", h, m);
+  } else {
+    out += std::to_string(h);
+    if (m != 0 || sec != 0) out += fmt::format(":{:02}", m);
+  }
+  if (sec != 0) out += fmt::format(":{:02}", sec);
+  return out;
 }
 
 // A compiled datetime pattern: letters repeated `count` times, or literal text.
@@ -123,7 +175,9 @@ class DateFormat {
     }
   }
 
-  std::string format(int64_t us) const {
+  std::string format(int64_t utc, const TimeZone& zone) const {
+    const int64_t offset = zone.isUtc() ? 0 : zone.offsetSeconds(utc);
+    const int64_t us = utc + offset * kMicrosPerSecond;
     Fields f = split(us);
     std::string out;
     auto number = [&out](int64_t v, int minDigits) { out += fmt::format("{:0{}}", v, minDigits); };
@@ -191,22 +245,36 @@ class DateFormat {
           else
             out.append(kDays[f.weekday], 3);
           break;
-        // The session time zone is UTC: every zone letter prints UTC's name or offset.
-        case 'V': out += "UTC"; break;
-        case 'z': out += n == 4 ? "Coordinated Universal Time" : "UTC"; break;
-        case 'O': out += "GMT"; break;
-        case 'X': out += "Z"; break;
-        case 'x':
-          out += n == 1 ? "+00" : n == 2 ? "+0000" : n == 3 ? "+00:00" : n == 4 ? "+000000" : "+00:00:00";
+        // Zone letters print the session zone's id, name or offset at the instant.
+        case 'V': out += zone.id(); break;
+        case 'z':
+          if (zone.isUtc())
+            out += n == 4 ? "Coordinated Universal Time" : "UTC";
+          else
+            out += zone.abbreviation(utc);
           break;
-        case 'Z': out += n == 4 ? "GMT" : n == 5 ? "Z" : "+0000"; break;
+        case 'O': out += localizedOffset(offset, n == 4); break;
+        case 'X': out += offsetText(offset, n, "Z"); break;
+        case 'x':
+          out += offsetText(offset, n, n == 1 ? "+00" : n % 2 == 0 ? "+0000" : "+00:00");
+          break;
+        case 'Z':
+          if (n == 4)
+            out += localizedOffset(offset, true);
+          else if (n == 5)
+            out += offsetText(offset, 5, "Z");
+          else
+            out += offsetText(offset, 2, "+0000");
+          break;
         default: break;  // the constructor admits no other letter
       }
     }
     return out;
   }
 
-  bool parse(std::string_view s, int64_t* us) const {
+  // Parses `s` as a wall-clock time; `*hadOffset` says whether the text
+  // gave its own offset (then *us is the instant already).
+  bool parse(std::string_view s, int64_t* us, bool* hadOffset = nullptr) const {
     int64_t year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, micros = 0, offsetMin = 0;
     int64_t dayOfYear = 0;  // set by D: the month and day follow from it
     bool pm = false, hasAmPm = false;
@@ -299,10 +367,12 @@ class DateFormat {
         case 'z': {
           if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
             ++i;
+            if (hadOffset) *hadOffset = true;
             break;
           }
           if (s.substr(i, 3) == "UTC" || s.substr(i, 3) == "GMT") {
             i += 3;
+            if (hadOffset) *hadOffset = true;
             if (i >= s.size() || (s[i] != '+' && s[i] != '-')) break;
           }
           if (i >= s.size() || (s[i] != '+' && s[i] != '-')) return false;
@@ -312,6 +382,7 @@ class DateFormat {
           if (i < s.size() && s[i] == ':') ++i;
           num(2, &om);
           offsetMin = sign * (oh * 60 + om);
+          if (hadOffset) *hadOffset = true;
           break;
         }
         case 'E': {
@@ -403,10 +474,14 @@ ExprPtr buildToTimestamp(const std::string& name, std::vector<ExprPtr>& args, si
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
   FormatPtr fixed = constFormat(args[1]);
-  return fn2(name, ts(), args, [fixed](const Value& s, const Value& f) {
+  const TimeZone* zone = &sessionTimeZone();
+  return fn2(name, ts(), args, [fixed, zone](const Value& s, const Value& f) {
     int64_t us;
-    bool ok = fixed ? fixed->parse(s.asString(), &us) : DateFormat(f.asString()).parse(s.asString(), &us);
-    return ok ? Value::timestamp(us) : Value();
+    bool own = false;
+    bool ok = fixed ? fixed->parse(s.asString(), &us, &own)
+                    : DateFormat(f.asString()).parse(s.asString(), &us, &own);
+    if (!ok) return Value();
+    return Value::timestamp(own || zone->isUtc() ? us : zone->utcFromLocal(us));
   });
 }
 
@@ -433,21 +508,28 @@ ExprPtr buildFromUnixtime(const std::string& name, std::vector<ExprPtr>& args, s
     args.push_back(makeLiteral(Value::string("yyyy-MM-dd HH:mm:ss"), DataType::of(TypeId::String)));
   argString(name, args, 1, pos);
   FormatPtr fixed = constFormat(args[1]);
-  return fn2(name, DataType::of(TypeId::String), args, [fixed](const Value& secs, const Value& f) {
-    int64_t s = secs.asInt();
-    if (s > INT64_MAX / kMicrosPerSecond || s < INT64_MIN / kMicrosPerSecond) return Value();
-    int64_t us = s * kMicrosPerSecond;
-    return Value::string(fixed ? fixed->format(us) : DateFormat(f.asString()).format(us));
-  });
+  const TimeZone* zone = &sessionTimeZone();
+  return fn2(name, DataType::of(TypeId::String), args,
+             [fixed, zone](const Value& secs, const Value& f) {
+               int64_t s = secs.asInt();
+               if (s > INT64_MAX / kMicrosPerSecond || s < INT64_MIN / kMicrosPerSecond)
+                 return Value();
+               int64_t us = s * kMicrosPerSecond;
+               return Value::string(fixed ? fixed->format(us, *zone)
+                                          : DateFormat(f.asString()).format(us, *zone));
+             });
 }
 
 ExprPtr buildDateFormat(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argTimestamp(name, args, 0, pos);
   argString(name, args, 1, pos);
   FormatPtr fixed = constFormat(args[1]);
-  return fn2(name, DataType::of(TypeId::String), args, [fixed](const Value& t, const Value& f) {
-    return Value::string(fixed ? fixed->format(t.asInt()) : DateFormat(f.asString()).format(t.asInt()));
-  });
+  const TimeZone* zone = &sessionTimeZone();
+  return fn2(name, DataType::of(TypeId::String), args,
+             [fixed, zone](const Value& t, const Value& f) {
+               return Value::string(fixed ? fixed->format(t.asInt(), *zone)
+                                          : DateFormat(f.asString()).format(t.asInt(), *zone));
+             });
 }
 
 enum class TruncUnit { Invalid, Year, Quarter, Month, Week, Day, Hour, Minute, Second, Millisecond, Microsecond };
@@ -465,6 +547,27 @@ TruncUnit truncUnit(std::string_view u) {
   if (l == "MILLISECOND") return TruncUnit::Millisecond;
   if (l == "MICROSECOND") return TruncUnit::Microsecond;
   return TruncUnit::Invalid;
+}
+
+Value truncate(TruncUnit u, int64_t us);
+
+// date_trunc in a session zone: units of a minute and more cut the wall-clock
+// time in the zone (an hour of Asia/Kolkata starts at :30 in UTC), as Spark.
+// Up to a day the cut keeps the instant's offset when the wall-clock time has
+// it (java.time's ZonedDateTime.truncatedTo: in the hour repeated when
+// clocks go back, the second 02:00 stays the second).
+Value truncateIn(TruncUnit u, int64_t us, const TimeZone& zone) {
+  if (zone.isUtc() || u == TruncUnit::Invalid || u == TruncUnit::Microsecond ||
+      u == TruncUnit::Millisecond || u == TruncUnit::Second)
+    return truncate(u, us);
+  const int64_t offset = zone.offsetSeconds(us) * kMicrosPerSecond;
+  Value local = truncate(u, us + offset);
+  if (local.isNull()) return local;
+  if (u == TruncUnit::Minute || u == TruncUnit::Hour || u == TruncUnit::Day) {
+    const int64_t same = local.asInt() - offset;
+    if (zone.offsetSeconds(same) * kMicrosPerSecond == offset) return Value::timestamp(same);
+  }
+  return Value::timestamp(zone.utcFromLocal(local.asInt()));
 }
 
 Value truncate(TruncUnit u, int64_t us) {
@@ -501,17 +604,23 @@ ExprPtr buildDateTrunc(const std::string& name, std::vector<ExprPtr>& args, size
     if (u == TruncUnit::Invalid)
       throw SqlError(sqlstate::kInvalidParameterValue, fmt::format("unknown date_trunc unit '{}'", c->asString()), pos,
                      "units: YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND");
-    return fn2(name, ts(), args, [u](const Value&, const Value& t) { return truncate(u, t.asInt()); });
+    const TimeZone* zone = &sessionTimeZone();
+    return fn2(name, ts(), args,
+               [u, zone](const Value&, const Value& t) { return truncateIn(u, t.asInt(), *zone); });
   }
   // Spark gives NULL for an unknown unit computed per record.
-  return fn2(name, ts(), args, [](const Value& unit, const Value& t) { return truncate(truncUnit(unit.asString()), t.asInt()); });
+  const TimeZone* zone = &sessionTimeZone();
+  return fn2(name, ts(), args, [zone](const Value& unit, const Value& t) {
+    return truncateIn(truncUnit(unit.asString()), t.asInt(), *zone);
+  });
 }
 
 template <int Field>
 ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argTimestamp(name, args, 0, pos);
-  return fn1(name, DataType::of(TypeId::Int), args, [](const Value& v) {
-    Fields f = split(v.asInt());
+  const TimeZone* zone = &sessionTimeZone();
+  return fn1(name, DataType::of(TypeId::Int), args, [zone](const Value& v) {
+    Fields f = split(zone->isUtc() ? v.asInt() : zone->localFromUtc(v.asInt()));
     int64_t r = Field == 0 ? f.year : Field == 1 ? f.month : Field == 2 ? f.day : Field == 3 ? f.hour
               : Field == 4 ? f.minute : Field == 5 ? f.second : (f.weekday + 1) % 7 + 1;  // dayofweek: Sunday = 1
     return Value::integer(static_cast<int32_t>(r));
@@ -608,6 +717,8 @@ ExprPtr buildMonthsBetween(const std::string& name, std::vector<ExprPtr>& args, 
   if (args.size() == 2)
     args.push_back(makeLiteral(Value::boolean(true), DataType::of(TypeId::Boolean)));
   argBoolean(name, args, 2, pos);
+  wallClockArg(name, args, 0);
+  wallClockArg(name, args, 1);
   return fn3(name, DataType::of(TypeId::Double), args,
              [](const Value& a, const Value& b, const Value& r) {
                return Value::float64(monthsBetween(a.asInt(), b.asInt(), r.asBool()));
@@ -664,6 +775,7 @@ int isoWeek(int64_t days) {
 template <int Field>  // 0 dayofyear, 1 weekofyear, 2 weekday, 3 quarter
 ExprPtr buildDateField(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argTimestamp(name, args, 0, pos);
+  wallClockArg(name, args, 0);
   return fn1(name, int32(), args, [](const Value& v) {
     int64_t days = dayOf(v);
     if (Field == 1) return Value::integer(isoWeek(days));
@@ -677,6 +789,7 @@ ExprPtr buildDateField(const std::string& name, std::vector<ExprPtr>& args, size
 template <bool Month>
 ExprPtr buildDayMonthName(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argTimestamp(name, args, 0, pos);
+  wallClockArg(name, args, 0);
   return fn1(name, DataType::of(TypeId::String), args, [](const Value& v) {
     Fields f = split(v.asInt());
     return Value::string(std::string(Month ? kMonths[f.month - 1] : kDays[f.weekday], 3));
@@ -699,12 +812,25 @@ ExprPtr buildMakeDate(const std::string& name, std::vector<ExprPtr>& args, size_
   });
 }
 
-// make_timestamp(y, mo, d, h, mi, sec): sec may carry a fraction; 60 is the
-// next minute when it has none (Spark's rule); anything invalid is NULL.
+// make_timestamp(y, mo, d, h, mi, sec[, zone]): sec may carry a fraction; 60
+// is the next minute when it has none (Spark's rule); anything invalid is
+// NULL. The wall-clock time is read in `zone`, else in the session zone.
 ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   for (size_t i = 0; i < 5; ++i) argInt(name, args, i, pos);
   argDouble(name, args, 5, pos);
-  return fnN(name, ts(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+  // make_timestamp_ntz's wall-clock time is the TIMESTAMP's own (UTC).
+  const TimeZone* fixed = name == "make_timestamp_ntz" ? &utcTimeZone() : &sessionTimeZone();
+  if (args.size() == 7) {
+    argString(name, args, 6, pos);
+    fixed = constZone(args[6], pos);
+  }
+  return fnN(name, ts(), args, true, [fixed](const Row& row, const std::vector<ExprPtr>& a) {
+    const TimeZone* zone = fixed;
+    if (!zone) {
+      Value z = a[6]->eval(row);
+      if (z.isNull()) return Value();
+      zone = &findTimeZone(z.asString());
+    }
     int64_t f[5];
     for (size_t i = 0; i < 5; ++i) {
       Value v = a[i]->eval(row);
@@ -721,8 +847,8 @@ ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, 
       return Value();
     auto day = civilDay(f[0], f[1], f[2]);
     if (!day) return Value();
-    return Value::timestamp(*day * kMicrosPerDay + (f[3] * 3600 + f[4] * 60) * kMicrosPerSecond +
-                            micros);
+    return Value::timestamp(zone->utcFromLocal(
+        *day * kMicrosPerDay + (f[3] * 3600 + f[4] * 60) * kMicrosPerSecond + micros));
   });
 }
 
@@ -735,6 +861,7 @@ ExprPtr buildToDate(const std::string& name, std::vector<ExprPtr>& args, size_t 
     return args[0];
   }
   std::vector<ExprPtr> a{parsed};
+  wallClockArg(name, a, 0);
   return fn1(name, dateType(), a, [](const Value& v) { return dateValue(dayOf(v)); });
 }
 
@@ -790,6 +917,7 @@ ExprPtr buildDatePart(const std::string& name, std::vector<ExprPtr>& args, size_
   if (f == "DAYOFWEEK" || f == "DOW") return field("dayofweek");
   if (f == "DAYOFWEEK_ISO" || f == "DOW_ISO") {
     argTimestamp(name, a, 0, pos);
+    wallClockArg(name, a, 0);
     return fn1(name, int32(), a, [](const Value& v) {
       return Value::integer(static_cast<int32_t>(floorMod(dayOf(v) + 3, 7) + 1));
     });
@@ -834,9 +962,48 @@ ExprPtr buildMakeDtInterval(const std::string& name, std::vector<ExprPtr>& args,
              });
 }
 
-// current_timezone(): rtsql computes in UTC.
+// current_timezone(): the session time zone.
 ExprPtr buildCurrentTimezone(const std::string&, std::vector<ExprPtr>&, size_t) {
-  return makeLiteral(Value::string("UTC"), DataType::of(TypeId::String));
+  return makeLiteral(Value::string(sessionTimeZone().id()), DataType::of(TypeId::String));
+}
+
+// ---- time zone conversions ----------------------------------------------------
+
+// from_utc_timestamp(ts, zone): the instant whose UTC wall-clock time is the
+// wall-clock time of `ts` in `zone`; to_utc_timestamp the other way round (a
+// time in a gap or overlap resolved as java.time does), as Spark.
+template <bool FromUtc>
+ExprPtr buildUtcShift(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argTimestamp(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  const TimeZone* fixed = constZone(args[1], pos);
+  return fn2(name, ts(), args, [fixed](const Value& t, const Value& z) {
+    const TimeZone& zone = fixed ? *fixed : findTimeZone(z.asString());
+    return Value::timestamp(FromUtc ? zone.localFromUtc(t.asInt()) : zone.utcFromLocal(t.asInt()));
+  });
+}
+
+// convert_timezone([source, ] target, ts): the wall-clock time `ts` in
+// `source` (the session zone without it) as a wall-clock time in `target`.
+ExprPtr buildConvertTimezone(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args.size() == 2)
+    args.insert(args.begin(),
+                makeLiteral(Value::string(sessionTimeZone().id()), DataType::of(TypeId::String)));
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  argTimestamp(name, args, 2, pos);
+  const TimeZone* from = constZone(args[0], pos);
+  const TimeZone* to = constZone(args[1], pos);
+  // Spark takes and gives a TIMESTAMP_NTZ, a wall-clock time, which rtsql's
+  // TIMESTAMP stands in for: the time in is `ts`'s wall clock in the session
+  // zone, the time out the TIMESTAMP whose text (UTC's wall clock) is the
+  // answer's, as Spark shows it.
+  const TimeZone* session = &sessionTimeZone();
+  return fn3(name, ts(), args, [from, to, session](const Value& f, const Value& t, const Value& v) {
+    const TimeZone& a = from ? *from : findTimeZone(f.asString());
+    const TimeZone& b = to ? *to : findTimeZone(t.asString());
+    return Value::timestamp(b.localFromUtc(a.utcFromLocal(session->localFromUtc(v.asInt()))));
+  });
 }
 
 // window_time(window): the last instant of a time window (its end minus one
@@ -894,7 +1061,10 @@ void registerDatetimeFunctions(FunctionTable& t) {
   t["dayname"] = {1, 1, buildDayMonthName<false>};
   t["monthname"] = {1, 1, buildDayMonthName<true>};
   t["make_date"] = {3, 3, buildMakeDate};
-  t["make_timestamp"] = {6, 6, buildMakeTimestamp};
+  t["make_timestamp"] = {6, 7, buildMakeTimestamp};
+  t["from_utc_timestamp"] = {2, 2, buildUtcShift<true>};
+  t["to_utc_timestamp"] = {2, 2, buildUtcShift<false>};
+  t["convert_timezone"] = {2, 3, buildConvertTimezone};
   t["to_date"] = {1, 2, buildToDate};
   t["date"] = {1, 1, buildToDate};
   t["to_unix_timestamp"] = {1, 2, buildUnixTimestamp};
@@ -910,7 +1080,7 @@ void registerDatetimeFunctions(FunctionTable& t) {
   t["datepart"] = {2, 2, buildDatePart};
   t["make_dt_interval"] = {0, 4, buildMakeDtInterval};
   t["make_timestamp_ntz"] = {6, 6, buildMakeTimestamp};
-  t["make_timestamp_ltz"] = {6, 6, buildMakeTimestamp};
+  t["make_timestamp_ltz"] = {6, 7, buildMakeTimestamp};
   t["current_timezone"] = {0, 0, buildCurrentTimezone};
   t["window_time"] = {1, 1, buildWindowTime};
 }

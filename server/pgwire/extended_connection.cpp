@@ -164,6 +164,13 @@ class PortalWriter final : public ResultWriter {
     send();
   }
 
+  void parameterStatus(const std::string& name, const std::string& value) override {
+    if (ended_) return;
+    buf_.clear();
+    appendParameterStatus(buf_, name, value);
+    send();
+  }
+
   bool cancelledFromAnyThread() const override { return ExtendedProtocol::cancelled(conn_); }
   bool cancelled() const override {
     if (stopped_ || ExtendedProtocol::cancelled(conn_)) return true;

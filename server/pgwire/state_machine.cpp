@@ -82,6 +82,11 @@ class StatementWriter final : public ResultWriter {
     appendWarningResponse(buf_, sqlstate, message);
     send();
   }
+  void parameterStatus(const std::string& name, const std::string& value) override {
+    buf_.clear();
+    appendParameterStatus(buf_, name, value);
+    send();
+  }
   bool cancelled() const override { return conn_.cancelled(); }
   bool cancelledFromAnyThread() const override { return conn_.cancelled(); }
 

@@ -4,8 +4,10 @@ tests/data/spark/functions.jsonl holds Spark 4.3's answer (value and type, or
 the error it raised) to each seeded call of tests/spark/calls.py, recorded by
 tests/spark/record.py. This test asks rtsqld the same calls, one `SELECT` each
 so that a call that fails hides no other, and compares value and type (two
-errors agree whatever their kind). A disagreement fails the test unless its
-call is listed in tests/data/spark/known_differences.txt under a reason.
+errors agree whatever their kind). A call recorded with a session time zone
+other than UTC (its `tz`) is asked after `SET TIME ZONE` to that zone. A
+disagreement fails the test unless its call is listed in
+tests/data/spark/known_differences.txt under a reason.
 
 It prints the agreement per function family; RTSQL_SPARK_REPORT=FILE writes
 every disagreement there (JSON lines), and RTSQL_SPARK_WRITE_KNOWN=FILE writes the current
@@ -83,6 +85,13 @@ def ask(conn, sql):
     return "value", (value, type_name)
 
 
+def call_key(golden):
+    """A call as the known-differences file names it: with its session time zone
+    first when it is not UTC."""
+    tz = golden.get("tz")
+    return f"SET TIME ZONE '{tz}'; {golden['sql']}" if tz else golden["sql"]
+
+
 def classify(golden, answer):
     kind, got = answer
     if "error" in golden:
@@ -113,7 +122,12 @@ def test_functions_agree_with_spark(server):
     with server.connect() as conn:
         for info in psycopg.postgres.types:
             conn.adapters.register_loader(info.oid, TextLoader)
+        zone = "UTC"
         for g in goldens:
+            # A call recorded with another session time zone runs in it.
+            if g.get("tz", "UTC") != zone:
+                zone = g.get("tz", "UTC")
+                conn.execute(f"SET TIME ZONE '{zone}'")
             answer = ask(conn, g["sql"])
             results.append((g, answer, classify(g, answer)))
 
@@ -139,21 +153,21 @@ def test_functions_agree_with_spark(server):
     if report:
         with open(report, "w", encoding="utf-8") as f:
             for g, a, k in disagreements:
-                f.write(json.dumps({"kind": k, "sql": g["sql"], "function": g["function"],
+                f.write(json.dumps({"kind": k, "sql": call_key(g), "function": g["function"],
                                     "answers": show(g, a)}, ensure_ascii=False) + "\n")
     write_known = os.environ.get("RTSQL_SPARK_WRITE_KNOWN")
     if write_known:
         by_reason = defaultdict(list)
         for g, a, k in disagreements:
-            by_reason[known.get(g["sql"], f"TODO {k}")].append(g["sql"])
+            by_reason[known.get(call_key(g), f"TODO {k}")].append(call_key(g))
         with open(write_known, "w", encoding="utf-8") as f:
             for reason, sqls in by_reason.items():
                 f.write(f"reason: {reason}\n" + "".join(s + "\n" for s in sqls) + "\n")
 
-    stale = set(known) - {g["sql"] for g, _, _ in disagreements}
+    stale = set(known) - {call_key(g) for g, _, _ in disagreements}
     if stale:
         print(f"  {len(stale)} known differences now agree: remove them from {KNOWN.name}")
-    unexpected = [(g, a, k) for g, a, k in disagreements if g["sql"] not in known]
+    unexpected = [(g, a, k) for g, a, k in disagreements if call_key(g) not in known]
     assert not unexpected, (
         f"{len(unexpected)} calls disagree with Spark and are not in {KNOWN.name}:\n"
-        + "\n".join(f"  [{k}] SELECT {g['sql']}\n      {show(g, a)}" for g, a, k in unexpected[:60]))
+        + "\n".join(f"  [{k}] {call_key(g)}\n      {show(g, a)}" for g, a, k in unexpected[:60]))

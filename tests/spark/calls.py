@@ -297,10 +297,97 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
                 seen.add(sql)
                 out.append((family, function, sql))
     # The named cases of the issue, whatever the draw gave.
-    for family, function, sql in EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls():
+    for family, function, sql in EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls() + ZONE_CALLS:
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
+    return out
+
+
+# Time zones: zones with daylight saving (Berlin, Los Angeles, Lord Howe's
+# half hour) and without (Kolkata's +05:30), instants and wall-clock times at
+# their transitions: in a gap (skipped), in an overlap (repeated), and next to
+# them.
+ZONES = ["'Europe/Berlin'", "'America/Los_Angeles'", "'Australia/Lord_Howe'", "'Asia/Kolkata'",
+         "'UTC'", "'PST'", "'+05:30'", "'-08:00'", "'GMT+1'", "'UTC-03:30'", "'Z'",
+         "'Nope/Zone'", "'europe/berlin'", "NULL"]
+ZONE_TIMES = ["2024-03-31 00:59:59", "2024-03-31 01:00:00", "2024-03-31 02:30:00",
+              "2024-10-27 00:30:00", "2024-10-27 01:30:00", "2024-10-27 02:30:00",
+              "2024-03-10 02:30:00", "2024-03-10 10:00:00", "2024-11-03 01:30:00",
+              "2024-11-03 09:30:00", "2024-04-06 15:15:00", "2024-04-07 01:45:00",
+              "2024-10-06 02:15:00", "1945-06-15 12:00:00", "1890-01-01 00:00:00",
+              "2060-07-01 12:00:00", "9999-12-31 23:59:59"]
+ZONE_PATTERNS = ["'z'", "'zzzz'", "'VV'", "'O'", "'OOOO'", "'X'", "'XX'", "'XXX'", "'XXXX'",
+                 "'XXXXX'", "'x'", "'xx'", "'xxx'", "'xxxx'", "'xxxxx'", "'Z'", "'ZZZZ'",
+                 "'ZZZZZ'", "'yyyy-MM-dd HH:mm:ss XXX'", "'yyyy-MM-dd HH:mm z'"]
+
+
+def _zone_calls():
+    rng = random.Random(4343)
+    out = []
+    for t in ZONE_TIMES:
+        for zone in rng.sample(ZONES, 5):
+            out.append(("datetime", "from_utc_timestamp", f"from_utc_timestamp({ts(t)}, {zone})"))
+        for zone in rng.sample(ZONES, 5):
+            out.append(("datetime", "to_utc_timestamp", f"to_utc_timestamp({ts(t)}, {zone})"))
+        src, dst = rng.sample(ZONES[:10], 2)
+        out.append(("datetime", "convert_timezone",
+                    f"convert_timezone({src}, {dst}, CAST('{t}' AS TIMESTAMP_NTZ))"))
+        date, time_of_day = t.split(" ")
+        y, mo, d = (int(x) for x in date.split("-"))
+        h, mi, sec = (int(x) for x in time_of_day.split(":"))
+        zone = rng.choice(ZONES)
+        out.append(("datetime", "make_timestamp",
+                    f"make_timestamp({y}, {mo}, {d}, {h}, {mi}, {sec}, {zone})"))
+    out.append(("datetime", "convert_timezone",
+                "convert_timezone('Asia/Kolkata', CAST('2024-03-31 02:30:00' AS TIMESTAMP_NTZ))"))
+    for p in ZONE_PATTERNS:
+        out.append(("datetime", "date_format", f"date_format({ts('2024-02-29 13:45:07')}, {p})"))
+    return out
+
+
+ZONE_CALLS = _zone_calls()
+
+# Calls evaluated with a session time zone other than UTC (SET TIME ZONE):
+# (family, function, sql, zone). A TIMESTAMP's text, fields and parsing are
+# those of the zone's wall clock.
+SESSION_ZONES = ["Europe/Berlin", "America/Los_Angeles", "Australia/Lord_Howe", "Asia/Kolkata"]
+
+
+def session_zone_calls():
+    rng = random.Random(4344)
+    out = []
+    instants = ["2024-03-31 00:30:00Z", "2024-03-31 01:30:00Z", "2024-10-27 00:30:00Z",
+                "2024-10-27 01:30:00Z", "2024-03-10 10:30:00Z", "2024-11-03 08:30:00Z",
+                "2024-11-03 09:30:00Z", "2024-04-06 15:15:00Z", "2024-10-05 15:45:00Z",
+                "1945-06-15 12:00:00Z", "2060-07-01 12:00:00Z", "2024-12-31 23:30:00Z"]
+    walls = ["2024-03-31 02:30:00", "2024-10-27 02:30:00", "2024-03-10 02:30:00",
+             "2024-11-03 01:30:00", "2024-10-06 02:15:00", "2024-04-07 01:45:00",
+             "2024-06-15 12:00:00", "2024-01-01 00:00:00"]
+    for zone in SESSION_ZONES:
+        for i in instants:
+            t = f"CAST('{i}' AS TIMESTAMP)"
+            for f in ["hour", "minute", "dayofmonth", "to_date"]:
+                out.append(("datetime", f, f"{f}({t})", zone))
+            out.append(("datetime", "string", f"string({t})", zone))
+            for p in rng.sample(ZONE_PATTERNS, 4):
+                out.append(("datetime", "date_format", f"date_format({t}, {p})", zone))
+            for unit in ["'HOUR'", "'DAY'", "'MONTH'"]:
+                out.append(("datetime", "date_trunc", f"date_trunc({unit}, {t})", zone))
+        for w in walls:
+            out.append(("datetime", "timestamp", f"timestamp('{w}')", zone))
+            out.append(("datetime", "unix_timestamp", f"unix_timestamp('{w}')", zone))
+            out.append(("datetime", "to_timestamp",
+                        f"to_timestamp('{w}', 'yyyy-MM-dd HH:mm:ss')", zone))
+            date, time_of_day = w.split(" ")
+            y, mo, d = (int(x) for x in date.split("-"))
+            h, mi, sec = (int(x) for x in time_of_day.split(":"))
+            out.append(("datetime", "make_timestamp",
+                        f"make_timestamp({y}, {mo}, {d}, {h}, {mi}, {sec})", zone))
+            out.append(("datetime", "convert_timezone",
+                        f"convert_timezone('UTC', CAST('{w}' AS TIMESTAMP_NTZ))", zone))
+            out.append(("datetime", "from_unixtime",
+                        f"from_unixtime(unix_timestamp('{w}', 'yyyy-MM-dd HH:mm:ss'))", zone))
     return out
 
 

@@ -10,7 +10,8 @@ compares rtsql with the file, tests/e2e/test_spark_functions.py):
     TZ=UTC python3 tests/spark/record.py --missing        # only calls not yet recorded
 
 Spark runs in local mode with the session time zone UTC and ANSI mode as
-Spark 4 has it by default (on). Each call is evaluated on its own as
+Spark 4 has it by default (on); the calls of calls.session_zone_calls() run
+with the session time zone they name, which their line keeps (`tz`). Each call is evaluated on its own as
 `SELECT call`; a line of the file holds the call (`sql`), its function and
 family, and either Spark's value rendered by tests/spark/canonical.py (`value`)
 with its type as Spark names it (`type`), or the condition of the error Spark
@@ -124,19 +125,23 @@ def main():
             next(f)
             for line in f:
                 rec = json.loads(line)
-                recorded[rec["sql"]] = rec
+                recorded[(rec.get("tz"), rec["sql"])] = rec
     lines = []
     missing = set()
-    all_calls = calls_module.calls()
+    all_calls = ([(*c, None) for c in calls_module.calls()]
+                 + calls_module.session_zone_calls())
     started = time.monotonic()
-    for n, (family, function, sql) in enumerate(all_calls):
+    for n, (family, function, sql, tz) in enumerate(all_calls):
         if function in missing:
             continue
-        if sql in recorded:
-            lines.append(recorded[sql])
+        if (tz, sql) in recorded:
+            lines.append(recorded[(tz, sql)])
             continue
         rec = {"family": family, "function": function, "sql": sql}
+        if tz:
+            rec["tz"] = tz
         try:
+            spark.conf.set("spark.sql.session.timeZone", tz or "UTC")
             evaluate(spark, sql, rec)
         except Exception as e:  # noqa: BLE001 - every error is an answer to record
             cond = error_condition(e)
