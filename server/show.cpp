@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/expr.h"
+#include "common/functions/spark_differences.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
 #include "connectors/local/broker.h"
@@ -43,6 +44,9 @@ std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
       return {{"name"}, {"sink"}, {"state"}, {"slots", pgtype::kInt4}, {"error"}};
     case ast::ShowKind::Progress: return {{"progress", pgtype::kJson}};
     case ast::ShowKind::Functions:
+      // `spark`: where a built-in answers otherwise than Spark (sparkDifference()).
+      return {{"function"}, {"kind"},     {"signature"}, {"returns"},
+              {"body"},     {"language"}, {"spark"}};
     case ast::ShowKind::UserFunctions:
       return {{"function"}, {"kind"}, {"signature"}, {"returns"}, {"body"}, {"language"}};
     case ast::ShowKind::Processors:
@@ -118,15 +122,19 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
     case ast::ShowKind::UserFunctions: {
       // User functions never take a built-in's name, so each name is one row.
       // A body is its owner's: other users see NULL (server/privileges.h).
+      const bool all = stmt.what == ast::ShowKind::Functions;
       for (const auto& f : catalogOf(s).functions()) {
         rows.push_back({f->name, std::string("user"), f->signature(), f->returns->toString(),
                         privileges_->owns(s.user, f->owner) ? text(f->bodyText) : std::nullopt,
                         toUpper(f->language) + (f->vectorized ? " VECTORIZED" : "")});
+        if (all) rows.back().push_back(std::nullopt);
       }
-      if (stmt.what == ast::ShowKind::Functions) {
+      if (all) {
         for (std::string& f : functionNames()) {
+          std::optional<std::string_view> spark = sparkDifference(f);
           rows.push_back({std::move(f), std::string("builtin"), std::nullopt, std::nullopt,
-                          std::nullopt, std::nullopt});
+                          std::nullopt, std::nullopt,
+                          spark ? text(std::string(*spark)) : std::nullopt});
         }
       }
       std::sort(rows.begin(), rows.end(),
@@ -224,6 +232,17 @@ void Engine::describeFunction(const EngineSession& s, const ast::Describe& stmt,
                               ResultWriter& out) {
   Catalog::FunctionPtr f = catalog_.findFunction(stmt.name);
   if (!f) {
+    // A built-in: its name and where it differs from Spark (NULL: nowhere).
+    const std::string name = toLower(stmt.name);
+    const std::vector<std::string> builtins = functionNames();
+    if (std::binary_search(builtins.begin(), builtins.end(), name)) {
+      std::optional<std::string_view> spark = sparkDifference(name);
+      Rows rows{{std::string("function"), name, std::string("builtin")},
+                {std::string("spark"), spark ? text(std::string(*spark)) : std::nullopt,
+                 std::string("builtin")}};
+      sendRows(out, kDescribeColumns, rows, "DESCRIBE 2");
+      return;
+    }
     throw SqlError(sqlstate::kUndefinedFunction,
                    fmt::format("function {} does not exist", stmt.name), stmt.namePos,
                    "SHOW USER FUNCTIONS lists the functions made by CREATE FUNCTION");

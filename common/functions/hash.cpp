@@ -1,11 +1,13 @@
 // Encoding and hashing functions: base64 unbase64 hex unhex md5 sha1 sha2
-// crc32 hash xxhash64.
+// hmac crc32 hash xxhash64.
 // Digests use OpenSSL's EVP API. hash() is Spark's: Murmur3_x86_32 with seed 42,
 // chained over the arguments, with Spark's treatment of each type (including its
 // byte-at-a-time tail for strings), so hash('Spark', array(123), 2) gives the
 // same INT here as in Spark; xxhash64() is Spark's XXH64 with seed 42 under the
 // same rules.
+#include <fmt/format.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <array>
 #include <cctype>
@@ -137,6 +139,61 @@ ExprPtr buildSha2(const std::string& name, std::vector<ExprPtr>& args, size_t po
     }
     return Value::string(digest(md, v.asString()));
   });
+}
+
+// The digest hmac() names by Spark's algorithm names, case-insensitive and
+// with or without the dash ("SHA-256", "sha256"), as Spark takes them;
+// nullptr for any other name.
+const EVP_MD* hmacDigest(std::string_view algorithm) {
+  std::string key;
+  for (char c : algorithm) {
+    if (c != '-') key += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  if (key == "SHA256") return EVP_sha256();
+  if (key == "SHA224") return EVP_sha224();
+  if (key == "SHA384") return EVP_sha384();
+  if (key == "SHA512") return EVP_sha512();
+  if (key == "SHA1") return EVP_sha1();
+  if (key == "MD5") return EVP_md5();
+  return nullptr;
+}
+
+[[noreturn]] void throwUnknownHmac(std::string_view algorithm, size_t pos) {
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("unknown hmac algorithm '{}'", algorithm), pos,
+                 "use SHA-256 (the default), SHA-224, SHA-384, SHA-512, SHA-1 or MD5");
+}
+
+// hmac(key, message[, algorithm]): the raw MAC bytes, as Spark gives them.
+// A literal algorithm is checked when the statement is planned.
+ExprPtr buildHmac(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argBinary(name, args, 0, pos);
+  argBinary(name, args, 1, pos);
+  if (args.size() == 2) args.push_back(makeLiteral(Value::string("SHA-256"), str()));
+  argString(name, args, 2, pos);
+  if (auto c = constantValue(args[2]); c && !c->isNull() && !hmacDigest(c->asString())) {
+    throwUnknownHmac(c->asString(), pos);
+  }
+  return fn3(name, DataType::of(TypeId::Binary), args,
+             [pos](const Value& key, const Value& message, const Value& algorithm) {
+               const EVP_MD* md = hmacDigest(algorithm.asString());
+               if (!md) throwUnknownHmac(algorithm.asString(), pos);
+               const std::string& k = key.asString();
+               if (k.empty()) {
+                 // Java's Mac refuses an empty key, and so does Spark.
+                 throw SqlError(sqlstate::kInvalidParameterValue, "hmac of an empty key", pos,
+                                "give hmac a key of at least one byte");
+               }
+               const std::string& m = message.asString();
+               unsigned char out[EVP_MAX_MD_SIZE];
+               unsigned int len = 0;
+               if (HMAC(md, k.data(), static_cast<int>(k.size()),
+                        reinterpret_cast<const unsigned char*>(m.data()), m.size(), out,
+                        &len) == nullptr) {
+                 return Value();
+               }
+               return Value::binary(std::string(reinterpret_cast<const char*>(out), len));
+             });
 }
 
 ExprPtr buildHash(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -361,6 +418,7 @@ void registerHashFunctions(FunctionTable& t) {
   t["sha1"] = {1, 1, buildSha1};
   t["sha"] = {1, 1, buildSha1};
   t["sha2"] = {2, 2, buildSha2};
+  t["hmac"] = {2, 3, buildHmac};
   t["hash"] = {1, -1, buildHash};
   t["xxhash64"] = {1, -1, buildXxHash64};
   t["crc32"] = {1, 1, buildCrc32};

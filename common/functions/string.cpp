@@ -521,7 +521,36 @@ ExprPtr buildReverse(const std::string& name, std::vector<ExprPtr>& args, size_t
   });
 }
 
-// initcap: Spark lower-cases the string, then upper-cases each character that
+// The title case of a character whose upper case is several (SpecialCasing's
+// title column, as Java's and so Spark's initcap gives it): the upper case up
+// to its first cased letter, the rest lower case ('ß' is "Ss", 'ﬁ' "Fi", 'ŉ'
+// "ʼN").
+void appendFullTitle(std::string& out, const char* upper) {
+  std::string_view u(upper);
+  bool cased = false;
+  for (size_t i = 0; i < u.size();) {
+    size_t n = charLen(u, i);
+    uint32_t cp = decodeAt(u, i, n);
+    uint32_t lower = mapCase(cp, false);
+    appendUtf8(out, cased ? lower : cp);
+    cased = cased || lower != cp;
+    i += n;
+  }
+}
+
+// The title case of one character: its upper case, but for the four
+// digraphs that have a title form of their own ('ǆ' is 'ǅ', not 'Ǆ').
+uint32_t titleCase(uint32_t cp) {
+  switch (cp) {
+    case 0x1C4: case 0x1C5: case 0x1C6: return 0x1C5;
+    case 0x1C7: case 0x1C8: case 0x1C9: return 0x1C8;
+    case 0x1CA: case 0x1CB: case 0x1CC: return 0x1CB;
+    case 0x1F1: case 0x1F2: case 0x1F3: return 0x1F2;
+    default: return mapCase(cp, true);
+  }
+}
+
+// initcap: Spark lower-cases the string, then title-cases each character that
 // follows a space (or starts the string).
 ExprPtr buildInitcap(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
@@ -534,8 +563,10 @@ ExprPtr buildInitcap(const std::string& name, std::vector<ExprPtr>& args, size_t
       size_t n = charLen(s, i);
       uint32_t cp = decodeAt(s, i, n);
       bool valid = n > 1 || cp < 0x80;
-      uint32_t m = valid ? mapCase(cp, start) : cp;
-      if (m == cp)
+      uint32_t m = !valid ? cp : start ? titleCase(cp) : mapCase(cp, false);
+      if (const char* full = start && valid ? fullUpper(cp) : nullptr)
+        appendFullTitle(out, full);
+      else if (m == cp)
         out.append(s, i, n);
       else
         appendUtf8(out, m);
@@ -1166,30 +1197,173 @@ ExprPtr buildLikeFn(const std::string& name, std::vector<ExprPtr>& args, size_t 
   return makeLike(args[0], args[1], false, pos);
 }
 
+// x's plain decimal digits with d decimals, rounded half even (Java's
+// DecimalFormat): "-1234.50". NaN and the infinities are the caller's.
+std::string decimalDigits(const Value& x, int64_t d) {
+  if (x.type() == TypeId::Double) {
+    double v = x.asDouble();
+    // Past 2^53 a double has no fraction: Java's DecimalFormat prints its
+    // shortest digits and zeros (1e308 is 1 and 308 zeros), not the exact
+    // binary expansion.
+    return std::fabs(v) >= 9007199254740992.0 ? javaFloat(v, static_cast<int>(d), 'f', false, false)
+                                               : fmt::format("{:.{}f}", v, d);
+  }
+  std::string num = std::to_string(x.asInt());
+  if (d > 0) num += "." + std::string(static_cast<size_t>(d), '0');
+  return num;
+}
+
+// The part of a java.text.DecimalFormat pattern format_number takes: literal
+// text before and after one number of '#', '0', ',' and '.'
+// ("$#,##0.00 USD"). Percent, per-mille, exponents, quotes and a negative
+// subpattern are refused rather than printed as text.
+struct NumberPattern {
+  std::string prefix, suffix;
+  int minInt = 0, minFrac = 0, maxFrac = 0;
+  int grouping = 0;  // digits between separators; 0 for none
+  bool dotAlways = false;
+  bool percent = false;  // the number times 100
+};
+
+bool parseNumberPattern(std::string_view p, NumberPattern* out) {
+  if (p.find_first_of("'E;") != std::string_view::npos ||
+      p.find("\u2030") != std::string_view::npos || p.find("\u00a4") != std::string_view::npos) {
+    return false;
+  }
+  size_t b = p.find_first_of("#0,.");
+  if (b == std::string_view::npos) return false;
+  size_t e = p.find_first_not_of("#0,.", b);
+  if (e == std::string_view::npos) e = p.size();
+  if (p.find_first_of("#0,.", e) != std::string_view::npos) return false;
+  std::string_view body = p.substr(b, e - b);
+  out->prefix = std::string(p.substr(0, b));
+  out->suffix = std::string(p.substr(e));
+  // A '%' in the text multiplies by 100, as in Java; one at most.
+  const auto percents = std::count(p.begin(), p.end(), '%');
+  if (percents > 1) return false;
+  out->percent = percents == 1;
+  // Java's DecimalFormat.applyPattern: '#'s before the first '0' (left),
+  // '0's, '#'s after them (right), where the point falls, and the digits
+  // after the last ','.
+  int left = 0, zeros = 0, right = 0, decimalPos = -1, groupingCount = -1;
+  for (char c : body) {
+    if (c == '#' || c == '0') {
+      if (c == '0') {
+        if (right > 0) return false;  // a '0' after a '#' that follows a '0'
+        ++zeros;
+      } else {
+        (zeros > 0 ? right : left) += 1;
+      }
+      if (groupingCount >= 0 && decimalPos < 0) ++groupingCount;
+    } else if (c == ',') {
+      if (decimalPos >= 0) return false;
+      groupingCount = 0;
+    } else if (decimalPos >= 0) {
+      return false;  // a second '.'
+    } else {
+      decimalPos = left + zeros + right;
+    }
+  }
+  if (left + zeros + right == 0 || groupingCount == 0) return false;
+  if (zeros == 0 && decimalPos >= 0) {
+    // "#.##" reads as "0.##" and ".##" as ".0#", as in Java.
+    int n = decimalPos == 0 ? 1 : decimalPos;
+    right = left - n;
+    left = n - 1;
+    zeros = 1;
+  }
+  const int total = left + zeros + right;
+  out->minInt = (decimalPos >= 0 ? decimalPos : total) - left;
+  out->maxFrac = decimalPos >= 0 ? total - decimalPos : 0;
+  out->minFrac = decimalPos >= 0 ? left + zeros - decimalPos : 0;
+  out->grouping = std::max(groupingCount, 0);
+  out->dotAlways = decimalPos == 0 || decimalPos == total;
+  return true;
+}
+
+// format_number(x, 'pattern'), as Spark's DecimalFormat(pattern) with
+// Locale.US and HALF_EVEN rounding; an empty pattern groups a whole number.
+std::string formatByPattern(const Value& x, const NumberPattern& p) {
+  if (x.type() == TypeId::Double && !std::isfinite(x.asDouble())) {
+    double v = x.asDouble();
+    if (std::isnan(v)) return "NaN";
+    return (v < 0 ? "-" : "") + p.prefix + "\u221e" + p.suffix;
+  }
+  std::string num;
+  if (!p.percent) {
+    num = decimalDigits(x, p.maxFrac);
+  } else if (x.type() == TypeId::Double) {
+    num = decimalDigits(Value::float64(x.asDouble() * 100), p.maxFrac);
+  } else {
+    // An integer times 100 is its digits and two zeros, past 64 bits too.
+    num = decimalDigits(x, p.maxFrac);
+    size_t dot = std::min(num.find('.'), num.size());
+    if (num != "0" && num.compare(0, 2, "0.") != 0) num.insert(dot, "00");
+  }
+  bool negative = !num.empty() && num[0] == '-';
+  if (negative) num.erase(0, 1);
+  size_t dot = num.find('.');
+  std::string ip = num.substr(0, dot);
+  std::string fp = dot == std::string::npos ? std::string() : num.substr(dot + 1);
+  while (static_cast<int>(fp.size()) > p.minFrac && fp.back() == '0') fp.pop_back();
+  size_t lead = ip.find_first_not_of('0');
+  ip = lead == std::string::npos ? std::string() : ip.substr(lead);
+  if (static_cast<int>(ip.size()) < p.minInt)
+    ip.insert(0, static_cast<size_t>(p.minInt) - ip.size(), '0');
+  // Java prints a zero rather than nothing at all.
+  if (ip.empty() && fp.empty()) ip = "0";
+  std::string grouped;
+  for (size_t i = 0; i < ip.size(); ++i) {
+    grouped += ip[i];
+    size_t left = ip.size() - i - 1;
+    if (p.grouping > 0 && left > 0 && left % static_cast<size_t>(p.grouping) == 0) grouped += ',';
+  }
+  std::string out = (negative ? "-" : "") + p.prefix + grouped;
+  if (!fp.empty() || p.dotAlways) out += "." + fp;
+  out += p.suffix;
+  return out;
+}
+
+[[noreturn]] void throwNumberPattern(std::string_view pattern, size_t pos) {
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("format_number does not take the pattern '{}'", pattern), pos,
+                 "write a pattern of '#', '0', ',' and '.' between literal text, such as "
+                 "'#,##0.00'");
+}
+
 // format_number(x, d): x with d decimals (rounded half even) and grouping
 // commas, as Java's DecimalFormat('#,##0.00'); NULL for a negative d.
+// format_number(x, 'pattern'): x as that DecimalFormat pattern writes it.
 ExprPtr buildFormatNumber(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argNumeric(name, args, 0, pos);
+  if (args[1]->type()->id == TypeId::String) {
+    // One pattern per statement in practice: parsed once when literal.
+    std::shared_ptr<const NumberPattern> fixed;
+    if (auto c = constantValue(args[1]); c && !c->isNull()) {
+      auto p = std::make_shared<NumberPattern>();
+      std::string text = c->asString().empty() ? "#,###,###,###,###,###,##0" : c->asString();
+      if (!parseNumberPattern(text, p.get())) throwNumberPattern(c->asString(), pos);
+      fixed = std::move(p);
+    }
+    return fn2(name, str(), args, [fixed, pos](const Value& x, const Value& pv) {
+      if (fixed) return Value::string(formatByPattern(x, *fixed));
+      NumberPattern p;
+      std::string text = pv.asString().empty() ? "#,###,###,###,###,###,##0" : pv.asString();
+      if (!parseNumberPattern(text, &p)) throwNumberPattern(pv.asString(), pos);
+      return Value::string(formatByPattern(x, p));
+    });
+  }
   argInt(name, args, 1, pos);
   return fn2(name, str(), args, [](const Value& x, const Value& dv) {
     int64_t d = dv.asInt();
     if (d < 0) return Value();
     d = std::min<int64_t>(d, 340);
-    std::string num;
     if (x.type() == TypeId::Double) {
       double v = x.asDouble();
       if (std::isnan(v)) return Value::string("NaN");
       if (std::isinf(v)) return Value::string(v > 0 ? "∞" : "-∞");
-      // Past 2^53 a double has no fraction: Java's DecimalFormat prints its
-      // shortest digits and zeros (1e308 is 1 and 308 zeros), not the exact
-      // binary expansion.
-      num = std::fabs(v) >= 9007199254740992.0 ? javaFloat(v, static_cast<int>(d), 'f', false, false)
-                                                : fmt::format("{:.{}f}", v, d);
-    } else {
-      num = std::to_string(x.asInt());
-      if (d > 0) num += "." + std::string(static_cast<size_t>(d), '0');
     }
-    return Value::string(groupDigits(num));
+    return Value::string(groupDigits(decimalDigits(x, d)));
   });
 }
 

@@ -171,3 +171,34 @@ def test_functions_agree_with_spark(server):
     assert not unexpected, (
         f"{len(unexpected)} calls disagree with Spark and are not in {KNOWN.name}:\n"
         + "\n".join(f"  [{k}] {call_key(g)}\n      {show(g, a)}" for g, a, k in unexpected[:60]))
+
+
+def documented_differences():
+    """{function: text} of docs/sql.md's table "Functions that differ from Spark"."""
+    lines = (SOURCE_DIR / "docs" / "sql.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("| function | where it differs from Spark |") + 2
+    table = {}
+    for line in lines[start:]:
+        if not line.startswith("| `"):
+            break
+        name, text = line[3:].split("` | ", 1)
+        table[name] = text.rstrip(" |")
+    return table
+
+
+def test_show_functions_says_where_spark_differs(server):
+    documented = documented_differences()
+    assert len(documented) > 20, "the table of docs/sql.md was not found"
+    with server.connect() as conn:
+        cur = conn.execute("SHOW FUNCTIONS")
+        columns = [d.name for d in cur.description]
+        assert columns[-1] == "spark", columns
+        rows = cur.fetchall()
+        shown = {r[0]: r[-1] for r in rows if r[1] == "builtin" and r[-1] is not None}
+        # The catalog's table and the docs' list are the same lines.
+        assert shown == documented
+        # A function that agrees with Spark has no line.
+        assert {r[0]: r[-1] for r in rows}["upper"] is None
+        described = conn.execute("DESCRIBE FUNCTION format_number").fetchall()
+        assert described == [("function", "format_number", "builtin"),
+                             ("spark", documented["format_number"], "builtin")]

@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "common/expr.h"
+#include "common/functions/spark_differences.h"
 #include "server/catalog_file.h"
 #include "server/engine.h"
 #include "server_test_util.h"
@@ -83,10 +84,11 @@ TEST_CASE_FIXTURE(Fixture, "SHOW FUNCTIONS lists user functions among the built-
   server.runAll({"CREATE FUNCTION Shout(s STRING) RETURNS STRING AS upper(s) || '!'"});
   ResultCapture all = server.run("SHOW FUNCTIONS");
   requireOk(all, "SHOW FUNCTIONS");
-  REQUIRE(all.cols.size() == 6);
+  REQUIRE(all.cols.size() == 7);
   CHECK(all.cols[0].name == "function");
   CHECK(all.cols[1].name == "kind");
   CHECK(all.cols[5].name == "language");
+  CHECK(all.cols[6].name == "spark");
   size_t user = 0, builtin = 0;
   std::string previous;
   for (const auto& row : all.rows) {
@@ -99,10 +101,14 @@ TEST_CASE_FIXTURE(Fixture, "SHOW FUNCTIONS lists user functions among the built-
       CHECK(*row[3] == "STRING");
       CHECK(*row[4] == "upper(s) || '!'");
       CHECK(*row[5] == "SQL");
+      CHECK_FALSE(row[6].has_value());
     } else {
       ++builtin;
       CHECK(*row[1] == "builtin");
       CHECK_FALSE(row[2].has_value());
+      // Where a built-in differs from Spark: the catalog's line, else NULL.
+      std::optional<std::string_view> spark = sparkDifference(*row[0]);
+      CHECK(row[6] == (spark ? std::optional<std::string>(std::string(*spark)) : std::nullopt));
     }
   }
   CHECK(user == 1);

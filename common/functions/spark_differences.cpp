@@ -1,0 +1,101 @@
+// Where a built-in function answers otherwise than Apache Spark 4.3, one line
+// per function: SHOW FUNCTIONS shows it in its `spark` column, and
+// docs/sql.md lists the same lines ("Functions that differ from Spark"),
+// which tests/e2e/test_spark_functions.py checks against SHOW FUNCTIONS.
+// tests/data/spark/known_differences.txt holds the calls that show each one.
+#include "common/functions/spark_differences.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace rtsql {
+
+namespace {
+
+constexpr std::string_view kLastDigit =
+    "the C library's result, which may differ from Java's StrictMath in the last digit";
+constexpr std::string_view kLiteralRegex =
+    "an invalid literal regular expression is an error when the statement is planned, even for "
+    "a NULL string; Spark raises only when it evaluates one";
+constexpr std::string_view kGroupIndex =
+    "a literal group index past the pattern's groups is an error when the statement is planned; "
+    "Spark checks it only when a match is found";
+constexpr std::string_view kPast9999 =
+    "a date past year 9999 is NULL; Spark wraps the overflow of its INT day count";
+constexpr std::string_view kFromText =
+    "takes no options argument; a field that does not convert is NULL, where Spark's PERMISSIVE "
+    "mode makes the whole record NULL";
+
+// Sorted by name (checked when compiled).
+constexpr auto kDifferences = std::to_array<std::pair<std::string_view, std::string_view>>({
+    {"acos", kLastDigit},
+    {"acosh", kLastDigit},
+    {"asin", kLastDigit},
+    {"asinh", kLastDigit},
+    {"atan", kLastDigit},
+    {"atan2", kLastDigit},
+    {"atanh", kLastDigit},
+    {"cbrt", kLastDigit},
+    {"coalesce", "a STRING mixed with a number or BOOLEAN is 42804; Spark converts them"},
+    {"collect_set", "its values in ascending order; Spark's in its hash set's order"},
+    {"cos", kLastDigit},
+    {"cosh", kLastDigit},
+    {"cot", kLastDigit},
+    {"csc", kLastDigit},
+    {"date_add", kPast9999},
+    {"date_sub", kPast9999},
+    {"date_trunc",
+     "an unknown literal unit is an error when the statement is planned; Spark gives NULL"},
+    {"decode", "an unknown charset gives NULL; Spark raises"},
+    {"exp", kLastDigit},
+    {"expm1", kLastDigit},
+    {"float", "the type stays DOUBLE (no FLOAT type yet), holding a FLOAT's value"},
+    {"format_number",
+     "a pattern with an exponent, quotes, per mille or a negative subpattern is an error; Spark "
+     "takes any DecimalFormat pattern"},
+    {"from_csv", kFromText},
+    {"from_json", kFromText},
+    {"get_json_object",
+     "an invalid literal JSON path is an error when the statement is planned; Spark gives NULL"},
+    {"hypot", kLastDigit},
+    {"ln", kLastDigit},
+    {"log", kLastDigit},
+    {"log10", kLastDigit},
+    {"log1p", kLastDigit},
+    {"log2", kLastDigit},
+    {"pow", kLastDigit},
+    {"power", kLastDigit},
+    {"regexp", kLiteralRegex},
+    {"regexp_count", kLiteralRegex},
+    {"regexp_extract", kGroupIndex},
+    {"regexp_extract_all", kGroupIndex},
+    {"regexp_instr", kLiteralRegex},
+    {"regexp_like", kLiteralRegex},
+    {"regexp_replace", kLiteralRegex},
+    {"regexp_substr", kLiteralRegex},
+    {"rlike", kLiteralRegex},
+    {"sec", kLastDigit},
+    {"sin", kLastDigit},
+    {"sinh", kLastDigit},
+    {"smallint", "the type stays INT (no SMALLINT type yet), holding a SMALLINT's value"},
+    {"split",
+     "a pattern that matches the empty string gives one empty field less than Java's "
+     "String.split"},
+    {"tan", kLastDigit},
+    {"tanh", kLastDigit},
+    {"tinyint", "the type stays INT (no TINYINT type yet), holding a TINYINT's value"},
+});
+static_assert(std::is_sorted(kDifferences.begin(), kDifferences.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; }));
+
+}  // namespace
+
+std::optional<std::string_view> sparkDifference(std::string_view function) {
+  auto it = std::lower_bound(kDifferences.begin(), kDifferences.end(), function,
+                             [](const auto& e, std::string_view n) { return e.first < n; });
+  if (it == kDifferences.end() || it->first != function) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace rtsql
