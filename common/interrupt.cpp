@@ -3,6 +3,8 @@
 namespace rtsql {
 
 namespace {
+// Per thread on purpose: a cancel is polled from any evaluation on the thread
+// that runs the statement or the task, whose callers cannot all pass it.
 thread_local InterruptScope::Check tCheck = nullptr;
 thread_local const void* tContext = nullptr;
 thread_local InterruptScope::Check tFromAnyThread = nullptr;

@@ -4,6 +4,8 @@
 namespace rtsql {
 
 namespace {
+// Per thread on purpose: built-in functions read the session from deep inside
+// binding and evaluation, where no caller could pass it (pg_session.h).
 thread_local const PgSession* tCurrent = nullptr;
 }  // namespace
 

@@ -404,8 +404,8 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
     if (isLambda(*a)) return bindHigherOrderCall(name, e);
   }
   // A user's SQL function becomes its body, bound over these arguments.
-  if (ExprPtr inlined =
-          inlineUserFunction(e, functions_, [this](const ast::Expr& a) { return bind(a); })) {
+  if (ExprPtr inlined = inlineUserFunction(e, functionsInside(),
+                                           [this](const ast::Expr& a) { return bind(a); })) {
     return inlined;
   }
   std::vector<ExprPtr> args;

@@ -25,9 +25,13 @@ namespace rtsql::planner_detail {
 // as in INSERT VALUES), handed to every ExprBinder by whoever plans the
 // statement. `depth` counts the inlined bodies the binder is inside of:
 // functions cannot form a cycle, so it only bounds a very long chain of them.
+// `lambdaSlots` counts the lambda parameter slots (common/expr.h) the
+// binders around it hold: an inlined body is bound by a binder of its own,
+// and a lambda inside it must not reuse the slot of a lambda the call is in.
 struct UserFunctions {
   const Catalog* catalog = nullptr;
   int depth = 0;
+  int lambdaSlots = 0;
 };
 
 struct ScopeColumn {
@@ -80,8 +84,13 @@ class ExprBinder {
   ExprPtr bindLambda(const ast::Expr& lambda, const std::vector<DataTypePtr>& types) const;
   ExprPtr lambdaVariable(const std::string& name, size_t pos) const;
 
+  // The user functions as an inlined body bound inside this binder sees
+  // them: with the lambda slots of this binder's lambdas added.
+  UserFunctions functionsInside() const;
+
   // A parameter of a lambda the binder is inside of: it shadows a column of
-  // the same name, as in Spark.
+  // the same name, as in Spark. Each holds one slot, after the
+  // `functions_.lambdaSlots` the binders around this one hold.
   struct LambdaVariable {
     std::string name;
     DataTypePtr type;

@@ -5,42 +5,16 @@
 // parameters in scope, ahead of the query's columns, as Spark resolves them.
 //
 // Each parameter gets a slot (common/expr.h) that no lambda around it uses.
-// The slots are counted per thread across every binder at work, not per
-// ExprBinder: a user function's body is bound by a binder of its own, and a
-// lambda inside it must not reuse the slot of a lambda the call is inside of.
+// The slots are counted across every binder at work on the expression, not
+// per ExprBinder: a user function's body is bound by a binder of its own, and
+// a lambda inside it must not reuse the slot of a lambda the call is inside
+// of. The binder of the body is handed the count (UserFunctions::lambdaSlots).
 #include <fmt/format.h>
 
 #include "common/lambda.h"
 #include "planner/binder.h"
 
 namespace rtsql::planner_detail {
-
-namespace {
-
-thread_local int tSlotsInUse = 0;
-
-// The slots of one lambda, given back when its body is bound (or fails to).
-class SlotReservation {
- public:
-  SlotReservation(size_t count, size_t pos) : first_(tSlotsInUse) {
-    if (tSlotsInUse + static_cast<int>(count) > kMaxLambdaSlots) {
-      throw SqlError(sqlstate::kStatementTooComplex,
-                     fmt::format("lambda functions nest too deeply: {} parameters at most",
-                                 kMaxLambdaSlots),
-                     pos);
-    }
-    tSlotsInUse += static_cast<int>(count);
-  }
-  ~SlotReservation() { tSlotsInUse = first_; }
-  SlotReservation(const SlotReservation&) = delete;
-  SlotReservation& operator=(const SlotReservation&) = delete;
-  int first() const { return first_; }
-
- private:
-  int first_;
-};
-
-}  // namespace
 
 bool isLambda(const ast::Expr& e) { return e.kind == ast::ExprKind::Call && e.name == "->"; }
 
@@ -50,6 +24,12 @@ void refuseLambda(const ast::Expr& e) {
                  e.pos)
       .withHint("transform(arr, x -> x + 1), filter(arr, x -> x > 0), aggregate(arr, 0, (acc, x) "
                 "-> acc + x)");
+}
+
+UserFunctions ExprBinder::functionsInside() const {
+  UserFunctions inside = functions_;
+  inside.lambdaSlots += static_cast<int>(lambdaVariables_.size());
+  return inside;
 }
 
 ExprPtr ExprBinder::lambdaVariable(const std::string& name, size_t pos) const {
@@ -72,11 +52,19 @@ ExprPtr ExprBinder::bindLambda(const ast::Expr& lambda,
       }
     }
   }
-  SlotReservation slots(names.size(), lambda.pos);
-  size_t outer = lambdaVariables_.size();
+  // The slots of the lambdas around this one are taken; this one's are
+  // given back when its body is bound (or fails to).
+  const size_t outer = lambdaVariables_.size();
+  const int first = functions_.lambdaSlots + static_cast<int>(outer);
+  if (first + static_cast<int>(names.size()) > kMaxLambdaSlots) {
+    throw SqlError(sqlstate::kStatementTooComplex,
+                   fmt::format("lambda functions nest too deeply: {} parameters at most",
+                               kMaxLambdaSlots),
+                   lambda.pos);
+  }
   std::vector<int> numbers;
   for (size_t i = 0; i < names.size(); ++i) {
-    numbers.push_back(slots.first() + static_cast<int>(i));
+    numbers.push_back(first + static_cast<int>(i));
     lambdaVariables_.push_back({names[i], types[i], numbers.back()});
   }
   ExprPtr body;

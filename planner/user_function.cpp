@@ -411,7 +411,7 @@ ExprPtr inlineUserFunction(const ast::Expr& call, const UserFunctions& functions
   ExprPtr body;
   try {
     body = ExprBinder(scope, ExprContext::General,
-                      UserFunctions{functions.catalog, functions.depth + 1})
+                      UserFunctions{functions.catalog, functions.depth + 1, functions.lambdaSlots})
                .bind(*def->body);
   } catch (SqlError& e) {
     // The body was checked when it was created; what fails now fails for the

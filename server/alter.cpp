@@ -21,8 +21,9 @@
 #include "connectors/restore_position.h"
 #include "planner/late_rows.h"
 #include "planner/row_errors.h"
+#include "server/alter.h"
 #include "server/create_text.h"
-#include "server/engine.h"
+#include "server/ddl.h"
 #include "server/privileges.h"
 
 namespace rtsql {
@@ -126,7 +127,7 @@ ast::Option optionOf(const OptionEntry& e, size_t pos) {
 
 }  // namespace
 
-void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) {
+void AlterStatements::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) {
   const ast::ObjectKind kind = stmt.object;
   if (kind != ast::ObjectKind::Source && kind != ast::ObjectKind::Sink &&
       kind != ast::ObjectKind::Flow) {
@@ -136,9 +137,9 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
                        ? "DROP TABLE and CREATE TABLE to change a table"
                        : fmt::format("CREATE OR REPLACE {} replaces it", kindWord(kind)));
   }
-  StatementLock::Guard lock = guardFor(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
-  Catalog& catalog = catalogOf(s);
+  Catalog& catalog = ctx_.catalogOf(s);
   // The object as it is: its statement, options and declared name.
   std::string sql, declared;
   Options current;
@@ -186,10 +187,10 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
   // no one else's flow).
   if (!s.replay) {
     if (kind == ast::ObjectKind::Flow) {
-      requireOwnerOf(s, kind, declared, "alter", stmt.namePos);
-    } else if (!privileges_->isSuperuser(s.user)) {
+      ctx_.requireOwnerOf(s, kind, declared, "alter", stmt.namePos);
+    } else if (!ctx_.privileges->isSuperuser(s.user)) {
       for (const std::string& f : flows) {
-        if (auto fd = catalog.findFlow(f); fd && !privileges_->owns(s.user, fd->owner)) {
+        if (auto fd = catalog.findFlow(f); fd && !ctx_.privileges->owns(s.user, fd->owner)) {
           throw SqlError(sqlstate::kInsufficientPrivilege,
                          fmt::format("permission denied to alter {} {}: flow \"{}\" of another "
                                      "user uses it",
@@ -311,13 +312,13 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
     auto& cs = static_cast<ast::CreateSource&>(*next);
     placeOptions(cs.options);
     cs.namePos = stmt.namePos;
-    source = defineSource(s, cs);
+    source = ddl_.defineSource(s, cs);
     changed.replaceSource(*source);
   } else if (kind == ast::ObjectKind::Sink) {
     auto& cs = static_cast<ast::CreateSink&>(*next);
     placeOptions(cs.options);
     cs.namePos = stmt.namePos;
-    sink = defineSink(s, cs);
+    sink = ddl_.defineSink(s, cs);
     changed.replaceSink(*sink);
   } else {
     auto& cf = static_cast<ast::CreateFlow&>(*next);
@@ -334,8 +335,8 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
                                     ? std::move(next)
                                     : parseDefinition(fd->sql, ast::StatementKind::CreateFlow);
     EngineSession planning;
-    for (const auto& [k, v] : flows_.control(f).settings) planning.settings.set(k, v);
-    PlanContext ctx = planContext(planning);
+    for (const auto& [k, v] : ctx_.flows.control(f).settings) planning.settings.set(k, v);
+    PlanContext ctx = ctx_.planContext(planning);
     ctx.catalog = &changed;
     PhysicalPlan plan = planFlow(static_cast<const ast::CreateFlow&>(*planned), ctx);
     // A sharded flow's copies run apart, each from its own entry: they are
@@ -351,7 +352,7 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
     }
   }
   const std::string tag = fmt::format("ALTER {}", kindWord(kind));
-  changeCatalog(s, catalog, [&](Catalog& c) {
+  ctx_.changeCatalog(s, catalog, [&](Catalog& c) {
     if (source) c.replaceSource(*source);
     if (sink) c.replaceSink(*sink);
     if (flow) c.replaceFlow(*flow);
@@ -366,25 +367,25 @@ void Engine::alter(EngineSession& s, const ast::Alter& stmt, ResultWriter& out) 
   out.complete(tag);
 }
 
-void Engine::restartAltered(StatementLock::Guard& lock, const std::vector<std::string>& flows,
-                            ResultWriter* out) {
+void AlterStatements::restartAltered(StatementLock::Guard& lock,
+                                     const std::vector<std::string>& flows, ResultWriter* out) {
   for (const std::string& name : flows) {
-    FlowRuntime* rt = flows_.findRuntime(name);
+    FlowRuntime* rt = ctx_.flows.findRuntime(name);
     // Not planned yet: the supervisor plans it from the new definition. Run
     // by another node: that node restarts it when it reads the change.
-    if (!rt || !flows_.runsHere(name, rt)) continue;
+    if (!rt || !ctx_.flows.runsHere(name, rt)) continue;
     // Being stopped by a STOP or DROP: planned again at its next START.
     try {
-      flows_.requireNotStopping(name, SqlError::npos, "ALTER");
+      ctx_.flows.requireNotStopping(name, SqlError::npos, "ALTER");
     } catch (const SqlError&) {
-      flows_.setRuntime(name, nullptr);
+      ctx_.flows.setRuntime(name, nullptr);
       continue;
     }
-    const bool run = flows_.control(name).wantRunning;
+    const bool run = ctx_.flows.control(name).wantRunning;
     {
       // The epoch in progress ends with a checkpoint; waited for without
       // the statement lock, as STOP FLOW waits.
-      FlowRegistry::Stopping stopping(flows_, name);
+      FlowRegistry::Stopping stopping(ctx_.flows, name);
       lock.unlock();
       rt->stop();
       lock.lock();
@@ -392,10 +393,10 @@ void Engine::restartAltered(StatementLock::Guard& lock, const std::vector<std::s
     try {
       // The new runtime reads the new definitions and restores the newest
       // checkpoint, state and offsets, when it starts.
-      FlowRuntime* fresh = planRestoredFlow(name);
-      if (run && fresh && flows_.runsHere(name, fresh)) {
-        flows_.startRuntime(name, *fresh);
-        flows_.updateControl(name, [](FlowControl& c) {
+      FlowRuntime* fresh = ctx_.planRestoredFlow(name);
+      if (run && fresh && ctx_.flows.runsHere(name, fresh)) {
+        ctx_.flows.startRuntime(name, *fresh);
+        ctx_.flows.updateControl(name, [](FlowControl& c) {
           c.runningSinceMicros = monotonicMicros();
           c.attempts = 0;
           c.lastError.clear();
@@ -408,8 +409,8 @@ void Engine::restartAltered(StatementLock::Guard& lock, const std::vector<std::s
     } catch (const SqlError& e) {
       // Planned again by the supervisor (a broker away), or failed with the
       // reason SHOW FLOWS gives.
-      flows_.setRuntime(name, nullptr);
-      flows_.updateControl(name, [&](FlowControl& c) { c.lastError = e.message(); });
+      ctx_.flows.setRuntime(name, nullptr);
+      ctx_.flows.updateControl(name, [&](FlowControl& c) { c.lastError = e.message(); });
       if (out) {
         out->notice(fmt::format("flow \"{}\" did not start again yet: {}", name, e.message()));
       }
@@ -421,21 +422,21 @@ void Engine::restartAltered(StatementLock::Guard& lock, const std::vector<std::s
 
 namespace rtsql {
 
-bool Engine::adoptAltered(EngineSession& replay, const std::string& kind, const std::string& name,
-                          const std::string& sql) {
+bool AlterStatements::adoptAltered(EngineSession& replay, const std::string& kind,
+                                   const std::string& name, const std::string& sql) {
   std::vector<std::string> flows;
   if (kind == "source") {
     auto stmt = parseDefinition(sql, ast::StatementKind::CreateSource);
-    catalog_.replaceSource(defineSource(replay, static_cast<const ast::CreateSource&>(*stmt)));
-    flows = catalog_.flowsUsing(name);
+    ctx_.catalog.replaceSource(ddl_.defineSource(replay, static_cast<const ast::CreateSource&>(*stmt)));
+    flows = ctx_.catalog.flowsUsing(name);
   } else if (kind == "sink") {
     auto stmt = parseDefinition(sql, ast::StatementKind::CreateSink);
-    catalog_.replaceSink(defineSink(replay, static_cast<const ast::CreateSink&>(*stmt)));
-    flows = catalog_.flowsUsing(name);
+    ctx_.catalog.replaceSink(ddl_.defineSink(replay, static_cast<const ast::CreateSink&>(*stmt)));
+    flows = ctx_.catalog.flowsUsing(name);
   } else if (kind == "flow") {
     // Only what ALTER FLOW changes (its options and checkpoint interval): a
     // new query or sink is another flow.
-    Catalog::FlowPtr old = catalog_.findFlow(name);
+    Catalog::FlowPtr old = ctx_.catalog.findFlow(name);
     if (!old) return false;
     auto before = parseDefinition(old->sql, ast::StatementKind::CreateFlow);
     auto after = parseDefinition(sql, ast::StatementKind::CreateFlow);
@@ -446,7 +447,7 @@ bool Engine::adoptAltered(EngineSession& replay, const std::string& kind, const 
     }
     FlowDef def = *old;
     def.sql = sql;
-    catalog_.replaceFlow(std::move(def));
+    ctx_.catalog.replaceFlow(std::move(def));
     flows = {old->name};
   } else {
     return false;

@@ -24,8 +24,12 @@
 #include "common/pg_session.h"
 #include "common/schema.h"
 #include "parser/parser.h"
+#include "server/alter.h"
+#include "server/block_statements.h"
+#include "server/catalog_replay.h"
 #include "server/create_text.h"
 #include "server/engine.h"
+#include "server/flow_replace.h"
 #include "server/statement_timeout.h"
 #include "server/system_catalog.h"
 
@@ -80,7 +84,7 @@ std::optional<std::vector<ResultColumn>> Engine::describeCursor(Session& session
   return it->second->columns();
 }
 
-bool Engine::admitInBlock(EngineSession& s, const ast::Statement& stmt) {
+bool BlockStatements::admitInBlock(EngineSession& s, const ast::Statement& stmt) {
   if (!s.block.active()) return false;
   s.block.admit(endsBlock(stmt), stmt.pos);
   using K = ast::StatementKind;
@@ -110,7 +114,7 @@ bool Engine::admitInBlock(EngineSession& s, const ast::Statement& stmt) {
     throw SqlError(sqlstate::kReadOnlySqlTransaction,
                    "cannot change the catalog in a read-only transaction", stmt.pos);
   }
-  if (options_.cluster) {
+  if (ctx_.options.cluster) {
     // The catalog topic carries one object per record, and a node applies
     // each as it reads it: a block would reach the other nodes in pieces.
     throw SqlError(sqlstate::kActiveSqlTransaction,
@@ -118,14 +122,14 @@ bool Engine::admitInBlock(EngineSession& s, const ast::Statement& stmt) {
                    "run each statement on its own, after COMMIT or ROLLBACK");
   }
   if (!s.shadow) {
-    std::lock_guard lock(statements_.mutex());
-    s.shadow = std::make_unique<Catalog>(catalog_);
+    std::lock_guard lock(ctx_.statements.mutex());
+    s.shadow = std::make_unique<Catalog>(ctx_.catalog);
     s.blockShadow = true;
   }
   return true;
 }
 
-void Engine::endBlock(EngineSession& s, bool committed) {
+void BlockStatements::endBlock(EngineSession& s, bool committed) {
   s.blockStatements.clear();
   if (s.blockShadow) {
     s.shadow.reset();
@@ -136,7 +140,8 @@ void Engine::endBlock(EngineSession& s, bool committed) {
   std::erase_if(s.cursors, [&](const auto& c) { return !committed || !c.second->hold(); });
 }
 
-void Engine::blockStatement(EngineSession& s, const ast::BlockStatement& stmt, ResultWriter& out) {
+void BlockStatements::blockStatement(EngineSession& s, const ast::BlockStatement& stmt,
+                                     ResultWriter& out) {
   using K = BlockCommand::Kind;
   const BlockCommand cmd = readBlockCommand(stmt);
   const std::string& head = stmt.words.front().text;
@@ -202,11 +207,11 @@ void Engine::blockStatement(EngineSession& s, const ast::BlockStatement& stmt, R
         // before it, run again on the catalog as it is now.
         s.blockStatements.resize(mark);
         {
-          std::lock_guard lock(statements_.mutex());
-          s.shadow = std::make_unique<Catalog>(catalog_);
+          std::lock_guard lock(ctx_.statements.mutex());
+          s.shadow = std::make_unique<Catalog>(ctx_.catalog);
         }
         ReplayWriter discard;
-        for (const std::string& sql : s.blockStatements) replayStatement(s, sql, discard);
+        for (const std::string& sql : s.blockStatements) replay_.replayStatement(s, sql, discard);
       }
       return out.complete("ROLLBACK");
     }
@@ -249,7 +254,8 @@ void Engine::blockStatement(EngineSession& s, const ast::BlockStatement& stmt, R
   }
 }
 
-std::vector<ResultColumn> Engine::blockColumns(EngineSession& s, const ast::BlockStatement& stmt) {
+std::vector<ResultColumn> BlockStatements::blockColumns(EngineSession& s,
+                                                       const ast::BlockStatement& stmt) {
   const BlockCommand cmd = readBlockCommand(stmt);
   if (cmd.kind != BlockCommand::Kind::Fetch) return {};
   auto it = s.cursors.find(cmd.name);
@@ -260,8 +266,8 @@ std::vector<ResultColumn> Engine::blockColumns(EngineSession& s, const ast::Bloc
   return it->second->columns();
 }
 
-void Engine::declareCursor(EngineSession& s, const ast::BlockStatement& stmt,
-                           const BlockCommand& cmd, ResultWriter& out) {
+void BlockStatements::declareCursor(EngineSession& s, const ast::BlockStatement& stmt,
+                                    const BlockCommand& cmd, ResultWriter& out) {
   if (!cmd.hold && !s.block.active()) {
     throw SqlError(sqlstate::kNoActiveSqlTransaction,
                    "DECLARE CURSOR can only be used in transaction blocks", stmt.pos,
@@ -295,7 +301,7 @@ void Engine::declareCursor(EngineSession& s, const ast::BlockStatement& stmt,
   std::vector<ResultColumn> columns;
   try {
     q->statements = parseStatements(stmt.queryText);
-    columns = describe(q->session, stmt.queryText).value();
+    columns = ctx_.dispatch->describe(q->session, stmt.queryText).value();
   } catch (SqlError& e) {
     // Positions in the query's own text, made positions in the statement's.
     if (e.position() != SqlError::npos) e.setPosition(e.position() + stmt.queryPos);
@@ -304,18 +310,18 @@ void Engine::declareCursor(EngineSession& s, const ast::BlockStatement& stmt,
   Cursor::Run run = [this, q](ResultWriter& w) {
     // The catalog as PostgreSQL shows it, and current_user and the like,
     // read the statement's PgSession, installed per thread.
-    std::unique_ptr<SystemCatalog> pg = systemCatalog(q->session);
+    std::unique_ptr<SystemCatalog> pg = ctx_.systemCatalog(q->session);
     PgSessionScope pgScope(pg.get());
-    executeStatement(q->session, *q->statements.front(), w);
+    ctx_.dispatch->executeStatement(q->session, *q->statements.front(), w);
   };
   s.cursors.emplace(cmd.name, std::make_unique<Cursor>(std::move(columns), std::move(run),
                                                        cmd.hold, kCursorBufferRows));
   out.complete("DECLARE CURSOR");
 }
 
-void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& statements,
-                         ResultWriter& out) {
-  std::unique_lock lock(statements_.mutex());
+void BlockStatements::commitBlock(EngineSession& s, const std::vector<std::string>& statements,
+                                  ResultWriter& out) {
+  std::unique_lock lock(ctx_.statements.mutex());
   ReplayWriter discard;
   // Checked again on the catalog as it is now, as a dry run: another session
   // may have changed it since the block ran them.
@@ -324,7 +330,7 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
   check.settings = s.settings;
   check.holdsLock = true;
   check.blockShadow = true;
-  check.shadow = std::make_unique<Catalog>(catalog_);
+  check.shadow = std::make_unique<Catalog>(ctx_.catalog);
   std::vector<ast::StatementPtr> parsed;
   std::set<std::string> created;  // lower-cased names of the flows the block creates
   std::map<std::string, size_t> lastFlowStatement;  // per flow, its last CREATE [OR REPLACE]
@@ -337,7 +343,7 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
         if (!check.shadow->findFlow(name)) created.insert(name);
         lastFlowStatement[name] = parsed.size();
       }
-      executeStatement(check, stmt, discard);
+      ctx_.dispatch->executeStatement(check, stmt, discard);
       parsed.push_back(std::move(one.front()));
     } catch (SqlError& e) {
       e.setPosition(SqlError::npos);
@@ -353,7 +359,7 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
   for (const std::string& name : created) {
     FlowControl control;
     control.wantRunning = true;
-    control.settings = settingsOf(s);
+    control.settings = ctx_.settingsOf(s);
     controls[name] = control;
   }
 
@@ -361,7 +367,7 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
   // as the block leaves it, its state plan checked, before anything stops.
   struct Replaced {
     FlowDef def;
-    ReplacePlan plan;
+    FlowReplace::ReplacePlan plan;
     bool resetAll = false;
     bool wasRunning = false;
     std::optional<StateMigration> migration;
@@ -369,7 +375,7 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
   std::map<std::string, Replaced> replaced;
   for (const auto& [name, index] : lastFlowStatement) {
     const auto& last = static_cast<const ast::CreateFlow&>(*parsed[index]);
-    Catalog::FlowPtr before = catalog_.findFlow(name);
+    Catalog::FlowPtr before = ctx_.catalog.findFlow(name);
     Catalog::FlowPtr after = check.shadow->findFlow(name);
     if (created.count(name) || !last.orReplace || !before || !after || before->sql == after->sql) {
       continue;
@@ -380,10 +386,10 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
     stmt.resetOperators = last.resetOperators;
     Replaced r;
     try {
-      r.plan = planReplace(check, stmt);
+      r.plan = replace_.planReplace(check, stmt);
       if (r.plan.state.unchanged) continue;
-      requireCompatible(stmt, r.plan.state);
-      flows_.requireNotStopping(name, SqlError::npos, "CREATE OR REPLACE FLOW");
+      replace_.requireCompatible(stmt, r.plan.state);
+      ctx_.flows.requireNotStopping(name, SqlError::npos, "CREATE OR REPLACE FLOW");
     } catch (SqlError& e) {
       // Positions in the definition as the block left it, not in a statement.
       e.setPosition(SqlError::npos);
@@ -404,11 +410,11 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
   for (auto& [name, r] : replaced) {
     r.wasRunning = r.plan.rt->state() == FlowState::Running;
     {
-      FlowRegistry::Stopping stopping(flows_, name);
+      FlowRegistry::Stopping stopping(ctx_.flows, name);
       r.plan.rt->stop();
     }
     FlowControl control;
-    r.migration = replaceMigration(name, r.plan, r.resetAll, s, control);
+    r.migration = replace_.replaceMigration(name, r.plan, r.resetAll, s, control);
     controls[name] = control;
   }
   // The one write: the store holds the catalog as before the block or as
@@ -417,11 +423,11 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
   change.catalog = check.shadow.get();
   change.controls = &controls;
   try {
-    persistCatalog(change);
+    ctx_.persistCatalog(change);
   } catch (...) {
     // The catalog still holds the running plans: they go on as they were.
     for (auto& [name, r] : replaced) {
-      if (r.wasRunning) flows_.startRuntime(name, *r.plan.rt);
+      if (r.wasRunning) ctx_.flows.startRuntime(name, *r.plan.rt);
     }
     throw;
   }
@@ -443,9 +449,9 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
         const std::string name = toLower(alter.name);
         const bool ofFlow = alter.object == ast::ObjectKind::Flow;
         if (ofFlow && (created.count(name) || replaced.count(name))) continue;
-        executeStatement(apply, *stmt, discard);
+        ctx_.dispatch->executeStatement(apply, *stmt, discard);
         for (const std::string& f : ofFlow ? std::vector<std::string>{name}
-                                           : catalog_.flowsUsing(alter.name)) {
+                                           : ctx_.catalog.flowsUsing(alter.name)) {
           if (!created.count(toLower(f)) && !replaced.count(toLower(f))) altered.insert(f);
         }
         continue;
@@ -453,31 +459,31 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
       if (stmt->kind == ast::StatementKind::Drop) {
         // A flow the block created and dropped never reached the server.
         const auto& drop = static_cast<const ast::Drop&>(*stmt);
-        if (drop.object == ast::ObjectKind::Flow && !catalog_.findFlow(drop.name)) continue;
+        if (drop.object == ast::ObjectKind::Flow && !ctx_.catalog.findFlow(drop.name)) continue;
       }
       if (stmt->kind != ast::StatementKind::CreateFlow) {
-        executeStatement(apply, *stmt, discard);
+        ctx_.dispatch->executeStatement(apply, *stmt, discard);
         continue;
       }
       const std::string name = toLower(static_cast<const ast::CreateFlow&>(*stmt).name);
       if (lastFlowStatement[name] != i) continue;
       if (auto it = replaced.find(name); it != replaced.end()) {
         Replaced& r = it->second;
-        installReplaced(r.def.name, r.def, std::move(r.plan), r.migration, r.resetAll,
-                        controls[name], r.wasRunning || controls[name].wantRunning, out);
+        replace_.installReplaced(r.def.name, r.def, std::move(r.plan), r.migration, r.resetAll,
+                                 controls[name], r.wasRunning || controls[name].wantRunning, out);
         continue;
       }
       if (!created.count(name)) continue;  // IF NOT EXISTS of one that exists, or unchanged
       Catalog::FlowPtr def = check.shadow->findFlow(name);
       // A new flow starts with empty state: a dropped flow's files go.
       std::error_code ec;
-      std::filesystem::remove_all(flows_.flowDir(def->name), ec);
-      CatalogRecord record{"flow", def->name, def->sql, true, settingsOf(s), s.user};
-      restoreFlow(record);
-      FlowRuntime* rt = flows_.findRuntime(def->name);
-      if (rt && flows_.runsHere(def->name, rt) && rt->state() != FlowState::Running) {
+      std::filesystem::remove_all(ctx_.flows.flowDir(def->name), ec);
+      CatalogRecord record{"flow", def->name, def->sql, true, ctx_.settingsOf(s), s.user};
+      replay_.restoreFlow(record);
+      FlowRuntime* rt = ctx_.flows.findRuntime(def->name);
+      if (rt && ctx_.flows.runsHere(def->name, rt) && rt->state() != FlowState::Running) {
         try {
-          flows_.startRuntime(def->name, *rt);
+          ctx_.flows.startRuntime(def->name, *rt);
         } catch (const SqlError& e) {
           // Recorded as running: the supervisor starts it again.
           out.warning("01000", fmt::format("flow \"{}\" did not start yet: {}", def->name,
@@ -499,7 +505,7 @@ void Engine::commitBlock(EngineSession& s, const std::vector<std::string>& state
   // The flows an ALTER of the block reaches go on from their last
   // checkpoints with the change, as after an ALTER on its own.
   StatementLock::Guard held = StatementLock::Guard::held();
-  restartAltered(held, std::vector<std::string>(altered.begin(), altered.end()), &out);
+  alter_.restartAltered(held, std::vector<std::string>(altered.begin(), altered.end()), &out);
 }
 
 }  // namespace rtsql

@@ -23,7 +23,8 @@
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
 #include "planner/user_function.h"
-#include "server/engine.h"
+#include "server/alter.h"
+#include "server/catalog_replay.h"
 #include "server/flow_replace.h"
 #include "server/views/view_inputs.h"
 
@@ -106,18 +107,18 @@ void refuseLostCalls(const ast::Statement& stmt, const std::string& kind, const 
 
 }  // namespace
 
-void Engine::replayStatement(EngineSession& s, const std::string& sql, ResultWriter& out) {
+void CatalogReplay::replayStatement(EngineSession& s, const std::string& sql, ResultWriter& out) {
   std::vector<ast::StatementPtr> stmts = parseStatements(sql);
   if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "not one statement");
-  executeStatement(s, *stmts.front(), out);
+  ctx_.dispatch->executeStatement(s, *stmts.front(), out);
 }
 
-void Engine::restore() {
+void CatalogReplay::restore() {
   // Ready before the flows are restored: each restored flow tells it the
   // slots CREATE FLOW chose for its copies or partitions.
-  flows_.placement().open();
-  if (store_) {
-    std::vector<CatalogRecord> records = store_->load();
+  ctx_.flows.placement().open();
+  if (ctx_.store) {
+    std::vector<CatalogRecord> records = ctx_.store->load();
     orderViewsBeforeReaders(records);
     // Nothing else runs yet (no sessions, no supervisor), and the statement
     // handlers take the statement lock themselves.
@@ -138,7 +139,7 @@ void Engine::restore() {
           if (r.kind == "function") {
             std::vector<ast::StatementPtr> stmts = parseStatements(r.sql);
             if (stmts.size() == 1) {
-              refuseLostCalls(*stmts.front(), r.kind, r.name, catalog_, unrestored_, deferred_);
+              refuseLostCalls(*stmts.front(), r.kind, r.name, ctx_.catalog, ctx_.unrestored, ctx_.deferred);
             }
           }
           replayStatement(session, r.sql, discard);
@@ -149,10 +150,10 @@ void Engine::restore() {
         // Put off when it needed a remote service, or may need what was put
         // off (a flow reading a source that is not back yet).
         if ((sqlError && sqlError->sqlstate() == sqlstate::kConnectionFailure) ||
-            !deferred_.empty()) {
+            !ctx_.deferred.empty()) {
           logLine(fmt::format("restoring {} \"{}\" later: {}", r.kind, r.name,
                               sqlError ? sqlError->message() : e.what()));
-          deferred_.push_back(r);
+          ctx_.deferred.push_back(r);
           continue;
         }
         std::string why = sqlError ? sqlError->message() : e.what();
@@ -163,26 +164,35 @@ void Engine::restore() {
         }
         logLine(fmt::format("cannot restore {} \"{}\": {}; it is kept in the catalog file", r.kind,
                             r.name, why));
-        unrestored_.push_back(r);
+        ctx_.unrestored.push_back(r);
       }
     }
     if (!records.empty()) {
       logLine(fmt::format("restored {} of {} catalog entries from {}", restored, records.size(),
-                          store_->where()));
+                          ctx_.store->where()));
     }
-    store_->follow([this](const StoredChange& change) { applyChange(change); });
+    ctx_.store->follow([this](const StoredChange& change) { applyChange(change); });
   }
-  flows_.start([this](const std::string& name) { return planRestoredFlow(name); });
-  if (!deferred_.empty()) {
+  ctx_.flows.start([this](const std::string& name) { return ctx_.planRestoredFlow(name); });
+  if (!ctx_.deferred.empty()) {
     restorer_ = std::thread([this] { restoreDeferred(); });
     pthread_setname_np(restorer_.native_handle(), "restore-later");
   }
 }
 
-void Engine::restoreDeferred() {
+void CatalogReplay::stop() {
+  {
+    std::lock_guard lock(restorerMu_);
+    restorerStop_ = true;
+  }
+  restorerCv_.notify_all();
+  if (restorer_.joinable()) restorer_.join();
+}
+
+void CatalogReplay::restoreDeferred() {
   // Its waits on a remote service end when the engine shuts down.
   InterruptScope interrupt(
-      [](const void* e) { return static_cast<const Engine*>(e)->restorerStop_.load(); }, this);
+      [](const void* e) { return static_cast<const CatalogReplay*>(e)->restorerStop_.load(); }, this);
   ReplayWriter discard;
   EngineSession session;
   session.replay = true;
@@ -196,8 +206,8 @@ void Engine::restoreDeferred() {
     }
     std::vector<CatalogRecord> pending;
     {
-      std::lock_guard lock(statements_.mutex());
-      pending = deferred_;
+      std::lock_guard lock(ctx_.statements.mutex());
+      pending = ctx_.deferred;
     }
     for (const CatalogRecord& r : pending) {
       try {
@@ -205,7 +215,7 @@ void Engine::restoreDeferred() {
           // Planned without waiting: a plan that needs a remote service is
           // the supervisor's to make later, as for a broker away.
           net::NoWaitScope noWait;
-          std::lock_guard lock(statements_.mutex());
+          std::lock_guard lock(ctx_.statements.mutex());
           restoreFlow(r);
         } else {
           // A source's remote service is asked outside the statement lock:
@@ -213,11 +223,11 @@ void Engine::restoreDeferred() {
           replayStatement(session, r.sql, discard);
         }
         logLine(fmt::format("restored {} \"{}\"", r.kind, r.name));
-        std::lock_guard lock(statements_.mutex());
-        auto it = std::find_if(deferred_.begin(), deferred_.end(), [&](const CatalogRecord& o) {
+        std::lock_guard lock(ctx_.statements.mutex());
+        auto it = std::find_if(ctx_.deferred.begin(), ctx_.deferred.end(), [&](const CatalogRecord& o) {
           return o.kind == r.kind && o.name == r.name && o.sql == r.sql;
         });
-        if (it != deferred_.end()) deferred_.erase(it);
+        if (it != ctx_.deferred.end()) ctx_.deferred.erase(it);
       } catch (const Interrupted&) {
         return;
       } catch (const std::exception&) {
@@ -225,28 +235,28 @@ void Engine::restoreDeferred() {
       }
     }
     {
-      std::lock_guard lock(statements_.mutex());
-      if (deferred_.empty()) return;
+      std::lock_guard lock(ctx_.statements.mutex());
+      if (ctx_.deferred.empty()) return;
     }
     waitMs = std::min<int64_t>(waitMs * 2, 30000);
   }
 }
 
-void Engine::restoreFlow(const CatalogRecord& record) {
+void CatalogReplay::restoreFlow(const CatalogRecord& record) {
   std::vector<ast::StatementPtr> stmts = parseStatements(record.sql);
   if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::CreateFlow) {
     throw SqlError(sqlstate::kIoError, "not a CREATE FLOW statement");
   }
   const auto& stmt = static_cast<const ast::CreateFlow&>(*stmts.front());
-  refuseLostCalls(stmt, "flow", stmt.name, catalog_, unrestored_, deferred_);
+  refuseLostCalls(stmt, "flow", stmt.name, ctx_.catalog, ctx_.unrestored, ctx_.deferred);
   FlowControl control;
   control.wantRunning = record.running;
   control.settings = record.settings;
   EngineSession session;
   for (const auto& [k, v] : record.settings) session.settings.set(k, v);
-  flows_.adoptLegacyFlowDir(stmt.name);
+  ctx_.flows.adoptLegacyFlowDir(stmt.name);
   // Also when it cannot be planned yet: SHOW FLOWS names where it runs.
-  flows_.placement().setFlowSlots(
+  ctx_.flows.placement().setFlowSlots(
       stmt.name, parseClusterSlots(session.settings.getString(kClusterSlotsSetting)));
 
   FlowDef def;
@@ -254,18 +264,18 @@ void Engine::restoreFlow(const CatalogRecord& record) {
   def.sink = stmt.sink;
   def.sql = stmt.text;
   def.queryText = stmt.queryText;
-  def.functions = userFunctionsCalled(*stmt.query, catalog_);
+  def.functions = userFunctionsCalled(*stmt.query, ctx_.catalog);
   def.processors = processorsUsed(*stmt.query);
   def.owner = record.owner;
   def.materializedView = stmt.materializedView;
   std::unique_ptr<FlowRuntime> runtime;
   std::vector<std::string> inputs;
   try {
-    PhysicalPlan plan = planFlow(stmt, planContext(session));
+    PhysicalPlan plan = planFlow(stmt, ctx_.planContext(session));
     def.checkpointIntervalMicros = plan.checkpointIntervalMicros;
     def.options = plan.flowOptions;
-    inputs = flowInputs(plan, stmt.sink);
-    runtime = flows_.makeRuntime(std::move(plan), stmt.name);
+    inputs = ctx_.flowInputs(plan, stmt.sink);
+    runtime = ctx_.flows.makeRuntime(std::move(plan), stmt.name);
     // A replaced flow restores the replaced plan's checkpoint through its
     // migration (server/flow_replace.h).
     runtime->setStateMigration(storedStateMigration(record.settings));
@@ -275,19 +285,19 @@ void Engine::restoreFlow(const CatalogRecord& record) {
     control.lastError = e.message();
     if (!FlowRegistry::retryable(e.sqlstate())) throw;
   }
-  catalog_.addFlow(std::move(def), false, stmt.namePos);
-  if (runtime) catalog_.setFlowInputs(stmt.name, inputs);
-  flows_.add(stmt.name, std::move(runtime), std::move(control));
-  flows_.syncShards(stmt.name);
+  ctx_.catalog.addFlow(std::move(def), false, stmt.namePos);
+  if (runtime) ctx_.catalog.setFlowInputs(stmt.name, inputs);
+  ctx_.flows.add(stmt.name, std::move(runtime), std::move(control));
+  ctx_.flows.syncShards(stmt.name);
 }
 
-FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
-  Catalog::FlowPtr def = catalog_.findFlow(name);
+FlowRuntime* EngineContext::planRestoredFlow(const std::string& name) {
+  Catalog::FlowPtr def = catalog.findFlow(name);
   if (!def) return nullptr;
   std::vector<ast::StatementPtr> stmts = parseStatements(def->sql);
   const auto& stmt = static_cast<const ast::CreateFlow&>(*stmts.front());
   EngineSession session;
-  for (const auto& [k, v] : flows_.control(name).settings) session.settings.set(k, v);
+  for (const auto& [k, v] : flows.control(name).settings) session.settings.set(k, v);
   PhysicalPlan plan = planFlow(stmt, planContext(session));
   {
     // Restored before it could be planned: the definition gets what only the
@@ -295,19 +305,19 @@ FlowRuntime* Engine::planRestoredFlow(const std::string& name) {
     FlowDef planned = *def;
     planned.checkpointIntervalMicros = plan.checkpointIntervalMicros;
     planned.options = plan.flowOptions;
-    catalog_.dropFlow(name, true, SqlError::npos);
-    catalog_.addFlow(std::move(planned), false, SqlError::npos);
+    catalog.dropFlow(name, true, SqlError::npos);
+    catalog.addFlow(std::move(planned), false, SqlError::npos);
   }
-  catalog_.setFlowInputs(stmt.name, flowInputs(plan, stmt.sink));
-  auto runtime = flows_.makeRuntime(std::move(plan), stmt.name);
-  runtime->setStateMigration(storedStateMigration(flows_.control(name).settings));
+  catalog.setFlowInputs(stmt.name, flowInputs(plan, stmt.sink));
+  auto runtime = flows.makeRuntime(std::move(plan), stmt.name);
+  runtime->setStateMigration(storedStateMigration(flows.control(name).settings));
   FlowRuntime* rt = runtime.get();
-  flows_.setRuntime(name, std::move(runtime));
-  flows_.syncShards(name);
+  flows.setRuntime(name, std::move(runtime));
+  flows.syncShards(name);
   return rt;
 }
 
-void Engine::applyChange(const StoredChange& change) {
+void CatalogReplay::applyChange(const StoredChange& change) {
   // Not a structured binding: the lambdas below capture these (clang 14,
   // the sanitizer builds' compiler, refuses to capture a binding).
   const std::string& kind = change.kind;
@@ -318,7 +328,7 @@ void Engine::applyChange(const StoredChange& change) {
   }
   // The whole change under the statement lock: its statements run with a
   // session that says so, and take it no more.
-  std::unique_lock lock(statements_.mutex());
+  std::unique_lock lock(ctx_.statements.mutex());
   ReplayWriter discard;
   EngineSession session;
   session.replay = true;
@@ -332,14 +342,14 @@ void Engine::applyChange(const StoredChange& change) {
       sql = def->sql;
     }
   };
-  if (kind == "function") have(catalog_.findFunction(lowerName));
-  if (kind == "processor") have(catalog_.findProcessor(lowerName));
-  if (kind == "source") have(catalog_.findSource(lowerName));
-  if (kind == "sink") have(catalog_.findSink(lowerName));
-  if (kind == "table") have(catalog_.findTable(lowerName));
-  if (kind == "flow") have(catalog_.findFlow(lowerName));
+  if (kind == "function") have(ctx_.catalog.findFunction(lowerName));
+  if (kind == "processor") have(ctx_.catalog.findProcessor(lowerName));
+  if (kind == "source") have(ctx_.catalog.findSource(lowerName));
+  if (kind == "sink") have(ctx_.catalog.findSink(lowerName));
+  if (kind == "table") have(ctx_.catalog.findTable(lowerName));
+  if (kind == "flow") have(ctx_.catalog.findFlow(lowerName));
   // A record this node could not apply before is replaced by the change.
-  std::erase_if(unrestored_, [&](const CatalogRecord& r) {
+  std::erase_if(ctx_.unrestored, [&](const CatalogRecord& r) {
     return (r.kind == "insert" ? "table" : r.kind) == kind && toLower(r.name) == lowerName;
   });
   auto dropHere = [&] {
@@ -372,29 +382,29 @@ void Engine::applyChange(const StoredChange& change) {
       };
       bool samePlacement = true;
       if (!name.empty()) {
-        const auto mine = flows_.control(name).settings;
+        const auto mine = ctx_.flows.control(name).settings;
         for (const char* key : {kExchangeIdSetting, kExchangeLocalSetting, kClusterSlotsSetting})
           samePlacement = samePlacement && setting(mine, key) == setting(main.settings, key);
       }
       if (!name.empty() && sql == main.sql && samePlacement) {
         // The same flow: whether it should run may have changed.
-        FlowRuntime* rt = flows_.findRuntime(name);
+        FlowRuntime* rt = ctx_.flows.findRuntime(name);
         bool wasWanted = false;
-        flows_.updateControl(name, [&](FlowControl& c) {
+        ctx_.flows.updateControl(name, [&](FlowControl& c) {
           c.settings = main.settings;
           wasWanted = c.wantRunning;
         });
-        if (wasWanted != main.running) flows_.setWantRunning(name, main.running);
+        if (wasWanted != main.running) ctx_.flows.setWantRunning(name, main.running);
         const bool started = main.running && !wasWanted;
         if (!main.running) {
           if (rt) rt->stop();
-          flows_.stopShards(name);
+          ctx_.flows.stopShards(name);
           return;
         }
         // A sharded flow's copies that run here start again too (a failed
         // one included); the others, on the nodes that run them.
-        if (started) flows_.startShardsHere(name);
-        if (rt && !flows_.runsHere(name, rt)) {
+        if (started) ctx_.flows.startShardsHere(name);
+        if (rt && !ctx_.flows.runsHere(name, rt)) {
           rt->stop();
           return;
         }
@@ -403,21 +413,21 @@ void Engine::applyChange(const StoredChange& change) {
           // failed is started again too. When it cannot start now, the
           // supervisor retries it.
           try {
-            if (!rt) rt = planRestoredFlow(name);
-            if (!flows_.runsHere(name, rt)) return;
+            if (!rt) rt = ctx_.planRestoredFlow(name);
+            if (!ctx_.flows.runsHere(name, rt)) return;
             rt->stop();
-            flows_.startRuntime(name, *rt);
-            flows_.updateControl(name,
-                                 [](FlowControl& c) { c.runningSinceMicros = monotonicMicros(); });
+            ctx_.flows.startRuntime(name, *rt);
+            ctx_.flows.updateControl(name,
+                                     [](FlowControl& c) { c.runningSinceMicros = monotonicMicros(); });
           } catch (const SqlError& e) {
-            flows_.updateControl(name, [&](FlowControl& c) { c.lastError = e.message(); });
+            ctx_.flows.updateControl(name, [&](FlowControl& c) { c.lastError = e.message(); });
           }
         }
         return;
       }
       // ALTER FLOW there: the flow goes on here from its checkpoint.
-      if (!name.empty() && samePlacement && adoptAltered(session, kind, name, main.sql)) {
-        flows_.updateControl(name, [&](FlowControl& c) { c.settings = main.settings; });
+      if (!name.empty() && samePlacement && alter_.adoptAltered(session, kind, name, main.sql)) {
+        ctx_.flows.updateControl(name, [&](FlowControl& c) { c.settings = main.settings; });
         return;
       }
       dropHere();
@@ -426,7 +436,7 @@ void Engine::applyChange(const StoredChange& change) {
     }
     if (kind == "table" && !name.empty() && sql == main.sql) {
       // The same table: the INSERTs this node does not have yet.
-      const std::vector<std::string> mine = tableInserts_[toLower(name)];
+      const std::vector<std::string> mine = ctx_.tableInserts[toLower(name)];
       const size_t theirs = records.size() - 1;
       bool prefix = mine.size() <= theirs;
       for (size_t i = 0; prefix && i < mine.size(); ++i) prefix = records[i + 1].sql == mine[i];
@@ -438,7 +448,7 @@ void Engine::applyChange(const StoredChange& change) {
     if (!name.empty() && sql == main.sql) return;
     // ALTER SOURCE / SINK there: replaced in place under the flows that use it.
     if (!name.empty() && (kind == "source" || kind == "sink") && records.size() == 1 &&
-        adoptAltered(session, kind, name, main.sql)) {
+        alter_.adoptAltered(session, kind, name, main.sql)) {
       return;
     }
     // Another definition: CREATE OR REPLACE replaces a function or processor
@@ -456,7 +466,7 @@ void Engine::applyChange(const StoredChange& change) {
   } catch (const std::exception&) {
     // Kept as it came, as a restart keeps what it cannot restore, so that
     // this node never writes the cluster's catalog without it.
-    for (const CatalogRecord& r : records) unrestored_.push_back(r);
+    for (const CatalogRecord& r : records) ctx_.unrestored.push_back(r);
     throw;
   }
 }

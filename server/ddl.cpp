@@ -11,8 +11,8 @@
 #include "connectors/registry.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
+#include "server/ddl.h"
 #include "server/dialect_hints.h"
-#include "server/engine.h"
 #include "server/insert_into.h"
 #include "server/live_query_quota.h"
 #include "server/privileges.h"
@@ -33,50 +33,16 @@ std::string ownerOf(const std::string& user, const std::shared_ptr<const Def>& r
 
 }  // namespace
 
-void Engine::requireOwnerOf(const EngineSession& s, ast::ObjectKind kind, const std::string& name,
-                            std::string_view verb, size_t pos) const {
-  // A replay applies what was checked where the statement first ran.
-  if (s.replay) return;
-  const Catalog& catalog = catalogOf(s);
-  std::string owner, declared;
-  auto have = [&](const auto& def) {
-    if (!def) return false;
-    owner = def->owner;
-    declared = def->name;
-    return true;
-  };
-  bool found = false;
-  const char* what = "";
-  switch (kind) {
-    case ast::ObjectKind::Flow:
-      found = have(catalog.findFlow(name));
-      what = "flow";
-      break;
-    case ast::ObjectKind::Function:
-      found = have(catalog.findFunction(name));
-      what = "function";
-      break;
-    case ast::ObjectKind::Processor:
-      found = have(catalog.findProcessor(name));
-      what = "processor";
-      break;
-    default: return;  // sources, sinks and tables have no owner
-  }
-  // A missing object is the statement's own error (or IF EXISTS).
-  if (!found) return;
-  privileges_->requireOwner(s.user, owner, fmt::format("{} {} {}", verb, what, declared), pos);
-}
-
-SourceDef Engine::defineSource(const EngineSession& s, const ast::CreateSource& stmt) {
+SourceDef ObjectDdl::defineSource(const EngineSession& s, const ast::CreateSource& stmt) {
   Options options = bindOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   // A restored definition was checked when it was created; what it names
   // outside (a directory, a broker) may be away now, and the flows using it
   // then report that while they are retried.
   if (!s.replay) {
-    privileges_->checkOptions(s.user, connector, options);
+    ctx_.privileges->checkOptions(s.user, connector, options);
     validateSourceOptions(connector, options, stmt.pos);
-    connectors_.checkCreate(connector, options);
+    ctx_.connectors.checkCreate(connector, options);
   }
   const Connector& source =
       ConnectorRegistry::builtin().require(connector, ConnectorRole::Source, options, stmt.pos);
@@ -96,25 +62,25 @@ SourceDef Engine::defineSource(const EngineSession& s, const ast::CreateSource& 
   return def;
 }
 
-void Engine::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
+void ObjectDdl::createSource(EngineSession& s, const ast::CreateSource& stmt, ResultWriter& out) {
   // A dry-run session works on its own copy of the catalog and records nothing.
-  Catalog& catalog = catalogOf(s);
+  Catalog& catalog = ctx_.catalogOf(s);
   SourceDef def = defineSource(s, stmt);
-  StatementLock::Guard lock = guardFor(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
-  if (!changeCatalog(s, catalog, [&](Catalog& c) { return c.addSource(def, stmt.ifNotExists, stmt.namePos); })) {
+  if (!ctx_.changeCatalog(s, catalog, [&](Catalog& c) { return c.addSource(def, stmt.ifNotExists, stmt.namePos); })) {
     out.notice(fmt::format("source \"{}\" already exists, skipping", stmt.name));
   }
   out.complete("CREATE SOURCE");
 }
 
-SinkDef Engine::defineSink(const EngineSession& s, const ast::CreateSink& stmt) {
+SinkDef ObjectDdl::defineSink(const EngineSession& s, const ast::CreateSink& stmt) {
   Options options = bindOptions(stmt.options);
   std::string connector = toLower(options.require("connector", stmt.pos).value);
   if (!s.replay) {
-    privileges_->checkOptions(s.user, connector, options);
+    ctx_.privileges->checkOptions(s.user, connector, options);
     validateSinkOptions(connector, options, stmt.pos);
-    connectors_.checkCreate(connector, options);
+    ctx_.connectors.checkCreate(connector, options);
   }
   SinkDef def;
   def.name = stmt.name;
@@ -129,21 +95,21 @@ SinkDef Engine::defineSink(const EngineSession& s, const ast::CreateSink& stmt) 
   return def;
 }
 
-void Engine::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out) {
+void ObjectDdl::createSink(EngineSession& s, const ast::CreateSink& stmt, ResultWriter& out) {
   // A dry-run session works on its own copy of the catalog and records nothing.
-  Catalog& catalog = catalogOf(s);
+  Catalog& catalog = ctx_.catalogOf(s);
   SinkDef def = defineSink(s, stmt);
-  StatementLock::Guard lock = guardFor(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
-  if (!changeCatalog(s, catalog, [&](Catalog& c) { return c.addSink(def, stmt.ifNotExists, stmt.namePos); })) {
+  if (!ctx_.changeCatalog(s, catalog, [&](Catalog& c) { return c.addSink(def, stmt.ifNotExists, stmt.namePos); })) {
     out.notice(fmt::format("sink \"{}\" already exists, skipping", stmt.name));
   }
   out.complete("CREATE SINK");
 }
 
-void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out) {
+void ObjectDdl::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultWriter& out) {
   // A dry-run session works on its own copy of the catalog and records nothing.
-  Catalog& catalog = catalogOf(s);
+  Catalog& catalog = ctx_.catalogOf(s);
   const bool dry = s.shadow != nullptr;
   Options options = bindOptions(stmt.options);
   TableDef def;
@@ -155,7 +121,7 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
     std::string connector = toLower(options.getString("connector"));
     const Connector& table =
         ConnectorRegistry::builtin().require(connector, ConnectorRole::Table, options, stmt.pos);
-    if (!s.replay) privileges_->checkOptions(s.user, connector, options);
+    if (!s.replay) ctx_.privileges->checkOptions(s.user, connector, options);
     table.validateTable(options, stmt.pos);
     *rows = table.loadTable(def.schema, options, stmt.pos);
   }
@@ -163,31 +129,31 @@ void Engine::createTable(EngineSession& s, const ast::CreateTable& stmt, ResultW
   def.options = std::move(options);
   def.sql = stmt.text;
   size_t n = def.rows->size();
-  StatementLock::Guard lock = guardFor(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   // A new table has no INSERTs yet: none of a dropped table of its name count.
-  auto inserts = tableInserts_;
+  auto inserts = ctx_.tableInserts;
   inserts.erase(toLower(stmt.name));
   CatalogChange change;
   change.inserts = &inserts;
-  if (!changeCatalog(s, catalog, [&](Catalog& c) { return c.addTable(def, stmt.ifNotExists, stmt.namePos); },
-                     change)) {
+  if (!ctx_.changeCatalog(s, catalog, [&](Catalog& c) { return c.addTable(def, stmt.ifNotExists, stmt.namePos); },
+                          change)) {
     out.notice(fmt::format("table \"{}\" already exists, skipping", stmt.name));
   } else {
-    if (!dry) tableInserts_ = std::move(inserts);
+    if (!dry) ctx_.tableInserts = std::move(inserts);
     if (n > 0) out.notice(fmt::format("loaded {} rows into table \"{}\"", n, stmt.name));
   }
   out.complete("CREATE TABLE");
 }
 
-void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out) {
+void ObjectDdl::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out) {
   // A dry-run session works on its own copy of the catalog and records nothing.
-  Catalog& catalog = catalogOf(s);
+  Catalog& catalog = ctx_.catalogOf(s);
   const bool dry = s.shadow != nullptr;
   Catalog::SourcePtr source;
   std::optional<Catalog> snapshot;
   {
-    StatementLock::Guard lock = guardFor(s);
+    StatementLock::Guard lock = ctx_.guardFor(s);
     lock.lock();
     if ((source = catalog.findSource(stmt.table))) snapshot.emplace(catalog);
   }
@@ -195,8 +161,8 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
     // Writes to the source's topic (server/insert_into.h) from a copy of the
     // catalog, holding no lock while the broker acknowledges; the same
     // rights as reading the source.
-    privileges_->checkOptions(s.user, source->connector, source->options);
-    InsertIntoSource target{*snapshot, *source, options_.embeddedBootstrap, dry, {}};
+    ctx_.privileges->checkOptions(s.user, source->connector, source->options);
+    InsertIntoSource target{*snapshot, *source, ctx_.options.embeddedBootstrap, dry, {}};
     // A bounded SELECT runs on the bounded-query engine (server/bounded_query.h).
     target.boundedRows = [&](const ast::Query& q) -> std::optional<std::vector<Row>> {
       const Catalog& tables = *snapshot;
@@ -204,14 +170,14 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
         return boundedRelationOf(tables, name);
       };
       if (!isBoundedQuery(q, lookup)) return std::nullopt;
-      PlanContext ctx = planContext(s);
+      PlanContext ctx = ctx_.planContext(s);
       ctx.catalog = &tables;
       PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(std::move(ctx), lookup));
       std::optional<LiveQueryQuota::Hold> hold;
-      if (!privileges_->isSuperuser(s.user)) {
-        hold.emplace(liveQuota_->acquire(s.user, plan.slots()));
+      if (!ctx_.privileges->isSuperuser(s.user)) {
+        hold.emplace(ctx_.liveQuota->acquire(s.user, plan.slots()));
       }
-      return collectBoundedRows(std::move(plan), q, boundedRun(s, tables, lookup), out);
+      return collectBoundedRows(std::move(plan), q, ctx_.boundedRun(s, tables, lookup), out);
     };
     return insertIntoSource(target, stmt, out);
   }
@@ -220,7 +186,7 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
     throw SqlError(sqlstate::kFeatureNotSupported, "INSERT INTO a table takes VALUES",
                    stmt.query->pos, "INSERT ... SELECT writes to a Kafka source's topic");
   }
-  StatementLock::Guard lock = guardFor(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   Catalog::TablePtr table = catalog.findTable(stmt.table);
   if (!table) {
@@ -258,23 +224,24 @@ void Engine::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& out
     }
     rows->push_back(std::move(row));
   }
-  auto inserts = tableInserts_;
+  auto inserts = ctx_.tableInserts;
   inserts[toLower(table->name)].push_back(stmt.text);
   CatalogChange change;
   change.inserts = &inserts;
-  changeCatalog(s, catalog, [&](Catalog& c) {
+  ctx_.changeCatalog(s, catalog, [&](Catalog& c) {
     c.setTableRows(table->name, rows);
     return true;
   }, change);
-  if (!dry) tableInserts_ = std::move(inserts);
+  if (!dry) ctx_.tableInserts = std::move(inserts);
   out.complete(fmt::format("INSERT 0 {}", stmt.rows.size()));
 }
 
-void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, ResultWriter& out) {
+void ObjectDdl::createFunction(EngineSession& s, const ast::CreateFunction& stmt,
+                               ResultWriter& out) {
   // Python code runs inside rtsqld with its rights on the machine (files,
   // network, processes): only a superuser may give the server such code, as
   // only a superuser may make it load a library.
-  if (stmt.language == "python" && !s.replay && !privileges_->isSuperuser(s.user)) {
+  if (stmt.language == "python" && !s.replay && !ctx_.privileges->isSuperuser(s.user)) {
     throw SqlError(sqlstate::kInsufficientPrivilege,
                    fmt::format("permission denied to create Python functions: user \"{}\" is not a "
                                "superuser",
@@ -284,8 +251,8 @@ void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, R
                    "superuser (the users file's first user or --superuser) may create one");
   }
   // A dry-run session works on its own copy of the catalog and records nothing.
-  Catalog& catalog = catalogOf(s);
-  StatementLock::Guard lock = guardFor(s);
+  Catalog& catalog = ctx_.catalogOf(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   Catalog::FunctionPtr existing = catalog.findFunction(stmt.name);
   if (stmt.ifNotExists && existing) {
@@ -294,22 +261,22 @@ void Engine::createFunction(EngineSession& s, const ast::CreateFunction& stmt, R
     return;
   }
   if (existing && stmt.orReplace && !s.replay) {
-    privileges_->requireOwner(s.user, existing->owner,
-                              fmt::format("replace function {}", existing->name), stmt.namePos);
+    ctx_.privileges->requireOwner(s.user, existing->owner,
+                                  fmt::format("replace function {}", existing->name), stmt.namePos);
   }
   UserFunctionDef def = defineUserFunction(stmt, catalog);
   def.owner = ownerOf(s.user, existing, s.replay);
-  changeCatalog(s, catalog, [&](Catalog& c) {
+  ctx_.changeCatalog(s, catalog, [&](Catalog& c) {
     return c.addFunction(def, stmt.orReplace, stmt.ifNotExists, stmt.namePos);
   });
   out.complete("CREATE FUNCTION");
 }
 
-void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
-                             ResultWriter& out) {
+void ObjectDdl::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
+                                ResultWriter& out) {
   // A processor is Python code run inside rtsqld, as a Python function is:
   // only a superuser may create one.
-  if (!s.replay && !privileges_->isSuperuser(s.user)) {
+  if (!s.replay && !ctx_.privileges->isSuperuser(s.user)) {
     throw SqlError(sqlstate::kInsufficientPrivilege,
                    fmt::format("permission denied to create processors: user \"{}\" is not a "
                                "superuser",
@@ -318,8 +285,8 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
                    "a processor runs with rtsqld's own rights on the server's machine; a "
                    "superuser (the users file's first user or --superuser) may create one");
   }
-  Catalog& catalog = catalogOf(s);
-  StatementLock::Guard lock = guardFor(s);
+  Catalog& catalog = ctx_.catalogOf(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   Catalog::ProcessorPtr existing = catalog.findProcessor(stmt.name);
   if (stmt.ifNotExists && existing) {
@@ -328,23 +295,23 @@ void Engine::createProcessor(EngineSession& s, const ast::CreateProcessor& stmt,
     return;
   }
   if (existing && stmt.orReplace && !s.replay) {
-    privileges_->requireOwner(s.user, existing->owner,
-                              fmt::format("replace processor {}", existing->name), stmt.namePos);
+    ctx_.privileges->requireOwner(s.user, existing->owner,
+                                  fmt::format("replace processor {}", existing->name), stmt.namePos);
   }
   ProcessorDef def = defineProcessor(stmt);
   def.owner = ownerOf(s.user, existing, s.replay);
-  changeCatalog(s, catalog, [&](Catalog& c) {
+  ctx_.changeCatalog(s, catalog, [&](Catalog& c) {
     return c.addProcessor(def, stmt.orReplace, stmt.ifNotExists, stmt.namePos);
   });
   out.complete("CREATE PROCESSOR");
 }
 
-void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
-  StatementLock::Guard lock = guardFor(s);
+void ObjectDdl::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   if (stmt.object == ast::ObjectKind::Flow) {
     // DROP MATERIALIZED VIEW drops a view, DROP FLOW any other flow.
-    Catalog::FlowPtr f = catalogOf(s).findFlow(stmt.name);
+    Catalog::FlowPtr f = ctx_.catalogOf(s).findFlow(stmt.name);
     if (stmt.materializedView && !f) {
       if (stmt.ifExists) {
         out.notice(fmt::format("materialized view \"{}\" does not exist, skipping", stmt.name));
@@ -363,14 +330,14 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
                      (f->materializedView ? "DROP MATERIALIZED VIEW " : "DROP FLOW ") + stmt.name);
     }
   }
-  requireOwnerOf(s, stmt.object, stmt.name, "drop", stmt.namePos);
+  ctx_.requireOwnerOf(s, stmt.object, stmt.name, "drop", stmt.namePos);
   if (!s.shadow && stmt.object == ast::ObjectKind::Flow) {
-    flows_.requireNotStopping(stmt.name, stmt.namePos, "DROP FLOW");
+    ctx_.flows.requireNotStopping(stmt.name, stmt.namePos, "DROP FLOW");
   }
   // The catalog file is written as the drop leaves it before anything is
   // dropped: a drop the file cannot record changes nothing and answers only
   // the error. A dry-run session drops from its own copy of the catalog.
-  bool dropped = changeCatalog(s, catalogOf(s), [&](Catalog& c) {
+  bool dropped = ctx_.changeCatalog(s, ctx_.catalogOf(s), [&](Catalog& c) {
     switch (stmt.object) {
       case ast::ObjectKind::Flow:
         c.requireNoReaders(stmt.name, stmt.namePos);
@@ -387,12 +354,12 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
   });
   // What the server keeps beside the catalog goes with the object.
   if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Flow) {
-    std::unique_ptr<FlowRuntime> rt = flows_.remove(stmt.name);
+    std::unique_ptr<FlowRuntime> rt = ctx_.flows.remove(stmt.name);
     // In a cluster, the node that ran the flow (or would run it) deletes its
     // state copy, once the flow is stopped: nothing writes it after that.
-    const bool dropCopy = rt && !flows_.placement().spreads(rt.get()) &&
+    const bool dropCopy = rt && !ctx_.flows.placement().spreads(rt.get()) &&
                           rt->plan().keepsState() &&
-                          flows_.runsHere(stmt.name, rt.get());
+                          ctx_.flows.runsHere(stmt.name, rt.get());
     std::vector<ExchangeSpec> exchange;
     if (rt) {
       for (const StageSpec& stage : rt->plan().stages) {
@@ -404,15 +371,15 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
     // without the DDL lock (a task may take long to stop: docs/udf.md), while
     // the name stays taken.
     {
-      FlowRegistry::Stopping stopping(flows_, stmt.name);
+      FlowRegistry::Stopping stopping(ctx_.flows, stmt.name);
       lock.unlock();
       rt.reset();
       lock.lock();
     }
-    flows_.dropShards(stmt.name);
+    ctx_.flows.dropShards(stmt.name);
     std::error_code ec;
-    std::filesystem::remove_all(flows_.flowDir(stmt.name), ec);
-    if (auto copy = dropCopy ? flows_.stateCopyFor(stmt.name) : nullptr) {
+    std::filesystem::remove_all(ctx_.flows.flowDir(stmt.name), ec);
+    if (auto copy = dropCopy ? ctx_.flows.stateCopyFor(stmt.name) : nullptr) {
       try {
         copy->destroy();
       } catch (const SqlError& e) {
@@ -420,15 +387,15 @@ void Engine::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out) {
                             e.message()));
       }
       // And a sharded flow's exchange topics, once (by the node of copy 0).
-      flows_.dropExchangeTopics(stmt.name, exchange);
+      ctx_.flows.dropExchangeTopics(stmt.name, exchange);
     }
   } else if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Table) {
-    tableInserts_.erase(toLower(stmt.name));
+    ctx_.tableInserts.erase(toLower(stmt.name));
   }
   switch (stmt.object) {
     case ast::ObjectKind::Flow:
       if (stmt.materializedView) {
-        if (!s.shadow) views_->forget(stmt.name);
+        if (!s.shadow) ctx_.views->forget(stmt.name);
         return out.complete("DROP MATERIALIZED VIEW");
       }
       return out.complete("DROP FLOW");

@@ -9,11 +9,12 @@
 #include "common/schema.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
-#include "server/engine.h"
+#include "server/engine_context.h"
 
 namespace rtsql {
 
-std::vector<std::string> Engine::flowInputs(const PhysicalPlan& plan, const std::string& sink) {
+std::vector<std::string> EngineContext::flowInputs(const PhysicalPlan& plan,
+                                                  const std::string& sink) {
   std::vector<std::string> inputs;
   for (const auto& scan : plan.scans) inputs.push_back(scan.name);
   // A joined static table is read again when the flow is planned at restart.
@@ -26,65 +27,66 @@ std::vector<std::string> Engine::flowInputs(const PhysicalPlan& plan, const std:
   return inputs;
 }
 
-std::vector<std::pair<std::string, std::string>> Engine::settingsOf(const EngineSession& s) {
+std::vector<std::pair<std::string, std::string>> EngineContext::settingsOf(const EngineSession& s) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& e : s.settings.entries()) out.emplace_back(e.key, e.value);
   return out;
 }
 
-bool Engine::changeCatalog(const EngineSession& s, Catalog& catalog,
-                           const std::function<bool(Catalog&)>& change, CatalogChange extra) {
+bool EngineContext::changeCatalog(const EngineSession& s, Catalog& target,
+                                  const std::function<bool(Catalog&)>& change,
+                                  CatalogChange extra) {
   // A dry run's own catalog, and the statements a replay runs, are not
   // written to the store.
-  if (&catalog != &catalog_ || s.replay || !store_) return change(catalog);
-  Catalog next(catalog);
+  if (&target != &catalog || s.replay || !store) return change(target);
+  Catalog next(target);
   if (!change(next)) return false;
   extra.catalog = &next;
   persistCatalog(extra);
-  return change(catalog);
+  return change(target);
 }
 
-bool Engine::changeCatalog(const EngineSession& s, Catalog& catalog,
-                           const std::function<bool(Catalog&)>& change) {
-  return changeCatalog(s, catalog, change, CatalogChange());
+bool EngineContext::changeCatalog(const EngineSession& s, Catalog& target,
+                                  const std::function<bool(Catalog&)>& change) {
+  return changeCatalog(s, target, change, CatalogChange());
 }
 
-void Engine::persistWantRunning(const std::string& flow, bool run) {
+void EngineContext::persistWantRunning(const std::string& flow, bool run) {
   CatalogChange change;
   change.flow = toLower(flow);
-  FlowControl control = flows_.control(flow);
+  FlowControl control = flows.control(flow);
   control.wantRunning = run;
   change.control = &control;
   persistCatalog(change);
 }
 
-void Engine::persistCatalog(const CatalogChange& change) {
-  if (!store_) return;
-  const Catalog& catalog = change.catalog ? *change.catalog : catalog_;
-  const auto& inserts = change.inserts ? *change.inserts : tableInserts_;
+void EngineContext::persistCatalog(const CatalogChange& change) {
+  if (!store) return;
+  const Catalog& current = change.catalog ? *change.catalog : catalog;
+  const auto& inserts = change.inserts ? *change.inserts : tableInserts;
   std::vector<CatalogRecord> records;
   // Functions first: any flow may call them, and each comes after those it calls.
-  for (const auto& f : catalog.functions())
+  for (const auto& f : current.functions())
     records.push_back({"function", f->name, f->sql, true, {}, f->owner});
-  for (const auto& p : catalog.processors())
+  for (const auto& p : current.processors())
     records.push_back({"processor", p->name, p->sql, true, {}, p->owner});
-  for (const auto& src : catalog.sources())
+  for (const auto& src : current.sources())
     records.push_back({"source", src->name, src->sql, true, {}, {}});
-  for (const auto& sink : catalog.sinks())
+  for (const auto& sink : current.sinks())
     records.push_back({"sink", sink->name, sink->sql, true, {}, {}});
-  for (const auto& t : catalog.tables()) {
+  for (const auto& t : current.tables()) {
     records.push_back({"table", t->name, t->sql, true, {}, {}});
     auto it = inserts.find(toLower(t->name));
     if (it == inserts.end()) continue;
     for (const auto& sql : it->second) records.push_back({"insert", t->name, sql, true, {}, {}});
   }
-  for (const auto& f : catalog.flows()) {
+  for (const auto& f : current.flows()) {
     CatalogRecord r{"flow", f->name, f->sql, true, {}, f->owner};
     const std::string key = toLower(f->name);
     // A flow of the catalog has its entry (restored or created), but for the
     // one this statement creates, whose control is the change's.
     FlowControl control =
-        change.control && key == change.flow ? *change.control : flows_.control(key);
+        change.control && key == change.flow ? *change.control : flows.control(key);
     // A flow a transaction block creates has its control from the block.
     if (change.controls && change.controls->count(key)) control = change.controls->at(key);
     r.running = control.wantRunning;
@@ -96,20 +98,20 @@ void Engine::persistCatalog(const CatalogChange& change) {
   // under the name of one not brought back replaces it (a flow created again
   // after the function it called was lost).
   const size_t made = records.size();
-  for (const CatalogRecord& r : unrestored_) {
+  for (const CatalogRecord& r : unrestored) {
     const bool replaced =
         r.kind != "insert" &&
         std::any_of(records.begin(), records.begin() + static_cast<ptrdiff_t>(made),
                     [&](const CatalogRecord& o) { return o.kind == r.kind && iequals(o.name, r.name); });
     if (!replaced) records.push_back(r);
   }
-  for (const CatalogRecord& r : deferred_) {
+  for (const CatalogRecord& r : deferred) {
     const bool back = std::any_of(records.begin(), records.end(), [&](const CatalogRecord& o) {
       return o.kind == r.kind && iequals(o.name, r.name) && o.sql == r.sql;
     });
     if (!back) records.push_back(r);
   }
-  store_->save(records);
+  store->save(records);
 }
 
 }  // namespace rtsql

@@ -10,7 +10,8 @@
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
 #include "planner/user_function.h"
-#include "server/engine.h"
+#include "server/flow_ddl.h"
+#include "server/flow_replace.h"
 #include "server/views/view_reads.h"
 
 namespace rtsql {
@@ -26,8 +27,8 @@ void requireFlow(const Catalog& catalog, const ast::FlowCommand& stmt) {
 
 }  // namespace
 
-FlowDef Engine::flowDefinition(const ast::CreateFlow& stmt, const PhysicalPlan& plan,
-                               const Catalog& catalog, const std::string& owner) {
+FlowDef FlowDdl::flowDefinition(const ast::CreateFlow& stmt, const PhysicalPlan& plan,
+                                const Catalog& catalog, const std::string& owner) {
   FlowDef def;
   def.name = stmt.name;
   def.sink = stmt.sink;
@@ -42,16 +43,16 @@ FlowDef Engine::flowDefinition(const ast::CreateFlow& stmt, const PhysicalPlan& 
   return def;
 }
 
-void Engine::requireViewName(const EngineSession& s, const ast::CreateFlow& stmt) const {
+void FlowDdl::requireViewName(const EngineSession& s, const ast::CreateFlow& stmt) const {
   // SELECT ... FROM v finds the view by its name among the relations.
-  const Catalog& catalog = catalogOf(s);
+  const Catalog& catalog = ctx_.catalogOf(s);
   if (catalog.findSource(stmt.name) || catalog.findTable(stmt.name) ||
       catalog.findSink(stmt.name)) {
     throw SqlError(sqlstate::kDuplicateObject,
                    fmt::format("relation \"{}\" already exists", stmt.name), stmt.namePos)
         .withHint("a materialized view is read by its name: give it another one");
   }
-  if (options_.dataDir.empty()) {
+  if (ctx_.options.dataDir.empty()) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    "a materialized view keeps its rows in the data directory, and this server "
                    "has none",
@@ -64,25 +65,25 @@ void Engine::requireViewName(const EngineSession& s, const ast::CreateFlow& stmt
   }
 }
 
-void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
-  StatementLock::Guard lock = guardFor(s);
+void FlowDdl::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   // CREATE OR REPLACE of a flow that exists (flow_replace.cpp); of one that
   // does not, a CREATE.
   if (stmt.orReplace) {
-    if (Catalog::FlowPtr f = catalogOf(s).findFlow(stmt.name)) {
+    if (Catalog::FlowPtr f = ctx_.catalogOf(s).findFlow(stmt.name)) {
       if (f->materializedView) {
         throw SqlError(sqlstate::kWrongObjectType,
                        fmt::format("\"{}\" is a materialized view", f->name), stmt.namePos,
                        "CREATE OR REPLACE FLOW does not replace views yet: DROP MATERIALIZED VIEW "
                        "and CREATE it again");
       }
-      return replaceFlow(s, stmt, out);
+      return replace_.replaceFlow(s, stmt, out);
     }
   }
-  if (!s.shadow) flows_.requireNotStopping(stmt.name, stmt.namePos, "CREATE FLOW");
+  if (!s.shadow) ctx_.flows.requireNotStopping(stmt.name, stmt.namePos, "CREATE FLOW");
   const char* tag = stmt.materializedView ? "CREATE MATERIALIZED VIEW" : "CREATE FLOW";
-  if (catalogOf(s).findFlow(stmt.name) && stmt.ifNotExists) {
+  if (ctx_.catalogOf(s).findFlow(stmt.name) && stmt.ifNotExists) {
     out.notice(fmt::format("{} \"{}\" already exists, skipping",
                            stmt.materializedView ? "materialized view" : "flow", stmt.name));
     out.complete(tag);
@@ -97,11 +98,11 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
                    stmt.namePos)
         .withHint("choose another name");
   }
-  PhysicalPlan plan = planFlow(stmt, planContext(s));
+  PhysicalPlan plan = planFlow(stmt, ctx_.planContext(s));
   for (int shard = 1; shard < plan.shards; ++shard) {
     // A flow of an earlier version may bear a copy's name.
     const std::string copy = shardFlowName(stmt.name, shard);
-    if (catalogOf(s).findFlow(copy)) {
+    if (ctx_.catalogOf(s).findFlow(copy)) {
       throw SqlError(sqlstate::kDuplicateObject,
                      fmt::format("flow \"{}\" exists, and would be copy {} of this flow", copy,
                                  shard),
@@ -109,27 +110,27 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
           .withHint("drop it, or give this flow another name");
     }
   }
-  flows_.placement().checkShards(plan, stmt.namePos);
+  ctx_.flows.placement().checkShards(plan, stmt.namePos);
   if (s.shadow) {
     // Planned and checked against the free slots; nothing starts.
-    if (plan.slots() > slots_.total() - slots_.used()) {
+    if (plan.slots() > ctx_.slots.total() - ctx_.slots.used()) {
       throw SqlError(sqlstate::kInsufficientResources,
                      fmt::format("flow \"{}\" needs {} task slots but only {} of {} are free",
-                                 stmt.name, plan.slots(), slots_.total() - slots_.used(),
-                                 slots_.total()),
+                                 stmt.name, plan.slots(), ctx_.slots.total() - ctx_.slots.used(),
+                                 ctx_.slots.total()),
                      stmt.namePos);
     }
     s.shadow->addFlow(flowDefinition(stmt, plan, *s.shadow, s.user), false, stmt.namePos);
     out.complete(tag);
     return;
   }
-  FlowDef def = flowDefinition(stmt, plan, catalog_, s.user);
-  std::vector<std::string> inputs = flowInputs(plan, stmt.sink);
+  FlowDef def = flowDefinition(stmt, plan, ctx_.catalog, s.user);
+  std::vector<std::string> inputs = ctx_.flowInputs(plan, stmt.sink);
   // The name must be free before anything starts.
-  Catalog next(catalog_);
+  Catalog next(ctx_.catalog);
   next.addFlow(def, false, stmt.namePos);
   FlowControl control;
-  control.settings = settingsOf(s);
+  control.settings = ctx_.settingsOf(s);
   if (plan.shards > 1) {
     // A sharded flow's exchange topics are this flow's own (planner/shard_plan.h).
     std::random_device rd;
@@ -147,7 +148,7 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   // In a cluster, the slots of a sharded flow's copies, or of a spread
   // flow's partitions, chosen now and recorded with the flow.
   std::erase_if(control.settings, [](const auto& kv) { return kv.first == kClusterSlotsSetting; });
-  plan.clusterSlots = flows_.placement().chooseSlots(stmt.name, plan);
+  plan.clusterSlots = ctx_.flows.placement().chooseSlots(stmt.name, plan);
   if (!plan.clusterSlots.empty())
     control.settings.emplace_back(kClusterSlotsSetting, formatClusterSlots(plan.clusterSlots));
 
@@ -158,14 +159,14 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
   std::error_code ec;
   for (int shard = 0; shard < plan.shards; ++shard) {
     const std::string name = shardFlowName(stmt.name, shard);
-    if (auto copy = flows_.stateCopyFor(name); copy && plan.keepsState()) copy->clear();
-    std::filesystem::remove_all(flows_.flowDir(name), ec);
+    if (auto copy = ctx_.flows.stateCopyFor(name); copy && plan.keepsState()) copy->clear();
+    std::filesystem::remove_all(ctx_.flows.flowDir(name), ec);
   }
-  auto runtime = flows_.makeRuntime(std::move(plan), stmt.name);
+  auto runtime = ctx_.flows.makeRuntime(std::move(plan), stmt.name);
   try {
     // In a cluster, the node that holds the flow's slot starts it when it
     // reads the new flow (this one, when it holds it).
-    if (flows_.runsHere(stmt.name, runtime.get())) flows_.startRuntime(stmt.name, *runtime);
+    if (ctx_.flows.runsHere(stmt.name, runtime.get())) ctx_.flows.startRuntime(stmt.name, *runtime);
   } catch (SqlError& e) {
     // Nothing half-starts: the flow is forgotten when it cannot run. A broker
     // without real transactions refuses exactly-once: point at that option.
@@ -183,77 +184,77 @@ void Engine::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWri
     change.catalog = &next;
     change.flow = toLower(stmt.name);
     change.control = &control;
-    persistCatalog(change);
+    ctx_.persistCatalog(change);
   } catch (...) {
     runtime.reset();  // stops it and closes its state store before its files go
-    std::filesystem::remove_all(flows_.flowDir(stmt.name), ec);
+    std::filesystem::remove_all(ctx_.flows.flowDir(stmt.name), ec);
     throw;
   }
-  catalog_.addFlow(std::move(def), false, stmt.namePos);
-  catalog_.setFlowInputs(stmt.name, std::move(inputs));
+  ctx_.catalog.addFlow(std::move(def), false, stmt.namePos);
+  ctx_.catalog.setFlowInputs(stmt.name, std::move(inputs));
   control.runningSinceMicros = monotonicMicros();
-  flows_.add(stmt.name, std::move(runtime), std::move(control));
+  ctx_.flows.add(stmt.name, std::move(runtime), std::move(control));
   // A sharded flow's other copies: each started by the node that holds its
   // slot (the supervisor, within its round).
-  flows_.syncShards(stmt.name);
-  if (stmt.materializedView) views_->forget(stmt.name);  // a dropped view's snapshot of that name
+  ctx_.flows.syncShards(stmt.name);
+  if (stmt.materializedView) ctx_.views->forget(stmt.name);  // a dropped view's snapshot of that name
   out.complete(tag);
 }
 
-void Engine::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
+void FlowDdl::stopFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
   if (s.shadow) {
     // A dry run checks the flow is there and whose it is, in its own catalog.
-    requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
+    ctx_.requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
     requireFlow(*s.shadow, stmt);
     out.complete("STOP FLOW");
     return;
   }
-  StatementLock::Guard lock = guardFor(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   // Under the lock: the catalog's flows change with other statements.
-  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
-  FlowRuntime* rt = flows_.findRuntime(stmt.name);
-  requireFlow(catalog_, stmt);
-  flows_.requireNotStopping(stmt.name, stmt.namePos, "STOP FLOW");
+  ctx_.requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "stop", stmt.namePos);
+  FlowRuntime* rt = ctx_.flows.findRuntime(stmt.name);
+  requireFlow(ctx_.catalog, stmt);
+  ctx_.flows.requireNotStopping(stmt.name, stmt.namePos, "STOP FLOW");
   // A flow another node of the cluster runs is stopped there, when that node
   // reads the change.
-  if (flows_.runsHere(stmt.name, rt) && (!rt || rt->state() == FlowState::Stopped)) {
+  if (ctx_.flows.runsHere(stmt.name, rt) && (!rt || rt->state() == FlowState::Stopped)) {
     out.notice(fmt::format("flow \"{}\" is already stopped", stmt.name));
   }
   // Recorded first: a flow the file still says runs would start again at the
   // next restart.
-  persistWantRunning(stmt.name, false);
-  flows_.setWantRunning(stmt.name, false);
-  flows_.stopShards(stmt.name);
+  ctx_.persistWantRunning(stmt.name, false);
+  ctx_.flows.setWantRunning(stmt.name, false);
+  ctx_.flows.stopShards(stmt.name);
   if (rt) {
     // Waited for without the DDL lock: a task may take long to stop (a
     // Python call is interrupted only after a grace, one in C code that never
     // returns not at all), and other statements go on meanwhile. The flow
     // stays in stoppingFlows_, so no statement drops its runtime or starts
     // it again until the stop is over.
-    FlowRegistry::Stopping stopping(flows_, stmt.name);
+    FlowRegistry::Stopping stopping(ctx_.flows, stmt.name);
     lock.unlock();
     rt->stop();
   }
   out.complete("STOP FLOW");
 }
 
-void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
+void FlowDdl::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWriter& out) {
   if (s.shadow) {
     // A dry run checks the flow is there and whose it is, in its own catalog.
-    requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
+    ctx_.requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
     requireFlow(*s.shadow, stmt);
     out.complete("START FLOW");
     return;
   }
-  StatementLock::Guard lock = guardFor(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   // Under the lock: the catalog's flows change with other statements.
-  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
-  FlowRuntime* rt = flows_.findRuntime(stmt.name);
-  requireFlow(catalog_, stmt);
-  flows_.requireNotStopping(stmt.name, stmt.namePos, "START FLOW");
-  if (!flows_.runsHere(stmt.name, rt)) {
+  ctx_.requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "start", stmt.namePos);
+  FlowRuntime* rt = ctx_.flows.findRuntime(stmt.name);
+  requireFlow(ctx_.catalog, stmt);
+  ctx_.flows.requireNotStopping(stmt.name, stmt.namePos, "START FLOW");
+  if (!ctx_.flows.runsHere(stmt.name, rt)) {
     // Another node of the cluster runs it: the catalog says so, and that node
     // starts it when it reads the change.
     if (stmt.resetState) {
@@ -261,15 +262,15 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
                      fmt::format("flow \"{}\" runs on another node of the cluster", stmt.name),
                      stmt.namePos, "run START FLOW ... RESET STATE on the node that runs it (SHOW FLOWS names it)");
     }
-    persistWantRunning(stmt.name, true);
-    flows_.setWantRunning(stmt.name, true);
-    flows_.startShardsHere(stmt.name);  // a sharded flow's copies that run here
+    ctx_.persistWantRunning(stmt.name, true);
+    ctx_.flows.setWantRunning(stmt.name, true);
+    ctx_.flows.startShardsHere(stmt.name);  // a sharded flow's copies that run here
     out.complete("START FLOW");
     return;
   }
   // A START that fails changes nothing: a stopped flow stays stopped, and one
   // the supervisor is bringing back stays in its hands.
-  if (!rt) rt = planRestoredFlow(stmt.name);
+  if (!rt) rt = ctx_.planRestoredFlow(stmt.name);
   // RESET STATE: the flow starts again as a new one would, with empty state
   // and every source at its startingOffsets.
   if (stmt.resetState && rt->plan().shards > 1) {
@@ -283,19 +284,19 @@ void Engine::startFlow(EngineSession& s, const ast::FlowCommand& stmt, ResultWri
   const bool wasRunning = rt->state() == FlowState::Running;
   if (!wasRunning) {
     rt->stop();  // a failed run leaves threads and slots to collect
-    flows_.startRuntime(stmt.name, *rt);
+    ctx_.flows.startRuntime(stmt.name, *rt);
   }
   try {
-    persistWantRunning(stmt.name, true);
+    ctx_.persistWantRunning(stmt.name, true);
   } catch (...) {
     // The file still says what it said: the flow runs only if it ran before.
     if (!wasRunning) rt->stop();
     throw;
   }
   if (wasRunning) out.notice(fmt::format("flow \"{}\" is already running", stmt.name));
-  flows_.setWantRunning(stmt.name, true);
-  flows_.startShardsHere(stmt.name);
-  flows_.updateControl(stmt.name, [](FlowControl& c) { c.runningSinceMicros = monotonicMicros(); });
+  ctx_.flows.setWantRunning(stmt.name, true);
+  ctx_.flows.startShardsHere(stmt.name);
+  ctx_.flows.updateControl(stmt.name, [](FlowControl& c) { c.runningSinceMicros = monotonicMicros(); });
   out.complete("START FLOW");
 }
 

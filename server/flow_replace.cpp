@@ -1,6 +1,7 @@
 // CREATE OR REPLACE FLOW of a flow that exists, and EXPLAIN of it
 // (server/flow_replace.h). CREATE OR REPLACE of a flow that does not exist
 // is CREATE FLOW's (flow_ddl.cpp).
+#include "server/flow_ddl.h"
 #include "server/flow_replace.h"
 
 #include <fmt/format.h>
@@ -12,7 +13,6 @@
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
 #include "planner/user_function.h"
-#include "server/engine.h"
 
 namespace rtsql {
 
@@ -54,20 +54,20 @@ StateMigration compose(const StateMigration& earlier, const StateMigration& late
 
 }  // namespace
 
-Engine::ReplacePlan Engine::planReplace(EngineSession& s, const ast::CreateFlow& stmt) {
-  requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "replace", stmt.namePos);
-  if (!catalogOf(s).findFlow(stmt.name)) {
+FlowReplace::ReplacePlan FlowReplace::planReplace(EngineSession& s, const ast::CreateFlow& stmt) {
+  ctx_.requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "replace", stmt.namePos);
+  if (!ctx_.catalogOf(s).findFlow(stmt.name)) {
     throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
                    stmt.namePos, "CREATE OR REPLACE FLOW creates it: there is no state to plan");
   }
   ReplacePlan r;
-  r.rt = flows_.findRuntime(stmt.name);
-  if (!flows_.runsHere(stmt.name, r.rt)) {
+  r.rt = ctx_.flows.findRuntime(stmt.name);
+  if (!ctx_.flows.runsHere(stmt.name, r.rt)) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("flow \"{}\" runs on another node of the cluster", stmt.name),
                    stmt.namePos, "run CREATE OR REPLACE FLOW on the node that runs it (SHOW FLOWS names it)");
   }
-  if (!r.rt) r.rt = planRestoredFlow(stmt.name);
+  if (!r.rt) r.rt = ctx_.planRestoredFlow(stmt.name);
   if (!r.rt) throw InternalError("flow without a plan: " + stmt.name);
   if (r.rt->plan().shards > 1) {
     throw SqlError(sqlstate::kFeatureNotSupported,
@@ -75,7 +75,7 @@ Engine::ReplacePlan Engine::planReplace(EngineSession& s, const ast::CreateFlow&
                                stmt.name),
                    stmt.namePos, "drop the flow and create it again");
   }
-  r.plan = planFlow(stmt, planContext(s));
+  r.plan = planFlow(stmt, ctx_.planContext(s));
   if (r.plan.shards > 1) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("flow \"{}\" would be sharded: a flow becomes sharded only when "
@@ -91,13 +91,14 @@ Engine::ReplacePlan Engine::planReplace(EngineSession& s, const ast::CreateFlow&
   return r;
 }
 
-std::vector<std::string> Engine::explainReplace(EngineSession& s, const ast::CreateFlow& stmt) {
-  StatementLock::Guard lock = guardFor(s);
+std::vector<std::string> FlowReplace::explainReplace(EngineSession& s,
+                                                     const ast::CreateFlow& stmt) {
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
-  if (!catalogOf(s).findFlow(stmt.name)) {
+  if (!ctx_.catalogOf(s).findFlow(stmt.name)) {
     // A new flow: its plan, as EXPLAIN CREATE FLOW prints it.
     std::vector<std::string> out{fmt::format("flow \"{}\" does not exist: it is created", stmt.name)};
-    const std::string plan = planFlow(stmt, planContext(s)).explain();
+    const std::string plan = planFlow(stmt, ctx_.planContext(s)).explain();
     size_t start = 0;
     while (start < plan.size()) {
       size_t end = plan.find('\n', start);
@@ -110,15 +111,15 @@ std::vector<std::string> Engine::explainReplace(EngineSession& s, const ast::Cre
   return planReplace(s, stmt).state.lines();
 }
 
-std::optional<StateMigration> Engine::replaceMigration(const std::string& flow,
-                                                       const ReplacePlan& r, bool resetAll,
-                                                       const EngineSession& s,
-                                                       FlowControl& control) {
-  control = flows_.control(flow);
+std::optional<StateMigration> FlowReplace::replaceMigration(const std::string& flow,
+                                                            const ReplacePlan& r, bool resetAll,
+                                                            const EngineSession& s,
+                                                            FlowControl& control) {
+  control = ctx_.flows.control(flow);
   const std::optional<StateMigration> pending = storedStateMigration(control.settings);
-  control.settings = settingsOf(s);
+  control.settings = ctx_.settingsOf(s);
   std::erase_if(control.settings, [](const auto& kv) { return kv.first == kStateMigrationSetting; });
-  const std::optional<uint64_t> epoch = newestEpoch(flows_.flowDir(flow));
+  const std::optional<uint64_t> epoch = newestEpoch(ctx_.flows.flowDir(flow));
   if (!epoch || resetAll) return std::nullopt;
   StateMigration m = r.state.migration();
   m.lastOldEpoch = *epoch;
@@ -138,26 +139,26 @@ std::optional<StateMigration> Engine::replaceMigration(const std::string& flow,
   return std::nullopt;
 }
 
-void Engine::installReplaced(const std::string& flow, FlowDef def, ReplacePlan r,
-                             const std::optional<StateMigration>& migration, bool resetAll,
-                             const FlowControl& control, bool start, ResultWriter& out) {
-  std::vector<std::string> inputs = flowInputs(r.plan, def.sink);
-  catalog_.dropFlow(flow, false, SqlError::npos);
-  catalog_.addFlow(std::move(def), false, SqlError::npos);
-  catalog_.setFlowInputs(flow, std::move(inputs));
-  auto runtime = flows_.makeRuntime(std::move(r.plan), flow);
+void FlowReplace::installReplaced(const std::string& flow, FlowDef def, ReplacePlan r,
+                                  const std::optional<StateMigration>& migration, bool resetAll,
+                                  const FlowControl& control, bool start, ResultWriter& out) {
+  std::vector<std::string> inputs = ctx_.flowInputs(r.plan, def.sink);
+  ctx_.catalog.dropFlow(flow, false, SqlError::npos);
+  ctx_.catalog.addFlow(std::move(def), false, SqlError::npos);
+  ctx_.catalog.setFlowInputs(flow, std::move(inputs));
+  auto runtime = ctx_.flows.makeRuntime(std::move(r.plan), flow);
   runtime->setStateMigration(migration);
   if (resetAll) runtime->resetState();
   FlowRuntime* rt = runtime.get();
-  flows_.setRuntime(flow, std::move(runtime));
-  flows_.updateControl(flow, [&](FlowControl& c) {
+  ctx_.flows.setRuntime(flow, std::move(runtime));
+  ctx_.flows.updateControl(flow, [&](FlowControl& c) {
     c.settings = control.settings;
     c.runningSinceMicros = monotonicMicros();
   });
   if (start) {
     // A start that fails leaves the new plan in the catalog and in the
     // supervisor's hands, as a failed restart would.
-    flows_.startRuntime(flow, *rt);
+    ctx_.flows.startRuntime(flow, *rt);
   }
   for (const auto& o : r.state.operators) {
     if (o.fate == StateFate::Kept && !o.reasons.empty()) {
@@ -166,7 +167,7 @@ void Engine::installReplaced(const std::string& flow, FlowDef def, ReplacePlan r
   }
 }
 
-void Engine::requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state) {
+void FlowReplace::requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state) {
   if (state.compatible()) return;
   throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
                  fmt::format("flow \"{}\" cannot keep its state under the new query: {}",
@@ -176,13 +177,13 @@ void Engine::requireCompatible(const ast::CreateFlow& stmt, const StatePlan& sta
                  "all state empty, or RESET STATE (ids) for the operators named");
 }
 
-void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
-  if (s.blockShadow && !catalog_.findFlow(stmt.name)) {
+void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
+  if (s.blockShadow && !ctx_.catalog.findFlow(stmt.name)) {
     // A flow this transaction block created: it has no state yet, and its
     // new definition is what COMMIT creates.
-    PhysicalPlan plan = planFlow(stmt, planContext(s));
+    PhysicalPlan plan = planFlow(stmt, ctx_.planContext(s));
     Catalog::FlowPtr old = s.shadow->findFlow(stmt.name);
-    FlowDef def = flowDefinition(stmt, plan, *s.shadow, old->owner);
+    FlowDef def = FlowDdl::flowDefinition(stmt, plan, *s.shadow, old->owner);
     def.name = old->name;
     s.shadow->dropFlow(stmt.name, false, stmt.namePos);
     s.shadow->addFlow(std::move(def), false, stmt.namePos);
@@ -202,7 +203,7 @@ void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
     // plans again and carries the state over to (block_statements.cpp).
     if (s.blockShadow) {
       Catalog::FlowPtr old = s.shadow->findFlow(stmt.name);
-      FlowDef def = flowDefinition(stmt, r.plan, *s.shadow, old->owner);
+      FlowDef def = FlowDdl::flowDefinition(stmt, r.plan, *s.shadow, old->owner);
       def.name = old->name;
       s.shadow->dropFlow(stmt.name, false, stmt.namePos);
       s.shadow->addFlow(std::move(def), false, stmt.namePos);
@@ -210,18 +211,18 @@ void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
     out.complete("CREATE FLOW");
     return;
   }
-  flows_.requireNotStopping(stmt.name, stmt.namePos, "CREATE OR REPLACE FLOW");
-  Catalog::FlowPtr old = catalog_.findFlow(stmt.name);
-  FlowDef def = flowDefinition(stmt, r.plan, catalog_, old->owner);
+  ctx_.flows.requireNotStopping(stmt.name, stmt.namePos, "CREATE OR REPLACE FLOW");
+  Catalog::FlowPtr old = ctx_.catalog.findFlow(stmt.name);
+  FlowDef def = FlowDdl::flowDefinition(stmt, r.plan, ctx_.catalog, old->owner);
   def.name = old->name;
-  Catalog next(catalog_);
+  Catalog next(ctx_.catalog);
   next.dropFlow(stmt.name, false, stmt.namePos);
   next.addFlow(def, false, stmt.namePos);
 
   // The epoch boundary: the running plan ends its epoch and checkpoints it.
   const bool wasRunning = r.rt->state() == FlowState::Running;
   {
-    FlowRegistry::Stopping stopping(flows_, stmt.name);
+    FlowRegistry::Stopping stopping(ctx_.flows, stmt.name);
     r.rt->stop();
   }
   const bool resetAll = stmt.resetState && stmt.resetOperators.empty();
@@ -232,10 +233,10 @@ void Engine::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
     change.catalog = &next;
     change.flow = toLower(stmt.name);
     change.control = &control;
-    persistCatalog(change);
+    ctx_.persistCatalog(change);
   } catch (...) {
     // The catalog still holds the running plan: it goes on as it was.
-    if (wasRunning) flows_.startRuntime(stmt.name, *r.rt);
+    if (wasRunning) ctx_.flows.startRuntime(stmt.name, *r.rt);
     throw;
   }
   const std::string name = def.name;

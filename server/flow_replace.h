@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "planner/state_plan.h"
+#include "server/engine_context.h"
 
 namespace rtsql {
 
@@ -21,5 +22,38 @@ inline constexpr const char* kStateMigrationSetting = "rtsql.state_migration";
 // The migration a flow's settings hold, if any.
 std::optional<StateMigration> storedStateMigration(
     const std::vector<std::pair<std::string, std::string>>& settings);
+
+class FlowReplace {
+ public:
+  explicit FlowReplace(EngineContext& ctx) : ctx_(ctx) {}
+
+  // A plan to replace a running flow's: the running plan's runtime, the new
+  // plan, and what becomes of the state.
+  struct ReplacePlan {
+    FlowRuntime* rt = nullptr;  // the running plan's runtime
+    PhysicalPlan plan;          // the new plan
+    StatePlan state;
+  };
+  // CREATE OR REPLACE FLOW of a flow that exists (with the statement lock
+  // held), and EXPLAIN of it.
+  ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
+  // The pieces of a replace that a transaction block's COMMIT shares: with
+  // the running plan stopped, the migration its newest checkpoint goes
+  // through (put into `control` as the replace leaves it); the new plan into
+  // the catalog and the registry, started when `start`.
+  std::optional<StateMigration> replaceMigration(const std::string& flow, const ReplacePlan& r,
+                                                 bool resetAll, const EngineSession& s,
+                                                 FlowControl& control);
+  void installReplaced(const std::string& flow, FlowDef def, ReplacePlan r,
+                       const std::optional<StateMigration>& migration, bool resetAll,
+                       const FlowControl& control, bool start, ResultWriter& out);
+  // Throws 55000 with the reasons when the state plan refuses the replace.
+  static void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);
+
+ private:
+  EngineContext& ctx_;
+};
 
 }  // namespace rtsql

@@ -1,5 +1,5 @@
 // How rtsql's values reach a PostgreSQL client in a result: the type a column
-// is declared as, and a value's text form. The constant SELECT (engine.cpp)
+// is declared as, and a value's text form. The constant SELECT (select_statement.cpp)
 // and live queries (live_query.cpp) both answer with rows, and a client reads
 // a value by the type its column declared, so the two halves of the mapping
 // live together here.

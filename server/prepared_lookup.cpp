@@ -102,9 +102,9 @@ bool sameResult(const std::vector<ResultColumn>& a, const std::vector<ResultColu
 
 class PreparedViewLookup final : public PreparedQuery {
  public:
-  PreparedViewLookup(Engine& engine, std::string text, std::vector<ParameterAt> parameters,
+  PreparedViewLookup(EngineContext& ctx, std::string text, std::vector<ParameterAt> parameters,
                      PreparedLookup lookup)
-      : engine_(engine),
+      : ctx_(ctx),
         text_(std::move(text)),
         parameters_(std::move(parameters)),
         lookup_(std::move(lookup)),
@@ -114,7 +114,7 @@ class PreparedViewLookup final : public PreparedQuery {
 
   bool execute(Session& session, const std::vector<std::string>& literals,
                ResultWriter& out) override {
-    auto& s = static_cast<Engine::EngineSession&>(session);
+    auto& s = static_cast<EngineSession&>(session);
     if (s.shadow || s.block.active()) return false;
     const OptionEntry* timeout = s.settings.find("statement_timeout");
     std::optional<DeadlineWriter> writer;
@@ -123,12 +123,12 @@ class PreparedViewLookup final : public PreparedQuery {
       // Twice at most: a view changed once more while it was prepared again
       // leaves the text to run.
       for (int attempt = 0; attempt < 2; ++attempt) {
-        if (engine_.catalog_.findFlow(lookup_.view) != lookup_.definition && !prepareAgain(s))
+        if (ctx_.catalog.findFlow(lookup_.view) != lookup_.definition && !prepareAgain(s))
           return false;
         std::optional<std::vector<Value>> key = keyValues(literals);
         if (!key) return false;
         std::optional<uint64_t> epoch;
-        if (engine_.views_->lookup(lookup_, *key, *writer, epoch)) {
+        if (ctx_.views->lookup(lookup_, *key, *writer, epoch)) {
           s.viewEpoch = epoch;
           return true;
         }
@@ -179,18 +179,18 @@ class PreparedViewLookup final : public PreparedQuery {
   // in lookup_); false when the text is to run (the view is gone, or the
   // query is no longer a lookup by key of it). Throws 0A000 when the
   // columns it returns changed.
-  bool prepareAgain(Engine::EngineSession& s) {
+  bool prepareAgain(EngineSession& s) {
     std::vector<ast::StatementPtr> stmts = parseStatements(text_);
     if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::Select) return false;
     const ast::Query& q = *static_cast<const ast::SelectStatement&>(*stmts.front()).query;
-    Catalog::FlowPtr view = ViewReads::viewOf(q, engine_.catalog_);
+    Catalog::FlowPtr view = ViewReads::viewOf(q, ctx_.catalog);
     if (!view) return false;
-    std::optional<PreparedLookup> again = engine_.views_->prepareLookup(q, *view, parameters_);
+    std::optional<PreparedLookup> again = ctx_.views->prepareLookup(q, *view, parameters_);
     std::optional<std::vector<ResultColumn>> now;
     if (again) {
       now = again->columns;
     } else {
-      now = engine_.describe(s, text_);
+      now = ctx_.dispatch->describe(s, text_);
     }
     if (now && !sameResult(*now, columns_)) {
       throw SqlError(sqlstate::kFeatureNotSupported, "cached plan must not change result type",
@@ -205,7 +205,7 @@ class PreparedViewLookup final : public PreparedQuery {
     return true;
   }
 
-  Engine& engine_;
+  EngineContext& ctx_;
   const std::string text_;
   const std::vector<ParameterAt> parameters_;
   PreparedLookup lookup_;
@@ -219,19 +219,19 @@ std::shared_ptr<PreparedQuery> Engine::prepare(Session& session, const std::stri
   try {
     // Without a view there is nothing to prepare, and the text is not
     // parsed for nothing.
-    const std::vector<Catalog::FlowPtr> flows = catalog_.flows();
+    const std::vector<Catalog::FlowPtr> flows = ctx_.catalog.flows();
     if (std::none_of(flows.begin(), flows.end(),
                      [](const Catalog::FlowPtr& f) { return f->materializedView; }))
       return nullptr;
     std::vector<ast::StatementPtr> stmts = parseStatements(text);
     if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::Select) return nullptr;
     const ast::Query& q = *static_cast<const ast::SelectStatement&>(*stmts.front()).query;
-    Catalog::FlowPtr view = ViewReads::viewOf(q, catalog_);
+    Catalog::FlowPtr view = ViewReads::viewOf(q, ctx_.catalog);
     if (!view) return nullptr;
-    std::optional<PreparedLookup> lookup = views_->prepareLookup(q, *view, parameters);
+    std::optional<PreparedLookup> lookup = ctx_.views->prepareLookup(q, *view, parameters);
     if (!lookup) return nullptr;
     lookup->definition = view;
-    return std::make_shared<PreparedViewLookup>(*this, text, parameters, std::move(*lookup));
+    return std::make_shared<PreparedViewLookup>(ctx_, text, parameters, std::move(*lookup));
   } catch (...) {
     return nullptr;  // the text, run, reports what is wrong with it
   }

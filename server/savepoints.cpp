@@ -22,7 +22,7 @@
 #include <sstream>
 
 #include "executor/checkpoint.h"
-#include "server/engine.h"
+#include "server/savepoints.h"
 
 namespace rtsql {
 
@@ -77,34 +77,34 @@ std::optional<Savepoint> readSavepoint(const fs::path& dir, const std::string& f
 
 }  // namespace
 
-const std::vector<ResultColumn> Engine::kSavepointColumns = {
+const std::vector<ResultColumn> Savepoints::kSavepointColumns = {
     {"flow"}, {"savepoint"}, {"epoch", pgtype::kInt8}};
 
-std::string Engine::savepointDir(const std::string& flow) const {
-  return (fs::path(flows_.flowDir(flow)) / "savepoints").string();
+std::string Savepoints::savepointDir(const std::string& flow) const {
+  return (fs::path(ctx_.flows.flowDir(flow)) / "savepoints").string();
 }
 
-void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt,
-                                ResultWriter& out) {
+void Savepoints::savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt,
+                                    ResultWriter& out) {
   using A = ast::SavepointAction;
   if (!stmt.savepoint.empty()) validateName(stmt.savepoint, stmt.savepointPos);
-  StatementLock::Guard lock = guardFor(s);
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   auto requireFlow = [&](const std::string& verb) {
-    requireOwnerOf(s, ast::ObjectKind::Flow, stmt.flow, verb, stmt.flowPos);
-    if (!catalogOf(s).findFlow(stmt.flow)) {
+    ctx_.requireOwnerOf(s, ast::ObjectKind::Flow, stmt.flow, verb, stmt.flowPos);
+    if (!ctx_.catalogOf(s).findFlow(stmt.flow)) {
       throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.flow),
                      stmt.flowPos);
     }
   };
   if (stmt.action == A::Show) {
-    Rows rows;
+    EngineContext::Rows rows;
     std::vector<std::string> flows;
     if (!stmt.flow.empty()) {
       requireFlow("list the savepoints of");
-      flows.push_back(catalogOf(s).findFlow(stmt.flow)->name);
+      flows.push_back(ctx_.catalogOf(s).findFlow(stmt.flow)->name);
     } else {
-      for (const auto& f : catalogOf(s).flows()) flows.push_back(f->name);
+      for (const auto& f : ctx_.catalogOf(s).flows()) flows.push_back(f->name);
     }
     for (const auto& flow : flows) {
       std::error_code ec;
@@ -120,16 +120,16 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
         rows.push_back({sp.flow, sp.name, std::to_string(sp.info.epoch)});
       }
     }
-    sendRows(out, kSavepointColumns, rows, fmt::format("SHOW {}", rows.size()));
+    ctx_.sendRows(out, kSavepointColumns, rows, fmt::format("SHOW {}", rows.size()));
     return;
   }
   if (stmt.action == A::Drop) {
     std::vector<std::string> holders;
     if (!stmt.flow.empty()) {
       requireFlow("drop a savepoint of");
-      holders.push_back(catalogOf(s).findFlow(stmt.flow)->name);
+      holders.push_back(ctx_.catalogOf(s).findFlow(stmt.flow)->name);
     } else {
-      for (const auto& f : catalogOf(s).flows()) {
+      for (const auto& f : ctx_.catalogOf(s).flows()) {
         std::error_code ec;
         if (fs::is_directory(fs::path(savepointDir(f->name)) / stmt.savepoint, ec))
           holders.push_back(f->name);
@@ -147,7 +147,7 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
                      fmt::format("savepoint \"{}\" does not exist", stmt.savepoint), stmt.savepointPos);
     }
     if (!holders.empty() && stmt.flow.empty())
-      requireOwnerOf(s, ast::ObjectKind::Flow, holders[0], "drop a savepoint of", stmt.savepointPos);
+      ctx_.requireOwnerOf(s, ast::ObjectKind::Flow, holders[0], "drop a savepoint of", stmt.savepointPos);
     if (s.shadow) {
       out.complete("DROP SAVEPOINT");
       return;
@@ -159,14 +159,14 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
   }
 
   requireFlow(stmt.action == A::Stop ? "stop" : "start");
-  const std::string flow = catalogOf(s).findFlow(stmt.flow)->name;
-  FlowRuntime* rt = flows_.findRuntime(flow);
-  if (!flows_.runsHere(flow, rt)) {
+  const std::string flow = ctx_.catalogOf(s).findFlow(stmt.flow)->name;
+  FlowRuntime* rt = ctx_.flows.findRuntime(flow);
+  if (!ctx_.flows.runsHere(flow, rt)) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("flow \"{}\" runs on another node of the cluster", flow), stmt.flowPos,
                    "run it on the node that runs the flow (SHOW FLOWS names it)");
   }
-  if (!rt) rt = planRestoredFlow(flow);
+  if (!rt) rt = ctx_.planRestoredFlow(flow);
   if (!rt) throw InternalError("flow without a plan: " + flow);
   if (rt->plan().shards > 1 || rt->plan().exactlyOnce) {
     throw SqlError(sqlstate::kFeatureNotSupported,
@@ -187,15 +187,15 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
       out.complete("STOP FLOW");
       return;
     }
-    flows_.requireNotStopping(flow, stmt.flowPos, "STOP FLOW");
-    persistWantRunning(flow, false);
-    flows_.setWantRunning(flow, false);
+    ctx_.flows.requireNotStopping(flow, stmt.flowPos, "STOP FLOW");
+    ctx_.persistWantRunning(flow, false);
+    ctx_.flows.setWantRunning(flow, false);
     {
       // The final epoch's checkpoint is the savepoint's content.
-      FlowRegistry::Stopping stopping(flows_, flow);
+      FlowRegistry::Stopping stopping(ctx_.flows, flow);
       rt->stop();
     }
-    CheckpointDir checkpoints((fs::path(flows_.flowDir(flow)) / "checkpoints").string(), 1);
+    CheckpointDir checkpoints((fs::path(ctx_.flows.flowDir(flow)) / "checkpoints").string(), 1);
     std::optional<CheckpointInfo> latest =
         fs::is_directory(checkpoints.root(), ec) ? checkpoints.latest() : std::nullopt;
     if (!latest) {
@@ -234,23 +234,23 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
     out.complete("START FLOW");
     return;
   }
-  flows_.requireNotStopping(flow, stmt.flowPos, "START FLOW");
+  ctx_.flows.requireNotStopping(flow, stmt.flowPos, "START FLOW");
   {
-    FlowRegistry::Stopping stopping(flows_, flow);
+    FlowRegistry::Stopping stopping(ctx_.flows, flow);
     rt->stop();
   }
   // The savepoint becomes the newest checkpoint, written like any other (a
   // crash leaves it whole or not at all).
-  CheckpointDir checkpoints((fs::path(flows_.flowDir(flow)) / "checkpoints").string(), 1 << 20);
+  CheckpointDir checkpoints((fs::path(ctx_.flows.flowDir(flow)) / "checkpoints").string(), 1 << 20);
   std::vector<uint64_t> epochs =
       fs::is_directory(checkpoints.root(), ec) ? checkpoints.epochs() : std::vector<uint64_t>{};
   CheckpointInfo info = sp->info;
   info.epoch = std::max<uint64_t>(epochs.empty() ? 0 : epochs.back() + 1, sp->info.epoch);
   info.epochEndMicros = sp->info.epochEndMicros;
   checkpoints.write(info, [&](const std::string& stateDir) { CheckpointDir::restoreState(sp->info, stateDir); });
-  flows_.startRuntime(flow, *rt);
-  persistWantRunning(flow, true);
-  flows_.setWantRunning(flow, true);
+  ctx_.flows.startRuntime(flow, *rt);
+  ctx_.persistWantRunning(flow, true);
+  ctx_.flows.setWantRunning(flow, true);
   out.complete("START FLOW");
 }
 

@@ -11,7 +11,9 @@
 #include "connectors/local/broker.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
-#include "server/engine.h"
+#include "server/flow_replace.h"
+#include "server/set_statement.h"
+#include "server/show.h"
 
 #include "parser/parser.h"
 #include "server/privileges.h"
@@ -35,7 +37,7 @@ std::vector<std::optional<std::string>> lines(const std::string& s) {
 
 }  // namespace
 
-std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
+std::vector<ResultColumn> ShowStatements::showColumns(const ast::Show& stmt) {
   switch (stmt.what) {
     case ast::ShowKind::Sources:
     case ast::ShowKind::Sinks: return {{"name"}, {"connector"}, {"format"}, {"options"}};
@@ -64,58 +66,58 @@ std::vector<ResultColumn> Engine::showColumns(const ast::Show& stmt) {
   return {};
 }
 
-const std::vector<ResultColumn> Engine::kDescribeColumns = {{"name"}, {"type"}, {"kind"}};
-const std::vector<ResultColumn> Engine::kExplainColumns = {{"QUERY PLAN"}};
+const std::vector<ResultColumn> ShowStatements::kDescribeColumns = {{"name"}, {"type"}, {"kind"}};
+const std::vector<ResultColumn> ShowStatements::kExplainColumns = {{"QUERY PLAN"}};
 
-void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
-  Rows rows;
+void ShowStatements::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
+  EngineContext::Rows rows;
   switch (stmt.what) {
     case ast::ShowKind::Sources: {
-      for (const auto& src : catalogOf(s).sources()) {
+      for (const auto& src : ctx_.catalogOf(s).sources()) {
         rows.push_back({src->name, src->connector,
                         src->format.empty() ? std::nullopt : text(src->format),
                         masked(src->options).toString()});
       }
-      sendRows(out, showColumns(stmt), rows,
-               fmt::format("SHOW {}", rows.size()));
+      ctx_.sendRows(out, showColumns(stmt), rows,
+                    fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::ShowKind::Sinks: {
-      for (const auto& sink : catalogOf(s).sinks()) {
+      for (const auto& sink : ctx_.catalogOf(s).sinks()) {
         rows.push_back(
             {sink->name, sink->connector, sink->format, masked(sink->options).toString()});
       }
-      sendRows(out, showColumns(stmt), rows,
-               fmt::format("SHOW {}", rows.size()));
+      ctx_.sendRows(out, showColumns(stmt), rows,
+                    fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::ShowKind::Tables: {
-      for (const auto& t : catalogOf(s).tables()) {
+      for (const auto& t : ctx_.catalogOf(s).tables()) {
         rows.push_back({t->name, t->schema.toString(), std::to_string(t->rows->size())});
       }
-      sendRows(out, showColumns(stmt), rows,
-               fmt::format("SHOW {}", rows.size()));
+      ctx_.sendRows(out, showColumns(stmt), rows,
+                    fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::ShowKind::Flows: {
-      for (const auto& info : flowInfos(false)) {
+      for (const auto& info : ctx_.flows.flowInfos(false)) {
         std::optional<std::string> reason;
         if (!info.failure.empty()) reason = info.failure;
         rows.push_back({info.name, info.sink, std::string(flowStateName(info.state)),
                         info.slots ? text(std::to_string(*info.slots)) : std::nullopt, reason});
       }
-      sendRows(out, showColumns(stmt), rows,
-               fmt::format("SHOW {}", rows.size()));
+      ctx_.sendRows(out, showColumns(stmt), rows,
+                    fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::ShowKind::Progress: {
-      std::optional<std::string> json = progress(stmt.name);
+      std::optional<std::string> json = ctx_.flows.progress(stmt.name);
       if (!json) {
         throw SqlError(sqlstate::kUndefinedObject,
                        fmt::format("flow \"{}\" does not exist", stmt.name), stmt.namePos,
                        "SHOW FLOWS lists the flows");
       }
-      sendRows(out, showColumns(stmt), {{*json}}, "SHOW 1");
+      ctx_.sendRows(out, showColumns(stmt), {{*json}}, "SHOW 1");
       return;
     }
     case ast::ShowKind::Functions:
@@ -123,9 +125,9 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       // User functions never take a built-in's name, so each name is one row.
       // A body is its owner's: other users see NULL (server/privileges.h).
       const bool all = stmt.what == ast::ShowKind::Functions;
-      for (const auto& f : catalogOf(s).functions()) {
+      for (const auto& f : ctx_.catalogOf(s).functions()) {
         rows.push_back({f->name, std::string("user"), f->signature(), f->returns->toString(),
-                        privileges_->owns(s.user, f->owner) ? text(f->bodyText) : std::nullopt,
+                        ctx_.privileges->owns(s.user, f->owner) ? text(f->bodyText) : std::nullopt,
                         toUpper(f->language) + (f->vectorized ? " VECTORIZED" : "")});
         if (all) rows.back().push_back(std::nullopt);
       }
@@ -139,11 +141,11 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       }
       std::sort(rows.begin(), rows.end(),
                 [](const auto& a, const auto& b) { return toLower(*a[0]) < toLower(*b[0]); });
-      sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
+      ctx_.sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::ShowKind::Processors: {
-      for (const auto& p : catalogOf(s).processors()) {
+      for (const auto& p : ctx_.catalogOf(s).processors()) {
         std::string returns;
         for (const Column& c : p->returns.columns) {
           if (!returns.empty()) returns += ", ";
@@ -151,18 +153,18 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
         }
         rows.push_back({p->name, std::move(returns), p->python->className(), toUpper(p->language)});
       }
-      sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
+      ctx_.sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::ShowKind::MaterializedViews: {
-      for (const auto& f : catalogOf(s).flows()) {
+      for (const auto& f : ctx_.catalogOf(s).flows()) {
         if (!f->materializedView) continue;
-        ViewStatus st = views_->status(*f);
+        ViewStatus st = ctx_.views->status(*f);
         rows.push_back({st.name, st.state,
                         st.epoch ? text(std::to_string(*st.epoch)) : std::nullopt, st.key,
                         st.error.empty() ? std::nullopt : text(st.error)});
       }
-      sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
+      ctx_.sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::ShowKind::Variable: {
@@ -170,30 +172,30 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       std::string value;
       if (key == "rtsql.view_epoch") {
         // The epoch of the session's last read of a materialized view.
-        sendRows(out, showColumns(stmt),
-                 {{s.viewEpoch ? text(std::to_string(*s.viewEpoch)) : std::nullopt}}, "SHOW");
+        ctx_.sendRows(out, showColumns(stmt),
+                      {{s.viewEpoch ? text(std::to_string(*s.viewEpoch)) : std::nullopt}}, "SHOW");
         return;
       }
       if (key == "rtsql.statements_parsed") {
         // Texts the server has parsed since it started (parser/parser.h).
-        sendRows(out, showColumns(stmt), {{text(std::to_string(parsedTextCount()))}}, "SHOW");
+        ctx_.sendRows(out, showColumns(stmt), {{text(std::to_string(parsedTextCount()))}}, "SHOW");
         return;
       }
       if (key == "live_taps") {
-        for (const KafkaTapInfo& t : liveTaps_->list()) {
+        for (const KafkaTapInfo& t : ctx_.liveTaps->list()) {
           rows.push_back({t.bootstrap, t.topics, std::to_string(t.liveQueries),
                           std::to_string(t.tasks), std::to_string(t.records)});
         }
         std::sort(rows.begin(), rows.end());
-        sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
+        ctx_.sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
         return;
       }
       if (key == "embedded_kafka") {
-        if (options_.embeddedBootstrap.empty()) {
+        if (ctx_.options.embeddedBootstrap.empty()) {
           throw SqlError(sqlstate::kObjectNotInPrerequisiteState, "the embedded Kafka broker is not running",
                          stmt.namePos, "start rtsqld with --embedded-kafka");
         }
-        value = options_.embeddedBootstrap;
+        value = ctx_.options.embeddedBootstrap;
         out.notice("the embedded broker is ephemeral: its topics live in memory and are lost at "
                    "shutdown; rtsqld --local-kafka runs one that keeps them (SHOW local_kafka)");
       } else if (key == "local_kafka") {
@@ -204,10 +206,10 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
                          "start rtsqld with --local-kafka");
         }
       } else if (key == "slots") {
-        value = fmt::format("{} used of {}", slots_.used(), slots_.total());
+        value = fmt::format("{} used of {}", ctx_.slots.used(), ctx_.slots.total());
       } else if (const OptionEntry* e = s.settings.find(key)) {
         value = e->value;
-      } else if (const std::string* d = settingDefault(key)) {
+      } else if (const std::string* d = SetStatement::settingDefault(key)) {
         // Not SET in this session: its default, as PostgreSQL's SHOW
         // client_encoding, TimeZone, DateStyle answer before any SET.
         value = *d;
@@ -222,15 +224,15 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
                        stmt.namePos, "known: embedded_kafka, local_kafka, slots, shuffle.partitions, live_taps, "
                        "and PostgreSQL's server_version, server_version_num, standard_conforming_strings, ...");
       }
-      sendRows(out, showColumns(stmt), {{value}}, "SHOW");
+      ctx_.sendRows(out, showColumns(stmt), {{value}}, "SHOW");
       return;
     }
   }
 }
 
-void Engine::describeFunction(const EngineSession& s, const ast::Describe& stmt,
-                              ResultWriter& out) {
-  Catalog::FunctionPtr f = catalog_.findFunction(stmt.name);
+void ShowStatements::describeFunction(const EngineSession& s, const ast::Describe& stmt,
+                                      ResultWriter& out) {
+  Catalog::FunctionPtr f = ctx_.catalog.findFunction(stmt.name);
   if (!f) {
     // A built-in: its name and where it differs from Spark (NULL: nowhere).
     const std::string name = toLower(stmt.name);
@@ -247,7 +249,7 @@ void Engine::describeFunction(const EngineSession& s, const ast::Describe& stmt,
                    fmt::format("function {} does not exist", stmt.name), stmt.namePos,
                    "SHOW USER FUNCTIONS lists the functions made by CREATE FUNCTION");
   }
-  Rows rows;
+  EngineContext::Rows rows;
   for (const auto& p : f->params)
     rows.push_back({p.name, p.type->toString(), std::string("parameter")});
   rows.push_back({std::string("returns"), f->returns->toString(), std::string("function")});
@@ -259,19 +261,20 @@ void Engine::describeFunction(const EngineSession& s, const ast::Describe& stmt,
   rows.push_back({std::string("owner"), f->owner.empty() ? std::nullopt : text(f->owner),
                   std::string("function")});
   rows.push_back({std::string("body"),
-                  privileges_->owns(s.user, f->owner) ? text(f->bodyText) : std::nullopt,
+                  ctx_.privileges->owns(s.user, f->owner) ? text(f->bodyText) : std::nullopt,
                   std::string("function")});
-  sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
+  ctx_.sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
 }
 
-void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultWriter& out) {
+void ShowStatements::describe(const EngineSession& s, const ast::Describe& stmt,
+                              ResultWriter& out) {
   if (stmt.function) return describeFunction(s, stmt, out);
-  Rows rows;
+  EngineContext::Rows rows;
   auto addOptions = [&](const Options& o) {
     const Options shown = masked(o);
     for (const auto& e : shown.entries()) rows.push_back({e.key, e.value, std::string("option")});
   };
-  if (auto src = catalog_.findSource(stmt.name)) {
+  if (auto src = ctx_.catalog.findSource(stmt.name)) {
     for (size_t i = 0; i < src->schema.size(); ++i) {
       const Column& c = src->schema.columns[i];
       std::string kind = c.hidden ? "metadata" : "column";
@@ -281,14 +284,14 @@ void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultW
       rows.push_back({c.name, c.type->toString(), kind});
     }
     addOptions(src->options);
-  } else if (auto t = catalog_.findTable(stmt.name)) {
+  } else if (auto t = ctx_.catalog.findTable(stmt.name)) {
     for (const auto& c : t->schema.columns) rows.push_back({c.name, c.type->toString(), std::string("column")});
     addOptions(t->options);
-  } else if (auto sink = catalog_.findSink(stmt.name)) {
+  } else if (auto sink = ctx_.catalog.findSink(stmt.name)) {
     addOptions(sink->options);
-  } else if (auto v = catalog_.findFlow(stmt.name); v && v->materializedView) {
+  } else if (auto v = ctx_.catalog.findFlow(stmt.name); v && v->materializedView) {
     // A view: its columns, those of its key said so, then the flow's lines.
-    if (std::optional<ViewLayout> l = views_->layout(v->name)) {
+    if (std::optional<ViewLayout> l = ctx_.views->layout(v->name)) {
       for (size_t i = 0; i < l->schema.size(); ++i) {
         const bool key =
             std::find(l->key.begin(), l->key.end(), static_cast<int>(i)) != l->key.end();
@@ -300,8 +303,8 @@ void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultW
     rows.push_back({std::string("owner"), v->owner.empty() ? std::nullopt : text(v->owner),
                     std::string("materialized view")});
     addOptions(v->options);
-  } else if (auto f = catalog_.findFlow(stmt.name)) {
-    FlowRuntime* rt = flows_.findRuntime(f->name);
+  } else if (auto f = ctx_.catalog.findFlow(stmt.name)) {
+    FlowRuntime* rt = ctx_.flows.findRuntime(f->name);
     if (rt) {
       for (const auto& c : rt->plan().sink.input.columns) {
         rows.push_back({c.name, c.type->toString(), std::string("output column")});
@@ -316,39 +319,39 @@ void Engine::describe(const EngineSession& s, const ast::Describe& stmt, ResultW
     throw SqlError(sqlstate::kUndefinedTable, fmt::format("relation \"{}\" does not exist", stmt.name),
                    stmt.namePos, "SHOW SOURCES, SHOW SINKS, SHOW TABLES and SHOW FLOWS list what exists");
   }
-  sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
+  ctx_.sendRows(out, kDescribeColumns, rows, fmt::format("DESCRIBE {}", rows.size()));
 }
 
-void Engine::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out) {
+void ShowStatements::explain(EngineSession& s, const ast::Explain& stmt, ResultWriter& out) {
   std::string plan;
   if (!stmt.inner && stmt.materializedView) {
     // EXPLAIN MATERIALIZED VIEW v: the plan its flow runs.
-    Catalog::FlowPtr v = catalog_.findFlow(stmt.flowName);
+    Catalog::FlowPtr v = ctx_.catalog.findFlow(stmt.flowName);
     if (!v || !v->materializedView) {
       throw SqlError(sqlstate::kUndefinedTable,
                      fmt::format("materialized view \"{}\" does not exist", stmt.flowName),
                      stmt.flowNamePos, "SHOW MATERIALIZED VIEWS lists them");
     }
-    plan = flows_.flowPlan(stmt.flowName, stmt.flowNamePos);
+    plan = ctx_.flows.flowPlan(stmt.flowName, stmt.flowNamePos);
   } else if (!stmt.inner) {
-    plan = flows_.flowPlan(stmt.flowName, stmt.flowNamePos);
+    plan = ctx_.flows.flowPlan(stmt.flowName, stmt.flowNamePos);
   } else if (stmt.inner->kind == ast::StatementKind::CreateFlow &&
              static_cast<const ast::CreateFlow&>(*stmt.inner).orReplace) {
     // The state plan (server/flow_replace.h).
-    Rows rows;
-    for (auto& l : explainReplace(s, static_cast<const ast::CreateFlow&>(*stmt.inner))) rows.push_back({l});
-    sendRows(out, kExplainColumns, rows, "EXPLAIN");
+    EngineContext::Rows rows;
+    for (auto& l : replace_.explainReplace(s, static_cast<const ast::CreateFlow&>(*stmt.inner))) rows.push_back({l});
+    ctx_.sendRows(out, kExplainColumns, rows, "EXPLAIN");
     return;
   } else if (stmt.inner->kind == ast::StatementKind::CreateFlow) {
-    plan = planFlow(static_cast<const ast::CreateFlow&>(*stmt.inner), planContext(s)).explain();
+    plan = planFlow(static_cast<const ast::CreateFlow&>(*stmt.inner), ctx_.planContext(s)).explain();
   } else if (stmt.inner->kind == ast::StatementKind::Select) {
-    plan = planQuery(*static_cast<const ast::SelectStatement&>(*stmt.inner).query, planContext(s)).explain();
+    plan = planQuery(*static_cast<const ast::SelectStatement&>(*stmt.inner).query, ctx_.planContext(s)).explain();
   } else {
     throw SqlError(sqlstate::kFeatureNotSupported, "EXPLAIN takes CREATE FLOW or SELECT", stmt.pos);
   }
-  Rows rows;
+  EngineContext::Rows rows;
   for (auto& l : lines(plan)) rows.push_back({l});
-  sendRows(out, kExplainColumns, rows, "EXPLAIN");
+  ctx_.sendRows(out, kExplainColumns, rows, "EXPLAIN");
 }
 
 }  // namespace rtsql

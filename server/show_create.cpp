@@ -10,9 +10,9 @@
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/create_text.h"
-#include "server/engine.h"
 #include "server/privileges.h"
 #include "server/secret_options.h"
+#include "server/show_create.h"
 
 namespace rtsql {
 
@@ -32,10 +32,11 @@ const char* kindWord(ast::ObjectKind kind) {
 
 }  // namespace
 
-const std::vector<ResultColumn> Engine::kShowCreateColumns = {{"statement"}};
+const std::vector<ResultColumn> ShowCreate::kShowCreateColumns = {{"statement"}};
 
-std::string Engine::currentCreateText(const ast::ObjectKind kind, const std::string& name,
-                                      const Catalog& catalog, bool reveal, bool* maskedAny) const {
+std::string ShowCreate::currentCreateText(const ast::ObjectKind kind, const std::string& name,
+                                          const Catalog& catalog, bool reveal,
+                                          bool* maskedAny) const {
   // The options as a list, masked unless `reveal`.
   auto listOf = [&](const Options& options) {
     OptionList out;
@@ -73,7 +74,7 @@ std::string Engine::currentCreateText(const ast::ObjectKind kind, const std::str
         // The shuffle partitions a session SET when it created the flow are
         // part of what runs: written out, a fresh server makes the same plan.
         if (!options.has("shuffle.partitions")) {
-          for (const auto& [k, v] : flows_.control(def->name).settings) {
+          for (const auto& [k, v] : ctx_.flows.control(def->name).settings) {
             if (iequals(k, "shuffle.partitions")) options.set("shuffle.partitions", v);
           }
         }
@@ -94,19 +95,19 @@ std::string Engine::currentCreateText(const ast::ObjectKind kind, const std::str
                  SqlError::npos);
 }
 
-void Engine::showCreate(EngineSession& s, const ast::ShowCreate& stmt, ResultWriter& out) {
-  StatementLock::Guard lock = guardFor(s);
+void ShowCreate::showCreate(EngineSession& s, const ast::ShowCreate& stmt, ResultWriter& out) {
+  StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
-  const Catalog& catalog = catalogOf(s);
-  bool reveal = privileges_->isSuperuser(s.user);
+  const Catalog& catalog = ctx_.catalogOf(s);
+  bool reveal = ctx_.privileges->isSuperuser(s.user);
   if (stmt.object == ast::ObjectKind::Flow) {
     if (auto def = catalog.findFlow(stmt.name)) {
-      reveal = reveal || privileges_->owns(s.user, def->owner);
+      reveal = reveal || ctx_.privileges->owns(s.user, def->owner);
     }
   }
   // A function's or processor's code is its owner's to read.
   if (stmt.object == ast::ObjectKind::Function || stmt.object == ast::ObjectKind::Processor) {
-    requireOwnerOf(s, stmt.object, stmt.name, "show the code of", stmt.namePos);
+    ctx_.requireOwnerOf(s, stmt.object, stmt.name, "show the code of", stmt.namePos);
   }
   bool maskedAny = false;
   std::string text;
@@ -121,7 +122,7 @@ void Engine::showCreate(EngineSession& s, const ast::ShowCreate& stmt, ResultWri
                            kindWord(stmt.object), stmt.name, kMasked,
                            stmt.object == ast::ObjectKind::Flow ? " or the flow's owner" : ""));
   }
-  sendRows(out, kShowCreateColumns, {{text}}, "SHOW 1");
+  ctx_.sendRows(out, kShowCreateColumns, {{text}}, "SHOW 1");
 }
 
 }  // namespace rtsql

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "server/engine.h"
 #include "server/privileges.h"
+#include "server/user_ddl.h"
 #include "server/users.h"
 
 namespace rtsql {
@@ -35,27 +35,27 @@ const char* const kAskASuperuser =
 
 }  // namespace
 
-std::vector<ResultColumn> Engine::userColumns(const ast::UserStatement& stmt) {
+std::vector<ResultColumn> UserDdl::userColumns(const ast::UserStatement& stmt) {
   if (stmt.action == ast::UserAction::Show) return {{"name"}, {"superuser", pgtype::kBool}};
   return {};
 }
 
-void Engine::userStatement(EngineSession& s, const ast::UserStatement& stmt, ResultWriter& out) {
-  UserStore* users = options_.users.get();
+void UserDdl::userStatement(EngineSession& s, const ast::UserStatement& stmt, ResultWriter& out) {
+  UserStore* users = ctx_.options.users.get();
   if (users == nullptr) throw noUsersFile();
 
   switch (stmt.action) {
     case ast::UserAction::Show: {
-      Rows rows;
+      EngineContext::Rows rows;
       for (auto& name : users->names()) {
-        std::string super = privileges_->isSuperuser(name) ? "t" : "f";
+        std::string super = ctx_.privileges->isSuperuser(name) ? "t" : "f";
         rows.push_back({std::move(name), std::move(super)});
       }
-      sendRows(out, userColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
+      ctx_.sendRows(out, userColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
       return;
     }
     case ast::UserAction::Create: {
-      privileges_->requireSuperuser(s.user, "create users", kAskASuperuser);
+      ctx_.privileges->requireSuperuser(s.user, "create users", kAskASuperuser);
       const bool created = users->create(stmt.name, stmt.password, stmt.ifNotExists);
       if (!created) out.notice(fmt::format("user \"{}\" already exists, skipping", stmt.name));
       // PostgreSQL's command tags, which drivers may look at.
@@ -65,7 +65,7 @@ void Engine::userStatement(EngineSession& s, const ast::UserStatement& stmt, Res
     case ast::UserAction::Alter:
       // Every user may change their own password, as in PostgreSQL.
       if (stmt.name != s.user) {
-        privileges_->requireSuperuser(
+        ctx_.privileges->requireSuperuser(
             s.user, fmt::format("change the password of user \"{}\"", stmt.name),
             "A user may change only their own password; a superuser may change anyone's.");
       }
@@ -73,7 +73,7 @@ void Engine::userStatement(EngineSession& s, const ast::UserStatement& stmt, Res
       out.complete("ALTER ROLE");
       return;
     case ast::UserAction::Drop: {
-      privileges_->requireSuperuser(s.user, "drop users", kAskASuperuser);
+      ctx_.privileges->requireSuperuser(s.user, "drop users", kAskASuperuser);
       if (stmt.name == s.user) {
         // As PostgreSQL refuses to drop the current user: it would lock the
         // session's own user out the moment it disconnects.

@@ -1,0 +1,124 @@
+// SELECT (select_statement.h).
+#include "server/select_statement.h"
+
+#include <filesystem>
+
+#include "common/expr.h"
+#include "common/schema.h"
+#include "connectors/kafka/tap.h"
+#include "planner/user_function.h"
+#include "server/live_query.h"
+#include "server/live_query_quota.h"
+#include "server/pg_values.h"
+#include "server/privileges.h"
+#include "server/views/view_reads.h"
+
+namespace rtsql {
+
+void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
+                             ResultWriter& out) {
+  const ast::Query& q = *stmt.query;
+  // A SELECT without FROM is evaluated at once, as PostgreSQL does (drivers and
+  // tools send `SELECT 1` to check a connection).
+  if (isConstantQuery(q)) {
+    const ast::Select& sel = q.terms[0];
+    Schema empty;
+    std::vector<ResultColumn> cols;
+    std::vector<std::optional<std::string>> row;
+    for (const auto& item : sel.items) {
+      checkSelectListLength(cols.size() + 1, item.expr->pos);
+      ExprPtr e = bindExpression(*item.expr, empty, &ctx_.catalogOf(s));  // SELECT f(1)
+      // Typed as a live query's columns are, so drivers get ints, floats and
+      // booleans rather than text.
+      cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
+      row.push_back(pgTextOf(e->eval(Row{})));
+    }
+    if (sel.where) {
+      Value w = bindExpression(*sel.where, empty, &ctx_.catalogOf(s))->eval(Row{});
+      if (w.isNull() || !w.asBool()) {
+        ctx_.sendRows(out, cols, {}, "SELECT 0");
+        return;
+      }
+    }
+    ctx_.sendRows(out, cols, {row}, "SELECT 1");
+    return;
+  }
+  // A materialized view's lookups by key and scans in key order are answered
+  // from its snapshot directly (server/views/view_reads.h); any other query
+  // over it is a bounded query reading the same snapshot.
+  if (Catalog::FlowPtr view = ViewReads::viewOf(q, ctx_.catalogOf(s));
+      view && ctx_.views->serves(q, *view)) {
+    if (s.shadow && !s.blockShadow) {
+      out.columns(ctx_.views->columns(q, *view));
+      out.complete("SELECT 0");
+      return;
+    }
+    s.viewEpoch = ctx_.views->select(q, *view, out);
+    return;
+  }
+  // A query over finite relations only runs to their end (server/bounded_query.h).
+  std::optional<uint64_t> viewEpoch;
+  const BoundedLookup lookup = ctx_.boundedLookup(s, &out, &viewEpoch);
+  if (isBoundedQuery(q, lookup)) {
+    PhysicalPlan plan = planBoundedQuery(
+        q, catalogQueryContext(q, lookup, boundedPlanContext(ctx_.planContext(s), lookup)));
+    if (s.shadow && !s.blockShadow) {
+      out.columns(boundedQueryColumns(plan));
+      out.complete("SELECT 0");
+      return;
+    }
+    std::optional<LiveQueryQuota::Hold> hold;
+    if (!ctx_.privileges->isSuperuser(s.user))
+      hold.emplace(ctx_.liveQuota->acquire(s.user, plan.slots()));
+    runBoundedQuery(std::move(plan), q, ctx_.boundedRun(s, ctx_.catalogOf(s), lookup), out);
+    if (viewEpoch) s.viewEpoch = viewEpoch;
+    return;
+  }
+  // A query on a stream runs as a temporary flow whose rows stream to the client.
+  PhysicalPlan plan = planQuery(q, ctx_.planContext(s));
+  if (s.shadow && !s.blockShadow) {
+    // Dry run: planned, its columns sent, nothing read.
+    out.columns(liveQueryColumns(plan));
+    out.complete("SELECT 0");
+    return;
+  }
+  // Superusers are not bound by the per-user quota (server/live_query_quota.h).
+  std::optional<LiveQueryQuota::Hold> hold;
+  if (!ctx_.privileges->isSuperuser(s.user))
+    hold.emplace(ctx_.liveQuota->acquire(s.user, plan.slots()));
+  runLiveQuery(std::move(plan), q.limit, ctx_.connectors, *ctx_.liveTaps, ctx_.slots,
+               (std::filesystem::path(ctx_.options.dataDir) / "live").string(), out);
+}
+
+std::vector<ResultColumn> QueryStatements::columns(EngineSession& s, const ast::Query& q) {
+  if (isConstantQuery(q)) {
+    std::vector<ResultColumn> cols;
+    Schema empty;
+    for (const auto& item : q.terms[0].items) {
+      checkSelectListLength(cols.size() + 1, item.expr->pos);
+      ExprPtr e = bindExpression(*item.expr, empty, &ctx_.catalogOf(s));
+      cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
+    }
+    return cols;
+  }
+  if (Catalog::FlowPtr view = ViewReads::viewOf(q, ctx_.catalogOf(s));
+      view && ctx_.views->serves(q, *view))
+    return ctx_.views->columns(q, *view);
+  const BoundedLookup lookup = ctx_.boundedLookup(s, nullptr, nullptr);
+  if (isBoundedQuery(q, lookup)) {
+    return boundedQueryColumns(planBoundedQuery(
+        q, catalogQueryContext(q, lookup, boundedPlanContext(ctx_.planContext(s), lookup))));
+  }
+  return liveQueryColumns(planQuery(q, ctx_.planContext(s)));
+}
+
+bool QueryStatements::isConstantQuery(const ast::Query& q) {
+  return q.terms.size() == 1 && !q.terms[0].from && q.terms[0].groupBy.empty();
+}
+
+std::string QueryStatements::constantColumnName(const ast::SelectItem& item) {
+  if (!item.alias.empty()) return item.alias;
+  return item.expr->kind == ast::ExprKind::Call ? item.expr->name : std::string("?column?");
+}
+
+}  // namespace rtsql
