@@ -239,10 +239,10 @@ void ShowStatements::describeFunction(const EngineSession& s, const ast::Describ
     const std::vector<std::string> builtins = functionNames();
     if (std::binary_search(builtins.begin(), builtins.end(), name)) {
       std::optional<std::string_view> spark = sparkDifference(name);
-      Rows rows{{std::string("function"), name, std::string("builtin")},
+      EngineContext::Rows rows{{std::string("function"), name, std::string("builtin")},
                 {std::string("spark"), spark ? text(std::string(*spark)) : std::nullopt,
                  std::string("builtin")}};
-      sendRows(out, kDescribeColumns, rows, "DESCRIBE 2");
+      ctx_.sendRows(out, kDescribeColumns, rows, "DESCRIBE 2");
       return;
     }
     throw SqlError(sqlstate::kUndefinedFunction,
