@@ -573,6 +573,7 @@ StatePlan planStateChange(const PhysicalPlan& running, const PhysicalPlan& next)
     plan.sources.push_back(std::move(s));
   }
 
+  plan.viewTable = planViewTableChange(running, next);
   if (running.shards != next.shards) {
     plan.flowReasons.push_back(fmt::format(
         "the flow's shards changed from {} to {}: each copy keeps the state of its own keys",
@@ -601,6 +602,7 @@ StatePlan planStateChange(const PhysicalPlan& running, const PhysicalPlan& next)
 
 bool StatePlan::compatible() const {
   if (!flowReasons.empty()) return false;
+  if (viewTable && viewTable->fate == StateFate::Incompatible) return false;
   return std::none_of(operators.begin(), operators.end(),
                       [](const auto& o) { return o.fate == StateFate::Incompatible; });
 }
@@ -624,6 +626,9 @@ void StatePlan::reset(const std::vector<int>& ids, size_t pos) {
       o.fate = StateFate::Reset;
     }
   }
+  // The view's table is rebuilt only with everything else: a part of the
+  // state reset under it would leave rows the new plan never retracts.
+  if (ids.empty() && viewTable) viewTable->fate = StateFate::Reset;
   if (ids.empty()) {
     for (auto& s : sources) {
       if (s.newScan < 0) continue;
@@ -664,6 +669,13 @@ std::vector<std::string> StatePlan::lines() const {
     out.push_back(std::move(line));
   }
   if (operators.empty()) out.push_back("no operator keeps state");
+  if (viewTable) {
+    std::string line = fmt::format("{}: state {}", viewTable->text, stateFateName(viewTable->fate));
+    if (viewTable->fate == StateFate::Reset)
+      line += " (RESET STATE: rebuilt from the sources' startingOffsets)";
+    for (const auto& r : viewTable->reasons) line += "; " + r;
+    out.push_back(std::move(line));
+  }
   for (const auto& s : sources) {
     out.push_back(s.kept ? fmt::format("source {}: offsets kept", s.source)
                          : fmt::format("source {}: offsets not kept ({})", s.source, s.reason));
@@ -676,6 +688,9 @@ std::vector<std::string> StatePlan::lines() const {
 std::string StatePlan::reasonsText() const {
   std::string out;
   for (const auto& r : flowReasons) out += (out.empty() ? "" : "; ") + r;
+  if (viewTable && viewTable->fate == StateFate::Incompatible) {
+    for (const auto& r : viewTable->reasons) out += (out.empty() ? "" : "; ") + r;
+  }
   for (const auto& o : operators) {
     if (o.fate != StateFate::Incompatible) continue;
     for (const auto& r : o.reasons)

@@ -171,6 +171,8 @@ class Engine : public QueryHandler, public FlowReads {
   };
   ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
   void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  // CREATE OR REPLACE FLOW ... FROM SAVEPOINT: the new plan from a savepoint of it.
+  void replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
   std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
   // The pieces of a replace that a transaction block's COMMIT shares: with
   // the running plan stopped, the migration its newest checkpoint goes
@@ -183,7 +185,7 @@ class Engine : public QueryHandler, public FlowReads {
                        const std::optional<StateMigration>& migration, bool resetAll,
                        const FlowControl& control, bool start, ResultWriter& out);
   // Throws 55000 with the reasons when the state plan refuses the replace.
-  static void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);
+  void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);
   // savepoints.cpp: STOP FLOW ... WITH SAVEPOINT, START ... FROM SAVEPOINT,
   // SHOW / DROP SAVEPOINT(S).
   void savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt, ResultWriter& out);

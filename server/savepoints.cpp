@@ -7,75 +7,23 @@
 //   SHOW SAVEPOINTS [FOR f]          flow, savepoint, epoch
 //   DROP SAVEPOINT s [FOR f]
 //
-// A savepoint lives in <flow dir>/savepoints/<name>/: checkpoint.meta, the
-// state snapshot (SST files hard-linked, as a restore does) and plan.txt, the
-// EXPLAIN text of the plan that wrote it. A savepoint restores only into the
-// same plan: after CREATE OR REPLACE FLOW, replace the flow back first. Names
-// are identifiers of letters, digits, '_' and '-', so a savepoint never names
-// a path outside its flow's directory. DROP FLOW removes its savepoints.
+// A savepoint lives in <flow dir>/savepoints/<name>/ (savepoint_files.h). It
+// restores only into the plan it was taken of: after CREATE OR REPLACE FLOW,
+// CREATE OR REPLACE FLOW ... FROM SAVEPOINT s with the query it was taken of
+// goes back (flow_replace.cpp). DROP FLOW removes its savepoints.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "executor/checkpoint.h"
 #include "server/engine.h"
+#include "server/flow_replace.h"
+#include "server/savepoint_files.h"
 
 namespace rtsql {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-constexpr const char* kMetaFile = "checkpoint.meta";
-constexpr const char* kPlanFile = "plan.txt";
-
-void validateName(const std::string& name, size_t pos) {
-  bool ok = !name.empty() && name.size() <= 64 && name[0] != '-';
-  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
-  if (!ok) {
-    throw SqlError(sqlstate::kInvalidName, fmt::format("invalid savepoint name \"{}\"", name), pos,
-                   "a savepoint name is 1 to 64 letters, digits, '_' or '-'");
-  }
-}
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void writeFile(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) throw SqlError(sqlstate::kIoError, "cannot write " + p.string());
-}
-
-struct Savepoint {
-  std::string flow;
-  std::string name;
-  CheckpointInfo info;
-  std::string plan;
-};
-
-std::optional<Savepoint> readSavepoint(const fs::path& dir, const std::string& flow) {
-  std::optional<CheckpointInfo> info = parseCheckpointMeta(readFile(dir / kMetaFile));
-  if (!info) return std::nullopt;
-  info->dir = dir.string();
-  Savepoint s;
-  s.flow = flow;
-  s.name = dir.filename().string();
-  s.info = std::move(*info);
-  s.plan = readFile(dir / kPlanFile);
-  return s;
-}
-
-}  // namespace
 
 const std::vector<ResultColumn> Engine::kSavepointColumns = {
     {"flow"}, {"savepoint"}, {"epoch", pgtype::kInt8}};
@@ -87,7 +35,7 @@ std::string Engine::savepointDir(const std::string& flow) const {
 void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt,
                                 ResultWriter& out) {
   using A = ast::SavepointAction;
-  if (!stmt.savepoint.empty()) validateName(stmt.savepoint, stmt.savepointPos);
+  if (!stmt.savepoint.empty()) validateSavepointName(stmt.savepoint, stmt.savepointPos);
   StatementLock::Guard lock = guardFor(s);
   lock.lock();
   auto requireFlow = [&](const std::string& verb) {
@@ -113,7 +61,7 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
       std::vector<Savepoint> found;
       for (const auto& entry : fs::directory_iterator(root, ec)) {
         if (!entry.is_directory() || entry.path().extension() == ".tmp") continue;
-        if (auto sp = readSavepoint(entry.path(), flow)) found.push_back(std::move(*sp));
+        if (auto sp = readSavepoint(entry.path().string(), flow)) found.push_back(std::move(*sp));
       }
       std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
       for (const auto& sp : found) {
@@ -154,6 +102,7 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
     }
     fs::remove_all(dir, ec);
     if (ec) throw SqlError(sqlstate::kIoError, fmt::format("cannot remove {}: {}", dir.string(), ec.message()));
+    syncFileOrDirectory(dir.parent_path().string(), true);  // gone for good once answered
     out.complete("DROP SAVEPOINT");
     return;
   }
@@ -203,21 +152,13 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
                      fmt::format("flow \"{}\" stopped, but it has no checkpoint to save", flow),
                      stmt.flowPos, "start it, let it finish an epoch, and stop it again");
     }
-    const fs::path tmp = dir.string() + ".tmp";
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp, ec);
-    if (ec) throw SqlError(sqlstate::kIoError, fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
-    if (latest->hasState) CheckpointDir::restoreState(*latest, (tmp / "state").string());
-    writeFile(tmp / kMetaFile, formatCheckpointMeta(*latest));
-    writeFile(tmp / kPlanFile, rt->plan().explain());
-    fs::rename(tmp, dir, ec);
-    if (ec) throw SqlError(sqlstate::kIoError, fmt::format("cannot rename {}: {}", tmp.string(), ec.message()));
+    writeSavepoint(*latest, rt->plan().explain(), dir.string());
     out.complete("STOP FLOW");
     return;
   }
 
   // START FLOW f FROM SAVEPOINT s
-  std::optional<Savepoint> sp = fs::is_directory(dir, ec) ? readSavepoint(dir, flow) : std::nullopt;
+  std::optional<Savepoint> sp = fs::is_directory(dir, ec) ? readSavepoint(dir.string(), flow) : std::nullopt;
   if (!sp) {
     throw SqlError(sqlstate::kUndefinedObject,
                    fmt::format("savepoint \"{}\" of flow \"{}\" does not exist", stmt.savepoint, flow),
@@ -228,7 +169,8 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
                    fmt::format("savepoint \"{}\" was taken of another plan of flow \"{}\"",
                                stmt.savepoint, flow),
                    stmt.savepointPos,
-                   "CREATE OR REPLACE FLOW it with the query the savepoint was taken of first");
+                   "CREATE OR REPLACE FLOW ... FROM SAVEPOINT s AS <the query it was taken of> "
+                   "replaces the flow and starts it from the savepoint in one step");
   }
   if (s.shadow) {
     out.complete("START FLOW");
@@ -241,17 +183,115 @@ void Engine::savepointStatement(EngineSession& s, const ast::SavepointStatement&
   }
   // The savepoint becomes the newest checkpoint, written like any other (a
   // crash leaves it whole or not at all).
-  CheckpointDir checkpoints((fs::path(flows_.flowDir(flow)) / "checkpoints").string(), 1 << 20);
-  std::vector<uint64_t> epochs =
-      fs::is_directory(checkpoints.root(), ec) ? checkpoints.epochs() : std::vector<uint64_t>{};
-  CheckpointInfo info = sp->info;
-  info.epoch = std::max<uint64_t>(epochs.empty() ? 0 : epochs.back() + 1, sp->info.epoch);
-  info.epochEndMicros = sp->info.epochEndMicros;
-  checkpoints.write(info, [&](const std::string& stateDir) { CheckpointDir::restoreState(sp->info, stateDir); });
+  installSavepoint(*sp, (fs::path(flows_.flowDir(flow)) / "checkpoints").string());
   flows_.startRuntime(flow, *rt);
   persistWantRunning(flow, true);
   flows_.setWantRunning(flow, true);
   out.complete("START FLOW");
+}
+
+}  // namespace rtsql
+
+namespace rtsql {
+
+// CREATE OR REPLACE FLOW f ... FROM SAVEPOINT s AS <query>: a deployment
+// rolled back in one step. The new query must plan to the plan the savepoint
+// was taken of; the running plan ends its epoch, the catalog records the new
+// definition, the savepoint becomes the newest checkpoint and the flow goes
+// on from its state and offsets. Until then the new plan must not read the
+// running plan's checkpoints, whose layout is another: the recorded
+// migration drops all of their state and offsets, so a crash between the
+// catalog write and the savepoint's install comes back with the new plan
+// and empty state rather than with state it would misread.
+void Engine::replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt,
+                                  ResultWriter& out) {
+  validateSavepointName(stmt.fromSavepoint, stmt.fromSavepointPos);
+  ReplacePlan r = planReplace(s, stmt);  // who may, where it runs, the new plan
+  const std::string flow = catalogOf(s).findFlow(stmt.name)->name;
+  if (r.plan.exactlyOnce || r.rt->plan().exactlyOnce) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("flow \"{}\" writes exactly once: savepoints are not supported "
+                               "for it",
+                               flow),
+                   stmt.namePos);
+  }
+  const fs::path dir = fs::path(savepointDir(flow)) / stmt.fromSavepoint;
+  std::error_code ec;
+  std::optional<Savepoint> sp =
+      fs::is_directory(dir, ec) ? readSavepoint(dir.string(), flow) : std::nullopt;
+  if (!sp) {
+    throw SqlError(sqlstate::kUndefinedObject,
+                   fmt::format("savepoint \"{}\" of flow \"{}\" does not exist", stmt.fromSavepoint,
+                               flow),
+                   stmt.fromSavepointPos, "SHOW SAVEPOINTS lists them");
+  }
+  if (sp->plan != r.plan.explain()) {
+    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                   fmt::format("savepoint \"{}\" was taken of another plan of flow \"{}\"",
+                               stmt.fromSavepoint, flow),
+                   stmt.fromSavepointPos,
+                   "give the query (and options) the flow ran when the savepoint was taken: its "
+                   "state restores only into that plan")
+        .withDetail("the savepoint's plan:\n" + sp->plan);
+  }
+  if (s.shadow) {
+    // A dry run checks; a transaction block refuses it before (block_statements.cpp).
+    out.complete("CREATE FLOW");
+    return;
+  }
+  flows_.requireNotStopping(flow, stmt.namePos, "CREATE OR REPLACE FLOW");
+  Catalog::FlowPtr old = catalog_.findFlow(flow);
+  FlowDef def = flowDefinition(stmt, r.plan, catalog_, old->owner);
+  def.name = old->name;
+  Catalog next(catalog_);
+  next.dropFlow(flow, false, stmt.namePos);
+  next.addFlow(def, false, stmt.namePos);
+
+  const bool wasRunning = r.rt->state() == FlowState::Running;
+  {
+    FlowRegistry::Stopping stopping(flows_, flow);
+    r.rt->stop();
+  }
+  FlowControl control = flows_.control(flow);
+  control.settings = settingsOf(s);
+  std::erase_if(control.settings, [](const auto& kv) { return kv.first == kStateMigrationSetting; });
+  const std::string checkpointsDir = (fs::path(flows_.flowDir(flow)) / "checkpoints").string();
+  std::optional<StateMigration> migration;
+  {
+    CheckpointDir checkpoints(checkpointsDir, 1);
+    std::vector<uint64_t> epochs =
+        fs::is_directory(checkpoints.root(), ec) ? checkpoints.epochs() : std::vector<uint64_t>{};
+    if (!epochs.empty()) {
+      migration.emplace();
+      migration->lastOldEpoch = epochs.back();
+      control.settings.emplace_back(kStateMigrationSetting, migration->format());
+    }
+  }
+  try {
+    CatalogChange change;
+    change.catalog = &next;
+    change.flow = toLower(flow);
+    change.control = &control;
+    persistCatalog(change);
+  } catch (...) {
+    // The catalog still holds the running plan: it goes on as it was.
+    if (wasRunning) flows_.startRuntime(flow, *r.rt);
+    throw;
+  }
+  r.state.operators.clear();  // the state is the savepoint's, not the running plan's
+  const bool start = wasRunning || control.wantRunning;
+  uint64_t epoch = 0;
+  try {
+    epoch = installSavepoint(*sp, checkpointsDir);
+  } catch (...) {
+    // Recorded, but not started: it would go on with empty state.
+    installReplaced(flow, std::move(def), std::move(r), migration, false, control, false, out);
+    throw;
+  }
+  installReplaced(flow, std::move(def), std::move(r), migration, false, control, start, out);
+  out.notice(fmt::format("flow \"{}\" goes on from savepoint \"{}\" (its epoch {}, restored as {})",
+                         flow, sp->name, sp->info.epoch, epoch));
+  out.complete("CREATE FLOW");
 }
 
 }  // namespace rtsql
