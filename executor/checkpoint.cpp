@@ -70,6 +70,10 @@ std::optional<uint64_t> epochOfName(const std::string& name) {
 
 }  // namespace
 
+void syncFileOrDirectory(const std::string& path, bool directory) { syncPath(path, directory); }
+
+void syncDirectoryTree(const std::string& dir) { syncTree(dir); }
+
 bool sameCheckpoint(const CheckpointInfo& a, const CheckpointInfo& b) {
   return a.epoch == b.epoch && a.epochEndMicros == b.epochEndMicros;
 }

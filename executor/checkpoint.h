@@ -79,6 +79,12 @@ bool sameCheckpoint(const CheckpointInfo& a, const CheckpointInfo& b);
 std::string formatCheckpointMeta(const CheckpointInfo& info);
 std::optional<CheckpointInfo> parseCheckpointMeta(const std::string& text);
 
+// fsync of a file or a directory, and of a directory with everything under
+// it: what makes a write, a hard link or a rename durable. Throw SqlError
+// 58030.
+void syncFileOrDirectory(const std::string& path, bool directory);
+void syncDirectoryTree(const std::string& dir);
+
 class CheckpointDir {
  public:
   // `retain`: how many complete checkpoints to keep (at least 1).

@@ -74,7 +74,13 @@ createSink
 
 createFlow
     : CREATE (OR REPLACE)? FLOW (IF NOT EXISTS)? name=identifier INTO sink=identifier
-      flowClause* resetStateClause? AS query
+      flowClause* resetStateClause? fromSavepointClause? AS query
+    ;
+
+// CREATE OR REPLACE FLOW only: the new plan starts from a savepoint taken of
+// it (a deployment rolled back), not from the running plan's state.
+fromSavepointClause
+    : FROM SAVEPOINT savepoint=identifier
     ;
 
 // CREATE OR REPLACE FLOW only: the state to start empty, all of it or the
@@ -85,7 +91,8 @@ resetStateClause
 
 // A flow whose sink is a keyed table rtsqld keeps and answers SELECTs from.
 createMaterializedView
-    : CREATE MATERIALIZED VIEW (IF NOT EXISTS)? name=identifier flowClause* AS query
+    : CREATE (OR REPLACE)? MATERIALIZED VIEW (IF NOT EXISTS)? name=identifier flowClause*
+      resetStateClause? AS query
     ;
 
 flowClause
@@ -192,6 +199,7 @@ showStatement
     | SHOW PROGRESS identifier      # showProgress
     | SHOW USERS                    # showUsers
     | SHOW CREATE objectKind identifier  # showCreate
+    | SHOW CREATE MATERIALIZED VIEW identifier  # showCreateView
     | SHOW MATERIALIZED VIEWS       # showMaterializedViews
     | SHOW (STRING | dottedWord)    # showVariable
     // PostgreSQL's settings named in words: SHOW TRANSACTION ISOLATION LEVEL.
@@ -211,6 +219,9 @@ userStatement
 alterStatement
     : ALTER objectKind name=identifier SET LPAREN option (COMMA option)* RPAREN     # alterSet
     | ALTER objectKind name=identifier RESET LPAREN optionKey (COMMA optionKey)* RPAREN  # alterReset
+    // A materialized view's flow options, as ALTER FLOW changes a flow's.
+    | ALTER MATERIALIZED VIEW name=identifier SET LPAREN option (COMMA option)* RPAREN       # alterViewSet
+    | ALTER MATERIALIZED VIEW name=identifier RESET LPAREN optionKey (COMMA optionKey)* RPAREN  # alterViewReset
     ;
 
 describeStatement

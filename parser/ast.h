@@ -296,6 +296,10 @@ struct CreateFlow : Statement {
   // CREATE MATERIALIZED VIEW: a flow whose sink is the view's own keyed
   // table (sink is then the view's name; server/views/view_reads.h).
   bool materializedView = false;
+  // CREATE OR REPLACE FLOW ... FROM SAVEPOINT s: the new plan starts from
+  // the savepoint's state and offsets (server/flow_replace.cpp).
+  std::string fromSavepoint;
+  size_t fromSavepointPos = 0;
 };
 
 // CREATE [OR REPLACE] FUNCTION name(a TYPE, ...) RETURNS TYPE [LANGUAGE l] [VECTORIZED]
@@ -436,6 +440,7 @@ struct ShowCreate : Statement {
   ObjectKind object = ObjectKind::Source;
   std::string name;
   size_t namePos = 0;
+  bool materializedView = false;  // SHOW CREATE MATERIALIZED VIEW: object is Flow
 };
 
 // ALTER SOURCE | SINK | FLOW name SET (options) | RESET (keys). The grammar
@@ -448,6 +453,7 @@ struct Alter : Statement {
   size_t namePos = 0;
   bool reset = false;
   std::vector<Option> options;  // SET: keys and values; RESET: keys (values empty)
+  bool materializedView = false;  // ALTER MATERIALIZED VIEW: object is Flow
 };
 
 // A transaction-block or cursor statement as its words: the server reads them

@@ -432,6 +432,28 @@ ast::StatementPtr AstBuilder::createSink(P::CreateSinkContext* ctx) {
   return s;
 }
 
+// RESET STATE of CREATE OR REPLACE FLOW or MATERIALIZED VIEW, and OR REPLACE
+// against IF NOT EXISTS.
+void AstBuilder::replaceClauses(P::ResetStateClauseContext* reset, ast::CreateFlow& s,
+                                const char* resetWithoutReplace) {
+  if (reset != nullptr) {
+    s.resetState = true;
+    s.resetPos = startOf(reset);
+    if (!s.orReplace) throw SqlError(sqlstate::kSyntaxError, resetWithoutReplace, s.resetPos);
+    for (auto* id : reset->INTEGER_VALUE()) {
+      try {
+        s.resetOperators.push_back(std::stoi(id->getText()));
+      } catch (const std::exception&) {
+        throw SqlError(sqlstate::kSyntaxError, "operator id out of range", startOf(id->getSymbol()));
+      }
+    }
+  }
+  if (s.orReplace && s.ifNotExists) {
+    throw SqlError(sqlstate::kSyntaxError, "OR REPLACE and IF NOT EXISTS cannot go together",
+                   s.namePos);
+  }
+}
+
 ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
   auto s = std::make_unique<ast::CreateFlow>();
   s->pos = startOf(ctx);
@@ -463,24 +485,20 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
     }
   }
   s->orReplace = ctx->REPLACE() != nullptr;
-  if (auto* reset = ctx->resetStateClause()) {
-    s->resetState = true;
-    s->resetPos = startOf(reset);
+  replaceClauses(ctx->resetStateClause(), *s, "RESET STATE is for CREATE OR REPLACE FLOW");
+  if (auto* from = ctx->fromSavepointClause()) {
+    s->fromSavepoint = identifier(from->savepoint);
+    s->fromSavepointPos = startOf(from->savepoint);
     if (!s->orReplace) {
-      throw SqlError(sqlstate::kSyntaxError, "RESET STATE is for CREATE OR REPLACE FLOW",
+      throw SqlError(sqlstate::kSyntaxError, "FROM SAVEPOINT is for CREATE OR REPLACE FLOW",
+                     startOf(from));
+    }
+    if (s->resetState) {
+      throw SqlError(sqlstate::kSyntaxError,
+                     "RESET STATE and FROM SAVEPOINT cannot go together: the savepoint gives the "
+                     "state",
                      s->resetPos);
     }
-    for (auto* id : reset->INTEGER_VALUE()) {
-      try {
-        s->resetOperators.push_back(std::stoi(id->getText()));
-      } catch (const std::exception&) {
-        throw SqlError(sqlstate::kSyntaxError, "operator id out of range", startOf(id->getSymbol()));
-      }
-    }
-  }
-  if (s->orReplace && s->ifNotExists) {
-    throw SqlError(sqlstate::kSyntaxError, "OR REPLACE and IF NOT EXISTS cannot go together",
-                   s->namePos);
   }
   s->query = query(ctx->query());
   s->queryText = sourceText(ctx->query());
@@ -549,8 +567,12 @@ ast::StatementPtr AstBuilder::createMaterializedView(P::CreateMaterializedViewCo
       s->options = withOptions(o->withOptions());
     }
   }
+  s->orReplace = ctx->REPLACE() != nullptr;
+  replaceClauses(ctx->resetStateClause(), *s,
+                 "RESET STATE is for CREATE OR REPLACE MATERIALIZED VIEW");
   s->query = query(ctx->query());
   s->queryText = sourceText(ctx->query());
+  s->queryPos = startOf(ctx->query());
   return s;
 }
 
@@ -683,6 +705,14 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
     sc->namePos = startOf(c->identifier());
     return sc;
   }
+  if (auto* c = dynamic_cast<P::ShowCreateViewContext*>(ctx)) {
+    auto sc = std::make_unique<ast::ShowCreate>();
+    sc->object = ast::ObjectKind::Flow;
+    sc->materializedView = true;
+    sc->name = identifier(c->identifier());
+    sc->namePos = startOf(c->identifier());
+    return sc;
+  }
   auto s = std::make_unique<ast::Show>();
   if (dynamic_cast<P::ShowSourcesContext*>(ctx)) {
     s->what = ast::ShowKind::Sources;
@@ -786,8 +816,37 @@ ast::StatementPtr AstBuilder::alter(P::AlterStatementContext* ctx) {
       opt.valuePos = opt.keyPos;
       s->options.push_back(std::move(opt));
     }
+  } else if (auto* set = dynamic_cast<P::AlterViewSetContext*>(ctx)) {
+    name = set->name;
+    s->materializedView = true;
+    for (auto* o : set->option()) {
+      ast::Option opt;
+      opt.key = key(o->optionKey());
+      opt.keyPos = startOf(o->optionKey());
+      opt.value = optionValue(o->optionValue());
+      opt.valuePos = startOf(o->optionValue());
+      s->options.push_back(std::move(opt));
+    }
+  } else if (auto* reset = dynamic_cast<P::AlterViewResetContext*>(ctx)) {
+    name = reset->name;
+    s->materializedView = true;
+    s->reset = true;
+    for (auto* k : reset->optionKey()) {
+      ast::Option opt;
+      opt.key = key(k);
+      opt.keyPos = startOf(k);
+      opt.valuePos = opt.keyPos;
+      s->options.push_back(std::move(opt));
+    }
   } else {
     throw InternalError("parser: unknown ALTER shape");
+  }
+  if (s->materializedView) {
+    s->object = ast::ObjectKind::Flow;
+    s->objectPos = startOf(ctx);
+    s->name = identifier(name);
+    s->namePos = startOf(name);
+    return s;
   }
   s->object = objectKind(kind);
   s->objectPos = startOf(kind);

@@ -48,6 +48,8 @@ class AstBuilder {
   ast::StatementPtr createSink(P::CreateSinkContext* ctx);
   ast::StatementPtr createFlow(P::CreateFlowContext* ctx);
   ast::StatementPtr createMaterializedView(P::CreateMaterializedViewContext* ctx);
+  void replaceClauses(P::ResetStateClauseContext* reset, ast::CreateFlow& s,
+                      const char* resetWithoutReplace);
   ast::StatementPtr dropMaterializedView(P::DropMaterializedViewContext* ctx);
   ast::StatementPtr createFunction(P::CreateFunctionContext* ctx);
   ast::StatementPtr createProcessor(P::CreateProcessorContext* ctx);

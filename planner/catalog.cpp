@@ -231,7 +231,7 @@ bool Catalog::dropFlow(const std::string& name, bool ifExists, size_t pos) {
   return true;
 }
 
-void Catalog::requireNoReaders(const std::string& name, size_t pos) const {
+void Catalog::requireNoReaders(const std::string& name, size_t pos, const char* action) const {
   std::lock_guard lock(mu_);
   const std::string key = toLower(name);
   auto it = flows_.find(key);
@@ -241,7 +241,7 @@ void Catalog::requireNoReaders(const std::string& name, size_t pos) const {
     const std::string flowName = flows_.count(flow) ? flows_.at(flow)->name : flow;
     const bool view = flows_.count(flow) && flows_.at(flow)->materializedView;
     throw SqlError(sqlstate::kDependentObjectsStillExist,
-                   fmt::format("cannot drop materialized view \"{}\": {} \"{}\" reads it",
+                   fmt::format("cannot {} materialized view \"{}\": {} \"{}\" reads it", action,
                                it->second->name, view ? "materialized view" : "flow", flowName),
                    pos,
                    fmt::format("{} {} first", view ? "DROP MATERIALIZED VIEW" : "DROP FLOW",

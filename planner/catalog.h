@@ -129,8 +129,8 @@ class Catalog {
   // Records which relations a flow reads (filled by the server after planning).
   void setFlowInputs(const std::string& flow, std::vector<std::string> relations);
   // DROP of materialized view `name`: 2BP01 at `pos` when another flow or
-  // view reads it (planner/view_input.h).
-  void requireNoReaders(const std::string& name, size_t pos) const;
+  // view reads it (planner/view_input.h). `action` names what is refused.
+  void requireNoReaders(const std::string& name, size_t pos, const char* action = "drop") const;
 
   // ALTER: the definition of an existing source, sink or flow of the same
   // name, replaced in place (the flows that use it, and a flow's recorded

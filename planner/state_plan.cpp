@@ -122,12 +122,15 @@ bool sameKeyNames(const std::vector<ExprPtr>& before, const Schema& beforeIn,
 }
 
 // How a value of type `from` becomes one of type `to`. Widened: every value
-// of `from` is exactly one of `to` (INT to BIGINT or DOUBLE, DECIMAL(p, s) to
+// of `from` is exactly one of `to` (INT to BIGINT or DOUBLE, INT or BIGINT to a
+// DECIMAL with room for its 10 or 19 digits before the point, DECIMAL(p, s) to
 // one with at least as many digits on both sides of the point); narrowed: the
 // reverse.
 enum class TypeChange { Same, Widened, Narrowed, Other };
 
 bool widens(const DataType& from, const DataType& to) {
+  if ((from.id == TypeId::Int || from.id == TypeId::BigInt) && to.id == TypeId::Decimal)
+    return to.precision - to.scale >= (from.id == TypeId::Int ? 10 : 19);
   if (from.id == TypeId::Int) return to.id == TypeId::BigInt || to.id == TypeId::Double;
   return from.id == TypeId::Decimal && to.id == TypeId::Decimal && to.scale >= from.scale &&
          to.precision - to.scale >= from.precision - from.scale;
@@ -225,14 +228,18 @@ std::string accumulatorOf(const AggregateCall& call) {
 }
 
 // Whether the accumulator of `before` reads as that of `after`, the same call
-// over a widened argument: a note when it does, else a reason.
+// over a widened argument: a note when it does, else a reason. `retracting`:
+// the aggregate's input retracts rows, and min and max keep every value.
 void compareWidenedCall(const AggregateCall& before, const AggregateCall& after,
-                        const std::string& text, std::vector<std::string>& reasons,
-                        std::vector<std::string>& notes) {
+                        const std::string& text, bool retracting,
+                        std::vector<std::string>& reasons, std::vector<std::string>& notes) {
   const DataTypePtr& from = before.arg->type();
   const DataTypePtr& to = after.arg->type();
   const std::string types = fmt::format("{} to {}", from->toString(), to->toString());
   const TypeChange change = typeChange(from, to);
+  // A CAST to the argument's own type: the same call.
+  if (change == TypeChange::Same && typeChange(before.resultType, after.resultType) == TypeChange::Same)
+    return;
   if (change == TypeChange::Same) {
     reasons.push_back(fmt::format("the result of {} changed from {} to {}", text,
                                   before.resultType ? before.resultType->toString() : "",
@@ -251,6 +258,23 @@ void compareWidenedCall(const AggregateCall& before, const AggregateCall& after,
     return;
   }
   const AggregateFunction f = before.function;
+  if (f == AggregateFunction::Min || f == AggregateFunction::Max) {
+    // Each kept value carries its own type and reads back as the wider one
+    // (executor/operators/aggregate_common.cpp), exactly. Over a retracting
+    // input every value is kept under its key encoding, to find the next
+    // extreme when one is retracted: that encoding must stay.
+    if (retracting && !sameKeyEncoding(*from, *to)) {
+      reasons.push_back(fmt::format("the argument of {} widened from {}, but over a retracting "
+                                    "input {}() keeps every value in its type's key encoding, "
+                                    "and {}'s differs from {}'s",
+                                    text, types, aggregateFunctionName(f), to->toString(),
+                                    from->toString()));
+      return;
+    }
+    notes.push_back(fmt::format("the argument of {} widened from {}: its kept values read as {}",
+                                text, types, to->toString()));
+    return;
+  }
   const bool counted = f == AggregateFunction::Count || f == AggregateFunction::Sum ||
                        f == AggregateFunction::Avg;
   if (!counted) {
@@ -282,8 +306,8 @@ void compareWidenedCall(const AggregateCall& before, const AggregateCall& after,
 // the wider call's.
 void compareCalls(const std::vector<AggregateCall>& before, const Schema& beforeIn,
                   const std::vector<AggregateCall>& after, const Schema& afterIn, bool appendable,
-                  bool widenable, const char* why, std::vector<std::string>& reasons,
-                  std::vector<std::string>& notes) {
+                  bool widenable, bool retracting, const char* why,
+                  std::vector<std::string>& reasons, std::vector<std::string>& notes) {
   const size_t common = std::min(before.size(), after.size());
   for (size_t i = 0; i < common; ++i) {
     const AggregateCall& a = before[i];
@@ -292,7 +316,7 @@ void compareCalls(const std::vector<AggregateCall>& before, const Schema& before
     const auto [argA, argB] = comparable(a.arg, beforeIn, b.arg, afterIn);
     const std::string text = callText(a, beforeIn, &argA);
     if (widenable && a.arg && b.arg && callText(b, afterIn, &argB) == text) {
-      compareWidenedCall(a, b, text, reasons, notes);
+      compareWidenedCall(a, b, text, retracting, reasons, notes);
     } else {
       reasons.push_back(fmt::format("aggregate {} changed from {} to {}", i + 1,
                                     callWithTypes(a, beforeIn), callWithTypes(b, afterIn)));
@@ -398,7 +422,7 @@ void compare(const StatefulOp& before, const StatefulOp& after, OperatorStateCha
                                : nullptr);
     const bool appendable = a.window.kind == WindowKind::None && a.input == ChangelogMode::Append;
     compareCalls(a.aggregates, in0, b.aggregates, out0, appendable, true,
-                 a.window.kind != WindowKind::None
+                 a.input != ChangelogMode::Append, a.window.kind != WindowKind::None
                      ? "the open windows keep their accumulators packed, with no room for it"
                      : "a group over a retracting input keeps its row count after the accumulators",
                  reasons, notes);
@@ -441,7 +465,7 @@ void compare(const StatefulOp& before, const StatefulOp& after, OperatorStateCha
     compareOrder(a.orderKeys, a.descending, in0, b.orderKeys, b.descending, out0, reasons);
     compareSchemas("input", in0, out0, reasons);
     if (a.precedingRows != b.precedingRows) reasons.push_back("the frame changed");
-    compareCalls(a.aggregates, in0, b.aggregates, out0, false, false,
+    compareCalls(a.aggregates, in0, b.aggregates, out0, false, false, false,
                  "every row's frame is computed from the rows kept", reasons, notes);
   } else if (before.spec->is<TransformSpec>()) {
     const auto& a = before.spec->as<TransformSpec>();
@@ -549,6 +573,7 @@ StatePlan planStateChange(const PhysicalPlan& running, const PhysicalPlan& next)
     plan.sources.push_back(std::move(s));
   }
 
+  plan.viewTable = planViewTableChange(running, next);
   if (running.shards != next.shards) {
     plan.flowReasons.push_back(fmt::format(
         "the flow's shards changed from {} to {}: each copy keeps the state of its own keys",
@@ -577,6 +602,7 @@ StatePlan planStateChange(const PhysicalPlan& running, const PhysicalPlan& next)
 
 bool StatePlan::compatible() const {
   if (!flowReasons.empty()) return false;
+  if (viewTable && viewTable->fate == StateFate::Incompatible) return false;
   return std::none_of(operators.begin(), operators.end(),
                       [](const auto& o) { return o.fate == StateFate::Incompatible; });
 }
@@ -600,6 +626,9 @@ void StatePlan::reset(const std::vector<int>& ids, size_t pos) {
       o.fate = StateFate::Reset;
     }
   }
+  // The view's table is rebuilt only with everything else: a part of the
+  // state reset under it would leave rows the new plan never retracts.
+  if (ids.empty() && viewTable) viewTable->fate = StateFate::Reset;
   if (ids.empty()) {
     for (auto& s : sources) {
       if (s.newScan < 0) continue;
@@ -640,6 +669,13 @@ std::vector<std::string> StatePlan::lines() const {
     out.push_back(std::move(line));
   }
   if (operators.empty()) out.push_back("no operator keeps state");
+  if (viewTable) {
+    std::string line = fmt::format("{}: state {}", viewTable->text, stateFateName(viewTable->fate));
+    if (viewTable->fate == StateFate::Reset)
+      line += " (RESET STATE: rebuilt from the sources' startingOffsets)";
+    for (const auto& r : viewTable->reasons) line += "; " + r;
+    out.push_back(std::move(line));
+  }
   for (const auto& s : sources) {
     out.push_back(s.kept ? fmt::format("source {}: offsets kept", s.source)
                          : fmt::format("source {}: offsets not kept ({})", s.source, s.reason));
@@ -652,6 +688,9 @@ std::vector<std::string> StatePlan::lines() const {
 std::string StatePlan::reasonsText() const {
   std::string out;
   for (const auto& r : flowReasons) out += (out.empty() ? "" : "; ") + r;
+  if (viewTable && viewTable->fate == StateFate::Incompatible) {
+    for (const auto& r : viewTable->reasons) out += (out.empty() ? "" : "; ") + r;
+  }
   for (const auto& o : operators) {
     if (o.fate != StateFate::Incompatible) continue;
     for (const auto& r : o.reasons)

@@ -67,8 +67,25 @@ struct StateMigration {
   static std::optional<StateMigration> parse(const std::string& text);
 };
 
+// A materialized view's own table (its flow's sink: each key's row, and the
+// changelog its readers follow) is state too. It is kept when the new plan
+// writes rows of the same columns under the same key from as many tasks;
+// otherwise it is incompatible, and only a RESET STATE of everything, which
+// rebuilds it from the sources' startingOffsets, replaces the view.
+struct ViewTableChange {
+  StateFate fate = StateFate::Kept;
+  std::string text;  // "view table v key=(...) columns (...)"
+  std::vector<std::string> reasons;  // Incompatible: why
+};
+
+// The view table's fate when both plans write a materialized view; nullopt
+// otherwise (planner/view_state_plan.cpp).
+std::optional<ViewTableChange> planViewTableChange(const PhysicalPlan& running,
+                                                   const PhysicalPlan& next);
+
 struct StatePlan {
   std::vector<OperatorStateChange> operators;
+  std::optional<ViewTableChange> viewTable;  // a materialized view's
   std::vector<SourceOffsetChange> sources;
   // Whole-flow changes that make the state unusable (shards).
   std::vector<std::string> flowReasons;
@@ -79,6 +96,8 @@ struct StatePlan {
   std::map<int, int> stages;
 
   bool compatible() const;
+  // Whether a materialized view's table, and its changelog, carry over.
+  bool keepsViewTable() const { return viewTable && viewTable->fate == StateFate::Kept; }
   // RESET STATE: every operator (ids empty) or those of `ids` (new ids) start
   // empty. Throws SqlError 42704 at `pos` for an id that names no stateful
   // operator of the new plan.

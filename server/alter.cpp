@@ -155,16 +155,25 @@ void AlterStatements::alter(EngineSession& s, const ast::Alter& stmt, ResultWrit
   } else if (kind == ast::ObjectKind::Sink) {
     have(catalog.findSink(stmt.name));
   } else if ((flowDef = catalog.findFlow(stmt.name))) {
-    if (flowDef->materializedView) {
-      throw SqlError(sqlstate::kFeatureNotSupported,
-                     fmt::format("ALTER FLOW of materialized view \"{}\" is not supported yet",
-                                 flowDef->name),
-                     stmt.namePos, "DROP MATERIALIZED VIEW and CREATE it again with the options");
+    // A view's flow options are ALTER MATERIALIZED VIEW's, a flow's ALTER FLOW's.
+    if (flowDef->materializedView != stmt.materializedView) {
+      throw SqlError(sqlstate::kWrongObjectType,
+                     fmt::format("\"{}\" is a {}", flowDef->name,
+                                 flowDef->materializedView ? "materialized view"
+                                                           : "flow, not a materialized view"),
+                     stmt.namePos,
+                     flowDef->materializedView ? "ALTER MATERIALIZED VIEW changes its options"
+                                               : "ALTER FLOW changes its options");
     }
     sql = flowDef->sql;
     declared = flowDef->name;
   }
   if (declared.empty()) {
+    if (stmt.materializedView) {
+      throw SqlError(sqlstate::kUndefinedTable,
+                     fmt::format("materialized view \"{}\" does not exist", stmt.name),
+                     stmt.namePos, "SHOW MATERIALIZED VIEWS lists them");
+    }
     if (kind == ast::ObjectKind::Source) {
       throw SqlError(sqlstate::kUndefinedTable,
                      fmt::format("relation \"{}\" does not exist", stmt.name), stmt.namePos);
@@ -351,7 +360,8 @@ void AlterStatements::alter(EngineSession& s, const ast::Alter& stmt, ResultWrit
       flow->options = plan.flowOptions;
     }
   }
-  const std::string tag = fmt::format("ALTER {}", kindWord(kind));
+  const std::string tag =
+      stmt.materializedView ? "ALTER MATERIALIZED VIEW" : fmt::format("ALTER {}", kindWord(kind));
   ctx_.changeCatalog(s, catalog, [&](Catalog& c) {
     if (source) c.replaceSource(*source);
     if (sink) c.replaceSink(*sink);

@@ -32,6 +32,7 @@
 #include "server/flow_replace.h"
 #include "server/statement_timeout.h"
 #include "server/system_catalog.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -97,6 +98,12 @@ bool BlockStatements::admitInBlock(EngineSession& s, const ast::Statement& stmt)
         return false;
       }
       throw refusedInBlock("a savepoint of a flow", stmt.pos);
+    case K::CreateFlow:
+      // A savepoint is copied in place at once, as the savepoint statements
+      // are: nothing a block could take back.
+      if (!static_cast<const ast::CreateFlow&>(stmt).fromSavepoint.empty())
+        throw refusedInBlock("CREATE OR REPLACE FLOW ... FROM SAVEPOINT", stmt.pos);
+      break;
     case K::User:
       if (static_cast<const ast::UserStatement&>(stmt).action == ast::UserAction::Show) return false;
       throw refusedInBlock("a user statement", stmt.pos);
@@ -469,8 +476,10 @@ void BlockStatements::commitBlock(EngineSession& s, const std::vector<std::strin
       if (lastFlowStatement[name] != i) continue;
       if (auto it = replaced.find(name); it != replaced.end()) {
         Replaced& r = it->second;
+        const bool viewRebuilt = r.plan.state.viewTable && !r.plan.state.keepsViewTable();
         replace_.installReplaced(r.def.name, r.def, std::move(r.plan), r.migration, r.resetAll,
-                                 controls[name], r.wasRunning || controls[name].wantRunning, out);
+                        controls[name], r.wasRunning || controls[name].wantRunning, out);
+        if (viewRebuilt) ctx_.views->forget(r.def.name);  // its old rows' snapshot
         continue;
       }
       if (!created.count(name)) continue;  // IF NOT EXISTS of one that exists, or unchanged

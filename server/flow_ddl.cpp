@@ -72,14 +72,22 @@ void FlowDdl::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
   // does not, a CREATE.
   if (stmt.orReplace) {
     if (Catalog::FlowPtr f = ctx_.catalogOf(s).findFlow(stmt.name)) {
-      if (f->materializedView) {
+      if (f->materializedView != stmt.materializedView) {
         throw SqlError(sqlstate::kWrongObjectType,
-                       fmt::format("\"{}\" is a materialized view", f->name), stmt.namePos,
-                       "CREATE OR REPLACE FLOW does not replace views yet: DROP MATERIALIZED VIEW "
-                       "and CREATE it again");
+                       fmt::format("\"{}\" is a {}", f->name,
+                                   f->materializedView ? "materialized view"
+                                                       : "flow, not a materialized view"),
+                       stmt.namePos,
+                       f->materializedView ? "CREATE OR REPLACE MATERIALIZED VIEW replaces it"
+                                           : "CREATE OR REPLACE FLOW replaces it");
       }
       return replace_.replaceFlow(s, stmt, out);
     }
+  }
+  if (!stmt.fromSavepoint.empty()) {
+    throw SqlError(sqlstate::kUndefinedObject,
+                   fmt::format("flow \"{}\" does not exist, so it has no savepoint", stmt.name),
+                   stmt.namePos, "FROM SAVEPOINT rolls back a flow that runs: CREATE FLOW without it");
   }
   if (!s.shadow) ctx_.flows.requireNotStopping(stmt.name, stmt.namePos, "CREATE FLOW");
   const char* tag = stmt.materializedView ? "CREATE MATERIALIZED VIEW" : "CREATE FLOW";

@@ -13,6 +13,9 @@
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
 #include "planner/user_function.h"
+#include "executor/state/view_changelog.h"
+#include "executor/state/view_table.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -25,6 +28,15 @@ std::optional<StateMigration> storedStateMigration(
 }
 
 namespace {
+
+// What the statement replaces, in words, and its command tag.
+const char* objectWord(const ast::CreateFlow& stmt) {
+  return stmt.materializedView ? "materialized view" : "flow";
+}
+
+const char* replaceTag(const ast::CreateFlow& stmt) {
+  return stmt.materializedView ? "CREATE MATERIALIZED VIEW" : "CREATE FLOW";
+}
 
 // The newest checkpoint epoch in a flow's directory, if any.
 std::optional<uint64_t> newestEpoch(const std::string& flowDir) {
@@ -57,15 +69,17 @@ StateMigration compose(const StateMigration& earlier, const StateMigration& late
 FlowReplace::ReplacePlan FlowReplace::planReplace(EngineSession& s, const ast::CreateFlow& stmt) {
   ctx_.requireOwnerOf(s, ast::ObjectKind::Flow, stmt.name, "replace", stmt.namePos);
   if (!ctx_.catalogOf(s).findFlow(stmt.name)) {
-    throw SqlError(sqlstate::kUndefinedObject, fmt::format("flow \"{}\" does not exist", stmt.name),
-                   stmt.namePos, "CREATE OR REPLACE FLOW creates it: there is no state to plan");
+    throw SqlError(sqlstate::kUndefinedObject,
+                   fmt::format("{} \"{}\" does not exist", objectWord(stmt), stmt.name),
+                   stmt.namePos, "CREATE OR REPLACE creates it: there is no state to plan");
   }
   ReplacePlan r;
   r.rt = ctx_.flows.findRuntime(stmt.name);
   if (!ctx_.flows.runsHere(stmt.name, r.rt)) {
     throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("flow \"{}\" runs on another node of the cluster", stmt.name),
-                   stmt.namePos, "run CREATE OR REPLACE FLOW on the node that runs it (SHOW FLOWS names it)");
+                   fmt::format("{} \"{}\" runs on another node of the cluster", objectWord(stmt),
+                               stmt.name),
+                   stmt.namePos, "run CREATE OR REPLACE on the node that runs it (SHOW FLOWS names it)");
   }
   if (!r.rt) r.rt = ctx_.planRestoredFlow(stmt.name);
   if (!r.rt) throw InternalError("flow without a plan: " + stmt.name);
@@ -123,6 +137,12 @@ std::optional<StateMigration> FlowReplace::replaceMigration(const std::string& f
   if (!epoch || resetAll) return std::nullopt;
   StateMigration m = r.state.migration();
   m.lastOldEpoch = *epoch;
+  // A materialized view's table and changelog have ids of their own, which
+  // no plan renumbers: kept, they stay where they are.
+  if (r.state.keepsViewTable()) {
+    m.operators[kViewTableOperatorId] = kViewTableOperatorId;
+    m.operators[kViewChangelogOperatorId] = kViewChangelogOperatorId;
+  }
   // A replace before the last one's first checkpoint: the newest
   // checkpoint is still in the layout before that.
   if (pending && *epoch <= pending->lastOldEpoch) m = compose(*pending, m);
@@ -168,16 +188,28 @@ void FlowReplace::installReplaced(const std::string& flow, FlowDef def, ReplaceP
 }
 
 void FlowReplace::requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state) {
-  if (state.compatible()) return;
-  throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
-                 fmt::format("flow \"{}\" cannot keep its state under the new query: {}",
-                             stmt.name, state.reasonsText()),
-                 stmt.namePos,
-                 "EXPLAIN CREATE OR REPLACE FLOW prints the state plan; add RESET STATE to start "
-                 "all state empty, or RESET STATE (ids) for the operators named");
+  if (!state.compatible()) {
+    const bool viewTable = state.viewTable && state.viewTable->fate == StateFate::Incompatible;
+    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                   fmt::format("{} \"{}\" cannot keep its state under the new query: {}",
+                               objectWord(stmt), stmt.name, state.reasonsText()),
+                   stmt.namePos,
+                   viewTable ? "EXPLAIN CREATE OR REPLACE MATERIALIZED VIEW prints the state plan; "
+                               "add RESET STATE to rebuild the view from the sources' "
+                               "startingOffsets"
+                             : fmt::format("EXPLAIN CREATE OR REPLACE {} prints the state plan; add "
+                                           "RESET STATE to start all state empty, or RESET STATE "
+                                           "(ids) for the operators named",
+                                           stmt.materializedView ? "MATERIALIZED VIEW" : "FLOW"));
+  }
+  // A view rebuilt from empty: its readers' places in its changelog would
+  // point into changes that are gone.
+  if (state.viewTable && !state.keepsViewTable())
+    ctx_.catalog.requireNoReaders(stmt.name, stmt.namePos, "rebuild from empty");
 }
 
 void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
+  if (!stmt.fromSavepoint.empty()) return replaceFromSavepoint(s, stmt, out);  // savepoints.cpp
   if (s.blockShadow && !ctx_.catalog.findFlow(stmt.name)) {
     // A flow this transaction block created: it has no state yet, and its
     // new definition is what COMMIT creates.
@@ -187,13 +219,14 @@ void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, Res
     def.name = old->name;
     s.shadow->dropFlow(stmt.name, false, stmt.namePos);
     s.shadow->addFlow(std::move(def), false, stmt.namePos);
-    out.complete("CREATE FLOW");
+    out.complete(replaceTag(stmt));
     return;
   }
   ReplacePlan r = planReplace(s, stmt);
   if (r.state.unchanged) {
-    out.notice(fmt::format("flow \"{}\" runs this plan already: nothing changes", stmt.name));
-    out.complete("CREATE FLOW");
+    out.notice(fmt::format("{} \"{}\" runs this plan already: nothing changes", objectWord(stmt),
+                           stmt.name));
+    out.complete(replaceTag(stmt));
     return;
   }
   requireCompatible(stmt, r.state);
@@ -208,7 +241,7 @@ void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, Res
       s.shadow->dropFlow(stmt.name, false, stmt.namePos);
       s.shadow->addFlow(std::move(def), false, stmt.namePos);
     }
-    out.complete("CREATE FLOW");
+    out.complete(replaceTag(stmt));
     return;
   }
   ctx_.flows.requireNotStopping(stmt.name, stmt.namePos, "CREATE OR REPLACE FLOW");
@@ -240,9 +273,12 @@ void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, Res
     throw;
   }
   const std::string name = def.name;
+  const bool viewRebuilt = r.state.viewTable && !r.state.keepsViewTable();
   installReplaced(name, std::move(def), std::move(r), migration, resetAll, control,
                   wasRunning || control.wantRunning, out);
-  out.complete("CREATE FLOW");
+  // Reads of a rebuilt view no longer see the old rows' snapshot.
+  if (viewRebuilt) ctx_.views->forget(name);
+  out.complete(replaceTag(stmt));
 }
 
 }  // namespace rtsql

@@ -49,8 +49,12 @@ class FlowReplace {
   void installReplaced(const std::string& flow, FlowDef def, ReplacePlan r,
                        const std::optional<StateMigration>& migration, bool resetAll,
                        const FlowControl& control, bool start, ResultWriter& out);
-  // Throws 55000 with the reasons when the state plan refuses the replace.
-  static void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);
+  // CREATE OR REPLACE FLOW ... FROM SAVEPOINT (replace_from_savepoint.cpp):
+  // the new plan goes on from a savepoint of it.
+  void replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  // Throws 55000 with the reasons when the state plan refuses the replace,
+  // and 2BP01 when a view other flows read would be rebuilt from empty.
+  void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);
 
  private:
   EngineContext& ctx_;

@@ -7,75 +7,22 @@
 //   SHOW SAVEPOINTS [FOR f]          flow, savepoint, epoch
 //   DROP SAVEPOINT s [FOR f]
 //
-// A savepoint lives in <flow dir>/savepoints/<name>/: checkpoint.meta, the
-// state snapshot (SST files hard-linked, as a restore does) and plan.txt, the
-// EXPLAIN text of the plan that wrote it. A savepoint restores only into the
-// same plan: after CREATE OR REPLACE FLOW, replace the flow back first. Names
-// are identifiers of letters, digits, '_' and '-', so a savepoint never names
-// a path outside its flow's directory. DROP FLOW removes its savepoints.
+// A savepoint lives in <flow dir>/savepoints/<name>/ (savepoint_files.h). It
+// restores only into the plan it was taken of: after CREATE OR REPLACE FLOW,
+// CREATE OR REPLACE FLOW ... FROM SAVEPOINT s with the query it was taken of
+// goes back (replace_from_savepoint.cpp). DROP FLOW removes its savepoints.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "executor/checkpoint.h"
 #include "server/savepoints.h"
+#include "server/savepoint_files.h"
 
 namespace rtsql {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-constexpr const char* kMetaFile = "checkpoint.meta";
-constexpr const char* kPlanFile = "plan.txt";
-
-void validateName(const std::string& name, size_t pos) {
-  bool ok = !name.empty() && name.size() <= 64 && name[0] != '-';
-  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
-  if (!ok) {
-    throw SqlError(sqlstate::kInvalidName, fmt::format("invalid savepoint name \"{}\"", name), pos,
-                   "a savepoint name is 1 to 64 letters, digits, '_' or '-'");
-  }
-}
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void writeFile(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) throw SqlError(sqlstate::kIoError, "cannot write " + p.string());
-}
-
-struct Savepoint {
-  std::string flow;
-  std::string name;
-  CheckpointInfo info;
-  std::string plan;
-};
-
-std::optional<Savepoint> readSavepoint(const fs::path& dir, const std::string& flow) {
-  std::optional<CheckpointInfo> info = parseCheckpointMeta(readFile(dir / kMetaFile));
-  if (!info) return std::nullopt;
-  info->dir = dir.string();
-  Savepoint s;
-  s.flow = flow;
-  s.name = dir.filename().string();
-  s.info = std::move(*info);
-  s.plan = readFile(dir / kPlanFile);
-  return s;
-}
-
-}  // namespace
 
 const std::vector<ResultColumn> Savepoints::kSavepointColumns = {
     {"flow"}, {"savepoint"}, {"epoch", pgtype::kInt8}};
@@ -85,9 +32,9 @@ std::string Savepoints::savepointDir(const std::string& flow) const {
 }
 
 void Savepoints::savepointStatement(EngineSession& s, const ast::SavepointStatement& stmt,
-                                    ResultWriter& out) {
+                                ResultWriter& out) {
   using A = ast::SavepointAction;
-  if (!stmt.savepoint.empty()) validateName(stmt.savepoint, stmt.savepointPos);
+  if (!stmt.savepoint.empty()) validateSavepointName(stmt.savepoint, stmt.savepointPos);
   StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
   auto requireFlow = [&](const std::string& verb) {
@@ -113,7 +60,7 @@ void Savepoints::savepointStatement(EngineSession& s, const ast::SavepointStatem
       std::vector<Savepoint> found;
       for (const auto& entry : fs::directory_iterator(root, ec)) {
         if (!entry.is_directory() || entry.path().extension() == ".tmp") continue;
-        if (auto sp = readSavepoint(entry.path(), flow)) found.push_back(std::move(*sp));
+        if (auto sp = readSavepoint(entry.path().string(), flow)) found.push_back(std::move(*sp));
       }
       std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
       for (const auto& sp : found) {
@@ -154,6 +101,7 @@ void Savepoints::savepointStatement(EngineSession& s, const ast::SavepointStatem
     }
     fs::remove_all(dir, ec);
     if (ec) throw SqlError(sqlstate::kIoError, fmt::format("cannot remove {}: {}", dir.string(), ec.message()));
+    syncFileOrDirectory(dir.parent_path().string(), true);  // gone for good once answered
     out.complete("DROP SAVEPOINT");
     return;
   }
@@ -203,21 +151,13 @@ void Savepoints::savepointStatement(EngineSession& s, const ast::SavepointStatem
                      fmt::format("flow \"{}\" stopped, but it has no checkpoint to save", flow),
                      stmt.flowPos, "start it, let it finish an epoch, and stop it again");
     }
-    const fs::path tmp = dir.string() + ".tmp";
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp, ec);
-    if (ec) throw SqlError(sqlstate::kIoError, fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
-    if (latest->hasState) CheckpointDir::restoreState(*latest, (tmp / "state").string());
-    writeFile(tmp / kMetaFile, formatCheckpointMeta(*latest));
-    writeFile(tmp / kPlanFile, rt->plan().explain());
-    fs::rename(tmp, dir, ec);
-    if (ec) throw SqlError(sqlstate::kIoError, fmt::format("cannot rename {}: {}", tmp.string(), ec.message()));
+    writeSavepoint(*latest, rt->plan().explain(), dir.string());
     out.complete("STOP FLOW");
     return;
   }
 
   // START FLOW f FROM SAVEPOINT s
-  std::optional<Savepoint> sp = fs::is_directory(dir, ec) ? readSavepoint(dir, flow) : std::nullopt;
+  std::optional<Savepoint> sp = fs::is_directory(dir, ec) ? readSavepoint(dir.string(), flow) : std::nullopt;
   if (!sp) {
     throw SqlError(sqlstate::kUndefinedObject,
                    fmt::format("savepoint \"{}\" of flow \"{}\" does not exist", stmt.savepoint, flow),
@@ -228,7 +168,8 @@ void Savepoints::savepointStatement(EngineSession& s, const ast::SavepointStatem
                    fmt::format("savepoint \"{}\" was taken of another plan of flow \"{}\"",
                                stmt.savepoint, flow),
                    stmt.savepointPos,
-                   "CREATE OR REPLACE FLOW it with the query the savepoint was taken of first");
+                   "CREATE OR REPLACE FLOW ... FROM SAVEPOINT s AS <the query it was taken of> "
+                   "replaces the flow and starts it from the savepoint in one step");
   }
   if (s.shadow) {
     out.complete("START FLOW");
@@ -241,17 +182,15 @@ void Savepoints::savepointStatement(EngineSession& s, const ast::SavepointStatem
   }
   // The savepoint becomes the newest checkpoint, written like any other (a
   // crash leaves it whole or not at all).
-  CheckpointDir checkpoints((fs::path(ctx_.flows.flowDir(flow)) / "checkpoints").string(), 1 << 20);
-  std::vector<uint64_t> epochs =
-      fs::is_directory(checkpoints.root(), ec) ? checkpoints.epochs() : std::vector<uint64_t>{};
-  CheckpointInfo info = sp->info;
-  info.epoch = std::max<uint64_t>(epochs.empty() ? 0 : epochs.back() + 1, sp->info.epoch);
-  info.epochEndMicros = sp->info.epochEndMicros;
-  checkpoints.write(info, [&](const std::string& stateDir) { CheckpointDir::restoreState(sp->info, stateDir); });
+  installSavepoint(*sp, (fs::path(ctx_.flows.flowDir(flow)) / "checkpoints").string());
   ctx_.flows.startRuntime(flow, *rt);
   ctx_.persistWantRunning(flow, true);
   ctx_.flows.setWantRunning(flow, true);
   out.complete("START FLOW");
 }
+
+}  // namespace rtsql
+
+namespace rtsql {
 
 }  // namespace rtsql

@@ -101,8 +101,19 @@ void ShowCreate::showCreate(EngineSession& s, const ast::ShowCreate& stmt, Resul
   const Catalog& catalog = ctx_.catalogOf(s);
   bool reveal = ctx_.privileges->isSuperuser(s.user);
   if (stmt.object == ast::ObjectKind::Flow) {
-    if (auto def = catalog.findFlow(stmt.name)) {
-      reveal = reveal || ctx_.privileges->owns(s.user, def->owner);
+    Catalog::FlowPtr def = catalog.findFlow(stmt.name);
+    if (def) reveal = reveal || ctx_.privileges->owns(s.user, def->owner);
+    // SHOW CREATE MATERIALIZED VIEW names a view; SHOW CREATE FLOW any flow,
+    // a view's printed as its CREATE MATERIALIZED VIEW.
+    if (stmt.materializedView && (!def || !def->materializedView)) {
+      if (!def) {
+        throw SqlError(sqlstate::kUndefinedTable,
+                       fmt::format("materialized view \"{}\" does not exist", stmt.name),
+                       stmt.namePos, "SHOW MATERIALIZED VIEWS lists them");
+      }
+      throw SqlError(sqlstate::kWrongObjectType,
+                     fmt::format("\"{}\" is a flow, not a materialized view", def->name),
+                     stmt.namePos, "SHOW CREATE FLOW prints it");
     }
   }
   // A function's or processor's code is its owner's to read.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/expr.h"
 #include "common/row_codec.h"
 #include "executor/operators/aggregates/family.h"
 
@@ -70,6 +71,17 @@ Int128 getDecimal(std::string_view& in) {
 // A DECIMAL sum or average, NULL when it does not fit its type (Spark's non-ANSI mode).
 Value decimalResult(std::optional<Int128> v, decimal::Type t) {
   return v ? Value::decimal(*v, t.precision, t.scale) : Value();
+}
+
+// A min or max value kept in state is tagged with its own type (row_codec.h).
+// One kept from before a replace that widened the argument (INT to BIGINT,
+// DOUBLE or DECIMAL, a DECIMAL to more digits: planner/state_plan.cpp) is
+// read as the wider type, which holds it exactly.
+Value asArgType(Value v, const DataType& type) {
+  if (v.isNull() ||
+      (v.type() == type.id && (type.id != TypeId::Decimal || v.decimalScale() == type.scale)))
+    return v;
+  return castValue(v, type);
 }
 
 int64_t integralOf(const Value& v) {
@@ -311,7 +323,7 @@ void AggregateCalls::apply(std::vector<Accumulator>& accs, const Row& args, bool
         if (!first) {
           std::string_view in = last;
           getFixed64(in);
-          a.value = decodeValue(in, *c.argType);
+          a.value = asArgType(decodeValue(in, *c.argType), *c.argType);
           a.has = true;
         }
         break;
@@ -445,7 +457,7 @@ void AggregateCalls::decode(std::string_view& in, std::vector<Accumulator>& accs
         if (in.empty()) throw InternalError("aggregate state value is truncated");
         a.has = in[0] != 0;
         in.remove_prefix(1);
-        if (a.has) a.value = decodeValue(in, *calls_[i].argType);
+        if (a.has) a.value = asArgType(decodeValue(in, *calls_[i].argType), *calls_[i].argType);
         break;
     }
   }

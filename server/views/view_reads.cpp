@@ -193,8 +193,11 @@ ViewReads::Found ViewReads::find(const std::string& view) {
     for (const StageSpec& stage : plan.stages) {
       if (stage.output.kind == StageOutput::Kind::Sink) found.layout.tasks = stage.tasks;
     }
-    found.checkpoint = rt->lastCheckpoint();
+    // The state first: a runtime that reads as running has restored its
+    // checkpoint already (a replaced view's new plan starts so), so a read
+    // never takes a running view for one without a checkpoint.
     found.state = rt->state();
+    found.checkpoint = rt->lastCheckpoint();
     if (found.state == FlowState::Failed) found.failure = rt->failureReason();
   });
   // Not planned yet (a restart), or dropped meanwhile.

@@ -168,15 +168,14 @@ TEST_CASE_FIXTURE(WideningFixture, "a widening CAST keeps state where the encodi
 }
 
 TEST_CASE_FIXTURE(WideningFixture, "widening is refused where the state keeps values of the old type") {
-  StatePlan minMax = planStateChange(
-      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, max(qty) AS m, count(DISTINCT price) AS c FROM orders GROUP BY user_id"),
-      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, max(CAST(qty AS BIGINT)) AS m, "
+  StatePlan distinct = planStateChange(
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, count(DISTINCT price) AS c FROM orders GROUP BY user_id"),
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, "
                   "count(DISTINCT CAST(price AS DECIMAL(7,3))) AS c FROM orders GROUP BY user_id"));
-  INFO(joined(minMax.lines()));
-  REQUIRE(minMax.operators.size() == 1);
-  CHECK(minMax.operators[0].fate == StateFate::Incompatible);
-  CHECK(minMax.reasonsText().find("the argument of max(qty) widened from INT to BIGINT, but max() keeps values of its argument's type, which would read back as INT") != std::string::npos);
-  CHECK(minMax.reasonsText().find("the argument of count(DISTINCT price) widened from DECIMAL(5,2) to DECIMAL(7,3), but DISTINCT keeps each value in its type's key encoding") != std::string::npos);
+  INFO(joined(distinct.lines()));
+  REQUIRE(distinct.operators.size() == 1);
+  CHECK(distinct.operators[0].fate == StateFate::Incompatible);
+  CHECK(distinct.reasonsText().find("the argument of count(DISTINCT price) widened from DECIMAL(5,2) to DECIMAL(7,3), but DISTINCT keeps each value in its type's key encoding") != std::string::npos);
 
   const std::string windowed =
       "CREATE FLOW f INTO alerts AS SELECT window.start, user_id, count(*) AS n FROM orders "
@@ -193,4 +192,82 @@ TEST_CASE_FIXTURE(WideningFixture, "widening is refused where the state keeps va
   REQUIRE(distinctOn.operators.size() == 1);
   CHECK(distinctOn.operators[0].fate == StateFate::Kept);
   CHECK(has(distinctOn.lines(), "the DISTINCT ON key user_id widened from INT to BIGINT: its stored keys read as BIGINT"));
+}
+
+TEST_CASE_FIXTURE(WideningFixture, "min and max keep their values when the argument widens") {
+  PhysicalPlan a = narrow.flow(
+      "CREATE FLOW f INTO alerts AS SELECT user_id, min(qty) AS lo, max(qty) AS hi, "
+      "min(price) AS lp, max(price) AS hp, count(qty) AS c FROM orders GROUP BY user_id");
+  StatePlan kept = planStateChange(
+      a, narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, min(CAST(qty AS BIGINT)) AS lo, "
+                     "max(CAST(qty AS DECIMAL(12,2))) AS hi, min(CAST(price AS DECIMAL(9,4))) AS lp, "
+                     "max(price) AS hp, count(CAST(qty AS DECIMAL(10,0))) AS c "
+                     "FROM orders GROUP BY user_id"));
+  INFO(joined(kept.lines()));
+  REQUIRE(kept.operators.size() == 1);
+  CHECK(kept.operators[0].fate == StateFate::Kept);
+  CHECK(has(kept.lines(), "the argument of min(qty) widened from INT to BIGINT: its kept values read as BIGINT"));
+  CHECK(has(kept.lines(), "the argument of max(qty) widened from INT to DECIMAL(12,2): its kept values read as DECIMAL(12,2)"));
+  CHECK(has(kept.lines(), "the argument of min(price) widened from DECIMAL(5,2) to DECIMAL(9,4): its kept values read as DECIMAL(9,4)"));
+  CHECK(has(kept.lines(), "the argument of count(qty) widened from INT to DECIMAL(10,0)"));
+
+  // A DOUBLE holds every DECIMAL(5,2) only approximately: no widening.
+  StatePlan toDouble = planStateChange(
+      a, narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, min(qty) AS lo, max(qty) AS hi, "
+                     "min(price) AS lp, max(CAST(price AS DOUBLE)) AS hp, count(qty) AS c "
+                     "FROM orders GROUP BY user_id"));
+  INFO(joined(toDouble.lines()));
+  CHECK(toDouble.operators[0].fate == StateFate::Incompatible);
+  CHECK(toDouble.reasonsText().find("the argument of max(price) changed from DECIMAL(5,2) to DOUBLE, which is no widening") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(WideningFixture, "INT to DECIMAL and a DECIMAL's scale keep state only where the encoding stays") {
+  PhysicalPlan a = narrow.flow(
+      "CREATE FLOW f INTO alerts AS SELECT user_id, sum(qty) AS s, sum(price) AS p FROM orders GROUP BY user_id");
+  StatePlan refused = planStateChange(
+      a, narrow.flow("CREATE FLOW f INTO alerts AS SELECT CAST(user_id AS DECIMAL(10,0)) AS user_id, "
+                     "sum(CAST(qty AS DECIMAL(12,2))) AS s, sum(CAST(price AS DECIMAL(9,4))) AS p "
+                     "FROM orders GROUP BY CAST(user_id AS DECIMAL(10,0))"));
+  INFO(joined(refused.lines()));
+  REQUIRE(refused.operators.size() == 1);
+  CHECK(refused.operators[0].fate == StateFate::Incompatible);
+  const std::string why = refused.reasonsText();
+  CHECK(why.find("the GROUP BY key user_id widened from INT to DECIMAL(10,0), but keys are stored in their type's encoding") != std::string::npos);
+  CHECK(why.find("the argument of sum(qty) widened from INT to DECIMAL(12,2), but the accumulator is a BIGINT for INT and an unscaled DECIMAL at scale 2 for DECIMAL(12,2)") != std::string::npos);
+  CHECK(why.find("the argument of sum(price) widened from DECIMAL(5,2) to DECIMAL(9,4), but the accumulator is an unscaled DECIMAL at scale 2") != std::string::npos);
+
+  // An INT needs 10 digits before the point: DECIMAL(9,0) is no widening.
+  StatePlan tooNarrow = planStateChange(
+      a, narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, sum(qty) AS s, sum(price) AS p, "
+                     "max(CAST(qty AS DECIMAL(9,0))) AS m FROM orders GROUP BY user_id"));
+  CHECK(tooNarrow.operators[0].fate == StateFate::Kept);  // an appended aggregate starts empty
+  StatePlan minNarrow = planStateChange(
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, max(qty) AS m FROM orders GROUP BY user_id"),
+      narrow.flow("CREATE FLOW f INTO alerts AS SELECT user_id, max(CAST(qty AS DECIMAL(9,0))) AS m "
+                  "FROM orders GROUP BY user_id"));
+  INFO(joined(minNarrow.lines()));
+  CHECK(minNarrow.operators[0].fate == StateFate::Incompatible);
+  CHECK(minNarrow.reasonsText().find("the argument of max(qty) changed from INT to DECIMAL(9,0), which is no widening") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(WideningFixture, "over a retracting input, min and max widen only within a key encoding") {
+  // A GROUP BY over a GROUP BY's updates: the outer min keeps every value,
+  // and the sink takes its retractions.
+  narrow.ddl("CREATE SINK changes WITH (connector = 'kafka', 'kafka.bootstrap.servers' = "
+             "'embedded', topic = 'changes', format = 'debezium-json');");
+  const std::string inner = "SELECT user_id, sum(qty) AS s, max(qty) AS q FROM orders GROUP BY user_id";
+  StatePlan p = planStateChange(
+      narrow.flow("CREATE FLOW f INTO changes AS SELECT s, min(q) AS m FROM (" + inner + ") t GROUP BY s"),
+      narrow.flow("CREATE FLOW f INTO changes AS SELECT s, min(CAST(q AS DECIMAL(12,2))) AS m FROM (" + inner +
+                  ") t GROUP BY s"));
+  INFO(joined(p.lines()));
+  CHECK_FALSE(p.compatible());
+  CHECK(p.reasonsText().find("the argument of min(t.q) widened from INT to DECIMAL(12,2), but over a retracting input min() keeps every value in its type's key encoding") != std::string::npos);
+  StatePlan same = planStateChange(
+      narrow.flow("CREATE FLOW f INTO changes AS SELECT s, min(q) AS m FROM (" + inner + ") t GROUP BY s"),
+      narrow.flow("CREATE FLOW f INTO changes AS SELECT s, min(CAST(q AS BIGINT)) AS m FROM (" + inner +
+                  ") t GROUP BY s"));
+  INFO(joined(same.lines()));
+  CHECK(same.compatible());
+  CHECK(has(same.lines(), "the argument of min(t.q) widened from INT to BIGINT: its kept values read as BIGINT"));
 }

@@ -1,0 +1,116 @@
+// CREATE OR REPLACE FLOW ... FROM SAVEPOINT: a replace whose state is a
+// savepoint's (server/savepoint_files.h) rather than the running plan's.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "executor/checkpoint.h"
+#include "server/flow_ddl.h"
+#include "server/flow_replace.h"
+#include "server/savepoint_files.h"
+
+namespace rtsql {
+
+namespace fs = std::filesystem;
+
+// CREATE OR REPLACE FLOW f ... FROM SAVEPOINT s AS <query>: a deployment
+// rolled back in one step. The new query must plan to the plan the savepoint
+// was taken of; the running plan ends its epoch, the catalog records the new
+// definition, the savepoint becomes the newest checkpoint and the flow goes
+// on from its state and offsets. Until then the new plan must not read the
+// running plan's checkpoints, whose layout is another: the recorded
+// migration drops all of their state and offsets, so a crash between the
+// catalog write and the savepoint's install comes back with the new plan
+// and empty state rather than with state it would misread.
+void FlowReplace::replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt,
+                                  ResultWriter& out) {
+  validateSavepointName(stmt.fromSavepoint, stmt.fromSavepointPos);
+  ReplacePlan r = planReplace(s, stmt);  // who may, where it runs, the new plan
+  const std::string flow = ctx_.catalogOf(s).findFlow(stmt.name)->name;
+  if (r.plan.exactlyOnce || r.rt->plan().exactlyOnce) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("flow \"{}\" writes exactly once: savepoints are not supported "
+                               "for it",
+                               flow),
+                   stmt.namePos);
+  }
+  const fs::path dir = fs::path(ctx_.flows.flowDir(flow)) / "savepoints" / stmt.fromSavepoint;
+  std::error_code ec;
+  std::optional<Savepoint> sp =
+      fs::is_directory(dir, ec) ? readSavepoint(dir.string(), flow) : std::nullopt;
+  if (!sp) {
+    throw SqlError(sqlstate::kUndefinedObject,
+                   fmt::format("savepoint \"{}\" of flow \"{}\" does not exist", stmt.fromSavepoint,
+                               flow),
+                   stmt.fromSavepointPos, "SHOW SAVEPOINTS lists them");
+  }
+  if (sp->plan != r.plan.explain()) {
+    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                   fmt::format("savepoint \"{}\" was taken of another plan of flow \"{}\"",
+                               stmt.fromSavepoint, flow),
+                   stmt.fromSavepointPos,
+                   "give the query (and options) the flow ran when the savepoint was taken: its "
+                   "state restores only into that plan")
+        .withDetail("the savepoint's plan:\n" + sp->plan);
+  }
+  if (s.shadow) {
+    // A dry run checks; a transaction block refuses it before (block_statements.cpp).
+    out.complete("CREATE FLOW");
+    return;
+  }
+  ctx_.flows.requireNotStopping(flow, stmt.namePos, "CREATE OR REPLACE FLOW");
+  Catalog::FlowPtr old = ctx_.catalog.findFlow(flow);
+  FlowDef def = FlowDdl::flowDefinition(stmt, r.plan, ctx_.catalog, old->owner);
+  def.name = old->name;
+  Catalog next(ctx_.catalog);
+  next.dropFlow(flow, false, stmt.namePos);
+  next.addFlow(def, false, stmt.namePos);
+
+  const bool wasRunning = r.rt->state() == FlowState::Running;
+  {
+    FlowRegistry::Stopping stopping(ctx_.flows, flow);
+    r.rt->stop();
+  }
+  FlowControl control = ctx_.flows.control(flow);
+  control.settings = ctx_.settingsOf(s);
+  std::erase_if(control.settings, [](const auto& kv) { return kv.first == kStateMigrationSetting; });
+  const std::string checkpointsDir = (fs::path(ctx_.flows.flowDir(flow)) / "checkpoints").string();
+  std::optional<StateMigration> migration;
+  {
+    CheckpointDir checkpoints(checkpointsDir, 1);
+    std::vector<uint64_t> epochs =
+        fs::is_directory(checkpoints.root(), ec) ? checkpoints.epochs() : std::vector<uint64_t>{};
+    if (!epochs.empty()) {
+      migration.emplace();
+      migration->lastOldEpoch = epochs.back();
+      control.settings.emplace_back(kStateMigrationSetting, migration->format());
+    }
+  }
+  try {
+    CatalogChange change;
+    change.catalog = &next;
+    change.flow = toLower(flow);
+    change.control = &control;
+    ctx_.persistCatalog(change);
+  } catch (...) {
+    // The catalog still holds the running plan: it goes on as it was.
+    if (wasRunning) ctx_.flows.startRuntime(flow, *r.rt);
+    throw;
+  }
+  r.state.operators.clear();  // the state is the savepoint's, not the running plan's
+  const bool start = wasRunning || control.wantRunning;
+  uint64_t epoch = 0;
+  try {
+    epoch = installSavepoint(*sp, checkpointsDir);
+  } catch (...) {
+    // Recorded, but not started: it would go on with empty state.
+    installReplaced(flow, std::move(def), std::move(r), migration, false, control, false, out);
+    throw;
+  }
+  installReplaced(flow, std::move(def), std::move(r), migration, false, control, start, out);
+  out.notice(fmt::format("flow \"{}\" goes on from savepoint \"{}\" (its epoch {}, restored as {})",
+                         flow, sp->name, sp->info.epoch, epoch));
+  out.complete("CREATE FLOW");
+}
+
+}  // namespace rtsql
