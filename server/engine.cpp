@@ -43,6 +43,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"statement_timeout", "0"},
     {"rtsql.bounded_max_rows", "1000000"},
     {"rtsql.fetch_wait", "5000"},  // how long FETCH waits for a cursor's rows (server/cursor.h)
+    {kViewSnapshotSetting, "committed"},  // what a read of a view sees (server/views/view_reads.h)
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -202,6 +203,7 @@ void Engine::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out) {
     probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
   }
   if (iequals(setting->first, "rtsql.fetch_wait")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->first, kViewSnapshotSetting)) checkViewRead(stmt.value, stmt.keyPos);
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";
@@ -261,7 +263,7 @@ void Engine::select(EngineSession& s, const ast::SelectStatement& stmt, ResultWr
       out.complete("SELECT 0");
       return;
     }
-    s.viewEpoch = views_->select(q, *view, out);
+    s.viewEpoch = views_->select(q, *view, out, viewReadOf(s.settings));
     return;
   }
   // A query over finite relations only runs to their end (server/bounded_query.h).
@@ -353,11 +355,11 @@ BoundedLookup Engine::boundedLookup(const EngineSession& s, ResultWriter* out,
                                     std::optional<uint64_t>* viewEpoch) const {
   const Catalog* catalog = &catalogOf(s);
   ViewReads* views = views_.get();
-  auto viewOf = [catalog, views, out, viewEpoch](
+  auto viewOf = [catalog, views, out, viewEpoch, mode = viewReadOf(s.settings)](
                     const std::string& name) -> std::shared_ptr<const BoundedRelation> {
     Catalog::FlowPtr f = catalog->findFlow(name);
     if (!f || !f->materializedView) return nullptr;
-    return views->relation(f->name, out, viewEpoch);
+    return views->relation(f->name, out, viewEpoch, mode);
   };
   // The statement's PgSession (installed by execute and describe) is kept by
   // the lookup: the run opens its relations on other threads.

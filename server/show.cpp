@@ -162,8 +162,12 @@ void Engine::show(EngineSession& s, const ast::Show& stmt, ResultWriter& out) {
       std::string value;
       if (key == "rtsql.view_epoch") {
         // The epoch of the session's last read of a materialized view.
-        sendRows(out, showColumns(stmt),
-                 {{s.viewEpoch ? text(std::to_string(*s.viewEpoch)) : std::nullopt}}, "SHOW");
+        // A read of its latest state (ViewRead::Latest) is of no one epoch.
+        std::optional<std::string> epoch;
+        if (s.viewEpoch)
+          epoch = *s.viewEpoch == ViewLatest::kLatestEpoch ? kLatestEpochText
+                                                            : std::to_string(*s.viewEpoch);
+        sendRows(out, showColumns(stmt), {{epoch}}, "SHOW");
         return;
       }
       if (key == "rtsql.statements_parsed") {
