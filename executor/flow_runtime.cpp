@@ -17,6 +17,7 @@
 #include "executor/operators/sink.h"
 #include "executor/operators/stateful_operator.h"
 #include "executor/state/state_store.h"
+#include "executor/state/view_latest.h"
 #include "executor/state/view_table.h"
 #include "planner/late_rows.h"
 
@@ -91,6 +92,13 @@ FlowRuntime::FlowRuntime(PhysicalPlan plan, ConnectorProvider& connectors, SlotP
   if (!checkpointDir.empty()) {
     checkpoints_ = std::make_unique<CheckpointDir>(std::move(checkpointDir), checkpointRetention);
   }
+  if (plan_.sink.connector == kViewSinkConnector) {
+    int tasks = 1;
+    for (const StageSpec& stage : plan_.stages) {
+      if (stage.output.kind == StageOutput::Kind::Sink) tasks = stage.tasks;
+    }
+    viewLatest_ = std::make_shared<ViewLatest>(plan_.flowName, tasks);
+  }
 }
 
 FlowRuntime::~FlowRuntime() { stop(); }
@@ -132,7 +140,7 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
   }
   if (t.outputsToSink && plan_.sink.connector == kViewSinkConnector) {
     t.sink = std::make_unique<ViewTableWriter>(*stateStore_, plan_.sink.keyColumns,
-                                               plan_.flowName, index);
+                                               plan_.flowName, index, viewLatest_);
     t.viewTable = true;
     t.operators.push_back(std::make_unique<SinkOperator>(*t.sink, t.metrics));
   } else if (t.outputsToSink) {

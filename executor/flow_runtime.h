@@ -87,6 +87,7 @@ const char* flowStateName(FlowState s);
 
 class ActivityClock;
 class StateStore;
+class ViewLatest;
 class ShuffleQueue;
 struct ShuffleMessage;
 
@@ -151,6 +152,9 @@ class FlowRuntime {
   // merge.
   void recentLatency(IntervalLatency& out) const;
   const PhysicalPlan& plan() const { return plan_; }
+  // A materialized view's latest state (executor/state/view_latest.h); null
+  // for any other flow.
+  std::shared_ptr<ViewLatest> viewLatest() const { return viewLatest_; }
   // The task slots the flow holds now: its plan's while it runs, none once it
   // stopped or failed (they went back to the pool).
   int heldSlots() const;
@@ -230,6 +234,7 @@ class FlowRuntime {
 
   SlotPool::Reservation reservation_;
   std::unique_ptr<StateStore> stateStore_;
+  std::shared_ptr<ViewLatest> viewLatest_;  // a view's flow only
   std::vector<std::unique_ptr<ShuffleQueue>> queues_;  // by stage, then task
   std::vector<int> queueBase_;                          // first queue of each stage
   std::vector<std::unique_ptr<Task>> tasks_;

@@ -69,11 +69,11 @@ BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter*
                                            std::optional<uint64_t>* viewEpoch) const {
   const Catalog* current = &catalogOf(s);
   ViewReads* reads = views.get();
-  auto viewOf = [current, reads, out, viewEpoch](
+  auto viewOf = [current, reads, out, viewEpoch, mode = viewReadOf(s.settings)](
                     const std::string& name) -> std::shared_ptr<const BoundedRelation> {
     Catalog::FlowPtr f = current->findFlow(name);
     if (!f || !f->materializedView) return nullptr;
-    return reads->relation(f->name, out, viewEpoch);
+    return reads->relation(f->name, out, viewEpoch, mode);
   };
   // The statement's PgSession (installed by execute and describe) is kept by
   // the lookup: the run opens its relations on other threads.

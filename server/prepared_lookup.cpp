@@ -128,7 +128,7 @@ class PreparedViewLookup final : public PreparedQuery {
         std::optional<std::vector<Value>> key = keyValues(literals);
         if (!key) return false;
         std::optional<uint64_t> epoch;
-        if (ctx_.views->lookup(lookup_, *key, *writer, epoch)) {
+        if (ctx_.views->lookup(lookup_, *key, *writer, epoch, viewReadOf(s.settings))) {
           s.viewEpoch = epoch;
           return true;
         }

@@ -53,7 +53,7 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
       out.complete("SELECT 0");
       return;
     }
-    s.viewEpoch = ctx_.views->select(q, *view, out);
+    s.viewEpoch = ctx_.views->select(q, *view, out, viewReadOf(s.settings));
     return;
   }
   // A query over finite relations only runs to their end (server/bounded_query.h).

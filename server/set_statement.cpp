@@ -5,6 +5,7 @@
 
 #include "common/time_zone.h"
 #include "server/statement_timeout.h"
+#include "server/views/view_reads.h"
 
 namespace rtsql {
 
@@ -23,6 +24,7 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"statement_timeout", "0"},
     {"rtsql.bounded_max_rows", "1000000"},
     {"rtsql.fetch_wait", "5000"},  // how long FETCH waits for a cursor's rows (server/cursor.h)
+    {kViewSnapshotSetting, "committed"},  // what a read of a view sees (server/views/view_reads.h)
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
@@ -57,6 +59,7 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
     probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
   }
   if (iequals(setting->first, "rtsql.fetch_wait")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->first, kViewSnapshotSetting)) checkViewRead(stmt.value, stmt.keyPos);
   if (iequals(setting->first, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";

@@ -172,8 +172,12 @@ void ShowStatements::show(EngineSession& s, const ast::Show& stmt, ResultWriter&
       std::string value;
       if (key == "rtsql.view_epoch") {
         // The epoch of the session's last read of a materialized view.
-        ctx_.sendRows(out, showColumns(stmt),
-                      {{s.viewEpoch ? text(std::to_string(*s.viewEpoch)) : std::nullopt}}, "SHOW");
+        // A read of its latest state (ViewRead::Latest) is of no one epoch.
+        std::optional<std::string> epoch;
+        if (s.viewEpoch)
+          epoch = *s.viewEpoch == ViewLatest::kLatestEpoch ? kLatestEpochText
+                                                            : std::to_string(*s.viewEpoch);
+        ctx_.sendRows(out, showColumns(stmt), {{epoch}}, "SHOW");
         return;
       }
       if (key == "rtsql.statements_parsed") {

@@ -108,6 +108,9 @@ std::unique_ptr<StateTable> makeRocksTable(std::shared_ptr<StoreShared> shared, 
 // Holds (or lets go) a table's writes while a snapshot is taken.
 void holdRocksTableWrites(StateTable& table, bool hold);
 
+// A StoredReader of the database as it is now (rocksdb_reader.cpp).
+std::shared_ptr<const StoredReader> readRocksNow(std::shared_ptr<StoreShared> shared);
+
 // Opens the state directory of a view's checkpoint (epoch `epoch`)
 // read-only, every file at once so that it stays readable after the
 // checkpoint's retention removes the directory (view_table.cpp). The caller

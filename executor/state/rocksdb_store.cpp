@@ -133,6 +133,14 @@ class RocksStateStore final : public StateStore {
     shared_->write(batch);
   }
 
+  std::function<std::shared_ptr<const StoredReader>()> readers() override {
+    // Weakly: a closed store is not kept open (its next open takes RocksDB's lock).
+    return [weak = std::weak_ptr<StoreShared>(shared_)]() -> std::shared_ptr<const StoredReader> {
+      std::shared_ptr<StoreShared> shared = weak.lock();
+      return shared ? readRocksNow(std::move(shared)) : nullptr;
+    };
+  }
+
   void forEach(const std::function<void(std::string_view, std::string_view)>& fn) override {
     std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(shared_->readOptions));
     for (it->SeekToFirst(); it->Valid(); it->Next()) fn(view(it->key()), view(it->value()));

@@ -40,6 +40,28 @@ struct StateChange {
 
 class StateTable;
 
+// What a store's RocksDB holds at one moment (the tables' flushed writes, and
+// those a table's cache evicted), read from any thread while the tasks write
+// on: a RocksDB snapshot, which keeps the database open while it is held.
+// Keys are the stored ones, with their table's prefix.
+class StoredReader {
+ public:
+  virtual ~StoredReader() = default;
+  // The value stored under `key`, if any.
+  virtual std::optional<std::string> get(std::string_view key) const = 0;
+  // Entries in key order from the first key >= `from`.
+  class Cursor {
+   public:
+    virtual ~Cursor() = default;
+    // Throws SqlError 58030 when RocksDB fails to read.
+    virtual bool valid() const = 0;
+    virtual std::string_view key() const = 0;
+    virtual std::string_view value() const = 0;
+    virtual void next() = 0;
+  };
+  virtual std::unique_ptr<Cursor> seek(std::string_view from) const = 0;
+};
+
 class StateStore {
  public:
   // Opens (creating when missing) the database at options.path. Throws SqlError
@@ -70,6 +92,11 @@ class StateStore {
   // task goes on processing. Memory may exceed the budget meanwhile. Called by
   // the table's task thread only; a table that is not open is ignored.
   virtual void holdWrites(int operatorId, int task, bool hold) = 0;
+  // Takes a StoredReader of the store as it is at each call, from any thread
+  // (null once the store has closed); a reader keeps the database open while
+  // it is held, so a reader is for one read. Null for a store that cannot be
+  // read so.
+  virtual std::function<std::shared_ptr<const StoredReader>()> readers() { return {}; }
   // Bytes of live data on disk (approximate).
   virtual int64_t diskBytes() const = 0;
 };

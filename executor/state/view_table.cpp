@@ -15,6 +15,7 @@
 #include "executor/state/rocksdb_shared.h"
 #include "executor/state/state_store.h"
 #include "executor/state/view_changelog.h"
+#include "executor/state/view_latest.h"
 
 namespace rtsql {
 
@@ -23,13 +24,19 @@ using rocks_detail::slice;
 using rocks_detail::view;
 
 ViewTableWriter::ViewTableWriter(StateStore& store, std::vector<int> key, std::string viewName,
-                                 int task)
+                                 int task, std::shared_ptr<ViewLatest> latest)
     : table_(store.table(kViewTableOperatorId, task)),
       changelog_(std::make_unique<ViewChangelogWriter>(store, viewName, task)),
       key_(std::move(key)),
-      viewName_(std::move(viewName)) {}
+      viewName_(std::move(viewName)),
+      task_(task),
+      latest_(std::move(latest)) {
+  if (latest_) latest_->attach(task_, store);
+}
 
-ViewTableWriter::~ViewTableWriter() = default;
+ViewTableWriter::~ViewTableWriter() {
+  if (latest_) latest_->detach(task_);
+}
 
 void ViewTableWriter::write(const Row& row, int64_t sourceTimestampMicros) {
   writeChange(row, sourceTimestampMicros, RowKind::Insert);
@@ -46,6 +53,7 @@ void ViewTableWriter::writeChange(const Row& row, int64_t, RowKind kind) {
     valueBuf_.clear();
     encodeRow(valueBuf_, row);
     if (had && oldBuf_ == valueBuf_) return;  // no change
+    if (latest_) latest_->put(task_, keyBuf_, valueBuf_);
     if (had) {
       changelog_->append(RowKind::UpdateBefore, oldBuf_);
       changelog_->append(RowKind::UpdateAfter, valueBuf_);
@@ -57,13 +65,18 @@ void ViewTableWriter::writeChange(const Row& row, int64_t, RowKind kind) {
     // A delete, or the old row of an update: the key's row is gone until an
     // UpdateAfter (next, when the key stays) puts the new one.
     if (!had) return;
+    if (latest_) latest_->erase(task_, keyBuf_);
     changelog_->append(RowKind::Delete, oldBuf_);
     table_->erase(keyBuf_);
   }
 }
 
 void ViewTableWriter::flush(int) {
-  table_->flush();
+  if (latest_) {
+    latest_->flushed(task_, [this] { table_->flush(); });
+  } else {
+    table_->flush();
+  }
   changelog_->flush();
 }
 
@@ -77,15 +90,15 @@ std::string encodeViewKey(const std::vector<Value>& keyValues) {
   return out;
 }
 
-namespace {
-
-std::string tablePrefix(int task) {
+std::string viewTablePrefix(int task) {
   const uint64_t id = (static_cast<uint64_t>(static_cast<uint32_t>(kViewTableOperatorId)) << 32) |
                       static_cast<uint32_t>(task);
   std::string prefix;
   for (int i = 7; i >= 0; --i) prefix += static_cast<char>((id >> (8 * i)) & 0xff);
   return prefix;
 }
+
+namespace {
 
 std::vector<DataTypePtr> typesOf(const Schema& schema) {
   std::vector<DataTypePtr> types;
@@ -161,7 +174,7 @@ class RocksViewSnapshot final : public ViewSnapshot,
  public:
   RocksViewSnapshot(uint64_t epoch, ViewLayout layout, rocksdb::DB* db)
       : ViewSnapshot(epoch, std::move(layout)), db_(db), types_(typesOf(layout_.schema)) {
-    for (int t = 0; t < layout_.tasks; ++t) prefixes_.push_back(tablePrefix(t));
+    for (int t = 0; t < layout_.tasks; ++t) prefixes_.push_back(viewTablePrefix(t));
   }
   ~RocksViewSnapshot() override {
     if (db_) {

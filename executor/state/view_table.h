@@ -32,6 +32,7 @@ namespace rtsql {
 class StateStore;
 class StateTable;
 class ViewChangelogWriter;
+class ViewLatest;
 
 // The operator id of a view's key spaces in its flow's state store; no plan
 // operator has it (operator ids count up from 0).
@@ -51,7 +52,9 @@ struct ViewLayout {
 // and changes to the state store.
 class ViewTableWriter final : public SinkWriter {
  public:
-  ViewTableWriter(StateStore& store, std::vector<int> key, std::string viewName, int task);
+  // `latest`, when given, is told each write (view_latest.h).
+  ViewTableWriter(StateStore& store, std::vector<int> key, std::string viewName, int task,
+                  std::shared_ptr<ViewLatest> latest = nullptr);
   ~ViewTableWriter() override;
 
   void write(const Row& row, int64_t sourceTimestampMicros) override;
@@ -65,10 +68,16 @@ class ViewTableWriter final : public SinkWriter {
   std::unique_ptr<ViewChangelogWriter> changelog_;
   std::vector<int> key_;
   std::string viewName_;
+  int task_;
+  std::shared_ptr<ViewLatest> latest_;
   std::string keyBuf_;
   std::string valueBuf_;
   std::string oldBuf_;
 };
+
+// The prefix of task `task`'s key space of the view's rows in its flow's
+// state store.
+std::string viewTablePrefix(int task);
 
 // The encoded key of a row of the view with these key values (in key order).
 std::string encodeViewKey(const std::vector<Value>& keyValues);

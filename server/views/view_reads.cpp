@@ -9,7 +9,9 @@
 
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/options.h"
 #include "planner/planner.h"
+#include "server/flows/placement.h"
 #include "server/pg_values.h"
 
 namespace rtsql {
@@ -150,6 +152,45 @@ bool sameColumns(const Schema& a, const Schema& b) {
 
 }  // namespace
 
+ViewRead viewReadOf(const Options& settings) {
+  const OptionEntry* e = settings.find(kViewSnapshotSetting);
+  return e && iequals(e->value, "latest") ? ViewRead::Latest : ViewRead::Committed;
+}
+
+void checkViewRead(const std::string& value, size_t pos) {
+  if (iequals(value, "latest") || iequals(value, "committed")) return;
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("invalid value '{}' for {}", value, kViewSnapshotSetting), pos,
+                 "'committed' (the last committed epoch, the default) or 'latest' (the view's "
+                 "current state, epochs not committed yet included)");
+}
+
+namespace {
+
+// A view another node of the cluster runs: its rows are in that node's
+// state, so the read is refused naming the node to ask.
+[[noreturn]] void elsewhere(const std::string& view, size_t pos,
+                            const std::set<std::string>& holders) {
+  if (holders.empty()) {
+    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                   fmt::format("materialized view \"{}\" runs on another node of the cluster, "
+                               "and no node runs it now",
+                               view),
+                   pos,
+                   "its node left the cluster or is down: another node takes it within the "
+                   "cluster's --node-timeout; SHOW FLOWS shows its state");
+  }
+  std::string nodes;
+  for (const std::string& n : holders) nodes += (nodes.empty() ? "\"" : ", \"") + n + "\"";
+  throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                 fmt::format("materialized view \"{}\" runs on another node of the cluster: "
+                             "node {}",
+                             view, nodes),
+                 pos, fmt::format("read it on node {}", nodes));
+}
+
+}  // namespace
+
 Catalog::FlowPtr ViewReads::viewOf(const ast::Query& query, const Catalog& catalog) {
   for (const ast::Select& sel : query.terms) {
     if (!sel.from || sel.from->kind != ast::TableRef::Kind::Named) continue;
@@ -183,6 +224,7 @@ ViewReads::Found ViewReads::find(const std::string& view) {
   // statement that changes other flows.
   flows_.inspect(view, [&](const FlowRuntime* rt, const FlowControl& control, bool runsHere) {
     found.elsewhere = !runsHere;
+    if (!runsHere) found.holders = flows_.placement().otherRunners(view, rt);
     found.wantRunning = control.wantRunning;
     found.failure = control.lastError;
     if (!rt) return;
@@ -198,6 +240,7 @@ ViewReads::Found ViewReads::find(const std::string& view) {
     // never takes a running view for one without a checkpoint.
     found.state = rt->state();
     found.checkpoint = rt->lastCheckpoint();
+    found.latest = rt->viewLatest();
     if (found.state == FlowState::Failed) found.failure = rt->failureReason();
   });
   // Not planned yet (a restart), or dropped meanwhile.
@@ -230,17 +273,16 @@ std::shared_ptr<const ViewSnapshot> ViewReads::opened(const std::string& view, c
 }
 
 std::shared_ptr<const ViewSnapshot> ViewReads::snapshot(const std::string& view, size_t pos,
-                                                        ResultWriter& out) {
+                                                        ResultWriter& out, ViewRead mode) {
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     Found found = find(view);
-    if (found.elsewhere) {
-      // Its rows are in the state of the node that runs it.
-      throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
-                     fmt::format("materialized view \"{}\" runs on another node of the cluster",
-                                 view),
-                     pos, "read it on the node that runs it (SHOW FLOWS names it)");
+    // The latest state is a running flow's; any other view answers committed.
+    if (mode == ViewRead::Latest && !found.elsewhere && found.planned &&
+        found.state == FlowState::Running && found.latest) {
+      if (auto latest = found.latest->read(found.layout)) return latest;
     }
+    if (found.elsewhere) elsewhere(view, pos, found.holders);
     if (found.planned && found.checkpoint) {
       if (found.state == FlowState::Failed) {
         out.notice(fmt::format(
@@ -334,7 +376,8 @@ class ViewRelation final : public BoundedRelation {
 
 std::shared_ptr<const BoundedRelation> ViewReads::relation(const std::string& view,
                                                            ResultWriter* out,
-                                                           std::optional<uint64_t>* epoch) {
+                                                           std::optional<uint64_t>* epoch,
+                                                           ViewRead mode) {
   if (!out) {
     std::optional<ViewLayout> l = layout(view);
     if (!l) {
@@ -344,7 +387,7 @@ std::shared_ptr<const BoundedRelation> ViewReads::relation(const std::string& vi
     }
     return std::make_shared<ViewRelation>(l->schema, nullptr);
   }
-  std::shared_ptr<const ViewSnapshot> snap = snapshot(view, SqlError::npos, *out);
+  std::shared_ptr<const ViewSnapshot> snap = snapshot(view, SqlError::npos, *out, mode);
   if (epoch) *epoch = snap->epoch();
   return std::make_shared<ViewRelation>(snap->schema(), std::move(snap));
 }
@@ -363,10 +406,11 @@ std::vector<ResultColumn> ViewReads::columns(const ast::Query& query, const Flow
   return cols;
 }
 
-std::optional<uint64_t> ViewReads::select(const ast::Query& query, const FlowDef& view, ResultWriter& out) {
+std::optional<uint64_t> ViewReads::select(const ast::Query& query, const FlowDef& view, ResultWriter& out,
+                                          ViewRead mode) {
   requireServedShape(query, view.name);
   const ast::Select& sel = query.terms[0];
-  std::shared_ptr<const ViewSnapshot> snap = snapshot(view.name, sel.from->pos, out);
+  std::shared_ptr<const ViewSnapshot> snap = snapshot(view.name, sel.from->pos, out, mode);
   const Schema& schema = snap->schema();
   const auto selected = selectedColumns(sel, view.name, schema);
   std::optional<std::vector<Value>> key;
@@ -468,8 +512,8 @@ std::optional<PreparedLookup> ViewReads::prepareLookup(const ast::Query& query, 
 }
 
 bool ViewReads::lookup(const PreparedLookup& p, const std::vector<Value>& key, ResultWriter& out,
-                       std::optional<uint64_t>& epoch) {
-  std::shared_ptr<const ViewSnapshot> snap = snapshot(p.view, p.pos, out);
+                       std::optional<uint64_t>& epoch, ViewRead mode) {
+  std::shared_ptr<const ViewSnapshot> snap = snapshot(p.view, p.pos, out, mode);
   if (!sameColumns(snap->schema(), p.schema) || snap->key() != p.key) return false;
   out.columns(p.columns);
   int64_t sent = 0;

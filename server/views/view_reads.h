@@ -9,6 +9,12 @@
 // over a view is refused (0A000) with a hint, for the bounded-query engine to
 // take over; ViewSnapshot::scan() is the plain row iterator it reads.
 //
+// A read sees the last committed epoch unless the session chose the view's
+// latest state (`SET rtsql.view_snapshot = 'latest'`, ViewRead::Latest,
+// executor/state/view_latest.h), which a running view's flow gives and any
+// other answers committed; the epoch a read returns says which it saw
+// (ViewLatest::kLatestEpoch: the latest state).
+//
 // A view whose flow failed answers its last committed snapshot and says so
 // in a NOTICE; one that is still being restored (a restart, before its
 // checkpoint is loaded) is waited for within the statement's timeout, then
@@ -19,9 +25,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "executor/state/view_latest.h"
 #include "executor/state/view_table.h"
 #include "parser/ast.h"
 #include "planner/bounded_relation.h"
@@ -30,6 +38,19 @@
 #include "server/query_handler.h"
 
 namespace rtsql {
+
+class Options;
+
+// Which state a read of a view sees: its last committed epoch (the default)
+// or its latest state.
+enum class ViewRead { Committed, Latest };
+// The session's choice (the setting rtsql.view_snapshot in `settings`).
+ViewRead viewReadOf(const Options& settings);
+// Validates a value SET for rtsql.view_snapshot (22023 at `pos` otherwise).
+void checkViewRead(const std::string& value, size_t pos);
+// The setting's name, and how SHOW rtsql.view_epoch spells a latest read.
+inline constexpr const char* kViewSnapshotSetting = "rtsql.view_snapshot";
+inline constexpr const char* kLatestEpochText = "latest";
 
 // One line of SHOW MATERIALIZED VIEWS.
 struct ViewStatus {
@@ -66,7 +87,8 @@ class ViewReads {
 
   // Answers a SELECT over `view` (see above). Returns the epoch it read
   // (none: the view has not checkpointed yet).
-  std::optional<uint64_t> select(const ast::Query& query, const FlowDef& view, ResultWriter& out);
+  std::optional<uint64_t> select(const ast::Query& query, const FlowDef& view, ResultWriter& out,
+                                 ViewRead mode = ViewRead::Committed);
   // Whether select() answers `query` (a lookup by key or a scan, as above);
   // any other query over the view is a bounded query reading relation().
   bool serves(const ast::Query& query, const FlowDef& view);
@@ -75,15 +97,18 @@ class ViewReads {
   // statement's thread), whose epoch goes to `epoch` when given. Without
   // `out` (a Describe), only its columns, and no rows.
   std::shared_ptr<const BoundedRelation> relation(const std::string& view, ResultWriter* out,
-                                                  std::optional<uint64_t>* epoch);
+                                                  std::optional<uint64_t>* epoch,
+                                                  ViewRead mode = ViewRead::Committed);
   // The columns such a SELECT returns, without reading (Describe).
   std::vector<ResultColumn> columns(const ast::Query& query, const FlowDef& view);
 
   // The snapshot of `view` reads see now: waits while it is restored (within
   // the statement's deadline, which `out` knows), and tells `out` when its
-  // flow failed. Throws 55000 when it has none to give.
+  // flow failed. Throws 55000 when it has none to give. With
+  // ViewRead::Latest, a running view's latest state instead.
   std::shared_ptr<const ViewSnapshot> snapshot(const std::string& view, size_t pos,
-                                               ResultWriter& out);
+                                               ResultWriter& out,
+                                               ViewRead mode = ViewRead::Committed);
   // The view's columns and key, from its running plan; nullopt when it has none.
   std::optional<ViewLayout> layout(const std::string& view);
 
@@ -97,7 +122,7 @@ class ViewReads {
   // having reported nothing, when the view's columns or key are no longer
   // those it was prepared over. `epoch` gets the epoch read.
   bool lookup(const PreparedLookup& lookup, const std::vector<Value>& key, ResultWriter& out,
-              std::optional<uint64_t>& epoch);
+              std::optional<uint64_t>& epoch, ViewRead mode = ViewRead::Committed);
 
   ViewStatus status(const FlowDef& view);
   // Forgets what is kept of a dropped view.
@@ -113,6 +138,8 @@ class ViewReads {
     bool planned = false;
     bool exists = true;  // false: dropped since the statement found it
     bool elsewhere = false;  // another node of the cluster runs it
+    std::set<std::string> holders;  // when elsewhere: the nodes that run it
+    std::shared_ptr<ViewLatest> latest;  // the running flow's latest state
   };
   Found find(const std::string& view);
   std::shared_ptr<const ViewSnapshot> opened(const std::string& view, const Found& found);
