@@ -41,6 +41,9 @@ CALLS = [
     "percentile_approx(x, 0.5)", "approx_percentile(d, 0.75)",
     "percentile_approx(d, array(0.01, 0.5, 0.99))", "percentile_approx(x, 0.5, 100)",
     "percentile_approx(o, 0.3) FILTER (WHERE b)", "percentile_approx(d, 0.0001)",
+    "percentile(o, array(0.5))", "percentile_approx(o, 0.5)",
+    "percentile_approx(x, array(0.2, 0.4), 1000)", "percentile(DISTINCT x, 0.5)",
+    "percentile(x, 1.5)", "percentile_approx(x, 0.5, 0)", "percentile_approx(b, 0.5)",
 ]
 
 
