@@ -916,7 +916,7 @@ const std::vector<std::string>& aggregateNames() {
       "count_if", "stddev", "std", "stddev_samp", "stddev_pop", "variance", "var_samp",
       "var_pop", "bool_and", "bool_or", "every", "some", "any", "max_by", "min_by", "first",
       "last", "any_value", "collect_list", "array_agg", "collect_set", "string_agg", "listagg",
-      "approx_count_distinct"};
+      "approx_count_distinct", "percentile", "percentile_approx", "approx_percentile"};
   return names;
 }
 

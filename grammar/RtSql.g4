@@ -297,7 +297,7 @@ selectItem
     ;
 
 orderItem
-    : expr (ASC | DESC)?
+    : expr (ASC | DESC)? (NULLS nullOrder=(FIRST | LAST))?
     ;
 
 relation
@@ -551,6 +551,7 @@ nonReserved
     | COLLATE | ESCAPE | OPERATOR
     | ABORT | BEGIN | COMMIT | DECLARE | FETCH | MOVE | RELEASE | ROLLBACK | TRANSACTION
     | MATERIALIZED | VIEW | VIEWS
+    | NULLS | FIRST | LAST
     ;
 
 reserved
@@ -686,6 +687,9 @@ VALUES: V A L U E S;
 VECTORIZED: V E C T O R I Z E D;
 VIEW: V I E W;
 VIEWS: V I E W S;
+NULLS: N U L L S;
+FIRST: F I R S T;
+LAST: L A S T;
 WATERMARK: W A T E R M A R K;
 WINDOW: W I N D O W;
 WITHIN: W I T H I N;

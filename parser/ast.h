@@ -157,6 +157,9 @@ struct Select {
 struct OrderItem {
   ExprPtr expr;
   bool descending = false;
+  // NULLS FIRST (true) or NULLS LAST (false) as written; unset: the order's
+  // default (a bounded query's: PostgreSQL's, NULL last ascending).
+  std::optional<bool> nullsFirst;
 };
 
 // A call's OVER (PARTITION BY ... ORDER BY ... [ROWS ...]) clause.

@@ -1027,6 +1027,7 @@ std::unique_ptr<ast::Query> AstBuilder::query(P::QueryContext* ctx) {
     ast::OrderItem item;
     item.expr = expr(o->expr());
     item.descending = o->DESC() != nullptr;
+    item.nullsFirst = nullsFirstOf(o);
     q->orderBy.push_back(std::move(item));
   }
   if (ctx->limit != nullptr) {
@@ -1393,8 +1394,14 @@ ast::ExprPtr AstBuilder::orderedAggregate(ast::ExprPtr call, P::AggregateOrderCo
   keyed->name = "struct";
   std::string directions;
   for (auto* item : ctx->orderItem()) {
+    // The sort's default is PostgreSQL's, NULL last ascending.
+    const bool descending = item->DESC() != nullptr;
+    if (const auto first = nullsFirstOf(item); first && *first != descending) {
+      keyed->args.push_back(nullKey(item));
+      directions += *first ? 'D' : 'A';
+    }
     keyed->args.push_back(expr(item->expr()));
-    directions += item->DESC() != nullptr ? 'D' : 'A';
+    directions += descending ? 'D' : 'A';
   }
   keyed->args.push_back(std::move(call->args[0]));
   ast::ExprPtr separator = call->args.size() == 2 ? std::move(call->args[1]) : nullptr;
@@ -1418,6 +1425,17 @@ ast::ExprPtr AstBuilder::orderedAggregate(ast::ExprPtr call, P::AggregateOrderCo
   return joined;
 }
 
+std::optional<bool> AstBuilder::nullsFirstOf(P::OrderItemContext* item) {
+  if (item->nullOrder == nullptr) return std::nullopt;
+  return item->nullOrder->getType() == P::FIRST;
+}
+
+ast::ExprPtr AstBuilder::nullKey(P::OrderItemContext* item) {
+  auto e = newExpr(ast::ExprKind::IsNull, item);
+  e->args.push_back(expr(item->expr()));
+  return e;
+}
+
 std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
   auto o = std::make_shared<ast::Over>();
   o->pos = startOf(ctx);
@@ -1426,6 +1444,14 @@ std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
     ast::OrderItem oi;
     oi.expr = expr(item->expr());
     oi.descending = item->DESC() != nullptr;
+    // A window's default is Spark's, NULL first ascending and last
+    // descending; the other placement orders by `(k IS NULL)` first.
+    if (const auto first = nullsFirstOf(item); first && *first == oi.descending) {
+      ast::OrderItem isNull;
+      isNull.expr = nullKey(item);
+      isNull.descending = *first;
+      o->orderBy.push_back(std::move(isNull));
+    }
     o->orderBy.push_back(std::move(oi));
   }
   if (auto* frame = ctx->windowFrame()) {

@@ -91,6 +91,11 @@ class AstBuilder {
   ast::ExprPtr newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx);
   ast::ExprPtr standardFormCall(P::PrimaryContext* ctx);
   std::shared_ptr<ast::Over> over(P::OverClauseContext* ctx);
+  // NULLS FIRST (true) or NULLS LAST (false) as `item` writes it, if it does.
+  static std::optional<bool> nullsFirstOf(P::OrderItemContext* item);
+  // `(k IS NULL)`: the extra order key before k that puts k's NULLs where
+  // NULLS FIRST or LAST asks when the order's default puts them elsewhere.
+  ast::ExprPtr nullKey(P::OrderItemContext* item);
   // array_agg(x ORDER BY ...), string_agg(x, sep ORDER BY ...).
   ast::ExprPtr orderedAggregate(ast::ExprPtr call, P::AggregateOrderContext* ctx);
   // PostgreSQL's operators and spellings (see the .cpp).

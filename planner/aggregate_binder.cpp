@@ -188,6 +188,53 @@ Value constantArg(const ast::Expr& a, const std::string& fname, const char* what
   return v->eval(Row{});
 }
 
+// percentile(x, p) and percentile_approx(x, p[, accuracy]): p a constant in
+// [0, 1] or an array of them, accuracy a positive constant, as Spark has them.
+void bindPercentileCall(const ast::Expr& e, const std::string& fname, ExprPtr& arg,
+                        AggregateCall& call) {
+  const bool approx = call.function == AggregateFunction::PercentileApprox;
+  DataTypePtr t = arg->type();
+  const bool dateLike = t->id == TypeId::Date || t->id == TypeId::Timestamp;
+  if (t->id == TypeId::Null) {
+    arg = makeCast(arg, DataType::of(TypeId::Double), e.pos);
+    t = arg->type();
+  } else if (!t->isNumeric() && !(approx && dateLike)) {
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("function {}() needs a number{}, not {}", fname,
+                               approx ? ", DATE or TIMESTAMP" : "", t->toString()),
+                   e.args[0]->pos);
+  }
+  Value p = constantArg(*e.args[1], fname, "percentage");
+  auto percentage = [&](const Value& v) {
+    if (v.isNull() || !DataType::of(v.type())->isNumeric() || !(v.toDouble() >= 0.0) ||
+        v.toDouble() > 1.0) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("the percentage of {}() must be between 0.0 and 1.0", fname),
+                     e.args[1]->pos);
+    }
+    call.percentages.push_back(v.toDouble());
+  };
+  if (p.type() == TypeId::Array) {
+    call.percentagesArray = true;
+    for (const Value& v : p.asList()) percentage(v);
+  } else {
+    percentage(p);
+  }
+  if (e.args.size() == 3) {
+    Value a = constantArg(*e.args[2], fname, "accuracy");
+    if (a.isNull() || (a.type() != TypeId::Int && a.type() != TypeId::BigInt) || a.asInt() <= 0 ||
+        a.asInt() > INT32_MAX) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("the accuracy of {}() must be a positive INT", fname),
+                     e.args[2]->pos)
+          .withHint("the default, 10000, answers within 1/10000 of the rank");
+    }
+    call.accuracy = a.asInt();
+  }
+  DataTypePtr one = approx ? t : DataType::of(TypeId::Double);
+  call.resultType = call.percentagesArray ? DataType::arrayOf(one) : one;
+}
+
 struct AggregateName {
   const char* name;
   AggregateFunction function;
@@ -224,6 +271,9 @@ constexpr AggregateName kAggregateNames[] = {
     {"string_agg", AggregateFunction::StringAgg},
     {"listagg", AggregateFunction::StringAgg},
     {"approx_count_distinct", AggregateFunction::ApproxCountDistinct},
+    {"percentile", AggregateFunction::Percentile},
+    {"percentile_approx", AggregateFunction::PercentileApprox},
+    {"approx_percentile", AggregateFunction::PercentileApprox},
 };
 
 }  // namespace
@@ -260,6 +310,15 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
     case AggregateFunction::StringAgg:
     case AggregateFunction::ApproxCountDistinct:
       maxArgs = 2;
+      break;
+    case AggregateFunction::Percentile:
+      minArgs = maxArgs = 2;
+      usage = "percentile(x, 0.5) or percentile(x, array(0.25, 0.75))";
+      break;
+    case AggregateFunction::PercentileApprox:
+      minArgs = 2;
+      maxArgs = 3;
+      usage = "percentile_approx(x, 0.5[, accuracy]) or percentile_approx(x, array(0.25, 0.75))";
       break;
     default:
       break;
@@ -402,6 +461,10 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
         }
       }
       call.resultType = DataType::of(TypeId::BigInt);
+      break;
+    case AggregateFunction::Percentile:
+    case AggregateFunction::PercentileApprox:
+      bindPercentileCall(e, fname, arg, call);
       break;
   }
   call.arg = std::move(arg);

@@ -2,6 +2,7 @@
 // the other kinds' so that the operator lines read alike; the plan around them
 // (stages, scans, shuffles, the sink) is printed by explain.cpp.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -35,6 +36,8 @@ const char* aggregateFunctionName(AggregateFunction f) {
     case AggregateFunction::CollectSet: return "collect_set";
     case AggregateFunction::StringAgg: return "string_agg";
     case AggregateFunction::ApproxCountDistinct: return "approx_count_distinct";
+    case AggregateFunction::Percentile: return "percentile";
+    case AggregateFunction::PercentileApprox: return "percentile_approx";
   }
   return "?";
 }
@@ -86,6 +89,13 @@ std::string aggregateText(const AggregateCall& call) {
       break;
     case AggregateFunction::ApproxCountDistinct:
       args += fmt::format(", {}", call.relativeSD);
+      break;
+    case AggregateFunction::Percentile:
+    case AggregateFunction::PercentileApprox:
+      args += call.percentagesArray ? fmt::format(", array({})", fmt::join(call.percentages, ", "))
+                                    : fmt::format(", {}", call.percentages.at(0));
+      if (call.function == AggregateFunction::PercentileApprox)
+        args += fmt::format(", {}", call.accuracy);
       break;
     default:
       break;

@@ -93,6 +93,7 @@ enum class AggregateFunction {
   CollectList, CollectSet,
   StringAgg,
   ApproxCountDistinct,
+  Percentile, PercentileApprox,
 };
 
 // The function's canonical (Spark) name: "count", "stddev_samp", "max_by".
@@ -120,6 +121,11 @@ struct AggregateCall {
   bool ignoreNulls = false;        // first/last/any_value(x, ignoreNulls)
   std::string separator;           // string_agg/listagg(x, separator)
   double relativeSD = 0.05;        // approx_count_distinct(x, relativeSD)
+  // percentile(x, p) and percentile_approx(x, p, accuracy): p's values, and
+  // whether p was an array (the answer is then one too).
+  std::vector<double> percentages;
+  bool percentagesArray = false;
+  int64_t accuracy = 10000;
 };
 
 // How EXPLAIN and column names print a FILTER condition: its text without the

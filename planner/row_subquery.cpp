@@ -48,6 +48,7 @@ struct SubSortKey {
   int item = -1;  // a result column, or
   ExprPtr expr;   // an expression over the row
   bool descending = false;
+  bool nullsFirst = false;
 };
 
 struct CompiledQuery {
@@ -191,15 +192,15 @@ void visit(const FromNode& f, Row& row, Budget& budget, const RowFn& fn) {
   }
 }
 
-// PostgreSQL's order: NULL after every value ascending, before them descending.
-int compareForSort(const Value& x, const Value& y, bool descending) {
-  int c;
+// NULL where the key says (by default PostgreSQL's order: NULL after every
+// value ascending, before them descending).
+int compareForSort(const Value& x, const Value& y, const SubSortKey& key) {
   if (x.isNull() || y.isNull()) {
-    c = x.isNull() == y.isNull() ? 0 : (x.isNull() ? 1 : -1);
-  } else {
-    c = x.compare(y);
+    if (x.isNull() == y.isNull()) return 0;
+    return x.isNull() == key.nullsFirst ? -1 : 1;
   }
-  return descending ? -c : c;
+  const int c = x.compare(y);
+  return key.descending ? -c : c;
 }
 
 Row finishAggregates(const CompiledQuery& q, const std::vector<std::vector<Value>>& seen,
@@ -277,7 +278,7 @@ std::vector<Row> run(const CompiledQuery& q, Row& row, Budget& budget) {
   if (!q.order.empty()) {
     std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
       for (size_t k = 0; k < q.order.size(); ++k) {
-        const int c = compareForSort(a.first[k], b.first[k], q.order[k].descending);
+        const int c = compareForSort(a.first[k], b.first[k], q.order[k]);
         if (c != 0) return c < 0;
       }
       return false;
@@ -673,6 +674,7 @@ class SubqueryCompiler {
     for (const ast::OrderItem& item : q.orderBy) {
       SubSortKey key;
       key.descending = item.descending;
+      key.nullsFirst = item.nullsFirst.value_or(item.descending);
       const ast::Expr& e = *item.expr;
       if (e.kind == ast::ExprKind::Literal && e.literal.kind == ast::LiteralKind::Integer) {
         int64_t n = 0;

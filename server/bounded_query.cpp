@@ -355,6 +355,7 @@ struct SortKey {
   int column = -1;  // a result column, or
   ExprPtr expr;     // an expression over the result's columns
   bool descending = false;
+  bool nullsFirst = false;
 };
 
 // Binds the query's ORDER BY over its result columns: a position (ORDER BY
@@ -368,6 +369,7 @@ std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result, cons
     const ast::OrderItem& item = q.orderBy[i];
     SortKey key;
     key.descending = item.descending;
+    key.nullsFirst = item.nullsFirst.value_or(item.descending);
     const ast::Expr& e = *item.expr;
     if (const int hidden = all.find(orderColumnName(i)); hidden >= 0) {
       key.column = hidden;
@@ -405,7 +407,8 @@ std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result, cons
   return keys;
 }
 
-// PostgreSQL's order: NULL after every value ascending, before them descending.
+// NULL where the key says (by default PostgreSQL's order: NULL after every
+// value ascending, before them descending).
 void sortRows(std::vector<Row>& rows, const std::vector<SortKey>& keys) {
   if (keys.empty()) return;
   std::vector<std::pair<std::vector<Value>, size_t>> decorated;
@@ -423,12 +426,11 @@ void sortRows(std::vector<Row>& rows, const std::vector<SortKey>& keys) {
     for (size_t k = 0; k < keys.size(); ++k) {
       const Value& x = a.first[k];
       const Value& y = b.first[k];
-      int c;
       if (x.isNull() || y.isNull()) {
-        c = x.isNull() == y.isNull() ? 0 : (x.isNull() ? 1 : -1);
-      } else {
-        c = x.compare(y);
+        if (x.isNull() == y.isNull()) continue;
+        return x.isNull() == keys[k].nullsFirst;
       }
+      int c = x.compare(y);
       if (keys[k].descending) c = -c;
       if (c != 0) return c < 0;
     }

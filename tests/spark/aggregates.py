@@ -36,6 +36,14 @@ CALLS = [
     "approx_count_distinct(n)", "approx_count_distinct(n, 0.2)", "approx_count_distinct(o)",
     "approx_count_distinct(b)", "approx_count_distinct(n, 0.01)",
     "count(*)", "count(x)", "sum(x)", "avg(d)", "min(s)", "max(d)",
+    "percentile(x, 0.5)", "percentile(d, 0.25)", "percentile(x, array(0.1, 0.5, 0.9))",
+    "percentile(d, 0)", "percentile(d, 1)", "percentile(x, 0.5) FILTER (WHERE x > 0)",
+    "percentile_approx(x, 0.5)", "approx_percentile(d, 0.75)",
+    "percentile_approx(d, array(0.01, 0.5, 0.99))", "percentile_approx(x, 0.5, 100)",
+    "percentile_approx(o, 0.3) FILTER (WHERE b)", "percentile_approx(d, 0.0001)",
+    "percentile(o, array(0.5))", "percentile_approx(o, 0.5)",
+    "percentile_approx(x, array(0.2, 0.4), 1000)", "percentile(DISTINCT x, 0.5)",
+    "percentile(x, 1.5)", "percentile_approx(x, 0.5, 0)", "percentile_approx(b, 0.5)",
 ]
 
 

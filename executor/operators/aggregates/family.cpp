@@ -43,6 +43,9 @@ std::shared_ptr<const AggregateFamily> makeAggregateFamily(const AggregateCall& 
       return aggregates::makeCollect(call);
     case AggregateFunction::ApproxCountDistinct:
       return aggregates::makeHyperLogLog(call);
+    case AggregateFunction::Percentile:
+    case AggregateFunction::PercentileApprox:
+      return aggregates::makePercentile(call);
   }
   throw InternalError("unknown aggregate function");
 }

@@ -2,7 +2,8 @@
 // aggregates per file of this folder (booleans.cpp: count_if, bool_and,
 // bool_or; moments.cpp: stddev and variance; by_row.cpp: max_by, min_by,
 // first, last; collect.cpp: collect_list, collect_set, string_agg;
-// hyperloglog.cpp: approx_count_distinct).
+// hyperloglog.cpp: approx_count_distinct; percentile.cpp: percentile,
+// percentile_approx).
 // AggregateCalls (aggregate_common.cpp) calls a family
 // for each call of one; the operators know nothing of them.
 //
@@ -52,6 +53,7 @@ std::shared_ptr<const AggregateFamily> makeMoments(const AggregateCall& call);
 std::shared_ptr<const AggregateFamily> makeByRow(const AggregateCall& call);
 std::shared_ptr<const AggregateFamily> makeCollect(const AggregateCall& call);
 std::shared_ptr<const AggregateFamily> makeHyperLogLog(const AggregateCall& call);
+std::shared_ptr<const AggregateFamily> makePercentile(const AggregateCall& call);
 
 // State encoding helpers shared by the families.
 void putDouble(std::string& out, double d);

@@ -264,6 +264,80 @@ TEST_CASE("approx_count_distinct: Spark's HyperLogLog++ estimate, merge and stat
   CHECK(all.sketch.size() == 512);
 }
 
+TEST_CASE("percentile and percentile_approx: ranks, interpolation, retractions, merge and state") {
+  AggregateCall exact = callOf(AggregateFunction::Percentile, T(TypeId::BigInt));
+  exact.percentages = {0.5};
+  exact.resultType = T(TypeId::Double);
+  AggregateCall many = exact;
+  many.percentages = {0.0, 0.25, 1.0};
+  many.percentagesArray = true;
+  many.resultType = DataType::arrayOf(T(TypeId::Double));
+  AggregateCall approx = callOf(AggregateFunction::PercentileApprox, T(TypeId::BigInt));
+  approx.percentages = {0.5};
+  approx.resultType = T(TypeId::BigInt);
+  auto p = makeAggregateFamily(exact);
+  auto ps = makeAggregateFamily(many);
+  auto pa = makeAggregateFamily(approx);
+  Accumulator a, b, c;
+  CHECK(p->result(a).isNull());
+  CHECK(pa->result(c).isNull());
+  for (int64_t v : {4, 1, 3, 2, 3}) {
+    p->add(a, I(v));
+    ps->add(b, I(v));
+    pa->add(c, I(v));
+  }
+  // Sorted 1, 2, 3, 3, 4: the median at position 2 is 3; 0.25 at 1 is 2;
+  // percentile_approx's rank ceil(2.5) = 3 holds 3.
+  CHECK(p->result(a) == D(3.0));
+  CHECK(ps->result(b) == Value::array({D(1.0), D(2.0), D(4.0)}));
+  CHECK(pa->result(c) == I(3));
+  CHECK(a.items.size() == 4);  // the two 3s are one value counted twice
+  // One 3 and the 4 leave: 1, 2, 3, whose median is 2; a value never added
+  // changes nothing.
+  p->retract(a, I(3));
+  p->retract(a, I(4));
+  p->retract(a, I(99));
+  CHECK(p->result(roundTrip(*p, a)) == D(2.0));
+  CHECK(a.count == 3);
+  // 1, 2, 3, 7: position 1.5, between 2 and 3.
+  Accumulator more;
+  p->add(more, I(7));
+  p->merge(a, more);
+  CHECK(p->result(a) == D(2.5));
+  // Everything retracted: NULL again.
+  for (int64_t v : {1, 2, 3, 7}) p->retract(a, I(v));
+  CHECK(p->result(a).isNull());
+  CHECK(a.items.empty());
+}
+
+TEST_CASE("percentile_approx answers as Spark's quantile summary of the group") {
+  // 1..200 at accuracy 100 (Spark: percentile_approx(id, array(0.25, 0.5,
+  // 0.9, 0.02), 100) over range(1, 201)): the summary merges rows, so the
+  // answers are within 1% of the rank but not the rank's own values.
+  AggregateCall c = callOf(AggregateFunction::PercentileApprox, T(TypeId::BigInt));
+  c.percentages = {0.25, 0.5, 0.9, 0.02};
+  c.percentagesArray = true;
+  c.accuracy = 100;
+  c.resultType = DataType::arrayOf(T(TypeId::BigInt));
+  auto pa = makeAggregateFamily(c);
+  Accumulator a;
+  for (int64_t v = 200; v >= 1; --v) pa->add(a, I(v));
+  CHECK(pa->result(a) == Value::array({I(49), I(99), I(178), I(4)}));
+  // The default accuracy keeps every row this small: the rank's own values.
+  c.accuracy = 10000;
+  auto exact = makeAggregateFamily(c);
+  CHECK(exact->result(a) == Value::array({I(50), I(100), I(180), I(4)}));
+  // A value repeated: 300 rows of 0..6 at accuracy 50.
+  AggregateCall r = callOf(AggregateFunction::PercentileApprox, T(TypeId::BigInt));
+  r.percentages = {0.5, 0.1};
+  r.percentagesArray = true;
+  r.accuracy = 50;
+  auto repeated = makeAggregateFamily(r);
+  Accumulator b;
+  for (int64_t v = 0; v < 300; ++v) repeated->add(b, I(v % 7));
+  CHECK(repeated->result(b) == Value::array({I(3), I(0)}));
+}
+
 TEST_CASE("the original aggregates have no family: their state bytes are unchanged") {
   for (AggregateFunction f : {AggregateFunction::CountStar, AggregateFunction::Count,
                               AggregateFunction::Sum, AggregateFunction::Min,
