@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/schema.h"
@@ -74,6 +75,22 @@ class PgSession {
   // The session's time zone as SET TIME ZONE named it (common/time_zone.h
   // reads it); UTC by default.
   virtual std::string timeZone() const { return "UTC"; }
+  // A materialized view as pg_get_viewdef, pg_get_indexdef and
+  // pg_get_constraintdef write it: its query, and its key as the primary
+  // key <view>_pkey (an index and a constraint; no key columns when its
+  // plan is not known yet).
+  struct View {
+    int64_t oid = 0;
+    std::string name;
+    std::string definition;
+    int64_t indexOid = 0;
+    int64_t constraintOid = 0;
+    std::vector<std::string> keyColumns;
+  };
+  virtual std::vector<View> views() const { return {}; }
+  // current_setting(name): the session's settings, then PostgreSQL's
+  // read-only ones (pg_settings' names and values).
+  virtual std::vector<std::pair<std::string, std::string>> settings() const { return {}; }
 };
 
 // Installs `session` for the current thread for the life of the scope, and

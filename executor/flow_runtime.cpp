@@ -441,6 +441,20 @@ void FlowRuntime::resetState() {
   if (state_ == FlowState::Failed) state_ = FlowState::Stopped;
   failure_.clear();
   failureCode_.clear();
+  failureError_.reset();
+}
+
+void FlowRuntime::fail(const SqlError& e) {
+  {
+    std::lock_guard lock(mu_);
+    if (state_ != FlowState::Failed) failureError_ = e;
+  }
+  fail(e.message(), e.sqlstate());
+}
+
+std::optional<SqlError> FlowRuntime::failureError() const {
+  std::lock_guard lock(mu_);
+  return failureError_;
 }
 
 std::string FlowRuntime::failureCode() const {

@@ -143,6 +143,10 @@ class FlowRuntime {
   FlowState state() const;
   std::string failureReason() const;
   std::string failureCode() const;  // the SQLSTATE of the failure
+  // The failure as the task's SqlError had it (its hint and position too);
+  // nullopt for a failure that was no SqlError. A bounded query answers
+  // its client with it, as PostgreSQL words the error.
+  std::optional<SqlError> failureError() const;
   // The progress JSON: the live epoch so far (with the last finished one under
   // "lastEpoch") while running; the last finished epoch once stopped.
   std::string progressJson() const;
@@ -217,6 +221,7 @@ class FlowRuntime {
   // while tasks_ exists.
   void wakeTasks();
   void fail(const std::string& reason, const std::string& sqlstate = sqlstate::kInternalError);
+  void fail(const SqlError& e);
   void joinAll();
   // Progress assembly (executor/flow_progress.cpp): each of the task's plan
   // operators' rowsIn/rowsOut since the task started, and the flow's watermark.
@@ -258,6 +263,7 @@ class FlowRuntime {
   FlowState state_ = FlowState::Stopped;
   std::string failure_;
   std::string failureCode_;
+  std::optional<SqlError> failureError_;
   std::optional<CheckpointInfo> restored_;  // what the current run started from
   int64_t restoredMicros_ = 0;             // how long the restore took
   int recoveries_ = 0;

@@ -38,7 +38,7 @@ void FlowRuntime::runShuffleTask(Task& task) {
     // stops the flow now.
     stopWithoutFinalEpoch();
   } catch (const SqlError& e) {
-    fail(e.message(), e.sqlstate());
+    fail(e);
   } catch (const std::exception& e) {
     fail(fmt::format("internal error in task {}.{}: {}", task.stage, task.index, e.what()));
   }

@@ -124,7 +124,7 @@ void FlowRuntime::runSourceTask(Task& task) {
     // stops the flow now.
     stopWithoutFinalEpoch();
   } catch (const SqlError& e) {
-    fail(e.message(), e.sqlstate());
+    fail(e);
   } catch (const std::exception& e) {
     fail(fmt::format("internal error in task {}.{}: {}", task.stage, task.index, e.what()));
   }

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/schema.h"
+#include "parser/comma_joins.h"
 
 namespace rtsql::parser {
 
@@ -139,45 +140,6 @@ P::PrimaryContext* bareStar(P::ExprContext* e) {
     return p;
   }
   return nullptr;
-}
-
-bool hasSubquery(const ast::Expr& e) {
-  if (e.subquery) return true;
-  for (const auto& a : e.args) {
-    if (a && hasSubquery(*a)) return true;
-  }
-  for (const auto& [w, t] : e.whens) {
-    if (hasSubquery(*w) || hasSubquery(*t)) return true;
-  }
-  return (e.elseExpr && hasSubquery(*e.elseExpr)) || (e.filter && hasSubquery(*e.filter));
-}
-
-// `to AND more`, or `more` alone when `to` is null.
-void addConjunct(ast::ExprPtr& to, ast::ExprPtr more) {
-  if (!to) {
-    to = std::move(more);
-    return;
-  }
-  auto e = std::make_unique<ast::Expr>();
-  e->kind = ast::ExprKind::Binary;
-  e->op = "AND";
-  e->pos = to->pos;
-  e->endPos = more->endPos;
-  e->args.push_back(std::move(to));
-  e->args.push_back(std::move(more));
-  to = std::move(e);
-}
-
-// The conjuncts of `e` without a subquery into `plain`, the others into
-// `withSubquery`, in their order.
-void splitSubqueryConjuncts(ast::ExprPtr e, ast::ExprPtr& plain, ast::ExprPtr& withSubquery) {
-  if (e->kind == ast::ExprKind::Binary && e->op == "AND" && e->args.size() == 2) {
-    splitSubqueryConjuncts(std::move(e->args[0]), plain, withSubquery);
-    splitSubqueryConjuncts(std::move(e->args[1]), plain, withSubquery);
-    return;
-  }
-  ast::ExprPtr& to = hasSubquery(*e) ? withSubquery : plain;
-  addConjunct(to, std::move(e));
 }
 
 }  // namespace
@@ -1191,36 +1153,15 @@ ast::Select AstBuilder::selectCore(P::SelectCoreContext* ctx) {
     si.text = sourceText(item->expr());
     s.items.push_back(std::move(si));
   }
-  auto relations = ctx->relation();
-  for (auto* r : relations) {
-    ast::TableRefPtr next = relation(r);
-    if (!s.from) {
-      s.from = std::move(next);
-      continue;
-    }
-    // FROM a, b is a cross join.
-    auto join = std::make_unique<ast::TableRef>();
-    join->kind = ast::TableRef::Kind::Join;
-    join->joinType = ast::JoinType::Cross;
-    join->pos = next->pos;
-    join->left = std::move(s.from);
-    join->right = std::move(next);
-    s.from = std::move(join);
-  }
   if (ctx->where != nullptr) s.where = expr(ctx->where);
-  // FROM a, b WHERE cond is the inner join a JOIN b ON cond: for an inner join
-  // a condition means the same in ON as in WHERE, and the join's planning
-  // finds its keys and time bounds in ON.
-  // Conditions with a subquery stay in WHERE, where subqueries are planned.
-  if (relations.size() == 2 && s.where && s.from->kind == ast::TableRef::Kind::Join &&
-      s.from->joinType == ast::JoinType::Cross) {
-    ast::ExprPtr keep;
-    if (hasSubquery(*s.where)) splitSubqueryConjuncts(std::move(s.where), s.where, keep);
-    if (s.where) {
-      s.from->joinType = ast::JoinType::Inner;
-      s.from->on = std::move(s.where);
-    }
-    s.where = std::move(keep);
+  // FROM a, b WHERE cond is the inner join a JOIN b ON cond (comma_joins.h).
+  std::vector<ast::TableRefPtr> relations;
+  for (auto* r : ctx->relation()) relations.push_back(relation(r));
+  if (!relations.empty()) {
+    bool star = false;
+    for (const ast::SelectItem& item : s.items)
+      star = star || (item.expr->kind == ast::ExprKind::Star && item.expr->parts.empty());
+    s.from = ast::joinCommaRelations(std::move(relations), s.where, star);
   }
   if (ctx->GROUP() != nullptr) {
     for (auto* e : ctx->expr()) {

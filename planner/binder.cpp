@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "parser/expr_walker.h"
 #include "planner/planner.h"
+#include "planner/set_functions.h"
 #include "planner/user_function.h"
 
 namespace rtsql {
@@ -362,6 +363,17 @@ const char* clauseName(ExprContext context) {
 ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
   std::string name = toLower(e.name);
   if (isLambda(e)) refuseLambda(e);
+  // A set-returning call that reaches here is outside a bounded query's
+  // plain select list, which alone plans one (set_functions.h).
+  if (isSetFunction(name) && !(functions_.catalog && functions_.catalog->findFunction(name))) {
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("set-returning function {}() is read only in the select list of "
+                               "a bounded query without GROUP BY or DISTINCT",
+                               name),
+                   e.pos)
+        .withHint("make its rows in a subquery in FROM: FROM (SELECT " + name +
+                  "(...) AS x FROM t) s");
+  }
   if (e.over) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("{}() OVER (...) is not supported here", name), e.over->pos)

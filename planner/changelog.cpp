@@ -173,6 +173,8 @@ Changelog next(const Changelog& in, const OperatorSpec& op, bool retract) {
           out.mode = in.mode;  // the same rows, in the same order
           out.uniqueKey = in.uniqueKey;
           out.windowKey = in.windowKey;
+        } else if constexpr (std::is_same_v<Spec, ExpandSpec>) {
+          out.mode = in.mode;  // one row becomes several: no key survives
         } else if constexpr (std::is_same_v<Spec, ProjectSpec>) {
           out.mode = in.mode;
           out.uniqueKey = followKey(in, spec.exprs, &out.windowKey);

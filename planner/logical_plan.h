@@ -138,14 +138,17 @@ class QueryBinder {
   // or over a source that is not Kafka's, 22023 for other bounds.
   void checkOffsetRange(const ast::TableRef& ref) const;
   BoundQuery bindUnion(const ast::Query& q, bool top) const;
-  std::vector<OutputColumn> bindItems(const ast::Select& s, const Scope& scope) const;
+  // `calls`, when given, binds what it answers first (set-returning calls).
+  std::vector<OutputColumn> bindItems(const ast::Select& s, const Scope& scope,
+                                      const BindHook& calls = nullptr) const;
   // The select items of `s` bound over `scope` and appended to `out`, each
   // star expanded, the list's length checked as it grows; an item for which
   // `skip` is true (an OVER aggregate, the rank of a top-N) is left out. The
   // columns each item took.
   std::vector<ItemColumns> bindItemsInto(const ast::Select& s, const Scope& scope,
                                          std::vector<OutputColumn>& out,
-                                         const std::function<bool(size_t)>& skip) const;
+                                         const std::function<bool(size_t)>& skip,
+                                         const BindHook& calls = nullptr) const;
   BoundQuery bindDedup(const ast::Select& s, Relation rel) const;
   // aggregate_binder.cpp; `ranked` for the aggregation of a ranking query.
   BoundQuery bindAggregate(const ast::Select& s, Relation rel,

@@ -151,6 +151,21 @@ std::string ProjectSpec::describe() const {
   return out;
 }
 
+std::string ExpandSpec::describe() const {
+  static constexpr const char* kNames[] = {"unnest", "generate_series", "generate_subscripts",
+                                           "_pg_expandarray"};
+  std::string out = "Expand ";
+  for (size_t i = 0; i < calls.size(); ++i) {
+    out += i ? ", " : "";
+    out += kNames[static_cast<int>(calls[i].function)];
+    out += "(";
+    for (size_t a = 0; a < calls[i].args.size(); ++a)
+      out += (a ? ", " : "") + calls[i].args[a]->toString();
+    out += ")";
+  }
+  return out;
+}
+
 std::string VectorizedBatchSpec::describe() const {
   std::string names;
   for (const VectorizedCall& c : vectorizedCallsIn(calls))

@@ -282,12 +282,34 @@ struct VectorizedBatchSpec : OperatorSpecBase {
   bool stateful() const { return false; }
 };
 
+// The set-returning functions of a bounded query's select list (unnest,
+// generate_series, generate_subscripts, information_schema._pg_expandarray),
+// as PostgreSQL runs them: per input row, as many rows as the longest of the
+// functions gives, each the input row followed by one column per function
+// (its element, or NULL once that function has run out); none when every
+// function gives none. Output = the input's columns, then the functions'.
+struct ExpandSpec : OperatorSpecBase {
+  enum class Function { Unnest, Series, Subscripts, ExpandArray };
+  struct Call {
+    Function function = Function::Unnest;
+    std::vector<ExprPtr> args;  // over the input row
+  };
+  // The most rows one input row may become: a generate_series beyond it is
+  // refused with 54000 rather than run for ever.
+  static constexpr int64_t kMaxRowsPerInput = 1'000'000;
+  std::vector<Call> calls;
+  int inputColumns = 0;
+
+  std::string describe() const;
+  bool stateful() const { return false; }
+};
+
 // One operator of a stage: any one of the kinds above.
 class OperatorSpec {
  public:
   using Kind = std::variant<FilterSpec, ProjectSpec, BroadcastJoinSpec, AggregateSpec, DedupSpec,
                             StreamJoinSpec, TopNSpec, OverAggregateSpec, VectorizedBatchSpec,
-                            TransformSpec>;
+                            TransformSpec, ExpandSpec>;
 
   OperatorSpec() = default;
   // Any kind's spec is an OperatorSpec.

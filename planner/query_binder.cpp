@@ -12,6 +12,7 @@
 #include "planner/processor.h"
 #include "planner/view_input.h"
 #include "planner/row_subquery.h"
+#include "planner/set_functions.h"
 
 namespace rtsql::planner_detail {
 
@@ -234,21 +235,26 @@ void QueryBinder::bindOrderColumns(const std::vector<ast::OrderItem>& order, con
   }
 }
 
-std::vector<OutputColumn> QueryBinder::bindItems(const ast::Select& s, const Scope& scope) const {
+std::vector<OutputColumn> QueryBinder::bindItems(const ast::Select& s, const Scope& scope,
+                                                 const BindHook& calls) const {
   std::vector<OutputColumn> outputs;
-  bindItemsInto(s, scope, outputs, [](size_t) { return false; });
+  bindItemsInto(s, scope, outputs, [](size_t) { return false; }, calls);
   return outputs;
 }
 
 std::vector<ItemColumns> QueryBinder::bindItemsInto(const ast::Select& s, const Scope& scope,
                                                     std::vector<OutputColumn>& out,
-                                                    const std::function<bool(size_t)>& skip) const {
+                                                    const std::function<bool(size_t)>& skip,
+                                                    const BindHook& calls) const {
   std::vector<ItemColumns> taken(s.items.size());
   // A bounded query's subqueries in the select list are evaluated per row
   // over the finite relations they read (row_subquery.h).
-  BindHook subqueries;
+  BindHook subqueries = calls;
   if (ctx_.boundedRelation) {
-    subqueries = [this, &scope](const ast::Expr& e) -> ExprPtr {
+    subqueries = [this, &scope, &calls](const ast::Expr& e) -> ExprPtr {
+      if (calls) {
+        if (ExprPtr call = calls(e)) return call;
+      }
       if (e.kind != ast::ExprKind::Subquery) return nullptr;
       return bindRowSubquery(e, scope, ctx_, functions());
     };
@@ -352,7 +358,11 @@ BoundQuery QueryBinder::bindSelect(const ast::Select& s, bool top,
     if (dedup) {
       out = bindDedup(s, std::move(rel));
     } else {
-      out.outputs = bindItems(s, rel.scope);
+      // A bounded query's set-returning calls make rows (set_functions.h).
+      SetFunctionPlan expand;
+      if (ctx_.boundedRelation) expand = planSetFunctions(s, rel.scope, rel.node, functions());
+      if (expand.hook) rel.node = expand.node;
+      out.outputs = bindItems(s, rel.scope, expand.hook);
       out.node = rel.node;
       out.eventTime = rel.eventTime;
       out.sourceName = rel.sourceName;

@@ -22,6 +22,7 @@
 #include "connectors/registry.h"
 #include "executor/flow_runtime.h"
 #include "server/pg_values.h"
+#include "server/system_catalog.h"
 
 namespace rtsql {
 
@@ -516,10 +517,29 @@ PlanContext catalogQueryContext(const ast::Query& query, const BoundedLookup& lo
   return ctx;
 }
 
+namespace {
+
+// Whether every relation `plan` reads is the catalog as PostgreSQL shows it
+// (pg_catalog.pg_class, information_schema.tables, pg_class): its arrays go
+// out in PostgreSQL's form (pg_values.h).
+bool readsOnlyCatalog(const PhysicalPlan& plan) {
+  static const std::vector<std::string> names = SystemCatalog::relationNames();
+  if (plan.scans.empty()) return false;
+  for (const ScanSpec& scan : plan.scans) {
+    std::string name = toLower(scan.name);
+    if (name.find('.') == std::string::npos) name = "pg_catalog." + name;
+    if (!std::binary_search(names.begin(), names.end(), name)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<ResultColumn> boundedQueryColumns(const PhysicalPlan& plan) {
+  const bool pgArrays = readsOnlyCatalog(plan);
   std::vector<ResultColumn> cols;
   for (const auto& c : plan.sink.input.columns) {
-    if (!c.hidden) cols.push_back({c.name, pgTypeOf(*c.type)});
+    if (!c.hidden) cols.push_back({c.name, pgArrays ? pgArrayTypeOf(*c.type) : pgTypeOf(*c.type)});
   }
   return cols;
 }
@@ -527,11 +547,13 @@ std::vector<ResultColumn> boundedQueryColumns(const PhysicalPlan& plan) {
 void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRun& run,
                      ResultWriter& out) {
   const std::vector<ResultColumn> cols = boundedQueryColumns(plan);
+  const bool pgArrays = readsOnlyCatalog(plan);
   const std::vector<Row> rows = collectBoundedRows(std::move(plan), query, run, out);
   out.columns(cols);
   std::vector<std::optional<std::string>> text(cols.size());
   for (const Row& row : rows) {
-    for (size_t i = 0; i < text.size() && i < row.size(); ++i) text[i] = pgTextOf(row[i]);
+    for (size_t i = 0; i < text.size() && i < row.size(); ++i)
+      text[i] = pgArrays ? pgArrayTextOf(row[i]) : pgTextOf(row[i]);
     out.row(text);
   }
   out.complete(fmt::format("SELECT {}", rows.size()));
@@ -580,6 +602,8 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
                                      run.maxRows))
                     .withHint("aggregate or filter further, add LIMIT, or SET "
                               "rtsql.bounded_max_rows higher");
+      } else if (std::optional<SqlError> e = runtime->failureError()) {
+        error = std::move(*e);  // the error as PostgreSQL words it, with its hint
       } else {
         const std::string code = runtime->failureCode();
         error = SqlError(code.empty() ? sqlstate::kDataException : code,

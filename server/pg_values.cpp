@@ -2,6 +2,7 @@
 #include "server/pg_values.h"
 
 #include "common/pg_types.h"
+#include "common/schema.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
@@ -12,6 +13,59 @@ std::optional<std::string> pgTextOf(const Value& v) {
   if (v.isNull()) return std::nullopt;
   if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
   return v.toString();
+}
+
+uint32_t pgArrayTypeOf(const DataType& type) {
+  if (type.id != TypeId::Array || !type.element) return pgTypeOf(type);
+  const PgType* element = pgTypeByOid(pgTypeOidOf(*type.element));
+  return element && element->array != 0 ? element->array : pgTypeOf(type);
+}
+
+namespace {
+
+// An element as PostgreSQL's array_out writes it: quoted when empty, when it
+// reads as NULL or holds a character the array syntax uses, with \ and "
+// escaped.
+void appendElement(std::string& out, const Value& v) {
+  if (v.isNull()) {
+    out += "NULL";
+    return;
+  }
+  if (v.type() == TypeId::Array) {
+    out += *pgArrayTextOf(v);
+    return;
+  }
+  const std::string text = *pgTextOf(v);
+  bool quote = text.empty() || iequals(text, "NULL");
+  for (char c : text) {
+    quote = quote || c == '{' || c == '}' || c == ',' || c == '"' || c == '\\' || c == ' ' ||
+            c == '\t' || c == '\n' || c == '\r';
+  }
+  if (!quote) {
+    out += text;
+    return;
+  }
+  out += '"';
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::optional<std::string> pgArrayTextOf(const Value& v) {
+  if (v.isNull() || v.type() != TypeId::Array) return pgTextOf(v);
+  std::string out = "{";
+  bool first = true;
+  for (const Value& item : v.asList()) {
+    if (!first) out += ',';
+    first = false;
+    appendElement(out, item);
+  }
+  out += '}';
+  return out;
 }
 
 }  // namespace rtsql

@@ -21,4 +21,14 @@ uint32_t pgTypeOf(const DataType& type);
 // the rest as Value::toString() writes them; null for NULL.
 std::optional<std::string> pgTextOf(const Value& v);
 
+// The result of a query that reads only the catalog as PostgreSQL shows it
+// (psql's, SQLAlchemy's and pgjdbc's metadata queries) sends its arrays as
+// PostgreSQL does, so that drivers read them as lists: the column declared as
+// PostgreSQL's array type of the element (text[], int4[], ...; text for an
+// element type without one) and each value in PostgreSQL's text form,
+// `{a,b}`, elements quoted where PostgreSQL quotes them and NULL written
+// NULL. Other queries' arrays keep rtsql's form ([a, b], docs/sql.md).
+uint32_t pgArrayTypeOf(const DataType& type);
+std::optional<std::string> pgArrayTextOf(const Value& v);
+
 }  // namespace rtsql

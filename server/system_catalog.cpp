@@ -238,6 +238,7 @@ const std::vector<std::pair<std::string, std::string>>& pgReadOnlySettings() {
       {"default_transaction_read_only", "off"},
       {"max_connections", "1000"},
       {"bytea_output", "hex"},
+      {"default_table_access_method", "heap"},
   };
   return kSettings;
 }
@@ -451,6 +452,29 @@ std::string SystemCatalog::timeZone() const {
   return "UTC";
 }
 
+std::vector<std::pair<std::string, std::string>> SystemCatalog::settings() const {
+  std::vector<std::pair<std::string, std::string>> out = session_.settings;
+  out.insert(out.end(), pgReadOnlySettings().begin(), pgReadOnlySettings().end());
+  return out;
+}
+
+std::vector<PgSession::View> SystemCatalog::views() const {
+  resolveViews();
+  std::vector<View> out;
+  for (const auto& r : relations_) {
+    if (r.kind != 'm') continue;
+    View v{r.oid, r.name, r.definition, r.indexOid, r.constraintOid, {}};
+    for (int num : r.key) {
+      int visible = 0;
+      for (const Column& c : r.columns.columns) {
+        if (!c.hidden && ++visible == num) v.keyColumns.push_back(c.name);
+      }
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::vector<PgSession::Named> SystemCatalog::namespaces() const {
   return {{kPgCatalogOid, "pg_catalog"}, {kPublicOid, "public"},
           {kInformationSchemaOid, "information_schema"}};
@@ -489,10 +513,9 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
       rows.push_back({oidV(r.oid), textV(r.name), oidV(r.namespaceOid), oidV(0), oidV(0),
                       oidV(owner), oidV(r.kind == 'r' || r.kind == 'm' ? 2 : r.kind == 'i' ? 403 : 0),
                       oidV(0), oidV(0), intV(0), Value::float64(-1), intV(0), oidV(0),
-                      // relhasindex stays false although a view's key is in
-                      // pg_index: psql's \d then asks for its indexes with
-                      // comma joins, which a bounded query does not plan yet.
-                      boolV(false), boolV(false),
+                      // relhasindex: a view with a key has its index
+                      // (psql's \d lists a relation's indexes when it is set).
+                      boolV(r.kind == 'm' && !r.key.empty()), boolV(false),
                       charV('p'), charV(r.kind), intV(visible), intV(0), boolV(false),
                       boolV(false), boolV(false), boolV(false), boolV(false), boolV(true),
                       charV('d'), boolV(false), oidV(0), oidV(0), oidV(0), nullV(), nullV(),

@@ -98,6 +98,8 @@ class SystemCatalog final : public PgSession {
   std::optional<Relation> systemRelation(std::string_view name) const override;
   std::vector<int64_t> relationsOffSearchPath() const override;
   std::string timeZone() const override;
+  std::vector<View> views() const override;
+  std::vector<std::pair<std::string, std::string>> settings() const override;
 
   // The OID of rtsql's object `name` (any relation, or a function with
   // `function`); nullopt when there is none.

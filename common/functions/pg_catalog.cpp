@@ -6,6 +6,7 @@
 #include "common/functions/pg_catalog.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -179,9 +180,83 @@ ExprPtr buildObjDescription(const std::string& name, std::vector<ExprPtr>& args,
 }
 
 // Shared objects (databases, roles) carry no comment in rtsql; nor does
-// anything have a stored expression (a default, an index, a constraint).
+// anything but a materialized view have a stored expression (a default).
 ExprPtr buildNullText(const std::string&, std::vector<ExprPtr>&, size_t) {
   return nullOf(stringType());
+}
+
+// pg_get_viewdef(oid [, pretty]), pg_get_indexdef(oid [, column, pretty])
+// and pg_get_constraintdef(oid [, pretty]) of the session's materialized
+// views (PgSession::views): the view's query; its key's index as CREATE
+// UNIQUE INDEX ... USING btree (k, ...), or with a column number above 0
+// that key column's name (pgjdbc's getIndexInfo asks so); its key as
+// PRIMARY KEY (k, ...). NULL for any other OID, as rtsql has nothing else
+// with a stored definition.
+ExprPtr buildDefinition(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argOid(name, args, 0, pos);
+  const bool index = name == "pg_get_indexdef";
+  if (index && args.size() >= 2) argBigInt(name, args, 1, pos);
+  const PgSession* s = currentPgSession();
+  std::vector<PgSession::View> views = s ? s->views() : std::vector<PgSession::View>{};
+  return fnN(name, stringType(), args, true,
+             [views = std::move(views), name, index](const Row& row,
+                                                     const std::vector<ExprPtr>& a) -> Value {
+               Value oid = a[0]->eval(row);
+               if (oid.isNull()) return Value();
+               int64_t column = 0;
+               if (index && a.size() >= 2) {
+                 Value c = a[1]->eval(row);
+                 if (c.isNull()) return Value();
+                 column = c.asInt();
+               }
+               for (const PgSession::View& v : views) {
+                 const std::string keys = fmt::format("{}", fmt::join(v.keyColumns, ", "));
+                 if (name == "pg_get_viewdef" && v.oid == oid.asInt()) {
+                   return Value::string(v.definition + ";");
+                 }
+                 if (index && v.indexOid == oid.asInt() && !v.keyColumns.empty()) {
+                   if (column <= 0) {
+                     return Value::string(
+                         fmt::format("CREATE UNIQUE INDEX {}_pkey ON public.{} USING btree ({})",
+                                     v.name, v.name, keys));
+                   }
+                   if (column > static_cast<int64_t>(v.keyColumns.size())) return Value();
+                   return Value::string(v.keyColumns[static_cast<size_t>(column - 1)]);
+                 }
+                 if (name == "pg_get_constraintdef" && v.constraintOid == oid.asInt() &&
+                     !v.keyColumns.empty()) {
+                   return Value::string(fmt::format("PRIMARY KEY ({})", keys));
+                 }
+               }
+               return Value();
+             });
+}
+
+// current_setting(name [, missing_ok]): the session's setting
+// (PgSession::settings), read when the call is bound; PostgreSQL's 42704 for
+// a name it does not have, or NULL with missing_ok true.
+ExprPtr buildCurrentSetting(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argString(name, args, 0, pos);
+  if (args.size() == 2) argBoolean(name, args, 1, pos);
+  const PgSession* s = currentPgSession();
+  std::vector<std::pair<std::string, std::string>> settings =
+      s ? s->settings() : std::vector<std::pair<std::string, std::string>>{};
+  return fnN(name, stringType(), args, true,
+             [settings = std::move(settings), pos](const Row& row,
+                                                   const std::vector<ExprPtr>& a) -> Value {
+               Value setting = a[0]->eval(row);
+               if (setting.isNull()) return Value();
+               for (const auto& [key, value] : settings)
+                 if (iequals(key, setting.asString())) return Value::string(value);
+               if (a.size() == 2) {
+                 Value missingOk = a[1]->eval(row);
+                 if (!missingOk.isNull() && missingOk.asBool()) return Value();
+               }
+               throw SqlError(sqlstate::kUndefinedObject,
+                              fmt::format("unrecognized configuration parameter \"{}\"",
+                                          setting.asString()),
+                              pos);
+             });
 }
 
 ExprPtr buildEncodingToChar(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -434,9 +509,10 @@ void registerPgCatalogFunctions(FunctionTable& t) {
   t["col_description"] = {2, 2, buildObjDescription};
   t["shobj_description"] = {2, 2, buildNullText};
   t["pg_get_expr"] = {2, 3, buildNullText};
-  t["pg_get_indexdef"] = {1, 3, buildNullText};
-  t["pg_get_constraintdef"] = {1, 2, buildNullText};
-  t["pg_get_viewdef"] = {1, 2, buildNullText};
+  t["pg_get_indexdef"] = {1, 3, buildDefinition};
+  t["pg_get_constraintdef"] = {1, 2, buildDefinition};
+  t["pg_get_viewdef"] = {1, 2, buildDefinition};
+  t["current_setting"] = {1, 2, buildCurrentSetting};
   t["pg_encoding_to_char"] = {1, 1, buildEncodingToChar};
   t["quote_ident"] = {1, 1, buildQuoteIdent};
   t["quote_literal"] = {1, 1, buildQuoteLiteral};

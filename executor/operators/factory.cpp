@@ -3,6 +3,7 @@
 #include "executor/operators/aggregate.h"
 #include "executor/operators/broadcast_join.h"
 #include "executor/operators/dedup.h"
+#include "executor/operators/expand.h"
 #include "executor/operators/filter.h"
 #include "executor/operators/over_aggregate.h"
 #include "executor/operators/project.h"
@@ -45,6 +46,7 @@ OperatorPtr makeOperator(const OperatorSpec& spec, StateStore* store, int task) 
           [&](const OverAggregateSpec& s) { return makeOverAggregate(s, table()); },
           [](const VectorizedBatchSpec& s) { return makeVectorizedBatch(s); },
           [&](const TransformSpec& s) { return makeTransform(s, table()); },
+          [](const ExpandSpec& s) { return makeExpand(s); },
       },
       spec.kind());
   // The plan decides from the spec which operators get state and checkpoint

@@ -1,8 +1,9 @@
 """Drivers' metadata calls against the real rtsqld, run through the real
 tools: SQLAlchemy 2's inspector (table, view and materialized view names,
-has_table, columns), pandas' read_sql of a materialized view, and the
-PostgreSQL JDBC driver's DatabaseMetaData (getTables, getColumns of a table
-and of a view) and a JDBC transaction, from a small Java program
+has_table, columns, primary keys, indexes, unique and foreign keys), pandas'
+read_sql of a materialized view and read_sql_table, and the PostgreSQL JDBC
+driver's DatabaseMetaData (getTables, getColumns and getPrimaryKeys of a
+table and of a view) and a JDBC transaction, from a small Java program
 (tests/e2e/jdbc/JdbcMetadata.java). Each reads the catalog as PostgreSQL shows
 it with its own queries (tests/data/pg_clients/catalog_queries.sql);
 docs/operations.md ("Clients and tools") says what works with each tool."""
@@ -85,6 +86,53 @@ def test_sqlalchemy_columns_of_a_table_and_a_view(server, objects):
         engine.dispose()
 
 
+def test_sqlalchemy_keys_and_indexes(server, objects):
+    """get_pk_constraint and get_indexes send unnest(indkey) and
+    generate_subscripts(indkey, 1) in a select list: a view's key is its
+    primary key, its index the key's; a table has none, and nothing has
+    foreign keys or unique constraints."""
+    import sqlalchemy
+    table, _, view, _ = objects
+    engine = engine_of(server)
+    try:
+        inspector = sqlalchemy.inspect(engine)
+        wait_for(lambda: inspector.get_pk_constraint(view)["constrained_columns"] == ["user_id"],
+                 WAIT_S, f"the primary key of {view}")
+        inspector = sqlalchemy.inspect(engine)
+        assert inspector.get_pk_constraint(view)["name"] == f"{view}_pkey"
+        # get_indexes leaves out the primary key's index, as PostgreSQL's is.
+        assert inspector.get_indexes(view) == []
+        assert inspector.get_unique_constraints(view) == []
+        assert inspector.get_foreign_keys(view) == []
+        assert inspector.get_pk_constraint(table)["constrained_columns"] == []
+        assert inspector.get_indexes(table) == []
+        assert inspector.get_foreign_keys(table) == []
+    finally:
+        engine.dispose()
+
+
+def test_pandas_reads_a_table_by_name(server, objects):
+    """read_sql_table reflects the table (its columns, keys and indexes) and
+    reads it all."""
+    pandas = pytest.importorskip("pandas")
+    table, _, view, want = objects
+    engine = engine_of(server)
+    try:
+        frame = pandas.read_sql_table(table, engine)
+        assert list(frame.columns) == ["code", "label"]
+        assert sorted(map(tuple, frame.values.tolist())) == [("a", "alpha"), ("b", "beta")]
+        last = []
+
+        def converged():
+            frame = pandas.read_sql_table(view, engine)
+            last[:] = [frame]
+            return sorted((r.user_id, int(r.n), int(r.total)) for r in frame.itertuples()) == want
+
+        wait_for(converged, WAIT_S, f"read_sql_table of {view} to give {want} (last: {last})")
+    finally:
+        engine.dispose()
+
+
 def test_pandas_reads_a_materialized_view(server, objects):
     pandas = pytest.importorskip("pandas")
     _, _, view, want = objects
@@ -146,5 +194,23 @@ def test_jdbc_database_metadata_and_a_transaction(server, objects, jdbc_classpat
         f"COLUMN {view}|n|int8|2|YES",
         f"COLUMN {view}|total|int8|3|YES",
     ], columns
+    # A view's key is its primary key; a table has none.
+    assert [line for line in lines if line.startswith("PK ")] == [
+        f"PK {view}|user_id|1|{view}_pkey"], lines
     # setAutoCommit(false), a query, commit().
     assert "TX 2" in lines, lines
+
+
+def test_a_subquery_of_more_than_one_row_is_postgresqls_error(server, objects):
+    """A scalar subquery that gives two rows fails as PostgreSQL's does: 21000,
+    its message as PostgreSQL words it (no prefix of rtsql's) and a hint."""
+    import psycopg
+    table, _, _, _ = objects
+    with server.connect() as conn:
+        with pytest.raises(psycopg.errors.CardinalityViolation) as caught:
+            conn.execute(f"SELECT code, (SELECT t.label FROM {table} t) AS any_label "
+                         f"FROM {table}").fetchall()
+    diag = caught.value.diag
+    assert diag.sqlstate == "21000"
+    assert diag.message_primary == "more than one row returned by a subquery used as an expression"
+    assert diag.message_hint == "add a condition or LIMIT 1 so that the subquery returns one row"

@@ -5,7 +5,8 @@ catalog_queries.sql) hold correlated scalar subqueries and ARRAY(SELECT ...)
 in their select lists, which bounded queries evaluate per row over the
 catalog as PostgreSQL shows it (docs/sql.md, "Subqueries in a bounded
 query's select list"), sort by columns they do not select, and, for \\d
-name, a UNION of publications (bounded UNION)."""
+name, a UNION of publications (bounded UNION) and a comma join of pg_class
+and pg_index for a view's key."""
 
 import os
 import subprocess
@@ -84,12 +85,20 @@ def test_psql_describes_and_lists_a_materialized_view(server):
                 f"SELECT user_id, count(*) AS n, sum(amount) AS total FROM {source} GROUP BY user_id")
     try:
         assert f"public|{view}|materialized view|rtsql" in describe(server, "\\dm")
-        # Its columns are its running plan's, there once its flow is planned.
+        # Its columns are its running plan's, there once its flow is planned;
+        # its key is its primary key's index, which psql finds through comma
+        # joins of pg_class and pg_index.
         want = [f'Materialized view "public.{view}"',
                 "Column|Type|Collation|Nullable|Default",
-                "user_id|text|||", "n|bigint|||", "total|double precision|||"]
+                "user_id|text|||", "n|bigint|||", "total|double precision|||",
+                "Indexes:", f'    "{view}_pkey" PRIMARY KEY, btree (user_id)']
         wait_for(lambda: describe(server, f"\\d {view}") == want, timeout=60,
-                 what=f"\\d {view} with the view's columns")
+                 what=f"\\d {view} with the view's columns and key")
+        # \d+ adds the view's query (pg_get_viewdef).
+        assert describe(server, f"\\d+ {view}")[-3:] == [
+            "View definition:",
+            f"SELECT user_id, count(*) AS n, sum(amount) AS total FROM {source} GROUP BY user_id;",
+            "Access method: heap"]
         # rtsql's views are all materialized: \dv lists none of them.
         p = run_psql(server, "\\dv")
         assert p.returncode == 0 and p.stdout == "", p.stdout
@@ -100,7 +109,8 @@ def test_psql_describes_and_lists_a_materialized_view(server):
 
 
 def test_psql_lists_roles(server):
-    # \du's "Member of" is an ARRAY(SELECT ...) per role, correlated with it.
+    # \du's "Member of" is an ARRAY(SELECT ...) per role, correlated with it,
+    # in PostgreSQL's array form.
     lines = describe(server, "\\du")
     assert lines[:2] == ["List of roles", "Role name|Attributes|Member of"], lines
-    assert "rtsql|Superuser, Create role, Create DB|[]" in lines, lines
+    assert "rtsql|Superuser, Create role, Create DB|{}" in lines, lines

@@ -672,9 +672,12 @@ def fmt_records(recs):
 
 
 def register_text_loaders(conn):
-    """Every result column loads as the server's text."""
+    """Every result column loads as the server's text, arrays too (a catalog
+    query's arrays are PostgreSQL's array types)."""
     for info in psycopg.postgres.types:
         conn.adapters.register_loader(info.oid, TextLoader)
+        if getattr(info, "array_oid", 0):
+            conn.adapters.register_loader(info.array_oid, TextLoader)
 
 
 def server_flags(text):

@@ -10,6 +10,7 @@
 // Prints one line per fact, which the test checks:
 //   TABLE <type>|<schema>|<name>       getTables(null, null, "%", null)
 //   COLUMN <table>|<name>|<type name>|<ordinal>|<nullable>
+//   PK <table>|<column>|<key seq>|<key name>   getPrimaryKeys of TABLE and VIEW
 //   TX <count>                         the count a query inside the transaction read
 // and then "OK"; an exception ends it with a stack trace and exit status 1.
 import java.sql.Connection;
@@ -46,6 +47,15 @@ public final class JdbcMetadata {
             System.out.println("COLUMN " + rs.getString("TABLE_NAME") + "|"
                 + rs.getString("COLUMN_NAME") + "|" + rs.getString("TYPE_NAME") + "|"
                 + rs.getInt("ORDINAL_POSITION") + "|" + rs.getString("IS_NULLABLE"));
+          }
+        }
+      }
+      for (String name : new String[] {table, view}) {
+        try (ResultSet rs = md.getPrimaryKeys(null, null, name)) {
+          while (rs.next()) {
+            System.out.println("PK " + rs.getString("TABLE_NAME") + "|"
+                + rs.getString("COLUMN_NAME") + "|" + rs.getInt("KEY_SEQ") + "|"
+                + rs.getString("PK_NAME"));
           }
         }
       }

@@ -963,3 +963,31 @@ TEST_CASE("garbage never crashes: random bytes, random tokens, truncations") {
   for (size_t cut = 0; cut < full.size(); ++cut) tryParse(full.substr(0, cut));
   CHECK(errors > 0);
 }
+
+TEST_CASE("parser: FROM a, b, c WHERE ... is inner joins, each relation joined after one an equality ties it to") {
+  // psql's \d name: c and c2 share no equality; i ties to c, and c2 to i.
+  auto q = parseQuery(
+      "SELECT c2.relname FROM pg_catalog.pg_class c, pg_catalog.pg_class c2, pg_catalog.pg_index i "
+      "WHERE c.oid = '16384' AND c.oid = i.indrelid AND i.indexrelid = c2.oid");
+  const TableRef& top = *q->terms[0].from;
+  REQUIRE(top.kind == TableRef::Kind::Join);
+  CHECK(top.joinType == JoinType::Inner);
+  CHECK(top.right->alias == "c2");
+  REQUIRE(top.on != nullptr);
+  CHECK(dump(*top.on) == "(= i.indexrelid c2.oid)");
+  const TableRef& inner = *top.left;
+  CHECK(inner.joinType == JoinType::Inner);
+  CHECK(inner.left->alias == "c");
+  CHECK(inner.right->alias == "i");
+  CHECK(dump(*inner.on) == "(AND (= c.oid '16384') (= c.oid i.indrelid))");
+  CHECK(q->terms[0].where == nullptr);
+
+  // An unqualified * keeps the written order; a condition on a column
+  // without its relation's name goes to the last join.
+  q = parseQuery("SELECT * FROM a, b, c WHERE a.k = c.k AND v > 1 AND a.k = b.k");
+  const TableRef& last = *q->terms[0].from;
+  CHECK(last.right->name == "c");
+  CHECK(dump(*last.on) == "(AND (= a.k c.k) (> v 1))");
+  CHECK(last.left->right->name == "b");
+  CHECK(dump(*last.left->on) == "(= a.k b.k)");
+}

@@ -35,3 +35,22 @@ TEST_CASE("pg values: booleans are t/f, NULL is no text, the rest as rtsql write
   CHECK(pgTextOf(Value::decimal(-5, 12, 7)) == "-0.0000005");
   CHECK(pgTextOf(Value::date(19782)) == "2024-02-29");
 }
+
+TEST_CASE("pg values: a catalog query's arrays are PostgreSQL's array types and text") {
+  CHECK(pgArrayTypeOf(*DataType::arrayOf(DataType::of(TypeId::String))) == 1009);  // text[]
+  CHECK(pgArrayTypeOf(*DataType::arrayOf(DataType::of(TypeId::Int))) == 1007);     // int4[]
+  CHECK(pgArrayTypeOf(*DataType::arrayOf(DataType::of(TypeId::BigInt))) == 1016);  // int8[]
+  CHECK(pgArrayTypeOf(*DataType::of(TypeId::Int)) == pgtype::kInt4);  // not an array: as it is
+  CHECK(pgArrayTextOf(Value::array({Value::integer(1), Value::integer(2)})) == "{1,2}");
+  CHECK(pgArrayTextOf(Value::array({})) == "{}");
+  CHECK(!pgArrayTextOf(Value()).has_value());
+  // Quoted where PostgreSQL's array_out quotes: empty, NULL as a word, the
+  // syntax's characters and spaces; \ and " escaped. A NULL element is NULL.
+  CHECK(pgArrayTextOf(Value::array({Value::string("user_id"), Value(), Value::string(""),
+                                    Value::string("null"), Value::string("a b"),
+                                    Value::string("x,\"y\\")})) ==
+        R"({user_id,NULL,"","null","a b","x,\"y\\"})");
+  CHECK(pgArrayTextOf(Value::array({Value::boolean(true)})) == "{t}");
+  CHECK(pgArrayTextOf(Value::array({Value::array({Value::integer(1)}), Value::array({})})) ==
+        "{{1},{}}");
+}
