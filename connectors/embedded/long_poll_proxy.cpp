@@ -422,6 +422,11 @@ struct LongPollProxy::Impl {
   uint64_t unknownWrite = 0;
   std::unordered_map<std::string, uint64_t> written;
   std::atomic<uint64_t> fetchesAsked{0};
+  // Produces sent on and not yet answered, per topic (and those whose topics
+  // are unknown): their records may be in the log already, so a fetch of
+  // those topics is asked rather than held unasked.
+  std::unordered_map<std::string, int> producing;
+  int producingUnknown = 0;
   std::thread thread;
 
   ~Impl() {
@@ -442,6 +447,7 @@ struct LongPollProxy::Impl {
   void ask(Connection& c);
   bool holdUnasked(Connection& c, std::string_view fetchBody);
   void noteWrite(const Pending& produce);
+  void noteProducing(const Pending& produce, int delta);
   bool writtenSince(const Connection& c) const;
 };
 
@@ -455,6 +461,18 @@ void LongPollProxy::Impl::noteWrite(const Pending& produce) {
     return;
   }
   for (const std::string& t : produce.topics) written[t] = writes;
+}
+
+void LongPollProxy::Impl::noteProducing(const Pending& produce, int delta) {
+  if (!produce.topicsKnown) {
+    producingUnknown += delta;
+    return;
+  }
+  for (const std::string& t : produce.topics) {
+    auto it = producing.try_emplace(t, 0).first;
+    it->second += delta;
+    if (it->second <= 0) producing.erase(it);
+  }
 }
 
 bool LongPollProxy::Impl::writtenSince(const Connection& c) const {
@@ -529,6 +547,12 @@ bool LongPollProxy::Impl::holdUnasked(Connection& c, std::string_view fetchBody)
   for (const longpoll::FetchPosition& p : *positions) {
     if (std::find(c.ends.begin(), c.ends.end(), p) == c.ends.end()) return false;
   }
+  // Records of a produce on its way may be in the log already: a fetch finds
+  // them at once, where waiting for the produce's answer would delay them.
+  if (producingUnknown > 0) return false;
+  for (const std::string& t : c.fetchTopics) {
+    if (producing.count(t) > 0) return false;
+  }
   c.askedAt = c.endsAskedAt;
   if (writtenSince(c)) return false;
   c.held = true;
@@ -588,7 +612,10 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
       c.toClient.data.append(frame.substr(0, 4));
       c.toClient.data.append(edited);
     } else {
-      if (p.apiKey == longpoll::kProduce) noteWrite(p);
+      if (p.apiKey == longpoll::kProduce) {
+        noteProducing(p, -1);
+        noteWrite(p);
+      }
       c.toClient.data.append(frame);
     }
     c.fromUpstream.consume(*len);
@@ -638,6 +665,7 @@ bool LongPollProxy::Impl::handleClient(Connection& c) {
     c.toUpstream.data.append(frame);
     c.fromClient.consume(*len);
     if (answered) {
+      if (p.apiKey == longpoll::kProduce) noteProducing(p, +1);
       c.pending.push_back(std::move(p));
     } else {
       noteWrite(p);  // no answer will come: counted once it is on its way
@@ -719,6 +747,12 @@ void LongPollProxy::Impl::run() {
       bool alive = it->client >= 0;
       if (alive && it->connected) alive = writeFrom(it->upstream, it->toUpstream);
       if (alive) alive = writeFrom(it->client, it->toClient);
+      if (!alive) {
+        // Its produces will not be answered here any more.
+        for (const Pending& p : it->pending) {
+          if (p.apiKey == longpoll::kProduce) noteProducing(p, -1);
+        }
+      }
       it = alive ? std::next(it) : connections.erase(it);
     }
   }

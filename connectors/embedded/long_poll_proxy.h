@@ -18,7 +18,9 @@
 //
 // A fetch that asks every partition from exactly where the connection's last
 // fetch answer said its log ends, of topics no produce was answered for since
-// that fetch was asked, would find nothing: the proxy holds it without asking
+// that fetch was asked and none is on its way to (a produce on its way may
+// have written already: a fetch then asks, so as not to wait for its
+// answer), would find nothing: the proxy holds it without asking
 // the broker at all, and asks once a produce to one of its topics is answered
 // or the client's wait ends. That spares the broker the empty fetch a consumer
 // sends after each batch of records it got, most of a trickle's requests.
