@@ -592,8 +592,8 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
     if (c.fetching && p.correlationId == c.fetch.correlationId && p.apiKey == longpoll::kFetch) {
       // A bound on the partitions remembered; past it, fetches are always asked.
       auto ends = longpoll::fetchAnswerEnds(body, p.apiVersion);
-      c.ends = ends && ends->size() <= 10000 ? std::move(*ends)
-                                             : std::vector<longpoll::FetchPosition>();
+      c.ends =
+          ends && ends->size() <= 10000 ? std::move(*ends) : std::vector<longpoll::FetchPosition>();
       c.endsAskedAt = c.askedAt;
       if (Clock::now() < c.deadline && longpoll::isEmptyFetchAnswer(body, p.apiVersion)) {
         if (writtenSince(c)) {

@@ -190,9 +190,9 @@ TEST_CASE("long poll: a fetch from where the log ends waits without asking the b
 
   // A consumer that waits a minute per fetch: within this test every fetch
   // ends by a record, none by its wait.
-  rd_kafka_t* rk = testkafka::client(RD_KAFKA_CONSUMER, proxy->bootstrap(),
-                                     {{"group.id", "trickle"}, {"fetch.wait.max.ms", "60000"},
-                                      {"socket.timeout.ms", "90000"}});
+  rd_kafka_t* rk = testkafka::client(
+      RD_KAFKA_CONSUMER, proxy->bootstrap(),
+      {{"group.id", "trickle"}, {"fetch.wait.max.ms", "60000"}, {"socket.timeout.ms", "90000"}});
   rd_kafka_poll_set_consumer(rk);
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(list, "trickle", 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
