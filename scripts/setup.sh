@@ -44,6 +44,8 @@ TEST_PACKAGES=(
   python3-avro protobuf-compiler python3-protobuf
   # clients and tools used by the tests
   openssl python3 python3-psycopg python3-pytest python3-confluent-kafka curl
+  # the savepoint durability test watches the server's fsyncs (test_savepoint_durability.py)
+  strace
   # pip, for the Python packages Debian does not ship (below)
   python3-pip
   # the real Apache Kafka broker for the end-to-end tests
