@@ -754,52 +754,45 @@ ast::StatementPtr AstBuilder::alter(P::AlterStatementContext* ctx) {
     return k->STRING() != nullptr ? unquote(tokenText(k->STRING()->getSymbol()))
                                   : dottedWord(k->dottedWord());
   };
+  // SET (key = value, ...) and RESET (key, ...) read alike for every kind.
+  auto setOptions = [&](const std::vector<P::OptionContext*>& options) {
+    for (auto* o : options) {
+      ast::Option opt;
+      opt.key = key(o->optionKey());
+      opt.keyPos = startOf(o->optionKey());
+      opt.value = optionValue(o->optionValue());
+      opt.valuePos = startOf(o->optionValue());
+      s->options.push_back(std::move(opt));
+    }
+  };
+  auto resetOptions = [&](const std::vector<P::OptionKeyContext*>& keys) {
+    s->reset = true;
+    for (auto* k : keys) {
+      ast::Option opt;
+      opt.key = key(k);
+      opt.keyPos = startOf(k);
+      opt.valuePos = opt.keyPos;
+      s->options.push_back(std::move(opt));
+    }
+  };
   P::ObjectKindContext* kind = nullptr;
   P::IdentifierContext* name = nullptr;
   if (auto* set = dynamic_cast<P::AlterSetContext*>(ctx)) {
     kind = set->objectKind();
     name = set->name;
-    for (auto* o : set->option()) {
-      ast::Option opt;
-      opt.key = key(o->optionKey());
-      opt.keyPos = startOf(o->optionKey());
-      opt.value = optionValue(o->optionValue());
-      opt.valuePos = startOf(o->optionValue());
-      s->options.push_back(std::move(opt));
-    }
+    setOptions(set->option());
   } else if (auto* reset = dynamic_cast<P::AlterResetContext*>(ctx)) {
     kind = reset->objectKind();
     name = reset->name;
-    s->reset = true;
-    for (auto* k : reset->optionKey()) {
-      ast::Option opt;
-      opt.key = key(k);
-      opt.keyPos = startOf(k);
-      opt.valuePos = opt.keyPos;
-      s->options.push_back(std::move(opt));
-    }
-  } else if (auto* set = dynamic_cast<P::AlterViewSetContext*>(ctx)) {
-    name = set->name;
+    resetOptions(reset->optionKey());
+  } else if (auto* viewSet = dynamic_cast<P::AlterViewSetContext*>(ctx)) {
+    name = viewSet->name;
     s->materializedView = true;
-    for (auto* o : set->option()) {
-      ast::Option opt;
-      opt.key = key(o->optionKey());
-      opt.keyPos = startOf(o->optionKey());
-      opt.value = optionValue(o->optionValue());
-      opt.valuePos = startOf(o->optionValue());
-      s->options.push_back(std::move(opt));
-    }
-  } else if (auto* reset = dynamic_cast<P::AlterViewResetContext*>(ctx)) {
-    name = reset->name;
+    setOptions(viewSet->option());
+  } else if (auto* viewReset = dynamic_cast<P::AlterViewResetContext*>(ctx)) {
+    name = viewReset->name;
     s->materializedView = true;
-    s->reset = true;
-    for (auto* k : reset->optionKey()) {
-      ast::Option opt;
-      opt.key = key(k);
-      opt.keyPos = startOf(k);
-      opt.valuePos = opt.keyPos;
-      s->options.push_back(std::move(opt));
-    }
+    resetOptions(viewReset->optionKey());
   } else {
     throw InternalError("parser: unknown ALTER shape");
   }
