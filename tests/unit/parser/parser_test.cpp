@@ -721,8 +721,7 @@ TEST_CASE("bitwise operator precedence") {
   CHECK(expr("-~a") == "(- (~ a))");
   CHECK(expr("~a & ~b") == "(& (~ a) (~ b))");
   // pgjdbc's getIndexInfo: `::` binds before &.
-  CHECK(expr("i.indoption[n] & 1::smallint") ==
-        expr("(i.indoption[n]) & (1::smallint)"));
+  CHECK(expr("i.indoption[n] & 1::smallint") == expr("(i.indoption[n]) & (1::smallint)"));
   // || stays one token, string concatenation; binary ~ stays a regex match.
   CHECK(expr("a || b | c") == "(| (|| a b) c)");
   CHECK(expr("a | b || c") == "(| a (|| b c))");
