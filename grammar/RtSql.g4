@@ -373,10 +373,15 @@ predicate
 
 valueExpr
     : primary                                                  # primaryValue
-    | op=(MINUS | PLUS) valueExpr                              # unaryValue
+    | op=(MINUS | PLUS | TILDE) valueExpr                      # unaryValue
     | valueExpr op=(STAR | SLASH | PERCENT) valueExpr          # binaryValue
     | valueExpr op=(PLUS | MINUS) valueExpr                    # binaryValue
     | valueExpr op=CONCAT valueExpr                            # binaryValue
+    // The bitwise operators, bound as Spark binds them: & before ^ before |,
+    // all looser than arithmetic and tighter than comparison.
+    | valueExpr op=AMPERSAND valueExpr                         # binaryValue
+    | valueExpr op=CARET valueExpr                             # binaryValue
+    | valueExpr op=PIPE valueExpr                              # binaryValue
     | valueExpr op=(EQ | EQ2 | NEQ | NEQ2 | LT | LTE | GT | GTE) valueExpr   # binaryValue
     // PostgreSQL's regular-expression match operators, and any operator
     // spelled OPERATOR(pg_catalog.~) as psql writes them.
@@ -734,6 +739,10 @@ STAR: '*';
 SLASH: '/';
 PERCENT: '%';
 CONCAT: '||';
+// `||` stays one token (CONCAT): the lexer takes the longest match.
+PIPE: '|';
+AMPERSAND: '&';
+CARET: '^';
 NOT_TILDE_STAR: '!~*';
 NOT_TILDE: '!~';
 TILDE_STAR: '~*';

@@ -1516,7 +1516,7 @@ ast::ExprPtr AstBuilder::valueExpr(P::ValueExprContext* ctx) {
       return operand;
     }
     auto e = newExpr(ast::ExprKind::Unary, ctx);
-    e->op = minus ? "-" : "+";
+    e->op = minus ? "-" : std::string(tokenText(u->op));
     e->args.push_back(std::move(operand));
     return e;
   }

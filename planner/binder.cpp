@@ -454,6 +454,7 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
       std::string op = toUpper(e.op);
       if (op == "NOT") return makeNot(arg, e.pos);
       if (op == "-") return makeCall("neg", {arg}, e.pos);
+      if (op == "~") return makeCall("~", {arg}, e.pos);
       if (op == "+") {
         TypeId t = arg->type()->id;
         if (!arg->type()->isNumeric() && t != TypeId::Interval && t != TypeId::Null) {

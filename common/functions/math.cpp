@@ -464,6 +464,49 @@ ExprPtr buildShift(const std::string& name, std::vector<ExprPtr>& args, size_t p
   });
 }
 
+// An operand of a bitwise operator: INT or BIGINT as it is, a bare NULL as
+// INT; anything else (DOUBLE and DECIMAL included, as in Spark) is 42804.
+void argIntegral(const std::string& name, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  TypeId t = args[i]->type()->id;
+  if (t == TypeId::Null) args[i] = castTo(args[i], DataType::of(TypeId::Int));
+  else if (t != TypeId::Int && t != TypeId::BigInt)
+    throwArgError(name, args, pos,
+                  fmt::format("operator {} needs INT or BIGINT, not {}", name,
+                              args[i]->type()->toString()),
+                  "CAST the operand to INT or BIGINT");
+}
+
+// The binary bitwise operators & | ^ (Spark's BitwiseAnd/Or/Xor): INT op INT
+// is an INT, any BIGINT operand makes both BIGINT. NULL in, NULL out.
+template <char Op>
+ExprPtr buildBitwise(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argIntegral(name, args, 0, pos);
+  argIntegral(name, args, 1, pos);
+  auto apply = [](int64_t a, int64_t b) {
+    return Op == '&' ? (a & b) : Op == '|' ? (a | b) : (a ^ b);
+  };
+  if (args[0]->type()->id == TypeId::Int && args[1]->type()->id == TypeId::Int)
+    return fn2(name, DataType::of(TypeId::Int), args, [apply](const Value& a, const Value& b) {
+      return Value::integer(static_cast<int32_t>(apply(a.asInt(), b.asInt())));
+    });
+  argBigInt(name, args, 0, pos);
+  argBigInt(name, args, 1, pos);
+  return fn2(name, DataType::of(TypeId::BigInt), args, [apply](const Value& a, const Value& b) {
+    return Value::bigint(apply(a.asInt(), b.asInt()));
+  });
+}
+
+// Unary ~ (Spark's BitwiseNot), in the operand's own type.
+ExprPtr buildBitwiseNot(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  argIntegral(name, args, 0, pos);
+  if (args[0]->type()->id == TypeId::Int)
+    return fn1(name, DataType::of(TypeId::Int), args, [](const Value& v) {
+      return Value::integer(static_cast<int32_t>(~v.asInt()));
+    });
+  return fn1(name, DataType::of(TypeId::BigInt), args,
+             [](const Value& v) { return Value::bigint(~v.asInt()); });
+}
+
 ExprPtr buildBitCount(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args[0]->type()->id == TypeId::Boolean)
     return fn1(name, DataType::of(TypeId::Int), args,
@@ -680,6 +723,11 @@ void registerMathFunctions(FunctionTable& t) {
   t["shiftleft"] = {2, 2, buildShift<0>};
   t["shiftright"] = {2, 2, buildShift<1>};
   t["shiftrightunsigned"] = {2, 2, buildShift<2>};
+  // The bitwise operators: the binder calls them by their symbols.
+  t["&"] = {2, 2, buildBitwise<'&'>};
+  t["|"] = {2, 2, buildBitwise<'|'>};
+  t["^"] = {2, 2, buildBitwise<'^'>};
+  t["~"] = {1, 1, buildBitwiseNot};
   t["bit_count"] = {1, 1, buildBitCount};
   t["bit_get"] = {2, 2, buildBitGet};
   t["getbit"] = {2, 2, buildBitGet};

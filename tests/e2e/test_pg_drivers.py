@@ -2,8 +2,8 @@
 tools: SQLAlchemy 2's inspector (table, view and materialized view names,
 has_table, columns, primary keys, indexes, unique and foreign keys), pandas'
 read_sql of a materialized view and read_sql_table, and the PostgreSQL JDBC
-driver's DatabaseMetaData (getTables, getColumns and getPrimaryKeys of a
-table and of a view) and a JDBC transaction, from a small Java program
+driver's DatabaseMetaData (getTables, getColumns, getPrimaryKeys and
+getIndexInfo of a table and of a view) and a JDBC transaction, from a small Java program
 (tests/e2e/jdbc/JdbcMetadata.java). Each reads the catalog as PostgreSQL shows
 it with its own queries (tests/data/pg_clients/catalog_queries.sql);
 docs/operations.md ("Clients and tools") says what works with each tool."""
@@ -197,6 +197,10 @@ def test_jdbc_database_metadata_and_a_transaction(server, objects, jdbc_classpat
     # A view's key is its primary key; a table has none.
     assert [line for line in lines if line.startswith("PK ")] == [
         f"PK {view}|user_id|1|{view}_pkey"], lines
+    # getIndexInfo (its query reads indoption[n] & 1): the view's key is its
+    # unique index, ascending; a table has none.
+    assert [line for line in lines if line.startswith("INDEX ")] == [
+        f"INDEX {view}|{view}_pkey|false|1|user_id|A"], lines
     # setAutoCommit(false), a query, commit().
     assert "TX 2" in lines, lines
 

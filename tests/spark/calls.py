@@ -298,7 +298,7 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
                 out.append((family, function, sql))
     # The named cases of the issue, whatever the draw gave.
     for family, function, sql in (EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls() + ZONE_CALLS
-                                   + PATTERN_CALLS):
+                                   + PATTERN_CALLS + BITWISE_CALLS):
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -433,6 +433,26 @@ DECIMAL_CALLS = [("decimal", op, sql) for op, sql in [
     ("decimal", "decimal('12.7')"), ("decimal", "decimal(7)"),
     ("hash", "hash(1.5BD)"), ("xxhash64", "xxhash64(" + _dec("12345678901234567890.5BD", 38, 1) + ")"),
     ("coalesce", "coalesce(NULL, 1.25BD)"), ("greatest", "greatest(1.5BD, 2)"),
+]]
+
+# The bitwise operators & | ^ ~: INT and BIGINT (and their mix), the bounds,
+# NULL, the precedence among them and against arithmetic and comparison, and
+# the operand types Spark refuses.
+_BIG = "CAST(4294967296 AS BIGINT)"
+BITWISE_CALLS = [("bitwise", op, sql) for op, sql in [
+    ("&", "12 & 10"), ("|", "12 | 10"), ("^", "12 ^ 10"), ("~", "~5"), ("~", "~0"),
+    ("&", "-1 & 255"), ("|", "-8 | 3"), ("|", "2147483647 | -2147483648"),
+    ("^", "-2147483648 ^ -1"), ("~", "~2147483647"), ("~", "~-2147483648"),
+    ("&", "9223372036854775807 & -1"), ("|", "-9223372036854775808 | 1"),
+    ("^", "9223372036854775807 ^ -9223372036854775808"), ("~", "~9223372036854775807"),
+    ("&", _BIG + " & 4294967297"), ("|", "1 | " + _BIG), ("^", _BIG + " ^ 7"),
+    ("~", "~" + _BIG), ("&", "CAST(6 AS SMALLINT) & 3"), ("|", "CAST(6 AS TINYINT) | 1"),
+    ("&", "NULL & 1"), ("|", "1 | NULL"), ("^", "NULL ^ NULL"), ("~", "~NULL"),
+    ("&", "CAST(NULL AS BIGINT) & 1"), ("~", "~CAST(NULL AS INT)"),
+    ("^", "2 ^ 3 & 1"), ("|", "6 | 1 ^ 3"), ("|", "1 | 2 & 3"), ("&", "4 + 2 & 3"),
+    ("|", "2 * 3 | 1"), ("~", "~1 + 1"), ("~", "-~5"), ("~", "~-5"), ("&", "5 & 4 = 4"),
+    ("&", "1.5BD & 1"), ("|", dbl("1.5") + " | 1"), ("^", "true ^ 1"), ("~", "~" + dbl("2.5")),
+    ("&", "'3' & 1"),
 ]]
 
 # DATE: literals, casts, operators and the date functions over DATE values,

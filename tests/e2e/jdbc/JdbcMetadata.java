@@ -11,6 +11,8 @@
 //   TABLE <type>|<schema>|<name>       getTables(null, null, "%", null)
 //   COLUMN <table>|<name>|<type name>|<ordinal>|<nullable>
 //   PK <table>|<column>|<key seq>|<key name>   getPrimaryKeys of TABLE and VIEW
+//   INDEX <table>|<index>|<non unique>|<position>|<column>|<asc or desc>
+//                                      getIndexInfo of TABLE and VIEW
 //   TX <count>                         the count a query inside the transaction read
 // and then "OK"; an exception ends it with a stack trace and exit status 1.
 import java.sql.Connection;
@@ -56,6 +58,17 @@ public final class JdbcMetadata {
             System.out.println("PK " + rs.getString("TABLE_NAME") + "|"
                 + rs.getString("COLUMN_NAME") + "|" + rs.getInt("KEY_SEQ") + "|"
                 + rs.getString("PK_NAME"));
+          }
+        }
+      }
+      // getIndexInfo's query reads pg_index.indoption[n] & 1 for the order.
+      for (String name : new String[] {table, view}) {
+        try (ResultSet rs = md.getIndexInfo(null, null, name, false, false)) {
+          while (rs.next()) {
+            System.out.println("INDEX " + rs.getString("TABLE_NAME") + "|"
+                + rs.getString("INDEX_NAME") + "|" + rs.getBoolean("NON_UNIQUE") + "|"
+                + rs.getInt("ORDINAL_POSITION") + "|" + rs.getString("COLUMN_NAME") + "|"
+                + rs.getString("ASC_OR_DESC"));
           }
         }
       }

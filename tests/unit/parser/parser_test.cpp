@@ -706,6 +706,31 @@ TEST_CASE("operator precedence") {
   CHECK(expr("a < 1") == "(< a 1)");
 }
 
+// Spark's order: unary ~ with unary minus; * / %; + - ||; &; ^; |; comparison.
+TEST_CASE("bitwise operator precedence") {
+  CHECK(expr("a & b | c") == "(| (& a b) c)");
+  CHECK(expr("a | b & c") == "(| a (& b c))");
+  CHECK(expr("a ^ b & c") == "(^ a (& b c))");
+  CHECK(expr("a | b ^ c") == "(| a (^ b c))");
+  CHECK(expr("a & b & c") == "(& (& a b) c)");
+  CHECK(expr("a + 1 & b * 2") == "(& (+ a 1) (* b 2))");
+  CHECK(expr("a & 1 = 1") == "(= (& a 1) 1)");
+  CHECK(expr("a | b > c ^ d") == "(> (| a b) (^ c d))");
+  CHECK(expr("~a") == "(~ a)");
+  CHECK(expr("~a + b") == "(+ (~ a) b)");
+  CHECK(expr("-~a") == "(- (~ a))");
+  CHECK(expr("~a & ~b") == "(& (~ a) (~ b))");
+  // pgjdbc's getIndexInfo: `::` binds before &.
+  CHECK(expr("i.indoption[n] & 1::smallint") == expr("(i.indoption[n]) & (1::smallint)"));
+  // || stays one token, string concatenation; binary ~ stays a regex match.
+  CHECK(expr("a || b | c") == "(| (|| a b) c)");
+  CHECK(expr("a | b || c") == "(| a (|| b c))");
+  CHECK(expr("a ~ 'x'") == "rlike(a 'x')");
+  CHECK(expr("a ~ ~b") == "rlike(a (~ b))");
+  CHECK_THROWS(expr("a |"));
+  CHECK_THROWS(expr("a & & b"));
+}
+
 TEST_CASE("predicates") {
   CHECK(expr("a IN (1, 2, 3)") == "(IN a 1 2 3)");
   CHECK(expr("a NOT IN ('x')") == "(NOT IN a 'x')");
