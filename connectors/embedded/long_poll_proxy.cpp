@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -168,82 +167,6 @@ std::optional<std::vector<std::string>> fetchTopics(std::string_view body) {
   return out;
 }
 
-std::optional<std::vector<FetchPosition>> fetchPositions(std::string_view body) {
-  auto h = parseRequestHeader(body);
-  if (!h || h->apiKey != kFetch || h->apiVersion < 0 || h->apiVersion > 11) return std::nullopt;
-  const int16_t v = h->apiVersion;
-  Reader r{body, h->bodyOffset};
-  r.skip(12);             // replica id, wait, min bytes
-  if (v >= 3) r.i32();    // max bytes
-  if (v >= 4) r.skip(1);  // isolation level
-  if (v >= 7) {
-    const int32_t session = r.i32();
-    const int32_t epoch = r.i32();
-    // Outside a session the client lists every partition it reads.
-    if (session != 0 || epoch != -1) return std::nullopt;
-  }
-  const size_t partitionBytes = 16 + (v >= 9 ? 4 : 0) + (v >= 5 ? 8 : 0);
-  std::vector<FetchPosition> out;
-  const int32_t topics = r.count(6);
-  for (int32_t t = 0; r.ok && t < topics; ++t) {
-    const size_t at = r.pos + 2;
-    const int16_t len = r.i16();
-    r.skip(static_cast<size_t>(std::max<int16_t>(len, 0)));
-    if (!r.ok) break;
-    const std::string topic(body.substr(at, static_cast<size_t>(std::max<int16_t>(len, 0))));
-    const int32_t partitions = r.count(partitionBytes);
-    for (int32_t p = 0; r.ok && p < partitions; ++p) {
-      const int32_t partition = r.i32();
-      if (v >= 9) r.i32();  // current leader epoch
-      const int64_t offset = r.i64();
-      if (v >= 5) r.i64();  // log start offset
-      r.i32();              // partition max bytes
-      out.push_back({topic, partition, offset});
-    }
-  }
-  if (!r.ok) return std::nullopt;
-  return out;
-}
-
-std::optional<std::vector<FetchPosition>> fetchAnswerEnds(std::string_view body, int16_t v) {
-  if (v < 0 || v > 11) return std::nullopt;
-  Reader r{body};
-  r.i32();              // correlation id
-  if (v >= 1) r.i32();  // throttle time
-  if (v >= 7) {
-    if (r.i16() != 0) return std::nullopt;
-    r.i32();  // session id
-  }
-  std::vector<FetchPosition> out;
-  const int32_t topics = r.count(6);
-  for (int32_t t = 0; r.ok && t < topics; ++t) {
-    const size_t at = r.pos + 2;
-    r.skipString();
-    if (!r.ok) break;
-    const auto len = static_cast<size_t>(std::max<int64_t>(int64_t(r.pos) - int64_t(at), 0));
-    const std::string topic(body.substr(at, len));
-    const int32_t partitions = r.count(18);
-    for (int32_t p = 0; r.ok && p < partitions; ++p) {
-      const int32_t partition = r.i32();
-      if (r.i16() != 0) return std::nullopt;
-      const int64_t highWatermark = r.i64();
-      if (v >= 4) r.i64();  // last stable offset
-      if (v >= 5) r.i64();  // log start offset
-      if (v >= 4) {
-        const int32_t aborted = r.count(16);
-        r.skip(static_cast<size_t>(aborted) * 16);
-      }
-      if (v >= 11) r.i32();  // preferred read replica
-      const int32_t records = r.i32();
-      if (records < -1) r.ok = false;
-      if (records > 0) r.skip(static_cast<size_t>(records));
-      out.push_back({topic, partition, highWatermark});
-    }
-  }
-  if (!r.ok || r.pos != body.size()) return std::nullopt;
-  return out;
-}
-
 bool isEmptyFetchAnswer(std::string_view body, int16_t v) {
   if (v < 0 || v > 11) return false;
   Reader r{body};
@@ -392,12 +315,6 @@ struct Connection {
   std::vector<std::string> fetchTopics;
   bool fetchTopicsKnown = false;
 
-  // Where the last fetch answer said each partition's log ends, and
-  // Impl::writes when that fetch was asked: the answer holds every record of
-  // a produce answered before then.
-  std::vector<longpoll::FetchPosition> ends;
-  uint64_t endsAskedAt = 0;
-
   ~Connection() {
     if (client >= 0) close(client);
     if (upstream >= 0) close(upstream);
@@ -421,12 +338,6 @@ struct LongPollProxy::Impl {
   uint64_t writes = 0;
   uint64_t unknownWrite = 0;
   std::unordered_map<std::string, uint64_t> written;
-  std::atomic<uint64_t> fetchesAsked{0};
-  // Produces sent on and not yet answered, per topic (and those whose topics
-  // are unknown): their records may be in the log already, so a fetch of
-  // those topics is asked rather than held unasked.
-  std::unordered_map<std::string, int> producing;
-  int producingUnknown = 0;
   std::thread thread;
 
   ~Impl() {
@@ -445,9 +356,7 @@ struct LongPollProxy::Impl {
   bool handleUpstream(Connection& c);
   bool handleClient(Connection& c);
   void ask(Connection& c);
-  bool holdUnasked(Connection& c, std::string_view fetchBody);
   void noteWrite(const Pending& produce);
-  void noteProducing(const Pending& produce, int delta);
   bool writtenSince(const Connection& c) const;
 };
 
@@ -461,18 +370,6 @@ void LongPollProxy::Impl::noteWrite(const Pending& produce) {
     return;
   }
   for (const std::string& t : produce.topics) written[t] = writes;
-}
-
-void LongPollProxy::Impl::noteProducing(const Pending& produce, int delta) {
-  if (!produce.topicsKnown) {
-    producingUnknown += delta;
-    return;
-  }
-  for (const std::string& t : produce.topics) {
-    auto it = producing.try_emplace(t, 0).first;
-    it->second += delta;
-    if (it->second <= 0) producing.erase(it);
-  }
 }
 
 bool LongPollProxy::Impl::writtenSince(const Connection& c) const {
@@ -536,34 +433,9 @@ bool LongPollProxy::Impl::writeFrom(int fd, Buffer& b) {
   return true;
 }
 
-// A fetch from exactly where the last answer left every partition, of topics
-// not written since that fetch was asked, would find nothing: it is held
-// without a request to the broker (an empty heldAnswer marks it), and asks
-// once its topics are written or its wait ends.
-bool LongPollProxy::Impl::holdUnasked(Connection& c, std::string_view fetchBody) {
-  if (c.ends.empty() || !c.fetchTopicsKnown) return false;
-  auto positions = longpoll::fetchPositions(fetchBody);
-  if (!positions || positions->empty()) return false;
-  for (const longpoll::FetchPosition& p : *positions) {
-    if (std::find(c.ends.begin(), c.ends.end(), p) == c.ends.end()) return false;
-  }
-  // Records of a produce on its way may be in the log already: a fetch finds
-  // them at once, where waiting for the produce's answer would delay them.
-  if (producingUnknown > 0) return false;
-  for (const std::string& t : c.fetchTopics) {
-    if (producing.count(t) > 0) return false;
-  }
-  c.askedAt = c.endsAskedAt;
-  if (writtenSince(c)) return false;
-  c.held = true;
-  c.heldAnswer.clear();
-  return true;
-}
-
 void LongPollProxy::Impl::ask(Connection& c) {
   c.toUpstream.data.append(c.fetchFrame);
   c.pending.push_back(c.fetch);
-  fetchesAsked.fetch_add(1, std::memory_order_relaxed);
   c.held = false;
   c.heldAnswer.clear();
   c.askedAt = writes;
@@ -590,11 +462,6 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
     const Pending p = std::move(*it);
     c.pending.erase(it);
     if (c.fetching && p.correlationId == c.fetch.correlationId && p.apiKey == longpoll::kFetch) {
-      // A bound on the partitions remembered; past it, fetches are always asked.
-      auto ends = longpoll::fetchAnswerEnds(body, p.apiVersion);
-      c.ends =
-          ends && ends->size() <= 10000 ? std::move(*ends) : std::vector<longpoll::FetchPosition>();
-      c.endsAskedAt = c.askedAt;
       if (Clock::now() < c.deadline && longpoll::isEmptyFetchAnswer(body, p.apiVersion)) {
         if (writtenSince(c)) {
           ask(c);  // records were written while it was asked
@@ -612,10 +479,7 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
       c.toClient.data.append(frame.substr(0, 4));
       c.toClient.data.append(edited);
     } else {
-      if (p.apiKey == longpoll::kProduce) {
-        noteProducing(p, -1);
-        noteWrite(p);
-      }
+      if (p.apiKey == longpoll::kProduce) noteWrite(p);
       c.toClient.data.append(frame);
     }
     c.fromUpstream.consume(*len);
@@ -652,7 +516,7 @@ bool LongPollProxy::Impl::handleClient(Connection& c) {
         c.fetchFrame.append(edited);
         c.deadline = Clock::now() + std::chrono::milliseconds(*wait);
         c.fromClient.consume(*len);
-        if (!holdUnasked(c, edited)) ask(c);
+        ask(c);
         continue;
       }
     } else if (header->apiKey == longpoll::kProduce) {
@@ -665,7 +529,6 @@ bool LongPollProxy::Impl::handleClient(Connection& c) {
     c.toUpstream.data.append(frame);
     c.fromClient.consume(*len);
     if (answered) {
-      if (p.apiKey == longpoll::kProduce) noteProducing(p, +1);
       c.pending.push_back(std::move(p));
     } else {
       noteWrite(p);  // no answer will come: counted once it is on its way
@@ -731,9 +594,7 @@ void LongPollProxy::Impl::run() {
     const auto after = Clock::now();
     for (Connection& c : connections) {
       if (c.client < 0 || !c.held) continue;
-      if (after >= c.deadline && c.heldAnswer.empty()) {
-        ask(c);  // held unasked: the broker's answer, whatever it is, goes to the client
-      } else if (after >= c.deadline) {
+      if (after >= c.deadline) {
         c.toClient.data.append(c.heldAnswer);
         c.held = false;
         c.heldAnswer.clear();
@@ -747,12 +608,6 @@ void LongPollProxy::Impl::run() {
       bool alive = it->client >= 0;
       if (alive && it->connected) alive = writeFrom(it->upstream, it->toUpstream);
       if (alive) alive = writeFrom(it->client, it->toClient);
-      if (!alive) {
-        // Its produces will not be answered here any more.
-        for (const Pending& p : it->pending) {
-          if (p.apiKey == longpoll::kProduce) noteProducing(p, -1);
-        }
-      }
       it = alive ? std::next(it) : connections.erase(it);
     }
   }
@@ -781,10 +636,6 @@ LongPollProxy::LongPollProxy(const std::vector<int>& upstreamPorts)
   impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
   // Counted with the broker (rdk:mock) in bench/scenarios/idle.sh.
   pthread_setname_np(impl_->thread.native_handle(), "mock-proxy");
-}
-
-uint64_t LongPollProxy::fetchesAsked() const {
-  return impl_->fetchesAsked.load(std::memory_order_relaxed);
 }
 
 LongPollProxy::~LongPollProxy() {

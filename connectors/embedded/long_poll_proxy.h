@@ -16,15 +16,6 @@
 // after a fetch it holds, the proxy forwards nothing more of that client's
 // until the fetch is answered.
 //
-// A fetch that asks every partition from exactly where the connection's last
-// fetch answer said its log ends, of topics no produce was answered for since
-// that fetch was asked and none is on its way to (a produce on its way may
-// have written already: a fetch then asks, so as not to wait for its
-// answer), would find nothing: the proxy holds it without asking
-// the broker at all, and asks once a produce to one of its topics is answered
-// or the client's wait ends. That spares the broker the empty fetch a consumer
-// sends after each batch of records it got, most of a trickle's requests.
-//
 // The bytes come from any local process: a frame larger than kMaxFrameBytes
 // closes its connection, every count and length is checked against the bytes
 // that remain, and a frame the proxy cannot read is forwarded unchanged. Every
@@ -79,26 +70,6 @@ std::optional<ProduceRequest> parseProduce(std::string_view body);
 // The topics a Fetch request (versions 0 to 11) reads, or nullopt.
 std::optional<std::vector<std::string>> fetchTopics(std::string_view body);
 
-// A partition of a topic and an offset in it: where a fetch asks to read
-// from, or where an answer says the partition's log ends (its high watermark).
-struct FetchPosition {
-  std::string topic;
-  int32_t partition = 0;
-  int64_t offset = 0;
-  bool operator==(const FetchPosition&) const = default;
-};
-
-// Where a Fetch request (versions 0 to 11) reads each of its partitions from,
-// or nullopt for anything else, and for a request of a fetch session (whose
-// partitions may be listed only when they change).
-std::optional<std::vector<FetchPosition>> fetchPositions(std::string_view body);
-
-// The high watermark of each partition of a Fetch answer of `apiVersion`, or
-// nullopt when any of its partitions has an error or it cannot be read to the
-// end.
-std::optional<std::vector<FetchPosition>> fetchAnswerEnds(std::string_view body,
-                                                          int16_t apiVersion);
-
 // Whether a Fetch answer of `apiVersion` has no records and no error in any of
 // its partitions: only such an answer is held. False for any answer it cannot
 // read to the end.
@@ -123,10 +94,6 @@ class LongPollProxy {
 
   // "127.0.0.1:PORT" of each listener, comma-separated, in upstream order.
   const std::string& bootstrap() const { return bootstrap_; }
-
-  // How many fetches the proxy has sent on to the broker (for the tests: a
-  // fetch held unasked is not one of them).
-  uint64_t fetchesAsked() const;
 
  private:
   struct Impl;

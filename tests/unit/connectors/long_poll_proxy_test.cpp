@@ -2,7 +2,6 @@
 
 #include <doctest/doctest.h>
 #include <librdkafka/rdkafka.h>
-#include <librdkafka/rdkafka_mock.h>
 
 #include <chrono>
 #include <memory>
@@ -142,97 +141,6 @@ TEST_CASE("long poll: only an answer with no records and no error is held") {
   Bytes err;
   err.i32(42).i32(0).i16(7).i32(0).i32(0);
   CHECK_FALSE(longpoll::isEmptyFetchAnswer(err.s, 11));
-}
-
-TEST_CASE("long poll: where a fetch reads from, and where its answer says the logs end") {
-  auto from = longpoll::fetchPositions(fetchRequest(500));
-  REQUIRE(from);
-  CHECK(*from == std::vector<longpoll::FetchPosition>{{"t", 0, 5}});
-  auto ends = longpoll::fetchAnswerEnds(fetchAnswer(0), 11);
-  REQUIRE(ends);
-  CHECK(*ends == std::vector<longpoll::FetchPosition>{{"t", 0, 5}});
-  // Records are skipped to read the partitions after them.
-  auto withRecords = longpoll::fetchAnswerEnds(fetchAnswer(10), 11);
-  REQUIRE(withRecords);
-  CHECK(withRecords->size() == 1);
-
-  // A partition's error, bytes cut short or left over, another version:
-  // nothing is known.
-  CHECK_FALSE(longpoll::fetchAnswerEnds(fetchAnswer(0, 1), 11));
-  const std::string answer = fetchAnswer(3);
-  CHECK_FALSE(longpoll::fetchAnswerEnds(answer.substr(0, answer.size() - 1), 11));
-  CHECK_FALSE(longpoll::fetchAnswerEnds(answer + "x", 11));
-  CHECK_FALSE(longpoll::fetchAnswerEnds(answer, 12));
-
-  // A fetch of a session may leave out partitions: its positions are not read.
-  std::string session = fetchRequest(500);
-  auto h = longpoll::parseRequestHeader(session);
-  REQUIRE(h);
-  session[h->bodyOffset + 4 + 4 + 4 + 4 + 1 + 3] = 1;  // session id 1
-  CHECK_FALSE(longpoll::fetchPositions(session));
-  std::string cut = fetchRequest(500);
-  CHECK_FALSE(longpoll::fetchPositions(cut.substr(0, cut.size() - 12)));
-  CHECK_FALSE(longpoll::fetchPositions(Bytes().i16(3).i16(2).i32(7).str("c").i32(0).s));
-}
-
-TEST_CASE("long poll: a fetch from where the log ends waits without asking the broker") {
-  // The mock cluster behind a proxy, as EmbeddedKafka makes them.
-  char errstr[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_t* handle = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
-  REQUIRE(handle);
-  rd_kafka_mock_cluster_t* cluster = rd_kafka_mock_cluster_new(handle, 1);
-  REQUIRE(cluster);
-  REQUIRE(rd_kafka_mock_topic_create(cluster, "trickle", 1, 1) == RD_KAFKA_RESP_ERR_NO_ERROR);
-  const std::string upstream = rd_kafka_mock_cluster_bootstraps(cluster);
-  auto proxy = std::make_unique<LongPollProxy>(
-      std::vector<int>{std::stoi(upstream.substr(upstream.rfind(':') + 1))});
-
-  // A consumer that waits a minute per fetch: within this test every fetch
-  // ends by a record, none by its wait.
-  rd_kafka_t* rk = testkafka::client(
-      RD_KAFKA_CONSUMER, proxy->bootstrap(),
-      {{"group.id", "trickle"}, {"fetch.wait.max.ms", "60000"}, {"socket.timeout.ms", "90000"}});
-  rd_kafka_poll_set_consumer(rk);
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, "trickle", 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_assign(rk, list);
-  rd_kafka_topic_partition_list_destroy(list);
-  auto next = [&](int seconds) {
-    std::string value;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (value.empty() && std::chrono::steady_clock::now() < deadline) {
-      rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk, 100);
-      if (!msg) continue;
-      if (!msg->err && msg->payload) value.assign(static_cast<const char*>(msg->payload), msg->len);
-      rd_kafka_message_destroy(msg);
-    }
-    return value;
-  };
-
-  // One record at a time, each read before the next is written: every record
-  // ends a held fetch, which asks once; the fetch the consumer sends after
-  // it, from the end of the log, must not ask again until the next record.
-  constexpr int kRecords = 10;
-  testkafka::Message m;
-  m.topic = "trickle";
-  m.partition = 0;
-  for (int i = 0; i < kRecords; ++i) {
-    m.value = "record " + std::to_string(i);
-    testkafka::produce(proxy->bootstrap(), {m});
-    REQUIRE(next(30) == m.value);
-  }
-  // Asking every fetch made it two a record (the one that found the record
-  // and the empty one after it); a few more leave room for the client's own
-  // first fetches.
-  CHECK(proxy->fetchesAsked() <= kRecords + 4);
-  CHECK(proxy->fetchesAsked() >= kRecords);
-
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
-  proxy.reset();
-  rd_kafka_mock_cluster_destroy(cluster);
-  rd_kafka_destroy(handle);
 }
 
 TEST_CASE("long poll: Metadata and FindCoordinator answers name the proxy's ports") {
