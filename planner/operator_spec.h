@@ -152,6 +152,11 @@ struct AggregateSpec : OperatorSpecBase {
   std::vector<AggregateCall> aggregates;
   WindowSpec window;
   bool emitOnWindowClose = false;
+  // A bounded query's aggregate without GROUP BY or window, alone in its
+  // stage's one task (planBoundedQuery): its one group exists before any row,
+  // so that an empty input answers one row (count 0, the others NULL) as in
+  // PostgreSQL. A flow's global aggregate emits once it has input.
+  bool seedGlobalGroup = false;
 
   std::string describe() const;
   bool stateful() const { return true; }

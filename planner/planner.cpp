@@ -452,6 +452,24 @@ PhysicalPlan planQuery(const ast::Query& query, const PlanContext& ctx) {
   return plan;
 }
 
+namespace {
+
+// SQL answers an aggregate without GROUP BY over no rows with one row: the
+// bounded query's global aggregates start with their group (the stage of a
+// global aggregate has one task, which checks that only one seeds it).
+void seedGlobalAggregates(PhysicalPlan& plan) {
+  for (StageSpec& stage : plan.stages) {
+    if (stage.tasks != 1) continue;
+    for (OperatorSpec& op : stage.operators) {
+      if (!op.is<AggregateSpec>()) continue;
+      auto& agg = op.as<AggregateSpec>();
+      if (agg.groupKeys.empty() && agg.window.kind == WindowKind::None) agg.seedGlobalGroup = true;
+    }
+  }
+}
+
+}  // namespace
+
 PhysicalPlan planBoundedQuery(const ast::Query& query, const PlanContext& ctx) {
   if (!ctx.boundedRelation) throw InternalError("a bounded query planned without its relations");
   PhysicalPlan plan = planQuery(query, ctx);
@@ -462,6 +480,7 @@ PhysicalPlan planBoundedQuery(const ast::Query& query, const PlanContext& ctx) {
   plan.sink.format = "debezium-json";
   deriveChangelog(plan);
   plan.sink.format.clear();
+  seedGlobalAggregates(plan);
   return plan;
 }
 

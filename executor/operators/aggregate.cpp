@@ -20,7 +20,8 @@ class AggregateOperator final : public AggregateOperatorBase {
  public:
   AggregateOperator(const AggregateSpec& spec, std::unique_ptr<StateTable> state)
       : AggregateOperatorBase(spec, std::move(state)),
-        retractIn_(spec.input != ChangelogMode::Append) {}
+        retractIn_(spec.input != ChangelogMode::Append),
+        seedGroup_(spec.seedGlobalGroup) {}
 
   void push(Row& row, const RecordContext& ctx) override {
     countIn();
@@ -67,7 +68,24 @@ class AggregateOperator final : public AggregateOperatorBase {
   // A group's state never expires: without a window no watermark closes it.
   void expire(int64_t) override {}
 
+  // A bounded query's global aggregate (AggregateSpec::seedGlobalGroup)
+  // creates its group empty at an epoch end when no row has: the last epoch
+  // ends after the last input row, so an empty input answers one row, and a
+  // row that comes later updates the seeded one as any group's row.
+  void beforeFlush() override {
+    if (!seedGroup_ || state_.get(kGroupTag, std::string_view(), value_)) return;
+    calls_.reset(accs_);
+    value_.clear();
+    calls_.encode(value_, accs_);
+    if (retractIn_) putFixed64(value_, 0);
+    state_.put(kGroupTag, std::string_view(), value_);
+    refreshStats();
+    buildOutput(out_, groupValues_, false, 0, 0, accs_);
+    emitChange(RecordContext{}, false);
+  }
+
   const bool retractIn_;
+  const bool seedGroup_;
 };
 
 }  // namespace
