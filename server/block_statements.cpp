@@ -477,8 +477,9 @@ void BlockStatements::commitBlock(EngineSession& s, const std::vector<std::strin
       if (auto it = replaced.find(name); it != replaced.end()) {
         Replaced& r = it->second;
         const bool viewRebuilt = r.plan.state.viewTable && !r.plan.state.keepsViewTable();
-        replace_.installReplaced(r.def.name, r.def, std::move(r.plan), r.migration, r.resetAll,
-                        controls[name], r.wasRunning || controls[name].wantRunning, out);
+        replace_.installReplaced(r.def.name, r.def, std::move(r.plan), r.migration,
+                                 r.resetAll, controls[name],
+                                 r.wasRunning || controls[name].wantRunning, out);
         if (viewRebuilt) ctx_.views->forget(r.def.name);  // its old rows' snapshot
         continue;
       }

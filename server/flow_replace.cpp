@@ -209,7 +209,7 @@ void FlowReplace::requireCompatible(const ast::CreateFlow& stmt, const StatePlan
 }
 
 void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
-  if (!stmt.fromSavepoint.empty()) return replaceFromSavepoint(s, stmt, out);  // savepoints.cpp
+  if (!stmt.fromSavepoint.empty()) return replaceFromSavepoint(s, stmt, out);  // replace_from_savepoint.cpp
   if (s.blockShadow && !ctx_.catalog.findFlow(stmt.name)) {
     // A flow this transaction block created: it has no state yet, and its
     // new definition is what COMMIT creates.

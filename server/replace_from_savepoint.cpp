@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 // catalog write and the savepoint's install comes back with the new plan
 // and empty state rather than with state it would misread.
 void FlowReplace::replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt,
-                                  ResultWriter& out) {
+                                       ResultWriter& out) {
   validateSavepointName(stmt.fromSavepoint, stmt.fromSavepointPos);
   ReplacePlan r = planReplace(s, stmt);  // who may, where it runs, the new plan
   const std::string flow = ctx_.catalogOf(s).findFlow(stmt.name)->name;
