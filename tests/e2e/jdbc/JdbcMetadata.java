@@ -1,10 +1,8 @@
 // What a JDBC tool (DBeaver, a BI tool's schema browser) asks first, through
 // the PostgreSQL JDBC driver's DatabaseMetaData, which reads pg_catalog with
 // the driver's own queries: getTables, getColumns of a table and of a view,
-// and a transaction as a driver runs one (setAutoCommit(false), a query,
-// commit). (getPrimaryKeys calls the set-returning
-// information_schema._pg_expandarray in its select list, which rtsql does not
-// have yet.)
+// getPrimaryKeys and getIndexInfo (a view's key is its primary key), and a
+// transaction as a driver runs one (setAutoCommit(false), a query, commit).
 //
 // Usage: JdbcMetadata URL TABLE VIEW
 // Prints one line per fact, which the test checks:
