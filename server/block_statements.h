@@ -8,13 +8,13 @@
 namespace rtsql {
 
 class AlterStatements;
-class CatalogReplay;
+class CatalogStoreReplay;
 class FlowReplace;
 
 class BlockStatements {
  public:
   BlockStatements(EngineContext& ctx, FlowReplace& replace, AlterStatements& alter,
-                  CatalogReplay& replay)
+                  CatalogStoreReplay& replay)
       : ctx_(ctx), replace_(replace), alter_(alter), replay_(replay) {}
 
   // Runs before every statement: in a block, it refuses what a block cannot
@@ -33,7 +33,7 @@ class BlockStatements {
   EngineContext& ctx_;
   FlowReplace& replace_;
   AlterStatements& alter_;
-  CatalogReplay& replay_;
+  CatalogStoreReplay& replay_;
 };
 
 }  // namespace rtsql

@@ -107,13 +107,13 @@ void refuseLostCalls(const ast::Statement& stmt, const std::string& kind, const 
 
 }  // namespace
 
-void CatalogReplay::replayStatement(EngineSession& s, const std::string& sql, ResultWriter& out) {
+void CatalogStoreReplay::replayStatement(EngineSession& s, const std::string& sql, ResultWriter& out) {
   std::vector<ast::StatementPtr> stmts = parseStatements(sql);
   if (stmts.size() != 1) throw SqlError(sqlstate::kIoError, "not one statement");
   ctx_.dispatch->executeStatement(s, *stmts.front(), out);
 }
 
-void CatalogReplay::restore() {
+void CatalogStoreReplay::restore() {
   // Ready before the flows are restored: each restored flow tells it the
   // slots CREATE FLOW chose for its copies or partitions.
   ctx_.flows.placement().open();
@@ -180,7 +180,7 @@ void CatalogReplay::restore() {
   }
 }
 
-void CatalogReplay::stop() {
+void CatalogStoreReplay::stop() {
   {
     std::lock_guard lock(restorerMu_);
     restorerStop_ = true;
@@ -189,10 +189,10 @@ void CatalogReplay::stop() {
   if (restorer_.joinable()) restorer_.join();
 }
 
-void CatalogReplay::restoreDeferred() {
+void CatalogStoreReplay::restoreDeferred() {
   // Its waits on a remote service end when the engine shuts down.
   InterruptScope interrupt(
-      [](const void* e) { return static_cast<const CatalogReplay*>(e)->restorerStop_.load(); }, this);
+      [](const void* e) { return static_cast<const CatalogStoreReplay*>(e)->restorerStop_.load(); }, this);
   ReplayWriter discard;
   EngineSession session;
   session.replay = true;
@@ -242,7 +242,7 @@ void CatalogReplay::restoreDeferred() {
   }
 }
 
-void CatalogReplay::restoreFlow(const CatalogRecord& record) {
+void CatalogStoreReplay::restoreFlow(const CatalogRecord& record) {
   std::vector<ast::StatementPtr> stmts = parseStatements(record.sql);
   if (stmts.size() != 1 || stmts.front()->kind != ast::StatementKind::CreateFlow) {
     throw SqlError(sqlstate::kIoError, "not a CREATE FLOW statement");
@@ -317,7 +317,7 @@ FlowRuntime* EngineContext::planRestoredFlow(const std::string& name) {
   return rt;
 }
 
-void CatalogReplay::applyChange(const StoredChange& change) {
+void CatalogStoreReplay::applyChange(const StoredChange& change) {
   // Not a structured binding: the lambdas below capture these (clang 14,
   // the sanitizer builds' compiler, refuses to capture a binding).
   const std::string& kind = change.kind;

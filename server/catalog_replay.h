@@ -14,9 +14,9 @@ namespace rtsql {
 
 class AlterStatements;
 
-class CatalogReplay {
+class CatalogStoreReplay {
  public:
-  CatalogReplay(EngineContext& ctx, AlterStatements& alter) : ctx_(ctx), alter_(alter) {}
+  CatalogStoreReplay(EngineContext& ctx, AlterStatements& alter) : ctx_(ctx), alter_(alter) {}
 
   // Brings back what the catalog store holds and starts the flow registry's
   // supervisor (Engine::restore).

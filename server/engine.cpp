@@ -36,7 +36,7 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
       users_(std::make_unique<UserDdl>(ctx_)),
       set_(std::make_unique<SetStatement>(ctx_)),
       select_(std::make_unique<QueryStatements>(ctx_)),
-      replay_(std::make_unique<CatalogReplay>(ctx_, *alter_)),
+      replay_(std::make_unique<CatalogStoreReplay>(ctx_, *alter_)),
       blocks_(std::make_unique<BlockStatements>(ctx_, *replace_, *alter_, *replay_)) {
   ctx_.dispatch = this;
   // Every file a statement names is opened beneath these (common/file_beneath.h).

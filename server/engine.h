@@ -31,7 +31,7 @@ namespace rtsql {
 
 class AlterStatements;
 class BlockStatements;
-class CatalogReplay;
+class CatalogStoreReplay;
 class FlowDdl;
 class FlowReplace;
 class ObjectDdl;
@@ -92,7 +92,7 @@ class Engine : public QueryHandler, public FlowReads, private StatementDispatch 
   std::unique_ptr<UserDdl> users_;
   std::unique_ptr<SetStatement> set_;
   std::unique_ptr<QueryStatements> select_;
-  std::unique_ptr<CatalogReplay> replay_;
+  std::unique_ptr<CatalogStoreReplay> replay_;
   std::unique_ptr<BlockStatements> blocks_;
 };
 
