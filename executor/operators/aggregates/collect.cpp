@@ -107,14 +107,7 @@ class CollectSet final : public AggregateFamily {
  public:
   explicit CollectSet(DataTypePtr type) : type_(std::move(type)) {}
   void add(Accumulator& a, const Value& v) const override { addCount(a, v, 1); }
-  void retract(Accumulator& a, const Value& v) const override {
-    const size_t i = find(a, v);
-    if (i == a.items.size() || a.items[i].compare(v) != 0) return;
-    if (--a.counts[i] > 0) return;
-    a.bytes -= std::min(a.bytes, valueBytes(a.items[i]));
-    a.items.erase(a.items.begin() + static_cast<long>(i));
-    a.counts.erase(a.counts.begin() + static_cast<long>(i));
-  }
+  void retract(Accumulator& a, const Value& v) const override { retractCounted(a, v); }
   void merge(Accumulator& into, const Accumulator& from) const override {
     for (size_t i = 0; i < from.items.size(); ++i) addCount(into, from.items[i], from.counts[i]);
   }
@@ -125,23 +118,8 @@ class CollectSet final : public AggregateFamily {
   Value result(const Accumulator& a) const override { return Value::array(a.items); }
 
  private:
-  // The position of `v` in the sorted items, or where it would go.
-  static size_t find(const Accumulator& a, const Value& v) {
-    auto it = std::lower_bound(a.items.begin(), a.items.end(), v,
-                               [](const Value& x, const Value& y) { return x.compare(y) < 0; });
-    return static_cast<size_t>(it - a.items.begin());
-  }
   void addCount(Accumulator& a, const Value& v, int64_t n) const {
-    const size_t i = find(a, v);
-    if (i < a.items.size() && a.items[i].compare(v) == 0) {
-      a.counts[i] += n;
-      return;
-    }
-    const size_t grown = a.bytes + valueBytes(v);
-    checkListSize("collect_set()", grown);
-    a.items.insert(a.items.begin() + static_cast<long>(i), v);
-    a.counts.insert(a.counts.begin() + static_cast<long>(i), n);
-    a.bytes = grown;
+    addCounted(a, v, n, "collect_set()");
   }
   DataTypePtr type_;
 };

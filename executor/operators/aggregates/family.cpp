@@ -2,6 +2,7 @@
 // helpers the families share (family.h).
 #include "executor/operators/aggregates/family.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/error.h"
@@ -89,6 +90,40 @@ size_t valueBytes(const Value& v) {
 }
 
 void checkListSize(const char* fn, size_t bytes) { checkBuiltValueSize(fn, bytes); }
+
+namespace {
+
+// The position of `v` in the sorted items, or where it would go.
+size_t findCounted(const Accumulator& a, const Value& v) {
+  auto it = std::lower_bound(a.items.begin(), a.items.end(), v,
+                             [](const Value& x, const Value& y) { return x.compare(y) < 0; });
+  return static_cast<size_t>(it - a.items.begin());
+}
+
+}  // namespace
+
+void addCounted(Accumulator& a, const Value& v, int64_t n, const char* fn) {
+  const size_t i = findCounted(a, v);
+  if (i < a.items.size() && a.items[i].compare(v) == 0) {
+    a.counts[i] += n;
+    return;
+  }
+  const size_t grown = a.bytes + valueBytes(v);
+  checkListSize(fn, grown);
+  a.items.insert(a.items.begin() + static_cast<long>(i), v);
+  a.counts.insert(a.counts.begin() + static_cast<long>(i), n);
+  a.bytes = grown;
+}
+
+bool retractCounted(Accumulator& a, const Value& v) {
+  const size_t i = findCounted(a, v);
+  if (i == a.items.size() || a.items[i].compare(v) != 0) return false;
+  if (--a.counts[i] > 0) return true;
+  a.bytes -= std::min(a.bytes, valueBytes(a.items[i]));
+  a.items.erase(a.items.begin() + static_cast<long>(i));
+  a.counts.erase(a.counts.begin() + static_cast<long>(i));
+  return true;
+}
 
 }  // namespace aggregates
 }  // namespace rtsql

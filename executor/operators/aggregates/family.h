@@ -65,5 +65,13 @@ size_t valueBytes(const Value& v);
 // value (kMaxValueBytes), so that one group cannot grow without bound.
 void checkListSize(const char* fn, size_t bytes);
 
+// A group's values kept as a sorted multiset in its accumulator's `items`,
+// each with its count in `counts` (collect_set, percentile): retractions and
+// merges are then exact. addCounted() adds `n` of `v` (checkListSize naming
+// `fn` when `v` is new); retractCounted() takes one away and says whether
+// `v` was there.
+void addCounted(Accumulator& a, const Value& v, int64_t n, const char* fn);
+bool retractCounted(Accumulator& a, const Value& v);
+
 }  // namespace aggregates
 }  // namespace rtsql

@@ -48,13 +48,7 @@ class Percentile final : public AggregateFamily {
 
   void add(Accumulator& a, const Value& v) const override { addCount(a, v, 1); }
   void retract(Accumulator& a, const Value& v) const override {
-    const size_t i = find(a, v);
-    if (i == a.items.size() || a.items[i].compare(v) != 0) return;
-    --a.count;
-    if (--a.counts[i] > 0) return;
-    a.bytes -= std::min(a.bytes, valueBytes(a.items[i]));
-    a.items.erase(a.items.begin() + static_cast<long>(i));
-    a.counts.erase(a.counts.begin() + static_cast<long>(i));
+    if (retractCounted(a, v)) --a.count;
   }
   void merge(Accumulator& into, const Accumulator& from) const override {
     for (size_t i = 0; i < from.items.size(); ++i) addCount(into, from.items[i], from.counts[i]);
@@ -211,23 +205,9 @@ class Percentile final : public AggregateFamily {
     return Value::float64((static_cast<double>(higher) - position) * lo.toDouble() +
                           (position - static_cast<double>(lower)) * hi.toDouble());
   }
-  static size_t find(const Accumulator& a, const Value& v) {
-    auto it = std::lower_bound(a.items.begin(), a.items.end(), v,
-                               [](const Value& x, const Value& y) { return x.compare(y) < 0; });
-    return static_cast<size_t>(it - a.items.begin());
-  }
   void addCount(Accumulator& a, const Value& v, int64_t n) const {
-    const size_t i = find(a, v);
     a.count += n;
-    if (i < a.items.size() && a.items[i].compare(v) == 0) {
-      a.counts[i] += n;
-      return;
-    }
-    const size_t grown = a.bytes + valueBytes(v);
-    checkListSize(approx_ ? "percentile_approx()" : "percentile()", grown);
-    a.items.insert(a.items.begin() + static_cast<long>(i), v);
-    a.counts.insert(a.counts.begin() + static_cast<long>(i), n);
-    a.bytes = grown;
+    addCounted(a, v, n, approx_ ? "percentile_approx()" : "percentile()");
   }
 
   DataTypePtr type_;
