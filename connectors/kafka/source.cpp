@@ -271,7 +271,7 @@ class KafkaSourceTask final : public SourceTask {
     }
     // The queue changes when the task switches its fetch mode.
     std::lock_guard lock(mutex_);
-    rd_kafka_queue_yield(queue_);
+    if (queue_) rd_kafka_queue_yield(queue_);
   }
 
   bool wakes() const override { return true; }
