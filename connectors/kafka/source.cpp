@@ -132,8 +132,9 @@ std::string consumerKey(const std::string& sourceKey, kafka::FetchMode mode) {
   return mode == kafka::FetchMode::Batching ? sourceKey + "\nbatching" : sourceKey;
 }
 
-// Whether the source's consumer may switch to batching fetches: its rate
-// option is not 0, and the user set neither fetch setting the switch changes.
+// The rate from which the source's consumer fetches in batches, 0 when it
+// never does: the option says 0, or the user set a fetch setting the switch
+// would change.
 int64_t fetchBatchingRate(const Options& options) {
   if (options.has("kafka.fetch.min.bytes") || options.has("kafka.fetch.wait.max.ms")) return 0;
   return options.getInt(kafka::kFetchBatchingRateOption, kafka::kDefaultFetchBatchingRate, 0,
@@ -216,9 +217,6 @@ class KafkaSourceTask final : public SourceTask {
     }
     claimed_ = std::move(mine);
     try {
-      // The task's own queue, which its partitions' queues are forwarded to
-      // before they are assigned (an application's forward outlives the
-      // client's own at each assignment).
       openQueues();
       assign(earliest, true);
     } catch (...) {
