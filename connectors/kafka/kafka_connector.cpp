@@ -10,6 +10,7 @@
 #include "connectors/format/protobuf_schema.h"
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/dead_letter.h"
+#include "connectors/kafka/fetch_rate.h"
 #include "connectors/kafka/flow_ids.h"
 #include "connectors/kafka/sink.h"
 #include "connectors/kafka/sink_topic.h"
@@ -145,7 +146,7 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
                         kOnErrorOption, "includeHeaders", "json.ignore-missing", "csv.delimiter",
                         "avro.schema", "avro.framing", "protobuf.descriptor", "protobuf.message",
                         "protobuf.framing", kIdleTimeoutOption, kafka::kDeadLetterTopicOption,
-                        kFailOnDataLossOption}),
+                        kFailOnDataLossOption, kafka::kFetchBatchingRateOption}),
       {"kafka."});
   requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
   requireNonEmpty(options, "subscribe", stmtPos);
@@ -173,6 +174,8 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
   kafka::validateDeadLetterOptions(options, stmtPos);
   options.getBool("includeHeaders", false);
   failOnDataLoss(options);
+  options.getInt(kafka::kFetchBatchingRateOption, kafka::kDefaultFetchBatchingRate, 0,
+                 kafka::kMaxFetchBatchingRate);
   options.getBool("json.ignore-missing", true);
   sourceIdleTimeoutMicros(options);
   kafka::validateUserProperties(options);

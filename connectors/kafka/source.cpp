@@ -26,6 +26,7 @@
 #include "connectors/kafka/dead_letter.h"
 #include "connectors/kafka/decode.h"
 #include "connectors/kafka/fetch_errors.h"
+#include "connectors/kafka/fetch_rate.h"
 #include "connectors/registry.h"
 #include "connectors/restore_position.h"
 
@@ -88,8 +89,14 @@ std::string clusterOfToken(const std::string& token) {
 // own that the partitions' queues are forwarded to, and assigns, seeks and
 // commits only those. Client-level errors land on the consumer's own queue,
 // which every task drains in passing.
+//
+// A source whose records come fast (connectors/kafka/fetch_rate.h) has a
+// second shared client that fetches in batches; the tasks move their
+// partitions to it and back as the rate changes (KafkaSourceTask::
+// switchFetch()), so a node holds one client of each mode at most.
 struct SharedConsumer {
   kafka::HandlePtr rk;
+  kafka::FetchMode mode = kafka::FetchMode::Prompt;
   rd_kafka_queue_t* errors = nullptr;  // the consumer queue: client-level errors
   std::mutex mu;
   std::set<std::pair<std::string, int32_t>> claimed;  // partitions a task reads
@@ -117,6 +124,22 @@ struct SharedConsumer {
 // tasks, gone with the last of them.
 std::mutex gConsumersMutex;
 std::map<std::string, std::weak_ptr<SharedConsumer>> gConsumers;
+// The rate the tasks of a source read at on this node, by the same key.
+std::map<std::string, std::weak_ptr<kafka::FetchRateDetector>> gFetchRates;
+
+// The key of the shared client of `mode` among the source's.
+std::string consumerKey(const std::string& sourceKey, kafka::FetchMode mode) {
+  return mode == kafka::FetchMode::Batching ? sourceKey + "\nbatching" : sourceKey;
+}
+
+// The rate from which the source's consumer fetches in batches, 0 when it
+// never does: the option says 0, or the user set a fetch setting the switch
+// would change.
+int64_t fetchBatchingRate(const Options& options) {
+  if (options.has("kafka.fetch.min.bytes") || options.has("kafka.fetch.wait.max.ms")) return 0;
+  return options.getInt(kafka::kFetchBatchingRateOption, kafka::kDefaultFetchBatchingRate, 0,
+                        kafka::kMaxFetchBatchingRate);
+}
 
 class KafkaSourceTask final : public SourceTask {
  public:
@@ -142,19 +165,21 @@ class KafkaSourceTask final : public SourceTask {
     flowName_ = flowName;
 
     kafka::ensureEmbeddedTopics(bootstrap_, topics_);
-    const std::string sharedKey =
-        fmt::format("{}\n{}\n{}\n{}\n{}", flowName, scan.name, group_, bootstrap_,
-                    fmt::join(topics_, ","));
-    {
+    sourceOptions_ = scan.options;
+    sourceKey_ = fmt::format("{}\n{}\n{}\n{}\n{}", flowName, scan.name, group_, bootstrap_,
+                             fmt::join(topics_, ","));
+    consumer_ = sharedConsumer(kafka::FetchMode::Prompt);
+    if (const int64_t rate = fetchBatchingRate(scan.options); rate > 0) {
       std::lock_guard lock(gConsumersMutex);
-      consumer_ = gConsumers[sharedKey].lock();
-      if (!consumer_) {
-        consumer_ = openConsumer(scan, flowName, earliest);
-        gConsumers[sharedKey] = consumer_;
+      fetchRate_ = gFetchRates[sourceKey_].lock();
+      if (!fetchRate_) {
+        kafka::FetchRateDetector::Settings settings;
+        settings.rate = rate;
+        fetchRate_ = std::make_shared<kafka::FetchRateDetector>(settings);
+        gFetchRates[sourceKey_] = fetchRate_;
       }
-      // Forget the sources that are gone.
-      for (auto it = gConsumers.begin(); it != gConsumers.end();) {
-        it = it->second.expired() ? gConsumers.erase(it) : std::next(it);
+      for (auto it = gFetchRates.begin(); it != gFetchRates.end();) {
+        it = it->second.expired() ? gFetchRates.erase(it) : std::next(it);
       }
     }
     rk_ = consumer_->rk.get();
@@ -186,26 +211,13 @@ class KafkaSourceTask final : public SourceTask {
     std::vector<std::pair<std::string, int32_t>> mine;
     for (const PartitionState& s : parts_) mine.emplace_back(s.topic, s.partition);
     if (!consumer_->claim(mine)) {
-      consumer_ = openConsumer(scan, flowName, earliest);
+      consumer_ = openConsumer(kafka::FetchMode::Prompt);
       consumer_->claim(mine);
       rk_ = consumer_->rk.get();
     }
     claimed_ = std::move(mine);
     try {
-      // The task's own queue, which its partitions' queues are forwarded to
-      // before they are assigned (an application's forward outlives the
-      // client's own at each assignment).
-      queue_ = rd_kafka_queue_new(rk_);
-      for (const PartitionState& s : parts_) {
-        rd_kafka_queue_t* pq = rd_kafka_queue_get_partition(rk_, s.topic.c_str(), s.partition);
-        if (!pq) {
-          throw SqlError(sqlstate::kConnectionFailure,
-                         fmt::format("{}: no queue for partition {}-{} on {}", description(),
-                                     s.topic, s.partition, bootstrap_));
-        }
-        rd_kafka_queue_forward(pq, queue_);
-        partitionQueues_.push_back(pq);
-      }
+      openQueues();
       assign(earliest, true);
     } catch (...) {
       close();
@@ -244,6 +256,10 @@ class KafkaSourceTask final : public SourceTask {
           return t;
         });
     if (decoder_.failure() && added == 0) throw *decoder_.failure();
+    if (fetchRate_) {
+      const kafka::FetchMode wanted = fetchRate_->add(int64_t(added), monotonicMicros());
+      if (wanted != consumer_->mode) switchFetch(wanted);
+    }
   }
 
   void wake() override {
@@ -251,7 +267,9 @@ class KafkaSourceTask final : public SourceTask {
       idleWait_.wake();
       return;
     }
-    rd_kafka_queue_yield(queue_);
+    // The queue changes when the task switches its fetch mode.
+    std::lock_guard lock(mutex_);
+    if (queue_) rd_kafka_queue_yield(queue_);
   }
 
   bool wakes() const override { return true; }
@@ -415,16 +433,111 @@ class KafkaSourceTask final : public SourceTask {
   void close() {
     held_.clear();
     unassign();
+    {
+      std::lock_guard lock(mutex_);
+      closeQueues();
+    }
+    if (consumer_) consumer_->release(claimed_);
+    claimed_.clear();
+  }
+
+  // The task's own queue on rk_, which its partitions' queues are forwarded
+  // to before they are assigned (an application's forward outlives the
+  // client's own at each assignment).
+  void openQueues() {
+    rd_kafka_queue_t* queue = rd_kafka_queue_new(rk_);
+    {
+      std::lock_guard lock(mutex_);
+      queue_ = queue;
+    }
+    for (const PartitionState& s : parts_) {
+      rd_kafka_queue_t* pq = rd_kafka_queue_get_partition(rk_, s.topic.c_str(), s.partition);
+      if (!pq) {
+        throw SqlError(sqlstate::kConnectionFailure,
+                       fmt::format("{}: no queue for partition {}-{} on {}", description(),
+                                   s.topic, s.partition, bootstrap_));
+      }
+      rd_kafka_queue_forward(pq, queue_);
+      partitionQueues_.push_back(pq);
+    }
+  }
+
+  // Undoes openQueues(); what was forwarded and not read goes with the
+  // queue. Called with mutex_ held (wake() yields queue_ from any thread).
+  void closeQueues() {
     for (rd_kafka_queue_t* pq : partitionQueues_) {
       rd_kafka_queue_forward(pq, nullptr);
       rd_kafka_queue_destroy(pq);
     }
     partitionQueues_.clear();
-    // What was forwarded and not read goes with the queue.
     if (queue_) rd_kafka_queue_destroy(queue_);
     queue_ = nullptr;
-    if (consumer_) consumer_->release(claimed_);
-    claimed_.clear();
+  }
+
+  // The source's shared client of `mode` on this node, opened when there is
+  // none yet (`opened` then says so).
+  std::shared_ptr<SharedConsumer> sharedConsumer(kafka::FetchMode mode, bool* opened = nullptr) {
+    const std::string key = consumerKey(sourceKey_, mode);
+    std::lock_guard lock(gConsumersMutex);
+    std::shared_ptr<SharedConsumer> c = gConsumers[key].lock();
+    if (!c) {
+      c = openConsumer(mode);
+      gConsumers[key] = c;
+      if (opened) *opened = true;
+    }
+    // Forget the sources that are gone.
+    for (auto it = gConsumers.begin(); it != gConsumers.end();) {
+      it = it->second.expired() ? gConsumers.erase(it) : std::next(it);
+    }
+    return c;
+  }
+
+  // Moves the task's partitions to the source's shared client of `mode`, at
+  // exactly the offsets after the last records poll() handed out: what the
+  // old client had fetched beyond them is dropped with its queue and fetched
+  // again, so nothing is lost or read twice, and the epoch's progress goes
+  // on as if nothing happened. Called by poll() between batches, holding no
+  // message. A partition whose position is not yet a number (startingOffsets
+  // not resolved) keeps the task where it is for now, as does a client that
+  // another task (of an earlier run still closing) holds the partitions on.
+  void switchFetch(kafka::FetchMode mode) {
+    for (const PartitionState& s : parts_) {
+      if (s.endOffset < 0) return;
+    }
+    bool opened = false;
+    std::shared_ptr<SharedConsumer> next = sharedConsumer(mode, &opened);
+    if (next == consumer_ || !next->claim(claimed_)) return;
+    unassign();
+    std::shared_ptr<SharedConsumer> previous = std::move(consumer_);
+    {
+      std::lock_guard lock(mutex_);
+      closeQueues();
+      consumer_ = next;
+      rk_ = next->rk.get();
+      // Ends of partitions seen by the other client say nothing of this one.
+      for (PartitionState& s : parts_) s.eofOffset = -1;
+    }
+    previous->release(claimed_);
+    ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
+    for (const PartitionState& s : parts_) {
+      rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset =
+          s.endOffset;
+    }
+    openQueues();
+    assignList(*list, mode == kafka::FetchMode::Batching ? "to fetch in batches"
+                                                         : "to fetch each record at once");
+    // A wake() that went to the old queue is not lost: the next poll returns
+    // at once.
+    wake();
+    // Said once per switch of the source on this node, by the task that
+    // opened the new client; the others follow it.
+    if (opened) {
+      fmt::print(stderr, "rtsql: {} of flow {}: now fetching {}\n", description(), flowName_,
+                 mode == kafka::FetchMode::Batching
+                     ? "in batches (records come fast: fewer fetches per record)"
+                     : "each record at once (records come slowly again)");
+    }
+    // The previous client goes with its last task.
   }
 
   static int64_t key(int topicIndex, int32_t partition) {
@@ -480,8 +593,8 @@ class KafkaSourceTask final : public SourceTask {
     return err;
   }
 
-  std::shared_ptr<SharedConsumer> openConsumer(const ScanSpec& scan, const std::string& flowName,
-                                               bool earliest) {
+  std::shared_ptr<SharedConsumer> openConsumer(kafka::FetchMode mode) {
+    const Options& options = sourceOptions_;
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
       kafka::installLogging(conf);
@@ -494,8 +607,13 @@ class KafkaSourceTask final : public SourceTask {
       // Kafka's own default, makes an idle consumer two requests a second.
       // The embedded broker does the same through its proxy
       // (connectors/embedded/long_poll_proxy.h).
-      kafka::setProperty(conf, "fetch.wait.max.ms", "500", SqlError::npos);
-      kafka::setProperty(conf, "fetch.min.bytes", "1", SqlError::npos);
+      // A source whose records come fast fetches in batches instead
+      // (connectors/kafka/fetch_rate.h).
+      const bool batching = mode == kafka::FetchMode::Batching;
+      kafka::setProperty(conf, "fetch.wait.max.ms", batching ? kafka::kBatchingFetchWaitMs : "500",
+                         SqlError::npos);
+      kafka::setProperty(conf, "fetch.min.bytes", batching ? kafka::kBatchingFetchMinBytes : "1",
+                         SqlError::npos);
       kafka::setProperty(conf, "fetch.error.backoff.ms", "10", SqlError::npos);
       kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
       // Catching up on a backlog: the client stops fetching once its queue
@@ -513,12 +631,12 @@ class KafkaSourceTask final : public SourceTask {
       // pending that would hold up the task's shutdown.
       kafka::setProperty(conf, "session.timeout.ms", "6000", SqlError::npos);
       kafka::setProperty(conf, "allow.auto.create.topics", "false", SqlError::npos);
-      kafka::setProperty(conf, "auto.offset.reset", earliest ? "earliest" : "latest",
+      kafka::setProperty(conf, "auto.offset.reset", earliest_ ? "earliest" : "latest",
                          SqlError::npos);
       kafka::setProperty(conf, "group.id", group_, SqlError::npos);
-      kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-source", flowName),
+      kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-source", flowName_),
                          SqlError::npos);
-      kafka::applyUserProperties(conf, scan.options, false);
+      kafka::applyUserProperties(conf, options, false);
       // End-of-partition events tell the watermark that a partition is caught
       // up (caughtUp()); they are consumed by poll() and never reach a flow.
       kafka::setProperty(conf, "enable.partition.eof", "true", SqlError::npos);
@@ -531,6 +649,7 @@ class KafkaSourceTask final : public SourceTask {
       throw;
     }
     auto c = std::make_shared<SharedConsumer>();
+    c->mode = mode;
     c->rk = kafka::newHandle(RD_KAFKA_CONSUMER, conf);
     // Client errors and logs then come on the consumer's queue.
     rd_kafka_poll_set_consumer(c->rk.get());
@@ -832,6 +951,10 @@ class KafkaSourceTask final : public SourceTask {
   kafka::SourceDecoder decoder_;
   std::unique_ptr<kafka::DeadLetterWriter> deadLetters_;  // on.error = 'dead-letter'
   std::shared_ptr<SharedConsumer> consumer_;
+  Options sourceOptions_;  // for the clients this task opens
+  std::string sourceKey_;  // the source's on this node: its shared clients and rate
+  // The source's rate on this node, null when its fetch mode never changes.
+  std::shared_ptr<kafka::FetchRateDetector> fetchRate_;
   rd_kafka_t* rk_ = nullptr;  // consumer_'s client
   rd_kafka_queue_t* queue_ = nullptr;  // the task's own: its partitions' records
   std::vector<rd_kafka_queue_t*> partitionQueues_;  // forwarded to queue_

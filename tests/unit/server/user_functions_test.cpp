@@ -5,8 +5,6 @@
 // of the catalog only. A function a newer release's built-in took the name
 // of is not restored, nor is what calls it.
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +16,7 @@
 #include "server/catalog_file.h"
 #include "server/engine.h"
 #include "server_test_util.h"
+#include "tests/unit/stderr_capture.h"
 
 using namespace rtsql;
 using rtsql::testing::requireOk;
@@ -148,38 +147,7 @@ TEST_CASE_FIXTURE(Fixture, "a dry run creates and drops functions in the session
   server.engine.shutdown();
 }
 
-namespace {
-
-// What the engine logs on standard error while it lives, read back after.
-class StderrCapture {
- public:
-  explicit StderrCapture(const std::filesystem::path& path) : path_(path) {
-    std::fflush(stderr);
-    saved_ = dup(2);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    dup2(fd, 2);
-    close(fd);
-  }
-  ~StderrCapture() { restore(); }
-  std::string text() {
-    restore();
-    return readFile(path_);
-  }
-
- private:
-  void restore() {
-    if (saved_ < 0) return;
-    std::fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    saved_ = -1;
-  }
-  std::filesystem::path path_;
-  int saved_ = -1;
-};
-
-}  // namespace
+using rtsql::testing::StderrCapture;
 
 TEST_CASE_FIXTURE(Fixture,
                   "a user function a built-in took the name of fails its callers at restart") {
