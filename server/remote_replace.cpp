@@ -273,6 +273,14 @@ bool ReplaceRequests::runOne(const std::string& flow, const ReplaceRequest& req)
   if (!ctx_.catalog.findFlow(flow)) return true;
   FlowControl control = ctx_.flows.control(flow);
   std::optional<ReplaceRequest> now = replaceRequestOf(control.settings);
+  if (refused && (!now || now->id != req.id)) {
+    // Written, and only the new plan's start failed: the supervisor starts
+    // it again, as after a restart.
+    logLine(fmt::format("replace request {} of flow \"{}\": done; the new plan did not start "
+                        "yet: {}",
+                        req.id, flow, refused->message()));
+    return true;
+  }
   if (now && now->id == req.id) {
     eraseRequest(control.settings);
     if (refused) control.settings.emplace_back(kReplaceRefusalSetting, formatRefusal(req.id, *refused));
