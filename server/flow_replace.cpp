@@ -130,6 +130,7 @@ std::vector<std::string> FlowReplace::explainReplace(EngineSession& s,
     }
     return out;
   }
+  if (!stmt.fromSavepoint.empty()) return explainFromSavepoint(s, stmt);  // replace_from_savepoint.cpp
   return planReplace(s, stmt).state.lines();
 }
 

@@ -59,6 +59,8 @@ class FlowReplace {
   // CREATE OR REPLACE FLOW ... FROM SAVEPOINT (replace_from_savepoint.cpp):
   // the new plan goes on from a savepoint of it.
   void replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  // Its EXPLAIN: the new plan set against the plan the savepoint was taken of.
+  std::vector<std::string> explainFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt);
   // Throws 55000 with the reasons when the state plan refuses the replace,
   // and 2BP01 when a view other flows read would be rebuilt from empty.
   void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);
