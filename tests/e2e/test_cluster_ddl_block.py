@@ -8,6 +8,7 @@ whole (its log says so), never one object of it without the others.
   are exact against DuckDB.
 - A block that fails at a statement, and one rolled back, change nothing on
   any node.
+- A block that replaces a flow another node runs is refused (0A000).
 - A block that drops the flow and its sink drops both everywhere.
 
 The broker outlives every node: the embedded broker of an rtsqld outside the
@@ -115,9 +116,23 @@ def test_ddl_block_on_any_node_of_three(broker, start_node):
         assert sinks(n) == ["out"], (n.name, sinks(n))
         assert "bad" not in flows(n)
 
-    # A block that drops the flow and its sink, on a node that does not run it.
+    # A block replaces only flows that run on its node: the replace of
+    # another node's flow is refused in it (run on its own, it is carried out
+    # by the flow's node: test_cluster_replace_anywhere.py).
     holder = runner("cnt", *nodes)
     other = next(n for n in nodes if n is not holder)
+    with other.connect() as conn:
+        conn.execute("BEGIN")
+        try:
+            conn.execute("CREATE OR REPLACE FLOW cnt INTO out AS "
+                         "SELECT k, count(*) AS c FROM ev WHERE n >= 0 GROUP BY k")
+            raise AssertionError("a block replaced another node's flow")
+        except psycopg.Error as e:
+            assert e.sqlstate == "0A000", e
+            assert "runs on another node" in str(e), e
+        conn.execute("ROLLBACK")
+
+    # A block that drops the flow and its sink, on a node that does not run it.
     run_block(other, ["DROP FLOW cnt", "DROP SINK out"])
     wait_for("no node has the flow or the sink",
              lambda: all(sinks(n) == [] and "cnt" not in flows(n) for n in nodes))

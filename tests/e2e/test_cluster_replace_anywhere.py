@@ -141,7 +141,15 @@ def test_replace_from_a_node_that_does_not_run_the_flow(broker, start_node):
     later = rows_of(rng, 2, 300, -50)
     broker.produce(topic_in, later)
     best = wait_exact(survivors, broker, topic_out, rows + later)
-    want_top = {k: v[0] for k, v in truth(rows + later, "SELECT k, max(v) FROM ev WHERE v >= 0 "
-                                                         "AND phase = 2 GROUP BY k").items()}
-    tops = {k: r["top"] for k, r in best.items() if "top" in r}
-    assert {k: tops[k] for k in want_top} == want_top
+    # max(v) starts empty at the replace and covers every row the new plan
+    # reads: all of phase 2, and those rows before it that the node which
+    # took the flow over read again after its restored checkpoint but after
+    # the replace too (which ones depends on that checkpoint, so only the
+    # bounds are exact).
+    low = {k: v[0] for k, v in truth(rows + later, "SELECT k, max(v) FROM ev WHERE v >= 0 "
+                                                    "AND phase = 2 GROUP BY k").items()}
+    high = {k: v[0] for k, v in truth(rows + later, "SELECT k, max(v) FROM ev WHERE v >= 0 "
+                                                     "GROUP BY k").items()}
+    tops = {k: r["top"] for k, r in best.items() if r.get("top") is not None}
+    for k in low:
+        assert low[k] <= tops[k] <= high[k], (k, tops[k], low[k], high[k])
