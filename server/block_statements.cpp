@@ -7,7 +7,9 @@
 // the flows the block created. A crash before the write leaves the catalog as
 // before the block, after it as after: a restart replays the store. Statements
 // a block cannot take back (INSERT, STOP/START FLOW, users) are refused in a
-// block. A CREATE OR REPLACE of a running flow is checked in the block
+// block. In a cluster the one write is one block of the catalog topic, which
+// every other node applies whole (server/cluster/catalog_block.h). A CREATE
+// OR REPLACE of a running flow is checked in the block
 // against the plan that runs; at COMMIT its running plan checkpoints before
 // the write, the write records the state migration with the new catalog,
 // and the new plan starts after it (as a replace on its own does,
@@ -120,13 +122,6 @@ bool BlockStatements::admitInBlock(EngineSession& s, const ast::Statement& stmt)
   if (s.block.readOnly()) {
     throw SqlError(sqlstate::kReadOnlySqlTransaction,
                    "cannot change the catalog in a read-only transaction", stmt.pos);
-  }
-  if (ctx_.options.cluster) {
-    // The catalog topic carries one object per record, and a node applies
-    // each as it reads it: a block would reach the other nodes in pieces.
-    throw SqlError(sqlstate::kActiveSqlTransaction,
-                   "DDL cannot run inside a transaction block on a node of a cluster", stmt.pos,
-                   "run each statement on its own, after COMMIT or ROLLBACK");
   }
   if (!s.shadow) {
     std::lock_guard lock(ctx_.statements.mutex());

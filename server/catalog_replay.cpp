@@ -171,9 +171,10 @@ void CatalogStoreReplay::restore() {
       logLine(fmt::format("restored {} of {} catalog entries from {}", restored, records.size(),
                           ctx_.store->where()));
     }
-    ctx_.store->follow([this](const StoredChange& change) { applyChange(change); });
+    ctx_.store->follow([this](const std::vector<StoredChange>& changes) { applyChanges(changes); });
   }
   ctx_.flows.start([this](const std::string& name) { return ctx_.planRestoredFlow(name); });
+  if (ctx_.options.cluster) requests_.start();
   if (!ctx_.deferred.empty()) {
     restorer_ = std::thread([this] { restoreDeferred(); });
     pthread_setname_np(restorer_.native_handle(), "restore-later");
@@ -181,6 +182,7 @@ void CatalogStoreReplay::restore() {
 }
 
 void CatalogStoreReplay::stop() {
+  requests_.stop();
   {
     std::lock_guard lock(restorerMu_);
     restorerStop_ = true;
@@ -317,6 +319,53 @@ FlowRuntime* EngineContext::planRestoredFlow(const std::string& name) {
   return rt;
 }
 
+void CatalogStoreReplay::applyChanges(const std::vector<StoredChange>& changes) {
+  for (const StoredChange& change : changes) {
+    if (!knownKind(change.kind)) {
+      throw SqlError(sqlstate::kIoError, fmt::format("unknown kind of catalog entry '{}/{}'",
+                                                     change.kind, change.name));
+    }
+  }
+  // The whole write under the statement lock: no statement of this node
+  // sees a transaction block of another node's half applied. Its statements
+  // run with a session that says so, and take it no more.
+  std::unique_lock lock(ctx_.statements.mutex());
+  if (changes.size() == 1) return applyChange(changes.front());
+  // What the block drops goes first, readers before what they read (the
+  // topic holds a block's drops after its creates, in key order); then what
+  // it creates or changes, in the order it was written, which creates each
+  // object after those it depends on.
+  auto dropRank = [](const std::string& kind) {
+    for (int i = 0; const char* k : {"flow", "sink", "table", "source", "processor", "function"}) {
+      if (kind == k) return i;
+      ++i;
+    }
+    return 6;
+  };
+  std::vector<const StoredChange*> order;
+  for (const StoredChange& c : changes)
+    if (c.records.empty()) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [&](const StoredChange* a, const StoredChange* b) {
+    return dropRank(a->kind) < dropRank(b->kind);
+  });
+  for (const StoredChange& c : changes)
+    if (!c.records.empty()) order.push_back(&c);
+  // Each change is applied even when one before it fails here (as a restart
+  // goes on past what it cannot restore): the node that wrote the block
+  // checked all of it against the catalog the whole cluster has.
+  std::string failed;
+  for (const StoredChange* c : order) {
+    try {
+      applyChange(*c);
+    } catch (const std::exception& e) {
+      const auto* sqlError = dynamic_cast<const SqlError*>(&e);
+      failed += fmt::format("{}{}/{}: {}", failed.empty() ? "" : "; ", c->kind, c->name,
+                            sqlError ? sqlError->message() : e.what());
+    }
+  }
+  if (!failed.empty()) throw SqlError(sqlstate::kIoError, failed);
+}
+
 void CatalogStoreReplay::applyChange(const StoredChange& change) {
   // Not a structured binding: the lambdas below capture these (clang 14,
   // the sanitizer builds' compiler, refuses to capture a binding).
@@ -326,9 +375,6 @@ void CatalogStoreReplay::applyChange(const StoredChange& change) {
     throw SqlError(sqlstate::kIoError,
                    fmt::format("unknown kind of catalog entry '{}/{}'", kind, lowerName));
   }
-  // The whole change under the statement lock: its statements run with a
-  // session that says so, and take it no more.
-  std::unique_lock lock(ctx_.statements.mutex());
   ReplayWriter discard;
   EngineSession session;
   session.replay = true;
@@ -395,6 +441,8 @@ void CatalogStoreReplay::applyChange(const StoredChange& change) {
           wasWanted = c.wantRunning;
         });
         if (wasWanted != main.running) ctx_.flows.setWantRunning(name, main.running);
+        // Another node asks this one, if it runs the flow, to replace it.
+        if (replaceRequestOf(main.settings)) requests_.wake();
         const bool started = main.running && !wasWanted;
         if (!main.running) {
           if (rt) rt->stop();

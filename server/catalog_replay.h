@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "server/engine_context.h"
+#include "server/remote_replace.h"
 
 namespace rtsql {
 
@@ -29,7 +30,10 @@ class CatalogStoreReplay {
   void restoreFlow(const CatalogRecord& record);
 
  private:
-  // Applies what another writer of the catalog store changed. On its thread.
+  // Applies what another writer of the catalog store changed in one write,
+  // all of it under one hold of the statement lock. On its thread.
+  void applyChanges(const std::vector<StoredChange>& changes);
+  // One object's change, with the statement lock held.
   void applyChange(const StoredChange& change);
   void restoreDeferred();
 
@@ -39,6 +43,8 @@ class CatalogStoreReplay {
   std::mutex restorerMu_;
   std::condition_variable restorerCv_;
   std::atomic<bool> restorerStop_{false};
+  // A node of a cluster: the replaces other nodes ask of the flows it runs.
+  ReplaceRequests requests_{ctx_};
 };
 
 }  // namespace rtsql

@@ -34,8 +34,11 @@ class CatalogStore {
   // Where it is, for the log.
   virtual std::string where() const = 0;
   // Calls `apply` on a thread of the store's for every change another writer
-  // makes from now on, in order; `apply` may throw (logged). Until stop().
-  virtual void follow(std::function<void(const StoredChange&)> apply) { (void)apply; }
+  // makes from now on, in order: the changes one write made together (a
+  // transaction block's) in one call; `apply` may throw (logged). Until stop().
+  virtual void follow(std::function<void(const std::vector<StoredChange>&)> apply) {
+    (void)apply;
+  }
   virtual void stop() {}
 };
 

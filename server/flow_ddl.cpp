@@ -81,7 +81,7 @@ void FlowDdl::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
                        f->materializedView ? "CREATE OR REPLACE MATERIALIZED VIEW replaces it"
                                            : "CREATE OR REPLACE FLOW replaces it");
       }
-      return replace_.replaceFlow(s, stmt, out);
+      return replace_.replaceFlow(s, stmt, out, &lock);
     }
   }
   if (!stmt.fromSavepoint.empty()) {

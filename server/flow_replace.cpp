@@ -75,11 +75,19 @@ FlowReplace::ReplacePlan FlowReplace::planReplace(EngineSession& s, const ast::C
   }
   ReplacePlan r;
   r.rt = ctx_.flows.findRuntime(stmt.name);
-  if (!ctx_.flows.runsHere(stmt.name, r.rt)) {
+  // Planned and checked here all the same; its node carries it out
+  // (remote_replace.h).
+  r.remote = !ctx_.flows.runsHere(stmt.name, r.rt);
+  if (r.remote && (s.blockShadow || !stmt.fromSavepoint.empty())) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    fmt::format("{} \"{}\" runs on another node of the cluster", objectWord(stmt),
                                stmt.name),
-                   stmt.namePos, "run CREATE OR REPLACE on the node that runs it (SHOW FLOWS names it)");
+                   stmt.namePos,
+                   s.blockShadow ? "a transaction block replaces only flows that run on its node: "
+                                   "run this CREATE OR REPLACE on its own, or on the node that "
+                                   "runs the flow (SHOW FLOWS names it)"
+                                 : "its savepoints are on the node that runs it: run the statement "
+                                   "there (SHOW FLOWS names it)");
   }
   if (!r.rt) r.rt = ctx_.planRestoredFlow(stmt.name);
   if (!r.rt) throw InternalError("flow without a plan: " + stmt.name);
@@ -122,6 +130,7 @@ std::vector<std::string> FlowReplace::explainReplace(EngineSession& s,
     }
     return out;
   }
+  if (!stmt.fromSavepoint.empty()) return explainFromSavepoint(s, stmt);  // replace_from_savepoint.cpp
   return planReplace(s, stmt).state.lines();
 }
 
@@ -208,7 +217,8 @@ void FlowReplace::requireCompatible(const ast::CreateFlow& stmt, const StatePlan
     ctx_.catalog.requireNoReaders(stmt.name, stmt.namePos, "rebuild from empty");
 }
 
-void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out) {
+void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out,
+                              StatementLock::Guard* lock) {
   if (!stmt.fromSavepoint.empty()) return replaceFromSavepoint(s, stmt, out);  // replace_from_savepoint.cpp
   if (s.blockShadow && !ctx_.catalog.findFlow(stmt.name)) {
     // A flow this transaction block created: it has no state yet, and its
@@ -243,6 +253,10 @@ void FlowReplace::replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, Res
     }
     out.complete(replaceTag(stmt));
     return;
+  }
+  if (r.remote) {
+    if (!lock) throw InternalError("a replace of another node's flow without its statement lock");
+    return requestRemoteReplace(s, stmt, out, *lock);  // remote_replace.cpp
   }
   ctx_.flows.requireNotStopping(stmt.name, stmt.namePos, "CREATE OR REPLACE FLOW");
   Catalog::FlowPtr old = ctx_.catalog.findFlow(stmt.name);

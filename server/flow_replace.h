@@ -33,11 +33,18 @@ class FlowReplace {
     FlowRuntime* rt = nullptr;  // the running plan's runtime
     PhysicalPlan plan;          // the new plan
     StatePlan state;
+    bool remote = false;  // another node of the cluster runs the flow
   };
   // CREATE OR REPLACE FLOW of a flow that exists (with the statement lock
-  // held), and EXPLAIN of it.
+  // held, by `lock` when given), and EXPLAIN of it.
   ReplacePlan planReplace(EngineSession& s, const ast::CreateFlow& stmt);
-  void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  void replaceFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out,
+                   StatementLock::Guard* lock = nullptr);
+  // A checked replace of a flow another node of the cluster runs: that node
+  // is asked to do it, and the statement waits for its answer, without the
+  // statement lock meanwhile (remote_replace.cpp).
+  void requestRemoteReplace(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out,
+                            StatementLock::Guard& lock);
   std::vector<std::string> explainReplace(EngineSession& s, const ast::CreateFlow& stmt);
   // The pieces of a replace that a transaction block's COMMIT shares: with
   // the running plan stopped, the migration its newest checkpoint goes
@@ -52,6 +59,8 @@ class FlowReplace {
   // CREATE OR REPLACE FLOW ... FROM SAVEPOINT (replace_from_savepoint.cpp):
   // the new plan goes on from a savepoint of it.
   void replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt, ResultWriter& out);
+  // Its EXPLAIN: the new plan set against the plan the savepoint was taken of.
+  std::vector<std::string> explainFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt);
   // Throws 55000 with the reasons when the state plan refuses the replace,
   // and 2BP01 when a view other flows read would be rebuilt from empty.
   void requireCompatible(const ast::CreateFlow& stmt, const StatePlan& state);

@@ -2,6 +2,7 @@
 // savepoint's (server/savepoint_files.h) rather than the running plan's.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "executor/checkpoint.h"
@@ -22,6 +23,82 @@ namespace fs = std::filesystem;
 // migration drops all of their state and offsets, so a crash between the
 // catalog write and the savepoint's install comes back with the new plan
 // and empty state rather than with state it would misread.
+namespace {
+
+std::vector<std::string> linesOf(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// The lines only in `a` ("- ") and only in `b` ("+ "), in order: a diff
+// over their longest common subsequence (plans are a few dozen lines).
+std::vector<std::string> planDiff(const std::vector<std::string>& a,
+                                  const std::vector<std::string>& b) {
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<size_t>> common(n + 1, std::vector<size_t>(m + 1, 0));
+  for (size_t i = n; i-- > 0;) {
+    for (size_t j = m; j-- > 0;) {
+      common[i][j] = a[i] == b[j] ? common[i + 1][j + 1] + 1
+                                  : std::max(common[i + 1][j], common[i][j + 1]);
+    }
+  }
+  std::vector<std::string> out;
+  size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] == b[j]) {
+      ++i;
+      ++j;
+    } else if (i < n && (j == m || common[i + 1][j] >= common[i][j + 1])) {
+      out.push_back("- " + a[i++]);
+    } else {
+      out.push_back("+ " + b[j++]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> FlowReplace::explainFromSavepoint(EngineSession& s,
+                                                           const ast::CreateFlow& stmt) {
+  validateSavepointName(stmt.fromSavepoint, stmt.fromSavepointPos);
+  ReplacePlan r = planReplace(s, stmt);
+  const std::string flow = ctx_.catalogOf(s).findFlow(stmt.name)->name;
+  const fs::path dir = fs::path(ctx_.flows.flowDir(flow)) / "savepoints" / stmt.fromSavepoint;
+  std::error_code ec;
+  std::optional<Savepoint> sp =
+      fs::is_directory(dir, ec) ? readSavepoint(dir.string(), flow) : std::nullopt;
+  if (!sp) {
+    throw SqlError(sqlstate::kUndefinedObject,
+                   fmt::format("savepoint \"{}\" of flow \"{}\" does not exist", stmt.fromSavepoint,
+                               flow),
+                   stmt.fromSavepointPos, "SHOW SAVEPOINTS lists them");
+  }
+  // The state restored is the savepoint's, so the plan that matters is the
+  // one it was taken of, not the running one.
+  std::vector<std::string> out;
+  const std::string next = r.plan.explain();
+  if (sp->plan == next) {
+    out.push_back(fmt::format("savepoint \"{}\" was taken of this plan: the flow goes on from its "
+                              "state and offsets; the running plan's state is dropped",
+                              sp->name));
+    out.push_back("the change can be applied");
+    return out;
+  }
+  out.push_back(
+      fmt::format("savepoint \"{}\" was taken of another plan: the change is refused", sp->name));
+  out.push_back("the new plan differs from the savepoint's (- the savepoint's, + the new):");
+  for (std::string& line : planDiff(linesOf(sp->plan), linesOf(next))) out.push_back(line);
+  return out;
+}
+
 void FlowReplace::replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& stmt,
                                        ResultWriter& out) {
   validateSavepointName(stmt.fromSavepoint, stmt.fromSavepointPos);

@@ -1,4 +1,5 @@
 #include "server/cluster/catalog.h"
+#include "server/cluster/catalog_block.h"
 
 #include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
@@ -107,6 +108,9 @@ std::string shownCatalogKey(const std::string& key) {
 }
 
 void CatalogReplay::add(int64_t offset, const std::string& key, const std::string* value) {
+  // A block record only groups the records after it for a node that follows
+  // the topic (catalog_block.h); a replay applies the whole catalog at once.
+  if (isCatalogBlockKey(key)) return;
   std::optional<std::vector<CatalogRecord>> records;
   if (value) {
     try {
@@ -173,10 +177,13 @@ struct ClusterCatalog::Impl {
   std::unique_ptr<CatalogReplay> replay;
   int64_t readTo = 0;                // every record below this offset has been read
   bool atEnd = false;                // the consumer has reached the end of what is committed
-  std::deque<ClusterEntry> pending;  // read, another node's, not yet applied
+  // Read, another node's, not yet applied: each element is applied at once
+  // (a block's entries together).
+  std::deque<std::vector<ClusterEntry>> pending;
+  CatalogBlockReader blocks;  // a block read in part waits here for its end
   bool applying = false;
   bool stopping = false;
-  std::function<void(const ClusterEntry&)> apply;
+  std::function<void(const std::vector<ClusterEntry>&)> apply;
   std::thread follower;
 
   // Reads what the consumer has within `ms`: records into `pending` (or, with
@@ -208,6 +215,22 @@ struct ClusterCatalog::Impl {
       cv.notify_all();
       return;
     }
+    if (isCatalogBlockKey(e.key)) {
+      std::vector<std::string> keys;
+      try {
+        if (m->payload) keys = parseCatalogBlock(value);
+      } catch (const SqlError& err) {
+        // The records after it are then applied one by one, as before blocks.
+        logLine(fmt::format("cluster catalog: the block record at offset {} of topic {} is "
+                            "damaged: {}",
+                            m->offset, topic, err.message()));
+      }
+      std::lock_guard lock(mu);
+      readTo = std::max(readTo, static_cast<int64_t>(m->offset) + 1);
+      for (auto& ready : blocks.startBlock(std::move(keys))) pending.push_back(std::move(ready));
+      cv.notify_all();
+      return;
+    }
     if (m->payload) {
       try {
         e.records = parseCatalogFile(value);
@@ -227,7 +250,7 @@ struct ClusterCatalog::Impl {
     readTo = std::max(readTo, static_cast<int64_t>(m->offset) + 1);
     auto it = known.find(e.key);
     const bool same = e.records ? it != known.end() && it->second == value : it == known.end();
-    if (!same) pending.push_back(std::move(e));
+    for (auto& ready : blocks.add(std::move(e), same)) pending.push_back(std::move(ready));
     cv.notify_all();
   }
 
@@ -262,24 +285,34 @@ struct ClusterCatalog::Impl {
         std::unique_lock lock(mu);
         if (stopping) return;
         if (!pending.empty()) {
-          ClusterEntry e = std::move(pending.front());
+          std::vector<ClusterEntry> group = std::move(pending.front());
           pending.pop_front();
           applying = true;
           lock.unlock();
+          std::string keys;
+          for (const ClusterEntry& e : group) keys += (keys.empty() ? "'" : ", '") + e.key + "'";
           try {
-            apply(e);
-            logLine(fmt::format("cluster catalog: applied {} '{}' from another node",
-                                e.records ? "change of" : "drop of", e.key));
+            apply(group);
+            if (group.size() == 1) {
+              logLine(fmt::format("cluster catalog: applied {} {} from another node",
+                                  group.front().records ? "change of" : "drop of", keys));
+            } else {
+              logLine(fmt::format("cluster catalog: applied a block of {} changes ({}) from "
+                                  "another node",
+                                  group.size(), keys));
+            }
           } catch (const std::exception& err) {
             const auto* sqlError = dynamic_cast<const SqlError*>(&err);
-            logLine(fmt::format("cluster catalog: cannot apply '{}': {}", e.key,
+            logLine(fmt::format("cluster catalog: cannot apply {}: {}", keys,
                                 sqlError ? sqlError->message() : err.what()));
           }
           lock.lock();
-          if (e.records) {
-            known[e.key] = encode(e.records);
-          } else {
-            known.erase(e.key);
+          for (const ClusterEntry& e : group) {
+            if (e.records) {
+              known[e.key] = encode(e.records);
+            } else {
+              known.erase(e.key);
+            }
           }
           applying = false;
           cv.notify_all();
@@ -421,7 +454,7 @@ std::vector<ClusterEntry> ClusterCatalog::initial() const {
   return impl_->initial;
 }
 
-void ClusterCatalog::follow(std::function<void(const ClusterEntry&)> apply) {
+void ClusterCatalog::follow(std::function<void(const std::vector<ClusterEntry>&)> apply) {
   impl_->apply = std::move(apply);
   impl_->follower = std::thread([this] { impl_->run(); });
   pthread_setname_np(impl_->follower.native_handle(), "cluster-catalog");
@@ -469,7 +502,7 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
     bool caughtUp = impl_->cv.wait_until(lock, deadline, [&] {
       return !impl_->pending.empty() || impl_->applying || impl_->readTo >= end || impl_->stopping;
     });
-    if (!impl_->pending.empty() || impl_->applying) throw behind();
+    if (!impl_->pending.empty() || impl_->applying || impl_->blocks.waiting()) throw behind();
     if (!caughtUp || impl_->readTo < end) {
       throw unreachable(bootstrap,
                         fmt::format("did not give the cluster catalog {} to its end within {} s",
@@ -479,7 +512,7 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
   {
     // Known to be behind: fail before fencing another node's write for nothing.
     std::lock_guard lock(impl_->mu);
-    if (!impl_->pending.empty() || impl_->applying) throw behind();
+    if (!impl_->pending.empty() || impl_->applying || impl_->blocks.waiting()) throw behind();
   }
   if (writes.empty()) {
     // Nothing to write as this node sees the catalog (START of a flow it
@@ -514,6 +547,19 @@ void ClusterCatalog::publish(const std::vector<ClusterEntry>& next) {
   requireCaughtUp();
 
   txError(rd_kafka_begin_transaction(producer.get()), "begin a transaction");
+  if (writes.size() > 1) {
+    // The other nodes apply these records at once (catalog_block.h).
+    std::vector<std::string> keys;
+    for (const auto& write : writes) keys.push_back(write.first);
+    const std::string block = formatCatalogBlock(keys);
+    rd_kafka_resp_err_t err =
+        kafka::produceRecord(producer.get(), impl_->topic, 0, kCatalogBlockKey, &block);
+    if (err) {
+      rd_kafka_error_destroy(rd_kafka_abort_transaction(producer.get(), kCatalogTimeoutMs));
+      throw unreachable(bootstrap,
+                        fmt::format("refused a catalog record: {}", rd_kafka_err2str(err)));
+    }
+  }
   for (const auto& write : writes) {
     const std::optional<std::string>& value = write.second;
     rd_kafka_resp_err_t err = kafka::produceRecord(producer.get(), impl_->topic, 0, write.first,

@@ -13,6 +13,8 @@
 //   flow/<name>       the CREATE FLOW (with whether it should run and its
 //                     session settings); which node runs it is the cluster's
 //                     group's choice (server/cluster/membership.h)
+//   block/            before the records of a write that changes more than
+//                     one object: their keys (server/cluster/catalog_block.h)
 // A DROP writes a tombstone (no value) under the object's key. A statement's
 // records are written in one Kafka transaction; compaction keeps each key's
 // last record at its offset, so replaying the topic in offset order creates
@@ -139,9 +141,10 @@ class ClusterCatalog {
 
   // Calls `apply` on a thread of its own for every entry another node writes
   // from now on (entries equal to what this node already has are skipped), in
-  // the topic's order. `apply` may throw; the error is logged and the entry
-  // counts as applied.
-  void follow(std::function<void(const ClusterEntry&)> apply);
+  // the topic's order: a block's entries (catalog_block.h) in one call, once
+  // all of them have been read, any other entry on its own. `apply` may
+  // throw; the error is logged and the entries count as applied.
+  void follow(std::function<void(const std::vector<ClusterEntry>&)> apply);
 
   // Writes the entries that differ between what the cluster has and `next`
   // (the whole catalog as it is to be), as one transaction. Throws 40001 when

@@ -22,12 +22,16 @@ class ClusterCatalogStore : public CatalogStore {
     cluster_->publish(clusterEntries(records));
   }
   std::string where() const override { return clusterCatalogTopic(cluster_->options().name); }
-  void follow(std::function<void(const StoredChange&)> apply) override {
-    cluster_->follow([apply = std::move(apply)](const ClusterEntry& entry) {
-      const auto [kind, name] = splitClusterKey(entry.key);
-      StoredChange change{kind, name, {}};
-      if (entry.records && !entry.records->empty()) change.records = clusterRecords({entry});
-      apply(change);
+  void follow(std::function<void(const std::vector<StoredChange>&)> apply) override {
+    cluster_->follow([apply = std::move(apply)](const std::vector<ClusterEntry>& entries) {
+      std::vector<StoredChange> changes;
+      for (const ClusterEntry& entry : entries) {
+        const auto [kind, name] = splitClusterKey(entry.key);
+        StoredChange change{kind, name, {}};
+        if (entry.records && !entry.records->empty()) change.records = clusterRecords({entry});
+        changes.push_back(std::move(change));
+      }
+      apply(changes);
     });
   }
   void stop() override { cluster_->stop(); }
