@@ -125,6 +125,8 @@ class PreparedViewLookup final : public PreparedQuery {
       for (int attempt = 0; attempt < 2; ++attempt) {
         if (ctx_.catalog.findFlow(lookup_.view) != lookup_.definition && !prepareAgain(s))
           return false;
+        // A view another node holds: the text runs, and is sent there.
+        if (s.forwardedBy.empty() && ctx_.views->forwardTo(lookup_.view)) return false;
         std::optional<std::vector<Value>> key = keyValues(literals);
         if (!key) return false;
         std::optional<uint64_t> epoch;
