@@ -29,6 +29,7 @@
 #include "connectors/net/outbound_policy.h"
 #include "connectors/provider.h"
 #include "server/cluster/catalog.h"
+#include "server/cluster/node_record.h"
 #include "server/config_file.h"
 #include "server/engine.h"
 #include "server/http/engine_source.h"
@@ -128,6 +129,16 @@ int main(int argc, char** argv) {
                  "seconds a node of a cluster may be silent before the others take its flows")
       ->check(CLI::Range(6, 1800))
       ->capture_default_str();
+  std::string advertiseAddress, clusterSecretFile;
+  app.add_option("--advertise-address", advertiseAddress,
+                 "host:port the other nodes of the cluster reach this node's PostgreSQL listener "
+                 "at, to send it reads of the views it holds (default: --host, or the host's name "
+                 "when --host is a wildcard, and the port listened on)");
+  app.add_option("--cluster-secret-file", clusterSecretFile,
+                 "a file whose first line is the cluster's secret, the same on every node: a node "
+                 "proves it when it sends another a read of a view on its client's behalf "
+                 "(needed with --users-file)")
+      ->check(CLI::ExistingFile);
   bool clusterRepair = false;
   // On the command line only: in a --config file it would make every start
   // a repair.
@@ -321,6 +332,9 @@ int main(int argc, char** argv) {
     }
 
     std::shared_ptr<rtsql::ClusterCatalog> clusterCatalog;
+    // Set once the listener is bound (its port may be chosen then).
+    auto advertised = std::make_shared<rtsql::AdvertisedAddress>();
+    std::string clusterSecret;
     if (!cluster.empty() || !clusterKafka.empty()) {
       if (cluster.empty() || clusterKafka.empty()) {
         log("--cluster and --kafka go together: name the cluster and its Kafka");
@@ -349,6 +363,26 @@ int main(int argc, char** argv) {
       }
       co.node = nodeName;
       co.nodeTimeoutMs = nodeTimeoutSeconds * 1000;
+      if (!advertiseAddress.empty() && !rtsql::validNodeAddress(advertiseAddress)) {
+        log(fmt::format("--advertise-address \"{}\": give host:port (a name, an IPv4 address or "
+                        "an IPv6 address in brackets, and a port from 1 to 65535)",
+                        advertiseAddress));
+        return 2;
+      }
+      co.advertised = advertised;
+      if (!clusterSecretFile.empty()) {
+        std::ifstream in(clusterSecretFile);
+        std::getline(in, co.secret);
+        while (!co.secret.empty() && (co.secret.back() == '\r' || co.secret.back() == ' '))
+          co.secret.pop_back();
+        if (!in && !in.eof()) co.secret.clear();
+        if (co.secret.empty()) {
+          log(fmt::format("--cluster-secret-file {}: its first line is empty or cannot be read",
+                          clusterSecretFile));
+          return 2;
+        }
+        clusterSecret = co.secret;
+      }
       if (clusterRepair) {
         const auto repaired = rtsql::ClusterCatalog::repair(co);
         for (const auto& d : repaired) {
@@ -414,8 +448,32 @@ int main(int argc, char** argv) {
     po.tlsKeyFile = tlsKey;
     po.tlsRequired = tlsRequired;
     po.users = users;
+    if (users && !clusterSecret.empty()) {
+      // The salt is the cluster's own: every node derives the same verifier.
+      po.forwardVerifier =
+          rtsql::pgwire::makeScramVerifier(clusterSecret, "rtsql cluster " + cluster);
+    }
     rtsql::PgServer server(io, engine, po);
     server.start();
+    if (clusterCatalog) {
+      std::string address = advertiseAddress;
+      if (address.empty()) {
+        std::string h = host;
+        if (h == "0.0.0.0" || h == "::" || h.empty()) {
+          char hostName[256] = {0};
+          ::gethostname(hostName, sizeof hostName - 1);
+          h = hostName;
+        }
+        address = h.find(':') != std::string::npos ? fmt::format("[{}]:{}", h, server.port())
+                                                   : fmt::format("{}:{}", h, server.port());
+      }
+      advertised->set(address);
+      log(fmt::format("node advertises {} for reads of its views by the other nodes{}", address,
+                      users && clusterSecret.empty()
+                          ? "; without --cluster-secret-file no node can send it a read, nor "
+                            "this node one to another"
+                          : ""));
+    }
     log(fmt::format("listening on {}:{} (PostgreSQL protocol{}); data directory {}", host,
                     server.port(),
                     tlsCert.empty() ? "" : (tlsRequired ? ", TLS required" : ", TLS available"),

@@ -128,9 +128,18 @@ class PreparedViewLookup final : public PreparedQuery {
         std::optional<std::vector<Value>> key = keyValues(literals);
         if (!key) return false;
         std::optional<uint64_t> epoch;
-        if (ctx_.views->lookup(lookup_, *key, *writer, epoch, viewReadOf(s.settings))) {
-          s.viewEpoch = epoch;
-          return true;
+        try {
+          if (ctx_.views->lookup(lookup_, *key, *writer, epoch, viewReadOf(s.settings))) {
+            s.viewEpoch = epoch;
+            return true;
+          }
+        } catch (const SqlError& e) {
+          // A view another node holds (refused before anything is sent): the
+          // text runs, and is sent there (server/views/view_forward.h).
+          if (e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState && s.forwardedBy.empty() &&
+              ctx_.views->forwardTo(lookup_.view))
+            return false;
+          throw;
         }
         // The same definition with another plan (a restart of a replaced view).
         if (!prepareAgain(s)) return false;

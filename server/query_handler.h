@@ -89,6 +89,10 @@ class Session {
   // The process ID the connection gave the client (BackendKeyData), which
   // pg_backend_pid() returns; 0 for a session of no connection.
   int32_t backendPid = 0;
+  // The node that sent this session's reads here on its client's behalf
+  // (server/views/view_forward.h); empty for a client's own session. Such
+  // a session never forwards a read again.
+  std::string forwardedBy;
 };
 
 // A statement a handler recognised once and runs from then on with only its

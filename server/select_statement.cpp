@@ -11,6 +11,7 @@
 #include "server/live_query_quota.h"
 #include "server/pg_values.h"
 #include "server/privileges.h"
+#include "server/views/view_forward.h"
 #include "server/views/view_reads.h"
 
 namespace rtsql {
@@ -42,6 +43,17 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
     }
     ctx_.sendRows(out, cols, {row}, "SELECT 1");
     return;
+  }
+  // A read of a view another node holds is sent there (server/views/view_forward.h),
+  // unless it came from another node already.
+  if (Catalog::FlowPtr view = ViewReads::viewOf(q, ctx_.catalogOf(s));
+      view && !s.shadow && s.forwardedBy.empty()) {
+    if (std::optional<ViewReads::Forward> to = ctx_.views->forwardTo(view->name)) {
+      const ForwardedRead read{to->route, to->holder, view->name, s.user,     s.database,
+                               s.settings, stmt.text,  stmt.pos};
+      s.viewEpoch = forwardViewRead(read, out);
+      return;
+    }
   }
   // A materialized view's lookups by key and scans in key order are answered
   // from its snapshot directly (server/views/view_reads.h); any other query

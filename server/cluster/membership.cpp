@@ -19,6 +19,7 @@
 #include "connectors/kafka/client.h"
 #include "connectors/kafka/sink_topic.h"
 #include "planner/shard_plan.h"
+#include "server/cluster/node_record.h"
 
 namespace rtsql {
 
@@ -154,6 +155,9 @@ struct ClusterMembership::Impl {
   std::map<std::string, std::vector<int>> flowSlots;
   bool heldChanged = false;            // this node's slots are to be claimed (again)
   std::set<std::string> seenNodes;     // the nodes readHolders last saw holding slots
+  // Each node's advertised PostgreSQL address, from its records.
+  std::map<std::string, std::string> addresses;
+  std::string claimedAddress;  // the address this node's last claim advertised
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> joined{false};  // the group has given this node an assignment (maybe empty)
@@ -221,20 +225,25 @@ struct ClusterMembership::Impl {
   // node's name as its metadata.
   void claim(const std::set<int>& slots) {
     if (slots.empty()) return;
+    NodeRecord record{options.node, {}};
+    if (options.advertised) record.pgAddress = options.advertised->get();
+    const std::string metadata = encodeNodeRecord(record);
     PartitionList list = partitionList(static_cast<int>(slots.size()));
     for (int s : slots) {
       rd_kafka_topic_partition_t* p =
           rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), s);
       p->offset = 0;
       // The list frees the metadata.
-      p->metadata = std::malloc(options.node.size());
-      std::memcpy(p->metadata, options.node.data(), options.node.size());
-      p->metadata_size = options.node.size();
+      p->metadata = std::malloc(metadata.size());
+      std::memcpy(p->metadata, metadata.data(), metadata.size());
+      p->metadata_size = metadata.size();
     }
     rd_kafka_resp_err_t err = rd_kafka_commit(holdersClient.get(), list.get(), /*async=*/0);
+    std::lock_guard lock(mu);
     if (err) {
-      std::lock_guard lock(mu);
       heldChanged = true;  // try again
+    } else {
+      claimedAddress = record.pgAddress;
     }
   }
 
@@ -250,10 +259,21 @@ struct ClusterMembership::Impl {
       for (int i = 0; i < list->cnt; ++i) {
         const auto& p = list->elems[i];
         if (held.count(p.partition)) continue;
-        if (p.err || p.offset < 0 || !p.metadata || p.metadata_size == 0) {
+        std::optional<NodeRecord> record;
+        if (!p.err && p.offset >= 0 && p.metadata)
+          record = decodeNodeRecord(
+              std::string_view(static_cast<const char*>(p.metadata), p.metadata_size));
+        if (!record) {
           holders.erase(p.partition);
         } else {
-          holders[p.partition].assign(static_cast<const char*>(p.metadata), p.metadata_size);
+          holders[p.partition] = record->node;
+          // A node's records all say the same once it claimed again; the
+          // last one read stands meanwhile.
+          if (record->pgAddress.empty()) {
+            addresses.erase(record->node);
+          } else {
+            addresses[record->node] = record->pgAddress;
+          }
         }
       }
       for (const auto& [slot, node] : holders) nodes.insert(node);
@@ -298,7 +318,11 @@ struct ClusterMembership::Impl {
       const int64_t now = monotonicMicros();
       {
         std::lock_guard lock(mu);
-        claimNow = heldChanged || (now >= nextClaim && !held.empty());
+        // An address set after the slots were claimed (the listener bound
+        // after the group's first assignment) is claimed with them again.
+        const bool moved = options.advertised && !held.empty() &&
+                           options.advertised->get() != claimedAddress;
+        claimNow = heldChanged || moved || (now >= nextClaim && !held.empty());
         heldChanged = false;
         mine = held;
       }
@@ -483,6 +507,15 @@ std::set<std::string> ClusterMembership::otherReaders(const std::string& name,
     if (node && *node != options_.node) out.insert(*node);
   }
   return out;
+}
+
+std::optional<std::string> ClusterMembership::addressOf(const std::string& node) const {
+  if (node == options_.node)
+    return options_.advertised ? std::optional(options_.advertised->get()) : std::nullopt;
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->addresses.find(node);
+  if (it == impl_->addresses.end()) return std::nullopt;
+  return it->second;
 }
 
 std::set<std::string> ClusterMembership::nodes() const {

@@ -22,8 +22,10 @@
 // group `_rtsql-<NAME>-holders`, which no node joins: a node commits offset 0
 // of each slot it is given there, with its name as the offset's metadata.
 // SHOW FLOWS names the node a remote flow runs on from that (refreshed every
-// few seconds). Claims stay out of the nodes group, so that one made during a
-// rebalance cannot fail the node's place in it.
+// few seconds). The metadata is the node's record
+// (server/cluster/node_record.h): its name, and the address its PostgreSQL
+// listener is reached at. Claims stay out of the nodes group, so that one
+// made during a rebalance cannot fail the node's place in it.
 //
 // A flow whose source partitions can be spread (a stateless flow of one
 // stage over a Kafka source of several partitions) is not placed whole: each
@@ -128,6 +130,9 @@ class ClusterMembership {
   // The nodes that hold a slot now (as the group's offsets say; a node gone
   // stays until its slots are taken again), this one included once joined.
   std::set<std::string> nodes() const;
+  // The PostgreSQL address node `node` advertised in its records
+  // (server/cluster/node_record.h); nullopt when it advertised none.
+  std::optional<std::string> addressOf(const std::string& node) const;
   // The nodes that keep a standby copy of flow `name` with `replicas`
   // (standbyNodes below, of its holder); empty while its holder is unknown.
   std::vector<std::string> standbysOf(const std::string& name, int replicas) const;

@@ -301,4 +301,11 @@ StateCopyKeeper::Warm ClusterPlacement::warmCopy(const std::string& flow) const 
   };
 }
 
+std::optional<ForwardRoute> ClusterPlacement::forwardRoute(const std::string& node) const {
+  if (!membership_ || node == options_.node) return std::nullopt;
+  std::optional<std::string> address = membership_->addressOf(node);
+  if (!address) return std::nullopt;
+  return ForwardRoute{*address, options_.secret, options_.node};
+}
+
 }  // namespace rtsql

@@ -49,6 +49,7 @@ class ClusterPlacement : public Placement {
   bool rebuildsStateWithoutCheckpoint() const override { return true; }
   std::shared_ptr<StateCopy> stateCopy(const std::string& flowId) const override;
   StateCopyKeeper::Warm warmCopy(const std::string& flow) const override;
+  std::optional<ForwardRoute> forwardRoute(const std::string& node) const override;
 
  private:
   ClusterOptions options_;

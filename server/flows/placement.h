@@ -38,6 +38,15 @@ struct PlacementHooks {
 };
 
 // Where a sharded flow's copies exchange their rows.
+// Where a read of a materialized view another node holds is sent
+// (server/views/view_forward.h): the address that node advertised, the
+// cluster's secret this node proves itself with, and this node's name.
+struct ForwardRoute {
+  std::string address;  // host:port
+  std::string secret;   // empty: none configured
+  std::string self;
+};
+
 struct ExchangeTarget {
   std::string topicPrefix;  // the exchange topics' names start with it
   std::string bootstrap;
@@ -105,6 +114,12 @@ class Placement {
   // (null: nowhere), and a standby kept here to start from.
   virtual std::shared_ptr<StateCopy> stateCopy(const std::string& flowId) const = 0;
   virtual StateCopyKeeper::Warm warmCopy(const std::string& flow) const = 0;
+  // Where a read of a view that node `node` holds is sent (nullopt: it
+  // advertised no address, or there is no cluster).
+  virtual std::optional<ForwardRoute> forwardRoute(const std::string& node) const {
+    (void)node;
+    return std::nullopt;
+  }
 };
 
 }  // namespace rtsql

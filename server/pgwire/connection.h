@@ -194,6 +194,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string user_;
   std::string database_;
   std::string applicationName_;
+  std::string forwardedBy_;  // startup option rtsql.forwarded_by (PgServerOptions::forwardVerifier)
   bool tlsAfterFlush_ = false;  // 'S' is queued; the handshake starts once it is written
   // The password exchange in progress (users are configured and the session
   // is not yet authenticated).

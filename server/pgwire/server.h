@@ -30,8 +30,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "server/pgwire/auth.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
@@ -60,6 +62,12 @@ struct PgServerOptions {
   // authenticate with a password; when null, every user is trusted (which is
   // why the server then binds loopback only).
   std::shared_ptr<const UserStore> users;
+  // The verifier of the cluster's secret (rtsqld --cluster-secret-file): a
+  // connection another node opened to forward a read of a view (startup
+  // option rtsql.forwarded_by, server/views/view_forward.h) proves itself
+  // with it, as a user the users file has. Unset: such a connection needs
+  // the user's own password like any other.
+  std::optional<ScramVerifier> forwardVerifier;
   // A client that has not finished its startup packet by then is dropped.
   std::chrono::milliseconds startupTimeout = std::chrono::seconds(60);
   // Reported as the server_version parameter; drivers parse it to pick

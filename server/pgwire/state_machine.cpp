@@ -19,6 +19,7 @@
 #include "server/pgwire/connection.h"
 #include "server/pgwire/framing.h"
 #include "server/users.h"
+#include "server/views/view_forward.h"
 
 namespace rtsql::pgwire {
 
@@ -166,6 +167,7 @@ void Connection::handleStartup(std::string_view body) {
   if (database.empty()) database = *user;
   user_ = *user;
   applicationName_ = packet.parameter("application_name").value_or("");
+  forwardedBy_ = forwardedByOf(packet.parameter("options").value_or("")).value_or("");
 
   // Protocol options (_pq_.*) and minor versions above 3.0 are declined, and
   // the client told so, before anything else is sent.
@@ -187,6 +189,10 @@ void Connection::handleStartup(std::string_view body) {
 void Connection::beginAuthentication() {
   const UserStore& users = *state_->options.users;
   const ScramVerifier* verifier = users.find(user_);
+  // Another node forwarding its client's read proves the cluster's secret,
+  // for a user that exists here (whose privileges then decide the read).
+  if (!forwardedBy_.empty() && state_->options.forwardVerifier && verifier)
+    verifier = &*state_->options.forwardVerifier;
   auth_ = std::make_unique<ScramExchange>(verifier ? *verifier : users.mockVerifier(user_),
                                           verifier != nullptr);
   // Channel binding needs the certificate the client saw, so it is offered
@@ -250,6 +256,7 @@ void Connection::openSessionOnWorker(std::string user, std::string database) {
     session_ = state_->handler.openSession(user, database);
     if (!session_) throw InternalError("the engine opened no session");
     session_->backendPid = pid_;
+    session_->forwardedBy = forwardedBy_;
   });
   asio::post(strand_, [self = shared_from_this(), failure = std::move(failure)] {
     self->executing_ = false;

@@ -248,6 +248,15 @@ ViewReads::Found ViewReads::find(const std::string& view) {
   return found;
 }
 
+std::optional<ViewReads::Forward> ViewReads::forwardTo(const std::string& view) {
+  Found found = find(view);
+  if (!found.elsewhere || found.holders.size() != 1) return std::nullopt;
+  const std::string& holder = *found.holders.begin();
+  std::optional<ForwardRoute> route = flows_.placement().forwardRoute(holder);
+  if (!route) return std::nullopt;
+  return Forward{holder, std::move(*route)};
+}
+
 std::optional<ViewLayout> ViewReads::layout(const std::string& view) {
   Found found = find(view);
   if (!found.planned) return std::nullopt;

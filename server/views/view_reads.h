@@ -124,6 +124,16 @@ class ViewReads {
   bool lookup(const PreparedLookup& lookup, const std::vector<Value>& key, ResultWriter& out,
               std::optional<uint64_t>& epoch, ViewRead mode = ViewRead::Committed);
 
+  // Where a read of `view` is sent (server/views/view_forward.h): the node
+  // that alone holds it, when that is another one that advertised its
+  // address. Nullopt when it is read here, or cannot be sent (the read then
+  // answers 55000 naming the holder, as before).
+  struct Forward {
+    std::string holder;
+    ForwardRoute route;
+  };
+  std::optional<Forward> forwardTo(const std::string& view);
+
   ViewStatus status(const FlowDef& view);
   // Forgets what is kept of a dropped view.
   void forget(const std::string& view);
