@@ -295,7 +295,8 @@ std::optional<FetchPosition> singleFetchPosition(std::string_view body) {
   out.offset = r.i64();
   if (v >= 5) r.i64();  // log start offset
   r.i32();              // partition max bytes
-  if (v >= 7 && r.i32() > 0) return std::nullopt;  // forgotten topics
+  // Forgotten topics belong to a fetch session.
+  if (v >= 7 && r.i32() > 0) return std::nullopt;
   if (!r.ok) return std::nullopt;
   return out;
 }
@@ -316,8 +317,9 @@ std::optional<std::string> answerWithBatch(std::string_view answer, int16_t v, i
   r.i32();  // partition
   if (r.i16() != 0) return std::nullopt;
   const size_t watermarksAt = r.pos;
-  if (r.i64() != offset || r.i64() != offset) return std::nullopt;  // high, last stable
-  if (v >= 5) r.i64();                                               // log start offset
+  // The high watermark and the last stable offset.
+  if (r.i64() != offset || r.i64() != offset) return std::nullopt;
+  if (v >= 5) r.i64();  // log start offset
   const int32_t aborted = r.i32();
   if (aborted > 0) return std::nullopt;
   if (v >= 11 && r.i32() != -1) return std::nullopt;  // read from another replica
