@@ -120,6 +120,10 @@ bool EmbeddedKafka::createTopic(const std::string& name, int partitions) {
   return true;
 }
 
+uint64_t EmbeddedKafka::fetchesAnsweredFromProduce() const {
+  return impl_->proxy->answeredFromProduce();
+}
+
 EmbeddedKafka* EmbeddedKafka::find(const std::string& bootstrap) {
   if (bootstrap.empty()) return nullptr;
   std::lock_guard lock(registryMutex());

@@ -37,6 +37,10 @@ class EmbeddedKafka {
   // createTopic() with the default partition count, ignoring an existing topic.
   void ensureTopic(const std::string& name) { createTopic(name, -1); }
 
+  // How many held fetches its proxy answered with a batch just written
+  // (connectors/embedded/long_poll_proxy.h).
+  uint64_t fetchesAnsweredFromProduce() const;
+
   // The running embedded broker whose bootstrap string is `bootstrap`, or null.
   // Connectors use it to create topics before their clients look them up.
   static EmbeddedKafka* find(const std::string& bootstrap);

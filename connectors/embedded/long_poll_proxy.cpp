@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -198,6 +199,144 @@ bool isEmptyFetchAnswer(std::string_view body, int16_t v) {
   return r.ok && r.pos == body.size();
 }
 
+namespace {
+
+// A topic name as a view into the body (an int16 length, not null).
+std::optional<std::string_view> readName(Reader& r) {
+  const int16_t len = r.i16();
+  if (len < 0) r.ok = false;
+  const size_t at = r.pos;
+  r.skip(static_cast<size_t>(std::max<int16_t>(len, 0)));
+  if (!r.ok) return std::nullopt;
+  return r.b.substr(at, static_cast<size_t>(len));
+}
+
+// Offsets into a record batch of format 2 (magic 2).
+constexpr size_t kBatchLengthAt = 8;
+constexpr size_t kMagicAt = 16;
+constexpr size_t kAttributesAt = 21;
+constexpr size_t kLastOffsetDeltaAt = 23;
+constexpr size_t kBatchHeaderBytes = 61;
+constexpr int kTransactionalOrControl = 0x30;
+
+// The records of one batch of format 2, neither transactional nor control:
+// how many offsets it takes, or 0 when `batch` is not exactly such a batch.
+int64_t plainBatchOffsets(std::string_view batch) {
+  if (batch.size() < kBatchHeaderBytes) return 0;
+  Reader r{batch, kBatchLengthAt};
+  const int64_t length = r.i32();
+  r.pos = kMagicAt;
+  const int magic = static_cast<int>(r.be(1));
+  r.pos = kAttributesAt;
+  const int attributes = r.i16();
+  const int64_t lastOffsetDelta = r.i32();
+  if (!r.ok || length + 12 != static_cast<int64_t>(batch.size()) || magic != 2 ||
+      (attributes & kTransactionalOrControl) != 0 || lastOffsetDelta < 0) {
+    return 0;
+  }
+  return lastOffsetDelta + 1;
+}
+
+void putI64(std::string& body, size_t at, int64_t v) {
+  putI32(body, at, static_cast<int32_t>(static_cast<uint64_t>(v) >> 32));
+  putI32(body, at + 4, static_cast<int32_t>(v));
+}
+
+}  // namespace
+
+std::optional<SingleBatch> singleBatchOfProduce(std::string_view body) {
+  auto h = parseRequestHeader(body);
+  if (!h || h->apiKey != kProduce || h->apiVersion < 3 || h->apiVersion > 8) return std::nullopt;
+  Reader r{body, h->bodyOffset};
+  r.skipString();  // transactional id
+  r.i16();         // acks
+  r.i32();         // timeout
+  if (r.i32() != 1) return std::nullopt;
+  auto topic = readName(r);
+  if (!topic || r.i32() != 1) return std::nullopt;
+  SingleBatch out;
+  out.topic = std::string(*topic);
+  out.partition = r.i32();
+  const int32_t len = r.i32();
+  if (!r.ok || len <= 0 || static_cast<size_t>(len) != body.size() - r.pos) return std::nullopt;
+  out.batch = body.substr(r.pos);
+  if (plainBatchOffsets(out.batch) == 0) return std::nullopt;
+  return out;
+}
+
+std::optional<ProduceResult> singleProduceResult(std::string_view body, int16_t v) {
+  if (v < 0 || v > 8) return std::nullopt;
+  Reader r{body};
+  r.i32();  // correlation id
+  if (r.i32() != 1 || !readName(r) || r.i32() != 1) return std::nullopt;
+  ProduceResult out;
+  out.partition = r.i32();
+  out.error = r.i16();
+  out.baseOffset = r.i64();
+  if (!r.ok) return std::nullopt;
+  return out;
+}
+
+std::optional<FetchPosition> singleFetchPosition(std::string_view body) {
+  auto h = parseRequestHeader(body);
+  if (!h || h->apiKey != kFetch || h->apiVersion < 4 || h->apiVersion > 11) return std::nullopt;
+  const int16_t v = h->apiVersion;
+  Reader r{body, h->bodyOffset};
+  r.skip(16);  // replica id, wait, min bytes, max bytes
+  r.skip(1);   // isolation level
+  if (v >= 7 && (r.i32() != 0 || r.i32() != -1)) return std::nullopt;  // a fetch session
+  if (r.i32() != 1) return std::nullopt;
+  auto topic = readName(r);
+  if (!topic || r.i32() != 1) return std::nullopt;
+  FetchPosition out;
+  out.topic = std::string(*topic);
+  out.partition = r.i32();
+  if (v >= 9) r.i32();  // current leader epoch
+  out.offset = r.i64();
+  if (v >= 5) r.i64();  // log start offset
+  r.i32();              // partition max bytes
+  // Forgotten topics belong to a fetch session.
+  if (v >= 7 && r.i32() > 0) return std::nullopt;
+  if (!r.ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> answerWithBatch(std::string_view answer, int16_t v, int64_t offset,
+                                           std::string_view batch) {
+  if (v < 4 || v > 11) return std::nullopt;
+  const int64_t offsets = plainBatchOffsets(batch);
+  if (offsets == 0) return std::nullopt;
+  Reader r{answer};
+  r.i32();  // correlation id
+  r.i32();  // throttle time
+  if (v >= 7) {
+    if (r.i16() != 0) return std::nullopt;
+    r.i32();  // session id
+  }
+  if (r.i32() != 1 || !readName(r) || r.i32() != 1) return std::nullopt;
+  r.i32();  // partition
+  if (r.i16() != 0) return std::nullopt;
+  const size_t watermarksAt = r.pos;
+  // The high watermark and the last stable offset.
+  if (r.i64() != offset || r.i64() != offset) return std::nullopt;
+  if (v >= 5) r.i64();  // log start offset
+  const int32_t aborted = r.i32();
+  if (aborted > 0) return std::nullopt;
+  if (v >= 11 && r.i32() != -1) return std::nullopt;  // read from another replica
+  const size_t recordsAt = r.pos;
+  const int32_t records = r.i32();
+  if (!r.ok || records > 0 || records < -1 || r.pos != answer.size()) return std::nullopt;
+  std::string out(answer.substr(0, recordsAt));
+  putI64(out, watermarksAt, offset + offsets);
+  putI64(out, watermarksAt + 8, offset + offsets);
+  out.append(4, '\0');
+  putI32(out, recordsAt, static_cast<int32_t>(batch.size()));
+  const size_t batchAt = out.size();
+  out.append(batch);
+  putI64(out, batchAt, offset);
+  return out;
+}
+
 int rewriteBrokerPorts(std::string& body, int16_t apiKey, int16_t v,
                        const std::vector<std::pair<int32_t, int32_t>>& ports) {
   Reader r{body};
@@ -274,6 +413,10 @@ std::optional<size_t> frameLength(const Buffer& b) {
   return b.size() >= 4 + size_t{len} ? 4 + size_t{len} : 0;
 }
 
+void putFrameLength(std::string& out, size_t length) {
+  for (int i = 0; i < 4; ++i) out[static_cast<size_t>(i)] = static_cast<char>(length >> (24 - 8 * i));
+}
+
 void noDelay(int fd) {
   int on = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
@@ -294,7 +437,23 @@ struct Pending {
   // A produce's topics; unknown when its request could not be read.
   std::vector<std::string> topics;
   bool topicsKnown = false;
+  // A produce of one batch to one partition: the batch, to answer a held
+  // fetch with once it is written (longpoll::answerWithBatch).
+  std::string batchTopic;
+  int32_t batchPartition = -1;
+  std::string batch;
 };
+
+// A batch a produce's answer said was written, in this turn of the loop.
+struct Appended {
+  std::string topic;
+  int32_t partition = -1;
+  int64_t baseOffset = -1;
+  std::string batch;
+};
+
+// The largest batch the proxy keeps a copy of until its produce is answered.
+constexpr size_t kMaxCopiedBatch = size_t{1} << 20;
 
 struct Connection {
   int client = -1;
@@ -314,6 +473,7 @@ struct Connection {
   uint64_t askedAt = 0;  // Impl::writes when the fetch was last asked
   std::vector<std::string> fetchTopics;
   bool fetchTopicsKnown = false;
+  std::optional<longpoll::FetchPosition> fetchAt;  // a fetch of one partition
 
   ~Connection() {
     if (client >= 0) close(client);
@@ -338,6 +498,8 @@ struct LongPollProxy::Impl {
   uint64_t writes = 0;
   uint64_t unknownWrite = 0;
   std::unordered_map<std::string, uint64_t> written;
+  std::vector<Appended> appended;
+  std::atomic<uint64_t> answeredFromProduce{0};
   std::thread thread;
 
   ~Impl() {
@@ -358,7 +520,33 @@ struct LongPollProxy::Impl {
   void ask(Connection& c);
   void noteWrite(const Pending& produce);
   bool writtenSince(const Connection& c) const;
+  bool answerFromProduce(Connection& c);
 };
+
+// A held fetch of one partition, at exactly where a batch was just written:
+// answered here with that batch, so the mock need not walk its log for it.
+bool LongPollProxy::Impl::answerFromProduce(Connection& c) {
+  if (!c.fetchAt) return false;
+  for (const Appended& a : appended) {
+    if (a.partition != c.fetchAt->partition || a.baseOffset != c.fetchAt->offset ||
+        a.topic != c.fetchAt->topic) {
+      continue;
+    }
+    auto body = longpoll::answerWithBatch(std::string_view(c.heldAnswer).substr(4),
+                                          c.fetch.apiVersion, a.baseOffset, a.batch);
+    if (!body) return false;
+    std::string length(4, '\0');
+    putFrameLength(length, body->size());
+    c.toClient.data.append(length);
+    c.toClient.data.append(*body);
+    c.held = false;
+    c.heldAnswer.clear();
+    c.fetching = false;
+    answeredFromProduce.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
 
 void LongPollProxy::Impl::noteWrite(const Pending& produce) {
   ++writes;
@@ -459,7 +647,7 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
       c.fromUpstream.consume(*len);
       continue;
     }
-    const Pending p = std::move(*it);
+    Pending p = std::move(*it);
     c.pending.erase(it);
     if (c.fetching && p.correlationId == c.fetch.correlationId && p.apiKey == longpoll::kFetch) {
       if (Clock::now() < c.deadline && longpoll::isEmptyFetchAnswer(body, p.apiVersion)) {
@@ -479,7 +667,17 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
       c.toClient.data.append(frame.substr(0, 4));
       c.toClient.data.append(edited);
     } else {
-      if (p.apiKey == longpoll::kProduce) noteWrite(p);
+      if (p.apiKey == longpoll::kProduce) {
+        noteWrite(p);
+        if (!p.batch.empty()) {
+          auto result = longpoll::singleProduceResult(body, p.apiVersion);
+          if (result && result->error == 0 && result->partition == p.batchPartition &&
+              result->baseOffset >= 0) {
+            appended.push_back(
+                {std::move(p.batchTopic), p.batchPartition, result->baseOffset, std::move(p.batch)});
+          }
+        }
+      }
       c.toClient.data.append(frame);
     }
     c.fromUpstream.consume(*len);
@@ -501,7 +699,10 @@ bool LongPollProxy::Impl::handleClient(Connection& c) {
       c.fromClient.consume(*len);
       continue;
     }
-    Pending p{header->correlationId, header->apiKey, header->apiVersion, {}, false};
+    Pending p;
+    p.correlationId = header->correlationId;
+    p.apiKey = header->apiKey;
+    p.apiVersion = header->apiVersion;
     bool answered = true;
     if (header->apiKey == longpoll::kFetch) {
       std::string edited(body);
@@ -512,6 +713,7 @@ bool LongPollProxy::Impl::handleClient(Connection& c) {
         auto topics = longpoll::fetchTopics(edited);
         c.fetchTopicsKnown = topics.has_value();
         c.fetchTopics = topics ? std::move(*topics) : std::vector<std::string>();
+        c.fetchAt = longpoll::singleFetchPosition(edited);
         c.fetchFrame.assign(frame.substr(0, 4));
         c.fetchFrame.append(edited);
         c.deadline = Clock::now() + std::chrono::milliseconds(*wait);
@@ -524,6 +726,12 @@ bool LongPollProxy::Impl::handleClient(Connection& c) {
         p.topics = std::move(produce->topics);
         p.topicsKnown = produce->topicsKnown;
         answered = produce->acks != 0;
+        auto one = answered ? longpoll::singleBatchOfProduce(body) : std::nullopt;
+        if (one && one->batch.size() <= kMaxCopiedBatch) {
+          p.batchTopic = std::move(one->topic);
+          p.batchPartition = one->partition;
+          p.batch.assign(one->batch);
+        }
       }
     }
     c.toUpstream.data.append(frame);
@@ -601,9 +809,14 @@ void LongPollProxy::Impl::run() {
         c.fetching = false;
         if (!handleClient(c)) c.client = (close(c.client), -1);
       } else if (writtenSince(c)) {
-        ask(c);
+        if (!answerFromProduce(c)) {
+          ask(c);
+        } else if (!handleClient(c)) {
+          c.client = (close(c.client), -1);
+        }
       }
     }
+    appended.clear();
     for (auto it = connections.begin(); it != connections.end();) {
       bool alive = it->client >= 0;
       if (alive && it->connected) alive = writeFrom(it->upstream, it->toUpstream);
@@ -636,6 +849,10 @@ LongPollProxy::LongPollProxy(const std::vector<int>& upstreamPorts)
   impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
   // Counted with the broker (rdk:mock) in bench/scenarios/idle.sh.
   pthread_setname_np(impl_->thread.native_handle(), "mock-proxy");
+}
+
+uint64_t LongPollProxy::answeredFromProduce() const {
+  return impl_->answeredFromProduce.load(std::memory_order_relaxed);
 }
 
 LongPollProxy::~LongPollProxy() {

@@ -58,6 +58,36 @@ int32_t readI32(const std::string& s, size_t at) {
   return static_cast<int32_t>(v);
 }
 
+int64_t readI64(const std::string& s, size_t at) {
+  return static_cast<int64_t>((static_cast<uint64_t>(static_cast<uint32_t>(readI32(s, at))) << 32) |
+                              static_cast<uint32_t>(readI32(s, at + 4)));
+}
+
+// A record batch of format 2 holding `records` records (its payload stands
+// in for them), with `attributes`.
+std::string recordBatch(int records, int attributes = 0) {
+  const std::string payload = "payload";
+  Bytes b;
+  b.i64(0).i32(static_cast<int32_t>(61 - 12 + payload.size())).i32(-1).i8(2).i32(0);
+  b.i16(attributes).i32(records - 1).i64(1).i64(1).i64(-1).i16(-1).i32(-1).i32(records);
+  b.s += payload;
+  return b.s;
+}
+
+// A Produce request v7 with acks -1 writing `batches` to partition 0 of "t"
+// (one entry per partition, numbered from 0).
+std::string produceRequest(const std::vector<std::string>& batches) {
+  Bytes b;
+  b.i16(0).i16(7).i32(43).str("client");
+  b.i16(-1).i16(-1).i32(30000);
+  b.i32(1).str("t").i32(static_cast<int32_t>(batches.size()));
+  for (size_t i = 0; i < batches.size(); ++i) {
+    b.i32(static_cast<int32_t>(i)).i32(static_cast<int32_t>(batches[i].size()));
+    b.s += batches[i];
+  }
+  return b.s;
+}
+
 }  // namespace
 
 TEST_CASE("long poll: a fetch's wait is cleared and returned, other requests are left alone") {
@@ -168,6 +198,70 @@ TEST_CASE("long poll: Metadata and FindCoordinator answers name the proxy's port
   CHECK(cut == cutBefore);
 }
 
+TEST_CASE("long poll: a produce of one batch to one partition, and where it was written") {
+  const std::string batch = recordBatch(3);
+  auto one = longpoll::singleBatchOfProduce(produceRequest({batch}));
+  REQUIRE(one);
+  CHECK(one->topic == "t");
+  CHECK(one->partition == 0);
+  CHECK(one->batch == batch);
+  // Two partitions, a transactional or control batch, two batches in one
+  // records field, a cut-short frame: not one plain batch.
+  CHECK_FALSE(longpoll::singleBatchOfProduce(produceRequest({batch, batch})));
+  CHECK_FALSE(longpoll::singleBatchOfProduce(produceRequest({recordBatch(3, 0x10)})));
+  CHECK_FALSE(longpoll::singleBatchOfProduce(produceRequest({recordBatch(3, 0x20)})));
+  CHECK_FALSE(longpoll::singleBatchOfProduce(produceRequest({batch + batch})));
+  const std::string whole = produceRequest({batch});
+  for (size_t cut = 0; cut < whole.size(); ++cut) {
+    CHECK_FALSE(longpoll::singleBatchOfProduce(whole.substr(0, cut)));
+  }
+
+  Bytes answer;
+  answer.i32(43).i32(1).str("t").i32(1).i32(0).i16(0).i64(17).i64(-1).i64(0).i32(0);
+  auto result = longpoll::singleProduceResult(answer.s, 7);
+  REQUIRE(result);
+  CHECK(result->partition == 0);
+  CHECK(result->error == 0);
+  CHECK(result->baseOffset == 17);
+  CHECK_FALSE(longpoll::singleProduceResult(answer.s.substr(0, 20), 7));
+}
+
+TEST_CASE("long poll: a held fetch at the log's end is answered with the batch written there") {
+  auto at = longpoll::singleFetchPosition(fetchRequest(500));
+  REQUIRE(at);
+  CHECK(at->topic == "t");
+  CHECK(at->partition == 0);
+  CHECK(at->offset == 5);
+
+  // The mock's empty answer says the log ends at 5; the batch was written at 5.
+  const std::string batch = recordBatch(3);
+  const std::string empty = fetchAnswer(0);
+  auto answer = longpoll::answerWithBatch(empty, 11, 5, batch);
+  REQUIRE(answer);
+  CHECK(longpoll::isEmptyFetchAnswer(empty, 11));
+  CHECK_FALSE(longpoll::isEmptyFetchAnswer(*answer, 11));
+  // The watermarks move past the batch's three records; the batch follows its
+  // length, at its offset.
+  const size_t watermarks = 4 + 4 + 2 + 4 + 4 + 2 + 1 + 4 + 4 + 2;
+  CHECK(readI64(*answer, watermarks) == 8);
+  CHECK(readI64(*answer, watermarks + 8) == 8);
+  const size_t records = watermarks + 8 + 8 + 8 + 4 + 4;
+  CHECK(readI32(*answer, records) == static_cast<int32_t>(batch.size()));
+  CHECK(answer->size() == records + 4 + batch.size());
+  CHECK(readI64(*answer, records + 4) == 5);
+  CHECK(answer->substr(records + 12) == batch.substr(8));
+
+  // Elsewhere than the log's end, an answer with records or an error, a
+  // transactional batch, an answer cut short: left to the mock.
+  CHECK_FALSE(longpoll::answerWithBatch(empty, 11, 4, batch));
+  CHECK_FALSE(longpoll::answerWithBatch(fetchAnswer(3), 11, 5, batch));
+  CHECK_FALSE(longpoll::answerWithBatch(fetchAnswer(0, 1), 11, 5, batch));
+  CHECK_FALSE(longpoll::answerWithBatch(empty, 11, 5, recordBatch(3, 0x10)));
+  for (size_t cut = 0; cut < empty.size(); ++cut) {
+    CHECK_FALSE(longpoll::answerWithBatch(empty.substr(0, cut), 11, 5, batch));
+  }
+}
+
 TEST_CASE("embedded broker: a record reaches a consumer that waits long, before its wait ends") {
   EmbeddedKafka broker;
   broker.createTopic("longpoll", 1);
@@ -203,9 +297,13 @@ TEST_CASE("embedded broker: a record reaches a consumer that waits long, before 
   // The consumer's next fetch, at the end of the log, is now held; the write
   // below must end it.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const uint64_t fromProduce = broker.fetchesAnsweredFromProduce();
   m.value = "second";
   testkafka::produce(broker.bootstrap(), {m});
   CHECK(next(30) == "second");
+  // The held fetch read where the record went: the proxy answered it with the
+  // produced batch, without asking the mock to walk its log.
+  CHECK(broker.fetchesAnsweredFromProduce() == fromProduce + 1);
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
 }
