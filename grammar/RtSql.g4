@@ -400,7 +400,7 @@ primary
     : literal                                                  # literalPrimary
     | CASE operand=expr? whenClause+ (ELSE elseExpr=expr)? END # casePrimary
     | CAST LPAREN expr AS dataType RPAREN                      # castPrimary
-    | functionName LPAREN functionArgs? RPAREN filterClause? overClause?  # callPrimary
+    | functionName LPAREN functionArgs? RPAREN nullTreatment? filterClause? overClause?  # callPrimary
     // The SQL standard's forms of five functions (the AST builder checks the name):
     // TRIM(BOTH|LEADING|TRAILING [chars] FROM s), TRIM(chars FROM s),
     // SUBSTRING(s FROM p [FOR n]), EXTRACT(field FROM t),
@@ -463,6 +463,21 @@ overClause
 windowFrame
     : ROWS BETWEEN frameStart AND CURRENT ROW
     | ROWS frameStart
+    // Any frame Spark takes, which bounded queries compute (the first two
+    // alternatives are the ones a flow's OVER aggregate takes).
+    | unit=(ROWS | RANGE) BETWEEN lower=frameBound AND upper=frameBound
+    | unit=RANGE frameStart
+    ;
+
+frameBound
+    : UNBOUNDED (PRECEDING | FOLLOWING)
+    | INTEGER_VALUE (PRECEDING | FOLLOWING)
+    | CURRENT ROW
+    ;
+
+// lag(x) IGNORE NULLS OVER (...): Spark's null treatment of an analytic function.
+nullTreatment
+    : (IGNORE | RESPECT) NULLS
     ;
 
 frameStart
@@ -557,6 +572,7 @@ nonReserved
     | ABORT | BEGIN | COMMIT | DECLARE | FETCH | MOVE | RELEASE | ROLLBACK | TRANSACTION
     | MATERIALIZED | VIEW | VIEWS
     | NULLS | FIRST | LAST
+    | RANGE | FOLLOWING | IGNORE | RESPECT
     ;
 
 reserved
@@ -707,6 +723,10 @@ PROCESSORS: P R O C E S S O R S;
 TRANSFORM: T R A N S F O R M;
 USING: U S I N G;
 PRECEDING: P R E C E D I N G;
+FOLLOWING: F O L L O W I N G;
+RANGE: R A N G E;
+IGNORE: I G N O R E;
+RESPECT: R E S P E C T;
 ROW: R O W;
 ROWS: R O W S;
 UNBOUNDED: U N B O U N D E D;

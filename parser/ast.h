@@ -172,6 +172,21 @@ struct Over {
   int64_t precedingRows = -1;
   bool hasFrame = false;
   size_t framePos = 0;
+  // The frame as written, which a bounded query computes whatever it is
+  // (planner/analytic_window_binder.cpp). `flowFrame` is set for the frames a
+  // flow's OVER aggregate takes (ROWS from a bound to CURRENT ROW), which
+  // precedingRows describes.
+  enum class Bound { UnboundedPreceding, Preceding, CurrentRow, Following, UnboundedFollowing };
+  bool rangeFrame = false;  // RANGE rather than ROWS
+  Bound lower = Bound::UnboundedPreceding;
+  Bound upper = Bound::CurrentRow;
+  int64_t lowerOffset = 0;  // n of `n PRECEDING | FOLLOWING`
+  int64_t upperOffset = 0;
+  bool flowFrame = true;
+  // f(x) IGNORE NULLS OVER (...) (Spark's null treatment); RESPECT NULLS is
+  // the default.
+  bool ignoreNulls = false;
+  size_t nullsPos = 0;  // where IGNORE NULLS is written, 0 when it is not
 };
 
 struct Query {

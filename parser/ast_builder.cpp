@@ -1391,6 +1391,10 @@ std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
   if (auto* frame = ctx->windowFrame()) {
     o->hasFrame = true;
     o->framePos = startOf(frame);
+    if (frame->unit != nullptr) {
+      windowFrame(frame, *o);
+      return o;
+    }
     auto* start = frame->frameStart();
     if (start->INTEGER_VALUE() != nullptr) {
       std::string_view digits = tokenText(start->INTEGER_VALUE()->getSymbol());
@@ -1403,11 +1407,83 @@ std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
             "a window of more rows keeps them all in state; aggregate over time instead");
       }
       o->precedingRows = v;
+      o->lower = ast::Over::Bound::Preceding;
+      o->lowerOffset = v;
     } else if (start->CURRENT() != nullptr) {
       o->precedingRows = 0;
+      o->lower = ast::Over::Bound::CurrentRow;
     }
   }
   return o;
+}
+
+// A frame other than the flows' `ROWS [BETWEEN] bound [AND CURRENT ROW]`:
+// RANGE, or a bound after the current row. Bounded queries compute it; a flow
+// refuses it when it binds (flowFrame is false).
+void AstBuilder::windowFrame(P::WindowFrameContext* frame, ast::Over& o) {
+  o.rangeFrame = frame->unit->getType() == P::RANGE;
+  o.flowFrame = false;
+  auto offset = [this](antlr4::tree::TerminalNode* n) {
+    std::string_view digits = tokenText(n->getSymbol());
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || ptr != digits.data() + digits.size() || v > (int64_t{1} << 53)) {
+      throw SqlError(sqlstate::kInvalidParameterValue, "a window frame's offset is too large",
+                     startOf(n->getSymbol()));
+    }
+    return v;
+  };
+  if (auto* start = frame->frameStart()) {
+    // RANGE bound: from the bound to the current row.
+    o.upper = ast::Over::Bound::CurrentRow;
+    if (start->INTEGER_VALUE() != nullptr) {
+      o.lower = ast::Over::Bound::Preceding;
+      o.lowerOffset = offset(start->INTEGER_VALUE());
+    } else {
+      o.lower = start->CURRENT() != nullptr ? ast::Over::Bound::CurrentRow
+                                            : ast::Over::Bound::UnboundedPreceding;
+    }
+    return;
+  }
+  auto bound = [&](P::FrameBoundContext* b, ast::Over::Bound& kind, int64_t& n) {
+    const bool following = b->FOLLOWING() != nullptr;
+    if (b->CURRENT() != nullptr) {
+      kind = ast::Over::Bound::CurrentRow;
+    } else if (b->UNBOUNDED() != nullptr) {
+      kind = following ? ast::Over::Bound::UnboundedFollowing
+                       : ast::Over::Bound::UnboundedPreceding;
+    } else {
+      kind = following ? ast::Over::Bound::Following : ast::Over::Bound::Preceding;
+      n = offset(b->INTEGER_VALUE());
+    }
+  };
+  bound(frame->lower, o.lower, o.lowerOffset);
+  bound(frame->upper, o.upper, o.upperOffset);
+  if (o.lower == ast::Over::Bound::UnboundedFollowing) {
+    throw SqlError(sqlstate::kSyntaxError, "a window frame cannot start at UNBOUNDED FOLLOWING",
+                   startOf(frame->lower));
+  }
+  if (o.upper == ast::Over::Bound::UnboundedPreceding) {
+    throw SqlError(sqlstate::kSyntaxError, "a window frame cannot end at UNBOUNDED PRECEDING",
+                   startOf(frame->upper));
+  }
+  // As Spark: the lower bound may not come after the upper one.
+  auto position = [](ast::Over::Bound k, int64_t n) -> int64_t {
+    switch (k) {
+      case ast::Over::Bound::Preceding: return -n;
+      case ast::Over::Bound::Following: return n;
+      case ast::Over::Bound::CurrentRow: return 0;
+      default: return 0;
+    }
+  };
+  const bool lowerFixed = o.lower != ast::Over::Bound::UnboundedPreceding;
+  const bool upperFixed = o.upper != ast::Over::Bound::UnboundedFollowing;
+  if (lowerFixed && upperFixed &&
+      position(o.lower, o.lowerOffset) > position(o.upper, o.upperOffset)) {
+    throw SqlError(sqlstate::kSyntaxError,
+                   "a window frame's lower bound comes after its upper bound", startOf(frame))
+        .withHint("write the earlier bound first: BETWEEN 2 PRECEDING AND 1 PRECEDING");
+  }
 }
 
 ast::ExprPtr AstBuilder::booleanExpr(P::BooleanExprContext* ctx) {
@@ -1824,6 +1900,15 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
       e->filterPos = startOf(f);
     }
     if (auto* o = call->overClause()) e->over = over(o);
+    if (auto* nulls = call->nullTreatment()) {
+      if (!e->over) {
+        throw SqlError(sqlstate::kFeatureNotSupported,
+                       fmt::format("{} without OVER (...)", sourceText(nulls)), startOf(nulls))
+            .withHint("first(x, true) and last(x, true) skip NULLs in an aggregate");
+      }
+      e->over->ignoreNulls = nulls->IGNORE() != nullptr;
+      e->over->nullsPos = startOf(nulls);
+    }
     // EXISTS ((SELECT ...)) parses as a call of exists() over a subquery: it
     // is the subquery test, as it was before exists() took arrays.
     // Any other one-argument EXISTS is the subquery test missing its query,

@@ -91,6 +91,7 @@ class AstBuilder {
   ast::ExprPtr newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx);
   ast::ExprPtr standardFormCall(P::PrimaryContext* ctx);
   std::shared_ptr<ast::Over> over(P::OverClauseContext* ctx);
+  void windowFrame(P::WindowFrameContext* frame, ast::Over& o);
   // NULLS FIRST (true) or NULLS LAST (false) as `item` writes it, if it does.
   static std::optional<bool> nullsFirstOf(P::OrderItemContext* item);
   // `(k IS NULL)`: the extra order key before k that puts k's NULLs where

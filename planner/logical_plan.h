@@ -28,6 +28,8 @@
 
 namespace rtsql::planner_detail {
 
+class PreProjection;
+
 enum class Mode { Flow, Query };
 
 struct Node;
@@ -165,6 +167,9 @@ class QueryBinder {
   // aggregate function OVER (...); `s` bound as an OverAggregate over `rel`.
   bool hasOverAggregate(const ast::Select& s) const;
   BoundQuery bindOverAggregate(const ast::Select& s, Relation rel) const;
+  // analytic_window_binder.cpp: a bounded query's functions OVER (...), `s`
+  // bound as an AnalyticWindow over `rel`.
+  BoundQuery bindAnalyticWindow(const ast::Select& s, Relation rel) const;
 
   Relation bindFrom(const ast::TableRef& ref) const;
   Relation bindNamed(const ast::TableRef& ref) const;
@@ -223,6 +228,23 @@ Scope displayScope(const Scope& scope);
 Relation materialize(const Relation& rel);
 // Splits `a AND b AND c` into its conjuncts.
 void splitConjuncts(const ast::Expr& e, std::vector<const ast::Expr*>& out);
+
+// analytic_window_binder.cpp: whether a select item of `s` calls a function
+// OVER (...); the 0A000 of an analytic function (lag, rank, ...) OVER (...)
+// that `e` calls where only a bounded query computes it.
+bool hasAnalyticCall(const ast::Select& s);
+void refuseAnalyticInFlow(const ast::Expr& e);
+// The analytic functions a flow's OverAggregate computes (first_value,
+// last_value, lag): the aggregate calls of one such call `e` appended to
+// `calls` and its argument columns to `argCols` (lag takes two: count(*) and
+// first(x)), and the column of lag's default or -1; lag's offset; lag's
+// value over its two aggregates.
+bool isFlowAnalytic(const std::string& name);
+int64_t flowLagOffset(const ast::Expr& e);
+int bindFlowAnalytic(const ast::Expr& e, const Scope& scope, const UserFunctions& functions,
+                     PreProjection& pre, std::vector<AggregateCall>& calls,
+                     std::vector<int>& argCols);
+ExprPtr flowLagValue(const ast::Expr& e, ExprPtr count, ExprPtr first, ExprPtr defaultValue);
 // 42P10: an event-time operator over rows without a watermark.
 [[noreturn]] void throwNeedsWatermark(const std::string& what, const std::string& source,
                                       size_t pos);

@@ -244,6 +244,12 @@ std::string OverAggregateSpec::describe() const {
   std::string aggText;
   for (size_t i = 0; i < aggregates.size(); ++i)
     aggText += (i ? ", " : "") + aggregateText(aggregates[i]);
+  if (!analytic.empty()) {
+    std::string calls;
+    for (size_t i = 0; i < analytic.size(); ++i) calls += (i ? ", " : "") + analytic[i].name;
+    return fmt::format("AnalyticWindow keys=[{}] order=[{}] calls=[{}]", exprList(partitionKeys),
+                       order, calls);
+  }
   std::string frame = precedingRows < 0 ? std::string("unbounded") : std::to_string(precedingRows);
   return fmt::format("OverAggregate keys=[{}] order=[{}] rows={} preceding aggs=[{}]",
                      exprList(partitionKeys), order, frame, aggText);

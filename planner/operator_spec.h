@@ -240,12 +240,45 @@ struct TopNSpec : OperatorSpecBase {
 // precedingRows < 0 is UNBOUNDED PRECEDING. Output = the input row, then one
 // column per aggregate. A row added or taken out changes the outputs of the
 // rows after it whose frames hold it, which are updated: the output retracts.
+// A bounded query's analytic function OVER a window
+// (executor/operators/analytic_window.h): a ranking function, an offset
+// function (lag, lead), a value of the frame (first_value, last_value,
+// nth_value) or an aggregate over any frame Spark takes.
+struct AnalyticCall {
+  enum class Kind {
+    RowNumber, Rank, DenseRank, PercentRank, CumeDist, Ntile,
+    Lag, Lead, FirstValue, LastValue, NthValue, Aggregate
+  };
+  // One end of a frame: `offset` rows (ROWS) or order-key units (RANGE)
+  // before or after the current row; CURRENT ROW is 0, and a RANGE frame's
+  // CURRENT ROW takes the row's peers (equal order keys).
+  struct Bound {
+    bool unbounded = false;
+    int64_t offset = 0;  // negative: PRECEDING
+  };
+  Kind kind = Kind::RowNumber;
+  ExprPtr arg;           // on the input row; null for the ranking functions
+  ExprPtr defaultValue;  // lag/lead: on the input row (the current row's), may be null
+  int64_t n = 1;         // lag/lead's offset, nth_value's n, ntile's buckets
+  bool ignoreNulls = false;
+  bool range = false;  // the frame: RANGE rather than ROWS
+  Bound lower{true, 0};
+  Bound upper{false, 0};
+  AggregateCall aggregate;  // Kind::Aggregate
+  DataTypePtr type;
+  std::string name;  // as EXPLAIN shows the call
+};
+
 struct OverAggregateSpec : OperatorSpecBase {
   std::vector<ExprPtr> partitionKeys;  // on the input row
   std::vector<ExprPtr> orderKeys;      // on the input row
   std::vector<bool> descending;        // one per order key
   int64_t precedingRows = -1;
   std::vector<AggregateCall> aggregates;  // args on the input row; no DISTINCT, no FILTER
+  // Not empty: a bounded query's window, computed by AnalyticWindow
+  // (analytic_window.h) once its input is complete, with these calls (one
+  // output column each) instead of `aggregates` and `precedingRows`.
+  std::vector<AnalyticCall> analytic;
 
   std::string describe() const;
   bool stateful() const { return true; }

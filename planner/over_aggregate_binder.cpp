@@ -31,7 +31,8 @@ const char* kFrameHint =
     "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW for a running aggregate";
 
 bool isOverAggregateCall(const ast::Expr& e) {
-  return e.kind == ast::ExprKind::Call && e.over && (e.star || isAggregateFunction(e.name));
+  return e.kind == ast::ExprKind::Call && e.over &&
+         (e.star || isAggregateFunction(e.name) || isFlowAnalytic(e.name));
 }
 
 // ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) whose rank no enclosing
@@ -51,31 +52,36 @@ const ast::Expr* findOver(const ast::Expr& e) {
 }
 
 // The window of an OVER clause as text, to tell two windows apart.
-std::string windowText(const ast::Over& over, const Scope& scope, const UserFunctions& functions) {
+std::string windowText(const ast::Over& over, int64_t precedingRows, const Scope& scope,
+                       const UserFunctions& functions) {
   ExprBinder binder(scope, ExprContext::General, functions);
   std::string out = "partition";
   for (const auto& k : over.partitionBy) out += "|" + binder.bind(*k)->toString();
   out += "|order";
   for (const auto& o : over.orderBy)
     out += "|" + binder.bind(*o.expr)->toString() + (o.descending ? " DESC" : "");
-  return out + "|rows " + std::to_string(over.precedingRows);
+  return out + "|rows " + std::to_string(precedingRows);
 }
 
 }  // namespace
 
 bool QueryBinder::hasOverAggregate(const ast::Select& s) const {
+  // A bounded query computes every function OVER (...) (analytic_window_binder.cpp).
+  if (ctx_.boundedRelation) return hasAnalyticCall(s);
   for (const auto& item : s.items) {
     if (item.expr->kind == ast::ExprKind::Star) continue;
     const ast::Expr* f = findOver(*item.expr);
-    if (f && (f->star || isAggregateFunction(f->name))) return true;
+    if (f && (f->star || isAggregateFunction(f->name) || isFlowAnalytic(f->name))) return true;
     if (ctx_.boundedRelation && isRowNumberCall(*item.expr)) return true;
   }
   return false;
 }
 
 BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) const {
+  if (ctx_.boundedRelation) return bindAnalyticWindow(s, std::move(rel));
   // The OVER aggregates, each a whole select item, all over one window.
   const ast::Over* window = nullptr;
+  int64_t preceding = -1;
   std::string windowKey;
   std::vector<bool> isOver(s.items.size(), false);
   for (size_t i = 0; i < s.items.size(); ++i) {
@@ -115,15 +121,30 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
       unsupported(fmt::format("{}() OVER (...) without ORDER BY", fname), over.pos,
                   "a window of rows needs an order: " + std::string(kFrameHint));
     }
-    if (!over.hasFrame && !rowNumber) {
+    if (over.hasFrame && !over.flowFrame) {
+      unsupported(fmt::format("{}() OVER (...) with a RANGE frame or one ending after the "
+                              "current row",
+                              fname),
+                  over.framePos,
+                  "a flow emits each row once its frame is known: " + std::string(kFrameHint));
+    }
+    // lag(x, n) is first(x) of the frame of n rows before the row, when it
+    // holds n + 1 rows; first_value and last_value are first and last.
+    const int64_t rows = iequals(fname, "lag") ? flowLagOffset(e) : over.precedingRows;
+    if (over.nullsPos != 0 && !isFlowAnalytic(fname)) {
+      unsupported(fmt::format("{}() IGNORE NULLS OVER (...)", fname), over.nullsPos,
+                  "first(x, true) and last(x, true) skip NULLs");
+    }
+    if (!over.hasFrame && !rowNumber && !iequals(fname, "lag")) {
       unsupported(fmt::format("{}() OVER (...) without a ROWS frame", fname), over.pos,
                   "the default frame also takes the rows whose order keys equal the current "
                   "row's; " +
                       std::string(kFrameHint));
     }
-    std::string key = windowText(over, rel.scope, functions());
+    std::string key = windowText(over, rows, rel.scope, functions());
     if (!window) {
       window = &over;
+      preceding = rows;
       windowKey = key;
     } else if (key != windowKey) {
       unsupported("a second window in one SELECT", over.pos,
@@ -153,6 +174,7 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   // The aggregate calls, their arguments as columns of the row.
   std::vector<AggregateCall> calls;
   std::vector<int> argCols;
+  std::vector<int> lagDefaults;  // per item OVER: lag's default column, -1 for none or no lag
   for (size_t i = 0; i < s.items.size(); ++i) {
     if (!isOver[i]) continue;
     const ast::Expr& e = *s.items[i].expr;
@@ -166,13 +188,19 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
       bindAggregateCall(countStar, "count", rel.scope, call, functions());
       calls.push_back(call);
       argCols.push_back(-1);
+      lagDefaults.push_back(-1);
       continue;
     }
     const std::string fname = toLower(e.name);
+    if (isFlowAnalytic(fname)) {
+      lagDefaults.push_back(bindFlowAnalytic(e, rel.scope, functions(), pre, calls, argCols));
+      continue;
+    }
     bindAggregateCall(e, fname, rel.scope, call, functions());
     const int argCol = e.star ? -1 : pre.add(call.arg, *e.args[0]);
     calls.push_back(call);
     argCols.push_back(argCol);
+    lagDefaults.push_back(-1);
   }
 
   const NodePtr& preNode = pre.project(rel.node);
@@ -181,7 +209,7 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   op.partitionKeys = pre.refs(partitionCols);
   op.orderKeys = pre.refs(orderCols);
   op.descending = descending;
-  op.precedingRows = window->precedingRows;
+  op.precedingRows = preceding;
   for (size_t a = 0; a < calls.size(); ++a) {
     if (argCols[a] >= 0) calls[a].arg = ref(argCols[a]);
     op.aggregates.push_back(calls[a]);
@@ -189,28 +217,39 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   op.output = preNode->schema;
   const size_t aggBase = op.output.columns.size();
   std::vector<std::string> aggNames;
-  for (size_t i = 0; i < s.items.size(); ++i) {
+  for (size_t i = 0, agg = 0; i < s.items.size(); ++i) {
     if (!isOver[i]) continue;
     const ast::SelectItem& item = s.items[i];
     std::string name = !item.alias.empty()  ? item.alias
                        : !item.text.empty() ? item.text
                                             : toLower(item.expr->name);
     aggNames.push_back(name);
-    op.output.columns.push_back(Column{name, op.aggregates[aggNames.size() - 1].resultType});
+    const bool lag = iequals(item.expr->name, "lag");
+    for (int k = 0; k < (lag ? 2 : 1); ++k, ++agg) {
+      op.output.columns.push_back(
+          Column{k == 0 ? name : name + "$first", op.aggregates[agg].resultType});
+    }
   }
   std::vector<ExprPtr> keys = op.partitionKeys;
   NodePtr node = operatorNode({preNode}, std::move(op), {std::move(keys)});
 
   // The items in their order over the operator's rows.
   BoundQuery out;
-  size_t nextAgg = 0;
+  size_t nextAgg = 0, nextItem = 0;
   for (size_t i = 0; i < s.items.size(); ++i) {
     if (isOver[i]) {
       const Column& c = node->schema.columns[aggBase + nextAgg];
-      out.outputs.push_back(OutputColumn{
-          aggNames[nextAgg], makeColumnRef(static_cast<int>(aggBase + nextAgg), c.type, c.name),
-          s.items[i].expr->pos});
+      ExprPtr value = makeColumnRef(static_cast<int>(aggBase + nextAgg), c.type, c.name);
+      if (iequals(s.items[i].expr->name, "lag")) {
+        const Column& f = node->schema.columns[aggBase + nextAgg + 1];
+        value = flowLagValue(*s.items[i].expr, std::move(value),
+                             makeColumnRef(static_cast<int>(aggBase + nextAgg + 1), f.type, f.name),
+                             lagDefaults[nextItem] < 0 ? nullptr : ref(lagDefaults[nextItem]));
+        ++nextAgg;
+      }
+      out.outputs.push_back(OutputColumn{aggNames[nextItem], std::move(value), s.items[i].expr->pos});
       ++nextAgg;
+      ++nextItem;
     } else {
       for (size_t c = itemColumns[i].first; c < itemColumns[i].end; ++c) {
         const OutputColumn& p = pre.columns[c];

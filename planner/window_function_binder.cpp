@@ -22,6 +22,7 @@
 // TopN reads its retractions.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -41,11 +42,13 @@ const char* kRankHint =
     "(PARTITION BY k ORDER BY x DESC) AS rn FROM s) WHERE rn <= 3";
 
 // The select item of `s` that calls a function OVER (...) other than an
-// aggregate (which over_aggregate_binder.cpp binds), or -1.
+// aggregate or lag, first_value, last_value (which over_aggregate_binder.cpp
+// binds), or -1.
 int overItem(const ast::Select& s) {
   for (size_t i = 0; i < s.items.size(); ++i) {
     const ast::Expr& e = *s.items[i].expr;
-    if (e.kind == ast::ExprKind::Call && e.over && !e.star && !isAggregateFunction(e.name))
+    if (e.kind == ast::ExprKind::Call && e.over && !e.star && !isAggregateFunction(e.name) &&
+        !isFlowAnalytic(e.name))
       return static_cast<int>(i);
   }
   return -1;
@@ -122,6 +125,7 @@ void QueryBinder::checkWindowFunctions(const ast::Select& s) const {
   if (iequals(e.name, "row_number") && !ctx_.boundedRelation) {
     unsupported("ROW_NUMBER() without a filter on its rank", e.pos, kRankHint);
   }
+  if (!ctx_.boundedRelation) refuseAnalyticInFlow(e);
   // Other functions reach ExprBinder::bindCall, which refuses OVER.
 }
 
@@ -133,6 +137,16 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
   const ast::SelectItem& rankItem = s.items[rankIndex];
   const ast::Expr& call = *rankItem.expr;
   const ast::Over& over = *call.over;
+  // A bounded query computes any function OVER (...) and then filters it,
+  // unless it is one ROW_NUMBER() a top-N keeps (analytic_window_binder.cpp).
+  if (ctx_.boundedRelation &&
+      (!iequals(call.name, "row_number") || over.hasFrame || !call.args.empty() ||
+       std::count_if(s.items.begin(), s.items.end(), [](const ast::SelectItem& i) {
+         return i.expr->kind == ast::ExprKind::Call && i.expr->over;
+       }) != 1)) {
+    if (outer.where) splitConjuncts(*outer.where, rest);
+    return bindFrom(ref);
+  }
   if (!iequals(call.name, "row_number")) {
     unsupported(fmt::format("{}() OVER (...)", toLower(call.name)), call.pos,
                 iequals(call.name, "rank") || iequals(call.name, "dense_rank")

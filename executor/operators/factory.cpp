@@ -1,6 +1,7 @@
 #include "executor/operators/factory.h"
 
 #include "executor/operators/aggregate.h"
+#include "executor/operators/analytic_window.h"
 #include "executor/operators/broadcast_join.h"
 #include "executor/operators/dedup.h"
 #include "executor/operators/expand.h"
@@ -43,7 +44,10 @@ OperatorPtr makeOperator(const OperatorSpec& spec, StateStore* store, int task) 
           [&](const DedupSpec& s) { return makeDedup(s, table()); },
           [&](const StreamJoinSpec& s) { return makeStreamJoin(s, table()); },
           [&](const TopNSpec& s) { return makeTopN(s, table()); },
-          [&](const OverAggregateSpec& s) { return makeOverAggregate(s, table()); },
+          [&](const OverAggregateSpec& s) {
+            return s.analytic.empty() ? makeOverAggregate(s, table())
+                                      : makeAnalyticWindow(s, table());
+          },
           [](const VectorizedBatchSpec& s) { return makeVectorizedBatch(s); },
           [&](const TransformSpec& s) { return makeTransform(s, table()); },
           [](const ExpandSpec& s) { return makeExpand(s); },

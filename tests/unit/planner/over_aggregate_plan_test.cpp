@@ -90,3 +90,30 @@ TEST_CASE("OVER aggregates: the refusals") {
               "min(amount) OVER (ORDER BY clicks.ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS "
               "b FROM clicks") == "ok");
 }
+
+TEST_CASE("lag, first_value and last_value in a flow: first/last over the OverAggregate's frame") {
+  Fixture f;
+  PhysicalPlan p = f.query(
+      "SELECT url, lag(amount, 2, 0) OVER (PARTITION BY user_id ORDER BY ts) AS p FROM clicks");
+  const OverAggregateSpec& o = over(p, 1);
+  // lag(x, 2) is first(x) over the 2 rows before the row and the row, when
+  // the frame holds 3 rows (count(*)).
+  CHECK(o.precedingRows == 2);
+  REQUIRE(o.aggregates.size() == 2);
+  CHECK(o.aggregates[0].function == AggregateFunction::CountStar);
+  CHECK(o.aggregates[1].function == AggregateFunction::First);
+  CHECK(o.analytic.empty());
+  CHECK(p.sink.input.toString() == "(url STRING, p DOUBLE)");
+
+  PhysicalPlan q = f.query(
+      "SELECT first_value(amount) IGNORE NULLS OVER (ORDER BY ts ROWS 3 PRECEDING) AS a, "
+      "last_value(amount) OVER (ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) AS b "
+      "FROM clicks");
+  const OverAggregateSpec& v = over(q, 1);
+  CHECK(v.precedingRows == 3);
+  REQUIRE(v.aggregates.size() == 2);
+  CHECK(v.aggregates[0].function == AggregateFunction::First);
+  CHECK(v.aggregates[0].ignoreNulls);
+  CHECK(v.aggregates[1].function == AggregateFunction::Last);
+  CHECK_FALSE(v.aggregates[1].ignoreNulls);
+}
