@@ -1,8 +1,6 @@
 #include "common/functions/json_tuple.h"
 
 #include <fmt/format.h>
-
-#include <algorithm>
 #include <simdjson.h>
 
 #include "common/functions/internal.h"
@@ -33,23 +31,27 @@ ExprPtr makeJsonTuple(std::vector<ExprPtr> args, size_t pos) {
                simdjson::dom::object obj;
                if (parser.parse(json.asString()).get_object().get(obj) != simdjson::SUCCESS)
                  return Value::structure(std::move(out));
-               // As Spark: a field fills the column of the first key naming it,
-               // and a later field of the same name overwrites an earlier one.
+               // As Spark: a field fills the column of every key naming it, and a
+               // later field of the same name overwrites an earlier one. A number
+               // with a fraction or an exponent is written as Java writes the
+               // double (Spark's JSON generator reads it as one): 1E2 is 100.0.
                std::vector<Value> keys(a.size() - 1);
                for (size_t i = 1; i < a.size(); ++i) keys[i - 1] = a[i]->eval(row);
                for (auto [name, el] : obj) {
-                 auto k = std::find_if(keys.begin(), keys.end(), [&](const Value& key) {
-                   return !key.isNull() && key.asString() == name;
-                 });
-                 if (k == keys.end()) continue;
-                 Value& slot = out[static_cast<size_t>(k - keys.begin())];
-                 std::string_view sv;
-                 if (el.is_null())
-                   slot = Value();
-                 else if (el.get_string().get(sv) == simdjson::SUCCESS)
-                   slot = Value::string(std::string(sv));
-                 else
-                   slot = Value::string(simdjson::to_string(el));
+                 for (size_t k = 0; k < keys.size(); ++k) {
+                   if (keys[k].isNull() || keys[k].asString() != name) continue;
+                   std::string_view sv;
+                   double d;
+                   if (el.is_null())
+                     out[k] = Value();
+                   else if (el.get_string().get(sv) == simdjson::SUCCESS)
+                     out[k] = Value::string(std::string(sv));
+                   else if (el.type() == simdjson::dom::element_type::DOUBLE &&
+                            el.get_double().get(d) == simdjson::SUCCESS)
+                     out[k] = Value::string(formatDouble(d));
+                   else
+                     out[k] = Value::string(simdjson::to_string(el));
+                 }
                }
                return Value::structure(std::move(out));
              });
