@@ -17,7 +17,8 @@ std::vector<OutputColumn> jsonTupleColumns(const ast::SelectItem& item,
   if (!item.alias.empty() && n != 1)
     throw SqlError(sqlstate::kSyntaxError,
                    "json_tuple with several keys makes several columns: one alias cannot name them",
-                   e.pos, "leave out the alias (the columns are c0, c1, ...) and rename in an outer query");
+                   e.pos,
+                   "omit the alias (the columns are c0, c1, ...) and rename in an outer query");
   for (size_t i = 0; i < n; ++i) {
     std::string field = jsonTupleColumn(i);
     out.push_back(OutputColumn{item.alias.empty() ? field : item.alias,

@@ -303,8 +303,14 @@ class NumberFormat {
     }
     // The fixed order of the grammar: each slot takes at most one token.
     static const std::vector<std::vector<Token::Kind>> kSlots = {
-        {Token::OpenPr}, {Token::Minus, Token::Sign}, {Token::Dollar}, {Token::Group},
-        {Token::Point},  {Token::Group},              {Token::Dollar}, {Token::Minus, Token::Sign, Token::ClosePr}};
+        {Token::OpenPr},
+        {Token::Minus, Token::Sign},
+        {Token::Dollar},
+        {Token::Group},
+        {Token::Point},
+        {Token::Group},
+        {Token::Dollar},
+        {Token::Minus, Token::Sign, Token::ClosePr}};
     size_t next = 0;
     for (const auto& slot : kSlots) {
       if (next < tokens_.size() &&
@@ -352,7 +358,8 @@ class NumberFormat {
   // Appends `c`, moving it left over the spaces before it ("  -12" not "-  12").
   static void addChar(std::string& r, char c) {
     r += c;
-    for (size_t i = r.size() - 1; i >= 1 && r[i - 1] == ' ' && r[i] == c; --i) std::swap(r[i - 1], r[i]);
+    for (size_t i = r.size() - 1; i >= 1 && r[i - 1] == ' ' && r[i] == c; --i)
+      std::swap(r[i - 1], r[i]);
   }
   // Appends a space, moving it left of a sign or '<' before it.
   static void addSpace(std::string& r) {
@@ -384,7 +391,8 @@ std::shared_ptr<const NumberFormat> constFormat(const std::string& name,
   return std::make_shared<const NumberFormat>(c->asString(), pos);
 }
 
-[[noreturn]] void throwMismatch(std::string_view type, std::string_view input, const NumberFormat& f) {
+[[noreturn]] void throwMismatch(std::string_view type, std::string_view input,
+                                const NumberFormat& f) {
   throw SqlError(sqlstate::kSyntaxError,
                  fmt::format("the input {} '{}' does not match the number format '{}'", type,
                              input, f.text()));
@@ -442,7 +450,8 @@ ExprPtr buildToChar(const std::string& name, std::vector<ExprPtr>& args, size_t 
   else if (id == TypeId::String)
     args[0] = makeCast(args[0], DataType::decimal(38, 18), pos);
   else if (id != TypeId::Decimal)
-    throwArgError(name, args, pos, "the first argument must be a number, DATE, TIMESTAMP or BINARY");
+    throwArgError(name, args, pos,
+                  "the first argument must be a number, DATE, TIMESTAMP or BINARY");
   auto f = constFormat(name, args, pos);
   if (!f) return makeLiteral(Value(), DataType::of(TypeId::String));
   return fn1(name, DataType::of(TypeId::String), {args[0]}, [f](const Value& x) {
