@@ -983,6 +983,7 @@ const FunctionTable& functionTable() {
     registerUrlFunctions(t);
     registerCsvFunctions(t);
     registerEncryptionFunctions(t);
+    registerNumberFormatFunctions(t);
     registerHigherOrderFunctions(t);
     registerPgCatalogFunctions(t);
     return t;

@@ -7,6 +7,7 @@
 
 #include "common/pg_session.h"
 #include "planner/bounded_relation.h"
+#include "planner/json_tuple_items.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
 #include "planner/processor.h"
@@ -271,6 +272,8 @@ std::vector<ItemColumns> QueryBinder::bindItemsInto(const ast::Select& s, const 
     checkSelectListLength(out.size() + 1, e.pos);
     if (e.kind == ast::ExprKind::Star) {
       expandStar(scope, e, out);
+      checkSelectListLength(out.size(), e.pos);
+    } else if (expandJsonTuple(item, binder, out)) {
       checkSelectListLength(out.size(), e.pos);
     } else {
       ExprPtr bound = binder.bind(e);

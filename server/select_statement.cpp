@@ -6,6 +6,7 @@
 #include "common/expr.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
+#include "planner/json_tuple_items.h"
 #include "planner/user_function.h"
 #include "server/live_query.h"
 #include "server/live_query_quota.h"
@@ -28,6 +29,13 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
     std::vector<std::optional<std::string>> row;
     for (const auto& item : sel.items) {
       checkSelectListLength(cols.size() + 1, item.expr->pos);
+      std::vector<planner_detail::OutputColumn> tuple = planner_detail::jsonTupleColumns(
+          item, [&](const ast::Expr& a) { return bindExpression(a, empty, &ctx_.catalogOf(s)); });
+      for (const auto& c : tuple) {
+        cols.push_back({c.name, pgTypeOf(*c.expr->type())});
+        row.push_back(pgTextOf(c.expr->eval(Row{})));
+      }
+      if (!tuple.empty()) continue;
       ExprPtr e = bindExpression(*item.expr, empty, &ctx_.catalogOf(s));  // SELECT f(1)
       // Typed as a live query's columns are, so drivers get ints, floats and
       // booleans rather than text.
@@ -108,6 +116,10 @@ std::vector<ResultColumn> QueryStatements::columns(EngineSession& s, const ast::
     Schema empty;
     for (const auto& item : q.terms[0].items) {
       checkSelectListLength(cols.size() + 1, item.expr->pos);
+      std::vector<planner_detail::OutputColumn> tuple = planner_detail::jsonTupleColumns(
+          item, [&](const ast::Expr& a) { return bindExpression(a, empty, &ctx_.catalogOf(s)); });
+      for (const auto& c : tuple) cols.push_back({c.name, pgTypeOf(*c.expr->type())});
+      if (!tuple.empty()) continue;
       ExprPtr e = bindExpression(*item.expr, empty, &ctx_.catalogOf(s));
       cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});
     }

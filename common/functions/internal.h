@@ -315,6 +315,7 @@ void registerConversionFunctions(FunctionTable& t);
 void registerUrlFunctions(FunctionTable& t);
 void registerCsvFunctions(FunctionTable& t);
 void registerEncryptionFunctions(FunctionTable& t);
+void registerNumberFormatFunctions(FunctionTable& t);
 
 const FunctionTable& functionTable();
 

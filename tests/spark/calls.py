@@ -617,3 +617,41 @@ PATTERN_CALLS += [("hash", "hmac", "typeof(hmac('key', 'message'))")]
 # initcap of the characters whose title case is several (SpecialCasing).
 PATTERN_CALLS += [("string", "initcap", f"initcap('{s}')") for s in
                   ["ßa", "ﬀ ﬃx ﬆ", "ŉ x", "ǰ", "և", "ﬓ", "ǆa", "ΐ", "ẖ", "a ﬁ", "straße ßB"]]
+
+# Spark's number format patterns: to_char/to_varchar of INT, BIGINT, DOUBLE and
+# DECIMAL values (bounds, zero, negatives, more digits than the format) in
+# valid and invalid formats, to_char of DATE, TIMESTAMP and BINARY, and
+# to_number/try_to_number of matching and mismatching text. A seeded draw of its
+# own, so the calls above stay as they were.
+_NF_RNG = random.Random(4343)
+_NF_VALUES = ["0", "-7", "454", "12454", "2147483647", "-2147483648", "9223372036854775807",
+              "NULL", "0.5BD", "-12.5BD", "78.12BD", "-12454.8BD", "0.005BD", "12.34BD",
+              "99999999999999999999999999999999999999BD", "-0.0BD", dbl("1.5"), dbl("-0.125"),
+              dbl("1e20"), dbl("'NaN'"), dbl("123456.789"), "CAST(123 AS BIGINT)"]
+_NF_FORMATS = ["'999'", "'000D00'", "'99G999'", "'$99.99'", "'99G999D9S'", "'99.99PR'",
+               "'MI99.99'", "'S999.9'", "'99'", "'9.99'", "'000'", "'9,999'", "'S.9'", "'9.'",
+               "'0.00'", "'s9g999d99mi'", "'$9,999,999,999.99'", "'00000000000000000000'",
+               "'.99'", "'9999999999999999999999999999999999999.9'", "''", "'abc'", "'9$'",
+               "'99.9.9'", "'9,'", "'9.9,9'", "'S9S'", "'99MI9'", "'x99'", "'PR99'", "NULL"]
+_NF_TEXTS = ["'454'", "'454.00'", "'12,454'", "'$78.12'", "'12,454.8-'", "'<12.5>'", "'-12'",
+             "' 12 '", "'12.'", "'1234'", "'12'", "'abc'", "''", "NULL", "'+5'", "'-0.5'",
+             "'1,2,3'", "'$1,234.56'", "'.5'", "'0012'"]
+NUMBER_FORMAT_CALLS = []
+for _fn in ("to_char", "to_varchar"):
+    for _ in range(60):
+        NUMBER_FORMAT_CALLS.append(
+            ("conversion", _fn, f"{_fn}({_NF_RNG.choice(_NF_VALUES)}, {_NF_RNG.choice(_NF_FORMATS)})"))
+for _fn in ("to_number", "try_to_number"):
+    for _ in range(60):
+        NUMBER_FORMAT_CALLS.append(
+            ("conversion", _fn, f"{_fn}({_NF_RNG.choice(_NF_TEXTS)}, {_NF_RNG.choice(_NF_FORMATS)})"))
+NUMBER_FORMAT_CALLS += [
+    ("conversion", "to_char", f"to_char({x}, {f})")
+    for x in ["X'4142'", "CAST('é日' AS BINARY)", "X''"]
+    for f in ["'base64'", "'hex'", "'utf-8'", "'HEX'", "'utf8'"]]
+NUMBER_FORMAT_CALLS += [
+    ("conversion", "to_char", f"to_char({x}, {f})")
+    for x in ["DATE '2024-02-29'", ts("2024-02-29 13:45:07.123456"), ts("0001-01-01 00:00:00")]
+    for f in ["'yyyy/MM/dd'", "'HH:mm'", "'EEE, d MMM yyyy'"]]
+_nf_seen = set()
+PATTERN_CALLS += [c for c in NUMBER_FORMAT_CALLS if not (c[2] in _nf_seen or _nf_seen.add(c[2]))]
