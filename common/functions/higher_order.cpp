@@ -464,7 +464,9 @@ ExprPtr buildMapZipWith(const std::string& name, std::vector<ExprPtr>& args, siz
   requireLambdas(name, args, pos);
   auto [k1, v1] = mapTypesOf(name, args[0]->type(), 0, pos);
   auto [k2, v2] = mapTypesOf(name, args[1]->type(), 1, pos);
-  if (!k1->equals(*k2)) {
+  // An empty map() has no key type: it takes the other map's.
+  if (isNullType(k1)) k1 = k2;
+  if (!isNullType(k2) && !k1->equals(*k2)) {
     throw SqlError(sqlstate::kDatatypeMismatch,
                    fmt::format("the maps of map_zip_with() must have one key type, not {} and {}",
                                k1->toString(), k2->toString()),

@@ -207,6 +207,8 @@ ExprPtr buildMapPart(const std::string& name, std::vector<ExprPtr>& args, size_t
 
 ExprPtr buildMapContainsKey(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   requireMap(name, args, 0, pos);
+  // An untyped NULL key is refused, as Spark refuses it (element_at takes it).
+  if (isNullType(args[1]->type())) throwArgError(name, args, pos, "the key cannot be an untyped NULL");
   alignKey(name, args, 1, pos);
   return fn2(name, DataType::of(TypeId::Boolean), args, [](const Value& m, const Value& k) {
     return Value::boolean(lookup(m.asList(), k) != nullptr);
@@ -217,7 +219,12 @@ ExprPtr buildMapContainsKey(const std::string& name, std::vector<ExprPtr>& args,
 ExprPtr buildMapConcat(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args.empty())
     return makeLiteral(Value::map({}), DataType::mapOf(nullType(), nullType()));
-  for (size_t i = 0; i < args.size(); ++i) requireMap(name, args, i, pos);
+  for (size_t i = 0; i < args.size(); ++i) {
+    // An untyped NULL is refused, as Spark refuses it: CAST(NULL AS MAP<K, V>).
+    if (isNullType(args[i]->type()))
+      throwArgError(name, args, pos, fmt::format("argument {} must be a MAP, not NULL", i + 1));
+    requireMap(name, args, i, pos);
+  }
   DataTypePtr t = argsCommon(name, args, 0, pos);
   return fnN(name, t, args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     ValueList items;
