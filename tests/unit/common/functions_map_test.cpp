@@ -63,6 +63,12 @@ TEST_CASE("map: no comparison, and arguments that are no map are 42804") {
   CHECK(sqlErrorOf([] { makeCall("map", {litS("a")}, 0); }).sqlstate() == std::string("42804"));
   CHECK(sqlErrorOf([] { makeCall("str_to_map", {litS("a.b"), litS(".")}, 0); }).sqlstate() ==
         std::string("0A000"));
+  // An untyped NULL where Spark wants a typed one, as Spark refuses it.
+  CHECK(sqlErrorOf([] { makeCall("map_concat", {abMap(), nul()}, 0); }).sqlstate() ==
+        std::string("42804"));
+  CHECK(sqlErrorOf([] { makeCall("map_contains_key", {abMap(), nul()}, 0); }).sqlstate() ==
+        std::string("42804"));
+  CHECK(call("element_at", {abMap(), nul()}).isNull());
 }
 
 TEST_CASE("map: CAST to other key and value types, and JSON both ways") {
