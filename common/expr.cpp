@@ -20,6 +20,7 @@
 #include "common/digest.h"
 #include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
+#include "common/functions/map_funcs.h"
 #include "common/functions/pg_catalog.h"
 #include "common/json.h"
 #include "common/schema.h"
@@ -410,6 +411,11 @@ DataTypePtr unifyForCompare(ExprPtr& l, ExprPtr& r, size_t pos, const char* what
                    fmt::format("cannot compare {} with {}{}", l->type()->toString(),
                                r->type()->toString(), what),
                    pos, "use CAST(... AS <type>) to compare values of different types");
+  }
+  if (t->id == TypeId::Map) {
+    // Spark has no order or equality of maps.
+    throw SqlError(sqlstate::kDatatypeMismatch, fmt::format("cannot compare MAP values{}", what),
+                   pos, "compare their entries: map_entries(m), m['key'], map_keys(m)");
   }
   l = castTo(l, t);
   r = castTo(r, t);
@@ -978,6 +984,7 @@ const FunctionTable& functionTable() {
     registerDatetimeFunctions(t);
     registerJsonFunctions(t);
     registerNestedFunctions(t);
+    registerMapFunctions(t);
     registerConditionalFunctions(t);
     registerConversionFunctions(t);
     registerUrlFunctions(t);
@@ -1228,6 +1235,10 @@ ExprPtr makeFieldAccess(ExprPtr e, const std::string& field, size_t pos) {
 
 ExprPtr makeSubscript(ExprPtr e, ExprPtr index, size_t pos) {
   const auto& t = e->type();
+  if (t->id == TypeId::Map) {
+    std::vector<ExprPtr> args{std::move(e), std::move(index)};
+    return expr_internal::buildMapLookup("element_at", args, pos);
+  }
   if (t->id != TypeId::Array)
     throw SqlError(sqlstate::kDatatypeMismatch,
                    fmt::format("cannot subscript type {}: it is not an ARRAY", t->toString()), pos);

@@ -183,6 +183,21 @@ void appendJsonValue(std::string& out, const Value& v, const DataType& type) {
       out += '}';
       return;
     }
+    case TypeId::Map: {
+      // An object whose names are the keys' text, as Spark writes a map.
+      static const DataType kNull{};
+      const auto& items = v.asList();
+      const DataType& vt = (type.id == TypeId::Map && type.value) ? *type.value : kNull;
+      out += '{';
+      for (size_t i = 0; i + 1 < items.size(); i += 2) {
+        if (i) out += ',';
+        appendJsonString(out, items[i].toString());
+        out += ':';
+        appendJsonValue(out, items[i + 1], vt);
+      }
+      out += '}';
+      return;
+    }
   }
 }
 

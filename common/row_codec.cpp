@@ -19,6 +19,8 @@
 //        flipped (a key column has one scale, so this orders by value); the
 //        precision and scale come from the column's type when decoding
 //   0x68 DATE, days as an integer
+//   0x70 MAP, its keys and values in turn as a list (SQL compares no maps;
+//        this only makes a map encodable wherever a value is)
 // The tags follow TypeId order, so values of different types order as
 // Value::compare orders them, except that integers and doubles are not
 // interleaved (a key column has one type, so this never matters in practice).
@@ -26,7 +28,7 @@
 // Value layout: one byte with the TypeId (0 for NULL), then integers as zigzag
 // varints, doubles as 8 little-endian bytes, booleans as one byte, strings as a
 // varint length and the bytes, arrays and structs as a varint count and the
-// elements, a DECIMAL as its precision and scale bytes and the unscaled value
+// elements (a MAP as its entry count and each key followed by its value), a DECIMAL as its precision and scale bytes and the unscaled value
 // as a zigzag varint of up to 128 bits, a DATE as an integer. Writing the TypeId instead of a bare null flag costs nothing and
 // makes a decoded value exactly the encoded one (an INT stays an INT even when
 // read back as a BIGINT column).
@@ -57,6 +59,7 @@ constexpr uint8_t kKeyArray = 0x50;
 constexpr uint8_t kKeyStruct = 0x58;
 constexpr uint8_t kKeyDecimal = 0x60;
 constexpr uint8_t kKeyDate = 0x68;
+constexpr uint8_t kKeyMap = 0x70;
 
 constexpr uint64_t kSignBit = 1ULL << 63;
 
@@ -208,6 +211,14 @@ const DataType& fieldType(const DataType& type, size_t i) {
                                                        : *DataType::of(TypeId::Null);
 }
 
+const DataType& mapKeyType(const DataType& type) {
+  return type.key ? *type.key : *DataType::of(TypeId::Null);
+}
+
+const DataType& mapValueType(const DataType& type) {
+  return type.value ? *type.value : *DataType::of(TypeId::Null);
+}
+
 }  // namespace
 
 void encodeKeyInt(std::string& out, int64_t v) {
@@ -266,6 +277,11 @@ void encodeKey(std::string& out, const Value& v) {
       for (const auto& item : v.asList()) encodeKey(out, item);
       out += static_cast<char>(kKeyListEnd);
       return;
+    case TypeId::Map:
+      out += static_cast<char>(kKeyMap);
+      for (const auto& item : v.asList()) encodeKey(out, item);
+      out += static_cast<char>(kKeyListEnd);
+      return;
   }
 }
 
@@ -313,6 +329,19 @@ Value decodeKey(std::string_view& in, const DataType& type) {
       }
       return isArray ? Value::array(std::move(items)) : Value::structure(std::move(items));
     }
+    case kKeyMap: {
+      ValueList items;
+      for (;;) {
+        if (in.empty()) truncated();
+        if (static_cast<uint8_t>(in[0]) == kKeyListEnd) {
+          in.remove_prefix(1);
+          break;
+        }
+        items.push_back(decodeKey(in, items.size() % 2 == 0 ? mapKeyType(type) : mapValueType(type)));
+      }
+      if (items.size() % 2 != 0) truncated();
+      return Value::map(std::move(items));
+    }
     default:
       truncated();
   }
@@ -355,6 +384,10 @@ void encodeValue(std::string& out, const Value& v) {
     case TypeId::Array:
     case TypeId::Struct:
       putVarint(out, v.asList().size());
+      for (const auto& item : v.asList()) encodeValue(out, item);
+      return;
+    case TypeId::Map:
+      putVarint(out, v.asList().size() / 2);
       for (const auto& item : v.asList()) encodeValue(out, item);
       return;
   }
@@ -412,6 +445,18 @@ Value decodeValue(std::string_view& in, const DataType& type) {
             decodeValue(in, tag == TypeId::Array ? elementType(type) : fieldType(type, i)));
       return tag == TypeId::Array ? Value::array(std::move(items))
                                   : Value::structure(std::move(items));
+    }
+    case TypeId::Map: {
+      uint64_t n = getVarint(in);
+      // Every key and value takes at least one byte.
+      if (n > in.size() / 2) truncated();
+      ValueList items;
+      items.reserve(2 * n);
+      for (uint64_t i = 0; i < n; ++i) {
+        items.push_back(decodeValue(in, mapKeyType(type)));
+        items.push_back(decodeValue(in, mapValueType(type)));
+      }
+      return Value::map(std::move(items));
     }
   }
   truncated();

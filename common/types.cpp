@@ -20,6 +20,11 @@ DataTypePtr makeScalar(TypeId id) {
 }  // namespace
 
 DataTypePtr DataType::of(TypeId id) {
+  if (id == TypeId::Map) {
+    // A bare MAP has no key and value types; give it a usable shape.
+    static const DataTypePtr kMap = mapOf(nullptr, nullptr);
+    return kMap;
+  }
   // Built once; every scalar type of the process is one of these, which lets hot
   // paths compare type pointers before falling back to equals().
   static const std::array<DataTypePtr, 13> kTypes = [] {
@@ -44,6 +49,14 @@ DataTypePtr DataType::arrayOf(DataTypePtr element) {
   auto t = std::make_shared<DataType>();
   t->id = TypeId::Array;
   t->element = element ? std::move(element) : of(TypeId::Null);
+  return t;
+}
+
+DataTypePtr DataType::mapOf(DataTypePtr key, DataTypePtr value) {
+  auto t = std::make_shared<DataType>();
+  t->id = TypeId::Map;
+  t->key = key ? std::move(key) : of(TypeId::Null);
+  t->value = value ? std::move(value) : of(TypeId::Null);
   return t;
 }
 
@@ -78,6 +91,9 @@ std::string DataType::toString() const {
       s += ">";
       return s;
     }
+    case TypeId::Map:
+      return "MAP<" + (key ? key->toString() : std::string("NULL")) + ", " +
+             (value ? value->toString() : std::string("NULL")) + ">";
     case TypeId::Decimal:
       return "DECIMAL(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
     default:
@@ -92,6 +108,12 @@ bool DataType::equals(const DataType& other) const {
   if (id == TypeId::Array) {
     if (!element || !other.element) return element == other.element;
     return element->equals(*other.element);
+  }
+  if (id == TypeId::Map) {
+    auto same = [](const DataTypePtr& a, const DataTypePtr& b) {
+      return !a || !b ? a == b : a->equals(*b);
+    };
+    return same(key, other.key) && same(value, other.value);
   }
   if (id == TypeId::Struct) {
     if (fields.size() != other.fields.size()) return false;
@@ -174,6 +196,7 @@ const char* typeIdName(TypeId id) {
     case TypeId::Struct: return "STRUCT";
     case TypeId::Decimal: return "DECIMAL";
     case TypeId::Date: return "DATE";
+    case TypeId::Map: return "MAP";
   }
   return "UNKNOWN";
 }

@@ -29,6 +29,7 @@ enum class TypeId : uint8_t {
   // checkpoints (common/row_codec.cpp), so existing ids never move.
   Decimal,  // DECIMAL(precision, scale): an unscaled integer (common/decimal.h)
   Date,     // days since 1970-01-01
+  Map = 17,  // MAP<K, V>: entries in insertion order, keys distinct and never NULL
 };
 
 struct DataType;
@@ -43,18 +44,22 @@ struct DataType {
   TypeId id = TypeId::Null;
   std::vector<StructField> fields;  // Struct only
   DataTypePtr element;              // Array only
+  DataTypePtr key;                  // Map only
+  DataTypePtr value;                // Map only
   uint8_t precision = 0;            // Decimal only: 1..38 digits
   uint8_t scale = 0;                // Decimal only: 0..precision digits after the point
 
   static DataTypePtr of(TypeId id);  // scalar singletons
   static DataTypePtr arrayOf(DataTypePtr element);
   static DataTypePtr structOf(std::vector<StructField> fields);
+  static DataTypePtr mapOf(DataTypePtr key, DataTypePtr value);
   // DECIMAL(precision, scale); the caller checks 1 <= precision <= 38 and
   // 0 <= scale <= precision. DataType::of(TypeId::Decimal) is DECIMAL(10, 0),
   // Spark's DECIMAL without arguments.
   static DataTypePtr decimal(int precision, int scale);
 
-  // SQL spelling: BIGINT, ARRAY<STRING>, STRUCT<start: TIMESTAMP, end: TIMESTAMP>.
+  // SQL spelling: BIGINT, ARRAY<STRING>, STRUCT<start: TIMESTAMP, end: TIMESTAMP>,
+  // MAP<STRING, BIGINT>.
   std::string toString() const;
   bool equals(const DataType& other) const;
   bool isNumeric() const {

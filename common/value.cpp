@@ -114,6 +114,19 @@ void appendValue(std::string& out, const Value& v, bool nested) {
       out += v.type() == TypeId::Array ? ']' : '}';
       return;
     }
+    case TypeId::Map: {
+      // As Spark shows a map: {a -> 1, b -> 2}.
+      const auto& items = v.asList();
+      out += '{';
+      for (size_t i = 0; i + 1 < items.size(); i += 2) {
+        if (i) out += ", ";
+        appendValue(out, items[i], true);
+        out += " -> ";
+        appendValue(out, items[i + 1], true);
+      }
+      out += '}';
+      return;
+    }
   }
 }
 
@@ -155,7 +168,8 @@ int Value::compare(const Value& o) const {
       return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
     case TypeId::Array:
-    case TypeId::Struct: {
+    case TypeId::Struct:
+    case TypeId::Map: {
       const auto& a = asList();
       const auto& b = o.asList();
       size_t n = std::min(a.size(), b.size());
@@ -206,7 +220,8 @@ size_t Value::hash() const {
     case TypeId::Binary:
       return std::hash<std::string_view>()(asString());
     case TypeId::Array:
-    case TypeId::Struct: {
+    case TypeId::Struct:
+    case TypeId::Map: {
       size_t h = static_cast<size_t>(head_.type);
       for (const auto& v : asList()) h = mix(h, v.hash());
       return h;

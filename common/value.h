@@ -60,6 +60,13 @@ class Value {
                  std::shared_ptr<const void>(std::make_shared<const ValueList>(std::move(fields))));
   }
 
+  // A MAP's entries as one list, each key followed by its value: k1, v1, k2,
+  // v2, ... The keys are distinct and not NULL; the builder has checked.
+  static Value map(ValueList keysAndValues) {
+    return Value(TypeId::Map, std::shared_ptr<const void>(
+                                  std::make_shared<const ValueList>(std::move(keysAndValues))));
+  }
+
   TypeId type() const { return head_.type; }
   bool isNull() const { return head_.type == TypeId::Null; }
 
@@ -85,7 +92,7 @@ class Value {
   int decimalScale() const { return head_.scale; }
   // String and Binary.
   const std::string& asString() const { return std::get<std::string>(data_); }
-  // Array items or struct fields.
+  // Array items, struct fields, or a map's keys and values (see map()).
   const ValueList& asList() const {
     return *static_cast<const ValueList*>(std::get<std::shared_ptr<const void>>(data_).get());
   }

@@ -532,6 +532,11 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
       continue;
     }
     ExprPtr key = ExprBinder(rel.scope, ExprContext::GroupBy, functions()).bind(*e);
+    if (key->type()->id == TypeId::Map) {
+      // Spark groups by no MAP: a map has no equality.
+      throw SqlError(sqlstate::kDatatypeMismatch, "GROUP BY cannot use a MAP value as a key",
+                     e->pos, "group by one of its values: GROUP BY m['key']");
+    }
     std::string fp = fingerprint(*e);
     bool duplicate = false;
     for (const auto& k : keys) duplicate = duplicate || k.fingerprint == fp;

@@ -132,7 +132,7 @@ void bindSink(SinkSpec& spec, const SinkDef& sink, const BoundQuery& bound, size
     // A csv field is a scalar; the csv decoder reads no nested values either.
     for (const OutputColumn& o : outputs) {
       const DataType& type = *o.expr->type();
-      if (type.id != TypeId::Array && type.id != TypeId::Struct) continue;
+      if (type.id != TypeId::Array && type.id != TypeId::Struct && type.id != TypeId::Map) continue;
       throw SqlError(
           sqlstate::kFeatureNotSupported,
           fmt::format("column \"{}\" is {}: a csv sink writes scalar columns only", o.name,

@@ -36,8 +36,11 @@ DataTypePtr bindType(const ast::TypeName& type) {
     return DataType::structOf(std::move(fields));
   }
   if (name == "MAP") {
-    throw SqlError(sqlstate::kFeatureNotSupported, "MAP columns are not supported yet", type.pos,
-                   "use ARRAY<STRUCT<key, value>>");
+    if (type.params.size() != 2) {
+      throw SqlError(sqlstate::kSyntaxError, "MAP needs a key and a value type: MAP<STRING, BIGINT>",
+                     type.pos);
+    }
+    return DataType::mapOf(bindType(type.params[0]), bindType(type.params[1]));
   }
   if (name == "DECIMAL" || name == "NUMERIC" || name == "DEC") {
     // DECIMAL is DECIMAL(10, 0) and DECIMAL(p) DECIMAL(p, 0), as in Spark.

@@ -301,6 +301,14 @@ Value castValue(const Value& v, const DataType& target) {
         out.push_back(castValue(v.asList()[i], *target.fields[i].type));
       return Value::structure(std::move(out));
     }
+    case TypeId::Map: {
+      if (from != TypeId::Map || !target.key || !target.value) return {};
+      ValueList out;
+      out.reserve(v.asList().size());
+      for (size_t i = 0; i < v.asList().size(); ++i)
+        out.push_back(castValue(v.asList()[i], i % 2 == 0 ? *target.key : *target.value));
+      return Value::map(std::move(out));
+    }
   }
   return {};
 }
@@ -346,6 +354,9 @@ bool canCast(const DataType& from, const DataType& to) {
       for (size_t i = 0; i < from.fields.size(); ++i)
         if (!canCast(*from.fields[i].type, *to.fields[i].type)) return false;
       return true;
+    case TypeId::Map:
+      return from.id == TypeId::Map && from.key && from.value && to.key && to.value &&
+             canCast(*from.key, *to.key) && canCast(*from.value, *to.value);
   }
   return false;
 }
@@ -372,6 +383,11 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
   if (a->id == TypeId::Array && b->id == TypeId::Array) {
     auto e = commonType(a->element, b->element);
     return e ? DataType::arrayOf(e) : nullptr;
+  }
+  if (a->id == TypeId::Map && b->id == TypeId::Map) {
+    auto k = commonType(a->key, b->key);
+    auto v = commonType(a->value, b->value);
+    return k && v ? DataType::mapOf(k, v) : nullptr;
   }
   return nullptr;
 }

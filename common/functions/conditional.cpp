@@ -195,6 +195,9 @@ std::string sparkTypeName(const DataType& t) {
       }
       return s + '>';
     }
+    case TypeId::Map:
+      return "map<" + (t.key ? sparkTypeName(*t.key) : std::string("void")) + ',' +
+             (t.value ? sparkTypeName(*t.value) : std::string("void")) + '>';
   }
   return "void";
 }

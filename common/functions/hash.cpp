@@ -322,7 +322,8 @@ uint64_t sparkXxHash(const Value& v, uint64_t seed) {
     case TypeId::Binary:
       return xxBytes(v.asString(), seed);
     case TypeId::Array:
-    case TypeId::Struct: {
+    case TypeId::Struct:
+    case TypeId::Map: {  // keys and values in turn, as Spark hashes a map
       uint64_t h = seed;
       for (const auto& item : v.asList()) h = sparkXxHash(item, h);
       return h;
@@ -390,7 +391,8 @@ int32_t sparkHash(const Value& v, int32_t seed) {
     case TypeId::String:
     case TypeId::Binary: return static_cast<int32_t>(hashBytes(v.asString(), s));
     case TypeId::Array:
-    case TypeId::Struct: {
+    case TypeId::Struct:
+    case TypeId::Map: {  // keys and values in turn, as Spark hashes a map
       int32_t h = seed;
       for (const auto& item : v.asList()) h = sparkHash(item, h);
       return h;

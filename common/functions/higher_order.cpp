@@ -1,6 +1,7 @@
 // Lambdas and the higher-order functions that call them, as Spark has them:
 // transform, filter, exists, forall, aggregate (and its alias reduce),
-// zip_with and array_sort with a comparator.
+// zip_with and array_sort with a comparator; over maps, map_filter,
+// transform_keys, transform_values and map_zip_with.
 //
 // A lambda's parameters are not columns of the row. The function that calls a
 // lambda points one slot per parameter at the element it is looking at, and a
@@ -15,6 +16,7 @@
 #include <algorithm>
 
 #include "common/functions/higher_order.h"
+#include "common/functions/map_funcs.h"
 #include "common/lambda.h"
 
 namespace rtsql::expr_internal {
@@ -90,7 +92,7 @@ class SlotBinding {
 
  private:
   const LambdaExpr& lambda_;
-  const Value* saved_[2] = {};
+  const Value* saved_[3] = {};  // map_zip_with's lambda takes three
 };
 
 const LambdaExpr& lambdaAt(const std::vector<ExprPtr>& args, size_t i) {
@@ -138,6 +140,9 @@ std::vector<LambdaSlot> lambdaSlotsOf(const std::string& name) {
   if (name == "aggregate" || name == "reduce") return {{2, 2, 2}, {3, 1, 1}};
   if (name == "zip_with") return {{2, 2, 2}};
   if (name == "array_sort") return {{1, 2, 2}};
+  if (name == "map_filter" || name == "transform_keys" || name == "transform_values")
+    return {{1, 2, 2}};
+  if (name == "map_zip_with") return {{2, 3, 3}};
   return {};
 }
 
@@ -147,6 +152,10 @@ std::string exampleOf(const std::string& name) {
   if (name == "zip_with") return "zip_with(a, b, (x, y) -> x + y)";
   if (name == "array_sort") return "array_sort(arr, (l, r) -> CASE WHEN l < r THEN 1 WHEN l > r THEN -1 ELSE 0 END)";
   if (name == "filter" || name == "exists" || name == "forall") return name + "(arr, x -> x > 0)";
+  if (name == "map_filter") return "map_filter(m, (k, v) -> v > 0)";
+  if (name == "transform_keys") return "transform_keys(m, (k, v) -> upper(k))";
+  if (name == "transform_values") return "transform_values(m, (k, v) -> v + 1)";
+  if (name == "map_zip_with") return "map_zip_with(m1, m2, (k, v1, v2) -> coalesce(v1, 0) + coalesce(v2, 0))";
   return name + "(arr, x -> x + 1)";
 }
 
@@ -387,7 +396,134 @@ ExprPtr buildArraySortWithComparator(const std::string& name, std::vector<ExprPt
   });
 }
 
+// ---- over maps ------------------------------------------------------------------
+
+// The key and value types of argument i of a map function, or 42804.
+std::pair<DataTypePtr, DataTypePtr> mapTypesOf(const std::string& name, const DataTypePtr& t,
+                                               size_t argIndex, size_t pos) {
+  if (isNullType(t) || t->id != TypeId::Map) {
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("argument {} of {}() must be a MAP, not {}", argIndex + 1, name,
+                               t ? t->toString() : std::string("NULL")),
+                   pos)
+        .withHint("write " + exampleOf(name));
+  }
+  return {t->key ? t->key : nullType(), t->value ? t->value : nullType()};
+}
+
+bool isMapLambdaFunction(const std::string& name) {
+  return name == "map_filter" || name == "transform_keys" || name == "transform_values" ||
+         name == "map_zip_with";
+}
+
+// map_filter(m, (k, v) -> bool), transform_keys(m, (k, v) -> key) and
+// transform_values(m, (k, v) -> value): the lambda sees each entry in order.
+// New keys go through makeMapValue: a NULL or repeated one raises, as in Spark.
+template <int Kind>  // 0 map_filter, 1 transform_keys, 2 transform_values
+ExprPtr buildMapLambda(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  requireLambdas(name, args, pos);
+  auto [kt, vt] = mapTypesOf(name, args[0]->type(), 0, pos);
+  if (Kind == 0) requireBooleanBody(name, args, 1, pos);
+  if (Kind == 1 && args[1]->type()->id == TypeId::Map)
+    throw SqlError(sqlstate::kDatatypeMismatch, "transform_keys: a map key cannot be a MAP", pos);
+  DataTypePtr type = Kind == 0   ? args[0]->type()
+                     : Kind == 1 ? DataType::mapOf(args[1]->type(), vt)
+                                 : DataType::mapOf(kt, args[1]->type());
+  return fnN(name, type, args, true, [](const Row& row, const std::vector<ExprPtr>& a) -> Value {
+    Value sa;
+    const Value& m = a[0]->evalRef(row, sa);
+    if (m.isNull()) return {};
+    const LambdaExpr& l = lambdaAt(a, 1);
+    const ValueList& items = m.asList();
+    ValueList out;
+    out.reserve(items.size());
+    SlotBinding b(l);
+    for (size_t i = 0; i + 1 < items.size(); i += 2) {
+      b.set(0, items[i]);
+      b.set(1, items[i + 1]);
+      if (Kind == 0) {
+        if (callTruth(l, row) != 1) continue;
+        out.push_back(items[i]);
+        out.push_back(items[i + 1]);
+      } else if (Kind == 1) {
+        out.push_back(callValue(l, row));
+        out.push_back(items[i + 1]);
+      } else {
+        out.push_back(items[i]);
+        out.push_back(callValue(l, row));
+      }
+    }
+    if (Kind == 1) return makeMapValue(std::move(out), "transform_keys");
+    return Value::map(std::move(out));
+  });
+}
+
+// map_zip_with(m1, m2, (k, v1, v2) -> ...): every key of either map, those of
+// m1 first in its order, then m2's others; a value a map lacks is NULL.
+ExprPtr buildMapZipWith(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  requireLambdas(name, args, pos);
+  auto [k1, v1] = mapTypesOf(name, args[0]->type(), 0, pos);
+  auto [k2, v2] = mapTypesOf(name, args[1]->type(), 1, pos);
+  // An empty map() has no key type: it takes the other map's.
+  if (isNullType(k1)) k1 = k2;
+  if (!isNullType(k2) && !k1->equals(*k2)) {
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("the maps of map_zip_with() must have one key type, not {} and {}",
+                               k1->toString(), k2->toString()),
+                   pos)
+        .withHint("cast one: CAST(m AS MAP<" + k1->toString() + ", ...>)");
+  }
+  DataTypePtr type = DataType::mapOf(k1, args[2]->type());
+  return fnN(name, type, args, true, [](const Row& row, const std::vector<ExprPtr>& a) -> Value {
+    Value sa, sb;
+    const Value& x = a[0]->evalRef(row, sa);
+    if (x.isNull()) return {};
+    const Value& y = a[1]->evalRef(row, sb);
+    if (y.isNull()) return {};
+    const ValueList& xs = x.asList();
+    const ValueList& ys = y.asList();
+    // m2's keys sorted once, so each lookup is a binary search.
+    std::vector<size_t> sorted(ys.size() / 2);
+    for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = 2 * i;
+    std::sort(sorted.begin(), sorted.end(),
+              [&](size_t p, size_t q) { return ys[p].compare(ys[q]) < 0; });
+    std::vector<bool> matched(ys.size() / 2, false);
+    auto find = [&](const Value& k) -> const Value* {
+      auto it = std::lower_bound(sorted.begin(), sorted.end(), k,
+                                 [&](size_t p, const Value& key) { return ys[p].compare(key) < 0; });
+      if (it == sorted.end() || ys[*it].compare(k) != 0) return nullptr;
+      matched[*it / 2] = true;
+      return &ys[*it + 1];
+    };
+    const LambdaExpr& l = lambdaAt(a, 2);
+    ValueList out;
+    out.reserve(xs.size() + ys.size());
+    SlotBinding b(l);
+    for (size_t i = 0; i + 1 < xs.size(); i += 2) {
+      const Value* other = find(xs[i]);
+      b.set(0, xs[i]);
+      b.set(1, xs[i + 1]);
+      b.set(2, other ? *other : Value::null());
+      out.push_back(xs[i]);
+      out.push_back(callValue(l, row));
+    }
+    for (size_t i = 0; i + 1 < ys.size(); i += 2) {
+      if (matched[i / 2]) continue;
+      b.set(0, ys[i]);
+      b.set(1, Value::null());
+      b.set(2, ys[i + 1]);
+      out.push_back(ys[i]);
+      out.push_back(callValue(l, row));
+    }
+    return Value::map(std::move(out));
+  });
+}
+
 void registerHigherOrderFunctions(FunctionTable& t) {
+  t["map_filter"] = {2, 2, buildMapLambda<0>};
+  t["transform_keys"] = {2, 2, buildMapLambda<1>};
+  t["transform_values"] = {2, 2, buildMapLambda<2>};
+  t["map_zip_with"] = {3, 3, buildMapZipWith};
   t["transform"] = {2, 2, buildTransform};
   t["filter"] = {2, 2, buildFilter};
   t["exists"] = {2, 2, buildQuantifier<true>};
@@ -421,7 +557,8 @@ std::vector<DataTypePtr> lambdaParameterTypes(const std::string& name,
     std::vector<std::string> known = functionNames();
     if (!std::binary_search(known.begin(), known.end(), name)) {
       throw SqlError(sqlstate::kUndefinedFunction, fmt::format("function {} does not exist", name), pos)
-          .withHint("the functions that take a lambda are transform, filter, exists, forall, "
+          .withHint("the functions that take a lambda are transform, filter, exists, forall, map_filter, "
+                    "transform_keys, transform_values, map_zip_with, "
                     "aggregate, reduce, zip_with and array_sort");
     }
   }
@@ -448,6 +585,11 @@ std::vector<DataTypePtr> lambdaParameterTypes(const std::string& name,
     DataTypePtr acc = before.at(1)->type();
     if (index == 3) return {acc};
     return {acc, elementTypeOf(name, before.at(0)->type(), 0, pos)};
+  }
+  if (isMapLambdaFunction(name)) {
+    auto [k, v] = mapTypesOf(name, before.at(0)->type(), 0, pos);
+    if (name != "map_zip_with") return {k, v};
+    return {k, v, mapTypesOf(name, before.at(1)->type(), 1, pos).second};
   }
   if (name == "zip_with") {
     return {elementTypeOf(name, before.at(0)->type(), 0, pos),

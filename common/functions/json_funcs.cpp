@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "common/functions/internal.h"
+#include "common/functions/map_funcs.h"
 #include "common/functions/schema_string.h"
 #include "common/json.h"
 #include "common/schema.h"
@@ -159,11 +160,23 @@ void appendJsonSkippingNullFields(std::string& out, const Value& v, const DataTy
     out += '"';
     return;
   }
-  if (v.isNull() || (t.id != TypeId::Struct && t.id != TypeId::Array)) {
+  if (v.isNull() || (t.id != TypeId::Struct && t.id != TypeId::Array && t.id != TypeId::Map)) {
     appendJsonValue(out, v, t);
     return;
   }
   const ValueList& items = v.asList();
+  if (t.id == TypeId::Map) {
+    // A map keeps its NULL values (null), as Spark writes them.
+    out += '{';
+    for (size_t i = 0; i + 1 < items.size(); i += 2) {
+      if (i) out += ',';
+      appendJsonString(out, items[i].toString());
+      out += ':';
+      appendJsonSkippingNullFields(out, items[i + 1], *t.value);
+    }
+    out += '}';
+    return;
+  }
   if (t.id == TypeId::Array) {
     out += '[';
     for (size_t i = 0; i < items.size(); ++i) {
@@ -189,8 +202,8 @@ void appendJsonSkippingNullFields(std::string& out, const Value& v, const DataTy
 ExprPtr buildToJson(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (isNullType(args[0]->type())) return makeLiteral(Value(), DataType::of(TypeId::String));  // to_json(NULL)
   auto id = args[0]->type()->id;
-  if (id != TypeId::Struct && id != TypeId::Array)
-    throwArgError(name, args, pos, "the argument must be a STRUCT or an ARRAY",
+  if (id != TypeId::Struct && id != TypeId::Array && id != TypeId::Map)
+    throwArgError(name, args, pos, "the argument must be a STRUCT, an ARRAY or a MAP",
                   "build one with named_struct('a', x, ...) or struct(x, y)");
   DataTypePtr t = args[0]->type();
   return fn1(name, DataType::of(TypeId::String), args, [t](const Value& v) {
@@ -272,6 +285,20 @@ Value fromJsonElement(simdjson::dom::element el, const DataType& type) {
           }
       }
       return Value::structure(std::move(fields));
+    }
+    case TypeId::Map: {
+      // An object, its names read as the key type; a name that is no such
+      // key leaves the whole map NULL.
+      if (k != element_type::OBJECT || !type.key || !type.value) return {};
+      ValueList items;
+      simdjson::dom::object obj = el.get_object().value_unsafe();
+      for (auto [key, value] : obj) {
+        Value kv = castValue(Value::string(std::string(key)), *type.key);
+        if (kv.isNull()) return {};
+        items.push_back(std::move(kv));
+        items.push_back(fromJsonElement(value, *type.value));
+      }
+      return makeMapValue(std::move(items), "from_json");
     }
     default:
       return {};

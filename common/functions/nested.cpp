@@ -8,6 +8,7 @@
 
 #include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
+#include "common/functions/map_funcs.h"
 
 namespace rtsql::expr_internal {
 
@@ -74,6 +75,7 @@ void requireArray(const std::string& name, std::vector<ExprPtr>& args, size_t po
 }
 
 ExprPtr buildSize(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Map) return buildMapSize(name, args, pos);
   requireArray(name, args, pos);
   // NULL for a NULL array, as Spark 4 (-1 was the legacy sizeOfNull).
   return fn1(name, DataType::of(TypeId::Int), args,
@@ -100,6 +102,7 @@ ExprPtr buildArrayContains(const std::string& name, std::vector<ExprPtr>& args, 
 
 // element_at(array, i): 1-based, negative counts from the end, NULL out of range.
 ExprPtr buildElementAt(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args[0]->type()->id == TypeId::Map) return buildMapLookup(name, args, pos);
   requireArray(name, args, pos);
   argBigInt(name, args, 1, pos);
   auto et = args[0]->type()->element ? args[0]->type()->element : nullType();
@@ -536,6 +539,7 @@ ExprPtr buildArraySize(const std::string& name, std::vector<ExprPtr>& args, size
 // 1-based index with NULL for index 0 too.
 template <bool ZeroBased>
 ExprPtr buildGet(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (!ZeroBased && args[0]->type()->id == TypeId::Map) return buildMapLookup(name, args, pos);
   requireArray(name, args, pos);
   argBigInt(name, args, 1, pos);
   return fn2(name, elementOf(args[0]), args, [](const Value& arr, const Value& i) {

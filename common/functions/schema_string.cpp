@@ -21,8 +21,8 @@ class SchemaReader {
     size_t save = i_;
     std::string first = word();
     skip();
-    bool single =
-        (iequals(first, "STRUCT") || iequals(first, "ARRAY")) && i_ < s_.size() && s_[i_] == '<';
+    bool single = (iequals(first, "STRUCT") || iequals(first, "ARRAY") || iequals(first, "MAP")) &&
+                  i_ < s_.size() && s_[i_] == '<';
     i_ = save;
     DataTypePtr t = single ? type() : fields(true);
     skip();
@@ -110,7 +110,14 @@ class SchemaReader {
       expect('>');
       return t;
     }
-    if (iequals(w, "MAP")) fail("MAP is not supported; use ARRAY<STRUCT<key K, value V>>");
+    if (iequals(w, "MAP")) {
+      expect('<');
+      DataTypePtr k = type();
+      expect(',');
+      DataTypePtr v = type();
+      expect('>');
+      return DataType::mapOf(k, v);
+    }
     auto id = scalarTypeFromName(w);
     if (!id) fail(fmt::format("unknown type {}", w));
     if (eat('(')) {  // DECIMAL(10, 2), VARCHAR(20): the arguments are ignored

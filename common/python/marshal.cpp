@@ -12,6 +12,7 @@
 #include "common/decimal.h"
 #include "common/error.h"
 #include "common/functions/internal.h"
+#include "common/functions/map_funcs.h"
 
 namespace rtsql {
 
@@ -116,6 +117,18 @@ PyObject* toPython(const Value& v, const DataType& type) {
         Ref item(toPython(fields[i], *type.fields[i].type));
         if (!item || PyDict_SetItemString(dict.get(), type.fields[i].name.c_str(), item.get()) < 0)
           return nullptr;
+      }
+      return dict.release();
+    }
+    case TypeId::Map: {
+      // A dict of the entries, as PySpark hands a map to a function.
+      const ValueList& items = v.asList();
+      Ref dict(PyDict_New());
+      if (!dict) return nullptr;
+      for (size_t i = 0; i + 1 < items.size(); i += 2) {
+        Ref key(toPython(items[i], type.key ? *type.key : *DataType::of(TypeId::Null)));
+        Ref item(toPython(items[i + 1], type.value ? *type.value : *DataType::of(TypeId::Null)));
+        if (!key || !item || PyDict_SetItem(dict.get(), key.get(), item.get()) < 0) return nullptr;
       }
       return dict.release();
     }
@@ -297,6 +310,20 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
                    : Value());
         }
         return Value::structure(std::move(fields));
+      }
+      break;
+    case TypeId::Map:
+      if (PyDict_Check(o)) {
+        ValueList items;
+        PyObject* key = nullptr;
+        PyObject* item = nullptr;
+        Py_ssize_t at = 0;
+        std::string where = path.empty() ? "result" : path;
+        while (PyDict_Next(o, &at, &key, &item)) {  // borrowed references
+          items.push_back(fromPython(fn, key, *type.key, where + " key"));
+          items.push_back(fromPython(fn, item, *type.value, where + " value"));
+        }
+        return expr_internal::makeMapValue(std::move(items), fn.c_str());
       }
       break;
   }

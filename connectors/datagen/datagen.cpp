@@ -403,6 +403,22 @@ class DatagenSource final : public SourceTask {
           fields.push_back(depth < 4 ? randomValue(*f.type, depth + 1) : Value());
         return Value::structure(std::move(fields));
       }
+      case TypeId::Map: {
+        // Up to three entries with distinct keys: a key drawn twice is kept once.
+        ValueList items;
+        if (depth < 4 && type.key && type.value) {
+          int64_t n = uniformInt(0, 3);
+          for (int64_t i = 0; i < n; ++i) {
+            Value k = randomValue(*type.key, depth + 1);
+            bool seen = k.isNull();
+            for (size_t j = 0; j < items.size() && !seen; j += 2) seen = items[j].compare(k) == 0;
+            if (seen) continue;
+            items.push_back(std::move(k));
+            items.push_back(randomValue(*type.value, depth + 1));
+          }
+        }
+        return Value::map(std::move(items));
+      }
       case TypeId::Null: return Value();
     }
     return Value();

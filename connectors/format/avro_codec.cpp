@@ -593,6 +593,19 @@ int setNullable(avro_value_t& v, const Value& x, const DataType& type) {
       }
       return 0;
     }
+    case TypeId::Map: {
+      // An Avro map: its names are the keys' text (Avro's map keys are strings).
+      const ValueList& items = x.asList();
+      const DataType& vt = type.value ? *type.value : *DataType::of(TypeId::Null);
+      for (size_t i = 0; i + 1 < items.size(); i += 2) {
+        avro_value_t slot;
+        std::string key = items[i].toString();
+        rc = avro_value_add(&branch, key.c_str(), &slot, nullptr, nullptr);
+        if (rc == 0) rc = setNullable(slot, items[i + 1], vt);
+        if (rc != 0) return rc;
+      }
+      return 0;
+    }
   }
   return 0;
 }

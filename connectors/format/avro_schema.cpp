@@ -381,6 +381,12 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
       appendRecord(out, fmt::format("{}_{}", path, ++records), fields, path, records);
       return;
     }
+    case TypeId::Map:
+      // Avro's map has string keys: a key is written as its text.
+      out += R"({"type":"map","values":["null",)";
+      appendAvroType(out, t.value ? *t.value : *DataType::of(TypeId::String), path, records);
+      out += "]}";
+      return;
   }
 }
 

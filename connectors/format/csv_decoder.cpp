@@ -64,7 +64,7 @@ class CsvDecoder final : public RecordDecoder {
         }
         continue;  // NULL
       }
-      if (type.id == TypeId::Array || type.id == TypeId::Struct) {
+      if (type.id == TypeId::Array || type.id == TypeId::Struct || type.id == TypeId::Map) {
         error = fmt::format("field '{}': {} is not supported in csv", names_[f], type.toString());
         return false;
       }

@@ -164,6 +164,7 @@ bool textToValue(std::string_view text, const DataType& type, Value& out, bool b
       return textToDate(text, out);
     case TypeId::Array:
     case TypeId::Struct:
+    case TypeId::Map:
       return false;
   }
   return false;

@@ -252,6 +252,7 @@ void appendCsvField(std::string& out, const Value& v, char delimiter) {
       break;
     case TypeId::Array:
     case TypeId::Struct:
+    case TypeId::Map:
       // The planner refuses these columns for csv sinks; written as their JSON
       // text should one reach here, so that encode() never throws.
       appendJsonValue(text, v, DataType{});

@@ -13,6 +13,7 @@
 // record like the previous one costs one comparison per key to map.
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -221,7 +222,8 @@ class JsonDecoder final : public RecordDecoder {
         std::string_view raw = tokenText(v);
         std::string_view s;
         if (auto err = v.get_string().get(s)) return jsonError(doc_, err, error);
-        if (type.id == TypeId::Array || type.id == TypeId::Struct) return mismatch(path, type, raw, error);
+        if (type.id == TypeId::Array || type.id == TypeId::Struct || type.id == TypeId::Map)
+          return mismatch(path, type, raw, error);
         if (!textToValue(s, type, out, /*binaryIsBase64=*/true)) return mismatch(path, type, raw, error);
         return true;
       }
@@ -249,6 +251,7 @@ class JsonDecoder final : public RecordDecoder {
           out = Value::string(std::string(raw));
           return true;
         }
+        if (type.id == TypeId::Map) return convertMap(obj, type, out, path, error);
         if (type.id != TypeId::Struct) return mismatch(path, type, "an object", error);
         return convertStruct(obj, type, out, path, error);
       }
@@ -300,6 +303,42 @@ class JsonDecoder final : public RecordDecoder {
       if (!convert(field.value(), *sf.type, fields[static_cast<size_t>(f)], child, error)) return false;
     }
     out = Value::structure(std::move(fields));
+    return true;
+  }
+
+  // An object for a MAP column: its names are the keys, read as the key type
+  // as text is; a name that is no such key, or one given twice, is a
+  // mismatch of the record.
+  bool convertMap(od::object& obj, const DataType& type, Value& out, const FieldPath& path,
+                  std::string& error) {
+    const DataType& kt = type.key ? *type.key : *DataType::of(TypeId::String);
+    const DataType& vt = type.value ? *type.value : *DataType::of(TypeId::String);
+    ValueList items;
+    for (auto fieldResult : obj) {
+      od::field field;
+      if (auto err = std::move(fieldResult).get(field)) return jsonError(doc_, err, error);
+      std::string_view key;
+      if (auto err = field.unescaped_key().get(key)) return jsonError(doc_, err, error);
+      items.emplace_back();
+      if (!textToValue(key, kt, items.back(), /*binaryIsBase64=*/true) || items.back().isNull())
+        return mismatch(path, type, "an object", error);
+      FieldPath child{&path, key, -1};
+      items.emplace_back();
+      if (!convert(field.value(), vt, items.back(), child, error)) return false;
+    }
+    // Sorted key indices find a duplicate in n log n comparisons.
+    std::vector<size_t> keys(items.size() / 2);
+    for (size_t i = 0; i < keys.size(); ++i) keys[i] = 2 * i;
+    std::sort(keys.begin(), keys.end(),
+              [&](size_t a, size_t b) { return items[a].compare(items[b]) < 0; });
+    for (size_t i = 1; i < keys.size(); ++i) {
+      if (items[keys[i - 1]].compare(items[keys[i]]) == 0) {
+        error = mismatchError(path.toString(), type, std::string_view()) + ": key " +
+                items[keys[i]].toString() + " appears twice";
+        return false;
+      }
+    }
+    out = Value::map(std::move(items));
     return true;
   }
 

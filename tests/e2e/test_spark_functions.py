@@ -99,7 +99,7 @@ def classify(golden, answer):
     if kind == "error":
         return "raises"
     value = canonical.from_rtsql(got[0], got[1])
-    if canonical.same(value, golden["value"]):
+    if canonical.same(value, golden["value"]) or canonical.same_map(value, golden["value"], golden["type"]):
         return None if got[1] == golden["type"] else "type"
     if canonical.same_but_type(golden["value"], golden["type"], value, got[1]):
         return "type"

@@ -298,7 +298,7 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
                 out.append((family, function, sql))
     # The named cases of the issue, whatever the draw gave.
     for family, function, sql in (EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls() + ZONE_CALLS
-                                   + PATTERN_CALLS + BITWISE_CALLS):
+                                   + PATTERN_CALLS + BITWISE_CALLS + MAP_CALLS):
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -655,3 +655,71 @@ NUMBER_FORMAT_CALLS += [
     for f in ["'yyyy/MM/dd'", "'HH:mm'", "'EEE, d MMM yyyy'"]]
 _nf_seen = set()
 PATTERN_CALLS += [c for c in NUMBER_FORMAT_CALLS if not (c[2] in _nf_seen or _nf_seen.add(c[2]))]
+
+# Maps: each function over maps drawn from a pool (NULL, empty, NULL values,
+# unicode and integer keys), then the cases a draw would miss: NULL and
+# duplicate keys, missing keys, the delimiters of str_to_map, the lambdas.
+_MAPS = ["map('a', 1, 'b', 2)", "map()", "CAST(NULL AS MAP<STRING, INT>)", "map('x', NULL, 'é日', 3)",
+         "map('a', -2147483648)", "map_from_arrays(array('k', 'a'), array(10, 20))"]
+_MAP_KEYS = ["'a'", "'z'", "'é日'", "NULL", "''"]
+_MAP_LAMBDAS = {
+    "map_filter": ["(k, v) -> v > 1", "(k, v) -> k = 'a'", "(k, v) -> v IS NULL", "(k, v) -> NULL"],
+    "transform_values": ["(k, v) -> v + 1", "(k, v) -> concat(k, CAST(v AS STRING))",
+                         "(k, v) -> v IS NULL"],
+    "transform_keys": ["(k, v) -> upper(k)", "(k, v) -> concat(k, '!')", "(k, v) -> length(k)"],
+}
+
+
+def _map_calls(seed=4344):
+    rng = random.Random(seed)
+    out = []
+    for m in _MAPS:
+        for f in ["map_keys", "map_values", "map_entries", "size", "cardinality", "to_json"]:
+            out.append(("map", f, f"{f}({m})"))
+        for k in rng.sample(_MAP_KEYS, 2):
+            out.append(("map", "element_at", f"element_at({m}, {k})"))
+            out.append(("map", "map_contains_key", f"map_contains_key({m}, {k})"))
+        out.append(("map", "map_concat", f"map_concat({m}, map('c', 3))"))
+        for f in sorted(_MAP_LAMBDAS):
+            for body in sorted(rng.sample(_MAP_LAMBDAS[f], 2)):
+                out.append(("map", f, f"{f}({m}, {body})"))
+    return out
+
+
+MAP_CALLS = _map_calls() + [("map", f, sql) for f, sql in [
+    ("map", "map('a', 1, 'b', 2)"), ("map", "map(1, 'x', 2, NULL)"), ("map", "map()"),
+    ("map", "map('a', 1, 'a', 2)"), ("map", "map(NULL, 1)"), ("map", "map('a', 1, 'b')"),
+    ("map", "map(1, 'a', CAST(2 AS BIGINT), 'b')"), ("map", "map(CAST(1.5 AS DOUBLE), true)"),
+    ("map", "typeof(map('a', CAST(1 AS BIGINT)))"),
+    ("map", "map('a', 1)['a']"), ("map", "map('a', 1)['z']"), ("map", "map(1, 'x')[1]"),
+    ("map_from_arrays", "map_from_arrays(array('a', 'b'), array(1, 2))"),
+    ("map_from_arrays", "map_from_arrays(array('a', 'b'), array(1))"),
+    ("map_from_arrays", "map_from_arrays(array('a', 'a'), array(1, 2))"),
+    ("map_from_arrays", "map_from_arrays(array('a', NULL), array(1, 2))"),
+    ("map_from_arrays", "map_from_arrays(NULL, array(1))"),
+    ("map_from_entries", "map_from_entries(array(struct('a', 1), struct('b', 2)))"),
+    ("map_from_entries", "map_from_entries(array(named_struct('k', 1, 'v', 'x')))"),
+    ("map_from_entries", "map_from_entries(array(struct('a', 1), NULL))"),
+    ("map_from_entries", "map_from_entries(array(struct('a', 1), struct('a', 2)))"),
+    ("str_to_map", "str_to_map('a:1,b:2')"), ("str_to_map", "str_to_map('a=1&b=2', '&', '=')"),
+    ("str_to_map", "str_to_map('a')"), ("str_to_map", "str_to_map('')"),
+    ("str_to_map", "str_to_map('a:1,a:2')"), ("str_to_map", "str_to_map(NULL)"),
+    ("str_to_map", "str_to_map('k:v:w,x:')"), ("str_to_map", "str_to_map('é:日;b:2', ';')"),
+    ("str_to_map", "str_to_map('a:1,b:2', ',', NULL)"),
+    ("map_concat", "map_concat(map('a', 1), map('a', 2))"),
+    ("map_concat", "map_concat(map('a', 1), NULL)"),
+    ("map_concat", "map_concat(map('a', 1), map('b', CAST(2 AS BIGINT)))"),
+    ("map_contains_key", "map_contains_key(map(1, 'a'), CAST(1 AS BIGINT))"),
+    ("element_at", "element_at(map(1, 'a'), 2)"), ("try_element_at", "try_element_at(map('a', 1), 'z')"),
+    ("map_zip_with", "map_zip_with(map('a', 1, 'b', 2), map('b', 20, 'c', 30), "
+                     "(k, x, y) -> coalesce(x, 0) + coalesce(y, 0))"),
+    ("map_zip_with", "map_zip_with(map('a', 1), map(), (k, x, y) -> y)"),
+    ("map_zip_with", "map_zip_with(map('a', 1), NULL, (k, x, y) -> x)"),
+    ("map_zip_with", "map_zip_with(map(1, 'a'), map(2, 'b'), (k, x, y) -> concat(x, y))"),
+    ("transform_keys", "transform_keys(map('a', 1, 'b', 2), (k, v) -> 'same')"),
+    ("transform_keys", "transform_keys(map('a', 1), (k, v) -> NULL)"),
+    ("map_filter", "map_filter(map('a', 1), (k, v) -> v)"),
+    ("to_json", "to_json(map(1, array(true), 2, NULL))"),
+    ("to_json", "to_json(named_struct('m', map('a', named_struct('x', NULL))))"),
+    ("size", "size(map('a', NULL))"),
+]]

@@ -149,6 +149,16 @@ def same(a, b):
     return json.dumps(_without_null_fields(a)) == json.dumps(_without_null_fields(b))
 
 
+def same_map(a, b, type_name):
+    """Whether two maps hold the same entries: PySpark hands a map over as a
+    Java HashMap, so the order of its keys in the golden file is the hash's,
+    not the map's."""
+    if not (type_name or "").startswith("map") or not isinstance(a, dict) or not isinstance(b, dict):
+        return False
+    return (json.dumps(_without_null_fields(a), sort_keys=True)
+            == json.dumps(_without_null_fields(b), sort_keys=True))
+
+
 def same_but_type(spark_value, spark_type, value, type_name):
     """Whether two values of different types are the same value: a Spark DATE
     and rtsql's TIMESTAMP at its midnight, a DECIMAL and the DOUBLE of the same

@@ -79,7 +79,8 @@ size_t valueBytes(const Value& v) {
     case TypeId::Binary:
       return v.asString().size() + 8;
     case TypeId::Array:
-    case TypeId::Struct: {
+    case TypeId::Struct:
+    case TypeId::Map: {
       size_t n = 8;
       for (const Value& item : v.asList()) n += valueBytes(item);
       return n;
