@@ -69,6 +69,7 @@ class LiteralExpr final : public Expr {
       case TypeId::Binary:
         return "X'" + lowerHex(v_.asString()) + "'";
       case TypeId::Timestamp: return "TIMESTAMP '" + formatTimestamp(v_.asInt()) + "'";
+      case TypeId::TimestampNtz: return "TIMESTAMP_NTZ '" + formatTimestamp(v_.asInt()) + "'";
       case TypeId::Interval: return "INTERVAL '" + formatInterval(v_.asInt()) + "'";
       // Spark's spelling of a DECIMAL literal, which reads back as the same type
       // when its digits fit 38.
@@ -85,7 +86,8 @@ class LiteralExpr final : public Expr {
 
 enum class ArithOp { Add, Sub, Mul, Div, Mod };
 enum class ArithMode {
-  Int32, Int64, Double, Decimal, TsIv, IvTs, TsTs, IvIv, IvNum, NumIv, DateDays, DaysDate, DateDate
+  Int32, Int64, Double, Decimal, TsIv, IvTs, TsTs, IvIv, IvNum, NumIv, DateDays, DaysDate, DateDate,
+  NtzIv, IvNtz
 };
 
 // A day number as a DATE; NULL past Spark's 32-bit day numbers.
@@ -172,6 +174,10 @@ class ArithExpr final : public Expr {
         return dateOrNull(a.asInt() + b.asInt());
       case ArithMode::DateDate:
         return Value::interval((a.asInt() - b.asInt()) * kMicrosPerDay);
+      case ArithMode::NtzIv:
+        return Value::timestampNtz(op_ == ArithOp::Add ? a.asInt() + b.asInt() : a.asInt() - b.asInt());
+      case ArithMode::IvNtz:
+        return Value::timestampNtz(a.asInt() + b.asInt());
     }
     return {};
   }
@@ -238,7 +244,8 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
   } else if (isNullType(l->type())) {
     l = castTo(l, r->type()->id == TypeId::Timestamp && op == ArithOp::Sub ? DataType::of(TypeId::Timestamp) : r->type());
   } else if (isNullType(r->type())) {
-    r = castTo(r, l->type()->id == TypeId::Timestamp ? DataType::of(TypeId::Interval)
+    r = castTo(r, l->type()->id == TypeId::Timestamp || l->type()->id == TypeId::TimestampNtz
+                      ? DataType::of(TypeId::Interval)
                   : l->type()->id == TypeId::Date    ? DataType::of(TypeId::Int)
                                                      : l->type());
   }
@@ -268,6 +275,33 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
     l = castTo(l, DataType::of(TypeId::BigInt));
     r = castTo(r, DataType::of(TypeId::BigInt));
     return mk(TypeId::BigInt, ArithMode::Int64);
+  }
+  // A TIMESTAMP_NTZ plus or minus an INTERVAL stays one and the difference of
+  // two is their interval; a DATE or text beside one reads as one, and with a
+  // TIMESTAMP both are TIMESTAMPs (the NTZ read in the session zone), as in
+  // Spark.
+  if (a == TypeId::TimestampNtz || b == TypeId::TimestampNtz) {
+    const DataTypePtr ntz = DataType::of(TypeId::TimestampNtz);
+    if (a == TypeId::Timestamp || b == TypeId::Timestamp) {
+      l = castTo(l, DataType::of(TypeId::Timestamp));
+      r = castTo(r, DataType::of(TypeId::Timestamp));
+      a = b = TypeId::Timestamp;
+    } else if (op == ArithOp::Sub) {
+      if (a == TypeId::TimestampNtz && (b == TypeId::String || b == TypeId::Date)) {
+        r = castTo(r, ntz);
+        b = TypeId::TimestampNtz;
+      }
+      if (b == TypeId::TimestampNtz && a == TypeId::Date) {
+        l = castTo(l, ntz);
+        a = TypeId::TimestampNtz;
+      }
+    }
+    if (a == TypeId::TimestampNtz && b == TypeId::Interval && (op == ArithOp::Add || op == ArithOp::Sub))
+      return mk(TypeId::TimestampNtz, ArithMode::NtzIv);
+    if (a == TypeId::Interval && b == TypeId::TimestampNtz && op == ArithOp::Add)
+      return mk(TypeId::TimestampNtz, ArithMode::IvNtz);
+    if (a == TypeId::TimestampNtz && b == TypeId::TimestampNtz && op == ArithOp::Sub)
+      return mk(TypeId::Interval, ArithMode::TsTs);
   }
   // DATE + or - a number of days is a DATE and the difference of two DATEs
   // their interval, as in Spark; with a TIMESTAMP or an INTERVAL a DATE is its
@@ -427,6 +461,7 @@ CmpMode modeFor(const DataTypePtr& t) {
     case TypeId::Int:
     case TypeId::BigInt:
     case TypeId::Timestamp:
+    case TypeId::TimestampNtz:
     case TypeId::Date:
     case TypeId::Interval: return CmpMode::Int;
     case TypeId::Double: return CmpMode::Double;

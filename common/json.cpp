@@ -141,6 +141,15 @@ void appendJsonValue(std::string& out, const Value& v, const DataType& type) {
       out += formatTimestamp(v.asInt(), true);
       out += '"';
       return;
+    case TypeId::TimestampNtz: {
+      // A wall clock: ISO text without the offset.
+      std::string text = formatTimestamp(v.asInt(), true);
+      text.pop_back();
+      out += '"';
+      out += text;
+      out += '"';
+      return;
+    }
     case TypeId::Interval:
       appendJsonString(out, expr_internal::formatInterval(v.asInt()));
       return;
@@ -307,7 +316,7 @@ std::string formatDate(int64_t days) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-bool parseTimestamp(std::string_view s, int64_t* micros) {
+bool parseTimestamp(std::string_view s, int64_t* micros, bool applyOffset) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   size_t i = 0;
@@ -369,6 +378,7 @@ bool parseTimestamp(std::string_view s, int64_t* micros) {
   }
   if (i != s.size()) return false;
   int64_t days = daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  if (!applyOffset) offsetMinutes = 0;
   *micros = days * kMicrosPerDay + ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000000 +
             frac;
   return true;

@@ -24,8 +24,9 @@ std::string rowToJson(const Row& row, const Schema& schema);
 // (trailing zero fractions trimmed, as Spark shows it) or in ISO form with 'T'/'Z'.
 std::string formatTimestamp(int64_t micros, bool iso = false);
 // Parses "2024-05-01 10:00:00[.ffffff][Z|+hh:mm]", "2024-05-01T10:00:00Z" and
-// "2024-05-01"; returns false on bad text.
-bool parseTimestamp(std::string_view text, int64_t* micros);
+// "2024-05-01"; returns false on bad text. Without `applyOffset` an offset in
+// the text is read and left out (a TIMESTAMP_NTZ's wall clock, as Spark casts).
+bool parseTimestamp(std::string_view text, int64_t* micros, bool applyOffset = true);
 // Parses a date as Spark casts text to DATE: "2024", "2024-5", "2024-05-01",
 // the last followed by ' ' or 'T' and anything (a time that is not read),
 // surrounding spaces allowed; `days` since 1970-01-01. False on bad text or a

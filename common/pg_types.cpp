@@ -99,6 +99,7 @@ uint32_t pgTypeOidOf(const DataType& type) {
     case TypeId::Interval: return 1186;
     case TypeId::Decimal: return 1700;
     case TypeId::Date: return 1082;
+    case TypeId::TimestampNtz: return 1114;
     default: return 25;
   }
 }

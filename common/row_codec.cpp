@@ -19,7 +19,8 @@
 //        flipped (a key column has one scale, so this orders by value); the
 //        precision and scale come from the column's type when decoding
 //   0x68 DATE, days as an integer
-//   0x70 MAP, its keys and values in turn as a list (SQL compares no maps;
+//   0x70 TIMESTAMP_NTZ, wall-clock microseconds as an integer
+//   0x78 MAP, its keys and values in turn as a list (SQL compares no maps;
 //        this only makes a map encodable wherever a value is)
 // The tags follow TypeId order, so values of different types order as
 // Value::compare orders them, except that integers and doubles are not
@@ -28,8 +29,10 @@
 // Value layout: one byte with the TypeId (0 for NULL), then integers as zigzag
 // varints, doubles as 8 little-endian bytes, booleans as one byte, strings as a
 // varint length and the bytes, arrays and structs as a varint count and the
-// elements (a MAP as its entry count and each key followed by its value), a DECIMAL as its precision and scale bytes and the unscaled value
-// as a zigzag varint of up to 128 bits, a DATE as an integer. Writing the TypeId instead of a bare null flag costs nothing and
+// elements (a MAP as its entry count and each key followed by its value), a
+// DECIMAL as its precision and scale bytes and the unscaled value as a zigzag
+// varint of up to 128 bits, a DATE and a TIMESTAMP_NTZ (TypeId 13) as an
+// integer. Writing the TypeId instead of a bare null flag costs nothing and
 // makes a decoded value exactly the encoded one (an INT stays an INT even when
 // read back as a BIGINT column).
 #include "common/row_codec.h"
@@ -59,7 +62,8 @@ constexpr uint8_t kKeyArray = 0x50;
 constexpr uint8_t kKeyStruct = 0x58;
 constexpr uint8_t kKeyDecimal = 0x60;
 constexpr uint8_t kKeyDate = 0x68;
-constexpr uint8_t kKeyMap = 0x70;
+constexpr uint8_t kKeyTimestampNtz = 0x70;
+constexpr uint8_t kKeyMap = 0x78;
 
 constexpr uint64_t kSignBit = 1ULL << 63;
 
@@ -182,8 +186,11 @@ Value doubleFor(double d, const DataType& type) {
 // A TIMESTAMP read back for a column of type `type`. A DATE column of state
 // written when DATE was an alias of TIMESTAMP holds timestamps at midnight:
 // they come back as that DATE (their day), so no operator meets a TIMESTAMP
-// where its plan has a DATE.
+// where its plan has a DATE. A TIMESTAMP_NTZ column of state written when
+// TIMESTAMP_NTZ was a name of TIMESTAMP comes back as the UTC wall clock of
+// the instant, the text those releases showed.
 Value timestampFor(int64_t micros, const DataType& type) {
+  if (type.id == TypeId::TimestampNtz) return Value::timestampNtz(micros);
   if (type.id != TypeId::Date) return Value::timestamp(micros);
   return Value::date(expr_internal::floorDiv(micros, expr_internal::kMicrosPerDay));
 }
@@ -266,6 +273,10 @@ void encodeKey(std::string& out, const Value& v) {
       out += static_cast<char>(kKeyDate);
       encodeKeyInt(out, v.asInt());
       return;
+    case TypeId::TimestampNtz:
+      out += static_cast<char>(kKeyTimestampNtz);
+      encodeKeyInt(out, v.asInt());
+      return;
     case TypeId::String:
     case TypeId::Binary:
       out += static_cast<char>(v.type() == TypeId::String ? kKeyString : kKeyBinary);
@@ -311,6 +322,8 @@ Value decodeKey(std::string_view& in, const DataType& type) {
     }
     case kKeyDate:
       return Value::date(decodeKeyInt(in));
+    case kKeyTimestampNtz:
+      return Value::timestampNtz(decodeKeyInt(in));
     case kKeyString:
       return Value::string(decodeKeyString(in));
     case kKeyBinary:
@@ -360,6 +373,7 @@ void encodeValue(std::string& out, const Value& v) {
     case TypeId::Timestamp:
     case TypeId::Interval:
     case TypeId::Date:
+    case TypeId::TimestampNtz:
       putVarint(out, zigzag(v.asInt()));
       return;
     case TypeId::Decimal: {
@@ -410,6 +424,8 @@ Value decodeValue(std::string_view& in, const DataType& type) {
       return Value::interval(unzigzag(getVarint(in)));
     case TypeId::Date:
       return Value::date(unzigzag(getVarint(in)));
+    case TypeId::TimestampNtz:
+      return Value::timestampNtz(unzigzag(getVarint(in)));
     case TypeId::Decimal: {
       int precision = getByte(in);
       int scale = getByte(in);

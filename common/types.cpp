@@ -27,8 +27,8 @@ DataTypePtr DataType::of(TypeId id) {
   }
   // Built once; every scalar type of the process is one of these, which lets hot
   // paths compare type pointers before falling back to equals().
-  static const std::array<DataTypePtr, 13> kTypes = [] {
-    std::array<DataTypePtr, 13> a;
+  static const std::array<DataTypePtr, 14> kTypes = [] {
+    std::array<DataTypePtr, 14> a;
     for (size_t i = 0; i < a.size(); ++i) a[i] = makeScalar(static_cast<TypeId>(i));
     auto dec = std::make_shared<DataType>();
     dec->id = TypeId::Decimal;
@@ -169,7 +169,7 @@ std::optional<TypeId> scalarTypeFromName(std::string_view name) {
       {"DEC", TypeId::Decimal},
       {"BOOLEAN", TypeId::Boolean},    {"BOOL", TypeId::Boolean},     {"TIMESTAMP", TypeId::Timestamp},
       {"TIMESTAMPTZ", TypeId::Timestamp}, {"TIMESTAMP_LTZ", TypeId::Timestamp},
-      {"TIMESTAMP_NTZ", TypeId::Timestamp}, {"DATE", TypeId::Date},
+      {"TIMESTAMP_NTZ", TypeId::TimestampNtz}, {"DATE", TypeId::Date},
       {"BINARY", TypeId::Binary},      {"BYTES", TypeId::Binary},     {"BYTEA", TypeId::Binary},
       {"VARBINARY", TypeId::Binary},   {"INTERVAL", TypeId::Interval},
       // PostgreSQL's names drivers and tools cast to: ::int2, ::oid, ::name, ::bpchar.
@@ -196,6 +196,7 @@ const char* typeIdName(TypeId id) {
     case TypeId::Struct: return "STRUCT";
     case TypeId::Decimal: return "DECIMAL";
     case TypeId::Date: return "DATE";
+    case TypeId::TimestampNtz: return "TIMESTAMP_NTZ";
     case TypeId::Map: return "MAP";
   }
   return "UNKNOWN";

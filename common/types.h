@@ -29,6 +29,9 @@ enum class TypeId : uint8_t {
   // checkpoints (common/row_codec.cpp), so existing ids never move.
   Decimal,  // DECIMAL(precision, scale): an unscaled integer (common/decimal.h)
   Date,     // days since 1970-01-01
+  // Spark's TIMESTAMP_NTZ: a wall-clock date and time without a zone, as
+  // microseconds since 1970-01-01 00:00 on that clock; never converted.
+  TimestampNtz = 13,
   Map = 17,  // MAP<K, V>: entries in insertion order, keys distinct and never NULL
 };
 

@@ -92,6 +92,7 @@ void appendValue(std::string& out, const Value& v, bool nested) {
       out += lowerHex(v.asString());
       return;
     case TypeId::Timestamp:
+    case TypeId::TimestampNtz:
       out += formatTimestamp(v.asInt());
       return;
     case TypeId::Decimal:
@@ -161,6 +162,7 @@ int Value::compare(const Value& o) const {
     case TypeId::Decimal:
       return decimal::compare(asDecimal(), head_.scale, o.asDecimal(), o.head_.scale);
     case TypeId::Date:
+    case TypeId::TimestampNtz:
       return cmp3(asInt(), o.asInt());
     case TypeId::String:
     case TypeId::Binary: {
@@ -194,6 +196,7 @@ size_t Value::hash() const {
     case TypeId::Timestamp:
     case TypeId::Interval:
     case TypeId::Date:
+    case TypeId::TimestampNtz:
       return hashInt(asInt());
     case TypeId::Decimal: {
       // Hashes as the INT or DOUBLE it equals, to agree with compare().

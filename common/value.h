@@ -35,6 +35,8 @@ class Value {
   static Value timestamp(int64_t micros) { return Value(TypeId::Timestamp, micros); }
   static Value interval(int64_t micros) { return Value(TypeId::Interval, micros); }
   static Value date(int64_t days) { return Value(TypeId::Date, days); }
+  // A TIMESTAMP_NTZ: microseconds since 1970-01-01 00:00 on a wall clock.
+  static Value timestampNtz(int64_t micros) { return Value(TypeId::TimestampNtz, micros); }
   // A DECIMAL(precision, scale) of unscaled value `unscaled`; the caller has
   // checked that it fits the precision.
   static Value decimal(Int128 unscaled, int precision, int scale) {
@@ -71,7 +73,7 @@ class Value {
   bool isNull() const { return head_.type == TypeId::Null; }
 
   bool asBool() const { return std::get<bool>(data_); }
-  // Int, BigInt, Timestamp, Interval and Date.
+  // Int, BigInt, Timestamp, Interval, Date and TimestampNtz.
   int64_t asInt() const { return std::get<int64_t>(data_); }
   double asDouble() const { return std::get<double>(data_); }
   // Numeric value of an Int, BigInt or Double as a double.

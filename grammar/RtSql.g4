@@ -509,6 +509,8 @@ literal
     | TIMESTAMP STRING                                         # timestampLiteral
     | ESCAPE_STRING                                            # escapeStringLiteral
     | DATE STRING                                              # dateLiteral
+    | TIMESTAMP_NTZ STRING                                     # timestampNtzLiteral
+    | TIMESTAMP_LTZ STRING                                     # timestampLtzLiteral
     ;
 
 intervalUnit
@@ -529,6 +531,9 @@ dataType
     // PostgreSQL's spellings: pg_catalog.regclass (before simpleType, so that
     // x::pg_catalog.text is a cast to text, not a field of x::pg_catalog), int2[].
     | schema=identifier DOT identifier (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)? RPAREN)?  # qualifiedType
+    // TIMESTAMP WITHOUT TIME ZONE (TIMESTAMP_NTZ), TIMESTAMP WITH [LOCAL] TIME
+    // ZONE (TIMESTAMP); the words after TIMESTAMP are checked by the AST builder.
+    | TIMESTAMP (WITH | without=identifier) (local=identifier)? timeWord=identifier zoneWord=identifier  # timestampZoneType
     | identifier (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)? RPAREN)?   # simpleType
     | dataType LBRACKET RBRACKET                               # pgArrayType
     ;
@@ -573,6 +578,7 @@ nonReserved
     | MATERIALIZED | VIEW | VIEWS
     | NULLS | FIRST | LAST
     | RANGE | FOLLOWING | IGNORE | RESPECT
+    | TIMESTAMP_NTZ | TIMESTAMP_LTZ
     ;
 
 reserved
@@ -700,6 +706,8 @@ STRUCT: S T R U C T;
 TABLE: T A B L E;
 TABLES: T A B L E S;
 TIMESTAMP: T I M E S T A M P;
+TIMESTAMP_NTZ: T I M E S T A M P '_' N T Z;
+TIMESTAMP_LTZ: T I M E S T A M P '_' L T Z;
 TO: T O;
 TRIGGER: T R I G G E R;
 USER: U S E R;

@@ -54,7 +54,7 @@ enum class ExprKind {
   Exists,      // EXISTS (SELECT ...); subquery (NOT EXISTS is a Unary NOT over it)
 };
 
-enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp, Binary, Date };
+enum class LiteralKind { Null, Boolean, Integer, Decimal, String, Interval, Timestamp, Binary, Date, TimestampNtz };
 
 struct Literal {
   LiteralKind kind = LiteralKind::Null;

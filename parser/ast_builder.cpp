@@ -318,6 +318,20 @@ ast::TypeName AstBuilder::dataType(P::DataTypeContext* ctx) {
     checkPgCatalogSchema(q->schema);
     t.name = upper(identifier(q->identifier(1)));
     t.modifiers = typeModifiers(q->INTEGER_VALUE());
+  } else if (auto* zoned = dynamic_cast<P::TimestampZoneTypeContext*>(ctx)) {
+    // WITHOUT TIME ZONE is TIMESTAMP_NTZ; WITH [LOCAL] TIME ZONE is TIMESTAMP.
+    auto word = [&](P::IdentifierContext* id, const char* want) {
+      if (id != nullptr && upper(identifier(id)) != want)
+        throw SqlError(sqlstate::kSyntaxError,
+                       fmt::format("syntax error at or near \"{}\"", identifier(id)), startOf(id))
+            .withHint("write TIMESTAMP WITH TIME ZONE or TIMESTAMP WITHOUT TIME ZONE");
+    };
+    word(zoned->without, "WITHOUT");
+    word(zoned->local, "LOCAL");
+    word(zoned->timeWord, "TIME");
+    word(zoned->zoneWord, "ZONE");
+    if (zoned->without != nullptr && zoned->local != nullptr) word(zoned->local, "");
+    t.name = zoned->without != nullptr ? "TIMESTAMP_NTZ" : "TIMESTAMP";
   } else if (auto* simple = dynamic_cast<P::SimpleTypeContext*>(ctx)) {
     t.name = upper(identifier(simple->identifier()));
     t.modifiers = typeModifiers(simple->INTEGER_VALUE());
@@ -2093,6 +2107,12 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
   } else if (auto* date = dynamic_cast<P::DateLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Date;
     lit.text = unquote(tokenText(date->STRING()->getSymbol()));
+  } else if (auto* ntz = dynamic_cast<P::TimestampNtzLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::TimestampNtz;
+    lit.text = unquote(tokenText(ntz->STRING()->getSymbol()));
+  } else if (auto* ltz = dynamic_cast<P::TimestampLtzLiteralContext*>(ctx)) {
+    lit.kind = ast::LiteralKind::Timestamp;
+    lit.text = unquote(tokenText(ltz->STRING()->getSymbol()));
   }
   return e;
 }

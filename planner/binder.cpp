@@ -330,6 +330,17 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
       }
       return makeLiteral(Value::timestamp(micros), DataType::of(TypeId::Timestamp));
     }
+    case ast::LiteralKind::TimestampNtz: {
+      // A wall-clock time: an offset in the text is read and left out, as Spark.
+      int64_t micros = 0;
+      if (!parseTimestamp(lit.text, &micros, false)) {
+        throw SqlError(sqlstate::kInvalidDatetimeFormat,
+                       fmt::format("invalid input syntax for type timestamp_ntz: \"{}\"", lit.text),
+                       e.pos)
+            .withHint("write TIMESTAMP_NTZ '2024-05-01 10:00:00'");
+      }
+      return makeLiteral(Value::timestampNtz(micros), DataType::of(TypeId::TimestampNtz));
+    }
     case ast::LiteralKind::Date: {
       int64_t days = 0;
       if (!parseDate(lit.text, &days)) {
@@ -596,10 +607,10 @@ bool assignable(const DataType& from, const DataType& to) {
   if (from.isNumeric() && to.isNumeric()) return true;
   if (from.id == TypeId::String) {
     return to.id == TypeId::Binary || to.id == TypeId::Timestamp || to.id == TypeId::Date ||
-           to.id == TypeId::String;
+           to.id == TypeId::TimestampNtz || to.id == TypeId::String;
   }
-  if (from.id == TypeId::Date || from.id == TypeId::Timestamp)
-    return to.id == TypeId::Date || to.id == TypeId::Timestamp;
+  if (from.id == TypeId::Date || from.id == TypeId::Timestamp || from.id == TypeId::TimestampNtz)
+    return to.id == TypeId::Date || to.id == TypeId::Timestamp || to.id == TypeId::TimestampNtz;
   if (from.id == TypeId::Binary) return to.id == TypeId::String;
   return false;
 }
@@ -644,7 +655,8 @@ Value evalConstant(const ast::Expr& expr, const DataTypePtr& target) {
   if (cast.isNull()) {
     // Spark's lenient cast turns unreadable text into NULL; for a literal the
     // user typed that is a mistake worth reporting.
-    const char* state = target->id == TypeId::Timestamp || target->id == TypeId::Date
+    const char* state = target->id == TypeId::Timestamp || target->id == TypeId::Date ||
+                                target->id == TypeId::TimestampNtz
                             ? sqlstate::kInvalidDatetimeFormat
                             : sqlstate::kInvalidTextRepresentation;
     throw SqlError(state,

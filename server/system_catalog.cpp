@@ -684,7 +684,7 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
         rows.push_back({textV(db), textV(schema), textV(r.name), textV(c.name), intV(position),
                         nullV(), yesNo(true), textV(dataType), nullV(),
                         t.id == TypeId::String ? intV(1073741824) : nullV(), precision, radix,
-                        scale, t.id == TypeId::Timestamp ? intV(6) : nullV(), nullV(), nullV(),
+                        scale, t.id == TypeId::Timestamp || t.id == TypeId::TimestampNtz ? intV(6) : nullV(), nullV(), nullV(),
                         nullV(), nullV(), nullV(), nullV(), nullV(), nullV(), nullV(), nullV(),
                         nullV(), textV(db), textV("pg_catalog"), textV(pg->name), nullV(),
                         nullV(), nullV(), nullV(), textV(std::to_string(position)), textV("NO"),

@@ -247,6 +247,27 @@ Value castValue(const Value& v, const DataType& target) {
           if (days > INT64_MAX / kMicrosPerDay || days < INT64_MIN / kMicrosPerDay) return {};
           return Value::timestamp(days * kMicrosPerDay);
         }
+        case TypeId::TimestampNtz:  // its wall clock in UTC (castTo handles other zones)
+          return Value::timestamp(v.asInt());
+        default: return {};
+      }
+    case TypeId::TimestampNtz:
+      // A wall-clock time: text gives its date and time (an offset in it is not
+      // read, as Spark), a DATE its midnight, a TIMESTAMP its wall clock in UTC
+      // (castTo handles other session zones). Numbers do not convert (Spark
+      // refuses them).
+      switch (from) {
+        case TypeId::TimestampNtz: return v;
+        case TypeId::Timestamp: return Value::timestampNtz(v.asInt());
+        case TypeId::String: {
+          int64_t us;
+          return parseTimestamp(v.asString(), &us, false) ? Value::timestampNtz(us) : Value();
+        }
+        case TypeId::Date: {
+          int64_t days = v.asInt();
+          if (days > INT64_MAX / kMicrosPerDay || days < INT64_MIN / kMicrosPerDay) return {};
+          return Value::timestampNtz(days * kMicrosPerDay);
+        }
         default: return {};
       }
     case TypeId::Interval:
@@ -279,7 +300,8 @@ Value castValue(const Value& v, const DataType& target) {
     case TypeId::Date:
       switch (from) {
         case TypeId::Date: return v;
-        case TypeId::Timestamp: return Value::date(floorDiv(v.asInt(), kMicrosPerDay));
+        case TypeId::Timestamp:
+        case TypeId::TimestampNtz: return Value::date(floorDiv(v.asInt(), kMicrosPerDay));
         case TypeId::String: {
           int64_t days;
           return parseDate(v.asString(), &days) ? Value::date(days) : Value();
@@ -339,11 +361,14 @@ bool canCast(const DataType& from, const DataType& to) {
       return from.isNumeric() || from.id == TypeId::Boolean || from.id == TypeId::String ||
              from.id == TypeId::Timestamp;
     case TypeId::Date:
-      return from.id == TypeId::String || from.id == TypeId::Timestamp;
+      return from.id == TypeId::String || from.id == TypeId::Timestamp || from.id == TypeId::TimestampNtz;
     case TypeId::Binary:
       return from.id == TypeId::String || from.isIntegral();
     case TypeId::Timestamp:
-      return from.isNumeric() || from.id == TypeId::String || from.id == TypeId::Date;
+      return from.isNumeric() || from.id == TypeId::String || from.id == TypeId::Date ||
+             from.id == TypeId::TimestampNtz;
+    case TypeId::TimestampNtz:
+      return from.id == TypeId::String || from.id == TypeId::Date || from.id == TypeId::Timestamp;
     case TypeId::Interval:
       return from.id == TypeId::String;
     case TypeId::Array:
@@ -380,6 +405,13 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
   if ((a->id == TypeId::Date && b->id == TypeId::String) ||
       (a->id == TypeId::String && b->id == TypeId::Date))
     return DataType::of(TypeId::Date);
+  // A TIMESTAMP_NTZ meets a TIMESTAMP as a TIMESTAMP (read in the session
+  // zone), and text or a DATE as a TIMESTAMP_NTZ, as in Spark.
+  if (a->id == TypeId::TimestampNtz || b->id == TypeId::TimestampNtz) {
+    TypeId other = a->id == TypeId::TimestampNtz ? b->id : a->id;
+    if (other == TypeId::Timestamp) return DataType::of(TypeId::Timestamp);
+    if (other == TypeId::String || other == TypeId::Date) return DataType::of(TypeId::TimestampNtz);
+  }
   if (a->id == TypeId::Array && b->id == TypeId::Array) {
     auto e = commonType(a->element, b->element);
     return e ? DataType::arrayOf(e) : nullptr;
@@ -403,9 +435,10 @@ bool namesOwnZone(std::string_view text) {
   return text.find_first_of("+-Zz/UGu", colon) != std::string_view::npos;
 }
 
-// A cast between text or a DATE and a TIMESTAMP in a session time zone other
-// than UTC: the TIMESTAMP is an instant, its text and its day are the
-// wall-clock ones in the zone (Spark's TIMESTAMP, which is TIMESTAMP_LTZ).
+// A cast between text, a DATE or a TIMESTAMP_NTZ and a TIMESTAMP in a session
+// time zone other than UTC: the TIMESTAMP is an instant, its text, its day and
+// its TIMESTAMP_NTZ are the wall-clock ones in the zone (Spark's TIMESTAMP,
+// which is TIMESTAMP_LTZ).
 ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z) {
   const TypeId from = e->type()->id;
   std::vector<ExprPtr> args{std::move(e)};
@@ -415,6 +448,9 @@ ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z) {
       if (!parseTimestamp(v.asString(), &us)) return Value();
       return Value::timestamp(namesOwnZone(v.asString()) ? us : z->utcFromLocal(us));
     });
+  if (from == TypeId::TimestampNtz)  // to a TIMESTAMP: the instant of the wall clock in the zone
+    return fn1("cast", target, args,
+               [z](const Value& v) { return Value::timestamp(z->utcFromLocal(v.asInt())); });
   if (target->id == TypeId::Timestamp)  // from a DATE: its midnight in the zone
     return fn1("cast", target, args, [z](const Value& v) {
       int64_t days = v.asInt();
@@ -425,6 +461,9 @@ ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z) {
     return fn1("cast", target, args, [z](const Value& v) {
       return Value::date(floorDiv(z->localFromUtc(v.asInt()), kMicrosPerDay));
     });
+  if (target->id == TypeId::TimestampNtz)  // from a TIMESTAMP: its wall clock in the zone
+    return fn1("cast", target, args,
+               [z](const Value& v) { return Value::timestampNtz(z->localFromUtc(v.asInt())); });
   return fn1("cast", target, args, [z, target](const Value& v) {
     return castValue(Value::timestamp(z->localFromUtc(v.asInt())), *target);
   });
@@ -436,8 +475,10 @@ ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
   if (e->type() == target || e->type()->equals(*target)) return e;
   if (isNullType(e->type()) && e->isConstant()) return makeLiteral(Value(), target);
   const TypeId from = e->type()->id;
-  if ((target->id == TypeId::Timestamp && (from == TypeId::String || from == TypeId::Date)) ||
-      (from == TypeId::Timestamp && (target->id == TypeId::String || target->id == TypeId::Date))) {
+  if ((target->id == TypeId::Timestamp &&
+       (from == TypeId::String || from == TypeId::Date || from == TypeId::TimestampNtz)) ||
+      (from == TypeId::Timestamp && (target->id == TypeId::String || target->id == TypeId::Date ||
+                                     target->id == TypeId::TimestampNtz))) {
     if (const TimeZone& z = sessionTimeZone(); !z.isUtc()) {
       ExprPtr zoned = zonedCast(std::move(e), target, &z);
       return zoned->isConstant() ? makeLiteral(zoned->eval(Row{}), target) : zoned;
@@ -524,14 +565,22 @@ void argBoolean(const std::string& fn, std::vector<ExprPtr>& args, size_t i, siz
 
 void argTimestamp(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
   auto id = args[i]->type()->id;
-  if (id != TypeId::Timestamp && id != TypeId::Date && id != TypeId::String && id != TypeId::Null)
+  if (id != TypeId::Timestamp && id != TypeId::Date && id != TypeId::String && id != TypeId::Null &&
+      id != TypeId::TimestampNtz)
     wrongType(fn, args, i, pos, "a TIMESTAMP", "TIMESTAMP");
   args[i] = castTo(args[i], DataType::of(TypeId::Timestamp));
 }
 
+const TimeZone& argWallClock(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
+  if (args[i]->type()->id == TypeId::TimestampNtz) return utcTimeZone();
+  argTimestamp(fn, args, i, pos);
+  return sessionTimeZone();
+}
+
 void argDate(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos) {
   auto id = args[i]->type()->id;
-  if (id != TypeId::Date && id != TypeId::Timestamp && id != TypeId::String && id != TypeId::Null)
+  if (id != TypeId::Date && id != TypeId::Timestamp && id != TypeId::String && id != TypeId::Null &&
+      id != TypeId::TimestampNtz)
     wrongType(fn, args, i, pos, "a DATE", "DATE");
   args[i] = castTo(args[i], DataType::of(TypeId::Date));
 }

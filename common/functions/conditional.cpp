@@ -185,6 +185,8 @@ std::string sparkTypeName(const DataType& t) {
       return "decimal(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")";
     case TypeId::Date:
       return "date";
+    case TypeId::TimestampNtz:
+      return "timestamp_ntz";
     case TypeId::Array:
       return "array<" + (t.element ? sparkTypeName(*t.element) : std::string("void")) + ">";
     case TypeId::Struct: {

@@ -108,6 +108,10 @@ void appendCsvField(std::string& out, const Value& v, const DataType& t) {
     case TypeId::Timestamp:
       text = formatSparkTimestamp(v.asInt());
       break;
+    case TypeId::TimestampNtz:  // without the offset, as Spark writes it
+      text = formatSparkTimestamp(v.asInt());
+      text.pop_back();
+      break;
     default:
       text = v.toString();
       break;

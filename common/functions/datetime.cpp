@@ -24,6 +24,10 @@ const DataTypePtr& ts() {
   static const DataTypePtr t = DataType::of(TypeId::Timestamp);
   return t;
 }
+const DataTypePtr& ntz() {
+  static const DataTypePtr t = DataType::of(TypeId::TimestampNtz);
+  return t;
+}
 const DataTypePtr& bigint() {
   static const DataTypePtr t = DataType::of(TypeId::BigInt);
   return t;
@@ -39,10 +43,11 @@ const TimeZone* constZone(const ExprPtr& e, size_t pos) {
 }
 
 // Makes a TIMESTAMP argument its wall-clock time in the session zone (left as
-// it is in UTC), for the functions that read its day and fields.
+// it is in UTC, and a TIMESTAMP_NTZ, which is one already), for the functions
+// that read its day and fields.
 void wallClockArg(const std::string& name, std::vector<ExprPtr>& args, size_t i) {
   const TimeZone& zone = sessionTimeZone();
-  if (zone.isUtc()) return;
+  if (zone.isUtc() || args[i]->type()->id == TypeId::TimestampNtz) return;
   std::vector<ExprPtr> a{args[i]};
   args[i] = fn1(name, ts(), a, [z = &zone](const Value& v) {
     return Value::timestamp(z->localFromUtc(v.asInt()));
@@ -274,7 +279,9 @@ class DateFormat {
 
   // Parses `s` as a wall-clock time; `*hadOffset` says whether the text
   // gave its own offset (then *us is the instant already).
-  bool parse(std::string_view s, int64_t* us, bool* hadOffset = nullptr) const {
+  // Without `applyOffset` an offset in the text is read and left out (the
+  // wall clock of a TIMESTAMP_NTZ).
+  bool parse(std::string_view s, int64_t* us, bool* hadOffset = nullptr, bool applyOffset = true) const {
     int64_t year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, micros = 0, offsetMin = 0;
     int64_t dayOfYear = 0;  // set by D: the month and day follow from it
     bool pm = false, hasAmPm = false;
@@ -413,6 +420,7 @@ class DateFormat {
     unsigned m2, d2;
     civilFromDays(days, &y2, &m2, &d2);
     if (d2 != day) return false;
+    if (!applyOffset) offsetMin = 0;
     *us = days * kMicrosPerDay + ((hour * 60 + minute - offsetMin) * 60 + second) * 1000000 + micros;
     return true;
   }
@@ -438,9 +446,20 @@ ExprPtr buildNow(const std::string& name, std::vector<ExprPtr>& args, size_t) {
   return fnN(name, ts(), args, false, [](const Row&, const std::vector<ExprPtr>&) { return Value::timestamp(nowMicros()); });
 }
 
+// localtimestamp(): now as a wall-clock time in the session zone (a
+// TIMESTAMP_NTZ), read per record in a flow as current_timestamp is.
+ExprPtr buildLocalTimestamp(const std::string& name, std::vector<ExprPtr>& args, size_t) {
+  const TimeZone* zone = &sessionTimeZone();
+  return fnN(name, ntz(), args, false, [zone](const Row&, const std::vector<ExprPtr>&) {
+    return Value::timestampNtz(zone->localFromUtc(nowMicros()));
+  });
+}
+
+// unix_seconds, unix_millis, unix_micros: the instant's count since the epoch;
+// a TIMESTAMP_NTZ counts as its wall clock in UTC, as in Spark.
 template <int64_t Div>
 ExprPtr buildUnixOf(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
+  if (args[0]->type()->id != TypeId::TimestampNtz) argTimestamp(name, args, 0, pos);
   return fn1(name, bigint(), args, [](const Value& v) { return Value::bigint(floorDiv(v.asInt(), Div)); });
 }
 
@@ -467,7 +486,7 @@ ExprPtr buildToTimestamp(const std::string& name, std::vector<ExprPtr>& args, si
   if (args.size() == 1) {
     auto id = args[0]->type()->id;
     if (id == TypeId::Timestamp || id == TypeId::Date || id == TypeId::String || id == TypeId::Null ||
-        args[0]->type()->isNumeric())
+        id == TypeId::TimestampNtz || args[0]->type()->isNumeric())
       return castTo(args[0], ts());
     throwArgError(name, args, pos, "the first argument must be a STRING");
   }
@@ -482,6 +501,29 @@ ExprPtr buildToTimestamp(const std::string& name, std::vector<ExprPtr>& args, si
                     : DateFormat(f.asString()).parse(s.asString(), &us, &own);
     if (!ok) return Value();
     return Value::timestamp(own || zone->isUtc() ? us : zone->utcFromLocal(us));
+  });
+}
+
+// to_timestamp_ntz(x[, fmt]): the wall clock of text (parsed with fmt when
+// given; an offset in it is read and left out), of a DATE (its midnight) or of
+// a TIMESTAMP (in the session zone), as a TIMESTAMP_NTZ; NULL for text that
+// does not parse. Numbers are refused, as Spark refuses them.
+ExprPtr buildToTimestampNtz(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (args.size() == 1) {
+    auto id = args[0]->type()->id;
+    if (id == TypeId::Timestamp || id == TypeId::Date || id == TypeId::String || id == TypeId::Null ||
+        id == TypeId::TimestampNtz)
+      return castTo(args[0], ntz());
+    throwArgError(name, args, pos, "the first argument must be a STRING", "use CAST(... AS STRING)");
+  }
+  argString(name, args, 0, pos);
+  argString(name, args, 1, pos);
+  FormatPtr fixed = constFormat(args[1]);
+  return fn2(name, ntz(), args, [fixed](const Value& s, const Value& f) {
+    int64_t us;
+    bool ok = fixed ? fixed->parse(s.asString(), &us, nullptr, false)
+                    : DateFormat(f.asString()).parse(s.asString(), &us, nullptr, false);
+    return ok ? Value::timestampNtz(us) : Value();
   });
 }
 
@@ -617,8 +659,7 @@ ExprPtr buildDateTrunc(const std::string& name, std::vector<ExprPtr>& args, size
 
 template <int Field>
 ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
-  const TimeZone* zone = &sessionTimeZone();
+  const TimeZone* zone = &argWallClock(name, args, 0, pos);
   return fn1(name, DataType::of(TypeId::Int), args, [zone](const Value& v) {
     Fields f = split(zone->isUtc() ? v.asInt() : zone->localFromUtc(v.asInt()));
     int64_t r = Field == 0 ? f.year : Field == 1 ? f.month : Field == 2 ? f.day : Field == 3 ? f.hour
@@ -774,7 +815,7 @@ int isoWeek(int64_t days) {
 
 template <int Field>  // 0 dayofyear, 1 weekofyear, 2 weekday, 3 quarter
 ExprPtr buildDateField(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
+  argWallClock(name, args, 0, pos);
   wallClockArg(name, args, 0);
   return fn1(name, int32(), args, [](const Value& v) {
     int64_t days = dayOf(v);
@@ -788,7 +829,7 @@ ExprPtr buildDateField(const std::string& name, std::vector<ExprPtr>& args, size
 
 template <bool Month>
 ExprPtr buildDayMonthName(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argTimestamp(name, args, 0, pos);
+  argWallClock(name, args, 0, pos);
   wallClockArg(name, args, 0);
   return fn1(name, DataType::of(TypeId::String), args, [](const Value& v) {
     Fields f = split(v.asInt());
@@ -818,13 +859,15 @@ ExprPtr buildMakeDate(const std::string& name, std::vector<ExprPtr>& args, size_
 ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   for (size_t i = 0; i < 5; ++i) argInt(name, args, i, pos);
   argDouble(name, args, 5, pos);
-  // make_timestamp_ntz's wall-clock time is the TIMESTAMP's own (UTC).
-  const TimeZone* fixed = name == "make_timestamp_ntz" ? &utcTimeZone() : &sessionTimeZone();
+  // make_timestamp_ntz's answer is the wall-clock time itself (a
+  // TIMESTAMP_NTZ, never converted).
+  const bool wallClock = name == "make_timestamp_ntz";
+  const TimeZone* fixed = wallClock ? &utcTimeZone() : &sessionTimeZone();
   if (args.size() == 7) {
     argString(name, args, 6, pos);
     fixed = constZone(args[6], pos);
   }
-  return fnN(name, ts(), args, true, [fixed](const Row& row, const std::vector<ExprPtr>& a) {
+  return fnN(name, wallClock ? ntz() : ts(), args, true, [fixed, wallClock](const Row& row, const std::vector<ExprPtr>& a) {
     const TimeZone* zone = fixed;
     if (!zone) {
       Value z = a[6]->eval(row);
@@ -847,8 +890,8 @@ ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, 
       return Value();
     auto day = civilDay(f[0], f[1], f[2]);
     if (!day) return Value();
-    return Value::timestamp(zone->utcFromLocal(
-        *day * kMicrosPerDay + (f[3] * 3600 + f[4] * 60) * kMicrosPerSecond + micros));
+    const int64_t local = *day * kMicrosPerDay + (f[3] * 3600 + f[4] * 60) * kMicrosPerSecond + micros;
+    return wallClock ? Value::timestampNtz(local) : Value::timestamp(zone->utcFromLocal(local));
   });
 }
 
@@ -916,7 +959,7 @@ ExprPtr buildDatePart(const std::string& name, std::vector<ExprPtr>& args, size_
   if (f == "DAY" || f == "D" || f == "DAYS") return field("day");
   if (f == "DAYOFWEEK" || f == "DOW") return field("dayofweek");
   if (f == "DAYOFWEEK_ISO" || f == "DOW_ISO") {
-    argTimestamp(name, a, 0, pos);
+    argWallClock(name, a, 0, pos);
     wallClockArg(name, a, 0);
     return fn1(name, int32(), a, [](const Value& v) {
       return Value::integer(static_cast<int32_t>(floorMod(dayOf(v) + 3, 7) + 1));
@@ -928,7 +971,7 @@ ExprPtr buildDatePart(const std::string& name, std::vector<ExprPtr>& args, size_
     return field("minute");
   if (f == "SECOND" || f == "S" || f == "SEC" || f == "SECONDS" || f == "SECS") {
     // Seconds with their fraction (Spark gives DECIMAL(8,6); here DOUBLE).
-    argTimestamp(name, a, 0, pos);
+    argWallClock(name, a, 0, pos);
     return fn1(name, DataType::of(TypeId::Double), a, [](const Value& v) {
       return Value::float64(static_cast<double>(floorMod(v.asInt(), 60 * kMicrosPerSecond)) / 1e6);
     });
@@ -991,18 +1034,20 @@ ExprPtr buildConvertTimezone(const std::string& name, std::vector<ExprPtr>& args
                 makeLiteral(Value::string(sessionTimeZone().id()), DataType::of(TypeId::String)));
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
-  argTimestamp(name, args, 2, pos);
+  // Spark takes and gives a TIMESTAMP_NTZ: a TIMESTAMP comes in as its wall
+  // clock in the session zone (castTo), text and a DATE as theirs.
+  auto id = args[2]->type()->id;
+  if (id != TypeId::TimestampNtz && id != TypeId::Timestamp && id != TypeId::Date &&
+      id != TypeId::String && id != TypeId::Null)
+    throwArgError(name, args, pos, "the third argument must be a TIMESTAMP_NTZ",
+                  "use CAST(... AS TIMESTAMP_NTZ)");
+  args[2] = castTo(args[2], ntz());
   const TimeZone* from = constZone(args[0], pos);
   const TimeZone* to = constZone(args[1], pos);
-  // Spark takes and gives a TIMESTAMP_NTZ, a wall-clock time, which rtsql's
-  // TIMESTAMP stands in for: the time in is `ts`'s wall clock in the session
-  // zone, the time out the TIMESTAMP whose text (UTC's wall clock) is the
-  // answer's, as Spark shows it.
-  const TimeZone* session = &sessionTimeZone();
-  return fn3(name, ts(), args, [from, to, session](const Value& f, const Value& t, const Value& v) {
+  return fn3(name, ntz(), args, [from, to](const Value& f, const Value& t, const Value& v) {
     const TimeZone& a = from ? *from : findTimeZone(f.asString());
     const TimeZone& b = to ? *to : findTimeZone(t.asString());
-    return Value::timestamp(b.localFromUtc(a.utcFromLocal(session->localFromUtc(v.asInt()))));
+    return Value::timestampNtz(b.localFromUtc(a.utcFromLocal(v.asInt())));
   });
 }
 
@@ -1025,7 +1070,7 @@ ExprPtr buildWindowTime(const std::string& name, std::vector<ExprPtr>& args, siz
 void registerDatetimeFunctions(FunctionTable& t) {
   t["current_timestamp"] = {0, 0, buildNow};
   t["now"] = {0, 0, buildNow};
-  t["localtimestamp"] = {0, 0, buildNow};
+  t["localtimestamp"] = {0, 0, buildLocalTimestamp};
   t["unix_millis"] = {1, 1, buildUnixOf<1000>};
   t["unix_micros"] = {1, 1, buildUnixOf<1>};
   t["unix_seconds"] = {1, 1, buildUnixOf<kMicrosPerSecond>};
@@ -1069,7 +1114,7 @@ void registerDatetimeFunctions(FunctionTable& t) {
   t["date"] = {1, 1, buildToDate};
   t["to_unix_timestamp"] = {1, 2, buildUnixTimestamp};
   t["try_to_timestamp"] = {1, 2, buildToTimestamp};
-  t["to_timestamp_ntz"] = {1, 2, buildToTimestamp};
+  t["to_timestamp_ntz"] = {1, 2, buildToTimestampNtz};
   t["to_timestamp_ltz"] = {1, 2, buildToTimestamp};
   t["date_from_unix_date"] = {1, 1, buildDateFromUnixDate};
   t["unix_date"] = {1, 1, buildUnixDate};

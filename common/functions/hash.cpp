@@ -306,6 +306,7 @@ uint64_t sparkXxHash(const Value& v, uint64_t seed) {
       return xxBytes(decimal::toBigEndianBytes(v.asDecimal()), seed);
     case TypeId::BigInt:
     case TypeId::Timestamp:
+    case TypeId::TimestampNtz:
     case TypeId::Interval:
       return xxLong(static_cast<uint64_t>(v.asInt()), seed);
     case TypeId::Double: {
@@ -376,6 +377,7 @@ int32_t sparkHash(const Value& v, int32_t seed) {
       return static_cast<int32_t>(hashBytes(decimal::toBigEndianBytes(v.asDecimal()), s));
     case TypeId::BigInt:
     case TypeId::Timestamp:
+    case TypeId::TimestampNtz:
     case TypeId::Interval: return static_cast<int32_t>(hashLong(static_cast<uint64_t>(v.asInt()), s));
     case TypeId::Double: {
       double d = v.asDouble();

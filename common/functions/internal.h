@@ -22,6 +22,10 @@
 
 #include "common/expr.h"
 
+namespace rtsql {
+class TimeZone;
+}
+
 namespace rtsql::expr_internal {
 
 // ---- text helpers ---------------------------------------------------------
@@ -107,6 +111,11 @@ void argBigInt(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size
 void argInt(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 void argBoolean(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 void argTimestamp(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
+// A TIMESTAMP or TIMESTAMP_NTZ argument whose wall clock a function reads
+// (its fields, its text): a TIMESTAMP_NTZ is left as it is and read in UTC,
+// anything else is made a TIMESTAMP (argTimestamp) read in the session zone,
+// the zone returned.
+const TimeZone& argWallClock(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 // A DATE argument: a DATE, a TIMESTAMP (its day) or text that casts to one.
 void argDate(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 // Numeric argument kept in its own type (NULL becomes INT).

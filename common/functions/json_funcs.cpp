@@ -154,9 +154,12 @@ ExprPtr buildGetJsonObject(const std::string& name, std::vector<ExprPtr>& args, 
 // Timestamps are written in Spark's default timestampFormat for JSON,
 // yyyy-MM-dd'T'HH:mm:ss.SSSXXX: milliseconds, always three digits.
 void appendJsonSkippingNullFields(std::string& out, const Value& v, const DataType& t) {
-  if (!v.isNull() && t.id == TypeId::Timestamp) {
+  if (!v.isNull() && (t.id == TypeId::Timestamp || t.id == TypeId::TimestampNtz)) {
+    // A TIMESTAMP_NTZ without the offset, as Spark writes it.
+    std::string text = formatSparkTimestamp(v.asInt());
+    if (t.id == TypeId::TimestampNtz) text.pop_back();
     out += '"';
-    out += formatSparkTimestamp(v.asInt());
+    out += text;
     out += '"';
     return;
   }
@@ -265,6 +268,12 @@ Value fromJsonElement(simdjson::dom::element el, const DataType& type) {
       if (k != element_type::STRING) return {};
       int64_t us;
       return parseTimestamp(el.get_string().value_unsafe(), &us) ? Value::timestamp(us) : Value();
+    }
+    case TypeId::TimestampNtz: {
+      if (k != element_type::STRING) return {};
+      int64_t us;
+      return parseTimestamp(el.get_string().value_unsafe(), &us, false) ? Value::timestampNtz(us)
+                                                                        : Value();
     }
     case TypeId::Array: {
       if (k != element_type::ARRAY) return {};

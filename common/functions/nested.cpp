@@ -426,9 +426,20 @@ ExprPtr buildSequence(const std::string& name, std::vector<ExprPtr>& args, size_
     return castTo(buildSequence(name, args, pos), DataType::arrayOf(DataType::of(TypeId::Date)));
   }
   bool time = args[0]->type()->id == TypeId::Timestamp || args[1]->type()->id == TypeId::Timestamp;
-  if (time) {
-    argTimestamp(name, args, 0, pos);
-    argTimestamp(name, args, 1, pos);
+  // Two TIMESTAMP_NTZs (or one and text) make a sequence of TIMESTAMP_NTZs.
+  bool wallClock = !time && (args[0]->type()->id == TypeId::TimestampNtz ||
+                             args[1]->type()->id == TypeId::TimestampNtz);
+  if (time || wallClock) {
+    if (wallClock) {
+      DataTypePtr t = commonType(args[0]->type(), args[1]->type());
+      if (!t || t->id != TypeId::TimestampNtz)
+        throwArgError(name, args, pos, "the bounds must both be TIMESTAMP_NTZ");
+      args[0] = castTo(args[0], t);
+      args[1] = castTo(args[1], t);
+    } else {
+      argTimestamp(name, args, 0, pos);
+      argTimestamp(name, args, 1, pos);
+    }
     if (args.size() == 2)
       args.push_back(makeLiteral(Value::interval(kMicrosPerDay), DataType::of(TypeId::Interval)));
     if (args[2]->type()->id != TypeId::Interval && !isNullType(args[2]->type()))
@@ -459,7 +470,8 @@ ExprPtr buildSequence(const std::string& name, std::vector<ExprPtr>& args, size_
         } else {
           step = stop >= start ? 1 : -1;
         }
-        if (s.type() == TypeId::Timestamp && !hasStep && stop < start) step = -step;
+        if ((s.type() == TypeId::Timestamp || s.type() == TypeId::TimestampNtz) && !hasStep && stop < start)
+          step = -step;
         if (step == 0 ? start != stop : (step > 0) != (stop >= start) && start != stop)
           throw SqlError(
               sqlstate::kInvalidParameterValue,
@@ -479,6 +491,7 @@ ExprPtr buildSequence(const std::string& name, std::vector<ExprPtr>& args, size_
               static_cast<int64_t>(static_cast<uint64_t>(start) + i * static_cast<uint64_t>(step));
           out.push_back(type == TypeId::Int         ? Value::integer(static_cast<int32_t>(x))
                         : type == TypeId::Timestamp ? Value::timestamp(x)
+                        : type == TypeId::TimestampNtz ? Value::timestampNtz(x)
                                                     : Value::bigint(x));
         }
         return Value::array(std::move(out));

@@ -73,7 +73,8 @@ PyObject* toPython(const Value& v, const DataType& type) {
       const std::string& s = v.asString();
       return PyBytes_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
     }
-    case TypeId::Timestamp: {
+    case TypeId::Timestamp:
+    case TypeId::TimestampNtz: {  // a TIMESTAMP_NTZ is a naive datetime
       const int64_t micros = v.asInt();
       const int64_t days = floorDiv(micros, kMicrosPerDay);
       int64_t rem = micros - days * kMicrosPerDay;
@@ -89,7 +90,8 @@ PyObject* toPython(const Value& v, const DataType& type) {
       return PyDateTimeAPI->DateTime_FromDateAndTime(
           static_cast<int>(y), static_cast<int>(m), static_cast<int>(d),
           static_cast<int>(rem / 3600), static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60),
-          us, PyDateTime_TimeZone_UTC, PyDateTimeAPI->DateTimeType);
+          us, v.type() == TypeId::TimestampNtz ? Py_None : PyDateTime_TimeZone_UTC,
+          PyDateTimeAPI->DateTimeType);
     }
     case TypeId::Interval: {
       const int64_t micros = v.asInt();
@@ -231,6 +233,17 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
         return Value::binary(
             std::string(PyByteArray_AS_STRING(o), static_cast<size_t>(PyByteArray_GET_SIZE(o))));
       }
+      break;
+    case TypeId::TimestampNtz:
+      // A datetime's wall clock, whatever its tzinfo says.
+      if (PyDateTime_Check(o))
+        return Value::timestampNtz(
+            (daysFromCivil(PyDateTime_GET_YEAR(o), PyDateTime_GET_MONTH(o), PyDateTime_GET_DAY(o)) *
+                 86400 +
+             PyDateTime_DATE_GET_HOUR(o) * 3600 + PyDateTime_DATE_GET_MINUTE(o) * 60 +
+             PyDateTime_DATE_GET_SECOND(o)) *
+                kMicrosPerSecond +
+            PyDateTime_DATE_GET_MICROSECOND(o));
       break;
     case TypeId::Timestamp:
       if (PyDateTime_Check(o)) {

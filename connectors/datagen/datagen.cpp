@@ -389,6 +389,7 @@ class DatagenSource final : public SourceTask {
       case TypeId::Decimal:
         return castValue(Value::float64(std::uniform_real_distribution<double>(0, 1000)(rng_)), type);
       case TypeId::Date: return Value::date(nowMicros() / (86400LL * 1000000));
+      case TypeId::TimestampNtz: return Value::timestampNtz(nowMicros());  // UTC's wall clock
       case TypeId::Array: {
         ValueList items;
         if (depth < 4) {
@@ -482,6 +483,7 @@ class DatagenSource final : public SourceTask {
       case TypeId::String: out = Value::string(randomText(f.length)); return true;
       case TypeId::Binary: out = Value::binary(randomText(f.length)); return true;
       case TypeId::Timestamp: out = Value::timestamp(rec.timestampMicros); return true;
+      case TypeId::TimestampNtz: out = Value::timestampNtz(rec.timestampMicros); return true;
       default: out = randomValue(type, 0); return true;
     }
   }

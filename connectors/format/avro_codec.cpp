@@ -136,17 +136,18 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       int64_t l = 0;
       rc = avro_value_get_long(&v, &l);
       if (rc != 0) break;
-      if (type.id != TypeId::Timestamp) {
+      if (type.id != TypeId::Timestamp && type.id != TypeId::TimestampNtz) {
         out = Value::bigint(l);
-      } else if (n.logical.find("millis") != std::string::npos) {
+        return true;
+      }
+      if (n.logical.find("millis") != std::string::npos) {
         if (l > INT64_MAX / 1000 || l < INT64_MIN / 1000) {
           error = "a timestamp-millis out of TIMESTAMP's range";
           return false;
         }
-        out = Value::timestamp(l * 1000);
-      } else {
-        out = Value::timestamp(l);
+        l *= 1000;
       }
+      out = type.id == TypeId::TimestampNtz ? Value::timestampNtz(l) : Value::timestamp(l);
       return true;
     }
     case Kind::Float: {
@@ -556,6 +557,7 @@ int setNullable(avro_value_t& v, const Value& x, const DataType& type) {
     case TypeId::BigInt:
     case TypeId::Interval:
     case TypeId::Timestamp:
+    case TypeId::TimestampNtz:
       return avro_value_set_long(&branch, x.asInt());
     case TypeId::Double:
       return avro_value_set_double(&branch, x.asDouble());

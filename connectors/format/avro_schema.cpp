@@ -256,10 +256,11 @@ DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::str
     case Kind::Int:
       return DataType::of(lt == "date" ? TypeId::Date : TypeId::Int);
     case Kind::Long:
-      if (lt == "timestamp-millis" || lt == "timestamp-micros" || lt == "local-timestamp-millis" ||
-          lt == "local-timestamp-micros") {
-        return DataType::of(TypeId::Timestamp);
-      }
+      // timestamp-* is an instant (TIMESTAMP), local-timestamp-* a wall
+      // clock (TIMESTAMP_NTZ), as Spark reads them.
+      if (lt == "timestamp-millis" || lt == "timestamp-micros") return DataType::of(TypeId::Timestamp);
+      if (lt == "local-timestamp-millis" || lt == "local-timestamp-micros")
+        return DataType::of(TypeId::TimestampNtz);
       return DataType::of(TypeId::BigInt);
     case Kind::Float:
     case Kind::Double:
@@ -362,6 +363,9 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
       return;
     case TypeId::Timestamp:
       out += R"({"type":"long","logicalType":"timestamp-micros"})";
+      return;
+    case TypeId::TimestampNtz:
+      out += R"({"type":"long","logicalType":"local-timestamp-micros"})";
       return;
     case TypeId::Decimal:
       out += fmt::format(R"({{"type":"bytes","logicalType":"decimal","precision":{},"scale":{}}})",

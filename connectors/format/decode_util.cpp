@@ -162,6 +162,13 @@ bool textToValue(std::string_view text, const DataType& type, Value& out, bool b
       return true;
     case TypeId::Date:
       return textToDate(text, out);
+    case TypeId::TimestampNtz: {
+      // A wall clock: an offset in the text is read and left out.
+      int64_t micros = 0;
+      if (!parseTimestamp(trim(text), &micros, false)) return false;
+      out = Value::timestampNtz(micros);
+      return true;
+    }
     case TypeId::Array:
     case TypeId::Struct:
     case TypeId::Map:

@@ -21,6 +21,7 @@ void appendAsBytes(std::string& out, const Value& v, const DataType& type) {
       out += v.asString();
       return;
     case TypeId::Timestamp:
+    case TypeId::TimestampNtz:
       out += formatTimestamp(v.asInt());
       return;
     default:
@@ -242,6 +243,10 @@ void appendCsvField(std::string& out, const Value& v, char delimiter) {
       return;
     case TypeId::Timestamp:
       text = formatTimestamp(v.asInt(), true);
+      break;
+    case TypeId::TimestampNtz:  // a wall clock: ISO text without the offset
+      text = formatTimestamp(v.asInt(), true);
+      text.pop_back();
       break;
     case TypeId::Interval:
       text = expr_internal::formatInterval(v.asInt());

@@ -106,6 +106,22 @@ def test_psycopg_typed_constants(server):
         assert server.psql("SELECT 1, 1.5, true, 'x'").stdout.strip() == "1|1.5|t|x"
 
 
+def test_psycopg_timestamp_ntz_is_timestamp(server):
+    """A TIMESTAMP_NTZ is PostgreSQL's timestamp (OID 1114): a naive datetime
+    of its wall clock in text and in binary, in any session time zone."""
+    sql = ("SELECT TIMESTAMP_NTZ '2024-03-10 02:30:00.5' AS n, "
+           "CAST('2024-05-06 07:08:09' AS TIMESTAMP_NTZ) AS c")
+    want = (datetime.datetime(2024, 3, 10, 2, 30, 0, 500000), datetime.datetime(2024, 5, 6, 7, 8, 9))
+    with server.connect() as conn:
+        for zone in ("UTC", "Asia/Kolkata"):
+            conn.execute(f"SET TIME ZONE '{zone}'")
+            for binary in (False, True):
+                cur = conn.cursor(binary=binary)
+                row = cur.execute(sql).fetchone()
+                assert row == want, (zone, binary, row)
+                assert [d.type_code for d in cur.description] == [1114, 1114]
+
+
 def test_psycopg_errors_then_recovery(server):
     with server.connect() as conn:
         with pytest.raises(psycopg.errors.SyntaxError) as err:

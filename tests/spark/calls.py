@@ -298,7 +298,7 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
                 out.append((family, function, sql))
     # The named cases of the issue, whatever the draw gave.
     for family, function, sql in (EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls() + ZONE_CALLS
-                                   + PATTERN_CALLS + BITWISE_CALLS + MAP_CALLS):
+                                   + PATTERN_CALLS + BITWISE_CALLS + MAP_CALLS + NTZ_CALLS):
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -389,8 +389,46 @@ def session_zone_calls():
                         f"convert_timezone('UTC', CAST('{w}' AS TIMESTAMP_NTZ))", zone))
             out.append(("datetime", "from_unixtime",
                         f"from_unixtime(unix_timestamp('{w}', 'yyyy-MM-dd HH:mm:ss'))", zone))
+    # TIMESTAMP_NTZ in a session zone: shown and read as it is; casts to and
+    # from TIMESTAMP go through the zone.
+    for zone in SESSION_ZONES:
+        for w in walls[:4]:
+            n = f"TIMESTAMP_NTZ '{w}'"
+            for sql, f in [(f"hour({n})", "hour"), (f"unix_timestamp({n})", "unix_timestamp"),
+                           (f"CAST({n} AS TIMESTAMP)", "cast"), (f"date_trunc('DAY', {n})", "date_trunc"),
+                           (f"CAST(CAST('{w}Z' AS TIMESTAMP) AS TIMESTAMP_NTZ)", "cast"),
+                           (f"to_timestamp_ntz(CAST('{w}Z' AS TIMESTAMP))", "to_timestamp_ntz"),
+                           (f"{n} = CAST('{w}' AS TIMESTAMP)", "=")]:
+                out.append(("datetime", f, sql, zone))
     return out
 
+
+# TIMESTAMP_NTZ: literals, casts, comparisons and arithmetic, and the
+# functions over one.
+_NTZ = "TIMESTAMP_NTZ '2024-02-29 13:45:07.123456'"
+NTZ_CALLS = [("datetime", f, sql) for f, sql in [
+    ("cast", "CAST('2024-01-01 10:00:00+05:00' AS TIMESTAMP_NTZ)"),
+    ("cast", "CAST('2024-01-01T10:00Z' AS TIMESTAMP_NTZ)"), ("cast", "CAST('2024' AS TIMESTAMP_NTZ)"),
+    ("cast", f"CAST({_NTZ} AS STRING)"), ("cast", f"CAST({_NTZ} AS DATE)"),
+    ("cast", "CAST(DATE '2024-02-29' AS TIMESTAMP_NTZ)"), ("cast", f"CAST({_NTZ} AS TIMESTAMP)"),
+    ("cast", f"CAST({ts('2024-02-29 13:45:07')} AS TIMESTAMP_NTZ)"),
+    ("+", f"{_NTZ} + INTERVAL '1' HOUR"), ("-", f"{_NTZ} - INTERVAL '2' DAY"),
+    ("-", f"{_NTZ} - TIMESTAMP_NTZ '2024-01-01 00:00:00'"), ("-", f"{_NTZ} - DATE '2024-02-28'"),
+    ("<", f"{_NTZ} < '2024-03-01'"), ("=", f"{_NTZ} = {ts('2024-02-29 13:45:07.123456')}"),
+    ("<", f"DATE '2024-02-29' < {_NTZ}"), ("coalesce", f"coalesce({_NTZ}, DATE '2024-01-01')"),
+    ("coalesce", f"coalesce({_NTZ}, {ts('2024-02-29 13:45:07')})"),
+    ("hour", f"hour({_NTZ})"), ("minute", f"minute({_NTZ})"), ("second", f"second({_NTZ})"),
+    ("year", f"year({_NTZ})"), ("dayofweek", f"dayofweek({_NTZ})"), ("weekofyear", f"weekofyear({_NTZ})"),
+    ("dayofyear", f"dayofyear({_NTZ})"), ("quarter", f"quarter({_NTZ})"), ("dayname", f"dayname({_NTZ})"),
+    ("date_format", f"date_format({_NTZ}, 'yyyy-MM-dd HH:mm:ss.SSS')"),
+    ("date_trunc", f"date_trunc('HOUR', {_NTZ})"), ("to_date", f"to_date({_NTZ})"),
+    ("date_add", f"date_add({_NTZ}, 1)"), ("last_day", f"last_day({_NTZ})"),
+    ("unix_timestamp", f"unix_timestamp({_NTZ})"), ("unix_micros", f"unix_micros({_NTZ})"),
+    ("to_timestamp", f"to_timestamp({_NTZ})"), ("to_timestamp_ntz", f"to_timestamp_ntz({_NTZ})"),
+    ("to_timestamp_ntz", "to_timestamp_ntz('2024-01-01 10:00:00+05:00', 'yyyy-MM-dd HH:mm:ssXXX')"),
+    ("make_timestamp_ntz", "make_timestamp_ntz(2024, 2, 29, 13, 45, 7.5)"),
+    ("to_json", f"to_json(named_struct('a', {_NTZ}))"), ("typeof", f"typeof({_NTZ})"),
+]]
 
 EXTRA = [
     ("string", "trim", "trim('xxhixx', 'x')"), ("string", "ltrim", "ltrim('xxhixx', 'x')"),

@@ -64,3 +64,24 @@ TEST_CASE("avro decoder: a string that is not UTF-8 is a decode error naming why
   REQUIRE(decode(*b, avroString(std::string("\xff\x00", 2)), row, error));
   CHECK(row[0] == Value::binary(std::string("\xff\x00", 2)));
 }
+
+// local-timestamp-* is a wall clock: a TIMESTAMP_NTZ column, read as written.
+TEST_CASE("avro decoder: local-timestamp-micros and -millis are TIMESTAMP_NTZ") {
+  Schema s;
+  s.columns.push_back({"micros", testing::t(TypeId::TimestampNtz), false});
+  s.columns.push_back({"millis", testing::t(TypeId::TimestampNtz), false});
+  auto d = makeDecoder(
+      "avro", s,
+      testing::opts({{"avro.schema",
+                      R"({"type":"record","name":"r","fields":[)"
+                      R"({"name":"micros","type":{"type":"long","logicalType":"local-timestamp-micros"}},)"
+                      R"({"name":"millis","type":{"type":"long","logicalType":"local-timestamp-millis"}}]})"}}));
+  // zigzag varints of 3 (micros) and 2 (millis).
+  Row row;
+  std::string error;
+  REQUIRE_MESSAGE(decode(*d, std::string("\x06\x04", 2), row, error), error);
+  CHECK(row[0].type() == TypeId::TimestampNtz);
+  CHECK(row[0].asInt() == 3);
+  CHECK(row[1].type() == TypeId::TimestampNtz);
+  CHECK(row[1].asInt() == 2000);
+}

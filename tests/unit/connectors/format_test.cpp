@@ -559,3 +559,29 @@ TEST_CASE("raw encoder: value, key, headers, topic, tombstones") {
   CHECK(out.value == "hello");
   CHECK_FALSE(out.hasKey);
 }
+
+// A TIMESTAMP_NTZ is a wall clock: JSON and CSV read it from text (an offset
+// read and left out) and write it as ISO text without an offset.
+TEST_CASE("json and csv: a TIMESTAMP_NTZ column round trips as text without an offset") {
+  Schema s;
+  s.columns.push_back({"at", t(TypeId::TimestampNtz), false});
+  auto json = makeDecoder("json", s, Options());
+  auto r = decodeWith(*json, R"({"at":"2024-03-10T02:30:00.5+05:00"})");
+  REQUIRE_MESSAGE(r.ok, r.error);
+  CHECK(r.row[0].type() == TypeId::TimestampNtz);
+  CHECK(r.row[0].toString() == "2024-03-10 02:30:00.5");
+  auto csv = makeDecoder("csv", s, Options());
+  r = decodeWith(*csv, "2024-03-10 02:30:00");
+  REQUIRE_MESSAGE(r.ok, r.error);
+  CHECK(r.row[0] == Value::timestampNtz(ts("2024-03-10 02:30:00")));
+
+  SinkSpec sink;
+  sink.format = "json";
+  sink.input = s;
+  EncodedRecord out;
+  makeEncoder(sink)->encode({Value::timestampNtz(ts("2024-03-10 02:30:00.5"))}, out);
+  CHECK(out.value == R"({"at":"2024-03-10T02:30:00.500"})");
+  sink.format = "csv";
+  makeEncoder(sink)->encode({Value::timestampNtz(ts("2024-03-10 02:30:00"))}, out);
+  CHECK(out.value == "2024-03-10T02:30:00.000");
+}

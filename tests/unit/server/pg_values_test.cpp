@@ -17,6 +17,8 @@ TEST_CASE("pg values: each column type is declared as the PostgreSQL type its te
   CHECK(pgTypeOf(*DataType::of(TypeId::Interval)) == pgtype::kInterval);
   CHECK(pgTypeOf(*DataType::decimal(12, 2)) == pgtype::kNumeric);
   CHECK(pgTypeOf(*DataType::of(TypeId::Date)) == pgtype::kDate);
+  // TIMESTAMP_NTZ is PostgreSQL's timestamp without time zone.
+  CHECK(pgTypeOf(*DataType::of(TypeId::TimestampNtz)) == pgtype::kTimestamp);
   // What has no PostgreSQL type of its own is sent as text.
   CHECK(pgTypeOf(*DataType::of(TypeId::String)) == pgtype::kText);
   CHECK(pgTypeOf(*DataType::arrayOf(DataType::of(TypeId::Int))) == pgtype::kText);
@@ -34,6 +36,7 @@ TEST_CASE("pg values: booleans are t/f, NULL is no text, the rest as rtsql write
   CHECK(pgTextOf(Value::decimal(15626572, 12, 2)) == "156265.72");
   CHECK(pgTextOf(Value::decimal(-5, 12, 7)) == "-0.0000005");
   CHECK(pgTextOf(Value::date(19782)) == "2024-02-29");
+  CHECK(pgTextOf(Value::timestampNtz(1710037800500000LL)) == "2024-03-10 02:30:00.5");
 }
 
 TEST_CASE("pg values: a catalog query's arrays are PostgreSQL's array types and text") {
