@@ -29,6 +29,9 @@ enum class TypeId : uint8_t {
   // checkpoints (common/row_codec.cpp), so existing ids never move.
   Decimal,  // DECIMAL(precision, scale): an unscaled integer (common/decimal.h)
   Date,     // days since 1970-01-01
+  TinyInt = 14,   // 8-bit
+  SmallInt = 15,  // 16-bit
+  Float = 16,     // 32-bit IEEE, held as the double of the same value
 };
 
 struct DataType;
@@ -58,21 +61,27 @@ struct DataType {
   std::string toString() const;
   bool equals(const DataType& other) const;
   bool isNumeric() const {
-    return id == TypeId::Int || id == TypeId::BigInt || id == TypeId::Double || id == TypeId::Decimal;
+    return id == TypeId::Int || id == TypeId::BigInt || id == TypeId::Double || id == TypeId::Decimal ||
+           id == TypeId::TinyInt || id == TypeId::SmallInt || id == TypeId::Float;
   }
-  bool isIntegral() const { return id == TypeId::Int || id == TypeId::BigInt; }
+  bool isIntegral() const {
+    return id == TypeId::Int || id == TypeId::BigInt || id == TypeId::TinyInt || id == TypeId::SmallInt;
+  }
+  // DOUBLE or FLOAT.
+  bool isFloating() const { return id == TypeId::Double || id == TypeId::Float; }
   // Index of a struct field by case-insensitive name, or -1.
   int fieldIndex(std::string_view name) const;
 };
 
-// The type two numeric types widen to, as Spark widens them: INT to BIGINT to
-// DECIMAL to DOUBLE, and two DECIMALs (or a DECIMAL and an integer, as
+// The type two numeric types widen to, as Spark widens them: TINYINT to
+// SMALLINT to INT to BIGINT to DECIMAL or FLOAT to DOUBLE (a DECIMAL with a
+// FLOAT is a DOUBLE), and two DECIMALs (or a DECIMAL and an integer, as
 // DECIMAL(10, 0) or DECIMAL(20, 0)) to the DECIMAL that holds both, at most 38
 // digits. Both must be numeric.
 DataTypePtr widerNumericType(const DataType& a, const DataType& b);
 
 // Parses a scalar type name as written in DDL (STRING, VARCHAR, INT, INTEGER,
-// BIGINT, LONG, DOUBLE, FLOAT, BOOLEAN, BOOL, TIMESTAMP, BINARY, BYTES, ...).
+// BIGINT, LONG, TINYINT, SMALLINT, DOUBLE, FLOAT, BOOLEAN, BOOL, TIMESTAMP, BINARY, BYTES, ...).
 std::optional<TypeId> scalarTypeFromName(std::string_view name);
 const char* typeIdName(TypeId id);
 
