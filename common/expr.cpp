@@ -87,7 +87,7 @@ class LiteralExpr final : public Expr {
 enum class ArithOp { Add, Sub, Mul, Div, Mod };
 enum class ArithMode {
   Int32, Int64, Double, Decimal, TsIv, IvTs, TsTs, IvIv, IvNum, NumIv, DateDays, DaysDate, DateDate,
-  NtzIv, IvNtz
+  NtzIv, IvNtz, Int8, Int16, Float
 };
 
 // A day number as a DATE; NULL past Spark's 32-bit day numbers.
@@ -149,6 +149,11 @@ class ArithExpr final : public Expr {
       }
       case ArithMode::Decimal:
         return evalDecimal(a, b);
+      case ArithMode::Int8:
+      case ArithMode::Int16:
+        return evalSmallIntegral(a.asInt(), b.asInt());
+      case ArithMode::Float:
+        return evalFloat(static_cast<float>(a.asDouble()), static_cast<float>(b.asDouble()));
       case ArithMode::TsIv:
         return Value::timestamp(op_ == ArithOp::Add ? a.asInt() + b.asInt() : a.asInt() - b.asInt());
       case ArithMode::IvTs:
@@ -197,6 +202,34 @@ class ArithExpr final : public Expr {
       case ArithOp::Mod: r = decimal::mod(x, sx, y, sy, dec_); break;
     }
     return r ? Value::decimal(*r, dec_.precision, dec_.scale) : Value();
+  }
+  // TINYINT or SMALLINT operands: computed in 64 bits, where no product of
+  // two of them overflows, and the result kept in the operands' type; out of
+  // its range it raises ARITHMETIC_OVERFLOW, as Spark 4 does (ANSI mode).
+  [[gnu::noinline]] Value evalSmallIntegral(int64_t x, int64_t y) const {
+    int64_t r;
+    switch (op_) {
+      case ArithOp::Add: r = x + y; break;
+      case ArithOp::Sub: r = x - y; break;
+      case ArithOp::Mul: r = x * y; break;
+      case ArithOp::Mod:
+        if (y == 0) return {};
+        r = x % y;
+        break;
+      default: return {};
+    }
+    TypeId t = mode_ == ArithMode::Int8 ? TypeId::TinyInt : TypeId::SmallInt;
+    return checkedSmallIntegral(r, t, "operator " + sym_);
+  }
+  // FLOAT operands: float arithmetic, as Spark keeps FLOAT + FLOAT a FLOAT.
+  [[gnu::noinline]] Value evalFloat(float x, float y) const {
+    switch (op_) {
+      case ArithOp::Add: return Value::float32(x + y);
+      case ArithOp::Sub: return Value::float32(x - y);
+      case ArithOp::Mul: return Value::float32(x * y);
+      case ArithOp::Mod: return y == 0 ? Value() : Value::float32(std::fmod(x, y));
+      default: return {};
+    }
   }
   std::string toString() const override {
     return "(" + l_->toString() + " " + sym_ + " " + r_->toString() + ")";
@@ -256,7 +289,8 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
   if (l->type()->isNumeric() && r->type()->isNumeric()) {
     // DECIMAL with DECIMAL or an integer stays DECIMAL (`/` too), with Spark's
     // result precision and scale; with a DOUBLE it is DOUBLE.
-    if ((a == TypeId::Decimal || b == TypeId::Decimal) && a != TypeId::Double && b != TypeId::Double) {
+    const bool floating = l->type()->isFloating() || r->type()->isFloating();
+    if ((a == TypeId::Decimal || b == TypeId::Decimal) && !floating) {
       decimal::Type ta = operandDecimalType(l), tb = operandDecimalType(r);
       decimal::Type rt = op == ArithOp::Mul   ? decimal::mulType(ta, tb)
                          : op == ArithOp::Div ? decimal::divType(ta, tb)
@@ -266,12 +300,23 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
       r = castTo(r, decimalType(tb));
       return std::make_shared<ArithExpr>(decimalType(rt), op, ArithMode::Decimal, l, r, sym);
     }
-    if (op == ArithOp::Div || a == TypeId::Double || b == TypeId::Double) {
+    if (op == ArithOp::Div || a == TypeId::Double || b == TypeId::Double ||
+        (floating && (a == TypeId::Decimal || b == TypeId::Decimal))) {
       l = castTo(l, DataType::of(TypeId::Double));
       r = castTo(r, DataType::of(TypeId::Double));
       return mk(TypeId::Double, ArithMode::Double);
     }
     if (a == TypeId::Int && b == TypeId::Int) return mk(TypeId::Int, ArithMode::Int32);
+    // FLOAT with FLOAT or an integer stays FLOAT, and integers narrower than
+    // BIGINT keep the wider of the two types, as in Spark.
+    if (TypeId w = widerNumericType(*l->type(), *r->type())->id; w != TypeId::BigInt) {
+      l = castTo(l, DataType::of(w));
+      r = castTo(r, DataType::of(w));
+      return mk(w, w == TypeId::Float      ? ArithMode::Float
+                   : w == TypeId::TinyInt  ? ArithMode::Int8
+                   : w == TypeId::SmallInt ? ArithMode::Int16
+                                           : ArithMode::Int32);
+    }
     l = castTo(l, DataType::of(TypeId::BigInt));
     r = castTo(r, DataType::of(TypeId::BigInt));
     return mk(TypeId::BigInt, ArithMode::Int64);
@@ -364,6 +409,9 @@ class NegExpr final : public Expr {
       case TypeId::Int: return Value::integer(static_cast<int32_t>(0u - static_cast<uint32_t>(v.asInt())));
       case TypeId::BigInt: return Value::bigint(static_cast<int64_t>(0ull - static_cast<uint64_t>(v.asInt())));
       case TypeId::Double: return Value::float64(-v.asDouble());
+      case TypeId::Float: return Value::float32(-static_cast<float>(v.asDouble()));
+      case TypeId::TinyInt:
+      case TypeId::SmallInt: return checkedSmallIntegral(-v.asInt(), v.type(), "negation");
       case TypeId::Decimal: return Value::decimal(-v.asDecimal(), v.decimalPrecision(), v.decimalScale());
       case TypeId::Interval: return Value::interval(-v.asInt());
       default: return {};
@@ -460,11 +508,14 @@ CmpMode modeFor(const DataTypePtr& t) {
   switch (t->id) {
     case TypeId::Int:
     case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
     case TypeId::Timestamp:
     case TypeId::TimestampNtz:
     case TypeId::Date:
     case TypeId::Interval: return CmpMode::Int;
-    case TypeId::Double: return CmpMode::Double;
+    case TypeId::Double:
+    case TypeId::Float: return CmpMode::Double;
     case TypeId::String:
     case TypeId::Binary: return CmpMode::Bytes;
     default: return CmpMode::Generic;
@@ -1028,6 +1079,7 @@ const FunctionTable& functionTable() {
     registerNumberFormatFunctions(t);
     registerHigherOrderFunctions(t);
     registerPgCatalogFunctions(t);
+    registerSparkTypeChecks(t);
     return t;
   }();
   return table;

@@ -109,21 +109,28 @@ void appendJsonValue(std::string& out, const Value& v, const DataType& type) {
       out += v.asBool() ? "true" : "false";
       return;
     case TypeId::Int:
-    case TypeId::BigInt: {
+    case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt: {
       char buf[24];
       auto r = std::to_chars(buf, buf + sizeof buf, v.asInt());
       out.append(buf, r.ptr);
       return;
     }
-    case TypeId::Double: {
+    case TypeId::Double:
+    case TypeId::Float: {
       double d = v.asDouble();
+      auto append = [&] {
+        if (v.type() == TypeId::Float) expr_internal::appendFloat(out, static_cast<float>(d));
+        else expr_internal::appendDouble(out, d);
+      };
       if (std::isfinite(d)) {
-        expr_internal::appendDouble(out, d);
+        append();
       } else {
         // JSON has no NaN/Infinity; write them as strings, as Jackson's
         // non-numeric-numbers mode would, so the record stays parseable.
         out += '"';
-        expr_internal::appendDouble(out, d);
+        append();
         out += '"';
       }
       return;

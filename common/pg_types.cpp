@@ -94,6 +94,10 @@ uint32_t pgTypeOidOf(const DataType& type) {
     case TypeId::Int: return 23;
     case TypeId::BigInt: return 20;
     case TypeId::Double: return 701;
+    // PostgreSQL has no one-byte integer: a TINYINT is an int2, as a SMALLINT.
+    case TypeId::TinyInt:
+    case TypeId::SmallInt: return 21;
+    case TypeId::Float: return 700;
     case TypeId::Binary: return 17;
     case TypeId::Timestamp: return 1114;
     case TypeId::Interval: return 1186;

@@ -4,12 +4,12 @@
 // Key layout, one tag byte per value and then its payload:
 //   0x01 NULL (lowest tag, so NULL sorts first)
 //   0x10 BOOLEAN, 0x00 or 0x01
-//   0x20 INT and BIGINT (shared, so 1 and 1L encode alike), 8 bytes big-endian
-//        with the sign bit flipped
+//   0x20 INT and BIGINT (shared, so 1 and 1L encode alike; TINYINT and
+//        SMALLINT too), 8 bytes big-endian with the sign bit flipped
 //   0x28 DOUBLE, 8 bytes: the IEEE bits with the sign bit flipped for positive
 //        numbers and every bit flipped for negative ones; -0.0 is written as 0.0
 //        and every NaN as one canonical NaN, which sorts after +Infinity as
-//        Value::compare orders it
+//        Value::compare orders it; a FLOAT as the DOUBLE of its value
 //   0x30 STRING and 0x38 BINARY, the bytes with 0x00 escaped as 0x00 0xFF and
 //        terminated by 0x00 0x01, so a string sorts before its extensions
 //   0x40 TIMESTAMP and 0x48 INTERVAL, as integers
@@ -31,8 +31,9 @@
 // varint length and the bytes, arrays and structs as a varint count and the
 // elements (a MAP as its entry count and each key followed by its value), a
 // DECIMAL as its precision and scale bytes and the unscaled value as a zigzag
-// varint of up to 128 bits, a DATE and a TIMESTAMP_NTZ (TypeId 13) as an
-// integer. Writing the TypeId instead of a bare null flag costs nothing and
+// varint of up to 128 bits, a DATE, a TIMESTAMP_NTZ (TypeId 13), a TINYINT and a
+// SMALLINT as integers, a FLOAT as 4 little-endian bytes. Writing the TypeId
+// instead of a bare null flag costs nothing and
 // makes a decoded value exactly the encoded one (an INT stays an INT even when
 // read back as a BIGINT column).
 #include "common/row_codec.h"
@@ -178,6 +179,7 @@ UInt128 getVarint128(std::string_view& in) {
 // that DECIMAL (NULL when they do not fit), so no operator meets a DOUBLE
 // where its plan has a DECIMAL.
 Value doubleFor(double d, const DataType& type) {
+  if (type.id == TypeId::Float) return Value::float32(static_cast<float>(d));
   if (type.id != TypeId::Decimal) return Value::float64(d);
   auto v = decimal::fromDouble(d, {type.precision, type.scale});
   return v ? Value::decimal(*v, type.precision, type.scale) : Value();
@@ -247,6 +249,8 @@ void encodeKey(std::string& out, const Value& v) {
       return;
     case TypeId::Int:
     case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
       out += static_cast<char>(kKeyInteger);
       encodeKeyInt(out, v.asInt());
       return;
@@ -259,6 +263,7 @@ void encodeKey(std::string& out, const Value& v) {
       encodeKeyInt(out, v.asInt());
       return;
     case TypeId::Double:
+    case TypeId::Float:
       out += static_cast<char>(kKeyDouble);
       putBigEndian64(out, doubleKeyBits(v.asDouble()));
       return;
@@ -305,7 +310,12 @@ Value decodeKey(std::string_view& in, const DataType& type) {
       return Value::boolean(getByte(in) != 0);
     case kKeyInteger: {
       int64_t v = decodeKeyInt(in);
-      return type.id == TypeId::Int ? Value::integer(static_cast<int32_t>(v)) : Value::bigint(v);
+      switch (type.id) {
+        case TypeId::Int: return Value::integer(static_cast<int32_t>(v));
+        case TypeId::SmallInt: return Value::smallint(static_cast<int16_t>(v));
+        case TypeId::TinyInt: return Value::tinyint(static_cast<int8_t>(v));
+        default: return Value::bigint(v);
+      }
     }
     case kKeyTimestamp:
       return timestampFor(decodeKeyInt(in), type);
@@ -370,12 +380,21 @@ void encodeValue(std::string& out, const Value& v) {
       return;
     case TypeId::Int:
     case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
     case TypeId::Timestamp:
     case TypeId::Interval:
     case TypeId::Date:
     case TypeId::TimestampNtz:
       putVarint(out, zigzag(v.asInt()));
       return;
+    case TypeId::Float: {
+      auto bits = std::bit_cast<uint32_t>(static_cast<float>(v.asDouble()));
+      char buf[4];
+      for (int i = 0; i < 4; ++i) buf[i] = static_cast<char>((bits >> (8 * i)) & 0xff);
+      out.append(buf, 4);
+      return;
+    }
     case TypeId::Decimal: {
       Int128 d = v.asDecimal();
       out += static_cast<char>(v.decimalPrecision());
@@ -418,6 +437,17 @@ Value decodeValue(std::string_view& in, const DataType& type) {
       return Value::integer(static_cast<int32_t>(unzigzag(getVarint(in))));
     case TypeId::BigInt:
       return Value::bigint(unzigzag(getVarint(in)));
+    case TypeId::TinyInt:
+      return Value::tinyint(static_cast<int8_t>(unzigzag(getVarint(in))));
+    case TypeId::SmallInt:
+      return Value::smallint(static_cast<int16_t>(unzigzag(getVarint(in))));
+    case TypeId::Float: {
+      if (in.size() < 4) truncated();
+      uint32_t bits = 0;
+      for (int i = 3; i >= 0; --i) bits = (bits << 8) | static_cast<uint8_t>(in[i]);
+      in.remove_prefix(4);
+      return Value::float32(std::bit_cast<float>(bits));
+    }
     case TypeId::Timestamp:
       return timestampFor(unzigzag(getVarint(in)), type);
     case TypeId::Interval:

@@ -27,8 +27,8 @@ DataTypePtr DataType::of(TypeId id) {
   }
   // Built once; every scalar type of the process is one of these, which lets hot
   // paths compare type pointers before falling back to equals().
-  static const std::array<DataTypePtr, 14> kTypes = [] {
-    std::array<DataTypePtr, 14> a;
+  static const std::array<DataTypePtr, 17> kTypes = [] {
+    std::array<DataTypePtr, 17> a;
     for (size_t i = 0; i < a.size(); ++i) a[i] = makeScalar(static_cast<TypeId>(i));
     auto dec = std::make_shared<DataType>();
     dec->id = TypeId::Decimal;
@@ -137,18 +137,38 @@ int DataType::fieldIndex(std::string_view name) const {
   return -1;
 }
 
+namespace {
+
+// The place of an integral type or FLOAT in Spark's numeric precedence.
+int integralRank(TypeId id) {
+  switch (id) {
+    case TypeId::TinyInt: return 1;
+    case TypeId::SmallInt: return 2;
+    case TypeId::Int: return 3;
+    case TypeId::BigInt: return 4;
+    case TypeId::Float: return 5;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
 DataTypePtr widerNumericType(const DataType& a, const DataType& b) {
   if (a.id == TypeId::Double || b.id == TypeId::Double) return DataType::of(TypeId::Double);
+  if ((a.id == TypeId::Float || b.id == TypeId::Float) &&
+      (a.id == TypeId::Decimal || b.id == TypeId::Decimal))
+    return DataType::of(TypeId::Double);
   if (a.id == TypeId::Decimal || b.id == TypeId::Decimal) {
     auto asDecimal = [](const DataType& t) -> decimal::Type {
       if (t.id == TypeId::Decimal) return {t.precision, t.scale};
+      if (t.id == TypeId::TinyInt) return {3, 0};
+      if (t.id == TypeId::SmallInt) return {5, 0};
       return t.id == TypeId::BigInt ? decimal::ofBigInt() : decimal::ofInt();
     };
     auto w = decimal::widerType(asDecimal(a), asDecimal(b));
     return DataType::decimal(w.precision, w.scale);
   }
-  if (a.id == TypeId::BigInt || b.id == TypeId::BigInt) return DataType::of(TypeId::BigInt);
-  return DataType::of(TypeId::Int);
+  return DataType::of(integralRank(a.id) >= integralRank(b.id) ? a.id : b.id);
 }
 
 std::optional<TypeId> scalarTypeFromName(std::string_view name) {
@@ -161,11 +181,11 @@ std::optional<TypeId> scalarTypeFromName(std::string_view name) {
   static constexpr Entry kNames[] = {
       {"STRING", TypeId::String},      {"VARCHAR", TypeId::String},   {"TEXT", TypeId::String},
       {"CHAR", TypeId::String},        {"INT", TypeId::Int},          {"INTEGER", TypeId::Int},
-      {"INT4", TypeId::Int},           {"SMALLINT", TypeId::Int},     {"TINYINT", TypeId::Int},
-      {"SHORT", TypeId::Int},          {"BYTE", TypeId::Int},         {"BIGINT", TypeId::BigInt},
+      {"INT4", TypeId::Int},           {"SMALLINT", TypeId::SmallInt}, {"TINYINT", TypeId::TinyInt},
+      {"SHORT", TypeId::SmallInt},     {"BYTE", TypeId::TinyInt},     {"BIGINT", TypeId::BigInt},
       {"LONG", TypeId::BigInt},        {"INT8", TypeId::BigInt},      {"DOUBLE", TypeId::Double},
-      {"FLOAT", TypeId::Double},       {"REAL", TypeId::Double},      {"FLOAT8", TypeId::Double},
-      {"FLOAT4", TypeId::Double},      {"DECIMAL", TypeId::Decimal},  {"NUMERIC", TypeId::Decimal},
+      {"FLOAT", TypeId::Float},        {"REAL", TypeId::Float},       {"FLOAT8", TypeId::Double},
+      {"FLOAT4", TypeId::Float},      {"DECIMAL", TypeId::Decimal},  {"NUMERIC", TypeId::Decimal},
       {"DEC", TypeId::Decimal},
       {"BOOLEAN", TypeId::Boolean},    {"BOOL", TypeId::Boolean},     {"TIMESTAMP", TypeId::Timestamp},
       {"TIMESTAMPTZ", TypeId::Timestamp}, {"TIMESTAMP_LTZ", TypeId::Timestamp},
@@ -173,7 +193,7 @@ std::optional<TypeId> scalarTypeFromName(std::string_view name) {
       {"BINARY", TypeId::Binary},      {"BYTES", TypeId::Binary},     {"BYTEA", TypeId::Binary},
       {"VARBINARY", TypeId::Binary},   {"INTERVAL", TypeId::Interval},
       // PostgreSQL's names drivers and tools cast to: ::int2, ::oid, ::name, ::bpchar.
-      {"INT2", TypeId::Int},           {"OID", TypeId::BigInt},       {"NAME", TypeId::String},
+      {"INT2", TypeId::SmallInt},           {"OID", TypeId::BigInt},       {"NAME", TypeId::String},
       {"BPCHAR", TypeId::String},
   };
   for (const auto& e : kNames)
@@ -198,6 +218,9 @@ const char* typeIdName(TypeId id) {
     case TypeId::Date: return "DATE";
     case TypeId::TimestampNtz: return "TIMESTAMP_NTZ";
     case TypeId::Map: return "MAP";
+    case TypeId::TinyInt: return "TINYINT";
+    case TypeId::SmallInt: return "SMALLINT";
+    case TypeId::Float: return "FLOAT";
   }
   return "UNKNOWN";
 }

@@ -32,6 +32,9 @@ enum class TypeId : uint8_t {
   // Spark's TIMESTAMP_NTZ: a wall-clock date and time without a zone, as
   // microseconds since 1970-01-01 00:00 on that clock; never converted.
   TimestampNtz = 13,
+  TinyInt = 14,   // 8-bit
+  SmallInt = 15,  // 16-bit
+  Float = 16,     // 32-bit IEEE, held as the double of the same value
   Map = 17,  // MAP<K, V>: entries in insertion order, keys distinct and never NULL
 };
 
@@ -66,21 +69,27 @@ struct DataType {
   std::string toString() const;
   bool equals(const DataType& other) const;
   bool isNumeric() const {
-    return id == TypeId::Int || id == TypeId::BigInt || id == TypeId::Double || id == TypeId::Decimal;
+    return id == TypeId::Int || id == TypeId::BigInt || id == TypeId::Double || id == TypeId::Decimal ||
+           id == TypeId::TinyInt || id == TypeId::SmallInt || id == TypeId::Float;
   }
-  bool isIntegral() const { return id == TypeId::Int || id == TypeId::BigInt; }
+  bool isIntegral() const {
+    return id == TypeId::Int || id == TypeId::BigInt || id == TypeId::TinyInt || id == TypeId::SmallInt;
+  }
+  // DOUBLE or FLOAT.
+  bool isFloating() const { return id == TypeId::Double || id == TypeId::Float; }
   // Index of a struct field by case-insensitive name, or -1.
   int fieldIndex(std::string_view name) const;
 };
 
-// The type two numeric types widen to, as Spark widens them: INT to BIGINT to
-// DECIMAL to DOUBLE, and two DECIMALs (or a DECIMAL and an integer, as
+// The type two numeric types widen to, as Spark widens them: TINYINT to
+// SMALLINT to INT to BIGINT to DECIMAL or FLOAT to DOUBLE (a DECIMAL with a
+// FLOAT is a DOUBLE), and two DECIMALs (or a DECIMAL and an integer, as
 // DECIMAL(10, 0) or DECIMAL(20, 0)) to the DECIMAL that holds both, at most 38
 // digits. Both must be numeric.
 DataTypePtr widerNumericType(const DataType& a, const DataType& b);
 
 // Parses a scalar type name as written in DDL (STRING, VARCHAR, INT, INTEGER,
-// BIGINT, LONG, DOUBLE, FLOAT, BOOLEAN, BOOL, TIMESTAMP, BINARY, BYTES, ...).
+// BIGINT, LONG, TINYINT, SMALLINT, DOUBLE, FLOAT, BOOLEAN, BOOL, TIMESTAMP, BINARY, BYTES, ...).
 std::optional<TypeId> scalarTypeFromName(std::string_view name);
 const char* typeIdName(TypeId id);
 

@@ -22,13 +22,16 @@ namespace {
 int compareDoubles(double a, double b);
 
 bool isNumericId(TypeId t) {
-  return t == TypeId::Int || t == TypeId::BigInt || t == TypeId::Double || t == TypeId::Decimal;
+  return t == TypeId::Int || t == TypeId::BigInt || t == TypeId::Double || t == TypeId::Decimal ||
+         t == TypeId::TinyInt || t == TypeId::SmallInt || t == TypeId::Float;
 }
+
+bool isFloatingId(TypeId t) { return t == TypeId::Double || t == TypeId::Float; }
 
 // A number of another type against a DECIMAL: integers exactly, doubles as
 // the DECIMAL's nearest double.
 int compareWithDecimal(const Value& a, const Value& dec) {
-  if (a.type() == TypeId::Double) return compareDoubles(a.asDouble(), dec.toDouble());
+  if (isFloatingId(a.type())) return compareDoubles(a.asDouble(), dec.toDouble());
   return decimal::compare(a.asInt(), 0, dec.asDecimal(), dec.decimalScale());
 }
 
@@ -79,10 +82,15 @@ void appendValue(std::string& out, const Value& v, bool nested) {
       return;
     case TypeId::Int:
     case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
       out += std::to_string(v.asInt());
       return;
     case TypeId::Double:
       expr_internal::appendDouble(out, v.asDouble());
+      return;
+    case TypeId::Float:
+      expr_internal::appendFloat(out, static_cast<float>(v.asDouble()));
       return;
     case TypeId::String:
       out += v.asString();
@@ -139,10 +147,10 @@ int Value::compare(const Value& o) const {
     if (isNumericId(head_.type) && isNumericId(o.head_.type)) {
       if (o.head_.type == TypeId::Decimal) return compareWithDecimal(*this, o);
       if (head_.type == TypeId::Decimal) return -compareWithDecimal(o, *this);
-      if (head_.type == TypeId::Double && o.head_.type == TypeId::Double)
+      if (isFloatingId(head_.type) && isFloatingId(o.head_.type))
         return compareDoubles(asDouble(), o.asDouble());
-      if (head_.type == TypeId::Double) return -compareIntDouble(o.asInt(), asDouble());
-      if (o.head_.type == TypeId::Double) return compareIntDouble(asInt(), o.asDouble());
+      if (isFloatingId(head_.type)) return -compareIntDouble(o.asInt(), asDouble());
+      if (isFloatingId(o.head_.type)) return compareIntDouble(asInt(), o.asDouble());
       return cmp3(asInt(), o.asInt());
     }
     return head_.type < o.head_.type ? -1 : 1;
@@ -154,10 +162,13 @@ int Value::compare(const Value& o) const {
       return cmp3(asBool(), o.asBool());
     case TypeId::Int:
     case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
     case TypeId::Timestamp:
     case TypeId::Interval:
       return cmp3(asInt(), o.asInt());
     case TypeId::Double:
+    case TypeId::Float:
       return compareDoubles(asDouble(), o.asDouble());
     case TypeId::Decimal:
       return decimal::compare(asDecimal(), head_.scale, o.asDecimal(), o.head_.scale);
@@ -193,6 +204,8 @@ size_t Value::hash() const {
       return asBool() ? 0x7472756531ULL : 0x66616c7365ULL;
     case TypeId::Int:
     case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
     case TypeId::Timestamp:
     case TypeId::Interval:
     case TypeId::Date:
@@ -209,7 +222,8 @@ size_t Value::hash() const {
       std::memcpy(&bits, &d, sizeof bits);
       return hashInt(static_cast<int64_t>(bits));
     }
-    case TypeId::Double: {
+    case TypeId::Double:
+    case TypeId::Float: {
       double d = asDouble();
       if (std::isnan(d)) return 0x7ff8000000000000ULL;
       // Doubles equal to an integer hash as that integer, to agree with compare().

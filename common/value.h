@@ -30,6 +30,11 @@ class Value {
   static Value integer(int32_t v) { return Value(TypeId::Int, static_cast<int64_t>(v)); }
   static Value bigint(int64_t v) { return Value(TypeId::BigInt, v); }
   static Value float64(double v) { return Value(TypeId::Double, v); }
+  static Value tinyint(int8_t v) { return Value(TypeId::TinyInt, static_cast<int64_t>(v)); }
+  static Value smallint(int16_t v) { return Value(TypeId::SmallInt, static_cast<int64_t>(v)); }
+  // A FLOAT keeps the double of its value, so asDouble() and toDouble() read
+  // it as they read a DOUBLE.
+  static Value float32(float v) { return Value(TypeId::Float, static_cast<double>(v)); }
   static Value string(std::string s) { return Value(TypeId::String, std::move(s)); }
   static Value binary(std::string bytes) { return Value(TypeId::Binary, std::move(bytes)); }
   static Value timestamp(int64_t micros) { return Value(TypeId::Timestamp, micros); }
@@ -73,12 +78,13 @@ class Value {
   bool isNull() const { return head_.type == TypeId::Null; }
 
   bool asBool() const { return std::get<bool>(data_); }
-  // Int, BigInt, Timestamp, Interval, Date and TimestampNtz.
+  // Int, BigInt, TinyInt, SmallInt, Timestamp, Interval, Date and TimestampNtz.
   int64_t asInt() const { return std::get<int64_t>(data_); }
+  // Double and Float.
   double asDouble() const { return std::get<double>(data_); }
-  // Numeric value of an Int, BigInt or Double as a double.
+  // Numeric value of any numeric type as a double.
   double toDouble() const {
-    if (head_.type == TypeId::Double) return std::get<double>(data_);
+    if (head_.type == TypeId::Double || head_.type == TypeId::Float) return std::get<double>(data_);
     if (head_.type == TypeId::Decimal) return decimal::toDouble(asDecimal(), head_.scale);
     return static_cast<double>(std::get<int64_t>(data_));
   }

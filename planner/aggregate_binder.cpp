@@ -348,7 +348,7 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
     case AggregateFunction::Sum:
       if (t->isIntegral() || isNull) {
         call.resultType = DataType::of(TypeId::BigInt);
-      } else if (t->id == TypeId::Double) {
+      } else if (t->isFloating()) {  // a FLOAT sums to a DOUBLE, as in Spark
         call.resultType = DataType::of(TypeId::Double);
       } else if (t->id == TypeId::Decimal) {
         // Spark: DECIMAL(p, s) sums to DECIMAL(p + 10, s), at most 38 digits.

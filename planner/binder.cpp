@@ -78,12 +78,16 @@ std::string closestName(std::string_view name, const std::vector<std::string>& c
 
 namespace {
 
-// Rank of the numeric types in widening order (INT < BIGINT < DOUBLE).
+// Rank of the numeric types in widening order (TINYINT < SMALLINT < INT <
+// BIGINT < FLOAT < DOUBLE).
 int numericRank(TypeId t) {
   switch (t) {
-    case TypeId::Int: return 1;
-    case TypeId::BigInt: return 2;
-    case TypeId::Double: return 3;
+    case TypeId::TinyInt: return 1;
+    case TypeId::SmallInt: return 2;
+    case TypeId::Int: return 3;
+    case TypeId::BigInt: return 4;
+    case TypeId::Float: return 5;
+    case TypeId::Double: return 6;
     default: return 0;
   }
 }
@@ -636,11 +640,15 @@ Value evalConstant(const ast::Expr& expr, const DataTypePtr& target) {
   Value v = bound->eval(Row{});
   if (v.isNull()) return v;
   if (bound->type()->equals(*target)) return v;
-  if (target->id == TypeId::Int && bound->type()->isNumeric()) {
+  if ((target->id == TypeId::Int || target->id == TypeId::SmallInt || target->id == TypeId::TinyInt) &&
+      bound->type()->isNumeric()) {
     double d = v.toDouble();
-    if (d < INT32_MIN || d > INT32_MAX) {
+    double lo = target->id == TypeId::Int ? INT32_MIN : target->id == TypeId::SmallInt ? INT16_MIN : INT8_MIN;
+    double hi = target->id == TypeId::Int ? INT32_MAX : target->id == TypeId::SmallInt ? INT16_MAX : INT8_MAX;
+    if (d < lo || d > hi) {
       throw SqlError(sqlstate::kNumericOutOfRange,
-                     fmt::format("value {} is out of range for type INT", v.toString()), expr.pos);
+                     fmt::format("value {} is out of range for type {}", v.toString(), target->toString()),
+                     expr.pos);
     }
   }
   if (target->id == TypeId::BigInt && bound->type()->id == TypeId::Double) {

@@ -132,6 +132,11 @@ bool widens(const DataType& from, const DataType& to) {
   if ((from.id == TypeId::Int || from.id == TypeId::BigInt) && to.id == TypeId::Decimal)
     return to.precision - to.scale >= (from.id == TypeId::Int ? 10 : 19);
   if (from.id == TypeId::Int) return to.id == TypeId::BigInt || to.id == TypeId::Double;
+  // TINYINT to SMALLINT to INT and on, and FLOAT to DOUBLE.
+  if (from.id == TypeId::TinyInt || from.id == TypeId::SmallInt)
+    return to.id == TypeId::Int || to.id == TypeId::BigInt || to.id == TypeId::Double ||
+           (from.id == TypeId::TinyInt && to.id == TypeId::SmallInt);
+  if (from.id == TypeId::Float) return to.id == TypeId::Double;
   return from.id == TypeId::Decimal && to.id == TypeId::Decimal && to.scale >= from.scale &&
          to.precision - to.scale >= from.precision - from.scale;
 }

@@ -28,19 +28,25 @@ void addCalled(const ast::Expr& e, const Catalog& catalog, std::vector<std::stri
 
 int numericRank(TypeId t) {
   switch (t) {
-    case TypeId::Int:
+    case TypeId::TinyInt:
       return 1;
-    case TypeId::BigInt:
+    case TypeId::SmallInt:
       return 2;
-    case TypeId::Double:
+    case TypeId::Int:
       return 3;
+    case TypeId::BigInt:
+      return 4;
+    case TypeId::Float:
+      return 5;
+    case TypeId::Double:
+      return 6;
     default:
       return 0;
   }
 }
 
 // The conversions the engine makes without being asked: NULL to anything, and
-// numeric widening (INT to BIGINT to DOUBLE). Anything else needs a CAST.
+// numeric widening (TINYINT to SMALLINT to INT to BIGINT to FLOAT to DOUBLE). Anything else needs a CAST.
 bool implicitlyConvertible(const DataType& from, const DataType& to) {
   if (from.id == TypeId::Null || from.equals(to)) return true;
   int f = numericRank(from.id), t = numericRank(to.id);

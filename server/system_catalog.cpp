@@ -669,10 +669,15 @@ std::vector<Row> SystemCatalog::rowsOf(const std::string& key) const {
         const PgType* pg = pgTypeByOid(pgTypeOidOf(t));
         const bool decimalType = t.id == TypeId::Decimal;
         Value precision = nullV(), radix = nullV(), scale = nullV();
-        if (t.id == TypeId::Int || t.id == TypeId::BigInt || t.id == TypeId::Double) {
-          precision = intV(t.id == TypeId::Int ? 32 : t.id == TypeId::BigInt ? 64 : 53);
+        if (t.isIntegral() || t.isFloating()) {
+          // Bits, as PostgreSQL counts them: a TINYINT is an int2 there.
+          precision = intV(t.id == TypeId::Int        ? 32
+                           : t.id == TypeId::BigInt   ? 64
+                           : t.id == TypeId::Double   ? 53
+                           : t.id == TypeId::Float    ? 24
+                                                      : 16);
           radix = intV(2);
-          scale = t.id == TypeId::Double ? nullV() : intV(0);
+          scale = t.isFloating() ? nullV() : intV(0);
         } else if (decimalType) {
           precision = intV(t.precision);
           radix = intV(10);

@@ -1,7 +1,9 @@
 // CAST with Spark's non-ANSI semantics (a value that does not parse becomes
 // NULL instead of failing the record), and the implicit conversions the binder
-// inserts: NULL literals adapting to their context, INT -> BIGINT -> DOUBLE, and
-// scalars to STRING where a function wants text.
+// inserts: NULL literals adapting to their context, TINYINT -> SMALLINT -> INT
+// -> BIGINT -> FLOAT -> DOUBLE, and scalars to STRING where a function wants
+// text. A number cast to TINYINT or SMALLINT out of the range raises
+// CAST_OVERFLOW, as Spark 4's ANSI mode does (narrowIntegral).
 #include <fmt/format.h>
 
 #include <charconv>
@@ -99,8 +101,56 @@ Value castToString(const Value& v) {
       return Value::string(v.asString());
     case TypeId::Double:
       return Value::string(formatDouble(v.asDouble()));
+    case TypeId::Float:
+      return Value::string(formatFloat(static_cast<float>(v.asDouble())));
     default:
       return Value::string(v.toString());
+  }
+}
+
+// TINYINT and SMALLINT: the range of each, and the Value of an integer in it.
+int64_t smallIntegralMax(TypeId to) { return to == TypeId::TinyInt ? INT8_MAX : INT16_MAX; }
+int64_t smallIntegralMin(TypeId to) { return to == TypeId::TinyInt ? INT8_MIN : INT16_MIN; }
+Value smallIntegral(int64_t n, TypeId to) {
+  return to == TypeId::TinyInt ? Value::tinyint(static_cast<int8_t>(n))
+                               : Value::smallint(static_cast<int16_t>(n));
+}
+
+// A cast to TINYINT or SMALLINT. Integers, DECIMALs and doubles out of the
+// range raise CAST_OVERFLOW (narrowIntegral); text that is not an integer in
+// the range is NULL, as for INT.
+Value castToSmallIntegral(const Value& v, TypeId to) {
+  switch (v.type()) {
+    case TypeId::Boolean:
+      return smallIntegral(v.asBool() ? 1 : 0, to);
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
+    case TypeId::Int:
+    case TypeId::BigInt:
+      return narrowIntegral(v.asInt(), to, v);
+    case TypeId::Double:
+    case TypeId::Float: {
+      double d = std::trunc(v.asDouble());
+      if (std::isnan(d) || d < static_cast<double>(smallIntegralMin(to)) ||
+          d > static_cast<double>(smallIntegralMax(to)))
+        throwCastOverflow(v, to);
+      return smallIntegral(static_cast<int64_t>(d), to);
+    }
+    case TypeId::Decimal: {
+      Int128 whole = v.asDecimal() / decimal::pow10(v.decimalScale());
+      if (whole < smallIntegralMin(to) || whole > smallIntegralMax(to)) throwCastOverflow(v, to);
+      return smallIntegral(static_cast<int64_t>(whole), to);
+    }
+    case TypeId::String: {
+      int64_t n;
+      if (!parseInteger(v.asString(), &n) || n < smallIntegralMin(to) || n > smallIntegralMax(to))
+        return {};
+      return smallIntegral(n, to);
+    }
+    case TypeId::Timestamp:
+      return narrowIntegral(floorDiv(v.asInt(), kMicrosPerSecond), to, v);
+    default:
+      return {};
   }
 }
 
@@ -139,8 +189,11 @@ Value castValue(const Value& v, const DataType& target) {
       switch (from) {
         case TypeId::Boolean: return v;
         case TypeId::Int:
-        case TypeId::BigInt: return Value::boolean(v.asInt() != 0);
-        case TypeId::Double: return Value::boolean(v.asDouble() != 0);
+        case TypeId::BigInt:
+        case TypeId::TinyInt:
+        case TypeId::SmallInt: return Value::boolean(v.asInt() != 0);
+        case TypeId::Double:
+        case TypeId::Float: return Value::boolean(v.asDouble() != 0);
         case TypeId::Decimal: return Value::boolean(v.asDecimal() != 0);
         case TypeId::String: {
           std::string_view s = trimSpaces(v.asString());
@@ -159,8 +212,11 @@ Value castValue(const Value& v, const DataType& target) {
       switch (from) {
         case TypeId::Boolean: n = v.asBool() ? 1 : 0; break;
         case TypeId::Int:
-        case TypeId::BigInt: n = v.asInt(); break;
+        case TypeId::BigInt:
+        case TypeId::TinyInt:
+        case TypeId::SmallInt: n = v.asInt(); break;
         case TypeId::Double:
+        case TypeId::Float:
           return toInt ? Value::integer(doubleToInt(v.asDouble())) : Value::bigint(doubleToLong(v.asDouble()));
         case TypeId::Decimal:
           // Truncated toward zero and wrapped, as Spark's non-ANSI cast does.
@@ -182,12 +238,24 @@ Value castValue(const Value& v, const DataType& target) {
       }
       return toInt ? Value::integer(wrapInt(n)) : Value::bigint(n);
     }
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
+      return castToSmallIntegral(v, target.id);
+    case TypeId::Float: {
+      // Through the DOUBLE of the value, rounded to the nearest float (a
+      // DOUBLE beyond a float's range is an infinity, as in Spark).
+      Value d = castValue(v, *DataType::of(TypeId::Double));
+      return d.isNull() ? d : Value::float32(static_cast<float>(d.asDouble()));
+    }
     case TypeId::Double:
       switch (from) {
         case TypeId::Boolean: return Value::float64(v.asBool() ? 1 : 0);
         case TypeId::Int:
-        case TypeId::BigInt: return Value::float64(static_cast<double>(v.asInt()));
+        case TypeId::BigInt:
+        case TypeId::TinyInt:
+        case TypeId::SmallInt: return Value::float64(static_cast<double>(v.asInt()));
         case TypeId::Double: return v;
+        case TypeId::Float: return Value::float64(v.asDouble());
         case TypeId::Decimal: return Value::float64(v.toDouble());
         case TypeId::String: {
           double d;
@@ -201,6 +269,11 @@ Value castValue(const Value& v, const DataType& target) {
       switch (from) {
         case TypeId::String:
         case TypeId::Binary: return Value::binary(v.asString());
+        case TypeId::TinyInt: return Value::binary(std::string(1, static_cast<char>(v.asInt())));
+        case TypeId::SmallInt: {
+          auto u = static_cast<uint16_t>(v.asInt());
+          return Value::binary(std::string{static_cast<char>(u >> 8), static_cast<char>(u & 0xff)});
+        }
         case TypeId::Int: {
           // Big-endian bytes, as Spark casts integers to BINARY.
           auto u = static_cast<uint32_t>(v.asInt());
@@ -220,12 +293,15 @@ Value castValue(const Value& v, const DataType& target) {
       switch (from) {
         case TypeId::Timestamp: return v;
         case TypeId::Int:
-        case TypeId::BigInt: {
+        case TypeId::BigInt:
+        case TypeId::TinyInt:
+        case TypeId::SmallInt: {
           int64_t s = v.asInt();
           if (s > INT64_MAX / kMicrosPerSecond || s < INT64_MIN / kMicrosPerSecond) return {};
           return Value::timestamp(s * kMicrosPerSecond);
         }
-        case TypeId::Double: {
+        case TypeId::Double:
+        case TypeId::Float: {
           double d = v.asDouble() * 1e6;
           if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) return {};
           return Value::timestamp(static_cast<int64_t>(std::floor(d)));
@@ -287,8 +363,11 @@ Value castValue(const Value& v, const DataType& target) {
       switch (from) {
         case TypeId::Boolean: r = decimal::toType(v.asBool() ? 1 : 0, 0, to); break;
         case TypeId::Int:
-        case TypeId::BigInt: r = decimal::toType(v.asInt(), 0, to); break;
-        case TypeId::Double: r = decimal::fromDouble(v.asDouble(), to); break;
+        case TypeId::BigInt:
+        case TypeId::TinyInt:
+        case TypeId::SmallInt: r = decimal::toType(v.asInt(), 0, to); break;
+        case TypeId::Double:
+        case TypeId::Float: r = decimal::fromDouble(v.asDouble(), to); break;
         case TypeId::Decimal: r = decimal::toType(v.asDecimal(), v.decimalScale(), to); break;
         case TypeId::String: r = decimal::parse(v.asString(), to); break;
         case TypeId::Timestamp: r = decimal::toType(v.asInt(), 6, to); break;
@@ -337,10 +416,39 @@ Value castValue(const Value& v, const DataType& target) {
 
 namespace expr_internal {
 
+void throwCastOverflow(const Value& v, TypeId to) {
+  throw SqlError(sqlstate::kNumericOutOfRange,
+                 fmt::format("[CAST_OVERFLOW] The value {} of the type \"{}\" cannot be cast to \"{}\" "
+                             "due to an overflow",
+                             v.toString(), typeIdName(v.type()), typeIdName(to)),
+                 SqlError::npos, "use try_cast to tolerate overflow and return NULL instead");
+}
+
+Value narrowIntegral(int64_t n, TypeId to, const Value& from) {
+  if (n < smallIntegralMin(to) || n > smallIntegralMax(to)) throwCastOverflow(from, to);
+  return smallIntegral(n, to);
+}
+
+Value checkedSmallIntegral(int64_t r, TypeId t, const std::string& op) {
+  if (r < smallIntegralMin(t) || r > smallIntegralMax(t))
+    throw SqlError(sqlstate::kNumericOutOfRange,
+                   fmt::format("[ARITHMETIC_OVERFLOW] {} overflow in {}", typeIdName(t), op),
+                   SqlError::npos, "use try_add, try_subtract or try_multiply to get NULL instead");
+  return smallIntegral(r, t);
+}
+
+Value narrowIntegralWrapping(int64_t n, TypeId to) {
+  return smallIntegral(to == TypeId::TinyInt ? static_cast<int8_t>(static_cast<uint8_t>(n))
+                                             : static_cast<int16_t>(static_cast<uint16_t>(n)),
+                       to);
+}
+
 decimal::Type decimalTypeOf(const DataType& t) {
   switch (t.id) {
     case TypeId::Decimal: return {t.precision, t.scale};
     case TypeId::BigInt: return decimal::ofBigInt();
+    case TypeId::TinyInt: return {3, 0};
+    case TypeId::SmallInt: return {5, 0};
     default: return decimal::ofInt();
   }
 }
@@ -355,6 +463,9 @@ bool canCast(const DataType& from, const DataType& to) {
     case TypeId::Int:
     case TypeId::BigInt:
     case TypeId::Double:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
+    case TypeId::Float:
       return from.isNumeric() || from.id == TypeId::Boolean || from.id == TypeId::String ||
              from.id == TypeId::Timestamp || from.id == TypeId::Interval;
     case TypeId::Decimal:
@@ -390,11 +501,7 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
   if (isNullType(a)) return b ? b : nullType();
   if (isNullType(b)) return a;
   if (a->equals(*b)) return a;
-  if (a->isNumeric() && b->isNumeric()) {
-    // INT with INT is equal above; any other pair is at least BIGINT.
-    auto t = widerNumericType(*a, *b);
-    return t->id == TypeId::Int ? DataType::of(TypeId::BigInt) : t;
-  }
+  if (a->isNumeric() && b->isNumeric()) return widerNumericType(*a, *b);
   if ((a->id == TypeId::Timestamp && b->id == TypeId::String) ||
       (a->id == TypeId::String && b->id == TypeId::Timestamp))
     return DataType::of(TypeId::Timestamp);
@@ -592,8 +699,16 @@ void argNumeric(const std::string& fn, std::vector<ExprPtr>& args, size_t i, siz
   }
   if (!args[i]->type()->isNumeric()) wrongType(fn, args, i, pos, "numeric", "DOUBLE");
   // Functions that keep a DECIMAL's digits handle it before they get here;
-  // the others compute in DOUBLE (docs/sql.md lists them).
-  if (args[i]->type()->id == TypeId::Decimal) args[i] = castTo(args[i], DataType::of(TypeId::Double));
+  // the others compute in DOUBLE (docs/sql.md lists them). Likewise those
+  // that keep TINYINT, SMALLINT and FLOAT handle them first; the others
+  // compute in INT and DOUBLE.
+  switch (args[i]->type()->id) {
+    case TypeId::Decimal:
+    case TypeId::Float: args[i] = castTo(args[i], DataType::of(TypeId::Double)); break;
+    case TypeId::TinyInt:
+    case TypeId::SmallInt: args[i] = castTo(args[i], DataType::of(TypeId::Int)); break;
+    default: break;
+  }
 }
 
 DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t from, size_t pos) {

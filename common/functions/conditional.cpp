@@ -169,6 +169,12 @@ std::string sparkTypeName(const DataType& t) {
       return "boolean";
     case TypeId::Int:
       return "int";
+    case TypeId::TinyInt:
+      return "tinyint";
+    case TypeId::SmallInt:
+      return "smallint";
+    case TypeId::Float:
+      return "float";
     case TypeId::BigInt:
       return "bigint";
     case TypeId::Double:

@@ -13,42 +13,11 @@ std::string fmt_hex(uint64_t v);
 
 namespace {
 
-// int(x), bigint(x), decimal(x), ...: CAST(x AS type); decimal(x) is
-// DECIMAL(10, 0) as in Spark. SMALLINT and TINYINT are INT, and FLOAT is
-// DOUBLE, as in rtsql's DDL.
+// int(x), bigint(x), tinyint(x), float(x), decimal(x), ...: CAST(x AS type);
+// decimal(x) is DECIMAL(10, 0) as in Spark.
 template <TypeId Target>
 ExprPtr buildCastFn(const std::string&, std::vector<ExprPtr>& args, size_t pos) {
   return makeCast(args[0], DataType::of(Target), pos);
-}
-
-// smallint(x) and tinyint(x): INT values narrowed to 16 or 8 bits as Spark's
-// non-ANSI cast narrows them (rtsql has no SMALLINT or TINYINT type yet, so the
-// result stays an INT): a number keeps its low bits (tinyint(2147483647) is -1,
-// as int() wraps a BIGINT), a string out of the range is NULL.
-template <int Bits>
-ExprPtr buildNarrowCastFn(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  bool fromText = args[0]->type()->id == TypeId::String;
-  std::vector<ExprPtr> cast{makeCast(args[0], DataType::of(TypeId::Int), pos)};
-  args = std::move(cast);
-  return fn1(name, DataType::of(TypeId::Int), args, [fromText](const Value& v) {
-    int64_t x = v.asInt();
-    constexpr int64_t kMax = (int64_t{1} << (Bits - 1)) - 1;
-    if (x >= -kMax - 1 && x <= kMax) return v;
-    if (fromText) return Value();
-    auto low = static_cast<uint64_t>(x) & ((uint64_t{1} << Bits) - 1);
-    auto wrapped = static_cast<int64_t>(low) - (low > static_cast<uint64_t>(kMax) ? (int64_t{1} << Bits) : 0);
-    return Value::integer(static_cast<int32_t>(wrapped));
-  });
-}
-
-// float(x): a DOUBLE rounded to the nearest FLOAT, so the value is Spark's
-// (rtsql has no FLOAT type yet: the type stays DOUBLE).
-ExprPtr buildFloatFn(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  std::vector<ExprPtr> cast{makeCast(args[0], DataType::of(TypeId::Double), pos)};
-  args = std::move(cast);
-  return fn1(name, DataType::of(TypeId::Double), args, [](const Value& v) {
-    return Value::float64(static_cast<double>(static_cast<float>(v.asDouble())));
-  });
 }
 
 // The bytes `text` stands for in `format` (hex, utf-8, base64); false when
@@ -233,11 +202,11 @@ ExprPtr buildDecode(const std::string& name, std::vector<ExprPtr>& args, size_t 
 
 void registerConversionFunctions(FunctionTable& t) {
   t["int"] = {1, 1, buildCastFn<TypeId::Int>};
-  t["smallint"] = {1, 1, buildNarrowCastFn<16>};
-  t["tinyint"] = {1, 1, buildNarrowCastFn<8>};
+  t["smallint"] = {1, 1, buildCastFn<TypeId::SmallInt>};
+  t["tinyint"] = {1, 1, buildCastFn<TypeId::TinyInt>};
   t["bigint"] = {1, 1, buildCastFn<TypeId::BigInt>};
   t["double"] = {1, 1, buildCastFn<TypeId::Double>};
-  t["float"] = {1, 1, buildFloatFn};
+  t["float"] = {1, 1, buildCastFn<TypeId::Float>};
   t["decimal"] = {1, 1, buildCastFn<TypeId::Decimal>};  // DECIMAL(10, 0), as in Spark
   t["string"] = {1, 1, buildCastFn<TypeId::String>};
   t["boolean"] = {1, 1, buildCastFn<TypeId::Boolean>};

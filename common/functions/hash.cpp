@@ -289,6 +289,17 @@ uint64_t xxBytes(std::string_view b, uint64_t seed) {
   return xxFmix(h);
 }
 
+// A FLOAT's bits as Spark hashes them: -0.0 as 0.0 and every NaN as Java's
+// canonical float NaN.
+uint32_t sparkFloatBits(double value) {
+  float f = static_cast<float>(value);
+  if (f == 0) f = 0.0f;
+  if (f != f) return 0x7fc00000u;
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
 // A value hashed as Spark's XxHash64Function does: the same type rules as
 // hash() (see sparkHash), with 64-bit state.
 uint64_t sparkXxHash(const Value& v, uint64_t seed) {
@@ -298,8 +309,12 @@ uint64_t sparkXxHash(const Value& v, uint64_t seed) {
     case TypeId::Boolean:
       return xxInt(v.asBool() ? 1 : 0, seed);
     case TypeId::Int:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
     case TypeId::Date:
       return xxInt(static_cast<uint32_t>(v.asInt()), seed);
+    case TypeId::Float:
+      return xxInt(sparkFloatBits(v.asDouble()), seed);
     case TypeId::Decimal:
       if (v.decimalPrecision() <= decimal::kMaxInt64Precision)
         return xxLong(static_cast<uint64_t>(static_cast<int64_t>(v.asDecimal())), seed);
@@ -370,7 +385,10 @@ int32_t sparkHash(const Value& v, int32_t seed) {
     case TypeId::Null: return seed;
     case TypeId::Boolean: return static_cast<int32_t>(hashInt(v.asBool() ? 1 : 0, s));
     case TypeId::Int:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
     case TypeId::Date: return static_cast<int32_t>(hashInt(static_cast<uint32_t>(v.asInt()), s));
+    case TypeId::Float: return static_cast<int32_t>(hashInt(sparkFloatBits(v.asDouble()), s));
     case TypeId::Decimal:
       if (v.decimalPrecision() <= decimal::kMaxInt64Precision)
         return static_cast<int32_t>(hashLong(static_cast<uint64_t>(static_cast<int64_t>(v.asDecimal())), s));

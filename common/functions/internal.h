@@ -33,6 +33,10 @@ namespace rtsql::expr_internal {
 // A double as Spark (Java) prints it: "1.0", "0.5", "1.0E20", "NaN", "Infinity".
 std::string formatDouble(double d);
 void appendDouble(std::string& out, double d);
+// A FLOAT as Spark (Java's Float.toString) prints it: the shortest digits that
+// read back as the same float, so 0.1f is "0.1", not "0.10000000149011612".
+std::string formatFloat(float f);
+void appendFloat(std::string& out, float f);
 // An interval (microseconds) as PostgreSQL prints it: "00:00:10", "1 day 02:00:00.5".
 std::string formatInterval(int64_t micros);
 // A timestamp as Spark's JSON and CSV writers print it by default
@@ -92,6 +96,20 @@ bool canCast(const DataType& from, const DataType& to);
 // COALESCE...: NULL adapts, INT widens to BIGINT to DOUBLE, a STRING meets a
 // TIMESTAMP as a TIMESTAMP. Returns nullptr when there is none.
 DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b);
+// An integer narrowed to TINYINT or SMALLINT (`to`) by a cast, as Spark 4's
+// ANSI mode narrows it: out of the range it raises CAST_OVERFLOW (22003),
+// naming `from`, the value cast. narrowIntegralWrapping is Spark's legacy
+// (non-ANSI) cast, which keeps the low bits as Java's (byte) and (short) do;
+// casts use narrowIntegral, and the ANSI mode setting is what chooses between
+// the two.
+Value narrowIntegral(int64_t n, TypeId to, const Value& from);
+Value narrowIntegralWrapping(int64_t n, TypeId to);
+[[noreturn]] void throwCastOverflow(const Value& from, TypeId to);
+// The result `r` of TINYINT or SMALLINT arithmetic (`op`, for the message) in
+// type `t`: out of its range Spark 4 (ANSI mode) raises ARITHMETIC_OVERFLOW
+// (22003); Spark's legacy mode wraps it (narrowIntegralWrapping), which the
+// ANSI mode setting chooses.
+Value checkedSmallIntegral(int64_t r, TypeId t, const std::string& op);
 // Wraps `e` in a cast to `target` when its type differs; a NULL literal becomes a
 // typed NULL literal. No checking: callers decide what is allowed.
 ExprPtr castTo(ExprPtr e, const DataTypePtr& target);
@@ -118,7 +136,8 @@ void argTimestamp(const std::string& fn, std::vector<ExprPtr>& args, size_t i, s
 const TimeZone& argWallClock(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 // A DATE argument: a DATE, a TIMESTAMP (its day) or text that casts to one.
 void argDate(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
-// Numeric argument kept in its own type (NULL becomes INT).
+// Numeric argument kept in its own type (NULL becomes INT; DECIMAL and FLOAT
+// become DOUBLE, TINYINT and SMALLINT INT).
 void argNumeric(const std::string& fn, std::vector<ExprPtr>& args, size_t i, size_t pos);
 // Converts all args to their common type; returns it.
 DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t from,
@@ -325,6 +344,9 @@ void registerUrlFunctions(FunctionTable& t);
 void registerCsvFunctions(FunctionTable& t);
 void registerEncryptionFunctions(FunctionTable& t);
 void registerNumberFormatFunctions(FunctionTable& t);
+// Puts Spark's plan-time DATATYPE_MISMATCH checks in front of the builders of
+// the functions they concern (spark_type_checks.cpp); called last.
+void registerSparkTypeChecks(FunctionTable& t);
 
 const FunctionTable& functionTable();
 

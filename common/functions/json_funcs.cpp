@@ -253,6 +253,18 @@ Value fromJsonElement(simdjson::dom::element el, const DataType& type) {
         if (sv == "-Infinity") return Value::float64(-HUGE_VAL);
       }
       return {};
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
+    case TypeId::Float: {
+      // Read as a BIGINT or a DOUBLE, then kept when it fits the type (NULL
+      // otherwise, as for INT).
+      Value wide = fromJsonElement(el, *DataType::of(type.id == TypeId::Float ? TypeId::Double : TypeId::BigInt));
+      if (wide.isNull()) return wide;
+      if (type.id == TypeId::Float) return Value::float32(static_cast<float>(wide.asDouble()));
+      const bool tiny = type.id == TypeId::TinyInt;
+      if (wide.asInt() < (tiny ? INT8_MIN : INT16_MIN) || wide.asInt() > (tiny ? INT8_MAX : INT16_MAX)) return {};
+      return narrowIntegralWrapping(wide.asInt(), type.id);
+    }
     case TypeId::String:
       // A non-string value becomes its JSON text, as in Spark.
       if (k == element_type::STRING)

@@ -109,7 +109,36 @@ ExprPtr buildDecimalRound(const std::string& name, std::vector<ExprPtr>& args, i
   });
 }
 
+bool isSmallIntegral(const DataTypePtr& t) { return t->id == TypeId::TinyInt || t->id == TypeId::SmallInt; }
+
+// A function over a TINYINT, SMALLINT or FLOAT that keeps its type, as Spark's
+// abs, round and bround do: `integral` maps the integer, `floating` the float.
+template <typename I, typename F>
+ExprPtr keepSmallType(const std::string& name, std::vector<ExprPtr>& args, I integral, F floating) {
+  auto t = args[0]->type();
+  if (t->id == TypeId::Float)
+    return fnN(name, t, args, true, [floating](const Row& row, const std::vector<ExprPtr>& a) {
+      Value v = a[0]->eval(row);
+      if (v.isNull()) return v;
+      Value s = a.size() > 1 ? a[1]->eval(row) : Value::integer(0);
+      if (s.isNull()) return s;
+      return Value::float32(floating(static_cast<float>(v.asDouble()), static_cast<int>(s.asInt())));
+    });
+  return fnN(name, t, args, true, [integral, id = t->id](const Row& row, const std::vector<ExprPtr>& a) {
+    Value v = a[0]->eval(row);
+    if (v.isNull()) return v;
+    Value s = a.size() > 1 ? a[1]->eval(row) : Value::integer(0);
+    if (s.isNull()) return s;
+    return integral(v.asInt(), static_cast<int>(s.asInt()), id);
+  });
+}
+
 ExprPtr buildAbs(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (isSmallIntegral(args[0]->type()) || args[0]->type()->id == TypeId::Float)
+    return keepSmallType(
+        name, args,
+        [](int64_t x, int, TypeId t) { return checkedSmallIntegral(x < 0 ? -x : x, t, "abs"); },
+        [](float x, int) { return std::fabs(x); });
   if (args[0]->type()->id == TypeId::Decimal) {
     return fn1(name, args[0]->type(), args, [](const Value& v) {
       Int128 x = v.asDecimal();
@@ -141,6 +170,13 @@ ExprPtr buildRound(const std::string& name, std::vector<ExprPtr>& args, size_t p
       args.resize(1);
       return buildDecimalRound(name, args, static_cast<int>(places->asInt()), decimal::Rounding::HalfUp);
     }
+  }
+  if (isSmallIntegral(args[0]->type()) || args[0]->type()->id == TypeId::Float) {
+    if (args.size() == 2) argInt(name, args, 1, pos);
+    return keepSmallType(
+        name, args,
+        [](int64_t x, int scale, TypeId t) { return narrowIntegralWrapping(roundInteger(x, scale), t); },
+        [](float x, int scale) { return static_cast<float>(roundDouble(x, scale)); });
   }
   argNumeric(name, args, 0, pos);
   if (args.size() == 1) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
@@ -342,6 +378,13 @@ ExprPtr buildBround(const std::string& name, std::vector<ExprPtr>& args, size_t 
       return buildDecimalRound(name, args, static_cast<int>(places->asInt()), decimal::Rounding::HalfEven);
     }
   }
+  if (isSmallIntegral(args[0]->type()) || args[0]->type()->id == TypeId::Float) {
+    if (args.size() == 2) argInt(name, args, 1, pos);
+    return keepSmallType(
+        name, args,
+        [](int64_t x, int scale, TypeId t) { return narrowIntegralWrapping(roundInteger(x, scale, true), t); },
+        [](float x, int scale) { return static_cast<float>(roundDouble(x, scale, true)); });
+  }
   argNumeric(name, args, 0, pos);
   if (args.size() == 1) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
   argInt(name, args, 1, pos);
@@ -524,24 +567,29 @@ ExprPtr buildBitCount(const std::string& name, std::vector<ExprPtr>& args, size_
 // bit_get(x, pos): the bit at pos (0 is the lowest); a position outside the
 // type's width is 22023, as in Spark.
 ExprPtr buildBitGet(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  // Spark's bit_get is a TINYINT whatever the argument, which gives the width.
+  const TypeId in = args[0]->type()->id;
+  const int width = in == TypeId::TinyInt ? 8 : in == TypeId::SmallInt ? 16 : in == TypeId::BigInt ? 64 : 32;
   argNumeric(name, args, 0, pos);
   if (args[0]->type()->id == TypeId::Double)
     throwArgError(name, args, pos, "the argument must be an integer");
   argInt(name, args, 1, pos);
-  return fn2(name, DataType::of(TypeId::Int), args, [](const Value& v, const Value& p) {
-    int width = v.type() == TypeId::Int ? 32 : 64;
+  return fn2(name, DataType::of(TypeId::TinyInt), args, [width](const Value& v, const Value& p) {
     int64_t k = p.asInt();
     if (k < 0 || k >= width)
       throw SqlError(sqlstate::kInvalidParameterValue, "bit_get: the bit position " +
                                                            std::to_string(k) + " is outside 0.." +
                                                            std::to_string(width - 1));
-    return Value::integer(static_cast<int32_t>((static_cast<uint64_t>(v.asInt()) >> k) & 1));
+    return Value::tinyint(static_cast<int8_t>((static_cast<uint64_t>(v.asInt()) >> k) & 1));
   });
 }
 
 template <bool Negate>
 ExprPtr buildSignOp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  if (args[0]->type()->id != TypeId::Interval) argNumeric(name, args, 0, pos);
+  // TINYINT, SMALLINT and FLOAT keep their type, as in Spark.
+  if (args[0]->type()->id != TypeId::Interval && !isSmallIntegral(args[0]->type()) &&
+      args[0]->type()->id != TypeId::Float)
+    argNumeric(name, args, 0, pos);
   if (!Negate) return args[0];
   std::vector<ExprPtr> a{args[0]};
   return makeCall("neg", std::move(a), pos);
@@ -673,6 +721,26 @@ ExprPtr buildBitmapCount(const std::string& name, std::vector<ExprPtr>& args, si
 
 }  // namespace
 
+// pmod and try_add, try_subtract, try_multiply over TINYINT, SMALLINT or
+// FLOAT keep that type, as in Spark: `Build` computes in INT or DOUBLE, and
+// the result is brought back to the arguments' type; a try_ result out of its
+// range is NULL.
+template <ExprPtr (*Build)(const std::string&, std::vector<ExprPtr>&, size_t), bool Try>
+ExprPtr keepingNarrowType(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  DataTypePtr common = args[0]->type()->isNumeric() && args[1]->type()->isNumeric()
+                           ? commonType(args[0]->type(), args[1]->type())
+                           : nullptr;
+  ExprPtr wide = Build(name, args, pos);
+  if (!common || (!isSmallIntegral(common) && common->id != TypeId::Float)) return wide;
+  if (!Try || common->id == TypeId::Float) return castTo(std::move(wide), common);
+  std::vector<ExprPtr> a{std::move(wide)};
+  return fn1(name, common, a, [id = common->id](const Value& v) {
+    int64_t lo = id == TypeId::TinyInt ? INT8_MIN : INT16_MIN, hi = id == TypeId::TinyInt ? INT8_MAX : INT16_MAX;
+    if (v.asInt() < lo || v.asInt() > hi) return Value();
+    return narrowIntegralWrapping(v.asInt(), id);
+  });
+}
+
 void registerMathFunctions(FunctionTable& t) {
   t["abs"] = {1, 1, buildAbs};
   t["round"] = {1, 2, buildRound};
@@ -689,7 +757,7 @@ void registerMathFunctions(FunctionTable& t) {
   t["pow"] = {2, 2, buildPow};
   t["power"] = {2, 2, buildPow};
   t["mod"] = {2, 2, buildMod};
-  t["pmod"] = {2, 2, buildPmod};
+  t["pmod"] = {2, 2, keepingNarrowType<buildPmod, false>};
   t["cbrt"] = {1, 1, buildUnaryDouble<dcbrt>};
   t["degrees"] = {1, 1, buildUnaryDouble<ddegrees>};
   t["radians"] = {1, 1, buildUnaryDouble<dradians>};
@@ -736,9 +804,9 @@ void registerMathFunctions(FunctionTable& t) {
   t["isnan"] = {1, 1, buildIsnan};
   t["nanvl"] = {2, 2, buildNanvl};
   t["width_bucket"] = {4, 4, buildWidthBucket};
-  t["try_add"] = {2, 2, buildTryArith<'+'>};
-  t["try_subtract"] = {2, 2, buildTryArith<'-'>};
-  t["try_multiply"] = {2, 2, buildTryArith<'*'>};
+  t["try_add"] = {2, 2, keepingNarrowType<buildTryArith<'+'>, true>};
+  t["try_subtract"] = {2, 2, keepingNarrowType<buildTryArith<'-'>, true>};
+  t["try_multiply"] = {2, 2, keepingNarrowType<buildTryArith<'*'>, true>};
   t["try_divide"] = {2, 2, buildTryArith<'/'>};
   t["div"] = {2, 2, buildDiv};
   t["bitmap_bucket_number"] = {1, 1, buildBitmapPosition<true>};

@@ -50,7 +50,6 @@ constexpr auto kDifferences = std::to_array<std::pair<std::string_view, std::str
     {"decode", "an unknown charset gives NULL; Spark raises"},
     {"exp", kLastDigit},
     {"expm1", kLastDigit},
-    {"float", "the type stays DOUBLE (no FLOAT type yet), holding a FLOAT's value"},
     {"format_number",
      "a pattern with an exponent, quotes, per mille or a negative subpattern is an error; Spark "
      "takes any DecimalFormat pattern"},
@@ -78,13 +77,11 @@ constexpr auto kDifferences = std::to_array<std::pair<std::string_view, std::str
     {"sec", kLastDigit},
     {"sin", kLastDigit},
     {"sinh", kLastDigit},
-    {"smallint", "the type stays INT (no SMALLINT type yet), holding a SMALLINT's value"},
     {"split",
      "a pattern that matches the empty string gives one empty field less than Java's "
      "String.split"},
     {"tan", kLastDigit},
     {"tanh", kLastDigit},
-    {"tinyint", "the type stays INT (no TINYINT type yet), holding a TINYINT's value"},
 });
 static_assert(std::is_sorted(kDifferences.begin(), kDifferences.end(),
                              [](const auto& a, const auto& b) { return a.first < b.first; }));

@@ -12,7 +12,12 @@
 
 namespace rtsql::expr_internal {
 
-void appendDouble(std::string& out, double d) {
+namespace {
+
+// A double or a float as Java's Double.toString or Float.toString prints it:
+// the shortest digits that read back as the same value of that width.
+template <typename F>
+void appendJavaFloating(std::string& out, F d) {
   if (std::isnan(d)) {
     out += "NaN";
     return;
@@ -45,8 +50,8 @@ void appendDouble(std::string& out, double d) {
   std::from_chars(es.data(), es.data() + es.size(), exp);
   while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
   if (neg) out += '-';
-  double a = std::fabs(d);
-  if (a >= 1e-3 && a < 1e7) {
+  F a = std::fabs(d);
+  if (a >= F(1e-3) && a < F(1e7)) {
     if (exp >= 0) {
       size_t intLen = static_cast<size_t>(exp) + 1;
       if (digits.size() <= intLen) {
@@ -73,6 +78,18 @@ void appendDouble(std::string& out, double d) {
     out += 'E';
     out += std::to_string(exp);
   }
+}
+
+}  // namespace
+
+void appendDouble(std::string& out, double d) { appendJavaFloating(out, d); }
+
+void appendFloat(std::string& out, float f) { appendJavaFloating(out, f); }
+
+std::string formatFloat(float f) {
+  std::string s;
+  appendFloat(s, f);
+  return s;
 }
 
 std::string formatDouble(double d) {

@@ -46,8 +46,11 @@ PyObject* toPython(const Value& v, const DataType& type) {
       return PyBool_FromLong(v.asBool() ? 1 : 0);
     case TypeId::Int:
     case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
       return PyLong_FromLongLong(v.asInt());
     case TypeId::Double:
+    case TypeId::Float:
       return PyFloat_FromDouble(v.asDouble());
     case TypeId::Decimal: {
       // decimal.Decimal of the exact digits.
@@ -143,7 +146,9 @@ int64_t integerResult(const std::string& fn, PyObject* o, const DataType& type,
   int overflow = 0;
   const long long n = PyLong_AsLongLongAndOverflow(o, &overflow);
   const bool fits = overflow == 0 && !(n == -1 && PyErr_Occurred()) &&
-                    (type.id == TypeId::BigInt || (n >= INT32_MIN && n <= INT32_MAX));
+                    (type.id == TypeId::BigInt || (type.id == TypeId::Int && n >= INT32_MIN && n <= INT32_MAX) ||
+                     (type.id == TypeId::SmallInt && n >= INT16_MIN && n <= INT16_MAX) ||
+                     (type.id == TypeId::TinyInt && n >= INT8_MIN && n <= INT8_MAX));
   if (!fits) {
     PyErr_Clear();
     throw SqlError(sqlstate::kNumericOutOfRange,
@@ -170,6 +175,20 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
     case TypeId::BigInt:
       if (PyLong_Check(o) && !PyBool_Check(o))
         return Value::bigint(integerResult(fn, o, type, path));
+      break;
+    case TypeId::TinyInt:
+      if (PyLong_Check(o) && !PyBool_Check(o))
+        return Value::tinyint(static_cast<int8_t>(integerResult(fn, o, type, path)));
+      break;
+    case TypeId::SmallInt:
+      if (PyLong_Check(o) && !PyBool_Check(o))
+        return Value::smallint(static_cast<int16_t>(integerResult(fn, o, type, path)));
+      break;
+    case TypeId::Float:
+      if (PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o))) {
+        Value d = fromPython(fn, o, *DataType::of(TypeId::Double), path);
+        return Value::float32(static_cast<float>(d.asDouble()));
+      }
       break;
     case TypeId::Decimal:
       // An int, a float or a decimal.Decimal, by its text; NULL-free: a value

@@ -382,6 +382,10 @@ class DatagenSource final : public SourceTask {
       case TypeId::Int: return Value::integer(static_cast<int32_t>(uniformInt(0, 1000)));
       case TypeId::BigInt: return Value::bigint(uniformInt(0, 1000));
       case TypeId::Double: return Value::float64(std::uniform_real_distribution<double>(0, 1000)(rng_));
+      case TypeId::TinyInt: return Value::tinyint(static_cast<int8_t>(uniformInt(0, 100)));
+      case TypeId::SmallInt: return Value::smallint(static_cast<int16_t>(uniformInt(0, 1000)));
+      case TypeId::Float:
+        return Value::float32(static_cast<float>(std::uniform_real_distribution<double>(0, 1000)(rng_)));
       case TypeId::String: return Value::string(randomText(8));
       case TypeId::Binary: return Value::binary(randomText(8));
       case TypeId::Timestamp: return Value::timestamp(nowMicros());
@@ -442,13 +446,20 @@ class DatagenSource final : public SourceTask {
       // Task t of n takes start+t, start+t+n, ...: together the tasks cover the
       // sequence once.
       int64_t step = 0, n = 0;
-      const int64_t end = f.end ? *f.end : (type.id == TypeId::Int ? INT32_MAX : INT64_MAX);
+      const int64_t end = f.end ? *f.end
+                                : (type.id == TypeId::Int        ? INT32_MAX
+                                   : type.id == TypeId::SmallInt ? INT16_MAX
+                                   : type.id == TypeId::TinyInt  ? INT8_MAX
+                                                                 : INT64_MAX);
       if (__builtin_mul_overflow(emitted_, static_cast<int64_t>(tasks_), &step) ||
           __builtin_add_overflow(f.start, step + task_, &n) || n > end)
         return false;
       switch (type.id) {
         case TypeId::Int: out = Value::integer(static_cast<int32_t>(n)); break;
+        case TypeId::SmallInt: out = Value::smallint(static_cast<int16_t>(n)); break;
+        case TypeId::TinyInt: out = Value::tinyint(static_cast<int8_t>(n)); break;
         case TypeId::Double: out = Value::float64(static_cast<double>(n)); break;
+        case TypeId::Float: out = Value::float32(static_cast<float>(n)); break;
         case TypeId::String: out = Value::string(std::to_string(n)); break;
         default: out = Value::bigint(n); break;
       }
@@ -470,6 +481,24 @@ class DatagenSource final : public SourceTask {
         if (b < a) b = a;
         int64_t n = uniformInt(a, b);
         out = type.id == TypeId::Int ? Value::integer(static_cast<int32_t>(n)) : Value::bigint(n);
+        return true;
+      }
+      case TypeId::TinyInt:
+      case TypeId::SmallInt: {
+        // Within the type's range, whatever min and max say.
+        const bool tiny = type.id == TypeId::TinyInt;
+        double lo = f.min.value_or(0), hi = f.max.value_or(std::max(lo, tiny ? 100.0 : 1000.0));
+        const int64_t lowest = tiny ? INT8_MIN : INT16_MIN, highest = tiny ? INT8_MAX : INT16_MAX;
+        int64_t a = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(lo)), lowest, highest);
+        int64_t b = std::clamp<int64_t>(static_cast<int64_t>(std::floor(hi)), lowest, highest);
+        if (b < a) b = a;
+        int64_t n = uniformInt(a, b);
+        out = tiny ? Value::tinyint(static_cast<int8_t>(n)) : Value::smallint(static_cast<int16_t>(n));
+        return true;
+      }
+      case TypeId::Float: {
+        double lo = f.min.value_or(0), hi = f.max.value_or(std::max(lo, 1000.0));
+        out = Value::float32(static_cast<float>(lo == hi ? lo : std::uniform_real_distribution<double>(lo, hi)(rng_)));
         return true;
       }
       case TypeId::Double:

@@ -553,7 +553,11 @@ int setNullable(avro_value_t& v, const Value& x, const DataType& type) {
     case TypeId::Boolean:
       return avro_value_set_boolean(&branch, x.asBool() ? 1 : 0);
     case TypeId::Int:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
       return avro_value_set_int(&branch, static_cast<int32_t>(x.asInt()));
+    case TypeId::Float:
+      return avro_value_set_float(&branch, static_cast<float>(x.asDouble()));
     case TypeId::BigInt:
     case TypeId::Interval:
     case TypeId::Timestamp:

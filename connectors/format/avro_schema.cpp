@@ -345,7 +345,12 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
       out += "\"boolean\"";
       return;
     case TypeId::Int:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
       out += "\"int\"";
+      return;
+    case TypeId::Float:
+      out += "\"float\"";
       return;
     case TypeId::BigInt:
     case TypeId::Interval:

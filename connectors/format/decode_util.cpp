@@ -127,6 +127,21 @@ bool textToValue(std::string_view text, const DataType& type, Value& out, bool b
       out = Value::bigint(v);
       return true;
     }
+    case TypeId::TinyInt:
+    case TypeId::SmallInt: {
+      int64_t v = 0;
+      const bool tiny = type.id == TypeId::TinyInt;
+      if (!parseInt64(text, v) || v < (tiny ? INT8_MIN : INT16_MIN) || v > (tiny ? INT8_MAX : INT16_MAX))
+        return false;
+      out = tiny ? Value::tinyint(static_cast<int8_t>(v)) : Value::smallint(static_cast<int16_t>(v));
+      return true;
+    }
+    case TypeId::Float: {
+      double v = 0;
+      if (!parseDouble(text, v)) return false;
+      out = Value::float32(static_cast<float>(v));
+      return true;
+    }
     case TypeId::Double: {
       double v = 0;
       if (!parseDouble(text, v)) return false;
@@ -227,13 +242,15 @@ Value metaValue(MetaKind kind, const RecordView& rec) {
 bool writerTypeFills(const DataType& writer, const DataType& column) {
   if (writer.equals(column)) return true;
   if (writer.id == TypeId::Int && column.id == TypeId::BigInt) return true;
+  if (writer.id == TypeId::Float && column.id == TypeId::Double) return true;
   return (writer.id == TypeId::Int || writer.id == TypeId::BigInt) && column.id == TypeId::Double;
 }
 
 void widenWriterValue(Value& v, const DataType& column) {
   if (v.isNull() || v.type() == column.id) return;
   if (column.id == TypeId::BigInt) v = Value::bigint(v.asInt());
-  if (column.id == TypeId::Double) v = Value::float64(static_cast<double>(v.asInt()));
+  if (column.id == TypeId::Double)
+    v = Value::float64(v.type() == TypeId::Float ? v.asDouble() : static_cast<double>(v.asInt()));
 }
 
 }  // namespace rtsql::format

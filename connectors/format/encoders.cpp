@@ -231,10 +231,15 @@ void appendCsvField(std::string& out, const Value& v, char delimiter) {
       break;
     case TypeId::Int:
     case TypeId::BigInt:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
       text = std::to_string(v.asInt());
       break;
     case TypeId::Double:
       expr_internal::appendDouble(text, v.asDouble());
+      break;
+    case TypeId::Float:
+      expr_internal::appendFloat(text, static_cast<float>(v.asDouble()));
       break;
     case TypeId::String:
     case TypeId::Binary:

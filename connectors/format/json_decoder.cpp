@@ -376,6 +376,22 @@ class JsonDecoder final : public RecordDecoder {
         out = Value::float64(d);
         return true;
       }
+      case TypeId::TinyInt:
+      case TypeId::SmallInt: {
+        int64_t n = 0;
+        if (v.get_int64().get(n)) return mismatch(path, type, raw, error);
+        const bool tiny = type.id == TypeId::TinyInt;
+        if (n < (tiny ? INT8_MIN : INT16_MIN) || n > (tiny ? INT8_MAX : INT16_MAX))
+          return mismatch(path, type, raw, error);
+        out = tiny ? Value::tinyint(static_cast<int8_t>(n)) : Value::smallint(static_cast<int16_t>(n));
+        return true;
+      }
+      case TypeId::Float: {
+        double d = 0;
+        if (v.get_double().get(d)) return mismatch(path, type, raw, error);
+        out = Value::float32(static_cast<float>(d));
+        return true;
+      }
       case TypeId::Decimal:
         return convertDecimal(raw, type, out, path, error);
       case TypeId::Timestamp: {

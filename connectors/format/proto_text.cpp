@@ -248,7 +248,11 @@ class SinkProtoWriter {
       case TypeId::Boolean:
         return "bool";
       case TypeId::Int:
+      case TypeId::TinyInt:
+      case TypeId::SmallInt:
         return "int32";
+      case TypeId::Float:
+        return "float";
       case TypeId::BigInt:
       case TypeId::Interval:
         return "int64";

@@ -449,6 +449,11 @@ bool fits(const DataType& t, const ProtoFieldPlan& f, bool item, std::string& wh
   const TypeId want = scalarType(f.kind);
   if (t.id == want) return true;
   if (t.id == TypeId::Int && want == TypeId::BigInt) return true;
+  // TINYINT and SMALLINT into an int32 or int64, FLOAT into a float or a
+  // double.
+  if ((t.id == TypeId::TinyInt || t.id == TypeId::SmallInt) && (want == TypeId::Int || want == TypeId::BigInt))
+    return true;
+  if (t.id == TypeId::Float && want == TypeId::Double) return true;
   // An INTERVAL is its microseconds, as avro sinks write it.
   if (t.id == TypeId::Interval && want == TypeId::BigInt) return true;
   why =

@@ -85,7 +85,8 @@ Value asArgType(Value v, const DataType& type) {
 }
 
 int64_t integralOf(const Value& v) {
-  return v.type() == TypeId::Double ? static_cast<int64_t>(v.asDouble()) : v.asInt();
+  return v.type() == TypeId::Double || v.type() == TypeId::Float ? static_cast<int64_t>(v.asDouble())
+                                                                 : v.asInt();
 }
 
 }  // namespace

@@ -122,6 +122,22 @@ def test_psycopg_timestamp_ntz_is_timestamp(server):
                 assert [d.type_code for d in cur.description] == [1114, 1114]
 
 
+def test_psycopg_small_types(server):
+    """TINYINT and SMALLINT are int2 (PostgreSQL has no one-byte integer) and
+    FLOAT is float4, in text and in binary; a FLOAT's text is the float's
+    shortest (0.1, not 0.10000000149011612)."""
+    sql = "SELECT tinyint(-7) AS t, smallint(300) AS s, float(0.1) AS f, float(2.5) AS g"
+    with server.connect() as conn:
+        for binary in (False, True):
+            cur = conn.cursor(binary=binary)
+            row = cur.execute(sql).fetchone()
+            types = [conn.adapters.types.get(d.type_code).name for d in cur.description]
+            assert types == ["int2", "int2", "float4", "float4"], (binary, types)
+            assert row[0] == -7 and row[1] == 300 and row[3] == 2.5, (binary, row)
+            assert abs(row[2] - 0.1) < 1e-7, (binary, row)
+    assert server.psql("SELECT float(0.1), tinyint(1)").stdout.strip() == "0.1|1"
+
+
 def test_psycopg_errors_then_recovery(server):
     with server.connect() as conn:
         with pytest.raises(psycopg.errors.SyntaxError) as err:

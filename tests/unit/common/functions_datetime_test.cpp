@@ -44,7 +44,9 @@ TEST_CASE("functions: date arithmetic across leap years and before 1970") {
   CHECK(text(call("add_months", {ts("2024-01-15"), litI(-1)})) == "2023-12-15");
   CHECK(text(call("last_day", {ts("1900-02-03")})) == "1900-02-28");
   CHECK(text(call("last_day", {ts("1960-02-03")})) == "1960-02-29");
-  CHECK(call("unix_date", {ts("1969-12-31 23:59:59")}) == Value::integer(-1));
+  // unix_date takes a DATE; a TIMESTAMP is 42804, as Spark refuses it.
+  CHECK(call("unix_date", {makeLiteral(Value::date(-1), DataType::of(TypeId::Date))}) == Value::integer(-1));
+  CHECK_THROWS_AS(call("unix_date", {ts("1969-12-31 23:59:59")}), SqlError);
   CHECK(text(call("date_from_unix_date", {litI(-719162)})) == "0001-01-01");
 }
 

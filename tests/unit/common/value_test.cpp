@@ -29,10 +29,10 @@ TEST_CASE("types: scalar names") {
   CHECK(scalarTypeFromName("varchar") == TypeId::String);
   CHECK(scalarTypeFromName("TEXT") == TypeId::String);
   CHECK(scalarTypeFromName("Integer") == TypeId::Int);
-  CHECK(scalarTypeFromName("smallint") == TypeId::Int);
+  CHECK(scalarTypeFromName("smallint") == TypeId::SmallInt);
   CHECK(scalarTypeFromName("LONG") == TypeId::BigInt);
-  CHECK(scalarTypeFromName("float") == TypeId::Double);
-  CHECK(scalarTypeFromName("REAL") == TypeId::Double);
+  CHECK(scalarTypeFromName("float") == TypeId::Float);
+  CHECK(scalarTypeFromName("REAL") == TypeId::Float);
   CHECK(scalarTypeFromName("bool") == TypeId::Boolean);
   CHECK(scalarTypeFromName("bytea") == TypeId::Binary);
   CHECK(scalarTypeFromName("DATE") == TypeId::Date);

@@ -585,3 +585,49 @@ TEST_CASE("json and csv: a TIMESTAMP_NTZ column round trips as text without an o
   makeEncoder(sink)->encode({Value::timestampNtz(ts("2024-03-10 02:30:00"))}, out);
   CHECK(out.value == "2024-03-10T02:30:00.000");
 }
+
+TEST_CASE("json and csv: TINYINT, SMALLINT and FLOAT columns round trip, out of range is an error") {
+  for (const char* format : {"json", "csv"}) {
+    CAPTURE(format);
+    SinkSpec sink;
+    sink.format = format;
+    sink.input.columns.push_back({"t", t(TypeId::TinyInt), false});
+    sink.input.columns.push_back({"s", t(TypeId::SmallInt), false});
+    sink.input.columns.push_back({"f", t(TypeId::Float), false});
+    auto e = makeEncoder(sink);
+    auto d = makeDecoder(format, sink.input, Options());
+    std::vector<Row> rows = {
+        {Value::tinyint(-128), Value::smallint(32767), Value::float32(0.1f)},
+        {Value::tinyint(127), Value::smallint(-32768), Value::float32(-3.4028235e38f)},
+        {Value(), Value(), Value()},
+    };
+    for (const Row& row : rows) {
+      EncodedRecord out;
+      e->encode(row, out);
+      auto r = decodeWith(*d, out.value);
+      REQUIRE_MESSAGE(r.ok, r.error);
+      REQUIRE(r.row.size() == row.size());
+      for (size_t i = 0; i < row.size(); ++i) {
+        CHECK_MESSAGE(r.row[i] == row[i], out.value);
+        CHECK(r.row[i].type() == row[i].type());
+      }
+    }
+    // A FLOAT is written as the float's shortest text.
+    EncodedRecord out;
+    e->encode({Value::tinyint(1), Value::smallint(2), Value::float32(0.1f)}, out);
+    CHECK(out.value.find("0.1") != std::string::npos);
+    CHECK(out.value.find("0.10000000149011612") == std::string::npos);
+  }
+  Schema s;
+  s.columns.push_back({"t", t(TypeId::TinyInt), false});
+  s.columns.push_back({"s", t(TypeId::SmallInt), false});
+  auto d = makeDecoder("json", s, Options());
+  CHECK_FALSE(decodeWith(*d, R"({"t": 128, "s": 1})").ok);
+  CHECK_FALSE(decodeWith(*d, R"({"t": 1, "s": -32769})").ok);
+  CHECK_FALSE(decodeWith(*d, R"({"t": "200", "s": 1})").ok);
+  auto ok = decodeWith(*d, R"({"t": "-5", "s": 300})");
+  REQUIRE_MESSAGE(ok.ok, ok.error);
+  CHECK(ok.row[0].type() == TypeId::TinyInt);
+  CHECK(ok.row[0].asInt() == -5);
+  CHECK(ok.row[1].type() == TypeId::SmallInt);
+}
