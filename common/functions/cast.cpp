@@ -710,6 +710,18 @@ DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t
   return t;
 }
 
+bool nullOfConstants(const std::vector<ExprPtr>& args) {
+  bool sawNull = false;
+  for (const ExprPtr& a : args) {
+    if (!a->isConstant()) return false;
+    // A literal is a constant without children; evaluating it never raises.
+    int children = 0;
+    a->forEachChild([&](const Expr&) { ++children; });
+    if (children == 0 && a->eval(Row{}).isNull()) sawNull = true;
+  }
+  return sawNull;
+}
+
 std::optional<Value> constantValue(const ExprPtr& e) {
   if (!e->isConstant()) return std::nullopt;
   static const Row kEmpty;

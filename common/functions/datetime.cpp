@@ -844,6 +844,7 @@ ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, 
     argString(name, args, 6, pos);
     fixed = constZone(args[6], pos);
   }
+  if (nullOfConstants(args)) return makeLiteral(Value(), ts());
   const bool ansi = ansiMode();
   return fnN(name, ts(), args, true, [fixed, ansi](const Row& row, const std::vector<ExprPtr>& a) {
     const TimeZone* zone = fixed;
@@ -909,6 +910,14 @@ ExprPtr buildUnixDate(const std::string& name, std::vector<ExprPtr>& args, size_
 ExprPtr buildTrunc(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argDate(name, args, 0, pos);
   argString(name, args, 1, pos);
+  // A literal unit trunc does not take is NULL whatever the date (which is
+  // then not read: ANSI mode would raise for text that is no date).
+  if (auto u = constantValue(args[1]); u && !u->isNull()) {
+    TruncUnit unit = truncUnit(u->asString());
+    if (unit != TruncUnit::Year && unit != TruncUnit::Quarter && unit != TruncUnit::Month &&
+        unit != TruncUnit::Week)
+      return makeLiteral(Value(), dateType());
+  }
   return fn2(name, dateType(), args, [](const Value& t, const Value& unit) {
     TruncUnit u = truncUnit(unit.asString());
     if (u != TruncUnit::Year && u != TruncUnit::Quarter && u != TruncUnit::Month &&
