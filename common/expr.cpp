@@ -17,6 +17,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "common/ansi_mode.h"
 #include "common/digest.h"
 #include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
@@ -102,10 +103,18 @@ class ArithExpr final : public Expr {
     fn(*r_);
   }
   ExprPtr withChildren(std::vector<ExprPtr> c) const override {
-    return std::make_shared<ArithExpr>(type(), op_, mode_, std::move(c[0]), std::move(c[1]), sym_);
+    return std::make_shared<ArithExpr>(type(), op_, mode_, std::move(c[0]), std::move(c[1]), sym_,
+                                       ansi_);
   }
-  ArithExpr(DataTypePtr t, ArithOp op, ArithMode mode, ExprPtr l, ExprPtr r, std::string sym)
-      : Expr(std::move(t)), op_(op), mode_(mode), l_(std::move(l)), r_(std::move(r)), sym_(std::move(sym)) {
+  ArithExpr(DataTypePtr t, ArithOp op, ArithMode mode, ExprPtr l, ExprPtr r, std::string sym,
+            bool ansi)
+      : Expr(std::move(t)),
+        op_(op),
+        mode_(mode),
+        ansi_(ansi),
+        l_(std::move(l)),
+        r_(std::move(r)),
+        sym_(std::move(sym)) {
     dec_ = {type()->precision, type()->scale};
   }
 
@@ -118,23 +127,36 @@ class ArithExpr final : public Expr {
     switch (mode_) {
       case ArithMode::Int32:
       case ArithMode::Int64: {
-        // Unsigned arithmetic wraps without undefined behaviour, as Java's does.
-        auto x = static_cast<uint64_t>(a.asInt());
-        auto y = static_cast<uint64_t>(b.asInt());
-        uint64_t r;
+        // The builtins wrap without undefined behaviour, as Java's arithmetic
+        // does, and say whether they did: ANSI mode raises then (an INT's
+        // operands, widened, never overflow 64 bits: its own check is below).
+        const int64_t x = a.asInt(), y = b.asInt();
+        int64_t r;
+        bool over = false;
         switch (op_) {
-          case ArithOp::Add: r = x + y; break;
-          case ArithOp::Sub: r = x - y; break;
-          case ArithOp::Mul: r = x * y; break;
+          case ArithOp::Add: over = __builtin_add_overflow(x, y, &r); break;
+          case ArithOp::Sub: over = __builtin_sub_overflow(x, y, &r); break;
+          case ArithOp::Mul: over = __builtin_mul_overflow(x, y, &r); break;
           case ArithOp::Mod:
-            if (b.asInt() == 0) return {};
-            r = b.asInt() == -1 ? 0 : static_cast<uint64_t>(a.asInt() % b.asInt());
+            if (y == 0) [[unlikely]] {
+              if (ansi_) byZero(a, b);
+              return {};
+            }
+            r = y == -1 ? 0 : x % y;
             break;
           default: return {};
         }
-        if (mode_ == ArithMode::Int32)
-          return Value::integer(static_cast<int32_t>(static_cast<uint32_t>(r)));
-        return Value::bigint(static_cast<int64_t>(r));
+        if (mode_ == ArithMode::Int32) {
+          const auto r32 = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(r)));
+          if (r32 != r) [[unlikely]] {
+            if (ansi_) overflow(a, b);
+          }
+          return Value::integer(r32);
+        }
+        if (over) [[unlikely]] {
+          if (ansi_) overflow(a, b);
+        }
+        return Value::bigint(r);
       }
       case ArithMode::Double: {
         double x = a.toDouble(), y = b.toDouble();
@@ -142,8 +164,13 @@ class ArithExpr final : public Expr {
           case ArithOp::Add: return Value::float64(x + y);
           case ArithOp::Sub: return Value::float64(x - y);
           case ArithOp::Mul: return Value::float64(x * y);
-          case ArithOp::Div: return y == 0 ? Value() : Value::float64(x / y);
-          case ArithOp::Mod: return y == 0 ? Value() : Value::float64(std::fmod(x, y));
+          case ArithOp::Div:
+          case ArithOp::Mod:
+            if (y == 0) [[unlikely]] {
+              if (ansi_) byZero(a, b);
+              return {};
+            }
+            return Value::float64(op_ == ArithOp::Div ? x / y : std::fmod(x, y));
         }
         return {};
       }
@@ -151,9 +178,9 @@ class ArithExpr final : public Expr {
         return evalDecimal(a, b);
       case ArithMode::Int8:
       case ArithMode::Int16:
-        return evalSmallIntegral(a.asInt(), b.asInt());
+        return evalSmallIntegral(a, b);
       case ArithMode::Float:
-        return evalFloat(static_cast<float>(a.asDouble()), static_cast<float>(b.asDouble()));
+        return evalFloat(a, b);
       case ArithMode::TsIv:
         return Value::timestamp(op_ == ArithOp::Add ? a.asInt() + b.asInt() : a.asInt() - b.asInt());
       case ArithMode::IvTs:
@@ -165,7 +192,10 @@ class ArithExpr final : public Expr {
       case ArithMode::IvNum: {
         double f = b.toDouble();
         if (op_ == ArithOp::Div) {
-          if (f == 0) return {};
+          if (f == 0) [[unlikely]] {
+            if (ansi_) byZero(a, b);
+            return {};
+          }
           return Value::interval(static_cast<int64_t>(std::llround(static_cast<double>(a.asInt()) / f)));
         }
         return Value::interval(static_cast<int64_t>(std::llround(static_cast<double>(a.asInt()) * f)));
@@ -201,35 +231,70 @@ class ArithExpr final : public Expr {
       case ArithOp::Div: r = decimal::div(x, sx, y, sy, dec_); break;
       case ArithOp::Mod: r = decimal::mod(x, sx, y, sy, dec_); break;
     }
+    if (!r && ansi_) {
+      if ((op_ == ArithOp::Div || op_ == ArithOp::Mod) && y == 0) byZero(a, b);
+      ansi::raise(ansi::kNumericOutOfRange,
+                  fmt::format("{} {} {} cannot be represented as {}", a.toString(), sym_,
+                              b.toString(), type()->toString()),
+                  op_ == ArithOp::Div ? "try_divide" : "");
+    }
     return r ? Value::decimal(*r, dec_.precision, dec_.scale) : Value();
   }
   // TINYINT or SMALLINT operands: computed in 64 bits, where no product of
   // two of them overflows, and the result kept in the operands' type; out of
-  // its range it raises ARITHMETIC_OVERFLOW, as Spark 4 does (ANSI mode).
-  [[gnu::noinline]] Value evalSmallIntegral(int64_t x, int64_t y) const {
+  // its range ANSI mode raises ARITHMETIC_OVERFLOW, as Spark 4 does, and the
+  // legacy mode wraps, as Java's arithmetic does.
+  [[gnu::noinline]] Value evalSmallIntegral(const Value& a, const Value& b) const {
+    const int64_t x = a.asInt(), y = b.asInt();
     int64_t r;
     switch (op_) {
       case ArithOp::Add: r = x + y; break;
       case ArithOp::Sub: r = x - y; break;
       case ArithOp::Mul: r = x * y; break;
       case ArithOp::Mod:
-        if (y == 0) return {};
+        if (y == 0) {
+          if (ansi_) byZero(a, b);
+          return {};
+        }
         r = x % y;
         break;
       default: return {};
     }
     TypeId t = mode_ == ArithMode::Int8 ? TypeId::TinyInt : TypeId::SmallInt;
-    return checkedSmallIntegral(r, t, "operator " + sym_);
+    return ansi_ ? checkedSmallIntegral(r, t, "operator " + sym_) : narrowIntegralWrapping(r, t);
   }
   // FLOAT operands: float arithmetic, as Spark keeps FLOAT + FLOAT a FLOAT.
-  [[gnu::noinline]] Value evalFloat(float x, float y) const {
+  [[gnu::noinline]] Value evalFloat(const Value& a, const Value& b) const {
+    const auto x = static_cast<float>(a.asDouble()), y = static_cast<float>(b.asDouble());
     switch (op_) {
       case ArithOp::Add: return Value::float32(x + y);
       case ArithOp::Sub: return Value::float32(x - y);
       case ArithOp::Mul: return Value::float32(x * y);
-      case ArithOp::Mod: return y == 0 ? Value() : Value::float32(std::fmod(x, y));
+      case ArithOp::Mod:
+        if (y == 0) {
+          if (ansi_) byZero(a, b);
+          return {};
+        }
+        return Value::float32(std::fmod(x, y));
       default: return {};
     }
+  }
+  // ANSI mode's errors (common/ansi_mode.h), out of eval.
+  [[noreturn, gnu::cold, gnu::noinline]] void overflow(const Value& a, const Value& b) const {
+    ansi::raise(ansi::kArithmeticOverflow,
+                fmt::format("{} overflow: {} {} {}", type()->toString(), a.toString(), sym_,
+                            b.toString()),
+                op_ == ArithOp::Add   ? "try_add"
+                : op_ == ArithOp::Sub ? "try_subtract"
+                                      : "try_multiply");
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void byZero(const Value& a, const Value& b) const {
+    if (op_ == ArithOp::Mod)
+      ansi::raise(ansi::kRemainderByZero,
+                  fmt::format("remainder by zero: {} % {}", a.toString(), b.toString()));
+    ansi::raise(ansi::kDivideByZero,
+                fmt::format("division by zero: {} / {}", a.toString(), b.toString()),
+                "try_divide");
   }
   std::string toString() const override {
     return "(" + l_->toString() + " " + sym_ + " " + r_->toString() + ")";
@@ -239,6 +304,7 @@ class ArithExpr final : public Expr {
  private:
   ArithOp op_;
   ArithMode mode_;
+  bool ansi_;  // ANSI mode, fixed when bound: raise where the legacy mode answers NULL or wraps
   decimal::Type dec_;  // the result's precision and scale, for ArithMode::Decimal
   ExprPtr l_, r_;
   std::string sym_;
@@ -283,8 +349,9 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
                                                      : l->type());
   }
   TypeId a = l->type()->id, b = r->type()->id;
+  const bool ansi = ansiMode();
   auto mk = [&](TypeId t, ArithMode m) {
-    return std::make_shared<ArithExpr>(DataType::of(t), op, m, l, r, sym);
+    return std::make_shared<ArithExpr>(DataType::of(t), op, m, l, r, sym, ansi);
   };
   if (l->type()->isNumeric() && r->type()->isNumeric()) {
     // DECIMAL with DECIMAL or an integer stays DECIMAL (`/` too), with Spark's
@@ -298,7 +365,7 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
                                               : decimal::addType(ta, tb);
       l = castTo(l, decimalType(ta));
       r = castTo(r, decimalType(tb));
-      return std::make_shared<ArithExpr>(decimalType(rt), op, ArithMode::Decimal, l, r, sym);
+      return std::make_shared<ArithExpr>(decimalType(rt), op, ArithMode::Decimal, l, r, sym, ansi);
     }
     if (op == ArithOp::Div || a == TypeId::Double || b == TypeId::Double ||
         (floating && (a == TypeId::Decimal || b == TypeId::Decimal))) {
@@ -399,15 +466,19 @@ class NegExpr final : public Expr {
  public:
   void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
   ExprPtr withChildren(std::vector<ExprPtr> c) const override {
-    return std::make_shared<NegExpr>(std::move(c[0]));
+    return std::make_shared<NegExpr>(std::move(c[0]), ansi_);
   }
-  explicit NegExpr(ExprPtr e) : Expr(e->type()), e_(std::move(e)) {}
+  NegExpr(ExprPtr e, bool ansi) : Expr(e->type()), e_(std::move(e)), ansi_(ansi) {}
   Value eval(const Row& row) const override {
     Value sv;
     const Value& v = e_->evalRef(row, sv);
     switch (v.type()) {
-      case TypeId::Int: return Value::integer(static_cast<int32_t>(0u - static_cast<uint32_t>(v.asInt())));
-      case TypeId::BigInt: return Value::bigint(static_cast<int64_t>(0ull - static_cast<uint64_t>(v.asInt())));
+      case TypeId::Int:
+        if (v.asInt() == INT32_MIN && ansi_) overflow(v);
+        return Value::integer(static_cast<int32_t>(0u - static_cast<uint32_t>(v.asInt())));
+      case TypeId::BigInt:
+        if (v.asInt() == INT64_MIN && ansi_) overflow(v);
+        return Value::bigint(static_cast<int64_t>(0ull - static_cast<uint64_t>(v.asInt())));
       case TypeId::Double: return Value::float64(-v.asDouble());
       case TypeId::Float: return Value::float32(-static_cast<float>(v.asDouble()));
       case TypeId::TinyInt:
@@ -421,7 +492,14 @@ class NegExpr final : public Expr {
   bool isConstant() const override { return e_->isConstant(); }
 
  private:
+  [[noreturn, gnu::cold, gnu::noinline]] void overflow(const Value& v) const {
+    ansi::raise(ansi::kArithmeticOverflow,
+                fmt::format("{} overflow: - {}", type()->toString(), v.toString()),
+                "try_subtract");
+  }
+
   ExprPtr e_;
+  bool ansi_;  // ANSI mode: the smallest integer's negation raises
 };
 
 // ---- comparison -------------------------------------------------------------
@@ -971,9 +1049,10 @@ class SubscriptExpr final : public Expr {
     fn(*idx_);
   }
   ExprPtr withChildren(std::vector<ExprPtr> c) const override {
-    return std::make_shared<SubscriptExpr>(std::move(c[0]), std::move(c[1]), type());
+    return std::make_shared<SubscriptExpr>(std::move(c[0]), std::move(c[1]), type(), ansi_);
   }
-  SubscriptExpr(ExprPtr e, ExprPtr idx, DataTypePtr t) : Expr(std::move(t)), e_(std::move(e)), idx_(std::move(idx)) {}
+  SubscriptExpr(ExprPtr e, ExprPtr idx, DataTypePtr t, bool ansi)
+      : Expr(std::move(t)), e_(std::move(e)), idx_(std::move(idx)), ansi_(ansi) {}
   Value eval(const Row& row) const override {
     Value scratch;
     return evalRef(row, scratch);
@@ -988,14 +1067,24 @@ class SubscriptExpr final : public Expr {
     if (i.isNull()) return Value::null();
     const auto& items = a.asList();
     int64_t k = i.asInt();
-    if (k < 0 || static_cast<uint64_t>(k) >= items.size()) return Value::null();
+    if (k < 0 || static_cast<uint64_t>(k) >= items.size()) [[unlikely]] {
+      if (ansi_) outOfRange(k, items.size());
+      return Value::null();
+    }
     return items[static_cast<size_t>(k)];
   }
   std::string toString() const override { return e_->toString() + "[" + idx_->toString() + "]"; }
   bool isConstant() const override { return e_->isConstant() && idx_->isConstant(); }
 
  private:
+  [[noreturn, gnu::cold, gnu::noinline]] static void outOfRange(int64_t k, size_t size) {
+    ansi::raise(ansi::kInvalidArrayIndex,
+                fmt::format("the index {} is out of bounds: the array has {} elements", k, size),
+                "try_element_at (1-based)");
+  }
+
   ExprPtr e_, idx_;
+  bool ansi_;  // ANSI mode: an index out of range raises
 };
 
 // ---- operator names -----------------------------------------------------------
@@ -1168,7 +1257,7 @@ ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos)
     else if (!args[0]->type()->isNumeric() && id != TypeId::Interval)
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("operator does not exist: - {}", args[0]->type()->toString()), pos);
-    return std::make_shared<NegExpr>(std::move(args[0]));
+    return std::make_shared<NegExpr>(std::move(args[0]), ansiMode());
   }
   if (isAggregateName(lname))
     throw SqlError(sqlstate::kFeatureNotSupported, "aggregate functions are not supported in this context",
@@ -1204,6 +1293,13 @@ ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos)
                    fmt::format("function {} takes {} argument{}, got {}", lname, expected,
                                expected == "1" ? "" : "s", n),
                    pos);
+  }
+  // A try_ function answers NULL where its work fails, in both modes: it is
+  // built, with the casts it puts on its arguments, as in the legacy mode
+  // (try_element_at reads the mode itself: index 0 raises there too).
+  if (lname.starts_with("try_") && lname != "try_element_at") {
+    AnsiModeScope legacy(false);
+    return def.build(lname, args, pos);
   }
   return def.build(lname, args, pos);
 }
@@ -1335,7 +1431,8 @@ ExprPtr makeSubscript(ExprPtr e, ExprPtr index, size_t pos) {
                    "use CAST(... AS INT)");
   index = castTo(index, DataType::of(TypeId::BigInt));
   auto et = t->element ? t->element : nullType();
-  return std::make_shared<SubscriptExpr>(std::move(e), std::move(index), std::move(et));
+  return std::make_shared<SubscriptExpr>(std::move(e), std::move(index), std::move(et),
+                                         ansiMode());
 }
 
 }  // namespace rtsql

@@ -119,6 +119,10 @@ ExprPtr replaceNodes(const ExprPtr& e, const std::function<ExprPtr(const Expr&)>
 // Casts a value at run time with Spark's non-ANSI semantics (a failed string
 // parse gives NULL). Used by CAST and by decoders.
 Value castValue(const Value& v, const DataType& target);
+// The same with Spark's ANSI semantics (common/ansi_mode.h): text that does
+// not parse raises CAST_INVALID_INPUT (22018), a value that does not fit
+// CAST_OVERFLOW or NUMERIC_VALUE_OUT_OF_RANGE (22003).
+Value castValueAnsi(const Value& v, const DataType& target);
 
 // Parses interval text as SQL writes it: ('10', "SECOND"), ('10 seconds', ""),
 // ('1 minute 30 seconds', ""). Returns microseconds; throws SqlError 22P02.

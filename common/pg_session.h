@@ -75,6 +75,9 @@ class PgSession {
   // The session's time zone as SET TIME ZONE named it (common/time_zone.h
   // reads it); UTC by default.
   virtual std::string timeZone() const { return "UTC"; }
+  // Whether the session's expressions follow ANSI mode (`SET ansi_mode`,
+  // common/ansi_mode.h reads it); on by default.
+  virtual bool ansiMode() const { return true; }
   // A materialized view as pg_get_viewdef, pg_get_indexdef and
   // pg_get_constraintdef write it: its query, and its key as the primary
   // key <view>_pkey (an index and a constraint; no key columns when its

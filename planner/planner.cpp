@@ -11,6 +11,7 @@
 #include <cctype>
 #include <functional>
 
+#include "common/ansi_mode.h"
 #include "common/time_zone.h"
 #include "planner/shard_plan.h"
 #include "planner/bounded_relation.h"
@@ -195,14 +196,20 @@ constexpr int64_t kMaxStateTtlMicros = 366LL * 86'400 * 1000 * 1000;
 
 // 'timezone': the zone a flow reads and shows its TIMESTAMPs in.
 constexpr const char* kTimeZoneOption = "timezone";
+// 'ansi_mode': whether the flow's expressions follow ANSI mode
+// (common/ansi_mode.h); the session's setting at CREATE without it.
+constexpr const char* kAnsiModeOption = "ansi_mode";
 
 void checkFlowOptions(const Options& options) {
   options.checkKnown({"shuffle.partitions", "delivery", "state.ttl", "standby.replicas", "shards",
                       kLateRowsOption,
                       kLateRowsTopicOption, kLateRowsBootstrapOption, kOnErrorOption,
-                      kRowErrorsTopicOption, kRowErrorsBootstrapOption, kTimeZoneOption});
+                      kRowErrorsTopicOption, kRowErrorsBootstrapOption, kTimeZoneOption,
+                      kAnsiModeOption});
   if (const OptionEntry* zone = options.find(kTimeZoneOption))
     findTimeZone(zone->value, zone->valuePos);
+  if (const OptionEntry* ansi = options.find(kAnsiModeOption))
+    parseAnsiMode(ansi->value, kAnsiModeOption, ansi->valuePos);
   if (options.has("shuffle.partitions")) options.getInt("shuffle.partitions", 1, 1, 100000);
   options.getEnum("delivery", "at-least-once", {"at-least-once", "exactly-once"});
   if (options.has("state.ttl"))
@@ -389,6 +396,15 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   const OptionEntry* zoneOption = flowOptions.find(kTimeZoneOption);
   TimeZoneScope zone(zoneOption ? findTimeZone(zoneOption->value, zoneOption->valuePos)
                                 : utcTimeZone());
+  // Its ANSI mode likewise: its option 'ansi_mode', else the mode the session
+  // had when it was created, which the flow recorded with its settings (a
+  // flow recorded before ANSI mode existed is replayed with it off).
+  const OptionEntry* ansiOption = flowOptions.find(kAnsiModeOption);
+  const OptionEntry* ansiSetting = ctx.session.find(kAnsiModeSetting);
+  AnsiModeScope ansi(ansiOption ? parseAnsiMode(ansiOption->value, kAnsiModeOption,
+                                                ansiOption->valuePos)
+                     : ansiSetting ? parseAnsiMode(ansiSetting->value, kAnsiModeSetting)
+                                   : true);
 
   QueryBinder binder(ctx, Mode::Flow);
   BoundQuery bound =

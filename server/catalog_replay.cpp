@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "common/ansi_mode.h"
 #include "common/clock.h"
 #include "common/interrupt.h"
 #include "common/log.h"
@@ -254,8 +255,13 @@ void CatalogStoreReplay::restoreFlow(const CatalogRecord& record) {
   FlowControl control;
   control.wantRunning = record.running;
   control.settings = record.settings;
+  // A flow stored before ANSI mode existed recorded no mode: it keeps the
+  // legacy semantics it ran with, so a restart never makes it fail rows.
+  if (std::none_of(control.settings.begin(), control.settings.end(),
+                   [](const auto& kv) { return iequals(kv.first, kAnsiModeSetting); }))
+    control.settings.emplace_back(kAnsiModeSetting, "off");
   EngineSession session;
-  for (const auto& [k, v] : record.settings) session.settings.set(k, v);
+  for (const auto& [k, v] : control.settings) session.settings.set(k, v);
   ctx_.flows.adoptLegacyFlowDir(stmt.name);
   // Also when it cannot be planned yet: SHOW FLOWS names where it runs.
   ctx_.flows.placement().setFlowSlots(

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/ansi_mode.h"
 #include "common/schema.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
@@ -30,6 +31,10 @@ std::vector<std::string> EngineContext::flowInputs(const PhysicalPlan& plan,
 std::vector<std::pair<std::string, std::string>> EngineContext::settingsOf(const EngineSession& s) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& e : s.settings.entries()) out.emplace_back(e.key, e.value);
+  // A flow records the ANSI mode it was created under even when the session
+  // never SET it: a flow recorded without it predates ANSI mode and keeps the
+  // legacy semantics (CatalogStoreReplay::restoreFlow).
+  if (!s.settings.find(kAnsiModeSetting)) out.emplace_back(kAnsiModeSetting, "on");
   return out;
 }
 

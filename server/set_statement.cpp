@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/ansi_mode.h"
 #include "common/time_zone.h"
 #include "server/statement_timeout.h"
 #include "server/views/view_reads.h"
@@ -25,9 +26,12 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"rtsql.bounded_max_rows", "1000000"},
     {"rtsql.fetch_wait", "5000"},  // how long FETCH waits for a cursor's rows (server/cursor.h)
     {kViewSnapshotSetting, "committed"},  // what a read of a view sees (server/views/view_reads.h)
+    {kAnsiModeSetting, "on"},  // Spark 4's ANSI mode (common/ansi_mode.h)
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
+  // Spark's name for ANSI mode is the same setting.
+  if (iequals(key, kSparkAnsiSetting)) return findSetting(kAnsiModeSetting);
   for (const auto& s : kSettings) {
     if (iequals(s.first, key)) return &s;
   }
@@ -54,6 +58,10 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
   }
   if (iequals(setting->first, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->first, "timezone")) findTimeZone(stmt.value, stmt.keyPos);  // validates
+  // Kept as on or off whichever spelling set it (true, 1...).
+  std::string value = stmt.value;
+  if (iequals(setting->first, kAnsiModeSetting))
+    value = parseAnsiMode(stmt.value, stmt.key, stmt.keyPos) ? "on" : "off";
   if (iequals(setting->first, "rtsql.bounded_max_rows")) {
     Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
@@ -78,8 +86,8 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
     out.complete("SET");
     return;
   }
-  s.settings.set(setting->first, stmt.value);
-  if (s.block.active() && !stmt.local) s.sessionSettings.set(setting->first, stmt.value);
+  s.settings.set(setting->first, value);
+  if (s.block.active() && !stmt.local) s.sessionSettings.set(setting->first, value);
   if (iequals(setting->first, "timezone")) out.parameterStatus("TimeZone", stmt.value);
   out.complete("SET");
 }

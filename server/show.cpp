@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/ansi_mode.h"
 #include "common/expr.h"
 #include "common/functions/spark_differences.h"
 #include "common/schema.h"
@@ -169,6 +170,7 @@ void ShowStatements::show(EngineSession& s, const ast::Show& stmt, ResultWriter&
     }
     case ast::ShowKind::Variable: {
       std::string key = toLower(stmt.name);
+      if (key == kSparkAnsiSetting) key = kAnsiModeSetting;  // Spark's name for it
       std::string value;
       if (key == "rtsql.view_epoch") {
         // The epoch of the session's last read of a materialized view.

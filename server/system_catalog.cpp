@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/ansi_mode.h"
 #include "common/error.h"
 #include "common/pg_types.h"
 #include "planner/user_function.h"
@@ -450,6 +451,12 @@ std::string SystemCatalog::timeZone() const {
   for (const auto& [key, value] : session_.settings)
     if (iequals(key, "timezone")) return value;
   return "UTC";
+}
+
+bool SystemCatalog::ansiMode() const {
+  for (const auto& [key, value] : session_.settings)
+    if (iequals(key, kAnsiModeSetting)) return parseAnsiMode(value, key);
+  return true;
 }
 
 std::vector<std::pair<std::string, std::string>> SystemCatalog::settings() const {

@@ -98,6 +98,7 @@ class SystemCatalog final : public PgSession {
   std::optional<Relation> systemRelation(std::string_view name) const override;
   std::vector<int64_t> relationsOffSearchPath() const override;
   std::string timeZone() const override;
+  bool ansiMode() const override;
   std::vector<View> views() const override;
   std::vector<std::pair<std::string, std::string>> settings() const override;
 

@@ -1,15 +1,19 @@
 // CAST with Spark's non-ANSI semantics (a value that does not parse becomes
-// NULL instead of failing the record), and the implicit conversions the binder
-// inserts: NULL literals adapting to their context, TINYINT -> SMALLINT -> INT
-// -> BIGINT -> FLOAT -> DOUBLE, and scalars to STRING where a function wants
-// text. A number cast to TINYINT or SMALLINT out of the range raises
-// CAST_OVERFLOW, as Spark 4's ANSI mode does (narrowIntegral).
+// NULL instead of failing the record) and with its ANSI ones (it raises,
+// common/ansi_mode.h), and the implicit conversions the binder inserts: NULL
+// literals adapting to their context, TINYINT -> SMALLINT -> INT -> BIGINT ->
+// FLOAT -> DOUBLE, and scalars to STRING where a function wants text. A number
+// cast to TINYINT or SMALLINT out of the range raises CAST_OVERFLOW in ANSI
+// mode (narrowIntegral) and wraps in the legacy one (narrowIntegralWrapping).
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include <charconv>
 #include <cmath>
 #include <limits>
 
+#include "common/ansi_mode.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "common/schema.h"
@@ -116,10 +120,15 @@ Value smallIntegral(int64_t n, TypeId to) {
                                : Value::smallint(static_cast<int16_t>(n));
 }
 
-// A cast to TINYINT or SMALLINT. Integers, DECIMALs and doubles out of the
-// range raise CAST_OVERFLOW (narrowIntegral); text that is not an integer in
-// the range is NULL, as for INT.
-Value castToSmallIntegral(const Value& v, TypeId to) {
+// A cast to TINYINT or SMALLINT. In ANSI mode integers, DECIMALs and doubles
+// out of the range raise CAST_OVERFLOW (narrowIntegral); in the legacy mode
+// they wrap as Spark's does (a double first saturates to an INT, NaN is 0, as
+// Java's narrowing does). Text that is not an integer in the range is NULL
+// here, as for INT (castValueAnsi raises CAST_INVALID_INPUT for it).
+Value castToSmallIntegral(const Value& v, TypeId to, bool ansi) {
+  auto narrow = [&](int64_t n) {
+    return ansi ? narrowIntegral(n, to, v) : narrowIntegralWrapping(n, to);
+  };
   switch (v.type()) {
     case TypeId::Boolean:
       return smallIntegral(v.asBool() ? 1 : 0, to);
@@ -127,10 +136,15 @@ Value castToSmallIntegral(const Value& v, TypeId to) {
     case TypeId::SmallInt:
     case TypeId::Int:
     case TypeId::BigInt:
-      return narrowIntegral(v.asInt(), to, v);
+      return narrow(v.asInt());
     case TypeId::Double:
     case TypeId::Float: {
       double d = std::trunc(v.asDouble());
+      if (!ansi) {
+        if (std::isnan(d)) return smallIntegral(0, to);
+        d = std::clamp(d, static_cast<double>(INT32_MIN), static_cast<double>(INT32_MAX));
+        return narrowIntegralWrapping(static_cast<int64_t>(d), to);
+      }
       if (std::isnan(d) || d < static_cast<double>(smallIntegralMin(to)) ||
           d > static_cast<double>(smallIntegralMax(to)))
         throwCastOverflow(v, to);
@@ -138,6 +152,7 @@ Value castToSmallIntegral(const Value& v, TypeId to) {
     }
     case TypeId::Decimal: {
       Int128 whole = v.asDecimal() / decimal::pow10(v.decimalScale());
+      if (!ansi) return narrowIntegralWrapping(static_cast<int64_t>(whole), to);
       if (whole < smallIntegralMin(to) || whole > smallIntegralMax(to)) throwCastOverflow(v, to);
       return smallIntegral(static_cast<int64_t>(whole), to);
     }
@@ -148,7 +163,7 @@ Value castToSmallIntegral(const Value& v, TypeId to) {
       return smallIntegral(n, to);
     }
     case TypeId::Timestamp:
-      return narrowIntegral(floorDiv(v.asInt(), kMicrosPerSecond), to, v);
+      return narrow(floorDiv(v.asInt(), kMicrosPerSecond));
     default:
       return {};
   }
@@ -175,7 +190,157 @@ class CastExpr final : public Expr {
   ExprPtr e_;
 };
 
+// The ANSI mode's CAST (common/ansi_mode.h): what the legacy one answers
+// NULL or wraps for raises. A class of its own so that the legacy CAST's
+// record path is unchanged.
+class AnsiCastExpr final : public Expr {
+ public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<AnsiCastExpr>(std::move(c[0]), type());
+  }
+  AnsiCastExpr(ExprPtr e, DataTypePtr target) : Expr(std::move(target)), e_(std::move(e)) {}
+  Value eval(const Row& row) const override {
+    Value scratch;
+    const Value& v = e_->evalRef(row, scratch);
+    if (v.isNull()) return Value();
+    return castValueAnsi(v, *type());
+  }
+  std::string toString() const override {
+    return "CAST(" + e_->toString() + " AS " + type()->toString() + ")";
+  }
+  bool isConstant() const override { return e_->isConstant(); }
+
+ private:
+  ExprPtr e_;
+};
+
+// A value as Spark's errors name it: text quoted, a BIGINT with L, a DOUBLE
+// with D.
+std::string ansiLiteral(const Value& v) {
+  switch (v.type()) {
+    case TypeId::String: {
+      std::string q = "'";
+      std::string_view s = v.asString();
+      q += s.substr(0, 256);
+      if (s.size() > 256) q += "...";
+      return q + "'";
+    }
+    case TypeId::BigInt: return v.toString() + "L";
+    case TypeId::Double: return formatDouble(v.asDouble()) + "D";
+    default: return castToString(v).asString();
+  }
+}
+
+[[noreturn, gnu::cold]] void castFailed(const ansi::ErrorClass& c, const Value& v,
+                                        const DataType& target) {
+  const bool malformed = &c == &ansi::kCastInvalidInput;
+  ansi::raise(c,
+              fmt::format("the value {} of the type {} cannot be cast to {} {}", ansiLiteral(v),
+                          DataType::of(v.type())->toString(), target.toString(),
+                          malformed ? "because it is malformed" : "due to an overflow"));
+}
+
+// Integer text as Spark's ANSI cast reads it (UTF8String.toLongExact): an
+// optional sign and digits only, no fraction.
+bool parseIntegerExact(std::string_view s, int64_t* out) {
+  s = trimSpaces(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
 }  // namespace
+
+Value castValueAnsi(const Value& v, const DataType& target) {
+  if (v.isNull()) return v;
+  const TypeId from = v.type();
+  const bool toInt = target.id == TypeId::Int;
+  switch (target.id) {
+    case TypeId::Int:
+    case TypeId::BigInt: {
+      const int64_t lo = toInt ? INT32_MIN : INT64_MIN, hi = toInt ? INT32_MAX : INT64_MAX;
+      switch (from) {
+        case TypeId::String: {
+          int64_t n;
+          if (!parseIntegerExact(v.asString(), &n) || n < lo || n > hi)
+            castFailed(ansi::kCastInvalidInput, v, target);
+          return toInt ? Value::integer(static_cast<int32_t>(n)) : Value::bigint(n);
+        }
+        case TypeId::Int:
+        case TypeId::BigInt:
+          if (v.asInt() < lo || v.asInt() > hi) castFailed(ansi::kCastOverflow, v, target);
+          break;
+        case TypeId::Double: {
+          // As Spark: the value truncated toward zero must fit; NaN never does.
+          const double d = std::trunc(v.asDouble());
+          if (!(d >= static_cast<double>(lo) && d < -static_cast<double>(lo) &&
+                (toInt ? d <= static_cast<double>(hi) : true)))
+            castFailed(ansi::kCastOverflow, v, target);
+          break;
+        }
+        case TypeId::Decimal: {
+          const Int128 n = v.asDecimal() / decimal::pow10(v.decimalScale());
+          if (n < lo || n > hi) castFailed(ansi::kCastOverflow, v, target);
+          break;
+        }
+        case TypeId::Timestamp: {
+          const int64_t n = floorDiv(v.asInt(), kMicrosPerSecond);
+          if (n < lo || n > hi) castFailed(ansi::kCastOverflow, v, target);
+          break;
+        }
+        case TypeId::Interval: {
+          const int64_t n = v.asInt() / kMicrosPerSecond;
+          if (n < lo || n > hi) castFailed(ansi::kCastOverflow, v, target);
+          break;
+        }
+        default: break;
+      }
+      break;
+    }
+    case TypeId::TinyInt:
+    case TypeId::SmallInt: {
+      Value r = castToSmallIntegral(v, target.id, /*ansi=*/true);
+      if (r.isNull() && from == TypeId::String) castFailed(ansi::kCastInvalidInput, v, target);
+      return r;
+    }
+    case TypeId::Array: {
+      if (from != TypeId::Array || !target.element) break;
+      ValueList out;
+      out.reserve(v.asList().size());
+      for (const auto& item : v.asList()) out.push_back(castValueAnsi(item, *target.element));
+      return Value::array(std::move(out));
+    }
+    case TypeId::Struct: {
+      if (from != TypeId::Struct || v.asList().size() != target.fields.size()) break;
+      ValueList out;
+      out.reserve(target.fields.size());
+      for (size_t i = 0; i < target.fields.size(); ++i)
+        out.push_back(castValueAnsi(v.asList()[i], *target.fields[i].type));
+      return Value::structure(std::move(out));
+    }
+    default: break;
+  }
+  Value r = castValue(v, target);
+  if (!r.isNull() || target.id == TypeId::Null) return r;
+  // What the legacy cast answers NULL for: text that does not parse, or a
+  // number that does not fit.
+  if (from == TypeId::String) {
+    if (target.id == TypeId::Decimal) {
+      double d;
+      if (parseDouble(v.asString(), &d) && std::isfinite(d))
+        ansi::raise(ansi::kNumericOutOfRange,
+                    fmt::format("{} cannot be represented as {}", ansiLiteral(v),
+                                target.toString()));
+    }
+    castFailed(ansi::kCastInvalidInput, v, target);
+  }
+  if (target.id == TypeId::Decimal)
+    ansi::raise(ansi::kNumericOutOfRange,
+                fmt::format("{} cannot be represented as {}", ansiLiteral(v), target.toString()));
+  castFailed(ansi::kCastOverflow, v, target);
+}
 
 Value castValue(const Value& v, const DataType& target) {
   if (v.isNull()) return v;
@@ -240,7 +405,7 @@ Value castValue(const Value& v, const DataType& target) {
     }
     case TypeId::TinyInt:
     case TypeId::SmallInt:
-      return castToSmallIntegral(v, target.id);
+      return castToSmallIntegral(v, target.id, /*ansi=*/false);
     case TypeId::Float: {
       // Through the DOUBLE of the value, rounded to the nearest float (a
       // DOUBLE beyond a float's range is an infinity, as in Spark).
@@ -546,13 +711,16 @@ bool namesOwnZone(std::string_view text) {
 // time zone other than UTC: the TIMESTAMP is an instant, its text, its day and
 // its TIMESTAMP_NTZ are the wall-clock ones in the zone (Spark's TIMESTAMP,
 // which is TIMESTAMP_LTZ).
-ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z) {
+ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z, bool ansi) {
   const TypeId from = e->type()->id;
   std::vector<ExprPtr> args{std::move(e)};
   if (target->id == TypeId::Timestamp && from == TypeId::String)
-    return fn1("cast", target, args, [z](const Value& v) {
+    return fn1("cast", target, args, [z, ansi](const Value& v) {
       int64_t us;
-      if (!parseTimestamp(v.asString(), &us)) return Value();
+      if (!parseTimestamp(v.asString(), &us)) {
+        if (ansi) castValueAnsi(v, *DataType::of(TypeId::Timestamp));  // raises
+        return Value();
+      }
       return Value::timestamp(namesOwnZone(v.asString()) ? us : z->utcFromLocal(us));
     });
   if (from == TypeId::TimestampNtz)  // to a TIMESTAMP: the instant of the wall clock in the zone
@@ -571,12 +739,24 @@ ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z) {
   if (target->id == TypeId::TimestampNtz)  // from a TIMESTAMP: its wall clock in the zone
     return fn1("cast", target, args,
                [z](const Value& v) { return Value::timestampNtz(z->localFromUtc(v.asInt())); });
-  return fn1("cast", target, args, [z, target](const Value& v) {
-    return castValue(Value::timestamp(z->localFromUtc(v.asInt())), *target);
+  return fn1("cast", target, args, [z, target, ansi](const Value& v) {
+    const Value local = Value::timestamp(z->localFromUtc(v.asInt()));
+    return ansi ? castValueAnsi(local, *target) : castValue(local, *target);
   });
 }
 
 }  // namespace
+
+// A constant node as a literal, computed once here; a node whose value
+// raises (ANSI mode) is kept as it is: whether it fails is for the record
+// that reaches it (a CASE may never), as the binder's own folding does.
+ExprPtr foldConstant(const ExprPtr& e) {
+  try {
+    return makeLiteral(e->eval(Row{}), e->type());
+  } catch (const SqlError&) {
+    return e;
+  }
+}
 
 ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
   if (e->type() == target || e->type()->equals(*target)) return e;
@@ -587,9 +767,13 @@ ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
       (from == TypeId::Timestamp && (target->id == TypeId::String || target->id == TypeId::Date ||
                                      target->id == TypeId::TimestampNtz))) {
     if (const TimeZone& z = sessionTimeZone(); !z.isUtc()) {
-      ExprPtr zoned = zonedCast(std::move(e), target, &z);
-      return zoned->isConstant() ? makeLiteral(zoned->eval(Row{}), target) : zoned;
+      ExprPtr zoned = zonedCast(std::move(e), target, &z, ansiMode());
+      return zoned->isConstant() ? foldConstant(zoned) : zoned;
     }
+  }
+  if (ansiMode()) {
+    ExprPtr cast = std::make_shared<AnsiCastExpr>(std::move(e), target);
+    return cast->isConstant() ? foldConstant(cast) : cast;
   }
   // An implicit cast of a constant is done once, here, rather than per record.
   if (e->isConstant()) return makeLiteral(castValue(e->eval(Row{}), *target), target);
@@ -723,6 +907,18 @@ DataTypePtr argsCommon(const std::string& fn, std::vector<ExprPtr>& args, size_t
   }
   for (size_t i = from; i < args.size(); ++i) args[i] = castTo(args[i], t);
   return t;
+}
+
+bool nullOfConstants(const std::vector<ExprPtr>& args) {
+  bool sawNull = false;
+  for (const ExprPtr& a : args) {
+    if (!a->isConstant()) return false;
+    // A literal is a constant without children; evaluating it never raises.
+    int children = 0;
+    a->forEachChild([&](const Expr&) { ++children; });
+    if (children == 0 && a->eval(Row{}).isNull()) sawNull = true;
+  }
+  return sawNull;
 }
 
 std::optional<Value> constantValue(const ExprPtr& e) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "common/ansi_mode.h"
 #include "common/functions/internal.h"
 #include "common/functions/schema_string.h"
 #include "common/json.h"
@@ -74,6 +75,8 @@ ExprPtr buildFromCsv(const std::string& name, std::vector<ExprPtr>& args, size_t
   if (t->id != TypeId::Struct)
     throwArgError(name, args, pos, "the schema must be a list of fields: 'a INT, b STRING'");
   auto casts = std::make_shared<std::vector<ExprPtr>>();
+  // A field that does not parse is NULL in both modes (Spark's PERMISSIVE).
+  AnsiModeScope legacy(false);
   for (size_t i = 0; i < t->fields.size(); ++i) {
     const auto& ft = t->fields[i].type;
     if (ft->id == TypeId::Array || ft->id == TypeId::Struct)

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <optional>
 
+#include "common/ansi_mode.h"
 #include "common/clock.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
@@ -475,9 +476,15 @@ ExprPtr buildTimestampOf(const std::string& name, std::vector<ExprPtr>& args, si
     });
   }
   argBigInt(name, args, 0, pos);
-  return fn1(name, ts(), args, [](const Value& v) {
+  const bool ansi = ansiMode();
+  return fn1(name, ts(), args, [ansi, name](const Value& v) {
     int64_t x = v.asInt();
-    if (x > INT64_MAX / Mul || x < INT64_MIN / Mul) return Value();
+    if (x > INT64_MAX / Mul || x < INT64_MIN / Mul) [[unlikely]] {
+      if (ansi)
+        ansi::raise(ansi::kDatetimeOverflow,
+                    fmt::format("{}({}) is past the range of a TIMESTAMP", name, x));
+      return Value();
+    }
     return Value::timestamp(x * Mul);
   });
 }
@@ -494,12 +501,20 @@ ExprPtr buildToTimestamp(const std::string& name, std::vector<ExprPtr>& args, si
   argString(name, args, 1, pos);
   FormatPtr fixed = constFormat(args[1]);
   const TimeZone* zone = &sessionTimeZone();
-  return fn2(name, ts(), args, [fixed, zone](const Value& s, const Value& f) {
+  const bool ansi = ansiMode();
+  return fn2(name, ts(), args, [fixed, zone, ansi](const Value& s, const Value& f) {
     int64_t us;
     bool own = false;
     bool ok = fixed ? fixed->parse(s.asString(), &us, &own)
                     : DateFormat(f.asString()).parse(s.asString(), &us, &own);
-    if (!ok) return Value();
+    if (!ok) [[unlikely]] {
+      if (ansi)
+        ansi::raise(ansi::kCannotParseTimestamp,
+                    fmt::format("the text '{}' does not match the pattern '{}'",
+                                s.asString().substr(0, 256), f.asString().substr(0, 256)),
+                    "try_to_timestamp");
+      return Value();
+    }
     return Value::timestamp(own || zone->isUtc() ? us : zone->utcFromLocal(us));
   });
 }
@@ -847,8 +862,13 @@ std::optional<int64_t> civilDay(int64_t y, int64_t m, int64_t d) {
 // make_date(y, m, d): NULL for a date that does not exist.
 ExprPtr buildMakeDate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   for (size_t i = 0; i < 3; ++i) argInt(name, args, i, pos);
-  return fn3(name, dateType(), args, [](const Value& y, const Value& m, const Value& d) {
+  const bool ansi = ansiMode();
+  return fn3(name, dateType(), args, [ansi](const Value& y, const Value& m, const Value& d) {
     auto day = civilDay(y.asInt(), m.asInt(), d.asInt());
+    if (!day && ansi)
+      ansi::raise(ansi::kDatetimeFieldOutOfBounds,
+                  fmt::format("make_date({}, {}, {}): no such date", y.asInt(), m.asInt(),
+                              d.asInt()));
     return day ? dateValue(*day) : Value();
   });
 }
@@ -867,7 +887,11 @@ ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, 
     argString(name, args, 6, pos);
     fixed = constZone(args[6], pos);
   }
-  return fnN(name, wallClock ? ntz() : ts(), args, true, [fixed, wallClock](const Row& row, const std::vector<ExprPtr>& a) {
+  const DataTypePtr result = wallClock ? ntz() : ts();
+  if (nullOfConstants(args)) return makeLiteral(Value(), result);
+  const bool ansi = ansiMode();
+  return fnN(name, result, args, true,
+             [fixed, wallClock, ansi](const Row& row, const std::vector<ExprPtr>& a) {
     const TimeZone* zone = fixed;
     if (!zone) {
       Value z = a[6]->eval(row);
@@ -883,13 +907,20 @@ ExprPtr buildMakeTimestamp(const std::string& name, std::vector<ExprPtr>& args, 
     Value sv = a[5]->eval(row);
     if (sv.isNull()) return Value();
     double sec = sv.asDouble();
-    if (!(sec >= 0 && sec <= 60) || f[3] < 0 || f[3] > 23 || f[4] < 0 || f[4] > 59) return Value();
+    auto invalid = [&] {
+      if (ansi)
+        ansi::raise(ansi::kDatetimeFieldOutOfBounds,
+                    fmt::format("{}-{}-{} {}:{}:{}: no such time", f[0], f[1], f[2], f[3], f[4],
+                                formatDouble(sec)));
+      return Value();
+    };
+    if (!(sec >= 0 && sec <= 60) || f[3] < 0 || f[3] > 23 || f[4] < 0 || f[4] > 59) return invalid();
     auto micros = static_cast<int64_t>(std::llround(sec * 1e6));
     if (micros > 60 * kMicrosPerSecond ||
         (micros >= 60 * kMicrosPerSecond && micros % kMicrosPerSecond != 0))
-      return Value();
+      return invalid();
     auto day = civilDay(f[0], f[1], f[2]);
-    if (!day) return Value();
+    if (!day) return invalid();
     const int64_t local = *day * kMicrosPerDay + (f[3] * 3600 + f[4] * 60) * kMicrosPerSecond + micros;
     return wallClock ? Value::timestampNtz(local) : Value::timestamp(zone->utcFromLocal(local));
   });
@@ -924,6 +955,14 @@ ExprPtr buildUnixDate(const std::string& name, std::vector<ExprPtr>& args, size_
 ExprPtr buildTrunc(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argDate(name, args, 0, pos);
   argString(name, args, 1, pos);
+  // A literal unit trunc does not take is NULL whatever the date (which is
+  // then not read: ANSI mode would raise for text that is no date).
+  if (auto u = constantValue(args[1]); u && !u->isNull()) {
+    TruncUnit unit = truncUnit(u->asString());
+    if (unit != TruncUnit::Year && unit != TruncUnit::Quarter && unit != TruncUnit::Month &&
+        unit != TruncUnit::Week)
+      return makeLiteral(Value(), dateType());
+  }
   return fn2(name, dateType(), args, [](const Value& t, const Value& unit) {
     TruncUnit u = truncUnit(unit.asString());
     if (u != TruncUnit::Year && u != TruncUnit::Quarter && u != TruncUnit::Month &&

@@ -306,12 +306,20 @@ template <typename F>
 ExprPtr fn1(std::string name, DataTypePtr type, std::vector<ExprPtr> args, F f) {
   return std::make_shared<Fn1<F>>(std::move(name), std::move(type), std::move(args), std::move(f));
 }
+// Whether a call of constant arguments, one of them NULL, of a function that
+// gives NULL for any NULL argument: NULL at once, as Spark's NullPropagation
+// makes it, without computing another argument that would raise (ANSI mode:
+// date_sub('x', NULL) is NULL). A call over columns is left as it is.
+bool nullOfConstants(const std::vector<ExprPtr>& args);
+
 template <typename F>
 ExprPtr fn2(std::string name, DataTypePtr type, std::vector<ExprPtr> args, F f) {
+  if (nullOfConstants(args)) return makeLiteral(Value(), type);
   return std::make_shared<Fn2<F>>(std::move(name), std::move(type), std::move(args), std::move(f));
 }
 template <typename F>
 ExprPtr fn3(std::string name, DataTypePtr type, std::vector<ExprPtr> args, F f) {
+  if (nullOfConstants(args)) return makeLiteral(Value(), type);
   return std::make_shared<Fn3<F>>(std::move(name), std::move(type), std::move(args), std::move(f));
 }
 template <typename F>

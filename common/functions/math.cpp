@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/ansi_mode.h"
 #include "common/functions/internal.h"
 
 namespace rtsql::expr_internal {
@@ -245,16 +246,23 @@ ExprPtr buildPmod(const std::string& name, std::vector<ExprPtr>& args, size_t po
   argNumeric(name, args, 0, pos);
   argNumeric(name, args, 1, pos);
   auto t = argsCommon(name, args, 0, pos);
-  return fn2(name, t, args, [](const Value& a, const Value& b) {
+  const bool ansi = ansiMode();
+  return fn2(name, t, args, [ansi](const Value& a, const Value& b) {
+    auto byZero = [&] {
+      if (ansi)
+        ansi::raise(ansi::kRemainderByZero,
+                    fmt::format("remainder by zero: pmod({}, {})", a.toString(), b.toString()));
+      return Value();
+    };
     if (a.type() == TypeId::Double) {
       double y = b.asDouble();
-      if (y == 0) return Value();
+      if (y == 0) return byZero();
       double r = std::fmod(a.asDouble(), y);
       if (r < 0) r = std::fmod(r + y, y);
       return Value::float64(r);
     }
     int64_t y = b.asInt();
-    if (y == 0) return Value();
+    if (y == 0) return byZero();
     int64_t r = y == -1 ? 0 : a.asInt() % y;
     if (r < 0) r = y == INT64_MIN ? r : (r + y) % y;
     return a.type() == TypeId::Int ? Value::integer(static_cast<int32_t>(r)) : Value::bigint(r);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "common/ansi_mode.h"
 #include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
 #include "common/functions/map_funcs.h"
@@ -101,16 +102,33 @@ ExprPtr buildArrayContains(const std::string& name, std::vector<ExprPtr>& args, 
 }
 
 // element_at(array, i): 1-based, negative counts from the end, NULL out of range.
+// ANSI mode's errors of element_at (common/ansi_mode.h): index 0 raises in
+// try_element_at too, as in Spark.
+[[noreturn, gnu::cold, gnu::noinline]] void elementAtOutOfRange(int64_t k, int64_t n,
+                                                                 bool tryFunction) {
+  if (k == 0)
+    ansi::raise(ansi::kInvalidIndexOfZero,
+                "the index 0 is invalid: an index is 1-based (1 is the first element, -1 the last)");
+  if (tryFunction) throw InternalError("try_element_at raised for an index in range");
+  ansi::raise(ansi::kInvalidArrayIndexInElementAt,
+              fmt::format("the index {} is out of bounds: the array has {} elements", k, n),
+              "try_element_at");
+}
+
 ExprPtr buildElementAt(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args[0]->type()->id == TypeId::Map) return buildMapLookup(name, args, pos);
   requireArray(name, args, pos);
   argBigInt(name, args, 1, pos);
   auto et = args[0]->type()->element ? args[0]->type()->element : nullType();
-  return fn2(name, et, args, [](const Value& arr, const Value& i) {
+  const bool ansi = ansiMode();
+  return fn2(name, et, args, [ansi](const Value& arr, const Value& i) {
     const auto& items = arr.asList();
     auto n = static_cast<int64_t>(items.size());
     int64_t k = i.asInt();
-    if (k == 0 || k > n || k < -n) return Value();
+    if (k == 0 || k > n || k < -n) [[unlikely]] {
+      if (ansi) elementAtOutOfRange(k, n, false);
+      return Value();
+    }
     return items[static_cast<size_t>(k > 0 ? k - 1 : n + k)];
   });
 }
@@ -555,11 +573,14 @@ ExprPtr buildGet(const std::string& name, std::vector<ExprPtr>& args, size_t pos
   if (!ZeroBased && args[0]->type()->id == TypeId::Map) return buildMapLookup(name, args, pos);
   requireArray(name, args, pos);
   argBigInt(name, args, 1, pos);
-  return fn2(name, elementOf(args[0]), args, [](const Value& arr, const Value& i) {
+  // get() answers NULL in both modes, try_element_at too but for index 0.
+  const bool ansi = !ZeroBased && ansiMode();
+  return fn2(name, elementOf(args[0]), args, [ansi](const Value& arr, const Value& i) {
     const auto& items = arr.asList();
     auto n = static_cast<int64_t>(items.size());
     int64_t k = i.asInt();
     if (ZeroBased) return k < 0 || k >= n ? Value() : items[static_cast<size_t>(k)];
+    if (k == 0 && ansi) elementAtOutOfRange(k, n, true);
     if (k == 0 || k > n || k < -n) return Value();
     return items[static_cast<size_t>(k > 0 ? k - 1 : n + k)];
   });

@@ -15,6 +15,7 @@
 #include <locale.h>
 #include <unordered_map>
 
+#include "common/ansi_mode.h"
 #include "common/functions/internal.h"
 #include "common/interrupt.h"
 #include "common/schema.h"
@@ -890,11 +891,18 @@ ExprPtr buildElt(const std::string& name, std::vector<ExprPtr>& args, size_t pos
   if (args.size() < 2) throwArgError(name, args, pos, "expects an index and at least one value");
   argBigInt(name, args, 0, pos);
   DataTypePtr t = argsCommon(name, args, 1, pos);
-  return fnN(name, t, args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+  const bool ansi = ansiMode();
+  return fnN(name, t, args, true, [ansi](const Row& row, const std::vector<ExprPtr>& a) {
     Value n = a[0]->eval(row);
     if (n.isNull()) return Value();
     int64_t k = n.asInt();
-    if (k < 1 || k >= static_cast<int64_t>(a.size())) return Value();
+    if (k < 1 || k >= static_cast<int64_t>(a.size())) [[unlikely]] {
+      if (ansi)
+        ansi::raise(ansi::kInvalidArrayIndex,
+                    fmt::format("the index {} is out of bounds: elt() has {} values", k,
+                                a.size() - 1));
+      return Value();
+    }
     return a[static_cast<size_t>(k)]->eval(row);
   });
 }

@@ -5,6 +5,7 @@
 // batch.
 #include <doctest/doctest.h>
 
+#include "common/ansi_mode.h"
 #include "../sql_error_of.h"
 #include "common/python/function.h"
 #include "common/python/vectorized_call.h"
@@ -145,6 +146,8 @@ TEST_CASE("a batch calls each vectorized function once and gives each row its re
 }
 
 TEST_CASE("a vectorized call is found under every kind of expression node") {
+  // The legacy mode's NULLs (ANSI mode's errors: ansi_mode_test.cpp).
+  AnsiModeScope legacy(false);
   auto twice = vectorized("twice", {{"a", t(TypeId::BigInt)}}, t(TypeId::BigInt), kCountedTwice);
   auto label = vectorized("label", {{"a", t(TypeId::BigInt)}}, t(TypeId::String),
                           "return [None if x is None else 'n%d' % x for x in a]");
