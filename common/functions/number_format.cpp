@@ -21,6 +21,8 @@
 // the format, as Spark does.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 
 #include "common/functions/internal.h"
@@ -445,8 +447,14 @@ ExprPtr buildToChar(const std::string& name, std::vector<ExprPtr>& args, size_t 
   }
   if (id == TypeId::Int || id == TypeId::BigInt || id == TypeId::Null)
     args[0] = castTo(args[0], decimalType(decimalTypeOf(*args[0]->type())));
-  else if (id == TypeId::Double)
-    args[0] = makeCast(args[0], DataType::decimal(30, 15), pos);
+  else if (id == TypeId::Double) {
+    // NaN and the infinities are no number to write: NULL, as Spark answers
+    // (in ANSI mode too), where a finite double too large still raises.
+    ExprPtr finite = fn1("to_char", DataType::of(TypeId::Double), {args[0]}, [](const Value& x) {
+      return std::isfinite(x.asDouble()) ? x : Value();
+    });
+    args[0] = makeCast(finite, DataType::decimal(30, 15), pos);
+  }
   else if (id == TypeId::String)
     args[0] = makeCast(args[0], DataType::decimal(38, 18), pos);
   else if (id != TypeId::Decimal)

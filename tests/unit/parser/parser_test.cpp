@@ -72,6 +72,7 @@ std::string dump(const Expr& e) {
           return "INTERVAL '" + e.literal.text + "'" + (e.literal.unit.empty() ? "" : " " + e.literal.unit);
         case LiteralKind::Timestamp: return "TIMESTAMP '" + e.literal.text + "'";
         case LiteralKind::Date: return "DATE '" + e.literal.text + "'";
+        case LiteralKind::TimestampNtz: return "TIMESTAMP_NTZ '" + e.literal.text + "'";
         case LiteralKind::Binary: return "X'" + e.literal.text + "'";
       }
       return "?";
