@@ -64,14 +64,10 @@ std::vector<std::string> planDiff(const std::vector<std::string>& a,
   return out;
 }
 
-}  // namespace
-
-std::vector<std::string> FlowReplace::explainFromSavepoint(EngineSession& s,
-                                                           const ast::CreateFlow& stmt) {
-  validateSavepointName(stmt.fromSavepoint, stmt.fromSavepointPos);
-  ReplacePlan r = planReplace(s, stmt);
-  const std::string flow = ctx_.catalogOf(s).findFlow(stmt.name)->name;
-  const fs::path dir = fs::path(ctx_.flows.flowDir(flow)) / "savepoints" / stmt.fromSavepoint;
+// The savepoint of `flow` that `stmt` names: 42704 when it has none.
+std::optional<Savepoint> namedSavepoint(const std::string& flowDir, const std::string& flow,
+                                        const ast::CreateFlow& stmt) {
+  const fs::path dir = fs::path(flowDir) / "savepoints" / stmt.fromSavepoint;
   std::error_code ec;
   std::optional<Savepoint> sp =
       fs::is_directory(dir, ec) ? readSavepoint(dir.string(), flow) : std::nullopt;
@@ -81,6 +77,17 @@ std::vector<std::string> FlowReplace::explainFromSavepoint(EngineSession& s,
                                flow),
                    stmt.fromSavepointPos, "SHOW SAVEPOINTS lists them");
   }
+  return sp;
+}
+
+}  // namespace
+
+std::vector<std::string> FlowReplace::explainFromSavepoint(EngineSession& s,
+                                                           const ast::CreateFlow& stmt) {
+  validateSavepointName(stmt.fromSavepoint, stmt.fromSavepointPos);
+  ReplacePlan r = planReplace(s, stmt);
+  const std::string flow = ctx_.catalogOf(s).findFlow(stmt.name)->name;
+  const std::optional<Savepoint> sp = namedSavepoint(ctx_.flows.flowDir(flow), flow, stmt);
   // The state restored is the savepoint's, so the plan that matters is the
   // one it was taken of, not the running one.
   std::vector<std::string> out;
@@ -111,16 +118,7 @@ void FlowReplace::replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& 
                                flow),
                    stmt.namePos);
   }
-  const fs::path dir = fs::path(ctx_.flows.flowDir(flow)) / "savepoints" / stmt.fromSavepoint;
-  std::error_code ec;
-  std::optional<Savepoint> sp =
-      fs::is_directory(dir, ec) ? readSavepoint(dir.string(), flow) : std::nullopt;
-  if (!sp) {
-    throw SqlError(sqlstate::kUndefinedObject,
-                   fmt::format("savepoint \"{}\" of flow \"{}\" does not exist", stmt.fromSavepoint,
-                               flow),
-                   stmt.fromSavepointPos, "SHOW SAVEPOINTS lists them");
-  }
+  const std::optional<Savepoint> sp = namedSavepoint(ctx_.flows.flowDir(flow), flow, stmt);
   if (sp->plan != r.plan.explain()) {
     throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
                    fmt::format("savepoint \"{}\" was taken of another plan of flow \"{}\"",
@@ -155,6 +153,7 @@ void FlowReplace::replaceFromSavepoint(EngineSession& s, const ast::CreateFlow& 
   std::optional<StateMigration> migration;
   {
     CheckpointDir checkpoints(checkpointsDir, 1);
+    std::error_code ec;
     std::vector<uint64_t> epochs =
         fs::is_directory(checkpoints.root(), ec) ? checkpoints.epochs() : std::vector<uint64_t>{};
     if (!epochs.empty()) {
