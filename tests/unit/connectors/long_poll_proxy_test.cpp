@@ -200,7 +200,9 @@ TEST_CASE("long poll: Metadata and FindCoordinator answers name the proxy's port
 
 TEST_CASE("long poll: a produce of one batch to one partition, and where it was written") {
   const std::string batch = recordBatch(3);
-  auto one = longpoll::singleBatchOfProduce(produceRequest({batch}));
+  // The answer views the request's bytes: the request outlives it.
+  const std::string request = produceRequest({batch});
+  auto one = longpoll::singleBatchOfProduce(request);
   REQUIRE(one);
   CHECK(one->topic == "t");
   CHECK(one->partition == 0);
