@@ -15,6 +15,7 @@
 
 #include "connectors/embedded/broker.h"
 #include "server/cluster/membership.h"
+#include "server/cluster/node_record.h"
 #include "tests/unit/server/server_test_util.h"
 
 using namespace rtsql;
@@ -78,6 +79,35 @@ TEST_CASE("two nodes split the slots: a node is called back only for slots it gi
       },
       seconds(60)));
   CHECK(a.nodes() == std::set<std::string>{"a", "b"});
+  a.stop();
+  b.stop();
+}
+
+TEST_CASE("each node of a group learns the address the other advertises") {
+  EmbeddedKafka broker;
+  ClusterOptions oa{"adv", broker.bootstrap(), "a", 6000};
+  ClusterOptions ob{"adv", broker.bootstrap(), "b", 6000};
+  oa.advertised = std::make_shared<AdvertisedAddress>();
+  ob.advertised = std::make_shared<AdvertisedAddress>();
+  ob.advertised->set("127.0.0.1:6001");
+  ClusterMembership a(oa);
+  ClusterMembership b(ob);
+  a.start([] {});
+  b.start([] {});
+  REQUIRE(eventually([&] { return !a.held().empty() && !b.held().empty(); },
+                              seconds(90)));
+  CHECK(eventually(
+      [&] { return a.addressOf("b") == std::optional<std::string>("127.0.0.1:6001"); },
+      seconds(60)));
+  // a's address is set after it claimed its slots (a listener bound late):
+  // it claims them again, and b learns it.
+  CHECK_FALSE(b.addressOf("a"));
+  oa.advertised->set("127.0.0.1:6000");
+  CHECK(eventually(
+      [&] { return b.addressOf("a") == std::optional<std::string>("127.0.0.1:6000"); },
+      seconds(60)));
+  CHECK(a.addressOf("a") == std::optional<std::string>("127.0.0.1:6000"));
+  CHECK_FALSE(a.addressOf("nobody"));
   a.stop();
   b.stop();
 }

@@ -1,19 +1,15 @@
 // What a node tells the others about itself (server/cluster/node_record.h)
 // and how a node forwarding a read marks its connection
-// (server/views/view_forward.h); then two members of one group on the
-// embedded broker, each learning the address the other advertises.
+// (server/views/view_forward.h). Two members of a group learning each other's
+// address are in cluster_group_test (Kafka clients, so not in the TSan build).
 #include "server/cluster/node_record.h"
 
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <optional>
 #include <string>
 
-#include "connectors/embedded/broker.h"
-#include "server/cluster/membership.h"
 #include "server/views/view_forward.h"
-#include "tests/unit/server/server_test_util.h"
 
 using namespace rtsql;
 
@@ -65,34 +61,4 @@ TEST_CASE("a forwarded connection names its node in the startup options") {
   CHECK_FALSE(forwardedByOf(""));
   CHECK_FALSE(forwardedByOf("-c rtsql.forwarded_by="));
   CHECK_FALSE(forwardedByOf("-c other=1 rtsql.forwarded_by=x"));
-}
-
-TEST_CASE("each node of a group learns the address the other advertises") {
-  EmbeddedKafka broker;
-  ClusterOptions oa{"adv", broker.bootstrap(), "a", 6000};
-  ClusterOptions ob{"adv", broker.bootstrap(), "b", 6000};
-  oa.advertised = std::make_shared<AdvertisedAddress>();
-  ob.advertised = std::make_shared<AdvertisedAddress>();
-  ob.advertised->set("127.0.0.1:6001");
-  ClusterMembership a(oa);
-  ClusterMembership b(ob);
-  a.start([] {});
-  b.start([] {});
-  using std::chrono::seconds;
-  REQUIRE(testing::eventually([&] { return !a.held().empty() && !b.held().empty(); },
-                              seconds(90)));
-  CHECK(testing::eventually(
-      [&] { return a.addressOf("b") == std::optional<std::string>("127.0.0.1:6001"); },
-      seconds(60)));
-  // a's address is set after it claimed its slots (a listener bound late):
-  // it claims them again, and b learns it.
-  CHECK_FALSE(b.addressOf("a"));
-  oa.advertised->set("127.0.0.1:6000");
-  CHECK(testing::eventually(
-      [&] { return b.addressOf("a") == std::optional<std::string>("127.0.0.1:6000"); },
-      seconds(60)));
-  CHECK(a.addressOf("a") == std::optional<std::string>("127.0.0.1:6000"));
-  CHECK_FALSE(a.addressOf("nobody"));
-  a.stop();
-  b.stop();
 }
