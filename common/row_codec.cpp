@@ -301,6 +301,21 @@ void encodeKey(std::string& out, const Value& v) {
   }
 }
 
+// The keys of a list (an ARRAY's elements, a STRUCT's fields, a MAP's keys and
+// values in turn) up to its terminator; `typeOf(i)` is the i-th item's type.
+template <typename TypeOf>
+ValueList decodeKeyList(std::string_view& in, TypeOf typeOf) {
+  ValueList items;
+  for (;;) {
+    if (in.empty()) truncated();
+    if (static_cast<uint8_t>(in[0]) == kKeyListEnd) {
+      in.remove_prefix(1);
+      return items;
+    }
+    items.push_back(decodeKey(in, typeOf(items.size())));
+  }
+}
+
 Value decodeKey(std::string_view& in, const DataType& type) {
   uint8_t tag = getByte(in);
   switch (tag) {
@@ -339,29 +354,12 @@ Value decodeKey(std::string_view& in, const DataType& type) {
     case kKeyBinary:
       return Value::binary(decodeKeyString(in));
     case kKeyArray:
-    case kKeyStruct: {
-      bool isArray = tag == kKeyArray;
-      ValueList items;
-      for (;;) {
-        if (in.empty()) truncated();
-        if (static_cast<uint8_t>(in[0]) == kKeyListEnd) {
-          in.remove_prefix(1);
-          break;
-        }
-        items.push_back(decodeKey(in, isArray ? elementType(type) : fieldType(type, items.size())));
-      }
-      return isArray ? Value::array(std::move(items)) : Value::structure(std::move(items));
-    }
+      return Value::array(decodeKeyList(in, [&](size_t) -> const DataType& { return elementType(type); }));
+    case kKeyStruct:
+      return Value::structure(decodeKeyList(in, [&](size_t i) -> const DataType& { return fieldType(type, i); }));
     case kKeyMap: {
-      ValueList items;
-      for (;;) {
-        if (in.empty()) truncated();
-        if (static_cast<uint8_t>(in[0]) == kKeyListEnd) {
-          in.remove_prefix(1);
-          break;
-        }
-        items.push_back(decodeKey(in, items.size() % 2 == 0 ? mapKeyType(type) : mapValueType(type)));
-      }
+      ValueList items = decodeKeyList(
+          in, [&](size_t i) -> const DataType& { return i % 2 == 0 ? mapKeyType(type) : mapValueType(type); });
       if (items.size() % 2 != 0) truncated();
       return Value::map(std::move(items));
     }
