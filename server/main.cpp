@@ -37,6 +37,7 @@
 #include "server/pgwire/auth.h"
 #include "server/pgwire/server.h"
 #include "server/pgwire/tls.h"
+#include "server/port_reservation.h"
 #include "server/users.h"
 
 namespace {
@@ -282,6 +283,10 @@ int main(int argc, char** argv) {
   }
   rtsql::setPythonCallTimeLimitMs(int64_t{pythonCallTimeout} * 1000);
 
+  // Held until the listeners below bind them, so nothing started before them
+  // (the embedded broker, Kafka clients, restored flows) is given these ports.
+  rtsql::PortReservation pgPortHeld(host, port);
+  rtsql::PortReservation httpPortHeld(host, static_cast<uint16_t>(httpPort > 0 ? httpPort : 0));
   try {
     // One store for both the protocol server and the engine: CREATE / ALTER /
     // DROP USER change what the next connection is checked against.
@@ -455,6 +460,7 @@ int main(int argc, char** argv) {
     }
     rtsql::PgServer server(io, engine, po);
     server.start();
+    pgPortHeld.release();
     if (clusterCatalog) {
       std::string address = advertiseAddress;
       if (address.empty()) {
@@ -499,6 +505,7 @@ int main(int argc, char** argv) {
       if (httpTls) ho.tls = rtsql::pgwire::makeServerTlsContext(tlsCert, tlsKey);
       http = std::make_unique<rtsql::http::HttpServer>(io, httpSource, ho);
       http->start();
+      httpPortHeld.release();
       log(
           fmt::format("HTTP{} endpoint on {}:{} (web console at /; /metrics, /flows, "
                       "/flows/<name>/progress, /healthz){}",
