@@ -23,6 +23,12 @@ namespace rtsql::kafka {
 // How long a metadata lookup may take before the broker counts as unreachable.
 inline constexpr int kMetadataTimeoutMs = 5000;
 
+// How long a seek may wait for the client's own thread to carry it out. No
+// broker is asked: the wait is only for a thread that a loaded machine may
+// not schedule for seconds, and a seek that times out fails the flow's
+// restore, so the bound is generous.
+inline constexpr int kSeekTimeoutMs = 30000;
+
 // The value of 'kafka.bootstrap.servers' with 'embedded' replaced by
 // `embeddedBootstrap`. Throws 55000 when 'embedded' is asked for and the server
 // runs without an embedded broker, 22023 when the option is missing.

@@ -7,15 +7,9 @@
 
 #include "common/error.h"
 #include "connectors/kafka/assigned_consumer.h"
+#include "connectors/kafka/client.h"
 
 namespace rtsql::kafka {
-
-namespace {
-
-// How long a seek may wait for the client's own thread.
-constexpr int kSeekTimeoutMs = 5000;
-
-}  // namespace
 
 bool isUnreadableRecordError(rd_kafka_resp_err_t err) {
   return err == RD_KAFKA_RESP_ERR__BAD_COMPRESSION || err == RD_KAFKA_RESP_ERR__BAD_MSG ||

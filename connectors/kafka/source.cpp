@@ -792,7 +792,7 @@ class KafkaSourceTask final : public SourceTask {
       }
       if (moved->cnt == 0) return;
       rd_kafka_error_t* error =
-          rd_kafka_seek_partitions(rk_, moved.get(), kafka::kMetadataTimeoutMs);
+          rd_kafka_seek_partitions(rk_, moved.get(), kafka::kSeekTimeoutMs);
       if (error) {
         what = rd_kafka_error_string(error);
         rd_kafka_error_destroy(error);
