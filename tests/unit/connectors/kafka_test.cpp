@@ -624,7 +624,7 @@ TEST_CASE("kafka sink serves delivery reports at the end of a batch of rows, not
   CHECK(reported);
 }
 
-TEST_CASE("kafka sink sends sparse rows through a client without linger, and keeps a linger the sink chose") {
+TEST_CASE("kafka sink sends sparse rows through its prompt client; a linger the sink chose stays") {
   EmbeddedKafka broker;
   auto sinkWith = [&](std::vector<std::pair<std::string, std::string>> extra) {
     SinkSpec sink;
@@ -669,8 +669,9 @@ TEST_CASE("kafka sink moves to the lingering client while rows come fast and bac
   sink.name = "moves";
   sink.connector = "kafka";
   sink.format = "json";
-  sink.options = makeOptions(
-      {{"connector", "kafka"}, {"kafka.bootstrap.servers", broker.bootstrap()}, {"topic", "moves"}});
+  sink.options = makeOptions({{"connector", "kafka"},
+                              {"kafka.bootstrap.servers", broker.bootstrap()},
+                              {"topic", "moves"}});
   sink.input.columns.push_back({"x", DataType::of(TypeId::BigInt), false});
   auto writer = makeKafkaSink(sink, broker.bootstrap(), "moves_flow", 0);
   int64_t next = 0;
