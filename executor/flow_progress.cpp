@@ -6,6 +6,7 @@
 #include "executor/flow_task.h"
 #include "executor/metrics/epoch_summary.h"
 #include "executor/metrics/progress_json.h"
+#include "executor/source_fetch_mode.h"
 
 namespace rtsql {
 
@@ -33,13 +34,20 @@ std::string FlowRuntime::progressJson() const {
                       recoveries_, skipped_, resetRun_};
     for (size_t si = 0; si < plan_.scans.size(); ++si) {
       std::string description = plan_.scans[si].name;
+      std::string fetchMode;
+      bool described = false;
       for (const auto& t : tasks_) {
-        if (t->scan == &plan_.scans[si] && t->source) {
-          description = t->source->description();
-          break;
-        }
+        if (t->scan != &plan_.scans[si] || !t->source) continue;
+        if (!described) description = t->source->description();
+        described = true;
+        // The tasks of a source on a node switch together; one that has
+        // moved to batching already speaks for the rest.
+        const auto* modes = dynamic_cast<const SourceFetchMode*>(t->source.get());
+        std::string mode = modes ? modes->fetchMode() : std::string();
+        if (fetchMode.empty() || mode == "batching") fetchMode = std::move(mode);
       }
       c.sourceDescriptions.push_back(std::move(description));
+      c.sourceFetchModes.push_back(std::move(fetchMode));
     }
     c.sinkDescription = plan_.sink.name;
     for (const auto& t : tasks_) {

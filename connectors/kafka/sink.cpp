@@ -19,6 +19,7 @@
 #include "connectors/format/codec.h"
 #include "connectors/format/encoding_sink_writer.h"
 #include "connectors/kafka/client.h"
+#include "connectors/kafka/fetch_rate.h"
 #include "connectors/kafka/sink_topic.h"
 #include "connectors/registry.h"
 
@@ -52,87 +53,41 @@ void setProducerSafety(rd_kafka_conf_t* conf) {
 // Producers open now, for kafkaSinkProducers().
 std::atomic<int> openProducers{0};
 
-// Sends made at once (SendNow), for kafkaSinkSendsNow().
-std::atomic<int64_t> sendsNow{0};
-
-// The default linger in microseconds (setProducerSafety): a batch of rows
-// that comes longer than this after the producer's previous one has nothing
-// to wait for, and SendNow sends it at once.
-constexpr int64_t kLingerMicros = 500;
-
-// How long a send at once holds the producer's flush: until every queued row
-// is acknowledged, or this long.
-constexpr int kSendNowMs = 1;
+// Batches of rows sent through a producer's prompt client (linger 0), for
+// kafkaSinkPromptBatches().
+std::atomic<int64_t> promptBatches{0};
 
 // The producer's linger follows the rate: librdkafka reads linger.ms only when
-// the client is made, so rows always wait up to half a millisecond for others,
-// which buys nothing when they come a millisecond or more apart (about a
-// millisecond at P50 at 1,000 rows/s, as the client's timers tick in
-// milliseconds). When a sink task's batch of rows is the first for longer than
-// the linger, this thread flushes the producer, which makes the client send
-// what it holds without waiting; under load batches come closer together and
-// the linger batches them as before. A thread of its own, since a flush waits
-// for the acknowledgements (at most kSendNowMs) and the task must not.
-class SendNow {
- public:
-  explicit SendNow(rd_kafka_t* rk) : rk_(rk), thread_([this] { run(); }) {}
-  ~SendNow() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-  }
-  SendNow(const SendNow&) = delete;
-  SendNow& operator=(const SendNow&) = delete;
+// the client is made, so a producer whose sink did not choose its own linger
+// keeps two clients and its tasks move between them. While the flow's rows
+// come sparsely, a client without a linger (linger.ms 0) sends each batch of
+// rows as it comes: the linger would hold a row that nothing follows for half
+// a millisecond (the client's timers tick in milliseconds: about a
+// millisecond at P50 at 1,000 rows/s), and the thread that used to flush
+// the lingering client at once for such a row cost two wakeups per row of
+// its own. Once they come at kSinkBatchingRate rows a second or more, the
+// lingering client (setProducerSafety) batches them into fewer requests:
+// sending every row at once at 10,000 rows/s made the broker's load every
+// latency's. The rate is measured over windows of 100 ms, with hysteresis
+// (connectors/kafka/fetch_rate.h), so that a rate near the threshold does
+// not move the tasks back and forth.
+constexpr int64_t kSinkBatchingRate = 5000;
 
-  // A batch of rows just went to the producer at `nowMicros`: sends it at
-  // once when it comes longer than the linger after the producer's previous
-  // batch and batches have come that far apart of late (a moving average of
-  // the gaps): under load, rows come in bursts, and the first batch after a
-  // burst's gap is no reason to give up the linger's batching. The tasks
-  // update the average without a lock; a lost update only shifts it.
-  void batchProduced(int64_t nowMicros) {
-    const int64_t previous = lastBatch_.exchange(nowMicros, std::memory_order_relaxed);
-    // An idle stretch counts as at most 100 ms, so that the average soon
-    // follows a rate that rises after it.
-    const int64_t gap = std::clamp<int64_t>(nowMicros - previous, 0, 100'000);
-    const int64_t average = gapAverage_.load(std::memory_order_relaxed);
-    const int64_t updated = average + (gap - average) / 8;
-    gapAverage_.store(updated, std::memory_order_relaxed);
-    if (gap <= kLingerMicros || updated <= kLingerMicros) return;
-    {
-      std::lock_guard lock(mutex_);
-      pending_ = true;
-    }
-    wake_.notify_one();
-  }
+kafka::FetchRateDetector::Settings sinkRateSettings() {
+  kafka::FetchRateDetector::Settings s;
+  s.rate = kSinkBatchingRate;
+  s.windowMicros = 100'000;
+  s.upWindows = 3;     // 0.3 s at the rate or more
+  s.downWindows = 10;  // 1 s below half of it
+  return s;
+}
 
- private:
-  void run() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [&] { return pending_ || stop_; });
-      if (stop_) return;
-      pending_ = false;
-      lock.unlock();
-      // Delivery reports served meanwhile land in their tasks' tallies.
-      rd_kafka_flush(rk_, kSendNowMs);
-      sendsNow.fetch_add(1, std::memory_order_relaxed);
-      lock.lock();
-    }
-  }
-
-  rd_kafka_t* rk_;
-  std::atomic<int64_t> lastBatch_{INT64_MIN / 2};
-  std::atomic<int64_t> gapAverage_{100'000};  // microseconds between batches
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool pending_ = false;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts once the rest is set
-};
+// How long a sink task waits for its rows on one client to be acknowledged
+// before it moves to the other (so that its rows keep their order: a few ms
+// on a live broker); past it, the task stays, and tries again after its
+// batches of the next second.
+constexpr int64_t kMoveDrainMicros = 100'000;
+constexpr int64_t kMoveRetryMicros = 1'000'000;
 
 // What one sink task has handed to a shared producer and what became of it.
 // Delivery reports find it through the message's opaque, so it lives as long
@@ -178,14 +133,27 @@ class KafkaProducer {
       rd_kafka_conf_destroy(conf);
       throw;
     }
-    rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
     // A sink that chose its own linger (under either of librdkafka's names)
     // keeps it; an exactly-once producer keeps the linger too, as its
-    // flushes belong to the epoch's commit.
+    // flushes belong to the epoch's commit. The others get a prompt client
+    // too, a copy of the configuration without the linger.
     if (fixed.empty() && !sink.options.has("kafka.linger.ms") &&
         !sink.options.has("kafka.queue.buffering.max.ms")) {
-      sendNow_ = std::make_unique<SendNow>(rk_.get());
+      rd_kafka_conf_t* prompt = rd_kafka_conf_dup(conf);
+      try {
+        try {
+          kafka::setProperty(prompt, "linger.ms", "0", SqlError::npos);
+        } catch (...) {
+          rd_kafka_conf_destroy(prompt);
+          throw;
+        }
+        prompt_ = kafka::newHandle(RD_KAFKA_PRODUCER, prompt);  // takes `prompt`
+      } catch (...) {
+        rd_kafka_conf_destroy(conf);
+        throw;
+      }
     }
+    rk_ = kafka::newHandle(RD_KAFKA_PRODUCER, conf);
     // Once per flow run, as the tasks share this producer; before it counts as
     // open, since a refusal here means no destructor runs.
     const SinkOptions parsed = sinkOptionsOf(sink);
@@ -198,23 +166,32 @@ class KafkaProducer {
   }
 
   ~KafkaProducer() {
-    sendNow_.reset();
     openProducers.fetch_sub(1);
     // Tasks flush before they close; whatever is still queued here belongs
     // to a failed or cancelled flow and is replayed from the last checkpoint.
-    rd_kafka_flush(rk_.get(), 1000);
-    rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    rd_kafka_poll(rk_.get(), 0);
+    for (rd_kafka_t* rk : {rk_.get(), prompt_.get()}) {
+      if (!rk) continue;
+      rd_kafka_flush(rk, 1000);
+      rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      rd_kafka_poll(rk, 0);
+    }
   }
 
   KafkaProducer(const KafkaProducer&) = delete;
   KafkaProducer& operator=(const KafkaProducer&) = delete;
 
+  // The lingering client: the only one of an exactly-once producer or of a
+  // sink that chose its linger.
   rd_kafka_t* handle() const { return rk_.get(); }
+  rd_kafka_t* promptHandle() const { return prompt_.get(); }
 
-  // A sink task handed the producer a batch of rows (SendNow).
-  void batchProduced() {
-    if (sendNow_) sendNow_->batchProduced(monotonicMicros());
+  // The client for rows coming at the rate the producer's tasks hand it now:
+  // the prompt one while they come sparsely. `rows` were handed over since
+  // the caller last said.
+  rd_kafka_t* clientFor(int64_t rows) {
+    if (!prompt_) return rk_.get();
+    return rate_.add(rows, monotonicMicros()) == kafka::FetchMode::Prompt ? prompt_.get()
+                                                                          : rk_.get();
   }
 
   // A new sink task's tally.
@@ -236,8 +213,9 @@ class KafkaProducer {
 
   std::mutex mutex_;
   std::vector<std::unique_ptr<DeliveryTally>> tallies_;  // declared first: outlives rk_
+  kafka::HandlePtr prompt_;  // linger 0; null: the linger alone decides
   kafka::HandlePtr rk_;
-  std::unique_ptr<SendNow> sendNow_;  // null: the linger alone decides
+  kafka::FetchRateDetector rate_{sinkRateSettings()};
 };
 
 // The producer of a flow's sink, shared by its tasks while any of them is
@@ -456,15 +434,16 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
     // Exactly-once: the flow run's transactional producer; otherwise the
     // flow's shared one.
     producer_ = transaction_ ? transaction_->producer() : sharedProducer(sink, bootstrap_, flowName);
-    rk_ = producer_->handle();
     tally_ = producer_->newTally();
-    if (!topic_.empty()) defaultTopic_ = topicHandle(topic_);
+    useClient(producer_->clientFor(0));
   }
 
   ~KafkaSinkWriter() override {
     // Topic handles are reference counted by the producer; the producer itself
     // closes when its last task does.
-    for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
+    for (auto& [rk, topics] : topics_) {
+      for (auto& [name, rkt] : topics.byName) rd_kafka_topic_destroy(rkt);
+    }
   }
 
   void pause() override { paused_ = true; }
@@ -496,11 +475,12 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
   void endOfChanges() override {
     if (paused_) return;
     EncodingSinkWriter::endOfChanges();
-    if (producedInBatch_) {
-      producedInBatch_ = false;
-      producer_->batchProduced();
+    if (rowsInBatch_ > 0 && rk_ == producer_->promptHandle()) {
+      promptBatches.fetch_add(1, std::memory_order_relaxed);
     }
     serveDeliveryReports();
+    rd_kafka_t* wanted = producer_->clientFor(std::exchange(rowsInBatch_, 0));
+    if (wanted != rk_) moveTo(wanted);
   }
 
   int64_t deliveryErrors() const override { return tally_->errors.load(); }
@@ -511,7 +491,7 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
 
  private:
   void deliver(const EncodedRecord& rec) override {
-    rd_kafka_topic_t* rkt = rec.topic.empty() ? defaultTopic_ : topicHandle(rec.topic);
+    rd_kafka_topic_t* rkt = rec.topic.empty() ? current_->defaultTopic : topicHandle(rec.topic);
     if (!rkt) {
       // A raw sink without a 'topic' option and a row without a topic.
       tally_->fail("a row has no topic and the sink has no 'topic' option");
@@ -554,7 +534,7 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
     for (;;) {
       rd_kafka_error_t* error = rd_kafka_produceva(rk_, vus, n);
       if (!error) {
-        producedInBatch_ = true;
+        ++rowsInBatch_;
         break;  // the headers now belong to the message
       }
       rd_kafka_resp_err_t code = rd_kafka_error_code(error);
@@ -580,6 +560,32 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
     if (std::optional<std::string> refused = kafka::authenticationFailure(rk_)) {
       throw kafka::authenticationError(rk_, bootstrap_, *refused);
     }
+  }
+
+  // Moves the task's rows to the producer's other client (the linger follows
+  // the rate: KafkaProducer::clientFor), once every row it handed the current
+  // one is acknowledged, so that its rows keep their order. When they are not
+  // within kMoveDrainMicros (a broker down or slow), it stays, and tries
+  // again a second later.
+  void moveTo(rd_kafka_t* next) {
+    const int64_t now = monotonicMicros();
+    if (now < nextMove_) return;
+    const int64_t deadline = now + kMoveDrainMicros;
+    while (tally_->outstanding.load(std::memory_order_acquire) > 0) {
+      if (monotonicMicros() >= deadline || kafka::authenticationFailure(rk_)) {
+        nextMove_ = monotonicMicros() + kMoveRetryMicros;
+        return;
+      }
+      rd_kafka_poll(rk_, 1);
+    }
+    useClient(next);
+  }
+
+  // Makes `rk` the client the task's rows go to, with its topic handles.
+  void useClient(rd_kafka_t* rk) {
+    rk_ = rk;
+    current_ = &topics_[rk];
+    if (!topic_.empty() && !current_->defaultTopic) current_->defaultTopic = topicHandle(topic_);
   }
 
   void flushRecords(int timeoutMs) override {
@@ -614,9 +620,10 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
     }
   }
 
+  // The handle of topic `name` on the current client.
   rd_kafka_topic_t* topicHandle(const std::string& name) {
-    auto it = topics_.find(name);
-    if (it != topics_.end()) return it->second;
+    auto it = current_->byName.find(name);
+    if (it != current_->byName.end()) return it->second;
     // Rows may name their own topic (raw format); on the embedded broker each
     // new one gets the default partition count rather than the mock's own.
     if (embedded_) embedded_->ensureTopic(name);
@@ -626,7 +633,7 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
                      fmt::format("invalid topic name '{}': {}", name,
                                  rd_kafka_err2str(rd_kafka_last_error())));
     }
-    topics_.emplace(name, rkt);
+    current_->byName.emplace(name, rkt);
     return rkt;
   }
 
@@ -639,22 +646,28 @@ class KafkaSinkWriter final : public EncodingSinkWriter {
   rd_kafka_t* rk_ = nullptr;
   DeliveryTally* tally_ = nullptr;  // owned by the producer
   bool paused_ = false;
-  bool producedInBatch_ = false;  // a row went to the producer since the batch began
+  int64_t rowsInBatch_ = 0;  // rows handed to the producer since the batch began
+  int64_t nextMove_ = 0;     // monotonic micros: no move to the other client before
   struct HeldRow {
     Row row;
     int64_t ts;
     RowKind kind;
   };
   std::vector<HeldRow> held_;  // rows written while paused
-  rd_kafka_topic_t* defaultTopic_ = nullptr;
-  std::unordered_map<std::string, rd_kafka_topic_t*> topics_;
+  // Topic handles by client: a handle belongs to the client that made it.
+  struct ClientTopics {
+    rd_kafka_topic_t* defaultTopic = nullptr;  // topic_'s
+    std::unordered_map<std::string, rd_kafka_topic_t*> byName;
+  };
+  std::map<rd_kafka_t*, ClientTopics> topics_;
+  ClientTopics* current_ = nullptr;  // rk_'s
 };
 
 }  // namespace
 
 int kafkaSinkProducers() { return openProducers.load(); }
 
-int64_t kafkaSinkSendsNow() { return sendsNow.load(); }
+int64_t kafkaSinkPromptBatches() { return promptBatches.load(); }
 
 std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::string& bootstrap,
                                           const std::string& flowName, int task) {

@@ -23,9 +23,9 @@ std::unique_ptr<SinkWriter> makeKafkaSink(const SinkSpec& sink, const std::strin
 // How many Kafka producers sinks have open now (one per flow with a Kafka sink).
 int kafkaSinkProducers();
 
-// How many times sinks' producers sent a batch of rows at once, without
-// waiting out the linger, because the batch came long after the one before.
-int64_t kafkaSinkSendsNow();
+// How many batches of rows sink tasks sent through their producer's prompt
+// client (linger 0), which a producer uses while its rows come sparsely.
+int64_t kafkaSinkPromptBatches();
 
 // Exactly-once: the flow run's transactional producer (transactional.id
 // ids.transactionalId(), connectors/kafka/flow_ids.h), and sink tasks that

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -29,6 +30,7 @@
 #include "connectors/kafka/fetch_rate.h"
 #include "connectors/registry.h"
 #include "connectors/restore_position.h"
+#include "executor/source_fetch_mode.h"
 
 namespace rtsql {
 
@@ -141,7 +143,7 @@ int64_t fetchBatchingRate(const Options& options) {
                         kafka::kMaxFetchBatchingRate);
 }
 
-class KafkaSourceTask final : public SourceTask {
+class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
  public:
   KafkaSourceTask(const ScanSpec& scan, const std::string& bootstrap, const std::string& flowName,
                   const kafka::FlowKafkaIds& ids, int task, int tasks)
@@ -425,6 +427,11 @@ class KafkaSourceTask final : public SourceTask {
     return "KafkaV2[Subscribe[" + list + "]]";
   }
 
+  std::string fetchMode() const override {
+    return fetchMode_.load(std::memory_order_relaxed) == kafka::FetchMode::Batching ? "batching"
+                                                                                    : "prompt";
+  }
+
  private:
   // Gives the task's partitions back to the shared client. The client cannot
   // be destroyed while the application still holds any of its messages (a
@@ -514,6 +521,7 @@ class KafkaSourceTask final : public SourceTask {
       closeQueues();
       consumer_ = next;
       rk_ = next->rk.get();
+      fetchMode_.store(mode, std::memory_order_relaxed);
       // Ends of partitions seen by the other client say nothing of this one.
       for (PartitionState& s : parts_) s.eofOffset = -1;
     }
@@ -955,6 +963,8 @@ class KafkaSourceTask final : public SourceTask {
   std::string sourceKey_;  // the source's on this node: its shared clients and rate
   // The source's rate on this node, null when its fetch mode never changes.
   std::shared_ptr<kafka::FetchRateDetector> fetchRate_;
+  // consumer_'s mode, for fetchMode() from other threads.
+  std::atomic<kafka::FetchMode> fetchMode_{kafka::FetchMode::Prompt};
   rd_kafka_t* rk_ = nullptr;  // consumer_'s client
   rd_kafka_queue_t* queue_ = nullptr;  // the task's own: its partitions' records
   std::vector<rd_kafka_queue_t*> partitionQueues_;  // forwarded to queue_

@@ -124,6 +124,9 @@ void writeEpoch(JsonWriter& w, const ProgressContext& c, const EpochSummary& e, 
     };
     w.beginObject();
     w.key("description").value(description);
+    if (si < c.sourceFetchModes.size() && !c.sourceFetchModes[si].empty()) {
+      w.key("fetchMode").value(c.sourceFetchModes[si]);
+    }
     offsets("startOffset", &PartitionProgress::startOffset);
     offsets("endOffset", &PartitionProgress::endOffset);
     offsets("latestOffset", &PartitionProgress::latestOffset);

@@ -33,6 +33,9 @@ struct ProgressContext {
   // The flow's tasks' last complete interval of recent_latency.h, merged;
   // null when the flow is not running.
   const IntervalLatency* recent = nullptr;
+  // By scan, how its source fetches now (SourceTask::fetchMode); empty: no
+  // such modes.
+  std::vector<std::string> sourceFetchModes = {};
 };
 
 class JsonWriter;

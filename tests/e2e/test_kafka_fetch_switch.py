@@ -67,6 +67,12 @@ def log_count(server, line):
     return server.log_path.read_text(errors="replace").count(line)
 
 
+def fetch_mode(progress):
+    """The flow's one source's fetch mode in PROGRESS (SHOW PROGRESS)."""
+    (source,) = progress["sources"]
+    return source.get("fetchMode")
+
+
 def start_server(tmp, run):
     s = Server(tmp)
     s.log_path = tmp / f"rtsqld.{run}.log"
@@ -97,10 +103,15 @@ def test_fetch_mode_switches_lose_and_repeat_nothing_across_a_restore(broker, tm
     try:
         wait_for(lambda: log_count(server, BATCHING) >= 1, SWITCH_TIMEOUT_S,
                  "the source to fetch in batches")
+        # The progress says so too.
+        assert fetch_mode(server.wait_progress("c", lambda p: fetch_mode(p) == "batching",
+                                               SWITCH_TIMEOUT_S)) == "batching"
     finally:
         sent += trickle.stop()
     wait_for(lambda: log_count(server, PROMPT) >= 1, SWITCH_TIMEOUT_S,
              "the source to fetch each record at once again")
+    assert fetch_mode(server.wait_progress("c", lambda p: fetch_mode(p) == "prompt",
+                                           SWITCH_TIMEOUT_S)) == "prompt"
 
     # Batching again, then killed while records keep coming, and restored from
     # its last checkpoint.

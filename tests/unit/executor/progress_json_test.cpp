@@ -189,6 +189,21 @@ TEST_CASE("numDeadLetters: on a source with on.error = 'dead-letter' only, per s
   CHECK(e.deadLettersByScan[1] == 5);
 }
 
+TEST_CASE("a source's fetch mode: said when the source has one, absent otherwise") {
+  Fixture fx;
+  EpochSummary e;
+  e.id = 1;
+  e.startMicros = 1'000'000;
+  e.endMicros = 2'000'000;
+  ProgressContext c = fx.context();
+  CHECK_FALSE(has(progressJson(c, e, false, nullptr), "fetchMode"));
+  c.sourceFetchModes = {""};
+  CHECK_FALSE(has(progressJson(c, e, false, nullptr), "fetchMode"));
+  c.sourceFetchModes = {"batching"};
+  CHECK(has(progressJson(c, e, false, nullptr),
+            R"("sources":[{"description":"Kafka[clicks]","fetchMode":"batching","startOffset":)"));
+}
+
 TEST_CASE("recentMetrics: the flow's last complete interval, at the top level only") {
   Fixture fx;
   EpochSummary live, last;
