@@ -320,7 +320,9 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
         }
         return makeLiteral(Value::bigint(v), DataType::of(TypeId::BigInt));
       }
-      // Too large for BIGINT: keep the magnitude as a DOUBLE rather than fail.
+      // Too large for BIGINT: a DECIMAL of its digits, as Spark reads it
+      // (a DOUBLE for a flow recorded before decimal literals).
+      if (decimalLiterals) return bindDecimalLiteral(lit.text, e.pos);
       return makeLiteral(Value::float64(std::strtod(lit.text.c_str(), nullptr)),
                          DataType::of(TypeId::Double));
     }

@@ -257,10 +257,15 @@ TEST_CASE("bindExpression: a number with a point is a DECIMAL, as Spark reads it
   CHECK(typeOf("1.5D") == "DOUBLE");
   CHECK(typeOf("2d") == "DOUBLE");
   CHECK(f.eval("-1.5D").asDouble() == -1.5);
+  // An integer too large for BIGINT is a DECIMAL of its digits.
+  CHECK(typeOf("9223372036854775808") == "DECIMAL(19,0)");
+  CHECK(typeOf("-9223372036854775809") == "DECIMAL(19,0)");
+  CHECK(typeOf("-9223372036854775808") == "BIGINT");
   // More than 38 digits fit no DECIMAL.
   SqlError e = sqlErrorOf([&] { f.bound("1." + std::string(38, '0')); });
   CHECK(e.sqlstate() == "22003");
   CHECK(e.position() == std::string("SELECT ").size());
+  CHECK(sqlErrorOf([&] { f.bound(std::string(39, '9')); }).sqlstate() == "22003");
   // Arithmetic follows Spark's DECIMAL rules; an integer literal is as many
   // digits as it has, a DOUBLE makes it DOUBLE.
   CHECK(typeOf("1.5 * 2") == "DECIMAL(4,1)");
