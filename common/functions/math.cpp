@@ -98,7 +98,8 @@ ExprPtr buildDecimalRound(const std::string& name, std::vector<ExprPtr>& args, i
   const DataType& in = *args[0]->type();
   int p = in.precision, s = in.scale;
   int newScale = places < 0 ? 0 : std::min(s, places);
-  int64_t wide = places < 0 ? std::max<int64_t>(p - s + 1, 1 - int64_t{places}) : p - s + 1 + newScale;
+  int64_t wide =
+      places < 0 ? std::max<int64_t>(p - s + 1, 1 - int64_t{places}) : p - s + 1 + newScale;
   if (floorCeil && s == 0) wide = p;  // Spark's floor and ceil keep a DECIMAL(p, 0)
   const int precision = static_cast<int>(std::min<int64_t>(wide, decimal::kMaxPrecision));
   decimal::Type out{precision, newScale};
@@ -108,8 +109,9 @@ ExprPtr buildDecimalRound(const std::string& name, std::vector<ExprPtr>& args, i
   return fn1(name, DataType::decimal(precision, newScale), args,
              [name, places, mode, out, overflows](const Value& v) {
     if (overflows)
-      throw SqlError(sqlstate::kNumericOutOfRange,
-                     fmt::format("[ARITHMETIC_OVERFLOW] {} to {} places: the scale overflows", name, places));
+      throw SqlError(
+          sqlstate::kNumericOutOfRange,
+          fmt::format("[ARITHMETIC_OVERFLOW] {} to {} places: the scale overflows", name, places));
     int scale = v.decimalScale();
     Int128 r = decimal::round(v.asDecimal(), scale, places, mode);
     auto fitted = decimal::toType(r, std::max(places, 0) < scale ? std::max(places, 0) : scale, out);

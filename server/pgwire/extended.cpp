@@ -222,7 +222,8 @@ std::string numericBinary(std::string_view text, uint32_t oid) {
   if (negative || (!s.empty() && s[0] == '+')) s.remove_prefix(1);
   const size_t point = s.find('.');
   std::string_view whole = s.substr(0, point);
-  std::string_view frac = point == std::string_view::npos ? std::string_view() : s.substr(point + 1);
+  std::string_view frac =
+      point == std::string_view::npos ? std::string_view() : s.substr(point + 1);
   auto allDigits = [](std::string_view d) {
     return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
@@ -270,19 +271,16 @@ std::string numericText(std::string_view v, uint32_t oid) {
     invalidInput(oid, "binary numeric");
   if (sign == 0xC000) return "NaN";
   if (sign != 0 && sign != kNumericNegative) invalidInput(oid, "binary numeric");
-  std::string whole, frac;
-  for (int w = std::max<int>(weight, 0); w >= 0; --w) {
-    const int i = weight - w;  // the digit of weight w
-    const uint16_t d = i >= 0 && static_cast<size_t>(i) < n ? at(8 + 2 * static_cast<size_t>(i)) : 0;
-    if (d > 9999) invalidInput(oid, "binary numeric");
-    whole += fmt::format("{:04}", d);
-  }
-  for (int w = -1; static_cast<int>(frac.size()) < dscale; --w) {
+  // The four decimal digits of weight w (zeros outside those sent).
+  auto digitsOf = [&](int w) {
     const int i = weight - w;
     const uint16_t d = i >= 0 && static_cast<size_t>(i) < n ? at(8 + 2 * static_cast<size_t>(i)) : 0;
     if (d > 9999) invalidInput(oid, "binary numeric");
-    frac += fmt::format("{:04}", d);
-  }
+    return fmt::format("{:04}", d);
+  };
+  std::string whole, frac;
+  for (int w = std::max<int>(weight, 0); w >= 0; --w) whole += digitsOf(w);
+  for (int w = -1; static_cast<int>(frac.size()) < dscale; --w) frac += digitsOf(w);
   frac.resize(dscale);
   const size_t nonzero = whole.find_first_not_of('0');
   whole = nonzero == std::string::npos ? "0" : whole.substr(nonzero);
