@@ -435,13 +435,16 @@ std::string toBigEndianBytes(Int128 v) {
 
 Int128 round(Int128 v, int scale, int newScale, Rounding mode) {
   if (newScale >= scale) return v;
-  int k = scale - newScale;
+  // In 64 bits: newScale may be as low as INT_MIN.
+  const int64_t k = int64_t{scale} - newScale;
   if (k > kMaxPrecision) {
-    // Every digit goes: the result is zero, or one unit of 10^-newScale for ceil/floor.
+    // Every digit goes: the result is zero, or one unit of 10^-newScale for
+    // ceil/floor (10^38 past that, which fits no DECIMAL).
     bool up = (mode == Rounding::Ceiling && v > 0) || (mode == Rounding::Floor && v < 0);
-    return up ? (v > 0 ? 1 : -1) * pow10(std::max(0, -newScale)) : 0;
+    int unit = newScale < -kMaxPrecision ? kMaxPrecision : std::max(0, -newScale);
+    return up ? (v > 0 ? 1 : -1) * pow10(unit) : 0;
   }
-  UInt128 p = static_cast<UInt128>(pow10(k));
+  UInt128 p = static_cast<UInt128>(pow10(static_cast<int>(k)));
   UInt128 mag = absU(v);
   UInt128 q = mag / p, r = mag % p;
   bool negative = v < 0;

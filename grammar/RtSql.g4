@@ -792,6 +792,8 @@ DECIMAL_VALUE
     | '.' DIGIT+ EXPONENT?
     | DIGIT+ EXPONENT
     | (DIGIT+ ('.' DIGIT*)? | '.' DIGIT+) B D
+    // 1.5D and 1e3D are DOUBLEs in Spark's spelling.
+    | (DIGIT+ ('.' DIGIT*)? | '.' DIGIT+) EXPONENT? D
     ;
 IDENTIFIER: (LETTER | '_') (LETTER | DIGIT | '_' | '$')*;
 QUOTED_IDENTIFIER: '"' ( ~'"' | '""' )* '"';

@@ -14,6 +14,7 @@
 
 #include "common/json.h"
 #include "parser/expr_walker.h"
+#include "planner/decimal_literals.h"
 #include "planner/planner.h"
 #include "planner/set_functions.h"
 #include "planner/user_function.h"
@@ -271,13 +272,21 @@ ExprPtr ExprBinder::bindColumn(const ast::Expr& e) const {
 
 namespace {
 
+// How this thread reads a number literal with a point (DecimalLiteralScope).
+thread_local bool decimalLiterals = true;
+
 ExprPtr bindDecimalLiteral(const std::string& text, size_t pos) {
-  // 1.5BD is DECIMAL(2, 1), as Spark reads it. A plain 1.5 stays a DOUBLE here,
-  // where Spark makes it a DECIMAL too: docs/sql.md says why.
-  bool bd = text.size() > 2 && (text.ends_with("BD") || text.ends_with("bd") ||
-                                text.ends_with("Bd") || text.ends_with("bD"));
-  std::string digits = text.substr(0, text.size() - (bd ? 2 : 0));
-  if (!bd) {
+  // As Spark reads a number with a point: 1.5 and 1.5BD are DECIMAL(2, 1)
+  // (the digits are the precision, those after the point the scale), while one
+  // with an exponent (1e3, 1.5e0) or the suffix D (1.5D) is a DOUBLE.
+  auto endsWith = [&](std::string_view suffix) {
+    return text.size() > suffix.size() &&
+           iequals(std::string_view(text).substr(text.size() - suffix.size()), suffix);
+  };
+  const bool bd = endsWith("BD");
+  const bool dbl = !bd && endsWith("D");
+  std::string digits = text.substr(0, text.size() - (bd ? 2 : dbl ? 1 : 0));
+  if (dbl || (!bd && (!decimalLiterals || digits.find_first_of("eE") != std::string::npos))) {
     return makeLiteral(Value::float64(std::strtod(digits.c_str(), nullptr)),
                        DataType::of(TypeId::Double));
   }
@@ -311,7 +320,9 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
         }
         return makeLiteral(Value::bigint(v), DataType::of(TypeId::BigInt));
       }
-      // Too large for BIGINT: keep the magnitude as a DOUBLE rather than fail.
+      // Too large for BIGINT: a DECIMAL of its digits, as Spark reads it
+      // (a DOUBLE for a flow recorded before decimal literals).
+      if (decimalLiterals) return bindDecimalLiteral(lit.text, e.pos);
       return makeLiteral(Value::float64(std::strtod(lit.text.c_str(), nullptr)),
                          DataType::of(TypeId::Double));
     }
@@ -591,6 +602,13 @@ bool containsWindow(const ast::Expr& e) {
 }
 
 }  // namespace planner_detail
+
+DecimalLiteralScope::DecimalLiteralScope(bool decimal)
+    : previous_(planner_detail::decimalLiterals) {
+  planner_detail::decimalLiterals = decimal;
+}
+
+DecimalLiteralScope::~DecimalLiteralScope() { planner_detail::decimalLiterals = previous_; }
 
 using planner_detail::ExprBinder;
 using planner_detail::ExprContext;

@@ -15,6 +15,7 @@
 #include "common/time_zone.h"
 #include "planner/shard_plan.h"
 #include "planner/bounded_relation.h"
+#include "planner/decimal_literals.h"
 #include "planner/late_rows.h"
 #include "planner/logical_plan.h"
 #include "planner/row_errors.h"
@@ -405,6 +406,9 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
                                                 ansiOption->valuePos)
                      : ansiSetting ? parseAnsiMode(ansiSetting->value, kAnsiModeSetting)
                                    : true);
+  // How it reads 1.5 likewise: a DECIMAL, unless it was recorded before that.
+  const OptionEntry* literals = ctx.session.find(kDecimalLiteralsSetting);
+  DecimalLiteralScope decimalLiterals(!literals || literals->value != "off");
 
   QueryBinder binder(ctx, Mode::Flow);
   BoundQuery bound =

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/decimal.h"
 #include "common/error.h"
 #include "common/python/vectorized_call.h"
 #include "parser/expr_walker.h"
@@ -46,9 +47,22 @@ int numericRank(TypeId t) {
 }
 
 // The conversions the engine makes without being asked: NULL to anything, and
-// numeric widening (TINYINT to SMALLINT to INT to BIGINT to FLOAT to DOUBLE). Anything else needs a CAST.
+// numeric widening (TINYINT to SMALLINT to INT to BIGINT to FLOAT to DOUBLE;
+// a DECIMAL to FLOAT or DOUBLE, and an integer or a DECIMAL to a DECIMAL with
+// as many integer digits and scale, so that 2.5 is a DOUBLE argument). Anything
+// else needs a CAST.
 bool implicitlyConvertible(const DataType& from, const DataType& to) {
   if (from.id == TypeId::Null || from.equals(to)) return true;
+  if (to.id == TypeId::Decimal && (from.id == TypeId::Decimal || from.isIntegral())) {
+    const int scale = from.id == TypeId::Decimal ? from.scale : 0;
+    const int digits = from.id == TypeId::Decimal    ? from.precision - from.scale
+                       : from.id == TypeId::TinyInt  ? 3
+                       : from.id == TypeId::SmallInt ? 5
+                       : from.id == TypeId::Int      ? decimal::ofInt().precision
+                                                     : decimal::ofBigInt().precision;
+    return to.scale >= scale && to.precision - to.scale >= digits;
+  }
+  if (from.id == TypeId::Decimal) return to.id == TypeId::Float || to.id == TypeId::Double;
   int f = numericRank(from.id), t = numericRank(to.id);
   return f > 0 && t > 0 && f <= t;
 }

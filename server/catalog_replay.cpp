@@ -21,6 +21,7 @@
 #include "connectors/net/http_client.h"
 #include "parser/expr_walker.h"
 #include "parser/parser.h"
+#include "planner/decimal_literals.h"
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
 #include "planner/user_function.h"
@@ -260,6 +261,11 @@ void CatalogStoreReplay::restoreFlow(const CatalogRecord& record) {
   if (std::none_of(control.settings.begin(), control.settings.end(),
                    [](const auto& kv) { return iequals(kv.first, kAnsiModeSetting); }))
     control.settings.emplace_back(kAnsiModeSetting, "off");
+  // One stored before number literals with a point were DECIMALs reads them
+  // as DOUBLEs still, so its output types and state stay what they were.
+  if (std::none_of(control.settings.begin(), control.settings.end(),
+                   [](const auto& kv) { return iequals(kv.first, kDecimalLiteralsSetting); }))
+    control.settings.emplace_back(kDecimalLiteralsSetting, "off");
   EngineSession session;
   for (const auto& [k, v] : control.settings) session.settings.set(k, v);
   ctx_.flows.adoptLegacyFlowDir(stmt.name);

@@ -8,6 +8,7 @@
 
 #include "common/ansi_mode.h"
 #include "common/schema.h"
+#include "planner/decimal_literals.h"
 #include "planner/processor.h"
 #include "planner/user_function.h"
 #include "server/engine_context.h"
@@ -35,6 +36,8 @@ std::vector<std::pair<std::string, std::string>> EngineContext::settingsOf(const
   // never SET it: a flow recorded without it predates ANSI mode and keeps the
   // legacy semantics (CatalogStoreReplay::restoreFlow).
   if (!s.settings.find(kAnsiModeSetting)) out.emplace_back(kAnsiModeSetting, "on");
+  // Likewise how it reads a number literal with a point (planner/planner.h).
+  if (!s.settings.find(kDecimalLiteralsSetting)) out.emplace_back(kDecimalLiteralsSetting, "on");
   return out;
 }
 

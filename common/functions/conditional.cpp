@@ -28,7 +28,7 @@ ExprPtr buildCoalesce(const std::string& name, std::vector<ExprPtr>& args, size_
 ExprPtr buildNullif(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   ExprPtr first = args[0];
   DataTypePtr t = argsCommon(name, args, 0, pos);
-  if (!isNullType(first->type()) && first->type()->id != t->id) {
+  if (!isNullType(first->type()) && !first->type()->equals(*t)) {
     std::vector<ExprPtr> kept{first, args[1]};
     return fnN(name, first->type(), kept, true, [t](const Row& row, const std::vector<ExprPtr>& a) {
       Value x = a[0]->eval(row);
@@ -148,13 +148,14 @@ ExprPtr buildEqualNull(const std::string&, std::vector<ExprPtr>& args, size_t po
 
 // zeroifnull(x): 0 for NULL; nullifzero(x): NULL for 0.
 ExprPtr buildZeroIfNull(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argNumeric(name, args, 0, pos);
+  // A DECIMAL keeps its digits: coalesce widens it with the INT 0, as Spark.
+  if (args[0]->type()->id != TypeId::Decimal) argNumeric(name, args, 0, pos);
   args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
   return buildCoalesce(name, args, pos);
 }
 
 ExprPtr buildNullIfZero(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  argNumeric(name, args, 0, pos);
+  if (args[0]->type()->id != TypeId::Decimal) argNumeric(name, args, 0, pos);
   args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
   return buildNullif(name, args, pos);
 }

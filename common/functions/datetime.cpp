@@ -1009,10 +1009,10 @@ ExprPtr buildDatePart(const std::string& name, std::vector<ExprPtr>& args, size_
   if (f == "MINUTE" || f == "M" || f == "MIN" || f == "MINS" || f == "MINUTES")
     return field("minute");
   if (f == "SECOND" || f == "S" || f == "SEC" || f == "SECONDS" || f == "SECS") {
-    // Seconds with their fraction (Spark gives DECIMAL(8,6); here DOUBLE).
+    // Seconds with their fraction, exactly: a DECIMAL(8, 6), as in Spark.
     argWallClock(name, a, 0, pos);
-    return fn1(name, DataType::of(TypeId::Double), a, [](const Value& v) {
-      return Value::float64(static_cast<double>(floorMod(v.asInt(), 60 * kMicrosPerSecond)) / 1e6);
+    return fn1(name, DataType::decimal(8, 6), a, [](const Value& v) {
+      return Value::decimal(floorMod(v.asInt(), 60 * kMicrosPerSecond), 8, 6);
     });
   }
   throw SqlError(sqlstate::kInvalidParameterValue,

@@ -98,11 +98,20 @@ ExprPtr buildDecimalRound(const std::string& name, std::vector<ExprPtr>& args, i
   const DataType& in = *args[0]->type();
   int p = in.precision, s = in.scale;
   int newScale = places < 0 ? 0 : std::min(s, places);
-  int precision = places < 0 ? std::max(p - s + 1, 1 - places) : p - s + 1 + newScale;
-  if (floorCeil && s == 0) precision = p;  // Spark's floor and ceil keep a DECIMAL(p, 0)
-  precision = std::min(precision, decimal::kMaxPrecision);
+  int64_t wide =
+      places < 0 ? std::max<int64_t>(p - s + 1, 1 - int64_t{places}) : p - s + 1 + newScale;
+  if (floorCeil && s == 0) wide = p;  // Spark's floor and ceil keep a DECIMAL(p, 0)
+  const int precision = static_cast<int>(std::min<int64_t>(wide, decimal::kMaxPrecision));
   decimal::Type out{precision, newScale};
-  return fn1(name, DataType::decimal(precision, newScale), args, [places, mode, out](const Value& v) {
+  // Java's BigDecimal.setScale raises when the digits to drop do not fit an
+  // int (round(2.5, -2147483648)), and so does Spark for every value.
+  const bool overflows = int64_t{s} - places > std::numeric_limits<int32_t>::max();
+  return fn1(name, DataType::decimal(precision, newScale), args,
+             [name, places, mode, out, overflows](const Value& v) {
+    if (overflows)
+      throw SqlError(
+          sqlstate::kNumericOutOfRange,
+          fmt::format("[ARITHMETIC_OVERFLOW] {} to {} places: the scale overflows", name, places));
     int scale = v.decimalScale();
     Int128 r = decimal::round(v.asDecimal(), scale, places, mode);
     auto fitted = decimal::toType(r, std::max(places, 0) < scale ? std::max(places, 0) : scale, out);
@@ -236,6 +245,34 @@ ExprPtr buildPow(const std::string& name, std::vector<ExprPtr>& args, size_t pos
              [](const Value& a, const Value& b) { return Value::float64(std::pow(a.asDouble(), b.asDouble())); });
 }
 
+// Whether two arguments are computed as DECIMALs, as Spark's operators do:
+// a DECIMAL beside a DECIMAL, an integer or NULL (beside a DOUBLE or FLOAT
+// they are DOUBLEs).
+bool isDecimalArithmetic(const std::vector<ExprPtr>& args) {
+  const DataType &a = *args[0]->type(), &b = *args[1]->type();
+  auto fits = [](const DataType& t) {
+    return t.id == TypeId::Decimal || t.isIntegral() || t.id == TypeId::Null;
+  };
+  return (a.id == TypeId::Decimal || b.id == TypeId::Decimal) && fits(a) && fits(b);
+}
+
+// pmod over DECIMALs: the remainder of `%` (its type, Spark's), made
+// positive by adding the divisor once more.
+ExprPtr buildDecimalPmod(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  ExprPtr rem = makeCall("%", args, pos);
+  const decimal::Type out{rem->type()->precision, rem->type()->scale};
+  std::vector<ExprPtr> a{rem, castTo(args[1], decimalType(decimalTypeOf(*args[1]->type())))};
+  return fn2(name, rem->type(), a, [out](const Value& r, const Value& n) {
+    if (r.asDecimal() >= 0) return r;
+    // (r + n) % n: r + n fits 38 digits, as both have fewer.
+    auto sum = decimal::add(r.asDecimal(), r.decimalScale(), n.asDecimal(), n.decimalScale(),
+                            {decimal::kMaxPrecision, out.scale});
+    if (!sum) return Value();
+    auto m = decimal::mod(*sum, out.scale, n.asDecimal(), n.decimalScale(), out);
+    return m ? Value::decimal(*m, out.precision, out.scale) : Value();
+  });
+}
+
 ExprPtr buildMod(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argNumeric(name, args, 0, pos);
   argNumeric(name, args, 1, pos);
@@ -243,6 +280,7 @@ ExprPtr buildMod(const std::string& name, std::vector<ExprPtr>& args, size_t pos
 }
 
 ExprPtr buildPmod(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  if (isDecimalArithmetic(args)) return buildDecimalPmod(name, args, pos);
   argNumeric(name, args, 0, pos);
   argNumeric(name, args, 1, pos);
   auto t = argsCommon(name, args, 0, pos);
@@ -594,9 +632,9 @@ ExprPtr buildBitGet(const std::string& name, std::vector<ExprPtr>& args, size_t 
 
 template <bool Negate>
 ExprPtr buildSignOp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  // TINYINT, SMALLINT and FLOAT keep their type, as in Spark.
+  // TINYINT, SMALLINT, FLOAT and DECIMAL keep their type, as in Spark.
   if (args[0]->type()->id != TypeId::Interval && !isSmallIntegral(args[0]->type()) &&
-      args[0]->type()->id != TypeId::Float)
+      args[0]->type()->id != TypeId::Float && args[0]->type()->id != TypeId::Decimal)
     argNumeric(name, args, 0, pos);
   if (!Negate) return args[0];
   std::vector<ExprPtr> a{args[0]};
@@ -655,6 +693,9 @@ ExprPtr buildWidthBucket(const std::string& name, std::vector<ExprPtr>& args, si
 // overflow or a division by zero.
 template <char Op>
 ExprPtr buildTryArith(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  // Over a DECIMAL the operator's own DECIMAL result, which makeCall builds
+  // here in the legacy mode: NULL where it does not fit or divides by zero.
+  if (isDecimalArithmetic(args)) return makeCall(std::string(1, Op), std::move(args), pos);
   argNumeric(name, args, 0, pos);
   argNumeric(name, args, 1, pos);
   if (Op == '/') {

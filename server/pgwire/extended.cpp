@@ -11,6 +11,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/error.h"
@@ -210,6 +211,82 @@ double parseDouble(std::string_view text, uint32_t oid) {
   return std::strtod(s.c_str(), nullptr);
 }
 
+// PostgreSQL's binary numeric: int16 count of base-10000 digits, int16 weight
+// (the power of 10000 of the first), uint16 sign, int16 display scale, then the
+// digits. `text` is a DECIMAL's plain text ("-12.50"), never an exponent.
+constexpr uint16_t kNumericNegative = 0x4000;
+
+std::string numericBinary(std::string_view text, uint32_t oid) {
+  std::string_view s = trimmed(text);
+  const bool negative = !s.empty() && s[0] == '-';
+  if (negative || (!s.empty() && s[0] == '+')) s.remove_prefix(1);
+  const size_t point = s.find('.');
+  std::string_view whole = s.substr(0, point);
+  std::string_view frac =
+      point == std::string_view::npos ? std::string_view() : s.substr(point + 1);
+  auto allDigits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if ((whole.empty() && frac.empty()) || !allDigits(whole) || !allDigits(frac) ||
+      frac.size() > 0x3FFF)
+    invalidInput(oid, text);
+  // The digits padded to whole groups of four on both sides of the point.
+  std::string digits(3 - (whole.size() + 3) % 4, '0');
+  digits.append(whole);
+  const auto wholeGroups = static_cast<int>(digits.size() / 4);
+  digits.append(frac);
+  digits.append(3 - (frac.size() + 3) % 4, '0');
+  std::vector<uint16_t> groups;
+  for (size_t i = 0; i < digits.size(); i += 4)
+    groups.push_back(static_cast<uint16_t>(std::stoi(digits.substr(i, 4))));
+  int weight = wholeGroups - 1;
+  size_t first = 0;
+  while (first < groups.size() && groups[first] == 0) {
+    ++first;
+    --weight;
+  }
+  size_t last = groups.size();
+  while (last > first && groups[last - 1] == 0) --last;
+  if (first == last) weight = 0;
+  std::string out;
+  putBigEndian(out, last - first, 2);
+  putBigEndian(out, static_cast<uint16_t>(static_cast<int16_t>(weight)), 2);
+  putBigEndian(out, negative && first != last ? kNumericNegative : 0, 2);
+  putBigEndian(out, frac.size(), 2);
+  for (size_t i = first; i < last; ++i) putBigEndian(out, groups[i], 2);
+  return out;
+}
+
+// A binary numeric parameter as decimal text, bounded: at most 1000 digits.
+std::string numericText(std::string_view v, uint32_t oid) {
+  auto at = [&](size_t i) {
+    return static_cast<uint16_t>((static_cast<unsigned char>(v[i]) << 8) |
+                                 static_cast<unsigned char>(v[i + 1]));
+  };
+  if (v.size() < 8) invalidInput(oid, "binary numeric");
+  const size_t n = at(0);
+  const auto weight = static_cast<int16_t>(at(2));
+  const uint16_t sign = at(4), dscale = at(6);
+  if (v.size() != 8 + 2 * n || n > 250 || dscale > 1000 || std::abs(weight) > 250)
+    invalidInput(oid, "binary numeric");
+  if (sign == 0xC000) return "NaN";
+  if (sign != 0 && sign != kNumericNegative) invalidInput(oid, "binary numeric");
+  // The four decimal digits of weight w (zeros outside those sent).
+  auto digitsOf = [&](int w) {
+    const int i = weight - w;
+    const uint16_t d = i >= 0 && static_cast<size_t>(i) < n ? at(8 + 2 * static_cast<size_t>(i)) : 0;
+    if (d > 9999) invalidInput(oid, "binary numeric");
+    return fmt::format("{:04}", d);
+  };
+  std::string whole, frac;
+  for (int w = std::max<int>(weight, 0); w >= 0; --w) whole += digitsOf(w);
+  for (int w = -1; static_cast<int>(frac.size()) < dscale; --w) frac += digitsOf(w);
+  frac.resize(dscale);
+  const size_t nonzero = whole.find_first_not_of('0');
+  whole = nonzero == std::string::npos ? "0" : whole.substr(nonzero);
+  return (sign == kNumericNegative ? "-" : "") + whole + (frac.empty() ? "" : "." + frac);
+}
+
 // Days since 1970-01-01 of a proleptic Gregorian date.
 int64_t daysFromCivil(int64_t y, unsigned m, unsigned d) {
   y -= m <= 2 ? 1 : 0;
@@ -306,6 +383,10 @@ std::string parameterLiteral(const std::optional<std::string>& value, uint32_t t
       case pgtype::kInt4: return numberLiteral(std::to_string(readBinary<int32_t>(v, typeOid)));
       case pgtype::kInt8: return numberLiteral(std::to_string(readBinary<int64_t>(v, typeOid)));
       case extype::kOid: return std::to_string(readBinary<uint32_t>(v, typeOid));
+      case extype::kNumeric: {
+        const std::string text = numericText(v, typeOid);
+        return text == "NaN" ? "CAST('NaN' AS DOUBLE)" : numberLiteral(text);
+      }
       case extype::kFloat4:
         return doubleLiteral(static_cast<double>(readBinary<float>(v, typeOid)));
       case pgtype::kFloat8: return doubleLiteral(readBinary<double>(v, typeOid));
@@ -380,6 +461,7 @@ bool binaryResultSupported(uint32_t typeOid) {
     case extype::kOid:
     case extype::kFloat4:
     case pgtype::kFloat8:
+    case extype::kNumeric:
     case pgtype::kText:
     case extype::kName:
     case extype::kVarchar:
@@ -423,6 +505,8 @@ std::string encodeBinaryValue(std::string_view text, uint32_t typeOid) {
     case pgtype::kTimestamp:
       putBigEndian(out, static_cast<uint64_t>(timestampMicros(text)), 8);
       return out;
+    case extype::kNumeric:
+      return numericBinary(text, typeOid);
     case pgtype::kBytea: {
       // The text form is "\x" and two hex digits per byte.
       if (text.size() < 2 || text[0] != '\\' || text[1] != 'x' || text.size() % 2 != 0) {

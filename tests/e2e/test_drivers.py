@@ -6,6 +6,7 @@ creates a source, a sink and a flow, feeds it through Kafka and reads SHOW
 PROGRESS; constant SELECTs come back typed."""
 
 import datetime
+import decimal
 import json
 import time
 import os
@@ -85,10 +86,11 @@ def test_psycopg_typed_constants(server):
     """A SELECT without FROM answers each column with its expression's type,
     so drivers hand out ints, floats, booleans and timestamps, not strings; in
     text and in binary, and in the extended protocol's Describe."""
-    sql = ("SELECT 1 AS i, 'a' AS s, 1.5 AS d, true AS b, 2147483648 AS big, NULL AS n, "
-           "1 + 2 AS sum, 7 / 2 AS half, 1 < 2 AS lt, CAST('2024-05-06 07:08:09' AS TIMESTAMP) AS ts")
+    sql = ("SELECT 1 AS i, 'a' AS s, 1.5D AS d, true AS b, 2147483648 AS big, NULL AS n, "
+           "1 + 2 AS sum, 7 / 2 AS half, 1 < 2 AS lt, CAST('2024-05-06 07:08:09' AS TIMESTAMP) AS ts, "
+           "1.50 AS dec")
     want = (1, "a", 1.5, True, 2147483648, None, 3, 3.5, True,
-            datetime.datetime(2024, 5, 6, 7, 8, 9))
+            datetime.datetime(2024, 5, 6, 7, 8, 9), decimal.Decimal("1.50"))
     with server.connect() as conn:
         for binary in (False, True):
             cur = conn.cursor(binary=binary)
@@ -97,7 +99,7 @@ def test_psycopg_typed_constants(server):
             assert [type(v) for v in row] == [type(v) for v in want], (binary, row)
             types = [conn.adapters.types.get(d.type_code).name for d in cur.description]
             assert types == ["int4", "text", "float8", "bool", "int8", "text", "int4",
-                             "float8", "bool", "timestamp"], types
+                             "float8", "bool", "timestamp", "numeric"], types
         # Parameters keep their types too.
         row = conn.execute("SELECT %s::int + 1, %s::bigint * 2, %s IS NULL",
                            (41, 2**40, None)).fetchone()

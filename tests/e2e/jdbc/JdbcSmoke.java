@@ -86,18 +86,22 @@ public final class JdbcSmoke {
 
       // Constant columns arrive with their own types.
       try (Statement st = c.createStatement();
-           ResultSet rs = st.executeQuery("SELECT 1 AS i, 'a' AS s, 1.5 AS d, true AS b")) {
+           ResultSet rs = st.executeQuery(
+               "SELECT 1 AS i, 'a' AS s, 1.5 AS d, true AS b, 1.5D AS f")) {
         ResultSetMetaData md = rs.getMetaData();
         check(md.getColumnType(1) == Types.INTEGER, "1 is an integer, got "
             + md.getColumnTypeName(1));
         check(md.getColumnType(2) == Types.VARCHAR, "'a' is text, got " + md.getColumnTypeName(2));
-        check(md.getColumnType(3) == Types.DOUBLE, "1.5 is a double, got "
+        check(md.getColumnType(3) == Types.NUMERIC, "1.5 is a numeric (a DECIMAL), got "
             + md.getColumnTypeName(3));
+        check(md.getColumnType(5) == Types.DOUBLE, "1.5D is a double, got "
+            + md.getColumnTypeName(5));
         check(md.getColumnType(4) == Types.BIT || md.getColumnType(4) == Types.BOOLEAN,
             "true is a boolean, got " + md.getColumnTypeName(4));
         check(rs.next(), "the constants have a row");
-        check(rs.getInt(1) == 1 && "a".equals(rs.getString(2)) && rs.getDouble(3) == 1.5
-            && rs.getBoolean(4), "constant values");
+        check(rs.getInt(1) == 1 && "a".equals(rs.getString(2))
+            && new java.math.BigDecimal("1.5").equals(rs.getBigDecimal(3))
+            && rs.getBoolean(4) && rs.getDouble(5) == 1.5, "constant values");
       }
 
       try (Statement st = c.createStatement()) {

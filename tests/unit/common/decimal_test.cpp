@@ -67,6 +67,10 @@ TEST_CASE("decimal: text, parsing and rounding") {
   CHECK(decimal::round(-121, 2, 0, decimal::Rounding::Floor) == -2);
   CHECK(decimal::round(121, 2, 0, decimal::Rounding::Ceiling) == 2);
   CHECK(decimal::round(1250, 0, -2, decimal::Rounding::HalfUp) == 1300);
+  // Rounding away every digit, to as far as INT_MIN places, is zero (or the
+  // unit, which fits no DECIMAL, for ceil), never an overflow.
+  CHECK(decimal::round(-25, 1, std::numeric_limits<int>::min(), decimal::Rounding::HalfUp) == 0);
+  CHECK(decimal::round(25, 1, -40, decimal::Rounding::Ceiling) == decimal::pow10(38));
   CHECK(decimal::toDouble(15626572, 2) == 156265.72);
   CHECK(decimal::fromDouble(0.1, {10, 5}) == Int128(10000));
   CHECK(decimal::fromDouble(std::numeric_limits<double>::infinity(), {10, 5}) == std::nullopt);
@@ -172,7 +176,48 @@ TEST_CASE("decimal: round, bround, floor, ceil and abs keep a DECIMAL exact") {
   CHECK(evalAll(a, {}).toString() == "1.50");
   // Functions without a DECIMAL form compute in DOUBLE rather than fail.
   CHECK(evalAll(makeCall("sqrt", {litDec("2.25", 3, 2)}, 0), {}).asDouble() == 1.5);
-  CHECK(evalAll(makeCall("pmod", {litDec("-7.5", 2, 1), litI(2)}, 0), {}).asDouble() == 0.5);
+  // Spark's round raises where Java's BigDecimal.setScale does: the digits
+  // to drop do not fit an int.
+  auto far = makeCall("round", {litDec("-2.5", 2, 1), litI(std::numeric_limits<int>::min())}, 0);
+  CHECK(sqlErrorOf([&] { far->eval({}); }).sqlstate() == "22003");
+  auto none = makeLiteral(Value(), DataType::decimal(2, 1));
+  CHECK(evalAll(makeCall("round", {none, litI(std::numeric_limits<int>::min())}, 0), {}).isNull());
+  CHECK(evalAll(makeCall("round", {litDec("-2.5", 2, 1), litI(-100)}, 0), {}).toString() == "0");
+}
+
+TEST_CASE("decimal: sign, pmod, try_ arithmetic, nullifzero and zeroifnull keep a DECIMAL") {
+  auto typeAndText = [](const ExprPtr& e) {
+    return e->type()->toString() + " " + evalAll(e, {}).toString();
+  };
+  CHECK(typeAndText(makeCall("negative", {litDec("1.5", 2, 1)}, 0)) == "DECIMAL(2,1) -1.5");
+  CHECK(typeAndText(makeCall("positive", {litDec("-2.5", 2, 1)}, 0)) == "DECIMAL(2,1) -2.5");
+  // pmod: the type of %, the remainder made positive.
+  CHECK(typeAndText(makeCall("pmod", {litDec("-7.5", 2, 1), litI(2)}, 0)) == "DECIMAL(2,1) 0.5");
+  CHECK(typeAndText(makeCall("pmod", {litDec("7.5", 2, 1), litI(-2)}, 0)) == "DECIMAL(2,1) 1.5");
+  CHECK(typeAndText(makeCall("pmod", {litDec("-7.25", 3, 2), litDec("-2.5", 2, 1)}, 0)) ==
+        "DECIMAL(3,2) -2.25");
+  CHECK(sqlErrorOf([&] { makeCall("pmod", {litDec("1.5", 2, 1), litI(0)}, 0)->eval({}); })
+            .sqlstate() == "22012");
+  // The try_ functions: the operator's DECIMAL, NULL instead of an error.
+  CHECK(typeAndText(makeCall("try_add", {litDec("0.125", 3, 3), litI(-13)}, 0)) ==
+        "DECIMAL(6,3) -12.875");
+  CHECK(typeAndText(makeCall("try_multiply", {litI(255), litDec("-2.5", 2, 1)}, 0)) ==
+        "DECIMAL(6,1) -637.5");
+  CHECK(typeAndText(makeCall("try_subtract", {litDec("1.5", 2, 1), litDec("0.25", 2, 2)}, 0)) ==
+        "DECIMAL(4,2) 1.25");
+  CHECK(typeAndText(makeCall("try_divide", {litDec("1.5", 2, 1), litI(3)}, 0)) ==
+        "DECIMAL(7,6) 0.500000");
+  CHECK(evalAll(makeCall("try_divide", {litDec("1.5", 2, 1), litI(0)}, 0), {}).isNull());
+  auto big = litDec(std::string(38, '9'), 38, 0);
+  CHECK(evalAll(makeCall("try_multiply", {big, litI(10)}, 0), {}).isNull());
+  // A DOUBLE beside a DECIMAL is still DOUBLE arithmetic.
+  CHECK(makeCall("try_add", {litDec("1.5", 2, 1), litD(1)}, 0)->type()->id == TypeId::Double);
+  // nullif keeps its first argument's type; coalesce widens with the INT 0.
+  CHECK(typeAndText(makeCall("nullifzero", {litDec("1.5", 2, 1)}, 0)) == "DECIMAL(2,1) 1.5");
+  CHECK(evalAll(makeCall("nullifzero", {litDec("0.0", 1, 1)}, 0), {}).isNull());
+  CHECK(typeAndText(makeCall("zeroifnull", {litDec("-2.5", 2, 1)}, 0)) == "DECIMAL(11,1) -2.5");
+  CHECK(typeAndText(makeCall("zeroifnull", {makeLiteral(Value(), DataType::decimal(2, 1))}, 0)) ==
+        "DECIMAL(11,1) 0.0");
 }
 
 TEST_CASE("decimal: types widen with integers and each other as Spark's") {

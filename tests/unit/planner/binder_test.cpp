@@ -3,6 +3,8 @@
 // resolution errors at the offending name, and INSERT constants.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "common/ansi_mode.h"
 #include "common/json.h"
 #include "planner/planner.h"
@@ -196,7 +198,7 @@ TEST_CASE("bindExpression: every expression kind, evaluated") {
   CHECK(f.bound("1 + 2")->isConstant());  // folded
   CHECK(f.bound("1")->type()->id == TypeId::Int);
   CHECK(f.bound("3000000000")->type()->id == TypeId::BigInt);
-  CHECK(f.bound("1.5")->type()->id == TypeId::Double);
+  CHECK(f.bound("1.5")->type()->toString() == "DECIMAL(2,1)");
   CHECK(f.eval("'it''s'").asString() == "it's");
   CHECK(f.eval("NULL").isNull());
   CHECK(f.eval("true").asBool());
@@ -232,6 +234,61 @@ TEST_CASE("bindExpression: every expression kind, evaluated") {
   }
   CHECK(f.eval("_offset").asInt() == 42);                        // hidden, by name
   CHECK(f.eval("coalesce(NULL, user_id)").asString() == "u1");
+}
+
+TEST_CASE("bindExpression: a number with a point is a DECIMAL, as Spark reads it") {
+  ExprFixture f;
+  auto typeOf = [&](const std::string& e) { return f.bound(e)->type()->toString(); };
+  // The digits are the precision, those after the point the scale.
+  CHECK(typeOf("1.5") == "DECIMAL(2,1)");
+  CHECK(typeOf("123.456") == "DECIMAL(6,3)");
+  CHECK(typeOf("0.05") == "DECIMAL(2,2)");
+  CHECK(typeOf(".5") == "DECIMAL(1,1)");
+  CHECK(typeOf("5.") == "DECIMAL(1,0)");
+  CHECK(typeOf("1.5BD") == "DECIMAL(2,1)");
+  CHECK(f.eval("1.50").toString() == "1.50");
+  // -0.0 is a DECIMAL zero, which has no sign.
+  CHECK(typeOf("-0.0") == "DECIMAL(1,1)");
+  CHECK(f.eval("CAST(-0.0 AS DOUBLE)").asDouble() == 0.0);
+  CHECK(!std::signbit(f.eval("CAST(-0.0 AS DOUBLE)").asDouble()));
+  // An exponent or the suffix D makes a DOUBLE.
+  CHECK(typeOf("1e3") == "DOUBLE");
+  CHECK(typeOf("1.5e0") == "DOUBLE");
+  CHECK(typeOf("1.5D") == "DOUBLE");
+  CHECK(typeOf("2d") == "DOUBLE");
+  CHECK(f.eval("-1.5D").asDouble() == -1.5);
+  // An integer too large for BIGINT is a DECIMAL of its digits.
+  CHECK(typeOf("9223372036854775808") == "DECIMAL(19,0)");
+  CHECK(typeOf("-9223372036854775809") == "DECIMAL(19,0)");
+  CHECK(typeOf("-9223372036854775808") == "BIGINT");
+  // More than 38 digits fit no DECIMAL.
+  SqlError e = sqlErrorOf([&] { f.bound("1." + std::string(38, '0')); });
+  CHECK(e.sqlstate() == "22003");
+  CHECK(e.position() == std::string("SELECT ").size());
+  CHECK(sqlErrorOf([&] { f.bound(std::string(39, '9')); }).sqlstate() == "22003");
+  // Arithmetic follows Spark's DECIMAL rules; an integer literal is as many
+  // digits as it has, a DOUBLE makes it DOUBLE.
+  CHECK(typeOf("1.5 * 2") == "DECIMAL(4,1)");
+  CHECK(typeOf("1.5 / 3") == "DECIMAL(7,6)");
+  CHECK(f.eval("1.5 / 3").toString() == "0.500000");
+  CHECK(typeOf("0.1 + 0.2") == "DECIMAL(2,1)");
+  CHECK(f.eval("0.1 + 0.2").toString() == "0.3");
+  CHECK(typeOf("amount * 1.1") == "DOUBLE");
+  CHECK(typeOf("info.zip * 1.1") == "DECIMAL(13,1)");
+  CHECK(f.eval("info.zip * 1.1").toString() == "1113.2");
+  // A DOUBLE column compared with a decimal literal compares DOUBLEs: the
+  // literal is converted once, when the statement is bound, not per record.
+  ExprPtr cmp = f.bound("amount > 1.5");
+  std::vector<const Expr*> sides;
+  cmp->forEachChild([&](const Expr& c) { sides.push_back(&c); });
+  REQUIRE(sides.size() == 2);
+  CHECK(sides[1]->type()->id == TypeId::Double);
+  CHECK(sides[1]->isConstant());
+  int grandchildren = 0;
+  sides[1]->forEachChild([&](const Expr&) { ++grandchildren; });
+  CHECK(grandchildren == 0);
+  CHECK(f.eval("amount > 12.4").asBool());
+  CHECK(!f.eval("amount > 12.5").asBool());
 }
 
 TEST_CASE("bindExpression: hand-built AST against a schema") {

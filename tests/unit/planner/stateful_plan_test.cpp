@@ -154,7 +154,7 @@ TEST_CASE("aggregate result types and argument errors") {
                           "SELECT k, count(v) AS c, sum(v) AS s, avg(v) AS a, min(v) AS lo, "
                           "max(ts) AS hi, sum(v * 1.5) AS d FROM ev GROUP BY k");
   CHECK(p.sink.input.toString() ==
-        "(k STRING, c BIGINT, s BIGINT, a DOUBLE, lo INT, hi TIMESTAMP, d DOUBLE)");
+        "(k STRING, c BIGINT, s BIGINT, a DOUBLE, lo INT, hi TIMESTAMP, d DECIMAL(23,1))");
   const AggregateSpec& a = p.stages[1].operators[0].as<AggregateSpec>();
   REQUIRE(a.aggregates.size() == 6);
   CHECK(a.aggregates[0].resultType->id == TypeId::BigInt);
@@ -162,7 +162,8 @@ TEST_CASE("aggregate result types and argument errors") {
   CHECK(a.aggregates[2].resultType->id == TypeId::Double);
   CHECK(a.aggregates[3].resultType->id == TypeId::Int);
   // Arguments used by several aggregates are shuffled once.
-  CHECK(p.stages[0].outputSchema.toString() == "(k STRING, v INT, ts TIMESTAMP, (CAST(v AS DOUBLE) * 1.5) DOUBLE)");
+  CHECK(p.stages[0].outputSchema.toString() ==
+        "(k STRING, v INT, ts TIMESTAMP, (CAST(v AS DECIMAL(10,0)) * 1.5BD) DECIMAL(13,1))");
 
   std::string sql = head() + "SELECT k, sum(event_id) FROM ev GROUP BY k";
   SqlError e = sqlErrorOf([&] { f.flow(sql); });

@@ -1170,6 +1170,23 @@ TEST_CASE("pgwire extended: binary result values and statement kinds") {
         bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}));  // -1 s
   CHECK_THROWS_AS(encodeBinaryValue("x", pgtype::kInt4), SqlError);
   CHECK_THROWS_AS(encodeBinaryValue("1 day", pgtype::kInterval), SqlError);
+  // numeric: digit count, weight, sign, display scale, base-10000 digits.
+  CHECK(encodeBinaryValue("-12345.6780", extype::kNumeric) ==
+        bytesOf({0, 3, 0, 1, 0x40, 0, 0, 4, 0, 1, 0x09, 0x29, 0x1A, 0x7C}));  // 1 2345 6780
+  CHECK(encodeBinaryValue("0.0001", extype::kNumeric) == bytesOf({0, 1, 0xFF, 0xFF, 0, 0, 0, 4, 0, 1}));
+  CHECK(encodeBinaryValue("10000", extype::kNumeric) == bytesOf({0, 1, 0, 1, 0, 0, 0, 0, 0, 1}));
+  CHECK(encodeBinaryValue("-0.00", extype::kNumeric) == bytesOf({0, 0, 0, 0, 0, 0, 0, 2}));
+  CHECK_THROWS_AS(encodeBinaryValue("1e3", extype::kNumeric), SqlError);
+  // ... and the same bytes read back as a parameter.
+  CHECK(parameterLiteral(bytesOf({0, 3, 0, 1, 0x40, 0, 0, 4, 0, 1, 0x09, 0x29, 0x1A, 0x7C}),
+                         extype::kNumeric, kBinaryFormat) == "(-12345.6780)");
+  CHECK(parameterLiteral(bytesOf({0, 1, 0xFF, 0xFF, 0, 0, 0, 4, 0, 1}), extype::kNumeric,
+                         kBinaryFormat) == "0.0001");
+  CHECK(parameterLiteral(bytesOf({0, 1, 0, 1, 0, 0, 0, 0, 0, 1}), extype::kNumeric, kBinaryFormat) ==
+        "10000");
+  CHECK_THROWS_AS(parameterLiteral(bytesOf({0, 2, 0, 0, 0, 0, 0, 0, 0, 1}), extype::kNumeric,
+                                   kBinaryFormat),
+                  SqlError);  // two digits announced, one sent
 
   CHECK(returnsRows("SELECT 1"));
   CHECK(returnsRows("  -- a comment\n /* another */ show flows"));
