@@ -16,11 +16,13 @@ bool isNameChar(char ch) {
   return std::isalnum(c) || c == '_';
 }
 
-// `value` between `quote` characters, with each `quote` inside doubled.
+// `value` between `quote` characters, with each `quote` inside doubled, and
+// in a string literal each backslash too (string literals read backslash
+// escapes, as Spark's).
 std::string quoted(std::string_view value, char quote) {
   std::string out(1, quote);
   for (char c : value) {
-    if (c == quote) out += quote;
+    if (c == quote || (quote == '\'' && c == '\\')) out += c;
     out += c;
   }
   out += quote;
@@ -28,11 +30,16 @@ std::string quoted(std::string_view value, char quote) {
 }
 
 // Index just past the quoted run that starts at `i` (text[i] is the quote); a
-// doubled quote stays inside. An unterminated run goes to the end.
+// doubled quote stays inside, and in a string a backslash takes the next
+// character. An unterminated run goes to the end.
 size_t skipQuoted(std::string_view text, size_t i) {
   const char quote = text[i];
   ++i;
   while (i < text.size()) {
+    if (quote == '\'' && text[i] == '\\') {
+      i += 2;
+      continue;
+    }
     if (text[i] == quote) {
       if (i + 1 < text.size() && text[i + 1] == quote) {
         i += 2;

@@ -44,10 +44,11 @@ int cmp3(T a, T b) {
 
 // ---- literals -------------------------------------------------------------
 
+// A string literal that reads back as `s`: quotes and backslashes doubled.
 std::string quoteSql(std::string_view s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += '\'';
+    if (c == '\'' || c == '\\') q += c;
     q += c;
   }
   q += '\'';

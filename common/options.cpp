@@ -58,10 +58,12 @@ bool isPlainKey(std::string_view k) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+// A string literal that reads back as `v`: a backslash is doubled, as string
+// literals read backslash escapes (parser/string_literals.h).
 std::string quoted(std::string_view v) {
   std::string s = "'";
   for (char c : v) {
-    if (c == '\'') s += '\'';
+    if (c == '\'' || c == '\\') s += c;
     s += c;
   }
   s += '\'';

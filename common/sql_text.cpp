@@ -67,12 +67,18 @@ Piece scanPiece(std::string_view text, size_t& i, bool& open) {
     return Piece::Other;
   }
   if (c == '\'' || c == '"' || c == '`') {
-    // A doubled quote inside the quotes is the escape for the quote itself.
+    // A doubled quote inside the quotes is the escape for the quote itself;
+    // in a string a backslash takes the next character too ('it\'s'), as
+    // the parser reads it.
     size_t j = i + 1;
     for (;;) {
       if (j >= text.size()) {
         open = true;
         break;
+      }
+      if (c == '\'' && text[j] == '\\') {
+        j += 2;
+        continue;
       }
       if (text[j] == c) {
         if (j + 1 < text.size() && text[j + 1] == c) {

@@ -777,7 +777,9 @@ TILDE_STAR: '~*';
 TILDE: '~';
 
 // Literals and names.
-STRING: '\'' ( ~'\'' | '\'\'' )* '\'';
+// A backslash takes the next character into the string, so '\'' is a quote,
+// as Spark reads it (parser/ast_builder.cpp unescapes it).
+STRING: '\'' ( ~['\\] | '\\' . | '\'\'' )* '\'';
 // X'48656C6C6F': a BINARY value, as in Spark.
 BINARY_STRING: [xX] '\'' [0-9a-fA-F]* '\'';
 // Dollar quoting, as PostgreSQL writes a function's code: everything between

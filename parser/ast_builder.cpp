@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 
 #include "common/error.h"
 #include "common/schema.h"
@@ -34,6 +35,103 @@ std::string unquote(std::string_view quoted) {
   for (size_t i = 1; i + 1 < quoted.size(); ++i) {
     out.push_back(quoted[i]);
     if (quoted[i] == q && i + 2 < quoted.size() && quoted[i + 1] == q) ++i;
+  }
+  return out;
+}
+
+// Appends code point `cp` (at most U+10FFFF, no surrogate) in UTF-8.
+void appendUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// A '...' string's text as Spark reads it (spark.sql.parser.escapedStringLiterals
+// off, its default): \n \t \r \b \0 \Z (U+001A), \uXXXX, \UXXXXXXXX and
+// \ooo (octal, first digit 0 or 1) stand for their character, \% and \_ stay
+// as written (LIKE's escapes), any other character after a backslash for
+// itself (\' \" \\ and '\d' is d). '' is a quote, as in PostgreSQL. A
+// session that keeps backslashes as written has them doubled before parsing
+// (parser/string_literals.h).
+std::string sparkString(std::string_view quoted) {
+  std::string out;
+  if (quoted.size() < 2) return out;
+  std::string_view body = quoted.substr(1, quoted.size() - 2);
+  if (body.find_first_of("\\'") == std::string_view::npos) return std::string(body);
+  out.reserve(body.size());
+  auto hexRun = [&](size_t at, size_t n) -> std::optional<uint32_t> {
+    if (at + n > body.size()) return std::nullopt;
+    uint32_t v = 0;
+    for (size_t k = at; k < at + n; ++k) {
+      char c = body[k];
+      const int lower = c | 0x20;
+      int d = c >= '0' && c <= '9'           ? c - '0'
+              : lower >= 'a' && lower <= 'f' ? lower - 'a' + 10
+                                             : -1;
+      if (d < 0) return std::nullopt;
+      v = v * 16 + static_cast<uint32_t>(d);
+    }
+    return v;
+  };
+  auto octal = [](char c) { return c >= '0' && c <= '7'; };
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c == '\'') {  // '' inside the string
+      out.push_back('\'');
+      ++i;
+      continue;
+    }
+    if (c != '\\' || i + 1 >= body.size()) {
+      out.push_back(c);
+      continue;
+    }
+    char e = body[i + 1];
+    if (e == 'u' || e == 'U') {
+      const size_t n = e == 'u' ? 4 : 8;
+      if (auto cp = hexRun(i + 2, n); cp && *cp <= 0x10FFFF) {
+        i += 1 + n;
+        // Java's strings are UTF-16: two \u escapes of a surrogate pair are
+        // one character; a lone surrogate is none, written U+FFFD.
+        if (*cp >= 0xD800 && *cp <= 0xDBFF && body.substr(i + 1, 2) == "\\u") {
+          if (auto low = hexRun(i + 3, 4); low && *low >= 0xDC00 && *low <= 0xDFFF) {
+            cp = 0x10000 + ((*cp - 0xD800) << 10) + (*low - 0xDC00);
+            i += 6;
+          }
+        }
+        appendUtf8(out, *cp >= 0xD800 && *cp <= 0xDFFF ? 0xFFFD : *cp);
+        continue;
+      }
+    }
+    if ((e == '0' || e == '1') && i + 3 < body.size() && octal(body[i + 2]) && octal(body[i + 3])) {
+      appendUtf8(out, static_cast<uint32_t>((e - '0') * 64 + (body[i + 2] - '0') * 8 +
+                                            (body[i + 3] - '0')));
+      i += 3;
+      continue;
+    }
+    ++i;
+    switch (e) {
+      case '0': out.push_back('\0'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'Z': out.push_back('\x1a'); break;
+      case '%': out += "\\%"; break;
+      case '_': out += "\\_"; break;
+      default: out.push_back(e); break;
+    }
   }
   return out;
 }
@@ -87,21 +185,7 @@ std::string unescapeString(std::string_view quoted, size_t pos) {
           cp = cp * 16 + static_cast<uint32_t>(hexValue(body[++i]));
         }
         if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) throw bad();
-        if (cp < 0x80) {
-          out.push_back(static_cast<char>(cp));
-        } else if (cp < 0x800) {
-          out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else if (cp < 0x10000) {
-          out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else {
-          out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-          out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        }
+        appendUtf8(out, cp);
         break;
       }
       default:
@@ -277,7 +361,7 @@ std::vector<ast::Option> AstBuilder::withOptions(P::WithOptionsContext* ctx) {
   for (auto* o : ctx->option()) {
     ast::Option opt;
     auto* key = o->optionKey();
-    opt.key = key->STRING() != nullptr ? unquote(tokenText(key->STRING()->getSymbol()))
+    opt.key = key->STRING() != nullptr ? sparkString(tokenText(key->STRING()->getSymbol()))
                                        : dottedWord(key->dottedWord());
     opt.keyPos = startOf(key);
     opt.value = optionValue(o->optionValue());
@@ -288,7 +372,7 @@ std::vector<ast::Option> AstBuilder::withOptions(P::WithOptionsContext* ctx) {
 }
 
 std::string AstBuilder::optionValue(P::OptionValueContext* ctx) {
-  if (ctx->STRING() != nullptr) return unquote(tokenText(ctx->STRING()->getSymbol()));
+  if (ctx->STRING() != nullptr) return sparkString(tokenText(ctx->STRING()->getSymbol()));
   if (ctx->TRUE_() != nullptr) return "true";
   if (ctx->FALSE_() != nullptr) return "false";
   if (ctx->dottedWord() != nullptr) return dottedWord(ctx->dottedWord());
@@ -452,7 +536,7 @@ ast::StatementPtr AstBuilder::createFlow(P::CreateFlowContext* ctx) {
       s->triggerRealtime = true;
     } else if (auto* cp = dynamic_cast<P::CheckpointClauseContext*>(clause)) {
       if (s->checkpointInterval) twice("CHECKPOINT INTERVAL");
-      s->checkpointInterval = unquote(tokenText(cp->interval));
+      s->checkpointInterval = sparkString(tokenText(cp->interval));
       s->checkpointIntervalPos = startOf(cp->interval);
     } else if (auto* o = dynamic_cast<P::FlowOptionsClauseContext*>(clause)) {
       if (options) twice("WITH (...)");
@@ -533,7 +617,7 @@ ast::StatementPtr AstBuilder::createMaterializedView(P::CreateMaterializedViewCo
         throw SqlError(sqlstate::kSyntaxError, "CHECKPOINT INTERVAL is given twice",
                        startOf(clause));
       }
-      s->checkpointInterval = unquote(tokenText(cp->interval));
+      s->checkpointInterval = sparkString(tokenText(cp->interval));
       s->checkpointIntervalPos = startOf(cp->interval);
     } else if (auto* o = dynamic_cast<P::FlowOptionsClauseContext*>(clause)) {
       if (options) {
@@ -713,7 +797,7 @@ ast::StatementPtr AstBuilder::show(P::ShowStatementContext* ctx) {
   } else if (auto* v = dynamic_cast<P::ShowVariableContext*>(ctx)) {
     s->what = ast::ShowKind::Variable;
     if (v->STRING() != nullptr) {
-      s->name = unquote(tokenText(v->STRING()->getSymbol()));
+      s->name = sparkString(tokenText(v->STRING()->getSymbol()));
       s->namePos = startOf(v->STRING()->getSymbol());
     } else {
       s->name = dottedWord(v->dottedWord());
@@ -756,7 +840,7 @@ ast::StatementPtr AstBuilder::user(P::UserStatementContext* ctx) {
   s->name = identifier(name);
   s->namePos = startOf(name);
   if (password != nullptr) {
-    s->password = unquote(tokenText(password));
+    s->password = sparkString(tokenText(password));
     s->passwordPos = startOf(password);
   }
   return s;
@@ -765,7 +849,7 @@ ast::StatementPtr AstBuilder::user(P::UserStatementContext* ctx) {
 ast::StatementPtr AstBuilder::alter(P::AlterStatementContext* ctx) {
   auto s = std::make_unique<ast::Alter>();
   auto key = [&](P::OptionKeyContext* k) {
-    return k->STRING() != nullptr ? unquote(tokenText(k->STRING()->getSymbol()))
+    return k->STRING() != nullptr ? sparkString(tokenText(k->STRING()->getSymbol()))
                                   : dottedWord(k->dottedWord());
   };
   // SET (key = value, ...) and RESET (key, ...) read alike for every kind.
@@ -866,7 +950,7 @@ ast::StatementPtr AstBuilder::set(P::SetStatementContext* ctx) {
     s->local = scope == "LOCAL";
   }
   if (ctx->key != nullptr) {
-    s->key = unquote(tokenText(ctx->key));
+    s->key = sparkString(tokenText(ctx->key));
     s->keyPos = startOf(ctx->key);
   } else {
     s->key = dottedWord(ctx->dottedWord());
@@ -1218,8 +1302,8 @@ ast::TableRefPtr AstBuilder::relationPrimary(P::RelationPrimaryContext* ctx) {
     t->alias = aliasOf(n->tableAlias());
     if (auto* range = n->offsetRange()) {
       t->offsetRange = true;
-      t->fromOffsets = unquote(tokenText(range->from));
-      t->toOffsets = unquote(tokenText(range->to));
+      t->fromOffsets = sparkString(tokenText(range->from));
+      t->toOffsets = sparkString(tokenText(range->to));
       t->offsetRangePos = startOf(range);
       t->fromOffsetsPos = startOf(range->from);
       t->toOffsetsPos = startOf(range->to);
@@ -2077,7 +2161,7 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
     lit.text = sourceText(ctx);
   } else if (dynamic_cast<P::StringLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::String;
-    lit.text = unquote(sourceText(ctx));
+    lit.text = sparkString(sourceText(ctx));
   } else if (dynamic_cast<P::BinaryLiteralContext*>(ctx)) {
     // X'0A1B': hex digits between the quotes (the lexer admits no others); an
     // odd count reads as if a 0 led, as Spark reads it.
@@ -2091,7 +2175,7 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
   } else if (auto* iv = dynamic_cast<P::IntervalLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Interval;
     if (iv->STRING() != nullptr) {
-      lit.text = unquote(tokenText(iv->STRING()->getSymbol()));
+      lit.text = sparkString(tokenText(iv->STRING()->getSymbol()));
     } else {
       auto* num = iv->INTEGER_VALUE() != nullptr ? iv->INTEGER_VALUE() : iv->DECIMAL_VALUE();
       lit.text = iv->MINUS() != nullptr ? "-" : "";
@@ -2100,19 +2184,19 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
     if (iv->intervalUnit() != nullptr) lit.unit = intervalUnit(iv->intervalUnit());
   } else if (auto* ts = dynamic_cast<P::TimestampLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Timestamp;
-    lit.text = unquote(tokenText(ts->STRING()->getSymbol()));
+    lit.text = sparkString(tokenText(ts->STRING()->getSymbol()));
   } else if (dynamic_cast<P::EscapeStringLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::String;
     lit.text = unescapeString(sourceText(ctx), startOf(ctx));
   } else if (auto* date = dynamic_cast<P::DateLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Date;
-    lit.text = unquote(tokenText(date->STRING()->getSymbol()));
+    lit.text = sparkString(tokenText(date->STRING()->getSymbol()));
   } else if (auto* ntz = dynamic_cast<P::TimestampNtzLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::TimestampNtz;
-    lit.text = unquote(tokenText(ntz->STRING()->getSymbol()));
+    lit.text = sparkString(tokenText(ntz->STRING()->getSymbol()));
   } else if (auto* ltz = dynamic_cast<P::TimestampLtzLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Timestamp;
-    lit.text = unquote(tokenText(ltz->STRING()->getSymbol()));
+    lit.text = sparkString(tokenText(ltz->STRING()->getSymbol()));
   }
   return e;
 }

@@ -13,6 +13,7 @@
 
 #include "common/crc32.h"
 #include "common/error.h"
+#include "parser/string_literals.h"
 
 namespace fs = std::filesystem;
 
@@ -24,6 +25,12 @@ constexpr const char* kMagic = "rtsql-catalog";
 constexpr int kVersion = 1;
 // The setting a record's owner is written as (see the header).
 constexpr const char* kOwnerSetting = "rtsql.owner";
+// Written with every record: its text reads backslash escapes in string
+// literals, as Spark's. A record without it was written when a backslash was
+// kept as written, and its text is converted when it is read
+// (parser/string_literals.h), so that a restart means what it meant.
+constexpr const char* kStringLiteralsSetting = "rtsql.string_literals";
+constexpr const char* kSparkStringLiterals = "spark";
 
 [[noreturn]] void damaged(const std::string& why) {
   throw SqlError(sqlstate::kIoError, fmt::format("the catalog file is damaged: {}", why),
@@ -90,9 +97,10 @@ std::string formatCatalogFile(const std::vector<CatalogRecord>& records) {
     putField(body, r.running ? "1" : "0");
     std::vector<std::pair<std::string_view, std::string_view>> settings;
     for (const auto& [k, v] : r.settings) {
-      if (k != kOwnerSetting) settings.emplace_back(k, v);
+      if (k != kOwnerSetting && k != kStringLiteralsSetting) settings.emplace_back(k, v);
     }
     if (!r.owner.empty()) settings.emplace_back(kOwnerSetting, r.owner);
+    settings.emplace_back(kStringLiteralsSetting, kSparkStringLiterals);
     putField(body, std::to_string(settings.size()));
     for (const auto& [k, v] : settings) {
       putField(body, k);
@@ -137,16 +145,20 @@ std::vector<CatalogRecord> parseCatalogFile(const std::string& text) {
     } catch (...) {
       damaged("bad settings count");
     }
+    bool sparkLiterals = false;
     for (size_t i = 0; i < n; ++i) {
       std::string k = in.field();
       std::string v = in.field();
       if (k == kOwnerSetting) {
         r.owner = std::move(v);
+      } else if (k == kStringLiteralsSetting) {
+        sparkLiterals = v == kSparkStringLiterals;
       } else {
         r.settings.emplace_back(std::move(k), std::move(v));
       }
     }
     in.expect('\n');
+    if (!sparkLiterals) r.sql = keepBackslashesAsWritten(r.sql);
     out.push_back(std::move(r));
   }
   return out;

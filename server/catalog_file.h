@@ -13,7 +13,10 @@
 // is kept among its settings under the name `rtsql.owner` (which SET refuses),
 // so that the file's format is unchanged: a file of an earlier rtsqld loads
 // with no owners, and an earlier rtsqld loads this one (a cluster's nodes may
-// be upgraded one at a time). A length and a
+// be upgraded one at a time). Each record also says, as the setting
+// `rtsql.string_literals`, that its text reads backslash escapes in string
+// literals; a record of an rtsqld that kept backslashes as written has its
+// text converted when it is read (parser/string_literals.h). A length and a
 // CRC-32 in the header detect a damaged file; rtsqld then refuses to start
 // rather than come back with flows missing.
 #pragma once

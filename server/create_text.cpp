@@ -97,10 +97,12 @@ std::string sqlName(const std::string& name) {
 }
 
 std::string sqlString(const std::string& text) {
+  // A string literal reads backslash escapes (parser/string_literals.h): a
+  // backslash is written twice, as a quote is.
   std::string out = "'";
   for (char c : text) {
     out += c;
-    if (c == '\'') out += '\'';
+    if (c == '\'' || c == '\\') out += c;
   }
   return out + "'";
 }

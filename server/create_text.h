@@ -21,7 +21,7 @@ using OptionList = std::vector<std::pair<std::string, std::string>>;
 // A name as a statement can spell it: bare when it is a plain lower- or
 // upper-case word that is not a reserved keyword, else double-quoted.
 std::string sqlName(const std::string& name);
-// 'text' with its quotes doubled.
+// 'text' with its quotes and backslashes doubled: a literal that reads back as text.
 std::string sqlString(const std::string& text);
 // WITH ('key' = 'value', ...), or "" for none.
 std::string withClause(const OptionList& options);

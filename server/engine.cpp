@@ -13,6 +13,7 @@
 #include "server/handler_error.h"
 #include "server/privileges.h"
 #include "server/savepoints.h"
+#include "server/session_text.h"
 #include "server/select_statement.h"
 #include "server/set_statement.h"
 #include "server/show.h"
@@ -72,7 +73,7 @@ void Engine::shutdown() {
 void Engine::execute(Session& session, const std::string& sql, ResultWriter& out) {
   auto& s = static_cast<EngineSession&>(session);
   try {
-    std::vector<ast::StatementPtr> stmts = parseStatements(sql);
+    std::vector<ast::StatementPtr> stmts = parseSessionStatements(s.settings, sql);
     for (const auto& stmt : stmts) {
       // A cancel that came while the text was parsed, or during the statement
       // before, cancels what has not started, as in PostgreSQL.
@@ -151,7 +152,7 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
 
 std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, const std::string& sql) {
   auto& s = static_cast<EngineSession&>(session);
-  std::vector<ast::StatementPtr> stmts = parseStatements(sql);
+  std::vector<ast::StatementPtr> stmts = parseSessionStatements(s.settings, sql);
   if (stmts.size() != 1) return std::nullopt;
   const ast::Statement& stmt = *stmts.front();
   std::unique_ptr<SystemCatalog> pg = ctx_.systemCatalog(s);

@@ -5,6 +5,7 @@
 
 #include "common/ansi_mode.h"
 #include "common/time_zone.h"
+#include "parser/string_literals.h"
 #include "server/statement_timeout.h"
 #include "server/views/view_reads.h"
 
@@ -27,15 +28,27 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"rtsql.fetch_wait", "5000"},  // how long FETCH waits for a cursor's rows (server/cursor.h)
     {kViewSnapshotSetting, "committed"},  // what a read of a view sees (server/views/view_reads.h)
     {kAnsiModeSetting, "on"},  // Spark 4's ANSI mode (common/ansi_mode.h)
+    {kEscapedStringLiteralsSetting, "off"},  // backslashes as written (parser/string_literals.h)
 };
 
 const std::pair<std::string, std::string>* findSetting(const std::string& key) {
   // Spark's name for ANSI mode is the same setting.
   if (iequals(key, kSparkAnsiSetting)) return findSetting(kAnsiModeSetting);
+  if (iequals(key, kSparkEscapedStringLiteralsSetting))
+    return findSetting(kEscapedStringLiteralsSetting);
   for (const auto& s : kSettings) {
     if (iequals(s.first, key)) return &s;
   }
   return nullptr;
+}
+
+// A boolean setting's value in any of PostgreSQL's spellings; 22023 otherwise.
+bool onOff(const std::string& value, const std::string& key, size_t pos) {
+  const std::string v = toLower(value);
+  if (v == "on" || v == "true" || v == "1") return true;
+  if (v == "off" || v == "false" || v == "0") return false;
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("invalid value '{}' for {}", value, key), pos, "on or off");
 }
 
 }  // namespace
@@ -62,6 +75,8 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
   std::string value = stmt.value;
   if (iequals(setting->first, kAnsiModeSetting))
     value = parseAnsiMode(stmt.value, stmt.key, stmt.keyPos) ? "on" : "off";
+  const bool literals = iequals(setting->first, kEscapedStringLiteralsSetting);
+  if (literals) value = onOff(stmt.value, stmt.key, stmt.keyPos) ? "on" : "off";
   if (iequals(setting->first, "rtsql.bounded_max_rows")) {
     Options probe({OptionEntry{setting->first, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->first, 1000000, 1, int64_t{1} << 40);  // validates
@@ -89,6 +104,8 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
   s.settings.set(setting->first, value);
   if (s.block.active() && !stmt.local) s.sessionSettings.set(setting->first, value);
   if (iequals(setting->first, "timezone")) out.parameterStatus("TimeZone", stmt.value);
+  // PostgreSQL's name for what a driver must do with a backslash it quotes.
+  if (literals) out.parameterStatus("standard_conforming_strings", value);
   out.complete("SET");
 }
 

@@ -17,7 +17,9 @@
 #include "server/show.h"
 
 #include "parser/parser.h"
+#include "parser/string_literals.h"
 #include "server/privileges.h"
+#include "server/session_text.h"
 #include "server/secret_options.h"
 #include "server/system_catalog.h"
 #include "server/views/view_reads.h"
@@ -171,6 +173,7 @@ void ShowStatements::show(EngineSession& s, const ast::Show& stmt, ResultWriter&
     case ast::ShowKind::Variable: {
       std::string key = toLower(stmt.name);
       if (key == kSparkAnsiSetting) key = kAnsiModeSetting;  // Spark's name for it
+      if (key == toLower(kSparkEscapedStringLiteralsSetting)) key = kEscapedStringLiteralsSetting;
       std::string value;
       if (key == "rtsql.view_epoch") {
         // The epoch of the session's last read of a materialized view.
@@ -213,6 +216,9 @@ void ShowStatements::show(EngineSession& s, const ast::Show& stmt, ResultWriter&
         }
       } else if (key == "slots") {
         value = fmt::format("{} used of {}", ctx_.slots.used(), ctx_.slots.total());
+      } else if (key == "standard_conforming_strings") {
+        // Off while string literals read backslash escapes (server/session_text.h).
+        value = keepsBackslashes(s.settings) ? "on" : "off";
       } else if (const OptionEntry* e = s.settings.find(key)) {
         value = e->value;
       } else if (const std::string* d = SetStatement::settingDefault(key)) {

@@ -224,7 +224,9 @@ const std::vector<std::pair<std::string, std::string>>& pgReadOnlySettings() {
       {"server_version", "15.0 (rtsql " RTSQL_VERSION ")"},
       {"server_version_num", "150000"},
       {"server_encoding", "UTF8"},
-      {"standard_conforming_strings", "on"},
+      // Off: a '...' literal reads backslash escapes, as Spark's (SHOW answers
+      // for the session, server/session_text.h).
+      {"standard_conforming_strings", "off"},
       {"integer_datetimes", "on"},
       {"intervalstyle", "postgres"},
       {"is_superuser", "off"},

@@ -135,10 +135,11 @@ ExprPtr buildGetJsonObject(const std::string& name, std::vector<ExprPtr>& args, 
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
   if (auto c = constantValue(args[1]); c && !c->isNull()) {
+    // A path that does not parse matches nothing: NULL for every document,
+    // as Spark gives.
     auto path = std::make_shared<Path>();
     if (!parsePath(c->asString(), path.get()))
-      throw SqlError(sqlstate::kInvalidParameterValue, fmt::format("invalid JSON path '{}'", c->asString()), pos,
-                     "write a path as '$.field', '$.a.b[0]', '$.a[*].b' or '$[\\'key\\']'");
+      return fn2(name, DataType::of(TypeId::String), args, [](const Value&, const Value&) { return Value(); });
     return fn2(name, DataType::of(TypeId::String), args,
                [path](const Value& j, const Value&) { return extract(j.asString(), *path); });
   }

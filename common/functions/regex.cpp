@@ -6,9 +6,13 @@
 // in practice; what it lacks (backreferences, lookaround, possessive quantifiers,
 // atomic groups) is reported as 2201B with a hint naming the construct.
 //
-// A literal pattern is compiled once at bind time, and a bad literal pattern is
-// reported there; a pattern computed per record is compiled per record and
-// yields NULL if bad. Replacement strings use Java's syntax ($1, ${name}, \$).
+// A literal pattern is compiled once at bind time; a pattern computed per
+// record is compiled per record. A pattern that Java refuses too ('(') is an
+// error (22023, Spark's INVALID_PARAMETER_VALUE.PATTERN) only when a row is
+// evaluated with it, as in Spark: a NULL string gives NULL first. A literal
+// pattern Java would run and RE2 cannot (a lookahead) is refused at bind time
+// (2201B): it would fail every row. Replacement strings use Java's syntax ($1,
+// ${name}, \$).
 #include <re2/re2.h>
 
 #include <fmt/format.h>
@@ -94,11 +98,20 @@ std::string unsupportedConstruct(const std::string& arg) {
   return {};
 }
 
-// A compiled pattern, or a 2201B naming what is wrong with it and where.
-RegexPtr compileOrThrow(const std::string& fn, const std::string& pattern, size_t pos) {
-  auto re = std::make_shared<const RE2>(toRe2Syntax(pattern), regexOptions());
-  if (re->ok()) return re;
-  const std::string& arg = re->error_arg();
+// Whether RE2's refusal of a pattern is one of rtsql's own (a construct Java
+// has and RE2 lacks, or a pattern too large), rather than a syntax error that
+// Java reports too.
+bool refusedByRe2Only(const RE2& re) {
+  return re.error_code() == RE2::ErrorPatternTooLarge || !unsupportedConstruct(re.error_arg()).empty() ||
+         re.error_arg().rfind("\\p", 0) == 0;
+}
+
+// Throws the error of a pattern RE2 did not compile: 2201B naming what RE2
+// lacks, or 22023 (Spark's INVALID_PARAMETER_VALUE.PATTERN) for a pattern that
+// is not a valid regular expression at all, naming what is wrong and where.
+[[noreturn]] void throwPatternError(const std::string& fn, const std::string& pattern, const RE2& re,
+                                    size_t pos) {
+  const std::string& arg = re.error_arg();
   size_t at = arg.empty() ? std::string::npos : pattern.find(arg);
   std::string where = at == std::string::npos ? "" : fmt::format(" at character {}", at + 1);
   std::string construct = unsupportedConstruct(arg);
@@ -108,26 +121,33 @@ RegexPtr compileOrThrow(const std::string& fn, const std::string& pattern, size_
                                pattern, fn, construct, where),
                    pos, kUnsupportedHint);
   }
-  if (re->error_code() == RE2::ErrorPatternTooLarge) {
+  if (re.error_code() == RE2::ErrorPatternTooLarge) {
     throw SqlError(sqlstate::kInvalidRegex,
                    fmt::format("invalid regular expression in {}: the pattern is too large "
                                "(its compiled form would need more than {} MB)",
                                fn, kPatternMaxMem >> 20),
                    pos, "use smaller repetition counts or split the pattern");
   }
-  throw SqlError(
-      sqlstate::kInvalidRegex,
-      fmt::format("invalid regular expression '{}' in {}: {}{}", pattern, fn, re->error(), where),
-      pos,
-      arg.rfind("\\p", 0) == 0
-          ? "POSIX classes are written [[:alpha:]], [[:punct:]]... in RE2 syntax"
-          : std::string());
+  if (arg.rfind("\\p", 0) == 0) {
+    throw SqlError(sqlstate::kInvalidRegex,
+                   fmt::format("invalid regular expression '{}' in {}: {}{}", pattern, fn, re.error(), where),
+                   pos, "POSIX classes are written [[:alpha:]], [[:punct:]]... in RE2 syntax");
+  }
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("invalid regular expression '{}' in {}: {}{}", pattern, fn, re.error(), where),
+                 pos);
 }
 
+// A literal pattern compiled once, now. One RE2 cannot run is refused here
+// (2201B); one that is not a regular expression is kept, not ok(), and its
+// error is raised when a row is evaluated with it (RecordPattern), as Spark
+// raises it then.
 RegexPtr compileConstant(const std::string& fn, const ExprPtr& e, size_t pos) {
   auto c = constantValue(e);
   if (!c || c->isNull()) return nullptr;
-  return compileOrThrow(fn, c->asString(), pos);
+  auto re = std::make_shared<const RE2>(toRe2Syntax(c->asString()), regexOptions());
+  if (!re->ok() && refusedByRe2Only(*re)) throwPatternError(fn, c->asString(), *re, pos);
+  return re;
 }
 
 // The arguments every regular-expression function starts with, checked: the
@@ -148,22 +168,23 @@ RegexPtr regexArguments(const std::string& name, std::vector<ExprPtr>& args, siz
 }
 
 // The compiled pattern one evaluation matches with: the bind-time one, or a
-// fresh compile of this record's pattern; false when that does not compile
-// (the function then gives NULL).
+// fresh compile of this record's pattern. A pattern that does not compile is
+// this row's error (throwPatternError).
 class RecordPattern {
  public:
-  RecordPattern(const RegexPtr& fixed, const Value& pattern) {
+  RecordPattern(const RegexPtr& fixed, const Value& pattern, const std::string& fn, size_t pos) {
     if (fixed) {
+      if (!fixed->ok()) throwPatternError(fn, pattern.asString(), *fixed, pos);
       re_ = fixed.get();
       return;
     }
     local_.emplace(toRe2Syntax(pattern.asString()), regexOptions());
-    re_ = local_->ok() ? &*local_ : nullptr;
+    if (!local_->ok()) throwPatternError(fn, pattern.asString(), *local_, pos);
+    re_ = &*local_;
   }
   RecordPattern(const RecordPattern&) = delete;
   RecordPattern& operator=(const RecordPattern&) = delete;
 
-  explicit operator bool() const { return re_ != nullptr; }
   const RE2& operator*() const { return *re_; }
   const RE2* operator->() const { return re_; }
 
@@ -333,33 +354,29 @@ Value replaceAll(const std::string& fn, const std::string& text, const RE2& re, 
   return Value::string(std::move(out));
 }
 
-// A constant group index checked once, at plan time, against a constant
-// pattern's groups (22023), as Spark does; otherwise it is checked per record.
-void checkConstantGroup(const std::string& fn, const RegexPtr& fixed, const ExprPtr& index,
-                        size_t pos) {
-  if (!fixed) return;
-  auto idx = constantValue(index);
-  if (!idx || idx->isNull()) return;
-  const int groups = fixed->NumberOfCapturingGroups();
-  if (idx->asInt() < 0 || idx->asInt() > groups)
-    throw SqlError(sqlstate::kInvalidParameterValue,
-                   fmt::format("{} group index {} is out of range: the pattern has {} group{}", fn,
-                               idx->asInt(), groups, groups == 1 ? "" : "s"),
-                   pos);
+// Spark checks a group index only when the pattern matches: a match with an
+// index outside [0, groups] is 22023 (INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX),
+// no match gives '' (or an empty array) whatever the index.
+[[noreturn]] void throwGroupIndex(const std::string& fn, int64_t idx, int groups, size_t pos) {
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("{} group index {} is out of range: the pattern has {} group{}", fn, idx,
+                             groups, groups == 1 ? "" : "s"),
+                 pos, fmt::format("the group index is between 0 and {}", groups));
 }
+
+bool groupIndexValid(int64_t idx, const RE2& re) { return idx >= 0 && idx <= re.NumberOfCapturingGroups(); }
 
 ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos, 1);
-  checkConstantGroup(name, fixed, args[2], pos);
-  return fn3(name, DataType::of(TypeId::String), args, [fixed](const Value& s, const Value& p, const Value& i) {
-    RecordPattern re(fixed, p);
-    if (!re) return Value();
+  return fn3(name, DataType::of(TypeId::String), args, [fixed, name, pos](const Value& s, const Value& p, const Value& i) {
+    RecordPattern re(fixed, p, name, pos);
     int64_t idx = i.asInt();
-    if (idx < 0 || idx > re->NumberOfCapturingGroups()) return Value();
-    Groups groups(static_cast<int>(idx) + 1);
+    const bool valid = groupIndexValid(idx, *re);
+    Groups groups(valid ? static_cast<int>(idx) + 1 : 1);
     const std::string& text = s.asString();
     if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, groups.data(), groups.size()))
       return Value::string({});
+    if (!valid) throwGroupIndex(name, idx, re->NumberOfCapturingGroups(), pos);
     // A group that did not take part in the match gives '' as in Spark.
     const re2::StringPiece& g = groups.data()[idx];
     return Value::string(g.data() ? std::string(g.data(), g.size()) : std::string());
@@ -369,11 +386,10 @@ ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t
 ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos);
   argString(name, args, 2, pos);
-  ReplacementPtr fixedRep = fixed ? parseConstantReplacement(name, args[2], *fixed, pos) : nullptr;
+  ReplacementPtr fixedRep = fixed && fixed->ok() ? parseConstantReplacement(name, args[2], *fixed, pos) : nullptr;
   return fn3(name, DataType::of(TypeId::String), args,
-             [fixed, fixedRep, name](const Value& s, const Value& p, const Value& r) {
-               RecordPattern re(fixed, p);
-               if (!re) return Value();
+             [fixed, fixedRep, name, pos](const Value& s, const Value& p, const Value& r) {
+               RecordPattern re(fixed, p, name, pos);
                if (fixedRep) return replaceAll(name, s.asString(), *re, *fixedRep);
                Replacement rep;
                std::string why;
@@ -382,7 +398,25 @@ ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t
              });
 }
 
+// Spark splits by the empty pattern itself: one field per character, the last
+// taking the rest when `limit` is smaller, and no trailing empty field.
+Value splitCharacters(const std::string& s, int64_t limit) {
+  const auto chars = static_cast<int64_t>(utf8Length(s));
+  const int64_t fields = limit <= 0 || limit > chars ? chars : limit;
+  ValueList parts;
+  size_t at = 0;
+  for (int64_t i = 0; i + 1 < fields; ++i) {
+    const size_t n = utf8Step(s, at);
+    parts.push_back(Value::string(s.substr(at, n)));
+    at += n;
+  }
+  checkValueSize("split", static_cast<size_t>(fields) * sizeof(Value) + s.size());
+  parts.push_back(Value::string(s.substr(at)));
+  return Value::array(std::move(parts));
+}
+
 Value splitValue(const std::string& s, const RE2& re, int64_t limit) {
+  if (re.pattern().empty() && !s.empty()) return splitCharacters(s, limit);
   ValueList parts;
   size_t last = 0;
   size_t bytes = 0;
@@ -391,9 +425,10 @@ Value splitValue(const std::string& s, const RE2& re, int64_t limit) {
     const size_t ms = offsetIn(s, g[0]);
     const size_t ml = g[0].size();
     if (ml == 0) {
-      // An empty match splits between characters, never at the ends or inside
-      // a multi-byte character.
-      if (ms == 0 || ms >= s.size() || (static_cast<unsigned char>(s[ms]) & 0xC0) == 0x80) return true;
+      // As Java's String.split: an empty match at the start gives no leading
+      // empty field (one at the end gives a trailing one); it never splits
+      // inside a multi-byte character.
+      if (ms == 0 || (ms < s.size() && (static_cast<unsigned char>(s[ms]) & 0xC0) == 0x80)) return true;
     }
     if (limit > 0 && static_cast<int64_t>(parts.size()) == limit - 1) return false;
     // Each part costs its Value besides its bytes: many tiny parts of a large
@@ -411,18 +446,16 @@ Value splitValue(const std::string& s, const RE2& re, int64_t limit) {
 ExprPtr buildSplit(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos, -1);
   return fn3(name, DataType::arrayOf(DataType::of(TypeId::String)), args,
-             [fixed](const Value& s, const Value& p, const Value& l) {
-               RecordPattern re(fixed, p);
-               if (!re) return Value();
+             [fixed, name, pos](const Value& s, const Value& p, const Value& l) {
+               RecordPattern re(fixed, p, name, pos);
                return splitValue(s.asString(), *re, l.asInt());
              });
 }
 
 ExprPtr buildRlike(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos);
-  return fn2(name, DataType::of(TypeId::Boolean), args, [fixed](const Value& s, const Value& p) {
-    RecordPattern re(fixed, p);
-    if (!re) return Value();
+  return fn2(name, DataType::of(TypeId::Boolean), args, [fixed, name, pos](const Value& s, const Value& p) {
+    RecordPattern re(fixed, p, name, pos);
     const std::string& text = s.asString();
     return Value::boolean(re->Match(text, 0, text.size(), RE2::UNANCHORED, nullptr, 0));
   });
@@ -432,9 +465,8 @@ ExprPtr buildRlike(const std::string& name, std::vector<ExprPtr>& args, size_t p
 // loop, empty matches included).
 ExprPtr buildCount(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos);
-  return fn2(name, DataType::of(TypeId::Int), args, [fixed](const Value& s, const Value& p) {
-    RecordPattern re(fixed, p);
-    if (!re) return Value();
+  return fn2(name, DataType::of(TypeId::Int), args, [fixed, name, pos](const Value& s, const Value& p) {
+    RecordPattern re(fixed, p, name, pos);
     int32_t n = 0;
     Groups groups(1);
     forEachMatch(*re, s.asString(), groups, [&](const re2::StringPiece*) {
@@ -449,17 +481,16 @@ ExprPtr buildCount(const std::string& name, std::vector<ExprPtr>& args, size_t p
 // match; a group that took no part gives ''.
 ExprPtr buildExtractAll(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos, 1);
-  checkConstantGroup(name, fixed, args[2], pos);
   return fn3(name, DataType::arrayOf(DataType::of(TypeId::String)), args,
-             [fixed](const Value& s, const Value& p, const Value& i) {
-               RecordPattern re(fixed, p);
-               if (!re) return Value();
+             [fixed, name, pos](const Value& s, const Value& p, const Value& i) {
+               RecordPattern re(fixed, p, name, pos);
                int64_t idx = i.asInt();
-               if (idx < 0 || idx > re->NumberOfCapturingGroups()) return Value();
+               const bool valid = groupIndexValid(idx, *re);
                ValueList out;
                size_t bytes = 0;
-               Groups groups(static_cast<int>(idx) + 1);
+               Groups groups(valid ? static_cast<int>(idx) + 1 : 1);
                forEachMatch(*re, s.asString(), groups, [&](const re2::StringPiece* g) {
+                 if (!valid) throwGroupIndex(name, idx, re->NumberOfCapturingGroups(), pos);
                  const re2::StringPiece& piece = g[idx];
                  bytes += sizeof(Value) + piece.size();
                  checkValueSize("regexp_extract_all", bytes);
@@ -475,9 +506,8 @@ ExprPtr buildExtractAll(const std::string& name, std::vector<ExprPtr>& args, siz
 // is empty (as Spark).
 ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos);
-  return fn2(name, DataType::of(TypeId::String), args, [fixed](const Value& s, const Value& p) {
-    RecordPattern re(fixed, p);
-    if (!re) return Value();
+  return fn2(name, DataType::of(TypeId::String), args, [fixed, name, pos](const Value& s, const Value& p) {
+    RecordPattern re(fixed, p, name, pos);
     const std::string& text = s.asString();
     re2::StringPiece m;
     if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &m, 1) || m.empty()) return Value();
@@ -491,9 +521,8 @@ ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t 
 ExprPtr buildInstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos, 0);
   return fn3(name, DataType::of(TypeId::Int), args,
-             [fixed](const Value& s, const Value& p, const Value& i) {
-               RecordPattern re(fixed, p);
-               if (!re) return Value();
+             [fixed, name, pos](const Value& s, const Value& p, const Value& i) {
+               RecordPattern re(fixed, p, name, pos);
                (void)i;
                const std::string& text = s.asString();
                re2::StringPiece g;

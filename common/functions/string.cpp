@@ -1222,19 +1222,21 @@ std::string decimalDigits(const Value& x, int64_t d) {
 }
 
 // The part of a java.text.DecimalFormat pattern format_number takes: literal
-// text before and after one number of '#', '0', ',' and '.'
-// ("$#,##0.00 USD"). Percent, per-mille, exponents, quotes and a negative
-// subpattern are refused rather than printed as text.
+// text before and after one number of '#', '0', ',' and '.', optionally in
+// scientific notation ('0.###E0', engineering '##0.##E0') ("$#,##0.00 USD").
+// Per-mille, quotes and a negative subpattern are refused rather than printed
+// as text.
 struct NumberPattern {
   std::string prefix, suffix;
-  int minInt = 0, minFrac = 0, maxFrac = 0;
+  int minInt = 0, maxInt = 0, minFrac = 0, maxFrac = 0;
   int grouping = 0;  // digits between separators; 0 for none
   bool dotAlways = false;
   bool percent = false;  // the number times 100
+  int minExpDigits = 0;  // scientific notation: the '0's after 'E'; 0 for none
 };
 
 bool parseNumberPattern(std::string_view p, NumberPattern* out) {
-  if (p.find_first_of("'E;") != std::string_view::npos ||
+  if (p.find_first_of("';") != std::string_view::npos ||
       p.find("\u2030") != std::string_view::npos || p.find("\u00a4") != std::string_view::npos) {
     return false;
   }
@@ -1242,10 +1244,19 @@ bool parseNumberPattern(std::string_view p, NumberPattern* out) {
   if (b == std::string_view::npos) return false;
   size_t e = p.find_first_not_of("#0,.", b);
   if (e == std::string_view::npos) e = p.size();
-  if (p.find_first_of("#0,.", e) != std::string_view::npos) return false;
   std::string_view body = p.substr(b, e - b);
+  // 'E' right after the number starts its exponent, as in Java: one or more
+  // '0's, the least number of exponent digits.
+  size_t suffixAt = e;
+  if (e < p.size() && p[e] == 'E') {
+    suffixAt = p.find_first_not_of('0', e + 1);
+    if (suffixAt == std::string_view::npos) suffixAt = p.size();
+    out->minExpDigits = static_cast<int>(suffixAt - e - 1);
+    if (out->minExpDigits == 0) return false;
+  }
+  if (p.find_first_of("#0,.", suffixAt) != std::string_view::npos) return false;
   out->prefix = std::string(p.substr(0, b));
-  out->suffix = std::string(p.substr(e));
+  out->suffix = std::string(p.substr(suffixAt));
   // A '%' in the text multiplies by 100, as in Java; one at most.
   const auto percents = std::count(p.begin(), p.end(), '%');
   if (percents > 1) return false;
@@ -1282,11 +1293,109 @@ bool parseNumberPattern(std::string_view p, NumberPattern* out) {
   }
   const int total = left + zeros + right;
   out->minInt = (decimalPos >= 0 ? decimalPos : total) - left;
+  // In scientific notation the '#'s before the first '0' count too: more
+  // integer digits than the least repeat the exponent by that many
+  // (engineering notation).
+  out->maxInt = out->minExpDigits > 0 ? left + out->minInt : 0;
   out->maxFrac = decimalPos >= 0 ? total - decimalPos : 0;
   out->minFrac = decimalPos >= 0 ? left + zeros - decimalPos : 0;
   out->grouping = std::max(groupingCount, 0);
   out->dotAlways = decimalPos == 0 || decimalPos == total;
   return true;
+}
+
+// The significant digits of |x| (times 100 for a percent) as Java's DigitList
+// holds them: no trailing zeros (none at all for zero), the value being
+// 0.digits times 10^decimalAt, rounded HALF_EVEN to `maxDigits` digits. A
+// double's digits are its shortest decimal text, rounded on its exact value.
+struct SignificantDigits {
+  std::string digits;
+  int decimalAt = 0;
+};
+
+SignificantDigits significantDigits(const Value& x, bool percent, int maxDigits) {
+  SignificantDigits out;
+  auto stripZeros = [&out] {
+    size_t last = out.digits.find_last_not_of('0');
+    out.digits.resize(last == std::string::npos ? 0 : last + 1);
+  };
+  if (x.type() == TypeId::Double) {
+    double v = std::fabs(x.asDouble()) * (percent ? 100 : 1);
+    if (v == 0) return out;
+    char buf[64];
+    auto scientific = [&](std::to_chars_result r) {
+      std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));
+      size_t epos = sci.find('e');
+      out.digits.clear();
+      for (char c : sci.substr(0, epos))
+        if (c != '.') out.digits += c;
+      out.decimalAt = std::stoi(std::string(sci.substr(epos + 1))) + 1;
+      stripZeros();
+    };
+    scientific(std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific));
+    if (static_cast<int>(out.digits.size()) > maxDigits)
+      scientific(std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, maxDigits - 1));
+    return out;
+  }
+  const int64_t n = x.asInt();
+  out.digits = std::to_string(n < 0 ? -static_cast<uint64_t>(n) : static_cast<uint64_t>(n));
+  if (n == 0) return {};
+  if (percent) out.digits += "00";
+  out.decimalAt = static_cast<int>(out.digits.size());
+  stripZeros();
+  if (static_cast<int>(out.digits.size()) > maxDigits) {
+    const auto keep = static_cast<size_t>(maxDigits);
+    const char next = out.digits[keep];
+    const bool rest = out.digits.find_first_not_of('0', keep + 1) != std::string::npos;
+    const bool up = next > '5' || (next == '5' && (rest || (out.digits[keep - 1] - '0') % 2 == 1));
+    out.digits.resize(keep);
+    size_t i = keep;
+    while (up && i > 0 && out.digits[i - 1] == '9') out.digits[--i] = '0';
+    if (up && i == 0) {
+      out.digits.insert(0, "1");
+      ++out.decimalAt;
+    } else if (up) {
+      ++out.digits[i - 1];
+    }
+    stripZeros();
+  }
+  return out;
+}
+
+// x in a scientific pattern, as Java's DecimalFormat writes it: the mantissa's
+// least integer digits set by moving the exponent, or, when the pattern allows
+// more integer digits than its least (engineering, '##0.##E0'), an exponent
+// that is a multiple of that many; at most maxInt + maxFrac significant
+// digits; no grouping; the exponent with its least digits and a '-' only.
+std::string formatScientific(const Value& x, const NumberPattern& p) {
+  const bool negative = x.type() == TypeId::Double ? std::signbit(x.asDouble()) : x.asInt() < 0;
+  const SignificantDigits d = significantDigits(x, p.percent, std::max(p.maxInt + p.maxFrac, 1));
+  const bool zero = d.digits.empty();
+  int exponent = d.decimalAt;
+  int minInt = p.minInt;
+  const int repeat = p.maxInt;
+  if (repeat > 1 && repeat > p.minInt) {
+    exponent = exponent >= 1 ? ((exponent - 1) / repeat) * repeat : ((exponent - repeat) / repeat) * repeat;
+    minInt = 1;
+  } else {
+    exponent -= minInt;
+  }
+  const int integerDigits = zero ? minInt : d.decimalAt - exponent;
+  const int minDigits = std::max(p.minInt + p.minFrac, integerDigits);
+  const int totalDigits = std::max(minDigits, static_cast<int>(d.digits.size()));
+  std::string out = (negative ? "-" : "") + p.prefix;
+  for (int i = 0; i < totalDigits; ++i) {
+    if (i == integerDigits) out += '.';
+    out += i < static_cast<int>(d.digits.size()) ? d.digits[static_cast<size_t>(i)] : '0';
+  }
+  if (p.dotAlways && totalDigits == integerDigits) out += '.';
+  if (zero) exponent = 0;
+  out += 'E';
+  if (exponent < 0) out += '-';
+  std::string e = std::to_string(std::abs(exponent));
+  if (static_cast<int>(e.size()) < p.minExpDigits) e.insert(0, static_cast<size_t>(p.minExpDigits) - e.size(), '0');
+  out += e + p.suffix;
+  return out;
 }
 
 // format_number(x, 'pattern'), as Spark's DecimalFormat(pattern) with
@@ -1297,6 +1406,7 @@ std::string formatByPattern(const Value& x, const NumberPattern& p) {
     if (std::isnan(v)) return "NaN";
     return (v < 0 ? "-" : "") + p.prefix + "\u221e" + p.suffix;
   }
+  if (p.minExpDigits > 0) return formatScientific(x, p);
   std::string num;
   if (!p.percent) {
     num = decimalDigits(x, p.maxFrac);
@@ -1336,7 +1446,7 @@ std::string formatByPattern(const Value& x, const NumberPattern& p) {
   throw SqlError(sqlstate::kInvalidParameterValue,
                  fmt::format("format_number does not take the pattern '{}'", pattern), pos,
                  "write a pattern of '#', '0', ',' and '.' between literal text, such as "
-                 "'#,##0.00'");
+                 "'#,##0.00' or '0.###E0'");
 }
 
 // format_number(x, d): x with d decimals (rounded half even) and grouping

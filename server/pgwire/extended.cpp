@@ -85,9 +85,12 @@ std::string quoted(std::string_view s) {
     throw SqlError(sqlstate::kCharacterNotInRepertoire,
                    "invalid byte sequence for encoding \"UTF8\": 0x00 in a parameter");
   }
-  std::string out = "'";
+  // With a backslash, an E'...' string: it reads back the same whether the
+  // session reads backslash escapes in '...' or keeps them as written.
+  const bool backslash = s.find('\\') != std::string_view::npos;
+  std::string out = backslash ? "E'" : "'";
   for (char c : s) {
-    if (c == '\'') out.push_back('\'');
+    if (c == '\'' || c == '\\') out.push_back(c);
     out.push_back(c);
   }
   out.push_back('\'');

@@ -286,7 +286,9 @@ void Connection::sessionOpened() {
   appendParameterStatus(out, "server_encoding", "UTF8");
   appendParameterStatus(out, "server_version", state_->options.serverVersion);
   appendParameterStatus(out, "session_authorization", user_);
-  appendParameterStatus(out, "standard_conforming_strings", "on");
+  // Off: a '...' literal reads backslash escapes as Spark's does, so a driver
+  // that quotes a value itself doubles its backslashes (server/session_text.h).
+  appendParameterStatus(out, "standard_conforming_strings", "off");
   appendParameterStatus(out, "TimeZone", "UTC");
   appendBackendKeyData(out, pid_, secret_);
   appendReadyForQuery(out, kTxIdle);

@@ -7,6 +7,7 @@ catalog as PostgreSQL shows it through bounded queries (docs/sql.md, "Bounded
 queries"). tests/data/pg_clients/ keeps the exact queries the tools send."""
 
 import psycopg
+import psycopg.sql
 import pytest
 
 from conftest import unique
@@ -22,7 +23,8 @@ def test_psycopg_connect_time_queries(server):
         # Drivers parse "PostgreSQL <major>.<minor>" out of it.
         assert version.startswith("PostgreSQL 15.0 on x86_64-pc-linux-gnu, rtsql ")
         assert conn.execute("select pg_catalog.version()").fetchone()[0] == version
-        assert conn.execute("show standard_conforming_strings").fetchone()[0] == "on"
+        # Off: string literals read backslash escapes, as Spark's.
+        assert conn.execute("show standard_conforming_strings").fetchone()[0] == "off"
         assert conn.execute("show transaction isolation level").fetchone()[0] == "read committed"
         assert conn.execute("SHOW server_version_num").fetchone()[0] == "150000"
         user, session_user, pid = conn.execute(
@@ -49,6 +51,25 @@ def test_psycopg_parameters_in_pg_spellings(server):
         assert conn.execute("SELECT %s = ANY(%s)", ("p", ["r", "p"])).fetchone()[0] is True
         assert conn.execute("SELECT %s IS DISTINCT FROM NULL", (1,)).fetchone()[0] is True
         conn.execute(f"DROP TABLE {table}")
+
+
+def test_backslashes_in_parameters_and_client_quoting(server):
+    """String literals read backslash escapes (standard_conforming_strings is
+    off): a parameter holding backslashes, and a value the client quotes into
+    the text itself, read back as they were."""
+    values = ["a\\d", "C:\\", "it's \\'", "\\\\"]
+    with server.connect() as conn:
+        assert conn.info.parameter_status("standard_conforming_strings") == "off"
+        for v in values:
+            assert conn.execute("SELECT %s, regexp_extract('x12y', %s, 1)",
+                                (v, "(\\d+)")).fetchone() == (v, "12")
+            # psycopg's own quoting, as a driver that quotes on the client does.
+            literal = psycopg.sql.Literal(v).as_string(conn)
+            assert conn.execute(f"SELECT {literal}").fetchone()[0] == v
+        conn.execute("SET rtsql.escaped_string_literals = on")
+        assert conn.info.parameter_status("standard_conforming_strings") == "on"
+        assert conn.execute("SELECT %s", ("a\\d",)).fetchone()[0] == "a\\d"
+        assert conn.execute("SELECT '\\d'").fetchone()[0] == "\\d"
 
 
 def test_psql_pg_spellings(server):

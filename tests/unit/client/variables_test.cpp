@@ -28,14 +28,18 @@ TEST_CASE(":name is replaced outside quotes and comments") {
   CHECK(substituteVariables("-- :src\nSELECT :n /* :src */", v) == "-- :src\nSELECT 10 /* :src */");
   // Doubled quotes stay inside the literal.
   CHECK(substituteVariables("SELECT 'it''s :n' || :n", v) == "SELECT 'it''s :n' || 10");
+  // So does a quote after a backslash, as string literals read it.
+  CHECK(substituteVariables("SELECT 'it\\'s :n' || :n", v) == "SELECT 'it\\'s :n' || 10");
   // The name ends at the first character that cannot be part of it.
   CHECK(substituteVariables("(:n,:n)", v) == "(10,10)");
   CHECK(substituteVariables(":srcx", v) == ":srcx");
 }
 
 TEST_CASE(":'name' and :\"name\" quote the value") {
-  const Variables v = {{"who", "O'Brien"}, {"col", "my \"col\""}};
+  const Variables v = {{"who", "O'Brien"}, {"col", "my \"col\""}, {"dir", "C:\\"}};
   CHECK(substituteVariables("SELECT :'who'", v) == "SELECT 'O''Brien'");
+  // A backslash doubled: string literals read backslash escapes.
+  CHECK(substituteVariables("SELECT :'dir'", v) == "SELECT 'C:\\\\'");
   CHECK(substituteVariables("SELECT :\"col\"", v) == "SELECT \"my \"\"col\"\"\"");
 }
 

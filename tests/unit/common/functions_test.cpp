@@ -140,13 +140,22 @@ TEST_CASE("functions: regular expressions") {
   CHECK(call("split", {litS("a,b,c"), litS(","), litI(2)}).toString() == "[a, b,c]");
   CHECK(makeCall("split", {litS("a"), litS(",")}, 0)->type()->toString() == "ARRAY<STRING>");
   CHECK(call("rlike", {litS("abc123"), litS("\\d{3}$")}) == Value::boolean(true));
-  // A per-row pattern is compiled per row; a bad one gives NULL.
+  // A per-row pattern is compiled per row; a bad one is that row's error
+  // (22023, Spark's INVALID_PARAMETER_VALUE.PATTERN), as is a bad literal one,
+  // which plans: Spark raises only when it evaluates a row.
   Row row{Value::string("a+b"), Value::string("(")};
-  CHECK(makeCall("regexp_replace", {litS("x"), col(1, TypeId::String), litS("y")}, 0)->eval(row).isNull());
-  auto bad = sqlErrorOf([] { makeCall("regexp_replace", {litS("x"), litS("("), litS("y")}, 14); });
-  CHECK(bad.sqlstate() == "2201B");
+  auto perRow = makeCall("regexp_replace", {litS("x"), col(1, TypeId::String), litS("y")}, 3);
+  SqlError rowError = sqlErrorOf([&] { perRow->eval(row); });
+  CHECK(rowError.sqlstate() == "22023");
+  CHECK(rowError.position() == 3);
+  auto literal = makeCall("regexp_replace", {litS("x"), litS("("), litS("y")}, 14);
+  SqlError bad = sqlErrorOf([&] { literal->eval({}); });
+  CHECK(bad.sqlstate() == "22023");
   CHECK(bad.position() == 14);
-  CHECK(sqlErrorOf([] { makeCall("regexp_extract", {litS("x"), litS("(a)"), litI(2)}, 0); }).sqlstate() == "22023");
+  CHECK(bad.message().find("regexp_replace") != std::string::npos);
+  // A NULL string gives NULL before the pattern is looked at.
+  CHECK(makeCall("regexp_like", {nulOf(TypeId::String), litS("(")}, 0)->eval({}).isNull());
+  CHECK(makeCall("regexp_instr", {litS("a"), litS("("), nulOf(TypeId::Int)}, 0)->eval({}).isNull());
   checkNullIn("regexp_extract", {litS("a"), litS("a"), litI(0)}, 0);
   checkNullIn("regexp_extract", {litS("a"), litS("a"), litI(0)}, 1);
   checkNullIn("regexp_replace", {litS("a"), litS("a"), litS("b")}, 0);
@@ -212,9 +221,12 @@ TEST_CASE("functions: regular-expression constructs RE2 lacks are errors with a 
   }
   auto e = sqlErrorOf([] { makeCall("regexp_replace", {litS("aa"), litS("(a)\\1"), litS("x")}, 0); });
   CHECK(e.message().find("at character 4") != std::string::npos);
-  // A per-record pattern RE2 cannot compile gives NULL, as any bad one does.
+  // A per-record pattern RE2 cannot compile is that row's error, with the hint.
   Row row{Value::string("aa"), Value::string("(a)\\1")};
-  CHECK(makeCall("regexp_like", {col(0, TypeId::String), col(1, TypeId::String)}, 0)->eval(row).isNull());
+  auto perRow = makeCall("regexp_like", {col(0, TypeId::String), col(1, TypeId::String)}, 0);
+  SqlError rowError = sqlErrorOf([&] { perRow->eval(row); });
+  CHECK(rowError.sqlstate() == "2201B");
+  CHECK(rowError.hint().find("RE2") != std::string::npos);
 }
 
 TEST_CASE("functions: regular expressions keep Java's syntax and semantics") {
@@ -411,7 +423,7 @@ TEST_CASE("functions: JSON") {
   CHECK(call("get_json_object", {litS(doc), litS("$.missing")}).isNull());
   CHECK(call("get_json_object", {litS(doc), litS("$.a.b[5]")}).isNull());
   CHECK(call("get_json_object", {litS("{not json"), litS("$.a")}).isNull());
-  CHECK(sqlErrorOf([&] { makeCall("get_json_object", {litS(doc), litS("a.b")}, 0); }).sqlstate() == "22023");
+  CHECK(call("get_json_object", {litS(doc), litS("a.b")}).isNull());
   Row row{Value::string("$.a.s")};
   CHECK(makeCall("get_json_object", {litS(doc), col(0, TypeId::String)}, 0)->eval(row) == Value::string("str"));
   checkNullIn("get_json_object", {litS(doc), litS("$.a")}, 0);
@@ -448,17 +460,67 @@ TEST_CASE("functions: nested constructors") {
 }
 
 TEST_CASE(
-    "regexp_extract and regexp_extract_all: a constant group beyond the pattern's is 22023 at plan "
-    "time") {
+    "regexp_extract and regexp_extract_all: a group index beyond the pattern's is 22023 when a "
+    "match is found, as in Spark") {
   for (const char* fn : {"regexp_extract", "regexp_extract_all"}) {
-    SqlError e = sqlErrorOf([&] {
-      makeCall(fn, {col(0, TypeId::String), litS("(a)(b)"), litI(3)}, 7);
-    });
-    CHECK(e.sqlstate() == "22023");
-    CHECK(e.message().find(fn) != std::string::npos);
-    CHECK(e.message().find("2 groups") != std::string::npos);
-    // Within range, and a non-constant pattern, plan.
-    CHECK(makeCall(fn, {col(0, TypeId::String), litS("(a)(b)"), litI(2)}, 7) != nullptr);
-    CHECK(makeCall(fn, {col(0, TypeId::String), col(1, TypeId::String), litI(3)}, 7) != nullptr);
+    INFO(fn);
+    // It plans, and a row that does not match gives '' (or no elements).
+    auto e = makeCall(fn, {col(0, TypeId::String), litS("(a)(b)"), litI(3)}, 7);
+    Row miss{Value::string("xyz")};
+    CHECK(e->eval(miss).toString() == (std::string(fn) == "regexp_extract" ? "" : "[]"));
+    Row hit{Value::string("xaby")};
+    SqlError err = sqlErrorOf([&] { e->eval(hit); });
+    CHECK(err.sqlstate() == "22023");
+    CHECK(err.position() == 7);
+    CHECK(err.message().find(fn) != std::string::npos);
+    CHECK(err.message().find("2 groups") != std::string::npos);
+    // A negative index and a huge one (no room is taken for its groups).
+    for (int32_t idx : {-1, 2147483647}) {
+      auto big = makeCall(fn, {col(0, TypeId::String), litS("a"), litI(idx)}, 7);
+      CHECK(big->eval(miss).toString() == (std::string(fn) == "regexp_extract" ? "" : "[]"));
+      CHECK(sqlErrorOf([&] { big->eval(hit); }).sqlstate() == "22023");
+    }
+    CHECK(makeCall(fn, {col(0, TypeId::String), litS("(a)(b)"), litI(2)}, 7)->eval(hit).toString() ==
+          (std::string(fn) == "regexp_extract" ? "b" : "[b]"));
+  }
+}
+
+TEST_CASE("format_number: scientific patterns as Java's DecimalFormat") {
+  CHECK(callS("format_number", {litD(1234567.891), litS("0.0E0")}) == "1.2E6");
+  CHECK(callS("format_number", {litD(-0.005), litS("0.0E0")}) == "-5.0E-3");
+  CHECK(callS("format_number", {litD(0.00123), litS("00.###E0")}) == "12.3E-4");
+  // Engineering: an exponent that is a multiple of the integer digits' most.
+  CHECK(callS("format_number", {litI(12345), litS("##0.#####E0")}) == "12.345E3");
+  CHECK(callS("format_number", {litD(0.00123), litS("##0.#####E0")}) == "1.23E-3");
+  CHECK(callS("format_number", {litI(0), litS("##0.##E0")}) == "0E0");
+  // HALF_EVEN on the exact value; a carry moves the exponent.
+  CHECK(callS("format_number", {litI(125), litS("0.0E0")}) == "1.2E2");
+  CHECK(callS("format_number", {litI(135), litS("0.0E0")}) == "1.4E2");
+  CHECK(callS("format_number", {litI(999), litS("0.0E0")}) == "1.0E3");
+  CHECK(callS("format_number", {litD(2.675), litS("0.00E0")}) == "2.67E0");
+  CHECK(callS("format_number", {litL(INT64_MIN), litS("0.000E0")}) == "-9.223E18");
+  // The least exponent digits, a point always shown, text after.
+  CHECK(callS("format_number", {litD(0.5), litS("0.E00 u")}) == "5.E-01 u");
+  CHECK(callS("format_number", {litD(-0.0), litS("0.0E0")}) == "-0.0E0");
+  CHECK(sqlErrorOf([] { makeCall("format_number", {litD(1), litS("0.0E")}, 0); }).sqlstate() == "22023");
+}
+
+TEST_CASE("split: an empty match splits as Java's String.split") {
+  // A zero-width match at the start gives no leading field, one at the end a
+  // trailing empty field.
+  CHECK(call("split", {litS("😀x"), litS(".*")}).toString() == "[, , ]");
+  CHECK(call("split", {litS("abc"), litS("x*")}).toString() == "[a, b, c, ]");
+  CHECK(call("split", {litS("abc"), litS("x*"), litI(2)}).toString() == "[a, bc]");
+  CHECK(call("split", {litS("日本"), litS("x*")}).toString() == "[日, 本, ]");
+  // Spark splits by the empty pattern itself: no trailing empty field.
+  CHECK(call("split", {litS("abc"), litS("")}).toString() == "[a, b, c]");
+  CHECK(call("split", {litS("a日c"), litS(""), litI(2)}).toString() == "[a, 日c]");
+}
+
+TEST_CASE("get_json_object: a path that does not parse gives NULL, as in Spark") {
+  for (const char* path : {"a", "$.", "$[x]", ""}) {
+    INFO(path);
+    auto e = makeCall("get_json_object", {litS("{\"a\":1}"), litS(path)}, 0);
+    CHECK(e->eval({}).isNull());
   }
 }

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "parser/parser.h"
+#include "parser/string_literals.h"
 
 using namespace rtsql;
 using namespace rtsql::ast;
@@ -648,7 +649,7 @@ TEST_CASE("literals") {
   CHECK(expr("2E-3") == "dec:2E-3");
   CHECK(expr("'it''s'") == "'it's'");
   CHECK(expr("''") == "''");
-  CHECK(expr("'a\\nb'") == "'a\\nb'");  // no backslash escapes
+  CHECK(expr("'a\\nb'") == "'a\nb'");  // Spark's backslash escapes
   CHECK(expr("TRUE") == "TRUE");
   CHECK(expr("false") == "FALSE");
   CHECK(expr("null") == "NULL");
@@ -665,6 +666,51 @@ TEST_CASE("literals") {
   // `date` is still a name: a column and a function.
   CHECK(expr("date") == "date");
   CHECK(expr("date(ts)") == "date(ts)");
+}
+
+// The text of the string literal `SELECT <text>` gives.
+std::string stringValue(std::string_view text) {
+  auto q = parseQuery("SELECT " + std::string(text));
+  const auto& e = *q->terms[0].items[0].expr;
+  REQUIRE(e.kind == ExprKind::Literal);
+  return e.literal.text;
+}
+
+TEST_CASE("string literals read backslash escapes as Spark does") {
+  CHECK(stringValue(R"('\\d+')") == R"(\d+)");  // the regex \d+ a Spark query writes
+  CHECK(stringValue(R"('\d')") == "d");        // an unknown escape is the character
+  CHECK(stringValue(R"('a\tb\nc\rd\be')") == "a\tb\nc\rd\be");
+  CHECK(stringValue(R"('it\'s')") == "it's");
+  CHECK(stringValue(R"('say \"hi\"')") == "say \"hi\"");
+  CHECK(stringValue(R"('it''s')") == "it's");  // PostgreSQL's doubled quote too
+  CHECK(stringValue(R"('\u00e9\U0001F600')") == "é😀");
+  CHECK(stringValue(R"('\uD83D\uDE00')") == "😀");  // a UTF-16 pair is one character
+  CHECK(stringValue(R"('\uD83D')") == "\uFFFD");
+  CHECK(stringValue(R"('\u00zz')") == "u00zz");  // not four hex digits: u as itself
+  CHECK(stringValue(R"('\101\0')") == std::string("A\0", 2));  // octal, and \0
+  CHECK(stringValue(R"('\Z')") == "\x1a");
+  CHECK(stringValue(R"('50\% a\_b')") == R"(50\% a\_b)");  // LIKE's escapes stay
+  // E'...' keeps PostgreSQL's escapes; '\\' ends with a backslash.
+  CHECK(stringValue(R"(E'\x41\f')") == "A\f");
+  CHECK(stringValue(R"('C:\\')") == "C:\\");
+  CHECK(parseError(R"(SELECT 'C:\')").sqlstate() == "42601");  // the quote is escaped
+}
+
+TEST_CASE("keepBackslashesAsWritten doubles the backslashes of plain string literals only") {
+  CHECK(keepBackslashesAsWritten("SELECT 1") == "SELECT 1");
+  CHECK(keepBackslashesAsWritten(R"(SELECT '\d', 'C:\')") == R"(SELECT '\\d', 'C:\\')");
+  CHECK(keepBackslashesAsWritten(R"(SELECT 'it''s\n')") == R"(SELECT 'it''s\\n')");
+  CHECK(keepBackslashesAsWritten(R"(SELECT E'a\'b', e'\n' FROM "x\y" -- '\d)") ==
+        R"(SELECT E'a\'b', e'\n' FROM "x\y" -- '\d)");
+  CHECK(keepBackslashesAsWritten(R"(SELECT CASE'\d' /* '\d' */ $$ '\d' $$)") ==
+        R"(SELECT CASE'\\d' /* '\d' */ $$ '\d' $$)");
+  // Read back, each literal is what was written.
+  for (std::string_view written : {R"(\d+)", R"(C:\)", R"(a\'b)", R"(\\)", R"(\u00e9)"}) {
+    INFO(written);
+    std::string sql = "'" + std::string(written) + "'";
+    if (written == R"(a\'b)") continue;  // a quote ends the literal in the old reading
+    CHECK(stringValue(keepBackslashesAsWritten(sql)) == written);
+  }
 }
 
 TEST_CASE("column references, keywords as names, quoting") {

@@ -33,6 +33,13 @@ TEST_CASE("splitStatements ignores semicolons inside quotes and comments") {
   CHECK(script.substr(parts[2].offset).starts_with("SELECT /*"));
 }
 
+TEST_CASE("splitStatements reads a backslash in a string as the parser does") {
+  auto parts = splitStatements("SELECT 'it\\'s; here', '\\\\'; SELECT 2");
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].text == "SELECT 'it\\'s; here', '\\\\'");
+  CHECK(parts[1].text == "SELECT 2");
+}
+
 TEST_CASE("splitStatements drops empty and comment-only pieces") {
   auto parts = splitStatements(";;  \n -- just a comment\n; /* block */ ;\n\t");
   CHECK(parts.empty());

@@ -492,7 +492,8 @@ TEST_CASE("pgwire: libpq connects, sees the startup parameters and runs a query"
   CHECK(std::string(PQparameterStatus(conn.c, "client_encoding")) == "UTF8");
   CHECK(std::string(PQparameterStatus(conn.c, "DateStyle")) == "ISO, MDY");
   CHECK(std::string(PQparameterStatus(conn.c, "integer_datetimes")) == "on");
-  CHECK(std::string(PQparameterStatus(conn.c, "standard_conforming_strings")) == "on");
+  // Off: a '...' literal reads backslash escapes, so libpq's quoting doubles them.
+  CHECK(std::string(PQparameterStatus(conn.c, "standard_conforming_strings")) == "off");
   CHECK(std::string(PQparameterStatus(conn.c, "TimeZone")) == "UTC");
   CHECK(std::string(PQparameterStatus(conn.c, "application_name")) == "pgtest");
   CHECK(PQbackendPID(conn.c) > 0);
@@ -1107,7 +1108,10 @@ TEST_CASE("pgwire extended: parameters are found outside quotes, comments and na
 TEST_CASE("pgwire extended: parameter values become SQL literals") {
   CHECK(parameterLiteral(std::nullopt, pgtype::kInt4, kTextFormat) == "NULL");
   CHECK(parameterLiteral(std::string("it's"), extype::kUnspecified, kTextFormat) == "'it''s'");
-  CHECK(parameterLiteral(std::string("a\\b"), pgtype::kText, kTextFormat) == "'a\\b'");
+  // A backslash: an E'...' string, which reads the same whether the session
+  // reads escapes in '...' or keeps backslashes as written.
+  CHECK(parameterLiteral(std::string("a\\b"), pgtype::kText, kTextFormat) == "E'a\\\\b'");
+  CHECK(parameterLiteral(std::string("it's\\"), pgtype::kText, kTextFormat) == "E'it''s\\\\'");
   CHECK(parameterLiteral(std::string(" 42 "), pgtype::kInt4, kTextFormat) == "42");
   CHECK(parameterLiteral(std::string("-5"), pgtype::kInt8, kTextFormat) == "(-5)");
   CHECK(parameterLiteral(std::string("2.5"), pgtype::kFloat8, kTextFormat) ==
