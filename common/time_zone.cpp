@@ -281,7 +281,15 @@ bool TimeZone::isDaylight(int64_t utcMicros) const {
 
 std::string TimeZone::name(int64_t utcMicros, bool longName) const {
   if (zone_) {
-    const ZoneNames& names = cldrZoneNames(id_);
+    // A date_format call asks per row: the last zone's names are kept per
+    // thread, so that rows do not queue on the names' lock.
+    thread_local const TimeZone* lastZone = nullptr;
+    thread_local const ZoneNames* lastNames = nullptr;
+    if (lastZone != this) {
+      lastNames = &cldrZoneNames(id_);
+      lastZone = this;
+    }
+    const ZoneNames& names = *lastNames;
     const bool daylight = isDaylight(utcMicros);
     const std::string& cldr = longName ? (daylight ? names.longDaylight : names.longStandard)
                                        : (daylight ? names.shortDaylight : names.shortStandard);
