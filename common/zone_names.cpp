@@ -22,8 +22,8 @@ namespace rtsql {
 
 namespace {
 
-std::string nameOf(const icu::TimeZoneNames& names, const icu::UnicodeString& id, UTimeZoneNameType type,
-                   UDate now) {
+std::string nameOf(const icu::TimeZoneNames& names, const icu::UnicodeString& id,
+                   UTimeZoneNameType type, UDate now) {
   icu::UnicodeString name;
   names.getDisplayName(id, type, now, name);
   std::string out;
@@ -34,9 +34,11 @@ std::string nameOf(const icu::TimeZoneNames& names, const icu::UnicodeString& id
 ZoneNames lookUp(std::string_view id) {
   ZoneNames out;
   UErrorCode status = U_ZERO_ERROR;
-  std::unique_ptr<icu::TimeZoneNames> names(icu::TimeZoneNames::createInstance(icu::Locale::getUS(), status));
+  std::unique_ptr<icu::TimeZoneNames> names(
+      icu::TimeZoneNames::createInstance(icu::Locale::getUS(), status));
   if (U_FAILURE(status) || !names) return out;  // no ICU data: the tz abbreviations stand in
-  const auto zone = icu::UnicodeString::fromUTF8(icu::StringPiece(id.data(), static_cast<int32_t>(id.size())));
+  const auto zone =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(id.data(), static_cast<int32_t>(id.size())));
   const UDate now = icu::Calendar::getNow();
   out.shortStandard = nameOf(*names, zone, UTZNM_SHORT_STANDARD, now);
   out.shortDaylight = nameOf(*names, zone, UTZNM_SHORT_DAYLIGHT, now);

@@ -269,8 +269,8 @@ int64_t timestampMicros(std::string_view text, uint32_t oid = pgtype::kTimestamp
   }
   int64_t year = number(0, 4);
   if (bc) year = 1 - year;
-  const int64_t days = daysFromCivil(year, static_cast<unsigned>(number(5, 2)),
-                                     static_cast<unsigned>(number(8, 2)));
+  const int64_t days =
+      daysFromCivil(year, static_cast<unsigned>(number(5, 2)), static_cast<unsigned>(number(8, 2)));
   int64_t micros = ((number(11, 2) * 60 + number(14, 2)) * 60 + number(17, 2)) * 1000000;
   if (s.size() > 19) {
     if (s[19] != '.' || s.size() == 20) invalidInput(oid, text);
@@ -293,7 +293,8 @@ std::string binaryTimestampLiteral(std::string_view bytes, uint32_t oid) {
   const auto micros2000 = readBinary<int64_t>(bytes, oid);
   constexpr int64_t kEpoch2000Micros = 946684800LL * 1000000LL;
   int64_t micros = 0;
-  if (__builtin_add_overflow(micros2000, kEpoch2000Micros, &micros)) invalidInput(oid, "out of range");
+  if (__builtin_add_overflow(micros2000, kEpoch2000Micros, &micros))
+    invalidInput(oid, "out of range");
   if (oid == pgtype::kTimestamp) return "TIMESTAMP " + quoted(formatTimestamp(micros));
   return "TIMESTAMP " + quoted(formatTimestamp(micros) + "Z");
 }

@@ -72,7 +72,8 @@ TEST_CASE("time zones: names as Java prints them, CLDR's where it has them") {
   // War time (the tz database's PWT) is daylight time for Java.
   CHECK(la.name(at("1945-06-15 12:00:00"), true) == "Pacific Daylight Time");
   CHECK(findTimeZone("PST").name(at("2024-07-01 00:00:00"), true) == "Pacific Daylight Time");
-  CHECK(findTimeZone("Asia/Kolkata").name(at("2024-03-31 01:30:00"), true) == "India Standard Time");
+  CHECK(findTimeZone("Asia/Kolkata").name(at("2024-03-31 01:30:00"), true) ==
+        "India Standard Time");
   const TimeZone& lordHowe = findTimeZone("Australia/Lord_Howe");
   CHECK(lordHowe.name(at("2024-03-31 01:30:00"), true) == "Lord Howe Daylight Time");
   CHECK(lordHowe.name(at("2024-07-01 00:00:00"), true) == "Lord Howe Standard Time");
@@ -82,7 +83,9 @@ TEST_CASE("time zones: names as Java prints them, CLDR's where it has them") {
   CHECK(findTimeZone("+05:30").name(0, true) == "+05:30");
 }
 
-TEST_CASE("time zones: daylight time as java.time tells it, also where the tz database's DST is negative") {
+TEST_CASE(
+    "time zones: daylight time as java.time tells it, also where the tz database's DST is "
+    "negative") {
   const TimeZone& dublin = findTimeZone("Europe/Dublin");
   // The tz database flags Dublin's winter (GMT) as DST, one hour back from
   // Irish Standard Time; java.time's data has the summer as daylight time.

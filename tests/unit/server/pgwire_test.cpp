@@ -1119,8 +1119,8 @@ TEST_CASE("pgwire extended: parameter values become SQL literals") {
   CHECK(parameterLiteral(std::string("f"), pgtype::kBool, kTextFormat) == "FALSE");
   CHECK(parameterLiteral(std::string("2024-01-02 03:04:05"), pgtype::kTimestamp, kTextFormat) ==
         "TIMESTAMP '2024-01-02 03:04:05'");
-  CHECK(parameterLiteral(std::string("2024-01-02 03:04:05+01"), pgtype::kTimestamptz, kTextFormat) ==
-        "TIMESTAMP '2024-01-02 03:04:05+01'");
+  CHECK(parameterLiteral(std::string("2024-01-02 03:04:05+01"), pgtype::kTimestamptz,
+                         kTextFormat) == "TIMESTAMP '2024-01-02 03:04:05+01'");
   // A value that does not fit its declared type is the client's error.
   for (auto [value, type] : {std::pair{"4x", pgtype::kInt4}, std::pair{"1; drop", pgtype::kInt8},
                              std::pair{"maybe", pgtype::kBool}, std::pair{"1e", pgtype::kFloat8}}) {
@@ -1145,8 +1145,8 @@ TEST_CASE("pgwire extended: parameter values become SQL literals") {
   // a timestamp the wall clock, read as its text form is.
   CHECK(parameterLiteral(bytesOf({0, 0, 0, 0x14, 0x1D, 0xD7, 0x60, 0}), pgtype::kTimestamptz,
                          kBinaryFormat) == "TIMESTAMP '2000-01-02 00:00:00Z'");
-  CHECK(parameterLiteral(bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}), pgtype::kTimestamp,
-                         kBinaryFormat) == "TIMESTAMP '1999-12-31 23:59:59'");
+  CHECK(parameterLiteral(bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}),
+                         pgtype::kTimestamp, kBinaryFormat) == "TIMESTAMP '1999-12-31 23:59:59'");
   try {
     parameterLiteral(bytesOf({0, 1}), pgtype::kInt4, kBinaryFormat);
     FAIL("expected an error");
@@ -1185,8 +1185,9 @@ TEST_CASE("pgwire extended: binary result values and statement kinds") {
         bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}));
   CHECK(encodeBinaryValue("0001-01-01 00:00:00+00 BC", pgtype::kTimestamptz) ==
         encodeBinaryValue("0000-01-01 00:00:00", pgtype::kTimestamp));
-  for (const char* bad : {"2000-01-02 00:00:00", "2000-01-02 00:00:00+1", "2000-01-02 00:00:00+01:5",
-                          "2000-01-02 00:00:00+16", "2000-01-02 00:00:00+01:00:00:00"})
+  for (const char* bad :
+       {"2000-01-02 00:00:00", "2000-01-02 00:00:00+1", "2000-01-02 00:00:00+01:5",
+        "2000-01-02 00:00:00+16", "2000-01-02 00:00:00+01:00:00:00"})
     CHECK_THROWS_AS(encodeBinaryValue(bad, pgtype::kTimestamptz), SqlError);
   CHECK_THROWS_AS(encodeBinaryValue("x", pgtype::kInt4), SqlError);
   CHECK_THROWS_AS(encodeBinaryValue("1 day", pgtype::kInterval), SqlError);
