@@ -99,7 +99,8 @@ uint32_t pgTypeOidOf(const DataType& type) {
     case TypeId::SmallInt: return 21;
     case TypeId::Float: return 700;
     case TypeId::Binary: return 17;
-    case TypeId::Timestamp: return 1114;
+    // Spark's TIMESTAMP is an instant shown in the session zone: timestamptz.
+    case TypeId::Timestamp: return 1184;
     case TypeId::Interval: return 1186;
     case TypeId::Decimal: return 1700;
     case TypeId::Date: return 1082;

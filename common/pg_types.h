@@ -35,8 +35,8 @@ const PgType* pgTypeByOid(int64_t oid);
 const PgType* pgTypeByName(std::string_view name);
 
 // The OID a column of `type` is sent as: BOOLEAN bool, INT int4, BIGINT int8,
-// DOUBLE float8, DECIMAL numeric, BINARY bytea, TIMESTAMP timestamp,
-// INTERVAL interval, DATE date, an ARRAY its element's array type when it
+// DOUBLE float8, DECIMAL numeric, BINARY bytea, TIMESTAMP timestamptz,
+// TIMESTAMP_NTZ timestamp, INTERVAL interval, DATE date, an ARRAY its element's array type when it
 // has one; anything else text.
 uint32_t pgTypeOidOf(const DataType& type);
 // atttypmod of a column of `type`: a DECIMAL's precision and scale as

@@ -25,6 +25,7 @@
 #include "common/error.h"
 #include "common/functions/internal.h"
 #include "common/pg_session.h"
+#include "common/zone_names.h"
 
 namespace rtsql {
 
@@ -255,6 +256,46 @@ int64_t TimeZone::utcFromLocal(int64_t localMicros) const {
 std::string TimeZone::abbreviation(int64_t utcMicros) const {
   if (!zone_) return fixedSeconds_ == 0 ? id_ : offsetId(fixedSeconds_);
   return infoAt(*zone_, floorDiv(utcMicros, kMicrosPerSecond)).abbrev;
+}
+
+bool TimeZone::isDaylight(int64_t utcMicros) const {
+  if (!zone_) return false;
+  const date::sys_info info = infoAt(*zone_, floorDiv(utcMicros, kMicrosPerSecond));
+  // The TZif files keep only an is-DST flag, not the amount saved.
+  const bool dst = info.save != std::chrono::minutes{0};
+  // A period flagged otherwise than both its neighbours, whose offset sits on
+  // the other side of theirs than the flag says, is a negative-DST zone's:
+  // java.time's data (the tz database's rearguard form) has it the other way.
+  const int64_t begin = info.begin.time_since_epoch().count();
+  const int64_t end = info.end.time_since_epoch().count();
+  if (begin <= kFirstSeconds || end >= kRulesEndSeconds) return dst;
+  const date::sys_info before = infoAt(*zone_, begin - 1);
+  const date::sys_info after = infoAt(*zone_, end);
+  const bool beforeDst = before.save != std::chrono::minutes{0};
+  const bool afterDst = after.save != std::chrono::minutes{0};
+  if (beforeDst != dst && afterDst != dst && (info.offset > before.offset) != dst &&
+      (info.offset > after.offset) != dst)
+    return !dst;
+  return dst;
+}
+
+std::string TimeZone::name(int64_t utcMicros, bool longName) const {
+  if (zone_) {
+    // A date_format call asks per row: the last zone's names are kept per
+    // thread, so that rows do not queue on the names' lock.
+    thread_local const TimeZone* lastZone = nullptr;
+    thread_local const ZoneNames* lastNames = nullptr;
+    if (lastZone != this) {
+      lastNames = &cldrZoneNames(id_);
+      lastZone = this;
+    }
+    const ZoneNames& names = *lastNames;
+    const bool daylight = isDaylight(utcMicros);
+    const std::string& cldr = longName ? (daylight ? names.longDaylight : names.longStandard)
+                                       : (daylight ? names.shortDaylight : names.shortStandard);
+    if (!cldr.empty()) return cldr;
+  }
+  return abbreviation(utcMicros);
 }
 
 const TimeZone& findTimeZone(std::string_view name, size_t pos) {

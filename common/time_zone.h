@@ -40,6 +40,16 @@ class TimeZone {
   // The zone's abbreviation at an instant (CET, CEST, PDT, IST), as the tz
   // database has it; the offset's text (+05:30) for a fixed offset.
   std::string abbreviation(int64_t utcMicros) const;
+  // Whether an instant is in daylight-saving time as java.time tells it
+  // (ZoneRules.isDaylightSavings): the period with the greater offset of a
+  // zone's two alternating ones, also where the tz database marks the other
+  // one as "negative" DST (Europe/Dublin's winter, Morocco's Ramadan).
+  bool isDaylight(int64_t utcMicros) const;
+  // The zone's name at an instant as Java's DateTimeFormatter prints it in
+  // US English (Spark's date_format 'z' and 'zzzz'): CLDR's specific short
+  // (PDT) or long (Pacific Daylight Time) name, from ICU (zone_names.h), where
+  // CLDR has one; else the abbreviation above.
+  std::string name(int64_t utcMicros, bool longName) const;
 
   TimeZone(std::string id, const date::time_zone* zone, int32_t fixedSeconds)
       : id_(std::move(id)), zone_(zone), fixedSeconds_(fixedSeconds) {}

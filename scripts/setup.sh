@@ -22,6 +22,8 @@ PACKAGES=(
   libre2-dev
   # time zones over the system's tzdata (common/time_zone.cpp)
   libhowardhinnant-date-dev tzdata
+  # zone names as Java prints them, from ICU's CLDR data (common/zone_names.cpp)
+  libicu-dev
   # Avro: the avro format's encoding (libavro)
   libavro-dev
   # Protobuf: descriptor sets for the protobuf format (libprotobuf) and the

@@ -1,6 +1,9 @@
 // The PostgreSQL type and text form of rtsql values (see pg_values.h).
 #include "server/pg_values.h"
 
+#include <fmt/format.h>
+
+#include "common/json.h"
 #include "common/pg_types.h"
 #include "common/schema.h"
 #include "server/query_handler.h"
@@ -12,7 +15,26 @@ uint32_t pgTypeOf(const DataType& type) { return pgTypeOidOf(type); }
 std::optional<std::string> pgTextOf(const Value& v) {
   if (v.isNull()) return std::nullopt;
   if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
+  if (v.type() == TypeId::Timestamp) return pgTimestamptzText(v.asInt(), sessionTimeZone());
   return v.toString();
+}
+
+std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone) {
+  const int64_t offset = zone.offsetSeconds(utcMicros);
+  std::string text = formatTimestamp(utcMicros + offset * 1000000);
+  // Year 0 and before are 1 BC and before, as PostgreSQL writes them.
+  const bool bc = !text.empty() && (text[0] == '-' || text.starts_with("0000-"));
+  if (bc) {
+    const size_t dash = text.find('-', 1);
+    const int64_t year = std::stoll(text.substr(0, dash));
+    text = fmt::format("{:04}", 1 - year) + text.substr(dash);
+  }
+  const int64_t magnitude = offset < 0 ? -offset : offset;
+  text += fmt::format("{}{:02}", offset < 0 ? '-' : '+', magnitude / 3600);
+  if (magnitude % 3600 != 0) text += fmt::format(":{:02}", magnitude / 60 % 60);
+  if (magnitude % 60 != 0) text += fmt::format(":{:02}", magnitude % 60);
+  if (bc) text += " BC";
+  return text;
 }
 
 uint32_t pgArrayTypeOf(const DataType& type) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "common/time_zone.h"
 #include "common/types.h"
 #include "common/value.h"
 
@@ -18,8 +19,15 @@ namespace rtsql {
 uint32_t pgTypeOf(const DataType& type);
 
 // A value's text form for a column of pgTypeOf() its type: booleans are t/f,
-// the rest as Value::toString() writes them; null for NULL.
+// a TIMESTAMP as pgTimestamptzText() in the session time zone, the rest as
+// Value::toString() writes them; null for NULL.
 std::optional<std::string> pgTextOf(const Value& v);
+
+// An instant as PostgreSQL writes a timestamptz (DateStyle ISO) in `zone`:
+// the wall clock there and its offset, "2024-03-31 03:30:00.5+02",
+// "+05:30", "-00:01:15" (seconds for a local mean time), " BC" after the
+// offset for years before 1.
+std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone);
 
 // The result of a query that reads only the catalog as PostgreSQL shows it
 // (psql's, SQLAlchemy's and pgjdbc's metadata queries) sends its arrays as

@@ -27,6 +27,7 @@ inline constexpr uint32_t kJson = 114;
 inline constexpr uint32_t kFloat8 = 701;
 inline constexpr uint32_t kDate = 1082;
 inline constexpr uint32_t kTimestamp = 1114;
+inline constexpr uint32_t kTimestamptz = 1184;
 inline constexpr uint32_t kInterval = 1186;
 inline constexpr uint32_t kNumeric = 1700;
 }  // namespace pgtype

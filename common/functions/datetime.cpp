@@ -257,7 +257,7 @@ class DateFormat {
           if (zone.isUtc())
             out += n == 4 ? "Coordinated Universal Time" : "UTC";
           else
-            out += zone.abbreviation(utc);
+            out += zone.name(utc, n == 4);
           break;
         case 'O': out += localizedOffset(offset, n == 4); break;
         case 'X': out += offsetText(offset, n, "Z"); break;

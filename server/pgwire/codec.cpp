@@ -25,6 +25,7 @@ int16_t typeSize(uint32_t oid) {
     case pgtype::kInt8:
     case pgtype::kFloat8:
     case pgtype::kTimestamp:
+    case pgtype::kTimestamptz:
       return 8;
     case pgtype::kInterval:
       return 16;

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/hex.h"
+#include "common/json.h"
 #include "server/pgwire/codec.h"
 #include "server/pgwire/framing.h"
 
@@ -164,6 +165,7 @@ const char* typeName(uint32_t oid) {
     case extype::kNumeric: return "numeric";
     case pgtype::kBool: return "boolean";
     case pgtype::kTimestamp: return "timestamp";
+    case pgtype::kTimestamptz: return "timestamp with time zone";
     default: return "the parameter's type";
   }
 }
@@ -301,35 +303,80 @@ int64_t daysFromCivil(int64_t y, unsigned m, unsigned d) {
 }
 
 // Microseconds since 2000-01-01 00:00:00 of "YYYY-MM-DD[ T]HH:MM:SS[.ffffff]",
-// as PostgreSQL sends a timestamp in binary.
-int64_t timestampMicros(std::string_view text) {
+// as PostgreSQL sends a timestamp in binary. For a timestamptz (`oid`
+// kTimestamptz) the text ends with its offset as pgTimestamptzText() writes
+// it ("+02", "-03:30", "+00:53:28"; Z), then " BC" for years before 1, and
+// the microseconds are those of the instant (since 2000-01-01 00:00 UTC).
+int64_t timestampMicros(std::string_view text, uint32_t oid = pgtype::kTimestamp) {
   std::string_view s = trimmed(text);
-  if (!s.empty() && (s.back() == 'Z' || s.back() == 'z')) s.remove_suffix(1);
   auto number = [&](size_t at, size_t len) -> int64_t {
-    if (at + len > s.size()) invalidInput(pgtype::kTimestamp, text);
+    if (at + len > s.size()) invalidInput(oid, text);
     int64_t v = 0;
     auto [end, ec] = std::from_chars(s.data() + at, s.data() + at + len, v);
-    if (ec != std::errc() || end != s.data() + at + len) invalidInput(pgtype::kTimestamp, text);
+    if (ec != std::errc() || end != s.data() + at + len) invalidInput(oid, text);
     return v;
   };
+  bool bc = false;
+  int64_t offsetSeconds = 0;
+  if (oid == pgtype::kTimestamptz) {
+    if (s.size() > 3 && s.substr(s.size() - 3) == " BC") {
+      bc = true;
+      s.remove_suffix(3);
+    }
+    // The offset: after the seconds (and their fraction), a sign or Z.
+    const size_t sign = s.size() > 19 ? s.find_first_of("+-Zz", 19) : std::string_view::npos;
+    if (sign == std::string_view::npos) invalidInput(oid, text);
+    const std::string_view zone = s.substr(sign);
+    if (zone != "Z" && zone != "z") {
+      // ±HH, ±HH:MM or ±HH:MM:SS.
+      if (zone.size() != 3 && zone.size() != 6 && zone.size() != 9) invalidInput(oid, text);
+      int64_t parts[3] = {0, 0, 0};
+      for (size_t i = 0; i * 3 + 1 < zone.size(); ++i) {
+        if (i > 0 && zone[i * 3] != ':') invalidInput(oid, text);
+        parts[i] = number(sign + i * 3 + 1, 2);
+      }
+      if (parts[0] > 15 || parts[1] > 59 || parts[2] > 59) invalidInput(oid, text);
+      offsetSeconds = (parts[0] * 60 + parts[1]) * 60 + parts[2];
+      if (zone[0] == '-') offsetSeconds = -offsetSeconds;
+    }
+    s = s.substr(0, sign);
+  } else if (!s.empty() && (s.back() == 'Z' || s.back() == 'z')) {
+    s.remove_suffix(1);
+  }
   if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
       s[13] != ':' || s[16] != ':') {
-    invalidInput(pgtype::kTimestamp, text);
+    invalidInput(oid, text);
   }
-  const int64_t days = daysFromCivil(number(0, 4), static_cast<unsigned>(number(5, 2)),
-                                     static_cast<unsigned>(number(8, 2)));
+  int64_t year = number(0, 4);
+  if (bc) year = 1 - year;
+  const int64_t days =
+      daysFromCivil(year, static_cast<unsigned>(number(5, 2)), static_cast<unsigned>(number(8, 2)));
   int64_t micros = ((number(11, 2) * 60 + number(14, 2)) * 60 + number(17, 2)) * 1000000;
   if (s.size() > 19) {
-    if (s[19] != '.' || s.size() == 20) invalidInput(pgtype::kTimestamp, text);
+    if (s[19] != '.' || s.size() == 20) invalidInput(oid, text);
     const std::string_view frac = s.substr(20);
-    if (frac.size() > 9) invalidInput(pgtype::kTimestamp, text);
+    if (frac.size() > 9) invalidInput(oid, text);
     int64_t f = number(20, frac.size());
     for (size_t i = frac.size(); i < 6; ++i) f *= 10;
     for (size_t i = 6; i < frac.size(); ++i) f /= 10;
     micros += f;
   }
   constexpr int64_t kEpoch2000Days = 10957;  // 1970-01-01 to 2000-01-01
-  return (days - kEpoch2000Days) * 86400LL * 1000000LL + micros;
+  return (days - kEpoch2000Days) * 86400LL * 1000000LL + micros - offsetSeconds * 1000000LL;
+}
+
+// A timestamp or timestamptz parameter sent in binary (microseconds since
+// 2000-01-01, of the wall clock or of the instant in UTC) as a literal: the
+// wall clock as a TIMESTAMP in the session zone, as the text form of a
+// timestamp parameter reads, or the instant with its Z.
+std::string binaryTimestampLiteral(std::string_view bytes, uint32_t oid) {
+  const auto micros2000 = readBinary<int64_t>(bytes, oid);
+  constexpr int64_t kEpoch2000Micros = 946684800LL * 1000000LL;
+  int64_t micros = 0;
+  if (__builtin_add_overflow(micros2000, kEpoch2000Micros, &micros))
+    invalidInput(oid, "out of range");
+  if (oid == pgtype::kTimestamp) return "TIMESTAMP " + quoted(formatTimestamp(micros));
+  return "TIMESTAMP " + quoted(formatTimestamp(micros) + "Z");
 }
 
 }  // namespace
@@ -394,6 +441,9 @@ std::string parameterLiteral(const std::optional<std::string>& value, uint32_t t
         return doubleLiteral(static_cast<double>(readBinary<float>(v, typeOid)));
       case pgtype::kFloat8: return doubleLiteral(readBinary<double>(v, typeOid));
       case pgtype::kBool: return readBinary<uint8_t>(v, typeOid) != 0 ? "TRUE" : "FALSE";
+      case pgtype::kTimestamp:
+      case pgtype::kTimestamptz:
+        return binaryTimestampLiteral(v, typeOid);
       case extype::kUnspecified:
       case extype::kUnknown:
       case extype::kName:
@@ -446,6 +496,7 @@ std::string parameterLiteral(const std::optional<std::string>& value, uint32_t t
       invalidInput(typeOid, v);
     }
     case pgtype::kTimestamp:
+    case pgtype::kTimestamptz:
       return "TIMESTAMP " + quoted(v);
     case pgtype::kDate:
       return "DATE " + quoted(v);
@@ -472,6 +523,7 @@ bool binaryResultSupported(uint32_t typeOid) {
     case extype::kUnknown:
     case pgtype::kJson:
     case pgtype::kTimestamp:
+    case pgtype::kTimestamptz:
       return true;
     default:
       return false;
@@ -506,7 +558,8 @@ std::string encodeBinaryValue(std::string_view text, uint32_t typeOid) {
       putBigEndian(out, std::bit_cast<uint64_t>(parseDouble(text, typeOid)), 8);
       return out;
     case pgtype::kTimestamp:
-      putBigEndian(out, static_cast<uint64_t>(timestampMicros(text)), 8);
+    case pgtype::kTimestamptz:
+      putBigEndian(out, static_cast<uint64_t>(timestampMicros(text, typeOid)), 8);
       return out;
     case extype::kNumeric:
       return numericBinary(text, typeOid);

@@ -90,7 +90,8 @@ def test_psycopg_typed_constants(server):
            "1 + 2 AS sum, 7 / 2 AS half, 1 < 2 AS lt, CAST('2024-05-06 07:08:09' AS TIMESTAMP) AS ts, "
            "1.50 AS dec")
     want = (1, "a", 1.5, True, 2147483648, None, 3, 3.5, True,
-            datetime.datetime(2024, 5, 6, 7, 8, 9), decimal.Decimal("1.50"))
+            datetime.datetime(2024, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc),
+            decimal.Decimal("1.50"))
     with server.connect() as conn:
         for binary in (False, True):
             cur = conn.cursor(binary=binary)
@@ -99,7 +100,7 @@ def test_psycopg_typed_constants(server):
             assert [type(v) for v in row] == [type(v) for v in want], (binary, row)
             types = [conn.adapters.types.get(d.type_code).name for d in cur.description]
             assert types == ["int4", "text", "float8", "bool", "int8", "text", "int4",
-                             "float8", "bool", "timestamp", "numeric"], types
+                             "float8", "bool", "timestamptz", "numeric"], types
         # Parameters keep their types too.
         row = conn.execute("SELECT %s::int + 1, %s::bigint * 2, %s IS NULL",
                            (41, 2**40, None)).fetchone()
@@ -122,6 +123,40 @@ def test_psycopg_timestamp_ntz_is_timestamp(server):
                 row = cur.execute(sql).fetchone()
                 assert row == want, (zone, binary, row)
                 assert [d.type_code for d in cur.description] == [1114, 1114]
+
+
+def test_psycopg_timestamp_is_timestamptz(server):
+    """A TIMESTAMP is PostgreSQL's timestamptz (OID 1184), as Spark's TIMESTAMP
+    is an instant shown in the session time zone: an aware datetime of the
+    same instant in text and in binary in any session zone, the text with the
+    zone's offset as PostgreSQL writes it, and a timestamptz parameter (an
+    aware datetime) binds in text and in binary."""
+    sql = ("SELECT CAST('2024-05-06 07:08:09.25Z' AS TIMESTAMP) AS t, "
+           "CAST('1890-01-01 12:00:00Z' AS TIMESTAMP) AS lmt")
+    utc = datetime.timezone.utc
+    want = (datetime.datetime(2024, 5, 6, 7, 8, 9, 250000, tzinfo=utc),
+            datetime.datetime(1890, 1, 1, 12, 0, tzinfo=utc))
+    texts = {"UTC": "2024-05-06 07:08:09.25+00|1890-01-01 12:00:00+00",
+             "Asia/Kolkata": "2024-05-06 12:38:09.25+05:30|1890-01-01 17:21:10+05:21:10",
+             "America/St_Johns": "2024-05-06 04:38:09.25-02:30|1890-01-01 08:29:08-03:30:52"}
+    with server.connect() as conn:
+        for zone, text in texts.items():
+            conn.execute(f"SET TIME ZONE '{zone}'")
+            for binary in (False, True):
+                cur = conn.cursor(binary=binary)
+                row = cur.execute(sql).fetchone()
+                assert row == want, (zone, binary, row)
+                assert [d.type_code for d in cur.description] == [1184, 1184]
+            # The text as a client without a timestamptz loader reads it.
+            got = server.psql(f"SET TIME ZONE '{zone}'; {sql}").stdout.strip().splitlines()[-1]
+            assert got == text, (zone, got)
+            # An aware datetime binds as timestamptz, in text and in binary.
+            at = datetime.datetime(2024, 3, 31, 3, 30, tzinfo=datetime.timezone(datetime.timedelta(hours=2)))
+            for placeholder in ("%t", "%b"):
+                row = conn.execute(f"SELECT {placeholder} = CAST('2024-03-31 01:30:00Z' AS TIMESTAMP), "
+                                   f"unix_seconds({placeholder})", (at, at)).fetchone()
+                assert row == (True, 1711848600), (zone, placeholder, row)
+        conn.execute("SET TIME ZONE 'UTC'")
 
 
 def test_psycopg_small_types(server):

@@ -47,7 +47,7 @@ def test_psql_describes_a_static_table_and_a_source(server):
             f'Table "public.{source}"',
             "Column|Type|Collation|Nullable|Default",
             "user_id|text|||", "amount|double precision|||",
-            "ts|timestamp without time zone|||"]
+            "ts|timestamp with time zone|||"]
         # \d+ adds storage, compression, statistics target and description.
         assert describe(server, f"\\d+ {table}") == [
             f'Table "public.{table}"',

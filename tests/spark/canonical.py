@@ -81,6 +81,50 @@ def _from_json(v):
 _TS = re.compile(r"^(-?\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:Z|[+-]00(?::?00)?)?$")
 
 
+_TSTZ = re.compile(r"^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(\.\d{1,6})?"
+                   r"([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?( BC)?$")
+
+
+def _days_from_civil(y, m, d):
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
+def _civil_from_days(z):
+    z += 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (m <= 2), m, d
+
+
+def _utc_of_timestamptz(s):
+    """A TIMESTAMP as pgwire sends it (timestamptz: the session zone's wall
+    clock, its offset, ' BC' before year 1) as the UTC text Spark's answers
+    are recorded in; other text as it is."""
+    m = _TSTZ.match(s)
+    if not m:
+        return s
+    year = int(m.group(1))
+    if m.group(12):
+        year = 1 - year
+    seconds = (_days_from_civil(year, int(m.group(2)), int(m.group(3))) * 86400
+               + int(m.group(4)) * 3600 + int(m.group(5)) * 60 + int(m.group(6)))
+    offset = int(m.group(9)) * 3600 + int(m.group(10) or 0) * 60 + int(m.group(11) or 0)
+    seconds -= offset if m.group(8) == "+" else -offset
+    y, mo, d = _civil_from_days(seconds // 86400)
+    rest = seconds % 86400
+    return (f"{y:04d}-{mo:02d}-{d:02d} {rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}"
+            + (m.group(7) or ""))
+
+
 def _timestamp_or_text(s):
     m = _TS.match(s)
     if not m:
@@ -125,6 +169,8 @@ def from_rtsql(text, type_name):
             return double_text(text)
         except ValueError:
             return text
+    if t == "timestamp":
+        return _timestamp_or_text(_utc_of_timestamptz(text))
     if t.startswith("timestamp"):
         return _timestamp_or_text(text)
     if t.startswith("interval"):

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "common/ansi_mode.h"
@@ -68,6 +69,25 @@ TEST_CASE("functions: math") {
   checkNullIn("pow", {litD(1), litD(1)}, 1);
   checkNullIn("mod", {litI(1), litI(1)}, 0);
   checkNullIn("mod", {litI(1), litI(1)}, 1);
+}
+
+// Spark computes log2 and atanh by formulas over ln and log1p (not a libm
+// log2/atanh), and Java's cbrt is mostly the nearest double where glibc's is
+// an ulp off; each value here is Spark 4.3's (tests/data/spark/functions.jsonl).
+TEST_CASE("functions: log2, atanh and cbrt give Spark's last digit") {
+  CHECK(call("log2", {litI(2147483647)}) == Value::float64(30.999999999328196));
+  CHECK(call("log2", {litD(1e308)}) == Value::float64(1023.1538532253077));
+  CHECK(call("log2", {litI(8)}) == Value::float64(3.0));
+  CHECK(call("atanh", {litD(0.125)}) == Value::float64(0.12565721414045306));
+  CHECK(call("atanh", {litI(1)}) == Value::float64(std::numeric_limits<double>::infinity()));
+  CHECK(call("atanh", {litI(-1)}) == Value::float64(-std::numeric_limits<double>::infinity()));
+  CHECK(std::isnan(call("atanh", {litD(2.5)}).asDouble()));
+  CHECK(call("cbrt", {litD(1.5)}) == Value::float64(1.1447142425533319));
+  CHECK(call("cbrt", {litD(3.14159)}) == Value::float64(1.4645914751987923));
+  CHECK(call("cbrt", {litI(255)}) == Value::float64(6.341325705384997));
+  CHECK(call("cbrt", {litD(0.125)}) == Value::float64(0.5));
+  CHECK(call("cbrt", {litI(27)}) == Value::float64(3.0));
+  CHECK(call("cbrt", {litI(-27)}) == Value::float64(-3.0));
 }
 
 TEST_CASE("functions: strings") {

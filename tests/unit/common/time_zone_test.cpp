@@ -58,6 +58,50 @@ TEST_CASE("time zones: offsets at transitions, before the first and after the la
   CHECK(findTimeZone("Asia/Kolkata").offsetSeconds(at("2024-07-01 00:00:00")) == 5 * 3600 + 1800);
 }
 
+// Each name here is Java 17's (DateTimeFormatter 'z' and 'zzzz', Locale.US).
+TEST_CASE("time zones: names as Java prints them, CLDR's where it has them") {
+  const TimeZone& berlin = findTimeZone("Europe/Berlin");
+  CHECK(berlin.name(at("2024-07-01 00:00:00"), true) == "Central European Summer Time");
+  CHECK(berlin.name(at("2024-12-31 23:30:00"), true) == "Central European Standard Time");
+  // CLDR has no short name for Europe_Central in US English: the tz
+  // database's abbreviation is Java's too.
+  CHECK(berlin.name(at("2024-07-01 00:00:00"), false) == "CEST");
+  const TimeZone& la = findTimeZone("America/Los_Angeles");
+  CHECK(la.name(at("2024-03-31 01:30:00"), false) == "PDT");
+  CHECK(la.name(at("2024-12-31 23:30:00"), true) == "Pacific Standard Time");
+  // War time (the tz database's PWT) is daylight time for Java.
+  CHECK(la.name(at("1945-06-15 12:00:00"), true) == "Pacific Daylight Time");
+  CHECK(findTimeZone("PST").name(at("2024-07-01 00:00:00"), true) == "Pacific Daylight Time");
+  CHECK(findTimeZone("Asia/Kolkata").name(at("2024-03-31 01:30:00"), true) ==
+        "India Standard Time");
+  const TimeZone& lordHowe = findTimeZone("Australia/Lord_Howe");
+  CHECK(lordHowe.name(at("2024-03-31 01:30:00"), true) == "Lord Howe Daylight Time");
+  CHECK(lordHowe.name(at("2024-07-01 00:00:00"), true) == "Lord Howe Standard Time");
+  // Java's LHST is its own; CLDR has no short name, so the tz database's stands in.
+  CHECK(lordHowe.name(at("2024-07-01 00:00:00"), false) == "+1030");
+  // A fixed offset has no name but its offset.
+  CHECK(findTimeZone("+05:30").name(0, true) == "+05:30");
+}
+
+TEST_CASE(
+    "time zones: daylight time as java.time tells it, also where the tz database's DST is "
+    "negative") {
+  const TimeZone& dublin = findTimeZone("Europe/Dublin");
+  // The tz database flags Dublin's winter (GMT) as DST, one hour back from
+  // Irish Standard Time; java.time's data has the summer as daylight time.
+  CHECK_FALSE(dublin.isDaylight(at("2024-01-15 12:00:00")));
+  CHECK(dublin.isDaylight(at("2024-07-15 12:00:00")));
+  CHECK(dublin.name(at("2024-07-15 12:00:00"), true) == "Irish Standard Time");
+  CHECK(dublin.name(at("2024-01-15 12:00:00"), true) == "Greenwich Mean Time");
+  // Morocco's +01 is daylight time for Java outside Ramadan.
+  CHECK(findTimeZone("Africa/Casablanca").isDaylight(at("2024-01-15 12:00:00")));
+  CHECK(findTimeZone("Europe/Berlin").isDaylight(at("2024-07-15 12:00:00")));
+  CHECK_FALSE(findTimeZone("Europe/Berlin").isDaylight(at("2024-01-15 12:00:00")));
+  CHECK_FALSE(findTimeZone("Asia/Kolkata").isDaylight(at("2024-01-15 12:00:00")));
+  CHECK(findTimeZone("Europe/Berlin").isDaylight(at("2060-07-01 12:00:00")));
+  CHECK_FALSE(findTimeZone("+02:00").isDaylight(0));
+}
+
 TEST_CASE(
     "time zones: a wall-clock time in a gap moves forward, in an overlap takes the earlier "
     "offset") {

@@ -13,7 +13,8 @@ TEST_CASE("pg values: each column type is declared as the PostgreSQL type its te
   CHECK(pgTypeOf(*DataType::of(TypeId::BigInt)) == pgtype::kInt8);
   CHECK(pgTypeOf(*DataType::of(TypeId::Double)) == pgtype::kFloat8);
   CHECK(pgTypeOf(*DataType::of(TypeId::Binary)) == pgtype::kBytea);
-  CHECK(pgTypeOf(*DataType::of(TypeId::Timestamp)) == pgtype::kTimestamp);
+  // TIMESTAMP is an instant shown in the session zone: timestamp with time zone.
+  CHECK(pgTypeOf(*DataType::of(TypeId::Timestamp)) == pgtype::kTimestamptz);
   CHECK(pgTypeOf(*DataType::of(TypeId::Interval)) == pgtype::kInterval);
   CHECK(pgTypeOf(*DataType::decimal(12, 2)) == pgtype::kNumeric);
   CHECK(pgTypeOf(*DataType::of(TypeId::Date)) == pgtype::kDate);
@@ -31,12 +32,32 @@ TEST_CASE("pg values: booleans are t/f, NULL is no text, the rest as rtsql write
   CHECK(pgTextOf(Value::bigint(-42)) == "-42");
   CHECK(pgTextOf(Value::string("a b")) == "a b");
   CHECK(pgTextOf(Value::integer(7)) == Value::integer(7).toString());
-  CHECK(pgTextOf(Value::timestamp(0)) == Value::timestamp(0).toString());
+  CHECK(pgTextOf(Value::timestamp(0)) == "1970-01-01 00:00:00+00");
   // numeric's text is every digit of the scale, never an exponent.
   CHECK(pgTextOf(Value::decimal(15626572, 12, 2)) == "156265.72");
   CHECK(pgTextOf(Value::decimal(-5, 12, 7)) == "-0.0000005");
   CHECK(pgTextOf(Value::date(19782)) == "2024-02-29");
   CHECK(pgTextOf(Value::timestampNtz(1710037800500000LL)) == "2024-03-10 02:30:00.5");
+}
+
+TEST_CASE("pg values: a TIMESTAMP's text is PostgreSQL's timestamptz in the session zone") {
+  const int64_t t = 1714993689250000LL;  // 2024-05-06 11:08:09.25 UTC
+  CHECK(pgTimestamptzText(t, utcTimeZone()) == "2024-05-06 11:08:09.25+00");
+  CHECK(pgTimestamptzText(t, findTimeZone("Europe/Berlin")) == "2024-05-06 13:08:09.25+02");
+  CHECK(pgTimestamptzText(t, findTimeZone("Asia/Kolkata")) == "2024-05-06 16:38:09.25+05:30");
+  CHECK(pgTimestamptzText(t, findTimeZone("America/St_Johns")) == "2024-05-06 08:38:09.25-02:30");
+  // A local mean time has seconds in its offset (1890-01-01 00:00 UTC).
+  CHECK(pgTimestamptzText(-2524521600000000LL, findTimeZone("America/St_Johns")) ==
+        "1889-12-31 20:29:08-03:30:52");
+  // Year 0 is 1 BC, as PostgreSQL writes it.
+  CHECK(pgTimestamptzText(-62167219200000000LL, utcTimeZone()) == "0001-01-01 00:00:00+00 BC");
+  CHECK(pgTimestamptzText(-62135596800000000LL, utcTimeZone()) == "0001-01-01 00:00:00+00");
+  {
+    TimeZoneScope session(findTimeZone("Asia/Kolkata"));
+    CHECK(pgTextOf(Value::timestamp(t)) == "2024-05-06 16:38:09.25+05:30");
+    // A TIMESTAMP_NTZ is a wall clock: no zone, no offset.
+    CHECK(pgTextOf(Value::timestampNtz(t)) == "2024-05-06 11:08:09.25");
+  }
 }
 
 TEST_CASE("pg values: a catalog query's arrays are PostgreSQL's array types and text") {

@@ -1123,6 +1123,8 @@ TEST_CASE("pgwire extended: parameter values become SQL literals") {
   CHECK(parameterLiteral(std::string("f"), pgtype::kBool, kTextFormat) == "FALSE");
   CHECK(parameterLiteral(std::string("2024-01-02 03:04:05"), pgtype::kTimestamp, kTextFormat) ==
         "TIMESTAMP '2024-01-02 03:04:05'");
+  CHECK(parameterLiteral(std::string("2024-01-02 03:04:05+01"), pgtype::kTimestamptz,
+                         kTextFormat) == "TIMESTAMP '2024-01-02 03:04:05+01'");
   // A value that does not fit its declared type is the client's error.
   for (auto [value, type] : {std::pair{"4x", pgtype::kInt4}, std::pair{"1; drop", pgtype::kInt8},
                              std::pair{"maybe", pgtype::kBool}, std::pair{"1e", pgtype::kFloat8}}) {
@@ -1143,6 +1145,12 @@ TEST_CASE("pgwire extended: parameter values become SQL literals") {
         "CAST(2.5 AS DOUBLE)");
   CHECK(parameterLiteral(bytesOf({1}), pgtype::kBool, kBinaryFormat) == "TRUE");
   CHECK(parameterLiteral(std::string("o'k"), pgtype::kText, kBinaryFormat) == "'o''k'");
+  // A timestamptz is microseconds since 2000-01-01 UTC: the instant with its Z;
+  // a timestamp the wall clock, read as its text form is.
+  CHECK(parameterLiteral(bytesOf({0, 0, 0, 0x14, 0x1D, 0xD7, 0x60, 0}), pgtype::kTimestamptz,
+                         kBinaryFormat) == "TIMESTAMP '2000-01-02 00:00:00Z'");
+  CHECK(parameterLiteral(bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}),
+                         pgtype::kTimestamp, kBinaryFormat) == "TIMESTAMP '1999-12-31 23:59:59'");
   try {
     parameterLiteral(bytesOf({0, 1}), pgtype::kInt4, kBinaryFormat);
     FAIL("expected an error");
@@ -1172,6 +1180,19 @@ TEST_CASE("pgwire extended: binary result values and statement kinds") {
   CHECK(encodeBinaryValue("2000-01-02 00:00:01.5", pgtype::kTimestamp) == expected);
   CHECK(encodeBinaryValue("1999-12-31 23:59:59", pgtype::kTimestamp) ==
         bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}));  // -1 s
+  // A timestamptz's text has its offset (pgTimestamptzText): the instant is sent.
+  CHECK(encodeBinaryValue("2000-01-02 01:00:01.5+01", pgtype::kTimestamptz) == expected);
+  CHECK(encodeBinaryValue("2000-01-01 19:30:01.5-04:30", pgtype::kTimestamptz) == expected);
+  CHECK(encodeBinaryValue("1999-12-31 23:59:59+00", pgtype::kTimestamptz) ==
+        bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}));
+  CHECK(encodeBinaryValue("1999-12-31 20:29:07-03:30:52", pgtype::kTimestamptz) ==
+        bytesOf({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xBD, 0xC0}));
+  CHECK(encodeBinaryValue("0001-01-01 00:00:00+00 BC", pgtype::kTimestamptz) ==
+        encodeBinaryValue("0000-01-01 00:00:00", pgtype::kTimestamp));
+  for (const char* bad :
+       {"2000-01-02 00:00:00", "2000-01-02 00:00:00+1", "2000-01-02 00:00:00+01:5",
+        "2000-01-02 00:00:00+16", "2000-01-02 00:00:00+01:00:00:00"})
+    CHECK_THROWS_AS(encodeBinaryValue(bad, pgtype::kTimestamptz), SqlError);
   CHECK_THROWS_AS(encodeBinaryValue("x", pgtype::kInt4), SqlError);
   CHECK_THROWS_AS(encodeBinaryValue("1 day", pgtype::kInterval), SqlError);
   // numeric: digit count, weight, sign, display scale, base-10000 digits.
