@@ -65,6 +65,10 @@ inline constexpr ErrorClass kInvalidIndexOfZero{"INVALID_INDEX_OF_ZERO", "22003"
 inline constexpr ErrorClass kCannotParseTimestamp{"CANNOT_PARSE_TIMESTAMP", "22007"};
 inline constexpr ErrorClass kDatetimeFieldOutOfBounds{"DATETIME_FIELD_OUT_OF_BOUNDS", "22023"};
 inline constexpr ErrorClass kDatetimeOverflow{"DATETIME_OVERFLOW", "22008"};
+inline constexpr ErrorClass kIllegalDayOfWeek{"ILLEGAL_DAY_OF_WEEK", "22009"};
+inline constexpr ErrorClass kConversionInvalidInput{"CONVERSION_INVALID_INPUT", "22018"};
+inline constexpr ErrorClass kMalformedCharacterCoding{"MALFORMED_CHARACTER_CODING", "22000"};
+inline constexpr ErrorClass kInvalidUrl{"INVALID_URL", "22P02"};
 
 // Throws the error of class `c` with `message` (what failed, naming the
 // value) and a hint: `tryFunction` when one answers NULL instead, and

@@ -236,6 +236,21 @@ std::string rowToJson(const Row& row, const Schema& schema) {
   return out;
 }
 
+namespace {
+
+// A year as Spark prints it: four digits, with a sign before a year past 9999
+// (+10000) or before year 0 (-0001), as Java's yyyy does.
+char* appendYear(char* p, int64_t y) {
+  if (y > 9999) *p++ = '+';
+  if (y < 0) {
+    *p++ = '-';
+    return fmt::format_to(p, "{:04}", -y);
+  }
+  return fmt::format_to(p, "{:04}", y);
+}
+
+}  // namespace
+
 std::string formatTimestamp(int64_t micros, bool iso) {
   int64_t days = floorDiv(micros, kMicrosPerDay);
   int64_t rest = floorMod(micros, kMicrosPerDay);
@@ -245,8 +260,9 @@ std::string formatTimestamp(int64_t micros, bool iso) {
   int64_t secs = rest / 1000000;
   auto frac = static_cast<int>(rest % 1000000);
   char buf[64];
-  char* p = fmt::format_to(buf, "{:04}-{:02}-{:02}{}{:02}:{:02}:{:02}", y, m, d, iso ? 'T' : ' ',
-                           secs / 3600, secs / 60 % 60, secs % 60);
+  char* p = appendYear(buf, y);
+  p = fmt::format_to(p, "-{:02}-{:02}{}{:02}:{:02}:{:02}", m, d, iso ? 'T' : ' ', secs / 3600,
+                     secs / 60 % 60, secs % 60);
   if (iso) {
     // ISO form keeps milliseconds always (as Spark's JSON writer does), and
     // microseconds only when there are any.
@@ -317,10 +333,8 @@ std::string formatDate(int64_t days) {
   unsigned m, d;
   civilFromDays(days, &y, &m, &d);
   char buf[40];
-  int n = y >= 0 && y <= 9999
-              ? std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u", static_cast<long long>(y), m, d)
-              : std::snprintf(buf, sizeof buf, "%+lld-%02u-%02u", static_cast<long long>(y), m, d);
-  return std::string(buf, static_cast<size_t>(n));
+  char* p = fmt::format_to(appendYear(buf, y), "-{:02}-{:02}", m, d);
+  return std::string(buf, p);
 }
 
 bool parseTimestamp(std::string_view s, int64_t* micros, bool applyOffset) {

@@ -21,7 +21,8 @@ void appendJsonValue(std::string& out, const Value& v, const DataType& type);
 std::string rowToJson(const Row& row, const Schema& schema);
 
 // Formats a timestamp (micros since epoch, UTC) as "2024-05-01 10:00:00.123456"
-// (trailing zero fractions trimmed, as Spark shows it) or in ISO form with 'T'/'Z'.
+// (trailing zero fractions trimmed, as Spark shows it) or in ISO form with 'T'/'Z';
+// a year past 9999 or before 0 with its sign, as formatDate.
 std::string formatTimestamp(int64_t micros, bool iso = false);
 // Parses "2024-05-01 10:00:00[.ffffff][Z|+hh:mm]", "2024-05-01T10:00:00Z" and
 // "2024-05-01"; returns false on bad text. Without `applyOffset` an offset in
@@ -32,8 +33,8 @@ bool parseTimestamp(std::string_view text, int64_t* micros, bool applyOffset = t
 // surrounding spaces allowed; `days` since 1970-01-01. False on bad text or a
 // day the month does not have.
 bool parseDate(std::string_view text, int64_t* days);
-// A date (days since 1970-01-01) as "2024-05-01" (years past 9999 and before 1
-// with their sign, as Spark prints them).
+// A date (days since 1970-01-01) as "2024-05-01" (years past 9999 and before 0
+// with their sign, +10000-01-01 and -0001-01-01, as Spark prints them).
 std::string formatDate(int64_t days);
 
 }  // namespace rtsql

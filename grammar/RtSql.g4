@@ -400,6 +400,8 @@ primary
     : literal                                                  # literalPrimary
     | CASE operand=expr? whenClause+ (ELSE elseExpr=expr)? END # casePrimary
     | CAST LPAREN expr AS dataType RPAREN                      # castPrimary
+    // try_cast(x AS type): the AST builder checks the name.
+    | identifier LPAREN expr AS dataType RPAREN                # tryCastPrimary
     | functionName LPAREN functionArgs? RPAREN nullTreatment? filterClause? overClause?  # callPrimary
     // The SQL standard's forms of five functions (the AST builder checks the name):
     // TRIM(BOTH|LEADING|TRAILING [chars] FROM s), TRIM(chars FROM s),

@@ -2056,6 +2056,18 @@ ast::ExprPtr AstBuilder::primary(P::PrimaryContext* ctx) {
     e->castType = dataType(cast->dataType());
     return e;
   }
+  if (auto* tc = dynamic_cast<P::TryCastPrimaryContext*>(ctx)) {
+    if (lower(identifier(tc->identifier())) != "try_cast")
+      throw SqlError(sqlstate::kSyntaxError,
+                     fmt::format("syntax error: {}(x AS type) is a form of CAST and TRY_CAST only",
+                                 identifier(tc->identifier())),
+                     startOf(tc->identifier()));
+    auto e = newExpr(ast::ExprKind::Cast, ctx);
+    e->name = "try_cast";
+    e->args.push_back(expr(tc->expr()));
+    e->castType = dataType(tc->dataType());
+    return e;
+  }
   if (auto* pg = dynamic_cast<P::PgCastPrimaryContext*>(ctx)) {
     auto e = newExpr(ast::ExprKind::Cast, ctx);
     e->args.push_back(primary(pg->primary()));

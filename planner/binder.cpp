@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "common/json.h"
+#include "common/try_cast.h"
 #include "parser/expr_walker.h"
 #include "planner/decimal_literals.h"
 #include "planner/planner.h"
@@ -532,6 +533,8 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
           target == "regrole") {
         return makeCall(target, {bind(*e.args.at(0))}, e.pos);
       }
+      if (e.name == "try_cast")
+        return makeTryCast(bind(*e.args.at(0)), bindType(e.castType), e.pos);
       return makeCast(bind(*e.args.at(0)), bindType(e.castType), e.pos);
     }
     case ast::ExprKind::In: {

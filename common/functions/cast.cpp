@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "common/time_zone.h"
+#include "common/try_cast.h"
 
 namespace rtsql {
 
@@ -301,6 +302,14 @@ Value castValueAnsi(const Value& v, const DataType& target) {
     }
     case TypeId::TinyInt:
     case TypeId::SmallInt: {
+      if (from == TypeId::String) {
+        // As for INT: an optional sign and digits only ('-3.5' is malformed).
+        int64_t n;
+        if (!parseIntegerExact(v.asString(), &n) || n < smallIntegralMin(target.id) ||
+            n > smallIntegralMax(target.id))
+          castFailed(ansi::kCastInvalidInput, v, target);
+        return smallIntegral(n, target.id);
+      }
       Value r = castToSmallIntegral(v, target.id, /*ansi=*/true);
       if (r.isNull() && from == TypeId::String) castFailed(ansi::kCastInvalidInput, v, target);
       return r;
@@ -758,6 +767,82 @@ ExprPtr foldConstant(const ExprPtr& e) {
   }
 }
 
+namespace {
+
+// try_cast's node: ANSI mode's cast of its child, and NULL for a value the
+// cast refuses (its errors are data exceptions, SQLSTATE class 22; any
+// other error, such as a value past the size limit, still raises).
+class TryCastExpr final : public Expr {
+ public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*cast_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<TryCastExpr>(std::move(c[0]));
+  }
+  explicit TryCastExpr(ExprPtr cast) : Expr(cast->type()), cast_(std::move(cast)) {}
+  Value eval(const Row& row) const override {
+    try {
+      return cast_->eval(row);
+    } catch (const SqlError& e) {
+      if (e.sqlstate().starts_with("22")) return Value();
+      throw;
+    }
+  }
+  std::string toString() const override {
+    std::string s = cast_->toString();
+    return s.starts_with("CAST(") ? "TRY_" + s : "TRY_CAST(" + s + ")";
+  }
+  bool isConstant() const override { return cast_->isConstant(); }
+
+ private:
+  ExprPtr cast_;
+};
+
+// An ARRAY's or STRUCT's value cast element by element, each element NULL
+// where its cast raises, as Spark's try_cast does (['1', 'x'] as
+// ARRAY<INT> is [1, NULL]).
+Value tryCastNested(const Value& v, const DataType& target) {
+  if (v.isNull()) return v;
+  if (target.id == TypeId::Array && v.type() == TypeId::Array && target.element) {
+    ValueList out;
+    out.reserve(v.asList().size());
+    for (const auto& item : v.asList()) out.push_back(tryCastNested(item, *target.element));
+    return Value::array(std::move(out));
+  }
+  if (target.id == TypeId::Struct && v.type() == TypeId::Struct &&
+      v.asList().size() == target.fields.size()) {
+    ValueList out;
+    out.reserve(target.fields.size());
+    for (size_t i = 0; i < target.fields.size(); ++i)
+      out.push_back(tryCastNested(v.asList()[i], *target.fields[i].type));
+    return Value::structure(std::move(out));
+  }
+  try {
+    return castValueAnsi(v, target);
+  } catch (const SqlError& e) {
+    if (e.sqlstate().starts_with("22")) return Value();
+    throw;
+  }
+}
+
+class TryCastNestedExpr final : public Expr {
+ public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<TryCastNestedExpr>(std::move(c[0]), type());
+  }
+  TryCastNestedExpr(ExprPtr e, DataTypePtr target) : Expr(std::move(target)), e_(std::move(e)) {}
+  Value eval(const Row& row) const override { return tryCastNested(e_->eval(row), *type()); }
+  std::string toString() const override {
+    return "TRY_CAST(" + e_->toString() + " AS " + type()->toString() + ")";
+  }
+  bool isConstant() const override { return e_->isConstant(); }
+
+ private:
+  ExprPtr e_;
+};
+
+}  // namespace
+
 ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
   if (e->type() == target || e->type()->equals(*target)) return e;
   if (isNullType(e->type()) && e->isConstant()) return makeLiteral(Value(), target);
@@ -928,4 +1013,26 @@ std::optional<Value> constantValue(const ExprPtr& e) {
 }
 
 }  // namespace expr_internal
+
+ExprPtr makeTryCast(ExprPtr e, DataTypePtr target, size_t pos) {
+  ExprPtr tryCast;
+  if ((target->id == TypeId::Array || target->id == TypeId::Struct) &&
+      !e->type()->equals(*target) && !isNullType(e->type())) {
+    if (!expr_internal::canCast(*e->type(), *target))
+      throw SqlError(sqlstate::kDatatypeMismatch,
+                     fmt::format("cannot cast type {} to {}", e->type()->toString(),
+                                 target->toString()),
+                     pos);
+    tryCast = std::make_shared<expr_internal::TryCastNestedExpr>(std::move(e), std::move(target));
+  } else {
+    ExprPtr cast;
+    {
+      AnsiModeScope ansi(true);
+      cast = makeCast(std::move(e), std::move(target), pos);
+    }
+    tryCast = std::make_shared<expr_internal::TryCastExpr>(std::move(cast));
+  }
+  return tryCast->isConstant() ? expr_internal::foldConstant(tryCast) : tryCast;
+}
+
 }  // namespace rtsql

@@ -6,14 +6,49 @@
 #include <cstdio>
 #include <random>
 
+#include "common/ansi_mode.h"
 #include "common/functions/internal.h"
 
 namespace rtsql::expr_internal {
 
 namespace {
 
+// The common type of coalesce's, nvl's, nvl2's and if's values in ANSI mode,
+// as Spark's: text meets a number, a BOOLEAN or a BINARY as that type (an
+// integer as BIGINT, a fractional number as DOUBLE), and is cast to it only
+// when its value is reached ('a' is then CAST_INVALID_INPUT). The legacy mode
+// takes the other types only (argsCommon).
+DataTypePtr valuesCommon(const std::string& name, std::vector<ExprPtr>& args, size_t from,
+                         size_t pos) {
+  if (ansiMode()) {
+    DataTypePtr other;
+    bool text = false;
+    for (size_t i = from; i < args.size(); ++i) {
+      const DataTypePtr& t = args[i]->type();
+      if (t->id == TypeId::String) {
+        text = true;
+      } else if (!isNullType(t)) {
+        auto c = other ? commonType(other, t) : t;
+        if (!c) break;  // argsCommon reports the mix
+        other = c;
+      }
+    }
+    if (text && other) {
+      DataTypePtr wider;
+      if (other->isIntegral()) wider = DataType::of(TypeId::BigInt);
+      else if (other->isNumeric()) wider = DataType::of(TypeId::Double);
+      else if (other->id == TypeId::Boolean || other->id == TypeId::Binary) wider = other;
+      if (wider) {
+        for (size_t i = from; i < args.size(); ++i) args[i] = castTo(args[i], wider);
+        return wider;
+      }
+    }
+  }
+  return argsCommon(name, args, from, pos);
+}
+
 ExprPtr buildCoalesce(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  DataTypePtr t = argsCommon(name, args, 0, pos);
+  DataTypePtr t = valuesCommon(name, args, 0, pos);
   return fnN(name, t, args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     for (const auto& e : a) {
       Value v = e->eval(row);
@@ -26,6 +61,11 @@ ExprPtr buildCoalesce(const std::string& name, std::vector<ExprPtr>& args, size_
 // nullif(x, y): the type is x's, as Spark's (nullif(255, 0.0) is the INT 255);
 // the two compare in their common type.
 ExprPtr buildNullif(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  // nullif(NULL, y) is NULL of no type (void), as Spark's.
+  if (isNullType(args[0]->type()) && args[0]->isConstant()) {
+    argsCommon(name, args, 0, pos);
+    return makeLiteral(Value(), nullType());
+  }
   ExprPtr first = args[0];
   DataTypePtr t = argsCommon(name, args, 0, pos);
   if (!isNullType(first->type()) && !first->type()->equals(*t)) {
@@ -47,7 +87,7 @@ ExprPtr buildNullif(const std::string& name, std::vector<ExprPtr>& args, size_t 
 
 ExprPtr buildIf(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBoolean(name, args, 0, pos);
-  DataTypePtr t = argsCommon(name, args, 1, pos);
+  DataTypePtr t = valuesCommon(name, args, 1, pos);
   (void)t;
   return fnN(name, args[1]->type(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     Value c = a[0]->eval(row);
@@ -130,7 +170,7 @@ ExprPtr buildRand(const std::string& name, std::vector<ExprPtr>& args, size_t po
 
 // nvl2(x, a, b): a when x is not NULL, else b.
 ExprPtr buildNvl2(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
-  DataTypePtr t = argsCommon(name, args, 1, pos);
+  DataTypePtr t = valuesCommon(name, args, 1, pos);
   return fnN(name, t, args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     return a[0]->eval(row).isNull() ? a[2]->eval(row) : a[1]->eval(row);
   });

@@ -173,6 +173,10 @@ std::string inferCsvType(const std::string& f) {
 ExprPtr buildSchemaOfCsv(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   return fn1(name, DataType::of(TypeId::String), args, [](const Value& v) {
+    // Empty text has no record to infer from: Spark raises for it.
+    if (v.asString().empty())
+      throw SqlError(sqlstate::kInvalidParameterValue, "schema_of_csv: the sample text is empty",
+                     SqlError::npos, "pass a sample CSV record");
     auto fields = splitCsv(v.asString());
     std::string out = "STRUCT<";
     for (size_t i = 0; i < fields.size(); ++i) {

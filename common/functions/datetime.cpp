@@ -193,10 +193,13 @@ class DateFormat {
         case 0: out += t.literal; break;
         case 'G': out += n == 4 ? "Anno Domini" : n == 5 ? "A" : "AD"; break;
         case 'y':
-          if (n == 2)
+          if (n == 2) {
             number(floorMod(f.year, 100), 2);
-          else
+          } else {
+            // Java's yyyy writes a year of more than four digits with its sign.
+            if (n == 4 && f.year > 9999) out += '+';
             number(f.year, n);
+          }
           break;
         case 'D': {
           int64_t doy = floorDiv(us, kMicrosPerDay) - daysFromCivil(f.year, 1, 1) + 1;
@@ -521,8 +524,9 @@ ExprPtr buildToTimestamp(const std::string& name, std::vector<ExprPtr>& args, si
 
 // to_timestamp_ntz(x[, fmt]): the wall clock of text (parsed with fmt when
 // given; an offset in it is read and left out), of a DATE (its midnight) or of
-// a TIMESTAMP (in the session zone), as a TIMESTAMP_NTZ; NULL for text that
-// does not parse. Numbers are refused, as Spark refuses them.
+// a TIMESTAMP (in the session zone), as a TIMESTAMP_NTZ; text that does not
+// parse raises CANNOT_PARSE_TIMESTAMP in ANSI mode and is NULL in the legacy
+// mode. Numbers are refused, as Spark refuses them.
 ExprPtr buildToTimestampNtz(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args.size() == 1) {
     auto id = args[0]->type()->id;
@@ -534,10 +538,15 @@ ExprPtr buildToTimestampNtz(const std::string& name, std::vector<ExprPtr>& args,
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
   FormatPtr fixed = constFormat(args[1]);
-  return fn2(name, ntz(), args, [fixed](const Value& s, const Value& f) {
+  const bool ansi = ansiMode();
+  return fn2(name, ntz(), args, [fixed, ansi](const Value& s, const Value& f) {
     int64_t us;
     bool ok = fixed ? fixed->parse(s.asString(), &us, nullptr, false)
                     : DateFormat(f.asString()).parse(s.asString(), &us, nullptr, false);
+    if (!ok && ansi) [[unlikely]]
+      ansi::raise(ansi::kCannotParseTimestamp,
+                  fmt::format("the text '{}' does not match the pattern '{}'",
+                              s.asString().substr(0, 256), f.asString().substr(0, 256)));
     return ok ? Value::timestampNtz(us) : Value();
   });
 }
@@ -568,10 +577,10 @@ ExprPtr buildFromUnixtime(const std::string& name, std::vector<ExprPtr>& args, s
   const TimeZone* zone = &sessionTimeZone();
   return fn2(name, DataType::of(TypeId::String), args,
              [fixed, zone](const Value& secs, const Value& f) {
-               int64_t s = secs.asInt();
-               if (s > INT64_MAX / kMicrosPerSecond || s < INT64_MIN / kMicrosPerSecond)
-                 return Value();
-               int64_t us = s * kMicrosPerSecond;
+               // Spark multiplies the seconds in a Java long: past its range
+               // the product wraps, and so does it here.
+               const auto us = static_cast<int64_t>(static_cast<uint64_t>(secs.asInt()) *
+                                                    static_cast<uint64_t>(kMicrosPerSecond));
                return Value::string(fixed ? fixed->format(us, *zone)
                                           : DateFormat(f.asString()).format(us, *zone));
              });
@@ -723,12 +732,17 @@ ExprPtr buildDateDiff(const std::string& name, std::vector<ExprPtr>& args, size_
 }
 
 // date_add(start, n) / date_sub(start, n): the date n days after (before).
+// Spark adds the day numbers as Java ints, in both modes: past a DATE's range
+// the day number wraps (date_add('2024-02-29', 2147483647) is -5877587-08-19),
+// and so does it here.
 template <int Sign>
 ExprPtr buildDateAdd(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argDate(name, args, 0, pos);
   argInt(name, args, 1, pos);
-  return fn2(name, dateType(), args,
-             [](const Value& s, const Value& n) { return dateValue(dayOf(s) + Sign * n.asInt()); });
+  return fn2(name, dateType(), args, [](const Value& s, const Value& n) {
+    const auto days = static_cast<uint32_t>(dayOf(s)) + static_cast<uint32_t>(Sign * n.asInt());
+    return Value::date(static_cast<int32_t>(days));
+  });
 }
 
 Value addMonths(int64_t days, int64_t months) {
@@ -742,12 +756,20 @@ Value addMonths(int64_t days, int64_t months) {
 }
 
 // add_months(start, n): the same day n months later, clamped to the month's
-// last day (2024-01-31 + 1 month is 2024-02-29).
+// last day (2024-01-31 + 1 month is 2024-02-29). Past a DATE's range it is
+// ARITHMETIC_OVERFLOW in ANSI mode, NULL in the legacy mode.
 ExprPtr buildAddMonths(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argDate(name, args, 0, pos);
   argInt(name, args, 1, pos);
-  return fn2(name, dateType(), args,
-             [](const Value& s, const Value& n) { return addMonths(dayOf(s), n.asInt()); });
+  const bool ansi = ansiMode();
+  return fn2(name, dateType(), args, [ansi](const Value& s, const Value& n) {
+    Value r = addMonths(dayOf(s), n.asInt());
+    if (r.isNull() && ansi) [[unlikely]]
+      ansi::raise(ansi::kArithmeticOverflow,
+                  fmt::format("add_months({}, {}) is past the range of a DATE",
+                              s.toString(), n.asInt()));
+    return r;
+  });
 }
 
 // months_between(t1, t2[, roundOff]): Spark's: whole months when both days of
@@ -802,14 +824,21 @@ int weekdayOf(std::string_view s) {
   return -1;
 }
 
-// next_day(start, 'TU'): the first such weekday after start; NULL for an
-// unknown name (Spark without ANSI mode).
+// next_day(start, 'TU'): the first such weekday after start; an unknown name
+// is ILLEGAL_DAY_OF_WEEK in ANSI mode, NULL in the legacy mode.
 ExprPtr buildNextDay(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argDate(name, args, 0, pos);
   argString(name, args, 1, pos);
-  return fn2(name, dateType(), args, [](const Value& s, const Value& d) {
+  const bool ansi = ansiMode();
+  return fn2(name, dateType(), args, [ansi](const Value& s, const Value& d) {
     int want = weekdayOf(d.asString());
-    if (want < 0) return Value();
+    if (want < 0) {
+      if (ansi) [[unlikely]]
+        ansi::raise(ansi::kIllegalDayOfWeek,
+                    fmt::format("next_day: '{}' is not a day of the week",
+                                d.asString().substr(0, 64)));
+      return Value();
+    }
     int64_t days = dayOf(s);
     auto have = static_cast<int>(floorMod(days + 3, 7));
     int step = (want - have + 7) % 7;

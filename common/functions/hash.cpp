@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "common/ansi_mode.h"
 #include "common/crc32.h"
 #include "common/digest.h"
 #include "common/hex.h"
@@ -90,9 +91,27 @@ ExprPtr buildBase64(const std::string& name, std::vector<ExprPtr>& args, size_t 
   });
 }
 
+// unbase64(s): in ANSI mode text Java's MIME decoder refuses (Spark's
+// unbase64 raises for it, IllegalArgumentException) is CONVERSION_INVALID_INPUT;
+// the legacy mode decodes what it can.
 ExprPtr buildUnbase64(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
-  return fn1(name, DataType::of(TypeId::Binary), args, [](const Value& v) {
+  const bool ansi = ansiMode();
+  return fn1(name, DataType::of(TypeId::Binary), args, [ansi](const Value& v) {
+    if (ansi) {
+      if (const char* why = javaMimeBase64Error(v.asString())) [[unlikely]]
+        ansi::raise(ansi::kConversionInvalidInput,
+                    fmt::format("unbase64: '{}' is not base64: {}",
+                                v.asString().substr(0, 256), why),
+                    "try_to_binary(s, 'base64')");
+      // As the MIME decoder: the characters outside the alphabet are skipped.
+      std::string kept;
+      for (char c : v.asString())
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' || c == '=')
+          kept += c;
+      std::string out;
+      return fromBase64(kept, &out) ? Value::binary(std::move(out)) : Value();
+    }
     std::string out;
     return fromBase64(v.asString(), &out) ? Value::binary(std::move(out)) : Value();
   });

@@ -45,6 +45,14 @@ std::string formatInterval(int64_t micros);
 std::string formatSparkTimestamp(int64_t micros);
 std::string toBase64(std::string_view bytes);
 bool fromBase64(std::string_view text, std::string* out);
+// Whether Spark's to_binary(text, 'base64') takes the text: the alphabet
+// without spaces (line breaks are skipped), '=' padding only at the end and
+// completing a 4-character unit, or no padding and no lone last character.
+bool sparkBase64Valid(std::string_view text);
+// Why Java's MIME base64 decoder (Spark's unbase64) refuses the text, or
+// nullptr when it takes it: it skips characters outside the alphabet, and
+// refuses misplaced padding, a lone last character and data after padding.
+const char* javaMimeBase64Error(std::string_view text);
 // Number of UTF-8 code points (continuation bytes are not counted).
 size_t utf8Length(std::string_view s);
 // Appends code point `cp` encoded as UTF-8 (1 to 4 bytes).

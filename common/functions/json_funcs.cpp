@@ -434,10 +434,27 @@ std::string inferJson(simdjson::dom::element el) {
 
 ExprPtr buildSchemaOfJson(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
+  // As Spark: the first JSON value of the text is read ('{"a":1} x' is a
+  // STRUCT), blank text is a STRING, and text that does not start with a
+  // JSON value is refused (Spark's parser raises for it).
   return fn1(name, DataType::of(TypeId::String), args, [](const Value& j) {
     thread_local simdjson::dom::parser parser;
     simdjson::dom::element el;
-    if (parser.parse(j.asString()).get(el) != simdjson::SUCCESS) return Value::string("STRING");
+    const std::string& text = j.asString();
+    if (parser.parse(text).get(el) != simdjson::SUCCESS) {
+      if (text.find_first_not_of(" \t\r\n") == std::string::npos) return Value::string("STRING");
+      simdjson::dom::document_stream docs;
+      if (parser.parse_many(text).get(docs) == simdjson::SUCCESS) {
+        auto it = docs.begin();
+        if (it != docs.end() && (*it).get(el) == simdjson::SUCCESS) {
+          std::string t = inferJson(el);
+          return Value::string(t.empty() ? "STRING" : t);
+        }
+      }
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("schema_of_json: '{}' is not JSON", text.substr(0, 256)),
+                     SqlError::npos, "pass a sample JSON value");
+    }
     std::string t = inferJson(el);
     return Value::string(t.empty() ? "STRING" : t);
   });

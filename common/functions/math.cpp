@@ -76,6 +76,52 @@ double roundDouble(double x, int scale, bool halfEven = false) {
   return out;
 }
 
+// Spark rounds with Java's BigDecimal.setScale, which cannot move a number by
+// 10^536870920 places or more (BigInteger's range): in ANSI mode such a scale
+// is ARITHMETIC_OVERFLOW, as Spark raises it, where the legacy mode answers
+// the rounded value. `valueScale` is the scale of the number's BigDecimal:
+// that of the shortest decimal text of a DOUBLE (Double.toString), 0 for an
+// integer.
+constexpr int64_t kRoundScaleLimit = 536870920;
+
+int64_t javaScaleOf(double x) {
+  if (!std::isfinite(x)) return 0;
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));
+  size_t e = sci.find('e');
+  int exp = 0;
+  std::string_view es = sci.substr(e + 1);
+  if (!es.empty() && es[0] == '+') es.remove_prefix(1);
+  std::from_chars(es.data(), es.data() + es.size(), exp);
+  size_t dot = sci.find('.');
+  auto fraction = static_cast<int64_t>(dot == std::string_view::npos ? 0 : e - dot - 1);
+  // Double.toString writes 1e-3 <= |x| < 1e7 plainly, with at least one
+  // fraction digit, and the others as d.dddE±n, also with one at least.
+  if (std::fabs(x) >= 1e-3 && std::fabs(x) < 1e7) return std::max<int64_t>(fraction - exp, 1);
+  return std::max<int64_t>(fraction, 1) - exp;
+}
+
+void checkRoundScale(const char* name, int64_t valueScale, int64_t scale) {
+  const int64_t move = valueScale - scale;
+  if (move >= kRoundScaleLimit || move <= -kRoundScaleLimit) [[unlikely]]
+    ansi::raise(ansi::kArithmeticOverflow,
+                fmt::format("{}: the scale {} moves the number past the range Spark's "
+                            "BigDecimal computes",
+                            name, scale));
+}
+
+// The check of round's and bround's value and scale: a DOUBLE as its
+// Double.toString (NaN and the infinities are left as they are), an integer
+// only when the scale is negative (Spark leaves it alone otherwise).
+void checkRoundArgs(const char* name, const Value& v, int scale) {
+  if (v.type() == TypeId::Double) {
+    if (std::isfinite(v.asDouble())) checkRoundScale(name, javaScaleOf(v.asDouble()), scale);
+  } else if (scale < 0) {
+    checkRoundScale(name, 0, scale);
+  }
+}
+
 int64_t roundInteger(int64_t x, int scale, bool halfEven = false) {
   if (scale >= 0) return x;
   if (scale < -18) return 0;
@@ -97,6 +143,15 @@ ExprPtr buildDecimalRound(const std::string& name, std::vector<ExprPtr>& args, i
                           decimal::Rounding mode, bool floorCeil = false) {
   const DataType& in = *args[0]->type();
   int p = in.precision, s = in.scale;
+  if (ansiMode() && s - static_cast<int64_t>(places) >= kRoundScaleLimit) {
+    // Raised for the record that reaches it (a CASE may never).
+    const std::string fn = name;
+    return fn1(name, DataType::decimal(std::min(p - s + 1, decimal::kMaxPrecision), 0), args,
+               [fn, s, places](const Value&) -> Value {
+                 checkRoundScale(fn.c_str(), s, places);
+                 return {};
+               });
+  }
   int newScale = places < 0 ? 0 : std::min(s, places);
   int64_t wide =
       places < 0 ? std::max<int64_t>(p - s + 1, 1 - int64_t{places}) : p - s + 1 + newScale;
@@ -121,6 +176,12 @@ ExprPtr buildDecimalRound(const std::string& name, std::vector<ExprPtr>& args, i
 
 bool isSmallIntegral(const DataTypePtr& t) { return t->id == TypeId::TinyInt || t->id == TypeId::SmallInt; }
 
+// A NULL literal given to abs, negative, positive, round or bround is a DOUBLE,
+// as Spark types a NULL where any number is taken (abs(NULL) is a DOUBLE).
+void nullAsDouble(std::vector<ExprPtr>& args) {
+  if (isNullType(args[0]->type())) args[0] = castTo(args[0], DataType::of(TypeId::Double));
+}
+
 // A function over a TINYINT, SMALLINT or FLOAT that keeps its type, as Spark's
 // abs, round and bround do: `integral` maps the integer, `floating` the float.
 template <typename I, typename F>
@@ -144,6 +205,7 @@ ExprPtr keepSmallType(const std::string& name, std::vector<ExprPtr>& args, I int
 }
 
 ExprPtr buildAbs(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  nullAsDouble(args);
   if (isSmallIntegral(args[0]->type()) || args[0]->type()->id == TypeId::Float)
     return keepSmallType(
         name, args,
@@ -174,6 +236,7 @@ ExprPtr buildAbs(const std::string& name, std::vector<ExprPtr>& args, size_t pos
 }
 
 ExprPtr buildRound(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  nullAsDouble(args);
   if (args[0]->type()->id == TypeId::Decimal) {
     auto places = args.size() == 1 ? std::optional<Value>(Value::integer(0)) : constantValue(args[1]);
     if (places && places->type() == TypeId::Int) {
@@ -192,8 +255,11 @@ ExprPtr buildRound(const std::string& name, std::vector<ExprPtr>& args, size_t p
   if (args.size() == 1) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
   argInt(name, args, 1, pos);
   auto t = args[0]->type();
-  return fn2(name, t, args, [](const Value& v, const Value& s) {
+  const bool ansi = ansiMode();
+  return fn2(name, t, args, [ansi](const Value& v, const Value& s) {
     int scale = static_cast<int>(s.asInt());
+    if (ansi && (scale <= -kRoundScaleLimit + 400 || scale >= kRoundScaleLimit - 400)) [[unlikely]]
+      checkRoundArgs("round", v, scale);
     switch (v.type()) {
       case TypeId::Int: return Value::integer(static_cast<int32_t>(roundInteger(v.asInt(), scale)));
       case TypeId::BigInt: return Value::bigint(roundInteger(v.asInt(), scale));
@@ -208,9 +274,17 @@ ExprPtr buildFloorCeil(const std::string& name, std::vector<ExprPtr>& args, size
     return buildDecimalRound(name, args, 0, Floor ? decimal::Rounding::Floor : decimal::Rounding::Ceiling,
                              true);
   argNumeric(name, args, 0, pos);
-  return fn1(name, bigint(), args, [](const Value& v) {
+  // A DOUBLE past BIGINT's range is ARITHMETIC_OVERFLOW in ANSI mode (NaN is
+  // 0, as Spark), and saturates in the legacy mode.
+  const bool ansi = ansiMode();
+  return fn1(name, bigint(), args, [ansi](const Value& v) {
     if (v.type() != TypeId::Double) return Value::bigint(v.asInt());
-    return Value::bigint(saturatingLong(Floor ? std::floor(v.asDouble()) : std::ceil(v.asDouble())));
+    const double r = Floor ? std::floor(v.asDouble()) : std::ceil(v.asDouble());
+    if (ansi && (r >= 9223372036854775808.0 || r < -9223372036854775808.0)) [[unlikely]]
+      ansi::raise(ansi::kArithmeticOverflow,
+                  fmt::format("{}({}) is past the range of a BIGINT", Floor ? "floor" : "ceil",
+                              v.toString()));
+    return Value::bigint(saturatingLong(r));
   });
 }
 
@@ -424,6 +498,7 @@ ExprPtr buildLogBase(const std::string& name, std::vector<ExprPtr>& args, size_t
 
 // bround: round half to even at `scale` decimal places.
 ExprPtr buildBround(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  nullAsDouble(args);
   if (args[0]->type()->id == TypeId::Decimal) {
     auto places = args.size() == 1 ? std::optional<Value>(Value::integer(0)) : constantValue(args[1]);
     if (places && places->type() == TypeId::Int) {
@@ -442,8 +517,11 @@ ExprPtr buildBround(const std::string& name, std::vector<ExprPtr>& args, size_t 
   if (args.size() == 1) args.push_back(makeLiteral(Value::integer(0), DataType::of(TypeId::Int)));
   argInt(name, args, 1, pos);
   auto t = args[0]->type();
-  return fn2(name, t, args, [](const Value& v, const Value& s) {
+  const bool ansi = ansiMode();
+  return fn2(name, t, args, [ansi](const Value& v, const Value& s) {
     int scale = static_cast<int>(s.asInt());
+    if (ansi && (scale <= -kRoundScaleLimit + 400 || scale >= kRoundScaleLimit - 400)) [[unlikely]]
+      checkRoundArgs("bround", v, scale);
     switch (v.type()) {
       case TypeId::Int:
         return Value::integer(static_cast<int32_t>(roundInteger(v.asInt(), scale, true)));
@@ -639,6 +717,7 @@ ExprPtr buildBitGet(const std::string& name, std::vector<ExprPtr>& args, size_t 
 
 template <bool Negate>
 ExprPtr buildSignOp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+  nullAsDouble(args);
   // TINYINT, SMALLINT, FLOAT and DECIMAL keep their type, as in Spark.
   if (args[0]->type()->id != TypeId::Interval && !isSmallIntegral(args[0]->type()) &&
       args[0]->type()->id != TypeId::Float && args[0]->type()->id != TypeId::Decimal)

@@ -21,8 +21,6 @@ constexpr std::string_view kLastDigit =
 constexpr std::string_view kTrig =
     "the C library's result, which may differ from Java's Math (a HotSpot intrinsic) in the last "
     "digit";
-constexpr std::string_view kPast9999 =
-    "a date past year 9999 is NULL; Spark wraps the overflow of its INT day count";
 constexpr std::string_view kFromText =
     "takes no options argument; a field that does not convert is NULL, where Spark's PERMISSIVE "
     "mode makes the whole record NULL";
@@ -37,17 +35,16 @@ constexpr auto kDifferences = std::to_array<std::pair<std::string_view, std::str
     {"atan2", kLastDigit},
     {"atanh", kLastDigit},
     {"cbrt", kLastDigit},
-    {"coalesce", "a STRING mixed with a number or BOOLEAN is 42804; Spark converts them"},
+    {"coalesce",
+     "in the legacy mode a STRING mixed with a number or BOOLEAN is 42804; Spark's legacy mode "
+     "makes them STRING"},
     {"collect_set", "its values in ascending order; Spark's in its hash set's order"},
     {"cos", kTrig},
     {"cosh", kLastDigit},
     {"cot", kTrig},
     {"csc", kTrig},
-    {"date_add", kPast9999},
-    {"date_sub", kPast9999},
     {"date_trunc",
      "an unknown literal unit is an error when the statement is planned; Spark gives NULL"},
-    {"decode", "an unknown charset gives NULL; Spark raises"},
     {"exp", kLastDigit},
     {"expm1", kLastDigit},
     {"format_number",

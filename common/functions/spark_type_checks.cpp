@@ -47,6 +47,7 @@ constexpr Check kChecks[] = {
     {"flatten", Rule::NullArray, "UNEXPECTED_INPUT_TYPE"},
     {"element_at", Rule::NullArray, "UNEXPECTED_INPUT_TYPE"},
     {"get", Rule::NullArray, "UNEXPECTED_INPUT_TYPE"},
+    {"try_element_at", Rule::NullArray, "UNEXPECTED_INPUT_TYPE"},
     {"bitmap_count", Rule::NullArray, "UNEXPECTED_INPUT_TYPE"},
     {"schema_of_json", Rule::NullConstant, "UNEXPECTED_NULL"},
     {"schema_of_csv", Rule::NullConstant, "UNEXPECTED_NULL"},

@@ -183,6 +183,49 @@ bool fromBase64(std::string_view in, std::string* out) {
   return pad <= 2;
 }
 
+bool sparkBase64Valid(std::string_view in) {
+  size_t chars = 0, pad = 0;
+  for (char c : in) {
+    const bool alphabet = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                          (c >= '0' && c <= '9') || c == '+' || c == '/';
+    if (alphabet) {
+      if (pad) return false;  // data after padding
+      ++chars;
+    } else if (c == '=') {
+      if (++pad > 2) return false;
+    } else if (c != '\n' && c != '\r') {
+      return false;
+    }
+  }
+  return pad ? (chars + pad) % 4 == 0 : chars % 4 != 1;
+}
+
+const char* javaMimeBase64Error(std::string_view in) {
+  auto alphabet = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '+' || c == '/';
+  };
+  int inUnit = 0;  // base64 characters read of the current 4-character unit
+  size_t i = 0;
+  for (; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '=') {
+      // Padding ends the data: after two characters it is "==", after three
+      // one '='; at the start of a unit it is wrong.
+      if (inUnit == 0 || (inUnit == 2 && (i + 1 == in.size() || in[++i] != '=')))
+        return "Input byte array has wrong 4-byte ending unit";
+      ++i;
+      break;
+    }
+    if (!alphabet(c)) continue;  // MIME skips any other character
+    inUnit = (inUnit + 1) % 4;
+  }
+  if (inUnit == 1) return "Last unit does not have enough valid bits";
+  for (; i < in.size(); ++i)
+    if (alphabet(in[i])) return "Input byte array has incorrect ending byte";
+  return nullptr;
+}
+
 size_t findSubstring(std::string_view text, std::string_view needle, size_t from) {
   if (from > text.size()) return std::string_view::npos;
   if (needle.empty()) return from;

@@ -2,9 +2,12 @@
 // (java.net.URI for parse_url, URLEncoder/URLDecoder's form encoding).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
+#include "common/ansi_mode.h"
 #include "common/functions/internal.h"
+#include "common/hex.h"
 #include "common/schema.h"
 
 namespace rtsql::expr_internal {
@@ -68,6 +71,45 @@ bool splitUrl(std::string_view u, UrlParts* p) {
   return true;
 }
 
+// Whether java.net.URI, which Spark's parse_url parses with, takes the text:
+// no spaces, controls or "<>\\^`{|}, a '%' only before two hex digits, one
+// '#' at most, '[' and ']' only around an authority's host, a scheme that is a
+// letter then letters, digits, '+', '-' or '.', and something after it.
+bool javaUriValid(std::string_view u) {
+  for (size_t i = 0; i < u.size(); ++i) {
+    auto b = static_cast<unsigned char>(u[i]);
+    if (b <= 0x20 || b == 0x7F ||
+        std::string_view("\"<>\\^`{|}").find(u[i]) != std::string_view::npos)
+      return false;
+    if (u[i] == '%' && (i + 2 >= u.size() || hexDigitValue(u[i + 1]) < 0 ||
+                        hexDigitValue(u[i + 2]) < 0))
+      return false;
+    // C1 controls (U+0080..U+009F) and U+00A0 in UTF-8; Java refuses them.
+    if (b == 0xC2 && i + 1 < u.size() && static_cast<unsigned char>(u[i + 1]) <= 0xA0) return false;
+  }
+  if (std::count(u.begin(), u.end(), '#') > 1) return false;
+  size_t colon = u.find_first_of(":/?#");
+  std::string_view rest = u;
+  if (colon != std::string_view::npos && u[colon] == ':') {
+    std::string_view scheme = u.substr(0, colon);
+    auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    if (scheme.empty() || !alpha(scheme[0])) return false;
+    for (char c : scheme)
+      if (!alpha(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return false;
+    rest = u.substr(colon + 1);
+    if (rest.empty() || rest[0] == '#') return false;  // no scheme-specific part
+  }
+  // The authority after "//" runs to the next '/', '?' or '#'; brackets are
+  // only there, and an empty one needs a path after it.
+  std::string_view authority;
+  if (rest.substr(0, 2) == "//") {
+    authority = rest.substr(2, rest.find_first_of("/?#", 2) - 2);
+    if (authority.empty() && rest.size() == 2) return false;
+    rest = rest.substr(2 + authority.size());
+  }
+  return rest.find_first_of("[]") == std::string_view::npos;
+}
+
 // The value of `key` in a query string, as Spark finds it: the first
 // `key=value` at the start or after '&'.
 std::optional<std::string> queryValue(const std::string& query, const std::string& key) {
@@ -84,12 +126,19 @@ std::optional<std::string> queryValue(const std::string& query, const std::strin
   return std::nullopt;
 }
 
-Value parseUrl(const std::string& url, const std::string& part, const std::string* key) {
+Value parseUrl(const std::string& url, const std::string& part, const std::string* key,
+               bool ansi) {
+  // With a key only the QUERY part is looked at, and the URL parsed for it.
+  if (key && part != "QUERY") return {};
+  if (ansi && !javaUriValid(url)) [[unlikely]]
+    ansi::raise(ansi::kInvalidUrl,
+                fmt::format("parse_url: '{}' is not a valid URL", url.substr(0, 256)),
+                "try_parse_url");
   UrlParts p;
   if (!splitUrl(url, &p)) return {};
   auto v = [](const std::optional<std::string>& s) { return s ? Value::string(*s) : Value(); };
   if (key) {
-    if (part != "QUERY" || !p.query) return {};
+    if (!p.query) return {};
     return v(queryValue(*p.query, *key));
   }
   if (part == "HOST") return v(p.host);
@@ -105,16 +154,18 @@ Value parseUrl(const std::string& url, const std::string& part, const std::strin
 }
 
 // parse_url(url, part[, key]): part is HOST, PATH, QUERY, REF, PROTOCOL,
-// FILE, AUTHORITY or USERINFO (case-sensitive, as in Spark); NULL for a URL
-// that does not parse or a part it lacks.
+// FILE, AUTHORITY or USERINFO (case-sensitive, as in Spark); NULL for a part
+// the URL lacks. A URL that does not parse is INVALID_URL in ANSI mode and
+// NULL in the legacy mode and for try_parse_url.
 ExprPtr buildParseUrl(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   for (size_t i = 0; i < args.size(); ++i) argString(name, args, i, pos);
+  const bool ansi = ansiMode();
   if (args.size() == 2)
-    return fn2(name, str(), args, [](const Value& u, const Value& part) {
-      return parseUrl(u.asString(), part.asString(), nullptr);
+    return fn2(name, str(), args, [ansi](const Value& u, const Value& part) {
+      return parseUrl(u.asString(), part.asString(), nullptr, ansi);
     });
-  return fn3(name, str(), args, [](const Value& u, const Value& part, const Value& key) {
-    return parseUrl(u.asString(), part.asString(), &key.asString());
+  return fn3(name, str(), args, [ansi](const Value& u, const Value& part, const Value& key) {
+    return parseUrl(u.asString(), part.asString(), &key.asString(), ansi);
   });
 }
 
@@ -185,6 +236,7 @@ ExprPtr buildUrlDecode(const std::string& name, std::vector<ExprPtr>& args, size
 
 void registerUrlFunctions(FunctionTable& t) {
   t["parse_url"] = {2, 3, buildParseUrl};
+  t["try_parse_url"] = {2, 3, buildParseUrl};
   t["url_encode"] = {1, 1, buildUrlEncode};
   t["url_decode"] = {1, 1, buildUrlDecode};
 }

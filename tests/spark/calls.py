@@ -298,7 +298,8 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
                 out.append((family, function, sql))
     # The named cases of the issue, whatever the draw gave.
     for family, function, sql in (EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls() + ZONE_CALLS
-                                   + PATTERN_CALLS + BITWISE_CALLS + MAP_CALLS + NTZ_CALLS):
+                                   + PATTERN_CALLS + BITWISE_CALLS + MAP_CALLS + NTZ_CALLS
+                                   + TRY_CAST_CALLS):
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -444,6 +445,17 @@ EXTRA = [
     ("json", "to_json", "to_json(named_struct('t', " + ts("2024-02-29 13:45:07.123456") + "))"),
     ("conversion", "tinyint", "tinyint(2147483647)"),
 ]
+
+# try_cast(x AS type): NULL where ANSI mode's CAST raises.
+TRY_CAST_CALLS = [("conversion", "try_cast", f"try_cast({x} AS {t})") for x, t in [
+    ("'abc'", "INT"), ("'1.9'", "BIGINT"), ("' 42 '", "INT"), ("'2023-02-29'", "DATE"),
+    ("'2024-02-29'", "DATE"), ("9223372036854775807", "INT"), (dbl("'NaN'"), "BIGINT"),
+    ("'1e3'", "DOUBLE"), ("''", "DOUBLE"), ("'x'", "BOOLEAN"), ("'yes'", "BOOLEAN"),
+    ("'1234.5'", "DECIMAL(5,2)"), ("'12.345'", "DECIMAL(5,2)"), ("NULL", "INT"),
+    ("'-3.5'", "TINYINT"), ("300", "TINYINT"), ("'2024-02-29 13:45:07'", "TIMESTAMP"),
+    ("'not a timestamp'", "TIMESTAMP"), ("array('1', 'x')", "ARRAY<INT>"),
+    (dbl("1e10"), "INT"), (dbl("2.5"), "INT"), ("'7'", "SMALLINT"),
+]]
 
 # DECIMAL(p, s) through operators, CAST and the functions that keep its
 # digits: result types, HALF_UP rounding, the 38-digit bound.
