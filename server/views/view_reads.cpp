@@ -272,11 +272,13 @@ std::shared_ptr<const ViewSnapshot> ViewReads::opened(const std::string& view, c
     auto it = open_.find(key);
     if (it != open_.end()) {
       const std::optional<uint64_t> epoch = it->second->epoch();
-      if (epoch && *epoch >= found.checkpoint->epoch) return it->second;
+      if (epoch == found.checkpoint->epoch) return it->second;
       // Opening a checkpoint's RocksDB reads every file's footer: once a
       // checkpoint (a second apart for a view) is enough, and the reads
-      // that come meanwhile go on with the epoch before.
-      if (opening_.count(key) != 0) return it->second;
+      // that come meanwhile go on with the epoch before (not with a later
+      // one: that is of a view replaced since).
+      if (opening_.count(key) != 0 && epoch && *epoch < found.checkpoint->epoch)
+        return it->second;
     }
     if (!mayOpen) return nullptr;
     opening_.insert(key);
