@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <atomic>
 #include <csignal>
@@ -536,7 +537,14 @@ int main(int argc, char** argv) {
       if (http) http->stop();
       io.stop();
     });
+    // The connections' I/O, and the prepared lookups a connection answers
+    // itself (server/prepared_lookup.cpp), run on one thread per core, at
+    // most 4: every listener and connection runs on a strand of its own.
+    const unsigned ioThreads = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
+    std::vector<std::thread> moreIo;
+    for (unsigned i = 1; i < ioThreads; ++i) moreIo.emplace_back([&io] { io.run(); });
     io.run();
+    for (std::thread& t : moreIo) t.join();
 
     // The SQL box's statements (live queries) end before the engine they run on.
     http.reset();

@@ -155,6 +155,33 @@ class PreparedViewLookup final : public PreparedQuery {
     return true;
   }
 
+  // A lookup of the last committed epoch of a view that runs here, whose
+  // snapshot is open, answers at once; anything else (the latest state, a
+  // view replaced, restoring, failed or held elsewhere, a key value that
+  // does not fit) is execute()'s.
+  bool executeNow(Session& session, const std::vector<std::string>& literals,
+                  ResultWriter& out) override {
+    auto& s = static_cast<EngineSession&>(session);
+    if (s.shadow || s.block.active() || viewReadOf(s.settings) != ViewRead::Committed) return false;
+    if (ctx_.catalog.findFlow(lookup_.view) != lookup_.definition) return false;
+    std::optional<std::vector<Value>> key;
+    try {
+      key = keyValues(literals);
+    } catch (const SqlError&) {
+      return false;
+    }
+    if (!key) return false;
+    std::optional<uint64_t> epoch;
+    try {
+      if (!ctx_.views->lookupNow(lookup_, *key, out, epoch)) return false;
+    } catch (...) {
+      out.error(handlerError(std::current_exception()));
+      return true;
+    }
+    s.viewEpoch = epoch;
+    return true;
+  }
+
  private:
   // The key values the parameters' literals give, typed as the key columns;
   // nullopt for a literal of a form the text must take. Throws SqlError

@@ -113,6 +113,14 @@ class PreparedQuery {
   // through `out` like QueryHandler::execute and never throws.
   virtual bool execute(Session& session, const std::vector<std::string>& literals,
                        ResultWriter& out) = 0;
+  // execute() when it answers at once, at most one row, without blocking
+  // (no wait, no file to open, no parsing, no lock held for long): the
+  // connection then runs it on its own thread rather than handing it to a
+  // worker and back. Returns false, having reported nothing, when it cannot;
+  // execute() then runs on a worker.
+  virtual bool executeNow(Session&, const std::vector<std::string>&, ResultWriter&) {
+    return false;
+  }
 };
 
 // Where a prepared statement's parameters are in the text given to prepare():

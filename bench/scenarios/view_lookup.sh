@@ -105,19 +105,26 @@ psql_q "CREATE MATERIALIZED VIEW totals AS SELECT k, count(*) AS n, sum(v) AS s
   FROM updates GROUP BY k" >/dev/null
 echo "loading $KEYS keys" >&2
 produce "$CLIENT_BOOTSTRAP" "$TOPIC" 0 "$KEYS" 0
-# Every key in the view before the run: the topic's partitions are read side
-# by side, so the last key produced is not the last one in. Bounded: 600 s
-# and a minute more per million keys, or 30 s without a new key (then
-# the run goes on, saying how many it has: its lookups of the others are
-# misses).
+# Every key in the view before the run. Every 2 s a lookup of the last key
+# produced, and every 30 s a count(*) (a bounded query over the whole view:
+# at millions of keys, seconds of a core, which the flow loading the view
+# needs) that shows the progress and tells a stalled load; once the last key
+# is in, a count(*) says whether every key is (on a topic of several
+# partitions read side by side, the last key produced is not the last one
+# in). Bounded: 600 s and a minute more per million keys, or 30 s without a
+# new key (then the run goes on, saying how many it has: its lookups of the
+# others are misses).
 LOADED=""
-SAME=0
-for _ in $(seq 1 $((300 + KEYS / 1000000 * 30))); do
-  NOW="$(psql_q "SELECT count(*) FROM totals" 2>/dev/null || true)"
-  [ "$NOW" = "$KEYS" ] && { LOADED="$NOW"; break; }
-  if [ -n "$NOW" ] && [ "$NOW" = "$LOADED" ]; then SAME=$((SAME + 1)); else SAME=0; fi
-  LOADED="$NOW"
-  [ "$SAME" -ge 15 ] && break
+LOAD_START=$(date +%s)
+for i in $(seq 0 $((300 + KEYS / 1000000 * 30))); do
+  LAST="$(psql_q "SELECT n FROM totals WHERE k = 'k$((KEYS - 1))'" 2>/dev/null || true)"
+  if [ -n "$LAST" ] || [ $((i % 15)) = 14 ]; then
+    NOW="$(psql_q "SELECT count(*) FROM totals" 2>/dev/null || true)"
+    echo "loaded ${NOW:-?} keys after $(($(date +%s) - LOAD_START)) s" >&2
+    [ "$NOW" = "$KEYS" ] && { LOADED="$NOW"; break; }
+    if [ -z "$LAST" ] && [ -n "$NOW" ] && [ "$NOW" = "$LOADED" ]; then break; fi
+    LOADED="$NOW"
+  fi
   sleep 2
 done
 [ -n "$LOADED" ] && [ "$LOADED" != 0 ] || {
@@ -126,21 +133,54 @@ done
 }
 [ "$LOADED" = "$KEYS" ] || echo "view_lookup.sh: the view holds $LOADED keys of $KEYS" >&2
 
+# cpu_ticks PID [COMM] : the CPU time (user + system, in clock ticks) of
+# PID's threads, or of those named COMM only: with COMM rtsqld, the
+# connections' thread and the workers that run statements, not the flow's
+# tasks (named after the flow), RocksDB's or librdkafka's.
+cpu_ticks() {
+  local t line name sum=0
+  for t in /proc/"$1"/task/*; do
+    read -r line <"$t/stat" 2>/dev/null || continue
+    # The thread's name is in parentheses; utime and stime are the 12th
+    # and 13th fields after it.
+    name="${line#*(}"
+    name="${name%%)*}"
+    [ -z "${2:-}" ] || [ "$name" = "$2" ] || continue
+    sum=$((sum + $(awk '{ print $12 + $13 }' <<<"${line##*) }")))
+  done
+  echo "$sum"
+}
+# cpu_us_per N TICKS_BEFORE TICKS_AFTER : µs of CPU per lookup.
+cpu_us_per() {
+  awk -v n="$1" -v a="$2" -v b="$3" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / hz / n; else print "null" }'
+}
+lookups_of() { sed -n 's/.*"lookups": \([0-9]*\).*/\1/p' <<<"$1"; }
+
 RSS_FILE="$WORK/rss"
 bench_rss_sampler "$RSS_FILE"
 "$PY" "$PRODUCER" "$CLIENT_BOOTSTRAP" "$TOPIC" 0 $((UPDATE_RATE * (SECONDS_RUN + 5))) \
   "$UPDATE_RATE" "$KEYS" &
 UPDATER=$!
 BENCH_CHILDREN="$BENCH_CHILDREN $UPDATER"
+CPU0="$(cpu_ticks "$RTSQLD_PID")"
+CONN0="$(cpu_ticks "$RTSQLD_PID" rtsqld)"
 RTSQL_RESULT="$("$CLIENT" --port "$PORT" --keys "$KEYS" --rate "$RATE" \
   --clients "$CLIENTS" --seconds "$SECONDS_RUN" \
   --sql "SELECT n, s FROM totals WHERE k = \$1")"
+CPU1="$(cpu_ticks "$RTSQLD_PID")"
+CONN1="$(cpu_ticks "$RTSQLD_PID" rtsqld)"
+# rtsqld's CPU per lookup: all of it (the flow's updates included), and its
+# connections' and statement workers' threads only.
+CPU_PER="$(cpu_us_per "$(lookups_of "$RTSQL_RESULT")" "$CPU0" "$CPU1")"
+CONN_PER="$(cpu_us_per "$(lookups_of "$RTSQL_RESULT")" "$CONN0" "$CONN1")"
 kill -TERM "$UPDATER" 2>/dev/null || true
 wait "$UPDATER" 2>/dev/null || true
 PEAK_KB="$(awk '{ if ($3 > m) m = $3 } END { print m + 0 }' "$RSS_FILE")"
-echo "rtsqld: $RTSQL_RESULT peak_rss_kb=$PEAK_KB"
+echo "rtsqld: $RTSQL_RESULT peak_rss_kb=$PEAK_KB cpu_us_per_lookup=$CPU_PER (connections $CONN_PER)"
 
 PG_RESULT="null"
+PG_CPU_PER="null"
 PGBIN=/usr/lib/postgresql/15/bin
 if [ -x "$PGBIN/initdb" ] && [ -x "$PGBIN/pg_ctl" ]; then
   PGPORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
@@ -179,17 +219,29 @@ while time.monotonic() - start < seconds:
         time.sleep(ahead)
 PYEOF
   PG_UPDATER=$!
+  # PostgreSQL's CPU per lookup: its server processes' (the updater's
+  # backend included, as rtsqld's figure includes its flow).
+  pg_ticks() {
+    local p postmaster sum=0
+    postmaster="$(head -1 "$WORK/pg/data/postmaster.pid")"
+    for p in "$postmaster" $(pgrep -P "$postmaster"); do
+      sum=$((sum + $(cpu_ticks "$p")))
+    done
+    echo "$sum"
+  }
+  PG0="$(pg_ticks)"
   PG_RESULT="$("$CLIENT" --port "$PGPORT" --dbname postgres --keys "$KEYS" \
     --rate "$RATE" --clients "$CLIENTS" --seconds "$SECONDS_RUN" \
     --sql "SELECT n, s FROM totals WHERE k = \$1")"
+  PG_CPU_PER="$(cpu_us_per "$(lookups_of "$PG_RESULT")" "$PG0" "$(pg_ticks)")"
   kill -TERM "$PG_UPDATER" 2>/dev/null || true
   wait "$PG_UPDATER" 2>/dev/null || true
   "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w -t 30 stop >/dev/null
-  echo "postgresql 15: $PG_RESULT"
+  echo "postgresql 15: $PG_RESULT cpu_us_per_lookup=$PG_CPU_PER"
 else
   echo "postgresql 15: not installed ($PGBIN), no baseline" >&2
 fi
 
-LINE="{\"scenario\":\"view_lookup\",\"keys\":$KEYS,\"keys_loaded\":$LOADED,\"rate\":$RATE,\"update_rate\":$UPDATE_RATE,\"clients\":$CLIENTS,\"seconds\":$SECONDS_RUN,\"load\":\"$(bench_load)\",\"rtsqld\":$RTSQL_RESULT,\"rtsqld_peak_rss_kb\":$PEAK_KB,\"postgresql\":$PG_RESULT}"
+LINE="{\"scenario\":\"view_lookup\",\"keys\":$KEYS,\"keys_loaded\":$LOADED,\"rate\":$RATE,\"update_rate\":$UPDATE_RATE,\"clients\":$CLIENTS,\"seconds\":$SECONDS_RUN,\"load\":\"$(bench_load)\",\"rtsqld\":$RTSQL_RESULT,\"rtsqld_peak_rss_kb\":$PEAK_KB,\"rtsqld_cpu_us_per_lookup\":$CPU_PER,\"rtsqld_connections_cpu_us_per_lookup\":$CONN_PER,\"postgresql\":$PG_RESULT,\"postgresql_cpu_us_per_lookup\":$PG_CPU_PER}"
 echo "$LINE"
 [ -z "$RESULTS_OUT" ] || echo "$LINE" >>"$RESULTS_OUT"

@@ -417,6 +417,16 @@ void Connection::waitForRoom() {
 
 void Connection::armFlushTimer() {
   if (closed_) return;
+  {
+    // A flush posted since (the Sync that ended the exchange whose messages
+    // asked for the timer) sends the output: no timer, and no wake-up of an
+    // I/O thread 2 ms later for nothing, per exchange.
+    std::lock_guard lock(outMu_);
+    if (flushPosted_) {
+      timerArmed_ = false;
+      return;
+    }
+  }
   flushTimer_.expires_after(kFlushDelay);
   flushTimer_.async_wait(
       asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec) {

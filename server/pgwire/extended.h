@@ -200,6 +200,10 @@ class ExtendedProtocol {
   static void execute(Connection& c, std::string_view body);
   static void close(Connection& c, std::string_view body);
   static void resume(Connection& c, Portal& portal, int32_t maxRows);
+  // Runs the portal's prepared form on the strand when it answers at once
+  // (PreparedQuery::executeNow), its messages queued as one piece. Returns
+  // false, having sent nothing, when the Execute is a worker's to run.
+  static bool executeNow(Connection& c, Portal& portal, bool describeToo);
   // Hands the connection to the suspended run's worker with `next`.
   static void wakeSuspended(Connection& c, SuspendedRun::Next next, int32_t maxRows);
   // Sends an ErrorResponse and skips messages until Sync.

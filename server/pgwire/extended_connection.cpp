@@ -263,6 +263,62 @@ class PortalWriter final : public ResultWriter {
   bool failed_ = false;
 };
 
+// Collects what a statement run on the strand (PreparedQuery::executeNow)
+// reports, as the messages of one Execute, in one buffer the connection
+// queues at once: such a statement answers at most one row and never waits,
+// so there is no row limit to suspend at and nothing to cancel.
+class NowWriter final : public ResultWriter {
+ public:
+  NowWriter(const Portal& portal, std::string& out) : portal_(portal), out_(out) {}
+
+  void columns(const std::vector<ResultColumn>& cols) override {
+    if (failed_) return;
+    try {
+      formats_ = resultFormatsFor(portal_.resultFormats, cols);
+    } catch (const SqlError& e) {
+      return error(e);
+    }
+    columns_ = &cols;
+  }
+  void row(const std::vector<std::optional<std::string>>& values) override {
+    if (failed_ || !columns_) return;
+    try {
+      appendDataRowFormatted(out_, values, *columns_, formats_);
+    } catch (const SqlError& e) {
+      error(e);
+    }
+  }
+  void complete(const std::string& commandTag) override {
+    tag_ = commandTag;
+    if (!failed_) appendCommandComplete(out_, commandTag);
+  }
+  void error(const SqlError& err) override {
+    if (failed_) return;
+    failed_ = true;
+    appendErrorResponse(out_, portal_.bound.mapError(err), portal_.sql);
+  }
+  void notice(const std::string& message) override { appendNoticeResponse(out_, message); }
+  void warning(const std::string& sqlstate, const std::string& message) override {
+    appendWarningResponse(out_, sqlstate, message);
+  }
+  void parameterStatus(const std::string& name, const std::string& value) override {
+    appendParameterStatus(out_, name, value);
+  }
+  bool cancelled() const override { return false; }
+
+  bool failed() const { return failed_; }
+  const std::string& tag() const { return tag_; }
+
+ private:
+  const Portal& portal_;
+  std::string& out_;
+  // The columns the statement reported; it keeps them while it reports rows.
+  const std::vector<ResultColumn>* columns_ = nullptr;
+  std::vector<int16_t> formats_;
+  std::string tag_;
+  bool failed_ = false;
+};
+
 // ---- plumbing ---------------------------------------------------------------------
 
 bool ExtendedProtocol::cancelled(const Connection& c) { return c.cancelled(); }
@@ -650,6 +706,8 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
     return c.enqueue(out, Connection::Flush::kSoon);
   }
 
+  if (executeNow(c, *portal, describeToo)) return;
+
   Connection* conn = &c;
   submit(c, [conn, portal, maxRows = m.maxRows, describeToo] {
     // A statement the handler prepared runs without its text (query_handler.h).
@@ -699,6 +757,37 @@ void ExtendedProtocol::execute(Connection& c, std::string_view body) {
     }
     return writer.finish();
   });
+}
+
+bool ExtendedProtocol::executeNow(Connection& c, Portal& portal, bool describeToo) {
+  // Only a statement a worker has prepared already (its first Describe or
+  // Execute): preparing parses its text.
+  const PreparedStatement* stmt = portal.statement.get();
+  if (!stmt || !stmt->prepareAsked || !stmt->prepared || !c.session_) return false;
+  PreparedQuery& prepared = *stmt->prepared;
+  std::string out;
+  if (describeToo) {
+    try {
+      appendPortalDescription(out, portal.resultFormats, prepared.columns());
+    } catch (const SqlError&) {
+      return false;  // the worker reports it
+    }
+  }
+  NowWriter writer(portal, out);
+  bool answered = false;
+  if (auto e = callHandler([&] {
+        answered = prepared.executeNow(*c.session_, portal.literals, writer);
+      })) {
+    if (!answered) return false;
+    writer.error(*e);
+  }
+  if (!answered) return false;
+  portal.started = true;
+  portal.completedTag = writer.tag();
+  if (describeToo) portal.columns = prepared.columns();
+  if (writer.failed()) c.ignoreTillSync_ = true;
+  c.enqueue(out, Connection::Flush::kSoon);
+  return true;
 }
 
 void ExtendedProtocol::resume(Connection& c, Portal& portal, int32_t maxRows) {

@@ -263,21 +263,48 @@ std::optional<ViewLayout> ViewReads::layout(const std::string& view) {
   return found.layout;
 }
 
-std::shared_ptr<const ViewSnapshot> ViewReads::opened(const std::string& view, const Found& found) {
+std::shared_ptr<const ViewSnapshot> ViewReads::opened(const std::string& view, const Found& found,
+                                                      bool mayOpen) {
   const std::string key = toLower(view);
   if (!found.checkpoint) return ViewSnapshot::empty(found.layout);
   {
     std::lock_guard lock(mu_);
     auto it = open_.find(key);
-    if (it != open_.end() && it->second->epoch() == found.checkpoint->epoch) return it->second;
+    if (it != open_.end()) {
+      const std::optional<uint64_t> epoch = it->second->epoch();
+      if (epoch == found.checkpoint->epoch) return it->second;
+      // Opening a checkpoint's RocksDB reads every file's footer: once a
+      // checkpoint (a second apart for a view) is enough, and the reads
+      // that come meanwhile go on with the epoch before (not with a later
+      // one: that is of a view replaced since).
+      if (opening_.count(key) != 0 && epoch && *epoch < found.checkpoint->epoch)
+        return it->second;
+    }
+    if (!mayOpen) return nullptr;
+    opening_.insert(key);
   }
   // Opened outside the lock: other reads go on with the snapshot before.
-  auto snapshot = ViewSnapshot::open(
-      (std::filesystem::path(found.checkpoint->dir) / "state").string(), found.checkpoint->epoch,
-      found.layout);
+  std::shared_ptr<const ViewSnapshot> snapshot;
+  try {
+    snapshot = ViewSnapshot::open(
+        (std::filesystem::path(found.checkpoint->dir) / "state").string(),
+        found.checkpoint->epoch, found.layout);
+  } catch (...) {
+    std::lock_guard lock(mu_);
+    opening_.erase(key);
+    throw;
+  }
+  // The snapshot it replaces is closed (every file of a checkpoint's
+  // RocksDB) here, after the lock, by the read that opened the next one,
+  // rather than under the lock or by a lookup.
+  std::shared_ptr<const ViewSnapshot> replaced;
   std::lock_guard lock(mu_);
+  opening_.erase(key);
   auto& slot = open_[key];
-  if (!slot || slot->epoch() < snapshot->epoch()) slot = snapshot;
+  if (!slot || slot->epoch() < snapshot->epoch()) {
+    replaced = std::move(slot);
+    slot = snapshot;
+  }
   return slot;
 }
 
@@ -523,19 +550,34 @@ std::optional<PreparedLookup> ViewReads::prepareLookup(const ast::Query& query, 
 bool ViewReads::lookup(const PreparedLookup& p, const std::vector<Value>& key, ResultWriter& out,
                        std::optional<uint64_t>& epoch, ViewRead mode) {
   std::shared_ptr<const ViewSnapshot> snap = snapshot(p.view, p.pos, out, mode);
-  if (!sameColumns(snap->schema(), p.schema) || snap->key() != p.key) return false;
-  out.columns(p.columns);
-  int64_t sent = 0;
+  return answer(p, *snap, key, out, epoch);
+}
+
+bool ViewReads::lookupNow(const PreparedLookup& p, const std::vector<Value>& key,
+                          ResultWriter& out, std::optional<uint64_t>& epoch) {
+  const Found found = find(p.view);
+  // What snapshot() would wait for, refuse or tell: lookup() answers it.
+  if (found.elsewhere || !found.planned || !found.checkpoint ||
+      found.state == FlowState::Failed)
+    return false;
+  std::shared_ptr<const ViewSnapshot> snap = opened(p.view, found, /*mayOpen=*/false);
+  return snap && answer(p, *snap, key, out, epoch);
+}
+
+bool ViewReads::answer(const PreparedLookup& p, const ViewSnapshot& snap,
+                       const std::vector<Value>& key, ResultWriter& out,
+                       std::optional<uint64_t>& epoch) {
+  if (!sameColumns(snap.schema(), p.schema) || snap.key() != p.key) return false;
+  // Read before anything is reported, so that a failed read reports only
+  // its error.
+  std::optional<Row> row;
   // `= NULL` is never true, as in any WHERE.
   const bool nullKey = std::any_of(key.begin(), key.end(), [](const Value& v) { return v.isNull(); });
-  if (!nullKey && p.limit.value_or(1) > 0) {
-    if (std::optional<Row> row = snap->lookup(key)) {
-      sendRow(out, *row, p.selected);
-      ++sent;
-    }
-  }
-  out.complete(fmt::format("SELECT {}", sent));
-  epoch = snap->epoch();
+  if (!nullKey && p.limit.value_or(1) > 0) row = snap.lookup(key);
+  out.columns(p.columns);
+  if (row) sendRow(out, *row, p.selected);
+  out.complete(row ? "SELECT 1" : "SELECT 0");
+  epoch = snap.epoch();
   return true;
 }
 

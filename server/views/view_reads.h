@@ -123,6 +123,14 @@ class ViewReads {
   // those it was prepared over. `epoch` gets the epoch read.
   bool lookup(const PreparedLookup& lookup, const std::vector<Value>& key, ResultWriter& out,
               std::optional<uint64_t>& epoch, ViewRead mode = ViewRead::Committed);
+  // lookup() of the last committed epoch when it can answer at once: the
+  // view runs here and a snapshot of it is open (the last one opened, when
+  // another read is opening the next). Returns false, having reported
+  // nothing, when the read would wait or open a snapshot, or the view is
+  // not as it was prepared; lookup() then answers. Never sleeps, parses or
+  // opens files, so a connection's own thread may run it.
+  bool lookupNow(const PreparedLookup& lookup, const std::vector<Value>& key, ResultWriter& out,
+                 std::optional<uint64_t>& epoch);
 
   // Where a read of `view` is sent (server/views/view_forward.h): the node
   // that alone holds it, when that is another one that advertised its
@@ -152,12 +160,24 @@ class ViewReads {
     std::shared_ptr<ViewLatest> latest;  // the running flow's latest state
   };
   Found find(const std::string& view);
-  std::shared_ptr<const ViewSnapshot> opened(const std::string& view, const Found& found);
+  // The snapshot of `found`'s checkpoint, opened now unless it is open.
+  // Another read opening it meanwhile, the last one opened is read (every
+  // row of it is of one committed epoch too) rather than opening it once
+  // more. Without `mayOpen`, null where it would open one.
+  std::shared_ptr<const ViewSnapshot> opened(const std::string& view, const Found& found,
+                                             bool mayOpen = true);
+  // Answers `p` from `snap`; false when `snap` is not the view `p` was
+  // prepared over.
+  static bool answer(const PreparedLookup& p, const ViewSnapshot& snap,
+                     const std::vector<Value>& key, ResultWriter& out,
+                     std::optional<uint64_t>& epoch);
 
   FlowRegistry& flows_;
   std::mutex mu_;
   // The snapshot last opened per view (lower-cased name).
   std::map<std::string, std::shared_ptr<const ViewSnapshot>> open_;
+  // The views (lower-cased names) whose next snapshot a read is opening.
+  std::set<std::string> opening_;
 };
 
 }  // namespace rtsql

@@ -105,6 +105,10 @@ class FakeHandler : public QueryHandler {
   std::atomic<bool> declinePrepared{false};
   std::atomic<int> prepares{0};
   std::atomic<int> preparedRuns{0};
+  // With `answerNow` the prepared form answers at once (executeNow) too:
+  // how often it did; a first literal 'bad' answers 22P02.
+  std::atomic<bool> answerNow{false};
+  std::atomic<int> nowRuns{0};
   std::string preparedText;
   std::vector<ParameterAt> preparedParameters;
 
@@ -119,6 +123,19 @@ class FakeHandler : public QueryHandler {
       for (const std::string& l : literals) joined += (joined.empty() ? "" : ",") + l;
       out.columns(columns_);
       out.row({joined});
+      out.complete("SELECT 1");
+      return true;
+    }
+    bool executeNow(Session&, const std::vector<std::string>& literals,
+                    ResultWriter& out) override {
+      if (!h_.answerNow.load()) return false;
+      ++h_.nowRuns;
+      if (!literals.empty() && literals[0] == "'bad'") {
+        out.error(SqlError(sqlstate::kInvalidTextRepresentation, "bad key"));
+        return true;
+      }
+      out.columns(columns_);
+      out.row({"now " + (literals.empty() ? std::string() : literals[0])});
       out.complete("SELECT 1");
       return true;
     }
@@ -1556,6 +1573,53 @@ TEST_CASE("pgwire extended: a statement the handler prepared runs without its te
     std::lock_guard lock(ts.handler.mu);
     CHECK(ts.handler.lastStatement == "select prepared 'b', 'a'");
   }
+}
+
+TEST_CASE("pgwire extended: a prepared statement that answers at once needs no worker") {
+  TestServer ts;
+  ts.handler.answerNow = true;
+  PgConn conn(ts.conninfo());
+  REQUIRE_MESSAGE(conn.ok(), conn.error());
+  PgResult prep(PQprepare(conn.c, "p", "select prepared $1", 1, nullptr));
+  REQUIRE_MESSAGE(prep.status() == PGRES_COMMAND_OK, PQresultErrorMessage(prep.r));
+  auto run = [&](const char* key) {
+    const char* values[] = {key};
+    return PgResult(PQexecPrepared(conn.c, "p", 1, values, nullptr, nullptr, 0));
+  };
+  {
+    // The first Execute prepares it, on a worker, which runs it too.
+    PgResult res = run("a");
+    REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+    CHECK(res.value(0, 0) == "'a'");
+  }
+  for (const char* key : {"b", "c"}) {
+    // Then the connection answers it at once, columns and all.
+    PgResult res = run(key);
+    REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+    REQUIRE(PQnfields(res.r) == 1);
+    CHECK(std::string(PQfname(res.r, 0)) == "literals");
+    CHECK(res.value(0, 0) == "now '" + std::string(key) + "'");
+  }
+  CHECK(ts.handler.prepares.load() == 1);
+  CHECK(ts.handler.preparedRuns.load() == 1);
+  CHECK(ts.handler.nowRuns.load() == 2);
+  {
+    // An error it answers ends the exchange as any other; the next one runs.
+    PgResult res = run("bad");
+    REQUIRE(res.status() == PGRES_FATAL_ERROR);
+    CHECK(std::string(PQresultErrorField(res.r, PG_DIAG_SQLSTATE)) == "22P02");
+    PgResult again = run("d");
+    REQUIRE_MESSAGE(again.status() == PGRES_TUPLES_OK, PQresultErrorMessage(again.r));
+    CHECK(again.value(0, 0) == "now 'd'");
+  }
+  // One that cannot answer at once runs on a worker.
+  ts.handler.answerNow = false;
+  PgResult res = run("e");
+  REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+  CHECK(res.value(0, 0) == "'e'");
+  CHECK(ts.handler.preparedRuns.load() == 2);
+  CHECK(ts.handler.nowRuns.load() == 4);
+  CHECK(ts.handler.executions.load() == 0);
 }
 
 TEST_CASE("pgwire extended: DEALLOCATE drops prepared statements in the protocol layer") {
