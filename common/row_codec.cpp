@@ -110,14 +110,18 @@ double doubleFromKeyBits(uint64_t bits) {
 }
 
 void encodeKeyString(std::string& out, const std::string& s) {
+  // Finds the zero bytes with memchr: a group key may be a whole record
+  // (kilobytes), which a byte-at-a-time loop made a visible share of the
+  // record's cost.
   size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\0') {
-      out.append(s, start, i - start);
-      out += '\0';
-      out += '\xff';
-      start = i + 1;
-    }
+  while (start < s.size()) {
+    const void* zero = std::memchr(s.data() + start, '\0', s.size() - start);
+    if (!zero) break;
+    const auto i = static_cast<size_t>(static_cast<const char*>(zero) - s.data());
+    out.append(s, start, i - start);
+    out += '\0';
+    out += '\xff';
+    start = i + 1;
   }
   out.append(s, start, s.size() - start);
   out += '\0';

@@ -24,6 +24,9 @@
 // open tables); a table under its share leaves the excess to the tables above
 // theirs, which evict on their next access or flush. Evicting a dirty entry
 // writes it, in one batch with the other dirty entries of that eviction.
+// Dirty entries are also written behind, the oldest first, in batches of
+// about a megabyte once they hold more than a few megabytes, so that the
+// flush at an epoch's end writes little (see RocksTable::writeBehind).
 //
 // Durability: writes go to RocksDB with the write-ahead log disabled. The state
 // of a flow is only meaningful at an epoch barrier, and that is what snapshot()
@@ -34,11 +37,13 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -154,6 +159,55 @@ class RocksStateStore final : public StateStore {
     return static_cast<int64_t>(sst + mem);
   }
 
+  std::map<std::string, uint64_t> engineStats() const override {
+    std::map<std::string, uint64_t> out;
+    rocksdb::DB* db = shared_->db;
+    for (const char* name :
+         {"rocksdb.num-files-at-level0", "rocksdb.num-files-at-level1",
+          "rocksdb.num-files-at-level2", "rocksdb.num-files-at-level3",
+          "rocksdb.cur-size-all-mem-tables", "rocksdb.num-immutable-mem-table",
+          "rocksdb.estimate-pending-compaction-bytes", "rocksdb.num-running-compactions",
+          "rocksdb.num-running-flushes", "rocksdb.actual-delayed-write-rate",
+          "rocksdb.is-write-stopped", "rocksdb.total-sst-files-size",
+          "rocksdb.block-cache-usage"}) {
+      // Named without "rocksdb."; the file counts per level are text.
+      uint64_t v = 0;
+      std::string text;
+      if (db->GetIntProperty(name, &v)) {
+        out[name + 8] = v;
+      } else if (db->GetProperty(name, &text)) {
+        out[name + 8] = std::strtoull(text.c_str(), nullptr, 10);
+      }
+    }
+    out["cache-bytes"] = static_cast<uint64_t>(std::max<int64_t>(0, shared_->memoryBytes.load()));
+    // The counts of write stalls by cause, since the database opened.
+    std::map<std::string, std::string> cf;
+    if (db->GetMapProperty(rocksdb::DB::Properties::kCFStats, &cf)) {
+      for (const auto& [name, value] : cf)
+        if (name.starts_with("io_stalls.")) out[name] = std::strtoull(value.c_str(), nullptr, 10);
+    }
+    if (const auto& st = shared_->options.statistics) {
+      out["stall-micros"] = st->getTickerCount(rocksdb::STALL_MICROS);
+      out["flush-write-bytes"] = st->getTickerCount(rocksdb::FLUSH_WRITE_BYTES);
+      out["compact-read-bytes"] = st->getTickerCount(rocksdb::COMPACT_READ_BYTES);
+      out["compact-write-bytes"] = st->getTickerCount(rocksdb::COMPACT_WRITE_BYTES);
+      out["bytes-written"] = st->getTickerCount(rocksdb::BYTES_WRITTEN);
+      out["memtable-hit"] = st->getTickerCount(rocksdb::MEMTABLE_HIT);
+      out["memtable-miss"] = st->getTickerCount(rocksdb::MEMTABLE_MISS);
+      out["bloom-useful"] = st->getTickerCount(rocksdb::BLOOM_FILTER_USEFUL);
+      rocksdb::HistogramData h;
+      st->histogramData(rocksdb::FLUSH_TIME, &h);
+      out["flushes"] = h.count;
+      out["flush-micros"] = h.sum;
+      st->histogramData(rocksdb::COMPACTION_TIME, &h);
+      out["compactions"] = h.count;
+      out["compaction-micros"] = h.sum;
+      st->histogramData(rocksdb::DB_WRITE, &h);
+      out["write-micros-max"] = static_cast<uint64_t>(h.max);
+    }
+    return out;
+  }
+
  private:
   std::shared_ptr<StoreShared> shared_;
 };
@@ -181,8 +235,19 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   o.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression,
                              rocksdb::kLZ4Compression};
   o.max_background_jobs = 4;
-  o.write_buffer_size = 16 << 20;
+  // A memtable about as large as the tables' budget: a checkpoint flushes
+  // the memtable anyway, so state that gains a new key per record leaves one
+  // level-0 file per epoch rather than one per 16 MB, and level 0 needs a
+  // quarter of the compactions (the tables write behind in small batches,
+  // which no longer make a memtable as large as their epoch's writes).
+  o.write_buffer_size =
+      static_cast<size_t>(std::clamp<int64_t>(options.cacheBytes, 16 << 20, 64 << 20));
   o.max_write_buffer_number = 3;
+  // A bloom filter of each memtable's keys: the read behind a put of a new key
+  // (as for the SST files below) then usually ends at a hash of the key, not
+  // a search of the memtable's skip list that compares kilobyte keys.
+  o.memtable_whole_key_filtering = true;
+  o.memtable_prefix_bloom_size_ratio = 0.01;
   // Room for the level-0 files a burst of new keys leaves before compaction
   // catches up, rather than slowing every write down at 20.
   o.level0_slowdown_writes_trigger = 40;
@@ -190,6 +255,7 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   o.max_open_files = 512;
   o.keep_log_file_num = 2;
   o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  if (options.statistics) o.statistics = rocksdb::CreateDBStatistics();
   // A store that is destroyed on close need not write its memtables first.
   o.avoid_flush_during_shutdown = options.destroyOnClose;
   rocksdb::BlockBasedTableOptions table;

@@ -16,6 +16,10 @@ namespace rtsql::rocks_detail {
 
 namespace {
 
+// What the dirty entries of a table may hold before the oldest are written
+// (RocksTable::writeBehind).
+constexpr int64_t kWriteBehindBytes = 4 << 20;
+
 class RocksTable final : public StateTable {
  public:
   RocksTable(std::shared_ptr<StoreShared> shared, uint64_t id)
@@ -44,12 +48,16 @@ class RocksTable final : public StateTable {
 
   void setHold(bool hold) {
     held_ = hold;
-    if (!hold) maybeEvict();
+    if (!hold) {
+      writeBehind();
+      maybeEvict();
+    }
   }
 
   bool get(std::string_view key, std::string& value) override {
     if (Entry* e = find(key)) {
       touch(e);
+      last_ = e;
       if (e->erased) return false;
       value = e->value;
       return true;
@@ -57,16 +65,22 @@ class RocksTable final : public StateTable {
     bool found = readStored(key, &value);
     // Misses are cached too, as tombstones: the usual next step is a put of the
     // same key, which then knows without another read that the key is new.
-    insert(key, found ? std::string_view(value) : std::string_view(), /*dirty=*/false,
-           /*erased=*/!found);
+    last_ = insert(key, found ? std::string_view(value) : std::string_view(), /*dirty=*/false,
+                   /*erased=*/!found);
     maybeEvict();
     return found;
   }
 
   void put(std::string_view key, std::string_view value) override {
-    if (Entry* e = find(key)) {
+    // The usual put follows a get() of the same key (read, modify, write):
+    // comparing the key with that entry's is cheaper than hashing it again.
+    Entry* e = last_ && *last_->key == key ? last_ : find(key);
+    if (e) {
       if (e->erased) size_.fetch_add(1);
-      charge(static_cast<int64_t>(value.size()) - static_cast<int64_t>(e->value.size()));
+      const int64_t delta =
+          static_cast<int64_t>(value.size()) - static_cast<int64_t>(e->value.size());
+      charge(delta);
+      if (e->dirty) dirtyBytes_ += delta;
       e->value.assign(value.data(), value.size());
       e->erased = false;
       markDirty(e);
@@ -75,6 +89,7 @@ class RocksTable final : public StateTable {
       if (!readStored(key, nullptr)) size_.fetch_add(1);
       insert(key, value, /*dirty=*/true, /*erased=*/false);
     }
+    writeBehind();
     maybeEvict();
   }
 
@@ -83,6 +98,7 @@ class RocksTable final : public StateTable {
       if (!e->erased) {
         size_.fetch_sub(1);
         charge(-static_cast<int64_t>(e->value.size()));
+        if (e->dirty) dirtyBytes_ -= static_cast<int64_t>(e->value.size());
         e->value.clear();
         e->value.shrink_to_fit();
         e->erased = true;
@@ -95,6 +111,7 @@ class RocksTable final : public StateTable {
       // A clean tombstone for a key that was never stored saves a later read.
       insert(key, {}, /*dirty=*/existed, /*erased=*/true);
     }
+    writeBehind();
     maybeEvict();
   }
 
@@ -179,14 +196,14 @@ class RocksTable final : public StateTable {
       for (Entry* e = dirtyHead_; e; e = e->dirtyNext) dirty.push_back(e);
       std::sort(dirty.begin(), dirty.end(),
                 [](const Entry* a, const Entry* b) { return *a->key < *b->key; });
-      rocksdb::WriteBatch batch;
+      batch_.Clear();
       dirtyIndex_.clear();
       for (Entry* e : dirty) {
-        addToBatch(batch, e);
+        addToBatch(batch_, e);
         e->indexed = false;
         unmarkDirty(e);
       }
-      write(batch);
+      write(batch_);
       // While the cache holds the whole table, a tombstone tells nothing a
       // missing entry does not: the deletions just written leave the cache.
       // Otherwise state that keeps erasing keys it will never see again (the
@@ -268,6 +285,10 @@ class RocksTable final : public StateTable {
   void write(rocksdb::WriteBatch& batch) {
     shared_->write(batch);
     iterStale_ = true;
+    // A batch keeps its buffer when cleared: let go of one that an epoch's
+    // flush made much larger than write-behind's.
+    if (&batch == &batch_ && batch_.GetDataSize() > 4 * kWriteBehindBytes)
+      batch_ = rocksdb::WriteBatch();
   }
 
   struct Entry {
@@ -285,6 +306,36 @@ class RocksTable final : public StateTable {
 
   static int64_t entryBytes(std::string_view key, size_t valueSize) {
     return static_cast<int64_t>(key.size() + valueSize) + kEntryOverhead;
+  }
+
+  // Writes the oldest dirty entries (they stay cached, clean), about a
+  // megabyte of them, when the dirty ones hold more than kWriteBehindBytes
+  // and the table's writes are not held. State that gains a new key per
+  // record thus reaches RocksDB in batches of about a megabyte as it comes,
+  // rather than all at the epoch's end, whose flush() would otherwise write
+  // up to the whole cache at once while the records behind the barrier wait
+  // (a pause that grew with the memory budget, not with the rate). A table
+  // whose dirty entries are few (hot keys updated over and over) never gets
+  // here and still writes each of them once per epoch.
+  void writeBehind() {
+    if (held_ || dirtyBytes_ <= kWriteBehindBytes) return;
+    behind_.clear();
+    // One batch of at most a quarter of the bound per call: what piled up
+    // while the writes were held drains over the next puts, a batch each,
+    // rather than in one write as the hold ends.
+    int64_t taken = 0;
+    for (Entry* e = dirtyTail_; e && taken < kWriteBehindBytes / 4; e = e->dirtyPrev) {
+      behind_.push_back(e);
+      taken += static_cast<int64_t>(e->key->size() + e->value.size());
+    }
+    std::sort(behind_.begin(), behind_.end(),
+              [](const Entry* a, const Entry* b) { return *a->key < *b->key; });
+    batch_.Clear();
+    for (Entry* e : behind_) {
+      addToBatch(batch_, e);
+      unmarkDirty(e);
+    }
+    write(batch_);
   }
 
   Entry* find(std::string_view key) {
@@ -328,7 +379,7 @@ class RocksTable final : public StateTable {
     return n;
   }
 
-  void insert(std::string_view key, std::string_view value, bool dirty, bool erased) {
+  Entry* insert(std::string_view key, std::string_view value, bool dirty, bool erased) {
     auto [it, inserted] = map_.try_emplace(std::string(key));
     Entry* e = &it->second;
     e->key = &it->first;
@@ -337,6 +388,7 @@ class RocksTable final : public StateTable {
     if (dirty) markDirty(e);
     linkFront(e);
     charge(entryBytes(key, value.size()));
+    return e;
   }
 
   void linkFront(Entry* e) {
@@ -366,6 +418,8 @@ class RocksTable final : public StateTable {
     e->dirtyNext = dirtyHead_;
     if (dirtyHead_) dirtyHead_->dirtyPrev = e;
     dirtyHead_ = e;
+    if (!dirtyTail_) dirtyTail_ = e;
+    dirtyBytes_ += static_cast<int64_t>(e->key->size() + e->value.size());
   }
 
   void unmarkDirty(Entry* e) {
@@ -375,8 +429,9 @@ class RocksTable final : public StateTable {
       dirtyIndex_.erase(std::string_view(*e->key));
       e->indexed = false;
     }
+    dirtyBytes_ -= static_cast<int64_t>(e->key->size() + e->value.size());
     (e->dirtyPrev ? e->dirtyPrev->dirtyNext : dirtyHead_) = e->dirtyNext;
-    if (e->dirtyNext) e->dirtyNext->dirtyPrev = e->dirtyPrev;
+    (e->dirtyNext ? e->dirtyNext->dirtyPrev : dirtyTail_) = e->dirtyPrev;
     e->dirtyPrev = e->dirtyNext = nullptr;
   }
 
@@ -387,8 +442,11 @@ class RocksTable final : public StateTable {
   }
 
   // Evicts least recently used entries while the store is over its budget and
-  // this table holds more than its share. Evicting stops at 90% of the limit
-  // that triggered it, so that the next few inserts do not each evict again.
+  // this table holds more than its share. Evicting stops at 98% of the limit
+  // that triggered it, so that the next few inserts do not each evict again;
+  // no lower, so that one eviction (which frees each entry it takes) stays
+  // short: state that grows by a key per record evicts a little every few
+  // polls rather than a tenth of the budget in one.
   void maybeEvict() {
     int64_t budget = shared_->budget;
     int64_t total = shared_->memoryBytes.load(std::memory_order_relaxed);
@@ -396,15 +454,21 @@ class RocksTable final : public StateTable {
     int64_t share = budget / std::max(1, shared_->openTables.load(std::memory_order_relaxed));
     int64_t mine = bytes_.load(std::memory_order_relaxed);
     if (mine <= share) return;
-    int64_t target = std::max(mine - (total - budget * 9 / 10), share * 9 / 10);
-    rocksdb::WriteBatch batch;
+    int64_t target = std::max(mine - (total - budget * 49 / 50), share * 49 / 50);
+    rocksdb::WriteBatch& batch = batch_;
+    batch.Clear();
     bool wrote = false;
+    int64_t written = 0;
     Entry* e = tail_;
     while (e && bytes_.load(std::memory_order_relaxed) > target) {
       Entry* victim = e;
       e = e->prev;
       if (victim->dirty && held_) continue;  // stays until the hold ends
+      // As with writing behind, one batch of about a megabyte per call: what
+      // piled up during a hold is written over the next few calls.
+      if (victim->dirty && written >= kWriteBehindBytes / 4) continue;
       if (victim->dirty) {
+        written += static_cast<int64_t>(victim->key->size() + victim->value.size());
         addToBatch(batch, victim);
         unmarkDirty(victim);
         wrote = true;
@@ -421,6 +485,7 @@ class RocksTable final : public StateTable {
 
   // Removes a clean entry from the cache.
   void forget(Entry* e) {
+    if (last_ == e) last_ = nullptr;
     unlink(e);
     charge(-entryBytes(*e->key, e->value.size()));
     map_.erase(map_.find(std::string_view(*e->key)));
@@ -435,6 +500,14 @@ class RocksTable final : public StateTable {
   Entry* head_ = nullptr;
   Entry* tail_ = nullptr;
   Entry* dirtyHead_ = nullptr;
+  Entry* dirtyTail_ = nullptr;  // the entry dirty the longest
+  // Key and value bytes of the dirty entries (see writeBehind()).
+  int64_t dirtyBytes_ = 0;
+  // The entry the last get() found or made (see put()).
+  Entry* last_ = nullptr;
+  // Reused by every write of the table, so that a batch grows its buffer once.
+  rocksdb::WriteBatch batch_;
+  std::vector<Entry*> behind_;
   // True while the cache holds every entry of the table (it started empty and
   // has never evicted), so a key missing from the cache is absent and needs no
   // read. This is the common case of state that fits its budget.

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@ struct StateStoreOptions {
   // Keep what every write changed until the next snapshot, which hands it over
   // (a copy of the state elsewhere takes it: executor/state_copy.h).
   bool recordChanges = false;
+  // Keep RocksDB's statistics (write stalls, flushes, compactions) for
+  // engineStats(); costs a little CPU per write, so only benchmarks ask.
+  bool statistics = false;
 };
 
 // One entry of the store as written: its key with the table's prefix (the
@@ -99,6 +103,11 @@ class StateStore {
   virtual std::function<std::shared_ptr<const StoredReader>()> readers() { return {}; }
   // Bytes of live data on disk (approximate).
   virtual int64_t diskBytes() const = 0;
+  // What the storage engine reports about itself, by name: level-0 files,
+  // memtable bytes, write stalls, flushes and compactions (with
+  // StateStoreOptions::statistics). For benchmarks and diagnostics; empty
+  // for a store that has none.
+  virtual std::map<std::string, uint64_t> engineStats() const { return {}; }
 };
 
 class StateTable {
@@ -106,7 +115,9 @@ class StateTable {
   virtual ~StateTable() = default;
 
   // Point access. Reads hit the cache first, then RocksDB; writes go to the
-  // cache and reach RocksDB at flush() or when the cache is over its budget.
+  // cache and reach RocksDB at flush(), when the cache is over its budget, or
+  // in small batches once the unflushed writes pass a few megabytes (never
+  // while the writes are held).
   virtual bool get(std::string_view key, std::string& value) = 0;
   virtual void put(std::string_view key, std::string_view value) = 0;
   virtual void erase(std::string_view key) = 0;
