@@ -124,10 +124,6 @@ uint64_t EmbeddedKafka::fetchesAnsweredFromProduce() const {
   return impl_->proxy->answeredFromProduce();
 }
 
-uint64_t EmbeddedKafka::fetchesHeldAtKnownEnd() const {
-  return impl_->proxy->heldAtKnownEnd();
-}
-
 EmbeddedKafka* EmbeddedKafka::find(const std::string& bootstrap) {
   if (bootstrap.empty()) return nullptr;
   std::lock_guard lock(registryMutex());

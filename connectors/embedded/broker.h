@@ -40,9 +40,6 @@ class EmbeddedKafka {
   // How many held fetches its proxy answered with a batch just written
   // (connectors/embedded/long_poll_proxy.h).
   uint64_t fetchesAnsweredFromProduce() const;
-  // How many fetches its proxy held without asking the mock, at the log end a
-  // batch it answered with left them (connectors/embedded/long_poll_proxy.h).
-  uint64_t fetchesHeldAtKnownEnd() const;
 
   // The running embedded broker whose bootstrap string is `bootstrap`, or null.
   // Connectors use it to create topics before their clients look them up.

@@ -301,18 +301,11 @@ std::optional<FetchPosition> singleFetchPosition(std::string_view body) {
   return out;
 }
 
-namespace {
-
-// Where the watermarks and the records' length sit in an empty Fetch answer
-// of one partition with no error, both watermarks at `offset` (versions 4 to
-// 11); nullopt for any other answer.
-struct EmptyAnswerShape {
-  size_t watermarksAt = 0;
-  size_t recordsAt = 0;
-};
-std::optional<EmptyAnswerShape> emptyAnswerShape(std::string_view answer, int16_t v,
-                                                 int64_t offset) {
+std::optional<std::string> answerWithBatch(std::string_view answer, int16_t v, int64_t offset,
+                                           std::string_view batch) {
   if (v < 4 || v > 11) return std::nullopt;
+  const int64_t offsets = plainBatchOffsets(batch);
+  if (offsets == 0) return std::nullopt;
   Reader r{answer};
   r.i32();  // correlation id
   r.i32();  // throttle time
@@ -323,48 +316,24 @@ std::optional<EmptyAnswerShape> emptyAnswerShape(std::string_view answer, int16_
   if (r.i32() != 1 || !readName(r) || r.i32() != 1) return std::nullopt;
   r.i32();  // partition
   if (r.i16() != 0) return std::nullopt;
-  EmptyAnswerShape out;
-  out.watermarksAt = r.pos;
+  const size_t watermarksAt = r.pos;
   // The high watermark and the last stable offset.
   if (r.i64() != offset || r.i64() != offset) return std::nullopt;
   if (v >= 5) r.i64();  // log start offset
   const int32_t aborted = r.i32();
   if (aborted > 0) return std::nullopt;
   if (v >= 11 && r.i32() != -1) return std::nullopt;  // read from another replica
-  out.recordsAt = r.pos;
+  const size_t recordsAt = r.pos;
   const int32_t records = r.i32();
   if (!r.ok || records > 0 || records < -1 || r.pos != answer.size()) return std::nullopt;
-  return out;
-}
-
-}  // namespace
-
-std::optional<std::string> answerWithBatch(std::string_view answer, int16_t v, int64_t offset,
-                                           std::string_view batch) {
-  const int64_t offsets = plainBatchOffsets(batch);
-  if (offsets == 0) return std::nullopt;
-  auto shape = emptyAnswerShape(answer, v, offset);
-  if (!shape) return std::nullopt;
-  std::string out(answer.substr(0, shape->recordsAt));
-  putI64(out, shape->watermarksAt, offset + offsets);
-  putI64(out, shape->watermarksAt + 8, offset + offsets);
+  std::string out(answer.substr(0, recordsAt));
+  putI64(out, watermarksAt, offset + offsets);
+  putI64(out, watermarksAt + 8, offset + offsets);
   out.append(4, '\0');
-  putI32(out, shape->recordsAt, static_cast<int32_t>(batch.size()));
+  putI32(out, recordsAt, static_cast<int32_t>(batch.size()));
   const size_t batchAt = out.size();
   out.append(batch);
   putI64(out, batchAt, offset);
-  return out;
-}
-
-std::optional<std::string> emptyAnswerAfter(std::string_view answer, int16_t v, int64_t offset,
-                                            std::string_view batch) {
-  const int64_t offsets = plainBatchOffsets(batch);
-  if (offsets == 0) return std::nullopt;
-  auto shape = emptyAnswerShape(answer, v, offset);
-  if (!shape) return std::nullopt;
-  std::string out(answer);
-  putI64(out, shape->watermarksAt, offset + offsets);
-  putI64(out, shape->watermarksAt + 8, offset + offsets);
   return out;
 }
 
@@ -481,18 +450,6 @@ struct Appended {
   int32_t partition = -1;
   int64_t baseOffset = -1;
   std::string batch;
-  uint64_t writeNo = 0;  // Impl::writes once its produce was counted
-};
-
-// After a held fetch was answered with a batch (answerFromProduce): the
-// mock's empty answer for a fetch from just past that batch, so that the
-// client's next fetch, which reads from there, is held without asking the
-// mock, as long as nothing was written to the topic since.
-struct KnownEnd {
-  longpoll::FetchPosition at;
-  int16_t apiVersion = -1;
-  std::string answer;  // a frame body; its correlation id is the next fetch's
-  uint64_t asOf = 0;   // Impl::writes when the batch was counted
 };
 
 // The largest batch the proxy keeps a copy of until its produce is answered.
@@ -517,7 +474,6 @@ struct Connection {
   std::vector<std::string> fetchTopics;
   bool fetchTopicsKnown = false;
   std::optional<longpoll::FetchPosition> fetchAt;  // a fetch of one partition
-  std::optional<KnownEnd> knownEnd;
 
   ~Connection() {
     if (client >= 0) close(client);
@@ -544,7 +500,6 @@ struct LongPollProxy::Impl {
   std::unordered_map<std::string, uint64_t> written;
   std::vector<Appended> appended;
   std::atomic<uint64_t> answeredFromProduce{0};
-  std::atomic<uint64_t> heldAtKnownEnd{0};
   std::thread thread;
 
   ~Impl() {
@@ -566,7 +521,6 @@ struct LongPollProxy::Impl {
   void noteWrite(const Pending& produce);
   bool writtenSince(const Connection& c) const;
   bool answerFromProduce(Connection& c);
-  bool holdAtKnownEnd(Connection& c);
 };
 
 // A held fetch of one partition, at exactly where a batch was just written:
@@ -581,15 +535,6 @@ bool LongPollProxy::Impl::answerFromProduce(Connection& c) {
     auto body = longpoll::answerWithBatch(std::string_view(c.heldAnswer).substr(4),
                                           c.fetch.apiVersion, a.baseOffset, a.batch);
     if (!body) return false;
-    c.knownEnd.reset();
-    if (auto empty = longpoll::emptyAnswerAfter(std::string_view(c.heldAnswer).substr(4),
-                                                c.fetch.apiVersion, a.baseOffset, a.batch)) {
-      c.knownEnd =
-          KnownEnd{{a.topic, a.partition, a.baseOffset + longpoll::plainBatchOffsets(a.batch)},
-                   c.fetch.apiVersion,
-                   std::move(*empty),
-                   a.writeNo};
-    }
     std::string length(4, '\0');
     putFrameLength(length, body->size());
     c.toClient.data.append(length);
@@ -601,30 +546,6 @@ bool LongPollProxy::Impl::answerFromProduce(Connection& c) {
     return true;
   }
   return false;
-}
-
-// A fetch that reads from where the client's previous fetch, answered from a
-// produce, left off, with nothing written to its topic since: the log ends
-// there, so the mock's answer would be empty; it is held without asking.
-bool LongPollProxy::Impl::holdAtKnownEnd(Connection& c) {
-  std::optional<KnownEnd> known = std::move(c.knownEnd);
-  c.knownEnd.reset();
-  if (!known || !c.fetchAt || c.fetch.apiVersion != known->apiVersion ||
-      c.fetchAt->offset != known->at.offset || c.fetchAt->partition != known->at.partition ||
-      c.fetchAt->topic != known->at.topic || unknownWrite > known->asOf) {
-    return false;
-  }
-  auto it = written.find(known->at.topic);
-  if (it == written.end() || it->second > known->asOf) return false;
-  std::string frame(4, '\0');
-  putFrameLength(frame, known->answer.size());
-  frame.append(known->answer);
-  longpoll::putI32(frame, 4, c.fetch.correlationId);
-  c.held = true;
-  c.heldAnswer = std::move(frame);
-  c.askedAt = writes;
-  heldAtKnownEnd.fetch_add(1, std::memory_order_relaxed);
-  return true;
 }
 
 void LongPollProxy::Impl::noteWrite(const Pending& produce) {
@@ -752,8 +673,8 @@ bool LongPollProxy::Impl::handleUpstream(Connection& c) {
           auto result = longpoll::singleProduceResult(body, p.apiVersion);
           if (result && result->error == 0 && result->partition == p.batchPartition &&
               result->baseOffset >= 0) {
-            appended.push_back({std::move(p.batchTopic), p.batchPartition, result->baseOffset,
-                                std::move(p.batch), writes});
+            appended.push_back(
+                {std::move(p.batchTopic), p.batchPartition, result->baseOffset, std::move(p.batch)});
           }
         }
       }
@@ -797,7 +718,7 @@ bool LongPollProxy::Impl::handleClient(Connection& c) {
         c.fetchFrame.append(edited);
         c.deadline = Clock::now() + std::chrono::milliseconds(*wait);
         c.fromClient.consume(*len);
-        if (!holdAtKnownEnd(c)) ask(c);
+        ask(c);
         continue;
       }
     } else if (header->apiKey == longpoll::kProduce) {
@@ -932,10 +853,6 @@ LongPollProxy::LongPollProxy(const std::vector<int>& upstreamPorts)
 
 uint64_t LongPollProxy::answeredFromProduce() const {
   return impl_->answeredFromProduce.load(std::memory_order_relaxed);
-}
-
-uint64_t LongPollProxy::heldAtKnownEnd() const {
-  return impl_->heldAtKnownEnd.load(std::memory_order_relaxed);
 }
 
 LongPollProxy::~LongPollProxy() {

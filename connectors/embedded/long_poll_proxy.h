@@ -17,11 +17,7 @@
 // its batch went exactly where a held fetch of that one partition reads, the
 // proxy answers the fetch itself with the batch it passed on, from the mock's
 // own empty answer with the watermarks moved past it; the consumer's next
-// fetch is at the log's end, which the mock answers without walking; the
-// proxy holds it without asking the mock at all, with the mock's own empty
-// answer moved past the batch, unless something was written to the topic
-// since (a wakeup of the mock's thread and one of the proxy's fewer per
-// record).
+// fetch is at the log's end, which the mock answers without walking.
 //
 // Clients learn where the brokers are from Metadata and FindCoordinator
 // answers; the proxy puts its own ports in them, so every connection passes
@@ -123,13 +119,6 @@ std::optional<FetchPosition> singleFetchPosition(std::string_view body);
 std::optional<std::string> answerWithBatch(std::string_view emptyAnswer, int16_t apiVersion,
                                            int64_t offset, std::string_view batch);
 
-// The same empty answer as it reads once `batch` is written at `offset`: both
-// watermarks moved past the batch, still no records. The proxy holds it for
-// the client's next fetch, which reads from there. nullopt under the same
-// conditions as answerWithBatch.
-std::optional<std::string> emptyAnswerAfter(std::string_view emptyAnswer, int16_t apiVersion,
-                                            int64_t offset, std::string_view batch);
-
 // Rewrites the broker ports of a Metadata or FindCoordinator answer through
 // `ports` (upstream port -> proxy port). Returns how many it rewrote; an answer
 // it cannot read is left as it is.
@@ -153,9 +142,6 @@ class LongPollProxy {
   // How many held fetches the proxy answered itself with the batch a produce
   // had just written where they read (see the file comment).
   uint64_t answeredFromProduce() const;
-  // How many fetches it held without asking the broker, as they read from
-  // where a fetch it answered that way left off (see the file comment).
-  uint64_t heldAtKnownEnd() const;
 
  private:
   struct Impl;

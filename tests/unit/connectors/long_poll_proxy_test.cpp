@@ -264,30 +264,6 @@ TEST_CASE("long poll: a held fetch at the log's end is answered with the batch w
   }
 }
 
-TEST_CASE("long poll: the empty answer past a batch written at the log's end") {
-  const std::string batch = recordBatch(3);
-  const std::string empty = fetchAnswer(0);
-  auto after = longpoll::emptyAnswerAfter(empty, 11, 5, batch);
-  REQUIRE(after);
-  // Still empty, the same size, both watermarks past the batch's three records.
-  CHECK(longpoll::isEmptyFetchAnswer(*after, 11));
-  CHECK(after->size() == empty.size());
-  const size_t watermarks = 4 + 4 + 2 + 4 + 4 + 2 + 1 + 4 + 4 + 2;
-  CHECK(readI64(*after, watermarks) == 8);
-  CHECK(readI64(*after, watermarks + 8) == 8);
-  CHECK(after->substr(0, watermarks) == empty.substr(0, watermarks));
-  CHECK(after->substr(watermarks + 16) == empty.substr(watermarks + 16));
-  // The same answers as answerWithBatch refuses are refused.
-  CHECK_FALSE(longpoll::emptyAnswerAfter(empty, 11, 4, batch));
-  CHECK_FALSE(longpoll::emptyAnswerAfter(fetchAnswer(3), 11, 5, batch));
-  CHECK_FALSE(longpoll::emptyAnswerAfter(fetchAnswer(0, 1), 11, 5, batch));
-  CHECK_FALSE(longpoll::emptyAnswerAfter(empty, 11, 5, recordBatch(3, 0x10)));
-  CHECK_FALSE(longpoll::emptyAnswerAfter(empty, 3, 5, batch));
-  for (size_t cut = 0; cut < empty.size(); ++cut) {
-    CHECK_FALSE(longpoll::emptyAnswerAfter(empty.substr(0, cut), 11, 5, batch));
-  }
-}
-
 TEST_CASE("embedded broker: a record reaches a consumer that waits long, before its wait ends") {
   EmbeddedKafka broker;
   broker.createTopic("longpoll", 1);
@@ -360,56 +336,5 @@ TEST_CASE("embedded broker: shutting down ends a held fetch") {
   const auto start = std::chrono::steady_clock::now();
   broker.reset();  // joins the proxy's thread: the held fetch must not keep it
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
-  rd_kafka_destroy(rk);
-}
-
-TEST_CASE("embedded broker: records written one by one each end the fetch held at the log's end") {
-  EmbeddedKafka broker;
-  broker.createTopic("oneby", 1);
-  testkafka::Message m;
-  m.topic = "oneby";
-  m.partition = 0;
-  m.value = "r0";
-  testkafka::produce(broker.bootstrap(), {m});
-
-  // A wait of a minute, so that a record the proxy failed to hand over
-  // would come only after the 30 s each step waits.
-  rd_kafka_t* rk = testkafka::client(
-      RD_KAFKA_CONSUMER, broker.bootstrap(),
-      {{"group.id", "oneby"}, {"fetch.wait.max.ms", "60000"}, {"socket.timeout.ms", "90000"}});
-  rd_kafka_poll_set_consumer(rk);
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, "oneby", 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_assign(rk, list);
-  rd_kafka_topic_partition_list_destroy(list);
-
-  std::vector<std::string> seen;
-  auto collect = [&](size_t count, int seconds) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (seen.size() < count && std::chrono::steady_clock::now() < deadline) {
-      rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk, 100);
-      if (!msg) continue;
-      if (!msg->err && msg->payload)
-        seen.emplace_back(static_cast<const char*>(msg->payload), msg->len);
-      rd_kafka_message_destroy(msg);
-    }
-  };
-  collect(1, 30);
-  REQUIRE(seen.size() == 1);
-  // Each record is written while the consumer waits: the first at the log's
-  // end as the mock said it, each next one where the batch before it left the
-  // log, a fetch the proxy holds without asking the mock. Two records written
-  // back to back may both be written before the consumer's next fetch, which
-  // must then not be held at the end the first one left.
-  const uint64_t heldBefore = broker.fetchesHeldAtKnownEnd();
-  for (int i = 1; i <= 6; ++i) {
-    m.value = "r" + std::to_string(i);
-    testkafka::produce(broker.bootstrap(), {m});
-    if (i % 3 != 1) collect(static_cast<size_t>(i) + 1, 30);
-  }
-  collect(7, 30);
-  CHECK(seen == std::vector<std::string>{"r0", "r1", "r2", "r3", "r4", "r5", "r6"});
-  CHECK(broker.fetchesHeldAtKnownEnd() > heldBefore);
-  rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
 }
