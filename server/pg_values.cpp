@@ -22,6 +22,8 @@ std::optional<std::string> pgTextOf(const Value& v) {
 std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone) {
   const int64_t offset = zone.offsetSeconds(utcMicros);
   std::string text = formatTimestamp(utcMicros + offset * 1000000);
+  // A year past 9999 without Spark's '+', as PostgreSQL writes it.
+  if (!text.empty() && text[0] == '+') text.erase(0, 1);
   // Year 0 and before are 1 BC and before, as PostgreSQL writes them.
   const bool bc = !text.empty() && (text[0] == '-' || text.starts_with("0000-"));
   if (bc) {

@@ -121,8 +121,9 @@ def _utc_of_timestamptz(s):
     seconds -= offset if m.group(8) == "+" else -offset
     y, mo, d = _civil_from_days(seconds // 86400)
     rest = seconds % 86400
-    return (f"{y:04d}-{mo:02d}-{d:02d} {rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}"
-            + (m.group(7) or ""))
+    # Spark writes a year past 9999 with its sign.
+    return (f"{'+' if y > 9999 else ''}{y:04d}-{mo:02d}-{d:02d} "
+            f"{rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}" + (m.group(7) or ""))
 
 
 def _timestamp_or_text(s):

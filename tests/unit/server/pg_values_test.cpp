@@ -52,6 +52,8 @@ TEST_CASE("pg values: a TIMESTAMP's text is PostgreSQL's timestamptz in the sess
   // Year 0 is 1 BC, as PostgreSQL writes it.
   CHECK(pgTimestamptzText(-62167219200000000LL, utcTimeZone()) == "0001-01-01 00:00:00+00 BC");
   CHECK(pgTimestamptzText(-62135596800000000LL, utcTimeZone()) == "0001-01-01 00:00:00+00");
+  // A year past 9999 without the '+' Spark's text has (10000-01-01 00:00 UTC).
+  CHECK(pgTimestamptzText(253402300800000000LL, utcTimeZone()) == "10000-01-01 00:00:00+00");
   {
     TimeZoneScope session(findTimeZone("Asia/Kolkata"));
     CHECK(pgTextOf(Value::timestamp(t)) == "2024-05-06 16:38:09.25+05:30");
