@@ -58,6 +58,13 @@ void appendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
+// The value of a hex digit, -1 for any other character.
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = static_cast<char>(c | 0x20);
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 // A '...' string's text as Spark reads it (spark.sql.parser.escapedStringLiterals
 // off, its default): \n \t \r \b \0 \Z (U+001A), \uXXXX, \UXXXXXXXX and
 // \ooo (octal, first digit 0 or 1) stand for their character, \% and \_ stay
@@ -75,11 +82,7 @@ std::string sparkString(std::string_view quoted) {
     if (at + n > body.size()) return std::nullopt;
     uint32_t v = 0;
     for (size_t k = at; k < at + n; ++k) {
-      char c = body[k];
-      const int lower = c | 0x20;
-      int d = c >= '0' && c <= '9'           ? c - '0'
-              : lower >= 'a' && lower <= 'f' ? lower - 'a' + 10
-                                             : -1;
+      const int d = hexDigit(body[k]);
       if (d < 0) return std::nullopt;
       v = v * 16 + static_cast<uint32_t>(d);
     }
@@ -146,11 +149,6 @@ std::string unescapeString(std::string_view quoted, size_t pos) {
     return SqlError(sqlstate::kInvalidTextRepresentation, "invalid Unicode escape value", pos,
                     "\\u takes 4 hex digits and \\U 8");
   };
-  auto hexValue = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    c = static_cast<char>(c | 0x20);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-  };
   for (size_t i = 0; i < body.size(); ++i) {
     char c = body[i];
     if (c == '\'') {  // '' inside the string
@@ -171,7 +169,7 @@ std::string unescapeString(std::string_view quoted, size_t pos) {
       case 'r': out.push_back('\r'); break;
       case 'x': {
         int v = 0, n = 0;
-        while (n < 2 && i + 1 < body.size() && hexValue(body[i + 1]) >= 0) v = v * 16 + hexValue(body[++i]), ++n;
+        while (n < 2 && i + 1 < body.size() && hexDigit(body[i + 1]) >= 0) v = v * 16 + hexDigit(body[++i]), ++n;
         if (n == 0) out.push_back('x');
         else out.push_back(static_cast<char>(v));
         break;
@@ -181,8 +179,8 @@ std::string unescapeString(std::string_view quoted, size_t pos) {
         const int want = e == 'u' ? 4 : 8;
         uint32_t cp = 0;
         for (int n = 0; n < want; ++n) {
-          if (i + 1 >= body.size() || hexValue(body[i + 1]) < 0) throw bad();
-          cp = cp * 16 + static_cast<uint32_t>(hexValue(body[++i]));
+          if (i + 1 >= body.size() || hexDigit(body[i + 1]) < 0) throw bad();
+          cp = cp * 16 + static_cast<uint32_t>(hexDigit(body[++i]));
         }
         if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) throw bad();
         appendUtf8(out, cp);
