@@ -326,7 +326,18 @@ const TimeZone& sessionTimeZone() {
   if (tScoped) return *tScoped;
   if (const PgSession* s = currentPgSession()) {
     std::string name = s->timeZone();
-    if (!name.empty() && name != "UTC") return findTimeZone(name);
+    if (!name.empty() && name != "UTC") {
+      // Asked once per value a session sends (every TIMESTAMP is written in
+      // its zone): the thread's last answer spares the registry's lock and
+      // lookup. Zones are never freed, so the pointer stays valid.
+      thread_local std::string lastName;
+      thread_local const TimeZone* lastZone = nullptr;
+      if (lastZone == nullptr || name != lastName) {
+        lastZone = &findTimeZone(name);
+        lastName = std::move(name);
+      }
+      return *lastZone;
+    }
   }
   return utcTimeZone();
 }
