@@ -679,15 +679,21 @@ TEST_CASE("kafka sink moves to the lingering client while rows come fast and bac
     for (int i = 0; i < rows; ++i) writer->write({Value::bigint(next++)}, 0);
     writer->endOfChanges();
   };
-  // Batches of 100 rows a millisecond apart (up to 100,000 rows a second,
-  // and far above 5,000 on any machine; few enough for the embedded broker
-  // to keep them all): once ten batches in a row went without the prompt
-  // client, the rows go through the lingering one.
+  // Batches a millisecond apart of at least 100 rows, and of 50 rows for
+  // every millisecond since the last one, so that the rate stays about
+  // 50,000 rows a second or more however slowly a loaded machine runs the
+  // loop (far above 5,000; few enough for the embedded broker to keep them
+  // all): once ten batches in a row went without the prompt client, the rows
+  // go through the lingering one.
   bool lingering = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto last = std::chrono::steady_clock::now();
   for (int quiet = 0; !lingering && std::chrono::steady_clock::now() < deadline;) {
     const int64_t prompt = kafkaSinkPromptBatches();
-    batch(100);
+    const auto now = std::chrono::steady_clock::now();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - last).count();
+    last = now;
+    batch(static_cast<int>(std::clamp<int64_t>(ms * 50, 100, 20000)));
     quiet = kafkaSinkPromptBatches() == prompt ? quiet + 1 : 0;
     lingering = quiet >= 10;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
