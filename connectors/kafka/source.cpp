@@ -46,9 +46,6 @@ struct PartitionState {
   int64_t startOffset = -1;
   int64_t endOffset = -1;
   int64_t committed = -1;
-  // The end of the log as of the last end-of-partition event since the
-  // partition's last record, -1 when there was none: caughtUp().
-  int64_t eofOffset = -1;
   // Offsets passed over without a record since the task opened: the next
   // record's offset was beyond the last one read + 1.
   int64_t skipped = 0;
@@ -246,15 +243,11 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
           const int64_t readMicros = nowMicros();
           kafka::BatchTaken t;
           std::lock_guard lock(mutex_);
-          bool reachedEnd = false;
           for (MessagePtr& m : held) {
             t.records += process(m.get(), readMicros, out);
-            reachedEnd = reachedEnd || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF;
             if (decoder_.failure()) break;
           }
-          // The end of a partition changes caughtUp(): the task looks at its
-          // watermark again without waiting for the next record.
-          t.stop = decoder_.failure() || reachedEnd;
+          t.stop = decoder_.failure().has_value();
           return t;
         });
     if (decoder_.failure() && added == 0) throw *decoder_.failure();
@@ -349,8 +342,6 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
         s.skipped = r.skipped;
         s.skipLogged = s.skipLogged || r.lost;
       }
-      // Ends of partitions seen before the new assignment say nothing of it.
-      for (PartitionState& s : parts_) s.eofOffset = -1;
       for (const PartitionState& s : parts_) {
         rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset =
             s.endOffset >= 0 ? s.endOffset : RD_KAFKA_OFFSET_INVALID;
@@ -394,21 +385,12 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
     return out;
   }
 
-  // Caught up: the client reported the end of the partition after its last
-  // record (the fetch position reached the broker's end offset, transaction
-  // markers included), and the high watermark of the newest fetch response
-  // shows nothing beyond it. With several topics, every partition of that
-  // number must be caught up.
+  // Caught up: the task has taken everything up to the high watermark of the
+  // newest fetch response (partitionCaughtUp()). With several topics, every
+  // partition of that number must be caught up.
   bool caughtUp(int32_t partition) const override {
     for (const PartitionState& s : parts_) {
-      if (s.partition != partition) continue;
-      if (s.eofOffset < 0) return false;
-      int64_t low = -1, high = -1;
-      if (rd_kafka_get_watermark_offsets(rk_, s.topic.c_str(), s.partition, &low, &high) ==
-              RD_KAFKA_RESP_ERR_NO_ERROR &&
-          high > s.eofOffset) {
-        return false;
-      }
+      if (s.partition == partition && !partitionCaughtUp(s)) return false;
     }
     return true;
   }
@@ -522,8 +504,6 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
       consumer_ = next;
       rk_ = next->rk.get();
       fetchMode_.store(mode, std::memory_order_relaxed);
-      // Ends of partitions seen by the other client say nothing of this one.
-      for (PartitionState& s : parts_) s.eofOffset = -1;
     }
     previous->release(claimed_);
     ListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(parts_.size())));
@@ -546,6 +526,35 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
                      : "each record at once (records come slowly again)");
     }
     // The previous client goes with its last task.
+  }
+
+  // Whether the task has taken everything of `s` up to the high watermark of
+  // the client's newest fetch response for it (none yet: not caught up). The
+  // next offset to take is the furthest of: the one after the task's last
+  // record (s.endOffset, also where an assignment or a seek started it), the
+  // client's position, which moves past the transaction markers the client
+  // takes without handing them over (a committed or aborted transaction ends
+  // in one), and the log's start (records the broker removed before they were
+  // read, which the client skips by resetting its fetch position). With
+  // read_committed, an open transaction keeps the position at its first
+  // record, below the high watermark: not caught up until it ends, as the
+  // end-of-partition events this replaces said.
+  bool partitionCaughtUp(const PartitionState& s) const {
+    int64_t low = -1, high = -1;
+    if (rd_kafka_get_watermark_offsets(rk_, s.topic.c_str(), s.partition, &low, &high) !=
+            RD_KAFKA_RESP_ERR_NO_ERROR ||
+        high < 0) {
+      return false;
+    }
+    int64_t next = std::max(s.endOffset, low);
+    // rd_kafka_position() reads the position the client keeps for the
+    // application: a lock and a lookup, no broker request. A seek resets it.
+    ListPtr one(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(one.get(), s.topic.c_str(), s.partition);
+    if (rd_kafka_position(rk_, one.get()) == RD_KAFKA_RESP_ERR_NO_ERROR && !one->elems[0].err) {
+      next = std::max(next, one->elems[0].offset);
+    }
+    return next >= 0 && next >= high;
   }
 
   static int64_t key(int topicIndex, int32_t partition) {
@@ -645,9 +654,11 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
       kafka::setProperty(conf, "client.id", fmt::format("rtsql-{}-source", flowName_),
                          SqlError::npos);
       kafka::applyUserProperties(conf, options, false);
-      // End-of-partition events tell the watermark that a partition is caught
-      // up (caughtUp()); they are consumed by poll() and never reach a flow.
-      kafka::setProperty(conf, "enable.partition.eof", "true", SqlError::npos);
+      // No end-of-partition events: caughtUp() works out the same from the
+      // client's position and the fetch's watermarks. Each event woke the
+      // partition's task a second time per record while records came
+      // sparsely (the event follows the record in the next fetch response).
+      kafka::setProperty(conf, "enable.partition.eof", "false", SqlError::npos);
       // Offsets are the executor's to commit, at epoch ends only.
       kafka::setProperty(conf, "enable.auto.commit", "false", SqlError::npos);
       kafka::setProperty(conf, "enable.auto.offset.store", "false", SqlError::npos);
@@ -849,10 +860,7 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
   size_t process(rd_kafka_message_t* m, int64_t readMicros, std::vector<SourceRecord>& out) {
     if (m->err) {
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        if (m->rkt) {
-          auto eof = byKey_.find(key(topicIndexOf(m->rkt), m->partition));
-          if (eof != byKey_.end()) parts_[eof->second].eofOffset = m->offset;
-        }
+        // Not asked for (openConsumer()); nothing to do if a client sends one.
       } else if (kafka::isUnreadableRecordError(m->err)) {
         skipUnreadable(*m);
       } else {
@@ -886,7 +894,6 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
 
     if (s.endOffset >= 0 && m->offset > s.endOffset) countSkipped(s, m->offset);
     s.endOffset = m->offset + 1;
-    s.eofOffset = -1;
     const size_t before = out.size();
     if (decoder_.decode(view, readMicros, out)) return out.size() - before;
     if (decoder_.failure()) {
@@ -920,7 +927,6 @@ class KafkaSourceTask final : public SourceTask, public SourceFetchMode {
     kafka::seekPartition(rk_, s.topic, s.partition, offset + 1);
     if (s.endOffset >= 0 && offset > s.endOffset) countSkipped(s, offset);
     s.endOffset = offset + 1;
-    s.eofOffset = -1;
     s.movedInBatch = heldBatch_;
   }
 

@@ -9,12 +9,13 @@ embedded broker), and the source's 'watermark.idle.timeout' is short, so the
 lull takes seconds, not minutes.
 """
 
+import json
 import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import unique
+from conftest import unique, wait_for
 
 ROWS = 200                  # per partition
 # Short, but well above what the partitions read after the first wait while it
@@ -88,6 +89,77 @@ def test_lull_then_burst_counts_every_row(server, kafka, order):
             f"{counted} of {partitions * ROWS} rows counted, "
             f"{st['numRowsDroppedByWatermark']} dropped by the watermark")
         assert got == want
+    finally:
+        with server.connect() as conn:
+            conn.execute(f"DROP FLOW IF EXISTS {flow}")
+
+
+def test_partition_ending_in_transaction_markers_turns_idle(server, kafka):
+    """A partition whose last records came in transactions ends in a marker
+    (an offset with no record): the source's client passes it without handing
+    it over. The partition must still count as read to its end, or it would
+    hold the watermark forever once it goes quiet. Partition 1 gets a committed
+    transaction and then an aborted one; partition 0 keeps delivering later
+    event times, so the window of partition 1's rows closes only once
+    partition 1 is idle. (The embedded broker writes no markers; Apache Kafka,
+    with RTSQL_KAFKA_BOOTSTRAP, does.)"""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic, src, sink, flow = unique("wm_tx"), unique("wm_tx_src"), unique("wm_tx_out"), unique("wm_tx_flow")
+    if kafka.name == "real":
+        # Apache Kafka makes topics of one partition unless asked.
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+        for f in admin.create_topics([NewTopic(topic, 2, 1)]).values():
+            f.result(timeout=30)
+    partitions = kafka.create_topic(topic)
+    if partitions < 2:
+        pytest.skip(f"the broker made {topic} with {partitions} partition")
+    with server.connect() as conn:
+        conn.execute(f"""CREATE SOURCE {src} (k STRING, ts TIMESTAMP,
+                         WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+                         WITH ({kafka.options()}, subscribe = '{topic}',
+                               startingOffsets = 'earliest', format = 'json',
+                               'watermark.idle.timeout' = '{IDLE_TIMEOUT_S} seconds')""")
+        conn.execute(f"CREATE SINK {sink}_s WITH ({kafka.options()}, topic = '{sink}', format = 'json')")
+        conn.execute(f"""CREATE FLOW {flow} INTO {sink}_s WITH ('shuffle.partitions' = '2') AS
+            SELECT window.start AS ws, k, count(*) AS n FROM {src}
+            GROUP BY window(ts, '10 seconds'), k EMIT ON WINDOW CLOSE""")
+    try:
+        tx = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": unique("wm_tx_id")})
+        tx.init_transactions(30)
+        tx.begin_transaction()
+        for i in range(5):
+            tx.produce(topic, value=json.dumps({"k": "committed", "ts": iso(i * 100)}), partition=1)
+        tx.commit_transaction(30)
+        tx.begin_transaction()
+        for i in range(3):
+            tx.produce(topic, value=json.dumps({"k": "aborted", "ts": iso(i * 100)}), partition=1)
+        tx.flush(30)
+        tx.abort_transaction(30)
+
+        # Partition 0 delivers later and later event times, every 100 ms, so
+        # that the flow's delivery time runs past the idle timeout.
+        ticks = Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 0})
+        start = time.monotonic()
+
+        def found():
+            for _ in range(5):
+                ms = 60_000 + int((time.monotonic() - start) * 1000)
+                ticks.produce(topic, value=json.dumps({"k": "tick", "ts": iso(ms)}), partition=0)
+                ticks.flush(10)
+                time.sleep(0.1)
+            out = [json.loads(m.value()) for m in kafka.consume_to_end(sink, timeout=5)]
+            return [r for r in out if r["k"] == "committed"]
+
+        rows = wait_for(found, WAIT_S,
+                        "partition 1 never turned idle: its window did not close "
+                        f"({server.progress(flow)['sources']})")
+        assert rows == [{"ws": iso(0), "k": "committed", "n": 5}], rows
+        if kafka.name == "real":
+            # The embedded broker does not hide an aborted transaction's records.
+            out = [json.loads(m.value()) for m in kafka.consume_to_end(sink, timeout=5)]
+            assert not [r for r in out if r["k"] == "aborted"], out
     finally:
         with server.connect() as conn:
             conn.execute(f"DROP FLOW IF EXISTS {flow}")

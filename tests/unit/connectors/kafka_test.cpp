@@ -217,6 +217,55 @@ int kafkaClients() {
 
 }  // namespace
 
+// Caught up (what lets the watermark leave a quiet partition out) comes from
+// the client's position and the high watermark of its latest fetch, with no
+// end-of-partition event: records fetched but not yet taken, or the records
+// after an offset a restore went back to, keep the partition from it.
+TEST_CASE("kafka source is caught up once it has taken every record up to the high watermark") {
+  EmbeddedKafka broker;
+  broker.createTopic("ends", 1);
+  ScanSpec scan = jsonScan(broker.bootstrap(), "ends", {{"startingOffsets", "earliest"}});
+  auto task = makeKafkaSource(scan, broker.bootstrap(), "fends", 0, 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto before = [&] { return std::chrono::steady_clock::now() < deadline; };
+
+  // Empty: caught up once a fetch has said where the log ends.
+  std::vector<SourceRecord> recs;
+  while (!task->caughtUp(0) && before()) task->poll(recs, 10, 50);
+  CHECK(task->caughtUp(0));
+  CHECK(recs.empty());
+
+  const int64_t ts = 1700000000000;
+  testkafka::produce(broker.bootstrap(), {jsonMessage("ends", 0, 1, ts),
+                                          jsonMessage("ends", 0, 2, ts),
+                                          jsonMessage("ends", 0, 3, ts)});
+  // One record taken, and a fetch has shown all three: not caught up.
+  while (recs.empty() && before()) task->poll(recs, 1, 100);
+  REQUIRE(recs.size() == 1);
+  while (task->progress().at(0).latestOffset < 3 && before()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(task->progress().at(0).latestOffset == 3);
+  CHECK_FALSE(task->caughtUp(0));
+  // All taken: caught up at once, with nothing more from the client.
+  while (recs.size() < 3 && before()) task->poll(recs, 10, 100);
+  REQUIRE(recs.size() == 3);
+  CHECK(task->caughtUp(0));
+
+  // A restore back to offset 1: records 1 and 2 are to be read again.
+  PartitionProgress at;
+  at.topic = "ends";
+  at.partition = 0;
+  at.endOffset = 1;
+  task->seek({at});
+  CHECK_FALSE(task->caughtUp(0));
+  recs.clear();
+  while (recs.size() < 2 && before()) task->poll(recs, 10, 100);
+  REQUIRE(recs.size() == 2);
+  CHECK(recs[0].offset == 1);
+  CHECK(task->caughtUp(0));
+}
+
 TEST_CASE("kafka source tasks of one flow share one client and each reads only its partitions") {
   EmbeddedKafka broker;
   broker.createTopic("shared_in", 4);
