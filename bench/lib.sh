@@ -212,9 +212,11 @@ bench_thread_ticks() {
   local t
   for t in /proc/"$1"/task/*; do
     # The name is in parentheses and may hold spaces; utime and stime are the
-    # 12th and 13th fields after it.
-    { sed -n 's/^[0-9]* (\(.*\)) /\1\t/p' "$t/stat" 2>/dev/null
-      awk '/^voluntary_ctxt_switches/ { print "\t" $2 }' "$t/status" 2>/dev/null; } |
+    # 12th and 13th fields after it. A thread that ends meanwhile (a client
+    # closed) is left out: under the callers' `set -e -o pipefail` its failed
+    # read would end the whole window.
+    { sed -n 's/^[0-9]* (\(.*\)) /\1\t/p' "$t/stat" 2>/dev/null || true
+      awk '/^voluntary_ctxt_switches/ { print "\t" $2 }' "$t/status" 2>/dev/null || true; } |
       awk -F'\t' 'NR == 1 { split($2, f, " "); n = $1; gsub(/[0-9]+/, "#", n); gsub(/ /, "_", n); ticks = f[12] + f[13] }
                    NR == 2 { w = $2 } END { if (n != "") print n, ticks, w + 0 }'
   done
