@@ -31,12 +31,9 @@ def iso(ms):
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
-@pytest.mark.parametrize("order", ["interleaved", "one_partition_first"])
-def test_lull_then_burst_counts_every_row(server, kafka, order):
-    topic, src, sink, flow = unique("wm_in"), unique("wm_src"), unique("wm_out"), unique("wm_flow")
-    partitions = kafka.create_topic(topic)
-    if partitions < 2:
-        pytest.skip(f"the broker made {topic} with {partitions} partition")
+def create_window_count(server, kafka, topic, src, sink, flow):
+    """A flow counting each key's rows per 10-second window of event time,
+    emitted when the window closes, from TOPIC into the topic SINK."""
     with server.connect() as conn:
         conn.execute(f"""CREATE SOURCE {src} (k STRING, ts TIMESTAMP,
                          WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
@@ -47,6 +44,15 @@ def test_lull_then_burst_counts_every_row(server, kafka, order):
         conn.execute(f"""CREATE FLOW {flow} INTO {sink}_s WITH ('shuffle.partitions' = '2') AS
             SELECT window.start AS ws, k, count(*) AS n FROM {src}
             GROUP BY window(ts, '10 seconds'), k EMIT ON WINDOW CLOSE""")
+
+
+@pytest.mark.parametrize("order", ["interleaved", "one_partition_first"])
+def test_lull_then_burst_counts_every_row(server, kafka, order):
+    topic, src, sink, flow = unique("wm_in"), unique("wm_src"), unique("wm_out"), unique("wm_flow")
+    partitions = kafka.create_topic(topic)
+    if partitions < 2:
+        pytest.skip(f"the broker made {topic} with {partitions} partition")
+    create_window_count(server, kafka, topic, src, sink, flow)
     try:
         # Every partition delivers once, and the flow reads it all.
         for p in range(partitions):
@@ -115,16 +121,7 @@ def test_partition_ending_in_transaction_markers_turns_idle(server, kafka):
     partitions = kafka.create_topic(topic)
     if partitions < 2:
         pytest.skip(f"the broker made {topic} with {partitions} partition")
-    with server.connect() as conn:
-        conn.execute(f"""CREATE SOURCE {src} (k STRING, ts TIMESTAMP,
-                         WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-                         WITH ({kafka.options()}, subscribe = '{topic}',
-                               startingOffsets = 'earliest', format = 'json',
-                               'watermark.idle.timeout' = '{IDLE_TIMEOUT_S} seconds')""")
-        conn.execute(f"CREATE SINK {sink}_s WITH ({kafka.options()}, topic = '{sink}', format = 'json')")
-        conn.execute(f"""CREATE FLOW {flow} INTO {sink}_s WITH ('shuffle.partitions' = '2') AS
-            SELECT window.start AS ws, k, count(*) AS n FROM {src}
-            GROUP BY window(ts, '10 seconds'), k EMIT ON WINDOW CLOSE""")
+    create_window_count(server, kafka, topic, src, sink, flow)
     try:
         tx = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": unique("wm_tx_id")})
         tx.init_transactions(30)
