@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "common/json.h"
+#include "common/time_zone.h"
 #include "common/try_cast.h"
 #include "parser/expr_walker.h"
 #include "planner/decimal_literals.h"
@@ -337,8 +338,10 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
       return makeLiteral(Value::interval(parseInterval(lit.text, lit.unit, e.pos)),
                          DataType::of(TypeId::Interval));
     case ast::LiteralKind::Timestamp: {
+      // A wall clock in the session time zone (a flow's own zone, fixed when
+      // it is planned), unless the text names its offset, as Spark reads it.
       int64_t micros = 0;
-      if (!parseTimestamp(lit.text, &micros)) {
+      if (!parseTimestampIn(lit.text, sessionTimeZone(), &micros)) {
         throw SqlError(sqlstate::kInvalidDatetimeFormat,
                        fmt::format("invalid input syntax for type timestamp: \"{}\"", lit.text),
                        e.pos)
