@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/map_order.h"
 #include "common/pg_session.h"
 #include "planner/bounded_relation.h"
 #include "planner/json_tuple_items.h"
@@ -402,11 +403,22 @@ BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
   PreProjection pre;
   pre.columns = items;
   std::vector<int> keyIndexes;
+  // Spark's DISTINCT (and UNION, a DISTINCT of a UNION ALL) compares no MAP.
+  auto checkKey = [](const ExprPtr& key, size_t keyPos) {
+    refuseMapValues(*key->type(), "DISTINCT", keyPos, kDistinctMapHint);
+  };
   if (s.distinctOn.empty()) {
-    for (size_t i = 0; i < items.size(); ++i) keyIndexes.push_back(static_cast<int>(i));
+    for (size_t i = 0; i < items.size(); ++i) {
+      checkKey(items[i].expr, items[i].pos == SqlError::npos ? pos : items[i].pos);
+      keyIndexes.push_back(static_cast<int>(i));
+    }
   } else {
     ExprBinder binder(rel.scope, ExprContext::DistinctOn, functions());
-    for (const auto& k : s.distinctOn) keyIndexes.push_back(pre.findOrAdd(binder.bind(*k), *k));
+    for (const auto& k : s.distinctOn) {
+      ExprPtr key = binder.bind(*k);
+      checkKey(key, k->pos);
+      keyIndexes.push_back(pre.findOrAdd(std::move(key), *k));
+    }
   }
   int timeIndex = -1;
   if (rel.eventTime) {
