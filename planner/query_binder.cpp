@@ -13,6 +13,7 @@
 #include "planner/pre_projection.h"
 #include "planner/processor.h"
 #include "planner/view_input.h"
+#include "planner/format_floats.h"
 #include "planner/row_subquery.h"
 #include "planner/set_functions.h"
 
@@ -783,6 +784,11 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
     }
   }
   if (Catalog::SourcePtr source = catalog.findSource(ref.name)) {
+    // A flow recorded before avro and protobuf floats were FLOATs reads them
+    // as DOUBLEs still (format_floats.h).
+    const OptionEntry* floats = ctx_.session.find(kFormatFloatsSetting);
+    if (mode_ == Mode::Flow && floats && floats->value == "off")
+      source = withDoubleFormatFloats(source);
     rel.node = scanNode(source);
     rel.scope = scopeFromSchema(source->schema, qualifier);
     if (source->watermark && source->watermark->column >= 0 &&

@@ -153,7 +153,8 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
     case Kind::Float: {
       float f = 0;
       rc = avro_value_get_float(&v, &f);
-      if (rc == 0) out = Value::float64(static_cast<double>(f));
+      if (rc == 0)
+        out = type.id == TypeId::Float ? Value::float32(f) : Value::float64(static_cast<double>(f));
       break;
     }
     case Kind::Double: {
@@ -446,6 +447,7 @@ class AvroDecoder final : public RecordDecoder {
         return false;
       }
       widenWriterValue(row[i], *f.type);
+      if (f.widenFloats) widenFloats(row[i], *f.type);
     }
     return true;
   }
@@ -457,6 +459,7 @@ class AvroDecoder final : public RecordDecoder {
     const AvroNode* node = nullptr;
     DataTypePtr type;        // the column's
     DataTypePtr writerType;  // the writer's field's, which must fill the column (writerTypeFills)
+    bool widenFloats = false;  // a writer's FLOAT inside it read into a DOUBLE (floatsWidened)
   };
   // A writer's schema and how its record gives the columns, with the value
   // its records are read into.
@@ -491,6 +494,7 @@ class AvroDecoder final : public RecordDecoder {
                                          root.fields[i].first, plan->idText, e.message());
           break;
         }
+        f.widenFloats = floatsWidened(*f.writerType, *c.type);
         if (!writerTypeFills(*f.writerType, *c.type)) {
           plan->unreadable = unfillableColumn(
               c,

@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/json.h"
+#include "connectors/format/decode_util.h"
 #include "connectors/format/schema_text.h"
 #include "planner/planner.h"
 
@@ -263,6 +264,7 @@ DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::str
         return DataType::of(TypeId::TimestampNtz);
       return DataType::of(TypeId::BigInt);
     case Kind::Float:
+      return DataType::of(TypeId::Float);
     case Kind::Double:
       return DataType::of(TypeId::Double);
     case Kind::String:
@@ -322,7 +324,9 @@ Schema avroSourceColumns(const AvroSchema& schema, const Schema& declared,
           fmt::format("column \"{}\" is not a field of Avro record {}", c.name, root.name), pos,
           "declare only fields of the record, or no columns to read them all");
     }
-    if (!t->equals(*c.type)) {
+    // A DOUBLE over a float is how sources were declared before floats read
+    // as FLOAT: such a column goes on reading the float as a DOUBLE.
+    if (!t->equals(*c.type) && !floatsWidened(*t, *c.type)) {
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("column \"{}\" is declared {}, but its Avro field reads as {}",
                                  c.name, c.type->toString(), t->toString()),

@@ -6,7 +6,8 @@
 //
 // Types, Avro to SQL: boolean BOOLEAN; int INT (logical date: TIMESTAMP at
 // midnight UTC); long BIGINT (timestamp-millis, timestamp-micros and their
-// local- forms: TIMESTAMP); float, double DOUBLE; string, enum STRING; bytes,
+// local- forms: TIMESTAMP); float FLOAT (a flow recorded before reads it as
+// DOUBLE, planner/format_floats.h); double DOUBLE; string, enum STRING; bytes,
 // fixed BINARY; array ARRAY; record STRUCT; a union of null and one type that
 // type, nullable. map, decimal and other unions are refused (0A000).
 #pragma once

@@ -337,7 +337,7 @@ class Walker {
       case Kind::Float: {
         float x = 0;
         std::memcpy(&x, &v32, 4);
-        out = Value::float64(static_cast<double>(x));
+        out = Value::float32(x);
         return true;
       }
       case Kind::Enum: {
@@ -412,7 +412,12 @@ class ProtobufDecoder final : public RecordDecoder {
       if (f.meta == MetaKind::None) {
         f.index = root.indexOf(c.name);
         // The file may have changed since CREATE SOURCE checked the columns.
-        if (f.index < 0 || !root.fields[static_cast<size_t>(f.index)].type->equals(*c.type)) {
+        const DataTypePtr fieldType =
+            f.index < 0 ? nullptr : root.fields[static_cast<size_t>(f.index)].type;
+        // A DOUBLE column over a float reads it as a DOUBLE (a source or a
+        // flow from before floats read as FLOAT).
+        f.widenFloats = fieldType && floatsWidened(*fieldType, *c.type);
+        if (!fieldType || (!fieldType->equals(*c.type) && !f.widenFloats)) {
           throw SqlError(sqlstate::kDatatypeMismatch,
                          fmt::format("column \"{}\" of type {} is no longer a field of that type "
                                      "in protobuf message {}: the descriptor file changed",
@@ -466,6 +471,7 @@ class ProtobufDecoder final : public RecordDecoder {
       } else if (f.index >= 0) {
         row[i] = std::move(message_[static_cast<size_t>(f.index)]);
         if (registry_) widenWriterValue(row[i], *columns_[i].type);
+        if (f.widenFloats) widenFloats(row[i], *columns_[i].type);
       }
     }
     return true;
@@ -475,6 +481,7 @@ class ProtobufDecoder final : public RecordDecoder {
   struct Field {
     MetaKind meta = MetaKind::None;
     int index = -1;  // the message's field; -1 (a writer's message without it): NULL
+    bool widenFloats = false;  // a DOUBLE column over a float (floatsWidened)
   };
   // A message and how it gives the columns (idText: " (schema id N)").
   using Plan = ColumnPlan<ProtobufSchema, Field>;
@@ -510,6 +517,7 @@ class ProtobufDecoder final : public RecordDecoder {
         f.index = root.indexOf(c.name);
         if (f.index >= 0) {
           const DataType& writer = *root.fields[static_cast<size_t>(f.index)].type;
+          f.widenFloats = floatsWidened(writer, *c.type);
           if (!writerTypeFills(writer, *c.type) && plan->unreadable.empty()) {
             plan->unreadable = unfillableColumn(
                 c,

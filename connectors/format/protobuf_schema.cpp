@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/file_beneath.h"
+#include "connectors/format/decode_util.h"
 
 namespace rtsql::format {
 
@@ -93,8 +94,9 @@ TypeId scalarType(Kind k) {
     case Kind::Sfixed32:
       return TypeId::Int;
     case Kind::Double:
-    case Kind::Float:
       return TypeId::Double;
+    case Kind::Float:
+      return TypeId::Float;
     case Kind::String:
     case Kind::Enum:
       return TypeId::String;
@@ -130,7 +132,7 @@ Value defaultOf(const gp::FieldDescriptor& f, Kind k) {
     case Kind::Double:
       return Value::float64(f.default_value_double());
     case Kind::Float:
-      return Value::float64(static_cast<double>(f.default_value_float()));
+      return Value::float32(f.default_value_float());
     case Kind::String:
       return Value::string(f.default_value_string());
     case Kind::Bytes:
@@ -402,7 +404,9 @@ Schema protobufSourceColumns(const ProtobufSchema& schema, const Schema& declare
           pos, "declare only fields of the message, or no columns to read them all");
     }
     const DataType& t = *root.fields[static_cast<size_t>(f)].type;
-    if (!t.equals(*c.type)) {
+    // A DOUBLE over a float is how sources were declared before floats read
+    // as FLOAT: such a column goes on reading the float as a DOUBLE.
+    if (!t.equals(*c.type) && !floatsWidened(t, *c.type)) {
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("column \"{}\" is declared {}, but its protobuf field reads as {}",
                                  c.name, c.type->toString(), t.toString()),
@@ -454,6 +458,8 @@ bool fits(const DataType& t, const ProtoFieldPlan& f, bool item, std::string& wh
   if ((t.id == TypeId::TinyInt || t.id == TypeId::SmallInt) && (want == TypeId::Int || want == TypeId::BigInt))
     return true;
   if (t.id == TypeId::Float && want == TypeId::Double) return true;
+  // A DOUBLE into a float (rounded), as before floats read as FLOAT.
+  if (t.id == TypeId::Double && want == TypeId::Float) return true;
   // An INTERVAL is its microseconds, as avro sinks write it.
   if (t.id == TypeId::Interval && want == TypeId::BigInt) return true;
   why =
