@@ -24,6 +24,7 @@
 #include "common/functions/map_funcs.h"
 #include "common/functions/pg_catalog.h"
 #include "common/json.h"
+#include "common/layer_functions.h"
 #include "common/map_order.h"
 #include "common/schema.h"
 
@@ -1153,8 +1154,11 @@ std::string CallExpr::toString() const {
   return s + ")";
 }
 
-const FunctionTable& functionTable() {
-  static const FunctionTable table = [] {
+namespace {
+
+// The table, built-in functions first; addLayerFunction() adds to it.
+FunctionTable& mutableFunctionTable() {
+  static FunctionTable table = [] {
     FunctionTable t;
     registerMathFunctions(t);
     registerStringFunctions(t);
@@ -1177,6 +1181,10 @@ const FunctionTable& functionTable() {
   }();
   return table;
 }
+
+}  // namespace
+
+const FunctionTable& functionTable() { return mutableFunctionTable(); }
 
 }  // namespace expr_internal
 
@@ -1213,6 +1221,10 @@ ExprPtr makeLiteral(Value value, DataTypePtr type) {
   if (!value.isNull() && value.type() != type->id && type->id != TypeId::Array && type->id != TypeId::Struct)
     value = castValue(value, *type);
   return std::make_shared<LiteralExpr>(std::move(value), std::move(type));
+}
+
+void addLayerFunction(const std::string& name, int minArgs, int maxArgs, FunctionBuilder build) {
+  expr_internal::mutableFunctionTable()[toLower(name)] = {minArgs, maxArgs, build};
 }
 
 bool isAggregateFunction(const std::string& name) { return isAggregateName(toLower(name)); }

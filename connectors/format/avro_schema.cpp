@@ -341,9 +341,24 @@ namespace {
 
 void appendRecord(std::string& out, const std::string& name,
                   const std::vector<std::pair<std::string_view, const DataType*>>& fields,
-                  const std::string& path, int& records);
+                  const std::string& path, int& records, bool nullFirst);
 
-void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records) {
+// `t` as an Avro type, every field, item and map value of it a union of null
+// and its type: null first (with a default of null) as the sink writes them,
+// or last as Spark's to_avro does (`nullFirst` false).
+void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records,
+                    bool nullFirst = true);
+
+// `t` as a union of null and its type, in the order `nullFirst` says.
+void appendNullable(std::string& out, const DataType& t, const std::string& path, int& records,
+                    bool nullFirst) {
+  out += nullFirst ? "[\"null\"," : "[";
+  appendAvroType(out, t, path, records, nullFirst);
+  out += nullFirst ? "]" : ",\"null\"]";
+}
+
+void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records,
+                    bool nullFirst) {
   switch (t.id) {
     case TypeId::Boolean:
       out += "\"boolean\"";
@@ -384,21 +399,22 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
       out += R"({"type":"int","logicalType":"date"})";
       return;
     case TypeId::Array:
-      out += R"({"type":"array","items":["null",)";
-      appendAvroType(out, *t.element, path, records);
-      out += "]}";
+      out += R"({"type":"array","items":)";
+      appendNullable(out, *t.element, path, records, nullFirst);
+      out += "}";
       return;
     case TypeId::Struct: {
       std::vector<std::pair<std::string_view, const DataType*>> fields;
       for (const StructField& f : t.fields) fields.emplace_back(f.name, f.type.get());
-      appendRecord(out, fmt::format("{}_{}", path, ++records), fields, path, records);
+      appendRecord(out, fmt::format("{}_{}", path, ++records), fields, path, records, nullFirst);
       return;
     }
     case TypeId::Map:
       // Avro's map has string keys: a key is written as its text.
-      out += R"({"type":"map","values":["null",)";
-      appendAvroType(out, t.value ? *t.value : *DataType::of(TypeId::String), path, records);
-      out += "]}";
+      out += R"({"type":"map","values":)";
+      appendNullable(out, t.value ? *t.value : *DataType::of(TypeId::String), path, records,
+                     nullFirst);
+      out += "}";
       return;
   }
 }
@@ -409,7 +425,7 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
 // fallback of a caller that did not.
 void appendRecord(std::string& out, const std::string& name,
                   const std::vector<std::pair<std::string_view, const DataType*>>& fields,
-                  const std::string& path, int& records) {
+                  const std::string& path, int& records, bool nullFirst) {
   out += R"({"type":"record","name":)";
   appendJsonString(out, name);
   out += R"(,"fields":[)";
@@ -426,9 +442,9 @@ void appendRecord(std::string& out, const std::string& name,
     first = false;
     out += R"({"name":)";
     appendJsonString(out, fieldName);
-    out += R"(,"type":["null",)";
-    appendAvroType(out, *type, path.empty() ? std::string(fieldName) : path, records);
-    out += R"(],"default":null})";
+    out += R"(,"type":)";
+    appendNullable(out, *type, path.empty() ? std::string(fieldName) : path, records, nullFirst);
+    out += nullFirst ? R"(,"default":null})" : "}";
   }
   out += "]}";
 }
@@ -443,7 +459,14 @@ std::string avroSinkSchema(const Schema& columns, const std::string& name) {
   std::string out;
   int records = 0;
   // A top-level field's nested records are named after the field (path "").
-  appendRecord(out, isAvroName(name) ? name : "row", fields, "", records);
+  appendRecord(out, isAvroName(name) ? name : "row", fields, "", records, true);
+  return out;
+}
+
+std::string avroValueSchema(const DataType& type) {
+  std::string out;
+  int records = 0;
+  appendNullable(out, type, "topLevelRecord", records, false);
   return out;
 }
 

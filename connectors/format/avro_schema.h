@@ -96,4 +96,10 @@ void useBoundedAvroAllocator();
 // a column's name is not a valid Avro name.
 std::string avroSinkSchema(const Schema& columns, const std::string& name);
 
+// The Avro schema (JSON) to_avro writes a value of `type` with when it is
+// given none, Spark's for a nullable value: a union of the type and null (in
+// that order) at the top and at every field, item and map value. Throws 22023
+// when a struct field's name is not a valid Avro name.
+std::string avroValueSchema(const DataType& type);
+
 }  // namespace rtsql::format

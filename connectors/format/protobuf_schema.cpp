@@ -8,7 +8,13 @@
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/descriptor_database.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -189,6 +195,65 @@ std::shared_ptr<const std::string> readDescriptorFile(const std::string& path, s
 }
 
 }  // namespace
+
+std::string readDescriptorBeneath(const std::string& dir, const std::string& relative,
+                                  size_t pos) {
+  static const char* kHint =
+      "name the descriptor set by its path inside the server's data directory (no '..', no "
+      "symbolic link), or give its bytes as a BINARY literal X'...'";
+  const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd < 0) {
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("could not open the server's data directory: {}",
+                               std::strerror(errno)),
+                   pos);
+  }
+  const int fd = openBeneath(dirFd, relative, O_RDONLY);
+  const int openErrno = errno;
+  ::close(dirFd);
+  if (fd < 0) {
+    const bool outside = openErrno == EXDEV || openErrno == ELOOP;
+    throw SqlError(outside ? sqlstate::kInvalidParameterValue : sqlstate::kIoError,
+                   fmt::format("could not read protobuf descriptor file \"{}\" in the data "
+                               "directory: {}",
+                               relative,
+                               outside ? "it is not beneath the data directory"
+                                       : std::strerror(openErrno)),
+                   pos, kHint);
+  }
+  std::string bytes;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (ok && static_cast<uintmax_t>(st.st_size) > kMaxDescriptorBytes) {
+    ::close(fd);
+    throw SqlError(sqlstate::kProgramLimitExceeded,
+                   fmt::format("protobuf descriptor file \"{}\" is {} bytes, over the {} MiB "
+                               "a descriptor set may have",
+                               relative, static_cast<uintmax_t>(st.st_size),
+                               kMaxDescriptorBytes >> 20),
+                   pos, kSetHint);
+  }
+  char buf[65536];
+  while (ok) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    bytes.append(buf, static_cast<size_t>(n));
+    ok = bytes.size() <= kMaxDescriptorBytes;
+  }
+  ::close(fd);
+  if (!ok) {
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("could not read protobuf descriptor file \"{}\": not a regular "
+                               "file of at most {} MiB",
+                               relative, kMaxDescriptorBytes >> 20),
+                   pos, kHint);
+  }
+  return bytes;
+}
 
 const ProtoFieldPlan* ProtoMessagePlan::find(int number) const {
   if (number >= 0 && static_cast<size_t>(number) < byNumber.size()) {
