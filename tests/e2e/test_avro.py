@@ -15,7 +15,7 @@ import struct
 import avro.io
 import avro.schema
 
-from conftest import Kafka, unique
+from conftest import Kafka, shortest_float, unique
 
 # The writer's schema, as rtsql reads it: logical types on long and int.
 SCHEMA = {
@@ -85,17 +85,6 @@ def random_event(rng, i):
         "addr": None if rng.random() < 0.3 else {
             "city": rng.choice(["Lyon", "Oslo"]), "zip": None if rng.random() < 0.5 else rng.randint(0, 99999)},
     }
-
-
-def shortest_float(x):
-    """X as an Avro float (a FLOAT, as Spark reads it) written as JSON: the
-    fewest digits that read back as the same float, as Java's Float.toString."""
-    f32 = struct.unpack("<f", struct.pack("<f", x))[0]
-    for digits in range(1, 10):
-        text = f"{f32:.{digits}g}"
-        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == f32:
-            return float(text)
-    return f32
 
 
 def expected_row(e):

@@ -47,7 +47,7 @@ TEST_CASE_FIXTURE(Fixture, "from_protobuf reads a descriptor file beneath the da
   REQUIRE(ok.rows.size() == 1);
   CHECK(ok.rows[0][0] == "0807");
   CHECK(ok.rows[0][1] == "{7, , [], null}");
-  for (const std::string& path : {"../outside.desc", (tmp.path / "outside.desc").string(),
+  for (const std::string& path : {std::string("../outside.desc"), (tmp.path / "outside.desc").string(),
                                   std::string("link.desc")}) {
     ResultCapture r = e.run("SELECT from_protobuf(X'0807', 't.P', '" + path + "')");
     REQUIRE_MESSAGE(r.err, path);
