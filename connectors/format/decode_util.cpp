@@ -264,7 +264,8 @@ bool sameButFloats(const DataType& field, const DataType& column, bool& widened)
   }
   if (field.id != column.id) return false;
   if (field.id == TypeId::Array)
-    return field.element && column.element && sameButFloats(*field.element, *column.element, widened);
+    return field.element && column.element &&
+           sameButFloats(*field.element, *column.element, widened);
   if (field.id == TypeId::Struct) {
     if (field.fields.size() != column.fields.size()) return false;
     for (size_t i = 0; i < field.fields.size(); ++i) {

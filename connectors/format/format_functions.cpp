@@ -281,7 +281,8 @@ ExprPtr buildToAvro(const std::string& name, std::vector<ExprPtr>& args, size_t 
                      pos, fmt::format("CAST the value AS {}", type->toString()));
     }
   } else {
-    if (value->type()->id == TypeId::Null) value = makeCast(value, DataType::of(TypeId::String), pos);
+    if (value->type()->id == TypeId::Null)
+      value = makeCast(value, DataType::of(TypeId::String), pos);
     try {
       schema = AvroSchema::parse(avroValueSchema(*value->type()), pos);
     } catch (const SqlError& e) {

@@ -93,7 +93,8 @@ TEST_CASE("avro decoder: local-timestamp-micros and -millis are TIMESTAMP_NTZ") 
 TEST_CASE("avro decoder: a float is a FLOAT column, or a DOUBLE one declared so") {
   const std::string schema =
       R"({"type":"record","name":"r","fields":[{"name":"f","type":"float"},)"
-      R"({"name":"s","type":{"type":"record","name":"in","fields":[{"name":"g","type":"float"}]}}]})";
+      R"({"name":"s","type":{"type":"record","name":"in","fields":)"
+      R"([{"name":"g","type":"float"}]}}]})";
   auto avro = format::AvroSchema::parse(schema, 0);
   Schema columns = format::avroSourceColumns(*avro, Schema{}, {}, 0);
   REQUIRE(columns.columns.size() == 2);
