@@ -864,11 +864,6 @@ bool AvroDatumCodec::read(std::string_view bytes, const DataType& type, Value& o
     error = fmt::format("not an Avro datum of the schema: {}", check.error());
     return false;
   }
-  if (!check.atEnd()) {
-    error = fmt::format("{} bytes left after the Avro datum: not a datum of the schema",
-                        check.left());
-    return false;
-  }
   avro_value_t& value = impl_->holder.value();
   avro_value_reset(&value);
   avro_reader_memory_set_source(impl_->reader, bytes.data(), static_cast<int64_t>(bytes.size()));

@@ -24,10 +24,10 @@ class AvroDatumCodec {
   AvroDatumCodec(const AvroDatumCodec&) = delete;
   AvroDatumCodec& operator=(const AvroDatumCodec&) = delete;
 
-  // The datum `bytes` (all of them: bytes after it are an error) as a value
-  // of `type`, the schema's root's SQL type (AvroSchema::sqlType). False with
-  // `error` set (a short reason) when the bytes are not one datum of the
-  // schema.
+  // The datum `bytes` begin with as a value of `type`, the schema's root's
+  // SQL type (AvroSchema::sqlType); bytes after it are left unread, as
+  // Spark's from_avro leaves them. False with `error` set (a short reason)
+  // when the bytes do not begin with a datum of the schema.
   bool read(std::string_view bytes, const DataType& type, Value& out, std::string& error);
   // `v`, a value of `type`, as a datum of the schema into `out`. False with
   // `error` set when the schema cannot hold it: a NULL where the schema has

@@ -4,7 +4,7 @@
 // Avro binary datum of the schema into the schema's SQL type (the mapping of
 // the avro source, avro_schema.h); to_avro(value [, jsonFormatSchema]) writes
 // a value as one datum, of the given schema or, without one, of Spark's
-// schema for a nullable value of its type (avroValueSchema). The schema is a
+// schema for a nullable value of its type (avroValueSchema); NULL is NULL. The schema is a
 // constant, read once when the call is bound, with the bounds every Avro
 // schema rtsql reads has (depth, size); a schema that is not one is 22023 at
 // the call. A value that is not a datum of the schema raises 22023 (Spark's
@@ -213,6 +213,8 @@ class ToAvroExpr final : public Expr {
   Value eval(const Row& row) const override {
     Value scratch;
     const Value& v = value_->evalRef(row, scratch);
+    // NULL in, NULL out, as Spark's to_avro.
+    if (v.isNull()) return Value();
     std::string bytes;
     std::string error;
     bool ok;
