@@ -25,6 +25,7 @@
 #include "planner/format_floats.h"
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
+#include "planner/timestamp_literals.h"
 #include "planner/user_function.h"
 #include "server/alter.h"
 #include "server/catalog_replay.h"
@@ -272,6 +273,11 @@ void CatalogStoreReplay::restoreFlow(const CatalogRecord& record) {
   if (std::none_of(control.settings.begin(), control.settings.end(),
                    [](const auto& kv) { return iequals(kv.first, kFormatFloatsSetting); }))
     control.settings.emplace_back(kFormatFloatsSetting, "off");
+  // And one stored before TIMESTAMP literals were read in its zone reads them
+  // in UTC still.
+  if (std::none_of(control.settings.begin(), control.settings.end(),
+                   [](const auto& kv) { return iequals(kv.first, kTimestampLiteralsSetting); }))
+    control.settings.emplace_back(kTimestampLiteralsSetting, "off");
   EngineSession session;
   for (const auto& [k, v] : control.settings) session.settings.set(k, v);
   ctx_.flows.adoptLegacyFlowDir(stmt.name);

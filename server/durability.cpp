@@ -11,6 +11,7 @@
 #include "planner/decimal_literals.h"
 #include "planner/format_floats.h"
 #include "planner/processor.h"
+#include "planner/timestamp_literals.h"
 #include "planner/user_function.h"
 #include "server/engine_context.h"
 
@@ -41,6 +42,9 @@ std::vector<std::pair<std::string, std::string>> EngineContext::settingsOf(const
   if (!s.settings.find(kDecimalLiteralsSetting)) out.emplace_back(kDecimalLiteralsSetting, "on");
   // And how it reads an avro or protobuf float (planner/format_floats.h).
   if (!s.settings.find(kFormatFloatsSetting)) out.emplace_back(kFormatFloatsSetting, "on");
+  // And the zone it reads a TIMESTAMP literal in (planner/timestamp_literals.h).
+  if (!s.settings.find(kTimestampLiteralsSetting))
+    out.emplace_back(kTimestampLiteralsSetting, "on");
   return out;
 }
 
