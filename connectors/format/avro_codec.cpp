@@ -28,6 +28,7 @@
 #include "connectors/format/avro_schema.h"
 #include "connectors/format/column_plan.h"
 #include "connectors/format/decode_util.h"
+#include "connectors/format/float_widening.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/schema_text.h"
 #include "connectors/schema_registry/schema_registry.h"

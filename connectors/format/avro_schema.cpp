@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "connectors/format/decode_util.h"
+#include "connectors/format/float_widening.h"
 #include "connectors/format/schema_text.h"
 #include "planner/planner.h"
 

@@ -48,14 +48,6 @@ bool writerTypeFills(const DataType& writer, const DataType& column);
 // `v` (a writer's value) as a value of the column's type, after writerTypeFills().
 void widenWriterValue(Value& v, const DataType& column);
 
-// Whether `column` is a field's SQL type `field` with some of its FLOATs (at
-// the top, in struct fields, in array items) DOUBLE instead: how a source
-// declared before avro and protobuf floats read as FLOAT, or a flow recorded
-// before (planner/format_floats.h), reads the field. Equal types are not.
-bool floatsWidened(const DataType& field, const DataType& column);
-// `v`, a value of a field's type, as a value of `column` where floatsWidened().
-void widenFloats(Value& v, const DataType& column);
-
 // Resets `row` to `size` NULLs, keeping its allocation. A fresh (empty) row is
 // only sized: its Values are NULL already.
 inline void resetRow(Row& row, size_t size) {

@@ -30,6 +30,7 @@
 #include "common/error.h"
 #include "connectors/format/column_plan.h"
 #include "connectors/format/decode_util.h"
+#include "connectors/format/float_widening.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/protobuf_message.h"
 #include "connectors/format/protobuf_schema.h"

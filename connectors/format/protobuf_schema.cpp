@@ -22,6 +22,7 @@
 #include "common/error.h"
 #include "common/file_beneath.h"
 #include "connectors/format/decode_util.h"
+#include "connectors/format/float_widening.h"
 
 namespace rtsql::format {
 
