@@ -24,6 +24,8 @@
 #include "common/functions/map_funcs.h"
 #include "common/functions/pg_catalog.h"
 #include "common/json.h"
+#include "common/layer_functions.h"
+#include "common/map_order.h"
 #include "common/schema.h"
 
 namespace rtsql {
@@ -573,9 +575,11 @@ DataTypePtr unifyForCompare(ExprPtr& l, ExprPtr& r, size_t pos, const char* what
                                r->type()->toString(), what),
                    pos, "use CAST(... AS <type>) to compare values of different types");
   }
-  if (t->id == TypeId::Map) {
-    // Spark has no order or equality of maps.
-    throw SqlError(sqlstate::kDatatypeMismatch, fmt::format("cannot compare MAP values{}", what),
+  if (containsMap(*t)) {
+    // Spark has no order or equality of maps, nor of what holds one.
+    throw SqlError(sqlstate::kDatatypeMismatch,
+                   fmt::format("cannot compare {} values{}: a MAP has no order or equality",
+                               t->toString(), what),
                    pos, "compare their entries: map_entries(m), m['key'], map_keys(m)");
   }
   l = castTo(l, t);
@@ -1150,8 +1154,11 @@ std::string CallExpr::toString() const {
   return s + ")";
 }
 
-const FunctionTable& functionTable() {
-  static const FunctionTable table = [] {
+namespace {
+
+// The table, built-in functions first; addLayerFunction() adds to it.
+FunctionTable& mutableFunctionTable() {
+  static FunctionTable table = [] {
     FunctionTable t;
     registerMathFunctions(t);
     registerStringFunctions(t);
@@ -1174,6 +1181,10 @@ const FunctionTable& functionTable() {
   }();
   return table;
 }
+
+}  // namespace
+
+const FunctionTable& functionTable() { return mutableFunctionTable(); }
 
 }  // namespace expr_internal
 
@@ -1210,6 +1221,10 @@ ExprPtr makeLiteral(Value value, DataTypePtr type) {
   if (!value.isNull() && value.type() != type->id && type->id != TypeId::Array && type->id != TypeId::Struct)
     value = castValue(value, *type);
   return std::make_shared<LiteralExpr>(std::move(value), std::move(type));
+}
+
+void addLayerFunction(const std::string& name, int minArgs, int maxArgs, FunctionBuilder build) {
+  expr_internal::mutableFunctionTable()[toLower(name)] = {minArgs, maxArgs, build};
 }
 
 bool isAggregateFunction(const std::string& name) { return isAggregateName(toLower(name)); }
@@ -1335,6 +1350,8 @@ ExprPtr makeIn(ExprPtr e, std::vector<ExprPtr> list, bool negated, size_t pos) {
                      pos, "use CAST(... AS <type>) to compare values of different types");
     t = c;
   }
+  refuseMapValues(*t, "IN", pos,
+                  "test one of its entries: m['key'] IN (...), array_contains(map_keys(m), k)");
   e = castTo(e, t);
   for (auto& x : list) x = castTo(x, t);
   return std::make_shared<InExpr>(std::move(e), std::move(list), negated);
@@ -1348,6 +1365,7 @@ ExprPtr makeBetween(ExprPtr e, ExprPtr lo, ExprPtr hi, bool negated, size_t pos)
                    fmt::format("cannot compare {} with {} and {} in BETWEEN", e->type()->toString(),
                                lo->type()->toString(), hi->type()->toString()),
                    pos, "use CAST(... AS <type>) to compare values of different types");
+  refuseMapValues(*t, "BETWEEN", pos, "compare one of its entries: m['key'] BETWEEN ...");
   return std::make_shared<BetweenExpr>(castTo(std::move(e), t), castTo(std::move(lo), t),
                                        castTo(std::move(hi), t), negated);
 }

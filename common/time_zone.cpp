@@ -24,6 +24,7 @@
 
 #include "common/error.h"
 #include "common/functions/internal.h"
+#include "common/json.h"
 #include "common/pg_session.h"
 #include "common/zone_names.h"
 
@@ -348,6 +349,24 @@ TimeZoneScope::TimeZoneScope(const TimeZone& zone) : previous_(tScoped) {
 
 TimeZoneScope::~TimeZoneScope() {
   tScoped = previous_;
+}
+
+namespace {
+
+// Whether timestamp text names its own offset or zone after the time of day,
+// which then wins over the zone it is read in.
+bool namesOwnZone(std::string_view text) {
+  size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return false;
+  return text.find_first_of("+-Zz/UGu", colon) != std::string_view::npos;
+}
+
+}  // namespace
+
+bool parseTimestampIn(std::string_view text, const TimeZone& zone, int64_t* micros) {
+  if (!parseTimestamp(text, micros)) return false;
+  if (!namesOwnZone(text)) *micros = zone.utcFromLocal(*micros);
+  return true;
 }
 
 }  // namespace rtsql

@@ -86,6 +86,13 @@ class TimeZoneScope {
   const TimeZone* previous_;
 };
 
+// Timestamp text read as parseTimestamp (common/json.h) reads it, a time
+// without an offset or zone of its own after the time of day
+// ("...12:00:00Z", "...12:00+01:00", "... UTC" have one) read as the wall
+// clock in `zone`: Spark's TIMESTAMP literal, and its cast of text to
+// TIMESTAMP, in the session time zone. False on bad text.
+bool parseTimestampIn(std::string_view text, const TimeZone& zone, int64_t* micros);
+
 // Offset text as java.time prints it: "+05:30" (with ":ss" when the offset
 // has seconds), "Z" for zero when `zeroAsZ`.
 std::string offsetId(int64_t offsetSeconds, bool zeroAsZ = true);

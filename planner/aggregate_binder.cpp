@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 
+#include "common/map_order.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
 
@@ -532,9 +533,11 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
       continue;
     }
     ExprPtr key = ExprBinder(rel.scope, ExprContext::GroupBy, functions()).bind(*e);
-    if (key->type()->id == TypeId::Map) {
-      // Spark groups by no MAP: a map has no equality.
-      throw SqlError(sqlstate::kDatatypeMismatch, "GROUP BY cannot use a MAP value as a key",
+    if (containsMap(*key->type())) {
+      // Spark groups by no MAP, nor by what holds one: a map has no equality.
+      throw SqlError(sqlstate::kDatatypeMismatch,
+                     fmt::format("GROUP BY cannot use a MAP value as a key ({})",
+                                 key->type()->toString()),
                      e->pos, "group by one of its values: GROUP BY m['key']");
     }
     std::string fp = fingerprint(*e);

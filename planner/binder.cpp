@@ -13,9 +13,11 @@
 #include <limits>
 
 #include "common/json.h"
+#include "common/time_zone.h"
 #include "common/try_cast.h"
 #include "parser/expr_walker.h"
 #include "planner/decimal_literals.h"
+#include "planner/timestamp_literals.h"
 #include "planner/planner.h"
 #include "planner/set_functions.h"
 #include "planner/user_function.h"
@@ -275,6 +277,8 @@ namespace {
 
 // How this thread reads a number literal with a point (DecimalLiteralScope).
 thread_local bool decimalLiterals = true;
+// Whether it reads a TIMESTAMP literal in the session zone (TimestampLiteralScope).
+thread_local bool zonedTimestampLiterals = true;
 
 ExprPtr bindDecimalLiteral(const std::string& text, size_t pos) {
   // As Spark reads a number with a point: 1.5 and 1.5BD are DECIMAL(2, 1)
@@ -337,8 +341,11 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
       return makeLiteral(Value::interval(parseInterval(lit.text, lit.unit, e.pos)),
                          DataType::of(TypeId::Interval));
     case ast::LiteralKind::Timestamp: {
+      // A wall clock in the session time zone (a flow's own zone, fixed when
+      // it is planned), unless the text names its offset, as Spark reads it.
       int64_t micros = 0;
-      if (!parseTimestamp(lit.text, &micros)) {
+      const TimeZone& zone = zonedTimestampLiterals ? sessionTimeZone() : utcTimeZone();
+      if (!parseTimestampIn(lit.text, zone, &micros)) {
         throw SqlError(sqlstate::kInvalidDatetimeFormat,
                        fmt::format("invalid input syntax for type timestamp: \"{}\"", lit.text),
                        e.pos)
@@ -612,6 +619,15 @@ DecimalLiteralScope::DecimalLiteralScope(bool decimal)
 }
 
 DecimalLiteralScope::~DecimalLiteralScope() { planner_detail::decimalLiterals = previous_; }
+
+TimestampLiteralScope::TimestampLiteralScope(bool zoned)
+    : previous_(planner_detail::zonedTimestampLiterals) {
+  planner_detail::zonedTimestampLiterals = zoned;
+}
+
+TimestampLiteralScope::~TimestampLiteralScope() {
+  planner_detail::zonedTimestampLiterals = previous_;
+}
 
 using planner_detail::ExprBinder;
 using planner_detail::ExprContext;

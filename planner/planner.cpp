@@ -16,6 +16,7 @@
 #include "planner/shard_plan.h"
 #include "planner/bounded_relation.h"
 #include "planner/decimal_literals.h"
+#include "planner/timestamp_literals.h"
 #include "planner/late_rows.h"
 #include "planner/logical_plan.h"
 #include "planner/row_errors.h"
@@ -409,6 +410,9 @@ PhysicalPlan planFlow(const ast::CreateFlow& stmt, const PlanContext& ctx) {
   // How it reads 1.5 likewise: a DECIMAL, unless it was recorded before that.
   const OptionEntry* literals = ctx.session.find(kDecimalLiteralsSetting);
   DecimalLiteralScope decimalLiterals(!literals || literals->value != "off");
+  // A TIMESTAMP literal likewise: in the flow's zone, unless recorded before.
+  const OptionEntry* timestamps = ctx.session.find(kTimestampLiteralsSetting);
+  TimestampLiteralScope timestampLiterals(!timestamps || timestamps->value != "off");
 
   QueryBinder binder(ctx, Mode::Flow);
   BoundQuery bound =

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/map_order.h"
 #include "common/pg_session.h"
 #include "planner/bounded_relation.h"
 #include "planner/json_tuple_items.h"
@@ -12,6 +13,7 @@
 #include "planner/pre_projection.h"
 #include "planner/processor.h"
 #include "planner/view_input.h"
+#include "planner/format_floats.h"
 #include "planner/row_subquery.h"
 #include "planner/set_functions.h"
 
@@ -402,11 +404,22 @@ BoundQuery QueryBinder::bindDedup(const ast::Select& s, Relation rel) const {
   PreProjection pre;
   pre.columns = items;
   std::vector<int> keyIndexes;
+  // Spark's DISTINCT (and UNION, a DISTINCT of a UNION ALL) compares no MAP.
+  auto checkKey = [](const ExprPtr& key, size_t keyPos) {
+    refuseMapValues(*key->type(), "DISTINCT", keyPos, kDistinctMapHint);
+  };
   if (s.distinctOn.empty()) {
-    for (size_t i = 0; i < items.size(); ++i) keyIndexes.push_back(static_cast<int>(i));
+    for (size_t i = 0; i < items.size(); ++i) {
+      checkKey(items[i].expr, items[i].pos == SqlError::npos ? pos : items[i].pos);
+      keyIndexes.push_back(static_cast<int>(i));
+    }
   } else {
     ExprBinder binder(rel.scope, ExprContext::DistinctOn, functions());
-    for (const auto& k : s.distinctOn) keyIndexes.push_back(pre.findOrAdd(binder.bind(*k), *k));
+    for (const auto& k : s.distinctOn) {
+      ExprPtr key = binder.bind(*k);
+      checkKey(key, k->pos);
+      keyIndexes.push_back(pre.findOrAdd(std::move(key), *k));
+    }
   }
   int timeIndex = -1;
   if (rel.eventTime) {
@@ -771,6 +784,11 @@ Relation QueryBinder::bindNamed(const ast::TableRef& ref) const {
     }
   }
   if (Catalog::SourcePtr source = catalog.findSource(ref.name)) {
+    // A flow recorded before avro and protobuf floats were FLOATs reads them
+    // as DOUBLEs still (format_floats.h).
+    const OptionEntry* floats = ctx_.session.find(kFormatFloatsSetting);
+    if (mode_ == Mode::Flow && floats && floats->value == "off")
+      source = withDoubleFormatFloats(source);
     rel.node = scanNode(source);
     rel.scope = scopeFromSchema(source->schema, qualifier);
     if (source->watermark && source->watermark->column >= 0 &&

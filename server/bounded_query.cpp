@@ -1,3 +1,4 @@
+#include "common/map_order.h"
 #include "server/bounded_query.h"
 
 #include <fmt/format.h>
@@ -403,6 +404,13 @@ std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result, cons
         throw;
       }
     }
+    const DataTypePtr& type =
+        key.expr ? key.expr->type()
+                 : (key.column < static_cast<int>(result.size()) ? result : all)
+                       .columns[static_cast<size_t>(key.column)]
+                       .type;
+    // Spark orders no MAP, nor what holds one.
+    refuseMapValues(*type, "ORDER BY", e.pos, "sort by one of its entries: ORDER BY m['key']");
     keys.push_back(std::move(key));
   }
   return keys;

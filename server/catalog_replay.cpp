@@ -22,8 +22,10 @@
 #include "parser/expr_walker.h"
 #include "parser/parser.h"
 #include "planner/decimal_literals.h"
+#include "planner/format_floats.h"
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
+#include "planner/timestamp_literals.h"
 #include "planner/user_function.h"
 #include "server/alter.h"
 #include "server/catalog_replay.h"
@@ -266,6 +268,16 @@ void CatalogStoreReplay::restoreFlow(const CatalogRecord& record) {
   if (std::none_of(control.settings.begin(), control.settings.end(),
                    [](const auto& kv) { return iequals(kv.first, kDecimalLiteralsSetting); }))
     control.settings.emplace_back(kDecimalLiteralsSetting, "off");
+  // One stored before avro and protobuf floats were FLOATs reads them as
+  // DOUBLEs still, likewise.
+  if (std::none_of(control.settings.begin(), control.settings.end(),
+                   [](const auto& kv) { return iequals(kv.first, kFormatFloatsSetting); }))
+    control.settings.emplace_back(kFormatFloatsSetting, "off");
+  // And one stored before TIMESTAMP literals were read in its zone reads them
+  // in UTC still.
+  if (std::none_of(control.settings.begin(), control.settings.end(),
+                   [](const auto& kv) { return iequals(kv.first, kTimestampLiteralsSetting); }))
+    control.settings.emplace_back(kTimestampLiteralsSetting, "off");
   EngineSession session;
   for (const auto& [k, v] : control.settings) session.settings.set(k, v);
   ctx_.flows.adoptLegacyFlowDir(stmt.name);

@@ -9,7 +9,9 @@
 #include "common/ansi_mode.h"
 #include "common/schema.h"
 #include "planner/decimal_literals.h"
+#include "planner/format_floats.h"
 #include "planner/processor.h"
+#include "planner/timestamp_literals.h"
 #include "planner/user_function.h"
 #include "server/engine_context.h"
 
@@ -38,6 +40,11 @@ std::vector<std::pair<std::string, std::string>> EngineContext::settingsOf(const
   if (!s.settings.find(kAnsiModeSetting)) out.emplace_back(kAnsiModeSetting, "on");
   // Likewise how it reads a number literal with a point (planner/planner.h).
   if (!s.settings.find(kDecimalLiteralsSetting)) out.emplace_back(kDecimalLiteralsSetting, "on");
+  // And how it reads an avro or protobuf float (planner/format_floats.h).
+  if (!s.settings.find(kFormatFloatsSetting)) out.emplace_back(kFormatFloatsSetting, "on");
+  // And the zone it reads a TIMESTAMP literal in (planner/timestamp_literals.h).
+  if (!s.settings.find(kTimestampLiteralsSetting))
+    out.emplace_back(kTimestampLiteralsSetting, "on");
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include "common/file_beneath.h"
 #include "common/interrupt.h"
 #include "common/pg_session.h"
+#include "connectors/format/format_functions.h"
 #include "parser/parser.h"
 #include "server/alter.h"
 #include "server/block_statements.h"
@@ -40,6 +41,8 @@ Engine::Engine(EngineOptions options, ConnectorProvider& connectors)
       replay_(std::make_unique<CatalogStoreReplay>(ctx_, *alter_)),
       blocks_(std::make_unique<BlockStatements>(ctx_, *replace_, *alter_, *replay_)) {
   ctx_.dispatch = this;
+  // from_avro and the other functions over the formats, before any statement.
+  format::installFormatFunctions(ctx_.options.dataDir);
   // Every file a statement names is opened beneath these (common/file_beneath.h).
   setServerFileRoots(ctx_.privileges->filesDirs());
   setViewChangelogBound(makeViewChangelogBound(

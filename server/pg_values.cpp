@@ -12,25 +12,46 @@ namespace rtsql {
 
 uint32_t pgTypeOf(const DataType& type) { return pgTypeOidOf(type); }
 
-std::optional<std::string> pgTextOf(const Value& v) {
-  if (v.isNull()) return std::nullopt;
-  if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
-  if (v.type() == TypeId::Timestamp) return pgTimestamptzText(v.asInt(), sessionTimeZone());
-  return v.toString();
-}
+namespace {
 
-std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone) {
-  const int64_t offset = zone.offsetSeconds(utcMicros);
-  std::string text = formatTimestamp(utcMicros + offset * 1000000);
-  // A year past 9999 without Spark's '+', as PostgreSQL writes it.
+// A date's or a time's text (Spark's, which opens with '+' past year 9999 and
+// counts year 0, -1... before year 1) as PostgreSQL writes the year: no '+',
+// and 1 BC, 2 BC... for those, the caller writing " BC" at the end when this
+// returns true.
+bool pgEraText(std::string& text) {
   if (!text.empty() && text[0] == '+') text.erase(0, 1);
-  // Year 0 and before are 1 BC and before, as PostgreSQL writes them.
   const bool bc = !text.empty() && (text[0] == '-' || text.starts_with("0000-"));
   if (bc) {
     const size_t dash = text.find('-', 1);
     const int64_t year = std::stoll(text.substr(0, dash));
     text = fmt::format("{:04}", 1 - year) + text.substr(dash);
   }
+  return bc;
+}
+
+// A DATE or a TIMESTAMP_NTZ as PostgreSQL's date and timestamp write it.
+std::string pgCalendarText(std::string text) {
+  if (pgEraText(text)) text += " BC";
+  return text;
+}
+
+}  // namespace
+
+std::optional<std::string> pgTextOf(const Value& v) {
+  if (v.isNull()) return std::nullopt;
+  if (v.type() == TypeId::Boolean) return std::string(v.asBool() ? "t" : "f");
+  if (v.type() == TypeId::Timestamp) return pgTimestamptzText(v.asInt(), sessionTimeZone());
+  if (v.type() == TypeId::Date || v.type() == TypeId::TimestampNtz)
+    return pgCalendarText(v.toString());
+  return v.toString();
+}
+
+std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone) {
+  const int64_t offset = zone.offsetSeconds(utcMicros);
+  std::string text = formatTimestamp(utcMicros + offset * 1000000);
+  // A year past 9999 without Spark's '+', year 0 and before as 1 BC and
+  // before, as PostgreSQL writes them.
+  const bool bc = pgEraText(text);
   const int64_t magnitude = offset < 0 ? -offset : offset;
   text += fmt::format("{}{:02}", offset < 0 ? '-' : '+', magnitude / 3600);
   if (magnitude % 3600 != 0) text += fmt::format(":{:02}", magnitude / 60 % 60);

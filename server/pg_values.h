@@ -19,8 +19,10 @@ namespace rtsql {
 uint32_t pgTypeOf(const DataType& type);
 
 // A value's text form for a column of pgTypeOf() its type: booleans are t/f,
-// a TIMESTAMP as pgTimestamptzText() in the session time zone, the rest as
-// Value::toString() writes them; null for NULL.
+// a TIMESTAMP as pgTimestamptzText() in the session time zone, a DATE and a
+// TIMESTAMP_NTZ as PostgreSQL's date and timestamp write them (a year past
+// 9999 without Spark's '+', year 0 as 1 BC), the rest as Value::toString()
+// writes them; null for NULL.
 std::optional<std::string> pgTextOf(const Value& v);
 
 // An instant as PostgreSQL writes a timestamptz (DateStyle ISO) in `zone`:

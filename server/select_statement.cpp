@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/expr.h"
+#include "common/map_order.h"
 #include "common/schema.h"
 #include "connectors/kafka/tap.h"
 #include "planner/json_tuple_items.h"
@@ -37,6 +38,9 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
       }
       if (!tuple.empty()) continue;
       ExprPtr e = bindExpression(*item.expr, empty, &ctx_.catalogOf(s));  // SELECT f(1)
+      // One row has no duplicates, but Spark refuses DISTINCT over a map all
+      // the same, as a query with FROM does (QueryBinder::bindDedup).
+      if (sel.distinct) refuseMapValues(*e->type(), "DISTINCT", item.expr->pos, kDistinctMapHint);
       // Typed as a live query's columns are, so drivers get ints, floats and
       // booleans rather than text.
       cols.push_back({constantColumnName(item), pgTypeOf(*e->type())});

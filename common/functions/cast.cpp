@@ -707,15 +707,6 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
 
 namespace {
 
-// Whether timestamp text names its own offset or zone after the time of day
-// ("...12:00:00Z", "...12:00+01:00", "... UTC"), which then wins over the
-// session time zone.
-bool namesOwnZone(std::string_view text) {
-  size_t colon = text.find(':');
-  if (colon == std::string_view::npos) return false;
-  return text.find_first_of("+-Zz/UGu", colon) != std::string_view::npos;
-}
-
 // A cast between text, a DATE or a TIMESTAMP_NTZ and a TIMESTAMP in a session
 // time zone other than UTC: the TIMESTAMP is an instant, its text, its day and
 // its TIMESTAMP_NTZ are the wall-clock ones in the zone (Spark's TIMESTAMP,
@@ -726,11 +717,11 @@ ExprPtr zonedCast(ExprPtr e, const DataTypePtr& target, const TimeZone* z, bool 
   if (target->id == TypeId::Timestamp && from == TypeId::String)
     return fn1("cast", target, args, [z, ansi](const Value& v) {
       int64_t us;
-      if (!parseTimestamp(v.asString(), &us)) {
+      if (!parseTimestampIn(v.asString(), *z, &us)) {
         if (ansi) castValueAnsi(v, *DataType::of(TypeId::Timestamp));  // raises
         return Value();
       }
-      return Value::timestamp(namesOwnZone(v.asString()) ? us : z->utcFromLocal(us));
+      return Value::timestamp(us);
     });
   if (from == TypeId::TimestampNtz)  // to a TIMESTAMP: the instant of the wall clock in the zone
     return fn1("cast", target, args,

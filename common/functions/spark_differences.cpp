@@ -50,6 +50,9 @@ constexpr auto kDifferences = std::to_array<std::pair<std::string_view, std::str
     {"format_number",
      "a pattern with quotes, per mille or a negative subpattern is an error; Spark takes any "
      "DecimalFormat pattern"},
+    {"from_avro",
+     "reads the Avro types the avro source reads: a map, a decimal and a union of other than "
+     "null and one type are 0A000; Spark reads them"},
     {"from_csv", kFromText},
     {"from_json", kFromText},
     {"hypot", kLastDigit},
@@ -65,6 +68,9 @@ constexpr auto kDifferences = std::to_array<std::pair<std::string_view, std::str
     {"sinh", kLastDigit},
     {"tan", kTrig},
     {"tanh", kLastDigit},
+    {"to_avro",
+     "without a schema writes every value as nullable (a union of its type and null); Spark "
+     "leaves out the union where it knows the value is not NULL (a literal)"},
 });
 static_assert(std::is_sorted(kDifferences.begin(), kDifferences.end(),
                              [](const auto& a, const auto& b) { return a.first < b.first; }));

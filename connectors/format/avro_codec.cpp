@@ -17,15 +17,18 @@
 // that schema is registered under the topic's subject and each value framed
 // with its id.
 #include <avro.h>
+#include <algorithm>
 #include <fmt/format.h>
 #include <simdjson.h>
 
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "connectors/format/avro_datum.h"
 #include "connectors/format/avro_schema.h"
 #include "connectors/format/column_plan.h"
 #include "connectors/format/decode_util.h"
+#include "connectors/format/float_widening.h"
 #include "connectors/format/decoders.h"
 #include "connectors/format/schema_text.h"
 #include "connectors/schema_registry/schema_registry.h"
@@ -153,7 +156,8 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
     case Kind::Float: {
       float f = 0;
       rc = avro_value_get_float(&v, &f);
-      if (rc == 0) out = Value::float64(static_cast<double>(f));
+      if (rc == 0)
+        out = type.id == TypeId::Float ? Value::float32(f) : Value::float64(static_cast<double>(f));
       break;
     }
     case Kind::Double: {
@@ -446,6 +450,7 @@ class AvroDecoder final : public RecordDecoder {
         return false;
       }
       widenWriterValue(row[i], *f.type);
+      if (f.widenFloats) widenFloats(row[i], *f.type);
     }
     return true;
   }
@@ -457,6 +462,7 @@ class AvroDecoder final : public RecordDecoder {
     const AvroNode* node = nullptr;
     DataTypePtr type;        // the column's
     DataTypePtr writerType;  // the writer's field's, which must fill the column (writerTypeFills)
+    bool widenFloats = false;  // a writer's FLOAT inside it read into a DOUBLE (floatsWidened)
   };
   // A writer's schema and how its record gives the columns, with the value
   // its records are read into.
@@ -491,6 +497,7 @@ class AvroDecoder final : public RecordDecoder {
                                          root.fields[i].first, plan->idText, e.message());
           break;
         }
+        f.widenFloats = floatsWidened(*f.writerType, *c.type);
         if (!writerTypeFills(*f.writerType, *c.type)) {
           plan->unreadable = unfillableColumn(
               c,
@@ -684,6 +691,132 @@ class AvroEncoder final : public RecordEncoder {
   int32_t schemaId_ = 0;
 };
 
+// Sets `v` (of schema `n`) to `x`, a value of `type`, the SQL type of `n`
+// (AvroSchema::sqlType), for any schema a from_avro reads: unions of null and
+// one type in either order, fields that are not nullable. False with `error`
+// when the schema cannot hold the value.
+bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType& type,
+              std::string& error) {
+  if (n.kind == Kind::Union) {
+    int nullAt = -1, other = -1;
+    for (size_t i = 0; i < n.branches.size(); ++i) {
+      if (n.branches[i]->kind == Kind::Null) nullAt = nullAt < 0 ? static_cast<int>(i) : nullAt;
+      else if (other < 0) other = static_cast<int>(i);
+    }
+    const int at = x.isNull() ? nullAt : other;
+    if (at < 0) {
+      error = x.isNull() ? "a NULL where the Avro schema's union has no null"
+                         : "a value where the Avro schema's union has only null";
+      return false;
+    }
+    avro_value_t branch;
+    if (avro_value_set_branch(&v, at, &branch) != 0) {
+      error = avroError();
+      return false;
+    }
+    return setDatum(branch, *n.branches[static_cast<size_t>(at)], x, type, error);
+  }
+  if (x.isNull() != (n.kind == Kind::Null)) {
+    error = x.isNull() ? "a NULL where the Avro schema has no null (make the type a union "
+                         "with \"null\")"
+                       : "a value where the Avro schema has null";
+    return false;
+  }
+  int rc = 0;
+  switch (n.kind) {
+    case Kind::Null:
+      rc = avro_value_set_null(&v);
+      break;
+    case Kind::Boolean:
+      rc = avro_value_set_boolean(&v, x.asBool() ? 1 : 0);
+      break;
+    case Kind::Int:
+      // A DATE is its days, as the logical type date has them.
+      rc = avro_value_set_int(&v, static_cast<int32_t>(x.asInt()));
+      break;
+    case Kind::Long: {
+      int64_t l = x.asInt();
+      // A TIMESTAMP under timestamp-millis is its whole milliseconds.
+      if ((type.id == TypeId::Timestamp || type.id == TypeId::TimestampNtz) &&
+          n.logical.find("millis") != std::string::npos)
+        l = l / 1000 - (l % 1000 < 0 ? 1 : 0);
+      rc = avro_value_set_long(&v, l);
+      break;
+    }
+    case Kind::Float:
+      rc = avro_value_set_float(&v, static_cast<float>(x.asDouble()));
+      break;
+    case Kind::Double:
+      rc = avro_value_set_double(&v, x.asDouble());
+      break;
+    case Kind::String: {
+      const std::string& text = x.asString();
+      // libavro's size counts the terminating NUL that c_str() has.
+      rc = avro_value_set_string_len(&v, text.c_str(), text.size() + 1);
+      break;
+    }
+    case Kind::Enum: {
+      const auto it = std::find(n.symbols.begin(), n.symbols.end(), x.asString());
+      if (it == n.symbols.end()) {
+        error = fmt::format("'{}' is not a symbol of Avro enum {}", x.asString().substr(0, 64),
+                            n.name);
+        return false;
+      }
+      rc = avro_value_set_enum(&v, static_cast<int>(it - n.symbols.begin()));
+      break;
+    }
+    case Kind::Bytes: {
+      const std::string& bytes = x.asString();
+      rc = avro_value_set_bytes(&v, const_cast<char*>(bytes.data()), bytes.size());
+      break;
+    }
+    case Kind::Fixed: {
+      const std::string& bytes = x.asString();
+      if (bytes.size() != n.size) {
+        error = fmt::format("{} bytes for Avro fixed {} of {} bytes", bytes.size(), n.name, n.size);
+        return false;
+      }
+      rc = avro_value_set_fixed(&v, const_cast<char*>(bytes.data()), bytes.size());
+      break;
+    }
+    case Kind::Array:
+      for (const Value& item : x.asList()) {
+        avro_value_t slot;
+        if (avro_value_append(&v, &slot, nullptr) != 0) {
+          error = avroError();
+          return false;
+        }
+        if (!setDatum(slot, *n.items, item, *type.element, error)) return false;
+      }
+      return true;
+    case Kind::Record: {
+      const ValueList& fields = x.asList();
+      for (size_t i = 0; i < n.fields.size() && i < fields.size() && i < type.fields.size(); ++i) {
+        avro_value_t slot;
+        if (avro_value_get_by_index(&v, i, &slot, nullptr) != 0) {
+          error = avroError();
+          return false;
+        }
+        if (!setDatum(slot, *n.fields[i].second, fields[i], *type.fields[i].type, error)) {
+          error = fmt::format("field '{}': {}", n.fields[i].first, error);
+          return false;
+        }
+      }
+      return true;
+    }
+    case Kind::Map:
+      error = "a map has no SQL type";
+      return false;
+    case Kind::Union:
+      break;
+  }
+  if (rc != 0) {
+    error = avroError();
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void checkAvroSinkRegistry(const SinkSpec& sink, size_t pos) {
@@ -703,6 +836,59 @@ std::unique_ptr<RecordDecoder> makeAvroDecoder(const Schema& schema, const Optio
 
 std::unique_ptr<RecordEncoder> makeAvroEncoder(const SinkSpec& sink) {
   return std::make_unique<AvroEncoder>(sink);
+}
+
+struct AvroDatumCodec::Impl {
+  explicit Impl(const std::string& json) : holder(json) {
+    static char kNothing = 0;
+    reader = avro_reader_memory(&kNothing, 0);
+    writer = avro_writer_memory(&kNothing, 0);
+  }
+  ~Impl() {
+    if (reader) avro_reader_free(reader);
+    if (writer) avro_writer_free(writer);
+  }
+  AvroValueHolder holder;
+  avro_reader_t reader = nullptr;
+  avro_writer_t writer = nullptr;
+};
+
+AvroDatumCodec::AvroDatumCodec(std::shared_ptr<const AvroSchema> schema)
+    : schema_(std::move(schema)), impl_(std::make_unique<Impl>(schema_->json())) {}
+
+AvroDatumCodec::~AvroDatumCodec() = default;
+
+bool AvroDatumCodec::read(std::string_view bytes, const DataType& type, Value& out,
+                          std::string& error) {
+  DatumCheck check(bytes.data(), bytes.size());
+  if (!check.datum(schema_->root())) {
+    error = fmt::format("not an Avro datum of the schema: {}", check.error());
+    return false;
+  }
+  avro_value_t& value = impl_->holder.value();
+  avro_value_reset(&value);
+  avro_reader_memory_set_source(impl_->reader, bytes.data(), static_cast<int64_t>(bytes.size()));
+  if (avro_value_read(impl_->reader, &value) != 0) {
+    error = fmt::format("not an Avro datum of the schema: {}", avroError());
+    return false;
+  }
+  return toValue(value, schema_->root(), type, out, error);
+}
+
+bool AvroDatumCodec::write(const Value& v, const DataType& type, std::string& out,
+                           std::string& error) {
+  avro_value_t& value = impl_->holder.value();
+  avro_value_reset(&value);
+  if (!setDatum(value, schema_->root(), v, type, error)) return false;
+  size_t size = 0;
+  avro_value_sizeof(&value, &size);
+  out.resize(size);
+  avro_writer_memory_set_dest(impl_->writer, out.data(), static_cast<int64_t>(size));
+  if (avro_value_write(impl_->writer, &value) != 0) {
+    error = avroError();
+    return false;
+  }
+  return true;
 }
 
 }  // namespace rtsql::format

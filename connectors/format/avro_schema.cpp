@@ -12,6 +12,8 @@
 
 #include "common/error.h"
 #include "common/json.h"
+#include "connectors/format/decode_util.h"
+#include "connectors/format/float_widening.h"
 #include "connectors/format/schema_text.h"
 #include "planner/planner.h"
 
@@ -263,6 +265,7 @@ DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::str
         return DataType::of(TypeId::TimestampNtz);
       return DataType::of(TypeId::BigInt);
     case Kind::Float:
+      return DataType::of(TypeId::Float);
     case Kind::Double:
       return DataType::of(TypeId::Double);
     case Kind::String:
@@ -322,7 +325,9 @@ Schema avroSourceColumns(const AvroSchema& schema, const Schema& declared,
           fmt::format("column \"{}\" is not a field of Avro record {}", c.name, root.name), pos,
           "declare only fields of the record, or no columns to read them all");
     }
-    if (!t->equals(*c.type)) {
+    // A DOUBLE over a float is how sources were declared before floats read
+    // as FLOAT: such a column goes on reading the float as a DOUBLE.
+    if (!t->equals(*c.type) && !floatsWidened(*t, *c.type)) {
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("column \"{}\" is declared {}, but its Avro field reads as {}",
                                  c.name, c.type->toString(), t->toString()),
@@ -337,9 +342,24 @@ namespace {
 
 void appendRecord(std::string& out, const std::string& name,
                   const std::vector<std::pair<std::string_view, const DataType*>>& fields,
-                  const std::string& path, int& records);
+                  const std::string& path, int& records, bool nullFirst);
 
-void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records) {
+// `t` as an Avro type, every field, item and map value of it a union of null
+// and its type: null first (with a default of null) as the sink writes them,
+// or last as Spark's to_avro does (`nullFirst` false).
+void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records,
+                    bool nullFirst = true);
+
+// `t` as a union of null and its type, in the order `nullFirst` says.
+void appendNullable(std::string& out, const DataType& t, const std::string& path, int& records,
+                    bool nullFirst) {
+  out += nullFirst ? "[\"null\"," : "[";
+  appendAvroType(out, t, path, records, nullFirst);
+  out += nullFirst ? "]" : ",\"null\"]";
+}
+
+void appendAvroType(std::string& out, const DataType& t, const std::string& path, int& records,
+                    bool nullFirst) {
   switch (t.id) {
     case TypeId::Boolean:
       out += "\"boolean\"";
@@ -380,21 +400,22 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
       out += R"({"type":"int","logicalType":"date"})";
       return;
     case TypeId::Array:
-      out += R"({"type":"array","items":["null",)";
-      appendAvroType(out, *t.element, path, records);
-      out += "]}";
+      out += R"({"type":"array","items":)";
+      appendNullable(out, *t.element, path, records, nullFirst);
+      out += "}";
       return;
     case TypeId::Struct: {
       std::vector<std::pair<std::string_view, const DataType*>> fields;
       for (const StructField& f : t.fields) fields.emplace_back(f.name, f.type.get());
-      appendRecord(out, fmt::format("{}_{}", path, ++records), fields, path, records);
+      appendRecord(out, fmt::format("{}_{}", path, ++records), fields, path, records, nullFirst);
       return;
     }
     case TypeId::Map:
       // Avro's map has string keys: a key is written as its text.
-      out += R"({"type":"map","values":["null",)";
-      appendAvroType(out, t.value ? *t.value : *DataType::of(TypeId::String), path, records);
-      out += "]}";
+      out += R"({"type":"map","values":)";
+      appendNullable(out, t.value ? *t.value : *DataType::of(TypeId::String), path, records,
+                     nullFirst);
+      out += "}";
       return;
   }
 }
@@ -405,7 +426,7 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
 // fallback of a caller that did not.
 void appendRecord(std::string& out, const std::string& name,
                   const std::vector<std::pair<std::string_view, const DataType*>>& fields,
-                  const std::string& path, int& records) {
+                  const std::string& path, int& records, bool nullFirst) {
   out += R"({"type":"record","name":)";
   appendJsonString(out, name);
   out += R"(,"fields":[)";
@@ -422,9 +443,9 @@ void appendRecord(std::string& out, const std::string& name,
     first = false;
     out += R"({"name":)";
     appendJsonString(out, fieldName);
-    out += R"(,"type":["null",)";
-    appendAvroType(out, *type, path.empty() ? std::string(fieldName) : path, records);
-    out += R"(],"default":null})";
+    out += R"(,"type":)";
+    appendNullable(out, *type, path.empty() ? std::string(fieldName) : path, records, nullFirst);
+    out += nullFirst ? R"(,"default":null})" : "}";
   }
   out += "]}";
 }
@@ -439,7 +460,14 @@ std::string avroSinkSchema(const Schema& columns, const std::string& name) {
   std::string out;
   int records = 0;
   // A top-level field's nested records are named after the field (path "").
-  appendRecord(out, isAvroName(name) ? name : "row", fields, "", records);
+  appendRecord(out, isAvroName(name) ? name : "row", fields, "", records, true);
+  return out;
+}
+
+std::string avroValueSchema(const DataType& type) {
+  std::string out;
+  int records = 0;
+  appendNullable(out, type, "topLevelRecord", records, false);
   return out;
 }
 

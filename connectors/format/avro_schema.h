@@ -6,7 +6,8 @@
 //
 // Types, Avro to SQL: boolean BOOLEAN; int INT (logical date: TIMESTAMP at
 // midnight UTC); long BIGINT (timestamp-millis, timestamp-micros and their
-// local- forms: TIMESTAMP); float, double DOUBLE; string, enum STRING; bytes,
+// local- forms: TIMESTAMP); float FLOAT (a flow recorded before reads it as
+// DOUBLE, planner/format_floats.h); double DOUBLE; string, enum STRING; bytes,
 // fixed BINARY; array ARRAY; record STRUCT; a union of null and one type that
 // type, nullable. map, decimal and other unions are refused (0A000).
 #pragma once
@@ -94,5 +95,11 @@ void useBoundedAvroAllocator();
 // long (microseconds), STRUCT a record named after its path. Throws 22023 when
 // a column's name is not a valid Avro name.
 std::string avroSinkSchema(const Schema& columns, const std::string& name);
+
+// The Avro schema (JSON) to_avro writes a value of `type` with when it is
+// given none, Spark's for a nullable value: a union of the type and null (in
+// that order) at the top and at every field, item and map value. Throws 22023
+// when a struct field's name is not a valid Avro name.
+std::string avroValueSchema(const DataType& type);
 
 }  // namespace rtsql::format

@@ -8,6 +8,7 @@
 
 #include "common/expr.h"
 #include "common/json.h"
+#include "connectors/format/float_widening.h"
 
 namespace rtsql::format {
 
@@ -243,6 +244,7 @@ bool writerTypeFills(const DataType& writer, const DataType& column) {
   if (writer.equals(column)) return true;
   if (writer.id == TypeId::Int && column.id == TypeId::BigInt) return true;
   if (writer.id == TypeId::Float && column.id == TypeId::Double) return true;
+  if (floatsWidened(writer, column)) return true;
   return (writer.id == TypeId::Int || writer.id == TypeId::BigInt) && column.id == TypeId::Double;
 }
 

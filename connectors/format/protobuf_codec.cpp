@@ -30,7 +30,9 @@
 #include "common/error.h"
 #include "connectors/format/column_plan.h"
 #include "connectors/format/decode_util.h"
+#include "connectors/format/float_widening.h"
 #include "connectors/format/decoders.h"
+#include "connectors/format/protobuf_message.h"
 #include "connectors/format/protobuf_schema.h"
 #include "connectors/registry.h"
 #include "connectors/schema_registry/schema_registry.h"
@@ -337,7 +339,7 @@ class Walker {
       case Kind::Float: {
         float x = 0;
         std::memcpy(&x, &v32, 4);
-        out = Value::float64(static_cast<double>(x));
+        out = Value::float32(x);
         return true;
       }
       case Kind::Enum: {
@@ -412,7 +414,12 @@ class ProtobufDecoder final : public RecordDecoder {
       if (f.meta == MetaKind::None) {
         f.index = root.indexOf(c.name);
         // The file may have changed since CREATE SOURCE checked the columns.
-        if (f.index < 0 || !root.fields[static_cast<size_t>(f.index)].type->equals(*c.type)) {
+        const DataTypePtr fieldType =
+            f.index < 0 ? nullptr : root.fields[static_cast<size_t>(f.index)].type;
+        // A DOUBLE column over a float reads it as a DOUBLE (a source or a
+        // flow from before floats read as FLOAT).
+        f.widenFloats = fieldType && floatsWidened(*fieldType, *c.type);
+        if (!fieldType || (!fieldType->equals(*c.type) && !f.widenFloats)) {
           throw SqlError(sqlstate::kDatatypeMismatch,
                          fmt::format("column \"{}\" of type {} is no longer a field of that type "
                                      "in protobuf message {}: the descriptor file changed",
@@ -466,6 +473,7 @@ class ProtobufDecoder final : public RecordDecoder {
       } else if (f.index >= 0) {
         row[i] = std::move(message_[static_cast<size_t>(f.index)]);
         if (registry_) widenWriterValue(row[i], *columns_[i].type);
+        if (f.widenFloats) widenFloats(row[i], *columns_[i].type);
       }
     }
     return true;
@@ -475,6 +483,7 @@ class ProtobufDecoder final : public RecordDecoder {
   struct Field {
     MetaKind meta = MetaKind::None;
     int index = -1;  // the message's field; -1 (a writer's message without it): NULL
+    bool widenFloats = false;  // a DOUBLE column over a float (floatsWidened)
   };
   // A message and how it gives the columns (idText: " (schema id N)").
   using Plan = ColumnPlan<ProtobufSchema, Field>;
@@ -510,6 +519,7 @@ class ProtobufDecoder final : public RecordDecoder {
         f.index = root.indexOf(c.name);
         if (f.index >= 0) {
           const DataType& writer = *root.fields[static_cast<size_t>(f.index)].type;
+          f.widenFloats = floatsWidened(writer, *c.type);
           if (!writerTypeFills(writer, *c.type) && plan->unreadable.empty()) {
             plan->unreadable = unfillableColumn(
                 c,
@@ -775,6 +785,63 @@ void putField(std::string& out, const ProtoFieldPlan& f, const Value& v) {
   putScalar(out, f, v);
 }
 
+// How a STRUCT value's fields map onto a message's: fieldOf[i] is the
+// message field of the struct's field i; nested structs have their own.
+struct StructPlan {
+  const ProtoMessagePlan* message = nullptr;
+  std::vector<const ProtoFieldPlan*> fieldOf;
+  std::vector<std::unique_ptr<StructPlan>> nested;  // per struct field, or null
+};
+
+std::unique_ptr<StructPlan> structPlan(const DataType& t, const ProtoFieldPlan& f) {
+  const DataType* type = &t;
+  if (type->id == TypeId::Array) type = type->element.get();
+  if (type->id != TypeId::Struct || f.kind != Kind::Message) return nullptr;
+  auto plan = std::make_unique<StructPlan>();
+  plan->message = f.message;
+  for (const StructField& sf : type->fields) {
+    const ProtoFieldPlan* sub =
+        &f.message->fields[static_cast<size_t>(f.message->indexOf(sf.name))];
+    plan->fieldOf.push_back(sub);
+    plan->nested.push_back(structPlan(*sf.type, *sub));
+  }
+  return plan;
+}
+
+void putColumn(std::string& out, const ProtoFieldPlan& f, const Value& v,
+               const StructPlan* sp);
+
+void putStruct(std::string& out, const StructPlan& plan, const Value& v) {
+  const ValueList& fields = v.asList();
+  for (size_t i = 0; i < fields.size() && i < plan.fieldOf.size(); ++i)
+    putColumn(out, *plan.fieldOf[i], fields[i], plan.nested[i].get());
+}
+
+void putColumn(std::string& out, const ProtoFieldPlan& f, const Value& v,
+               const StructPlan* sp) {
+  if (f.kind != Kind::Message || v.isNull()) {
+    putField(out, f, v);
+    return;
+  }
+  auto one = [&](const Value& item) {
+    putTag(out, f.number, kLength);
+    putLengthDelimited(out, [&] { putStruct(out, *sp, item); });
+  };
+  if (!f.repeated) {
+    one(v);
+    return;
+  }
+  for (const Value& item : v.asList()) {
+    if (item.isNull()) {
+      throw SqlError(sqlstate::kInvalidParameterValue,
+                     fmt::format("a NULL item of an ARRAY has no form in repeated protobuf "
+                                 "field {}",
+                                 f.name));
+    }
+    one(item);
+  }
+}
+
 class ProtobufEncoder final : public RecordEncoder {
  public:
   explicit ProtobufEncoder(const SinkSpec& sink)
@@ -825,64 +892,11 @@ class ProtobufEncoder final : public RecordEncoder {
   }
 
  private:
-  // How a STRUCT value's fields map onto a message's: fieldOf[i] is the
-  // message field of the struct's field i; nested structs have their own.
-  struct StructPlan {
-    const ProtoMessagePlan* message = nullptr;
-    std::vector<const ProtoFieldPlan*> fieldOf;
-    std::vector<std::unique_ptr<StructPlan>> nested;  // per struct field, or null
-  };
   struct Column_ {
     const ProtoFieldPlan* field;
     size_t column;
     std::shared_ptr<StructPlan> structPlan;
   };
-
-  static std::unique_ptr<StructPlan> structPlan(const DataType& t, const ProtoFieldPlan& f) {
-    const DataType* type = &t;
-    if (type->id == TypeId::Array) type = type->element.get();
-    if (type->id != TypeId::Struct || f.kind != Kind::Message) return nullptr;
-    auto plan = std::make_unique<StructPlan>();
-    plan->message = f.message;
-    for (const StructField& sf : type->fields) {
-      const ProtoFieldPlan* sub =
-          &f.message->fields[static_cast<size_t>(f.message->indexOf(sf.name))];
-      plan->fieldOf.push_back(sub);
-      plan->nested.push_back(structPlan(*sf.type, *sub));
-    }
-    return plan;
-  }
-
-  static void putStruct(std::string& out, const StructPlan& plan, const Value& v) {
-    const ValueList& fields = v.asList();
-    for (size_t i = 0; i < fields.size() && i < plan.fieldOf.size(); ++i)
-      putColumn(out, *plan.fieldOf[i], fields[i], plan.nested[i].get());
-  }
-
-  static void putColumn(std::string& out, const ProtoFieldPlan& f, const Value& v,
-                        const StructPlan* sp) {
-    if (f.kind != Kind::Message || v.isNull()) {
-      putField(out, f, v);
-      return;
-    }
-    auto one = [&](const Value& item) {
-      putTag(out, f.number, kLength);
-      putLengthDelimited(out, [&] { putStruct(out, *sp, item); });
-    };
-    if (!f.repeated) {
-      one(v);
-      return;
-    }
-    for (const Value& item : v.asList()) {
-      if (item.isNull()) {
-        throw SqlError(sqlstate::kInvalidParameterValue,
-                       fmt::format("a NULL item of an ARRAY has no form in repeated protobuf "
-                                   "field {}",
-                                   f.name));
-      }
-      one(item);
-    }
-  }
 
   Schema schema_;
   int keyColumn_;
@@ -905,6 +919,63 @@ std::unique_ptr<RecordDecoder> makeProtobufDecoder(const Schema& schema, const O
 
 std::unique_ptr<RecordEncoder> makeProtobufEncoder(const SinkSpec& sink) {
   return std::make_unique<ProtobufEncoder>(sink);
+}
+
+ProtobufMessageReader::ProtobufMessageReader(std::shared_ptr<const ProtobufSchema> schema)
+    : schema_(std::move(schema)) {
+  std::vector<StructField> fields;
+  for (const ProtoFieldPlan& f : schema_->root().fields) fields.push_back({f.name, f.type});
+  type_ = DataType::structOf(std::move(fields));
+}
+
+bool ProtobufMessageReader::read(std::string_view bytes, Value& out, std::string& error) const {
+  const ProtoMessagePlan& root = schema_->root();
+  Walker walker;
+  ValueList fields;
+  if (!walker.message(root, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), fields,
+                      0)) {
+    error = fmt::format("not a protobuf message {}: {}", root.name, walker.error);
+    return false;
+  }
+  out = Value::structure(std::move(fields));
+  return true;
+}
+
+struct ProtobufMessageWriter::Plan {
+  struct Field {
+    const ProtoFieldPlan* field;
+    size_t index;  // in the STRUCT
+    std::shared_ptr<StructPlan> structPlan;
+  };
+  std::vector<Field> fields;  // in field-number order
+};
+
+ProtobufMessageWriter::ProtobufMessageWriter(std::shared_ptr<const ProtobufSchema> schema,
+                                             const DataType& type, size_t pos)
+    : schema_(std::move(schema)), plan_(std::make_unique<Plan>()) {
+  Schema columns;
+  for (const StructField& f : type.fields) columns.columns.push_back({f.name, f.type, false});
+  checkProtobufSinkColumns(*schema_, columns, std::vector<size_t>(columns.size(), pos));
+  const ProtoMessagePlan& root = schema_->root();
+  for (size_t i = 0; i < type.fields.size(); ++i) {
+    const ProtoFieldPlan& f = root.fields[static_cast<size_t>(root.indexOf(type.fields[i].name))];
+    plan_->fields.push_back({&f, i, structPlan(*type.fields[i].type, f)});
+  }
+  std::sort(plan_->fields.begin(), plan_->fields.end(),
+            [](const Plan::Field& a, const Plan::Field& b) {
+              return a.field->number < b.field->number;
+            });
+}
+
+ProtobufMessageWriter::~ProtobufMessageWriter() = default;
+
+void ProtobufMessageWriter::write(const Value& v, std::string& out) const {
+  out.clear();
+  if (v.isNull()) return;
+  const ValueList& values = v.asList();
+  for (const Plan::Field& f : plan_->fields) {
+    if (f.index < values.size()) putColumn(out, *f.field, values[f.index], f.structPlan.get());
+  }
 }
 
 void checkProtobufSinkRegistry(const SinkSpec& sink, const std::vector<size_t>& positions) {

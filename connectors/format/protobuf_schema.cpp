@@ -8,13 +8,21 @@
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/descriptor_database.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
 
 #include "common/error.h"
 #include "common/file_beneath.h"
+#include "connectors/format/decode_util.h"
+#include "connectors/format/float_widening.h"
 
 namespace rtsql::format {
 
@@ -93,8 +101,9 @@ TypeId scalarType(Kind k) {
     case Kind::Sfixed32:
       return TypeId::Int;
     case Kind::Double:
-    case Kind::Float:
       return TypeId::Double;
+    case Kind::Float:
+      return TypeId::Float;
     case Kind::String:
     case Kind::Enum:
       return TypeId::String;
@@ -130,7 +139,7 @@ Value defaultOf(const gp::FieldDescriptor& f, Kind k) {
     case Kind::Double:
       return Value::float64(f.default_value_double());
     case Kind::Float:
-      return Value::float64(static_cast<double>(f.default_value_float()));
+      return Value::float32(f.default_value_float());
     case Kind::String:
       return Value::string(f.default_value_string());
     case Kind::Bytes:
@@ -187,6 +196,65 @@ std::shared_ptr<const std::string> readDescriptorFile(const std::string& path, s
 }
 
 }  // namespace
+
+std::string readDescriptorBeneath(const std::string& dir, const std::string& relative,
+                                  size_t pos) {
+  static const char* kHint =
+      "name the descriptor set by its path inside the server's data directory (no '..', no "
+      "symbolic link), or give its bytes as a BINARY literal X'...'";
+  const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd < 0) {
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("could not open the server's data directory: {}",
+                               std::strerror(errno)),
+                   pos);
+  }
+  const int fd = openBeneath(dirFd, relative, O_RDONLY);
+  const int openErrno = errno;
+  ::close(dirFd);
+  if (fd < 0) {
+    const bool outside = openErrno == EXDEV || openErrno == ELOOP;
+    throw SqlError(outside ? sqlstate::kInvalidParameterValue : sqlstate::kIoError,
+                   fmt::format("could not read protobuf descriptor file \"{}\" in the data "
+                               "directory: {}",
+                               relative,
+                               outside ? "it is not beneath the data directory"
+                                       : std::strerror(openErrno)),
+                   pos, kHint);
+  }
+  std::string bytes;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (ok && static_cast<uintmax_t>(st.st_size) > kMaxDescriptorBytes) {
+    ::close(fd);
+    throw SqlError(sqlstate::kProgramLimitExceeded,
+                   fmt::format("protobuf descriptor file \"{}\" is {} bytes, over the {} MiB "
+                               "a descriptor set may have",
+                               relative, static_cast<uintmax_t>(st.st_size),
+                               kMaxDescriptorBytes >> 20),
+                   pos, kSetHint);
+  }
+  char buf[65536];
+  while (ok) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    bytes.append(buf, static_cast<size_t>(n));
+    ok = bytes.size() <= kMaxDescriptorBytes;
+  }
+  ::close(fd);
+  if (!ok) {
+    throw SqlError(sqlstate::kIoError,
+                   fmt::format("could not read protobuf descriptor file \"{}\": not a regular "
+                               "file of at most {} MiB",
+                               relative, kMaxDescriptorBytes >> 20),
+                   pos, kHint);
+  }
+  return bytes;
+}
 
 const ProtoFieldPlan* ProtoMessagePlan::find(int number) const {
   if (number >= 0 && static_cast<size_t>(number) < byNumber.size()) {
@@ -402,7 +470,9 @@ Schema protobufSourceColumns(const ProtobufSchema& schema, const Schema& declare
           pos, "declare only fields of the message, or no columns to read them all");
     }
     const DataType& t = *root.fields[static_cast<size_t>(f)].type;
-    if (!t.equals(*c.type)) {
+    // A DOUBLE over a float is how sources were declared before floats read
+    // as FLOAT: such a column goes on reading the float as a DOUBLE.
+    if (!t.equals(*c.type) && !floatsWidened(t, *c.type)) {
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("column \"{}\" is declared {}, but its protobuf field reads as {}",
                                  c.name, c.type->toString(), t.toString()),
@@ -454,6 +524,8 @@ bool fits(const DataType& t, const ProtoFieldPlan& f, bool item, std::string& wh
   if ((t.id == TypeId::TinyInt || t.id == TypeId::SmallInt) && (want == TypeId::Int || want == TypeId::BigInt))
     return true;
   if (t.id == TypeId::Float && want == TypeId::Double) return true;
+  // A DOUBLE into a float (rounded), as before floats read as FLOAT.
+  if (t.id == TypeId::Double && want == TypeId::Float) return true;
   // An INTERVAL is its microseconds, as avro sinks write it.
   if (t.id == TypeId::Interval && want == TypeId::BigInt) return true;
   why =

@@ -134,6 +134,14 @@ class ProtobufSchema {
   friend class ProtoPlanBuilder;
 };
 
+// The bytes of the descriptor set file `relative` beneath the directory
+// `dir` (from_protobuf's descriptor path, beneath the server's data
+// directory), opened as openBeneath() opens (no '..', no absolute path, no
+// symbolic link: 22023 at `pos`), at most 64 MiB (54000); 58030 when it
+// cannot be read.
+std::string readDescriptorBeneath(const std::string& dir, const std::string& relative,
+                                  size_t pos);
+
 // The columns of a source reading `schema`'s message: one per field, in
 // order. With `declared` columns (non-empty), each must name a field (42703)
 // and have its SQL type (42804), at the column; the source reads only those.

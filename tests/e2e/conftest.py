@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -89,6 +90,18 @@ def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def shortest_float(x):
+    """X as a 32-bit float (an Avro or protobuf float, a FLOAT as Spark reads
+    it) written as JSON: the fewest digits that read back as the same float,
+    as Java's Float.toString."""
+    f32 = struct.unpack("<f", struct.pack("<f", x))[0]
+    for digits in range(1, 10):
+        text = f"{f32:.{digits}g}"
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == f32:
+            return float(text)
+    return f32
 
 
 def sql_str(s):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from conftest import Kafka, unique
+from conftest import Kafka, shortest_float, unique
 
 DATA = Path(os.environ.get("RTSQL_SOURCE_DIR", Path(__file__).resolve().parents[2])) / "tests" / "data" / "protobuf"
 DESC = DATA / "shop.desc"
@@ -102,7 +102,7 @@ def expected_row(m):
     return {
         "id": m.id, "customer": m.customer, "paid": m.paid, "i32": m.i32, "s32": m.s32,
         "sf32": m.sf32, "u32": m.u32, "f32": m.f32, "s64": m.s64, "sf64": m.sf64, "u64": m.u64,
-        "f64": m.f64, "fl": m.fl, "amount": m.amount,
+        "f64": m.f64, "fl": shortest_float(m.fl), "amount": m.amount,
         "payload": base64.b64encode(m.payload).decode(), "status": STATUSES[m.status],
         "placed_at": iso(micros_of(m.placed_at)) if m.HasField("placed_at") else None,
         "ship_to": {"city": m.ship_to.city, "zip": m.ship_to.zip} if m.HasField("ship_to") else None,

@@ -299,7 +299,7 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
     # The named cases of the issue, whatever the draw gave.
     for family, function, sql in (EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls() + ZONE_CALLS
                                    + PATTERN_CALLS + BITWISE_CALLS + MAP_CALLS + NTZ_CALLS
-                                   + TRY_CAST_CALLS):
+                                   + TRY_CAST_CALLS + FORMAT_CALLS):
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -772,4 +772,30 @@ MAP_CALLS = _map_calls() + [("map", f, sql) for f, sql in [
     ("to_json", "to_json(map(1, array(true), 2, NULL))"),
     ("to_json", "to_json(named_struct('m', map('a', named_struct('x', NULL))))"),
     ("size", "size(map('a', NULL))"),
+]]
+
+
+# from_avro and to_avro (Spark's spark-avro package, which record.py adds):
+# datums of literal schemas, undecodable bytes in both modes, and a schema
+# that is none. (spark-protobuf is not in the registry: from_protobuf and
+# to_protobuf are checked against python3-protobuf's bytes in
+# tests/sql/format_functions.test.)
+_AVRO_RECORD = ('{"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"}, '
+                '{"name": "b", "type": ["null", "string"]}, {"name": "c", "type": '
+                '{"type": "array", "items": "long"}}]}')
+FORMAT_CALLS = [("avro", fn, sql) for fn, sql in [
+    ("to_avro", "to_avro(1, '\"int\"')"), ("to_avro", "to_avro('hi', '\"string\"')"),
+    ("to_avro", "to_avro(CAST(5 AS BIGINT), '[\"null\", \"long\"]')"),
+    ("to_avro", "to_avro(named_struct('a', -3, 'b', 'x', 'c', array(CAST(1 AS BIGINT), 300)), '"
+     + _AVRO_RECORD + "')"),
+    ("to_avro", "to_avro(CAST(NULL AS INT), '\"int\"')"),
+    ("from_avro", "from_avro(X'02', '\"int\"')"),
+    ("from_avro", "from_avro(X'046869', '\"string\"')"),
+    ("from_avro", "from_avro(X'000A', '[\"int\", \"null\"]')"),
+    ("from_avro", "from_avro(X'050202780402D80400', '" + _AVRO_RECORD + "')"),
+    ("from_avro", "from_avro(X'FF', '\"int\"')"),
+    ("from_avro", "from_avro(X'0202', '\"int\"')"),
+    ("from_avro", "from_avro(X'FF', '\"int\"', map('mode', 'PERMISSIVE'))"),
+    ("from_avro", "from_avro(X'02', '{\"type\": \"nope\"}')"),
+    ("from_avro", "from_avro(CAST(NULL AS BINARY), '\"int\"')"),
 ]]

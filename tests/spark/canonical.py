@@ -126,6 +126,23 @@ def _utc_of_timestamptz(s):
             f"{rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}" + (m.group(7) or ""))
 
 
+_ERA = re.compile(r"^(\d{4,})(-\d\d-\d\d.*?)( BC)?$")
+
+
+def _spark_era(s):
+    """A DATE or TIMESTAMP_NTZ as pgwire sends it (PostgreSQL's year: no '+'
+    past 9999, ' BC' before year 1) in Spark's text: +10000-01-01,
+    0000-12-31, -5877587-06-28; other text as it is."""
+    m = _ERA.match(s)
+    if not m:
+        return s
+    y = int(m.group(1))
+    if m.group(3):
+        y = 1 - y
+    year = f"+{y}" if y > 9999 else (f"{y:04d}" if y >= 0 else f"-{-y:04d}")
+    return year + m.group(2)
+
+
 def _timestamp_or_text(s):
     m = _TS.match(s)
     if not m:
@@ -173,7 +190,9 @@ def from_rtsql(text, type_name):
     if t == "timestamp":
         return _timestamp_or_text(_utc_of_timestamptz(text))
     if t.startswith("timestamp"):
-        return _timestamp_or_text(text)
+        return _timestamp_or_text(_spark_era(text))
+    if t == "date":
+        return _spark_era(text)
     if t.startswith("interval"):
         return _interval_or_text(text)
     if t == "binary":

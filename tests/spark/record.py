@@ -110,6 +110,12 @@ def main():
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
              .config("spark.ui.enabled", "false")
+             # from_avro and to_avro live in Spark's spark-avro package, of
+             # Spark's version; RTSQL_SPARK_PACKAGES names another where the
+             # registry has none of it (the goldens of 4.3.0 were recorded
+             # with spark-avro 4.2.0, the newest Maven Central had).
+             .config("spark.jars.packages", os.environ.get(
+                 "RTSQL_SPARK_PACKAGES", f"org.apache.spark:spark-avro_2.13:{pyspark.__version__}"))
              .getOrCreate())
     spark.sparkContext.setLogLevel("OFF")
     assert spark.conf.get("spark.sql.ansi.enabled") == "true", "ANSI must be on, as Spark 4 has it"

@@ -7,6 +7,7 @@
 
 #include "common/schema.h"
 #include "connector_test_util.h"
+#include "connectors/format/avro_schema.h"
 #include "connectors/format/codec.h"
 
 using namespace rtsql;
@@ -84,4 +85,42 @@ TEST_CASE("avro decoder: local-timestamp-micros and -millis are TIMESTAMP_NTZ") 
   CHECK(row[0].asInt() == 3);
   CHECK(row[1].type() == TypeId::TimestampNtz);
   CHECK(row[1].asInt() == 2000);
+}
+
+// A float is a FLOAT, as Spark reads it; a column declared DOUBLE over it (a
+// source declared before, or a flow recorded before: planner/format_floats.h)
+// reads it as a DOUBLE, nested ones too.
+TEST_CASE("avro decoder: a float is a FLOAT column, or a DOUBLE one declared so") {
+  const std::string schema =
+      R"({"type":"record","name":"r","fields":[{"name":"f","type":"float"},)"
+      R"({"name":"s","type":{"type":"record","name":"in","fields":)"
+      R"([{"name":"g","type":"float"}]}}]})";
+  auto avro = format::AvroSchema::parse(schema, 0);
+  Schema columns = format::avroSourceColumns(*avro, Schema{}, {}, 0);
+  REQUIRE(columns.columns.size() == 2);
+  CHECK(columns.columns[0].type->id == TypeId::Float);
+  CHECK(columns.columns[1].type->toString() == "STRUCT<g: FLOAT>");
+  // 0.1f little-endian twice: the field and the nested one.
+  const std::string datum("\xcd\xcc\xcc\x3d\xcd\xcc\xcc\x3d", 8);
+  Row row;
+  std::string error;
+  auto d = makeDecoder("avro", columns, testing::opts({{"avro.schema", schema}}));
+  REQUIRE_MESSAGE(decode(*d, datum, row, error), error);
+  CHECK(row[0].type() == TypeId::Float);
+  CHECK(row[0] == Value::float32(0.1f));
+  CHECK(row[1].asList()[0] == Value::float32(0.1f));
+
+  Schema declared;
+  declared.columns.push_back({"f", testing::t(TypeId::Double), false});
+  declared.columns.push_back(
+      {"s", DataType::structOf({{"g", testing::t(TypeId::Double)}}), false});
+  Schema widened = format::avroSourceColumns(*avro, declared, {0, 0}, 0);
+  auto w = makeDecoder("avro", widened, testing::opts({{"avro.schema", schema}}));
+  REQUIRE_MESSAGE(decode(*w, datum, row, error), error);
+  CHECK(row[0] == Value::float64(static_cast<double>(0.1f)));
+  CHECK(row[1].asList()[0] == Value::float64(static_cast<double>(0.1f)));
+  // Any other type over a float is still refused.
+  Schema wrong;
+  wrong.columns.push_back({"f", testing::t(TypeId::BigInt), false});
+  CHECK_THROWS_AS(format::avroSourceColumns(*avro, wrong, {0}, 0), SqlError);
 }

@@ -38,6 +38,13 @@ TEST_CASE("pg values: booleans are t/f, NULL is no text, the rest as rtsql write
   CHECK(pgTextOf(Value::decimal(-5, 12, 7)) == "-0.0000005");
   CHECK(pgTextOf(Value::date(19782)) == "2024-02-29");
   CHECK(pgTextOf(Value::timestampNtz(1710037800500000LL)) == "2024-03-10 02:30:00.5");
+  // Past year 9999 without the '+' Spark's text has, before year 1 in BC, as
+  // PostgreSQL's date and timestamp write them (10000-01-01, 0000-01-01).
+  CHECK(Value::date(2932897).toString() == "+10000-01-01");
+  CHECK(pgTextOf(Value::date(2932897)) == "10000-01-01");
+  CHECK(pgTextOf(Value::timestampNtz(253402300800500000LL)) == "10000-01-01 00:00:00.5");
+  CHECK(pgTextOf(Value::date(-719528)) == "0001-01-01 BC");
+  CHECK(pgTextOf(Value::timestampNtz(-62167219200000000LL)) == "0001-01-01 00:00:00 BC");
 }
 
 TEST_CASE("pg values: a TIMESTAMP's text is PostgreSQL's timestamptz in the session zone") {
