@@ -36,7 +36,9 @@ std::vector<ThreadSlack> threadSlacks() {
 
 }  // namespace
 
-TEST_CASE("the main threads of clients and of the embedded broker wait with timer slack; broker threads do not") {
+TEST_CASE(
+    "the main threads of clients and of the embedded broker wait with timer slack; broker "
+    "threads do not") {
   // A slack of the calling thread's own that no thread has by default, so
   // that the broker threads show whose slack they were given.
   const int previous = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
