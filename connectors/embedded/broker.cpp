@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "connectors/embedded/long_poll_proxy.h"
+#include "connectors/kafka/main_thread_timers.h"
 
 namespace rtsql {
 
@@ -67,6 +68,8 @@ EmbeddedKafka::EmbeddedKafka(EmbeddedKafkaOptions options)
   rd_kafka_conf_set_log_cb(conf, silentLog);
   // The handle only owns the mock cluster; it never talks to a broker.
   rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof errstr);
+  // Its main thread idles like a client's.
+  kafka::calmMainThreadTimers(conf);
   impl_->handle = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
   if (!impl_->handle) {
     rd_kafka_conf_destroy(conf);

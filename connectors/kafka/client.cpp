@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/embedded/broker.h"
+#include "connectors/kafka/main_thread_timers.h"
 #include "connectors/local/broker.h"
 
 namespace rtsql::kafka {
@@ -340,6 +341,7 @@ SqlError authenticationError(const rd_kafka_t* rk, const std::string& bootstrap,
 }
 
 HandlePtr newHandle(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
+  calmMainThreadTimers(conf);
   char errstr[512];
   rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof errstr);
   if (!rk) {
