@@ -284,7 +284,18 @@ selectCore
       (WHERE where=expr)?
       (GROUP BY expr (COMMA expr)*)?
       (HAVING having=expr)?
+      windowClause?
       (EMIT ON WINDOW CLOSE)?
+    ;
+
+// WINDOW w AS (PARTITION BY ... ORDER BY ...), w2 AS w: named windows, which
+// an OVER clause of the same SELECT names (parser/ast_builder.cpp resolves them).
+windowClause
+    : WINDOW namedWindow (COMMA namedWindow)*
+    ;
+
+namedWindow
+    : name=identifier AS windowSpec
     ;
 
 setQuantifier
@@ -456,9 +467,15 @@ filterClause
     : FILTER LPAREN WHERE expr RPAREN
     ;
 
-// f(...) OVER (PARTITION BY ... ORDER BY ... [ROWS BETWEEN n PRECEDING AND CURRENT ROW]).
+// f(...) OVER (PARTITION BY ... ORDER BY ... [ROWS BETWEEN n PRECEDING AND CURRENT ROW]),
+// f(...) OVER w, or f(...) OVER (w ORDER BY ...) refining the named window w.
 overClause
-    : OVER LPAREN (PARTITION BY partition+=expr (COMMA partition+=expr)*)?
+    : OVER windowSpec
+    ;
+
+windowSpec
+    : name=identifier
+    | LPAREN base=identifier? (PARTITION BY partition+=expr (COMMA partition+=expr)*)?
       (ORDER BY orderItem (COMMA orderItem)*)? windowFrame? RPAREN
     ;
 

@@ -1211,6 +1211,7 @@ std::vector<ast::Hint> AstBuilder::hints(antlr4::Token* selectToken) {
 ast::Select AstBuilder::selectCore(P::SelectCoreContext* ctx) {
   ast::Select s;
   s.pos = startOf(ctx);
+  WindowScope windows(*this, ctx->windowClause());
   s.hints = hints(ctx->SELECT()->getSymbol());
   if (auto* q = ctx->setQuantifier()) {
     if (q->DISTINCT() != nullptr) {
@@ -1469,8 +1470,9 @@ ast::ExprPtr AstBuilder::nullKey(P::OrderItemContext* item) {
 std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
   auto o = std::make_shared<ast::Over>();
   o->pos = startOf(ctx);
-  for (auto* p : ctx->partition) o->partitionBy.push_back(expr(p));
-  for (auto* item : ctx->orderItem()) {
+  const WindowParts parts = windowParts(ctx->windowSpec());
+  for (auto* p : parts.partition) o->partitionBy.push_back(expr(p));
+  for (auto* item : parts.order) {
     ast::OrderItem oi;
     oi.expr = expr(item->expr());
     oi.descending = item->DESC() != nullptr;
@@ -1484,7 +1486,7 @@ std::shared_ptr<ast::Over> AstBuilder::over(P::OverClauseContext* ctx) {
     }
     o->orderBy.push_back(std::move(oi));
   }
-  if (auto* frame = ctx->windowFrame()) {
+  if (auto* frame = parts.frame) {
     o->hasFrame = true;
     o->framePos = startOf(frame);
     if (frame->unit != nullptr) {

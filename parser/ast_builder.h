@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -91,6 +93,32 @@ class AstBuilder {
   ast::ExprPtr newExpr(ast::ExprKind kind, antlr4::ParserRuleContext* ctx);
   ast::ExprPtr standardFormCall(P::PrimaryContext* ctx);
   std::shared_ptr<ast::Over> over(P::OverClauseContext* ctx);
+  // Named windows (parser/named_windows.cpp): a window's parts as written,
+  // its WINDOW clause definitions and refinements resolved.
+  struct WindowParts {
+    std::vector<P::ExprContext*> partition;
+    std::vector<P::OrderItemContext*> order;
+    P::WindowFrameContext* frame = nullptr;
+  };
+  struct NamedWindow {
+    P::WindowSpecContext* spec = nullptr;
+    enum class State { Unresolved, Resolving, Resolved } state = State::Unresolved;
+    WindowParts parts;
+  };
+  // Opens the scope of a SELECT's WINDOW clause (none: an empty scope) for
+  // the guard's lifetime.
+  class WindowScope {
+   public:
+    WindowScope(AstBuilder& b, P::WindowClauseContext* clause);
+    ~WindowScope() { b_.windowScopes_.pop_back(); }
+    WindowScope(const WindowScope&) = delete;
+    WindowScope& operator=(const WindowScope&) = delete;
+
+   private:
+    AstBuilder& b_;
+  };
+  WindowParts windowParts(P::WindowSpecContext* spec);
+  const WindowParts& namedWindow(P::IdentifierContext* name);
   void windowFrame(P::WindowFrameContext* frame, ast::Over& o);
   // NULLS FIRST (true) or NULLS LAST (false) as `item` writes it, if it does.
   static std::optional<bool> nullsFirstOf(P::OrderItemContext* item);
@@ -118,6 +146,8 @@ class AstBuilder {
   const std::vector<size_t>& byteOffset_;
   antlr4::BufferedTokenStream& tokens_;
   int depth_ = 0;
+  // The named windows of each SELECT being built, innermost last (by lower-case name).
+  std::vector<std::map<std::string, NamedWindow>> windowScopes_;
   friend class DepthGuard;
 };
 

@@ -20,10 +20,14 @@ namespace rtsql::planner_detail {
 
 namespace {
 
-DataTypePtr windowType() {
-  static const DataTypePtr type = DataType::structOf(
+// The window column: STRUCT<start, end> of the time column's type (TIMESTAMP
+// or TIMESTAMP_NTZ, as Spark's window() and session_window() give).
+DataTypePtr windowType(TypeId time) {
+  static const DataTypePtr instant = DataType::structOf(
       {{"start", DataType::of(TypeId::Timestamp)}, {"end", DataType::of(TypeId::Timestamp)}});
-  return type;
+  static const DataTypePtr wallClock = DataType::structOf(
+      {{"start", DataType::of(TypeId::TimestampNtz)}, {"end", DataType::of(TypeId::TimestampNtz)}});
+  return time == TypeId::TimestampNtz ? wallClock : instant;
 }
 
 bool isWindowCall(const ast::Expr& e) {
@@ -72,9 +76,10 @@ BoundWindow bindWindow(const ast::Expr& call, const Scope& scope, const Scope& f
   BoundWindow out;
   out.pos = call.pos;
   ExprPtr time = ExprBinder(scope, ExprContext::GroupBy, functions).bind(*call.args[0]);
-  if (time->type()->id != TypeId::Timestamp) {
+  if (time->type()->id != TypeId::Timestamp && time->type()->id != TypeId::TimestampNtz) {
     throw SqlError(sqlstate::kDatatypeMismatch,
-                   fmt::format("the time column of {}() must be TIMESTAMP, not {}", name,
+                   fmt::format("the time column of {}() must be TIMESTAMP or TIMESTAMP_NTZ, not {}",
+                               name,
                                time->type()->toString()),
                    call.args[0]->pos, "use the source's event-time column, e.g. the WATERMARK column");
   }
@@ -571,7 +576,9 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
     const GroupKey& k = keys[static_cast<size_t>(i)];
     keyRefs.push_back(makeColumnRef(i, k.expr->type(), k.name));
   }
-  ExprPtr windowRef = window ? makeColumnRef(keyCount, windowType(), "window") : nullptr;
+  ExprPtr windowRef =
+      window ? makeColumnRef(keyCount, windowType(window->spec.time->type()->id), "window")
+             : nullptr;
 
   std::vector<BoundAggregate> aggregates;
   auto aggregateRef = [&](const ast::Expr& e) -> ExprPtr {
@@ -803,7 +810,7 @@ BoundQuery QueryBinder::bindAggregate(const ast::Select& s, Relation rel,
     op.window = window->spec;
     op.window.time = inputRef(keyCount);
     op.emitOnWindowClose = s.emitOnWindowClose;
-    op.output.columns.push_back(Column{"window", windowType(), false});
+    op.output.columns.push_back(Column{"window", windowType(window->spec.time->type()->id), false});
   }
   for (size_t a = 0; a < aggregates.size(); ++a) {
     AggregateCall call = aggregates[a].call;

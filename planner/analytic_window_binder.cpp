@@ -240,15 +240,37 @@ ExprPtr flowLagValue(const ast::Expr& e, ExprPtr count, ExprPtr first, ExprPtr d
 void refuseAnalyticInFlow(const ast::Expr& e) {
   const Analytic* a = analyticFunction(e.name);
   if (!a || a->kind == Kind::RowNumber || isFlowAnalytic(e.name)) return;
-  const bool rank = a->kind == Kind::Rank || a->kind == Kind::DenseRank;
+  const std::string name = toLower(e.name);
+  const std::string bounded =
+      "a bounded query (SELECT over a view, a table or FROM source FOR OFFSETS) computes " + name +
+      "()";
+  std::string hint;
+  switch (a->kind) {
+    case Kind::Rank:
+    case Kind::DenseRank:
+      hint = "a flow keeps " + name + "() as a top-N: filter the rank in an enclosing query, "
+             "SELECT * FROM (SELECT *, " + name +
+             "() OVER (PARTITION BY k ORDER BY x DESC) AS r FROM s) WHERE r <= 3; " + bounded;
+      break;
+    case Kind::Ntile:
+      hint = "ntile(n) cuts a partition into n buckets by its row count, so every new row "
+             "moves rows from one bucket to the next and a stream would re-emit its whole "
+             "partition on each row; " + bounded;
+      break;
+    case Kind::PercentRank:
+    case Kind::CumeDist:
+      hint = name + "() divides by the partition's row count, so every new row changes the "
+             "value of every row of its partition and a stream would re-emit the whole "
+             "partition on each row; " + bounded;
+      break;
+    default:
+      hint = bounded + "; a flow takes lag, first_value, last_value and aggregates "
+             "OVER (... ROWS BETWEEN n PRECEDING AND CURRENT ROW)";
+      break;
+  }
   throw SqlError(sqlstate::kFeatureNotSupported,
-                 fmt::format("{}() OVER (...) in a flow or live query", toLower(e.name)), e.pos)
-      .withHint(rank ? "a flow ranks rows with ROW_NUMBER() in a top-N (equal order keys rank by "
-                       "arrival); a bounded query over a view or table computes " +
-                           toLower(e.name) + "()"
-                     : "a bounded query (SELECT over a view, a table or FROM source FOR OFFSETS) "
-                       "computes it; a flow takes lag, first_value, last_value and aggregates "
-                       "OVER (... ROWS BETWEEN n PRECEDING AND CURRENT ROW)");
+                 fmt::format("{}() OVER (...) in a flow or live query", name), e.pos)
+      .withHint(hint);
 }
 
 BoundQuery QueryBinder::bindAnalyticWindow(const ast::Select& s, Relation rel) const {

@@ -139,7 +139,10 @@ Changelog ofTopN(const TopNSpec& spec, ChangelogMode input) {
     key.push_back(k);
   }
   // (partition, rank) names one row; without the rank only a top-1 does.
-  if (plain && spec.rankColumn) {
+  // RANK() and DENSE_RANK() give tied rows one rank: no key names a row.
+  if (spec.function != TopNSpec::Function::RowNumber) {
+    // no unique key
+  } else if (plain && spec.rankColumn) {
     key.push_back(static_cast<int>(spec.output.columns.size()) - 1);
     out.uniqueKey = key;
   } else if (plain && spec.limit == 1) {
@@ -148,6 +151,11 @@ Changelog ofTopN(const TopNSpec& spec, ChangelogMode input) {
   if (input != ChangelogMode::Append) {
     out.state = "every row per key (to refill the top when a row is retracted), kept without bound";
     out.stateUnbounded = true;
+  } else if (spec.function != TopNSpec::Function::RowNumber) {
+    out.state = fmt::format("the rows ranked 1 to {} (ties included) {}", spec.limit,
+                            spec.partitionKeys.empty() ? "for the whole stream"
+                                                       : "per key, kept without bound");
+    out.stateUnbounded = !spec.partitionKeys.empty();
   } else if (spec.partitionKeys.empty()) {
     out.state = fmt::format("the top {} {} for the whole stream", spec.limit,
                             spec.limit == 1 ? "row" : "rows");

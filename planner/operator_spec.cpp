@@ -223,8 +223,11 @@ std::string TopNSpec::describe() const {
     order += orderKeys[i] ? orderKeys[i]->toString() : std::string("?");
     if (i < descending.size() && descending[i]) order += " DESC";
   }
-  return fmt::format("TopN keys=[{}] order=[{}] limit={}{}", exprList(partitionKeys), order, limit,
-                     rankColumn ? " with rank" : "");
+  const char* by = function == Function::Rank        ? " by rank()"
+                   : function == Function::DenseRank ? " by dense_rank()"
+                                                     : "";
+  return fmt::format("TopN keys=[{}] order=[{}] limit={}{}{}", exprList(partitionKeys), order,
+                     limit, by, rankColumn ? " with rank" : "");
 }
 
 std::string TransformSpec::describe() const {

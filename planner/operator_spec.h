@@ -221,8 +221,12 @@ struct StreamJoinSpec : OperatorSpecBase {
 // equal order keys rank by arrival (a later row ranks after). Output = the
 // input row, then the rank (BIGINT) when rankColumn. Emits retractions: a row
 // entering the top is inserted, one falling out is deleted, and with
-// rankColumn every row whose rank changed is updated.
+// rankColumn every row whose rank changed is updated. With RANK() or
+// DENSE_RANK() (`function`) rows with equal order keys share a rank and every
+// row ranked <= limit is kept, ties included.
 struct TopNSpec : OperatorSpecBase {
+  enum class Function { RowNumber, Rank, DenseRank };
+  Function function = Function::RowNumber;
   std::vector<ExprPtr> partitionKeys;  // on the input row
   std::vector<ExprPtr> orderKeys;      // on the input row
   std::vector<bool> descending;        // one per order key

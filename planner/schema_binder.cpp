@@ -201,9 +201,10 @@ std::optional<WatermarkDef> bindWatermark(const ast::CreateSource& stmt, const S
                    fmt::format("watermark column \"{}\" does not exist", wm.column), wm.pos);
   }
   const Column& col = schema.columns[static_cast<size_t>(index)];
-  if (col.type->id != TypeId::Timestamp) {
+  if (col.type->id != TypeId::Timestamp && col.type->id != TypeId::TimestampNtz) {
     throw SqlError(sqlstate::kDatatypeMismatch,
-                   fmt::format("watermark column \"{}\" must be TIMESTAMP, not {}", col.name,
+                   fmt::format("watermark column \"{}\" must be TIMESTAMP or TIMESTAMP_NTZ, not {}",
+                               col.name,
                                col.type->toString()),
                    wm.pos);
   }

@@ -463,6 +463,8 @@ void compare(const StatefulOp& before, const StatefulOp& after, OperatorStateCha
     if (a.limit != b.limit)
       reasons.push_back(fmt::format("the limit changed from {} to {}", a.limit, b.limit));
     if (a.rankColumn != b.rankColumn) reasons.push_back("the rank column was added or removed");
+    if (a.function != b.function)
+      reasons.push_back("the ranking function changed: the rows kept and their ranks differ");
   } else if (before.spec->is<OverAggregateSpec>()) {
     const auto& a = before.spec->as<OverAggregateSpec>();
     const auto& b = after.spec->as<OverAggregateSpec>();

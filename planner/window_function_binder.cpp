@@ -147,18 +147,30 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     if (outer.where) splitConjuncts(*outer.where, rest);
     return bindFrom(ref);
   }
-  if (!iequals(call.name, "row_number")) {
-    unsupported(fmt::format("{}() OVER (...)", toLower(call.name)), call.pos,
-                iequals(call.name, "rank") || iequals(call.name, "dense_rank")
-                    ? "rank rows with ROW_NUMBER(): equal order keys then rank by arrival"
-                    : kRankHint);
+  const std::string fname = toLower(call.name);
+  TopNSpec::Function function = TopNSpec::Function::RowNumber;
+  if (fname == "rank") {
+    function = TopNSpec::Function::Rank;
+  } else if (fname == "dense_rank") {
+    function = TopNSpec::Function::DenseRank;
+  } else if (fname != "row_number") {
+    refuseAnalyticInFlow(call);
+    unsupported(fmt::format("{}() OVER (...)", fname), call.pos, kRankHint);
   }
+  const std::string upper = toUpper(fname);
   if (!call.args.empty()) {
-    throw SqlError(sqlstate::kSyntaxError, "ROW_NUMBER() takes no arguments", call.args[0]->pos);
+    throw SqlError(sqlstate::kSyntaxError, fmt::format("{}() takes no arguments", upper),
+                   call.args[0]->pos);
   }
   if (over.hasFrame) {
-    throw SqlError(sqlstate::kSyntaxError, "ROW_NUMBER() takes no window frame", over.framePos)
+    throw SqlError(sqlstate::kSyntaxError, fmt::format("{}() takes no window frame", upper),
+                   over.framePos)
         .withHint("remove the ROWS BETWEEN ... clause");
+  }
+  if (function != TopNSpec::Function::RowNumber && over.orderBy.empty()) {
+    throw SqlError(sqlstate::kSyntaxError,
+                   fmt::format("{}() needs an ORDER BY in its window", upper), over.pos)
+        .withHint(fmt::format("{}() OVER (PARTITION BY k ORDER BY x DESC)", fname));
   }
   for (size_t i = 0; i < s.items.size(); ++i) {
     const ast::Expr& e = *s.items[i].expr;
@@ -166,7 +178,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
       unsupported("a second function OVER (...) in a ranking query", e.pos, kRankHint);
     }
   }
-  std::string rankName = !rankItem.alias.empty() ? rankItem.alias : std::string("row_number");
+  std::string rankName = !rankItem.alias.empty() ? rankItem.alias : fname;
 
   // The limit: the conjuncts of the enclosing WHERE that bound the rank.
   std::vector<const ast::Expr*> conjuncts;
@@ -197,7 +209,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     // A bounded query reads the subquery as it is, numbering every row (its
     // conjuncts are all in `rest`).
     if (ctx_.boundedRelation) return bindFrom(ref);
-    unsupported("ROW_NUMBER() without a filter on its rank", call.pos, kRankHint);
+    unsupported(fmt::format("{}() without a filter on its rank", upper), call.pos, kRankHint);
   }
 
   bool rankRead = false;
@@ -222,7 +234,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
       grouped = true;
   }
   if (s.distinct || !s.distinctOn.empty()) {
-    unsupported("DISTINCT with ROW_NUMBER()", s.pos,
+    unsupported(fmt::format("DISTINCT with {}()", upper), s.pos,
                 "ROW_NUMBER() ... WHERE rn = 1 keeps one row per key");
   }
   Relation rel = bindFrom(*s.from);
@@ -257,7 +269,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     for (const auto& o : over.orderBy) ranked.extra.push_back(o.expr.get());
     BoundQuery agg = bindAggregate(s, std::move(rel), &ranked);
     if (readsSessionUpdates(agg.node)) {
-      unsupported("ROW_NUMBER() over the updates of a session-window aggregation", call.pos,
+      unsupported(fmt::format("{}() over the updates of a session-window aggregation", upper), call.pos,
                   "add EMIT ON WINDOW CLOSE to the session-window aggregation, so that it emits "
                   "each session once");
     }
@@ -270,7 +282,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
     windowExprs = std::move(ranked.extraBound);
   } else {
     if (rel.changelog && readsSessionUpdates(rel.node)) {
-      unsupported("ROW_NUMBER() over the updates of a session-window aggregation", call.pos,
+      unsupported(fmt::format("{}() over the updates of a session-window aggregation", upper), call.pos,
                   "add EMIT ON WINDOW CLOSE to the session-window aggregation, so that it emits "
                   "each session once");
     }
@@ -296,6 +308,7 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
   auto ref_ = [&](int i) { return pre.ref(i); };
 
   TopNSpec op;
+  op.function = function;
   op.partitionKeys = pre.refs(partitionCols);
   op.orderKeys = pre.refs(orderCols);
   op.descending = descending;

@@ -511,6 +511,7 @@ AggregateOperatorBase::AggregateOperatorBase(const AggregateSpec& spec,
       groupKeys_(spec.groupKeys),
       calls_(spec.aggregates, spec.input != ChangelogMode::Append),
       emitOnClose_(spec.emitOnWindowClose && spec.window.kind != WindowKind::None),
+      wallClockWindow_(spec.window.time && spec.window.time->type()->id == TypeId::TimestampNtz),
       retractOut_(spec.changelog.mode == ChangelogMode::Retract) {
   groupValues_.resize(groupKeys_.size());
   calls_.reset(accs_);
@@ -539,7 +540,11 @@ void AggregateOperatorBase::buildOutput(Row& out, const Row& groupValues, bool w
   out.clear();
   out.reserve(groupValues.size() + (windowed ? 1 : 0) + calls_.size());
   out.insert(out.end(), groupValues.begin(), groupValues.end());
-  if (windowed) out.push_back(Value::structure({Value::timestamp(start), Value::timestamp(end)}));
+  if (windowed) {
+    out.push_back(wallClockWindow_
+                      ? Value::structure({Value::timestampNtz(start), Value::timestampNtz(end)})
+                      : Value::structure({Value::timestamp(start), Value::timestamp(end)}));
+  }
   calls_.appendResults(out, accs);
 }
 

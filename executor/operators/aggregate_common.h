@@ -167,6 +167,8 @@ class AggregateOperatorBase : public StatefulOperator {
 
   AggregateCalls calls_;
   bool emitOnClose_ = false;
+  // The window's start and end are TIMESTAMP_NTZ when its time column is.
+  bool wallClockWindow_ = false;
   // Changes are spelled out: insert, update-before + update-after, delete
   // (planner/changelog.h); else each change is the group's new row.
   bool retractOut_ = false;

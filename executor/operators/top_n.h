@@ -1,6 +1,7 @@
 // TopN: `ROW_NUMBER() OVER (PARTITION BY k ORDER BY o) ... WHERE rn <= N`, the
 // streaming top N per key (and, with N = 1, deduplication that keeps the first
-// or the last row of each key, as its ORDER BY says).
+// or the last row of each key, as its ORDER BY says); and the same with
+// `RANK()` or `DENSE_RANK()`, whose ties share a rank.
 //
 // Per partition key the operator keeps the rows ranked 1..N in order. A new
 // row that ranks within the top is inserted; the row it pushes to rank N + 1
@@ -18,6 +19,20 @@
 // N + 1 enters the top. UpdateBefore/Delete input retracts, Insert/UpdateAfter
 // input adds.
 //
+// RANK() and DENSE_RANK() keep every row whose rank is at most N: rows with
+// equal order keys share a rank, so RANK's top may hold more than N rows (all
+// the rows tied at a rank <= N) and DENSE_RANK's holds the rows of the first N
+// distinct order keys. A row's RANK is 1 + the rows ordered strictly before it,
+// its DENSE_RANK 1 + the distinct order keys before it. On each input row the
+// operator ranks the partition's kept rows before and after the change (only
+// as far as rank N) and emits the difference: a Delete for each row that
+// left the top, then, with the rank column selected, an UpdateBefore /
+// UpdateAfter pair for each row whose rank changed, then an Insert for each
+// row that entered. (key, rank) does not name one row, so the output has no
+// unique key. Over append-only input a row ranked past N never returns (the
+// rows before it only grow), so only the rows ranked 1..N are kept, ties
+// included; over retracting input every row is kept, as for ROW_NUMBER.
+//
 // State (TimeIndexedTable families, kept by executor/state/ordered_partition.h):
 //   'R' key-then-time: key = encodeKey(partition values...), time = 0,
 //       rest = order bytes + encodeKeyInt(seq)  -> encodeRow(input row)
@@ -32,8 +47,9 @@
 // family is a key-then-time one so that a partition reads as one range scan.
 // A rest never begins with 0xff (an encodeKey tag is at most 0x58, inverted at
 // least 0xa7; a sequence number starts 0x80), which keeps it inside the range
-// scanKey() reads. Checkpoints hold these bytes; state_layout_test.cpp pins
-// them.
+// scanKey() reads. The three functions share this layout (the rank is
+// computed from the order bytes, never stored). Checkpoints hold these bytes;
+// state_layout_test.cpp pins them.
 #pragma once
 
 #include <memory>
@@ -44,7 +60,7 @@
 
 namespace rtsql {
 
-// Uses spec.partitionKeys, orderKeys, descending, limit, rankColumn, the
+// Uses spec.function, partitionKeys, orderKeys, descending, limit, rankColumn, the
 // output schema (the input row's columns, then the rank when rankColumn) and
 // spec.input (whether retracted rows arrive).
 OperatorPtr makeTopN(const TopNSpec& spec, std::unique_ptr<StateTable> state);

@@ -62,7 +62,7 @@ void OrderedPartition::put(const Row& row) {
 size_t OrderedPartition::find(const Row& row) {
   value_.clear();
   encodeRow(value_, row);
-  const size_t restSize = orderBytes_.size() + 8;
+  const size_t restSize = orderBytes_.size() + kSequenceBytes;
   size_t pos = 0;
   while (pos < count_ &&
          !(entries_[pos].rest.size() == restSize &&

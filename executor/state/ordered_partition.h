@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/expr.h"
@@ -29,6 +30,9 @@ namespace rtsql {
 
 class OrderedPartition {
  public:
+  // The bytes of the sequence number that ends each kept row's rest.
+  static constexpr size_t kSequenceBytes = 8;
+
   struct Entry {
     std::string rest;   // order bytes + sequence number
     std::string value;  // encodeRow(row)
@@ -43,6 +47,12 @@ class OrderedPartition {
   void load(const Row& row);
   size_t size() const { return count_; }
   const Entry& operator[](size_t i) const { return entries_[i]; }
+  // The order bytes of the loaded row, and of a kept row: equal order keys
+  // have equal bytes (a rank's ties).
+  std::string_view loadedOrder() const { return orderBytes_; }
+  static std::string_view orderOf(const Entry& e) {
+    return std::string_view(e.rest).substr(0, e.rest.size() - kSequenceBytes);
+  }
 
   // The position the row would take as a new row: after every kept row
   // with equal order keys (it has the highest sequence number).

@@ -289,6 +289,44 @@ TEST_CASE("state layout: top-N keeps 'R' + key + time 0 + order bytes + seq, and
   CHECK(out.rows[1] == Row{Value::bigint(1), Value::bigint(25)});
 }
 
+TEST_CASE("state layout: a RANK() top-N keeps its ties in the top-N layout, ranks not stored") {
+  MemBackend backend;
+  TopNSpec spec = topN();
+  spec.function = TopNSpec::Function::Rank;
+  const std::string key = k(Value::bigint(1));
+  auto entry = [&](int64_t p, int64_t seq) {
+    return std::pair{tag('R') + key + t(0) + inverted(k(Value::bigint(p))) + t(seq),
+                     rowBytes({Value::bigint(1), Value::bigint(p)})};
+  };
+  {
+    Capture out;
+    auto op = makeTopN(spec, backend.table());
+    op->setNext(&out);
+    for (int64_t p : {10, 30, 10}) {  // the two 10s tie at rank 2: all three kept
+      Row r{Value::bigint(1), Value::bigint(p)};
+      op->push(r, RecordContext{});
+    }
+    op->onEpochEnd();
+    const std::map<std::string, std::string, std::less<>> want{
+        entry(10, 0), entry(30, 1), entry(10, 2), {tag('S'), t(3)}};
+    CHECK(backend.storage->data == want);
+  }
+  // Restored: 40 ranks first, 30 second, and both 10s (rank 3) are dropped.
+  auto op = makeTopN(spec, backend.table());
+  Capture out;
+  op->setNext(&out);
+  Row r{Value::bigint(1), Value::bigint(40)};
+  op->push(r, RecordContext{});
+  REQUIRE(out.rows.size() == 3);
+  CHECK(out.contexts[0].kind == RowKind::Delete);
+  CHECK(out.contexts[1].kind == RowKind::Delete);
+  CHECK(out.contexts[2].kind == RowKind::Insert);
+  op->onEpochEnd();
+  const std::map<std::string, std::string, std::less<>> want{
+      entry(30, 1), entry(40, 3), {tag('S'), t(4)}};
+  CHECK(backend.storage->data == want);
+}
+
 // Over a retracting input: rows (k STRING, ts TIMESTAMP, v BIGINT), GROUP BY k,
 // count(*), sum(v), max(v), count(DISTINCT v).
 TEST_CASE("state layout: a retracting GROUP BY adds the row count, 'M' and 'D' per value") {

@@ -2,7 +2,8 @@
 // enters the top, pushes one out, ties with another, or is retracted; the
 // rank column's updates; that applying its changelog always gives the top N
 // per key of the rows so far (checked against a brute-force ranking on random
-// input); and that its state survives a restart.
+// input); and that its state survives a restart. The same for RANK() and
+// DENSE_RANK(), whose ties share a rank.
 #include "executor/operators/top_n.h"
 
 #include <doctest/doctest.h>
@@ -40,8 +41,10 @@ Value S(const char* v) {
 }
 
 // Rows are (k BIGINT, p BIGINT, name STRING); PARTITION BY k ORDER BY p.
-TopNSpec spec(int64_t limit, bool rank, bool desc = true, bool retracting = false) {
+TopNSpec spec(int64_t limit, bool rank, bool desc = true, bool retracting = false,
+              TopNSpec::Function function = TopNSpec::Function::RowNumber) {
   TopNSpec s;
+  s.function = function;
   s.id = 9;
   s.output.columns = {{"k", bigint()}, {"p", bigint()}, {"name", str()}};
   if (rank) s.output.columns.push_back({"rn", bigint()});
@@ -245,6 +248,166 @@ TEST_CASE("top-N changelog applied equals the brute-force ranking on random inpu
           }
         }
         REQUIRE(applied == want);
+      }
+    }
+  }
+}
+
+namespace {
+constexpr auto kRank = TopNSpec::Function::Rank;
+constexpr auto kDenseRank = TopNSpec::Function::DenseRank;
+}  // namespace
+
+TEST_CASE("RANK() top-N keeps every row tied at a rank within N") {
+  Fixture f(spec(2, true, true, false, kRank));
+  f.push(1, I(10), "a");
+  f.push(1, I(10), "b");  // ties with a: rank 1 too
+  CHECK(f.changes() == Lines{"+I 1 10 a 1", "+I 1 10 b 1"});
+  f.push(1, I(10), "c");  // a third tie: still rank 1, three rows in a top 2
+  CHECK(f.changes() == Lines{"+I 1 10 c 1"});
+  f.push(1, I(5), "d");  // rank 4: outside
+  CHECK(f.changes().empty());
+  f.push(1, I(20), "e");  // ranks first: the ties move to rank 2
+  CHECK(f.changes() == Lines{"-U 1 10 a 1", "+U 1 10 a 2", "-U 1 10 b 1", "+U 1 10 b 2",
+                             "-U 1 10 c 1", "+U 1 10 c 2", "+I 1 20 e 1"});
+  f.push(1, I(30), "g");  // the ties move to rank 3: all leave
+  CHECK(f.changes() == Lines{"-D 1 10 a 2", "-D 1 10 b 2", "-D 1 10 c 2", "-U 1 20 e 1",
+                             "+U 1 20 e 2", "+I 1 30 g 1"});
+  // Over append-only input only the rows ranked within N are kept.
+  CHECK(f.op->stats().numRowsTotal == 2);
+}
+
+TEST_CASE("DENSE_RANK() top-N keeps the rows of the first N distinct order keys") {
+  Fixture f(spec(2, true, true, false, kDenseRank));
+  f.push(1, I(10), "a");
+  f.push(1, I(20), "b");
+  f.push(1, I(20), "c");  // ties with b: rank 1
+  CHECK(f.changes() == Lines{"+I 1 10 a 1", "-U 1 10 a 1", "+U 1 10 a 2", "+I 1 20 b 1",
+                             "+I 1 20 c 1"});
+  f.push(1, I(10), "d");  // ties with a at rank 2 (RANK would say 3)
+  CHECK(f.changes() == Lines{"+I 1 10 d 2"});
+  f.push(1, I(15), "e");  // a new second key: a and d fall to rank 3
+  CHECK(f.changes() == Lines{"-D 1 10 a 2", "-D 1 10 d 2", "+I 1 15 e 2"});
+  CHECK(f.op->stats().numRowsTotal == 3);
+}
+
+TEST_CASE("RANK() top-N without the rank column emits only entering and leaving rows") {
+  Fixture f(spec(1, false, true, false, kRank));
+  f.push(1, I(10), "a");
+  f.push(1, I(10), "b");
+  f.push(1, I(20), "c");
+  CHECK(f.changes() == Lines{"+I 1 10 a", "+I 1 10 b", "-D 1 10 a", "-D 1 10 b", "+I 1 20 c"});
+}
+
+TEST_CASE("RANK() top-N over a retracting input brings back rows that rank within N again") {
+  Fixture f(spec(1, true, true, true, kRank));
+  f.push(1, I(30), "a");
+  f.push(1, I(20), "b");
+  f.push(1, I(20), "c");
+  CHECK(f.changes() == Lines{"+I 1 30 a 1"});
+  f.push(1, I(30), "a", RowKind::Delete);  // the two ties now rank first
+  CHECK(f.changes() == Lines{"-D 1 30 a 1", "+I 1 20 b 1", "+I 1 20 c 1"});
+  f.push(1, I(20), "b", RowKind::Delete);
+  CHECK(f.changes() == Lines{"-D 1 20 b 1"});
+  CHECK(f.op->stats().numRowsTotal == 1);
+}
+
+TEST_CASE_TEMPLATE("DENSE_RANK() top-N keeps its rows and ranks across a restart", B, MemBackend,
+                   RocksBackend) {
+  B backend;
+  const TopNSpec s = spec(2, true, true, false, kDenseRank);
+  {
+    auto op = makeTopN(s, backend.table());
+    Capture out;
+    op->setNext(&out);
+    Row a{I(1), I(20), S("a")};
+    Row b{I(1), I(10), S("b")};
+    op->push(a, {});
+    op->push(b, {});
+    op->onEpochEnd();
+  }
+  auto op = makeTopN(s, backend.table());
+  Capture out;
+  op->setNext(&out);
+  CHECK(op->stats().numRowsTotal == 2);
+  Row c{I(1), I(20), S("c")};  // ties with a after the restart: b keeps rank 2
+  op->push(c, {});
+  Row d{I(1), I(30), S("d")};  // a new first key: b falls out, a and c move down
+  op->push(d, {});
+  std::vector<std::string> got;
+  for (size_t i = 0; i < out.rows.size(); ++i) {
+    std::string line = rowKindSymbol(out.contexts[i].kind);
+    for (const Value& v : out.rows[i]) line += " " + v.toString();
+    got.push_back(line);
+  }
+  CHECK(got == Lines{"+I 1 20 c 1", "-D 1 10 b 2", "-U 1 20 a 1", "+U 1 20 a 2", "-U 1 20 c 1",
+                     "+U 1 20 c 2", "+I 1 30 d 1"});
+}
+
+// Random inserts and retractions with many ties: applying the changelog always
+// gives the brute-force RANK / DENSE_RANK top N per key, with the ranks.
+TEST_CASE("RANK() and DENSE_RANK() top-N changelog equals the brute-force ranking") {
+  for (auto function : {kRank, kDenseRank}) {
+    for (bool retracting : {false, true}) {
+      for (int64_t limit : {1, 3}) {
+        CAPTURE(function == kRank);
+        CAPTURE(retracting);
+        CAPTURE(limit);
+        Fixture f(spec(limit, true, true, retracting, function));
+        std::mt19937 rng(7 + static_cast<int>(limit) + (retracting ? 100 : 0));
+        struct In {
+          int64_t k, p;
+          std::string name;
+        };
+        std::vector<In> live;
+        std::multiset<std::string> applied;  // "k p name rank"
+        int64_t seq = 0;
+        for (int step = 0; step < 600; ++step) {
+          if (retracting && !live.empty() && rng() % 3 == 0) {
+            size_t i = rng() % live.size();
+            In gone = live[i];
+            live.erase(live.begin() + static_cast<long>(i));
+            f.push(gone.k, I(gone.p), gone.name.c_str(), RowKind::Delete);
+          } else {
+            In in{static_cast<int64_t>(rng() % 3), static_cast<int64_t>(rng() % 6),
+                  "r" + std::to_string(seq++)};
+            live.push_back(in);
+            f.push(in.k, I(in.p), in.name.c_str());
+          }
+          for (size_t i = f.seen; i < f.out.rows.size(); ++i) {
+            const Row& r = f.out.rows[i];
+            std::string line = r[0].toString() + " " + r[1].toString() + " " + r[2].toString() +
+                               " " + r[3].toString();
+            if (retractsRow(f.out.contexts[i].kind)) {
+              auto it = applied.find(line);
+              REQUIRE(it != applied.end());
+              applied.erase(it);
+            } else {
+              applied.insert(line);
+            }
+          }
+          f.seen = f.out.rows.size();
+          // Brute force: a row's rank counts the rows (RANK) or distinct
+          // values (DENSE_RANK) of its key with a higher p.
+          std::multiset<std::string> want;
+          for (const In& in : live) {
+            std::set<int64_t> higher;
+            int64_t rows = 0;
+            for (const In& o : live) {
+              if (o.k == in.k && o.p > in.p) {
+                ++rows;
+                higher.insert(o.p);
+              }
+            }
+            const int64_t r =
+                1 + (function == kRank ? rows : static_cast<int64_t>(higher.size()));
+            if (r <= limit) {
+              want.insert(std::to_string(in.k) + " " + std::to_string(in.p) + " " + in.name +
+                          " " + std::to_string(r));
+            }
+          }
+          REQUIRE(applied == want);
+        }
       }
     }
   }

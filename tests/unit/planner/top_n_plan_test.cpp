@@ -2,7 +2,7 @@
 // whose rank the enclosing WHERE bounds becomes a TopN stage shuffled by the
 // partition keys; the limit comes from `rn <= N`, `rn < N`, `rn = 1`; the rank
 // column is computed only when the enclosing query reads it; the refusals
-// (no bound, RANK(), too large, over a session window's updates, OVER
+// (no bound, NTILE(), too large, over a session window's updates, OVER
 // elsewhere) with their SQLSTATE and position; the ranking of retracting rows:
 // a GROUP BY in the same SELECT or below, a LEFT or FULL regular join.
 #include <doctest/doctest.h>
@@ -125,11 +125,12 @@ TEST_CASE("top-N refusals") {
   CHECK(e.position() == sql.find("ROW_NUMBER"));
 
   sql =
-      "SELECT * FROM (SELECT *, RANK() OVER (PARTITION BY user_id ORDER BY ts) AS rn FROM "
+      "SELECT * FROM (SELECT *, NTILE(2) OVER (PARTITION BY user_id ORDER BY ts) AS rn FROM "
       "clicks) WHERE rn <= 3";
   e = err(sql);
   CHECK(e.sqlstate() == "0A000");
-  CHECK(e.position() == sql.find("RANK"));
+  CHECK(e.position() == sql.find("NTILE"));
+  CHECK(e.hint().find("bucket") != std::string::npos);
 
   sql =
       "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts) AS rn FROM "
@@ -295,4 +296,38 @@ TEST_CASE("top-N over a LEFT or FULL regular join reads its retractions") {
     CHECK(t.input == ChangelogMode::Retract);
     CHECK(t.limit == 2);
   }
+}
+
+TEST_CASE("RANK() and DENSE_RANK() <= N: a TopN by the function, without a unique key") {
+  Fixture f;
+  PhysicalPlan p = f.query(
+      "SELECT * FROM (SELECT user_id, url, amount, RANK() OVER (PARTITION BY user_id "
+      "ORDER BY amount DESC) AS r FROM clicks) WHERE r <= 3");
+  const TopNSpec& t = topN(p);
+  CHECK(t.function == TopNSpec::Function::Rank);
+  CHECK(t.limit == 3);
+  CHECK(t.rankColumn);
+  CHECK(t.describe() == "TopN keys=[user_id] order=[amount DESC] limit=3 by rank() with rank");
+  CHECK(p.sink.input.toString() == "(user_id STRING, url STRING, amount DOUBLE, r BIGINT)");
+  CHECK(p.output.mode == ChangelogMode::Retract);
+  CHECK(!p.output.uniqueKey);  // tied rows share (user_id, r)
+
+  p = f.query(
+      "SELECT user_id, url FROM (SELECT *, dense_rank() OVER (PARTITION BY user_id "
+      "ORDER BY ts) AS dr FROM clicks) WHERE dr = 1");
+  CHECK(topN(p).function == TopNSpec::Function::DenseRank);
+  CHECK(topN(p).describe() == "TopN keys=[user_id] order=[ts] limit=1 by dense_rank()");
+  CHECK(!p.output.uniqueKey);  // a top-1 of DENSE_RANK keeps every tie
+
+  auto err = [&](const std::string& sql) { return sqlErrorOf([&] { f.query(sql); }); };
+  std::string sql =
+      "SELECT * FROM (SELECT *, rank() OVER (PARTITION BY user_id) AS r FROM clicks) WHERE r <= 3";
+  SqlError e = err(sql);
+  CHECK(e.sqlstate() == "42601");
+  CHECK(e.message().find("RANK() needs an ORDER BY") != std::string::npos);
+  sql = "SELECT user_id, rank() OVER (ORDER BY ts) AS r FROM clicks";
+  e = err(sql);
+  CHECK(e.sqlstate() == "0A000");
+  CHECK(e.position() == sql.find("rank"));
+  CHECK(e.hint().find("WHERE r <= 3") != std::string::npos);
 }
