@@ -79,9 +79,9 @@ TEST_CASE("time-indexed table: a put after a get of another tag or key writes it
   CHECK_FALSE(table.get('G', longKey, v));
   table.put('G', longKey, "g");
   CHECK_FALSE(table.get('G', longKey + "x", v));
-  table.put('H', longKey + "x", "h");   // another tag, same size
+  table.put('H', longKey + "x", "h");  // another tag, same size
   CHECK_FALSE(table.get('G', "ab", v));
-  table.put('G', "ac", "ac");           // same tag and size, other bytes
+  table.put('G', "ac", "ac");  // same tag and size, other bytes
   table.put('G', "ab", "ab");
   const std::map<std::string, std::string, std::less<>> want{
       {"G" + longKey, "g"}, {"H" + longKey + "x", "h"}, {"Gab", "ab"}, {"Gac", "ac"}};
