@@ -1,5 +1,6 @@
 #include "executor/operators/aggregate_common.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -521,7 +522,9 @@ AggregateOperatorBase::AggregateOperatorBase(const AggregateSpec& spec,
 void AggregateOperatorBase::evalGroupKey(const Row& row) {
   groupKey_.clear();
   for (size_t i = 0; i < groupKeys_.size(); ++i) {
-    groupValues_[i] = groupKeys_[i]->eval(row);
+    // Into the value's own buffer: a string key is copied once, not into a
+    // new Value that then replaces the old one.
+    groupKeys_[i]->evalInto(row, groupValues_[i]);
     encodeKey(groupKey_, groupValues_[i]);
   }
   if (emitOnClose_) {
@@ -537,9 +540,12 @@ void AggregateOperatorBase::decodeGroupValues(std::string_view& in, Row& out) co
 
 void AggregateOperatorBase::buildOutput(Row& out, const Row& groupValues, bool windowed, int64_t start,
                                         int64_t end, const std::vector<Accumulator>& accs) const {
-  out.clear();
+  // The group values are assigned over the previous row's, so that a string
+  // key is copied into the buffer it had (unless downstream took it) rather
+  // than into a new one.
+  out.resize(groupValues.size());
   out.reserve(groupValues.size() + (windowed ? 1 : 0) + calls_.size());
-  out.insert(out.end(), groupValues.begin(), groupValues.end());
+  std::copy(groupValues.begin(), groupValues.end(), out.begin());
   if (windowed) {
     out.push_back(wallClockWindow_
                       ? Value::structure({Value::timestampNtz(start), Value::timestampNtz(end)})

@@ -302,7 +302,25 @@ class RocksTable final : public StateTable {
     bool erased = false;  // a tombstone: a pending delete when dirty, a known absence when clean
     bool indexed = false;  // dirty and in dirtyIndex_
   };
-  using Map = std::unordered_map<std::string, Entry, StringHash, std::equal_to<>>;
+  // The hash of a key being inserted, computed by the find() before it: a new
+  // key is hashed once, not again as the map takes it (a kilobyte key costs
+  // as much to hash as to copy). The hasher uses it for exactly the string
+  // insert() hands the map, recognised by its address and size.
+  struct PendingHash {
+    const char* data = nullptr;
+    size_t size = 0;
+    size_t hash = 0;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    const PendingHash* pending = nullptr;
+    size_t operator()(std::string_view s) const {
+      if (pending && pending->data && s.data() == pending->data && s.size() == pending->size)
+        return pending->hash;
+      return StringHash{}(s);
+    }
+  };
+  using Map = std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>>;
 
   static int64_t entryBytes(std::string_view key, size_t valueSize) {
     return static_cast<int64_t>(key.size() + valueSize) + kEntryOverhead;
@@ -338,8 +356,13 @@ class RocksTable final : public StateTable {
     write(batch_);
   }
 
+  // Also remembers the key's hash for an insert() of the same key that follows.
   Entry* find(std::string_view key) {
+    found_ = key;
+    foundHash_ = StringHash{}(key);
+    pending_ = {key.data(), key.size(), foundHash_};
     auto it = map_.find(key);
+    pending_ = {};
     return it == map_.end() ? nullptr : &it->second;
   }
 
@@ -380,7 +403,13 @@ class RocksTable final : public StateTable {
   }
 
   Entry* insert(std::string_view key, std::string_view value, bool dirty, bool erased) {
-    auto [it, inserted] = map_.try_emplace(std::string(key));
+    std::string owned(key);
+    // The hash find() took of this very key (same bytes at the same address).
+    const bool known = key.data() == found_.data() && key.size() == found_.size();
+    pending_ = {owned.data(), owned.size(), known ? foundHash_ : StringHash{}(key)};
+    found_ = {};
+    auto [it, inserted] = map_.try_emplace(std::move(owned));
+    pending_ = {};
     Entry* e = &it->second;
     e->key = &it->first;
     e->value.assign(value.data(), value.size());
@@ -435,9 +464,19 @@ class RocksTable final : public StateTable {
     e->dirtyPrev = e->dirtyNext = nullptr;
   }
 
+  // The stored key is the prefix and the cached key, handed to the batch in
+  // two parts: the batch copies them into its buffer once, where building the
+  // stored key first would copy every (possibly kilobyte) key twice.
   void addToBatch(rocksdb::WriteBatch& batch, const Entry* e) {
-    const std::string& k = storedKey(*e->key);
-    auto s = e->erased ? batch.Delete(k) : batch.Put(k, e->value);
+    const rocksdb::Slice parts[2] = {slice(prefix_), slice(*e->key)};
+    const rocksdb::SliceParts key(parts, 2);
+    rocksdb::Status s;
+    if (e->erased) {
+      s = batch.Delete(key);
+    } else {
+      const rocksdb::Slice value = slice(e->value);
+      s = batch.Put(key, rocksdb::SliceParts(&value, 1));
+    }
     if (!s.ok()) throwIo(shared_->path, "write failed", s);
   }
 
@@ -496,7 +535,10 @@ class RocksTable final : public StateTable {
   std::string prefix_;
   std::string prefixEnd_;
   std::string keyBuf_;
-  Map map_;
+  PendingHash pending_;
+  std::string_view found_;  // the key of the last find() and its hash
+  size_t foundHash_ = 0;
+  Map map_{16, KeyHash{&pending_}};
   Entry* head_ = nullptr;
   Entry* tail_ = nullptr;
   Entry* dirtyHead_ = nullptr;

@@ -32,8 +32,13 @@ bool TimeIndexedTable::get(char tag, std::string_view key, std::string& value) {
 }
 
 void TimeIndexedTable::put(char tag, std::string_view key, std::string_view value) {
-  key_.assign(1, tag);
-  key_.append(key);
+  // The usual put follows a get() of the same key (read, modify, write), which
+  // left tag + key in key_: comparing is cheaper than copying a long key again.
+  if (key_.size() != key.size() + 1 || key_[0] != tag ||
+      std::string_view(key_).substr(1) != key) {
+    key_.assign(1, tag);
+    key_.append(key);
+  }
   table_->put(key_, value);
 }
 

@@ -70,6 +70,24 @@ TEST_CASE("time-indexed table: keys are laid out as tag + parts") {
   CHECK_THROWS(TimeIndexedTable(nullptr));
 }
 
+TEST_CASE("time-indexed table: a put after a get of another tag or key writes its own key") {
+  // put() reuses the key a get() of the same tag and key built; these must not.
+  MemBackend b;
+  TimeIndexedTable table(b.table());
+  std::string v;
+  const std::string longKey(1200, 'k');
+  CHECK_FALSE(table.get('G', longKey, v));
+  table.put('G', longKey, "g");
+  CHECK_FALSE(table.get('G', longKey + "x", v));
+  table.put('H', longKey + "x", "h");  // another tag, same size
+  CHECK_FALSE(table.get('G', "ab", v));
+  table.put('G', "ac", "ac");  // same tag and size, other bytes
+  table.put('G', "ab", "ab");
+  const std::map<std::string, std::string, std::less<>> want{
+      {"G" + longKey, "g"}, {"H" + longKey + "x", "h"}, {"Gab", "ab"}, {"Gac", "ac"}};
+  CHECK(b.storage->data == want);
+}
+
 TEST_CASE_TEMPLATE(
     "time-indexed table: expireThrough visits and erases times <= watermark in order", B,
     BACKENDS) {
