@@ -5,7 +5,6 @@
 #pragma once
 
 #include <fmt/format.h>
-#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
@@ -51,8 +50,6 @@ struct StoreShared {
   bool destroyOnClose = false;
   int64_t budget = 0;
   rocksdb::Options options;
-  // RocksDB's memtables and block cache, charged to one cache (rocksdb_store.cpp).
-  std::shared_ptr<rocksdb::Cache> rocksCache;
   rocksdb::DB* db = nullptr;
   rocksdb::WriteOptions writeOptions;
   rocksdb::ReadOptions readOptions;

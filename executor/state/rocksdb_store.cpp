@@ -41,7 +41,6 @@
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
-#include <rocksdb/write_buffer_manager.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -181,14 +180,6 @@ class RocksStateStore final : public StateStore {
       }
     }
     out["cache-bytes"] = static_cast<uint64_t>(std::max<int64_t>(0, shared_->memoryBytes.load()));
-    // RocksDB's share of the budget: the cache's capacity, and what of its
-    // usage (block-cache-usage) the memtables reserved.
-    out["rocks-cache-capacity"] = shared_->rocksCache->GetCapacity();
-    if (const auto& wbm = shared_->options.write_buffer_manager) {
-      out["write-buffer-bytes"] = wbm->memory_usage();
-      out["write-buffer-limit"] = wbm->buffer_size();
-      out["write-buffer-charged"] = wbm->dummy_entries_in_cache_usage();
-    }
     // The counts of write stalls by cause, since the database opened.
     std::map<std::string, std::string> cf;
     if (db->GetMapProperty(rocksdb::DB::Properties::kCFStats, &cf)) {
@@ -244,22 +235,13 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   o.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression,
                              rocksdb::kLZ4Compression};
   o.max_background_jobs = 4;
-  // RocksDB's own memory, its memtables and its block cache, is one LRU cache
-  // as large as the tables' budget: the write buffer manager charges every
-  // memtable to that cache (as reservations that push blocks out), and
-  // flushes the largest memtable once they all hold three quarters of it. So
-  // the store's memory follows the budget, the tables' cache plus as much
-  // again, rather than three memtables of 64 MB beside a separate block cache.
-  // A memtable of half of it: a checkpoint flushes the memtable anyway, so
-  // state that gains a new key per record leaves a level-0 file or two per
-  // epoch rather than one per 16 MB (the tables write behind in small
-  // batches, which no longer make a memtable as large as their epoch's writes).
-  const int64_t rocksBytes = std::clamp<int64_t>(options.cacheBytes, 16 << 20, 1LL << 30);
-  shared->rocksCache = rocksdb::NewLRUCache(static_cast<size_t>(rocksBytes));
-  o.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(
-      static_cast<size_t>(rocksBytes / 4 * 3), shared->rocksCache, /*allow_stall=*/false);
+  // A memtable about as large as the tables' budget: a checkpoint flushes
+  // the memtable anyway, so state that gains a new key per record leaves one
+  // level-0 file per epoch rather than one per 16 MB, and level 0 needs a
+  // quarter of the compactions (the tables write behind in small batches,
+  // which no longer make a memtable as large as their epoch's writes).
   o.write_buffer_size =
-      static_cast<size_t>(std::clamp<int64_t>(rocksBytes / 2, 4 << 20, 64 << 20));
+      static_cast<size_t>(std::clamp<int64_t>(options.cacheBytes, 16 << 20, 64 << 20));
   o.max_write_buffer_number = 3;
   // A bloom filter of each memtable's keys: the read behind a put of a new key
   // (as for the SST files below) then usually ends at a hash of the key, not
@@ -277,9 +259,10 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   // A store that is destroyed on close need not write its memtables first.
   o.avoid_flush_during_shutdown = options.destroyOnClose;
   rocksdb::BlockBasedTableOptions table;
-  // The block cache holds the cold state read back from disk, in what the
-  // memtables leave of RocksDB's share of the budget (above).
-  table.block_cache = shared->rocksCache;
+  // RocksDB's block cache holds the cold state read back from disk; it is
+  // separate from the tables' write-back budget and sized from it.
+  table.block_cache = rocksdb::NewLRUCache(
+      static_cast<size_t>(std::clamp<int64_t>(options.cacheBytes / 2, 1 << 20, 256LL << 20)));
   // Bloom filters make the read behind a put of a new key (needed for an exact
   // size()) cheap: it usually never touches an SST block.
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));

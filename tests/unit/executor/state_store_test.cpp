@@ -541,35 +541,3 @@ TEST_CASE("state store: the engine's statistics name its files, flushes and stal
   CHECK(stats.count("io_stalls.level0_slowdown"));
   CHECK(stats.at("cache-bytes") == static_cast<uint64_t>(t->memoryBytes()));
 }
-
-TEST_CASE("state store: the memtables are charged to RocksDB's cache, which is as large as the budget") {
-  testing::TempDir dir("state_test");
-  const int64_t budget = 16LL << 20;
-  auto store = openStore(dir.sub("db"), budget);
-  auto t = store->table(3, 0);
-  const std::string pad(1000, 'p');
-  // About 40 MB of new keys: several memtables fill and flush on the way.
-  // The figures are read one after the other while flushes run, so they are
-  // compared at their peaks.
-  uint64_t peakMemtables = 0, peakCharged = 0, peakUsage = 0;
-  for (int i = 0; i < 40000; ++i) {
-    t->put(intKey(i) + pad, valueFor(i));
-    if (i % 1000 != 999) continue;
-    const auto stats = store->engineStats();
-    REQUIRE(stats.count("write-buffer-charged"));
-    peakMemtables = std::max(peakMemtables, stats.at("cur-size-all-mem-tables"));
-    peakCharged = std::max(peakCharged, stats.at("write-buffer-charged"));
-    peakUsage = std::max(peakUsage, stats.at("block-cache-usage"));
-  }
-  t->flush();
-  // What the memtables hold is reserved in the cache (in pieces of a quarter
-  // of a megabyte), so the blocks it caches make room for them.
-  CHECK(peakMemtables > (4 << 20));
-  CHECK(peakCharged + (1 << 20) >= peakMemtables);
-  CHECK(peakUsage + (1 << 20) >= peakCharged);
-  const auto stats = store->engineStats();
-  CHECK(stats.at("rocks-cache-capacity") == static_cast<uint64_t>(budget));
-  // The memtables flush once they hold three quarters of the cache.
-  CHECK(stats.at("write-buffer-limit") == static_cast<uint64_t>(budget / 4 * 3));
-  CHECK(t->size() == 40000);
-}
