@@ -185,6 +185,12 @@ std::optional<CheckpointInfo> EpochCoordinator::lastCheckpoint() const {
   return lastCheckpoint_;
 }
 
+std::optional<uint64_t> EpochCoordinator::lastCheckpointEpoch() const {
+  std::lock_guard lock(mu_);
+  if (!lastCheckpoint_) return std::nullopt;
+  return lastCheckpoint_->epoch;
+}
+
 std::optional<std::vector<PartitionProgress>> PendingOffsets::take(uint64_t durable) {
   std::optional<std::vector<PartitionProgress>> upTo;
   while (!pending_.empty() && pending_.front().first < durable) {

@@ -100,6 +100,8 @@ class EpochCoordinator {
 
   uint64_t epoch() const;  // the epoch in progress (or the next one)
   std::optional<CheckpointInfo> lastCheckpoint() const;
+  // Its epoch alone (what a view's lookup asks, without copying the rest).
+  std::optional<uint64_t> lastCheckpointEpoch() const;
 
   // What progress reads: under the coordinator's lock, f(view).
   struct View {

@@ -407,6 +407,9 @@ FlowState FlowRuntime::state() const {
 }
 
 std::optional<CheckpointInfo> FlowRuntime::lastCheckpoint() const { return epochs_.lastCheckpoint(); }
+std::optional<uint64_t> FlowRuntime::lastCheckpointEpoch() const {
+  return epochs_.lastCheckpointEpoch();
+}
 
 int FlowRuntime::recoveries() const {
   std::lock_guard lock(mu_);

@@ -164,6 +164,7 @@ class FlowRuntime {
   int heldSlots() const;
   // The newest complete checkpoint, if any was written or restored.
   std::optional<CheckpointInfo> lastCheckpoint() const;
+  std::optional<uint64_t> lastCheckpointEpoch() const;  // lastCheckpoint()'s epoch
   // How many times start() restored a checkpoint.
   int recoveries() const;
   // The damaged checkpoints the last start() passed over, newest first.

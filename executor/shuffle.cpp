@@ -93,11 +93,26 @@ int shardOfKeyHash(size_t keyHash, int shards) {
   return static_cast<int>(z % static_cast<uint64_t>(shards));
 }
 
+namespace {
+
+constexpr size_t kKeyHashSeed = 0x9e3779b97f4a7c15ULL;
+
+// One key's value folded into the hash of the keys before it.
+size_t combineKeyHash(size_t h, const Value& v) {
+  return h ^ (v.hash() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+}  // namespace
+
 size_t shuffleKeyHash(const std::vector<ExprPtr>& keys, const Row& row) {
-  size_t h = 0x9e3779b97f4a7c15ULL;
-  for (const auto& k : keys) {
-    h ^= k->eval(row).hash() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  }
+  size_t h = kKeyHashSeed;
+  for (const auto& k : keys) h = combineKeyHash(h, k->eval(row));
+  return h;
+}
+
+size_t shuffleKeyHashOf(const std::vector<Value>& values) {
+  size_t h = kKeyHashSeed;
+  for (const Value& v : values) h = combineKeyHash(h, v);
   return h;
 }
 

@@ -73,6 +73,10 @@ class ShuffleQueue {
 // The hash of a row's shuffle keys (evaluated on it): what picks the task a
 // shuffle hands the row to (hash % tasks), and a sharded flow's copy.
 size_t shuffleKeyHash(const std::vector<ExprPtr>& keys, const Row& row);
+// The same hash of keys whose values are `values`, in the keys' order: which
+// task of a stage shuffled by them holds a key (a view's lookup by key,
+// executor/state/view_table.cpp).
+size_t shuffleKeyHashOf(const std::vector<Value>& values);
 
 // The shard, of `shards`, of a row whose shuffle key hashes to `keyHash`
 // (planner/shard_plan.h): the copy of a sharded flow that keeps its key.

@@ -266,6 +266,10 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   // Bloom filters make the read behind a put of a new key (needed for an exact
   // size()) cheap: it usually never touches an SST block.
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  // A hash index in each data block: a point read (a view's lookup by key,
+  // the read behind a put) finds its key in the block without a binary
+  // search of the block's restart points.
+  table.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 
   shared->writeOptions.disableWAL = true;

@@ -19,6 +19,10 @@ namespace {
 // What the dirty entries of a table may hold before the oldest are written
 // (RocksTable::writeBehind).
 constexpr int64_t kWriteBehindBytes = 4 << 20;
+// How many entries that cannot leave the cache now (dirty while the writes
+// are held, or beyond one eviction's batch) an eviction passes over before
+// it stops (RocksTable::maybeEvict).
+constexpr int kMaxPassedOver = 64;
 
 class RocksTable final : public StateTable {
  public:
@@ -48,6 +52,7 @@ class RocksTable final : public StateTable {
 
   void setHold(bool hold) {
     held_ = hold;
+    evictBlocked_ = false;
     if (!hold) {
       writeBehind();
       maybeEvict();
@@ -189,6 +194,7 @@ class RocksTable final : public StateTable {
   }
 
   void flush() override {
+    evictBlocked_ = false;  // the dirty entries become clean
     if (dirtyHead_) {
       // Key order makes the memtable inserts walk the skip list nearly
       // sequentially, which is several times faster than random order.
@@ -489,7 +495,7 @@ class RocksTable final : public StateTable {
   void maybeEvict() {
     int64_t budget = shared_->budget;
     int64_t total = shared_->memoryBytes.load(std::memory_order_relaxed);
-    if (total <= budget) return;
+    if (total <= budget || evictBlocked_) return;
     int64_t share = budget / std::max(1, shared_->openTables.load(std::memory_order_relaxed));
     int64_t mine = bytes_.load(std::memory_order_relaxed);
     if (mine <= share) return;
@@ -499,13 +505,23 @@ class RocksTable final : public StateTable {
     bool wrote = false;
     int64_t written = 0;
     Entry* e = tail_;
+    int passedOver = 0;
+    bool evicted = false;
     while (e && bytes_.load(std::memory_order_relaxed) > target) {
       Entry* victim = e;
       e = e->prev;
-      if (victim->dirty && held_) continue;  // stays until the hold ends
-      // As with writing behind, one batch of about a megabyte per call: what
-      // piled up during a hold is written over the next few calls.
-      if (victim->dirty && written >= kWriteBehindBytes / 4) continue;
+      // A dirty entry stays while the writes are held; and, as with writing
+      // behind, one batch of about a megabyte per call: what piled up during
+      // a hold is written over the next few calls. Past a few such entries
+      // the walk stops: when the least recently used entries are all dirty
+      // (state that gains a new key per record), walking on to the clean
+      // ones passed over the whole cache at every write, which made loading
+      // millions of keys slow down to a crawl.
+      if (victim->dirty && (held_ || written >= kWriteBehindBytes / 4)) {
+        if (++passedOver >= kMaxPassedOver) break;
+        continue;
+      }
+      evicted = true;
       if (victim->dirty) {
         written += static_cast<int64_t>(victim->key->size() + victim->value.size());
         addToBatch(batch, victim);
@@ -515,6 +531,9 @@ class RocksTable final : public StateTable {
       evict(victim);
     }
     if (wrote) write(batch);
+    // Nothing could leave while the writes are held: none will until the
+    // hold ends (setHold), so the walk is not made again at every write.
+    if (held_ && !evicted) evictBlocked_ = true;
   }
 
   void evict(Entry* e) {
@@ -555,6 +574,7 @@ class RocksTable final : public StateTable {
   // read. This is the common case of state that fits its budget.
   bool complete_ = false;
   bool held_ = false;  // see StateStore::holdWrites
+  bool evictBlocked_ = false;  // held, and nothing could be evicted (maybeEvict)
   // The dirty keys a scan has seen (Entry::indexed), in key order; the views
   // point at the map's keys.
   std::set<std::string_view> dirtyIndex_;

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "common/row_codec.h"
+#include "executor/shuffle.h"
 #include "executor/state/rocksdb_shared.h"
 #include "executor/state/state_store.h"
 #include "executor/state/view_changelog.h"
@@ -184,16 +185,26 @@ class RocksViewSnapshot final : public ViewSnapshot,
   }
 
   std::optional<Row> lookup(const std::vector<Value>& keyValues) const override {
-    const std::string key = encodeViewKey(keyValues);
-    std::string value;
-    for (const std::string& prefix : prefixes_) {
-      auto s = db_->Get(rocksdb::ReadOptions(), slice(prefix + key), &value);
+    // A key is in one task's key space: the one the stage's shuffle gave it,
+    // which hashes the query's keys (the view's key columns, in key order,
+    // for a GROUP BY) as shuffleKeyHashOf() does. That task is read first;
+    // the others only when it does not have the key (a miss, or a view whose
+    // key is not what its stage is shuffled by: a join's, a top-N's).
+    std::string key(kPrefixSize, '\0');
+    for (const Value& v : keyValues) encodeKey(key, v);
+    const size_t tasks = prefixes_.size();
+    const size_t first = tasks > 1 ? shuffleKeyHashOf(keyValues) % tasks : 0;
+    rocksdb::PinnableSlice value;
+    for (size_t i = 0; i < tasks; ++i) {
+      key.replace(0, kPrefixSize, prefixes_[(first + i) % tasks]);
+      value.Reset();
+      auto s = db_->Get(readOptions_, db_->DefaultColumnFamily(), slice(key), &value);
       if (s.IsNotFound()) continue;
       if (!s.ok()) {
         throw SqlError(sqlstate::kIoError,
                        "reading a materialized view failed: " + s.ToString());
       }
-      return decodeRow(value, types_);
+      return decodeRow(view(value), types_);
     }
     return std::nullopt;
   }
@@ -220,6 +231,7 @@ class RocksViewSnapshot final : public ViewSnapshot,
   }
 
   rocksdb::DB* db_;
+  const rocksdb::ReadOptions readOptions_;
   std::vector<DataTypePtr> types_;
   std::vector<std::string> prefixes_;
 };

@@ -7,7 +7,9 @@
 // under the order-preserving encoding of its key columns (common/row_codec.h)
 // with the row encoded as the value. A key lands in one task (the stage is
 // shuffled by the query's keys), so the view is the union of the tasks' key
-// spaces, and a scan in key order merges them.
+// spaces, and a scan in key order merges them. A lookup reads first the key
+// space of the task the shuffle's hash of the key names (shuffleKeyHashOf),
+// the others only when that one has no such key.
 //
 // Writes reach RocksDB with the flow's epochs and are held from a barrier to
 // its checkpoint (StateStore::holdWrites), so each checkpoint's state holds

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -36,6 +37,9 @@ constexpr size_t kMaxInboxBytes = 1024 * 1024;
 // Message bodies are read in pieces of this size, so a header that merely
 // claims a large body cannot make us allocate it all up front.
 constexpr size_t kReadChunkBytes = 256 * 1024;
+// Messages are read through a buffer of this size: a client's Bind, Execute
+// and Sync, sent in one write, take one read (not one per header and body).
+constexpr size_t kReadBufferBytes = 16 * 1024;
 // Write buffers above this size are released after use rather than kept.
 constexpr size_t kRetainBytes = 1024 * 1024;
 // How long a closing connection waits for the client to close its side, so the
@@ -113,6 +117,15 @@ void Connection::asyncRead(const Buffers& buffers, Handler&& handler) {
 }
 
 template <typename Buffers, typename Handler>
+void Connection::asyncReadSome(const Buffers& buffers, Handler&& handler) {
+  if (tls_) {
+    tls_->async_read_some(buffers, std::forward<Handler>(handler));
+  } else {
+    socket_.async_read_some(buffers, std::forward<Handler>(handler));
+  }
+}
+
+template <typename Buffers, typename Handler>
 void Connection::asyncWrite(const Buffers& buffers, Handler&& handler) {
   if (tls_) {
     asio::async_write(*tls_, buffers, std::forward<Handler>(handler));
@@ -153,6 +166,8 @@ void Connection::start(bool counted) {
     error_code ignored;
     self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
     self->socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+    // flush() writes what the socket takes at once, never waiting for it.
+    self->socket_.non_blocking(true, ignored);
     self->deadline_.expires_after(self->state_->options.startupTimeout);
     self->deadline_.async_wait(
         asio::bind_executor(self->strand_, [self](const error_code& ec) {
@@ -304,42 +319,100 @@ void Connection::beginTls() {
 // ---- Connection: reading messages ------------------------------------------------
 
 void Connection::readMessageHeader() {
+  // Called back while the loop below handles a message (a handler that
+  // processes the inbox): the loop goes on by itself.
+  if (inReadLoop_) return;
+  inReadLoop_ = true;
+  {
+    std::lock_guard lock(outMu_);
+    batching_ = true;
+  }
+  while (!reading_ && !closing_ && inboxBytes_ < kMaxInboxBytes && takeBufferedMessage()) {
+    processMessages();
+  }
+  inReadLoop_ = false;
+  bool flushNow = false;
+  bool armTimer = false;
+  {
+    std::lock_guard lock(outMu_);
+    batching_ = false;
+    flushNow = flushWanted_ && !flushPosted_;
+    armTimer = !flushNow && !pending_.empty() && !timerArmed_ && !flushPosted_;
+    flushWanted_ = false;
+    if (flushNow) flushPosted_ = true;
+    if (armTimer) timerArmed_ = true;
+  }
+  // What the messages answered leaves now, from this strand, rather than
+  // from a handler posted to it (which wakes another I/O thread).
+  if (flushNow) flush();
+  if (armTimer) armFlushTimer();
+  if (reading_ || closing_ || closed_ || inboxBytes_ >= kMaxInboxBytes) return;
+  // The rest of a message, or the next ones: what is left moves to the
+  // buffer's front, and the buffer is filled behind it.
+  if (readBuf_.empty()) readBuf_.resize(kReadBufferBytes);
+  if (readPos_ > 0) {
+    std::memmove(readBuf_.data(), readBuf_.data() + readPos_, readEnd_ - readPos_);
+    readEnd_ -= readPos_;
+    readPos_ = 0;
+  }
   reading_ = true;
-  asyncRead(
-      asio::buffer(header_, 5),
-      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
+  asyncReadSome(
+      asio::buffer(readBuf_.data() + readEnd_, readBuf_.size() - readEnd_),
+      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t n) {
         self->reading_ = false;
         if (ec) return self->closeNow();
+        self->readEnd_ += n;
         if (self->closing_) return self->discardInput();
-        const char type = static_cast<char>(self->header_[0]);
-        const uint32_t length = readBigEndian32(self->header_ + 1);
-        if (length < 4) {
-          return self->fail(SqlError(sqlstate::kProtocolViolation,
-                                     fmt::format("invalid message length {}", length)));
-        }
-        const size_t bodyLength = length - 4;
-        if (self->auth_ && bodyLength > kMaxAuthMessageBytes) {
-          return self->fail(SqlError(sqlstate::kProtocolViolation,
-                                     fmt::format("invalid message length {}", length)));
-        }
-        if (bodyLength > self->state_->options.maxMessageBytes && !self->auth_ &&
-            (type == frontend::kQuery || type == frontend::kParse)) {
-          return self->skipMessageBody(type, bodyLength);
-        }
-        if (bodyLength > self->state_->options.maxMessageBytes) {
-          return self->fail(SqlError(
-              sqlstate::kProtocolViolation,
-              fmt::format("message of {} bytes exceeds the limit of {} bytes", bodyLength,
-                          self->state_->options.maxMessageBytes)));
-        }
-        self->readBody_.clear();
-        if (bodyLength == 0) {
-          self->inbox_.push_back(Inbound{type, {}});
-          self->inboxBytes_ += 5;
-          return self->processInbox();
-        }
-        self->readMessageBody(type, bodyLength);
+        self->readMessageHeader();
       }));
+}
+
+bool Connection::takeBufferedMessage() {
+  const size_t avail = readEnd_ - readPos_;
+  if (avail < 5) return false;
+  const char* header = readBuf_.data() + readPos_;
+  const char type = header[0];
+  const uint32_t length = readBigEndian32(reinterpret_cast<const unsigned char*>(header) + 1);
+  if (length < 4) {
+    fail(SqlError(sqlstate::kProtocolViolation, fmt::format("invalid message length {}", length)));
+    return false;
+  }
+  const size_t bodyLength = length - 4;
+  if (auth_ && bodyLength > kMaxAuthMessageBytes) {
+    fail(SqlError(sqlstate::kProtocolViolation, fmt::format("invalid message length {}", length)));
+    return false;
+  }
+  const size_t inBuffer = std::min(bodyLength, avail - 5);
+  if (bodyLength > state_->options.maxMessageBytes && !auth_ &&
+      (type == frontend::kQuery || type == frontend::kParse)) {
+    readPos_ += 5 + inBuffer;
+    if (inBuffer < bodyLength) {
+      skipMessageBody(type, bodyLength - inBuffer);
+      return false;
+    }
+    inboxBytes_ += 5;
+    inbox_.push_back(Inbound{type, {}, true});
+    return true;
+  }
+  if (bodyLength > state_->options.maxMessageBytes) {
+    fail(SqlError(sqlstate::kProtocolViolation,
+                  fmt::format("message of {} bytes exceeds the limit of {} bytes", bodyLength,
+                              state_->options.maxMessageBytes)));
+    return false;
+  }
+  if (inBuffer == bodyLength) {
+    inboxBytes_ += bodyLength + 5;
+    inbox_.push_back(Inbound{type, std::string(header + 5, bodyLength)});
+    readPos_ += 5 + bodyLength;
+    return true;
+  }
+  // A body the buffer can hold waits for the buffer's next read; a larger
+  // one is read by itself, after what the buffer has of it.
+  if (bodyLength + 5 <= kReadBufferBytes) return false;
+  readBody_.assign(header + 5, inBuffer);
+  readPos_ += 5 + inBuffer;
+  readMessageBody(type, bodyLength - inBuffer);
+  return false;
 }
 
 void Connection::readMessageBody(char type, size_t remaining) {
@@ -381,13 +454,17 @@ void Connection::skipMessageBody(char type, size_t remaining) {
       }));
 }
 
-void Connection::processInbox() {
+void Connection::processMessages() {
   while (!executing_ && !closing_ && !inbox_.empty()) {
     Inbound msg = std::move(inbox_.front());
     inbox_.pop_front();
     inboxBytes_ -= msg.body.size() + 5;
     handleMessage(msg);
   }
+}
+
+void Connection::processInbox() {
+  processMessages();
   if (!reading_ && !closing_ && inboxBytes_ < kMaxInboxBytes) readMessageHeader();
 }
 
@@ -397,6 +474,11 @@ void Connection::enqueue(std::string_view bytes, Flush when) {
   std::lock_guard lock(outMu_);
   if (outClosed_) return;
   pending_.append(bytes);
+  if (batching_) {
+    // The read loop handling messages decides at its end (readMessageHeader).
+    if (when == Flush::kNow || pending_.size() >= kFlushBytes) flushWanted_ = true;
+    return;
+  }
   if (when == Flush::kNow || pending_.size() >= kFlushBytes) {
     if (!flushPosted_) {
       flushPosted_ = true;
@@ -443,40 +525,64 @@ void Connection::flush() {
     std::lock_guard lock(outMu_);
     flushPosted_ = false;
   }
-  if (writing_ || closed_) return;
-  bool empty = false;
-  {
-    std::lock_guard lock(outMu_);
-    if (pending_.empty()) {
-      empty = true;
-    } else {
-      writeBuf_.swap(pending_);
+  for (;;) {
+    if (writing_ || closed_) return;
+    bool empty = false;
+    {
+      std::lock_guard lock(outMu_);
+      if (pending_.empty()) {
+        empty = true;
+      } else {
+        writeBuf_.swap(pending_);
+      }
     }
-  }
-  if (empty) {
-    if (closing_) {
-      drainAndClose();
-    } else if (tlsAfterFlush_) {
-      beginTls();
+    if (empty) {
+      if (closing_) {
+        drainAndClose();
+      } else if (tlsAfterFlush_) {
+        beginTls();
+      }
+      return;
     }
+    outCv_.notify_all();
+    if (!tls_) {
+      // An answer the socket's buffer takes is written at once (the socket
+      // does not block), without an asynchronous write whose completion is
+      // posted to the I/O threads; the rest, if any, is written as usual.
+      error_code ec;
+      const size_t n = socket_.write_some(asio::buffer(writeBuf_), ec);
+      if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        ec.clear();
+      } else if (ec) {
+        return closeNow();
+      } else if (n == writeBuf_.size()) {
+        releaseWriteBuffer();
+        continue;
+      } else {
+        writeBuf_.erase(0, n);
+      }
+    }
+    writing_ = true;
+    asyncWrite(
+        asio::buffer(writeBuf_),
+        asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
+          self->onWritten(ec);
+        }));
     return;
   }
-  outCv_.notify_all();
-  writing_ = true;
-  asyncWrite(
-      asio::buffer(writeBuf_),
-      asio::bind_executor(strand_, [self = shared_from_this()](const error_code& ec, size_t) {
-        self->onWritten(ec);
-      }));
 }
 
-void Connection::onWritten(const error_code& ec) {
-  writing_ = false;
+void Connection::releaseWriteBuffer() {
   if (writeBuf_.capacity() > kRetainBytes) {
     std::string().swap(writeBuf_);
   } else {
     writeBuf_.clear();
   }
+}
+
+void Connection::onWritten(const error_code& ec) {
+  writing_ = false;
+  releaseWriteBuffer();
   if (ec) return closeNow();
   flush();
 }

@@ -30,6 +30,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/error.h"
 #include "server/pgwire/auth.h"
@@ -124,11 +125,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handleAuthMessage(Inbound& msg);
   void openSession();
   void sessionOpened();
+  // Reads messages into the inbox through readBuf_, handling them as they
+  // come (processMessages); then flushes or times what they answered.
   void readMessageHeader();
+  // Moves the next message whole in readBuf_ to the inbox (true); false
+  // when there is none (more is to be read), or the message is read, skipped
+  // or refused by itself.
+  bool takeBufferedMessage();
   void readMessageBody(char type, size_t length);
   void skipMessageBody(char type, size_t remaining);
   void statementTooLarge(const Inbound& msg);
   void processInbox();
+  void processMessages();  // the inbox's messages, while no statement runs
   void handleMessage(Inbound& msg);
   void startQuery(std::string sql);
   void statementDone();
@@ -139,6 +147,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void closeAfterFlush();
   void flush();
   void onWritten(const boost::system::error_code& ec);
+  void releaseWriteBuffer();
   void armFlushTimer();
   void drainAndClose();
   void discardInput();
@@ -146,6 +155,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Reads and writes go through TLS once it is started, else to the socket.
   template <typename Buffers, typename Handler>
   void asyncRead(const Buffers& buffers, Handler&& handler);
+  template <typename Buffers, typename Handler>
+  void asyncReadSome(const Buffers& buffers, Handler&& handler);
   template <typename Buffers, typename Handler>
   void asyncWrite(const Buffers& buffers, Handler&& handler);
 
@@ -176,6 +187,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Strand state.
   unsigned char header_[5] = {};
   std::string readBody_;
+  // Read from the client: [readPos_, readEnd_) is not taken yet.
+  std::vector<char> readBuf_;
+  size_t readPos_ = 0;
+  size_t readEnd_ = 0;
+  bool inReadLoop_ = false;
   std::deque<Inbound> inbox_;
   size_t inboxBytes_ = 0;
   bool started_ = false;   // startup finished; messages are queries now
@@ -209,6 +225,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string pending_;
   bool flushPosted_ = false;
   bool timerArmed_ = false;
+  // The read loop handles messages (readMessageHeader): what they enqueue
+  // is flushed or timed at its end, and flushWanted_ says which.
+  bool batching_ = false;
+  bool flushWanted_ = false;
   bool outClosed_ = false;
 };
 

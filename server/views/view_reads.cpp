@@ -269,17 +269,7 @@ std::shared_ptr<const ViewSnapshot> ViewReads::opened(const std::string& view, c
   if (!found.checkpoint) return ViewSnapshot::empty(found.layout);
   {
     std::lock_guard lock(mu_);
-    auto it = open_.find(key);
-    if (it != open_.end()) {
-      const std::optional<uint64_t> epoch = it->second->epoch();
-      if (epoch == found.checkpoint->epoch) return it->second;
-      // Opening a checkpoint's RocksDB reads every file's footer: once a
-      // checkpoint (a second apart for a view) is enough, and the reads
-      // that come meanwhile go on with the epoch before (not with a later
-      // one: that is of a view replaced since).
-      if (opening_.count(key) != 0 && epoch && *epoch < found.checkpoint->epoch)
-        return it->second;
-    }
+    if (auto snap = openFor(key, found.checkpoint->epoch)) return snap;
     if (!mayOpen) return nullptr;
     opening_.insert(key);
   }
@@ -555,13 +545,46 @@ bool ViewReads::lookup(const PreparedLookup& p, const std::vector<Value>& key, R
 
 bool ViewReads::lookupNow(const PreparedLookup& p, const std::vector<Value>& key,
                           ResultWriter& out, std::optional<uint64_t>& epoch) {
-  const Found found = find(p.view);
+  // What find() tells, without copying the view's layout and checkpoint:
+  // the snapshot read was opened with the layout, and answer() compares it
+  // with the one `p` was prepared over.
+  bool elsewhere = false;
+  bool planned = false;
+  FlowState state = FlowState::Stopped;
+  std::optional<uint64_t> checkpoint;
+  flows_.inspect(p.view, [&](const FlowRuntime* rt, const FlowControl&, bool runsHere) {
+    elsewhere = !runsHere;
+    if (!rt) return;
+    planned = true;
+    // The state first, as find() reads them.
+    state = rt->state();
+    checkpoint = rt->lastCheckpointEpoch();
+  });
   // What snapshot() would wait for, refuse or tell: lookup() answers it.
-  if (found.elsewhere || !found.planned || !found.checkpoint ||
-      found.state == FlowState::Failed)
-    return false;
-  std::shared_ptr<const ViewSnapshot> snap = opened(p.view, found, /*mayOpen=*/false);
+  if (elsewhere || !planned || !checkpoint || state == FlowState::Failed) return false;
+  std::shared_ptr<const ViewSnapshot> snap = openedNow(p.view, *checkpoint);
   return snap && answer(p, *snap, key, out, epoch);
+}
+
+std::shared_ptr<const ViewSnapshot> ViewReads::openedNow(const std::string& view,
+                                                         uint64_t checkpoint) {
+  const std::string key = toLower(view);
+  std::lock_guard lock(mu_);
+  return openFor(key, checkpoint);
+}
+
+std::shared_ptr<const ViewSnapshot> ViewReads::openFor(const std::string& key,
+                                                       uint64_t checkpoint) const {
+  auto it = open_.find(key);
+  if (it == open_.end()) return nullptr;
+  const std::optional<uint64_t> epoch = it->second->epoch();
+  if (epoch == checkpoint) return it->second;
+  // Opening a checkpoint's RocksDB reads every file's footer: once a
+  // checkpoint (a second apart for a view) is enough, and the reads that
+  // come meanwhile go on with the epoch before (not with a later one: that
+  // is of a view replaced since).
+  if (opening_.count(key) != 0 && epoch && *epoch < checkpoint) return it->second;
+  return nullptr;
 }
 
 bool ViewReads::answer(const PreparedLookup& p, const ViewSnapshot& snap,

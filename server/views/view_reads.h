@@ -166,6 +166,12 @@ class ViewReads {
   // more. Without `mayOpen`, null where it would open one.
   std::shared_ptr<const ViewSnapshot> opened(const std::string& view, const Found& found,
                                              bool mayOpen = true);
+  // opened() without opening, for the view's checkpoint of epoch
+  // `checkpoint`: null when a snapshot of it is not open.
+  std::shared_ptr<const ViewSnapshot> openedNow(const std::string& view, uint64_t checkpoint);
+  // The open snapshot (of view `key`, lower-cased) a read of checkpoint
+  // `checkpoint` may take; null when there is none. Under mu_.
+  std::shared_ptr<const ViewSnapshot> openFor(const std::string& key, uint64_t checkpoint) const;
   // Answers `p` from `snap`; false when `snap` is not the view `p` was
   // prepared over.
   static bool answer(const PreparedLookup& p, const ViewSnapshot& snap,

@@ -71,6 +71,8 @@ TEST_CASE("a key always goes to the same task, from every producer") {
       CHECK(m.kind == ShuffleMessage::Kind::Record);
       auto [it, inserted] = taskOf.emplace(m.row[0].asString(), task);
       CHECK(it->second == task);
+      // What a view's lookup by key reads first (executor/state/view_table.cpp).
+      CHECK(shuffleKeyHashOf({m.row[0]}) % out.size() == task);
     }
   }
   CHECK(taskOf.size() == 50);

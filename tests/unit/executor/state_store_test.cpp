@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -540,4 +541,42 @@ TEST_CASE("state store: the engine's statistics name its files, flushes and stal
   CHECK(stats.count("stall-micros"));
   CHECK(stats.count("io_stalls.level0_slowdown"));
   CHECK(stats.at("cache-bytes") == static_cast<uint64_t>(t->memoryBytes()));
+}
+
+TEST_CASE("state store: a cache over its budget whose oldest entries are dirty evicts in time "
+          "proportional to what it writes") {
+  // A new key per put, far over a small budget: the least recently used
+  // entries are dirty (waiting to be written behind, or held for a
+  // checkpoint). Eviction used to walk past every one of them at each put,
+  // which made n puts cost about n * n / 2 steps (21 s of CPU for 150,000
+  // puts, 0.2 s now).
+  testing::TempDir dir("state_test");
+  auto store = openStore(dir.sub("db"), 2LL << 20);
+  auto t = store->table(9, 0);
+  auto cpuSeconds = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  };
+  const double start = cpuSeconds();
+  const int n = 300000;
+  for (int i = 0; i < n; ++i) {
+    // A third of them while the writes are held, as between a barrier and
+    // its checkpoint.
+    if (i == n / 3) store->holdWrites(9, 0, true);
+    if (i == 2 * n / 3) store->holdWrites(9, 0, false);
+    t->put(intKey(i), valueFor(i));
+  }
+  t->flush();
+  const double cpu = cpuSeconds() - start;
+  MESSAGE("300,000 new keys over a 2 MB budget: " << cpu << " s of CPU");
+  CHECK(cpu < 10.0);  // under a second; the walk took more than a minute
+  CHECK(t->size() == static_cast<uint64_t>(n));
+  std::string v;
+  CHECK(t->get(intKey(0), v));
+  CHECK(v == valueFor(0));
+  CHECK(t->get(intKey(n / 2), v));
+  CHECK(v == valueFor(n / 2));
+  CHECK(t->get(intKey(n - 1), v));
+  CHECK(v == valueFor(n - 1));
 }

@@ -940,6 +940,39 @@ TEST_CASE("pgwire: raw protocol flows") {
     CHECK(first[1].body.find("one") != std::string::npos);
     CHECK(second[1].body.find("two") != std::string::npos);
   }
+  SUBCASE("messages are read whole however the client's writes cut them") {
+    RawClient c(ts.port());
+    REQUIRE(rawStartup(c));
+    // A header cut in two, then its body in pieces.
+    const std::string q = queryMessage("select 'cut'");
+    c.send(q.substr(0, 3));
+    c.send(q.substr(3, 4));
+    c.send(q.substr(7));
+    auto cut = c.readUntilReady();
+    REQUIRE(cut.size() == 4);
+    CHECK(cut[1].body.find("cut") != std::string::npos);
+    // Many messages in one write, a message larger than the read buffer
+    // among them, and the last one cut across two writes.
+    std::string many;
+    for (int i = 0; i < 100; ++i) many += queryMessage("select 'q" + std::to_string(i) + "'");
+    const std::string big(40000, 'x');
+    many += queryMessage("select '" + big + "'");
+    const std::string last = queryMessage("select 'last'");
+    many += last.substr(0, 9);
+    c.send(many);
+    c.send(last.substr(9));
+    for (int i = 0; i < 100; ++i) {
+      auto msgs = c.readUntilReady();
+      REQUIRE(msgs.size() == 4);
+      CHECK(msgs[1].body.find("q" + std::to_string(i)) != std::string::npos);
+    }
+    auto large = c.readUntilReady();
+    REQUIRE(large.size() == 4);
+    CHECK(large[1].body.find(big) != std::string::npos);
+    auto end = c.readUntilReady();
+    REQUIRE(end.size() == 4);
+    CHECK(end[1].body.find("last") != std::string::npos);
+  }
   SUBCASE("extended protocol: one error, then messages are skipped until Sync") {
     RawClient c(ts.port());
     REQUIRE(rawStartup(c));
