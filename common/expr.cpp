@@ -350,6 +350,8 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
                                                      : l->type());
   }
   TypeId a = l->type()->id, b = r->type()->id;
+  if (a == TypeId::YearMonthInterval || b == TypeId::YearMonthInterval)
+    return makeYearMonthIntervalArith(sym, std::move(l), std::move(r), pos);
   const bool ansi = ansiMode();
   auto mk = [&](TypeId t, ArithMode m) {
     return std::make_shared<ArithExpr>(DataType::of(t), op, m, l, r, sym, ansi);
@@ -592,7 +594,8 @@ CmpMode modeFor(const DataTypePtr& t) {
     case TypeId::Timestamp:
     case TypeId::TimestampNtz:
     case TypeId::Date:
-    case TypeId::Interval: return CmpMode::Int;
+    case TypeId::Interval:
+    case TypeId::YearMonthInterval: return CmpMode::Int;
     case TypeId::Double:
     case TypeId::Float: return CmpMode::Double;
     case TypeId::String:
@@ -1255,6 +1258,8 @@ ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos)
   if (lname == "neg" && args.size() == 1) {
     auto id = args[0]->type()->id;
     if (id == TypeId::Null) args[0] = castTo(args[0], DataType::of(TypeId::Int));
+    else if (id == TypeId::YearMonthInterval)
+      return makeYearMonthIntervalNegate(std::move(args[0]));
     else if (!args[0]->type()->isNumeric() && id != TypeId::Interval)
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("operator does not exist: - {}", args[0]->type()->toString()), pos);

@@ -454,8 +454,10 @@ bool fits(const DataType& t, const ProtoFieldPlan& f, bool item, std::string& wh
   if ((t.id == TypeId::TinyInt || t.id == TypeId::SmallInt) && (want == TypeId::Int || want == TypeId::BigInt))
     return true;
   if (t.id == TypeId::Float && want == TypeId::Double) return true;
-  // An INTERVAL is its microseconds, as avro sinks write it.
+  // An INTERVAL is its microseconds, as avro sinks write it; a YEAR-MONTH
+  // INTERVAL its months.
   if (t.id == TypeId::Interval && want == TypeId::BigInt) return true;
+  if (t.id == TypeId::YearMonthInterval && (want == TypeId::Int || want == TypeId::BigInt)) return true;
   why =
       fmt::format("field {} takes {}, not {}", path, DataType::of(want)->toString(), t.toString());
   return false;
