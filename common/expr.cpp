@@ -342,9 +342,14 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
     l = castTo(l, DataType::of(TypeId::Int));
     r = castTo(r, DataType::of(TypeId::Int));
   } else if (isNullType(l->type())) {
-    l = castTo(l, r->type()->id == TypeId::Timestamp && op == ArithOp::Sub ? DataType::of(TypeId::Timestamp) : r->type());
+    l = castTo(l, r->type()->id == TypeId::Timestamp && op == ArithOp::Sub ? DataType::of(TypeId::Timestamp)
+                  : r->type()->id == TypeId::YearMonthInterval && op == ArithOp::Mul
+                      ? DataType::of(TypeId::Int)  // NULL * interval: a number
+                      : r->type());
   } else if (isNullType(r->type())) {
-    r = castTo(r, l->type()->id == TypeId::Timestamp || l->type()->id == TypeId::TimestampNtz
+    r = castTo(r, l->type()->id == TypeId::YearMonthInterval && (op == ArithOp::Mul || op == ArithOp::Div)
+                      ? DataType::of(TypeId::Int)  // interval * NULL: a number
+                  : l->type()->id == TypeId::Timestamp || l->type()->id == TypeId::TimestampNtz
                       ? DataType::of(TypeId::Interval)
                   : l->type()->id == TypeId::Date    ? DataType::of(TypeId::Int)
                                                      : l->type());

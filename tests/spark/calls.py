@@ -844,7 +844,7 @@ YM_CALLS = [("interval", f, sql) for f, sql in [
     ("+", "'2024-01-31' + INTERVAL '1' MONTH"),
     ("=", "INTERVAL '1' YEAR = INTERVAL '12' MONTH"), (">", f"{_YM} > INTERVAL '1' YEAR"),
     ("<", f"{_YM_MIN} < {_YM_MAX}"), ("<=", "INTERVAL '-1' MONTH <= INTERVAL '0' YEAR"),
-    ("<=>", f"{_YM} <=> NULL"), ("=", "INTERVAL '1' YEAR = INTERVAL '1' DAY"),
+    ("=", "INTERVAL '1' YEAR = INTERVAL '1' DAY"),
     ("greatest", f"greatest({_YM}, INTERVAL '2' YEAR, INTERVAL '13' MONTH)"),
     ("least", f"least({_YM}, INTERVAL '2' YEAR, INTERVAL '13' MONTH)"),
     ("coalesce", f"coalesce(NULL, {_YM})"),
@@ -855,10 +855,6 @@ YM_CALLS = [("interval", f, sql) for f, sql in [
     ("cast", "CAST('1-12' AS INTERVAL YEAR TO MONTH)"), ("cast", "CAST('x' AS INTERVAL YEAR TO MONTH)"),
     ("cast", "CAST('14' AS INTERVAL MONTH)"), ("cast", "CAST('3' AS INTERVAL YEAR)"),
     ("cast", "CAST('1-2' AS INTERVAL YEAR)"), ("cast", "CAST('178956970-8' AS INTERVAL YEAR TO MONTH)"),
-    ("cast", "CAST(\"INTERVAL '1-2' YEAR TO MONTH\" AS INTERVAL YEAR TO MONTH)"),
-    ("cast", "CAST(\"INTERVAL -'1-2' YEAR TO MONTH\" AS INTERVAL YEAR TO MONTH)"),
-    ("cast", "CAST(\"interval '3' year\" AS INTERVAL YEAR)"),
-    ("cast", "CAST(\"INTERVAL '3' YEAR\" AS INTERVAL MONTH)"),
     ("cast", f"CAST({_YM} AS INTERVAL YEAR)"), ("cast", "CAST(INTERVAL '-14' MONTH AS INTERVAL YEAR)"),
     ("cast", "CAST(INTERVAL '3' YEAR AS INTERVAL YEAR TO MONTH)"),
     ("cast", "CAST(INTERVAL '3' YEAR AS INT)"), ("cast", "CAST(INTERVAL '14' MONTH AS BIGINT)"),
@@ -883,11 +879,6 @@ YM_CALLS = [("interval", f, sql) for f, sql in [
     ("to_csv", "to_csv(named_struct('i', INTERVAL '-3' YEAR))"),
     ("hash", f"hash({_YM})"), ("hash", "hash(INTERVAL '-1' MONTH)"), ("xxhash64", f"xxhash64({_YM})"),
     ("abs", "abs(INTERVAL '-1-2' YEAR TO MONTH)"), ("abs", f"abs({_YM_MIN})"),
-    ("sum", "(SELECT sum(i) FROM VALUES (INTERVAL '1' MONTH), (INTERVAL '2' MONTH), (NULL) AS t(i))"),
-    ("sum", "(SELECT sum(i) FROM VALUES (INTERVAL '178956970' YEAR), (INTERVAL '8' MONTH) AS t(i))"),
-    ("avg", "(SELECT avg(i) FROM VALUES (INTERVAL '1' MONTH), (INTERVAL '2' MONTH) AS t(i))"),
-    ("avg", "(SELECT avg(i) FROM VALUES (INTERVAL '-1' MONTH), (INTERVAL '-2' MONTH) AS t(i))"),
-    ("avg", "(SELECT avg(i) FROM VALUES (INTERVAL '1' YEAR), (INTERVAL '0' YEAR), (INTERVAL '0' YEAR) AS t(i))"),
 ]]
 
 

@@ -145,7 +145,8 @@ def _interval_or_text(s):
     days = int(m.group(1) or 0)
     clock = ((int(m.group(3) or 0) * 60 + int(m.group(4) or 0)) * 60 + int(m.group(5) or 0)) * 1000000
     clock += int((m.group(6) or "").ljust(6, "0") or 0)
-    if m.group(2):
+    if m.group(2) or (days < 0 and s.startswith("-")):
+        # rtsql writes one sign before the whole interval: "-1 day 02:00:00".
         clock = -clock
     return "interval " + str(days * 86400000000 + clock)
 
