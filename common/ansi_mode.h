@@ -58,6 +58,7 @@ inline constexpr ErrorClass kArithmeticOverflow{"ARITHMETIC_OVERFLOW", "22003"};
 inline constexpr ErrorClass kNumericOutOfRange{"NUMERIC_VALUE_OUT_OF_RANGE", "22003"};
 inline constexpr ErrorClass kDivideByZero{"DIVIDE_BY_ZERO", "22012"};
 inline constexpr ErrorClass kRemainderByZero{"REMAINDER_BY_ZERO", "22012"};
+inline constexpr ErrorClass kIntervalDividedByZero{"INTERVAL_DIVIDED_BY_ZERO", "22012"};
 inline constexpr ErrorClass kInvalidArrayIndex{"INVALID_ARRAY_INDEX", "22003"};
 inline constexpr ErrorClass kInvalidArrayIndexInElementAt{"INVALID_ARRAY_INDEX_IN_ELEMENT_AT",
                                                           "22003"};

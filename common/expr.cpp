@@ -344,14 +344,21 @@ ExprPtr makeArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos) {
     l = castTo(l, DataType::of(TypeId::Int));
     r = castTo(r, DataType::of(TypeId::Int));
   } else if (isNullType(l->type())) {
-    l = castTo(l, r->type()->id == TypeId::Timestamp && op == ArithOp::Sub ? DataType::of(TypeId::Timestamp) : r->type());
+    l = castTo(l, r->type()->id == TypeId::Timestamp && op == ArithOp::Sub ? DataType::of(TypeId::Timestamp)
+                  : r->type()->id == TypeId::YearMonthInterval && op == ArithOp::Mul
+                      ? DataType::of(TypeId::Int)  // NULL * interval: a number
+                      : r->type());
   } else if (isNullType(r->type())) {
-    r = castTo(r, l->type()->id == TypeId::Timestamp || l->type()->id == TypeId::TimestampNtz
+    r = castTo(r, l->type()->id == TypeId::YearMonthInterval && (op == ArithOp::Mul || op == ArithOp::Div)
+                      ? DataType::of(TypeId::Int)  // interval * NULL: a number
+                  : l->type()->id == TypeId::Timestamp || l->type()->id == TypeId::TimestampNtz
                       ? DataType::of(TypeId::Interval)
                   : l->type()->id == TypeId::Date    ? DataType::of(TypeId::Int)
                                                      : l->type());
   }
   TypeId a = l->type()->id, b = r->type()->id;
+  if (a == TypeId::YearMonthInterval || b == TypeId::YearMonthInterval)
+    return makeYearMonthIntervalArith(sym, std::move(l), std::move(r), pos);
   const bool ansi = ansiMode();
   auto mk = [&](TypeId t, ArithMode m) {
     return std::make_shared<ArithExpr>(DataType::of(t), op, m, l, r, sym, ansi);
@@ -596,7 +603,8 @@ CmpMode modeFor(const DataTypePtr& t) {
     case TypeId::Timestamp:
     case TypeId::TimestampNtz:
     case TypeId::Date:
-    case TypeId::Interval: return CmpMode::Int;
+    case TypeId::Interval:
+    case TypeId::YearMonthInterval: return CmpMode::Int;
     case TypeId::Double:
     case TypeId::Float: return CmpMode::Double;
     case TypeId::String:
@@ -1270,6 +1278,8 @@ ExprPtr makeCall(const std::string& name, std::vector<ExprPtr> args, size_t pos)
   if (lname == "neg" && args.size() == 1) {
     auto id = args[0]->type()->id;
     if (id == TypeId::Null) args[0] = castTo(args[0], DataType::of(TypeId::Int));
+    else if (id == TypeId::YearMonthInterval)
+      return makeYearMonthIntervalNegate(std::move(args[0]));
     else if (!args[0]->type()->isNumeric() && id != TypeId::Interval)
       throw SqlError(sqlstate::kDatatypeMismatch,
                      fmt::format("operator does not exist: - {}", args[0]->type()->toString()), pos);

@@ -127,5 +127,12 @@ Value castValueAnsi(const Value& v, const DataType& target);
 // Parses interval text as SQL writes it: ('10', "SECOND"), ('10 seconds', ""),
 // ('1 minute 30 seconds', ""). Returns microseconds; throws SqlError 22P02.
 int64_t parseInterval(const std::string& text, const std::string& unit, size_t pos);
+// Parses the text of Spark's day-time range literals, INTERVAL '1 02:03:04.5'
+// DAY TO SECOND, '02:03' HOUR TO MINUTE, '3 04' DAY TO HOUR ...: `from` and
+// `to` are DAY, HOUR, MINUTE or SECOND, from the larger. A leading sign
+// applies to the whole; every field after the first is bounded (hours 0-23,
+// minutes and seconds 0-59). Returns microseconds; throws SqlError 22P02.
+int64_t parseDayTimeRange(const std::string& text, const std::string& from, const std::string& to,
+                          size_t pos);
 
 }  // namespace rtsql

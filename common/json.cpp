@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/functions/internal.h"
+#include "common/year_month_interval.h"
 
 namespace rtsql {
 
@@ -159,6 +160,12 @@ void appendJsonValue(std::string& out, const Value& v, const DataType& type) {
     }
     case TypeId::Interval:
       appendJsonString(out, expr_internal::formatInterval(v.asInt()));
+      return;
+    case TypeId::YearMonthInterval:
+      // Spark's ANSI text, as its JSON writer gives it: "INTERVAL '1-2' YEAR TO MONTH".
+      appendJsonString(out, ym::sparkText(v.asInt(), type.id == TypeId::YearMonthInterval
+                                                         ? type
+                                                         : *DataType::of(TypeId::YearMonthInterval)));
       return;
     case TypeId::Decimal:
       // A JSON number with every digit, as Spark writes a DecimalType.

@@ -101,7 +101,8 @@ uint32_t pgTypeOidOf(const DataType& type) {
     case TypeId::Binary: return 17;
     // Spark's TIMESTAMP is an instant shown in the session zone: timestamptz.
     case TypeId::Timestamp: return 1184;
-    case TypeId::Interval: return 1186;
+    case TypeId::Interval:
+    case TypeId::YearMonthInterval: return 1186;
     case TypeId::Decimal: return 1700;
     case TypeId::Date: return 1082;
     case TypeId::TimestampNtz: return 1114;

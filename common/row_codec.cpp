@@ -22,6 +22,7 @@
 //   0x70 TIMESTAMP_NTZ, wall-clock microseconds as an integer
 //   0x78 MAP, its keys and values in turn as a list (SQL compares no maps;
 //        this only makes a map encodable wherever a value is)
+//   0x80 YEAR-MONTH INTERVAL, its months as an integer
 // The tags follow TypeId order, so values of different types order as
 // Value::compare orders them, except that integers and doubles are not
 // interleaved (a key column has one type, so this never matters in practice).
@@ -32,7 +33,8 @@
 // elements (a MAP as its entry count and each key followed by its value), a
 // DECIMAL as its precision and scale bytes and the unscaled value as a zigzag
 // varint of up to 128 bits, a DATE, a TIMESTAMP_NTZ (TypeId 13), a TINYINT and a
-// SMALLINT as integers, a FLOAT as 4 little-endian bytes. Writing the TypeId
+// SMALLINT as integers, a FLOAT as 4 little-endian bytes, a YEAR-MONTH
+// INTERVAL (TypeId 18) as its months, an integer. Writing the TypeId
 // instead of a bare null flag costs nothing and
 // makes a decoded value exactly the encoded one (an INT stays an INT even when
 // read back as a BIGINT column).
@@ -65,6 +67,7 @@ constexpr uint8_t kKeyDecimal = 0x60;
 constexpr uint8_t kKeyDate = 0x68;
 constexpr uint8_t kKeyTimestampNtz = 0x70;
 constexpr uint8_t kKeyMap = 0x78;
+constexpr uint8_t kKeyYearMonthInterval = 0x80;
 
 constexpr uint64_t kSignBit = 1ULL << 63;
 
@@ -286,6 +289,10 @@ void encodeKey(std::string& out, const Value& v) {
       out += static_cast<char>(kKeyTimestampNtz);
       encodeKeyInt(out, v.asInt());
       return;
+    case TypeId::YearMonthInterval:
+      out += static_cast<char>(kKeyYearMonthInterval);
+      encodeKeyInt(out, v.asInt());
+      return;
     case TypeId::String:
     case TypeId::Binary:
       out += static_cast<char>(v.type() == TypeId::String ? kKeyString : kKeyBinary);
@@ -353,6 +360,8 @@ Value decodeKey(std::string_view& in, const DataType& type) {
       return Value::date(decodeKeyInt(in));
     case kKeyTimestampNtz:
       return Value::timestampNtz(decodeKeyInt(in));
+    case kKeyYearMonthInterval:
+      return Value::yearMonthInterval(static_cast<int32_t>(decodeKeyInt(in)));
     case kKeyString:
       return Value::string(decodeKeyString(in));
     case kKeyBinary:
@@ -388,6 +397,7 @@ void encodeValue(std::string& out, const Value& v) {
     case TypeId::Interval:
     case TypeId::Date:
     case TypeId::TimestampNtz:
+    case TypeId::YearMonthInterval:
       putVarint(out, zigzag(v.asInt()));
       return;
     case TypeId::Float: {
@@ -458,6 +468,8 @@ Value decodeValue(std::string_view& in, const DataType& type) {
       return Value::date(unzigzag(getVarint(in)));
     case TypeId::TimestampNtz:
       return Value::timestampNtz(unzigzag(getVarint(in)));
+    case TypeId::YearMonthInterval:
+      return Value::yearMonthInterval(static_cast<int32_t>(unzigzag(getVarint(in))));
     case TypeId::Decimal: {
       int precision = getByte(in);
       int scale = getByte(in);

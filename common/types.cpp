@@ -27,8 +27,8 @@ DataTypePtr DataType::of(TypeId id) {
   }
   // Built once; every scalar type of the process is one of these, which lets hot
   // paths compare type pointers before falling back to equals().
-  static const std::array<DataTypePtr, 17> kTypes = [] {
-    std::array<DataTypePtr, 17> a;
+  static const std::array<DataTypePtr, 19> kTypes = [] {
+    std::array<DataTypePtr, 19> a;
     for (size_t i = 0; i < a.size(); ++i) a[i] = makeScalar(static_cast<TypeId>(i));
     auto dec = std::make_shared<DataType>();
     dec->id = TypeId::Decimal;
@@ -69,6 +69,23 @@ DataTypePtr DataType::decimal(int precision, int scale) {
   return t;
 }
 
+DataTypePtr DataType::yearMonthInterval(YmField start, YmField end) {
+  if (start == YmField::Year && end == YmField::Month) return of(TypeId::YearMonthInterval);
+  static const DataTypePtr kYear = [] {
+    auto t = std::make_shared<DataType>();
+    t->id = TypeId::YearMonthInterval;
+    t->ymStart = t->ymEnd = YmField::Year;
+    return t;
+  }();
+  static const DataTypePtr kMonth = [] {
+    auto t = std::make_shared<DataType>();
+    t->id = TypeId::YearMonthInterval;
+    t->ymStart = t->ymEnd = YmField::Month;
+    return t;
+  }();
+  return start == YmField::Year && end == YmField::Year ? kYear : kMonth;
+}
+
 DataTypePtr DataType::structOf(std::vector<StructField> fields) {
   auto t = std::make_shared<DataType>();
   t->id = TypeId::Struct;
@@ -96,6 +113,11 @@ std::string DataType::toString() const {
              (value ? value->toString() : std::string("NULL")) + ">";
     case TypeId::Decimal:
       return "DECIMAL(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
+    case TypeId::YearMonthInterval: {
+      const char* start = ymStart == YmField::Year ? "YEAR" : "MONTH";
+      if (ymStart == ymEnd) return std::string("INTERVAL ") + start;
+      return std::string("INTERVAL ") + start + " TO MONTH";
+    }
     default:
       return typeIdName(id);
   }
@@ -105,6 +127,7 @@ bool DataType::equals(const DataType& other) const {
   if (this == &other) return true;
   if (id != other.id) return false;
   if (id == TypeId::Decimal) return precision == other.precision && scale == other.scale;
+  if (id == TypeId::YearMonthInterval) return ymStart == other.ymStart && ymEnd == other.ymEnd;
   if (id == TypeId::Array) {
     if (!element || !other.element) return element == other.element;
     return element->equals(*other.element);
@@ -221,6 +244,7 @@ const char* typeIdName(TypeId id) {
     case TypeId::TinyInt: return "TINYINT";
     case TypeId::SmallInt: return "SMALLINT";
     case TypeId::Float: return "FLOAT";
+    case TypeId::YearMonthInterval: return "INTERVAL YEAR TO MONTH";
   }
   return "UNKNOWN";
 }

@@ -36,7 +36,17 @@ enum class TypeId : uint8_t {
   SmallInt = 15,  // 16-bit
   Float = 16,     // 32-bit IEEE, held as the double of the same value
   Map = 17,  // MAP<K, V>: entries in insertion order, keys distinct and never NULL
+  // Spark's YEAR-MONTH INTERVAL (INTERVAL YEAR, INTERVAL MONTH, INTERVAL YEAR
+  // TO MONTH): a count of months that fits an int32. The day-time INTERVAL
+  // above is microseconds; a month has no fixed number of them, so the two
+  // never convert into each other.
+  YearMonthInterval = 18,
 };
+
+// The fields of a YEAR-MONTH INTERVAL type, as Spark names them: INTERVAL YEAR
+// is (Year, Year), INTERVAL MONTH (Month, Month), INTERVAL YEAR TO MONTH
+// (Year, Month). They change how a value is written, never what it holds.
+enum class YmField : uint8_t { Year = 0, Month = 1 };
 
 struct DataType;
 using DataTypePtr = std::shared_ptr<const DataType>;
@@ -54,6 +64,8 @@ struct DataType {
   DataTypePtr value;                // Map only
   uint8_t precision = 0;            // Decimal only: 1..38 digits
   uint8_t scale = 0;                // Decimal only: 0..precision digits after the point
+  YmField ymStart = YmField::Year;  // YearMonthInterval only: its first field
+  YmField ymEnd = YmField::Month;   // YearMonthInterval only: its last field
 
   static DataTypePtr of(TypeId id);  // scalar singletons
   static DataTypePtr arrayOf(DataTypePtr element);
@@ -63,9 +75,12 @@ struct DataType {
   // 0 <= scale <= precision. DataType::of(TypeId::Decimal) is DECIMAL(10, 0),
   // Spark's DECIMAL without arguments.
   static DataTypePtr decimal(int precision, int scale);
+  // INTERVAL YEAR, INTERVAL MONTH or INTERVAL YEAR TO MONTH (start <= end).
+  // DataType::of(TypeId::YearMonthInterval) is INTERVAL YEAR TO MONTH.
+  static DataTypePtr yearMonthInterval(YmField start, YmField end);
 
   // SQL spelling: BIGINT, ARRAY<STRING>, STRUCT<start: TIMESTAMP, end: TIMESTAMP>,
-  // MAP<STRING, BIGINT>.
+  // MAP<STRING, BIGINT>, INTERVAL YEAR TO MONTH.
   std::string toString() const;
   bool equals(const DataType& other) const;
   bool isNumeric() const {

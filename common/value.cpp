@@ -14,6 +14,7 @@
 #include "common/digest.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
+#include "common/year_month_interval.h"
 
 namespace rtsql {
 
@@ -112,6 +113,9 @@ void appendValue(std::string& out, const Value& v, bool nested) {
     case TypeId::Interval:
       out += expr_internal::formatInterval(v.asInt());
       return;
+    case TypeId::YearMonthInterval:
+      ym::appendPostgres(out, v.asInt());
+      return;
     case TypeId::Array:
     case TypeId::Struct: {
       const auto& items = v.asList();
@@ -174,6 +178,7 @@ int Value::compare(const Value& o) const {
       return decimal::compare(asDecimal(), head_.scale, o.asDecimal(), o.head_.scale);
     case TypeId::Date:
     case TypeId::TimestampNtz:
+    case TypeId::YearMonthInterval:
       return cmp3(asInt(), o.asInt());
     case TypeId::String:
     case TypeId::Binary: {
@@ -210,6 +215,7 @@ size_t Value::hash() const {
     case TypeId::Interval:
     case TypeId::Date:
     case TypeId::TimestampNtz:
+    case TypeId::YearMonthInterval:
       return hashInt(asInt());
     case TypeId::Decimal: {
       // Hashes as the INT or DOUBLE it equals, to agree with compare().

@@ -40,6 +40,11 @@ class Value {
   static Value timestamp(int64_t micros) { return Value(TypeId::Timestamp, micros); }
   static Value interval(int64_t micros) { return Value(TypeId::Interval, micros); }
   static Value date(int64_t days) { return Value(TypeId::Date, days); }
+  // A YEAR-MONTH INTERVAL of `months` months; its type's fields (YEAR, MONTH)
+  // only change how it is written, so the value does not keep them.
+  static Value yearMonthInterval(int32_t months) {
+    return Value(TypeId::YearMonthInterval, static_cast<int64_t>(months));
+  }
   // A TIMESTAMP_NTZ: microseconds since 1970-01-01 00:00 on a wall clock.
   static Value timestampNtz(int64_t micros) { return Value(TypeId::TimestampNtz, micros); }
   // A DECIMAL(precision, scale) of unscaled value `unscaled`; the caller has
@@ -78,7 +83,8 @@ class Value {
   bool isNull() const { return head_.type == TypeId::Null; }
 
   bool asBool() const { return std::get<bool>(data_); }
-  // Int, BigInt, TinyInt, SmallInt, Timestamp, Interval, Date and TimestampNtz.
+  // Int, BigInt, TinyInt, SmallInt, Timestamp, Interval, Date, TimestampNtz
+  // and YearMonthInterval (its months).
   int64_t asInt() const { return std::get<int64_t>(data_); }
   // Double and Float.
   double asDouble() const { return std::get<double>(data_); }

@@ -524,7 +524,9 @@ literal
     | DECIMAL_VALUE                                            # decimalLiteral
     | STRING                                                   # stringLiteral
     | BINARY_STRING                                            # binaryLiteral
-    | INTERVAL (STRING | MINUS? INTEGER_VALUE | MINUS? DECIMAL_VALUE) intervalUnit?  # intervalLiteral
+    // INTERVAL '10' SECOND, INTERVAL -'1-2' YEAR TO MONTH (Spark's year-month
+    // interval), INTERVAL '1 02:03:04' DAY TO SECOND.
+    | INTERVAL MINUS? (STRING | INTEGER_VALUE | DECIMAL_VALUE) (from=intervalUnit (TO to=intervalUnit)?)?  # intervalLiteral
     | TIMESTAMP STRING                                         # timestampLiteral
     | ESCAPE_STRING                                            # escapeStringLiteral
     | DATE STRING                                              # dateLiteral
@@ -533,7 +535,9 @@ literal
     ;
 
 intervalUnit
-    : MICROSECOND | MICROSECONDS
+    : YEAR | YEARS
+    | MONTH | MONTHS
+    | MICROSECOND | MICROSECONDS
     | MILLISECOND | MILLISECONDS
     | SECOND | SECONDS
     | MINUTE | MINUTES
@@ -553,6 +557,9 @@ dataType
     // TIMESTAMP WITHOUT TIME ZONE (TIMESTAMP_NTZ), TIMESTAMP WITH [LOCAL] TIME
     // ZONE (TIMESTAMP); the words after TIMESTAMP are checked by the AST builder.
     | TIMESTAMP (WITH | without=identifier) (local=identifier)? timeWord=identifier zoneWord=identifier  # timestampZoneType
+    // INTERVAL YEAR TO MONTH, INTERVAL MONTH, INTERVAL DAY TO SECOND: Spark's
+    // interval types (a bare INTERVAL is a simpleType).
+    | INTERVAL from=intervalUnit (TO to=intervalUnit)?         # intervalType
     | identifier (LPAREN INTEGER_VALUE (COMMA INTEGER_VALUE)? RPAREN)?   # simpleType
     | dataType LBRACKET RBRACKET                               # pgArrayType
     ;
@@ -586,6 +593,7 @@ nonReserved
     : ALTER | ARRAY | ASC | BOTH | CHECKPOINT | CLOSE | CREATE | CURRENT | DATE | DAY | DAYS | DESC | DESCRIBE
     | DROP | EXPLAIN | FILTER | FLOW | FLOWS | FUNCTION | FUNCTIONS | HOUR | HOURS | IF | INSERT | INTERVAL
     | LANGUAGE | LEADING | MAP | MICROSECOND | MICROSECONDS | MILLISECOND | MILLISECONDS | MINUTE | MINUTES | OVER
+    | MONTH | MONTHS | YEAR | YEARS
     | OFFSET | OFFSETS
     | PARTITION | PASSWORD | PLACING | PRECEDING | PROCESSOR | PROCESSORS | PROGRESS | REALTIME | REGEXP | REPLACE | RESET | RETURNS
     | RLIKE | ROW | ROWS | SAVEPOINT | SAVEPOINTS
@@ -697,6 +705,10 @@ MILLISECOND: M I L L I S E C O N D;
 MILLISECONDS: M I L L I S E C O N D S;
 MINUTE: M I N U T E;
 MINUTES: M I N U T E S;
+MONTH: M O N T H;
+MONTHS: M O N T H S;
+YEAR: Y E A R;
+YEARS: Y E A R S;
 MATERIALIZED: M A T E R I A L I Z E D;
 PASSWORD: P A S S W O R D;
 PROGRESS: P R O G R E S S;

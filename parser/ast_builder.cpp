@@ -414,6 +414,10 @@ ast::TypeName AstBuilder::dataType(P::DataTypeContext* ctx) {
     word(zoned->zoneWord, "ZONE");
     if (zoned->without != nullptr && zoned->local != nullptr) word(zoned->local, "");
     t.name = zoned->without != nullptr ? "TIMESTAMP_NTZ" : "TIMESTAMP";
+  } else if (auto* iv = dynamic_cast<P::IntervalTypeContext*>(ctx)) {
+    // INTERVAL YEAR TO MONTH, INTERVAL DAY: the binder tells the kinds apart.
+    t.name = "INTERVAL " + intervalUnit(iv->from);
+    if (iv->to != nullptr) t.name += " TO " + intervalUnit(iv->to);
   } else if (auto* simple = dynamic_cast<P::SimpleTypeContext*>(ctx)) {
     t.name = upper(identifier(simple->identifier()));
     t.modifiers = typeModifiers(simple->INTEGER_VALUE());
@@ -2186,14 +2190,18 @@ ast::ExprPtr AstBuilder::literal(P::LiteralContext* ctx) {
       lit.text += static_cast<char>(digit(hex[i]) * 16 + digit(hex[i + 1]));
   } else if (auto* iv = dynamic_cast<P::IntervalLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Interval;
+    // A minus before the value negates it: INTERVAL -'1-2' YEAR TO MONTH is
+    // the text "-1-2" (and -'-1-2' "--1-2", which the binder reads as 1-2).
+    lit.text = iv->MINUS() != nullptr ? "-" : "";
     if (iv->STRING() != nullptr) {
-      lit.text = sparkString(tokenText(iv->STRING()->getSymbol()));
+      lit.text += sparkString(tokenText(iv->STRING()->getSymbol()));
     } else {
       auto* num = iv->INTEGER_VALUE() != nullptr ? iv->INTEGER_VALUE() : iv->DECIMAL_VALUE();
-      lit.text = iv->MINUS() != nullptr ? "-" : "";
       lit.text += tokenText(num->getSymbol());
     }
-    if (iv->intervalUnit() != nullptr) lit.unit = intervalUnit(iv->intervalUnit());
+    // The unit, or both of a range: YEAR TO MONTH, DAY TO SECOND.
+    if (iv->from != nullptr) lit.unit = intervalUnit(iv->from);
+    if (iv->to != nullptr) lit.unit += " TO " + intervalUnit(iv->to);
   } else if (auto* ts = dynamic_cast<P::TimestampLiteralContext*>(ctx)) {
     lit.kind = ast::LiteralKind::Timestamp;
     lit.text = sparkString(tokenText(ts->STRING()->getSymbol()));

@@ -360,11 +360,18 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
         // Spark: DECIMAL(p, s) sums to DECIMAL(p + 10, s), at most 38 digits.
         auto r = decimal::sumType({t->precision, t->scale});
         call.resultType = DataType::decimal(r.precision, r.scale);
+      } else if (t->id == TypeId::YearMonthInterval) {
+        call.resultType = t;  // a sum of intervals is one of their type, as in Spark
       } else {
         throw mismatch("a number");
       }
       break;
     case AggregateFunction::Avg:
+      if (t->id == TypeId::YearMonthInterval) {
+        // Spark: the average of intervals is an INTERVAL YEAR TO MONTH.
+        call.resultType = DataType::of(TypeId::YearMonthInterval);
+        break;
+      }
       if (!t->isNumeric() && !isNull) throw mismatch("a number");
       if (t->id == TypeId::Decimal) {
         // Spark: the average of DECIMAL(p, s) is DECIMAL(p + 4, s + 4).

@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/time_zone.h"
 #include "common/try_cast.h"
+#include "common/year_month_interval.h"
 #include "parser/expr_walker.h"
 #include "planner/decimal_literals.h"
 #include "planner/timestamp_literals.h"
@@ -280,6 +281,44 @@ thread_local bool decimalLiterals = true;
 // Whether it reads a TIMESTAMP literal in the session zone (TimestampLiteralScope).
 thread_local bool zonedTimestampLiterals = true;
 
+// INTERVAL '1-2' YEAR TO MONTH, INTERVAL '3' MONTH, INTERVAL -'1' YEAR (a
+// YEAR-MONTH INTERVAL) and INTERVAL '1 02:03:04' DAY TO SECOND (the day-time
+// one): `text` is the value with a leading '-' for a minus written before it,
+// `unit` the unit or range in upper case.
+ExprPtr bindRangeIntervalLiteral(const std::string& text, const std::string& unit, size_t pos) {
+  const size_t to = unit.find(" TO ");
+  const std::string from = unit.substr(0, to);
+  const std::string last = to == std::string::npos ? "" : unit.substr(to + 4);
+  DataTypePtr type = ym::intervalType(from, last);
+  auto bad = [&](const char* why) {
+    return SqlError(sqlstate::kInvalidTextRepresentation,
+                    fmt::format("invalid interval: '{}' {}{}", text, unit, why), pos)
+        .withHint(type && type->id == TypeId::YearMonthInterval && type->ymStart != type->ymEnd
+                      ? "write INTERVAL '1-2' YEAR TO MONTH: years, a dash and 0 to 11 months"
+                  : type && type->id == TypeId::Interval
+                      ? "write INTERVAL '1 02:03:04.5' DAY TO SECOND, INTERVAL '02:03' HOUR TO MINUTE"
+                      : "write INTERVAL '3' YEAR or INTERVAL '14' MONTH: a whole number, at most "
+                        "178956970 years (2147483647 months)");
+  };
+  if (!type) {
+    throw SqlError(sqlstate::kSyntaxError, fmt::format("INTERVAL ... {} is not an interval", unit), pos)
+        .withHint("write YEAR TO MONTH, DAY TO SECOND, HOUR TO MINUTE...: the larger unit first");
+  }
+  if (type->id == TypeId::Interval)
+    return makeLiteral(Value::interval(parseDayTimeRange(text, from, last, pos)), type);
+  // A minus before a signed text: -'-1-2' is 1-2.
+  std::string_view body = text;
+  bool negate = false;
+  if (body.size() > 1 && body[0] == '-' && (body[1] == '-' || body[1] == '+')) {
+    negate = true;
+    body.remove_prefix(1);
+  }
+  auto months = ym::parse(body, type->ymStart, type->ymEnd);
+  if (!months) throw bad("");
+  if (negate && *months == INT32_MIN) throw bad(": out of the range of an INTERVAL YEAR TO MONTH");
+  return makeLiteral(Value::yearMonthInterval(negate ? -*months : *months), type);
+}
+
 ExprPtr bindDecimalLiteral(const std::string& text, size_t pos) {
   // As Spark reads a number with a point: 1.5 and 1.5BD are DECIMAL(2, 1)
   // (the digits are the precision, those after the point the scale), while one
@@ -337,9 +376,13 @@ ExprPtr ExprBinder::bindLiteral(const ast::Expr& e) const {
       return makeLiteral(Value::string(lit.text), DataType::of(TypeId::String));
     case ast::LiteralKind::Binary:
       return makeLiteral(Value::binary(lit.text), DataType::of(TypeId::Binary));
-    case ast::LiteralKind::Interval:
+    case ast::LiteralKind::Interval: {
+      if (lit.unit.starts_with("YEAR") || lit.unit.starts_with("MONTH") ||
+          lit.unit.find(" TO ") != std::string::npos)
+        return bindRangeIntervalLiteral(lit.text, lit.unit, e.pos);
       return makeLiteral(Value::interval(parseInterval(lit.text, lit.unit, e.pos)),
                          DataType::of(TypeId::Interval));
+    }
     case ast::LiteralKind::Timestamp: {
       // A wall clock in the session time zone (a flow's own zone, fixed when
       // it is planned), unless the text names its offset, as Spark reads it.
@@ -491,7 +534,8 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
       if (op == "~") return makeCall("~", {arg}, e.pos);
       if (op == "+") {
         TypeId t = arg->type()->id;
-        if (!arg->type()->isNumeric() && t != TypeId::Interval && t != TypeId::Null) {
+        if (!arg->type()->isNumeric() && t != TypeId::Interval && t != TypeId::YearMonthInterval &&
+            t != TypeId::Null) {
           throw SqlError(sqlstate::kDatatypeMismatch,
                          fmt::format("unary + needs a number, not {}", arg->type()->toString()),
                          e.pos);

@@ -5,6 +5,7 @@
 // chooses from.
 #include <fmt/format.h>
 
+#include "common/year_month_interval.h"
 #include "planner/binder.h"
 #include "planner/planner.h"
 
@@ -56,6 +57,19 @@ DataTypePtr bindType(const ast::TypeName& type) {
                      "the precision is 1 to 38 and the scale 0 to the precision");
     }
     return DataType::decimal(static_cast<int>(precision), static_cast<int>(scale));
+  }
+  if (name.starts_with("INTERVAL ")) {
+    // INTERVAL YEAR TO MONTH, INTERVAL MONTH (YEAR-MONTH), INTERVAL DAY TO
+    // SECOND (day-time): the words after INTERVAL, as the parser wrote them.
+    std::string_view units = std::string_view(name).substr(9);
+    const size_t to = units.find(" TO ");
+    DataTypePtr t = to == std::string_view::npos
+                        ? ym::intervalType(units, "")
+                        : ym::intervalType(units.substr(0, to), units.substr(to + 4));
+    if (t) return t;
+    throw SqlError(sqlstate::kSyntaxError, fmt::format("{} is not an interval type", type.name),
+                   type.pos)
+        .withHint("write INTERVAL YEAR, INTERVAL MONTH, INTERVAL YEAR TO MONTH or INTERVAL DAY TO SECOND");
   }
   if (auto id = scalarTypeFromName(name)) return DataType::of(*id);
   throw SqlError(sqlstate::kUndefinedObject,

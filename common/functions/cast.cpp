@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "common/schema.h"
 #include "common/time_zone.h"
+#include "common/year_month_interval.h"
 #include "common/try_cast.h"
 
 namespace rtsql {
@@ -520,6 +521,17 @@ Value castValue(const Value& v, const DataType& target) {
         }
         default: return {};
       }
+    case TypeId::YearMonthInterval:
+      // Inside an ARRAY or STRUCT (a whole value goes through
+      // castYearMonthInterval): text in Spark's forms, or another one.
+      if (from == TypeId::YearMonthInterval) return target.ymEnd == YmField::Year
+                                                        ? Value::yearMonthInterval(static_cast<int32_t>(v.asInt() / 12 * 12))
+                                                        : v;
+      if (from == TypeId::String) {
+        auto months = ym::parse(v.asString(), target.ymStart, target.ymEnd);
+        return months ? Value::yearMonthInterval(*months) : Value();
+      }
+      return {};
     case TypeId::Interval:
       switch (from) {
         case TypeId::Interval: return v;
@@ -629,8 +641,16 @@ decimal::Type decimalTypeOf(const DataType& t) {
 
 bool canCast(const DataType& from, const DataType& to) {
   if (from.id == TypeId::Null || from.equals(to)) return true;
+  // A YEAR-MONTH INTERVAL casts to and from text, the other YEAR-MONTH
+  // types and integers (a count of its last field: years or months), as in
+  // Spark.
+  if (to.id == TypeId::YearMonthInterval)
+    return from.id == TypeId::String || from.id == TypeId::YearMonthInterval || from.isIntegral();
+  if (from.id == TypeId::YearMonthInterval) return to.id == TypeId::String || to.isIntegral();
   switch (to.id) {
-    case TypeId::Null: return false;
+    case TypeId::Null:
+    case TypeId::YearMonthInterval:  // above
+      return false;
     case TypeId::String: return true;
     case TypeId::Boolean:
       return from.isNumeric() || from.id == TypeId::String;
@@ -676,6 +696,10 @@ DataTypePtr commonType(const DataTypePtr& a, const DataTypePtr& b) {
   if (isNullType(b)) return a;
   if (a->equals(*b)) return a;
   if (a->isNumeric() && b->isNumeric()) return widerNumericType(*a, *b);
+  // Two YEAR-MONTH INTERVALs meet with the fields of both (YEAR and MONTH:
+  // YEAR TO MONTH).
+  if (a->id == TypeId::YearMonthInterval && b->id == TypeId::YearMonthInterval)
+    return DataType::yearMonthInterval(std::min(a->ymStart, b->ymStart), std::max(a->ymEnd, b->ymEnd));
   if ((a->id == TypeId::Timestamp && b->id == TypeId::String) ||
       (a->id == TypeId::String && b->id == TypeId::Timestamp))
     return DataType::of(TypeId::Timestamp);
@@ -838,6 +862,8 @@ ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
   if (e->type() == target || e->type()->equals(*target)) return e;
   if (isNullType(e->type()) && e->isConstant()) return makeLiteral(Value(), target);
   const TypeId from = e->type()->id;
+  if (from == TypeId::YearMonthInterval || target->id == TypeId::YearMonthInterval)
+    return castYearMonthInterval(std::move(e), target);
   if ((target->id == TypeId::Timestamp &&
        (from == TypeId::String || from == TypeId::Date || from == TypeId::TimestampNtz)) ||
       (from == TypeId::Timestamp && (target->id == TypeId::String || target->id == TypeId::Date ||

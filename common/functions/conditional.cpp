@@ -228,6 +228,9 @@ std::string sparkTypeName(const DataType& t) {
       return "timestamp";
     case TypeId::Interval:
       return "interval day to second";
+    case TypeId::YearMonthInterval:
+      return t.ymStart == t.ymEnd ? (t.ymStart == YmField::Year ? "interval year" : "interval month")
+                                  : "interval year to month";
     case TypeId::Decimal:
       return "decimal(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")";
     case TypeId::Date:

@@ -11,6 +11,7 @@
 #include "common/functions/internal.h"
 #include "common/functions/schema_string.h"
 #include "common/json.h"
+#include "common/year_month_interval.h"
 #include "common/schema.h"
 
 namespace rtsql::expr_internal {
@@ -114,6 +115,11 @@ void appendCsvField(std::string& out, const Value& v, const DataType& t) {
     case TypeId::TimestampNtz:  // without the offset, as Spark writes it
       text = formatSparkTimestamp(v.asInt());
       text.pop_back();
+      break;
+    case TypeId::YearMonthInterval:  // INTERVAL '1-2' YEAR TO MONTH, as Spark writes it
+      text = ym::sparkText(v.asInt(), t.id == TypeId::YearMonthInterval
+                                          ? t
+                                          : *DataType::of(TypeId::YearMonthInterval));
       break;
     default:
       text = v.toString();

@@ -745,15 +745,7 @@ ExprPtr buildDateAdd(const std::string& name, std::vector<ExprPtr>& args, size_t
   });
 }
 
-Value addMonths(int64_t days, int64_t months) {
-  int64_t y;
-  unsigned m, d;
-  civilFromDays(days, &y, &m, &d);
-  int64_t total = y * 12 + (m - 1) + months;
-  int64_t ny = floorDiv(total, 12);
-  auto nm = static_cast<unsigned>(floorMod(total, 12) + 1);
-  return dateValue(daysFromCivil(ny, nm, std::min(d, daysInMonth(ny, nm))));
-}
+Value addMonths(int64_t days, int64_t months) { return dateValue(dayAfterMonths(days, months)); }
 
 // add_months(start, n): the same day n months later, clamped to the month's
 // last day (2024-01-31 + 1 month is 2024-02-29). Past a DATE's range it is
@@ -1018,6 +1010,7 @@ ExprPtr buildDatePart(const std::string& name, std::vector<ExprPtr>& args, size_
   // A NULL field gives NULL, as in Spark (typed DOUBLE, as Spark types it).
   if (c->isNull()) return makeLiteral(Value(), DataType::of(TypeId::Double));
   std::string f = toUpper(c->asString());
+  if (args[1]->type()->id == TypeId::YearMonthInterval) return yearMonthIntervalField(name, f, args[1], pos);
   std::vector<ExprPtr> a{args[1]};
   auto field = [&](const char* fn) { return makeCall(fn, a, pos); };
   if (f == "YEAR" || f == "Y" || f == "YEARS" || f == "YR" || f == "YRS") return field("year");
@@ -1135,6 +1128,16 @@ ExprPtr buildWindowTime(const std::string& name, std::vector<ExprPtr>& args, siz
 
 }  // namespace
 
+int64_t dayAfterMonths(int64_t days, int64_t months) {
+  int64_t y;
+  unsigned m, d;
+  civilFromDays(days, &y, &m, &d);
+  int64_t total = y * 12 + (m - 1) + months;
+  int64_t ny = floorDiv(total, 12);
+  auto nm = static_cast<unsigned>(floorMod(total, 12) + 1);
+  return daysFromCivil(ny, nm, std::min(d, daysInMonth(ny, nm)));
+}
+
 void registerDatetimeFunctions(FunctionTable& t) {
   t["current_timestamp"] = {0, 0, buildNow};
   t["now"] = {0, 0, buildNow};
@@ -1164,6 +1167,7 @@ void registerDatetimeFunctions(FunctionTable& t) {
   t["dateadd"] = {2, 2, buildDateAdd<1>};
   t["date_sub"] = {2, 2, buildDateAdd<-1>};
   t["add_months"] = {2, 2, buildAddMonths};
+  t["make_ym_interval"] = {0, 2, buildMakeYmInterval};
   t["months_between"] = {2, 3, buildMonthsBetween};
   t["last_day"] = {1, 1, buildLastDay};
   t["next_day"] = {2, 2, buildNextDay};

@@ -331,6 +331,7 @@ uint64_t sparkXxHash(const Value& v, uint64_t seed) {
     case TypeId::TinyInt:
     case TypeId::SmallInt:
     case TypeId::Date:
+    case TypeId::YearMonthInterval:
       return xxInt(static_cast<uint32_t>(v.asInt()), seed);
     case TypeId::Float:
       return xxInt(sparkFloatBits(v.asDouble()), seed);
@@ -406,7 +407,8 @@ int32_t sparkHash(const Value& v, int32_t seed) {
     case TypeId::Int:
     case TypeId::TinyInt:
     case TypeId::SmallInt:
-    case TypeId::Date: return static_cast<int32_t>(hashInt(static_cast<uint32_t>(v.asInt()), s));
+    case TypeId::Date:
+    case TypeId::YearMonthInterval: return static_cast<int32_t>(hashInt(static_cast<uint32_t>(v.asInt()), s));
     case TypeId::Float: return static_cast<int32_t>(hashInt(sparkFloatBits(v.asDouble()), s));
     case TypeId::Decimal:
       if (v.decimalPrecision() <= decimal::kMaxInt64Precision)

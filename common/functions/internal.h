@@ -83,6 +83,10 @@ inline int64_t floorDiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 inline int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
+// The day `months` months after day `days`, on the same day of the month or
+// the month's last (2024-01-31 and 1 month is 2024-02-29), as Java's
+// LocalDate.plusMonths; not limited to a DATE's range.
+int64_t dayAfterMonths(int64_t days, int64_t months);
 constexpr int64_t kMicrosPerSecond = 1000000;
 constexpr int64_t kMicrosPerDay = 86400LL * kMicrosPerSecond;
 
@@ -121,6 +125,10 @@ Value checkedSmallIntegral(int64_t r, TypeId t, const std::string& op);
 // Wraps `e` in a cast to `target` when its type differs; a NULL literal becomes a
 // typed NULL literal. No checking: callers decide what is allowed.
 ExprPtr castTo(ExprPtr e, const DataTypePtr& target);
+
+// A constant node as a literal computed now; a node whose value raises is
+// kept as it is, to raise for the record that reaches it.
+ExprPtr foldConstant(const ExprPtr& e);
 
 // "foo(STRING, INT)", for error messages.
 std::string signature(const std::string& name, const std::vector<ExprPtr>& args);
@@ -336,6 +344,23 @@ ExprPtr fnN(std::string name, DataTypePtr type, std::vector<ExprPtr> args, bool 
   return std::make_shared<FnN<F>>(std::move(name), std::move(type), std::move(args),
                                   deterministic, std::move(f));
 }
+
+// ---- YEAR-MONTH INTERVAL (year_month_interval.cpp) -------------------------
+
+// `l op r` where one side is a YEAR-MONTH INTERVAL, as Spark computes it
+// (sym is + - * /); throws 42804 for a pair Spark has no operator for.
+ExprPtr makeYearMonthIntervalArith(const std::string& sym, ExprPtr l, ExprPtr r, size_t pos);
+// -x and abs(x) of a YEAR-MONTH INTERVAL.
+ExprPtr makeYearMonthIntervalNegate(ExprPtr e);
+ExprPtr yearMonthIntervalAbs(std::vector<ExprPtr>& args);
+// A cast to or from a YEAR-MONTH INTERVAL type (canCast allowed it).
+ExprPtr castYearMonthInterval(ExprPtr e, const DataTypePtr& target);
+// extract(field FROM x) / date_part(field, x) of a YEAR-MONTH INTERVAL x:
+// YEAR (INT) or MONTH (TINYINT), `field` in upper case.
+ExprPtr yearMonthIntervalField(const std::string& fn, const std::string& field, const ExprPtr& e,
+                               size_t pos);
+// make_ym_interval([years[, months]]).
+ExprPtr buildMakeYmInterval(const std::string& name, std::vector<ExprPtr>& args, size_t pos);
 
 // ---- the function table -----------------------------------------------------
 

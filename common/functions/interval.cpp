@@ -94,4 +94,68 @@ int64_t parseInterval(const std::string& text, const std::string& unit, size_t p
   return negAll ? -total : total;
 }
 
+int64_t parseDayTimeRange(const std::string& text, const std::string& from, const std::string& to,
+                          size_t pos) {
+  static constexpr std::string_view kUnits[] = {"DAY", "HOUR", "MINUTE", "SECOND"};
+  static constexpr int64_t kMicros[] = {86400LL * 1000000, 3600LL * 1000000, 60LL * 1000000, 1000000};
+  static constexpr int64_t kMax[] = {0, 23, 59, 59};
+  auto rank = [](std::string_view u) {
+    for (int i = 0; i < 4; ++i)
+      if (iequals(u, kUnits[i])) return i;
+    return -1;
+  };
+  const int first = rank(from), last = rank(to);
+  auto fail = [&]() {
+    throw SqlError(sqlstate::kInvalidTextRepresentation,
+                   fmt::format("invalid interval: '{}' {} TO {}", text, from, to), pos,
+                   "write INTERVAL '1 02:03:04.5' DAY TO SECOND, '02:03' HOUR TO MINUTE or "
+                   "'3 04' DAY TO HOUR: hours 0 to 23, minutes and seconds 0 to 59");
+  };
+  if (first < 0 || last <= first) fail();
+  std::string_view s = text;
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  // One sign before the quotes (the parser's '-') and one inside may both be there.
+  int sign = 1;
+  for (int k = 0; k < 2 && !s.empty() && (s[0] == '-' || s[0] == '+'); ++k) {
+    if (s[0] == '-') sign = -sign;
+    s.remove_prefix(1);
+  }
+  Int128 total = 0;
+  for (int unit = first; unit <= last; ++unit) {
+    if (unit > first) {
+      // DAY is followed by a space, the clock's fields by colons.
+      const char sep = unit == 1 ? ' ' : ':';
+      if (s.empty() || s[0] != sep) fail();
+      s.remove_prefix(1);
+    }
+    size_t n = 0;
+    while (n < s.size() && s[n] >= '0' && s[n] <= '9') ++n;
+    if (n == 0 || n > 18) fail();
+    int64_t v = 0;
+    std::from_chars(s.data(), s.data() + n, v);
+    s.remove_prefix(n);
+    if (unit > first && v > kMax[unit]) fail();
+    total += static_cast<Int128>(v) * kMicros[unit];
+    if (unit == 3 && !s.empty() && s[0] == '.') {
+      // A fraction of a second, to the microsecond (Spark keeps at most 9 digits).
+      s.remove_prefix(1);
+      size_t f = 0;
+      int64_t micros = 0;
+      while (f < s.size() && s[f] >= '0' && s[f] <= '9') {
+        if (f < 6) micros = micros * 10 + (s[f] - '0');
+        ++f;
+      }
+      if (f == 0 || f > 9) fail();
+      for (size_t k = f; k < 6; ++k) micros *= 10;
+      s.remove_prefix(f);
+      total += micros;
+    }
+  }
+  if (!s.empty()) fail();
+  total *= sign;
+  if (total > INT64_MAX || total < INT64_MIN) fail();
+  return static_cast<int64_t>(total);
+}
+
 }  // namespace rtsql

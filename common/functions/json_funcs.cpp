@@ -14,6 +14,7 @@
 #include "common/functions/schema_string.h"
 #include "common/json.h"
 #include "common/schema.h"
+#include "common/year_month_interval.h"
 
 namespace rtsql::expr_internal {
 
@@ -287,6 +288,11 @@ Value fromJsonElement(simdjson::dom::element el, const DataType& type) {
       int64_t us;
       return parseTimestamp(el.get_string().value_unsafe(), &us, false) ? Value::timestampNtz(us)
                                                                         : Value();
+    }
+    case TypeId::YearMonthInterval: {  // Spark's text, as to_json writes it
+      if (k != element_type::STRING) return {};
+      auto months = ym::parse(el.get_string().value_unsafe(), type.ymStart, type.ymEnd);
+      return months ? Value::yearMonthInterval(*months) : Value();
     }
     case TypeId::Array: {
       if (k != element_type::ARRAY) return {};

@@ -217,6 +217,7 @@ ExprPtr buildAbs(const std::string& name, std::vector<ExprPtr>& args, size_t pos
       return Value::decimal(x < 0 ? -x : x, v.decimalPrecision(), v.decimalScale());
     });
   }
+  if (args[0]->type()->id == TypeId::YearMonthInterval) return yearMonthIntervalAbs(args);
   if (args[0]->type()->id != TypeId::Interval) argNumeric(name, args, 0, pos);
   auto t = args[0]->type();
   return fn1(name, t, args, [](const Value& v) {

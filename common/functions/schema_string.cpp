@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/schema.h"
+#include "common/year_month_interval.h"
 
 namespace rtsql::expr_internal {
 
@@ -117,6 +118,28 @@ class SchemaReader {
       DataTypePtr v = type();
       expect('>');
       return DataType::mapOf(k, v);
+    }
+    if (iequals(w, "INTERVAL")) {
+      // INTERVAL YEAR TO MONTH, INTERVAL MONTH, INTERVAL DAY TO SECOND; a bare
+      // INTERVAL is the day-time one.
+      skip();
+      size_t save = i_;
+      if (i_ >= s_.size() || !std::isalpha(static_cast<unsigned char>(s_[i_]))) return DataType::of(TypeId::Interval);
+      std::string from = word();
+      if (!ym::intervalType(from, "")) {
+        i_ = save;  // a word that is no unit: the next field's name
+        return DataType::of(TypeId::Interval);
+      }
+      std::string to;
+      save = i_;
+      skip();
+      if (i_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[i_])) && iequals(word(), "TO"))
+        to = word();
+      else
+        i_ = save;
+      DataTypePtr t = ym::intervalType(toUpper(from), toUpper(to));
+      if (!t) fail(fmt::format("INTERVAL {} TO {} is not an interval type", from, to));
+      return t;
     }
     auto id = scalarTypeFromName(w);
     if (!id) fail(fmt::format("unknown type {}", w));

@@ -48,6 +48,7 @@ PyObject* toPython(const Value& v, const DataType& type) {
     case TypeId::BigInt:
     case TypeId::TinyInt:
     case TypeId::SmallInt:
+    case TypeId::YearMonthInterval:  // its months: Python has no such interval
       return PyLong_FromLongLong(v.asInt());
     case TypeId::Double:
     case TypeId::Float:
@@ -146,7 +147,9 @@ int64_t integerResult(const std::string& fn, PyObject* o, const DataType& type,
   int overflow = 0;
   const long long n = PyLong_AsLongLongAndOverflow(o, &overflow);
   const bool fits = overflow == 0 && !(n == -1 && PyErr_Occurred()) &&
-                    (type.id == TypeId::BigInt || (type.id == TypeId::Int && n >= INT32_MIN && n <= INT32_MAX) ||
+                    (type.id == TypeId::BigInt ||
+                     ((type.id == TypeId::Int || type.id == TypeId::YearMonthInterval) && n >= INT32_MIN &&
+                      n <= INT32_MAX) ||
                      (type.id == TypeId::SmallInt && n >= INT16_MIN && n <= INT16_MAX) ||
                      (type.id == TypeId::TinyInt && n >= INT8_MIN && n <= INT8_MAX));
   if (!fits) {
@@ -175,6 +178,10 @@ Value fromPython(const std::string& fn, PyObject* o, const DataType& type,
     case TypeId::BigInt:
       if (PyLong_Check(o) && !PyBool_Check(o))
         return Value::bigint(integerResult(fn, o, type, path));
+      break;
+    case TypeId::YearMonthInterval:  // an int: its months
+      if (PyLong_Check(o) && !PyBool_Check(o))
+        return Value::yearMonthInterval(static_cast<int32_t>(integerResult(fn, o, type, path)));
       break;
     case TypeId::TinyInt:
       if (PyLong_Check(o) && !PyBool_Check(o))

@@ -390,6 +390,7 @@ class DatagenSource final : public SourceTask {
       case TypeId::Binary: return Value::binary(randomText(8));
       case TypeId::Timestamp: return Value::timestamp(nowMicros());
       case TypeId::Interval: return Value::interval(uniformInt(0, 1'000'000));
+      case TypeId::YearMonthInterval: return Value::yearMonthInterval(static_cast<int32_t>(uniformInt(0, 240)));
       case TypeId::Decimal:
         return castValue(Value::float64(std::uniform_real_distribution<double>(0, 1000)(rng_)), type);
       case TypeId::Date: return Value::date(nowMicros() / (86400LL * 1000000));

@@ -562,6 +562,7 @@ int setNullable(avro_value_t& v, const Value& x, const DataType& type) {
     case TypeId::Int:
     case TypeId::TinyInt:
     case TypeId::SmallInt:
+    case TypeId::YearMonthInterval:  // its months
       return avro_value_set_int(&branch, static_cast<int32_t>(x.asInt()));
     case TypeId::Float:
       return avro_value_set_float(&branch, static_cast<float>(x.asDouble()));

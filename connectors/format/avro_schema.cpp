@@ -369,6 +369,9 @@ void appendAvroType(std::string& out, const DataType& t, const std::string& path
     case TypeId::SmallInt:
       out += "\"int\"";
       return;
+    case TypeId::YearMonthInterval:
+      out += "\"int\"";  // its months, as Spark's to_avro writes a year-month interval
+      return;
     case TypeId::Float:
       out += "\"float\"";
       return;

@@ -9,6 +9,7 @@
 #include "common/expr.h"
 #include "common/json.h"
 #include "connectors/format/float_widening.h"
+#include "common/year_month_interval.h"
 
 namespace rtsql::format {
 
@@ -172,6 +173,13 @@ bool textToValue(std::string_view text, const DataType& type, Value& out, bool b
       } catch (const SqlError&) {
         return false;
       }
+    }
+    case TypeId::YearMonthInterval: {
+      // Spark's text ('1-2', INTERVAL '1-2' YEAR TO MONTH), as its writers give it.
+      auto months = ym::parse(text, type.ymStart, type.ymEnd);
+      if (!months) return false;
+      out = Value::yearMonthInterval(*months);
+      return true;
     }
     case TypeId::Null:
       out = Value();

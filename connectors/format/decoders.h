@@ -54,7 +54,7 @@ void encodeKey(const Row& row, const Schema& schema, int keyColumn,
 // empty string is "", and a text holding the delimiter, a quote, CR or LF is
 // quoted with its quotes doubled. Booleans are true/false, timestamps ISO-8601
 // as in json, doubles as the json encoder writes them.
-void appendCsvField(std::string& out, const Value& v, char delimiter);
+void appendCsvField(std::string& out, const Value& v, char delimiter, const DataType* type = nullptr);
 void appendCsvText(std::string& out, std::string_view text, char delimiter);
 
 // The 'csv.delimiter' option as one byte: a single character, or "\t" spelled

@@ -5,6 +5,7 @@
 // caller's EncodedRecord so its string buffers are reused per record.
 #include "common/functions/internal.h"
 #include "common/json.h"
+#include "common/year_month_interval.h"
 #include "connectors/format/decoders.h"
 #include "connectors/registry.h"
 
@@ -132,7 +133,7 @@ class CsvEncoder final : public RecordEncoder {
     for (size_t index : columns_) {
       if (!first) s += delimiter_;
       first = false;
-      if (index < row.size()) appendCsvField(s, row[index], delimiter_);
+      if (index < row.size()) appendCsvField(s, row[index], delimiter_, schema_.columns[index].type.get());
     }
     encodeKey(row, schema_, keyColumn_, keyColumns_, out);
   }
@@ -219,7 +220,7 @@ void appendCsvText(std::string& out, std::string_view text, char delimiter) {
   out += '"';
 }
 
-void appendCsvField(std::string& out, const Value& v, char delimiter) {
+void appendCsvField(std::string& out, const Value& v, char delimiter, const DataType* type) {
   // Every field goes through appendCsvText: even a number is quoted when the
   // delimiter is one of its characters ('.', '-', 'e').
   std::string text;
@@ -255,6 +256,11 @@ void appendCsvField(std::string& out, const Value& v, char delimiter) {
       break;
     case TypeId::Interval:
       text = expr_internal::formatInterval(v.asInt());
+      break;
+    case TypeId::YearMonthInterval:  // Spark's text: INTERVAL '1-2' YEAR TO MONTH
+      text = type && type->id == TypeId::YearMonthInterval
+                 ? ym::sparkText(v.asInt(), *type)
+                 : ym::sparkText(v.asInt(), YmField::Year, YmField::Month);
       break;
     case TypeId::Decimal:
     case TypeId::Date:

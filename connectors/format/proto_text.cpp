@@ -250,6 +250,7 @@ class SinkProtoWriter {
       case TypeId::Int:
       case TypeId::TinyInt:
       case TypeId::SmallInt:
+      case TypeId::YearMonthInterval:  // its months
         return "int32";
       case TypeId::Float:
         return "float";

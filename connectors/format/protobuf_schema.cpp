@@ -526,8 +526,10 @@ bool fits(const DataType& t, const ProtoFieldPlan& f, bool item, std::string& wh
   if (t.id == TypeId::Float && want == TypeId::Double) return true;
   // A DOUBLE into a float (rounded), as before floats read as FLOAT.
   if (t.id == TypeId::Double && want == TypeId::Float) return true;
-  // An INTERVAL is its microseconds, as avro sinks write it.
+  // An INTERVAL is its microseconds, as avro sinks write it; a YEAR-MONTH
+  // INTERVAL its months.
   if (t.id == TypeId::Interval && want == TypeId::BigInt) return true;
+  if (t.id == TypeId::YearMonthInterval && (want == TypeId::Int || want == TypeId::BigInt)) return true;
   why =
       fmt::format("field {} takes {}, not {}", path, DataType::of(want)->toString(), t.toString());
   return false;

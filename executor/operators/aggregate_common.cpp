@@ -1,6 +1,7 @@
 #include "executor/operators/aggregate_common.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -85,6 +86,26 @@ Value asArgType(Value v, const DataType& type) {
   return castValue(v, type);
 }
 
+// A sum of YEAR-MONTH INTERVALs (their months, kept as a BIGINT sum); past
+// an int32 of months it raises, as Spark's interval sum does.
+Value yearMonthIntervalSum(int64_t months) {
+  if (months < INT32_MIN || months > INT32_MAX)
+    throw SqlError(sqlstate::kNumericOutOfRange,
+                   "[ARITHMETIC_OVERFLOW] integer overflow in the sum of YEAR-MONTH INTERVALs",
+                   SqlError::npos, "an INTERVAL YEAR TO MONTH holds at most 178956970-7");
+  return Value::yearMonthInterval(static_cast<int32_t>(months));
+}
+
+// Their average: the sum divided by the count, rounded half away from zero
+// (Spark's DivideYMInterval). The months are summed as a DOUBLE, exact for
+// any sum an int32 holds.
+Value yearMonthIntervalAverage(double sum, int64_t count) {
+  const int64_t s = yearMonthIntervalSum(std::llround(sum)).asInt();
+  int64_t q = s / count, rem = s % count;
+  if (rem != 0 && 2 * (rem < 0 ? -rem : rem) >= count) q += s < 0 ? -1 : 1;
+  return Value::yearMonthInterval(static_cast<int32_t>(q));
+}
+
 int64_t integralOf(const Value& v) {
   return v.type() == TypeId::Double || v.type() == TypeId::Float ? static_cast<int64_t>(v.asDouble())
                                                                  : v.asInt();
@@ -120,6 +141,8 @@ AggregateCalls::AggregateCalls(const std::vector<AggregateCall>& calls, bool ret
       call.decimalSum = true;
       call.result = {c.resultType->precision, c.resultType->scale};
     }
+    call.yearMonthInterval = (c.function == AggregateFunction::Sum || c.function == AggregateFunction::Avg) &&
+                             c.resultType && c.resultType->id == TypeId::YearMonthInterval;
     calls_.push_back(std::move(call));
   }
 }
@@ -485,6 +508,8 @@ void AggregateCalls::appendResults(Row& out, const std::vector<Accumulator>& acc
         else if (calls_[i].decimalSum)
           out.push_back(decimalResult(decimal::toType(a.xsum, calls_[i].argType->scale, calls_[i].result),
                                       calls_[i].result));
+        else if (calls_[i].yearMonthInterval)
+          out.push_back(yearMonthIntervalSum(a.isum));
         else
           out.push_back(calls_[i].doubleSum ? Value::float64(a.dsum) : Value::bigint(a.isum));
         break;
@@ -495,6 +520,8 @@ void AggregateCalls::appendResults(Row& out, const std::vector<Accumulator>& acc
           out.push_back(decimalResult(
               decimal::div(a.xsum, calls_[i].argType->scale, a.count, 0, calls_[i].result),
               calls_[i].result));
+        else if (calls_[i].yearMonthInterval)
+          out.push_back(yearMonthIntervalAverage(a.dsum, a.count));
         else
           out.push_back(Value::float64(a.dsum / static_cast<double>(a.count)));
         break;

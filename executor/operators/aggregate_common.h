@@ -108,6 +108,7 @@ class AggregateCalls {
     // Spark's aggregates beyond the first six (aggregates/family.h); null
     // for those.
     std::shared_ptr<const AggregateFamily> family;
+    bool yearMonthInterval = false;  // sum or avg of a YEAR-MONTH INTERVAL: in isum or dsum
   };
   // Moves the per-value count of `v` for call `i` in family `tag` by `delta`;
   // returns the count before.

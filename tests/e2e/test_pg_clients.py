@@ -108,3 +108,20 @@ def test_psql_lists_relations_schemas_functions_databases(server):
         server.psql(f"DROP FUNCTION {function}")
         server.psql(f"DROP SOURCE {source}")
         server.psql(f"DROP TABLE {table}")
+
+
+def test_psycopg_reads_a_year_month_interval(server):
+    """A YEAR-MONTH INTERVAL goes out as PostgreSQL's interval (OID 1186) in its
+    text form, which psycopg reads with its own interval loader (a year as 365
+    days, a month as 30, as PostgreSQL's justify rules count them)."""
+    import datetime
+
+    with server.connect() as conn:
+        cur = conn.execute("SELECT INTERVAL '1-2' YEAR TO MONTH, INTERVAL -'3' MONTH, "
+                           "make_ym_interval(2, 0), CAST(INTERVAL '1-2' YEAR TO MONTH AS STRING)")
+        assert [d.type_code for d in cur.description] == [1186, 1186, 1186, 25]
+        one_two, minus_three, two, text = cur.fetchone()
+        assert one_two == datetime.timedelta(days=365 + 2 * 30)
+        assert minus_three == datetime.timedelta(days=-3 * 30)
+        assert two == datetime.timedelta(days=2 * 365)
+        assert text == "INTERVAL '1-2' YEAR TO MONTH"

@@ -299,7 +299,7 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
     # The named cases of the issue, whatever the draw gave.
     for family, function, sql in (EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls() + ZONE_CALLS
                                    + PATTERN_CALLS + BITWISE_CALLS + MAP_CALLS + NTZ_CALLS
-                                   + TRY_CAST_CALLS + FORMAT_CALLS):
+                                   + TRY_CAST_CALLS + FORMAT_CALLS + YM_CALLS):
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -401,6 +401,13 @@ def session_zone_calls():
                            (f"to_timestamp_ntz(CAST('{w}Z' AS TIMESTAMP))", "to_timestamp_ntz"),
                            (f"{n} = CAST('{w}' AS TIMESTAMP)", "=")]:
                 out.append(("datetime", f, sql, zone))
+    # A TIMESTAMP plus a year-month interval moves its wall clock in the
+    # zone: into a gap (2024-01-31 02:30 in Berlin and 2 months is the
+    # skipped 2024-03-31 02:30), across a change, and at a month's end.
+    for zone in SESSION_ZONES[:2]:
+        for i, months in [("2024-01-31 01:30:00Z", 2), ("2024-03-30 01:30:00Z", 1),
+                          ("2024-10-31 12:00:00Z", -1), ("2024-02-29 23:30:00Z", 12)]:
+            out.append(("interval", "+", f"CAST('{i}' AS TIMESTAMP) + INTERVAL '{months}' MONTH", zone))
     return out
 
 
@@ -799,3 +806,121 @@ FORMAT_CALLS = [("avro", fn, sql) for fn, sql in [
     ("from_avro", "from_avro(X'02', '{\"type\": \"nope\"}')"),
     ("from_avro", "from_avro(CAST(NULL AS BINARY), '\"int\"')"),
 ]]
+
+# Year-month intervals (INTERVAL YEAR, INTERVAL MONTH, INTERVAL YEAR TO
+# MONTH): literals, make_ym_interval, arithmetic with numbers, DATEs and
+# TIMESTAMPs, comparisons, casts, extract, to_json/to_csv and hash, at the
+# int32 bounds (178956970-7 and -178956970-8), negative, NULL, month ends and
+# leap days; then a seeded draw of make_ym_interval and of DATE + interval.
+# A few day-time range literals (DAY TO SECOND) ride along.
+_YM = "INTERVAL '1-2' YEAR TO MONTH"
+_YM_MAX = "INTERVAL '178956970-7' YEAR TO MONTH"
+_YM_MIN = "INTERVAL '-178956970-8' YEAR TO MONTH"
+YM_CALLS = [("interval", f, sql) for f, sql in [
+    ("literal", "INTERVAL '1' MONTH"), ("literal", "INTERVAL '2' YEAR"), ("literal", _YM),
+    ("literal", "INTERVAL -'1-2' YEAR TO MONTH"), ("literal", "INTERVAL '-1-2' YEAR TO MONTH"),
+    ("literal", "INTERVAL -'-1-2' YEAR TO MONTH"), ("literal", "INTERVAL '+1-2' YEAR TO MONTH"),
+    ("literal", _YM_MAX), ("literal", _YM_MIN), ("literal", "INTERVAL '178956970-8' YEAR TO MONTH"),
+    ("literal", "INTERVAL '1-12' YEAR TO MONTH"), ("literal", "INTERVAL '0-0' YEAR TO MONTH"),
+    ("literal", "INTERVAL '2147483647' MONTH"), ("literal", "INTERVAL '-2147483648' MONTH"),
+    ("literal", "INTERVAL '2147483648' MONTH"), ("literal", "INTERVAL '178956970' YEAR"),
+    ("literal", "INTERVAL '178956971' YEAR"), ("literal", "INTERVAL 3 YEARS"),
+    ("literal", "INTERVAL 14 MONTHS"), ("literal", "INTERVAL -'5' MONTH"), ("literal", "INTERVAL '1' YEAR TO MONTH"),
+    ("literal", "INTERVAL '1 02:03:04' DAY TO SECOND"), ("literal", "INTERVAL '-1 02:03:04.5' DAY TO SECOND"),
+    ("literal", "INTERVAL -'1 00:00:01' DAY TO SECOND"), ("literal", "INTERVAL '1 24:00:00' DAY TO SECOND"),
+    ("typeof", "typeof(INTERVAL '1' MONTH)"), ("typeof", "typeof(INTERVAL '2' YEAR)"),
+    ("typeof", f"typeof({_YM})"), ("typeof", "typeof(INTERVAL '1' YEAR + INTERVAL '1' MONTH)"),
+    ("typeof", "typeof(INTERVAL '1' YEAR + INTERVAL '1' YEAR)"), ("typeof", "typeof(INTERVAL '1' YEAR * 2)"),
+    ("typeof", "typeof(make_ym_interval(1, 2))"),
+    ("make_ym_interval", "make_ym_interval(178956970, 7)"), ("make_ym_interval", "make_ym_interval(178956970, 8)"),
+    ("make_ym_interval", "make_ym_interval(-178956970, -8)"), ("make_ym_interval", "make_ym_interval(-178956970, -9)"),
+    ("make_ym_interval", "make_ym_interval(0, 2147483647)"), ("make_ym_interval", "make_ym_interval(0, -2147483648)"),
+    ("make_ym_interval", "make_ym_interval(2147483647)"), ("make_ym_interval", "make_ym_interval(1, -13)"),
+    ("make_ym_interval", "make_ym_interval(9223372036854775807, 0)"),
+    ("make_ym_interval", "make_ym_interval(CAST(2 AS BIGINT), CAST(3 AS SMALLINT))"),
+    ("+", f"{_YM} + INTERVAL '11' MONTH"), ("-", f"{_YM} - INTERVAL '2' YEAR"),
+    ("+", f"{_YM_MAX} + INTERVAL '1' MONTH"), ("-", f"{_YM_MIN} - INTERVAL '1' MONTH"),
+    ("+", f"{_YM_MAX} + {_YM_MIN}"), ("+", f"{_YM} + NULL"),
+    ("*", f"{_YM} * 2"), ("*", f"2 * {_YM}"), ("*", f"{_YM} * -3"), ("*", f"{_YM} * 1.5"),
+    ("*", f"{_YM} * {dbl('1.5')}"), ("*", f"INTERVAL '5' MONTH * {dbl('0.5')}"),
+    ("*", f"INTERVAL '7' MONTH * {dbl('0.5')}"), ("*", "INTERVAL '7' MONTH * 0.5"),
+    ("*", "INTERVAL '-7' MONTH * 0.5"), ("*", f"INTERVAL '1' MONTH * {dbl(chr(39) + 'NaN' + chr(39))}"),
+    ("*", "INTERVAL '1' MONTH * 2147483647"), ("*", "INTERVAL '2' MONTH * 2147483647"),
+    ("*", f"{_YM} * CAST(3 AS BIGINT)"), ("*", f"{_YM} * CAST(3000000000 AS BIGINT)"),
+    ("*", f"{_YM} * CAST(2 AS TINYINT)"), ("*", f"{_YM} * NULL"),
+    ("/", f"{_YM} / 2"), ("/", f"{_YM} / 3"), ("/", "INTERVAL '5' MONTH / 2"), ("/", "INTERVAL '-5' MONTH / 2"),
+    ("/", f"{_YM} / 0"), ("/", f"{_YM} / {dbl('0.0')}"), ("/", f"{_YM} / {dbl('4.0')}"),
+    ("/", "INTERVAL '5' MONTH / 2.0"), ("/", "INTERVAL '-5' MONTH / 2.0"), ("/", f"{_YM} / 0.0"),
+    ("/", "INTERVAL '-2147483648' MONTH / -1"), ("/", f"{_YM} / CAST(-2 AS BIGINT)"),
+    ("/", f"{_YM_MIN} / CAST(-1 AS BIGINT)"), ("/", f"{_YM} / {dbl('1e-300')}"),
+    ("negative", f"-{_YM}"), ("negative", "-INTERVAL '-2147483648' MONTH"), ("negative", f"- {_YM_MAX}"),
+    ("+", f"DATE '2024-01-31' + INTERVAL '1' MONTH"), ("+", "DATE '2024-02-29' + INTERVAL '1' YEAR"),
+    ("-", "DATE '2023-03-31' - INTERVAL '1' MONTH"), ("-", "DATE '2024-03-31' - INTERVAL '1' MONTH"),
+    ("+", "DATE '2024-02-29' + INTERVAL '4' YEAR"), ("+", f"DATE '2024-01-31' + {_YM}"),
+    ("+", "INTERVAL '1' MONTH + DATE '2024-01-31'"), ("+", "DATE '9999-12-31' + INTERVAL '1' MONTH"),
+    ("-", "DATE '0001-01-01' - INTERVAL '1' MONTH"), ("+", f"DATE '2024-01-31' + {_YM_MAX}"),
+    ("-", f"DATE '2024-01-31' - {_YM_MIN}"), ("-", f"DATE '2024-01-31' - {_YM}"),
+    ("+", f"{ts('2024-01-31 10:00:00')} + INTERVAL '1' MONTH"),
+    ("-", f"{ts('2024-02-29 13:45:07.123456')} - INTERVAL '1-1' YEAR TO MONTH"),
+    ("+", f"INTERVAL '12' MONTH + {ts('2024-02-29 13:45:07.123456')}"),
+    ("+", f"{ts('9999-12-31 23:59:59.999999')} + {_YM_MAX}"),
+    ("+", "TIMESTAMP_NTZ '2024-03-31 01:30:00' + INTERVAL '1' MONTH"),
+    ("-", "TIMESTAMP_NTZ '2024-03-31 01:30:00' - INTERVAL '1' MONTH"),
+    ("+", "INTERVAL '1' YEAR + TIMESTAMP_NTZ '2024-02-29 00:00:00'"),
+    ("+", "'2024-01-31' + INTERVAL '1' MONTH"),
+    ("=", "INTERVAL '1' YEAR = INTERVAL '12' MONTH"), (">", f"{_YM} > INTERVAL '1' YEAR"),
+    ("<", f"{_YM_MIN} < {_YM_MAX}"), ("<=", "INTERVAL '-1' MONTH <= INTERVAL '0' YEAR"),
+    ("=", "INTERVAL '1' YEAR = INTERVAL '1' DAY"),
+    ("greatest", f"greatest({_YM}, INTERVAL '2' YEAR, INTERVAL '13' MONTH)"),
+    ("least", f"least({_YM}, INTERVAL '2' YEAR, INTERVAL '13' MONTH)"),
+    ("coalesce", f"coalesce(NULL, {_YM})"),
+    ("cast", f"CAST({_YM} AS STRING)"), ("cast", "CAST(INTERVAL '-5' MONTH AS STRING)"),
+    ("cast", "CAST(INTERVAL '3' YEAR AS STRING)"), ("cast", "CAST(INTERVAL '-3' YEAR AS STRING)"),
+    ("cast", f"CAST({_YM_MIN} AS STRING)"), ("cast", "CAST(INTERVAL '-2147483648' MONTH AS STRING)"),
+    ("cast", "CAST('1-2' AS INTERVAL YEAR TO MONTH)"), ("cast", "CAST(' -1-2 ' AS INTERVAL YEAR TO MONTH)"),
+    ("cast", "CAST('1-12' AS INTERVAL YEAR TO MONTH)"), ("cast", "CAST('x' AS INTERVAL YEAR TO MONTH)"),
+    ("cast", "CAST('14' AS INTERVAL MONTH)"), ("cast", "CAST('3' AS INTERVAL YEAR)"),
+    ("cast", "CAST('1-2' AS INTERVAL YEAR)"), ("cast", "CAST('178956970-8' AS INTERVAL YEAR TO MONTH)"),
+    ("cast", f"CAST({_YM} AS INTERVAL YEAR)"), ("cast", "CAST(INTERVAL '-14' MONTH AS INTERVAL YEAR)"),
+    ("cast", "CAST(INTERVAL '3' YEAR AS INTERVAL YEAR TO MONTH)"),
+    ("cast", "CAST(INTERVAL '3' YEAR AS INT)"), ("cast", "CAST(INTERVAL '14' MONTH AS BIGINT)"),
+    ("cast", f"CAST({_YM} AS INT)"), ("cast", "CAST(14 AS INTERVAL MONTH)"), ("cast", "CAST(-3 AS INTERVAL YEAR)"),
+    ("cast", "CAST(200000000 AS INTERVAL YEAR)"), ("cast", "CAST(INTERVAL '300' YEAR AS TINYINT)"),
+    ("cast", "CAST(NULL AS INTERVAL YEAR TO MONTH)"), ("try_cast", "try_cast('x' AS INTERVAL YEAR TO MONTH)"),
+    ("try_cast", "try_cast('2-3' AS INTERVAL YEAR TO MONTH)"),
+    ("extract", f"extract(YEAR FROM {_YM})"), ("extract", f"extract(MONTH FROM {_YM})"),
+    ("extract", "extract(YEAR FROM INTERVAL '-1-2' YEAR TO MONTH)"),
+    ("extract", "extract(MONTH FROM INTERVAL '-1-2' YEAR TO MONTH)"),
+    ("extract", f"extract(MONTH FROM {_YM_MIN})"), ("extract", f"extract(YEAR FROM {_YM_MIN})"),
+    ("extract", "extract(MONTH FROM INTERVAL '2' YEAR)"), ("extract", "extract(YEAR FROM INTERVAL '14' MONTH)"),
+    ("extract", f"extract(DAY FROM {_YM})"),
+    ("date_part", f"date_part('YEAR', {_YM})"), ("date_part", "date_part('MONTH', INTERVAL '-14' MONTH)"),
+    ("date_part", f"date_part('mon', {_YM})"), ("date_part", f"date_part('yrs', {_YM})"),
+    ("typeof", f"typeof(extract(MONTH FROM {_YM}))"),
+    ("to_json", f"to_json(named_struct('i', {_YM}))"), ("to_json", "to_json(named_struct('i', INTERVAL '3' YEAR))"),
+    ("to_json", "to_json(named_struct('i', INTERVAL '-14' MONTH))"),
+    ("to_json", f"to_json(named_struct('i', {_YM_MIN}))"),
+    ("to_json", f"to_json(array({_YM}, NULL))"),
+    ("to_csv", f"to_csv(named_struct('i', {_YM}, 'n', 1))"),
+    ("to_csv", "to_csv(named_struct('i', INTERVAL '-3' YEAR))"),
+    ("hash", f"hash({_YM})"), ("hash", "hash(INTERVAL '-1' MONTH)"), ("xxhash64", f"xxhash64({_YM})"),
+    ("abs", "abs(INTERVAL '-1-2' YEAR TO MONTH)"), ("abs", f"abs({_YM_MIN})"),
+]]
+
+
+def _ym_draws(seed=4345):
+    rng = random.Random(seed)
+    parts = ["0", "1", "-1", "11", "12", "-13", "NULL", "2", "100", "-7"]
+    days = ["2024-01-31", "2024-02-29", "2023-02-28", "2000-03-31", "1970-01-01", "0001-01-31",
+            "9999-12-31", "2024-12-31"]
+    out = []
+    for _ in range(20):
+        y, m = rng.choice(parts), rng.choice(parts)
+        out.append(("interval", "make_ym_interval", f"make_ym_interval({y}, {m})"))
+    for _ in range(20):
+        d, y, m, op = rng.choice(days), rng.choice(parts[:6]), rng.choice(parts[:6]), rng.choice("+-")
+        out.append(("interval", op, f"DATE '{d}' {op} make_ym_interval({y}, {m})"))
+    return out
+
+
+YM_CALLS += _ym_draws()

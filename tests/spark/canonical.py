@@ -162,9 +162,36 @@ def _interval_or_text(s):
     days = int(m.group(1) or 0)
     clock = ((int(m.group(3) or 0) * 60 + int(m.group(4) or 0)) * 60 + int(m.group(5) or 0)) * 1000000
     clock += int((m.group(6) or "").ljust(6, "0") or 0)
-    if m.group(2):
+    if m.group(2) or (days < 0 and s.startswith("-")):
+        # rtsql writes one sign before the whole interval: "-1 day 02:00:00".
         clock = -clock
     return "interval " + str(days * 86400000000 + clock)
+
+
+_PG_YM = re.compile(r"^(?:(-?\d+) years?)? ?(?:(-?\d+) mons?)?$")
+
+
+def ym_text(months, type_name):
+    """A year-month interval as Spark's CAST(... AS STRING) writes it, for its
+    type: INTERVAL '1-2' YEAR TO MONTH, INTERVAL '1' YEAR, INTERVAL '14' MONTH."""
+    sign = "-" if months < 0 else ""
+    a = abs(months)
+    if type_name == "interval year":
+        return f"INTERVAL '{sign}{a // 12}' YEAR"
+    if type_name == "interval month":
+        return f"INTERVAL '{months}' MONTH"
+    return f"INTERVAL '{sign}{a // 12}-{a % 12}' YEAR TO MONTH"
+
+
+def _year_month_or_text(s, type_name):
+    """rtsql's year-month interval as pgwire sends it (PostgreSQL's '1 year 2
+    mons', '-3 mons', '00:00:00') as Spark's text."""
+    if s == "00:00:00":
+        return ym_text(0, type_name)
+    m = _PG_YM.match(s)
+    if not m or not s:
+        return s
+    return ym_text(int(m.group(1) or 0) * 12 + int(m.group(2) or 0), type_name)
 
 
 def from_rtsql(text, type_name):
@@ -193,6 +220,8 @@ def from_rtsql(text, type_name):
         return _timestamp_or_text(_spark_era(text))
     if t == "date":
         return _spark_era(text)
+    if t.startswith(("interval year", "interval month")):
+        return _year_month_or_text(text, t)
     if t.startswith("interval"):
         return _interval_or_text(text)
     if t == "binary":
