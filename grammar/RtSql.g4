@@ -393,7 +393,7 @@ valueExpr
     | valueExpr op=AMPERSAND valueExpr                         # binaryValue
     | valueExpr op=CARET valueExpr                             # binaryValue
     | valueExpr op=PIPE valueExpr                              # binaryValue
-    | valueExpr op=(EQ | EQ2 | NEQ | NEQ2 | LT | LTE | GT | GTE) valueExpr   # binaryValue
+    | valueExpr op=(EQ | EQ2 | NEQ | NEQ2 | NSEQ | LT | LTE | GT | GTE) valueExpr   # binaryValue
     // PostgreSQL's regular-expression match operators, and any operator
     // spelled OPERATOR(pg_catalog.~) as psql writes them.
     | valueExpr op=(TILDE | NOT_TILDE | TILDE_STAR | NOT_TILDE_STAR) valueExpr  # regexValue
@@ -788,6 +788,8 @@ EQ2: '==';
 EQ: '=';
 NEQ: '<>';
 NEQ2: '!=';
+// Spark's null-safe equality: equal_null(a, b).
+NSEQ: '<=>';
 LTE: '<=';
 GTE: '>=';
 LT: '<';

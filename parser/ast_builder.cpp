@@ -1720,6 +1720,14 @@ ast::ExprPtr AstBuilder::valueExpr(P::ValueExprContext* ctx) {
   switch (b->op->getType()) {
     case P::EQ2: op = "="; break;
     case P::NEQ2: op = "<>"; break;
+    case P::NSEQ: {
+      // a <=> b is Spark's null-safe equality, the function equal_null.
+      auto call = newExpr(ast::ExprKind::Call, ctx);
+      call->name = "equal_null";
+      call->args.push_back(valueExpr(b->valueExpr(0)));
+      call->args.push_back(valueExpr(b->valueExpr(1)));
+      return call;
+    }
     default: op = std::string(tokenText(b->op)); break;
   }
   return pgOperator(op, valueExpr(b->valueExpr(0)), valueExpr(b->valueExpr(1)), ctx);
