@@ -151,19 +151,46 @@ bool permissiveMode(const std::string& fn, const ExprPtr& arg, size_t pos) {
   return permissive;
 }
 
-class FromAvroExpr final : public Expr {
+// What the four functions share: the value they read or write, evaluated per
+// row, and their constant schema and options arguments, kept for EXPLAIN.
+class FormatCallExpr : public Expr {
+ public:
+  FormatCallExpr(DataTypePtr type, const char* name, ExprPtr input, std::vector<ExprPtr> rest)
+      : Expr(std::move(type)), name_(name), input_(std::move(input)), rest_(std::move(rest)) {}
+  std::string toString() const override {
+    std::string s = std::string(name_) + "(" + input_->toString();
+    for (const auto& a : rest_) s += ", " + a->toString();
+    return s + ")";
+  }
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
+    fn(*input_);
+    for (const auto& a : rest_) fn(*a);
+  }
+
+ protected:
+  // withChildren's children: the input first, then the rest.
+  static ExprPtr takeInput(std::vector<ExprPtr>& children) {
+    ExprPtr input = std::move(children.front());
+    children.erase(children.begin());
+    return input;
+  }
+
+  const char* name_;
+  ExprPtr input_;
+  std::vector<ExprPtr> rest_;
+};
+
+class FromAvroExpr final : public FormatCallExpr {
  public:
   FromAvroExpr(DataTypePtr type, ExprPtr data, std::shared_ptr<CodecPool> pool,
                std::vector<ExprPtr> rest, bool permissive)
-      : Expr(std::move(type)),
-        data_(std::move(data)),
+      : FormatCallExpr(std::move(type), "from_avro", std::move(data), std::move(rest)),
         pool_(std::move(pool)),
-        rest_(std::move(rest)),
         permissive_(permissive) {}
 
   Value eval(const Row& row) const override {
     Value scratch;
-    const Value& bytes = data_->evalRef(row, scratch);
+    const Value& bytes = input_->evalRef(row, scratch);
     if (bytes.isNull()) return Value();
     Value out;
     std::string error;
@@ -179,40 +206,26 @@ class FromAvroExpr final : public Expr {
                    "the value is not an Avro datum of the schema; options map('mode', "
                    "'PERMISSIVE') read it as NULL");
   }
-  std::string toString() const override {
-    std::string s = "from_avro(" + data_->toString();
-    for (const auto& a : rest_) s += ", " + a->toString();
-    return s + ")";
-  }
-  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
-    fn(*data_);
-    for (const auto& a : rest_) fn(*a);
-  }
   ExprPtr withChildren(std::vector<ExprPtr> children) const override {
-    ExprPtr data = std::move(children.front());
-    children.erase(children.begin());
+    ExprPtr data = takeInput(children);
     return std::make_shared<FromAvroExpr>(type(), std::move(data), pool_, std::move(children),
                                           permissive_);
   }
 
  private:
-  ExprPtr data_;
   std::shared_ptr<CodecPool> pool_;
-  std::vector<ExprPtr> rest_;  // the schema and the options, constants kept for EXPLAIN
   bool permissive_;
 };
 
-class ToAvroExpr final : public Expr {
+class ToAvroExpr final : public FormatCallExpr {
  public:
   ToAvroExpr(ExprPtr value, std::shared_ptr<CodecPool> pool, std::vector<ExprPtr> rest)
-      : Expr(DataType::of(TypeId::Binary)),
-        value_(std::move(value)),
-        pool_(std::move(pool)),
-        rest_(std::move(rest)) {}
+      : FormatCallExpr(DataType::of(TypeId::Binary), "to_avro", std::move(value), std::move(rest)),
+        pool_(std::move(pool)) {}
 
   Value eval(const Row& row) const override {
     Value scratch;
-    const Value& v = value_->evalRef(row, scratch);
+    const Value& v = input_->evalRef(row, scratch);
     // NULL in, NULL out, as Spark's to_avro.
     if (v.isNull()) return Value();
     std::string bytes;
@@ -220,7 +233,7 @@ class ToAvroExpr final : public Expr {
     bool ok;
     {
       auto codec = pool_->take();
-      ok = (*codec).write(v, *value_->type(), bytes, error);
+      ok = (*codec).write(v, *input_->type(), bytes, error);
     }
     if (!ok) {
       throw SqlError(sqlstate::kInvalidParameterValue,
@@ -229,25 +242,13 @@ class ToAvroExpr final : public Expr {
     }
     return Value::binary(std::move(bytes));
   }
-  std::string toString() const override {
-    std::string s = "to_avro(" + value_->toString();
-    for (const auto& a : rest_) s += ", " + a->toString();
-    return s + ")";
-  }
-  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
-    fn(*value_);
-    for (const auto& a : rest_) fn(*a);
-  }
   ExprPtr withChildren(std::vector<ExprPtr> children) const override {
-    ExprPtr value = std::move(children.front());
-    children.erase(children.begin());
+    ExprPtr value = takeInput(children);
     return std::make_shared<ToAvroExpr>(std::move(value), pool_, std::move(children));
   }
 
  private:
-  ExprPtr value_;
   std::shared_ptr<CodecPool> pool_;
-  std::vector<ExprPtr> rest_;
 };
 
 ExprPtr buildFromAvro(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -353,19 +354,17 @@ std::shared_ptr<const ProtobufSchema> descriptorArgument(const std::string& fn,
   return ProtobufSchema::parse(bytes, message, pos, pos);
 }
 
-class FromProtobufExpr final : public Expr {
+class FromProtobufExpr final : public FormatCallExpr {
  public:
   FromProtobufExpr(ExprPtr data, std::shared_ptr<const ProtobufMessageReader> reader,
                    std::vector<ExprPtr> rest, bool permissive)
-      : Expr(reader->type()),
-        data_(std::move(data)),
+      : FormatCallExpr(reader->type(), "from_protobuf", std::move(data), std::move(rest)),
         reader_(std::move(reader)),
-        rest_(std::move(rest)),
         permissive_(permissive) {}
 
   Value eval(const Row& row) const override {
     Value scratch;
-    const Value& bytes = data_->evalRef(row, scratch);
+    const Value& bytes = input_->evalRef(row, scratch);
     if (bytes.isNull()) return Value();
     Value out;
     std::string error;
@@ -376,65 +375,39 @@ class FromProtobufExpr final : public Expr {
                    "the value is not a message of the descriptor's type; options map('mode', "
                    "'PERMISSIVE') read it as NULL");
   }
-  std::string toString() const override {
-    std::string s = "from_protobuf(" + data_->toString();
-    for (const auto& a : rest_) s += ", " + a->toString();
-    return s + ")";
-  }
-  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
-    fn(*data_);
-    for (const auto& a : rest_) fn(*a);
-  }
   ExprPtr withChildren(std::vector<ExprPtr> children) const override {
-    ExprPtr data = std::move(children.front());
-    children.erase(children.begin());
+    ExprPtr data = takeInput(children);
     return std::make_shared<FromProtobufExpr>(std::move(data), reader_, std::move(children),
                                               permissive_);
   }
 
  private:
-  ExprPtr data_;
   std::shared_ptr<const ProtobufMessageReader> reader_;
-  std::vector<ExprPtr> rest_;
   bool permissive_;
 };
 
-class ToProtobufExpr final : public Expr {
+class ToProtobufExpr final : public FormatCallExpr {
  public:
   ToProtobufExpr(ExprPtr value, std::shared_ptr<const ProtobufMessageWriter> writer,
                  std::vector<ExprPtr> rest)
-      : Expr(DataType::of(TypeId::Binary)),
-        value_(std::move(value)),
-        writer_(std::move(writer)),
-        rest_(std::move(rest)) {}
+      : FormatCallExpr(DataType::of(TypeId::Binary), "to_protobuf", std::move(value), std::move(rest)),
+        writer_(std::move(writer)) {}
 
   Value eval(const Row& row) const override {
     Value scratch;
-    const Value& v = value_->evalRef(row, scratch);
+    const Value& v = input_->evalRef(row, scratch);
     if (v.isNull()) return Value();
     std::string bytes;
     writer_->write(v, bytes);
     return Value::binary(std::move(bytes));
   }
-  std::string toString() const override {
-    std::string s = "to_protobuf(" + value_->toString();
-    for (const auto& a : rest_) s += ", " + a->toString();
-    return s + ")";
-  }
-  void forEachChild(const std::function<void(const Expr&)>& fn) const override {
-    fn(*value_);
-    for (const auto& a : rest_) fn(*a);
-  }
   ExprPtr withChildren(std::vector<ExprPtr> children) const override {
-    ExprPtr value = std::move(children.front());
-    children.erase(children.begin());
+    ExprPtr value = takeInput(children);
     return std::make_shared<ToProtobufExpr>(std::move(value), writer_, std::move(children));
   }
 
  private:
-  ExprPtr value_;
   std::shared_ptr<const ProtobufMessageWriter> writer_;
-  std::vector<ExprPtr> rest_;
 };
 
 ExprPtr buildFromProtobuf(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
