@@ -181,3 +181,18 @@ def wait_for_debezium(server, kafka, flow, topic, want, convert, timeout):
             break
         time.sleep(0.5)
     return got, records, error, progress
+
+
+def debezium_net_rows(records, columns):
+    """The rows decoded debezium-json records leave behind, as a Counter of
+    tuples of `columns`: each `after` adds its row, each `before` takes one
+    away, in any order (records of several output partitions, read one
+    partition after another, may interleave a delete before its insert)."""
+    table = Counter()
+    for rec in records:
+        rec = rec.get("payload", rec)
+        if rec.get("before") is not None:
+            table[tuple(rec["before"][c] for c in columns)] -= 1
+        if rec.get("after") is not None:
+            table[tuple(rec["after"][c] for c in columns)] += 1
+    return Counter({k: v for k, v in table.items() if v != 0})

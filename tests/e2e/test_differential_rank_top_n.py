@@ -24,6 +24,7 @@ from collections import Counter
 import duckdb
 import pytest
 
+from changelog import debezium_net_rows
 from conftest import unique
 
 SEED = 20261207
@@ -50,17 +51,6 @@ def read_changelog(kafka, topic, quiet_s=None):
     msgs = (kafka.consume(topic, timeout=quiet_s) if quiet_s
             else kafka.consume_to_end(topic, timeout=10))
     return [json.loads(m.value()) for m in msgs if m.value() is not None]
-
-
-def apply_changelog(records, cols):
-    table = Counter()
-    for rec in records:
-        rec = rec.get("payload", rec)
-        if rec.get("before") is not None:
-            table[tuple(rec["before"][c] for c in cols)] -= 1
-        if rec.get("after") is not None:
-            table[tuple(rec["after"][c] for c in cols)] += 1
-    return Counter({k: v for k, v in table.items() if v != 0})
 
 
 @pytest.fixture(scope="module")
@@ -91,12 +81,12 @@ def run_flow(server, kafka, select_sql, cols, want):
         deadline = time.monotonic() + WAIT_S
         got = None
         while time.monotonic() < deadline:
-            got = apply_changelog(read_changelog(kafka, out), cols)
+            got = debezium_net_rows(read_changelog(kafka, out), cols)
             if got == want:
                 break
             time.sleep(0.2)
         assert got == want
-        assert apply_changelog(read_changelog(kafka, out, quiet_s=3), cols) == want
+        assert debezium_net_rows(read_changelog(kafka, out, quiet_s=3), cols) == want
     finally:
         with server.connect() as conn:
             conn.execute(f"DROP FLOW IF EXISTS {flow}")

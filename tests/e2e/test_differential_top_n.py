@@ -19,6 +19,7 @@ from collections import Counter
 import duckdb
 import pytest
 
+from changelog import debezium_net_rows
 from conftest import unique
 
 SEED = 20241201
@@ -55,15 +56,8 @@ def read_changelog(kafka, topic, quiet_s=None):
 
 def apply_changelog(records, with_rank):
     """The table the debezium-json records leave behind."""
-    table = Counter()
     cols = ["id", "auction", "bidder", "price"] + (["rn"] if with_rank else [])
-    for rec in records:
-        rec = rec.get("payload", rec)
-        if rec.get("before") is not None:
-            table[tuple(rec["before"][c] for c in cols)] -= 1
-        if rec.get("after") is not None:
-            table[tuple(rec["after"][c] for c in cols)] += 1
-    return Counter({k: v for k, v in table.items() if v != 0})
+    return debezium_net_rows(records, cols)
 
 
 @pytest.fixture(scope="module")
