@@ -34,7 +34,7 @@ constexpr int kQueueFullWaitMs = 5;
 // How long the transaction calls may wait for the broker.
 constexpr int kTransactionTimeoutMs = 30000;
 
-void setProducerSafety(rd_kafka_conf_t* conf) {
+void setProducerSafety(rd_kafka_conf_t* conf, bool transactional) {
   // Latency: rows wait at most half a millisecond for others to share their
   // request, and Nagle never holds small packets. Sending every row at once
   // (linger.ms 0) saves about a millisecond at a few hundred rows per second,
@@ -42,12 +42,29 @@ void setProducerSafety(rd_kafka_conf_t* conf) {
   // at 10,000 rows/s on a machine shared with the broker, that load made
   // every latency hundreds of times worse (docs/benchmarks.md, "Sink
   // batching"). 'kafka.linger.ms' = '0' on a sink chooses it anyway.
-  // Safety: every replica acknowledges, and retries never duplicate.
+  // Safety: every replica acknowledges, and retries never duplicate a row
+  // nor change the rows' order (the idempotent producer).
   kafka::setProperty(conf, "linger.ms", "0.5", SqlError::npos);
   kafka::setProperty(conf, "socket.nagle.disable", "true", SqlError::npos);
   kafka::setProperty(conf, "acks", "all", SqlError::npos);
   kafka::setProperty(conf, "enable.idempotence", "true", SqlError::npos);
   kafka::setProperty(conf, "batch.num.messages", "1000", SqlError::npos);
+  if (transactional) return;
+  // One request in flight per broker. librdkafka's idempotent producer lets
+  // a partition have a new request only while fewer than five *rows* of it
+  // are in flight (its limit of five requests, counted in messages), and
+  // while every partition with rows waiting is at that limit and no request
+  // is waiting to be sent, the client's I/O thread polls without sleeping
+  // until the broker answers: at 10,000 rows/s of 2.4 KB over 4 partitions (a
+  // GROUP BY keyed by a 1.2 KB group) that was about ten polls per row and
+  // half of rtsqld's CPU (docs/benchmarks.md, "The sink's producer without
+  // its busy loop"). With one request in flight, the next partition's
+  // request waits built until the broker answers, so the thread sleeps, and
+  // rows that come meanwhile go into the requests after it. Nothing is lost
+  // in parallelism: a broker reads one request of a connection at a time.
+  // A topic of one partition has no other partition's request to wait
+  // behind, so its producer still polls while its rows wait.
+  kafka::setProperty(conf, "max.in.flight.requests.per.connection", "1", SqlError::npos);
 }
 
 // Producers open now, for kafkaSinkProducers().
@@ -120,11 +137,12 @@ class KafkaProducer {
   // `kafka.<name>` options, then `fixed` (the transactional ones).
   KafkaProducer(const SinkSpec& sink, const std::string& bootstrap, const std::string& flowName,
                 const std::vector<std::pair<std::string, std::string>>& fixed = {}) {
+    const bool transactional = !fixed.empty();  // only an exactly-once producer has them
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     try {
       kafka::installLogging(conf);
       rd_kafka_conf_set_dr_msg_cb(conf, &KafkaProducer::onDelivery);
-      setProducerSafety(conf);
+      setProducerSafety(conf, transactional);
       kafka::setProperty(conf, "client.id", "rtsql-" + flowName + "-sink", SqlError::npos);
       kafka::applyUserProperties(conf, sink.options, false);
       for (const auto& [name, value] : fixed) kafka::setProperty(conf, name, value, SqlError::npos);
@@ -137,7 +155,7 @@ class KafkaProducer {
     // keeps it; an exactly-once producer keeps the linger too, as its
     // flushes belong to the epoch's commit. The others get a prompt client
     // too, a copy of the configuration without the linger.
-    if (fixed.empty() && !sink.options.has("kafka.linger.ms") &&
+    if (!transactional && !sink.options.has("kafka.linger.ms") &&
         !sink.options.has("kafka.queue.buffering.max.ms")) {
       rd_kafka_conf_t* prompt = rd_kafka_conf_dup(conf);
       try {

@@ -1,8 +1,9 @@
 // What /proc tells about this process's threads, for tests of which threads a
-// component starts and at what priority.
+// component starts, at what priority and what CPU time they use.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <thread>
 #include <fstream>
@@ -58,6 +59,29 @@ inline int threadsNamedSettled(const std::string& name, int expected,
     n = threadsNamed(name);
   }
   return n;
+}
+
+// The CPU time (user + system, in clock ticks of sysconf(_SC_CLK_TCK)) that
+// the threads of this process whose name starts with `prefix` have used so far.
+inline int64_t threadCpuTicks(const std::string& prefix) {
+  int64_t ticks = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name.rfind(prefix, 0) != 0) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // After "pid (comm) ": state is field 3, utime field 14, stime field 15.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i < 14 && rest >> field; ++i) {
+    }
+    int64_t user = 0;
+    int64_t system = 0;
+    if (rest >> user >> system) ticks += user + system;
+  }
+  return ticks;
 }
 
 }  // namespace rtsql::testing

@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #include "common/clock.h"
 #include "common/error.h"
 #include "connector_test_util.h"
@@ -19,6 +21,7 @@
 #include "connectors/kafka/source.h"
 #include "connectors/provider.h"
 #include "tests/unit/connectors/kafka_test_util.h"
+#include "tests/unit/proc_threads.h"
 
 using namespace rtsql;
 using testkafka::makeOptions;
@@ -769,6 +772,116 @@ TEST_CASE("kafka sink moves to the lingering client while rows come fast and bac
       FAIL("row " << i << " is " << got[size_t(i)].value);
     }
   }
+}
+
+namespace {
+
+SinkSpec oneColumnSink(const std::string& bootstrap, const std::string& topic) {
+  SinkSpec sink;
+  sink.name = topic;
+  sink.connector = "kafka";
+  sink.format = "json";
+  sink.options = makeOptions(
+      {{"connector", "kafka"}, {"kafka.bootstrap.servers", bootstrap}, {"topic", topic}});
+  sink.input.columns.push_back({"x", DataType::of(TypeId::BigInt), false});
+  return sink;
+}
+
+// Reads `count` rows of partition 0 of `topic` and checks they are x = 0 ..
+// count - 1 in that order, each once.
+void checkRowsInOrder(const std::string& bootstrap, const std::string& topic, int64_t count) {
+  auto got = testkafka::consume(bootstrap, topic, 0, size_t(count), 60000);
+  REQUIRE(got.size() == size_t(count));
+  for (int64_t i = 0; i < count; ++i) {
+    if (got[size_t(i)].value != R"({"x":)" + std::to_string(i) + "}") {
+      FAIL("row " << i << " is " << got[size_t(i)].value);
+    }
+  }
+  CHECK(testkafka::endOffset(bootstrap, topic, 0) == count);
+}
+
+}  // namespace
+
+TEST_CASE("kafka sink's producer sleeps while its requests wait for the broker") {
+  // librdkafka's idempotent producer polled without sleeping while every
+  // partition with rows waiting had five rows or more in flight: with a
+  // broker that answers after 200 ms, every round of requests cost 200 ms of
+  // a core. With one request in flight, the next one waits built, and the
+  // client's thread sleeps.
+  testkafka::MockCluster cluster;
+  rd_kafka_mock_topic_create(cluster.get(), "slow", 4, 1);
+  SinkSpec sink = oneColumnSink(cluster.bootstrap(), "slow");
+  sink.keyColumn = 0;  // rows spread over the partitions by x
+  auto writer = makeKafkaSink(sink, cluster.bootstrap(), "slow_flow", 0);
+  int64_t next = 0;
+  writer->write({Value::bigint(next++)}, 0);
+  writer->flush(30000);  // connected
+  rd_kafka_mock_broker_set_rtt(cluster.get(), -1, 200);
+  // Ten rows every 10 ms for 3 s (1,000 rows a second), so rows of every
+  // partition wait behind its requests.
+  const int64_t ticksBefore = testing::threadCpuTicks("rdk:broker");
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(3)) {
+    for (int i = 0; i < 10; ++i) writer->write({Value::bigint(next++)}, 0);
+    writer->endOfChanges();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const double cpu = double(testing::threadCpuTicks("rdk:broker") - ticksBefore) /
+                     double(sysconf(_SC_CLK_TCK));
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Sleeping, the client's threads use well under 1% of the time here.
+  CHECK_MESSAGE(cpu < 0.05 * wall, "librdkafka's threads used " << cpu << " s of CPU in "
+                                                                << wall << " s");
+  rd_kafka_mock_broker_set_rtt(cluster.get(), -1, 0);
+  writer->flush(30000);
+  CHECK(writer->deliveryErrors() == 0);
+  // Every row once, and each partition's in the order written.
+  std::set<int64_t> seen;
+  int64_t total = 0;
+  for (int32_t p = 0; p < 4; ++p) {
+    const int64_t count = testkafka::endOffset(cluster.bootstrap(), "slow", p);
+    total += count;
+    auto got = testkafka::consume(cluster.bootstrap(), "slow", p, size_t(count), 60000);
+    REQUIRE(got.size() == size_t(count));
+    int64_t last = -1;
+    for (const auto& m : got) {
+      const int64_t x = std::stoll(m.key);
+      CHECK(x > last);
+      last = x;
+      seen.insert(x);
+    }
+  }
+  CHECK(total == next);
+  CHECK(seen.size() == size_t(next));
+}
+
+TEST_CASE("kafka sink keeps its rows in order, each once, through the broker's retriable errors") {
+  // Without the idempotent producer, a retried request must be the only one
+  // in flight: a later one the broker took first would put its rows ahead.
+  testkafka::MockCluster cluster;
+  rd_kafka_mock_topic_create(cluster.get(), "retried", 1, 1);
+  auto writer = makeKafkaSink(oneColumnSink(cluster.bootstrap(), "retried"),
+                              cluster.bootstrap(), "retried_flow", 0);
+  int64_t next = 0;
+  writer->write({Value::bigint(next++)}, 0);
+  writer->flush(30000);  // connected
+  // The next three produce requests are refused with an error the client
+  // retries, each answer 20 ms late, while rows keep coming.
+  constexpr int16_t kProduceApiKey = 0;  // Kafka protocol's ApiKey of Produce
+  rd_kafka_mock_broker_set_rtt(cluster.get(), -1, 20);
+  rd_kafka_mock_push_request_errors(cluster.get(), kProduceApiKey, 3,
+                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS);
+  for (int batch = 0; batch < 100; ++batch) {
+    for (int i = 0; i < 5; ++i) writer->write({Value::bigint(next++)}, 0);
+    writer->endOfChanges();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  writer->flush(30000);
+  CHECK(writer->deliveryErrors() == 0);
+  checkRowsInOrder(cluster.bootstrap(), "retried", next);
 }
 
 TEST_CASE("kafka sink tasks of a flow share one producer; each flush is the task's own") {
