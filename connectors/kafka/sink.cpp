@@ -50,21 +50,24 @@ void setProducerSafety(rd_kafka_conf_t* conf, bool transactional) {
   kafka::setProperty(conf, "enable.idempotence", "true", SqlError::npos);
   kafka::setProperty(conf, "batch.num.messages", "1000", SqlError::npos);
   if (transactional) return;
-  // One request in flight per broker. librdkafka's idempotent producer lets
-  // a partition have a new request only while fewer than five *rows* of it
-  // are in flight (its limit of five requests, counted in messages), and
-  // while every partition with rows waiting is at that limit and no request
-  // is waiting to be sent, the client's I/O thread polls without sleeping
-  // until the broker answers: at 10,000 rows/s of 2.4 KB over 4 partitions (a
-  // GROUP BY keyed by a 1.2 KB group) that was about ten polls per row and
-  // half of rtsqld's CPU (docs/benchmarks.md, "The sink's producer without
-  // its busy loop"). With one request in flight, the next partition's
-  // request waits built until the broker answers, so the thread sleeps, and
-  // rows that come meanwhile go into the requests after it. Nothing is lost
-  // in parallelism: a broker reads one request of a connection at a time.
-  // A topic of one partition has no other partition's request to wait
-  // behind, so its producer still polls while its rows wait.
-  kafka::setProperty(conf, "max.in.flight.requests.per.connection", "1", SqlError::npos);
+  // Two requests in flight per broker, not librdkafka's five. Its idempotent
+  // producer lets a partition have a new request only while fewer than five
+  // *rows* of it are in flight (its limit of five requests, counted in
+  // messages), and while every partition with rows waiting is at that limit
+  // and no request is built and waiting to go, the client's I/O thread polls
+  // without sleeping until the broker answers: at 10,000 rows/s of 2.4 KB over
+  // 4 partitions (a GROUP BY keyed by a 1.2 KB group) that was about ten polls
+  // per row and half of rtsqld's CPU (docs/benchmarks.md, "The sink's producer
+  // without its busy loop"). With two in flight, a third partition's request
+  // waits built, so the thread sleeps, and the rows that come meanwhile join
+  // the requests after it; the broker, which reads one request of a
+  // connection at a time, always has the next one at hand. With one in flight
+  // the broker idles between a response and the next request, and each
+  // request carries at most batch.size (about 400 such rows): under load one
+  // run fell seconds behind. A topic of one or two partitions has no other
+  // partition's request to wait behind, so its producer still polls while
+  // its rows wait.
+  kafka::setProperty(conf, "max.in.flight.requests.per.connection", "2", SqlError::npos);
 }
 
 // Producers open now, for kafkaSinkProducers().

@@ -1,6 +1,6 @@
 // The Kafka sink: one producer per flow, shared by its sink tasks, tuned for
 // latency (linger.ms 0.5 under load, none when rows are sparse; Nagle off) and
-// for safety (acks=all, idempotence); one request in flight per broker,
+// for safety (acks=all, idempotence); two requests in flight per broker,
 // which spares the client's thread a busy loop (sink.cpp, setProducerSafety).
 // write() never waits for the broker; a full producer queue is backpressure
 // (the task waits for room), never loss. flush() at epoch ends waits for the

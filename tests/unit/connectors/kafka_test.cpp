@@ -806,8 +806,8 @@ TEST_CASE("kafka sink's producer sleeps while its requests wait for the broker")
   // librdkafka's idempotent producer polled without sleeping while every
   // partition with rows waiting had five rows or more in flight: with a
   // broker that answers after 200 ms, every round of requests cost 200 ms of
-  // a core. With one request in flight, the next one waits built, and the
-  // client's thread sleeps.
+  // a core. With two requests in flight, a third partition's waits built,
+  // and the client's thread sleeps.
   testkafka::MockCluster cluster;
   rd_kafka_mock_topic_create(cluster.get(), "slow", 4, 1);
   SinkSpec sink = oneColumnSink(cluster.bootstrap(), "slow");
@@ -857,8 +857,9 @@ TEST_CASE("kafka sink's producer sleeps while its requests wait for the broker")
 }
 
 TEST_CASE("kafka sink keeps its rows in order, each once, through the broker's retriable errors") {
-  // Without the idempotent producer, a retried request must be the only one
-  // in flight: a later one the broker took first would put its rows ahead.
+  // The idempotent producer keeps the order with two requests in flight:
+  // without it, a request built after a refused one reached the broker
+  // before the retry and put its rows ahead.
   testkafka::MockCluster cluster;
   rd_kafka_mock_topic_create(cluster.get(), "retried", 1, 1);
   auto writer = makeKafkaSink(oneColumnSink(cluster.bootstrap(), "retried"),
