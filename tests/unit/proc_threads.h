@@ -13,10 +13,11 @@
 
 namespace rtsql::testing {
 
-// The threads of this process whose name starts with `prefix`, as their nice
-// values (field 19 of /proc/self/task/<tid>/stat).
-inline std::vector<int> threadNices(const std::string& prefix) {
-  std::vector<int> out;
+// The fields of /proc/self/task/<tid>/stat of each thread of this process
+// whose name starts with `prefix`, from field 3 (the state) on: field N of
+// stat(5) is element N - 3.
+inline std::vector<std::vector<std::string>> threadStats(const std::string& prefix) {
+  std::vector<std::vector<std::string>> out;
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(entry.path() / "comm");
     std::string name;
@@ -24,13 +25,21 @@ inline std::vector<int> threadNices(const std::string& prefix) {
     std::ifstream stat(entry.path() / "stat");
     std::string line;
     if (!std::getline(stat, line)) continue;
-    // After "pid (comm) ": state is field 3, nice field 19.
+    // After "pid (comm) ", whose name may hold spaces.
     std::istringstream rest(line.substr(line.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i < 19 && rest >> field; ++i) {
-    }
-    int nice = 0;
-    if (rest >> nice) out.push_back(nice);
+    std::vector<std::string> fields;
+    for (std::string field; rest >> field;) fields.push_back(field);
+    out.push_back(std::move(fields));
+  }
+  return out;
+}
+
+// The threads of this process whose name starts with `prefix`, as their nice
+// values (field 19 of /proc/self/task/<tid>/stat).
+inline std::vector<int> threadNices(const std::string& prefix) {
+  std::vector<int> out;
+  for (const auto& fields : threadStats(prefix)) {
+    if (fields.size() > 19 - 3) out.push_back(std::stoi(fields[19 - 3]));
   }
   return out;
 }
@@ -62,24 +71,12 @@ inline int threadsNamedSettled(const std::string& name, int expected,
 }
 
 // The CPU time (user + system, in clock ticks of sysconf(_SC_CLK_TCK)) that
-// the threads of this process whose name starts with `prefix` have used so far.
+// the threads of this process whose name starts with `prefix` have used so far
+// (fields 14 and 15 of /proc/self/task/<tid>/stat).
 inline int64_t threadCpuTicks(const std::string& prefix) {
   int64_t ticks = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    if (!std::getline(comm, name) || name.rfind(prefix, 0) != 0) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    // After "pid (comm) ": state is field 3, utime field 14, stime field 15.
-    std::istringstream rest(line.substr(line.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i < 14 && rest >> field; ++i) {
-    }
-    int64_t user = 0;
-    int64_t system = 0;
-    if (rest >> user >> system) ticks += user + system;
+  for (const auto& fields : threadStats(prefix)) {
+    if (fields.size() > 15 - 3) ticks += std::stoll(fields[14 - 3]) + std::stoll(fields[15 - 3]);
   }
   return ticks;
 }
