@@ -454,6 +454,10 @@ int main(int argc, char** argv) {
     po.tlsKeyFile = tlsKey;
     po.tlsRequired = tlsRequired;
     po.users = users;
+    // The connections' I/O, and the prepared lookups a connection answers
+    // itself (server/prepared_lookup.cpp), run on one thread per core, at
+    // most 4, each connection pinned to one (server/pgwire/io_threads.h).
+    po.ioThreads = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
     if (users && !clusterSecret.empty()) {
       // The salt is the cluster's own: every node derives the same verifier.
       po.forwardVerifier =
@@ -537,14 +541,11 @@ int main(int argc, char** argv) {
       if (http) http->stop();
       io.stop();
     });
-    // The connections' I/O, and the prepared lookups a connection answers
-    // itself (server/prepared_lookup.cpp), run on one thread per core, at
-    // most 4: every listener and connection runs on a strand of its own.
-    const unsigned ioThreads = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
-    std::vector<std::thread> moreIo;
-    for (unsigned i = 1; i < ioThreads; ++i) moreIo.emplace_back([&io] { io.run(); });
+    // The listeners, the HTTP endpoint's connections and the signals; the
+    // PostgreSQL connections run on the server's own threads, stopped here
+    // so that none of them runs while the engine shuts down.
     io.run();
-    for (std::thread& t : moreIo) t.join();
+    server.stopIo();
 
     // The SQL box's statements (live queries) end before the engine they run on.
     http.reset();
