@@ -133,22 +133,31 @@ done
 }
 [ "$LOADED" = "$KEYS" ] || echo "view_lookup.sh: the view holds $LOADED keys of $KEYS" >&2
 
-# cpu_ticks PID [COMM] : the CPU time (user + system, in clock ticks) of
-# PID's threads, or of those named COMM only: with COMM rtsqld, the
-# connections' thread and the workers that run statements, not the flow's
-# tasks (named after the flow), RocksDB's or librdkafka's.
+# cpu_ticks PID [COMM...] : the CPU time (user + system, in clock ticks) of
+# PID's threads, or of those named COMM only: with COMM pgwire-io and
+# rtsqld, the connections' I/O threads (server/pgwire/io_threads.h), the
+# main thread and the workers that run statements, not the flow's tasks
+# (named after the flow), RocksDB's or librdkafka's.
 cpu_ticks() {
-  local t line name sum=0
-  for t in /proc/"$1"/task/*; do
+  local pid="$1" t line name sum=0
+  shift
+  for t in /proc/"$pid"/task/*; do
     read -r line <"$t/stat" 2>/dev/null || continue
     # The thread's name is in parentheses; utime and stime are the 12th
     # and 13th fields after it.
     name="${line#*(}"
     name="${name%%)*}"
-    [ -z "${2:-}" ] || [ "$name" = "$2" ] || continue
+    [ $# = 0 ] || [[ " $* " == *" $name "* ]] || continue
     sum=$((sum + $(awk '{ print $12 + $13 }' <<<"${line##*) }")))
   done
   echo "$sum"
+}
+# process_ticks PID : the CPU time of the whole process PID, its threads
+# that ended meanwhile included (a sum over the live threads leaves them out).
+process_ticks() {
+  local line
+  read -r line <"/proc/$1/stat"
+  awk '{ print $12 + $13 }' <<<"${line##*) }"
 }
 # cpu_us_per N TICKS_BEFORE TICKS_AFTER : µs of CPU per lookup.
 cpu_us_per() {
@@ -163,13 +172,13 @@ bench_rss_sampler "$RSS_FILE"
   "$UPDATE_RATE" "$KEYS" &
 UPDATER=$!
 BENCH_CHILDREN="$BENCH_CHILDREN $UPDATER"
-CPU0="$(cpu_ticks "$RTSQLD_PID")"
-CONN0="$(cpu_ticks "$RTSQLD_PID" rtsqld)"
+CPU0="$(process_ticks "$RTSQLD_PID")"
+CONN0="$(cpu_ticks "$RTSQLD_PID" pgwire-io rtsqld)"
 RTSQL_RESULT="$("$CLIENT" --port "$PORT" --keys "$KEYS" --rate "$RATE" \
   --clients "$CLIENTS" --seconds "$SECONDS_RUN" \
   --sql "SELECT n, s FROM totals WHERE k = \$1")"
-CPU1="$(cpu_ticks "$RTSQLD_PID")"
-CONN1="$(cpu_ticks "$RTSQLD_PID" rtsqld)"
+CPU1="$(process_ticks "$RTSQLD_PID")"
+CONN1="$(cpu_ticks "$RTSQLD_PID" pgwire-io rtsqld)"
 # rtsqld's CPU per lookup: all of it (the flow's updates included), and its
 # connections' and statement workers' threads only.
 CPU_PER="$(cpu_us_per "$(lookups_of "$RTSQL_RESULT")" "$CPU0" "$CPU1")"
@@ -181,6 +190,7 @@ echo "rtsqld: $RTSQL_RESULT peak_rss_kb=$PEAK_KB cpu_us_per_lookup=$CPU_PER (con
 
 PG_RESULT="null"
 PG_CPU_PER="null"
+PG_CONN_PER="null"
 PGBIN=/usr/lib/postgresql/15/bin
 if [ -x "$PGBIN/initdb" ] && [ -x "$PGBIN/pg_ctl" ]; then
   PGPORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
@@ -199,12 +209,17 @@ if [ -x "$PGBIN/initdb" ] && [ -x "$PGBIN/pg_ctl" ]; then
   pg "INSERT INTO totals SELECT 'k' || i, 1, i % 100 FROM generate_series(0, $KEYS - 1) i"
   pg "VACUUM ANALYZE totals"
   # The same update rate, as UPDATEs in batches of 100 a transaction.
-  "$PY" - "$PGPORT" "$KEYS" "$UPDATE_RATE" $((SECONDS_RUN + 5)) <<'PYEOF' &
-import random, sys, time
+  # It writes its backend's pid to a file once connected: the lookups start
+  # after it, so that its backend is not taken for one of theirs.
+  "$PY" - "$PGPORT" "$KEYS" "$UPDATE_RATE" $((SECONDS_RUN + 5)) "$WORK/pg_updater" <<'PYEOF' &
+import os, random, sys, time
 import psycopg
-port, keys, rate, seconds = map(int, sys.argv[1:])
+port, keys, rate, seconds = map(int, sys.argv[1:5])
 conn = psycopg.connect(host="127.0.0.1", port=port, user="rtsql", dbname="postgres",
                        connect_timeout=30)
+with open(sys.argv[5] + ".tmp", "w") as f:
+    f.write(str(conn.info.backend_pid))
+os.rename(sys.argv[5] + ".tmp", sys.argv[5])
 rng = random.Random(7)
 start = time.monotonic()
 done = 0
@@ -219,29 +234,60 @@ while time.monotonic() - start < seconds:
         time.sleep(ahead)
 PYEOF
   PG_UPDATER=$!
+  for _ in $(seq 1 300); do
+    [ -s "$WORK/pg_updater" ] || ! kill -0 "$PG_UPDATER" 2>/dev/null && break
+    sleep 0.1
+  done
+  [ -s "$WORK/pg_updater" ] || echo "view_lookup.sh: PostgreSQL's updater did not connect" >&2
   # PostgreSQL's CPU per lookup: its server processes' (the updater's
-  # backend included, as rtsqld's figure includes its flow).
+  # backend included, as rtsqld's figure includes its flow), and the
+  # lookups' backends alone (as rtsqld's connections' threads). A backend
+  # exits when its client closes, before the figure after the run is read:
+  # its time is then in the postmaster's fields for the children it reaped
+  # (cutime and cstime, the 14th and 15th after the name), which count here
+  # too, so that each backend's time counts whether it is alive or gone.
+  pg_postmaster() { head -1 "$WORK/pg/data/postmaster.pid"; }
+  reaped_ticks() {
+    local line
+    read -r line <"/proc/$1/stat"
+    awk '{ print $14 + $15 }' <<<"${line##*) }"
+  }
   pg_ticks() {
     local p postmaster sum=0
-    postmaster="$(head -1 "$WORK/pg/data/postmaster.pid")"
+    postmaster="$(pg_postmaster)"
     for p in "$postmaster" $(pgrep -P "$postmaster"); do
       sum=$((sum + $(cpu_ticks "$p")))
     done
-    echo "$sum"
+    echo $((sum + $(reaped_ticks "$postmaster")))
   }
+  PG_BEFORE_CHILDREN=" $(pgrep -P "$(pg_postmaster)" | tr '\n' ' ')"
   PG0="$(pg_ticks)"
+  PG_REAPED0="$(reaped_ticks "$(pg_postmaster)")"
   PG_RESULT="$("$CLIENT" --port "$PGPORT" --dbname postgres --keys "$KEYS" \
     --rate "$RATE" --clients "$CLIENTS" --seconds "$SECONDS_RUN" \
     --sql "SELECT n, s FROM totals WHERE k = \$1")"
+  # The lookups' backends gone (at most 10 s): their time is all reaped
+  # (with that of any autovacuum worker that ended meanwhile).
+  for _ in $(seq 1 100); do
+    NEW=""
+    for p in $(pgrep -P "$(pg_postmaster)"); do
+      [[ "$PG_BEFORE_CHILDREN " == *" $p "* ]] || NEW="$NEW $p"
+    done
+    [ -z "$NEW" ] && break
+    sleep 0.1
+  done
   PG_CPU_PER="$(cpu_us_per "$(lookups_of "$PG_RESULT")" "$PG0" "$(pg_ticks)")"
+  PG_CONN_PER="$(cpu_us_per "$(lookups_of "$PG_RESULT")" "$PG_REAPED0" \
+    "$(reaped_ticks "$(pg_postmaster)")")"
   kill -TERM "$PG_UPDATER" 2>/dev/null || true
   wait "$PG_UPDATER" 2>/dev/null || true
   "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w -t 30 stop >/dev/null
-  echo "postgresql 15: $PG_RESULT cpu_us_per_lookup=$PG_CPU_PER"
+  echo "postgresql 15: $PG_RESULT cpu_us_per_lookup=$PG_CPU_PER" \
+    "(backends of the lookups $PG_CONN_PER)"
 else
   echo "postgresql 15: not installed ($PGBIN), no baseline" >&2
 fi
 
-LINE="{\"scenario\":\"view_lookup\",\"keys\":$KEYS,\"keys_loaded\":$LOADED,\"rate\":$RATE,\"update_rate\":$UPDATE_RATE,\"clients\":$CLIENTS,\"seconds\":$SECONDS_RUN,\"load\":\"$(bench_load)\",\"rtsqld\":$RTSQL_RESULT,\"rtsqld_peak_rss_kb\":$PEAK_KB,\"rtsqld_cpu_us_per_lookup\":$CPU_PER,\"rtsqld_connections_cpu_us_per_lookup\":$CONN_PER,\"postgresql\":$PG_RESULT,\"postgresql_cpu_us_per_lookup\":$PG_CPU_PER}"
+LINE="{\"scenario\":\"view_lookup\",\"keys\":$KEYS,\"keys_loaded\":$LOADED,\"rate\":$RATE,\"update_rate\":$UPDATE_RATE,\"clients\":$CLIENTS,\"seconds\":$SECONDS_RUN,\"load\":\"$(bench_load)\",\"rtsqld\":$RTSQL_RESULT,\"rtsqld_peak_rss_kb\":$PEAK_KB,\"rtsqld_cpu_us_per_lookup\":$CPU_PER,\"rtsqld_connections_cpu_us_per_lookup\":$CONN_PER,\"postgresql\":$PG_RESULT,\"postgresql_cpu_us_per_lookup\":$PG_CPU_PER,\"postgresql_backends_cpu_us_per_lookup\":$PG_CONN_PER}"
 echo "$LINE"
 [ -z "$RESULTS_OUT" ] || echo "$LINE" >>"$RESULTS_OUT"
