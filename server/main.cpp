@@ -156,6 +156,8 @@ int main(int argc, char** argv) {
   bool tlsRequired = false;
   std::string usersFile;
   size_t maxConnections = 1000;
+  // 0: one per core, at most 4.
+  size_t ioThreads = 0;
   size_t maxStatementBytes = 4 * 1024 * 1024;
   std::string hashUser;
   auto* tlsCertOpt = app.add_option("--tls-cert", tlsCert,
@@ -196,6 +198,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--max-connections", maxConnections, "most concurrent client connections")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
+      ->capture_default_str();
+  app.add_option("--io-threads", ioThreads,
+                 "threads that serve the PostgreSQL connections' I/O and prepared lookups; "
+                 "0 (the default): one per core, at most 4")
+      ->check(CLI::Range(size_t{0}, size_t{256}))
       ->capture_default_str();
   app.add_option("--max-statement-bytes", maxStatementBytes,
                  "largest statement (and protocol message) a client may send")
@@ -455,9 +462,11 @@ int main(int argc, char** argv) {
     po.tlsRequired = tlsRequired;
     po.users = users;
     // The connections' I/O, and the prepared lookups a connection answers
-    // itself (server/prepared_lookup.cpp), run on one thread per core, at
-    // most 4, each connection pinned to one (server/pgwire/io_threads.h).
-    po.ioThreads = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
+    // itself (server/prepared_lookup.cpp), run on --io-threads threads (one
+    // per core, at most 4), each connection pinned to one
+    // (server/pgwire/io_threads.h).
+    po.ioThreads =
+        ioThreads > 0 ? ioThreads : std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
     if (users && !clusterSecret.empty()) {
       // The salt is the cluster's own: every node derives the same verifier.
       po.forwardVerifier =
