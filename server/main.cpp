@@ -33,6 +33,7 @@
 #include "server/cluster/node_record.h"
 #include "server/config_file.h"
 #include "server/engine.h"
+#include "server/memory_trim.h"
 #include "server/http/engine_source.h"
 #include "server/http/http_server.h"
 #include "server/pgwire/auth.h"
@@ -446,6 +447,9 @@ int main(int argc, char** argv) {
             ? std::string("outbound destinations: only superusers may name them")
             : fmt::format("outbound destinations: only {}",
                           rtsql::net::OutboundPolicy::process().describe()));
+    // What malloc holds free after a burst (a view loading) goes back to
+    // the system (server/memory_trim.h).
+    rtsql::MemoryTrimmer memoryTrimmer;
     rtsql::Engine engine(eo, connectors);
     // The catalog of the data directory comes back before the first client:
     // sources, sinks, tables, and flows, which the supervisor then resumes.

@@ -311,7 +311,7 @@ PYEOF
       for p in $(pgrep -P "$postmaster"); do
         [[ "$PG_BEFORE_CHILDREN" == *" $p "* ]] && continue
         # Client backends only: "postgres: USER DATABASE HOST(PORT) ...".
-        [[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == "postgres: rtsql postgres "* ]] ||
+        [[ "$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null)" == "postgres: rtsql postgres "* ]] ||
           continue
         echo "$p $(cpu_ticks "$p")"
       done >>"$PG_SAMPLES"
