@@ -33,6 +33,7 @@
 #include "server/cluster/node_record.h"
 #include "server/config_file.h"
 #include "server/engine.h"
+#include "server/memory_trim.h"
 #include "server/http/engine_source.h"
 #include "server/http/http_server.h"
 #include "server/pgwire/auth.h"
@@ -156,6 +157,8 @@ int main(int argc, char** argv) {
   bool tlsRequired = false;
   std::string usersFile;
   size_t maxConnections = 1000;
+  // 0: one per core, at most 4.
+  size_t ioThreads = 0;
   size_t maxStatementBytes = 4 * 1024 * 1024;
   std::string hashUser;
   auto* tlsCertOpt = app.add_option("--tls-cert", tlsCert,
@@ -196,6 +199,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--max-connections", maxConnections, "most concurrent client connections")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
+      ->capture_default_str();
+  app.add_option("--io-threads", ioThreads,
+                 "threads that serve the PostgreSQL connections' I/O and prepared lookups; "
+                 "0 (the default): one per core, at most 4")
+      ->check(CLI::Range(size_t{0}, size_t{256}))
       ->capture_default_str();
   app.add_option("--max-statement-bytes", maxStatementBytes,
                  "largest statement (and protocol message) a client may send")
@@ -439,6 +447,9 @@ int main(int argc, char** argv) {
             ? std::string("outbound destinations: only superusers may name them")
             : fmt::format("outbound destinations: only {}",
                           rtsql::net::OutboundPolicy::process().describe()));
+    // What malloc holds free after a burst (a view loading) goes back to
+    // the system (server/memory_trim.h).
+    rtsql::MemoryTrimmer memoryTrimmer;
     rtsql::Engine engine(eo, connectors);
     // The catalog of the data directory comes back before the first client:
     // sources, sinks, tables, and flows, which the supervisor then resumes.
@@ -454,6 +465,12 @@ int main(int argc, char** argv) {
     po.tlsKeyFile = tlsKey;
     po.tlsRequired = tlsRequired;
     po.users = users;
+    // The connections' I/O, and the prepared lookups a connection answers
+    // itself (server/prepared_lookup.cpp), run on --io-threads threads (one
+    // per core, at most 4), each connection pinned to one
+    // (server/pgwire/io_threads.h).
+    po.ioThreads =
+        ioThreads > 0 ? ioThreads : std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
     if (users && !clusterSecret.empty()) {
       // The salt is the cluster's own: every node derives the same verifier.
       po.forwardVerifier =
@@ -537,14 +554,11 @@ int main(int argc, char** argv) {
       if (http) http->stop();
       io.stop();
     });
-    // The connections' I/O, and the prepared lookups a connection answers
-    // itself (server/prepared_lookup.cpp), run on one thread per core, at
-    // most 4: every listener and connection runs on a strand of its own.
-    const unsigned ioThreads = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
-    std::vector<std::thread> moreIo;
-    for (unsigned i = 1; i < ioThreads; ++i) moreIo.emplace_back([&io] { io.run(); });
+    // The listeners, the HTTP endpoint's connections and the signals; the
+    // PostgreSQL connections run on the server's own threads, stopped here
+    // so that none of them runs while the engine shuts down.
     io.run();
-    for (std::thread& t : moreIo) t.join();
+    server.stopIo();
 
     // The SQL box's statements (live queries) end before the engine they run on.
     http.reset();

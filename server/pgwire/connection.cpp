@@ -27,8 +27,6 @@ namespace {
 
 // A batch this large is written at once rather than waiting for the timer.
 constexpr size_t kFlushBytes = 64 * 1024;
-// A statement's writer blocks while this much output is waiting for the client.
-constexpr size_t kMaxPendingBytes = 4 * 1024 * 1024;
 // Output that is smaller than kFlushBytes leaves within this delay: long enough
 // to batch a burst of rows into one write, short enough to be unnoticeable.
 constexpr auto kFlushDelay = std::chrono::milliseconds(2);
@@ -327,7 +325,8 @@ void Connection::readMessageHeader() {
     std::lock_guard lock(outMu_);
     batching_ = true;
   }
-  while (!reading_ && !closing_ && inboxBytes_ < kMaxInboxBytes && takeBufferedMessage()) {
+  while (!reading_ && !closing_ && inboxBytes_ < kMaxInboxBytes && !outputBacklogged() &&
+         takeBufferedMessage()) {
     processMessages();
   }
   inReadLoop_ = false;
@@ -347,6 +346,11 @@ void Connection::readMessageHeader() {
   if (flushNow) flush();
   if (armTimer) armFlushTimer();
   if (reading_ || closing_ || closed_ || inboxBytes_ >= kMaxInboxBytes) return;
+  if (outputBacklogged()) {
+    // The answers wait for the client: flush() reads on once it took them.
+    readPaused_ = true;
+    return;
+  }
   // The rest of a message, or the next ones: what is left moves to the
   // buffer's front, and the buffer is filled behind it.
   if (readBuf_.empty()) readBuf_.resize(kReadBufferBytes);
@@ -493,7 +497,8 @@ void Connection::enqueue(std::string_view bytes, Flush when) {
 void Connection::waitForRoom() {
   std::unique_lock lock(outMu_);
   outCv_.wait(lock, [this] {
-    return outClosed_ || cancelRequested_.load() || pending_.size() < kMaxPendingBytes;
+    return outClosed_ || cancelRequested_.load() ||
+           pending_.size() < state_->options.maxOutputBytes;
   });
 }
 
@@ -541,6 +546,10 @@ void Connection::flush() {
         drainAndClose();
       } else if (tlsAfterFlush_) {
         beginTls();
+      } else if (readPaused_) {
+        // The client took every answer: its next messages are read.
+        readPaused_ = false;
+        processInbox();
       }
       return;
     }
@@ -585,6 +594,11 @@ void Connection::onWritten(const error_code& ec) {
   releaseWriteBuffer();
   if (ec) return closeNow();
   flush();
+}
+
+bool Connection::outputBacklogged() {
+  std::lock_guard lock(outMu_);
+  return pending_.size() + writeBuf_.size() >= state_->options.maxOutputBytes;
 }
 
 }  // namespace rtsql::pgwire

@@ -147,6 +147,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void closeAfterFlush();
   void flush();
   void onWritten(const boost::system::error_code& ec);
+  // The answers not yet written reach options.maxOutputBytes: no more
+  // messages are read until the client takes some.
+  bool outputBacklogged();
   void releaseWriteBuffer();
   void armFlushTimer();
   void drainAndClose();
@@ -192,6 +195,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t readPos_ = 0;
   size_t readEnd_ = 0;
   bool inReadLoop_ = false;
+  bool readPaused_ = false;  // reading waits for the answers to be written
   std::deque<Inbound> inbox_;
   size_t inboxBytes_ = 0;
   bool started_ = false;   // startup finished; messages are queries now

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "server/pgwire/connection.h"
+#include "server/pgwire/io_threads.h"
 
 namespace rtsql::pgwire {
 
@@ -21,8 +22,14 @@ using boost::system::error_code;
 // pending accept can outlive the PgServer object that started it.
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(asio::io_context& io, std::shared_ptr<ServerState> state)
-      : io_(io), strand_(asio::make_strand(io)), acceptor_(strand_), retry_(strand_),
+  // A connection runs on `ioThreads` when given, else on `io`.
+  Listener(asio::io_context& io, std::shared_ptr<IoThreads> ioThreads,
+           std::shared_ptr<ServerState> state)
+      : io_(io),
+        ioThreads_(std::move(ioThreads)),
+        strand_(asio::make_strand(io)),
+        acceptor_(strand_),
+        retry_(strand_),
         state_(std::move(state)) {}
 
   uint16_t listen(const std::string& host, uint16_t port) {
@@ -42,7 +49,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   }
 
   void accept() {
-    auto strand = asio::make_strand(io_);
+    auto strand = asio::make_strand(ioThreads_ ? ioThreads_->next() : io_);
     auto socket = std::make_shared<tcp::socket>(strand);
     acceptor_.async_accept(
         *socket, asio::bind_executor(strand_, [self = shared_from_this(), socket,
@@ -96,6 +103,9 @@ class Listener : public std::enable_shared_from_this<Listener> {
   }
 
   asio::io_context& io_;
+  // Shared with the server: an accept that completes after the server is
+  // gone still has the contexts (stopped) to make its socket on.
+  std::shared_ptr<IoThreads> ioThreads_;
   asio::strand<asio::io_context::executor_type> strand_;
   tcp::acceptor acceptor_;
   asio::steady_timer retry_;
@@ -108,8 +118,14 @@ PgServer::PgServer(asio::io_context& io, QueryHandler& handler, PgServerOptions 
 PgServer::~PgServer() {
   stop();
   // Statements see cancelled() now; wait for them so none outlives the
-  // handler they call into.
+  // handler they call into. They may post to their connection's strand,
+  // so the I/O threads stop after them.
   state_->pool.shutdown();
+  stopIo();
+}
+
+void PgServer::stopIo() {
+  if (ioThreads_) ioThreads_->stop();
 }
 
 void PgServer::start() {
@@ -127,7 +143,8 @@ void PgServer::start() {
     state_->tls = makeServerTlsContext(o.tlsCertFile, o.tlsKeyFile);
     state_->tlsEndPoint = tlsServerEndPoint(*state_->tls);
   }
-  auto listener = std::make_shared<Listener>(io_, state_);
+  if (o.ioThreads > 0) ioThreads_ = std::make_shared<IoThreads>(o.ioThreads, "pgwire-io");
+  auto listener = std::make_shared<Listener>(io_, ioThreads_, state_);
   port_ = listener->listen(state_->options.host, state_->options.port);
   listener_ = std::move(listener);
   listener_->startAccepting();

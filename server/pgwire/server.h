@@ -3,9 +3,11 @@
 // to a QueryHandler on a worker thread (statements may block), so any
 // PostgreSQL client - psql, libpq, JDBC - can talk to rtsql.
 //
-// Threading: the caller runs the io_context (one or more threads). Each
-// connection's socket work is serialised on its own strand; statements run on
-// a pool of worker threads that grows with the number of running statements.
+// Threading: the caller runs the io_context (one or more threads), which
+// accepts; the connections run there too, or on the server's own I/O
+// threads (PgServerOptions::ioThreads, io_threads.h). Each connection's
+// socket work is serialised on its own strand; statements run on a pool of
+// worker threads that grows with the number of running statements.
 //
 // Where each part lives:
 //   server.*               the listener and the connection limit
@@ -21,6 +23,8 @@
 //                          per-connection prepared statements and portals
 //   auth.*, tls.*          SCRAM-SHA-256 and TLS
 //   worker_pool.*          the threads statements run on
+//   io_threads.*           the threads connections' I/O runs on, when the
+//                          server has its own
 // An exception from the QueryHandler becomes the client's error through
 // server/handler_error.h, the same way on every path.
 #pragma once
@@ -52,6 +56,11 @@ struct PgServerOptions {
   // "statement too large" and the session goes on; any other message above it
   // ends the connection.
   size_t maxMessageBytes = 64 * 1024 * 1024;
+  // A connection's answers that wait for its client to read them, at most:
+  // a statement that writes more waits, and the connection reads no more
+  // messages until the client has taken some (a client that sends lookups
+  // without reading their answers holds this much, not all it sent).
+  size_t maxOutputBytes = 4 * 1024 * 1024;
   // TLS: with a certificate and key (PEM files), an SSLRequest is answered 'S'
   // and the session runs over TLS; without, it is answered 'N'.
   std::string tlsCertFile;
@@ -73,10 +82,16 @@ struct PgServerOptions {
   // Reported as the server_version parameter; drivers parse it to pick
   // features, so it must look like a PostgreSQL version.
   std::string serverVersion = "15.0";
+  // Threads of the server's own for the connections' I/O, each with an
+  // io_context of its own and the connections pinned to it (io_threads.h);
+  // 0: the connections run on the io_context the server is given, on the
+  // caller's threads, as the listener always does.
+  size_t ioThreads = 0;
 };
 
 struct ServerState;
 class Listener;
+class IoThreads;
 
 class PgServer {
  public:
@@ -95,6 +110,11 @@ class PgServer {
   // Stops accepting and closes every connection; running statements see
   // ResultWriter::cancelled(). Safe to call from any thread, more than once.
   void stop();
+  // Stops the server's own I/O threads (options.ioThreads) and waits for
+  // them: no connection's handler runs after it. rtsqld calls it once its
+  // io_context has stopped, before the engine shuts down. Not from one of
+  // those threads; more than once is harmless.
+  void stopIo();
 
   // Number of open client connections (for tests and metrics).
   size_t connectionCount() const;
@@ -102,6 +122,7 @@ class PgServer {
  private:
   boost::asio::io_context& io_;
   std::shared_ptr<ServerState> state_;
+  std::shared_ptr<IoThreads> ioThreads_;
   std::shared_ptr<Listener> listener_;
   uint16_t port_ = 0;
 };

@@ -1655,6 +1655,96 @@ TEST_CASE("pgwire extended: a prepared statement that answers at once needs no w
   CHECK(ts.handler.executions.load() == 0);
 }
 
+// A client that sends many lookups without reading their answers, then
+// reads them all: every answer arrives, in order; meanwhile the connection
+// holds a bounded amount of them (it reads no more messages until the
+// client takes some), and the server answers its other clients. Both with
+// the connections on the caller's io_context and on the server's own I/O
+// threads.
+TEST_CASE("pgwire extended: pipelined lookups and a client that reads late") {
+  for (size_t ioThreads : {size_t{0}, size_t{2}}) {
+    CAPTURE(ioThreads);
+    PgServerOptions o;
+    o.ioThreads = ioThreads;
+    o.maxOutputBytes = 64 * 1024;
+    TestServer ts(o);
+    ts.handler.answerNow = true;
+    RawClient c(ts.port());
+    REQUIRE(rawStartup(c));
+    // The first Execute prepares the statement (on a worker); the others
+    // are answered on the connection's thread.
+    c.send(parseMessage("s", "select prepared $1") +
+           bindMessage("", "s", {std::string("first")}) + executeMessage("", 0) + syncMessage());
+    REQUIRE(types(c.readUntilReady()) == "12DCZ");
+
+    // 120 MB of lookups, more than the sockets' buffers on both sides hold
+    // (a loopback receive buffer grows to 32 MB), each with a 10 kB key
+    // whose answer repeats it.
+    constexpr int kLookups = 12000;
+    const std::string pad(10000, 'x');
+    auto exchange = [&](int i) {
+      return bindMessage("", "s", {std::to_string(i) + pad}) + executeMessage("", 0) +
+             syncMessage();
+    };
+    size_t total = 0;
+    for (int i = 0; i < kLookups; ++i) total += exchange(i).size();
+    std::atomic<size_t> sent{0};
+    std::thread sender([&] {
+      std::string batch;
+      for (int i = 0; i < kLookups; ++i) {
+        batch += exchange(i);
+        if (batch.size() >= 256 * 1024 || i + 1 == kLookups) {
+          c.send(batch, sent);
+          batch.clear();
+        }
+      }
+    });
+    // The sender stops: the server no longer reads, its answers unread.
+    size_t last = 0;
+    auto since = std::chrono::steady_clock::now();
+    const bool stalled = eventually(
+        [&] {
+          const size_t now = sent.load();
+          if (now != last) {
+            last = now;
+            since = std::chrono::steady_clock::now();
+            return false;
+          }
+          return std::chrono::steady_clock::now() - since > 500ms;
+        },
+        60s);
+    CHECK(stalled);
+    CHECK(sent.load() < total);
+    {
+      // Another client is answered meanwhile.
+      PgConn other(ts.conninfo());
+      REQUIRE_MESSAGE(other.ok(), other.error());
+      PgResult res(PQexec(other.c, "select echo hello"));
+      REQUIRE_MESSAGE(res.status() == PGRES_TUPLES_OK, PQresultErrorMessage(res.r));
+      CHECK(res.value(0, 0) == "hello");
+    }
+    // Every answer, in order.
+    int answered = 0;
+    for (int i = 0; i < kLookups; ++i) {
+      std::vector<RawMessage> msgs = c.readUntilReady();
+      if (types(msgs) != "2DCZ") {
+        FAIL_CHECK("lookup " << i << " answered " << types(msgs));
+        break;
+      }
+      const std::optional<std::string> value = dataRowValues(msgs[1])[0];
+      if (value != "now '" + std::to_string(i) + pad + "'") {
+        FAIL_CHECK("lookup " << i << " answered another key");
+        break;
+      }
+      ++answered;
+    }
+    sender.join();
+    CHECK(answered == kLookups);
+    CHECK(sent.load() == total);
+    CHECK(ts.handler.nowRuns.load() == kLookups);
+  }
+}
+
 TEST_CASE("pgwire extended: DEALLOCATE drops prepared statements in the protocol layer") {
   CHECK(deallocateTarget("DEALLOCATE ALL") == std::string());
   CHECK(deallocateTarget(" deallocate prepare _pg3_0 ;") == "_pg3_0");

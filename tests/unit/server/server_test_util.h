@@ -15,6 +15,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <optional>
@@ -222,6 +223,18 @@ class RawClient {
       const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
       if (n <= 0) return;
       done += static_cast<size_t>(n);
+    }
+  }
+
+  // send(), adding to `sent` what the socket took as it goes (from another
+  // thread, to see how far a server that stops reading let it come).
+  void send(std::string_view bytes, std::atomic<size_t>& sent) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      done += static_cast<size_t>(n);
+      sent += static_cast<size_t>(n);
     }
   }
 
