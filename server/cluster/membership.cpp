@@ -26,8 +26,8 @@ namespace rtsql {
 namespace {
 
 constexpr int kSlots = 16;
-constexpr int kPollMs = 100;
-constexpr int kTopicWaitMs = 15000;
+constexpr int kMembershipPollMs = 100;
+constexpr int kMembershipTopicWaitMs = 15000;
 // How often the holders of the other slots are read again.
 constexpr int64_t kHoldersEveryMicros = 3'000'000;
 // How often a node claims its slots again although they did not move: no
@@ -295,7 +295,7 @@ struct ClusterMembership::Impl {
     int64_t nextClaim = 0;
     bool fatal = false;
     while (!stopping.load()) {
-      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), kPollMs);
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), kMembershipPollMs);
       if (m) {
         if (m->err == RD_KAFKA_RESP_ERR__FATAL && !fatal) {
           fatal = true;
@@ -379,7 +379,7 @@ ClusterMembership::ClusterMembership(ClusterOptions options)
     kafka::setProperty(holdersConf, name, value, SqlError::npos);
   impl_->holdersClient = kafka::newHandle(RD_KAFKA_CONSUMER, holdersConf);
   kafka::InternalTopic topic = kafka::ensureInternalTopic(
-      impl_->consumer.get(), options_.bootstrap, impl_->topic, kSlots, {}, kTopicWaitMs,
+      impl_->consumer.get(), options_.bootstrap, impl_->topic, kSlots, {}, kMembershipTopicWaitMs,
       "create the topic (its partitions are the cluster's slots), or check the broker's ACLs");
   if (!topic.notCreated.empty()) {
     clusterLog(fmt::format("{}; using the topic the broker created on demand ({} slots)",
