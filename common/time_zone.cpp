@@ -309,9 +309,12 @@ const TimeZone& findTimeZone(std::string_view name, size_t pos) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("unknown time zone '{}'", name.substr(0, 128)), pos,
                    "a region such as 'Europe/Berlin', 'UTC', or an offset such as '+05:30'");
+  // Another thread may have resolved the same zone meanwhile: then its copy
+  // stays, and this one is freed with `owned` (try_emplace leaves it alone).
+  // emplace would have freed it with the node it made, and again here.
+  std::unique_ptr<const TimeZone> owned(z);
   std::lock_guard lock(mu);
-  auto [it, inserted] = zones.emplace(key, std::unique_ptr<const TimeZone>(z));
-  if (!inserted) delete z;
+  auto it = zones.try_emplace(key, std::move(owned)).first;
   return *it->second;
 }
 
