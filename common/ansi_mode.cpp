@@ -11,11 +11,11 @@ namespace rtsql {
 namespace {
 // Per thread, as the session time zone is: the functions are bound on the
 // statement's (or the flow planner's) thread. -1: no scope installed.
-thread_local int tScoped = -1;
+thread_local int tScopedAnsi = -1;
 }  // namespace
 
 bool ansiMode() {
-  if (tScoped >= 0) return tScoped == 1;
+  if (tScopedAnsi >= 0) return tScopedAnsi == 1;
   if (const PgSession* s = currentPgSession()) return s->ansiMode();
   return true;
 }
@@ -28,9 +28,9 @@ bool parseAnsiMode(std::string_view value, std::string_view key, size_t pos) {
                  "on or off");
 }
 
-AnsiModeScope::AnsiModeScope(bool on) : previous_(tScoped) { tScoped = on ? 1 : 0; }
+AnsiModeScope::AnsiModeScope(bool on) : previous_(tScopedAnsi) { tScopedAnsi = on ? 1 : 0; }
 
-AnsiModeScope::~AnsiModeScope() { tScoped = previous_; }
+AnsiModeScope::~AnsiModeScope() { tScopedAnsi = previous_; }
 
 namespace ansi {
 

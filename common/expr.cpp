@@ -19,6 +19,7 @@
 
 #include "common/ansi_mode.h"
 #include "common/digest.h"
+#include "common/edit_distance.h"
 #include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
 #include "common/functions/map_funcs.h"
@@ -27,6 +28,7 @@
 #include "common/layer_functions.h"
 #include "common/map_order.h"
 #include "common/schema.h"
+#include "common/sql_text.h"
 
 namespace rtsql {
 
@@ -34,28 +36,7 @@ using namespace expr_internal;
 
 namespace {
 
-const DataTypePtr& boolType() {
-  static const DataTypePtr t = DataType::of(TypeId::Boolean);
-  return t;
-}
-
-template <typename T>
-int cmp3(T a, T b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
-
 // ---- literals -------------------------------------------------------------
-
-// A string literal that reads back as `s`: quotes and backslashes doubled.
-std::string quoteSql(std::string_view s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'' || c == '\\') q += c;
-    q += c;
-  }
-  q += '\'';
-  return q;
-}
 
 class LiteralExpr final : public Expr {
  public:
@@ -69,7 +50,7 @@ class LiteralExpr final : public Expr {
   void forEachChild(const std::function<void(const Expr&)>&) const override {}
   std::string toString() const override {
     switch (v_.type()) {
-      case TypeId::String: return quoteSql(v_.asString());
+      case TypeId::String: return sqlStringLiteral(v_.asString());
       case TypeId::Binary:
         return "X'" + lowerHex(v_.asString()) + "'";
       case TypeId::Timestamp: return "TIMESTAMP '" + formatTimestamp(v_.asInt()) + "'";
@@ -516,12 +497,6 @@ class NegExpr final : public Expr {
 
 enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge, NullSafeEq };
 enum class CmpMode { Int, Double, Bytes, Generic };
-
-int compareDoubles(double a, double b) {
-  bool an = std::isnan(a), bn = std::isnan(b);
-  if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
-  return cmp3(a, b);
-}
 
 class CompareExpr final : public Expr {
  public:
@@ -1119,18 +1094,6 @@ bool isAggregateName(const std::string& lname) {
     if (n == lname) return true;
   }
   return false;
-}
-
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 }  // namespace

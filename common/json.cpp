@@ -17,6 +17,7 @@ namespace rtsql {
 
 using expr_internal::civilFromDays;
 using expr_internal::daysFromCivil;
+using expr_internal::daysInMonth;
 using expr_internal::floorDiv;
 using expr_internal::floorMod;
 using expr_internal::kMicrosPerDay;
@@ -303,12 +304,6 @@ bool readNum(std::string_view s, size_t& i, int minDigits, int maxDigits, int64_
   return n >= minDigits;
 }
 
-bool isLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-unsigned daysInMonth(int64_t y, unsigned m) {
-  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && isLeap(y) ? 29 : kDays[m - 1];
-}
 
 }  // namespace
 

@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "common/edit_distance.h"
 #include "common/expr.h"
 #include "common/schema.h"
+#include "common/sql_text.h"
 
 namespace rtsql {
 
@@ -20,25 +22,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-bool startsWithI(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
-}
-
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      char ca = static_cast<char>(std::tolower(static_cast<unsigned char>(a[i - 1])));
-      char cb = static_cast<char>(std::tolower(static_cast<unsigned char>(b[j - 1])));
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca == cb ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 std::string quoteList(const std::vector<std::string>& items) {
@@ -56,18 +39,6 @@ bool isPlainKey(std::string_view k) {
   if (k.empty() || !(std::isalpha(static_cast<unsigned char>(k[0])) || k[0] == '_')) return false;
   return std::all_of(k.begin(), k.end(),
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-// A string literal that reads back as `v`: a backslash is doubled, as string
-// literals read backslash escapes (parser/string_literals.h).
-std::string quoted(std::string_view v) {
-  std::string s = "'";
-  for (char c : v) {
-    if (c == '\'' || c == '\\') s += c;
-    s += c;
-  }
-  s += '\'';
-  return s;
 }
 
 }  // namespace
@@ -154,7 +125,7 @@ const OptionEntry& Options::require(std::string_view key, size_t stmtPos) const 
   if (!e)
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("missing required option '{}'", key), stmtPos,
-                   fmt::format("add {} = '...' to the WITH clause", quoted(key)));
+                   fmt::format("add {} = '...' to the WITH clause", sqlStringLiteral(key)));
   return *e;
 }
 
@@ -226,9 +197,9 @@ std::string Options::toString() const {
   std::string s;
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (i) s += ", ";
-    s += isPlainKey(entries_[i].key) ? entries_[i].key : quoted(entries_[i].key);
+    s += isPlainKey(entries_[i].key) ? entries_[i].key : sqlStringLiteral(entries_[i].key);
     s += " = ";
-    s += quoted(entries_[i].value);
+    s += sqlStringLiteral(entries_[i].value);
   }
   return s;
 }

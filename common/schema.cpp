@@ -15,6 +15,13 @@ int Schema::find(std::string_view name) const {
   return -1;
 }
 
+std::vector<DataTypePtr> Schema::types() const {
+  std::vector<DataTypePtr> out;
+  out.reserve(columns.size());
+  for (const Column& c : columns) out.push_back(c.type);
+  return out;
+}
+
 std::string Schema::toString() const {
   std::string s = "(";
   for (size_t i = 0; i < columns.size(); ++i) {
@@ -32,6 +39,10 @@ bool iequals(std::string_view a, std::string_view b) {
   for (size_t i = 0; i < a.size(); ++i)
     if (lowerAscii(a[i]) != lowerAscii(b[i])) return false;
   return true;
+}
+
+bool startsWithI(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
 }
 
 std::string toLower(std::string_view s) {

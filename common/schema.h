@@ -32,9 +32,13 @@ struct Schema {
   int find(std::string_view name) const;
   size_t size() const { return columns.size(); }
   std::string toString() const;  // "(a BIGINT, b STRING)"
+  // The columns' types, in order.
+  std::vector<DataTypePtr> types() const;
 };
 
 bool iequals(std::string_view a, std::string_view b);
+// Whether `s` starts with `prefix`, ignoring ASCII case.
+bool startsWithI(std::string_view s, std::string_view prefix);
 std::string toLower(std::string_view s);
 std::string toUpper(std::string_view s);
 

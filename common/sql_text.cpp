@@ -171,4 +171,14 @@ std::pair<int, int> lineAndColumn(std::string_view text, size_t offset) {
   return {line, column};
 }
 
+std::string sqlStringLiteral(std::string_view s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') q += c;
+    q += c;
+  }
+  q += '\'';
+  return q;
+}
+
 }  // namespace rtsql

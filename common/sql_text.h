@@ -23,6 +23,10 @@ std::vector<StatementText> splitStatements(std::string_view text);
 // the REPL to know when to stop reading continuation lines).
 bool endsStatement(std::string_view text);
 
+// A string literal that reads back as `s`: quotes and backslashes doubled
+// (string literals read backslash escapes, parser/string_literals.h).
+std::string sqlStringLiteral(std::string_view s);
+
 // 1-based line and column of a byte offset in `text`.
 std::pair<int, int> lineAndColumn(std::string_view text, size_t offset);
 

@@ -33,6 +33,7 @@ namespace rtsql {
 namespace {
 
 using expr_internal::civilFromDays;
+using expr_internal::isLeapYear;
 using expr_internal::daysFromCivil;
 using expr_internal::floorDiv;
 using expr_internal::floorMod;
@@ -43,10 +44,6 @@ constexpr int64_t kSecondsPerDay = 86400;
 constexpr int64_t kRulesEndSeconds = 2145916800;
 // The tz database has nothing before the first year; date::year stops at 32767.
 constexpr int64_t kFirstSeconds = -62135596800;  // 0001-01-01T00:00:00Z
-
-bool isLeap(int64_t y) {
-  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
 
 // Seconds to add to an instant past 2037 to land in the year of 2010..2037
 // with the same calendar, in which the tz database has the transitions.
@@ -59,7 +56,7 @@ int64_t equivalentYearShift(int64_t seconds) {
   int64_t weekday = floorMod(jan1 + 3, 7);
   for (int64_t c = 2010; c <= 2037; ++c) {
     int64_t cJan1 = daysFromCivil(c, 1, 1);
-    if (isLeap(c) == isLeap(y) && floorMod(cJan1 + 3, 7) == weekday)
+    if (isLeapYear(c) == isLeapYear(y) && floorMod(cJan1 + 3, 7) == weekday)
       return (cJan1 - jan1) * kSecondsPerDay;
   }
   return 0;  // every calendar occurs within 28 consecutive years of this century
@@ -199,7 +196,7 @@ const TimeZone* resolve(const std::string& name) {
   }
 }
 
-thread_local const TimeZone* tScoped = nullptr;
+thread_local const TimeZone* tScopedZone = nullptr;
 
 }  // namespace
 
@@ -312,9 +309,12 @@ const TimeZone& findTimeZone(std::string_view name, size_t pos) {
     throw SqlError(sqlstate::kInvalidParameterValue,
                    fmt::format("unknown time zone '{}'", name.substr(0, 128)), pos,
                    "a region such as 'Europe/Berlin', 'UTC', or an offset such as '+05:30'");
+  // Another thread may have resolved the same zone meanwhile: then its copy
+  // stays, and this one is freed with `owned` (try_emplace leaves it alone).
+  // emplace would have freed it with the node it made, and again here.
+  std::unique_ptr<const TimeZone> owned(z);
   std::lock_guard lock(mu);
-  auto [it, inserted] = zones.emplace(key, std::unique_ptr<const TimeZone>(z));
-  if (!inserted) delete z;
+  auto it = zones.try_emplace(key, std::move(owned)).first;
   return *it->second;
 }
 
@@ -324,7 +324,7 @@ const TimeZone& utcTimeZone() {
 }
 
 const TimeZone& sessionTimeZone() {
-  if (tScoped) return *tScoped;
+  if (tScopedZone) return *tScopedZone;
   if (const PgSession* s = currentPgSession()) {
     std::string name = s->timeZone();
     if (!name.empty() && name != "UTC") {
@@ -343,12 +343,12 @@ const TimeZone& sessionTimeZone() {
   return utcTimeZone();
 }
 
-TimeZoneScope::TimeZoneScope(const TimeZone& zone) : previous_(tScoped) {
-  tScoped = &zone;
+TimeZoneScope::TimeZoneScope(const TimeZone& zone) : previous_(tScopedZone) {
+  tScopedZone = &zone;
 }
 
 TimeZoneScope::~TimeZoneScope() {
-  tScoped = previous_;
+  tScopedZone = previous_;
 }
 
 namespace {

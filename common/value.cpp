@@ -20,7 +20,8 @@ namespace rtsql {
 
 namespace {
 
-int compareDoubles(double a, double b);
+using expr_internal::cmp3;
+using expr_internal::compareDoubles;
 
 bool isNumericId(TypeId t) {
   return t == TypeId::Int || t == TypeId::BigInt || t == TypeId::Double || t == TypeId::Decimal ||
@@ -34,17 +35,6 @@ bool isFloatingId(TypeId t) { return t == TypeId::Double || t == TypeId::Float; 
 int compareWithDecimal(const Value& a, const Value& dec) {
   if (isFloatingId(a.type())) return compareDoubles(a.asDouble(), dec.toDouble());
   return decimal::compare(a.asInt(), 0, dec.asDecimal(), dec.decimalScale());
-}
-
-template <typename T>
-int cmp3(T a, T b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
-
-int compareDoubles(double a, double b) {
-  bool an = std::isnan(a), bn = std::isnan(b);
-  if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
-  return cmp3(a, b);  // -0.0 == 0.0
 }
 
 // Exact comparison of an integer with a double (no rounding of large integers).

@@ -29,18 +29,18 @@ constexpr int kVersion = 1;
 constexpr const char* kTmpSuffix = ".tmp";
 constexpr const char* kResetFile = "RESET";
 
-[[noreturn]] void throwIo(const std::string& what, const std::string& path, const std::string& why) {
+[[noreturn]] void throwCheckpointIo(const std::string& what, const std::string& path, const std::string& why) {
   throw SqlError(sqlstate::kIoError, fmt::format("checkpoint: {} '{}': {}", what, path, why));
 }
 
 // fsync of a file or a directory: what makes a write or a rename durable.
 void syncPath(const std::string& path, bool directory) {
   int fd = ::open(path.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0) | O_CLOEXEC);
-  if (fd < 0) throwIo("cannot open", path, std::strerror(errno));
+  if (fd < 0) throwCheckpointIo("cannot open", path, std::strerror(errno));
   int rc = ::fsync(fd);
   int err = errno;
   ::close(fd);
-  if (rc != 0) throwIo("cannot fsync", path, std::strerror(err));
+  if (rc != 0) throwCheckpointIo("cannot fsync", path, std::strerror(err));
 }
 
 void syncTree(const fs::path& dir) {
@@ -178,12 +178,12 @@ void CheckpointDir::write(CheckpointInfo& info,
                           const std::function<void(const std::string& dir)>& writeState) {
   std::error_code ec;
   fs::create_directories(root_, ec);
-  if (ec) throwIo("cannot create", root_, ec.message());
+  if (ec) throwCheckpointIo("cannot create", root_, ec.message());
   const fs::path final = pathOf(info.epoch);
   const fs::path tmp = final.string() + kTmpSuffix;
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp, ec);
-  if (ec) throwIo("cannot create", tmp.string(), ec.message());
+  if (ec) throwCheckpointIo("cannot create", tmp.string(), ec.message());
 
   if (info.hasState) {
     writeState((tmp / kStateDir).string());
@@ -196,7 +196,7 @@ void CheckpointDir::write(CheckpointInfo& info,
     std::ofstream out(tmp / kMetaFile, std::ios::binary | std::ios::trunc);
     out.write(meta.data(), static_cast<std::streamsize>(meta.size()));
     out.flush();
-    if (!out) throwIo("cannot write", (tmp / kMetaFile).string(), "write failed");
+    if (!out) throwCheckpointIo("cannot write", (tmp / kMetaFile).string(), "write failed");
   }
   syncTree(tmp);
 
@@ -204,7 +204,7 @@ void CheckpointDir::write(CheckpointInfo& info,
   // and reached this epoch again) is replaced.
   fs::remove_all(final, ec);
   fs::rename(tmp, final, ec);
-  if (ec) throwIo("cannot rename", tmp.string(), ec.message());
+  if (ec) throwCheckpointIo("cannot rename", tmp.string(), ec.message());
   syncPath(root_, true);
   info.dir = final.string();
 
@@ -289,7 +289,7 @@ CheckpointSearch CheckpointDir::search(uint64_t maxEpoch) {
 void CheckpointDir::markReset(uint64_t nextEpoch) {
   std::error_code ec;
   fs::create_directories(root_, ec);
-  if (ec) throwIo("cannot create", root_, ec.message());
+  if (ec) throwCheckpointIo("cannot create", root_, ec.message());
   // The marker first: a crash in between leaves a reset that is still pending
   // and checkpoints it ignores, never checkpoints without the marker.
   const fs::path marker = fs::path(root_) / kResetFile;
@@ -298,15 +298,15 @@ void CheckpointDir::markReset(uint64_t nextEpoch) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << nextEpoch << '\n';
     out.flush();
-    if (!out) throwIo("cannot write", tmp.string(), "write failed");
+    if (!out) throwCheckpointIo("cannot write", tmp.string(), "write failed");
   }
   syncPath(tmp.string(), false);
   fs::rename(tmp, marker, ec);
-  if (ec) throwIo("cannot rename", tmp.string(), ec.message());
+  if (ec) throwCheckpointIo("cannot rename", tmp.string(), ec.message());
   syncPath(root_, true);
   for (uint64_t epoch : epochs()) {
     fs::remove_all(pathOf(epoch), ec);
-    if (ec) throwIo("cannot remove", pathOf(epoch), ec.message());
+    if (ec) throwCheckpointIo("cannot remove", pathOf(epoch), ec.message());
   }
   syncPath(root_, true);
 }
@@ -327,11 +327,11 @@ void CheckpointDir::clearReset() {
 void CheckpointDir::restoreState(const CheckpointInfo& info, const std::string& stateDir) {
   std::error_code ec;
   fs::remove_all(stateDir, ec);
-  if (ec) throwIo("cannot remove", stateDir, ec.message());
+  if (ec) throwCheckpointIo("cannot remove", stateDir, ec.message());
   if (!info.hasState) return;
   const fs::path from = fs::path(info.dir) / kStateDir;
   fs::create_directories(stateDir, ec);
-  if (ec) throwIo("cannot create", stateDir, ec.message());
+  if (ec) throwCheckpointIo("cannot create", stateDir, ec.message());
   for (const auto& entry : fs::directory_iterator(from)) {
     if (!entry.is_regular_file()) continue;
     fs::path to = fs::path(stateDir) / entry.path().filename();
@@ -341,7 +341,7 @@ void CheckpointDir::restoreState(const CheckpointInfo& info, const std::string& 
       ec.clear();  // another file system: copy instead
     }
     fs::copy_file(entry.path(), to, fs::copy_options::overwrite_existing, ec);
-    if (ec) throwIo("cannot copy", entry.path().string(), ec.message());
+    if (ec) throwCheckpointIo("cannot copy", entry.path().string(), ec.message());
   }
 }
 

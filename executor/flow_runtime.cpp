@@ -339,17 +339,20 @@ void FlowRuntime::wakeTasks() {
 }
 
 void FlowRuntime::fail(const std::string& reason, const std::string& sqlstate) {
+  bool failedNow = false;
   {
     std::lock_guard lock(mu_);
     if (state_ != FlowState::Failed) {
       state_ = FlowState::Failed;
       failure_ = reason;
       failureCode_ = sqlstate;
+      failedNow = true;
     }
   }
   stopping_ = true;
   epochs_.wake();
   wakeTasks();
+  if (failedNow && failureListener_) failureListener_();
 }
 
 void FlowRuntime::stopWithoutFinalEpoch() {

@@ -58,6 +58,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -120,6 +121,10 @@ class FlowRuntime {
   // A warm copy of the state on this node (a standby's), which a run that
   // takes the flow over starts from instead of reading the copy.
   void setWarmCopy(StateCopyKeeper::Warm warm) { warmCopy_ = std::move(warm); }
+  // Called on the failing thread, with no lock of the runtime held, when a
+  // running flow fails: what lets a supervisor sleep until it has work. It
+  // must return quickly. Set before start().
+  void setFailureListener(std::function<void()> listener) { failureListener_ = std::move(listener); }
   // The share of its source partitions this node reads, for a flow spread
   // over the nodes of a cluster (PhysicalPlan::spreadsPartitions). Set while
   // stopped, before start(); it holds for the runs after.
@@ -260,6 +265,7 @@ class FlowRuntime {
   // the coordinator_ thread; it has its own lock, taken after mu_ when both are.
   EpochCoordinator epochs_;
 
+  std::function<void()> failureListener_;
   mutable std::mutex mu_;
   FlowState state_ = FlowState::Stopped;
   std::string failure_;

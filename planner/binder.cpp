@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/edit_distance.h"
 #include "common/json.h"
 #include "common/time_zone.h"
 #include "common/try_cast.h"
@@ -49,21 +50,6 @@ Scope scopeFromSchema(const Schema& schema, const std::string& qualifier) {
                                         makeColumnRef(static_cast<int>(i), col.type, col.name)});
   }
   return scope;
-}
-
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::string x = toLower(a), y = toLower(b);
-  std::vector<size_t> prev(y.size() + 1), cur(y.size() + 1);
-  for (size_t j = 0; j <= y.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= x.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= y.size(); ++j) {
-      size_t subst = prev[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[y.size()];
 }
 
 std::string closestName(std::string_view name, const std::vector<std::string>& candidates) {

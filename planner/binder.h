@@ -118,8 +118,6 @@ bool containsAggregate(const ast::Expr& e);
 // True when the expression contains window() or session_window().
 bool containsWindow(const ast::Expr& e);
 
-// Levenshtein distance, case-insensitive; used for "perhaps you meant" hints.
-size_t editDistance(std::string_view a, std::string_view b);
 // The candidate closest to `name` when it is close enough to be a likely typo,
 // else empty.
 std::string closestName(std::string_view name, const std::vector<std::string>& candidates);

@@ -86,7 +86,7 @@ std::string listed(const std::vector<std::string>& keys) {
   return out;
 }
 
-const char* kindWord(ast::ObjectKind kind) {
+const char* kindKeyword(ast::ObjectKind kind) {
   switch (kind) {
     case ast::ObjectKind::Source: return "SOURCE";
     case ast::ObjectKind::Sink: return "SINK";
@@ -98,7 +98,7 @@ const char* kindWord(ast::ObjectKind kind) {
   return "";
 }
 
-std::string lowerWord(ast::ObjectKind kind) { return toLower(kindWord(kind)); }
+std::string lowerWord(ast::ObjectKind kind) { return toLower(kindKeyword(kind)); }
 
 [[noreturn]] void refuseOption(ast::ObjectKind kind, const std::string& name,
                                const ast::Option& o) {
@@ -109,7 +109,7 @@ std::string lowerWord(ast::ObjectKind kind) { return toLower(kindWord(kind)); }
                         name, listed(changeableOptions(kind)))
           : fmt::format("DROP {0} and CREATE {0} again (after dropping the flows that use it) "
                         "to change it; ALTER {0} changes {1}",
-                        kindWord(kind), listed(changeableOptions(kind)));
+                        kindKeyword(kind), listed(changeableOptions(kind)));
   throw SqlError(sqlstate::kFeatureNotSupported,
                  fmt::format("option '{}' of {} \"{}\" cannot be changed while it exists", o.key,
                              lowerWord(kind), name),
@@ -132,10 +132,10 @@ void AlterStatements::alter(EngineSession& s, const ast::Alter& stmt, ResultWrit
   if (kind != ast::ObjectKind::Source && kind != ast::ObjectKind::Sink &&
       kind != ast::ObjectKind::Flow) {
     throw SqlError(sqlstate::kFeatureNotSupported,
-                   fmt::format("ALTER {} is not supported", kindWord(kind)), stmt.objectPos,
+                   fmt::format("ALTER {} is not supported", kindKeyword(kind)), stmt.objectPos,
                    kind == ast::ObjectKind::Table
                        ? "DROP TABLE and CREATE TABLE to change a table"
-                       : fmt::format("CREATE OR REPLACE {} replaces it", kindWord(kind)));
+                       : fmt::format("CREATE OR REPLACE {} replaces it", kindKeyword(kind)));
   }
   StatementLock::Guard lock = ctx_.guardFor(s);
   lock.lock();
@@ -180,7 +180,7 @@ void AlterStatements::alter(EngineSession& s, const ast::Alter& stmt, ResultWrit
     }
     throw SqlError(sqlstate::kUndefinedObject,
                    fmt::format("{} \"{}\" does not exist", lowerWord(kind), stmt.name),
-                   stmt.namePos, fmt::format("SHOW {}S lists them", kindWord(kind)));
+                   stmt.namePos, fmt::format("SHOW {}S lists them", kindKeyword(kind)));
   }
   const ast::StatementKind createKind =
       kind == ast::ObjectKind::Source ? ast::StatementKind::CreateSource
@@ -361,7 +361,7 @@ void AlterStatements::alter(EngineSession& s, const ast::Alter& stmt, ResultWrit
     }
   }
   const std::string tag =
-      stmt.materializedView ? "ALTER MATERIALIZED VIEW" : fmt::format("ALTER {}", kindWord(kind));
+      stmt.materializedView ? "ALTER MATERIALIZED VIEW" : fmt::format("ALTER {}", kindKeyword(kind));
   ctx_.changeCatalog(s, catalog, [&](Catalog& c) {
     if (source) c.replaceSource(*source);
     if (sink) c.replaceSink(*sink);

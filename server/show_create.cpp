@@ -18,7 +18,7 @@ namespace rtsql {
 
 namespace {
 
-const char* kindWord(ast::ObjectKind kind) {
+const char* kindNoun(ast::ObjectKind kind) {
   switch (kind) {
     case ast::ObjectKind::Source: return "source";
     case ast::ObjectKind::Sink: return "sink";
@@ -91,7 +91,7 @@ std::string ShowCreate::currentCreateText(const ast::ObjectKind kind, const std:
   const bool relation = kind == ast::ObjectKind::Source || kind == ast::ObjectKind::Table;
   throw SqlError(relation ? sqlstate::kUndefinedTable : sqlstate::kUndefinedObject,
                  relation ? fmt::format("relation \"{}\" does not exist", name)
-                          : fmt::format("{} \"{}\" does not exist", kindWord(kind), name),
+                          : fmt::format("{} \"{}\" does not exist", kindNoun(kind), name),
                  SqlError::npos);
 }
 
@@ -130,7 +130,7 @@ void ShowCreate::showCreate(EngineSession& s, const ast::ShowCreate& stmt, Resul
   }
   if (maskedAny) {
     out.notice(fmt::format("credentials of {} \"{}\" are shown as {}: only a superuser{} sees them",
-                           kindWord(stmt.object), stmt.name, kMasked,
+                           kindNoun(stmt.object), stmt.name, kMasked,
                            stmt.object == ast::ObjectKind::Flow ? " or the flow's owner" : ""));
   }
   ctx_.sendRows(out, kShowCreateColumns, {{text}}, "SHOW 1");

@@ -29,11 +29,6 @@ const DataTypePtr& ntz() {
   static const DataTypePtr t = DataType::of(TypeId::TimestampNtz);
   return t;
 }
-const DataTypePtr& bigint() {
-  static const DataTypePtr t = DataType::of(TypeId::BigInt);
-  return t;
-}
-
 // A zone argument: a literal is looked up once (an unknown zone is an error at
 // bind time); a zone computed per record is looked up per record, and an
 // unknown one is a row error.
@@ -464,7 +459,7 @@ ExprPtr buildLocalTimestamp(const std::string& name, std::vector<ExprPtr>& args,
 template <int64_t Div>
 ExprPtr buildUnixOf(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args[0]->type()->id != TypeId::TimestampNtz) argTimestamp(name, args, 0, pos);
-  return fn1(name, bigint(), args, [](const Value& v) { return Value::bigint(floorDiv(v.asInt(), Div)); });
+  return fn1(name, bigIntType(), args, [](const Value& v) { return Value::bigint(floorDiv(v.asInt(), Div)); });
 }
 
 template <int64_t Mul>
@@ -553,7 +548,7 @@ ExprPtr buildToTimestampNtz(const std::string& name, std::vector<ExprPtr>& args,
 
 ExprPtr buildUnixTimestamp(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args.empty())
-    return fnN(name, bigint(), args, false, [](const Row&, const std::vector<ExprPtr>&) {
+    return fnN(name, bigIntType(), args, false, [](const Row&, const std::vector<ExprPtr>&) {
       return Value::bigint(floorDiv(nowMicros(), kMicrosPerSecond));
     });
   if (args.size() == 1 && args[0]->type()->id == TypeId::String) {
@@ -563,7 +558,7 @@ ExprPtr buildUnixTimestamp(const std::string& name, std::vector<ExprPtr>& args, 
   if (args.size() == 2) {
     ExprPtr parsed = buildToTimestamp("to_timestamp", args, pos);
     std::vector<ExprPtr> a{parsed};
-    return fn1(name, bigint(), a, [](const Value& v) { return Value::bigint(floorDiv(v.asInt(), kMicrosPerSecond)); });
+    return fn1(name, bigIntType(), a, [](const Value& v) { return Value::bigint(floorDiv(v.asInt(), kMicrosPerSecond)); });
   }
   return buildUnixOf<kMicrosPerSecond>(name, args, pos);
 }
@@ -713,13 +708,6 @@ Value dateValue(int64_t days) {
 const DataTypePtr& int32() {
   static const DataTypePtr t = DataType::of(TypeId::Int);
   return t;
-}
-bool isLeap(int64_t y) {
-  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-unsigned daysInMonth(int64_t y, unsigned m) {
-  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && isLeap(y) ? 29 : kDays[m - 1];
 }
 
 // datediff(end, start): whole days from start to end.

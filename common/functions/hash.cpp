@@ -26,11 +26,6 @@ std::string fmt_hex(uint64_t v);
 
 namespace {
 
-const DataTypePtr& str() {
-  static const DataTypePtr t = DataType::of(TypeId::String);
-  return t;
-}
-
 inline uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 inline uint32_t mixK1(uint32_t k1) {
   k1 *= 0xcc9e2d51u;
@@ -85,7 +80,7 @@ std::string digest(const EVP_MD* md, std::string_view data) {
 
 ExprPtr buildBase64(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBinary(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     checkValueSize("base64", (v.asString().size() + 2) / 3 * 4);
     return Value::string(toBase64(v.asString()));
   });
@@ -119,13 +114,13 @@ ExprPtr buildUnbase64(const std::string& name, std::vector<ExprPtr>& args, size_
 
 ExprPtr buildHex(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   if (args[0]->type()->isIntegral()) {
-    return fn1(name, str(), args, [](const Value& v) {
+    return fn1(name, stringType(), args, [](const Value& v) {
       std::string s = fmt_hex(static_cast<uint64_t>(v.asInt()));
       return Value::string(std::move(s));
     });
   }
   argBinary(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     checkValueSize("hex", v.asString().size() * 2);
     std::string h = lowerHex(v.asString());
     for (auto& c : h) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -135,18 +130,18 @@ ExprPtr buildHex(const std::string& name, std::vector<ExprPtr>& args, size_t pos
 
 ExprPtr buildMd5(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBinary(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) { return Value::string(digest(EVP_md5(), v.asString())); });
+  return fn1(name, stringType(), args, [](const Value& v) { return Value::string(digest(EVP_md5(), v.asString())); });
 }
 
 ExprPtr buildSha1(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBinary(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) { return Value::string(digest(EVP_sha1(), v.asString())); });
+  return fn1(name, stringType(), args, [](const Value& v) { return Value::string(digest(EVP_sha1(), v.asString())); });
 }
 
 ExprPtr buildSha2(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBinary(name, args, 0, pos);
   argInt(name, args, 1, pos);
-  return fn2(name, str(), args, [](const Value& v, const Value& bits) {
+  return fn2(name, stringType(), args, [](const Value& v, const Value& bits) {
     const EVP_MD* md;
     switch (bits.asInt()) {
       case 0:
@@ -188,7 +183,7 @@ const EVP_MD* hmacDigest(std::string_view algorithm) {
 ExprPtr buildHmac(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBinary(name, args, 0, pos);
   argBinary(name, args, 1, pos);
-  if (args.size() == 2) args.push_back(makeLiteral(Value::string("SHA-256"), str()));
+  if (args.size() == 2) args.push_back(makeLiteral(Value::string("SHA-256"), stringType()));
   argString(name, args, 2, pos);
   if (auto c = constantValue(args[2]); c && !c->isNull() && !hmacDigest(c->asString())) {
     throwUnknownHmac(c->asString(), pos);

@@ -12,6 +12,7 @@
 // own Value, never a copy of it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -74,10 +75,31 @@ inline constexpr size_t kMaxValueBytes = size_t{64} << 20;
 // kMaxValueBytes.
 void checkValueSize(std::string_view fn, size_t bytes);
 
+// ---- comparison -------------------------------------------------------------
+
+// -1, 0 or 1 as `a` is less than, equal to or greater than `b`.
+template <typename T>
+int cmp3(T a, T b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+// Doubles in SQL's order: NaN equals NaN and is above every other value, and
+// -0.0 equals 0.0.
+inline int compareDoubles(double a, double b) {
+  bool an = std::isnan(a), bn = std::isnan(b);
+  if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
+  return cmp3(a, b);
+}
+
 // ---- calendar helpers (proleptic Gregorian, UTC) --------------------------
 
 int64_t daysFromCivil(int64_t y, unsigned m, unsigned d);
 void civilFromDays(int64_t days, int64_t* y, unsigned* m, unsigned* d);
+inline bool isLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+// The number of days of month `m` (1..12) of year `y`.
+inline unsigned daysInMonth(int64_t y, unsigned m) {
+  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && isLeapYear(y) ? 29 : kDays[m - 1];
+}
 inline int64_t floorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -94,6 +116,18 @@ constexpr int64_t kMicrosPerDay = 86400LL * kMicrosPerSecond;
 
 inline const DataTypePtr& nullType() {
   static const DataTypePtr t = DataType::of(TypeId::Null);
+  return t;
+}
+inline const DataTypePtr& stringType() {
+  static const DataTypePtr t = DataType::of(TypeId::String);
+  return t;
+}
+inline const DataTypePtr& boolType() {
+  static const DataTypePtr t = DataType::of(TypeId::Boolean);
+  return t;
+}
+inline const DataTypePtr& bigIntType() {
+  static const DataTypePtr t = DataType::of(TypeId::BigInt);
   return t;
 }
 inline bool isNullType(const DataTypePtr& t) { return !t || t->id == TypeId::Null; }

@@ -18,11 +18,6 @@ const DataTypePtr& dbl() {
   static const DataTypePtr t = DataType::of(TypeId::Double);
   return t;
 }
-const DataTypePtr& bigint() {
-  static const DataTypePtr t = DataType::of(TypeId::BigInt);
-  return t;
-}
-
 int64_t saturatingLong(double d) {
   if (std::isnan(d)) return 0;
   if (d >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
@@ -278,7 +273,7 @@ ExprPtr buildFloorCeil(const std::string& name, std::vector<ExprPtr>& args, size
   // A DOUBLE past BIGINT's range is ARITHMETIC_OVERFLOW in ANSI mode (NaN is
   // 0, as Spark), and saturates in the legacy mode.
   const bool ansi = ansiMode();
-  return fn1(name, bigint(), args, [ansi](const Value& v) {
+  return fn1(name, bigIntType(), args, [ansi](const Value& v) {
     if (v.type() != TypeId::Double) return Value::bigint(v.asInt());
     const double r = Floor ? std::floor(v.asDouble()) : std::ceil(v.asDouble());
     if (ansi && (r >= 9223372036854775808.0 || r < -9223372036854775808.0)) [[unlikely]]
@@ -536,7 +531,7 @@ ExprPtr buildBround(const std::string& name, std::vector<ExprPtr>& args, size_t 
 
 ExprPtr buildFactorial(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argInt(name, args, 0, pos);
-  return fn1(name, bigint(), args, [](const Value& v) {
+  return fn1(name, bigIntType(), args, [](const Value& v) {
     int64_t n = v.asInt();
     if (n < 0 || n > 20) return Value();
     int64_t r = 1;
@@ -754,7 +749,7 @@ ExprPtr buildNanvl(const std::string& name, std::vector<ExprPtr>& args, size_t p
 ExprPtr buildWidthBucket(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   for (size_t i = 0; i < 3; ++i) argDouble(name, args, i, pos);
   argBigInt(name, args, 3, pos);
-  return fnN(name, bigint(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+  return fnN(name, bigIntType(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     Value vs[4];
     for (size_t i = 0; i < 4; ++i) {
       vs[i] = a[i]->eval(row);
@@ -817,7 +812,7 @@ ExprPtr buildDiv(const std::string& name, std::vector<ExprPtr>& args, size_t pos
   argNumeric(name, args, 0, pos);
   argNumeric(name, args, 1, pos);
   argsCommon(name, args, 0, pos);
-  return fn2(name, bigint(), args, [](const Value& a, const Value& b) {
+  return fn2(name, bigIntType(), args, [](const Value& a, const Value& b) {
     if (a.type() == TypeId::Double) {
       double y = b.asDouble();
       if (y == 0) return Value();
@@ -837,7 +832,7 @@ constexpr int64_t kBitmapBits = 32768;
 template <bool Bucket>
 ExprPtr buildBitmapPosition(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBigInt(name, args, 0, pos);
-  return fn1(name, bigint(), args, [](const Value& v) {
+  return fn1(name, bigIntType(), args, [](const Value& v) {
     int64_t x = v.asInt();
     if (Bucket) return Value::bigint(x > 0 ? 1 + (x - 1) / kBitmapBits : x / kBitmapBits);
     return Value::bigint(x > 0
@@ -848,7 +843,7 @@ ExprPtr buildBitmapPosition(const std::string& name, std::vector<ExprPtr>& args,
 
 ExprPtr buildBitmapCount(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBinary(name, args, 0, pos);
-  return fn1(name, bigint(), args, [](const Value& v) {
+  return fn1(name, bigIntType(), args, [](const Value& v) {
     int64_t n = 0;
     for (char c : v.asString()) n += __builtin_popcount(static_cast<unsigned char>(c));
     return Value::bigint(n);

@@ -19,15 +19,6 @@ namespace rtsql::expr_internal {
 
 namespace {
 
-const DataTypePtr& stringType() {
-  static const DataTypePtr t = DataType::of(TypeId::String);
-  return t;
-}
-const DataTypePtr& boolType() {
-  static const DataTypePtr t = DataType::of(TypeId::Boolean);
-  return t;
-}
-
 ExprPtr text(std::string s) { return makeLiteral(Value::string(std::move(s)), stringType()); }
 
 std::string sessionUser() {

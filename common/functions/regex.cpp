@@ -383,7 +383,7 @@ ExprPtr buildExtract(const std::string& name, std::vector<ExprPtr>& args, size_t
   });
 }
 
-ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+ExprPtr buildRegexpReplace(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos);
   argString(name, args, 2, pos);
   ReplacementPtr fixedRep = fixed && fixed->ok() ? parseConstantReplacement(name, args[2], *fixed, pos) : nullptr;
@@ -518,7 +518,7 @@ ExprPtr buildSubstr(const std::string& name, std::vector<ExprPtr>& args, size_t 
 // regexp_instr(str, regexp[, idx]): the 1-based character position where the
 // first match starts, 0 when there is none. Spark takes idx and ignores its
 // value (a NULL idx still gives NULL), and so does rtsql.
-ExprPtr buildInstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
+ExprPtr buildRegexpInstr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   RegexPtr fixed = regexArguments(name, args, pos, 0);
   return fn3(name, DataType::of(TypeId::Int), args,
              [fixed, name, pos](const Value& s, const Value& p, const Value& i) {
@@ -536,7 +536,7 @@ ExprPtr buildInstr(const std::string& name, std::vector<ExprPtr>& args, size_t p
 
 void registerRegexFunctions(FunctionTable& t) {
   t["regexp_extract"] = {2, 3, buildExtract};
-  t["regexp_replace"] = {3, 3, buildReplace};
+  t["regexp_replace"] = {3, 3, buildRegexpReplace};
   t["split"] = {2, 3, buildSplit};
   t["rlike"] = {2, 2, buildRlike};
   t["regexp_like"] = {2, 2, buildRlike};
@@ -544,7 +544,7 @@ void registerRegexFunctions(FunctionTable& t) {
   t["regexp_count"] = {2, 2, buildCount};
   t["regexp_extract_all"] = {2, 3, buildExtractAll};
   t["regexp_substr"] = {2, 2, buildSubstr};
-  t["regexp_instr"] = {2, 3, buildInstr};
+  t["regexp_instr"] = {2, 3, buildRegexpInstr};
 }
 
 }  // namespace rtsql::expr_internal

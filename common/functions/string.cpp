@@ -24,11 +24,6 @@ namespace rtsql::expr_internal {
 
 namespace {
 
-const DataTypePtr& str() {
-  static const DataTypePtr t = DataType::of(TypeId::String);
-  return t;
-}
-
 inline bool isCont(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 // Byte offset of the character with index `chars` (clamped to the end).
@@ -170,7 +165,7 @@ Value changeCase(const Value& v) {
 template <bool Upper>
 ExprPtr buildCase(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
-  return fn1(name, str(), args, changeCase<Upper>);
+  return fn1(name, stringType(), args, changeCase<Upper>);
 }
 
 ExprPtr buildLength(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
@@ -215,11 +210,11 @@ ExprPtr buildSubstring(const std::string& name, std::vector<ExprPtr>& args, size
   argString(name, args, 0, pos);
   argBigInt(name, args, 1, pos);
   if (args.size() == 2)
-    return fn2(name, str(), args, [](const Value& s, const Value& p) {
+    return fn2(name, stringType(), args, [](const Value& s, const Value& p) {
       return substringSql(s.asString(), p.asInt(), INT64_MAX / 2);
     });
   argBigInt(name, args, 2, pos);
-  return fn3(name, str(), args, [](const Value& s, const Value& p, const Value& l) {
+  return fn3(name, stringType(), args, [](const Value& s, const Value& p, const Value& l) {
     return substringSql(s.asString(), p.asInt(), l.asInt());
   });
 }
@@ -247,7 +242,7 @@ ExprPtr buildConcat(const std::string& name, std::vector<ExprPtr>& args, size_t 
   bool binary = true;
   for (const auto& a : args) binary = binary && a->type()->id == TypeId::Binary;
   for (size_t i = 0; i < args.size() && !binary; ++i) argString(name, args, i, pos);
-  return fnN(name, binary ? DataType::of(TypeId::Binary) : str(), args, true,
+  return fnN(name, binary ? DataType::of(TypeId::Binary) : stringType(), args, true,
              [binary](const Row& row, const std::vector<ExprPtr>& a) {
     std::string out;
     for (const auto& e : a) {
@@ -269,7 +264,7 @@ ExprPtr buildConcatWs(const std::string& name, std::vector<ExprPtr>& args, size_
       continue;
     argString(name, args, i, pos);
   }
-  return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+  return fnN(name, stringType(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     Value sep = a[0]->eval(row);
     if (sep.isNull()) return Value();
     std::string out;
@@ -344,16 +339,16 @@ ExprPtr buildTrim(const std::string& name, std::vector<ExprPtr>& args, size_t po
     return Value::string(s.substr(b, e - b));
   };
   if (args.size() == 1)
-    return fn1(name, str(), args, [trim](const Value& v) { return trim(v.asString(), " "); });
+    return fn1(name, stringType(), args, [trim](const Value& v) { return trim(v.asString(), " "); });
   if (name == "btrim")
-    return fn2(name, str(), args, [trim](const Value& v, const Value& c) { return trim(v.asString(), c.asString()); });
-  return fn2(name, str(), args, [trim](const Value& c, const Value& v) { return trim(v.asString(), c.asString()); });
+    return fn2(name, stringType(), args, [trim](const Value& v, const Value& c) { return trim(v.asString(), c.asString()); });
+  return fn2(name, stringType(), args, [trim](const Value& c, const Value& v) { return trim(v.asString(), c.asString()); });
 }
 
 ExprPtr buildReplace(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   for (size_t i = 0; i < args.size(); ++i) argString(name, args, i, pos);
-  if (args.size() == 2) args.push_back(makeLiteral(Value::string(""), str()));
-  return fn3(name, str(), args, [](const Value& sv, const Value& fv, const Value& rv) {
+  if (args.size() == 2) args.push_back(makeLiteral(Value::string(""), stringType()));
+  return fn3(name, stringType(), args, [](const Value& sv, const Value& fv, const Value& rv) {
     const std::string& s = sv.asString();
     const std::string& f = fv.asString();
     if (f.empty()) return sv;
@@ -387,7 +382,7 @@ template <bool Left>
 ExprPtr buildLeftRight(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   argBigInt(name, args, 1, pos);
-  return fn2(name, str(), args, [](const Value& s, const Value& n) {
+  return fn2(name, stringType(), args, [](const Value& s, const Value& n) {
     int64_t k = n.asInt();
     if (k <= 0) return Value::string({});
     if (Left) return substringSql(s.asString(), 1, k);
@@ -476,9 +471,9 @@ ExprPtr buildPad(const std::string& name, std::vector<ExprPtr>& args, size_t pos
   }
   argString(name, args, 0, pos);
   argBigInt(name, args, 1, pos);
-  if (args.size() == 2) args.push_back(makeLiteral(Value::string(" "), str()));
+  if (args.size() == 2) args.push_back(makeLiteral(Value::string(" "), stringType()));
   argString(name, args, 2, pos);
-  return fn3(name, str(), args, [](const Value& s, const Value& l, const Value& p) {
+  return fn3(name, stringType(), args, [](const Value& s, const Value& l, const Value& p) {
     return pad<Left>(s.asString(), l.asInt(), p.asString());
   });
 }
@@ -486,7 +481,7 @@ ExprPtr buildPad(const std::string& name, std::vector<ExprPtr>& args, size_t pos
 ExprPtr buildRepeat(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
   argBigInt(name, args, 1, pos);
-  return fn2(name, str(), args, [](const Value& sv, const Value& nv) {
+  return fn2(name, stringType(), args, [](const Value& sv, const Value& nv) {
     const std::string& s = sv.asString();
     int64_t n = nv.asInt();
     if (n <= 0 || s.empty()) return Value::string({});
@@ -508,7 +503,7 @@ ExprPtr buildReverse(const std::string& name, std::vector<ExprPtr>& args, size_t
       return Value::array(std::move(items));
     });
   argString(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     const std::string& s = v.asString();
     std::string out(s.size(), '\0');
     size_t w = s.size();
@@ -555,7 +550,7 @@ uint32_t titleCase(uint32_t cp) {
 // follows a space (or starts the string).
 ExprPtr buildInitcap(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     const std::string& s = v.asString();
     std::string out;
     out.reserve(s.size());
@@ -583,7 +578,7 @@ ExprPtr buildInitcap(const std::string& name, std::vector<ExprPtr>& args, size_t
 // occurrence of a character in `from` wins.
 ExprPtr buildTranslate(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   for (size_t i = 0; i < 3; ++i) argString(name, args, i, pos);
-  return fn3(name, str(), args, [](const Value& sv, const Value& fv, const Value& tv) {
+  return fn3(name, stringType(), args, [](const Value& sv, const Value& fv, const Value& tv) {
     std::vector<uint32_t> from = codePoints(fv.asString());
     std::vector<uint32_t> to = codePoints(tv.asString());
     std::unordered_map<uint32_t, int64_t> dict;  // -1: remove
@@ -643,7 +638,7 @@ ExprPtr buildAscii(const std::string& name, std::vector<ExprPtr>& args, size_t p
 // chr(n): the character with code (n mod 256), '' for a negative n, as Spark.
 ExprPtr buildChr(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBigInt(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     int64_t n = v.asInt();
     if (n < 0) return Value::string({});
     std::string out;
@@ -654,7 +649,7 @@ ExprPtr buildChr(const std::string& name, std::vector<ExprPtr>& args, size_t pos
 
 ExprPtr buildSpace(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argBigInt(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     int64_t n = v.asInt();
     if (n <= 0) return Value::string({});
     checkValueSize("space", static_cast<uint64_t>(n) > kMaxValueBytes ? kMaxValueBytes + 1
@@ -693,7 +688,7 @@ ExprPtr buildSplitPart(const std::string& name, std::vector<ExprPtr>& args, size
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
   argBigInt(name, args, 2, pos);
-  return fn3(name, str(), args, [](const Value& sv, const Value& dv, const Value& nv) {
+  return fn3(name, stringType(), args, [](const Value& sv, const Value& dv, const Value& nv) {
     int64_t n = nv.asInt();
     if (n == 0)
       throw SqlError(sqlstate::kInvalidParameterValue, "split_part: the part number must not be 0",
@@ -716,7 +711,7 @@ ExprPtr buildSubstringIndex(const std::string& name, std::vector<ExprPtr>& args,
   argString(name, args, 0, pos);
   argString(name, args, 1, pos);
   argBigInt(name, args, 2, pos);
-  return fn3(name, str(), args, [](const Value& sv, const Value& dv, const Value& cv) {
+  return fn3(name, stringType(), args, [](const Value& sv, const Value& dv, const Value& cv) {
     const std::string& s = sv.asString();
     const std::string& d = dv.asString();
     int64_t count = cv.asInt();
@@ -754,7 +749,7 @@ ExprPtr buildOverlay(const std::string& name, std::vector<ExprPtr>& args, size_t
   }
   argBigInt(name, args, 2, pos);
   if (args.size() == 4) argBigInt(name, args, 3, pos);
-  return fnN(name, bytes ? DataType::of(TypeId::Binary) : str(), args, true,
+  return fnN(name, bytes ? DataType::of(TypeId::Binary) : stringType(), args, true,
              [bytes](const Row& row, const std::vector<ExprPtr>& a) {
     Value in = a[0]->eval(row);
     if (in.isNull()) return Value();
@@ -785,7 +780,7 @@ ExprPtr buildOverlay(const std::string& name, std::vector<ExprPtr>& args, size_t
 // string that does not start with an ASCII letter is returned as it is.
 ExprPtr buildSoundex(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     static constexpr char kCodes[] = "01230127022455012623017202";
     const std::string& s = v.asString();
     if (s.empty()) return v;
@@ -1181,7 +1176,7 @@ std::string javaFormat(const std::string& f, const std::vector<Value>& args) {
 
 ExprPtr buildFormatString(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
-  return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+  return fnN(name, stringType(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     Value f = a[0]->eval(row);
     if (f.isNull()) return Value();
     std::vector<Value> vals;
@@ -1463,7 +1458,7 @@ ExprPtr buildFormatNumber(const std::string& name, std::vector<ExprPtr>& args, s
       if (!parseNumberPattern(text, p.get())) throwNumberPattern(c->asString(), pos);
       fixed = std::move(p);
     }
-    return fn2(name, str(), args, [fixed, pos](const Value& x, const Value& pv) {
+    return fn2(name, stringType(), args, [fixed, pos](const Value& x, const Value& pv) {
       if (fixed) return Value::string(formatByPattern(x, *fixed));
       NumberPattern p;
       std::string text = pv.asString().empty() ? "#,###,###,###,###,###,##0" : pv.asString();
@@ -1472,7 +1467,7 @@ ExprPtr buildFormatNumber(const std::string& name, std::vector<ExprPtr>& args, s
     });
   }
   argInt(name, args, 1, pos);
-  return fn2(name, str(), args, [](const Value& x, const Value& dv) {
+  return fn2(name, stringType(), args, [](const Value& x, const Value& dv) {
     int64_t d = dv.asInt();
     if (d < 0) return Value();
     d = std::min<int64_t>(d, 340);
@@ -1491,10 +1486,10 @@ ExprPtr buildFormatNumber(const std::string& name, std::vector<ExprPtr>& args, s
 ExprPtr buildMask(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   static const char* kDefaults[] = {"X", "x", "n"};
   for (size_t i = args.size(); i < 5; ++i)
-    args.push_back(i < 4 ? makeLiteral(Value::string(kDefaults[i - 1]), str())
-                         : makeLiteral(Value(), str()));
+    args.push_back(i < 4 ? makeLiteral(Value::string(kDefaults[i - 1]), stringType())
+                         : makeLiteral(Value(), stringType()));
   for (size_t i = 0; i < 5; ++i) argString(name, args, i, pos);
-  return fnN(name, str(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
+  return fnN(name, stringType(), args, true, [](const Row& row, const std::vector<ExprPtr>& a) {
     Value s = a[0]->eval(row);
     if (s.isNull()) return Value();
     Value rep[4];

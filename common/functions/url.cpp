@@ -14,11 +14,6 @@ namespace rtsql::expr_internal {
 
 namespace {
 
-const DataTypePtr& str() {
-  static const DataTypePtr t = DataType::of(TypeId::String);
-  return t;
-}
-
 struct UrlParts {
   std::optional<std::string> scheme, authority, userInfo, host, path, query, ref;
 };
@@ -161,10 +156,10 @@ ExprPtr buildParseUrl(const std::string& name, std::vector<ExprPtr>& args, size_
   for (size_t i = 0; i < args.size(); ++i) argString(name, args, i, pos);
   const bool ansi = ansiMode();
   if (args.size() == 2)
-    return fn2(name, str(), args, [ansi](const Value& u, const Value& part) {
+    return fn2(name, stringType(), args, [ansi](const Value& u, const Value& part) {
       return parseUrl(u.asString(), part.asString(), nullptr, ansi);
     });
-  return fn3(name, str(), args, [ansi](const Value& u, const Value& part, const Value& key) {
+  return fn3(name, stringType(), args, [ansi](const Value& u, const Value& part, const Value& key) {
     return parseUrl(u.asString(), part.asString(), &key.asString(), ansi);
   });
 }
@@ -173,7 +168,7 @@ ExprPtr buildParseUrl(const std::string& name, std::vector<ExprPtr>& args, size_
 // URLEncoder: letters, digits and .-*_ stay, a space becomes '+'.
 ExprPtr buildUrlEncode(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     static constexpr char kHex[] = "0123456789ABCDEF";
     const std::string& s = v.asString();
     checkValueSize("url_encode", s.size() * 3);
@@ -200,7 +195,7 @@ ExprPtr buildUrlEncode(const std::string& name, std::vector<ExprPtr>& args, size
 // Spark reports it.
 ExprPtr buildUrlDecode(const std::string& name, std::vector<ExprPtr>& args, size_t pos) {
   argString(name, args, 0, pos);
-  return fn1(name, str(), args, [](const Value& v) {
+  return fn1(name, stringType(), args, [](const Value& v) {
     const std::string& s = v.asString();
     std::string out;
     out.reserve(s.size());

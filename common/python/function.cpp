@@ -71,7 +71,7 @@ BodyLines splitBody(const std::string& body) {
   return out;
 }
 
-std::string filenameOf(const std::string& fn) {
+std::string functionFilename(const std::string& fn) {
   return fmt::format("<function {}>", fn);
 }
 
@@ -107,7 +107,7 @@ std::shared_ptr<const PythonFunction> PythonFunction::compile(std::string name,
     Ref s(PyUnicode_DecodeUTF8(l.data(), static_cast<Py_ssize_t>(l.size()), "replace"));
     if (!s || PyList_Append(code.get(), s.get()) < 0) python_internal::runtimeFailure("compile");
   }
-  const std::string filename = filenameOf(fn->name_);
+  const std::string filename = functionFilename(fn->name_);
   Ref result(PyObject_CallFunction(python_internal::compileFunctionHelper(), "sOOs",
                                    fn->name_.c_str(), names.get(), code.get(), filename.c_str()));
   if (!result) python_internal::runtimeFailure("compile");
@@ -179,7 +179,7 @@ Value PythonFunction::call(const Value* args, size_t count) const {
   python_internal::CallScope scope("function", name_);
   Ref result(PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack, count, nullptr));
   scope.end();
-  if (!result) python_internal::raiseError(label(), filenameOf(name_), 1);
+  if (!result) python_internal::raiseError(label(), functionFilename(name_), 1);
   return python_internal::valueFromPython(label(), result.get(), *returns_, "");
 }
 
@@ -211,7 +211,7 @@ std::vector<Value> PythonFunction::callBatch(const std::vector<std::vector<Value
   Ref result(
       PyObject_Vectorcall(static_cast<PyObject*>(callable_), stack.data(), stack.size(), nullptr));
   scope.end();
-  if (!result) python_internal::raiseError(label(), filenameOf(name_), 1);
+  if (!result) python_internal::raiseError(label(), functionFilename(name_), 1);
   PyObject* r = result.get();
   if (!PyList_Check(r) && !PyTuple_Check(r)) {
     throw SqlError(sqlstate::kDataException,

@@ -274,7 +274,7 @@ PyObject* helper(const char* name) {
   return PyDict_GetItemString(gProcessorGlobals, name);
 }
 
-std::string filenameOf(const std::string& name) {
+std::string processorFilename(const std::string& name) {
   return fmt::format("<processor {}>", name);
 }
 
@@ -314,7 +314,7 @@ std::shared_ptr<const PythonProcessor> PythonProcessor::compile(std::string name
   p->returns_ = std::move(returns);
   GilScope gil;
   Ref text(str(body));
-  const std::string filename = filenameOf(p->name_);
+  const std::string filename = processorFilename(p->name_);
   // The module's body runs: it is user code like the methods.
   python_internal::CallScope scope("processor", p->name_);
   Ref result(PyObject_CallFunction(helper("compile_processor"), "sOs", p->name_.c_str(), text.get(),
@@ -379,7 +379,7 @@ ProcessorInstance::ProcessorInstance(
                                  static_cast<PyObject*>(processor_->pythonClass()), opts.get()));
   scope.end();
   if (!made) {
-    python_internal::raiseError("processor " + processor_->name(), filenameOf(processor_->name()),
+    python_internal::raiseError("processor " + processor_->name(), processorFilename(processor_->name()),
                                 0);
   }
   PyObject* obj = PyTuple_GET_ITEM(made.get(), 0);
@@ -453,7 +453,7 @@ void ProcessorInstance::handleInputRows(const Row& key, const std::vector<DataTy
                                    keyTuple.get(), rowList.get(), stored.get(), timerList.get(),
                                    now.get(), watermark.get(), expiry.get()));
   scope.end();
-  if (!result) python_internal::raiseError(label, filenameOf(processor_->name()), 0);
+  if (!result) python_internal::raiseError(label, processorFilename(processor_->name()), 0);
 
   const Schema& returns = processor_->returns();
   const size_t width = returns.columns.size();

@@ -24,7 +24,7 @@ namespace {
 
 constexpr int64_t kMaxLength = 1 << 20;  // longest generated string or binary
 
-const std::vector<std::string>& knownKeys() {
+const std::vector<std::string>& datagenKeys() {
   // The WITH list of a source reaches the connector whole, so the generic
   // source options are known here too.
   static const std::vector<std::string> keys = {
@@ -118,8 +118,8 @@ const OptionEntry* firstOf(const Options& options, const char* a, const char* b)
   return e ? e : options.find(b);
 }
 
-ParsedOptions parseOptions(const Options& options, size_t stmtPos) {
-  options.checkKnown(knownKeys(), {"fields."});
+ParsedOptions parseDatagenOptions(const Options& options, size_t stmtPos) {
+  options.checkKnown(datagenKeys(), {"fields."});
   sourceIdleTimeoutMicros(options);
   ParsedOptions p;
   if (const OptionEntry* e = firstOf(options, "rows-per-second", "rowsPerSecond")) {
@@ -538,14 +538,14 @@ class DatagenSource final : public SourceTask {
 
 }  // namespace
 
-void validateDatagenOptions(const Options& options, size_t stmtPos) { parseOptions(options, stmtPos); }
+void validateDatagenOptions(const Options& options, size_t stmtPos) { parseDatagenOptions(options, stmtPos); }
 
 void validateDatagenOptions(const Options& options, const Schema& schema, size_t stmtPos) {
-  checkAgainstSchema(parseOptions(options, stmtPos), schema);
+  checkAgainstSchema(parseDatagenOptions(options, stmtPos), schema);
 }
 
 std::shared_ptr<const ConnectorOptions> parseDatagenOptions(const Options& options) {
-  ParsedOptions opts = parseOptions(options, SqlError::npos);
+  ParsedOptions opts = parseDatagenOptions(options, SqlError::npos);
   // The entries point into `options`, which the carried copy outlives.
   for (auto& [column, f] : opts.fields) {
     f.minEntry = f.maxEntry = f.valuesEntry = f.kindEntry = f.firstEntry = nullptr;

@@ -28,7 +28,7 @@ std::vector<EmbeddedKafka*>& registry() {
 
 // The broker logs nothing itself: the server prints its address, and the mock's
 // own chatter (connections coming and going) is noise for users.
-void silentLog(const rd_kafka_t*, int, const char*, const char*) {}
+void silentMockLog(const rd_kafka_t*, int, const char*, const char*) {}
 
 }  // namespace
 
@@ -65,7 +65,7 @@ EmbeddedKafka::EmbeddedKafka(EmbeddedKafkaOptions options)
   options_.defaultPartitions = std::max(1, options_.defaultPartitions);
   char errstr[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set_log_cb(conf, silentLog);
+  rd_kafka_conf_set_log_cb(conf, silentMockLog);
   // The handle only owns the mock cluster; it never talks to a broker.
   rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof errstr);
   // Its main thread idles like a client's.

@@ -20,7 +20,7 @@ namespace rtsql {
 
 namespace {
 
-const std::vector<std::string>& knownKeys() {
+const std::vector<std::string>& fileSinkKeys() {
   static const std::vector<std::string> keys = {"connector",     "path",      "format",
                                                 "mode",          "fsync",     "buffer.bytes",
                                                 "csv.delimiter", "csv.header"};
@@ -163,7 +163,7 @@ void writeCsvHeader(const SinkSpec& sink, char delimiter, int fd, const std::str
 }  // namespace
 
 void validateFileSinkOptions(const Options& options, size_t stmtPos) {
-  options.checkKnown(knownKeys());
+  options.checkKnown(fileSinkKeys());
   const OptionEntry& path = options.require("path", stmtPos);
   if (path.value.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue, "option 'path' is empty", path.valuePos);

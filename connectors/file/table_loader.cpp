@@ -10,7 +10,7 @@ namespace rtsql {
 
 namespace {
 
-const std::vector<std::string>& knownKeys() {
+const std::vector<std::string>& tableFileKeys() {
   static const std::vector<std::string> keys = {"connector", "path", "format", "header", "csv.delimiter",
                                                 "json.ignore-missing"};
   return keys;
@@ -67,7 +67,7 @@ bool blank(std::string_view s) {
 }  // namespace
 
 void validateTableOptions(const Options& options, size_t stmtPos) {
-  options.checkKnown(knownKeys());
+  options.checkKnown(tableFileKeys());
   const OptionEntry& path = options.require("path", stmtPos);
   if (path.value.empty()) {
     throw SqlError(sqlstate::kInvalidParameterValue, "option 'path' is empty", path.valuePos);

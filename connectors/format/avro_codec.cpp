@@ -37,7 +37,7 @@ namespace rtsql::format {
 
 namespace {
 
-using Kind = AvroNode::Kind;
+using AvroKind = AvroNode::Kind;
 constexpr int64_t kMicrosPerDay = 86400LL * 1000 * 1000;
 
 // libavro's last error on this thread, which it then forgets: libavro
@@ -98,7 +98,7 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
              std::string& error) {
   int rc = 0;
   switch (n.kind) {
-    case Kind::Union: {
+    case AvroKind::Union: {
       int d = 0;
       avro_value_t branch;
       rc = avro_value_get_discriminant(&v, &d);
@@ -106,16 +106,16 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       if (rc != 0 || d < 0 || static_cast<size_t>(d) >= n.branches.size()) break;
       return toValue(branch, *n.branches[static_cast<size_t>(d)], type, out, error);
     }
-    case Kind::Null:
+    case AvroKind::Null:
       out = Value();
       return true;
-    case Kind::Boolean: {
+    case AvroKind::Boolean: {
       int b = 0;
       rc = avro_value_get_boolean(&v, &b);
       if (rc == 0) out = Value::boolean(b != 0);
       break;
     }
-    case Kind::Int: {
+    case AvroKind::Int: {
       int32_t i = 0;
       rc = avro_value_get_int(&v, &i);
       if (rc != 0) break;
@@ -135,7 +135,7 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       out = Value::timestamp(micros);
       return true;
     }
-    case Kind::Long: {
+    case AvroKind::Long: {
       int64_t l = 0;
       rc = avro_value_get_long(&v, &l);
       if (rc != 0) break;
@@ -153,20 +153,20 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       out = type.id == TypeId::TimestampNtz ? Value::timestampNtz(l) : Value::timestamp(l);
       return true;
     }
-    case Kind::Float: {
+    case AvroKind::Float: {
       float f = 0;
       rc = avro_value_get_float(&v, &f);
       if (rc == 0)
         out = type.id == TypeId::Float ? Value::float32(f) : Value::float64(static_cast<double>(f));
       break;
     }
-    case Kind::Double: {
+    case AvroKind::Double: {
       double d = 0;
       rc = avro_value_get_double(&v, &d);
       if (rc == 0) out = Value::float64(d);
       break;
     }
-    case Kind::String: {
+    case AvroKind::String: {
       const char* p = nullptr;
       size_t size = 0;
       rc = avro_value_get_string(&v, &p, &size);
@@ -174,7 +174,7 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       if (rc == 0) out.setString(std::string_view(p, size > 0 ? size - 1 : 0));
       break;
     }
-    case Kind::Enum: {
+    case AvroKind::Enum: {
       int s = 0;
       rc = avro_value_get_enum(&v, &s);
       if (rc == 0) {
@@ -186,16 +186,16 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       }
       break;
     }
-    case Kind::Bytes:
-    case Kind::Fixed: {
+    case AvroKind::Bytes:
+    case AvroKind::Fixed: {
       const void* p = nullptr;
       size_t size = 0;
-      rc = n.kind == Kind::Bytes ? avro_value_get_bytes(&v, &p, &size)
+      rc = n.kind == AvroKind::Bytes ? avro_value_get_bytes(&v, &p, &size)
                                  : avro_value_get_fixed(&v, &p, &size);
       if (rc == 0) out.setBinary(std::string_view(static_cast<const char*>(p), size));
       break;
     }
-    case Kind::Array: {
+    case AvroKind::Array: {
       size_t size = 0;
       rc = avro_value_get_size(&v, &size);
       if (rc != 0) break;
@@ -211,7 +211,7 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       out = Value::array(std::move(items));
       return true;
     }
-    case Kind::Record: {
+    case AvroKind::Record: {
       ValueList fields(n.fields.size());
       for (size_t i = 0; i < n.fields.size(); ++i) {
         avro_value_t field;
@@ -224,7 +224,7 @@ bool toValue(avro_value_t& v, const AvroNode& n, const DataType& type, Value& ou
       out = Value::structure(std::move(fields));
       return true;
     }
-    case Kind::Map:
+    case AvroKind::Map:
       error = "a map has no SQL type";
       return false;
   }
@@ -247,43 +247,43 @@ class DatumCheck {
 
   bool datum(const AvroNode& n) {
     switch (n.kind) {
-      case Kind::Null:
+      case AvroKind::Null:
         return true;
-      case Kind::Boolean:
+      case AvroKind::Boolean:
         return take(1, "a boolean");
-      case Kind::Int: {
+      case AvroKind::Int: {
         int64_t v = 0;
         if (!varint(v, "an int")) return false;
         if (v < INT32_MIN || v > INT32_MAX) return fail("an int out of range");
         return true;
       }
-      case Kind::Long: {
+      case AvroKind::Long: {
         int64_t v = 0;
         return varint(v, "a long");
       }
-      case Kind::Float:
+      case AvroKind::Float:
         return take(4, "a float");
-      case Kind::Double:
+      case AvroKind::Double:
         return take(8, "a double");
-      case Kind::Bytes:
-      case Kind::String: {
+      case AvroKind::Bytes:
+      case AvroKind::String: {
         int64_t len = 0;
         if (!varint(len, "a length")) return false;
         if (len < 0) return fail("a negative length");
         const uint8_t* start = p_;
-        if (!take(static_cast<uint64_t>(len), n.kind == Kind::String ? "a string" : "bytes")) {
+        if (!take(static_cast<uint64_t>(len), n.kind == AvroKind::String ? "a string" : "bytes")) {
           return false;
         }
         // A STRING is UTF-8 everywhere in rtsql; libavro does not check it.
-        if (n.kind == Kind::String && !simdjson::validate_utf8(reinterpret_cast<const char*>(start),
+        if (n.kind == AvroKind::String && !simdjson::validate_utf8(reinterpret_cast<const char*>(start),
                                                                static_cast<size_t>(len))) {
           return fail("a string that is not valid UTF-8");
         }
         return true;
       }
-      case Kind::Fixed:
+      case AvroKind::Fixed:
         return take(n.size, "a fixed");
-      case Kind::Enum: {
+      case AvroKind::Enum: {
         int64_t i = 0;
         if (!varint(i, "an enum index")) return false;
         if (i < 0 || static_cast<uint64_t>(i) >= n.symbols.size()) {
@@ -291,7 +291,7 @@ class DatumCheck {
         }
         return true;
       }
-      case Kind::Union: {
+      case AvroKind::Union: {
         int64_t i = 0;
         if (!varint(i, "a union index")) return false;
         if (i < 0 || static_cast<uint64_t>(i) >= n.branches.size()) {
@@ -299,11 +299,11 @@ class DatumCheck {
         }
         return datum(*n.branches[static_cast<size_t>(i)]);
       }
-      case Kind::Record:
+      case AvroKind::Record:
         for (const auto& [name, f] : n.fields)
           if (!datum(*f)) return false;
         return true;
-      case Kind::Array:
+      case AvroKind::Array:
         for (;;) {
           int64_t count = 0;
           if (!varint(count, "an array block count")) return false;
@@ -321,7 +321,7 @@ class DatumCheck {
           for (int64_t i = 0; i < count; ++i)
             if (!datum(*n.items)) return false;
         }
-      case Kind::Map:
+      case AvroKind::Map:
         return fail("a map");
     }
     return fail("an unknown type");
@@ -698,10 +698,10 @@ class AvroEncoder final : public RecordEncoder {
 // when the schema cannot hold the value.
 bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType& type,
               std::string& error) {
-  if (n.kind == Kind::Union) {
+  if (n.kind == AvroKind::Union) {
     int nullAt = -1, other = -1;
     for (size_t i = 0; i < n.branches.size(); ++i) {
-      if (n.branches[i]->kind == Kind::Null) nullAt = nullAt < 0 ? static_cast<int>(i) : nullAt;
+      if (n.branches[i]->kind == AvroKind::Null) nullAt = nullAt < 0 ? static_cast<int>(i) : nullAt;
       else if (other < 0) other = static_cast<int>(i);
     }
     const int at = x.isNull() ? nullAt : other;
@@ -717,7 +717,7 @@ bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType
     }
     return setDatum(branch, *n.branches[static_cast<size_t>(at)], x, type, error);
   }
-  if (x.isNull() != (n.kind == Kind::Null)) {
+  if (x.isNull() != (n.kind == AvroKind::Null)) {
     error = x.isNull() ? "a NULL where the Avro schema has no null (make the type a union "
                          "with \"null\")"
                        : "a value where the Avro schema has null";
@@ -725,17 +725,17 @@ bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType
   }
   int rc = 0;
   switch (n.kind) {
-    case Kind::Null:
+    case AvroKind::Null:
       rc = avro_value_set_null(&v);
       break;
-    case Kind::Boolean:
+    case AvroKind::Boolean:
       rc = avro_value_set_boolean(&v, x.asBool() ? 1 : 0);
       break;
-    case Kind::Int:
+    case AvroKind::Int:
       // A DATE is its days, as the logical type date has them.
       rc = avro_value_set_int(&v, static_cast<int32_t>(x.asInt()));
       break;
-    case Kind::Long: {
+    case AvroKind::Long: {
       int64_t l = x.asInt();
       // A TIMESTAMP under timestamp-millis is its whole milliseconds.
       if ((type.id == TypeId::Timestamp || type.id == TypeId::TimestampNtz) &&
@@ -744,19 +744,19 @@ bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType
       rc = avro_value_set_long(&v, l);
       break;
     }
-    case Kind::Float:
+    case AvroKind::Float:
       rc = avro_value_set_float(&v, static_cast<float>(x.asDouble()));
       break;
-    case Kind::Double:
+    case AvroKind::Double:
       rc = avro_value_set_double(&v, x.asDouble());
       break;
-    case Kind::String: {
+    case AvroKind::String: {
       const std::string& text = x.asString();
       // libavro's size counts the terminating NUL that c_str() has.
       rc = avro_value_set_string_len(&v, text.c_str(), text.size() + 1);
       break;
     }
-    case Kind::Enum: {
+    case AvroKind::Enum: {
       const auto it = std::find(n.symbols.begin(), n.symbols.end(), x.asString());
       if (it == n.symbols.end()) {
         error = fmt::format("'{}' is not a symbol of Avro enum {}", x.asString().substr(0, 64),
@@ -766,12 +766,12 @@ bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType
       rc = avro_value_set_enum(&v, static_cast<int>(it - n.symbols.begin()));
       break;
     }
-    case Kind::Bytes: {
+    case AvroKind::Bytes: {
       const std::string& bytes = x.asString();
       rc = avro_value_set_bytes(&v, const_cast<char*>(bytes.data()), bytes.size());
       break;
     }
-    case Kind::Fixed: {
+    case AvroKind::Fixed: {
       const std::string& bytes = x.asString();
       if (bytes.size() != n.size) {
         error = fmt::format("{} bytes for Avro fixed {} of {} bytes", bytes.size(), n.name, n.size);
@@ -780,7 +780,7 @@ bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType
       rc = avro_value_set_fixed(&v, const_cast<char*>(bytes.data()), bytes.size());
       break;
     }
-    case Kind::Array:
+    case AvroKind::Array:
       for (const Value& item : x.asList()) {
         avro_value_t slot;
         if (avro_value_append(&v, &slot, nullptr) != 0) {
@@ -790,7 +790,7 @@ bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType
         if (!setDatum(slot, *n.items, item, *type.element, error)) return false;
       }
       return true;
-    case Kind::Record: {
+    case AvroKind::Record: {
       const ValueList& fields = x.asList();
       for (size_t i = 0; i < n.fields.size() && i < fields.size() && i < type.fields.size(); ++i) {
         avro_value_t slot;
@@ -805,10 +805,10 @@ bool setDatum(avro_value_t& v, const AvroNode& n, const Value& x, const DataType
       }
       return true;
     }
-    case Kind::Map:
+    case AvroKind::Map:
       error = "a map has no SQL type";
       return false;
-    case Kind::Union:
+    case AvroKind::Union:
       break;
   }
   if (rc != 0) {

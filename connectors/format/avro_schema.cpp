@@ -22,7 +22,7 @@ namespace rtsql::format {
 namespace {
 
 namespace dom = simdjson::dom;
-using Kind = AvroNode::Kind;
+using AvroKind = AvroNode::Kind;
 
 [[noreturn]] void invalid(size_t pos, const std::string& why) {
   throw SqlError(sqlstate::kInvalidParameterValue,
@@ -37,8 +37,8 @@ using Kind = AvroNode::Kind;
 // counts as taking no bytes, and is refused with them.)
 bool takesNoBytes(const AvroNode& n, int depth = 0) {
   if (depth > 64) return true;
-  if (n.kind == Kind::Null || (n.kind == Kind::Fixed && n.size == 0)) return true;
-  if (n.kind == Kind::Record) {
+  if (n.kind == AvroKind::Null || (n.kind == AvroKind::Fixed && n.size == 0)) return true;
+  if (n.kind == AvroKind::Record) {
     for (const auto& [name, f] : n.fields)
       if (!takesNoBytes(*f, depth + 1)) return false;
     return true;
@@ -59,7 +59,7 @@ class AvroSchemaParser {
     if (depth > 64) invalid(pos_, "nested more than 64 levels");
     if (e.is_string()) return named(std::string(std::string_view(e.get_string().value())), ns);
     if (e.is_array()) {
-      AvroNode* u = add(Kind::Union);
+      AvroNode* u = add(AvroKind::Union);
       dom::array branches = e.get_array().value();
       for (dom::element b : branches) u->branches.push_back(parse(b, ns, depth + 1));
       return u;
@@ -86,7 +86,7 @@ class AvroSchemaParser {
       if (full.find('.') == std::string::npos && !nsHere.empty()) full = nsHere + "." + full;
       const std::string childNs =
           full.rfind('.') == std::string::npos ? "" : full.substr(0, full.rfind('.'));
-      n = add(type == "enum" ? Kind::Enum : type == "fixed" ? Kind::Fixed : Kind::Record);
+      n = add(type == "enum" ? AvroKind::Enum : type == "fixed" ? AvroKind::Fixed : AvroKind::Record);
       n->name = full;
       n->logical = logical;
       // The Avro specification forbids defining a name twice; libavro's
@@ -97,7 +97,7 @@ class AvroSchemaParser {
       byName_[full] = n;
       byName_.emplace(full.substr(full.rfind('.') == std::string::npos ? 0 : full.rfind('.') + 1),
                       n);
-      if (n->kind == Kind::Record) {
+      if (n->kind == AvroKind::Record) {
         dom::array fields;
         if (o["fields"].get(fields) != simdjson::SUCCESS)
           invalid(pos_, "a record needs \"fields\"");
@@ -110,13 +110,13 @@ class AvroSchemaParser {
           }
           n->fields.emplace_back(std::string(fname), parse(ftype, childNs, depth + 1));
         }
-      } else if (n->kind == Kind::Fixed) {
+      } else if (n->kind == AvroKind::Fixed) {
         int64_t size = 0;
         if (o["size"].get(size) != simdjson::SUCCESS || size < 0) {
           invalid(pos_, "a fixed needs a \"size\"");
         }
         n->size = static_cast<size_t>(size);
-      } else if (n->kind == Kind::Enum) {
+      } else if (n->kind == AvroKind::Enum) {
         dom::array symbols;
         if (o["symbols"].get(symbols) != simdjson::SUCCESS)
           invalid(pos_, "an enum needs \"symbols\"");
@@ -134,7 +134,7 @@ class AvroSchemaParser {
         invalid(pos_,
                 fmt::format("an {} needs \"{}\"", type, type == "array" ? "items" : "values"));
       }
-      n = add(type == "array" ? Kind::Array : Kind::Map);
+      n = add(type == "array" ? AvroKind::Array : AvroKind::Map);
       n->items = parse(items, ns, depth + 1);
       n->logical = logical;
       return n;
@@ -147,17 +147,17 @@ class AvroSchemaParser {
   }
 
  private:
-  AvroNode* add(Kind k) {
+  AvroNode* add(AvroKind k) {
     out_.nodes_.push_back(std::make_unique<AvroNode>());
     out_.nodes_.back()->kind = k;
     return out_.nodes_.back().get();
   }
 
   const AvroNode* named(const std::string& name, const std::string& ns) {
-    static const std::pair<const char*, Kind> kPrimitives[] = {
-        {"null", Kind::Null},   {"boolean", Kind::Boolean}, {"int", Kind::Int},
-        {"long", Kind::Long},   {"float", Kind::Float},     {"double", Kind::Double},
-        {"bytes", Kind::Bytes}, {"string", Kind::String}};
+    static const std::pair<const char*, AvroKind> kPrimitives[] = {
+        {"null", AvroKind::Null},   {"boolean", AvroKind::Boolean}, {"int", AvroKind::Int},
+        {"long", AvroKind::Long},   {"float", AvroKind::Float},     {"double", AvroKind::Double},
+        {"bytes", AvroKind::Bytes}, {"string", AvroKind::String}};
     for (const auto& [p, k] : kPrimitives) {
       if (name == p) return add(k);
     }
@@ -218,7 +218,7 @@ std::shared_ptr<const AvroSchema> AvroSchema::parse(std::string_view json, size_
   }
   avro_schema_decref(checked);
   for (const auto& n : schema->nodes_) {
-    if (n->kind == Kind::Array && takesNoBytes(*n->items)) {
+    if (n->kind == AvroKind::Array && takesNoBytes(*n->items)) {
       throw SqlError(sqlstate::kFeatureNotSupported,
                      "an Avro array whose items take no bytes (null, or a record of nulls) is "
                      "not read",
@@ -229,9 +229,9 @@ std::shared_ptr<const AvroSchema> AvroSchema::parse(std::string_view json, size_
 }
 
 const AvroNode& AvroSchema::nonNull(const AvroNode& node) {
-  if (node.kind == Kind::Union && node.branches.size() == 2) {
-    if (node.branches[0]->kind == Kind::Null) return *node.branches[1];
-    if (node.branches[1]->kind == Kind::Null) return *node.branches[0];
+  if (node.kind == AvroKind::Union && node.branches.size() == 2) {
+    if (node.branches[0]->kind == AvroKind::Null) return *node.branches[1];
+    if (node.branches[1]->kind == AvroKind::Null) return *node.branches[0];
   }
   return node;
 }
@@ -251,41 +251,41 @@ DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::str
   const AvroNode& n = nonNull(node);
   const std::string& lt = n.logical;
   switch (n.kind) {
-    case Kind::Null:
+    case AvroKind::Null:
       return refuse("null", "a field of type null carries nothing to read");
-    case Kind::Boolean:
+    case AvroKind::Boolean:
       return DataType::of(TypeId::Boolean);
-    case Kind::Int:
+    case AvroKind::Int:
       return DataType::of(lt == "date" ? TypeId::Date : TypeId::Int);
-    case Kind::Long:
+    case AvroKind::Long:
       // timestamp-* is an instant (TIMESTAMP), local-timestamp-* a wall
       // clock (TIMESTAMP_NTZ), as Spark reads them.
       if (lt == "timestamp-millis" || lt == "timestamp-micros") return DataType::of(TypeId::Timestamp);
       if (lt == "local-timestamp-millis" || lt == "local-timestamp-micros")
         return DataType::of(TypeId::TimestampNtz);
       return DataType::of(TypeId::BigInt);
-    case Kind::Float:
+    case AvroKind::Float:
       return DataType::of(TypeId::Float);
-    case Kind::Double:
+    case AvroKind::Double:
       return DataType::of(TypeId::Double);
-    case Kind::String:
-    case Kind::Enum:
+    case AvroKind::String:
+    case AvroKind::Enum:
       return DataType::of(TypeId::String);
-    case Kind::Bytes:
-    case Kind::Fixed:
+    case AvroKind::Bytes:
+    case AvroKind::Fixed:
       if (lt == "decimal") return refuse("decimal", "rtsql has no DECIMAL type yet");
       return DataType::of(TypeId::Binary);
-    case Kind::Array:
+    case AvroKind::Array:
       return DataType::arrayOf(sqlType(*n.items, pos, path + "[]", depth + 1));
-    case Kind::Record: {
+    case AvroKind::Record: {
       std::vector<StructField> fields;
       for (const auto& [name, f] : n.fields)
         fields.push_back({name, sqlType(*f, pos, path + "." + name, depth + 1)});
       return DataType::structOf(std::move(fields));
     }
-    case Kind::Map:
+    case AvroKind::Map:
       return refuse("map", "rtsql has no MAP type yet");
-    case Kind::Union:
+    case AvroKind::Union:
       return refuse("a union of other than null and one type",
                     "only [\"null\", T] unions are read, as a nullable T");
   }
@@ -295,7 +295,7 @@ DataTypePtr AvroSchema::sqlType(const AvroNode& node, size_t pos, const std::str
 Schema avroSourceColumns(const AvroSchema& schema, const Schema& declared,
                          const std::vector<size_t>& declaredPos, size_t schemaPos) {
   const AvroNode& root = schema.root();
-  if (root.kind != Kind::Record) {
+  if (root.kind != AvroKind::Record) {
     throw SqlError(sqlstate::kFeatureNotSupported,
                    "a source's 'avro.schema' must be a record: each field is a column", schemaPos);
   }

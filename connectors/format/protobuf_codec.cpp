@@ -41,7 +41,7 @@ namespace rtsql::format {
 
 namespace {
 
-using Kind = ProtoFieldPlan::Kind;
+using ProtoKind = ProtoFieldPlan::Kind;
 
 enum WireType : uint32_t {
   kVarint = 0,
@@ -56,27 +56,27 @@ enum WireType : uint32_t {
 // (protobuf's own parser stops at 100).
 constexpr int kMaxDepth = 100;
 
-WireType wireTypeOf(Kind k) {
+WireType wireTypeOf(ProtoKind k) {
   switch (k) {
-    case Kind::Double:
-    case Kind::Fixed64:
-    case Kind::Sfixed64:
+    case ProtoKind::Double:
+    case ProtoKind::Fixed64:
+    case ProtoKind::Sfixed64:
       return kFixed64;
-    case Kind::Float:
-    case Kind::Fixed32:
-    case Kind::Sfixed32:
+    case ProtoKind::Float:
+    case ProtoKind::Fixed32:
+    case ProtoKind::Sfixed32:
       return kFixed32;
-    case Kind::String:
-    case Kind::Bytes:
-    case Kind::Message:
-    case Kind::Timestamp:
+    case ProtoKind::String:
+    case ProtoKind::Bytes:
+    case ProtoKind::Message:
+    case ProtoKind::Timestamp:
       return kLength;
     default:
       return kVarint;
   }
 }
 
-bool packable(Kind k) {
+bool packable(ProtoKind k) {
   return wireTypeOf(k) != kLength;
 }
 
@@ -209,13 +209,13 @@ class Walker {
   // holds an earlier occurrence of a singular message, which this one merges into.
   bool value(const ProtoFieldPlan& f, WireReader& r, Value& out, int depth) {
     switch (f.kind) {
-      case Kind::String:
-      case Kind::Bytes: {
+      case ProtoKind::String:
+      case ProtoKind::Bytes: {
         const uint8_t* p = nullptr;
         size_t n = 0;
         if (!r.bytes(p, n)) return truncated(f);
         const std::string_view s(reinterpret_cast<const char*>(p), n);
-        if (f.kind == Kind::String) {
+        if (f.kind == ProtoKind::String) {
           // protobuf requires UTF-8 in a string field, and so does STRING.
           if (!simdjson::validate_utf8(s.data(), s.size())) {
             return fail(fmt::format("field {}: a string that is not valid UTF-8", f.name));
@@ -226,7 +226,7 @@ class Walker {
         }
         return true;
       }
-      case Kind::Message: {
+      case ProtoKind::Message: {
         const uint8_t* p = nullptr;
         size_t n = 0;
         if (!r.bytes(p, n)) return truncated(f);
@@ -236,7 +236,7 @@ class Walker {
         out = Value::structure(std::move(fields));
         return true;
       }
-      case Kind::Timestamp: {
+      case ProtoKind::Timestamp: {
         const uint8_t* p = nullptr;
         size_t n = 0;
         if (!r.bytes(p, n)) return truncated(f);
@@ -300,49 +300,49 @@ class Walker {
         return fail(fmt::format("field {}: not a scalar", f.name));
     }
     switch (f.kind) {
-      case Kind::Bool:
+      case ProtoKind::Bool:
         out = Value::boolean(v != 0);
         return true;
-      case Kind::Int32:
-      case Kind::Sfixed32:
+      case ProtoKind::Int32:
+      case ProtoKind::Sfixed32:
         out = Value::integer(static_cast<int32_t>(static_cast<uint32_t>(v)));
         return true;
-      case Kind::Sint32: {
+      case ProtoKind::Sint32: {
         const auto u = static_cast<uint32_t>(v);
         out = Value::integer(static_cast<int32_t>(u >> 1) ^ -static_cast<int32_t>(u & 1));
         return true;
       }
-      case Kind::Uint32:
-      case Kind::Fixed32:
+      case ProtoKind::Uint32:
+      case ProtoKind::Fixed32:
         out = Value::bigint(static_cast<uint32_t>(v));
         return true;
-      case Kind::Int64:
-      case Kind::Sfixed64:
+      case ProtoKind::Int64:
+      case ProtoKind::Sfixed64:
         out = Value::bigint(static_cast<int64_t>(v));
         return true;
-      case Kind::Sint64:
+      case ProtoKind::Sint64:
         out = Value::bigint(static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1));
         return true;
-      case Kind::Uint64:
-      case Kind::Fixed64:
+      case ProtoKind::Uint64:
+      case ProtoKind::Fixed64:
         if (v > static_cast<uint64_t>(INT64_MAX)) {
           return fail(fmt::format("field {}: {} is beyond BIGINT's range", f.name, v));
         }
         out = Value::bigint(static_cast<int64_t>(v));
         return true;
-      case Kind::Double: {
+      case ProtoKind::Double: {
         double d = 0;
         std::memcpy(&d, &v, 8);
         out = Value::float64(d);
         return true;
       }
-      case Kind::Float: {
+      case ProtoKind::Float: {
         float x = 0;
         std::memcpy(&x, &v32, 4);
         out = Value::float32(x);
         return true;
       }
-      case Kind::Enum: {
+      case ProtoKind::Enum: {
         const int32_t n = static_cast<int32_t>(static_cast<uint32_t>(v));
         // An open (proto3) enum keeps numbers it has no name for: the number,
         // as text, stands for them.
@@ -632,61 +632,61 @@ void putLengthDelimited(std::string& out, Write&& write) {
 // One value of `f` (an item when repeated), without its tag.
 void putScalar(std::string& out, const ProtoFieldPlan& f, const Value& v) {
   switch (f.kind) {
-    case Kind::Bool:
+    case ProtoKind::Bool:
       putVarint(out, v.asBool() ? 1 : 0);
       return;
-    case Kind::Int32:
-    case Kind::Int64:
+    case ProtoKind::Int32:
+    case ProtoKind::Int64:
       // Negative int32s are sign-extended to 10 bytes, as protobuf writes them.
-      if (f.kind == Kind::Int32 && (v.asInt() < INT32_MIN || v.asInt() > INT32_MAX))
+      if (f.kind == ProtoKind::Int32 && (v.asInt() < INT32_MIN || v.asInt() > INT32_MAX))
         outOfRange(f, v);
       putVarint(out, static_cast<uint64_t>(v.asInt()));
       return;
-    case Kind::Sint32:
-    case Kind::Sint64: {
+    case ProtoKind::Sint32:
+    case ProtoKind::Sint64: {
       const int64_t x = v.asInt();
-      if (f.kind == Kind::Sint32 && (x < INT32_MIN || x > INT32_MAX)) outOfRange(f, v);
+      if (f.kind == ProtoKind::Sint32 && (x < INT32_MIN || x > INT32_MAX)) outOfRange(f, v);
       putVarint(out, (static_cast<uint64_t>(x) << 1) ^ static_cast<uint64_t>(x >> 63));
       return;
     }
-    case Kind::Uint32:
+    case ProtoKind::Uint32:
       if (v.asInt() < 0 || v.asInt() > UINT32_MAX) outOfRange(f, v);
       putVarint(out, static_cast<uint64_t>(v.asInt()));
       return;
-    case Kind::Uint64:
+    case ProtoKind::Uint64:
       if (v.asInt() < 0) outOfRange(f, v);
       putVarint(out, static_cast<uint64_t>(v.asInt()));
       return;
-    case Kind::Fixed32:
+    case ProtoKind::Fixed32:
       if (v.asInt() < 0 || v.asInt() > UINT32_MAX) outOfRange(f, v);
       putFixed32(out, static_cast<uint32_t>(v.asInt()));
       return;
-    case Kind::Sfixed32:
+    case ProtoKind::Sfixed32:
       if (v.asInt() < INT32_MIN || v.asInt() > INT32_MAX) outOfRange(f, v);
       putFixed32(out, static_cast<uint32_t>(static_cast<int32_t>(v.asInt())));
       return;
-    case Kind::Fixed64:
+    case ProtoKind::Fixed64:
       if (v.asInt() < 0) outOfRange(f, v);
       putFixed64(out, static_cast<uint64_t>(v.asInt()));
       return;
-    case Kind::Sfixed64:
+    case ProtoKind::Sfixed64:
       putFixed64(out, static_cast<uint64_t>(v.asInt()));
       return;
-    case Kind::Double: {
+    case ProtoKind::Double: {
       const double d = v.asDouble();
       uint64_t bits = 0;
       std::memcpy(&bits, &d, 8);
       putFixed64(out, bits);
       return;
     }
-    case Kind::Float: {
+    case ProtoKind::Float: {
       const auto x = static_cast<float>(v.asDouble());
       uint32_t bits = 0;
       std::memcpy(&bits, &x, 4);
       putFixed32(out, bits);
       return;
     }
-    case Kind::Enum: {
+    case ProtoKind::Enum: {
       const auto* e = f.enumType->FindValueByName(v.asString());
       if (!e) {
         throw SqlError(sqlstate::kInvalidParameterValue,
@@ -696,14 +696,14 @@ void putScalar(std::string& out, const ProtoFieldPlan& f, const Value& v) {
       putVarint(out, static_cast<uint64_t>(static_cast<int64_t>(e->number())));
       return;
     }
-    case Kind::String:
-    case Kind::Bytes: {
+    case ProtoKind::String:
+    case ProtoKind::Bytes: {
       const std::string& s = v.asString();
       putVarint(out, s.size());
       out += s;
       return;
     }
-    case Kind::Timestamp:
+    case ProtoKind::Timestamp:
       putLengthDelimited(out, [&] {
         const int64_t micros = v.asInt();
         int64_t seconds = micros / 1'000'000;
@@ -722,7 +722,7 @@ void putScalar(std::string& out, const ProtoFieldPlan& f, const Value& v) {
         }
       });
       return;
-    case Kind::Message:
+    case ProtoKind::Message:
       // A STRUCT is written by the encoder, which knows its fields' fields.
       return;
   }
@@ -730,23 +730,23 @@ void putScalar(std::string& out, const ProtoFieldPlan& f, const Value& v) {
 
 bool isDefault(const ProtoFieldPlan& f, const Value& v) {
   switch (f.kind) {
-    case Kind::Bool:
+    case ProtoKind::Bool:
       return !v.asBool();
-    case Kind::Double:
-    case Kind::Float: {
+    case ProtoKind::Double:
+    case ProtoKind::Float: {
       // Only +0.0 is omitted: -0.0 is written, as protobuf does.
       const double d = v.asDouble();
       uint64_t bits = 0;
       std::memcpy(&bits, &d, 8);
       return bits == 0;
     }
-    case Kind::String:
-    case Kind::Bytes:
+    case ProtoKind::String:
+    case ProtoKind::Bytes:
       return v.asString().empty();
-    case Kind::Enum:
+    case ProtoKind::Enum:
       return f.defaultValue.isNull() ? false : v.asString() == f.defaultValue.asString();
-    case Kind::Message:
-    case Kind::Timestamp:
+    case ProtoKind::Message:
+    case ProtoKind::Timestamp:
       return false;
     default:
       return v.asInt() == 0;
@@ -796,7 +796,7 @@ struct StructPlan {
 std::unique_ptr<StructPlan> structPlan(const DataType& t, const ProtoFieldPlan& f) {
   const DataType* type = &t;
   if (type->id == TypeId::Array) type = type->element.get();
-  if (type->id != TypeId::Struct || f.kind != Kind::Message) return nullptr;
+  if (type->id != TypeId::Struct || f.kind != ProtoKind::Message) return nullptr;
   auto plan = std::make_unique<StructPlan>();
   plan->message = f.message;
   for (const StructField& sf : type->fields) {
@@ -819,7 +819,7 @@ void putStruct(std::string& out, const StructPlan& plan, const Value& v) {
 
 void putColumn(std::string& out, const ProtoFieldPlan& f, const Value& v,
                const StructPlan* sp) {
-  if (f.kind != Kind::Message || v.isNull()) {
+  if (f.kind != ProtoKind::Message || v.isNull()) {
     putField(out, f, v);
     return;
   }

@@ -27,7 +27,7 @@
 namespace rtsql::format {
 
 namespace gp = google::protobuf;
-using Kind = ProtoFieldPlan::Kind;
+using ProtoKind = ProtoFieldPlan::Kind;
 
 namespace {
 
@@ -49,67 +49,67 @@ class CollectErrors : public gp::DescriptorPool::ErrorCollector {
   std::string first;
 };
 
-Kind kindOf(const gp::FieldDescriptor& f) {
+ProtoKind kindOf(const gp::FieldDescriptor& f) {
   switch (f.type()) {
     case gp::FieldDescriptor::TYPE_DOUBLE:
-      return Kind::Double;
+      return ProtoKind::Double;
     case gp::FieldDescriptor::TYPE_FLOAT:
-      return Kind::Float;
+      return ProtoKind::Float;
     case gp::FieldDescriptor::TYPE_INT64:
-      return Kind::Int64;
+      return ProtoKind::Int64;
     case gp::FieldDescriptor::TYPE_UINT64:
-      return Kind::Uint64;
+      return ProtoKind::Uint64;
     case gp::FieldDescriptor::TYPE_INT32:
-      return Kind::Int32;
+      return ProtoKind::Int32;
     case gp::FieldDescriptor::TYPE_FIXED64:
-      return Kind::Fixed64;
+      return ProtoKind::Fixed64;
     case gp::FieldDescriptor::TYPE_FIXED32:
-      return Kind::Fixed32;
+      return ProtoKind::Fixed32;
     case gp::FieldDescriptor::TYPE_BOOL:
-      return Kind::Bool;
+      return ProtoKind::Bool;
     case gp::FieldDescriptor::TYPE_STRING:
-      return Kind::String;
+      return ProtoKind::String;
     case gp::FieldDescriptor::TYPE_GROUP:
-      return Kind::Message;
+      return ProtoKind::Message;
     case gp::FieldDescriptor::TYPE_MESSAGE:
-      return f.message_type()->full_name() == "google.protobuf.Timestamp" ? Kind::Timestamp
-                                                                          : Kind::Message;
+      return f.message_type()->full_name() == "google.protobuf.Timestamp" ? ProtoKind::Timestamp
+                                                                          : ProtoKind::Message;
     case gp::FieldDescriptor::TYPE_BYTES:
-      return Kind::Bytes;
+      return ProtoKind::Bytes;
     case gp::FieldDescriptor::TYPE_UINT32:
-      return Kind::Uint32;
+      return ProtoKind::Uint32;
     case gp::FieldDescriptor::TYPE_ENUM:
-      return Kind::Enum;
+      return ProtoKind::Enum;
     case gp::FieldDescriptor::TYPE_SFIXED32:
-      return Kind::Sfixed32;
+      return ProtoKind::Sfixed32;
     case gp::FieldDescriptor::TYPE_SFIXED64:
-      return Kind::Sfixed64;
+      return ProtoKind::Sfixed64;
     case gp::FieldDescriptor::TYPE_SINT32:
-      return Kind::Sint32;
+      return ProtoKind::Sint32;
     case gp::FieldDescriptor::TYPE_SINT64:
-      return Kind::Sint64;
+      return ProtoKind::Sint64;
   }
-  return Kind::Bytes;
+  return ProtoKind::Bytes;
 }
 
-TypeId scalarType(Kind k) {
+TypeId scalarType(ProtoKind k) {
   switch (k) {
-    case Kind::Bool:
+    case ProtoKind::Bool:
       return TypeId::Boolean;
-    case Kind::Int32:
-    case Kind::Sint32:
-    case Kind::Sfixed32:
+    case ProtoKind::Int32:
+    case ProtoKind::Sint32:
+    case ProtoKind::Sfixed32:
       return TypeId::Int;
-    case Kind::Double:
+    case ProtoKind::Double:
       return TypeId::Double;
-    case Kind::Float:
+    case ProtoKind::Float:
       return TypeId::Float;
-    case Kind::String:
-    case Kind::Enum:
+    case ProtoKind::String:
+    case ProtoKind::Enum:
       return TypeId::String;
-    case Kind::Bytes:
+    case ProtoKind::Bytes:
       return TypeId::Binary;
-    case Kind::Timestamp:
+    case ProtoKind::Timestamp:
       return TypeId::Timestamp;
     default:
       return TypeId::BigInt;
@@ -117,34 +117,34 @@ TypeId scalarType(Kind k) {
 }
 
 // The value of an unset field without presence: what protobuf's getter gives.
-Value defaultOf(const gp::FieldDescriptor& f, Kind k) {
+Value defaultOf(const gp::FieldDescriptor& f, ProtoKind k) {
   switch (k) {
-    case Kind::Bool:
+    case ProtoKind::Bool:
       return Value::boolean(f.default_value_bool());
-    case Kind::Int32:
-    case Kind::Sint32:
-    case Kind::Sfixed32:
+    case ProtoKind::Int32:
+    case ProtoKind::Sint32:
+    case ProtoKind::Sfixed32:
       return Value::integer(f.default_value_int32());
-    case Kind::Int64:
-    case Kind::Sint64:
-    case Kind::Sfixed64:
+    case ProtoKind::Int64:
+    case ProtoKind::Sint64:
+    case ProtoKind::Sfixed64:
       return Value::bigint(f.default_value_int64());
-    case Kind::Uint32:
-    case Kind::Fixed32:
+    case ProtoKind::Uint32:
+    case ProtoKind::Fixed32:
       return Value::bigint(f.default_value_uint32());
-    case Kind::Uint64:
-    case Kind::Fixed64:
+    case ProtoKind::Uint64:
+    case ProtoKind::Fixed64:
       return Value::bigint(
           static_cast<int64_t>(std::min<uint64_t>(f.default_value_uint64(), INT64_MAX)));
-    case Kind::Double:
+    case ProtoKind::Double:
       return Value::float64(f.default_value_double());
-    case Kind::Float:
+    case ProtoKind::Float:
       return Value::float32(f.default_value_float());
-    case Kind::String:
+    case ProtoKind::String:
       return Value::string(f.default_value_string());
-    case Kind::Bytes:
+    case ProtoKind::Bytes:
       return Value::binary(f.default_value_string());
-    case Kind::Enum:
+    case ProtoKind::Enum:
       return f.default_value_enum() ? Value::string(f.default_value_enum()->name()) : Value();
     default:
       return Value();
@@ -309,13 +309,13 @@ class ProtoPlanBuilder {
       p.presence = !p.repeated && f.has_presence();
       p.oneof = f.real_containing_oneof() ? f.real_containing_oneof()->index() : -1;
       DataTypePtr item;
-      if (p.kind == Kind::Message) {
+      if (p.kind == ProtoKind::Message) {
         p.message = build(*f.message_type(), fpath);
         std::vector<StructField> fields;
         for (const auto& sub : p.message->fields) fields.push_back({sub.name, sub.type});
         item = DataType::structOf(std::move(fields));
       } else {
-        if (p.kind == Kind::Enum) p.enumType = f.enum_type();
+        if (p.kind == ProtoKind::Enum) p.enumType = f.enum_type();
         item = DataType::of(scalarType(p.kind));
       }
       p.type = p.repeated ? DataType::arrayOf(item) : item;
@@ -499,7 +499,7 @@ bool fits(const DataType& t, const ProtoFieldPlan& f, bool item, std::string& wh
     return fits(*t.element, f, true, why, path + "[]");
   }
   if (t.id == TypeId::Null) return true;
-  if (f.kind == Kind::Message) {
+  if (f.kind == ProtoKind::Message) {
     if (t.id != TypeId::Struct) {
       why = fmt::format("field {} is message {}: it takes a STRUCT", path, f.message->name);
       return false;

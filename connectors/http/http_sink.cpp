@@ -31,17 +31,13 @@ constexpr std::string_view kHeaderPrefix = "http.header.";
 // The largest answer read: a webhook answers a status and a few words.
 constexpr uint64_t kMaxAnswer = 1 << 20;
 
-const std::vector<std::string>& knownKeys() {
+const std::vector<std::string>& httpSinkKeys() {
   static const std::vector<std::string> keys = {
       "connector",         "url",     "format",           "mode",
       "http.method",       "http.ca", "batch.max.rows",   "batch.linger.ms",
       "max.in.flight",     "retries", "retry.backoff.ms", "retry.backoff.max.ms",
       "request.timeout.ms"};
   return keys;
-}
-
-bool startsWithI(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
 }
 
 bool isTokenChar(char c) {
@@ -62,7 +58,7 @@ bool reservedHeader(std::string_view name) {
 }  // namespace
 
 HttpSinkConfig parseHttpSinkOptions(const Options& options, size_t stmtPos) {
-  options.checkKnown(knownKeys(), {std::string(kHeaderPrefix)});
+  options.checkKnown(httpSinkKeys(), {std::string(kHeaderPrefix)});
   HttpSinkConfig c;
   const OptionEntry& url = options.require("url", stmtPos);
   std::string why;

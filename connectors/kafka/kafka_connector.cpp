@@ -23,7 +23,7 @@ namespace rtsql {
 
 namespace {
 
-void requireNonEmpty(const Options& options, const char* key, size_t stmtPos) {
+void requireNonEmptyList(const Options& options, const char* key, size_t stmtPos) {
   const OptionEntry& e = options.require(key, stmtPos);
   if (e.value.find_first_not_of(" \t,") == std::string::npos) {
     throw SqlError(sqlstate::kInvalidParameterValue, fmt::format("option '{}' is empty", key),
@@ -148,8 +148,8 @@ void KafkaConnector::validateSource(const Options& options, size_t stmtPos) cons
                         "protobuf.framing", kIdleTimeoutOption, kafka::kDeadLetterTopicOption,
                         kFailOnDataLossOption, kafka::kFetchBatchingRateOption}),
       {"kafka."});
-  requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
-  requireNonEmpty(options, "subscribe", stmtPos);
+  requireNonEmptyList(options, "kafka.bootstrap.servers", stmtPos);
+  requireNonEmptyList(options, "subscribe", stmtPos);
   options.getEnum("startingOffsets", "latest", {"earliest", "latest"});
   if (options.has("maxPartitions")) options.getInt("maxPartitions", 1, 1, 1 << 20);
   const std::string format = toLower(options.getEnum(
@@ -204,8 +204,8 @@ void KafkaConnector::validateSink(const Options& options, size_t stmtPos) const 
                         "csv.header", "protobuf.descriptor", "protobuf.message", "protobuf.framing",
                         kafka::kTopicPartitionsOption}),
       {"kafka."});
-  requireNonEmpty(options, "kafka.bootstrap.servers", stmtPos);
-  requireNonEmpty(options, "topic", stmtPos);
+  requireNonEmptyList(options, "kafka.bootstrap.servers", stmtPos);
+  requireNonEmptyList(options, "topic", stmtPos);
   std::string format = toLower(options.getEnum(
       "format", "json", {"json", "csv", "raw", "debezium-json", "avro", "protobuf"}));
   validateProtobufOptions(options, format, stmtPos);

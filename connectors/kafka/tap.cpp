@@ -35,7 +35,7 @@ namespace {
 constexpr size_t kBatch = 256;
 // How long the tap's thread waits for a record: bounds how late it notices
 // that it should stop, never how late a record is handed on.
-constexpr int kPollMs = 100;
+constexpr int kTapPollMs = 100;
 // After an error from the consumer, how often the tap asks the broker until it
 // answers, and how long one question may take.
 constexpr int kRecheckMs = 1000;
@@ -337,7 +337,7 @@ class KafkaTaps::Tap {
       // Client-wide errors (broker down) go to the log through the callbacks
       // this serves; a partition's errors come with its records.
       rd_kafka_poll(rk_.get(), 0);
-      if (rd_kafka_message_t* m = rd_kafka_consume_queue(queue_, kPollMs)) {
+      if (rd_kafka_message_t* m = rd_kafka_consume_queue(queue_, kTapPollMs)) {
         held.push_back(m);
         ssize_t n = rd_kafka_consume_batch_queue(queue_, 0, more, kBatch);
         for (ssize_t i = 0; i < n; ++i) held.push_back(more[i]);

@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kHost = "127.0.0.1";
-constexpr int kPollMs = 100;
+constexpr int kBrokerPollMs = 100;
 
 std::mutex& runningMutex() {
   static std::mutex m;
@@ -202,7 +202,7 @@ std::optional<int> waitChild(pid_t pid, int timeoutMs, const std::function<bool(
     if (r == pid) return status;
     if (r < 0) return -1;  // not our child any more
     if (nowMs() >= deadline || (stop && stop())) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kBrokerPollMs));
   }
 }
 
@@ -233,13 +233,13 @@ std::string randomClusterId() {
   return out;
 }
 
-void silentLog(const rd_kafka_t*, int, const char*, const char*) {}
+void silentProbeLog(const rd_kafka_t*, int, const char*, const char*) {}
 
 // Whether a broker answers a metadata request at `bootstrap` within `ms`.
 bool answers(const std::string& bootstrap, int ms) {
   char errstr[256];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set_log_cb(conf, silentLog);
+  rd_kafka_conf_set_log_cb(conf, silentProbeLog);
   if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr) !=
       RD_KAFKA_CONF_OK) {
     rd_kafka_conf_destroy(conf);
@@ -332,7 +332,7 @@ bool LocalKafka::ensureTopics(const std::string& bootstrap, const std::vector<st
   if (topics.empty()) return true;
   char errstr[256];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set_log_cb(conf, silentLog);
+  rd_kafka_conf_set_log_cb(conf, silentProbeLog);
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
   if (!rk) {
@@ -421,12 +421,12 @@ void LocalKafka::stopOrphan() {
     const int64_t deadline = nowMs() + options_.stopTimeoutMs;
     while (::kill(pid, 0) == 0 && isOurBroker(pid, dir_) && nowMs() < deadline &&
            !options_.stopRequested()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+      std::this_thread::sleep_for(std::chrono::milliseconds(kBrokerPollMs));
     }
     if (::kill(pid, 0) == 0 && isOurBroker(pid, dir_)) {
       ::kill(pid, SIGKILL);
       for (int i = 0; i < 50 && ::kill(pid, 0) == 0 && isOurBroker(pid, dir_); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+        std::this_thread::sleep_for(std::chrono::milliseconds(kBrokerPollMs));
       }
     }
   }
@@ -453,7 +453,7 @@ int LocalKafka::choosePort() {
                        fmt::format("stop what listens there, or remove {} to choose new ports",
                                    portFile.string()));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kBrokerPollMs));
   }
   if (recorded != port) writeFile(portFile, std::to_string(port) + "\n");
   writeFile(controllerFile, std::to_string(*controller) + "\n");
@@ -568,7 +568,7 @@ void LocalKafka::waitUntilAnswering() {
       throw startError(fmt::format("the broker did not answer on {} within {} s:\n{}", bootstrap_,
                                    options_.startTimeoutMs / 1000, logTail()));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kBrokerPollMs));
   }
 }
 

@@ -8,14 +8,6 @@
 
 namespace rtsql {
 
-namespace {
-
-bool startsWithI(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
-}
-
-}  // namespace
-
 std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& why) {
   HttpUrl out;
   std::string_view rest;

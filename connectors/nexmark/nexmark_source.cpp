@@ -27,7 +27,7 @@ constexpr int64_t kMaxPartitions = 1024;
 // that a restarted flow makes the events it made before.
 constexpr const char* kDefaultBaseTime = "2024-01-01 00:00:00";
 
-const std::vector<std::string>& knownKeys() {
+const std::vector<std::string>& nexmarkKeys() {
   static const std::vector<std::string> keys = {
       "connector", "nexmark.table", "events", "events-per-second", "event-rate",
       "base-time", "partitions",    "seed",   kIdleTimeoutOption};
@@ -115,8 +115,8 @@ struct NexmarkOptions final : ConnectorOptions {
                  e.valuePos, std::move(hint));
 }
 
-NexmarkOptions parseOptions(const Options& options, size_t stmtPos) {
-  options.checkKnown(knownKeys());
+NexmarkOptions parseNexmarkOptions(const Options& options, size_t stmtPos) {
+  options.checkKnown(nexmarkKeys());
   sourceIdleTimeoutMicros(options);
   NexmarkOptions o;
   options.require("nexmark.table", stmtPos);
@@ -150,7 +150,7 @@ NexmarkOptions parseOptions(const Options& options, size_t stmtPos) {
 
 // Where a partition is: the next event offset it makes, the first offset of
 // the current epoch, and its end. Read by progress() from any thread.
-struct PartitionState {
+struct NexmarkPartitionState {
   int32_t partition = 0;
   int64_t end = -1;  // offsets in the partition, -1 for no end
   int64_t origin = 0;  // the offset this run started at: pacing counts from it
@@ -167,7 +167,7 @@ class NexmarkSource final : public SourceTask {
     const int64_t p = opts_.partitions;
     size_t i = 0;
     for (int64_t part = task; part < p; part += std::max(tasks, 1)) {
-      PartitionState& s = parts_[i++];
+      NexmarkPartitionState& s = parts_[i++];
       s.partition = static_cast<int32_t>(part);
       // Partition part holds the events k * p + part below `events`.
       if (opts_.events > 0) s.end = opts_.events > part ? (opts_.events - part + p - 1) / p : 0;
@@ -188,7 +188,7 @@ class NexmarkSource final : public SourceTask {
       // partition falls behind the others in event time.
       for (size_t i = 0; i < parts_.size() && out.size() - before < maxRecords; ++i) {
         next_ = (next_ + 1) % parts_.size();
-        PartitionState& s = parts_[next_];
+        NexmarkPartitionState& s = parts_[next_];
         const size_t share = std::max<size_t>(maxRecords / parts_.size(), 1);
         generate(s, out, std::min(maxRecords - (out.size() - before), share), due(s, now));
       }
@@ -203,18 +203,18 @@ class NexmarkSource final : public SourceTask {
   }
 
   void commit() override {
-    for (PartitionState& s : parts_) s.start.store(s.next.load());
+    for (NexmarkPartitionState& s : parts_) s.start.store(s.next.load());
   }
 
   void commit(const std::vector<PartitionProgress>& upTo) override {
     for (const PartitionProgress& p : upTo) {
-      if (PartitionState* s = find(p.partition)) s->start.store(p.endOffset);
+      if (NexmarkPartitionState* s = find(p.partition)) s->start.store(p.endOffset);
     }
   }
 
   void seek(const std::vector<PartitionProgress>& positions) override {
     for (const PartitionProgress& p : positions) {
-      PartitionState* s = find(p.partition);
+      NexmarkPartitionState* s = find(p.partition);
       if (!s || p.endOffset < 0) continue;
       const int64_t at = s->end >= 0 ? std::min(p.endOffset, s->end) : p.endOffset;
       s->next.store(at);
@@ -227,7 +227,7 @@ class NexmarkSource final : public SourceTask {
     std::vector<PartitionProgress> out;
     const int64_t start = startMono_.load(std::memory_order_relaxed);
     const int64_t now = monotonicMicros();
-    for (const PartitionState& s : parts_) {
+    for (const NexmarkPartitionState& s : parts_) {
       PartitionProgress p;
       p.partition = s.partition;
       p.startOffset = s.start.load();
@@ -241,7 +241,7 @@ class NexmarkSource final : public SourceTask {
   }
 
   bool caughtUp(int32_t partition) const override {
-    const PartitionState* s = find(partition);
+    const NexmarkPartitionState* s = find(partition);
     if (!s) return true;
     return s->next.load() >= latest(*s, monotonicMicros());
   }
@@ -262,24 +262,24 @@ class NexmarkSource final : public SourceTask {
     return task < partitions ? (partitions - task + tasks - 1) / tasks : 0;
   }
 
-  PartitionState* find(int32_t partition) {
-    for (PartitionState& s : parts_)
+  NexmarkPartitionState* find(int32_t partition) {
+    for (NexmarkPartitionState& s : parts_)
       if (s.partition == partition) return &s;
     return nullptr;
   }
-  const PartitionState* find(int32_t partition) const {
+  const NexmarkPartitionState* find(int32_t partition) const {
     return const_cast<NexmarkSource*>(this)->find(partition);
   }
 
   // Offsets of `s` the generator holds by `now`: the end (or no limit) when it
   // runs free; otherwise those due, the first at the start, then one every
   // 1/rate seconds.
-  int64_t latest(const PartitionState& s, int64_t now) const {
+  int64_t latest(const NexmarkPartitionState& s, int64_t now) const {
     if (partitionRate_ <= 0) return s.end >= 0 ? s.end : s.next.load();
     return due(s, now);
   }
 
-  int64_t due(const PartitionState& s, int64_t now) const {
+  int64_t due(const NexmarkPartitionState& s, int64_t now) const {
     if (partitionRate_ <= 0) return s.end >= 0 ? s.end : INT64_MAX;
     const int64_t start = startMono_.load(std::memory_order_relaxed);
     const double elapsed = static_cast<double>(now - start);
@@ -291,7 +291,7 @@ class NexmarkSource final : public SourceTask {
   int64_t nextDue() const {
     if (partitionRate_ <= 0) return INT64_MAX;
     int64_t at = INT64_MAX;
-    for (const PartitionState& s : parts_) {
+    for (const NexmarkPartitionState& s : parts_) {
       const int64_t k = s.next.load(std::memory_order_relaxed);
       if (s.end >= 0 && k >= s.end) continue;
       at = std::min(at, startMono_.load(std::memory_order_relaxed) +
@@ -303,7 +303,7 @@ class NexmarkSource final : public SourceTask {
 
   // Up to `max` records of the table from partition `s`, from its next offset
   // to at most `until`.
-  void generate(PartitionState& s, std::vector<SourceRecord>& out, size_t max, int64_t until) {
+  void generate(NexmarkPartitionState& s, std::vector<SourceRecord>& out, size_t max, int64_t until) {
     int64_t k = s.next.load(std::memory_order_relaxed);
     const int64_t p = opts_.partitions;
     const int64_t created = nowMicros();
@@ -443,7 +443,7 @@ class NexmarkSource final : public SourceTask {
 
   NexmarkOptions opts_;
   nexmark::Generator generator_;
-  std::vector<PartitionState> parts_;
+  std::vector<NexmarkPartitionState> parts_;
   std::vector<int> columns_;  // field index of each column of the scan
   double partitionRate_ = 0;  // events per second of one partition, 0 for no pacing
   size_t next_ = 0;           // the partition served last
@@ -457,11 +457,11 @@ class NexmarkSource final : public SourceTask {
 }  // namespace
 
 void validateNexmarkOptions(const Options& options, size_t stmtPos) {
-  parseOptions(options, stmtPos);
+  parseNexmarkOptions(options, stmtPos);
 }
 
 Schema bindNexmarkSchema(const ast::CreateSource& stmt, const Options& options) {
-  const EventKind table = parseOptions(options, stmt.pos).table;
+  const EventKind table = parseNexmarkOptions(options, stmt.pos).table;
   if (stmt.columns.empty()) {
     Schema schema;
     for (const Field& f : fieldsOf(table))
@@ -493,7 +493,7 @@ Schema bindNexmarkSchema(const ast::CreateSource& stmt, const Options& options) 
 }
 
 std::shared_ptr<const ConnectorOptions> parseNexmarkOptions(const Options& options) {
-  return std::make_shared<const NexmarkOptions>(parseOptions(options, SqlError::npos));
+  return std::make_shared<const NexmarkOptions>(parseNexmarkOptions(options, SqlError::npos));
 }
 
 namespace {

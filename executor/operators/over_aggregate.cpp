@@ -13,14 +13,14 @@ namespace rtsql {
 namespace {
 
 // The layout is documented at the top of over_aggregate.h.
-constexpr char kRowTag = 'R';
-constexpr char kSeqTag = 'S';
+constexpr char kOverRowTag = 'R';
+constexpr char kOverSeqTag = 'S';
 
 class OverAggregateOperator final : public StatefulOperator {
  public:
   OverAggregateOperator(const OverAggregateSpec& spec, std::unique_ptr<StateTable> state)
       : StatefulOperator(std::move(state)),
-        rows_(state_, kRowTag, kSeqTag, spec.partitionKeys, spec.orderKeys, spec.descending),
+        rows_(state_, kOverRowTag, kOverSeqTag, spec.partitionKeys, spec.orderKeys, spec.descending),
         unbounded_(spec.precedingRows < 0),
         preceding_(spec.precedingRows < 0 ? 0 : static_cast<size_t>(spec.precedingRows)),
         calls_(spec.aggregates) {

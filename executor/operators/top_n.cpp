@@ -13,14 +13,14 @@ namespace rtsql {
 namespace {
 
 // The layout is documented at the top of top_n.h.
-constexpr char kRowTag = 'R';
-constexpr char kSeqTag = 'S';
+constexpr char kTopNRowTag = 'R';
+constexpr char kTopNSeqTag = 'S';
 
 class TopNOperator final : public StatefulOperator {
  public:
   TopNOperator(const TopNSpec& spec, std::unique_ptr<StateTable> state)
       : StatefulOperator(std::move(state)),
-        rows_(state_, kRowTag, kSeqTag, spec.partitionKeys, spec.orderKeys, spec.descending),
+        rows_(state_, kTopNRowTag, kTopNSeqTag, spec.partitionKeys, spec.orderKeys, spec.descending),
         function_(spec.function),
         rank_(spec.rankColumn),
         keepAll_(spec.input != ChangelogMode::Append) {

@@ -18,12 +18,6 @@ constexpr int64_t kEntryOverhead = 96;
 
 using Writes = std::map<std::string, std::optional<std::string>, std::less<>>;
 
-std::vector<DataTypePtr> typesOf(const Schema& schema) {
-  std::vector<DataTypePtr> types;
-  for (const Column& c : schema.columns) types.push_back(c.type);
-  return types;
-}
-
 // One task's rows in key order from a key on: its writes since its flush
 // over the stored rows, a write hiding the stored row of its key.
 class TaskRows {
@@ -127,7 +121,7 @@ class LatestSnapshot final : public ViewSnapshot,
   LatestSnapshot(ViewLayout layout, std::vector<Writes> writes,
                  std::shared_ptr<const StoredReader> stored)
       : ViewSnapshot(ViewLatest::kLatestEpoch, std::move(layout)), writes_(std::move(writes)),
-        stored_(std::move(stored)), types_(typesOf(layout_.schema)) {}
+        stored_(std::move(stored)), types_(layout_.schema.types()) {}
 
   std::optional<Row> lookup(const std::vector<Value>& keyValues) const override {
     const std::string key = encodeViewKey(keyValues);

@@ -101,12 +101,6 @@ std::string viewTablePrefix(int task) {
 
 namespace {
 
-std::vector<DataTypePtr> typesOf(const Schema& schema) {
-  std::vector<DataTypePtr> types;
-  for (const Column& c : schema.columns) types.push_back(c.type);
-  return types;
-}
-
 // Blocks read by every snapshot of the process: bounded, whatever the views
 // hold (RocksDB reads the rest from disk).
 std::shared_ptr<rocksdb::Cache> sharedBlockCache() {
@@ -174,7 +168,7 @@ class RocksViewSnapshot final : public ViewSnapshot,
                                 public std::enable_shared_from_this<RocksViewSnapshot> {
  public:
   RocksViewSnapshot(uint64_t epoch, ViewLayout layout, rocksdb::DB* db)
-      : ViewSnapshot(epoch, std::move(layout)), db_(db), types_(typesOf(layout_.schema)) {
+      : ViewSnapshot(epoch, std::move(layout)), db_(db), types_(layout_.schema.types()) {
     for (int t = 0; t < layout_.tasks; ++t) prefixes_.push_back(viewTablePrefix(t));
   }
   ~RocksViewSnapshot() override {

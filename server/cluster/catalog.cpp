@@ -24,7 +24,7 @@ namespace {
 // How long a node waits for the catalog topic: to read it to its end, to
 // initialize its transactions, to commit a change.
 constexpr int kCatalogTimeoutMs = 15000;
-constexpr int kPollMs = 100;
+constexpr int kCatalogPollMs = 100;
 
 SqlError unreachable(const std::string& bootstrap, const std::string& what) {
   return SqlError(sqlstate::kConnectionFailure,
@@ -320,7 +320,7 @@ struct ClusterCatalog::Impl {
         }
       }
       try {
-        pollOnce(kPollMs, false);
+        pollOnce(kCatalogPollMs, false);
       } catch (const std::exception& err) {
         logLine(fmt::format("cluster catalog: {}", err.what()));
       }
@@ -384,7 +384,7 @@ void ClusterCatalog::Impl::open(const ClusterOptions& options) {
                         fmt::format("did not give the cluster catalog {} to its end within {} s",
                                     topic, kCatalogTimeoutMs / 1000));
     }
-    pollOnce(kPollMs, true);
+    pollOnce(kCatalogPollMs, true);
   }
 }
 
@@ -427,7 +427,7 @@ std::vector<DamagedCatalogRecord> ClusterCatalog::repair(const ClusterOptions& o
                         fmt::format("did not give the cluster catalog {} to its end within {} s",
                                     impl.topic, kCatalogTimeoutMs / 1000));
     }
-    impl.pollOnce(kPollMs, true);
+    impl.pollOnce(kCatalogPollMs, true);
   }
   std::vector<DamagedCatalogRecord> damaged = impl.replay->damaged();
   if (damaged.empty()) return {};

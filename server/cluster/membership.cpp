@@ -26,8 +26,8 @@ namespace rtsql {
 namespace {
 
 constexpr int kSlots = 16;
-constexpr int kPollMs = 100;
-constexpr int kTopicWaitMs = 15000;
+constexpr int kMembershipPollMs = 100;
+constexpr int kMembershipTopicWaitMs = 15000;
 // How often the holders of the other slots are read again.
 constexpr int64_t kHoldersEveryMicros = 3'000'000;
 // How often a node claims its slots again although they did not move: no
@@ -147,6 +147,7 @@ struct ClusterMembership::Impl {
   // its flows and starts a rebalance of its own).
   kafka::HandlePtr holdersClient;
   std::function<void()> released;
+  std::function<void()> changed;
 
   mutable std::mutex mu;
   std::set<int> held;                  // the slots this node holds
@@ -177,6 +178,7 @@ struct ClusterMembership::Impl {
     // supervisor, so the group's callback returns at once and the node
     // rejoins in time for the next rebalance.
     if (gaveUp && released) released();
+    if (changed) changed();
   }
 
   // The rebalance callback: on the membership thread, inside poll.
@@ -295,7 +297,7 @@ struct ClusterMembership::Impl {
     int64_t nextClaim = 0;
     bool fatal = false;
     while (!stopping.load()) {
-      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), kPollMs);
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), kMembershipPollMs);
       if (m) {
         if (m->err == RD_KAFKA_RESP_ERR__FATAL && !fatal) {
           fatal = true;
@@ -379,7 +381,7 @@ ClusterMembership::ClusterMembership(ClusterOptions options)
     kafka::setProperty(holdersConf, name, value, SqlError::npos);
   impl_->holdersClient = kafka::newHandle(RD_KAFKA_CONSUMER, holdersConf);
   kafka::InternalTopic topic = kafka::ensureInternalTopic(
-      impl_->consumer.get(), options_.bootstrap, impl_->topic, kSlots, {}, kTopicWaitMs,
+      impl_->consumer.get(), options_.bootstrap, impl_->topic, kSlots, {}, kMembershipTopicWaitMs,
       "create the topic (its partitions are the cluster's slots), or check the broker's ACLs");
   if (!topic.notCreated.empty()) {
     clusterLog(fmt::format("{}; using the topic the broker created on demand ({} slots)",
@@ -392,8 +394,9 @@ ClusterMembership::~ClusterMembership() {
   stop();
 }
 
-void ClusterMembership::start(std::function<void()> released) {
+void ClusterMembership::start(std::function<void()> released, std::function<void()> changed) {
   impl_->released = std::move(released);
+  impl_->changed = std::move(changed);
   rd_kafka_poll_set_consumer(impl_->consumer.get());
   PartitionList topics = partitionList(1);
   rd_kafka_topic_partition_list_add(topics.get(), impl_->topic.c_str(), RD_KAFKA_PARTITION_UA);
@@ -411,6 +414,7 @@ void ClusterMembership::stop() {
   if (impl_->stopping.exchange(true)) return;
   if (impl_->thread.joinable()) impl_->thread.join();
   impl_->released = nullptr;  // the engine is going away: nothing to tell it
+  impl_->changed = nullptr;
   // With a static membership, closing does not leave the group: the node's
   // slots stay its own for the session timeout, so a restart within it takes
   // them back without moving anything.

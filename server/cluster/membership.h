@@ -95,9 +95,10 @@ class ClusterMembership {
   // Joins the group, on a thread of its own. `released` is called on that
   // thread after this node gave up or lost slots, before the group can give
   // them to another node: it must stop their flows before it returns. Slots
-  // taken are not announced (held() says so at once): whatever starts their
+  // taken are announced by `changed` (called after any change of the slots
+  // held, on that thread), which must return at once: whatever starts their
   // flows must not hold up the group's callback.
-  void start(std::function<void()> released);
+  void start(std::function<void()> released, std::function<void()> changed = {});
   void stop();
 
   int slots() const { return slotCount_; }

@@ -55,9 +55,9 @@ void ClusterPlacement::open() {
 
 void ClusterPlacement::start(PlacementHooks hooks) {
   open();
-  // Slots taken: the supervisor starts their flows within its round; slots
-  // given up: their flows stop before another node may start them.
-  membership_->start(hooks.release);
+  // Slots taken: the supervisor is woken to start their flows; slots given
+  // up: their flows stop before another node may start them.
+  membership_->start(hooks.release, hooks.changed);
   if (!dataDir_.empty()) {
     // The stateful flows this node keeps a standby copy of: those whose
     // 'standby.replicas' names it, while another node runs them.

@@ -23,8 +23,8 @@ namespace rtsql {
 
 namespace {
 
-constexpr int kPollMs = 200;
-constexpr int kTopicWaitMs = 15000;
+constexpr int kProgressPollMs = 200;
+constexpr int kProgressTopicWaitMs = 15000;
 // A topic that could not be had is tried again after this long.
 constexpr int64_t kRetryMicros = 30'000'000;
 // Where a node starts following: the last records, enough for every node's
@@ -66,7 +66,7 @@ struct ClusterProgress::Impl {
       kafka::InternalTopic t = kafka::ensureInternalTopic(
           producer.get(), options.bootstrap, topic, 1,
           {{"cleanup.policy", "delete"}, {"retention.ms", "60000"}, {"segment.ms", "60000"}},
-          kTopicWaitMs, "create the topic with one partition, or check the broker's ACLs");
+          kProgressTopicWaitMs, "create the topic with one partition, or check the broker's ACLs");
       (void)t;
       const std::string group = "_rtsql-" + options.name + "-progress-reader";
       consumer = kafka::newClient(RD_KAFKA_CONSUMER, options.bootstrap, Options(),
@@ -139,7 +139,7 @@ struct ClusterProgress::Impl {
     while (!stopping.load()) {
       if (!consumer) {
         if (monotonicMicros() < retryAt) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+          std::this_thread::sleep_for(std::chrono::milliseconds(kProgressPollMs));
           continue;
         }
         if (!open()) {
@@ -147,7 +147,7 @@ struct ClusterProgress::Impl {
           continue;
         }
       }
-      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), kPollMs);
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), kProgressPollMs);
       if (m) {
         follow(m);
         rd_kafka_message_destroy(m);

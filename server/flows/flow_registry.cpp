@@ -121,6 +121,7 @@ std::unique_ptr<FlowRuntime> FlowRegistry::makeRuntime(PhysicalPlan plan, const 
       std::make_unique<FlowRuntime>(std::move(plan), connectors_, slots_, flowIdFor(flow),
                                     (std::filesystem::path(dir) / "state").string(), checkpoints);
   runtime->setRebuildStateWithoutCheckpoint(placement_->rebuildsStateWithoutCheckpoint());
+  runtime->setFailureListener([this] { wakeSupervisor(); });
   if (!spread) {
     runtime->setStateCopy(stateCopyFor(flow));
     // A flow without standbys is spared asking for one.
@@ -140,13 +141,19 @@ void FlowRegistry::startRuntime(const std::string& name, FlowRuntime& rt) {
 
 void FlowRegistry::add(const std::string& name, std::unique_ptr<FlowRuntime> runtime,
                        FlowControl control) {
-  std::lock_guard lock(mu_);
-  flows_[toLower(name)] = Entry{std::move(runtime), std::move(control)};
+  {
+    std::lock_guard lock(mu_);
+    flows_[toLower(name)] = Entry{std::move(runtime), std::move(control)};
+  }
+  wakeSupervisor();
 }
 
 void FlowRegistry::setRuntime(const std::string& name, std::unique_ptr<FlowRuntime> runtime) {
-  std::lock_guard lock(mu_);
-  flows_[toLower(name)].runtime = std::move(runtime);
+  {
+    std::lock_guard lock(mu_);
+    flows_[toLower(name)].runtime = std::move(runtime);
+  }
+  wakeSupervisor();
 }
 
 std::unique_ptr<FlowRuntime> FlowRegistry::remove(const std::string& name) {
@@ -177,12 +184,15 @@ FlowControl FlowRegistry::control(const std::string& name) const {
 
 void FlowRegistry::updateControl(const std::string& name,
                                  const std::function<void(FlowControl&)>& change) {
-  std::lock_guard lock(mu_);
-  change(flows_[toLower(name)].control);
+  {
+    std::lock_guard lock(mu_);
+    change(flows_[toLower(name)].control);
+  }
+  wakeSupervisor();
 }
 
 void FlowRegistry::setWantRunning(const std::string& flow, bool run) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   std::vector<std::string> names = shardEntries(flow);
   names.push_back(toLower(flow));
   for (const std::string& name : names) {
@@ -193,6 +203,8 @@ void FlowRegistry::setWantRunning(const std::string& flow, bool run) {
     c.failureSeen = false;
     c.lastError.clear();
   }
+  lock.unlock();
+  wakeSupervisor();
 }
 
 void FlowRegistry::requireNotStopping(const std::string& name, size_t pos,

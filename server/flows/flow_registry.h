@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -141,6 +142,11 @@ class FlowRegistry : public FlowReads {
 
   static bool retryable(const std::string& sqlstate);
 
+  // Tells the supervisor to look at the flows now: a flow was added, failed,
+  // was asked to start or stop, or the placement moved. Any thread; it only
+  // sets a flag, so it may be called with any lock held.
+  void wakeSupervisor();
+
  private:
   struct Entry {
     std::unique_ptr<FlowRuntime> runtime;  // null: not planned, or shut down
@@ -151,7 +157,11 @@ class FlowRegistry : public FlowReads {
   std::pair<FlowState, std::string> flowStatus(const std::string& name, const Entry* entry) const;
   Catalog::FlowPtr findFlowOrCopy(const std::string& name) const;
   void supervise();
-  void superviseOnce();
+  // One round; returns the monotonic time by which it wants the next round
+  // without a wake (a flow's backoff ending, or a round it could not finish),
+  // or kNoRoundDue.
+  int64_t superviseOnce();
+  static constexpr int64_t kNoRoundDue = INT64_MAX;
 
   std::string dataDir_;
   ConnectorProvider& connectors_;
@@ -169,6 +179,7 @@ class FlowRegistry : public FlowReads {
   std::mutex supervisorMu_;
   std::condition_variable supervisorCv_;
   bool supervisorStop_ = false;
+  bool supervisorWake_ = true;  // the first round comes at once: restored flows start
   // The cluster's group waits for releaseFlows(), which waits for the lock.
   std::atomic<bool> releasePending_{false};
   std::thread supervisor_;

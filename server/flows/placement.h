@@ -35,6 +35,9 @@ struct PlacementHooks {
   std::function<void(const Visit&)> forEachFlow;
   // The copy of a flow's state in the cluster's Kafka (null: none).
   std::function<std::shared_ptr<StateCopy>(const std::string&)> stateCopy;
+  // The flows this node runs may have changed (slots taken or given up):
+  // the supervisor looks at them again. Returns at once.
+  std::function<void()> changed;
 };
 
 // Where a sharded flow's copies exchange their rows.

@@ -1,6 +1,9 @@
 // The flow supervisor: starts restored flows and restarts failed ones with
 // backoff; and the release of the flows whose placement moved elsewhere
-// (server/flows/flow_registry.h).
+// (server/flows/flow_registry.h). It sleeps until something needs it: a
+// wakeSupervisor() (a flow added, failed, asked to start or stop, the
+// placement moved) or the end of a flow's backoff; a server whose flows all
+// run, or that has none, never wakes it.
 #include <fmt/format.h>
 #include <pthread.h>
 
@@ -14,8 +17,10 @@ namespace rtsql {
 
 namespace {
 
-// How often the supervisor looks at the flows, and the bounds of its backoff.
-constexpr int kSuperviseEveryMs = 200;
+// When a round could not look at every flow (a statement held the lock, or
+// the cluster's group waited for a release), the next comes this much later.
+constexpr int64_t kRoundAgainMicros = 200'000;
+// The bounds of the backoff.
 constexpr int64_t kFirstRetryMicros = 500'000;
 constexpr int64_t kMaxRetryMicros = 60'000'000;
 // A flow that has run this long without failing has recovered: its backoff
@@ -60,22 +65,39 @@ void FlowRegistry::start(std::function<FlowRuntime*(const std::string&)> plan) {
     for (const auto& [name, entry] : flows_) visit(name, entry.runtime.get());
   };
   hooks.stateCopy = [this](const std::string& flow) { return stateCopyFor(flow); };
+  hooks.changed = [this] { wakeSupervisor(); };
   placement_->start(std::move(hooks));
   supervisor_ = std::thread([this] { supervise(); });
   pthread_setname_np(supervisor_.native_handle(), "flow-supervisor");
 }
 
+void FlowRegistry::wakeSupervisor() {
+  {
+    std::lock_guard lock(supervisorMu_);
+    supervisorWake_ = true;
+  }
+  supervisorCv_.notify_one();
+}
+
 void FlowRegistry::supervise() {
   std::unique_lock lock(supervisorMu_);
-  while (!supervisorStop_) {
-    supervisorCv_.wait_for(lock, std::chrono::milliseconds(kSuperviseEveryMs),
-                           [&] { return supervisorStop_; });
+  int64_t due = kNoRoundDue;
+  while (true) {
+    const auto woken = [&] { return supervisorStop_ || supervisorWake_; };
+    if (due == kNoRoundDue) {
+      supervisorCv_.wait(lock, woken);
+    } else {
+      const int64_t wait = due - monotonicMicros();
+      if (wait > 0) supervisorCv_.wait_for(lock, std::chrono::microseconds(wait), woken);
+    }
     if (supervisorStop_) break;
+    supervisorWake_ = false;
     lock.unlock();
     try {
-      superviseOnce();
+      due = superviseOnce();
     } catch (const std::exception& e) {
       logLine(fmt::format("flow supervisor: {}", e.what()));
+      due = monotonicMicros() + kRoundAgainMicros;
     }
     lock.lock();
   }
@@ -101,11 +123,13 @@ void FlowRegistry::releaseFlows(bool held) {
   }
 }
 
-void FlowRegistry::superviseOnce() {
+int64_t FlowRegistry::superviseOnce() {
+  const int64_t again = monotonicMicros() + kRoundAgainMicros;
   std::unique_lock statements(statements_.mutex(), std::try_to_lock);
-  if (!statements.owns_lock()) return;  // a statement is changing flows: look again later
+  if (!statements.owns_lock()) return again;  // a statement is changing flows: look again later
   releaseFlows(true);
   const int64_t now = monotonicMicros();
+  int64_t due = kNoRoundDue;
   std::vector<std::string> names;
   {
     std::lock_guard lock(mu_);
@@ -120,16 +144,19 @@ void FlowRegistry::superviseOnce() {
   for (const std::string& name : names) {
     {
       std::lock_guard lock(supervisorMu_);
-      if (supervisorStop_) return;
+      if (supervisorStop_) return kNoRoundDue;
     }
     // The group waits for a release (the rest of the round comes next time).
-    if (releasePending_.load()) return;
+    if (releasePending_.load()) return again;
     FlowRuntime* rt = findRuntime(name);
     FlowState state = rt ? rt->state() : FlowState::Stopped;
     std::unique_lock lock(mu_);
     FlowControl& c = flows_[name].control;
     if (state == FlowState::Running) {
       if (c.attempts > 0 && now - c.runningSinceMicros > kSteadyMicros) c.attempts = 0;
+      // Back from failures: a round when it has run steadily, to start its
+      // backoff over.
+      if (c.attempts > 0) due = std::min(due, c.runningSinceMicros + kSteadyMicros + 1);
       continue;
     }
     if (state == FlowState::Failed) {
@@ -141,10 +168,14 @@ void FlowRegistry::superviseOnce() {
         c.nextAttemptMicros = now + backoffMicros(c.attempts);
         logLine(fmt::format("flow \"{}\" failed: {}; restarting it in {:.1f} s", name, c.lastError,
                             static_cast<double>(c.nextAttemptMicros - now) / 1e6));
+        due = std::min(due, c.nextAttemptMicros);
         continue;
       }
     }
-    if (now < c.nextAttemptMicros) continue;
+    if (now < c.nextAttemptMicros) {
+      due = std::min(due, c.nextAttemptMicros);
+      continue;
+    }
     lock.unlock();
     try {
       if (!rt) rt = plan_(name);
@@ -156,6 +187,7 @@ void FlowRegistry::superviseOnce() {
       c.failureSeen = false;
       c.lastError.clear();
       c.runningSinceMicros = now;
+      if (c.attempts > 0) due = std::min(due, now + kSteadyMicros + 1);
       lock.unlock();
       logLine(fmt::format("flow \"{}\" is running", name));
     } catch (const SqlError& e) {
@@ -169,11 +201,13 @@ void FlowRegistry::superviseOnce() {
       c.failureSeen = true;
       ++c.attempts;
       c.nextAttemptMicros = monotonicMicros() + backoffMicros(c.attempts);
+      due = std::min(due, c.nextAttemptMicros);
       lock.unlock();
       logLine(fmt::format("flow \"{}\" cannot start: {}; next attempt in {:.1f} s", name,
                           e.message(), static_cast<double>(backoffMicros(c.attempts)) / 1e6));
     }
   }
+  return due;
 }
 
 }  // namespace rtsql

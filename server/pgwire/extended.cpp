@@ -81,7 +81,7 @@ void scanParameters(std::string_view sql, F visit) {
   }
 }
 
-std::string quoted(std::string_view s) {
+std::string textLiteral(std::string_view s) {
   if (s.find('\0') != std::string_view::npos) {
     throw SqlError(sqlstate::kCharacterNotInRepertoire,
                    "invalid byte sequence for encoding \"UTF8\": 0x00 in a parameter");
@@ -375,8 +375,8 @@ std::string binaryTimestampLiteral(std::string_view bytes, uint32_t oid) {
   int64_t micros = 0;
   if (__builtin_add_overflow(micros2000, kEpoch2000Micros, &micros))
     invalidInput(oid, "out of range");
-  if (oid == pgtype::kTimestamp) return "TIMESTAMP " + quoted(formatTimestamp(micros));
-  return "TIMESTAMP " + quoted(formatTimestamp(micros) + "Z");
+  if (oid == pgtype::kTimestamp) return "TIMESTAMP " + textLiteral(formatTimestamp(micros));
+  return "TIMESTAMP " + textLiteral(formatTimestamp(micros) + "Z");
 }
 
 }  // namespace
@@ -451,10 +451,10 @@ std::string parameterLiteral(const std::optional<std::string>& value, uint32_t t
       case extype::kVarchar:
       case extype::kBpchar:
       case pgtype::kJson:
-        return quoted(v);
+        return textLiteral(v);
       case extype::kJsonb:
         // Binary jsonb is a version byte (1) before the JSON text.
-        if (!v.empty() && v[0] == 1) return quoted(std::string_view(v).substr(1));
+        if (!v.empty() && v[0] == 1) return textLiteral(std::string_view(v).substr(1));
         break;
       default:
         break;
@@ -497,11 +497,11 @@ std::string parameterLiteral(const std::optional<std::string>& value, uint32_t t
     }
     case pgtype::kTimestamp:
     case pgtype::kTimestamptz:
-      return "TIMESTAMP " + quoted(v);
+      return "TIMESTAMP " + textLiteral(v);
     case pgtype::kDate:
-      return "DATE " + quoted(v);
+      return "DATE " + textLiteral(v);
     default:
-      return quoted(v);
+      return textLiteral(v);
   }
 }
 

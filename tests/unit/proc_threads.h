@@ -81,4 +81,21 @@ inline int64_t threadCpuTicks(const std::string& prefix) {
   return ticks;
 }
 
+// The voluntary context switches (sleeps) so far of the threads of this
+// process named exactly `name`, summed: how often they woke.
+inline long voluntarySwitches(const std::string& name) {
+  long n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string s;
+    if (!std::getline(comm, s) || s != name) continue;
+    std::ifstream status(entry.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) n += std::stol(line.substr(24));
+    }
+  }
+  return n;
+}
+
 }  // namespace rtsql::testing
