@@ -13,12 +13,15 @@
 // scan of connector kBoundedConnector with that schema, and the bounded run
 // opens one RowSource for it: the same operators as a flow's then filter,
 // join, aggregate and sort its rows. Static tables are the first kind
-// (StaticTableRelation); a materialized view's committed snapshot or a catalog
-// relation computed at query time plug in the same way.
+// (StaticTableRelation); a materialized view's committed snapshot, a catalog
+// relation computed at query time and the rows of a view read from the node
+// of the cluster that holds it (server/views/view_remote.h) plug in the same
+// way.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/schema.h"
 #include "common/value.h"
@@ -35,6 +38,22 @@ class RowSource {
   // Sets `out` to the next row (in the relation's schema) and returns true,
   // or returns false once every row has been read.
   virtual bool next(Row& out) = 0;
+};
+
+// Rows held in memory, read from the first: a static table's, the catalog's
+// as PostgreSQL shows it, a view's read from the node that holds it.
+class RowVectorSource final : public RowSource {
+ public:
+  explicit RowVectorSource(std::shared_ptr<const std::vector<Row>> rows) : rows_(std::move(rows)) {}
+  bool next(Row& out) override {
+    if (!rows_ || at_ >= rows_->size()) return false;
+    out = (*rows_)[at_++];
+    return true;
+  }
+
+ private:
+  std::shared_ptr<const std::vector<Row>> rows_;
+  size_t at_ = 0;
 };
 
 class BoundedRelation {

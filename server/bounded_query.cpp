@@ -31,20 +31,6 @@ namespace {
 
 // ------------------------------------------------------------------ relations
 
-class VectorRowSource final : public RowSource {
- public:
-  explicit VectorRowSource(std::shared_ptr<const std::vector<Row>> rows) : rows_(std::move(rows)) {}
-  bool next(Row& out) override {
-    if (!rows_ || at_ >= rows_->size()) return false;
-    out = (*rows_)[at_++];
-    return true;
-  }
-
- private:
-  std::shared_ptr<const std::vector<Row>> rows_;
-  size_t at_ = 0;
-};
-
 // A static table: its rows as of the query's planning (an INSERT meanwhile
 // replaces the table's row vector, not this one).
 class StaticTableRelation final : public BoundedRelation {
@@ -53,7 +39,7 @@ class StaticTableRelation final : public BoundedRelation {
       : table_(std::move(table)), rows_(table_->rows) {}
   const Schema& schema() const override { return table_->schema; }
   std::unique_ptr<RowSource> open() const override {
-    return std::make_unique<VectorRowSource>(rows_);
+    return std::make_unique<RowVectorSource>(rows_);
   }
 
  private:
@@ -68,7 +54,7 @@ class ComputedRelation final : public BoundedRelation {
       : schema_(std::move(schema)), rows_(std::move(rows)) {}
   const Schema& schema() const override { return schema_; }
   std::unique_ptr<RowSource> open() const override {
-    return std::make_unique<VectorRowSource>(rows_);
+    return std::make_unique<RowVectorSource>(rows_);
   }
 
  private:
