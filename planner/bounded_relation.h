@@ -65,4 +65,21 @@ class BoundedRelation {
   virtual std::unique_ptr<RowSource> open() const = 0;
 };
 
+// Rows held in memory as a relation: the catalog's as PostgreSQL shows it,
+// computed when the query is planned, or a view's read from the node that
+// holds it.
+class RowsRelation : public BoundedRelation {
+ public:
+  RowsRelation(Schema schema, std::shared_ptr<const std::vector<Row>> rows)
+      : schema_(std::move(schema)), rows_(std::move(rows)) {}
+  const Schema& schema() const override { return schema_; }
+  std::unique_ptr<RowSource> open() const override {
+    return std::make_unique<RowVectorSource>(rows_);
+  }
+
+ private:
+  Schema schema_;
+  std::shared_ptr<const std::vector<Row>> rows_;
+};
+
 }  // namespace rtsql

@@ -48,18 +48,10 @@ class StaticTableRelation final : public BoundedRelation {
 };
 
 // Rows computed once, when the query was planned (a system catalog relation).
-class ComputedRelation final : public BoundedRelation {
+// Its own class, which catalogQueryContext() tells from other relations.
+class ComputedRelation final : public RowsRelation {
  public:
-  ComputedRelation(Schema schema, std::shared_ptr<const std::vector<Row>> rows)
-      : schema_(std::move(schema)), rows_(std::move(rows)) {}
-  const Schema& schema() const override { return schema_; }
-  std::unique_ptr<RowSource> open() const override {
-    return std::make_unique<RowVectorSource>(rows_);
-  }
-
- private:
-  Schema schema_;
-  std::shared_ptr<const std::vector<Row>> rows_;
+  using RowsRelation::RowsRelation;
 };
 
 // The named relations of a FROM clause, subqueries and joins included.

@@ -153,20 +153,6 @@ class RowCollector final : public ResultWriter {
   std::shared_ptr<std::vector<Row>> rows_ = std::make_shared<std::vector<Row>>();
 };
 
-class RemoteViewRelation final : public BoundedRelation {
- public:
-  RemoteViewRelation(Schema schema, std::shared_ptr<const std::vector<Row>> rows)
-      : schema_(std::move(schema)), rows_(std::move(rows)) {}
-  const Schema& schema() const override { return schema_; }
-  std::unique_ptr<RowSource> open() const override {
-    return std::make_unique<RowVectorSource>(rows_);
-  }
-
- private:
-  Schema schema_;
-  std::shared_ptr<const std::vector<Row>> rows_;
-};
-
 }  // namespace
 
 RemoteViewScan remoteViewScan(const ast::Query& query, const std::string& text, size_t textPos,
@@ -269,7 +255,7 @@ std::shared_ptr<const BoundedRelation> readRemoteView(ForwardedRead read,
                            settings,   scan.text,   scan.pos,  false};
   RowCollector rows(scan, schema, sent, out);
   epoch = forwardViewRead(sent, rows);
-  return std::make_shared<RemoteViewRelation>(schema, rows.rows());
+  return std::make_shared<RowsRelation>(schema, rows.rows());
 }
 
 }  // namespace rtsql
