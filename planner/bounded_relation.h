@@ -13,12 +13,15 @@
 // scan of connector kBoundedConnector with that schema, and the bounded run
 // opens one RowSource for it: the same operators as a flow's then filter,
 // join, aggregate and sort its rows. Static tables are the first kind
-// (StaticTableRelation); a materialized view's committed snapshot or a catalog
-// relation computed at query time plug in the same way.
+// (StaticTableRelation); a materialized view's committed snapshot, a catalog
+// relation computed at query time and the rows of a view read from the node
+// of the cluster that holds it (server/views/view_remote.h) plug in the same
+// way.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/schema.h"
 #include "common/value.h"
@@ -37,6 +40,22 @@ class RowSource {
   virtual bool next(Row& out) = 0;
 };
 
+// Rows held in memory, read from the first: a static table's, the catalog's
+// as PostgreSQL shows it, a view's read from the node that holds it.
+class RowVectorSource final : public RowSource {
+ public:
+  explicit RowVectorSource(std::shared_ptr<const std::vector<Row>> rows) : rows_(std::move(rows)) {}
+  bool next(Row& out) override {
+    if (!rows_ || at_ >= rows_->size()) return false;
+    out = (*rows_)[at_++];
+    return true;
+  }
+
+ private:
+  std::shared_ptr<const std::vector<Row>> rows_;
+  size_t at_ = 0;
+};
+
 class BoundedRelation {
  public:
   virtual ~BoundedRelation() = default;
@@ -44,6 +63,23 @@ class BoundedRelation {
   virtual const Schema& schema() const = 0;
   // Its rows as of now; each call starts from the first row.
   virtual std::unique_ptr<RowSource> open() const = 0;
+};
+
+// Rows held in memory as a relation: the catalog's as PostgreSQL shows it,
+// computed when the query is planned, or a view's read from the node that
+// holds it.
+class RowsRelation : public BoundedRelation {
+ public:
+  RowsRelation(Schema schema, std::shared_ptr<const std::vector<Row>> rows)
+      : schema_(std::move(schema)), rows_(std::move(rows)) {}
+  const Schema& schema() const override { return schema_; }
+  std::unique_ptr<RowSource> open() const override {
+    return std::make_unique<RowVectorSource>(rows_);
+  }
+
+ private:
+  Schema schema_;
+  std::shared_ptr<const std::vector<Row>> rows_;
 };
 
 }  // namespace rtsql

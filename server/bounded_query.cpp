@@ -31,20 +31,6 @@ namespace {
 
 // ------------------------------------------------------------------ relations
 
-class VectorRowSource final : public RowSource {
- public:
-  explicit VectorRowSource(std::shared_ptr<const std::vector<Row>> rows) : rows_(std::move(rows)) {}
-  bool next(Row& out) override {
-    if (!rows_ || at_ >= rows_->size()) return false;
-    out = (*rows_)[at_++];
-    return true;
-  }
-
- private:
-  std::shared_ptr<const std::vector<Row>> rows_;
-  size_t at_ = 0;
-};
-
 // A static table: its rows as of the query's planning (an INSERT meanwhile
 // replaces the table's row vector, not this one).
 class StaticTableRelation final : public BoundedRelation {
@@ -53,7 +39,7 @@ class StaticTableRelation final : public BoundedRelation {
       : table_(std::move(table)), rows_(table_->rows) {}
   const Schema& schema() const override { return table_->schema; }
   std::unique_ptr<RowSource> open() const override {
-    return std::make_unique<VectorRowSource>(rows_);
+    return std::make_unique<RowVectorSource>(rows_);
   }
 
  private:
@@ -62,18 +48,10 @@ class StaticTableRelation final : public BoundedRelation {
 };
 
 // Rows computed once, when the query was planned (a system catalog relation).
-class ComputedRelation final : public BoundedRelation {
+// Its own class, which catalogQueryContext() tells from other relations.
+class ComputedRelation final : public RowsRelation {
  public:
-  ComputedRelation(Schema schema, std::shared_ptr<const std::vector<Row>> rows)
-      : schema_(std::move(schema)), rows_(std::move(rows)) {}
-  const Schema& schema() const override { return schema_; }
-  std::unique_ptr<RowSource> open() const override {
-    return std::make_unique<VectorRowSource>(rows_);
-  }
-
- private:
-  Schema schema_;
-  std::shared_ptr<const std::vector<Row>> rows_;
+  using RowsRelation::RowsRelation;
 };
 
 // The named relations of a FROM clause, subqueries and joins included.

@@ -18,6 +18,7 @@
 #include "server/users.h"
 #include "server/views/view_inputs.h"
 #include "server/views/view_reads.h"
+#include "server/views/view_remote.h"
 
 namespace rtsql {
 
@@ -66,14 +67,33 @@ PlanContext EngineContext::planContext(const EngineSession& s) const {
 }
 
 BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter* out,
-                                           std::optional<uint64_t>* viewEpoch) const {
+                                           ViewEpochs* epochs,
+                                           const ast::SelectStatement* select) const {
   const Catalog* current = &catalogOf(s);
   ViewReads* reads = views.get();
-  auto viewOf = [current, reads, out, viewEpoch, mode = viewReadOf(s.settings)](
-                    const std::string& name) -> std::shared_ptr<const BoundedRelation> {
+  // A session forwarded here by another node never sends a read on again.
+  const bool sends = select && out && !s.shadow && s.forwardedBy.empty();
+  auto viewOf = [current, reads, out, epochs, select, sends, mode = viewReadOf(s.settings),
+                 user = s.user, database = s.database,
+                 settings = s.settings](const std::string& name)
+      -> std::shared_ptr<const BoundedRelation> {
     Catalog::FlowPtr f = current->findFlow(name);
     if (!f || !f->materializedView) return nullptr;
-    return reads->relation(f->name, out, viewEpoch, mode);
+    std::optional<uint64_t> epoch;
+    std::shared_ptr<const BoundedRelation> rel;
+    std::optional<ViewReads::Forward> to = sends ? reads->forwardTo(f->name) : std::nullopt;
+    std::optional<ViewLayout> layout = to ? reads->layout(f->name) : std::nullopt;
+    if (to && layout) {
+      const RemoteViewScan scan =
+          remoteViewScan(*select->query, select->text, select->pos, f->name, layout->schema);
+      const ForwardedRead read{to->route, to->holder, f->name, user, database, settings,
+                               scan.text, scan.pos,  false};
+      rel = readRemoteView(read, scan, layout->schema, *out, epoch);
+    } else {
+      rel = reads->relation(f->name, out, &epoch, mode);
+    }
+    if (epochs && out) epochs->emplace_back(f->name, epoch);
+    return rel;
   };
   // The statement's PgSession (installed by execute and describe) is kept by
   // the lookup: the run opens its relations on other threads.

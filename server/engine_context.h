@@ -103,9 +103,11 @@ struct EngineContext {
   std::unique_ptr<SystemCatalog> systemCatalog(const EngineSession& s) const;
   // The finite relations a bounded query of `s` may read (server/bounded_query.h);
   // a view's snapshot is opened for `out` (null: a Describe, columns only),
-  // and the epoch it read goes to `viewEpoch`.
-  BoundedLookup boundedLookup(const EngineSession& s, ResultWriter* out,
-                              std::optional<uint64_t>* viewEpoch) const;
+  // and the view with the epoch it read goes to `epochs`. With `select`
+  // (the statement the query is), a view another node holds is read from
+  // that node (server/views/view_remote.h) rather than refused.
+  BoundedLookup boundedLookup(const EngineSession& s, ResultWriter* out, ViewEpochs* epochs,
+                              const ast::SelectStatement* select = nullptr) const;
   // What a bounded query of `s` over `over` runs with.
   BoundedRun boundedRun(const EngineSession& s, const Catalog& over, BoundedLookup lookup);
   // Throws 42501 unless the session's user may `verb` the flow, function or

@@ -18,6 +18,11 @@
 
 namespace rtsql {
 
+// The views a statement read, each with the epoch it read (none: the view
+// had not checkpointed; ViewLatest::kLatestEpoch: its latest state), in the
+// order it read them (SHOW rtsql.view_epochs).
+using ViewEpochs = std::vector<std::pair<std::string, std::optional<uint64_t>>>;
+
 class EngineSession : public Session {
  public:
   std::string user;
@@ -46,8 +51,14 @@ class EngineSession : public Session {
   std::vector<std::pair<Options, Options>> settingsAtSavepoints;
   Cursors cursors;
   // The epoch the session's last read of a materialized view saw (SHOW
-  // rtsql.view_epoch).
+  // rtsql.view_epoch): of the first view a statement read when it read
+  // several, each of which is in viewEpochs.
   std::optional<uint64_t> viewEpoch;
+  ViewEpochs viewEpochs;
+  void readViews(ViewEpochs epochs) {
+    viewEpoch = epochs.empty() ? std::nullopt : epochs.front().second;
+    viewEpochs = std::move(epochs);
+  }
 };
 
 }  // namespace rtsql

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/expr.h"
 #include "common/json.h"
 #include "common/pg_types.h"
 #include "common/schema.h"
@@ -58,6 +59,62 @@ std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone) {
   if (magnitude % 60 != 0) text += fmt::format(":{:02}", magnitude % 60);
   if (bc) text += " BC";
   return text;
+}
+
+bool pgTextReadable(const DataType& type) {
+  switch (type.id) {
+    case TypeId::Boolean:
+    case TypeId::TinyInt:
+    case TypeId::SmallInt:
+    case TypeId::Int:
+    case TypeId::BigInt:
+    case TypeId::Float:
+    case TypeId::Double:
+    case TypeId::Decimal:
+    case TypeId::String:
+    case TypeId::Date:
+    case TypeId::Timestamp:
+    case TypeId::TimestampNtz: return true;
+    default: return false;
+  }
+}
+
+std::optional<Value> valueOfPgText(std::string_view text, const DataType& type) {
+  if (!pgTextReadable(type)) return std::nullopt;
+  // Years before 1 (" BC") are left out: no view of ours has met one yet.
+  if (text.ends_with(" BC")) return std::nullopt;
+  switch (type.id) {
+    case TypeId::Boolean:
+      if (text == "t") return Value::boolean(true);
+      if (text == "f") return Value::boolean(false);
+      return std::nullopt;
+    case TypeId::String: return Value::string(std::string(text));
+    case TypeId::Date: {
+      int64_t days = 0;
+      if (!parseDate(text, &days)) return std::nullopt;
+      return Value::date(days);
+    }
+    case TypeId::TimestampNtz: {
+      int64_t micros = 0;
+      if (!parseTimestamp(text, &micros, false)) return std::nullopt;
+      return Value::timestampNtz(micros);
+    }
+    case TypeId::Timestamp: {
+      // pgTimestamptzText() in UTC: the wall clock, then "+00".
+      if (!text.ends_with("+00")) return std::nullopt;
+      int64_t micros = 0;
+      if (!parseTimestamp(text.substr(0, text.size() - 3), &micros)) return std::nullopt;
+      return Value::timestamp(micros);
+    }
+    default:
+      // Numbers and decimals as Value::toString() writes them, which a
+      // strict cast reads back whole (NaN and Infinity included).
+      try {
+        return castValueAnsi(Value::string(std::string(text)), type);
+      } catch (const SqlError&) {
+        return std::nullopt;
+      }
+  }
 }
 
 uint32_t pgArrayTypeOf(const DataType& type) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/time_zone.h"
 #include "common/types.h"
@@ -30,6 +31,16 @@ std::optional<std::string> pgTextOf(const Value& v);
 // "+05:30", "-00:01:15" (seconds for a local mean time), " BC" after the
 // offset for years before 1.
 std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone);
+
+// The way back: a value of `type` from the text pgTextOf() wrote for it with
+// the session's time zone UTC (rows a node of the cluster sends another,
+// server/views/view_remote.h). Nullopt when the text is no such value, or
+// `type` is not one pgTextReadable() reads.
+std::optional<Value> valueOfPgText(std::string_view text, const DataType& type);
+// Whether valueOfPgText() reads values of `type`: booleans, numbers,
+// decimals, strings, dates and timestamps. Not binary, intervals, arrays,
+// maps or structs, whose text does not say all of the value.
+bool pgTextReadable(const DataType& type);
 
 // The result of a query that reads only the catalog as PostgreSQL shows it
 // (psql's, SQLAlchemy's and pgjdbc's metadata queries) sends its arrays as

@@ -130,7 +130,7 @@ class PreparedViewLookup final : public PreparedQuery {
         std::optional<uint64_t> epoch;
         try {
           if (ctx_.views->lookup(lookup_, *key, *writer, epoch, viewReadOf(s.settings))) {
-            s.viewEpoch = epoch;
+            s.readViews({{lookup_.view, epoch}});
             return true;
           }
         } catch (const SqlError& e) {
@@ -178,7 +178,7 @@ class PreparedViewLookup final : public PreparedQuery {
       out.error(handlerError(std::current_exception()));
       return true;
     }
-    s.viewEpoch = epoch;
+    s.readViews({{lookup_.view, epoch}});
     return true;
   }
 

@@ -56,14 +56,16 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
     ctx_.sendRows(out, cols, {row}, "SELECT 1");
     return;
   }
-  // A read of a view another node holds is sent there (server/views/view_forward.h),
-  // unless it came from another node already.
-  if (Catalog::FlowPtr view = ViewReads::viewOf(q, ctx_.catalogOf(s));
+  // A query over one view another node holds, and nothing else, is sent
+  // there (server/views/view_forward.h), unless it came from another node
+  // already. One that reads more runs here as a bounded query, which reads
+  // each view held elsewhere from its holder (server/views/view_remote.h).
+  if (Catalog::FlowPtr view = ViewReads::soleViewOf(q, ctx_.catalogOf(s));
       view && !s.shadow && s.forwardedBy.empty()) {
     if (std::optional<ViewReads::Forward> to = ctx_.views->forwardTo(view->name)) {
       const ForwardedRead read{to->route, to->holder, view->name, s.user,     s.database,
                                s.settings, stmt.text,  stmt.pos};
-      s.viewEpoch = forwardViewRead(read, out);
+      s.readViews({{view->name, forwardViewRead(read, out)}});
       return;
     }
   }
@@ -77,12 +79,12 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
       out.complete("SELECT 0");
       return;
     }
-    s.viewEpoch = ctx_.views->select(q, *view, out, viewReadOf(s.settings));
+    s.readViews({{view->name, ctx_.views->select(q, *view, out, viewReadOf(s.settings))}});
     return;
   }
   // A query over finite relations only runs to their end (server/bounded_query.h).
-  std::optional<uint64_t> viewEpoch;
-  const BoundedLookup lookup = ctx_.boundedLookup(s, &out, &viewEpoch);
+  ViewEpochs epochs;
+  const BoundedLookup lookup = ctx_.boundedLookup(s, &out, &epochs, &stmt);
   if (isBoundedQuery(q, lookup)) {
     PhysicalPlan plan = planBoundedQuery(
         q, catalogQueryContext(q, lookup, boundedPlanContext(ctx_.planContext(s), lookup)));
@@ -95,7 +97,7 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
     if (!ctx_.privileges->isSuperuser(s.user))
       hold.emplace(ctx_.liveQuota->acquire(s.user, plan.slots()));
     runBoundedQuery(std::move(plan), q, ctx_.boundedRun(s, ctx_.catalogOf(s), lookup), out);
-    if (viewEpoch) s.viewEpoch = viewEpoch;
+    if (!epochs.empty()) s.readViews(std::move(epochs));
     return;
   }
   // A query on a stream runs as a temporary flow whose rows stream to the client.

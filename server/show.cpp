@@ -60,6 +60,7 @@ std::vector<ResultColumn> ShowStatements::showColumns(const ast::Show& stmt) {
       return {{"name"}, {"state"}, {"epoch", pgtype::kInt8}, {"key"}, {"error"}};
     case ast::ShowKind::Variable:
       // Like PostgreSQL's SHOW ALL, one name shows a table rather than a value.
+      if (iequals(stmt.name, "rtsql.view_epochs")) return {{"view"}, {"epoch"}};
       if (iequals(stmt.name, "live_taps")) {
         return {{"bootstrap"}, {"topics"}, {"live_queries", pgtype::kInt8},
                 {"tasks", pgtype::kInt8}, {"records", pgtype::kInt8}};
@@ -183,6 +184,17 @@ void ShowStatements::show(EngineSession& s, const ast::Show& stmt, ResultWriter&
           epoch = *s.viewEpoch == ViewLatest::kLatestEpoch ? kLatestEpochText
                                                             : std::to_string(*s.viewEpoch);
         ctx_.sendRows(out, showColumns(stmt), {{epoch}}, "SHOW");
+        return;
+      }
+      if (key == "rtsql.view_epochs") {
+        // Each view the session's last read of views read, with its epoch.
+        for (const auto& [view, epoch] : s.viewEpochs) {
+          rows.push_back({view, !epoch ? std::nullopt
+                                : *epoch == ViewLatest::kLatestEpoch
+                                    ? text(kLatestEpochText)
+                                    : text(std::to_string(*epoch))});
+        }
+        ctx_.sendRows(out, showColumns(stmt), rows, fmt::format("SHOW {}", rows.size()));
         return;
       }
       if (key == "rtsql.statements_parsed") {

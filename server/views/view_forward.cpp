@@ -201,7 +201,9 @@ class Forward {
     if (state.size() != 5) state = sqlstate::kObjectNotInPrerequisiteState;
     size_t pos = SqlError::npos;
     const std::string at = field(PG_DIAG_STATEMENT_POSITION);
-    if (!at.empty()) {
+    if (!at.empty() && !read_.clientText) {
+      pos = read_.pos;
+    } else if (!at.empty()) {
       const size_t p = static_cast<size_t>(std::strtoull(at.c_str(), nullptr, 10));
       if (p > prefix_ && p - 1 - prefix_ < read_.text.size()) pos = read_.pos + (p - 1 - prefix_);
     }

@@ -56,6 +56,10 @@ struct ForwardedRead {
   const Options& settings;  // the session's: statement_timeout, the view settings
   std::string text;      // the SELECT's own text
   size_t pos = 0;        // of the statement in the text the client sent
+  // Whether `text` is the client's own (a position the holder reports is
+  // moved into it) or was made here (server/views/view_remote.h: every
+  // position the holder reports is `pos`).
+  bool clientText = true;
 };
 
 inline constexpr int kForwardConnectMs = 10000;

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/options.h"
+#include "parser/expr_walker.h"
 #include "planner/planner.h"
 #include "server/flows/placement.h"
 #include "server/pg_values.h"
@@ -214,6 +215,20 @@ Catalog::FlowPtr ViewReads::viewOf(const ast::Query& query, const Catalog& catal
     }
   }
   return nullptr;
+}
+
+Catalog::FlowPtr ViewReads::soleViewOf(const ast::Query& query, const Catalog& catalog) {
+  Catalog::FlowPtr view;
+  bool sole = true;
+  ast::enumerate(
+      query, [](const ast::Expr&) {},
+      [&](const ast::TableRef& t) {
+        if (t.kind != ast::TableRef::Kind::Named) return;
+        Catalog::FlowPtr f = t.on || t.offsetRange ? nullptr : catalog.findFlow(t.name);
+        if (!f || !f->materializedView || (view && view != f)) sole = false;
+        if (!view) view = f;
+      });
+  return sole ? view : nullptr;
 }
 
 ViewReads::Found ViewReads::find(const std::string& view) {

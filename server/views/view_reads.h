@@ -84,6 +84,12 @@ class ViewReads {
   // The view `query` reads, when its FROM names a materialized view of
   // `catalog`; null otherwise.
   static Catalog::FlowPtr viewOf(const ast::Query& query, const Catalog& catalog);
+  // The view `query` reads when it is the only relation the query names
+  // (once or more, subqueries included); null otherwise. A query over a
+  // view held elsewhere is sent whole to its holder only then
+  // (server/views/view_forward.h); any other one runs here, reading the view
+  // from its holder (server/views/view_remote.h).
+  static Catalog::FlowPtr soleViewOf(const ast::Query& query, const Catalog& catalog);
 
   // Answers a SELECT over `view` (see above). Returns the epoch it read
   // (none: the view has not checkpointed yet).

@@ -1,7 +1,9 @@
 """Helpers of the cluster tests: nodes of one cluster on one broker, and
 bounded waits for what each node shows."""
 
+import os
 import re
+import signal
 import time
 
 import psycopg
@@ -45,6 +47,40 @@ def start_node(tmp_path):
 
     yield start
     for node in started:
+        node.kill()
+
+
+class SlowNode(Node):
+    """A node whose flows stay put for a minute after it falls silent, so that
+    a read of a view held by a node that was just killed is sent to it."""
+
+    def extra_args(self):
+        args = super().extra_args()
+        args[args.index("--node-timeout") + 1] = "60"
+        return args
+
+
+@pytest.fixture
+def start_kind(tmp_path):
+    """start_kind(CLUSTER, BROKER, NAME, kind=Node, **args) as start_node, for
+    nodes of another kind (SlowNode, or a test's own); a node stopped with
+    SIGSTOP is let go on before it is killed."""
+    started = []
+
+    def start(cluster, broker, name, kind=Node, **args):
+        home = tmp_path / name
+        home.mkdir(exist_ok=True)
+        node = kind(home, cluster, broker, name, **args)
+        started.append(node)
+        return node.start()
+
+    yield start
+    for node in started:
+        if node.proc is not None and node.proc.poll() is None:
+            try:
+                os.kill(node.proc.pid, signal.SIGCONT)
+            except OSError:
+                pass
         node.kill()
 
 

@@ -15,7 +15,7 @@ import time
 import psycopg
 import pytest
 
-from cluster import Node, run_again_on_40001, runner, start_node  # noqa: F401
+from cluster import Node, SlowNode, run_again_on_40001, runner, start_kind, start_node  # noqa: F401
 from conftest import unique, wait_for
 
 WAIT_S = 90
@@ -42,16 +42,6 @@ def make_view(start, broker, prefix, names, **node_args):
     return nodes, holder, [n for n in nodes if n is not holder]
 
 
-class SlowNode(Node):
-    """A node whose flows stay put for a minute after it falls silent, so that
-    a read of a view held by a node that was just killed is sent to it."""
-
-    def extra_args(self):
-        args = super().extra_args()
-        args[args.index("--node-timeout") + 1] = "60"
-        return args
-
-
 class SecureNode(Node):
     """A node with a users file (the superuser rtsql and alice) and the
     cluster's secret."""
@@ -71,29 +61,6 @@ class SecureNode(Node):
     def connect(self, connect_timeout=10, user="rtsql", password=PASSWORD):
         return psycopg.connect(host=self.host, port=self.port, user=user, password=password,
                                dbname="rtsql", connect_timeout=connect_timeout, autocommit=True)
-
-
-@pytest.fixture
-def start_kind(tmp_path):
-    """start_kind(CLUSTER, BROKER, NAME, kind=Node, **args) as cluster.start_node,
-    for nodes of another kind."""
-    started = []
-
-    def start(cluster, broker, name, kind=Node, **args):
-        home = tmp_path / name
-        home.mkdir(exist_ok=True)
-        node = kind(home, cluster, broker, name, **args)
-        started.append(node)
-        return node.start()
-
-    yield start
-    for node in started:
-        if node.proc is not None and node.proc.poll() is None:
-            try:
-                os.kill(node.proc.pid, signal.SIGCONT)
-            except OSError:
-                pass
-        node.kill()
 
 
 def read(node, sql, params=None, prepare=None):

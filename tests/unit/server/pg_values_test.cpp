@@ -2,6 +2,9 @@
 // column type is declared as, and the text a client reads back by that type.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "server/pg_values.h"
 #include "server/query_handler.h"
 
@@ -86,4 +89,40 @@ TEST_CASE("pg values: a catalog query's arrays are PostgreSQL's array types and 
   CHECK(pgArrayTextOf(Value::array({Value::boolean(true)})) == "{t}");
   CHECK(pgArrayTextOf(Value::array({Value::array({Value::integer(1)}), Value::array({})})) ==
         "{{1},{}}");
+}
+
+TEST_CASE("pg values: the text pgTextOf writes in UTC reads back as the same value") {
+  const std::vector<Value> values = {
+      Value::boolean(true),        Value::boolean(false),
+      Value::tinyint(-7),          Value::smallint(300),
+      Value::integer(-2147483647), Value::bigint(int64_t{1} << 62),
+      Value::float32(1.5f),        Value::float64(0.1),
+      Value::float64(-2.5e-300),   Value::float64(1e300),
+      Value::decimal(15626572, 12, 2), Value::decimal(-5, 12, 7),
+      Value::string("a, b \"c\""), Value::string(""),
+      Value::date(19782),          Value::date(-1000),
+      Value::timestamp(0),         Value::timestamp(1710037800123456LL),
+      Value::timestamp(-86400000001LL), Value::timestampNtz(1710037800500000LL)};
+  for (const Value& v : values) {
+    DataTypePtr type = v.type() == TypeId::Decimal
+                           ? DataType::decimal(12, v.decimalScale())
+                           : DataType::of(v.type());
+    const std::optional<std::string> text = pgTextOf(v);
+    REQUIRE(text);
+    std::optional<Value> back = valueOfPgText(*text, *type);
+    INFO(*text);
+    REQUIRE(back);
+    CHECK(back->compare(v) == 0);
+    CHECK(back->type() == v.type());
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(std::isnan(valueOfPgText(*pgTextOf(Value::float64(nan)), *DataType::of(TypeId::Double))
+                       ->asDouble()));
+  // Text that is not such a value, and types whose text does not say all of it.
+  CHECK(!valueOfPgText("x", *DataType::of(TypeId::BigInt)));
+  CHECK(!valueOfPgText("true", *DataType::of(TypeId::Boolean)));
+  CHECK(!valueOfPgText("1970-01-01 00:00:00+02", *DataType::of(TypeId::Timestamp)));
+  CHECK(!pgTextReadable(*DataType::arrayOf(DataType::of(TypeId::Int))));
+  CHECK(!pgTextReadable(*DataType::of(TypeId::Binary)));
+  CHECK(!valueOfPgText("[1, 2]", *DataType::arrayOf(DataType::of(TypeId::Int))));
 }
