@@ -54,6 +54,9 @@ inline constexpr const char* kDuplicateColumn = "42701";
 inline constexpr const char* kInvalidColumnReference = "42P10";
 inline constexpr const char* kUndefinedParameter = "42P02";
 inline constexpr const char* kDuplicateCursor = "42P03";
+// windowing_error: a named window not defined, defined twice, or refined
+// against the rules (Spark's MISSING_WINDOW_SPECIFICATION).
+inline constexpr const char* kWindowingError = "42P20";
 inline constexpr const char* kDuplicatePreparedStatement = "42P05";
 inline constexpr const char* kInvalidStatementName = "26000";
 // A statement that writes, where only reads are allowed (the console).

@@ -1363,6 +1363,8 @@ ExprPtr makeCase(ExprPtr operand, std::vector<std::pair<ExprPtr, ExprPtr>> whens
                        pos, "use CAST(... AS <type>) to compare values of different types");
       t = c;
     }
+    // CASE m WHEN ... compares m with each WHEN value.
+    refuseMapValues(*t, "CASE", pos, "compare one of its entries: CASE m['key'] WHEN ...");
     operand = castTo(operand, t);
     for (auto& w : whens) w.first = castTo(w.first, t);
   } else {

@@ -15,6 +15,13 @@
 
 namespace rtsql::parser {
 
+void refuseInlineTable(size_t pos) {
+  throw SqlError(sqlstate::kFeatureNotSupported,
+                 "Spark's inline table FROM VALUES (...) is not supported", pos,
+                 "write its rows as a query: FROM (SELECT 1 AS x, 'a' AS y UNION ALL SELECT 2, "
+                 "'b') AS t");
+}
+
 namespace {
 
 using P = grammar::RtSqlParser;
@@ -1367,6 +1374,7 @@ ast::TableRefPtr AstBuilder::relationPrimary(P::RelationPrimaryContext* ctx) {
     }
     auto call = newExpr(ast::ExprKind::Call, ctx);
     call->name = lower(identifier(fr->fname));
+    if (fr->fschema == nullptr && call->name == "values") refuseInlineTable(startOf(ctx));
     for (auto* e : fr->expr()) call->args.push_back(expr(e));
     // A set-returning function in FROM is a named relation whose `on` holds
     // its call (`on` is a join's otherwise): the function's name is the

@@ -17,6 +17,11 @@
 
 namespace rtsql::parser {
 
+// Spark's inline table, FROM VALUES (1, 'a'), (2, 'b') AS t(x, y), which rtsql
+// does not read: 0A000 at `pos` with the query to write instead. Raised where
+// it parses as a call in FROM (one row) and where it is a syntax error.
+[[noreturn]] void refuseInlineTable(size_t pos);
+
 // Expressions nested deeper than this (counting every operator, call and
 // parenthesis on the way down) are rejected with 54001 before any recursion in
 // the builder or in later layers can exhaust the stack.

@@ -33,14 +33,6 @@
 
 namespace rtsql::parser {
 
-namespace {
-// 42P20, windowing_error: a named window not defined, defined twice, or
-// refined against the rules (Spark's MISSING_WINDOW_SPECIFICATION code).
-// Only the WINDOW clause raises it, so it lives here rather than in
-// common/error.h beside the codes every layer raises.
-constexpr const char* kWindowingError = "42P20";
-}  // namespace
-
 AstBuilder::WindowScope::WindowScope(AstBuilder& b, P::WindowClauseContext* clause) : b_(b) {
   std::map<std::string, NamedWindow> windows;
   if (clause != nullptr) {
@@ -49,7 +41,7 @@ AstBuilder::WindowScope::WindowScope(AstBuilder& b, P::WindowClauseContext* clau
       NamedWindow w;
       w.spec = def->windowSpec();
       if (!windows.emplace(name, w).second) {
-        throw SqlError(kWindowingError,
+        throw SqlError(sqlstate::kWindowingError,
                        fmt::format("window \"{}\" is defined twice", name), b.startOf(def->name))
             .withHint("give each window of the WINDOW clause its own name");
       }
@@ -67,14 +59,14 @@ const AstBuilder::WindowParts& AstBuilder::namedWindow(P::IdentifierContext* nam
     if (it != windowScopes_.back().end()) w = &it->second;
   }
   if (w == nullptr) {
-    throw SqlError(kWindowingError,
+    throw SqlError(sqlstate::kWindowingError,
                    fmt::format("window \"{}\" is not defined in the WINDOW clause", name), pos)
         .withHint(fmt::format("define it after the SELECT's FROM, WHERE, GROUP BY and HAVING: "
                               "WINDOW {} AS (PARTITION BY k ORDER BY ts)",
                               name));
   }
   if (w->state == NamedWindow::State::Resolving) {
-    throw SqlError(kWindowingError,
+    throw SqlError(sqlstate::kWindowingError,
                    fmt::format("window \"{}\" is defined in terms of itself", name), pos)
         .withHint("define one of the windows with PARTITION BY and ORDER BY of its own");
   }
@@ -99,7 +91,7 @@ AstBuilder::WindowParts AstBuilder::windowParts(P::WindowSpecContext* spec) {
   // `OVER (w)` is `OVER w`, frame included (Spark's form).
   if (own.partition.empty() && own.order.empty() && own.frame == nullptr) return base;
   if (!own.partition.empty()) {
-    throw SqlError(kWindowingError,
+    throw SqlError(sqlstate::kWindowingError,
                    fmt::format("cannot override the PARTITION BY of window \"{}\"", name),
                    startOf(spec->PARTITION()->getSymbol()))
         .withHint(fmt::format("a window refining \"{}\" takes its PARTITION BY; define another "
@@ -107,14 +99,14 @@ AstBuilder::WindowParts AstBuilder::windowParts(P::WindowSpecContext* spec) {
                               name));
   }
   if (!own.order.empty() && !base.order.empty()) {
-    throw SqlError(kWindowingError,
+    throw SqlError(sqlstate::kWindowingError,
                    fmt::format("cannot override the ORDER BY of window \"{}\"", name),
                    startOf(spec->ORDER()->getSymbol()))
         .withHint(fmt::format("refine a window without ORDER BY: WINDOW p AS (PARTITION BY k), "
                               "then OVER (p ORDER BY y)"));
   }
   if (base.frame != nullptr) {
-    throw SqlError(kWindowingError,
+    throw SqlError(sqlstate::kWindowingError,
                    fmt::format("cannot refine window \"{}\", which has a frame", name),
                    startOf(spec->base))
         .withHint(fmt::format("name it alone, OVER {}, or move the frame out of its definition",

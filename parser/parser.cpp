@@ -154,6 +154,20 @@ bool followsPassword(antlr4::BufferedTokenStream& tokens, size_t index) {
   return false;
 }
 
+// The VALUES of a FROM VALUES before the token at `index` (Spark's inline
+// table, FROM VALUES (1, 'a'), (2, 'b') AS t(x, y), which rtsql does not
+// read), or nullptr.
+antlr4::Token* fromValuesBefore(antlr4::BufferedTokenStream& tokens, size_t index) {
+  int previous = -1;
+  for (size_t i = 0; i < index; ++i) {
+    antlr4::Token* t = tokens.get(i);
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    if (previous == RtSqlParser::FROM && t->getType() == RtSqlParser::VALUES) return t;
+    previous = static_cast<int>(t->getType());
+  }
+  return nullptr;
+}
+
 // Throws on the first error the lexer reports. With the catch-all ERROR_CHAR
 // token in the grammar the lexer has no reason to fail; this is a safety net.
 class LexerErrorListener : public antlr4::BaseErrorListener {
@@ -253,6 +267,10 @@ class ParserErrorListener : public antlr4::BaseErrorListener {
       throw SqlError(sqlstate::kSyntaxError,
                      fmt::format("syntax error in the password after PASSWORD {}", r_.where(pos)),
                      SqlError::npos, "A password is a string literal in single quotes.");
+    }
+    if (stream != nullptr) {
+      if (antlr4::Token* values = fromValuesBefore(*stream, offending->getTokenIndex()))
+        parser::refuseInlineTable(r_.byteStart(values));
     }
     r_.fail(sqlstate::kSyntaxError,
             fmt::format("syntax error at or near \"{}\"", r_.excerpt(pos, r_.byteEnd(offending))),

@@ -383,6 +383,7 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
       break;
     case AggregateFunction::Min:
     case AggregateFunction::Max:
+      refuseMapValues(*t, fname + "()", e.args[0]->pos, kMapArgumentHint);
       if (t->id == TypeId::Array || t->id == TypeId::Struct) throw mismatch("a comparable value");
       call.resultType = t;
       break;
@@ -405,6 +406,8 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
     case AggregateFunction::MaxBy:
     case AggregateFunction::MinBy: {
       ExprPtr ord = ExprBinder(scope, ExprContext::AggregateArg, functions).bind(*e.args[1]);
+      refuseMapValues(*ord->type(), fmt::format("the ordering of {}()", fname), e.args[1]->pos,
+                      kMapArgumentHint);
       TypeId o = ord->type()->id;
       if (o == TypeId::Array || o == TypeId::Struct) {
         throw SqlError(sqlstate::kDatatypeMismatch,
@@ -433,8 +436,11 @@ void bindAggregateCall(const ast::Expr& e, const std::string& fname, const Scope
       call.resultType = t;
       arg = makeCall("struct", {arg}, e.pos);
       break;
-    case AggregateFunction::CollectList:
     case AggregateFunction::CollectSet:
+      // A set deduplicates its values: a map has no equality.
+      refuseMapValues(*t, fname + "()", e.args[0]->pos, kMapArgumentHint);
+      [[fallthrough]];
+    case AggregateFunction::CollectList:
       call.resultType = DataType::arrayOf(isNull ? DataType::of(TypeId::String) : t);
       break;
     case AggregateFunction::StringAgg:

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/map_order.h"
 #include "parser/expr_walker.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
@@ -311,10 +312,14 @@ BoundQuery QueryBinder::bindAnalyticWindow(const ast::Select& s, Relation rel) c
   std::vector<std::vector<ExprPtr>> orderExprsOf(nWindows);
   ExprBinder binder(rel.scope, ExprContext::General, functions());
   for (size_t w = 0; w < nWindows; ++w) {
-    for (const auto& k : windows[w]->partitionBy)
-      partitionCols[w].push_back(pre.add(binder.bind(*k), *k));
+    for (const auto& k : windows[w]->partitionBy) {
+      ExprPtr key = binder.bind(*k);
+      refuseMapValues(*key->type(), "PARTITION BY", k->pos, kPartitionByMapHint);
+      partitionCols[w].push_back(pre.add(key, *k));
+    }
     for (const auto& o : windows[w]->orderBy) {
       orderExprsOf[w].push_back(binder.bind(*o.expr));
+      refuseMapValues(*orderExprsOf[w].back()->type(), "ORDER BY", o.expr->pos, kOrderByMapHint);
       orderCols[w].push_back(pre.add(orderExprsOf[w].back(), *o.expr));
       descending[w].push_back(o.descending);
     }

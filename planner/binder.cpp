@@ -486,6 +486,12 @@ ExprPtr ExprBinder::bindCall(const ast::Expr& e) const {
   std::vector<ExprPtr> args;
   args.reserve(e.args.size());
   for (const auto& a : e.args) args.push_back(bind(*a));
+  if (name == "equal_null" && args.size() == 2) {
+    // a <=> b compares as a = b does: a quoted literal beside a number is
+    // that number.
+    args[0] = numberFromStringLiteral(*e.args[0], args[0], args[1]);
+    args[1] = numberFromStringLiteral(*e.args[1], args[1], args[0]);
+  }
   try {
     return makeCall(name, std::move(args), e.pos);
   } catch (SqlError& err) {
@@ -577,7 +583,9 @@ ExprPtr ExprBinder::bindNode(const ast::Expr& e) const {
     case ast::ExprKind::In: {
       ExprPtr v = bind(*e.args.at(0));
       std::vector<ExprPtr> list;
-      for (size_t i = 1; i < e.args.size(); ++i) list.push_back(widenConstant(bind(*e.args[i]), v));
+      // A quoted literal in the list of a number is that number, as beside =.
+      for (size_t i = 1; i < e.args.size(); ++i)
+        list.push_back(numberFromStringLiteral(*e.args[i], widenConstant(bind(*e.args[i]), v), v));
       return makeIn(v, std::move(list), e.negated, e.pos);
     }
     case ast::ExprKind::Between: {

@@ -100,6 +100,9 @@ struct TimeTerm {
   Side side = Side::None;
   const ast::Expr* time = nullptr;
   int64_t offset = 0;
+  // TIMESTAMP or TIMESTAMP_NTZ: both sides' times must be of one, so that a
+  // bound is a difference of instants, or of wall clocks, never of a mix.
+  TypeId type = TypeId::Timestamp;
 };
 
 std::optional<int64_t> constantInterval(const ast::Expr& e, const UserFunctions& functions) {
@@ -300,8 +303,9 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
     ExprPtr bound =
         ExprBinder(side == Side::Left ? left.scope : right.scope, ExprContext::JoinOn, functions())
             .bind(e);
-    if (bound->type()->id != TypeId::Timestamp) return std::nullopt;
-    return TimeTerm{side, &e, 0};
+    const TypeId type = bound->type()->id;
+    if (type != TypeId::Timestamp && type != TypeId::TimestampNtz) return std::nullopt;
+    return TimeTerm{side, &e, 0, type};
   };
 
   const ast::Expr* leftTime = nullptr;
@@ -311,7 +315,7 @@ Relation QueryBinder::bindStreamJoin(const ast::TableRef& ref, Relation left,
   // Records `x op y` as a bound on rightTime - leftTime; false when it is not
   // a comparison of the two sides' times (it is then a residual).
   auto canBound = [&](const TimeTerm& x, const TimeTerm& y) {
-    if (x.side == y.side) return false;
+    if (x.side == y.side || x.type != y.type) return false;
     const TimeTerm& l = x.side == Side::Left ? x : y;
     const TimeTerm& r = x.side == Side::Left ? y : x;
     std::string lt = shown(leftDisplay, *l.time), rt = shown(rightDisplay, *r.time);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/map_order.h"
 #include "parser/expr_walker.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
@@ -164,10 +165,14 @@ BoundQuery QueryBinder::bindOverAggregate(const ast::Select& s, Relation rel) co
   {
     ExprBinder binder(rel.scope, ExprContext::General, functions());
     for (const auto& k : window->partitionBy) {
-      partitionCols.push_back(pre.add(binder.bind(*k), *k));
+      ExprPtr key = binder.bind(*k);
+      refuseMapValues(*key->type(), "PARTITION BY", k->pos, kPartitionByMapHint);
+      partitionCols.push_back(pre.add(key, *k));
     }
     for (const auto& o : window->orderBy) {
-      orderCols.push_back(pre.add(binder.bind(*o.expr), *o.expr));
+      ExprPtr key = binder.bind(*o.expr);
+      refuseMapValues(*key->type(), "ORDER BY", o.expr->pos, kOrderByMapHint);
+      orderCols.push_back(pre.add(key, *o.expr));
       descending.push_back(o.descending);
     }
   }

@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "common/map_order.h"
 #include "parser/expr_walker.h"
 #include "planner/logical_plan.h"
 #include "planner/pre_projection.h"
@@ -299,8 +300,12 @@ Relation QueryBinder::bindTopN(const ast::Select& outer,
   std::vector<int> partitionCols, orderCols;
   std::vector<bool> descending;
   size_t w = 0;
-  for (const auto& k : over.partitionBy) partitionCols.push_back(pre.findOrAdd(windowExprs[w++], *k));
+  for (const auto& k : over.partitionBy) {
+    refuseMapValues(*windowExprs[w]->type(), "PARTITION BY", k->pos, kPartitionByMapHint);
+    partitionCols.push_back(pre.findOrAdd(windowExprs[w++], *k));
+  }
   for (const auto& o : over.orderBy) {
+    refuseMapValues(*windowExprs[w]->type(), "ORDER BY", o.expr->pos, kOrderByMapHint);
     orderCols.push_back(pre.findOrAdd(windowExprs[w++], *o.expr));
     descending.push_back(o.descending);
   }

@@ -388,7 +388,7 @@ std::vector<SortKey> bindOrderBy(const ast::Query& q, const Schema& result, cons
                        .columns[static_cast<size_t>(key.column)]
                        .type;
     // Spark orders no MAP, nor what holds one.
-    refuseMapValues(*type, "ORDER BY", e.pos, "sort by one of its entries: ORDER BY m['key']");
+    refuseMapValues(*type, "ORDER BY", e.pos, kOrderByMapHint);
     keys.push_back(std::move(key));
   }
   return keys;

@@ -14,18 +14,15 @@
 
 #include <algorithm>
 
-#include "common/ansi_mode.h"
 #include "common/clock.h"
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "connectors/net/http_client.h"
 #include "parser/expr_walker.h"
 #include "parser/parser.h"
-#include "planner/decimal_literals.h"
-#include "planner/format_floats.h"
+#include "planner/flow_dialect.h"
 #include "planner/processor.h"
 #include "planner/shard_plan.h"
-#include "planner/timestamp_literals.h"
 #include "planner/user_function.h"
 #include "server/alter.h"
 #include "server/catalog_replay.h"
@@ -258,26 +255,13 @@ void CatalogStoreReplay::restoreFlow(const CatalogRecord& record) {
   FlowControl control;
   control.wantRunning = record.running;
   control.settings = record.settings;
-  // A flow stored before ANSI mode existed recorded no mode: it keeps the
-  // legacy semantics it ran with, so a restart never makes it fail rows.
-  if (std::none_of(control.settings.begin(), control.settings.end(),
-                   [](const auto& kv) { return iequals(kv.first, kAnsiModeSetting); }))
-    control.settings.emplace_back(kAnsiModeSetting, "off");
-  // One stored before number literals with a point were DECIMALs reads them
-  // as DOUBLEs still, so its output types and state stay what they were.
-  if (std::none_of(control.settings.begin(), control.settings.end(),
-                   [](const auto& kv) { return iequals(kv.first, kDecimalLiteralsSetting); }))
-    control.settings.emplace_back(kDecimalLiteralsSetting, "off");
-  // One stored before avro and protobuf floats were FLOATs reads them as
-  // DOUBLEs still, likewise.
-  if (std::none_of(control.settings.begin(), control.settings.end(),
-                   [](const auto& kv) { return iequals(kv.first, kFormatFloatsSetting); }))
-    control.settings.emplace_back(kFormatFloatsSetting, "off");
-  // And one stored before TIMESTAMP literals were read in its zone reads them
-  // in UTC still.
-  if (std::none_of(control.settings.begin(), control.settings.end(),
-                   [](const auto& kv) { return iequals(kv.first, kTimestampLiteralsSetting); }))
-    control.settings.emplace_back(kTimestampLiteralsSetting, "off");
+  // A flow stored before one of its dialect markers existed (ANSI mode, number
+  // literals with a point as DECIMALs, ...) recorded none: it reads as it did
+  // then, so a restart never changes its output types, state or errors.
+  for (const char* marker : kFlowDialectMarkers)
+    if (std::none_of(control.settings.begin(), control.settings.end(),
+                     [marker](const auto& kv) { return iequals(kv.first, marker); }))
+      control.settings.emplace_back(marker, kDialectBefore);
   EngineSession session;
   for (const auto& [k, v] : control.settings) session.settings.set(k, v);
   ctx_.flows.adoptLegacyFlowDir(stmt.name);

@@ -74,4 +74,29 @@ void refuseStreamTable(const ast::CreateTable& stmt, const Options& options) {
                              createSinkText(sinkStmt, sink)));
 }
 
+void hintDoubleQuotedString(SqlError& err, std::string_view sql) {
+  if (err.sqlstate() != sqlstate::kUndefinedColumn || !err.hasPosition()) return;
+  const size_t at = err.position();
+  if (at >= sql.size() || sql[at] != '"' || err.message().rfind("column \"", 0) != 0) return;
+  // The name as written, "" an escaped quote inside it.
+  std::string name;
+  size_t i = at + 1;
+  for (; i < sql.size(); ++i) {
+    if (sql[i] != '"') {
+      name += sql[i];
+    } else if (i + 1 < sql.size() && sql[i + 1] == '"') {
+      name += '"';
+      ++i;
+    } else {
+      break;
+    }
+  }
+  if (i >= sql.size()) return;
+  std::string quoted;
+  for (char c : name) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  err.withHint(fmt::format("\"{}\" in double quotes is a column name here, as in PostgreSQL; Spark "
+                           "reads it as a string: write the string in single quotes, '{}'",
+                           name, quoted));
+}
+
 }  // namespace rtsql

@@ -6,12 +6,9 @@
 
 #include <algorithm>
 
-#include "common/ansi_mode.h"
 #include "common/schema.h"
-#include "planner/decimal_literals.h"
-#include "planner/format_floats.h"
+#include "planner/flow_dialect.h"
 #include "planner/processor.h"
-#include "planner/timestamp_literals.h"
 #include "planner/user_function.h"
 #include "server/engine_context.h"
 
@@ -34,17 +31,11 @@ std::vector<std::string> EngineContext::flowInputs(const PhysicalPlan& plan,
 std::vector<std::pair<std::string, std::string>> EngineContext::settingsOf(const EngineSession& s) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& e : s.settings.entries()) out.emplace_back(e.key, e.value);
-  // A flow records the ANSI mode it was created under even when the session
-  // never SET it: a flow recorded without it predates ANSI mode and keeps the
-  // legacy semantics (CatalogStoreReplay::restoreFlow).
-  if (!s.settings.find(kAnsiModeSetting)) out.emplace_back(kAnsiModeSetting, "on");
-  // Likewise how it reads a number literal with a point (planner/planner.h).
-  if (!s.settings.find(kDecimalLiteralsSetting)) out.emplace_back(kDecimalLiteralsSetting, "on");
-  // And how it reads an avro or protobuf float (planner/format_floats.h).
-  if (!s.settings.find(kFormatFloatsSetting)) out.emplace_back(kFormatFloatsSetting, "on");
-  // And the zone it reads a TIMESTAMP literal in (planner/timestamp_literals.h).
-  if (!s.settings.find(kTimestampLiteralsSetting))
-    out.emplace_back(kTimestampLiteralsSetting, "on");
+  // A flow records its dialect markers (ANSI mode, ...) even when the session
+  // never SET them: a flow recorded without one predates it and keeps reading
+  // as it did (CatalogStoreReplay::restoreFlow, planner/flow_dialect.h).
+  for (const char* marker : kFlowDialectMarkers)
+    if (!s.settings.find(marker)) out.emplace_back(marker, kDialectNow);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "server/block_statements.h"
 #include "server/catalog_replay.h"
 #include "server/ddl.h"
+#include "server/dialect_hints.h"
 #include "server/flow_ddl.h"
 #include "server/flow_replace.h"
 #include "server/handler_error.h"
@@ -111,7 +112,9 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
     // A failure in a transaction block fails the block (server/transaction.h).
     s.block.fail();
     // QueryHandler::execute reports every failure and never throws.
-    out.error(handlerError(std::current_exception()));
+    SqlError err = handlerError(std::current_exception());
+    hintDoubleQuotedString(err, sql);
+    out.error(err);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "common/ansi_mode.h"
+#include "common/day_time_interval.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "common/schema.h"
@@ -856,6 +857,96 @@ class TryCastNestedExpr final : public Expr {
   ExprPtr e_;
 };
 
+// Whether an interval of either kind is inside `t` (an ARRAY's element, a
+// MAP's key or value, a STRUCT's field).
+bool holdsInterval(const DataType& t) {
+  if (t.id == TypeId::Interval || t.id == TypeId::YearMonthInterval) return true;
+  if (t.element && holdsInterval(*t.element)) return true;
+  if (t.key && holdsInterval(*t.key)) return true;
+  if (t.value && holdsInterval(*t.value)) return true;
+  for (const StructField& f : t.fields)
+    if (f.type && holdsInterval(*f.type)) return true;
+  return false;
+}
+
+// `v` of type `t` as CAST(.. AS STRING) writes it inside a collection, with
+// each interval in Spark's text of its type's fields, INTERVAL '1-2' YEAR TO
+// MONTH, INTERVAL '02:03' HOUR TO MINUTE (a Value alone knows no fields).
+void appendNestedText(std::string& out, const Value& v, const DataType& t) {
+  if (v.isNull()) {
+    out += "null";
+    return;
+  }
+  switch (t.id) {
+    case TypeId::YearMonthInterval:
+      out += ym::sparkText(v.asInt(), t);
+      return;
+    case TypeId::Interval:
+      // rtsql's one day-time type is Spark's INTERVAL DAY TO SECOND.
+      out += dt::sparkText(v.asInt(), dt::DtField::Day, dt::DtField::Second);
+      return;
+    case TypeId::Array: {
+      const ValueList& items = v.asList();
+      out += '[';
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        appendNestedText(out, items[i], *t.element);
+      }
+      out += ']';
+      return;
+    }
+    case TypeId::Struct: {
+      const ValueList& items = v.asList();
+      out += '{';
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        appendNestedText(out, items[i], *t.fields[i].type);
+      }
+      out += '}';
+      return;
+    }
+    case TypeId::Map: {
+      const ValueList& items = v.asList();
+      out += '{';
+      for (size_t i = 0; i + 1 < items.size(); i += 2) {
+        if (i) out += ", ";
+        appendNestedText(out, items[i], *t.key);
+        out += " -> ";
+        appendNestedText(out, items[i + 1], *t.value);
+      }
+      out += '}';
+      return;
+    }
+    default:
+      out += v.toString();
+  }
+}
+
+// CAST(collection AS STRING) of a collection that holds an interval.
+class NestedIntervalTextExpr final : public Expr {
+ public:
+  void forEachChild(const std::function<void(const Expr&)>& fn) const override { fn(*e_); }
+  ExprPtr withChildren(std::vector<ExprPtr> c) const override {
+    return std::make_shared<NestedIntervalTextExpr>(std::move(c[0]), type());
+  }
+  NestedIntervalTextExpr(ExprPtr e, DataTypePtr target) : Expr(std::move(target)), e_(std::move(e)) {}
+  Value eval(const Row& row) const override {
+    Value scratch;
+    const Value& v = e_->evalRef(row, scratch);
+    if (v.isNull()) return Value();
+    std::string out;
+    appendNestedText(out, v, *e_->type());
+    return Value::string(std::move(out));
+  }
+  std::string toString() const override {
+    return "CAST(" + e_->toString() + " AS " + type()->toString() + ")";
+  }
+  bool isConstant() const override { return e_->isConstant(); }
+
+ private:
+  ExprPtr e_;
+};
+
 }  // namespace
 
 ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
@@ -864,6 +955,12 @@ ExprPtr castTo(ExprPtr e, const DataTypePtr& target) {
   const TypeId from = e->type()->id;
   if (from == TypeId::YearMonthInterval || target->id == TypeId::YearMonthInterval)
     return castYearMonthInterval(std::move(e), target);
+  if (target->id == TypeId::String &&
+      (from == TypeId::Array || from == TypeId::Map || from == TypeId::Struct) &&
+      holdsInterval(*e->type())) {
+    ExprPtr text = std::make_shared<NestedIntervalTextExpr>(std::move(e), target);
+    return text->isConstant() ? foldConstant(text) : text;
+  }
   if ((target->id == TypeId::Timestamp &&
        (from == TypeId::String || from == TypeId::Date || from == TypeId::TimestampNtz)) ||
       (from == TypeId::Timestamp && (target->id == TypeId::String || target->id == TypeId::Date ||

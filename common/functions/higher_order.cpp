@@ -424,8 +424,7 @@ ExprPtr buildMapLambda(const std::string& name, std::vector<ExprPtr>& args, size
   requireLambdas(name, args, pos);
   auto [kt, vt] = mapTypesOf(name, args[0]->type(), 0, pos);
   if (Kind == 0) requireBooleanBody(name, args, 1, pos);
-  if (Kind == 1 && args[1]->type()->id == TypeId::Map)
-    throw SqlError(sqlstate::kDatatypeMismatch, "transform_keys: a map key cannot be a MAP", pos);
+  if (Kind == 1) requireKeyType(name, args, *args[1]->type(), pos);
   DataTypePtr type = Kind == 0   ? args[0]->type()
                      : Kind == 1 ? DataType::mapOf(args[1]->type(), vt)
                                  : DataType::mapOf(kt, args[1]->type());

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "common/map_order.h"
+
 namespace rtsql::expr_internal {
 
 namespace {
@@ -31,6 +33,19 @@ void requireMap(const std::string& name, std::vector<ExprPtr>& args, size_t i, s
                   "build one with map('a', 1, 'b', 2)");
   }
 }
+
+}  // namespace
+
+void requireKeyType(const std::string& name, const std::vector<ExprPtr>& args, const DataType& kt,
+                    size_t pos) {
+  if (containsMap(kt))
+    throwArgError(name, args, pos,
+                  fmt::format("a map key cannot be or hold a MAP ({}): a MAP has no equality",
+                              kt.toString()),
+                  "key it by one of the map's entries, m['key'], or by to_json(m)");
+}
+
+namespace {
 
 // Casts a key argument to the map's key type, or throws 42804.
 void alignKey(const std::string& name, std::vector<ExprPtr>& args, size_t i, size_t pos) {
@@ -58,8 +73,7 @@ ExprPtr buildMap(const std::string& name, std::vector<ExprPtr>& args, size_t pos
   for (size_t i = 0; i < args.size(); ++i) (i % 2 == 0 ? keys : values).push_back(args[i]);
   DataTypePtr kt = keys.empty() ? nullType() : argsCommon(name, keys, 0, pos);
   DataTypePtr vt = values.empty() ? nullType() : argsCommon(name, values, 0, pos);
-  if (kt->id == TypeId::Map)
-    throwArgError(name, args, pos, "a map key cannot be a MAP");
+  requireKeyType(name, args, *kt, pos);
   for (size_t i = 0; i < args.size(); ++i) args[i] = i % 2 == 0 ? keys[i / 2] : values[i / 2];
   return fnN(name, DataType::mapOf(kt, vt), args, true,
              [](const Row& row, const std::vector<ExprPtr>& a) {
@@ -78,6 +92,7 @@ ExprPtr buildMapFromArrays(const std::string& name, std::vector<ExprPtr>& args, 
     if (args[i]->type()->id != TypeId::Array)
       throwArgError(name, args, pos, "the arguments must be ARRAYs: map_from_arrays(keys, values)");
   }
+  requireKeyType(name, args, *args[0]->type()->element, pos);
   auto t = DataType::mapOf(args[0]->type()->element, args[1]->type()->element);
   return fn2(name, t, args, [](const Value& k, const Value& v) {
     const ValueList& ks = k.asList();
@@ -104,6 +119,7 @@ ExprPtr buildMapFromEntries(const std::string& name, std::vector<ExprPtr>& args,
       t->element->fields.size() != 2)
     throwArgError(name, args, pos, "the argument must be an ARRAY of two-field STRUCTs",
                   "map_from_entries(array(struct('a', 1), struct('b', 2)))");
+  requireKeyType(name, args, *t->element->fields[0].type, pos);
   auto mt = DataType::mapOf(t->element->fields[0].type, t->element->fields[1].type);
   return fn1(name, mt, args, [](const Value& arr) {
     ValueList items;

@@ -18,6 +18,11 @@ void registerMapFunctions(FunctionTable& t);
 // message.
 Value makeMapValue(ValueList keysAndValues, const char* fn);
 
+// Throws 42804 when a map's key type `kt` is or holds a MAP (Spark's
+// INVALID_MAP_KEY_TYPE): keys must have an equality.
+void requireKeyType(const std::string& name, const std::vector<ExprPtr>& args, const DataType& kt,
+                    size_t pos);
+
 // size(m) and cardinality(m): the number of entries.
 ExprPtr buildMapSize(const std::string& name, std::vector<ExprPtr>& args, size_t pos);
 // element_at(m, k), try_element_at(m, k) and m[k]: the value of key k, NULL when

@@ -10,6 +10,7 @@
 #include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
 #include "common/functions/map_funcs.h"
+#include "common/map_order.h"
 
 namespace rtsql::expr_internal {
 
@@ -361,6 +362,9 @@ ExprPtr buildOrderedArrayAgg(const std::string& name, std::vector<ExprPtr>& args
   const std::string directions = args[1]->eval(Row{}).asString();
   if (item->id != TypeId::Struct || item->fields.size() != directions.size() + 1)
     throwArgError(name, args, pos, "the array's elements must be structs of the keys and a value");
+  // The keys order the values: no key is or holds a map (the value may).
+  for (size_t k = 0; k < directions.size(); ++k)
+    refuseMapValues(*item->fields[k].type, "ORDER BY", pos, kOrderByMapHint);
   return fn1(name, DataType::arrayOf(item->fields.back().type), args,
              [directions](const Value& arr) {
                ValueList items = arr.asList();

@@ -71,6 +71,9 @@ constexpr auto kDifferences = std::to_array<std::pair<std::string_view, std::str
     {"to_avro",
      "without a schema writes every value as nullable (a union of its type and null); Spark "
      "leaves out the union where it knows the value is not NULL (a literal)"},
+    {"typeof",
+     "a day-time interval of another range than DAY TO SECOND (INTERVAL '3' HOUR) is named "
+     "interval day to second, rtsql's one day-time type; Spark names its range"},
 });
 static_assert(std::is_sorted(kDifferences.begin(), kDifferences.end(),
                              [](const auto& a, const auto& b) { return a.first < b.first; }));

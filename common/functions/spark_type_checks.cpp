@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/functions/internal.h"
+#include "common/map_order.h"
 
 namespace rtsql::expr_internal {
 
@@ -23,6 +24,9 @@ enum class Rule {
   NullConstant,     // an argument that is a constant NULL
   DateOnly,         // a TIMESTAMP where Spark takes only a DATE
   SameAsFirst,      // the second argument of another type than a BINARY first
+  MapValues,        // an argument that is or holds a MAP, where the function
+                    // orders, compares or hashes the values
+  MapUnlessLambda,  // the same, unless a comparator (a second argument) orders them
 };
 
 struct Check {
@@ -53,6 +57,23 @@ constexpr Check kChecks[] = {
     {"schema_of_csv", Rule::NullConstant, "UNEXPECTED_NULL"},
     {"unix_date", Rule::DateOnly, "UNEXPECTED_INPUT_TYPE"},
     {"overlay", Rule::SameAsFirst, "DATA_DIFF_TYPES"},
+    {"array_distinct", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_sort", Rule::MapUnlessLambda, "INVALID_ORDERING_TYPE"},
+    {"sort_array", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_max", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_min", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_contains", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_position", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_remove", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_union", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_intersect", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"array_except", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"arrays_overlap", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"greatest", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"least", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"nullif", Rule::MapValues, "INVALID_ORDERING_TYPE"},
+    {"hash", Rule::MapValues, "HASH_MAP_TYPE"},
+    {"xxhash64", Rule::MapValues, "HASH_MAP_TYPE"},
 };
 
 const char* ordinalName(size_t i) {
@@ -101,6 +122,12 @@ void apply(const Check& c, const std::string& name, const std::vector<ExprPtr>& 
       if (args.size() > 1 && args[0]->type()->id == TypeId::Binary && args[1]->type()->id != TypeId::Binary)
         refuse(name, args, pos, c, 1, fmt::format("is {}, not BINARY as the first", args[1]->type()->toString()),
                "CAST both to BINARY, or both to STRING");
+      return;
+    case Rule::MapUnlessLambda:
+      if (args.size() > 1) return;  // the comparator orders the maps, as Spark lets it
+      [[fallthrough]];
+    case Rule::MapValues:
+      for (const ExprPtr& a : args) refuseMapValues(*a->type(), name + "()", pos, kMapArgumentHint);
       return;
   }
 }

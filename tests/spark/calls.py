@@ -299,7 +299,8 @@ def calls(seed=SEED, per_function=CALLS_PER_FUNCTION):
     # The named cases of the issue, whatever the draw gave.
     for family, function, sql in (EXTRA + DECIMAL_CALLS + DATE_CALLS + lambda_calls() + ZONE_CALLS
                                    + PATTERN_CALLS + BITWISE_CALLS + MAP_CALLS + NTZ_CALLS
-                                   + TRY_CAST_CALLS + FORMAT_CALLS + YM_CALLS):
+                                   + TRY_CAST_CALLS + FORMAT_CALLS + YM_CALLS + OPERATOR_CALLS
+                                   + INTERVAL_TEXT_CALLS):
         if sql not in seen:
             seen.add(sql)
             out.append((family, function, sql))
@@ -924,3 +925,65 @@ def _ym_draws(seed=4345):
 
 
 YM_CALLS += _ym_draws()
+
+
+# The operators docs/sql.md lists that no other call covers: null-safe
+# equality <=> (literals, NULLs, mixed types, NaN and -0.0, arrays and
+# structs, a map), the other spellings of (in)equality, ||, the three-valued
+# AND, OR and NOT, IN, BETWEEN, infix LIKE, RLIKE and REGEXP, IS [NOT] NULL,
+# both forms of CASE and unary minus.
+_NAN = dbl("'NaN'")
+OPERATOR_CALLS = [("operator", op, sql) for op, sql in [
+    ("<=>", "1 <=> 1"), ("<=>", "1 <=> NULL"), ("<=>", "NULL <=> NULL"), ("<=>", "NULL <=> 2"),
+    ("<=>", "1 <=> CAST(1 AS BIGINT)"), ("<=>", "1 <=> '1'"), ("<=>", "'a' <=> 'a'"),
+    ("<=>", "'a' <=> NULL"), ("<=>", "CAST(NULL AS STRING) <=> NULL"),
+    ("<=>", f"{_NAN} <=> {_NAN}"), ("<=>", f"{_NAN} <=> 1"), ("<=>", f"{dbl('0.0')} <=> {dbl('-0.0')}"),
+    ("<=>", "1.5BD <=> " + dbl("1.5")), ("<=>", "true <=> 'true'"),
+    ("<=>", "DATE '2024-02-29' <=> " + ts("2024-02-29 00:00:00")),
+    ("<=>", "array(1, NULL) <=> array(1, NULL)"), ("<=>", "array(1, 2) <=> array(1, 3)"),
+    ("<=>", f"array({_NAN}) <=> array({_NAN})"), ("<=>", "CAST(NULL AS ARRAY<INT>) <=> array(1)"),
+    ("<=>", "named_struct('a', 1, 'b', NULL) <=> named_struct('a', 1, 'b', NULL)"),
+    ("<=>", "named_struct('a', 1) <=> named_struct('a', 2)"), ("<=>", "map('a', 1) <=> map('a', 1)"),
+    ("<=>", "1 + 1 <=> 2"), ("<=>", "NOT NULL <=> NULL"),
+    ("==", "1 == 1"), ("==", "1 == NULL"), ("==", "'a' == 'A'"), ("<>", "'a' <> 'b'"),
+    ("<>", "NULL <> 1"), ("!=", "1 != 2"), ("!=", f"{_NAN} != {_NAN}"), (">=", "2 >= 2"),
+    (">=", f"{_NAN} >= 1"), (">=", "'b' >= 'abc'"),
+    ("||", "'abc' || 'd'"), ("||", "'a' || NULL"), ("||", "1 || 2"), ("||", "array(1) || array(2)"),
+    ("and", "true AND NULL"), ("and", "false AND NULL"), ("or", "true OR NULL"),
+    ("or", "false OR NULL"), ("not", "NOT NULL"), ("not", "NOT true"),
+    ("in", "1 IN (1, 2)"), ("in", "3 IN (1, NULL)"), ("in", "NULL IN (1)"), ("in", "1 NOT IN (2, NULL)"),
+    ("in", "'a' IN ('a', 'b')"), ("in", "1 IN ('1', 2)"), ("in", f"{_NAN} IN ({_NAN})"),
+    ("between", "2 BETWEEN 1 AND 3"), ("between", "NULL BETWEEN 1 AND 2"),
+    ("between", "5 NOT BETWEEN 1 AND 3"), ("between", "'b' BETWEEN 'a' AND 'c'"),
+    ("between", "2 BETWEEN 3 AND 1"),
+    ("like", "'abc' LIKE 'a%'"), ("like", "'abc' NOT LIKE '_b_'"), ("like", "NULL LIKE 'a'"),
+    ("rlike", "'abc' RLIKE '^a'"), ("regexp", "'abc' REGEXP 'c$'"),
+    ("is null", "NULL IS NULL"), ("is null", "1 IS NOT NULL"),
+    ("case", "CASE WHEN 1 > 2 THEN 'a' ELSE 'b' END"),
+    ("case", "CASE 2 WHEN 1 THEN 'one' WHEN 2 THEN 'two' END"),
+    ("case", "CASE NULL WHEN NULL THEN 1 ELSE 0 END"), ("case", "CASE WHEN NULL THEN 1 END"),
+    ("case", "CASE 1 WHEN 1.5BD THEN 'x' ELSE 'y' END"),
+    ("-", "-(5)"), ("-", "-CAST(-2147483648 AS INT)"), ("-", "-" + _NAN),
+]]
+
+# An interval inside an ARRAY, MAP or STRUCT cast to STRING, and typeof of
+# the day-time ranges: Spark writes and names each by its fields.
+INTERVAL_TEXT_CALLS = [("interval", f, sql) for f, sql in [
+    ("cast", "CAST(array(INTERVAL '1-2' YEAR TO MONTH) AS STRING)"),
+    ("cast", "CAST(array(INTERVAL '2' YEAR, NULL) AS STRING)"),
+    ("cast", "CAST(map('k', INTERVAL '-14' MONTH) AS STRING)"),
+    ("cast", "CAST(named_struct('i', INTERVAL '-1-2' YEAR TO MONTH) AS STRING)"),
+    ("cast", "CAST(array(array(INTERVAL '3' MONTH)) AS STRING)"),
+    ("cast", "CAST(array(INTERVAL '1 02:03:04.5' DAY TO SECOND) AS STRING)"),
+    ("cast", "CAST(array(INTERVAL '-1 02:03:04.000001' DAY TO SECOND) AS STRING)"),
+    ("cast", "CAST(map(1, INTERVAL '0 00:00:00' DAY TO SECOND) AS STRING)"),
+    ("cast", "CAST(array(INTERVAL '02:03' HOUR TO MINUTE) AS STRING)"),
+    ("cast", "CAST(named_struct('a', INTERVAL '3' HOUR) AS STRING)"),
+    ("typeof", "typeof(INTERVAL '02:03' HOUR TO MINUTE)"),
+    ("typeof", "typeof(INTERVAL '1 2' DAY TO HOUR)"), ("typeof", "typeof(INTERVAL '1 2:3' DAY TO MINUTE)"),
+    ("typeof", "typeof(INTERVAL '2:3:4' HOUR TO SECOND)"),
+    ("typeof", "typeof(INTERVAL '10:20' MINUTE TO SECOND)"), ("typeof", "typeof(INTERVAL '3' HOUR)"),
+    ("typeof", "typeof(INTERVAL '3' MINUTE)"), ("typeof", "typeof(INTERVAL '3' SECOND)"),
+    ("typeof", "typeof(INTERVAL '3' DAY)"), ("typeof", "typeof(INTERVAL '1 02:03:04' DAY TO SECOND)"),
+    ("typeof", "typeof(array(INTERVAL '02:03' HOUR TO MINUTE))"),
+]]
