@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/options.h"
+#include "common/time_zone.h"
 #include "parser/expr_walker.h"
 #include "server/pg_values.h"
 
@@ -156,7 +157,7 @@ class RowCollector final : public ResultWriter {
 }  // namespace
 
 RemoteViewScan remoteViewScan(const ast::Query& query, const std::string& text, size_t textPos,
-                              const std::string& view, const Schema& schema) {
+                              const std::string& view, const Schema& schema, bool sendFilters) {
   RemoteViewScan scan;
   // Every reference to the view, at any depth (subqueries in expressions
   // included), and the qualifiers they go by.
@@ -220,7 +221,8 @@ RemoteViewScan remoteViewScan(const ast::Query& query, const std::string& text, 
   std::vector<std::string> filters;
   std::vector<Found> found;
   findIn(query, view, found);
-  if (refs.size() == 1 && found.size() == 1 && found[0].filterable && found[0].term->where) {
+  if (sendFilters && refs.size() == 1 && found.size() == 1 && found[0].filterable &&
+      found[0].term->where) {
     std::vector<const ast::Expr*> terms;
     conjuncts(*found[0].term->where, terms);
     for (const ast::Expr* c : terms) {
@@ -242,6 +244,17 @@ RemoteViewScan remoteViewScan(const ast::Query& query, const std::string& text, 
     scan.text += fmt::format("{}(\n{}\n)", i == 0 ? " WHERE " : " AND ", filters[i]);
   }
   return scan;
+}
+
+bool sessionZoneIsUtc(const Options& settings) {
+  const OptionEntry* e = settings.find("timezone");
+  if (e == nullptr) return true;
+  try {
+    const TimeZone& zone = findTimeZone(e->value);
+    return zone.isUtc() || zone.id() == "UTC" || zone.id() == "Etc/UTC";
+  } catch (const SqlError&) {
+    return false;
+  }
 }
 
 std::shared_ptr<const BoundedRelation> readRemoteView(ForwardedRead read,

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "common/error.h"
+#include "common/options.h"
 #include "parser/parser.h"
 #include "server/views/view_remote.h"
 
@@ -70,6 +71,29 @@ TEST_CASE("remote view: the WHERE conjuncts that read only the view go with its 
   CHECK(scanOf("SELECT k FROM v WHERE s > 1 AND nope = 2").filters == 1);
   // Unqualified columns in a join may be another relation's.
   CHECK(scanOf("SELECT v.k FROM t JOIN v ON t.k = v.k WHERE s > 1").filters == 0);
+}
+
+TEST_CASE("remote view: filters go with the read only when the session reads times in UTC") {
+  // The holder reads in UTC; a filter such as hour(ts) = 10 would mean
+  // another hour there than in the session's zone, so it stays here.
+  Options settings;
+  CHECK(sessionZoneIsUtc(settings));
+  settings.set("timezone", "UTC");
+  CHECK(sessionZoneIsUtc(settings));
+  settings.set("timezone", "+00:00");
+  CHECK(sessionZoneIsUtc(settings));
+  settings.set("timezone", "Europe/Paris");
+  CHECK_FALSE(sessionZoneIsUtc(settings));
+  settings.set("timezone", "+05:30");
+  CHECK_FALSE(sessionZoneIsUtc(settings));
+  std::vector<ast::StatementPtr> stmts = parseStatements("SELECT k FROM v WHERE s > 1");
+  const auto& select = static_cast<const ast::SelectStatement&>(*stmts.back());
+  CHECK(remoteViewScan(*select.query, select.text, select.pos, "v", viewSchema(), true).filters ==
+        1);
+  const RemoteViewScan kept =
+      remoteViewScan(*select.query, select.text, select.pos, "v", viewSchema(), false);
+  CHECK(kept.filters == 0);
+  CHECK(kept.text == R"(SELECT "k" FROM "v" AS "v")");
 }
 
 TEST_CASE("remote view: no filter goes below an outer join that may make the view NULL") {
