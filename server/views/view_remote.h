@@ -24,9 +24,9 @@
 // as instants (server/pg_values.h, valueOfPgText); so filters are sent only
 // when the client's session zone is UTC too: in another zone a filter that
 // reads the wall clock (`hour(ts)`, a TIMESTAMP literal, text cast to a
-// time) would mean another thing on the holder, and it is applied here. A column whose text does
-// not say all of its value (an array, a map, a struct, binary, an interval)
-// is refused (0A000) when the query needs it.
+// time) would mean another thing on the holder, and it is applied here.
+// A column whose text does not say all of its value (an array, a map, a
+// struct, binary, an interval) is refused (0A000) when the query needs it.
 #pragma once
 
 #include <cstdint>
