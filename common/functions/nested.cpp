@@ -578,7 +578,8 @@ ExprPtr buildGet(const std::string& name, std::vector<ExprPtr>& args, size_t pos
   requireArray(name, args, pos);
   argBigInt(name, args, 1, pos);
   // get() answers NULL in both modes, try_element_at too but for index 0.
-  const bool ansi = !ZeroBased && ansiMode();
+  // Not const: as a constant (when ZeroBased) it would need no capture.
+  bool ansi = !ZeroBased && ansiMode();
   return fn2(name, elementOf(args[0]), args, [ansi](const Value& arr, const Value& i) {
     const auto& items = arr.asList();
     auto n = static_cast<int64_t>(items.size());

@@ -215,7 +215,6 @@ std::optional<std::string_view> readName(Reader& r) {
 constexpr size_t kBatchLengthAt = 8;
 constexpr size_t kMagicAt = 16;
 constexpr size_t kAttributesAt = 21;
-constexpr size_t kLastOffsetDeltaAt = 23;
 constexpr size_t kBatchHeaderBytes = 61;
 constexpr int kTransactionalOrControl = 0x30;
 

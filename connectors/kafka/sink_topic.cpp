@@ -73,6 +73,18 @@ std::pair<rd_kafka_resp_err_t, std::string> topicResult(rd_kafka_queue_t* queue,
 // Asks the broker to create `topic`; returns false when it already exists.
 bool createTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
                  int partitions, const TopicConfigs& configs) {
+  // Another rtsqld's embedded broker answers no admin request: asked, the
+  // request would wait its whole timeout for a controller. The metadata read
+  // before this call has the cluster's id at hand.
+  if (isEmbeddedBroker(rk, 1000)) {
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("cannot create topic '{}' with {} partitions on {}: an embedded "
+                               "broker of another rtsqld creates topics only on demand, with "
+                               "its default partition count",
+                               topic, partitions, bootstrap),
+                   SqlError::npos,
+                   "create the topic from the rtsqld that runs the broker, or use Apache Kafka");
+  }
   char errstr[512];
   rd_kafka_NewTopic_t* spec =
       rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, errstr, sizeof errstr);

@@ -17,6 +17,10 @@ WAIT_S = 60
 class Node(Server):
     """An rtsqld of cluster CLUSTER on BROKER, named NAME."""
 
+    # The shortest silence after which the others take a node's flows that
+    # Apache Kafka's default group.min.session.timeout.ms allows.
+    node_timeout_s = 6
+
     def __init__(self, tmp, cluster, broker, name):
         super().__init__(tmp)
         self.cluster = cluster
@@ -25,10 +29,8 @@ class Node(Server):
         self.log_path = self.tmp / f"rtsqld.{name}.log"
 
     def extra_args(self):
-        # The shortest silence after which the others take a node's flows
-        # that Apache Kafka's default group.min.session.timeout.ms allows.
         return ["--cluster", self.cluster, "--kafka", self.bootstrap, "--node-name", self.name,
-                "--node-timeout", "6"]
+                "--node-timeout", str(self.node_timeout_s)]
 
 
 @pytest.fixture
@@ -54,10 +56,7 @@ class SlowNode(Node):
     """A node whose flows stay put for a minute after it falls silent, so that
     a read of a view held by a node that was just killed is sent to it."""
 
-    def extra_args(self):
-        args = super().extra_args()
-        args[args.index("--node-timeout") + 1] = "60"
-        return args
+    node_timeout_s = 60
 
 
 @pytest.fixture
@@ -107,9 +106,20 @@ def sources(node):
     return sorted((r[0], r[3]) for r in node.query("SHOW SOURCES"))
 
 
+def settle_s(nodes):
+    """How long the slots of NODES may take to settle, beyond the usual wait:
+    a rebalance of the nodes' group can wait up to their node timeout for a
+    member (the embedded broker's group coordinator restarts a rebalance
+    when a member's SyncGroup comes after the leader's, and then waits the
+    session timeout less a second for every member to join again)."""
+    return max((getattr(n, "node_timeout_s", 0) for n in nodes), default=0)
+
+
 def runner(flow, *nodes, timeout=WAIT_S):
     """The one node of NODES that runs FLOW (waits until exactly one does, and
-    every other one shows it as remote, running on that node)."""
+    every other one shows it as remote, running on that node), within
+    TIMEOUT plus the time the nodes' slots may take to settle."""
+    timeout += settle_s(nodes)
     seen = {}
 
     def one():
