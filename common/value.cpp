@@ -14,6 +14,7 @@
 #include "common/digest.h"
 #include "common/functions/internal.h"
 #include "common/json.h"
+#include "common/value_text.h"
 #include "common/year_month_interval.h"
 
 namespace rtsql {
@@ -63,7 +64,11 @@ inline size_t hashInt(int64_t v) {
   return static_cast<size_t>(x);
 }
 
-void appendValue(std::string& out, const Value& v, bool nested) {
+// `t` is v's declared type when the caller knows it (then `leaf` may write
+// a value first), else null.
+void appendValue(std::string& out, const Value& v, bool nested, const DataType* t = nullptr,
+                 ValueTextLeaf leaf = nullptr) {
+  if (leaf && t && !v.isNull() && leaf(out, v, *t)) return;
   switch (v.type()) {
     case TypeId::Null:
       out += nested ? "null" : "NULL";
@@ -112,7 +117,11 @@ void appendValue(std::string& out, const Value& v, bool nested) {
       out += v.type() == TypeId::Array ? '[' : '{';
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += ", ";
-        appendValue(out, items[i], true);
+        const DataType* inner = !t                        ? nullptr
+                                : v.type() == TypeId::Array ? t->element.get()
+                                : i < t->fields.size()      ? t->fields[i].type.get()
+                                                            : nullptr;
+        appendValue(out, items[i], true, inner, leaf);
       }
       out += v.type() == TypeId::Array ? ']' : '}';
       return;
@@ -123,9 +132,9 @@ void appendValue(std::string& out, const Value& v, bool nested) {
       out += '{';
       for (size_t i = 0; i + 1 < items.size(); i += 2) {
         if (i) out += ", ";
-        appendValue(out, items[i], true);
+        appendValue(out, items[i], true, t ? t->key.get() : nullptr, leaf);
         out += " -> ";
-        appendValue(out, items[i + 1], true);
+        appendValue(out, items[i + 1], true, t ? t->value.get() : nullptr, leaf);
       }
       out += '}';
       return;
@@ -247,6 +256,10 @@ std::string Value::toString() const {
   std::string s;
   appendValue(s, *this, false);
   return s;
+}
+
+void appendValueText(std::string& out, const Value& v, const DataType& t, ValueTextLeaf leaf) {
+  appendValue(out, v, false, &t, leaf);
 }
 
 }  // namespace rtsql

@@ -21,6 +21,7 @@
 #include "common/time_zone.h"
 #include "common/year_month_interval.h"
 #include "common/try_cast.h"
+#include "common/value_text.h"
 
 namespace rtsql {
 
@@ -869,56 +870,20 @@ bool holdsInterval(const DataType& t) {
   return false;
 }
 
-// `v` of type `t` as CAST(.. AS STRING) writes it inside a collection, with
-// each interval in Spark's text of its type's fields, INTERVAL '1-2' YEAR TO
-// MONTH, INTERVAL '02:03' HOUR TO MINUTE (a Value alone knows no fields).
-void appendNestedText(std::string& out, const Value& v, const DataType& t) {
-  if (v.isNull()) {
-    out += "null";
-    return;
-  }
+// An interval inside a collection as CAST(.. AS STRING) writes it: in
+// Spark's text of its type's fields, INTERVAL '1-2' YEAR TO MONTH,
+// INTERVAL '02:03' HOUR TO MINUTE (a Value alone knows no fields).
+bool sparkIntervalText(std::string& out, const Value& v, const DataType& t) {
   switch (t.id) {
     case TypeId::YearMonthInterval:
       out += ym::sparkText(v.asInt(), t);
-      return;
+      return true;
     case TypeId::Interval:
       // rtsql's one day-time type is Spark's INTERVAL DAY TO SECOND.
       out += dt::sparkText(v.asInt(), dt::DtField::Day, dt::DtField::Second);
-      return;
-    case TypeId::Array: {
-      const ValueList& items = v.asList();
-      out += '[';
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        appendNestedText(out, items[i], *t.element);
-      }
-      out += ']';
-      return;
-    }
-    case TypeId::Struct: {
-      const ValueList& items = v.asList();
-      out += '{';
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        appendNestedText(out, items[i], *t.fields[i].type);
-      }
-      out += '}';
-      return;
-    }
-    case TypeId::Map: {
-      const ValueList& items = v.asList();
-      out += '{';
-      for (size_t i = 0; i + 1 < items.size(); i += 2) {
-        if (i) out += ", ";
-        appendNestedText(out, items[i], *t.key);
-        out += " -> ";
-        appendNestedText(out, items[i + 1], *t.value);
-      }
-      out += '}';
-      return;
-    }
+      return true;
     default:
-      out += v.toString();
+      return false;
   }
 }
 
@@ -935,7 +900,7 @@ class NestedIntervalTextExpr final : public Expr {
     const Value& v = e_->evalRef(row, scratch);
     if (v.isNull()) return Value();
     std::string out;
-    appendNestedText(out, v, *e_->type());
+    appendValueText(out, v, *e_->type(), sparkIntervalText);
     return Value::string(std::move(out));
   }
   std::string toString() const override {
