@@ -10,7 +10,7 @@
 namespace rtsql {
 
 MemoryTrimmer::MemoryTrimmer(Options options)
-    : options_(options), floor_(residentNotInUse()) {
+    : options_(options), floor_(residentNotInUse()), last_(floor_) {
   thread_ = std::thread([this] { run(); });
   pthread_setname_np(thread_.native_handle(), "memory-trim");
 }
@@ -42,18 +42,27 @@ size_t MemoryTrimmer::residentNotInUse() {
 bool MemoryTrimmer::pass() {
   std::lock_guard lock(passMu_);
   const size_t held = residentNotInUse();
+  const size_t moved = held > last_ ? held - last_ : last_ - held;
+  last_ = held;
+  backoff_ = moved >= options_.minFreeBytes / 8 ? 1 : std::min(backoff_ * 2, options_.maxBackoff);
   // Memory taken again since the last trim: what is freed after it counts
   // from there.
   floor_ = std::min(floor_, held);
   if (held < floor_ + options_.minFreeBytes) return false;
   malloc_trim(0);
-  floor_ = residentNotInUse();
+  floor_ = last_ = residentNotInUse();
+  backoff_ = 1;
   return true;
+}
+
+std::chrono::milliseconds MemoryTrimmer::nextWait() {
+  std::lock_guard lock(passMu_);
+  return options_.interval * backoff_;
 }
 
 void MemoryTrimmer::run() {
   std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, options_.interval, [this] { return stopping_; })) {
+  while (!cv_.wait_for(lock, nextWait(), [this] { return stopping_; })) {
     lock.unlock();
     pass();
     lock.lock();

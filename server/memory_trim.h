@@ -8,7 +8,9 @@
 // lookups"). malloc_trim() returns the free pages inside the heaps too; the
 // trimmer calls it every few seconds when the process's resident memory
 // beyond what malloc has in use grew by much since its last trim, and not
-// otherwise, since a trim walks every arena under its lock. (Not malloc's
+// otherwise, since a trim walks every arena under its lock; while the passes
+// find the process's memory as it was, each waits twice as long as the one
+// before (an idle server's trimmer wakes about once in 160 s). (Not malloc's
 // count of free bytes: the chunks a trim gave back stay free chunks in it,
 // and a burst that takes them again and frees them leaves it as it was.)
 #pragma once
@@ -25,6 +27,9 @@ class MemoryTrimmer {
  public:
   struct Options {
     std::chrono::milliseconds interval{10000};
+    // The longest wait, in intervals, after passes that found the memory
+    // as it was.
+    int maxBackoff = 16;
     // Free memory malloc may hold before a trim is worth its walk.
     size_t minFreeBytes = size_t{64} << 20;
   };
@@ -46,6 +51,10 @@ class MemoryTrimmer {
   // options.minFreeBytes above what it was after the last trim (or the
   // least it was since); true when it trimmed.
   bool pass();
+  // How long the thread waits before its next pass: the interval after a
+  // pass that trimmed or found the memory moved by an eighth of
+  // minFreeBytes, twice the last wait (up to maxBackoff intervals) otherwise.
+  std::chrono::milliseconds nextWait();
 
  private:
   void run();
@@ -53,6 +62,8 @@ class MemoryTrimmer {
   const Options options_;
   std::mutex passMu_;
   size_t floor_;  // residentNotInUse() after the last trim, or the least since
+  size_t last_;   // residentNotInUse() at the last pass
+  int backoff_ = 1;  // the next wait, in intervals
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

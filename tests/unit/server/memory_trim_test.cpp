@@ -98,3 +98,26 @@ TEST_CASE("memory trim: the trimmer's thread trims by itself" * doctest::skip(kS
       [&] { return residentBytes() < before + 100 * kMiB; }, std::chrono::seconds(30)));
   std::free(kept);
 }
+
+TEST_CASE("memory trim: passes that find the memory as it was wait longer, up to a bound") {
+  rtsql::MemoryTrimmer::Options o;
+  o.interval = std::chrono::hours(1);  // the passes below are the test's
+  o.maxBackoff = 8;
+  rtsql::MemoryTrimmer trimmer(o);
+  using std::chrono::hours;
+  CHECK(trimmer.nextWait() == hours(1));
+  // Nothing allocated or freed in between (a few pages at most).
+  trimmer.pass();
+  CHECK(trimmer.nextWait() == hours(2));
+  trimmer.pass();
+  trimmer.pass();
+  CHECK(trimmer.nextWait() == hours(8));
+  trimmer.pass();
+  CHECK(trimmer.nextWait() == hours(8));
+  if (kSanitizerMalloc) return;  // no glibc heaps to grow or trim
+  // A burst moves the memory: the next pass trims it and waits one interval.
+  void* kept = burst();
+  CHECK(trimmer.pass());
+  CHECK(trimmer.nextWait() == hours(1));
+  std::free(kept);
+}
