@@ -580,3 +580,61 @@ TEST_CASE("state store: a cache over its budget whose oldest entries are dirty e
   CHECK(t->get(intKey(n - 1), v));
   CHECK(v == valueFor(n - 1));
 }
+
+TEST_CASE("state store: a new key is not read from RocksDB once the cache has evicted, and the "
+          "size stays exact, also on restored state") {
+  // Each put of a new key needs to know whether RocksDB has it (for an exact
+  // size()). Once the cache no longer holds every entry, the table's filter
+  // of the keys it wrote answers that for almost every new key, without the
+  // read; a restored table fills the filter with the keys it finds stored.
+  testing::TempDir dir("state_test");
+  auto openWithStats = [&](const std::string& path) {
+    StateStoreOptions o;
+    o.path = path;
+    o.cacheBytes = 1 << 20;
+    o.statistics = true;
+    return StateStore::open(o);
+  };
+  auto keysRead = [](StateStore& s) { return s.engineStats().at("keys-read"); };
+  const std::string pad(200, 'p');
+  const int n = 20000;  // about 5 MB of entries over a 1 MB budget
+  {
+    auto store = openWithStats(dir.sub("db"));
+    auto t = store->table(3, 0);
+    for (int i = 0; i < n; ++i) t->put(intKey(i) + pad, valueFor(i));
+    CHECK(t->memoryBytes() <= (1 << 20) + 512);
+    CHECK(t->size() == static_cast<uint64_t>(n));
+    // Nearly every one of them was known new without a read.
+    const uint64_t reads = keysRead(*store);
+    MESSAGE("reads behind " << n << " new keys: " << reads);
+    CHECK(reads < static_cast<uint64_t>(n / 50));
+    // Keys written and evicted are found, by a read: the filter has them.
+    std::string v;
+    REQUIRE(t->get(intKey(0) + pad, v));
+    CHECK(v == valueFor(0));
+    CHECK(keysRead(*store) > reads);
+    // Writing an evicted key again does not count it twice.
+    t->put(intKey(1) + pad, "again");
+    CHECK(t->size() == static_cast<uint64_t>(n));
+    t->erase(intKey(2) + pad);
+    CHECK(t->size() == static_cast<uint64_t>(n - 1));
+    t->flush();
+    store->snapshot(dir.sub("snap"));
+  }
+  auto restored = openWithStats(dir.sub("snap"));
+  auto t = restored->table(3, 0);
+  CHECK(t->size() == static_cast<uint64_t>(n - 1));
+  const uint64_t before = keysRead(*restored);
+  // Keys of the restored state are known to be stored; new ones are not.
+  for (int i = 0; i < n; ++i) t->put(intKey(i) + pad, "restored");
+  CHECK(t->size() == static_cast<uint64_t>(n));  // only the erased key was new
+  for (int i = n; i < 2 * n; ++i) t->put(intKey(i) + pad, valueFor(i));
+  CHECK(t->size() == static_cast<uint64_t>(2 * n));
+  const uint64_t reads = keysRead(*restored) - before;
+  MESSAGE("reads behind " << n << " stored and " << n << " new keys: " << reads);
+  CHECK(reads >= static_cast<uint64_t>(n - 1) - 2000);  // the stored ones (minus those cached)
+  CHECK(reads < static_cast<uint64_t>(n + n / 50));
+  std::string v;
+  REQUIRE(t->get(intKey(1) + pad, v));
+  CHECK(v == "restored");
+}
