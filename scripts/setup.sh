@@ -20,7 +20,7 @@ PACKAGES=(
   librdkafka-dev libboost-dev libboost-system-dev librocksdb-dev libfmt-dev
   doctest-dev libpq-dev libsimdjson-dev libcli11-dev libedit-dev libssl-dev
   libre2-dev
-  # xxHash's header: the hash of state keys, compiled in (executor/state/key_hash.cpp)
+  # xxHash: the hash of state keys (executor/state/key_hash.cpp)
   libxxhash-dev
   # time zones over the system's tzdata (common/time_zone.cpp)
   libhowardhinnant-date-dev tzdata

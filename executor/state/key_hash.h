@@ -2,8 +2,9 @@
 // hands it over, and carries that hash with the key wherever the table needs
 // it again: its cache's map (lookup, insert, rehash, eviction) and the filter
 // of the keys it wrote to RocksDB (stored_key_filter.h). State keys are often
-// kilobytes (a GROUP BY over a long string), so the hash is XXH3, which costs
-// a fraction of std::hash's byte-at-a-time Murmur on such keys.
+// kilobytes (a GROUP BY over a long string), so the hash is XXH3 (libxxhash,
+// with the widest vector instructions the CPU has): on a 1.2 KB key a
+// quarter of the instructions of std::hash's Murmur, 8 bytes a step.
 #pragma once
 
 #include <cstdint>
