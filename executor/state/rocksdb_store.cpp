@@ -28,6 +28,13 @@
 // about a megabyte once they hold more than a few megabytes, so that the
 // flush at an epoch's end writes little (see RocksTable::writeBehind).
 //
+// A table's size() is exact: a put of a key the cache does not hold must know
+// whether RocksDB has it. While the cache holds every entry of the table
+// (it opened empty and never evicted) the answer is no, without a read; after
+// that a filter of the keys the table wrote (stored_key_filter.h, over the
+// one hash each key carries, key_hash.h) answers "not there" for almost
+// every new key, and only a "maybe" reads.
+//
 // Durability: writes go to RocksDB with the write-ahead log disabled. The state
 // of a flow is only meaningful at an epoch barrier, and that is what snapshot()
 // captures: the checkpoint flushes the memtables into SST files. Between
