@@ -25,9 +25,10 @@
 namespace rtsql::rocks_detail {
 
 
-// What an entry costs beyond its key and value bytes: the hash node, the key's
-// hash, the list links and the two std::string headers, rounded up.
-constexpr int64_t kEntryOverhead = 120;
+// What an entry costs beyond its key and value bytes: the entry (the two
+// std::string headers, the key's hash, the list links) with its allocation,
+// and its slots in the cache's index (entry_index.h), about.
+constexpr int64_t kEntryOverhead = 144;
 constexpr size_t kPrefixSize = 8;
 
 [[noreturn]] inline void throwIo(const std::string& path, std::string_view what,

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "executor/state/entry_index.h"
 #include "executor/state/key_hash.h"
 #include "executor/state/rocksdb_shared.h"
 #include "executor/state/stored_key_filter.h"
@@ -47,6 +48,11 @@ class RocksTable final : public StateTable {
     // Unflushed writes are dropped: state is only defined at epoch barriers,
     // where the task flushes.
     shared_->memoryBytes.fetch_sub(bytes_.load() + stored_.memoryBytes());
+    for (Entry* e = head_; e;) {
+      Entry* next = e->next;
+      delete e;
+      e = next;
+    }
     shared_->openTables.fetch_sub(1);
     std::lock_guard lock(shared_->tablesMutex);
     shared_->tables.erase(id_);
@@ -84,7 +90,7 @@ class RocksTable final : public StateTable {
     // comparing the key with that entry's is cheaper than hashing it again.
     KeyRef ref{key, 0};
     Entry* e = nullptr;
-    if (last_ && last_->key->bytes == key) {
+    if (last_ && last_->key == key) {
       e = last_;
     } else {
       ref = hashed(key);
@@ -213,7 +219,7 @@ class RocksTable final : public StateTable {
       std::vector<Entry*> dirty;
       for (Entry* e = dirtyHead_; e; e = e->dirtyNext) dirty.push_back(e);
       std::sort(dirty.begin(), dirty.end(),
-                [](const Entry* a, const Entry* b) { return a->key->bytes < b->key->bytes; });
+                [](const Entry* a, const Entry* b) { return a->key < b->key; });
       batch_.Clear();
       dirtyIndex_.clear();
       for (Entry* e : dirty) {
@@ -293,7 +299,7 @@ class RocksTable final : public StateTable {
   // markDirty() puts them at the front of the dirty list.
   void indexDirty() {
     for (Entry* e = dirtyHead_; e && !e->indexed; e = e->dirtyNext) {
-      dirtyIndex_.insert(std::string_view(e->key->bytes));
+      dirtyIndex_.insert(std::string_view(e->key));
       e->indexed = true;
     }
   }
@@ -309,15 +315,10 @@ class RocksTable final : public StateTable {
       batch_ = rocksdb::WriteBatch();
   }
 
-  // A cached key with its hash (key_hash.h), computed once when the key came
-  // in: the map's lookups, inserts, rehashes and erases read the hash rather
-  // than hash a (possibly kilobyte) key again, and the filter of stored keys
-  // takes the same hash.
-  struct HashedKey {
-    std::string bytes;
-    uint64_t hash = 0;
-  };
-  // A key to look up, as the caller holds it, with its hash.
+  // A key to look up, as the caller holds it, with its hash (key_hash.h),
+  // computed once when the key came in: the cache's index, its growth and
+  // its evictions read the hash rather than hash a (possibly kilobyte) key
+  // again, and the filter of stored keys takes the same hash.
   struct KeyRef {
     std::string_view bytes;
     uint64_t hash = 0;
@@ -325,7 +326,8 @@ class RocksTable final : public StateTable {
   static KeyRef hashed(std::string_view key) { return {key, stateKeyHash(key)}; }
 
   struct Entry {
-    const HashedKey* key = nullptr;  // the map node's key
+    std::string key;
+    uint64_t hash = 0;  // stateKeyHash(key)
     std::string value;
     Entry* prev = nullptr;  // LRU order, most recent first
     Entry* next = nullptr;
@@ -335,19 +337,6 @@ class RocksTable final : public StateTable {
     bool erased = false;  // a tombstone: a pending delete when dirty, a known absence when clean
     bool indexed = false;  // dirty and in dirtyIndex_
   };
-  struct KeyHash {
-    using is_transparent = void;
-    size_t operator()(const HashedKey& k) const noexcept { return k.hash; }
-    size_t operator()(const KeyRef& k) const noexcept { return k.hash; }
-  };
-  struct KeyEq {
-    using is_transparent = void;
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const noexcept {
-      return a.hash == b.hash && std::string_view(a.bytes) == std::string_view(b.bytes);
-    }
-  };
-  using Map = std::unordered_map<HashedKey, Entry, KeyHash, KeyEq>;
 
   static int64_t entryBytes(std::string_view key, size_t valueSize) {
     return static_cast<int64_t>(key.size() + valueSize) + kEntryOverhead;
@@ -371,10 +360,10 @@ class RocksTable final : public StateTable {
     int64_t taken = 0;
     for (Entry* e = dirtyTail_; e && taken < kWriteBehindBytes / 4; e = e->dirtyPrev) {
       behind_.push_back(e);
-      taken += static_cast<int64_t>(e->key->bytes.size() + e->value.size());
+      taken += static_cast<int64_t>(e->key.size() + e->value.size());
     }
     std::sort(behind_.begin(), behind_.end(),
-              [](const Entry* a, const Entry* b) { return a->key->bytes < b->key->bytes; });
+              [](const Entry* a, const Entry* b) { return a->key < b->key; });
     batch_.Clear();
     for (Entry* e : behind_) {
       addToBatch(batch_, e);
@@ -383,10 +372,7 @@ class RocksTable final : public StateTable {
     write(batch_);
   }
 
-  Entry* find(const KeyRef& key) {
-    auto it = map_.find(key);
-    return it == map_.end() ? nullptr : &it->second;
-  }
+  Entry* find(const KeyRef& key) { return index_.find(key.bytes, key.hash); }
 
   void charge(int64_t delta) {
     bytes_.store(bytes_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
@@ -430,9 +416,10 @@ class RocksTable final : public StateTable {
   }
 
   Entry* insert(const KeyRef& key, std::string_view value, bool dirty, bool erased) {
-    auto [it, inserted] = map_.try_emplace(HashedKey{std::string(key.bytes), key.hash});
-    Entry* e = &it->second;
-    e->key = &it->first;
+    Entry* e = new Entry;
+    e->key.assign(key.bytes.data(), key.bytes.size());
+    e->hash = key.hash;
+    index_.insert(e);
     e->value.assign(value.data(), value.size());
     e->erased = erased;
     if (dirty) markDirty(e);
@@ -469,17 +456,17 @@ class RocksTable final : public StateTable {
     if (dirtyHead_) dirtyHead_->dirtyPrev = e;
     dirtyHead_ = e;
     if (!dirtyTail_) dirtyTail_ = e;
-    dirtyBytes_ += static_cast<int64_t>(e->key->bytes.size() + e->value.size());
+    dirtyBytes_ += static_cast<int64_t>(e->key.size() + e->value.size());
   }
 
   void unmarkDirty(Entry* e) {
     if (!e->dirty) return;
     e->dirty = false;
     if (e->indexed) {
-      dirtyIndex_.erase(std::string_view(e->key->bytes));
+      dirtyIndex_.erase(std::string_view(e->key));
       e->indexed = false;
     }
-    dirtyBytes_ -= static_cast<int64_t>(e->key->bytes.size() + e->value.size());
+    dirtyBytes_ -= static_cast<int64_t>(e->key.size() + e->value.size());
     (e->dirtyPrev ? e->dirtyPrev->dirtyNext : dirtyHead_) = e->dirtyNext;
     (e->dirtyNext ? e->dirtyNext->dirtyPrev : dirtyTail_) = e->dirtyPrev;
     e->dirtyPrev = e->dirtyNext = nullptr;
@@ -490,7 +477,7 @@ class RocksTable final : public StateTable {
   // stored key first would copy every (possibly kilobyte) key twice.
   // A value written goes into the filter of stored keys.
   void addToBatch(rocksdb::WriteBatch& batch, const Entry* e) {
-    const rocksdb::Slice parts[2] = {slice(prefix_), slice(e->key->bytes)};
+    const rocksdb::Slice parts[2] = {slice(prefix_), slice(e->key)};
     const rocksdb::SliceParts key(parts, 2);
     rocksdb::Status s;
     if (e->erased) {
@@ -498,7 +485,7 @@ class RocksTable final : public StateTable {
     } else {
       const rocksdb::Slice value = slice(e->value);
       s = batch.Put(key, rocksdb::SliceParts(&value, 1));
-      noteStored(e->key->hash);
+      noteStored(e->hash);
     }
     if (!s.ok()) throwIo(shared_->path, "write failed", s);
   }
@@ -524,7 +511,7 @@ class RocksTable final : public StateTable {
   // and left it only as a deletion written). One walk over the cache, with
   // the hashes its keys carry.
   void seedStored() {
-    for (const auto& [key, entry] : map_) chargeFilter(stored_.add(key.hash, share() / 4));
+    index_.forEach([&](const Entry& e) { chargeFilter(stored_.add(e.hash, share() / 4)); });
   }
 
   void chargeFilter(int64_t delta) {
@@ -575,7 +562,7 @@ class RocksTable final : public StateTable {
       }
       evicted = true;
       if (victim->dirty) {
-        written += static_cast<int64_t>(victim->key->bytes.size() + victim->value.size());
+        written += static_cast<int64_t>(victim->key.size() + victim->value.size());
         addToBatch(batch, victim);
         unmarkDirty(victim);
         wrote = true;
@@ -600,8 +587,9 @@ class RocksTable final : public StateTable {
   void forget(Entry* e) {
     if (last_ == e) last_ = nullptr;
     unlink(e);
-    charge(-entryBytes(e->key->bytes, e->value.size()));
-    map_.erase(map_.find(KeyRef{e->key->bytes, e->key->hash}));
+    charge(-entryBytes(e->key, e->value.size()));
+    index_.erase(e);
+    delete e;
   }
 
   std::shared_ptr<StoreShared> shared_;
@@ -609,7 +597,9 @@ class RocksTable final : public StateTable {
   std::string prefix_;
   std::string prefixEnd_;
   std::string keyBuf_;
-  Map map_;
+  // The cached entries by key; the table owns them (every one is in the LRU
+  // list, which the destructor walks).
+  EntryIndex<Entry> index_;
   Entry* head_ = nullptr;
   Entry* tail_ = nullptr;
   Entry* dirtyHead_ = nullptr;
