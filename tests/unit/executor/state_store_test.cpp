@@ -638,3 +638,45 @@ TEST_CASE("state store: a new key is not read from RocksDB once the cache has ev
   REQUIRE(t->get(intKey(1) + pad, v));
   CHECK(v == "restored");
 }
+
+TEST_CASE("state store: a table's filter of stored keys gives way when more tables share the "
+          "budget, and its size stays exact") {
+  // The filter may hold a quarter of the table's share of the budget. When
+  // more tables open, the share shrinks; a filter past half of it is
+  // dropped (every new key is read again) rather than leave the table's
+  // entries too little room.
+  testing::TempDir dir("state_test");
+  StateStoreOptions o;
+  o.path = dir.sub("db");
+  o.cacheBytes = 1 << 20;
+  o.statistics = true;
+  auto store = StateStore::open(o);
+  auto t = store->table(4, 0);
+  const std::string pad(200, 'p');
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) t->put(intKey(i) + pad, valueFor(i));
+  auto filterBytes = [&] {
+    return static_cast<int64_t>(store->engineStats().at("cache-bytes")) - t->memoryBytes();
+  };
+  const int64_t before = filterBytes();
+  CHECK(before > 0);
+  // Sixteen more (empty) tables: the share is a seventeenth of the budget.
+  std::vector<std::unique_ptr<StateTable>> others;
+  for (int task = 1; task <= 16; ++task) others.push_back(store->table(4, task));
+  const int64_t share = (1 << 20) / 17;
+  REQUIRE(before > share / 2);
+  const uint64_t readsBefore = store->engineStats().at("keys-read");
+  for (int i = n; i < n + 1000; ++i) t->put(intKey(i) + pad, valueFor(i));
+  CHECK(filterBytes() == 0);
+  // Without the filter each new key is read (all but the few put before the
+  // next eviction dropped it); the size stays exact.
+  CHECK(store->engineStats().at("keys-read") - readsBefore >= 900);
+  CHECK(t->size() == static_cast<uint64_t>(n + 1000));
+  t->put(intKey(5) + pad, "again");
+  CHECK(t->size() == static_cast<uint64_t>(n + 1000));
+  std::string v;
+  REQUIRE(t->get(intKey(5) + pad, v));
+  CHECK(v == "again");
+  REQUIRE(t->get(intKey(n + 999) + pad, v));
+  CHECK(v == valueFor(n + 999));
+}
