@@ -20,6 +20,8 @@ PACKAGES=(
   librdkafka-dev libboost-dev libboost-system-dev librocksdb-dev libfmt-dev
   doctest-dev libpq-dev libsimdjson-dev libcli11-dev libedit-dev libssl-dev
   libre2-dev
+  # xxHash: the hash of state keys (executor/state/key_hash.cpp)
+  libxxhash-dev
   # time zones over the system's tzdata (common/time_zone.cpp)
   libhowardhinnant-date-dev tzdata
   # zone names as Java prints them, from ICU's CLDR data (common/zone_names.cpp)

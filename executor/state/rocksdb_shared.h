@@ -25,9 +25,10 @@
 namespace rtsql::rocks_detail {
 
 
-// What an entry costs beyond its key and value bytes: the hash node, the list
-// links and the two std::string headers, rounded up.
-constexpr int64_t kEntryOverhead = 112;
+// What an entry costs beyond its key and value bytes: the entry (the two
+// std::string headers, the key's hash, the list links) with its allocation,
+// and its slots in the cache's index (entry_index.h), about.
+constexpr int64_t kEntryOverhead = 144;
 constexpr size_t kPrefixSize = 8;
 
 [[noreturn]] inline void throwIo(const std::string& path, std::string_view what,
@@ -96,11 +97,6 @@ struct StoreShared {
       batch.Iterate(&recorder).PermitUncheckedError();
     }
   }
-};
-
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
 // A table of the store: operator `id`'s state in one task (rocksdb_table.cpp).

@@ -28,6 +28,13 @@
 // about a megabyte once they hold more than a few megabytes, so that the
 // flush at an epoch's end writes little (see RocksTable::writeBehind).
 //
+// A table's size() is exact: a put of a key the cache does not hold must know
+// whether RocksDB has it. While the cache holds every entry of the table
+// (it opened empty and never evicted) the answer is no, without a read; after
+// that a filter of the keys the table wrote (stored_key_filter.h, over the
+// one hash each key carries, key_hash.h) answers "not there" for almost
+// every new key, and only a "maybe" reads.
+//
 // Durability: writes go to RocksDB with the write-ahead log disabled. The state
 // of a flow is only meaningful at an epoch barrier, and that is what snapshot()
 // captures: the checkpoint flushes the memtables into SST files. Between
@@ -195,6 +202,8 @@ class RocksStateStore final : public StateStore {
       out["memtable-hit"] = st->getTickerCount(rocksdb::MEMTABLE_HIT);
       out["memtable-miss"] = st->getTickerCount(rocksdb::MEMTABLE_MISS);
       out["bloom-useful"] = st->getTickerCount(rocksdb::BLOOM_FILTER_USEFUL);
+      // Point reads (a table's read behind a new key, or of an evicted entry).
+      out["keys-read"] = st->getTickerCount(rocksdb::NUMBER_KEYS_READ);
       rocksdb::HistogramData h;
       st->histogramData(rocksdb::FLUSH_TIME, &h);
       out["flushes"] = h.count;
@@ -243,11 +252,11 @@ std::unique_ptr<StateStore> StateStore::open(const StateStoreOptions& options) {
   o.write_buffer_size =
       static_cast<size_t>(std::clamp<int64_t>(options.cacheBytes, 16 << 20, 64 << 20));
   o.max_write_buffer_number = 3;
-  // A bloom filter of each memtable's keys: the read behind a put of a new key
-  // (as for the SST files below) then usually ends at a hash of the key, not
-  // a search of the memtable's skip list that compares kilobyte keys.
-  o.memtable_whole_key_filtering = true;
-  o.memtable_prefix_bloom_size_ratio = 0.01;
+  // No bloom filter of the memtables' keys: it hashed every key written (a
+  // kilobyte key costs as much to hash as to copy) to spare the read behind
+  // a put of a new key a search of the skip list, and the tables now skip
+  // that read for a key their filter of stored keys never saw
+  // (stored_key_filter.h).
   // Room for the level-0 files a burst of new keys leaves before compaction
   // catches up, rather than slowing every write down at 20.
   o.level0_slowdown_writes_trigger = 40;

@@ -10,7 +10,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "executor/state/entry_index.h"
+#include "executor/state/key_hash.h"
 #include "executor/state/rocksdb_shared.h"
+#include "executor/state/stored_key_filter.h"
 
 namespace rtsql::rocks_detail {
 
@@ -44,7 +47,12 @@ class RocksTable final : public StateTable {
   ~RocksTable() override {
     // Unflushed writes are dropped: state is only defined at epoch barriers,
     // where the task flushes.
-    shared_->memoryBytes.fetch_sub(bytes_.load());
+    shared_->memoryBytes.fetch_sub(bytes_.load() + stored_.memoryBytes());
+    for (Entry* e = head_; e;) {
+      Entry* next = e->next;
+      delete e;
+      e = next;
+    }
     shared_->openTables.fetch_sub(1);
     std::lock_guard lock(shared_->tablesMutex);
     shared_->tables.erase(id_);
@@ -60,17 +68,18 @@ class RocksTable final : public StateTable {
   }
 
   bool get(std::string_view key, std::string& value) override {
-    if (Entry* e = find(key)) {
+    const KeyRef ref = hashed(key);
+    if (Entry* e = find(ref)) {
       touch(e);
       last_ = e;
       if (e->erased) return false;
       value = e->value;
       return true;
     }
-    bool found = readStored(key, &value);
+    bool found = readStored(ref, &value);
     // Misses are cached too, as tombstones: the usual next step is a put of the
     // same key, which then knows without another read that the key is new.
-    last_ = insert(key, found ? std::string_view(value) : std::string_view(), /*dirty=*/false,
+    last_ = insert(ref, found ? std::string_view(value) : std::string_view(), /*dirty=*/false,
                    /*erased=*/!found);
     maybeEvict();
     return found;
@@ -79,7 +88,14 @@ class RocksTable final : public StateTable {
   void put(std::string_view key, std::string_view value) override {
     // The usual put follows a get() of the same key (read, modify, write):
     // comparing the key with that entry's is cheaper than hashing it again.
-    Entry* e = last_ && *last_->key == key ? last_ : find(key);
+    KeyRef ref{key, 0};
+    Entry* e = nullptr;
+    if (last_ && last_->key == key) {
+      e = last_;
+    } else {
+      ref = hashed(key);
+      e = find(ref);
+    }
     if (e) {
       if (e->erased) size_.fetch_add(1);
       const int64_t delta =
@@ -91,15 +107,16 @@ class RocksTable final : public StateTable {
       markDirty(e);
       touch(e);
     } else {
-      if (!readStored(key, nullptr)) size_.fetch_add(1);
-      insert(key, value, /*dirty=*/true, /*erased=*/false);
+      if (!readStored(ref, nullptr)) size_.fetch_add(1);
+      insert(ref, value, /*dirty=*/true, /*erased=*/false);
     }
     writeBehind();
     maybeEvict();
   }
 
   void erase(std::string_view key) override {
-    if (Entry* e = find(key)) {
+    const KeyRef ref = hashed(key);
+    if (Entry* e = find(ref)) {
       if (!e->erased) {
         size_.fetch_sub(1);
         charge(-static_cast<int64_t>(e->value.size()));
@@ -111,10 +128,10 @@ class RocksTable final : public StateTable {
       }
       touch(e);
     } else {
-      bool existed = readStored(key, nullptr);
+      bool existed = readStored(ref, nullptr);
       if (existed) size_.fetch_sub(1);
       // A clean tombstone for a key that was never stored saves a later read.
-      insert(key, {}, /*dirty=*/existed, /*erased=*/true);
+      insert(ref, {}, /*dirty=*/existed, /*erased=*/true);
     }
     writeBehind();
     maybeEvict();
@@ -173,7 +190,8 @@ class RocksTable final : public StateTable {
         break;
       }
       bool more;
-      if (Entry* e = find(key)) {
+      const KeyRef ref = hashed(key);
+      if (Entry* e = find(ref)) {
         if (!fromCache) it->Next();
         if (e->erased) continue;
         current = e->value;
@@ -181,7 +199,7 @@ class RocksTable final : public StateTable {
       } else if (fromCache) {
         // The dirty entry left the cache during the scan: it was evicted, so
         // written to RocksDB (after this iterator was made).
-        if (!readStored(key, &current)) continue;
+        if (!readStored(ref, &current)) continue;
         more = fn(key, current);
       } else {
         current.assign(view(it->value()));
@@ -201,7 +219,7 @@ class RocksTable final : public StateTable {
       std::vector<Entry*> dirty;
       for (Entry* e = dirtyHead_; e; e = e->dirtyNext) dirty.push_back(e);
       std::sort(dirty.begin(), dirty.end(),
-                [](const Entry* a, const Entry* b) { return *a->key < *b->key; });
+                [](const Entry* a, const Entry* b) { return a->key < b->key; });
       batch_.Clear();
       dirtyIndex_.clear();
       for (Entry* e : dirty) {
@@ -281,7 +299,7 @@ class RocksTable final : public StateTable {
   // markDirty() puts them at the front of the dirty list.
   void indexDirty() {
     for (Entry* e = dirtyHead_; e && !e->indexed; e = e->dirtyNext) {
-      dirtyIndex_.insert(std::string_view(*e->key));
+      dirtyIndex_.insert(std::string_view(e->key));
       e->indexed = true;
     }
   }
@@ -297,8 +315,19 @@ class RocksTable final : public StateTable {
       batch_ = rocksdb::WriteBatch();
   }
 
+  // A key to look up, as the caller holds it, with its hash (key_hash.h),
+  // computed once when the key came in: the cache's index, its growth and
+  // its evictions read the hash rather than hash a (possibly kilobyte) key
+  // again, and the filter of stored keys takes the same hash.
+  struct KeyRef {
+    std::string_view bytes;
+    uint64_t hash = 0;
+  };
+  static KeyRef hashed(std::string_view key) { return {key, stateKeyHash(key)}; }
+
   struct Entry {
-    const std::string* key = nullptr;  // the map node's key
+    std::string key;
+    uint64_t hash = 0;  // stateKeyHash(key)
     std::string value;
     Entry* prev = nullptr;  // LRU order, most recent first
     Entry* next = nullptr;
@@ -308,25 +337,6 @@ class RocksTable final : public StateTable {
     bool erased = false;  // a tombstone: a pending delete when dirty, a known absence when clean
     bool indexed = false;  // dirty and in dirtyIndex_
   };
-  // The hash of a key being inserted, computed by the find() before it: a new
-  // key is hashed once, not again as the map takes it (a kilobyte key costs
-  // as much to hash as to copy). The hasher uses it for exactly the string
-  // insert() hands the map, recognised by its address and size.
-  struct PendingHash {
-    const char* data = nullptr;
-    size_t size = 0;
-    size_t hash = 0;
-  };
-  struct KeyHash {
-    using is_transparent = void;
-    const PendingHash* pending = nullptr;
-    size_t operator()(std::string_view s) const {
-      if (pending && pending->data && s.data() == pending->data && s.size() == pending->size)
-        return pending->hash;
-      return StringHash{}(s);
-    }
-  };
-  using Map = std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>>;
 
   static int64_t entryBytes(std::string_view key, size_t valueSize) {
     return static_cast<int64_t>(key.size() + valueSize) + kEntryOverhead;
@@ -350,10 +360,10 @@ class RocksTable final : public StateTable {
     int64_t taken = 0;
     for (Entry* e = dirtyTail_; e && taken < kWriteBehindBytes / 4; e = e->dirtyPrev) {
       behind_.push_back(e);
-      taken += static_cast<int64_t>(e->key->size() + e->value.size());
+      taken += static_cast<int64_t>(e->key.size() + e->value.size());
     }
     std::sort(behind_.begin(), behind_.end(),
-              [](const Entry* a, const Entry* b) { return *a->key < *b->key; });
+              [](const Entry* a, const Entry* b) { return a->key < b->key; });
     batch_.Clear();
     for (Entry* e : behind_) {
       addToBatch(batch_, e);
@@ -362,15 +372,7 @@ class RocksTable final : public StateTable {
     write(batch_);
   }
 
-  // Also remembers the key's hash for an insert() of the same key that follows.
-  Entry* find(std::string_view key) {
-    found_ = key;
-    foundHash_ = StringHash{}(key);
-    pending_ = {key.data(), key.size(), foundHash_};
-    auto it = map_.find(key);
-    pending_ = {};
-    return it == map_.end() ? nullptr : &it->second;
-  }
+  Entry* find(const KeyRef& key) { return index_.find(key.bytes, key.hash); }
 
   void charge(int64_t delta) {
     bytes_.store(bytes_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
@@ -384,11 +386,12 @@ class RocksTable final : public StateTable {
   }
 
   // Reads the key from RocksDB into `value` (or only tests presence when null).
-  bool readStored(std::string_view key, std::string* value) {
-    if (complete_) return false;
+  // A key the filter of stored keys never saw is not read: it is not there.
+  bool readStored(const KeyRef& key, std::string* value) {
+    if (complete_ || !stored_.mayContain(key.hash)) return false;
     rocksdb::PinnableSlice pinned;
     auto s = shared_->db->Get(shared_->readOptions, shared_->db->DefaultColumnFamily(),
-                              slice(storedKey(key)), &pinned);
+                              slice(storedKey(key.bytes)), &pinned);
     if (s.IsNotFound()) return false;
     if (!s.ok()) throwIo(shared_->path, "read failed", s);
     if (value) value->assign(pinned.data(), pinned.size());
@@ -396,33 +399,32 @@ class RocksTable final : public StateTable {
   }
 
   // The number of keys stored under the prefix: the exact size of a table
-  // opened on existing state (e.g. a restored snapshot).
+  // opened on existing state (e.g. a restored snapshot). Each goes into the
+  // filter of stored keys.
   int64_t countStored() {
     rocksdb::ReadOptions ro = shared_->readOptions;
     rocksdb::Slice upperSlice(prefixEnd_);
     if (!prefixEnd_.empty()) ro.iterate_upper_bound = &upperSlice;
     std::unique_ptr<rocksdb::Iterator> it(shared_->db->NewIterator(ro));
     int64_t n = 0;
-    for (it->Seek(prefix_); it->Valid() && it->key().starts_with(prefix_); it->Next()) ++n;
+    for (it->Seek(prefix_); it->Valid() && it->key().starts_with(prefix_); it->Next()) {
+      noteStored(stateKeyHash(view(it->key()).substr(kPrefixSize)));
+      ++n;
+    }
     if (!it->status().ok()) throwIo(shared_->path, "scan failed", it->status());
     return n;
   }
 
-  Entry* insert(std::string_view key, std::string_view value, bool dirty, bool erased) {
-    std::string owned(key);
-    // The hash find() took of this very key (same bytes at the same address).
-    const bool known = key.data() == found_.data() && key.size() == found_.size();
-    pending_ = {owned.data(), owned.size(), known ? foundHash_ : StringHash{}(key)};
-    found_ = {};
-    auto [it, inserted] = map_.try_emplace(std::move(owned));
-    pending_ = {};
-    Entry* e = &it->second;
-    e->key = &it->first;
+  Entry* insert(const KeyRef& key, std::string_view value, bool dirty, bool erased) {
+    Entry* e = new Entry;
+    e->key.assign(key.bytes.data(), key.bytes.size());
+    e->hash = key.hash;
+    index_.insert(e);
     e->value.assign(value.data(), value.size());
     e->erased = erased;
     if (dirty) markDirty(e);
     linkFront(e);
-    charge(entryBytes(key, value.size()));
+    charge(entryBytes(key.bytes, value.size()));
     return e;
   }
 
@@ -454,17 +456,17 @@ class RocksTable final : public StateTable {
     if (dirtyHead_) dirtyHead_->dirtyPrev = e;
     dirtyHead_ = e;
     if (!dirtyTail_) dirtyTail_ = e;
-    dirtyBytes_ += static_cast<int64_t>(e->key->size() + e->value.size());
+    dirtyBytes_ += static_cast<int64_t>(e->key.size() + e->value.size());
   }
 
   void unmarkDirty(Entry* e) {
     if (!e->dirty) return;
     e->dirty = false;
     if (e->indexed) {
-      dirtyIndex_.erase(std::string_view(*e->key));
+      dirtyIndex_.erase(std::string_view(e->key));
       e->indexed = false;
     }
-    dirtyBytes_ -= static_cast<int64_t>(e->key->size() + e->value.size());
+    dirtyBytes_ -= static_cast<int64_t>(e->key.size() + e->value.size());
     (e->dirtyPrev ? e->dirtyPrev->dirtyNext : dirtyHead_) = e->dirtyNext;
     (e->dirtyNext ? e->dirtyNext->dirtyPrev : dirtyTail_) = e->dirtyPrev;
     e->dirtyPrev = e->dirtyNext = nullptr;
@@ -473,8 +475,9 @@ class RocksTable final : public StateTable {
   // The stored key is the prefix and the cached key, handed to the batch in
   // two parts: the batch copies them into its buffer once, where building the
   // stored key first would copy every (possibly kilobyte) key twice.
+  // A value written goes into the filter of stored keys.
   void addToBatch(rocksdb::WriteBatch& batch, const Entry* e) {
-    const rocksdb::Slice parts[2] = {slice(prefix_), slice(*e->key)};
+    const rocksdb::Slice parts[2] = {slice(prefix_), slice(e->key)};
     const rocksdb::SliceParts key(parts, 2);
     rocksdb::Status s;
     if (e->erased) {
@@ -482,9 +485,42 @@ class RocksTable final : public StateTable {
     } else {
       const rocksdb::Slice value = slice(e->value);
       s = batch.Put(key, rocksdb::SliceParts(&value, 1));
+      noteStored(e->hash);
     }
     if (!s.ok()) throwIo(shared_->path, "write failed", s);
   }
+
+  // The share of the store's budget this table may hold: an equal part of
+  // it for each open table.
+  int64_t share() const {
+    return shared_->budget / std::max(1, shared_->openTables.load(std::memory_order_relaxed));
+  }
+
+  // Adds a key written to RocksDB (or found there) to the filter of stored
+  // keys. While the cache holds the whole table (complete_) no read is made
+  // and the filter is left empty: the first eviction seeds it from the cache
+  // (seedStored). Its memory counts in the store's budget, as this table's:
+  // at most a quarter of the table's share, past which the filter saturates
+  // (every new key is read again).
+  void noteStored(uint64_t hash) {
+    if (!complete_) chargeFilter(stored_.add(hash, share() / 4));
+  }
+
+  // The cache no longer holds the whole table: what RocksDB may hold of it
+  // is what the cache holds now (every key the table wrote went through it,
+  // and left it only as a deletion written). One walk over the cache, with
+  // the hashes its keys carry.
+  void seedStored() {
+    index_.forEach([&](const Entry& e) { chargeFilter(stored_.add(e.hash, share() / 4)); });
+  }
+
+  void chargeFilter(int64_t delta) {
+    if (delta != 0) shared_->memoryBytes.fetch_add(delta, std::memory_order_relaxed);
+  }
+
+  // What the table holds in memory against its share: its entries and its
+  // filter of stored keys.
+  int64_t held() const { return bytes_.load(std::memory_order_relaxed) + stored_.memoryBytes(); }
 
   // Evicts least recently used entries while the store is over its budget and
   // this table holds more than its share. Evicting stops at 98% of the limit
@@ -496,8 +532,11 @@ class RocksTable final : public StateTable {
     int64_t budget = shared_->budget;
     int64_t total = shared_->memoryBytes.load(std::memory_order_relaxed);
     if (total <= budget || evictBlocked_) return;
-    int64_t share = budget / std::max(1, shared_->openTables.load(std::memory_order_relaxed));
-    int64_t mine = bytes_.load(std::memory_order_relaxed);
+    const int64_t share = this->share();
+    // A filter of stored keys that grew while fewer tables were open may
+    // hold more of the share now than evicting entries could make up for.
+    if (stored_.memoryBytes() > share / 2) chargeFilter(stored_.saturate());
+    int64_t mine = held();
     if (mine <= share) return;
     int64_t target = std::max(mine - (total - budget * 49 / 50), share * 49 / 50);
     rocksdb::WriteBatch& batch = batch_;
@@ -507,7 +546,7 @@ class RocksTable final : public StateTable {
     Entry* e = tail_;
     int passedOver = 0;
     bool evicted = false;
-    while (e && bytes_.load(std::memory_order_relaxed) > target) {
+    while (e && held() > target) {
       Entry* victim = e;
       e = e->prev;
       // A dirty entry stays while the writes are held; and, as with writing
@@ -523,7 +562,7 @@ class RocksTable final : public StateTable {
       }
       evicted = true;
       if (victim->dirty) {
-        written += static_cast<int64_t>(victim->key->size() + victim->value.size());
+        written += static_cast<int64_t>(victim->key.size() + victim->value.size());
         addToBatch(batch, victim);
         unmarkDirty(victim);
         wrote = true;
@@ -537,7 +576,10 @@ class RocksTable final : public StateTable {
   }
 
   void evict(Entry* e) {
-    complete_ = false;
+    if (complete_) {
+      complete_ = false;
+      seedStored();
+    }
     forget(e);
   }
 
@@ -545,8 +587,9 @@ class RocksTable final : public StateTable {
   void forget(Entry* e) {
     if (last_ == e) last_ = nullptr;
     unlink(e);
-    charge(-entryBytes(*e->key, e->value.size()));
-    map_.erase(map_.find(std::string_view(*e->key)));
+    charge(-entryBytes(e->key, e->value.size()));
+    index_.erase(e);
+    delete e;
   }
 
   std::shared_ptr<StoreShared> shared_;
@@ -554,10 +597,9 @@ class RocksTable final : public StateTable {
   std::string prefix_;
   std::string prefixEnd_;
   std::string keyBuf_;
-  PendingHash pending_;
-  std::string_view found_;  // the key of the last find() and its hash
-  size_t foundHash_ = 0;
-  Map map_{16, KeyHash{&pending_}};
+  // The cached entries by key; the table owns them (every one is in the LRU
+  // list, which the destructor walks).
+  EntryIndex<Entry> index_;
   Entry* head_ = nullptr;
   Entry* tail_ = nullptr;
   Entry* dirtyHead_ = nullptr;
@@ -569,6 +611,10 @@ class RocksTable final : public StateTable {
   // Reused by every write of the table, so that a batch grows its buffer once.
   rocksdb::WriteBatch batch_;
   std::vector<Entry*> behind_;
+  // The keys this table may have in RocksDB (stored_key_filter.h): a new
+  // key the filter never saw needs no read behind its put, even once the
+  // cache no longer holds every entry.
+  StoredKeyFilter stored_;
   // True while the cache holds every entry of the table (it started empty and
   // has never evicted), so a key missing from the cache is absent and needs no
   // read. This is the common case of state that fits its budget.

@@ -580,3 +580,103 @@ TEST_CASE("state store: a cache over its budget whose oldest entries are dirty e
   CHECK(t->get(intKey(n - 1), v));
   CHECK(v == valueFor(n - 1));
 }
+
+TEST_CASE("state store: a new key is not read from RocksDB once the cache has evicted, and the "
+          "size stays exact, also on restored state") {
+  // Each put of a new key needs to know whether RocksDB has it (for an exact
+  // size()). Once the cache no longer holds every entry, the table's filter
+  // of the keys it wrote answers that for almost every new key, without the
+  // read; a restored table fills the filter with the keys it finds stored.
+  testing::TempDir dir("state_test");
+  auto openWithStats = [&](const std::string& path) {
+    StateStoreOptions o;
+    o.path = path;
+    o.cacheBytes = 1 << 20;
+    o.statistics = true;
+    return StateStore::open(o);
+  };
+  auto keysRead = [](StateStore& s) { return s.engineStats().at("keys-read"); };
+  const std::string pad(200, 'p');
+  const int n = 20000;  // about 5 MB of entries over a 1 MB budget
+  {
+    auto store = openWithStats(dir.sub("db"));
+    auto t = store->table(3, 0);
+    for (int i = 0; i < n; ++i) t->put(intKey(i) + pad, valueFor(i));
+    CHECK(t->memoryBytes() <= (1 << 20) + 512);
+    CHECK(t->size() == static_cast<uint64_t>(n));
+    // Nearly every one of them was known new without a read.
+    const uint64_t reads = keysRead(*store);
+    MESSAGE("reads behind " << n << " new keys: " << reads);
+    CHECK(reads < static_cast<uint64_t>(n / 50));
+    // Keys written and evicted are found, by a read: the filter has them.
+    std::string v;
+    REQUIRE(t->get(intKey(0) + pad, v));
+    CHECK(v == valueFor(0));
+    CHECK(keysRead(*store) > reads);
+    // Writing an evicted key again does not count it twice.
+    t->put(intKey(1) + pad, "again");
+    CHECK(t->size() == static_cast<uint64_t>(n));
+    t->erase(intKey(2) + pad);
+    CHECK(t->size() == static_cast<uint64_t>(n - 1));
+    t->flush();
+    store->snapshot(dir.sub("snap"));
+  }
+  auto restored = openWithStats(dir.sub("snap"));
+  auto t = restored->table(3, 0);
+  CHECK(t->size() == static_cast<uint64_t>(n - 1));
+  const uint64_t before = keysRead(*restored);
+  // Keys of the restored state are known to be stored; new ones are not.
+  for (int i = 0; i < n; ++i) t->put(intKey(i) + pad, "restored");
+  CHECK(t->size() == static_cast<uint64_t>(n));  // only the erased key was new
+  for (int i = n; i < 2 * n; ++i) t->put(intKey(i) + pad, valueFor(i));
+  CHECK(t->size() == static_cast<uint64_t>(2 * n));
+  const uint64_t reads = keysRead(*restored) - before;
+  MESSAGE("reads behind " << n << " stored and " << n << " new keys: " << reads);
+  CHECK(reads >= static_cast<uint64_t>(n - 1) - 2000);  // the stored ones (minus those cached)
+  CHECK(reads < static_cast<uint64_t>(n + n / 50));
+  std::string v;
+  REQUIRE(t->get(intKey(1) + pad, v));
+  CHECK(v == "restored");
+}
+
+TEST_CASE("state store: a table's filter of stored keys gives way when more tables share the "
+          "budget, and its size stays exact") {
+  // The filter may hold a quarter of the table's share of the budget. When
+  // more tables open, the share shrinks; a filter past half of it is
+  // dropped (every new key is read again) rather than leave the table's
+  // entries too little room.
+  testing::TempDir dir("state_test");
+  StateStoreOptions o;
+  o.path = dir.sub("db");
+  o.cacheBytes = 1 << 20;
+  o.statistics = true;
+  auto store = StateStore::open(o);
+  auto t = store->table(4, 0);
+  const std::string pad(200, 'p');
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) t->put(intKey(i) + pad, valueFor(i));
+  auto filterBytes = [&] {
+    return static_cast<int64_t>(store->engineStats().at("cache-bytes")) - t->memoryBytes();
+  };
+  const int64_t before = filterBytes();
+  CHECK(before > 0);
+  // Sixteen more (empty) tables: the share is a seventeenth of the budget.
+  std::vector<std::unique_ptr<StateTable>> others;
+  for (int task = 1; task <= 16; ++task) others.push_back(store->table(4, task));
+  const int64_t share = (1 << 20) / 17;
+  REQUIRE(before > share / 2);
+  const uint64_t readsBefore = store->engineStats().at("keys-read");
+  for (int i = n; i < n + 1000; ++i) t->put(intKey(i) + pad, valueFor(i));
+  CHECK(filterBytes() == 0);
+  // Without the filter each new key is read (all but the few put before the
+  // next eviction dropped it); the size stays exact.
+  CHECK(store->engineStats().at("keys-read") - readsBefore >= 900);
+  CHECK(t->size() == static_cast<uint64_t>(n + 1000));
+  t->put(intKey(5) + pad, "again");
+  CHECK(t->size() == static_cast<uint64_t>(n + 1000));
+  std::string v;
+  REQUIRE(t->get(intKey(5) + pad, v));
+  CHECK(v == "again");
+  REQUIRE(t->get(intKey(n + 999) + pad, v));
+  CHECK(v == valueFor(n + 999));
+}
