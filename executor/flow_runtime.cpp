@@ -390,6 +390,11 @@ void FlowRuntime::stop() {
   // which a failure meanwhile takes.
   if (running) {
     stopAskedMicros_ = monotonicMicros();
+    // A sink that retries does not take its whole retry schedule to the
+    // final epoch's flush (tasks_ stays as it is while the flow runs).
+    for (const auto& t : tasks_) {
+      if (t->sink) t->sink->flowStopping();
+    }
     epochs_.finish(kStopTimeoutMicros);
   }
   stopping_ = true;
