@@ -385,16 +385,18 @@ void FlowRuntime::stop() {
     std::lock_guard lock(mu_);
     running = state_ == FlowState::Running && !stopping_;
   }
+  // A sink that retries does not take its whole retry schedule to the
+  // final epoch's flush, nor to the flush a task of a failed run may still
+  // wait in (tasks_ changes only in start() and below; wakeTasks() reads it
+  // the same way).
+  for (const auto& t : tasks_) {
+    if (t->sink) t->sink->flowStopping();
+  }
   // The final epoch: sources stop reading at their barrier, everything before
   // it is flushed, checkpointed and committed. Waited for without the lock,
   // which a failure meanwhile takes.
   if (running) {
     stopAskedMicros_ = monotonicMicros();
-    // A sink that retries does not take its whole retry schedule to the
-    // final epoch's flush (tasks_ stays as it is while the flow runs).
-    for (const auto& t : tasks_) {
-      if (t->sink) t->sink->flowStopping();
-    }
     epochs_.finish(kStopTimeoutMicros);
   }
   stopping_ = true;
