@@ -136,6 +136,12 @@ class SinkWriter {
   // Epoch end and shutdown: waits until every written row is acknowledged.
   // Throws SqlError when delivery failed.
   virtual void flush(int timeoutMs) = 0;
+  // The flow is stopping (STOP FLOW, DROP FLOW, the server's stop): the
+  // flush of its final epoch comes next. A sink that retries deliveries
+  // stops retrying: what it has not delivered gets one more attempt at most,
+  // and what fails fails that flush, so the epoch is not committed and a
+  // later start sends its rows again. Any thread, while the writer lives.
+  virtual void flowStopping() {}
   virtual int64_t deliveryErrors() const = 0;
   virtual std::string description() const = 0;
   // Exactly-once writers (see SinkTransaction): after the barrier's flush the

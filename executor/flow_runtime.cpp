@@ -218,6 +218,11 @@ void FlowRuntime::start() {
   const int64_t restoreStart = nowMicros();
   // What the run starts from (executor/flow_recovery.cpp).
   Recovery from = recover(needsState);
+  // Between the steps of a start, each of which may wait on a broker, a
+  // registry or the disk: the starting thread's stop (a server that stops
+  // while its supervisor starts the flow, a statement cancelled) ends the
+  // start here, and what it opened so far is released as on any failure.
+  throwIfInterrupted();
   if (needsState && !stateStore_) {
     StateStoreOptions so;
     so.path = stateDir_;
@@ -250,13 +255,16 @@ void FlowRuntime::start() {
   std::vector<std::unique_ptr<Task>> tasks;
   for (const auto& stage : plan_.stages) {
     for (int i = 0; i < stage.tasks; ++i) {
+      throwIfInterrupted();
       auto t = std::make_unique<Task>();
       buildTask(*t, stage, i);
       tasks.push_back(std::move(t));
     }
   }
+  throwIfInterrupted();
   if (transaction_) transaction_->begin();
   restorePositions(from, tasks);
+  throwIfInterrupted();
 
   {
     std::lock_guard lock(mu_);
@@ -376,6 +384,13 @@ void FlowRuntime::stop() {
   {
     std::lock_guard lock(mu_);
     running = state_ == FlowState::Running && !stopping_;
+  }
+  // A sink that retries does not take its whole retry schedule to the
+  // final epoch's flush, nor to the flush a task of a failed run may still
+  // wait in (tasks_ changes only in start() and below; wakeTasks() reads it
+  // the same way).
+  for (const auto& t : tasks_) {
+    if (t->sink) t->sink->flowStopping();
   }
   // The final epoch: sources stop reading at their barrier, everything before
   // it is flushed, checkpointed and committed. Waited for without the lock,

@@ -66,7 +66,11 @@ std::unique_ptr<Session> Engine::openSession(const std::string& user, const std:
 
 void Engine::restore() { replay_->restore(); }
 
+void Engine::beginShutdown() { ctx_.flows.beginShutdown(); }
+
 void Engine::shutdown() {
+  // A flow being started stops starting while the rest below stops.
+  ctx_.flows.beginShutdown();
   // Nor bring back what a restart put off.
   replay_->stop();
   // Another node's change must not start a flow while the flows stop.

@@ -64,6 +64,10 @@ class Engine : public QueryHandler, public FlowReads, private StatementDispatch 
   // checkpoints. Call once, before serving. Throws SqlError when the catalog
   // is damaged.
   void restore();
+  // The server stops: no flow is started any more, and a start in progress
+  // ends at its next wait (server/flows/flow_registry.h). Any thread, at
+  // once (the signal's handler); shutdown() follows.
+  void beginShutdown();
   // Stops every flow (each ends its epoch). What the catalog store says is
   // unchanged, so a restart brings the same flows back.
   void shutdown();

@@ -539,8 +539,10 @@ int main(int argc, char** argv) {
     signals.async_wait([&](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       log(fmt::format("received {}, stopping flows", sig == SIGINT ? "SIGINT" : "SIGTERM"));
-      // A statement or a flow waiting on a remote service ends now.
+      // A statement or a flow waiting on a remote service ends now, and so
+      // does a flow's start in progress.
       rtsql::net::stopAllOutbound();
+      engine.beginShutdown();
       // The stop is bounded: a flow whose task cannot be stopped (a Python
       // call in C code that never returns) would hold it for ever.
       std::thread([shutdownTimeout] {

@@ -220,6 +220,14 @@ class HttpSink final : public EncodingSinkWriter {
 
   int64_t deliveryErrors() const override { return errors_.load(std::memory_order_relaxed); }
 
+  void flowStopping() override {
+    {
+      std::lock_guard lock(mu_);
+      lastTries_.store(true);
+    }
+    closing_.notify_all();  // a backoff in progress ends: its request goes once more now
+  }
+
   std::string description() const override { return fmt::format("HttpSink[{}]", config_.url); }
 
  private:
@@ -332,11 +340,19 @@ class HttpSink final : public EncodingSinkWriter {
     room_.notify_all();
   }
 
-  // Sleeps `ms` unless the writer closes first; false when it does.
+  // Sleeps `ms` unless the writer closes first (false), the flow stops or
+  // rtsqld stops its outbound traffic (true: the request goes at once, for
+  // its last attempt or to be cancelled). The process's stop comes without
+  // a notification: it is polled.
   bool backoff(int64_t ms) {
+    const auto until = Clock::now() + std::chrono::milliseconds(ms);
     std::unique_lock lock(mu_);
-    return !closing_.wait_for(lock, std::chrono::milliseconds(ms),
-                              [&] { return stopping_.load(); });
+    while (!stopping_.load()) {
+      if (lastTries_.load() || net::outboundStopped() || Clock::now() >= until) return true;
+      closing_.wait_until(lock, std::min(until, Clock::now() + std::chrono::milliseconds(
+                                                                   net::kPollMillis)));
+    }
+    return false;
   }
 
   void noteError(const std::string& error) {
@@ -361,7 +377,10 @@ class HttpSink final : public EncodingSinkWriter {
   bool failing_ = false;
   int idle_ = 0;
   std::string lastError_;
-  std::atomic<bool> stopping_{false};
+  std::atomic<bool> stopping_{false};  // the writer closes: senders leave
+  // The flow stops (flowStopping()): each request makes one more attempt at
+  // most, so the final epoch's flush does not wait out the retry schedule.
+  std::atomic<bool> lastTries_{false};
   std::atomic<int64_t> errors_{0};
 
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -397,15 +416,29 @@ Outcome Slot::deliver(const std::string& body) {
   req.keepAlive = true;
   Outcome out;
   int64_t retryAfterMs = -1;
-  for (int attempt = 0; attempt <= c.retries; ++attempt) {
-    if (attempt > 0 && !sink_.backoff(httpRetryDelayMs(attempt, c.retryBackoffMs,
-                                                       c.retryBackoffMaxMs, retryAfterMs))) {
-      out.aborted = true;
-      return out;
+  bool lastTry = false;  // the flow stops: no attempt after this one
+  int attempt = 0;
+  for (;; ++attempt) {
+    if (attempt > 0) {
+      if (attempt > c.retries || lastTry) break;
+      if (!sink_.backoff(
+              httpRetryDelayMs(attempt, c.retryBackoffMs, c.retryBackoffMaxMs, retryAfterMs))) {
+        out.aborted = true;
+        return out;
+      }
     }
+    lastTry = sink_.lastTries_.load();
     net::HttpResult x = client_.exchange(req, {c.requestTimeoutMs, kMaxAnswer}, &sink_.stopping_);
     if (x.failure == net::Failure::Cancelled) {
-      out.aborted = true;
+      // The writer closing drops the rows (nobody flushes it any more).
+      // rtsqld stopping its outbound traffic fails them: the flush of the
+      // final epoch must not count them as delivered, so the epoch is not
+      // committed and the rows go again when the flow starts again.
+      if (sink_.stopping_.load()) {
+        out.aborted = true;
+      } else {
+        out.error = fmt::format("{} {}: {}", c.method, c.url, x.error);
+      }
       return out;
     }
     retryAfterMs = -1;
@@ -429,7 +462,11 @@ Outcome Slot::deliver(const std::string& body) {
     sink_.noteError(out.error);
     retryAfterMs = x.answer.retryAfterMs;
   }
-  if (c.retries > 0) out.error += fmt::format(" (after {} retries)", c.retries);
+  if (lastTry && attempt <= c.retries) {
+    out.error += " (not retried: the flow stops; its rows are sent again when it starts)";
+  } else if (c.retries > 0) {
+    out.error += fmt::format(" (after {} retries)", c.retries);
+  }
   return out;
 }
 

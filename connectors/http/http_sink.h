@@ -22,6 +22,12 @@
 // on the answer's bytes and 'request.timeout.ms' (at most 60000) as one
 // deadline per request.
 //
+// A flow that stops (STOP FLOW, DROP FLOW, SIGTERM) does not wait out the
+// retries at its final flush: from flowStopping() on, each request makes one
+// more attempt at most (a backoff in progress ends), and when rtsqld stops
+// its outbound traffic (SIGTERM) a request in progress is cancelled. Rows so
+// left undelivered fail that flush, so the final epoch is not committed.
+//
 // Delivery is at least once: a flow that restarts from its last checkpoint
 // sends the rows after it again, and a request the server handled but whose
 // answer was lost is sent again. With 'max.in.flight' = 1 a task's rows

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/json.h"
 #include "common/schema.h"
 #include "connectors/embedded/broker.h"
@@ -387,6 +388,14 @@ std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>&
     // A topic that was just created may have no leader yet: ask again until the
     // deadline rather than failing on the first answer.
     for (;;) {
+      // The asking thread's stop (a server that stops while it starts a
+      // flow, a cancelled statement) ends the wait between two asks.
+      try {
+        throwIfInterrupted();
+      } catch (const Interrupted&) {
+        rd_kafka_topic_destroy(rkt);
+        throw;
+      }
       int remainingMs = static_cast<int>((deadline - monotonicMicros()) / 1000);
       const struct rd_kafka_metadata* md = nullptr;
       // The client retries a refused login until the deadline; asking in

@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/kafka/client.h"
 
@@ -182,6 +183,8 @@ InternalTopic ensureInternalTopic(rd_kafka_t* rk, const std::string& bootstrap,
         }
         throw;
       }
+      // A stop of the waiting thread ends the wait for the topic.
+      throwIfInterrupted();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }

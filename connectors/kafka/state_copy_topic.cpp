@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/options.h"
 #include "connectors/kafka/sink_topic.h"
 
@@ -254,6 +255,9 @@ void KafkaStateCopy::scan(int64_t tail, const std::function<void(const rd_kafka_
   // while records keep coming.
   int64_t quietSince = monotonicMicros();
   while (true) {
+    // A stop of the reading thread (the server stopping while it starts the
+    // flow) ends the read; the copy is read again at the next start.
+    throwIfInterrupted();
     rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), 100);
     if (!m) {
       if (monotonicMicros() - quietSince > int64_t(kTimeoutMs) * 1000) {

@@ -37,13 +37,20 @@ FlowRegistry::FlowRegistry(std::string dataDir, ConnectorProvider& connectors, S
 
 FlowRegistry::~FlowRegistry() { shutdown(); }
 
-void FlowRegistry::shutdown() {
-  placement_->stop();
+void FlowRegistry::beginShutdown() {
+  shuttingDown_ = true;
   {
     std::lock_guard lock(supervisorMu_);
     supervisorStop_ = true;
   }
   supervisorCv_.notify_all();
+}
+
+void FlowRegistry::shutdown() {
+  // First, so that a start in progress is ending while the placement stops.
+  beginShutdown();
+  placement_->stop();
+  // The supervisor's start in progress, if any, ends at its next wait.
   if (supervisor_.joinable()) supervisor_.join();
   // The runtimes are stopped outside the flows lock; the entries stay, so
   // what is reported of each flow afterwards is what it was.

@@ -65,6 +65,12 @@ class FlowRegistry : public FlowReads {
   // Starts the placement and the supervisor, which plans a flow restored
   // without a plan with `plan` (with the statement lock held). After restore.
   void start(std::function<FlowRuntime*(const std::string&)> plan);
+  // The server stops (SIGTERM): the supervisor starts no flow any more, and
+  // a start it has in progress ends at its next wait (restore, connector
+  // setup, topic creation, registry fetches...), which throws Interrupted on
+  // the supervisor's thread; what the start had opened is released. Any
+  // thread, any number of times; shutdown() does it first.
+  void beginShutdown();
   // Stops the placement, the supervisor and every flow (each ends its
   // epoch). The entries stay, so what is reported of each is what it was.
   void shutdown();
@@ -179,6 +185,9 @@ class FlowRegistry : public FlowReads {
   std::mutex supervisorMu_;
   std::condition_variable supervisorCv_;
   bool supervisorStop_ = false;
+  // beginShutdown() was called: the check the supervisor's thread polls at
+  // its waits (common/interrupt.h), read without a lock.
+  std::atomic<bool> shuttingDown_{false};
   bool supervisorWake_ = true;  // the first round comes at once: restored flows start
   // The cluster's group waits for releaseFlows(), which waits for the lock.
   std::atomic<bool> releasePending_{false};

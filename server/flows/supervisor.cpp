@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "common/interrupt.h"
 #include "common/log.h"
 #include "server/flows/flow_registry.h"
 
@@ -80,6 +81,14 @@ void FlowRegistry::wakeSupervisor() {
 }
 
 void FlowRegistry::supervise() {
+  // The server's stop ends a start in progress at its next wait rather than
+  // after it: the waits of a start (restore, connector setup, topic
+  // creation, registry fetches) poll this check. Atomics only, so the
+  // watchdog of Python calls may ask it from its thread too.
+  constexpr InterruptScope::Check shuttingDown = [](const void* registry) {
+    return static_cast<const FlowRegistry*>(registry)->shuttingDown_.load();
+  };
+  InterruptScope interrupt(shuttingDown, this, shuttingDown);
   std::unique_lock lock(supervisorMu_);
   int64_t due = kNoRoundDue;
   while (true) {
@@ -191,6 +200,13 @@ int64_t FlowRegistry::superviseOnce() {
       lock.unlock();
       logLine(fmt::format("flow \"{}\" is running", name));
     } catch (const SqlError& e) {
+      if (shuttingDown_) {
+        // The start ended at one of its waits (Interrupted), or failed
+        // because of the stop (a request cancelled): FlowRuntime::start()
+        // holds nothing when it throws, and the flow is no failure.
+        logLine(fmt::format("flow \"{}\": its start ends, the server stops", name));
+        return kNoRoundDue;
+      }
       if (!retryable(e.sqlstate())) {
         // The runtime reports itself failed; it stays so until START FLOW.
         logLine(fmt::format("flow \"{}\" cannot start: {}", name, e.message()));

@@ -1,8 +1,9 @@
 // The http sink's parts that stand alone: its options (each error at the
 // option at fault), the URL taken apart, which answers are retried, the
 // backoff and Retry-After, the batch bodies; a writer against a small
-// loopback server (batches, retries, a permanent failure); and a writer whose
-// server is down failing its flush with the URL named, without hanging.
+// loopback server (batches, retries, a permanent failure); a writer whose
+// server is down failing its flush with the URL named, without hanging; and
+// the last flush of a flow that stops, which does not wait out the retries.
 #include "connectors/http/http_sink.h"
 
 #include <doctest/doctest.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -414,4 +416,33 @@ TEST_CASE("http sink: closing a writer with rows queued does not wait for them")
   // without waiting for it (a hang here fails the test by its timeout).
   writer.reset();
   CHECK(writer == nullptr);
+}
+
+TEST_CASE("http sink: a flow that stops does not wait out the retries at its last flush") {
+  // Every request is answered 503: retried a thousand times, a minute apart.
+  TinyServer server(std::vector<int>(100, 503));
+  auto writer = makeHttpSink(idSink(server.url(), {{"retries", "1000"},
+                                                   {"retry.backoff.ms", "60000"},
+                                                   {"retry.backoff.max.ms", "60000"}}),
+                             "f", 0);
+  for (int i = 0; i < 3; ++i) writer->write({Value::bigint(i)}, 0);
+  // The first row was refused: its sender waits out a minute's backoff.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (server.bodies().empty() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(server.bodies().size() == 1);
+
+  // The flow stops: the row goes once more at once, and nothing after that.
+  writer->flowStopping();
+  const auto t0 = std::chrono::steady_clock::now();
+  SqlError e = sqlErrorOf([&] { writer->flush(30000); });
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  CHECK(e.sqlstate() == "58030");
+  // No row counts as delivered: the final epoch fails, and is not committed.
+  CHECK(e.message().find("3 rows could not be delivered") != std::string::npos);
+  CHECK(e.message().find("answered HTTP 503") != std::string::npos);
+  CHECK(e.message().find("not retried: the flow stops") != std::string::npos);
+  CHECK(server.bodies().size() == 2);
+  CHECK(writer->deliveryErrors() == 3);
 }

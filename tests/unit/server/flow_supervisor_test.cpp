@@ -1,6 +1,7 @@
 // The flow supervisor sleeps while no flow needs it, and wakes when one does:
 // a server with no flow costs nothing, and a flow that fails is restarted
-// with backoff all the same.
+// with backoff all the same; and a server that stops does not wait for a
+// start the supervisor has in progress.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "server/engine.h"
 #include "../proc_threads.h"
 #include "server_test_util.h"
@@ -19,14 +21,33 @@ namespace {
 
 // Sources that read nothing and sinks that drop rows; a source's poll fails
 // once each time `failures` is raised, as a broker that goes away would.
+// With `slowOpens`, opening a source waits (half a minute at most) as a
+// metadata lookup of a broker that does not answer does, asking the opening
+// thread's stop between two tries as a start's waits do.
 class FailingProvider final : public ConnectorProvider {
  public:
   std::atomic<int> failures{0};
   std::atomic<int> opened{0};
+  std::atomic<bool> slowOpens{false};
+  std::atomic<bool> inSlowOpen{false};
+  std::atomic<bool> openInterrupted{false};
 
   int sourcePartitions(const ScanSpec&) override { return 1; }
   std::unique_ptr<SourceTask> openSource(const ScanSpec&, const std::string&, int, int) override {
     ++opened;
+    if (slowOpens) {
+      inSlowOpen = true;
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (std::chrono::steady_clock::now() < until) {
+        try {
+          throwIfInterrupted();
+        } catch (const Interrupted&) {
+          openInterrupted = true;
+          throw;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
     return std::make_unique<Source>(*this);
   }
   std::unique_ptr<SinkWriter> openSink(const SinkSpec&, const std::string&, int) override {
@@ -108,4 +129,35 @@ TEST_CASE_FIXTURE(Fixture, "a flow that fails is restarted after its backoff, an
   std::this_thread::sleep_for(std::chrono::seconds(3));
   CHECK(rtsql::testing::voluntarySwitches("flow-supervisor") - before <= 2);
   engine.shutdown();
+}
+
+TEST_CASE_FIXTURE(Fixture, "a server that stops does not wait for the start in progress") {
+  RestoredEngine server(options, connectors);
+  Engine& engine = server.engine;
+  const std::string out = (tmp.path / "out.jsonl").string();
+  server.runAll({"CREATE SOURCE s (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+                 "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
+                 "CREATE FLOW f INTO out AS SELECT a FROM s"});
+  REQUIRE(stateOf(engine, "f") == FlowState::Running);
+
+  // The flow fails; the supervisor's start of it again waits in the
+  // source's open.
+  connectors.slowOpens = true;
+  connectors.failures = 1;
+  REQUIRE(rtsql::testing::eventually([&] { return connectors.inSlowOpen.load(); },
+                                     std::chrono::milliseconds(20000)));
+
+  // The stop ends the start at its wait instead of waiting the half minute
+  // out; the bound leaves room for a loaded machine.
+  const auto t0 = std::chrono::steady_clock::now();
+  engine.shutdown();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  CHECK(took < std::chrono::seconds(10));
+  CHECK(connectors.openInterrupted.load());
+  // Nothing of the abandoned start runs on: neither the supervisor nor a
+  // task of the flow.
+  CHECK(rtsql::testing::threadsNamed("flow-supervisor") == 0);
+  CHECK(rtsql::testing::threadStats("f/").empty());
+  CHECK(rtsql::testing::threadStats("f:epochs").empty());
+  CHECK(stateOf(engine, "f") != FlowState::Running);
 }
