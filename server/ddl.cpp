@@ -357,9 +357,10 @@ void ObjectDdl::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out)
     std::unique_ptr<FlowRuntime> rt = ctx_.flows.remove(stmt.name);
     // In a cluster, the node that ran the flow (or would run it) deletes its
     // state copy, once the flow is stopped: nothing writes it after that.
-    const bool dropCopy = rt && !ctx_.flows.placement().spreads(rt.get()) &&
-                          rt->plan().keepsState() &&
-                          ctx_.flows.runsHere(stmt.name, rt.get());
+    // When no node runs it now, the next node that holds its slot does.
+    const bool hasCopy =
+        rt && !ctx_.flows.placement().spreads(rt.get()) && rt->plan().keepsState();
+    const bool ranHere = hasCopy && ctx_.flows.runsHere(stmt.name, rt.get());
     std::vector<ExchangeSpec> exchange;
     if (rt) {
       for (const StageSpec& stage : rt->plan().stages) {
@@ -379,14 +380,9 @@ void ObjectDdl::drop(EngineSession& s, const ast::Drop& stmt, ResultWriter& out)
     ctx_.flows.dropShards(stmt.name);
     std::error_code ec;
     std::filesystem::remove_all(ctx_.flows.flowDir(stmt.name), ec);
-    if (auto copy = dropCopy ? ctx_.flows.stateCopyFor(stmt.name) : nullptr) {
-      try {
-        copy->destroy();
-      } catch (const SqlError& e) {
-        logLine(fmt::format("flow \"{}\" dropped; its state copy stays: {}", stmt.name,
-                            e.message()));
-      }
-      // And a sharded flow's exchange topics, once (by the node of copy 0).
+    if (hasCopy) ctx_.flows.dropStateCopy(stmt.name, ranHere);
+    // And a sharded flow's exchange topics, once (by the node of copy 0).
+    if (ranHere && ctx_.flows.stateCopyFor(stmt.name)) {
       ctx_.flows.dropExchangeTopics(stmt.name, exchange);
     }
   } else if (dropped && !s.shadow && stmt.object == ast::ObjectKind::Table) {

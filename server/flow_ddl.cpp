@@ -163,7 +163,10 @@ void FlowDdl::createFlow(EngineSession& s, const ast::CreateFlow& stmt, ResultWr
   // A new flow starts with empty state and no checkpoints: whatever a dropped
   // flow of the same name left behind is removed (in a cluster, its state
   // copy is marked empty too, before any node may start the new flow).
-  // A sharded flow's copies too (planner/shard_plan.h).
+  // A sharded flow's copies too (planner/shard_plan.h). A copy left for
+  // deletion by the slot's next holder (DROP FLOW while no node ran the
+  // flow) is the new flow's now.
+  ctx_.flows.keepStateCopy(stmt.name);
   std::error_code ec;
   for (int shard = 0; shard < plan.shards; ++shard) {
     const std::string name = shardFlowName(stmt.name, shard);

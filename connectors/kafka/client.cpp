@@ -357,20 +357,41 @@ HandlePtr newHandle(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
   return HandlePtr(rk);
 }
 
-HandlePtr newClient(rd_kafka_type_t type, const std::string& bootstrap, const Options& options,
-                    Settings defaults, Settings fixed) {
+namespace {
+
+// newClient, and with `internal` refuseAutoCreate last, so that nothing
+// asks for auto-creation.
+HandlePtr makeClient(rd_kafka_type_t type, const std::string& bootstrap, const Options& options,
+                     Settings defaults, Settings fixed, bool internal) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   try {
     installLogging(conf);
     for (const auto& [name, value] : defaults) setProperty(conf, name, value, SqlError::npos);
     applyUserProperties(conf, options, false);
     for (const auto& [name, value] : fixed) setProperty(conf, name, value, SqlError::npos);
+    if (internal) refuseAutoCreate(conf);
     setProperty(conf, "bootstrap.servers", bootstrap, SqlError::npos);
   } catch (...) {
     rd_kafka_conf_destroy(conf);
     throw;
   }
   return newHandle(type, conf);
+}
+
+}  // namespace
+
+HandlePtr newClient(rd_kafka_type_t type, const std::string& bootstrap, const Options& options,
+                    Settings defaults, Settings fixed) {
+  return makeClient(type, bootstrap, options, defaults, fixed, false);
+}
+
+void refuseAutoCreate(rd_kafka_conf_t* conf) {
+  setProperty(conf, "allow.auto.create.topics", "false", SqlError::npos);
+}
+
+HandlePtr newInternalClient(rd_kafka_type_t type, const std::string& bootstrap,
+                            Settings defaults, Settings fixed) {
+  return makeClient(type, bootstrap, Options(), defaults, fixed, true);
 }
 
 std::vector<int> partitionCounts(rd_kafka_t* rk, const std::vector<std::string>& topics,

@@ -71,6 +71,20 @@ using Settings = std::initializer_list<std::pair<const char*, const char*>>;
 HandlePtr newClient(rd_kafka_type_t type, const std::string& bootstrap, const Options& options,
                     Settings defaults, Settings fixed);
 
+// A client of rtsqld's own internal topics (a cluster's catalog, slots,
+// progress, state copies, exchange topics): newClient without the user's
+// options, and never asking the broker to create a topic on its own
+// (refuseAutoCreate). rtsqld creates each internal topic explicitly, with its
+// settings (a state copy compacted, say): one the broker made with its
+// defaults would be wrong, and a client that still names a deleted topic (a
+// dropped flow's copy) would bring it back.
+HandlePtr newInternalClient(rd_kafka_type_t type, const std::string& bootstrap,
+                            Settings defaults, Settings fixed);
+// Sets allow.auto.create.topics=false on `conf` (librdkafka's producers ask
+// for auto-creation by default, and Apache Kafka's auto.create.topics.enable
+// is on by default), for an internal client made with newHandle.
+void refuseAutoCreate(rd_kafka_conf_t* conf);
+
 // The broker's last refusal of `rk`'s credentials (SASL or client
 // certificate), as librdkafka reported it; nothing while none was refused.
 // Clients report it only when their configuration has installLogging.

@@ -94,6 +94,7 @@ class KafkaExchangeWriter final : public ExchangeOut {
       setProperty(conf, "acks", "all", SqlError::npos);
       setProperty(conf, "enable.idempotence", "true", SqlError::npos);
       setProperty(conf, "enable.gapless.guarantee", "true", SqlError::npos);
+      refuseAutoCreate(conf);
       setProperty(conf, "bootstrap.servers", bootstrap_, SqlError::npos);
     } catch (...) {
       rd_kafka_conf_destroy(conf);
@@ -260,8 +261,8 @@ class KafkaExchangeSource final : public SourceTask {
 
     // The topic first, through a client of its own.
     {
-      HandlePtr admin = newClient(RD_KAFKA_PRODUCER, spec_.bootstrap, Options(),
-                                  {{"client.id", "rtsql-exchange-admin"}}, {});
+      HandlePtr admin = newInternalClient(RD_KAFKA_PRODUCER, spec_.bootstrap,
+                                                  {{"client.id", "rtsql-exchange-admin"}}, {});
       ensureTopic(admin.get(), spec_);
     }
     openConsumer(flowName);
@@ -430,25 +431,24 @@ class KafkaExchangeSource final : public SourceTask {
     // Fetching as the Kafka source does (connectors/kafka/source.cpp): the
     // broker answers as soon as a byte is there, and holds a fetch that found
     // nothing for up to 500 ms (the embedded broker too, through its proxy).
-    rk_ = newClient(RD_KAFKA_CONSUMER, spec_.bootstrap, Options(),
-                    {{"client.id", clientId.c_str()},
-                     {"fetch.wait.max.ms", "500"},
-                     {"fetch.min.bytes", "1"},
-                     {"fetch.error.backoff.ms", "10"},
-                     {"socket.nagle.disable", "true"},
-                     {"queued.max.messages.kbytes", "65536"},
-                     {"queued.min.messages", "1000000"},
-                     {"session.timeout.ms", "6000"}},
-                    {{"group.id", group.c_str()},
-                     {"allow.auto.create.topics", "false"},
-                     // A checkpointed offset the broker no longer has (the
-                     // back was away longer than the retention): from what
-                     // is left, the gap counted in offsetsSkipped.
-                     {"auto.offset.reset", "earliest"},
-                     {"isolation.level", "read_uncommitted"},
-                     {"enable.partition.eof", "true"},
-                     {"enable.auto.commit", "false"},
-                     {"enable.auto.offset.store", "false"}});
+    rk_ = newInternalClient(RD_KAFKA_CONSUMER, spec_.bootstrap,
+                            {{"client.id", clientId.c_str()},
+                             {"fetch.wait.max.ms", "500"},
+                             {"fetch.min.bytes", "1"},
+                             {"fetch.error.backoff.ms", "10"},
+                             {"socket.nagle.disable", "true"},
+                             {"queued.max.messages.kbytes", "65536"},
+                             {"queued.min.messages", "1000000"},
+                             {"session.timeout.ms", "6000"}},
+                            {{"group.id", group.c_str()},
+                             // A checkpointed offset the broker no longer has (the
+                             // back was away longer than the retention): from what
+                             // is left, the gap counted in offsetsSkipped.
+                             {"auto.offset.reset", "earliest"},
+                             {"isolation.level", "read_uncommitted"},
+                             {"enable.partition.eof", "true"},
+                             {"enable.auto.commit", "false"},
+                             {"enable.auto.offset.store", "false"}});
     rd_kafka_poll_set_consumer(rk_.get());
     queue_ = rd_kafka_queue_get_consumer(rk_.get());
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -10,12 +11,17 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/log.h"
 #include "connectors/embedded/broker.h"
 #include "connectors/kafka/client.h"
 
 namespace rtsql::kafka {
 
 namespace {
+
+// How long a deleted topic may stay in the broker's listing before its
+// deletion is asked again.
+constexpr int64_t kListedAfterDeletionMicros = 5'000'000;
 
 // The partition count of `topic`, or 0 when the broker does not have it. Lists
 // every topic rather than asking for this one: a metadata request naming a
@@ -120,6 +126,29 @@ bool createTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string
   return true;
 }
 
+// Asks the broker to delete `topic`; returns false when it does not have it.
+// Throws 08006 when it refuses or does not answer.
+bool requestDeletion(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic) {
+  std::unique_ptr<rd_kafka_queue_t, void (*)(rd_kafka_queue_t*)> queue(rd_kafka_queue_new(rk),
+                                                                       rd_kafka_queue_destroy);
+  rd_kafka_DeleteTopic_t* spec = rd_kafka_DeleteTopic_new(topic.c_str());
+  rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS);
+  char errstr[256];
+  rd_kafka_AdminOptions_set_request_timeout(options, kMetadataTimeoutMs, errstr, sizeof errstr);
+  rd_kafka_DeleteTopics(rk, &spec, 1, options, queue.get());
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_DeleteTopic_destroy(spec);
+  auto [err, reason] = topicResult(queue.get(), bootstrap, "deletion", topic);
+  if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) return false;
+  if (err) {
+    throw SqlError(sqlstate::kConnectionFailure,
+                   fmt::format("cannot delete topic '{}' on {}: {}", topic, bootstrap, reason),
+                   SqlError::npos,
+                   "delete it with kafka-topics.sh --delete, or check the broker's ACLs");
+  }
+  return true;
+}
+
 }  // namespace
 
 int sinkTopicPartitions(const Options& options) {
@@ -190,26 +219,44 @@ InternalTopic ensureInternalTopic(rd_kafka_t* rk, const std::string& bootstrap,
   }
 }
 
-bool deleteInternalTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic) {
+bool deleteInternalTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
+                         int waitMs) {
   if (EmbeddedKafka::find(bootstrap) || isEmbeddedBroker(rk)) return false;
-  std::unique_ptr<rd_kafka_queue_t, void (*)(rd_kafka_queue_t*)> queue(rd_kafka_queue_new(rk),
-                                                                       rd_kafka_queue_destroy);
-  rd_kafka_DeleteTopic_t* spec = rd_kafka_DeleteTopic_new(topic.c_str());
-  rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS);
-  char errstr[256];
-  rd_kafka_AdminOptions_set_request_timeout(options, kMetadataTimeoutMs, errstr, sizeof errstr);
-  rd_kafka_DeleteTopics(rk, &spec, 1, options, queue.get());
-  rd_kafka_AdminOptions_destroy(options);
-  rd_kafka_DeleteTopic_destroy(spec);
-  auto [err, reason] = topicResult(queue.get(), bootstrap, "deletion", topic);
-  if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) return false;
-  if (err) {
-    throw SqlError(sqlstate::kConnectionFailure,
-                   fmt::format("cannot delete topic '{}' on {}: {}", topic, bootstrap, reason),
-                   SqlError::npos,
-                   "delete it with kafka-topics.sh --delete, or check the broker's ACLs");
+  // Deleted when the broker's listing no longer has it: a deletion the
+  // broker accepted takes a moment to show there, a request may time out on
+  // a loaded broker, and a client elsewhere that still wrote to the topic
+  // could have had it created again (an Apache Kafka with
+  // auto.create.topics.enable, and a client that asks for it: none of
+  // rtsqld's do). So the deletion is asked again until the topic is gone.
+  const int64_t deadline = monotonicMicros() + int64_t(waitMs) * 1000;
+  bool deleted = false;
+  std::string why;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      deleted = requestDeletion(rk, bootstrap, topic) || deleted;
+      // Listed for a while after an accepted deletion: looked at again
+      // before the deletion is asked again.
+      const int64_t listedBy = std::min(deadline, monotonicMicros() + kListedAfterDeletionMicros);
+      bool listed;
+      while ((listed = existingPartitions(rk, bootstrap, topic) > 0) && monotonicMicros() < listedBy)
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (!listed) return deleted;
+      why = "still listed after its deletion";
+    } catch (const SqlError& e) {
+      why = e.message();
+    }
+    if (monotonicMicros() > deadline) {
+      throw SqlError(sqlstate::kConnectionFailure,
+                     fmt::format("topic '{}' on {} is still there after {} attempts to delete it "
+                                 "within {} s: {}",
+                                 topic, bootstrap, attempt, waitMs / 1000, why),
+                     SqlError::npos,
+                     "delete it with kafka-topics.sh --delete, or check the broker's ACLs");
+    }
+    logLine(fmt::format("internal topic '{}' on {}: {}; deleting it again (attempt {})", topic,
+                        bootstrap, why, attempt + 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(200 * attempt, 2000)));
   }
-  return true;
 }
 
 }  // namespace rtsql::kafka

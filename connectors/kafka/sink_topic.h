@@ -51,10 +51,13 @@ struct InternalTopic {
 InternalTopic ensureInternalTopic(rd_kafka_t* rk, const std::string& bootstrap,
                                   const std::string& topic, int partitions,
                                   const TopicConfigs& configs, int waitMs, const std::string& hint);
-// Deletes internal topic `topic` (a dropped flow's state copy). Returns false
-// when the broker takes no admin requests (an embedded one: the topic stays)
-// or the topic is already gone. Throws 08006 when the broker refuses or does
-// not answer.
-bool deleteInternalTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic);
+// Deletes internal topic `topic` (a dropped flow's state copy or exchange
+// topic), and asks again until the broker no longer lists it (logged), for
+// up to `waitMs`. Returns false when the broker takes no admin requests (an
+// embedded one: the topic stays) or did not have the topic. Throws 08006
+// when the topic is still there at the end.
+inline constexpr int kDeleteTopicWaitMs = 30000;
+bool deleteInternalTopic(rd_kafka_t* rk, const std::string& bootstrap, const std::string& topic,
+                         int waitMs = kDeleteTopicWaitMs);
 
 }  // namespace rtsql::kafka

@@ -49,13 +49,13 @@ std::optional<std::optional<CheckpointInfo>> marker(const std::string& topic,
 }
 
 HandlePtr copyReader(const std::string& bootstrap, const std::string& groupId) {
-  return newClient(RD_KAFKA_CONSUMER, bootstrap, Options(), {{"client.id", "rtsqld-state"}},
-                   {{"group.id", groupId.c_str()},
-                    {"enable.auto.commit", "false"},
-                    {"enable.auto.offset.store", "false"},
-                    {"enable.partition.eof", "true"},
-                    {"auto.offset.reset", "error"},
-                    {"isolation.level", "read_committed"}});
+  return newInternalClient(RD_KAFKA_CONSUMER, bootstrap, {{"client.id", "rtsqld-state"}},
+                           {{"group.id", groupId.c_str()},
+                            {"enable.auto.commit", "false"},
+                            {"enable.auto.offset.store", "false"},
+                            {"enable.partition.eof", "true"},
+                            {"auto.offset.reset", "error"},
+                            {"isolation.level", "read_committed"}});
 }
 
 bool transient(rd_kafka_resp_err_t err) {
@@ -139,18 +139,36 @@ KafkaStateCopy::~KafkaStateCopy() = default;
 
 rd_kafka_t* KafkaStateCopy::producer() {
   if (producer_) return producer_.get();
-  HandlePtr p = newClient(RD_KAFKA_PRODUCER, bootstrap_, Options(),
-                          {{"client.id", "rtsqld-state"}, {"linger.ms", "5"}},
-                          {{"transactional.id", topic_.c_str()},
-                           {"enable.idempotence", "true"},
-                           {"transaction.timeout.ms", "60000"},
-                           {"message.timeout.ms", "30000"}});
-  // One partition, compacted: each key's last value is the state.
-  InternalTopic t = ensureInternalTopic(p.get(), bootstrap_, topic_, 1,
-                                        {{"cleanup.policy", "compact"}}, kTimeoutMs,
-                                        "create the topic with one partition and "
-                                        "cleanup.policy=compact, or check the broker's ACLs");
-  (void)t;
+  HandlePtr p = newInternalClient(RD_KAFKA_PRODUCER, bootstrap_,
+                                  {{"client.id", "rtsqld-state"}, {"linger.ms", "5"}},
+                                  {{"transactional.id", topic_.c_str()},
+                                   {"enable.idempotence", "true"},
+                                   {"transaction.timeout.ms", "60000"},
+                                   {"message.timeout.ms", "30000"}});
+  // One partition, compacted: each key's last value is the state. Made
+  // sure of once a run: a producer made again in the middle of one (the
+  // last was fenced, or failed) finds the topic gone only when the flow was
+  // dropped meanwhile (by a node that took its slot while this one could not
+  // tell), and must not bring it back.
+  if (!topicEnsured_) {
+    InternalTopic t = ensureInternalTopic(p.get(), bootstrap_, topic_, 1,
+                                          {{"cleanup.policy", "compact"}}, kTimeoutMs,
+                                          "create the topic with one partition and "
+                                          "cleanup.policy=compact, or check the broker's ACLs");
+    (void)t;
+    topicEnsured_ = true;
+  } else {
+    // Gone: the write fails now rather than when its records time out.
+    try {
+      partitionCounts(p.get(), {topic_}, bootstrap_, kTimeoutMs);
+    } catch (const SqlError& e) {
+      if (e.sqlstate() != sqlstate::kUndefinedObject) throw;
+      throw unreachable(bootstrap_,
+                        fmt::format("no longer has {}: deleted since this run began (its flow "
+                                    "was dropped, or the topic deleted by hand)",
+                                    topic_));
+    }
+  }
   if (rd_kafka_error_t* e = rd_kafka_init_transactions(p.get(), kTimeoutMs)) {
     std::string reason = rd_kafka_error_string(e);
     rd_kafka_error_destroy(e);
@@ -203,7 +221,7 @@ void KafkaStateCopy::clear() {
 void KafkaStateCopy::destroy() {
   producer_.reset();
   HandlePtr admin =
-      newClient(RD_KAFKA_PRODUCER, bootstrap_, Options(), {{"client.id", "rtsqld-state"}}, {});
+      newInternalClient(RD_KAFKA_PRODUCER, bootstrap_, {{"client.id", "rtsqld-state"}}, {});
   deleteInternalTopic(admin.get(), bootstrap_, topic_);
 }
 

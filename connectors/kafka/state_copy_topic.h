@@ -42,7 +42,11 @@ class KafkaStateCopy final : public StateCopy {
              SinkTransaction* within) override;
   void checkWithin(SinkTransaction& transaction) override;
   void clear() override;
-  void close() override { producer_.reset(); }
+  // Between runs: the next run's producer makes sure of the topic again.
+  void close() override {
+    producer_.reset();
+    topicEnsured_ = false;
+  }
   // Deletes the topic (an embedded broker, which takes no admin requests,
   // keeps it: the next CREATE FLOW of the name marks it empty).
   void destroy() override;
@@ -65,6 +69,7 @@ class KafkaStateCopy final : public StateCopy {
   std::string bootstrap_;
   std::string topic_;
   HandlePtr producer_;
+  bool topicEnsured_ = false;  // by this run's first producer
 };
 
 }  // namespace rtsql::kafka

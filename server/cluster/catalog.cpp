@@ -257,12 +257,12 @@ struct ClusterCatalog::Impl {
   // The cluster's one transactional writer of the topic: a new one fences
   // any other node's write in progress when it initializes its transactions.
   kafka::HandlePtr newWriter() const {
-    return kafka::newClient(RD_KAFKA_PRODUCER, bootstrap, Options(),
-                            {{"client.id", "rtsqld-catalog"}},
-                            {{"transactional.id", transactionalId.c_str()},
-                             {"enable.idempotence", "true"},
-                             {"transaction.timeout.ms", "60000"},
-                             {"message.timeout.ms", "30000"}});
+    return kafka::newInternalClient(RD_KAFKA_PRODUCER, bootstrap,
+                                    {{"client.id", "rtsqld-catalog"}},
+                                    {{"transactional.id", transactionalId.c_str()},
+                                     {"enable.idempotence", "true"},
+                                     {"transaction.timeout.ms", "60000"},
+                                     {"message.timeout.ms", "30000"}});
   }
 
   // Makes the consumer of the topic (created when missing) and replays it
@@ -335,18 +335,18 @@ void ClusterCatalog::Impl::open(const ClusterOptions& options) {
   transactionalId = "_rtsql-" + options.name + "-catalog-writer";
   replay = std::make_unique<CatalogReplay>(topic);
   const std::string group = "_rtsql-" + options.name + "-catalog-reader";
-  consumer = kafka::newClient(RD_KAFKA_CONSUMER, options.bootstrap, Options(),
-                              {{"client.id", "rtsqld-catalog"}},
-                              {{"group.id", group.c_str()},
-                               {"enable.auto.commit", "false"},
-                               {"enable.auto.offset.store", "false"},
-                               {"enable.partition.eof", "true"},
-                               // A writer waits for the end of the
-                               // partition, which a fetch reports when
-                               // it returns: the broker holds an empty
-                               // fetch this long.
-                               {"fetch.wait.max.ms", "50"},
-                               {"isolation.level", "read_committed"}});
+  consumer = kafka::newInternalClient(RD_KAFKA_CONSUMER, options.bootstrap,
+                                      {{"client.id", "rtsqld-catalog"}},
+                                      {{"group.id", group.c_str()},
+                                       {"enable.auto.commit", "false"},
+                                       {"enable.auto.offset.store", "false"},
+                                       {"enable.partition.eof", "true"},
+                                       // A writer waits for the end of the
+                                       // partition, which a fetch reports when
+                                       // it returns: the broker holds an empty
+                                       // fetch this long.
+                                       {"fetch.wait.max.ms", "50"},
+                                       {"isolation.level", "read_committed"}});
   // One partition, compacted, kept forever: it is the cluster's catalog.
   // Waits until the partition has a leader (a new topic has none at first);
   // on a broker that creates it on demand, the catalog is its partition 0.

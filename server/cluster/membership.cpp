@@ -367,6 +367,7 @@ ClusterMembership::ClusterMembership(ClusterOptions options)
       {"fetch.wait.max.ms", "500"},
   };
   for (const auto& [name, value] : settings) kafka::setProperty(conf, name, value, SqlError::npos);
+  kafka::refuseAutoCreate(conf);
   impl_->consumer = kafka::newHandle(RD_KAFKA_CONSUMER, conf);
   rd_kafka_conf_t* holdersConf = rd_kafka_conf_new();
   kafka::installLogging(holdersConf);
@@ -379,6 +380,7 @@ ClusterMembership::ClusterMembership(ClusterOptions options)
   };
   for (const auto& [name, value] : holdersSettings)
     kafka::setProperty(holdersConf, name, value, SqlError::npos);
+  kafka::refuseAutoCreate(holdersConf);
   impl_->holdersClient = kafka::newHandle(RD_KAFKA_CONSUMER, holdersConf);
   kafka::InternalTopic topic = kafka::ensureInternalTopic(
       impl_->consumer.get(), options_.bootstrap, impl_->topic, kSlots, {}, kMembershipTopicWaitMs,

@@ -301,6 +301,16 @@ StateCopyKeeper::Warm ClusterPlacement::warmCopy(const std::string& flow) const 
   };
 }
 
+void ClusterPlacement::dropCopyLater(const std::string& name, std::shared_ptr<StateCopy> copy) {
+  dropped_.add(name, std::move(copy), monotonicMicros());
+}
+
+void ClusterPlacement::deleteDroppedCopies() {
+  if (!membership_ || dropped_.size() == 0) return;
+  dropped_.deleteHeld([this](const std::string& name) { return membership_->holds(name); },
+                     monotonicMicros());
+}
+
 std::optional<ForwardRoute> ClusterPlacement::forwardRoute(const std::string& node) const {
   if (!membership_ || node == options_.node) return std::nullopt;
   std::optional<std::string> address = membership_->addressOf(node);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "server/cluster/catalog.h"
+#include "server/cluster/dropped_copies.h"
 #include "server/cluster/membership.h"
 #include "server/cluster/progress.h"
 #include "server/cluster/standbys.h"
@@ -49,6 +50,9 @@ class ClusterPlacement : public Placement {
   bool rebuildsStateWithoutCheckpoint() const override { return true; }
   std::shared_ptr<StateCopy> stateCopy(const std::string& flowId) const override;
   StateCopyKeeper::Warm warmCopy(const std::string& flow) const override;
+  void dropCopyLater(const std::string& name, std::shared_ptr<StateCopy> copy) override;
+  void keepCopy(const std::string& name) override { dropped_.forget(name); }
+  void deleteDroppedCopies() override;
   std::optional<ForwardRoute> forwardRoute(const std::string& node) const override;
 
  private:
@@ -58,6 +62,7 @@ class ClusterPlacement : public Placement {
   std::unique_ptr<ClusterMembership> membership_;
   std::unique_ptr<ClusterProgress> progress_;
   std::unique_ptr<ClusterStandbys> standbys_;
+  DroppedCopies dropped_;
 };
 
 }  // namespace rtsql

@@ -59,8 +59,8 @@ struct ClusterProgress::Impl {
   // cannot be had now.
   bool open() {
     try {
-      producer = kafka::newClient(
-          RD_KAFKA_PRODUCER, options.bootstrap, Options(),
+      producer = kafka::newInternalClient(
+          RD_KAFKA_PRODUCER, options.bootstrap,
           {{"client.id", "rtsqld-progress"}, {"linger.ms", "20"}, {"compression.type", "lz4"}},
           {{"message.timeout.ms", "10000"}});
       kafka::InternalTopic t = kafka::ensureInternalTopic(
@@ -69,12 +69,12 @@ struct ClusterProgress::Impl {
           kProgressTopicWaitMs, "create the topic with one partition, or check the broker's ACLs");
       (void)t;
       const std::string group = "_rtsql-" + options.name + "-progress-reader";
-      consumer = kafka::newClient(RD_KAFKA_CONSUMER, options.bootstrap, Options(),
-                                  {{"client.id", "rtsqld-progress"}},
-                                  {{"group.id", group.c_str()},
-                                   {"enable.auto.commit", "false"},
-                                   {"enable.auto.offset.store", "false"},
-                                   {"fetch.wait.max.ms", "500"}});
+      consumer = kafka::newInternalClient(RD_KAFKA_CONSUMER, options.bootstrap,
+                                          {{"client.id", "rtsqld-progress"}},
+                                          {{"group.id", group.c_str()},
+                                           {"enable.auto.commit", "false"},
+                                           {"enable.auto.offset.store", "false"},
+                                           {"fetch.wait.max.ms", "500"}});
       rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
       rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset =
           RD_KAFKA_OFFSET_TAIL(kTailRecords);

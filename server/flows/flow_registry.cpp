@@ -141,6 +141,22 @@ std::shared_ptr<StateCopy> FlowRegistry::stateCopyFor(const std::string& flow) c
   return placement_->stateCopy(flowIdFor(flow));
 }
 
+bool FlowRegistry::dropStateCopy(const std::string& name, bool ranHere) {
+  std::shared_ptr<StateCopy> copy = stateCopyFor(name);
+  if (!copy) return false;
+  if (ranHere) {
+    try {
+      copy->destroy();
+      return true;
+    } catch (const SqlError& e) {
+      logLine(fmt::format("flow \"{}\" dropped; its state copy stays for now: {}", name,
+                          e.message()));
+    }
+  }
+  placement_->dropCopyLater(name, std::move(copy));
+  return false;
+}
+
 void FlowRegistry::startRuntime(const std::string& name, FlowRuntime& rt) {
   placement_->prepareStart(name, rt);
   rt.start();

@@ -85,6 +85,15 @@ class FlowRegistry : public FlowReads {
   bool runsHere(const std::string& name, const FlowRuntime* rt) const {
     return placement_->runsHere(name, rt);
   }
+  // Once dropped flow `name` (or a copy of a sharded one) is stopped here:
+  // deletes its state copy when this node ran it (`ranHere`: nothing writes
+  // the copy any more), else leaves that to the next node that holds its
+  // slot (Placement::dropCopyLater), as when the deletion fails here. Returns
+  // whether it was deleted here.
+  bool dropStateCopy(const std::string& name, bool ranHere);
+  // A flow named `name` is created: its state copy (and its copies') is its
+  // own again.
+  void keepStateCopy(const std::string& name) { placement_->keepCopy(name); }
   // Starts flow `name`'s runtime as its placement says. Throws as FlowRuntime::start.
   void startRuntime(const std::string& name, FlowRuntime& rt);
 

@@ -117,6 +117,18 @@ class Placement {
   // (null: nowhere), and a standby kept here to start from.
   virtual std::shared_ptr<StateCopy> stateCopy(const std::string& flowId) const = 0;
   virtual StateCopyKeeper::Warm warmCopy(const std::string& flow) const = 0;
+  // The state copy of dropped flow `name`, which this node did not run (no
+  // node may have: server/cluster/dropped_copies.h): deleted by whichever
+  // node holds the flow's slot next (deleteDroppedCopies). A CREATE FLOW of
+  // the name takes it back (keepCopy).
+  virtual void dropCopyLater(const std::string& name, std::shared_ptr<StateCopy> copy) {
+    (void)name;
+    (void)copy;
+  }
+  virtual void keepCopy(const std::string& name) { (void)name; }
+  // Deletes the copies dropCopyLater kept whose flows' slots this node holds
+  // now; the supervisor calls it under the statement lock.
+  virtual void deleteDroppedCopies() {}
   // Where a read of a view that node `node` holds is sent (nullopt: it
   // advertised no address, or there is no cluster).
   virtual std::optional<ForwardRoute> forwardRoute(const std::string& node) const {

@@ -79,17 +79,12 @@ void FlowRegistry::dropShards(const std::string& flow) {
   for (auto& [name, rt] : gone) {
     // As DROP FLOW does with the flow: the node that runs a copy deletes its
     // state copy once it is stopped.
-    const bool dropCopy = rt && rt->plan().keepsState() && runsHere(name, rt.get());
+    const bool hasCopy = rt && rt->plan().keepsState();
+    const bool ranHere = hasCopy && runsHere(name, rt.get());
     rt.reset();
     std::error_code ec;
     std::filesystem::remove_all(flowDir(name), ec);
-    if (auto copy = dropCopy ? stateCopyFor(name) : nullptr) {
-      try {
-        copy->destroy();
-      } catch (const SqlError& e) {
-        logLine(fmt::format("flow \"{}\" dropped; its state copy stays: {}", name, e.message()));
-      }
-    }
+    if (hasCopy) dropStateCopy(name, ranHere);
   }
 }
 
@@ -133,8 +128,8 @@ void FlowRegistry::dropExchangeTopics(const std::string& flow,
                                 const std::vector<ExchangeSpec>& exchange) {
   for (const ExchangeSpec& spec : exchange) {
     try {
-      kafka::HandlePtr admin = kafka::newClient(RD_KAFKA_PRODUCER, spec.bootstrap, Options(),
-                                                {{"client.id", "rtsqld-exchange"}}, {});
+      kafka::HandlePtr admin = kafka::newInternalClient(RD_KAFKA_PRODUCER, spec.bootstrap,
+                                                        {{"client.id", "rtsqld-exchange"}}, {});
       kafka::deleteInternalTopic(admin.get(), spec.bootstrap, spec.topic);
     } catch (const SqlError& e) {
       logLine(fmt::format("flow \"{}\" dropped; its exchange topic {} stays: {}", flow, spec.topic,

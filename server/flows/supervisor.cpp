@@ -137,6 +137,8 @@ int64_t FlowRegistry::superviseOnce() {
   std::unique_lock statements(statements_.mutex(), std::try_to_lock);
   if (!statements.owns_lock()) return again;  // a statement is changing flows: look again later
   releaseFlows(true);
+  // Dropped flows' copies left for this node, now that it holds their slots.
+  placement_->deleteDroppedCopies();
   const int64_t now = monotonicMicros();
   int64_t due = kNoRoundDue;
   std::vector<std::string> names;
