@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <set>
 #include <string_view>
 
 #include "common/error.h"
+#include "common/expr.h"
 #include "common/options.h"
 #include "common/time_zone.h"
 #include "parser/expr_walker.h"
@@ -16,14 +16,6 @@
 namespace rtsql {
 
 namespace {
-
-// Functions whose value is not the same at each call, or not the same on
-// the holder as here: a filter that calls one stays here.
-constexpr std::array<std::string_view, 16> kUnstable = {
-    "rand",          "random",          "randn",        "uuid",
-    "shuffle",       "current_timestamp", "now",        "current_date",
-    "curdate",       "localtimestamp",  "unix_timestamp", "monotonically_increasing_id",
-    "spark_partition_id", "input_file_name", "current_timezone", "current_user"};
 
 std::string quotedName(const std::string& name) {
   std::string out = "\"";
@@ -92,9 +84,9 @@ bool readsOnlyView(const ast::Expr& e, const Found& f, const std::string& qualif
   const ast::Expr* other = ast::findNode(e, [&](const ast::Expr& n) {
     if (n.subquery || n.over) return true;
     if (n.kind == ast::ExprKind::Star) return true;
-    if (n.kind == ast::ExprKind::Call) {
-      return std::find(kUnstable.begin(), kUnstable.end(), n.name) != kUnstable.end();
-    }
+    // A function whose value is not the same at each call, or not the same
+    // on the holder as here, keeps the filter here.
+    if (n.kind == ast::ExprKind::Call) return !isDeterministicFunction(n.name);
     if (n.kind != ast::ExprKind::Column) return false;
     if (n.parts.size() == 1) return !alone || schema.find(n.parts[0]) < 0;
     if (n.parts.size() == 2) return !iequals(n.parts[0], qualifier) || schema.find(n.parts[1]) < 0;

@@ -17,8 +17,8 @@
 //   - the filters: when the query names the view once, the conjuncts of the
 //     WHERE of its SELECT that read only the view (its columns qualified by
 //     its alias, or unqualified when the view is that SELECT's only
-//     relation), call no function whose value changes from call to call,
-//     and hold no subquery; not when the view is the side of an outer join
+//     relation), call only deterministic functions (isDeterministicFunction,
+//     common/expr.h), and hold no subquery; not when the view is the side of an outer join
 //     that may be NULL, nor inside a TRANSFORM. Their text is the client's.
 // The holder's time zone for the read is UTC, so that timestamps come back
 // as instants (server/pg_values.h, valueOfPgText); so filters are sent only
