@@ -41,7 +41,8 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
     Options probe({OptionEntry{setting->name, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->name, 8, 1, 4096);  // validates
   }
-  if (iequals(setting->name, "statement_timeout")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->name, "statement_timeout"))
+    parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->name, "timezone")) findTimeZone(stmt.value, stmt.keyPos);  // validates
   // Kept as on or off whichever spelling set it (true, 1...).
   std::string value = stmt.value;
@@ -53,7 +54,8 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
     Options probe({OptionEntry{setting->name, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->name, 1000000, 1, int64_t{1} << 40);  // validates
   }
-  if (iequals(setting->name, "rtsql.fetch_wait")) parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
+  if (iequals(setting->name, "rtsql.fetch_wait"))
+    parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->name, kViewSnapshotSetting)) checkViewRead(stmt.value, stmt.keyPos);
   if (iequals(setting->name, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
