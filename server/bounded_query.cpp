@@ -23,6 +23,7 @@
 #include "connectors/registry.h"
 #include "executor/flow_runtime.h"
 #include "server/pg_values.h"
+#include "server/query_slots.h"
 #include "server/system_catalog.h"
 
 namespace rtsql {
@@ -519,61 +520,6 @@ bool readsOnlyCatalog(const PhysicalPlan& plan) {
   return true;
 }
 
-// The task slots a bounded query takes: it runs on the flows' engine, one
-// thread per task, and the server's slot pool (executor/slot_pool.h) bounds
-// those threads for flows and queries together. A task reading a relation
-// per relation (a Kafka source: per partition), and shuffle.partitions tasks
-// per stage after a shuffle (a join, GROUP BY, DISTINCT).
-struct BoundedSlots {
-  int total = 0;
-  int reading = 0;    // tasks that read the relations
-  int stages = 0;     // stages after a shuffle
-  int partitions = 0; // tasks of each of them
-};
-
-BoundedSlots boundedSlotsOf(const PhysicalPlan& plan) {
-  BoundedSlots s;
-  s.total = plan.slots();
-  for (const StageSpec& stage : plan.stages) {
-    if (stage.scan >= 0) {
-      s.reading += stage.tasks;
-    } else {
-      ++s.stages;
-      s.partitions = std::max(s.partitions, stage.tasks);
-    }
-  }
-  return s;
-}
-
-// 53000 for a bounded query that needs more task slots than are free: it
-// says how many, and the shuffle.partitions that would fit them now (the
-// answer is the same with any). Not a wait: flows hold their slots for their
-// whole life, so a wait would mostly end at statement_timeout, or never
-// without one.
-SqlError slotsError(const BoundedSlots& need, const SlotPool& pool) {
-  const int free = std::max(0, pool.total() - pool.used());
-  std::string hint;
-  const int fits = need.stages > 0 ? (free - need.reading) / need.stages : 0;
-  if (need.stages > 0 && fits >= 1 && fits < need.partitions) {
-    hint = fmt::format("SET shuffle.partitions = {} fits them now (the answer is the same); or ",
-                       fits);
-  }
-  hint += "stop a flow, let other queries end, or start rtsqld with more --slots";
-  return SqlError(sqlstate::kInsufficientResources,
-                  fmt::format("a bounded query needs {} task slots on this node, but only {} of {} "
-                              "are free",
-                              need.total, free, pool.total()))
-      .withHint(hint)
-      .withDetail(fmt::format(
-          "{} {} its relations{}; the flows and queries of a node share its --slots",
-          need.reading, need.reading == 1 ? "task reads" : "tasks read",
-          need.stages == 0 ? std::string()
-                           : fmt::format("; {} {} after a shuffle (a join, GROUP BY, DISTINCT) "
-                                         "{} {} tasks each (shuffle.partitions)",
-                                         need.stages, need.stages == 1 ? "stage" : "stages",
-                                         need.stages == 1 ? "runs" : "run", need.partitions)));
-}
-
 }  // namespace
 
 std::vector<ResultColumn> boundedQueryColumns(const PhysicalPlan& plan) {
@@ -618,7 +564,7 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
   for (const StageSpec& stage : plan.stages) {
     if (stage.scan >= 0) sourceTasks += stage.tasks;
   }
-  const BoundedSlots slots = boundedSlotsOf(plan);
+  const QuerySlots slots = querySlotsOf(plan);
   const std::string id = runId();
   plan.flowName = "bounded-" + id;
   plan.commitOffsets = false;
@@ -664,7 +610,8 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
     runtime.reset();
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-    if (e.sqlstate() == sqlstate::kInsufficientResources) throw slotsError(slots, *run.slots);
+    if (e.sqlstate() == sqlstate::kInsufficientResources)
+      throw querySlotsError("a bounded query", slots, *run.slots);
     throw;
   } catch (...) {
     runtime.reset();
