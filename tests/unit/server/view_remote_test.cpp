@@ -72,6 +72,18 @@ TEST_CASE("remote view: the WHERE conjuncts that read only the view go with its 
   CHECK(scanOf("SELECT v.k FROM t JOIN v ON t.k = v.k WHERE s > 1").filters == 0);
 }
 
+TEST_CASE("remote view: a filter that calls a function not deterministic stays here") {
+  // The function registry says which are (isDeterministicFunction): one of
+  // chance, of the clock, of the session, or a user's function stays here.
+  CHECK(scanOf("SELECT k FROM v WHERE upper(k) = 'A' AND abs(s) > 1").filters == 2);
+  for (const char* filter : {"s > rand()", "c < unix_timestamp()", "k = current_user",
+                             "k <> CURRENT_DATE", "k = uuid()", "my_udf(s) > 1",
+                             "upper(k) = version()"}) {
+    INFO(filter);
+    CHECK(scanOf(std::string("SELECT k FROM v WHERE s > 0 AND ") + filter).filters == 1);
+  }
+}
+
 TEST_CASE("remote view: a filter on the wall clock goes with the read, in the session's zone") {
   // The session's time zone goes with the read (server/session_settings.h),
   // so hour(ts) = 10 means on the holder what it means here.
