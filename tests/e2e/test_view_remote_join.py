@@ -5,7 +5,9 @@ the query needs and the filters that read only it), and the result equals
 DuckDB's over the rows each holder answers for its own view. SHOW
 rtsql.view_epochs names each view with the epoch it was read at. A holder
 that does not answer gives 55000 naming it within statement_timeout; the
-result bound gives 54000.
+result bound gives 54000. A session's settings that change an answer
+(ansi_mode, the time zone, the result bound) go with each read, so every
+node answers as the view's holder would in the same session.
 """
 
 import datetime
