@@ -1200,6 +1200,14 @@ void addLayerFunction(const std::string& name, int minArgs, int maxArgs, Functio
 
 bool isAggregateFunction(const std::string& name) { return isAggregateName(toLower(name)); }
 
+bool isDeterministicFunction(const std::string& name) {
+  const std::string lname = toLower(name);
+  if (isAggregateName(lname)) return true;
+  const auto& table = functionTable();
+  const auto it = table.find(lname);
+  return it != table.end() && it->second.deterministic;
+}
+
 std::vector<std::string> functionNames() {
   std::vector<std::string> names = aggregateNames();
   for (const auto& [name, def] : functionTable()) {

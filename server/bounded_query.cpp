@@ -23,6 +23,7 @@
 #include "connectors/registry.h"
 #include "executor/flow_runtime.h"
 #include "server/pg_values.h"
+#include "server/query_slots.h"
 #include "server/system_catalog.h"
 
 namespace rtsql {
@@ -563,6 +564,7 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
   for (const StageSpec& stage : plan.stages) {
     if (stage.scan >= 0) sourceTasks += stage.tasks;
   }
+  const QuerySlots slots = querySlotsOf(plan);
   const std::string id = runId();
   plan.flowName = "bounded-" + id;
   plan.commitOffsets = false;
@@ -604,6 +606,13 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
 
   try {
     runtime->start();
+  } catch (const SqlError& e) {
+    runtime.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (e.sqlstate() == sqlstate::kInsufficientResources)
+      throw querySlotsError("a bounded query", slots, *run.slots);
+    throw;
   } catch (...) {
     runtime.reset();
     std::error_code ec;

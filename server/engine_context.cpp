@@ -85,8 +85,7 @@ BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter*
     std::optional<ViewLayout> layout = to ? reads->layout(f->name) : std::nullopt;
     if (to && layout) {
       const RemoteViewScan scan =
-          remoteViewScan(*select->query, select->text, select->pos, f->name, layout->schema,
-                         sessionZoneIsUtc(settings));
+          remoteViewScan(*select->query, select->text, select->pos, f->name, layout->schema);
       const ForwardedRead read{to->route, to->holder, f->name, user, database, settings,
                                scan.text, scan.pos,  false};
       rel = readRemoteView(read, scan, layout->schema, *out, epoch);

@@ -12,6 +12,7 @@
 #include "connectors/registry.h"
 #include "executor/flow_runtime.h"
 #include "server/pg_values.h"
+#include "server/query_slots.h"
 
 namespace rtsql {
 
@@ -168,10 +169,16 @@ void runLiveQuery(PhysicalPlan plan, std::optional<int64_t> limit, ConnectorProv
 
   auto channel = std::make_shared<RowChannel>(4096);
   LiveProvider provider(connectors, taps, channel, showsChanges(plan));
+  const QuerySlots need = querySlotsOf(plan);
   FlowRuntime runtime(std::move(plan), provider, slots, "live-" + id, dir);
   // A person reading rows does not notice a millisecond; a flow's P99 does.
   runtime.setThreadNice(kLiveQueryNice);
-  runtime.start();
+  try {
+    runtime.start();
+  } catch (const SqlError& e) {
+    if (e.sqlstate() != sqlstate::kInsufficientResources) throw;
+    throw querySlotsError("a live query", need, slots);
+  }
 
   out.columns(cols);
   int64_t sent = 0;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "common/expr.h"
 #include "common/json.h"
 #include "common/pg_types.h"
@@ -61,6 +63,30 @@ std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone) {
   return text;
 }
 
+namespace {
+
+// The offset pgTimestamptzText() writes after the wall clock, "+02",
+// "+05:30", "-00:01:15", in seconds east of UTC; nullopt for other text.
+std::optional<int64_t> offsetSecondsOf(std::string_view text) {
+  if (text.empty() || (text[0] != '+' && text[0] != '-')) return std::nullopt;
+  int64_t seconds = 0;
+  size_t i = 1;
+  for (int part = 0; part < 3 && i < text.size(); ++part) {
+    if (part > 0 && text[i++] != ':') return std::nullopt;
+    if (i + 2 > text.size() || !std::isdigit(static_cast<unsigned char>(text[i])) ||
+        !std::isdigit(static_cast<unsigned char>(text[i + 1])))
+      return std::nullopt;
+    const int64_t n = (text[i] - '0') * 10 + (text[i + 1] - '0');
+    if (part > 0 && n > 59) return std::nullopt;
+    seconds += n * (part == 0 ? 3600 : part == 1 ? 60 : 1);
+    i += 2;
+  }
+  if (i != text.size() || i == 1) return std::nullopt;
+  return text[0] == '-' ? -seconds : seconds;
+}
+
+}  // namespace
+
 bool pgTextReadable(const DataType& type) {
   switch (type.id) {
     case TypeId::Boolean:
@@ -100,11 +126,17 @@ std::optional<Value> valueOfPgText(std::string_view text, const DataType& type) 
       return Value::timestampNtz(micros);
     }
     case TypeId::Timestamp: {
-      // pgTimestamptzText() in UTC: the wall clock, then "+00".
-      if (!text.ends_with("+00")) return std::nullopt;
-      int64_t micros = 0;
-      if (!parseTimestamp(text.substr(0, text.size() - 3), &micros)) return std::nullopt;
-      return Value::timestamp(micros);
+      // pgTimestamptzText() in any zone: the wall clock there, then its
+      // offset, which says which instant it is.
+      const size_t space = text.find(' ');
+      const size_t sign = space == std::string_view::npos
+                              ? std::string_view::npos
+                              : text.find_first_of("+-", space);
+      if (sign == std::string_view::npos) return std::nullopt;
+      const std::optional<int64_t> offset = offsetSecondsOf(text.substr(sign));
+      int64_t wall = 0;
+      if (!offset || !parseTimestamp(text.substr(0, sign), &wall)) return std::nullopt;
+      return Value::timestamp(wall - *offset * 1000000);
     }
     default:
       // Numbers and decimals as Value::toString() writes them, which a

@@ -32,9 +32,10 @@ std::optional<std::string> pgTextOf(const Value& v);
 // offset for years before 1.
 std::string pgTimestamptzText(int64_t utcMicros, const TimeZone& zone);
 
-// The way back: a value of `type` from the text pgTextOf() wrote for it with
-// the session's time zone UTC (rows a node of the cluster sends another,
-// server/views/view_remote.h). Nullopt when the text is no such value, or
+// The way back: a value of `type` from the text pgTextOf() wrote for it, in
+// any session time zone (a TIMESTAMP's offset says which instant its wall
+// clock is), for rows a node of the cluster sends another
+// (server/views/view_remote.h). Nullopt when the text is no such value, or
 // `type` is not one pgTextReadable() reads.
 std::optional<Value> valueOfPgText(std::string_view text, const DataType& type);
 // Whether valueOfPgText() reads values of `type`: booleans, numbers,

@@ -345,8 +345,8 @@ void registerConditionalFunctions(FunctionTable& t) {
   t["iff"] = {3, 3, buildIf};
   t["greatest"] = {1, -1, buildExtreme<true>};
   t["least"] = {1, -1, buildExtreme<false>};
-  t["rand"] = {0, 1, buildRand};
-  t["random"] = {0, 1, buildRand};
+  t["rand"] = {0, 1, buildRand, kNotDeterministic};
+  t["random"] = {0, 1, buildRand, kNotDeterministic};
   t["nvl2"] = {3, 3, buildNvl2};
   t["isnull"] = {1, 1, buildIsNullFn<false>};
   t["isnotnull"] = {1, 1, buildIsNullFn<true>};
@@ -354,8 +354,8 @@ void registerConditionalFunctions(FunctionTable& t) {
   t["zeroifnull"] = {1, 1, buildZeroIfNull};
   t["nullifzero"] = {1, 1, buildNullIfZero};
   t["typeof"] = {1, 1, buildTypeof};
-  t["uuid"] = {0, 0, buildUuid};
-  t["randn"] = {0, 1, buildRandn};
+  t["uuid"] = {0, 0, buildUuid, kNotDeterministic};
+  t["randn"] = {0, 1, buildRandn, kNotDeterministic};
   t["raise_error"] = {1, 1, buildRaiseError};
   t["assert_true"] = {1, 2, buildAssertTrue};
 }

@@ -1127,13 +1127,13 @@ int64_t dayAfterMonths(int64_t days, int64_t months) {
 }
 
 void registerDatetimeFunctions(FunctionTable& t) {
-  t["current_timestamp"] = {0, 0, buildNow};
-  t["now"] = {0, 0, buildNow};
-  t["localtimestamp"] = {0, 0, buildLocalTimestamp};
+  t["current_timestamp"] = {0, 0, buildNow, kNotDeterministic};
+  t["now"] = {0, 0, buildNow, kNotDeterministic};
+  t["localtimestamp"] = {0, 0, buildLocalTimestamp, kNotDeterministic};
   t["unix_millis"] = {1, 1, buildUnixOf<1000>};
   t["unix_micros"] = {1, 1, buildUnixOf<1>};
   t["unix_seconds"] = {1, 1, buildUnixOf<kMicrosPerSecond>};
-  t["unix_timestamp"] = {0, 2, buildUnixTimestamp};
+  t["unix_timestamp"] = {0, 2, buildUnixTimestamp, kNotDeterministic};
   t["timestamp_millis"] = {1, 1, buildTimestampOf<1000>};
   t["timestamp_micros"] = {1, 1, buildTimestampOf<1>};
   t["timestamp_seconds"] = {1, 1, buildTimestampOf<kMicrosPerSecond>};
@@ -1179,14 +1179,14 @@ void registerDatetimeFunctions(FunctionTable& t) {
   t["date_from_unix_date"] = {1, 1, buildDateFromUnixDate};
   t["unix_date"] = {1, 1, buildUnixDate};
   t["trunc"] = {2, 2, buildTrunc};
-  t["current_date"] = {0, 0, buildCurrentDate};
-  t["curdate"] = {0, 0, buildCurrentDate};
+  t["current_date"] = {0, 0, buildCurrentDate, kNotDeterministic};
+  t["curdate"] = {0, 0, buildCurrentDate, kNotDeterministic};
   t["date_part"] = {2, 2, buildDatePart};
   t["datepart"] = {2, 2, buildDatePart};
   t["make_dt_interval"] = {0, 4, buildMakeDtInterval};
   t["make_timestamp_ntz"] = {6, 6, buildMakeTimestamp};
   t["make_timestamp_ltz"] = {6, 7, buildMakeTimestamp};
-  t["current_timezone"] = {0, 0, buildCurrentTimezone};
+  t["current_timezone"] = {0, 0, buildCurrentTimezone, kNotDeterministic};
   t["window_time"] = {1, 1, buildWindowTime};
 }
 

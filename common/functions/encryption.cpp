@@ -211,7 +211,7 @@ ExprPtr buildDecrypt(const std::string& name, std::vector<ExprPtr>& args, size_t
 }  // namespace
 
 void registerEncryptionFunctions(FunctionTable& t) {
-  t["aes_encrypt"] = {2, 6, buildEncrypt};
+  t["aes_encrypt"] = {2, 6, buildEncrypt, kNotDeterministic};
   t["aes_decrypt"] = {2, 5, buildDecrypt<false>};
   t["try_aes_decrypt"] = {2, 5, buildDecrypt<true>};
 }

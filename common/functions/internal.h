@@ -403,7 +403,12 @@ struct FunctionDef {
   int minArgs;
   int maxArgs;  // -1: any number
   Builder build;
+  // What isDeterministicFunction() (common/expr.h) answers: false for a
+  // function of chance, of the clock, or of who and where the statement
+  // runs, registered with kNotDeterministic.
+  bool deterministic = true;
 };
+inline constexpr bool kNotDeterministic = false;
 using FunctionTable = std::unordered_map<std::string, FunctionDef>;
 
 void registerMathFunctions(FunctionTable& t);

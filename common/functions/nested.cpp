@@ -714,7 +714,7 @@ void registerNestedFunctions(FunctionTable& t) {
   t["get"] = {2, 2, buildGet<true>};
   t["try_element_at"] = {2, 2, buildGet<false>};
   t["arrays_zip"] = {1, -1, buildArraysZip};
-  t["shuffle"] = {1, 1, buildShuffle};
+  t["shuffle"] = {1, 1, buildShuffle, kNotDeterministic};
   t["array_insert"] = {3, 3, buildArrayInsert};
 }
 

@@ -15,6 +15,7 @@
 #include "connectors/net/http_client.h"
 #include "executor/state/view_latest.h"
 #include "server/cluster/node_record.h"
+#include "server/session_settings.h"
 #include "server/statement_timeout.h"
 
 namespace rtsql {
@@ -160,6 +161,11 @@ class Forward {
   }
 
   void send() {
+    // The session's settings that change what the read answers
+    // (server/session_settings.h), a whole read's result bound too.
+    std::string sets;
+    for (const CarriedSetting& c : settingsForRead(read_.settings, read_.clientText))
+      sets += fmt::format("SET {} = {};\n", c.name, quoted(c.value));
     std::string text;
     // The holder ends the read when the client's deadline passes, too.
     if (deadline_) {
@@ -167,10 +173,7 @@ class Forward {
           std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
       text += fmt::format("SET statement_timeout = {};\n", std::max<int64_t>(1, left));
     }
-    for (const char* name : {"rtsql.view_snapshot", "timezone"}) {
-      if (const OptionEntry* e = read_.settings.find(name))
-        text += fmt::format("SET {} = {};\n", name, quoted(e->value));
-    }
+    text += sets;
     prefix_ = text.size();
     // On a line of its own: a comment at the read's end ends there.
     text += read_.text + "\n;\nSHOW rtsql.view_epoch";

@@ -20,8 +20,10 @@
 // client's statement_timeout (which the holder is told too); a cancel of the
 // client's statement, the statement's deadline and rtsqld's shutdown cancel
 // the holder's statement and close the connection at once; a result of more
-// than kMaxForwardedBytes is refused (54000). The session's
-// rtsql.view_snapshot and time zone travel with the read.
+// than kMaxForwardedBytes is refused (54000). The session's settings that
+// change what a read answers travel with it (settingsForRead(),
+// server/session_settings.h): ansi_mode, the time zone,
+// rtsql.view_snapshot, and for a whole read the result's bound.
 //
 // A holder that cannot be reached (down, moving, or advertising no address)
 // answers 55000 naming it, as a read there would have said before.
@@ -53,12 +55,13 @@ struct ForwardedRead {
   std::string view;      // the view read, for messages
   std::string user;      // the client's user: the holder runs the read as it
   std::string database;  // as the client named it
-  const Options& settings;  // the session's: statement_timeout, the view settings
+  const Options& settings;  // the session's (server/session_settings.h says which go)
   std::string text;      // the SELECT's own text
   size_t pos = 0;        // of the statement in the text the client sent
-  // Whether `text` is the client's own (a position the holder reports is
-  // moved into it) or was made here (server/views/view_remote.h: every
-  // position the holder reports is `pos`).
+  // Whether `text` is the client's own, a whole read whose result is the
+  // client's (a position the holder reports is moved into it), or was made
+  // here (server/views/view_remote.h: every position the holder reports is
+  // `pos`, and this node bounds the result).
   bool clientText = true;
 };
 

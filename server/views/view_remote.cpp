@@ -3,27 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <set>
 #include <string_view>
 
 #include "common/error.h"
+#include "common/expr.h"
 #include "common/options.h"
-#include "common/time_zone.h"
 #include "parser/expr_walker.h"
 #include "server/pg_values.h"
 
 namespace rtsql {
 
 namespace {
-
-// Functions whose value is not the same at each call, or not the same on
-// the holder as here: a filter that calls one stays here.
-constexpr std::array<std::string_view, 16> kUnstable = {
-    "rand",          "random",          "randn",        "uuid",
-    "shuffle",       "current_timestamp", "now",        "current_date",
-    "curdate",       "localtimestamp",  "unix_timestamp", "monotonically_increasing_id",
-    "spark_partition_id", "input_file_name", "current_timezone", "current_user"};
 
 std::string quotedName(const std::string& name) {
   std::string out = "\"";
@@ -92,9 +83,9 @@ bool readsOnlyView(const ast::Expr& e, const Found& f, const std::string& qualif
   const ast::Expr* other = ast::findNode(e, [&](const ast::Expr& n) {
     if (n.subquery || n.over) return true;
     if (n.kind == ast::ExprKind::Star) return true;
-    if (n.kind == ast::ExprKind::Call) {
-      return std::find(kUnstable.begin(), kUnstable.end(), n.name) != kUnstable.end();
-    }
+    // A function whose value is not the same at each call, or not the same
+    // on the holder as here, keeps the filter here.
+    if (n.kind == ast::ExprKind::Call) return !isDeterministicFunction(n.name);
     if (n.kind != ast::ExprKind::Column) return false;
     if (n.parts.size() == 1) return !alone || schema.find(n.parts[0]) < 0;
     if (n.parts.size() == 2) return !iequals(n.parts[0], qualifier) || schema.find(n.parts[1]) < 0;
@@ -157,7 +148,7 @@ class RowCollector final : public ResultWriter {
 }  // namespace
 
 RemoteViewScan remoteViewScan(const ast::Query& query, const std::string& text, size_t textPos,
-                              const std::string& view, const Schema& schema, bool sendFilters) {
+                              const std::string& view, const Schema& schema) {
   RemoteViewScan scan;
   // Every reference to the view, at any depth (subqueries in expressions
   // included), and the qualifiers they go by.
@@ -221,7 +212,7 @@ RemoteViewScan remoteViewScan(const ast::Query& query, const std::string& text, 
   std::vector<std::string> filters;
   std::vector<Found> found;
   findIn(query, view, found);
-  if (sendFilters && refs.size() == 1 && found.size() == 1 && found[0].filterable &&
+  if (refs.size() == 1 && found.size() == 1 && found[0].filterable &&
       found[0].term->where) {
     std::vector<const ast::Expr*> terms;
     conjuncts(*found[0].term->where, terms);
@@ -246,26 +237,15 @@ RemoteViewScan remoteViewScan(const ast::Query& query, const std::string& text, 
   return scan;
 }
 
-bool sessionZoneIsUtc(const Options& settings) {
-  const OptionEntry* e = settings.find("timezone");
-  if (e == nullptr) return true;
-  try {
-    const TimeZone& zone = findTimeZone(e->value);
-    return zone.isUtc() || zone.id() == "UTC" || zone.id() == "Etc/UTC";
-  } catch (const SqlError&) {
-    return false;
-  }
-}
-
 std::shared_ptr<const BoundedRelation> readRemoteView(ForwardedRead read,
                                                       const RemoteViewScan& scan,
                                                       const Schema& schema, ResultWriter& out,
                                                       std::optional<uint64_t>& epoch) {
-  // Timestamps come back as instants in UTC, which valueOfPgText() reads.
-  Options settings = read.settings;
-  settings.set("timezone", "UTC");
+  // The session's settings go with the read as they are (its time zone
+  // too: the holder evaluates the filters in it, and writes each timestamp
+  // with its offset, which valueOfPgText() reads back as the instant).
   const ForwardedRead sent{read.route, read.holder, read.view, read.user,     read.database,
-                           settings,   scan.text,   scan.pos,  false};
+                           read.settings, scan.text, scan.pos, false};
   RowCollector rows(scan, schema, sent, out);
   epoch = forwardViewRead(sent, rows);
   return std::make_shared<RowsRelation>(schema, rows.rows());

@@ -9,7 +9,7 @@
 // is planned: `SELECT <columns> FROM v AS <alias> [WHERE <filters>]` is sent
 // to its holder over the forwarding connection (server/views/view_forward.h:
 // the client's user, statement_timeout, cancel, the 256 MiB bound, the
-// session's rtsql.view_snapshot), and its rows, at the epoch the holder read,
+// session's settings that change an answer), and its rows, at the epoch the holder read,
 // become an in-memory relation the bounded query reads as it reads a static
 // table (planner/bounded_relation.h). What is sent:
 //   - the columns: those of the view any expression of the query may name
@@ -17,14 +17,14 @@
 //   - the filters: when the query names the view once, the conjuncts of the
 //     WHERE of its SELECT that read only the view (its columns qualified by
 //     its alias, or unqualified when the view is that SELECT's only
-//     relation), call no function whose value changes from call to call,
-//     and hold no subquery; not when the view is the side of an outer join
+//     relation), call only deterministic functions (isDeterministicFunction,
+//     common/expr.h), and hold no subquery; not when the view is the side of an outer join
 //     that may be NULL, nor inside a TRANSFORM. Their text is the client's.
-// The holder's time zone for the read is UTC, so that timestamps come back
-// as instants (server/pg_values.h, valueOfPgText); so filters are sent only
-// when the client's session zone is UTC too: in another zone a filter that
-// reads the wall clock (`hour(ts)`, a TIMESTAMP literal, text cast to a
-// time) would mean another thing on the holder, and it is applied here.
+// The holder reads in the session's time zone (it travels with the read),
+// so a filter that reads the wall clock (`hour(ts)`, a TIMESTAMP literal,
+// text cast to a time) means there what it means here, and each timestamp
+// comes back with its offset, the instant it is (server/pg_values.h,
+// valueOfPgText).
 // A column whose text does not say all of its value (an array, a map, a
 // struct, binary, an interval) is refused (0A000) when the query needs it.
 #pragma once
@@ -54,15 +54,9 @@ struct RemoteViewScan {
 // The scan of view `view` (named as the catalog names it; its columns
 // `schema`) for `query`, the statement whose text is `text` and begins at
 // `textPos` of the text the client sent. Throws 0A000 when the query needs
-// a column pgTextReadable() does not read. `sendFilters` false: no filter
-// goes with the read (the session's zone is not UTC).
+// a column pgTextReadable() does not read.
 RemoteViewScan remoteViewScan(const ast::Query& query, const std::string& text, size_t textPos,
-                              const std::string& view, const Schema& schema,
-                              bool sendFilters = true);
-
-// Whether the session whose settings are `settings` reads times in UTC (no
-// `timezone` set, or one that is UTC), so that filters may go with a read.
-bool sessionZoneIsUtc(const Options& settings);
+                              const std::string& view, const Schema& schema);
 
 // Reads `scan` as `read` says (its text and position are set from `scan`)
 // and returns its rows as a relation of `schema`; `epoch` gets the epoch

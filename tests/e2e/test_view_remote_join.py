@@ -5,9 +5,12 @@ the query needs and the filters that read only it), and the result equals
 DuckDB's over the rows each holder answers for its own view. SHOW
 rtsql.view_epochs names each view with the epoch it was read at. A holder
 that does not answer gives 55000 naming it within statement_timeout; the
-result bound gives 54000.
+result bound gives 54000. A session's settings that change an answer
+(ansi_mode, the time zone, the result bound) go with each read, so every
+node answers as the view's holder would in the same session.
 """
 
+import datetime
 import os
 import signal
 import time
@@ -33,7 +36,8 @@ def records():
 
 def two_views_on_two_nodes(start, broker, prefix, **node_args):
     """Nodes a and b of a new cluster, a source over records(), the view tot
-    (a sum per key) and a view of the max per key placed on the node that does
+    (a sum per key) and a view of the max per key (and the max's hour of
+    1970-01-01 UTC, at) placed on the node that does
     not hold tot (views are placed by their name's slot: a few names are
     tried). Returns (nodes, {view: holder})."""
     uid = unique(prefix)
@@ -50,7 +54,8 @@ def two_views_on_two_nodes(start, broker, prefix, **node_args):
     for i in range(12):
         name = f"mx{i}"
         run_again_on_40001(nodes[0], f"CREATE MATERIALIZED VIEW {name} WITH ('shuffle.partitions' = '2') AS "
-                                     "SELECT k, max(n) AS m, min(n) AS lo FROM ev GROUP BY k")
+                                     "SELECT k, max(n) AS m, min(n) AS lo, "
+                                     "max(timestamp_seconds(n * 3600)) AS at FROM ev GROUP BY k")
         holder = runner(name, *nodes)
         if holder is not holders["tot"]:
             holders["mx"] = (name, holder)
@@ -173,3 +178,73 @@ def test_a_holder_that_does_not_answer_gives_55000_and_the_bound_54000(broker, s
             conn.execute(sql).fetchall()
     assert err.value.sqlstate == "55000", err.value
     assert f'node "{mx_holder.name}"' in str(err.value), err.value
+
+
+def outcome(node, sql, settings=()):
+    """What NODE answers to SQL after the SETs of SETTINGS: ("rows", rows) or
+    ("error", sqlstate)."""
+    with node.connect() as conn:
+        for name, value in settings:
+            conn.execute(f"SET {name} = '{value}'")
+        try:
+            return "rows", [tuple(r) for r in conn.execute(sql).fetchall()]
+        except psycopg.Error as e:
+            return "error", e.sqlstate
+
+
+def test_a_session_setting_that_changes_an_answer_goes_with_the_read(broker, start_kind):
+    """ansi_mode off, a time zone, backslashes kept as written and the result
+    bound: each node answers a read of a view held elsewhere, whole or as
+    part of a join, as the view's holder answers it in the same session."""
+    nodes, holders = two_views_on_two_nodes(start_kind, broker, "rj_set")
+    mx, mx_holder = holders["mx"]
+    other = holders["tot"]  # holds tot, not mx
+    want = expected()
+    own_rows(holders["tot"], "tot", "k, c, s", want["tot"])
+    own_rows(mx_holder, mx, "k, m, lo", want["mx"])
+    ansi_off = (("ansi_mode", "off"),)
+    # A division by zero: NULL with ANSI mode off, 22012 with it on; whole
+    # (sent to the holder) and as a filter that reads only the view held
+    # elsewhere (sent with its read) or here (run here).
+    whole = f"SELECT k, m / 0 AS d FROM {mx} ORDER BY k"
+    joined = (f"SELECT t.k, x.m FROM tot t JOIN {mx} x ON t.k = x.k "
+              f"WHERE x.m / 0 IS NULL AND t.s / 0 IS NULL ORDER BY t.k")
+    assert outcome(mx_holder, whole, ansi_off) == \
+        ("rows", [(k, None) for k, _, _ in want["mx"]])
+    assert outcome(other, whole, ansi_off) == outcome(mx_holder, whole, ansi_off)
+    assert outcome(other, whole) == outcome(mx_holder, whole) == ("error", "22012")
+    for node in nodes:
+        assert outcome(node, joined, ansi_off) == \
+            ("rows", [(k, m) for k, m, _ in want["mx"]]), node.name
+        assert outcome(node, joined) == ("error", "22012"), node.name
+    # A filter on the wall clock in a zone other than UTC, evaluated by the
+    # holder in that zone; the timestamps come back as the instants they are.
+    zone = "Asia/Kolkata"  # +05:30 all year since 1945
+    hour = (20 + 5) % 24   # 20:00 UTC, the max of two keys, is 01:30 there
+    at = {k: datetime.datetime(1970, 1, 1, m, tzinfo=datetime.timezone.utc)
+          for k, m, _ in want["mx"]}
+    wall = {k: t + datetime.timedelta(hours=5, minutes=30) for k, t in at.items()}
+    keys = sorted(k for k, t in wall.items() if t.hour == hour)
+    assert keys and keys != sorted(k for k, t in at.items() if t.hour == hour)
+    in_zone = (("timezone", zone),)
+    filtered = (f"SELECT t.k, x.at FROM tot t JOIN {mx} x ON t.k = x.k "
+                f"WHERE hour(x.at) = {hour} ORDER BY t.k")
+    for node in nodes:
+        assert outcome(node, filtered, in_zone) == ("rows", [(k, at[k]) for k in keys]), node.name
+    whole_at = f"SELECT k, at FROM {mx} WHERE hour(at) = {hour} ORDER BY k"
+    assert outcome(other, whole_at, in_zone) == ("rows", [(k, at[k]) for k in keys])
+    # Backslashes kept as written: the literal 'a', backslash, 'n', 'b' is
+    # four characters then, three with the escape read as a newline. The
+    # text the holder gets is already in the form every session reads alike,
+    # so the setting does not go with it (sent too, the backslash would be
+    # doubled twice: five).
+    text = f"SELECT k, length('a\\nb') AS n FROM {mx} WHERE k = 'k00'"
+    assert outcome(other, text) == ("rows", [("k00", 3)])
+    kept = (("rtsql.escaped_string_literals", "on"),)
+    assert outcome(mx_holder, text, kept) == ("rows", [("k00", 4)])
+    assert outcome(other, text, kept) == ("rows", [("k00", 4)])
+    # The result bound of a whole read is the client's session's.
+    bounded = f"SELECT k, m FROM {mx} ORDER BY m DESC, k"
+    bound = (("rtsql.bounded_max_rows", "5"),)
+    assert outcome(mx_holder, bounded, bound) == ("error", "54000")
+    assert outcome(other, bounded, bound) == ("error", "54000")

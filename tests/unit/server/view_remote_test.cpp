@@ -4,7 +4,6 @@
 #include <doctest/doctest.h>
 
 #include "common/error.h"
-#include "common/options.h"
 #include "parser/parser.h"
 #include "server/views/view_remote.h"
 
@@ -73,28 +72,28 @@ TEST_CASE("remote view: the WHERE conjuncts that read only the view go with its 
   CHECK(scanOf("SELECT v.k FROM t JOIN v ON t.k = v.k WHERE s > 1").filters == 0);
 }
 
-TEST_CASE("remote view: filters go with the read only when the session reads times in UTC") {
-  // The holder reads in UTC; a filter such as hour(ts) = 10 would mean
-  // another hour there than in the session's zone, so it stays here.
-  Options settings;
-  CHECK(sessionZoneIsUtc(settings));
-  settings.set("timezone", "UTC");
-  CHECK(sessionZoneIsUtc(settings));
-  settings.set("timezone", "+00:00");
-  CHECK(sessionZoneIsUtc(settings));
-  settings.set("timezone", "Europe/Paris");
-  CHECK_FALSE(sessionZoneIsUtc(settings));
-  settings.set("timezone", "+05:30");
-  CHECK_FALSE(sessionZoneIsUtc(settings));
-  std::vector<ast::StatementPtr> stmts = parseStatements("SELECT k FROM v WHERE s > 1");
+TEST_CASE("remote view: a filter that calls a function not deterministic stays here") {
+  // The function registry says which are (isDeterministicFunction): one of
+  // chance, of the clock, of the session, or a user's function stays here.
+  CHECK(scanOf("SELECT k FROM v WHERE upper(k) = 'A' AND abs(s) > 1").filters == 2);
+  for (const char* filter : {"s > rand()", "c < unix_timestamp()", "k = current_user",
+                             "k <> CURRENT_DATE", "k = uuid()", "my_udf(s) > 1",
+                             "upper(k) = version()"}) {
+    INFO(filter);
+    CHECK(scanOf(std::string("SELECT k FROM v WHERE s > 0 AND ") + filter).filters == 1);
+  }
+}
+
+TEST_CASE("remote view: a filter on the wall clock goes with the read, in the session's zone") {
+  // The session's time zone goes with the read (server/session_settings.h),
+  // so hour(ts) = 10 means on the holder what it means here.
+  std::vector<ast::StatementPtr> stmts = parseStatements("SELECT k FROM v WHERE hour(ts) = 10");
   const auto& select = static_cast<const ast::SelectStatement&>(*stmts.back());
-  CHECK(remoteViewScan(*select.query, select.text, select.pos, "v", viewSchema(), true).filters ==
-        1);
-  const RemoteViewScan kept =
-      remoteViewScan(*select.query, select.text, select.pos, "v", viewSchema(), false);
-  CHECK(kept.filters == 0);
-  // The filter's column is read, for the filter run here.
-  CHECK(kept.text == R"(SELECT "k", "s" FROM "v" AS "v")");
+  Schema schema = viewSchema();
+  schema.columns.push_back({"ts", DataType::of(TypeId::Timestamp)});
+  const RemoteViewScan scan = remoteViewScan(*select.query, select.text, select.pos, "v", schema);
+  CHECK(scan.filters == 1);
+  CHECK(scan.text == "SELECT \"k\", \"ts\" FROM \"v\" AS \"v\" WHERE (\nhour(ts) = 10\n)");
 }
 
 TEST_CASE("remote view: no filter goes below an outer join that may make the view NULL") {
