@@ -20,6 +20,7 @@
 #include "common/ansi_mode.h"
 #include "common/digest.h"
 #include "common/edit_distance.h"
+#include "common/function_determinism.h"
 #include "common/functions/higher_order.h"
 #include "common/functions/internal.h"
 #include "common/functions/map_funcs.h"

@@ -107,20 +107,6 @@ bool isAggregateFunction(const std::string& name);
 // operators. SHOW FUNCTIONS lists them.
 std::vector<std::string> functionNames();
 
-// Whether the function `name` (any case) is deterministic: the same
-// arguments give the same value at every call, in every statement, on every
-// node of a cluster. It may read the session's time zone and ANSI mode to
-// compute it (hour(ts), a cast), which a read sent to another node carries
-// (server/session_settings.h). Not deterministic: the functions of chance
-// (rand, uuid, shuffle, aes_encrypt), of the clock (now, current_date,
-// unix_timestamp), and those that answer who, where and in which session a
-// statement runs (current_user, current_timezone, version, pg_backend_pid,
-// the catalog's OIDs and names), as each registers itself
-// (common/functions/internal.h). A name the registry does not know (a
-// user's function, whose body it cannot vouch for) is not deterministic
-// either; aggregates are.
-bool isDeterministicFunction(const std::string& name);
-
 // The input column `e` reads unchanged when it is a plain column reference,
 // else -1: lets the planner follow a column through projections.
 int columnRefIndex(const Expr& e);

@@ -403,9 +403,9 @@ struct FunctionDef {
   int minArgs;
   int maxArgs;  // -1: any number
   Builder build;
-  // What isDeterministicFunction() (common/expr.h) answers: false for a
-  // function of chance, of the clock, or of who and where the statement
-  // runs, registered with kNotDeterministic.
+  // What isDeterministicFunction() (common/function_determinism.h)
+  // answers: false for a function of chance, of the clock, or of who and
+  // where the statement runs, registered with kNotDeterministic.
   bool deterministic = true;
 };
 inline constexpr bool kNotDeterministic = false;

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/expr.h"
+#include "common/function_determinism.h"
 #include "common/options.h"
 #include "parser/expr_walker.h"
 #include "server/pg_values.h"

@@ -1,5 +1,5 @@
 // The function registry says which functions are deterministic
-// (isDeterministicFunction, common/expr.h): what a node may send another to
+// (isDeterministicFunction, common/function_determinism.h): what a node may send another to
 // evaluate (server/views/view_remote.h) asks it, rather than keeping its own
 // list of names.
 #include <doctest/doctest.h>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/expr.h"
+#include "common/function_determinism.h"
 
 using namespace rtsql;
 
