@@ -356,6 +356,27 @@ bool LocalKafka::ensureTopics(const std::string& bootstrap, const std::vector<st
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_queue_destroy(queue);
   rd_kafka_NewTopic_destroy_array(newTopics.data(), newTopics.size());
+  // The controller has the topics now, but the broker's metadata may learn
+  // of them a moment later, and the caller's lookup (which creates nothing)
+  // would find them missing meanwhile: wait until the broker lists them,
+  // within the same bound.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (const std::string& t : topics) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, t.c_str(), nullptr);
+    if (!rkt) continue;
+    for (int ask = 0; ask < 600; ++ask) {
+      const struct rd_kafka_metadata* md = nullptr;
+      bool listed = false;
+      if (rd_kafka_metadata(rk, 0, rkt, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        listed = md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+                 md->topics[0].partition_cnt > 0;
+        rd_kafka_metadata_destroy(md);
+      }
+      if (listed || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    rd_kafka_topic_destroy(rkt);
+  }
   rd_kafka_destroy(rk);
   return true;
 }

@@ -77,9 +77,11 @@ class LocalKafka {
   static std::string runningBootstrap();
   // When `bootstrap` is the running local broker's, creates those of `topics`
   // it lacks (one partition each, as the embedded broker makes them), so that
-  // a script written for the embedded broker runs on it unchanged; waits at
-  // most `timeoutMs`. Returns whether `bootstrap` is the local broker's. A
-  // topic it could not create is left to the caller's lookup to report.
+  // a script written for the embedded broker runs on it unchanged, then
+  // until the broker's metadata lists them (a lookup that creates nothing
+  // follows); each wait at most `timeoutMs`. Returns whether `bootstrap` is
+  // the local broker's. A topic it could not create is left to the caller's
+  // lookup to report.
   static bool ensureTopics(const std::string& bootstrap, const std::vector<std::string>& topics,
                            int timeoutMs = 30'000);
 
