@@ -82,7 +82,6 @@ class FailingProvider final : public ConnectorProvider {
   };
 };
 
-using Fixture = rtsql::testing::EngineFixture<FailingProvider>;
 
 FlowState stateOf(Engine& engine, const std::string& name) {
   for (const auto& info : engine.flowInfos(false)) {
@@ -90,6 +89,17 @@ FlowState stateOf(Engine& engine, const std::string& name) {
   }
   return FlowState::Stopped;
 }
+
+struct Fixture : rtsql::testing::EngineFixture<FailingProvider> {
+  // Flow f, from a datagen source into a file, running on `server`.
+  void runFlowF(RestoredEngine& server) {
+    const std::string out = (tmp.path / "out.jsonl").string();
+    server.runAll({"CREATE SOURCE s (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
+                   "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
+                   "CREATE FLOW f INTO out AS SELECT a FROM s"});
+    REQUIRE(stateOf(server.engine, "f") == FlowState::Running);
+  }
+};
 
 }  // namespace
 
@@ -108,11 +118,7 @@ TEST_CASE_FIXTURE(Fixture, "the supervisor of a server with no flow sleeps") {
 TEST_CASE_FIXTURE(Fixture, "a flow that fails is restarted after its backoff, and the supervisor sleeps again") {
   RestoredEngine server(options, connectors);
   Engine& engine = server.engine;
-  const std::string out = (tmp.path / "out.jsonl").string();
-  server.runAll({"CREATE SOURCE s (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
-                 "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
-                 "CREATE FLOW f INTO out AS SELECT a FROM s"});
-  REQUIRE(stateOf(engine, "f") == FlowState::Running);
+  runFlowF(server);
   const int opened = connectors.opened.load();
 
   connectors.failures = 1;
@@ -134,11 +140,7 @@ TEST_CASE_FIXTURE(Fixture, "a flow that fails is restarted after its backoff, an
 TEST_CASE_FIXTURE(Fixture, "a server that stops does not wait for the start in progress") {
   RestoredEngine server(options, connectors);
   Engine& engine = server.engine;
-  const std::string out = (tmp.path / "out.jsonl").string();
-  server.runAll({"CREATE SOURCE s (a BIGINT) WITH (connector = 'datagen', rowsPerSecond = '1')",
-                 "CREATE SINK out WITH (connector = 'file', path = '" + out + "')",
-                 "CREATE FLOW f INTO out AS SELECT a FROM s"});
-  REQUIRE(stateOf(engine, "f") == FlowState::Running);
+  runFlowF(server);
 
   // The flow fails; the supervisor's start of it again waits in the
   // source's open.
