@@ -369,7 +369,14 @@ HandlePtr makeClient(rd_kafka_type_t type, const std::string& bootstrap, const O
     for (const auto& [name, value] : defaults) setProperty(conf, name, value, SqlError::npos);
     applyUserProperties(conf, options, false);
     for (const auto& [name, value] : fixed) setProperty(conf, name, value, SqlError::npos);
-    if (internal) refuseAutoCreate(conf);
+    if (internal) {
+      refuseAutoCreate(conf);
+      // An internal reader stores and commits the offsets it means to, itself.
+      if (type == RD_KAFKA_CONSUMER) {
+        setProperty(conf, "enable.auto.commit", "false", SqlError::npos);
+        setProperty(conf, "enable.auto.offset.store", "false", SqlError::npos);
+      }
+    }
     setProperty(conf, "bootstrap.servers", bootstrap, SqlError::npos);
   } catch (...) {
     rd_kafka_conf_destroy(conf);

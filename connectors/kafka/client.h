@@ -77,7 +77,8 @@ HandlePtr newClient(rd_kafka_type_t type, const std::string& bootstrap, const Op
 // (refuseAutoCreate). rtsqld creates each internal topic explicitly, with its
 // settings (a state copy compacted, say): one the broker made with its
 // defaults would be wrong, and a client that still names a deleted topic (a
-// dropped flow's copy) would bring it back.
+// dropped flow's copy) would bring it back. A consumer commits no offset by
+// itself (enable.auto.commit and enable.auto.offset.store off).
 HandlePtr newInternalClient(rd_kafka_type_t type, const std::string& bootstrap,
                             Settings defaults, Settings fixed);
 // Sets allow.auto.create.topics=false on `conf` (librdkafka's producers ask

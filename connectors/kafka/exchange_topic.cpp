@@ -446,9 +446,7 @@ class KafkaExchangeSource final : public SourceTask {
                              // is left, the gap counted in offsetsSkipped.
                              {"auto.offset.reset", "earliest"},
                              {"isolation.level", "read_uncommitted"},
-                             {"enable.partition.eof", "true"},
-                             {"enable.auto.commit", "false"},
-                             {"enable.auto.offset.store", "false"}});
+                             {"enable.partition.eof", "true"}});
     rd_kafka_poll_set_consumer(rk_.get());
     queue_ = rd_kafka_queue_get_consumer(rk_.get());
   }

@@ -51,8 +51,6 @@ std::optional<std::optional<CheckpointInfo>> marker(const std::string& topic,
 HandlePtr copyReader(const std::string& bootstrap, const std::string& groupId) {
   return newInternalClient(RD_KAFKA_CONSUMER, bootstrap, {{"client.id", "rtsqld-state"}},
                            {{"group.id", groupId.c_str()},
-                            {"enable.auto.commit", "false"},
-                            {"enable.auto.offset.store", "false"},
                             {"enable.partition.eof", "true"},
                             {"auto.offset.reset", "error"},
                             {"isolation.level", "read_committed"}});

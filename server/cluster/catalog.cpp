@@ -338,8 +338,6 @@ void ClusterCatalog::Impl::open(const ClusterOptions& options) {
   consumer = kafka::newInternalClient(RD_KAFKA_CONSUMER, options.bootstrap,
                                       {{"client.id", "rtsqld-catalog"}},
                                       {{"group.id", group.c_str()},
-                                       {"enable.auto.commit", "false"},
-                                       {"enable.auto.offset.store", "false"},
                                        {"enable.partition.eof", "true"},
                                        // A writer waits for the end of the
                                        // partition, which a fetch reports when

@@ -72,8 +72,6 @@ struct ClusterProgress::Impl {
       consumer = kafka::newInternalClient(RD_KAFKA_CONSUMER, options.bootstrap,
                                           {{"client.id", "rtsqld-progress"}},
                                           {{"group.id", group.c_str()},
-                                           {"enable.auto.commit", "false"},
-                                           {"enable.auto.offset.store", "false"},
                                            {"fetch.wait.max.ms", "500"}});
       rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
       rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset =
