@@ -255,6 +255,9 @@ bool deleteInternalTopic(rd_kafka_t* rk, const std::string& bootstrap, const std
     }
     logLine(fmt::format("internal topic '{}' on {}: {}; deleting it again (attempt {})", topic,
                         bootstrap, why, attempt + 1));
+    // A cancelled statement or a stopping server ends the retries (the
+    // caller leaves the copy to the slot's next holder).
+    throwIfInterrupted();
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(200 * attempt, 2000)));
   }
 }
