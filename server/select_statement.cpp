@@ -61,13 +61,12 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
   // already. One that reads more, or calls a function whose value is this
   // session's (now(), pg_backend_pid()), runs here as a bounded query, which
   // reads each view held elsewhere from its holder (server/views/view_remote.h).
-  bool heldElsewhere = false;
+  bool readFromHolder = false;
   if (Catalog::FlowPtr view = ViewReads::soleViewOf(q, ctx_.catalogOf(s));
       view && !s.shadow && s.forwardedBy.empty()) {
     if (std::optional<ViewReads::Forward> to = ctx_.views->forwardTo(view->name)) {
-      if (!sendsWhole(q, ctx_.catalogOf(s))) {
-        heldElsewhere = true;
-      } else {
+      readFromHolder = !sendsWhole(q, ctx_.catalogOf(s));
+      if (!readFromHolder) {
         const ForwardedRead read{to->route, to->holder, view->name, s.user,     s.database,
                                  s.settings, stmt.text,  stmt.pos};
         s.readViews({{view->name, forwardViewRead(read, out)}});
@@ -78,7 +77,7 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
   // A materialized view's lookups by key and scans in key order are answered
   // from its snapshot directly (server/views/view_reads.h); any other query
   // over it is a bounded query reading the same snapshot.
-  if (Catalog::FlowPtr view = heldElsewhere ? nullptr : ViewReads::viewOf(q, ctx_.catalogOf(s));
+  if (Catalog::FlowPtr view = readFromHolder ? nullptr : ViewReads::viewOf(q, ctx_.catalogOf(s));
       view && ctx_.views->serves(q, *view)) {
     if (s.shadow && !s.blockShadow) {
       out.columns(ctx_.views->columns(q, *view));
