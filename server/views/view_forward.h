@@ -23,7 +23,9 @@
 // than kMaxForwardedBytes is refused (54000). The session's settings that
 // change what a read answers travel with it (settingsForRead(),
 // server/session_settings.h): ansi_mode, the time zone,
-// rtsql.view_snapshot, and for a whole read the result's bound.
+// rtsql.view_snapshot, and the result's bound: a whole read's as the
+// session has it, none for a part of a query this node runs (which bounds
+// the query's result itself). A NULL counts as one byte of the result.
 //
 // A holder that cannot be reached (down, moving, or advertising no address)
 // answers 55000 naming it, as a read there would have said before.
