@@ -1209,6 +1209,12 @@ bool isDeterministicFunction(const std::string& name) {
   return it != table.end() && it->second.deterministic;
 }
 
+bool isFlaggedNotDeterministic(const std::string& name) {
+  const auto& table = functionTable();
+  const auto it = table.find(toLower(name));
+  return it != table.end() && !it->second.deterministic;
+}
+
 std::vector<std::string> functionNames() {
   std::vector<std::string> names = aggregateNames();
   for (const auto& [name, def] : functionTable()) {

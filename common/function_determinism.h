@@ -22,4 +22,10 @@ namespace rtsql {
 // either; aggregates are.
 bool isDeterministicFunction(const std::string& name);
 
+// Whether the registry knows the function `name` (any case) and flags it not
+// deterministic: one of chance, of the clock, or of who, where and in which
+// session a statement runs. Unlike !isDeterministicFunction(), false for a
+// name the registry does not know (a user's function, a window function).
+bool isFlaggedNotDeterministic(const std::string& name);
+
 }  // namespace rtsql

@@ -2,6 +2,8 @@
 // lexer's rules as they were before string literals took escapes.
 #include "parser/string_literals.h"
 
+#include <vector>
+
 namespace rtsql {
 
 namespace {
@@ -30,9 +32,9 @@ size_t quotedEnd(std::string_view s, size_t at, char q, bool escapes) {
   return s.size();
 }
 
-}  // namespace
-
-std::string keepBackslashesAsWritten(std::string_view sql) {
+// keepBackslashesAsWritten(sql), and in `doubled` (when given) the
+// position in `sql` of each backslash it doubled, in order.
+std::string rewritten(std::string_view sql, std::vector<size_t>* doubled) {
   if (sql.find('\\') == std::string_view::npos) return std::string(sql);
   std::string out;
   out.reserve(sql.size() + 16);
@@ -58,7 +60,9 @@ std::string keepBackslashesAsWritten(std::string_view sql) {
       end = quotedEnd(sql, i, '\'', false);
       for (size_t k = i; k < end; ++k) {
         out += sql[k];
-        if (sql[k] == '\\') out += '\\';
+        if (sql[k] != '\\') continue;
+        out += '\\';
+        if (doubled) doubled->push_back(k);
       }
       i = end;
       continue;
@@ -70,6 +74,24 @@ std::string keepBackslashesAsWritten(std::string_view sql) {
     i = end;
   }
   return out;
+}
+
+}  // namespace
+
+std::string keepBackslashesAsWritten(std::string_view sql) { return rewritten(sql, nullptr); }
+
+size_t writtenPosition(std::string_view sql, size_t at) {
+  std::vector<size_t> doubled;
+  rewritten(sql, &doubled);
+  // Written byte i is at i + (backslashes doubled before it) once rewritten,
+  // and each doubled one's copy right after it.
+  size_t added = 0;
+  for (size_t d : doubled) {
+    if (at <= d + added) break;
+    if (at == d + added + 1) return d;
+    ++added;
+  }
+  return at - added;
 }
 
 }  // namespace rtsql

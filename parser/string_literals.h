@@ -24,4 +24,10 @@ inline constexpr const char* kSparkEscapedStringLiteralsSetting =
 // without a backslash is returned unchanged.
 std::string keepBackslashesAsWritten(std::string_view sql);
 
+// The position in `sql` of byte `at` of keepBackslashesAsWritten(sql): what
+// a position in the text as parsed (an error's, or one a node that was sent
+// the text reports) is in the text as written; the backslash added to one
+// written is that one's.
+size_t writtenPosition(std::string_view sql, size_t at);
+
 }  // namespace rtsql

@@ -172,7 +172,7 @@ void ObjectDdl::insert(EngineSession& s, const ast::Insert& stmt, ResultWriter& 
       if (!isBoundedQuery(q, lookup)) return std::nullopt;
       PlanContext ctx = ctx_.planContext(s);
       ctx.catalog = &tables;
-      PhysicalPlan plan = planBoundedQuery(q, boundedPlanContext(std::move(ctx), lookup));
+      PhysicalPlan plan = ctx_.planBounded(s, q, boundedPlanContext(std::move(ctx), lookup));
       std::optional<LiveQueryQuota::Hold> hold;
       if (!ctx_.privileges->isSuperuser(s.user)) {
         hold.emplace(ctx_.liveQuota->acquire(s.user, plan.slots()));

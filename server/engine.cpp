@@ -80,6 +80,9 @@ void Engine::shutdown() {
 
 void Engine::execute(Session& session, const std::string& sql, ResultWriter& out) {
   auto& s = static_cast<EngineSession&>(session);
+  // Whether the statements' positions are in the text with backslashes
+  // doubled (a SET in the text changes the next text, not this one).
+  const bool kept = keepsBackslashes(s.settings);
   try {
     std::vector<ast::StatementPtr> stmts = parseSessionStatements(s.settings, sql);
     for (const auto& stmt : stmts) {
@@ -117,6 +120,7 @@ void Engine::execute(Session& session, const std::string& sql, ResultWriter& out
     s.block.fail();
     // QueryHandler::execute reports every failure and never throws.
     SqlError err = handlerError(std::current_exception());
+    moveToWrittenText(err, kept, sql);
     hintDoubleQuotedString(err, sql);
     out.error(err);
   }
@@ -162,6 +166,17 @@ void Engine::executeStatement(EngineSession& s, const ast::Statement& stmt, Resu
 
 std::optional<std::vector<ResultColumn>> Engine::describe(Session& session, const std::string& sql) {
   auto& s = static_cast<EngineSession&>(session);
+  const bool kept = keepsBackslashes(s.settings);
+  try {
+    return describeStatement(s, sql);
+  } catch (SqlError& err) {
+    moveToWrittenText(err, kept, sql);
+    throw;
+  }
+}
+
+std::optional<std::vector<ResultColumn>> Engine::describeStatement(EngineSession& s,
+                                                                   const std::string& sql) {
   std::vector<ast::StatementPtr> stmts = parseSessionStatements(s.settings, sql);
   if (stmts.size() != 1) return std::nullopt;
   const ast::Statement& stmt = *stmts.front();

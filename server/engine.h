@@ -83,6 +83,9 @@ class Engine : public QueryHandler, public FlowReads, private StatementDispatch 
  private:
   // The dispatch: one call per statement kind.
   void executeStatement(EngineSession& s, const ast::Statement& stmt, ResultWriter& out) override;
+  // describe(), its errors' positions in the text as parsed.
+  std::optional<std::vector<ResultColumn>> describeStatement(EngineSession& s,
+                                                             const std::string& sql);
 
   EngineContext ctx_;
   // The statement families, each given the context and the families it calls.

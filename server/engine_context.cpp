@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/pg_session.h"
@@ -15,6 +16,8 @@
 #include "server/live_query.h"
 #include "server/live_query_quota.h"
 #include "server/privileges.h"
+#include "server/query_slots.h"
+#include "server/session_settings.h"
 #include "server/users.h"
 #include "server/views/view_inputs.h"
 #include "server/views/view_reads.h"
@@ -100,6 +103,19 @@ BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter*
   return boundedLookupOf(*current, currentPgSession(), viewOf);
 }
 
+PhysicalPlan EngineContext::planBounded(const EngineSession& s, const ast::Query& query,
+                                        PlanContext ctx) const {
+  PhysicalPlan plan = planBoundedQuery(query, ctx);
+  if (ctx.session.has("shuffle.partitions")) return plan;
+  int free = std::max(0, slots.total() - slots.used());
+  if (!privileges->isSuperuser(s.user))
+    free = std::min(free, std::max(0, liveQuota->perUser() - liveQuota->held(s.user)));
+  const std::optional<int> fits = partitionsThatFit(querySlotsOf(plan), free);
+  if (!fits) return plan;
+  ctx.session.set("shuffle.partitions", std::to_string(*fits));
+  return planBoundedQuery(query, ctx);
+}
+
 BoundedRun EngineContext::boundedRun(const EngineSession& s, const Catalog& over,
                                      BoundedLookup lookup) {
   BoundedRun run;
@@ -109,7 +125,7 @@ BoundedRun EngineContext::boundedRun(const EngineSession& s, const Catalog& over
   run.catalog = &over;
   run.stateDir = (std::filesystem::path(options.dataDir) / "bounded").string();
   run.embeddedBootstrap = options.embeddedBootstrap;
-  run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, int64_t{1} << 40);
+  run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, kBoundedMaxRowsLimit);
   return run;
 }
 

@@ -108,6 +108,14 @@ struct EngineContext {
   // that node (server/views/view_remote.h) rather than refused.
   BoundedLookup boundedLookup(const EngineSession& s, ResultWriter* out, ViewEpochs* epochs,
                               const ast::SelectStatement* select = nullptr) const;
+  // planBoundedQuery() of `query` for `s` with `ctx`. When the session did
+  // not SET shuffle.partitions and the plan needs more task slots than are
+  // free now (the node's, and the user's quota for one who is not a
+  // superuser), planned again with the shuffle.partitions that fits them
+  // (server/query_slots.h): the answer is the same with any, and the default
+  // is no choice of the user's. A session's own setting is kept (53000 when
+  // short).
+  PhysicalPlan planBounded(const EngineSession& s, const ast::Query& query, PlanContext ctx) const;
   // What a bounded query of `s` over `over` runs with.
   BoundedRun boundedRun(const EngineSession& s, const Catalog& over, BoundedLookup lookup);
   // Throws 42501 unless the session's user may `verb` the flow, function or

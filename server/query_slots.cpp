@@ -22,13 +22,19 @@ QuerySlots querySlotsOf(const PhysicalPlan& plan) {
   return s;
 }
 
+std::optional<int> partitionsThatFit(const QuerySlots& need, int free) {
+  if (need.total <= free || need.stages == 0) return std::nullopt;
+  const int fits = (free - need.reading) / need.stages;
+  if (fits < 1 || fits >= need.partitions) return std::nullopt;
+  return fits;
+}
+
 SqlError querySlotsError(std::string_view what, const QuerySlots& need, const SlotPool& pool) {
   const int free = std::max(0, pool.total() - pool.used());
   std::string hint;
-  const int fits = need.stages > 0 ? (free - need.reading) / need.stages : 0;
-  if (need.stages > 0 && fits >= 1 && fits < need.partitions) {
+  if (const std::optional<int> fits = partitionsThatFit(need, free)) {
     hint = fmt::format("SET shuffle.partitions = {} fits them now (the answer is the same); or ",
-                       fits);
+                       *fits);
   }
   hint += "stop a flow, let other queries end, or start rtsqld with more --slots";
   std::string stages;

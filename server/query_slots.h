@@ -11,6 +11,7 @@
 // statement_timeout, or never without one.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "common/error.h"
@@ -27,6 +28,11 @@ struct QuerySlots {
 };
 
 QuerySlots querySlotsOf(const PhysicalPlan& plan);
+
+// The shuffle.partitions with which a query that needs `need` fits in
+// `free` slots: nullopt when it fits as it is, or when no number does (its
+// relations' tasks alone need more).
+std::optional<int> partitionsThatFit(const QuerySlots& need, int free);
 
 // 53000 for `what` ("a bounded query") needing `need` when `pool` has fewer
 // free: how many it needs and how many are free, its tasks in the DETAIL,

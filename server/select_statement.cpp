@@ -58,21 +58,26 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
   }
   // A query over one view another node holds, and nothing else, is sent
   // there (server/views/view_forward.h), unless it came from another node
-  // already. One that reads more runs here as a bounded query, which reads
-  // each view held elsewhere from its holder (server/views/view_remote.h).
+  // already. One that reads more, or calls a function whose value is this
+  // session's (now(), pg_backend_pid()), runs here as a bounded query, which
+  // reads each view held elsewhere from its holder (server/views/view_remote.h).
+  bool readFromHolder = false;
   if (Catalog::FlowPtr view = ViewReads::soleViewOf(q, ctx_.catalogOf(s));
       view && !s.shadow && s.forwardedBy.empty()) {
     if (std::optional<ViewReads::Forward> to = ctx_.views->forwardTo(view->name)) {
-      const ForwardedRead read{to->route, to->holder, view->name, s.user,     s.database,
-                               s.settings, stmt.text,  stmt.pos};
-      s.readViews({{view->name, forwardViewRead(read, out)}});
-      return;
+      readFromHolder = !sendsWhole(q, ctx_.catalogOf(s));
+      if (!readFromHolder) {
+        const ForwardedRead read{to->route, to->holder, view->name, s.user,     s.database,
+                                 s.settings, stmt.text,  stmt.pos};
+        s.readViews({{view->name, forwardViewRead(read, out)}});
+        return;
+      }
     }
   }
   // A materialized view's lookups by key and scans in key order are answered
   // from its snapshot directly (server/views/view_reads.h); any other query
   // over it is a bounded query reading the same snapshot.
-  if (Catalog::FlowPtr view = ViewReads::viewOf(q, ctx_.catalogOf(s));
+  if (Catalog::FlowPtr view = readFromHolder ? nullptr : ViewReads::viewOf(q, ctx_.catalogOf(s));
       view && ctx_.views->serves(q, *view)) {
     if (s.shadow && !s.blockShadow) {
       out.columns(ctx_.views->columns(q, *view));
@@ -86,8 +91,8 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
   ViewEpochs epochs;
   const BoundedLookup lookup = ctx_.boundedLookup(s, &out, &epochs, &stmt);
   if (isBoundedQuery(q, lookup)) {
-    PhysicalPlan plan = planBoundedQuery(
-        q, catalogQueryContext(q, lookup, boundedPlanContext(ctx_.planContext(s), lookup)));
+    PhysicalPlan plan = ctx_.planBounded(
+        s, q, catalogQueryContext(q, lookup, boundedPlanContext(ctx_.planContext(s), lookup)));
     if (s.shadow && !s.blockShadow) {
       out.columns(boundedQueryColumns(plan));
       out.complete("SELECT 0");

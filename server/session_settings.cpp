@@ -23,7 +23,7 @@ const std::vector<SessionSetting>& sessionSettings() {
       {"search_path", "public", T::Stays},
       {"rtsql.dry_run", "off", T::Stays},
       {"statement_timeout", "0", T::Deadline},
-      {"rtsql.bounded_max_rows", "1000000", T::ResultBound},
+      {"rtsql.bounded_max_rows", "1000000", T::ResultBound, std::to_string(kBoundedMaxRowsLimit)},
       // How long FETCH waits for a cursor's rows (server/cursor.h).
       {"rtsql.fetch_wait", "5000", T::Stays},
       // What a read of a view sees (server/views/view_reads.h).
@@ -51,8 +51,11 @@ const SessionSetting* findSessionSetting(std::string_view key) {
 std::vector<CarriedSetting> settingsForRead(const Options& session, bool wholeRead) {
   std::vector<CarriedSetting> out;
   for (const SessionSetting& s : sessionSettings()) {
-    const bool carried = s.travel == SettingTravel::Answer ||
-                         (wholeRead && s.travel == SettingTravel::ResultBound);
+    if (s.travel == SettingTravel::ResultBound && !wholeRead) {
+      out.push_back({s.name, s.unbounded});
+      continue;
+    }
+    const bool carried = s.travel == SettingTravel::Answer || s.travel == SettingTravel::ResultBound;
     if (!carried) continue;
     if (const OptionEntry* e = session.find(s.name)) out.push_back({s.name, e->value});
   }

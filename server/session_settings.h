@@ -6,6 +6,7 @@
 // and a new setting is added here, with how it travels, or not at all.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,18 +29,26 @@ enum class SettingTravel {
   // (ansi_mode, the time zone, rtsql.view_snapshot): set on the holder before
   // the read runs.
   Answer,
-  // Bounds the client's result (rtsql.bounded_max_rows): sent when the
-  // holder's result is the client's (a whole read), not when it is a part
-  // of a query this node runs, which this node bounds.
+  // Bounds the client's result (rtsql.bounded_max_rows): sent as the
+  // session has it when the holder's result is the client's (a whole read);
+  // a read that is a part of a query this node runs is sent with no bound
+  // (the setting's `unbounded` value), as a view read here is not bounded
+  // by it: this node bounds the query's result, and the forwarding
+  // connection the bytes of the part (kMaxForwardedBytes,
+  // server/views/view_forward.h).
   ResultBound,
   // statement_timeout: the time left of the client's statement is sent.
   Deadline,
 };
 
+// The largest rtsql.bounded_max_rows a session may SET.
+inline constexpr int64_t kBoundedMaxRowsLimit = int64_t{1} << 40;
+
 struct SessionSetting {
   std::string name;
   std::string byDefault;  // what SHOW answers before any SET
   SettingTravel travel;
+  std::string unbounded = {};  // a ResultBound's value that bounds nothing
 };
 
 // Every setting a session may SET and SHOW.
@@ -57,10 +66,11 @@ struct CarriedSetting {
 };
 
 // The settings of `session` a read sent to another node carries: each
-// Answer setting the session SET, and each ResultBound one when
-// `wholeRead` (the holder's result is the client's). A setting left at its
-// default is not sent: the holder's default is the same. statement_timeout is
-// not among them: the sender sends the time left.
+// Answer setting the session SET, and each ResultBound one, as the session
+// SET it when `wholeRead` (the holder's result is the client's), else at
+// its unbounded value whatever the session says. A setting left at its
+// default is not sent otherwise: the holder's default is the same.
+// statement_timeout is not among them: the sender sends the time left.
 std::vector<CarriedSetting> settingsForRead(const Options& session, bool wholeRead);
 
 }  // namespace rtsql

@@ -17,4 +17,8 @@ std::vector<ast::StatementPtr> parseSessionStatements(const Options& settings,
   return parseStatements(keepBackslashesAsWritten(sql));
 }
 
+void moveToWrittenText(SqlError& err, bool kept, std::string_view sql) {
+  if (kept && err.hasPosition()) err.setPosition(writtenPosition(sql, err.position()));
+}
+
 }  // namespace rtsql

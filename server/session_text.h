@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/error.h"
 #include "common/options.h"
 #include "parser/ast.h"
 
@@ -21,5 +22,12 @@ bool keepsBackslashes(const Options& settings);
 // parseStatements() of a session's text, under its settings.
 std::vector<ast::StatementPtr> parseSessionStatements(const Options& settings,
                                                       std::string_view sql);
+
+// Moves the position of `err`, found in the text parseSessionStatements()
+// parsed under settings that kept backslashes (`kept`), to where it is in
+// `sql` as the client wrote it: each statement, its errors and a read sent
+// to another node (whose positions come back in the same text) see the
+// backslashes doubled.
+void moveToWrittenText(SqlError& err, bool kept, std::string_view sql);
 
 }  // namespace rtsql

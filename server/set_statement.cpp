@@ -52,7 +52,7 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
   if (literals) value = onOff(stmt.value, stmt.key, stmt.keyPos) ? "on" : "off";
   if (iequals(setting->name, "rtsql.bounded_max_rows")) {
     Options probe({OptionEntry{setting->name, stmt.value, stmt.keyPos, stmt.keyPos}});
-    probe.getInt(setting->name, 1000000, 1, int64_t{1} << 40);  // validates
+    probe.getInt(setting->name, 1000000, 1, kBoundedMaxRowsLimit);  // validates
   }
   if (iequals(setting->name, "rtsql.fetch_wait"))
     parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates

@@ -128,6 +128,16 @@ size_t characterPosition(std::string_view text, size_t byteOffset) {
   return chars + 1;
 }
 
+size_t byteOffsetOfPosition(std::string_view text, size_t position) {
+  size_t chars = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+    if (chars == position) return i;
+    ++chars;
+  }
+  return text.size();
+}
+
 void appendErrorResponse(std::string& out, const SqlError& err, std::string_view query,
                          Severity severity) {
   const char* sev = severity == Severity::kFatal ? "FATAL" : "ERROR";

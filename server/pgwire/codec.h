@@ -92,6 +92,9 @@ void appendWarningResponse(std::string& out, std::string_view sqlstate, std::str
 // 1-based character position of `byteOffset` in UTF-8 `text` (an offset past the
 // end points just after the last character).
 size_t characterPosition(std::string_view text, size_t byteOffset);
+// Its inverse: the byte offset in `text` of 1-based character `position`, as
+// a server reports it (past the end: the text's size).
+size_t byteOffsetOfPosition(std::string_view text, size_t position);
 
 // ---- Frontend: the extended query protocol -------------------------------------
 // Each decoder throws SqlError 08P01 when the body does not have the layout.

@@ -10,11 +10,15 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/function_determinism.h"
 #include "common/interrupt.h"
 #include "common/options.h"
 #include "connectors/net/http_client.h"
 #include "executor/state/view_latest.h"
+#include "parser/expr_walker.h"
+#include "planner/catalog.h"
 #include "server/cluster/node_record.h"
+#include "server/pgwire/codec.h"
 #include "server/session_settings.h"
 #include "server/statement_timeout.h"
 
@@ -177,6 +181,7 @@ class Forward {
     prefix_ = text.size();
     // On a line of its own: a comment at the read's end ends there.
     text += read_.text + "\n;\nSHOW rtsql.view_epoch";
+    sent_ = text;
     if (!PQsendQuery(conn_.get(), text.c_str()) || !PQsetSingleRowMode(conn_.get()))
       unreachable(trimmed(PQerrorMessage(conn_.get())));
   }
@@ -207,8 +212,10 @@ class Forward {
     if (!at.empty() && !read_.clientText) {
       pos = read_.pos;
     } else if (!at.empty()) {
-      const size_t p = static_cast<size_t>(std::strtoull(at.c_str(), nullptr, 10));
-      if (p > prefix_ && p - 1 - prefix_ < read_.text.size()) pos = read_.pos + (p - 1 - prefix_);
+      // A character's position in the text sent, as PostgreSQL counts it.
+      const size_t p = pgwire::byteOffsetOfPosition(
+          sent_, static_cast<size_t>(std::strtoull(at.c_str(), nullptr, 10)));
+      if (p >= prefix_ && p - prefix_ < read_.text.size()) pos = read_.pos + (p - prefix_);
     }
     SqlError err(state, field(PG_DIAG_MESSAGE_PRIMARY), pos, field(PG_DIAG_MESSAGE_HINT));
     if (const std::string d = field(PG_DIAG_MESSAGE_DETAIL); !d.empty()) err.withDetail(d);
@@ -257,7 +264,10 @@ class Forward {
       }
       std::vector<std::optional<std::string>> row;
       for (int c = 0; c < PQnfields(res.get()); ++c) {
+        // A NULL counts as one byte: the bound bounds rows of NULLs too (a
+        // part of a query is read with no bound on its rows).
         if (PQgetisnull(res.get(), 0, c)) {
+          ++bytes;
           row.emplace_back();
           continue;
         }
@@ -289,6 +299,7 @@ class Forward {
   std::optional<Clock::time_point> deadline_;
   Conn conn_{nullptr, PQfinish};
   size_t prefix_ = 0;  // bytes sent before the read's text
+  std::string sent_;    // the whole text sent
 };
 
 }  // namespace
@@ -319,6 +330,15 @@ std::optional<std::string> forwardedByOf(const std::string& startupOptions) {
       return setting.substr(key.size());
   }
   return std::nullopt;
+}
+
+bool sendsWhole(const ast::Query& query, const Catalog& catalog) {
+  bool whole = true;
+  ast::enumerate(query, [&](const ast::Expr& e) {
+    if (e.kind != ast::ExprKind::Call) return;
+    if (isFlaggedNotDeterministic(e.name) || catalog.findFunction(e.name)) whole = false;
+  });
+  return whole;
 }
 
 std::optional<uint64_t> forwardViewRead(const ForwardedRead& read, ResultWriter& out) {

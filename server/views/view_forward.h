@@ -23,10 +23,21 @@
 // than kMaxForwardedBytes is refused (54000). The session's settings that
 // change what a read answers travel with it (settingsForRead(),
 // server/session_settings.h): ansi_mode, the time zone,
-// rtsql.view_snapshot, and for a whole read the result's bound.
+// rtsql.view_snapshot, and the result's bound: a whole read's as the
+// session has it, none for a part of a query this node runs (which bounds
+// the query's result itself). A NULL counts as one byte of the result.
 //
 // A holder that cannot be reached (down, moving, or advertising no address)
 // answers 55000 naming it, as a read there would have said before.
+//
+// What is not sent whole: a query that calls a function whose value is the
+// asking session's or node's (the clock, now() and current_date; who and
+// where it runs, pg_backend_pid(), current_user, current_setting(); as the
+// function registry flags them, common/function_determinism.h), or a user's
+// function, whose body may call one. The holder would answer its own
+// values; such a query runs on the node asked instead, as a bounded query
+// that reads the view's rows from the holder (server/views/view_remote.h),
+// and those functions answer as in any query there.
 #pragma once
 
 #include <cstddef>
@@ -34,11 +45,13 @@
 #include <optional>
 #include <string>
 
+#include "parser/ast.h"
 #include "server/flows/placement.h"
 #include "server/query_handler.h"
 
 namespace rtsql {
 
+class Catalog;
 class Options;
 
 // The startup option a forwarded connection carries (`-c
@@ -64,6 +77,11 @@ struct ForwardedRead {
   // `pos`, and this node bounds the result).
   bool clientText = true;
 };
+
+// Whether `query`, whose only relation is a view held elsewhere, is sent
+// whole to the holder: not when it calls a function of the asking session
+// or a user's function (`catalog` has them), at any depth.
+bool sendsWhole(const ast::Query& query, const Catalog& catalog);
 
 inline constexpr int kForwardConnectMs = 10000;
 inline constexpr size_t kMaxForwardedBytes = size_t{256} << 20;

@@ -180,3 +180,48 @@ def test_a_user_the_holder_does_not_know_is_refused_on_every_node(broker, start_
                         dbname="rtsql", options="-c rtsql.forwarded_by=b", connect_timeout=10)
     with holder.connect(user="alice") as conn:  # her own password still works there
         assert conn.execute("SELECT count(*) FROM per_k").fetchone() == (2,)
+
+
+def test_a_read_on_another_node_answers_the_asking_sessions_functions_and_positions(
+        broker, start_node):
+    """A query that calls a function of the session (pg_backend_pid(), now(),
+    current_setting()) answers the asking session's values, not the
+    holder's; an error after a literal whose backslashes are kept as written
+    points where the client wrote it."""
+    nodes, holder, others = make_view(start_node, broker, "fw_sess", ["a", "b"])
+    other = others[0]
+    with other.connect() as conn:
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        # shuffle.partitions stays on the asking node (it changes no answer):
+        # the holder's session would say its default, 8.
+        conn.execute("SET shuffle.partitions = 3")
+        before = conn.execute("SELECT now()").fetchone()[0]
+        rows = conn.execute(
+            "SELECT k, s, pg_backend_pid() AS p, current_setting('shuffle.partitions') AS sp, "
+            "now() AS t, current_user AS u FROM per_k ORDER BY k").fetchall()
+        after = conn.execute("SELECT now()").fetchone()[0]
+        epoch = conn.execute("SHOW rtsql.view_epoch").fetchone()[0]
+        assert [(k, s) for k, s, *_ in rows] == [("x", 4), ("y", 2)], rows
+        for _, _, p, sp, t, u in rows:
+            assert (p, sp, u) == (pid, "3", "rtsql"), rows
+            assert before <= t <= after, (before, t, after)
+        assert epoch is not None
+        # In a filter too: the rows this session's values select.
+        assert conn.execute("SELECT k FROM per_k WHERE current_setting('shuffle.partitions') = '3' "
+                            "AND k = 'y'").fetchall() == [("y",)]
+        assert conn.execute(f"SELECT k FROM per_k WHERE pg_backend_pid() = {pid} "
+                            "ORDER BY k").fetchall() == [("x",), ("y",)]
+        # A read without them is still sent whole: the holder's epoch, its rows.
+        assert conn.execute("SELECT c, s FROM per_k WHERE k = 'x'").fetchall() == [(2, 4)]
+    # Backslashes kept as written are doubled in the text sent to the holder;
+    # the position of its error is moved back into the client's text (é is
+    # two bytes and one character).
+    for sql in ("SELECT k, 'a\\b\\c' AS t, nope FROM per_k",
+                "SELECT k, 'é\\\\x' AS t, upper('\\'), nope FROM per_k WHERE k = 'x'"):
+        with other.connect() as conn:
+            conn.execute("SET rtsql.escaped_string_literals = on")
+            with pytest.raises(psycopg.Error) as err:
+                conn.execute(sql).fetchall()
+        assert err.value.sqlstate == "42703", err.value
+        assert err.value.diag.statement_position == str(sql.index("nope") + 1), \
+            (sql, err.value.diag.statement_position)

@@ -195,7 +195,8 @@ def outcome(node, sql, settings=()):
 def test_a_session_setting_that_changes_an_answer_goes_with_the_read(broker, start_kind):
     """ansi_mode off, a time zone, backslashes kept as written and the result
     bound: each node answers a read of a view held elsewhere, whole or as
-    part of a join, as the view's holder answers it in the same session."""
+    part of a join, as the view's holder answers it in the same session; a
+    part of a join is not bounded by the result's bound."""
     nodes, holders = two_views_on_two_nodes(start_kind, broker, "rj_set")
     mx, mx_holder = holders["mx"]
     other = holders["tot"]  # holds tot, not mx
@@ -248,3 +249,12 @@ def test_a_session_setting_that_changes_an_answer_goes_with_the_read(broker, sta
     bound = (("rtsql.bounded_max_rows", "5"),)
     assert outcome(mx_holder, bounded, bound) == ("error", "54000")
     assert outcome(other, bounded, bound) == ("error", "54000")
+    # The bound is the result's, not the rows read of a view: a query over
+    # twelve rows of each view (read from its holder with no row bound, a
+    # filter sent with it) answers its one row on every node, as a query
+    # over two views held here would.
+    counted = (f"SELECT count(*) AS n, sum(x.m) AS m FROM tot t JOIN {mx} x ON t.k = x.k "
+               f"WHERE x.m > 0 AND t.c > 0")
+    want_m = sum(m for _, m, _ in want["mx"])
+    for node in nodes:
+        assert outcome(node, counted, bound) == ("rows", [(KEYS, want_m)]), node.name

@@ -713,6 +713,23 @@ TEST_CASE("keepBackslashesAsWritten doubles the backslashes of plain string lite
   }
 }
 
+TEST_CASE("writtenPosition maps a position in the rewritten text back to the text as written") {
+  const std::string written = R"(SELECT 'a\b\', nope, E'\n' FROM t)";
+  const std::string parsed = keepBackslashesAsWritten(written);
+  REQUIRE(parsed == R"(SELECT 'a\\b\\', nope, E'\n' FROM t)");
+  // Every byte of the text as written, found where it went.
+  for (size_t i = 0, at = 0; i < written.size(); ++i, ++at) {
+    INFO(i);
+    CHECK(parsed[at] == written[i]);
+    CHECK(writtenPosition(written, at) == i);
+    // The backslash added after a written one is that one's.
+    if (written[i] == '\\' && i < written.find(',')) CHECK(writtenPosition(written, ++at) == i);
+  }
+  CHECK(writtenPosition(written, parsed.find("nope")) == written.find("nope"));
+  CHECK(writtenPosition(written, parsed.size()) == written.size());
+  CHECK(writtenPosition("SELECT nope", 7) == 7);  // no backslash: as it is
+}
+
 TEST_CASE("column references, keywords as names, quoting") {
   CHECK(expr("a") == "a");
   CHECK(expr("t.a") == "t.a");

@@ -393,6 +393,12 @@ TEST_CASE("pgwire: character positions count UTF-8 characters, 1-based") {
   // "é" is two bytes; the byte after it is the third character.
   CHECK(characterPosition("\xC3\xA9x", 2) == 2);
   CHECK(characterPosition("a\xE2\x82\xAC" "b", 4) == 3);  // a, euro sign, b
+  // And back: the byte where a character a server points at begins.
+  CHECK(byteOffsetOfPosition("select 1", 1) == 0);
+  CHECK(byteOffsetOfPosition("select 1", 8) == 7);
+  CHECK(byteOffsetOfPosition("\xC3\xA9x", 2) == 2);
+  CHECK(byteOffsetOfPosition("a\xE2\x82\xAC" "b", 3) == 4);
+  CHECK(byteOffsetOfPosition("ab", 9) == 2);
   CHECK(characterPosition("abc", 100) == 4);               // clamped to the end
 }
 

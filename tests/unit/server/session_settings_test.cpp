@@ -57,14 +57,29 @@ TEST_CASE("session settings: each says how it travels, and a new one must say it
 TEST_CASE("session settings: a read carries every setting that changes its answer") {
   const Options session = everySettingSet();
   const auto part = byName(settingsForRead(session, false));
+  // A part of a query run here is read with no bound on its rows: this
+  // node bounds the query's result, as when it reads a view it holds.
   CHECK(part == std::map<std::string, std::string>{
                     {"timezone", "set:timezone"},
                     {kViewSnapshotSetting, std::string("set:") + kViewSnapshotSetting},
-                    {kAnsiModeSetting, std::string("set:") + kAnsiModeSetting}});
-  // A whole read's result is the client's: its bound goes too.
+                    {kAnsiModeSetting, std::string("set:") + kAnsiModeSetting},
+                    {"rtsql.bounded_max_rows", std::to_string(kBoundedMaxRowsLimit)}});
+  // A whole read's result is the client's: its bound goes as the session has it.
   auto whole = byName(settingsForRead(session, true));
-  CHECK(whole.size() == part.size() + 1);
+  CHECK(whole.size() == part.size());
   CHECK(whole["rtsql.bounded_max_rows"] == "set:rtsql.bounded_max_rows");
+}
+
+TEST_CASE("session settings: a part of a query is read unbounded whatever the session set") {
+  // The holder's default would bound it otherwise.
+  const auto part = byName(settingsForRead(Options(), false));
+  CHECK(part == std::map<std::string, std::string>{
+                    {"rtsql.bounded_max_rows", std::to_string(kBoundedMaxRowsLimit)}});
+  Options low;
+  low.set("rtsql.bounded_max_rows", "5");
+  CHECK(byName(settingsForRead(low, false))["rtsql.bounded_max_rows"] ==
+        std::to_string(kBoundedMaxRowsLimit));
+  CHECK(byName(settingsForRead(low, true))["rtsql.bounded_max_rows"] == "5");
 }
 
 TEST_CASE("session settings: one the session did not SET is not sent") {

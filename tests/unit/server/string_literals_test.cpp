@@ -72,3 +72,32 @@ TEST_CASE_FIXTURE(Fixture,
   CHECK(one(restarted, "SHOW standard_conforming_strings") == "off");
   restarted.engine.shutdown();
 }
+
+TEST_CASE_FIXTURE(Fixture,
+                  "an error after a backslash literal points into the text as the client wrote it") {
+  RestoredEngine e(options, connectors);
+  e.runAll({"CREATE TABLE t (k STRING)"});
+  // Parsed with each backslash of a plain literal doubled, the statement's
+  // positions are in that text; the client is told where it wrote them.
+  const std::string sql = R"(SELECT 'a\b\c', nope FROM t)";
+  for (const char* kept : {"off", "on"}) {
+    INFO(kept);
+    e.runAll({fmt::format("SET rtsql.escaped_string_literals = {}", kept)});
+    ResultCapture c = e.run(sql);
+    REQUIRE(c.err);
+    CHECK(c.err->sqlstate() == "42703");
+    CHECK(c.err->position() == sql.find("nope"));
+  }
+  // A SET in the same text changes how the next text reads, not this one.
+  ResultCapture c = e.run("SET rtsql.escaped_string_literals = off; " + sql);
+  REQUIRE(c.err);
+  CHECK(c.err->position() == sql.find("nope") + 41);
+  // Describe (a prepared statement's Parse) says the same.
+  e.runAll({"SET rtsql.escaped_string_literals = on"});
+  try {
+    e.engine.describe(*e.session, sql);
+    FAIL("described");
+  } catch (const SqlError& err) {
+    CHECK(err.position() == sql.find("nope"));
+  }
+}
