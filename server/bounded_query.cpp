@@ -153,14 +153,41 @@ class RelationSourceTask final : public SourceTask {
 
 // ------------------------------------------------------------------ the result
 
+// About the bytes a value takes in memory: the Value itself and what it
+// holds out of line (a string's text, a collection's items).
+size_t heldBytes(const Value& v) {
+  size_t bytes = sizeof(Value);
+  switch (v.type()) {
+    case TypeId::String:
+    case TypeId::Binary:
+      bytes += v.asString().size();
+      break;
+    case TypeId::Array:
+    case TypeId::Struct:
+    case TypeId::Map:
+      for (const Value& item : v.asList()) bytes += heldBytes(item);
+      break;
+    default:
+      break;
+  }
+  return bytes;
+}
+
+size_t heldBytes(const Row& row) {
+  size_t bytes = sizeof(std::optional<Row>);
+  for (const Value& v : row) bytes += heldBytes(v);
+  return bytes;
+}
+
 // The query's result as its changelog leaves it: an insert or update-after
 // puts a row in, under its unique key when the changelog has one (replacing
 // that key's row); an update-before or delete takes its key's row out, or
-// without a key one row equal to it.
+// without a key one row equal to it. What it holds is bounded in rows and,
+// about, in bytes (the rows' values and their keys).
 class ResultTable {
  public:
-  ResultTable(Changelog changelog, int64_t maxRows)
-      : changelog_(std::move(changelog)), maxRows_(maxRows) {}
+  ResultTable(Changelog changelog, int64_t maxRows, int64_t maxBytes)
+      : changelog_(std::move(changelog)), maxRows_(maxRows), maxBytes_(maxBytes) {}
 
   void apply(const Row& row, RowKind kind) {
     std::lock_guard lock(mu_);
@@ -174,34 +201,35 @@ class ResultTable {
       auto it = byKey_.find(key);
       if (adds) {
         if (it != byKey_.end()) {
-          rows_[it->second] = row;
+          std::optional<Row>& held = rows_[it->second];
+          const size_t before = held ? heldBytes(*held) : 0;
+          hold(heldBytes(row), before);
+          held = row;
         } else {
-          byKey_.emplace(key, rows_.size());
-          add(row);
+          add(row, key.size());
+          byKey_.emplace(key, rows_.size() - 1);
         }
       } else if (it != byKey_.end()) {
-        rows_[it->second].reset();
-        byKey_.erase(it);
-        --live_;
+        remove(it);
       }
       return;
     }
     if (adds) {
-      byKey_.emplace(key, rows_.size());
-      add(row);
+      add(row, key.size());
+      byKey_.emplace(key, rows_.size() - 1);
       return;
     }
     auto it = byKey_.find(key);
-    if (it != byKey_.end()) {
-      rows_[it->second].reset();
-      byKey_.erase(it);
-      --live_;
-    }
+    if (it != byKey_.end()) remove(it);
   }
 
   bool overflowed() const {
     std::lock_guard lock(mu_);
     return overflowed_;
+  }
+  bool overflowedBytes() const {
+    std::lock_guard lock(mu_);
+    return overflowedBytes_;
   }
 
   std::vector<Row> take() {
@@ -217,15 +245,39 @@ class ResultTable {
   }
 
  private:
-  void add(const Row& row) {
+  // `keyBytes`: the bytes of the row's key in byKey_, 0 when it has none.
+  void add(const Row& row, size_t keyBytes = 0) {
     if (static_cast<int64_t>(live_) >= maxRows_) {
       overflowed_ = true;
       throw SqlError(sqlstate::kProgramLimitExceeded,
                      fmt::format("the result has more than {} rows", maxRows_));
     }
+    hold(heldBytes(row) + (keyBytes > 0 ? keyBytes + kKeyEntryBytes : 0), 0);
     rows_.emplace_back(row);
     ++live_;
   }
+
+  void remove(std::unordered_multimap<std::string, size_t>::iterator it) {
+    std::optional<Row>& held = rows_[it->second];
+    if (held) bytes_ -= std::min(bytes_, heldBytes(*held) + it->first.size() + kKeyEntryBytes);
+    held.reset();
+    byKey_.erase(it);
+    --live_;
+  }
+
+  // Counts `adding` bytes in place of `replacing`, refused above maxBytes_.
+  void hold(size_t adding, size_t replacing) {
+    const size_t next = bytes_ - std::min(bytes_, replacing) + adding;
+    if (static_cast<int64_t>(next) > maxBytes_) {
+      overflowedBytes_ = true;
+      throw SqlError(sqlstate::kProgramLimitExceeded,
+                     fmt::format("the result holds more than {} bytes", maxBytes_));
+    }
+    bytes_ = next;
+  }
+
+  // A key's entry in byKey_ beside its text: the node, the hash, the index.
+  static constexpr size_t kKeyEntryBytes = 64;
 
   // The row's unique key (all of it without one) as text: each value's type
   // and text, length-prefixed, so that no two keys run together.
@@ -252,11 +304,14 @@ class ResultTable {
 
   const Changelog changelog_;
   const int64_t maxRows_;
+  const int64_t maxBytes_;
   mutable std::mutex mu_;
   std::vector<std::optional<Row>> rows_;  // in arrival order; a removed row is empty
   std::unordered_multimap<std::string, size_t> byKey_;
   size_t live_ = 0;
+  size_t bytes_ = 0;  // about, of the rows held and their keys
   bool overflowed_ = false;
+  bool overflowedBytes_ = false;
 };
 
 class ResultSink final : public SinkWriter {
@@ -570,7 +625,7 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
   plan.commitOffsets = false;
   const std::string dir = (std::filesystem::path(run.stateDir) / id).string();
   auto done = std::make_shared<SourcesDone>();
-  auto result = std::make_shared<ResultTable>(plan.output, run.maxRows);
+  auto result = std::make_shared<ResultTable>(plan.output, run.maxRows, run.maxBytes);
   BoundedProvider provider(*run.connectors, run.lookup, run.embeddedBootstrap, done, result);
   auto runtime =
       std::make_unique<FlowRuntime>(std::move(plan), provider, *run.slots, "bounded-" + id, dir);
@@ -583,8 +638,14 @@ std::vector<Row> collectBoundedRows(PhysicalPlan plan, const ast::Query& query,
     runtime->stop();
     const bool failed = runtime->state() == FlowState::Failed;
     std::optional<SqlError> error;
-    if (failed || result->overflowed()) {
-      if (result->overflowed()) {
+    if (failed || result->overflowed() || result->overflowedBytes()) {
+      if (result->overflowedBytes()) {
+        error = SqlError(sqlstate::kProgramLimitExceeded,
+                         fmt::format("the result of a bounded query holds more than {} bytes",
+                                     run.maxBytes))
+                    .withHint("aggregate or filter further, select fewer columns, or SET "
+                              "rtsql.bounded_max_bytes higher");
+      } else if (result->overflowed()) {
         error = SqlError(sqlstate::kProgramLimitExceeded,
                          fmt::format("the result of a bounded query has more than {} rows",
                                      run.maxRows))

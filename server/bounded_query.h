@@ -10,8 +10,8 @@
 // client sink. That sink applies the result's changelog (an update replaces
 // its key's row, a delete removes it, appended rows are kept as they come);
 // then ORDER BY, OFFSET and LIMIT run over the collected rows. The result is
-// held in memory up to `rtsql.bounded_max_rows` rows and refused with 54000
-// above it. The run keeps no checkpoints; its state directory is removed at
+// held in memory up to `rtsql.bounded_max_rows` rows and
+// `rtsql.bounded_max_bytes` bytes, and refused with 54000 above either. The run keeps no checkpoints; its state directory is removed at
 // the end. A cancel, statement_timeout or the client leaving stops it.
 #pragma once
 
@@ -77,12 +77,14 @@ struct BoundedRun {
   std::string stateDir;              // a directory of its own is made beneath it
   std::string embeddedBootstrap;     // what a source's 'embedded' bootstrap is
   int64_t maxRows = 1'000'000;       // the most result rows held
+  int64_t maxBytes = int64_t{1} << 30;  // the most bytes of result rows held (about)
 };
 
 // Runs `plan` (planned by planBoundedQuery from `query`) to the end of its
 // input and sends its rows, sorted and cut by the query's ORDER BY and LIMIT,
 // to `out`. Throws SqlError on a failure, 54000 when the result has more than
-// run.maxRows rows, Interrupted when `out` is cancelled.
+// run.maxRows rows or holds more than run.maxBytes, Interrupted when `out` is
+// cancelled.
 void runBoundedQuery(PhysicalPlan plan, const ast::Query& query, const BoundedRun& run,
                      ResultWriter& out);
 

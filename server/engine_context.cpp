@@ -126,6 +126,7 @@ BoundedRun EngineContext::boundedRun(const EngineSession& s, const Catalog& over
   run.stateDir = (std::filesystem::path(options.dataDir) / "bounded").string();
   run.embeddedBootstrap = options.embeddedBootstrap;
   run.maxRows = s.settings.getInt("rtsql.bounded_max_rows", 1000000, 1, kBoundedMaxRowsLimit);
+  run.maxBytes = s.settings.getInt("rtsql.bounded_max_bytes", 1 << 30, 1024, kBoundedMaxBytesLimit);
   return run;
 }
 

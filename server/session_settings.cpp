@@ -24,6 +24,9 @@ const std::vector<SessionSetting>& sessionSettings() {
       {"rtsql.dry_run", "off", T::Stays},
       {"statement_timeout", "0", T::Deadline},
       {"rtsql.bounded_max_rows", "1000000", T::ResultBound, std::to_string(kBoundedMaxRowsLimit)},
+      // A part read for another node is bounded as the bytes it may send.
+      {"rtsql.bounded_max_bytes", "1073741824", T::ResultBound,
+       std::to_string(kBoundedPartMaxBytes)},
       // How long FETCH waits for a cursor's rows (server/cursor.h).
       {"rtsql.fetch_wait", "5000", T::Stays},
       // What a read of a view sees (server/views/view_reads.h).

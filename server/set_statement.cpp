@@ -54,6 +54,10 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
     Options probe({OptionEntry{setting->name, stmt.value, stmt.keyPos, stmt.keyPos}});
     probe.getInt(setting->name, 1000000, 1, kBoundedMaxRowsLimit);  // validates
   }
+  if (iequals(setting->name, "rtsql.bounded_max_bytes")) {
+    Options probe({OptionEntry{setting->name, stmt.value, stmt.keyPos, stmt.keyPos}});
+    probe.getInt(setting->name, 1 << 30, 1024, kBoundedMaxBytesLimit);  // validates
+  }
   if (iequals(setting->name, "rtsql.fetch_wait"))
     parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->name, kViewSnapshotSetting)) checkViewRead(stmt.value, stmt.keyPos);

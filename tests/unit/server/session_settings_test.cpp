@@ -10,6 +10,7 @@
 #include "common/options.h"
 #include "parser/string_literals.h"
 #include "server/session_settings.h"
+#include "server/views/view_forward.h"
 #include "server/views/view_reads.h"
 
 using namespace rtsql;
@@ -43,6 +44,7 @@ TEST_CASE("session settings: each says how it travels, and a new one must say it
       {"statement_timeout", T::Deadline},      {"rtsql.bounded_max_rows", T::ResultBound},
       {"rtsql.fetch_wait", T::Stays},          {kViewSnapshotSetting, T::Answer},
       {kAnsiModeSetting, T::Answer},           {kEscapedStringLiteralsSetting, T::Stays},
+      {"rtsql.bounded_max_bytes", T::ResultBound},
   };
   std::set<std::string> seen;
   for (const SessionSetting& s : sessionSettings()) {
@@ -63,18 +65,23 @@ TEST_CASE("session settings: a read carries every setting that changes its answe
                     {"timezone", "set:timezone"},
                     {kViewSnapshotSetting, std::string("set:") + kViewSnapshotSetting},
                     {kAnsiModeSetting, std::string("set:") + kAnsiModeSetting},
-                    {"rtsql.bounded_max_rows", std::to_string(kBoundedMaxRowsLimit)}});
+                    {"rtsql.bounded_max_rows", std::to_string(kBoundedMaxRowsLimit)},
+                    {"rtsql.bounded_max_bytes", std::to_string(kBoundedPartMaxBytes)}});
   // A whole read's result is the client's: its bound goes as the session has it.
   auto whole = byName(settingsForRead(session, true));
   CHECK(whole.size() == part.size());
   CHECK(whole["rtsql.bounded_max_rows"] == "set:rtsql.bounded_max_rows");
+  CHECK(whole["rtsql.bounded_max_bytes"] == "set:rtsql.bounded_max_bytes");
 }
 
 TEST_CASE("session settings: a part of a query is read unbounded whatever the session set") {
   // The holder's default would bound it otherwise.
+  // What it holds there is bounded as what this node takes of it at most.
   const auto part = byName(settingsForRead(Options(), false));
   CHECK(part == std::map<std::string, std::string>{
-                    {"rtsql.bounded_max_rows", std::to_string(kBoundedMaxRowsLimit)}});
+                    {"rtsql.bounded_max_rows", std::to_string(kBoundedMaxRowsLimit)},
+                    {"rtsql.bounded_max_bytes", std::to_string(kBoundedPartMaxBytes)}});
+  CHECK(kBoundedPartMaxBytes == static_cast<int64_t>(kMaxForwardedBytes));
   Options low;
   low.set("rtsql.bounded_max_rows", "5");
   CHECK(byName(settingsForRead(low, false))["rtsql.bounded_max_rows"] ==
