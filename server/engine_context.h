@@ -105,9 +105,13 @@ struct EngineContext {
   // a view's snapshot is opened for `out` (null: a Describe, columns only),
   // and the view with the epoch it read goes to `epochs`. With `select`
   // (the statement the query is), a view another node holds is read from
-  // that node (server/views/view_remote.h) rather than refused.
+  // that node (server/views/view_remote.h) rather than refused, or from
+  // the standby copy kept here (ViewReads::readOf, standbyAfter); with
+  // `holderFailed` (the statement's holder could not answer it whole), from
+  // the standby copy at once.
   BoundedLookup boundedLookup(const EngineSession& s, ResultWriter* out, ViewEpochs* epochs,
-                              const ast::SelectStatement* select = nullptr) const;
+                              const ast::SelectStatement* select = nullptr,
+                              bool holderFailed = false) const;
   // What a bounded query of `s` over `over` runs with.
   BoundedRun boundedRun(const EngineSession& s, const Catalog& over, BoundedLookup lookup);
   // Throws 42501 unless the session's user may `verb` the flow, function or

@@ -129,7 +129,8 @@ class PreparedViewLookup final : public PreparedQuery {
         if (!key) return false;
         std::optional<uint64_t> epoch;
         try {
-          if (ctx_.views->lookup(lookup_, *key, *writer, epoch, viewReadOf(s.settings))) {
+          if (ctx_.views->lookup(lookup_, *key, *writer, epoch,
+                                 ctx_.views->readOf(lookup_.view, s.settings, lookup_.pos))) {
             s.readViews({{lookup_.view, epoch}});
             return true;
           }
