@@ -1,8 +1,6 @@
 // SELECT (select_statement.h).
 #include "server/select_statement.h"
 
-#include <fmt/format.h>
-
 #include <filesystem>
 
 #include "common/expr.h"

@@ -41,6 +41,18 @@ def standby_epoch(node):
     return int(m.group(1)) if m else None
 
 
+def settled(nodes):
+    """The node that runs per_k when the other keeps a standby copy of it
+    that has applied a checkpoint, and per_k stays put meanwhile (the group
+    may still be giving the second node its slots); None otherwise."""
+    holder = runner("per_k", *nodes)
+    other = next(n for n in nodes if n is not holder)
+    if standby_epoch(other) is None:
+        return None
+    time.sleep(2)
+    return holder if runner("per_k", *nodes) is holder and standby_epoch(other) else None
+
+
 def view_with_a_standby(start, broker, prefix):
     """Nodes a and b (flows stay put for a minute when a node falls silent),
     the source ev with a first batch, the view per_k with one standby copy
@@ -62,10 +74,9 @@ def view_with_a_standby(start, broker, prefix):
     run_again_on_40001(nodes[0], "CREATE MATERIALIZED VIEW per_k WITH ('standby.replicas' = '1', "
                                  "'shuffle.partitions' = '2') AS "
                                  "SELECT k, count(*) AS c, sum(n) AS s FROM ev GROUP BY k")
-    holder = runner("per_k", *nodes)
+    holder = wait_for(lambda: settled(nodes), WAIT_S * 2,
+                      "per_k runs on one node and the other keeps a standby copy of it")
     other = next(n for n in nodes if n is not holder)
-    wait_for(lambda: standby_epoch(other) is not None, WAIT_S,
-             f"{other.name} keeps a standby copy of per_k at some epoch")
     second = batch(20, 37)
     broker.produce(f"{uid}_in", second)
     return holder, other, first + second
@@ -124,14 +135,20 @@ def holder_epoch(holder):
 STANDBY = ("SET rtsql.view_read = 'standby'",)
 
 
-def test_a_standby_node_answers_from_its_copy_at_a_committed_epoch_as_duckdb(broker, start_kind):
-    holder, other, records = view_with_a_standby(start_kind, broker, "vsb_read")
+def copy_of_every_record(start, broker, prefix):
+    """view_with_a_standby(), once the standby copy holds every record (it is
+    a checkpoint or so behind the holder). Returns (holder, standby node,
+    DuckDB over the records, the view's rows)."""
+    holder, other, records = view_with_a_standby(start, broker, prefix)
     duck = duck_of(records)
     want_all = duck.execute(QUERIES[0]).fetchall()
-    # The copy is a checkpoint or so behind the holder: read until it has
-    # every record.
     wait_for(lambda: read(other, QUERIES[0], STANDBY)[0] == want_all, WAIT_S,
              f"{other.name}'s standby copy holds every record")
+    return holder, other, duck, want_all
+
+
+def test_a_standby_node_answers_from_its_copy_at_a_committed_epoch_as_duckdb(broker, start_kind):
+    holder, other, duck, want_all = copy_of_every_record(start_kind, broker, "vsb_read")
     for sql in QUERIES:
         rows, notices, epoch = read(other, sql, STANDBY)
         assert rows == duck.execute(sql).fetchall(), (sql, rows)
@@ -164,11 +181,7 @@ def test_a_standby_node_answers_from_its_copy_at_a_committed_epoch_as_duckdb(bro
 
 
 def test_a_silent_holder_leaves_the_standby_node_answering_from_its_copy(broker, start_kind):
-    holder, other, records = view_with_a_standby(start_kind, broker, "vsb_down")
-    duck = duck_of(records)
-    want_all = duck.execute(QUERIES[0]).fetchall()
-    wait_for(lambda: read(other, QUERIES[0], STANDBY)[0] == want_all, WAIT_S,
-             f"{other.name}'s standby copy holds every record")
+    holder, other, duck, want_all = copy_of_every_record(start_kind, broker, "vsb_down")
     # Read from the holder while it answers (no NOTICE of a copy).
     rows, notices, _ = read(other, QUERIES[0])
     assert rows == want_all and standby_epoch_of(notices) is None, notices
