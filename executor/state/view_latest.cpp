@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/row_codec.h"
+#include "executor/shuffle.h"
 #include "executor/state/state_store.h"
 
 namespace rtsql {
@@ -139,9 +140,13 @@ class LatestSnapshot final : public ViewSnapshot,
         return std::nullopt;
       }
     }
-    for (size_t t = 0; t < writes_.size(); ++t) {
-      if (auto v = stored_->get(viewTablePrefix(static_cast<int>(t)) + key))
-        return decodeRow(*v, types_);
+    // The stored row: first in the key space of the task the shuffle gave
+    // the key (as a committed snapshot reads it, view_table.cpp), then the others.
+    const size_t tasks = writes_.size();
+    const size_t first = tasks > 1 ? shuffleKeyHashOf(keyValues) % tasks : 0;
+    for (size_t i = 0; i < tasks; ++i) {
+      const int t = static_cast<int>((first + i) % tasks);
+      if (auto v = stored_->get(viewTablePrefix(t) + key)) return decodeRow(*v, types_);
     }
     return std::nullopt;
   }
