@@ -10,17 +10,24 @@ namespace rtsql {
 
 StateStandby::StateStandby(std::shared_ptr<StateCopy> copy, std::string dir)
     : copy_(std::move(copy)), dir_(std::move(dir)) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
   startOver();
 }
 
-StateStandby::~StateStandby() = default;
+StateStandby::~StateStandby() {
+  store_.reset();
+  // Empty unless a reader still holds a store, whose directory goes with it.
+  std::error_code ec;
+  std::filesystem::remove(dir_, ec);
+}
 
 void StateStandby::emptyStore() {
+  // The store closes (and removes its directory) once no reader holds it;
+  // the next one is made beside it meanwhile.
   store_.reset();
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
   StateStoreOptions options;
-  options.path = dir_;
+  options.path = (std::filesystem::path(dir_) / std::to_string(++stores_)).string();
   options.destroyOnClose = true;
   store_ = StateStore::open(options);
   pending_.clear();
@@ -49,6 +56,12 @@ void StateStandby::apply(StateCopy::Record&& record) {
       emptyStore();
       return;
   }
+}
+
+std::shared_ptr<const StoredReader> StateStandby::reader() const {
+  if (!checkpoint_ || !store_) return nullptr;
+  auto readers = store_->readers();
+  return readers ? readers() : nullptr;
 }
 
 void StateStandby::advance(int64_t maxMicros) {

@@ -14,6 +14,15 @@
 //
 // The store is scratch: it lives in the directory given, is removed with the
 // standby, and a node that restarts builds its standbys again from the copy.
+//
+// Reads of a materialized view on the standby's node (server/views/
+// view_reads.h, rtsql.view_read) read the store through reader(): a RocksDB
+// snapshot taken between two advance()s, when the store holds exactly the
+// state of checkpoint(). A checkpoint's entries reach the store in one write
+// batch, so no reader sees half of one, and a reader never holds up the next
+// advance(). Each store (one per reset) has a directory of its own under the
+// standby's, so a reader still held keeps its store readable after a reset,
+// which removes that store's directory once the last reader lets it go.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +37,14 @@
 
 namespace rtsql {
 
+// What a read of a standby copy reads (StateStandby::reader()): the
+// checkpoint its store holds (none: none applied yet) and a reader of that
+// state (null with no checkpoint).
+struct StandbyRead {
+  std::optional<CheckpointInfo> checkpoint;
+  std::shared_ptr<const StoredReader> state;
+};
+
 class StateStandby {
  public:
   // `dir` is the store's (removed first, and when the standby goes).
@@ -41,6 +58,11 @@ class StateStandby {
   void advance(int64_t maxMicros);
   // The checkpoint whose state the store holds (nullopt: none yet).
   const std::optional<CheckpointInfo>& checkpoint() const { return checkpoint_; }
+  // A reader of the store as it is now: the state of checkpoint(), when
+  // called between two advance()s (by their caller); null before the first
+  // checkpoint. It keeps its store open while held, and may be read from any
+  // thread.
+  std::shared_ptr<const StoredReader> reader() const;
   // Entries applied in all, for the log and the tests.
   int64_t applied() const { return applied_; }
 
@@ -59,6 +81,7 @@ class StateStandby {
 
   std::shared_ptr<StateCopy> copy_;
   std::string dir_;
+  uint64_t stores_ = 0;  // stores made, which names each one's directory
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<StateCopy::Follower> follower_;
   std::vector<StateChange> pending_;  // entries of the write whose checkpoint has not come

@@ -71,30 +71,43 @@ PlanContext EngineContext::planContext(const EngineSession& s) const {
 
 BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter* out,
                                            ViewEpochs* epochs,
-                                           const ast::SelectStatement* select) const {
+                                           const ast::SelectStatement* select,
+                                           bool holderFailed) const {
   const Catalog* current = &catalogOf(s);
   ViewReads* reads = views.get();
   // A session forwarded here by another node never sends a read on again.
   const bool sends = select && out && !s.shadow && s.forwardedBy.empty();
-  auto viewOf = [current, reads, out, epochs, select, sends, mode = viewReadOf(s.settings),
-                 user = s.user, database = s.database,
+  auto viewOf = [current, reads, out, epochs, select, sends, holderFailed, user = s.user,
+                 database = s.database,
                  settings = s.settings](const std::string& name)
       -> std::shared_ptr<const BoundedRelation> {
     Catalog::FlowPtr f = current->findFlow(name);
     if (!f || !f->materializedView) return nullptr;
     std::optional<uint64_t> epoch;
     std::shared_ptr<const BoundedRelation> rel;
-    std::optional<ViewReads::Forward> to = sends ? reads->forwardTo(f->name) : std::nullopt;
+    // The standby copy kept here, where the session chose it or the holder
+    // cannot answer (server/views/view_reads.h).
+    ViewRead mode = holderFailed ? ViewRead::Standby
+                    : out        ? reads->readOf(f->name, settings, SqlError::npos)
+                                 : viewReadOf(settings);
+    std::optional<ViewReads::Forward> to =
+        sends && mode != ViewRead::Standby ? reads->forwardTo(f->name) : std::nullopt;
     std::optional<ViewLayout> layout = to ? reads->layout(f->name) : std::nullopt;
     if (to && layout) {
       const RemoteViewScan scan =
           remoteViewScan(*select->query, select->text, select->pos, f->name, layout->schema);
       const ForwardedRead read{to->route, to->holder, f->name, user, database, settings,
                                scan.text, scan.pos,  false};
-      rel = readRemoteView(read, scan, layout->schema, *out, epoch);
-    } else {
-      rel = reads->relation(f->name, out, &epoch, mode);
+      try {
+        rel = readRemoteView(read, scan, layout->schema, *out, epoch);
+      } catch (const SqlError& e) {
+        // Nothing of a remote part reaches the client but its notices.
+        if (!reads->standbyAfter(e, f->name, settings)) throw;
+        out->notice(e.what());
+        mode = ViewRead::Standby;
+      }
     }
+    if (!rel) rel = reads->relation(f->name, out, &epoch, mode);
     if (epochs && out) epochs->emplace_back(f->name, epoch);
     return rel;
   };

@@ -105,9 +105,13 @@ struct EngineContext {
   // a view's snapshot is opened for `out` (null: a Describe, columns only),
   // and the view with the epoch it read goes to `epochs`. With `select`
   // (the statement the query is), a view another node holds is read from
-  // that node (server/views/view_remote.h) rather than refused.
+  // that node (server/views/view_remote.h) rather than refused, or from
+  // the standby copy kept here (ViewReads::readOf, standbyAfter); with
+  // `holderFailed` (the statement's holder could not answer it whole), from
+  // the standby copy at once.
   BoundedLookup boundedLookup(const EngineSession& s, ResultWriter* out, ViewEpochs* epochs,
-                              const ast::SelectStatement* select = nullptr) const;
+                              const ast::SelectStatement* select = nullptr,
+                              bool holderFailed = false) const;
   // planBoundedQuery() of `query` for `s` with `ctx`. When the session did
   // not SET shuffle.partitions and the plan needs more task slots than are
   // free now (the node's, and the user's quota for one who is not a

@@ -128,16 +128,20 @@ class PreparedViewLookup final : public PreparedQuery {
         std::optional<std::vector<Value>> key = keyValues(literals);
         if (!key) return false;
         std::optional<uint64_t> epoch;
+        // The standby copy kept here, where the session reads it
+        // (server/views/view_reads.h).
+        const ViewRead mode = ctx_.views->readOf(lookup_.view, s.settings, lookup_.pos);
         try {
-          if (ctx_.views->lookup(lookup_, *key, *writer, epoch, viewReadOf(s.settings))) {
+          if (ctx_.views->lookup(lookup_, *key, *writer, epoch, mode)) {
             s.readViews({{lookup_.view, epoch}});
             return true;
           }
         } catch (const SqlError& e) {
           // A view another node holds (refused before anything is sent): the
-          // text runs, and is sent there (server/views/view_forward.h).
+          // text runs, and is sent there (server/views/view_forward.h). Not
+          // a read of the standby copy, whose answer this is.
           if (e.sqlstate() == sqlstate::kObjectNotInPrerequisiteState && s.forwardedBy.empty() &&
-              ctx_.views->forwardTo(lookup_.view))
+              mode != ViewRead::Standby && ctx_.views->forwardTo(lookup_.view))
             return false;
           throw;
         }

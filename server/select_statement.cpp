@@ -18,6 +18,48 @@
 
 namespace rtsql {
 
+namespace {
+
+// Relays a read's answer to the client's writer, noting whether any of it
+// (columns, rows, the end) went out: a read that failed before then may be
+// answered another way.
+class RelayedWriter final : public ResultWriter {
+ public:
+  explicit RelayedWriter(ResultWriter& out) : out_(out) {}
+  void columns(const std::vector<ResultColumn>& cols) override {
+    answered_ = true;
+    out_.columns(cols);
+  }
+  void row(const std::vector<std::optional<std::string>>& values) override {
+    answered_ = true;
+    out_.row(values);
+  }
+  void complete(const std::string& tag) override {
+    answered_ = true;
+    out_.complete(tag);
+  }
+  void error(const SqlError& err) override {
+    answered_ = true;
+    out_.error(err);
+  }
+  void notice(const std::string& message) override { out_.notice(message); }
+  void warning(const std::string& sqlstate, const std::string& message) override {
+    out_.warning(sqlstate, message);
+  }
+  void parameterStatus(const std::string& name, const std::string& value) override {
+    out_.parameterStatus(name, value);
+  }
+  bool cancelled() const override { return out_.cancelled(); }
+  bool cancelledFromAnyThread() const override { return out_.cancelledFromAnyThread(); }
+  bool answered() const { return answered_; }
+
+ private:
+  ResultWriter& out_;
+  bool answered_ = false;
+};
+
+}  // namespace
+
 void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
                              ResultWriter& out) {
   const ast::Query& q = *stmt.query;
@@ -61,16 +103,27 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
   // already. One that reads more, or calls a function whose value is this
   // session's (now(), pg_backend_pid()), runs here as a bounded query, which
   // reads each view held elsewhere from its holder (server/views/view_remote.h).
+  // Either reads the standby copy kept here instead where the session says
+  // so, or where the holder cannot answer (ViewReads::readOf, standbyAfter).
   bool readFromHolder = false;
+  bool holderFailed = false;
   if (Catalog::FlowPtr view = ViewReads::soleViewOf(q, ctx_.catalogOf(s));
-      view && !s.shadow && s.forwardedBy.empty()) {
+      view && !s.shadow && s.forwardedBy.empty() &&
+      ctx_.views->readOf(view->name, s.settings, stmt.pos) != ViewRead::Standby) {
     if (std::optional<ViewReads::Forward> to = ctx_.views->forwardTo(view->name)) {
       readFromHolder = !sendsWhole(q, ctx_.catalogOf(s));
       if (!readFromHolder) {
         const ForwardedRead read{to->route, to->holder, view->name, s.user,     s.database,
                                  s.settings, stmt.text,  stmt.pos};
-        s.readViews({{view->name, forwardViewRead(read, out)}});
-        return;
+        RelayedWriter relayed(out);
+        try {
+          s.readViews({{view->name, forwardViewRead(read, relayed)}});
+          return;
+        } catch (const SqlError& e) {
+          if (relayed.answered() || !ctx_.views->standbyAfter(e, view->name, s.settings)) throw;
+          out.notice(e.what());
+          holderFailed = true;
+        }
       }
     }
   }
@@ -84,12 +137,14 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
       out.complete("SELECT 0");
       return;
     }
-    s.readViews({{view->name, ctx_.views->select(q, *view, out, viewReadOf(s.settings))}});
+    const ViewRead mode = holderFailed ? ViewRead::Standby
+                                       : ctx_.views->readOf(view->name, s.settings, stmt.pos);
+    s.readViews({{view->name, ctx_.views->select(q, *view, out, mode)}});
     return;
   }
   // A query over finite relations only runs to their end (server/bounded_query.h).
   ViewEpochs epochs;
-  const BoundedLookup lookup = ctx_.boundedLookup(s, &out, &epochs, &stmt);
+  const BoundedLookup lookup = ctx_.boundedLookup(s, &out, &epochs, &stmt, holderFailed);
   if (isBoundedQuery(q, lookup)) {
     PhysicalPlan plan = ctx_.planBounded(
         s, q, catalogQueryContext(q, lookup, boundedPlanContext(ctx_.planContext(s), lookup)));

@@ -31,6 +31,9 @@ const std::vector<SessionSetting>& sessionSettings() {
       {"rtsql.fetch_wait", "5000", T::Stays},
       // What a read of a view sees (server/views/view_reads.h).
       {kViewSnapshotSetting, "committed", T::Answer},
+      // Which copy of a view held elsewhere answers (server/views/
+      // view_reads.h): chosen on the node asked, and a holder reads its own.
+      {kViewReadSetting, "any", T::Stays},
       // Spark 4's ANSI mode (common/ansi_mode.h).
       {kAnsiModeSetting, "on", T::Answer},
       // Backslashes as written (parser/string_literals.h): the text sent is

@@ -61,6 +61,7 @@ void SetStatement::set(EngineSession& s, const ast::Set& stmt, ResultWriter& out
   if (iequals(setting->name, "rtsql.fetch_wait"))
     parseStatementTimeoutMs(stmt.value, stmt.keyPos);  // validates
   if (iequals(setting->name, kViewSnapshotSetting)) checkViewRead(stmt.value, stmt.keyPos);
+  if (iequals(setting->name, kViewReadSetting)) checkViewCopy(stmt.value, stmt.keyPos);
   if (iequals(setting->name, "rtsql.dry_run")) {
     std::string v = toLower(stmt.value);
     bool on = v == "on" || v == "true" || v == "1";

@@ -4,8 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/row_codec.h"
+#include "executor/shuffle.h"
 #include "executor/state/state_store.h"
 
 namespace rtsql {
@@ -115,12 +118,16 @@ class LatestMerge final : public RowIterator {
   std::vector<DataTypePtr> types_;
 };
 
+// The stored rows of a view with, over them, each task's writes since its
+// flush: the latest state, or (no writes) a store that holds exactly one
+// checkpoint's state (ViewSnapshot::ofStored).
 class LatestSnapshot final : public ViewSnapshot,
                              public std::enable_shared_from_this<LatestSnapshot> {
  public:
   LatestSnapshot(ViewLayout layout, std::vector<Writes> writes,
-                 std::shared_ptr<const StoredReader> stored)
-      : ViewSnapshot(ViewLatest::kLatestEpoch, std::move(layout)), writes_(std::move(writes)),
+                 std::shared_ptr<const StoredReader> stored,
+                 uint64_t epoch = ViewLatest::kLatestEpoch)
+      : ViewSnapshot(epoch, std::move(layout)), writes_(std::move(writes)),
         stored_(std::move(stored)), types_(layout_.schema.types()) {}
 
   std::optional<Row> lookup(const std::vector<Value>& keyValues) const override {
@@ -133,9 +140,13 @@ class LatestSnapshot final : public ViewSnapshot,
         return std::nullopt;
       }
     }
-    for (size_t t = 0; t < writes_.size(); ++t) {
-      if (auto v = stored_->get(viewTablePrefix(static_cast<int>(t)) + key))
-        return decodeRow(*v, types_);
+    // The stored row: first in the key space of the task the shuffle gave
+    // the key (as a committed snapshot reads it, view_table.cpp), then the others.
+    const size_t tasks = writes_.size();
+    const size_t first = tasks > 1 ? shuffleKeyHashOf(keyValues) % tasks : 0;
+    for (size_t i = 0; i < tasks; ++i) {
+      const int t = static_cast<int>((first + i) % tasks);
+      if (auto v = stored_->get(viewTablePrefix(t) + key)) return decodeRow(*v, types_);
     }
     return std::nullopt;
   }
@@ -158,6 +169,13 @@ class LatestSnapshot final : public ViewSnapshot,
 };
 
 }  // namespace
+
+std::shared_ptr<const ViewSnapshot> ViewSnapshot::ofStored(
+    std::shared_ptr<const StoredReader> stored, uint64_t epoch, ViewLayout layout) {
+  std::vector<Writes> none(static_cast<size_t>(std::max(layout.tasks, 1)));
+  return std::make_shared<LatestSnapshot>(std::move(layout), std::move(none), std::move(stored),
+                                          epoch);
+}
 
 ViewLatest::ViewLatest(std::string viewName, int tasks) : viewName_(std::move(viewName)) {
   for (int t = 0; t < tasks; ++t) tasks_.push_back(std::make_unique<Task>());

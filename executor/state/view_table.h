@@ -33,6 +33,7 @@ namespace rtsql {
 
 class StateStore;
 class StateTable;
+class StoredReader;
 class ViewChangelogWriter;
 class ViewLatest;
 
@@ -100,6 +101,11 @@ class ViewSnapshot {
                                                   ViewLayout layout);
   // A view with no checkpoint yet: no rows, and no epoch.
   static std::shared_ptr<const ViewSnapshot> empty(ViewLayout layout);
+  // The view as `stored` reads it, a store that holds exactly the state of
+  // checkpoint `epoch` (a standby copy's, executor/state_standby.h); the
+  // reader keeps it readable while the snapshot is held (view_latest.cpp).
+  static std::shared_ptr<const ViewSnapshot> ofStored(std::shared_ptr<const StoredReader> stored,
+                                                      uint64_t epoch, ViewLayout layout);
   virtual ~ViewSnapshot() = default;
 
   // The epoch of the checkpoint it reads; none for an empty view that has

@@ -318,4 +318,9 @@ std::optional<ForwardRoute> ClusterPlacement::forwardRoute(const std::string& no
   return ForwardRoute{*address, options_.secret, options_.node};
 }
 
+std::optional<StandbyRead> ClusterPlacement::standbyRead(const std::string& flow) const {
+  // Kept only while another node runs the flow (start() says which).
+  return standbys_ ? standbys_->read(toLower(flow)) : std::nullopt;
+}
+
 }  // namespace rtsql

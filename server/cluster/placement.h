@@ -54,6 +54,7 @@ class ClusterPlacement : public Placement {
   void keepCopy(const std::string& name) override { dropped_.forget(name); }
   void deleteDroppedCopies() override;
   std::optional<ForwardRoute> forwardRoute(const std::string& node) const override;
+  std::optional<StandbyRead> standbyRead(const std::string& flow) const override;
 
  private:
   ClusterOptions options_;

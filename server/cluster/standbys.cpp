@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -42,6 +43,9 @@ struct ClusterStandbys::Impl {
     std::mutex mu;  // held while the standby reads or is taken over
     std::unique_ptr<StateStandby> standby;
     std::optional<CheckpointInfo> kept;  // under Impl::mu: the standby's checkpoint
+    // Under Impl::mu: a reader of the state of `kept`, taken with it
+    // (StateStandby::reader()), for reads of a view on this node.
+    std::shared_ptr<const StoredReader> state;
     bool complained = false;
   };
   mutable std::mutex mu;
@@ -91,6 +95,7 @@ struct ClusterStandbys::Impl {
     for (auto& [flow, e] : todo) {
       if (stopping) return;  // a stop waits for one standby's read at most
       std::optional<CheckpointInfo> kept;
+      std::shared_ptr<const StoredReader> state;
       {
         std::lock_guard lock(e->mu);
         if (!e->standby) continue;  // taken over meanwhile
@@ -107,9 +112,19 @@ struct ClusterStandbys::Impl {
           e->complained = true;
         }
         kept = e->standby->checkpoint();
+        // Between two reads of the copy: the store holds exactly `kept`.
+        try {
+          state = e->standby->reader();
+        } catch (const std::exception& err) {
+          logLine(fmt::format("flow \"{}\": the standby copy cannot be read: {}", flow,
+                              err.what()));
+          kept.reset();
+        }
       }
+      std::shared_ptr<const StoredReader> replaced;  // let go outside the lock
       std::lock_guard lock(mu);
       e->kept = std::move(kept);
+      replaced = std::exchange(e->state, std::move(state));
     }
   }
 
@@ -184,6 +199,18 @@ std::optional<CheckpointInfo> ClusterStandbys::takeOver(const std::string& flow,
                     flow, err.what()));
   }
   e->standby.reset();
+  return out;
+}
+
+std::optional<StandbyRead> ClusterStandbys::read(const std::string& flow) const {
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->entries.find(flow);
+  if (it == impl_->entries.end()) return std::nullopt;
+  StandbyRead out;
+  if (it->second->state) {
+    out.checkpoint = it->second->kept;
+    out.state = it->second->state;
+  }
   return out;
 }
 

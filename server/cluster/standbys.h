@@ -27,6 +27,7 @@
 
 #include "executor/checkpoint.h"
 #include "executor/state_copy.h"
+#include "executor/state_standby.h"
 
 namespace rtsql {
 
@@ -61,6 +62,11 @@ class ClusterStandbys {
   // The checkpoint the standby of flow `flow` kept here holds (nullopt: none
   // kept, or none read yet).
   std::optional<CheckpointInfo> kept(const std::string& flow) const;
+  // What a read of the standby of flow `flow` kept here reads: its state as
+  // of the end of the thread's last read of the copy (at most a round
+  // behind the standby itself); nullopt when none is kept here. Never waits
+  // for the standby's reading of the copy.
+  std::optional<StandbyRead> read(const std::string& flow) const;
 
  private:
   struct Impl;

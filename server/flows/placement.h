@@ -20,6 +20,7 @@
 #include "executor/flow_runtime.h"
 #include "executor/metrics/cluster_progress_json.h"
 #include "executor/state_copy.h"
+#include "executor/state_standby.h"
 #include "planner/physical_plan.h"
 
 namespace rtsql {
@@ -129,6 +130,12 @@ class Placement {
   // Deletes the copies dropCopyLater kept whose flows' slots this node holds
   // now; the supervisor calls it under the statement lock.
   virtual void deleteDroppedCopies() {}
+  // What a read of flow `flow`'s standby copy kept here reads
+  // (server/cluster/standbys.h); nullopt when this node keeps none.
+  virtual std::optional<StandbyRead> standbyRead(const std::string& flow) const {
+    (void)flow;
+    return std::nullopt;
+  }
   // Where a read of a view that node `node` holds is sent (nullopt: it
   // advertised no address, or there is no cluster).
   virtual std::optional<ForwardRoute> forwardRoute(const std::string& node) const {

@@ -166,6 +166,23 @@ void checkViewRead(const std::string& value, size_t pos) {
                  "current state, epochs not committed yet included)");
 }
 
+ViewCopy viewCopyOf(const Options& settings) {
+  const OptionEntry* e = settings.find(kViewReadSetting);
+  if (!e) return ViewCopy::Any;
+  if (iequals(e->value, "holder")) return ViewCopy::Holder;
+  if (iequals(e->value, "standby")) return ViewCopy::Standby;
+  return ViewCopy::Any;
+}
+
+void checkViewCopy(const std::string& value, size_t pos) {
+  if (iequals(value, "any") || iequals(value, "holder") || iequals(value, "standby")) return;
+  throw SqlError(sqlstate::kInvalidParameterValue,
+                 fmt::format("invalid value '{}' for {}", value, kViewReadSetting), pos,
+                 "'any' (the holder, or this node's standby copy when the holder cannot answer; "
+                 "the default), 'holder' (the holder only) or 'standby' (this node's standby "
+                 "copy, where it keeps one)");
+}
+
 namespace {
 
 // A view another node of the cluster runs: its rows are in that node's
@@ -263,6 +280,67 @@ ViewReads::Found ViewReads::find(const std::string& view) {
   return found;
 }
 
+ViewRead ViewReads::readOf(const std::string& view, const Options& settings, size_t pos) {
+  const ViewRead mode = viewReadOf(settings);
+  const ViewCopy copy = viewCopyOf(settings);
+  if (copy == ViewCopy::Holder) return mode;
+  bool elsewhere = false;
+  flows_.inspect(view, [&](const FlowRuntime*, const FlowControl&, bool runsHere) {
+    elsewhere = !runsHere;
+  });
+  if (!elsewhere) return mode;
+  std::optional<StandbyRead> kept = flows_.placement().standbyRead(view);
+  if (!kept) return mode;
+  // 'any': the standby copy when no read can be sent to a holder (none
+  // holds the view now, or it advertised no address).
+  if (copy == ViewCopy::Any)
+    return mode == ViewRead::Committed && !forwardTo(view) ? ViewRead::Standby : mode;
+  if (mode == ViewRead::Latest) {
+    // A standby applies whole checkpoints of the copy: it has no rows of
+    // an epoch not committed yet.
+    throw SqlError(sqlstate::kFeatureNotSupported,
+                   fmt::format("the standby copy of materialized view \"{}\" on this node holds "
+                               "committed epochs only, not the latest state",
+                               view),
+                   pos,
+                   "SET rtsql.view_snapshot = 'committed' to read the standby copy, or SET "
+                   "rtsql.view_read = 'any' to read the latest state from the view's holder");
+  }
+  return ViewRead::Standby;
+}
+
+bool ViewReads::standbyAfter(const SqlError& holderError, const std::string& view,
+                             const Options& settings) {
+  return holderError.sqlstate() == sqlstate::kObjectNotInPrerequisiteState &&
+         viewCopyOf(settings) == ViewCopy::Any && viewReadOf(settings) == ViewRead::Committed &&
+         flows_.placement().standbyRead(view).has_value();
+}
+
+std::shared_ptr<const ViewSnapshot> ViewReads::standbySnapshot(const std::string& view,
+                                                               size_t pos, const Found& found,
+                                                               ResultWriter& out) {
+  std::optional<StandbyRead> kept = flows_.placement().standbyRead(view);
+  if (!kept) {
+    // The placement moved since the read chose the standby copy.
+    throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                   fmt::format("materialized view \"{}\" runs on another node of the cluster, "
+                               "and this node keeps no standby copy of it",
+                               view),
+                   pos,
+                   fmt::format("EXPLAIN FLOW {} lists the nodes that keep one; SET "
+                               "rtsql.view_read = 'any' reads the view's holder",
+                               view));
+  }
+  if (!kept->checkpoint || !kept->state || !found.planned) return nullptr;
+  std::string holders;
+  for (const std::string& n : found.holders) holders += (holders.empty() ? "\"" : ", \"") + n + "\"";
+  out.notice(fmt::format(
+      "materialized view \"{}\": read from the standby copy on this node, as of epoch {} "
+      "(its holder: {})",
+      view, kept->checkpoint->epoch, holders.empty() ? std::string("none now") : "node " + holders));
+  return ViewSnapshot::ofStored(std::move(kept->state), kept->checkpoint->epoch, found.layout);
+}
+
 std::optional<ViewReads::Forward> ViewReads::forwardTo(const std::string& view) {
   Found found = find(view);
   if (!found.elsewhere || found.holders.size() != 1) return std::nullopt;
@@ -323,7 +401,25 @@ std::shared_ptr<const ViewSnapshot> ViewReads::snapshot(const std::string& view,
         found.state == FlowState::Running && found.latest) {
       if (auto latest = found.latest->read(found.layout)) return latest;
     }
-    if (found.elsewhere) elsewhere(view, pos, found.holders);
+    if (found.elsewhere && mode != ViewRead::Standby) elsewhere(view, pos, found.holders);
+    if (found.elsewhere) {
+      // This node's standby copy, once it has applied a checkpoint.
+      if (auto snap = standbySnapshot(view, pos, found, out)) return snap;
+      const int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+      if (out.cancelled() || waited >= kRestoreWaitMs) {
+        throw SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                       fmt::format("the standby copy of materialized view \"{}\" on this node "
+                                   "has applied no checkpoint yet",
+                                   view),
+                       pos,
+                       "try again shortly (a standby reads the view's state copy from its "
+                       "start), or read the holder: SET rtsql.view_read = 'holder'");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(kRestorePollMs));
+      continue;
+    }
     if (found.planned && found.checkpoint) {
       if (found.state == FlowState::Failed) {
         out.notice(fmt::format(

@@ -42,8 +42,10 @@ namespace rtsql {
 class Options;
 
 // Which state a read of a view sees: its last committed epoch (the default)
-// or its latest state.
-enum class ViewRead { Committed, Latest };
+// or its latest state; or, for a view another node holds, the last committed
+// epoch of the standby copy of it this node keeps (Standby: docs/operations.md,
+// "standby"), a view held here being read as Committed.
+enum class ViewRead { Committed, Latest, Standby };
 // The session's choice (the setting rtsql.view_snapshot in `settings`).
 ViewRead viewReadOf(const Options& settings);
 // Validates a value SET for rtsql.view_snapshot (22023 at `pos` otherwise).
@@ -51,6 +53,19 @@ void checkViewRead(const std::string& value, size_t pos);
 // The setting's name, and how SHOW rtsql.view_epoch spells a latest read.
 inline constexpr const char* kViewSnapshotSetting = "rtsql.view_snapshot";
 inline constexpr const char* kLatestEpochText = "latest";
+
+// Which copy answers a read of a view another node holds, where this node
+// keeps a standby copy of it (the setting rtsql.view_read):
+//   - Any (the default): the holder, and the standby copy when the holder
+//     cannot answer (55000: down, silent, moving, restoring);
+//   - Holder: the holder only;
+//   - Standby: the standby copy, never the holder.
+// A node that keeps no standby copy of the view always reads the holder.
+enum class ViewCopy { Any, Holder, Standby };
+ViewCopy viewCopyOf(const Options& settings);
+// Validates a value SET for rtsql.view_read (22023 at `pos` otherwise).
+void checkViewCopy(const std::string& value, size_t pos);
+inline constexpr const char* kViewReadSetting = "rtsql.view_read";
 
 // One line of SHOW MATERIALIZED VIEWS.
 struct ViewStatus {
@@ -138,6 +153,20 @@ class ViewReads {
   bool lookupNow(const PreparedLookup& lookup, const std::vector<Value>& key, ResultWriter& out,
                  std::optional<uint64_t>& epoch);
 
+  // How a read of `view` in a session with `settings` reads it:
+  // ViewRead::Standby when the session chose the standby copy
+  // (rtsql.view_read = 'standby') and this node keeps one of the view,
+  // which another node holds; viewReadOf(settings) otherwise. Throws 0A000
+  // at `pos` where a standby copy would answer a read of the latest state,
+  // which only the holder has.
+  ViewRead readOf(const std::string& view, const Options& settings, size_t pos);
+  // Whether a read of `view` whose holder failed with `holderError` is
+  // answered from this node's standby copy instead (with ViewRead::Standby):
+  // the error is 55000, the session allows it (rtsql.view_read 'any'), reads
+  // committed epochs, and a standby copy of the view is kept here.
+  bool standbyAfter(const SqlError& holderError, const std::string& view,
+                    const Options& settings);
+
   // Where a read of `view` is sent (server/views/view_forward.h): the node
   // that alone holds it, when that is another one that advertised its
   // address. Nullopt when it is read here, or cannot be sent (the read then
@@ -166,6 +195,11 @@ class ViewReads {
     std::shared_ptr<ViewLatest> latest;  // the running flow's latest state
   };
   Found find(const std::string& view);
+  // The snapshot of the standby copy of `view` (held elsewhere, as `found`
+  // says) kept here; null while it has applied no checkpoint (nor the view
+  // was planned here). Throws 55000 when this node keeps none.
+  std::shared_ptr<const ViewSnapshot> standbySnapshot(const std::string& view, size_t pos,
+                                                      const Found& found, ResultWriter& out);
   // The snapshot of `found`'s checkpoint, opened now unless it is open.
   // Another read opening it meanwhile, the last one opened is read (every
   // row of it is of one committed epoch too) rather than opening it once

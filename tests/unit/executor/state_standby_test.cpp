@@ -195,3 +195,60 @@ TEST_CASE("a flow that takes over from a standby reads no copy and stays in step
   CHECK(failing.source() == StateCopyKeeper::Source::Copy);
   CHECK(copy->reads == 1);
 }
+
+namespace {
+
+// Every entry `reader` reads, in key order.
+std::map<std::string, std::string> readAll(const StoredReader& reader) {
+  std::map<std::string, std::string> out;
+  for (auto c = reader.seek(""); c->valid(); c->next())
+    out.emplace(std::string(c->key()), std::string(c->value()));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a standby's reader reads exactly the checkpoint it holds, past the next and a reset") {
+  TempDir tmp("state_standby_test");
+  Running flow(tmp, "flow");
+  auto& copy = flow.copy;
+  StateStandby standby(copy, tmp.sub("standby"));
+  standby.advance(1'000'000);
+  CHECK(standby.reader() == nullptr);  // no checkpoint applied yet
+
+  flow.epoch(1, [](StateTable& t) {
+    t.put("a", "1");
+    t.put("b", "1");
+  });
+  standby.advance(1'000'000);
+  REQUIRE(standby.checkpoint().has_value());
+  std::shared_ptr<const StoredReader> first = standby.reader();
+  REQUIRE(first != nullptr);
+  const auto atOne = contents(*flow.store);
+  CHECK(readAll(*first) == atOne);
+  CHECK(first->get(prefixed(1, "a")) == std::optional<std::string>("1"));
+
+  // The next checkpoint applied: the reader taken before still reads epoch
+  // 1, a new one reads epoch 2.
+  flow.epoch(2, [](StateTable& t) {
+    t.put("a", "2");
+    t.erase("b");
+    t.put("c", "2");
+  });
+  standby.advance(1'000'000);
+  REQUIRE(standby.checkpoint()->epoch == 2);
+  CHECK(readAll(*first) == atOne);
+  std::shared_ptr<const StoredReader> second = standby.reader();
+  REQUIRE(second != nullptr);
+  CHECK(readAll(*second) == contents(*flow.store));
+  CHECK_FALSE(second->get(prefixed(1, "b")).has_value());
+
+  // A reset empties the standby (no reader until its next checkpoint); the
+  // readers held still read what they read, from their own store.
+  copy->clear();
+  standby.advance(1'000'000);
+  CHECK_FALSE(standby.checkpoint().has_value());
+  CHECK(standby.reader() == nullptr);
+  CHECK(readAll(*second).count(prefixed(1, "c")) == 1);
+  CHECK(readAll(*first) == atOne);
+}

@@ -94,3 +94,35 @@ TEST_CASE("a view's latest state is its writers' rows since their flush over the
   // The writers gone (the flow stopped): none again.
   CHECK(latest->read(layout(2)) == nullptr);
 }
+
+TEST_CASE("a view read from a store of one checkpoint's state: its rows, at that epoch") {
+  // What a standby copy's reads see (executor/state_standby.h): a reader of a
+  // store that holds exactly one checkpoint, read as the view's snapshot.
+  TempDir dir("view_latest");
+  StateStoreOptions o;
+  o.path = dir.sub("state");
+  auto store = StateStore::open(o);
+  {
+    ViewTableWriter t0(*store, {0}, "v", 0);
+    ViewTableWriter t1(*store, {0}, "v", 1);
+    t0.write(row("c", 3), 0);
+    t1.write(row("a", 1), 0);
+    t1.write(row("b", 2), 0);
+    t0.flush(1000);
+    t1.flush(1000);
+  }
+  auto readers = store->readers();
+  REQUIRE(readers);
+  std::shared_ptr<const ViewSnapshot> snap = ViewSnapshot::ofStored(readers(), 7, layout(2));
+  // Written on: the snapshot reads the store as the reader was taken.
+  {
+    ViewTableWriter t0(*store, {0}, "v", 0);
+    t0.write(row("d", 4), 0);
+    t0.flush(1000);
+  }
+  CHECK(snap->epoch() == std::optional<uint64_t>(7));
+  CHECK(scanned(*snap) == std::vector<std::string>{"a=1", "b=2", "c=3"});
+  CHECK(looked(*snap, "b") == std::optional<int64_t>(2));
+  CHECK(looked(*snap, "c") == std::optional<int64_t>(3));
+  CHECK_FALSE(looked(*snap, "d").has_value());
+}

@@ -44,7 +44,7 @@ TEST_CASE("session settings: each says how it travels, and a new one must say it
       {"statement_timeout", T::Deadline},      {"rtsql.bounded_max_rows", T::ResultBound},
       {"rtsql.fetch_wait", T::Stays},          {kViewSnapshotSetting, T::Answer},
       {kAnsiModeSetting, T::Answer},           {kEscapedStringLiteralsSetting, T::Stays},
-      {"rtsql.bounded_max_bytes", T::ResultBound},
+      {"rtsql.bounded_max_bytes", T::ResultBound}, {kViewReadSetting, T::Stays},
   };
   std::set<std::string> seen;
   for (const SessionSetting& s : sessionSettings()) {
