@@ -7,7 +7,7 @@
 // plainly for CPU microseconds per record. See docs/benchmarks.md "Record path".
 //
 //   rtsql_record_path [stateless|broadcast_join|groupby_new_key] [--records N]
-//                     [--size BYTES] [--reuse-rows] [--epoch E]
+//                     [--size BYTES] [--reuse-rows] [--epoch E] [--budget MIB]
 //
 // groupby_new_key is query B of the Databricks shape (GROUP BY ts_us, pad:
 // every record a new group whose key is about the record's size, one state
@@ -18,6 +18,8 @@
 // operator with its encoder. Each record gets a stamp of its own, so each is
 // a new key. An epoch ends every --epoch records (default 10,000): the tasks
 // flush their tables, as at a flow's epoch end (no checkpoint is taken).
+// --budget sets the store's memory budget in MiB: with a smaller one the
+// tables' caches evict sooner, as they do through most of a longer run.
 //
 // Records have the shape bench/scenarios/latency.cpp sends (200 bytes by default). As in
 // the source task, each batch of records is decoded into fresh rows; with
@@ -184,6 +186,7 @@ int main(int argc, char** argv) {
   long records = 200000;
   int size = 200;
   long epochEvery = 10000;
+  int64_t budgetMiB = StateStoreOptions().cacheBytes >> 20;
   bool reuseRows = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -193,6 +196,8 @@ int main(int argc, char** argv) {
       size = std::atoi(argv[++i]);
     } else if (a == "--epoch" && i + 1 < argc) {
       epochEvery = std::max(1L, std::atol(argv[++i]));
+    } else if (a == "--budget" && i + 1 < argc) {
+      budgetMiB = std::max(1L, std::atol(argv[++i]));
     } else if (a == "--reuse-rows") {
       reuseRows = true;
     } else if (a == "stateless" || a == "broadcast_join" || a == "groupby_new_key") {
@@ -200,7 +205,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: rtsql_record_path [stateless|broadcast_join|groupby_new_key] "
-                   "[--records N] [--size BYTES] [--reuse-rows] [--epoch E]\n");
+                   "[--records N] [--size BYTES] [--reuse-rows] [--epoch E] [--budget MIB]\n");
       return 2;
     }
   }
@@ -226,6 +231,7 @@ int main(int argc, char** argv) {
                ("rtsql-record-path-" + std::to_string(::getpid())))
                   .string();
     so.destroyOnClose = true;
+    so.cacheBytes = budgetMiB << 20;
     store = StateStore::open(so);
   }
 
@@ -248,6 +254,7 @@ int main(int argc, char** argv) {
       ops.push_back(makeOperator(spec, store.get(), task));
     ops.push_back(std::move(last));
     for (size_t i = 0; i + 1 < ops.size(); ++i) ops[i]->setNext(ops[i + 1].get());
+    ops.front()->takeInputRows();  // as the flow runtime says to a task's first operator
     return ops;
   };
   ShuffleWriter* shuffleOut = nullptr;
