@@ -171,6 +171,9 @@ void FlowRuntime::buildTask(Task& t, const StageSpec& stage, int index) {
     t.operators.push_back(std::move(writer));
   }
   for (size_t k = 0; k + 1 < t.operators.size(); ++k) t.operators[k]->setNext(t.operators[k + 1].get());
+  // The task's loops push each record they decoded or took from the queue
+  // once, and read nothing of it after (Operator::takeInputRows).
+  if (!t.operators.empty()) t.operators.front()->takeInputRows();
 
   const RowErrorPolicy onError = plan_.onError;
   if (onError != RowErrorPolicy::Fail) {

@@ -6,18 +6,36 @@
 // `valgrind --tool=callgrind` for instructions per record (deterministic), or
 // plainly for CPU microseconds per record. See docs/benchmarks.md "Record path".
 //
-//   rtsql_record_path [stateless|broadcast_join] [--records N] [--size BYTES]
-//                     [--reuse-rows]
+//   rtsql_record_path [stateless|broadcast_join|groupby_new_key] [--records N]
+//                     [--size BYTES] [--reuse-rows] [--epoch E] [--budget MIB]
+//
+// groupby_new_key is query B of the Databricks shape (GROUP BY ts_us, pad:
+// every record a new group whose key is about the record's size, one state
+// write per record), planned as scenario.sh plans it with 4 shuffle
+// partitions: the source stage's operators and its shuffle writer, then, on
+// the same thread, each of the 4 shuffle tasks' Aggregate on a RocksDB state
+// store (one table per task, the store's default 64 MiB budget) and the sink
+// operator with its encoder. Each record gets a stamp of its own, so each is
+// a new key. An epoch ends every --epoch records (default 10,000): the tasks
+// flush their tables, as at a flow's epoch end (no checkpoint is taken).
+// --budget sets the store's memory budget in MiB: with a smaller one the
+// tables' caches evict sooner, as they do through most of a longer run.
 //
 // Records have the shape bench/scenarios/latency.cpp sends (200 bytes by default). As in
 // the source task, each batch of records is decoded into fresh rows; with
 // --reuse-rows the batch keeps its rows and the decoder refills them, which
 // shows what a source that reuses its batch would save.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <deque>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +46,8 @@
 #include "executor/metrics/task_metrics.h"
 #include "executor/operators/factory.h"
 #include "executor/operators/sink.h"
+#include "executor/shuffle.h"
+#include "executor/state/state_store.h"
 #include "parser/parser.h"
 #include "planner/planner.h"
 
@@ -126,16 +146,31 @@ WITH (connector = 'file', path = '/dev/null', format = 'csv');
       catalog.addTable(std::move(def), false, 0);
     }
   }
-  std::string query = scenario == "broadcast_join"
-                          ? "SELECT c.ts_us, c.user_id, m.name FROM clicks c JOIN merchants m "
-                            "ON c.merchant_id = m.id"
-                          : "SELECT ts_us, user_id, upper(url) AS url, amount * 2 AS doubled "
-                            "FROM clicks WHERE amount > 10";
-  auto stmts = parseStatements("CREATE FLOW f INTO out AS " + query);
+  std::string query =
+      scenario == "broadcast_join"
+          ? "SELECT c.ts_us, c.user_id, m.name FROM clicks c JOIN merchants m "
+            "ON c.merchant_id = m.id"
+      : scenario == "groupby_new_key"
+          ? "SELECT ts_us, pad, count(*) AS n FROM clicks GROUP BY ts_us, pad"
+          : "SELECT ts_us, user_id, upper(url) AS url, amount * 2 AS doubled "
+            "FROM clicks WHERE amount > 10";
+  // bench/scenarios/scenario.sh runs query B with 4 shuffle partitions.
+  const std::string with =
+      scenario == "groupby_new_key" ? "WITH ('shuffle.partitions' = '4') " : "";
+  auto stmts = parseStatements("CREATE FLOW f INTO out " + with + "AS " + query);
   PlanContext ctx;
   ctx.catalog = &catalog;
   ctx.sourcePartitions = [](const SourceDef&) { return 1; };
   return planFlow(static_cast<const ast::CreateFlow&>(*stmts.at(0)), ctx);
+}
+
+// Writes `v` as exactly `digits` decimal digits at `at` (the stamp of a
+// record of the pool, rewritten in place so that every record is a new key).
+void putDigits(char* at, int64_t v, int digits) {
+  for (int i = digits - 1; i >= 0; --i) {
+    at[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
 }
 
 double cpuSeconds() {
@@ -150,6 +185,8 @@ int main(int argc, char** argv) {
   std::string scenario = "stateless";
   long records = 200000;
   int size = 200;
+  long epochEvery = 10000;
+  int64_t budgetMiB = StateStoreOptions().cacheBytes >> 20;
   bool reuseRows = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -157,63 +194,116 @@ int main(int argc, char** argv) {
       records = std::atol(argv[++i]);
     } else if (a == "--size" && i + 1 < argc) {
       size = std::atoi(argv[++i]);
+    } else if (a == "--epoch" && i + 1 < argc) {
+      epochEvery = std::max(1L, std::atol(argv[++i]));
+    } else if (a == "--budget" && i + 1 < argc) {
+      budgetMiB = std::max(1L, std::atol(argv[++i]));
     } else if (a == "--reuse-rows") {
       reuseRows = true;
-    } else if (a == "stateless" || a == "broadcast_join") {
+    } else if (a == "stateless" || a == "broadcast_join" || a == "groupby_new_key") {
       scenario = a;
     } else {
-      std::fprintf(
-          stderr,
-          "usage: rtsql_record_path [stateless|broadcast_join] [--records N] [--size BYTES] "
-          "[--reuse-rows]\n");
+      std::fprintf(stderr,
+                   "usage: rtsql_record_path [stateless|broadcast_join|groupby_new_key] "
+                   "[--records N] [--size BYTES] [--reuse-rows] [--epoch E] [--budget MIB]\n");
       return 2;
     }
   }
 
   Catalog catalog;
   PhysicalPlan plan = planScenario(scenario, catalog);
-  if (plan.stages.size() != 1) {
-    std::fprintf(stderr, "rtsql_record_path: expected a single-stage plan:\n%s\n",
+  const bool shuffled = scenario == "groupby_new_key";
+  if (plan.stages.size() != (shuffled ? 2u : 1u) ||
+      (shuffled && plan.stages[0].output.kind != StageOutput::Kind::Shuffle)) {
+    std::fprintf(stderr, "rtsql_record_path: expected a %s plan:\n%s\n",
+                 shuffled ? "source stage and a shuffle stage" : "single-stage",
                  plan.explain().c_str());
     return 1;
   }
   const ScanSpec& scan = plan.scans.at(0);
   std::unique_ptr<RecordDecoder> decoder = makeDecoder(scan.format, scan.schema, scan.options);
 
-  // The stage's operators, then the sink operator, as the flow runtime chains them.
-  std::vector<OperatorPtr> ops;
-  for (const OperatorSpec& spec : plan.stages[0].operators)
-    ops.push_back(makeOperator(spec, nullptr, 0));
+  // A shuffled plan's state store, removed at the end.
+  std::unique_ptr<StateStore> store;
+  if (shuffled) {
+    StateStoreOptions so;
+    so.path = (std::filesystem::temp_directory_path() /
+               ("rtsql-record-path-" + std::to_string(::getpid())))
+                  .string();
+    so.destroyOnClose = true;
+    so.cacheBytes = budgetMiB << 20;
+    store = StateStore::open(so);
+  }
+
+  // The first stage's operators, then the sink operator or the shuffle
+  // writer into each shuffle task's queue, as the flow runtime chains them;
+  // each shuffle task's operators end in a sink operator.
   EncodingWriter writer(plan.sink);
   TaskMetricsSlot metrics;
-  ops.push_back(std::make_unique<SinkOperator>(writer, metrics));
-  for (size_t i = 0; i + 1 < ops.size(); ++i) ops[i]->setNext(ops[i + 1].get());
+  std::atomic<bool> stopping{false};
+  const int shuffleTasks = shuffled ? plan.stages[1].tasks : 0;
+  std::vector<std::unique_ptr<ShuffleQueue>> queues;
+  std::vector<ShuffleQueue*> targets;
+  for (int t = 0; t < shuffleTasks; ++t) {
+    queues.push_back(std::make_unique<ShuffleQueue>(1 << 20));
+    targets.push_back(queues.back().get());
+  }
+  auto chain = [&](const StageSpec& stage, int task, OperatorPtr last) {
+    std::vector<OperatorPtr> ops;
+    for (const OperatorSpec& spec : stage.operators)
+      ops.push_back(makeOperator(spec, store.get(), task));
+    ops.push_back(std::move(last));
+    for (size_t i = 0; i + 1 < ops.size(); ++i) ops[i]->setNext(ops[i + 1].get());
+    ops.front()->takeInputRows();  // as the flow runtime says to a task's first operator
+    return ops;
+  };
+  ShuffleWriter* shuffleOut = nullptr;
+  std::vector<OperatorPtr> ops;
+  if (shuffled) {
+    auto out = std::make_unique<ShuffleWriter>(plan.stages[0].output.keys, targets, 0, 0, stopping);
+    shuffleOut = out.get();
+    ops = chain(plan.stages[0], 0, std::move(out));
+  } else {
+    ops = chain(plan.stages[0], 0, std::make_unique<SinkOperator>(writer, metrics));
+  }
+  std::vector<std::vector<OperatorPtr>> shuffleOps;
+  for (int t = 0; t < shuffleTasks; ++t)
+    shuffleOps.push_back(chain(plan.stages[1], t, std::make_unique<SinkOperator>(writer, metrics)));
   Operator* head = ops.front().get();
 
   // A pool of distinct records, cycled, so the payloads vary as on the wire.
+  // In groupby_new_key each record's stamp (ts_us, the group key's first
+  // column) is rewritten in place before it is read: every record a new key.
   std::vector<std::string> pool;
   for (int i = 0; i < 1024; ++i) pool.push_back(makeRecord(i, size));
+  constexpr size_t kStampAt = 9;  // {"ts_us":<16 digits>
+  constexpr int kStampDigits = 16;
 
   // The source task's loop (executor/flow_source_task.cpp): batches
   // of decoded records, each counted, its queuing latency recorded, then pushed.
+  // The shuffle tasks' loop (executor/flow_shuffle_task.cpp) takes what the
+  // source task's batch gave each of them.
   constexpr size_t kBatch = 512;
   std::vector<SourceRecord> batch;
   batch.reserve(kBatch);
+  std::deque<ShuffleMessage> inbox;
   std::string error;
   const double cpu0 = cpuSeconds();
   long done = 0;
+  long nextEpoch = epochEvery;
   while (done < records) {
     if (!reuseRows) batch.clear();
     size_t used = 0;
     const int64_t readMicros = nowMicros();
     for (size_t i = 0; i < kBatch && done + static_cast<long>(i) < records; ++i) {
-      const std::string& bytes =
-          pool[static_cast<size_t>(done + static_cast<long>(i)) % pool.size()];
+      const long seq = done + static_cast<long>(i);
+      std::string& bytes = pool[static_cast<size_t>(seq) % pool.size()];
+      if (shuffled) putDigits(bytes.data() + kStampAt, 1'700'000'000'000'000 + seq * 100, kStampDigits);
       RecordView view;
       view.value = bytes.data();
       view.valueLen = bytes.size();
       view.topic = "in";
-      view.offset = done + static_cast<long>(i);
+      view.offset = seq;
       view.timestampMicros = readMicros - 1000;
       SourceRecord& rec = used < batch.size() ? batch[used] : batch.emplace_back();
       ++used;
@@ -225,6 +315,7 @@ int main(int argc, char** argv) {
       rec.readMicros = readMicros;
     }
     EpochMetrics& m = metrics.current();
+    if (shuffleOut) shuffleOut->beginBatch();
     for (size_t i = 0; i < used; ++i) {
       SourceRecord& rec = batch[i];
       addOwned<uint64_t>(m.inputRows);
@@ -232,7 +323,19 @@ int main(int argc, char** argv) {
       RecordContext ctx{rec.timestampMicros, rec.readMicros};
       head->push(rec.row, ctx);
     }
+    if (shuffleOut) shuffleOut->endBatch();
     done += static_cast<long>(used);
+    for (size_t t = 0; t < queues.size(); ++t) {
+      if (!queues[t]->popAll(inbox, 0)) continue;
+      Operator* taskHead = shuffleOps[t].front().get();
+      for (ShuffleMessage& msg : inbox) taskHead->push(msg.row, msg.ctx);
+      taskHead->onBatchEnd();
+      inbox.clear();
+    }
+    if (shuffled && done >= nextEpoch) {
+      for (auto& task : shuffleOps) task.front()->onEpochEnd();
+      nextEpoch += epochEvery;
+    }
   }
   const double cpu = cpuSeconds() - cpu0;
   const uint64_t out = metrics.current().outputRows.load();
@@ -241,5 +344,7 @@ int main(int argc, char** argv) {
               scenario.c_str(), reuseRows ? " (rows reused)" : "", records, out,
               out ? static_cast<double>(writer.bytes()) / static_cast<double>(out) : 0.0,
               cpu * 1e6 / static_cast<double>(records));
+  shuffleOps.clear();
+  store.reset();
   return out == static_cast<uint64_t>(records) ? 0 : 1;
 }

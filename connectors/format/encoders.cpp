@@ -3,6 +3,8 @@
 // RFC 4180 line with the same key; raw takes value, key, headers and topic from
 // the columns the query named, as Spark's Kafka sink does. All write into the
 // caller's EncodedRecord so its string buffers are reused per record.
+#include <algorithm>
+
 #include "common/functions/internal.h"
 #include "common/json.h"
 #include "common/year_month_interval.h"
@@ -79,6 +81,18 @@ class JsonEncoder final : public RecordEncoder {
       prefix += ':';
       columns_.push_back({i, std::move(prefix)});
     }
+    if (keyColumns_.size() > 1) {
+      for (int key : keyColumns_) {
+        auto in = std::find_if(columns_.begin(), columns_.end(),
+                               [&](const auto& c) { return c.first == static_cast<size_t>(key); });
+        if (in == columns_.end()) {
+          keyFromValue_.clear();
+          break;
+        }
+        keyFromValue_.push_back(static_cast<size_t>(in - columns_.begin()));
+      }
+    }
+    if (!keyFromValue_.empty()) spans_.resize(columns_.size());
   }
 
   void encode(const Row& row, EncodedRecord& out) override {
@@ -89,17 +103,37 @@ class JsonEncoder final : public RecordEncoder {
     s.clear();
     s += '{';
     bool first = true;
+    const bool spans = !keyFromValue_.empty();
+    std::pair<size_t, size_t>* span = spans_.data();
     for (const auto& [index, prefix] : columns_) {
       if (!first) s += ',';
       first = false;
+      const size_t start = s.size();
       s += prefix;
       if (index < row.size()) {
         appendJsonValue(s, row[index], *schema_.columns[index].type);
       } else {
         s += "null";
       }
+      if (spans) *span++ = {start, s.size()};
     }
     s += '}';
+    if (!keyFromValue_.empty()) {
+      // The key object's members are the value's, "name":value each: they
+      // are copied from it rather than encoded again (a group key as long as
+      // the record would otherwise be escaped twice per row).
+      out.hasKey = true;
+      std::string& k = out.key;
+      k.clear();
+      k += '{';
+      for (size_t m = 0; m < keyFromValue_.size(); ++m) {
+        if (m) k += ',';
+        const auto [start, end] = spans_[keyFromValue_[m]];
+        k.append(s, start, end - start);
+      }
+      k += '}';
+      return;
+    }
     encodeKey(row, schema_, keyColumn_, keyColumns_, out);
   }
 
@@ -108,6 +142,11 @@ class JsonEncoder final : public RecordEncoder {
   int keyColumn_;
   std::vector<int> keyColumns_;
   std::vector<std::pair<size_t, std::string>> columns_;
+  // Where each of columns_ is in the value being encoded: "name":value.
+  std::vector<std::pair<size_t, size_t>> spans_;
+  // With several key columns, all of them written in the value: the index
+  // in columns_ of each, in key order (encodeKey's JSON object); else empty.
+  std::vector<size_t> keyFromValue_;
 };
 
 class CsvEncoder final : public RecordEncoder {

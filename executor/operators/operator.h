@@ -93,6 +93,13 @@ class Operator {
   virtual void onEpochEnd() {
     if (next_) next_->onEpochEnd();
   }
+  // The rows pushed into this operator are its own: whoever pushes them
+  // reads nothing of a row once push() has returned (or thrown), so a column
+  // may be taken from it rather than copied. The flow runtime says so to the
+  // first operator of each task, whose input is the record the task decoded
+  // or took from its shuffle queue; nobody else does (an operator may pass on
+  // a row it keeps, or push the same row twice).
+  virtual void takeInputRows() {}
   // True for the operators that keep state across records, which are exactly
   // the subclasses of StatefulOperator (stateful_operator.h, which owns the
   // watermark and epoch-end steps above for them).

@@ -53,6 +53,7 @@ class RocksTable final : public StateTable {
       delete e;
       e = next;
     }
+    for (Entry* e : spares_) delete e;
     shared_->openTables.fetch_sub(1);
     std::lock_guard lock(shared_->tablesMutex);
     shared_->tables.erase(id_);
@@ -416,7 +417,14 @@ class RocksTable final : public StateTable {
   }
 
   Entry* insert(const KeyRef& key, std::string_view value, bool dirty, bool erased) {
-    Entry* e = new Entry;
+    Entry* e;
+    if (spares_.empty()) {
+      e = new Entry;
+    } else {
+      e = spares_.back();
+      spares_.pop_back();
+      spareBytes_ -= e->key.capacity() + e->value.capacity();
+    }
     e->key.assign(key.bytes.data(), key.bytes.size());
     e->hash = key.hash;
     index_.insert(e);
@@ -589,7 +597,28 @@ class RocksTable final : public StateTable {
     unlink(e);
     charge(-entryBytes(e->key, e->value.size()));
     index_.erase(e);
-    delete e;
+    keepSpare(e);
+  }
+
+  // Keeps an entry that left the cache, with its key's and value's buffers,
+  // for the next insert(), or frees it. State that gains a new key per
+  // record evicts about as many entries as it inserts: a kilobyte key then
+  // goes into the buffer an evicted one had, where a new one would be a
+  // kilobyte allocation per record (past the allocator's per-thread cache,
+  // which takes blocks up to 1,032 bytes). The spares hold at most a 64th of
+  // the table's share of the budget (and 256 KiB), so all tables' spares
+  // hold at most a 64th of the store's budget; they are not charged to it.
+  void keepSpare(Entry* e) {
+    const size_t bytes = e->key.capacity() + e->value.capacity();
+    const auto bound = static_cast<size_t>(std::min<int64_t>(kMaxSpareBytes, share() / 64));
+    if (spareBytes_ + bytes > bound) {
+      delete e;
+      return;
+    }
+    e->prev = e->next = e->dirtyPrev = e->dirtyNext = nullptr;
+    e->dirty = e->erased = e->indexed = false;
+    spareBytes_ += bytes;
+    spares_.push_back(e);
   }
 
   std::shared_ptr<StoreShared> shared_;
@@ -608,6 +637,11 @@ class RocksTable final : public StateTable {
   int64_t dirtyBytes_ = 0;
   // The entry the last get() found or made (see put()).
   Entry* last_ = nullptr;
+  // Entries that left the cache, kept for reuse (keepSpare), and the bytes
+  // of their buffers.
+  static constexpr int64_t kMaxSpareBytes = 256 << 10;
+  std::vector<Entry*> spares_;
+  size_t spareBytes_ = 0;
   // Reused by every write of the table, so that a batch grows its buffer once.
   rocksdb::WriteBatch batch_;
   std::vector<Entry*> behind_;

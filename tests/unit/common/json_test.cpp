@@ -35,6 +35,30 @@ TEST_CASE("json: string escaping") {
   CHECK(js("/") == "\"/\"");
 }
 
+TEST_CASE("json: string escaping finds a special byte at any place of a long text") {
+  // Plain runs are skipped many bytes at a time: each kind of byte that is
+  // not copied as it is, at every offset around those steps, with text after
+  // it of several lengths, must come out as the byte-by-byte rules say.
+  const std::pair<std::string_view, std::string_view> special[] = {
+      {"\"", "\\\""},       {"\\", "\\\\"},   {"\n", "\\n"},
+      {"\x01", "\\u0001"}, {"\x1f", "\\u001f"}, {"\x7f", "\x7f"},
+      {"\xc3\xa9", "\xc3\xa9"}, {"\xff", "\\ufffd"}, {std::string_view("\0", 1), "\\u0000"}};
+  for (const auto& [in, escaped] : special) {
+    for (size_t before = 0; before <= 40; ++before) {
+      for (size_t after : {0, 1, 7, 15, 16, 17, 33}) {
+        const std::string text = std::string(before, 'a') + std::string(in) + std::string(after, 'b');
+        const std::string want =
+            "\"" + std::string(before, 'a') + std::string(escaped) + std::string(after, 'b') + "\"";
+        CHECK(js(text) == want);
+      }
+    }
+  }
+  // Two in one 16-byte step, and a kilobyte of plain text.
+  CHECK(js("abc\"def\\ghijklmnop") == "\"abc\\\"def\\\\ghijklmnop\"");
+  const std::string kilobyte(1200, 'x');
+  CHECK(js(kilobyte) == "\"" + kilobyte + "\"");
+}
+
 TEST_CASE("json: values") {
   CHECK(jv(Value(), DataType::of(TypeId::String)) == "null");
   CHECK(jv(Value::integer(42), DataType::of(TypeId::Int)) == "42");

@@ -514,6 +514,41 @@ TEST_CASE("json encoder: the row as an object, key column as text") {
   CHECK_FALSE(out.hasKey);
 }
 
+TEST_CASE("json encoder: several key columns give the key as a JSON object") {
+  // A GROUP BY's group keys (SinkSpec::keyColumns, in GROUP BY order): the
+  // key holds each of them as the value writes it, escapes included.
+  SinkSpec sink;
+  sink.format = "json";
+  sink.input.columns.push_back({"pad", t(TypeId::String), false});
+  sink.input.columns.push_back({"n", t(TypeId::BigInt), false});
+  sink.input.columns.push_back({"ts_us", t(TypeId::BigInt), false});
+  sink.input.columns.push_back({"secret", t(TypeId::String), true});
+  sink.keyColumn = -1;
+  sink.keyColumns = {2, 0};
+  auto e = makeEncoder(sink);
+  EncodedRecord out;
+  const std::string pad = std::string(1200, 'x') + "\"\n";
+  e->encode({Value::string(pad), Value::bigint(1), Value::bigint(1700000000000000), Value()}, out);
+  const std::string padJson = "\"" + std::string(1200, 'x') + "\\\"\\n\"";
+  CHECK(out.value == "{\"pad\":" + padJson + ",\"n\":1,\"ts_us\":1700000000000000}");
+  CHECK(out.hasKey);
+  CHECK(out.key == "{\"ts_us\":1700000000000000,\"pad\":" + padJson + "}");
+  // The next row's key has nothing of this one's; a NULL key column is null.
+  e->encode({Value::string("b"), Value::bigint(2), Value(), Value()}, out);
+  CHECK(out.key == R"({"ts_us":null,"pad":"b"})");
+  // A row narrower than the sink's columns: the missing ones are null in both.
+  e->encode({Value::string("c")}, out);
+  CHECK(out.value == R"({"pad":"c","n":null,"ts_us":null})");
+  CHECK(out.key == R"({"ts_us":null,"pad":"c"})");
+
+  // A hidden key column is not in the value: the key is written on its own.
+  sink.keyColumns = {0, 3};
+  auto hidden = makeEncoder(sink);
+  hidden->encode({Value::string("a"), Value::bigint(1), Value::bigint(2), Value::string("s")}, out);
+  CHECK(out.value == R"({"pad":"a","n":1,"ts_us":2})");
+  CHECK(out.key == R"({"pad":"a","secret":"s"})");
+}
+
 TEST_CASE("raw encoder: value, key, headers, topic, tombstones") {
   SinkSpec sink;
   sink.format = "raw";
