@@ -20,22 +20,28 @@ namespace rtsql::rocks_detail {
 namespace {
 
 // What the dirty entries of a table may hold before the oldest are written
-// (RocksTable::writeBehind).
-constexpr int64_t kWriteBehindBytes = 4 << 20;
+// (RocksTable::writeBehind), so about what the flush at an epoch's end
+// writes: 1 MB, 5 ms of CPU with 1.2 KB keys (4 MB took 20 - 40 ms in one
+// poll with four tables on the thread). A table whose hot keys hold more
+// than that may write some of them twice in an epoch.
+constexpr int64_t kWriteBehindBytes = 1 << 20;
 // How many entries that cannot leave the cache now (dirty while the writes
 // are held, or beyond one eviction's batch) an eviction passes over before
 // it stops (RocksTable::maybeEvict).
 constexpr int kMaxPassedOver = 64;
-// How fast a table writes what piled up while its writes were held for a
-// checkpoint (RocksTable::writable): each byte put or erased lets it write
-// this many bytes of the oldest dirty entries, in batches of at least
-// kDrainBatchBytes and at most kDrainCapBytes (the most one call writes at
-// any time). The backlog thus drains at three times the rate it came in,
-// spread over the polls that follow in proportion to their records, rather
-// than in the first poll after the hold.
+// How much one call writes of the dirty entries (RocksTable::writable):
+// kDrainBatchBytes, a poll's worth of 1.2 KB records twice over, so that a
+// poll that writes one costs about 1 ms more rather than the 5 ms of a
+// megabyte. What piled up while the writes were held for a checkpoint is
+// written only as the writes after the hold earn it: each byte put or
+// erased lets the table write kDrainPerByte bytes of the oldest dirty
+// entries, in batches of kDrainBatchBytes to kDrainCapBytes. The backlog
+// thus drains at three times the rate it came in, spread over the polls
+// that follow in proportion to their records, rather than in the first
+// poll after the hold.
+constexpr int64_t kDrainBatchBytes = 256 << 10;
 constexpr int64_t kDrainPerByte = 4;
-constexpr int64_t kDrainBatchBytes = kWriteBehindBytes / 16;
-constexpr int64_t kDrainCapBytes = kWriteBehindBytes / 4;
+constexpr int64_t kDrainCapBytes = 1 << 20;
 
 class RocksTable final : public StateTable {
  public:
@@ -367,12 +373,12 @@ class RocksTable final : public StateTable {
   }
 
   // The bytes of dirty entries one call may write now (0: none): what the
-  // writes earned while a hold's backlog drains, kDrainCapBytes otherwise
-  // (the dirty entries then exceed their bound or the budget by about one
-  // write's worth, so that is what a call writes).
+  // writes earned while a hold's backlog drains, kDrainBatchBytes otherwise
+  // (the dirty entries then exceed their bound or the budget by less than
+  // a record, so one batch is enough).
   int64_t writable() {
     backlog_ = std::min(backlog_, dirtyBytes_);
-    if (backlog_ <= 0) return kDrainCapBytes;
+    if (backlog_ <= 0) return kDrainBatchBytes;
     return drain_ >= kDrainBatchBytes ? drain_ : 0;
   }
 
@@ -381,11 +387,10 @@ class RocksTable final : public StateTable {
     backlog_ -= written;
   }
 
-  // Writes the oldest dirty entries (they stay cached, clean), about a
-  // megabyte of them or what a hold's backlog may write now (writable()),
-  // when the dirty ones hold more than kWriteBehindBytes and the table's
-  // writes are not held. State that gains a new key per
-  // record thus reaches RocksDB in batches of about a megabyte as it comes,
+  // Writes the oldest dirty entries (they stay cached, clean), one batch of
+  // what may be written now (writable()), when the dirty ones hold more
+  // than kWriteBehindBytes and the table's writes are not held. State that
+  // gains a new key per record thus reaches RocksDB in small batches as it comes,
   // rather than all at the epoch's end, whose flush() would otherwise write
   // up to the whole cache at once while the records behind the barrier wait
   // (a pause that grew with the memory budget, not with the rate). A table
@@ -396,8 +401,8 @@ class RocksTable final : public StateTable {
     const int64_t limit = writable();
     if (limit == 0) return;
     behind_.clear();
-    // One batch per call: in a steady state a megabyte each time the dirty
-    // entries grew by one; after a hold, what piled up drains over the next
+    // One batch per call: in a steady state 256 KB each time the dirty
+    // entries grew by that much; after a hold, what piled up drains over the next
     // puts, a batch every few of them (a poll of records writes a few times
     // what it brought), rather than a megabyte at each put, which made the
     // first poll after a hold write up to everything held.
@@ -596,7 +601,7 @@ class RocksTable final : public StateTable {
       Entry* victim = e;
       e = e->prev;
       // A dirty entry stays while the writes are held; and, as with writing
-      // behind, one call writes at most a megabyte, and what piled up during
+      // behind, one call writes one batch (writable()), and what piled up during
       // a hold only as the writes after it earn it (writable()): the cache
       // stays over its budget meanwhile. Past a few such entries
       // the walk stops: when the least recently used entries are all dirty

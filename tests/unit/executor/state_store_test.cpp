@@ -532,7 +532,7 @@ TEST_CASE("state store: what piled up while the writes were held is written in p
   for (int i = 0; i < 100; ++i) t->put(intKey(i) + pad, valueFor(i));
   t->flush();
   store->holdWrites(10, 0, true);
-  // About 12 MB put while a checkpoint is taken: three times what write-behind
+  // About 12 MB put while a checkpoint is taken, far more than write-behind
   // lets wait.
   const int held = 12000;
   for (int i = 100; i < held; ++i) t->put(intKey(i) + pad, valueFor(i));
