@@ -25,7 +25,7 @@
 // theirs, which evict on their next access or flush. Evicting a dirty entry
 // writes it, in one batch with the other dirty entries of that eviction.
 // Dirty entries are also written behind, the oldest first, in batches of
-// about a megabyte once they hold more than a few megabytes, so that the
+// 256 KB once they hold more than a megabyte, so that the
 // flush at an epoch's end writes little (see RocksTable::writeBehind).
 //
 // A table's size() is exact: a put of a key the cache does not hold must know

@@ -20,12 +20,28 @@ namespace rtsql::rocks_detail {
 namespace {
 
 // What the dirty entries of a table may hold before the oldest are written
-// (RocksTable::writeBehind).
-constexpr int64_t kWriteBehindBytes = 4 << 20;
+// (RocksTable::writeBehind), so about what the flush at an epoch's end
+// writes: 1 MB, 5 ms of CPU with 1.2 KB keys (4 MB took 20 - 40 ms in one
+// poll with four tables on the thread). A table whose hot keys hold more
+// than that may write some of them twice in an epoch.
+constexpr int64_t kWriteBehindBytes = 1 << 20;
 // How many entries that cannot leave the cache now (dirty while the writes
 // are held, or beyond one eviction's batch) an eviction passes over before
 // it stops (RocksTable::maybeEvict).
 constexpr int kMaxPassedOver = 64;
+// How much one call writes of the dirty entries (RocksTable::writable):
+// kDrainBatchBytes, a poll's worth of 1.2 KB records twice over, so that a
+// poll that writes one costs about 1 ms more rather than the 5 ms of a
+// megabyte. What piled up while the writes were held for a checkpoint is
+// written only as the writes after the hold earn it: each byte put or
+// erased lets the table write kDrainPerByte bytes of the oldest dirty
+// entries, in batches of kDrainBatchBytes to kDrainCapBytes. The backlog
+// thus drains at three times the rate it came in, spread over the polls
+// that follow in proportion to their records, rather than in the first
+// poll after the hold.
+constexpr int64_t kDrainBatchBytes = 256 << 10;
+constexpr int64_t kDrainPerByte = 4;
+constexpr int64_t kDrainCapBytes = 1 << 20;
 
 class RocksTable final : public StateTable {
  public:
@@ -63,6 +79,10 @@ class RocksTable final : public StateTable {
     held_ = hold;
     evictBlocked_ = false;
     if (!hold) {
+      // Everything dirty now was written during the hold (its barrier's
+      // flush wrote the rest). What was earned meanwhile (at most one
+      // batch) is written now, the rest as the next writes earn it.
+      backlog_ = dirtyBytes_;
       writeBehind();
       maybeEvict();
     }
@@ -111,6 +131,7 @@ class RocksTable final : public StateTable {
       if (!readStored(ref, nullptr)) size_.fetch_add(1);
       insert(ref, value, /*dirty=*/true, /*erased=*/false);
     }
+    earn(key.size() + value.size());
     writeBehind();
     maybeEvict();
   }
@@ -134,6 +155,7 @@ class RocksTable final : public StateTable {
       // A clean tombstone for a key that was never stored saves a later read.
       insert(ref, {}, /*dirty=*/existed, /*erased=*/true);
     }
+    earn(key.size());
     writeBehind();
     maybeEvict();
   }
@@ -214,6 +236,7 @@ class RocksTable final : public StateTable {
 
   void flush() override {
     evictBlocked_ = false;  // the dirty entries become clean
+    backlog_ = 0;
     if (dirtyHead_) {
       // Key order makes the memtable inserts walk the skip list nearly
       // sequentially, which is several times faster than random order.
@@ -343,10 +366,32 @@ class RocksTable final : public StateTable {
     return static_cast<int64_t>(key.size() + valueSize) + kEntryOverhead;
   }
 
-  // Writes the oldest dirty entries (they stay cached, clean), about a
-  // megabyte of them, when the dirty ones hold more than kWriteBehindBytes
-  // and the table's writes are not held. State that gains a new key per
-  // record thus reaches RocksDB in batches of about a megabyte as it comes,
+  // Lets the table write kDrainPerByte times `bytes` more of a hold's
+  // backlog (see kDrainPerByte), up to one batch's worth.
+  void earn(size_t bytes) {
+    drain_ = std::min(kDrainCapBytes, drain_ + kDrainPerByte * static_cast<int64_t>(bytes));
+    if (drain_ >= kDrainBatchBytes) evictBlocked_ = evictBlocked_ && held_;
+  }
+
+  // The bytes of dirty entries one call may write now (0: none): what the
+  // writes earned while a hold's backlog drains, kDrainBatchBytes otherwise
+  // (the dirty entries then exceed their bound or the budget by less than
+  // a record, so one batch is enough).
+  int64_t writable() {
+    backlog_ = std::min(backlog_, dirtyBytes_);
+    if (backlog_ <= 0) return kDrainBatchBytes;
+    return drain_ >= kDrainBatchBytes ? drain_ : 0;
+  }
+
+  void spend(int64_t written) {
+    drain_ = std::max<int64_t>(0, drain_ - written);
+    backlog_ -= written;
+  }
+
+  // Writes the oldest dirty entries (they stay cached, clean), one batch of
+  // what may be written now (writable()), when the dirty ones hold more
+  // than kWriteBehindBytes and the table's writes are not held. State that
+  // gains a new key per record thus reaches RocksDB in small batches as it comes,
   // rather than all at the epoch's end, whose flush() would otherwise write
   // up to the whole cache at once while the records behind the barrier wait
   // (a pause that grew with the memory budget, not with the rate). A table
@@ -354,15 +399,20 @@ class RocksTable final : public StateTable {
   // here and still writes each of them once per epoch.
   void writeBehind() {
     if (held_ || dirtyBytes_ <= kWriteBehindBytes) return;
+    const int64_t limit = writable();
+    if (limit == 0) return;
     behind_.clear();
-    // One batch of at most a quarter of the bound per call: what piled up
-    // while the writes were held drains over the next puts, a batch each,
-    // rather than in one write as the hold ends.
+    // One batch per call: in a steady state 256 KB each time the dirty
+    // entries grew by that much; after a hold, what piled up drains over the next
+    // puts, a batch every few of them (a poll of records writes a few times
+    // what it brought), rather than a megabyte at each put, which made the
+    // first poll after a hold write up to everything held.
     int64_t taken = 0;
-    for (Entry* e = dirtyTail_; e && taken < kWriteBehindBytes / 4; e = e->dirtyPrev) {
+    for (Entry* e = dirtyTail_; e && taken < limit; e = e->dirtyPrev) {
       behind_.push_back(e);
       taken += static_cast<int64_t>(e->key.size() + e->value.size());
     }
+    spend(taken);
     std::sort(behind_.begin(), behind_.end(),
               [](const Entry* a, const Entry* b) { return a->key < b->key; });
     batch_.Clear();
@@ -547,6 +597,7 @@ class RocksTable final : public StateTable {
     int64_t mine = held();
     if (mine <= share) return;
     int64_t target = std::max(mine - (total - budget * 49 / 50), share * 49 / 50);
+    const int64_t limit = held_ ? 0 : writable();
     rocksdb::WriteBatch& batch = batch_;
     batch.Clear();
     bool wrote = false;
@@ -558,13 +609,17 @@ class RocksTable final : public StateTable {
       Entry* victim = e;
       e = e->prev;
       // A dirty entry stays while the writes are held; and, as with writing
-      // behind, one batch of about a megabyte per call: what piled up during
-      // a hold is written over the next few calls. Past a few such entries
+      // behind, one call writes one batch (writable()), and what piled up during
+      // a hold only as the writes after it earn it (writable()): the cache
+      // stays over its budget meanwhile. Past a few such entries
       // the walk stops: when the least recently used entries are all dirty
       // (state that gains a new key per record), walking on to the clean
       // ones passed over the whole cache at every write, which made loading
       // millions of keys slow down to a crawl.
-      if (victim->dirty && (held_ || written >= kWriteBehindBytes / 4)) {
+      if (victim->dirty &&
+          (limit == 0 ||
+           (written > 0 &&
+            written + static_cast<int64_t>(victim->key.size() + victim->value.size()) > limit))) {
         if (++passedOver >= kMaxPassedOver) break;
         continue;
       }
@@ -577,10 +632,14 @@ class RocksTable final : public StateTable {
       }
       evict(victim);
     }
-    if (wrote) write(batch);
-    // Nothing could leave while the writes are held: none will until the
-    // hold ends (setHold), so the walk is not made again at every write.
-    if (held_ && !evicted) evictBlocked_ = true;
+    if (wrote) {
+      spend(written);
+      write(batch);
+    }
+    // Nothing could leave while the writes are held, or before the writes
+    // earn a batch: none will until the hold ends (setHold) or they have
+    // (earn()), so the walk is not made again at every write.
+    if (!evicted) evictBlocked_ = true;
   }
 
   void evict(Entry* e) {
@@ -635,6 +694,11 @@ class RocksTable final : public StateTable {
   Entry* dirtyTail_ = nullptr;  // the entry dirty the longest
   // Key and value bytes of the dirty entries (see writeBehind()).
   int64_t dirtyBytes_ = 0;
+  // Bytes of a hold's backlog the table may write now (earn()).
+  int64_t drain_ = 0;
+  // Bytes of the dirty entries put while the writes were held that are not
+  // written yet (writable()).
+  int64_t backlog_ = 0;
   // The entry the last get() found or made (see put()).
   Entry* last_ = nullptr;
   // Entries that left the cache, kept for reuse (keepSpare), and the bytes
@@ -654,7 +718,9 @@ class RocksTable final : public StateTable {
   // read. This is the common case of state that fits its budget.
   bool complete_ = false;
   bool held_ = false;  // see StateStore::holdWrites
-  bool evictBlocked_ = false;  // held, and nothing could be evicted (maybeEvict)
+  // Nothing could be evicted: the writes are held, or have not earned a
+  // batch (maybeEvict).
+  bool evictBlocked_ = false;
   // The dirty keys a scan has seen (Entry::indexed), in key order; the views
   // point at the map's keys.
   std::set<std::string_view> dirtyIndex_;

@@ -93,7 +93,9 @@ class StateStore {
   // scan, so RocksDB keeps exactly what its last flush() wrote. A task holds its
   // tables from its epoch barrier until the flow's checkpoint of that epoch is
   // taken, which is what makes the snapshot the state at the barrier while the
-  // task goes on processing. Memory may exceed the budget meanwhile. Called by
+  // task goes on processing. Memory may exceed the budget meanwhile, and
+  // after, while what piled up is written over the next writes (at a few
+  // times the rate they come, so that no poll writes the whole of it). Called by
   // the table's task thread only; a table that is not open is ignored.
   virtual void holdWrites(int operatorId, int task, bool hold) = 0;
   // Takes a StoredReader of the store as it is at each call, from any thread
@@ -116,7 +118,7 @@ class StateTable {
 
   // Point access. Reads hit the cache first, then RocksDB; writes go to the
   // cache and reach RocksDB at flush(), when the cache is over its budget, or
-  // in small batches once the unflushed writes pass a few megabytes (never
+  // in small batches once the unflushed writes pass a megabyte (never
   // while the writes are held).
   virtual bool get(std::string_view key, std::string& value) = 0;
   virtual void put(std::string_view key, std::string_view value) = 0;
