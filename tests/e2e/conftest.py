@@ -245,6 +245,45 @@ class Server:
 HTTP_TIMEOUT_S = 10
 
 
+def start_server(tmp, run):
+    """A Server on data directory `tmp`, started, its log rtsqld.<run>.log: a
+    test that kills and restarts rtsqld keeps each run's log apart."""
+    s = Server(tmp)
+    s.log_path = tmp / f"rtsqld.{run}.log"
+    return s.start()
+
+
+class SteadyProducer:
+    """Sends `count` records to `topic` at `rate` a second from a thread of its
+    own, a tenth of a second's worth at a time; `make(start, end)` gives the
+    records start to end - 1. finish() waits for it (the time the rate takes
+    and two minutes more) and raises what it met."""
+
+    def __init__(self, broker, topic, count, rate, make):
+        self.errors = []
+        self.done = threading.Event()
+        self.count, self.rate = count, rate
+        self.thread = threading.Thread(target=self._run, args=(broker, topic, make))
+        self.thread.start()
+
+    def _run(self, broker, topic, make):
+        try:
+            chunk = max(1, self.rate // 10)
+            for start in range(0, self.count, chunk):
+                t0 = time.monotonic()
+                broker.produce(topic, make(start, min(self.count, start + chunk)))
+                time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
+        except Exception as e:  # reported by finish(), in the test's thread
+            self.errors.append(e)
+        finally:
+            self.done.set()
+
+    def finish(self):
+        self.thread.join(timeout=self.count / self.rate + 120)
+        assert self.done.is_set(), "the producer did not finish"
+        assert not self.errors, self.errors
+
+
 class HttpServer(Server):
     """An rtsqld with --embedded-kafka and --http-port."""
 

@@ -17,7 +17,6 @@ embedded broker of a second rtsqld that is never killed; on the "real" run
 import json
 import os
 import random
-import threading
 import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
@@ -25,46 +24,13 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-from conftest import Server, unique, wait_for
+from conftest import unique, wait_for, start_server, SteadyProducer
 
 KEYS = 40
 EVENTS = 4000          # records produced in all
 RATE = 500             # records per second
 KILLS = 3
 CONVERGE_TIMEOUT_S = 120
-
-
-class SteadyProducer:
-    """Sends RECORDS to TOPIC at RATE per second from a thread of its own."""
-
-    def __init__(self, broker, topic, records):
-        self.errors = []
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(broker, topic, records))
-        self.thread.start()
-
-    def _run(self, broker, topic, records):
-        try:
-            chunk = RATE // 10
-            for start in range(0, len(records), chunk):
-                t0 = time.monotonic()
-                broker.produce(topic, records[start:start + chunk])
-                time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
-        except Exception as e:  # reported by finish(), in the test's thread
-            self.errors.append(e)
-        finally:
-            self.done.set()
-
-    def finish(self):
-        self.thread.join(timeout=EVENTS / RATE + 60)
-        assert self.done.is_set(), "the producer did not finish"
-        assert not self.errors, self.errors
-
-
-def start_server(tmp, run):
-    s = Server(tmp)
-    s.log_path = tmp / f"rtsqld.{run}.log"
-    return s.start()
 
 
 def kill_storm(server, tmp, seed):
@@ -120,7 +86,7 @@ def test_kill_9_recovery_keeps_counts_exact(broker, tmp_path):
 
     base = datetime(2026, 1, 1, tzinfo=timezone.utc)
     records = [event(i, base) for i in range(EVENTS)]
-    producer = SteadyProducer(broker, topic_in, records)
+    producer = SteadyProducer(broker, topic_in, len(records), RATE, lambda a, b: records[a:b])
     try:
         server = kill_storm(server, tmp_path, seed=os.getpid())
         producer.finish()
@@ -309,7 +275,7 @@ def test_kill_9_exactly_once_writes_every_result_once(broker, tmp_path):
         true_windows[(window_of(r["ts"]), r["k"])] += 1
     true_ids = {r["id"] for r in records}
 
-    producer = SteadyProducer(broker, topic_in, records)
+    producer = SteadyProducer(broker, topic_in, len(records), RATE, lambda a, b: records[a:b])
     try:
         server = kill_storm(server, tmp_path, seed=os.getpid() + 1)
         producer.finish()

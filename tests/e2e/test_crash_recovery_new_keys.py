@@ -22,50 +22,15 @@ second, whose state (about 95 MB) also outgrows the memory budget.
 import json
 import os
 import random
-import threading
 import time
 
-from conftest import Server, unique, wait_for
+from conftest import unique, wait_for, start_server, SteadyProducer
 
 PAD = 1000             # bytes of the pad that is part of the group key
 # Records produced in all (each a new group) and per second, by broker.
 VOLUME = {"embedded": (30000, 4000), "real": (80000, 10000)}
 KILLS = 3
 CONVERGE_TIMEOUT_S = 180
-
-
-def start_server(tmp, run):
-    s = Server(tmp)
-    s.log_path = tmp / f"rtsqld.{run}.log"
-    return s.start()
-
-
-class SteadyProducer:
-    """Sends EVENTS records to TOPIC at RATE per second from a thread of its own."""
-
-    def __init__(self, broker, topic, events, rate):
-        self.errors = []
-        self.done = threading.Event()
-        self.events = events
-        self.thread = threading.Thread(target=self._run, args=(broker, topic, events, rate))
-        self.thread.start()
-
-    def _run(self, broker, topic, events, rate):
-        try:
-            chunk = rate // 10
-            for start in range(0, events, chunk):
-                t0 = time.monotonic()
-                broker.produce(topic, [record(i) for i in range(start, min(events, start + chunk))])
-                time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
-        except Exception as e:  # reported by finish(), in the test's thread
-            self.errors.append(e)
-        finally:
-            self.done.set()
-
-    def finish(self):
-        self.thread.join(timeout=self.events / 1000 + 120)
-        assert self.done.is_set(), "the producer did not finish"
-        assert not self.errors, self.errors
 
 
 def record(i):
@@ -93,7 +58,8 @@ def test_kill_9_new_key_per_record_counts_each_record_once(broker, tmp_path):
             WITH ('shuffle.partitions' = '2'{delivery})
             AS SELECT k, count(*) AS n FROM ev GROUP BY k, pad;
     """)
-    producer = SteadyProducer(broker, topic_in, events, rate)
+    producer = SteadyProducer(broker, topic_in, events, rate,
+                              lambda a, b: [record(i) for i in range(a, b)])
     try:
         rng = random.Random(os.getpid())
         for run in range(1, KILLS + 1):

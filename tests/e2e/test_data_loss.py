@@ -16,16 +16,10 @@ import time
 import psycopg
 import pytest
 
-from conftest import Kafka, Server, unique, service_or_skip, wait_for
+from conftest import Kafka, unique, service_or_skip, wait_for, start_server
 from kinesalite import Kinesalite, KinesisError, endpoint_or_skip
 
 WAIT_S = 60
-
-
-def start_server(tmp, run):
-    s = Server(tmp)
-    s.log_path = tmp / f"rtsqld.{run}.log"
-    return s.start()
 
 
 def flow_status(server, flow):

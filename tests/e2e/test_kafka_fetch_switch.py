@@ -16,7 +16,7 @@ import threading
 import time
 from collections import defaultdict
 
-from conftest import Server, unique, wait_for
+from conftest import unique, wait_for, start_server
 
 KEYS = 20
 BATCH = 20            # records per send of the steady producer
@@ -71,12 +71,6 @@ def fetch_mode(progress):
     """The flow's one source's fetch mode in PROGRESS (SHOW PROGRESS)."""
     (source,) = progress["sources"]
     return source.get("fetchMode")
-
-
-def start_server(tmp, run):
-    s = Server(tmp)
-    s.log_path = tmp / f"rtsqld.{run}.log"
-    return s.start()
 
 
 def test_fetch_mode_switches_lose_and_repeat_nothing_across_a_restore(broker, tmp_path):

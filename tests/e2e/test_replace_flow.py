@@ -23,18 +23,12 @@ import duckdb
 import psycopg
 import pytest
 
-from conftest import Server, unique, wait_for
+from conftest import unique, wait_for, start_server
 
 KEYS = 12
 BEFORE = 600
 AFTER = 600
 CONVERGE_TIMEOUT_S = 120
-
-
-def start_server(tmp, run):
-    s = Server(tmp)
-    s.log_path = tmp / f"rtsqld.{run}.log"
-    return s.start()
 
 
 def highest_rows(broker, topic):

@@ -28,19 +28,13 @@ import duckdb
 import psycopg
 import pytest
 
-from conftest import Server, unique, wait_for
+from conftest import unique, wait_for, start_server
 
 KEYS = 8
 CONVERGE_TIMEOUT_S = 120
 OLD = "SELECT k, count(*) AS n FROM ev GROUP BY k"
 NEW = "SELECT k, count(*) AS n, sum(v) AS total FROM ev WHERE v >= 0 GROUP BY k"
 RENAMES = "rename,renameat,renameat2"
-
-
-def start_server(tmp, run):
-    s = Server(tmp)
-    s.log_path = tmp / f"rtsqld.{run}.log"
-    return s.start()
 
 
 def highest_counts(broker, topic):
