@@ -217,7 +217,11 @@ bench_thread_ticks() {
     # read would end the whole window.
     { sed -n 's/^[0-9]* (\(.*\)) /\1\t/p' "$t/stat" 2>/dev/null || true
       awk '/^voluntary_ctxt_switches/ { print "\t" $2 }' "$t/status" 2>/dev/null || true; } |
-      awk -F'\t' 'NR == 1 { split($2, f, " "); n = $1; gsub(/[0-9]+/, "#", n); gsub(/ /, "_", n); ticks = f[12] + f[13] }
+      awk -F'\t' 'NR == 1 { split($2, f, " "); n = $1; ticks = f[12] + f[13]
+                              # A flow task ("name/STAGE.TASK") keeps its stage: the source
+                              # tasks apart from the tasks of the shuffle stages.
+                              stage = ""; if (n ~ /\/[0-9]+\.[0-9]+$/) { stage = n; sub(/.*\//, "", stage); sub(/\..*/, "", stage); sub(/\/[^\/]*$/, "", n) }
+                              gsub(/[0-9]+/, "#", n); gsub(/ /, "_", n); if (stage != "") n = n "/" stage ".#" }
                    NR == 2 { w = $2 } END { if (n != "") print n, ticks, w + 0 }'
   done
 }
