@@ -204,9 +204,10 @@ bench_cpu_window() {
   BENCH_CHILDREN="$BENCH_CHILDREN $CPU_WINDOW_PID"
 }
 
-# bench_thread_ticks PID : one line per thread of PID, "NAME TICKS WAKEUPS"
-# (user + system clock ticks, and voluntary context switches: the times the
-# thread slept and was woken), the name with its digits folded to '#' so that
+# bench_thread_ticks PID : one line per thread of PID, "NAME TICKS WAKEUPS
+# PREEMPTED" (user + system clock ticks; voluntary context switches: the times
+# the thread slept and was woken; involuntary ones: the times the scheduler
+# took its core while it ran), the name with its digits folded to '#' so that
 # the threads of one kind (a pool's workers, librdkafka's brokers) sum together.
 bench_thread_ticks() {
   local t
@@ -216,14 +217,19 @@ bench_thread_ticks() {
     # closed) is left out: under the callers' `set -e -o pipefail` its failed
     # read would end the whole window.
     { sed -n 's/^[0-9]* (\(.*\)) /\1\t/p' "$t/stat" 2>/dev/null || true
-      awk '/^voluntary_ctxt_switches/ { print "\t" $2 }' "$t/status" 2>/dev/null || true; } |
-      awk -F'\t' 'NR == 1 { split($2, f, " "); n = $1; gsub(/[0-9]+/, "#", n); gsub(/ /, "_", n); ticks = f[12] + f[13] }
-                   NR == 2 { w = $2 } END { if (n != "") print n, ticks, w + 0 }'
+      awk '/^voluntary_ctxt_switches/ { v = $2 } /^nonvoluntary_ctxt_switches/ { nv = $2 }
+           END { print "\t" v "\t" nv }' "$t/status" 2>/dev/null || true; } |
+      awk -F'\t' 'NR == 1 { split($2, f, " "); n = $1; ticks = f[12] + f[13]
+                              # A flow task ("name/STAGE.TASK") keeps its stage: the source
+                              # tasks apart from the tasks of the shuffle stages.
+                              stage = ""; if (n ~ /\/[0-9]+\.[0-9]+$/) { stage = n; sub(/.*\//, "", stage); sub(/\..*/, "", stage); sub(/\/[^\/]*$/, "", n) }
+                              gsub(/[0-9]+/, "#", n); gsub(/ /, "_", n); if (stage != "") n = n "/" stage ".#" }
+                   NR == 2 { w = $2; p = $3 } END { if (n != "") print n, ticks, w + 0, p + 0 }'
   done
 }
 
 # bench_thread_cpu_window PID DELAY SECONDS FILE : bench_cpu_window's window,
-# per thread kind: FILE gets "NAME TICKS WALL_SECONDS HZ WAKEUPS" lines, where the
+# per thread kind: FILE gets "NAME TICKS WALL_SECONDS HZ WAKEUPS PREEMPTED" lines, where the
 # process was in CPU time by kind of thread (bench_thread_ticks), for
 # bench_thread_cpu_table. Sets THREAD_WINDOW_PID.
 bench_thread_cpu_window() {
@@ -236,9 +242,9 @@ bench_thread_cpu_window() {
     bench_thread_ticks "$pid" >"$file.1"
     t1=$(date +%s.%N)
     awk -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')" -v hz="$(getconf CLK_TCK)" '
-      FILENAME == ARGV[1] { before[$1] += $2; wbefore[$1] += $3; next }
-      { after[$1] += $2; wafter[$1] += $3 }
-      END { for (n in after) print n, after[n] - before[n], wall, hz, wafter[n] - wbefore[n] }' \
+      FILENAME == ARGV[1] { before[$1] += $2; wbefore[$1] += $3; pbefore[$1] += $4; next }
+      { after[$1] += $2; wafter[$1] += $3; pafter[$1] += $4 }
+      END { for (n in after) print n, after[n] - before[n], wall, hz, wafter[n] - wbefore[n], pafter[n] - pbefore[n] }' \
       "$file.0" "$file.1" >"$file"
   ) &
   THREAD_WINDOW_PID=$!
@@ -248,17 +254,17 @@ bench_thread_cpu_window() {
 # bench_thread_cpu_table FILE RATE : the window FILE (bench_thread_cpu_window)
 # as a table, busiest kind first: CPU seconds, % of a core, us of CPU per
 # input record at RATE records/s, and wakeups (voluntary context switches)
-# per input record.
+# and preemptions (involuntary ones) per input record.
 bench_thread_cpu_table() {
   [ -s "$1" ] || return 0
   awk -v rate="$2" '{
     cpu = $2 / $4; wall = $3
-    printf "%-24s %8.3f s %6.1f %% %8.2f us/record %6.2f wakeups/record\n", $1, cpu, 100 * cpu / wall,
-      1e6 * cpu / (rate * wall), $5 / (rate * wall)
+    printf "%-24s %8.3f s %6.1f %% %8.2f us/record %6.2f wakeups/record %6.2f preempted/record\n", $1, cpu, 100 * cpu / wall,
+      1e6 * cpu / (rate * wall), $5 / (rate * wall), $6 / (rate * wall)
   }' "$1" | sort -k2 -g -r
-  awk -v rate="$2" '{ cpu += $2 / $4; wall = $3; w += $5 } END {
-    printf "%-24s %8.3f s %6.1f %% %8.2f us/record %6.2f wakeups/record\n", "total", cpu, 100 * cpu / wall,
-      1e6 * cpu / (rate * wall), w / (rate * wall)
+  awk -v rate="$2" '{ cpu += $2 / $4; wall = $3; w += $5; p += $6 } END {
+    printf "%-24s %8.3f s %6.1f %% %8.2f us/record %6.2f wakeups/record %6.2f preempted/record\n", "total", cpu, 100 * cpu / wall,
+      1e6 * cpu / (rate * wall), w / (rate * wall), p / (rate * wall)
   }' "$1"
 }
 

@@ -58,12 +58,13 @@
 # the sink's WITH clause, e.g. SINK_OPTIONS="'kafka.linger.ms' = '2'", for
 # comparing client settings; FLOW_OPTIONS gives the flow a WITH clause, e.g.
 # FLOW_OPTIONS="'shuffle.partitions' = '2'". THREAD_CPU=1 (environment) also
-# prints rtsqld's CPU over each measured window by kind of thread (its source
-# and shuffle tasks, librdkafka's threads, RocksDB's), to stderr.
+# prints rtsqld's CPU and wakeups over each measured window by kind of thread
+# (its tasks by stage: name/0.# the source tasks, name/1.# the first shuffle
+# stage's; librdkafka's threads, RocksDB's), to stderr.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-usage() { sed -n '2,60p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,63p' "$0"; exit "${1:-0}"; }
 
 SCENARIOS="stateless groupby groupby_new_key broadcast_join window dedup stream_join python_udf sql_udf avro
 python_processor sql_processor kinesis"
