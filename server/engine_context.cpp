@@ -118,15 +118,25 @@ BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter*
 
 PhysicalPlan EngineContext::planBounded(const EngineSession& s, const ast::Query& query,
                                         PlanContext ctx) const {
-  PhysicalPlan plan = planBoundedQuery(query, ctx);
-  if (ctx.session.has("shuffle.partitions")) return plan;
+  return planFitted(s, std::move(ctx), [&](const PlanContext& c) { return planBoundedQuery(query, c); });
+}
+
+PhysicalPlan EngineContext::planLive(const EngineSession& s, const ast::Query& query) const {
+  return planFitted(s, planContext(s), [&](const PlanContext& c) { return planQuery(query, c); });
+}
+
+PhysicalPlan EngineContext::planFitted(
+    const EngineSession& s, PlanContext ctx,
+    const std::function<PhysicalPlan(const PlanContext&)>& plan) const {
+  PhysicalPlan planned = plan(ctx);
+  if (ctx.session.has("shuffle.partitions")) return planned;
   int free = std::max(0, slots.total() - slots.used());
   if (!privileges->isSuperuser(s.user))
     free = std::min(free, std::max(0, liveQuota->perUser() - liveQuota->held(s.user)));
-  const std::optional<int> fits = partitionsThatFit(querySlotsOf(plan), free);
-  if (!fits) return plan;
+  const std::optional<int> fits = partitionsThatFit(querySlotsOf(planned), free);
+  if (!fits) return planned;
   ctx.session.set("shuffle.partitions", std::to_string(*fits));
-  return planBoundedQuery(query, ctx);
+  return plan(ctx);
 }
 
 BoundedRun EngineContext::boundedRun(const EngineSession& s, const Catalog& over,
