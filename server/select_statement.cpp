@@ -109,7 +109,7 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
   bool holderFailed = false;
   if (Catalog::FlowPtr view = ViewReads::soleViewOf(q, ctx_.catalogOf(s));
       view && !s.shadow && s.forwardedBy.empty() &&
-      ctx_.views->readOf(view->name, s.settings, stmt.pos) != ViewRead::Standby) {
+      ctx_.views->readOf(view->name, s.settings, stmt.pos, &out) != ViewRead::Standby) {
     if (std::optional<ViewReads::Forward> to = ctx_.views->forwardTo(view->name)) {
       readFromHolder = !sendsWhole(q, ctx_.catalogOf(s));
       if (!readFromHolder) {
