@@ -77,7 +77,10 @@ BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter*
   ViewReads* reads = views.get();
   // A session forwarded here by another node never sends a read on again.
   const bool sends = select && out && !s.shadow && s.forwardedBy.empty();
-  auto viewOf = [current, reads, out, epochs, select, sends, holderFailed, user = s.user,
+  // Why a view is read from its standby copy is told once: for a query of
+  // one view only, the SELECT told it already (server/select_statement.cpp).
+  ResultWriter* tells = sends && !ViewReads::soleViewOf(*select->query, *current) ? out : nullptr;
+  auto viewOf = [current, reads, out, tells, epochs, select, sends, holderFailed, user = s.user,
                  database = s.database,
                  settings = s.settings](const std::string& name)
       -> std::shared_ptr<const BoundedRelation> {
@@ -88,7 +91,7 @@ BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter*
     // The standby copy kept here, where the session chose it or the holder
     // cannot answer (server/views/view_reads.h).
     ViewRead mode = holderFailed ? ViewRead::Standby
-                    : out        ? reads->readOf(f->name, settings, SqlError::npos)
+                    : out        ? reads->readOf(f->name, settings, SqlError::npos, tells)
                                  : viewReadOf(settings);
     std::optional<ViewReads::Forward> to =
         sends && mode != ViewRead::Standby ? reads->forwardTo(f->name) : std::nullopt;
@@ -118,15 +121,26 @@ BoundedLookup EngineContext::boundedLookup(const EngineSession& s, ResultWriter*
 
 PhysicalPlan EngineContext::planBounded(const EngineSession& s, const ast::Query& query,
                                         PlanContext ctx) const {
-  PhysicalPlan plan = planBoundedQuery(query, ctx);
-  if (ctx.session.has("shuffle.partitions")) return plan;
+  return planFitted(s, std::move(ctx),
+                    [&](const PlanContext& c) { return planBoundedQuery(query, c); });
+}
+
+PhysicalPlan EngineContext::planLive(const EngineSession& s, const ast::Query& query) const {
+  return planFitted(s, planContext(s), [&](const PlanContext& c) { return planQuery(query, c); });
+}
+
+PhysicalPlan EngineContext::planFitted(
+    const EngineSession& s, PlanContext ctx,
+    const std::function<PhysicalPlan(const PlanContext&)>& plan) const {
+  PhysicalPlan planned = plan(ctx);
+  if (ctx.session.has("shuffle.partitions")) return planned;
   int free = std::max(0, slots.total() - slots.used());
   if (!privileges->isSuperuser(s.user))
     free = std::min(free, std::max(0, liveQuota->perUser() - liveQuota->held(s.user)));
-  const std::optional<int> fits = partitionsThatFit(querySlotsOf(plan), free);
-  if (!fits) return plan;
+  const std::optional<int> fits = partitionsThatFit(querySlotsOf(planned), free);
+  if (!fits) return planned;
   ctx.session.set("shuffle.partitions", std::to_string(*fits));
-  return planBoundedQuery(query, ctx);
+  return plan(ctx);
 }
 
 BoundedRun EngineContext::boundedRun(const EngineSession& s, const Catalog& over,

@@ -120,6 +120,14 @@ struct EngineContext {
   // is no choice of the user's. A session's own setting is kept (53000 when
   // short).
   PhysicalPlan planBounded(const EngineSession& s, const ast::Query& query, PlanContext ctx) const;
+  // planQuery() of the live query `query` for `s`, fitted to the free task
+  // slots as planBounded() fits a bounded query.
+  PhysicalPlan planLive(const EngineSession& s, const ast::Query& query) const;
+  // `plan` with `ctx`, planned again with the shuffle.partitions that fit
+  // the free slots where the session set none and it needs more: what
+  // planBounded() and planLive() do.
+  PhysicalPlan planFitted(const EngineSession& s, PlanContext ctx,
+                          const std::function<PhysicalPlan(const PlanContext&)>& plan) const;
   // What a bounded query of `s` over `over` runs with.
   BoundedRun boundedRun(const EngineSession& s, const Catalog& over, BoundedLookup lookup);
   // Throws 42501 unless the session's user may `verb` the flow, function or

@@ -130,7 +130,7 @@ class PreparedViewLookup final : public PreparedQuery {
         std::optional<uint64_t> epoch;
         // The standby copy kept here, where the session reads it
         // (server/views/view_reads.h).
-        const ViewRead mode = ctx_.views->readOf(lookup_.view, s.settings, lookup_.pos);
+        const ViewRead mode = ctx_.views->readOf(lookup_.view, s.settings, lookup_.pos, &*writer);
         try {
           if (ctx_.views->lookup(lookup_, *key, *writer, epoch, mode)) {
             s.readViews({{lookup_.view, epoch}});

@@ -109,7 +109,7 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
   bool holderFailed = false;
   if (Catalog::FlowPtr view = ViewReads::soleViewOf(q, ctx_.catalogOf(s));
       view && !s.shadow && s.forwardedBy.empty() &&
-      ctx_.views->readOf(view->name, s.settings, stmt.pos) != ViewRead::Standby) {
+      ctx_.views->readOf(view->name, s.settings, stmt.pos, &out) != ViewRead::Standby) {
     if (std::optional<ViewReads::Forward> to = ctx_.views->forwardTo(view->name)) {
       readFromHolder = !sendsWhole(q, ctx_.catalogOf(s));
       if (!readFromHolder) {
@@ -160,8 +160,10 @@ void QueryStatements::select(EngineSession& s, const ast::SelectStatement& stmt,
     if (!epochs.empty()) s.readViews(std::move(epochs));
     return;
   }
-  // A query on a stream runs as a temporary flow whose rows stream to the client.
-  PhysicalPlan plan = planQuery(q, ctx_.planContext(s));
+  // A query on a stream runs as a temporary flow whose rows stream to the
+  // client, with the shuffle.partitions that fit the free slots where the
+  // session chose none (EngineContext::planLive).
+  PhysicalPlan plan = ctx_.planLive(s, q);
   if (s.shadow && !s.blockShadow) {
     // Dry run: planned, its columns sent, nothing read.
     out.columns(liveQueryColumns(plan));

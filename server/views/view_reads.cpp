@@ -280,7 +280,8 @@ ViewReads::Found ViewReads::find(const std::string& view) {
   return found;
 }
 
-ViewRead ViewReads::readOf(const std::string& view, const Options& settings, size_t pos) {
+ViewRead ViewReads::readOf(const std::string& view, const Options& settings, size_t pos,
+                           ResultWriter* out) {
   const ViewRead mode = viewReadOf(settings);
   const ViewCopy copy = viewCopyOf(settings);
   if (copy == ViewCopy::Holder) return mode;
@@ -293,8 +294,16 @@ ViewRead ViewReads::readOf(const std::string& view, const Options& settings, siz
   if (!kept) return mode;
   // 'any': the standby copy when no read can be sent to a holder (none
   // holds the view now, or it advertised no address).
-  if (copy == ViewCopy::Any)
-    return mode == ViewRead::Committed && !forwardTo(view) ? ViewRead::Standby : mode;
+  // It too while the holder is remembered as one that could not answer.
+  if (copy == ViewCopy::Any) {
+    if (mode != ViewRead::Committed) return mode;
+    std::optional<Forward> to = forwardTo(view);
+    if (!to) return ViewRead::Standby;
+    std::optional<std::string> why = outages_.skip(view, to->holder, HolderOutages::Clock::now());
+    if (!why) return mode;
+    if (out) out->notice(*why);
+    return ViewRead::Standby;
+  }
   if (mode == ViewRead::Latest) {
     // A standby applies whole checkpoints of the copy: it has no rows of
     // an epoch not committed yet.
@@ -311,9 +320,13 @@ ViewRead ViewReads::readOf(const std::string& view, const Options& settings, siz
 
 bool ViewReads::standbyAfter(const SqlError& holderError, const std::string& view,
                              const Options& settings) {
-  return holderError.sqlstate() == sqlstate::kObjectNotInPrerequisiteState &&
-         viewCopyOf(settings) == ViewCopy::Any && viewReadOf(settings) == ViewRead::Committed &&
-         flows_.placement().standbyRead(view).has_value();
+  if (holderError.sqlstate() != sqlstate::kObjectNotInPrerequisiteState ||
+      viewCopyOf(settings) != ViewCopy::Any || viewReadOf(settings) != ViewRead::Committed ||
+      !flows_.placement().standbyRead(view).has_value())
+    return false;
+  if (std::optional<Forward> to = forwardTo(view))
+    outages_.failed(view, to->holder, holderError.what(), HolderOutages::Clock::now());
+  return true;
 }
 
 std::shared_ptr<const ViewSnapshot> ViewReads::standbySnapshot(const std::string& view,
@@ -731,8 +744,11 @@ ViewStatus ViewReads::status(const FlowDef& view) {
 }
 
 void ViewReads::forget(const std::string& view) {
-  std::lock_guard lock(mu_);
-  open_.erase(toLower(view));
+  {
+    std::lock_guard lock(mu_);
+    open_.erase(toLower(view));
+  }
+  outages_.forget(view);
 }
 
 }  // namespace rtsql

@@ -36,6 +36,7 @@
 #include "planner/catalog.h"
 #include "server/flows/flow_registry.h"
 #include "server/query_handler.h"
+#include "server/views/holder_outages.h"
 
 namespace rtsql {
 
@@ -158,12 +159,16 @@ class ViewReads {
   // (rtsql.view_read = 'standby') and this node keeps one of the view,
   // which another node holds; viewReadOf(settings) otherwise. Throws 0A000
   // at `pos` where a standby copy would answer a read of the latest state,
-  // which only the holder has.
-  ViewRead readOf(const std::string& view, const Options& settings, size_t pos);
+  // which only the holder has. With 'any', ViewRead::Standby too for a
+  // while after the holder could not answer (HolderOutages), telling `out`
+  // why when given.
+  ViewRead readOf(const std::string& view, const Options& settings, size_t pos,
+                  ResultWriter* out = nullptr);
   // Whether a read of `view` whose holder failed with `holderError` is
   // answered from this node's standby copy instead (with ViewRead::Standby):
   // the error is 55000, the session allows it (rtsql.view_read 'any'), reads
-  // committed epochs, and a standby copy of the view is kept here.
+  // committed epochs, and a standby copy of the view is kept here. The
+  // holder is then not asked for a while (HolderOutages).
   bool standbyAfter(const SqlError& holderError, const std::string& view,
                     const Options& settings);
 
@@ -224,6 +229,8 @@ class ViewReads {
   std::map<std::string, std::shared_ptr<const ViewSnapshot>> open_;
   // The views (lower-cased names) whose next snapshot a read is opening.
   std::set<std::string> opening_;
+  // The holders that could not answer a read lately.
+  HolderOutages outages_;
 };
 
 }  // namespace rtsql
