@@ -85,6 +85,7 @@ void FlowRuntime::runSourceTask(Task& task) {
         }
       }
       if (!batch.empty() || Task::wakeDue(wakeAt)) head->onBatchEnd();
+      if (task.shuffleOut) task.shuffleOut->endBatch();
       if (!batch.empty()) activity.delivered(now);
 
       // Watermark: the slowest partition that is not idle
@@ -108,9 +109,6 @@ void FlowRuntime::runSourceTask(Task& task) {
         task.watermark.store(step.watermark, std::memory_order_relaxed);
         head->onWatermark(step.watermark);
       }
-      // The poll's records and the watermark or idle message after them go
-      // to each target together: one wakeup of its task, not two.
-      if (task.shuffleOut) task.shuffleOut->endBatch();
 
       if (epochs_.endRequested(task.epochsDone)) {
         bool final = epochs_.finalEpoch();

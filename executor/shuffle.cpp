@@ -144,7 +144,10 @@ void ShuffleWriter::pushHashed(Row& row, const RecordContext& ctx, size_t keyHas
     ++pendingCount_;
     if (kept.size() >= kMaxBatch) {
       pendingCount_ -= kept.size();
-      handOver(target);
+      const size_t n = kept.size();
+      if (targets_[target]->pushAll(kept, stopping_)) {
+        for (size_t i = 0; i < n; ++i) countOut();
+      }
     }
     return;
   }
@@ -153,19 +156,15 @@ void ShuffleWriter::pushHashed(Row& row, const RecordContext& ctx, size_t keyHas
   }
 }
 
-void ShuffleWriter::handOver(size_t target) {
-  std::vector<ShuffleMessage>& kept = pending_[target];
-  size_t records = 0;
-  for (const ShuffleMessage& m : kept) records += m.kind == ShuffleMessage::Kind::Record;
-  if (targets_[target]->pushAll(kept, stopping_)) {
-    for (size_t i = 0; i < records; ++i) countOut();
-  }
-}
-
 void ShuffleWriter::handOver() {
   if (pendingCount_ == 0) return;
   for (size_t t = 0; t < targets_.size(); ++t) {
-    if (!pending_[t].empty()) handOver(t);
+    std::vector<ShuffleMessage>& kept = pending_[t];
+    if (kept.empty()) continue;
+    const size_t n = kept.size();
+    if (targets_[t]->pushAll(kept, stopping_)) {
+      for (size_t i = 0; i < n; ++i) countOut();
+    }
   }
   pendingCount_ = 0;
 }
@@ -175,20 +174,6 @@ void ShuffleWriter::onWatermark(int64_t watermarkMicros) {
 }
 
 void ShuffleWriter::broadcast(ShuffleMessage::Kind kind, int64_t value) {
-  if (batching_ && kind != ShuffleMessage::Kind::Barrier) {
-    // Kept behind the batch's records and handed over with them: a
-    // watermark after a poll's records wakes each target once, not twice.
-    for (size_t t = 0; t < targets_.size(); ++t) {
-      ShuffleMessage m;
-      m.kind = kind;
-      m.input = input_;
-      m.producer = producer_;
-      m.value = value;
-      pending_[t].push_back(std::move(m));
-      ++pendingCount_;
-    }
-    return;
-  }
   // Control messages follow the records produced before them.
   handOver();
   for (ShuffleQueue* q : targets_) {

@@ -89,11 +89,10 @@ int shardOfKeyHash(size_t keyHash, int shards);
 // row is left with as many NULL columns, so an operator that reuses its output
 // row still finds its columns). Watermarks go to every target task.
 //
-// Between beginBatch() and endBatch() the records, and the watermarks and
-// idle messages broadcast after them, are kept per target in
-// order and handed over together at endBatch(), or when a target has kMaxBatch
-// of them: one wakeup of each target per batch. Outside a batch each message
-// is handed over at once.
+// Between beginBatch() and endBatch() the records are kept per target and
+// handed over together at endBatch(), before any control message, or when a
+// target has kMaxBatch of them; outside a batch each record is handed over at
+// once.
 class ShuffleWriter final : public Operator {
  public:
   ShuffleWriter(std::vector<ExprPtr> keys, std::vector<ShuffleQueue*> targets, uint8_t input,
@@ -112,9 +111,7 @@ class ShuffleWriter final : public Operator {
   void onWatermark(int64_t watermarkMicros) override;
   std::string name() const override { return "ShuffleWriter"; }
 
-  // Control messages to every target, in order with the records already sent
-  // (a barrier at once, with the records kept before it; a watermark or idle
-  // message, while batching, kept behind them).
+  // Control messages to every target, in order with the records already sent.
   void broadcast(ShuffleMessage::Kind kind, int64_t value);
 
   // The producer starts working through records that arrived together.
@@ -130,10 +127,8 @@ class ShuffleWriter final : public Operator {
   static constexpr size_t kMaxBatch = 64;
 
  private:
-  // Hands every target's kept messages over.
+  // Hands every target's kept records over.
   void handOver();
-  // Hands one target's kept messages over.
-  void handOver(size_t target);
 
   std::vector<ExprPtr> keys_;
   std::vector<ShuffleQueue*> targets_;

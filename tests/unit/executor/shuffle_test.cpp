@@ -228,39 +228,6 @@ TEST_CASE("a batch is handed over at its end, in order, before any control messa
   CHECK(w.stats().rowsOut.load() == 71);
 }
 
-TEST_CASE("a watermark or idle message after a batch's records goes with them at its end") {
-  Fanout f(2);
-  ShuffleWriter w = f.writer(0, 3);
-  w.beginBatch();
-  for (int k = 0; k < 20; ++k) push(w, "key" + std::to_string(k), k);
-  w.onWatermark(700);
-  w.broadcast(ShuffleMessage::Kind::Idle, 0);
-  // Kept with the records: each target is handed one batch, one wakeup.
-  CHECK(f.queues[0]->size() + f.queues[1]->size() == 0);
-  w.endBatch();
-  CHECK(w.stats().rowsOut.load() == 20);
-  auto out = f.drain();
-  size_t records = 0;
-  for (const auto& q : out) {
-    REQUIRE(q.size() >= 2);
-    // Every target gets both, after its records, even one given no record.
-    CHECK(q[q.size() - 2].kind == ShuffleMessage::Kind::Watermark);
-    CHECK(q[q.size() - 2].value == 700);
-    CHECK(q[q.size() - 2].producer == 3);
-    CHECK(q.back().kind == ShuffleMessage::Kind::Idle);
-    for (size_t i = 0; i + 2 < q.size(); ++i) CHECK(q[i].kind == ShuffleMessage::Kind::Record);
-    records += q.size() - 2;
-  }
-  CHECK(records == 20);
-  // A barrier is not held back by the batch: it goes at once, after the
-  // records kept before it.
-  w.beginBatch();
-  push(w, "key0", 20);
-  w.broadcast(ShuffleMessage::Kind::Barrier, 5);
-  CHECK(f.queues[0]->size() + f.queues[1]->size() == 3);
-  w.endBatch();
-}
-
 TEST_CASE("a batch larger than kMaxBatch for one target is handed over in parts") {
   Fanout f(1);
   ShuffleWriter w = f.writer();
