@@ -17,8 +17,8 @@ import random
 import time
 from collections import Counter
 
-from conftest import unique
-from test_crash_recovery import SteadyProducer, kill_storm, start_server
+from conftest import SteadyProducer, start_server, unique
+from test_crash_recovery import RATE, kill_storm
 
 KEYS = 40
 CONVERGE_TIMEOUT_S = 120
@@ -66,7 +66,7 @@ def test_kill_9_recovery_keeps_an_aggregate_over_an_aggregate_exact(broker, tmp_
         keys, first = truth.get(n, (0, None))
         truth[n] = (keys + 1, k if first is None or k < first else first)
 
-    producer = SteadyProducer(broker, topic_in, records)
+    producer = SteadyProducer(broker, topic_in, len(records), RATE, lambda a, b: records[a:b])
     try:
         server = kill_storm(server, tmp_path, seed=os.getpid() + 2)
         producer.finish()

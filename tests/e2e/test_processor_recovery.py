@@ -20,8 +20,8 @@ import os
 import time
 from collections import defaultdict
 
-from conftest import unique
-from test_crash_recovery import SteadyProducer, kill_storm, start_server, to_end
+from conftest import SteadyProducer, start_server, unique
+from test_crash_recovery import RATE, kill_storm, to_end
 
 KEYS = 20
 EVENTS = 3000
@@ -88,7 +88,7 @@ def test_kill_9_restores_processor_state_exactly(broker, tmp_path):
 
     records = [record(i) for i in range(EVENTS)]
     want = truth(records)
-    producer = SteadyProducer(broker, topic_in, records)
+    producer = SteadyProducer(broker, topic_in, len(records), RATE, lambda a, b: records[a:b])
     try:
         server = kill_storm(server, tmp_path, seed=os.getpid())
         producer.finish()

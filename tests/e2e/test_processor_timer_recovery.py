@@ -22,8 +22,8 @@ import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
-from conftest import unique
-from test_crash_recovery import start_server, to_end
+from conftest import start_server, unique
+from test_crash_recovery import to_end
 
 KEYS = 20
 ROWS_PER_KEY = 3
