@@ -4,6 +4,7 @@
 #include "common/ansi_mode.h"
 #include "common/schema.h"
 #include "parser/string_literals.h"
+#include "server/views/view_forward.h"
 #include "server/views/view_reads.h"
 
 namespace rtsql {
@@ -26,7 +27,7 @@ const std::vector<SessionSetting>& sessionSettings() {
       {"rtsql.bounded_max_rows", "1000000", T::ResultBound, std::to_string(kBoundedMaxRowsLimit)},
       // A part read for another node is bounded as the bytes it may send.
       {"rtsql.bounded_max_bytes", "1073741824", T::ResultBound,
-       std::to_string(kBoundedPartMaxBytes)},
+       std::to_string(kMaxForwardedBytes)},
       // How long FETCH waits for a cursor's rows (server/cursor.h).
       {"rtsql.fetch_wait", "5000", T::Stays},
       // What a read of a view sees (server/views/view_reads.h).

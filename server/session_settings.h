@@ -43,11 +43,10 @@ enum class SettingTravel {
 
 // The largest rtsql.bounded_max_rows a session may SET.
 inline constexpr int64_t kBoundedMaxRowsLimit = int64_t{1} << 40;
-// The largest rtsql.bounded_max_bytes a session may SET, and the bound of a
-// part of a query read from another node (what the asking node receives of
-// it at most: kMaxForwardedBytes, server/views/view_forward.h).
+// The largest rtsql.bounded_max_bytes a session may SET. A part of a query
+// read from another node is bounded as what the asking node receives of it
+// at most (kMaxForwardedBytes, server/views/view_forward.h).
 inline constexpr int64_t kBoundedMaxBytesLimit = int64_t{1} << 40;
-inline constexpr int64_t kBoundedPartMaxBytes = int64_t{256} << 20;
 
 struct SessionSetting {
   std::string name;
